@@ -1,0 +1,415 @@
+/* nbcuda.h — the public C API of nbcuda: Numba's CUDA host API and its Python-kernel
+ * compiler, in C.
+ *
+ * One header, no CUDA header needed. Every CUDA library (libcuda, libNVVM, libdevice,
+ * nvJitLink, libcudart/NVRTC) is loaded lazily at run time with dlopen; nothing is linked
+ * at build time.
+ *
+ * Conventions (see docs/ and STYLE.md):
+ *   - functions are nbc_<object>_<verb>; the object acted on comes first, outputs last and
+ *     named p...;
+ *   - every fallible function returns nbc_status_t (NBC_OK == 0); on failure a message
+ *     naming the failing call is kept per thread and read with nbc_last_error();
+ *   - handles are opaque; every create has a destroy and every destroy accepts NULL;
+ *   - strings returned by the library are owned by the library; each function documents
+ *     how long they live.
+ */
+#ifndef NBCUDA_H
+#define NBCUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NBC_VERSION_MAJOR 0
+#define NBC_VERSION_MINOR 1
+#define NBC_VERSION_PATCH 0
+#define NBC_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------------------------------
+ * Status codes. One list generates the enum, nbc_status_name() and nbc_status_string().
+ * ------------------------------------------------------------------------------------- */
+#define NBC_STATUS_MAP(X)                                                                    \
+  X(OK, "success")                                                                           \
+  X(NO_DRIVER, "the CUDA driver library cannot be found or loaded")                          \
+  X(DRIVER_DISABLED, "CUDA is disabled (NBCUDA_DRIVER=0)")                                   \
+  X(STUB_DRIVER, "the CUDA driver is the toolkit's stub library, not a real driver")        \
+  X(NO_DEVICE, "no CUDA-capable device is available")                                        \
+  X(INIT_FAILED, "the CUDA driver failed to initialise")                                     \
+  X(DRIVER_ERROR, "a CUDA driver call failed")                                               \
+  X(FORKED, "CUDA initialized before forking")                                               \
+  X(INVALID_ARGUMENT, "invalid argument")                                                    \
+  X(INVALID_DEVICE, "invalid device ordinal")                                                \
+  X(OUT_OF_MEMORY, "out of device memory")                                                   \
+  X(NO_MEMORY, "out of host memory")                                                         \
+  X(NOT_READY, "the operation has not completed yet")                                        \
+  X(CONTEXT_SWITCH, "Cannot switch CUDA-context.")                                           \
+  X(NON_PRIMARY_CONTEXT, "cannot operate on a non-primary CUDA context")                     \
+  X(CONTEXT_MISMATCH, "the context popped is not the context expected")                      \
+  X(NO_CONTEXT, "no CUDA context is current on this thread")                                 \
+  X(NOT_TIMING_EVENT, "the event was created without timing")                                \
+  X(UNSUPPORTED_CC, "compute capability not supported")                                      \
+  X(NO_NVVM, "libNVVM cannot be found or loaded")                                            \
+  X(NO_LIBDEVICE, "libdevice cannot be found")                                               \
+  X(NVVM_ERROR, "libNVVM failed")                                                            \
+  X(NO_JITLINK, "nvJitLink cannot be found or loaded")                                       \
+  X(LINK_ERROR, "linking failed")                                                            \
+  X(NO_RUNTIME, "neither libcudart nor a toolkit library could report a CUDA version")      \
+  X(SYNTAX_ERROR, "Python syntax error")                                                     \
+  X(UNSUPPORTED, "unsupported Python construct")                                             \
+  X(TYPING_ERROR, "typing error")                                                            \
+  X(SIGNATURE_ERROR, "invalid signature")                                                    \
+  X(COMPILE_ERROR, "compile error")                                                          \
+  X(INTERNAL, "internal error in nbcuda")
+
+typedef enum nbc_status {
+#define NBC_STATUS_ENUM_(name, text) NBC_##name,
+  NBC_STATUS_MAP(NBC_STATUS_ENUM_)
+#undef NBC_STATUS_ENUM_
+      NBC_STATUS_COUNT_
+} nbc_status_t;
+
+/* "NBC_OK", "NBC_DRIVER_ERROR", ...; "NBC_UNKNOWN" for values outside the enum. */
+const char *nbc_status_name(nbc_status_t status);
+/* A short English description of the status. */
+const char *nbc_status_string(nbc_status_t status);
+
+/* The message of this thread's last failure, e.g.
+ * "cuStreamCreate: CUDA_ERROR_INVALID_CONTEXT (201)". Empty string after a success that
+ * cleared it; never NULL. Valid until the next nbcuda call on this thread. */
+const char *nbc_last_error(void);
+/* The CUresult of this thread's last failed driver call (0 when the last failure was not a
+ * driver call), and the name of that driver call ("" if none). */
+int nbc_last_driver_error(void);
+const char *nbc_last_driver_call(void);
+/* "CUDA_ERROR_INVALID_CONTEXT" for a CUresult (a table of nbcuda's own; works without a
+ * driver). "CUDA_ERROR_UNKNOWN_<n>" style text is never returned: unknown codes give NULL. */
+const char *nbc_cuda_error_name(int curesult);
+
+/* ---------------------------------------------------------------------------------------
+ * Opaque handles.
+ * ------------------------------------------------------------------------------------- */
+typedef struct nbc_device nbc_device_t;     /* one per ordinal, owned by the library, lives
+                                               for the process */
+typedef struct nbc_context nbc_context_t;   /* a device's primary context, owned by the
+                                               library, lives for the process */
+typedef struct nbc_stream nbc_stream_t;     /* created or wrapped streams; destroy them */
+typedef struct nbc_event nbc_event_t;
+typedef struct nbc_module nbc_module_t;
+typedef struct nbc_function nbc_function_t; /* owned by its module */
+typedef uint64_t nbc_devptr_t;              /* a device address (CUdeviceptr) */
+
+/* ---------------------------------------------------------------------------------------
+ * Detection and the driver.
+ * ------------------------------------------------------------------------------------- */
+
+/* 1 when the CUDA driver initialises (cuInit is called) and libNVVM can be loaded; else 0.
+ * Never fails; the reason is left in nbc_last_error(). */
+int nbc_is_available(void);
+/* Prints numba's detect() report to out; *pany_supported (may be NULL) is 1 when at least
+ * one device is supported. Creates no context. */
+nbc_status_t nbc_detect(FILE *out, int *pany_supported);
+/* cuDriverGetVersion, e.g. 13000. */
+nbc_status_t nbc_driver_version(int *pversion);
+/* The path libcuda was loaded from (or the name given to dlopen), NULL before loading.
+ * Lives for the process. */
+const char *nbc_driver_path(void);
+/* 1 when driver entry points are the per-thread-default-stream (_ptds/_ptsz) variants. */
+int nbc_driver_per_thread_default_stream(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Devices.
+ * ------------------------------------------------------------------------------------- */
+nbc_status_t nbc_device_count(int *pcount);
+nbc_status_t nbc_device_get(int ordinal, nbc_device_t **pdevice);
+int nbc_device_id(const nbc_device_t *device);
+/* The name, e.g. "NVIDIA H200". Lives for the process. */
+const char *nbc_device_name(const nbc_device_t *device);
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", lowercase. Lives for the process. */
+const char *nbc_device_uuid(const nbc_device_t *device);
+void nbc_device_compute_capability(const nbc_device_t *device, int *pmajor, int *pminor);
+/* 1 when compute capability >= 5.3. */
+int nbc_device_supports_float16(const nbc_device_t *device);
+/* cuDeviceGetAttribute with a CU_DEVICE_ATTRIBUTE_* number. */
+nbc_status_t nbc_device_attribute(const nbc_device_t *device, int attribute, int *pvalue);
+/* The same by name without its prefix, e.g. "MAX_THREADS_PER_BLOCK"; an unknown name is
+ * NBC_INVALID_ARGUMENT. */
+nbc_status_t nbc_device_attribute_by_name(const nbc_device_t *device, const char *name,
+                                          int *pvalue);
+/* The CU_DEVICE_ATTRIBUTE_* number of a name without its prefix, or -1. */
+int nbc_device_attribute_lookup(const char *name);
+/* Releases and resets the device's primary context (cuDevicePrimaryCtxReset). */
+nbc_status_t nbc_device_reset(nbc_device_t *device);
+
+/* Pushes the device's primary context (nothing pops it) and returns the device. */
+nbc_status_t nbc_select_device(int ordinal, nbc_device_t **pdevice);
+/* The device of the current context; creates and pushes device 0's context if none. */
+nbc_status_t nbc_get_current_device(nbc_device_t **pdevice);
+/* The device of this thread's current context, or NULL when none is current (gpus.current);
+ * creates nothing. */
+nbc_status_t nbc_device_current(nbc_device_t **pdevice);
+/* Fills devices[0..capacity) and sets *pcount to the number of devices. */
+nbc_status_t nbc_list_devices(nbc_device_t **devices, int capacity, int *pcount);
+/* `with gpus[i]:` — enter pushes the device's primary context exactly once (refused with
+ * NBC_CONTEXT_SWITCH inside nbc_require_context when it would switch); exit pops exactly
+ * once and checks that the popped context is the device's (NBC_CONTEXT_MISMATCH). */
+nbc_status_t nbc_device_enter(nbc_device_t *device);
+nbc_status_t nbc_device_exit(nbc_device_t *device);
+
+/* ---------------------------------------------------------------------------------------
+ * Contexts (primary contexts only).
+ * ------------------------------------------------------------------------------------- */
+
+/* devnum == -1: the attached context inside nbc_require_context, else the current context
+ * (a foreign primary context is adopted, a non-primary one is NBC_NON_PRIMARY_CONTEXT), else
+ * device 0's primary context is retained and pushed. devnum >= 0: that device's primary
+ * context is pushed (on every call). */
+nbc_status_t nbc_current_context(int devnum, nbc_context_t **pcontext);
+nbc_device_t *nbc_context_device(const nbc_context_t *context);
+/* The CUcontext. */
+void *nbc_context_handle(const nbc_context_t *context);
+nbc_status_t nbc_context_get_memory_info(nbc_context_t *context, size_t *pfree,
+                                         size_t *ptotal);
+nbc_status_t nbc_context_push(nbc_context_t *context);
+/* Pops this thread's top context; NBC_NO_CONTEXT on an empty stack, NBC_CONTEXT_MISMATCH
+ * (after popping) when the top was another context. */
+nbc_status_t nbc_context_pop(nbc_context_t *context);
+/* Frees what nbcuda holds in the context (pending deallocations); does not destroy it. */
+nbc_status_t nbc_context_reset(nbc_context_t *context);
+nbc_status_t nbc_context_synchronize(nbc_context_t *context);
+/* nbc_current_context(-1) then cuCtxSynchronize. */
+nbc_status_t nbc_synchronize(void);
+/* Pops every context of this thread's stack; on the thread that first initialised nbcuda it
+ * also resets every device. */
+nbc_status_t nbc_close(void);
+
+typedef nbc_status_t (*nbc_context_fn)(void *arg);
+/* Runs fn(arg) with a context attached to this thread (nbc_current_context(-1)); inside it
+ * a device scope that would switch context fails with NBC_CONTEXT_SWITCH. Returns fn's
+ * status. */
+nbc_status_t nbc_require_context(nbc_context_fn fn, void *arg);
+
+/* ---------------------------------------------------------------------------------------
+ * Profiling.
+ * ------------------------------------------------------------------------------------- */
+nbc_status_t nbc_profile_start(void);
+nbc_status_t nbc_profile_stop(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Streams. A NULL stream argument anywhere means the default stream (handle 0).
+ * ------------------------------------------------------------------------------------- */
+typedef enum nbc_stream_kind {
+  NBC_STREAM_CREATED = 0,     /* nbc_stream_create: <CUDA stream N> */
+  NBC_STREAM_DEFAULT,         /* handle 0: <Default CUDA stream> */
+  NBC_STREAM_LEGACY,          /* handle 1: <Legacy default CUDA stream> */
+  NBC_STREAM_PER_THREAD,      /* handle 2: <Per-thread default CUDA stream> */
+  NBC_STREAM_EXTERNAL         /* wrapped: <External CUDA stream N> */
+} nbc_stream_kind_t;
+
+nbc_status_t nbc_stream_create(nbc_stream_t **pstream);
+/* Destroys a created stream; for default and external streams only frees the wrapper. */
+void nbc_stream_destroy(nbc_stream_t *stream);
+/* The three default streams are library-owned singletons; destroying them does nothing. */
+nbc_status_t nbc_default_stream(nbc_stream_t **pstream);
+nbc_status_t nbc_legacy_default_stream(nbc_stream_t **pstream);
+nbc_status_t nbc_per_thread_default_stream(nbc_stream_t **pstream);
+/* Wraps a CUstream the caller owns; nbc_stream_destroy never destroys it. */
+nbc_status_t nbc_external_stream(uintptr_t handle, nbc_stream_t **pstream);
+uintptr_t nbc_stream_handle(const nbc_stream_t *stream);
+nbc_stream_kind_t nbc_stream_kind(const nbc_stream_t *stream);
+/* Writes numba's repr ("<CUDA stream 94...>") into buf (NUL-terminated, truncated). */
+void nbc_stream_repr(const nbc_stream_t *stream, char *buf, size_t size);
+nbc_status_t nbc_stream_synchronize(nbc_stream_t *stream);
+/* NBC_OK when all work is done, NBC_NOT_READY while pending, else an error. */
+nbc_status_t nbc_stream_query(nbc_stream_t *stream);
+
+/* Called once when the work queued before it on the stream has completed. It runs on a
+ * thread of the CUDA driver: it must not call CUDA (nor nbcuda functions that do), and it
+ * must return quickly. status is NBC_OK, or the error of the stream. */
+typedef void (*nbc_stream_callback_t)(nbc_stream_t *stream, nbc_status_t status, void *arg);
+nbc_status_t nbc_stream_add_callback(nbc_stream_t *stream, nbc_stream_callback_t callback,
+                                     void *arg);
+
+/* ---------------------------------------------------------------------------------------
+ * Events.
+ * ------------------------------------------------------------------------------------- */
+nbc_status_t nbc_event_create(int timing, nbc_event_t **pevent);
+void nbc_event_destroy(nbc_event_t *event);
+nbc_status_t nbc_event_record(nbc_event_t *event, nbc_stream_t *stream);
+/* NBC_OK when complete, NBC_NOT_READY while pending, else an error. */
+nbc_status_t nbc_event_query(nbc_event_t *event);
+nbc_status_t nbc_event_synchronize(nbc_event_t *event);
+/* Makes stream wait for the event (cuStreamWaitEvent). */
+nbc_status_t nbc_event_wait(nbc_event_t *event, nbc_stream_t *stream);
+/* Milliseconds between two recorded timing events; NBC_NOT_TIMING_EVENT if either was
+ * created with timing == 0. */
+nbc_status_t nbc_event_elapsed_time(nbc_event_t *start, nbc_event_t *end, float *pms);
+int nbc_event_is_timing(const nbc_event_t *event);
+
+/* ---------------------------------------------------------------------------------------
+ * Runtime version.
+ * ------------------------------------------------------------------------------------- */
+typedef enum nbc_runtime_source {
+  NBC_RUNTIME_CUDART = 0, /* cudaRuntimeGetVersion of libcudart */
+  NBC_RUNTIME_NVRTC,      /* nvrtcVersion of the toolkit's NVRTC */
+  NBC_RUNTIME_NVVM        /* the toolkit version implied by libNVVM */
+} nbc_runtime_source_t;
+
+/* (major, minor) of the CUDA runtime; *psource (may be NULL) says which library answered. */
+nbc_status_t nbc_runtime_get_version(int *pmajor, int *pminor, nbc_runtime_source_t *psource);
+/* *psupported = the runtime's major version is one nbcuda supports (12 or 13). */
+nbc_status_t nbc_runtime_is_supported_version(int *psupported);
+/* The supported (major, minor) pairs: *pversions points to *pcount pairs, static. */
+void nbc_runtime_supported_versions(const int (**pversions)[2], int *pcount);
+
+/* ---------------------------------------------------------------------------------------
+ * Memory (in the current context; one is created as by nbc_current_context(-1)).
+ * A NULL stream in the *_async functions is the default stream.
+ * ------------------------------------------------------------------------------------- */
+nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr);
+nbc_status_t nbc_mem_free(nbc_devptr_t ptr);
+nbc_status_t nbc_memcpy_htod(nbc_devptr_t dst, const void *src, size_t bytes);
+nbc_status_t nbc_memcpy_dtoh(void *dst, nbc_devptr_t src, size_t bytes);
+nbc_status_t nbc_memcpy_dtod(nbc_devptr_t dst, nbc_devptr_t src, size_t bytes);
+nbc_status_t nbc_memcpy_htod_async(nbc_devptr_t dst, const void *src, size_t bytes,
+                                   nbc_stream_t *stream);
+nbc_status_t nbc_memcpy_dtoh_async(void *dst, nbc_devptr_t src, size_t bytes,
+                                   nbc_stream_t *stream);
+nbc_status_t nbc_memset_d8(nbc_devptr_t dst, unsigned char value, size_t bytes);
+
+/* ---------------------------------------------------------------------------------------
+ * Modules and launches.
+ * ------------------------------------------------------------------------------------- */
+typedef enum nbc_image_kind {
+  NBC_IMAGE_AUTO = 0, /* recognised by content: ELF = cubin, ED 43 4E 7F = LTO-IR, else PTX */
+  NBC_IMAGE_PTX,
+  NBC_IMAGE_CUBIN,
+  NBC_IMAGE_FATBIN,
+  NBC_IMAGE_LTOIR
+} nbc_image_kind_t;
+
+typedef struct nbc_image {
+  const void *data;
+  size_t size; /* for PTX, the text length (a trailing NUL is not required) */
+  nbc_image_kind_t kind;
+} nbc_image_t;
+
+/* Loads one image into the current context. PTX and cubin go to cuModuleLoadData; LTO-IR is
+ * linked through nvJitLink for the current device's architecture. */
+nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind_t kind,
+                                  nbc_module_t **pmodule);
+/* Links several images (PTX, cubin, LTO-IR) with nvJitLink (LTO when any is LTO-IR) for the
+ * current device and loads the result. */
+nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t **pmodule);
+void nbc_module_destroy(nbc_module_t *module);
+nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
+                                     nbc_function_t **pfunction);
+/* args: an array of pointers to each kernel parameter, as cuLaunchKernel takes them. */
+nbc_status_t nbc_launch(nbc_function_t *function, const unsigned grid[3],
+                        const unsigned block[3], unsigned shared_bytes, nbc_stream_t *stream,
+                        void **args);
+/* The same with the parameters packed in one buffer at their natural alignment
+ * (CU_LAUNCH_PARAM_BUFFER_POINTER). */
+nbc_status_t nbc_launch_packed(nbc_function_t *function, const unsigned grid[3],
+                               const unsigned block[3], unsigned shared_bytes,
+                               nbc_stream_t *stream, const void *params, size_t params_size);
+
+/* ---------------------------------------------------------------------------------------
+ * compile(): Python source to PTX or LTO-IR. Touches no driver.
+ * ------------------------------------------------------------------------------------- */
+typedef enum nbc_abi { NBC_ABI_C = 0, NBC_ABI_NUMBA = 1 } nbc_abi_t;
+typedef enum nbc_output { NBC_OUTPUT_PTX = 0, NBC_OUTPUT_LTOIR = 1 } nbc_output_t;
+
+typedef struct nbc_compile_options {
+  int debug;            /* full debug info, -g */
+  int lineinfo;         /* line tables only */
+  int device;           /* 1: device function; 0: kernel (Numba ABI only) */
+  int fastmath;
+  int cc_major;         /* 0: NBCUDA_DEFAULT_PTX_CC, NUMBA_CUDA_DEFAULT_PTX_CC or 7.5 */
+  int cc_minor;
+  int opt;              /* 1: -opt=3, 0: -opt=0 */
+  nbc_abi_t abi;
+  const char *abi_name; /* C ABI symbol name; NULL: the escaped function name */
+  nbc_output_t output;
+} nbc_compile_options_t;
+
+/* Defaults of numba's compile(): device=1, opt=1, abi C, PTX, everything else 0. */
+void nbc_compile_options_init(nbc_compile_options_t *options);
+
+/* What a global name of the Python source means, as answered by a resolver. */
+typedef enum nbc_global_kind {
+  NBC_GLOBAL_UNDEFINED = 0, /* not found */
+  NBC_GLOBAL_INT,           /* value.i */
+  NBC_GLOBAL_FLOAT,         /* value.f */
+  NBC_GLOBAL_BOOL,          /* value.i (0 or 1) */
+  NBC_GLOBAL_MODULE_MATH,   /* the math module */
+  NBC_GLOBAL_MODULE_CUDA,   /* nbcuda or numba.cuda */
+  NBC_GLOBAL_MATH_FUNCTION, /* a function of math: name */
+  NBC_GLOBAL_TYPE,          /* a numba type used as a conversion or dtype: name ("float32") */
+  NBC_GLOBAL_FUNCTION,      /* a Python function: source, filename, first_line, name,
+                               resolver for its own globals */
+  NBC_GLOBAL_OTHER          /* something the kernel language cannot use */
+} nbc_global_kind_t;
+
+struct nbc_resolver;
+
+typedef struct nbc_global {
+  nbc_global_kind_t kind;
+  union {
+    int64_t i;
+    double f;
+  } value;
+  /* Strings need only live until the resolver is called again; the compiler copies them. */
+  const char *name;
+  const char *source;
+  const char *filename;
+  int first_line;
+  int col_offset;
+  const struct nbc_resolver *resolver; /* for NBC_GLOBAL_FUNCTION; NULL: the same resolver */
+} nbc_global_t;
+
+/* Fills *pglobal for `name` and returns 0, or returns nonzero when the name is unknown. */
+typedef int (*nbc_resolve_fn)(void *data, const char *name, nbc_global_t *pglobal);
+
+typedef struct nbc_resolver {
+  nbc_resolve_fn resolve;
+  void *data;
+} nbc_resolver_t;
+
+typedef struct nbc_source {
+  const char *text;     /* the Python source holding the function (dedented) */
+  size_t size;          /* its length; 0: strlen(text) */
+  const char *filename; /* for diagnostics and line info; NULL: "<string>" */
+  int first_line;       /* line number of text's first line in the file (1-based); 0: 1 */
+  int col_offset;       /* columns removed by dedenting, added back in diagnostics */
+} nbc_source_t;
+
+typedef struct nbc_compile_result nbc_compile_result_t;
+
+/* Compiles function `name` of the source for the signature (numba syntax) with the options
+ * (NULL: defaults). resolver may be NULL: then globals resolve within the source itself
+ * (module-level constants, functions and imports of math/cuda/numba/nbcuda). On failure the
+ * diagnostic ("file:line:col: error: ...", the source line and a caret) is in
+ * nbc_last_error(). Thread-safe. */
+nbc_status_t nbc_compile(const nbc_source_t *source, const char *name, const char *signature,
+                         const nbc_compile_options_t *options, const nbc_resolver_t *resolver,
+                         nbc_compile_result_t **presult);
+void nbc_compile_result_destroy(nbc_compile_result_t *result);
+/* PTX text (NUL-terminated; size excludes the NUL) or LTO-IR bytes. Live with the result. */
+const char *nbc_compile_result_code(const nbc_compile_result_t *result, size_t *psize);
+/* The return type as numba prints it: "float64", "void", ... */
+const char *nbc_compile_result_return_type(const nbc_compile_result_t *result);
+/* The symbol of the compiled function in the code (the kernel entry's name). */
+const char *nbc_compile_result_symbol(const nbc_compile_result_t *result);
+/* libNVVM's log (warnings), "" when empty. */
+const char *nbc_compile_result_log(const nbc_compile_result_t *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NBCUDA_H */
