@@ -1,0 +1,402 @@
+/* compiler.h — the internal header of nbcuda's Python-kernel compiler, one section per file.
+ *
+ * The pipeline (compile.c) is:
+ *
+ *   source --lex.c--> tokens --parse.c--> AST --resolve.c--> names bound
+ *          --infer.c--> typed functions (one per (function, argument types))
+ *          --lower.c--> NVVM IR text --nvvm.c (verify, lazy libdevice, compile)--> PTX/LTO-IR
+ *
+ * Everything one compilation allocates lives in one arena (arena.c) freed at the end;
+ * nothing global is mutable except the lazily loaded libNVVM (nvvm.c, guarded by a once),
+ * so compiles run concurrently. Bad input is reported with nbc__diag_error at a token's
+ * position and unwinds with a status; internal bugs use NBC__BUG (diag.c), which names the
+ * C file and line. Nothing here calls exit() or abort().
+ */
+#ifndef NBCUDA_COMPILER_H
+#define NBCUDA_COMPILER_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nbcuda.h"
+
+/* ======================================================================== arena.c === */
+/* A bump allocator in chunks; nbc__arena_free releases everything at once. Allocation
+ * failure returns NULL (callers turn it into NBC_NO_MEMORY). */
+typedef struct nbc__arena nbc__arena;
+nbc__arena *nbc__arena_create(void);
+void nbc__arena_destroy(nbc__arena *arena);
+void *nbc__arena_alloc(nbc__arena *arena, size_t size);   /* zeroed, 16-byte aligned */
+char *nbc__arena_strndup(nbc__arena *arena, const char *s, size_t n);
+char *nbc__arena_strdup(nbc__arena *arena, const char *s);
+char *nbc__arena_printf(nbc__arena *arena, const char *fmt, ...);
+
+/* A growable string in the arena; appends are amortised O(1). */
+typedef struct nbc__buf {
+  nbc__arena *arena;
+  char *data;
+  size_t len, cap;
+  bool oom; /* set once an append failed; the content is then truncated */
+} nbc__buf;
+void nbc__buf_init(nbc__buf *b, nbc__arena *arena);
+void nbc__buf_append(nbc__buf *b, const char *s, size_t n);
+void nbc__buf_puts(nbc__buf *b, const char *s);
+void nbc__buf_printf(nbc__buf *b, const char *fmt, ...);
+void nbc__buf_vprintf(nbc__buf *b, const char *fmt, va_list ap);
+
+/* ========================================================================= diag.c === */
+/* The source of one Python file (or fragment) as the compiler sees it. */
+typedef struct nbc__file {
+  const char *name;  /* file name for messages */
+  const char *text;  /* NUL-terminated copy in the arena */
+  size_t size;
+  int first_line;    /* line number of text's first line */
+  int col_offset;    /* added to columns in messages */
+} nbc__file;
+
+/* State of one compilation, passed to every phase. */
+typedef struct nbc__ctx {
+  nbc__arena *arena;
+  nbc__buf diag;              /* the first error's full text */
+  nbc_status_t status;        /* NBC_OK until the first error */
+  const nbc_compile_options_t *options;
+  const nbc_resolver_t *resolver;
+  struct nbc__program *program; /* infer.c's output */
+} nbc__ctx;
+
+/* Records "file:line:col: error: <message>\n<source line>\n<caret>" (only the first error is
+ * kept) and sets ctx->status to status. line/col are 1-based positions in file->text. */
+void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, int line,
+                     int col, const char *fmt, ...);
+/* An internal bug: message names the C file and line; status NBC_INTERNAL. */
+void nbc__diag_bug(nbc__ctx *ctx, const char *cfile, int cline, const char *fmt, ...);
+#define NBC__BUG(ctx, ...) nbc__diag_bug((ctx), __FILE__, __LINE__, __VA_ARGS__)
+
+/* ========================================================================== lex.c === */
+#define NBC__TOKEN_KINDS(X)                                                                \
+  X(EOF) X(NEWLINE) X(INDENT) X(DEDENT) X(NAME) X(INT) X(FLOAT) X(IMAG) X(STRING) X(OP)    \
+  X(KEYWORD)
+
+typedef enum nbc__tok_kind {
+#define NBC__TOK_ENUM_(k) NBC__TOK_##k,
+  NBC__TOKEN_KINDS(NBC__TOK_ENUM_)
+#undef NBC__TOK_ENUM_
+} nbc__tok_kind;
+
+typedef struct nbc__token {
+  nbc__tok_kind kind;
+  const char *start; /* into file->text */
+  int len;
+  int line, col;     /* 1-based, in file->text */
+  const nbc__file *file;
+  union {
+    int64_t i;        /* INT (values above INT64_MAX are an error "integer literal too large") */
+    double f;         /* FLOAT, IMAG */
+  } value;
+  const char *str;    /* STRING: decoded contents (arena) */
+  bool big;           /* INT that does not fit int64 */
+} nbc__token;
+
+/* Tokenizes the whole file into an array terminated by an EOF token. Reports errors (bad
+ * indentation, unterminated string, bad number, unexpected character) and returns NULL. */
+nbc__token *nbc__lex(nbc__ctx *ctx, const nbc__file *file, int *pcount);
+/* True when tok is the operator or keyword spelled s. */
+bool nbc__tok_is(const nbc__token *tok, const char *s);
+const char *nbc__tok_kind_name(nbc__tok_kind kind);
+
+/* ======================================================================== parse.c === */
+#define NBC__NODE_KINDS(X)                                                                 \
+  /* expressions */                                                                        \
+  X(INT) X(FLOAT) X(COMPLEX) X(BOOL) X(NONE) X(STR) X(NAME) X(ATTR) X(SUBSCRIPT) X(SLICE)  \
+  X(CALL) X(KEYWORD) X(BINOP) X(UNARY) X(BOOLOP) X(COMPARE) X(IFEXP) X(TUPLE) X(LIST)      \
+  X(DICT) X(OTHER_EXPR)                                                                    \
+  /* statements */                                                                         \
+  X(ASSIGN) X(AUGASSIGN) X(EXPR_STMT) X(IF) X(WHILE) X(FOR) X(BREAK) X(CONTINUE)           \
+  X(RETURN) X(PASS) X(FUNCDEF) X(IMPORT) X(IMPORT_FROM) X(TRY) X(OTHER_STMT) X(MODULE)
+
+typedef enum nbc__node_kind {
+#define NBC__NODE_ENUM_(k) NBC__N_##k,
+  NBC__NODE_KINDS(NBC__NODE_ENUM_)
+#undef NBC__NODE_ENUM_
+} nbc__node_kind;
+
+/* Operators, for BINOP, AUGASSIGN, UNARY, BOOLOP and COMPARE (ops[]). */
+#define NBC__OPS(X)                                                                        \
+  X(ADD, "+") X(SUB, "-") X(MUL, "*") X(DIV, "/") X(FLOORDIV, "//") X(MOD, "%")            \
+  X(POW, "**") X(LSHIFT, "<<") X(RSHIFT, ">>") X(BITAND, "&") X(BITOR, "|")                \
+  X(BITXOR, "^") X(MATMUL, "@")                                                            \
+  X(NEG, "-") X(POS, "+") X(INVERT, "~") X(NOT, "not")                                     \
+  X(AND, "and") X(OR, "or")                                                                \
+  X(EQ, "==") X(NE, "!=") X(LT, "<") X(LE, "<=") X(GT, ">") X(GE, ">=") X(IS, "is")        \
+  X(ISNOT, "is not") X(IN, "in") X(NOTIN, "not in")
+
+typedef enum nbc__op {
+#define NBC__OP_ENUM_(name, text) NBC__OP_##name,
+  NBC__OPS(NBC__OP_ENUM_)
+#undef NBC__OP_ENUM_
+} nbc__op;
+const char *nbc__op_text(nbc__op op);
+
+struct nbc__type;
+struct nbc__func;
+
+typedef struct nbc__node nbc__node;
+typedef struct nbc__list {
+  nbc__node **items;
+  int count;
+} nbc__list;
+
+/* One AST node. Which fields are used depends on kind:
+ *   INT value.i; FLOAT value.f; COMPLEX value.f (imaginary part); BOOL value.i; STR str;
+ *   NAME str; ATTR a.str (a: object, str: attribute); SUBSCRIPT a[b] (b may be a TUPLE);
+ *   SLICE a:b:c (each may be NULL); CALL a(args) with list = positional args and
+ *   keywords (KEYWORD nodes: str = name, a = value); BINOP a op b; UNARY op a;
+ *   BOOLOP a op b; COMPARE a ops[i] list.items[i] (chained); IFEXP b if a else c;
+ *   TUPLE/LIST list; DICT list (keys and values alternate);
+ *   ASSIGN targets list = value a (`x = y = v` has two targets); AUGASSIGN a op= b;
+ *   EXPR_STMT a; IF a: body else orelse (elif is a nested IF in orelse); WHILE a: body;
+ *   FOR a (target) in b: body (orelse: the for-else, refused); RETURN a (may be NULL);
+ *   FUNCDEF str = name, params (NAME nodes), body, decorators list;
+ *   IMPORT / IMPORT_FROM: str = module, list of NAME nodes whose str is the imported name
+ *   and whose alias (or NULL) is the bound name;
+ *   TRY body, orelse = the handlers' bodies concatenated; MODULE body.
+ * OTHER_EXPR / OTHER_STMT: syntax the parser accepts at module level but the kernel
+ * language does not use (parsed so that whole files load; an error if reached in a
+ * function). */
+struct nbc__node {
+  nbc__node_kind kind;
+  const nbc__token *tok; /* position for diagnostics */
+  nbc__op op;
+  nbc__op *ops;          /* COMPARE: one per comparison */
+  nbc__node *a, *b, *c;
+  nbc__list list;
+  nbc__list body, orelse;
+  nbc__list params, decorators;
+  union {
+    int64_t i;
+    double f;
+  } value;
+  const char *str;
+  const char *alias;
+  /* Filled by infer.c: */
+  const struct nbc__type *type;   /* type of an expression */
+  int var;                        /* NAME: index of the local variable, or -1 */
+  const struct nbc__type *cast;   /* when non-NULL, the value is converted to this type */
+  void *info;                     /* phase-private annotation (e.g. the callee, the global) */
+};
+
+/* Parses a whole module (all statements; syntax outside the kernel language is kept as
+ * OTHER_* at module level). Returns the MODULE node, or NULL after reporting. */
+nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count);
+/* Deep copy of a function's subtree (each specialisation types its own copy). */
+nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node);
+/* Prints the AST as an indented S-expression (for --dump=ast). */
+void nbc__node_dump(nbc__buf *out, const nbc__node *node, int indent);
+const char *nbc__node_kind_name(nbc__node_kind kind);
+
+/* ======================================================================== types.c === */
+#define NBC__SCALAR_TYPES(X)                                                               \
+  X(BOOL, "boolean", 1) X(INT8, "int8", 1) X(INT16, "int16", 2) X(INT32, "int32", 4)       \
+  X(INT64, "int64", 8) X(UINT8, "uint8", 1) X(UINT16, "uint16", 2) X(UINT32, "uint32", 4)  \
+  X(UINT64, "uint64", 8) X(FLOAT16, "float16", 2) X(FLOAT32, "float32", 4)                 \
+  X(FLOAT64, "float64", 8) X(COMPLEX64, "complex64", 8) X(COMPLEX128, "complex128", 16)
+
+typedef enum nbc__type_kind {
+  NBC__T_VOID = 0,
+#define NBC__T_ENUM_(name, text, size) NBC__T_##name,
+  NBC__SCALAR_TYPES(NBC__T_ENUM_)
+#undef NBC__T_ENUM_
+  NBC__T_NONE,      /* the value None */
+  NBC__T_ARRAY,     /* dtype, ndim, layout */
+  NBC__T_TUPLE,     /* items (UniTuple / Tuple of scalars) */
+  NBC__T_RANGE,     /* range(...) */
+  NBC__T_MODULE,    /* math, cuda, cuda.atomic, cuda.shared, cuda.local, cuda.threadIdx... */
+  NBC__T_FUNCTION,  /* a Python function, a math function, a builtin: see name */
+  NBC__T_DTYPE,     /* a scalar type used as a value (float32 in shared.array(..., float32)) */
+  NBC__T_KIND_COUNT_
+} nbc__type_kind;
+
+typedef struct nbc__type {
+  nbc__type_kind kind;
+  const struct nbc__type *dtype; /* ARRAY element, DTYPE the scalar it names */
+  int ndim;                      /* ARRAY */
+  char layout;                   /* ARRAY: 'C', 'F' or 'A' */
+  bool readonly;                 /* ARRAY */
+  int count;                     /* TUPLE */
+  const struct nbc__type **items;/* TUPLE */
+  const char *name;              /* MODULE / FUNCTION: "math", "cuda.atomic", "math.sin" */
+} nbc__type;
+
+/* Interned scalar and void types (static; never freed). */
+const nbc__type *nbc__type_scalar(nbc__type_kind kind);
+const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim, char layout);
+const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count);
+bool nbc__type_equal(const nbc__type *a, const nbc__type *b);
+bool nbc__type_is_int(const nbc__type *t);     /* int8..uint64 (not bool) */
+bool nbc__type_is_signed(const nbc__type *t);
+bool nbc__type_is_float(const nbc__type *t);   /* float16/32/64 */
+bool nbc__type_is_complex(const nbc__type *t);
+bool nbc__type_is_number(const nbc__type *t);  /* bool, int, float, complex */
+int nbc__type_bits(const nbc__type *t);        /* scalar width in bits (bool: 1) */
+size_t nbc__type_size(const nbc__type *t);     /* scalar storage bytes */
+/* numba's printed name: "float64", "array(float32, 2d, C)", "UniTuple(int64, 2)",
+ * "Tuple(float64, int32)", "none", "void". */
+void nbc__type_print(nbc__buf *out, const nbc__type *t);
+const char *nbc__type_name(nbc__ctx *ctx, const nbc__type *t);
+/* A scalar type (or alias) by name: "float32", "f4", "intp", "double", ...; NULL if none. */
+const nbc__type *nbc__type_by_name(const char *name, size_t len);
+
+/* Numba's typing of scalar operations (numba_typing.tsv). Each returns the result type, or
+ * NULL with *pwhy set to the reason ("unsupported operand types ...") when numba refuses. */
+const nbc__type *nbc__type_binop(nbc__op op, const nbc__type *a, const nbc__type *b,
+                                 const char **pwhy);
+const nbc__type *nbc__type_unop(nbc__op op, const nbc__type *a, const char **pwhy);
+/* The unification of two types (numba's rules for a variable assigned both), or NULL. */
+const nbc__type *nbc__type_unify(nbc__ctx *ctx, const nbc__type *a, const nbc__type *b);
+/* Whether numba converts `from` to `to` implicitly (assignment into an array element,
+ * returning to a declared type, arguments of calls). */
+bool nbc__type_can_convert(const nbc__type *from, const nbc__type *to);
+
+/* A parsed signature: return type (NULL when only arguments were given) and arguments. */
+typedef struct nbc__signature {
+  const nbc__type *ret;
+  const nbc__type **args;
+  int nargs;
+} nbc__signature;
+/* Parses numba's signature syntax: "float32(float32, int64)", "void(float32[:, ::1])",
+ * "(float64, int32)", "float64[::1]" style arrays, aliases. Errors report the column in the
+ * signature text ("invalid signature: ... at column N") with status NBC_SIGNATURE_ERROR. */
+bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig);
+
+/* ====================================================================== resolve.c === */
+/* The module-level view of a source file: its functions by name and what its global names
+ * mean, used when the caller gives no resolver (CLI, C API) and to find a function's AST. */
+typedef struct nbc__module {
+  const nbc__file *file;
+  nbc__node *ast;          /* MODULE */
+} nbc__module;
+
+/* Lexes and parses a file into a module. */
+nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file);
+/* The FUNCDEF of a top-level (or the only) function called name, or NULL. */
+nbc__node *nbc__module_function(const nbc__module *module, const char *name);
+/* Resolves a global name within the module itself (module-level constants, imports of
+ * math/cuda/numba/nbcuda and their members, functions defined in the file). */
+int nbc__module_resolve(void *module, const char *name, nbc_global_t *pglobal);
+
+/* ======================================================================== infer.c === */
+/* A local variable of a specialised function. */
+typedef struct nbc__var {
+  const char *name;
+  const nbc__type *type;     /* unified over all assignments */
+  bool is_param;
+  int param_index;
+} nbc__var;
+
+/* One specialisation of a Python function for argument types. */
+typedef struct nbc__func {
+  const char *name;          /* Python name */
+  const char *symbol;        /* the symbol emitted in the IR */
+  nbc__node *def;            /* this specialisation's own (cloned, typed) FUNCDEF */
+  const nbc__module *module; /* for its globals and file */
+  const nbc_resolver_t *resolver;
+  const nbc__type **argtypes;
+  int nargs;
+  const nbc__type *ret;      /* the declared or inferred return type */
+  nbc__var *vars;
+  int nvars;
+  bool is_kernel;            /* the entry point compiled with device=False */
+  bool is_entry;             /* the function asked for */
+  nbc_abi_t abi;             /* the entry's ABI; callees use the Numba ABI internally */
+  struct nbc__func *next;    /* all specialisations, in the order they were created */
+} nbc__func;
+
+/* What infer.c records on the typed AST for lower.c (the contract between the two):
+ *  - every expression node has ->type; a node whose value must be converted before use has
+ *    ->cast (the type to convert to: operands of arithmetic promoted by numba's rules,
+ *    values stored to variables/array elements, returned values, call arguments);
+ *  - NAME nodes of locals have ->var >= 0 (index into func->vars); NAME nodes of globals
+ *    have ->var == -1 and ->info pointing to an nbc__global (the resolved global);
+ *  - CALL nodes have ->info pointing to an nbc__call describing what is called;
+ *  - ATTR nodes of modules (cuda.threadIdx.x, math.pi) keep a->type (a MODULE type whose
+ *    name says which: "cuda.threadIdx") and ->str; constants get ->info = nbc__global;
+ *  - SUBSCRIPT of arrays: a->type is the array; b is the index (a TUPLE for several axes)
+ *    with each index typed as an integer; ->info is non-NULL (any value) when the index is
+ *    known non-negative (so lower may skip the wraparound);
+ *  - FOR over range: b is the CALL of range, whose nbc__call has builtin NBC__B_RANGE; the
+ *    loop variable is a local; the step's sign decides the loop test (a non-constant step
+ *    is tested at run time).
+ */
+typedef struct nbc__global {
+  nbc_global_t g;            /* kind and value; strings copied into the arena */
+  const struct nbc__module *module; /* the module of a NBC_GLOBAL_FUNCTION */
+} nbc__global;
+
+#define NBC__BUILTINS(X)                                                                   \
+  X(FUNC) /* a Python function: func */                                                    \
+  X(RANGE) X(LEN) X(ABS) X(MIN) X(MAX) X(INT) X(FLOAT) X(BOOL) X(ROUND)                    \
+  X(CAST)        /* a dtype used as a conversion: float32(x); ret is the dtype */          \
+  X(MATH)        /* math.<name>: name ("sin", "sqrt", ...) */                              \
+  X(CUDA_GRID) X(CUDA_GRIDSIZE) X(CUDA_SYNCTHREADS)                                        \
+  X(CUDA_SHARED_ARRAY) X(CUDA_LOCAL_ARRAY) /* ret: the array type (C layout) */            \
+  X(ATOMIC_ADD) X(ATOMIC_SUB) X(ATOMIC_MAX) X(ATOMIC_MIN)
+
+typedef enum nbc__builtin {
+#define NBC__B_ENUM_(name) NBC__B_##name,
+  NBC__BUILTINS(NBC__B_ENUM_)
+#undef NBC__B_ENUM_
+} nbc__builtin;
+
+typedef struct nbc__call {
+  nbc__builtin builtin;
+  const char *name;            /* MATH: the function name; others: for messages */
+  struct nbc__func *func;      /* FUNC: the callee's specialisation */
+  const nbc__type *ret;        /* the result type */
+  const nbc__type **argtypes;  /* the types the arguments are converted to (as cast) */
+  int nargs;
+  int64_t *shape;              /* SHARED/LOCAL_ARRAY: constant shape, ndim = ret->ndim */
+} nbc__call;
+
+/* The typed program: the entry and every callee specialisation. */
+typedef struct nbc__program {
+  nbc__func *entry;
+  nbc__func *funcs;          /* list through ->next, entry included */
+  bool uses_libdevice;       /* any __nv_* call was lowered */
+} nbc__program;
+
+/* Types the function `def` of `module` for the signature, recursively specialising callees.
+ * Fills ctx->program. */
+bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
+                const nbc__signature *sig);
+/* Prints every specialisation's variables and each expression's type (--dump=types). */
+void nbc__infer_dump(nbc__buf *out, const nbc__program *program);
+
+/* ======================================================================== lower.c === */
+/* Emits the NVVM IR module (LLVM 7 text, typed pointers) for the program into out:
+ * datalayout, triple, every function, kernel annotations and @llvm.used, debug metadata for
+ * debug/lineinfo, !nvvmir.version ({2,0} or {2,0,3,2} with debug info). */
+bool nbc__lower(nbc__ctx *ctx, const nbc__program *program, nbc__buf *out);
+
+/* ========================================================================= nvvm.c === */
+/* libNVVM, loaded once per process (NBCUDA_NVVM, CUDA_HOME/CUDA_PATH, /usr/local/cuda,
+ * the loader path, NVIDIA's pip wheels; every place searched is named in the error). */
+nbc_status_t nbc__nvvm_load(void);
+nbc_status_t nbc__nvvm_version(int *pmajor, int *pminor);
+/* "compute_XY" for a cc: the nearest supported at or below; below the minimum (7.5) is
+ * NBC_UNSUPPORTED_CC naming it. cc 0.0 means the default (env or 7.5). */
+nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char *out, size_t size);
+
+typedef struct nbc__nvvm_output {
+  char *code;    /* malloc'd: PTX (NUL-terminated) or LTO-IR bytes */
+  size_t size;   /* PTX: strlen; LTO-IR: bytes */
+  char *log;     /* malloc'd, "" if empty */
+} nbc__nvvm_output;
+
+/* Verifies then compiles the IR (options from ctx->options), lazily adding libdevice when
+ * needed. libNVVM's log goes into the diagnostic on failure (NBC_NVVM_ERROR). */
+bool nbc__nvvm_compile(nbc__ctx *ctx, const char *ir, size_t size, bool needs_libdevice,
+                       nbc__nvvm_output *pout);
+
+#endif /* NBCUDA_COMPILER_H */
