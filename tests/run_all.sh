@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs every nbcuda test that needs no GPU, as CI does (.ci/run calls this script):
+#   1. gcc build, all C tests (ctest) against the software test driver;
+#   2. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, all C tests again;
+#   3. the libFuzzer targets, briefly (NBCUDA_FUZZ_SECONDS, default 30 s each);
+#   4. the Python module installed into a virtual environment, and its pytest suite.
+# Each stage prints a line "== stage: ok|FAILED"; the script exits non-zero if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+JOBS=$(nproc)
+BUILD=${NBCUDA_TEST_BUILD:-$ROOT/build/test}
+FUZZ_SECONDS=${NBCUDA_FUZZ_SECONDS:-30}
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export PATH=$CUDA_HOME/bin:$PATH
+tests/deps.sh || exit 1
+
+failed=()
+stage() {
+  local name=$1
+  shift
+  echo "== $name"
+  if "$@"; then
+    echo "== $name: ok"
+  else
+    echo "== $name: FAILED"
+    failed+=("$name")
+  fi
+}
+
+c_tests() { # build-dir compiler extra-cmake-args...
+  local dir=$1 cc=$2
+  shift 2
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_C_COMPILER="$cc" "$@" >/dev/null &&
+    cmake --build "$dir" -j"$JOBS" &&
+    ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export LSAN_OPTIONS=suppressions=$ROOT/tests/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+stage "C tests (gcc)" c_tests "$BUILD/gcc" gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+stage "C tests (clang, ASan+UBSan)" c_tests "$BUILD/asan" clang -DCMAKE_BUILD_TYPE=Debug -DNBCUDA_SANITIZE=ON
+
+fuzz() {
+  cmake -S "$ROOT" -B "$BUILD/fuzz" -DCMAKE_C_COMPILER=clang -DNBCUDA_FUZZ=ON \
+    -DNBCUDA_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+    cmake --build "$BUILD/fuzz" -j"$JOBS" || return 1
+  local ok=0 target
+  for target in "$BUILD"/fuzz/tests/fuzz_*; do
+    [ -x "$target" ] || continue
+    local name
+    name=$(basename "$target")
+    mkdir -p "$BUILD/fuzz/corpus-$name"
+    "$target" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
+      "$BUILD/fuzz/corpus-$name" "$ROOT/tests/fuzz/seeds" 2>&1 | tail -n 3 || ok=1
+  done
+  return $ok
+}
+stage "fuzz (${FUZZ_SECONDS}s per target)" fuzz
+
+python_tests() {
+  [ -f "$ROOT/pyproject.toml" ] || { echo "no pyproject.toml"; return 1; }
+  python3 -m venv --system-site-packages "$BUILD/venv" &&
+    "$BUILD/venv/bin/python" -m pip install -q --no-build-isolation "$ROOT" &&
+    NBCUDA_TESTDRIVER=$(ls "$BUILD"/gcc/tests/libnbcuda_testdriver.so) \
+      "$BUILD/venv/bin/python" -m pytest -q "$ROOT/tests/python" -p no:cacheprovider
+}
+stage "Python module (pytest)" python_tests
+
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all test stages passed"
