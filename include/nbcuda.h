@@ -408,6 +408,68 @@ const char *nbc_compile_result_symbol(const nbc_compile_result_t *result);
 /* libNVVM's log (warnings), "" when empty. */
 const char *nbc_compile_result_log(const nbc_compile_result_t *result);
 
+/* ---------------------------------------------------------------------------------------
+ * Signatures and kernel parameters (for bindings that launch compiled kernels).
+ *
+ * A parsed signature says how each argument reaches a kernel compiled with the Numba ABI:
+ * a scalar in its own width (booleans as one byte, complex as two floats), an array
+ * flattened to meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim] (strides
+ * in bytes). Offsets are those of the packed buffer nbc_launch_packed takes (natural
+ * alignment), so a binding parses once, then packs each launch with the functions below.
+ * ------------------------------------------------------------------------------------- */
+typedef struct nbc_signature nbc_signature_t;
+
+typedef enum nbc_param_kind {
+  NBC_PARAM_SCALAR = 0, /* bool, integers, floats, complex */
+  NBC_PARAM_ARRAY,      /* an array of scalars */
+  NBC_PARAM_OTHER       /* tuples and other types: nbc_signature_pack_* refuses them */
+} nbc_param_kind_t;
+
+typedef struct nbc_param_info {
+  nbc_param_kind_t kind;
+  const char *type_name;  /* numba's printed type: "float32", "array(float32, 2d, C)" */
+  const char *dtype_name; /* the scalar or element type: "float32"; "" for OTHER */
+  char dtype_kind;        /* numpy's kind: 'b' bool, 'i', 'u', 'f', 'c'; 0 for OTHER */
+  int itemsize;           /* bytes of the scalar or element */
+  int ndim;               /* arrays */
+  char layout;            /* arrays: 'C', 'F' or 'A' */
+  size_t offset;          /* byte offset of the parameter in the packed buffer */
+  size_t size;            /* bytes the (flattened) parameter occupies */
+} nbc_param_info_t;
+
+/* Parses a signature in numba's syntax ("void(float32[:], int64)", "(float64,)"). A bad
+ * signature is NBC_SIGNATURE_ERROR with the column in nbc_last_error(). */
+nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig);
+void nbc_signature_destroy(nbc_signature_t *sig);
+int nbc_signature_nargs(const nbc_signature_t *sig);
+/* The declared return type as numba prints it, NULL when only arguments were given. Lives
+ * with the signature. */
+const char *nbc_signature_return_type(const nbc_signature_t *sig);
+/* The signature in canonical text form, e.g. "void(array(float32, 1d, A))" is printed as
+ * "void(float32[:])". Lives with the signature. */
+const char *nbc_signature_text(const nbc_signature_t *sig);
+/* Parameter index (0-based); NULL when out of range. Lives with the signature. */
+const nbc_param_info_t *nbc_signature_param(const nbc_signature_t *sig, int index);
+/* Bytes of the packed parameter buffer of all arguments. */
+size_t nbc_signature_params_size(const nbc_signature_t *sig);
+/* Writes array argument `index` into params: its data pointer, shape and strides (bytes;
+ * NULL: contiguous in the layout's order, C for 'A'). The element (dtype_kind, itemsize),
+ * ndim and, for layouts C and F, the contiguity must match the signature, else
+ * NBC_INVALID_ARGUMENT saying what was expected and what was given. */
+nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, void *params,
+                                      nbc_devptr_t data, char dtype_kind, int itemsize,
+                                      int ndim, const int64_t *shape, const int64_t *strides);
+/* Writes scalar argument `index` converted to its declared type as numba converts Python
+ * values: integers wrap to the width (a float argument to an integer parameter truncates),
+ * bool is 0/1, floats round to float32/float16, complex takes (re, im) and integer/float
+ * parameters take re only. */
+nbc_status_t nbc_signature_pack_int(const nbc_signature_t *sig, int index, void *params,
+                                    int64_t value);
+nbc_status_t nbc_signature_pack_float(const nbc_signature_t *sig, int index, void *params,
+                                      double value);
+nbc_status_t nbc_signature_pack_complex(const nbc_signature_t *sig, int index, void *params,
+                                        double re, double im);
+
 #ifdef __cplusplus
 }
 #endif
