@@ -398,5 +398,30 @@ typedef struct nbc__nvvm_output {
  * needed. libNVVM's log goes into the diagnostic on failure (NBC_NVVM_ERROR). */
 bool nbc__nvvm_compile(nbc__ctx *ctx, const char *ir, size_t size, bool needs_libdevice,
                        nbc__nvvm_output *pout);
+void nbc__nvvm_output_free(nbc__nvvm_output *out);
+/* The reason nbc__nvvm_load failed (names every place searched), "" after success. */
+const char *nbc__nvvm_load_error(void);
+/* The path libNVVM was loaded from, NULL when it is not loaded. */
+const char *nbc__nvvm_path(void);
+/* libdevice's bytes (read once per process); *perror says why when it cannot be found. */
+nbc_status_t nbc__libdevice_get(const char **pdata, size_t *psize, const char **perror);
+/* The default cc: NBCUDA_DEFAULT_PTX_CC, NUMBA_CUDA_DEFAULT_PTX_CC ("M.m" prefix) or 7.5,
+ * never below the lowest supported. */
+void nbc__nvvm_default_cc(int *pmajor, int *pminor);
+/* The compute capabilities (major*10+minor) accepted as -arch, ascending. */
+void nbc__nvvm_supported_ccs(const int **plist, int *pcount);
+/* Fills argv with libNVVM's options for o and arch (strings in buf); returns the count. */
+int nbc__nvvm_options(const nbc_compile_options_t *o, const char *arch, char buf[][32],
+                      const char **argv);
+/* The search for libnvvm.so, with its inputs explicit so tests can run it on a fake file
+ * system: get reads environment variables, root prefixes the system folders
+ * (/usr/local/cuda, /usr/local/lib/python3*), use_loader tries dlopen by bare name, open
+ * tries one existing candidate. Returns 0 with the chosen path, else 1 with message listing
+ * every place searched, one "  - place (why)" line each. */
+typedef const char *(*nbc__getenv_fn)(const char *name);
+typedef bool (*nbc__nvvm_opener)(void *data, const char *path);
+int nbc__nvvm_locate(nbc__getenv_fn get, const char *root, bool use_loader,
+                     nbc__nvvm_opener open, void *opener_data, char *path, size_t size,
+                     char *message, size_t msize);
 
 #endif /* NBCUDA_COMPILER_H */

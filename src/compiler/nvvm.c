@@ -1,0 +1,615 @@
+/* nvvm.c — libNVVM and libdevice: finding them, loading them once, and turning NVVM IR
+ * text into PTX or LTO-IR.
+ *
+ * How it works. Nothing NVIDIA is linked at build time: the first compile (or an explicit
+ * nbc__nvvm_load) runs a pthread_once that searches for libnvvm.so in a fixed order
+ * (NBCUDA_NVVM, CUDA_HOME, CUDA_PATH, /usr/local/cuda, the dynamic loader's own path, and
+ * the folders of NVIDIA's pip wheels), checks that each candidate file exists before it
+ * dlopens it, and resolves the dozen entry points we use. When nothing loads, the message
+ * names every place searched, so a user can see at once what to fix. libdevice is found the
+ * same way (its own variable, the toolkit folders, next to the libNVVM that was loaded, the
+ * wheels) and read into memory once per process the first time IR needs it.
+ *
+ * A compile creates its own nvvmProgram, so compiles run concurrently; the only shared
+ * state is what the once-functions fill in, which is never written again afterwards.
+ * The IR is always verified before it is compiled: libNVVM's optimiser can spin forever on
+ * malformed IR (a bad phi, say), while the verifier reports it. libdevice is added with
+ * nvvmLazyAddModuleToProgram after the verify, so only the functions used are linked in
+ * and the 460 KB module is not re-verified each time.
+ *
+ * Options follow numba-cuda's mapping, in its order: -opt=3|0, -g (debug), -gen-lto
+ * (LTO-IR output), -arch=compute_XY, then the fastmath group -ftz=1 -fma=1 -prec-div=0
+ * -prec-sqrt=0. The arch is the nearest compute capability at or below the requested one
+ * among those this libNVVM accepts (the list below is checked against libNVVM by
+ * tests/c/test_nvvm.c, since libNVVM 13 has no call that lists its architectures).
+ */
+#include <dlfcn.h>
+#include <glob.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compiler/compiler.h"
+
+/* The subset of nvvm.h we use, declared here so that no CUDA header is needed to build. */
+typedef void *nvvm_program_t;
+typedef int (*nvvm_version_fn)(int *, int *);
+typedef int (*nvvm_ir_version_fn)(int *, int *, int *, int *);
+typedef int (*nvvm_create_fn)(nvvm_program_t *);
+typedef int (*nvvm_destroy_fn)(nvvm_program_t *);
+typedef int (*nvvm_add_fn)(nvvm_program_t, const char *, size_t, const char *);
+typedef int (*nvvm_run_fn)(nvvm_program_t, int, const char **);
+typedef int (*nvvm_size_fn)(nvvm_program_t, size_t *);
+typedef int (*nvvm_get_fn)(nvvm_program_t, char *);
+typedef const char *(*nvvm_error_string_fn)(int);
+
+enum { NVVM_SUCCESS = 0, NVVM_ERROR_INVALID_OPTION = 7 };
+
+static struct {
+  void *handle;
+  char path[4096];
+  nvvm_version_fn version;
+  nvvm_ir_version_fn ir_version;
+  nvvm_create_fn create;
+  nvvm_destroy_fn destroy;
+  nvvm_add_fn add_module;
+  nvvm_add_fn lazy_add_module;
+  nvvm_run_fn verify;
+  nvvm_run_fn compile;
+  nvvm_size_fn result_size;
+  nvvm_get_fn result;
+  nvvm_size_fn log_size;
+  nvvm_get_fn log;
+  nvvm_error_string_fn error_string;
+  nbc_status_t status;
+  char error[8192];
+} nvvm;
+
+static struct {
+  char *data;
+  size_t size;
+  char path[4096];
+  nbc_status_t status;
+  char error[8192];
+} libdevice;
+
+static pthread_once_t nvvm_once = PTHREAD_ONCE_INIT;
+static pthread_once_t libdevice_once = PTHREAD_ONCE_INIT;
+
+/* The compute capabilities libNVVM 13.0 accepts as -arch=compute_XY, ascending. */
+static const int supported_cc[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+#define SUPPORTED_CC_COUNT ((int)(sizeof supported_cc / sizeof supported_cc[0]))
+
+/* ------------------------------------------------------------------ searching -------- */
+
+/* A fixed-size text that collects "  - <place> (<why not>)" lines for the error message. */
+typedef struct searched {
+  char *text;
+  size_t size, len;
+} searched;
+
+static void searched_add(searched *s, const char *fmt, ...) {
+  if (s->len + 1 >= s->size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(s->text + s->len, s->size - s->len, fmt, ap);
+  va_end(ap);
+  if (n > 0) s->len += (size_t)n < s->size - s->len ? (size_t)n : s->size - s->len - 1;
+}
+
+static bool is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Finds `dir/<stem>*` (libnvvm.so, libnvvm.so.4, ...): the plain name if it exists, else the
+ * first match in sorted order. Returns true and fills out. */
+static bool find_in_dir(const char *dir, const char *stem, char *out, size_t size) {
+  snprintf(out, size, "%s/%s", dir, stem);
+  if (is_file(out)) return true;
+  char pattern[4200];
+  snprintf(pattern, sizeof pattern, "%s/%s*", dir, stem);
+  glob_t g;
+  bool found = false;
+  if (glob(pattern, 0, NULL, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc && !found; i++)
+      if (is_file(g.gl_pathv[i])) {
+        snprintf(out, size, "%s", g.gl_pathv[i]);
+        found = true;
+      }
+  }
+  globfree(&g);
+  return found;
+}
+
+/* The site-packages folders where NVIDIA's wheels may be installed. C cannot ask Python for
+ * its site dirs, so we look where pip puts packages on Linux: NBCUDA_PIP_SITE (a colon
+ * separated list, for unusual installs), the active virtualenv or conda environment, the
+ * system and user site-packages, and pyenv's interpreters. Each pattern is globbed. */
+static void site_patterns(nbc__getenv_fn get, const char *root, char out[][1024], int *pn,
+                          int max) {
+  int n = 0;
+  const char *pip = get("NBCUDA_PIP_SITE");
+  if (pip && *pip) {
+    const char *p = pip;
+    while (*p && n < max) {
+      const char *colon = strchr(p, ':');
+      size_t len = colon ? (size_t)(colon - p) : strlen(p);
+      if (len > 0 && len < 1000) snprintf(out[n++], 1024, "%.*s", (int)len, p);
+      p = colon ? colon + 1 : p + len;
+    }
+  }
+  const char *venv = get("VIRTUAL_ENV");
+  if (venv && *venv && n < max) snprintf(out[n++], 1024, "%s/lib/python3*/site-packages", venv);
+  const char *conda = get("CONDA_PREFIX");
+  if (conda && *conda && n < max)
+    snprintf(out[n++], 1024, "%s/lib/python3*/site-packages", conda);
+  if (n < max) snprintf(out[n++], 1024, "%s/usr/local/lib/python3*/site-packages", root);
+  if (n < max) snprintf(out[n++], 1024, "%s/usr/local/lib/python3*/dist-packages", root);
+  if (n < max) snprintf(out[n++], 1024, "%s/usr/lib/python3*/site-packages", root);
+  if (n < max) snprintf(out[n++], 1024, "%s/usr/lib/python3/dist-packages", root);
+  const char *home = get("HOME");
+  if (home && *home) {
+    if (n < max) snprintf(out[n++], 1024, "%s/.local/lib/python3*/site-packages", home);
+    if (n < max)
+      snprintf(out[n++], 1024, "%s/.pyenv/versions/*/lib/python3*/site-packages", home);
+  }
+  *pn = n;
+}
+
+/* Searches each site pattern for one of the wheel sub-folders, then the file stem in it. */
+static bool find_in_wheels(nbc__getenv_fn get, const char *root, const char *const *subdirs,
+                           const char *stem, char *out, size_t size, searched *s) {
+  char patterns[16][1024];
+  int n = 0;
+  site_patterns(get, root, patterns, &n, 16);
+  for (int i = 0; i < n; i++) {
+    for (int k = 0; subdirs[k]; k++) {
+      char pattern[1200];
+      snprintf(pattern, sizeof pattern, "%s/%s", patterns[i], subdirs[k]);
+      searched_add(s, "  - %s/%s* (pip wheel)\n", pattern, stem);
+      glob_t g;
+      bool found = false;
+      if (glob(pattern, GLOB_ONLYDIR, NULL, &g) == 0)
+        for (size_t j = 0; j < g.gl_pathc && !found; j++)
+          found = find_in_dir(g.gl_pathv[j], stem, out, size);
+      globfree(&g);
+      if (found) return true;
+    }
+  }
+  return false;
+}
+
+/* Searches a toolkit root (CUDA_HOME, /usr/local/cuda) for the file in the given subdirs. */
+static bool find_in_toolkit(const char *label, const char *home, const char *const *subdirs,
+                            const char *stem, char *out, size_t size, searched *s) {
+  for (int k = 0; subdirs[k]; k++) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", home, subdirs[k]);
+    if (find_in_dir(dir, stem, out, size)) return true;
+    searched_add(s, "  - %s/%s* (%s)\n", dir, stem, label);
+  }
+  return false;
+}
+
+static const char *const nvvm_toolkit_dirs[] = {"nvvm/lib64", "lib64", "nvvm/lib", "lib",
+                                                NULL};
+static const char *const nvvm_wheel_dirs[] = {"nvidia/cu13/nvvm/lib64", "nvidia/cu13/lib",
+                                              "nvidia/cuda_nvcc/nvvm/lib64", NULL};
+
+int nbc__nvvm_locate(nbc__getenv_fn get, const char *root, bool use_loader,
+                     nbc__nvvm_opener open, void *opener_data, char *path, size_t size,
+                     char *message, size_t msize) {
+  searched s = {message, msize, 0};
+  message[0] = '\0';
+  char found[4096];
+  const char *explicit_path = get("NBCUDA_NVVM");
+  if (explicit_path && *explicit_path) {
+    /* An explicit choice is authoritative: silently using another libNVVM would hide the
+     * mistake. A folder is searched like a toolkit's lib folder. */
+    if (is_dir(explicit_path)) {
+      if (find_in_dir(explicit_path, "libnvvm.so", found, sizeof found) &&
+          open(opener_data, found))
+        goto ok;
+      searched_add(&s, "  - %s/libnvvm.so* (NBCUDA_NVVM)\n", explicit_path);
+    } else if (is_file(explicit_path)) {
+      snprintf(found, sizeof found, "%s", explicit_path);
+      if (open(opener_data, found)) goto ok;
+      searched_add(&s, "  - %s (NBCUDA_NVVM: %s)\n", explicit_path, "cannot be loaded");
+    } else {
+      searched_add(&s, "  - %s (NBCUDA_NVVM: no such file)\n", explicit_path);
+    }
+    return 1;
+  }
+  const char *vars[] = {"CUDA_HOME", "CUDA_PATH"};
+  for (int v = 0; v < 2; v++) {
+    const char *home = get(vars[v]);
+    if (!home || !*home) continue;
+    if (find_in_toolkit(vars[v], home, nvvm_toolkit_dirs, "libnvvm.so", found, sizeof found,
+                        &s) &&
+        open(opener_data, found))
+      goto ok;
+  }
+  char sys[4096];
+  snprintf(sys, sizeof sys, "%s/usr/local/cuda", root);
+  if (find_in_toolkit("default toolkit", sys, nvvm_toolkit_dirs, "libnvvm.so", found,
+                      sizeof found, &s) &&
+      open(opener_data, found))
+    goto ok;
+  if (use_loader) {
+    const char *names[] = {"libnvvm.so.4", "libnvvm.so"};
+    for (int i = 0; i < 2; i++) {
+      snprintf(found, sizeof found, "%s", names[i]);
+      if (open(opener_data, found)) goto ok;
+      searched_add(&s, "  - %s (dynamic loader path)\n", names[i]);
+    }
+  }
+  if (find_in_wheels(get, root, nvvm_wheel_dirs, "libnvvm.so", found, sizeof found, &s) &&
+      open(opener_data, found))
+    goto ok;
+  return 1;
+ok:
+  snprintf(path, size, "%s", found);
+  message[0] = '\0';
+  return 0;
+}
+
+static const char *real_getenv(const char *name) { return getenv(name); }
+
+/* ------------------------------------------------------------------ loading ---------- */
+
+static bool open_nvvm(void *data, const char *path) {
+  (void)data;
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) return false;
+#define SYM_(field, name)                                                                  \
+  do {                                                                                     \
+    *(void **)&nvvm.field = dlsym(h, name);                                                \
+    if (!nvvm.field) {                                                                     \
+      dlclose(h);                                                                          \
+      return false;                                                                        \
+    }                                                                                      \
+  } while (0)
+  SYM_(version, "nvvmVersion");
+  SYM_(ir_version, "nvvmIRVersion");
+  SYM_(create, "nvvmCreateProgram");
+  SYM_(destroy, "nvvmDestroyProgram");
+  SYM_(add_module, "nvvmAddModuleToProgram");
+  SYM_(lazy_add_module, "nvvmLazyAddModuleToProgram");
+  SYM_(verify, "nvvmVerifyProgram");
+  SYM_(compile, "nvvmCompileProgram");
+  SYM_(result_size, "nvvmGetCompiledResultSize");
+  SYM_(result, "nvvmGetCompiledResult");
+  SYM_(log_size, "nvvmGetProgramLogSize");
+  SYM_(log, "nvvmGetProgramLog");
+  SYM_(error_string, "nvvmGetErrorString");
+#undef SYM_
+  nvvm.handle = h;
+  return true;
+}
+
+static void load_nvvm_once(void) {
+  char searched_text[6144];
+  if (nbc__nvvm_locate(real_getenv, "", true, open_nvvm, NULL, nvvm.path, sizeof nvvm.path,
+                       searched_text, sizeof searched_text) == 0) {
+    nvvm.status = NBC_OK;
+    return;
+  }
+  nvvm.status = NBC_NO_NVVM;
+  snprintf(nvvm.error, sizeof nvvm.error,
+           "libNVVM cannot be found or loaded; searched:\n%s"
+           "Set NBCUDA_NVVM to the path of libnvvm.so, or CUDA_HOME to a CUDA toolkit.",
+           searched_text);
+}
+
+nbc_status_t nbc__nvvm_load(void) {
+  pthread_once(&nvvm_once, load_nvvm_once);
+  return nvvm.status;
+}
+
+const char *nbc__nvvm_load_error(void) {
+  pthread_once(&nvvm_once, load_nvvm_once);
+  return nvvm.status == NBC_OK ? "" : nvvm.error;
+}
+
+const char *nbc__nvvm_path(void) {
+  pthread_once(&nvvm_once, load_nvvm_once);
+  return nvvm.status == NBC_OK ? nvvm.path : NULL;
+}
+
+nbc_status_t nbc__nvvm_version(int *pmajor, int *pminor) {
+  nbc_status_t st = nbc__nvvm_load();
+  if (st != NBC_OK) return st;
+  if (nvvm.version(pmajor, pminor) != NVVM_SUCCESS) return NBC_NVVM_ERROR;
+  return NBC_OK;
+}
+
+/* libdevice: NBCUDA_LIBDEVICE, the toolkits, next to the loaded libNVVM, the wheels. */
+static bool find_libdevice(char *out, size_t size, searched *s) {
+  const char *explicit_path = getenv("NBCUDA_LIBDEVICE");
+  if (explicit_path && *explicit_path) {
+    if (is_file(explicit_path)) {
+      snprintf(out, size, "%s", explicit_path);
+      return true;
+    }
+    searched_add(s, "  - %s (NBCUDA_LIBDEVICE: no such file)\n", explicit_path);
+    return false;
+  }
+  static const char *const toolkit_dirs[] = {"nvvm/libdevice", NULL};
+  const char *vars[] = {"CUDA_HOME", "CUDA_PATH"};
+  for (int v = 0; v < 2; v++) {
+    const char *home = getenv(vars[v]);
+    if (home && *home &&
+        find_in_toolkit(vars[v], home, toolkit_dirs, "libdevice.10.bc", out, size, s))
+      return true;
+  }
+  if (find_in_toolkit("default toolkit", "/usr/local/cuda", toolkit_dirs, "libdevice.10.bc",
+                      out, size, s))
+    return true;
+  /* Next to the libNVVM in use: <root>/nvvm/lib64/libnvvm.so -> <root>/nvvm/libdevice,
+   * <root>/lib64/libnvvm.so -> <root>/nvvm/libdevice. */
+  if (nvvm.status == NBC_OK && strchr(nvvm.path, '/')) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", nvvm.path);
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    const char *rel[] = {"../libdevice", "../nvvm/libdevice", NULL};
+    if (find_in_toolkit("next to libNVVM", dir, rel, "libdevice.10.bc", out, size, s))
+      return true;
+  }
+  static const char *const wheel_dirs[] = {"nvidia/cu13/nvvm/libdevice",
+                                           "nvidia/cuda_nvcc/nvvm/libdevice", NULL};
+  return find_in_wheels(real_getenv, "", wheel_dirs, "libdevice.10.bc", out, size, s);
+}
+
+static void load_libdevice_once(void) {
+  char searched_text[6144];
+  searched s = {searched_text, sizeof searched_text, 0};
+  searched_text[0] = '\0';
+  libdevice.status = NBC_NO_LIBDEVICE;
+  if (!find_libdevice(libdevice.path, sizeof libdevice.path, &s)) {
+    snprintf(libdevice.error, sizeof libdevice.error,
+             "libdevice (libdevice.10.bc) cannot be found; searched:\n%s"
+             "Set NBCUDA_LIBDEVICE to its path, or CUDA_HOME to a CUDA toolkit.",
+             searched_text);
+    return;
+  }
+  FILE *f = fopen(libdevice.path, "rb");
+  if (!f) {
+    snprintf(libdevice.error, sizeof libdevice.error, "libdevice %s cannot be opened",
+             libdevice.path);
+    return;
+  }
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *data = len > 0 ? malloc((size_t)len) : NULL;
+  if (!data || fread(data, 1, (size_t)len, f) != (size_t)len) {
+    free(data);
+    fclose(f);
+    snprintf(libdevice.error, sizeof libdevice.error, "libdevice %s cannot be read",
+             libdevice.path);
+    return;
+  }
+  fclose(f);
+  /* Kept for the life of the process: every compile that uses math shares it. */
+  libdevice.data = data;
+  libdevice.size = (size_t)len;
+  libdevice.status = NBC_OK;
+}
+
+nbc_status_t nbc__libdevice_get(const char **pdata, size_t *psize, const char **perror) {
+  pthread_once(&libdevice_once, load_libdevice_once);
+  *pdata = libdevice.data;
+  *psize = libdevice.size;
+  *perror = libdevice.status == NBC_OK ? "" : libdevice.error;
+  return libdevice.status;
+}
+
+/* ------------------------------------------------------------------ options ---------- */
+
+/* "M.m" at the start of s (numba's re.match(r"(\d+)\.(\d+)")); false when it does not
+ * parse. */
+static bool parse_cc(const char *s, int *pmajor, int *pminor) {
+  if (!s) return false;
+  char *end;
+  long major = strtol(s, &end, 10);
+  if (end == s || *end != '.' || major < 0 || major > 1000) return false;
+  const char *m = end + 1;
+  if (*m < '0' || *m > '9') return false;
+  long minor = strtol(m, &end, 10);
+  if (minor < 0 || minor > 1000) return false;
+  *pmajor = (int)major;
+  *pminor = (int)minor;
+  return true;
+}
+
+void nbc__nvvm_default_cc(int *pmajor, int *pminor) {
+  int major = 7, minor = 5;
+  const char *vars[] = {"NBCUDA_DEFAULT_PTX_CC", "NUMBA_CUDA_DEFAULT_PTX_CC"};
+  for (int i = 0; i < 2; i++)
+    if (parse_cc(getenv(vars[i]), &major, &minor)) break;
+  /* Like numba-cuda, the default is never below the lowest supported cc. */
+  if (major * 10 + minor < supported_cc[0]) {
+    major = supported_cc[0] / 10;
+    minor = supported_cc[0] % 10;
+  }
+  *pmajor = major;
+  *pminor = minor;
+}
+
+nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char *out, size_t size) {
+  if (cc_major == 0 && cc_minor == 0) nbc__nvvm_default_cc(&cc_major, &cc_minor);
+  if (cc_major < 0 || cc_minor < 0 || cc_minor > 9) {
+    snprintf(out, size, "invalid compute capability %d.%d", cc_major, cc_minor);
+    return NBC_UNSUPPORTED_CC;
+  }
+  int want = cc_major * 10 + cc_minor;
+  if (want < supported_cc[0]) {
+    snprintf(out, size, "GPU compute capability %d.%d is not supported (requires >=%d.%d)",
+             cc_major, cc_minor, supported_cc[0] / 10, supported_cc[0] % 10);
+    return NBC_UNSUPPORTED_CC;
+  }
+  int best = supported_cc[0];
+  for (int i = 0; i < SUPPORTED_CC_COUNT; i++)
+    if (supported_cc[i] <= want) best = supported_cc[i];
+  snprintf(out, size, "compute_%d", best);
+  return NBC_OK;
+}
+
+void nbc__nvvm_supported_ccs(const int **plist, int *pcount) {
+  *plist = supported_cc;
+  *pcount = SUPPORTED_CC_COUNT;
+}
+
+int nbc__nvvm_options(const nbc_compile_options_t *o, const char *arch, char buf[][32],
+                      const char **argv) {
+  int n = 0;
+  snprintf(buf[n], 32, "-opt=%d", o->opt ? 3 : 0);
+  n++;
+  if (o->debug) snprintf(buf[n++], 32, "-g");
+  if (o->output == NBC_OUTPUT_LTOIR) snprintf(buf[n++], 32, "-gen-lto");
+  snprintf(buf[n++], 32, "-arch=%s", arch);
+  if (o->fastmath) {
+    snprintf(buf[n++], 32, "-ftz=1");
+    snprintf(buf[n++], 32, "-fma=1");
+    snprintf(buf[n++], 32, "-prec-div=0");
+    snprintf(buf[n++], 32, "-prec-sqrt=0");
+  }
+  for (int i = 0; i < n; i++) argv[i] = buf[i];
+  return n;
+}
+
+/* ------------------------------------------------------------------ compiling -------- */
+
+/* Records a message that has no source position (libNVVM's own errors). Only the first
+ * error of a compilation is kept, as with nbc__diag_error. */
+static void fail(nbc__ctx *ctx, nbc_status_t status, const char *fmt, ...) {
+  if (ctx->status != NBC_OK) return;
+  ctx->status = status;
+  va_list ap;
+  va_start(ap, fmt);
+  nbc__buf_vprintf(&ctx->diag, fmt, ap);
+  va_end(ap);
+}
+
+/* libNVVM's log, malloc'd, trailing NULs and whitespace trimmed; "" when empty. */
+static char *program_log(nvvm_program_t prog) {
+  size_t size = 0;
+  char *text = NULL;
+  if (nvvm.log_size(prog, &size) == NVVM_SUCCESS && size > 0) {
+    text = malloc(size + 1);
+    if (text && nvvm.log(prog, text) == NVVM_SUCCESS) {
+      text[size] = '\0';
+      size_t len = strlen(text);
+      while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = '\0';
+      return text;
+    }
+    free(text);
+  }
+  text = malloc(1);
+  if (text) text[0] = '\0';
+  return text;
+}
+
+static void fail_with_log(nbc__ctx *ctx, nvvm_program_t prog, const char *what, int result) {
+  char *log = program_log(prog);
+  fail(ctx, NBC_NVVM_ERROR, "libNVVM failed to %s (%s):\n%s", what,
+       nvvm.error_string ? nvvm.error_string(result) : "error", log ? log : "");
+  free(log);
+}
+
+bool nbc__nvvm_compile(nbc__ctx *ctx, const char *ir, size_t size, bool needs_libdevice,
+                       nbc__nvvm_output *pout) {
+  memset(pout, 0, sizeof *pout);
+  nbc_status_t st = nbc__nvvm_load();
+  if (st != NBC_OK) {
+    fail(ctx, st, "%s", nbc__nvvm_load_error());
+    return false;
+  }
+  const nbc_compile_options_t *o = ctx->options;
+  char arch[128];
+  st = nbc__nvvm_arch(o->cc_major, o->cc_minor, arch, sizeof arch);
+  if (st != NBC_OK) {
+    fail(ctx, st, "%s", arch);
+    return false;
+  }
+  const char *ld_data = NULL;
+  size_t ld_size = 0;
+  if (needs_libdevice) {
+    const char *why;
+    st = nbc__libdevice_get(&ld_data, &ld_size, &why);
+    if (st != NBC_OK) {
+      fail(ctx, st, "%s", why);
+      return false;
+    }
+  }
+  char optbuf[16][32];
+  const char *argv[16];
+  int argc = nbc__nvvm_options(o, arch, optbuf, argv);
+
+  nvvm_program_t prog = NULL;
+  int r = nvvm.create(&prog);
+  if (r != NVVM_SUCCESS) {
+    fail(ctx, NBC_NVVM_ERROR, "libNVVM failed to create a program (%s)",
+         nvvm.error_string(r));
+    return false;
+  }
+  bool ok = false;
+  r = nvvm.add_module(prog, ir, size, "nbcuda");
+  if (r != NVVM_SUCCESS) {
+    fail_with_log(ctx, prog, "add the module", r);
+    goto done;
+  }
+  r = nvvm.verify(prog, argc, argv);
+  if (r != NVVM_SUCCESS) {
+    fail_with_log(ctx, prog, "verify", r);
+    goto done;
+  }
+  if (needs_libdevice) {
+    r = nvvm.lazy_add_module(prog, ld_data, ld_size, "libdevice");
+    if (r != NVVM_SUCCESS) {
+      fail_with_log(ctx, prog, "add libdevice", r);
+      goto done;
+    }
+  }
+  r = nvvm.compile(prog, argc, argv);
+  if (r != NVVM_SUCCESS) {
+    fail_with_log(ctx, prog, "compile", r);
+    goto done;
+  }
+  size_t rsize = 0;
+  r = nvvm.result_size(prog, &rsize);
+  char *code = r == NVVM_SUCCESS ? malloc(rsize + 1) : NULL;
+  if (!code || nvvm.result(prog, code) != NVVM_SUCCESS) {
+    free(code);
+    fail(ctx, code ? NBC_NVVM_ERROR : NBC_NO_MEMORY, "libNVVM failed to return its result");
+    goto done;
+  }
+  code[rsize] = '\0';
+  if (o->output == NBC_OUTPUT_PTX) {
+    rsize = strlen(code); /* libNVVM counts the trailing NUL */
+  }
+  pout->code = code;
+  pout->size = rsize;
+  pout->log = program_log(prog);
+  ok = true;
+done:
+  nvvm.destroy(&prog);
+  return ok;
+}
+
+void nbc__nvvm_output_free(nbc__nvvm_output *out) {
+  if (!out) return;
+  free(out->code);
+  free(out->log);
+  out->code = out->log = NULL;
+}
