@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The one script for the GPU machine (H200, no network): builds nbcuda there, runs the C tests
+# against the real driver, the GPU-only tests, the Python suite, the corpus comparison with
+# numba-cuda, and the benchmarks; prints a summary table last. Logs go to $OUT (the device
+# tool's output folder) or /tmp/nbcuda-gpu.
+#   tests/gpu/run.sh [stage ...]    stages: build ctest python corpus bench (default: all)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+LOG=${OUT:-/tmp/nbcuda-gpu}
+mkdir -p "$LOG"
+BUILD=$ROOT/build/gpu
+JOBS=$(nproc)
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export PATH=$CUDA_HOME/bin:$PATH
+export PYTHONUNBUFFERED=1
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build ctest python corpus bench)
+want() { [[ " ${stages[*]} " == *" $1 "* ]]; }
+summary=()
+record() { summary+=("$(printf '| %-28s | %-6s | %s |' "$1" "$2" "$3")"); }
+
+# numba-cuda 0.30.4 breaks on numpy 2.5: alias the removed names before numba is imported.
+mkdir -p "$BUILD/pyshim"
+cat > "$BUILD/pyshim/sitecustomize.py" <<'PY'
+import numpy as _np
+for _old, _new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+    if not hasattr(_np, _old):
+        setattr(_np, _old, getattr(_np, _new))
+PY
+export PYTHONPATH=$BUILD/pyshim${PYTHONPATH:+:$PYTHONPATH}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 2
+
+if want build; then
+  if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNBCUDA_TEST_WITH_REAL_DRIVER=ON >"$LOG/build.log" 2>&1 &&
+    cmake --build "$BUILD" -j"$JOBS" >>"$LOG/build.log" 2>&1; then
+    record build ok "$(gcc --version | head -n1)"
+  else
+    tail -n 30 "$LOG/build.log"
+    record build FAIL "see build.log"
+  fi
+  "$BUILD/nbcuda" detect 2>&1 | tee "$LOG/detect.log"
+  record "nbcuda detect" "$([ "${PIPESTATUS[0]}" = 0 ] && echo ok || echo FAIL)" "$(head -n1 "$LOG/detect.log")"
+fi
+
+if want ctest; then
+  ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 300 >"$LOG/ctest.log" 2>&1
+  rc=$?
+  grep -E "^(ok|FAIL|skip) |tests passed|tests failed" "$LOG/ctest.log" | grep -vE "^ok " | tail -n 40
+  record "C tests (real driver)" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -E 'tests passed' "$LOG/ctest.log" | tail -n1)"
+fi
+
+if want python; then
+  if [ -f pyproject.toml ] && python3 -m pip install -q --no-build-isolation --no-deps . >"$LOG/pytest.log" 2>&1; then
+    python3 -m pytest -q -p no:cacheprovider tests/python >>"$LOG/pytest.log" 2>&1
+    rc=$?
+    tail -n 25 "$LOG/pytest.log"
+    record "pytest (real driver)" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n1 "$LOG/pytest.log")"
+  else
+    tail -n 20 "$LOG/pytest.log" 2>/dev/null
+    record "pytest (real driver)" FAIL "install failed"
+  fi
+fi
+
+if want corpus; then
+  python3 tests/gpu/corpus_compare.py --cli "$BUILD/nbcuda" --corpus tests/corpus --bench \
+    --json "$LOG/corpus.json" >"$LOG/corpus.log" 2>&1
+  rc=$?
+  cat "$LOG/corpus.log" | grep -vE "^PASS" | tail -n 40
+  record "corpus vs numba-cuda" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -E '^corpus:' "$LOG/corpus.log")"
+fi
+
+if want bench; then
+  {
+    echo "## host_calls (C)"
+    [ -x "$BUILD/tests/host_calls" ] && "$BUILD/tests/host_calls"
+    echo
+    for b in bench/*.py; do
+      [ -f "$b" ] || continue
+      echo "## $b"
+      python3 "$b"
+      echo
+    done
+  } >"$LOG/bench.log" 2>&1
+  cat "$LOG/bench.log"
+  record benchmarks done "bench.log"
+fi
+
+echo
+echo "| stage                        | result | detail |"
+echo "|------------------------------|--------|--------|"
+printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" >"$LOG/summary.txt"
+! printf '%s\n' "${summary[@]}" | grep -q "| FAIL"
