@@ -32,8 +32,11 @@ void *nbc__arena_alloc(nbc__arena *arena, size_t size);   /* zeroed, 16-byte ali
 char *nbc__arena_strndup(nbc__arena *arena, const char *s, size_t n);
 char *nbc__arena_strdup(nbc__arena *arena, const char *s);
 char *nbc__arena_printf(nbc__arena *arena, const char *fmt, ...);
+/* Caps the arena's total size (0: no cap), so tests can drive every out-of-memory path. */
+void nbc__arena_set_limit(nbc__arena *arena, size_t limit);
 
-/* A growable string in the arena; appends are amortised O(1). */
+/* A growable string in the arena; appends are amortised O(1). data is always a valid
+ * NUL-terminated string ("" after init). */
 typedef struct nbc__buf {
   nbc__arena *arena;
   char *data;
@@ -73,6 +76,8 @@ void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, 
 /* An internal bug: message names the C file and line; status NBC_INTERNAL. */
 void nbc__diag_bug(nbc__ctx *ctx, const char *cfile, int cline, const char *fmt, ...);
 #define NBC__BUG(ctx, ...) nbc__diag_bug((ctx), __FILE__, __LINE__, __VA_ARGS__)
+/* An allocation failed: status NBC_NO_MEMORY (unless an error was already recorded). */
+void nbc__diag_oom(nbc__ctx *ctx);
 
 /* ========================================================================== lex.c === */
 #define NBC__TOKEN_KINDS(X)                                                                \
@@ -92,11 +97,12 @@ typedef struct nbc__token {
   int line, col;     /* 1-based, in file->text */
   const nbc__file *file;
   union {
-    int64_t i;        /* INT (values above INT64_MAX are an error "integer literal too large") */
+    int64_t i;        /* INT; when big, the bits of the uint64 value (if not huge) */
     double f;         /* FLOAT, IMAG */
   } value;
-  const char *str;    /* STRING: decoded contents (arena) */
-  bool big;           /* INT that does not fit int64 */
+  const char *str;    /* STRING: decoded contents (arena); f-strings: the raw text */
+  bool big;           /* INT that does not fit int64 (not a lexing error) */
+  bool huge;          /* INT that does not fit uint64 either */
 } nbc__token;
 
 /* Tokenizes the whole file into an array terminated by an EOF token. Reports errors (bad
@@ -105,6 +111,8 @@ nbc__token *nbc__lex(nbc__ctx *ctx, const nbc__file *file, int *pcount);
 /* True when tok is the operator or keyword spelled s. */
 bool nbc__tok_is(const nbc__token *tok, const char *s);
 const char *nbc__tok_kind_name(nbc__tok_kind kind);
+/* Prints one token per line, "line:col KIND 'text'" (for --dump=tokens). */
+void nbc__lex_dump(nbc__buf *out, const nbc__token *tokens, int count);
 
 /* ======================================================================== parse.c === */
 #define NBC__NODE_KINDS(X)                                                                 \
@@ -149,10 +157,11 @@ typedef struct nbc__list {
 } nbc__list;
 
 /* One AST node. Which fields are used depends on kind:
- *   INT value.i; FLOAT value.f; COMPLEX value.f (imaginary part); BOOL value.i; STR str;
+ *   INT value.i (big: the literal exceeds INT64_MAX and value.i holds its uint64 bits);
+ *   FLOAT value.f; COMPLEX value.f (imaginary part); BOOL value.i; STR str;
  *   NAME str; ATTR a.str (a: object, str: attribute); SUBSCRIPT a[b] (b may be a TUPLE);
- *   SLICE a:b:c (each may be NULL); CALL a(args) with list = positional args and
- *   keywords (KEYWORD nodes: str = name, a = value); BINOP a op b; UNARY op a;
+ *   SLICE a:b:c (each may be NULL); CALL a(args) with list = the positional args followed
+ *   by the keyword args (KEYWORD nodes: str = name, a = value); BINOP a op b; UNARY op a;
  *   BOOLOP a op b; COMPARE a ops[i] list.items[i] (chained); IFEXP b if a else c;
  *   TUPLE/LIST list; DICT list (keys and values alternate);
  *   ASSIGN targets list = value a (`x = y = v` has two targets); AUGASSIGN a op= b;
@@ -180,6 +189,7 @@ struct nbc__node {
   } value;
   const char *str;
   const char *alias;
+  bool big;              /* INT: see above */
   /* Filled by infer.c: */
   const struct nbc__type *type;   /* type of an expression */
   int var;                        /* NAME: index of the local variable, or -1 */
@@ -276,6 +286,9 @@ bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig)
 typedef struct nbc__module {
   const nbc__file *file;
   nbc__node *ast;          /* MODULE */
+  nbc__arena *arena;       /* where the module lives */
+  struct nbc__binding *bindings; /* what each global name means (resolve.c) */
+  int nbindings, capbindings;
 } nbc__module;
 
 /* Lexes and parses a file into a module. */

@@ -1,0 +1,215 @@
+/* arena.c — the compiler's memory: a chunked bump allocator and a growable string buffer.
+ *
+ * A compilation allocates many small objects (tokens, AST nodes, types, IR text) that all
+ * die together when it ends. A bump allocator makes each allocation a pointer increment and
+ * the end of the compilation one walk over a short list of chunks, and it removes every
+ * individual free() (and so every leak and double free) from the phases.
+ *
+ * Chunks are allocated with calloc, so memory handed out is already zero. A request larger
+ * than a quarter of the default chunk gets a chunk of its own, placed behind the current
+ * one so the current chunk's free space is not wasted. Every allocation is 16-byte aligned.
+ *
+ * nbc__buf is a string that grows by doubling inside the arena. When the buffer is the most
+ * recent allocation of the current chunk it grows in place; otherwise it moves (the old copy
+ * stays in the arena until the end, which costs at most as much as the final size). Its data
+ * is always NUL-terminated, and a failed append sets `oom` instead of failing the caller, so
+ * text producers need not check every append: they check `oom` once at the end.
+ *
+ * Tests may cap an arena's total size (nbc__arena_set_limit) to drive every phase through
+ * its out-of-memory paths.
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+
+enum { CHUNK_SIZE = 64 * 1024, ALIGN = 16 };
+
+typedef struct chunk {
+  struct chunk *next;
+  size_t size; /* usable bytes after the header */
+  size_t used;
+  /* The header is padded to ALIGN so that data is aligned like malloc's result. */
+  _Alignas(16) unsigned char data[];
+} chunk;
+
+struct nbc__arena {
+  chunk *head;    /* the chunk new small allocations come from */
+  size_t total;   /* bytes of all chunks */
+  size_t limit;   /* 0: unlimited; else the most `total` may reach (tests) */
+};
+
+nbc__arena *nbc__arena_create(void) {
+  return calloc(1, sizeof(nbc__arena));
+}
+
+void nbc__arena_destroy(nbc__arena *arena) {
+  if (!arena) return;
+  chunk *c = arena->head;
+  while (c) {
+    chunk *next = c->next;
+    free(c);
+    c = next;
+  }
+  free(arena);
+}
+
+void nbc__arena_set_limit(nbc__arena *arena, size_t limit) {
+  arena->limit = limit;
+}
+
+static chunk *chunk_new(nbc__arena *arena, size_t size) {
+  if (size > SIZE_MAX - sizeof(chunk)) return NULL;
+  if (arena->limit && (arena->total + size > arena->limit || arena->total + size < size))
+    return NULL;
+  chunk *c = calloc(1, sizeof(chunk) + size);
+  if (!c) return NULL;
+  c->size = size;
+  arena->total += size;
+  return c;
+}
+
+void *nbc__arena_alloc(nbc__arena *arena, size_t size) {
+  if (!arena) return NULL;
+  if (size == 0) size = 1;
+  if (size > SIZE_MAX - ALIGN) return NULL;
+  size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+  chunk *c = arena->head;
+  if (c && c->size - c->used >= size) {
+    void *p = c->data + c->used;
+    c->used += size;
+    return p;
+  }
+  if (size > CHUNK_SIZE / 4) {
+    /* A big block gets its own chunk, linked behind the current one. */
+    chunk *big = chunk_new(arena, size);
+    if (!big) return NULL;
+    big->used = size;
+    if (c) {
+      big->next = c->next;
+      c->next = big;
+    } else {
+      arena->head = big;
+    }
+    return big->data;
+  }
+  chunk *fresh = chunk_new(arena, CHUNK_SIZE);
+  if (!fresh) return NULL;
+  fresh->next = c;
+  arena->head = fresh;
+  fresh->used = size;
+  return fresh->data;
+}
+
+char *nbc__arena_strndup(nbc__arena *arena, const char *s, size_t n) {
+  if (n == SIZE_MAX) return NULL;
+  char *p = nbc__arena_alloc(arena, n + 1);
+  if (!p) return NULL;
+  if (n) memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+char *nbc__arena_strdup(nbc__arena *arena, const char *s) {
+  return nbc__arena_strndup(arena, s, strlen(s));
+}
+
+char *nbc__arena_printf(nbc__arena *arena, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = NULL;
+  if (n >= 0) {
+    p = nbc__arena_alloc(arena, (size_t)n + 1);
+    if (p) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  }
+  va_end(ap2);
+  return p;
+}
+
+/* ------------------------------------------------------------------ the string buffer --- */
+
+/* Written never: an empty buffer points here so that data is always a valid C string. */
+static char empty_string[1];
+
+void nbc__buf_init(nbc__buf *b, nbc__arena *arena) {
+  b->arena = arena;
+  b->data = empty_string;
+  b->len = 0;
+  b->cap = 0;
+  b->oom = false;
+}
+
+/* Makes room for `extra` more bytes plus the NUL. */
+static bool buf_reserve(nbc__buf *b, size_t extra) {
+  if (b->oom) return false;
+  if (extra > SIZE_MAX / 4 - b->len) {
+    b->oom = true;
+    return false;
+  }
+  size_t need = b->len + extra + 1;
+  if (need <= b->cap) return true;
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < need) cap *= 2;
+  chunk *c = b->arena ? b->arena->head : NULL;
+  /* Growing in place: the buffer is the last thing allocated in the current chunk. */
+  if (c && b->cap && (unsigned char *)b->data + b->cap == c->data + c->used &&
+      (size_t)((unsigned char *)b->data - c->data) + cap <= c->size) {
+    c->used = (size_t)((unsigned char *)b->data - c->data) + cap;
+    b->cap = cap;
+    return true;
+  }
+  char *data = nbc__arena_alloc(b->arena, cap);
+  if (!data) {
+    b->oom = true;
+    return false;
+  }
+  memcpy(data, b->data, b->len + 1);
+  b->data = data;
+  b->cap = cap;
+  return true;
+}
+
+void nbc__buf_append(nbc__buf *b, const char *s, size_t n) {
+  if (n == 0 || !buf_reserve(b, n)) return;
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
+void nbc__buf_puts(nbc__buf *b, const char *s) {
+  nbc__buf_append(b, s, strlen(s));
+}
+
+void nbc__buf_vprintf(nbc__buf *b, const char *fmt, va_list ap) {
+  if (b->oom) return;
+  va_list ap2;
+  va_copy(ap2, ap);
+  size_t room = b->cap > b->len ? b->cap - b->len : 0;
+  int n = room ? vsnprintf(b->data + b->len, room, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
+  if (n < 0) {
+    va_end(ap2);
+    return;
+  }
+  if ((size_t)n < room) {
+    b->len += (size_t)n;
+  } else if (buf_reserve(b, (size_t)n)) {
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+    b->len += (size_t)n;
+  } else if (room) {
+    b->data[b->len] = '\0'; /* undo the truncated attempt */
+  }
+  va_end(ap2);
+}
+
+void nbc__buf_printf(nbc__buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  nbc__buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}

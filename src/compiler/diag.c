@@ -1,0 +1,117 @@
+/* diag.c — the compiler's diagnostics: one error per compilation, shown the way C compilers
+ * show them.
+ *
+ *   kernels.py:12:9: error: expected ':' after 'if' condition, found NEWLINE
+ *           if x > 0
+ *                   ^
+ *
+ * Positions inside the compiler are 1-based lines and columns in the text the compiler was
+ * given. That text is often a fragment of a bigger file: the Python layer passes the
+ * dedented source of one function (inspect.getsource), together with the line the fragment
+ * starts at and the columns dedenting removed. What is printed adds both back, and the
+ * source line is re-indented by the removed columns, so the message, its line and its caret
+ * all describe the real file.
+ *
+ * Only the first error is kept: a later one is usually a consequence of the first, and every
+ * phase stops at its first error anyway. Columns count bytes; the caret line copies the tabs
+ * of the source line and skips UTF-8 continuation bytes so the caret lands under the right
+ * character in a terminal.
+ *
+ * Internal bugs (NBC__BUG) are a different path: they name the C file and line of the
+ * compiler, not the user's source, and carry status NBC_INTERNAL.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+
+static void ensure_buf(nbc__ctx *ctx) {
+  if (!ctx->diag.data) nbc__buf_init(&ctx->diag, ctx->arena);
+}
+
+/* Finds line `line` (1-based) of the text: its start and length without the line break.
+ * Line breaks are \n, \r\n and a lone \r, as in the tokenizer. Returns false past the end. */
+static bool find_line(const nbc__file *file, int line, const char **pstart, size_t *plen) {
+  const char *p = file->text, *end = file->text + file->size;
+  int n = 1;
+  while (n < line && p < end) {
+    if (*p == '\n') {
+      n++;
+    } else if (*p == '\r') {
+      if (p + 1 < end && p[1] == '\n') p++;
+      n++;
+    }
+    p++;
+  }
+  if (n != line) return false;
+  const char *q = p;
+  while (q < end && *q != '\n' && *q != '\r') q++;
+  *pstart = p;
+  *plen = (size_t)(q - p);
+  return true;
+}
+
+void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, int line,
+                     int col, const char *fmt, ...) {
+  if (ctx->status != NBC_OK) return;
+  ctx->status = status == NBC_OK ? NBC_COMPILE_ERROR : status;
+  ensure_buf(ctx);
+  nbc__buf *b = &ctx->diag;
+  b->len = 0;
+  if (b->cap) b->data[0] = '\0';
+  if (line < 1) line = 1;
+  if (col < 1) col = 1;
+  int offset = file && file->col_offset > 0 ? file->col_offset : 0;
+  int first = file && file->first_line > 0 ? file->first_line : 1;
+  nbc__buf_printf(b, "%s:%d:%d: error: ", file && file->name ? file->name : "<string>",
+                  line + first - 1, col + offset);
+  va_list ap;
+  va_start(ap, fmt);
+  nbc__buf_vprintf(b, fmt, ap);
+  va_end(ap);
+
+  const char *src;
+  size_t len;
+  if (!file || !file->text || !find_line(file, line, &src, &len)) return;
+  nbc__buf_puts(b, "\n");
+  for (int i = 0; i < offset; i++) nbc__buf_append(b, " ", 1);
+  nbc__buf_append(b, src, len);
+  nbc__buf_puts(b, "\n");
+  for (int i = 0; i < offset; i++) nbc__buf_append(b, " ", 1);
+  /* The caret may sit one past the end of the line (a missing ':' at the line's end). */
+  for (size_t i = 0; i + 1 < (size_t)col && i < len; i++) {
+    unsigned char c = (unsigned char)src[i];
+    if (c == '\t')
+      nbc__buf_append(b, "\t", 1);
+    else if ((c & 0xC0) != 0x80)
+      nbc__buf_append(b, " ", 1);
+  }
+  if ((size_t)col > len + 1) /* past the end: keep the distance the column says */
+    for (size_t i = len + 1; i < (size_t)col; i++) nbc__buf_append(b, " ", 1);
+  nbc__buf_append(b, "^", 1);
+}
+
+void nbc__diag_bug(nbc__ctx *ctx, const char *cfile, int cline, const char *fmt, ...) {
+  if (ctx->status != NBC_OK) return;
+  ctx->status = NBC_INTERNAL;
+  ensure_buf(ctx);
+  nbc__buf *b = &ctx->diag;
+  b->len = 0;
+  if (b->cap) b->data[0] = '\0';
+  const char *base = strrchr(cfile, '/');
+  nbc__buf_printf(b, "internal error at %s:%d: ", base ? base + 1 : cfile, cline);
+  va_list ap;
+  va_start(ap, fmt);
+  nbc__buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+void nbc__diag_oom(nbc__ctx *ctx) {
+  if (ctx->status != NBC_OK) return;
+  ctx->status = NBC_NO_MEMORY;
+  ensure_buf(ctx);
+  ctx->diag.len = 0;
+  if (ctx->diag.cap) ctx->diag.data[0] = '\0';
+  /* This append may itself fail; the status still says what happened. */
+  nbc__buf_puts(&ctx->diag, "error: out of memory while compiling");
+}
