@@ -251,8 +251,8 @@ bool nbc__type_is_complex(const nbc__type *t);
 bool nbc__type_is_number(const nbc__type *t);  /* bool, int, float, complex */
 int nbc__type_bits(const nbc__type *t);        /* scalar width in bits (bool: 1) */
 size_t nbc__type_size(const nbc__type *t);     /* scalar storage bytes */
-/* numba's printed name: "float64", "array(float32, 2d, C)", "UniTuple(int64, 2)",
- * "Tuple(float64, int32)", "none", "void". */
+/* numba's printed name: "float64", "bool", "array(float32, 2d, C)", "UniTuple(int64 x 2)"
+ * (numba's own spelling), "Tuple(float64, int32)", "none", "void". */
 void nbc__type_print(nbc__buf *out, const nbc__type *t);
 const char *nbc__type_name(nbc__ctx *ctx, const nbc__type *t);
 /* A scalar type (or alias) by name: "float32", "f4", "intp", "double", ...; NULL if none. */
@@ -268,6 +268,32 @@ const nbc__type *nbc__type_unify(nbc__ctx *ctx, const nbc__type *a, const nbc__t
 /* Whether numba converts `from` to `to` implicitly (assignment into an array element,
  * returning to a declared type, arguments of calls). */
 bool nbc__type_can_convert(const nbc__type *from, const nbc__type *to);
+
+/* numba's conversion kinds (typeconv Conversion), from the cast graph of its rules. */
+enum { NBC__CONV_EXACT = 1, NBC__CONV_PROMOTE = 2, NBC__CONV_SAFE = 3, NBC__CONV_UNSAFE = 4,
+       NBC__CONV_NONE = 99 };
+int nbc__type_conversion(const nbc__type *from, const nbc__type *to);
+/* A MODULE / FUNCTION / DTYPE type in the arena (name copied). */
+const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
+                                   const nbc__type *dtype);
+/* The typing functions with the signature numba's overload resolution chose: pargs[i]
+ * receives the type operand i is converted to before the operation (may be NULL). Every
+ * operation's operands are converted to these types by lower.c (infer.c sets ->cast). */
+const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__type *b,
+                                     const nbc__type **pargs, const char **pwhy);
+const nbc__type *nbc__type_unop_sig(nbc__op op, const nbc__type *a, const nbc__type **parg,
+                                    const char **pwhy);
+/* Builtins abs int float bool round min max over scalars ("abs", ...); pargs as above
+ * (min/max: every argument converts to the result). */
+const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const *args,
+                                        int nargs, const nbc__type **pargs, const char **pwhy);
+/* math.<name> over scalars (numba-cuda's cudamath templates); frexp/modf give tuples. */
+const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, int nargs,
+                                const nbc__type **pargs, const char **pwhy);
+bool nbc__math_exists(const char *name);
+/* Whether a value of type t may be tested for truth (if/while/and/or/not/bool()); float16
+ * is refused because numba-cuda's IR for it fails in libNVVM. */
+bool nbc__type_truth(const nbc__type *t, const char **pwhy);
 
 /* A parsed signature: return type (NULL when only arguments were given) and arguments. */
 typedef struct nbc__signature {
