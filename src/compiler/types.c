@@ -871,6 +871,7 @@ static bool sig_name(sigp *s, const char **pstart, size_t *plen) {
 /* '[' dim {',' dim} ']' after a scalar type. */
 static const nbc__type *sig_array(sigp *s, const nbc__type *dtype) {
   int ndim = 0, unit_at = -1;
+  const char *unit_pos = NULL;
   s->p++; /* '[' */
   for (;;) {
     sig_skip(s);
@@ -880,9 +881,11 @@ static const nbc__type *sig_array(sigp *s, const nbc__type *dtype) {
                 sig_found(s, found, sizeof found));
       return NULL;
     }
+    const char *dim_pos = s->p;
     s->p++;
     sig_skip(s);
     if (*s->p == ':') {
+      unit_pos = dim_pos;
       s->p++;
       sig_skip(s);
       if (*s->p != '1') {
@@ -917,6 +920,7 @@ static const nbc__type *sig_array(sigp *s, const nbc__type *dtype) {
   else if (unit_at == 0)
     layout = 'F';
   else if (unit_at > 0) {
+    s->p = unit_pos;
     sig_error(s, "%s", "'::1' must be the first or the last dimension");
     return NULL;
   }

@@ -1,0 +1,138 @@
+/* test_signature.c — nbc__signature_parse: numba's signature syntax, aliases, array
+ * layouts, and the exact text of its errors (with the column in the signature). */
+#include <string.h>
+
+#include "compiler/compiler.h"
+#include "test.h"
+
+typedef struct sig_env {
+  nbc__ctx ctx;
+  nbc__signature sig;
+} sig_env;
+
+static bool parse(sig_env *e, const char *text) {
+  memset(e, 0, sizeof *e);
+  e->ctx.arena = nbc__arena_create();
+  nbc__buf_init(&e->ctx.diag, e->ctx.arena);
+  return nbc__signature_parse(&e->ctx, text, &e->sig);
+}
+
+/* "ret(arg, arg)" as numba prints the types, for compact assertions. */
+static const char *show(sig_env *e) {
+  nbc__buf b;
+  nbc__buf_init(&b, e->ctx.arena);
+  nbc__buf_puts(&b, e->sig.ret ? nbc__type_name(&e->ctx, e->sig.ret) : "?");
+  nbc__buf_puts(&b, "(");
+  for (int i = 0; i < e->sig.nargs; i++) {
+    if (i) nbc__buf_puts(&b, ", ");
+    nbc__type_print(&b, e->sig.args[i]);
+  }
+  nbc__buf_puts(&b, ")");
+  return b.data;
+}
+
+#define ASSERT_SIG(text, expected)                                                         \
+  do {                                                                                     \
+    sig_env e_;                                                                            \
+    if (!parse(&e_, text)) TEST_FAIL_("%s: %s", text, e_.ctx.diag.data);                   \
+    ASSERT_STREQ(show(&e_), expected);                                                     \
+    nbc__arena_destroy(e_.ctx.arena);                                                      \
+  } while (0)
+
+/* The first line of the diagnostic must be exactly `expected`. */
+#define ASSERT_SIG_ERROR(text, expected)                                                   \
+  do {                                                                                     \
+    sig_env e_;                                                                            \
+    if (parse(&e_, text)) TEST_FAIL_("%s parsed", text);                                   \
+    ASSERT_EQ(e_.ctx.status, NBC_SIGNATURE_ERROR);                                         \
+    char *nl_ = strchr(e_.ctx.diag.data, '\n');                                            \
+    if (nl_) *nl_ = 0;                                                                     \
+    ASSERT_STREQ(e_.ctx.diag.data, expected);                                              \
+    nbc__arena_destroy(e_.ctx.arena);                                                      \
+  } while (0)
+
+TEST(scalars) {
+  ASSERT_SIG("float32(float32, int64)", "float32(float32, int64)");
+  ASSERT_SIG("  int32 ( int32,int32 ) ", "int32(int32, int32)");
+  ASSERT_SIG("(float64, int32)", "?(float64, int32)");
+  ASSERT_SIG("(float32,)", "?(float32)");
+  ASSERT_SIG("void()", "void()");
+  ASSERT_SIG("()", "?()");
+  ASSERT_SIG("uint32(uint32, uint32)", "uint32(uint32, uint32)");
+  ASSERT_SIG("boolean(bool_, b1, bool)", "bool(bool, bool, bool)");
+  ASSERT_SIG("complex128(complex64, c8, c16)", "complex128(complex64, complex64, complex128)");
+  ASSERT_SIG("float16(f2)", "float16(float16)");
+}
+
+TEST(aliases) {
+  ASSERT_SIG("f4(f8, i1, i2, i4, i8)", "float32(float64, int8, int16, int32, int64)");
+  ASSERT_SIG("u1(u2, u4, u8)", "uint8(uint16, uint32, uint64)");
+  ASSERT_SIG("intp(uintp, int_, double, float_)", "int64(uint64, int64, float64, float32)");
+  ASSERT_SIG("intc(uintc, short, ushort, long_, ulong, longlong, ulonglong, byte, char, uint)",
+             "int32(uint32, int16, uint16, int64, uint64, int64, uint64, uint8, int8, uint64)");
+}
+
+TEST(arrays) {
+  ASSERT_SIG("void(float32[:], float32[:, ::1])",
+             "void(array(float32, 1d, A), array(float32, 2d, C))");
+  ASSERT_SIG("void(float32[::1])", "void(array(float32, 1d, C))");
+  ASSERT_SIG("void(float64[::1, :])", "void(array(float64, 2d, F))");
+  ASSERT_SIG("void(float32[:, :])", "void(array(float32, 2d, A))");
+  ASSERT_SIG("void(int8[:,:,:,::1])", "void(array(int8, 4d, C))");
+  ASSERT_SIG("void(f8[::1,:,:])", "void(array(float64, 3d, F))");
+  ASSERT_SIG("int32[:](int32[: , : : 1])", "array(int32, 1d, A)(array(int32, 2d, C))");
+}
+
+TEST(tuples) {
+  ASSERT_SIG("UniTuple(int64, 2)(int64)", "UniTuple(int64 x 2)(int64)");
+  ASSERT_SIG("(Tuple(float64, int32),)", "?(Tuple(float64, int32))");
+}
+
+TEST(errors) {
+  ASSERT_SIG_ERROR("float32(floot32)",
+                   "<signature>:1:9: error: invalid signature: unknown type 'floot32' at column 9");
+  ASSERT_SIG_ERROR("float32(float32",
+                   "<signature>:1:16: error: invalid signature: expected ',' or ')' but found end "
+                   "of signature at column 16");
+  ASSERT_SIG_ERROR("float32(float32[:, ::2])",
+                   "<signature>:1:22: error: invalid signature: expected '1' after '::' but "
+                   "found '2' at column 22");
+  ASSERT_SIG_ERROR("void(float32[:, ::1, :])",
+                   "<signature>:1:17: error: invalid signature: '::1' must be the first or the "
+                   "last dimension at column 17");
+  ASSERT_SIG_ERROR("", "<signature>:1:1: error: invalid signature: empty signature at column 1");
+  ASSERT_SIG_ERROR("float64[::1, :]",
+                   "<signature>:1:1: error: invalid signature: expected 'ret(args...)' or "
+                   "'(args...)', found a single type at column 1");
+  ASSERT_SIG_ERROR("void(int32) x",
+                   "<signature>:1:13: error: invalid signature: unexpected 'x' after the "
+                   "signature at column 13");
+  ASSERT_SIG_ERROR("void(void)",
+                   "<signature>:1:6: error: invalid signature: void is not an argument type at "
+                   "column 6");
+  ASSERT_SIG_ERROR("void(3)",
+                   "<signature>:1:6: error: invalid signature: expected a type name but found "
+                   "'3' at column 6");
+  ASSERT_SIG_ERROR("void(int32 int32)",
+                   "<signature>:1:12: error: invalid signature: expected ',' or ')' but found "
+                   "'int32' at column 12");
+  ASSERT_SIG_ERROR("void(float32[])",
+                   "<signature>:1:14: error: invalid signature: expected ':' or '::1' in array "
+                   "dimensions but found ']' at column 14");
+}
+
+TEST(no_crash_on_garbage) {
+  static const char *inputs[] = {"(((", ")", "[:]", "int32[", "int32(int32[:,", "UniTuple(",
+                                 "UniTuple(int32, -1)()", "Tuple(int32[:])()", "\x01\xff", ",",
+                                 "void(,)"};
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+    sig_env e;
+    ASSERT(!parse(&e, inputs[i]));
+    ASSERT_EQ(e.ctx.status, NBC_SIGNATURE_ERROR);
+    ASSERT_CONTAINS(e.ctx.diag.data, "invalid signature: ");
+    nbc__arena_destroy(e.ctx.arena);
+  }
+}
+
+TEST_LIST(X(scalars) X(aliases) X(arrays) X(tuples) X(errors) X(no_crash_on_garbage))
+TEST_MAIN()
