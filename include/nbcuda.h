@@ -120,6 +120,10 @@ nbc_status_t nbc_driver_version(int *pversion);
 const char *nbc_driver_path(void);
 /* 1 when driver entry points are the per-thread-default-stream (_ptds/_ptsz) variants. */
 int nbc_driver_per_thread_default_stream(void);
+/* Why the driver cannot be used (numba's cuda_error()): NULL when it initialised, else the
+ * description of the failure ("CUDA_ERROR_NO_DEVICE (100)", "CUDA is disabled ..."). Loads
+ * and initialises the driver when that has not happened yet. Lives for the process. */
+const char *nbc_driver_init_error(void);
 
 /* ---------------------------------------------------------------------------------------
  * Devices.

@@ -1,0 +1,83 @@
+/* event.c — CUDA events: create (with or without timing), record on a stream, query,
+ * synchronize, make a stream wait, and the elapsed time between two events.
+ *
+ * nbcuda remembers whether an event was created with timing, so that asking the elapsed time
+ * of a non-timing event is a clear NBC_NOT_TIMING_EVENT before the driver is asked (the
+ * driver would only say CUDA_ERROR_INVALID_HANDLE). Everything else is one driver call; a
+ * pending event is NBC_NOT_READY, not an error (numba's Event.query() is False).
+ */
+#include <stdlib.h>
+
+#include "host/host.h"
+
+nbc_status_t nbc_event_create(int timing, nbc_event_t **pevent) {
+  if (!pevent) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_create: pevent is NULL");
+  *pevent = NULL;
+  nbc_context_t *context;
+  nbc_status_t st = nbc__context_ensure(&context);
+  if (st != NBC_OK) return st;
+  nbc_event_t *e = malloc(sizeof *e);
+  if (!e) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  CUresult res = nbc__cu.cuEventCreate(&e->handle, timing ? 0u : NBC__CU_EVENT_DISABLE_TIMING);
+  if (res != NBC__CUDA_SUCCESS) {
+    free(e);
+    return nbc__driver_fail("cuEventCreate", res);
+  }
+  e->timing = timing != 0;
+  *pevent = e;
+  return NBC_OK;
+}
+
+void nbc_event_destroy(nbc_event_t *event) {
+  if (!event) return;
+  nbc__cu.cuEventDestroy(event->handle);
+  free(event);
+}
+
+int nbc_event_is_timing(const nbc_event_t *event) { return event && event->timing; }
+
+nbc_status_t nbc_event_record(nbc_event_t *event, nbc_stream_t *stream) {
+  if (!event) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_record: event is NULL");
+  CUresult res = nbc__cu.cuEventRecord(event->handle, stream ? stream->handle : NULL);
+  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
+  return nbc__driver_fail("cuEventRecord", res);
+}
+
+nbc_status_t nbc_event_query(nbc_event_t *event) {
+  if (!event) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_query: event is NULL");
+  CUresult res = nbc__cu.cuEventQuery(event->handle);
+  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
+  if (res == NBC__CUDA_ERROR_NOT_READY) return NBC_NOT_READY;
+  return nbc__driver_fail("cuEventQuery", res);
+}
+
+nbc_status_t nbc_event_synchronize(nbc_event_t *event) {
+  if (!event)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_synchronize: event is NULL");
+  NBC__CHECK("cuEventSynchronize", nbc__cu.cuEventSynchronize(event->handle));
+  return NBC_OK;
+}
+
+nbc_status_t nbc_event_wait(nbc_event_t *event, nbc_stream_t *stream) {
+  if (!event) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_wait: event is NULL");
+  NBC__CHECK("cuStreamWaitEvent",
+             nbc__cu.cuStreamWaitEvent(stream ? stream->handle : NULL, event->handle, 0));
+  return NBC_OK;
+}
+
+nbc_status_t nbc_event_elapsed_time(nbc_event_t *start, nbc_event_t *end, float *pms) {
+  if (!start || !end || !pms)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_elapsed_time: NULL argument");
+  if (__builtin_expect(!start->timing || !end->timing, 0))
+    return nbc__set_error(NBC_NOT_TIMING_EVENT,
+                          "cuEventElapsedTime: the %s event was created with timing disabled "
+                          "(nbc_event_create(0, ...)); create both events with timing",
+                          !start->timing ? "start" : "end");
+  CUresult res = nbc__cu.cuEventElapsedTime(pms, start->handle, end->handle);
+  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
+  if (res == NBC__CUDA_ERROR_NOT_READY) {
+    nbc__driver_fail("cuEventElapsedTime", res);
+    return NBC_NOT_READY;
+  }
+  return nbc__driver_fail("cuEventElapsedTime", res);
+}

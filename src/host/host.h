@@ -1,0 +1,104 @@
+/* host.h — the internal contract between the files of src/host/: the layout of the opaque
+ * handles of nbcuda.h and the nbc__ functions one host file offers the others.
+ *
+ * Object ownership:
+ *   - devices and their primary-context records are created once, on first use, and live for
+ *     the process (device.c); a device reset only drops the retained CUcontext;
+ *   - streams, events, modules are heap wrappers around driver handles, owned by the caller;
+ *   - functions belong to their module and are freed with it.
+ *
+ * Concurrency: context activation is serialised by one process-wide recursive lock
+ * (context.c); the per-thread attached context (require_context) and the per-thread cache of
+ * the last verified current context are thread-local. Everything else calls the driver, which
+ * is thread-safe, directly.
+ */
+#ifndef NBC_HOST_H
+#define NBC_HOST_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "driver/driver_api.h"
+
+struct nbc_device {
+  int id;          /* ordinal */
+  CUdevice handle; /* cuDeviceGet(ordinal) */
+  int cc_major;
+  int cc_minor;
+  char name[256];
+  char uuid[48]; /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+  nbc_context_t *primary; /* the record of the primary context (always allocated) */
+};
+
+struct nbc_module; /* module.c */
+
+struct nbc_context {
+  nbc_device_t *device;
+  _Atomic(CUcontext) handle; /* retained primary context, NULL until retained / after reset */
+  pthread_mutex_t lock;      /* guards modules */
+  struct nbc_module *modules; /* loaded into this context, unloaded by nbc_context_reset */
+};
+
+struct nbc_stream {
+  CUstream handle;
+  nbc_stream_kind_t kind;
+};
+
+struct nbc_event {
+  CUevent handle;
+  int timing;
+};
+
+struct nbc_function {
+  CUfunction handle;
+  struct nbc_module *module;
+  struct nbc_function *next;
+  char name[];
+};
+
+struct nbc_module {
+  CUmodule handle; /* NULL once its context was reset (the driver unloaded it) */
+  nbc_context_t *context;
+  struct nbc_module *prev, *next; /* the context's list */
+  nbc_function_t *functions;
+};
+
+/* device.c ---------------------------------------------------------------------------- */
+/* Enumerates the devices once (after the driver is initialised). */
+nbc_status_t nbc__devices(nbc_device_t **pdevices, int *pcount);
+/* The device whose CUdevice is handle, or NULL. */
+nbc_device_t *nbc__device_from_handle(CUdevice handle);
+
+/* context.c --------------------------------------------------------------------------- */
+/* nbc_current_context(-1) with a per-thread fast path: the context nbcuda operates in. */
+nbc_status_t nbc__context_ensure(nbc_context_t **pcontext);
+/* For calls that do not take a context (memcpy on a pointer, launch): when result is
+ * CUDA_ERROR_INVALID_CONTEXT and this thread has no current context, creates one as
+ * nbc_current_context(-1) does and returns 1 (retry the call); else 0. */
+int nbc__context_retry(CUresult result);
+/* Retains the device's primary context if needed (under the activation lock). */
+nbc_status_t nbc__context_primary(nbc_device_t *device, nbc_context_t **pcontext);
+/* Makes context current for a moment: *ppushed says whether it was pushed and must be popped
+ * by nbc__context_leave. */
+nbc_status_t nbc__context_enter(nbc_context_t *context, int *ppushed);
+void nbc__context_leave(int pushed);
+
+/* memory.c ---------------------------------------------------------------------------- */
+/* Frees every allocation nbcuda made in context and still tracks (context must be current). */
+void nbc__memory_release_context(nbc_context_t *context);
+
+/* module.c ---------------------------------------------------------------------------- */
+/* Unloads every module still loaded in context (context must be current); their handles stay
+ * valid as empty wrappers until nbc_module_destroy. */
+void nbc__module_release_context(nbc_context_t *context);
+
+/* runtime.c --------------------------------------------------------------------------- */
+/* dlopens an optional toolkit library: the path in env_var if set (it must exist), else
+ * <root>/<subdir>/<soname> for root in CUDA_HOME, CUDA_PATH, /usr/local/cuda and each subdir
+ * (NULL: {"lib64"}), else each soname through the loader. Returns the handle or NULL; *path
+ * gets what was opened, *searched every place tried ("; "-separated) for the message. */
+void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
+                                const char *const *sonames, char *path, size_t path_size,
+                                char *searched, size_t searched_size);
+
+#endif /* NBC_HOST_H */

@@ -1,0 +1,48 @@
+/* launch.c — kernel launches: cuLaunchKernel with an array of parameter pointers, or with the
+ * parameters packed in one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE).
+ *
+ * A launch is the hottest host call after queries, so it is one driver call: the function's
+ * module fixes the context, the driver validates dimensions and parameters, and nbcuda only
+ * formats a message (with the launch configuration and the kernel name) when it fails.
+ */
+#include "host/host.h"
+
+static nbc_status_t launch_failed(const nbc_function_t *f, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared, CUresult res) {
+  return nbc__driver_failf("cuLaunchKernel", res,
+                           " (kernel '%s', grid (%u, %u, %u), block (%u, %u, %u), %u bytes of "
+                           "shared memory)",
+                           f->name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                           shared);
+}
+
+nbc_status_t nbc_launch(nbc_function_t *function, const unsigned grid[3],
+                        const unsigned block[3], unsigned shared_bytes, nbc_stream_t *stream,
+                        void **args) {
+  if (__builtin_expect(!function || !grid || !block, 0))
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_launch: NULL function or dimensions");
+  CUresult res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
+                                        block[1], block[2], shared_bytes,
+                                        stream ? stream->handle : NULL, args, NULL);
+  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
+  return launch_failed(function, grid, block, shared_bytes, res);
+}
+
+nbc_status_t nbc_launch_packed(nbc_function_t *function, const unsigned grid[3],
+                               const unsigned block[3], unsigned shared_bytes,
+                               nbc_stream_t *stream, const void *params, size_t params_size) {
+  if (__builtin_expect(!function || !grid || !block, 0))
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_launch_packed: NULL function or dimensions");
+  if (params_size && !params)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_launch_packed: params is NULL");
+  size_t size = params_size;
+  void *extra[] = {NBC__CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)params,
+                   NBC__CU_LAUNCH_PARAM_BUFFER_SIZE, &size, NBC__CU_LAUNCH_PARAM_END};
+  CUresult res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
+                                        block[1], block[2], shared_bytes,
+                                        stream ? stream->handle : NULL, NULL,
+                                        params_size ? extra : NULL);
+  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
+  return launch_failed(function, grid, block, shared_bytes, res);
+}

@@ -1,0 +1,150 @@
+/* memory.c — device memory: allocation, copies host<->device (sync and on a stream), memset.
+ *
+ * Allocations are made in the current context (one is created as nbc_current_context(-1)
+ * does). nbcuda remembers which context each allocation belongs to, in a hash table keyed by
+ * the device address, so that nbc_context_reset can free what nbcuda allocated in a context
+ * (numba's Context.reset drops its allocations) and nbc_mem_free of an address nbcuda does
+ * not know is still passed to the driver, which judges it.
+ *
+ * Copies take device addresses, not contexts: they call the driver directly, and only when the
+ * driver says CUDA_ERROR_INVALID_CONTEXT on a thread with no context at all is a context
+ * created and the call retried — the hot path costs one indirect call.
+ */
+#include <stdlib.h>
+
+#include "host/host.h"
+
+typedef struct allocation {
+  CUdeviceptr ptr;
+  size_t bytes;
+  nbc_context_t *context;
+  struct allocation *next;
+} allocation;
+
+#define BUCKETS 1024u
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static allocation *table[BUCKETS];
+
+static unsigned bucket_of(CUdeviceptr ptr) {
+  uint64_t h = (uint64_t)ptr * 0x9E3779B97F4A7C15ull;
+  return (unsigned)(h >> 54) & (BUCKETS - 1);
+}
+
+static void track(allocation *a) {
+  unsigned b = bucket_of(a->ptr);
+  pthread_mutex_lock(&table_lock);
+  a->next = table[b];
+  table[b] = a;
+  pthread_mutex_unlock(&table_lock);
+}
+
+/* Removes and returns the record of ptr, or NULL. */
+static allocation *untrack(CUdeviceptr ptr) {
+  unsigned b = bucket_of(ptr);
+  pthread_mutex_lock(&table_lock);
+  allocation **link = &table[b];
+  while (*link && (*link)->ptr != ptr) link = &(*link)->next;
+  allocation *a = *link;
+  if (a) *link = a->next;
+  pthread_mutex_unlock(&table_lock);
+  return a;
+}
+
+void nbc__memory_release_context(nbc_context_t *context) {
+  allocation *mine = NULL;
+  pthread_mutex_lock(&table_lock);
+  for (unsigned b = 0; b < BUCKETS; b++) {
+    allocation **link = &table[b];
+    while (*link) {
+      allocation *a = *link;
+      if (a->context == context) {
+        *link = a->next;
+        a->next = mine;
+        mine = a;
+      } else {
+        link = &a->next;
+      }
+    }
+  }
+  pthread_mutex_unlock(&table_lock);
+  while (mine) {
+    allocation *next = mine->next;
+    nbc__cu.cuMemFree(mine->ptr);
+    free(mine);
+    mine = next;
+  }
+}
+
+nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr) {
+  if (!pptr) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_alloc: pptr is NULL");
+  *pptr = 0;
+  nbc_context_t *context;
+  nbc_status_t st = nbc__context_ensure(&context);
+  if (st != NBC_OK) return st;
+  allocation *a = malloc(sizeof *a);
+  if (!a) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  CUdeviceptr ptr = 0;
+  CUresult res = nbc__cu.cuMemAlloc(&ptr, bytes);
+  if (res != NBC__CUDA_SUCCESS) {
+    free(a);
+    return nbc__driver_failf("cuMemAlloc", res, " (allocating %zu bytes on device %d)", bytes,
+                             context->device->id);
+  }
+  a->ptr = ptr;
+  a->bytes = bytes;
+  a->context = context;
+  track(a);
+  *pptr = ptr;
+  return NBC_OK;
+}
+
+nbc_status_t nbc_mem_free(nbc_devptr_t ptr) {
+  if (!ptr) return NBC_OK;
+  NBC__ENSURE_DRIVER();
+  allocation *a = untrack(ptr);
+  CUresult res = nbc__cu.cuMemFree(ptr);
+  if (res != NBC__CUDA_SUCCESS) {
+    if (a) track(a); /* still allocated as far as the driver is concerned */
+    return nbc__driver_failf("cuMemFree", res, " (address 0x%llx)", (unsigned long long)ptr);
+  }
+  free(a);
+  return NBC_OK;
+}
+
+/* Calls a context-free driver function, creating a context once if the thread has none. */
+#define CALL_WITH_CONTEXT(name, ...)                                                       \
+  do {                                                                                     \
+    NBC__ENSURE_DRIVER();                                                                  \
+    CUresult res_ = nbc__cu.name(__VA_ARGS__);                                             \
+    if (__builtin_expect(res_ == NBC__CUDA_SUCCESS, 1)) return NBC_OK;                     \
+    if (nbc__context_retry(res_)) res_ = nbc__cu.name(__VA_ARGS__);                        \
+    if (res_ == NBC__CUDA_SUCCESS) return NBC_OK;                                          \
+    return nbc__driver_failf(#name, res_, " (%zu bytes)", bytes);                          \
+  } while (0)
+
+nbc_status_t nbc_memcpy_htod(nbc_devptr_t dst, const void *src, size_t bytes) {
+  CALL_WITH_CONTEXT(cuMemcpyHtoD, dst, src, bytes);
+}
+
+nbc_status_t nbc_memcpy_dtoh(void *dst, nbc_devptr_t src, size_t bytes) {
+  CALL_WITH_CONTEXT(cuMemcpyDtoH, dst, src, bytes);
+}
+
+nbc_status_t nbc_memcpy_dtod(nbc_devptr_t dst, nbc_devptr_t src, size_t bytes) {
+  CALL_WITH_CONTEXT(cuMemcpyDtoD, dst, src, bytes);
+}
+
+nbc_status_t nbc_memcpy_htod_async(nbc_devptr_t dst, const void *src, size_t bytes,
+                                   nbc_stream_t *stream) {
+  CALL_WITH_CONTEXT(cuMemcpyHtoDAsync, dst, src, bytes, stream ? stream->handle : NULL);
+}
+
+nbc_status_t nbc_memcpy_dtoh_async(void *dst, nbc_devptr_t src, size_t bytes,
+                                   nbc_stream_t *stream) {
+  CALL_WITH_CONTEXT(cuMemcpyDtoHAsync, dst, src, bytes, stream ? stream->handle : NULL);
+}
+
+nbc_status_t nbc_memset_d8(nbc_devptr_t dst, unsigned char value, size_t bytes) {
+  CALL_WITH_CONTEXT(cuMemsetD8, dst, value, bytes);
+}

@@ -1,0 +1,300 @@
+/* module.c — loading code into the current context: PTX, cubin and fatbin straight through
+ * cuModuleLoadDataEx, LTO-IR and multi-image links through nvJitLink; kernel lookup.
+ *
+ * nvJitLink is optional and loaded lazily with dlopen the first time a link is needed
+ * (NBCUDA_NVJITLINK, CUDA_HOME/CUDA_PATH/usr/local/cuda lib64, the loader path). A link
+ * targets -arch=sm_XY of the current context's device, adds -lto when any input is LTO-IR,
+ * checks every nvJitLinkAddData, and on failure puts nvJitLink's error log in the message.
+ * PTX JIT errors of the driver are reported with the driver's error log the same way.
+ *
+ * Each module is listed in its context so that nbc_context_reset (and a device reset) can
+ * unload it; the nbc_module_t then stays a valid, empty wrapper until nbc_module_destroy.
+ * Functions are looked up once per call to nbc_module_get_function and owned by the module.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+
+/* --- nvJitLink ------------------------------------------------------------------------ */
+typedef struct nvjitlink_st *nvjitlink_handle;
+enum { NVJITLINK_INPUT_CUBIN = 1, NVJITLINK_INPUT_PTX = 2, NVJITLINK_INPUT_LTOIR = 3,
+       NVJITLINK_INPUT_FATBIN = 4 };
+
+static struct {
+  int (*create)(nvjitlink_handle *h, uint32_t n, const char **options);
+  int (*destroy)(nvjitlink_handle *h);
+  int (*add_data)(nvjitlink_handle h, int type, const void *data, size_t size,
+                  const char *name);
+  int (*complete)(nvjitlink_handle h);
+  int (*cubin_size)(nvjitlink_handle h, size_t *size);
+  int (*cubin)(nvjitlink_handle h, void *cubin);
+  int (*log_size)(nvjitlink_handle h, size_t *size);
+  int (*log)(nvjitlink_handle h, char *log);
+} jit;
+
+static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
+static int jit_loaded;
+static char jit_error[8192];
+
+static void load_jit(void) {
+  static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12",
+                                        "libnvJitLink.so", NULL};
+  char path[4200], searched[6000];
+  void *lib = nbc__open_toolkit_library("NBCUDA_NVJITLINK", NULL, sonames, path, sizeof path,
+                                        searched, sizeof searched);
+  if (!lib) {
+    snprintf(jit_error, sizeof jit_error, "nvJitLink cannot be found or loaded (searched %s)",
+             searched);
+    return;
+  }
+  struct {
+    const char *name;
+    void **slot;
+  } syms[] = {
+      {"nvJitLinkCreate", (void **)&jit.create},
+      {"nvJitLinkDestroy", (void **)&jit.destroy},
+      {"nvJitLinkAddData", (void **)&jit.add_data},
+      {"nvJitLinkComplete", (void **)&jit.complete},
+      {"nvJitLinkGetLinkedCubinSize", (void **)&jit.cubin_size},
+      {"nvJitLinkGetLinkedCubin", (void **)&jit.cubin},
+      {"nvJitLinkGetErrorLogSize", (void **)&jit.log_size},
+      {"nvJitLinkGetErrorLog", (void **)&jit.log},
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+    *syms[i].slot = dlsym(lib, syms[i].name);
+    if (!*syms[i].slot) {
+      snprintf(jit_error, sizeof jit_error, "%s has no %s", path, syms[i].name);
+      return; /* keep lib loaded: nothing was called */
+    }
+  }
+  jit_loaded = 1;
+}
+
+static nbc_image_kind_t recognise(const void *data, size_t size, nbc_image_kind_t kind) {
+  if (kind != NBC_IMAGE_AUTO) return kind;
+  const unsigned char *b = data;
+  if (size >= 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')
+    return NBC_IMAGE_CUBIN;
+  if (size >= 4 && b[0] == 0xED && b[1] == 0x43 && b[2] == 0x4E && b[3] == 0x7F)
+    return NBC_IMAGE_LTOIR;
+  if (size >= 4 && b[0] == 0x50 && b[1] == 0xED && b[2] == 0x55 && b[3] == 0xBA)
+    return NBC_IMAGE_FATBIN;
+  return NBC_IMAGE_PTX;
+}
+
+static const char *kind_name(nbc_image_kind_t kind) {
+  switch (kind) {
+  case NBC_IMAGE_PTX: return "PTX";
+  case NBC_IMAGE_CUBIN: return "cubin";
+  case NBC_IMAGE_FATBIN: return "fatbin";
+  case NBC_IMAGE_LTOIR: return "LTO-IR";
+  default: return "image";
+  }
+}
+
+/* Formats nvJitLink's failure with its error log; destroys the handle. */
+static nbc_status_t jit_fail(nvjitlink_handle *h, const char *call, int result,
+                             const char *what) {
+  char *log = NULL;
+  size_t size = 0;
+  if (*h && jit.log_size(*h, &size) == 0 && size > 1 && (log = malloc(size + 1)) &&
+      jit.log(*h, log) == 0)
+    log[size] = '\0';
+  else if (log)
+    log[0] = '\0';
+  nbc_status_t st = nbc__set_error(NBC_LINK_ERROR, "%s failed (nvJitLinkResult %d)%s%s%s%s",
+                                   call, result, what ? " for " : "", what ? what : "",
+                                   log && *log ? ":\n" : "", log ? log : "");
+  free(log);
+  if (*h) jit.destroy(h);
+  return st;
+}
+
+/* Links images for the current device into a cubin (malloc'd). */
+static nbc_status_t jit_link(const nbc_image_t *images, int count, nbc_context_t *context,
+                             void **pcubin, size_t *psize) {
+  pthread_once(&jit_once, load_jit);
+  if (!jit_loaded) return nbc__set_error(NBC_NO_JITLINK, "%s", jit_error);
+  char arch[32];
+  snprintf(arch, sizeof arch, "-arch=sm_%d%d", context->device->cc_major,
+           context->device->cc_minor);
+  const char *options[2] = {arch, "-lto"};
+  uint32_t n_options = 1;
+  for (int i = 0; i < count; i++)
+    if (recognise(images[i].data, images[i].size, images[i].kind) == NBC_IMAGE_LTOIR)
+      n_options = 2;
+  nvjitlink_handle h = NULL;
+  int r = jit.create(&h, n_options, options);
+  if (r != 0) return jit_fail(&h, "nvJitLinkCreate", r, arch);
+  for (int i = 0; i < count; i++) {
+    nbc_image_kind_t kind = recognise(images[i].data, images[i].size, images[i].kind);
+    int type = kind == NBC_IMAGE_CUBIN    ? NVJITLINK_INPUT_CUBIN
+               : kind == NBC_IMAGE_LTOIR  ? NVJITLINK_INPUT_LTOIR
+               : kind == NBC_IMAGE_FATBIN ? NVJITLINK_INPUT_FATBIN
+                                          : NVJITLINK_INPUT_PTX;
+    char name[64];
+    snprintf(name, sizeof name, "image%d.%s", i, kind_name(kind));
+    r = jit.add_data(h, type, images[i].data, images[i].size, name);
+    if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, name);
+  }
+  r = jit.complete(h);
+  if (r != 0) return jit_fail(&h, "nvJitLinkComplete", r, arch);
+  size_t size = 0;
+  r = jit.cubin_size(h, &size);
+  if (r != 0) return jit_fail(&h, "nvJitLinkGetLinkedCubinSize", r, NULL);
+  void *cubin = malloc(size ? size : 1);
+  if (!cubin) {
+    jit.destroy(&h);
+    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  }
+  r = jit.cubin(h, cubin);
+  if (r != 0) {
+    free(cubin);
+    return jit_fail(&h, "nvJitLinkGetLinkedCubin", r, NULL);
+  }
+  jit.destroy(&h);
+  *pcubin = cubin;
+  *psize = size;
+  return NBC_OK;
+}
+
+/* --- loading -------------------------------------------------------------------------- */
+static void list_add(nbc_context_t *context, nbc_module_t *m) {
+  pthread_mutex_lock(&context->lock);
+  m->prev = NULL;
+  m->next = context->modules;
+  if (context->modules) context->modules->prev = m;
+  context->modules = m;
+  pthread_mutex_unlock(&context->lock);
+}
+
+/* Loads a driver-loadable image (NUL-terminated when PTX) into the current context. */
+static nbc_status_t load(const void *image, nbc_image_kind_t kind, nbc_context_t *context,
+                         nbc_module_t **pmodule) {
+  nbc_module_t *m = calloc(1, sizeof *m);
+  if (!m) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  char log[4096] = "";
+  CUjit_option options[2] = {NBC__CU_JIT_ERROR_LOG_BUFFER,
+                             NBC__CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[2] = {log, (void *)(uintptr_t)(sizeof log - 1)};
+  CUresult res = nbc__cu.cuModuleLoadDataEx(&m->handle, image, 2, options, values);
+  if (res != NBC__CUDA_SUCCESS) {
+    free(m);
+    log[sizeof log - 1] = '\0';
+    return nbc__driver_failf("cuModuleLoadDataEx", res, " (loading %s)%s%s", kind_name(kind),
+                             log[0] ? ":\n" : "", log);
+  }
+  m->context = context;
+  list_add(context, m);
+  *pmodule = m;
+  return NBC_OK;
+}
+
+nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t **pmodule) {
+  if (!pmodule || !images || count <= 0)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_link: no images");
+  *pmodule = NULL;
+  for (int i = 0; i < count; i++)
+    if (!images[i].data || images[i].size == 0)
+      return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_link: image %d is empty", i);
+  nbc_context_t *context;
+  nbc_status_t st = nbc__context_ensure(&context);
+  if (st != NBC_OK) return st;
+  void *cubin = NULL;
+  size_t size = 0;
+  st = jit_link(images, count, context, &cubin, &size);
+  if (st != NBC_OK) return st;
+  st = load(cubin, NBC_IMAGE_CUBIN, context, pmodule);
+  free(cubin);
+  return st;
+}
+
+nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind_t kind,
+                                  nbc_module_t **pmodule) {
+  if (!pmodule || !image || size == 0)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: empty image");
+  *pmodule = NULL;
+  if ((int)kind < NBC_IMAGE_AUTO || (int)kind > NBC_IMAGE_LTOIR)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: unknown image kind %d",
+                          (int)kind);
+  kind = recognise(image, size, kind);
+  if (kind == NBC_IMAGE_LTOIR) {
+    nbc_image_t one = {image, size, kind};
+    return nbc_module_link(&one, 1, pmodule);
+  }
+  nbc_context_t *context;
+  nbc_status_t st = nbc__context_ensure(&context);
+  if (st != NBC_OK) return st;
+  if (kind != NBC_IMAGE_PTX || ((const char *)image)[size - 1] == '\0')
+    return load(image, kind, context, pmodule);
+  /* The driver reads PTX up to a NUL; the caller's text need not have one. */
+  char *text = malloc(size + 1);
+  if (!text) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  memcpy(text, image, size);
+  text[size] = '\0';
+  st = load(text, kind, context, pmodule);
+  free(text);
+  return st;
+}
+
+static void free_functions(nbc_module_t *m) {
+  while (m->functions) {
+    nbc_function_t *next = m->functions->next;
+    free(m->functions);
+    m->functions = next;
+  }
+}
+
+void nbc__module_release_context(nbc_context_t *context) {
+  pthread_mutex_lock(&context->lock);
+  for (nbc_module_t *m = context->modules; m; m = m->next) {
+    if (m->handle) nbc__cu.cuModuleUnload(m->handle);
+    m->handle = NULL;
+  }
+  pthread_mutex_unlock(&context->lock);
+}
+
+void nbc_module_destroy(nbc_module_t *module) {
+  if (!module) return;
+  nbc_context_t *context = module->context;
+  pthread_mutex_lock(&context->lock);
+  if (module->prev)
+    module->prev->next = module->next;
+  else
+    context->modules = module->next;
+  if (module->next) module->next->prev = module->prev;
+  CUmodule handle = module->handle;
+  pthread_mutex_unlock(&context->lock);
+  if (handle) nbc__cu.cuModuleUnload(handle);
+  free_functions(module);
+  free(module);
+}
+
+nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
+                                     nbc_function_t **pfunction) {
+  if (!module || !name || !pfunction)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_get_function: NULL argument");
+  *pfunction = NULL;
+  if (!module->handle)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_module_get_function: the module was unloaded by a context reset");
+  size_t len = strlen(name);
+  nbc_function_t *f = malloc(sizeof *f + len + 1);
+  if (!f) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  CUresult res = nbc__cu.cuModuleGetFunction(&f->handle, module->handle, name);
+  if (res != NBC__CUDA_SUCCESS) {
+    free(f);
+    return nbc__driver_failf("cuModuleGetFunction", res, " (kernel '%s')", name);
+  }
+  memcpy(f->name, name, len + 1);
+  f->module = module;
+  pthread_mutex_lock(&module->context->lock);
+  f->next = module->functions;
+  module->functions = f;
+  pthread_mutex_unlock(&module->context->lock);
+  *pfunction = f;
+  return NBC_OK;
+}

@@ -1,0 +1,159 @@
+/* runtime.c — the CUDA runtime version (numba's cuda.runtime) and the search for optional
+ * toolkit libraries shared with module.c (nvJitLink).
+ *
+ * nbc_runtime_get_version answers from the first library that can:
+ *   1. libcudart's cudaRuntimeGetVersion (the CUDA runtime proper, like historic numba);
+ *   2. NVRTC's nvrtcVersion (what numba-cuda HEAD reports as the runtime version);
+ * each searched as nbc__open_toolkit_library does (NBCUDA_CUDART / NBCUDA_NVRTC, CUDA_HOME,
+ * CUDA_PATH, /usr/local/cuda, the loader path; sonames .so.13, .so.12, .so). The answer and
+ * which library gave it are computed once and cached. Neither call initialises the driver.
+ * If nothing answers: NBC_NO_RUNTIME listing every place searched.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "host/host.h"
+
+static void append(char *buf, size_t size, const char *text) {
+  size_t n = strlen(buf);
+  if (n + 1 < size) snprintf(buf + n, size - n, "%s%s", n ? "; " : "", text);
+}
+
+static void *try_open(const char *candidate, int must_exist, char *path, size_t path_size,
+                      char *searched, size_t searched_size) {
+  struct stat st;
+  append(searched, searched_size, candidate);
+  if (must_exist && stat(candidate, &st) != 0) return NULL;
+  void *handle = dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
+  if (handle) snprintf(path, path_size, "%s", candidate);
+  return handle;
+}
+
+void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
+                                const char *const *sonames, char *path, size_t path_size,
+                                char *searched, size_t searched_size) {
+  static const char *const lib64[] = {"lib64", NULL};
+  if (!subdirs) subdirs = lib64;
+  searched[0] = '\0';
+  path[0] = '\0';
+  const char *env = env_var ? getenv(env_var) : NULL;
+  if (env && *env) {
+    char label[4200];
+    snprintf(label, sizeof label, "%s=%s", env_var, env);
+    append(searched, searched_size, label);
+    struct stat st;
+    if (stat(env, &st) != 0) return NULL;
+    void *handle = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    if (handle) snprintf(path, path_size, "%s", env);
+    return handle;
+  }
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (size_t r = 0; r < sizeof roots / sizeof roots[0]; r++) {
+    if (!roots[r] || !*roots[r]) continue;
+    for (const char *const *dir = subdirs; *dir; dir++)
+      for (const char *const *so = sonames; *so; so++) {
+        char candidate[4200];
+        snprintf(candidate, sizeof candidate, "%s/%s/%s", roots[r], *dir, *so);
+        void *handle = try_open(candidate, 1, path, path_size, searched, searched_size);
+        if (handle) return handle;
+      }
+  }
+  for (const char *const *so = sonames; *so; so++) {
+    void *handle = try_open(*so, 0, path, path_size, searched, searched_size);
+    if (handle) return handle;
+  }
+  return NULL;
+}
+
+typedef int (*cudart_version_fn)(int *version);
+typedef int (*nvrtc_version_fn)(int *major, int *minor);
+
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+static int version_major, version_minor;
+static nbc_runtime_source_t version_source;
+static int version_found;
+static char version_error[8192];
+
+static int from_cudart(char *searched, size_t size) {
+  static const char *const sonames[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so",
+                                        NULL};
+  char path[4200];
+  void *lib = nbc__open_toolkit_library("NBCUDA_CUDART", NULL, sonames, path, sizeof path, searched,
+                                        size);
+  if (!lib) return 0;
+  cudart_version_fn fn = (cudart_version_fn)(uintptr_t)dlsym(lib, "cudaRuntimeGetVersion");
+  int v = 0, ok = fn && fn(&v) == 0 && v > 0;
+  if (ok) {
+    version_major = v / 1000;
+    version_minor = (v % 1000) / 10;
+    version_source = NBC_RUNTIME_CUDART;
+  }
+  dlclose(lib);
+  return ok;
+}
+
+static int from_nvrtc(char *searched, size_t size) {
+  static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+                                        NULL};
+  char path[4200];
+  void *lib = nbc__open_toolkit_library("NBCUDA_NVRTC", NULL, sonames, path, sizeof path, searched,
+                                        size);
+  if (!lib) return 0;
+  nvrtc_version_fn fn = (nvrtc_version_fn)(uintptr_t)dlsym(lib, "nvrtcVersion");
+  int major = 0, minor = 0, ok = fn && fn(&major, &minor) == 0 && major > 0;
+  if (ok) {
+    version_major = major;
+    version_minor = minor;
+    version_source = NBC_RUNTIME_NVRTC;
+  }
+  dlclose(lib);
+  return ok;
+}
+
+static void find_version(void) {
+  char cudart[4000], nvrtc[4000];
+  if (from_cudart(cudart, sizeof cudart) || from_nvrtc(nvrtc, sizeof nvrtc)) {
+    version_found = 1;
+    return;
+  }
+  snprintf(version_error, sizeof version_error,
+           "no CUDA runtime version: libcudart not found or unusable (searched %s) and NVRTC "
+           "not found or unusable (searched %s)",
+           cudart, nvrtc);
+}
+
+nbc_status_t nbc_runtime_get_version(int *pmajor, int *pminor, nbc_runtime_source_t *psource) {
+  if (!pmajor || !pminor)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_runtime_get_version: NULL output");
+  pthread_once(&version_once, find_version);
+  if (!version_found) return nbc__set_error(NBC_NO_RUNTIME, "%s", version_error);
+  *pmajor = version_major;
+  *pminor = version_minor;
+  if (psource) *psource = version_source;
+  return NBC_OK;
+}
+
+static const int supported_versions[][2] = {
+    {12, 0}, {12, 1}, {12, 2}, {12, 3}, {12, 4}, {12, 5}, {12, 6}, {12, 8},
+    {12, 9}, {13, 0}, {13, 1}, {13, 2},
+};
+
+void nbc_runtime_supported_versions(const int (**pversions)[2], int *pcount) {
+  if (pversions) *pversions = supported_versions;
+  if (pcount) *pcount = (int)(sizeof supported_versions / sizeof supported_versions[0]);
+}
+
+/* numba-cuda HEAD: get_version()[0] in (12, 13). */
+nbc_status_t nbc_runtime_is_supported_version(int *psupported) {
+  if (!psupported)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_runtime_is_supported_version: NULL");
+  int major = 0, minor = 0;
+  nbc_status_t st = nbc_runtime_get_version(&major, &minor, NULL);
+  if (st != NBC_OK) return st;
+  *psupported = major == 12 || major == 13;
+  return NBC_OK;
+}

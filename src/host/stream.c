@@ -1,0 +1,171 @@
+/* stream.c — streams: created, default (0), legacy (1), per-thread (2) and external ones;
+ * synchronize, query and host callbacks.
+ *
+ * An nbc_stream_t wraps a CUstream and remembers what kind it is, which decides its repr and
+ * whether nbc_stream_destroy may destroy the driver stream: only streams nbc_stream_create
+ * made are ever destroyed; the three default streams are library singletons and external
+ * streams belong to their creator (numba-cuda-behaviour.md §2.16).
+ *
+ * With NBCUDA_PER_THREAD_DEFAULT_STREAM=1 the entry points are the driver's _ptsz variants,
+ * so handle 0 (the default stream) means the calling thread's default stream, as in CUDA.
+ *
+ * Callbacks go through cuStreamAddCallback with flags 0, like numba. The driver calls them on
+ * one of ITS threads once the work queued before them has completed; the trampoline passes
+ * the nbcuda stream, the status and the user's argument, then frees its small record. The
+ * callback must not call CUDA (the driver forbids it there) and should return quickly.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "host/host.h"
+
+static nbc_stream_t default_stream = {(CUstream)0, NBC_STREAM_DEFAULT};
+static nbc_stream_t legacy_stream = {(CUstream)1, NBC_STREAM_LEGACY};
+static nbc_stream_t per_thread_stream = {(CUstream)2, NBC_STREAM_PER_THREAD};
+
+static int is_singleton(const nbc_stream_t *s) {
+  return s == &default_stream || s == &legacy_stream || s == &per_thread_stream;
+}
+
+nbc_status_t nbc_stream_create(nbc_stream_t **pstream) {
+  if (!pstream) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_stream_create: pstream is NULL");
+  *pstream = NULL;
+  nbc_context_t *context;
+  nbc_status_t st = nbc__context_ensure(&context);
+  if (st != NBC_OK) return st;
+  nbc_stream_t *s = malloc(sizeof *s);
+  if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  CUresult res = nbc__cu.cuStreamCreate(&s->handle, 0);
+  if (res != NBC__CUDA_SUCCESS) {
+    free(s);
+    return nbc__driver_fail("cuStreamCreate", res);
+  }
+  s->kind = NBC_STREAM_CREATED;
+  *pstream = s;
+  return NBC_OK;
+}
+
+void nbc_stream_destroy(nbc_stream_t *stream) {
+  if (!stream || is_singleton(stream)) return;
+  if (stream->kind == NBC_STREAM_CREATED) nbc__cu.cuStreamDestroy(stream->handle);
+  free(stream);
+}
+
+static nbc_status_t get_singleton(nbc_stream_t *s, nbc_stream_t **pstream, const char *fn) {
+  if (!pstream) return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: pstream is NULL", fn);
+  *pstream = NULL;
+  nbc_context_t *context;
+  nbc_status_t st = nbc__context_ensure(&context);
+  if (st != NBC_OK) return st;
+  *pstream = s;
+  return NBC_OK;
+}
+
+nbc_status_t nbc_default_stream(nbc_stream_t **pstream) {
+  return get_singleton(&default_stream, pstream, "nbc_default_stream");
+}
+
+nbc_status_t nbc_legacy_default_stream(nbc_stream_t **pstream) {
+  return get_singleton(&legacy_stream, pstream, "nbc_legacy_default_stream");
+}
+
+nbc_status_t nbc_per_thread_default_stream(nbc_stream_t **pstream) {
+  return get_singleton(&per_thread_stream, pstream, "nbc_per_thread_default_stream");
+}
+
+nbc_status_t nbc_external_stream(uintptr_t handle, nbc_stream_t **pstream) {
+  if (!pstream)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_external_stream: pstream is NULL");
+  *pstream = NULL;
+  nbc_context_t *context;
+  nbc_status_t st = nbc__context_ensure(&context);
+  if (st != NBC_OK) return st;
+  nbc_stream_t *s = malloc(sizeof *s);
+  if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  s->handle = (CUstream)handle;
+  s->kind = NBC_STREAM_EXTERNAL;
+  *pstream = s;
+  return NBC_OK;
+}
+
+uintptr_t nbc_stream_handle(const nbc_stream_t *stream) {
+  return stream ? (uintptr_t)stream->handle : 0;
+}
+
+nbc_stream_kind_t nbc_stream_kind(const nbc_stream_t *stream) {
+  return stream ? stream->kind : NBC_STREAM_DEFAULT;
+}
+
+/* numba's Stream.__repr__: the handle decides the default-stream names first. */
+void nbc_stream_repr(const nbc_stream_t *stream, char *buf, size_t size) {
+  if (!buf || size == 0) return;
+  uintptr_t h = nbc_stream_handle(stream);
+  if (h == 0)
+    snprintf(buf, size, "<Default CUDA stream>");
+  else if (h == 1)
+    snprintf(buf, size, "<Legacy default CUDA stream>");
+  else if (h == 2)
+    snprintf(buf, size, "<Per-thread default CUDA stream>");
+  else if (stream->kind == NBC_STREAM_EXTERNAL)
+    snprintf(buf, size, "<External CUDA stream %" PRIuPTR ">", h);
+  else
+    snprintf(buf, size, "<CUDA stream %" PRIuPTR ">", h);
+}
+
+nbc_status_t nbc_stream_synchronize(nbc_stream_t *stream) {
+  NBC__ENSURE_DRIVER();
+  CUresult res = nbc__cu.cuStreamSynchronize(stream ? stream->handle : NULL);
+  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
+  if (nbc__context_retry(res)) res = nbc__cu.cuStreamSynchronize(stream ? stream->handle : NULL);
+  if (res == NBC__CUDA_SUCCESS) return NBC_OK;
+  return nbc__driver_fail("cuStreamSynchronize", res);
+}
+
+nbc_status_t nbc_stream_query(nbc_stream_t *stream) {
+  NBC__ENSURE_DRIVER();
+  CUresult res = nbc__cu.cuStreamQuery(stream ? stream->handle : NULL);
+  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
+  if (res == NBC__CUDA_ERROR_NOT_READY) return NBC_NOT_READY;
+  if (nbc__context_retry(res)) {
+    res = nbc__cu.cuStreamQuery(stream ? stream->handle : NULL);
+    if (res == NBC__CUDA_SUCCESS) return NBC_OK;
+    if (res == NBC__CUDA_ERROR_NOT_READY) return NBC_NOT_READY;
+  }
+  return nbc__driver_fail("cuStreamQuery", res);
+}
+
+typedef struct callback_record {
+  nbc_stream_t *stream;
+  nbc_stream_callback_t callback;
+  void *arg;
+} callback_record;
+
+/* Runs on a driver thread. */
+static void trampoline(CUstream handle, CUresult status, void *user_data) {
+  (void)handle;
+  callback_record *r = user_data;
+  r->callback(r->stream, nbc__status_from_curesult(status), r->arg);
+  free(r);
+}
+
+nbc_status_t nbc_stream_add_callback(nbc_stream_t *stream, nbc_stream_callback_t callback,
+                                     void *arg) {
+  if (!callback)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_stream_add_callback: callback is NULL");
+  NBC__ENSURE_DRIVER();
+  if (!stream) stream = &default_stream;
+  callback_record *r = malloc(sizeof *r);
+  if (!r) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  r->stream = stream;
+  r->callback = callback;
+  r->arg = arg;
+  CUresult res = nbc__cu.cuStreamAddCallback(stream->handle, trampoline, r, 0);
+  if (res != NBC__CUDA_SUCCESS && nbc__context_retry(res))
+    res = nbc__cu.cuStreamAddCallback(stream->handle, trampoline, r, 0);
+  if (res != NBC__CUDA_SUCCESS) {
+    free(r); /* the driver did not take it: the callback will never run */
+    return nbc__driver_fail("cuStreamAddCallback", res);
+  }
+  return NBC_OK;
+}
