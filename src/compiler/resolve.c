@@ -1,0 +1,663 @@
+/* resolve.c — a source file as a module: loading it (lex + parse), finding its functions,
+ * and the default resolver of global names, used when the caller supplies none (the CLI,
+ * nbc_compile without a resolver).
+ *
+ * The Python layer resolves a kernel's globals from the function's real __globals__. Here
+ * there is only the text, so the module's top level is interpreted statically, once, at
+ * load time, into a table of bindings:
+ *
+ *  - `NAME = <expr>`: the expression is evaluated when it is a constant — literals,
+ *    arithmetic over them and over constants bound earlier, math.pi and friends, int(),
+ *    float(), abs(), bool(), min(), max() — with Python's semantics (floor division,
+ *    modulo sign, int/int -> float, overflow of int64 = not representable -> OTHER).
+ *    int -> NBC_GLOBAL_INT, float -> FLOAT, bool -> BOOL, anything else -> OTHER.
+ *    `NAME = other_name` copies the binding; `f = cuda.jit(f)` and
+ *    `f = cuda.jit(device=True)(f)` keep f a function.
+ *  - imports: `import math [as m]` -> MODULE_MATH; `from math import sqrt [as s]` ->
+ *    MATH_FUNCTION "sqrt" (and pi, e, tau, inf, nan -> FLOAT); `import nbcuda [as cuda]`,
+ *    `import numba.cuda as cuda`, `from numba import cuda`, `from nbcuda import cuda` ->
+ *    MODULE_CUDA; `from numba|nbcuda|numba.types|numba.core.types import float32 [as f]`
+ *    -> TYPE "float32"; any other module or member -> OTHER.
+ *  - `def f` -> FUNCTION (the whole file as its source, this module resolving its globals).
+ *  - class names, loop targets and anything else bound at the top level -> OTHER.
+ *
+ * Statements run top to bottom, so a later unconditional binding replaces an earlier one.
+ * Bindings inside `if`, `try`/`except`, loops are conditional: they apply only when the
+ * name is not bound yet. That makes the common
+ *     try: import nbcuda as cuda
+ *     except ImportError: from numba import cuda
+ * resolve `cuda` through its first binding, and keeps host code at the end of a file
+ * (`if __name__ == "__main__": N = ...`) from overriding the constants kernels use.
+ * Builtins (range, len, abs, ...) are not bound here: infer.c handles a name the resolver
+ * does not know.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+
+typedef struct nbc__binding {
+  const char *name;   /* NULL: empty slot */
+  nbc_global_t g;
+  nbc__node *def;     /* the FUNCDEF the name was bound to by `def`, if any */
+} nbc__binding;
+
+typedef struct builder {
+  nbc__ctx *ctx;
+  nbc__module *m;
+} builder;
+
+/* ------------------------------------------------------------------- the table --- */
+
+static uint32_t hash_name(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+static nbc__binding *lookup(const nbc__module *m, const char *name) {
+  if (!m->capbindings || !name) return NULL;
+  uint32_t mask = (uint32_t)m->capbindings - 1;
+  for (uint32_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+    nbc__binding *b = &m->bindings[i];
+    if (!b->name) return NULL;
+    if (strcmp(b->name, name) == 0) return b;
+  }
+}
+
+/* The slot for name, inserted empty (g.kind UNDEFINED) if absent; NULL when out of memory. */
+static nbc__binding *slot(builder *bd, const char *name) {
+  nbc__module *m = bd->m;
+  nbc__binding *b = lookup(m, name);
+  if (b) return b;
+  if ((m->nbindings + 1) * 2 > m->capbindings) {
+    int cap = m->capbindings ? m->capbindings * 2 : 32;
+    nbc__binding *table = nbc__arena_alloc(bd->ctx->arena, sizeof *table * (size_t)cap);
+    if (!table) {
+      nbc__diag_oom(bd->ctx);
+      return NULL;
+    }
+    nbc__binding *old = m->bindings;
+    int oldcap = m->capbindings;
+    m->bindings = table;
+    m->capbindings = cap;
+    for (int i = 0; i < oldcap; i++) {
+      if (!old[i].name) continue;
+      uint32_t mask = (uint32_t)cap - 1, j = hash_name(old[i].name) & mask;
+      while (table[j].name) j = (j + 1) & mask;
+      table[j] = old[i];
+    }
+  }
+  uint32_t mask = (uint32_t)m->capbindings - 1, j = hash_name(name) & mask;
+  while (m->bindings[j].name) j = (j + 1) & mask;
+  b = &m->bindings[j];
+  b->name = name;
+  m->nbindings++;
+  return b;
+}
+
+/* Binds name to g: always when unconditional, only if unbound when conditional. */
+static void bind(builder *bd, const char *name, nbc_global_t g, bool conditional) {
+  if (!name) return;
+  nbc__binding *b = slot(bd, name);
+  if (!b || (conditional && b->g.kind != NBC_GLOBAL_UNDEFINED)) return;
+  b->g = g;
+}
+
+static nbc_global_t other(void) {
+  nbc_global_t g = {0};
+  g.kind = NBC_GLOBAL_OTHER;
+  return g;
+}
+
+static nbc_global_t of_kind(nbc_global_kind_t kind, const char *name) {
+  nbc_global_t g = {0};
+  g.kind = kind;
+  g.name = name;
+  return g;
+}
+
+/* -------------------------------------------------------- constant expressions --- */
+
+typedef struct value {
+  nbc_global_kind_t kind; /* INT, FLOAT, BOOL or OTHER */
+  int64_t i;
+  double f;
+} value;
+
+static const value OTHER_VALUE = {NBC_GLOBAL_OTHER, 0, 0.0};
+
+static value int_value(int64_t i) {
+  value v = {NBC_GLOBAL_INT, i, 0.0};
+  return v;
+}
+static value float_value(double f) {
+  value v = {NBC_GLOBAL_FLOAT, 0, f};
+  return v;
+}
+static value bool_value(bool b) {
+  value v = {NBC_GLOBAL_BOOL, b, 0.0};
+  return v;
+}
+
+static bool is_num(value v) {
+  return v.kind == NBC_GLOBAL_INT || v.kind == NBC_GLOBAL_FLOAT || v.kind == NBC_GLOBAL_BOOL;
+}
+static double as_float(value v) {
+  return v.kind == NBC_GLOBAL_FLOAT ? v.f : (double)v.i;
+}
+static bool truthy(value v) {
+  return v.kind == NBC_GLOBAL_FLOAT ? v.f != 0.0 : v.i != 0;
+}
+
+static const struct {
+  const char *name;
+  double value;
+} math_constants[] = {{"pi", 3.141592653589793},
+                      {"e", 2.718281828459045},
+                      {"tau", 6.283185307179586},
+                      {"inf", INFINITY},
+                      {"nan", NAN}};
+
+static bool math_constant(const char *name, double *pv) {
+  for (size_t i = 0; i < sizeof math_constants / sizeof math_constants[0]; i++)
+    if (strcmp(math_constants[i].name, name) == 0) {
+      *pv = math_constants[i].value;
+      return true;
+    }
+  return false;
+}
+
+/* Python's float divmod (Objects/floatobject.c). */
+static void float_divmod(double a, double b, double *pdiv, double *pmod) {
+  double mod = fmod(a, b), div = (a - mod) / b;
+  if (mod != 0.0) {
+    if ((b < 0) != (mod < 0)) {
+      mod += b;
+      div -= 1.0;
+    }
+  } else {
+    mod = copysign(0.0, b);
+  }
+  double floordiv;
+  if (div != 0.0) {
+    floordiv = floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+  } else {
+    floordiv = copysign(0.0, a / b);
+  }
+  *pdiv = floordiv;
+  *pmod = mod;
+}
+
+static value int_pow(int64_t a, int64_t b) {
+  if (b < 0) {
+    if (a == 0) return OTHER_VALUE; /* ZeroDivisionError */
+    return float_value(pow((double)a, (double)b));
+  }
+  int64_t r = 1;
+  while (b > 0) {
+    if ((b & 1) && __builtin_mul_overflow(r, a, &r)) return OTHER_VALUE;
+    b >>= 1;
+    if (b > 0 && __builtin_mul_overflow(a, a, &a)) return OTHER_VALUE;
+  }
+  return int_value(r);
+}
+
+static value int_binop(nbc__op op, value x, value y) {
+  int64_t a = x.i, b = y.i, r;
+  bool both_bool = x.kind == NBC_GLOBAL_BOOL && y.kind == NBC_GLOBAL_BOOL;
+  switch (op) {
+  case NBC__OP_ADD:
+    return __builtin_add_overflow(a, b, &r) ? OTHER_VALUE : int_value(r);
+  case NBC__OP_SUB:
+    return __builtin_sub_overflow(a, b, &r) ? OTHER_VALUE : int_value(r);
+  case NBC__OP_MUL:
+    return __builtin_mul_overflow(a, b, &r) ? OTHER_VALUE : int_value(r);
+  case NBC__OP_DIV:
+    return b == 0 ? OTHER_VALUE : float_value((double)a / (double)b);
+  case NBC__OP_FLOORDIV:
+    if (b == 0 || (a == INT64_MIN && b == -1)) return OTHER_VALUE;
+    r = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) r--;
+    return int_value(r);
+  case NBC__OP_MOD:
+    if (b == 0) return OTHER_VALUE;
+    if (b == -1) return int_value(0);
+    r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return int_value(r);
+  case NBC__OP_POW:
+    return int_pow(a, b);
+  case NBC__OP_LSHIFT:
+    if (b < 0) return OTHER_VALUE;
+    if (a == 0) return int_value(0);
+    if (b >= 63) return OTHER_VALUE;
+    r = (int64_t)((uint64_t)a << b);
+    return (r >> b) == a ? int_value(r) : OTHER_VALUE;
+  case NBC__OP_RSHIFT:
+    if (b < 0) return OTHER_VALUE;
+    if (b >= 63) return int_value(a < 0 ? -1 : 0);
+    return int_value(a >= 0 ? a >> b : ~(~a >> b));
+  case NBC__OP_BITAND:
+    return both_bool ? bool_value(a & b) : int_value(a & b);
+  case NBC__OP_BITOR:
+    return both_bool ? bool_value(a | b) : int_value(a | b);
+  case NBC__OP_BITXOR:
+    return both_bool ? bool_value(a ^ b) : int_value(a ^ b);
+  default:
+    return OTHER_VALUE;
+  }
+}
+
+static value float_binop(nbc__op op, double a, double b) {
+  double d, m;
+  switch (op) {
+  case NBC__OP_ADD:
+    return float_value(a + b);
+  case NBC__OP_SUB:
+    return float_value(a - b);
+  case NBC__OP_MUL:
+    return float_value(a * b);
+  case NBC__OP_DIV:
+    return b == 0.0 ? OTHER_VALUE : float_value(a / b);
+  case NBC__OP_FLOORDIV:
+  case NBC__OP_MOD:
+    if (b == 0.0) return OTHER_VALUE;
+    float_divmod(a, b, &d, &m);
+    return float_value(op == NBC__OP_MOD ? m : d);
+  case NBC__OP_POW:
+    if (a == 0.0 && b < 0.0) return OTHER_VALUE;        /* ZeroDivisionError */
+    if (a < 0.0 && b != floor(b)) return OTHER_VALUE;    /* a complex result */
+    d = pow(a, b);
+    if (isinf(d) && isfinite(a) && isfinite(b)) return OTHER_VALUE; /* OverflowError */
+    return float_value(d);
+  default:
+    return OTHER_VALUE; /* shifts and bitwise operators need ints */
+  }
+}
+
+static value eval(builder *bd, const nbc__node *n);
+
+static value eval_binop(nbc__op op, value x, value y) {
+  if (!is_num(x) || !is_num(y)) return OTHER_VALUE;
+  if (x.kind == NBC_GLOBAL_FLOAT || y.kind == NBC_GLOBAL_FLOAT)
+    return float_binop(op, as_float(x), as_float(y));
+  return int_binop(op, x, y);
+}
+
+static value eval_unary(nbc__op op, value x) {
+  if (!is_num(x)) return OTHER_VALUE;
+  switch (op) {
+  case NBC__OP_NOT:
+    return bool_value(!truthy(x));
+  case NBC__OP_POS:
+    return x.kind == NBC_GLOBAL_BOOL ? int_value(x.i) : x;
+  case NBC__OP_NEG:
+    if (x.kind == NBC_GLOBAL_FLOAT) return float_value(-x.f);
+    return x.i == INT64_MIN ? OTHER_VALUE : int_value(-x.i);
+  case NBC__OP_INVERT:
+    return x.kind == NBC_GLOBAL_FLOAT ? OTHER_VALUE : int_value(~x.i);
+  default:
+    return OTHER_VALUE;
+  }
+}
+
+static bool compare(nbc__op op, value x, value y, bool *pr) {
+  if (!is_num(x) || !is_num(y)) return false;
+  bool floats = x.kind == NBC_GLOBAL_FLOAT || y.kind == NBC_GLOBAL_FLOAT;
+  double a = as_float(x), b = as_float(y);
+  int64_t i = x.i, j = y.i;
+  switch (op) {
+  case NBC__OP_EQ: *pr = floats ? a == b : i == j; return true;
+  case NBC__OP_NE: *pr = floats ? a != b : i != j; return true;
+  case NBC__OP_LT: *pr = floats ? a < b : i < j; return true;
+  case NBC__OP_LE: *pr = floats ? a <= b : i <= j; return true;
+  case NBC__OP_GT: *pr = floats ? a > b : i > j; return true;
+  case NBC__OP_GE: *pr = floats ? a >= b : i >= j; return true;
+  default: return false;
+  }
+}
+
+/* A call of a builtin the module has not rebound: int, float, bool, abs, min, max. */
+static value eval_call(builder *bd, const nbc__node *n) {
+  if (n->a->kind != NBC__N_NAME || lookup(bd->m, n->a->str)) return OTHER_VALUE;
+  const char *f = n->a->str;
+  int argc = n->list.count;
+  value args[8];
+  if (argc < 1 || argc > 8) return OTHER_VALUE;
+  for (int i = 0; i < argc; i++) {
+    if (n->list.items[i]->kind == NBC__N_KEYWORD) return OTHER_VALUE;
+    args[i] = eval(bd, n->list.items[i]);
+    if (!is_num(args[i])) return OTHER_VALUE;
+  }
+  value x = args[0];
+  if (strcmp(f, "min") == 0 || strcmp(f, "max") == 0) {
+    if (argc < 2) return OTHER_VALUE;
+    bool is_max = f[1] == 'a';
+    value best = x;
+    for (int i = 1; i < argc; i++) {
+      bool better;
+      if (!compare(is_max ? NBC__OP_GT : NBC__OP_LT, args[i], best, &better)) return OTHER_VALUE;
+      if (better) best = args[i];
+    }
+    return best;
+  }
+  if (argc != 1) return OTHER_VALUE;
+  if (strcmp(f, "int") == 0) {
+    if (x.kind != NBC_GLOBAL_FLOAT) return int_value(x.i);
+    if (!isfinite(x.f) || x.f >= 9223372036854775808.0 || x.f < -9223372036854775808.0)
+      return OTHER_VALUE;
+    return int_value((int64_t)x.f);
+  }
+  if (strcmp(f, "float") == 0) return float_value(as_float(x));
+  if (strcmp(f, "bool") == 0) return bool_value(truthy(x));
+  if (strcmp(f, "abs") == 0) {
+    if (x.kind == NBC_GLOBAL_FLOAT) return float_value(fabs(x.f));
+    return x.i == INT64_MIN ? OTHER_VALUE : int_value(x.i < 0 ? -x.i : x.i);
+  }
+  return OTHER_VALUE;
+}
+
+/* Evaluates a constant expression over the bindings made so far. */
+static value eval(builder *bd, const nbc__node *n) {
+  if (!n) return OTHER_VALUE;
+  value x, y;
+  const nbc__binding *b;
+  double f;
+  switch (n->kind) {
+  case NBC__N_INT:
+    return n->big ? OTHER_VALUE : int_value(n->value.i);
+  case NBC__N_FLOAT:
+    return float_value(n->value.f);
+  case NBC__N_BOOL:
+    return bool_value(n->value.i != 0);
+  case NBC__N_NAME:
+    b = lookup(bd->m, n->str);
+    if (!b || !(b->g.kind == NBC_GLOBAL_INT || b->g.kind == NBC_GLOBAL_FLOAT ||
+                b->g.kind == NBC_GLOBAL_BOOL))
+      return OTHER_VALUE;
+    x.kind = b->g.kind;
+    x.i = b->g.kind == NBC_GLOBAL_FLOAT ? 0 : b->g.value.i;
+    x.f = b->g.kind == NBC_GLOBAL_FLOAT ? b->g.value.f : 0.0;
+    return x;
+  case NBC__N_ATTR:
+    if (n->a->kind != NBC__N_NAME) return OTHER_VALUE;
+    b = lookup(bd->m, n->a->str);
+    if (b && b->g.kind == NBC_GLOBAL_MODULE_MATH && math_constant(n->str, &f))
+      return float_value(f);
+    return OTHER_VALUE;
+  case NBC__N_UNARY:
+    return eval_unary(n->op, eval(bd, n->a));
+  case NBC__N_BINOP:
+    return eval_binop(n->op, eval(bd, n->a), eval(bd, n->b));
+  case NBC__N_BOOLOP:
+    x = eval(bd, n->a);
+    if (!is_num(x)) return OTHER_VALUE;
+    if (n->op == NBC__OP_AND ? !truthy(x) : truthy(x)) return x;
+    return eval(bd, n->b);
+  case NBC__N_COMPARE:
+    x = eval(bd, n->a);
+    for (int i = 0; i < n->list.count; i++) {
+      bool r;
+      y = eval(bd, n->list.items[i]);
+      if (!compare(n->ops[i], x, y, &r)) return OTHER_VALUE;
+      if (!r) return bool_value(false);
+      x = y;
+    }
+    return bool_value(true);
+  case NBC__N_IFEXP:
+    x = eval(bd, n->a);
+    if (!is_num(x)) return OTHER_VALUE;
+    return eval(bd, truthy(x) ? n->b : n->c);
+  case NBC__N_CALL:
+    return eval_call(bd, n);
+  default:
+    return OTHER_VALUE;
+  }
+}
+
+/* -------------------------------------------------------------------- bindings --- */
+
+static bool is_jit(const nbc__node *callee) {
+  return callee && ((callee->kind == NBC__N_ATTR && strcmp(callee->str, "jit") == 0) ||
+                    (callee->kind == NBC__N_NAME && strcmp(callee->str, "jit") == 0));
+}
+
+/* `cuda.jit(f)` or `cuda.jit(...)(f)` of a function f of this module: f's binding. */
+static const nbc__binding *jit_wrapped(const builder *bd, const nbc__node *v) {
+  if (v->kind != NBC__N_CALL || v->list.count != 1) return NULL;
+  const nbc__node *arg = v->list.items[0];
+  if (arg->kind != NBC__N_NAME) return NULL;
+  bool jit = is_jit(v->a) || (v->a->kind == NBC__N_CALL && is_jit(v->a->a));
+  const nbc__binding *b = jit ? lookup(bd->m, arg->str) : NULL;
+  return b && b->g.kind == NBC_GLOBAL_FUNCTION ? b : NULL;
+}
+
+/* What `name = v` binds name to. */
+static nbc_global_t value_of(builder *bd, const nbc__node *v) {
+  if (v->kind == NBC__N_NAME) {
+    const nbc__binding *b = lookup(bd->m, v->str);
+    if (b && b->g.kind != NBC_GLOBAL_UNDEFINED) return b->g;
+  }
+  const nbc__binding *f = jit_wrapped(bd, v);
+  if (f) return f->g;
+  value x = eval(bd, v);
+  nbc_global_t g = {0};
+  g.kind = x.kind;
+  if (x.kind == NBC_GLOBAL_FLOAT)
+    g.value.f = x.f;
+  else
+    g.value.i = x.i;
+  return g;
+}
+
+/* Binds every name of a target to OTHER (loop targets, unpacking of non-constants). */
+static void bind_other(builder *bd, const nbc__node *t, bool conditional) {
+  if (t->kind == NBC__N_NAME) {
+    bind(bd, t->str, other(), conditional);
+  } else if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST) {
+    for (int i = 0; i < t->list.count; i++) bind_other(bd, t->list.items[i], conditional);
+  } else if (t->kind == NBC__N_OTHER_EXPR && t->a) {
+    bind_other(bd, t->a, conditional); /* *rest */
+  }
+}
+
+static void bind_assign(builder *bd, const nbc__node *target, const nbc__node *v,
+                        bool conditional) {
+  if (target->kind == NBC__N_NAME) {
+    bind(bd, target->str, value_of(bd, v), conditional);
+  } else if ((target->kind == NBC__N_TUPLE || target->kind == NBC__N_LIST) &&
+             (v->kind == NBC__N_TUPLE || v->kind == NBC__N_LIST) &&
+             target->list.count == v->list.count) {
+    for (int i = 0; i < target->list.count; i++)
+      bind_assign(bd, target->list.items[i], v->list.items[i], conditional);
+  } else {
+    bind_other(bd, target, conditional);
+  }
+}
+
+static bool is_type_name(const char *s) {
+  static const char *const names[] = {
+      "boolean", "bool_", "b1", "int8", "int16", "int32", "int64", "uint8", "uint16",
+      "uint32", "uint64", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "intp", "uintp",
+      "intc", "uintc", "int_", "uint", "float16", "float32", "float64", "f2", "f4", "f8",
+      "float_", "double", "complex64", "complex128", "c8", "c16"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(names[i], s) == 0) return true;
+  return false;
+}
+
+static bool is_cuda_module(const char *m) {
+  return strcmp(m, "nbcuda") == 0 || strcmp(m, "numba.cuda") == 0 ||
+         strcmp(m, "nbcuda.cuda") == 0;
+}
+
+static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
+  for (int i = 0; i < s->list.count; i++) {
+    const nbc__node *item = s->list.items[i];
+    const char *mod = item->str;
+    if (item->alias) {
+      nbc_global_t g = strcmp(mod, "math") == 0 ? of_kind(NBC_GLOBAL_MODULE_MATH, "math")
+                       : is_cuda_module(mod)    ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
+                                                : other();
+      bind(bd, item->alias, g, conditional);
+      continue;
+    }
+    /* `import a.b` binds a. */
+    const char *dot = strchr(mod, '.');
+    const char *first = dot ? nbc__arena_strndup(bd->ctx->arena, mod, (size_t)(dot - mod)) : mod;
+    if (!first) {
+      nbc__diag_oom(bd->ctx);
+      return;
+    }
+    nbc_global_t g = strcmp(first, "math") == 0     ? of_kind(NBC_GLOBAL_MODULE_MATH, "math")
+                     : strcmp(first, "nbcuda") == 0 ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
+                                                    : other();
+    bind(bd, first, g, conditional);
+  }
+}
+
+static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) {
+  const char *mod = s->str;
+  bool types_module = strcmp(mod, "numba") == 0 || strcmp(mod, "nbcuda") == 0 ||
+                      strcmp(mod, "numba.types") == 0 || strcmp(mod, "numba.core.types") == 0 ||
+                      strcmp(mod, "numba.cuda") == 0;
+  for (int i = 0; i < s->list.count; i++) {
+    const nbc__node *item = s->list.items[i];
+    const char *name = item->str, *as = item->alias ? item->alias : item->str;
+    if (strcmp(name, "*") == 0) continue; /* names unknown without importing */
+    nbc_global_t g = other();
+    double f;
+    if (strcmp(mod, "math") == 0) {
+      if (math_constant(name, &f)) {
+        g.kind = NBC_GLOBAL_FLOAT;
+        g.value.f = f;
+      } else {
+        g = of_kind(NBC_GLOBAL_MATH_FUNCTION, name);
+      }
+    } else if ((strcmp(mod, "numba") == 0 || strcmp(mod, "nbcuda") == 0) &&
+               strcmp(name, "cuda") == 0) {
+      g = of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda");
+    } else if (types_module && is_type_name(name)) {
+      g = of_kind(NBC_GLOBAL_TYPE, name);
+    }
+    bind(bd, as, g, conditional);
+  }
+}
+
+static void bind_def(builder *bd, nbc__node *def, bool conditional) {
+  nbc__binding *b = slot(bd, def->str);
+  if (!b) return;
+  if (conditional && b->g.kind != NBC_GLOBAL_UNDEFINED) return;
+  const nbc__file *file = bd->m->file;
+  nbc_global_t g = {0};
+  g.kind = NBC_GLOBAL_FUNCTION;
+  g.name = def->str;
+  g.source = file->text;
+  g.filename = file->name;
+  g.first_line = file->first_line > 0 ? file->first_line : 1;
+  g.col_offset = file->col_offset;
+  g.resolver = NULL; /* this module */
+  b->g = g;
+  b->def = def;
+}
+
+static void bind_body(builder *bd, const nbc__list *body, bool conditional);
+
+static void bind_stmt(builder *bd, nbc__node *s, bool conditional) {
+  switch (s->kind) {
+  case NBC__N_FUNCDEF:
+    bind_def(bd, s, conditional);
+    break;
+  case NBC__N_IMPORT:
+    bind_import(bd, s, conditional);
+    break;
+  case NBC__N_IMPORT_FROM:
+    bind_import_from(bd, s, conditional);
+    break;
+  case NBC__N_ASSIGN:
+    /* `a = b = v`: every target gets v. */
+    for (int i = 0; i < s->list.count; i++) bind_assign(bd, s->list.items[i], s->a, conditional);
+    break;
+  case NBC__N_AUGASSIGN:
+    if (s->a->kind == NBC__N_NAME) {
+      value v = eval_binop(s->op, eval(bd, s->a), eval(bd, s->b));
+      nbc_global_t g = {0};
+      g.kind = v.kind;
+      if (v.kind == NBC_GLOBAL_FLOAT)
+        g.value.f = v.f;
+      else
+        g.value.i = v.i;
+      bind(bd, s->a->str, g, conditional);
+    }
+    break;
+  case NBC__N_IF:
+  case NBC__N_TRY:
+  case NBC__N_WHILE:
+    bind_body(bd, &s->body, true);
+    bind_body(bd, &s->orelse, true);
+    break;
+  case NBC__N_FOR:
+    bind_other(bd, s->a, true);
+    bind_body(bd, &s->body, true);
+    bind_body(bd, &s->orelse, true);
+    break;
+  case NBC__N_OTHER_STMT:
+    if (nbc__tok_is(s->tok, "class") && s->str) bind(bd, s->str, other(), conditional);
+    break;
+  default:
+    break;
+  }
+}
+
+static void bind_body(builder *bd, const nbc__list *body, bool conditional) {
+  for (int i = 0; i < body->count && bd->ctx->status == NBC_OK; i++)
+    bind_stmt(bd, body->items[i], conditional);
+}
+
+/* ----------------------------------------------------------------- the module API --- */
+
+nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file) {
+  int count = 0;
+  nbc__token *tokens = nbc__lex(ctx, file, &count);
+  if (!tokens) return NULL;
+  nbc__node *ast = nbc__parse_module(ctx, tokens, count);
+  if (!ast) return NULL;
+  nbc__module *m = nbc__arena_alloc(ctx->arena, sizeof *m);
+  if (!m) {
+    nbc__diag_oom(ctx);
+    return NULL;
+  }
+  m->file = file;
+  m->ast = ast;
+  m->arena = ctx->arena;
+  builder bd = {ctx, m};
+  bind_body(&bd, &ast->body, false);
+  return ctx->status == NBC_OK ? m : NULL;
+}
+
+nbc__node *nbc__module_function(const nbc__module *module, const char *name) {
+  if (!module) return NULL;
+  if (name && *name) {
+    const nbc__binding *b = lookup(module, name);
+    return b ? b->def : NULL;
+  }
+  nbc__node *only = NULL;
+  for (int i = 0; i < module->capbindings; i++) {
+    if (!module->bindings[i].def) continue;
+    if (only) return NULL; /* several: the caller must name one */
+    only = module->bindings[i].def;
+  }
+  return only;
+}
+
+int nbc__module_resolve(void *module, const char *name, nbc_global_t *pglobal) {
+  const nbc__binding *b = lookup(module, name);
+  if (!b || b->g.kind == NBC_GLOBAL_UNDEFINED) {
+    memset(pglobal, 0, sizeof *pglobal);
+    return 1;
+  }
+  *pglobal = b->g;
+  return 0;
+}
