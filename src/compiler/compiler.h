@@ -291,6 +291,8 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
 const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, int nargs,
                                 const nbc__type **pargs, const char **pwhy);
 bool nbc__math_exists(const char *name);
+/* range(args): the counter type numba iterates with (int32, int64 or uint64), or NULL. */
+const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const char **pwhy);
 /* Whether a value of type t may be tested for truth (if/while/and/or/not/bool()); float16
  * is refused because numba-cuda's IR for it fails in libNVVM. */
 bool nbc__type_truth(const nbc__type *t, const char **pwhy);
@@ -350,6 +352,9 @@ typedef struct nbc__func {
   bool is_entry;             /* the function asked for */
   nbc_abi_t abi;             /* the entry's ABI; callees use the Numba ABI internally */
   struct nbc__func *next;    /* all specialisations, in the order they were created */
+  struct nbc__func **callees; /* infer.c: the specialisations its calls reach */
+  int ncallees;
+  bool reachable;             /* infer.c: reached from the entry */
 } nbc__func;
 
 /* What infer.c records on the typed AST for lower.c (the contract between the two):

@@ -1063,3 +1063,48 @@ bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig)
   memcpy(psig->args, args, sizeof *args * (size_t)nargs);
   return true;
 }
+
+/* range(): numba's Range template; the counter type is the chosen case's argument type
+ * (range(int32) counts in int32, range(uint64) in uint64, literals in int64). */
+static const tcase range_cases[] = {
+    C1(RANGE, INT32),           C2(RANGE, INT32, INT32),   C1(RANGE, INT64),
+    C2(RANGE, INT64, INT64),    C1(RANGE, UINT64),         C2(RANGE, UINT64, UINT64)};
+
+const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const char **pwhy) {
+  if (pwhy) *pwhy = NULL;
+  for (int i = 0; i < nargs; i++)
+    if (!nbc__type_is_int(args[i]) && !(args[i] && args[i]->kind == NBC__T_BOOL)) {
+      if (pwhy) *pwhy = "range() arguments must be integers";
+      return NULL;
+    }
+  if (nargs < 1 || nargs > 3) {
+    if (pwhy) *pwhy = "range() takes 1 to 3 arguments";
+    return NULL;
+  }
+  /* Three arguments rate like two: the template lists (T, T, T) next to (T, T). */
+  const nbc__type *two[2] = {args[0], nargs > 1 ? args[1] : NULL};
+  int best = -1, best_rate[3] = {0, 0, 0};
+  for (int i = 0; i < NCASES(range_cases); i++) {
+    int want = range_cases[i].b == NBC__T_VOID ? 1 : 2;
+    if (want != (nargs == 1 ? 1 : 2)) continue;
+    int rate[3] = {0, 0, 0};
+    bool ok = true;
+    for (int k = 0; k < nargs && ok; k++) {
+      const nbc__type *a = k < 2 ? two[k] : args[2];
+      int conv = nbc__type_conversion(a, &scalar_types[range_cases[i].a]);
+      if (conv == NBC__CONV_NONE) ok = false;
+      else if (conv == NBC__CONV_UNSAFE) rate[0]++;
+      else if (conv == NBC__CONV_SAFE) rate[1]++;
+      else if (conv == NBC__CONV_PROMOTE) rate[2]++;
+    }
+    if (ok && (best < 0 || rate_less(rate, best_rate))) {
+      best = i;
+      memcpy(best_rate, rate, sizeof rate);
+    }
+  }
+  if (best < 0) {
+    if (pwhy) *pwhy = "range() arguments must be integers";
+    return NULL;
+  }
+  return &scalar_types[range_cases[best].a];
+}
