@@ -1,0 +1,489 @@
+/* td_module.c — modules, functions and kernel launches of the test driver.
+ *
+ * cuModuleLoadData(Ex) accepts what the real driver accepts and rejects the same things
+ * with the same codes (checked on an H200, driver 13000):
+ *   - PTX text: must contain `.version` (else CUDA_ERROR_INVALID_IMAGE); a PTX ISA newer
+ *     than the driver's (9.0) is CUDA_ERROR_UNSUPPORTED_PTX_VERSION; a missing `.target`
+ *     or an `sm_XY` above the device's compute capability is CUDA_ERROR_INVALID_PTX.
+ *     Every `.entry NAME(...)` becomes a function, and its `.param` list is parsed
+ *     (type size x array length, `.align`) so cuLaunchKernel knows how many bytes to
+ *     read from each kernelParams[i] — exactly what the real driver does.
+ *   - ELF (cubin): every `.text.NAME` section becomes a function (parameter layout unknown).
+ *   - anything else: CUDA_ERROR_INVALID_IMAGE.
+ * Comments are blanked before scanning so a commented-out `.entry` does not count.
+ *
+ * cuLaunchKernel validates the function, context, grid/block dimensions against the
+ * device attributes, the dynamic shared memory against the function's limit and the
+ * parameters, can be refused (NBCUDA_TESTDRIVER_REFUSE_LAUNCH / tdrv_set_refuse_launch /
+ * fault injection), then records the launch (tdrv_last_launch) and queues an op that
+ * only sleeps for the launch delay, so "kernel still running" is observable.
+ */
+#include <ctype.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "td.h"
+
+#define PTX_ISA_MAX 90 /* PTX ISA 9.0, what a 13.0 driver JIT accepts */
+#define MAX_DYNAMIC_SHARED 49152
+
+struct CUfunc_st {
+  struct CUmod_st *mod;
+  char name[TDRV_MAX_NAME];
+  int nparams; /* -1 when unknown (cubin) */
+  size_t psize[TDRV_MAX_PARAMS];
+  size_t palign[TDRV_MAX_PARAMS];
+};
+
+struct CUmod_st {
+  struct CUctx_st *ctx;
+  int target; /* sm_XY as XY */
+  int nfuncs;
+  struct CUfunc_st *funcs;
+  struct CUmod_st *next;
+};
+
+static struct CUmod_st *modules;
+static int launches;
+static int have_last;
+static tdrv_launch_info last;
+
+int td__live_modules(void) {
+  int n = 0;
+  for (struct CUmod_st *m = modules; m; m = m->next) n++;
+  return n;
+}
+
+int td__launch_count(void) { return launches; }
+
+int td__last_launch(tdrv_launch_info *out) {
+  if (have_last) *out = last;
+  return have_last;
+}
+
+static void module_free(struct CUmod_st *m) {
+  free(m->funcs);
+  free(m);
+}
+
+void td__modules_release(struct CUctx_st *ctx) {
+  for (struct CUmod_st **p = &modules; *p;) {
+    struct CUmod_st *m = *p;
+    if (m->ctx == ctx) {
+      *p = m->next;
+      module_free(m);
+    } else {
+      p = &m->next;
+    }
+  }
+}
+
+/* ---- PTX ------------------------------------------------------------------------------ */
+
+/* A copy of the text with // and block comments replaced by spaces. */
+static char *strip_comments(const char *src) {
+  size_t n = strlen(src);
+  char *t = malloc(n + 1);
+  if (!t) return NULL;
+  memcpy(t, src, n + 1);
+  for (size_t i = 0; i < n; i++) {
+    if (t[i] == '/' && t[i + 1] == '/') {
+      while (i < n && t[i] != '\n') t[i++] = ' ';
+    } else if (t[i] == '/' && t[i + 1] == '*') {
+      t[i] = t[i + 1] = ' ';
+      for (i += 2; i < n && !(t[i] == '*' && t[i + 1] == '/'); i++)
+        if (t[i] != '\n') t[i] = ' ';
+      if (i < n) t[i] = t[i + 1] = ' ';
+      i++;
+    }
+  }
+  return t;
+}
+
+/* The position of directive `word` (e.g. ".entry") as a whole token at or after p. */
+static const char *find_directive(const char *p, const char *word) {
+  size_t n = strlen(word);
+  for (const char *q = strstr(p, word); q; q = strstr(q + 1, word)) {
+    int before_ok = q == p || isspace((unsigned char)q[-1]) || q[-1] == '}' || q[-1] == ';';
+    int after_ok = q[n] == '\0' || isspace((unsigned char)q[n]);
+    if (before_ok && after_ok) return q;
+  }
+  return NULL;
+}
+
+static const char *skip_space(const char *p) {
+  while (isspace((unsigned char)*p)) p++;
+  return p;
+}
+
+static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
+
+static size_t type_size(const char *t, size_t len) {
+  static const struct { const char *name; size_t size; } types[] = {
+      {".b8", 1},  {".u8", 1},  {".s8", 1},  {".b16", 2}, {".u16", 2}, {".s16", 2},
+      {".f16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8},
+      {".u64", 8}, {".s64", 8}, {".f64", 8}, {".b128", 16}, {".f16x2", 4}, {".bf16", 2}};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (strlen(types[i].name) == len && strncmp(types[i].name, t, len) == 0) return types[i].size;
+  return 0;
+}
+
+/* Parses one parameter declaration "[.param] .align 8 .b8 name[24]" (up to ',' or ')').
+ * Returns 0 when it is not understood. */
+static int parse_param(const char *p, const char *end, size_t *size, size_t *align) {
+  size_t tsize = 0, explicit_align = 0, count = 1;
+  while (p < end) {
+    p = skip_space(p);
+    if (p >= end) break;
+    const char *tok = p;
+    while (p < end && !isspace((unsigned char)*p) && *p != '[') p++;
+    size_t len = (size_t)(p - tok);
+    if (len == 6 && strncmp(tok, ".align", 6) == 0) {
+      explicit_align = strtoul(p, (char **)&p, 10);
+    } else if (type_size(tok, len)) {
+      tsize = type_size(tok, len);
+    } else if (*p == '[') {
+      count = strtoul(p + 1, (char **)&p, 10);
+      while (p < end && *p != ']') p++;
+      if (p < end) p++;
+    }
+  }
+  if (tsize == 0 || count == 0) return 0;
+  *size = tsize * count;
+  *align = explicit_align ? explicit_align : tsize;
+  return 1;
+}
+
+/* Parses ".entry NAME ( params )" at e; fills f; returns the position after it. */
+static const char *parse_entry(const char *e, struct CUfunc_st *f) {
+  const char *p = skip_space(e + strlen(".entry"));
+  size_t n = 0;
+  while (ident_char(p[n]) && n + 1 < sizeof f->name) n++;
+  memcpy(f->name, p, n);
+  f->name[n] = '\0';
+  p = skip_space(p + n);
+  f->nparams = 0;
+  if (*p != '(') return p;
+  const char *close = strchr(p, ')');
+  if (!close) return p + 1;
+  for (const char *q = p + 1; q < close;) {
+    const char *comma = memchr(q, ',', (size_t)(close - q));
+    const char *item_end = comma ? comma : close;
+    size_t size, align;
+    if (f->nparams < TDRV_MAX_PARAMS && parse_param(q, item_end, &size, &align)) {
+      f->psize[f->nparams] = size;
+      f->palign[f->nparams] = align;
+      f->nparams++;
+    }
+    q = item_end + 1;
+  }
+  return close + 1;
+}
+
+static void log_error(char *log, size_t size, const char *msg) {
+  if (log && size > 0) snprintf(log, size, "%s", msg);
+}
+
+static CUresult load_ptx(struct CUmod_st *m, const char *text, int device_cc, char *log,
+                         size_t log_size) {
+  char *t = strip_comments(text);
+  if (!t) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult r = CUDA_SUCCESS;
+  const char *v = find_directive(t, ".version");
+  const char *tg = find_directive(t, ".target");
+  int major = 0, minor = 0;
+  if (!v) {
+    r = CUDA_ERROR_INVALID_IMAGE;
+  } else if (sscanf(v, ".version %d.%d", &major, &minor) != 2) {
+    log_error(log, log_size, "ptxas fatal   : malformed .version directive");
+    r = CUDA_ERROR_INVALID_PTX;
+  } else if (major * 10 + minor > PTX_ISA_MAX) {
+    log_error(log, log_size, "ptxas fatal   : Unsupported .version; current version is '9.0'");
+    r = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+  } else if (!tg || sscanf(tg, ".target sm_%d", &m->target) != 1) {
+    log_error(log, log_size, "ptxas fatal   : missing or unsupported .target directive");
+    r = CUDA_ERROR_INVALID_PTX;
+  } else if (m->target > device_cc) {
+    log_error(log, log_size, "ptxas fatal   : SM version specified by .target is higher than "
+                             "default SM version assumed");
+    r = CUDA_ERROR_INVALID_PTX;
+  }
+  for (const char *e = t; r == CUDA_SUCCESS && (e = find_directive(e, ".entry"));) {
+    struct CUfunc_st *grown = realloc(m->funcs, (size_t)(m->nfuncs + 1) * sizeof *grown);
+    if (!grown) {
+      r = CUDA_ERROR_OUT_OF_MEMORY;
+      break;
+    }
+    m->funcs = grown;
+    struct CUfunc_st *f = &m->funcs[m->nfuncs++];
+    memset(f, 0, sizeof *f);
+    e = parse_entry(e, f);
+  }
+  free(t);
+  return r;
+}
+
+/* ---- ELF (cubin) ---------------------------------------------------------------------- */
+
+static CUresult load_elf(struct CUmod_st *m, const unsigned char *image, int device_cc) {
+  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
+  if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+      eh->e_shstrndx >= eh->e_shnum)
+    return CUDA_ERROR_INVALID_IMAGE;
+  /* A cubin's e_flags carry the SM in bits 8..15 (older) or 0..7; accept either form. */
+  m->target = device_cc;
+  const Elf64_Shdr *sh = (const Elf64_Shdr *)(image + eh->e_shoff);
+  const char *names = (const char *)image + sh[eh->e_shstrndx].sh_offset;
+  for (int i = 0; i < eh->e_shnum; i++) {
+    const char *name = names + sh[i].sh_name;
+    if (strncmp(name, ".text.", 6) != 0) continue;
+    struct CUfunc_st *grown = realloc(m->funcs, (size_t)(m->nfuncs + 1) * sizeof *grown);
+    if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
+    m->funcs = grown;
+    struct CUfunc_st *f = &m->funcs[m->nfuncs++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name + 6);
+    f->nparams = -1;
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult module_load(CUmodule *pmod, const void *image, char *log, size_t log_size) {
+  if (!pmod || !image) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&td__lock);
+  struct CUctx_st *ctx;
+  CUresult r = td__current(&ctx);
+  struct CUmod_st *m = NULL;
+  if (r == CUDA_SUCCESS) {
+    m = calloc(1, sizeof *m);
+    if (!m) r = CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (r == CUDA_SUCCESS) {
+    const int *a = td__devices[ctx->device].attrs;
+    int cc = a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] * 10 +
+             a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
+    m->ctx = ctx;
+    if (memcmp(image, ELFMAG, SELFMAG) == 0) r = load_elf(m, image, cc);
+    else r = load_ptx(m, image, cc, log, log_size);
+  }
+  if (r == CUDA_SUCCESS) {
+    for (int i = 0; i < m->nfuncs; i++) m->funcs[i].mod = m;
+    m->next = modules;
+    modules = m;
+    *pmod = m;
+  } else if (m) {
+    module_free(m);
+  }
+  pthread_mutex_unlock(&td__lock);
+  return r;
+}
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+  TD_ENTER("cuModuleLoadData", "cuModuleLoadData");
+  return module_load(module, image, NULL, 0);
+}
+
+/* Options are accepted and ignored, except the error log buffer, which receives the
+ * reason of a failed load like the real JIT's log would. */
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                                    CUjit_option *options, void **optionValues) {
+  TD_ENTER("cuModuleLoadDataEx", "cuModuleLoadDataEx");
+  if (numOptions > 0 && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
+  char *log = NULL;
+  size_t log_size = 0;
+  for (unsigned i = 0; i < numOptions; i++) {
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER) log = optionValues[i];
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+      log_size = (size_t)(uintptr_t)optionValues[i];
+  }
+  if (log && log_size > 0) log[0] = '\0';
+  return module_load(module, image, log, log_size);
+}
+
+static int module_known(struct CUmod_st *m) {
+  for (struct CUmod_st *it = modules; it; it = it->next)
+    if (it == m) return 1;
+  return 0;
+}
+
+static int function_known(struct CUfunc_st *f) {
+  for (struct CUmod_st *m = modules; m; m = m->next)
+    if (m->nfuncs > 0 && f >= m->funcs && f < m->funcs + m->nfuncs) return 1;
+  return 0;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
+  TD_ENTER("cuModuleUnload", "cuModuleUnload");
+  pthread_mutex_lock(&td__lock);
+  CUresult r = CUDA_ERROR_INVALID_HANDLE;
+  for (struct CUmod_st **p = &modules; *p; p = &(*p)->next) {
+    if (*p == hmod) {
+      *p = hmod->next;
+      module_free(hmod);
+      r = CUDA_SUCCESS;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&td__lock);
+  return r;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+  TD_ENTER("cuModuleGetFunction", "cuModuleGetFunction");
+  if (!hfunc || !name) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&td__lock);
+  CUresult r = CUDA_ERROR_INVALID_HANDLE;
+  if (module_known(hmod)) {
+    r = CUDA_ERROR_NOT_FOUND;
+    for (int i = 0; i < hmod->nfuncs; i++)
+      if (strcmp(hmod->funcs[i].name, name) == 0) {
+        *hfunc = &hmod->funcs[i];
+        r = CUDA_SUCCESS;
+        break;
+      }
+  }
+  pthread_mutex_unlock(&td__lock);
+  return r;
+}
+
+/* Values as the real driver reports them for a small sm_90 kernel. */
+CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc) {
+  TD_ENTER("cuFuncGetAttribute", "cuFuncGetAttribute");
+  if (!pi || (int)attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&td__lock);
+  CUresult r = CUDA_ERROR_INVALID_HANDLE;
+  if (function_known(hfunc)) {
+    r = CUDA_SUCCESS;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = hfunc->mod->target; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = MAX_DYNAMIC_SHARED; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = -1; break;
+    default: *pi = 0; break;
+    }
+  }
+  pthread_mutex_unlock(&td__lock);
+  return r;
+}
+
+/* ---- launch --------------------------------------------------------------------------- */
+
+static CUresult check_dims(const int *a, const unsigned g[3], const unsigned b[3],
+                           unsigned shared) {
+  const int grid_max[3] = {a[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X],
+                           a[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y],
+                           a[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z]};
+  const int block_max[3] = {a[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X],
+                            a[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y],
+                            a[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z]};
+  unsigned long long threads = 1;
+  for (int i = 0; i < 3; i++) {
+    if (g[i] == 0 || g[i] > (unsigned)grid_max[i]) return CUDA_ERROR_INVALID_VALUE;
+    if (b[i] == 0 || b[i] > (unsigned)block_max[i]) return CUDA_ERROR_INVALID_VALUE;
+    threads *= b[i];
+  }
+  if (threads > (unsigned long long)a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK])
+    return CUDA_ERROR_INVALID_VALUE;
+  if (shared > MAX_DYNAMIC_SHARED) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+/* Packs the arguments into info->param_bytes the way the kernel's parameter space is laid
+ * out; the `extra` form (CU_LAUNCH_PARAM_BUFFER_*) is copied as given. */
+static CUresult pack_params(struct CUfunc_st *f, void **kernelParams, void **extra,
+                            tdrv_launch_info *info) {
+  if (kernelParams && extra) return CUDA_ERROR_INVALID_VALUE;
+  info->nparams = f->nparams < 0 ? 0 : f->nparams;
+  if (extra) {
+    void *buf = NULL;
+    size_t *size = NULL;
+    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
+      else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = extra[i + 1];
+      else return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!buf || !size || *size > TDRV_MAX_PARAM_BYTES) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(info->param_bytes, buf, *size);
+    info->param_total = *size;
+    return CUDA_SUCCESS;
+  }
+  if (f->nparams > 0 && !kernelParams) return CUDA_ERROR_INVALID_VALUE;
+  size_t off = 0;
+  for (int i = 0; i < info->nparams; i++) {
+    size_t al = f->palign[i] ? f->palign[i] : 1;
+    off = (off + al - 1) / al * al;
+    if (!kernelParams[i] || off + f->psize[i] > TDRV_MAX_PARAM_BYTES)
+      return CUDA_ERROR_INVALID_VALUE;
+    memcpy(info->param_bytes + off, kernelParams[i], f->psize[i]);
+    info->param_size[i] = f->psize[i];
+    info->param_offset[i] = off;
+    off += f->psize[i];
+  }
+  info->param_total = off;
+  return CUDA_SUCCESS;
+}
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shared, CUstream h, void **params,
+                       void **extra, int per_thread) {
+  tdrv_launch_info *info = calloc(1, sizeof *info);
+  td_op *op = calloc(1, sizeof *op);
+  if (!info || !op) {
+    free(info);
+    free(op);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  pthread_mutex_lock(&td__lock);
+  struct CUctx_st *ctx;
+  struct CUstream_st *s = NULL;
+  CUresult r = function_known(f) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (r == CUDA_SUCCESS) r = td__current(&ctx);
+  if (r == CUDA_SUCCESS && f->mod->ctx != ctx) r = CUDA_ERROR_INVALID_CONTEXT;
+  info->grid[0] = gx, info->grid[1] = gy, info->grid[2] = gz;
+  info->block[0] = bx, info->block[1] = by, info->block[2] = bz;
+  if (r == CUDA_SUCCESS)
+    r = check_dims(td__devices[ctx->device].attrs, info->grid, info->block, shared);
+  if (r == CUDA_SUCCESS) r = pack_params(f, params, extra, info);
+  if (r == CUDA_SUCCESS) r = td__stream_resolve(h, &s);
+  if (r == CUDA_SUCCESS && td__refuse_launch) r = CUDA_ERROR_NOT_SUPPORTED;
+  if (r == CUDA_SUCCESS) {
+    snprintf(info->function, sizeof info->function, "%s", f->name);
+    info->shared_bytes = shared;
+    info->stream = (uintptr_t)h;
+    info->per_thread = per_thread;
+    info->device = ctx->device;
+    op->kind = TD_OP_LAUNCH;
+    op->delay_ms = td__launch_delay_ms;
+    r = td__stream_enqueue(s, op);
+    op = NULL;
+    if (r == CUDA_SUCCESS) {
+      last = *info;
+      have_last = 1;
+      launches++;
+    }
+  }
+  pthread_mutex_unlock(&td__lock);
+  free(op);
+  free(info);
+  return r;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                unsigned int bx, unsigned int by, unsigned int bz,
+                                unsigned int shared, CUstream h, void **kernelParams,
+                                void **extra) {
+  TD_ENTER("cuLaunchKernel", "cuLaunchKernel");
+  return launch(f, gx, gy, gz, bx, by, bz, shared, h, kernelParams, extra, 0);
+}
+
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
+                                     unsigned int gz, unsigned int bx, unsigned int by,
+                                     unsigned int bz, unsigned int shared, CUstream h,
+                                     void **kernelParams, void **extra) {
+  TD_ENTER("cuLaunchKernel", "cuLaunchKernel_ptsz");
+  return launch(f, gx, gy, gz, bx, by, bz, shared, h, kernelParams, extra, 1);
+}
