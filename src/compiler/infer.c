@@ -85,6 +85,12 @@ static bool err_at(infer *I, const nbc__node *n, nbc_status_t status, const char
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  /* A call is shown at the start of its callee (`cuda.grid(4)` at `cuda`); other nodes at
+   * their own token (a binary operator at the operator). */
+  while (n && n->kind == NBC__N_CALL && n->a) {
+    n = n->a;
+    while (n->kind == NBC__N_ATTR && n->a) n = n->a;
+  }
   const nbc__file *file = n && n->tok ? n->tok->file : I->file;
   int line = n && n->tok ? n->tok->line : 1, col = n && n->tok ? n->tok->col : 1;
   nbc__diag_error(I->ctx, status, file, line, col, "%s", msg);
