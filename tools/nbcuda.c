@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "nbcuda.h"
-#include "tools/cli.h"
+#include "cli.h"
 
 /* Used until tools/cmd_compile.c (another part of the project) is linked in. */
 __attribute__((weak)) int nbc__cli_compile(int argc, char **argv) {

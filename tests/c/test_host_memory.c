@@ -1,0 +1,271 @@
+/* test_host_memory.c — memory, modules and launches: allocation (out of memory, failures),
+ * copies both ways (sync, async, device to device, memset, bad addresses), loading PTX
+ * (with and without a trailing NUL), bad images, kernel lookup, launches with an argument
+ * array and with a packed buffer (the test driver records what it received), refused
+ * launches, and nvJitLink links (PTX -> cubin; missing nvJitLink). Runs against the test
+ * driver.
+ */
+#include <sys/stat.h>
+
+#include "nbcuda.h"
+#include "test.h"
+#include "testdriver.h"
+
+static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                          ".visible .entry empty()\n{\n  ret;\n}\n"
+                          ".visible .entry scale(\n  .param .u64 scale_p0,\n"
+                          "  .param .f32 scale_p1,\n  .param .u32 scale_p2\n)\n{\n  ret;\n}\n";
+
+TEST(alloc_copy_free) {
+  nbc_devptr_t p = 0, q = 0;
+  ASSERT_OK(nbc_mem_alloc(64, &p));
+  ASSERT(p != 0);
+  ASSERT_EQ(tdrv()->stack_depth(), 1); /* context created lazily */
+  ASSERT_OK(nbc_mem_alloc(64, &q));
+  ASSERT_EQ(tdrv()->live_allocations(), 2);
+  unsigned char in[64], out[64];
+  for (int i = 0; i < 64; i++) in[i] = (unsigned char)(i * 3);
+  ASSERT_OK(nbc_memcpy_htod(p, in, sizeof in));
+  ASSERT_OK(nbc_memcpy_dtod(q, p, sizeof in));
+  memset(out, 0, sizeof out);
+  ASSERT_OK(nbc_memcpy_dtoh(out, q, sizeof out));
+  ASSERT(memcmp(in, out, sizeof in) == 0);
+  ASSERT_OK(nbc_memset_d8(q, 0xab, 16));
+  ASSERT_OK(nbc_memcpy_dtoh(out, q, sizeof out));
+  ASSERT_EQ(out[0], 0xab);
+  ASSERT_EQ(out[15], 0xab);
+  ASSERT_EQ(out[16], in[16]);
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_OK(nbc_mem_free(q));
+  ASSERT_OK(nbc_mem_free(0));
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+  ASSERT_STATUS(nbc_mem_alloc(8, NULL), NBC_INVALID_ARGUMENT);
+}
+
+TEST(async_copies) {
+  nbc_stream_t *s;
+  ASSERT_OK(nbc_stream_create(&s));
+  nbc_devptr_t p;
+  ASSERT_OK(nbc_mem_alloc(4, &p));
+  int x = 42, y = 0;
+  ASSERT_OK(nbc_memcpy_htod_async(p, &x, sizeof x, s));
+  ASSERT_OK(nbc_memcpy_dtoh_async(&y, p, sizeof y, s));
+  ASSERT_OK(nbc_stream_synchronize(s));
+  ASSERT_EQ(y, 42);
+  x = 7;
+  ASSERT_OK(nbc_memcpy_htod_async(p, &x, sizeof x, NULL));
+  ASSERT_OK(nbc_memcpy_dtoh_async(&y, p, sizeof y, NULL));
+  ASSERT_OK(nbc_stream_synchronize(NULL));
+  ASSERT_EQ(y, 7);
+  ASSERT_OK(nbc_mem_free(p));
+  nbc_stream_destroy(s);
+}
+
+TEST(out_of_memory) {
+  setenv("NBCUDA_TESTDRIVER_MEM", "1M", 1);
+  nbc_devptr_t p = 1;
+  ASSERT_STATUS(nbc_mem_alloc(2 << 20, &p), NBC_OUT_OF_MEMORY);
+  ASSERT(p == 0);
+  ASSERT_STREQ(nbc_last_error(),
+               "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2) (allocating 2097152 bytes on device 0)");
+  ASSERT_EQ(nbc_last_driver_error(), 2);
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  ASSERT_OK(nbc_mem_free(p));
+}
+
+TEST(copy_failures) {
+  int x = 0;
+  nbc_devptr_t p;
+  ASSERT_OK(nbc_mem_alloc(4, &p));
+  ASSERT_STATUS(nbc_memcpy_htod(p + 4096, &x, sizeof x), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuMemcpyHtoD: CUDA_ERROR_INVALID_VALUE (1) (4 bytes)");
+  ASSERT_STATUS(nbc_memcpy_dtoh(&x, p, 64), NBC_DRIVER_ERROR); /* past the end */
+  tdrv()->fail("cuMemcpyDtoD", 1, 700);
+  ASSERT_STATUS(nbc_memcpy_dtod(p, p, 4), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuMemcpyDtoD: CUDA_ERROR_ILLEGAL_ADDRESS (700) (4 bytes)");
+  tdrv()->fail("cuMemsetD8", 1, 700);
+  ASSERT_STATUS(nbc_memset_d8(p, 0, 4), NBC_DRIVER_ERROR);
+  tdrv()->fail("cuMemcpyHtoDAsync", 1, 700);
+  ASSERT_STATUS(nbc_memcpy_htod_async(p, &x, 4, NULL), NBC_DRIVER_ERROR);
+  tdrv()->fail("cuMemcpyDtoHAsync", 1, 700);
+  ASSERT_STATUS(nbc_memcpy_dtoh_async(&x, p, 4, NULL), NBC_DRIVER_ERROR);
+  tdrv()->fail("cuMemFree", 1, 999);
+  ASSERT_STATUS(nbc_mem_free(p), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cuMemFree: CUDA_ERROR_UNKNOWN (999) (address 0x");
+  ASSERT_EQ(tdrv()->live_allocations(), 1);
+  ASSERT_OK(nbc_mem_free(p)); /* still tracked, freed now */
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+  ASSERT_STATUS(nbc_mem_free(p), NBC_DRIVER_ERROR); /* double free: the driver refuses */
+}
+
+TEST(copy_creates_context_when_none) {
+  /* A pointer from another thread's context: a fresh thread has no context; the copy makes
+   * one (device 0's primary, as numba's require_context would) and retries. */
+  nbc_devptr_t p;
+  ASSERT_OK(nbc_mem_alloc(4, &p));
+  nbc_context_t *c;
+  ASSERT_OK(nbc_current_context(-1, &c));
+  ASSERT_OK(nbc_context_pop(c));
+  ASSERT_EQ(tdrv()->stack_depth(), 0);
+  int x = 5, y = 0;
+  ASSERT_OK(nbc_memcpy_htod(p, &x, sizeof x));
+  ASSERT_EQ(tdrv()->stack_depth(), 1);
+  ASSERT_OK(nbc_memcpy_dtoh(&y, p, sizeof y));
+  ASSERT_EQ(y, 5);
+}
+
+TEST(alloc_failure_injected) {
+  nbc_devptr_t p;
+  tdrv()->fail("cuMemAlloc", 1, 999);
+  ASSERT_STATUS(nbc_mem_alloc(8, &p), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cuMemAlloc: CUDA_ERROR_UNKNOWN (999)");
+}
+
+TEST(module_load_and_launch) {
+  nbc_module_t *m = NULL;
+  /* Without the trailing NUL: nbcuda adds one. */
+  ASSERT_OK(nbc_module_load_data(ptx, strlen(ptx), NBC_IMAGE_AUTO, &m));
+  ASSERT_EQ(tdrv()->live_modules(), 1);
+  nbc_function_t *f, *g;
+  ASSERT_OK(nbc_module_get_function(m, "empty", &f));
+  ASSERT_OK(nbc_module_get_function(m, "scale", &g));
+  unsigned grid[3] = {4, 2, 1}, block[3] = {128, 1, 1};
+  ASSERT_OK(nbc_launch(f, grid, block, 0, NULL, NULL));
+  ASSERT_EQ(tdrv()->launch_count(), 1);
+  uint64_t ptr = 0x1000;
+  float factor = 2.5f;
+  uint32_t n = 77;
+  void *args[] = {&ptr, &factor, &n};
+  nbc_stream_t *s;
+  ASSERT_OK(nbc_stream_create(&s));
+  ASSERT_OK(nbc_launch(g, grid, block, 256, s, args));
+  tdrv_launch_info info;
+  ASSERT_EQ(tdrv()->last_launch(&info), 1);
+  ASSERT_STREQ(info.function, "scale");
+  ASSERT_EQ(info.grid[0], 4);
+  ASSERT_EQ(info.grid[1], 2);
+  ASSERT_EQ(info.block[0], 128);
+  ASSERT_EQ(info.shared_bytes, 256);
+  ASSERT_EQ(info.stream, nbc_stream_handle(s));
+  ASSERT_EQ(info.nparams, 3);
+  uint64_t got_ptr;
+  float got_factor;
+  uint32_t got_n;
+  memcpy(&got_ptr, info.param_bytes + info.param_offset[0], 8);
+  memcpy(&got_factor, info.param_bytes + info.param_offset[1], 4);
+  memcpy(&got_n, info.param_bytes + info.param_offset[2], 4);
+  ASSERT_EQ(got_ptr, 0x1000);
+  ASSERT(got_factor == 2.5f);
+  ASSERT_EQ(got_n, 77);
+  /* The same through one packed buffer: u64 at 0, f32 at 8, u32 at 12. */
+  unsigned char packed[16];
+  ptr = 0x2000;
+  n = 99;
+  memcpy(packed, &ptr, 8);
+  memcpy(packed + 8, &factor, 4);
+  memcpy(packed + 12, &n, 4);
+  ASSERT_OK(nbc_launch_packed(g, grid, block, 0, s, packed, sizeof packed));
+  ASSERT_EQ(tdrv()->last_launch(&info), 1);
+  ASSERT_EQ(info.param_total, 16); /* the buffer is passed as given */
+  memcpy(&got_ptr, info.param_bytes, 8);
+  memcpy(&got_n, info.param_bytes + 12, 4);
+  ASSERT_EQ(got_ptr, 0x2000);
+  ASSERT_EQ(got_n, 99);
+  ASSERT_OK(nbc_launch_packed(f, grid, block, 0, NULL, NULL, 0));
+  ASSERT_EQ(tdrv()->launch_count(), 4);
+  ASSERT_OK(nbc_stream_synchronize(s));
+  nbc_stream_destroy(s);
+  nbc_module_destroy(m);
+  ASSERT_EQ(tdrv()->live_modules(), 0);
+  nbc_module_destroy(NULL);
+}
+
+TEST(launch_failures) {
+  nbc_module_t *m;
+  nbc_function_t *f;
+  ASSERT_OK(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m));
+  ASSERT_OK(nbc_module_get_function(m, "empty", &f));
+  unsigned grid[3] = {1, 1, 1}, bad_block[3] = {0, 1, 1}, block[3] = {32, 1, 1};
+  ASSERT_STATUS(nbc_launch(f, grid, bad_block, 0, NULL, NULL), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(),
+               "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE (1) (kernel 'empty', grid (1, 1, 1), "
+               "block (0, 1, 1), 0 bytes of shared memory)");
+  tdrv()->set_refuse_launch(1);
+  ASSERT_STATUS(nbc_launch(f, grid, block, 0, NULL, NULL), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cuLaunchKernel: CUDA_ERROR_NOT_SUPPORTED (801)");
+  ASSERT_STATUS(nbc_launch_packed(f, grid, block, 0, NULL, NULL, 0), NBC_DRIVER_ERROR);
+  tdrv()->set_refuse_launch(0);
+  tdrv()->fail("cuLaunchKernel", 1, 719);
+  ASSERT_STATUS(nbc_launch(f, grid, block, 0, NULL, NULL), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "CUDA_ERROR_LAUNCH_FAILED (719)");
+  ASSERT_EQ(tdrv()->launch_count(), 0);
+  ASSERT_STATUS(nbc_launch(NULL, grid, block, 0, NULL, NULL), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_launch(f, NULL, block, 0, NULL, NULL), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_launch_packed(f, grid, block, 0, NULL, NULL, 8), NBC_INVALID_ARGUMENT);
+  nbc_module_destroy(m);
+}
+
+TEST(module_failures) {
+  nbc_module_t *m = (nbc_module_t *)1;
+  static const char junk[] = "this is not PTX";
+  ASSERT_STATUS(nbc_module_load_data(junk, sizeof junk, NBC_IMAGE_AUTO, &m), NBC_DRIVER_ERROR);
+  ASSERT(m == NULL);
+  ASSERT_CONTAINS(nbc_last_error(), "cuModuleLoadDataEx: CUDA_ERROR_INVALID_IMAGE (200)");
+  ASSERT_CONTAINS(nbc_last_error(), "loading PTX");
+  ASSERT_STATUS(nbc_module_load_data(NULL, 4, NBC_IMAGE_PTX, &m), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_module_load_data(ptx, 0, NBC_IMAGE_PTX, &m), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_module_load_data(ptx, sizeof ptx, (nbc_image_kind_t)42, &m),
+                NBC_INVALID_ARGUMENT);
+  tdrv()->fail("cuModuleLoadDataEx", 1, 218);
+  ASSERT_STATUS(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "CUDA_ERROR_INVALID_PTX (218)");
+  ASSERT_OK(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m));
+  nbc_function_t *f = (nbc_function_t *)1;
+  ASSERT_STATUS(nbc_module_get_function(m, "missing", &f), NBC_DRIVER_ERROR);
+  ASSERT(f == NULL);
+  ASSERT_STREQ(nbc_last_error(),
+               "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND (500) (kernel 'missing')");
+  ASSERT_STATUS(nbc_module_get_function(m, NULL, &f), NBC_INVALID_ARGUMENT);
+  nbc_module_destroy(m);
+  ASSERT_EQ(tdrv()->live_modules(), 0);
+}
+
+TEST(link_ptx_with_nvjitlink) {
+  struct stat st;
+  if (stat("/usr/local/cuda/lib64/libnvJitLink.so.13", &st) != 0) SKIP("no nvJitLink 13");
+  nbc_image_t images[1] = {{ptx, strlen(ptx), NBC_IMAGE_PTX}};
+  nbc_module_t *m = NULL;
+  ASSERT_OK(nbc_module_link(images, 1, &m)); /* PTX -> sm_90 cubin -> cuModuleLoadDataEx */
+  ASSERT_EQ(tdrv()->live_modules(), 1);
+  nbc_module_destroy(m);
+}
+
+TEST(link_errors) {
+  struct stat st;
+  if (stat("/usr/local/cuda/lib64/libnvJitLink.so.13", &st) != 0) SKIP("no nvJitLink 13");
+  static const char broken[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                               ".visible .entry k()\n{\n  bogus_instruction;\n}\n";
+  nbc_image_t images[1] = {{broken, sizeof broken, NBC_IMAGE_PTX}};
+  nbc_module_t *m = NULL;
+  ASSERT_STATUS(nbc_module_link(images, 1, &m), NBC_LINK_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "nvJitLink");
+  ASSERT(m == NULL);
+  ASSERT_STATUS(nbc_module_link(images, 0, &m), NBC_INVALID_ARGUMENT);
+  nbc_image_t empty[1] = {{NULL, 0, NBC_IMAGE_PTX}};
+  ASSERT_STATUS(nbc_module_link(empty, 1, &m), NBC_INVALID_ARGUMENT);
+}
+
+TEST(no_nvjitlink) {
+  setenv("NBCUDA_NVJITLINK", "/nonexistent/libnvJitLink.so", 1);
+  static const unsigned char ltoir[] = {0xED, 0x43, 0x4E, 0x7F, 0, 0, 0, 0};
+  nbc_module_t *m = NULL;
+  ASSERT_STATUS(nbc_module_load_data(ltoir, sizeof ltoir, NBC_IMAGE_AUTO, &m), NBC_NO_JITLINK);
+  ASSERT_CONTAINS(nbc_last_error(), "NBCUDA_NVJITLINK=/nonexistent/libnvJitLink.so");
+}
+
+TEST_LIST(X(alloc_copy_free) X(async_copies) X(out_of_memory) X(copy_failures)
+              X(copy_creates_context_when_none) X(alloc_failure_injected)
+                  X(module_load_and_launch) X(launch_failures) X(module_failures)
+                      X(link_ptx_with_nvjitlink) X(link_errors) X(no_nvjitlink))
+TEST_MAIN()

@@ -1,0 +1,105 @@
+/* test_host_runtime.c — the runtime version (libcudart, then NVRTC, then NBC_NO_RUNTIME,
+ * each searched through NBCUDA_CUDART / NBCUDA_NVRTC / CUDA_HOME / /usr/local/cuda / the
+ * loader), the supported-version list, and the profiler (start/stop with a lazily created
+ * context, failures). The toolkit here is CUDA 13.0 with libcudart and NVRTC.
+ */
+#include <sys/stat.h>
+
+#include "nbcuda.h"
+#include "test.h"
+#include "testdriver.h"
+
+static int have(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+TEST(version_from_cudart) {
+  if (!have("/usr/local/cuda/lib64/libcudart.so.13")) SKIP("no libcudart 13 in /usr/local/cuda");
+  unsetenv("CUDA_HOME");
+  unsetenv("CUDA_PATH");
+  int major = 0, minor = -1;
+  nbc_runtime_source_t source = NBC_RUNTIME_NVVM;
+  ASSERT_OK(nbc_runtime_get_version(&major, &minor, &source));
+  ASSERT_EQ(major, 13);
+  ASSERT(minor >= 0);
+  ASSERT_EQ(source, NBC_RUNTIME_CUDART);
+  int supported = 0;
+  ASSERT_OK(nbc_runtime_is_supported_version(&supported));
+  ASSERT_EQ(supported, 1);
+  ASSERT_EQ(tdrv()->calls("cuInit"), 0); /* the runtime version needs no driver */
+}
+
+TEST(version_from_nvrtc_when_no_cudart) {
+  if (!have("/usr/local/cuda/lib64/libnvrtc.so.13")) SKIP("no NVRTC 13 in /usr/local/cuda");
+  setenv("NBCUDA_CUDART", "/nonexistent/libcudart.so", 1);
+  int major = 0, minor = 0;
+  nbc_runtime_source_t source = NBC_RUNTIME_CUDART;
+  ASSERT_OK(nbc_runtime_get_version(&major, &minor, &source));
+  ASSERT_EQ(major, 13);
+  ASSERT_EQ(source, NBC_RUNTIME_NVRTC);
+}
+
+TEST(no_runtime) {
+  setenv("NBCUDA_CUDART", "/nonexistent/libcudart.so", 1);
+  setenv("NBCUDA_NVRTC", "/nonexistent/libnvrtc.so", 1);
+  int major, minor;
+  ASSERT_STATUS(nbc_runtime_get_version(&major, &minor, NULL), NBC_NO_RUNTIME);
+  ASSERT_CONTAINS(nbc_last_error(), "NBCUDA_CUDART=/nonexistent/libcudart.so");
+  ASSERT_CONTAINS(nbc_last_error(), "NBCUDA_NVRTC=/nonexistent/libnvrtc.so");
+  int supported = 1;
+  ASSERT_STATUS(nbc_runtime_is_supported_version(&supported), NBC_NO_RUNTIME);
+  ASSERT_STATUS(nbc_runtime_get_version(NULL, &minor, NULL), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_runtime_is_supported_version(NULL), NBC_INVALID_ARGUMENT);
+}
+
+TEST(cuda_home_searched) {
+  /* A CUDA_HOME without libraries is searched (and named) before /usr/local/cuda. */
+  if (!have("/usr/local/cuda/lib64/libcudart.so.13")) SKIP("no libcudart 13 in /usr/local/cuda");
+  setenv("CUDA_HOME", "/nonexistent-cuda-home", 1);
+  setenv("NBCUDA_NVRTC", "/nonexistent/libnvrtc.so", 1);
+  int major, minor;
+  nbc_runtime_source_t source;
+  ASSERT_OK(nbc_runtime_get_version(&major, &minor, &source));
+  ASSERT_EQ(source, NBC_RUNTIME_CUDART);
+}
+
+TEST(supported_versions) {
+  const int(*versions)[2] = NULL;
+  int count = 0;
+  nbc_runtime_supported_versions(&versions, &count);
+  ASSERT(count >= 2);
+  int has12 = 0, has13 = 0;
+  for (int i = 0; i < count; i++) {
+    ASSERT(versions[i][0] == 12 || versions[i][0] == 13);
+    has12 |= versions[i][0] == 12 && versions[i][1] == 0;
+    has13 |= versions[i][0] == 13 && versions[i][1] == 0;
+    if (i) ASSERT(versions[i][0] * 100 + versions[i][1] > versions[i - 1][0] * 100 + versions[i - 1][1]);
+  }
+  ASSERT(has12 && has13);
+  nbc_runtime_supported_versions(NULL, NULL); /* allowed */
+}
+
+TEST(profiler) {
+  ASSERT_OK(nbc_profile_start());
+  ASSERT_EQ(tdrv()->profiler_state(), 1);
+  ASSERT_EQ(tdrv()->stack_depth(), 1); /* like numba's require_context */
+  ASSERT_OK(nbc_profile_stop());
+  ASSERT_EQ(tdrv()->profiler_state(), 0);
+  tdrv()->fail("cuProfilerStart", 1, 5);
+  ASSERT_STATUS(nbc_profile_start(), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuProfilerStart: CUDA_ERROR_PROFILER_DISABLED (5)");
+  tdrv()->fail("cuProfilerStop", 1, 6);
+  ASSERT_STATUS(nbc_profile_stop(), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuProfilerStop: CUDA_ERROR_PROFILER_NOT_INITIALIZED (6)");
+}
+
+TEST(profiler_without_driver) {
+  setenv("NBCUDA_DRIVER", "0", 1);
+  ASSERT_STATUS(nbc_profile_start(), NBC_DRIVER_DISABLED);
+  ASSERT_STATUS(nbc_profile_stop(), NBC_DRIVER_DISABLED);
+}
+
+TEST_LIST(X(version_from_cudart) X(version_from_nvrtc_when_no_cudart) X(no_runtime)
+              X(cuda_home_searched) X(supported_versions) X(profiler) X(profiler_without_driver))
+TEST_MAIN()

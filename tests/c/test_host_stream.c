@@ -1,0 +1,245 @@
+/* test_host_stream.c — streams: create/destroy (and their failures), the three default
+ * streams and external streams (never destroyed), numba's repr strings, synchronize and query
+ * while work is pending, callbacks firing in order with the stream, status and argument, and
+ * lazy context creation by the stream factories. Runs against the test driver.
+ */
+#include <pthread.h>
+
+#include "nbcuda.h"
+#include "test.h"
+#include "testdriver.h"
+
+TEST(create_destroy) {
+  nbc_stream_t *s = NULL;
+  ASSERT_OK(nbc_stream_create(&s));
+  ASSERT(s != NULL);
+  ASSERT_EQ(tdrv()->stack_depth(), 1); /* the factory created device 0's context */
+  ASSERT_EQ(nbc_stream_kind(s), NBC_STREAM_CREATED);
+  ASSERT(nbc_stream_handle(s) > 2);
+  ASSERT_EQ(tdrv()->live_streams(), 1);
+  char repr[64], expected[64];
+  nbc_stream_repr(s, repr, sizeof repr);
+  snprintf(expected, sizeof expected, "<CUDA stream %" PRIuPTR ">", nbc_stream_handle(s));
+  ASSERT_STREQ(repr, expected);
+  nbc_stream_destroy(s);
+  ASSERT_EQ(tdrv()->live_streams(), 0);
+  nbc_stream_destroy(NULL);
+  ASSERT_STATUS(nbc_stream_create(NULL), NBC_INVALID_ARGUMENT);
+}
+
+TEST(create_fails) {
+  nbc_stream_t *s = (nbc_stream_t *)1;
+  tdrv()->fail("cuStreamCreate", 1, 2);
+  ASSERT_STATUS(nbc_stream_create(&s), NBC_OUT_OF_MEMORY);
+  ASSERT(s == NULL);
+  ASSERT_STREQ(nbc_last_error(), "cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY (2)");
+  ASSERT_EQ(nbc_last_driver_error(), 2);
+  ASSERT_STREQ(nbc_last_driver_call(), "cuStreamCreate");
+  tdrv()->fail("cuStreamCreate", 1, 999);
+  ASSERT_STATUS(nbc_stream_create(&s), NBC_DRIVER_ERROR);
+  ASSERT_OK(nbc_stream_create(&s));
+  nbc_stream_destroy(s);
+}
+
+TEST(default_streams) {
+  nbc_stream_t *d, *l, *p, *d2;
+  ASSERT_OK(nbc_default_stream(&d));
+  ASSERT_OK(nbc_legacy_default_stream(&l));
+  ASSERT_OK(nbc_per_thread_default_stream(&p));
+  ASSERT_OK(nbc_default_stream(&d2));
+  ASSERT(d == d2);
+  ASSERT_EQ(nbc_stream_handle(d), 0);
+  ASSERT_EQ(nbc_stream_handle(l), 1);
+  ASSERT_EQ(nbc_stream_handle(p), 2);
+  ASSERT_EQ(nbc_stream_kind(d), NBC_STREAM_DEFAULT);
+  ASSERT_EQ(nbc_stream_kind(l), NBC_STREAM_LEGACY);
+  ASSERT_EQ(nbc_stream_kind(p), NBC_STREAM_PER_THREAD);
+  char repr[64];
+  nbc_stream_repr(d, repr, sizeof repr);
+  ASSERT_STREQ(repr, "<Default CUDA stream>");
+  nbc_stream_repr(l, repr, sizeof repr);
+  ASSERT_STREQ(repr, "<Legacy default CUDA stream>");
+  nbc_stream_repr(p, repr, sizeof repr);
+  ASSERT_STREQ(repr, "<Per-thread default CUDA stream>");
+  nbc_stream_repr(NULL, repr, sizeof repr);
+  ASSERT_STREQ(repr, "<Default CUDA stream>");
+  nbc_stream_repr(l, repr, 8); /* truncated, NUL-terminated */
+  ASSERT_STREQ(repr, "<Legacy");
+  nbc_stream_destroy(d); /* singletons: nothing happens */
+  nbc_stream_destroy(l);
+  nbc_stream_destroy(p);
+  ASSERT_OK(nbc_stream_synchronize(d));
+  ASSERT_OK(nbc_stream_synchronize(l));
+  ASSERT_OK(nbc_stream_synchronize(p));
+  ASSERT_OK(nbc_stream_synchronize(NULL));
+  ASSERT_STATUS(nbc_default_stream(NULL), NBC_INVALID_ARGUMENT);
+}
+
+TEST(external_streams) {
+  nbc_stream_t *owned, *ext;
+  ASSERT_OK(nbc_stream_create(&owned));
+  ASSERT_OK(nbc_external_stream(nbc_stream_handle(owned), &ext));
+  ASSERT_EQ(nbc_stream_kind(ext), NBC_STREAM_EXTERNAL);
+  ASSERT_EQ(nbc_stream_handle(ext), nbc_stream_handle(owned));
+  char repr[64], expected[64];
+  nbc_stream_repr(ext, repr, sizeof repr);
+  snprintf(expected, sizeof expected, "<External CUDA stream %" PRIuPTR ">",
+           nbc_stream_handle(owned));
+  ASSERT_STREQ(repr, expected);
+  ASSERT_OK(nbc_stream_synchronize(ext));
+  nbc_stream_destroy(ext); /* frees the wrapper only */
+  ASSERT_EQ(tdrv()->live_streams(), 1);
+  ASSERT_OK(nbc_stream_synchronize(owned));
+  nbc_stream_destroy(owned);
+  ASSERT_EQ(tdrv()->live_streams(), 0);
+  /* An external handle that is one of the default streams prints as such. */
+  nbc_stream_t *zero;
+  ASSERT_OK(nbc_external_stream(0, &zero));
+  nbc_stream_repr(zero, repr, sizeof repr);
+  ASSERT_STREQ(repr, "<Default CUDA stream>");
+  nbc_stream_destroy(zero);
+  /* Arbitrary values are wrapped without being checked (numba's 0x12345678 test). */
+  ASSERT_OK(nbc_external_stream(0x12345678, &ext));
+  ASSERT_EQ(nbc_stream_handle(ext), 0x12345678);
+  nbc_stream_destroy(ext);
+  ASSERT_STATUS(nbc_external_stream(1, NULL), NBC_INVALID_ARGUMENT);
+}
+
+TEST(query_and_synchronize_pending_work) {
+  nbc_stream_t *s;
+  ASSERT_OK(nbc_stream_create(&s));
+  ASSERT_OK(nbc_stream_query(s));
+  tdrv()->set_launch_delay_ms(200);
+  static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                            ".visible .entry k()\n{\n  ret;\n}\n";
+  nbc_module_t *m;
+  nbc_function_t *f;
+  ASSERT_OK(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m));
+  ASSERT_OK(nbc_module_get_function(m, "k", &f));
+  unsigned one[3] = {1, 1, 1};
+  ASSERT_OK(nbc_launch(f, one, one, 0, s, NULL));
+  ASSERT_STATUS(nbc_stream_query(s), NBC_NOT_READY);
+  ASSERT_OK(nbc_stream_synchronize(s));
+  ASSERT_OK(nbc_stream_query(s));
+  nbc_module_destroy(m);
+  nbc_stream_destroy(s);
+}
+
+TEST(synchronize_and_query_failures) {
+  nbc_stream_t *s;
+  ASSERT_OK(nbc_stream_create(&s));
+  tdrv()->fail("cuStreamSynchronize", 1, 700);
+  ASSERT_STATUS(nbc_stream_synchronize(s), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (700)");
+  tdrv()->fail("cuStreamQuery", 1, 999);
+  ASSERT_STATUS(nbc_stream_query(s), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuStreamQuery: CUDA_ERROR_UNKNOWN (999)");
+  nbc_stream_destroy(s);
+}
+
+TEST(default_stream_ops_create_a_context) {
+  /* Copying on the default stream from a fresh thread needs a context: created lazily. */
+  ASSERT_OK(nbc_stream_synchronize(NULL));
+  ASSERT_EQ(tdrv()->stack_depth(), 1);
+}
+
+typedef struct record {
+  pthread_mutex_t lock;
+  int order[16];
+  int count;
+  nbc_stream_t *streams[16];
+  nbc_status_t statuses[16];
+  pthread_t threads[16];
+} record;
+
+/* arg points to a record pointer. */
+static void on_done(nbc_stream_t *stream, nbc_status_t status, void *arg) {
+  record *r = *(record **)arg;
+  pthread_mutex_lock(&r->lock);
+  r->streams[r->count] = stream;
+  r->statuses[r->count] = status;
+  r->threads[r->count] = pthread_self();
+  r->count++;
+  pthread_mutex_unlock(&r->lock);
+}
+
+typedef struct cb_arg {
+  record *rec;
+  int id;
+} cb_arg;
+
+static void on_done_ordered(nbc_stream_t *stream, nbc_status_t status, void *arg) {
+  cb_arg *a = arg;
+  pthread_mutex_lock(&a->rec->lock);
+  a->rec->order[a->rec->count] = a->id;
+  a->rec->streams[a->rec->count] = stream;
+  a->rec->statuses[a->rec->count] = status;
+  a->rec->threads[a->rec->count] = pthread_self();
+  a->rec->count++;
+  pthread_mutex_unlock(&a->rec->lock);
+}
+
+TEST(callbacks_fire_in_order) {
+  record rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  cb_arg args[8];
+  nbc_stream_t *s;
+  ASSERT_OK(nbc_stream_create(&s));
+  tdrv()->set_launch_delay_ms(20);
+  static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                            ".visible .entry k()\n{\n  ret;\n}\n";
+  nbc_module_t *m;
+  nbc_function_t *f;
+  ASSERT_OK(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m));
+  ASSERT_OK(nbc_module_get_function(m, "k", &f));
+  unsigned one[3] = {1, 1, 1};
+  for (int i = 0; i < 8; i++) {
+    args[i].rec = &rec;
+    args[i].id = i;
+    if (i % 2 == 0) ASSERT_OK(nbc_launch(f, one, one, 0, s, NULL));
+    ASSERT_OK(nbc_stream_add_callback(s, on_done_ordered, &args[i]));
+  }
+  ASSERT_OK(nbc_stream_synchronize(s));
+  ASSERT_EQ(rec.count, 8);
+  for (int i = 0; i < 8; i++) {
+    ASSERT_EQ(rec.order[i], i);
+    ASSERT(rec.streams[i] == s);
+    ASSERT_EQ(rec.statuses[i], NBC_OK);
+    ASSERT(!pthread_equal(rec.threads[i], pthread_self())); /* on a driver thread */
+  }
+  ASSERT_EQ(tdrv()->host_callbacks_run(), 8);
+  nbc_module_destroy(m);
+  nbc_stream_destroy(s);
+}
+
+TEST(callback_on_default_stream) {
+  record rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  record *p = &rec;
+  ASSERT_OK(nbc_stream_add_callback(NULL, on_done, &p));
+  nbc_stream_t *d;
+  ASSERT_OK(nbc_default_stream(&d));
+  ASSERT_OK(nbc_stream_add_callback(d, on_done, &p));
+  ASSERT_OK(nbc_stream_synchronize(d));
+  ASSERT_EQ(rec.count, 2);
+  ASSERT(rec.streams[0] == d); /* NULL means the default stream singleton */
+  ASSERT(rec.streams[1] == d);
+}
+
+TEST(callback_failures) {
+  nbc_stream_t *s;
+  ASSERT_OK(nbc_stream_create(&s));
+  record rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  record *p = &rec;
+  ASSERT_STATUS(nbc_stream_add_callback(s, NULL, NULL), NBC_INVALID_ARGUMENT);
+  tdrv()->fail("cuStreamAddCallback", 1, 999);
+  ASSERT_STATUS(nbc_stream_add_callback(s, on_done, &p), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuStreamAddCallback: CUDA_ERROR_UNKNOWN (999)");
+  ASSERT_OK(nbc_stream_synchronize(s));
+  ASSERT_EQ(rec.count, 0); /* never runs, record freed (ASan checks the leak) */
+  nbc_stream_destroy(s);
+}
+
+TEST_LIST(X(create_destroy) X(create_fails) X(default_streams) X(external_streams)
+              X(query_and_synchronize_pending_work) X(synchronize_and_query_failures)
+                  X(default_stream_ops_create_a_context) X(callbacks_fire_in_order)
+                      X(callback_on_default_stream) X(callback_failures))
+TEST_MAIN()
