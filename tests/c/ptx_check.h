@@ -80,14 +80,22 @@ static inline int ptx_check_jitlink(const void *ltoir, size_t size, char **pptx,
   }
   for (int i = 0; !h && i < 3; i++) h = dlopen(candidates[i], RTLD_NOW);
   if (!h) return -1;
-  ptx_check_jl_create_fn create = (ptx_check_jl_create_fn)dlsym(h, "nvJitLinkCreate");
-  ptx_check_jl_destroy_fn destroy = (ptx_check_jl_destroy_fn)dlsym(h, "nvJitLinkDestroy");
-  ptx_check_jl_add_fn add = (ptx_check_jl_add_fn)dlsym(h, "nvJitLinkAddData");
-  ptx_check_jl_complete_fn complete = (ptx_check_jl_complete_fn)dlsym(h, "nvJitLinkComplete");
-  ptx_check_jl_size_fn errsize = (ptx_check_jl_size_fn)dlsym(h, "nvJitLinkGetErrorLogSize");
-  ptx_check_jl_get_fn errlog = (ptx_check_jl_get_fn)dlsym(h, "nvJitLinkGetErrorLog");
-  ptx_check_jl_size_fn ptxsize = (ptx_check_jl_size_fn)dlsym(h, "nvJitLinkGetLinkedPtxSize");
-  ptx_check_jl_get_fn ptxget = (ptx_check_jl_get_fn)dlsym(h, "nvJitLinkGetLinkedPtx");
+  ptx_check_jl_create_fn create;
+  *(void **)&create = dlsym(h, "nvJitLinkCreate");
+  ptx_check_jl_destroy_fn destroy;
+  *(void **)&destroy = dlsym(h, "nvJitLinkDestroy");
+  ptx_check_jl_add_fn add;
+  *(void **)&add = dlsym(h, "nvJitLinkAddData");
+  ptx_check_jl_complete_fn complete;
+  *(void **)&complete = dlsym(h, "nvJitLinkComplete");
+  ptx_check_jl_size_fn errsize;
+  *(void **)&errsize = dlsym(h, "nvJitLinkGetErrorLogSize");
+  ptx_check_jl_get_fn errlog;
+  *(void **)&errlog = dlsym(h, "nvJitLinkGetErrorLog");
+  ptx_check_jl_size_fn ptxsize;
+  *(void **)&ptxsize = dlsym(h, "nvJitLinkGetLinkedPtxSize");
+  ptx_check_jl_get_fn ptxget;
+  *(void **)&ptxget = dlsym(h, "nvJitLinkGetLinkedPtx");
   if (!create || !destroy || !add || !complete || !errsize || !errlog || !ptxsize || !ptxget)
     return -1;
   const char *opts[] = {"-arch=sm_90", "-lto", "-ptx"};
