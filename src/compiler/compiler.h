@@ -283,8 +283,8 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
                                      const nbc__type **pargs, const char **pwhy);
 const nbc__type *nbc__type_unop_sig(nbc__op op, const nbc__type *a, const nbc__type **parg,
                                     const char **pwhy);
-/* Builtins abs int float bool round min max over scalars ("abs", ...); pargs as above
- * (min/max: every argument converts to the result). */
+/* Builtins abs int float bool round min max over scalars ("abs", ...); pargs as above,
+ * with room for nargs (at most 64) types (min/max: every argument converts to the result). */
 const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const *args,
                                         int nargs, const nbc__type **pargs, const char **pwhy);
 /* math.<name> over scalars (numba-cuda's cudamath templates); frexp/modf give tuples. */
@@ -467,5 +467,34 @@ typedef bool (*nbc__nvvm_opener)(void *data, const char *path);
 int nbc__nvvm_locate(nbc__getenv_fn get, const char *root, bool use_loader,
                      nbc__nvvm_opener open, void *opener_data, char *path, size_t size,
                      char *message, size_t msize);
+
+/* ====================================================================== compile.c === */
+/* The pipeline's phases, timed by nbc__compile_ex (for the CLI's --verbose). */
+typedef enum nbc__phase {
+  NBC__PHASE_LOAD,      /* lex, parse, resolve, find the function */
+  NBC__PHASE_SIGNATURE,
+  NBC__PHASE_INFER,
+  NBC__PHASE_LOWER,
+  NBC__PHASE_NVVM,      /* libNVVM verify + compile (+ libdevice) */
+  NBC__PHASE_COUNT
+} nbc__phase;
+extern const char *const nbc__compile_phase_names[NBC__PHASE_COUNT];
+
+/* Which phase's output to return instead of code (the CLI's --dump=). */
+typedef enum nbc__dump {
+  NBC__DUMP_NONE = 0, NBC__DUMP_TOKENS, NBC__DUMP_AST, NBC__DUMP_TYPES, NBC__DUMP_IR
+} nbc__dump;
+
+typedef struct nbc__compile_info {
+  nbc__dump dump;                  /* in */
+  double ms[NBC__PHASE_COUNT];     /* out: milliseconds spent in each phase */
+} nbc__compile_info;
+
+/* nbc_compile with per-phase timing, and optionally stopping after a phase: then the
+ * result's code is that phase's printed output (tokens, AST, types or the NVVM IR). */
+nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
+                             const char *signature, const nbc_compile_options_t *options,
+                             const nbc_resolver_t *resolver, nbc__compile_info *info,
+                             nbc_compile_result_t **presult);
 
 #endif /* NBCUDA_COMPILER_H */

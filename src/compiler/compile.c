@@ -1,0 +1,259 @@
+/* compile.c — the compiler's pipeline and the public nbc_compile API.
+ *
+ * How it works. nbc__compile_ex runs the phases in order, each one a call into its own
+ * file, timing each:
+ *
+ *   load (lex.c, parse.c, resolve.c) -> find the function -> signature (types.c)
+ *     -> infer (infer.c) -> lower (lower.c) -> libNVVM (nvvm.c)
+ *
+ * Everything one compilation allocates lives in one arena freed at the end; only the
+ * result (code, return type, symbol, log) is copied out with malloc, so results outlive
+ * the compilation and compiles on different threads share nothing. The first error stops
+ * the pipeline; its text ("file:line:col: error: ...", the source line, a caret) is left
+ * in nbc_last_error() for the calling thread. A dump request (--dump=tokens|ast|types|ir
+ * on the CLI) stops after that phase and returns the phase's printed output as the code.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compiler/compiler.h"
+#include "driver/driver_api.h"
+
+struct nbc_compile_result {
+  char *code;
+  size_t size;
+  char *return_type;
+  char *symbol;
+  char *log;
+};
+
+const char *const nbc__compile_phase_names[NBC__PHASE_COUNT] = {"load", "signature", "infer",
+                                                               "lower", "nvvm"};
+
+void nbc_compile_options_init(nbc_compile_options_t *options) {
+  if (!options) return;
+  memset(options, 0, sizeof *options);
+  options->device = 1;
+  options->opt = 1;
+  options->abi = NBC_ABI_C;
+  options->output = NBC_OUTPUT_PTX;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static char *dup_text(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (!d) return NULL;
+  if (n) memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+void nbc_compile_result_destroy(nbc_compile_result_t *result) {
+  if (!result) return;
+  free(result->code);
+  free(result->return_type);
+  free(result->symbol);
+  free(result->log);
+  free(result);
+}
+
+const char *nbc_compile_result_code(const nbc_compile_result_t *result, size_t *psize) {
+  if (psize) *psize = result ? result->size : 0;
+  return result ? result->code : NULL;
+}
+
+const char *nbc_compile_result_return_type(const nbc_compile_result_t *result) {
+  return result && result->return_type ? result->return_type : "";
+}
+
+const char *nbc_compile_result_symbol(const nbc_compile_result_t *result) {
+  return result && result->symbol ? result->symbol : "";
+}
+
+const char *nbc_compile_result_log(const nbc_compile_result_t *result) {
+  return result && result->log ? result->log : "";
+}
+
+/* The options numba refuses before compiling anything (compile()'s own checks). */
+static nbc_status_t check_options(const nbc_compile_options_t *o) {
+  if (o->output != NBC_OUTPUT_PTX && o->output != NBC_OUTPUT_LTOIR)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "Unsupported output type: %d", (int)o->output);
+  if (o->abi != NBC_ABI_C && o->abi != NBC_ABI_NUMBA)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "Unsupported ABI: %d", (int)o->abi);
+  if (o->abi == NBC_ABI_C && !o->device)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "The C ABI is not supported for kernels");
+  return NBC_OK;
+}
+
+/* A result whose code is the given text (PTX, or a dump). */
+static nbc_compile_result_t *make_result(const char *code, size_t size) {
+  nbc_compile_result_t *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->code = dup_text(code ? code : "", code ? size : 0);
+  r->size = code ? size : 0;
+  r->log = dup_text("", 0);
+  if (!r->code || !r->log) {
+    nbc_compile_result_destroy(r);
+    return NULL;
+  }
+  return r;
+}
+
+nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
+                             const char *signature, const nbc_compile_options_t *options,
+                             const nbc_resolver_t *resolver, nbc__compile_info *info,
+                             nbc_compile_result_t **presult) {
+  if (presult) *presult = NULL;
+  if (!source || !source->text || !signature || !presult)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_compile: source, source->text, signature and presult are "
+                          "required");
+  nbc_compile_options_t defaults;
+  nbc_compile_options_init(&defaults);
+  const nbc_compile_options_t *o = options ? options : &defaults;
+  nbc_status_t st = check_options(o);
+  if (st != NBC_OK) return st;
+  nbc__dump dump = info ? info->dump : NBC__DUMP_NONE;
+  if (info) memset(info->ms, 0, sizeof info->ms);
+
+  nbc__ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.arena = nbc__arena_create();
+  if (!ctx.arena) return nbc__set_error(NBC_NO_MEMORY, "out of memory");
+  nbc__buf_init(&ctx.diag, ctx.arena);
+  ctx.options = o;
+  ctx.resolver = resolver;
+
+  nbc__file *file = nbc__arena_alloc(ctx.arena, sizeof *file);
+  size_t size = source->size ? source->size : strlen(source->text);
+  nbc__buf text; /* the code a dump returns */
+  nbc__buf_init(&text, ctx.arena);
+  nbc__nvvm_output out = {0};
+  nbc_compile_result_t *result = NULL;
+  nbc__module *module = NULL;
+  nbc__node *def = NULL;
+  nbc__signature sig;
+  nbc__buf ir;
+  nbc__buf_init(&ir, ctx.arena);
+  double t0 = now_ms(), t;
+  if (!file) goto oom;
+  file->name = nbc__arena_strdup(ctx.arena, source->filename ? source->filename : "<string>");
+  file->text = nbc__arena_strndup(ctx.arena, source->text, size);
+  file->size = size;
+  file->first_line = source->first_line > 0 ? source->first_line : 1;
+  file->col_offset = source->col_offset > 0 ? source->col_offset : 0;
+  if (!file->name || !file->text) goto oom;
+
+  /* 1. Source to a module: tokens, AST, global bindings. */
+  if (dump == NBC__DUMP_TOKENS) {
+    int count = 0;
+    nbc__token *tokens = nbc__lex(&ctx, file, &count);
+    if (!tokens) goto fail;
+    nbc__lex_dump(&text, tokens, count);
+    goto dumped;
+  }
+  module = nbc__module_load(&ctx, file);
+  if (!module) goto fail;
+  def = nbc__module_function(module, name);
+  if (!def) {
+    ctx.status = NBC_INVALID_ARGUMENT;
+    if (name && *name)
+      nbc__buf_printf(&ctx.diag, "%s: error: no function named '%s'", file->name, name);
+    else
+      nbc__buf_printf(&ctx.diag,
+                      "%s: error: no function name given and the file does not define "
+                      "exactly one function",
+                      file->name);
+    goto fail;
+  }
+  t = now_ms();
+  if (info) info->ms[NBC__PHASE_LOAD] = t - t0;
+  t0 = t;
+  if (dump == NBC__DUMP_AST) {
+    nbc__node_dump(&text, def, 0);
+    goto dumped;
+  }
+
+  /* 2. The signature. */
+  if (!nbc__signature_parse(&ctx, signature, &sig)) goto fail;
+  t = now_ms();
+  if (info) info->ms[NBC__PHASE_SIGNATURE] = t - t0;
+  t0 = t;
+
+  /* 3. Types: the entry and every callee specialisation. */
+  if (!nbc__infer(&ctx, module, def, &sig)) goto fail;
+  t = now_ms();
+  if (info) info->ms[NBC__PHASE_INFER] = t - t0;
+  t0 = t;
+  if (dump == NBC__DUMP_TYPES) {
+    nbc__infer_dump(&text, ctx.program);
+    goto dumped;
+  }
+
+  /* 4. NVVM IR. */
+  if (!nbc__lower(&ctx, ctx.program, &ir)) goto fail;
+  t = now_ms();
+  if (info) info->ms[NBC__PHASE_LOWER] = t - t0;
+  t0 = t;
+  if (dump == NBC__DUMP_IR) {
+    nbc__buf_append(&text, ir.data, ir.len);
+    goto dumped;
+  }
+
+  /* 5. libNVVM: verify, then compile (with libdevice when math was used). */
+  if (!nbc__nvvm_compile(&ctx, ir.data, ir.len, ctx.program->uses_libdevice, &out)) goto fail;
+  t = now_ms();
+  if (info) info->ms[NBC__PHASE_NVVM] = t - t0;
+
+  result = calloc(1, sizeof *result);
+  if (!result) goto oom;
+  result->code = out.code;
+  result->size = out.size;
+  result->log = out.log;
+  out.code = out.log = NULL;
+  result->return_type = dup_text(nbc__type_name(&ctx, ctx.program->entry->ret),
+                                 strlen(nbc__type_name(&ctx, ctx.program->entry->ret)));
+  result->symbol = dup_text(ctx.program->entry->symbol, strlen(ctx.program->entry->symbol));
+  if (!result->return_type || !result->symbol || !result->log) goto oom;
+  *presult = result;
+  nbc__arena_destroy(ctx.arena);
+  return NBC_OK;
+
+dumped:
+  if (text.oom) goto oom;
+  result = make_result(text.data, text.len);
+  if (!result) goto oom;
+  if (ctx.program && ctx.program->entry) {
+    const char *rt = nbc__type_name(&ctx, ctx.program->entry->ret);
+    result->return_type = dup_text(rt, strlen(rt));
+  }
+  *presult = result;
+  nbc__arena_destroy(ctx.arena);
+  return NBC_OK;
+
+oom:
+  nbc__diag_oom(&ctx);
+fail:
+  nbc__nvvm_output_free(&out);
+  nbc_compile_result_destroy(result);
+  st = ctx.status != NBC_OK ? ctx.status : NBC_INTERNAL;
+  if (ctx.diag.data && ctx.diag.len)
+    nbc__set_error(st, "%s", ctx.diag.data);
+  else
+    nbc__set_error(st, "%s", nbc_status_string(st));
+  nbc__arena_destroy(ctx.arena);
+  return st;
+}
+
+nbc_status_t nbc_compile(const nbc_source_t *source, const char *name, const char *signature,
+                         const nbc_compile_options_t *options, const nbc_resolver_t *resolver,
+                         nbc_compile_result_t **presult) {
+  return nbc__compile_ex(source, name, signature, options, resolver, NULL, presult);
+}

@@ -1,0 +1,102 @@
+/* lower.h — private header shared by lower.c (module, functions, statements, ABIs, debug
+ * metadata) and lower_expr.c (expressions: numba's arithmetic semantics, conversions,
+ * arrays, builtins, math, CUDA intrinsics). Nothing outside these two files includes it.
+ *
+ * The lowering writes LLVM 7 text. Values are carried as operand strings ("%t12", "42",
+ * "0x3FF0000000000000") together with their nbcuda type; every value is in its type's
+ * *value* representation (see nbc__lower_ltype): booleans are i1, arrays are the struct
+ * {meminfo, parent, nitems, itemsize, data, [N x i64] shape, [N x i64] strides} that numba
+ * uses, tuples are literal structs. Every local variable lives in an alloca of the entry
+ * block; control flow is branches only (no phi), which libNVVM's mem2reg/SROA turn back into
+ * registers.
+ */
+#ifndef NBCUDA_LOWER_H
+#define NBCUDA_LOWER_H
+
+#include "compiler/compiler.h"
+
+typedef struct nbc__lval {
+  const nbc__type *type;
+  const char *v; /* operand text */
+} nbc__lval;
+
+enum { NBC__LOWER_MAX_LOOPS = 64 };
+
+typedef struct nbc__lowerer {
+  nbc__ctx *ctx;
+  const nbc__program *program;
+  nbc__arena *arena;
+  /* Module-level text, assembled at the end. */
+  nbc__buf globals;   /* shared arrays, NumbaEnv */
+  nbc__buf decls;     /* `declare` lines, each once */
+  nbc__buf meta;      /* debug metadata */
+  nbc__buf used;      /* @llvm.used entries */
+  nbc__buf annotations;
+  int nused, nannotations;
+  const char **declared;
+  int ndeclared, capdeclared;
+  int next_meta;      /* metadata numbering */
+  bool debug_info;    /* debug or lineinfo */
+  int cu_meta, file_meta, subroutine_meta;
+  int shared_count;
+  bool uses_libdevice;
+  /* The function being lowered. */
+  nbc__func *fn;
+  nbc__buf allocas;   /* the entry block's allocas */
+  nbc__buf body;      /* everything after them */
+  int tmp, label;
+  const char **slots; /* alloca of each variable */
+  const char *ret_slot; /* Numba ABI: the return pointer parameter */
+  bool terminated;    /* the current block has its terminator */
+  int sp_meta;        /* the function's DISubprogram */
+  int loc_meta, loc_line, loc_col;
+  int loop_depth;
+  int loop_break[NBC__LOWER_MAX_LOOPS], loop_continue[NBC__LOWER_MAX_LOOPS];
+} nbc__lowerer;
+
+/* lower.c */
+const char *nbc__lower_tmp(nbc__lowerer *L);
+int nbc__lower_label(nbc__lowerer *L);
+void nbc__lower_emit(nbc__lowerer *L, const char *fmt, ...);
+void nbc__lower_br(nbc__lowerer *L, int label);
+void nbc__lower_condbr(nbc__lowerer *L, const char *cond, int yes, int no);
+void nbc__lower_block(nbc__lowerer *L, int label);
+const char *nbc__lower_alloca(nbc__lowerer *L, const char *type);
+void nbc__lower_declare(nbc__lowerer *L, const char *decl);
+void nbc__lower_error(nbc__lowerer *L, const nbc__node *node, const char *fmt, ...);
+bool nbc__lower_failed(const nbc__lowerer *L);
+void nbc__lower_set_loc(nbc__lowerer *L, const nbc__node *node);
+/* The LLVM value type of t (i1 for booleans, the array struct, ...). */
+const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t);
+/* The LLVM type of t in memory (array elements, arguments, return slots): i8 for bool. */
+const char *nbc__lower_mtype(nbc__lowerer *L, const nbc__type *t);
+/* The symbol of a specialisation (sets fn->symbol on first use). */
+const char *nbc__lower_symbol(nbc__lowerer *L, nbc__func *fn);
+/* Appends the flattened LLVM argument list of a value of type t ("i8* %x.0, ..."); used for
+ * both parameter lists and call arguments. */
+void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc__lval value,
+                        bool *pfirst);
+
+/* lower_expr.c */
+nbc__lval nbc__lower_expr(nbc__lowerer *L, nbc__node *node);
+nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to);
+/* The truth value (i1 operand) of a value, as Python's bool(). */
+const char *nbc__lower_truth(nbc__lowerer *L, nbc__lval v);
+/* Stores v (converted to the element type) into the array element a[index]. */
+void nbc__lower_store_subscript(nbc__lowerer *L, nbc__node *target, nbc__lval v);
+/* The pointer (operand of type T*) to the element named by a SUBSCRIPT node. */
+const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *subscript, nbc__lval *parray);
+/* A binary arithmetic operation on already-lowered operands (used by augmented
+ * assignment); the result has type rtype. */
+nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
+                                  nbc__node *bnode, nbc__lval b, const nbc__type *rtype);
+/* The constant operand of a scalar type ("0", "0x...", "true"...). */
+const char *nbc__lower_const_int(nbc__lowerer *L, const nbc__type *t, int64_t v);
+const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v);
+/* A zero value of any type (used for implicit returns). */
+const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t);
+/* A value loaded from memory of mtype, in the value type (bool: i8 -> i1). */
+nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr);
+void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
+
+#endif /* NBCUDA_LOWER_H */

@@ -1,0 +1,1518 @@
+/* lower_expr.c — expressions to NVVM IR: numba's conversions and arithmetic semantics,
+ * comparisons, short-circuit logic, arrays, tuples, builtins, math through libdevice and
+ * the CUDA intrinsics (thread indices, barriers, shared/local arrays, atomics).
+ *
+ * How it works. nbc__lower_expr lowers a node to a value of node->type and then applies
+ * node->cast (infer.c's record of numba's implicit conversions). Arithmetic converts both
+ * operands to the operation's result type first, which is what numba's implementations do
+ * (int32 + int32 is an int64 add, int64 / int64 is an fdiv of two float64), and then uses
+ * the exact semantics numba-cuda gives on the GPU (shared/reference/numba_semantics.md):
+ *
+ *   - integer // and % floor toward -inf; a zero divisor gives 0, MIN // -1 gives 0;
+ *   - shifts by the width or more (or by a negative amount) give 0, or -1 for a right
+ *     shift of a negative number, written as selects so LLVM never sees a poison shift;
+ *   - float // and % are numba's port of CPython's float_divmod (so 1.0 // inf is nan on
+ *     the GPU, as numba-cuda gives), with a zero divisor giving inf/nan;
+ *   - ** of integers is exponentiation by squaring (unrolled for constant exponents, as
+ *     numba's static_power_impl does); a negative exponent gives 0 unless the base is
+ *     +-1, and 0 ** -n gives the type's minimum; float ** float is libdevice pow;
+ *   - float to int conversion is fptosi/fptoui, which on the GPU saturates (NaN ->
+ *     INT64_MIN), exactly what numba emits.
+ *
+ * Array elements are addressed as data + sum(index_k * stride_k) in bytes; the contiguous
+ * axis of a C (or F) array uses a typed getelementptr instead of a stride load, and the
+ * negative-index wraparound select is skipped when infer proved the index non-negative or
+ * it is a non-negative constant.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/lower.h"
+
+/* --------------------------------------------------------------- basics ------------- */
+
+static const nbc__type *T(nbc__type_kind k) { return nbc__type_scalar(k); }
+
+static const char *ltype(nbc__lowerer *L, const nbc__type *t) { return nbc__lower_ltype(L, t); }
+
+static const char *tmp(nbc__lowerer *L) { return nbc__lower_tmp(L); }
+
+#define EMIT(...) nbc__lower_emit(L, __VA_ARGS__)
+
+static bool is_float(const nbc__type *t) { return t && nbc__type_is_float(t); }
+static bool is_int(const nbc__type *t) { return t && nbc__type_is_int(t); }
+static bool is_bool(const nbc__type *t) { return t && t->kind == NBC__T_BOOL; }
+/* Types whose values exist at run time (numbers, arrays, tuples). */
+static bool has_runtime(const nbc__type *t) {
+  return is_int(t) || is_float(t) || is_bool(t) || t->kind == NBC__T_ARRAY ||
+         t->kind == NBC__T_TUPLE;
+}
+
+const char *nbc__lower_const_int(nbc__lowerer *L, const nbc__type *t, int64_t v) {
+  if (is_bool(t)) return v ? "true" : "false";
+  if (is_float(t)) return nbc__lower_const_float(L, t, (double)v);
+  return nbc__arena_printf(L->arena, "%lld", (long long)v);
+}
+
+const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v) {
+  /* LLVM wants float constants written as the double that holds the value exactly. */
+  if (t->kind == NBC__T_FLOAT32) v = (double)(float)v;
+  if (t->kind == NBC__T_FLOAT16) {
+    /* half constants: 0xH followed by the IEEE half bits. */
+    float f = (float)v;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    int exp = (int)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffffu;
+    uint16_t h;
+    if (((x >> 23) & 0xff) == 0xff) h = (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+    else if (exp >= 31) h = (uint16_t)(sign | 0x7c00u);
+    else if (exp <= 0) h = (uint16_t)sign;
+    else h = (uint16_t)(sign | ((uint32_t)exp << 10) | (mant >> 13));
+    return nbc__arena_printf(L->arena, "0xH%04X", h);
+  }
+  uint64_t bits;
+  memcpy(&bits, &v, 8);
+  return nbc__arena_printf(L->arena, "0x%016llX", (unsigned long long)bits);
+}
+
+const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
+  if (!t) return "null";
+  if (t->kind == NBC__T_ARRAY || t->kind == NBC__T_TUPLE) return "zeroinitializer";
+  if (is_bool(t)) return "false";
+  if (is_float(t)) return nbc__lower_const_float(L, t, 0.0);
+  if (is_int(t)) return "0";
+  return "null";
+}
+
+nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr) {
+  const char *mt = nbc__lower_mtype(L, t);
+  const char *x = tmp(L);
+  EMIT("%s = load %s, %s* %s", x, mt, mt, ptr);
+  if (is_bool(t)) {
+    const char *b = tmp(L);
+    EMIT("%s = icmp ne i8 %s, 0", b, x);
+    x = b;
+  }
+  return (nbc__lval){t, x};
+}
+
+void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
+  const char *mt = nbc__lower_mtype(L, v.type);
+  const char *x = v.v;
+  if (is_bool(v.type)) {
+    x = tmp(L);
+    EMIT("%s = zext i1 %s to i8", x, v.v);
+  }
+  EMIT("store %s %s, %s* %s", mt, x, mt, ptr);
+}
+
+/* Declares a function once and calls it; returns the result operand. */
+static const char *call_fn(nbc__lowerer *L, const char *ret, const char *name, const char *argtys,
+                           const char *args) {
+  nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare %s @%s(%s)", ret, name, argtys));
+  if (strcmp(ret, "void") == 0) {
+    EMIT("call void @%s(%s)", name, args);
+    return NULL;
+  }
+  const char *x = tmp(L);
+  EMIT("%s = call %s @%s(%s)", x, ret, name, args);
+  return x;
+}
+
+static const char *call1(nbc__lowerer *L, const char *ty, const char *name, const char *a) {
+  return call_fn(L, ty, name, ty, nbc__arena_printf(L->arena, "%s %s", ty, a));
+}
+
+static const char *call2(nbc__lowerer *L, const char *ty, const char *name, const char *a,
+                         const char *b) {
+  return call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s, %s", ty, ty),
+                 nbc__arena_printf(L->arena, "%s %s, %s %s", ty, a, ty, b));
+}
+
+static const char *intrinsic_suffix(const nbc__type *t) {
+  return t->kind == NBC__T_FLOAT32 ? "f32" : t->kind == NBC__T_FLOAT16 ? "f16" : "f64";
+}
+
+/* --------------------------------------------------------------- conversions -------- */
+
+const char *nbc__lower_truth(nbc__lowerer *L, nbc__lval v) {
+  if (!v.type) return "false";
+  if (is_bool(v.type)) return v.v;
+  const char *x = tmp(L);
+  if (is_int(v.type)) {
+    EMIT("%s = icmp ne %s %s, 0", x, ltype(L, v.type), v.v);
+  } else if (is_float(v.type)) {
+    EMIT("%s = fcmp une %s %s, %s", x, ltype(L, v.type), v.v,
+         nbc__lower_const_float(L, v.type, 0.0));
+  } else if (v.type->kind == NBC__T_NONE || v.type->kind == NBC__T_VOID) {
+    return "false";
+  } else if (v.type->kind == NBC__T_TUPLE) {
+    return v.type->count ? "true" : "false";
+  } else {
+    return "true";
+  }
+  return x;
+}
+
+nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) {
+  const nbc__type *from = v.type;
+  if (!to || !from || nbc__type_equal(from, to)) return v;
+  if (nbc__lower_failed(L)) return (nbc__lval){to, nbc__lower_zero(L, to)};
+  nbc__lval r = {to, NULL};
+  if (is_bool(to) && (is_int(from) || is_float(from))) {
+    r.v = nbc__lower_truth(L, v);
+    return r;
+  }
+  const char *ft = ltype(L, from), *tt = ltype(L, to);
+  const char *x = tmp(L);
+  if ((is_int(from) || is_bool(from)) && is_int(to)) {
+    int fb = nbc__type_bits(from), tb = nbc__type_bits(to);
+    if (fb == tb) return (nbc__lval){to, v.v};
+    if (fb > tb) EMIT("%s = trunc %s %s to %s", x, ft, v.v, tt);
+    else if (is_bool(from) || !nbc__type_is_signed(from)) EMIT("%s = zext %s %s to %s", x, ft, v.v, tt);
+    else EMIT("%s = sext %s %s to %s", x, ft, v.v, tt);
+  } else if ((is_int(from) || is_bool(from)) && is_float(to)) {
+    bool sgn = is_int(from) && nbc__type_is_signed(from);
+    EMIT("%s = %s %s %s to %s", x, sgn ? "sitofp" : "uitofp", ft, v.v, tt);
+  } else if (is_float(from) && is_int(to)) {
+    EMIT("%s = %s %s %s to %s", x, nbc__type_is_signed(to) ? "fptosi" : "fptoui", ft, v.v, tt);
+  } else if (is_float(from) && is_float(to)) {
+    EMIT("%s = %s %s %s to %s", x,
+         nbc__type_bits(from) < nbc__type_bits(to) ? "fpext" : "fptrunc", ft, v.v, tt);
+  } else if (from->kind == NBC__T_TUPLE && to->kind == NBC__T_TUPLE && from->count == to->count) {
+    const char *cur = "undef";
+    for (int i = 0; i < to->count; i++) {
+      nbc__lval item = {from->items[i], tmp(L)};
+      EMIT("%s = extractvalue %s %s, %d", item.v, ft, v.v, i);
+      item = nbc__lower_convert(L, item, to->items[i]);
+      const char *n = tmp(L);
+      EMIT("%s = insertvalue %s %s, %s %s, %d", n, tt, cur, ltype(L, to->items[i]), item.v, i);
+      cur = n;
+    }
+    return (nbc__lval){to, cur};
+  } else if (from->kind == NBC__T_ARRAY && to->kind == NBC__T_ARRAY &&
+             nbc__type_equal(from->dtype, to->dtype) && from->ndim == to->ndim) {
+    return (nbc__lval){to, v.v}; /* a layout or readonly change: same representation */
+  } else if ((from->kind == NBC__T_NONE || from->kind == NBC__T_VOID) && !is_int(to) &&
+             !is_float(to)) {
+    return (nbc__lval){to, nbc__lower_zero(L, to)};
+  } else {
+    NBC__BUG(L->ctx, "cannot convert %s to %s", nbc__type_name(L->ctx, from),
+             nbc__type_name(L->ctx, to));
+    return (nbc__lval){to, nbc__lower_zero(L, to)};
+  }
+  r.v = x;
+  return r;
+}
+
+/* --------------------------------------------------------------- integer ops -------- */
+
+static const char *min_of(nbc__lowerer *L, const nbc__type *t) {
+  int bits = nbc__type_bits(t);
+  if (bits >= 64) return "-9223372036854775808";
+  return nbc__arena_printf(L->arena, "%lld", -(1LL << (bits - 1)));
+}
+
+/* Python's floor division / modulo with numba's zero-divisor and overflow results. */
+static const char *int_divmod(nbc__lowerer *L, const nbc__type *t, const char *a, const char *b,
+                              bool want_div) {
+  const char *ty = ltype(L, t);
+  const char *zero = tmp(L), *safe = tmp(L), *bad = tmp(L);
+  EMIT("%s = icmp eq %s %s, 0", zero, ty, b);
+  if (!nbc__type_is_signed(t)) {
+    EMIT("%s = select i1 %s, %s 1, %s %s", safe, zero, ty, ty, b);
+    const char *r = tmp(L), *res = tmp(L);
+    EMIT("%s = %s %s %s, %s", r, want_div ? "udiv" : "urem", ty, a, safe);
+    EMIT("%s = select i1 %s, %s 0, %s %s", res, zero, ty, ty, r);
+    (void)bad;
+    return res;
+  }
+  const char *amin = tmp(L), *bm1 = tmp(L), *ovf = tmp(L);
+  EMIT("%s = icmp eq %s %s, %s", amin, ty, a, min_of(L, t));
+  EMIT("%s = icmp eq %s %s, -1", bm1, ty, b);
+  EMIT("%s = and i1 %s, %s", ovf, amin, bm1);
+  EMIT("%s = or i1 %s, %s", bad, zero, ovf);
+  /* The divisor is replaced by 1 where the result is forced, so sdiv never traps. */
+  EMIT("%s = select i1 %s, %s 1, %s %s", safe, bad, ty, ty, b);
+  const char *q = tmp(L), *r = tmp(L), *rnz = tmp(L), *x = tmp(L), *sd = tmp(L), *adj = tmp(L);
+  EMIT("%s = sdiv %s %s, %s", q, ty, a, safe);
+  EMIT("%s = srem %s %s, %s", r, ty, a, safe);
+  EMIT("%s = icmp ne %s %s, 0", rnz, ty, r);
+  EMIT("%s = xor %s %s, %s", x, ty, r, safe);
+  EMIT("%s = icmp slt %s %s, 0", sd, ty, x);
+  EMIT("%s = and i1 %s, %s", adj, rnz, sd);
+  const char *fixed = tmp(L), *res = tmp(L);
+  if (want_div) {
+    const char *q1 = tmp(L);
+    EMIT("%s = sub %s %s, 1", q1, ty, q);
+    EMIT("%s = select i1 %s, %s %s, %s %s", fixed, adj, ty, q1, ty, q);
+  } else {
+    const char *r1 = tmp(L);
+    EMIT("%s = add %s %s, %s", r1, ty, r, safe);
+    EMIT("%s = select i1 %s, %s %s, %s %s", fixed, adj, ty, r1, ty, r);
+  }
+  EMIT("%s = select i1 %s, %s 0, %s %s", res, bad, ty, ty, fixed);
+  return res;
+}
+
+/* Shifts whose amount is out of range give what the GPU gives numba-cuda: 0, or the sign
+ * for an arithmetic right shift. */
+static const char *int_shift(nbc__lowerer *L, const nbc__type *t, const char *a, const char *b,
+                             bool left) {
+  const char *ty = ltype(L, t);
+  int bits = nbc__type_bits(t);
+  const char *big = tmp(L), *amt = tmp(L), *s = tmp(L), *res = tmp(L);
+  EMIT("%s = icmp uge %s %s, %d", big, ty, b, bits);
+  EMIT("%s = select i1 %s, %s 0, %s %s", amt, big, ty, ty, b);
+  if (left) {
+    EMIT("%s = shl %s %s, %s", s, ty, a, amt);
+    EMIT("%s = select i1 %s, %s 0, %s %s", res, big, ty, ty, s);
+  } else if (nbc__type_is_signed(t)) {
+    const char *fill = tmp(L);
+    EMIT("%s = ashr %s %s, %s", s, ty, a, amt);
+    EMIT("%s = ashr %s %s, %d", fill, ty, a, bits - 1);
+    EMIT("%s = select i1 %s, %s %s, %s %s", res, big, ty, fill, ty, s);
+  } else {
+    EMIT("%s = lshr %s %s, %s", s, ty, a, amt);
+    EMIT("%s = select i1 %s, %s 0, %s %s", res, big, ty, ty, s);
+  }
+  return res;
+}
+
+static const char *mul(nbc__lowerer *L, const nbc__type *t, const char *a, const char *b) {
+  const char *x = tmp(L);
+  EMIT("%s = %s %s %s, %s", x, is_float(t) ? "fmul" : "mul", ltype(L, t), a, b);
+  return x;
+}
+
+static const char *libdevice_pow(nbc__lowerer *L, const nbc__type *t, const char *a,
+                                 const char *b) {
+  const char *name = t->kind == NBC__T_FLOAT32
+                         ? (L->ctx->options->fastmath ? "__nv_fast_powf" : "__nv_powf")
+                         : "__nv_pow";
+  return call2(L, ltype(L, t), name, a, b);
+}
+
+/* base ** exp with an integer exponent (numba's int_power_impl / static_power_impl); rt is
+ * the result type, base is already converted to it. */
+static const char *int_power(nbc__lowerer *L, const nbc__type *rt, const char *base,
+                             nbc__lval e, nbc__node *enode) {
+  const char *ty = ltype(L, rt);
+  const char *one = nbc__lower_const_int(L, rt, 1);
+  int64_t k;
+  bool neg_const = false;
+  if (enode && enode->kind == NBC__N_UNARY && enode->op == NBC__OP_NEG && enode->a &&
+      enode->a->kind == NBC__N_INT && !enode->a->big) {
+    k = -enode->a->value.i;
+    neg_const = true;
+  }
+  if ((enode && enode->kind == NBC__N_INT && !enode->big && (k = enode->value.i, true)) ||
+      neg_const) {
+    if (k <= 0x10000 && k >= -0x10000) {
+      bool invert = k < 0;
+      int64_t n = invert ? -k : k;
+      const char *res = one, *val = base;
+      while (n != 0) {
+        if (n & 1) res = mul(L, rt, res, val);
+        n >>= 1;
+        if (n) val = mul(L, rt, val, val);
+      }
+      if (!invert) return res;
+      const char *x = tmp(L);
+      if (is_float(rt)) {
+        EMIT("%s = fdiv %s %s, %s", x, ty, one, res);
+        return x;
+      }
+      /* 0 -> the type's minimum; +-1 stay; anything else -> 0. */
+      const char *z = tmp(L), *p1 = tmp(L), *m1 = tmp(L), *pm = tmp(L), *r1 = tmp(L);
+      EMIT("%s = icmp eq %s %s, 0", z, ty, res);
+      EMIT("%s = icmp eq %s %s, 1", p1, ty, res);
+      EMIT("%s = icmp eq %s %s, -1", m1, ty, res);
+      EMIT("%s = or i1 %s, %s", pm, p1, m1);
+      EMIT("%s = select i1 %s, %s %s, %s 0", r1, pm, ty, res, ty);
+      EMIT("%s = select i1 %s, %s %s, %s %s", x, z, ty, min_of(L, rt), ty, r1);
+      return x;
+    }
+  }
+  /* The general loop, with allocas for r, a and exp. */
+  const nbc__type *et = e.type;
+  const char *ety = ltype(L, et);
+  bool esigned = nbc__type_is_signed(et);
+  const char *pr = nbc__lower_alloca(L, ty), *pa = nbc__lower_alloca(L, ty),
+             *pe = nbc__lower_alloca(L, ety), *pres = nbc__lower_alloca(L, ty);
+  EMIT("store %s %s, %s* %s", ty, one, ty, pr);
+  EMIT("store %s %s, %s* %s", ty, base, ty, pa);
+  int negl = nbc__lower_label(L), posl = nbc__lower_label(L), big = nbc__lower_label(L),
+      loop = nbc__lower_label(L), body = nbc__lower_label(L), done = nbc__lower_label(L),
+      end = nbc__lower_label(L), loopstart = nbc__lower_label(L);
+  const char *isneg = "false";
+  if (esigned) {
+    isneg = tmp(L);
+    EMIT("%s = icmp slt %s %s, 0", isneg, ety, e.v);
+  }
+  nbc__lower_condbr(L, isneg, negl, posl);
+  /* Negative exponent. */
+  nbc__lower_block(L, negl);
+  const char *ne = tmp(L);
+  EMIT("%s = sub %s 0, %s", ne, ety, e.v);
+  EMIT("store %s %s, %s* %s", ety, ne, ety, pe);
+  if (is_int(rt)) {
+    const char *z = tmp(L), *p1 = tmp(L), *m1 = tmp(L), *odd = tmp(L), *odd1 = tmp(L),
+               *mv = tmp(L), *r1 = tmp(L), *r2 = tmp(L), *r3 = tmp(L);
+    EMIT("%s = icmp eq %s %s, 0", z, ty, base);
+    EMIT("%s = icmp eq %s %s, 1", p1, ty, base);
+    EMIT("%s = icmp eq %s %s, -1", m1, ty, base);
+    EMIT("%s = and %s %s, 1", odd, ety, ne);
+    EMIT("%s = icmp ne %s %s, 0", odd1, ety, odd);
+    EMIT("%s = select i1 %s, %s -1, %s 1", mv, odd1, ty, ty);
+    EMIT("%s = select i1 %s, %s %s, %s 0", r1, m1, ty, mv, ty);
+    EMIT("%s = select i1 %s, %s 1, %s %s", r2, p1, ty, ty, r1);
+    EMIT("%s = select i1 %s, %s %s, %s %s", r3, z, ty, min_of(L, rt), ty, r2);
+    EMIT("store %s %s, %s* %s", ty, r3, ty, pres);
+    nbc__lower_br(L, end);
+  } else {
+    nbc__lower_br(L, loopstart);
+  }
+  nbc__lower_block(L, posl);
+  EMIT("store %s %s, %s* %s", ety, e.v, ety, pe);
+  nbc__lower_br(L, loopstart);
+  nbc__lower_block(L, loopstart);
+  const char *ev = tmp(L), *isbig = tmp(L);
+  EMIT("%s = load %s, %s* %s", ev, ety, ety, pe);
+  EMIT("%s = icmp %s %s %s, 65536", isbig, esigned ? "sgt" : "ugt", ety, ev);
+  nbc__lower_condbr(L, isbig, big, loop);
+  /* Past numba's cutoff: math.pow in double. */
+  nbc__lower_block(L, big);
+  {
+    nbc__lval bv = nbc__lower_convert(L, (nbc__lval){rt, base}, T(NBC__T_FLOAT64));
+    nbc__lval xv = nbc__lower_convert(L, e, T(NBC__T_FLOAT64));
+    const char *p = call2(L, "double", "__nv_pow", bv.v, xv.v);
+    nbc__lval pv = nbc__lower_convert(L, (nbc__lval){T(NBC__T_FLOAT64), p}, rt);
+    EMIT("store %s %s, %s* %s", ty, pv.v, ty, pres);
+    nbc__lower_br(L, end);
+  }
+  nbc__lower_block(L, loop);
+  const char *cur = tmp(L), *nz = tmp(L);
+  EMIT("%s = load %s, %s* %s", cur, ety, ety, pe);
+  EMIT("%s = icmp ne %s %s, 0", nz, ety, cur);
+  nbc__lower_condbr(L, nz, body, done);
+  nbc__lower_block(L, body);
+  {
+    const char *bit = tmp(L), *set = tmp(L), *r = tmp(L), *a = tmp(L), *ra = NULL, *rn = tmp(L),
+               *sh = tmp(L), *aa = NULL;
+    EMIT("%s = and %s %s, 1", bit, ety, cur);
+    EMIT("%s = icmp ne %s %s, 0", set, ety, bit);
+    EMIT("%s = load %s, %s* %s", r, ty, ty, pr);
+    EMIT("%s = load %s, %s* %s", a, ty, ty, pa);
+    ra = mul(L, rt, r, a);
+    EMIT("%s = select i1 %s, %s %s, %s %s", rn, set, ty, ra, ty, r);
+    EMIT("store %s %s, %s* %s", ty, rn, ty, pr);
+    EMIT("%s = lshr %s %s, 1", sh, ety, cur);
+    EMIT("store %s %s, %s* %s", ety, sh, ety, pe);
+    aa = mul(L, rt, a, a);
+    EMIT("store %s %s, %s* %s", ty, aa, ty, pa);
+    nbc__lower_br(L, loop);
+  }
+  nbc__lower_block(L, done);
+  const char *rv = tmp(L);
+  EMIT("%s = load %s, %s* %s", rv, ty, ty, pr);
+  if (is_float(rt) && esigned) {
+    /* 1 / r when the exponent was negative. */
+    const char *inv = tmp(L), *sel = tmp(L);
+    EMIT("%s = fdiv %s %s, %s", inv, ty, one, rv);
+    EMIT("%s = select i1 %s, %s %s, %s %s", sel, isneg, ty, inv, ty, rv);
+    rv = sel;
+  }
+  EMIT("store %s %s, %s* %s", ty, rv, ty, pres);
+  nbc__lower_br(L, end);
+  nbc__lower_block(L, end);
+  const char *out = tmp(L);
+  EMIT("%s = load %s, %s* %s", out, ty, ty, pres);
+  return out;
+}
+
+/* --------------------------------------------------------------- float ops ---------- */
+
+/* numba's real_divmod (CPython's float_divmod) including the zero-divisor branch. */
+static const char *float_divmod(nbc__lowerer *L, const nbc__type *t, const char *a, const char *b,
+                                bool want_div) {
+  const char *ty = ltype(L, t);
+  const char *zero = nbc__lower_const_float(L, t, 0.0), *nzero = nbc__lower_const_float(L, t, -0.0),
+             *one = nbc__lower_const_float(L, t, 1.0), *half = nbc__lower_const_float(L, t, 0.5);
+  const char *pres = nbc__lower_alloca(L, ty), *pmod = nbc__lower_alloca(L, ty),
+             *pdiv = nbc__lower_alloca(L, ty);
+  int lz = nbc__lower_label(L), lnz = nbc__lower_label(L), lmodnz = nbc__lower_label(L),
+      ladj = nbc__lower_label(L), lmodz = nbc__lower_label(L), lafter = nbc__lower_label(L),
+      lend = nbc__lower_label(L);
+  const char *bz = tmp(L);
+  EMIT("%s = fcmp oeq %s %s, %s", bz, ty, b, zero);
+  nbc__lower_condbr(L, bz, lz, lnz);
+  nbc__lower_block(L, lz);
+  const char *q0 = tmp(L);
+  EMIT("%s = %s %s %s, %s", q0, want_div ? "fdiv" : "frem", ty, a, b);
+  EMIT("store %s %s, %s* %s", ty, q0, ty, pres);
+  nbc__lower_br(L, lend);
+
+  nbc__lower_block(L, lnz);
+  const char *mod = tmp(L), *diff = tmp(L), *div = tmp(L);
+  EMIT("%s = frem %s %s, %s", mod, ty, a, b);
+  EMIT("%s = fsub %s %s, %s", diff, ty, a, mod);
+  EMIT("%s = fdiv %s %s, %s", div, ty, diff, b);
+  EMIT("store %s %s, %s* %s", ty, mod, ty, pmod);
+  EMIT("store %s %s, %s* %s", ty, div, ty, pdiv);
+  const char *modt = tmp(L), *wneg = tmp(L), *mneg = tmp(L);
+  EMIT("%s = fcmp une %s %s, %s", modt, ty, mod, zero);
+  EMIT("%s = fcmp olt %s %s, %s", wneg, ty, b, zero);
+  EMIT("%s = fcmp olt %s %s, %s", mneg, ty, mod, zero);
+  nbc__lower_condbr(L, modt, lmodnz, lmodz);
+  nbc__lower_block(L, lmodnz);
+  const char *differ = tmp(L);
+  EMIT("%s = icmp ne i1 %s, %s", differ, wneg, mneg);
+  nbc__lower_condbr(L, differ, ladj, lafter);
+  nbc__lower_block(L, ladj);
+  const char *d1 = tmp(L), *m1 = tmp(L);
+  EMIT("%s = fsub %s %s, %s", d1, ty, div, one);
+  EMIT("%s = fadd %s %s, %s", m1, ty, mod, b);
+  EMIT("store %s %s, %s* %s", ty, d1, ty, pdiv);
+  EMIT("store %s %s, %s* %s", ty, m1, ty, pmod);
+  nbc__lower_br(L, lafter);
+  nbc__lower_block(L, lmodz);
+  const char *ms = tmp(L);
+  EMIT("%s = select i1 %s, %s %s, %s %s", ms, wneg, ty, nzero, ty, zero);
+  EMIT("store %s %s, %s* %s", ty, ms, ty, pmod);
+  nbc__lower_br(L, lafter);
+  nbc__lower_block(L, lafter);
+  if (!want_div) {
+    const char *m = tmp(L);
+    EMIT("%s = load %s, %s* %s", m, ty, ty, pmod);
+    EMIT("store %s %s, %s* %s", ty, m, ty, pres);
+    nbc__lower_br(L, lend);
+  } else {
+    int lfl = nbc__lower_label(L), lsign = nbc__lower_label(L);
+    const char *d = tmp(L), *dt = tmp(L);
+    EMIT("%s = load %s, %s* %s", d, ty, ty, pdiv);
+    EMIT("%s = fcmp one %s %s, %s", dt, ty, d, zero);
+    nbc__lower_condbr(L, dt, lfl, lsign);
+    nbc__lower_block(L, lfl);
+    const char *fl = call1(L, ty, nbc__arena_printf(L->arena, "llvm.floor.%s", intrinsic_suffix(t)), d);
+    const char *fd = tmp(L), *fi = tmp(L), *gt = tmp(L), *sel = tmp(L);
+    EMIT("%s = fsub %s %s, %s", fd, ty, d, fl);
+    EMIT("%s = fadd %s %s, %s", fi, ty, fl, one);
+    EMIT("%s = fcmp ogt %s %s, %s", gt, ty, fd, half);
+    EMIT("%s = select i1 %s, %s %s, %s %s", sel, gt, ty, fi, ty, fl);
+    EMIT("store %s %s, %s* %s", ty, sel, ty, pres);
+    nbc__lower_br(L, lend);
+    nbc__lower_block(L, lsign);
+    const char *dd = tmp(L), *dv = tmp(L), *q = tmp(L);
+    EMIT("%s = fmul %s %s, %s", dd, ty, d, d);
+    EMIT("%s = fmul %s %s, %s", dv, ty, dd, a);
+    EMIT("%s = fdiv %s %s, %s", q, ty, dv, b);
+    EMIT("store %s %s, %s* %s", ty, q, ty, pres);
+    nbc__lower_br(L, lend);
+  }
+  nbc__lower_block(L, lend);
+  const char *res = tmp(L);
+  EMIT("%s = load %s, %s* %s", res, ty, ty, pres);
+  return res;
+}
+
+/* --------------------------------------------------------------- binary ops --------- */
+
+static bool node_is_int_exponent(const nbc__lval *e) { return is_int(e->type) || is_bool(e->type); }
+
+nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
+                                  nbc__node *bnode, nbc__lval b, const nbc__type *rt) {
+  nbc__lval r = {rt, NULL};
+  if (nbc__lower_failed(L)) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
+  if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
+    nbc__lower_error(L, where, "unsupported operand types for %s: %s and %s", nbc__op_text(op),
+                     a.type ? nbc__type_name(L->ctx, a.type) : "?",
+                     b.type ? nbc__type_name(L->ctx, b.type) : "?");
+    return (nbc__lval){rt, "undef"};
+  }
+  const char *ty = ltype(L, rt);
+  a = nbc__lower_convert(L, a, rt);
+  if (op == NBC__OP_POW) {
+    if (node_is_int_exponent(&b)) {
+      if (is_bool(b.type)) b = nbc__lower_convert(L, b, T(NBC__T_INT64));
+      r.v = int_power(L, rt, a.v, b, bnode);
+      return r;
+    }
+    b = nbc__lower_convert(L, b, rt);
+    if (!is_float(rt)) {
+      nbc__lower_error(L, where, "unsupported operand types for **");
+      return r;
+    }
+    r.v = libdevice_pow(L, rt, a.v, b.v);
+    return r;
+  }
+  b = nbc__lower_convert(L, b, rt);
+  const char *x = tmp(L);
+  if (is_float(rt)) {
+    switch (op) {
+    case NBC__OP_ADD: EMIT("%s = fadd %s %s, %s", x, ty, a.v, b.v); break;
+    case NBC__OP_SUB: EMIT("%s = fsub %s %s, %s", x, ty, a.v, b.v); break;
+    case NBC__OP_MUL: EMIT("%s = fmul %s %s, %s", x, ty, a.v, b.v); break;
+    case NBC__OP_DIV:
+      if (rt->kind == NBC__T_FLOAT32 && L->ctx->options->fastmath)
+        x = call2(L, "float", "__nv_fast_fdividef", a.v, b.v);
+      else
+        EMIT("%s = fdiv %s %s, %s", x, ty, a.v, b.v);
+      break;
+    case NBC__OP_FLOORDIV: x = float_divmod(L, rt, a.v, b.v, true); break;
+    case NBC__OP_MOD: x = float_divmod(L, rt, a.v, b.v, false); break;
+    default:
+      nbc__lower_error(L, where, "unsupported operand type(s) for %s: '%s' and '%s'",
+                       nbc__op_text(op), nbc__type_name(L->ctx, rt), nbc__type_name(L->ctx, rt));
+    }
+    r.v = x;
+    return r;
+  }
+  switch (op) {
+  case NBC__OP_ADD: EMIT("%s = add %s %s, %s", x, ty, a.v, b.v); break;
+  case NBC__OP_SUB: EMIT("%s = sub %s %s, %s", x, ty, a.v, b.v); break;
+  case NBC__OP_MUL: EMIT("%s = mul %s %s, %s", x, ty, a.v, b.v); break;
+  case NBC__OP_BITAND: EMIT("%s = and %s %s, %s", x, ty, a.v, b.v); break;
+  case NBC__OP_BITOR: EMIT("%s = or %s %s, %s", x, ty, a.v, b.v); break;
+  case NBC__OP_BITXOR: EMIT("%s = xor %s %s, %s", x, ty, a.v, b.v); break;
+  case NBC__OP_FLOORDIV: x = int_divmod(L, rt, a.v, b.v, true); break;
+  case NBC__OP_MOD: x = int_divmod(L, rt, a.v, b.v, false); break;
+  case NBC__OP_LSHIFT: x = int_shift(L, rt, a.v, b.v, true); break;
+  case NBC__OP_RSHIFT: x = int_shift(L, rt, a.v, b.v, false); break;
+  default:
+    nbc__lower_error(L, where, "unsupported operand type(s) for %s: '%s' and '%s'",
+                     nbc__op_text(op), nbc__type_name(L->ctx, rt), nbc__type_name(L->ctx, rt));
+  }
+  r.v = x;
+  return r;
+}
+
+/* The type a binary operation computes in: infer's result type, except for true division of
+ * integers, whose operands are converted to the float result. */
+static nbc__lval lower_binop(nbc__lowerer *L, nbc__node *n) {
+  nbc__lval a = nbc__lower_expr(L, n->a);
+  nbc__lval b = nbc__lower_expr(L, n->b);
+  const nbc__type *rt = n->type;
+  if (n->op == NBC__OP_DIV && rt && is_int(rt)) rt = T(NBC__T_FLOAT64);
+  return nbc__lower_binop_values(L, n, n->op, a, n->b, b, rt);
+}
+
+/* The type two values are compared in: numba's arithmetic promotion of the pair. */
+static const nbc__type *compare_type(nbc__lowerer *L, const nbc__type *a, const nbc__type *b) {
+  if (nbc__type_equal(a, b)) return a;
+  const char *why = NULL;
+  const nbc__type *t = nbc__type_binop(NBC__OP_ADD, a, b, &why);
+  if (t) return t;
+  return nbc__type_unify(L->ctx, a, b);
+}
+
+static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
+                                  nbc__lval b) {
+  if ((a.type && (a.type->kind == NBC__T_NONE || a.type->kind == NBC__T_VOID)) ||
+      (b.type && (b.type->kind == NBC__T_NONE || b.type->kind == NBC__T_VOID))) {
+    bool both = a.type && b.type && a.type->kind == b.type->kind;
+    if (op == NBC__OP_IS || op == NBC__OP_EQ) return both ? "true" : "false";
+    if (op == NBC__OP_ISNOT || op == NBC__OP_NE) return both ? "false" : "true";
+  }
+  const nbc__type *ct = compare_type(L, a.type, b.type);
+  if (!ct || !(is_int(ct) || is_float(ct) || is_bool(ct))) {
+    nbc__lower_error(L, where, "unsupported comparison %s between %s and %s", nbc__op_text(op),
+                     nbc__type_name(L->ctx, a.type), nbc__type_name(L->ctx, b.type));
+    return "false";
+  }
+  a = nbc__lower_convert(L, a, ct);
+  b = nbc__lower_convert(L, b, ct);
+  const char *ty = ltype(L, ct), *pred = NULL;
+  bool f = is_float(ct), s = is_int(ct) && nbc__type_is_signed(ct);
+  switch (op) {
+  case NBC__OP_EQ: case NBC__OP_IS: pred = f ? "oeq" : "eq"; break;
+  case NBC__OP_NE: case NBC__OP_ISNOT: pred = f ? "une" : "ne"; break;
+  case NBC__OP_LT: pred = f ? "olt" : s ? "slt" : "ult"; break;
+  case NBC__OP_LE: pred = f ? "ole" : s ? "sle" : "ule"; break;
+  case NBC__OP_GT: pred = f ? "ogt" : s ? "sgt" : "ugt"; break;
+  case NBC__OP_GE: pred = f ? "oge" : s ? "sge" : "uge"; break;
+  default:
+    nbc__lower_error(L, where, "unsupported comparison '%s'", nbc__op_text(op));
+    return "false";
+  }
+  const char *x = tmp(L);
+  EMIT("%s = %s %s %s %s, %s", x, f ? "fcmp" : "icmp", pred, ty, a.v, b.v);
+  return x;
+}
+
+/* a < b < c: each operand evaluated once, later comparisons skipped once one is false. */
+static nbc__lval lower_compare(nbc__lowerer *L, nbc__node *n) {
+  const nbc__type *bt = T(NBC__T_BOOL);
+  /* infer.c leaves in ->info the types each comparison converts its left and right operand
+   * to (a chain's middle operand may convert differently on each side). */
+  const nbc__type **conv = n->info;
+  if (n->list.count == 1) {
+    nbc__lval a = nbc__lower_expr(L, n->a), b = nbc__lower_expr(L, n->list.items[0]);
+    if (conv) {
+      a = nbc__lower_convert(L, a, conv[0]);
+      b = nbc__lower_convert(L, b, conv[1]);
+    }
+    return (nbc__lval){bt, compare_values(L, n, n->ops[0], a, b)};
+  }
+  const char *res = nbc__lower_alloca(L, "i1");
+  int end = nbc__lower_label(L);
+  nbc__lval left = nbc__lower_expr(L, n->a);
+  for (int i = 0; i < n->list.count; i++) {
+    nbc__lval right = nbc__lower_expr(L, n->list.items[i]);
+    nbc__lval l = left, r = right;
+    if (conv) {
+      l = nbc__lower_convert(L, l, conv[2 * i]);
+      r = nbc__lower_convert(L, r, conv[2 * i + 1]);
+    }
+    const char *c = compare_values(L, n, n->ops[i], l, r);
+    EMIT("store i1 %s, i1* %s", c, res);
+    if (i + 1 < n->list.count) {
+      int next = nbc__lower_label(L);
+      nbc__lower_condbr(L, c, next, end);
+      nbc__lower_block(L, next);
+    }
+    left = right;
+  }
+  nbc__lower_block(L, end);
+  const char *x = tmp(L);
+  EMIT("%s = load i1, i1* %s", x, res);
+  return (nbc__lval){bt, x};
+}
+
+/* `a and b` / `a or b` return one of the operands (unified to the node's type), evaluating
+ * b only when needed. */
+static nbc__lval lower_boolop(nbc__lowerer *L, nbc__node *n) {
+  const nbc__type *rt = n->type ? n->type : T(NBC__T_BOOL);
+  const char *ty = ltype(L, rt);
+  const char *res = nbc__lower_alloca(L, ty);
+  nbc__lval a = nbc__lower_expr(L, n->a);
+  const char *c = nbc__lower_truth(L, a);
+  nbc__lval ac = nbc__lower_convert(L, a, rt);
+  EMIT("store %s %s, %s* %s", ty, ac.v, ty, res);
+  int rhs = nbc__lower_label(L), end = nbc__lower_label(L);
+  if (n->op == NBC__OP_AND) nbc__lower_condbr(L, c, rhs, end);
+  else nbc__lower_condbr(L, c, end, rhs);
+  nbc__lower_block(L, rhs);
+  nbc__lval b = nbc__lower_convert(L, nbc__lower_expr(L, n->b), rt);
+  EMIT("store %s %s, %s* %s", ty, b.v, ty, res);
+  nbc__lower_block(L, end);
+  const char *x = tmp(L);
+  EMIT("%s = load %s, %s* %s", x, ty, ty, res);
+  return (nbc__lval){rt, x};
+}
+
+static nbc__lval lower_ifexp(nbc__lowerer *L, nbc__node *n) {
+  const nbc__type *rt = n->type;
+  const char *ty = ltype(L, rt);
+  const char *res = nbc__lower_alloca(L, ty);
+  const char *c = nbc__lower_truth(L, nbc__lower_expr(L, n->a));
+  int yes = nbc__lower_label(L), no = nbc__lower_label(L), end = nbc__lower_label(L);
+  nbc__lower_condbr(L, c, yes, no);
+  nbc__lower_block(L, yes);
+  nbc__lval b = nbc__lower_convert(L, nbc__lower_expr(L, n->b), rt);
+  EMIT("store %s %s, %s* %s", ty, b.v, ty, res);
+  nbc__lower_br(L, end);
+  nbc__lower_block(L, no);
+  nbc__lval c2 = nbc__lower_convert(L, nbc__lower_expr(L, n->c), rt);
+  EMIT("store %s %s, %s* %s", ty, c2.v, ty, res);
+  nbc__lower_block(L, end);
+  const char *x = tmp(L);
+  EMIT("%s = load %s, %s* %s", x, ty, ty, res);
+  return (nbc__lval){rt, x};
+}
+
+static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
+  nbc__lval a = nbc__lower_expr(L, n->a);
+  const nbc__type *rt = n->type;
+  if (n->op == NBC__OP_NOT) {
+    const char *t = nbc__lower_truth(L, a), *x = tmp(L);
+    EMIT("%s = xor i1 %s, true", x, t);
+    return (nbc__lval){T(NBC__T_BOOL), x};
+  }
+  if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
+    nbc__lower_error(L, n, "bad operand type for unary %s: '%s'", nbc__op_text(n->op),
+                     a.type ? nbc__type_name(L->ctx, a.type) : "?");
+    return (nbc__lval){rt, "undef"};
+  }
+  a = nbc__lower_convert(L, a, rt);
+  const char *ty = ltype(L, rt), *x = tmp(L);
+  switch (n->op) {
+  case NBC__OP_POS: return a;
+  case NBC__OP_NEG:
+    if (is_float(rt)) EMIT("%s = fsub %s %s, %s", x, ty, nbc__lower_const_float(L, rt, -0.0), a.v);
+    else EMIT("%s = sub %s 0, %s", x, ty, a.v);
+    break;
+  case NBC__OP_INVERT:
+    if (is_float(rt)) {
+      nbc__lower_error(L, n, "bad operand type for unary ~: '%s'", nbc__type_name(L->ctx, rt));
+      return a;
+    }
+    EMIT("%s = xor %s %s, %s", x, ty, a.v, is_bool(rt) ? "true" : "-1");
+    break;
+  default:
+    nbc__lower_error(L, n, "unsupported unary operator '%s'", nbc__op_text(n->op));
+  }
+  return (nbc__lval){rt, x};
+}
+
+/* --------------------------------------------------------------- arrays ------------- */
+
+static nbc__lval array_field(nbc__lowerer *L, nbc__lval arr, int field, int k) {
+  const char *x = tmp(L);
+  if (k >= 0) EMIT("%s = extractvalue %s %s, %d, %d", x, ltype(L, arr.type), arr.v, field, k);
+  else EMIT("%s = extractvalue %s %s, %d", x, ltype(L, arr.type), arr.v, field);
+  return (nbc__lval){T(NBC__T_INT64), x};
+}
+
+static bool const_index(const nbc__node *n, int64_t *pv) {
+  if (n->kind == NBC__N_INT && !n->big) {
+    *pv = n->value.i;
+    return true;
+  }
+  if (n->kind == NBC__N_UNARY && n->op == NBC__OP_NEG && n->a->kind == NBC__N_INT && !n->a->big) {
+    *pv = -n->a->value.i;
+    return true;
+  }
+  return false;
+}
+
+/* One index as intp, wrapped around when it may be negative. */
+static const char *index_value(nbc__lowerer *L, nbc__lval arr, nbc__node *ix, int axis,
+                               bool nonneg) {
+  nbc__lval v = nbc__lower_expr(L, ix);
+  if (!v.type || !(is_int(v.type) || is_bool(v.type))) {
+    nbc__lower_error(L, ix, "array index must be an integer, not %s",
+                     v.type ? nbc__type_name(L->ctx, v.type) : "?");
+    return "0";
+  }
+  bool sgn = is_int(v.type) && nbc__type_is_signed(v.type);
+  v = nbc__lower_convert(L, v, sgn ? T(NBC__T_INT64) : T(NBC__T_UINT64));
+  int64_t c;
+  if (!sgn || nonneg || (const_index(ix, &c) && c >= 0)) return v.v;
+  nbc__lval shape = array_field(L, arr, 5, axis);
+  const char *neg = tmp(L), *w = tmp(L), *x = tmp(L);
+  EMIT("%s = icmp slt i64 %s, 0", neg, v.v);
+  EMIT("%s = add i64 %s, %s", w, v.v, shape.v);
+  EMIT("%s = select i1 %s, i64 %s, i64 %s", x, neg, w, v.v);
+  return x;
+}
+
+/* The element pointer for indices into an array value. */
+static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr, nbc__node **idx,
+                               int nidx, bool nonneg) {
+  const nbc__type *at = arr.type;
+  if (nidx != at->ndim) {
+    nbc__lower_error(L, where, "%d-dimensional array indexed with %d indices (slices and "
+                     "partial indexing are not supported)", at->ndim, nidx);
+    return NULL;
+  }
+  const char *et = nbc__lower_mtype(L, at->dtype);
+  const char **iv = nbc__arena_alloc(L->arena, sizeof *iv * (size_t)(nidx + 1));
+  if (!iv) {
+    nbc__diag_oom(L->ctx);
+    return NULL;
+  }
+  for (int k = 0; k < nidx; k++) {
+    if (idx[k]->kind == NBC__N_SLICE) {
+      nbc__lower_error(L, idx[k], "array slices are not supported");
+      return NULL;
+    }
+    iv[k] = index_value(L, arr, idx[k], k, nonneg);
+  }
+  if (nbc__lower_failed(L)) return NULL;
+  /* The axis whose stride is the item size, known at compile time. */
+  int contig = at->layout == 'C' ? at->ndim - 1 : at->layout == 'F' ? 0 : -1;
+  if (at->ndim == 1 && at->layout != 'A') contig = 0;
+  nbc__lval data = array_field(L, arr, 4, -1);
+  const char *off = NULL;
+  for (int k = 0; k < nidx; k++) {
+    if (k == contig) continue;
+    nbc__lval st = array_field(L, arr, 6, k);
+    const char *m = tmp(L);
+    EMIT("%s = mul i64 %s, %s", m, iv[k], st.v);
+    if (off) {
+      const char *s = tmp(L);
+      EMIT("%s = add i64 %s, %s", s, off, m);
+      off = s;
+    } else {
+      off = m;
+    }
+  }
+  const char *base = data.v;
+  if (off) {
+    const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
+    EMIT("%s = bitcast %s* %s to i8*", p8, et, data.v);
+    EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
+    EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
+    base = pt;
+  }
+  if (contig < 0) return base;
+  const char *p = tmp(L);
+  EMIT("%s = getelementptr %s, %s* %s, i64 %s", p, et, et, base, iv[contig]);
+  return p;
+}
+
+static void index_list(nbc__node *b, nbc__node ***pidx, int *pn) {
+  if (b->kind == NBC__N_TUPLE) {
+    *pidx = b->list.items;
+    *pn = b->list.count;
+  } else {
+    static _Thread_local nbc__node *one[1];
+    one[0] = b;
+    *pidx = one;
+    *pn = 1;
+  }
+}
+
+const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *parray) {
+  nbc__lval arr = nbc__lower_expr(L, s->a);
+  *parray = arr;
+  if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
+    nbc__lower_error(L, s, "'%s' object is not subscriptable as an array",
+                     arr.type ? nbc__type_name(L->ctx, arr.type) : "?");
+    return NULL;
+  }
+  nbc__node **idx;
+  int n;
+  index_list(s->b, &idx, &n);
+  nbc__node *copy[32];
+  if (n > 32) {
+    nbc__lower_error(L, s, "too many indices");
+    return NULL;
+  }
+  memcpy(copy, idx, sizeof *idx * (size_t)n);
+  return element_ptr(L, s, arr, copy, n, s->info != NULL);
+}
+
+void nbc__lower_store_subscript(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
+  nbc__lval arr;
+  const char *p = nbc__lower_element_ptr(L, target, &arr);
+  if (!p) return;
+  if (arr.type->readonly) {
+    nbc__lower_error(L, target, "cannot modify a read-only array");
+    return;
+  }
+  nbc__lower_store(L, nbc__lower_convert(L, v, arr.type->dtype), p);
+}
+
+static nbc__lval tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup, nbc__node *ix) {
+  const nbc__type *tt = tup.type;
+  int64_t c;
+  if (const_index(ix, &c)) {
+    if (c < 0) c += tt->count;
+    if (c < 0 || c >= tt->count) {
+      nbc__lower_error(L, ix, "tuple index out of range");
+      return (nbc__lval){T(NBC__T_INT64), "0"};
+    }
+    const char *x = tmp(L);
+    EMIT("%s = extractvalue %s %s, %lld", x, ltype(L, tt), tup.v, (long long)c);
+    return (nbc__lval){tt->items[c], x};
+  }
+  /* A run-time index needs a homogeneous tuple: spill it to an array and index that. */
+  for (int i = 1; i < tt->count; i++)
+    if (!nbc__type_equal(tt->items[i], tt->items[0])) {
+      nbc__lower_error(L, where, "a heterogeneous tuple needs a constant index");
+      return (nbc__lval){T(NBC__T_INT64), "0"};
+    }
+  if (tt->count == 0) {
+    nbc__lower_error(L, where, "tuple index out of range");
+    return (nbc__lval){T(NBC__T_INT64), "0"};
+  }
+  const char *ety = ltype(L, tt->items[0]);
+  const char *aty = nbc__arena_printf(L->arena, "[%d x %s]", tt->count, ety);
+  const char *slot = nbc__lower_alloca(L, aty);
+  for (int i = 0; i < tt->count; i++) {
+    const char *x = tmp(L), *p = tmp(L);
+    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, tt), tup.v, i);
+    EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 %d", p, aty, aty, slot, i);
+    EMIT("store %s %s, %s* %s", ety, x, ety, p);
+  }
+  nbc__lval iv = nbc__lower_convert(L, nbc__lower_expr(L, ix), T(NBC__T_INT64));
+  const char *neg = tmp(L), *w = tmp(L), *sel = tmp(L), *p = tmp(L), *x = tmp(L);
+  EMIT("%s = icmp slt i64 %s, 0", neg, iv.v);
+  EMIT("%s = add i64 %s, %d", w, iv.v, tt->count);
+  EMIT("%s = select i1 %s, i64 %s, i64 %s", sel, neg, w, iv.v);
+  EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 %s", p, aty, aty, slot, sel);
+  EMIT("%s = load %s, %s* %s", x, ety, ety, p);
+  return (nbc__lval){tt->items[0], x};
+}
+
+static nbc__lval lower_subscript(nbc__lowerer *L, nbc__node *n) {
+  const nbc__type *at = n->a->type;
+  if (at && at->kind == NBC__T_TUPLE) {
+    nbc__lval tup = nbc__lower_expr(L, n->a);
+    return tuple_item(L, n, tup, n->b);
+  }
+  nbc__lval arr;
+  const char *p = nbc__lower_element_ptr(L, n, &arr);
+  if (!p) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
+  return nbc__lower_load(L, arr.type->dtype, p);
+}
+
+/* A tuple value of the given items (converted to the tuple type's items). */
+static nbc__lval make_tuple(nbc__lowerer *L, const nbc__type *tt, nbc__lval *items) {
+  const char *cur = "undef";
+  for (int i = 0; i < tt->count; i++) {
+    nbc__lval v = nbc__lower_convert(L, items[i], tt->items[i]);
+    const char *x = tmp(L);
+    EMIT("%s = insertvalue %s %s, %s %s, %d", x, ltype(L, tt), cur, ltype(L, tt->items[i]), v.v, i);
+    cur = x;
+  }
+  return (nbc__lval){tt, cur};
+}
+
+static nbc__lval array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
+  const nbc__type *at = arr.type;
+  const char *name = n->str;
+  if (strcmp(name, "size") == 0) return array_field(L, arr, 2, -1);
+  if (strcmp(name, "itemsize") == 0) return array_field(L, arr, 3, -1);
+  if (strcmp(name, "ndim") == 0) return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", at->ndim)};
+  if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0) {
+    const nbc__type *tt = n->type;
+    if (!tt || tt->kind != NBC__T_TUPLE || tt->count != at->ndim) {
+      const nbc__type **items = nbc__arena_alloc(L->arena, sizeof *items * (size_t)(at->ndim + 1));
+      for (int k = 0; k < at->ndim; k++) items[k] = T(NBC__T_INT64);
+      tt = nbc__type_tuple(L->ctx, items, at->ndim);
+    }
+    nbc__lval items[32];
+    for (int k = 0; k < at->ndim && k < 32; k++) items[k] = array_field(L, arr, name[1] == 'h' ? 5 : 6, k);
+    return make_tuple(L, tt, items);
+  }
+  nbc__lower_error(L, n, "unknown attribute '%s' of array", name);
+  return (nbc__lval){n->type, "0"};
+}
+
+/* --------------------------------------------------------------- CUDA --------------- */
+
+static const char *sreg(nbc__lowerer *L, const char *reg, char axis) {
+  const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, axis);
+  nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
+  const char *x = tmp(L);
+  EMIT("%s = call i32 @%s()", x, name);
+  return x;
+}
+
+static const char *sreg_plain(nbc__lowerer *L, const char *reg) {
+  const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.read.ptx.sreg.%s", reg);
+  nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
+  const char *x = tmp(L);
+  EMIT("%s = call i32 @%s()", x, name);
+  return x;
+}
+
+static const char *sext64(nbc__lowerer *L, const char *v) {
+  const char *x = tmp(L);
+  EMIT("%s = sext i32 %s to i64", x, v);
+  return x;
+}
+
+/* cuda.grid(n): tid + ntid * ctaid per axis; cuda.gridsize(n): ntid * nctaid (int64). */
+static nbc__lval grid(nbc__lowerer *L, nbc__node *n, bool size) {
+  int64_t dims = 1;
+  if (n->list.count != 1 || !const_index(n->list.items[0], &dims) || dims < 1 || dims > 3) {
+    nbc__lower_error(L, n, "cuda.%s() takes a constant 1, 2 or 3", size ? "gridsize" : "grid");
+    return (nbc__lval){T(NBC__T_INT64), "0"};
+  }
+  nbc__lval items[3];
+  for (int d = 0; d < dims; d++) {
+    char axis = (char)('x' + d);
+    const char *v;
+    if (size) {
+      const char *a = sext64(L, sreg(L, "ntid", axis)), *b = sext64(L, sreg(L, "nctaid", axis));
+      v = tmp(L);
+      EMIT("%s = mul i64 %s, %s", v, a, b);
+    } else {
+      const char *t = sext64(L, sreg(L, "tid", axis)), *nt = sext64(L, sreg(L, "ntid", axis)),
+                 *c = sext64(L, sreg(L, "ctaid", axis)), *m = tmp(L);
+      v = tmp(L);
+      EMIT("%s = mul i64 %s, %s", m, nt, c);
+      EMIT("%s = add i64 %s, %s", v, m, t);
+    }
+    items[d] = (nbc__lval){T(NBC__T_INT64), v};
+  }
+  if (dims == 1) return items[0];
+  const nbc__type *tt = n->type;
+  if (!tt || tt->kind != NBC__T_TUPLE) {
+    const nbc__type *its[3] = {T(NBC__T_INT64), T(NBC__T_INT64), T(NBC__T_INT64)};
+    tt = nbc__type_tuple(L->ctx, its, (int)dims);
+  }
+  return make_tuple(L, tt, items);
+}
+
+/* cuda.shared.array / cuda.local.array: a fixed-size buffer wrapped in the array struct
+ * (C layout, constant shape and strides, which LLVM folds into the address arithmetic). */
+static nbc__lval local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc__call *call,
+                                       bool shared) {
+  const nbc__type *at = call->ret ? call->ret : n->type;
+  if (!at || at->kind != NBC__T_ARRAY || !call->shape) {
+    nbc__lower_error(L, n, "the shape of a %s array must be a constant", shared ? "shared" : "local");
+    return (nbc__lval){at, "zeroinitializer"};
+  }
+  const char *et = nbc__lower_mtype(L, at->dtype);
+  size_t item = nbc__type_size(at->dtype);
+  int64_t total = 1;
+  for (int k = 0; k < at->ndim; k++) total *= call->shape[k];
+  const char *data = tmp(L);
+  if (shared) {
+    int id = L->shared_count++;
+    const char *g = nbc__arena_printf(L->arena, "@_cudapy_smem_%d", id);
+    if (total == 0) {
+      /* Size 0 is numba's way to ask for the dynamic shared memory. */
+      nbc__buf_printf(&L->globals, "%s = external addrspace(3) global [0 x %s], align 16\n", g, et);
+    } else {
+      nbc__buf_printf(&L->globals, "%s = internal addrspace(3) global [%lld x %s] undef, align 16\n",
+                      g, (long long)total, et);
+    }
+    const char *p = tmp(L);
+    EMIT("%s = getelementptr [%lld x %s], [%lld x %s] addrspace(3)* %s, i64 0, i64 0", p,
+         (long long)total, et, (long long)total, et, g);
+    EMIT("%s = addrspacecast %s addrspace(3)* %s to %s*", data, et, p, et);
+  } else {
+    const char *aty = nbc__arena_printf(L->arena, "[%lld x %s]", (long long)total, et);
+    const char *slot = nbc__lower_alloca(L, aty);
+    EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 0", data, aty, aty, slot);
+  }
+  const char *aty = ltype(L, at);
+  nbc__buf b;
+  nbc__buf_init(&b, L->arena);
+  const char *cur = tmp(L);
+  EMIT("%s = insertvalue %s {i8* null, i8* null, i64 %lld, i64 %zu, %s* null, [%d x i64] "
+       "zeroinitializer, [%d x i64] zeroinitializer}, %s* %s, 4",
+       cur, aty, (long long)total, item, et, at->ndim, at->ndim, et, data);
+  int64_t stride = (int64_t)item;
+  for (int k = at->ndim - 1; k >= 0; k--) {
+    const char *x = tmp(L), *y = tmp(L);
+    EMIT("%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur, (long long)call->shape[k], k);
+    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)stride, k);
+    stride *= call->shape[k];
+    cur = y;
+  }
+  return (nbc__lval){at, cur};
+}
+
+/* cuda.atomic.add/sub/max/min(array, index, value): returns the old value. */
+static nbc__lval atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
+  if (n->list.count != 3) {
+    nbc__lower_error(L, n, "atomic operations take (array, index, value)");
+    return (nbc__lval){n->type, "0"};
+  }
+  nbc__lval arr = nbc__lower_expr(L, n->list.items[0]);
+  if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
+    nbc__lower_error(L, n->list.items[0], "the first argument of an atomic operation must be an array");
+    return (nbc__lval){n->type, "0"};
+  }
+  nbc__node **idx;
+  int ni;
+  index_list(n->list.items[1], &idx, &ni);
+  const char *ptr = element_ptr(L, n, arr, idx, ni, false);
+  if (!ptr) return (nbc__lval){n->type, "0"};
+  const nbc__type *dt = arr.type->dtype;
+  const char *ty = ltype(L, dt);
+  nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[2]), dt);
+  const char *x = tmp(L);
+  if (is_int(dt)) {
+    bool sgn = nbc__type_is_signed(dt);
+    const char *op = which == NBC__B_ATOMIC_ADD ? "add" : which == NBC__B_ATOMIC_SUB ? "sub"
+                     : which == NBC__B_ATOMIC_MAX ? (sgn ? "max" : "umax") : (sgn ? "min" : "umin");
+    EMIT("%s = atomicrmw %s %s* %s, %s %s seq_cst", x, op, ty, ptr, ty, v.v);
+    return (nbc__lval){dt, x};
+  }
+  if (dt->kind != NBC__T_FLOAT32 && dt->kind != NBC__T_FLOAT64) {
+    nbc__lower_error(L, n, "atomic operations on %s arrays are not supported", nbc__type_name(L->ctx, dt));
+    return (nbc__lval){dt, "0"};
+  }
+  const char *sfx = dt->kind == NBC__T_FLOAT32 ? "f32.p0f32" : "f64.p0f64";
+  if (which == NBC__B_ATOMIC_ADD || which == NBC__B_ATOMIC_SUB) {
+    const char *val = v.v;
+    if (which == NBC__B_ATOMIC_SUB) {
+      val = tmp(L);
+      EMIT("%s = fsub %s %s, %s", val, ty, nbc__lower_const_float(L, dt, -0.0), v.v);
+    }
+    const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.atomic.load.add.%s", sfx);
+    return (nbc__lval){dt, call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s*, %s", ty, ty),
+                                   nbc__arena_printf(L->arena, "%s* %s, %s %s", ty, ptr, ty, val))};
+  }
+  /* Float max/min: numba's compare-and-swap loop. It returns early when either value is a
+   * NaN and retries while the stored value is still smaller (max) / larger (min). */
+  bool is_max = which == NBC__B_ATOMIC_MAX;
+  const char *ity = dt->kind == NBC__T_FLOAT32 ? "i32" : "i64";
+  const char *pold = nbc__lower_alloca(L, ty);
+  const char *first = tmp(L), *early = tmp(L);
+  EMIT("%s = load volatile %s, %s* %s", first, ty, ty, ptr);
+  EMIT("store %s %s, %s* %s", ty, first, ty, pold);
+  EMIT("%s = fcmp uno %s %s, %s", early, ty, v.v, first);
+  int check = nbc__lower_label(L), attempt = nbc__lower_label(L), done = nbc__lower_label(L);
+  nbc__lower_condbr(L, early, done, check);
+  nbc__lower_block(L, check);
+  const char *old = tmp(L), *cmp = tmp(L);
+  EMIT("%s = load %s, %s* %s", old, ty, ty, pold);
+  EMIT("%s = fcmp %s %s %s, %s", cmp, is_max ? "olt" : "ogt", ty, old, v.v);
+  nbc__lower_condbr(L, cmp, attempt, done);
+  nbc__lower_block(L, attempt);
+  const char *io = tmp(L), *ip = tmp(L), *in = tmp(L), *cas = tmp(L), *got = tmp(L), *dgot = tmp(L);
+  EMIT("%s = bitcast %s %s to %s", io, ty, old, ity);
+  EMIT("%s = bitcast %s* %s to %s*", ip, ty, ptr, ity);
+  EMIT("%s = bitcast %s %s to %s", in, ty, v.v, ity);
+  EMIT("%s = cmpxchg volatile %s* %s, %s %s, %s %s monotonic monotonic", cas, ity, ip, ity, io, ity, in);
+  EMIT("%s = extractvalue {%s, i1} %s, 0", got, ity, cas);
+  EMIT("%s = bitcast %s %s to %s", dgot, ity, got, ty);
+  EMIT("store %s %s, %s* %s", ty, dgot, ty, pold);
+  nbc__lower_br(L, check);
+  nbc__lower_block(L, done);
+  return (nbc__lval){dt, first};
+}
+
+/* --------------------------------------------------------------- math --------------- */
+
+static bool in_list(const char *name, const char *const *list) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(name, list[i]) == 0) return true;
+  return false;
+}
+
+/* math.<name> through libdevice, as numba-cuda's mathimpl does (float32 variants for
+ * float32, the __nv_fast_* ones for float32 under fastmath). */
+static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  static const char *const unary[] = {"ceil", "floor", "fabs", "exp", "exp2", "expm1", "erf",
+                                      "erfc", "gamma", "lgamma", "sqrt", "log", "log2", "log10",
+                                      "log1p", "acosh", "acos", "cos", "cosh", "asinh", "asin",
+                                      "sin", "sinh", "atan", "atanh", "tan", "trunc", "tanh", NULL};
+  static const char *const binary[] = {"copysign", "atan2", "pow", "fmod", "hypot",
+                                       "remainder", "nextafter", NULL};
+  static const char *const fast1[] = {"cos", "sin", "tan", "exp", "log2", "log10", "log", NULL};
+  static const char *const preds[] = {"isnan", "isinf", "isfinite", NULL};
+  const char *name = call->name ? call->name : n->a->str;
+  nbc__lval args[3];
+  int na = n->list.count;
+  if (na > 3) na = 3;
+  for (int i = 0; i < na; i++) args[i] = nbc__lower_expr(L, n->list.items[i]);
+  if (nbc__lower_failed(L)) return (nbc__lval){n->type, "0"};
+  /* The float type computed in: the argument's if float, else float64. */
+  const nbc__type *ft = na > 0 && is_float(args[0].type) && args[0].type->kind != NBC__T_FLOAT16
+                            ? args[0].type : T(NBC__T_FLOAT64);
+  if (na == 2 && is_float(args[1].type) && nbc__type_bits(args[1].type) > nbc__type_bits(ft))
+    ft = args[1].type;
+  bool f32 = ft->kind == NBC__T_FLOAT32;
+  const char *ty = ltype(L, ft);
+  bool fast = L->ctx->options->fastmath && f32;
+  if (in_list(name, preds) && na == 1) {
+    if (!is_float(args[0].type))
+      return (nbc__lval){T(NBC__T_BOOL), strcmp(name, "isfinite") == 0 ? "true" : "false"};
+    nbc__lval a = nbc__lower_convert(L, args[0], ft);
+    const char *fn = strcmp(name, "isnan") == 0 ? (f32 ? "__nv_isnanf" : "__nv_isnand")
+                     : strcmp(name, "isinf") == 0 ? (f32 ? "__nv_isinff" : "__nv_isinfd")
+                                                  : (f32 ? "__nv_finitef" : "__nv_isfinited");
+    const char *r = call_fn(L, "i32", fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, a.v));
+    const char *x = tmp(L);
+    EMIT("%s = icmp ne i32 %s, 0", x, r);
+    return (nbc__lval){T(NBC__T_BOOL), x};
+  }
+  nbc__lval res = {ft, NULL};
+  if (in_list(name, unary) && na == 1) {
+    nbc__lval a = nbc__lower_convert(L, args[0], ft);
+    const char *base = strcmp(name, "gamma") == 0 ? "tgamma" : name;
+    if (fast && strcmp(name, "tanh") == 0) {
+      const char *x = tmp(L);
+      EMIT("%s = call float asm \"tanh.approx.f32 $0, $1;\", \"=f,f\"(float %s)", x, a.v);
+      res.v = x;
+    } else {
+      const char *fn = fast && in_list(name, fast1)
+                           ? nbc__arena_printf(L->arena, "__nv_fast_%sf", base)
+                           : nbc__arena_printf(L->arena, "__nv_%s%s", base, f32 ? "f" : "");
+      res.v = call1(L, ty, fn, a.v);
+    }
+  } else if (in_list(name, binary) && na == 2) {
+    nbc__lval a = nbc__lower_convert(L, args[0], ft);
+    if (strcmp(name, "pow") == 0 && (args[1].type->kind == NBC__T_INT32)) {
+      res.v = call_fn(L, ty, f32 ? "__nv_powif" : "__nv_powi",
+                      nbc__arena_printf(L->arena, "%s, i32", ty),
+                      nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, args[1].v));
+    } else {
+      nbc__lval b = nbc__lower_convert(L, args[1], ft);
+      const char *fn = fast && strcmp(name, "pow") == 0
+                           ? "__nv_fast_powf"
+                           : nbc__arena_printf(L->arena, "__nv_%s%s", name, f32 ? "f" : "");
+      res.v = call2(L, ty, fn, a.v, b.v);
+    }
+  } else if ((strcmp(name, "radians") == 0 || strcmp(name, "degrees") == 0) && na == 1) {
+    nbc__lval a = nbc__lower_convert(L, args[0], ft);
+    double k = strcmp(name, "radians") == 0 ? M_PI / 180.0 : 180.0 / M_PI;
+    res.v = mul(L, ft, a.v, nbc__lower_const_float(L, ft, k));
+  } else if (strcmp(name, "ldexp") == 0 && na == 2) {
+    nbc__lval a = nbc__lower_convert(L, args[0], ft);
+    nbc__lval e = nbc__lower_convert(L, args[1], T(NBC__T_INT32));
+    res.v = call_fn(L, ty, f32 ? "__nv_ldexpf" : "__nv_ldexp", nbc__arena_printf(L->arena, "%s, i32", ty),
+                    nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, e.v));
+  } else {
+    nbc__lower_error(L, n, "math.%s with %d argument%s is not supported", name, na, na == 1 ? "" : "s");
+    return (nbc__lval){n->type, "0"};
+  }
+  return res;
+}
+
+/* --------------------------------------------------------------- calls -------------- */
+
+/* min/max as numba's do_minmax: a running select that keeps the earlier value on ties and
+ * NaN comparisons (max: v > acc ? v : acc). */
+static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
+  const nbc__type *rt = n->type;
+  nbc__lval vals[64];
+  int count = 0;
+  if (n->list.count == 1) {
+    nbc__lval t = nbc__lower_expr(L, n->list.items[0]);
+    if (!t.type || t.type->kind != NBC__T_TUPLE || t.type->count == 0 || t.type->count > 64) {
+      nbc__lower_error(L, n, "%s() expects at least two arguments or one tuple", is_max ? "max" : "min");
+      return (nbc__lval){rt, "0"};
+    }
+    for (int i = 0; i < t.type->count; i++) {
+      const char *x = tmp(L);
+      EMIT("%s = extractvalue %s %s, %d", x, ltype(L, t.type), t.v, i);
+      vals[count++] = (nbc__lval){t.type->items[i], x};
+    }
+  } else {
+    for (int i = 0; i < n->list.count && i < 64; i++) vals[count++] = nbc__lower_expr(L, n->list.items[i]);
+  }
+  if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
+    nbc__lower_error(L, n, "%s() of these types is not supported", is_max ? "max" : "min");
+    return (nbc__lval){rt, "0"};
+  }
+  nbc__lval acc = nbc__lower_convert(L, vals[0], rt);
+  for (int i = 1; i < count; i++) {
+    nbc__lval v = nbc__lower_convert(L, vals[i], rt);
+    const char *c = compare_values(L, n, is_max ? NBC__OP_GT : NBC__OP_LT, v, acc);
+    const char *x = tmp(L);
+    EMIT("%s = select i1 %s, %s %s, %s %s", x, c, ltype(L, rt), v.v, ltype(L, rt), acc.v);
+    acc.v = x;
+  }
+  return acc;
+}
+
+static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  nbc__func *callee = call->func;
+  if (!callee) {
+    NBC__BUG(L->ctx, "call without a callee");
+    return (nbc__lval){n->type, "0"};
+  }
+  if (n->list.count != callee->nargs) {
+    nbc__lower_error(L, n, "%s() takes %d arguments but %d were given", callee->name, callee->nargs,
+                     n->list.count);
+    return (nbc__lval){n->type, "0"};
+  }
+  const nbc__type *rt = callee->ret;
+  const char *rmt = nbc__lower_mtype(L, rt);
+  const char *slot = nbc__lower_alloca(L, rmt);
+  EMIT("store %s %s, %s* %s", rmt, strcmp(rmt, "i8") == 0 ? "0" : nbc__lower_zero(L, rt), rmt, slot);
+  nbc__buf args;
+  nbc__buf_init(&args, L->arena);
+  nbc__buf_printf(&args, "%s* %s", rmt, slot);
+  bool first = false;
+  for (int i = 0; i < n->list.count; i++) {
+    nbc__lval v = nbc__lower_expr(L, n->list.items[i]);
+    v = nbc__lower_convert(L, v, callee->argtypes[i]);
+    nbc__lower_flatten(L, &args, callee->argtypes[i], v, &first);
+  }
+  const char *st = tmp(L);
+  EMIT("%s = call i32 @%s(%s)", st, nbc__lower_symbol(L, callee), args.data);
+  const nbc__type *vt = rt;
+  if (!vt || vt->kind == NBC__T_VOID || vt->kind == NBC__T_NONE)
+    return (nbc__lval){T(NBC__T_VOID), "null"};
+  return nbc__lower_load(L, vt, slot);
+}
+
+static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
+  const nbc__call *call = n->info;
+  if (!call) {
+    nbc__lower_error(L, n, "unsupported call");
+    return (nbc__lval){n->type, "0"};
+  }
+  const nbc__type *rt = call->ret ? call->ret : n->type;
+  int na = n->list.count;
+  switch (call->builtin) {
+  case NBC__B_FUNC: return call_python(L, n, call);
+  case NBC__B_RANGE:
+    nbc__lower_error(L, n, "range() can only be used in a for loop");
+    return (nbc__lval){rt, "0"};
+  case NBC__B_LEN: {
+    nbc__lval v = na == 1 ? nbc__lower_expr(L, n->list.items[0]) : (nbc__lval){NULL, NULL};
+    if (v.type && v.type->kind == NBC__T_ARRAY) return array_field(L, v, 5, 0);
+    if (v.type && v.type->kind == NBC__T_TUPLE)
+      return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", v.type->count)};
+    nbc__lower_error(L, n, "len() of this value is not supported");
+    return (nbc__lval){rt, "0"};
+  }
+  case NBC__B_ABS: {
+    nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
+    const char *ty = ltype(L, rt);
+    if (is_float(rt)) return (nbc__lval){rt, call1(L, ty, nbc__arena_printf(L->arena, "llvm.fabs.%s", intrinsic_suffix(rt)), v.v)};
+    if (is_int(rt) && nbc__type_is_signed(rt)) {
+      const char *neg = tmp(L), *m = tmp(L), *x = tmp(L);
+      EMIT("%s = icmp slt %s %s, 0", neg, ty, v.v);
+      EMIT("%s = sub %s 0, %s", m, ty, v.v);
+      EMIT("%s = select i1 %s, %s %s, %s %s", x, neg, ty, m, ty, v.v);
+      return (nbc__lval){rt, x};
+    }
+    return v;
+  }
+  case NBC__B_MIN: return minmax(L, n, false);
+  case NBC__B_MAX: return minmax(L, n, true);
+  case NBC__B_INT:
+  case NBC__B_FLOAT:
+  case NBC__B_CAST: {
+    if (na == 0) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
+    return nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
+  }
+  case NBC__B_BOOL:
+    if (na == 0) return (nbc__lval){T(NBC__T_BOOL), "false"};
+    return (nbc__lval){T(NBC__T_BOOL), nbc__lower_truth(L, nbc__lower_expr(L, n->list.items[0]))};
+  case NBC__B_ROUND: {
+    if (na != 1) {
+      nbc__lower_error(L, n, "round() with ndigits is not supported");
+      return (nbc__lval){rt, "0"};
+    }
+    nbc__lval v = nbc__lower_expr(L, n->list.items[0]);
+    if (is_float(v.type)) {
+      /* Half to even, like Python: rint rounds ties to even. */
+      const char *r = call1(L, ltype(L, v.type), nbc__arena_printf(L->arena, "llvm.rint.%s", intrinsic_suffix(v.type)), v.v);
+      return nbc__lower_convert(L, (nbc__lval){v.type, r}, rt);
+    }
+    return nbc__lower_convert(L, v, rt);
+  }
+  case NBC__B_MATH: return nbc__lower_convert(L, lower_math(L, n, call), rt);
+  case NBC__B_CUDA_GRID: return grid(L, n, false);
+  case NBC__B_CUDA_GRIDSIZE: return grid(L, n, true);
+  case NBC__B_CUDA_SYNCTHREADS:
+    call_fn(L, "void", "llvm.nvvm.barrier0", "", "");
+    return (nbc__lval){T(NBC__T_VOID), "null"};
+  case NBC__B_CUDA_SHARED_ARRAY: return local_or_shared_array(L, n, call, true);
+  case NBC__B_CUDA_LOCAL_ARRAY: return local_or_shared_array(L, n, call, false);
+  case NBC__B_ATOMIC_ADD:
+  case NBC__B_ATOMIC_SUB:
+  case NBC__B_ATOMIC_MAX:
+  case NBC__B_ATOMIC_MIN: return atomic(L, n, call->builtin);
+  }
+  nbc__lower_error(L, n, "unsupported call");
+  return (nbc__lval){rt, "0"};
+}
+
+/* --------------------------------------------------------------- names, attributes -- */
+
+static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *g) {
+  switch (g->g.kind) {
+  case NBC_GLOBAL_INT: {
+    const nbc__type *t = n->type && (is_int(n->type) || is_float(n->type)) ? n->type : T(NBC__T_INT64);
+    return nbc__lower_convert(L, (nbc__lval){T(NBC__T_INT64), nbc__lower_const_int(L, T(NBC__T_INT64), g->g.value.i)}, t);
+  }
+  case NBC_GLOBAL_FLOAT: {
+    nbc__lval v = {T(NBC__T_FLOAT64), nbc__lower_const_float(L, T(NBC__T_FLOAT64), g->g.value.f)};
+    return nbc__lower_convert(L, v, n->type && is_float(n->type) ? n->type : T(NBC__T_FLOAT64));
+  }
+  case NBC_GLOBAL_BOOL: return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
+  default:
+    return (nbc__lval){n->type, "undef"}; /* modules, functions, types: no run-time value */
+  }
+}
+
+static nbc__lval lower_name(nbc__lowerer *L, nbc__node *n) {
+  if (n->var >= 0) {
+    const nbc__var *v = &L->fn->vars[n->var];
+    if (!L->slots[n->var]) return (nbc__lval){v->type, "undef"};
+    const char *ty = ltype(L, v->type), *x = tmp(L);
+    EMIT("%s = load %s, %s* %s", x, ty, ty, L->slots[n->var]);
+    return (nbc__lval){v->type, x};
+  }
+  if (n->info) return global_value(L, n, n->info);
+  return (nbc__lval){n->type, "undef"};
+}
+
+static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
+  const nbc__type *ot = n->a->type;
+  if (ot && ot->kind == NBC__T_MODULE && ot->name) {
+    const char *m = ot->name;
+    const char *reg = strcmp(m, "cuda.threadIdx") == 0 ? "tid"
+                      : strcmp(m, "cuda.blockDim") == 0 ? "ntid"
+                      : strcmp(m, "cuda.blockIdx") == 0 ? "ctaid"
+                      : strcmp(m, "cuda.gridDim") == 0 ? "nctaid" : NULL;
+    if (reg) {
+      const char *s = n->str;
+      if (!(s[0] == 'x' || s[0] == 'y' || s[0] == 'z') || s[1]) {
+        nbc__lower_error(L, n, "%s has no attribute '%s'", m, s);
+        return (nbc__lval){n->type, "0"};
+      }
+      nbc__lval v = {T(NBC__T_INT32), sreg(L, reg, s[0])};
+      return v;
+    }
+    if (strcmp(m, "cuda") == 0 && strcmp(n->str, "warpsize") == 0)
+      return (nbc__lval){T(NBC__T_INT32), sreg_plain(L, "warpsize")};
+    if (strcmp(m, "cuda") == 0 && strcmp(n->str, "laneid") == 0)
+      return (nbc__lval){T(NBC__T_INT32), sreg_plain(L, "laneid")};
+  }
+  if (n->info) return global_value(L, n, n->info);
+  if (ot && ot->kind == NBC__T_ARRAY) return array_attr(L, n, nbc__lower_expr(L, n->a));
+  if (ot && ot->kind == NBC__T_MODULE) return (nbc__lval){n->type, "undef"};
+  nbc__lower_error(L, n, "unsupported attribute '%s'", n->str);
+  return (nbc__lval){n->type, "0"};
+}
+
+/* --------------------------------------------------------------- dispatch ----------- */
+
+static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
+  switch (n->kind) {
+  case NBC__N_INT: {
+    const nbc__type *t = n->type ? n->type : T(n->big ? NBC__T_UINT64 : NBC__T_INT64);
+    if (is_float(t)) return (nbc__lval){t, nbc__lower_const_float(L, t, n->big ? (double)(uint64_t)n->value.i : (double)n->value.i)};
+    if (is_bool(t)) return (nbc__lval){t, n->value.i ? "true" : "false"};
+    if (n->big) return (nbc__lval){t, nbc__arena_printf(L->arena, "%llu", (unsigned long long)n->value.i)};
+    return (nbc__lval){t, nbc__lower_const_int(L, t, n->value.i)};
+  }
+  case NBC__N_FLOAT: {
+    const nbc__type *t = n->type && is_float(n->type) ? n->type : T(NBC__T_FLOAT64);
+    return (nbc__lval){t, nbc__lower_const_float(L, t, n->value.f)};
+  }
+  case NBC__N_BOOL: return (nbc__lval){T(NBC__T_BOOL), n->value.i ? "true" : "false"};
+  case NBC__N_NONE: return (nbc__lval){n->type ? n->type : T(NBC__T_VOID), "null"};
+  case NBC__N_NAME: return lower_name(L, n);
+  case NBC__N_ATTR: return lower_attr(L, n);
+  case NBC__N_SUBSCRIPT: return lower_subscript(L, n);
+  case NBC__N_CALL: return lower_call(L, n);
+  case NBC__N_BINOP: return lower_binop(L, n);
+  case NBC__N_UNARY: return lower_unary(L, n);
+  case NBC__N_BOOLOP: return lower_boolop(L, n);
+  case NBC__N_COMPARE: return lower_compare(L, n);
+  case NBC__N_IFEXP: return lower_ifexp(L, n);
+  case NBC__N_TUPLE: {
+    const nbc__type *tt = n->type;
+    if (!tt || tt->kind != NBC__T_TUPLE || tt->count != n->list.count) {
+      nbc__lower_error(L, n, "unsupported tuple");
+      return (nbc__lval){tt, "undef"};
+    }
+    nbc__lval *items = nbc__arena_alloc(L->arena, sizeof *items * (size_t)(tt->count + 1));
+    if (!items) {
+      nbc__diag_oom(L->ctx);
+      return (nbc__lval){tt, "undef"};
+    }
+    for (int i = 0; i < tt->count; i++) items[i] = nbc__lower_expr(L, n->list.items[i]);
+    return make_tuple(L, tt, items);
+  }
+  case NBC__N_COMPLEX:
+    nbc__lower_error(L, n, "complex numbers are not supported");
+    return (nbc__lval){n->type, "undef"};
+  default:
+    nbc__lower_error(L, n, "unsupported expression");
+    return (nbc__lval){n->type, "undef"};
+  }
+}
+
+nbc__lval nbc__lower_expr(nbc__lowerer *L, nbc__node *n) {
+  if (nbc__lower_failed(L)) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
+  nbc__lower_set_loc(L, n);
+  nbc__lval v = lower_raw(L, n);
+  /* Values are produced in the node's type; then infer's implicit conversion applies. */
+  if (n->type && v.type && !nbc__type_equal(v.type, n->type) && has_runtime(n->type))
+    v = nbc__lower_convert(L, v, n->type);
+  if (n->cast) v = nbc__lower_convert(L, v, n->cast);
+  return v;
+}
