@@ -408,9 +408,10 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   }
   if (o->kind == NBC__T_ARRAY) {
     if (strcmp(n->str, "shape") == 0 || strcmp(n->str, "strides") == 0) {
-      const nbc__type *items[32];
-      for (int i = 0; i < o->ndim && i < 32; i++) items[i] = T(NBC__T_INT64);
-      return nbc__type_tuple(I->ctx, items, o->ndim);
+      const nbc__type *items[32]; /* signatures allow at most 32 dimensions */
+      int nd = o->ndim < 32 ? o->ndim : 32;
+      for (int i = 0; i < nd; i++) items[i] = T(NBC__T_INT64);
+      return nbc__type_tuple(I->ctx, items, nd);
     }
     if (strcmp(n->str, "size") == 0 || strcmp(n->str, "ndim") == 0 ||
         strcmp(n->str, "itemsize") == 0 || strcmp(n->str, "nbytes") == 0)

@@ -669,9 +669,10 @@ bool nbc__type_truth(const nbc__type *t, const char **pwhy) {
 
 const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const *args,
                                         int nargs, const nbc__type **pargs, const char **pwhy) {
-  const nbc__type *argbuf[8];
+  const nbc__type *argbuf[64];
   if (!pargs) pargs = argbuf;
   if (pwhy) *pwhy = NULL;
+  if (nargs < 0 || nargs > 64) goto fail;
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(args[i])) goto fail;
   if (strcmp(name, "abs") == 0 && nargs == 1) {
@@ -726,7 +727,7 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
         if (args[i]->kind == NBC__T_BOOL) goto fail; /* numba: booleans are not Numbers */
       for (int i = 1; i < nargs; i++) r = numpy_promote(r, args[i]);
     }
-    for (int i = 0; i < nargs && i < 8; i++) pargs[i] = r;
+    for (int i = 0; i < nargs; i++) pargs[i] = r;
     return r;
   }
 fail:
@@ -900,7 +901,10 @@ static const nbc__type *sig_array(sigp *s, const nbc__type *dtype) {
       }
       unit_at = ndim;
     }
-    ndim++;
+    if (++ndim > 32) {
+      sig_error(s, "%s", "arrays have at most 32 dimensions");
+      return NULL;
+    }
     sig_skip(s);
     if (*s->p == ',') {
       s->p++;
