@@ -1,0 +1,622 @@
+/* compile.c — compile(), compile_ptx() and their *_for_current_device variants: a real
+ * Python function compiled by the C compiler (nbc_compile) to PTX or LTO-IR.
+ *
+ * What goes to the compiler: the function's source from inspect.getsourcelines (decorators
+ * included, dedented, with the first line number and the columns removed so diagnostics
+ * point into the real file), its file name, its __name__, and a resolver for the global
+ * names the body uses.
+ *
+ * The resolver looks names up in the function's closure cells, then its __globals__ (names
+ * found in neither are left to the compiler: builtins such as range/abs/min). It answers:
+ * modules math and cuda (nbcuda itself or numba.cuda, by identity or module name), numeric
+ * constants (int, float, bool, numpy scalars), math functions imported by name, numba type
+ * objects (nbcuda.float32 or numba's own), and other Python functions — also those wrapped
+ * by cuda.jit(device=True), which keep .py_func — for which it gives their own source,
+ * file, first line and a child resolver over THEIR globals, so helpers from other modules
+ * resolve in their own namespace.
+ *
+ * The GIL: nbc_compile runs with the GIL released (libNVVM takes milliseconds to seconds
+ * and other Python threads should run meanwhile), and the compiler calls the resolver from
+ * inside nbc_compile, on this same thread. The callback therefore re-acquires the GIL with
+ * PyGILState_Ensure for the duration of each lookup. Anything the resolver hands out
+ * (source text, names) is kept alive in the session's list until nbc_compile returns. A
+ * Python exception inside the resolver (e.g. getsource failing for a function defined in
+ * the REPL) is saved and, when the compile then fails, raised instead of the compiler's
+ * "undefined name" error, because it says why.
+ *
+ * Validation before compiling follows numba-cuda's order and messages exactly
+ * ("Unsupported output type: illegal", "Unsupported ABI: fastcall", "The C ABI is not
+ * supported for kernels"); compiler statuses map to TypingError/CompileError/NvvmError in
+ * errors.c.
+ */
+#include "nbcuda_py.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct session session;
+
+typedef struct resolver_data {
+  nbc_resolver_t r;
+  nbc__py_state *st;
+  PyObject *globals; /* dict (borrowed from the function, kept alive by session->keep) */
+  PyObject *closure; /* dict of free variables, or NULL */
+  session *sess;
+} resolver_data;
+
+struct session {
+  PyObject *keep; /* list of everything handed to the compiler */
+  resolver_data **children;
+  int nchildren, cap;
+  /* the first Python exception raised inside the resolver (PyErr_Fetch triple) */
+  PyObject *exc_type, *exc_value, *exc_tb;
+};
+
+/* ------------------------------------------------------------ source ------------------ */
+
+/* The dedented source of f, its first line and the columns removed; new references kept in
+ * the session. Returns -1 with an exception set. */
+static int function_source(session *sess, PyObject *f, const char **ptext, int *pline,
+                           int *pcol, const char **pfile, const char **pname) {
+  PyObject *inspect = PyImport_ImportModule("inspect");
+  PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", f) : NULL;
+  Py_XDECREF(inspect);
+  if (!lines_lnum) return -1;
+  PyObject *lines = PyTuple_GetItem(lines_lnum, 0);
+  long first = PyLong_AsLong(PyTuple_GetItem(lines_lnum, 1));
+  PyObject *empty = PyUnicode_FromString("");
+  PyObject *joined = lines && empty ? PyUnicode_Join(empty, lines) : NULL;
+  Py_XDECREF(empty);
+  Py_DECREF(lines_lnum);
+  if (!joined) return -1;
+  Py_ssize_t n = 0;
+  const char *src = PyUnicode_AsUTF8AndSize(joined, &n);
+  if (!src) {
+    Py_DECREF(joined);
+    return -1;
+  }
+  /* The common indentation of non-blank lines. */
+  int indent = -1;
+  for (const char *p = src; *p;) {
+    int w = 0;
+    while (p[w] == ' ' || p[w] == '\t') w++;
+    if (p[w] && p[w] != '\n' && p[w] != '#' && (indent < 0 || w < indent)) indent = w;
+    const char *nl = strchr(p, '\n');
+    p = nl ? nl + 1 : p + strlen(p);
+  }
+  if (indent < 0) indent = 0;
+  char *out = malloc((size_t)n + 1), *o = out;
+  if (!out) {
+    Py_DECREF(joined);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (const char *p = src; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+    size_t skip = 0;
+    while (skip < (size_t)indent && skip < len && (p[skip] == ' ' || p[skip] == '\t')) skip++;
+    memcpy(o, p + skip, len - skip);
+    o += len - skip;
+    p += len;
+  }
+  *o = 0;
+  PyObject *text = PyUnicode_FromStringAndSize(out, o - out);
+  free(out);
+  Py_DECREF(joined);
+  PyObject *code = PyObject_GetAttrString(f, "__code__");
+  PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+  PyObject *name = PyObject_GetAttrString(f, "__name__");
+  Py_XDECREF(code);
+  int rc = -1;
+  if (text && file && name && PyList_Append(sess->keep, text) == 0 &&
+      PyList_Append(sess->keep, file) == 0 && PyList_Append(sess->keep, name) == 0) {
+    *ptext = PyUnicode_AsUTF8(text);
+    *pfile = PyUnicode_AsUTF8(file);
+    *pname = PyUnicode_AsUTF8(name);
+    *pline = (int)first;
+    *pcol = indent;
+    rc = *ptext && *pfile && *pname ? 0 : -1;
+  }
+  if (rc < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "function source unavailable");
+  Py_XDECREF(text);
+  Py_XDECREF(file);
+  Py_XDECREF(name);
+  return rc;
+}
+
+/* ------------------------------------------------------------ resolver ---------------- */
+
+static int resolve(void *data, const char *name, nbc_global_t *g);
+
+/* A resolver over f's globals and closure, owned by the session. */
+static resolver_data *resolver_for(nbc__py_state *st, session *sess, PyObject *f) {
+  PyObject *globals = PyObject_GetAttrString(f, "__globals__");
+  if (!globals) return NULL;
+  if (PyList_Append(sess->keep, globals) < 0) {
+    Py_DECREF(globals);
+    return NULL;
+  }
+  Py_DECREF(globals); /* the session's list keeps it alive */
+  PyObject *closure = NULL;
+  PyObject *cells = PyObject_GetAttrString(f, "__closure__");
+  PyObject *code = PyObject_GetAttrString(f, "__code__");
+  PyObject *freevars = code ? PyObject_GetAttrString(code, "co_freevars") : NULL;
+  Py_XDECREF(code);
+  if (cells && cells != Py_None && freevars && PyTuple_Check(cells) && PyTuple_Check(freevars)) {
+    closure = PyDict_New();
+    for (Py_ssize_t i = 0; closure && i < PyTuple_GET_SIZE(cells) &&
+                           i < PyTuple_GET_SIZE(freevars); i++) {
+      PyObject *v = PyCell_Get(PyTuple_GET_ITEM(cells, i));
+      if (!v) { /* an empty cell: not bound yet */
+        PyErr_Clear();
+        continue;
+      }
+      if (PyDict_SetItem(closure, PyTuple_GET_ITEM(freevars, i), v) < 0) Py_CLEAR(closure);
+      Py_DECREF(v);
+    }
+    if (closure && PyList_Append(sess->keep, closure) < 0) Py_CLEAR(closure);
+    if (closure) Py_DECREF(closure); /* the session's list holds it */
+  }
+  Py_XDECREF(cells);
+  Py_XDECREF(freevars);
+  if (PyErr_Occurred()) return NULL;
+  if (sess->nchildren == sess->cap) {
+    int cap = sess->cap ? sess->cap * 2 : 8;
+    resolver_data **c = realloc(sess->children, sizeof *c * (size_t)cap);
+    if (!c) {
+      PyErr_NoMemory();
+      return NULL;
+    }
+    sess->children = c;
+    sess->cap = cap;
+  }
+  resolver_data *d = calloc(1, sizeof *d);
+  if (!d) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  d->r.resolve = resolve;
+  d->r.data = d;
+  d->st = st;
+  d->globals = globals;
+  d->closure = closure;
+  d->sess = sess;
+  sess->children[sess->nchildren++] = d;
+  return d;
+}
+
+/* Whether m is the cuda module: nbcuda itself, or numba.cuda. */
+static int is_cuda_module(nbc__py_state *st, PyObject *m) {
+  PyObject *name = PyModule_GetNameObject(m);
+  if (!name) {
+    PyErr_Clear();
+    return 0;
+  }
+  int is = PyUnicode_Compare(name, st->module_name) == 0 ||
+           PyUnicode_CompareWithASCIIString(name, "numba.cuda") == 0;
+  Py_DECREF(name);
+  return is;
+}
+
+/* Fills g for value; 0 on success (kind may be OTHER), -1 on a Python error. */
+static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
+  nbc__py_state *st = d->st;
+  session *sess = d->sess;
+  PyObject *tname = NULL;
+  g->kind = NBC_GLOBAL_OTHER;
+  if (PyModule_Check(value)) {
+    const char *n = PyModule_GetName(value);
+    if (!n) return -1;
+    if (strcmp(n, "math") == 0)
+      g->kind = NBC_GLOBAL_MODULE_MATH;
+    else if (is_cuda_module(st, value))
+      g->kind = NBC_GLOBAL_MODULE_CUDA;
+    return 0;
+  }
+  if (PyBool_Check(value)) {
+    g->kind = NBC_GLOBAL_BOOL;
+    g->value.i = value == Py_True;
+    return 0;
+  }
+  if (PyLong_Check(value)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (!overflow) {
+      g->kind = NBC_GLOBAL_INT;
+      g->value.i = v;
+    }
+    return PyErr_Occurred() ? -1 : 0;
+  }
+  if (PyFloat_Check(value)) {
+    g->kind = NBC_GLOBAL_FLOAT;
+    g->value.f = PyFloat_AS_DOUBLE(value);
+    return 0;
+  }
+  const char *tp = Py_TYPE(value)->tp_name;
+  if (strncmp(tp, "numpy.", 6) == 0) { /* numpy scalars, without importing numpy */
+    if (strncmp(tp, "numpy.bool", 10) == 0) {
+      int t = PyObject_IsTrue(value);
+      if (t < 0) return -1;
+      g->kind = NBC_GLOBAL_BOOL;
+      g->value.i = t;
+    } else if (PyIndex_Check(value)) {
+      PyObject *i = PyNumber_Index(value);
+      if (!i) return -1;
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+      Py_DECREF(i);
+      if (!overflow) {
+        g->kind = NBC_GLOBAL_INT;
+        g->value.i = v;
+      }
+    } else if (Py_TYPE(value)->tp_as_number && Py_TYPE(value)->tp_as_number->nb_float &&
+               !PyComplex_Check(value) && strstr(tp, "complex") == NULL) {
+      double v = PyFloat_AsDouble(value);
+      if (v == -1.0 && PyErr_Occurred()) return -1;
+      g->kind = NBC_GLOBAL_FLOAT;
+      g->value.f = v;
+    }
+    return 0;
+  }
+  if (nbc__py_is_type(st, value, &tname)) {
+    if (PyList_Append(sess->keep, tname) < 0) {
+      Py_DECREF(tname);
+      return -1;
+    }
+    Py_DECREF(tname);
+    g->kind = NBC_GLOBAL_TYPE;
+    g->name = PyUnicode_AsUTF8(tname);
+    return 0;
+  }
+  if (PyCFunction_Check(value)) { /* from math import sqrt */
+    PyObject *mod = PyObject_GetAttrString(value, "__module__");
+    if (!mod) {
+      PyErr_Clear();
+      return 0;
+    }
+    int is_math = PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "math") == 0;
+    Py_DECREF(mod);
+    if (is_math) {
+      PyObject *n = PyObject_GetAttrString(value, "__name__");
+      if (!n || PyList_Append(sess->keep, n) < 0) {
+        Py_XDECREF(n);
+        return -1;
+      }
+      Py_DECREF(n);
+      g->kind = NBC_GLOBAL_MATH_FUNCTION;
+      g->name = PyUnicode_AsUTF8(n);
+    }
+    return 0;
+  }
+  /* A function, or a cuda.jit(device=True) wrapper of one (ours or numba's) */
+  PyObject *func = NULL;
+  if (PyFunction_Check(value)) {
+    func = Py_NewRef(value);
+  } else {
+    func = PyObject_GetAttrString(value, "py_func");
+    if (!func) PyErr_Clear();
+    if (func && !PyFunction_Check(func)) Py_CLEAR(func);
+  }
+  if (!func) return 0;
+  int rc = PyList_Append(sess->keep, func);
+  Py_DECREF(func);
+  if (rc < 0) return -1;
+  resolver_data *child = resolver_for(st, sess, func);
+  if (!child) return -1;
+  if (function_source(sess, func, &g->source, &g->first_line, &g->col_offset, &g->filename,
+                      &g->name) < 0)
+    return -1;
+  g->kind = NBC_GLOBAL_FUNCTION;
+  g->resolver = &child->r;
+  return 0;
+}
+
+static int resolve_locked(resolver_data *d, const char *name, nbc_global_t *g) {
+  PyObject *key = PyUnicode_FromString(name);
+  if (!key) return -1;
+  PyObject *value = d->closure ? PyDict_GetItemWithError(d->closure, key) : NULL;
+  if (!value && !PyErr_Occurred() && PyDict_Check(d->globals))
+    value = PyDict_GetItemWithError(d->globals, key);
+  Py_DECREF(key);
+  if (!value) return PyErr_Occurred() ? -1 : 1;
+  Py_INCREF(value);
+  int rc = classify(d, value, g);
+  Py_DECREF(value);
+  return rc;
+}
+
+/* The callback nbc_compile calls, without the GIL: take it for the lookup. Returns 0 with
+ * *g filled, nonzero when the name is not a global of the function. */
+static int resolve(void *data, const char *name, nbc_global_t *g) {
+  resolver_data *d = data;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  memset(g, 0, sizeof *g);
+  int rc = resolve_locked(d, name, g);
+  if (rc < 0) {
+    if (!d->sess->exc_type)
+      PyErr_Fetch(&d->sess->exc_type, &d->sess->exc_value, &d->sess->exc_tb);
+    PyErr_Clear();
+    memset(g, 0, sizeof *g);
+    g->kind = NBC_GLOBAL_OTHER;
+    rc = 0;
+  }
+  PyGILState_Release(gil);
+  return rc;
+}
+
+static void session_free(session *sess) {
+  for (int i = 0; i < sess->nchildren; i++) free(sess->children[i]);
+  free(sess->children);
+  Py_CLEAR(sess->keep);
+  Py_CLEAR(sess->exc_type);
+  Py_CLEAR(sess->exc_value);
+  Py_CLEAR(sess->exc_tb);
+}
+
+/* ------------------------------------------------------------ compiling --------------- */
+
+int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
+                             const nbc_compile_options_t *options,
+                             nbc_compile_result_t **presult) {
+  *presult = NULL;
+  PyObject *func = Py_NewRef(pyfunc);
+  if (!PyFunction_Check(func)) { /* a jit(device=True) wrapper or numba dispatcher */
+    PyObject *inner = PyObject_GetAttrString(func, "py_func");
+    Py_DECREF(func);
+    if (!inner || !PyFunction_Check(inner)) {
+      Py_XDECREF(inner);
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "compile() takes a Python function, got %R", pyfunc);
+      return -1;
+    }
+    func = inner;
+  }
+  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL};
+  if (!sess.keep) {
+    Py_DECREF(func);
+    return -1;
+  }
+  nbc_source_t src = {0};
+  const char *name = NULL;
+  resolver_data *top = NULL;
+  int rc = -1;
+  if (PyList_Append(sess.keep, func) < 0) goto done;
+  if (function_source(&sess, func, &src.text, &src.first_line, &src.col_offset, &src.filename,
+                      &name) < 0)
+    goto done;
+  top = resolver_for(st, &sess, func);
+  if (!top) goto done;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_compile(&src, name, sig, options, &top->r, presult);
+  Py_END_ALLOW_THREADS if (s == NBC_OK) {
+    rc = 0;
+  } else if (sess.exc_type) {
+    PyErr_Restore(sess.exc_type, sess.exc_value, sess.exc_tb);
+    sess.exc_type = sess.exc_value = sess.exc_tb = NULL;
+  } else {
+    nbc__py_raise(st, s);
+  }
+done:
+  session_free(&sess);
+  Py_DECREF(func);
+  return rc;
+}
+
+/* Keyword arguments common to the four entry points. */
+typedef struct {
+  PyObject *pyfunc, *sig, *debug, *lineinfo, *device, *fastmath, *cc, *opt, *abi, *abi_info;
+  PyObject *output, *forceinline, *launch_bounds;
+} compile_args;
+
+static int truthy(PyObject *o, int dflt) {
+  if (!o || o == Py_None) return dflt;
+  return PyObject_IsTrue(o);
+}
+
+/* The cc of the current device (for *_for_current_device). */
+static int current_cc(nbc__py_state *st, int *pmajor, int *pminor) {
+  nbc_device_t *dev = NULL;
+  nbc_status_t s = nbc_get_current_device(&dev);
+  if (s != NBC_OK) return nbc__py_raise_int(st, s);
+  nbc_device_compute_capability(dev, pmajor, pminor);
+  return 0;
+}
+
+static PyObject *do_compile(PyObject *module, compile_args *a, int default_device,
+                            const char *default_abi, int for_current_device) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  const char *output = "ptx", *abi = default_abi;
+  if (a->output && a->output != Py_None) {
+    if (!PyUnicode_Check(a->output) ||
+        (PyUnicode_CompareWithASCIIString(a->output, "ptx") != 0 &&
+         PyUnicode_CompareWithASCIIString(a->output, "ltoir") != 0)) {
+      PyErr_Format(PyExc_NotImplementedError, "Unsupported output type: %S", a->output);
+      return NULL;
+    }
+    output = PyUnicode_AsUTF8(a->output);
+  }
+  int forceinline = truthy(a->forceinline, 0);
+  if (forceinline < 0) return NULL;
+  if (forceinline && strcmp(output, "ltoir") != 0) {
+    PyErr_SetString(PyExc_ValueError, "Can only designate forced inlining in LTO-IR");
+    return NULL;
+  }
+  if (a->abi && a->abi != Py_None) {
+    if (!PyUnicode_Check(a->abi) || (PyUnicode_CompareWithASCIIString(a->abi, "numba") != 0 &&
+                                     PyUnicode_CompareWithASCIIString(a->abi, "c") != 0)) {
+      PyErr_Format(PyExc_NotImplementedError, "Unsupported ABI: %S", a->abi);
+      return NULL;
+    }
+    abi = PyUnicode_AsUTF8(a->abi);
+  }
+  int device = truthy(a->device, default_device);
+  if (device < 0) return NULL;
+  if (strcmp(abi, "c") == 0 && !device) {
+    PyErr_SetString(PyExc_NotImplementedError, "The C ABI is not supported for kernels");
+    return NULL;
+  }
+  if (forceinline && !device) {
+    PyErr_SetString(PyExc_ValueError, "Cannot force-inline kernels");
+    return NULL;
+  }
+  if (forceinline) {
+    PyErr_SetString(PyExc_NotImplementedError, "forceinline is not supported by nbcuda yet");
+    return NULL;
+  }
+  if (a->launch_bounds && a->launch_bounds != Py_None) {
+    PyErr_SetString(PyExc_NotImplementedError, "launch_bounds are not supported by nbcuda yet");
+    return NULL;
+  }
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  o.device = device;
+  o.abi = strcmp(abi, "c") == 0 ? NBC_ABI_C : NBC_ABI_NUMBA;
+  o.output = strcmp(output, "ltoir") == 0 ? NBC_OUTPUT_LTOIR : NBC_OUTPUT_PTX;
+  if ((o.debug = truthy(a->debug, 0)) < 0 || (o.lineinfo = truthy(a->lineinfo, 0)) < 0 ||
+      (o.fastmath = truthy(a->fastmath, 0)) < 0 || (o.opt = truthy(a->opt, 1)) < 0)
+    return NULL;
+  if (o.debug && o.opt &&
+      PyErr_WarnEx(PyExc_UserWarning,
+                   "debug=True with opt=True is not supported by CUDA. This may result in a "
+                   "crash - set debug=False or opt=False.", 1) < 0)
+    return NULL;
+  if (for_current_device) {
+    if (current_cc(st, &o.cc_major, &o.cc_minor) < 0) return NULL;
+  } else if (a->cc && a->cc != Py_None) {
+    int ok = PyTuple_Check(a->cc) && PyTuple_GET_SIZE(a->cc) >= 2;
+    if (ok) {
+      o.cc_major = (int)PyLong_AsLong(PyTuple_GET_ITEM(a->cc, 0));
+      o.cc_minor = (int)PyLong_AsLong(PyTuple_GET_ITEM(a->cc, 1));
+      ok = !PyErr_Occurred();
+    }
+    if (!ok) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "cc must be a tuple (major, minor), got %R", a->cc);
+      return NULL;
+    }
+    if (PyTuple_GET_SIZE(a->cc) > 2) {
+      PyErr_Format(PyExc_NotImplementedError,
+                   "arch-specific compute capabilities such as %R are not supported", a->cc);
+      return NULL;
+    }
+  }
+  PyObject *abi_name = NULL;
+  if (a->abi_info && a->abi_info != Py_None) {
+    if (!PyDict_Check(a->abi_info)) {
+      PyErr_SetString(PyExc_TypeError, "abi_info must be a dict");
+      return NULL;
+    }
+    abi_name = PyDict_GetItemString(a->abi_info, "abi_name");
+    if (abi_name && !PyUnicode_Check(abi_name)) {
+      PyErr_SetString(PyExc_TypeError, "abi_info['abi_name'] must be a str");
+      return NULL;
+    }
+    if (abi_name) o.abi_name = PyUnicode_AsUTF8(abi_name);
+  }
+  PyObject *sigtext = nbc__py_signature_text(st, a->sig);
+  if (!sigtext) return NULL;
+  const char *sig = PyUnicode_AsUTF8(sigtext);
+  if (!device) { /* numba: a kernel's declared return type must be void */
+    nbc_signature_t *parsed = NULL;
+    nbc_status_t s = nbc_signature_parse(sig, &parsed);
+    if (s != NBC_OK) {
+      Py_DECREF(sigtext);
+      return nbc__py_raise(st, s);
+    }
+    const char *ret = nbc_signature_return_type(parsed);
+    int bad = ret && strcmp(ret, "none") != 0 && strcmp(ret, "void") != 0;
+    nbc_signature_destroy(parsed);
+    if (bad) {
+      Py_DECREF(sigtext);
+      PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
+      return NULL;
+    }
+  }
+  nbc_compile_result_t *result = NULL;
+  int rc = nbc__py_compile_function(st, a->pyfunc, sig, &o, &result);
+  Py_DECREF(sigtext);
+  if (rc < 0) return NULL;
+  const char *resty = nbc_compile_result_return_type(result);
+  if (!device && resty && strcmp(resty, "none") != 0 && strcmp(resty, "void") != 0) {
+    nbc_compile_result_destroy(result);
+    PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
+    return NULL;
+  }
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(result, &size);
+  PyObject *code_obj = o.output == NBC_OUTPUT_LTOIR
+                           ? PyBytes_FromStringAndSize(code, (Py_ssize_t)size)
+                           : PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
+  PyObject *type = code_obj ? nbc__py_type_from_name(st, resty ? resty : "none") : NULL;
+  const char *log = nbc_compile_result_log(result);
+  int warn_rc = log && *log ? PyErr_WarnFormat(PyExc_UserWarning, 1, "NVVM: %s", log) : 0;
+  nbc_compile_result_destroy(result);
+  if (!type || warn_rc < 0) {
+    Py_XDECREF(code_obj);
+    Py_XDECREF(type);
+    return NULL;
+  }
+  PyObject *r = PyTuple_Pack(2, code_obj, type);
+  Py_DECREF(code_obj);
+  Py_DECREF(type);
+  return r;
+}
+
+static PyObject *compile_entry(PyObject *module, PyObject *args, PyObject *kwargs,
+                               int default_device, const char *default_abi, int current,
+                               int allow_output) {
+  static char *kwlist[] = {"pyfunc", "sig", "debug", "lineinfo", "device", "fastmath", "cc",
+                           "opt", "abi", "abi_info", "output", "forceinline",
+                           "launch_bounds", NULL};
+  static char *kwlist_ptx[] = {"pyfunc", "sig", "debug", "lineinfo", "device", "fastmath",
+                               "cc", "opt", "abi", "abi_info", "forceinline",
+                               "launch_bounds", NULL};
+  compile_args a = {0};
+  int ok = allow_output
+               ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOOOO:compile", kwlist,
+                                             &a.pyfunc, &a.sig, &a.debug, &a.lineinfo,
+                                             &a.device, &a.fastmath, &a.cc, &a.opt, &a.abi,
+                                             &a.abi_info, &a.output, &a.forceinline,
+                                             &a.launch_bounds)
+               : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOOO:compile_ptx",
+                                             kwlist_ptx, &a.pyfunc, &a.sig, &a.debug,
+                                             &a.lineinfo, &a.device, &a.fastmath, &a.cc,
+                                             &a.opt, &a.abi, &a.abi_info, &a.forceinline,
+                                             &a.launch_bounds);
+  if (!ok) return NULL;
+  return do_compile(module, &a, default_device, default_abi, current);
+}
+
+static PyObject *py_compile(PyObject *m, PyObject *args, PyObject *kw) {
+  return compile_entry(m, args, kw, 1, "c", 0, 1);
+}
+static PyObject *py_compile_for_current_device(PyObject *m, PyObject *args, PyObject *kw) {
+  return compile_entry(m, args, kw, 1, "c", 1, 1);
+}
+static PyObject *py_compile_ptx(PyObject *m, PyObject *args, PyObject *kw) {
+  return compile_entry(m, args, kw, 0, "numba", 0, 0);
+}
+static PyObject *py_compile_ptx_for_current_device(PyObject *m, PyObject *args, PyObject *kw) {
+  return compile_entry(m, args, kw, 0, "numba", 1, 0);
+}
+
+#define KW_FN(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
+static PyMethodDef compile_functions[] = {
+    {"compile", KW_FN(py_compile),
+     "compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, "
+     "cc=None, opt=True, abi='c', abi_info=None, output='ptx') -> (code, resty)"},
+    {"compile_for_current_device", KW_FN(py_compile_for_current_device),
+     "compile() for the current device's compute capability."},
+    {"compile_ptx", KW_FN(py_compile_ptx),
+     "compile_ptx(pyfunc, sig, ...): a kernel (device=False) with the Numba ABI -> (ptx, "
+     "resty)"},
+    {"compile_ptx_for_current_device", KW_FN(py_compile_ptx_for_current_device),
+     "compile_ptx() for the current device's compute capability."},
+    {NULL, NULL, 0, NULL},
+};
+
+int nbc__py_compile_init(PyObject *module, nbc__py_state *st) {
+  (void)st;
+  return PyModule_AddFunctions(module, compile_functions);
+}

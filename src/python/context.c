@@ -1,0 +1,460 @@
+/* context.c — Context, current_context, require_context, synchronize, close, and the
+ * profiler (profile_start, profile_stop, profiling), plus the small context-manager type
+ * (Scope) that profiling() and Stream.auto_synchronize() return.
+ *
+ * Contexts are the devices' primary contexts, owned by the C library for the life of the
+ * process; the Context object of each is cached per device ordinal so that
+ * current_context() returns the same object every time. The context-stack rules (lazy
+ * creation pushes device 0's context, a foreign primary context is adopted, a non-primary
+ * one is refused, require_context forbids switching) are all the C library's; this file
+ * converts arguments and results.
+ *
+ * require_context(fn) returns a wrapper whose call runs fn inside nbc_require_context. The
+ * GIL stays held across that call because fn is Python code; only C calls that block
+ * (synchronize, close) release it.
+ *
+ * Scope objects call a C function on __enter__ and another on __exit__, always, whether or
+ * not the body raised: numba-cuda's generator-based profiling() and auto_synchronize()
+ * skip their cleanup when the body raises, which leaves the profiler running or work in
+ * flight; ours do not.
+ */
+#include "nbcuda_py.h"
+
+typedef struct {
+  PyObject_HEAD
+  nbc_context_t *ctx;
+  PyObject *device;
+} ContextObject;
+
+/* ------------------------------------------------------------------ Context ----------- */
+
+static int context_traverse(ContextObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->device);
+  return 0;
+}
+
+static void context_dealloc(ContextObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(self->device);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+PyObject *nbc__py_context_object(nbc__py_state *st, nbc_context_t *ctx) {
+  nbc_device_t *dev = nbc_context_device(ctx);
+  int id = dev ? nbc_device_id(dev) : 0;
+  if (!st->contexts && !(st->contexts = PyList_New(0))) return NULL;
+  while (PyList_GET_SIZE(st->contexts) <= id)
+    if (PyList_Append(st->contexts, Py_None) < 0) return NULL;
+  PyObject *o = PyList_GET_ITEM(st->contexts, id);
+  if (o != Py_None && ((ContextObject *)o)->ctx == ctx) return Py_NewRef(o);
+  PyObject *device = dev ? nbc__py_device_object(st, dev) : Py_NewRef(Py_None);
+  if (!device) return NULL;
+  ContextObject *c = PyObject_GC_New(ContextObject, st->ContextType);
+  if (!c) {
+    Py_DECREF(device);
+    return NULL;
+  }
+  c->ctx = ctx;
+  c->device = device;
+  PyObject_GC_Track(c);
+  PyList_SetItem(st->contexts, id, Py_NewRef(c));
+  return (PyObject *)c;
+}
+
+PyObject *nbc__py_current_context(nbc__py_state *st) {
+  nbc_context_t *ctx = NULL;
+  nbc_status_t s = nbc_current_context(-1, &ctx);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return nbc__py_context_object(st, ctx);
+}
+
+/* MemoryInfo = namedtuple("MemoryInfo", "free,total"), made on first use. */
+static PyObject *memory_info_class(nbc__py_state *st) {
+  if (st->memory_info) return st->memory_info;
+  PyObject *collections = PyImport_ImportModule("collections");
+  if (!collections) return NULL;
+  st->memory_info = PyObject_CallMethod(collections, "namedtuple", "ss", "MemoryInfo",
+                                        "free,total");
+  Py_DECREF(collections);
+  if (st->memory_info && PyObject_SetAttrString(st->memory_info, "__module__",
+                                                st->module_name) < 0)
+    Py_CLEAR(st->memory_info);
+  return st->memory_info;
+}
+
+static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) {
+  (void)unused;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  size_t free_bytes = 0, total = 0;
+  nbc_status_t s = nbc_context_get_memory_info(self->ctx, &free_bytes, &total);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  PyObject *cls = memory_info_class(st);
+  if (!cls) return NULL;
+  return PyObject_CallFunction(cls, "nn", (Py_ssize_t)free_bytes, (Py_ssize_t)total);
+}
+
+static PyObject *context_push(ContextObject *self, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s = nbc_context_push(self->ctx);
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *context_pop(ContextObject *self, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s = nbc_context_pop(self->ctx);
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *context_reset(ContextObject *self, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_context_reset(self->ctx);
+  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *context_synchronize(ContextObject *self, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_context_synchronize(self->ctx);
+  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *context_get_device(ContextObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(self->device);
+}
+
+static PyObject *context_get_handle(ContextObject *self, void *c) {
+  (void)c;
+  return PyLong_FromVoidPtr(nbc_context_handle(self->ctx));
+}
+
+static PyObject *context_repr(ContextObject *self) {
+  nbc_device_t *dev = nbc_context_device(self->ctx);
+  return PyUnicode_FromFormat("<CUDA context %p of device %d>", nbc_context_handle(self->ctx),
+                              dev ? nbc_device_id(dev) : -1);
+}
+
+static Py_hash_t context_hash(ContextObject *self) {
+  return _Py_HashPointer(nbc_context_handle(self->ctx));
+}
+
+static PyObject *context_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
+  int eq = nbc_context_handle(((ContextObject *)a)->ctx) ==
+           nbc_context_handle(((ContextObject *)b)->ctx);
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyMethodDef context_methods[] = {
+    {"get_memory_info", (PyCFunction)context_get_memory_info, METH_NOARGS,
+     "MemoryInfo(free, total) in bytes."},
+    {"push", (PyCFunction)context_push, METH_NOARGS, "Pushes the context on this thread."},
+    {"pop", (PyCFunction)context_pop, METH_NOARGS,
+     "Pops this thread's top context, which must be this one."},
+    {"reset", (PyCFunction)context_reset, METH_NOARGS,
+     "Frees what nbcuda holds in the context; does not destroy it."},
+    {"synchronize", (PyCFunction)context_synchronize, METH_NOARGS,
+     "Waits for all work in the context."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef context_getset[] = {
+    {"device", (getter)context_get_device, NULL, "the Device", NULL},
+    {"handle", (getter)context_get_handle, NULL, "the CUcontext as an int", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot context_slots[] = {
+    {Py_tp_dealloc, context_dealloc},
+    {Py_tp_traverse, context_traverse},
+    {Py_tp_repr, context_repr},
+    {Py_tp_hash, context_hash},
+    {Py_tp_richcompare, context_richcompare},
+    {Py_tp_methods, context_methods},
+    {Py_tp_getset, context_getset},
+    {Py_tp_doc, (void *)"A device's primary CUDA context (see current_context())."},
+    {0, NULL},
+};
+
+static PyType_Spec context_spec = {
+    .name = "nbcuda.Context",
+    .basicsize = sizeof(ContextObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = context_slots,
+};
+
+/* ------------------------------------------------------------ require_context --------- */
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *fn;
+} RequireObject;
+
+typedef struct {
+  PyObject *fn, *args, *kwargs, *result;
+  int called;
+} require_call;
+
+static nbc_status_t require_trampoline(void *arg) {
+  require_call *c = arg;
+  c->called = 1;
+  c->result = PyObject_Call(c->fn, c->args, c->kwargs);
+  return NBC_OK;
+}
+
+static PyObject *require_call_fn(RequireObject *self, PyObject *args, PyObject *kwargs) {
+  require_call c = {self->fn, args, kwargs, NULL, 0};
+  nbc_status_t s = nbc_require_context(require_trampoline, &c);
+  if (c.called) return c.result; /* fn's result or its exception */
+  return nbc__py_raise(nbc__py_state_of((PyObject *)self), s != NBC_OK ? s : NBC_INTERNAL);
+}
+
+static PyObject *require_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
+  (void)type;
+  if (!obj || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+static int require_traverse(RequireObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->fn);
+  return 0;
+}
+
+static void require_dealloc(RequireObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(self->fn);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+/* The wrapper looks like the function it wraps (functools.wraps does the same). */
+static PyObject *require_forward(RequireObject *self, void *attr) {
+  return PyObject_GetAttrString(self->fn, (const char *)attr);
+}
+
+static PyObject *require_wrapped(RequireObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(self->fn);
+}
+
+static PyGetSetDef require_getset[] = {
+    {"__wrapped__", (getter)require_wrapped, NULL, NULL, NULL},
+    {"__name__", (getter)require_forward, NULL, NULL, "__name__"},
+    {"__qualname__", (getter)require_forward, NULL, NULL, "__qualname__"},
+    {"__doc__", (getter)require_forward, NULL, NULL, "__doc__"},
+    {"__module__", (getter)require_forward, NULL, NULL, "__module__"},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot require_slots[] = {
+    {Py_tp_dealloc, require_dealloc},
+    {Py_tp_traverse, require_traverse},
+    {Py_tp_call, require_call_fn},
+    {Py_tp_descr_get, require_descr_get},
+    {Py_tp_getset, require_getset},
+    {0, NULL},
+};
+
+static PyType_Spec require_spec = {
+    .name = "nbcuda._RequireContext",
+    .basicsize = sizeof(RequireObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = require_slots,
+};
+
+/* ------------------------------------------------------------------ Scope ------------- */
+
+typedef struct {
+  PyObject_HEAD
+  nbc__py_scope_fn enter, exit;
+  PyObject *target;
+} ScopeObject;
+
+PyObject *nbc__py_scope_new(nbc__py_state *st, nbc__py_scope_fn enter, nbc__py_scope_fn exit,
+                            PyObject *target) {
+  ScopeObject *s = PyObject_GC_New(ScopeObject, st->ScopeType);
+  if (!s) return NULL;
+  s->enter = enter;
+  s->exit = exit;
+  s->target = Py_NewRef(target ? target : Py_None);
+  PyObject_GC_Track(s);
+  return (PyObject *)s;
+}
+
+static PyObject *scope_enter(ScopeObject *self, PyObject *unused) {
+  (void)unused;
+  return self->enter ? self->enter(self->target) : Py_NewRef(self->target);
+}
+
+/* The cleanup runs whether or not the body raised; the body's exception propagates. */
+static PyObject *scope_exit(ScopeObject *self, PyObject *args) {
+  (void)args;
+  PyObject *r = self->exit ? self->exit(self->target) : Py_NewRef(Py_None);
+  if (!r) return NULL;
+  Py_DECREF(r);
+  Py_RETURN_FALSE;
+}
+
+static int scope_traverse(ScopeObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->target);
+  return 0;
+}
+
+static void scope_dealloc(ScopeObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(self->target);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyMethodDef scope_methods[] = {
+    {"__enter__", (PyCFunction)scope_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)scope_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot scope_slots[] = {
+    {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_traverse, scope_traverse},
+    {Py_tp_methods, scope_methods},
+    {0, NULL},
+};
+
+static PyType_Spec scope_spec = {
+    .name = "nbcuda._Scope",
+    .basicsize = sizeof(ScopeObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = scope_slots,
+};
+
+/* ------------------------------------------------------------ module functions -------- */
+
+static PyObject *py_current_context(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"devnum", NULL};
+  PyObject *devnum = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:current_context", kwlist, &devnum))
+    return NULL;
+  nbc__py_state *st = nbc__py_module_state(module);
+  int n = -1;
+  if (devnum != Py_None) {
+    n = (int)PyLong_AsLong(devnum);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n < 0) {
+      PyErr_Format(PyExc_IndexError, "device index %d out of range", n);
+      return NULL;
+    }
+  }
+  nbc_context_t *ctx = NULL;
+  nbc_status_t s = nbc_current_context(n, &ctx);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return nbc__py_context_object(st, ctx);
+}
+
+static PyObject *py_require_context(PyObject *module, PyObject *fn) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!PyCallable_Check(fn)) {
+    PyErr_SetString(PyExc_TypeError, "require_context() takes a callable");
+    return NULL;
+  }
+  RequireObject *r = PyObject_GC_New(RequireObject, st->RequireContextType);
+  if (!r) return NULL;
+  r->fn = Py_NewRef(fn);
+  PyObject_GC_Track(r);
+  return (PyObject *)r;
+}
+
+static PyObject *py_synchronize(PyObject *module, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_synchronize();
+  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_close(PyObject *module, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_close();
+  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *profile_start_target(PyObject *target) {
+  (void)target;
+  nbc_status_t s = nbc_profile_start();
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of(target), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *profile_stop_target(PyObject *target) {
+  nbc_status_t s = nbc_profile_stop();
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of(target), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_profile_start(PyObject *module, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s = nbc_profile_start();
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_profile_stop(PyObject *module, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s = nbc_profile_stop();
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
+  Py_RETURN_NONE;
+}
+
+/* profiling(): the scope's target is the module's runtime object, only so that the
+ * callbacks can find the module state through its type. */
+static PyObject *py_profiling(PyObject *module, PyObject *unused) {
+  (void)unused;
+  nbc__py_state *st = nbc__py_module_state(module);
+  PyObject *anchor = PyObject_GetAttrString(module, "runtime");
+  if (!anchor) return NULL;
+  PyObject *scope = nbc__py_scope_new(st, profile_start_target, profile_stop_target, anchor);
+  Py_DECREF(anchor);
+  return scope;
+}
+
+static PyMethodDef context_functions[] = {
+    {"current_context", (PyCFunction)(void (*)(void))py_current_context,
+     METH_VARARGS | METH_KEYWORDS,
+     "The current Context (devnum=None), creating device 0's if none; current_context(n) "
+     "pushes device n's primary context."},
+    {"require_context", py_require_context, METH_O,
+     "Decorator: runs the function with a context attached; switching is refused."},
+    {"synchronize", py_synchronize, METH_NOARGS, "Synchronizes the current context."},
+    {"close", py_close, METH_NOARGS,
+     "Pops this thread's contexts; on the main thread also resets every device."},
+    {"profile_start", py_profile_start, METH_NOARGS, "Starts the CUDA profiler."},
+    {"profile_stop", py_profile_stop, METH_NOARGS, "Stops the CUDA profiler."},
+    {"profiling", py_profiling, METH_NOARGS,
+     "Context manager: profile_start(), then profile_stop() even when the body raises."},
+    {NULL, NULL, 0, NULL},
+};
+
+int nbc__py_context_init(PyObject *module, nbc__py_state *st) {
+  st->ContextType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &context_spec, NULL);
+  st->RequireContextType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &require_spec, NULL);
+  st->ScopeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &scope_spec, NULL);
+  if (!st->ContextType || !st->RequireContextType || !st->ScopeType) return -1;
+  if (PyModule_AddObjectRef(module, "Context", (PyObject *)st->ContextType) < 0) return -1;
+  return PyModule_AddFunctions(module, context_functions);
+}

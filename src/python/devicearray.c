@@ -1,0 +1,753 @@
+/* devicearray.c — device arrays: DeviceNDArray, to_device(), device_array(),
+ * device_array_like(), and the array view a kernel launch takes of any array argument.
+ *
+ * A DeviceNDArray is device memory (nbc_mem_alloc, freed when the object dies) plus numpy
+ * geometry: shape, strides in bytes, numpy's typestr ("<f4"). Host data comes in through
+ * the buffer protocol (numpy arrays, array.array, memoryview...), contiguous in C or F
+ * order only, as numba requires ("Array contains non-contiguous buffer..."); anything
+ * without a buffer goes through numpy.asarray first, like numba's np.array(obj). Objects
+ * with __cuda_array_interface__ (CuPy, PyTorch) are wrapped without a copy and kept alive
+ * by the wrapper. The array exposes __cuda_array_interface__ version 3 itself, and
+ * copy_to_host() returns numpy arrays. numpy is imported the first time it is needed, not
+ * at import, to keep `import nbcuda` fast.
+ *
+ * The launch view (nbc__py_array_view_get) reads an nbcuda array's fields directly — no
+ * attribute lookups on the launch hot path — and falls back to __cuda_array_interface__,
+ * then to host buffers, which are copied to the device for the launch and back after it,
+ * as numba does for host arrays passed to kernels.
+ */
+#include "nbcuda_py.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  PyObject_HEAD
+  nbc_devptr_t data;
+  size_t nbytes;
+  int ndim;
+  int64_t shape[NBC__PY_MAXDIM];
+  int64_t strides[NBC__PY_MAXDIM];
+  char typestr[16];
+  char kind;
+  int itemsize;
+  int owned;         /* free the memory when the object dies */
+  PyObject *base;    /* the object whose memory this wraps, or NULL */
+  PyObject *context; /* the Context the memory belongs to, or NULL */
+  PyObject *dtype;   /* numpy dtype, made on first use */
+} ArrayObject;
+
+static const char noncontig_msg[] =
+    "Array contains non-contiguous buffer and cannot be transferred as a single memory "
+    "region. Please ensure contiguous buffer with numpy .ascontiguousarray()";
+
+PyObject *nbc__py_numpy(nbc__py_state *st) {
+  if (!st->numpy) st->numpy = PyImport_ImportModule("numpy");
+  return st->numpy;
+}
+
+char nbc__py_format_kind(const char *format, Py_ssize_t itemsize) {
+  (void)itemsize;
+  if (!format) return 'u';
+  if (*format == '>' || *format == '!') return 0; /* big-endian data is not supported */
+  if (*format == '@' || *format == '=' || *format == '<' || *format == '|') format++;
+  if (format[0] == 'Z') return (format[1] == 'e' || format[1] == 'f' || format[1] == 'd') ? 'c' : 0;
+  if (format[1] != '\0') return 0;
+  switch (format[0]) {
+  case '?': return 'b';
+  case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': return 'i';
+  case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': return 'u';
+  case 'e': case 'f': case 'd': return 'f';
+  default: return 0;
+  }
+}
+
+static void set_typestr(char *out, char kind, int itemsize) {
+  snprintf(out, 16, "%c%c%d", itemsize == 1 ? '|' : '<', kind, itemsize);
+}
+
+/* ------------------------------------------------------------ the object -------------- */
+
+static int array_traverse(ArrayObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->base);
+  Py_VISIT(self->context);
+  Py_VISIT(self->dtype);
+  return 0;
+}
+
+static void array_dealloc(ArrayObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  if (self->owned && self->data) nbc_mem_free(self->data);
+  Py_CLEAR(self->base);
+  Py_CLEAR(self->context);
+  Py_CLEAR(self->dtype);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static ArrayObject *array_alloc(nbc__py_state *st) {
+  ArrayObject *a = PyObject_GC_New(ArrayObject, st->DeviceArrayType);
+  if (!a) return NULL;
+  a->data = 0;
+  a->nbytes = 0;
+  a->ndim = 0;
+  a->typestr[0] = 0;
+  a->kind = 0;
+  a->itemsize = 0;
+  a->owned = 0;
+  a->base = a->context = a->dtype = NULL;
+  PyObject_GC_Track(a);
+  return a;
+}
+
+/* Allocates device memory for the array's geometry in the current context. */
+static int array_allocate(nbc__py_state *st, ArrayObject *a) {
+  a->context = nbc__py_current_context(st);
+  if (!a->context) return -1;
+  if (a->nbytes == 0) return 0; /* numba uses a NULL pointer for empty arrays */
+  nbc_status_t s = nbc_mem_alloc(a->nbytes, &a->data);
+  if (s != NBC_OK) return nbc__py_raise_int(st, s);
+  a->owned = 1;
+  return 0;
+}
+
+static int is_contig(const ArrayObject *a, char order) {
+  int64_t expect = a->itemsize;
+  for (int k = 0; k < a->ndim; k++) {
+    int d = order == 'C' ? a->ndim - 1 - k : k;
+    if (a->shape[d] == 0) return 1;
+    if (a->shape[d] != 1 && a->strides[d] != expect) return 0;
+    expect *= a->shape[d];
+  }
+  return 1;
+}
+
+static void dense_strides(ArrayObject *a, char order) {
+  int64_t s = a->itemsize;
+  for (int k = 0; k < a->ndim; k++) {
+    int d = order == 'F' ? k : a->ndim - 1 - k;
+    a->strides[d] = s;
+    s *= a->shape[d];
+  }
+}
+
+/* Runs a copy with the GIL released when it is large enough to be worth it. */
+static nbc_status_t copy_htod(nbc_devptr_t dst, const void *src, size_t n, nbc_stream_t *s) {
+  nbc_status_t rc;
+  if (n < 65536) return s ? nbc_memcpy_htod_async(dst, src, n, s) : nbc_memcpy_htod(dst, src, n);
+  Py_BEGIN_ALLOW_THREADS rc = s ? nbc_memcpy_htod_async(dst, src, n, s) : nbc_memcpy_htod(dst, src, n);
+  Py_END_ALLOW_THREADS return rc;
+}
+
+static nbc_status_t copy_dtoh(void *dst, nbc_devptr_t src, size_t n, nbc_stream_t *s) {
+  nbc_status_t rc;
+  if (n < 65536) return s ? nbc_memcpy_dtoh_async(dst, src, n, s) : nbc_memcpy_dtoh(dst, src, n);
+  Py_BEGIN_ALLOW_THREADS rc = s ? nbc_memcpy_dtoh_async(dst, src, n, s) : nbc_memcpy_dtoh(dst, src, n);
+  Py_END_ALLOW_THREADS return rc;
+}
+
+/* Gets a contiguous host buffer of obj (numpy.asarray for objects without one). */
+static int host_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int writable,
+                       PyObject **pholder) {
+  *pholder = NULL;
+  int flags = PyBUF_RECORDS_RO | (writable ? PyBUF_WRITABLE : 0);
+  if (PyObject_GetBuffer(obj, view, flags) == 0) goto got;
+  if (writable || !PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+  PyErr_Clear();
+  PyObject *np = nbc__py_numpy(st);
+  PyObject *arr = np ? PyObject_CallMethod(np, "asarray", "O", obj) : NULL;
+  if (!arr) return -1;
+  if (PyObject_GetBuffer(arr, view, flags) < 0) {
+    Py_DECREF(arr);
+    return -1;
+  }
+  *pholder = arr;
+got:
+  if (!PyBuffer_IsContiguous(view, 'C') && !PyBuffer_IsContiguous(view, 'F')) {
+    PyBuffer_Release(view);
+    Py_CLEAR(*pholder);
+    PyErr_SetString(PyExc_ValueError, noncontig_msg);
+    return -1;
+  }
+  if (view->ndim > NBC__PY_MAXDIM) {
+    PyBuffer_Release(view);
+    Py_CLEAR(*pholder);
+    PyErr_Format(PyExc_ValueError, "arrays of more than %d dimensions are not supported",
+                 NBC__PY_MAXDIM);
+    return -1;
+  }
+  return 0;
+}
+
+/* Geometry of a buffer into an array object; -1 with TypeError for unsupported formats. */
+static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view) {
+  a->kind = nbc__py_format_kind(view->format, view->itemsize);
+  if (!a->kind) {
+    PyErr_Format(PyExc_TypeError, "unsupported buffer format '%s' (numeric little-endian "
+                 "scalars only)", view->format ? view->format : "B");
+    return -1;
+  }
+  a->itemsize = (int)view->itemsize;
+  set_typestr(a->typestr, a->kind, a->itemsize);
+  a->ndim = view->ndim;
+  a->nbytes = (size_t)view->len;
+  for (int d = 0; d < view->ndim; d++) {
+    a->shape[d] = view->shape ? view->shape[d] : view->len / view->itemsize;
+    a->strides[d] = view->strides ? view->strides[d] : 0;
+  }
+  if (!view->strides) dense_strides(a, 'C');
+  return 0;
+}
+
+/* Fills a from __cuda_array_interface__ of obj (dict already fetched). */
+static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
+  if (!PyDict_Check(cai)) {
+    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
+    return -1;
+  }
+  PyObject *shape = PyDict_GetItemString(cai, "shape");
+  PyObject *typestr = PyDict_GetItemString(cai, "typestr");
+  PyObject *data = PyDict_GetItemString(cai, "data");
+  PyObject *strides = PyDict_GetItemString(cai, "strides");
+  if (!shape || !typestr || !data || !PyTuple_Check(shape) || !PyUnicode_Check(typestr) ||
+      !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1) {
+    PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ needs shape, typestr, data");
+    return -1;
+  }
+  const char *ts = PyUnicode_AsUTF8(typestr);
+  if (!ts || strlen(ts) < 3 || ts[0] == '>') {
+    PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr);
+    return -1;
+  }
+  a->kind = ts[1] == '?' ? 'b' : ts[1];
+  a->itemsize = atoi(ts + 2);
+  if (!strchr("biufc", a->kind) || a->itemsize <= 0) {
+    PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr);
+    return -1;
+  }
+  set_typestr(a->typestr, a->kind, a->itemsize);
+  Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+  if (nd > NBC__PY_MAXDIM) {
+    PyErr_SetString(PyExc_ValueError, "too many dimensions");
+    return -1;
+  }
+  a->ndim = (int)nd;
+  int64_t n = 1;
+  for (Py_ssize_t d = 0; d < nd; d++) {
+    a->shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+    n *= a->shape[d];
+  }
+  if (strides && strides != Py_None) {
+    if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd) {
+      PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ strides do not match shape");
+      return -1;
+    }
+    for (Py_ssize_t d = 0; d < nd; d++)
+      a->strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, d));
+  } else {
+    dense_strides(a, 'C');
+  }
+  a->data = (nbc_devptr_t)PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+  a->nbytes = (size_t)(n * a->itemsize);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ methods ----------------- */
+
+static nbc__py_state *state(PyObject *self) { return nbc__py_state_of(self); }
+
+static PyObject *array_dtype_obj(ArrayObject *self) {
+  if (self->dtype) return Py_NewRef(self->dtype);
+  PyObject *np = nbc__py_numpy(state((PyObject *)self));
+  if (!np) return NULL;
+  self->dtype = PyObject_CallMethod(np, "dtype", "s", self->typestr);
+  return self->dtype ? Py_NewRef(self->dtype) : NULL;
+}
+
+static PyObject *tuple_of(const int64_t *v, int n) {
+  PyObject *t = PyTuple_New(n);
+  for (int i = 0; t && i < n; i++) {
+    PyObject *x = PyLong_FromLongLong(v[i]);
+    if (!x) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, i, x);
+  }
+  return t;
+}
+
+static PyObject *array_copy_to_host(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"ary", "stream", NULL};
+  PyObject *ary = Py_None, *stream_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:copy_to_host", kwlist, &ary,
+                                   &stream_obj))
+    return NULL;
+  nbc__py_state *st = state((PyObject *)self);
+  int c = is_contig(self, 'C'), f = !c && is_contig(self, 'F');
+  if (!c && !f) {
+    PyErr_SetString(PyExc_ValueError, noncontig_msg);
+    return NULL;
+  }
+  PyObject *out;
+  if (ary == Py_None) {
+    PyObject *np = nbc__py_numpy(st), *dtype = array_dtype_obj(self);
+    PyObject *shape = tuple_of(self->shape, self->ndim);
+    out = np && dtype && shape
+              ? PyObject_CallMethod(np, "empty", "OOs", shape, dtype, f ? "F" : "C")
+              : NULL;
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    if (!out) return NULL;
+  } else {
+    out = Py_NewRef(ary);
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) {
+    Py_DECREF(out);
+    return NULL;
+  }
+  if ((size_t)view.len != self->nbytes) {
+    PyBuffer_Release(&view);
+    Py_DECREF(out);
+    PyErr_Format(PyExc_ValueError, "copy_to_host: the host array has %zd bytes, the device "
+                 "array %zu", view.len, self->nbytes);
+    return NULL;
+  }
+  nbc_stream_t *s = NULL, *temp = NULL;
+  nbc_status_t rc = NBC_OK;
+  if (nbc__py_stream_arg(st, stream_obj, &s, &temp) < 0) {
+    rc = NBC_INTERNAL;
+  } else if (self->nbytes) {
+    rc = copy_dtoh(view.buf, self->data, self->nbytes, s);
+  }
+  nbc_stream_destroy(temp);
+  PyBuffer_Release(&view);
+  if (rc != NBC_OK) {
+    Py_DECREF(out);
+    return PyErr_Occurred() ? NULL : nbc__py_raise(st, rc);
+  }
+  return out;
+}
+
+static int copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary, PyObject *stream_obj) {
+  nbc_stream_t *s = NULL, *temp = NULL;
+  if (nbc__py_stream_arg(st, stream_obj, &s, &temp) < 0) return -1;
+  nbc_status_t rc = NBC_OK;
+  if (Py_TYPE(ary) == st->DeviceArrayType) {
+    ArrayObject *src = (ArrayObject *)ary;
+    if (src->nbytes != self->nbytes) {
+      nbc_stream_destroy(temp);
+      PyErr_SetString(PyExc_ValueError, "copy_to_device: sizes differ");
+      return -1;
+    }
+    if (self->nbytes) rc = nbc_memcpy_dtod(self->data, src->data, self->nbytes);
+  } else {
+    Py_buffer view;
+    PyObject *holder = NULL;
+    if (host_buffer(st, ary, &view, 0, &holder) < 0) {
+      nbc_stream_destroy(temp);
+      return -1;
+    }
+    if ((size_t)view.len != self->nbytes) {
+      PyBuffer_Release(&view);
+      Py_XDECREF(holder);
+      nbc_stream_destroy(temp);
+      PyErr_Format(PyExc_ValueError, "copy_to_device: the host array has %zd bytes, the "
+                   "device array %zu", view.len, self->nbytes);
+      return -1;
+    }
+    if (self->nbytes) rc = copy_htod(self->data, view.buf, self->nbytes, s);
+    PyBuffer_Release(&view);
+    Py_XDECREF(holder);
+  }
+  nbc_stream_destroy(temp);
+  return rc == NBC_OK ? 0 : nbc__py_raise_int(st, rc);
+}
+
+static PyObject *array_copy_to_device(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"ary", "stream", NULL};
+  PyObject *ary, *stream_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:copy_to_device", kwlist, &ary,
+                                   &stream_obj))
+    return NULL;
+  if (copy_from(state((PyObject *)self), self, ary, stream_obj) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *array_array(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"dtype", "copy", NULL};
+  PyObject *dtype = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", kwlist, &dtype, &copy))
+    return NULL;
+  PyObject *empty = PyTuple_New(0);
+  PyObject *host = empty ? array_copy_to_host(self, empty, NULL) : NULL;
+  Py_XDECREF(empty);
+  if (!host || dtype == Py_None) return host;
+  PyObject *r = PyObject_CallMethod(host, "astype", "O", dtype);
+  Py_DECREF(host);
+  return r;
+}
+
+static PyObject *array_is_c(ArrayObject *self, PyObject *u) {
+  (void)u;
+  return PyBool_FromLong(is_contig(self, 'C'));
+}
+static PyObject *array_is_f(ArrayObject *self, PyObject *u) {
+  (void)u;
+  return PyBool_FromLong(is_contig(self, 'F'));
+}
+
+static PyObject *get_shape(ArrayObject *self, void *c) {
+  (void)c;
+  return tuple_of(self->shape, self->ndim);
+}
+static PyObject *get_strides(ArrayObject *self, void *c) {
+  (void)c;
+  return tuple_of(self->strides, self->ndim);
+}
+static PyObject *get_dtype(ArrayObject *self, void *c) {
+  (void)c;
+  return array_dtype_obj(self);
+}
+static PyObject *get_size(ArrayObject *self, void *c) {
+  (void)c;
+  int64_t n = 1;
+  for (int d = 0; d < self->ndim; d++) n *= self->shape[d];
+  return PyLong_FromLongLong(n);
+}
+static PyObject *get_ndim(ArrayObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(self->ndim);
+}
+static PyObject *get_nbytes(ArrayObject *self, void *c) {
+  (void)c;
+  return PyLong_FromSize_t(self->nbytes);
+}
+static PyObject *get_ptr(ArrayObject *self, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLongLong(self->data);
+}
+
+/* Version 3 of the interface: strides None when C-contiguous, data (pointer, read-only). */
+static PyObject *get_cai(ArrayObject *self, void *c) {
+  (void)c;
+  PyObject *shape = tuple_of(self->shape, self->ndim);
+  PyObject *strides = is_contig(self, 'C') ? Py_NewRef(Py_None)
+                                           : tuple_of(self->strides, self->ndim);
+  PyObject *d = shape && strides
+                    ? Py_BuildValue("{s:O,s:O,s:(KO),s:s,s:O,s:i}", "shape", shape, "strides",
+                                    strides, "data", (unsigned long long)self->data, Py_False,
+                                    "typestr", self->typestr, "stream", Py_None, "version", 3)
+                    : NULL;
+  Py_XDECREF(shape);
+  Py_XDECREF(strides);
+  return d;
+}
+
+static Py_ssize_t array_len(ArrayObject *self) {
+  if (self->ndim == 0) {
+    PyErr_SetString(PyExc_TypeError, "len() of unsized object");
+    return -1;
+  }
+  return (Py_ssize_t)self->shape[0];
+}
+
+static PyObject *array_repr(ArrayObject *self) {
+  PyObject *shape = tuple_of(self->shape, self->ndim);
+  if (!shape) return NULL;
+  PyObject *r = PyUnicode_FromFormat("<nbcuda.DeviceNDArray shape=%R typestr='%s' at %p>",
+                                     shape, self->typestr, (void *)(uintptr_t)self->data);
+  Py_DECREF(shape);
+  return r;
+}
+
+static PyMethodDef array_methods[] = {
+    {"copy_to_host", (PyCFunction)(void (*)(void))array_copy_to_host,
+     METH_VARARGS | METH_KEYWORDS,
+     "Copies to a new numpy array (or into ary) and returns it; stream=0 is synchronous."},
+    {"copy_to_device", (PyCFunction)(void (*)(void))array_copy_to_device,
+     METH_VARARGS | METH_KEYWORDS, "Copies a host buffer or device array into this array."},
+    {"is_c_contiguous", (PyCFunction)array_is_c, METH_NOARGS, NULL},
+    {"is_f_contiguous", (PyCFunction)array_is_f, METH_NOARGS, NULL},
+    {"__array__", (PyCFunction)(void (*)(void))array_array, METH_VARARGS | METH_KEYWORDS,
+     "numpy conversion: a copy to the host."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef array_getset[] = {
+    {"shape", (getter)get_shape, NULL, NULL, NULL},
+    {"strides", (getter)get_strides, NULL, "in bytes", NULL},
+    {"dtype", (getter)get_dtype, NULL, "numpy dtype", NULL},
+    {"size", (getter)get_size, NULL, "number of elements", NULL},
+    {"ndim", (getter)get_ndim, NULL, NULL, NULL},
+    {"nbytes", (getter)get_nbytes, NULL, NULL, NULL},
+    {"device_pointer", (getter)get_ptr, NULL, "the device address as an int", NULL},
+    {"__cuda_array_interface__", (getter)get_cai, NULL, "version 3", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot array_slots[] = {
+    {Py_tp_dealloc, array_dealloc},
+    {Py_tp_traverse, array_traverse},
+    {Py_tp_repr, array_repr},
+    {Py_mp_length, array_len},
+    {Py_sq_length, array_len},
+    {Py_tp_methods, array_methods},
+    {Py_tp_getset, array_getset},
+    {Py_tp_doc, (void *)"An array in device memory (see to_device, device_array)."},
+    {0, NULL},
+};
+
+static PyType_Spec array_spec = {
+    .name = "nbcuda.DeviceNDArray",
+    .basicsize = sizeof(ArrayObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = array_slots,
+};
+
+/* ------------------------------------------------------------ factories --------------- */
+
+static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
+  ArrayObject *a = array_alloc(st);
+  if (!a) return NULL;
+  if (geometry_from_cai(a, cai) < 0) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  a->base = Py_NewRef(obj);
+  return (PyObject *)a;
+}
+
+static PyObject *py_to_device(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"obj", "stream", "copy", "to", NULL};
+  PyObject *obj, *stream_obj = NULL, *to = Py_None;
+  int copy = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OpO:to_device", kwlist, &obj, &stream_obj,
+                                   &copy, &to))
+    return NULL;
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (to != Py_None) {
+    if (Py_TYPE(to) != st->DeviceArrayType) {
+      PyErr_SetString(PyExc_TypeError, "to_device(to=...) takes a device array");
+      return NULL;
+    }
+    if (copy && copy_from(st, (ArrayObject *)to, obj, stream_obj) < 0) return NULL;
+    return Py_NewRef(to);
+  }
+  if (Py_TYPE(obj) == st->DeviceArrayType) return Py_NewRef(obj);
+  PyObject *cai = PyObject_GetAttr(obj, st->str_cai);
+  if (cai) {
+    PyObject *r = wrap_cai(st, obj, cai);
+    Py_DECREF(cai);
+    return r;
+  }
+  PyErr_Clear();
+  Py_buffer view;
+  PyObject *holder = NULL;
+  if (host_buffer(st, obj, &view, 0, &holder) < 0) return NULL;
+  ArrayObject *a = array_alloc(st);
+  int ok = a && geometry_from_buffer(a, &view) == 0 && array_allocate(st, a) == 0;
+  if (ok && copy && a->nbytes) {
+    nbc_stream_t *s = NULL, *temp = NULL;
+    ok = nbc__py_stream_arg(st, stream_obj, &s, &temp) == 0;
+    nbc_status_t rc = ok ? copy_htod(a->data, view.buf, a->nbytes, s) : NBC_OK;
+    nbc_stream_destroy(temp);
+    if (rc != NBC_OK) ok = nbc__py_raise_int(st, rc) == 0;
+  }
+  PyBuffer_Release(&view);
+  Py_XDECREF(holder);
+  if (!ok) {
+    Py_XDECREF(a);
+    return NULL;
+  }
+  return (PyObject *)a;
+}
+
+/* dtype argument -> kind, itemsize (nbcuda type objects, numpy dtypes, anything
+ * numpy.dtype() takes). */
+static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitemsize) {
+  const char *ts = nbc__py_type_typestr(st, dtype);
+  PyObject *np = NULL, *dt = NULL, *str = NULL;
+  if (!ts) {
+    np = nbc__py_numpy(st);
+    dt = np ? PyObject_CallMethod(np, "dtype", "O", dtype) : NULL;
+    str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
+    ts = str ? PyUnicode_AsUTF8(str) : NULL;
+  }
+  int rc = -1;
+  if (ts) {
+    *pkind = ts[1];
+    *pitemsize = atoi(ts + 2);
+    rc = (ts[0] != '>' && strchr("biufc", *pkind) && *pitemsize > 0) ? 0 : -1;
+    if (rc < 0) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", dtype);
+  }
+  Py_XDECREF(dt);
+  Py_XDECREF(str);
+  return rc;
+}
+
+static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject *dtype,
+                                   PyObject *strides, char order) {
+  ArrayObject *a = array_alloc(st);
+  if (!a) return NULL;
+  if (dtype_arg(st, dtype, &a->kind, &a->itemsize) < 0) goto fail;
+  set_typestr(a->typestr, a->kind, a->itemsize);
+  PyObject *seq = PyLong_Check(shape) ? PyTuple_Pack(1, shape) : PySequence_Tuple(shape);
+  if (!seq) goto fail;
+  if (PyTuple_GET_SIZE(seq) > NBC__PY_MAXDIM) {
+    Py_DECREF(seq);
+    PyErr_SetString(PyExc_ValueError, "too many dimensions");
+    goto fail;
+  }
+  a->ndim = (int)PyTuple_GET_SIZE(seq);
+  int64_t n = 1;
+  for (int d = 0; d < a->ndim; d++) {
+    a->shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, d));
+    if (a->shape[d] < 0 && !PyErr_Occurred())
+      PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+    n *= a->shape[d];
+  }
+  Py_DECREF(seq);
+  if (PyErr_Occurred()) goto fail;
+  dense_strides(a, order);
+  if (strides && strides != Py_None) {
+    PyObject *t = PySequence_Tuple(strides);
+    if (!t) goto fail;
+    for (int d = 0; d < a->ndim && d < PyTuple_GET_SIZE(t); d++)
+      a->strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(t, d));
+    Py_DECREF(t);
+  }
+  a->nbytes = (size_t)(n * a->itemsize);
+  if (array_allocate(st, a) < 0) goto fail;
+  return (PyObject *)a;
+fail:
+  Py_DECREF(a);
+  return NULL;
+}
+
+static PyObject *py_device_array(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"shape", "dtype", "strides", "order", "stream", NULL};
+  PyObject *shape, *dtype = NULL, *strides = Py_None, *stream_obj = NULL;
+  const char *order = "C";
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOsO:device_array", kwlist, &shape,
+                                   &dtype, &strides, &order, &stream_obj))
+    return NULL;
+  nbc__py_state *st = nbc__py_module_state(module);
+  PyObject *dt = dtype ? Py_NewRef(dtype) : PyDict_GetItemString(st->types, "float64");
+  if (!dtype) Py_XINCREF(dt);
+  if (!dt) return NULL;
+  if (order[0] != 'C' && order[0] != 'F') {
+    Py_DECREF(dt);
+    PyErr_SetString(PyExc_ValueError, "order must be 'C' or 'F'");
+    return NULL;
+  }
+  PyObject *r = make_device_array(st, shape, dt, strides, order[0]);
+  Py_DECREF(dt);
+  return r;
+}
+
+static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"ary", "stream", NULL};
+  PyObject *ary, *stream_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:device_array_like", kwlist, &ary,
+                                   &stream_obj))
+    return NULL;
+  nbc__py_state *st = nbc__py_module_state(module);
+  PyObject *shape = PyObject_GetAttrString(ary, "shape");
+  PyObject *dtype = shape ? PyObject_GetAttrString(ary, "dtype") : NULL;
+  PyObject *r = dtype ? make_device_array(st, shape, dtype, NULL, 'C') : NULL;
+  Py_XDECREF(shape);
+  Py_XDECREF(dtype);
+  return r;
+}
+
+static PyMethodDef array_functions[] = {
+    {"to_device", (PyCFunction)(void (*)(void))py_to_device, METH_VARARGS | METH_KEYWORDS,
+     "to_device(obj, stream=0, copy=True, to=None): a device array with obj's contents."},
+    {"device_array", (PyCFunction)(void (*)(void))py_device_array,
+     METH_VARARGS | METH_KEYWORDS,
+     "device_array(shape, dtype=float64, strides=None, order='C', stream=0): uninitialised."},
+    {"device_array_like", (PyCFunction)(void (*)(void))py_device_array_like,
+     METH_VARARGS | METH_KEYWORDS, "An uninitialised device array like ary."},
+    {NULL, NULL, 0, NULL},
+};
+
+int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st) {
+  st->DeviceArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &array_spec, NULL);
+  if (!st->DeviceArrayType) return -1;
+  if (PyModule_AddObjectRef(module, "DeviceNDArray", (PyObject *)st->DeviceArrayType) < 0)
+    return -1;
+  return PyModule_AddFunctions(module, array_functions);
+}
+
+/* ------------------------------------------------------------ launch views ------------ */
+
+int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view) {
+  view->host = NULL;
+  if (Py_TYPE(obj) == st->DeviceArrayType) { /* the hot path: plain field reads */
+    ArrayObject *a = (ArrayObject *)obj;
+    view->data = a->data;
+    view->kind = a->kind;
+    view->itemsize = a->itemsize;
+    view->ndim = a->ndim;
+    memcpy(view->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+    memcpy(view->strides, a->strides, sizeof(int64_t) * (size_t)a->ndim);
+    return 0;
+  }
+  ArrayObject tmp;
+  PyObject *cai = PyObject_GetAttr(obj, st->str_cai);
+  if (cai) {
+    int rc = geometry_from_cai(&tmp, cai);
+    Py_DECREF(cai);
+    if (rc < 0) return -1;
+  } else {
+    PyErr_Clear();
+    PyObject *holder = NULL;
+    if (host_buffer(st, obj, &view->buffer, 1, &holder) < 0) {
+      if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
+          !PyErr_ExceptionMatches(PyExc_TypeError))
+        return -1;
+      PyErr_Format(PyExc_TypeError, "cannot pass %s as an array to a kernel: it is not a "
+                   "device array, has no __cuda_array_interface__ and no writable buffer",
+                   Py_TYPE(obj)->tp_name);
+      return -1;
+    }
+    if (geometry_from_buffer(&tmp, &view->buffer) < 0) {
+      PyBuffer_Release(&view->buffer);
+      return -1;
+    }
+    tmp.data = 0;
+    view->nbytes = tmp.nbytes;
+    if (tmp.nbytes) {
+      nbc_status_t s = nbc_mem_alloc(tmp.nbytes, &tmp.data);
+      if (s == NBC_OK) s = copy_htod(tmp.data, view->buffer.buf, tmp.nbytes, NULL);
+      if (s != NBC_OK) {
+        if (tmp.data) nbc_mem_free(tmp.data);
+        PyBuffer_Release(&view->buffer);
+        return nbc__py_raise_int(st, s);
+      }
+    }
+    view->host = Py_NewRef(obj);
+  }
+  view->data = tmp.data;
+  view->kind = tmp.kind;
+  view->itemsize = tmp.itemsize;
+  view->ndim = tmp.ndim;
+  memcpy(view->shape, tmp.shape, sizeof(int64_t) * (size_t)tmp.ndim);
+  memcpy(view->strides, tmp.strides, sizeof(int64_t) * (size_t)tmp.ndim);
+  return 0;
+}
+
+int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back) {
+  if (!view->host) return 0;
+  nbc_status_t s = NBC_OK;
+  if (copy_back && view->nbytes) s = copy_dtoh(view->buffer.buf, view->data, view->nbytes, NULL);
+  if (view->data) nbc_mem_free(view->data);
+  PyBuffer_Release(&view->buffer);
+  Py_CLEAR(view->host);
+  return s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+}

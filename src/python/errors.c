@@ -1,0 +1,157 @@
+/* errors.c — nbcuda's Python exceptions and the mapping of nbc_status_t to them.
+ *
+ * The classes copy numba-cuda's (cudadrv/error.py): CudaSupportError is an ImportError (so
+ * it has .msg), CudaAPIError(code, msg) is a CudaDriverError whose str() is
+ * "[201] Call to cuStreamCreate results in CUDA_ERROR_INVALID_CONTEXT", NvvmError carries
+ * libNVVM's log, TypingError (a CompileError) carries the compiler's diagnostic with the
+ * file, line, source line and caret. They are defined by a few lines of Python run once per
+ * module object, because exception classes with custom __init__/__str__ are clearer there
+ * than as hand-built C types, and they cost nothing on any hot path.
+ *
+ * nbc__py_raise reads the per-thread message of the C library (nbc_last_error(), and for
+ * driver failures nbc_last_driver_error()/nbc_last_driver_call()) and picks the class by
+ * status, following what numba-cuda raises in the same situation.
+ */
+#include "nbcuda_py.h"
+
+#include <string.h>
+
+static const char errors_source[] =
+    "class CudaDriverError(Exception):\n"
+    "    '''A CUDA driver failure that is not a failed call (e.g. use after fork).'''\n"
+    "class CudaRuntimeError(RuntimeError):\n"
+    "    '''The CUDA runtime version cannot be determined.'''\n"
+    "class CudaSupportError(ImportError):\n"
+    "    '''CUDA cannot be used: no driver, a stub driver, no device, disabled.'''\n"
+    "class CudaAPIError(CudaDriverError):\n"
+    "    '''A CUDA driver call failed: .code is the CUresult, .msg names the call.'''\n"
+    "    def __init__(self, code, msg):\n"
+    "        self.code = code\n"
+    "        self.msg = msg\n"
+    "        super().__init__(code, msg)\n"
+    "    def __str__(self):\n"
+    "        return '[%s] %s' % (self.code, self.msg)\n"
+    "class NvvmError(Exception):\n"
+    "    '''libNVVM refused the program; the message holds its log.'''\n"
+    "class NvvmSupportError(ImportError):\n"
+    "    '''libNVVM or libdevice cannot be found.'''\n"
+    "class CompileError(Exception):\n"
+    "    '''The Python function cannot be compiled (file:line:col, source line, caret).'''\n"
+    "class TypingError(CompileError):\n"
+    "    '''Typing failed under numba's rules (file:line:col, source line, caret).'''\n"
+    "class CCSupportError(RuntimeError):\n"
+    "    '''The compute capability is not supported.'''\n"
+    "class LinkerError(RuntimeError):\n"
+    "    '''nvJitLink failed or cannot be found.'''\n";
+
+int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
+  PyObject *ns = PyDict_New();
+  if (!ns) return -1;
+  if (PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) < 0 ||
+      PyDict_SetItemString(ns, "__name__", st->module_name) < 0)
+    goto fail;
+  PyObject *r = PyRun_String(errors_source, Py_file_input, ns, ns);
+  if (!r) goto fail;
+  Py_DECREF(r);
+  struct {
+    const char *name;
+    PyObject **slot;
+  } items[] = {
+      {"CudaDriverError", &st->CudaDriverError},   {"CudaRuntimeError", &st->CudaRuntimeError},
+      {"CudaSupportError", &st->CudaSupportError}, {"CudaAPIError", &st->CudaAPIError},
+      {"NvvmError", &st->NvvmError},               {"NvvmSupportError", &st->NvvmSupportError},
+      {"CompileError", &st->CompileError},         {"TypingError", &st->TypingError},
+      {"CCSupportError", &st->CCSupportError},     {"LinkerError", &st->LinkerError},
+  };
+  for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
+    PyObject *cls = PyDict_GetItemString(ns, items[i].name);
+    if (!cls) {
+      PyErr_Format(PyExc_SystemError, "nbcuda: exception %s not defined", items[i].name);
+      goto fail;
+    }
+    Py_INCREF(cls);
+    *items[i].slot = cls;
+    if (PyModule_AddObjectRef(module, items[i].name, cls) < 0) goto fail;
+  }
+  Py_DECREF(ns);
+  return 0;
+fail:
+  Py_DECREF(ns);
+  return -1;
+}
+
+/* CudaAPIError(code, "Call to <fn> results in <CUDA_ERROR_NAME>") for the last driver
+ * failure; falls back to the library's message when no driver call is recorded. */
+static PyObject *raise_api_error(nbc__py_state *st, const char *fallback) {
+  int code = nbc_last_driver_error();
+  const char *call = nbc_last_driver_call();
+  const char *name = nbc_cuda_error_name(code);
+  PyObject *msg;
+  if (call && *call)
+    msg = name ? PyUnicode_FromFormat("Call to %s results in %s", call, name)
+               : PyUnicode_FromFormat("Call to %s results in CUDA error %d", call, code);
+  else
+    msg = PyUnicode_FromString(fallback);
+  if (!msg) return NULL;
+  PyObject *exc = PyObject_CallFunction(st->CudaAPIError, "iO", code, msg);
+  Py_DECREF(msg);
+  if (exc) {
+    PyErr_SetObject(st->CudaAPIError, exc);
+    Py_DECREF(exc);
+  }
+  return NULL;
+}
+
+PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status) {
+  const char *msg = nbc_last_error();
+  if (!msg || !*msg) msg = nbc_status_string(status);
+  PyObject *cls;
+  switch (status) {
+  case NBC_NO_DRIVER:
+  case NBC_DRIVER_DISABLED:
+  case NBC_STUB_DRIVER:
+  case NBC_NO_DEVICE:
+  case NBC_INIT_FAILED:
+    /* numba: "Error at driver init: <description>" */
+    if (strncmp(msg, "Error at driver init", 20) == 0)
+      PyErr_SetString(st->CudaSupportError, msg);
+    else
+      PyErr_Format(st->CudaSupportError, "Error at driver init: %s", msg);
+    return NULL;
+  case NBC_DRIVER_ERROR: return raise_api_error(st, msg);
+  case NBC_OUT_OF_MEMORY:
+    if (nbc_last_driver_error() != 0) return raise_api_error(st, msg);
+    cls = PyExc_MemoryError;
+    break;
+  case NBC_FORKED: cls = st->CudaDriverError; break;
+  case NBC_INVALID_ARGUMENT:
+  case NBC_NOT_TIMING_EVENT: cls = PyExc_ValueError; break;
+  case NBC_INVALID_DEVICE: cls = PyExc_IndexError; break;
+  case NBC_NO_MEMORY: cls = PyExc_MemoryError; break;
+  case NBC_CONTEXT_SWITCH:
+  case NBC_NON_PRIMARY_CONTEXT:
+  case NBC_NO_CONTEXT:
+  case NBC_NOT_READY: cls = PyExc_RuntimeError; break;
+  case NBC_CONTEXT_MISMATCH: cls = PyExc_AssertionError; break;
+  case NBC_UNSUPPORTED_CC: cls = st->CCSupportError; break;
+  case NBC_NO_NVVM:
+  case NBC_NO_LIBDEVICE: cls = st->NvvmSupportError; break;
+  case NBC_NVVM_ERROR: cls = st->NvvmError; break;
+  case NBC_NO_JITLINK:
+  case NBC_LINK_ERROR: cls = st->LinkerError; break;
+  case NBC_NO_RUNTIME: cls = st->CudaRuntimeError; break;
+  case NBC_SYNTAX_ERROR:
+  case NBC_COMPILE_ERROR: cls = st->CompileError; break;
+  case NBC_UNSUPPORTED:
+  case NBC_TYPING_ERROR:
+  case NBC_SIGNATURE_ERROR: cls = st->TypingError; break;
+  default: cls = PyExc_SystemError; break;
+  }
+  PyErr_SetString(cls, msg);
+  return NULL;
+}
+
+int nbc__py_raise_int(nbc__py_state *st, nbc_status_t status) {
+  nbc__py_raise(st, status);
+  return -1;
+}

@@ -1,0 +1,183 @@
+/* event.c — Event and the factories event(timing=True) and event_elapsed_time(a, b).
+ *
+ * An Event wraps an nbc_event_t made in the current context (event() makes one current
+ * first, like numba's) and keeps a reference to that Context. query() is False while the
+ * event is pending; synchronize() releases the GIL while it waits; elapsed_time between
+ * events of which one was made with timing=False is a ValueError naming the reason (numba
+ * passes the driver's CUDA_ERROR_INVALID_HANDLE through; SPEC.md asks for a clear error).
+ * Stream arguments accept 0, None, an nbcuda Stream or any object with __cuda_stream__
+ * (cuda.core streams), as numba's _stream_handle does.
+ */
+#include "nbcuda_py.h"
+
+typedef struct {
+  PyObject_HEAD
+  nbc_event_t *e;
+  PyObject *context;
+} EventObject;
+
+static int event_traverse(EventObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->context);
+  return 0;
+}
+
+static void event_dealloc(EventObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  nbc_event_destroy(self->e);
+  Py_CLEAR(self->context);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static nbc__py_state *state(EventObject *self) { return nbc__py_state_of((PyObject *)self); }
+
+static PyObject *event_query(EventObject *self, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s = nbc_event_query(self->e);
+  if (s == NBC_OK) Py_RETURN_TRUE;
+  if (s == NBC_NOT_READY) Py_RETURN_FALSE;
+  return nbc__py_raise(state(self), s);
+}
+
+/* Runs op(event, stream) with the stream argument converted (0 by default). */
+static PyObject *with_stream(EventObject *self, PyObject *args, PyObject *kwargs,
+                             const char *fmt, nbc_status_t (*op)(nbc_event_t *,
+                                                                 nbc_stream_t *)) {
+  static char *kwlist[] = {"stream", NULL};
+  PyObject *stream_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist, &stream_obj)) return NULL;
+  nbc_stream_t *s = NULL, *temp = NULL;
+  if (nbc__py_stream_arg(state(self), stream_obj, &s, &temp) < 0) return NULL;
+  nbc_status_t rc = op(self->e, s);
+  nbc_stream_destroy(temp);
+  if (rc != NBC_OK) return nbc__py_raise(state(self), rc);
+  Py_RETURN_NONE;
+}
+
+static PyObject *event_record(EventObject *self, PyObject *args, PyObject *kwargs) {
+  return with_stream(self, args, kwargs, "|O:record", nbc_event_record);
+}
+
+static PyObject *event_wait(EventObject *self, PyObject *args, PyObject *kwargs) {
+  return with_stream(self, args, kwargs, "|O:wait", nbc_event_wait);
+}
+
+static PyObject *event_synchronize(EventObject *self, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_event_synchronize(self->e);
+  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(state(self), s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *elapsed(nbc__py_state *st, PyObject *a, PyObject *b) {
+  if (Py_TYPE(a) != st->EventType || Py_TYPE(b) != st->EventType) {
+    PyErr_SetString(PyExc_TypeError, "event_elapsed_time() takes two Events");
+    return NULL;
+  }
+  float ms = 0;
+  nbc_status_t s = nbc_event_elapsed_time(((EventObject *)a)->e, ((EventObject *)b)->e, &ms);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return PyFloat_FromDouble(ms);
+}
+
+static PyObject *event_elapsed_time(EventObject *self, PyObject *end) {
+  return elapsed(state(self), (PyObject *)self, end);
+}
+
+static PyObject *event_get_timing(EventObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(nbc_event_is_timing(self->e));
+}
+
+static PyObject *event_repr(EventObject *self) {
+  return PyUnicode_FromFormat("<CUDA event %p%s>", (void *)self->e,
+                              nbc_event_is_timing(self->e) ? "" : " (no timing)");
+}
+
+static PyMethodDef event_methods[] = {
+    {"query", (PyCFunction)event_query, METH_NOARGS, "True when the event has completed."},
+    {"record", (PyCFunction)(void (*)(void))event_record, METH_VARARGS | METH_KEYWORDS,
+     "Records the event on a stream (0: the default stream)."},
+    {"wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
+     "Makes a stream (0: the default stream) wait for the event."},
+    {"synchronize", (PyCFunction)event_synchronize, METH_NOARGS,
+     "Waits until the event has completed."},
+    {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O,
+     "Milliseconds from this event to another."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef event_getset[] = {
+    {"timing", (getter)event_get_timing, NULL, "whether the event records time", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot event_slots[] = {
+    {Py_tp_dealloc, event_dealloc},
+    {Py_tp_traverse, event_traverse},
+    {Py_tp_repr, event_repr},
+    {Py_tp_methods, event_methods},
+    {Py_tp_getset, event_getset},
+    {Py_tp_doc, (void *)"A CUDA event (see event())."},
+    {0, NULL},
+};
+
+static PyType_Spec event_spec = {
+    .name = "nbcuda.Event",
+    .basicsize = sizeof(EventObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = event_slots,
+};
+
+static PyObject *py_event(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"timing", NULL};
+  int timing = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:event", kwlist, &timing)) return NULL;
+  nbc__py_state *st = nbc__py_module_state(module);
+  PyObject *ctx = nbc__py_current_context(st);
+  if (!ctx) return NULL;
+  nbc_event_t *e = NULL;
+  nbc_status_t s = nbc_event_create(timing, &e);
+  if (s != NBC_OK) {
+    Py_DECREF(ctx);
+    return nbc__py_raise(st, s);
+  }
+  EventObject *o = PyObject_GC_New(EventObject, st->EventType);
+  if (!o) {
+    nbc_event_destroy(e);
+    Py_DECREF(ctx);
+    return NULL;
+  }
+  o->e = e;
+  o->context = ctx;
+  PyObject_GC_Track(o);
+  return (PyObject *)o;
+}
+
+static PyObject *py_event_elapsed_time(PyObject *module, PyObject *const *args,
+                                       Py_ssize_t n) {
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "event_elapsed_time(evtstart, evtend)");
+    return NULL;
+  }
+  return elapsed(nbc__py_module_state(module), args[0], args[1]);
+}
+
+static PyMethodDef event_functions[] = {
+    {"event", (PyCFunction)(void (*)(void))py_event, METH_VARARGS | METH_KEYWORDS,
+     "A new Event in the current context; timing=False disables timing."},
+    {"event_elapsed_time", (PyCFunction)(void (*)(void))py_event_elapsed_time, METH_FASTCALL,
+     "Milliseconds between two recorded timing events."},
+    {NULL, NULL, 0, NULL},
+};
+
+int nbc__py_event_init(PyObject *module, nbc__py_state *st) {
+  st->EventType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &event_spec, NULL);
+  if (!st->EventType) return -1;
+  if (PyModule_AddObjectRef(module, "Event", (PyObject *)st->EventType) < 0) return -1;
+  return PyModule_AddFunctions(module, event_functions);
+}

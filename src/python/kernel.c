@@ -1,0 +1,748 @@
+/* kernel.c — jit(): device functions, kernels and their launches
+ * (`k = jit("void(float32[:])")(f)`, then `k[grid, block](args)` or
+ * `k[grid, block, stream, shared_bytes](args)`).
+ *
+ * jit(device=True) returns a DeviceFunction that keeps .py_func: it is never compiled on its
+ * own; kernels calling it resolve it to that function (compile.c's resolver). jit(sig)
+ * compiles the kernel at once with the Numba ABI (as numba does for explicit signatures);
+ * jit without a signature compiles one specialisation per distinct argument-type signature
+ * on first launch, typing arguments the way numba's typeof does (arrays: dtype, ndim and
+ * layout C/F/A; Python int -> int64, float -> float64, bool, complex -> complex128; numpy
+ * scalars by dtype).
+ *
+ * A launch: the kernel's code is loaded once per context (nbc_module_load_data, the entry
+ * found by nbc_compile_result_symbol), the signature's parameter layout is parsed once
+ * (nbc_signature_parse), and each launch packs the arguments into one stack buffer with
+ * nbc_signature_pack_* and calls nbc_launch_packed. The hot path does no Python attribute
+ * lookup for nbcuda device arrays and Python scalars (objects with __cuda_array_interface__
+ * cost one lookup; host arrays are copied to the device and back, as numba does). The
+ * launcher supports vectorcall, so `k[g, b](x, y)` builds no argument tuple.
+ */
+#include "nbcuda_py.h"
+
+#include <structmember.h>
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LOADED 8 /* contexts a kernel is loaded in at once (one per device in use) */
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *py_func;
+  PyObject *sigtext;          /* eager: the signature; lazy: NULL */
+  PyObject *specializations;  /* lazy: dict sigtext -> Kernel */
+  nbc_compile_options_t opts;
+  nbc_signature_t *sig;
+  nbc_compile_result_t *result;
+  struct {
+    void *ctx;
+    nbc_module_t *module;
+    nbc_function_t *function;
+  } loaded[MAX_LOADED];
+  int nloaded;
+} KernelObject;
+
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  KernelObject *kernel;
+  unsigned grid[3], block[3];
+  unsigned shared;
+  PyObject *stream; /* NULL: default */
+} LauncherObject;
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *py_func;
+} DeviceFunctionObject;
+
+/* ------------------------------------------------------------ DeviceFunction ---------- */
+
+static int devfn_traverse(DeviceFunctionObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->py_func);
+  return 0;
+}
+
+static void devfn_dealloc(DeviceFunctionObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(self->py_func);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyObject *devfn_call(DeviceFunctionObject *self, PyObject *args, PyObject *kwargs) {
+  (void)args;
+  (void)kwargs;
+  PyErr_Format(PyExc_TypeError, "device function %R can only be called from a kernel or "
+               "another device function", self->py_func);
+  return NULL;
+}
+
+static PyObject *devfn_repr(DeviceFunctionObject *self) {
+  return PyUnicode_FromFormat("<nbcuda device function %R>", self->py_func);
+}
+
+static PyObject *forward_attr(PyObject *f, void *attr) {
+  return PyObject_GetAttrString(f, (const char *)attr);
+}
+static PyObject *devfn_forward(DeviceFunctionObject *self, void *attr) {
+  return forward_attr(self->py_func, attr);
+}
+static PyObject *devfn_py_func(DeviceFunctionObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(self->py_func);
+}
+
+static PyGetSetDef devfn_getset[] = {
+    {"py_func", (getter)devfn_py_func, NULL, "the Python function", NULL},
+    {"__name__", (getter)devfn_forward, NULL, NULL, "__name__"},
+    {"__qualname__", (getter)devfn_forward, NULL, NULL, "__qualname__"},
+    {"__doc__", (getter)devfn_forward, NULL, NULL, "__doc__"},
+    {"__module__", (getter)devfn_forward, NULL, NULL, "__module__"},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot devfn_slots[] = {
+    {Py_tp_dealloc, devfn_dealloc},
+    {Py_tp_traverse, devfn_traverse},
+    {Py_tp_call, devfn_call},
+    {Py_tp_repr, devfn_repr},
+    {Py_tp_getset, devfn_getset},
+    {0, NULL},
+};
+
+static PyType_Spec devfn_spec = {
+    .name = "nbcuda.DeviceFunction",
+    .basicsize = sizeof(DeviceFunctionObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = devfn_slots,
+};
+
+/* ------------------------------------------------------------ Kernel ------------------ */
+
+static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->py_func);
+  Py_VISIT(self->specializations);
+  return 0;
+}
+
+static void kernel_dealloc(KernelObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  for (int i = 0; i < self->nloaded; i++) nbc_module_destroy(self->loaded[i].module);
+  nbc_signature_destroy(self->sig);
+  nbc_compile_result_destroy(self->result);
+  Py_CLEAR(self->py_func);
+  Py_CLEAR(self->sigtext);
+  Py_CLEAR(self->specializations);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
+                                  const nbc_compile_options_t *opts) {
+  KernelObject *k = PyObject_GC_New(KernelObject, st->KernelType);
+  if (!k) return NULL;
+  k->py_func = Py_NewRef(py_func);
+  k->sigtext = NULL;
+  k->specializations = NULL;
+  k->opts = *opts;
+  k->sig = NULL;
+  k->result = NULL;
+  k->nloaded = 0;
+  PyObject_GC_Track(k);
+  return k;
+}
+
+/* Compiles py_func for sigtext as a kernel (Numba ABI) and parses the parameter layout. */
+static KernelObject *kernel_compile(nbc__py_state *st, PyObject *py_func, PyObject *sigtext,
+                                    const nbc_compile_options_t *opts) {
+  KernelObject *k = kernel_alloc(st, py_func, opts);
+  if (!k) return NULL;
+  k->sigtext = Py_NewRef(sigtext);
+  const char *sig = PyUnicode_AsUTF8(sigtext);
+  if (!sig) goto fail;
+  nbc_status_t s = nbc_signature_parse(sig, &k->sig);
+  if (s != NBC_OK) {
+    nbc__py_raise(st, s);
+    goto fail;
+  }
+  const char *ret = nbc_signature_return_type(k->sig);
+  if (ret && strcmp(ret, "none") != 0) {
+    PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
+    goto fail;
+  }
+  if (nbc__py_compile_function(st, py_func, sig, &k->opts, &k->result) < 0) goto fail;
+  ret = nbc_compile_result_return_type(k->result);
+  if (ret && strcmp(ret, "none") != 0) {
+    PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
+    goto fail;
+  }
+  return k;
+fail:
+  Py_DECREF(k);
+  return NULL;
+}
+
+/* The kernel's function in the current context, loading the code there the first time. */
+static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
+  nbc_context_t *ctx = NULL;
+  nbc_status_t s = nbc_current_context(-1, &ctx);
+  if (s != NBC_OK) {
+    nbc__py_raise(st, s);
+    return NULL;
+  }
+  void *h = nbc_context_handle(ctx);
+  for (int i = 0; i < k->nloaded; i++)
+    if (k->loaded[i].ctx == h) return k->loaded[i].function;
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(k->result, &size);
+  nbc_module_t *module = NULL;
+  nbc_function_t *fn = NULL;
+  s = nbc_module_load_data(code, size, NBC_IMAGE_AUTO, &module);
+  if (s == NBC_OK) s = nbc_module_get_function(module, nbc_compile_result_symbol(k->result), &fn);
+  if (s != NBC_OK) {
+    nbc_module_destroy(module);
+    nbc__py_raise(st, s);
+    return NULL;
+  }
+  if (k->nloaded == MAX_LOADED) { /* forget the oldest (its module stays loaded) */
+    memmove(&k->loaded[0], &k->loaded[1], sizeof k->loaded[0] * (MAX_LOADED - 1));
+    k->nloaded--;
+  }
+  k->loaded[k->nloaded].ctx = h;
+  k->loaded[k->nloaded].module = module;
+  k->loaded[k->nloaded].function = fn;
+  k->nloaded++;
+  return fn;
+}
+
+/* numba's typeof for the lazy jit: the signature spelling of one argument. */
+static const char *scalar_name(char kind, int itemsize) {
+  switch (kind) {
+  case 'b': return "boolean";
+  case 'i': return itemsize == 1 ? "int8" : itemsize == 2 ? "int16" : itemsize == 4 ? "int32" : "int64";
+  case 'u': return itemsize == 1 ? "uint8" : itemsize == 2 ? "uint16" : itemsize == 4 ? "uint32" : "uint64";
+  case 'f': return itemsize == 2 ? "float16" : itemsize == 4 ? "float32" : "float64";
+  case 'c': return itemsize == 8 ? "complex64" : "complex128";
+  default: return NULL;
+  }
+}
+
+static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
+  if (PyBool_Check(a)) return PyUnicode_FromString("boolean");
+  if (PyLong_Check(a)) return PyUnicode_FromString("int64");
+  if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
+  if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");
+  /* numpy scalars: their dtype */
+  if (strncmp(Py_TYPE(a)->tp_name, "numpy.", 6) == 0 && !PyObject_CheckBuffer(a)) {
+    PyObject *dt = PyObject_GetAttrString(a, "dtype");
+    PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
+    const char *ts = str ? PyUnicode_AsUTF8(str) : NULL;
+    const char *n = ts ? scalar_name(ts[1] == '?' ? 'b' : ts[1], atoi(ts + 2)) : NULL;
+    Py_XDECREF(dt);
+    Py_XDECREF(str);
+    if (n) return PyUnicode_FromString(n);
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "unsupported argument %R", a);
+    return NULL;
+  }
+  if (PyFloat_Check(a)) return PyUnicode_FromString("float64");
+  /* Arrays: device arrays and __cuda_array_interface__ objects through the launch view
+   * (no copy for those), host buffers through the buffer protocol (no copy either). */
+  nbc__py_array_view v;
+  v.host = NULL;
+  if (Py_TYPE(a) == st->DeviceArrayType || PyObject_HasAttr(a, st->str_cai)) {
+    if (nbc__py_array_view_get(st, a, &v) < 0) return NULL;
+  } else {
+    Py_buffer b;
+    if (PyObject_GetBuffer(a, &b, PyBUF_RECORDS_RO) < 0) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s",
+                   Py_TYPE(a)->tp_name);
+      return NULL;
+    }
+    v.kind = nbc__py_format_kind(b.format, b.itemsize);
+    v.itemsize = (int)b.itemsize;
+    v.ndim = b.ndim <= NBC__PY_MAXDIM ? b.ndim : 0;
+    for (int d = 0; d < v.ndim; d++) {
+      v.shape[d] = b.shape ? b.shape[d] : b.len / b.itemsize;
+      v.strides[d] = b.strides ? b.strides[d] : 0;
+    }
+    int64_t stride = v.itemsize;
+    for (int d = v.ndim - 1; !b.strides && d >= 0; d--) {
+      v.strides[d] = stride;
+      stride *= v.shape[d];
+    }
+    PyBuffer_Release(&b);
+  }
+  const char *n = scalar_name(v.kind, v.itemsize);
+  int c = 1, f = 1;
+  int64_t ec = v.itemsize, ef = v.itemsize;
+  for (int k = 0; k < v.ndim; k++) {
+    int dc = v.ndim - 1 - k, df = k;
+    if (v.shape[dc] > 1 && v.strides[dc] != ec) c = 0;
+    if (v.shape[df] > 1 && v.strides[df] != ef) f = 0;
+    ec *= v.shape[dc];
+    ef *= v.shape[df];
+  }
+  if (!n || v.ndim == 0) {
+    PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R", a);
+    return NULL;
+  }
+  char layout = c ? 'C' : (f && v.ndim > 1) ? 'F' : 'A';
+  PyObject *s = PyUnicode_FromFormat("%s[", n);
+  for (int d = 0; s && d < v.ndim; d++) {
+    int unit = (layout == 'C' && d == v.ndim - 1) || (layout == 'F' && d == 0);
+    Py_SETREF(s, PyUnicode_FromFormat("%U%s%s", s, d ? ", " : "", unit ? "::1" : ":"));
+  }
+  if (s) Py_SETREF(s, PyUnicode_FromFormat("%U]", s));
+  return s;
+}
+
+/* The specialisation of a lazy kernel for these arguments (compiled on first use). */
+static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
+                                Py_ssize_t n) {
+  PyObject *sig = PyUnicode_FromString("void(");
+  for (Py_ssize_t i = 0; sig && i < n; i++) {
+    PyObject *t = typeof_arg(st, args[i]);
+    if (!t) {
+      Py_CLEAR(sig);
+      break;
+    }
+    Py_SETREF(sig, PyUnicode_FromFormat("%U%s%U", sig, i ? ", " : "", t));
+    Py_DECREF(t);
+  }
+  if (!sig) return NULL;
+  Py_SETREF(sig, PyUnicode_FromFormat("%U)", sig));
+  if (!sig) return NULL;
+  if (!k->specializations && !(k->specializations = PyDict_New())) {
+    Py_DECREF(sig);
+    return NULL;
+  }
+  PyObject *found = PyDict_GetItemWithError(k->specializations, sig);
+  if (found) {
+    Py_DECREF(sig);
+    return (KernelObject *)found; /* borrowed; the dict keeps it */
+  }
+  KernelObject *spec = PyErr_Occurred() ? NULL : kernel_compile(st, k->py_func, sig, &k->opts);
+  int rc = spec ? PyDict_SetItem(k->specializations, sig, (PyObject *)spec) : -1;
+  Py_DECREF(sig);
+  Py_XDECREF(spec);
+  return rc == 0 ? spec : NULL;
+}
+
+/* Packs one scalar argument. */
+static int pack_scalar(nbc__py_state *st, const nbc_signature_t *sig, int i, char *buf,
+                       PyObject *a) {
+  nbc_status_t s;
+  if (PyLong_Check(a)) { /* bool included */
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
+    if (overflow) {
+      v = (long long)PyLong_AsUnsignedLongLongMask(a);
+      if (PyErr_Occurred()) return -1;
+    }
+    s = nbc_signature_pack_int(sig, i, buf, v);
+  } else if (PyFloat_Check(a)) {
+    s = nbc_signature_pack_float(sig, i, buf, PyFloat_AS_DOUBLE(a));
+  } else if (PyComplex_Check(a)) {
+    Py_complex c = PyComplex_AsCComplex(a);
+    s = nbc_signature_pack_complex(sig, i, buf, c.real, c.imag);
+  } else if (PyIndex_Check(a)) { /* numpy integers */
+    PyObject *v = PyNumber_Index(a);
+    if (!v) return -1;
+    int r = pack_scalar(st, sig, i, buf, v);
+    Py_DECREF(v);
+    return r;
+  } else if (Py_TYPE(a)->tp_as_number && Py_TYPE(a)->tp_as_number->nb_float &&
+             !strstr(Py_TYPE(a)->tp_name, "complex")) { /* numpy floats and bools */
+    double d = PyFloat_AsDouble(a);
+    if (d == -1.0 && PyErr_Occurred()) return -1;
+    s = nbc_signature_pack_float(sig, i, buf, d);
+  } else if (PyObject_HasAttrString(a, "__complex__")) {
+    Py_complex c = PyComplex_AsCComplex(a);
+    if (PyErr_Occurred()) return -1;
+    s = nbc_signature_pack_complex(sig, i, buf, c.real, c.imag);
+  } else {
+    PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %s", i + 1,
+                 nbc_signature_param(sig, i)->type_name, Py_TYPE(a)->tp_name);
+    return -1;
+  }
+  return s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+}
+
+/* The launch itself: pack, launch, copy host arrays back. */
+static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)L);
+  KernelObject *k = L->kernel;
+  if (!k->sigtext) {
+    k = specialize(st, k, args, nargs);
+    if (!k) return NULL;
+  }
+  const nbc_signature_t *sig = k->sig;
+  int n = nbc_signature_nargs(sig);
+  if (nargs != n) {
+    PyErr_Format(PyExc_TypeError, "kernel %R takes %d arguments (%zd given)", k->py_func, n,
+                 nargs);
+    return NULL;
+  }
+  nbc_function_t *fn = kernel_function(st, k);
+  if (!fn) return NULL;
+  size_t size = nbc_signature_params_size(sig);
+  _Alignas(16) char stackbuf[1024];
+  char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
+  nbc__py_array_view stackviews[8];
+  nbc__py_array_view *views = n <= 8 ? stackviews : calloc((size_t)n, sizeof *views);
+  if (!buf || !views) {
+    if (buf != stackbuf) free(buf);
+    return PyErr_NoMemory();
+  }
+  int nviews = 0, ok = 1;
+  for (int i = 0; ok && i < n; i++) {
+    const nbc_param_info_t *p = nbc_signature_param(sig, i);
+    if (p->kind == NBC_PARAM_ARRAY) {
+      nbc__py_array_view *v = &views[nviews];
+      if (nbc__py_array_view_get(st, args[i], v) < 0) {
+        ok = 0;
+        break;
+      }
+      nviews++;
+      nbc_status_t s = nbc_signature_pack_array(sig, i, buf, v->data, v->kind, v->itemsize,
+                                                v->ndim, v->shape, v->strides);
+      if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
+    } else {
+      ok = pack_scalar(st, sig, i, buf, args[i]) == 0;
+    }
+  }
+  nbc_stream_t *stream = NULL, *temp = NULL;
+  if (ok) ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
+  if (ok) {
+    nbc_status_t s = nbc_launch_packed(fn, L->grid, L->block, L->shared, stream, buf, size);
+    if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
+  }
+  nbc_stream_destroy(temp);
+  for (int i = 0; i < nviews; i++) {
+    if (!views[i].host) continue;
+    if (ok) {
+      ok = nbc__py_array_view_finish(st, &views[i], 1) == 0;
+    } else { /* keep the first error; release the rest quietly */
+      PyObject *t, *v, *tb;
+      PyErr_Fetch(&t, &v, &tb);
+      nbc__py_array_view_finish(st, &views[i], 0);
+      PyErr_Restore(t, v, tb);
+    }
+  }
+  if (buf != stackbuf) free(buf);
+  if (views != stackviews) free(views);
+  if (!ok) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* A launch dimension: an int or a tuple of up to three ints. */
+static int dims_arg(PyObject *o, unsigned out[3], const char *what) {
+  out[0] = out[1] = out[2] = 1;
+  if (PyLong_Check(o)) {
+    long v = PyLong_AsLong(o);
+    if (v < 0 || (v == -1 && PyErr_Occurred())) goto bad;
+    out[0] = (unsigned)v;
+    return 0;
+  }
+  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < 1 || PyTuple_GET_SIZE(o) > 3) goto bad;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
+    PyObject *x = PyTuple_GET_ITEM(o, i);
+    long v = PyIndex_Check(x) ? PyLong_AsLong(x) : -1;
+    if (v < 0) goto bad;
+    out[i] = (unsigned)v;
+  }
+  return 0;
+bad:
+  PyErr_Clear();
+  PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 non-negative ints, "
+               "got %R", what, o);
+  return -1;
+}
+
+static PyObject *launcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames) {
+  if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+    PyErr_SetString(PyExc_TypeError, "kernels take no keyword arguments");
+    return NULL;
+  }
+  return launch((LauncherObject *)self, args, PyVectorcall_NARGS(nargsf));
+}
+
+static PyObject *kernel_getitem(KernelObject *self, PyObject *key) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) < 2 || PyTuple_GET_SIZE(key) > 4) {
+    PyErr_SetString(PyExc_ValueError, "must specify at least the griddim and blockdim: "
+                    "kernel[griddim, blockdim] or kernel[griddim, blockdim, stream, "
+                    "sharedmem]");
+    return NULL;
+  }
+  LauncherObject *L = PyObject_GC_New(LauncherObject, st->LauncherType);
+  if (!L) return NULL;
+  L->vectorcall = launcher_vectorcall;
+  L->kernel = (KernelObject *)Py_NewRef(self);
+  L->stream = NULL;
+  L->shared = 0;
+  PyObject_GC_Track(L);
+  Py_ssize_t n = PyTuple_GET_SIZE(key);
+  if (dims_arg(PyTuple_GET_ITEM(key, 0), L->grid, "griddim") < 0 ||
+      dims_arg(PyTuple_GET_ITEM(key, 1), L->block, "blockdim") < 0)
+    goto fail;
+  if (n > 2) {
+    PyObject *s = PyTuple_GET_ITEM(key, 2);
+    nbc_stream_t *dummy, *temp;
+    if (nbc__py_stream_arg(st, s, &dummy, &temp) < 0) goto fail; /* validate early */
+    nbc_stream_destroy(temp);
+    L->stream = Py_NewRef(s);
+  }
+  if (n > 3) {
+    long v = PyLong_AsLong(PyTuple_GET_ITEM(key, 3));
+    if (v < 0) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "sharedmem must be >= 0");
+      goto fail;
+    }
+    L->shared = (unsigned)v;
+  }
+  return (PyObject *)L;
+fail:
+  Py_DECREF(L);
+  return NULL;
+}
+
+static PyObject *kernel_call(KernelObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  (void)args;
+  (void)kwargs;
+  PyErr_SetString(PyExc_ValueError, "kernel launch configuration was not specified. Use the "
+                  "syntax:\n\nkernel_function[blockspergrid, threadsperblock](arg0, arg1, "
+                  "..., argn)");
+  return NULL;
+}
+
+static PyObject *kernel_inspect_asm(KernelObject *self, PyObject *args) {
+  (void)args;
+  if (!self->result) {
+    PyObject *d = PyDict_New();
+    if (!d || !self->specializations) return d;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(self->specializations, &pos, &key, &value)) {
+      PyObject *asm_ = kernel_inspect_asm((KernelObject *)value, NULL);
+      if (!asm_ || PyDict_SetItem(d, key, asm_) < 0) {
+        Py_XDECREF(asm_);
+        Py_DECREF(d);
+        return NULL;
+      }
+      Py_DECREF(asm_);
+    }
+    return d;
+  }
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(self->result, &size);
+  if (self->opts.output == NBC_OUTPUT_LTOIR) return PyBytes_FromStringAndSize(code, (Py_ssize_t)size);
+  return PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
+}
+
+static PyObject *kernel_py_func(KernelObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(self->py_func);
+}
+static PyObject *kernel_forward(KernelObject *self, void *attr) {
+  return forward_attr(self->py_func, attr);
+}
+static PyObject *kernel_signatures(KernelObject *self, void *c) {
+  (void)c;
+  if (self->sigtext) return Py_BuildValue("[O]", self->sigtext);
+  return self->specializations ? PyDict_Keys(self->specializations) : PyList_New(0);
+}
+static PyObject *kernel_symbol(KernelObject *self, void *c) {
+  (void)c;
+  if (!self->result) Py_RETURN_NONE;
+  return PyUnicode_FromString(nbc_compile_result_symbol(self->result));
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"inspect_asm", (PyCFunction)kernel_inspect_asm, METH_VARARGS,
+     "The PTX of the kernel (a dict signature -> PTX for kernels jitted without one)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef kernel_getset[] = {
+    {"py_func", (getter)kernel_py_func, NULL, "the Python function", NULL},
+    {"signatures", (getter)kernel_signatures, NULL, "the compiled signatures", NULL},
+    {"symbol", (getter)kernel_symbol, NULL, "the kernel entry's name in the PTX", NULL},
+    {"__name__", (getter)kernel_forward, NULL, NULL, "__name__"},
+    {"__qualname__", (getter)kernel_forward, NULL, NULL, "__qualname__"},
+    {"__doc__", (getter)kernel_forward, NULL, NULL, "__doc__"},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyObject *kernel_repr(KernelObject *self) {
+  return PyUnicode_FromFormat("<nbcuda kernel %R%s%S>", self->py_func,
+                              self->sigtext ? " " : "", self->sigtext ? self->sigtext : Py_None);
+}
+
+static PyType_Slot kernel_slots[] = {
+    {Py_tp_dealloc, kernel_dealloc},
+    {Py_tp_traverse, kernel_traverse},
+    {Py_tp_repr, kernel_repr},
+    {Py_mp_subscript, kernel_getitem},
+    {Py_tp_call, kernel_call},
+    {Py_tp_methods, kernel_methods},
+    {Py_tp_getset, kernel_getset},
+    {Py_tp_doc, (void *)"A CUDA kernel: launch it with kernel[griddim, blockdim](args)."},
+    {0, NULL},
+};
+
+static PyType_Spec kernel_spec = {
+    .name = "nbcuda.Kernel",
+    .basicsize = sizeof(KernelObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = kernel_slots,
+};
+
+/* ------------------------------------------------------------ Launcher ---------------- */
+
+static int launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->kernel);
+  Py_VISIT(self->stream);
+  return 0;
+}
+
+static void launcher_dealloc(LauncherObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(self->kernel);
+  Py_CLEAR(self->stream);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyMemberDef launcher_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(LauncherObject, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot launcher_slots[] = {
+    {Py_tp_dealloc, launcher_dealloc},
+    {Py_tp_traverse, launcher_traverse},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, launcher_members},
+    {0, NULL},
+};
+
+static PyType_Spec launcher_spec = {
+    .name = "nbcuda._KernelLauncher",
+    .basicsize = sizeof(LauncherObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = launcher_slots,
+};
+
+/* ------------------------------------------------------------ jit() ------------------- */
+
+/* What jit(...) was given, kept in the decorator's self tuple:
+ * (sig or None, device, debug, lineinfo, fastmath, opt). */
+static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  PyObject *sig = PyTuple_GET_ITEM(config, 0);
+  int device = PyObject_IsTrue(PyTuple_GET_ITEM(config, 1));
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  o.debug = PyObject_IsTrue(PyTuple_GET_ITEM(config, 2));
+  o.lineinfo = PyObject_IsTrue(PyTuple_GET_ITEM(config, 3));
+  o.fastmath = PyObject_IsTrue(PyTuple_GET_ITEM(config, 4));
+  o.opt = PyTuple_GET_ITEM(config, 5) == Py_None ? 1 : PyObject_IsTrue(PyTuple_GET_ITEM(config, 5));
+  if (!PyFunction_Check(func)) {
+    PyErr_Format(PyExc_TypeError, "jit() decorates Python functions, got %R", func);
+    return NULL;
+  }
+  if (device) {
+    DeviceFunctionObject *d = PyObject_GC_New(DeviceFunctionObject, st->DeviceFunctionType);
+    if (!d) return NULL;
+    d->py_func = Py_NewRef(func);
+    PyObject_GC_Track(d);
+    return (PyObject *)d;
+  }
+  if (sig == Py_None) return (PyObject *)kernel_alloc(st, func, &o);
+  PyObject *text = nbc__py_signature_text(st, sig);
+  if (!text) return NULL;
+  KernelObject *k = kernel_compile(st, func, text, &o);
+  Py_DECREF(text);
+  return (PyObject *)k;
+}
+
+static PyObject *py_jit_apply(PyObject *self, PyObject *func) {
+  /* self is (module, config) */
+  return apply_jit(PyTuple_GET_ITEM(self, 0), PyTuple_GET_ITEM(self, 1), func);
+}
+
+static PyMethodDef jit_apply_def = {"jit_decorator", py_jit_apply, METH_O,
+                                    "Applies jit's options to a function."};
+
+static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
+                           "inline", "link", "cache", "max_registers", NULL};
+  PyObject *target = Py_None, *device = Py_False, *debug = Py_False, *lineinfo = Py_False;
+  PyObject *fastmath = Py_False, *opt = Py_None, *inl = Py_None, *link = Py_None;
+  PyObject *cache = Py_False, *maxreg = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOO:jit", kwlist, &target, &device,
+                                   &debug, &lineinfo, &fastmath, &opt, &inl, &link, &cache,
+                                   &maxreg))
+    return NULL;
+  if (link != Py_None && PyObject_IsTrue(link)) {
+    PyErr_SetString(PyExc_NotImplementedError, "jit(link=...) is not supported by nbcuda yet");
+    return NULL;
+  }
+  int is_func = PyFunction_Check(target);
+  PyObject *sig = is_func ? Py_None : target;
+  if (PyList_Check(sig)) { /* a list of signatures: nbcuda compiles the first */
+    if (PyList_GET_SIZE(sig) != 1) {
+      PyErr_SetString(PyExc_NotImplementedError,
+                      "jit() with several signatures is not supported by nbcuda yet");
+      return NULL;
+    }
+    sig = PyList_GET_ITEM(sig, 0);
+  }
+  PyObject *config = Py_BuildValue("(OOOOOO)", sig, device, debug, lineinfo, fastmath, opt);
+  if (!config) return NULL;
+  if (is_func) {
+    PyObject *r = apply_jit(module, config, target);
+    Py_DECREF(config);
+    return r;
+  }
+  PyObject *self = PyTuple_Pack(2, module, config);
+  Py_DECREF(config);
+  if (!self) return NULL;
+  PyObject *deco = PyCFunction_NewEx(&jit_apply_def, self, NULL);
+  Py_DECREF(self);
+  return deco;
+}
+
+static PyMethodDef kernel_functions[] = {
+    {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
+     "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
+     "opt=True): a kernel (compiled now when a signature is given, else per argument "
+     "types on first launch) or, with device=True, a device function."},
+    {NULL, NULL, 0, NULL},
+};
+
+int nbc__py_kernel_init(PyObject *module, nbc__py_state *st) {
+  st->KernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
+  st->LauncherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launcher_spec, NULL);
+  st->DeviceFunctionType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &devfn_spec, NULL);
+  if (!st->KernelType || !st->LauncherType || !st->DeviceFunctionType) return -1;
+  return PyModule_AddFunctions(module, kernel_functions);
+}

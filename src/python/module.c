@@ -1,0 +1,274 @@
+/* module.c — the `nbcuda` extension module: definition, multi-phase initialisation, module
+ * state, and the module-level functions that belong to no object (is_available, detect,
+ * the runtime version wrapper).
+ *
+ * Initialisation does no CUDA work at all: like numba-cuda, importing nbcuda must not call
+ * cuInit (CUDA_VISIBLE_DEVICES set after the import must still count) and must be fast, so
+ * every file's init only creates types, exceptions and type objects; the driver is loaded
+ * by the C library on first use. numpy is imported on the first call that needs it.
+ */
+#include "nbcuda_py.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+nbc__py_state *nbc__py_module_state(PyObject *module) {
+  return (nbc__py_state *)PyModule_GetState(module);
+}
+
+nbc__py_state *nbc__py_state_of(PyObject *self) {
+  return (nbc__py_state *)PyType_GetModuleState(Py_TYPE(self));
+}
+
+/* ---------------------------------------------------------------- detection ----------- */
+
+static PyObject *py_is_available(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  int ok;
+  Py_BEGIN_ALLOW_THREADS ok = nbc_is_available();
+  Py_END_ALLOW_THREADS return PyBool_FromLong(ok);
+}
+
+/* detect() prints through sys.stdout (so that redirection and pytest's capture work), hence
+ * the report is first written to a memory stream. */
+static PyObject *py_detect(PyObject *module, PyObject *unused) {
+  (void)unused;
+  nbc__py_state *st = nbc__py_module_state(module);
+  char *text = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&text, &size);
+  if (!out) return PyErr_NoMemory();
+  int any = 0;
+  nbc_status_t s = nbc_detect(out, &any);
+  fclose(out);
+  if (s != NBC_OK) {
+    free(text);
+    return nbc__py_raise(st, s);
+  }
+  PyObject *str = PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace");
+  free(text);
+  if (!str) return NULL;
+  PyObject *sys_stdout = PySys_GetObject("stdout");
+  if (sys_stdout && sys_stdout != Py_None) {
+    PyObject *r = PyObject_CallMethod(sys_stdout, "write", "O", str);
+    if (!r) {
+      Py_DECREF(str);
+      return NULL;
+    }
+    Py_DECREF(r);
+  }
+  Py_DECREF(str);
+  return PyBool_FromLong(any);
+}
+
+/* numba's cuda_error(): None when the driver initialised, else the reason. */
+static PyObject *py_cuda_error(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  int count = 0;
+  nbc_status_t s = nbc_device_count(&count);
+  if (s == NBC_OK) Py_RETURN_NONE;
+  const char *msg = nbc_last_error();
+  return PyUnicode_FromString(msg && *msg ? msg : nbc_status_string(s));
+}
+
+/* The path the C library loaded libcuda from (tests use it to tell the test driver). */
+static PyObject *py_driver_path(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  const char *p = nbc_driver_path();
+  if (!p) Py_RETURN_NONE;
+  return PyUnicode_DecodeFSDefault(p);
+}
+
+/* ---------------------------------------------------------------- runtime ------------- */
+
+typedef struct {
+  PyObject_HEAD
+} RuntimeObject;
+
+static PyObject *runtime_get_version(PyObject *self, PyObject *unused) {
+  (void)unused;
+  int major = 0, minor = 0;
+  nbc_status_t s = nbc_runtime_get_version(&major, &minor, NULL);
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of(self), s);
+  return Py_BuildValue("(ii)", major, minor);
+}
+
+static PyObject *runtime_get_source(PyObject *self, PyObject *unused) {
+  (void)unused;
+  int major = 0, minor = 0;
+  nbc_runtime_source_t src = NBC_RUNTIME_CUDART;
+  nbc_status_t s = nbc_runtime_get_version(&major, &minor, &src);
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of(self), s);
+  return PyUnicode_FromString(src == NBC_RUNTIME_CUDART ? "cudart"
+                              : src == NBC_RUNTIME_NVRTC ? "nvrtc"
+                                                         : "nvvm");
+}
+
+static PyObject *is_supported(nbc__py_state *st) {
+  int ok = 0;
+  nbc_status_t s = nbc_runtime_is_supported_version(&ok);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return PyBool_FromLong(ok);
+}
+
+static PyObject *runtime_is_supported_version(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return is_supported(nbc__py_state_of(self));
+}
+
+static PyObject *runtime_supported_versions(PyObject *self, void *closure) {
+  (void)self;
+  (void)closure;
+  const int(*versions)[2] = NULL;
+  int count = 0;
+  nbc_runtime_supported_versions(&versions, &count);
+  PyObject *t = PyTuple_New(count);
+  for (int i = 0; t && i < count; i++) {
+    PyObject *pair = Py_BuildValue("(ii)", versions[i][0], versions[i][1]);
+    if (!pair) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, i, pair);
+  }
+  return t;
+}
+
+static PyObject *runtime_repr(PyObject *self) {
+  (void)self;
+  return PyUnicode_FromString("<nbcuda runtime>");
+}
+
+static PyMethodDef runtime_methods[] = {
+    {"get_version", runtime_get_version, METH_NOARGS,
+     "(major, minor) of the CUDA runtime (libcudart, else the toolkit's NVRTC/libNVVM)."},
+    {"get_source", runtime_get_source, METH_NOARGS,
+     "Which library answered get_version(): 'cudart', 'nvrtc' or 'nvvm'."},
+    {"is_supported_version", runtime_is_supported_version, METH_NOARGS,
+     "Whether the runtime's major version is one nbcuda supports."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef runtime_getset[] = {
+    {"supported_versions", runtime_supported_versions, NULL,
+     "The supported (major, minor) versions.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static void runtime_dealloc(PyObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyType_Slot runtime_slots[] = {
+    {Py_tp_dealloc, runtime_dealloc},
+    {Py_tp_methods, runtime_methods},
+    {Py_tp_getset, runtime_getset},
+    {Py_tp_repr, runtime_repr},
+    {Py_tp_doc, (void *)"The CUDA runtime version wrapper (nbcuda.runtime)."},
+    {0, NULL},
+};
+
+static PyType_Spec runtime_spec = {
+    .name = "nbcuda.Runtime",
+    .basicsize = sizeof(RuntimeObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = runtime_slots,
+};
+
+static PyObject *py_is_supported_version(PyObject *module, PyObject *unused) {
+  (void)unused;
+  return is_supported(nbc__py_module_state(module));
+}
+
+static PyMethodDef module_functions[] = {
+    {"is_available", py_is_available, METH_NOARGS,
+     "Whether the CUDA driver initialises and libNVVM can be loaded; never raises."},
+    {"detect", py_detect, METH_NOARGS,
+     "Prints the devices found (numba's format); True if any is supported."},
+    {"cuda_error", py_cuda_error, METH_NOARGS,
+     "None when CUDA initialised, else the reason it did not."},
+    {"is_supported_version", py_is_supported_version, METH_NOARGS,
+     "Whether the CUDA runtime version is supported."},
+    {"_driver_path", py_driver_path, METH_NOARGS, "The libcuda path in use (or None)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---------------------------------------------------------------- the module ---------- */
+
+static int module_exec(PyObject *module) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  st->module_name = PyUnicode_InternFromString("nbcuda");
+  st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
+  st->str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__");
+  if (!st->module_name || !st->str_cai || !st->str_cuda_stream) return -1;
+  if (PyModule_AddFunctions(module, module_functions) < 0) return -1;
+  st->RuntimeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &runtime_spec, NULL);
+  if (!st->RuntimeType) return -1;
+  PyObject *rt = PyType_GenericAlloc(st->RuntimeType, 0);
+  if (!rt || PyModule_AddObject(module, "runtime", rt) < 0) {
+    Py_XDECREF(rt);
+    return -1;
+  }
+  if (nbc__py_errors_init(module, st) < 0 || nbc__py_types_init(module, st) < 0 ||
+      nbc__py_device_init(module, st) < 0 || nbc__py_context_init(module, st) < 0 ||
+      nbc__py_stream_init(module, st) < 0 || nbc__py_event_init(module, st) < 0 ||
+      nbc__py_devicearray_init(module, st) < 0 || nbc__py_compile_init(module, st) < 0 ||
+      nbc__py_kernel_init(module, st) < 0)
+    return -1;
+  if (PyModule_AddStringConstant(module, "__version__", NBC_VERSION_STRING) < 0) return -1;
+  return 0;
+}
+
+#define STATE_OBJECTS(X)                                                                   \
+  X(CudaSupportError) X(CudaDriverError) X(CudaAPIError) X(CudaRuntimeError) X(NvvmError) \
+  X(NvvmSupportError) X(CompileError) X(TypingError) X(CCSupportError) X(LinkerError)      \
+  X(DeviceType) X(ManagedDeviceType) X(DeviceListType) X(ContextType) X(StreamType)        \
+  X(EventType) X(DeviceArrayType) X(NbTypeType) X(KernelType) X(LauncherType)              \
+  X(DeviceFunctionType) X(RequireContextType) X(ScopeType) X(RuntimeType) X(gpus)          \
+  X(devices) X(managed) X(contexts) X(types) X(memory_info) X(numpy) X(module_name)        \
+  X(dispatcher) X(str_cai) X(str_cuda_stream)
+
+static int module_traverse(PyObject *module, visitproc visit, void *arg) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!st) return 0;
+#define VISIT_(f) Py_VISIT(st->f);
+  STATE_OBJECTS(VISIT_)
+#undef VISIT_
+  return 0;
+}
+
+static int module_clear(PyObject *module) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!st) return 0;
+#define CLEAR_(f) Py_CLEAR(st->f);
+  STATE_OBJECTS(CLEAR_)
+#undef CLEAR_
+  return 0;
+}
+
+static void module_free(void *module) { module_clear((PyObject *)module); }
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef nbcuda_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "nbcuda",
+    .m_doc = "nbcuda: Numba's CUDA host API and Python-kernel compiler, written in C.\n\n"
+             "`import nbcuda as cuda` runs code written for numba.cuda's host API; "
+             "`cuda.compile(pyfunc, sig)` compiles a Python function to PTX or LTO-IR.",
+    .m_size = sizeof(nbc__py_state),
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC PyInit_nbcuda(void) { return PyModuleDef_Init(&nbcuda_module); }

@@ -1,0 +1,144 @@
+/* nbcuda_py.h — the internal header of the `nbcuda` CPython extension, one section per file.
+ *
+ * The extension is thin: every behaviour lives in libnbcuda (include/nbcuda.h); these files
+ * convert Python arguments, call the C API and turn a failed nbc_status_t into the Python
+ * exception numba-cuda raises for it (errors.c). The module uses multi-phase
+ * initialisation, a module-state struct instead of C globals, and heap types created from
+ * PyType_Spec with the module as their owner, so every object finds the state through its
+ * type (nbc__py_state_of). The only C globals are in stream.c: the queue that stream
+ * callbacks, which run on a thread of the CUDA driver, hand completions through (the driver
+ * thread holds no reference to any Python object it could reach the state by).
+ */
+#ifndef NBCUDA_PY_H
+#define NBCUDA_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "nbcuda.h"
+
+/* The state of one `nbcuda` module object. */
+typedef struct nbc__py_state {
+  /* exceptions (errors.c) */
+  PyObject *CudaSupportError, *CudaDriverError, *CudaAPIError, *CudaRuntimeError;
+  PyObject *NvvmError, *NvvmSupportError, *CompileError, *TypingError, *CCSupportError;
+  PyObject *LinkerError;
+  /* heap types */
+  PyTypeObject *DeviceType, *ManagedDeviceType, *DeviceListType, *ContextType;
+  PyTypeObject *StreamType, *EventType, *DeviceArrayType, *NbTypeType, *KernelType;
+  PyTypeObject *LauncherType, *DeviceFunctionType, *RequireContextType, *ScopeType;
+  PyTypeObject *RuntimeType;
+  /* caches, built lazily */
+  PyObject *gpus;          /* the _DeviceList singleton */
+  PyObject *devices;       /* list: Device per ordinal (None until made) */
+  PyObject *managed;       /* list: _DeviceContextManager per ordinal */
+  PyObject *contexts;      /* list: Context per ordinal */
+  PyObject *types;         /* dict: numba type name/alias -> type object */
+  PyObject *memory_info;   /* the MemoryInfo namedtuple class */
+  PyObject *numpy;         /* the numpy module, imported on first need */
+  PyObject *module_name;   /* "nbcuda" */
+  PyObject *dispatcher;    /* the callback dispatcher thread (stream.c), or NULL */
+  PyObject *str_cai;       /* "__cuda_array_interface__" */
+  PyObject *str_cuda_stream; /* "__cuda_stream__" */
+} nbc__py_state;
+
+/* The state of the module that owns an object's type, and of a module object. */
+nbc__py_state *nbc__py_state_of(PyObject *self);
+nbc__py_state *nbc__py_module_state(PyObject *module);
+
+/* ======================================================================= errors.c === */
+/* Creates the exception classes in the state and adds them to the module. */
+int nbc__py_errors_init(PyObject *module, nbc__py_state *st);
+/* Raises the exception for a failed status (message from nbc_last_error()) and returns
+ * NULL. */
+PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status);
+/* The same, for functions that return int: returns -1. */
+int nbc__py_raise_int(nbc__py_state *st, nbc_status_t status);
+
+/* ======================================================================== types.c === */
+/* numba's type objects: nbcuda.float32, int64, void, arrays by slicing, signatures. */
+int nbc__py_types_init(PyObject *module, nbc__py_state *st);
+/* The signature text of a sig argument (str, a type-built signature, a tuple or list of
+ * types); a new reference to a str, or NULL with an exception set. */
+PyObject *nbc__py_signature_text(nbc__py_state *st, PyObject *sig);
+/* The type object for numba's printed name (e.g. a compile result's "float64"); a new
+ * reference. Unknown names get a new type object printing as the name. */
+PyObject *nbc__py_type_from_name(nbc__py_state *st, const char *name);
+/* numpy's typestr ("<f4") of a scalar type object, NULL when obj is not one. */
+const char *nbc__py_type_typestr(nbc__py_state *st, PyObject *obj);
+/* Whether obj is a numba type object (nbcuda's or numba's own); *pname gets the name as a
+ * new reference. */
+int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname);
+
+/* ======================================================================= device.c === */
+int nbc__py_device_init(PyObject *module, nbc__py_state *st);
+/* The Device object of an nbc device (cached per ordinal); a new reference. */
+PyObject *nbc__py_device_object(nbc__py_state *st, nbc_device_t *device);
+
+/* ====================================================================== context.c === */
+int nbc__py_context_init(PyObject *module, nbc__py_state *st);
+/* The Context object of an nbc context (cached per device); a new reference. */
+PyObject *nbc__py_context_object(nbc__py_state *st, nbc_context_t *context);
+/* nbc_current_context(-1) as a Context object; a new reference. */
+PyObject *nbc__py_current_context(nbc__py_state *st);
+
+/* ======================================================================= stream.c === */
+int nbc__py_stream_init(PyObject *module, nbc__py_state *st);
+/* A stream argument (0, None, a Stream, an object with __cuda_stream__) as an nbc stream:
+ * *pstream is NULL for the default stream; *ptemp is set when a temporary wrapper was made
+ * that the caller must nbc_stream_destroy. Returns -1 with TypeError otherwise. */
+int nbc__py_stream_arg(nbc__py_state *st, PyObject *obj, nbc_stream_t **pstream,
+                       nbc_stream_t **ptemp);
+/* A generic context manager object running C functions on enter and exit (used by
+ * profiling() and auto_synchronize()). */
+typedef PyObject *(*nbc__py_scope_fn)(PyObject *target);
+PyObject *nbc__py_scope_new(nbc__py_state *st, nbc__py_scope_fn enter, nbc__py_scope_fn exit,
+                            PyObject *target);
+
+/* ======================================================================== event.c === */
+int nbc__py_event_init(PyObject *module, nbc__py_state *st);
+
+/* ================================================================== devicearray.c === */
+int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st);
+/* The numpy module (imported once); a borrowed reference, NULL with ImportError. */
+PyObject *nbc__py_numpy(nbc__py_state *st);
+
+/* A view of any array argument for a kernel launch: device memory, element, geometry. */
+#define NBC__PY_MAXDIM 32
+typedef struct nbc__py_array_view {
+  nbc_devptr_t data;
+  char kind;         /* numpy kind letter */
+  int itemsize;
+  int ndim;
+  int64_t shape[NBC__PY_MAXDIM];
+  int64_t strides[NBC__PY_MAXDIM];
+  /* Set when the argument was a host array copied to the device for the launch: the
+   * launcher copies it back and frees the device copy afterwards. */
+  PyObject *host;    /* the host object (new reference) */
+  Py_buffer buffer;  /* its buffer, held until the copy back */
+  size_t nbytes;
+} nbc__py_array_view;
+/* Fills *view for obj: an nbcuda device array (fast path), an object with
+ * __cuda_array_interface__, or a host buffer (copied to the device). 0 on success, -1 with
+ * an exception set; on success the caller calls nbc__py_array_view_finish. */
+int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view);
+/* Copies a host argument back and releases what the view holds; -1 with an exception set
+ * when the copy failed (the view is released either way). */
+int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back);
+/* numpy kind letter and itemsize of a buffer format ("f", "<d", "?", "Zf"); 0 if unknown. */
+char nbc__py_format_kind(const char *format, Py_ssize_t itemsize);
+
+/* ====================================================================== compile.c === */
+int nbc__py_compile_init(PyObject *module, nbc__py_state *st);
+/* Compiles pyfunc (a Python function) for sig with the options; a new reference to the
+ * result object is not made here: *presult is the C result (caller destroys). Returns 0,
+ * or -1 with the Python exception set. */
+int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
+                             const nbc_compile_options_t *options,
+                             nbc_compile_result_t **presult);
+/* Options of compile() from its keyword arguments (debug, lineinfo, fastmath, opt, cc). */
+
+/* ======================================================================= kernel.c === */
+int nbc__py_kernel_init(PyObject *module, nbc__py_state *st);
+
+#endif /* NBCUDA_PY_H */

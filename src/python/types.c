@@ -1,0 +1,484 @@
+/* types.c — numba's type objects under numba's names: nbcuda.float32, int64, void, boolean,
+ * the aliases (f4, i8, b1, intp, double, float_, ...), array types made by slicing a scalar
+ * type (float32[:] is "array(float32, 1d, A)", float32[:, ::1] is "array(float32, 2d, C)",
+ * float32[::1, :] is "array(float32, 2d, F)"), and signatures made by calling a type with
+ * argument types (float32(float32, int64) prints "(float32, int64) -> float32").
+ *
+ * They exist so that code written for numba can spell signatures with objects: a tuple of
+ * type objects, or a type-built signature, is turned into the signature text that the C
+ * signature parser takes (nbc__py_signature_text), and compile() returns its resty as one
+ * of these objects. One heap type, NbType, holds every kind; the object keeps both the name
+ * numba prints and the text the C parser reads ("bool" prints, "boolean" parses). Calling a
+ * scalar type with a value converts it like numba does (numba.float32(1.7) is a
+ * numpy.float32).
+ */
+#include "nbcuda_py.h"
+
+#include <string.h>
+
+enum { T_SCALAR, T_VOID, T_ARRAY, T_SIGNATURE, T_OTHER };
+
+typedef struct {
+  PyObject_HEAD
+  int kind;
+  PyObject *name;    /* numba's str() */
+  PyObject *sigtext; /* the C signature parser's spelling */
+  PyObject *dtype;   /* ARRAY: element type; SIGNATURE: return type or None */
+  PyObject *args;    /* SIGNATURE: tuple of argument types */
+  int ndim;
+  char layout;
+  int bitwidth;
+  const char *typestr; /* SCALAR: numpy typestr */
+} NbType;
+
+/* The scalar types: canonical printed name, parser spelling, numpy typestr, bits, then the
+ * aliases that name the same object. */
+static const struct scalar_def {
+  const char *name, *sigtext, *typestr;
+  int bits;
+  const char *aliases[8];
+} scalar_defs[] = {
+    {"bool", "boolean", "|b1", 8, {"boolean", "bool_", "b1"}},
+    {"int8", "int8", "|i1", 8, {"i1", "char"}},
+    {"int16", "int16", "<i2", 16, {"i2", "short"}},
+    {"int32", "int32", "<i4", 32, {"i4", "intc"}},
+    {"int64", "int64", "<i8", 64, {"i8", "intp", "int_", "long_", "longlong", "ssize_t"}},
+    {"uint8", "uint8", "|u1", 8, {"u1", "byte", "uchar"}},
+    {"uint16", "uint16", "<u2", 16, {"u2", "ushort"}},
+    {"uint32", "uint32", "<u4", 32, {"u4", "uintc"}},
+    {"uint64", "uint64", "<u8", 64, {"u8", "uintp", "uint", "ulong", "ulonglong", "size_t"}},
+    {"float16", "float16", "<f2", 16, {"f2"}},
+    {"float32", "float32", "<f4", 32, {"f4", "float_"}},
+    {"float64", "float64", "<f8", 64, {"f8", "double"}},
+    {"complex64", "complex64", "<c8", 64, {"c8"}},
+    {"complex128", "complex128", "<c16", 128, {"c16"}},
+};
+
+static NbType *type_new(nbc__py_state *st, int kind, PyObject *name, PyObject *sigtext) {
+  NbType *t = PyObject_GC_New(NbType, st->NbTypeType);
+  if (!t) return NULL;
+  t->kind = kind;
+  t->name = Py_NewRef(name);
+  t->sigtext = Py_NewRef(sigtext);
+  t->dtype = NULL;
+  t->args = NULL;
+  t->ndim = 0;
+  t->layout = 0;
+  t->bitwidth = 0;
+  t->typestr = NULL;
+  PyObject_GC_Track(t);
+  return t;
+}
+
+static int type_traverse(NbType *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->dtype);
+  Py_VISIT(self->args);
+  return 0;
+}
+
+static int type_clear(NbType *self) {
+  Py_CLEAR(self->dtype);
+  Py_CLEAR(self->args);
+  return 0;
+}
+
+static void type_dealloc(NbType *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  type_clear(self);
+  Py_XDECREF(self->name);
+  Py_XDECREF(self->sigtext);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyObject *type_str(NbType *self) { return Py_NewRef(self->name); }
+
+static PyObject *type_repr(NbType *self) {
+  if (self->kind == T_ARRAY)
+    return PyUnicode_FromFormat("Array(%S, %d, '%c', False, aligned=True)", self->dtype,
+                                self->ndim, self->layout);
+  return Py_NewRef(self->name);
+}
+
+static Py_hash_t type_hash(NbType *self) { return PyObject_Hash(self->sigtext); }
+
+static PyObject *type_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
+  int eq = PyUnicode_Compare(((NbType *)a)->sigtext, ((NbType *)b)->sigtext) == 0;
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+/* float32[:, ::1] and friends: each index must be ':' or '::1'. */
+static PyObject *type_getitem(NbType *self, PyObject *key) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  if (self->kind != T_SCALAR) {
+    PyErr_Format(PyExc_TypeError, "'%U' cannot be indexed", self->name);
+    return NULL;
+  }
+  PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
+  if (!items) return NULL;
+  Py_ssize_t ndim = PyTuple_GET_SIZE(items);
+  int unit_first = 0, unit_last = 0;
+  for (Py_ssize_t i = 0; i < ndim; i++) {
+    PyObject *s = PyTuple_GET_ITEM(items, i);
+    PyObject *start, *stop, *step;
+    if (!PySlice_Check(s)) goto bad;
+    start = PyObject_GetAttrString(s, "start");
+    stop = PyObject_GetAttrString(s, "stop");
+    step = PyObject_GetAttrString(s, "step");
+    int ok = start == Py_None && stop == Py_None &&
+             (step == Py_None || (PyLong_Check(step) && PyLong_AsLong(step) == 1));
+    int unit = step != Py_None;
+    Py_XDECREF(start);
+    Py_XDECREF(stop);
+    Py_XDECREF(step);
+    if (!ok) goto bad;
+    if (unit && i == 0) unit_first = 1;
+    if (unit && i == ndim - 1) unit_last = 1;
+    if (unit && i != 0 && i != ndim - 1) goto bad;
+  }
+  if (ndim == 0 || (unit_first && unit_last && ndim > 1)) goto bad;
+  Py_DECREF(items);
+  char layout = unit_last ? 'C' : unit_first ? 'F' : 'A';
+  PyObject *name = PyUnicode_FromFormat("array(%U, %zdd, %c)", self->name, ndim, layout);
+  PyObject *sig = PyUnicode_FromFormat("%U[", self->sigtext);
+  for (Py_ssize_t i = 0; sig && i < ndim; i++) {
+    int unit = (layout == 'C' && i == ndim - 1) || (layout == 'F' && i == 0);
+    PyObject *next = PyUnicode_FromFormat("%U%s%s", sig, i ? ", " : "", unit ? "::1" : ":");
+    Py_SETREF(sig, next);
+  }
+  if (sig) Py_SETREF(sig, PyUnicode_FromFormat("%U]", sig));
+  NbType *t = name && sig ? type_new(st, T_ARRAY, name, sig) : NULL;
+  Py_XDECREF(name);
+  Py_XDECREF(sig);
+  if (!t) return NULL;
+  t->dtype = Py_NewRef(self);
+  t->ndim = (int)ndim;
+  t->layout = layout;
+  return (PyObject *)t;
+bad:
+  Py_DECREF(items);
+  if (!PyErr_Occurred())
+    PyErr_SetString(PyExc_TypeError,
+                    "array types are spelled with ':' and '::1' slices, e.g. float32[:, ::1]");
+  return NULL;
+}
+
+/* A signature from a return type (or NULL) and argument types. */
+static PyObject *make_signature(nbc__py_state *st, NbType *ret, PyObject *args) {
+  PyObject *argnames = PyUnicode_FromString(""), *argsig = PyUnicode_FromString("");
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  for (Py_ssize_t i = 0; argnames && argsig && i < n; i++) {
+    NbType *a = (NbType *)PyTuple_GET_ITEM(args, i);
+    Py_SETREF(argnames, PyUnicode_FromFormat("%U%s%U", argnames, i ? ", " : "", a->name));
+    if (!argnames) break;
+    Py_SETREF(argsig, PyUnicode_FromFormat("%U%s%U", argsig, i ? ", " : "", a->sigtext));
+  }
+  PyObject *name = NULL, *sig = NULL;
+  if (argnames && argsig) {
+    name = PyUnicode_FromFormat("(%U%s) -> %U", argnames, n == 1 ? "," : "",
+                                ret ? ret->name : (PyObject *)NULL);
+    sig = ret ? PyUnicode_FromFormat("%U(%U)", ret->sigtext, argsig)
+              : PyUnicode_FromFormat("(%U%s)", argsig, n == 1 ? "," : "");
+  }
+  Py_XDECREF(argnames);
+  Py_XDECREF(argsig);
+  NbType *t = name && sig ? type_new(st, T_SIGNATURE, name, sig) : NULL;
+  Py_XDECREF(name);
+  Py_XDECREF(sig);
+  if (!t) return NULL;
+  t->dtype = Py_NewRef(ret ? (PyObject *)ret : Py_None);
+  t->args = Py_NewRef(args);
+  return (PyObject *)t;
+}
+
+/* float32(float32, int64) builds a signature; float32(1.7) converts a value like numba
+ * (numpy's scalar of that type). */
+static PyObject *type_call(NbType *self, PyObject *args, PyObject *kwargs) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  int all_types = 1;
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (Py_TYPE(PyTuple_GET_ITEM(args, i)) != st->NbTypeType ||
+        ((NbType *)PyTuple_GET_ITEM(args, i))->kind == T_SIGNATURE)
+      all_types = 0;
+  if (kwargs && PyDict_GET_SIZE(kwargs)) {
+    PyErr_SetString(PyExc_TypeError, "type objects take no keyword arguments");
+    return NULL;
+  }
+  if (self->kind == T_SIGNATURE) {
+    PyErr_SetString(PyExc_TypeError, "a signature cannot be called");
+    return NULL;
+  }
+  if (all_types && (n > 0 || self->kind != T_SCALAR)) return make_signature(st, self, args);
+  if (self->kind == T_SCALAR && n == 1) {
+    PyObject *np = nbc__py_numpy(st);
+    if (!np) return NULL;
+    PyObject *dt = PyObject_CallMethod(np, "dtype", "s", self->typestr);
+    if (!dt) return NULL;
+    PyObject *scalar_type = PyObject_GetAttrString(dt, "type");
+    Py_DECREF(dt);
+    if (!scalar_type) return NULL;
+    PyObject *r = PyObject_CallOneArg(scalar_type, PyTuple_GET_ITEM(args, 0));
+    Py_DECREF(scalar_type);
+    return r;
+  }
+  PyErr_Format(PyExc_TypeError, "%U() takes type objects (a signature) or one value",
+               self->name);
+  return NULL;
+}
+
+static PyObject *type_get_name(NbType *self, void *c) {
+  (void)c;
+  return Py_NewRef(self->name);
+}
+static PyObject *type_get_bitwidth(NbType *self, void *c) {
+  (void)c;
+  if (self->kind != T_SCALAR) {
+    PyErr_SetString(PyExc_AttributeError, "only scalar types have a bitwidth");
+    return NULL;
+  }
+  return PyLong_FromLong(self->bitwidth);
+}
+static PyObject *type_get_dtype(NbType *self, void *c) {
+  (void)c;
+  if (self->kind != T_ARRAY) {
+    PyErr_SetString(PyExc_AttributeError, "only array types have a dtype");
+    return NULL;
+  }
+  return Py_NewRef(self->dtype);
+}
+static PyObject *type_get_ndim(NbType *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(self->ndim);
+}
+static PyObject *type_get_layout(NbType *self, void *c) {
+  (void)c;
+  if (self->kind != T_ARRAY) Py_RETURN_NONE;
+  return PyUnicode_FromOrdinal(self->layout);
+}
+static PyObject *type_get_args(NbType *self, void *c) {
+  (void)c;
+  if (self->kind != T_SIGNATURE) {
+    PyErr_SetString(PyExc_AttributeError, "only signatures have args");
+    return NULL;
+  }
+  return Py_NewRef(self->args);
+}
+static PyObject *type_get_return_type(NbType *self, void *c) {
+  (void)c;
+  if (self->kind != T_SIGNATURE) {
+    PyErr_SetString(PyExc_AttributeError, "only signatures have a return_type");
+    return NULL;
+  }
+  return Py_NewRef(self->dtype);
+}
+static PyObject *type_get_sigtext(NbType *self, void *c) {
+  (void)c;
+  return Py_NewRef(self->sigtext);
+}
+
+static PyGetSetDef type_getset[] = {
+    {"name", (getter)type_get_name, NULL, "numba's name of the type", NULL},
+    {"bitwidth", (getter)type_get_bitwidth, NULL, "bits of a scalar type", NULL},
+    {"dtype", (getter)type_get_dtype, NULL, "element type of an array type", NULL},
+    {"ndim", (getter)type_get_ndim, NULL, "dimensions of an array type", NULL},
+    {"layout", (getter)type_get_layout, NULL, "'C', 'F' or 'A' for array types", NULL},
+    {"args", (getter)type_get_args, NULL, "argument types of a signature", NULL},
+    {"return_type", (getter)type_get_return_type, NULL, "return type of a signature", NULL},
+    {"signature_text", (getter)type_get_sigtext, NULL, "the text the C parser reads", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot type_slots[] = {
+    {Py_tp_dealloc, type_dealloc},
+    {Py_tp_traverse, type_traverse},
+    {Py_tp_clear, type_clear},
+    {Py_tp_str, type_str},
+    {Py_tp_repr, type_repr},
+    {Py_tp_hash, type_hash},
+    {Py_tp_richcompare, type_richcompare},
+    {Py_tp_call, type_call},
+    {Py_mp_subscript, type_getitem},
+    {Py_tp_getset, type_getset},
+    {Py_tp_doc, (void *)"A numba type: a scalar, an array type or a signature."},
+    {0, NULL},
+};
+
+static PyType_Spec type_spec = {
+    .name = "nbcuda.Type",
+    .basicsize = sizeof(NbType),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = type_slots,
+};
+
+int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
+  st->NbTypeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &type_spec, NULL);
+  if (!st->NbTypeType) return -1;
+  st->types = PyDict_New();
+  if (!st->types) return -1;
+  for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++) {
+    const struct scalar_def *d = &scalar_defs[i];
+    PyObject *name = PyUnicode_FromString(d->name), *sig = PyUnicode_FromString(d->sigtext);
+    NbType *t = name && sig ? type_new(st, T_SCALAR, name, sig) : NULL;
+    Py_XDECREF(name);
+    Py_XDECREF(sig);
+    if (!t) return -1;
+    t->bitwidth = d->bits;
+    t->typestr = d->typestr;
+    int rc = PyDict_SetItemString(st->types, d->name, (PyObject *)t);
+    if (rc == 0 && strcmp(d->name, "bool") != 0)
+      rc = PyModule_AddObjectRef(module, d->name, (PyObject *)t);
+    for (int a = 0; rc == 0 && d->aliases[a]; a++) {
+      rc = PyModule_AddObjectRef(module, d->aliases[a], (PyObject *)t);
+      if (rc == 0) rc = PyDict_SetItemString(st->types, d->aliases[a], (PyObject *)t);
+    }
+    Py_DECREF(t);
+    if (rc < 0) return -1;
+  }
+  PyObject *none_name = PyUnicode_FromString("none"), *void_sig = PyUnicode_FromString("void");
+  NbType *v = none_name && void_sig ? type_new(st, T_VOID, none_name, void_sig) : NULL;
+  Py_XDECREF(none_name);
+  Py_XDECREF(void_sig);
+  if (!v) return -1;
+  int rc = PyModule_AddObjectRef(module, "void", (PyObject *)v);
+  if (rc == 0) rc = PyModule_AddObjectRef(module, "none", (PyObject *)v);
+  if (rc == 0) rc = PyDict_SetItemString(st->types, "none", (PyObject *)v);
+  if (rc == 0) rc = PyDict_SetItemString(st->types, "void", (PyObject *)v);
+  Py_DECREF(v);
+  return rc;
+}
+
+/* The signature text of one element of a tuple signature. */
+static PyObject *element_text(nbc__py_state *st, PyObject *item) {
+  PyObject *name = NULL;
+  if (PyUnicode_Check(item)) return Py_NewRef(item);
+  if (nbc__py_is_type(st, item, &name)) {
+    if (Py_TYPE(item) == st->NbTypeType) {
+      Py_DECREF(name);
+      return Py_NewRef(((NbType *)item)->sigtext);
+    }
+    return name;
+  }
+  PyErr_Format(PyExc_TypeError, "a signature takes type objects, got %R", item);
+  return NULL;
+}
+
+PyObject *nbc__py_signature_text(nbc__py_state *st, PyObject *sig) {
+  if (PyUnicode_Check(sig)) return Py_NewRef(sig);
+  if (Py_TYPE(sig) == st->NbTypeType) return Py_NewRef(((NbType *)sig)->sigtext);
+  if (PyTuple_Check(sig) || PyList_Check(sig)) {
+    Py_ssize_t n = PySequence_Size(sig);
+    PyObject *text = PyUnicode_FromString("(");
+    for (Py_ssize_t i = 0; text && i < n; i++) {
+      PyObject *item = PySequence_GetItem(sig, i);
+      PyObject *t = item ? element_text(st, item) : NULL;
+      Py_XDECREF(item);
+      if (!t) {
+        Py_DECREF(text);
+        return NULL;
+      }
+      Py_SETREF(text, PyUnicode_FromFormat("%U%s%U", text, i ? ", " : "", t));
+      Py_DECREF(t);
+    }
+    if (text) Py_SETREF(text, PyUnicode_FromFormat("%U%s)", text, n == 1 ? "," : ""));
+    return text;
+  }
+  /* numba's own Signature objects: "(float32, int64) -> float32" is rebuilt from parts. */
+  PyObject *args = PyObject_GetAttrString(sig, "args");
+  PyObject *ret = args ? PyObject_GetAttrString(sig, "return_type") : NULL;
+  if (!args || !ret) {
+    Py_XDECREF(args);
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "invalid signature %R: expected a str, a tuple of types "
+                 "or a signature", sig);
+    return NULL;
+  }
+  PyObject *argtext = nbc__py_signature_text(st, args);
+  PyObject *rettext = ret == Py_None ? NULL : element_text(st, ret);
+  PyObject *text = NULL;
+  if (argtext && (rettext || ret == Py_None))
+    text = rettext ? PyUnicode_FromFormat("%U%U", rettext, argtext) : Py_NewRef(argtext);
+  Py_DECREF(args);
+  Py_DECREF(ret);
+  Py_XDECREF(argtext);
+  Py_XDECREF(rettext);
+  return text;
+}
+
+PyObject *nbc__py_type_from_name(nbc__py_state *st, const char *name) {
+  PyObject *t = PyDict_GetItemString(st->types, name);
+  if (t) return Py_NewRef(t);
+  PyObject *s = PyUnicode_FromString(name);
+  if (!s) return NULL;
+  NbType *o = type_new(st, T_OTHER, s, s);
+  Py_DECREF(s);
+  return (PyObject *)o;
+}
+
+const char *nbc__py_type_typestr(nbc__py_state *st, PyObject *obj) {
+  if (Py_TYPE(obj) != st->NbTypeType || ((NbType *)obj)->kind != T_SCALAR) return NULL;
+  return ((NbType *)obj)->typestr;
+}
+
+/* The signature spelling of one of numba's own type objects: scalars print as their name
+ * ("bool" is spelled "boolean"), arrays are rebuilt from dtype, ndim and layout. */
+static PyObject *numba_type_text(PyObject *obj) {
+  PyObject *layout = PyObject_GetAttrString(obj, "layout");
+  if (!layout) {
+    PyErr_Clear();
+    PyObject *s = PyObject_Str(obj);
+    if (s && PyUnicode_CompareWithASCIIString(s, "bool") == 0)
+      Py_SETREF(s, PyUnicode_FromString("boolean"));
+    else if (s && PyUnicode_CompareWithASCIIString(s, "none") == 0)
+      Py_SETREF(s, PyUnicode_FromString("void"));
+    return s;
+  }
+  PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
+  PyObject *ndim = PyObject_GetAttrString(obj, "ndim");
+  PyObject *dtext = dtype ? numba_type_text(dtype) : NULL;
+  PyObject *text = NULL;
+  const char *lay = PyUnicode_Check(layout) ? PyUnicode_AsUTF8(layout) : "A";
+  long n = ndim ? PyLong_AsLong(ndim) : -1;
+  if (dtext && n > 0 && lay) {
+    text = PyUnicode_FromFormat("%U[", dtext);
+    for (long i = 0; text && i < n; i++) {
+      int unit = (lay[0] == 'C' && i == n - 1) || (lay[0] == 'F' && i == 0);
+      Py_SETREF(text, PyUnicode_FromFormat("%U%s%s", text, i ? ", " : "", unit ? "::1" : ":"));
+    }
+    if (text) Py_SETREF(text, PyUnicode_FromFormat("%U]", text));
+  }
+  Py_DECREF(layout);
+  Py_XDECREF(dtype);
+  Py_XDECREF(ndim);
+  Py_XDECREF(dtext);
+  if (!text && !PyErr_Occurred())
+    PyErr_Format(PyExc_TypeError, "cannot use numba type %R in a signature", obj);
+  return text;
+}
+
+int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname) {
+  if (Py_TYPE(obj) == st->NbTypeType) {
+    *pname = Py_NewRef(((NbType *)obj)->sigtext);
+    return 1;
+  }
+  /* numba's types are instances of classes in numba.core.types.* */
+  PyObject *mod = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__module__");
+  if (!mod) {
+    PyErr_Clear();
+    return 0;
+  }
+  const char *m = PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+  int is = m && strncmp(m, "numba.core.types", 16) == 0;
+  Py_DECREF(mod);
+  if (!is) return 0;
+  *pname = numba_type_text(obj);
+  if (!*pname) {
+    PyErr_Clear();
+    return 0;
+  }
+  return 1;
+}
