@@ -1,0 +1,246 @@
+/* cmd_compile.c — `nbcuda compile`: compiles one Python function to PTX or LTO-IR.
+ *
+ *   nbcuda compile FILE.py[:FUNC] --sig SIG [--kernel] [--cc M.m] [--output ptx|ltoir]
+ *                  [--abi c|numba] [--abi-name NAME] [--fastmath] [--lineinfo] [--debug]
+ *                  [--no-opt] [-o OUT] [--dump=tokens|ast|types|ir] [--verbose]
+ *
+ * How it works. The arguments become an nbc_compile_options_t and one call to
+ * nbc__compile_ex (src/compiler/compile.c), which also times each phase and can stop after
+ * one to return its printed output (--dump). Globals resolve within the file itself (no
+ * resolver is passed). The code goes to stdout or to -o; with --verbose the return type, the
+ * symbol and the time of each phase go to stderr. Exit status: 0 on success, 1 when the
+ * compilation fails (the diagnostic, with file:line:col, the source line and a caret, is
+ * printed on stderr), 2 on bad usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "compiler/compiler.h"
+#include "nbcuda.h"
+
+static const char usage_text[] =
+    "usage: nbcuda compile FILE.py[:FUNC] --sig SIG [options]\n"
+    "\n"
+    "Compiles the Python function FUNC of FILE.py (numba's CUDA kernel language) for the\n"
+    "signature SIG (numba syntax, e.g. 'float32(float32, float32)' or\n"
+    "'void(float32[:], float32[:])') and writes PTX (or LTO-IR) to stdout.\n"
+    "\n"
+    "options:\n"
+    "  --sig SIG             the signature (required)\n"
+    "  --kernel              compile a kernel (Numba ABI) instead of a device function\n"
+    "  --cc M.m              compute capability (default: NBCUDA_DEFAULT_PTX_CC, "
+    "NUMBA_CUDA_DEFAULT_PTX_CC or 7.5)\n"
+    "  --output ptx|ltoir    the kind of code (default ptx)\n"
+    "  --abi c|numba         the device function's ABI (default c)\n"
+    "  --abi-name NAME       the C ABI symbol (default: the function's name)\n"
+    "  --fastmath            fast, less accurate float math (-ftz=1 -prec-div=0 ...)\n"
+    "  --lineinfo            line tables pointing at the Python source\n"
+    "  --debug               full debug information (-g)\n"
+    "  --no-opt              compile with -opt=0\n"
+    "  -o OUT                write the code to OUT instead of stdout\n"
+    "  --dump=PHASE          print a phase's output instead: tokens, ast, types or ir\n"
+    "  --verbose             print the return type and each phase's time to stderr\n"
+    "\n"
+    "exit status: 0 success, 1 compile error, 2 bad usage\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "nbcuda compile: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n%s", usage_text);
+  return 2;
+}
+
+static char *read_file(const char *path, size_t *psize) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, len = 0;
+  char *data = malloc(cap);
+  while (data) {
+    size_t n = fread(data + len, 1, cap - len - 1, f);
+    len += n;
+    if (len + 1 < cap) break;
+    cap *= 2;
+    char *bigger = realloc(data, cap);
+    if (!bigger) {
+      free(data);
+      data = NULL;
+    }
+    data = bigger;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (!data || err) {
+    free(data);
+    errno = err ? EIO : ENOMEM;
+    return NULL;
+  }
+  data[len] = '\0';
+  *psize = len;
+  return data;
+}
+
+static bool parse_cc(const char *s, int *pmajor, int *pminor) {
+  char *end;
+  long major = strtol(s, &end, 10);
+  if (end == s || *end != '.' || major <= 0 || major > 99) return false;
+  const char *m = end + 1;
+  long minor = strtol(m, &end, 10);
+  if (end == m || *end != '\0' || minor < 0 || minor > 9) return false;
+  *pmajor = (int)major;
+  *pminor = (int)minor;
+  return true;
+}
+
+/* Matches "--name VALUE" and "--name=VALUE"; advances *pi past a separate value. */
+static bool option_value(int argc, char **argv, int *pi, const char *name, const char **pvalue,
+                         int *perr) {
+  const char *a = argv[*pi];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) != 0) return false;
+  if (a[n] == '=') {
+    *pvalue = a + n + 1;
+    return true;
+  }
+  if (a[n] != '\0') return false;
+  if (*pi + 1 >= argc) {
+    *perr = usage_error("%s needs a value", name);
+    return true;
+  }
+  *pvalue = argv[++*pi];
+  return true;
+}
+
+static int write_code(const char *path, const char *code, size_t size) {
+  FILE *f = path ? fopen(path, "wb") : stdout;
+  if (!f) {
+    fprintf(stderr, "nbcuda compile: cannot write %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  size_t n = fwrite(code, 1, size, f);
+  int bad = n != size || (path ? fclose(f) != 0 : fflush(f) != 0);
+  if (bad) {
+    fprintf(stderr, "nbcuda compile: cannot write %s\n", path ? path : "stdout");
+    return 1;
+  }
+  return 0;
+}
+
+int nbc__cli_compile(int argc, char **argv) {
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  const char *target = NULL, *sig = NULL, *out = NULL, *abi = NULL;
+  bool kernel = false, verbose = false;
+  nbc__compile_info info;
+  memset(&info, 0, sizeof info);
+  int err = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage_text, stdout);
+      return 0;
+    } else if (option_value(argc, argv, &i, "--sig", &sig, &err)) {
+    } else if (option_value(argc, argv, &i, "--cc", &v, &err)) {
+      if (!err && !parse_cc(v, &o.cc_major, &o.cc_minor))
+        return usage_error("--cc expects M.m (e.g. 9.0), not '%s'", v);
+    } else if (option_value(argc, argv, &i, "--output", &v, &err)) {
+      if (err) break;
+      if (strcmp(v, "ptx") == 0) o.output = NBC_OUTPUT_PTX;
+      else if (strcmp(v, "ltoir") == 0) o.output = NBC_OUTPUT_LTOIR;
+      else return usage_error("--output expects ptx or ltoir, not '%s'", v);
+    } else if (option_value(argc, argv, &i, "--abi-name", &v, &err)) {
+      o.abi_name = v;
+    } else if (option_value(argc, argv, &i, "--abi", &abi, &err)) {
+      if (!err && strcmp(abi, "c") != 0 && strcmp(abi, "numba") != 0)
+        return usage_error("--abi expects c or numba, not '%s'", abi);
+    } else if (option_value(argc, argv, &i, "--dump", &v, &err)) {
+      if (err) break;
+      if (strcmp(v, "tokens") == 0) info.dump = NBC__DUMP_TOKENS;
+      else if (strcmp(v, "ast") == 0) info.dump = NBC__DUMP_AST;
+      else if (strcmp(v, "types") == 0) info.dump = NBC__DUMP_TYPES;
+      else if (strcmp(v, "ir") == 0) info.dump = NBC__DUMP_IR;
+      else return usage_error("--dump expects tokens, ast, types or ir, not '%s'", v);
+    } else if (strcmp(a, "-o") == 0) {
+      if (i + 1 >= argc) return usage_error("%s needs a file name", a);
+      out = argv[++i];
+    } else if (strcmp(a, "--kernel") == 0) {
+      kernel = true;
+    } else if (strcmp(a, "--fastmath") == 0) {
+      o.fastmath = 1;
+    } else if (strcmp(a, "--lineinfo") == 0) {
+      o.lineinfo = 1;
+    } else if (strcmp(a, "--debug") == 0) {
+      o.debug = 1;
+    } else if (strcmp(a, "--no-opt") == 0) {
+      o.opt = 0;
+    } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+      verbose = true;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return usage_error("unknown option '%s'", a);
+    } else if (!target) {
+      target = a;
+    } else {
+      return usage_error("unexpected argument '%s'", a);
+    }
+    if (err) return err;
+  }
+  if (err) return err;
+  if (!target) return usage_error("%s", "no FILE.py[:FUNC] given");
+  if (!sig) return usage_error("%s", "--sig is required");
+  if (kernel) {
+    if (abi && strcmp(abi, "c") == 0) return usage_error("%s", "--abi c cannot be used with --kernel");
+    o.device = 0;
+    o.abi = NBC_ABI_NUMBA;
+  } else if (abi) {
+    o.abi = strcmp(abi, "numba") == 0 ? NBC_ABI_NUMBA : NBC_ABI_C;
+  }
+
+  /* FILE.py:FUNC — the last ':' separates the function (a Windows drive letter is not a
+   * concern here). */
+  char *path = strdup(target);
+  if (!path) return 1;
+  char *colon = strrchr(path, ':');
+  const char *func = NULL;
+  if (colon) {
+    *colon = '\0';
+    func = colon + 1;
+  }
+  size_t size = 0;
+  char *text = read_file(path, &size);
+  if (!text) {
+    fprintf(stderr, "nbcuda compile: cannot read %s: %s\n", path, strerror(errno));
+    free(path);
+    return 1;
+  }
+  nbc_source_t src = {text, size, path, 1, 0};
+  nbc_compile_result_t *result = NULL;
+  nbc_status_t st = nbc__compile_ex(&src, func, sig, &o, NULL, &info, &result);
+  int rc = 0;
+  if (st != NBC_OK) {
+    const char *msg = nbc_last_error();
+    fprintf(stderr, "%s\n", msg && *msg ? msg : nbc_status_string(st));
+    rc = 1;
+  } else {
+    size_t n = 0;
+    const char *code = nbc_compile_result_code(result, &n);
+    rc = write_code(out, code, n);
+    if (verbose) {
+      double total = 0;
+      fprintf(stderr, "return type: %s\n", nbc_compile_result_return_type(result));
+      if (info.dump == NBC__DUMP_NONE) fprintf(stderr, "symbol: %s\n", nbc_compile_result_symbol(result));
+      for (int p = 0; p < NBC__PHASE_COUNT; p++) {
+        fprintf(stderr, "%-10s %9.3f ms\n", nbc__compile_phase_names[p], info.ms[p]);
+        total += info.ms[p];
+      }
+      fprintf(stderr, "%-10s %9.3f ms\n", "total", total);
+      const char *log = nbc_compile_result_log(result);
+      if (*log) fprintf(stderr, "libNVVM log:\n%s\n", log);
+    }
+  }
+  nbc_compile_result_destroy(result);
+  free(text);
+  free(path);
+  return rc;
+}
