@@ -10,9 +10,11 @@ if(TARGET nbcuda_testdriver)
     target_include_directories(nbcuda_testdriver PRIVATE ${NBCUDA_CUDA_INCLUDE_DIR}
       ${CMAKE_CURRENT_SOURCE_DIR}/testdriver)
     target_link_libraries(nbcuda_testdriver PRIVATE ${CMAKE_DL_LIBS})
-    # The fixture exports the CUDA entry points and tdrv_*; td__ internals are hidden
-    # in td.h. Unresolved symbols are a build error, not a load-time surprise.
-    target_link_options(nbcuda_testdriver PRIVATE -Wl,--no-undefined)
+    # Unresolved symbols are a build error, not a load-time surprise (except under the
+    # sanitizers, whose runtime a shared library gets from the executable).
+    if(NOT NBCUDA_SANITIZE AND NOT CMAKE_C_FLAGS MATCHES "-fsanitize")
+      target_link_options(nbcuda_testdriver PRIVATE -Wl,--no-undefined)
+    endif()
   else()
     message(WARNING "cuda.h not found (set CUDA_HOME): the test driver cannot be built")
   endif()
