@@ -145,6 +145,11 @@ static void kernel_dealloc(KernelObject *self) {
   Py_DECREF(tp);
 }
 
+/* Whether numba's printed return type is void ("none"; the C parser may say "void"). */
+static int is_void(const char *ret) {
+  return !ret || strcmp(ret, "none") == 0 || strcmp(ret, "void") == 0;
+}
+
 static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
                                   const nbc_compile_options_t *opts) {
   KernelObject *k = PyObject_GC_New(KernelObject, st->KernelType);
@@ -174,13 +179,13 @@ static KernelObject *kernel_compile(nbc__py_state *st, PyObject *py_func, PyObje
     goto fail;
   }
   const char *ret = nbc_signature_return_type(k->sig);
-  if (ret && strcmp(ret, "none") != 0) {
+  if (!is_void(ret)) {
     PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
     goto fail;
   }
   if (nbc__py_compile_function(st, py_func, sig, &k->opts, &k->result) < 0) goto fail;
   ret = nbc_compile_result_return_type(k->result);
-  if (ret && strcmp(ret, "none") != 0) {
+  if (!is_void(ret)) {
     PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
     goto fail;
   }

@@ -1,0 +1,158 @@
+"""pytest configuration for the nbcuda Python module.
+
+CI runs this suite against the software test driver (tests/testdriver): the lead's script
+exports NBCUDA_TESTDRIVER=<path of libnbcuda_testdriver.so>, and this file points
+NBCUDA_DRIVER at the same library before nbcuda loads a driver (it does so lazily, on first
+use, never at import). On the GPU machine (tests/gpu/run.sh) NBCUDA_TESTDRIVER is unset and
+the real libcuda is used; tests that steer the test driver are skipped there, and tests
+marked `gpu` run only there.
+
+Fixtures:
+  cuda       the nbcuda module
+  tdrv       the test driver's control API through ctypes (skips on a real GPU)
+  gpu        skips unless a real CUDA device is in use
+  run_py     runs a Python snippet in a fresh interpreter (process-wide state such as a
+             failed cuInit or NBCUDA_DRIVER=0 cannot be undone in this process)
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+TESTDRIVER = os.environ.get("NBCUDA_TESTDRIVER", "")
+if TESTDRIVER and not os.environ.get("NBCUDA_DRIVER"):
+    os.environ["NBCUDA_DRIVER"] = TESTDRIVER
+USING_TESTDRIVER = bool(TESTDRIVER) and os.environ.get("NBCUDA_DRIVER") == TESTDRIVER
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CORPUS_DIRS = [os.path.join(ROOT, "tests", "corpus"), os.path.join(ROOT, "..", "shared", "corpus")]
+
+
+def corpus_dir():
+    for d in CORPUS_DIRS:
+        if os.path.isdir(d):
+            return os.path.abspath(d)
+    return None
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a real CUDA device (tests/gpu/run.sh)")
+
+
+def real_gpu_present():
+    if USING_TESTDRIVER:
+        return False
+    import nbcuda
+    return nbcuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if real_gpu_present():
+        return
+    skip = pytest.mark.skip(reason="needs a real CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def cuda():
+    import nbcuda
+    return nbcuda
+
+
+class LaunchInfo(ctypes.Structure):
+    _fields_ = [
+        ("function", ctypes.c_char * 256),
+        ("grid", ctypes.c_uint * 3),
+        ("block", ctypes.c_uint * 3),
+        ("shared_bytes", ctypes.c_uint),
+        ("stream", ctypes.c_size_t),
+        ("per_thread", ctypes.c_int),
+        ("device", ctypes.c_int),
+        ("nparams", ctypes.c_int),
+        ("param_size", ctypes.c_size_t * 128),
+        ("param_offset", ctypes.c_size_t * 128),
+        ("param_total", ctypes.c_size_t),
+        ("param_bytes", ctypes.c_ubyte * 4096),
+    ]
+
+
+class TestDriver:
+    """ctypes view of tests/testdriver/testdriver.h."""
+
+    def __init__(self, path):
+        self.lib = lib = ctypes.CDLL(path)
+        for name, res, args in [
+            ("tdrv_call_count", ctypes.c_int, [ctypes.c_char_p]),
+            ("tdrv_fail", None, [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]),
+            ("tdrv_context_stack_depth", ctypes.c_int, []),
+            ("tdrv_live_allocations", ctypes.c_int, []),
+            ("tdrv_live_streams", ctypes.c_int, []),
+            ("tdrv_live_events", ctypes.c_int, []),
+            ("tdrv_live_modules", ctypes.c_int, []),
+            ("tdrv_launch_count", ctypes.c_int, []),
+            ("tdrv_last_launch", ctypes.c_int, [ctypes.POINTER(LaunchInfo)]),
+            ("tdrv_set_launch_delay_ms", None, [ctypes.c_int]),
+            ("tdrv_profiler_state", ctypes.c_int, []),
+            ("tdrv_host_callbacks_run", ctypes.c_int, []),
+            ("tdrv_primary_reset_count", ctypes.c_int, [ctypes.c_int]),
+        ]:
+            fn = getattr(lib, name)
+            fn.restype = res
+            fn.argtypes = args
+
+    def calls(self, name):
+        return self.lib.tdrv_call_count(name.encode())
+
+    def fail(self, name, nth, curesult):
+        self.lib.tdrv_fail(name.encode(), nth, curesult)
+
+    def stack_depth(self):
+        return self.lib.tdrv_context_stack_depth()
+
+    def last_launch(self):
+        info = LaunchInfo()
+        assert self.lib.tdrv_last_launch(ctypes.byref(info)) == 1, "no launch recorded"
+        return info
+
+    def __getattr__(self, name):
+        return getattr(self.lib, "tdrv_" + name)
+
+
+@pytest.fixture(scope="session")
+def tdrv():
+    if not USING_TESTDRIVER:
+        pytest.skip("steers the software test driver (NBCUDA_TESTDRIVER)")
+    return TestDriver(TESTDRIVER)
+
+
+@pytest.fixture(scope="session")
+def gpu():
+    if not real_gpu_present():
+        pytest.skip("needs a real CUDA device")
+
+
+@pytest.fixture
+def run_py():
+    def run(code, env=None, check=True):
+        e = dict(os.environ)
+        e.update(env or {})
+        p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e,
+                           capture_output=True, text=True, timeout=120)
+        if check and p.returncode != 0:
+            raise AssertionError(f"subprocess failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+        return p
+    return run
+
+
+@pytest.fixture
+def clean_stack(cuda):
+    """Starts and ends the test with this thread's context stack empty."""
+    cuda.close()
+    yield
+    cuda.close()

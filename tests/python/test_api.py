@@ -1,0 +1,106 @@
+"""The module's names, classes and exceptions, and numba's type objects."""
+import pytest
+
+SEED_NAMES = """is_available detect current_context require_context synchronize close gpus
+select_device get_current_device list_devices compile compile_for_current_device compile_ptx
+compile_ptx_for_current_device profile_start profile_stop profiling event event_elapsed_time
+stream default_stream legacy_default_stream per_thread_default_stream external_stream runtime
+is_supported_version to_device device_array jit Context Device Stream Event CudaSupportError
+CudaAPIError CudaDriverError NvvmError TypingError CompileError""".split()
+
+
+def test_every_seed_name_exists(cuda):
+    missing = [n for n in SEED_NAMES if not hasattr(cuda, n)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("cls", ["Context", "Device", "Stream", "Event"])
+def test_classes_are_not_instantiable(cuda, cls):
+    with pytest.raises(TypeError):
+        getattr(cuda, cls)()
+
+
+def test_exception_hierarchy(cuda):
+    assert issubclass(cuda.CudaSupportError, ImportError)
+    assert issubclass(cuda.CudaAPIError, cuda.CudaDriverError)
+    assert issubclass(cuda.TypingError, cuda.CompileError)
+    e = cuda.CudaSupportError("no driver")
+    assert e.msg == "no driver"
+    e = cuda.CudaAPIError(201, "Call to cuStreamCreate results in CUDA_ERROR_INVALID_CONTEXT")
+    assert str(e) == "[201] Call to cuStreamCreate results in CUDA_ERROR_INVALID_CONTEXT"
+    assert (e.code, e.msg) == (201, "Call to cuStreamCreate results in CUDA_ERROR_INVALID_CONTEXT")
+
+
+def test_import_does_not_initialise_cuda(run_py):
+    # numba: CUDA_VISIBLE_DEVICES set after the import must still count, so no cuInit.
+    p = run_py("""
+        import nbcuda, sys
+        print(nbcuda._driver_path())
+        print('numpy' in sys.modules)
+    """)
+    assert p.stdout.split() == ["None", "False"]
+
+
+@pytest.mark.parametrize("name,printed", [
+    ("float32", "float32"), ("f4", "float32"), ("float_", "float32"), ("f8", "float64"),
+    ("double", "float64"), ("i4", "int32"), ("i8", "int64"), ("intp", "int64"),
+    ("uintp", "uint64"), ("u4", "uint32"), ("b1", "bool"), ("boolean", "bool"),
+    ("void", "none"), ("complex64", "complex64"), ("c16", "complex128"), ("uint8", "uint8"),
+])
+def test_scalar_types_print_like_numba(cuda, name, printed):
+    assert str(getattr(cuda, name)) == printed
+
+
+def test_aliases_are_the_same_object(cuda):
+    assert cuda.f4 is cuda.float32 and cuda.i8 is cuda.int64 and cuda.b1 is cuda.boolean
+
+
+def test_array_types_by_slicing(cuda):
+    f = cuda.float32
+    assert str(f[:]) == "array(float32, 1d, A)"
+    assert str(f[::1]) == "array(float32, 1d, C)"
+    assert str(f[:, ::1]) == "array(float32, 2d, C)"
+    assert str(f[::1, :]) == "array(float32, 2d, F)"
+    assert str(f[:, :, :]) == "array(float32, 3d, A)"
+    assert f[:, ::1].ndim == 2 and f[:, ::1].layout == "C" and f[:].dtype is f
+    assert f[:] == f[:] and hash(f[::1]) == hash(f[::1]) and f[:] != f[::1]
+    assert repr(f[:]) == "Array(float32, 1, 'A', False, aligned=True)"
+    with pytest.raises(TypeError):
+        f[1:2]
+    with pytest.raises(TypeError):
+        f[:, ::1, :]
+
+
+def test_signatures_from_types(cuda):
+    s = cuda.float32(cuda.float32, cuda.int64)
+    assert str(s) == "(float32, int64) -> float32"
+    assert s.args == (cuda.float32, cuda.int64) and s.return_type is cuda.float32
+    assert str(cuda.void(cuda.float32[:])) == "(array(float32, 1d, A),) -> none"
+    assert s.signature_text == "float32(float32, int64)"
+    assert cuda.void(cuda.float32[:, ::1]).signature_text == "void(float32[:, ::1])"
+
+
+def test_type_called_with_a_value_converts(cuda):
+    np = pytest.importorskip("numpy")
+    v = cuda.float32(1.7)
+    assert isinstance(v, np.float32) and v == np.float32(1.7)
+    assert isinstance(cuda.int8(5), np.int8) and cuda.int8(5) == 5
+
+
+def test_runtime_version(cuda):
+    v = cuda.runtime.get_version()
+    assert isinstance(v, tuple) and len(v) == 2 and v[0] >= 12
+    assert cuda.runtime.is_supported_version() is True
+    assert cuda.is_supported_version() is True
+    assert (12, 0) in cuda.runtime.supported_versions
+    assert cuda.runtime.get_source() in ("cudart", "nvrtc", "nvvm")
+
+
+def test_import_is_fast(run_py):
+    p = run_py("""
+        import time
+        t = time.perf_counter()
+        import nbcuda
+        print((time.perf_counter() - t) * 1e3)
+    """)
+    assert float(p.stdout) < 100  # the goal is 20 ms; keep CI robust on loaded machines

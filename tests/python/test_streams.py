@@ -1,0 +1,217 @@
+"""Streams, events, callbacks and async_done (no Python on the driver's thread), profiler."""
+import asyncio
+import re
+import threading
+import time
+import warnings
+
+import pytest
+
+
+def test_stream_reprs_and_handles(cuda):
+    s = cuda.stream()
+    assert re.match(r"^<CUDA stream \d+>$", repr(s)) and "efault" not in repr(s)
+    assert int(s) == s.handle and int(s) != 0
+    assert s.__cuda_stream__() == (0, int(s))
+    assert s and not s.external
+    d = cuda.default_stream()
+    assert repr(d) == "<Default CUDA stream>" and int(d) == 0 and bool(d)
+    assert d.__cuda_stream__()[1] == 0
+    assert repr(cuda.legacy_default_stream()) == "<Legacy default CUDA stream>"
+    assert int(cuda.legacy_default_stream()) == 1
+    assert repr(cuda.per_thread_default_stream()) == "<Per-thread default CUDA stream>"
+    assert int(cuda.per_thread_default_stream()) == 2
+    e = cuda.external_stream(0x12345678)
+    assert repr(e) == f"<External CUDA stream {0x12345678}>" and "efault" not in repr(e)
+    assert int(e) == 0x12345678 and e.external
+    with pytest.raises(TypeError, match="ptr for external stream must be an int"):
+        cuda.external_stream(1.5)
+
+
+def test_created_streams_are_destroyed_external_never(cuda, tdrv):
+    before = tdrv.live_streams()
+    s = cuda.stream()
+    assert tdrv.live_streams() == before + 1
+    del s
+    assert tdrv.live_streams() == before
+    real = cuda.stream()
+    ext = cuda.external_stream(int(real))
+    del ext
+    assert tdrv.live_streams() == before + 1
+    del real
+
+
+def test_stream_synchronize_and_auto_synchronize(cuda, tdrv):
+    s = cuda.stream()
+    with s.auto_synchronize() as t:
+        assert t is s
+    n = tdrv.calls("cuStreamSynchronize")
+    with pytest.raises(ZeroDivisionError):
+        with s.auto_synchronize():
+            1 / 0
+    assert tdrv.calls("cuStreamSynchronize") == n + 1  # synchronized although the body raised
+
+
+def test_profiling_stops_when_body_raises(cuda, tdrv):
+    with pytest.raises(ValueError):
+        with cuda.profiling():
+            assert tdrv.profiler_state() == 1
+            raise ValueError("boom")
+    assert tdrv.profiler_state() == 0
+    cuda.profile_start()
+    assert tdrv.profiler_state() == 1
+    cuda.profile_stop()
+    assert tdrv.profiler_state() == 0
+
+
+def test_events(cuda):
+    s = cuda.stream()
+    a, b = cuda.event(), cuda.event()
+    a.record(s)
+    b.record(s)
+    b.synchronize()
+    assert a.query() is True and b.query() is True
+    ms = cuda.event_elapsed_time(a, b)
+    assert isinstance(ms, float) and ms >= 0
+    assert a.elapsed_time(b) == pytest.approx(ms)
+    a.wait(s)
+    a.record()
+    a.record(0)
+    a.wait(cuda.default_stream())
+    with pytest.raises(TypeError, match="Expected a Stream object or 0, got str"):
+        a.record("x")
+
+
+def test_event_query_false_while_pending(cuda, tdrv):
+    s = cuda.stream()
+    tdrv.set_launch_delay_ms(300)
+    try:
+        k = cuda.jit("void(int32[:])")(_noop)
+        d = cuda.device_array(4, dtype=cuda.int32)
+        k[1, 1, s](d)
+        e = cuda.event()
+        e.record(s)
+        assert e.query() is False
+        e.synchronize()
+        assert e.query() is True
+    finally:
+        tdrv.set_launch_delay_ms(0)
+
+
+def _noop(a):
+    a[0] = 1
+
+
+def test_non_timing_event_elapsed_time_is_clear_error(cuda):
+    a, b = cuda.event(timing=False), cuda.event()
+    a.record()
+    b.record()
+    b.synchronize()
+    with pytest.raises(ValueError, match="timing"):
+        cuda.event_elapsed_time(a, b)
+
+
+def test_add_callback_with_and_without_arg(cuda):
+    s = cuda.stream()
+    got = []
+    done = threading.Event()
+
+    def cb(stream, status, arg):
+        got.append((stream, status, arg, threading.current_thread().name))
+        if len(got) == 2:
+            done.set()
+
+    s.add_callback(cb)
+    s.add_callback(cb, "arg")
+    assert done.wait(10)
+    assert [(g[0], g[1], g[2]) for g in got] == [(s, 0, None), (s, 0, "arg")]
+    assert got[0][3] == "nbcuda-callbacks"
+
+
+def test_callback_exception_becomes_warning(cuda):
+    s = cuda.stream()
+    done = threading.Event()
+
+    def bad(stream, status, arg):
+        raise RuntimeError("oops")
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s.add_callback(bad)
+        s.add_callback(lambda *a: done.set())
+        assert done.wait(10)
+        time.sleep(0.05)
+    assert any("Exception in stream callback: oops" in str(x.message) for x in w)
+
+
+def test_callback_does_not_deadlock_with_lock_held_during_synchronize(cuda, tdrv):
+    """numba-cuda runs the callback on the driver's thread with the GIL; a callback that
+    needs a lock the main thread holds while it waits in synchronize() deadlocks there
+    (the driver waits for the callback, the callback for the lock: numba-cuda #317). nbcuda
+    queues the completion and returns from synchronize at once."""
+    s = cuda.stream()
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def cb(stream, status, arg):
+        with lock:
+            done.set()
+
+    tdrv.set_launch_delay_ms(100)
+    try:
+        k = cuda.jit("void(int32[:])")(_noop)
+        k[1, 1, s](cuda.device_array(4, dtype=cuda.int32))
+        with lock:
+            s.add_callback(cb)
+            t0 = time.monotonic()
+            s.synchronize()  # with numba's design this never returns
+            assert time.monotonic() - t0 < 5
+            assert not done.is_set()
+    finally:
+        tdrv.set_launch_delay_ms(0)
+    assert done.wait(10)
+
+
+def test_callback_delivered_while_main_thread_blocked(cuda):
+    """The main thread is blocked (GIL released) waiting for the callback itself: a
+    pending-call design would deliver only after the wait ends."""
+    s = cuda.stream()
+    done = threading.Event()
+    s.add_callback(lambda *a: done.set())
+    t0 = time.monotonic()
+    assert done.wait(10)
+    assert time.monotonic() - t0 < 5
+
+
+def test_async_done_resolves_with_the_stream(cuda):
+    s1, s2 = cuda.stream(), cuda.stream()
+
+    async def main():
+        f1, f2 = s1.async_done(), s2.async_done()
+        r = await asyncio.gather(f1, f2)
+        return r
+
+    assert asyncio.run(main()) == [s1, s2]
+
+
+def test_async_done_cancelled_future_does_not_break_others(cuda, tdrv):
+    s = cuda.stream()
+
+    async def main():
+        f1 = s.async_done()
+        f2 = s.async_done()
+        f1.cancel()
+        return await f2, f1.cancelled()
+
+    tdrv.set_launch_delay_ms(50)
+    try:
+        k = cuda.jit("void(int32[:])")(_noop)
+        k[1, 1, s](cuda.device_array(4, dtype=cuda.int32))
+        assert asyncio.run(main()) == (s, True)
+    finally:
+        tdrv.set_launch_delay_ms(0)
+
+
+def test_async_done_needs_running_loop(cuda):
+    with pytest.raises(RuntimeError):
+        cuda.stream().async_done()
