@@ -7,6 +7,7 @@
  * each searched as nbc__open_toolkit_library does (NBCUDA_CUDART / NBCUDA_NVRTC, CUDA_HOME,
  * CUDA_PATH, /usr/local/cuda, the loader path; sonames .so.13, .so.12, .so). The answer and
  * which library gave it are computed once and cached. Neither call initialises the driver.
+ * libcudart is unloaded again after the call; NVRTC stays loaded (it leaks when unloaded).
  * If nothing answers: NBC_NO_RUNTIME listing every place searched.
  */
 #include <dlfcn.h>
@@ -110,7 +111,7 @@ static int from_nvrtc(char *searched, size_t size) {
     version_minor = minor;
     version_source = NBC_RUNTIME_NVRTC;
   }
-  dlclose(lib);
+  /* Not dlclose'd: NVRTC allocates at load and loses the memory when unloaded. */
   return ok;
 }
 
