@@ -5,7 +5,8 @@
  * the end of the compilation one walk over a short list of chunks, and it removes every
  * individual free() (and so every leak and double free) from the phases.
  *
- * Chunks are allocated with calloc, so memory handed out is already zero. A request larger
+ * Memory is zeroed as it is handed out (not when a chunk is allocated, so a small
+ * compilation does not pay for zeroing the unused part of its chunk). A request larger
  * than a quarter of the default chunk gets a chunk of its own, placed behind the current
  * one so the current chunk's free space is not wasted. Every allocation is 16-byte aligned.
  *
@@ -65,9 +66,11 @@ static chunk *chunk_new(nbc__arena *arena, size_t size) {
   if (size > SIZE_MAX - sizeof(chunk)) return NULL;
   if (arena->limit && (arena->total + size > arena->limit || arena->total + size < size))
     return NULL;
-  chunk *c = calloc(1, sizeof(chunk) + size);
+  chunk *c = malloc(sizeof(chunk) + size);
   if (!c) return NULL;
+  c->next = NULL;
   c->size = size;
+  c->used = 0;
   arena->total += size;
   return c;
 }
@@ -81,13 +84,14 @@ void *nbc__arena_alloc(nbc__arena *arena, size_t size) {
   if (c && c->size - c->used >= size) {
     void *p = c->data + c->used;
     c->used += size;
-    return p;
+    return memset(p, 0, size);
   }
   if (size > CHUNK_SIZE / 4) {
     /* A big block gets its own chunk, linked behind the current one. */
     chunk *big = chunk_new(arena, size);
     if (!big) return NULL;
     big->used = size;
+    memset(big->data, 0, size);
     if (c) {
       big->next = c->next;
       c->next = big;
@@ -101,7 +105,7 @@ void *nbc__arena_alloc(nbc__arena *arena, size_t size) {
   fresh->next = c;
   arena->head = fresh;
   fresh->used = size;
-  return fresh->data;
+  return memset(fresh->data, 0, size);
 }
 
 char *nbc__arena_strndup(nbc__arena *arena, const char *s, size_t n) {

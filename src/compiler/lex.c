@@ -24,7 +24,6 @@
  * One pass over the text; tokens go into an array in the arena that doubles as needed.
  * Token positions are 1-based lines and byte columns of file->text.
  */
-#include <ctype.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -51,19 +50,77 @@ typedef struct lexer {
   locale_t c_locale; /* for strtod, created on the first float literal */
 } lexer;
 
-static const char *const keywords[] = {
-    "False", "None",   "True",  "and",     "as",       "assert", "async",  "await",
-    "break", "class",  "continue", "def",  "del",      "elif",   "else",   "except",
-    "finally", "for",  "from",  "global",  "if",       "import", "in",     "is",
-    "lambda", "nonlocal", "not", "or",     "pass",     "raise",  "return", "try",
-    "while", "with",   "yield"};
+typedef struct spelling {
+  const char *text;
+  int len;
+} spelling;
 
-/* Operators, longest first so the first match is the longest. */
-static const char *const operators[] = {
-    "**=", "//=", ">>=", "<<=", "...", "!=", "**", "//", ">>", "<<", "<=", ">=", "==", "->",
-    ":=",  "+=",  "-=",  "*=",  "/=",  "%=", "&=", "|=", "^=", "@=", "+",  "-",  "*",  "/",
-    "%",   "@",   "&",   "|",   "^",   "~",  "<",  ">",  "(",  ")",  "[",  "]",  "{",  "}",
-    ",",   ":",   ".",   ";",   "="};
+#define S_(t) {t, (int)sizeof t - 1}
+static const spelling keywords[] = {
+    S_("False"), S_("None"),  S_("True"),   S_("and"),    S_("as"),     S_("assert"),
+    S_("async"), S_("await"), S_("break"),  S_("class"),  S_("continue"), S_("def"),
+    S_("del"),   S_("elif"),  S_("else"),   S_("except"), S_("finally"), S_("for"),
+    S_("from"),  S_("global"), S_("if"),    S_("import"), S_("in"),     S_("is"),
+    S_("lambda"), S_("nonlocal"), S_("not"), S_("or"),    S_("pass"),   S_("raise"),
+    S_("return"), S_("try"),  S_("while"),  S_("with"),   S_("yield")};
+
+/* The first characters of keywords: most names are rejected by one table lookup. */
+static const bool may_be_keyword[256] = {
+    ['F'] = 1, ['N'] = 1, ['T'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
+    ['f'] = 1, ['g'] = 1, ['i'] = 1, ['l'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['r'] = 1,
+    ['t'] = 1, ['w'] = 1, ['y'] = 1};
+
+#undef S_
+
+/* Whether [s, s+n) is one of the keywords (the first character and the length are compared
+ * before the bytes: this runs for every name of the file). */
+static bool is_keyword(const char *s, size_t n) {
+  if (n < 2 || n > 8 || !may_be_keyword[(unsigned char)*s]) return false;
+  for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+    if (keywords[i].text[0] == s[0] && (size_t)keywords[i].len == n &&
+        memcmp(keywords[i].text, s, n) == 0)
+      return true;
+  return false;
+}
+
+/* The length of the operator at p (longest match), or 0 when there is none. */
+static int operator_len(const char *p, size_t avail) {
+  char c1 = avail > 1 ? p[1] : 0, c2 = avail > 2 ? p[2] : 0;
+  switch (*p) {
+  case '*': case '/': case '<': case '>': /* ** **= // //= << <<= >> >>= and x= */
+    if (c1 == *p) return c2 == '=' ? 3 : 2;
+    return c1 == '=' ? 2 : 1;
+  case '.':
+    return c1 == '.' && c2 == '.' ? 3 : 1;
+  case '!':
+    return c1 == '=' ? 2 : 0;
+  case '-':
+    return c1 == '>' || c1 == '=' ? 2 : 1;
+  case '=': case ':': case '+': case '%': case '&': case '|': case '^': case '@':
+    return c1 == '=' ? 2 : 1;
+  case '~': case '(': case ')': case '[': case ']': case '{': case '}': case ',': case ';':
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* ASCII classification: <ctype.h> depends on the host program's locale. */
+static bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+static bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static bool is_xdigit(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static char to_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+static int hex_value(char c) {
+  return is_digit(c) ? c - '0' : to_lower(c) - 'a' + 10;
+}
 
 const char *nbc__tok_kind_name(nbc__tok_kind kind) {
   switch (kind) {
@@ -77,9 +134,13 @@ const char *nbc__tok_kind_name(nbc__tok_kind kind) {
 }
 
 bool nbc__tok_is(const nbc__token *tok, const char *s) {
-  if (tok->kind != NBC__TOK_OP && tok->kind != NBC__TOK_KEYWORD) return false;
-  size_t n = strlen(s);
-  return (size_t)tok->len == n && memcmp(tok->start, s, n) == 0;
+  /* The parser asks this many times per token: reject on the first byte before anything
+   * else. */
+  if ((tok->kind != NBC__TOK_OP && tok->kind != NBC__TOK_KEYWORD) || tok->start[0] != s[0])
+    return false;
+  int i = 1;
+  while (i < tok->len && s[i] && tok->start[i] == s[i]) i++;
+  return i == tok->len && s[i] == '\0';
 }
 
 static int col_of(const lexer *lx, const char *p) {
@@ -102,7 +163,9 @@ static bool err_at(lexer *lx, int line, int col, const char *fmt, ...) {
 
 static nbc__token *push(lexer *lx, nbc__tok_kind kind, const char *start, int len) {
   if (lx->count == lx->cap) {
-    int cap = lx->cap ? lx->cap * 2 : 256;
+    /* A first guess from the size (a token per 3 bytes is dense of Python) avoids
+     * copying the array as it grows in the common case. */
+    int cap = lx->cap ? lx->cap * 2 : (int)(lx->end - lx->p < (1 << 26) ? (lx->end - lx->p) / 3 + 64 : 1 << 24);
     if (cap < lx->cap) {
       nbc__diag_oom(lx->ctx);
       return NULL;
@@ -116,8 +179,7 @@ static nbc__token *push(lexer *lx, nbc__tok_kind kind, const char *start, int le
     lx->toks = toks;
     lx->cap = cap;
   }
-  nbc__token *t = &lx->toks[lx->count++];
-  memset(t, 0, sizeof *t);
+  nbc__token *t = &lx->toks[lx->count++]; /* zeroed: arena memory starts zeroed */
   t->kind = kind;
   t->start = start;
   t->len = len;
@@ -151,14 +213,14 @@ static int utf8_len(const lexer *lx, const char *p) {
 }
 
 static bool is_ident_start(char c) {
-  return isalpha((unsigned char)c) || c == '_';
+  return is_alpha(c) || c == '_';
 }
 
 /* Length of an identifier character at p: ASCII letters, digits, '_' or a UTF-8 letter
  * (any well-formed non-ASCII sequence is accepted, as Python accepts Unicode names). */
 static int ident_char_len(const lexer *lx, const char *p) {
   if (p >= lx->end) return 0;
-  if (isalnum((unsigned char)*p) || *p == '_') return 1;
+  if (is_alpha(*p) || is_digit(*p) || *p == '_') return 1;
   if ((unsigned char)*p >= 0x80) return utf8_len(lx, p);
   return 0;
 }
@@ -172,9 +234,9 @@ static bool digit_ok(char c, int base) {
   case 8:
     return c >= '0' && c <= '7';
   case 10:
-    return isdigit((unsigned char)c);
+    return is_digit(c);
   default:
-    return isxdigit((unsigned char)c);
+    return is_xdigit(c);
   }
 }
 
@@ -201,7 +263,7 @@ static void set_int_value(nbc__token *t, const char *s, const char *e, int base)
   bool huge = false;
   for (const char *q = s; q < e; q++) {
     if (*q == '_') continue;
-    int d = isdigit((unsigned char)*q) ? *q - '0' : (tolower((unsigned char)*q) - 'a' + 10);
+    int d = hex_value(*q);
     if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) huge = true;
     v = v * (uint64_t)base + (uint64_t)d;
   }
@@ -240,20 +302,20 @@ static bool set_float_value(lexer *lx, nbc__token *t, const char *s, const char 
 static bool lex_number(lexer *lx, const char *start) {
   const char *p = start;
   if (*p == '0' && p + 1 < lx->end && p[1] && strchr("xXoObB", p[1])) {
-    char k = (char)tolower((unsigned char)p[1]);
+    char k = to_lower(p[1]);
     int base = k == 'x' ? 16 : k == 'o' ? 8 : 2;
     const char *what = k == 'x' ? "hexadecimal" : k == 'o' ? "octal" : "binary";
     p += 2;
     if (p < lx->end && *p == '_') p++;
     if (p >= lx->end || !digit_ok(*p, base)) {
-      if (p < lx->end && base != 16 && isdigit((unsigned char)*p))
+      if (p < lx->end && base != 16 && is_digit(*p))
         return ERR(lx, p, "invalid digit '%c' in %s literal", *p, what);
       return ERR(lx, p, "invalid %s literal", what);
     }
     const char *digits = p;
     p = scan_digits(lx, p, base, what);
     if (!p) return false;
-    if (p < lx->end && base != 16 && isdigit((unsigned char)*p))
+    if (p < lx->end && base != 16 && is_digit(*p))
       return ERR(lx, p, "invalid digit '%c' in %s literal", *p, what);
     if (ident_char_len(lx, p)) return ERR(lx, p, "invalid %s literal", what);
     nbc__token *t = push(lx, NBC__TOK_INT, start, (int)(p - start));
@@ -270,7 +332,7 @@ static bool lex_number(lexer *lx, const char *start) {
   if (p < lx->end && *p == '.') {
     is_float = true;
     p++;
-    if (p < lx->end && isdigit((unsigned char)*p)) {
+    if (p < lx->end && is_digit(*p)) {
       p = scan_digits(lx, p, 10, "decimal");
       if (!p) return false;
     } else if (p < lx->end && *p == '_') {
@@ -280,7 +342,7 @@ static bool lex_number(lexer *lx, const char *start) {
   if (p < lx->end && (*p == 'e' || *p == 'E')) {
     const char *q = p + 1;
     if (q < lx->end && (*q == '+' || *q == '-')) q++;
-    if (q >= lx->end || !isdigit((unsigned char)*q)) return ERR(lx, p, "invalid decimal literal");
+    if (q >= lx->end || !is_digit(*q)) return ERR(lx, p, "invalid decimal literal");
     p = scan_digits(lx, q, 10, "decimal");
     if (!p) return false;
     is_float = true;
@@ -387,10 +449,10 @@ static bool decode_escapes(lexer *lx, nbc__token *t, const char *s, const char *
       want = c == 'x' ? 2 : c == 'u' ? 4 : 8;
       v = 0;
       for (int i = 0; i < want; i++) {
-        if (p >= e || !isxdigit((unsigned char)*p))
+        if (p >= e || !is_xdigit(*p))
           return err_at(lx, line, (int)(esc - ls) + 1, "truncated \\%c escape in %s literal", c,
                         bytes ? "bytes" : "string");
-        v = v * 16 + (uint32_t)(isdigit((unsigned char)*p) ? *p - '0' : tolower((unsigned char)*p) - 'a' + 10);
+        v = v * 16 + (uint32_t)hex_value(*p);
         p++;
       }
       if (c == 'U' && v > 0x10FFFF)
@@ -420,7 +482,7 @@ static bool decode_escapes(lexer *lx, nbc__token *t, const char *s, const char *
 static bool lex_string(lexer *lx, const char *start, const char *p) {
   bool raw = false, bytes = false, fstr = false;
   for (const char *q = start; q < p; q++) {
-    char c = (char)tolower((unsigned char)*q);
+    char c = to_lower(*q);
     raw |= c == 'r';
     bytes |= c == 'b';
     fstr |= c == 'f';
@@ -494,9 +556,9 @@ static bool lex_string(lexer *lx, const char *start, const char *p) {
 /* A string prefix: r u b f and the two-letter mixes br rb fr rf, any case. */
 static bool is_string_prefix(const char *s, int n) {
   if (n < 1 || n > 2) return false;
-  char a = (char)tolower((unsigned char)s[0]);
+  char a = to_lower(s[0]);
   if (n == 1) return a == 'r' || a == 'u' || a == 'b' || a == 'f';
-  char b = (char)tolower((unsigned char)s[1]);
+  char b = to_lower(s[1]);
   return (a == 'r' && (b == 'b' || b == 'f')) || (b == 'r' && (a == 'b' || a == 'f'));
 }
 
@@ -549,9 +611,8 @@ static bool lex_indentation(lexer *lx, bool *pblank) {
 }
 
 static bool lex_operator(lexer *lx, const char *p) {
-  for (size_t i = 0; i < sizeof operators / sizeof operators[0]; i++) {
-    size_t n = strlen(operators[i]);
-    if ((size_t)(lx->end - p) < n || memcmp(p, operators[i], n) != 0) continue;
+  size_t n = (size_t)operator_len(p, (size_t)(lx->end - p));
+  if (n) {
     char c = *p;
     if (n == 1 && (c == '(' || c == '[' || c == '{')) {
       if (lx->nbrackets >= MAX_BRACKETS) return ERR(lx, p, "too many nested parentheses");
@@ -651,15 +712,12 @@ static bool lex_all(lexer *lx) {
         if (!lex_string(lx, p, q)) return false;
         continue;
       }
-      nbc__tok_kind kind = NBC__TOK_NAME;
-      for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-        if (strlen(keywords[i]) == (size_t)(q - p) && memcmp(keywords[i], p, (size_t)(q - p)) == 0)
-          kind = NBC__TOK_KEYWORD;
+      nbc__tok_kind kind = is_keyword(p, (size_t)(q - p)) ? NBC__TOK_KEYWORD : NBC__TOK_NAME;
       if (!push(lx, kind, p, (int)(q - p))) return false;
       lx->p = q;
       continue;
     }
-    if (isdigit((unsigned char)c) || (c == '.' && p + 1 < lx->end && isdigit((unsigned char)p[1]))) {
+    if (is_digit(c) || (c == '.' && p + 1 < lx->end && is_digit(p[1]))) {
       if (!lex_number(lx, p)) return false;
       lx->p = p + lx->toks[lx->count - 1].len;
       continue;

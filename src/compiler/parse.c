@@ -61,8 +61,12 @@ static void advance(parser *p) {
   if (p->tok->kind != NBC__TOK_EOF) p->tok++;
 }
 
-static bool is(const parser *p, const char *s) {
-  return nbc__tok_is(p->tok, s);
+/* The quick rejections are inline: every grammar level asks about several operators for
+ * every token. */
+static inline bool is(const parser *p, const char *s) {
+  const nbc__token *t = p->tok;
+  return (t->kind == NBC__TOK_OP || t->kind == NBC__TOK_KEYWORD) && t->start[0] == s[0] &&
+         nbc__tok_is(t, s);
 }
 
 static bool is_kind(const parser *p, nbc__tok_kind kind) {
