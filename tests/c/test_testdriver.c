@@ -605,7 +605,7 @@ TEST(stream_runs_work_in_order_with_callbacks) {
   CUstream s;
   CU_OK(cu.StreamCreate(&s, 0));
   ASSERT_EQ(tdrv()->live_streams(), 1);
-  tdrv()->set_launch_delay_ms(40);
+  tdrv()->set_launch_delay_ms(150);
   unsigned char in[256], out[256];
   for (int i = 0; i < 256; i++) in[i] = (unsigned char)i;
   memset(out, 0, sizeof out);
@@ -617,7 +617,7 @@ TEST(stream_runs_work_in_order_with_callbacks) {
   CU_OK(cu.LaunchHostFunc(s, on_hostfn, (void *)2));
   CU_OK(cu.MemcpyDtoHAsync(out, d, sizeof out, s));
   CU_OK(cu.StreamAddCallback(s, on_callback, (void *)3, 0));
-  CU_IS(cu.StreamQuery(s), CUDA_ERROR_NOT_READY); /* the launch takes 40 ms */
+  CU_IS(cu.StreamQuery(s), CUDA_ERROR_NOT_READY); /* the launch takes 150 ms */
   ASSERT_EQ(tr.n, 0);
   CU_OK(cu.StreamSynchronize(s));
   CU_OK(cu.StreamQuery(s));
@@ -645,7 +645,7 @@ TEST(stream_runs_work_in_order_with_callbacks) {
 TEST(default_streams_and_per_thread_variants) {
   setup();
   CUfunction k = load_kernel("noargs");
-  tdrv()->set_launch_delay_ms(30);
+  tdrv()->set_launch_delay_ms(150);
   PFN_cuLaunchKernel_v7000_ptsz launch_pt;
   PFN_cuStreamSynchronize_v7000_ptsz sync_pt;
   void *a = proc("cuLaunchKernel", 12000, 2, NULL), *b = proc("cuStreamSynchronize", 12000, 2, NULL);
@@ -690,7 +690,7 @@ TEST(event_timing) {
   CU_IS(cu.EventElapsedTime(&ms, start, never), CUDA_ERROR_INVALID_HANDLE);
   CU_OK(cu.EventQuery(never)); /* never recorded counts as complete */
   CU_OK(cu.EventSynchronize(never));
-  tdrv()->set_launch_delay_ms(60);
+  tdrv()->set_launch_delay_ms(150);
   CU_OK(cu.EventRecord(start, s));
   CU_OK(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
   CU_OK(cu.EventRecord(end, s));
@@ -700,7 +700,7 @@ TEST(event_timing) {
   CU_OK(cu.EventSynchronize(end));
   CU_OK(cu.EventQuery(end));
   CU_OK(cu.EventElapsedTime(&ms, start, end));
-  ASSERT(ms >= 55.0f && ms < 2000.0f);
+  ASSERT(ms >= 145.0f && ms < 5000.0f);
   float back;
   CU_OK(cu.EventElapsedTime(&back, end, start));
   ASSERT(back == -ms);
@@ -768,7 +768,7 @@ TEST(reset_drops_pending_work) {
   CU_OK(cu.StreamCreate(&s, 0));
   CUevent ev;
   CU_OK(cu.EventCreate(&ev, 0));
-  tdrv()->set_launch_delay_ms(30);
+  tdrv()->set_launch_delay_ms(300);
   CU_OK(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
   CU_OK(cu.StreamAddCallback(s, on_callback, (void *)1, 0));
   CU_OK(cu.EventRecord(ev, s));
