@@ -21,16 +21,16 @@
 #include "test.h"
 #include "testdriver.h"
 
-#define CU_OK(call)                                                                        \
-  do {                                                                                     \
-    CUresult r_ = (call);                                                                  \
-    if (r_ != CUDA_SUCCESS) TEST_FAIL_("%s returned %d", #call, (int)r_);                  \
+#define CU_OK(call)                                                                            \
+  do {                                                                                         \
+    CUresult r_ = (call);                                                                      \
+    if (r_ != CUDA_SUCCESS) TEST_FAIL_("%s returned %d", #call, (int)r_);                      \
   } while (0)
-#define CU_IS(call, expected)                                                              \
-  do {                                                                                     \
-    CUresult r_ = (call);                                                                  \
-    if (r_ != (expected)) TEST_FAIL_("%s returned %d, expected %d", #call, (int)r_,        \
-                                     (int)(expected));                                     \
+#define CU_IS(call, expected)                                                                  \
+  do {                                                                                         \
+    CUresult r_ = (call);                                                                      \
+    if (r_ != (expected))                                                                      \
+      TEST_FAIL_("%s returned %d, expected %d", #call, (int)r_, (int)(expected));              \
   } while (0)
 
 /* The entry points, resolved the way nbcuda resolves them (cudaVersion 12000). */
@@ -104,11 +104,11 @@ static void *proc(const char *name, int version, cuuint64_t flags,
   return p;
 }
 
-#define RESOLVE(field, name)                                                               \
-  do {                                                                                     \
-    void *p_ = proc(name, 12000, 0, NULL);                                                 \
-    if (!p_) TEST_FAIL_("cuGetProcAddress(%s) gave NULL", name);                           \
-    memcpy(&cu.field, &p_, sizeof p_);                                                     \
+#define RESOLVE(field, name)                                                                   \
+  do {                                                                                         \
+    void *p_ = proc(name, 12000, 0, NULL);                                                     \
+    if (!p_) TEST_FAIL_("cuGetProcAddress(%s) gave NULL", name);                               \
+    memcpy(&cu.field, &p_, sizeof p_);                                                         \
   } while (0)
 
 static void load(void) {
@@ -189,19 +189,18 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static const char kPtx[] =
-    "// a commented .entry ghost( is not a kernel\n"
-    ".version 8.0\n"
-    ".target sm_90\n"
-    ".address_size 64\n"
-    "\n"
-    ".visible .entry kern(\n"
-    "\t.param .u64 kern_param_0,\n"
-    "\t.param .u32 kern_param_1,\n"
-    "\t.param .align 8 .b8 kern_param_2[24]\n"
-    ")\n"
-    "{\n\tret;\n}\n"
-    ".visible .entry noargs()\n{\n\tret;\n}\n";
+static const char kPtx[] = "// a commented .entry ghost( is not a kernel\n"
+                           ".version 8.0\n"
+                           ".target sm_90\n"
+                           ".address_size 64\n"
+                           "\n"
+                           ".visible .entry kern(\n"
+                           "\t.param .u64 kern_param_0,\n"
+                           "\t.param .u32 kern_param_1,\n"
+                           "\t.param .align 8 .b8 kern_param_2[24]\n"
+                           ")\n"
+                           "{\n\tret;\n}\n"
+                           ".visible .entry noargs()\n{\n\tret;\n}\n";
 
 /* ---- cuGetProcAddress and initialization --------------------------------------------- */
 
@@ -381,13 +380,13 @@ typedef struct stack_job {
   char why[128];
 } stack_job;
 
-#define JOB_CHECK(cond)                                                                    \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      snprintf(job->why, sizeof job->why, "line %d: %s", __LINE__, #cond);                 \
-      job->failed = 1;                                                                     \
-      return NULL;                                                                         \
-    }                                                                                      \
+#define JOB_CHECK(cond)                                                                        \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
+      snprintf(job->why, sizeof job->why, "line %d: %s", __LINE__, #cond);                     \
+      job->failed = 1;                                                                         \
+      return NULL;                                                                             \
+    }                                                                                          \
   } while (0)
 
 /* One thread's session: its own stack starts empty, retains and pushes a primary context,
@@ -478,7 +477,8 @@ TEST(primary_context_refcount_and_reset) {
   CU_OK(cu.PrimaryCtxRetain(&b, 0));
   ASSERT(a == b);
   CU_OK(cu.MemAlloc(&p, 64));
-  for (int i = 0; i < 3; i++) CU_OK(cu.PrimaryCtxRelease(0));
+  for (int i = 0; i < 3; i++)
+    CU_OK(cu.PrimaryCtxRelease(0));
   ASSERT_EQ(tdrv()->primary_refcount(0), 0);
   ASSERT_EQ(tdrv()->live_allocations(), 0);
   CU_IS(cu.PrimaryCtxRelease(0), CUDA_ERROR_INVALID_CONTEXT);
@@ -554,7 +554,8 @@ TEST(peer_access_and_copy) {
   CU_OK(cu.MemcpyPeer(d0, c0, d1, c1, 16));
   unsigned char host[16];
   CU_OK(cu.MemcpyDtoH(host, d0, 16));
-  for (int i = 0; i < 16; i++) ASSERT_EQ(host[i], 0x5a);
+  for (int i = 0; i < 16; i++)
+    ASSERT_EQ(host[i], 0x5a);
   CU_IS(cu.MemcpyPeer(d0, c0, d1, c1, 17), CUDA_ERROR_INVALID_VALUE);
 }
 
@@ -589,7 +590,9 @@ static void CUDA_CB on_callback(CUstream s, CUresult status, void *user) {
   note((int)(intptr_t)user, s, status);
 }
 
-static void CUDA_CB on_hostfn(void *user) { note((int)(intptr_t)user, NULL, CUDA_SUCCESS); }
+static void CUDA_CB on_hostfn(void *user) {
+  note((int)(intptr_t)user, NULL, CUDA_SUCCESS);
+}
 
 static CUfunction load_kernel(const char *name) {
   CUmodule mod;
@@ -607,7 +610,8 @@ TEST(stream_runs_work_in_order_with_callbacks) {
   ASSERT_EQ(tdrv()->live_streams(), 1);
   tdrv()->set_launch_delay_ms(150);
   unsigned char in[256], out[256];
-  for (int i = 0; i < 256; i++) in[i] = (unsigned char)i;
+  for (int i = 0; i < 256; i++)
+    in[i] = (unsigned char)i;
   memset(out, 0, sizeof out);
   CUdeviceptr d;
   CU_OK(cu.MemAlloc(&d, sizeof in));
@@ -648,7 +652,8 @@ TEST(default_streams_and_per_thread_variants) {
   tdrv()->set_launch_delay_ms(150);
   PFN_cuLaunchKernel_v7000_ptsz launch_pt;
   PFN_cuStreamSynchronize_v7000_ptsz sync_pt;
-  void *a = proc("cuLaunchKernel", 12000, 2, NULL), *b = proc("cuStreamSynchronize", 12000, 2, NULL);
+  void *a = proc("cuLaunchKernel", 12000, 2, NULL),
+       *b = proc("cuStreamSynchronize", 12000, 2, NULL);
   memcpy(&launch_pt, &a, sizeof a);
   memcpy(&sync_pt, &b, sizeof b);
   CU_OK(launch_pt(k, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
@@ -755,7 +760,8 @@ TEST(callback_may_destroy_its_own_stream) {
   CUstream s;
   CU_OK(cu.StreamCreate(&s, 0));
   CU_OK(cu.StreamAddCallback(s, destroy_own_stream, NULL, 0));
-  for (int i = 0; i < 200 && tdrv()->live_streams() != 0; i++) usleep(5000);
+  for (int i = 0; i < 200 && tdrv()->live_streams() != 0; i++)
+    usleep(5000);
   ASSERT_EQ(tdrv()->live_streams(), 0);
   ASSERT_EQ(tr.n, 1);
   ASSERT_EQ(tr.order[0], 1);
@@ -806,12 +812,14 @@ TEST(memory_ranges_and_info) {
   ASSERT_EQ(free0 - free1, 1024);
   ASSERT_EQ(tdrv()->allocated_bytes(0), 1024);
   unsigned char in[100], out[100];
-  for (int i = 0; i < 100; i++) in[i] = (unsigned char)(3 * i);
+  for (int i = 0; i < 100; i++)
+    in[i] = (unsigned char)(3 * i);
   CU_OK(cu.MemcpyHtoD(d, in, 100));
   CU_OK(cu.MemcpyDtoD(d2, d, 100));
   CU_OK(cu.MemsetD8(d2 + 10, 0xee, 5));
   CU_OK(cu.MemcpyDtoH(out, d2, 100));
-  for (int i = 0; i < 100; i++) ASSERT_EQ(out[i], i >= 10 && i < 15 ? 0xee : in[i]);
+  for (int i = 0; i < 100; i++)
+    ASSERT_EQ(out[i], i >= 10 && i < 15 ? 0xee : in[i]);
   CU_OK(cu.MemcpyDtoH(out, d + 50, 50)); /* interior pointers are fine for copies */
   ASSERT(memcmp(out, in + 50, 50) == 0);
   CU_IS(cu.MemcpyHtoD(d, in, 101), CUDA_ERROR_INVALID_VALUE);
@@ -847,7 +855,8 @@ TEST(module_loading) {
   CUmodule mod;
   CUfunction f;
   CU_IS(cu.ModuleLoadData(&mod, "hello world"), CUDA_ERROR_INVALID_IMAGE);
-  CU_IS(cu.ModuleLoadData(&mod, ".target sm_90\n.entry k() { ret; }\n"), CUDA_ERROR_INVALID_IMAGE);
+  CU_IS(cu.ModuleLoadData(&mod, ".target sm_90\n.entry k() { ret; }\n"),
+        CUDA_ERROR_INVALID_IMAGE);
   CU_IS(cu.ModuleLoadData(&mod, ".version 99.0\n.target sm_90\n"),
         CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
   CU_IS(cu.ModuleLoadData(&mod, ".version 8.0\n.target sm_120\n"), CUDA_ERROR_INVALID_PTX);
@@ -905,7 +914,8 @@ TEST(launch_validation_and_parameters) {
   unsigned long long p0 = 0x1122334455667788ull;
   unsigned p1 = 42;
   unsigned char p2[24];
-  for (int i = 0; i < 24; i++) p2[i] = (unsigned char)(100 + i);
+  for (int i = 0; i < 24; i++)
+    p2[i] = (unsigned char)(100 + i);
   void *params[3] = {&p0, &p1, p2};
   CU_OK(cu.LaunchKernel(k, 4, 2, 1, 128, 2, 1, 1024, NULL, params, NULL));
   tdrv_launch_info info;
@@ -929,11 +939,16 @@ TEST(launch_validation_and_parameters) {
   /* The real driver's answers for bad configurations. */
   CU_IS(cu.LaunchKernel(k, 0, 1, 1, 32, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE);
   CU_IS(cu.LaunchKernel(k, 1, 1, 1, 0, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE);
-  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE);
-  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1024, 2, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE);
-  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 128, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE);
-  CU_IS(cu.LaunchKernel(k, 1, 70000, 1, 1, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE);
-  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 49153, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE);
+  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL),
+        CUDA_ERROR_INVALID_VALUE);
+  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1024, 2, 1, 0, NULL, params, NULL),
+        CUDA_ERROR_INVALID_VALUE);
+  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 128, 0, NULL, params, NULL),
+        CUDA_ERROR_INVALID_VALUE);
+  CU_IS(cu.LaunchKernel(k, 1, 70000, 1, 1, 1, 1, 0, NULL, params, NULL),
+        CUDA_ERROR_INVALID_VALUE);
+  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 49153, NULL, params, NULL),
+        CUDA_ERROR_INVALID_VALUE);
   CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
   CU_IS(cu.LaunchKernel((CUfunction)&p0, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL),
         CUDA_ERROR_INVALID_HANDLE);
@@ -960,7 +975,8 @@ TEST(launch_validation_and_parameters) {
   /* A kernel of another context is refused. */
   CUcontext other;
   CU_OK(cu.CtxCreate_v3(&other, NULL, 0, 0, 1));
-  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_CONTEXT);
+  CU_IS(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL),
+        CUDA_ERROR_INVALID_CONTEXT);
 }
 
 TEST(launch_refused_by_env) {
@@ -1054,30 +1070,19 @@ TEST(fork_after_init_is_not_initialized) {
   CU_OK(cu.DeviceGetCount(&n)); /* the parent is unaffected */
 }
 
-TEST_LIST(
-    X(procaddr_versions_and_variants)
-    X(init_before_and_after)
-    X(error_names_and_strings)
-    X(modes)
-    X(zero_devices_is_no_device)
-    X(devices_and_attributes)
-    X(context_stack_per_thread_64_threads)
-    X(primary_context_refcount_and_reset)
-    X(created_contexts)
-    X(peer_access_and_copy)
-    X(stream_runs_work_in_order_with_callbacks)
-    X(default_streams_and_per_thread_variants)
-    X(event_timing)
-    X(stream_waits_for_event_of_another_stream)
-    X(callback_may_destroy_its_own_stream)
-    X(reset_drops_pending_work)
-    X(memory_ranges_and_info)
-    X(module_loading)
-    X(launch_validation_and_parameters)
-    X(launch_refused_by_env)
-    X(fault_injection_env_and_api)
-    X(profiler_start_stop)
-    X(fork_after_init_is_not_initialized)
-)
+TEST_LIST(X(procaddr_versions_and_variants) X(init_before_and_after) X(error_names_and_strings)
+              X(modes) X(zero_devices_is_no_device) X(devices_and_attributes)
+                  X(context_stack_per_thread_64_threads) X(primary_context_refcount_and_reset)
+                      X(created_contexts) X(peer_access_and_copy)
+                          X(stream_runs_work_in_order_with_callbacks)
+                              X(default_streams_and_per_thread_variants) X(event_timing)
+                                  X(stream_waits_for_event_of_another_stream)
+                                      X(callback_may_destroy_its_own_stream) X(
+                                          reset_drops_pending_work) X(memory_ranges_and_info)
+                                          X(module_loading) X(launch_validation_and_parameters)
+                                              X(launch_refused_by_env)
+                                                  X(fault_injection_env_and_api)
+                                                      X(profiler_start_stop)
+                                                          X(fork_after_init_is_not_initialized))
 
 TEST_MAIN()

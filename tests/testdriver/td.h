@@ -58,7 +58,7 @@ CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dstCtx, CUdevicept
                                    CUcontext srcCtx, size_t n);
 CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char uc, size_t n);
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
-                                          CUstream s);
+                                           CUstream s);
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream s);
 CUresult CUDAAPI cuStreamQuery_ptsz(CUstream s);
@@ -90,10 +90,10 @@ enum { TD_NEEDS_INIT = 0, TD_BEFORE_INIT_OK = 1 };
  * applies fault injection, then (unless TD_BEFORE_INIT_OK) refuses the call with
  * CUDA_ERROR_NOT_INITIALIZED before a successful cuInit or in a forked child. */
 CUresult td__enter(const char *base, const char *symbol, int flags);
-#define TD_ENTER(base, symbol)                                                             \
-  do {                                                                                     \
-    CUresult enter_ = td__enter(base, symbol, TD_NEEDS_INIT);                              \
-    if (enter_ != CUDA_SUCCESS) return enter_;                                             \
+#define TD_ENTER(base, symbol)                                                                 \
+  do {                                                                                         \
+    CUresult enter_ = td__enter(base, symbol, TD_NEEDS_INIT);                                  \
+    if (enter_ != CUDA_SUCCESS) return enter_;                                                 \
   } while (0)
 
 /* Launch behaviour knobs (read at cuInit, changed through the API); guarded by td__lock. */
@@ -123,8 +123,8 @@ extern const int td__attribute_defaults[];
 
 struct CUctx_st {
   int device;
-  int primary;     /* 1 for the device's primary context (never freed) */
-  int destroyed;   /* created context after cuCtxDestroy (kept so stale handles are caught) */
+  int primary;   /* 1 for the device's primary context (never freed) */
+  int destroyed; /* created context after cuCtxDestroy (kept so stale handles are caught) */
   unsigned flags;
   struct CUstream_st *default_stream; /* created on first use */
   struct CUctx_st *peers[TD_MAX_PEERS];
@@ -171,8 +171,15 @@ void td__contexts_free_all(void);
 CUresult td__stream_resolve(CUstream handle, struct CUstream_st **out);
 /* Queued work item; the fields used depend on the kind. */
 typedef struct td_op td_op;
-enum td_op_kind { TD_OP_HTOD, TD_OP_DTOH, TD_OP_RECORD, TD_OP_WAIT, TD_OP_CALLBACK,
-                  TD_OP_HOSTFN, TD_OP_LAUNCH };
+enum td_op_kind {
+  TD_OP_HTOD,
+  TD_OP_DTOH,
+  TD_OP_RECORD,
+  TD_OP_WAIT,
+  TD_OP_CALLBACK,
+  TD_OP_HOSTFN,
+  TD_OP_LAUNCH
+};
 struct td_op {
   enum td_op_kind kind;
   td_op *next;

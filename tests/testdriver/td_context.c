@@ -27,11 +27,14 @@ static _Thread_local struct CUctx_st *stack[STACK_MAX];
 static _Thread_local int depth;
 static struct CUctx_st *created; /* every context from cuCtxCreate, destroyed or not */
 
-int td__stack_depth(void) { return depth; }
+int td__stack_depth(void) {
+  return depth;
+}
 
 int td__live_contexts(void) {
   int n = 0;
-  for (struct CUctx_st *c = created; c; c = c->next) n += !c->destroyed;
+  for (struct CUctx_st *c = created; c; c = c->next)
+    n += !c->destroyed;
   return n;
 }
 
@@ -230,8 +233,10 @@ CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
   if (!ctx) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&td__lock);
   CUresult r = CUDA_SUCCESS;
-  if (!is_known(ctx)) r = CUDA_ERROR_INVALID_CONTEXT;
-  else if (ctx->destroyed) r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (!is_known(ctx))
+    r = CUDA_ERROR_INVALID_CONTEXT;
+  else if (ctx->destroyed)
+    r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
   pthread_mutex_unlock(&td__lock);
   if (r != CUDA_SUCCESS) return r;
   if (depth == STACK_MAX) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -263,8 +268,10 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   }
   pthread_mutex_lock(&td__lock);
   CUresult r = CUDA_SUCCESS;
-  if (!is_known(ctx)) r = CUDA_ERROR_INVALID_CONTEXT;
-  else if (ctx->destroyed) r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (!is_known(ctx))
+    r = CUDA_ERROR_INVALID_CONTEXT;
+  else if (ctx->destroyed)
+    r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
   pthread_mutex_unlock(&td__lock);
   if (r != CUDA_SUCCESS) return r;
   if (depth == 0) depth = 1;

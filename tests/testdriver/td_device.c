@@ -38,8 +38,10 @@ static void parse_cc(const char *env, int count) {
         p += used;
         if (*p == ',') p++;
       } else {
-        fprintf(stderr, "nbcuda testdriver: bad NBCUDA_TESTDRIVER_CC '%s' (expected "
-                        "\"9.0\" or \"9.0,5.0\")\n", env);
+        fprintf(stderr,
+                "nbcuda testdriver: bad NBCUDA_TESTDRIVER_CC '%s' (expected "
+                "\"9.0\" or \"9.0,5.0\")\n",
+                env);
         p = NULL;
       }
     }
@@ -66,15 +68,18 @@ void td__devices_configure(void) {
   env = getenv("NBCUDA_TESTDRIVER_MEM");
   if (env && *env) {
     long long m = td__parse_size(env);
-    if (m <= 0) fprintf(stderr, "nbcuda testdriver: bad NBCUDA_TESTDRIVER_MEM '%s'\n", env);
-    else mem = (size_t)m;
+    if (m <= 0)
+      fprintf(stderr, "nbcuda testdriver: bad NBCUDA_TESTDRIVER_MEM '%s'\n", env);
+    else
+      mem = (size_t)m;
   }
   td__device_count = count;
   /* Every slot is filled, not only the first `count`, so tdrv_set_attribute and the
    * introspection functions never read garbage for an out-of-range ordinal. */
   for (int d = 0; d < TD_MAX_DEVICES; d++) {
     td_device *dev = &td__devices[d];
-    for (int a = 0; a < td__attribute_max; a++) dev->attrs[a] = td__attribute_defaults[a];
+    for (int a = 0; a < td__attribute_max; a++)
+      dev->attrs[a] = td__attribute_defaults[a];
     dev->attrs[CU_DEVICE_ATTRIBUTE_PCI_BUS_ID] = d + 1;
     dev->attrs[CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID] = 0;
     dev->attrs[CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID] = 0;
@@ -86,7 +91,9 @@ void td__devices_configure(void) {
   parse_cc(getenv("NBCUDA_TESTDRIVER_CC"), TD_MAX_DEVICES);
 }
 
-int td__device_valid(CUdevice dev) { return dev >= 0 && dev < td__device_count; }
+int td__device_valid(CUdevice dev) {
+  return dev >= 0 && dev < td__device_count;
+}
 
 CUresult CUDAAPI cuDeviceGetCount(int *count) {
   TD_ENTER("cuDeviceGetCount", "cuDeviceGetCount");

@@ -35,7 +35,8 @@ static CUdeviceptr next_va = 0x7f0000000000ull;
 
 int td__live_allocations(void) {
   int n = 0;
-  for (td_alloc *a = allocs; a; a = a->next) n++;
+  for (td_alloc *a = allocs; a; a = a->next)
+    n++;
   return n;
 }
 
@@ -142,8 +143,8 @@ enum { DIR_HTOD, DIR_DTOH, DIR_DTOD, DIR_SET };
 
 /* One synchronous operation: needs a current context, waits for the streams the legacy
  * (or per-thread) default stream would wait for, validates the ranges, then copies. */
-static CUresult sync_op(int dir, CUdeviceptr dst, CUdeviceptr src, void *hdst,
-                        const void *hsrc, unsigned char value, size_t n, int per_thread) {
+static CUresult sync_op(int dir, CUdeviceptr dst, CUdeviceptr src, void *hdst, const void *hsrc,
+                        unsigned char value, size_t n, int per_thread) {
   if (n == 0) return CUDA_SUCCESS; /* even with a bad pointer, as the real driver */
   if ((dir == DIR_HTOD && !hsrc) || (dir == DIR_DTOH && !hdst)) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&td__lock);
@@ -221,8 +222,10 @@ static CUresult memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CU
   if (r == CUDA_SUCCESS) r = td__ctx_wait_streams(dctx, 0);
   if (r == CUDA_SUCCESS && n > 0) {
     unsigned char *d = td__mem_resolve(dst, n), *s = td__mem_resolve(src, n);
-    if (!d || !s) r = CUDA_ERROR_INVALID_VALUE;
-    else memmove(d, s, n);
+    if (!d || !s)
+      r = CUDA_ERROR_INVALID_VALUE;
+    else
+      memmove(d, s, n);
   }
   pthread_mutex_unlock(&td__lock);
   return r;
@@ -258,8 +261,10 @@ static CUresult async_copy(int dir, CUdeviceptr dptr, void *host, const void *ch
   struct CUstream_st *s;
   CUresult r = td__stream_resolve(h, &s);
   if (r == CUDA_SUCCESS && n > 0 && !td__mem_resolve(dptr, n)) r = CUDA_ERROR_INVALID_VALUE;
-  if (r == CUDA_SUCCESS) r = td__stream_enqueue(s, op);
-  else free(op);
+  if (r == CUDA_SUCCESS)
+    r = td__stream_enqueue(s, op);
+  else
+    free(op);
   pthread_mutex_unlock(&td__lock);
   return r;
 }
@@ -270,7 +275,7 @@ CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
-                                          CUstream h) {
+                                           CUstream h) {
   TD_ENTER("cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2_ptsz");
   return async_copy(DIR_HTOD, dst, NULL, src, n, h);
 }

@@ -52,11 +52,14 @@ static tdrv_launch_info last;
 
 int td__live_modules(void) {
   int n = 0;
-  for (struct CUmod_st *m = modules; m; m = m->next) n++;
+  for (struct CUmod_st *m = modules; m; m = m->next)
+    n++;
   return n;
 }
 
-int td__launch_count(void) { return launches; }
+int td__launch_count(void) {
+  return launches;
+}
 
 int td__last_launch(tdrv_launch_info *out) {
   if (have_last) *out = last;
@@ -90,7 +93,8 @@ static char *strip_comments(const char *src) {
   memcpy(t, src, n + 1);
   for (size_t i = 0; i < n; i++) {
     if (t[i] == '/' && t[i + 1] == '/') {
-      while (i < n && t[i] != '\n') t[i++] = ' ';
+      while (i < n && t[i] != '\n')
+        t[i++] = ' ';
     } else if (t[i] == '/' && t[i + 1] == '*') {
       t[i] = t[i + 1] = ' ';
       for (i += 2; i < n && !(t[i] == '*' && t[i + 1] == '/'); i++)
@@ -114,19 +118,26 @@ static const char *find_directive(const char *p, const char *word) {
 }
 
 static const char *skip_space(const char *p) {
-  while (isspace((unsigned char)*p)) p++;
+  while (isspace((unsigned char)*p))
+    p++;
   return p;
 }
 
-static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
+static int ident_char(char c) {
+  return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
 
 static size_t type_size(const char *t, size_t len) {
-  static const struct { const char *name; size_t size; } types[] = {
-      {".b8", 1},  {".u8", 1},  {".s8", 1},  {".b16", 2}, {".u16", 2}, {".s16", 2},
-      {".f16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8},
-      {".u64", 8}, {".s64", 8}, {".f64", 8}, {".b128", 16}, {".f16x2", 4}, {".bf16", 2}};
+  static const struct {
+    const char *name;
+    size_t size;
+  } types[] = {{".b8", 1},    {".u8", 1},    {".s8", 1},  {".b16", 2}, {".u16", 2},
+               {".s16", 2},   {".f16", 2},   {".b32", 4}, {".u32", 4}, {".s32", 4},
+               {".f32", 4},   {".b64", 8},   {".u64", 8}, {".s64", 8}, {".f64", 8},
+               {".b128", 16}, {".f16x2", 4}, {".bf16", 2}};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-    if (strlen(types[i].name) == len && strncmp(types[i].name, t, len) == 0) return types[i].size;
+    if (strlen(types[i].name) == len && strncmp(types[i].name, t, len) == 0)
+      return types[i].size;
   return 0;
 }
 
@@ -138,7 +149,8 @@ static int parse_param(const char *p, const char *end, size_t *size, size_t *ali
     p = skip_space(p);
     if (p >= end) break;
     const char *tok = p;
-    while (p < end && !isspace((unsigned char)*p) && *p != '[') p++;
+    while (p < end && !isspace((unsigned char)*p) && *p != '[')
+      p++;
     size_t len = (size_t)(p - tok);
     if (len == 6 && strncmp(tok, ".align", 6) == 0) {
       explicit_align = strtoul(p, (char **)&p, 10);
@@ -146,7 +158,8 @@ static int parse_param(const char *p, const char *end, size_t *size, size_t *ali
       tsize = type_size(tok, len);
     } else if (*p == '[') {
       count = strtoul(p + 1, (char **)&p, 10);
-      while (p < end && *p != ']') p++;
+      while (p < end && *p != ']')
+        p++;
       if (p < end) p++;
     }
   }
@@ -160,7 +173,8 @@ static int parse_param(const char *p, const char *end, size_t *size, size_t *ali
 static const char *parse_entry(const char *e, struct CUfunc_st *f) {
   const char *p = skip_space(e + strlen(".entry"));
   size_t n = 0;
-  while (ident_char(p[n]) && n + 1 < sizeof f->name) n++;
+  while (ident_char(p[n]) && n + 1 < sizeof f->name)
+    n++;
   memcpy(f->name, p, n);
   f->name[n] = '\0';
   p = skip_space(p + n);
@@ -206,8 +220,9 @@ static CUresult load_ptx(struct CUmod_st *m, const char *text, int device_cc, ch
     log_error(log, log_size, "ptxas fatal   : missing or unsupported .target directive");
     r = CUDA_ERROR_INVALID_PTX;
   } else if (m->target > device_cc) {
-    log_error(log, log_size, "ptxas fatal   : SM version specified by .target is higher than "
-                             "default SM version assumed");
+    log_error(log, log_size,
+              "ptxas fatal   : SM version specified by .target is higher than "
+              "default SM version assumed");
     r = CUDA_ERROR_INVALID_PTX;
   }
   for (const char *e = t; r == CUDA_SUCCESS && (e = find_directive(e, ".entry"));) {
@@ -265,11 +280,14 @@ static CUresult module_load(CUmodule *pmod, const void *image, char *log, size_t
     int cc = a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] * 10 +
              a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
     m->ctx = ctx;
-    if (memcmp(image, ELFMAG, SELFMAG) == 0) r = load_elf(m, image, cc);
-    else r = load_ptx(m, image, cc, log, log_size);
+    if (memcmp(image, ELFMAG, SELFMAG) == 0)
+      r = load_elf(m, image, cc);
+    else
+      r = load_ptx(m, image, cc, log, log_size);
   }
   if (r == CUDA_SUCCESS) {
-    for (int i = 0; i < m->nfuncs; i++) m->funcs[i].mod = m;
+    for (int i = 0; i < m->nfuncs; i++)
+      m->funcs[i].mod = m;
     m->next = modules;
     modules = m;
     *pmod = m;
@@ -287,8 +305,9 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
 
 /* Options are accepted and ignored, except the error log buffer, which receives the
  * reason of a failed load like the real JIT's log would. */
-CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
-                                    CUjit_option *options, void **optionValues) {
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
+                                    unsigned int numOptions, CUjit_option *options,
+                                    void **optionValues) {
   TD_ENTER("cuModuleLoadDataEx", "cuModuleLoadDataEx");
   if (numOptions > 0 && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
   char *log = NULL;
@@ -351,19 +370,32 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
 /* Values as the real driver reports them for a small sm_90 kernel. */
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc) {
   TD_ENTER("cuFuncGetAttribute", "cuFuncGetAttribute");
-  if (!pi || (int)attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
+  if (!pi || (int)attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
+    return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&td__lock);
   CUresult r = CUDA_ERROR_INVALID_HANDLE;
   if (function_known(hfunc)) {
     r = CUDA_SUCCESS;
     switch (attrib) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *pi = 1024;
+      break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS:
+      *pi = 32;
+      break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = hfunc->mod->target; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = MAX_DYNAMIC_SHARED; break;
-    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = -1; break;
-    default: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+      *pi = hfunc->mod->target;
+      break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      *pi = MAX_DYNAMIC_SHARED;
+      break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+      *pi = -1;
+      break;
+    default:
+      *pi = 0;
+      break;
     }
   }
   pthread_mutex_unlock(&td__lock);
@@ -402,9 +434,12 @@ static CUresult pack_params(struct CUfunc_st *f, void **kernelParams, void **ext
     void *buf = NULL;
     size_t *size = NULL;
     for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
-      else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = extra[i + 1];
-      else return CUDA_ERROR_INVALID_VALUE;
+      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+        buf = extra[i + 1];
+      else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+        size = extra[i + 1];
+      else
+        return CUDA_ERROR_INVALID_VALUE;
     }
     if (!buf || !size || *size > TDRV_MAX_PARAM_BYTES) return CUDA_ERROR_INVALID_VALUE;
     memcpy(info->param_bytes, buf, *size);

@@ -33,8 +33,10 @@ typedef struct proc_row {
   td_fn pt_fn;
 } proc_row;
 
-#define ROW(base, ver, sym) {base, ver, #sym, (td_fn)sym, NULL, NULL}
-#define ROWPT(base, ver, sym, ptsym) {base, ver, #sym, (td_fn)sym, #ptsym, (td_fn)ptsym}
+#define ROW(base, ver, sym)                                                                    \
+  { base, ver, #sym, (td_fn)sym, NULL, NULL }
+#define ROWPT(base, ver, sym, ptsym)                                                           \
+  { base, ver, #sym, (td_fn)sym, #ptsym, (td_fn)ptsym }
 
 static const proc_row rows[] = {
     ROW("cuInit", 2000, cuInit),
@@ -119,8 +121,8 @@ int td__symbol_known(const char *symbol) {
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                         CUdriverProcAddressQueryResult *status) {
   if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
-  const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM |
-                           CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+  const cuuint64_t known =
+      CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
   if (flags & ~known) return CUDA_ERROR_INVALID_VALUE;
   int per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
   const proc_row *best = NULL;
@@ -134,7 +136,8 @@ static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint6
   td_fn fn = NULL;
   if (best) {
     fn = best->fn;
-    if (per_thread && best->pt_fn) fn = cudaVersion >= PER_THREAD_FIRST_VERSION ? best->pt_fn : NULL;
+    if (per_thread && best->pt_fn)
+      fn = cudaVersion >= PER_THREAD_FIRST_VERSION ? best->pt_fn : NULL;
   }
   /* Function pointers travel through void * in this API; memcpy keeps ISO C happy. */
   memset(pfn, 0, sizeof *pfn);

@@ -44,7 +44,7 @@ typedef struct counter {
 
 typedef struct rule {
   char name[NAME_LEN];
-  int at;     /* fires on the call that makes the base count equal to this */
+  int at; /* fires on the call that makes the base count equal to this */
   int result;
 } rule;
 
@@ -99,8 +99,10 @@ static void read_env_rules(void) {
     int nth = 0, result = 0, used = 0;
     if (sscanf(item, " %63[^:]:%d:%d %n", name, &nth, &result, &used) != 3 ||
         item[used] != '\0' || nth < 1) {
-      fprintf(stderr, "nbcuda testdriver: bad NBCUDA_TESTDRIVER_FAIL item '%s' "
-                      "(expected name:nth:curesult)\n", item);
+      fprintf(stderr,
+              "nbcuda testdriver: bad NBCUDA_TESTDRIVER_FAIL item '%s' "
+              "(expected name:nth:curesult)\n",
+              item);
       continue;
     }
     add_rule(name, count_of(base_counts, nbase, name) + nth, result);
@@ -108,7 +110,9 @@ static void read_env_rules(void) {
   free(copy);
 }
 
-int td__forked(void) { return initialized && getpid() != init_pid; }
+int td__forked(void) {
+  return initialized && getpid() != init_pid;
+}
 
 CUresult td__enter(const char *base, const char *symbol, int flags) {
   pthread_mutex_lock(&td__lock);
@@ -149,9 +153,12 @@ long long td__parse_size(const char *s) {
   unsigned long long v = strtoull(s, &end, 10);
   if (errno || end == s || *s == '-') return -1;
   unsigned long long mult = 1;
-  if (*end == 'K' || *end == 'k') mult = 1ull << 10, end++;
-  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, end++;
-  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, end++;
+  if (*end == 'K' || *end == 'k')
+    mult = 1ull << 10, end++;
+  else if (*end == 'M' || *end == 'm')
+    mult = 1ull << 20, end++;
+  else if (*end == 'G' || *end == 'g')
+    mult = 1ull << 30, end++;
   if (*end == 'i' || *end == 'B') end++;
   if (*end == 'B') end++;
   if (*end != '\0' || v > (unsigned long long)(1ll << 50) / mult) return -1;
@@ -171,9 +178,12 @@ CUresult CUDAAPI cuInit(unsigned int flags) {
     r = CUDA_ERROR_INVALID_VALUE;
   } else if (!initialized) {
     const char *mode = getenv("NBCUDA_TESTDRIVER_MODE");
-    if (mode && strcmp(mode, "stub") == 0) r = CUDA_ERROR_STUB_LIBRARY;
-    else if (mode && strcmp(mode, "nodevice") == 0) r = CUDA_ERROR_NO_DEVICE;
-    else if (mode && strcmp(mode, "initfail") == 0) r = CUDA_ERROR_UNKNOWN;
+    if (mode && strcmp(mode, "stub") == 0)
+      r = CUDA_ERROR_STUB_LIBRARY;
+    else if (mode && strcmp(mode, "nodevice") == 0)
+      r = CUDA_ERROR_NO_DEVICE;
+    else if (mode && strcmp(mode, "initfail") == 0)
+      r = CUDA_ERROR_UNKNOWN;
     else if (mode && *mode) {
       fprintf(stderr, "nbcuda testdriver: unknown NBCUDA_TESTDRIVER_MODE '%s'\n", mode);
       r = CUDA_ERROR_UNKNOWN;
@@ -229,11 +239,11 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr) {
 
 /* ---- introspection API (exported, declared in testdriver.h) --------------------------- */
 
-#define LOCKED(expr)                                                                       \
-  do {                                                                                     \
-    pthread_mutex_lock(&td__lock);                                                         \
-    expr;                                                                                  \
-    pthread_mutex_unlock(&td__lock);                                                       \
+#define LOCKED(expr)                                                                           \
+  do {                                                                                         \
+    pthread_mutex_lock(&td__lock);                                                             \
+    expr;                                                                                      \
+    pthread_mutex_unlock(&td__lock);                                                           \
   } while (0)
 
 __attribute__((visibility("default"))) int tdrv_call_count(const char *name) {
@@ -248,8 +258,7 @@ __attribute__((visibility("default"))) int tdrv_variant_count(const char *symbol
   return n;
 }
 
-__attribute__((visibility("default"))) void tdrv_fail(const char *name, int nth,
-                                                      int curesult) {
+__attribute__((visibility("default"))) void tdrv_fail(const char *name, int nth, int curesult) {
   if (!name) return;
   pthread_mutex_lock(&td__lock);
   if (!env_rules_read) {
@@ -258,8 +267,10 @@ __attribute__((visibility("default"))) void tdrv_fail(const char *name, int nth,
   }
   if (nth <= 0) {
     for (int i = 0; i < nrules;)
-      if (strcmp(rules[i].name, name) == 0) rules[i] = rules[--nrules];
-      else i++;
+      if (strcmp(rules[i].name, name) == 0)
+        rules[i] = rules[--nrules];
+      else
+        i++;
   } else {
     add_rule(name, count_of(base_counts, nbase, name) + nth, curesult);
   }
@@ -367,8 +378,12 @@ __attribute__((visibility("default"))) int tdrv_host_callbacks_run(void) {
 
 /* ---- fork and unload ------------------------------------------------------------------ */
 
-static void atfork_prepare(void) { pthread_mutex_lock(&td__lock); }
-static void atfork_parent(void) { pthread_mutex_unlock(&td__lock); }
+static void atfork_prepare(void) {
+  pthread_mutex_lock(&td__lock);
+}
+static void atfork_parent(void) {
+  pthread_mutex_unlock(&td__lock);
+}
 static void atfork_child(void) {
   /* The child has one thread; reinitializing the primitives is the portable way to get
    * a usable lock and condition variable back. */
@@ -385,7 +400,8 @@ __attribute__((constructor)) static void td_load(void) {
 __attribute__((destructor)) static void td_unload(void) {
   if (td__forked()) return;
   pthread_mutex_lock(&td__lock);
-  for (int d = 0; d < TD_MAX_DEVICES; d++) td__ctx_release_resources(&td__devices[d].primary);
+  for (int d = 0; d < TD_MAX_DEVICES; d++)
+    td__ctx_release_resources(&td__devices[d].primary);
   td__contexts_free_all();
   pthread_mutex_unlock(&td__lock);
 }

@@ -65,13 +65,15 @@ static struct CUevent_st *events;   /* live events */
 
 int td__live_streams(void) {
   int n = 0;
-  for (struct CUstream_st *s = streams; s; s = s->next) n += !s->is_default;
+  for (struct CUstream_st *s = streams; s; s = s->next)
+    n += !s->is_default;
   return n;
 }
 
 int td__live_events(void) {
   int n = 0;
-  for (struct CUevent_st *e = events; e; e = e->next) n++;
+  for (struct CUevent_st *e = events; e; e = e->next)
+    n++;
   return n;
 }
 
@@ -89,8 +91,10 @@ static void run_copy(struct CUstream_st *s, td_op *op) {
     return;
   }
   if (op->bytes == 0) return;
-  if (op->kind == TD_OP_HTOD) memmove(dev, op->chost, op->bytes);
-  else memmove(op->host, dev, op->bytes);
+  if (op->kind == TD_OP_HTOD)
+    memmove(dev, op->chost, op->bytes);
+  else
+    memmove(op->host, dev, op->bytes);
 }
 
 /* Runs one op; the lock is held on entry and on return. */
@@ -113,8 +117,10 @@ static void run_op(struct CUstream_st *s, td_op *op) {
     CUresult status = s->error;
     td__host_callbacks_run++;
     pthread_mutex_unlock(&td__lock);
-    if (op->kind == TD_OP_CALLBACK) op->callback(s->is_default ? NULL : s, status, op->user);
-    else op->hostfn(op->user);
+    if (op->kind == TD_OP_CALLBACK)
+      op->callback(s->is_default ? NULL : s, status, op->user);
+    else
+      op->hostfn(op->user);
     pthread_mutex_lock(&td__lock);
     break;
   }
@@ -139,7 +145,8 @@ static void *worker_main(void *arg) {
   struct CUstream_st *s = arg;
   pthread_mutex_lock(&td__lock);
   for (;;) {
-    while (!s->head && !s->exiting) pthread_cond_wait(&s->work, &td__lock);
+    while (!s->head && !s->exiting)
+      pthread_cond_wait(&s->work, &td__lock);
     if (!s->head) break;
     td_op *op = s->head;
     if (s->discard) {
@@ -173,15 +180,18 @@ CUresult td__stream_enqueue(struct CUstream_st *s, td_op *op) {
   }
   if (op->event) op->event->refs++;
   op->next = NULL;
-  if (s->tail) s->tail->next = op;
-  else s->head = op;
+  if (s->tail)
+    s->tail->next = op;
+  else
+    s->head = op;
   s->tail = op;
   pthread_cond_signal(&s->work);
   return CUDA_SUCCESS;
 }
 
 CUresult td__stream_wait_idle(struct CUstream_st *s) {
-  while (s->head) pthread_cond_wait(&td__cond, &td__lock);
+  while (s->head)
+    pthread_cond_wait(&td__cond, &td__lock);
   return s->error;
 }
 
@@ -301,8 +311,10 @@ CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags) {
   CUresult r = td__current(&ctx);
   if (r == CUDA_SUCCESS) {
     struct CUstream_st *s = stream_new(ctx, Flags, 0);
-    if (s) *phStream = s;
-    else r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (s)
+      *phStream = s;
+    else
+      r = CUDA_ERROR_OUT_OF_MEMORY;
   }
   pthread_mutex_unlock(&td__lock);
   return r;
@@ -312,8 +324,10 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream) {
   TD_ENTER("cuStreamDestroy", "cuStreamDestroy_v2");
   pthread_mutex_lock(&td__lock);
   CUresult r = CUDA_SUCCESS;
-  if (!stream_known(hStream)) r = CUDA_ERROR_INVALID_HANDLE; /* also 0, 1 and 2 */
-  else stream_destroy(hStream, 0);
+  if (!stream_known(hStream))
+    r = CUDA_ERROR_INVALID_HANDLE; /* also 0, 1 and 2 */
+  else
+    stream_destroy(hStream, 0);
   pthread_mutex_unlock(&td__lock);
   return r;
 }
@@ -367,8 +381,10 @@ static CUresult enqueue_host(CUstream h, CUstreamCallback cb, CUhostFn fn, void 
   pthread_mutex_lock(&td__lock);
   struct CUstream_st *s;
   CUresult r = td__stream_resolve(h, &s);
-  if (r == CUDA_SUCCESS) r = td__stream_enqueue(s, op);
-  else free(op);
+  if (r == CUDA_SUCCESS)
+    r = td__stream_enqueue(s, op);
+  else
+    free(op);
   pthread_mutex_unlock(&td__lock);
   return r;
 }
@@ -409,7 +425,8 @@ static int event_known(struct CUevent_st *e) {
 
 CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags) {
   TD_ENTER("cuEventCreate", "cuEventCreate");
-  const unsigned known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+  const unsigned known =
+      CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
   if (!phEvent || (Flags & ~known)) return CUDA_ERROR_INVALID_VALUE;
   /* Interprocess events must have timing disabled. */
   if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))
@@ -514,12 +531,16 @@ static CUresult elapsed(float *ms, CUevent start, CUevent end) {
   if (!ms) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&td__lock);
   CUresult r = CUDA_SUCCESS;
-  if (!event_known(start) || !event_known(end)) r = CUDA_ERROR_INVALID_HANDLE;
-  else if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) r = CUDA_ERROR_INVALID_HANDLE;
-  else if (start->record_seq == 0 || end->record_seq == 0) r = CUDA_ERROR_INVALID_HANDLE;
+  if (!event_known(start) || !event_known(end))
+    r = CUDA_ERROR_INVALID_HANDLE;
+  else if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING)
+    r = CUDA_ERROR_INVALID_HANDLE;
+  else if (start->record_seq == 0 || end->record_seq == 0)
+    r = CUDA_ERROR_INVALID_HANDLE;
   else if (start->done_seq < start->record_seq || end->done_seq < end->record_seq)
     r = CUDA_ERROR_NOT_READY;
-  else *ms = (float)(end->timestamp_ms - start->timestamp_ms);
+  else
+    *ms = (float)(end->timestamp_ms - start->timestamp_ms);
   pthread_mutex_unlock(&td__lock);
   return r;
 }

@@ -14,11 +14,11 @@
  *
  * Environment read by the fixture (at cuInit unless said otherwise):
  *   NBCUDA_TESTDRIVER_MODE          unset | stub (cuInit -> CUDA_ERROR_STUB_LIBRARY) |
- *                                   nodevice (CUDA_ERROR_NO_DEVICE) | initfail (CUDA_ERROR_UNKNOWN)
- *   NBCUDA_TESTDRIVER_DEVICES       device count, default 2
- *   NBCUDA_TESTDRIVER_CC            "9.0" or per device "9.0,5.0,3.0" (last repeats); default 9.0
- *   NBCUDA_TESTDRIVER_MEM           bytes per device, default 1 GiB (suffixes K, M, G accepted)
- *   NBCUDA_TESTDRIVER_LAUNCH_DELAY_MS  how long each kernel launch "runs" on its stream
+ *                                   nodevice (CUDA_ERROR_NO_DEVICE) | initfail
+ * (CUDA_ERROR_UNKNOWN) NBCUDA_TESTDRIVER_DEVICES       device count, default 2
+ *   NBCUDA_TESTDRIVER_CC            "9.0" or per device "9.0,5.0,3.0" (last repeats);
+ * default 9.0 NBCUDA_TESTDRIVER_MEM           bytes per device, default 1 GiB (suffixes K, M, G
+ * accepted) NBCUDA_TESTDRIVER_LAUNCH_DELAY_MS  how long each kernel launch "runs" on its stream
  *   NBCUDA_TESTDRIVER_REFUSE_LAUNCH=1  cuLaunchKernel returns CUDA_ERROR_NOT_SUPPORTED
  *   NBCUDA_TESTDRIVER_FAIL="cuStreamCreate:1:201,cuEventRecord:3:700"
  *                                   the Nth call (1-based, per base name, all variants
@@ -57,13 +57,13 @@ typedef struct tdrv_launch_info {
   unsigned grid[3];
   unsigned block[3];
   unsigned shared_bytes;
-  uintptr_t stream;       /* the CUstream value as passed (0, 1, 2 or a handle) */
-  int per_thread;         /* 1 when launched through cuLaunchKernel_ptsz */
-  int device;             /* device ordinal of the launching context */
+  uintptr_t stream; /* the CUstream value as passed (0, 1, 2 or a handle) */
+  int per_thread;   /* 1 when launched through cuLaunchKernel_ptsz */
+  int device;       /* device ordinal of the launching context */
   int nparams;
   size_t param_size[TDRV_MAX_PARAMS];
   size_t param_offset[TDRV_MAX_PARAMS];
-  size_t param_total;     /* bytes used in param_bytes */
+  size_t param_total; /* bytes used in param_bytes */
   unsigned char param_bytes[TDRV_MAX_PARAM_BYTES];
 } tdrv_launch_info;
 
@@ -86,10 +86,10 @@ int tdrv_primary_refcount(int dev);
 int tdrv_primary_reset_count(int dev);
 /* Live objects, over all contexts. */
 int tdrv_live_allocations(void);
-int tdrv_live_streams(void);   /* created streams only, not the default streams */
+int tdrv_live_streams(void); /* created streams only, not the default streams */
 int tdrv_live_events(void);
 int tdrv_live_modules(void);
-int tdrv_live_contexts(void);  /* non-primary contexts that are not destroyed */
+int tdrv_live_contexts(void); /* non-primary contexts that are not destroyed */
 size_t tdrv_allocated_bytes(int dev);
 int tdrv_launch_count(void);
 /* Copies the last accepted launch into *out; returns 0 when there was none. */
@@ -147,13 +147,13 @@ static inline const tdrv_api *tdrv_load_(char *why, size_t why_size) {
     state = 2;
     if (h) {
       int missing = 0;
-#define TDRV_SYM_(field, sym)                                                              \
-  do {                                                                                     \
-    *(void **)(&api.field) = dlsym(h, #sym);                                               \
-    if (!api.field && !missing) {                                                          \
-      snprintf(reason, sizeof reason, "%s: no symbol %s", path, #sym);                     \
-      missing = 1;                                                                         \
-    }                                                                                      \
+#define TDRV_SYM_(field, sym)                                                                  \
+  do {                                                                                         \
+    *(void **)(&api.field) = dlsym(h, #sym);                                                   \
+    if (!api.field && !missing) {                                                              \
+      snprintf(reason, sizeof reason, "%s: no symbol %s", path, #sym);                         \
+      missing = 1;                                                                             \
+    }                                                                                          \
   } while (0)
       TDRV_SYM_(calls, tdrv_call_count);
       TDRV_SYM_(variant_calls, tdrv_variant_count);
@@ -186,7 +186,9 @@ static inline const tdrv_api *tdrv_load_(char *why, size_t why_size) {
   return result;
 }
 
-static inline int tdrv_available(void) { return tdrv_load_(NULL, 0) != NULL; }
+static inline int tdrv_available(void) {
+  return tdrv_load_(NULL, 0) != NULL;
+}
 
 /* The API, or exit(1) of the calling test process with the reason. */
 static inline const tdrv_api *tdrv(void) {
@@ -202,7 +204,9 @@ static inline const tdrv_api *tdrv(void) {
 
 /* A CUDA entry point of the fixture by its exported symbol name, e.g.
  * tdrv_sym("cuGetProcAddress_v2"); NULL when absent. */
-static inline void *tdrv_sym(const char *symbol) { return dlsym(tdrv()->handle, symbol); }
+static inline void *tdrv_sym(const char *symbol) {
+  return dlsym(tdrv()->handle, symbol);
+}
 
 #ifdef __cplusplus
 }
