@@ -1347,7 +1347,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   case NBC__B_ABS: {
     nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
     const char *ty = ltype(L, rt);
-    if (is_float(rt)) return (nbc__lval){rt, call1(L, ty, nbc__arena_printf(L->arena, "llvm.fabs.%s", intrinsic_suffix(rt)), v.v)};
+    if (is_float(rt) && rt->kind != NBC__T_FLOAT16) /* libNVVM has no llvm.fabs */
+      return (nbc__lval){rt, call1(L, ty, rt->kind == NBC__T_FLOAT32 ? "__nv_fabsf" : "__nv_fabs", v.v)};
     if (is_int(rt) && nbc__type_is_signed(rt)) {
       const char *neg = tmp(L), *m = tmp(L), *x = tmp(L);
       EMIT("%s = icmp slt %s %s, 0", neg, ty, v.v);
@@ -1375,8 +1376,10 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     }
     nbc__lval v = nbc__lower_expr(L, n->list.items[0]);
     if (is_float(v.type)) {
-      /* Half to even, like Python: rint rounds ties to even. */
-      const char *r = call1(L, ltype(L, v.type), nbc__arena_printf(L->arena, "llvm.rint.%s", intrinsic_suffix(v.type)), v.v);
+      /* Half to even, like Python: rint rounds ties to even (libNVVM has no llvm.rint). */
+      const nbc__type *ft = v.type->kind == NBC__T_FLOAT32 ? v.type : T(NBC__T_FLOAT64);
+      v = nbc__lower_convert(L, v, ft);
+      const char *r = call1(L, ltype(L, ft), ft->kind == NBC__T_FLOAT32 ? "__nv_rintf" : "__nv_rint", v.v);
       return nbc__lower_convert(L, (nbc__lval){v.type, r}, rt);
     }
     return nbc__lower_convert(L, v, rt);
