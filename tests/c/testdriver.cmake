@@ -23,3 +23,13 @@ if(TARGET test_testdriver AND NBCUDA_CUDA_INCLUDE_DIR)
   target_include_directories(test_testdriver PRIVATE ${NBCUDA_CUDA_INCLUDE_DIR})
   set_tests_properties(test_testdriver PROPERTIES TIMEOUT 60)
 endif()
+
+# td_tables.c is generated from cuda.h and h200_probe.json and committed; this test fails
+# when cuda.h (a new toolkit) or the generator changed and the table was not regenerated.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_FOUND AND NBCUDA_CUDA_INCLUDE_DIR AND TARGET nbcuda_testdriver)
+  add_test(NAME testdriver_tables_fresh
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/testdriver/gen_tables.py
+      ${NBCUDA_CUDA_INCLUDE_DIR}/cuda.h ${PROJECT_SOURCE_DIR}/tests/testdriver/h200_probe.json
+      --check ${PROJECT_SOURCE_DIR}/tests/testdriver/td_tables.c)
+endif()
