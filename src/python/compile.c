@@ -394,6 +394,8 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
   } else if (sess.exc_type) {
     PyErr_Restore(sess.exc_type, sess.exc_value, sess.exc_tb);
     sess.exc_type = sess.exc_value = sess.exc_tb = NULL;
+  } else if (!options->device && strstr(nbc_last_error(), "must have void return type")) {
+    PyErr_SetString(PyExc_TypeError, nbc_last_error()); /* numba raises a TypeError */
   } else {
     nbc__py_raise(st, s);
   }

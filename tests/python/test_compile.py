@@ -1,0 +1,306 @@
+"""compile() / compile_ptx() of real Python functions: the corpus (PTX checked by ptxas),
+options, ABIs, the resolver (globals, closures, helpers, types), errors and messages."""
+import importlib.util
+import math
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import nbcuda as cuda
+from nbcuda import float32, int32
+from conftest import corpus_dir
+
+
+def load_corpus():
+    d = corpus_dir()
+    cases = []
+    if not d:
+        return cases
+    for fn in sorted(os.listdir(d)):
+        if not fn.endswith(".py"):
+            continue
+        name = "corpus_" + fn[:-3]
+        spec = importlib.util.spec_from_file_location(name, os.path.join(d, fn))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        for (fname, sig, kind, inputs) in getattr(mod, "CASES", []):
+            cases.append(pytest.param(mod, fname, sig, kind, id=f"{fn[:-3]}.{fname}:{sig}"))
+    return cases
+
+
+CORPUS = load_corpus()
+
+
+def ptxas():
+    home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    for p in (os.path.join(home, "bin", "ptxas"), shutil.which("ptxas")):
+        if p and os.path.exists(p):
+            return p
+    return None
+
+
+def check_ptx(ptx, tmp_path, arch="sm_90"):
+    exe = ptxas()
+    if not exe:
+        pytest.skip("ptxas not found")
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    p = subprocess.run([exe, f"-arch={arch}", str(src), "-o", str(tmp_path / "k.cubin")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+def test_corpus_is_present():
+    assert len(CORPUS) >= 20
+
+
+@pytest.mark.parametrize("mod,fname,sig,kind", CORPUS)
+def test_corpus_compiles_and_ptxas_accepts(mod, fname, sig, kind, tmp_path):
+    fn = getattr(mod, fname)
+    if kind == "device":
+        ptx, resty = cuda.compile(fn, sig, device=True)
+        assert ".visible .func" in ptx and "func_retval0" in ptx
+        assert str(resty) != "none"
+        if "(" in sig and not sig.startswith("("):
+            assert str(resty) == sig.split("(")[0].strip()
+    else:
+        ptx, resty = cuda.compile_ptx(fn, sig)
+        assert ".visible .entry" in ptx and "func_retval" not in ptx
+        assert str(resty) == "none"
+    check_ptx(ptx, tmp_path)
+
+
+def add(a, b):
+    return a + b
+
+
+def kernel(r, x):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = x[i] * 2
+
+
+def test_resty_and_code_types():
+    ptx, resty = cuda.compile(add, "float32(float32, float32)")
+    assert isinstance(ptx, str) and resty is cuda.float32
+    _, resty = cuda.compile(add, (cuda.int32, cuda.float32))
+    assert str(resty) == "float64"  # numba: int32 + float32 -> float64
+    _, resty = cuda.compile(add, cuda.int16(cuda.int64, cuda.int64))
+    assert resty is cuda.int16
+    _, resty = cuda.compile(add, "(int32, int32)")
+    assert resty is cuda.int64
+
+
+def test_c_abi_names_and_abi_name():
+    ptx, _ = cuda.compile(add, "float32(float32, float32)")
+    assert ".visible .func  (.param .b32 func_retval0) add(" in ptx
+    assert "NumbaEnv" not in ptx
+    ptx, _ = cuda.compile(add, "float64(float64, float64)", abi_info={"abi_name": "my_add"})
+    assert " my_add(" in ptx and ".param .b64 func_retval0" in ptx
+
+
+def test_numba_abi_device_function():
+    ptx, _ = cuda.compile(add, "int32(int32, int32)", abi="numba")
+    assert "func_retval0" in ptx and ".visible .func" in ptx
+
+
+def test_kernel_abi_and_void():
+    ptx, resty = cuda.compile_ptx(kernel, "void(float32[:], float32[:])")
+    assert ".visible .entry" in ptx and resty is cuda.void
+    ptx, _ = cuda.compile(kernel, "void(float32[:], float32[:])", device=False, abi="numba")
+    assert ".visible .entry" in ptx
+
+
+def test_ltoir_output():
+    code, resty = cuda.compile(add, "float32(float32, float32)", output="ltoir")
+    assert isinstance(code, bytes) and code[:4] == b"\xed\x43\x4e\x7f"
+    assert resty is cuda.float32
+
+
+def test_lineinfo_points_at_this_file():
+    ptx, _ = cuda.compile(kernel, "void(float32[:], float32[:])", device=False, abi="numba",
+                          lineinfo=True)
+    assert ".loc" in ptx and ".file" in ptx and "test_compile.py" in ptx
+
+
+def test_debug_emits_dwarf():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptx, _ = cuda.compile(add, "float32(float32, float32)", debug=True, opt=False)
+    assert ".section .debug_info" in ptx or ".section\t.debug_info" in ptx
+
+
+def fma_like(a, b, c):
+    return a * b + c
+
+
+def fdiv(a, b):
+    return a / b
+
+
+def test_fastmath_changes_instructions():
+    precise, _ = cuda.compile(fdiv, "float32(float32, float32)")
+    fast, _ = cuda.compile(fdiv, "float32(float32, float32)", fastmath=True)
+    assert "div.rn.f32" in precise
+    assert "div.approx.ftz.f32" in fast or "div.full.ftz.f32" in fast
+
+
+def test_cc_selects_target():
+    ptx, _ = cuda.compile(add, "float32(float32, float32)", cc=(8, 0))
+    assert ".target sm_80" in ptx
+    ptx, _ = cuda.compile(add, "float32(float32, float32)")
+    assert ".target sm_75" in ptx or ".target sm_" in ptx
+    with pytest.raises(cuda.CCSupportError):
+        cuda.compile(add, "float32(float32, float32)", cc=(5, 0))
+
+
+def test_for_current_device(cuda):
+    ptx, _ = cuda.compile_ptx_for_current_device(kernel, "void(float32[:], float32[:])")
+    cc = cuda.get_current_device().compute_capability
+    assert ".visible .entry" in ptx and ".target sm_" in ptx
+    assert f"sm_{cc[0]}{cc[1]}" in ptx or cc >= (10, 0)
+    ptx, _ = cuda.compile_for_current_device(add, "float32(float32, float32)")
+    assert "add(" in ptx
+
+
+def test_validation_order_and_messages():
+    with pytest.raises(NotImplementedError, match="^Unsupported output type: illegal$"):
+        cuda.compile(add, "float32(float32, float32)", output="illegal", abi="fastcall")
+    with pytest.raises(ValueError, match="Can only designate forced inlining in LTO-IR"):
+        cuda.compile(add, "float32(float32, float32)", forceinline=True)
+    with pytest.raises(NotImplementedError, match="^Unsupported ABI: fastcall$"):
+        cuda.compile(add, "float32(float32, float32)", abi="fastcall", device=False)
+    with pytest.raises(NotImplementedError, match="^The C ABI is not supported for kernels$"):
+        cuda.compile(kernel, "void(float32[:], float32[:])", device=False)
+
+
+def test_kernel_must_return_void():
+    with pytest.raises(TypeError, match="must have void return type"):
+        cuda.compile_ptx(add, "float32(float32, float32)")
+    with pytest.raises(TypeError, match="must have void return type"):
+        cuda.compile_ptx(add, "(float32, float32)")
+
+
+def undefined_user(a):
+    return a + not_defined_anywhere  # noqa: F821
+
+
+def bad_types(a):
+    return a.nope
+
+
+def test_typing_error_shows_file_line_and_caret():
+    with pytest.raises(cuda.TypingError) as info:
+        cuda.compile(undefined_user, "float32(float32)")
+    msg = str(info.value)
+    line = undefined_user.__code__.co_firstlineno + 1
+    assert f"test_compile.py:{line}:" in msg
+    assert "return a + not_defined_anywhere" in msg and "^" in msg
+    with pytest.raises(cuda.CompileError):
+        cuda.compile(bad_types, "float32(float32)")
+
+
+def test_signature_errors():
+    with pytest.raises(cuda.TypingError, match="signature"):
+        cuda.compile(add, "float32(float32, notatype)")
+    with pytest.raises(TypeError):
+        cuda.compile(add, 42)
+
+
+SCALE = 3
+HALF = 0.5
+FLAG = True
+
+
+def uses_globals(x):
+    if FLAG:
+        return x * SCALE + HALF + math.pi
+    return x
+
+
+def test_resolver_constants_and_math():
+    ptx, resty = cuda.compile(uses_globals, "float64(float64)")
+    assert resty is cuda.float64
+    ptx2, _ = cuda.compile(uses_globals, "float64(float64)")
+    assert ptx == ptx2
+
+
+def test_resolver_closure_and_numpy_scalars():
+    np = pytest.importorskip("numpy")
+    k = np.float32(2.0)
+    n = np.int64(7)
+
+    def inner(x):
+        return x * k + n
+
+    _, resty = cuda.compile(inner, "float32(float32)")
+    assert resty is cuda.float32
+
+
+def test_resolver_functions_jit_device_and_types():
+    @cuda.jit(device=True)
+    def twice(v):
+        return v * 2
+
+    def helper(v):
+        return twice(v) + 1
+
+    def caller(v):
+        return float32(helper(v)) + int32(1)
+
+    ptx, resty = cuda.compile(caller, "float32(float32)")
+    assert resty is cuda.float32 and "caller(" in ptx
+
+
+def test_resolver_helper_from_another_module():
+    if "corpus_shared_memory" not in sys.modules:
+        pytest.skip("corpus not present")
+    mod = sys.modules["corpus_shared_memory"]  # apply_gelu calls a jit(device=True) gelu
+    ptx, _ = cuda.compile_ptx(mod.apply_gelu, "void(float64[:], float64[:])")
+    assert ".entry" in ptx
+
+
+def test_resolver_python_error_is_raised():
+    exec_ns = {"cuda": cuda}
+    exec("def helper(x):\n    return x\n", exec_ns)  # no source available for helper
+
+    def f(x):
+        return helper(x)  # noqa: F821
+
+    f.__globals__["helper"] = exec_ns["helper"]
+    try:
+        with pytest.raises((OSError, TypeError, cuda.CompileError)):
+            cuda.compile(f, "float32(float32)")
+    finally:
+        del f.__globals__["helper"]
+
+
+def test_numba_type_objects_as_signature():
+    numba = pytest.importorskip("numba")
+    _, resty = cuda.compile(add, (numba.float32, numba.float32))
+    assert str(resty) == "float32"
+    _, resty = cuda.compile(add, numba.float64(numba.float64, numba.float64))
+    assert resty is cuda.float64
+    ptx, _ = cuda.compile_ptx(kernel, numba.void(numba.float32[:], numba.float32[::1]))
+    assert ".entry" in ptx
+
+
+def test_compile_releases_the_gil_and_is_thread_safe():
+    import threading
+    results, errors = [], []
+
+    def work():
+        try:
+            results.append(cuda.compile(uses_globals, "float64(float64)")[0])
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    assert errors == [] and len(set(results)) == 1
