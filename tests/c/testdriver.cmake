@@ -33,3 +33,12 @@ if(Python3_FOUND AND NBCUDA_CUDA_INCLUDE_DIR AND TARGET nbcuda_testdriver)
       ${NBCUDA_CUDA_INCLUDE_DIR}/cuda.h ${PROJECT_SOURCE_DIR}/tests/testdriver/h200_probe.json
       --check ${PROJECT_SOURCE_DIR}/tests/testdriver/td_tables.c)
 endif()
+
+# The fixture must answer like the real driver: probe_real_driver.py is run against it and
+# compared with the answers recorded on an H200 (driver 13000) in h200_probe.json.
+if(Python3_FOUND AND TARGET nbcuda_testdriver)
+  add_test(NAME testdriver_matches_real_driver
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/testdriver/compare_with_real.py
+      $<TARGET_FILE:nbcuda_testdriver>)
+  set_tests_properties(testdriver_matches_real_driver PROPERTIES TIMEOUT 120)
+endif()

@@ -1,7 +1,10 @@
-# Ground-truth probe of the real CUDA driver, for the software test driver's defaults.
+# probe_real_driver.py — asks a CUDA driver (libcuda.so.1, or $PROBE_LIBCUDA) how it answers
+# the corner cases the test driver models, and writes the answers to $OUT/probe.json.
+# Run on a GPU machine it produced h200_probe.json (real driver 13000, H200); run against
+# libnbcuda_testdriver.so by compare_with_real.py it checks that the fixture answers alike.
 import ctypes as C, json, os, sys
 out = {}
-lib = C.CDLL("libcuda.so.1")
+lib = C.CDLL(os.environ.get("PROBE_LIBCUDA", "libcuda.so.1"))
 def f(name): return getattr(lib, name)
 vp = C.c_void_p
 def rc(name, *a):
