@@ -372,6 +372,20 @@ typedef struct nbc__func {
  *  - FOR over range: b is the CALL of range, whose nbc__call has builtin NBC__B_RANGE; the
  *    loop variable is a local; the step's sign decides the loop test (a non-constant step
  *    is tested at run time).
+ * Additions (infer.c's header comment has the details):
+ *  - range's argtypes[i] are the counter type (int32, int64 or uint64, numba's Range cases);
+ *    the FOR target NAME has ->type = that counter type and ->cast = the variable's type;
+ *  - BINOP/UNARY operands carry ->cast = the operand types of numba's chosen signature;
+ *  - COMPARE ->info = 2 * count types: the conversions of each comparison's left and right
+ *    operand (a single comparison also sets the operands' ->cast);
+ *  - BOOLOP/IFEXP values ->cast to the unified type; the truth test uses the own type;
+ *  - AUGASSIGN ->type = the operation's result, a/b ->cast = operand types, ->cast = the
+ *    type stored back (the variable's type or the array's dtype);
+ *  - tuple-unpacking NAME targets: ->type = the element type, ->cast = the variable's type;
+ *  - a parameter whose variable type is wider than its argument type (reassigned with
+ *    another type) is converted from func->argtypes[i] to vars[i].type at entry;
+ *  - an inferred return type is "none" for a device function returning nothing, and a
+ *    kernel's is "void".
  */
 typedef struct nbc__global {
   nbc_global_t g;            /* kind and value; strings copied into the arena */

@@ -50,10 +50,13 @@ static const size_t scalar_sizes[] = {
 #undef NBC__T_SIZE_
 };
 
-static bool is_scalar_kind(nbc__type_kind k) { return k >= NBC__T_BOOL && k <= NBC__T_COMPLEX128; }
+static bool is_scalar_kind(nbc__type_kind k) {
+  return k >= NBC__T_BOOL && k <= NBC__T_COMPLEX128;
+}
 
 const nbc__type *nbc__type_scalar(nbc__type_kind kind) {
-  if (kind == NBC__T_VOID || kind == NBC__T_NONE || kind == NBC__T_RANGE || is_scalar_kind(kind))
+  if (kind == NBC__T_VOID || kind == NBC__T_NONE || kind == NBC__T_RANGE ||
+      is_scalar_kind(kind))
     return &scalar_types[kind];
   return NULL;
 }
@@ -65,14 +68,14 @@ static const nbc__type *const frexp32_items[] = {S_(FLOAT32), S_(INT32)};
 static const nbc__type *const frexp64_items[] = {S_(FLOAT64), S_(INT32)};
 static const nbc__type *const modf32_items[] = {S_(FLOAT32), S_(FLOAT32)};
 static const nbc__type *const modf64_items[] = {S_(FLOAT64), S_(FLOAT64)};
-static const nbc__type frexp32_type = {.kind = NBC__T_TUPLE, .count = 2,
-                                       .items = (const nbc__type **)frexp32_items};
-static const nbc__type frexp64_type = {.kind = NBC__T_TUPLE, .count = 2,
-                                       .items = (const nbc__type **)frexp64_items};
-static const nbc__type modf32_type = {.kind = NBC__T_TUPLE, .count = 2,
-                                      .items = (const nbc__type **)modf32_items};
-static const nbc__type modf64_type = {.kind = NBC__T_TUPLE, .count = 2,
-                                      .items = (const nbc__type **)modf64_items};
+static const nbc__type frexp32_type = {
+    .kind = NBC__T_TUPLE, .count = 2, .items = (const nbc__type **)frexp32_items};
+static const nbc__type frexp64_type = {
+    .kind = NBC__T_TUPLE, .count = 2, .items = (const nbc__type **)frexp64_items};
+static const nbc__type modf32_type = {
+    .kind = NBC__T_TUPLE, .count = 2, .items = (const nbc__type **)modf32_items};
+static const nbc__type modf64_type = {
+    .kind = NBC__T_TUPLE, .count = 2, .items = (const nbc__type **)modf64_items};
 
 const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim, char layout) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
@@ -86,7 +89,8 @@ const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim
 
 const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
-  const nbc__type **copy = nbc__arena_alloc(ctx->arena, sizeof *copy * (size_t)(count ? count : 1));
+  const nbc__type **copy =
+      nbc__arena_alloc(ctx->arena, sizeof *copy * (size_t)(count ? count : 1));
   if (!t || !copy) return NULL;
   memcpy(copy, items, sizeof *copy * (size_t)count);
   t->kind = NBC__T_TUPLE;
@@ -139,7 +143,9 @@ bool nbc__type_is_float(const nbc__type *t) {
 bool nbc__type_is_complex(const nbc__type *t) {
   return t && (t->kind == NBC__T_COMPLEX64 || t->kind == NBC__T_COMPLEX128);
 }
-bool nbc__type_is_number(const nbc__type *t) { return t && is_scalar_kind(t->kind); }
+bool nbc__type_is_number(const nbc__type *t) {
+  return t && is_scalar_kind(t->kind);
+}
 
 size_t nbc__type_size(const nbc__type *t) {
   return t && is_scalar_kind(t->kind) ? scalar_sizes[t->kind - NBC__T_BOOL] : 0;
@@ -158,9 +164,15 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     return;
   }
   switch (t->kind) {
-  case NBC__T_VOID: nbc__buf_puts(out, "void"); return;
-  case NBC__T_NONE: nbc__buf_puts(out, "none"); return;
-  case NBC__T_BOOL: nbc__buf_puts(out, "bool"); return; /* numba prints types.boolean so */
+  case NBC__T_VOID:
+    nbc__buf_puts(out, "void");
+    return;
+  case NBC__T_NONE:
+    nbc__buf_puts(out, "none");
+    return;
+  case NBC__T_BOOL:
+    nbc__buf_puts(out, "bool");
+    return; /* numba prints types.boolean so */
   case NBC__T_ARRAY:
     nbc__buf_printf(out, "%sarray(", t->readonly ? "readonly " : "");
     nbc__type_print(out, t->dtype);
@@ -184,9 +196,15 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     nbc__buf_puts(out, ")");
     return;
   }
-  case NBC__T_RANGE: nbc__buf_puts(out, "range_state_int64"); return;
-  case NBC__T_MODULE: nbc__buf_printf(out, "Module(%s)", t->name ? t->name : "?"); return;
-  case NBC__T_FUNCTION: nbc__buf_printf(out, "Function(%s)", t->name ? t->name : "?"); return;
+  case NBC__T_RANGE:
+    nbc__buf_puts(out, "range_state_int64");
+    return;
+  case NBC__T_MODULE:
+    nbc__buf_printf(out, "Module(%s)", t->name ? t->name : "?");
+    return;
+  case NBC__T_FUNCTION:
+    nbc__buf_printf(out, "Function(%s)", t->name ? t->name : "?");
+    return;
   case NBC__T_DTYPE:
     nbc__buf_puts(out, "class(");
     nbc__type_print(out, t->dtype);
@@ -214,21 +232,51 @@ static const struct {
   const char *name;
   nbc__type_kind kind;
 } type_aliases[] = {
-    {"boolean", T_(BOOL)},  {"bool_", T_(BOOL)},      {"bool", T_(BOOL)},
-    {"b1", T_(BOOL)},       {"int8", T_(INT8)},       {"i1", T_(INT8)},
-    {"char", T_(INT8)},     {"int16", T_(INT16)},     {"i2", T_(INT16)},
-    {"short", T_(INT16)},   {"int32", T_(INT32)},     {"i4", T_(INT32)},
-    {"intc", T_(INT32)},    {"int64", T_(INT64)},     {"i8", T_(INT64)},
-    {"intp", T_(INT64)},    {"int_", T_(INT64)},      {"long_", T_(INT64)},
-    {"longlong", T_(INT64)}, {"uint8", T_(UINT8)},    {"u1", T_(UINT8)},
-    {"byte", T_(UINT8)},    {"uint16", T_(UINT16)},   {"u2", T_(UINT16)},
-    {"ushort", T_(UINT16)}, {"uint32", T_(UINT32)},   {"u4", T_(UINT32)},
-    {"uintc", T_(UINT32)},  {"uint64", T_(UINT64)},   {"u8", T_(UINT64)},
-    {"uintp", T_(UINT64)},  {"uint", T_(UINT64)},     {"ulong", T_(UINT64)},
-    {"ulonglong", T_(UINT64)}, {"float16", T_(FLOAT16)}, {"f2", T_(FLOAT16)},
-    {"float32", T_(FLOAT32)}, {"f4", T_(FLOAT32)},    {"float_", T_(FLOAT32)},
-    {"float64", T_(FLOAT64)}, {"f8", T_(FLOAT64)},    {"double", T_(FLOAT64)},
-    {"complex64", T_(COMPLEX64)}, {"c8", T_(COMPLEX64)}, {"complex128", T_(COMPLEX128)},
+    {"boolean", T_(BOOL)},
+    {"bool_", T_(BOOL)},
+    {"bool", T_(BOOL)},
+    {"b1", T_(BOOL)},
+    {"int8", T_(INT8)},
+    {"i1", T_(INT8)},
+    {"char", T_(INT8)},
+    {"int16", T_(INT16)},
+    {"i2", T_(INT16)},
+    {"short", T_(INT16)},
+    {"int32", T_(INT32)},
+    {"i4", T_(INT32)},
+    {"intc", T_(INT32)},
+    {"int64", T_(INT64)},
+    {"i8", T_(INT64)},
+    {"intp", T_(INT64)},
+    {"int_", T_(INT64)},
+    {"long_", T_(INT64)},
+    {"longlong", T_(INT64)},
+    {"uint8", T_(UINT8)},
+    {"u1", T_(UINT8)},
+    {"byte", T_(UINT8)},
+    {"uint16", T_(UINT16)},
+    {"u2", T_(UINT16)},
+    {"ushort", T_(UINT16)},
+    {"uint32", T_(UINT32)},
+    {"u4", T_(UINT32)},
+    {"uintc", T_(UINT32)},
+    {"uint64", T_(UINT64)},
+    {"u8", T_(UINT64)},
+    {"uintp", T_(UINT64)},
+    {"uint", T_(UINT64)},
+    {"ulong", T_(UINT64)},
+    {"ulonglong", T_(UINT64)},
+    {"float16", T_(FLOAT16)},
+    {"f2", T_(FLOAT16)},
+    {"float32", T_(FLOAT32)},
+    {"f4", T_(FLOAT32)},
+    {"float_", T_(FLOAT32)},
+    {"float64", T_(FLOAT64)},
+    {"f8", T_(FLOAT64)},
+    {"double", T_(FLOAT64)},
+    {"complex64", T_(COMPLEX64)},
+    {"c8", T_(COMPLEX64)},
+    {"complex128", T_(COMPLEX128)},
     {"c16", T_(COMPLEX128)},
 };
 
@@ -303,7 +351,8 @@ int nbc__type_conversion(const nbc__type *from, const nbc__type *to) {
   if (nbc__type_equal(from, to)) return NBC__CONV_EXACT;
   if (from->kind == NBC__T_ARRAY && to->kind == NBC__T_ARRAY) {
     /* numba: an array converts to another layout only towards A (and to readonly). */
-    if (from->ndim != to->ndim || !nbc__type_equal(from->dtype, to->dtype)) return NBC__CONV_NONE;
+    if (from->ndim != to->ndim || !nbc__type_equal(from->dtype, to->dtype))
+      return NBC__CONV_NONE;
     if (from->readonly && !to->readonly) return NBC__CONV_NONE;
     if (from->layout != to->layout && to->layout != 'A') return NBC__CONV_NONE;
     return NBC__CONV_SAFE;
@@ -331,20 +380,23 @@ typedef struct tcase {
   unsigned char ret, a, b; /* type kinds; b == VOID for one argument */
 } tcase;
 
-#define C1(r, x) {T_(r), T_(x), NBC__T_VOID}
-#define C2(r, x, y) {T_(r), T_(x), T_(y)}
+#define C1(r, x)                                                                               \
+  { T_(r), T_(x), NBC__T_VOID }
+#define C2(r, x, y)                                                                            \
+  { T_(r), T_(x), T_(y) }
 
 /* integer_binop_cases: (int64|uint64)^2, uint64 only when both are unsigned. */
-#define INT_BINOP_CASES                                                                    \
-  C2(INT64, INT64, INT64), C2(INT64, INT64, UINT64), C2(INT64, UINT64, INT64),             \
+#define INT_BINOP_CASES                                                                        \
+  C2(INT64, INT64, INT64), C2(INT64, INT64, UINT64), C2(INT64, UINT64, INT64),                 \
       C2(UINT64, UINT64, UINT64)
 
-static const tcase binop_cases[] = {INT_BINOP_CASES,          C2(FLOAT32, FLOAT32, FLOAT32),
-                                    C2(FLOAT64, FLOAT64, FLOAT64), C2(COMPLEX64, COMPLEX64, COMPLEX64),
-                                    C2(COMPLEX128, COMPLEX128, COMPLEX128)};
+static const tcase binop_cases[] = {
+    INT_BINOP_CASES, C2(FLOAT32, FLOAT32, FLOAT32), C2(FLOAT64, FLOAT64, FLOAT64),
+    C2(COMPLEX64, COMPLEX64, COMPLEX64), C2(COMPLEX128, COMPLEX128, COMPLEX128)};
 static const tcase truediv_cases[] = {
-    C2(FLOAT64, INT64, INT64),       C2(FLOAT64, INT64, UINT64),      C2(FLOAT64, UINT64, INT64),
-    C2(FLOAT64, UINT64, UINT64),     C2(FLOAT32, FLOAT32, FLOAT32),   C2(FLOAT64, FLOAT64, FLOAT64),
+    C2(FLOAT64, INT64, INT64),           C2(FLOAT64, INT64, UINT64),
+    C2(FLOAT64, UINT64, INT64),          C2(FLOAT64, UINT64, UINT64),
+    C2(FLOAT32, FLOAT32, FLOAT32),       C2(FLOAT64, FLOAT64, FLOAT64),
     C2(COMPLEX64, COMPLEX64, COMPLEX64), C2(COMPLEX128, COMPLEX128, COMPLEX128)};
 static const tcase floordiv_cases[] = {INT_BINOP_CASES, C2(FLOAT32, FLOAT32, FLOAT32),
                                        C2(FLOAT64, FLOAT64, FLOAT64)};
@@ -360,37 +412,40 @@ static const tcase pow_cases[] = {INT_BINOP_CASES,
                                   C2(COMPLEX64, COMPLEX64, COMPLEX64),
                                   C2(COMPLEX128, COMPLEX128, COMPLEX128)};
 static const tcase shift_cases[] = {
-    C2(INT64, INT8, UINT64),   C2(INT64, INT8, INT64),    C2(INT64, INT16, UINT64),
-    C2(INT64, INT16, INT64),   C2(INT64, INT32, UINT64),  C2(INT64, INT32, INT64),
-    C2(INT64, INT64, UINT64),  C2(INT64, INT64, INT64),   C2(UINT64, UINT8, UINT64),
-    C2(UINT64, UINT8, INT64),  C2(UINT64, UINT16, UINT64), C2(UINT64, UINT16, INT64),
-    C2(UINT64, UINT32, UINT64), C2(UINT64, UINT32, INT64), C2(UINT64, UINT64, UINT64),
+    C2(INT64, INT8, UINT64),    C2(INT64, INT8, INT64),     C2(INT64, INT16, UINT64),
+    C2(INT64, INT16, INT64),    C2(INT64, INT32, UINT64),   C2(INT64, INT32, INT64),
+    C2(INT64, INT64, UINT64),   C2(INT64, INT64, INT64),    C2(UINT64, UINT8, UINT64),
+    C2(UINT64, UINT8, INT64),   C2(UINT64, UINT16, UINT64), C2(UINT64, UINT16, INT64),
+    C2(UINT64, UINT32, UINT64), C2(UINT64, UINT32, INT64),  C2(UINT64, UINT64, UINT64),
     C2(UINT64, UINT64, INT64)};
 static const tcase bitwise_cases[] = {C2(BOOL, BOOL, BOOL), INT_BINOP_CASES};
-#define CMP_CASES                                                                          \
-  C2(BOOL, BOOL, BOOL), C2(BOOL, INT8, INT8), C2(BOOL, INT16, INT16), C2(BOOL, INT32, INT32), \
-      C2(BOOL, INT64, INT64), C2(BOOL, UINT8, UINT8), C2(BOOL, UINT16, UINT16),            \
-      C2(BOOL, UINT32, UINT32), C2(BOOL, UINT64, UINT64), C2(BOOL, FLOAT32, FLOAT32),      \
+#define CMP_CASES                                                                              \
+  C2(BOOL, BOOL, BOOL), C2(BOOL, INT8, INT8), C2(BOOL, INT16, INT16), C2(BOOL, INT32, INT32),  \
+      C2(BOOL, INT64, INT64), C2(BOOL, UINT8, UINT8), C2(BOOL, UINT16, UINT16),                \
+      C2(BOOL, UINT32, UINT32), C2(BOOL, UINT64, UINT64), C2(BOOL, FLOAT32, FLOAT32),          \
       C2(BOOL, FLOAT64, FLOAT64)
 static const tcase ordered_cmp_cases[] = {CMP_CASES};
 static const tcase unordered_cmp_cases[] = {CMP_CASES, C2(BOOL, COMPLEX64, COMPLEX64),
                                             C2(BOOL, COMPLEX128, COMPLEX128)};
 static const tcase unary_cases[] = {
-    C1(UINT64, UINT8),  C1(UINT64, UINT16), C1(UINT64, UINT32),   C1(UINT64, UINT64),
-    C1(INT64, INT8),    C1(INT64, INT16),   C1(INT64, INT32),     C1(INT64, INT64),
-    C1(FLOAT32, FLOAT32), C1(FLOAT64, FLOAT64), C1(COMPLEX64, COMPLEX64),
-    C1(COMPLEX128, COMPLEX128), C1(INT64, BOOL)};
-static const tcase invert_cases[] = {C1(BOOL, BOOL),    C1(UINT64, UINT8), C1(UINT64, UINT16),
+    C1(UINT64, UINT8),    C1(UINT64, UINT16),       C1(UINT64, UINT32),
+    C1(UINT64, UINT64),   C1(INT64, INT8),          C1(INT64, INT16),
+    C1(INT64, INT32),     C1(INT64, INT64),         C1(FLOAT32, FLOAT32),
+    C1(FLOAT64, FLOAT64), C1(COMPLEX64, COMPLEX64), C1(COMPLEX128, COMPLEX128),
+    C1(INT64, BOOL)};
+static const tcase invert_cases[] = {C1(BOOL, BOOL),     C1(UINT64, UINT8),  C1(UINT64, UINT16),
                                      C1(UINT64, UINT32), C1(UINT64, UINT64), C1(INT64, INT8),
-                                     C1(INT64, INT16),  C1(INT64, INT32),   C1(INT64, INT64)};
-static const tcase not_cases[] = {
-    C1(BOOL, BOOL),   C1(BOOL, INT8),    C1(BOOL, INT16),   C1(BOOL, INT32),  C1(BOOL, INT64),
-    C1(BOOL, UINT8),  C1(BOOL, UINT16),  C1(BOOL, UINT32),  C1(BOOL, UINT64), C1(BOOL, FLOAT32),
-    C1(BOOL, FLOAT64), C1(BOOL, COMPLEX64), C1(BOOL, COMPLEX128)};
+                                     C1(INT64, INT16),   C1(INT64, INT32),   C1(INT64, INT64)};
+static const tcase not_cases[] = {C1(BOOL, BOOL),      C1(BOOL, INT8),    C1(BOOL, INT16),
+                                  C1(BOOL, INT32),     C1(BOOL, INT64),   C1(BOOL, UINT8),
+                                  C1(BOOL, UINT16),    C1(BOOL, UINT32),  C1(BOOL, UINT64),
+                                  C1(BOOL, FLOAT32),   C1(BOOL, FLOAT64), C1(BOOL, COMPLEX64),
+                                  C1(BOOL, COMPLEX128)};
 static const tcase abs_cases[] = {
-    C1(INT8, INT8),     C1(INT16, INT16),   C1(INT32, INT32),   C1(INT64, INT64),
-    C1(UINT8, UINT8),   C1(UINT16, UINT16), C1(UINT32, UINT32), C1(UINT64, UINT64),
-    C1(FLOAT32, FLOAT32), C1(FLOAT64, FLOAT64), C1(FLOAT32, COMPLEX64), C1(FLOAT64, COMPLEX128)};
+    C1(INT8, INT8),       C1(INT16, INT16),       C1(INT32, INT32),
+    C1(INT64, INT64),     C1(UINT8, UINT8),       C1(UINT16, UINT16),
+    C1(UINT32, UINT32),   C1(UINT64, UINT64),     C1(FLOAT32, FLOAT32),
+    C1(FLOAT64, FLOAT64), C1(FLOAT32, COMPLEX64), C1(FLOAT64, COMPLEX128)};
 static const tcase round_cases[] = {C1(INT64, FLOAT32), C1(INT64, FLOAT64),
                                     C2(FLOAT32, FLOAT32, INT64), C2(FLOAT64, FLOAT64, INT64)};
 /* numba-cuda's math templates (numba/cuda/typing cudamath). */
@@ -401,13 +456,16 @@ static const tcase math_unary_cases[] = {C1(FLOAT64, INT64), C1(FLOAT64, UINT64)
                                          C1(FLOAT32, FLOAT32), C1(FLOAT64, FLOAT64)};
 static const tcase math_pred_cases[] = {C1(BOOL, INT64), C1(BOOL, UINT64), C1(BOOL, FLOAT32),
                                         C1(BOOL, FLOAT64)};
-static const tcase math_binary_int_cases[] = {C2(FLOAT64, INT64, INT64), C2(FLOAT64, UINT64, UINT64),
-                                              C2(FLOAT32, FLOAT32, FLOAT32),
-                                              C2(FLOAT64, FLOAT64, FLOAT64)};
-static const tcase math_binary_cases[] = {C2(FLOAT32, FLOAT32, FLOAT32), C2(FLOAT64, FLOAT64, FLOAT64)};
-static const tcase math_pow_cases[] = {C2(FLOAT32, FLOAT32, FLOAT32), C2(FLOAT64, FLOAT64, FLOAT64),
-                                       C2(FLOAT32, FLOAT32, INT32), C2(FLOAT64, FLOAT64, INT32)};
-static const tcase math_ldexp_cases[] = {C2(FLOAT32, FLOAT32, INT32), C2(FLOAT64, FLOAT64, INT32)};
+static const tcase math_binary_int_cases[] = {
+    C2(FLOAT64, INT64, INT64), C2(FLOAT64, UINT64, UINT64), C2(FLOAT32, FLOAT32, FLOAT32),
+    C2(FLOAT64, FLOAT64, FLOAT64)};
+static const tcase math_binary_cases[] = {C2(FLOAT32, FLOAT32, FLOAT32),
+                                          C2(FLOAT64, FLOAT64, FLOAT64)};
+static const tcase math_pow_cases[] = {
+    C2(FLOAT32, FLOAT32, FLOAT32), C2(FLOAT64, FLOAT64, FLOAT64), C2(FLOAT32, FLOAT32, INT32),
+    C2(FLOAT64, FLOAT64, INT32)};
+static const tcase math_ldexp_cases[] = {C2(FLOAT32, FLOAT32, INT32),
+                                         C2(FLOAT64, FLOAT64, INT32)};
 /* frexp and modf: ret holds the argument kind; the tuple is built by the caller. */
 static const tcase math_frexp_cases[] = {C1(FLOAT32, FLOAT32), C1(FLOAT64, FLOAT64)};
 static const tcase math_modf_cases[] = {C1(FLOAT64, FLOAT64), C1(FLOAT32, FLOAT32)};
@@ -453,8 +511,9 @@ static int resolve(const tcase *cases, int ncases, const nbc__type *const *args,
   return best;
 }
 
-static const nbc__type *resolve_sig(const tcase *cases, int ncases, const nbc__type *const *args,
-                                    int nargs, bool unsafe_casting, const nbc__type **pargs) {
+static const nbc__type *resolve_sig(const tcase *cases, int ncases,
+                                    const nbc__type *const *args, int nargs,
+                                    bool unsafe_casting, const nbc__type **pargs) {
   for (int k = 0; k < nargs; k++)
     if (!nbc__type_is_number(args[k])) return NULL;
   int i = resolve(cases, ncases, args, nargs, unsafe_casting);
@@ -620,10 +679,14 @@ static const nbc__type *numpy_promote(const nbc__type *a, const nbc__type *b) {
   size_t zs = sa ? za : zb, zu = sa ? zb : za;
   if (zs > zu) return sa ? a : b;
   switch (zu) {
-  case 1: return S_(INT16);
-  case 2: return S_(INT32);
-  case 4: return S_(INT64);
-  default: return S_(FLOAT64);
+  case 1:
+    return S_(INT16);
+  case 2:
+    return S_(INT32);
+  case 4:
+    return S_(INT64);
+  default:
+    return S_(FLOAT64);
   }
 }
 
@@ -709,7 +772,8 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     pargs[0] = args[0];
     return S_(BOOL);
   } else if (strcmp(name, "round") == 0 && (nargs == 1 || nargs == 2)) {
-    const nbc__type *r = resolve_sig(round_cases, NCASES(round_cases), args, nargs, true, pargs);
+    const nbc__type *r =
+        resolve_sig(round_cases, NCASES(round_cases), args, nargs, true, pargs);
     if (r) return r;
   } else if ((strcmp(name, "min") == 0 || strcmp(name, "max") == 0) && nargs >= 1) {
     if (nargs == 1) goto fail; /* min(iterable) of a scalar */
@@ -725,9 +789,11 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     if (!allbool) {
       for (int i = 0; i < nargs; i++)
         if (args[i]->kind == NBC__T_BOOL) goto fail; /* numba: booleans are not Numbers */
-      for (int i = 1; i < nargs; i++) r = numpy_promote(r, args[i]);
+      for (int i = 1; i < nargs; i++)
+        r = numpy_promote(r, args[i]);
     }
-    for (int i = 0; i < nargs; i++) pargs[i] = r;
+    for (int i = 0; i < nargs; i++)
+      pargs[i] = r;
     return r;
   }
 fail:
@@ -741,13 +807,40 @@ static const struct {
   const tcase *cases;
   int ncases;
 } math_funcs[] = {
-#define MU16(n) {n, math_unary_fp16_cases, NCASES(math_unary_fp16_cases)}
-#define MU(n) {n, math_unary_cases, NCASES(math_unary_cases)}
-    MU16("ceil"), MU16("cos"), MU16("exp"), MU16("floor"), MU16("log"), MU16("log10"),
-    MU16("sin"), MU16("sqrt"), MU16("trunc"), MU16("exp2"), MU16("fabs"), MU16("log2"),
-    MU("acos"), MU("acosh"), MU("asin"), MU("asinh"), MU("atan"), MU("atanh"), MU("cosh"),
-    MU("degrees"), MU("erf"), MU("erfc"), MU("expm1"), MU("gamma"), MU("lgamma"),
-    MU("log1p"), MU("radians"), MU("sinh"), MU("tan"), MU("tanh"),
+#define MU16(n)                                                                                \
+  { n, math_unary_fp16_cases, NCASES(math_unary_fp16_cases) }
+#define MU(n)                                                                                  \
+  { n, math_unary_cases, NCASES(math_unary_cases) }
+    MU16("ceil"),
+    MU16("cos"),
+    MU16("exp"),
+    MU16("floor"),
+    MU16("log"),
+    MU16("log10"),
+    MU16("sin"),
+    MU16("sqrt"),
+    MU16("trunc"),
+    MU16("exp2"),
+    MU16("fabs"),
+    MU16("log2"),
+    MU("acos"),
+    MU("acosh"),
+    MU("asin"),
+    MU("asinh"),
+    MU("atan"),
+    MU("atanh"),
+    MU("cosh"),
+    MU("degrees"),
+    MU("erf"),
+    MU("erfc"),
+    MU("expm1"),
+    MU("gamma"),
+    MU("lgamma"),
+    MU("log1p"),
+    MU("radians"),
+    MU("sinh"),
+    MU("tan"),
+    MU("tanh"),
     {"isnan", math_pred_cases, NCASES(math_pred_cases)},
     {"isinf", math_pred_cases, NCASES(math_pred_cases)},
     {"isfinite", math_pred_cases, NCASES(math_pred_cases)},
@@ -780,7 +873,8 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
     if (strcmp(math_funcs[i].name, name) != 0) continue;
     int want = math_funcs[i].cases[0].b == NBC__T_VOID ? 1 : 2;
     if (nargs != want) {
-      if (pwhy) *pwhy = want == 1 ? "takes exactly one argument" : "takes exactly two arguments";
+      if (pwhy)
+        *pwhy = want == 1 ? "takes exactly one argument" : "takes exactly two arguments";
       return NULL;
     }
     if (nargs > 2) return NULL;
@@ -790,8 +884,10 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
       if (pwhy) *pwhy = "no matching definition for the argument types";
       return NULL;
     }
-    if (strcmp(name, "frexp") == 0) return r->kind == NBC__T_FLOAT32 ? &frexp32_type : &frexp64_type;
-    if (strcmp(name, "modf") == 0) return r->kind == NBC__T_FLOAT32 ? &modf32_type : &modf64_type;
+    if (strcmp(name, "frexp") == 0)
+      return r->kind == NBC__T_FLOAT32 ? &frexp32_type : &frexp64_type;
+    if (strcmp(name, "modf") == 0)
+      return r->kind == NBC__T_FLOAT32 ? &modf32_type : &modf64_type;
     return r;
   }
   if (pwhy) *pwhy = "unknown math function";
@@ -814,7 +910,8 @@ typedef struct sigp {
 } sigp;
 
 static void sig_skip(sigp *s) {
-  while (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r') s->p++;
+  while (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r')
+    s->p++;
 }
 
 static bool sig_error(sigp *s, const char *fmt, const char *arg) {
@@ -948,7 +1045,8 @@ static const nbc__type *sig_tuple(sigp *s, bool uni) {
       return NULL;
     }
     s->p = end;
-    for (long i = 0; i < n; i++) items[count++] = item;
+    for (long i = 0; i < n; i++)
+      items[count++] = item;
   } else {
     sig_skip(s);
     while (*s->p != ')') {
@@ -1048,14 +1146,16 @@ bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig)
       sig_skip(&s);
     } else if (*s.p != ')') {
       char found[64];
-      return sig_error(&s, "expected ',' or ')' but found %s", sig_found(&s, found, sizeof found));
+      return sig_error(&s, "expected ',' or ')' but found %s",
+                       sig_found(&s, found, sizeof found));
     }
   }
   s.p++;
   sig_skip(&s);
   if (*s.p) {
     char found[64];
-    return sig_error(&s, "unexpected %s after the signature", sig_found(&s, found, sizeof found));
+    return sig_error(&s, "unexpected %s after the signature",
+                     sig_found(&s, found, sizeof found));
   }
   psig->ret = ret;
   psig->nargs = nargs;
@@ -1070,9 +1170,9 @@ bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig)
 
 /* range(): numba's Range template; the counter type is the chosen case's argument type
  * (range(int32) counts in int32, range(uint64) in uint64, literals in int64). */
-static const tcase range_cases[] = {
-    C1(RANGE, INT32),           C2(RANGE, INT32, INT32),   C1(RANGE, INT64),
-    C2(RANGE, INT64, INT64),    C1(RANGE, UINT64),         C2(RANGE, UINT64, UINT64)};
+static const tcase range_cases[] = {C1(RANGE, INT32),  C2(RANGE, INT32, INT32),
+                                    C1(RANGE, INT64),  C2(RANGE, INT64, INT64),
+                                    C1(RANGE, UINT64), C2(RANGE, UINT64, UINT64)};
 
 const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const char **pwhy) {
   if (pwhy) *pwhy = NULL;
@@ -1096,10 +1196,14 @@ const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const 
     for (int k = 0; k < nargs && ok; k++) {
       const nbc__type *a = k < 2 ? two[k] : args[2];
       int conv = nbc__type_conversion(a, &scalar_types[range_cases[i].a]);
-      if (conv == NBC__CONV_NONE) ok = false;
-      else if (conv == NBC__CONV_UNSAFE) rate[0]++;
-      else if (conv == NBC__CONV_SAFE) rate[1]++;
-      else if (conv == NBC__CONV_PROMOTE) rate[2]++;
+      if (conv == NBC__CONV_NONE)
+        ok = false;
+      else if (conv == NBC__CONV_UNSAFE)
+        rate[0]++;
+      else if (conv == NBC__CONV_SAFE)
+        rate[1]++;
+      else if (conv == NBC__CONV_PROMOTE)
+        rate[2]++;
     }
     if (ok && (best < 0 || rate_less(rate, best_rate))) {
       best = i;

@@ -106,12 +106,14 @@ static const struct {
     {"arrays.py", "transpose", "void(float64[:, ::1], float64[:, ::1])", 0, "void"},
     {"arrays.py", "reverse", "void(int32[:], int32[:])", 0, "void"},
     {"arrays.py", "row_sums", "void(float64[:], float64[:, :])", 0, "void"},
-    {"arrays.py", "matmul_naive", "void(float32[:, :], float32[:, :], float32[:, :])", 0, "void"},
+    {"arrays.py", "matmul_naive", "void(float32[:, :], float32[:, :], float32[:, :])", 0,
+     "void"},
     {"arrays.py", "stencil_1d", "void(float32[:], float32[:])", 0, "void"},
     {"arrays.py", "count_step", "void(int64[:], float32[:])", 0, "void"},
     {"arrays.py", "polar", "void(float64[:], float64[:], float64[:], float64[:])", 0, "void"},
     {"shared_memory.py", "block_sum", "void(float32[:], float32[:])", 0, "void"},
-    {"shared_memory.py", "histogram", "void(int32[:], float64[:], float64, float64)", 0, "void"},
+    {"shared_memory.py", "histogram", "void(int32[:], float64[:], float64, float64)", 0,
+     "void"},
     {"shared_memory.py", "fast_matmul", "void(float32[:, :], float32[:, :], float32[:, :])", 0,
      "void"},
     {"shared_memory.py", "apply_gelu", "void(float64[:], float64[:])", 0, "void"},
@@ -122,8 +124,8 @@ static const struct {
 TEST(corpus_return_types) {
   int n = 0;
   for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
-    run *r = infer_src(read_corpus(corpus[i].file), corpus[i].func, corpus[i].sig,
-                       corpus[i].device);
+    run *r =
+        infer_src(read_corpus(corpus[i].file), corpus[i].func, corpus[i].sig, corpus[i].device);
     if (!r->ok) TEST_FAIL_("%s %s: %s", corpus[i].func, corpus[i].sig, r->ctx.diag.data);
     if (strcmp(ret_of(r), corpus[i].ret) != 0)
       TEST_FAIL_("%s %s: returns %s, numba-cuda: %s", corpus[i].func, corpus[i].sig, ret_of(r),
@@ -141,7 +143,8 @@ TEST(corpus_variables) {
   r = infer_src(read_corpus("scalars.py"), "collatz_steps", "int32(int64)", 1);
   ASSERT_STREQ(var_of(r, "steps"), "int64");
   ASSERT_STREQ(var_of(r, "n"), "int64");
-  r = infer_src(read_corpus("shared_memory.py"), "block_sum", "void(float32[:], float32[:])", 0);
+  r = infer_src(read_corpus("shared_memory.py"), "block_sum", "void(float32[:], float32[:])",
+                0);
   ASSERT_STREQ(var_of(r, "tmp"), "array(float32, 1d, C)");
   ASSERT_STREQ(var_of(r, "tid"), "int32");
   ASSERT_STREQ(var_of(r, "i"), "int64");
@@ -162,7 +165,8 @@ TEST(corpus_variables) {
 }
 
 TEST(apply_gelu_specialises_callee) {
-  run *r = infer_src(read_corpus("shared_memory.py"), "apply_gelu", "void(float64[:], float64[:])", 0);
+  run *r = infer_src(read_corpus("shared_memory.py"), "apply_gelu",
+                     "void(float64[:], float64[:])", 0);
   ASSERT(r->ok);
   int count = 0;
   const nbc__func *gelu = NULL;
@@ -255,7 +259,9 @@ static const char *SRC_IDX = "def k(a, b):\n"
                              "        a[u] = 3\n"
                              "    a[cuda.threadIdx.x] += 1.5\n";
 
-static const nbc__node *stmt_at(run *r, int k) { return r->ctx.program->entry->def->body.items[k]; }
+static const nbc__node *stmt_at(run *r, int k) {
+  return r->ctx.program->entry->def->body.items[k];
+}
 
 TEST(nonnegative_indices) {
   char src[1024];
@@ -266,7 +272,7 @@ TEST(nonnegative_indices) {
   ASSERT(stmt_at(r, 3)->list.items[0]->info == NULL); /* a[i - 1] */
   const nbc__node *loop = stmt_at(r, 4);
   ASSERT(loop->body.items[0]->list.items[0]->info != NULL); /* a[t], t in range(3, 10) */
-  ASSERT(loop->body.items[0]->a->info != NULL);            /* b[t, 0] */
+  ASSERT(loop->body.items[0]->a->info != NULL);             /* b[t, 0] */
   ASSERT(stmt_at(r, 5)->body.items[0]->list.items[0]->info == NULL); /* negative step */
   const nbc__node *aug = stmt_at(r, 6);
   ASSERT(aug->a->info != NULL);
@@ -340,7 +346,8 @@ static const struct {
      "k.py:2:14: error: 2-d indexing of array(float32, 1d, A) is not supported (index every "
      "dimension)"},
     {"def f(a):\n    a[0] = a\n", "f", "(float32[:],)", 1,
-     "k.py:2:12: error: Cannot convert array(float32, 1d, A) to float32 in an array assignment"},
+     "k.py:2:12: error: Cannot convert array(float32, 1d, A) to float32 in an array "
+     "assignment"},
     {"def f(a):\n    return a[1.5]\n", "f", "(float32[:],)", 1,
      "k.py:2:14: error: array index must be an integer, not float64"},
     {"import math\ndef f(a):\n    return math.foo(a)\n", "f", "(float32,)", 1,

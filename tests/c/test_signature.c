@@ -31,24 +31,24 @@ static const char *show(sig_env *e) {
   return b.data;
 }
 
-#define ASSERT_SIG(text, expected)                                                         \
-  do {                                                                                     \
-    sig_env e_;                                                                            \
-    if (!parse(&e_, text)) TEST_FAIL_("%s: %s", text, e_.ctx.diag.data);                   \
-    ASSERT_STREQ(show(&e_), expected);                                                     \
-    nbc__arena_destroy(e_.ctx.arena);                                                      \
+#define ASSERT_SIG(text, expected)                                                             \
+  do {                                                                                         \
+    sig_env e_;                                                                                \
+    if (!parse(&e_, text)) TEST_FAIL_("%s: %s", text, e_.ctx.diag.data);                       \
+    ASSERT_STREQ(show(&e_), expected);                                                         \
+    nbc__arena_destroy(e_.ctx.arena);                                                          \
   } while (0)
 
 /* The first line of the diagnostic must be exactly `expected`. */
-#define ASSERT_SIG_ERROR(text, expected)                                                   \
-  do {                                                                                     \
-    sig_env e_;                                                                            \
-    if (parse(&e_, text)) TEST_FAIL_("%s parsed", text);                                   \
-    ASSERT_EQ(e_.ctx.status, NBC_SIGNATURE_ERROR);                                         \
-    char *nl_ = strchr(e_.ctx.diag.data, '\n');                                            \
-    if (nl_) *nl_ = 0;                                                                     \
-    ASSERT_STREQ(e_.ctx.diag.data, expected);                                              \
-    nbc__arena_destroy(e_.ctx.arena);                                                      \
+#define ASSERT_SIG_ERROR(text, expected)                                                       \
+  do {                                                                                         \
+    sig_env e_;                                                                                \
+    if (parse(&e_, text)) TEST_FAIL_("%s parsed", text);                                       \
+    ASSERT_EQ(e_.ctx.status, NBC_SIGNATURE_ERROR);                                             \
+    char *nl_ = strchr(e_.ctx.diag.data, '\n');                                                \
+    if (nl_) *nl_ = 0;                                                                         \
+    ASSERT_STREQ(e_.ctx.diag.data, expected);                                                  \
+    nbc__arena_destroy(e_.ctx.arena);                                                          \
   } while (0)
 
 TEST(scalars) {
@@ -89,18 +89,21 @@ TEST(tuples) {
 }
 
 TEST(errors) {
-  ASSERT_SIG_ERROR("float32(floot32)",
-                   "<signature>:1:9: error: invalid signature: unknown type 'floot32' at column 9");
-  ASSERT_SIG_ERROR("float32(float32",
-                   "<signature>:1:16: error: invalid signature: expected ',' or ')' but found end "
-                   "of signature at column 16");
+  ASSERT_SIG_ERROR(
+      "float32(floot32)",
+      "<signature>:1:9: error: invalid signature: unknown type 'floot32' at column 9");
+  ASSERT_SIG_ERROR(
+      "float32(float32",
+      "<signature>:1:16: error: invalid signature: expected ',' or ')' but found end "
+      "of signature at column 16");
   ASSERT_SIG_ERROR("float32(float32[:, ::2])",
                    "<signature>:1:22: error: invalid signature: expected '1' after '::' but "
                    "found '2' at column 22");
   ASSERT_SIG_ERROR("void(float32[:, ::1, :])",
                    "<signature>:1:17: error: invalid signature: '::1' must be the first or the "
                    "last dimension at column 17");
-  ASSERT_SIG_ERROR("", "<signature>:1:1: error: invalid signature: empty signature at column 1");
+  ASSERT_SIG_ERROR("",
+                   "<signature>:1:1: error: invalid signature: empty signature at column 1");
   ASSERT_SIG_ERROR("float64[::1, :]",
                    "<signature>:1:1: error: invalid signature: expected 'ret(args...)' or "
                    "'(args...)', found a single type at column 1");
@@ -122,8 +125,16 @@ TEST(errors) {
 }
 
 TEST(no_crash_on_garbage) {
-  static const char *inputs[] = {"(((", ")", "[:]", "int32[", "int32(int32[:,", "UniTuple(",
-                                 "UniTuple(int32, -1)()", "Tuple(int32[:])()", "\x01\xff", ",",
+  static const char *inputs[] = {"(((",
+                                 ")",
+                                 "[:]",
+                                 "int32[",
+                                 "int32(int32[:,",
+                                 "UniTuple(",
+                                 "UniTuple(int32, -1)()",
+                                 "Tuple(int32[:])()",
+                                 "\x01\xff",
+                                 ",",
                                  "void(,)"};
   for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
     sig_env e;

@@ -43,13 +43,27 @@ static bool op_by_name(const char *name, nbc__op *pop) {
   static const struct {
     const char *name;
     nbc__op op;
-  } ops[] = {{"add", NBC__OP_ADD},     {"sub", NBC__OP_SUB},         {"mul", NBC__OP_MUL},
-             {"truediv", NBC__OP_DIV}, {"floordiv", NBC__OP_FLOORDIV}, {"mod", NBC__OP_MOD},
-             {"pow", NBC__OP_POW},     {"and", NBC__OP_BITAND},      {"or", NBC__OP_BITOR},
-             {"xor", NBC__OP_BITXOR},  {"lshift", NBC__OP_LSHIFT},   {"rshift", NBC__OP_RSHIFT},
-             {"lt", NBC__OP_LT},       {"le", NBC__OP_LE},           {"gt", NBC__OP_GT},
-             {"ge", NBC__OP_GE},       {"eq", NBC__OP_EQ},           {"ne", NBC__OP_NE},
-             {"neg", NBC__OP_NEG},     {"pos", NBC__OP_POS},         {"invert", NBC__OP_INVERT},
+  } ops[] = {{"add", NBC__OP_ADD},
+             {"sub", NBC__OP_SUB},
+             {"mul", NBC__OP_MUL},
+             {"truediv", NBC__OP_DIV},
+             {"floordiv", NBC__OP_FLOORDIV},
+             {"mod", NBC__OP_MOD},
+             {"pow", NBC__OP_POW},
+             {"and", NBC__OP_BITAND},
+             {"or", NBC__OP_BITOR},
+             {"xor", NBC__OP_BITXOR},
+             {"lshift", NBC__OP_LSHIFT},
+             {"rshift", NBC__OP_RSHIFT},
+             {"lt", NBC__OP_LT},
+             {"le", NBC__OP_LE},
+             {"gt", NBC__OP_GT},
+             {"ge", NBC__OP_GE},
+             {"eq", NBC__OP_EQ},
+             {"ne", NBC__OP_NE},
+             {"neg", NBC__OP_NEG},
+             {"pos", NBC__OP_POS},
+             {"invert", NBC__OP_INVERT},
              {"not", NBC__OP_NOT}};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(ops[i].name, name) == 0) {
@@ -87,7 +101,8 @@ static const nbc__type *type_row(nbc__ctx *ctx, const char *op, const nbc__type 
   if (strcmp(op, "div_lit") == 0) return nbc__type_binop(NBC__OP_DIV, a, i64, &why);
   if (strcmp(op, "pow_lit") == 0 || strcmp(op, "pow_neg") == 0)
     return nbc__type_binop(NBC__OP_POW, a, i64, &why);
-  if (strcmp(op, "ifexp") == 0) return nbc__type_truth(a, &why) ? nbc__type_unify(ctx, a, i64) : NULL;
+  if (strcmp(op, "ifexp") == 0)
+    return nbc__type_truth(a, &why) ? nbc__type_unify(ctx, a, i64) : NULL;
   if (strcmp(op, "ldexp") == 0) {
     const nbc__type *args[2] = {a, i64};
     return nbc__type_math("ldexp", args, 2, NULL, &why);
@@ -150,8 +165,9 @@ TEST(every_row) {
 /* Spot checks that pin the surprising rows, independent of the file. */
 TEST(surprises) {
   const nbc__type *b = nbc__type_scalar(NBC__T_BOOL), *i32 = nbc__type_scalar(NBC__T_INT32),
-                  *f32 = nbc__type_scalar(NBC__T_FLOAT32), *u64 = nbc__type_scalar(NBC__T_UINT64),
-                  *i64 = nbc__type_scalar(NBC__T_INT64), *i8 = nbc__type_scalar(NBC__T_INT8);
+                  *f32 = nbc__type_scalar(NBC__T_FLOAT32),
+                  *u64 = nbc__type_scalar(NBC__T_UINT64), *i64 = nbc__type_scalar(NBC__T_INT64),
+                  *i8 = nbc__type_scalar(NBC__T_INT8);
   const char *why;
   const nbc__type *args[2];
   /* bool ** int32: the case (float32, int32) needs only one safe conversion. */
@@ -192,9 +208,9 @@ TEST(conversions) {
   ASSERT_EQ(nbc__type_conversion(t[2], t[1]), NBC__CONV_UNSAFE);
   ASSERT_EQ(nbc__type_conversion(t[3], t[2]), NBC__CONV_NONE);
   ASSERT_EQ(nbc__type_conversion(nbc__type_scalar(NBC__T_INT8), t[1]), NBC__CONV_PROMOTE);
-  ASSERT_EQ(nbc__type_conversion(nbc__type_scalar(NBC__T_INT64),
-                                 nbc__type_scalar(NBC__T_FLOAT64)),
-            NBC__CONV_SAFE);
+  ASSERT_EQ(
+      nbc__type_conversion(nbc__type_scalar(NBC__T_INT64), nbc__type_scalar(NBC__T_FLOAT64)),
+      NBC__CONV_SAFE);
   ASSERT(!nbc__type_can_convert(t[3], t[0]));
 }
 
@@ -203,8 +219,10 @@ TEST(printing) {
   ctx.arena = nbc__arena_create();
   const nbc__type *f32 = nbc__type_scalar(NBC__T_FLOAT32);
   const nbc__type *i64 = nbc__type_scalar(NBC__T_INT64);
-  ASSERT_STREQ(nbc__type_name(&ctx, nbc__type_array(&ctx, f32, 1, 'C')), "array(float32, 1d, C)");
-  ASSERT_STREQ(nbc__type_name(&ctx, nbc__type_array(&ctx, f32, 3, 'A')), "array(float32, 3d, A)");
+  ASSERT_STREQ(nbc__type_name(&ctx, nbc__type_array(&ctx, f32, 1, 'C')),
+               "array(float32, 1d, C)");
+  ASSERT_STREQ(nbc__type_name(&ctx, nbc__type_array(&ctx, f32, 3, 'A')),
+               "array(float32, 3d, A)");
   const nbc__type *items[2] = {i64, i64};
   ASSERT_STREQ(nbc__type_name(&ctx, nbc__type_tuple(&ctx, items, 2)), "UniTuple(int64 x 2)");
   items[0] = nbc__type_scalar(NBC__T_FLOAT64);

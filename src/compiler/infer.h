@@ -1,0 +1,79 @@
+/* infer.h — private header shared by infer.c (variables, expressions, statements, the
+ * fixed point, specialisations) and infer_call.c (calls: builtins, math, cuda, Python
+ * functions). Nothing else includes it.
+ */
+#ifndef NBCUDA_INFER_H
+#define NBCUDA_INFER_H
+
+#include "compiler/compiler.h"
+
+/* The state of one program's inference. */
+typedef struct inferp {
+  nbc__ctx *ctx;
+  nbc__program *prog;
+  nbc__func *stack[64]; /* specialisations being inferred, for recursion */
+  int depth;
+  nbc__module **modules; /* modules loaded for callees from other sources */
+  int nmodules;
+} inferp;
+
+/* Per-variable facts for the non-negative index analysis. */
+typedef struct vardef {
+  int ndefs;            /* assignments (augmented ones count as two) */
+  const nbc__node *def; /* the value of the single assignment */
+  int def_kind;         /* 0: plain value, 1: range loop, 2: element of cuda.grid(n) */
+  bool nonneg;
+} vardef;
+
+/* The state of one specialisation's inference. */
+typedef struct infer {
+  inferp *P;
+  nbc__ctx *ctx;
+  nbc__func *fn;
+  const nbc__file *file;
+  int capvars;
+  bool changed;
+  bool final; /* the last walk: record everything, report errors */
+  bool failed;
+  int loop_depth;
+  const nbc__type *ret; /* unification of the returned values (inferred return) */
+  bool returns_value;
+  vardef *defs;
+  nbc__func **callees;
+  int ncallees, capcallees;
+} infer;
+
+static inline const nbc__type *T(nbc__type_kind k) {
+  return nbc__type_scalar(k);
+}
+
+static inline bool is_kind(const nbc__type *t, nbc__type_kind k) {
+  return t && t->kind == k;
+}
+
+/* Reports an error at n's position, only in the final walk (earlier walks may see
+ * operands whose types are not known yet); always returns false. */
+bool nbc__infer_error(infer *I, const nbc__node *n, nbc_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define TYPING(I, n, ...) nbc__infer_error((I), (n), NBC_TYPING_ERROR, __VA_ARGS__)
+#define UNSUPPORTED(I, n, ...) nbc__infer_error((I), (n), NBC_UNSUPPORTED, __VA_ARGS__)
+const char *nbc__infer_tname(infer *I, const nbc__type *t);
+/* Arena allocation that reports running out of memory. */
+void *nbc__infer_alloc(infer *I, size_t size);
+/* Sets n->cast when the value of n must be converted to `to`. */
+void nbc__infer_cast(nbc__node *n, const nbc__type *to);
+/* Types an expression (records n->type). */
+const nbc__type *nbc__infer_expr(infer *I, nbc__node *n);
+/* A compile-time integer: a literal, its negation or a global integer constant. */
+bool nbc__infer_const_int(infer *I, const nbc__node *n, int64_t *pv);
+bool nbc__infer_is_builtin(const nbc__global *G);
+/* The specialisation of def for args (cached per types; recursion refused at call_site). */
+nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
+                                 const nbc_resolver_t *resolver, const nbc__type **args,
+                                 int nargs, const nbc__type *declared, bool is_entry,
+                                 const nbc__node *call_site, infer *caller);
+
+/* infer_call.c: types a CALL node and records its nbc__call in ->info. */
+const nbc__type *nbc__infer_call(infer *I, nbc__node *n);
+
+#endif /* NBCUDA_INFER_H */
