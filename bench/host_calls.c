@@ -42,8 +42,6 @@ static struct {
   CUresult (*cuEventElapsedTime)(float *, CUptr, CUptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemGetInfo)(size_t *, size_t *);
-  CUresult (*cuModuleLoadData)(CUptr *, const void *);
-  CUresult (*cuModuleGetFunction)(CUptr *, CUptr, const char *);
   CUresult (*cuLaunchKernel)(CUptr, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUptr, void **, void **);
 } raw;
@@ -104,7 +102,7 @@ static nbc_stream_t *stream;
 static nbc_event_t *ev_a, *ev_b, *ev_plain;
 static CUptr raw_stream, raw_ev_a, raw_ev_b, raw_ev_plain;
 static nbc_function_t *fn;
-static CUptr raw_fn;
+static CUptr raw_fn, launch_stream;
 static nbc_devptr_t dptr;
 
 static void drain(void) {
@@ -179,7 +177,7 @@ static int op_memcpy_htod(int w) {
 
 static int op_launch(int w) {
   static const unsigned one[3] = {1, 1, 1};
-  return w ? raw.cuLaunchKernel(raw_fn, 1, 1, 1, 1, 1, 1, 0, raw_stream, NULL, NULL) != 0
+  return w ? raw.cuLaunchKernel(raw_fn, 1, 1, 1, 1, 1, 1, 0, launch_stream, NULL, NULL) != 0
            : nbc_launch(fn, one, one, 0, stream, NULL) != NBC_OK;
 }
 
@@ -223,8 +221,6 @@ static int resolve_raw(void) {
       {"cuEventElapsedTime", (void **)&raw.cuEventElapsedTime},
       {"cuMemcpyHtoD", (void **)&raw.cuMemcpyHtoD},
       {"cuMemGetInfo", (void **)&raw.cuMemGetInfo},
-      {"cuModuleLoadData", (void **)&raw.cuModuleLoadData},
-      {"cuModuleGetFunction", (void **)&raw.cuModuleGetFunction},
       {"cuLaunchKernel", (void **)&raw.cuLaunchKernel},
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
@@ -279,9 +275,9 @@ int main(int argc, char **argv) {
   nbc_module_t *module;
   CHECK(nbc_module_load_data(empty_ptx, sizeof empty_ptx, NBC_IMAGE_PTX, &module));
   CHECK(nbc_module_get_function(module, "empty", &fn));
-  CUptr raw_module;
-  CHECK_RAW(raw.cuModuleLoadData(&raw_module, empty_ptx));
-  CHECK_RAW(raw.cuModuleGetFunction(&raw_fn, raw_module, "empty"));
+  /* The raw launch uses the same function and stream, so only the wrapper differs. */
+  raw_fn = nbc_function_handle(fn);
+  launch_stream = (CUptr)nbc_stream_handle(stream);
 
   nbc_device_t *dev;
   CHECK(nbc_get_current_device(&dev));

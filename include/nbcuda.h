@@ -312,6 +312,8 @@ nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t 
 void nbc_module_destroy(nbc_module_t *module);
 nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
                                      nbc_function_t **pfunction);
+/* The CUfunction (for interoperability and benchmarks); NULL for NULL. */
+void *nbc_function_handle(const nbc_function_t *function);
 /* args: an array of pointers to each kernel parameter, as cuLaunchKernel takes them. */
 nbc_status_t nbc_launch(nbc_function_t *function, const unsigned grid[3],
                         const unsigned block[3], unsigned shared_bytes, nbc_stream_t *stream,

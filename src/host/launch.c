@@ -7,6 +7,10 @@
  */
 #include "host/host.h"
 
+void *nbc_function_handle(const nbc_function_t *function) {
+  return function ? (void *)function->handle : NULL;
+}
+
 static nbc_status_t launch_failed(const nbc_function_t *f, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared, CUresult res) {
   return nbc__driver_failf("cuLaunchKernel", res,

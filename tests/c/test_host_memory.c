@@ -130,6 +130,9 @@ TEST(module_load_and_launch) {
   nbc_function_t *f, *g;
   ASSERT_OK(nbc_module_get_function(m, "empty", &f));
   ASSERT_OK(nbc_module_get_function(m, "scale", &g));
+  ASSERT(nbc_function_handle(f) != NULL);
+  ASSERT(nbc_function_handle(f) != nbc_function_handle(g));
+  ASSERT(nbc_function_handle(NULL) == NULL);
   unsigned grid[3] = {4, 2, 1}, block[3] = {128, 1, 1};
   ASSERT_OK(nbc_launch(f, grid, block, 0, NULL, NULL));
   ASSERT_EQ(tdrv()->launch_count(), 1);
