@@ -1,0 +1,63 @@
+# cli_compile.cmake — tests of `nbcuda compile` (tools/cmd_compile.c): exit codes, outputs,
+# -o, --dump and --verbose. Each test is a small shell command so that exit statuses 1 and
+# 2 can be told apart (ctest's WILL_FAIL cannot) and files written with -o can be checked.
+if(TARGET nbcuda_cli)
+  set(_nbc "$<TARGET_FILE:nbcuda_cli>")
+  set(_corpus "${PROJECT_SOURCE_DIR}/tests/corpus")
+  set(_work "${CMAKE_CURRENT_BINARY_DIR}/cli_compile")
+  file(MAKE_DIRECTORY ${_work})
+  file(WRITE ${_work}/bad.py "def f(a):\n    return a +\n")
+  file(WRITE ${_work}/typing.py "def f(a):\n    return a.nothing\n")
+
+  function(nbc_cli_test name command)
+    add_test(NAME ${name} COMMAND sh -c "${command}")
+    set_tests_properties(${name} PROPERTIES TIMEOUT 120 ${ARGN})
+  endfunction()
+
+  # A device function (C ABI) and a kernel to stdout; the PTX must pass ptxas.
+  nbc_cli_test(cli_compile_device
+    "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --cc 9.0 > ${_work}/h.ptx && grep -q '.visible .func' ${_work}/h.ptx && /usr/local/cuda/bin/ptxas -arch=sm_90 -c ${_work}/h.ptx -o /dev/null")
+  nbc_cli_test(cli_compile_kernel
+    "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --cc 9.0 -o ${_work}/s.ptx && grep -q '.visible .entry' ${_work}/s.ptx && ! grep -q func_retval ${_work}/s.ptx && /usr/local/cuda/bin/ptxas -arch=sm_90 ${_work}/s.ptx -o /dev/null")
+  # Options visible in the PTX.
+  nbc_cli_test(cli_compile_fastmath
+    "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --fastmath | grep -q 'sqrt.approx.ftz.f32'")
+  nbc_cli_test(cli_compile_lineinfo
+    "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --lineinfo | grep -q 'scalars.py'")
+  nbc_cli_test(cli_compile_abi_name
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi-name my_add | grep -q ') my_add('")
+  nbc_cli_test(cli_compile_numba_abi
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi numba | grep -q NumbaEnv")
+  # LTO-IR to a file: starts with the magic ED 43 4E 7F.
+  nbc_cli_test(cli_compile_ltoir
+    "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --output ltoir -o ${_work}/s.ltoir && test \"$(od -An -tx1 -N4 ${_work}/s.ltoir | tr -d ' ')\" = ed434e7f")
+  # Dumps.
+  nbc_cli_test(cli_compile_dump_tokens
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int64, int64)' --dump=tokens | grep -q NAME")
+  nbc_cli_test(cli_compile_dump_ast
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int64, int64)' --dump=ast | grep -q '(return (+ a b))'")
+  nbc_cli_test(cli_compile_dump_types
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int32, int32)' --dump=types | grep -q 'int64'")
+  nbc_cli_test(cli_compile_dump_ir
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int64, int64)' --dump=ir | grep -q '!nvvmir.version'")
+  nbc_cli_test(cli_compile_verbose
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig '(float32, float32)' --verbose 2>&1 >/dev/null | grep -q 'return type: float32'")
+  # Exit statuses: 1 for a compile error (diagnostic on stderr), 2 for bad usage.
+  nbc_cli_test(cli_compile_syntax_error
+    "${_nbc} compile ${_work}/bad.py:f --sig '(int64,)' 2> ${_work}/bad.err; test $? -eq 1 && grep -q 'bad.py:2:' ${_work}/bad.err")
+  nbc_cli_test(cli_compile_typing_error
+    "${_nbc} compile ${_work}/typing.py:f --sig '(int64,)' 2> ${_work}/typing.err; test $? -eq 1 && grep -q 'typing.py:2:' ${_work}/typing.err")
+  nbc_cli_test(cli_compile_no_function
+    "${_nbc} compile ${_corpus}/scalars.py:nope --sig '(int64,)'; test $? -eq 1")
+  nbc_cli_test(cli_compile_missing_file
+    "${_nbc} compile ${_work}/missing.py:f --sig '(int64,)'; test $? -eq 1")
+  nbc_cli_test(cli_compile_usage_no_sig
+    "${_nbc} compile ${_corpus}/scalars.py:add; test $? -eq 2")
+  nbc_cli_test(cli_compile_usage_bad_option
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int64, int64)' --frobnicate; test $? -eq 2")
+  nbc_cli_test(cli_compile_usage_bad_cc
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int64, int64)' --cc nine; test $? -eq 2")
+  nbc_cli_test(cli_compile_usage_kernel_c_abi
+    "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --abi c; test $? -eq 2")
+  nbc_cli_test(cli_compile_help "${_nbc} compile --help | grep -q 'usage: nbcuda compile'")
+endif()

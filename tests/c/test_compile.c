@@ -1,0 +1,321 @@
+/* test_compile.c — the public nbc_compile API end to end, proven with NVIDIA's own tools.
+ *
+ * Every case of the corpus (the .py files of tests/corpus, read from each file's CASES list) is compiled
+ * as numba would compile it — device functions with the C ABI and with the Numba ABI,
+ * kernels with the Numba ABI — and the PTX must pass `ptxas -arch=sm_90` (device functions
+ * with -c) while the LTO-IR must link with nvJitLink (-arch=sm_90 -lto), a kernel's entry
+ * surviving the link. Then the options' visible effects in the PTX (fastmath, lineinfo,
+ * abi_name, kernels vs device functions), the return type, the symbol, errors and
+ * concurrent compiles.
+ */
+#include <glob.h>
+#include <pthread.h>
+
+#include "compiler/compiler.h"
+#include "ptx_check.h"
+#include "test.h"
+
+static void require_nvvm(void) {
+  if (nbc__nvvm_load() != NBC_OK) SKIP(nbc__nvvm_load_error());
+}
+
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  size_t got = fread(s, 1, (size_t)n, f);
+  s[got] = '\0';
+  fclose(f);
+  return s;
+}
+
+typedef struct corpus_case {
+  char file[512];
+  char name[128], sig[256], kind[16];
+} corpus_case;
+
+/* Reads `    ("name", "signature", "kind", {...}),` lines of the CASES lists. */
+static int load_cases(corpus_case *cases, int max) {
+  glob_t g;
+  int n = 0;
+  if (glob(NBCUDA_SOURCE_DIR "/tests/corpus/*.py", 0, NULL, &g) != 0) return 0;
+  for (size_t i = 0; i < g.gl_pathc; i++) {
+    char *text = read_all(g.gl_pathv[i]);
+    for (char *line = text; line && *line && n < max;) {
+      char *end = strchr(line, '\n');
+      if (end) *end = '\0';
+      char *p = line;
+      while (*p == ' ') p++;
+      corpus_case c;
+      snprintf(c.file, sizeof c.file, "%s", g.gl_pathv[i]);
+      if (sscanf(p, "(\"%127[^\"]\", \"%255[^\"]\", \"%15[^\"]\"", c.name, c.sig, c.kind) == 3)
+        cases[n++] = c;
+      line = end ? end + 1 : NULL;
+    }
+    free(text);
+  }
+  globfree(&g);
+  return n;
+}
+
+static nbc_compile_options_t options(void) {
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  o.cc_major = 9;
+  o.cc_minor = 0;
+  return o;
+}
+
+static nbc_status_t compile_file(const char *path, const char *name, const char *sig,
+                                 const nbc_compile_options_t *o, nbc_compile_result_t **pr) {
+  char *text = read_all(path);
+  if (!text) TEST_FAIL_("cannot read %s", path);
+  nbc_source_t s = {text, 0, path, 1, 0};
+  nbc_status_t st = nbc_compile(&s, name, sig, o, NULL, pr);
+  free(text);
+  return st;
+}
+
+static void check_case(const corpus_case *c, nbc_abi_t abi, nbc_output_t output) {
+  nbc_compile_options_t o = options();
+  bool kernel = strcmp(c->kind, "kernel") == 0;
+  o.device = !kernel;
+  o.abi = kernel ? NBC_ABI_NUMBA : abi;
+  o.output = output;
+  nbc_compile_result_t *r = NULL;
+  if (compile_file(c->file, c->name, c->sig, &o, &r) != NBC_OK)
+    TEST_FAIL_("%s %s: %s", c->name, c->sig, nbc_last_error());
+  size_t size;
+  const char *code = nbc_compile_result_code(r, &size);
+  char log[16384];
+  if (output == NBC_OUTPUT_PTX) {
+    int rc = ptx_check_ptxas(code, size, !kernel, log, sizeof log);
+    if (rc < 0) SKIP("ptxas not found");
+    if (rc != 0) TEST_FAIL_("%s %s: ptxas failed:\n%s", c->name, c->sig, log);
+    if (kernel) {
+      ASSERT_CONTAINS(code, ".visible .entry ");
+      ASSERT(!strstr(code, "func_retval"));
+    } else {
+      ASSERT_CONTAINS(code, ".visible .func ");
+      ASSERT_CONTAINS(code, "func_retval0");
+      if (abi == NBC_ABI_NUMBA) ASSERT_CONTAINS(code, "NumbaEnv");
+    }
+  } else {
+    const unsigned char *b = (const unsigned char *)code;
+    ASSERT(size > 4 && b[0] == 0xED && b[1] == 0x43 && b[2] == 0x4E && b[3] == 0x7F);
+    char *linked = NULL;
+    int rc = ptx_check_jitlink(code, size, &linked, log, sizeof log);
+    if (rc < 0) SKIP("nvJitLink not found");
+    if (rc != 0) TEST_FAIL_("%s %s: nvJitLink failed:\n%s", c->name, c->sig, log);
+    if (kernel) {
+      char entry[512];
+      snprintf(entry, sizeof entry, ".entry %s", nbc_compile_result_symbol(r));
+      ASSERT_CONTAINS(linked, entry);
+    }
+    free(linked);
+  }
+  nbc_compile_result_destroy(r);
+}
+
+static void check_corpus(nbc_abi_t abi, nbc_output_t output) {
+  require_nvvm();
+  static corpus_case cases[256];
+  int n = load_cases(cases, 256);
+  if (n < 30) TEST_FAIL_("only %d corpus cases found under tests/corpus", n);
+  for (int i = 0; i < n; i++) check_case(&cases[i], abi, output);
+}
+
+TEST(corpus_ptx_c_abi) { check_corpus(NBC_ABI_C, NBC_OUTPUT_PTX); }
+TEST(corpus_ptx_numba_abi) { check_corpus(NBC_ABI_NUMBA, NBC_OUTPUT_PTX); }
+TEST(corpus_ltoir_links) { check_corpus(NBC_ABI_C, NBC_OUTPUT_LTOIR); }
+
+static const char *compile_src(const char *src, const char *name, const char *sig,
+                               const nbc_compile_options_t *o, const char *filename,
+                               int first_line) {
+  nbc_source_t s = {src, 0, filename, first_line, 0};
+  nbc_compile_result_t *r = NULL;
+  if (nbc_compile(&s, name, sig, o, NULL, &r) != NBC_OK)
+    TEST_FAIL_("compile failed: %s", nbc_last_error());
+  const char *code = strdup(nbc_compile_result_code(r, NULL));
+  nbc_compile_result_destroy(r);
+  return code;
+}
+
+static const char div_src[] = "import math\n"
+                              "def f(a, b):\n"
+                              "    return math.sqrt(a / b) + a * b + 1.0\n";
+
+TEST(fastmath_effects) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  const char *plain = compile_src(div_src, "f", "float32(float32, float32)", &o, "k.py", 1);
+  ASSERT_CONTAINS(plain, "div.rn.f32");
+  ASSERT_CONTAINS(plain, "sqrt.rn.f32");
+  ASSERT(!strstr(plain, ".ftz"));
+  o.fastmath = 1;
+  const char *fast = compile_src(div_src, "f", "float32(float32, float32)", &o, "k.py", 1);
+  ASSERT_CONTAINS(fast, "div.approx.ftz.f32");
+  ASSERT_CONTAINS(fast, "sqrt.approx.ftz.f32");
+  ASSERT(!strstr(fast, "div.rn.f32"));
+}
+
+TEST(lineinfo_effects) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  const char *plain = compile_src(div_src, "f", "float32(float32, float32)", &o, "/src/k.py", 1);
+  ASSERT(!strstr(plain, ".loc"));
+  o.lineinfo = 1;
+  /* The function starts at line 41 of the real file: .loc lines name real lines. */
+  const char *li = compile_src(div_src, "f", "float32(float32, float32)", &o, "/src/k.py", 40);
+  ASSERT_CONTAINS(li, ".file\t1 \"/src/k.py\"");
+  ASSERT_CONTAINS(li, ".loc\t1 42 ");
+  o.lineinfo = 0;
+  o.debug = 1;
+  const char *dbg = compile_src(div_src, "f", "float32(float32, float32)", &o, "/src/k.py", 1);
+  ASSERT_CONTAINS(dbg, ".loc\t1 3 ");
+  ASSERT_CONTAINS(dbg, ".target sm_90, debug");
+}
+
+TEST(abi_name_and_symbols) {
+  require_nvvm();
+  const char *src = "def add(a, b):\n    return a + b\n";
+  nbc_compile_options_t o = options();
+  o.abi_name = "my_add";
+  nbc_source_t s = {src, 0, "m.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &r));
+  const char *ptx = nbc_compile_result_code(r, NULL);
+  ASSERT_CONTAINS(ptx, ".visible .func  (.param .b64 func_retval0) my_add(");
+  ASSERT_STREQ(nbc_compile_result_symbol(r), "my_add");
+  ASSERT_STREQ(nbc_compile_result_return_type(r), "float64");
+  nbc_compile_result_destroy(r);
+  o.abi_name = NULL;
+  ASSERT_OK(nbc_compile(&s, "add", "(int32, int32)", &o, NULL, &r));
+  ASSERT_STREQ(nbc_compile_result_symbol(r), "add");
+  ASSERT_STREQ(nbc_compile_result_return_type(r), "int64");
+  nbc_compile_result_destroy(r);
+  o.abi = NBC_ABI_NUMBA;
+  ASSERT_OK(nbc_compile(&s, "add", "(int32, int32)", &o, NULL, &r));
+  ASSERT(strncmp(nbc_compile_result_symbol(r), "_ZN", 3) == 0);
+  ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), "NumbaEnv");
+  nbc_compile_result_destroy(r);
+}
+
+TEST(bool_return_c_abi) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  const char *ptx = compile_src("def lt(a, b):\n    return a < b\n", "lt", "(float64, float64)",
+                                &o, "b.py", 1);
+  /* A boolean is returned as an i8, widened to .b32 in PTX. */
+  ASSERT_CONTAINS(ptx, "(.param .b32 func_retval0) lt(");
+}
+
+TEST(kernel_and_device_calls) {
+  require_nvvm();
+  const char *src = "import math\n"
+                    "from numba import cuda\n"
+                    "@cuda.jit(device=True)\n"
+                    "def sq(v):\n"
+                    "    return v * v\n"
+                    "def k(out, x):\n"
+                    "    i = cuda.grid(1)\n"
+                    "    if i < x.size:\n"
+                    "        out[i] = sq(x[i]) + sq(i)\n";
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  const char *ptx = compile_src(src, "k", "void(float64[:], float64[:])", &o, "c.py", 1);
+  ASSERT_CONTAINS(ptx, ".visible .entry _ZN");
+  ASSERT(!strstr(ptx, "func_retval"));
+  char log[8192];
+  int rc = ptx_check_ptxas(ptx, strlen(ptx), 0, log, sizeof log);
+  if (rc > 0) TEST_FAIL_("ptxas: %s", log);
+}
+
+TEST(errors_are_reported) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  nbc_compile_result_t *r = (nbc_compile_result_t *)1;
+  nbc_source_t bad = {"def f(a):\n    return a +\n", 0, "bad.py", 10, 0};
+  nbc_status_t st = nbc_compile(&bad, "f", "(int64,)", &o, NULL, &r);
+  ASSERT(st != NBC_OK);
+  ASSERT(r == NULL);
+  ASSERT_CONTAINS(nbc_last_error(), "bad.py:11:");
+  ASSERT_CONTAINS(nbc_last_error(), "error: ");
+
+  nbc_source_t ok = {"def f(a):\n    return a\n", 0, "ok.py", 1, 0};
+  ASSERT_STATUS(nbc_compile(&ok, "g", "(int64,)", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+  ASSERT_STREQ(nbc_last_error(), "ok.py: error: no function named 'g'");
+
+  o.device = 0; /* the C ABI is for device functions only */
+  ASSERT_STATUS(nbc_compile(&ok, "f", "(int64,)", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+  ASSERT_STREQ(nbc_last_error(), "The C ABI is not supported for kernels");
+  o.abi = NBC_ABI_NUMBA;
+  st = nbc_compile(&ok, "f", "(int64,)", &o, NULL, &r);
+  ASSERT(st != NBC_OK);
+  ASSERT_CONTAINS(nbc_last_error(), "CUDA kernel must have void return type.");
+
+  o = options();
+  o.cc_major = 5;
+  o.cc_minor = 0;
+  ASSERT_STATUS(nbc_compile(&ok, "f", "(int64,)", &o, NULL, &r), NBC_UNSUPPORTED_CC);
+  ASSERT_STREQ(nbc_last_error(), "GPU compute capability 5.0 is not supported (requires >=7.5)");
+  ASSERT_STATUS(nbc_compile(NULL, "f", "(int64,)", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_compile(&ok, "f", NULL, &o, NULL, &r), NBC_INVALID_ARGUMENT);
+}
+
+TEST(default_options_and_cc) {
+  require_nvvm();
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  ASSERT_EQ(o.device, 1);
+  ASSERT_EQ(o.opt, 1);
+  ASSERT_EQ(o.abi, NBC_ABI_C);
+  ASSERT_EQ(o.output, NBC_OUTPUT_PTX);
+  ASSERT_EQ(o.cc_major, 0);
+  unsetenv("NBCUDA_DEFAULT_PTX_CC");
+  unsetenv("NUMBA_CUDA_DEFAULT_PTX_CC");
+  nbc_source_t s = {"def f(a):\n    return a\n", 0, NULL, 0, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "f", "(float32,)", NULL, NULL, &r));
+  ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), ".target sm_75");
+  nbc_compile_result_destroy(r);
+  setenv("NBCUDA_DEFAULT_PTX_CC", "8.6", 1);
+  ASSERT_OK(nbc_compile(&s, "f", "(float32,)", NULL, NULL, &r));
+  ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), ".target sm_86");
+  nbc_compile_result_destroy(r);
+}
+
+static void *compile_thread(void *arg) {
+  const char *sig = arg;
+  for (int i = 0; i < 4; i++) {
+    nbc_source_t s = {"import math\ndef f(a):\n    return math.sin(a) * 2\n", 0, "t.py", 1, 0};
+    nbc_compile_options_t o = options();
+    nbc_compile_result_t *r = NULL;
+    if (nbc_compile(&s, "f", sig, &o, NULL, &r) != NBC_OK) return (void *)1;
+    if (!strstr(nbc_compile_result_code(r, NULL), "func_retval0")) return (void *)1;
+    nbc_compile_result_destroy(r);
+  }
+  return NULL;
+}
+
+TEST(concurrent_compiles) {
+  require_nvvm();
+  pthread_t t[4];
+  const char *sigs[] = {"(float32,)", "(float64,)", "(int32,)", "(float32,)"};
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, compile_thread, (void *)sigs[i]);
+  for (int i = 0; i < 4; i++) {
+    void *rv;
+    pthread_join(t[i], &rv);
+    ASSERT(rv == NULL);
+  }
+}
+
+TEST_LIST(X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
+              X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi)
+                  X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
+                      X(concurrent_compiles))
+TEST_MAIN()
