@@ -216,13 +216,35 @@ static bool is_ident_start(char c) {
   return is_alpha(c) || c == '_';
 }
 
-/* Length of an identifier character at p: ASCII letters, digits, '_' or a UTF-8 letter
- * (any well-formed non-ASCII sequence is accepted, as Python accepts Unicode names). */
+/* The code point of the UTF-8 sequence of n bytes at p. */
+static uint32_t utf8_decode(const char *p, int n) {
+  const unsigned char *u = (const unsigned char *)p;
+  if (n == 2) return (uint32_t)(u[0] & 0x1F) << 6 | (u[1] & 0x3F);
+  if (n == 3) return (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
+  return (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3F) << 12 |
+         (uint32_t)(u[2] & 0x3F) << 6 | (u[3] & 0x3F);
+}
+
+/* Python accepts Unicode letters in names. Without Unicode's tables, this accepts every
+ * code point except the blocks of punctuation and symbols people actually paste into code
+ * (Latin-1 signs, general punctuation, currency, arrows, mathematical operators, box
+ * drawing, CJK and full-width punctuation), so that `x = 1 €` is an invalid character
+ * rather than a strange name. */
+static bool unicode_symbol(uint32_t cp) {
+  if (cp >= 0x80 && cp <= 0xBF) return cp != 0xAA && cp != 0xB5 && cp != 0xBA;
+  return cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x2BFF) ||
+         (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xE000 && cp <= 0xF8FF) ||
+         (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF20) || cp == 0xFEFF;
+}
+
+/* Length of an identifier character at p: ASCII letters, digits, '_' or a non-ASCII
+ * character that is not a symbol (see unicode_symbol). */
 static int ident_char_len(const lexer *lx, const char *p) {
   if (p >= lx->end) return 0;
   if (is_alpha(*p) || is_digit(*p) || *p == '_') return 1;
-  if ((unsigned char)*p >= 0x80) return utf8_len(lx, p);
-  return 0;
+  if ((unsigned char)*p < 0x80) return 0;
+  int n = utf8_len(lx, p);
+  return n && !unicode_symbol(utf8_decode(p, n)) ? n : 0;
 }
 
 /* ------------------------------------------------------------------------- numbers --- */
@@ -644,8 +666,9 @@ static bool lex_operator(lexer *lx, const char *p) {
   unsigned char c = (unsigned char)*p;
   if (c == '!') return ERR(lx, p, "invalid syntax: unexpected '!'");
   if (c >= 0x20 && c < 0x7F) return ERR(lx, p, "unexpected character '%c'", c);
-  if (c >= 0x80 && utf8_len(lx, p))
-    return ERR(lx, p, "unexpected character '%.*s'", utf8_len(lx, p), (const char *)p);
+  int n8 = c >= 0x80 ? utf8_len(lx, p) : 0;
+  if (n8)
+    return ERR(lx, p, "invalid character '%.*s' (U+%04X)", n8, p, (unsigned)utf8_decode(p, n8));
   return ERR(lx, p, "unexpected character '\\x%02x'", c);
 }
 
@@ -704,7 +727,7 @@ static bool lex_all(lexer *lx) {
       if (p + 1 >= lx->end) return ERR(lx, p, "unexpected end of file after line continuation character");
       return ERR(lx, p + 1, "unexpected character after line continuation character");
     }
-    if (is_ident_start(c) || ((unsigned char)c >= 0x80 && utf8_len(lx, p))) {
+    if (is_ident_start(c) || ((unsigned char)c >= 0x80 && ident_char_len(lx, p))) {
       const char *q = p;
       int n;
       while ((n = ident_char_len(lx, q)) > 0) q += n;

@@ -30,6 +30,7 @@ enum { MAX_DEPTH = 1000 };
 typedef struct parser {
   nbc__ctx *ctx;
   const nbc__token *tok;
+  const nbc__token *first; /* the first token of the file */
   int depth;      /* nesting of the tree being built (see the file comment) */
   int in_func;    /* > 0 inside a function body */
   int in_loop;    /* > 0 inside a loop of the current function */
@@ -110,7 +111,20 @@ static void *error_status(parser *p, nbc_status_t status, const nbc__token *t, c
   if (failed(p)) return NULL;
   char msg[512];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  nbc__diag_error(p->ctx, status, t->file, t->line, t->col, "%s", msg);
+  int line = t->line, col = t->col;
+  if (t->file && t->start == t->file->text + t->file->size && t->len == 0) {
+    /* Nothing to show at the end of the file: point just after the last real token. */
+    const nbc__token *q = t;
+    while (q->line > 1 && q > p->first && q->kind != NBC__TOK_NAME && q->kind != NBC__TOK_OP &&
+           q->kind != NBC__TOK_KEYWORD && q->kind != NBC__TOK_INT &&
+           q->kind != NBC__TOK_FLOAT && q->kind != NBC__TOK_IMAG && q->kind != NBC__TOK_STRING)
+      q--;
+    if (q != t) {
+      line = q->line;
+      col = q->col + (q->kind == NBC__TOK_STRING ? 0 : q->len);
+    }
+  }
+  nbc__diag_error(p->ctx, status, t->file, line, col, "%s", msg);
   return NULL;
 }
 
@@ -1493,6 +1507,7 @@ nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count)
   parser ps = {0}, *p = &ps;
   p->ctx = ctx;
   p->tok = tokens;
+  p->first = tokens;
   nbc__node *module = new_node(p, NBC__N_MODULE, tokens);
   if (!module) return NULL;
   vec body = {0};
