@@ -128,6 +128,10 @@ static PyObject *device_richcompare(PyObject *a, PyObject *b, int op) {
 /* Unknown attributes read CU_DEVICE_ATTRIBUTE_<NAME>; names of attributes are upper case,
  * so lower-case misses (typos of methods) stay plain AttributeErrors. */
 static PyObject *device_getattro(DeviceObject *self, PyObject *name) {
+  /* Attributes read before are answered first, without raising an AttributeError inside. */
+  PyObject *hit = PyDict_GetItemWithError(self->attrs, name);
+  if (hit) return Py_NewRef(hit);
+  if (PyErr_Occurred()) return NULL;
   PyObject *r = PyObject_GenericGetAttr((PyObject *)self, name);
   if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
   const char *s = PyUnicode_AsUTF8(name);
