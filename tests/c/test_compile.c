@@ -79,6 +79,41 @@ static nbc_status_t compile_file(const char *path, const char *name, const char 
   return st;
 }
 
+/* The entry's parameters are numba's flattening of the signature (the same parameter
+ * list numba-cuda's compile_ptx gives): 5 + 2 * ndim .u64 for an array, one for a scalar
+ * in its own type. */
+static void check_kernel_params(const corpus_case *c, const char *ptx) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse(c->sig, &sig));
+  char want[4096] = "";
+  for (int i = 0; i < nbc_signature_nargs(sig); i++) {
+    const nbc_param_info_t *p = nbc_signature_param(sig, i);
+    if (p->kind == NBC_PARAM_ARRAY) {
+      for (int k = 0; k < 5 + 2 * p->ndim; k++) strcat(want, ".u64 ");
+    } else if (p->dtype_kind == 'f') {
+      strcat(want, p->itemsize == 4 ? ".f32 " : ".f64 ");
+    } else {
+      char t[16];
+      snprintf(t, sizeof t, ".%c%d ", p->dtype_kind == 'u' || p->dtype_kind == 'b' ? 'u' : 's',
+               p->itemsize * 8);
+      strcat(want, t);
+    }
+  }
+  nbc_signature_destroy(sig);
+  char got[4096] = "";
+  const char *entry = strstr(ptx, ".entry ");
+  const char *end = entry ? strstr(entry, ")") : NULL;
+  for (const char *p = entry; p && p < end && (p = strstr(p, ".param ")) && p < end; p += 7) {
+    char t[16];
+    sscanf(p + 7, "%15s", t);
+    strcat(got, t);
+    strcat(got, " ");
+  }
+  if (strcmp(got, want) != 0)
+    TEST_FAIL_("%s %s: kernel parameters\n  %s\nexpected numba's\n  %s", c->name, c->sig, got,
+               want);
+}
+
 static void check_case(const corpus_case *c, nbc_abi_t abi, nbc_output_t output) {
   nbc_compile_options_t o = options();
   bool kernel = strcmp(c->kind, "kernel") == 0;
@@ -98,6 +133,7 @@ static void check_case(const corpus_case *c, nbc_abi_t abi, nbc_output_t output)
     if (kernel) {
       ASSERT_CONTAINS(code, ".visible .entry ");
       ASSERT(!strstr(code, "func_retval"));
+      check_kernel_params(c, code);
     } else {
       ASSERT_CONTAINS(code, ".visible .func ");
       ASSERT_CONTAINS(code, "func_retval0");
