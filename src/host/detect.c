@@ -11,13 +11,12 @@
  *   \t2/2 devices are supported
  *
  * It reads device attributes only: no context is created, so it is safe to call anywhere.
- * nbc_is_available additionally needs libNVVM; the compiler's loader is not part of the host
- * layer, so availability is judged the way numba's nvvm.is_available() is: by finding and
- * loading the library.
+ * nbc_is_available additionally needs libNVVM, found and loaded by the compiler's own loader
+ * (nvvm.c), so "available" means exactly "compile() can load libNVVM".
  */
-#include <dlfcn.h>
 #include <stdio.h>
 
+#include "compiler/compiler.h"
 #include "host/host.h"
 
 enum {
@@ -86,23 +85,12 @@ nbc_status_t nbc_detect(FILE *out, int *pany_supported) {
   return NBC_OK;
 }
 
-/* libNVVM as the compiler will look for it (NBCUDA_NVVM, CUDA_HOME, ..., the loader). */
-static int nvvm_loadable(void) {
-  static const char *const sonames[] = {"libnvvm.so.4", "libnvvm.so", NULL};
-  char path[4200], searched[6000];
-  static const char *const subdirs[] = {"nvvm/lib64", "lib64", NULL};
-  void *lib = nbc__open_toolkit_library("NBCUDA_NVVM", subdirs, sonames, path, sizeof path,
-                                        searched, sizeof searched);
-  if (!lib) {
-    nbc__set_error(NBC_NO_NVVM, "libNVVM cannot be found or loaded (searched %s)", searched);
-    return 0;
-  }
-  int ok = dlsym(lib, "nvvmCreateProgram") != NULL;
-  if (!ok) nbc__set_error(NBC_NO_NVVM, "%s has no nvvmCreateProgram", path);
-  return ok;
-}
-
 int nbc_is_available(void) {
   if (nbc__driver_ensure() != NBC_OK) return 0;
-  return nvvm_loadable();
+  nbc_status_t st = nbc__nvvm_load();
+  if (st != NBC_OK) {
+    nbc__set_error(st, "%s", nbc__nvvm_load_error());
+    return 0;
+  }
+  return 1;
 }
