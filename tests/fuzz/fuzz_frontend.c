@@ -1,0 +1,197 @@
+/* fuzz_frontend.c — libFuzzer target over (Python source, signature) pairs.
+ *
+ * The input is split at its first NUL byte: the source before it, the signature after it
+ * (no NUL: all source, no signature). A NUL rather than a blank line separates them because
+ * blank lines are everywhere in Python source.
+ *
+ * Front end (always): tokenize and dump the tokens; load the module (parse and bind the
+ * globals); dump the AST; deep-copy it and check the copy dumps identically; resolve every
+ * name the module binds at the top level plus a few fixed ones, and look each up as a
+ * function. Invariants checked: a phase that fails leaves a status and a diagnostic, one
+ * that succeeds leaves NBC_OK; nothing crashes, hangs, leaks (ASan) or invokes undefined
+ * behaviour (UBSan).
+ *
+ * Whole pipeline (NBCUDA_FUZZ_PIPELINE=1 in the environment, and a signature present): also
+ * compiles the first function of the module up to NVVM IR through nbc__compile_ex (no
+ * libNVVM), as a kernel when the signature returns void, else as a device function.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+
+#define CHECK(cond)                                                                        \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
+      fprintf(stderr, "fuzz_frontend: invariant failed: %s (line %d)\n", #cond, __LINE__); \
+      __builtin_trap();                                                                    \
+    }                                                                                      \
+  } while (0)
+
+static void check_failed(const nbc__ctx *ctx) {
+  CHECK(ctx->status != NBC_OK);
+  CHECK(ctx->status == NBC_NO_MEMORY || ctx->diag.len > 0);
+  CHECK(ctx->status != NBC_INTERNAL);
+}
+
+static void resolve_name(nbc__module *m, const char *name) {
+  nbc_global_t g;
+  int rc = nbc__module_resolve(m, name, &g);
+  CHECK(rc == 0 || g.kind == NBC_GLOBAL_UNDEFINED);
+  CHECK(g.kind <= NBC_GLOBAL_OTHER);
+  if (rc == 0 && g.kind == NBC_GLOBAL_FUNCTION) CHECK(g.source && g.name);
+  nbc__node *def = nbc__module_function(m, name);
+  CHECK(!def || def->kind == NBC__N_FUNCDEF);
+}
+
+static void resolve_target(nbc__module *m, const nbc__node *t) {
+  if (t->kind == NBC__N_NAME) {
+    resolve_name(m, t->str);
+  } else if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST) {
+    for (int i = 0; i < t->list.count; i++) resolve_target(m, t->list.items[i]);
+  }
+}
+
+static void resolve_body(nbc__module *m, const nbc__list *body) {
+  for (int i = 0; i < body->count; i++) {
+    const nbc__node *s = body->items[i];
+    switch (s->kind) {
+    case NBC__N_FUNCDEF:
+      resolve_name(m, s->str);
+      break;
+    case NBC__N_ASSIGN:
+      for (int j = 0; j < s->list.count; j++) resolve_target(m, s->list.items[j]);
+      break;
+    case NBC__N_IMPORT:
+    case NBC__N_IMPORT_FROM:
+      for (int j = 0; j < s->list.count; j++)
+        resolve_name(m, s->list.items[j]->alias ? s->list.items[j]->alias : s->list.items[j]->str);
+      break;
+    case NBC__N_IF:
+    case NBC__N_TRY:
+    case NBC__N_WHILE:
+    case NBC__N_FOR:
+      resolve_body(m, &s->body);
+      resolve_body(m, &s->orelse);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+static void front_end(const char *src, size_t size) {
+  nbc__ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.arena = nbc__arena_create();
+  if (!ctx.arena) return;
+  nbc__buf_init(&ctx.diag, ctx.arena);
+  nbc__file file = {"fuzz.py", NULL, size, 1, 0};
+  file.text = nbc__arena_strndup(ctx.arena, src, size);
+  nbc__buf out;
+  nbc__buf_init(&out, ctx.arena);
+
+  int count = 0;
+  nbc__token *tokens = nbc__lex(&ctx, &file, &count);
+  if (tokens) {
+    CHECK(ctx.status == NBC_OK && count >= 1 && tokens[count - 1].kind == NBC__TOK_EOF);
+    nbc__lex_dump(&out, tokens, count);
+  } else {
+    check_failed(&ctx);
+  }
+  bool lexed = tokens != NULL;
+
+  nbc__ctx ctx2;
+  memset(&ctx2, 0, sizeof ctx2);
+  ctx2.arena = ctx.arena;
+  nbc__buf_init(&ctx2.diag, ctx.arena);
+  nbc__module *m = nbc__module_load(&ctx2, &file);
+  if (!m) {
+    check_failed(&ctx2);
+  } else {
+    CHECK(lexed && ctx2.status == NBC_OK && m->ast->kind == NBC__N_MODULE);
+    nbc__buf a, b;
+    nbc__buf_init(&a, ctx.arena);
+    nbc__buf_init(&b, ctx.arena);
+    nbc__node_dump(&a, m->ast, 0);
+    nbc__node *copy = nbc__node_clone(&ctx2, m->ast);
+    CHECK(copy);
+    nbc__node_dump(&b, copy, 0);
+    CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+    resolve_body(m, &m->ast->body);
+    static const char *const fixed[] = {"cuda", "math", "float32", "range", "", "x"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) resolve_name(m, fixed[i]);
+    CHECK(nbc__module_function(m, NULL) == NULL || nbc__module_function(m, "") != NULL);
+  }
+  nbc__arena_destroy(ctx.arena);
+}
+
+/* The name of the first top-level function of the source, or "" (into buf). */
+static void first_function(const char *src, size_t size, char *buf, size_t cap) {
+  buf[0] = '\0';
+  nbc__ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.arena = nbc__arena_create();
+  if (!ctx.arena) return;
+  nbc__buf_init(&ctx.diag, ctx.arena);
+  nbc__file file = {"fuzz.py", NULL, size, 1, 0};
+  file.text = nbc__arena_strndup(ctx.arena, src, size);
+  nbc__module *m = nbc__module_load(&ctx, &file);
+  for (int i = 0; m && i < m->ast->body.count; i++)
+    if (m->ast->body.items[i]->kind == NBC__N_FUNCDEF) {
+      snprintf(buf, cap, "%s", m->ast->body.items[i]->str);
+      break;
+    }
+  nbc__arena_destroy(ctx.arena);
+}
+
+static void pipeline(const char *src, size_t size, const char *sig) {
+  char name[256];
+  first_function(src, size, name, sizeof name);
+  if (!name[0]) return;
+  nbc_source_t source = {src, size, "fuzz.py", 1, 0};
+  nbc_compile_options_t options;
+  nbc_compile_options_init(&options);
+  options.device = strncmp(sig, "void", 4) != 0;
+  if (!options.device) options.abi = NBC_ABI_NUMBA;
+  nbc__compile_info info;
+  memset(&info, 0, sizeof info);
+  info.dump = NBC__DUMP_IR;
+  nbc_compile_result_t *result = NULL;
+  nbc_status_t st = nbc__compile_ex(&source, name, sig, &options, NULL, &info, &result);
+  if (st == NBC_OK) {
+    size_t n = 0;
+    CHECK(nbc_compile_result_code(result, &n) != NULL && n > 0);
+  } else {
+    if (st == NBC_INTERNAL) fprintf(stderr, "%s\n", nbc_last_error());
+    CHECK(st != NBC_INTERNAL);
+  }
+  nbc_compile_result_destroy(result);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const char *text = (const char *)data;
+  const char *nul = memchr(text, '\0', size);
+  size_t src_size = nul ? (size_t)(nul - text) : size;
+  front_end(text, src_size);
+  static int full = -1;
+  if (full < 0) full = getenv("NBCUDA_FUZZ_PIPELINE") && atoi(getenv("NBCUDA_FUZZ_PIPELINE"));
+  if (full && nul) {
+    size_t sig_size = size - src_size - 1;
+    char *sig = malloc(sig_size + 1);
+    if (!sig) return 0;
+    memcpy(sig, nul + 1, sig_size);
+    sig[sig_size] = '\0';
+    char *src = malloc(src_size + 1);
+    if (src) {
+      memcpy(src, text, src_size);
+      src[src_size] = '\0';
+      pipeline(src, src_size, sig);
+      free(src);
+    }
+    free(sig);
+  }
+  return 0;
+}
