@@ -113,10 +113,11 @@ static bool is_dir(const char *path) {
 /* Finds `dir/<stem>*` (libnvvm.so, libnvvm.so.4, ...): the plain name if it exists, else the
  * first match in sorted order. Returns true and fills out. */
 static bool find_in_dir(const char *dir, const char *stem, char *out, size_t size) {
-  snprintf(out, size, "%s/%s", dir, stem);
+  if (snprintf(out, size, "%s/%s", dir, stem) >= (int)size) return false;
   if (is_file(out)) return true;
   char pattern[4200];
-  snprintf(pattern, sizeof pattern, "%s/%s*", dir, stem);
+  /* A path too long for the buffer cannot name an existing library: skip it. */
+  if (snprintf(pattern, sizeof pattern, "%s/%s*", dir, stem) >= (int)sizeof pattern) return false;
   glob_t g;
   bool found = false;
   if (glob(pattern, 0, NULL, &g) == 0) {
@@ -174,7 +175,8 @@ static bool find_in_wheels(nbc__getenv_fn get, const char *root, const char *con
   for (int i = 0; i < n; i++) {
     for (int k = 0; subdirs[k]; k++) {
       char pattern[1200];
-      snprintf(pattern, sizeof pattern, "%s/%s", patterns[i], subdirs[k]);
+      if (snprintf(pattern, sizeof pattern, "%s/%s", patterns[i], subdirs[k]) >= (int)sizeof pattern)
+        continue;
       searched_add(s, "  - %s/%s* (pip wheel)\n", pattern, stem);
       glob_t g;
       bool found = false;
@@ -193,7 +195,7 @@ static bool find_in_toolkit(const char *label, const char *home, const char *con
                             const char *stem, char *out, size_t size, searched *s) {
   for (int k = 0; subdirs[k]; k++) {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/%s", home, subdirs[k]);
+    if (snprintf(dir, sizeof dir, "%s/%s", home, subdirs[k]) >= (int)sizeof dir) continue;
     if (find_in_dir(dir, stem, out, size)) return true;
     searched_add(s, "  - %s/%s* (%s)\n", dir, stem, label);
   }
