@@ -168,9 +168,13 @@ typedef struct nbc__list {
  *   EXPR_STMT a; IF a: body else orelse (elif is a nested IF in orelse); WHILE a: body;
  *   FOR a (target) in b: body (orelse: the for-else, refused); RETURN a (may be NULL);
  *   FUNCDEF str = name, params (NAME nodes), body, decorators list;
- *   IMPORT / IMPORT_FROM: str = module, list of NAME nodes whose str is the imported name
- *   and whose alias (or NULL) is the bound name;
- *   TRY body, orelse = the handlers' bodies concatenated; MODULE body.
+ *   IMPORT / IMPORT_FROM: str = module (IMPORT: the first one), list of NAME nodes whose
+ *   str is the imported (dotted) name and whose alias (or NULL) is the bound name;
+ *   TRY body, orelse = the handlers', else and finally bodies concatenated; MODULE body.
+ * Positions (tok): statements their first token ('def' for FUNCDEF), BINOP/BOOLOP/COMPARE
+ * their (first) operator, ATTR the attribute name, CALL the callee's tok, SUBSCRIPT '[',
+ * SLICE its first ':', IFEXP its 'if',
+ * other expressions their first token.
  * OTHER_EXPR / OTHER_STMT: syntax the parser accepts at module level but the kernel
  * language does not use (parsed so that whole files load; an error if reached in a
  * function). */
