@@ -38,6 +38,7 @@ typedef struct {
   nbc_compile_result_t *result;
   struct {
     void *ctx;
+    unsigned long generation; /* st->reset_generation when loaded */
     nbc_module_t *module;
     nbc_function_t *function;
   } loaded[MAX_LOADED];
@@ -135,7 +136,11 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
 static void kernel_dealloc(KernelObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
-  for (int i = 0; i < self->nloaded; i++) nbc_module_destroy(self->loaded[i].module);
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  /* Modules of contexts destroyed since (close(), Device.reset()) are gone already. */
+  for (int i = 0; i < self->nloaded; i++)
+    if (st && self->loaded[i].generation == st->reset_generation)
+      nbc_module_destroy(self->loaded[i].module);
   nbc_signature_destroy(self->sig);
   nbc_compile_result_destroy(self->result);
   Py_CLEAR(self->py_func);
@@ -205,7 +210,13 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
   }
   void *h = nbc_context_handle(ctx);
   for (int i = 0; i < k->nloaded; i++)
-    if (k->loaded[i].ctx == h) return k->loaded[i].function;
+    if (k->loaded[i].ctx == h && k->loaded[i].generation == st->reset_generation)
+      return k->loaded[i].function;
+  /* Forget code loaded before a reset: its context (maybe with the same handle) is new. */
+  int kept = 0;
+  for (int i = 0; i < k->nloaded; i++)
+    if (k->loaded[i].generation == st->reset_generation) k->loaded[kept++] = k->loaded[i];
+  k->nloaded = kept;
   size_t size = 0;
   const char *code = nbc_compile_result_code(k->result, &size);
   nbc_module_t *module = NULL;
@@ -222,6 +233,7 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
     k->nloaded--;
   }
   k->loaded[k->nloaded].ctx = h;
+  k->loaded[k->nloaded].generation = st->reset_generation;
   k->loaded[k->nloaded].module = module;
   k->loaded[k->nloaded].function = fn;
   k->nloaded++;

@@ -40,6 +40,9 @@ typedef struct nbc__py_state {
   PyObject *dispatcher;    /* the callback dispatcher thread (stream.c), or NULL */
   PyObject *str_cai;       /* "__cuda_array_interface__" */
   PyObject *str_cuda_stream; /* "__cuda_stream__" */
+  /* Counts close() and Device.reset() calls: they destroy primary contexts, whose new
+   * handles may equal the old ones, so kernels reload their code when it changed. */
+  unsigned long reset_generation;
 } nbc__py_state;
 
 /* The state of the module that owns an object's type, and of a module object. */

@@ -304,3 +304,33 @@ def test_compile_releases_the_gil_and_is_thread_safe():
     [t.start() for t in ts]
     [t.join() for t in ts]
     assert errors == [] and len(set(results)) == 1
+
+
+def test_compile_releases_the_gil_while_compiling():
+    """A Python thread keeps running while nbc_compile works (the GIL is released; the
+    resolver callback takes it back only for each lookup)."""
+    import threading
+    import time
+    from corpus_shared_memory import fast_matmul  # noqa: F401 - loaded by load_corpus
+    stamps, stop = [], threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)  # without a release, the spinner would wait a whole second
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        time.sleep(0.01)
+        t0 = time.perf_counter()
+        for _ in range(3):
+            cuda.compile_ptx(fast_matmul, "void(float32[:, :], float32[:, :], float32[:, :])")
+        t1 = time.perf_counter()
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(old)
+    inside = [s for s in stamps if t0 < s < t1]
+    assert len(inside) > 100, (len(inside), t1 - t0)

@@ -216,3 +216,18 @@ def test_jit_device_function_keeps_py_func(cuda):
         a[0] = helper(a[0])
 
     assert ".entry" in kern.inspect_asm()
+
+
+def test_kernel_reloads_after_close(cuda, tdrv):
+    """close() resets the devices: the primary context that comes back may have the same
+    handle, but the kernel's module is gone, so the kernel must load its code again."""
+    k = cuda.jit("void(float32[:])")(fill)
+    k[1, 1](cuda.device_array(4, dtype=np.float32))
+    cuda.close()
+    n = tdrv.launch_count()
+    k[1, 1](cuda.device_array(4, dtype=np.float32))
+    assert tdrv.launch_count() == n + 1
+    cuda.close()  # pop first: a reset context must not stay on this thread's stack
+    cuda.gpus[0].reset()
+    k[1, 1](cuda.device_array(4, dtype=np.float32))
+    assert tdrv.launch_count() == n + 2
