@@ -84,12 +84,15 @@ class Nbcuda:
     def __init__(self, cli):
         self.cli = cli
         self.tmp = tempfile.mkdtemp(prefix="nbcuda-corpus-")
+        self.count = 0
 
     def compile(self, source, name, sig):
-        path = os.path.join(self.tmp, f"{name}.py")
+        # One file name per compile: CuPy caches modules by path.
+        self.count += 1
+        path = os.path.join(self.tmp, f"{name}_{self.count}.py")
         with open(path, "w") as f:
             f.write(source)
-        out = os.path.join(self.tmp, f"{name}.ptx")
+        out = os.path.join(self.tmp, f"{name}_{self.count}.ptx")
         cmd = [self.cli, "compile", f"{path}:{name}", "--sig", sig, "--kernel", "--cc", "9.0",
                "--abi", "numba", "-o", out, "--verbose"]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -121,10 +124,14 @@ class Nbcuda:
         cp.cuda.runtime.deviceSynchronize()
 
 
-def numba_kernel(source, modname, name, sig):
+def numba_kernel(source, modname, name, sig, device_function=None):
+    """numba-cuda's kernel for `name`; device_function, when given, is a plain Python function
+    of the same source that the kernel calls: numba needs it marked as a device function."""
     from numba import cuda
     ns = {"__name__": f"numba_{modname}"}
     exec(compile(source, f"<numba {modname}>", "exec"), ns)
+    if device_function and not hasattr(ns[device_function], "py_func"):
+        ns[device_function] = cuda.jit(device=True)(ns[device_function])
     return cuda.jit(sig)(ns[name])
 
 
@@ -187,7 +194,7 @@ def run_device_case(nb, modpath, source, modname, case, rng):
             nb.launch(kern, ((n + 127) // 128, 128), [d_out] + d_args,
                       [out_dtype] + arg_types)
         else:
-            k = numba_kernel(wsrc, modname, f"nbwrap_{name}", wsig)
+            k = numba_kernel(wsrc, modname, f"nbwrap_{name}", wsig, device_function=name)
             k[(n + 127) // 128, 128](d_out, *d_args)
             cuda.synchronize()
         results.append(cp.asnumpy(d_out))
