@@ -1,0 +1,159 @@
+/* test_signature_api.c — the public signature API (nbc_signature_*, signature_api.c): the
+ * parameter layout of the Numba ABI at natural alignment, the packing of arrays and scalars
+ * with numba's conversions, and the errors a binding shows its users. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nbcuda.h"
+#include "test.h"
+
+static int64_t word(const char *buf, size_t off) {
+  int64_t v;
+  memcpy(&v, buf + off, 8);
+  return v;
+}
+
+TEST(layout) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(float32[:], float32, float64[:, ::1], int16, "
+                                "complex64)", &sig));
+  ASSERT_EQ(nbc_signature_nargs(sig), 5);
+  ASSERT_STREQ(nbc_signature_text(sig),
+               "void(float32[:], float32, float64[:, ::1], int16, complex64)");
+  const nbc_param_info_t *a = nbc_signature_param(sig, 0), *x = nbc_signature_param(sig, 1);
+  const nbc_param_info_t *m = nbc_signature_param(sig, 2), *s = nbc_signature_param(sig, 3);
+  const nbc_param_info_t *c = nbc_signature_param(sig, 4);
+  ASSERT_EQ(a->kind, NBC_PARAM_ARRAY);
+  ASSERT_STREQ(a->type_name, "array(float32, 1d, A)");
+  ASSERT_STREQ(a->dtype_name, "float32");
+  ASSERT_EQ(a->dtype_kind, 'f');
+  ASSERT_EQ(a->itemsize, 4);
+  ASSERT_EQ(a->layout, 'A');
+  ASSERT_EQ(a->offset, 0);
+  ASSERT_EQ(a->size, 56); /* meminfo parent nitems itemsize data shape stride */
+  ASSERT_EQ(x->kind, NBC_PARAM_SCALAR);
+  ASSERT_EQ(x->offset, 56);
+  ASSERT_EQ(m->offset, 64); /* realigned to 8 after the float */
+  ASSERT_EQ(m->size, 72);
+  ASSERT_EQ(m->layout, 'C');
+  ASSERT_EQ(s->offset, 136);
+  ASSERT_EQ(c->offset, 140); /* complex64: two floats, 4-byte aligned */
+  ASSERT_EQ(c->dtype_kind, 'c');
+  ASSERT_EQ(nbc_signature_params_size(sig), 152);
+  ASSERT(nbc_signature_param(sig, 5) == NULL);
+  ASSERT(nbc_signature_param(sig, -1) == NULL);
+  ASSERT(nbc_signature_return_type(sig) != NULL);
+  nbc_signature_destroy(sig);
+  ASSERT_OK(nbc_signature_parse("(int32,)", &sig));
+  ASSERT(nbc_signature_return_type(sig) == NULL);
+  ASSERT_STREQ(nbc_signature_text(sig), "(int32,)");
+  nbc_signature_destroy(sig);
+  nbc_signature_destroy(NULL);
+}
+
+TEST(pack_arrays) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(float64[:, ::1], int8[::1, :], uint16[:])", &sig));
+  char buf[512];
+  memset(buf, 0x77, sizeof buf);
+  int64_t shape[2] = {3, 5};
+  ASSERT_OK(nbc_signature_pack_array(sig, 0, buf, 0x1000, 'f', 8, 2, shape, NULL));
+  int64_t expect[9] = {0, 0, 15, 8, 0x1000, 3, 5, 40, 8};
+  for (int i = 0; i < 9; i++) ASSERT_EQ(word(buf, 8 * (size_t)i), expect[i]);
+  /* F layout without strides: column-major */
+  ASSERT_OK(nbc_signature_pack_array(sig, 1, buf, 0x2000, 'i', 1, 2, shape, NULL));
+  size_t off = nbc_signature_param(sig, 1)->offset;
+  ASSERT_EQ(word(buf, off + 7 * 8), 1);
+  ASSERT_EQ(word(buf, off + 8 * 8), 3);
+  /* A layout takes any strides, negative ones included */
+  int64_t n[1] = {4}, st[1] = {-6};
+  ASSERT_OK(nbc_signature_pack_array(sig, 2, buf, 0x3000, 'u', 2, 1, n, st));
+  off = nbc_signature_param(sig, 2)->offset;
+  ASSERT_EQ(word(buf, off + 6 * 8), -6);
+  nbc_signature_destroy(sig);
+}
+
+TEST(pack_array_errors) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(float32[::1], int64)", &sig));
+  char buf[128];
+  int64_t shape[2] = {4, 4}, strides[1] = {8};
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0, 'f', 8, 1, shape, NULL),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "expected array(float32, 1d, C)");
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0, 'f', 4, 2, shape, NULL),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "2d array");
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0, 'f', 4, 1, shape, strides),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "non-C-contiguous");
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 1, buf, 0, 'i', 8, 1, shape, NULL),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_signature_pack_int(sig, 0, buf, 1), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_signature_pack_int(sig, 7, buf, 1), NBC_INVALID_ARGUMENT);
+  nbc_signature_destroy(sig);
+}
+
+TEST(pack_scalars) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(int8, uint16, boolean, float32, float16, complex128, "
+                                "int64, float64)", &sig));
+  char buf[128];
+  memset(buf, 0, sizeof buf);
+  ASSERT_OK(nbc_signature_pack_int(sig, 0, buf, 300));        /* wraps to 44 */
+  ASSERT_OK(nbc_signature_pack_int(sig, 1, buf, -1));         /* 65535 */
+  ASSERT_OK(nbc_signature_pack_float(sig, 2, buf, 0.5));      /* true */
+  ASSERT_OK(nbc_signature_pack_float(sig, 3, buf, 1.0 / 3));  /* rounded to float32 */
+  ASSERT_OK(nbc_signature_pack_float(sig, 4, buf, 1.5));      /* 0x3e00 in binary16 */
+  ASSERT_OK(nbc_signature_pack_complex(sig, 5, buf, 1.25, -2.5));
+  ASSERT_OK(nbc_signature_pack_float(sig, 6, buf, -7.9));     /* truncates toward zero */
+  ASSERT_OK(nbc_signature_pack_int(sig, 7, buf, 3));
+  int8_t i8;
+  uint16_t u16, h;
+  uint8_t b;
+  float f;
+  double re, im, d;
+  int64_t i64;
+  memcpy(&i8, buf + nbc_signature_param(sig, 0)->offset, 1);
+  memcpy(&u16, buf + nbc_signature_param(sig, 1)->offset, 2);
+  memcpy(&b, buf + nbc_signature_param(sig, 2)->offset, 1);
+  memcpy(&f, buf + nbc_signature_param(sig, 3)->offset, 4);
+  memcpy(&h, buf + nbc_signature_param(sig, 4)->offset, 2);
+  memcpy(&re, buf + nbc_signature_param(sig, 5)->offset, 8);
+  memcpy(&im, buf + nbc_signature_param(sig, 5)->offset + 8, 8);
+  memcpy(&i64, buf + nbc_signature_param(sig, 6)->offset, 8);
+  memcpy(&d, buf + nbc_signature_param(sig, 7)->offset, 8);
+  ASSERT_EQ(i8, 44);
+  ASSERT_EQ(u16, 65535);
+  ASSERT_EQ(b, 1);
+  ASSERT(f == (float)(1.0 / 3));
+  ASSERT_EQ(h, 0x3e00);
+  ASSERT(re == 1.25 && im == -2.5);
+  ASSERT_EQ(i64, -7);
+  ASSERT(d == 3.0);
+  ASSERT_OK(nbc_signature_pack_float(sig, 6, buf, NAN)); /* no undefined behaviour */
+  ASSERT_OK(nbc_signature_pack_float(sig, 6, buf, 1e300));
+  memcpy(&i64, buf + nbc_signature_param(sig, 6)->offset, 8);
+  ASSERT_EQ(i64, INT64_MAX);
+  nbc_signature_destroy(sig);
+}
+
+TEST(bad_signatures) {
+  nbc_signature_t *sig = (nbc_signature_t *)1;
+  ASSERT_STATUS(nbc_signature_parse("void(float32, notatype)", &sig), NBC_SIGNATURE_ERROR);
+  ASSERT(sig == NULL);
+  ASSERT_CONTAINS(nbc_last_error(), "invalid signature");
+  ASSERT_STATUS(nbc_signature_parse(NULL, &sig), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_signature_parse("void()", NULL), NBC_INVALID_ARGUMENT);
+  /* tuples are described but cannot be packed from the host */
+  ASSERT_OK(nbc_signature_parse("void(UniTuple(int32, 2), float32)", &sig));
+  ASSERT_EQ(nbc_signature_param(sig, 0)->kind, NBC_PARAM_OTHER);
+  char buf[64];
+  ASSERT_STATUS(nbc_signature_pack_float(sig, 1, buf, 1.0), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "cannot be passed from the host");
+  nbc_signature_destroy(sig);
+}
+
+TEST_LIST(X(layout) X(pack_arrays) X(pack_array_errors) X(pack_scalars) X(bad_signatures))
+TEST_MAIN()
