@@ -738,8 +738,15 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
                      a.type ? nbc__type_name(L->ctx, a.type) : "?");
     return (nbc__lval){rt, "undef"};
   }
-  a = nbc__lower_convert(L, a, rt);
-  const char *ty = ltype(L, rt), *x = tmp(L);
+  /* numba negates and inverts integers at the operand's own width and only then widens the
+   * result (int_negate_impl / int_invert_impl): ~uint16(x) is 0xffff ^ x zero-extended, and
+   * -int8(-128) stays -128. Booleans and floats are converted first. */
+  const nbc__type *wt = rt;
+  if ((n->op == NBC__OP_NEG || n->op == NBC__OP_INVERT) && a.type && is_int(a.type))
+    wt = a.type;
+  else
+    a = nbc__lower_convert(L, a, rt);
+  const char *ty = ltype(L, wt), *x = tmp(L);
   switch (n->op) {
   case NBC__OP_POS: return a;
   case NBC__OP_NEG:
@@ -756,7 +763,7 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
   default:
     nbc__lower_error(L, n, "unsupported unary operator '%s'", nbc__op_text(n->op));
   }
-  return (nbc__lval){rt, x};
+  return nbc__lower_convert(L, (nbc__lval){wt, x}, rt);
 }
 
 /* --------------------------------------------------------------- arrays ------------- */

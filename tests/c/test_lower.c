@@ -73,13 +73,18 @@ static const char *retval_imm(const char *ptx, int offset) {
   return imm;
 }
 
-static int64_t int_of(const char *expr) {
-  char src[512];
-  snprintf(src, sizeof src, "def f():\n    return %s\n", expr);
+/* The constant an expression folds to; prelude (module-level lines) may import names. */
+static int64_t int_of_with(const char *prelude, const char *expr) {
+  char src[1024];
+  snprintf(src, sizeof src, "%sdef f():\n    return %s\n", prelude, expr);
   const char *ptx = compile_text(src, "()", false, false);
   const char *imm = retval_imm(ptx, 0);
   if (!imm) TEST_FAIL_("%s: no constant result in\n%s", expr, ptx);
   return strtoll(imm, NULL, 0);
+}
+
+static int64_t int_of(const char *expr) {
+  return int_of_with("", expr);
 }
 
 static double float_of(const char *expr) {
@@ -219,6 +224,19 @@ TEST(wrapping_arithmetic) {
   EXPECT_INT("(5 & 3) | (8 ^ 1)", 9 | 1);
 }
 
+/* numba negates and inverts integers at the operand's width, then widens (found on the H200:
+ * the corpus case bits(uint16, uint16) differed from numba-cuda). */
+TEST(unary_ops_at_operand_width) {
+  require_nvvm();
+  const char *imports = "from numba import uint16, uint8, int8, int16\n";
+  ASSERT_EQ(int_of_with(imports, "~uint16(5)"), 65530);
+  ASSERT_EQ(int_of_with(imports, "~uint8(0)"), 255);
+  ASSERT_EQ(int_of_with(imports, "-int8(-128)"), -128);
+  ASSERT_EQ(int_of_with(imports, "-uint8(1)"), 255);
+  ASSERT_EQ(int_of_with(imports, "~int16(-1)"), 0);
+  ASSERT_EQ(int_of_with(imports, "-int16(5)"), -5);
+}
+
 TEST(ir_uses_allocas_not_phis) {
   require_nvvm();
   const char *ir = compile_text("def f(n):\n"
@@ -353,7 +371,7 @@ TEST(tuples_and_unpacking) {
 }
 
 TEST_LIST(X(int_floordiv_and_mod) X(int_shifts) X(int_power) X(int_power_loop)
-              X(float_floordiv_and_mod) X(conversions_and_builtins) X(wrapping_arithmetic)
+              X(float_floordiv_and_mod) X(conversions_and_builtins) X(wrapping_arithmetic) X(unary_ops_at_operand_width)
                   X(ir_uses_allocas_not_phis) X(kernel_ir_annotations) X(indexing_fast_paths)
                       X(shared_and_local_arrays) X(atomics) X(math_through_libdevice)
                           X(tuples_and_unpacking))
