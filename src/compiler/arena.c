@@ -6,7 +6,9 @@
  * individual free() (and so every leak and double free) from the phases.
  *
  * Memory is zeroed as it is handed out (not when a chunk is allocated, so a small
- * compilation does not pay for zeroing the unused part of its chunk). A request larger
+ * compilation does not pay for zeroing — and the kernel for faulting in — the unused part
+ * of its chunk); nbc__arena_alloc_uninit skips even that, for arrays that are filled
+ * element by element and may be over-sized (the tokenizer's). A request larger
  * than a quarter of the default chunk gets a chunk of its own, placed behind the current
  * one so the current chunk's free space is not wasted. Every allocation is 16-byte aligned.
  *
@@ -76,6 +78,11 @@ static chunk *chunk_new(nbc__arena *arena, size_t size) {
 }
 
 void *nbc__arena_alloc(nbc__arena *arena, size_t size) {
+  void *p = nbc__arena_alloc_uninit(arena, size);
+  return p ? memset(p, 0, size) : NULL;
+}
+
+void *nbc__arena_alloc_uninit(nbc__arena *arena, size_t size) {
   if (!arena) return NULL;
   if (size == 0) size = 1;
   if (size > SIZE_MAX - ALIGN) return NULL;
@@ -84,14 +91,13 @@ void *nbc__arena_alloc(nbc__arena *arena, size_t size) {
   if (c && c->size - c->used >= size) {
     void *p = c->data + c->used;
     c->used += size;
-    return memset(p, 0, size);
+    return p;
   }
   if (size > CHUNK_SIZE / 4) {
     /* A big block gets its own chunk, linked behind the current one. */
     chunk *big = chunk_new(arena, size);
     if (!big) return NULL;
     big->used = size;
-    memset(big->data, 0, size);
     if (c) {
       big->next = c->next;
       c->next = big;
@@ -105,12 +111,12 @@ void *nbc__arena_alloc(nbc__arena *arena, size_t size) {
   fresh->next = c;
   arena->head = fresh;
   fresh->used = size;
-  return memset(fresh->data, 0, size);
+  return fresh->data;
 }
 
 char *nbc__arena_strndup(nbc__arena *arena, const char *s, size_t n) {
   if (n == SIZE_MAX) return NULL;
-  char *p = nbc__arena_alloc(arena, n + 1);
+  char *p = nbc__arena_alloc_uninit(arena, n + 1);
   if (!p) return NULL;
   if (n) memcpy(p, s, n);
   p[n] = '\0';
@@ -129,7 +135,7 @@ char *nbc__arena_printf(nbc__arena *arena, const char *fmt, ...) {
   va_end(ap);
   char *p = NULL;
   if (n >= 0) {
-    p = nbc__arena_alloc(arena, (size_t)n + 1);
+    p = nbc__arena_alloc_uninit(arena, (size_t)n + 1);
     if (p) vsnprintf(p, (size_t)n + 1, fmt, ap2);
   }
   va_end(ap2);
@@ -168,7 +174,7 @@ static bool buf_reserve(nbc__buf *b, size_t extra) {
     b->cap = cap;
     return true;
   }
-  char *data = nbc__arena_alloc(b->arena, cap);
+  char *data = nbc__arena_alloc_uninit(b->arena, cap);
   if (!data) {
     b->oom = true;
     return false;

@@ -29,6 +29,7 @@ typedef struct nbc__arena nbc__arena;
 nbc__arena *nbc__arena_create(void);
 void nbc__arena_destroy(nbc__arena *arena);
 void *nbc__arena_alloc(nbc__arena *arena, size_t size);   /* zeroed, 16-byte aligned */
+void *nbc__arena_alloc_uninit(nbc__arena *arena, size_t size); /* not zeroed */
 char *nbc__arena_strndup(nbc__arena *arena, const char *s, size_t n);
 char *nbc__arena_strdup(nbc__arena *arena, const char *s);
 char *nbc__arena_printf(nbc__arena *arena, const char *fmt, ...);

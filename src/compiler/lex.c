@@ -163,14 +163,18 @@ static bool err_at(lexer *lx, int line, int col, const char *fmt, ...) {
 
 static nbc__token *push(lexer *lx, nbc__tok_kind kind, const char *start, int len) {
   if (lx->count == lx->cap) {
-    /* A first guess from the size (a token per 3 bytes is dense of Python) avoids
-     * copying the array as it grows in the common case. */
-    int cap = lx->cap ? lx->cap * 2 : (int)(lx->end - lx->p < (1 << 26) ? (lx->end - lx->p) / 3 + 64 : 1 << 24);
+    /* A first guess from the size (a token per 2 bytes is denser than real Python) avoids
+     * copying the array as it grows; the array is not zeroed, so what is left unused costs
+     * nothing but address space. */
+    ptrdiff_t size = lx->end - lx->p;
+    int cap = lx->cap ? lx->cap * 2 : (int)(size < (1 << 26) ? size / 2 + 64 : 1 << 25);
     if (cap < lx->cap) {
       nbc__diag_oom(lx->ctx);
       return NULL;
     }
-    nbc__token *toks = nbc__arena_alloc(lx->ctx->arena, sizeof(nbc__token) * (size_t)cap);
+    /* Not zeroed: push() sets every field. */
+    nbc__token *toks =
+        nbc__arena_alloc_uninit(lx->ctx->arena, sizeof(nbc__token) * (size_t)cap);
     if (!toks) {
       nbc__diag_oom(lx->ctx);
       return NULL;
@@ -179,7 +183,10 @@ static nbc__token *push(lexer *lx, nbc__tok_kind kind, const char *start, int le
     lx->toks = toks;
     lx->cap = cap;
   }
-  nbc__token *t = &lx->toks[lx->count++]; /* zeroed: arena memory starts zeroed */
+  nbc__token *t = &lx->toks[lx->count++];
+  t->value.i = 0;
+  t->str = NULL;
+  t->big = t->huge = false;
   t->kind = kind;
   t->start = start;
   t->len = len;
