@@ -34,6 +34,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -211,6 +212,88 @@ static inline const tdrv_api *tdrv(void) {
 static inline void *tdrv_sym(const char *symbol) {
   return dlsym(tdrv()->handle, symbol);
 }
+
+/* ---- tests that also run against the real driver -------------------------------------
+ *
+ * The C tests run twice: on CI against this fixture (NBCUDA_DRIVER and NBCUDA_TESTDRIVER set
+ * by ctest), and on the GPU machine against the system's libcuda (tests/gpu/run.sh: both
+ * unset). A test states what it needs at its start, before any nbcuda call:
+ *   REQUIRE_TESTDRIVER()  it steers or inspects the fixture (NBCUDA_TESTDRIVER_* variables,
+ *                         fault injection, the fixture's device names or memory sizes);
+ *   REQUIRE_DRIVER()      it needs a working driver of any kind (skips against the toolkit's
+ *                         stub libcuda or on a machine without a GPU);
+ *   REQUIRE_DEVICES(n)    it needs n devices (the multi-GPU tests; the fixture has 2).
+ * With the fixture present, REQUIRE_DRIVER and REQUIRE_DEVICES never skip on a driver
+ * failure: that is a bug the test must report. Introspection that only strengthens a test
+ * that otherwise runs anywhere is guarded with `if (tdrv_present())`. REQUIRE_DRIVER and
+ * REQUIRE_DEVICES call nbcuda (nbc_driver_init_error, nbc_device_count), so they are macros:
+ * only the tests, which include nbcuda.h, expand them. */
+
+/* 1 when NBCUDA_TESTDRIVER is set: the fixture is the driver and tdrv() works (a set but
+ * unloadable path makes tdrv() fail the test). */
+static inline int tdrv_present(void) {
+  const char *path = getenv("NBCUDA_TESTDRIVER");
+  return path && *path;
+}
+
+/* Prints "skipped: <why>" and ends the (forked) test process with 77, the harness's skip. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2), noreturn))
+#endif
+static inline void
+tdrv_skip_(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "skipped: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  fflush(stderr);
+  _exit(77);
+}
+
+/* 1 when the driver library at `path` (nbc_driver_path()) is this fixture, e.g. when it is
+ * loaded through NBCUDA_DRIVER without NBCUDA_TESTDRIVER: launches then run no code, so tests
+ * that check what a kernel computed must skip. */
+static inline int tdrv_is_fixture(const char *path) {
+  if (!path) return 0;
+  void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return 0;
+  int fixture = dlsym(h, "tdrv_call_count") != NULL;
+  dlclose(h);
+  return fixture;
+}
+
+#define REQUIRE_TESTDRIVER()                                                                   \
+  do {                                                                                         \
+    if (!tdrv_present()) tdrv_skip_("needs the test driver (NBCUDA_TESTDRIVER is not set)");   \
+    (void)tdrv();                                                                              \
+  } while (0)
+
+#define REQUIRE_DRIVER()                                                                       \
+  do {                                                                                         \
+    if (!tdrv_present()) {                                                                     \
+      const char *why_ = nbc_driver_init_error();                                              \
+      if (why_) tdrv_skip_("needs a working CUDA driver: %s", why_);                           \
+    }                                                                                          \
+  } while (0)
+
+#define REQUIRE_DEVICES(n)                                                                     \
+  do {                                                                                         \
+    int have_ = 0;                                                                             \
+    if (nbc_device_count(&have_) != NBC_OK) {                                                  \
+      if (tdrv_present()) {                                                                    \
+        fprintf(stderr, "%s:%d: nbc_device_count failed: %s\n", __FILE__, __LINE__,            \
+                nbc_last_error());                                                             \
+        fflush(stderr);                                                                        \
+        _exit(1);                                                                              \
+      }                                                                                        \
+      tdrv_skip_("needs %d CUDA device%s: %s", (int)(n), (n) == 1 ? "" : "s",                  \
+                 nbc_last_error());                                                            \
+    }                                                                                          \
+    if (have_ < (n))                                                                           \
+      tdrv_skip_("needs %d CUDA device%s, found %d", (int)(n), (n) == 1 ? "" : "s", have_);    \
+  } while (0)
 
 #ifdef __cplusplus
 }
