@@ -50,37 +50,27 @@ typedef struct lexer {
   locale_t c_locale; /* for strtod, created on the first float literal */
 } lexer;
 
-typedef struct spelling {
-  const char *text;
-  int len;
-} spelling;
+/* Python's keywords by their first character, each list separated by spaces. A name is
+ * compared only with the few keywords sharing its first character: this runs for every
+ * name of the file. */
+static const char *const keywords_by_first[128] = {
+    ['F'] = "False", ['N'] = "None", ['T'] = "True",
+    ['a'] = "and as assert async await", ['b'] = "break", ['c'] = "class continue",
+    ['d'] = "def del", ['e'] = "elif else except", ['f'] = "finally for from",
+    ['g'] = "global", ['i'] = "if import in is", ['l'] = "lambda", ['n'] = "nonlocal not",
+    ['o'] = "or", ['p'] = "pass", ['r'] = "raise return", ['t'] = "try",
+    ['w'] = "while with", ['y'] = "yield"};
 
-#define S_(t) {t, (int)sizeof t - 1}
-static const spelling keywords[] = {
-    S_("False"), S_("None"),  S_("True"),   S_("and"),    S_("as"),     S_("assert"),
-    S_("async"), S_("await"), S_("break"),  S_("class"),  S_("continue"), S_("def"),
-    S_("del"),   S_("elif"),  S_("else"),   S_("except"), S_("finally"), S_("for"),
-    S_("from"),  S_("global"), S_("if"),    S_("import"), S_("in"),     S_("is"),
-    S_("lambda"), S_("nonlocal"), S_("not"), S_("or"),    S_("pass"),   S_("raise"),
-    S_("return"), S_("try"),  S_("while"),  S_("with"),   S_("yield")};
-
-/* The first characters of keywords: most names are rejected by one table lookup. */
-static const bool may_be_keyword[256] = {
-    ['F'] = 1, ['N'] = 1, ['T'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
-    ['f'] = 1, ['g'] = 1, ['i'] = 1, ['l'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['r'] = 1,
-    ['t'] = 1, ['w'] = 1, ['y'] = 1};
-
-#undef S_
-
-/* Whether [s, s+n) is one of the keywords (the first character and the length are compared
- * before the bytes: this runs for every name of the file). */
 static bool is_keyword(const char *s, size_t n) {
-  if (n < 2 || n > 8 || !may_be_keyword[(unsigned char)*s]) return false;
-  for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-    if (keywords[i].text[0] == s[0] && (size_t)keywords[i].len == n &&
-        memcmp(keywords[i].text, s, n) == 0)
-      return true;
-  return false;
+  if (n < 2 || n > 8 || (unsigned char)*s >= 128 || !keywords_by_first[(unsigned char)*s])
+    return false;
+  for (const char *k = keywords_by_first[(unsigned char)*s];;) {
+    size_t len = 0;
+    while (k[len] && k[len] != ' ') len++;
+    if (len == n && memcmp(k, s, n) == 0) return true;
+    if (!k[len]) return false;
+    k += len + 1;
+  }
 }
 
 /* The length of the operator at p (longest match), or 0 when there is none. */
