@@ -3,6 +3,7 @@
  * so whole files load, deep copies, out-of-memory paths, and the public corpus: every file
  * of tests/corpus loads and every function its CASES table names is found.
  */
+#include <pthread.h>
 #include <time.h>
 
 #include "front_util.h"
@@ -356,6 +357,46 @@ TEST(speed_of_a_hundred_line_file) {
   ASSERT(us < 5000.0); /* generous: sanitizer builds and busy machines */
 }
 
+/* Loads of one file on several threads at once give identical trees: the front end keeps
+ * no mutable global state (the tokenizer's numeric locale is per call). */
+typedef struct load_job {
+  const char *src;
+  const char *dump;
+  int mismatches;
+} load_job;
+
+static void *load_many(void *arg) {
+  load_job *job = arg;
+  for (int i = 0; i < 100; i++) {
+    nbc__ctx *ctx = fe_new_ctx();
+    nbc__module *m = nbc__module_load(ctx, fe_file(ctx, "t.py", job->src));
+    nbc__buf out;
+    nbc__buf_init(&out, ctx->arena);
+    if (m) nbc__node_dump(&out, m->ast, 0);
+    if (!m || strcmp(out.data, job->dump) != 0) job->mismatches++;
+    nbc__arena_destroy(ctx->arena);
+    free(ctx);
+  }
+  return NULL;
+}
+
+TEST(concurrent_loads) {
+  char *src = fe_read_file(CORPUS "scalars.py", NULL);
+  ASSERT(src);
+  const char *want = fe_ast(src);
+  ASSERT(strncmp(want, "(module", 7) == 0);
+  pthread_t threads[4];
+  load_job jobs[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (load_job){src, want, 0};
+    ASSERT_EQ(pthread_create(&threads[i], NULL, load_many, &jobs[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(threads[i], NULL);
+    ASSERT_EQ(jobs[i].mismatches, 0);
+  }
+}
+
 TEST_LIST(X(precedence_arithmetic) X(precedence_bitwise_and_shifts)
               X(precedence_boolean_and_comparisons) X(conditional_expressions)
                   X(atoms_and_literals) X(primaries) X(subscripts_and_slices) X(assignments)
@@ -365,5 +406,6 @@ TEST_LIST(X(precedence_arithmetic) X(precedence_bitwise_and_shifts)
                                   X(node_positions) X(clone_is_deep_and_equal)
                                       X(corpus_files_load_and_their_cases_are_found)
                                           X(out_of_memory_never_crashes)
-                                              X(speed_of_a_hundred_line_file))
+                                              X(speed_of_a_hundred_line_file)
+                                                  X(concurrent_loads))
 TEST_MAIN()
