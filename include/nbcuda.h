@@ -164,6 +164,16 @@ nbc_status_t nbc_list_devices(nbc_device_t **devices, int capacity, int *pcount)
 nbc_status_t nbc_device_enter(nbc_device_t *device);
 nbc_status_t nbc_device_exit(nbc_device_t *device);
 
+/* Peer access between devices (cuDeviceCanAccessPeer). *pcan is 1 when `device` can map the
+ * memory of `peer`; a device is never its own peer (0). */
+nbc_status_t nbc_device_can_access_peer(const nbc_device_t *device, const nbc_device_t *peer,
+                                        int *pcan);
+/* Lets the current context (created as by nbc_current_context(-1) if none) access the memory
+ * of peer's primary context (cuCtxEnablePeerAccess). Enabling it again is not an error; the
+ * current context's own device is NBC_INVALID_ARGUMENT. Access stays enabled until either
+ * context is reset. */
+nbc_status_t nbc_device_enable_peer_access(nbc_device_t *peer);
+
 /* ---------------------------------------------------------------------------------------
  * Contexts (primary contexts only).
  * ------------------------------------------------------------------------------------- */
@@ -284,6 +294,10 @@ nbc_status_t nbc_memcpy_htod_async(nbc_devptr_t dst, const void *src, size_t byt
 nbc_status_t nbc_memcpy_dtoh_async(void *dst, nbc_devptr_t src, size_t bytes,
                                    nbc_stream_t *stream);
 nbc_status_t nbc_memset_d8(nbc_devptr_t dst, unsigned char value, size_t bytes);
+/* Copies between memory of two contexts, e.g. two devices' primary contexts (cuMemcpyPeer;
+ * works without peer access, which only makes it faster). Synchronous like the other copies. */
+nbc_status_t nbc_memcpy_peer(nbc_devptr_t dst, nbc_context_t *dst_context, nbc_devptr_t src,
+                             nbc_context_t *src_context, size_t bytes);
 
 /* ---------------------------------------------------------------------------------------
  * Modules and launches.

@@ -49,6 +49,7 @@ enum {
   NBC__CUDA_ERROR_NO_DEVICE = 100,
   NBC__CUDA_ERROR_INVALID_DEVICE = 101,
   NBC__CUDA_ERROR_INVALID_CONTEXT = 201,
+  NBC__CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
   NBC__CUDA_ERROR_NOT_READY = 600
 };
 
@@ -109,6 +110,10 @@ enum {
   X(cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))  \
   X(cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))        \
   X(cuMemsetD8, (CUdeviceptr dst, unsigned char value, size_t count))                      \
+  X(cuDeviceCanAccessPeer, (int *can_access, CUdevice dev, CUdevice peer))                 \
+  X(cuCtxEnablePeerAccess, (CUcontext peer, unsigned int flags))                           \
+  X(cuMemcpyPeer, (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, \
+                   size_t bytes))                                                          \
   X(cuModuleLoadDataEx, (CUmodule * module, const void *image, unsigned int num_options,   \
                          CUjit_option * options, void **values))                           \
   X(cuModuleUnload, (CUmodule module))                                                     \
