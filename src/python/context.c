@@ -110,6 +110,58 @@ static PyObject *context_pop(ContextObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* A peer device argument: an ordinal (numba passes ints) or anything with .id (Device,
+ * gpus[i]). */
+static nbc_device_t *peer_arg(nbc__py_state *st, PyObject *obj) {
+  PyObject *id = PyIndex_Check(obj) ? PyNumber_Index(obj) : PyObject_GetAttrString(obj, "id");
+  if (!id || !PyLong_Check(id)) {
+    Py_XDECREF(id);
+    PyErr_Format(PyExc_TypeError, "expected a device ordinal or a Device, got %.200s",
+                 Py_TYPE(obj)->tp_name);
+    return NULL;
+  }
+  int overflow = 0;
+  long n = PyLong_AsLongAndOverflow(id, &overflow);
+  Py_DECREF(id);
+  if (n == -1 && PyErr_Occurred()) return NULL;
+  if (overflow || n < 0 || n > 0x7fffffffL) n = -1; /* an invalid ordinal: IndexError below */
+  nbc_device_t *dev = NULL;
+  nbc_status_t s = nbc_device_get((int)n, &dev);
+  if (s != NBC_OK) {
+    nbc__py_raise(st, s);
+    return NULL;
+  }
+  return dev;
+}
+
+/* numba's Context.can_access_peer(peer_device): whether this context's device can map the
+ * peer's memory (never its own). */
+static PyObject *context_can_access_peer(ContextObject *self, PyObject *peer_obj) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  nbc_device_t *peer = peer_arg(st, peer_obj);
+  if (!peer) return NULL;
+  int can = 0;
+  nbc_status_t s = nbc_device_can_access_peer(nbc_context_device(self->ctx), peer, &can);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return PyBool_FromLong(can);
+}
+
+/* Lets this context map the peer's memory: nbc_device_enable_peer_access acts on the current
+ * context, so this context is pushed around the call. */
+static PyObject *context_enable_peer_access(ContextObject *self, PyObject *peer_obj) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  nbc_device_t *peer = peer_arg(st, peer_obj);
+  if (!peer) return NULL;
+  nbc_status_t s = nbc_context_push(self->ctx);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  s = nbc_device_enable_peer_access(peer);
+  if (s != NBC_OK) nbc__py_raise(st, s); /* before the pop replaces the message */
+  nbc_status_t popped = nbc_context_pop(self->ctx);
+  if (s != NBC_OK) return NULL;
+  if (popped != NBC_OK) return nbc__py_raise(st, popped);
+  Py_RETURN_NONE;
+}
+
 static PyObject *context_reset(ContextObject *self, PyObject *unused) {
   (void)unused;
   nbc_status_t s;
@@ -163,6 +215,11 @@ static PyMethodDef context_methods[] = {
      "Frees what nbcuda holds in the context; does not destroy it."},
     {"synchronize", (PyCFunction)context_synchronize, METH_NOARGS,
      "Waits for all work in the context."},
+    {"can_access_peer", (PyCFunction)context_can_access_peer, METH_O,
+     "can_access_peer(peer_device): whether this context's device can map the peer's memory."},
+    {"enable_peer_access", (PyCFunction)context_enable_peer_access, METH_O,
+     "enable_peer_access(peer_device): lets this context map the peer's memory (again is "
+     "not an error; until either device is reset)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,6 +11,17 @@
  * copy_to_host() returns numpy arrays. numpy is imported the first time it is needed, not
  * at import, to keep `import nbcuda` fast.
  *
+ * Arrays remember the C context their memory was allocated in. A copy between two arrays of
+ * different contexts (two devices) goes through nbc_memcpy_peer, which names both contexts
+ * and so works whichever context is current (and without peer access, which only makes it
+ * faster); arrays of one context, or wrapped ones whose context is unknown, use
+ * nbc_memcpy_dtod. Memory allocated before a close() or Device.reset() is not freed when
+ * its array dies afterwards: the reset freed it already, and the driver may since have
+ * handed the same address to a new allocation, which a late cuMemFree would destroy. The
+ * check uses the module's reset generation, which counts resets of any device, so an array
+ * of another device that outlives such a reset leaves its memory to the C library, which
+ * frees it when that device's context is reset or the process ends.
+ *
  * The launch view (nbc__py_array_view_get) reads an nbcuda array's fields directly — no
  * attribute lookups on the launch hot path — and falls back to __cuda_array_interface__,
  * then to host buffers, which are copied to the device for the launch and back after it,
@@ -34,6 +45,8 @@ typedef struct {
   int owned;         /* free the memory when the object dies */
   PyObject *base;    /* the object whose memory this wraps, or NULL */
   PyObject *context; /* the Context the memory belongs to, or NULL */
+  nbc_context_t *cctx;      /* its C context (NULL: wrapped memory, context unknown) */
+  unsigned long generation; /* st->reset_generation when the memory was allocated */
   PyObject *dtype;   /* numpy dtype, made on first use */
 } ArrayObject;
 
@@ -79,7 +92,10 @@ static int array_traverse(ArrayObject *self, visitproc visit, void *arg) {
 static void array_dealloc(ArrayObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
-  if (self->owned && self->data) nbc_mem_free(self->data);
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  /* Not after a reset: the memory is gone and its address may belong to someone else. */
+  if (self->owned && self->data && st && self->generation == st->reset_generation)
+    nbc_mem_free(self->data);
   Py_CLEAR(self->base);
   Py_CLEAR(self->context);
   Py_CLEAR(self->dtype);
@@ -98,18 +114,25 @@ static ArrayObject *array_alloc(nbc__py_state *st) {
   a->itemsize = 0;
   a->owned = 0;
   a->base = a->context = a->dtype = NULL;
+  a->cctx = NULL;
+  a->generation = 0;
   PyObject_GC_Track(a);
   return a;
 }
 
 /* Allocates device memory for the array's geometry in the current context. */
 static int array_allocate(nbc__py_state *st, ArrayObject *a) {
-  a->context = nbc__py_current_context(st);
+  nbc_context_t *ctx = NULL;
+  nbc_status_t s = nbc_current_context(-1, &ctx);
+  if (s != NBC_OK) return nbc__py_raise_int(st, s);
+  a->context = nbc__py_context_object(st, ctx);
   if (!a->context) return -1;
+  a->cctx = ctx;
   if (a->nbytes == 0) return 0; /* numba uses a NULL pointer for empty arrays */
-  nbc_status_t s = nbc_mem_alloc(a->nbytes, &a->data);
+  s = nbc_mem_alloc(a->nbytes, &a->data);
   if (s != NBC_OK) return nbc__py_raise_int(st, s);
   a->owned = 1;
+  a->generation = st->reset_generation;
   return 0;
 }
 
@@ -145,6 +168,18 @@ static nbc_status_t copy_dtoh(void *dst, nbc_devptr_t src, size_t n, nbc_stream_
   nbc_status_t rc;
   if (n < 65536) return s ? nbc_memcpy_dtoh_async(dst, src, n, s) : nbc_memcpy_dtoh(dst, src, n);
   Py_BEGIN_ALLOW_THREADS rc = s ? nbc_memcpy_dtoh_async(dst, src, n, s) : nbc_memcpy_dtoh(dst, src, n);
+  Py_END_ALLOW_THREADS return rc;
+}
+
+/* Device to device: a peer copy between arrays of two contexts (devices), else within one. */
+static nbc_status_t copy_dtod(const ArrayObject *dst, const ArrayObject *src, size_t n) {
+  nbc_status_t rc;
+  int peer = dst->cctx && src->cctx && dst->cctx != src->cctx;
+  if (n < 65536)
+    return peer ? nbc_memcpy_peer(dst->data, dst->cctx, src->data, src->cctx, n)
+                : nbc_memcpy_dtod(dst->data, src->data, n);
+  Py_BEGIN_ALLOW_THREADS rc = peer ? nbc_memcpy_peer(dst->data, dst->cctx, src->data, src->cctx, n)
+                                   : nbc_memcpy_dtod(dst->data, src->data, n);
   Py_END_ALLOW_THREADS return rc;
 }
 
@@ -343,7 +378,7 @@ static int copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary, PyObje
       PyErr_SetString(PyExc_ValueError, "copy_to_device: sizes differ");
       return -1;
     }
-    if (self->nbytes) rc = nbc_memcpy_dtod(self->data, src->data, self->nbytes);
+    if (self->nbytes) rc = copy_dtod(self, src, self->nbytes);
   } else {
     Py_buffer view;
     PyObject *holder = NULL;

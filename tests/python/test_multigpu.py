@@ -471,3 +471,102 @@ def test_copy_between_devices_with_no_scope(clean):
     expect_current(0)
     dst.copy_to_device(src)
     np.testing.assert_array_equal(dst.copy_to_host(), np.arange(7, dtype=np.int32))
+
+
+def test_cross_device_copy_is_a_peer_copy(clean, tdrv_or_none):
+    """Arrays of two devices are copied with cuMemcpyPeer (both contexts named), arrays of
+    one device with cuMemcpyDtoD."""
+    if tdrv_or_none is None:
+        pytest.skip("counts the test driver's calls")
+    t = tdrv_or_none
+    with cuda.gpus[0]:
+        a = cuda.to_device(np.arange(16, dtype=np.int64))
+        b = cuda.device_array(16, dtype=np.int64)
+    with cuda.gpus[1]:
+        c = cuda.device_array(16, dtype=np.int64)
+    peer, dtod = t.calls("cuMemcpyPeer"), t.calls("cuMemcpyDtoD")
+    with cuda.gpus[0]:
+        b.copy_to_device(a)
+    assert (t.calls("cuMemcpyPeer"), t.calls("cuMemcpyDtoD")) == (peer, dtod + 1)
+    with cuda.gpus[0]:
+        c.copy_to_device(a)
+    assert (t.calls("cuMemcpyPeer"), t.calls("cuMemcpyDtoD")) == (peer + 1, dtod + 1)
+    with cuda.gpus[1]:
+        np.testing.assert_array_equal(c.copy_to_host(), np.arange(16))
+
+
+def test_can_access_peer(ndev, clean):
+    ctx = [None] * ndev
+    for i in range(ndev):
+        with cuda.gpus[i]:
+            ctx[i] = cuda.current_context()
+    for i in range(ndev):
+        assert ctx[i].can_access_peer(i) is False  # a device is never its own peer
+        for j in range(ndev):
+            can = ctx[i].can_access_peer(j)
+            assert isinstance(can, bool)
+            assert ctx[i].can_access_peer(cuda.gpus[j]) is can  # a device scope works too
+            assert ctx[i].can_access_peer(ctx[j].device) is can  # and a Device
+            assert can == (i != j) or not USING_TESTDRIVER  # the fixture's devices all are
+    with pytest.raises(IndexError):
+        ctx[0].can_access_peer(ndev)
+    with pytest.raises(IndexError):
+        ctx[0].can_access_peer(-1)
+    with pytest.raises(TypeError):
+        ctx[0].can_access_peer("1")
+    with pytest.raises(ValueError):
+        ctx[0].enable_peer_access(0)  # its own device
+    expect_current(None)
+
+
+def test_peer_access_and_peer_copy(clean, add_kernel, kernels_run):
+    """With peer access enabled both ways (when the devices allow it), arrays copy directly
+    between devices, and a kernel of device 1 may read device 0's memory."""
+    with cuda.gpus[0]:
+        ctx0 = cuda.current_context()
+    with cuda.gpus[1]:
+        ctx1 = cuda.current_context()
+    if not (ctx0.can_access_peer(1) and ctx1.can_access_peer(0)):
+        pytest.skip("devices 0 and 1 cannot access each other's memory")
+    ctx0.enable_peer_access(1)
+    ctx1.enable_peer_access(cuda.gpus[0])
+    ctx1.enable_peer_access(0)  # enabling again is not an error
+    expect_current(None)  # enable_peer_access leaves the stack as it was
+    host = np.linspace(0, 1, 4096, dtype=np.float32)
+    with cuda.gpus[0]:
+        a0 = cuda.to_device(host)
+    with cuda.gpus[1]:
+        a1 = cuda.device_array_like(host)
+    a1.copy_to_device(a0)  # from no scope at all (device 0 is made current lazily)
+    with cuda.gpus[1]:
+        np.testing.assert_array_equal(a1.copy_to_host(), host)
+        # Direct access: device 1 runs a kernel on device 0's memory.
+        add_kernel[16, 256](a0, 1.0)
+        cuda.synchronize()
+    with cuda.gpus[0]:
+        out = a0.copy_to_host()
+    if kernels_run:
+        np.testing.assert_array_equal(out, host + np.float32(1.0))
+    # Mappings belong to the contexts: after close() they are enabled again without error.
+    cuda.close()
+    ctx0.enable_peer_access(1)
+    expect_current(None)
+
+
+def test_arrays_made_before_close_are_not_freed_after(clean, tdrv_or_none):
+    """An array that outlives close() must not free its old address when it dies: the reset
+    freed the memory, and the address may belong to a new allocation by then."""
+    with cuda.gpus[1]:
+        stale = cuda.to_device(np.ones(1000))
+    cuda.close()
+    with cuda.gpus[1]:
+        fresh = cuda.to_device(np.ones(1000))
+        frees = tdrv_or_none.calls("cuMemFree") if tdrv_or_none else None
+        del stale
+        if frees is not None:
+            assert tdrv_or_none.calls("cuMemFree") == frees
+        np.testing.assert_array_equal(fresh.copy_to_host(), np.ones(1000))
+        frees = tdrv_or_none.calls("cuMemFree") if tdrv_or_none else None
+        del fresh
+        if frees is not None:
+            assert tdrv_or_none.calls("cuMemFree") == frees + 1
