@@ -40,9 +40,9 @@ typedef struct chunk {
 } chunk;
 
 struct nbc__arena {
-  chunk *head;    /* the chunk new small allocations come from */
-  size_t total;   /* bytes of all chunks */
-  size_t limit;   /* 0: unlimited; else the most `total` may reach (tests) */
+  chunk *head;  /* the chunk new small allocations come from */
+  size_t total; /* bytes of all chunks */
+  size_t limit; /* 0: unlimited; else the most `total` may reach (tests) */
 };
 
 nbc__arena *nbc__arena_create(void) {
@@ -165,7 +165,8 @@ static bool buf_reserve(nbc__buf *b, size_t extra) {
   size_t need = b->len + extra + 1;
   if (need <= b->cap) return true;
   size_t cap = b->cap ? b->cap : 64;
-  while (cap < need) cap *= 2;
+  while (cap < need)
+    cap *= 2;
   chunk *c = b->arena ? b->arena->head : NULL;
   /* Growing in place: the buffer is the last thing allocated in the current chunk. */
   if (c && b->cap && (unsigned char *)b->data + b->cap == c->data + c->used &&

@@ -30,8 +30,8 @@
 
 const char *nbc__node_kind_name(nbc__node_kind kind) {
   switch (kind) {
-#define NBC__NODE_NAME_(k)                                                                 \
-  case NBC__N_##k:                                                                         \
+#define NBC__NODE_NAME_(k)                                                                     \
+  case NBC__N_##k:                                                                             \
     return #k;
     NBC__NODE_KINDS(NBC__NODE_NAME_)
 #undef NBC__NODE_NAME_
@@ -41,8 +41,8 @@ const char *nbc__node_kind_name(nbc__node_kind kind) {
 
 const char *nbc__op_text(nbc__op op) {
   switch (op) {
-#define NBC__OP_TEXT_(name, text)                                                          \
-  case NBC__OP_##name:                                                                     \
+#define NBC__OP_TEXT_(name, text)                                                              \
+  case NBC__OP_##name:                                                                         \
     return text;
     NBC__OPS(NBC__OP_TEXT_)
 #undef NBC__OP_TEXT_
@@ -248,12 +248,15 @@ static void dump_expr(nbc__buf *out, const nbc__node *n) {
   case NBC__N_TUPLE:
   case NBC__N_LIST:
   case NBC__N_DICT:
-    nbc__buf_puts(out, n->kind == NBC__N_TUPLE ? "(tuple" : n->kind == NBC__N_LIST ? "(list" : "(dict");
+    nbc__buf_puts(out, n->kind == NBC__N_TUPLE  ? "(tuple"
+                       : n->kind == NBC__N_LIST ? "(list"
+                                                : "(dict");
     dump_list_inline(out, &n->list);
     nbc__buf_puts(out, ")");
     return;
   case NBC__N_OTHER_EXPR:
-    nbc__buf_printf(out, "(other '%.*s')", n->tok ? n->tok->len : 1, n->tok ? n->tok->start : "?");
+    nbc__buf_printf(out, "(other '%.*s')", n->tok ? n->tok->len : 1,
+                    n->tok ? n->tok->start : "?");
     return;
   default:
     nbc__buf_printf(out, "<%s>", nbc__node_kind_name(n->kind));
@@ -376,7 +379,8 @@ static void dump_stmt(nbc__buf *out, const nbc__node *n, int indent) {
     nbc__buf_puts(out, ")");
     return;
   case NBC__N_OTHER_STMT:
-    nbc__buf_printf(out, "(other '%.*s'", n->tok ? n->tok->len : 1, n->tok ? n->tok->start : "?");
+    nbc__buf_printf(out, "(other '%.*s'", n->tok ? n->tok->len : 1,
+                    n->tok ? n->tok->start : "?");
     if (n->str) nbc__buf_printf(out, " %s", n->str);
     dump_body(out, &n->body, indent + 2);
     nbc__buf_puts(out, ")");

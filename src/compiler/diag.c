@@ -45,7 +45,8 @@ static bool find_line(const nbc__file *file, int line, const char **pstart, size
   }
   if (n != line) return false;
   const char *q = p;
-  while (q < end && *q != '\n' && *q != '\r') q++;
+  while (q < end && *q != '\n' && *q != '\r')
+    q++;
   *pstart = p;
   *plen = (size_t)(q - p);
   return true;
@@ -74,10 +75,12 @@ void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, 
   size_t len;
   if (!file || !file->text || !find_line(file, line, &src, &len)) return;
   nbc__buf_puts(b, "\n");
-  for (int i = 0; i < offset; i++) nbc__buf_append(b, " ", 1);
+  for (int i = 0; i < offset; i++)
+    nbc__buf_append(b, " ", 1);
   nbc__buf_append(b, src, len);
   nbc__buf_puts(b, "\n");
-  for (int i = 0; i < offset; i++) nbc__buf_append(b, " ", 1);
+  for (int i = 0; i < offset; i++)
+    nbc__buf_append(b, " ", 1);
   /* The caret may sit one past the end of the line (a missing ':' at the line's end). */
   for (size_t i = 0; i + 1 < (size_t)col && i < len; i++) {
     unsigned char c = (unsigned char)src[i];
@@ -87,7 +90,8 @@ void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, 
       nbc__buf_append(b, " ", 1);
   }
   if ((size_t)col > len + 1) /* past the end: keep the distance the column says */
-    for (size_t i = len + 1; i < (size_t)col; i++) nbc__buf_append(b, " ", 1);
+    for (size_t i = len + 1; i < (size_t)col; i++)
+      nbc__buf_append(b, " ", 1);
   nbc__buf_append(b, "^", 1);
 }
 

@@ -53,20 +53,33 @@ typedef struct lexer {
 /* Python's keywords by their first character, each list separated by spaces. A name is
  * compared only with the few keywords sharing its first character: this runs for every
  * name of the file. */
-static const char *const keywords_by_first[128] = {
-    ['F'] = "False", ['N'] = "None", ['T'] = "True",
-    ['a'] = "and as assert async await", ['b'] = "break", ['c'] = "class continue",
-    ['d'] = "def del", ['e'] = "elif else except", ['f'] = "finally for from",
-    ['g'] = "global", ['i'] = "if import in is", ['l'] = "lambda", ['n'] = "nonlocal not",
-    ['o'] = "or", ['p'] = "pass", ['r'] = "raise return", ['t'] = "try",
-    ['w'] = "while with", ['y'] = "yield"};
+static const char *const keywords_by_first[128] = {['F'] = "False",
+                                                   ['N'] = "None",
+                                                   ['T'] = "True",
+                                                   ['a'] = "and as assert async await",
+                                                   ['b'] = "break",
+                                                   ['c'] = "class continue",
+                                                   ['d'] = "def del",
+                                                   ['e'] = "elif else except",
+                                                   ['f'] = "finally for from",
+                                                   ['g'] = "global",
+                                                   ['i'] = "if import in is",
+                                                   ['l'] = "lambda",
+                                                   ['n'] = "nonlocal not",
+                                                   ['o'] = "or",
+                                                   ['p'] = "pass",
+                                                   ['r'] = "raise return",
+                                                   ['t'] = "try",
+                                                   ['w'] = "while with",
+                                                   ['y'] = "yield"};
 
 static bool is_keyword(const char *s, size_t n) {
   if (n < 2 || n > 8 || (unsigned char)*s >= 128 || !keywords_by_first[(unsigned char)*s])
     return false;
   for (const char *k = keywords_by_first[(unsigned char)*s];;) {
     size_t len = 0;
-    while (k[len] && k[len] != ' ') len++;
+    while (k[len] && k[len] != ' ')
+      len++;
     if (len == n && memcmp(k, s, n) == 0) return true;
     if (!k[len]) return false;
     k += len + 1;
@@ -77,7 +90,10 @@ static bool is_keyword(const char *s, size_t n) {
 static int operator_len(const char *p, size_t avail) {
   char c1 = avail > 1 ? p[1] : 0, c2 = avail > 2 ? p[2] : 0;
   switch (*p) {
-  case '*': case '/': case '<': case '>': /* ** **= // //= << <<= >> >>= and x= */
+  case '*':
+  case '/':
+  case '<':
+  case '>': /* ** **= // //= << <<= >> >>= and x= */
     if (c1 == *p) return c2 == '=' ? 3 : 2;
     return c1 == '=' ? 2 : 1;
   case '.':
@@ -86,9 +102,24 @@ static int operator_len(const char *p, size_t avail) {
     return c1 == '=' ? 2 : 0;
   case '-':
     return c1 == '>' || c1 == '=' ? 2 : 1;
-  case '=': case ':': case '+': case '%': case '&': case '|': case '^': case '@':
+  case '=':
+  case ':':
+  case '+':
+  case '%':
+  case '&':
+  case '|':
+  case '^':
+  case '@':
     return c1 == '=' ? 2 : 1;
-  case '~': case '(': case ')': case '[': case ']': case '{': case '}': case ',': case ';':
+  case '~':
+  case '(':
+  case ')':
+  case '[':
+  case ']':
+  case '{':
+  case '}':
+  case ',':
+  case ';':
     return 1;
   default:
     return 0;
@@ -114,8 +145,8 @@ static int hex_value(char c) {
 
 const char *nbc__tok_kind_name(nbc__tok_kind kind) {
   switch (kind) {
-#define NBC__TOK_NAME_(k)                                                                  \
-  case NBC__TOK_##k:                                                                       \
+#define NBC__TOK_NAME_(k)                                                                      \
+  case NBC__TOK_##k:                                                                           \
     return #k;
     NBC__TOKEN_KINDS(NBC__TOK_NAME_)
 #undef NBC__TOK_NAME_
@@ -129,7 +160,8 @@ bool nbc__tok_is(const nbc__token *tok, const char *s) {
   if ((tok->kind != NBC__TOK_OP && tok->kind != NBC__TOK_KEYWORD) || tok->start[0] != s[0])
     return false;
   int i = 1;
-  while (i < tok->len && s[i] && tok->start[i] == s[i]) i++;
+  while (i < tok->len && s[i] && tok->start[i] == s[i])
+    i++;
   return i == tok->len && s[i] == '\0';
 }
 
@@ -217,7 +249,8 @@ static bool is_ident_start(char c) {
 static uint32_t utf8_decode(const char *p, int n) {
   const unsigned char *u = (const unsigned char *)p;
   if (n == 2) return (uint32_t)(u[0] & 0x1F) << 6 | (u[1] & 0x3F);
-  if (n == 3) return (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
+  if (n == 3)
+    return (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
   return (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3F) << 12 |
          (uint32_t)(u[2] & 0x3F) << 6 | (u[3] & 0x3F);
 }
@@ -415,15 +448,15 @@ static void put_utf8(nbc__buf *b, uint32_t cp) {
 }
 
 /* Decodes the escapes of a plain string or bytes body [s, e). */
-static bool decode_escapes(lexer *lx, nbc__token *t, const char *s, const char *e,
-                           bool bytes) {
+static bool decode_escapes(lexer *lx, nbc__token *t, const char *s, const char *e, bool bytes) {
   nbc__buf b;
   nbc__buf_init(&b, lx->ctx->arena);
   int line = t->line;
   const char *ls = t->start - (t->col - 1); /* line start of the token */
   for (const char *p = s; p < e;) {
     const char *run = p;
-    while (p < e && *p != '\\') p++;
+    while (p < e && *p != '\\')
+      p++;
     nbc__buf_append(&b, run, (size_t)(p - run));
     for (const char *q = run; q < p; q++)
       if (*q == '\n' || (*q == '\r' && !(q + 1 < p && q[1] == '\n'))) line++, ls = q + 1;
@@ -440,19 +473,43 @@ static bool decode_escapes(lexer *lx, nbc__token *t, const char *s, const char *
       if (p < e && *p == '\n') p++;
       line++, ls = p;
       break;
-    case '\\': case '\'': case '"':
+    case '\\':
+    case '\'':
+    case '"':
       nbc__buf_append(&b, &c, 1);
       break;
-    case 'a': nbc__buf_append(&b, "\a", 1); break;
-    case 'b': nbc__buf_append(&b, "\b", 1); break;
-    case 'f': nbc__buf_append(&b, "\f", 1); break;
-    case 'n': nbc__buf_append(&b, "\n", 1); break;
-    case 'r': nbc__buf_append(&b, "\r", 1); break;
-    case 't': nbc__buf_append(&b, "\t", 1); break;
-    case 'v': nbc__buf_append(&b, "\v", 1); break;
-    case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7':
+    case 'a':
+      nbc__buf_append(&b, "\a", 1);
+      break;
+    case 'b':
+      nbc__buf_append(&b, "\b", 1);
+      break;
+    case 'f':
+      nbc__buf_append(&b, "\f", 1);
+      break;
+    case 'n':
+      nbc__buf_append(&b, "\n", 1);
+      break;
+    case 'r':
+      nbc__buf_append(&b, "\r", 1);
+      break;
+    case 't':
+      nbc__buf_append(&b, "\t", 1);
+      break;
+    case 'v':
+      nbc__buf_append(&b, "\v", 1);
+      break;
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
       v = (uint32_t)(c - '0');
-      for (int i = 0; i < 2 && p < e && *p >= '0' && *p <= '7'; i++) v = v * 8 + (uint32_t)(*p++ - '0');
+      for (int i = 0; i < 2 && p < e && *p >= '0' && *p <= '7'; i++)
+        v = v * 8 + (uint32_t)(*p++ - '0');
       if (bytes) {
         char ch = (char)(v & 0xFF);
         nbc__buf_append(&b, &ch, 1);
@@ -460,7 +517,9 @@ static bool decode_escapes(lexer *lx, nbc__token *t, const char *s, const char *
         put_utf8(&b, v);
       }
       break;
-    case 'x': case 'u': case 'U':
+    case 'x':
+    case 'u':
+    case 'U':
       if (c != 'x' && bytes) {
         nbc__buf_append(&b, esc, 2);
         break;
@@ -475,7 +534,8 @@ static bool decode_escapes(lexer *lx, nbc__token *t, const char *s, const char *
         p++;
       }
       if (c == 'U' && v > 0x10FFFF)
-        return err_at(lx, line, (int)(esc - ls) + 1, "illegal Unicode character in string literal");
+        return err_at(lx, line, (int)(esc - ls) + 1,
+                      "illegal Unicode character in string literal");
       if (bytes) {
         char ch = (char)v;
         nbc__buf_append(&b, &ch, 1);
@@ -541,8 +601,7 @@ static bool lex_string(lexer *lx, const char *start, const char *p) {
       }
       continue;
     }
-    if (*q == quote && (!triple || (lx->end - q >= 3 && q[1] == quote && q[2] == quote)))
-      break;
+    if (*q == quote && (!triple || (lx->end - q >= 3 && q[1] == quote && q[2] == quote))) break;
     if (bytes && (unsigned char)*q >= 0x80) {
       /* Positions inside multi-line strings refer to the current line. */
       return ERR(lx, q, "bytes can only contain ASCII literal characters");
@@ -651,8 +710,8 @@ static bool lex_operator(lexer *lx, const char *p) {
                      c, open,
                      lx->bracket_lines[lx->nbrackets - 1] +
                          (lx->file->first_line > 0 ? lx->file->first_line - 1 : 0));
-        return ERR(lx, p, "closing parenthesis '%c' does not match opening parenthesis '%c'",
-                   c, open);
+        return ERR(lx, p, "closing parenthesis '%c' does not match opening parenthesis '%c'", c,
+                   open);
       }
       lx->nbrackets--;
     }
@@ -684,7 +743,8 @@ static bool lex_all(lexer *lx) {
       at_line_start = false;
       if (blank) {
         /* Skip the comment, and the line break with the rest of the line. */
-        while (lx->p < lx->end && !newline_len(lx, lx->p)) lx->p++;
+        while (lx->p < lx->end && !newline_len(lx, lx->p))
+          lx->p++;
         int nl = newline_len(lx, lx->p);
         if (nl) {
           lx->p += nl;
@@ -701,7 +761,8 @@ static bool lex_all(lexer *lx) {
       continue;
     }
     if (c == '#') {
-      while (lx->p < lx->end && !newline_len(lx, lx->p)) lx->p++;
+      while (lx->p < lx->end && !newline_len(lx, lx->p))
+        lx->p++;
       continue;
     }
     int nl = newline_len(lx, p);
@@ -721,13 +782,15 @@ static bool lex_all(lexer *lx) {
         next_line(lx, lx->p);
         continue;
       }
-      if (p + 1 >= lx->end) return ERR(lx, p, "unexpected end of file after line continuation character");
+      if (p + 1 >= lx->end)
+        return ERR(lx, p, "unexpected end of file after line continuation character");
       return ERR(lx, p + 1, "unexpected character after line continuation character");
     }
     if (is_ident_start(c) || ((unsigned char)c >= 0x80 && ident_char_len(lx, p))) {
       const char *q = p;
       int n;
-      while ((n = ident_char_len(lx, q)) > 0) q += n;
+      while ((n = ident_char_len(lx, q)) > 0)
+        q += n;
       if (q < lx->end && (*q == '\'' || *q == '"') && is_string_prefix(p, (int)(q - p))) {
         if (!lex_string(lx, p, q)) return false;
         continue;
@@ -804,8 +867,13 @@ void nbc__lex_dump(nbc__buf *out, const nbc__token *tokens, int count) {
     const nbc__token *t = &tokens[i];
     nbc__buf_printf(out, "%d:%d %s", t->line, t->col, nbc__tok_kind_name(t->kind));
     switch (t->kind) {
-    case NBC__TOK_NAME: case NBC__TOK_OP: case NBC__TOK_KEYWORD:
-    case NBC__TOK_INT: case NBC__TOK_FLOAT: case NBC__TOK_IMAG: case NBC__TOK_STRING:
+    case NBC__TOK_NAME:
+    case NBC__TOK_OP:
+    case NBC__TOK_KEYWORD:
+    case NBC__TOK_INT:
+    case NBC__TOK_FLOAT:
+    case NBC__TOK_IMAG:
+    case NBC__TOK_STRING:
       nbc__buf_puts(out, " '");
       dump_escaped(out, t->start, (size_t)t->len);
       nbc__buf_puts(out, "'");

@@ -31,10 +31,10 @@ typedef struct parser {
   nbc__ctx *ctx;
   const nbc__token *tok;
   const nbc__token *first; /* the first token of the file */
-  int depth;      /* nesting of the tree being built (see the file comment) */
-  int in_func;    /* > 0 inside a function body */
-  int in_loop;    /* > 0 inside a loop of the current function */
-  int lenient;    /* > 0 inside host code (class or with bodies at module level) */
+  int depth;               /* nesting of the tree being built (see the file comment) */
+  int in_func;             /* > 0 inside a function body */
+  int in_loop;             /* > 0 inside a loop of the current function */
+  int lenient;             /* > 0 inside host code (class or with bodies at module level) */
 } parser;
 
 /* A list being built; becomes an nbc__list. */
@@ -97,7 +97,8 @@ static const char *describe(parser *p, const nbc__token *t) {
   default:
     break;
   }
-  const char *s = nbc__arena_printf(p->ctx->arena, "'%.*s'", t->len > 24 ? 24 : t->len, t->start);
+  const char *s =
+      nbc__arena_printf(p->ctx->arena, "'%.*s'", t->len > 24 ? 24 : t->len, t->start);
   return s ? s : "token";
 }
 
@@ -212,7 +213,10 @@ static const char *tok_text(parser *p, const nbc__token *t) {
 /* Whether the token can begin an expression (to tell `x = 1,` from `x = 1, 2`). */
 static bool starts_expression(const nbc__token *t) {
   switch (t->kind) {
-  case NBC__TOK_NAME: case NBC__TOK_INT: case NBC__TOK_FLOAT: case NBC__TOK_IMAG:
+  case NBC__TOK_NAME:
+  case NBC__TOK_INT:
+  case NBC__TOK_FLOAT:
+  case NBC__TOK_IMAG:
   case NBC__TOK_STRING:
     return true;
   case NBC__TOK_OP:
@@ -231,8 +235,12 @@ static bool starts_expression(const nbc__token *t) {
 static const nbc__token *first_tok(const nbc__node *n) {
   for (;;) {
     switch (n->kind) {
-    case NBC__N_ATTR: case NBC__N_SUBSCRIPT: case NBC__N_CALL: case NBC__N_BINOP:
-    case NBC__N_BOOLOP: case NBC__N_COMPARE:
+    case NBC__N_ATTR:
+    case NBC__N_SUBSCRIPT:
+    case NBC__N_CALL:
+    case NBC__N_BINOP:
+    case NBC__N_BOOLOP:
+    case NBC__N_COMPARE:
       if (!n->a) return n->tok;
       n = n->a;
       break;
@@ -628,23 +636,26 @@ typedef struct binop_entry {
   nbc__op op;
 } binop_entry;
 
-static const binop_entry term_ops[] = {{"*", NBC__OP_MUL}, {"/", NBC__OP_DIV},
+static const binop_entry term_ops[] = {{"*", NBC__OP_MUL},       {"/", NBC__OP_DIV},
                                        {"//", NBC__OP_FLOORDIV}, {"%", NBC__OP_MOD},
-                                       {"@", NBC__OP_MATMUL}, {NULL, NBC__OP_ADD}};
-static const binop_entry sum_ops[] = {{"+", NBC__OP_ADD}, {"-", NBC__OP_SUB}, {NULL, NBC__OP_ADD}};
-static const binop_entry shift_ops[] = {{"<<", NBC__OP_LSHIFT}, {">>", NBC__OP_RSHIFT},
-                                        {NULL, NBC__OP_ADD}};
+                                       {"@", NBC__OP_MATMUL},    {NULL, NBC__OP_ADD}};
+static const binop_entry sum_ops[] = {
+    {"+", NBC__OP_ADD}, {"-", NBC__OP_SUB}, {NULL, NBC__OP_ADD}};
+static const binop_entry shift_ops[] = {
+    {"<<", NBC__OP_LSHIFT}, {">>", NBC__OP_RSHIFT}, {NULL, NBC__OP_ADD}};
 static const binop_entry and_ops[] = {{"&", NBC__OP_BITAND}, {NULL, NBC__OP_ADD}};
 static const binop_entry xor_ops[] = {{"^", NBC__OP_BITXOR}, {NULL, NBC__OP_ADD}};
 static const binop_entry or_ops[] = {{"|", NBC__OP_BITOR}, {NULL, NBC__OP_ADD}};
 
 /* A left-associative level: operand (op operand)*. Each link deepens the tree. */
-static nbc__node *binary_level(parser *p, const binop_entry *ops, nbc__node *(*operand)(parser *)) {
+static nbc__node *binary_level(parser *p, const binop_entry *ops,
+                               nbc__node *(*operand)(parser *)) {
   nbc__node *n = operand(p);
   int links = 0;
   while (n) {
     const binop_entry *e = ops;
-    while (e->text && !is(p, e->text)) e++;
+    while (e->text && !is(p, e->text))
+      e++;
     if (!e->text) break;
     const nbc__token *t = p->tok;
     advance(p);
@@ -892,26 +903,40 @@ static nbc__node *yield_expr(parser *p) {
 
 static const char *expr_description(const nbc__node *n) {
   switch (n->kind) {
-  case NBC__N_CALL: return "function call";
-  case NBC__N_INT: case NBC__N_FLOAT: case NBC__N_COMPLEX: case NBC__N_STR: return "literal";
-  case NBC__N_BOOL: return n->value.i ? "True" : "False";
-  case NBC__N_NONE: return "None";
-  case NBC__N_COMPARE: return "comparison";
-  case NBC__N_IFEXP: return "conditional expression";
-  case NBC__N_DICT: return "dict literal";
+  case NBC__N_CALL:
+    return "function call";
+  case NBC__N_INT:
+  case NBC__N_FLOAT:
+  case NBC__N_COMPLEX:
+  case NBC__N_STR:
+    return "literal";
+  case NBC__N_BOOL:
+    return n->value.i ? "True" : "False";
+  case NBC__N_NONE:
+    return "None";
+  case NBC__N_COMPARE:
+    return "comparison";
+  case NBC__N_IFEXP:
+    return "conditional expression";
+  case NBC__N_DICT:
+    return "dict literal";
   case NBC__N_OTHER_EXPR:
     if (nbc__tok_is(n->tok, "*")) return "starred expression";
     return "expression";
-  default: return "expression";
+  default:
+    return "expression";
   }
 }
 
 /* Checks that n can be assigned to: NAME, ATTR, SUBSCRIPT, or a TUPLE/LIST of those. */
 static bool check_target(parser *p, const nbc__node *n, bool augmented) {
   switch (n->kind) {
-  case NBC__N_NAME: case NBC__N_ATTR: case NBC__N_SUBSCRIPT:
+  case NBC__N_NAME:
+  case NBC__N_ATTR:
+  case NBC__N_SUBSCRIPT:
     return true;
-  case NBC__N_TUPLE: case NBC__N_LIST:
+  case NBC__N_TUPLE:
+  case NBC__N_LIST:
     if (augmented) {
       syntax(p, first_tok(n), "'%s' is an illegal expression for augmented assignment",
              n->kind == NBC__N_TUPLE ? "tuple" : "list");
@@ -954,11 +979,11 @@ static nbc__node *star_targets(parser *p) {
 /* ------------------------------------------------------------- simple statements --- */
 
 static const binop_entry aug_ops[] = {
-    {"+=", NBC__OP_ADD},     {"-=", NBC__OP_SUB},    {"*=", NBC__OP_MUL},
-    {"/=", NBC__OP_DIV},     {"//=", NBC__OP_FLOORDIV}, {"%=", NBC__OP_MOD},
-    {"**=", NBC__OP_POW},    {"<<=", NBC__OP_LSHIFT}, {">>=", NBC__OP_RSHIFT},
-    {"&=", NBC__OP_BITAND},  {"|=", NBC__OP_BITOR},  {"^=", NBC__OP_BITXOR},
-    {"@=", NBC__OP_MATMUL},  {NULL, NBC__OP_ADD}};
+    {"+=", NBC__OP_ADD},    {"-=", NBC__OP_SUB},       {"*=", NBC__OP_MUL},
+    {"/=", NBC__OP_DIV},    {"//=", NBC__OP_FLOORDIV}, {"%=", NBC__OP_MOD},
+    {"**=", NBC__OP_POW},   {"<<=", NBC__OP_LSHIFT},   {">>=", NBC__OP_RSHIFT},
+    {"&=", NBC__OP_BITAND}, {"|=", NBC__OP_BITOR},     {"^=", NBC__OP_BITXOR},
+    {"@=", NBC__OP_MATMUL}, {NULL, NBC__OP_ADD}};
 
 /* The right-hand side of an assignment: yield_expr | star_expressions */
 static nbc__node *assignment_value(parser *p) {
@@ -1151,8 +1176,7 @@ static nbc__node *simple_stmt(parser *p) {
       return unsupported(p, t, "unsupported statement: '%.*s'", t->len, t->start);
     return is(p, "import") ? import_name(p) : import_from(p);
   }
-  if (is(p, "global") || is(p, "nonlocal") || is(p, "del") || is(p, "assert") ||
-      is(p, "raise"))
+  if (is(p, "global") || is(p, "nonlocal") || is(p, "del") || is(p, "assert") || is(p, "raise"))
     return other_simple_stmt(p);
   if (is(p, "yield") && p->in_func && !p->lenient)
     return unsupported(p, t, "unsupported statement: 'yield'");
@@ -1340,9 +1364,12 @@ static bool params(parser *p, vec *out) {
       bool twice = is(p, "**");
       advance(p);
       if (strict) {
-        if (twice) return unsupported(p, t, "**kwargs parameters are not supported in CUDA kernels"), false;
+        if (twice)
+          return unsupported(p, t, "**kwargs parameters are not supported in CUDA kernels"),
+                 false;
         if (is(p, ",") || is(p, ")"))
-          return unsupported(p, t, "keyword-only parameters are not supported in CUDA kernels"), false;
+          return unsupported(p, t, "keyword-only parameters are not supported in CUDA kernels"),
+                 false;
         return unsupported(p, t, "*args parameters are not supported in CUDA kernels"), false;
       }
       if (is_kind(p, NBC__TOK_NAME)) advance(p);
@@ -1357,7 +1384,9 @@ static bool params(parser *p, vec *out) {
       if (accept(p, ":") && !expression(p)) return false;
       if (is(p, "=")) {
         if (strict)
-          return unsupported(p, p->tok, "default argument values are not supported in CUDA kernels"), false;
+          return unsupported(p, p->tok,
+                             "default argument values are not supported in CUDA kernels"),
+                 false;
         advance(p);
         if (!expression(p)) return false;
       }
@@ -1465,7 +1494,8 @@ static nbc__node *decorated(parser *p) {
   if (is(p, "def")) return function_def(p, decorators);
   if (is(p, "class")) return class_def(p);
   if (is(p, "async") && nbc__tok_is(p->tok + 1, "def")) {
-    if (p->in_func && !p->lenient) return unsupported(p, p->tok, "unsupported statement: 'async'");
+    if (p->in_func && !p->lenient)
+      return unsupported(p, p->tok, "unsupported statement: 'async'");
     advance(p);
     nbc__node *f = function_def(p, decorators);
     if (f) f->kind = NBC__N_OTHER_STMT;
@@ -1497,11 +1527,13 @@ static bool statement(parser *p, vec *out) {
       if (p->in_func && !p->lenient)
         return unsupported(p, t, "unsupported statement: 'async'"), false;
       advance(p);
-      nbc__node *n = is(p, "def")   ? function_def(p, (vec){0})
-                     : is(p, "with") ? with_stmt(p)
-                     : is(p, "for")  ? for_stmt(p)
-                                     : syntax(p, p->tok, "expected 'def', 'with' or 'for' after 'async', found %s",
-                                              describe(p, p->tok));
+      nbc__node *n =
+          is(p, "def")    ? function_def(p, (vec){0})
+          : is(p, "with") ? with_stmt(p)
+          : is(p, "for")
+              ? for_stmt(p)
+              : syntax(p, p->tok, "expected 'def', 'with' or 'for' after 'async', found %s",
+                       describe(p, p->tok));
       if (n) n->kind = NBC__N_OTHER_STMT;
       return push(p, out, n);
     }

@@ -37,9 +37,9 @@
 #include "compiler/compiler.h"
 
 typedef struct nbc__binding {
-  const char *name;   /* NULL: empty slot */
+  const char *name; /* NULL: empty slot */
   nbc_global_t g;
-  nbc__node *def;     /* the FUNCDEF the name was bound to by `def`, if any */
+  nbc__node *def; /* the FUNCDEF the name was bound to by `def`, if any */
 } nbc__binding;
 
 typedef struct builder {
@@ -51,7 +51,8 @@ typedef struct builder {
 
 static uint32_t hash_name(const char *s) {
   uint32_t h = 2166136261u;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
   return h;
 }
 
@@ -84,12 +85,14 @@ static nbc__binding *slot(builder *bd, const char *name) {
     for (int i = 0; i < oldcap; i++) {
       if (!old[i].name) continue;
       uint32_t mask = (uint32_t)cap - 1, j = hash_name(old[i].name) & mask;
-      while (table[j].name) j = (j + 1) & mask;
+      while (table[j].name)
+        j = (j + 1) & mask;
       table[j] = old[i];
     }
   }
   uint32_t mask = (uint32_t)m->capbindings - 1, j = hash_name(name) & mask;
-  while (m->bindings[j].name) j = (j + 1) & mask;
+  while (m->bindings[j].name)
+    j = (j + 1) & mask;
   b = &m->bindings[j];
   b->name = name;
   m->nbindings++;
@@ -267,8 +270,8 @@ static value float_binop(nbc__op op, double a, double b) {
     float_divmod(a, b, &d, &m);
     return float_value(op == NBC__OP_MOD ? m : d);
   case NBC__OP_POW:
-    if (a == 0.0 && b < 0.0) return OTHER_VALUE;        /* ZeroDivisionError */
-    if (a < 0.0 && b != floor(b)) return OTHER_VALUE;    /* a complex result */
+    if (a == 0.0 && b < 0.0) return OTHER_VALUE;      /* ZeroDivisionError */
+    if (a < 0.0 && b != floor(b)) return OTHER_VALUE; /* a complex result */
     d = pow(a, b);
     if (isinf(d) && isfinite(a) && isfinite(b)) return OTHER_VALUE; /* OverflowError */
     return float_value(d);
@@ -309,13 +312,26 @@ static bool compare(nbc__op op, value x, value y, bool *pr) {
   double a = as_float(x), b = as_float(y);
   int64_t i = x.i, j = y.i;
   switch (op) {
-  case NBC__OP_EQ: *pr = floats ? a == b : i == j; return true;
-  case NBC__OP_NE: *pr = floats ? a != b : i != j; return true;
-  case NBC__OP_LT: *pr = floats ? a < b : i < j; return true;
-  case NBC__OP_LE: *pr = floats ? a <= b : i <= j; return true;
-  case NBC__OP_GT: *pr = floats ? a > b : i > j; return true;
-  case NBC__OP_GE: *pr = floats ? a >= b : i >= j; return true;
-  default: return false;
+  case NBC__OP_EQ:
+    *pr = floats ? a == b : i == j;
+    return true;
+  case NBC__OP_NE:
+    *pr = floats ? a != b : i != j;
+    return true;
+  case NBC__OP_LT:
+    *pr = floats ? a < b : i < j;
+    return true;
+  case NBC__OP_LE:
+    *pr = floats ? a <= b : i <= j;
+    return true;
+  case NBC__OP_GT:
+    *pr = floats ? a > b : i > j;
+    return true;
+  case NBC__OP_GE:
+    *pr = floats ? a >= b : i >= j;
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -338,7 +354,8 @@ static value eval_call(builder *bd, const nbc__node *n) {
     value best = x;
     for (int i = 1; i < argc; i++) {
       bool better;
-      if (!compare(is_max ? NBC__OP_GT : NBC__OP_LT, args[i], best, &better)) return OTHER_VALUE;
+      if (!compare(is_max ? NBC__OP_GT : NBC__OP_LT, args[i], best, &better))
+        return OTHER_VALUE;
       if (better) best = args[i];
     }
     return best;
@@ -457,7 +474,8 @@ static void bind_other(builder *bd, const nbc__node *t, bool conditional) {
   if (t->kind == NBC__N_NAME) {
     bind(bd, t->str, other(), conditional);
   } else if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST) {
-    for (int i = 0; i < t->list.count; i++) bind_other(bd, t->list.items[i], conditional);
+    for (int i = 0; i < t->list.count; i++)
+      bind_other(bd, t->list.items[i], conditional);
   } else if (t->kind == NBC__N_OTHER_EXPR && t->a) {
     bind_other(bd, t->a, conditional); /* *rest */
   }
@@ -479,10 +497,11 @@ static void bind_assign(builder *bd, const nbc__node *target, const nbc__node *v
 
 static bool is_type_name(const char *s) {
   static const char *const names[] = {
-      "boolean", "bool_", "b1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-      "uint32", "uint64", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "intp", "uintp",
-      "intc", "uintc", "int_", "uint", "float16", "float32", "float64", "f2", "f4", "f8",
-      "float_", "double", "complex64", "complex128", "c8", "c16"};
+      "boolean", "bool_",     "b1",         "int8",    "int16", "int32", "int64", "uint8",
+      "uint16",  "uint32",    "uint64",     "i1",      "i2",    "i4",    "i8",    "u1",
+      "u2",      "u4",        "u8",         "intp",    "uintp", "intc",  "uintc", "int_",
+      "uint",    "float16",   "float32",    "float64", "f2",    "f4",    "f8",    "float_",
+      "double",  "complex64", "complex128", "c8",      "c16"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(names[i], s) == 0) return true;
   return false;
@@ -506,7 +525,8 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
     }
     /* `import a.b` binds a. */
     const char *dot = strchr(mod, '.');
-    const char *first = dot ? nbc__arena_strndup(bd->ctx->arena, mod, (size_t)(dot - mod)) : mod;
+    const char *first =
+        dot ? nbc__arena_strndup(bd->ctx->arena, mod, (size_t)(dot - mod)) : mod;
     if (!first) {
       nbc__diag_oom(bd->ctx);
       return;
@@ -578,7 +598,8 @@ static void bind_stmt(builder *bd, nbc__node *s, bool conditional) {
     break;
   case NBC__N_ASSIGN:
     /* `a = b = v`: every target gets v. */
-    for (int i = 0; i < s->list.count; i++) bind_assign(bd, s->list.items[i], s->a, conditional);
+    for (int i = 0; i < s->list.count; i++)
+      bind_assign(bd, s->list.items[i], s->a, conditional);
     break;
   case NBC__N_AUGASSIGN:
     if (s->a->kind == NBC__N_NAME) {

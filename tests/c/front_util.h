@@ -42,11 +42,21 @@ static inline const char *fe_tokens(const char *src) {
   for (int i = 0; i < count; i++) {
     if (i) nbc__buf_puts(&out, " ");
     switch (t[i].kind) {
-    case NBC__TOK_NEWLINE: nbc__buf_puts(&out, "NL"); break;
-    case NBC__TOK_INDENT: nbc__buf_puts(&out, "IN"); break;
-    case NBC__TOK_DEDENT: nbc__buf_puts(&out, "DE"); break;
-    case NBC__TOK_EOF: nbc__buf_puts(&out, "EOF"); break;
-    default: nbc__buf_append(&out, t[i].start, (size_t)t[i].len); break;
+    case NBC__TOK_NEWLINE:
+      nbc__buf_puts(&out, "NL");
+      break;
+    case NBC__TOK_INDENT:
+      nbc__buf_puts(&out, "IN");
+      break;
+    case NBC__TOK_DEDENT:
+      nbc__buf_puts(&out, "DE");
+      break;
+    case NBC__TOK_EOF:
+      nbc__buf_puts(&out, "EOF");
+      break;
+    default:
+      nbc__buf_append(&out, t[i].start, (size_t)t[i].len);
+      break;
     }
   }
   return out.data;

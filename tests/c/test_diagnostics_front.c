@@ -13,177 +13,137 @@ typedef struct diag_case {
 } diag_case;
 
 static const diag_case cases[] = {
-    {"if x > 0\n    pass\n",
-     NBC_SYNTAX_ERROR,
+    {"if x > 0\n    pass\n", NBC_SYNTAX_ERROR,
      "t.py:1:9: error: expected ':' after 'if' condition, found NEWLINE\nif x > 0\n        ^"},
-    {"def f(a):\n    else:\n        pass\n",
-     NBC_SYNTAX_ERROR,
+    {"def f(a):\n    else:\n        pass\n", NBC_SYNTAX_ERROR,
      "t.py:2:5: error: invalid syntax: unexpected 'else'\n    else:\n    ^"},
-    {"for i in range(3):\nx = 1\n",
-     NBC_SYNTAX_ERROR,
+    {"for i in range(3):\nx = 1\n", NBC_SYNTAX_ERROR,
      "t.py:2:1: error: expected an indented block after 'for' statement on line 1\nx = 1\n^"},
-    {"if a:\n        b = 1\n    c = 2\n",
-     NBC_SYNTAX_ERROR,
+    {"if a:\n        b = 1\n    c = 2\n", NBC_SYNTAX_ERROR,
      "t.py:3:5: error: unindent does not match any outer indentation level\n    c = 2\n    ^"},
-    {"s = 'abc\n",
-     NBC_SYNTAX_ERROR,
+    {"s = 'abc\n", NBC_SYNTAX_ERROR,
      "t.py:1:5: error: unterminated string literal (detected at line 1)\ns = 'abc\n    ^"},
-    {"s = \"\"\"abc\n\nx\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:5: error: unterminated triple-quoted string literal (detected at line 4)\ns = \"\"\"abc\n    ^"},
-    {"x = 0x\n",
-     NBC_SYNTAX_ERROR,
+    {"s = \"\"\"abc\n\nx\n", NBC_SYNTAX_ERROR,
+     "t.py:1:5: error: unterminated triple-quoted string literal (detected at line 4)\ns = "
+     "\"\"\"abc\n    ^"},
+    {"x = 0x\n", NBC_SYNTAX_ERROR,
      "t.py:1:7: error: invalid hexadecimal literal\nx = 0x\n      ^"},
-    {"x = 0b12\n",
-     NBC_SYNTAX_ERROR,
+    {"x = 0b12\n", NBC_SYNTAX_ERROR,
      "t.py:1:8: error: invalid digit '2' in binary literal\nx = 0b12\n       ^"},
-    {"x = 012\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:5: error: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers\nx = 012\n    ^"},
-    {"x = 1__0\n",
-     NBC_SYNTAX_ERROR,
+    {"x = 012\n", NBC_SYNTAX_ERROR,
+     "t.py:1:5: error: leading zeros in decimal integer literals are not permitted; use an 0o "
+     "prefix for octal integers\nx = 012\n    ^"},
+    {"x = 1__0\n", NBC_SYNTAX_ERROR,
      "t.py:1:6: error: invalid decimal literal\nx = 1__0\n     ^"},
-    {"x = a $ b\n",
-     NBC_SYNTAX_ERROR,
+    {"x = a $ b\n", NBC_SYNTAX_ERROR,
      "t.py:1:7: error: unexpected character '$'\nx = a $ b\n      ^"},
-    {"x = (1,\n  2\n",
-     NBC_SYNTAX_ERROR,
+    {"x = (1,\n  2\n", NBC_SYNTAX_ERROR,
      "t.py:1:5: error: '(' was never closed\nx = (1,\n    ^"},
-    {"x = 1)\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:6: error: unmatched ')'\nx = 1)\n     ^"},
-    {"x = [1, 2)\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:10: error: closing parenthesis ')' does not match opening parenthesis '['\nx = [1, 2)\n         ^"},
-    {"def f(a, b=1):\n    return a\n",
-     NBC_UNSUPPORTED,
-     "t.py:1:11: error: default argument values are not supported in CUDA kernels\ndef f(a, b=1):\n          ^"},
-    {"def f(a, *args):\n    return a\n",
-     NBC_UNSUPPORTED,
-     "t.py:1:10: error: *args parameters are not supported in CUDA kernels\ndef f(a, *args):\n         ^"},
-    {"def f(a, **kw):\n    return a\n",
-     NBC_UNSUPPORTED,
-     "t.py:1:10: error: **kwargs parameters are not supported in CUDA kernels\ndef f(a, **kw):\n         ^"},
-    {"def f(a, *, b):\n    return a\n",
-     NBC_UNSUPPORTED,
-     "t.py:1:10: error: keyword-only parameters are not supported in CUDA kernels\ndef f(a, *, b):\n         ^"},
-    {"def f(a):\n    with a:\n        pass\n",
-     NBC_UNSUPPORTED,
+    {"x = 1)\n", NBC_SYNTAX_ERROR, "t.py:1:6: error: unmatched ')'\nx = 1)\n     ^"},
+    {"x = [1, 2)\n", NBC_SYNTAX_ERROR,
+     "t.py:1:10: error: closing parenthesis ')' does not match opening parenthesis '['\nx = "
+     "[1, 2)\n         ^"},
+    {"def f(a, b=1):\n    return a\n", NBC_UNSUPPORTED,
+     "t.py:1:11: error: default argument values are not supported in CUDA kernels\ndef f(a, "
+     "b=1):\n          ^"},
+    {"def f(a, *args):\n    return a\n", NBC_UNSUPPORTED,
+     "t.py:1:10: error: *args parameters are not supported in CUDA kernels\ndef f(a, *args):\n "
+     "        ^"},
+    {"def f(a, **kw):\n    return a\n", NBC_UNSUPPORTED,
+     "t.py:1:10: error: **kwargs parameters are not supported in CUDA kernels\ndef f(a, "
+     "**kw):\n         ^"},
+    {"def f(a, *, b):\n    return a\n", NBC_UNSUPPORTED,
+     "t.py:1:10: error: keyword-only parameters are not supported in CUDA kernels\ndef f(a, *, "
+     "b):\n         ^"},
+    {"def f(a):\n    with a:\n        pass\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'with'\n    with a:\n    ^"},
-    {"def f(a):\n    break\n",
-     NBC_SYNTAX_ERROR,
+    {"def f(a):\n    break\n", NBC_SYNTAX_ERROR,
      "t.py:2:5: error: 'break' outside loop\n    break\n    ^"},
-    {"def f(a):\n    f(a) = 1\n",
-     NBC_SYNTAX_ERROR,
+    {"def f(a):\n    f(a) = 1\n", NBC_SYNTAX_ERROR,
      "t.py:2:5: error: cannot assign to function call\n    f(a) = 1\n    ^"},
-    {"def f(a):\n    1 = a\n",
-     NBC_SYNTAX_ERROR,
+    {"def f(a):\n    1 = a\n", NBC_SYNTAX_ERROR,
      "t.py:2:5: error: cannot assign to literal\n    1 = a\n    ^"},
-    {"def f(a):\n    a, b += 1\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:2:5: error: 'tuple' is an illegal expression for augmented assignment\n    a, b += 1\n    ^"},
-    {"def f(a):\n    g(x=1, a)\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:2:12: error: positional argument follows keyword argument\n    g(x=1, a)\n           ^"},
-    {"def f(a):\n    g(x=1, x=2)\n",
-     NBC_SYNTAX_ERROR,
+    {"def f(a):\n    a, b += 1\n", NBC_SYNTAX_ERROR,
+     "t.py:2:5: error: 'tuple' is an illegal expression for augmented assignment\n    a, b += "
+     "1\n    ^"},
+    {"def f(a):\n    g(x=1, a)\n", NBC_SYNTAX_ERROR,
+     "t.py:2:12: error: positional argument follows keyword argument\n    g(x=1, a)\n          "
+     " ^"},
+    {"def f(a):\n    g(x=1, x=2)\n", NBC_SYNTAX_ERROR,
      "t.py:2:12: error: keyword argument repeated: x\n    g(x=1, x=2)\n           ^"},
-    {"def f(a, a):\n    pass\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:10: error: duplicate argument 'a' in function definition\ndef f(a, a):\n         ^"},
-    {"x = 1\n    y = 2\n",
-     NBC_SYNTAX_ERROR,
+    {"def f(a, a):\n    pass\n", NBC_SYNTAX_ERROR,
+     "t.py:1:10: error: duplicate argument 'a' in function definition\ndef f(a, a):\n         "
+     "^"},
+    {"x = 1\n    y = 2\n", NBC_SYNTAX_ERROR,
      "t.py:2:5: error: unexpected indent\n    y = 2\n    ^"},
-    {"x = (1 + )\n",
-     NBC_SYNTAX_ERROR,
+    {"x = (1 + )\n", NBC_SYNTAX_ERROR,
      "t.py:1:10: error: expected an expression, found ')'\nx = (1 + )\n         ^"},
-    {"def f(a):\n    return 99999999999999999999999\n",
-     NBC_UNSUPPORTED,
-     "t.py:2:12: error: integer literal too large for 64 bits\n    return 99999999999999999999999\n           ^"},
-    {"return 1\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:1: error: 'return' outside function\nreturn 1\n^"},
-    {"x = 1 \\ 2\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:8: error: unexpected character after line continuation character\nx = 1 \\ 2\n       ^"},
-    {"def f(a):\n    try:\n        pass\n    except:\n        pass\n",
-     NBC_UNSUPPORTED,
+    {"def f(a):\n    return 99999999999999999999999\n", NBC_UNSUPPORTED,
+     "t.py:2:12: error: integer literal too large for 64 bits\n    return "
+     "99999999999999999999999\n           ^"},
+    {"return 1\n", NBC_SYNTAX_ERROR, "t.py:1:1: error: 'return' outside function\nreturn 1\n^"},
+    {"x = 1 \\ 2\n", NBC_SYNTAX_ERROR,
+     "t.py:1:8: error: unexpected character after line continuation character\nx = 1 \\ 2\n    "
+     "   ^"},
+    {"def f(a):\n    try:\n        pass\n    except:\n        pass\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'try'\n    try:\n    ^"},
-    {"x = b'a' 'b'\n",
-     NBC_SYNTAX_ERROR,
+    {"x = b'a' 'b'\n", NBC_SYNTAX_ERROR,
      "t.py:1:10: error: cannot mix bytes and nonbytes literals\nx = b'a' 'b'\n         ^"},
-    {"f(a b)\n",
-     NBC_SYNTAX_ERROR,
+    {"f(a b)\n", NBC_SYNTAX_ERROR,
      "t.py:1:5: error: expected ',' or ')' in call arguments, found 'b'\nf(a b)\n    ^"},
-    {"def f(a)\n    pass\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:9: error: expected ':' after the function signature, found NEWLINE\ndef f(a)\n        ^"},
-    {"def f(a):\n    x = 1 2\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:2:11: error: expected NEWLINE after the statement, found '2'\n    x = 1 2\n          ^"},
-    {"def f(a):\n    import math\n",
-     NBC_UNSUPPORTED,
+    {"def f(a)\n    pass\n", NBC_SYNTAX_ERROR,
+     "t.py:1:9: error: expected ':' after the function signature, found NEWLINE\ndef f(a)\n    "
+     "    ^"},
+    {"def f(a):\n    x = 1 2\n", NBC_SYNTAX_ERROR,
+     "t.py:2:11: error: expected NEWLINE after the statement, found '2'\n    x = 1 2\n         "
+     " ^"},
+    {"def f(a):\n    import math\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'import'\n    import math\n    ^"},
-    {"def f(a):\n    global x\n",
-     NBC_UNSUPPORTED,
+    {"def f(a):\n    global x\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'global'\n    global x\n    ^"},
-    {"def f(a):\n    class K: pass\n",
-     NBC_UNSUPPORTED,
+    {"def f(a):\n    class K: pass\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'class'\n    class K: pass\n    ^"},
-    {"def f(a):\n    assert a\n",
-     NBC_UNSUPPORTED,
+    {"def f(a):\n    assert a\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'assert'\n    assert a\n    ^"},
-    {"def f(a):\n    raise ValueError\n",
-     NBC_UNSUPPORTED,
+    {"def f(a):\n    raise ValueError\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'raise'\n    raise ValueError\n    ^"},
-    {"def f(a):\n    del a\n",
-     NBC_UNSUPPORTED,
+    {"def f(a):\n    del a\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'del'\n    del a\n    ^"},
-    {"def f(a):\n    yield a\n",
-     NBC_UNSUPPORTED,
+    {"def f(a):\n    yield a\n", NBC_UNSUPPORTED,
      "t.py:2:5: error: unsupported statement: 'yield'\n    yield a\n    ^"},
-    {"x = a.\n",
-     NBC_SYNTAX_ERROR,
+    {"x = a.\n", NBC_SYNTAX_ERROR,
      "t.py:1:7: error: expected an attribute name after '.', found NEWLINE\nx = a.\n      ^"},
-    {"x = a if b\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:11: error: expected 'else' after the condition of an 'if' expression, found NEWLINE\nx = a if b\n          ^"},
-    {"if x:\n\ty = 1\n        z = 2\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:3:9: error: inconsistent use of tabs and spaces in indentation\n        z = 2\n        ^"},
-    {"while x\n",
-     NBC_SYNTAX_ERROR,
+    {"x = a if b\n", NBC_SYNTAX_ERROR,
+     "t.py:1:11: error: expected 'else' after the condition of an 'if' expression, found "
+     "NEWLINE\nx = a if b\n          ^"},
+    {"if x:\n\ty = 1\n        z = 2\n", NBC_SYNTAX_ERROR,
+     "t.py:3:9: error: inconsistent use of tabs and spaces in indentation\n        z = 2\n     "
+     "   ^"},
+    {"while x\n", NBC_SYNTAX_ERROR,
      "t.py:1:8: error: expected ':' after 'while' condition, found NEWLINE\nwhile x\n       ^"},
-    {"x = [1, 2\n",
-     NBC_SYNTAX_ERROR,
+    {"x = [1, 2\n", NBC_SYNTAX_ERROR,
      "t.py:1:5: error: '[' was never closed\nx = [1, 2\n    ^"},
-    {"@dec\nx = 1\n",
-     NBC_SYNTAX_ERROR,
+    {"@dec\nx = 1\n", NBC_SYNTAX_ERROR,
      "t.py:2:1: error: expected 'def' or 'class' after the decorator, found 'x'\nx = 1\n^"},
-    {"def f(a):\n    return a +\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:2:15: error: expected an expression, found NEWLINE\n    return a +\n              ^"},
-    {"class:\n    pass\n",
-     NBC_SYNTAX_ERROR,
+    {"def f(a):\n    return a +\n", NBC_SYNTAX_ERROR,
+     "t.py:2:15: error: expected an expression, found NEWLINE\n    return a +\n              "
+     "^"},
+    {"class:\n    pass\n", NBC_SYNTAX_ERROR,
      "t.py:1:6: error: expected a class name after 'class', found ':'\nclass:\n     ^"},
-    {"def (a):\n    pass\n",
-     NBC_SYNTAX_ERROR,
+    {"def (a):\n    pass\n", NBC_SYNTAX_ERROR,
      "t.py:1:5: error: expected a function name after 'def', found '('\ndef (a):\n    ^"},
-    {"x = not\n",
-     NBC_SYNTAX_ERROR,
+    {"x = not\n", NBC_SYNTAX_ERROR,
      "t.py:1:8: error: expected an expression, found NEWLINE\nx = not\n       ^"},
-    {"x = a[]\n",
-     NBC_SYNTAX_ERROR,
+    {"x = a[]\n", NBC_SYNTAX_ERROR,
      "t.py:1:7: error: expected an expression, found ']'\nx = a[]\n      ^"},
-    {"from math import\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:1:17: error: expected a name to import, found NEWLINE\nfrom math import\n                ^"},
-    {"import\n",
-     NBC_SYNTAX_ERROR,
+    {"from math import\n", NBC_SYNTAX_ERROR,
+     "t.py:1:17: error: expected a name to import, found NEWLINE\nfrom math import\n           "
+     "     ^"},
+    {"import\n", NBC_SYNTAX_ERROR,
      "t.py:1:7: error: expected a module name after 'import', found NEWLINE\nimport\n      ^"},
-    {"try:\n    pass\n",
-     NBC_SYNTAX_ERROR,
-     "t.py:2:9: error: expected 'except' or 'finally' block, found end of file\n    pass\n        ^"},
+    {"try:\n    pass\n", NBC_SYNTAX_ERROR,
+     "t.py:2:9: error: expected 'except' or 'finally' block, found end of file\n    pass\n     "
+     "   ^"},
 };
 
 TEST(every_bad_input_has_its_exact_diagnostic) {
@@ -226,17 +186,18 @@ TEST(fragment_positions_name_the_real_file) {
 
 TEST(caret_follows_tabs_and_utf8) {
   ASSERT_STREQ(fe_diag("if x:\n\ty = 1 $\n"), "t.py:2:8: error: unexpected character '$'\n"
-                                               "\ty = 1 $\n"
-                                               "\t      ^");
+                                              "\ty = 1 $\n"
+                                              "\t      ^");
   ASSERT_STREQ(fe_diag("s = 'é' ?\n"), "t.py:1:10: error: unexpected character '?'\n"
-                                        "s = 'é' ?\n"
-                                        "        ^");
-  ASSERT_STREQ(fe_diag("x = 1 \xe2\x82\xac\n"), "t.py:1:7: error: invalid character '\xe2\x82\xac' (U+20AC)\n"
-                                                 "x = 1 \xe2\x82\xac\n"
-                                                 "      ^");
+                                       "s = 'é' ?\n"
+                                       "        ^");
+  ASSERT_STREQ(fe_diag("x = 1 \xe2\x82\xac\n"),
+               "t.py:1:7: error: invalid character '\xe2\x82\xac' (U+20AC)\n"
+               "x = 1 \xe2\x82\xac\n"
+               "      ^");
   ASSERT_STREQ(fe_diag("x = 1 \x01\n"), "t.py:1:7: error: unexpected character '\\x01'\n"
-                                         "x = 1 \x01\n"
-                                         "      ^");
+                                        "x = 1 \x01\n"
+                                        "      ^");
 }
 
 TEST(only_the_first_error_is_kept) {
@@ -255,7 +216,8 @@ TEST(internal_bugs_name_the_c_file) {
   NBC__BUG(ctx, "unexpected node %s", "IFEXP");
   ASSERT_EQ(ctx->status, NBC_INTERNAL);
   char want[128];
-  snprintf(want, sizeof want, "internal error at test_diagnostics_front.c:%d: unexpected node IFEXP", line);
+  snprintf(want, sizeof want,
+           "internal error at test_diagnostics_front.c:%d: unexpected node IFEXP", line);
   ASSERT_STREQ(ctx->diag.data, want);
   ctx = fe_new_ctx();
   nbc__diag_oom(ctx);
@@ -270,9 +232,9 @@ TEST(errors_at_the_end_of_the_file) {
                "    if a:\n"
                "         ^");
   ASSERT_STREQ(fe_diag("def f(a):"), "t.py:1:10: error: expected an indented block after "
-                                      "function definition on line 1\n"
-                                      "def f(a):\n"
-                                      "         ^");
+                                     "function definition on line 1\n"
+                                     "def f(a):\n"
+                                     "         ^");
   ASSERT_STREQ(fe_diag("x = 1 +\\"),
                "t.py:1:8: error: unexpected end of file after line continuation character\n"
                "x = 1 +\\\n"
@@ -284,7 +246,8 @@ static char *repeat(const char *head, const char *unit, int n, const char *tail)
   char *s = malloc(hl + ul * (size_t)n + tl + 1), *p = s;
   memcpy(p, head, hl);
   p += hl;
-  for (int i = 0; i < n; i++, p += ul) memcpy(p, unit, ul);
+  for (int i = 0; i < n; i++, p += ul)
+    memcpy(p, unit, ul);
   memcpy(p, tail, tl + 1);
   return s;
 }
@@ -310,7 +273,8 @@ TEST(nesting_limits_are_errors_not_crashes) {
   nbc__buf b;
   nbc__ctx *ctx = fe_new_ctx();
   nbc__buf_init(&b, ctx->arena);
-  for (int i = 0; i <= 100; i++) nbc__buf_printf(&b, "%*sif x:\n", i, "");
+  for (int i = 0; i <= 100; i++)
+    nbc__buf_printf(&b, "%*sif x:\n", i, "");
   nbc__buf_printf(&b, "%*spass\n", 101, "");
   ASSERT_CONTAINS(fe_diag(b.data), "t.py:102:102: error: too many levels of indentation");
 }

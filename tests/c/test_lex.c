@@ -61,7 +61,8 @@ TEST(crlf_and_bom) {
 
 TEST(number_forms_and_values) {
   int n = 0;
-  nbc__token *t = fe_lex("1_000 0x1F 0o17 0B101 0 00 1e-3 .5 5. 1j 1.5J 1_0.2_5e1_0 0xdead_beef", &n);
+  nbc__token *t =
+      fe_lex("1_000 0x1F 0o17 0B101 0 00 1e-3 .5 5. 1j 1.5J 1_0.2_5e1_0 0xdead_beef", &n);
   ASSERT(t);
   ASSERT_EQ(n, 15);
   ASSERT_EQ(t[0].kind, NBC__TOK_INT);
@@ -100,7 +101,8 @@ TEST(strings_prefixes_and_escapes) {
                          &n);
   ASSERT(t);
   ASSERT_EQ(n, 12);
-  for (int i = 0; i < 10; i++) ASSERT_EQ(t[i].kind, NBC__TOK_STRING);
+  for (int i = 0; i < 10; i++)
+    ASSERT_EQ(t[i].kind, NBC__TOK_STRING);
   ASSERT_STREQ(t[0].str, "a\tb");
   ASSERT_STREQ(t[1].str, "q\"");
   ASSERT_STREQ(t[2].str, "\\n");
@@ -176,15 +178,15 @@ TEST(positions_are_one_based) {
 
 TEST(lex_errors) {
   ASSERT_STREQ(fe_tokens("x = 1abc\n"), "t.py:1:6: error: invalid decimal literal\n"
-                                         "x = 1abc\n"
-                                         "     ^");
+                                        "x = 1abc\n"
+                                        "     ^");
   ASSERT_STREQ(fe_tokens("s = 'abc\n"),
                "t.py:1:5: error: unterminated string literal (detected at line 1)\n"
                "s = 'abc\n"
                "    ^");
   ASSERT_STREQ(fe_tokens("x = a ? b\n"), "t.py:1:7: error: unexpected character '?'\n"
-                                          "x = a ? b\n"
-                                          "      ^");
+                                         "x = a ? b\n"
+                                         "      ^");
 }
 
 TEST(speed_of_a_hundred_lines) {
@@ -207,7 +209,8 @@ TEST(speed_of_a_hundred_lines) {
     free(c);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / reps;
+  double us =
+      ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / reps;
   fprintf(stderr, "tokenizing 100 lines: %.1f us\n", us);
   if (fe_under_valgrind()) SKIP("timing under valgrind");
   ASSERT(us < 1000.0);
@@ -215,8 +218,9 @@ TEST(speed_of_a_hundred_lines) {
 
 TEST_LIST(X(simple_statement) X(indentation_blocks) X(dedent_several_levels_and_eof)
               X(tabs_expand_to_multiples_of_eight) X(implicit_joining_and_continuation)
-                  X(crlf_and_bom) X(number_forms_and_values) X(big_integers_are_marked_not_refused)
-                      X(strings_prefixes_and_escapes) X(operators_longest_match)
-                          X(keywords_and_names) X(dump_format) X(positions_are_one_based)
-                              X(lex_errors) X(speed_of_a_hundred_lines))
+                  X(crlf_and_bom) X(number_forms_and_values)
+                      X(big_integers_are_marked_not_refused) X(strings_prefixes_and_escapes)
+                          X(operators_longest_match) X(keywords_and_names) X(dump_format)
+                              X(positions_are_one_based) X(lex_errors)
+                                  X(speed_of_a_hundred_lines))
 TEST_MAIN()

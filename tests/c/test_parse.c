@@ -42,10 +42,8 @@ TEST(precedence_boolean_and_comparisons) {
 
 TEST(conditional_expressions) {
   ASSERT_STREQ(fe_stmt("x = a if b else c\n"), "(= x (ifexp b a c))");
-  ASSERT_STREQ(fe_stmt("x = a if b else c if d else e\n"),
-               "(= x (ifexp b a (ifexp d c e)))");
-  ASSERT_STREQ(fe_stmt("x = a or b if c and d else e\n"),
-               "(= x (ifexp (and c d) (or a b) e))");
+  ASSERT_STREQ(fe_stmt("x = a if b else c if d else e\n"), "(= x (ifexp b a (ifexp d c e)))");
+  ASSERT_STREQ(fe_stmt("x = a or b if c and d else e\n"), "(= x (ifexp (and c d) (or a b) e))");
 }
 
 TEST(atoms_and_literals) {
@@ -64,8 +62,9 @@ TEST(atoms_and_literals) {
 
 TEST(primaries) {
   ASSERT_STREQ(fe_stmt("a.b.c(d)[e]\n"), "(expr ([] (call (. (. a b) c) d) e))");
-  ASSERT_STREQ(fe_stmt("cuda.shared.array(shape=(16, 16), dtype=float32)\n"),
-               "(expr (call (. (. cuda shared) array) (kw shape (tuple 16 16)) (kw dtype float32)))");
+  ASSERT_STREQ(
+      fe_stmt("cuda.shared.array(shape=(16, 16), dtype=float32)\n"),
+      "(expr (call (. (. cuda shared) array) (kw shape (tuple 16 16)) (kw dtype float32)))");
   ASSERT_STREQ(fe_stmt("f(a, b,)\n"), "(expr (call f a b))");
   ASSERT_STREQ(fe_stmt("f()()\n"), "(expr (call (call f)))");
   ASSERT_STREQ(fe_stmt("f(a, *b, k=1, **d)\n"),
@@ -137,10 +136,11 @@ TEST(decorators_and_nested_defs) {
                     "@other\n"
                     "def g(v):\n"
                     "    return v\n";
-  ASSERT_STREQ(fe_ast(src), "(module\n"
-                            "  (def g (params v) (decorators (call (. cuda jit) (kw device True)) "
-                            "other)\n"
-                            "    (return v)))");
+  ASSERT_STREQ(fe_ast(src),
+               "(module\n"
+               "  (def g (params v) (decorators (call (. cuda jit) (kw device True)) "
+               "other)\n"
+               "    (return v)))");
 }
 
 TEST(imports_and_module_level_host_code) {
@@ -352,7 +352,8 @@ TEST(speed_of_a_hundred_line_file) {
     free(ctx);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / reps;
+  double us =
+      ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / reps;
   fprintf(stderr, "lex+parse+resolve of arrays.py (112 lines): %.1f us\n", us);
   if (fe_under_valgrind()) SKIP("timing under valgrind");
   ASSERT(us < 5000.0); /* generous: sanitizer builds and busy machines */

@@ -16,18 +16,19 @@ static nbc_global_t resolve(nbc__module *m, const char *name) {
   return g;
 }
 
-#define ASSERT_INT(m, name, v)                                                             \
-  do {                                                                                     \
-    nbc_global_t g_ = resolve(m, name);                                                    \
-    ASSERT_EQ(g_.kind, NBC_GLOBAL_INT);                                                    \
-    ASSERT_EQ(g_.value.i, v);                                                              \
+#define ASSERT_INT(m, name, v)                                                                 \
+  do {                                                                                         \
+    nbc_global_t g_ = resolve(m, name);                                                        \
+    ASSERT_EQ(g_.kind, NBC_GLOBAL_INT);                                                        \
+    ASSERT_EQ(g_.value.i, v);                                                                  \
   } while (0)
 
-#define ASSERT_FLOAT(m, name, v)                                                           \
-  do {                                                                                     \
-    nbc_global_t g_ = resolve(m, name);                                                    \
-    ASSERT_EQ(g_.kind, NBC_GLOBAL_FLOAT);                                                  \
-    if (!(g_.value.f == (v))) TEST_FAIL_("%s = %.17g, expected %.17g", name, g_.value.f, (double)(v)); \
+#define ASSERT_FLOAT(m, name, v)                                                               \
+  do {                                                                                         \
+    nbc_global_t g_ = resolve(m, name);                                                        \
+    ASSERT_EQ(g_.kind, NBC_GLOBAL_FLOAT);                                                      \
+    if (!(g_.value.f == (v)))                                                                  \
+      TEST_FAIL_("%s = %.17g, expected %.17g", name, g_.value.f, (double)(v));                 \
   } while (0)
 
 #define ASSERT_KIND(m, name, k) ASSERT_EQ(resolve(m, name).kind, k)
@@ -124,8 +125,8 @@ TEST(non_constants_are_other) {
                            "class Klass:\n"
                            "    pass\n");
   ASSERT(m);
-  const char *names[] = {"np", "ARR", "S", "L", "NONE", "CPLX", "BIG", "HUGE", "DIV0",
-                         "SHIFT", "UNKNOWN", "REF", "LOOPVAR", "Klass"};
+  const char *names[] = {"np",   "ARR",  "S",     "L",       "NONE", "CPLX",    "BIG",
+                         "HUGE", "DIV0", "SHIFT", "UNKNOWN", "REF",  "LOOPVAR", "Klass"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (resolve(m, names[i]).kind != NBC_GLOBAL_OTHER)
       TEST_FAIL_("%s is not NBC_GLOBAL_OTHER", names[i]);
@@ -197,8 +198,8 @@ TEST(first_binding_wins_in_try_and_if_blocks) {
                            "    TPB = 1024\n"
                            "TPB = 32\n");
   ASSERT(m);
-  ASSERT_INT(m, "N", 2);   /* sequential: the last; conditional later: ignored */
-  ASSERT_INT(m, "M", 4);   /* conditional: the first */
+  ASSERT_INT(m, "N", 2);    /* sequential: the last; conditional later: ignored */
+  ASSERT_INT(m, "M", 4);    /* conditional: the first */
   ASSERT_INT(m, "TPB", 32); /* unconditional after conditional: replaces it */
   ASSERT_KIND(m, "cuda", NBC_GLOBAL_MODULE_CUDA);
   ASSERT_KIND(m, "float32", NBC_GLOBAL_TYPE);
@@ -265,8 +266,8 @@ TEST(functions_of_the_module) {
 TEST(builtins_and_unknown_names_are_left_to_infer) {
   nbc__module *m = fe_load("x = 1\n");
   ASSERT(m);
-  const char *names[] = {"range", "len", "abs", "min", "max", "int", "float", "bool", "round",
-                         "cuda", "undefined"};
+  const char *names[] = {"range", "len",  "abs",   "min",  "max",      "int",
+                         "float", "bool", "round", "cuda", "undefined"};
   nbc_global_t g;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     ASSERT(nbc__module_resolve(m, names[i], &g) != 0);
@@ -293,7 +294,8 @@ TEST(many_names) {
   nbc__ctx *ctx = fe_new_ctx();
   nbc__buf b;
   nbc__buf_init(&b, ctx->arena);
-  for (int i = 0; i < 5000; i++) nbc__buf_printf(&b, "N%d = %d\n", i, i * 3);
+  for (int i = 0; i < 5000; i++)
+    nbc__buf_printf(&b, "N%d = %d\n", i, i * 3);
   nbc__module *m = fe_load(b.data);
   ASSERT(m);
   char name[16];

@@ -22,12 +22,12 @@
 
 #include "compiler/compiler.h"
 
-#define CHECK(cond)                                                                        \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      fprintf(stderr, "fuzz_frontend: invariant failed: %s (line %d)\n", #cond, __LINE__); \
-      __builtin_trap();                                                                    \
-    }                                                                                      \
+#define CHECK(cond)                                                                            \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
+      fprintf(stderr, "fuzz_frontend: invariant failed: %s (line %d)\n", #cond, __LINE__);     \
+      __builtin_trap();                                                                        \
+    }                                                                                          \
   } while (0)
 
 static void check_failed(const nbc__ctx *ctx) {
@@ -50,7 +50,8 @@ static void resolve_target(nbc__module *m, const nbc__node *t) {
   if (t->kind == NBC__N_NAME) {
     resolve_name(m, t->str);
   } else if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST) {
-    for (int i = 0; i < t->list.count; i++) resolve_target(m, t->list.items[i]);
+    for (int i = 0; i < t->list.count; i++)
+      resolve_target(m, t->list.items[i]);
   }
 }
 
@@ -62,12 +63,14 @@ static void resolve_body(nbc__module *m, const nbc__list *body) {
       resolve_name(m, s->str);
       break;
     case NBC__N_ASSIGN:
-      for (int j = 0; j < s->list.count; j++) resolve_target(m, s->list.items[j]);
+      for (int j = 0; j < s->list.count; j++)
+        resolve_target(m, s->list.items[j]);
       break;
     case NBC__N_IMPORT:
     case NBC__N_IMPORT_FROM:
       for (int j = 0; j < s->list.count; j++)
-        resolve_name(m, s->list.items[j]->alias ? s->list.items[j]->alias : s->list.items[j]->str);
+        resolve_name(m,
+                     s->list.items[j]->alias ? s->list.items[j]->alias : s->list.items[j]->str);
       break;
     case NBC__N_IF:
     case NBC__N_TRY:
@@ -122,7 +125,8 @@ static void front_end(const char *src, size_t size) {
     CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
     resolve_body(m, &m->ast->body);
     static const char *const fixed[] = {"cuda", "math", "float32", "range", "", "x"};
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) resolve_name(m, fixed[i]);
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+      resolve_name(m, fixed[i]);
     CHECK(nbc__module_function(m, NULL) == NULL || nbc__module_function(m, "") != NULL);
   }
   nbc__arena_destroy(ctx.arena);
