@@ -6,7 +6,7 @@ Every test runs against whatever driver is loaded: on CI the software test drive
 models 2 devices by default (NBCUDA_TESTDRIVER_DEVICES sets more), and on a machine with
 several GPUs the real driver. The whole file is skipped when fewer than 2 devices are
 present. The test driver runs no kernel code, so what a kernel computed is checked only
-when the driver is a real one (KERNELS_RUN); introspection of the test driver (launch
+when the driver is a real one (kernels_run); introspection of the test driver (launch
 delay, reset counts, live objects) is used only when it is the driver (tdrv_or_none).
 """
 import contextlib
