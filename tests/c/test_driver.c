@@ -334,7 +334,8 @@ TEST(concurrent_first_use_inits_once) {
   waitpid(pid, &status, 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 77) SKIP("needs a working CUDA driver");
   pthread_t t[16];
-  for (int i = 0; i < 16; i++) pthread_create(&t[i], NULL, concurrent_first_use, NULL);
+  for (int i = 0; i < 16; i++)
+    pthread_create(&t[i], NULL, concurrent_first_use, NULL);
   int first = 0;
   for (int i = 0; i < 16; i++) {
     void *n;
@@ -350,13 +351,14 @@ TEST(concurrent_first_use_inits_once) {
 }
 
 TEST_LIST(X(status_names_and_strings) X(cuda_error_names) X(no_cuinit_before_first_use)
-              X(driver_version) X(driver_version_failure) X(disabled) X(missing_path) X(not_a_driver) X(unloadable_file)
-                  X(toolkit_stub) X(testdriver_stub_mode) X(first_and_later_init_failure_messages)
-                      X(no_device) X(missing_entry_point_is_clear) X(last_error_is_per_thread)
-                          X(fork_after_init) X(fork_before_init_is_fine)
-                              X(legacy_stream_entry_points_by_default)
-                                  X(per_thread_default_stream_nbcuda_variable)
-                                      X(per_thread_default_stream_numba_variable)
-                                          X(per_thread_default_stream_other_values_ignored)
-                                              X(concurrent_first_use_inits_once))
+              X(driver_version) X(driver_version_failure) X(disabled) X(missing_path)
+                  X(not_a_driver) X(unloadable_file) X(toolkit_stub) X(testdriver_stub_mode)
+                      X(first_and_later_init_failure_messages) X(no_device)
+                          X(missing_entry_point_is_clear) X(last_error_is_per_thread)
+                              X(fork_after_init) X(fork_before_init_is_fine)
+                                  X(legacy_stream_entry_points_by_default)
+                                      X(per_thread_default_stream_nbcuda_variable)
+                                          X(per_thread_default_stream_numba_variable)
+                                              X(per_thread_default_stream_other_values_ignored)
+                                                  X(concurrent_first_use_inits_once))
 TEST_MAIN()

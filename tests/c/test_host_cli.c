@@ -42,13 +42,15 @@ static run_result *run(const char *const *env, const char *const *args) {
   fflush(stderr);
   pid_t pid = fork();
   if (pid == 0) {
-    for (const char *const *e = env; e && *e; e++) putenv((char *)*e);
+    for (const char *const *e = env; e && *e; e++)
+      putenv((char *)*e);
     dup2(out, 1);
     dup2(err, 2);
     char *argv[16];
     int n = 0;
     argv[n++] = (char *)CLI;
-    for (const char *const *a = args; *a && n < 15; a++) argv[n++] = (char *)*a;
+    for (const char *const *a = args; *a && n < 15; a++)
+      argv[n++] = (char *)*a;
     argv[n] = NULL;
     execv(CLI, argv);
     _exit(127);
@@ -63,7 +65,8 @@ static run_result *run(const char *const *env, const char *const *args) {
 
 static int count_lines(const char *s) {
   int n = 0;
-  for (; *s; s++) n += *s == '\n';
+  for (; *s; s++)
+    n += *s == '\n';
   return n;
 }
 
@@ -219,7 +222,8 @@ TEST(version) {
   const char *args[] = {"version", NULL};
   run_result *r = run(NULL, args);
   ASSERT_EQ(r->code, 0);
-  ASSERT(strncmp(r->out, "nbcuda " NBC_VERSION_STRING "\n", strlen("nbcuda " NBC_VERSION_STRING "\n")) == 0);
+  ASSERT(strncmp(r->out, "nbcuda " NBC_VERSION_STRING "\n",
+                 strlen("nbcuda " NBC_VERSION_STRING "\n")) == 0);
   int v = 0;
   ASSERT_OK(nbc_driver_version(&v));
   if (tdrv_present()) ASSERT_EQ(v, 13000);

@@ -183,7 +183,8 @@ TEST(retain_and_push_failures) {
   nbc_context_t *c;
   tdrv()->fail("cuDevicePrimaryCtxRetain", 1, 2);
   ASSERT_STATUS(nbc_current_context(-1, &c), NBC_OUT_OF_MEMORY);
-  ASSERT_STREQ(nbc_last_error(), "cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY (2) (device 0)");
+  ASSERT_STREQ(nbc_last_error(),
+               "cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY (2) (device 0)");
   ASSERT_EQ(tdrv()->stack_depth(), 0);
   tdrv()->fail("cuCtxPushCurrent", 1, 999);
   ASSERT_STATUS(nbc_current_context(-1, &c), NBC_DRIVER_ERROR);
@@ -237,7 +238,7 @@ TEST(context_reset_frees_what_nbcuda_holds) {
   ASSERT_STATUS(nbc_module_get_function(m, "k", &f), NBC_INVALID_ARGUMENT);
   ASSERT_CONTAINS(nbc_last_error(), "unloaded by a context reset");
   nbc_module_destroy(m); /* still safe */
-  expect_depth(1); /* the context is not destroyed nor popped */
+  expect_depth(1);       /* the context is not destroyed nor popped */
   ASSERT_EQ(current_id(), 0);
   ASSERT_OK(nbc_mem_alloc(16, &a));
   ASSERT_STATUS(nbc_context_reset(NULL), NBC_INVALID_ARGUMENT);
@@ -366,13 +367,15 @@ TEST(verified_context_cache_follows_the_stack) {
 TEST(close_pops_everything) {
   int n = device_count();
   nbc_context_t *c;
-  for (int i = 0; i < 5; i++) ASSERT_OK(nbc_current_context(i % n, &c));
+  for (int i = 0; i < 5; i++)
+    ASSERT_OK(nbc_current_context(i % n, &c));
   expect_depth(5);
   ASSERT_OK(nbc_close());
   expect_depth(0);
   ASSERT_EQ(current_id(), -1);
-  for (int i = 0; i < n; i++) expect_refcount(i, 0);
-  ASSERT_OK(nbc_close()); /* idempotent */
+  for (int i = 0; i < n; i++)
+    expect_refcount(i, 0);
+  ASSERT_OK(nbc_close());                 /* idempotent */
   ASSERT_OK(nbc_current_context(-1, &c)); /* usable again */
   ASSERT_EQ(current_id(), 0);
   nbc_devptr_t p;
@@ -389,7 +392,9 @@ TEST(close_pops_everything) {
 static int thread_devices; /* devices the threads spread over (2 on the fixture) */
 
 /* This thread's stack depth on the fixture; -1 (never compared) elsewhere. */
-static int depth_or_unknown(void) { return tdrv_present() ? tdrv()->stack_depth() : -1; }
+static int depth_or_unknown(void) {
+  return tdrv_present() ? tdrv()->stack_depth() : -1;
+}
 
 static void *thread_stack(void *arg) {
   int id = (int)(intptr_t)arg;
@@ -440,10 +445,10 @@ TEST(sixty_four_threads_own_stacks) {
 }
 
 TEST_LIST(X(lazy_context_is_device0_primary) X(devnum_pushes_every_call)
-              X(memory_info_any_driver) X(memory_info)
-              X(push_pop) X(retain_and_push_failures) X(synchronize)
-                  X(context_reset_frees_what_nbcuda_holds) X(require_context)
+              X(memory_info_any_driver) X(memory_info) X(push_pop) X(retain_and_push_failures)
+                  X(synchronize) X(context_reset_frees_what_nbcuda_holds) X(require_context)
                       X(require_context_uses_current_device) X(foreign_primary_adopted)
-                          X(foreign_non_primary_refused) X(verified_context_cache_follows_the_stack)
-                              X(close_pops_everything) X(sixty_four_threads_own_stacks))
+                          X(foreign_non_primary_refused)
+                              X(verified_context_cache_follows_the_stack)
+                                  X(close_pops_everything) X(sixty_four_threads_own_stacks))
 TEST_MAIN()

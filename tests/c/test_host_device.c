@@ -310,7 +310,8 @@ static int entered_ok;
 static nbc_status_t enter_other_inside(void *arg) {
   nbc_device_t *d1 = arg;
   nbc_status_t st = nbc_device_enter(d1);
-  entered_ok = st == NBC_CONTEXT_SWITCH && strcmp(nbc_last_error(), "Cannot switch CUDA-context.") == 0;
+  entered_ok =
+      st == NBC_CONTEXT_SWITCH && strcmp(nbc_last_error(), "Cannot switch CUDA-context.") == 0;
   nbc_device_t *d0;
   nbc_device_get(0, &d0);
   /* Entering the attached device's own context is not a switch. */
@@ -346,7 +347,8 @@ TEST(reset) {
   ASSERT_EQ(tdrv()->primary_reset_count(0), 2);
   tdrv()->fail("cuDevicePrimaryCtxReset", 1, 999);
   ASSERT_STATUS(nbc_device_reset(d), NBC_DRIVER_ERROR);
-  ASSERT_CONTAINS(nbc_last_error(), "cuDevicePrimaryCtxReset: CUDA_ERROR_UNKNOWN (999) (device 0)");
+  ASSERT_CONTAINS(nbc_last_error(),
+                  "cuDevicePrimaryCtxReset: CUDA_ERROR_UNKNOWN (999) (device 0)");
   ASSERT_STATUS(nbc_device_reset(NULL), NBC_INVALID_ARGUMENT);
 }
 
@@ -414,7 +416,8 @@ TEST(detect_exact_output) {
     tdrv()->set_attribute(i, RATIO, 2 + 30 * i);
   }
   nbc_device_t *d[3];
-  for (int i = 0; i < 3; i++) ASSERT_OK(nbc_device_get(i, &d[i]));
+  for (int i = 0; i < 3; i++)
+    ASSERT_OK(nbc_device_get(i, &d[i]));
   FILE *out = tmpfile();
   int any = 0;
   ASSERT_OK(nbc_detect(out, &any));
@@ -534,11 +537,17 @@ TEST(is_available_without_nvvm) {
 
 TEST_LIST(X(count_and_get) X(device_count_from_env) X(uuid_format)
               X(compute_capability_matches_attributes) X(compute_capability_and_fp16)
-                  X(attributes_by_number_and_name) X(attributes) X(attribute_lookup) X(enumeration_failure) X(select_device_pushes)
-                  X(get_current_device_creates_device0_context) X(enter_exit_push_and_pop_once)
-                      X(enter_refuses_switch_inside_require_context) X(reset)
-                          X(close_in_worker_thread_only_pops) X(unsupported_cc_context_refused)
-                              X(detect_exact_output) X(detect_report_matches_devices) X(detect_none_supported)
-                                  X(detect_attribute_failure) X(is_available)
-                                      X(is_available_without_nvvm))
+                  X(attributes_by_number_and_name) X(attributes) X(attribute_lookup)
+                      X(enumeration_failure) X(select_device_pushes)
+                          X(get_current_device_creates_device0_context)
+                              X(enter_exit_push_and_pop_once)
+                                  X(enter_refuses_switch_inside_require_context) X(reset)
+                                      X(close_in_worker_thread_only_pops)
+                                          X(unsupported_cc_context_refused)
+                                              X(detect_exact_output)
+                                                  X(detect_report_matches_devices)
+                                                      X(detect_none_supported)
+                                                          X(detect_attribute_failure)
+                                                              X(is_available)
+                                                                  X(is_available_without_nvvm))
 TEST_MAIN()

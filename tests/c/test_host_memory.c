@@ -42,7 +42,8 @@ TEST(alloc_copy_free) {
   ASSERT(q != p);
   expect_live_allocations(2);
   unsigned char in[64], out[64];
-  for (int i = 0; i < 64; i++) in[i] = (unsigned char)(i * 3);
+  for (int i = 0; i < 64; i++)
+    in[i] = (unsigned char)(i * 3);
   ASSERT_OK(nbc_memcpy_htod(p, in, sizeof in));
   ASSERT_OK(nbc_memcpy_dtod(q, p, sizeof in));
   memset(out, 0, sizeof out);
@@ -103,8 +104,9 @@ TEST(out_of_memory) {
   nbc_devptr_t p = 1;
   ASSERT_STATUS(nbc_mem_alloc(2 << 20, &p), NBC_OUT_OF_MEMORY);
   ASSERT(p == 0);
-  ASSERT_STREQ(nbc_last_error(),
-               "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2) (allocating 2097152 bytes on device 0)");
+  ASSERT_STREQ(
+      nbc_last_error(),
+      "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2) (allocating 2097152 bytes on device 0)");
   ASSERT_EQ(nbc_last_driver_error(), 2);
   ASSERT_EQ(tdrv()->live_allocations(), 0);
   ASSERT_OK(nbc_mem_alloc(1024, &p));
@@ -296,7 +298,8 @@ TEST(link_ptx_with_nvjitlink) {
   REQUIRE_DRIVER();
   nbc_image_t images[1] = {{ptx, strlen(ptx), NBC_IMAGE_PTX}};
   nbc_module_t *m = NULL;
-  ASSERT_OK(nbc_module_link(images, 1, &m)); /* PTX -> the device's cubin -> cuModuleLoadDataEx */
+  ASSERT_OK(
+      nbc_module_link(images, 1, &m)); /* PTX -> the device's cubin -> cuModuleLoadDataEx */
   expect_live_modules(1);
   nbc_function_t *f;
   ASSERT_OK(nbc_module_get_function(m, "scale", &f));
@@ -329,8 +332,8 @@ TEST(no_nvjitlink) {
   ASSERT_CONTAINS(nbc_last_error(), "NBCUDA_NVJITLINK=/nonexistent/libnvJitLink.so");
 }
 
-TEST_LIST(X(alloc_copy_free) X(async_copies) X(out_of_memory_any_driver) X(out_of_memory) X(copy_failures)
-              X(copy_creates_context_when_none) X(alloc_failure_injected)
+TEST_LIST(X(alloc_copy_free) X(async_copies) X(out_of_memory_any_driver) X(out_of_memory)
+              X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
                   X(module_load_and_launch) X(launch_failures) X(module_failures)
                       X(link_ptx_with_nvjitlink) X(link_errors) X(no_nvjitlink))
 TEST_MAIN()

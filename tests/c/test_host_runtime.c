@@ -18,7 +18,8 @@ static int have(const char *path) {
 }
 
 TEST(version_from_cudart) {
-  if (!have("/usr/local/cuda/lib64/libcudart.so.13")) SKIP("no libcudart 13 in /usr/local/cuda");
+  if (!have("/usr/local/cuda/lib64/libcudart.so.13"))
+    SKIP("no libcudart 13 in /usr/local/cuda");
   unsetenv("CUDA_HOME");
   unsetenv("CUDA_PATH");
   int major = 0, minor = -1;
@@ -31,7 +32,7 @@ TEST(version_from_cudart) {
   ASSERT_OK(nbc_runtime_is_supported_version(&supported));
   ASSERT_EQ(supported, 1);
   if (tdrv_present()) ASSERT_EQ(tdrv()->calls("cuInit"), 0); /* needs no driver */
-  ASSERT(nbc_driver_path() == NULL);                          /* nor loads one */
+  ASSERT(nbc_driver_path() == NULL);                         /* nor loads one */
 }
 
 TEST(version_from_nvrtc_when_no_cudart) {
@@ -59,7 +60,8 @@ TEST(no_runtime) {
 
 TEST(cuda_home_searched) {
   /* A CUDA_HOME without libraries is searched (and named) before /usr/local/cuda. */
-  if (!have("/usr/local/cuda/lib64/libcudart.so.13")) SKIP("no libcudart 13 in /usr/local/cuda");
+  if (!have("/usr/local/cuda/lib64/libcudart.so.13"))
+    SKIP("no libcudart 13 in /usr/local/cuda");
   setenv("CUDA_HOME", "/nonexistent-cuda-home", 1);
   setenv("NBCUDA_NVRTC", "/nonexistent/libnvrtc.so", 1);
   int major, minor;
@@ -78,7 +80,9 @@ TEST(supported_versions) {
     ASSERT(versions[i][0] == 12 || versions[i][0] == 13);
     has12 |= versions[i][0] == 12 && versions[i][1] == 0;
     has13 |= versions[i][0] == 13 && versions[i][1] == 0;
-    if (i) ASSERT(versions[i][0] * 100 + versions[i][1] > versions[i - 1][0] * 100 + versions[i - 1][1]);
+    if (i)
+      ASSERT(versions[i][0] * 100 + versions[i][1] >
+             versions[i - 1][0] * 100 + versions[i - 1][1]);
   }
   ASSERT(has12 && has13);
   nbc_runtime_supported_versions(NULL, NULL); /* allowed */
@@ -112,5 +116,6 @@ TEST(profiler_without_driver) {
 }
 
 TEST_LIST(X(version_from_cudart) X(version_from_nvrtc_when_no_cudart) X(no_runtime)
-              X(cuda_home_searched) X(supported_versions) X(profiler) X(profiler_without_driver))
+              X(cuda_home_searched) X(supported_versions) X(profiler)
+                  X(profiler_without_driver))
 TEST_MAIN()
