@@ -8,10 +8,17 @@
  * page fault, a preemption) does not move it. Work a batch queues (launches, copies, records)
  * is drained with a synchronize outside the timed region.
  *
- * Output: a markdown table `function | nbcuda ns | raw ns | overhead ns`. Goal: every
- * overhead <= 20 ns.
+ * The raw side is the driver call(s) the operation needs and nothing else: the C library's
+ * own extra driver calls (e.g. cuCtxGetCurrent, to make a context current the way numba's
+ * require_context does) count as its overhead. Events are measured both with timing
+ * disabled and with timing (the default of numba's event(), and dearer on a GPU).
  *
- * Usage: NBCUDA_DRIVER=<libcuda.so.1 or the test driver> ./host_calls [batches]
+ * Output: a markdown table `function | nbcuda ns | raw ns | overhead ns` (goal: every
+ * overhead <= 20 ns), or with --json one JSON object {"driver", "batches", "calls",
+ * "rows": {key: {"name", "nbcuda_ns", "raw_ns", "ok"}}} that bench/host_py.py reads to put
+ * the raw figure of the same run next to each Python call.
+ *
+ * Usage: NBCUDA_DRIVER=<libcuda.so.1 or the test driver> ./host_calls [--json] [batches]
  * Works against the real driver (GPU machine) and the test driver (CI).
  */
 #include <dlfcn.h>
@@ -30,17 +37,22 @@ typedef unsigned long long CUdeviceptr;
 static struct {
   CUresult (*cuDeviceGetCount)(int *);
   CUresult (*cuCtxGetCurrent)(CUptr *);
+  CUresult (*cuCtxSynchronize)(void);
   CUresult (*cuStreamCreate)(CUptr *, unsigned);
   CUresult (*cuStreamDestroy)(CUptr);
   CUresult (*cuStreamQuery)(CUptr);
   CUresult (*cuStreamSynchronize)(CUptr);
+  CUresult (*cuStreamWaitEvent)(CUptr, CUptr, unsigned);
   CUresult (*cuEventCreate)(CUptr *, unsigned);
   CUresult (*cuEventDestroy)(CUptr);
   CUresult (*cuEventRecord)(CUptr, CUptr);
   CUresult (*cuEventQuery)(CUptr);
   CUresult (*cuEventSynchronize)(CUptr);
   CUresult (*cuEventElapsedTime)(float *, CUptr, CUptr);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*cuMemGetInfo)(size_t *, size_t *);
   CUresult (*cuLaunchKernel)(CUptr, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUptr, void **, void **);
@@ -51,6 +63,7 @@ static const char empty_ptx[] = ".version 7.0\n.target sm_50\n.address_size 64\n
 
 static int batches = 201;
 static int per_batch = 200;
+static int json; /* --json: one JSON object instead of the markdown table */
 
 static double now_ns(void) {
   struct timespec ts;
@@ -68,16 +81,23 @@ static double median(double *v, int n) {
   return v[n / 2];
 }
 
-/* One benchmark row: op(arg, which) performs one call (which: 0 nbcuda, 1 raw). */
+/* One benchmark row: op(which) performs one call (which: 0 nbcuda, 1 raw). */
 typedef int (*op_fn)(int which);
 typedef void (*drain_fn)(void);
 
 static int failures;
+static int rows_printed;
 
-static void row(const char *name, op_fn op, drain_fn drain, int calls_per_batch) {
+/* key: the row's name in the JSON output (what bench/host_py.py looks up). */
+static void row(const char *key, const char *name, op_fn op, drain_fn drain,
+                int calls_per_batch) {
   double *t[2];
   t[0] = malloc(sizeof(double) * (size_t)batches);
   t[1] = malloc(sizeof(double) * (size_t)batches);
+  if (!t[0] || !t[1]) {
+    fprintf(stderr, "host_calls: out of memory\n");
+    exit(1);
+  }
   int bad = 0;
   for (int b = 0; b < batches; b++) {
     for (int which = 0; which < 2; which++) {
@@ -89,8 +109,14 @@ static void row(const char *name, op_fn op, drain_fn drain, int calls_per_batch)
     }
   }
   double mine = median(t[0], batches), theirs = median(t[1], batches);
-  printf("| %-34s | %9.1f | %9.1f | %8.1f |%s\n", name, mine, theirs, mine - theirs,
-         bad ? " (a call FAILED)" : "");
+  if (json)
+    printf("%s\n    \"%s\": {\"name\": \"%s\", \"nbcuda_ns\": %.1f, \"raw_ns\": %.1f, "
+           "\"ok\": %s}",
+           rows_printed ? "," : "", key, name, mine, theirs, bad ? "false" : "true");
+  else
+    printf("| %-34s | %9.1f | %9.1f | %8.1f |%s\n", name, mine, theirs, mine - theirs,
+           bad ? " (a call FAILED)" : "");
+  rows_printed++;
   if (bad) failures++;
   free(t[0]);
   free(t[1]);
@@ -99,11 +125,12 @@ static void row(const char *name, op_fn op, drain_fn drain, int calls_per_batch)
 /* --- the operations -------------------------------------------------------------------- */
 static nbc_context_t *ctx;
 static nbc_stream_t *stream;
-static nbc_event_t *ev_a, *ev_b, *ev_plain;
-static CUptr raw_stream, raw_ev_a, raw_ev_b, raw_ev_plain;
+static nbc_event_t *ev_a, *ev_b, *ev_plain, *ev_timed;
+static CUptr raw_stream, raw_ev_a, raw_ev_b, raw_ev_plain, raw_ev_timed;
 static nbc_function_t *fn;
 static CUptr raw_fn, launch_stream;
 static nbc_devptr_t dptr;
+static unsigned char host_buf[4096];
 
 static void drain(void) {
   nbc_stream_synchronize(stream);
@@ -133,25 +160,42 @@ static int op_stream_create_destroy(int w) {
   return 0;
 }
 
-static int op_event_create_destroy(int w) {
+static int event_create_destroy(int w, int timing) {
   if (w) {
     CUptr e;
-    if (raw.cuEventCreate(&e, 2)) return 1;
+    if (raw.cuEventCreate(&e, timing ? 0 : 2)) return 1;
     return raw.cuEventDestroy(e) != 0;
   }
   nbc_event_t *e;
-  if (nbc_event_create(0, &e) != NBC_OK) return 1;
+  if (nbc_event_create(timing, &e) != NBC_OK) return 1;
   nbc_event_destroy(e);
   return 0;
 }
+
+static int op_event_create_destroy(int w) { return event_create_destroy(w, 0); }
+static int op_event_create_destroy_timing(int w) { return event_create_destroy(w, 1); }
 
 static int op_event_record(int w) {
   return w ? raw.cuEventRecord(raw_ev_plain, raw_stream) != 0
            : nbc_event_record(ev_plain, stream) != NBC_OK;
 }
 
+static int op_event_record_timing(int w) {
+  return w ? raw.cuEventRecord(raw_ev_timed, raw_stream) != 0
+           : nbc_event_record(ev_timed, stream) != NBC_OK;
+}
+
 static int op_event_query(int w) {
   return w ? raw.cuEventQuery(raw_ev_a) != 0 : nbc_event_query(ev_a) != NBC_OK;
+}
+
+static int op_event_synchronize(int w) {
+  return w ? raw.cuEventSynchronize(raw_ev_a) != 0 : nbc_event_synchronize(ev_a) != NBC_OK;
+}
+
+static int op_event_wait(int w) {
+  return w ? raw.cuStreamWaitEvent(raw_stream, raw_ev_a, 0) != 0
+           : nbc_event_wait(ev_a, stream) != NBC_OK;
 }
 
 static int op_event_elapsed(int w) {
@@ -169,10 +213,44 @@ static int op_stream_synchronize(int w) {
            : nbc_stream_synchronize(stream) != NBC_OK;
 }
 
+static int op_synchronize(int w) {
+  return w ? raw.cuCtxSynchronize() != 0 : nbc_synchronize() != NBC_OK;
+}
+
 static int op_memcpy_htod(int w) {
   static int value = 42;
   return w ? raw.cuMemcpyHtoD(dptr, &value, 4) != 0
            : nbc_memcpy_htod(dptr, &value, 4) != NBC_OK;
+}
+
+/* What to_device(1 KiB) needs from the driver: allocate, copy in, free (when it dies). */
+static int op_alloc_htod_free_1k(int w) {
+  if (w) {
+    CUdeviceptr p;
+    if (raw.cuMemAlloc(&p, 1024)) return 1;
+    int bad = raw.cuMemcpyHtoD(p, host_buf, 1024) != 0;
+    return raw.cuMemFree(p) != 0 || bad;
+  }
+  nbc_devptr_t p;
+  if (nbc_mem_alloc(1024, &p) != NBC_OK) return 1;
+  int bad = nbc_memcpy_htod(p, host_buf, 1024) != NBC_OK;
+  return nbc_mem_free(p) != NBC_OK || bad;
+}
+
+static int op_alloc_free_1k(int w) {
+  if (w) {
+    CUdeviceptr p;
+    if (raw.cuMemAlloc(&p, 1024)) return 1;
+    return raw.cuMemFree(p) != 0;
+  }
+  nbc_devptr_t p;
+  if (nbc_mem_alloc(1024, &p) != NBC_OK) return 1;
+  return nbc_mem_free(p) != NBC_OK;
+}
+
+static int op_memcpy_dtoh_4k(int w) {
+  return w ? raw.cuMemcpyDtoH(host_buf, dptr, 4096) != 0
+           : nbc_memcpy_dtoh(host_buf, dptr, 4096) != NBC_OK;
 }
 
 static int op_launch(int w) {
@@ -209,17 +287,22 @@ static int resolve_raw(void) {
   } table[] = {
       {"cuDeviceGetCount", (void **)&raw.cuDeviceGetCount},
       {"cuCtxGetCurrent", (void **)&raw.cuCtxGetCurrent},
+      {"cuCtxSynchronize", (void **)&raw.cuCtxSynchronize},
       {"cuStreamCreate", (void **)&raw.cuStreamCreate},
       {"cuStreamDestroy", (void **)&raw.cuStreamDestroy},
       {"cuStreamQuery", (void **)&raw.cuStreamQuery},
       {"cuStreamSynchronize", (void **)&raw.cuStreamSynchronize},
+      {"cuStreamWaitEvent", (void **)&raw.cuStreamWaitEvent},
       {"cuEventCreate", (void **)&raw.cuEventCreate},
       {"cuEventDestroy", (void **)&raw.cuEventDestroy},
       {"cuEventRecord", (void **)&raw.cuEventRecord},
       {"cuEventQuery", (void **)&raw.cuEventQuery},
       {"cuEventSynchronize", (void **)&raw.cuEventSynchronize},
       {"cuEventElapsedTime", (void **)&raw.cuEventElapsedTime},
+      {"cuMemAlloc", (void **)&raw.cuMemAlloc},
+      {"cuMemFree", (void **)&raw.cuMemFree},
       {"cuMemcpyHtoD", (void **)&raw.cuMemcpyHtoD},
+      {"cuMemcpyDtoH", (void **)&raw.cuMemcpyDtoH},
       {"cuMemGetInfo", (void **)&raw.cuMemGetInfo},
       {"cuLaunchKernel", (void **)&raw.cuLaunchKernel},
   };
@@ -252,8 +335,32 @@ static int resolve_raw(void) {
     }                                                                                      \
   } while (0)
 
+/* Prints s as a JSON string body (the driver path may hold anything). */
+static void json_string(const char *s) {
+  putchar('"');
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
 int main(int argc, char **argv) {
-  if (argc > 1) batches = atoi(argv[1]) | 1;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+    } else if (argv[i][0] >= '0' && argv[i][0] <= '9') {
+      batches = atoi(argv[i]) | 1;
+    } else {
+      fprintf(stderr, "usage: %s [--json] [batches]\n", argv[0]);
+      return 2;
+    }
+  }
   if (batches < 3) batches = 3;
   CHECK(nbc_current_context(-1, &ctx));
   if (resolve_raw() != 0) return 1;
@@ -262,16 +369,18 @@ int main(int argc, char **argv) {
   CHECK(nbc_event_create(1, &ev_a));
   CHECK(nbc_event_create(1, &ev_b));
   CHECK(nbc_event_create(0, &ev_plain));
+  CHECK(nbc_event_create(1, &ev_timed));
   CHECK_RAW(raw.cuEventCreate(&raw_ev_a, 0));
   CHECK_RAW(raw.cuEventCreate(&raw_ev_b, 0));
   CHECK_RAW(raw.cuEventCreate(&raw_ev_plain, 2));
+  CHECK_RAW(raw.cuEventCreate(&raw_ev_timed, 0));
   CHECK(nbc_event_record(ev_a, stream));
   CHECK(nbc_event_record(ev_b, stream));
   CHECK_RAW(raw.cuEventRecord(raw_ev_a, raw_stream));
   CHECK_RAW(raw.cuEventRecord(raw_ev_b, raw_stream));
   CHECK(nbc_stream_synchronize(stream));
   CHECK_RAW(raw.cuStreamSynchronize(raw_stream));
-  CHECK(nbc_mem_alloc(4, &dptr));
+  CHECK(nbc_mem_alloc(4096, &dptr));
   nbc_module_t *module;
   CHECK(nbc_module_load_data(empty_ptx, sizeof empty_ptx, NBC_IMAGE_PTX, &module));
   CHECK(nbc_module_get_function(module, "empty", &fn));
@@ -283,25 +392,50 @@ int main(int argc, char **argv) {
   CHECK(nbc_get_current_device(&dev));
   int version = 0;
   nbc_driver_version(&version);
-  printf("host_calls: %s, driver %s (CUDA %d.%d)%s; median of %d batches of %d calls\n\n",
-         nbc_device_name(dev), nbc_driver_path(), version / 1000, (version % 1000) / 10,
-         nbc_driver_per_thread_default_stream() ? ", per-thread default stream" : "", batches,
-         per_batch);
-  printf("| %-34s | %9s | %9s | %8s |\n", "function", "nbcuda ns", "raw ns", "overhead ns");
-  printf("|%s|%s|%s|%s|\n", "------------------------------------", "----------:",
-         "----------:", "----------:");
-  row("nbc_device_count", op_device_count, NULL, per_batch);
-  row("nbc_current_context(-1)", op_current_context, NULL, per_batch);
-  row("nbc_stream_create + destroy", op_stream_create_destroy, NULL, per_batch / 4);
-  row("nbc_event_create + destroy", op_event_create_destroy, NULL, per_batch / 4);
-  row("nbc_event_record", op_event_record, drain, per_batch);
-  row("nbc_event_query (done)", op_event_query, NULL, per_batch);
-  row("nbc_event_elapsed_time", op_event_elapsed, NULL, per_batch);
-  row("nbc_stream_query (idle)", op_stream_query, NULL, per_batch);
-  row("nbc_stream_synchronize (idle)", op_stream_synchronize, NULL, per_batch);
-  row("nbc_memcpy_htod (4 bytes)", op_memcpy_htod, NULL, per_batch / 4);
-  row("nbc_launch (empty kernel)", op_launch, drain, per_batch);
-  row("nbc_context_get_memory_info", op_memory_info, NULL, per_batch / 4);
+  if (json) {
+    printf("{\n  \"device\": ");
+    json_string(nbc_device_name(dev));
+    printf(",\n  \"driver\": ");
+    json_string(nbc_driver_path());
+    printf(",\n  \"cuda_version\": %d,\n  \"batches\": %d,\n  \"calls\": %d,\n  \"rows\": {",
+           version, batches, per_batch);
+  } else {
+    printf("host_calls: %s, driver %s (CUDA %d.%d)%s; median of %d batches of %d calls\n\n",
+           nbc_device_name(dev), nbc_driver_path(), version / 1000, (version % 1000) / 10,
+           nbc_driver_per_thread_default_stream() ? ", per-thread default stream" : "",
+           batches, per_batch);
+    printf("| %-34s | %9s | %9s | %8s |\n", "function", "nbcuda ns", "raw ns", "overhead ns");
+    printf("|%s|%s|%s|%s|\n", "------------------------------------", "----------:",
+           "----------:", "----------:");
+  }
+  row("device_count", "nbc_device_count", op_device_count, NULL, per_batch);
+  row("current_context", "nbc_current_context(-1)", op_current_context, NULL, per_batch);
+  row("stream_create_destroy", "nbc_stream_create + destroy", op_stream_create_destroy, NULL,
+      per_batch / 4);
+  row("event_create_destroy", "nbc_event_create(0) + destroy", op_event_create_destroy, NULL,
+      per_batch / 4);
+  row("event_create_destroy_timing", "nbc_event_create(1) + destroy",
+      op_event_create_destroy_timing, NULL, per_batch / 4);
+  row("event_record", "nbc_event_record (no timing)", op_event_record, drain, per_batch);
+  row("event_record_timing", "nbc_event_record (timing event)", op_event_record_timing, drain,
+      per_batch);
+  row("event_query", "nbc_event_query (done)", op_event_query, NULL, per_batch);
+  row("event_synchronize", "nbc_event_synchronize (done)", op_event_synchronize, NULL,
+      per_batch);
+  row("event_wait", "nbc_event_wait", op_event_wait, drain, per_batch);
+  row("event_elapsed_time", "nbc_event_elapsed_time", op_event_elapsed, NULL, per_batch);
+  row("stream_query", "nbc_stream_query (idle)", op_stream_query, NULL, per_batch);
+  row("stream_synchronize", "nbc_stream_synchronize (idle)", op_stream_synchronize, NULL,
+      per_batch);
+  row("synchronize", "nbc_synchronize (idle)", op_synchronize, NULL, per_batch);
+  row("memcpy_htod", "nbc_memcpy_htod (4 bytes)", op_memcpy_htod, NULL, per_batch / 4);
+  row("alloc_htod_free_1k", "alloc + htod + free (1 KiB)", op_alloc_htod_free_1k, NULL,
+      per_batch / 4);
+  row("memcpy_dtoh_4k", "nbc_memcpy_dtoh (4 KiB)", op_memcpy_dtoh_4k, NULL, per_batch / 4);
+  row("alloc_free_1k", "nbc_mem_alloc + free (1 KiB)", op_alloc_free_1k, NULL, per_batch / 4);
+  row("launch", "nbc_launch (empty kernel)", op_launch, drain, per_batch);
+  row("memory_info", "nbc_context_get_memory_info", op_memory_info, NULL, per_batch / 4);
+  if (json) printf("\n  }\n}\n");
 
   raw.cuStreamSynchronize(raw_stream);
   nbc_mem_free(dptr);
@@ -309,10 +443,12 @@ int main(int argc, char **argv) {
   nbc_event_destroy(ev_a);
   nbc_event_destroy(ev_b);
   nbc_event_destroy(ev_plain);
+  nbc_event_destroy(ev_timed);
   nbc_stream_destroy(stream);
   raw.cuEventDestroy(raw_ev_a);
   raw.cuEventDestroy(raw_ev_b);
   raw.cuEventDestroy(raw_ev_plain);
+  raw.cuEventDestroy(raw_ev_timed);
   raw.cuStreamDestroy(raw_stream);
   if (failures) fprintf(stderr, "host_calls: %d rows had failing calls\n", failures);
   return failures ? 1 : 0;
