@@ -540,8 +540,9 @@ TEST(device_reset_then_new_work) {
   ASSERT_STATUS(nbc_module_get_function(k.module, "add_one", &f), NBC_INVALID_ARGUMENT);
   ASSERT_CONTAINS(nbc_last_error(), "unloaded by a context reset");
   gpu_kernels_unload(&k);
-  ASSERT(nbc_stream_query(old_stream) != NBC_OK);
-  /* The wrapper is not destroyed: cuStreamDestroy on the stale handle is not the test. */
+  /* old_stream's handle died with the context: using it is undefined behaviour in the real
+   * driver (it crashed the H200 run), so it is neither queried nor destroyed here. */
+  (void)old_stream;
 
   /* New work in the fresh context. */
   gpu_kernels_load(&k);

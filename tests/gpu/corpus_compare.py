@@ -128,6 +128,8 @@ def numba_kernel(source, modname, name, sig, device_function=None):
     """numba-cuda's kernel for `name`; device_function, when given, is a plain Python function
     of the same source that the kernel calls: numba needs it marked as a device function."""
     from numba import cuda
+    # The corpus imports nbcuda first when it is installed; numba-cuda needs its own `cuda`.
+    source = source.replace("import nbcuda as cuda", "raise ImportError", 1)
     ns = {"__name__": f"numba_{modname}"}
     exec(compile(source, f"<numba {modname}>", "exec"), ns)
     if device_function and not hasattr(ns[device_function], "py_func"):

@@ -20,15 +20,9 @@ want() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 summary=()
 record() { summary+=("$(printf '| %-28s | %-6s | %s |' "$1" "$2" "$3")"); }
 
-# numba-cuda 0.30.4 breaks on numpy 2.5: alias the removed names before numba is imported.
-mkdir -p "$BUILD/pyshim"
-cat > "$BUILD/pyshim/sitecustomize.py" <<'PY'
-import numpy as _np
-for _old, _new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
-    if not hasattr(_np, _old):
-        setattr(_np, _old, getattr(_np, _new))
-PY
-export PYTHONPATH=$BUILD/pyshim${PYTHONPATH:+:$PYTHONPATH}
+# numba-cuda 0.30.4 breaks on numpy 2.5: tests/gpu/sitecustomize.py aliases the removed names
+# when numba is imported.
+export PYTHONPATH=$ROOT/tests/gpu${PYTHONPATH:+:$PYTHONPATH}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 2
 

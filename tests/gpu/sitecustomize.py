@@ -1,0 +1,20 @@
+"""Loaded on the GPU machine by tests/gpu/run.sh (PYTHONPATH): numba-cuda 0.30.4 breaks on
+numpy 2.5, so the names it still uses are aliased — lazily, when numba is first imported,
+so that processes that never import numba (e.g. the check that `import nbcuda` does not pull
+in numpy) are left untouched."""
+import importlib.abc
+import sys
+
+
+class _AliasNumpyForNumba(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "numba" or name.startswith("numba."):
+            sys.meta_path.remove(self)
+            import numpy as np
+            for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+                if not hasattr(np, old):
+                    setattr(np, old, getattr(np, new))
+        return None
+
+
+sys.meta_path.insert(0, _AliasNumpyForNumba())
