@@ -71,6 +71,25 @@ PyObject *nbc__py_current_context(nbc__py_state *st) {
   return nbc__py_context_object(st, ctx);
 }
 
+typedef struct {
+  nbc_context_fn fn;
+  void *arg;
+  nbc_context_t *ctx;
+} context_call;
+
+static nbc_status_t context_call_trampoline(void *arg) {
+  context_call *c = arg;
+  nbc_status_t s = nbc_current_context(-1, &c->ctx); /* the attached one: no driver call */
+  return s != NBC_OK ? s : c->fn(c->arg);
+}
+
+PyObject *nbc__py_context_call(nbc__py_state *st, nbc_context_fn fn, void *arg) {
+  context_call c = {fn, arg, NULL};
+  nbc_status_t s = nbc_require_context(context_call_trampoline, &c);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return nbc__py_context_object(st, c.ctx);
+}
+
 /* MemoryInfo = namedtuple("MemoryInfo", "free,total"), made on first use. */
 static PyObject *memory_info_class(nbc__py_state *st) {
   if (st->memory_info) return st->memory_info;
@@ -79,12 +98,20 @@ static PyObject *memory_info_class(nbc__py_state *st) {
   st->memory_info = PyObject_CallMethod(collections, "namedtuple", "ss", "MemoryInfo",
                                         "free,total");
   Py_DECREF(collections);
+  /* get_memory_info fills instances itself: it must be a tuple subclass, as namedtuples are. */
+  if (st->memory_info && (!PyType_Check(st->memory_info) ||
+                          !PyType_IsSubtype((PyTypeObject *)st->memory_info, &PyTuple_Type))) {
+    PyErr_SetString(PyExc_SystemError, "collections.namedtuple did not make a tuple class");
+    Py_CLEAR(st->memory_info);
+  }
   if (st->memory_info && PyObject_SetAttrString(st->memory_info, "__module__",
                                                 st->module_name) < 0)
     Py_CLEAR(st->memory_info);
   return st->memory_info;
 }
 
+/* The MemoryInfo is built as tuple.__new__ would build it (tp_alloc, then the items):
+ * calling the class runs namedtuple's Python __new__, which costs more than the driver. */
 static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) {
   (void)unused;
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
@@ -93,7 +120,16 @@ static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) 
   if (s != NBC_OK) return nbc__py_raise(st, s);
   PyObject *cls = memory_info_class(st);
   if (!cls) return NULL;
-  return PyObject_CallFunction(cls, "nn", (Py_ssize_t)free_bytes, (Py_ssize_t)total);
+  PyObject *f = PyLong_FromSize_t(free_bytes), *t = f ? PyLong_FromSize_t(total) : NULL;
+  PyObject *info = t ? ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 2) : NULL;
+  if (!info) {
+    Py_XDECREF(f);
+    Py_XDECREF(t);
+    return NULL;
+  }
+  PyTuple_SET_ITEM(info, 0, f);
+  PyTuple_SET_ITEM(info, 1, t);
+  return info;
 }
 
 static PyObject *context_push(ContextObject *self, PyObject *unused) {
@@ -401,11 +437,17 @@ static PyType_Spec scope_spec = {
 
 /* ------------------------------------------------------------ module functions -------- */
 
-static PyObject *py_current_context(PyObject *module, PyObject *args, PyObject *kwargs) {
+static PyObject *py_current_context(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
+                                    PyObject *kwnames) {
   static char *kwlist[] = {"devnum", NULL};
   PyObject *devnum = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:current_context", kwlist, &devnum))
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames && nargs <= 1) {
+    if (nargs) devnum = args[0];
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "|O:current_context", kwlist,
+                                 &devnum)) {
     return NULL;
+  }
   nbc__py_state *st = nbc__py_module_state(module);
   int n = -1;
   if (devnum != Py_None) {
@@ -493,7 +535,7 @@ static PyObject *py_profiling(PyObject *module, PyObject *unused) {
 
 static PyMethodDef context_functions[] = {
     {"current_context", (PyCFunction)(void (*)(void))py_current_context,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "The current Context (devnum=None), creating device 0's if none; current_context(n) "
      "pushes device n's primary context."},
     {"require_context", py_require_context, METH_O,

@@ -41,27 +41,37 @@ static PyObject *event_query(EventObject *self, PyObject *unused) {
   return nbc__py_raise(state(self), s);
 }
 
-/* Runs op(event, stream) with the stream argument converted (0 by default). */
-static PyObject *with_stream(EventObject *self, PyObject *args, PyObject *kwargs,
-                             const char *fmt, nbc_status_t (*op)(nbc_event_t *,
-                                                                 nbc_stream_t *)) {
+/* Runs op(event, stream) with the stream argument converted (0 by default). The call
+ * arrives through vectorcall: a positional stream (or none) is read off the vector; keywords
+ * and errors take PyArg_ParseTupleAndKeywords's path (nbc__py_parse_slow). */
+static PyObject *with_stream(EventObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                             PyObject *kwnames, const char *fmt,
+                             nbc_status_t (*op)(nbc_event_t *, nbc_stream_t *)) {
   static char *kwlist[] = {"stream", NULL};
   PyObject *stream_obj = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist, &stream_obj)) return NULL;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames && nargs <= 1) {
+    if (nargs) stream_obj = args[0];
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, fmt, kwlist, &stream_obj)) {
+    return NULL;
+  }
+  nbc__py_state *st = state(self);
   nbc_stream_t *s = NULL, *temp = NULL;
-  if (nbc__py_stream_arg(state(self), stream_obj, &s, &temp) < 0) return NULL;
+  if (nbc__py_stream_arg(st, stream_obj, &s, &temp) < 0) return NULL;
   nbc_status_t rc = op(self->e, s);
-  nbc_stream_destroy(temp);
-  if (rc != NBC_OK) return nbc__py_raise(state(self), rc);
+  if (temp) nbc_stream_destroy(temp);
+  if (rc != NBC_OK) return nbc__py_raise(st, rc);
   Py_RETURN_NONE;
 }
 
-static PyObject *event_record(EventObject *self, PyObject *args, PyObject *kwargs) {
-  return with_stream(self, args, kwargs, "|O:record", nbc_event_record);
+static PyObject *event_record(EventObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                              PyObject *kwnames) {
+  return with_stream(self, args, nargsf, kwnames, "|O:record", nbc_event_record);
 }
 
-static PyObject *event_wait(EventObject *self, PyObject *args, PyObject *kwargs) {
-  return with_stream(self, args, kwargs, "|O:wait", nbc_event_wait);
+static PyObject *event_wait(EventObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                            PyObject *kwnames) {
+  return with_stream(self, args, nargsf, kwnames, "|O:wait", nbc_event_wait);
 }
 
 static PyObject *event_synchronize(EventObject *self, PyObject *unused) {
@@ -99,9 +109,9 @@ static PyObject *event_repr(EventObject *self) {
 
 static PyMethodDef event_methods[] = {
     {"query", (PyCFunction)event_query, METH_NOARGS, "True when the event has completed."},
-    {"record", (PyCFunction)(void (*)(void))event_record, METH_VARARGS | METH_KEYWORDS,
+    {"record", (PyCFunction)(void (*)(void))event_record, METH_FASTCALL | METH_KEYWORDS,
      "Records the event on a stream (0: the default stream)."},
-    {"wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
+    {"wait", (PyCFunction)(void (*)(void))event_wait, METH_FASTCALL | METH_KEYWORDS,
      "Makes a stream (0: the default stream) wait for the event."},
     {"synchronize", (PyCFunction)event_synchronize, METH_NOARGS,
      "Waits until the event has completed."},
@@ -133,26 +143,41 @@ static PyType_Spec event_spec = {
     .slots = event_slots,
 };
 
-static PyObject *py_event(PyObject *module, PyObject *args, PyObject *kwargs) {
+/* event(timing=True): the event is made inside nbc_require_context, so checking the current
+ * context (one cuCtxGetCurrent) serves both the Context the Event keeps and the creation. */
+typedef struct {
+  int timing;
+  nbc_event_t *e;
+} event_make;
+
+static nbc_status_t make_event(void *arg) {
+  event_make *m = arg;
+  return nbc_event_create(m->timing, &m->e);
+}
+
+static PyObject *py_event(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
+                          PyObject *kwnames) {
   static char *kwlist[] = {"timing", NULL};
-  int timing = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:event", kwlist, &timing)) return NULL;
+  event_make m = {1, NULL};
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames && nargs <= 1) {
+    if (nargs && (m.timing = PyObject_IsTrue(args[0])) < 0) return NULL; /* as "p" does */
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "|p:event", kwlist, &m.timing)) {
+    return NULL;
+  }
   nbc__py_state *st = nbc__py_module_state(module);
-  PyObject *ctx = nbc__py_current_context(st);
-  if (!ctx) return NULL;
-  nbc_event_t *e = NULL;
-  nbc_status_t s = nbc_event_create(timing, &e);
-  if (s != NBC_OK) {
-    Py_DECREF(ctx);
-    return nbc__py_raise(st, s);
+  PyObject *ctx = nbc__py_context_call(st, make_event, &m);
+  if (!ctx) {
+    nbc_event_destroy(m.e);
+    return NULL;
   }
   EventObject *o = PyObject_GC_New(EventObject, st->EventType);
   if (!o) {
-    nbc_event_destroy(e);
+    nbc_event_destroy(m.e);
     Py_DECREF(ctx);
     return NULL;
   }
-  o->e = e;
+  o->e = m.e;
   o->context = ctx;
   PyObject_GC_Track(o);
   return (PyObject *)o;
@@ -168,7 +193,7 @@ static PyObject *py_event_elapsed_time(PyObject *module, PyObject *const *args,
 }
 
 static PyMethodDef event_functions[] = {
-    {"event", (PyCFunction)(void (*)(void))py_event, METH_VARARGS | METH_KEYWORDS,
+    {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL | METH_KEYWORDS,
      "A new Event in the current context; timing=False disables timing."},
     {"event_elapsed_time", (PyCFunction)(void (*)(void))py_event_elapsed_time, METH_FASTCALL,
      "Milliseconds between two recorded timing events."},

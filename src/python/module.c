@@ -9,6 +9,7 @@
  */
 #include "nbcuda_py.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,6 +19,42 @@ nbc__py_state *nbc__py_module_state(PyObject *module) {
 
 nbc__py_state *nbc__py_state_of(PyObject *self) {
   return (nbc__py_state *)PyType_GetModuleState(Py_TYPE(self));
+}
+
+/* ---------------------------------------------------------------- argument parsing ---- */
+
+/* Hot functions take METH_FASTCALL | METH_KEYWORDS and handle the common calls (positional
+ * arguments only) themselves, because PyArg_ParseTupleAndKeywords costs more than the
+ * driver call they wrap. Everything else — keywords, wrong counts — comes here and is parsed
+ * by PyArg_ParseTupleAndKeywords itself with the function's format and keyword list, so the
+ * results and the error messages are exactly those of a METH_VARARGS | METH_KEYWORDS
+ * function. "O" results are borrowed from the caller's vector, which outlives the call. */
+int nbc__py_parse_slow(PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames,
+                       const char *fmt, char **kwlist, ...) {
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject *tuple = PyTuple_New(nargs), *dict = NULL;
+  if (!tuple) return 0;
+  for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nkw) {
+    if (!(dict = PyDict_New())) {
+      Py_DECREF(tuple);
+      return 0;
+    }
+    for (Py_ssize_t i = 0; i < nkw; i++)
+      if (PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+        Py_DECREF(tuple);
+        Py_DECREF(dict);
+        return 0;
+      }
+  }
+  va_list va;
+  va_start(va, kwlist);
+  int ok = PyArg_VaParseTupleAndKeywords(tuple, dict, fmt, kwlist, va);
+  va_end(va);
+  Py_DECREF(tuple);
+  Py_XDECREF(dict);
+  return ok;
 }
 
 /* ---------------------------------------------------------------- detection ----------- */

@@ -49,6 +49,13 @@ typedef struct nbc__py_state {
 nbc__py_state *nbc__py_state_of(PyObject *self);
 nbc__py_state *nbc__py_module_state(PyObject *module);
 
+/* ======================================================================= module.c === */
+/* The slow path of a METH_FASTCALL | METH_KEYWORDS function: parses its vector with
+ * PyArg_ParseTupleAndKeywords(fmt, kwlist, ...) semantics and messages. 1 on success, 0 with
+ * an exception set. The fast path (positional arguments only) stays in the caller. */
+int nbc__py_parse_slow(PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames,
+                       const char *fmt, char **kwlist, ...);
+
 /* ======================================================================= errors.c === */
 /* Creates the exception classes in the state and adds them to the module. */
 int nbc__py_errors_init(PyObject *module, nbc__py_state *st);
@@ -84,6 +91,11 @@ int nbc__py_context_init(PyObject *module, nbc__py_state *st);
 PyObject *nbc__py_context_object(nbc__py_state *st, nbc_context_t *context);
 /* nbc_current_context(-1) as a Context object; a new reference. */
 PyObject *nbc__py_current_context(nbc__py_state *st);
+/* Runs fn(arg) inside nbc_require_context (so the C calls fn makes find the current context
+ * without asking the driver again) and returns the current Context object, a new reference.
+ * NULL with the exception set when the context or fn failed, or the object could not be
+ * made; the caller then releases whatever fn made. */
+PyObject *nbc__py_context_call(nbc__py_state *st, nbc_context_fn fn, void *arg);
 
 /* ======================================================================= stream.c === */
 int nbc__py_stream_init(PyObject *module, nbc__py_state *st);

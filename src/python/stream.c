@@ -369,38 +369,51 @@ int nbc__py_stream_arg(nbc__py_state *st, PyObject *obj, nbc_stream_t **pstream,
 
 typedef nbc_status_t (*stream_factory)(nbc_stream_t **pstream);
 
+typedef struct {
+  stream_factory factory;
+  uintptr_t handle; /* external_stream's */
+  nbc_stream_t *s;
+} stream_make;
+
+static nbc_status_t make_in_context(void *arg) {
+  stream_make *m = arg;
+  return m->factory ? m->factory(&m->s) : nbc_external_stream(m->handle, &m->s);
+}
+
 /* Like numba's (require_context) factories: a context is made current first, and the
- * stream keeps a reference to it. */
-static PyObject *make_stream(PyObject *module, stream_factory factory) {
-  nbc__py_state *st = nbc__py_module_state(module);
-  PyObject *ctx = nbc__py_current_context(st);
-  if (!ctx) return NULL;
-  nbc_stream_t *s = NULL;
-  nbc_status_t rc = factory(&s);
-  if (rc != NBC_OK) {
-    Py_DECREF(ctx);
-    return nbc__py_raise(st, rc);
+ * stream keeps a reference to it. The stream is made inside nbc_require_context
+ * (nbc__py_context_call), so one cuCtxGetCurrent serves both. */
+static PyObject *make_stream(nbc__py_state *st, stream_make *m) {
+  PyObject *ctx = nbc__py_context_call(st, make_in_context, m);
+  if (!ctx) {
+    nbc_stream_destroy(m->s);
+    return NULL;
   }
-  PyObject *o = stream_wrap(st, s, ctx);
+  PyObject *o = stream_wrap(st, m->s, ctx);
   Py_DECREF(ctx);
   return o;
 }
 
+static PyObject *factory_stream(PyObject *module, stream_factory factory) {
+  stream_make m = {factory, 0, NULL};
+  return make_stream(nbc__py_module_state(module), &m);
+}
+
 static PyObject *py_stream(PyObject *m, PyObject *u) {
   (void)u;
-  return make_stream(m, nbc_stream_create);
+  return factory_stream(m, nbc_stream_create);
 }
 static PyObject *py_default_stream(PyObject *m, PyObject *u) {
   (void)u;
-  return make_stream(m, nbc_default_stream);
+  return factory_stream(m, nbc_default_stream);
 }
 static PyObject *py_legacy_default_stream(PyObject *m, PyObject *u) {
   (void)u;
-  return make_stream(m, nbc_legacy_default_stream);
+  return factory_stream(m, nbc_legacy_default_stream);
 }
 static PyObject *py_per_thread_default_stream(PyObject *m, PyObject *u) {
   (void)u;
-  return make_stream(m, nbc_per_thread_default_stream);
+  return factory_stream(m, nbc_per_thread_default_stream);
 }
 
 static PyObject *py_external_stream(PyObject *module, PyObject *ptr) {
@@ -411,17 +424,8 @@ static PyObject *py_external_stream(PyObject *module, PyObject *ptr) {
   }
   unsigned long long h = PyLong_AsUnsignedLongLong(ptr);
   if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-  PyObject *ctx = nbc__py_current_context(st);
-  if (!ctx) return NULL;
-  nbc_stream_t *s = NULL;
-  nbc_status_t rc = nbc_external_stream((uintptr_t)h, &s);
-  if (rc != NBC_OK) {
-    Py_DECREF(ctx);
-    return nbc__py_raise(st, rc);
-  }
-  PyObject *o = stream_wrap(st, s, ctx);
-  Py_DECREF(ctx);
-  return o;
+  stream_make m = {NULL, (uintptr_t)h, NULL};
+  return make_stream(st, &m);
 }
 
 /* _async_resolve(stream, status, future): the dispatcher-side half of async_done(); hands
