@@ -115,7 +115,7 @@ const char *nbc__tok_kind_name(nbc__tok_kind kind);
 /* Prints one token per line, "line:col KIND 'text'" (for --dump=tokens). */
 void nbc__lex_dump(nbc__buf *out, const nbc__token *tokens, int count);
 
-/* ======================================================================== parse.c === */
+/* ============================================================ parse.c, parse_expr.c === */
 #define NBC__NODE_KINDS(X)                                                                 \
   /* expressions */                                                                        \
   X(INT) X(FLOAT) X(COMPLEX) X(BOOL) X(NONE) X(STR) X(NAME) X(ATTR) X(SUBSCRIPT) X(SLICE)  \
@@ -168,7 +168,10 @@ typedef struct nbc__list {
  *   ASSIGN targets list = value a (`x = y = v` has two targets); AUGASSIGN a op= b;
  *   EXPR_STMT a; IF a: body else orelse (elif is a nested IF in orelse); WHILE a: body;
  *   FOR a (target) in b: body (orelse: the for-else, refused); RETURN a (may be NULL);
- *   FUNCDEF str = name, params (NAME nodes), body, decorators list;
+ *   FUNCDEF str = name, params (NAME nodes), body, decorators list, c = NULL or, when the
+ *   parameter list has what a kernel cannot (a default, *args, **kwargs, keyword-only
+ *   parameters), an OTHER_EXPR at the first such token whose str is the message infer.c
+ *   reports if the function is compiled or called;
  *   IMPORT / IMPORT_FROM: str = module (IMPORT: the first one), list of NAME nodes whose
  *   str is the imported (dotted) name and whose alias (or NULL) is the bound name;
  *   TRY body, orelse = the handlers', else and finally bodies concatenated; MODULE body.
@@ -176,9 +179,11 @@ typedef struct nbc__list {
  * their (first) operator, ATTR the attribute name, CALL the callee's tok, SUBSCRIPT '[',
  * SLICE its first ':', IFEXP its 'if',
  * other expressions their first token.
- * OTHER_EXPR / OTHER_STMT: syntax the parser accepts at module level but the kernel
- * language does not use (parsed so that whole files load; an error if reached in a
- * function). */
+ * OTHER_EXPR / OTHER_STMT: syntax the kernel language does not use, parsed so that whole
+ * files (host code included) load; infer.c reports it only if a compiled function reaches
+ * it, as "unsupported statement/expression: '<token>'" or, for an OTHER_EXPR whose str is
+ * set, with that message (an integer literal beyond 64 bits). IMPORT, IMPORT_FROM, TRY
+ * and nested FUNCDEFs in a function body are likewise refused by infer.c. */
 struct nbc__node {
   nbc__node_kind kind;
   const nbc__token *tok; /* position for diagnostics */
@@ -203,7 +208,7 @@ struct nbc__node {
 };
 
 /* Parses a whole module (all statements; syntax outside the kernel language is kept as
- * OTHER_* at module level). Returns the MODULE node, or NULL after reporting. */
+ * OTHER_* nodes, see above). Returns the MODULE node, or NULL after a syntax error. */
 nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count);
 /* Deep copy of a function's subtree (each specialisation types its own copy). */
 nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node);

@@ -615,6 +615,7 @@ static const nbc__type *expr_inner(infer *I, nbc__node *n) {
   case NBC__N_KEYWORD:
     return nbc__infer_expr(I, n->a);
   default: {
+    if (n->kind == NBC__N_OTHER_EXPR && n->str) return UNSUPPORTED(I, n, "%s", n->str), NULL;
     const char *what = n->tok && n->tok->len > 0 ? n->tok->start : "?";
     int len = n->tok ? n->tok->len : 1;
     return UNSUPPORTED(I, n, "unsupported expression: '%.*s'", len, what), NULL;
@@ -993,8 +994,8 @@ static void stmt(infer *I, nbc__node *s) {
     UNSUPPORTED(I, s, "unsupported statement: 'def' (nested function)");
     return;
   case NBC__N_IMPORT:
-  case NBC__N_IMPORT_FROM:
-    UNSUPPORTED(I, s, "unsupported statement: 'import'");
+  case NBC__N_IMPORT_FROM: /* named by their keyword: 'import' or 'from' */
+    UNSUPPORTED(I, s, "unsupported statement: '%.*s'", s->tok->len, s->tok->start);
     return;
   case NBC__N_TRY:
     UNSUPPORTED(I, s, "unsupported statement: 'try'");
@@ -1077,6 +1078,18 @@ static void cast_returns(nbc__list *body, const nbc__type *ret) {
       cast_returns(&s->orelse, ret);
     }
   }
+}
+
+/* A function whose parameter list a kernel cannot have (parse.c noted the first offending
+ * parameter in def->c) is refused where it is compiled or called: through the caller's
+ * final walk (so errors keep their order), or directly for the entry (caller NULL). */
+bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def) {
+  const nbc__node *note = def->c;
+  if (!note) return true;
+  if (caller) return UNSUPPORTED(caller, note, "%s", note->str ? note->str : "?");
+  nbc__diag_error(ctx, NBC_UNSUPPORTED, note->tok->file, note->tok->line, note->tok->col, "%s",
+                  note->str ? note->str : "?");
+  return false;
 }
 
 nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
@@ -1187,6 +1200,7 @@ bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
   P.ctx = ctx;
   P.prog = prog;
   const nbc__file *file = module ? module->file : NULL;
+  if (!nbc__infer_check_params(ctx, NULL, def)) return false;
   if (def->params.count != sig->nargs) {
     int line = def->tok ? def->tok->line : 1, col = def->tok ? def->tok->col : 1;
     nbc__diag_error(ctx, NBC_TYPING_ERROR, def->tok ? def->tok->file : file, line, col,

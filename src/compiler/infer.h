@@ -67,6 +67,9 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n);
 /* A compile-time integer: a literal, its negation or a global integer constant. */
 bool nbc__infer_const_int(infer *I, const nbc__node *n, int64_t *pv);
 bool nbc__infer_is_builtin(const nbc__global *G);
+/* False (reported) when def's parameter list has what a kernel cannot (parse.c's note in
+ * def->c): through caller's final walk, or directly when caller is NULL (the entry). */
+bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def);
 /* The specialisation of def for args (cached per types; recursion refused at call_site). */
 nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
                                  const nbc_resolver_t *resolver, const nbc__type **args,

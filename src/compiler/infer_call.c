@@ -335,6 +335,7 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
     def = nbc__module_function(m, G->g.name);
   }
   if (!def) return TYPING(I, n, "cannot find the source of function '%s'", G->g.name), NULL;
+  if (!nbc__infer_check_params(I->ctx, I, def)) return NULL;
   if (def->params.count != nargs)
     return TYPING(I, n, "%s() takes %d positional argument%s but %d %s given", G->g.name,
                   def->params.count, def->params.count == 1 ? "" : "s", nargs,

@@ -1,5 +1,7 @@
 /* parse.c — the parser: tokens to an AST, by recursive descent over Python 3's grammar.
  *
+ * This file holds the parser's state and helpers, the statements and the module;
+ * parse_expr.c the expressions and assignment targets (parse.h is their shared header).
  * Each parse function is named after the grammar rule it recognises and carries the rule
  * as a comment (the rules are simplified from CPython's Grammar/python.gram). Every node
  * keeps a token for diagnostics: statements keep their first token, binary operators and
@@ -7,14 +9,14 @@
  * subscripts their '['.
  *
  * Whole files must load — the CLI compiles one function of an ordinary module, with its
- * imports, constants, CASES tables and host code — so at module level everything Python
- * accepts parses, and what the kernel language cannot use becomes OTHER_STMT/OTHER_EXPR.
- * Inside a function body the parser is strict about statements: `with`, `class`, `del`,
- * `assert`, `raise`, `global`, `import`, `yield`… are reported here, at their keyword.
- * Expressions the kernel language lacks (lambda, comprehensions, sets, starred values,
- * f-strings, :=) still become OTHER_EXPR, LIST or DICT nodes and infer.c refuses them where
- * they are used, since only typing knows whether a value is actually needed. Bodies of
- * classes and `with` blocks at module level are host code, parsed leniently.
+ * imports, constants, CASES tables and host code (`def main(): with cuda.gpus[0]: ...`,
+ * `def run(n=10):`) — so everything Python accepts parses, in function bodies too, and
+ * what the kernel language cannot use is kept for infer.c to refuse if, and only if, a
+ * compiled function reaches it: statements become OTHER_STMT at their keyword (or stay
+ * IMPORT / TRY nodes), expressions OTHER_EXPR, LIST or DICT nodes, and the first parameter
+ * a kernel cannot have (a default, *args, **kwargs, keyword-only) is noted on the FUNCDEF.
+ * Only real syntax errors (and `return` outside a function, `break` outside a loop) are
+ * reported here.
  *
  * Depth is bounded: the tokenizer allows 200 nested brackets and 100 indentation levels,
  * and here every nesting of expressions and every link of an operator or postfix chain
@@ -86,15 +88,6 @@ void *nbc__parse_syntax(parser *p, const nbc__token *t, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   error_status(p, NBC_SYNTAX_ERROR, t, fmt, ap);
-  va_end(ap);
-  return NULL;
-}
-
-/* Valid Python the kernel language does not support. */
-void *nbc__parse_unsupported(parser *p, const nbc__token *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  error_status(p, NBC_UNSUPPORTED, t, fmt, ap);
   va_end(ap);
   return NULL;
 }
@@ -324,13 +317,12 @@ static nbc__node *import_from(parser *p) {
   return n;
 }
 
-/* A statement the kernel language has no use for: OTHER_STMT at module level and in host
- * code, an error in a function body. The rest of the statement is skipped (brackets are
- * balanced by the tokenizer, so the next NEWLINE at this level ends it). */
+/* A statement the kernel language has no use for (global, nonlocal, del, assert, raise):
+ * an OTHER_STMT at its keyword, which infer.c reports if a compiled function reaches it.
+ * The rest of the statement is skipped (brackets are balanced by the tokenizer, so the
+ * next NEWLINE at this level ends it). */
 static nbc__node *other_simple_stmt(parser *p) {
   const nbc__token *t = p->tok;
-  if (p->in_func && !p->lenient)
-    return nbc__parse_unsupported(p, t, "unsupported statement: '%.*s'", t->len, t->start);
   nbc__node *n = nbc__parse_new_node(p, NBC__N_OTHER_STMT, t);
   if (!n) return NULL;
   advance(p);
@@ -363,15 +355,18 @@ static nbc__node *simple_stmt(parser *p) {
       return NULL;
     return n;
   }
-  if (is(p, "import") || is(p, "from")) {
-    if (p->in_func && !p->lenient)
-      return nbc__parse_unsupported(p, t, "unsupported statement: '%.*s'", t->len, t->start);
-    return is(p, "import") ? import_name(p) : import_from(p);
-  }
+  /* An import inside a function stays an IMPORT node; infer.c refuses it there. */
+  if (is(p, "import")) return import_name(p);
+  if (is(p, "from")) return import_from(p);
   if (is(p, "global") || is(p, "nonlocal") || is(p, "del") || is(p, "assert") || is(p, "raise"))
     return other_simple_stmt(p);
-  if (is(p, "yield") && p->in_func && !p->lenient)
-    return nbc__parse_unsupported(p, t, "unsupported statement: 'yield'");
+  if (is(p, "yield") && p->in_func) {
+    /* A generator's `yield` statement: checked as an expression, kept as an OTHER_STMT so
+     * that compiling the function names the statement. */
+    nbc__node *n = expression_stmt(p);
+    if (n) n->kind = NBC__N_OTHER_STMT;
+    return n;
+  }
   if (t->kind == NBC__TOK_KEYWORD && !nbc__parse_starts_expression(t) && !is(p, "yield"))
     return nbc__parse_syntax(p, t, "invalid syntax: unexpected %s", nbc__parse_describe(p, t));
   if (t->kind == NBC__TOK_OP && !nbc__parse_starts_expression(t))
@@ -549,30 +544,38 @@ static nbc__node *try_stmt(parser *p) {
   return n;
 }
 
+/* The first parameter a kernel cannot have, as an OTHER_EXPR at its token whose str says
+ * why (see compiler.h: FUNCDEF's c). Host functions have such parameters all the time, so
+ * this is no error here: infer.c reports it when the function is compiled or called. */
+static bool param_note(parser *p, nbc__node **pnote, const nbc__token *t, const char *why) {
+  if (*pnote) return true;
+  nbc__node *n = nbc__parse_new_node(p, NBC__N_OTHER_EXPR, t);
+  if (!n) return false;
+  n->str = why;
+  *pnote = n;
+  return true;
+}
+
 /* params: param (',' param)* [',']
- * param: NAME [':' expression]     (defaults, '*', '**' are refused; '/' is accepted) */
-static bool params(parser *p, vec *out) {
+ * param: NAME [':' expression] ['=' expression] | '*' [NAME [':' expression]]
+ *      | '**' NAME [':' expression] | '/'
+ * Only plain names are parameters of a kernel ('/' is accepted: every parameter is
+ * positional anyway); the first default, '*' or '**' is noted in *pnote. */
+static bool params(parser *p, vec *out, nbc__node **pnote) {
   while (!is(p, ")")) {
     const nbc__token *t = p->tok;
-    bool strict = !p->lenient;
     if (accept(p, "/")) {
-      /* Positional-only marker: every parameter of a kernel is positional anyway. */
+      /* Positional-only marker. */
     } else if (is(p, "*") || is(p, "**")) {
       bool twice = is(p, "**");
       advance(p);
-      if (strict) {
-        if (twice)
-          return nbc__parse_unsupported(
-                     p, t, "**kwargs parameters are not supported in CUDA kernels"),
-                 false;
-        if (is(p, ",") || is(p, ")"))
-          return nbc__parse_unsupported(
-                     p, t, "keyword-only parameters are not supported in CUDA kernels"),
-                 false;
-        return nbc__parse_unsupported(p, t,
-                                      "*args parameters are not supported in CUDA kernels"),
-               false;
-      }
+      const char *why = twice                      ? "**kwargs parameters are not supported in "
+                                                     "CUDA kernels"
+                        : is(p, ",") || is(p, ")") ? "keyword-only parameters are not "
+                                                     "supported in CUDA kernels"
+                                                   : "*args parameters are not supported in "
+                                                     "CUDA kernels";
+      if (!param_note(p, pnote, t, why)) return false;
       if (is_kind(p, NBC__TOK_NAME)) advance(p);
       if (accept(p, ":") && !nbc__parse_expression(p)) return false;
     } else if (is_kind(p, NBC__TOK_NAME)) {
@@ -586,10 +589,9 @@ static bool params(parser *p, vec *out) {
       advance(p);
       if (accept(p, ":") && !nbc__parse_expression(p)) return false;
       if (is(p, "=")) {
-        if (strict)
-          return nbc__parse_unsupported(
-                     p, p->tok, "default argument values are not supported in CUDA kernels"),
-                 false;
+        if (!param_note(p, pnote, p->tok,
+                        "default argument values are not supported in CUDA kernels"))
+          return false;
         advance(p);
         if (!nbc__parse_expression(p)) return false;
       }
@@ -622,7 +624,7 @@ static nbc__node *function_def(parser *p, vec decorators) {
   advance(p);
   if (!nbc__parse_expect(p, "(", "after the function name")) return NULL;
   vec ps = {0}, body = {0};
-  if (!params(p, &ps)) return NULL;
+  if (!params(p, &ps, &n->c)) return NULL;
   if (accept(p, "->") && !nbc__parse_expression(p)) return NULL;
   if (!colon(p, "the function signature")) return NULL;
   int saved_loop = p->in_loop;
@@ -641,8 +643,6 @@ static nbc__node *function_def(parser *p, vec decorators) {
 /* class_def: decorators? 'class' NAME ['(' [arguments] ')'] ':' block   (host code) */
 static nbc__node *class_def(parser *p) {
   const nbc__token *kw = p->tok;
-  if (p->in_func && !p->lenient)
-    return nbc__parse_unsupported(p, kw, "unsupported statement: 'class'");
   nbc__node *n = nbc__parse_new_node(p, NBC__N_OTHER_STMT, kw);
   if (!n) return NULL;
   advance(p);
@@ -657,9 +657,7 @@ static nbc__node *class_def(parser *p) {
   }
   vec body = {0};
   if (!colon(p, "the class name")) return NULL;
-  p->lenient++;
   bool ok = block(p, &body, "class definition", kw);
-  p->lenient--;
   if (!ok) return NULL;
   n->body = to_list(body);
   return n;
@@ -669,8 +667,6 @@ static nbc__node *class_def(parser *p) {
  * with_item: expression ['as' star_target]     (host code) */
 static nbc__node *with_stmt(parser *p) {
   const nbc__token *kw = p->tok;
-  if (p->in_func && !p->lenient)
-    return nbc__parse_unsupported(p, kw, "unsupported statement: 'with'");
   nbc__node *n = nbc__parse_new_node(p, NBC__N_OTHER_STMT, kw);
   if (!n) return NULL;
   advance(p);
@@ -680,9 +676,7 @@ static nbc__node *with_stmt(parser *p) {
   } while (accept(p, ","));
   vec body = {0};
   if (!colon(p, "'with' items")) return NULL;
-  p->lenient++;
   bool ok = block(p, &body, "'with' statement", kw);
-  p->lenient--;
   if (!ok) return NULL;
   n->body = to_list(body);
   return n;
@@ -701,11 +695,13 @@ static nbc__node *decorated(parser *p) {
   if (is(p, "def")) return function_def(p, decorators);
   if (is(p, "class")) return class_def(p);
   if (is(p, "async") && nbc__tok_is(p->tok + 1, "def")) {
-    if (p->in_func && !p->lenient)
-      return nbc__parse_unsupported(p, p->tok, "unsupported statement: 'async'");
+    const nbc__token *t = p->tok;
     advance(p);
     nbc__node *f = function_def(p, decorators);
-    if (f) f->kind = NBC__N_OTHER_STMT;
+    if (f) {
+      f->kind = NBC__N_OTHER_STMT;
+      if (p->in_func) f->tok = t; /* so that compiling the function names the 'async' */
+    }
     return f;
   }
   return nbc__parse_syntax(p, p->tok, "expected 'def' or 'class' after the decorator, found %s",
@@ -723,16 +719,10 @@ static bool statement(parser *p, vec *out) {
     if (is(p, "if")) return nbc__parse_push(p, out, if_stmt(p));
     if (is(p, "while")) return nbc__parse_push(p, out, while_stmt(p));
     if (is(p, "for")) return nbc__parse_push(p, out, for_stmt(p));
-    if (is(p, "try")) {
-      if (p->in_func && !p->lenient)
-        return nbc__parse_unsupported(p, t, "unsupported statement: 'try'"), false;
-      return nbc__parse_push(p, out, try_stmt(p));
-    }
+    if (is(p, "try")) return nbc__parse_push(p, out, try_stmt(p));
     if (is(p, "with")) return nbc__parse_push(p, out, with_stmt(p));
     if (is(p, "class")) return nbc__parse_push(p, out, class_def(p));
     if (is(p, "async")) {
-      if (p->in_func && !p->lenient)
-        return nbc__parse_unsupported(p, t, "unsupported statement: 'async'"), false;
       advance(p);
       nbc__node *n =
           is(p, "def")    ? function_def(p, (vec){0})
@@ -742,7 +732,10 @@ static bool statement(parser *p, vec *out) {
               : nbc__parse_syntax(p, p->tok,
                                   "expected 'def', 'with' or 'for' after 'async', found %s",
                                   nbc__parse_describe(p, p->tok));
-      if (n) n->kind = NBC__N_OTHER_STMT;
+      if (n) {
+        n->kind = NBC__N_OTHER_STMT;
+        if (p->in_func) n->tok = t; /* so that compiling the function names the 'async' */
+      }
       return nbc__parse_push(p, out, n);
     }
     if (is(p, "else") || is(p, "elif") || is(p, "except") || is(p, "finally"))

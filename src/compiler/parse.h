@@ -18,7 +18,6 @@ typedef struct parser {
   int depth;               /* nesting of the tree being built (see parse.c) */
   int in_func;             /* > 0 inside a function body */
   int in_loop;             /* > 0 inside a loop of the current function */
-  int lenient;             /* > 0 inside host code (class or with bodies at module level) */
 } parser;
 
 /* A list being built; becomes an nbc__list. */
@@ -72,9 +71,6 @@ static inline nbc__list to_list(vec v) {
 const char *nbc__parse_describe(parser *p, const nbc__token *t);
 /* A syntax error at token t; returns NULL so callers can `return nbc__parse_syntax(...)`. */
 void *nbc__parse_syntax(parser *p, const nbc__token *t, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Valid Python the kernel language does not support (NBC_UNSUPPORTED); returns NULL. */
-void *nbc__parse_unsupported(parser *p, const nbc__token *t, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void *nbc__parse_oom(parser *p);
 /* Accepts the operator or keyword s, else reports "expected 's' <context>, found ...". */

@@ -234,11 +234,11 @@ static nbc__node *atom(parser *p) {
     if (n && !(n->str = nbc__parse_tok_text(p, t))) return NULL;
     return n;
   case NBC__TOK_INT:
-    if (t->huge) {
-      if (p->in_func && !p->lenient)
-        return nbc__parse_unsupported(p, t, "integer literal too large for 64 bits");
+    if (t->huge) { /* host code may hold any integer; a kernel cannot */
       advance(p);
-      return other_expr(p, t, NULL);
+      n = other_expr(p, t, NULL);
+      if (n) n->str = "integer literal too large for 64 bits";
+      return n;
     }
     advance(p);
     n = nbc__parse_new_node(p, NBC__N_INT, t);

@@ -42,6 +42,13 @@ if(TARGET nbcuda_cli)
     "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int64, int64)' --dump=ir | grep -q '!nvvmir.version'")
   nbc_cli_test(cli_compile_verbose
     "${_nbc} compile ${_corpus}/scalars.py:add --sig '(float32, float32)' --verbose 2>&1 >/dev/null | grep -q 'return type: float32'")
+  # Host code in the same file (with, try, defaults, classes...) does not stop a kernel from
+  # compiling; compiling the host function reports it.
+  set(_app "${PROJECT_SOURCE_DIR}/tests/data/host_app.py")
+  nbc_cli_test(cli_compile_host_code_file
+    "${_nbc} compile ${_app}:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --cc 9.0 | grep -q '.visible .entry'")
+  nbc_cli_test(cli_compile_host_function
+    "${_nbc} compile ${_app}:main --sig '()' 2> ${_work}/host.err; test $? -eq 1 && grep -q \"host_app.py:60:5: error: unsupported statement: 'global'\" ${_work}/host.err")
   # Exit statuses: 1 for a compile error (diagnostic on stderr), 2 for bad usage.
   nbc_cli_test(cli_compile_syntax_error
     "${_nbc} compile ${_work}/bad.py:f --sig '(int64,)' 2> ${_work}/bad.err; test $? -eq 1 && grep -q 'bad.py:2:' ${_work}/bad.err")

@@ -325,6 +325,56 @@ TEST(default_options_and_cc) {
   nbc_compile_result_destroy(r);
 }
 
+/* The first line of the diagnostic of compiling name from tests/data/host_app.py. */
+static const char *host_app_error(const char *name, const char *sig, int device) {
+  nbc_compile_options_t o = options();
+  o.device = device;
+  o.abi = device ? NBC_ABI_C : NBC_ABI_NUMBA;
+  nbc_compile_result_t *r = NULL;
+  if (compile_file(NBCUDA_SOURCE_DIR "/tests/data/host_app.py", name, sig, &o, &r) == NBC_OK) {
+    nbc_compile_result_destroy(r);
+    return "(compiled)";
+  }
+  char *msg = strdup(nbc_last_error());
+  char *nl = strchr(msg, '\n');
+  if (nl) *nl = '\0';
+  const char *base = strstr(msg, "host_app.py:");
+  return base ? base : msg;
+}
+
+TEST(host_code_does_not_stop_a_file) {
+  /* A real script's kernels compile although its host functions use with, try, import,
+   * global, defaults, *args, **kwargs, keyword-only parameters, lambdas, comprehensions,
+   * classes, f-strings, decorators with arguments, generators, async and huge integers. */
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(compile_file(NBCUDA_SOURCE_DIR "/tests/data/host_app.py", "saxpy",
+                         "void(float32[:], float32, float32[:], float32[:])", &o, &r));
+  const char *ptx = nbc_compile_result_code(r, NULL);
+  char log[8192];
+  int rc = ptx_check_ptxas(ptx, strlen(ptx), 0, log, sizeof log);
+  if (rc > 0) TEST_FAIL_("ptxas: %s", log);
+  nbc_compile_result_destroy(r);
+  ASSERT_STREQ(host_app_error("cached", "(int64,)", 1), "(compiled)");
+  /* Compiling (or calling) a host function reports its first unsupported construct. */
+  ASSERT_STREQ(host_app_error("kernel_calling_host", "void(float32[:], float32[:])", 0),
+               "host_app.py:29:21: error: default argument values are not supported in CUDA "
+               "kernels");
+  ASSERT_STREQ(host_app_error("run", "(int64,)", 1),
+               "host_app.py:51:10: error: default argument values are not supported in CUDA "
+               "kernels");
+  ASSERT_STREQ(host_app_error("main", "()", 1),
+               "host_app.py:60:5: error: unsupported statement: 'global'");
+  ASSERT_STREQ(host_app_error("numbers", "()", 1),
+               "host_app.py:82:5: error: unsupported statement: 'yield'");
+  ASSERT_STREQ(host_app_error("big", "()", 1),
+               "host_app.py:92:12: error: integer literal too large for 64 bits");
+  ASSERT_STREQ(host_app_error("fetch", "()", 1), "host_app.py: error: no function named 'fetch'");
+}
+
 static void *compile_thread(void *arg) {
   const char *sig = arg;
   for (int i = 0; i < 4; i++) {
@@ -353,5 +403,6 @@ TEST(concurrent_compiles) {
 TEST_LIST(X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
+                      X(host_code_does_not_stop_a_file)
                       X(concurrent_compiles))
 TEST_MAIN()

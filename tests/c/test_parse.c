@@ -201,6 +201,61 @@ TEST(imports_and_module_level_host_code) {
                             "  (= g (other 'f'{x}'')))");
 }
 
+TEST(host_code_in_function_bodies_is_kept) {
+  /* Host functions parse whole: their statements become OTHER nodes (or IMPORT/TRY) that
+   * infer.c refuses only if a compiled function reaches them. */
+  const char *src = "def main(n=10, *args, k=1, **kw):\n"
+                    "    global g\n"
+                    "    import os\n"
+                    "    from a import b\n"
+                    "    with ctx() as c:\n"
+                    "        return c\n"
+                    "    try:\n"
+                    "        pass\n"
+                    "    except E as e:\n"
+                    "        raise\n"
+                    "    class K:\n"
+                    "        def m(self, x=1): pass\n"
+                    "    yield n\n"
+                    "    async def co(): pass\n"
+                    "    x = 123456789012345678901234567890\n";
+  ASSERT_STREQ(fe_ast(src), "(module\n"
+                            "  (def main (params n k)\n"
+                            "    (other 'global')\n"
+                            "    (import os)\n"
+                            "    (from a import b)\n"
+                            "    (other 'with'\n"
+                            "      (return c))\n"
+                            "    (try\n"
+                            "      (pass)\n"
+                            "      (handlers\n"
+                            "        (other 'raise')))\n"
+                            "    (other 'class' K\n"
+                            "      (def m (params self x)\n"
+                            "        (pass)))\n"
+                            "    (other 'yield')\n"
+                            "    (other 'async' co\n"
+                            "      (pass))\n"
+                            "    (= x (other '123456789012345678901234567890'))))");
+  /* The first parameter a kernel cannot have is noted on the FUNCDEF, with its message. */
+  nbc__module *m = fe_load(src);
+  ASSERT(m);
+  nbc__node *def = m->ast->body.items[0];
+  ASSERT(def->c && def->c->kind == NBC__N_OTHER_EXPR);
+  ASSERT_STREQ(def->c->str, "default argument values are not supported in CUDA kernels");
+  ASSERT_EQ(def->c->tok->line, 1);
+  ASSERT_EQ(def->c->tok->col, 11);
+  m = fe_load("def f(a, *, b): pass\ndef g(a, b): pass\n");
+  ASSERT(m);
+  ASSERT_STREQ(nbc__module_function(m, "f")->c->str,
+               "keyword-only parameters are not supported in CUDA kernels");
+  ASSERT(!nbc__module_function(m, "g")->c);
+  /* Real syntax errors inside host functions still stop the load. */
+  ASSERT_CONTAINS(
+      fe_ast("def main():\n    with x:\n    pass\n"),
+      "t.py:3:5: error: expected an indented block after 'with' statement on line 2");
+}
+
 TEST(kernel_expressions_outside_the_language_are_other_nodes) {
   /* Inside a function, expressions the kernel language lacks become OTHER_EXPR (infer
    * refuses them where they are used); lists and dicts keep their own kinds. */
@@ -404,10 +459,11 @@ TEST_LIST(X(precedence_arithmetic) X(precedence_bitwise_and_shifts)
                   X(atoms_and_literals) X(primaries) X(subscripts_and_slices) X(assignments)
                       X(compound_statements) X(decorators_and_nested_defs)
                           X(imports_and_module_level_host_code)
-                              X(kernel_expressions_outside_the_language_are_other_nodes)
-                                  X(node_positions) X(clone_is_deep_and_equal)
-                                      X(corpus_files_load_and_their_cases_are_found)
-                                          X(out_of_memory_never_crashes)
-                                              X(speed_of_a_hundred_line_file)
-                                                  X(concurrent_loads))
+                              X(host_code_in_function_bodies_is_kept)
+                                  X(kernel_expressions_outside_the_language_are_other_nodes)
+                                      X(node_positions) X(clone_is_deep_and_equal)
+                                          X(corpus_files_load_and_their_cases_are_found)
+                                              X(out_of_memory_never_crashes)
+                                                  X(speed_of_a_hundred_line_file)
+                                                      X(concurrent_loads))
 TEST_MAIN()
