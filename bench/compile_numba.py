@@ -336,13 +336,19 @@ def main(argv=None):
         return child_main(args.child, args.corpus, cc)
 
     prepare_numba()
+    try:
+        import numba_cuda
+        from numba import cuda  # noqa: F401
+    except Exception as exc:  # the comparison needs numba-cuda; say so instead of a traceback
+        print(f"compile_numba.py: numba-cuda cannot be imported ({first_line(exc)}); "
+              "pip install numba-cuda", file=sys.stderr)
+        return 1
     cases = [c for c in corpus_cases(args.corpus)
              if not args.case or args.case in (c["key"], c["name"])]
     if not cases:
         print(f"no case {args.case or ''} in {args.corpus}", file=sys.stderr)
         return 1
     nb, nb_error = (None, "skipped (--no-nbcuda)") if args.no_nbcuda else run_nbcuda(args)
-    import numba_cuda
 
     rows = []
     clock = NvvmClock()
