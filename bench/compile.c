@@ -362,7 +362,7 @@ static void measure_warm(bench_case *c, const bench_options *bo) {
   size_t size = 0;
   char *text = read_file(c->file, &size);
   if (!text) {
-    snprintf(c->error, sizeof c->error, "cannot read %s", c->file);
+    snprintf(c->error, sizeof c->error, "cannot read %.400s", c->file);
     return;
   }
   nbc_source_t src = {text, size, c->file, 1, 0};
