@@ -200,12 +200,21 @@ static PyObject *stream_get_context(StreamObject *self, void *c) {
   return Py_NewRef(self->context);
 }
 
-static PyObject *stream_synchronize(StreamObject *self, PyObject *unused) {
-  (void)unused;
+/* The blocking synchronize, with the GIL released while the driver waits. */
+static PyObject *stream_wait_idle(StreamObject *self) {
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s = nbc_stream_synchronize(self->s);
   Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
   Py_RETURN_NONE;
+}
+
+/* An idle stream needs no wait: the non-blocking query answers without releasing the GIL
+ * (which costs about as much as the driver call). Pending work, or any error, goes to the
+ * blocking call with the GIL released; errors are reported as that call reports them. */
+static PyObject *stream_synchronize(StreamObject *self, PyObject *unused) {
+  (void)unused;
+  if (nbc_stream_query(self->s) == NBC_OK) Py_RETURN_NONE;
+  return stream_wait_idle(self);
 }
 
 /* query(): True when all work is done (numba-cuda's Stream has none; cuda.core's has). */
@@ -217,9 +226,8 @@ static PyObject *stream_query(StreamObject *self, PyObject *unused) {
   return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
 }
 
-static PyObject *sync_exit(PyObject *target) {
-  return stream_synchronize((StreamObject *)target, NULL);
-}
+/* auto_synchronize()'s exit: always the blocking call (once per scope, not a hot path). */
+static PyObject *sync_exit(PyObject *target) { return stream_wait_idle((StreamObject *)target); }
 
 static PyObject *stream_auto_synchronize(StreamObject *self, PyObject *unused) {
   (void)unused;

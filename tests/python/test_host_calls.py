@@ -1,0 +1,238 @@
+"""The hot host calls' fast paths (bench/host_py.py measures them): they must keep the
+behaviour and the error messages of the plain paths they short-cut.
+
+- Event.record/wait, event() and current_context() read positional arguments off the
+  vectorcall vector; keywords and wrong calls go through PyArg_ParseTupleAndKeywords, so the
+  messages are CPython's usual ones.
+- event(), stream(), default_stream() and external_stream() ask the driver for the current
+  context once (the object is made inside nbc_require_context), not twice.
+- Stream.synchronize() and Event.synchronize() answer an idle stream / completed event with
+  the non-blocking query and keep the GIL; pending work still gets the blocking call with
+  the GIL released, and its errors.
+- get_memory_info() fills the MemoryInfo namedtuple without calling the class.
+"""
+import threading
+import time
+
+import pytest
+
+
+def _noop(a):
+    a[0] = 1
+
+
+# ------------------------------------------------------------------ argument parsing ---
+
+def test_record_and_wait_arguments(cuda):
+    s = cuda.stream()
+    ev = cuda.event()
+    for call in (ev.record, ev.wait):
+        assert call() is None
+        assert call(s) is None
+        assert call(0) is None
+        assert call(None) is None
+        assert call(stream=s) is None
+        assert call(stream=0) is None
+    s.synchronize()
+    assert ev.query() is True
+
+
+@pytest.mark.parametrize("name", ["record", "wait"])
+def test_record_and_wait_errors_read_as_pyarg_ones(cuda, name):
+    s = cuda.stream()
+    call = getattr(cuda.event(), name)
+    with pytest.raises(TypeError) as e:
+        call(s, s)
+    assert str(e.value) == f"{name}() takes at most 1 argument (2 given)"
+    with pytest.raises(TypeError) as e:
+        call(foo=1)
+    assert str(e.value) == f"'foo' is an invalid keyword argument for {name}()"
+    with pytest.raises(TypeError) as e:
+        call(s, stream=s)
+    assert str(e.value) == f"{name}() takes at most 1 argument (2 given)"
+    with pytest.raises(TypeError) as e:
+        call(5)
+    assert str(e.value) == "Expected a Stream object or 0, got int"
+
+
+def test_event_timing_argument(cuda):
+    assert cuda.event().timing is True
+    assert cuda.event(True).timing is True
+    assert cuda.event(False).timing is False
+    assert cuda.event(timing=False).timing is False
+    assert cuda.event([]).timing is False  # truth value, as the "p" format takes it
+    assert cuda.event([1]).timing is True
+    with pytest.raises(TypeError) as e:
+        cuda.event(1, 2)
+    assert str(e.value) == "event() takes at most 1 argument (2 given)"
+    with pytest.raises(TypeError) as e:
+        cuda.event(tim=1)
+    assert str(e.value) == "'tim' is an invalid keyword argument for event()"
+
+    class Bad:
+        def __bool__(self):
+            raise ValueError("no truth")
+
+    with pytest.raises(ValueError, match="no truth"):
+        cuda.event(Bad())
+    with pytest.raises(ValueError, match="no truth"):
+        cuda.event(timing=Bad())
+
+
+def test_current_context_argument(cuda):
+    ctx = cuda.current_context()
+    assert cuda.current_context(None) is ctx
+    assert cuda.current_context(0) is cuda.current_context(devnum=0)
+    with pytest.raises(TypeError) as e:
+        cuda.current_context(0, 1)
+    assert str(e.value) == "current_context() takes at most 1 argument (2 given)"
+    with pytest.raises(TypeError) as e:
+        cuda.current_context(dev=0)
+    assert str(e.value) == "'dev' is an invalid keyword argument for current_context()"
+    with pytest.raises(IndexError, match="device index -1 out of range"):
+        cuda.current_context(-1)
+
+
+# ------------------------------------------------------------- one context check -------
+
+@pytest.mark.parametrize("make", ["event()", "event(False)", "stream()", "default_stream()",
+                                  "legacy_default_stream()", "external_stream(0x1234)"])
+def test_factories_ask_for_the_current_context_once(cuda, tdrv, make):
+    ctx = cuda.current_context()
+    eval("cuda." + make)  # the first call may adopt the context
+    n = tdrv.calls("cuCtxGetCurrent")
+    obj = eval("cuda." + make)
+    assert tdrv.calls("cuCtxGetCurrent") == n + 1
+    if "stream" in make:  # Streams show the Context they keep (Events keep it hidden)
+        assert obj.context is ctx
+
+
+def test_factories_inside_require_context_use_the_attached_context(cuda, tdrv):
+    ctx = cuda.current_context()
+
+    @cuda.require_context
+    def body():
+        n = tdrv.calls("cuCtxGetCurrent")
+        made = [cuda.event(), cuda.stream(), cuda.default_stream()]
+        assert tdrv.calls("cuCtxGetCurrent") == n  # the attached context: no driver call
+        return made
+
+    ev, s, d = body()
+    assert s.context is ctx and d.context is ctx and ev.query() is True
+
+
+def test_factory_failure_leaves_nothing_behind(cuda, tdrv):
+    cuda.current_context()
+    streams, events = tdrv.live_streams(), tdrv.live_events()
+    tdrv.fail("cuEventCreate", 1, 2)
+    with pytest.raises(cuda.CudaAPIError, match=r"\[2\] Call to cuEventCreate results in "
+                                                r"CUDA_ERROR_OUT_OF_MEMORY"):
+        cuda.event()
+    tdrv.fail("cuStreamCreate", 1, 201)
+    with pytest.raises(cuda.CudaAPIError, match="Call to cuStreamCreate results in "
+                                                "CUDA_ERROR_INVALID_CONTEXT"):
+        cuda.stream()
+    tdrv.fail("cuCtxGetCurrent", 1, 201)
+    with pytest.raises(cuda.CudaAPIError, match="Call to cuCtxGetCurrent results in "
+                                                "CUDA_ERROR_INVALID_CONTEXT"):
+        cuda.default_stream()
+    assert (tdrv.live_streams(), tdrv.live_events()) == (streams, events)
+
+
+# ------------------------------------------------------------------ synchronize --------
+
+def test_idle_synchronize_is_answered_by_the_query(cuda, tdrv):
+    s = cuda.stream()
+    ev = cuda.event()
+    ev.record(s)
+    s.synchronize()
+    calls = {n: tdrv.calls(n) for n in ("cuStreamSynchronize", "cuStreamQuery",
+                                        "cuEventSynchronize", "cuEventQuery")}
+    assert s.synchronize() is None
+    assert ev.synchronize() is None
+    assert tdrv.calls("cuStreamQuery") == calls["cuStreamQuery"] + 1
+    assert tdrv.calls("cuEventQuery") == calls["cuEventQuery"] + 1
+    assert tdrv.calls("cuStreamSynchronize") == calls["cuStreamSynchronize"]
+    assert tdrv.calls("cuEventSynchronize") == calls["cuEventSynchronize"]
+
+
+def _spins_while(fn):
+    """How far another Python thread gets while fn() runs (0 when fn holds the GIL)."""
+    state = {"count": 0, "stop": False}
+
+    def spin():
+        while not state["stop"]:
+            state["count"] += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    while state["count"] == 0:
+        time.sleep(0.001)
+    before = state["count"]
+    fn()
+    after = state["count"]
+    state["stop"] = True
+    t.join()
+    return after - before
+
+
+@pytest.mark.parametrize("what", ["stream", "event"])
+def test_pending_synchronize_waits_with_the_gil_released(cuda, tdrv, what):
+    s = cuda.stream()
+    k = cuda.jit("void(int32[:])")(_noop)
+    d = cuda.device_array(4, dtype=cuda.int32)
+    k[1, 1, s](d)
+    s.synchronize()
+    tdrv.set_launch_delay_ms(300)
+    try:
+        k[1, 1, s](d)
+        ev = cuda.event()
+        ev.record(s)
+        t0 = time.monotonic()
+        spun = _spins_while(s.synchronize if what == "stream" else ev.synchronize)
+        assert time.monotonic() - t0 >= 0.2  # it did wait for the launch
+        assert spun > 1000  # and let the other thread run meanwhile
+        assert ev.query() is True
+    finally:
+        tdrv.set_launch_delay_ms(0)
+
+
+@pytest.mark.parametrize("what", ["stream", "event"])
+def test_pending_synchronize_reports_the_blocking_calls_error(cuda, tdrv, what):
+    s = cuda.stream()
+    k = cuda.jit("void(int32[:])")(_noop)
+    d = cuda.device_array(4, dtype=cuda.int32)
+    k[1, 1, s](d)
+    s.synchronize()
+    tdrv.set_launch_delay_ms(200)
+    try:
+        k[1, 1, s](d)
+        ev = cuda.event()
+        ev.record(s)
+        name = "cuStreamSynchronize" if what == "stream" else "cuEventSynchronize"
+        tdrv.fail(name, 1, 700)
+        with pytest.raises(cuda.CudaAPIError) as e:
+            (s.synchronize if what == "stream" else ev.synchronize)()
+        assert str(e.value) == f"[700] Call to {name} results in CUDA_ERROR_ILLEGAL_ADDRESS"
+    finally:
+        tdrv.set_launch_delay_ms(0)
+        s.synchronize()
+
+
+# ------------------------------------------------------------------ MemoryInfo ---------
+
+def test_memory_info_is_the_namedtuple(cuda):
+    ctx = cuda.current_context()
+    m = ctx.get_memory_info()
+    cls = type(m)
+    assert cls.__name__ == "MemoryInfo" and cls.__module__ == "nbcuda"
+    assert isinstance(m, tuple) and len(m) == 2 and cls._fields == ("free", "total")
+    assert type(ctx.get_memory_info()) is cls
+    assert m == (m.free, m.total) and m[0] == m.free and m[1] == m.total
+    assert isinstance(m.free, int) and 0 <= m.free <= m.total
+    assert repr(m) == f"MemoryInfo(free={m.free}, total={m.total})"
+    assert hash(m) == hash((m.free, m.total))
+    assert m._replace(free=1) == (1, m.total) and type(m._replace(free=1)) is cls
+    assert m._asdict() == {"free": m.free, "total": m.total}
+    free, total = m
+    assert (free, total) == tuple(m)
