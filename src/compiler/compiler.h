@@ -409,7 +409,8 @@ typedef struct nbc__global {
   X(MATH)        /* math.<name>: name ("sin", "sqrt", ...) */                              \
   X(CUDA_GRID) X(CUDA_GRIDSIZE) X(CUDA_SYNCTHREADS)                                        \
   X(CUDA_SHARED_ARRAY) X(CUDA_LOCAL_ARRAY) /* ret: the array type (C layout) */            \
-  X(ATOMIC_ADD) X(ATOMIC_SUB) X(ATOMIC_MAX) X(ATOMIC_MIN)
+  X(ATOMIC_ADD) X(ATOMIC_SUB) X(ATOMIC_MAX) X(ATOMIC_MIN)                                  \
+  X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,
@@ -440,6 +441,23 @@ bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
                 const nbc__signature *sig);
 /* Prints every specialisation's variables and each expression's type (--dump=types). */
 void nbc__infer_dump(nbc__buf *out, const nbc__program *program);
+
+/* ======================================================================== numpy.c === */
+/* The numpy names kernels use (`import numpy as np`): dtypes, constants, ufuncs. */
+/* A numpy dtype attribute (np.float32, np.double, np.bool_, np.byte = int8...), or NULL. */
+const nbc__type *nbc__numpy_dtype(const char *name);
+/* np.pi, np.e, np.euler_gamma, np.inf, np.nan. */
+bool nbc__numpy_constant(const char *name, double *pv);
+/* numpy's __name__ of a ufunc kernels support ("absolute" for "abs"), or NULL. */
+const char *nbc__numpy_ufunc(const char *name);
+/* numba's typing of the ufunc on scalars: the result type, with *ploop the type every
+ * argument converts to (the chosen loop's input type); NULL when numba has no loop (*pwhy
+ * NULL: report the argument types) or nbcuda refuses the arguments (*pwhy says why). */
+const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args, int nargs,
+                                 const nbc__type **ploop, const char **pwhy);
+/* The builtin that computes the ufunc on its loop type (MATH with *pmath the math name,
+ * ABS, MIN, MAX, CAST or NUMPY). */
+nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const char **pmath);
 
 /* ======================================================================== lower.c === */
 /* Emits the NVVM IR module (LLVM 7 text, typed pointers) for the program into out:

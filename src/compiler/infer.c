@@ -222,6 +222,18 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return nbc__type_special(I->ctx, NBC__T_MODULE, "math", NULL);
   case NBC_GLOBAL_MODULE_CUDA:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "cuda", NULL);
+  case NBC_GLOBAL_MODULE_NUMPY:
+    return nbc__type_special(I->ctx, NBC__T_MODULE, "numpy", NULL);
+  case NBC_GLOBAL_NUMPY_FUNCTION: {
+    const char *u = nbc__numpy_ufunc(G->g.name);
+    if (!u) {
+      UNSUPPORTED(I, n, "'numpy.%s' is not supported in kernels", G->g.name ? G->g.name : "?");
+      return NULL;
+    }
+    char buf[128];
+    snprintf(buf, sizeof buf, "numpy.%s", u);
+    return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
+  }
   case NBC_GLOBAL_MATH_FUNCTION: {
     if (!G->g.name || !nbc__math_exists(G->g.name)) {
       UNSUPPORTED(I, n, "unsupported math function 'math.%s'", G->g.name ? G->g.name : "?");
@@ -325,6 +337,30 @@ static const nbc__type *math_attr(infer *I, nbc__node *n) {
   return NULL;
 }
 
+/* numpy.<attr>: a dtype, a constant or a ufunc (numpy.c). */
+static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
+  double v;
+  if (nbc__numpy_constant(n->str, &v)) {
+    nbc_global_t g;
+    memset(&g, 0, sizeof g);
+    g.kind = NBC_GLOBAL_FLOAT;
+    g.value.f = v;
+    g.name = n->str;
+    if (!n->info) n->info = global_new(I, &g);
+    return T(NBC__T_FLOAT64);
+  }
+  const nbc__type *t = nbc__numpy_dtype(n->str);
+  if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
+  const char *u = nbc__numpy_ufunc(n->str);
+  if (u) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "numpy.%s", u);
+    return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
+  }
+  UNSUPPORTED(I, n, "'numpy.%s' is not supported in kernels", n->str);
+  return NULL;
+}
+
 static const nbc__type *cuda_attr(infer *I, nbc__node *n, const char *mod) {
   char buf[160];
   const char *a = n->str;
@@ -367,6 +403,7 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   if (!o) return NULL;
   if (o->kind == NBC__T_MODULE) {
     if (strcmp(o->name, "math") == 0) return math_attr(I, n);
+    if (strcmp(o->name, "numpy") == 0) return numpy_attr(I, n);
     return cuda_attr(I, n, o->name);
   }
   if (o->kind == NBC__T_ARRAY) {

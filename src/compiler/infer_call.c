@@ -143,6 +143,32 @@ static const nbc__type *call_math(infer *I, nbc__node *n, const char *name,
   return r;
 }
 
+/* numpy.<ufunc> on scalars: numba's loop typing (numpy.c); the call is recorded as the
+ * builtin computing the same thing on the loop's type, each argument converted to it. */
+static const nbc__type *call_numpy(infer *I, nbc__node *n, const char *name,
+                                   const nbc__type **types, int nargs) {
+  char what[64];
+  snprintf(what, sizeof what, "numpy.%s", name);
+  if (!no_keywords(I, n, what)) return NULL;
+  const nbc__type *loop = NULL;
+  const char *why = NULL;
+  const nbc__type *r = nbc__type_numpy(name, types, nargs, &loop, &why);
+  if (!r) {
+    if (why) return UNSUPPORTED(I, n, "%s: %s", what, why), NULL;
+    return arg_list_error(I, n, what, types, nargs);
+  }
+  const char *math = NULL;
+  nbc__builtin b = nbc__numpy_builtin(name, loop, &math);
+  nbc__call *c = call_new(I, n, b, b == NBC__B_MATH ? math : name, nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++) {
+    c->argtypes[i] = loop;
+    nbc__infer_cast(n->list.items[i], loop);
+  }
+  c->ret = r;
+  return r;
+}
+
 /* The dtype of a shared/local array: a type global, cuda.float32, ... */
 static const nbc__type *dtype_of(infer *I, nbc__node *n, const nbc__type *t) {
   if (is_kind(t, NBC__T_DTYPE)) return t->dtype;
@@ -398,6 +424,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
     return call_python(I, n, (nbc__global *)G, types, npos == nargs ? nargs : npos);
   if (G && nbc__infer_is_builtin(G)) return call_builtin(I, n, G->g.name, types, nargs);
   if (strncmp(f->name, "math.", 5) == 0) return call_math(I, n, f->name + 5, types, nargs);
+  if (strncmp(f->name, "numpy.", 6) == 0) return call_numpy(I, n, f->name + 6, types, nargs);
   if (strncmp(f->name, "cuda.", 5) == 0) return call_cuda(I, n, f->name, types, nargs);
   return UNSUPPORTED(I, n, "unsupported call of %s", nbc__infer_tname(I, f)), NULL;
 }

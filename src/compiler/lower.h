@@ -1,6 +1,7 @@
 /* lower.h — private header shared by lower.c (module, functions, statements, ABIs, debug
  * metadata) and lower_expr.c (expressions: numba's arithmetic semantics, conversions,
- * arrays, builtins, math, CUDA intrinsics). Nothing outside these two files includes it.
+ * arrays, builtins, math, CUDA intrinsics), and numpy.c for the ufuncs it lowers. Nothing
+ * else includes it.
  *
  * The lowering writes LLVM 7 text. Values are carried as operand strings ("%t12", "42",
  * "0x3FF0000000000000") together with their nbcuda type; every value is in its type's
@@ -98,5 +99,8 @@ const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t);
 /* A value loaded from memory of mtype, in the value type (bool: i8 -> i1). */
 nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr);
 void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
+
+/* numpy.c: a NBC__B_NUMPY call (np.minimum/maximum/fmin/fmax on floats). */
+nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 
 #endif /* NBCUDA_LOWER_H */

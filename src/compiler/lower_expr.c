@@ -1392,6 +1392,7 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return nbc__lower_convert(L, v, rt);
   }
   case NBC__B_MATH: return nbc__lower_convert(L, lower_math(L, n, call), rt);
+  case NBC__B_NUMPY: return nbc__lower_numpy(L, n, call);
   case NBC__B_CUDA_GRID: return grid(L, n, false);
   case NBC__B_CUDA_GRIDSIZE: return grid(L, n, true);
   case NBC__B_CUDA_SYNCTHREADS:

@@ -17,7 +17,10 @@
  *    MATH_FUNCTION "sqrt" (and pi, e, tau, inf, nan -> FLOAT); `import nbcuda [as cuda]`,
  *    `import numba.cuda as cuda`, `from numba import cuda`, `from nbcuda import cuda` ->
  *    MODULE_CUDA; `from numba|nbcuda|numba.types|numba.core.types import float32 [as f]`
- *    -> TYPE "float32"; any other module or member -> OTHER.
+ *    -> TYPE "float32"; `import numpy [as np]` -> MODULE_NUMPY; `from numpy import float32,
+ *    sqrt, pi` -> TYPE (numba's name of the dtype), NUMPY_FUNCTION (numpy's name of the
+ *    ufunc), FLOAT (numpy.c says which names kernels use); any other module or member ->
+ *    OTHER. np.pi and friends also fold in constant expressions.
  *  - `def f` -> FUNCTION (the whole file as its source, this module resolving its globals).
  *  - class names, loop targets and anything else bound at the top level -> OTHER.
  *
@@ -403,6 +406,8 @@ static value eval(builder *bd, const nbc__node *n) {
     b = lookup(bd->m, n->a->str);
     if (b && b->g.kind == NBC_GLOBAL_MODULE_MATH && math_constant(n->str, &f))
       return float_value(f);
+    if (b && b->g.kind == NBC_GLOBAL_MODULE_NUMPY && nbc__numpy_constant(n->str, &f))
+      return float_value(f);
     return OTHER_VALUE;
   case NBC__N_UNARY:
     return eval_unary(n->op, eval(bd, n->a));
@@ -517,9 +522,10 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
     const nbc__node *item = s->list.items[i];
     const char *mod = item->str;
     if (item->alias) {
-      nbc_global_t g = strcmp(mod, "math") == 0 ? of_kind(NBC_GLOBAL_MODULE_MATH, "math")
-                       : is_cuda_module(mod)    ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
-                                                : other();
+      nbc_global_t g = strcmp(mod, "math") == 0    ? of_kind(NBC_GLOBAL_MODULE_MATH, "math")
+                       : is_cuda_module(mod)       ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
+                       : strcmp(mod, "numpy") == 0 ? of_kind(NBC_GLOBAL_MODULE_NUMPY, "numpy")
+                                                   : other();
       bind(bd, item->alias, g, conditional);
       continue;
     }
@@ -533,6 +539,7 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
     }
     nbc_global_t g = strcmp(first, "math") == 0     ? of_kind(NBC_GLOBAL_MODULE_MATH, "math")
                      : strcmp(first, "nbcuda") == 0 ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
+                     : strcmp(first, "numpy") == 0  ? of_kind(NBC_GLOBAL_MODULE_NUMPY, "numpy")
                                                     : other();
     bind(bd, first, g, conditional);
   }
@@ -561,6 +568,15 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
       g = of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda");
     } else if (types_module && is_type_name(name)) {
       g = of_kind(NBC_GLOBAL_TYPE, name);
+    } else if (strcmp(mod, "numpy") == 0) {
+      const nbc__type *t = nbc__numpy_dtype(name);
+      if (t)
+        g = of_kind(NBC_GLOBAL_TYPE, nbc__type_name(bd->ctx, t)); /* numba's name */
+      else if (nbc__numpy_constant(name, &f)) {
+        g.kind = NBC_GLOBAL_FLOAT;
+        g.value.f = f;
+      } else if (nbc__numpy_ufunc(name))
+        g = of_kind(NBC_GLOBAL_NUMPY_FUNCTION, nbc__numpy_ufunc(name));
     }
     bind(bd, as, g, conditional);
   }

@@ -125,11 +125,13 @@ TEST(non_constants_are_other) {
                            "class Klass:\n"
                            "    pass\n");
   ASSERT(m);
-  const char *names[] = {"np",   "ARR",  "S",     "L",       "NONE", "CPLX",    "BIG",
-                         "HUGE", "DIV0", "SHIFT", "UNKNOWN", "REF",  "LOOPVAR", "Klass"};
+  const char *names[] = {"ARR",  "S",     "L",       "NONE", "CPLX",    "BIG",  "HUGE",
+                         "DIV0", "SHIFT", "UNKNOWN", "REF",  "LOOPVAR", "Klass"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (resolve(m, names[i]).kind != NBC_GLOBAL_OTHER)
       TEST_FAIL_("%s is not NBC_GLOBAL_OTHER", names[i]);
+  /* numpy itself is a module kernels use (test_numpy.c); np.zeros(4) is not. */
+  ASSERT_EQ(resolve(m, "np").kind, NBC_GLOBAL_MODULE_NUMPY);
 }
 
 TEST(imports) {

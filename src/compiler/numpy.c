@@ -1,0 +1,249 @@
+/* numpy.c — NumPy in kernels: the names of the numpy module a kernel may use, numba's typing
+ * of the ufuncs on scalars, and the lowering of the ufuncs that have no math equivalent.
+ *
+ * Numba users write `import numpy as np` and then `np.float32(x)`,
+ * `cuda.shared.array(256, dtype=np.float32)`, `np.sqrt(x)`, `np.pi`. What each name means:
+ *
+ *  - dtypes (np.float32, np.int64, np.bool_, np.double, ...): a scalar type, used as a
+ *    conversion or a dtype, named by numpy's own aliases (np.byte is int8 here, where numba's
+ *    `byte` is uint8);
+ *  - constants: np.pi, np.e, np.euler_gamma, np.inf, np.nan (numba freezes them as float64);
+ *  - ufuncs on scalars: the common ones with a math equivalent (sqrt, exp, log, sin,
+ *    arctan2, ...), absolute, floor/ceil/trunc, isnan/isinf/isfinite and
+ *    minimum/maximum/fmin/fmax. Everything else of numpy is refused by name.
+ *
+ * Typing follows numba's ufunc_find_matching_loop (numba/np/numpy_support.py): numpy's
+ * loops are tried in order and the first whose input type every argument can be cast to
+ * "safely" wins, the output being that loop's output type. Numba adds one rule: when the
+ * arguments mix integers and floats, any integer casts to any float, so
+ * np.arctan2(int64, float32) is float32 while np.sqrt(int32) is float64 and np.sqrt(int16)
+ * float32 (int16 casts safely to float32). Numba has no float16 loops; numba-cuda then fails
+ * to lower float16 operands, so they are refused here, as are complex values.
+ *
+ * Lowering: infer_call.c records most ufuncs as the builtin that computes the same thing
+ * (MATH "sqrt" with the argument converted to the loop's type, ABS, MIN/MAX on integers, a
+ * conversion for floor of an integer). The float minimum/maximum/fmin/fmax propagate or
+ * ignore NaN as numpy does, unlike Python's min/max: they are NBC__B_NUMPY calls lowered
+ * here with the select sequences of numba's npyfuncs.np_real_{minimum,maximum,fmin,fmax}
+ * _impl.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+#include "compiler/lower.h"
+
+/* ------------------------------------------------------------------------ the names --- */
+
+static const struct {
+  const char *name;
+  nbc__type_kind kind;
+} dtypes[] = {
+    {"bool_", NBC__T_BOOL},         {"bool", NBC__T_BOOL},
+    {"int8", NBC__T_INT8},          {"byte", NBC__T_INT8},
+    {"int16", NBC__T_INT16},        {"short", NBC__T_INT16},
+    {"int32", NBC__T_INT32},        {"intc", NBC__T_INT32},
+    {"int64", NBC__T_INT64},        {"intp", NBC__T_INT64},
+    {"int_", NBC__T_INT64},         {"long", NBC__T_INT64},
+    {"longlong", NBC__T_INT64},     {"uint8", NBC__T_UINT8},
+    {"ubyte", NBC__T_UINT8},        {"uint16", NBC__T_UINT16},
+    {"ushort", NBC__T_UINT16},      {"uint32", NBC__T_UINT32},
+    {"uintc", NBC__T_UINT32},       {"uint64", NBC__T_UINT64},
+    {"uintp", NBC__T_UINT64},       {"uint", NBC__T_UINT64},
+    {"ulong", NBC__T_UINT64},       {"ulonglong", NBC__T_UINT64},
+    {"float16", NBC__T_FLOAT16},    {"half", NBC__T_FLOAT16},
+    {"float32", NBC__T_FLOAT32},    {"single", NBC__T_FLOAT32},
+    {"float64", NBC__T_FLOAT64},    {"double", NBC__T_FLOAT64},
+    {"float_", NBC__T_FLOAT64},     {"complex64", NBC__T_COMPLEX64},
+    {"csingle", NBC__T_COMPLEX64},  {"complex128", NBC__T_COMPLEX128},
+    {"cdouble", NBC__T_COMPLEX128}, {"complex_", NBC__T_COMPLEX128},
+};
+
+const nbc__type *nbc__numpy_dtype(const char *name) {
+  for (size_t i = 0; name && i < sizeof dtypes / sizeof dtypes[0]; i++)
+    if (strcmp(dtypes[i].name, name) == 0) return nbc__type_scalar(dtypes[i].kind);
+  return NULL;
+}
+
+bool nbc__numpy_constant(const char *name, double *pv) {
+  static const struct {
+    const char *name;
+    double value;
+  } consts[] = {{"pi", 3.141592653589793},
+                {"e", 2.718281828459045},
+                {"euler_gamma", 0.5772156649015329},
+                {"inf", INFINITY},
+                {"nan", NAN}};
+  for (size_t i = 0; name && i < sizeof consts / sizeof consts[0]; i++)
+    if (strcmp(consts[i].name, name) == 0) {
+      *pv = consts[i].value;
+      return true;
+    }
+  return false;
+}
+
+/* Which loops a ufunc has (numpy's, less float16, long double, complex and object). */
+typedef enum loops {
+  LOOPS_FLOAT,  /* f->f d->d */
+  LOOPS_ALL,    /* ?->? b->b ... Q->Q f->f d->d */
+  LOOPS_PRED,   /* the same inputs, a boolean output */
+  LOOPS_NOBOOL, /* b->b ... d->d: power */
+} loops;
+
+static const struct ufunc {
+  const char *name;  /* numpy's __name__ */
+  const char *alias; /* another numpy name of the same ufunc, or NULL */
+  int nin;
+  loops loops;
+  const char *math; /* the math function computing it on the loop's float type, or NULL */
+} ufuncs[] = {
+    {"sqrt", NULL, 1, LOOPS_FLOAT, "sqrt"},
+    {"exp", NULL, 1, LOOPS_FLOAT, "exp"},
+    {"exp2", NULL, 1, LOOPS_FLOAT, "exp2"},
+    {"expm1", NULL, 1, LOOPS_FLOAT, "expm1"},
+    {"log", NULL, 1, LOOPS_FLOAT, "log"},
+    {"log2", NULL, 1, LOOPS_FLOAT, "log2"},
+    {"log10", NULL, 1, LOOPS_FLOAT, "log10"},
+    {"log1p", NULL, 1, LOOPS_FLOAT, "log1p"},
+    {"sin", NULL, 1, LOOPS_FLOAT, "sin"},
+    {"cos", NULL, 1, LOOPS_FLOAT, "cos"},
+    {"tan", NULL, 1, LOOPS_FLOAT, "tan"},
+    {"arcsin", NULL, 1, LOOPS_FLOAT, "asin"},
+    {"arccos", NULL, 1, LOOPS_FLOAT, "acos"},
+    {"arctan", NULL, 1, LOOPS_FLOAT, "atan"},
+    {"sinh", NULL, 1, LOOPS_FLOAT, "sinh"},
+    {"cosh", NULL, 1, LOOPS_FLOAT, "cosh"},
+    {"tanh", NULL, 1, LOOPS_FLOAT, "tanh"},
+    {"arcsinh", NULL, 1, LOOPS_FLOAT, "asinh"},
+    {"arccosh", NULL, 1, LOOPS_FLOAT, "acosh"},
+    {"arctanh", NULL, 1, LOOPS_FLOAT, "atanh"},
+    {"fabs", NULL, 1, LOOPS_FLOAT, "fabs"},
+    {"deg2rad", NULL, 1, LOOPS_FLOAT, "radians"},
+    {"radians", NULL, 1, LOOPS_FLOAT, "radians"},
+    {"rad2deg", NULL, 1, LOOPS_FLOAT, "degrees"},
+    {"degrees", NULL, 1, LOOPS_FLOAT, "degrees"},
+    {"floor", NULL, 1, LOOPS_ALL, "floor"},
+    {"ceil", NULL, 1, LOOPS_ALL, "ceil"},
+    {"trunc", NULL, 1, LOOPS_ALL, "trunc"},
+    {"absolute", "abs", 1, LOOPS_ALL, NULL},
+    {"isnan", NULL, 1, LOOPS_PRED, "isnan"},
+    {"isinf", NULL, 1, LOOPS_PRED, "isinf"},
+    {"isfinite", NULL, 1, LOOPS_PRED, "isfinite"},
+    {"minimum", NULL, 2, LOOPS_ALL, NULL},
+    {"maximum", NULL, 2, LOOPS_ALL, NULL},
+    {"fmin", NULL, 2, LOOPS_ALL, NULL},
+    {"fmax", NULL, 2, LOOPS_ALL, NULL},
+    {"arctan2", NULL, 2, LOOPS_FLOAT, "atan2"},
+    {"hypot", NULL, 2, LOOPS_FLOAT, "hypot"},
+    {"copysign", NULL, 2, LOOPS_FLOAT, "copysign"},
+    {"power", NULL, 2, LOOPS_NOBOOL, "pow"},
+};
+
+static const struct ufunc *ufunc_find(const char *name) {
+  for (size_t i = 0; name && i < sizeof ufuncs / sizeof ufuncs[0]; i++)
+    if (strcmp(ufuncs[i].name, name) == 0 ||
+        (ufuncs[i].alias && strcmp(ufuncs[i].alias, name) == 0))
+      return &ufuncs[i];
+  return NULL;
+}
+
+const char *nbc__numpy_ufunc(const char *name) {
+  const struct ufunc *u = ufunc_find(name);
+  return u ? u->name : NULL;
+}
+
+/* ----------------------------------------------------------------------- the typing --- */
+
+/* np.can_cast(from, to, 'safe') over bool, the integers and float32/float64. */
+static bool can_cast_safe(const nbc__type *from, const nbc__type *to) {
+  if (nbc__type_equal(from, to) || from->kind == NBC__T_BOOL) return true;
+  int fb = nbc__type_bits(from), tb = nbc__type_bits(to);
+  if (nbc__type_is_float(from)) return nbc__type_is_float(to) && tb >= fb;
+  if (nbc__type_is_float(to)) return tb > fb || to->kind == NBC__T_FLOAT64;
+  if (!nbc__type_is_int(to)) return false;
+  if (nbc__type_is_signed(from)) return nbc__type_is_signed(to) && tb >= fb;
+  return nbc__type_is_signed(to) ? tb > fb : tb >= fb;
+}
+
+const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args, int nargs,
+                                 const nbc__type **ploop, const char **pwhy) {
+  static const nbc__type_kind all[] = {
+      NBC__T_BOOL,   NBC__T_INT8,  NBC__T_UINT8,  NBC__T_INT16,   NBC__T_UINT16, NBC__T_INT32,
+      NBC__T_UINT32, NBC__T_INT64, NBC__T_UINT64, NBC__T_FLOAT32, NBC__T_FLOAT64};
+  const struct ufunc *u = ufunc_find(name);
+  *pwhy = NULL;
+  if (!u) return *pwhy = "unknown NumPy ufunc", NULL;
+  if (nargs != u->nin) return NULL;
+  bool any_int = false, any_float = false;
+  for (int i = 0; i < nargs; i++) {
+    const nbc__type *t = args[i];
+    if (!t || !nbc__type_is_number(t)) return NULL;
+    if (nbc__type_is_complex(t)) return *pwhy = "complex arguments are not supported", NULL;
+    if (t->kind == NBC__T_FLOAT16) return *pwhy = "float16 arguments are not supported", NULL;
+    any_int |= nbc__type_is_int(t);
+    any_float |= nbc__type_is_float(t);
+  }
+  bool mixed = any_int && any_float; /* numba: then any integer casts to any float */
+  size_t first = u->loops == LOOPS_FLOAT ? 9 : u->loops == LOOPS_NOBOOL ? 1 : 0;
+  for (size_t k = first; k < sizeof all / sizeof all[0]; k++) {
+    const nbc__type *loop = nbc__type_scalar(all[k]);
+    bool viable = true;
+    for (int i = 0; i < nargs && viable; i++)
+      viable = (mixed && nbc__type_is_int(args[i]) && nbc__type_is_float(loop)) ||
+               can_cast_safe(args[i], loop);
+    if (!viable) continue;
+    if (u->loops == LOOPS_NOBOOL && !nbc__type_is_float(loop))
+      return *pwhy = "integer loops are not supported (use ** or convert to float)", NULL;
+    *ploop = loop;
+    return u->loops == LOOPS_PRED ? nbc__type_scalar(NBC__T_BOOL) : loop;
+  }
+  return NULL;
+}
+
+/* What computes the ufunc on its loop's type, for infer_call.c: a math function, ABS,
+ * MIN/MAX, a conversion (floor of an integer is the integer) or NUMPY (lowered below). */
+nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const char **pmath) {
+  const struct ufunc *u = ufunc_find(name);
+  *pmath = NULL;
+  if (!u) return NBC__B_NUMPY;
+  bool fl = nbc__type_is_float(loop);
+  if (strcmp(u->name, "absolute") == 0) return NBC__B_ABS;
+  if (strcmp(u->name, "minimum") == 0 || strcmp(u->name, "fmin") == 0)
+    return fl ? NBC__B_NUMPY : NBC__B_MIN;
+  if (strcmp(u->name, "maximum") == 0 || strcmp(u->name, "fmax") == 0)
+    return fl ? NBC__B_NUMPY : NBC__B_MAX;
+  if (u->loops == LOOPS_ALL && !fl) return NBC__B_CAST; /* floor/ceil/trunc of an integer */
+  *pmath = u->math;
+  return NBC__B_MATH;
+}
+
+/* --------------------------------------------------------------------- the lowering --- */
+
+/* np.minimum/maximum (NaN wins) and np.fmin/fmax (the number wins) on floats. */
+nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  const nbc__type *rt = call->ret;
+  const char *name = call->name ? call->name : "?";
+  if (n->list.count != 2 || !rt || !nbc__type_is_float(rt)) {
+    nbc__lower_error(L, n, "numpy.%s of these types is not supported", name);
+    return (nbc__lval){rt, "0"};
+  }
+  nbc__lval a = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
+  nbc__lval b = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[1]), rt);
+  if (nbc__lower_failed(L)) return (nbc__lval){rt, "0"};
+  bool is_max = strcmp(name, "maximum") == 0 || strcmp(name, "fmax") == 0;
+  bool prefer_nan = strcmp(name, "maximum") == 0 || strcmp(name, "minimum") == 0;
+  const char *ty = nbc__lower_ltype(L, rt);
+  const char *nan_of = nbc__lower_tmp(L), *any_nan = nbc__lower_tmp(L);
+  const char *nan_res = nbc__lower_tmp(L), *cmp = nbc__lower_tmp(L);
+  const char *num_res = nbc__lower_tmp(L), *res = nbc__lower_tmp(L);
+  /* maximum: a NaN first operand wins, else the second (NaN or not); fmax: a NaN second
+   * operand loses to the first, else the second. */
+  const char *tested = prefer_nan ? a.v : b.v;
+  nbc__lower_emit(L, "%s = fcmp uno %s %s, %s", nan_of, ty, tested, tested);
+  nbc__lower_emit(L, "%s = fcmp uno %s %s, %s", any_nan, ty, a.v, b.v);
+  nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", nan_res, nan_of, ty, a.v, ty, b.v);
+  nbc__lower_emit(L, "%s = fcmp %s %s %s, %s", cmp, is_max ? "oge" : "ole", ty, a.v, b.v);
+  nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", num_res, cmp, ty, a.v, ty, b.v);
+  nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", res, any_nan, ty, nan_res, ty, num_res);
+  return (nbc__lval){rt, res};
+}
