@@ -57,6 +57,24 @@ int nbc__py_parse_slow(PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnam
   return ok;
 }
 
+/* obj.name when it exists: 1 with *presult set, or 0 (any lookup error cleared). Unlike
+ * PyObject_GetAttr + PyErr_Clear, a missing attribute on an ordinary object (a numpy array
+ * asked for __cuda_array_interface__) makes no AttributeError, whose message formatting
+ * costs more than the rest of to_device. */
+int nbc__py_optional_attr(PyObject *obj, PyObject *name, PyObject **presult) {
+#if PY_VERSION_HEX >= 0x030D0000
+  int rc = PyObject_GetOptionalAttr(obj, name, presult);
+#else
+  int rc = _PyObject_LookupAttr(obj, name, presult);
+#endif
+  if (rc < 0) {
+    PyErr_Clear();
+    *presult = NULL;
+    return 0;
+  }
+  return rc;
+}
+
 /* ---------------------------------------------------------------- detection ----------- */
 
 static PyObject *py_is_available(PyObject *module, PyObject *unused) {

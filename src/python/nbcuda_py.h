@@ -56,6 +56,11 @@ nbc__py_state *nbc__py_module_state(PyObject *module);
 int nbc__py_parse_slow(PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames,
                        const char *fmt, char **kwlist, ...);
 
+/* obj.name if it exists: 1 and a new reference in *presult; 0 when it does not, or the
+ * lookup failed (the error is cleared, as PyObject_GetAttr + PyErr_Clear would), without
+ * making an AttributeError for a plain missing attribute. */
+int nbc__py_optional_attr(PyObject *obj, PyObject *name, PyObject **presult);
+
 /* ======================================================================= errors.c === */
 /* Creates the exception classes in the state and adds them to the module. */
 int nbc__py_errors_init(PyObject *module, nbc__py_state *st);
