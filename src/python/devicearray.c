@@ -574,13 +574,12 @@ static PyObject *py_to_device(PyObject *module, PyObject *args, PyObject *kwargs
     return Py_NewRef(to);
   }
   if (Py_TYPE(obj) == st->DeviceArrayType) return Py_NewRef(obj);
-  PyObject *cai = PyObject_GetAttr(obj, st->str_cai);
-  if (cai) {
+  PyObject *cai;
+  if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
     PyObject *r = wrap_cai(st, obj, cai);
     Py_DECREF(cai);
     return r;
   }
-  PyErr_Clear();
   Py_buffer view;
   PyObject *holder = NULL;
   if (host_buffer(st, obj, &view, 0, &holder) < 0) return NULL;
@@ -734,13 +733,12 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     return 0;
   }
   ArrayObject tmp;
-  PyObject *cai = PyObject_GetAttr(obj, st->str_cai);
-  if (cai) {
+  PyObject *cai;
+  if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
     int rc = geometry_from_cai(&tmp, cai);
     Py_DECREF(cai);
     if (rc < 0) return -1;
   } else {
-    PyErr_Clear();
     PyObject *holder = NULL;
     if (host_buffer(st, obj, &view->buffer, 1, &holder) < 0) {
       if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
