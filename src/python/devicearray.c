@@ -75,8 +75,17 @@ char nbc__py_format_kind(const char *format, Py_ssize_t itemsize) {
   }
 }
 
+/* "<f4", "|b1": written by hand because snprintf costs as much as the rest of to_device. */
 static void set_typestr(char *out, char kind, int itemsize) {
-  snprintf(out, 16, "%c%c%d", itemsize == 1 ? '|' : '<', kind, itemsize);
+  char digits[12];
+  int n = 0;
+  unsigned v = itemsize > 0 ? (unsigned)itemsize : 0;
+  do digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  *out++ = itemsize == 1 ? '|' : '<';
+  *out++ = kind;
+  while (n > 0) *out++ = digits[--n];
+  *out = 0;
 }
 
 /* ------------------------------------------------------------ the object -------------- */
