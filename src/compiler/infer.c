@@ -245,6 +245,7 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
   }
   case NBC_GLOBAL_TYPE: {
     const nbc__type *t = G->g.name ? nbc__type_by_name(G->g.name, strlen(G->g.name)) : NULL;
+    if (!t) t = nbc__numpy_dtype(G->g.name); /* numpy's spelling: ulonglong, half... */
     if (!t) {
       UNSUPPORTED(I, n, "unsupported type '%s'", G->g.name ? G->g.name : "?");
       return NULL;

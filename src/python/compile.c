@@ -10,7 +10,9 @@
  * found in neither are left to the compiler: builtins such as range/abs/min). It answers:
  * modules math and cuda (nbcuda itself or numba.cuda, by identity or module name), numeric
  * constants (int, float, bool, numpy scalars), math functions imported by name, numba type
- * objects (nbcuda.float32 or numba's own), and other Python functions — also those wrapped
+ * objects (nbcuda.float32 or numba's own), numpy itself, its scalar types and dtypes
+ * (np.float32, np.dtype('float32'): by numpy's name of the type) and ufuncs (np.sqrt: by
+ * __name__), recognised by type name without importing numpy, and other Python functions — also those wrapped
  * by cuda.jit(device=True), which keep .py_func — for which it gives their own source,
  * file, first line and a child resolver over THEIR globals, so helpers from other modules
  * resolve in their own namespace.
@@ -210,6 +212,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     if (!n) return -1;
     if (strcmp(n, "math") == 0)
       g->kind = NBC_GLOBAL_MODULE_MATH;
+    else if (strcmp(n, "numpy") == 0)
+      g->kind = NBC_GLOBAL_MODULE_NUMPY;
     else if (is_cuda_module(st, value))
       g->kind = NBC_GLOBAL_MODULE_CUDA;
     return 0;
@@ -233,7 +237,29 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     g->value.f = PyFloat_AS_DOUBLE(value);
     return 0;
   }
+  if (PyType_Check(value)) { /* np.float32 & co: subclasses of numpy.generic */
+    const PyTypeObject *t = (const PyTypeObject *)value;
+    for (const PyTypeObject *b = t; b; b = b->tp_base)
+      if (strcmp(b->tp_name, "numpy.generic") == 0 && strncmp(t->tp_name, "numpy.", 6) == 0) {
+        g->kind = NBC_GLOBAL_TYPE;
+        g->name = t->tp_name + 6; /* "float32"; the compiler knows numpy's names */
+        return 0;
+      }
+  }
   const char *tp = Py_TYPE(value)->tp_name;
+  int is_ufunc = strcmp(tp, "numpy.ufunc") == 0;
+  if (is_ufunc || strncmp(tp, "numpy.dtype", 11) == 0) { /* np.sqrt, np.dtype('float32') */
+    PyObject *n = PyObject_GetAttrString(value, is_ufunc ? "__name__" : "name");
+    if (!n || !PyUnicode_Check(n) || PyList_Append(sess->keep, n) < 0) {
+      Py_XDECREF(n);
+      PyErr_Clear();
+      return 0;
+    }
+    Py_DECREF(n);
+    g->kind = is_ufunc ? NBC_GLOBAL_NUMPY_FUNCTION : NBC_GLOBAL_TYPE;
+    g->name = PyUnicode_AsUTF8(n);
+    return g->name ? 0 : -1;
+  }
   if (strncmp(tp, "numpy.", 6) == 0) { /* numpy scalars, without importing numpy */
     if (strncmp(tp, "numpy.bool", 10) == 0) {
       int t = PyObject_IsTrue(value);

@@ -334,3 +334,85 @@ def test_compile_releases_the_gil_while_compiling():
     # With the GIL held through nbc_compile the spinner would stop for all of libNVVM's
     # time; released, it is only ever paused for a switch interval or a resolver lookup.
     assert longest < max(0.02, 0.3 * (t1 - t0)), (longest, t1 - t0)
+
+
+# ---- numpy in kernels: the module, its dtypes, constants and ufuncs (numpy.c) -------------
+
+def test_numpy_module_dtypes_constants_and_ufuncs(tmp_path):
+    np = pytest.importorskip("numpy")
+    from numpy import sqrt as np_sqrt, float32 as np_f32
+
+    dt = np.dtype("float32")
+
+    def k(out, x, n):
+        sm = cuda.shared.array(128, dtype=np.float32)
+        loc = cuda.local.array(4, dt)
+        i = cuda.grid(1)
+        if i < x.size:
+            v = x[i]
+            sm[cuda.threadIdx.x] = np.float32(v)
+            loc[0] = np_f32(n)
+            cuda.syncthreads()
+            w = np.sqrt(v) + np_sqrt(n) + np.minimum(v, sm[0]) + np.abs(v) + np.pi
+            if np.isnan(w) or np.isinf(w):
+                w = np.inf
+            out[i] = w + np.maximum(n, 3) + np.arctan2(v, loc[0]) + np.e
+
+    ptx = cuda.compile_ptx(k, "void(float32[:], float32[:], int64)")[0]
+    assert ".entry" in ptx and "sqrt.rn.f32" in ptx and "sqrt.rn.f64" in ptx
+    check_ptx(ptx, tmp_path)
+
+
+def test_numpy_ufunc_typing_follows_numba():
+    np = pytest.importorskip("numpy")
+
+    def sq(a):
+        return np.sqrt(a)
+
+    def mn(a, b):
+        return np.minimum(a, b)
+
+    def cast(a):
+        return np.float32(a) + np.int16(1)
+
+    def fl(a):
+        return np.floor(a)
+
+    assert str(cuda.compile(sq, "(float32,)")[1]) == "float32"
+    assert str(cuda.compile(sq, "(int16,)")[1]) == "float32"   # int16 casts safely to float32
+    assert str(cuda.compile(sq, "(int64,)")[1]) == "float64"
+    assert str(cuda.compile(mn, "(int32, int64)")[1]) == "int64"
+    assert str(cuda.compile(mn, "(int64, float32)")[1]) == "float32"  # numba's mixed rule
+    assert str(cuda.compile(cast, "(int64,)")[1]) == "float32"
+    assert str(cuda.compile(fl, "(int32,)")[1]) == "int32"
+
+
+def test_numpy_unsupported_names_are_refused():
+    np = pytest.importorskip("numpy")
+
+    def uses_sum(a):
+        return np.sum(a)
+
+    def uses_float16(a):
+        return np.sqrt(a)
+
+    with pytest.raises(cuda.CompileError, match="'numpy.sum' is not supported in kernels"):
+        cuda.compile(uses_sum, "(float32,)")
+    with pytest.raises(cuda.CompileError, match="float16 arguments are not supported"):
+        cuda.compile(uses_float16, "(float16,)")
+
+
+def test_host_constructs_are_reported_when_compiled():
+    def with_default(a, b=1):
+        return a + b
+
+    def with_statement(a):
+        with open("x"):
+            pass
+        return a
+
+    with pytest.raises(cuda.CompileError,
+                       match="default argument values are not supported in CUDA kernels"):
+        cuda.compile(with_default, "(int64, int64)")
+    with pytest.raises(cuda.CompileError, match="unsupported statement: 'with'"):
+        cuda.compile(with_statement, "(int64,)")
