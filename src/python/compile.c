@@ -12,10 +12,10 @@
  * constants (int, float, bool, numpy scalars), math functions imported by name, numba type
  * objects (nbcuda.float32 or numba's own), numpy itself, its scalar types and dtypes
  * (np.float32, np.dtype('float32'): by numpy's name of the type) and ufuncs (np.sqrt: by
- * __name__), recognised by type name without importing numpy, and other Python functions — also those wrapped
- * by cuda.jit(device=True), which keep .py_func — for which it gives their own source,
- * file, first line and a child resolver over THEIR globals, so helpers from other modules
- * resolve in their own namespace.
+ * __name__), recognised by type name without importing numpy, and other Python
+ * functions — also those wrapped by cuda.jit(device=True), which keep .py_func — for
+ * which it gives their own source, file, first line and a child resolver over THEIR
+ * globals, so helpers from other modules resolve in their own namespace.
  *
  * The GIL: nbc_compile runs with the GIL released (libNVVM takes milliseconds to seconds
  * and other Python threads should run meanwhile), and the compiler calls the resolver from
