@@ -682,11 +682,7 @@ static void emit_return(nbc__lowerer *L, nbc__lval v) {
       return;
     }
     v = nbc__lower_convert(L, v, rt);
-    const char *x = v.v;
-    if (rt->kind == NBC__T_BOOL) {
-      x = nbc__lower_tmp(L);
-      nbc__lower_emit(L, "%s = zext i1 %s to i8", x, v.v);
-    }
+    const char *x = nbc__lower_to_memory(L, v);
     emit_terminator(L, nbc__arena_printf(L->arena, "ret %s %s", nbc__lower_mtype(L, rt), x));
     return;
   }

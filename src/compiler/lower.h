@@ -97,6 +97,8 @@ const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v
 /* A zero value of any type (used for implicit returns). */
 const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t);
 /* A value loaded from memory of mtype, in the value type (bool: i8 -> i1). */
+/* A value in its memory and C-ABI form: booleans as i8, also inside tuples. */
+const char *nbc__lower_to_memory(nbc__lowerer *L, nbc__lval v);
 nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr);
 void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
 

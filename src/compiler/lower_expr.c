@@ -88,26 +88,56 @@ const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
   return "null";
 }
 
+static bool holds_bool(const nbc__type *t) {
+  if (is_bool(t)) return true;
+  if (t && t->kind == NBC__T_TUPLE)
+    for (int i = 0; i < t->count; i++)
+      if (holds_bool(t->items[i])) return true;
+  return false;
+}
+
+/* Converts a value between its register form (booleans as i1) and its memory/ABI form
+ * (booleans as i8), recursively through tuples: `return (a < b, a + b)` is an {i1, i64} value
+ * but an {i8, i64} in memory and in a C-ABI return. to_memory chooses the direction. */
+static const char *convert_bools(nbc__lowerer *L, const nbc__type *t, const char *v,
+                                 bool to_memory) {
+  if (!holds_bool(t)) return v;
+  if (is_bool(t)) {
+    const char *x = tmp(L);
+    if (to_memory) EMIT("%s = zext i1 %s to i8", x, v);
+    else EMIT("%s = icmp ne i8 %s, 0", x, v);
+    return x;
+  }
+  const char *from = to_memory ? nbc__lower_ltype(L, t) : nbc__lower_mtype(L, t);
+  const char *into = to_memory ? nbc__lower_mtype(L, t) : nbc__lower_ltype(L, t);
+  const char *acc = "undef";
+  for (int i = 0; i < t->count; i++) {
+    const nbc__type *it = t->items[i];
+    const char *item = tmp(L);
+    EMIT("%s = extractvalue %s %s, %d", item, from, v, i);
+    const char *conv = convert_bools(L, it, item, to_memory);
+    const char *next = tmp(L);
+    EMIT("%s = insertvalue %s %s, %s %s, %d", next, into, acc,
+         to_memory ? nbc__lower_mtype(L, it) : nbc__lower_ltype(L, it), conv, i);
+    acc = next;
+  }
+  return acc;
+}
+
+const char *nbc__lower_to_memory(nbc__lowerer *L, nbc__lval v) {
+  return convert_bools(L, v.type, v.v, true);
+}
+
 nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr) {
   const char *mt = nbc__lower_mtype(L, t);
   const char *x = tmp(L);
   EMIT("%s = load %s, %s* %s", x, mt, mt, ptr);
-  if (is_bool(t)) {
-    const char *b = tmp(L);
-    EMIT("%s = icmp ne i8 %s, 0", b, x);
-    x = b;
-  }
-  return (nbc__lval){t, x};
+  return (nbc__lval){t, convert_bools(L, t, x, false)};
 }
 
 void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
   const char *mt = nbc__lower_mtype(L, v.type);
-  const char *x = v.v;
-  if (is_bool(v.type)) {
-    x = tmp(L);
-    EMIT("%s = zext i1 %s to i8", x, v.v);
-  }
-  EMIT("store %s %s, %s* %s", mt, x, mt, ptr);
+  EMIT("store %s %s, %s* %s", mt, nbc__lower_to_memory(L, v), mt, ptr);
 }
 
 /* Declares a function once and calls it; returns the result operand. */

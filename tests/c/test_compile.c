@@ -249,6 +249,28 @@ TEST(bool_return_c_abi) {
   ASSERT_CONTAINS(ptx, "(.param .b32 func_retval0) lt(");
 }
 
+/* Booleans inside returned tuples are i8 in memory and in the C ABI, i1 in registers: the
+ * value must be converted on return, store and load (libNVVM refused the IR before). */
+TEST(bool_in_returned_tuple) {
+  require_nvvm();
+  static const char src[] = "def pair(a, b):\n"
+                            "    return (a < b, a + b)\n"
+                            "def user(a, b):\n"
+                            "    t = pair(a, b)\n"
+                            "    return t[1] if t[0] else -t[1]\n";
+  nbc_compile_options_t o = options();
+  for (int abi = 0; abi < 2; abi++) {
+    o.abi = abi ? NBC_ABI_NUMBA : NBC_ABI_C;
+    const char *names[] = {"pair", "user"};
+    for (int k = 0; k < 2; k++) {
+      const char *ptx = compile_src(src, names[k], "(int64, int64)", &o, "t.py", 1);
+      char log[4096];
+      int rc = ptx_check_ptxas(ptx, strlen(ptx), 1, log, sizeof log);
+      if (rc != 0) TEST_FAIL_("ptxas rejected %s (abi %d):\n%s", names[k], abi, log);
+    }
+  }
+}
+
 TEST(kernel_and_device_calls) {
   require_nvvm();
   const char *src = "import math\n"
@@ -401,7 +423,7 @@ TEST(concurrent_compiles) {
 }
 
 TEST_LIST(X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
-              X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi)
+              X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
                       X(concurrent_compiles))
