@@ -63,6 +63,14 @@ if want corpus; then
   rc=$?
   cat "$LOG/corpus.log" | grep -vE "^PASS" | tail -n 40
   record "corpus vs numba-cuda" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -E '^corpus:' "$LOG/corpus.log")"
+  # Extra cases of our own (edge semantics, float16) in the corpus format.
+  if ls tests/gpu/cases/*.py >/dev/null 2>&1; then
+    python3 tests/gpu/corpus_compare.py --cli "$BUILD/nbcuda" --corpus tests/gpu/cases \
+      >"$LOG/cases.log" 2>&1
+    rc=$?
+    grep -vE "^PASS" "$LOG/cases.log" | grep -vE "Warning|warn\(" | tail -n 20
+    record "extra cases vs numba-cuda" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -E '^corpus:' "$LOG/cases.log")"
+  fi
 fi
 
 if want bench; then
