@@ -119,12 +119,6 @@ static inline const char *fe_diag(const char *src) {
   return fe_diag_status(src, NULL);
 }
 
-/* Timing assertions mean nothing under valgrind (tens of times slower). */
-static inline int fe_under_valgrind(void) {
-  const char *p = getenv("LD_PRELOAD");
-  return p && strstr(p, "vgpreload") != NULL;
-}
-
 /* Reads a file of the repository (tests/corpus/...) into memory. */
 static inline char *fe_read_file(const char *path, size_t *psize) {
   FILE *f = fopen(path, "rb");

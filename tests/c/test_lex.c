@@ -189,38 +189,10 @@ TEST(lex_errors) {
                                          "      ^");
 }
 
-TEST(speed_of_a_hundred_lines) {
-  /* One pass, no quadratic behaviour: 100 lines many times, well under a millisecond each. */
-  nbc__ctx *ctx = fe_new_ctx();
-  nbc__buf src;
-  nbc__buf_init(&src, ctx->arena);
-  for (int i = 0; i < 100; i++)
-    nbc__buf_printf(&src, "    x%d = (a[i, %d] + 1.5e3) * b // 0x%x  # line %d\n", i, i, i, i);
-  nbc__file *f = fe_file(ctx, "t.py", src.data);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  int reps = 200;
-  for (int r = 0; r < reps; r++) {
-    nbc__ctx *c = fe_new_ctx();
-    int n = 0;
-    ASSERT(nbc__lex(c, f, &n));
-    ASSERT_EQ(n, 100 * 17 + 3); /* 17 per line, INDENT, DEDENT, EOF */
-    nbc__arena_destroy(c->arena);
-    free(c);
-  }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double us =
-      ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / reps;
-  fprintf(stderr, "tokenizing 100 lines: %.1f us\n", us);
-  if (fe_under_valgrind()) SKIP("timing under valgrind");
-  ASSERT(us < 1000.0);
-}
-
 TEST_LIST(X(simple_statement) X(indentation_blocks) X(dedent_several_levels_and_eof)
               X(tabs_expand_to_multiples_of_eight) X(implicit_joining_and_continuation)
                   X(crlf_and_bom) X(number_forms_and_values)
                       X(big_integers_are_marked_not_refused) X(strings_prefixes_and_escapes)
                           X(operators_longest_match) X(keywords_and_names) X(dump_format)
-                              X(positions_are_one_based) X(lex_errors)
-                                  X(speed_of_a_hundred_lines))
+                              X(positions_are_one_based) X(lex_errors))
 TEST_MAIN()

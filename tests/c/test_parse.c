@@ -391,29 +391,6 @@ TEST(out_of_memory_never_crashes) {
   ASSERT(failures > 0);
 }
 
-TEST(speed_of_a_hundred_line_file) {
-  size_t size = 0;
-  char *src = fe_read_file(CORPUS "arrays.py", &size); /* 112 lines */
-  ASSERT(src);
-  nbc__ctx *base = fe_new_ctx();
-  nbc__file *f = fe_file(base, "arrays.py", src);
-  int reps = 300;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int r = 0; r < reps; r++) {
-    nbc__ctx *ctx = fe_new_ctx();
-    ASSERT(nbc__module_load(ctx, f));
-    nbc__arena_destroy(ctx->arena);
-    free(ctx);
-  }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double us =
-      ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / reps;
-  fprintf(stderr, "lex+parse+resolve of arrays.py (112 lines): %.1f us\n", us);
-  if (fe_under_valgrind()) SKIP("timing under valgrind");
-  ASSERT(us < 5000.0); /* generous: sanitizer builds and busy machines */
-}
-
 /* Loads of one file on several threads at once give identical trees: the front end keeps
  * no mutable global state (the tokenizer's numeric locale is per call). */
 typedef struct load_job {
@@ -464,6 +441,6 @@ TEST_LIST(X(precedence_arithmetic) X(precedence_bitwise_and_shifts)
                                       X(node_positions) X(clone_is_deep_and_equal)
                                           X(corpus_files_load_and_their_cases_are_found)
                                               X(out_of_memory_never_crashes)
-                                                  X(speed_of_a_hundred_line_file)
-                                                      X(concurrent_loads))
+
+                                                  X(concurrent_loads))
 TEST_MAIN()
