@@ -96,11 +96,3 @@ def test_runtime_version(cuda):
     assert cuda.runtime.get_source() in ("cudart", "nvrtc", "nvvm")
 
 
-def test_import_is_fast(run_py):
-    p = run_py("""
-        import time
-        t = time.perf_counter()
-        import nbcuda
-        print((time.perf_counter() - t) * 1e3)
-    """)
-    assert float(p.stdout) < 100  # the goal is 20 ms; keep CI robust on loaded machines
