@@ -149,7 +149,9 @@ static const char *scalar_ltype(const nbc__type *t) {
   case NBC__T_INT16: case NBC__T_UINT16: return "i16";
   case NBC__T_INT32: case NBC__T_UINT32: return "i32";
   case NBC__T_INT64: case NBC__T_UINT64: return "i64";
-  case NBC__T_FLOAT16: return "half";
+  /* libNVVM 13 silently drops computations on LLVM's half type, so float16 lives in an i16
+   * (its IEEE bits) everywhere, and lower_expr.c computes in float32 (see there). */
+  case NBC__T_FLOAT16: return "i16";
   case NBC__T_FLOAT32: return "float";
   case NBC__T_FLOAT64: return "double";
   default: return NULL;

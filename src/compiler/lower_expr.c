@@ -50,6 +50,91 @@ static bool has_runtime(const nbc__type *t) {
          t->kind == NBC__T_TUPLE;
 }
 
+/* ------------------------------------------------------------- float16 ----------------
+ *
+ * libNVVM 13 silently drops every computation on LLVM's `half` type (even fpext/fptrunc and
+ * `ret half`), so a float16 is an i16 holding its IEEE bits everywhere (registers, memory,
+ * parameters, returns). Converting to and from it goes through float32 or float64 with
+ * @llvm.convert.{from,to}.fp16 (cvt.f32.f16 / cvt.rn.f16.f32 in PTX); float64 sources use
+ * the .f64 form so a double is rounded to float16 once. Arithmetic whose result is float16
+ * computes in float32 and rounds back after each operation: float32 carries more than
+ * 2 * 11 + 2 bits, so the double rounding is innocuous and + - * / sqrt give exactly the
+ * IEEE float16 results numba-cuda's native f16 instructions give. */
+
+static bool is_half(const nbc__type *t) { return t && t->kind == NBC__T_FLOAT16; }
+
+/* The IEEE binary16 bits of a double, rounded once to nearest even. */
+static uint16_t half_bits(double v) {
+  uint64_t x;
+  memcpy(&x, &v, 8);
+  uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
+  int e = (int)((x >> 52) & 0x7ff);
+  uint64_t m = x & ((1ull << 52) - 1);
+  if (e == 0x7ff) return (uint16_t)(sign | 0x7c00u | (m ? 0x200u : 0));
+  if (e == 0) return sign; /* double subnormals are far below float16's smallest value */
+  int exp = e - 1023;
+  if (exp > 15) return (uint16_t)(sign | 0x7c00u);
+  uint64_t sig = m | (1ull << 52);
+  /* Bits dropped: 42 for a normal result (11 kept), more for a subnormal one. */
+  int shift = exp >= -14 ? 42 : 28 - exp;
+  if (shift > 54) return sign; /* below half the smallest subnormal */
+  uint64_t q = sig >> shift, rem = sig & ((1ull << shift) - 1), mid = 1ull << (shift - 1);
+  if (rem > mid || (rem == mid && (q & 1))) q++;
+  /* A carry out of the mantissa moves to the next exponent (or infinity) by itself. */
+  uint32_t bits = exp >= -14 ? ((uint32_t)(exp + 15) << 10) + (uint32_t)q - 1024u : (uint32_t)q;
+  return (uint16_t)(sign | bits);
+}
+
+/* The value of float16 bits (exact in a float). */
+static double half_value(uint16_t h) {
+  int e = (h >> 10) & 0x1f;
+  double m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  return (h & 0x8000u) ? -v : v;
+}
+
+/* Operand text that is an integer literal / a hex float literal (constants fold here, so
+ * that float16 constants never depend on libNVVM folding the conversion intrinsics). */
+static bool int_literal(const char *v, long *pv) {
+  if (!v || !((*v >= '0' && *v <= '9') || *v == '-')) return false;
+  char *end;
+  *pv = strtol(v, &end, 10);
+  return *end == '\0';
+}
+
+static bool float_literal(const char *v, double *pv) {
+  if (!v || strncmp(v, "0x", 2) != 0 || strlen(v) != 18) return false;
+  char *end;
+  uint64_t bits = strtoull(v + 2, &end, 16);
+  if (*end) return false;
+  memcpy(pv, &bits, 8);
+  return true;
+}
+
+/* float16 bits (i16) -> float, exactly. */
+static const char *half_to_float(nbc__lowerer *L, const char *v) {
+  long k;
+  if (int_literal(v, &k))
+    return nbc__lower_const_float(L, nbc__type_scalar(NBC__T_FLOAT32), half_value((uint16_t)k));
+  nbc__lower_declare(L, "declare float @llvm.convert.from.fp16.f32(i16) nounwind readnone");
+  const char *x = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = call float @llvm.convert.from.fp16.f32(i16 %s)", x, v);
+  return x;
+}
+
+/* float or double -> float16 bits, rounded once to nearest even. */
+static const char *float_to_half(nbc__lowerer *L, const char *v, bool is_double) {
+  double d;
+  if (float_literal(v, &d)) return nbc__arena_printf(L->arena, "%d", (int)(int16_t)half_bits(d));
+  const char *ty = is_double ? "double" : "float";
+  const char *name = is_double ? "llvm.convert.to.fp16.f64" : "llvm.convert.to.fp16.f32";
+  nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare i16 @%s(%s) nounwind readnone",
+                                          name, ty));
+  const char *x = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = call i16 @%s(%s %s)", x, name, ty, v);
+  return x;
+}
+
 const char *nbc__lower_const_int(nbc__lowerer *L, const nbc__type *t, int64_t v) {
   if (is_bool(t)) return v ? "true" : "false";
   if (is_float(t)) return nbc__lower_const_float(L, t, (double)v);
@@ -59,21 +144,8 @@ const char *nbc__lower_const_int(nbc__lowerer *L, const nbc__type *t, int64_t v)
 const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v) {
   /* LLVM wants float constants written as the double that holds the value exactly. */
   if (t->kind == NBC__T_FLOAT32) v = (double)(float)v;
-  if (t->kind == NBC__T_FLOAT16) {
-    /* half constants: 0xH followed by the IEEE half bits. */
-    float f = (float)v;
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    int exp = (int)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t mant = x & 0x7fffffu;
-    uint16_t h;
-    if (((x >> 23) & 0xff) == 0xff) h = (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-    else if (exp >= 31) h = (uint16_t)(sign | 0x7c00u);
-    else if (exp <= 0) h = (uint16_t)sign;
-    else h = (uint16_t)(sign | ((uint32_t)exp << 10) | (mant >> 13));
-    return nbc__arena_printf(L->arena, "0xH%04X", h);
-  }
+  if (t->kind == NBC__T_FLOAT16) /* an i16 holding the IEEE bits, written signed */
+    return nbc__arena_printf(L->arena, "%d", (int)(int16_t)half_bits(v));
   uint64_t bits;
   memcpy(&bits, &v, 8);
   return nbc__arena_printf(L->arena, "0x%016llX", (unsigned long long)bits);
@@ -175,6 +247,8 @@ const char *nbc__lower_truth(nbc__lowerer *L, nbc__lval v) {
   const char *x = tmp(L);
   if (is_int(v.type)) {
     EMIT("%s = icmp ne %s %s, 0", x, ltype(L, v.type), v.v);
+  } else if (is_half(v.type)) { /* -0.0 is false too: compare the value, not the bits */
+    EMIT("%s = fcmp une float %s, 0.0", x, half_to_float(L, v.v));
   } else if (is_float(v.type)) {
     EMIT("%s = fcmp une %s %s, %s", x, ltype(L, v.type), v.v,
          nbc__lower_const_float(L, v.type, 0.0));
@@ -193,6 +267,23 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   if (!to || !from || nbc__type_equal(from, to)) return v;
   if (nbc__lower_failed(L)) return (nbc__lval){to, nbc__lower_zero(L, to)};
   nbc__lval r = {to, NULL};
+  if (is_half(from) && (is_int(to) || is_bool(to) || is_float(to))) {
+    /* Through float32, which holds every float16 exactly: ints saturate as numba's fptosi
+     * of a half does, bool is != 0.0. */
+    nbc__lval f = {T(NBC__T_FLOAT32), half_to_float(L, v.v)};
+    return nbc__lower_convert(L, f, to);
+  }
+  if (is_half(to) && (is_int(from) || is_bool(from) || is_float(from))) {
+    /* Small integers and bool are exact in float32; wider ones go through float64, whose
+     * rounding cannot change the float16 result (they overflow float16 long before). */
+    const nbc__type *via = from->kind == NBC__T_FLOAT32 ? T(NBC__T_FLOAT32)
+                           : (is_bool(from) || (is_int(from) && nbc__type_bits(from) <= 16))
+                               ? T(NBC__T_FLOAT32)
+                               : T(NBC__T_FLOAT64);
+    nbc__lval f = nbc__lower_convert(L, v, via);
+    r.v = float_to_half(L, f.v, via->kind == NBC__T_FLOAT64);
+    return r;
+  }
   if (is_bool(to) && (is_int(from) || is_float(from))) {
     r.v = nbc__lower_truth(L, v);
     return r;
@@ -564,6 +655,15 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
                      b.type ? nbc__type_name(L->ctx, b.type) : "?");
     return (nbc__lval){rt, "undef"};
   }
+  if (is_half(rt)) {
+    /* float16 arithmetic: operands become float16 (as numba converts them), the operation
+     * runs in float32 and its result is rounded back to float16. */
+    a = nbc__lower_convert(L, nbc__lower_convert(L, a, rt), T(NBC__T_FLOAT32));
+    if (!(op == NBC__OP_POW && node_is_int_exponent(&b)))
+      b = nbc__lower_convert(L, nbc__lower_convert(L, b, rt), T(NBC__T_FLOAT32));
+    nbc__lval f = nbc__lower_binop_values(L, where, op, a, bnode, b, T(NBC__T_FLOAT32));
+    return nbc__lower_convert(L, f, rt);
+  }
   const char *ty = ltype(L, rt);
   a = nbc__lower_convert(L, a, rt);
   if (op == NBC__OP_POW) {
@@ -656,6 +756,11 @@ static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   }
   a = nbc__lower_convert(L, a, ct);
   b = nbc__lower_convert(L, b, ct);
+  if (is_half(ct)) { /* float16 compares as the float32 values it holds exactly */
+    ct = T(NBC__T_FLOAT32);
+    a = nbc__lower_convert(L, a, ct);
+    b = nbc__lower_convert(L, b, ct);
+  }
   const char *ty = ltype(L, ct), *pred = NULL;
   bool f = is_float(ct), s = is_int(ct) && nbc__type_is_signed(ct);
   switch (op) {
@@ -776,6 +881,11 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
     wt = a.type;
   else
     a = nbc__lower_convert(L, a, rt);
+  if (is_half(rt) && n->op == NBC__OP_NEG) {
+    const char *f = nbc__lower_convert(L, a, T(NBC__T_FLOAT32)).v, *x = tmp(L);
+    EMIT("%s = fsub float -0.0, %s", x, f);
+    return nbc__lower_convert(L, (nbc__lval){T(NBC__T_FLOAT32), x}, rt);
+  }
   const char *ty = ltype(L, wt), *x = tmp(L);
   switch (n->op) {
   case NBC__OP_POS: return a;
@@ -1229,8 +1339,10 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
   for (int i = 0; i < na; i++) args[i] = nbc__lower_expr(L, n->list.items[i]);
   if (nbc__lower_failed(L)) return (nbc__lval){n->type, "0"};
   /* The float type computed in: the argument's if float, else float64. */
-  const nbc__type *ft = na > 0 && is_float(args[0].type) && args[0].type->kind != NBC__T_FLOAT16
-                            ? args[0].type : T(NBC__T_FLOAT64);
+  /* float16 arguments compute in float32 (numba-cuda's fp16 math does, then rounds). */
+  const nbc__type *ft = na > 0 && is_half(args[0].type)    ? T(NBC__T_FLOAT32)
+                        : na > 0 && is_float(args[0].type) ? args[0].type
+                                                           : T(NBC__T_FLOAT64);
   if (na == 2 && is_float(args[1].type) && nbc__type_bits(args[1].type) > nbc__type_bits(ft))
     ft = args[1].type;
   bool f32 = ft->kind == NBC__T_FLOAT32;
@@ -1384,7 +1496,12 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   case NBC__B_ABS: {
     nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
     const char *ty = ltype(L, rt);
-    if (is_float(rt) && rt->kind != NBC__T_FLOAT16) /* libNVVM has no llvm.fabs */
+    if (is_half(rt)) {
+      const char *f = nbc__lower_convert(L, v, T(NBC__T_FLOAT32)).v;
+      nbc__lval a = {T(NBC__T_FLOAT32), call1(L, "float", "__nv_fabsf", f)};
+      return nbc__lower_convert(L, a, rt);
+    }
+    if (is_float(rt)) /* libNVVM has no llvm.fabs */
       return (nbc__lval){rt, call1(L, ty, rt->kind == NBC__T_FLOAT32 ? "__nv_fabsf" : "__nv_fabs", v.v)};
     if (is_int(rt) && nbc__type_is_signed(rt)) {
       const char *neg = tmp(L), *m = tmp(L), *x = tmp(L);
