@@ -12,8 +12,8 @@ already on the device, 1 block of 32 threads, kernels that do nothing with their
 arguments, so the number is the launch path's cost, not the GPU's.
 
 The raw driver column comes from the same run: the C benchmark bench/host_calls (built with
-the tests; found at build/gpu/tests/host_calls, else the newest build*/**/host_calls, or
-given with --host-calls-bin) runs with --json against the same driver and gives, for the
+the tests; --host-calls-bin, else build/gpu/tests/host_calls, else the newest
+build*/**/tests/host_calls that answers in JSON) runs with --json against the same driver and gives, for the
 driver call(s) each operation needs, the raw per-call time and nbcuda's C API time ("C API
 µs"). "overhead ns" = nbcuda's Python figure - the raw driver figure: the C library's own
 cost plus the binding's. The loop's own cost per iteration (a `pass` statement) is printed
@@ -335,35 +335,43 @@ RAW_ROWS = {
 }
 
 
-def find_host_calls(explicit):
-    """The host_calls binary: --host-calls-bin, build/gpu/tests/host_calls, else the newest
-    build*/.../tests/host_calls under the repository."""
+def host_calls_candidates(explicit):
+    """host_calls binaries to try, in order: --host-calls-bin alone if given, else
+    build/gpu/tests/host_calls, then every build*/.../tests/host_calls, newest first."""
     if explicit:
-        return explicit
-    preferred = os.path.join(ROOT, "build", "gpu", "tests", "host_calls")
-    if os.access(preferred, os.X_OK):
-        return preferred
+        return [explicit]
     found = [p for p in glob.glob(os.path.join(ROOT, "build*", "**", "tests", "host_calls"),
                                   recursive=True) if os.access(p, os.X_OK)]
-    return max(found, key=os.path.getmtime) if found else None
+    found.sort(key=os.path.getmtime, reverse=True)
+    preferred = os.path.join(ROOT, "build", "gpu", "tests", "host_calls")
+    if preferred in found:
+        found.remove(preferred)
+        found.insert(0, preferred)
+    return found
 
 
-def run_host_calls(path, batches):
-    """{row key: row} from `host_calls --json`, run against the same NBCUDA_DRIVER; None
-    with a reason when it cannot be run."""
-    if not path:
+def run_host_calls(candidates, batches):
+    """(path, parsed `host_calls --json` output) of the first candidate that runs against the
+    same NBCUDA_DRIVER and answers in JSON (an old build prints only markdown); (None, why)
+    when none does."""
+    if not candidates:
         return None, "no host_calls binary found (build the tests, or pass --host-calls-bin)"
-    try:
-        p = subprocess.run([path, "--json", str(batches)], capture_output=True, text=True,
-                           timeout=600)
-    except OSError as e:
-        return None, f"{path}: {e}"
-    if p.returncode != 0:
-        return None, f"{path} failed ({p.returncode}): {p.stderr.strip()[-300:]}"
-    try:
-        return json.loads(p.stdout), None
-    except ValueError as e:
-        return None, f"{path}: unreadable output ({e})"
+    why = []
+    for path in candidates:
+        try:
+            p = subprocess.run([path, "--json", str(batches)], capture_output=True, text=True,
+                               timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            why.append(f"{path}: {e}")
+            continue
+        if p.returncode != 0:
+            why.append(f"{path} failed ({p.returncode}): {p.stderr.strip()[-200:]}")
+            continue
+        try:
+            return (path, json.loads(p.stdout)), None
+        except ValueError:
+            why.append(f"{path}: no JSON output (built before --json?)")
+    return None, "; ".join(why)
 
 
 def main():
@@ -401,10 +409,13 @@ def main():
                 notes.append(f"{lib} / {name}: {type(e).__name__}: {str(e)[:100]}")
     libs = [lib for lib in wanted if lib in results]
 
-    raw = None
+    raw = raw_path = None
     if not args.no_raw and "nbcuda" in libs:
-        raw, why = run_host_calls(find_host_calls(args.host_calls_bin), args.raw_batches)
-        if raw is None:
+        found, why = run_host_calls(host_calls_candidates(args.host_calls_bin),
+                                    args.raw_batches)
+        if found:
+            raw_path, raw = found
+        else:
             notes.append(f"raw driver figures: {why}")
     rows = raw["rows"] if raw else {}
 
@@ -435,8 +446,8 @@ def main():
         print(f"\nThe timing loop alone (`pass`) costs {floor * 1e9:.0f} ns per iteration; it "
               "is part of every figure.")
     if raw:
-        print(f"Raw driver and C API figures: `{os.path.relpath(find_host_calls(args.host_calls_bin) or '', ROOT)} "
-              f"--json {args.raw_batches}` in the same run ({raw['device']}; rows: "
+        print(f"Raw driver and C API figures: `{os.path.relpath(raw_path, ROOT)} --json "
+              f"{args.raw_batches}` in the same run ({raw['device']}; rows: "
               + ", ".join(sorted({RAW_ROWS[n] for n in order if n in RAW_ROWS})) + ").")
     if not args.no_import:
         print("\n## Import and first context (median of 5 fresh interpreters)\n")
