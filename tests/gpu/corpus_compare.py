@@ -51,6 +51,9 @@ def generate(rng, gen, dtype, shape):
     if gen == "uniform_0_1e6":
         return (rng.random(shape) * 1e6).astype(dtype)
     if gen == "ints":
+        if dtype.kind == "f" and dtype.itemsize <= 2:
+            # float16 holds every integer up to 2048 exactly (1e6 would be inf)
+            return rng.integers(-2048, 2048, size=shape, endpoint=True).astype(dtype)
         if dtype.itemsize <= 2:
             info = np.iinfo(dtype)
             return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
@@ -60,7 +63,9 @@ def generate(rng, gen, dtype, shape):
     if gen == "positive_ints":
         return rng.integers(1, 1000000, size=shape, endpoint=True).astype(dtype)
     if gen == "ints_nonzero":
-        v = rng.integers(1, 1000000, size=shape, endpoint=True)
+        # float16: up to 2048, which it holds exactly (1e6 would be inf)
+        top = 2048 if dtype.kind == "f" and dtype.itemsize <= 2 else 1000000
+        v = rng.integers(1, top, size=shape, endpoint=True)
         return (v * rng.choice([-1, 1], size=shape)).astype(dtype)
     if gen == "zeros":
         return np.zeros(shape, dtype)
