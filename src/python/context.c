@@ -9,6 +9,10 @@
  * one is refused, require_context forbids switching) are all the C library's; this file
  * converts arguments and results.
  *
+ * Factories whose objects keep their Context (event(), stream(), default_stream(), ...) make
+ * the object inside nbc_require_context (nbc__py_context_call): the one check of the current
+ * context (a cuCtxGetCurrent) then serves both the Context object and the creation.
+ *
  * require_context(fn) returns a wrapper whose call runs fn inside nbc_require_context. The
  * GIL stays held across that call because fn is Python code; only C calls that block
  * (synchronize, close) release it.
