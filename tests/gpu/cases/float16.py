@@ -2,7 +2,7 @@
 rounding after each operation, which must agree with numba-cuda's native f16 code (and,
 before the fix, showed up as missing results: libNVVM 13 drops computations on `half`)."""
 import math
-from numba import float16
+from numba.types import float16
 try:
     import nbcuda as cuda
 except ImportError:
