@@ -2,7 +2,8 @@
 # Runs every nbcuda test that needs no GPU, as CI does (.ci/run calls this script):
 #   1. gcc build, all C tests (ctest) against the software test driver;
 #   2. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, all C tests again;
-#   3. the libFuzzer targets, briefly (NBCUDA_FUZZ_SECONDS, default 30 s each);
+#   3. the libFuzzer targets, briefly (NBCUDA_FUZZ_SECONDS, default 30 s each), through the
+#      whole front end, inference and lowering (NBCUDA_FUZZ_PIPELINE=1);
 #   4. the Python module installed into a virtual environment, and its pytest suite.
 # Each stage prints a line "== stage: ok|FAILED"; the script exits non-zero if any failed.
 set -uo pipefail
@@ -53,7 +54,7 @@ fuzz() {
     local name
     name=$(basename "$target")
     mkdir -p "$BUILD/fuzz/corpus-$name"
-    "$target" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
+    NBCUDA_FUZZ_PIPELINE=1 "$target" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
       "$BUILD/fuzz/corpus-$name" "$ROOT/tests/fuzz/seeds" 2>&1 | tail -n 3 || ok=1
   done
   return $ok
