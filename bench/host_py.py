@@ -13,10 +13,10 @@ arguments, so the number is the launch path's cost, not the GPU's.
 
 The raw driver column comes from the same run: the C benchmark bench/host_calls (built with
 the tests; --host-calls-bin, else build/gpu/tests/host_calls, else the newest
-build*/**/tests/host_calls that answers in JSON) runs with --json against the same driver and gives, for the
-driver call(s) each operation needs, the raw per-call time and nbcuda's C API time ("C API
-µs"). "overhead ns" = nbcuda's Python figure - the raw driver figure: the C library's own
-cost plus the binding's. The loop's own cost per iteration (a `pass` statement) is printed
+build*/**/tests/host_calls that answers in JSON) runs with --json against the same driver
+and gives, for the driver call(s) each operation needs (RAW_ROWS), the raw per-call time
+and nbcuda's C API time ("C API µs"). "overhead ns" = nbcuda's Python figure - the raw
+driver figure: the C library's own cost plus the binding's (nbcuda - C API). The loop's own cost per iteration (a `pass` statement) is printed
 under the table; it is part of every figure, for every library.
 
 Usage:
