@@ -33,17 +33,29 @@
 
 /* --------------------------------------------------------------- basics ------------- */
 
-static const nbc__type *T(nbc__type_kind k) { return nbc__type_scalar(k); }
+static const nbc__type *T(nbc__type_kind k) {
+  return nbc__type_scalar(k);
+}
 
-static const char *ltype(nbc__lowerer *L, const nbc__type *t) { return nbc__lower_ltype(L, t); }
+static const char *ltype(nbc__lowerer *L, const nbc__type *t) {
+  return nbc__lower_ltype(L, t);
+}
 
-static const char *tmp(nbc__lowerer *L) { return nbc__lower_tmp(L); }
+static const char *tmp(nbc__lowerer *L) {
+  return nbc__lower_tmp(L);
+}
 
 #define EMIT(...) nbc__lower_emit(L, __VA_ARGS__)
 
-static bool is_float(const nbc__type *t) { return t && nbc__type_is_float(t); }
-static bool is_int(const nbc__type *t) { return t && nbc__type_is_int(t); }
-static bool is_bool(const nbc__type *t) { return t && t->kind == NBC__T_BOOL; }
+static bool is_float(const nbc__type *t) {
+  return t && nbc__type_is_float(t);
+}
+static bool is_int(const nbc__type *t) {
+  return t && nbc__type_is_int(t);
+}
+static bool is_bool(const nbc__type *t) {
+  return t && t->kind == NBC__T_BOOL;
+}
 /* Types whose values exist at run time (numbers, arrays, tuples). */
 static bool has_runtime(const nbc__type *t) {
   return is_int(t) || is_float(t) || is_bool(t) || t->kind == NBC__T_ARRAY ||
@@ -61,7 +73,9 @@ static bool has_runtime(const nbc__type *t) {
  * 2 * 11 + 2 bits, so the double rounding is innocuous and + - * / sqrt give exactly the
  * IEEE float16 results numba-cuda's native f16 instructions give. */
 
-static bool is_half(const nbc__type *t) { return t && t->kind == NBC__T_FLOAT16; }
+static bool is_half(const nbc__type *t) {
+  return t && t->kind == NBC__T_FLOAT16;
+}
 
 /* The IEEE binary16 bits of a double, rounded once to nearest even. */
 static uint16_t half_bits(double v) {
@@ -125,11 +139,12 @@ static const char *half_to_float(nbc__lowerer *L, const char *v) {
 /* float or double -> float16 bits, rounded once to nearest even. */
 static const char *float_to_half(nbc__lowerer *L, const char *v, bool is_double) {
   double d;
-  if (float_literal(v, &d)) return nbc__arena_printf(L->arena, "%d", (int)(int16_t)half_bits(d));
+  if (float_literal(v, &d))
+    return nbc__arena_printf(L->arena, "%d", (int)(int16_t)half_bits(d));
   const char *ty = is_double ? "double" : "float";
   const char *name = is_double ? "llvm.convert.to.fp16.f64" : "llvm.convert.to.fp16.f32";
-  nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare i16 @%s(%s) nounwind readnone",
-                                          name, ty));
+  nbc__lower_declare(
+      L, nbc__arena_printf(L->arena, "declare i16 @%s(%s) nounwind readnone", name, ty));
   const char *x = nbc__lower_tmp(L);
   nbc__lower_emit(L, "%s = call i16 @%s(%s %s)", x, name, ty, v);
   return x;
@@ -176,8 +191,10 @@ static const char *convert_bools(nbc__lowerer *L, const nbc__type *t, const char
   if (!holds_bool(t)) return v;
   if (is_bool(t)) {
     const char *x = tmp(L);
-    if (to_memory) EMIT("%s = zext i1 %s to i8", x, v);
-    else EMIT("%s = icmp ne i8 %s, 0", x, v);
+    if (to_memory)
+      EMIT("%s = zext i1 %s to i8", x, v);
+    else
+      EMIT("%s = icmp ne i8 %s, 0", x, v);
     return x;
   }
   const char *from = to_memory ? nbc__lower_ltype(L, t) : nbc__lower_mtype(L, t);
@@ -213,8 +230,8 @@ void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
 }
 
 /* Declares a function once and calls it; returns the result operand. */
-static const char *call_fn(nbc__lowerer *L, const char *ret, const char *name, const char *argtys,
-                           const char *args) {
+static const char *call_fn(nbc__lowerer *L, const char *ret, const char *name,
+                           const char *argtys, const char *args) {
   nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare %s @%s(%s)", ret, name, argtys));
   if (strcmp(ret, "void") == 0) {
     EMIT("call void @%s(%s)", name, args);
@@ -267,7 +284,23 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   if (!to || !from || nbc__type_equal(from, to)) return v;
   if (nbc__lower_failed(L)) return (nbc__lval){to, nbc__lower_zero(L, to)};
   nbc__lval r = {to, NULL};
-  if (is_half(from) && (is_int(to) || is_bool(to) || is_float(to))) {
+  if (is_half(from) && is_int(to)) {
+    /* numba-cuda casts float16 to integers with cvt.rni: rounded to the nearest integer
+     * (ties to even), NaN gives 0, out-of-range values saturate (seen on the H200:
+     * int(x * float16(100)) differed from numba-cuda when truncated). */
+    const char *f = half_to_float(L, v.v);
+    double d;
+    nbc__lval rounded = {T(NBC__T_FLOAT32),
+                         float_literal(f, &d)
+                             ? nbc__lower_const_float(L, T(NBC__T_FLOAT32), rint(d))
+                             : call1(L, "float", "__nv_rintf", f)};
+    nbc__lval i = nbc__lower_convert(L, rounded, to);
+    const char *nan = tmp(L), *x = tmp(L), *ty = ltype(L, to);
+    EMIT("%s = fcmp uno float %s, %s", nan, f, f);
+    EMIT("%s = select i1 %s, %s 0, %s %s", x, nan, ty, ty, i.v);
+    return (nbc__lval){to, x};
+  }
+  if (is_half(from) && (is_bool(to) || is_float(to))) {
     /* Through float32, which holds every float16 exactly: ints saturate as numba's fptosi
      * of a half does, bool is != 0.0. */
     nbc__lval f = {T(NBC__T_FLOAT32), half_to_float(L, v.v)};
@@ -293,9 +326,12 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   if ((is_int(from) || is_bool(from)) && is_int(to)) {
     int fb = nbc__type_bits(from), tb = nbc__type_bits(to);
     if (fb == tb) return (nbc__lval){to, v.v};
-    if (fb > tb) EMIT("%s = trunc %s %s to %s", x, ft, v.v, tt);
-    else if (is_bool(from) || !nbc__type_is_signed(from)) EMIT("%s = zext %s %s to %s", x, ft, v.v, tt);
-    else EMIT("%s = sext %s %s to %s", x, ft, v.v, tt);
+    if (fb > tb)
+      EMIT("%s = trunc %s %s to %s", x, ft, v.v, tt);
+    else if (is_bool(from) || !nbc__type_is_signed(from))
+      EMIT("%s = zext %s %s to %s", x, ft, v.v, tt);
+    else
+      EMIT("%s = sext %s %s to %s", x, ft, v.v, tt);
   } else if ((is_int(from) || is_bool(from)) && is_float(to)) {
     bool sgn = is_int(from) && nbc__type_is_signed(from);
     EMIT("%s = %s %s %s to %s", x, sgn ? "sitofp" : "uitofp", ft, v.v, tt);
@@ -304,7 +340,8 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   } else if (is_float(from) && is_float(to)) {
     EMIT("%s = %s %s %s to %s", x,
          nbc__type_bits(from) < nbc__type_bits(to) ? "fpext" : "fptrunc", ft, v.v, tt);
-  } else if (from->kind == NBC__T_TUPLE && to->kind == NBC__T_TUPLE && from->count == to->count) {
+  } else if (from->kind == NBC__T_TUPLE && to->kind == NBC__T_TUPLE &&
+             from->count == to->count) {
     const char *cur = "undef";
     for (int i = 0; i < to->count; i++) {
       nbc__lval item = {from->items[i], tmp(L)};
@@ -559,11 +596,13 @@ static const char *int_power(nbc__lowerer *L, const nbc__type *rt, const char *b
 /* --------------------------------------------------------------- float ops ---------- */
 
 /* numba's real_divmod (CPython's float_divmod) including the zero-divisor branch. */
-static const char *float_divmod(nbc__lowerer *L, const nbc__type *t, const char *a, const char *b,
-                                bool want_div) {
+static const char *float_divmod(nbc__lowerer *L, const nbc__type *t, const char *a,
+                                const char *b, bool want_div) {
   const char *ty = ltype(L, t);
-  const char *zero = nbc__lower_const_float(L, t, 0.0), *nzero = nbc__lower_const_float(L, t, -0.0),
-             *one = nbc__lower_const_float(L, t, 1.0), *half = nbc__lower_const_float(L, t, 0.5);
+  const char *zero = nbc__lower_const_float(L, t, 0.0),
+             *nzero = nbc__lower_const_float(L, t, -0.0),
+             *one = nbc__lower_const_float(L, t, 1.0),
+             *half = nbc__lower_const_float(L, t, 0.5);
   const char *pres = nbc__lower_alloca(L, ty), *pmod = nbc__lower_alloca(L, ty),
              *pdiv = nbc__lower_alloca(L, ty);
   int lz = nbc__lower_label(L), lnz = nbc__lower_label(L), lmodnz = nbc__lower_label(L),
@@ -619,7 +658,8 @@ static const char *float_divmod(nbc__lowerer *L, const nbc__type *t, const char 
     EMIT("%s = fcmp one %s %s, %s", dt, ty, d, zero);
     nbc__lower_condbr(L, dt, lfl, lsign);
     nbc__lower_block(L, lfl);
-    const char *fl = call1(L, ty, nbc__arena_printf(L->arena, "llvm.floor.%s", intrinsic_suffix(t)), d);
+    const char *fl =
+        call1(L, ty, nbc__arena_printf(L->arena, "llvm.floor.%s", intrinsic_suffix(t)), d);
     const char *fd = tmp(L), *fi = tmp(L), *gt = tmp(L), *sel = tmp(L);
     EMIT("%s = fsub %s %s, %s", fd, ty, d, fl);
     EMIT("%s = fadd %s %s, %s", fi, ty, fl, one);
@@ -643,7 +683,9 @@ static const char *float_divmod(nbc__lowerer *L, const nbc__type *t, const char 
 
 /* --------------------------------------------------------------- binary ops --------- */
 
-static bool node_is_int_exponent(const nbc__lval *e) { return is_int(e->type) || is_bool(e->type); }
+static bool node_is_int_exponent(const nbc__lval *e) {
+  return is_int(e->type) || is_bool(e->type);
+}
 
 nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
                                   nbc__node *bnode, nbc__lval b, const nbc__type *rt) {
@@ -684,35 +726,66 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   const char *x = tmp(L);
   if (is_float(rt)) {
     switch (op) {
-    case NBC__OP_ADD: EMIT("%s = fadd %s %s, %s", x, ty, a.v, b.v); break;
-    case NBC__OP_SUB: EMIT("%s = fsub %s %s, %s", x, ty, a.v, b.v); break;
-    case NBC__OP_MUL: EMIT("%s = fmul %s %s, %s", x, ty, a.v, b.v); break;
+    case NBC__OP_ADD:
+      EMIT("%s = fadd %s %s, %s", x, ty, a.v, b.v);
+      break;
+    case NBC__OP_SUB:
+      EMIT("%s = fsub %s %s, %s", x, ty, a.v, b.v);
+      break;
+    case NBC__OP_MUL:
+      EMIT("%s = fmul %s %s, %s", x, ty, a.v, b.v);
+      break;
     case NBC__OP_DIV:
       if (rt->kind == NBC__T_FLOAT32 && L->ctx->options->fastmath)
         x = call2(L, "float", "__nv_fast_fdividef", a.v, b.v);
       else
         EMIT("%s = fdiv %s %s, %s", x, ty, a.v, b.v);
       break;
-    case NBC__OP_FLOORDIV: x = float_divmod(L, rt, a.v, b.v, true); break;
-    case NBC__OP_MOD: x = float_divmod(L, rt, a.v, b.v, false); break;
+    case NBC__OP_FLOORDIV:
+      x = float_divmod(L, rt, a.v, b.v, true);
+      break;
+    case NBC__OP_MOD:
+      x = float_divmod(L, rt, a.v, b.v, false);
+      break;
     default:
       nbc__lower_error(L, where, "unsupported operand type(s) for %s: '%s' and '%s'",
-                       nbc__op_text(op), nbc__type_name(L->ctx, rt), nbc__type_name(L->ctx, rt));
+                       nbc__op_text(op), nbc__type_name(L->ctx, rt),
+                       nbc__type_name(L->ctx, rt));
     }
     r.v = x;
     return r;
   }
   switch (op) {
-  case NBC__OP_ADD: EMIT("%s = add %s %s, %s", x, ty, a.v, b.v); break;
-  case NBC__OP_SUB: EMIT("%s = sub %s %s, %s", x, ty, a.v, b.v); break;
-  case NBC__OP_MUL: EMIT("%s = mul %s %s, %s", x, ty, a.v, b.v); break;
-  case NBC__OP_BITAND: EMIT("%s = and %s %s, %s", x, ty, a.v, b.v); break;
-  case NBC__OP_BITOR: EMIT("%s = or %s %s, %s", x, ty, a.v, b.v); break;
-  case NBC__OP_BITXOR: EMIT("%s = xor %s %s, %s", x, ty, a.v, b.v); break;
-  case NBC__OP_FLOORDIV: x = int_divmod(L, rt, a.v, b.v, true); break;
-  case NBC__OP_MOD: x = int_divmod(L, rt, a.v, b.v, false); break;
-  case NBC__OP_LSHIFT: x = int_shift(L, rt, a.v, b.v, true); break;
-  case NBC__OP_RSHIFT: x = int_shift(L, rt, a.v, b.v, false); break;
+  case NBC__OP_ADD:
+    EMIT("%s = add %s %s, %s", x, ty, a.v, b.v);
+    break;
+  case NBC__OP_SUB:
+    EMIT("%s = sub %s %s, %s", x, ty, a.v, b.v);
+    break;
+  case NBC__OP_MUL:
+    EMIT("%s = mul %s %s, %s", x, ty, a.v, b.v);
+    break;
+  case NBC__OP_BITAND:
+    EMIT("%s = and %s %s, %s", x, ty, a.v, b.v);
+    break;
+  case NBC__OP_BITOR:
+    EMIT("%s = or %s %s, %s", x, ty, a.v, b.v);
+    break;
+  case NBC__OP_BITXOR:
+    EMIT("%s = xor %s %s, %s", x, ty, a.v, b.v);
+    break;
+  case NBC__OP_FLOORDIV:
+    x = int_divmod(L, rt, a.v, b.v, true);
+    break;
+  case NBC__OP_MOD:
+    x = int_divmod(L, rt, a.v, b.v, false);
+    break;
+  case NBC__OP_LSHIFT:
+    x = int_shift(L, rt, a.v, b.v, true);
+    break;
+  case NBC__OP_RSHIFT:
+    x = int_shift(L, rt, a.v, b.v, false);
+    break;
   default:
     nbc__lower_error(L, where, "unsupported operand type(s) for %s: '%s' and '%s'",
                      nbc__op_text(op), nbc__type_name(L->ctx, rt), nbc__type_name(L->ctx, rt));
@@ -723,7 +796,44 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
 
 /* The type a binary operation computes in: infer's result type, except for true division of
  * integers, whose operands are converted to the float result. */
+/* True when n is a float16 product whose value is used as is (no conversion). */
+static bool is_half_product(const nbc__node *n) {
+  return n && n->kind == NBC__N_BINOP && n->op == NBC__OP_MUL && is_half(n->type) &&
+         (!n->cast || is_half(n->cast));
+}
+
+/* float16 a * b + c and c + a * b (and -): numba-cuda's float16 operators are linked as LTO-IR
+ * and contracted into one fma.rn.f16, a single rounding (seen on the H200: two roundings
+ * differed by hundreds of ulps near cancellation). The product of two float16s is exact in
+ * double and the sum is rounded to double far below float16's precision, then rounded to
+ * float16 once. */
+static bool lower_half_fma(nbc__lowerer *L, nbc__node *n, nbc__lval *pr) {
+  if (!is_half(n->type) || (n->op != NBC__OP_ADD && n->op != NBC__OP_SUB)) return false;
+  bool left = is_half_product(n->a);
+  nbc__node *prod = left ? n->a : n->b, *other = left ? n->b : n->a;
+  if (!is_half_product(prod)) return false;
+  const nbc__type *f64 = T(NBC__T_FLOAT64), *h = n->type;
+  nbc__lval x = nbc__lower_convert(L, nbc__lower_expr(L, prod->a), h);
+  nbc__lval y = nbc__lower_convert(L, nbc__lower_expr(L, prod->b), h);
+  nbc__lval c = nbc__lower_convert(L, nbc__lower_expr(L, other), h);
+  x = nbc__lower_convert(L, x, f64);
+  y = nbc__lower_convert(L, y, f64);
+  c = nbc__lower_convert(L, c, f64);
+  const char *p = tmp(L), *sum = tmp(L);
+  EMIT("%s = fmul double %s, %s", p, x.v, y.v);
+  if (n->op == NBC__OP_ADD)
+    EMIT("%s = fadd double %s, %s", sum, p, c.v);
+  else if (left)
+    EMIT("%s = fsub double %s, %s", sum, p, c.v);
+  else
+    EMIT("%s = fsub double %s, %s", sum, c.v, p);
+  *pr = nbc__lower_convert(L, (nbc__lval){f64, sum}, h);
+  return true;
+}
+
 static nbc__lval lower_binop(nbc__lowerer *L, nbc__node *n) {
+  nbc__lval fused;
+  if (lower_half_fma(L, n, &fused)) return fused;
   nbc__lval a = nbc__lower_expr(L, n->a);
   nbc__lval b = nbc__lower_expr(L, n->b);
   const nbc__type *rt = n->type;
@@ -764,12 +874,26 @@ static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   const char *ty = ltype(L, ct), *pred = NULL;
   bool f = is_float(ct), s = is_int(ct) && nbc__type_is_signed(ct);
   switch (op) {
-  case NBC__OP_EQ: case NBC__OP_IS: pred = f ? "oeq" : "eq"; break;
-  case NBC__OP_NE: case NBC__OP_ISNOT: pred = f ? "une" : "ne"; break;
-  case NBC__OP_LT: pred = f ? "olt" : s ? "slt" : "ult"; break;
-  case NBC__OP_LE: pred = f ? "ole" : s ? "sle" : "ule"; break;
-  case NBC__OP_GT: pred = f ? "ogt" : s ? "sgt" : "ugt"; break;
-  case NBC__OP_GE: pred = f ? "oge" : s ? "sge" : "uge"; break;
+  case NBC__OP_EQ:
+  case NBC__OP_IS:
+    pred = f ? "oeq" : "eq";
+    break;
+  case NBC__OP_NE:
+  case NBC__OP_ISNOT:
+    pred = f ? "une" : "ne";
+    break;
+  case NBC__OP_LT:
+    pred = f ? "olt" : s ? "slt" : "ult";
+    break;
+  case NBC__OP_LE:
+    pred = f ? "ole" : s ? "sle" : "ule";
+    break;
+  case NBC__OP_GT:
+    pred = f ? "ogt" : s ? "sgt" : "ugt";
+    break;
+  case NBC__OP_GE:
+    pred = f ? "oge" : s ? "sge" : "uge";
+    break;
   default:
     nbc__lower_error(L, where, "unsupported comparison '%s'", nbc__op_text(op));
     return "false";
@@ -829,8 +953,10 @@ static nbc__lval lower_boolop(nbc__lowerer *L, nbc__node *n) {
   nbc__lval ac = nbc__lower_convert(L, a, rt);
   EMIT("store %s %s, %s* %s", ty, ac.v, ty, res);
   int rhs = nbc__lower_label(L), end = nbc__lower_label(L);
-  if (n->op == NBC__OP_AND) nbc__lower_condbr(L, c, rhs, end);
-  else nbc__lower_condbr(L, c, end, rhs);
+  if (n->op == NBC__OP_AND)
+    nbc__lower_condbr(L, c, rhs, end);
+  else
+    nbc__lower_condbr(L, c, end, rhs);
   nbc__lower_block(L, rhs);
   nbc__lval b = nbc__lower_convert(L, nbc__lower_expr(L, n->b), rt);
   EMIT("store %s %s, %s* %s", ty, b.v, ty, res);
@@ -888,10 +1014,13 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
   }
   const char *ty = ltype(L, wt), *x = tmp(L);
   switch (n->op) {
-  case NBC__OP_POS: return a;
+  case NBC__OP_POS:
+    return a;
   case NBC__OP_NEG:
-    if (is_float(rt)) EMIT("%s = fsub %s %s, %s", x, ty, nbc__lower_const_float(L, rt, -0.0), a.v);
-    else EMIT("%s = sub %s 0, %s", x, ty, a.v);
+    if (is_float(rt))
+      EMIT("%s = fsub %s %s, %s", x, ty, nbc__lower_const_float(L, rt, -0.0), a.v);
+    else
+      EMIT("%s = sub %s 0, %s", x, ty, a.v);
     break;
   case NBC__OP_INVERT:
     if (is_float(rt)) {
@@ -910,8 +1039,10 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
 
 static nbc__lval array_field(nbc__lowerer *L, nbc__lval arr, int field, int k) {
   const char *x = tmp(L);
-  if (k >= 0) EMIT("%s = extractvalue %s %s, %d, %d", x, ltype(L, arr.type), arr.v, field, k);
-  else EMIT("%s = extractvalue %s %s, %d", x, ltype(L, arr.type), arr.v, field);
+  if (k >= 0)
+    EMIT("%s = extractvalue %s %s, %d, %d", x, ltype(L, arr.type), arr.v, field, k);
+  else
+    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, arr.type), arr.v, field);
   return (nbc__lval){T(NBC__T_INT64), x};
 }
 
@@ -920,7 +1051,8 @@ static bool const_index(const nbc__node *n, int64_t *pv) {
     *pv = n->value.i;
     return true;
   }
-  if (n->kind == NBC__N_UNARY && n->op == NBC__OP_NEG && n->a->kind == NBC__N_INT && !n->a->big) {
+  if (n->kind == NBC__N_UNARY && n->op == NBC__OP_NEG && n->a->kind == NBC__N_INT &&
+      !n->a->big) {
     *pv = -n->a->value.i;
     return true;
   }
@@ -949,12 +1081,14 @@ static const char *index_value(nbc__lowerer *L, nbc__lval arr, nbc__node *ix, in
 }
 
 /* The element pointer for indices into an array value. */
-static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr, nbc__node **idx,
-                               int nidx, bool nonneg) {
+static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
+                               nbc__node **idx, int nidx, bool nonneg) {
   const nbc__type *at = arr.type;
   if (nidx != at->ndim) {
-    nbc__lower_error(L, where, "%d-dimensional array indexed with %d indices (slices and "
-                     "partial indexing are not supported)", at->ndim, nidx);
+    nbc__lower_error(L, where,
+                     "%d-dimensional array indexed with %d indices (slices and "
+                     "partial indexing are not supported)",
+                     at->ndim, nidx);
     return NULL;
   }
   const char *et = nbc__lower_mtype(L, at->dtype);
@@ -1106,7 +1240,8 @@ static nbc__lval make_tuple(nbc__lowerer *L, const nbc__type *tt, nbc__lval *ite
   for (int i = 0; i < tt->count; i++) {
     nbc__lval v = nbc__lower_convert(L, items[i], tt->items[i]);
     const char *x = tmp(L);
-    EMIT("%s = insertvalue %s %s, %s %s, %d", x, ltype(L, tt), cur, ltype(L, tt->items[i]), v.v, i);
+    EMIT("%s = insertvalue %s %s, %s %s, %d", x, ltype(L, tt), cur, ltype(L, tt->items[i]), v.v,
+         i);
     cur = x;
   }
   return (nbc__lval){tt, cur};
@@ -1117,16 +1252,20 @@ static nbc__lval array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
   const char *name = n->str;
   if (strcmp(name, "size") == 0) return array_field(L, arr, 2, -1);
   if (strcmp(name, "itemsize") == 0) return array_field(L, arr, 3, -1);
-  if (strcmp(name, "ndim") == 0) return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", at->ndim)};
+  if (strcmp(name, "ndim") == 0)
+    return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", at->ndim)};
   if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0) {
     const nbc__type *tt = n->type;
     if (!tt || tt->kind != NBC__T_TUPLE || tt->count != at->ndim) {
-      const nbc__type **items = nbc__arena_alloc(L->arena, sizeof *items * (size_t)(at->ndim + 1));
-      for (int k = 0; k < at->ndim; k++) items[k] = T(NBC__T_INT64);
+      const nbc__type **items =
+          nbc__arena_alloc(L->arena, sizeof *items * (size_t)(at->ndim + 1));
+      for (int k = 0; k < at->ndim; k++)
+        items[k] = T(NBC__T_INT64);
       tt = nbc__type_tuple(L->ctx, items, at->ndim);
     }
     nbc__lval items[32];
-    for (int k = 0; k < at->ndim && k < 32; k++) items[k] = array_field(L, arr, name[1] == 'h' ? 5 : 6, k);
+    for (int k = 0; k < at->ndim && k < 32; k++)
+      items[k] = array_field(L, arr, name[1] == 'h' ? 5 : 6, k);
     return make_tuple(L, tt, items);
   }
   nbc__lower_error(L, n, "unknown attribute '%s' of array", name);
@@ -1137,7 +1276,8 @@ static nbc__lval array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
 
 static const char *sreg(nbc__lowerer *L, const char *reg, char axis) {
   const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, axis);
-  nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
+  nbc__lower_declare(L,
+                     nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
   const char *x = tmp(L);
   EMIT("%s = call i32 @%s()", x, name);
   return x;
@@ -1145,7 +1285,8 @@ static const char *sreg(nbc__lowerer *L, const char *reg, char axis) {
 
 static const char *sreg_plain(nbc__lowerer *L, const char *reg) {
   const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.read.ptx.sreg.%s", reg);
-  nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
+  nbc__lower_declare(L,
+                     nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
   const char *x = tmp(L);
   EMIT("%s = call i32 @%s()", x, name);
   return x;
@@ -1196,23 +1337,27 @@ static nbc__lval local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc_
                                        bool shared) {
   const nbc__type *at = call->ret ? call->ret : n->type;
   if (!at || at->kind != NBC__T_ARRAY || !call->shape) {
-    nbc__lower_error(L, n, "the shape of a %s array must be a constant", shared ? "shared" : "local");
+    nbc__lower_error(L, n, "the shape of a %s array must be a constant",
+                     shared ? "shared" : "local");
     return (nbc__lval){at, "zeroinitializer"};
   }
   const char *et = nbc__lower_mtype(L, at->dtype);
   size_t item = nbc__type_size(at->dtype);
   int64_t total = 1;
-  for (int k = 0; k < at->ndim; k++) total *= call->shape[k];
+  for (int k = 0; k < at->ndim; k++)
+    total *= call->shape[k];
   const char *data = tmp(L);
   if (shared) {
     int id = L->shared_count++;
     const char *g = nbc__arena_printf(L->arena, "@_cudapy_smem_%d", id);
     if (total == 0) {
       /* Size 0 is numba's way to ask for the dynamic shared memory. */
-      nbc__buf_printf(&L->globals, "%s = external addrspace(3) global [0 x %s], align 16\n", g, et);
+      nbc__buf_printf(&L->globals, "%s = external addrspace(3) global [0 x %s], align 16\n", g,
+                      et);
     } else {
-      nbc__buf_printf(&L->globals, "%s = internal addrspace(3) global [%lld x %s] undef, align 16\n",
-                      g, (long long)total, et);
+      nbc__buf_printf(&L->globals,
+                      "%s = internal addrspace(3) global [%lld x %s] undef, align 16\n", g,
+                      (long long)total, et);
     }
     const char *p = tmp(L);
     EMIT("%s = getelementptr [%lld x %s], [%lld x %s] addrspace(3)* %s, i64 0, i64 0", p,
@@ -1249,7 +1394,8 @@ static nbc__lval atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
   }
   nbc__lval arr = nbc__lower_expr(L, n->list.items[0]);
   if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
-    nbc__lower_error(L, n->list.items[0], "the first argument of an atomic operation must be an array");
+    nbc__lower_error(L, n->list.items[0],
+                     "the first argument of an atomic operation must be an array");
     return (nbc__lval){n->type, "0"};
   }
   nbc__node **idx;
@@ -1263,13 +1409,16 @@ static nbc__lval atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
   const char *x = tmp(L);
   if (is_int(dt)) {
     bool sgn = nbc__type_is_signed(dt);
-    const char *op = which == NBC__B_ATOMIC_ADD ? "add" : which == NBC__B_ATOMIC_SUB ? "sub"
-                     : which == NBC__B_ATOMIC_MAX ? (sgn ? "max" : "umax") : (sgn ? "min" : "umin");
+    const char *op = which == NBC__B_ATOMIC_ADD   ? "add"
+                     : which == NBC__B_ATOMIC_SUB ? "sub"
+                     : which == NBC__B_ATOMIC_MAX ? (sgn ? "max" : "umax")
+                                                  : (sgn ? "min" : "umin");
     EMIT("%s = atomicrmw %s %s* %s, %s %s seq_cst", x, op, ty, ptr, ty, v.v);
     return (nbc__lval){dt, x};
   }
   if (dt->kind != NBC__T_FLOAT32 && dt->kind != NBC__T_FLOAT64) {
-    nbc__lower_error(L, n, "atomic operations on %s arrays are not supported", nbc__type_name(L->ctx, dt));
+    nbc__lower_error(L, n, "atomic operations on %s arrays are not supported",
+                     nbc__type_name(L->ctx, dt));
     return (nbc__lval){dt, "0"};
   }
   const char *sfx = dt->kind == NBC__T_FLOAT32 ? "f32.p0f32" : "f64.p0f64";
@@ -1280,8 +1429,9 @@ static nbc__lval atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
       EMIT("%s = fsub %s %s, %s", val, ty, nbc__lower_const_float(L, dt, -0.0), v.v);
     }
     const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.atomic.load.add.%s", sfx);
-    return (nbc__lval){dt, call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s*, %s", ty, ty),
-                                   nbc__arena_printf(L->arena, "%s* %s, %s %s", ty, ptr, ty, val))};
+    return (nbc__lval){dt,
+                       call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s*, %s", ty, ty),
+                               nbc__arena_printf(L->arena, "%s* %s, %s %s", ty, ptr, ty, val))};
   }
   /* Float max/min: numba's compare-and-swap loop. It returns early when either value is a
    * NaN and retries while the stored value is still smaller (max) / larger (min). */
@@ -1300,11 +1450,13 @@ static nbc__lval atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
   EMIT("%s = fcmp %s %s %s, %s", cmp, is_max ? "olt" : "ogt", ty, old, v.v);
   nbc__lower_condbr(L, cmp, attempt, done);
   nbc__lower_block(L, attempt);
-  const char *io = tmp(L), *ip = tmp(L), *in = tmp(L), *cas = tmp(L), *got = tmp(L), *dgot = tmp(L);
+  const char *io = tmp(L), *ip = tmp(L), *in = tmp(L), *cas = tmp(L), *got = tmp(L),
+             *dgot = tmp(L);
   EMIT("%s = bitcast %s %s to %s", io, ty, old, ity);
   EMIT("%s = bitcast %s* %s to %s*", ip, ty, ptr, ity);
   EMIT("%s = bitcast %s %s to %s", in, ty, v.v, ity);
-  EMIT("%s = cmpxchg volatile %s* %s, %s %s, %s %s monotonic monotonic", cas, ity, ip, ity, io, ity, in);
+  EMIT("%s = cmpxchg volatile %s* %s, %s %s, %s %s monotonic monotonic", cas, ity, ip, ity, io,
+       ity, in);
   EMIT("%s = extractvalue {%s, i1} %s, 0", got, ity, cas);
   EMIT("%s = bitcast %s %s to %s", dgot, ity, got, ty);
   EMIT("store %s %s, %s* %s", ty, dgot, ty, pold);
@@ -1324,19 +1476,20 @@ static bool in_list(const char *name, const char *const *list) {
 /* math.<name> through libdevice, as numba-cuda's mathimpl does (float32 variants for
  * float32, the __nv_fast_* ones for float32 under fastmath). */
 static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  static const char *const unary[] = {"ceil", "floor", "fabs", "exp", "exp2", "expm1", "erf",
-                                      "erfc", "gamma", "lgamma", "sqrt", "log", "log2", "log10",
-                                      "log1p", "acosh", "acos", "cos", "cosh", "asinh", "asin",
-                                      "sin", "sinh", "atan", "atanh", "tan", "trunc", "tanh", NULL};
-  static const char *const binary[] = {"copysign", "atan2", "pow", "fmod", "hypot",
-                                       "remainder", "nextafter", NULL};
+  static const char *const unary[] = {
+      "ceil", "floor", "fabs", "exp",   "exp2",  "expm1", "erf",   "erfc", "gamma", "lgamma",
+      "sqrt", "log",   "log2", "log10", "log1p", "acosh", "acos",  "cos",  "cosh",  "asinh",
+      "asin", "sin",   "sinh", "atan",  "atanh", "tan",   "trunc", "tanh", NULL};
+  static const char *const binary[] = {"copysign", "atan2",     "pow",       "fmod",
+                                       "hypot",    "remainder", "nextafter", NULL};
   static const char *const fast1[] = {"cos", "sin", "tan", "exp", "log2", "log10", "log", NULL};
   static const char *const preds[] = {"isnan", "isinf", "isfinite", NULL};
   const char *name = call->name ? call->name : n->a->str;
   nbc__lval args[3];
   int na = n->list.count;
   if (na > 3) na = 3;
-  for (int i = 0; i < na; i++) args[i] = nbc__lower_expr(L, n->list.items[i]);
+  for (int i = 0; i < na; i++)
+    args[i] = nbc__lower_expr(L, n->list.items[i]);
   if (nbc__lower_failed(L)) return (nbc__lval){n->type, "0"};
   /* The float type computed in: the argument's if float, else float64. */
   /* float16 arguments compute in float32 (numba-cuda's fp16 math does, then rounds). */
@@ -1352,7 +1505,7 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
     if (!is_float(args[0].type))
       return (nbc__lval){T(NBC__T_BOOL), strcmp(name, "isfinite") == 0 ? "true" : "false"};
     nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    const char *fn = strcmp(name, "isnan") == 0 ? (f32 ? "__nv_isnanf" : "__nv_isnand")
+    const char *fn = strcmp(name, "isnan") == 0   ? (f32 ? "__nv_isnanf" : "__nv_isnand")
                      : strcmp(name, "isinf") == 0 ? (f32 ? "__nv_isinff" : "__nv_isinfd")
                                                   : (f32 ? "__nv_finitef" : "__nv_isfinited");
     const char *r = call_fn(L, "i32", fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, a.v));
@@ -1394,10 +1547,12 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
   } else if (strcmp(name, "ldexp") == 0 && na == 2) {
     nbc__lval a = nbc__lower_convert(L, args[0], ft);
     nbc__lval e = nbc__lower_convert(L, args[1], T(NBC__T_INT32));
-    res.v = call_fn(L, ty, f32 ? "__nv_ldexpf" : "__nv_ldexp", nbc__arena_printf(L->arena, "%s, i32", ty),
+    res.v = call_fn(L, ty, f32 ? "__nv_ldexpf" : "__nv_ldexp",
+                    nbc__arena_printf(L->arena, "%s, i32", ty),
                     nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, e.v));
   } else {
-    nbc__lower_error(L, n, "math.%s with %d argument%s is not supported", name, na, na == 1 ? "" : "s");
+    nbc__lower_error(L, n, "math.%s with %d argument%s is not supported", name, na,
+                     na == 1 ? "" : "s");
     return (nbc__lval){n->type, "0"};
   }
   return res;
@@ -1414,7 +1569,8 @@ static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
   if (n->list.count == 1) {
     nbc__lval t = nbc__lower_expr(L, n->list.items[0]);
     if (!t.type || t.type->kind != NBC__T_TUPLE || t.type->count == 0 || t.type->count > 64) {
-      nbc__lower_error(L, n, "%s() expects at least two arguments or one tuple", is_max ? "max" : "min");
+      nbc__lower_error(L, n, "%s() expects at least two arguments or one tuple",
+                       is_max ? "max" : "min");
       return (nbc__lval){rt, "0"};
     }
     for (int i = 0; i < t.type->count; i++) {
@@ -1423,7 +1579,8 @@ static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
       vals[count++] = (nbc__lval){t.type->items[i], x};
     }
   } else {
-    for (int i = 0; i < n->list.count && i < 64; i++) vals[count++] = nbc__lower_expr(L, n->list.items[i]);
+    for (int i = 0; i < n->list.count && i < 64; i++)
+      vals[count++] = nbc__lower_expr(L, n->list.items[i]);
   }
   if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
     nbc__lower_error(L, n, "%s() of these types is not supported", is_max ? "max" : "min");
@@ -1447,14 +1604,15 @@ static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
     return (nbc__lval){n->type, "0"};
   }
   if (n->list.count != callee->nargs) {
-    nbc__lower_error(L, n, "%s() takes %d arguments but %d were given", callee->name, callee->nargs,
-                     n->list.count);
+    nbc__lower_error(L, n, "%s() takes %d arguments but %d were given", callee->name,
+                     callee->nargs, n->list.count);
     return (nbc__lval){n->type, "0"};
   }
   const nbc__type *rt = callee->ret;
   const char *rmt = nbc__lower_mtype(L, rt);
   const char *slot = nbc__lower_alloca(L, rmt);
-  EMIT("store %s %s, %s* %s", rmt, strcmp(rmt, "i8") == 0 ? "0" : nbc__lower_zero(L, rt), rmt, slot);
+  EMIT("store %s %s, %s* %s", rmt, strcmp(rmt, "i8") == 0 ? "0" : nbc__lower_zero(L, rt), rmt,
+       slot);
   nbc__buf args;
   nbc__buf_init(&args, L->arena);
   nbc__buf_printf(&args, "%s* %s", rmt, slot);
@@ -1481,7 +1639,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *rt = call->ret ? call->ret : n->type;
   int na = n->list.count;
   switch (call->builtin) {
-  case NBC__B_FUNC: return call_python(L, n, call);
+  case NBC__B_FUNC:
+    return call_python(L, n, call);
   case NBC__B_RANGE:
     nbc__lower_error(L, n, "range() can only be used in a for loop");
     return (nbc__lval){rt, "0"};
@@ -1502,7 +1661,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
       return nbc__lower_convert(L, a, rt);
     }
     if (is_float(rt)) /* libNVVM has no llvm.fabs */
-      return (nbc__lval){rt, call1(L, ty, rt->kind == NBC__T_FLOAT32 ? "__nv_fabsf" : "__nv_fabs", v.v)};
+      return (nbc__lval){
+          rt, call1(L, ty, rt->kind == NBC__T_FLOAT32 ? "__nv_fabsf" : "__nv_fabs", v.v)};
     if (is_int(rt) && nbc__type_is_signed(rt)) {
       const char *neg = tmp(L), *m = tmp(L), *x = tmp(L);
       EMIT("%s = icmp slt %s %s, 0", neg, ty, v.v);
@@ -1512,8 +1672,10 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     }
     return v;
   }
-  case NBC__B_MIN: return minmax(L, n, false);
-  case NBC__B_MAX: return minmax(L, n, true);
+  case NBC__B_MIN:
+    return minmax(L, n, false);
+  case NBC__B_MAX:
+    return minmax(L, n, true);
   case NBC__B_INT:
   case NBC__B_FLOAT:
   case NBC__B_CAST: {
@@ -1522,7 +1684,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   }
   case NBC__B_BOOL:
     if (na == 0) return (nbc__lval){T(NBC__T_BOOL), "false"};
-    return (nbc__lval){T(NBC__T_BOOL), nbc__lower_truth(L, nbc__lower_expr(L, n->list.items[0]))};
+    return (nbc__lval){T(NBC__T_BOOL),
+                       nbc__lower_truth(L, nbc__lower_expr(L, n->list.items[0]))};
   case NBC__B_ROUND: {
     if (na != 1) {
       nbc__lower_error(L, n, "round() with ndigits is not supported");
@@ -1533,24 +1696,32 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
       /* Half to even, like Python: rint rounds ties to even (libNVVM has no llvm.rint). */
       const nbc__type *ft = v.type->kind == NBC__T_FLOAT32 ? v.type : T(NBC__T_FLOAT64);
       v = nbc__lower_convert(L, v, ft);
-      const char *r = call1(L, ltype(L, ft), ft->kind == NBC__T_FLOAT32 ? "__nv_rintf" : "__nv_rint", v.v);
+      const char *r =
+          call1(L, ltype(L, ft), ft->kind == NBC__T_FLOAT32 ? "__nv_rintf" : "__nv_rint", v.v);
       return nbc__lower_convert(L, (nbc__lval){v.type, r}, rt);
     }
     return nbc__lower_convert(L, v, rt);
   }
-  case NBC__B_MATH: return nbc__lower_convert(L, lower_math(L, n, call), rt);
-  case NBC__B_NUMPY: return nbc__lower_numpy(L, n, call);
-  case NBC__B_CUDA_GRID: return grid(L, n, false);
-  case NBC__B_CUDA_GRIDSIZE: return grid(L, n, true);
+  case NBC__B_MATH:
+    return nbc__lower_convert(L, lower_math(L, n, call), rt);
+  case NBC__B_NUMPY:
+    return nbc__lower_numpy(L, n, call);
+  case NBC__B_CUDA_GRID:
+    return grid(L, n, false);
+  case NBC__B_CUDA_GRIDSIZE:
+    return grid(L, n, true);
   case NBC__B_CUDA_SYNCTHREADS:
     call_fn(L, "void", "llvm.nvvm.barrier0", "", "");
     return (nbc__lval){T(NBC__T_VOID), "null"};
-  case NBC__B_CUDA_SHARED_ARRAY: return local_or_shared_array(L, n, call, true);
-  case NBC__B_CUDA_LOCAL_ARRAY: return local_or_shared_array(L, n, call, false);
+  case NBC__B_CUDA_SHARED_ARRAY:
+    return local_or_shared_array(L, n, call, true);
+  case NBC__B_CUDA_LOCAL_ARRAY:
+    return local_or_shared_array(L, n, call, false);
   case NBC__B_ATOMIC_ADD:
   case NBC__B_ATOMIC_SUB:
   case NBC__B_ATOMIC_MAX:
-  case NBC__B_ATOMIC_MIN: return atomic(L, n, call->builtin);
+  case NBC__B_ATOMIC_MIN:
+    return atomic(L, n, call->builtin);
   }
   nbc__lower_error(L, n, "unsupported call");
   return (nbc__lval){rt, "0"};
@@ -1561,14 +1732,19 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
 static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *g) {
   switch (g->g.kind) {
   case NBC_GLOBAL_INT: {
-    const nbc__type *t = n->type && (is_int(n->type) || is_float(n->type)) ? n->type : T(NBC__T_INT64);
-    return nbc__lower_convert(L, (nbc__lval){T(NBC__T_INT64), nbc__lower_const_int(L, T(NBC__T_INT64), g->g.value.i)}, t);
+    const nbc__type *t =
+        n->type && (is_int(n->type) || is_float(n->type)) ? n->type : T(NBC__T_INT64);
+    return nbc__lower_convert(
+        L, (nbc__lval){T(NBC__T_INT64), nbc__lower_const_int(L, T(NBC__T_INT64), g->g.value.i)},
+        t);
   }
   case NBC_GLOBAL_FLOAT: {
-    nbc__lval v = {T(NBC__T_FLOAT64), nbc__lower_const_float(L, T(NBC__T_FLOAT64), g->g.value.f)};
+    nbc__lval v = {T(NBC__T_FLOAT64),
+                   nbc__lower_const_float(L, T(NBC__T_FLOAT64), g->g.value.f)};
     return nbc__lower_convert(L, v, n->type && is_float(n->type) ? n->type : T(NBC__T_FLOAT64));
   }
-  case NBC_GLOBAL_BOOL: return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
+  case NBC_GLOBAL_BOOL:
+    return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
   default:
     return (nbc__lval){n->type, "undef"}; /* modules, functions, types: no run-time value */
   }
@@ -1590,10 +1766,11 @@ static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *ot = n->a->type;
   if (ot && ot->kind == NBC__T_MODULE && ot->name) {
     const char *m = ot->name;
-    const char *reg = strcmp(m, "cuda.threadIdx") == 0 ? "tid"
+    const char *reg = strcmp(m, "cuda.threadIdx") == 0  ? "tid"
                       : strcmp(m, "cuda.blockDim") == 0 ? "ntid"
                       : strcmp(m, "cuda.blockIdx") == 0 ? "ctaid"
-                      : strcmp(m, "cuda.gridDim") == 0 ? "nctaid" : NULL;
+                      : strcmp(m, "cuda.gridDim") == 0  ? "nctaid"
+                                                        : NULL;
     if (reg) {
       const char *s = n->str;
       if (!(s[0] == 'x' || s[0] == 'y' || s[0] == 'z') || s[1]) {
@@ -1621,26 +1798,42 @@ static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
   switch (n->kind) {
   case NBC__N_INT: {
     const nbc__type *t = n->type ? n->type : T(n->big ? NBC__T_UINT64 : NBC__T_INT64);
-    if (is_float(t)) return (nbc__lval){t, nbc__lower_const_float(L, t, n->big ? (double)(uint64_t)n->value.i : (double)n->value.i)};
+    if (is_float(t))
+      return (nbc__lval){t,
+                         nbc__lower_const_float(
+                             L, t, n->big ? (double)(uint64_t)n->value.i : (double)n->value.i)};
     if (is_bool(t)) return (nbc__lval){t, n->value.i ? "true" : "false"};
-    if (n->big) return (nbc__lval){t, nbc__arena_printf(L->arena, "%llu", (unsigned long long)n->value.i)};
+    if (n->big)
+      return (nbc__lval){t,
+                         nbc__arena_printf(L->arena, "%llu", (unsigned long long)n->value.i)};
     return (nbc__lval){t, nbc__lower_const_int(L, t, n->value.i)};
   }
   case NBC__N_FLOAT: {
     const nbc__type *t = n->type && is_float(n->type) ? n->type : T(NBC__T_FLOAT64);
     return (nbc__lval){t, nbc__lower_const_float(L, t, n->value.f)};
   }
-  case NBC__N_BOOL: return (nbc__lval){T(NBC__T_BOOL), n->value.i ? "true" : "false"};
-  case NBC__N_NONE: return (nbc__lval){n->type ? n->type : T(NBC__T_VOID), "null"};
-  case NBC__N_NAME: return lower_name(L, n);
-  case NBC__N_ATTR: return lower_attr(L, n);
-  case NBC__N_SUBSCRIPT: return lower_subscript(L, n);
-  case NBC__N_CALL: return lower_call(L, n);
-  case NBC__N_BINOP: return lower_binop(L, n);
-  case NBC__N_UNARY: return lower_unary(L, n);
-  case NBC__N_BOOLOP: return lower_boolop(L, n);
-  case NBC__N_COMPARE: return lower_compare(L, n);
-  case NBC__N_IFEXP: return lower_ifexp(L, n);
+  case NBC__N_BOOL:
+    return (nbc__lval){T(NBC__T_BOOL), n->value.i ? "true" : "false"};
+  case NBC__N_NONE:
+    return (nbc__lval){n->type ? n->type : T(NBC__T_VOID), "null"};
+  case NBC__N_NAME:
+    return lower_name(L, n);
+  case NBC__N_ATTR:
+    return lower_attr(L, n);
+  case NBC__N_SUBSCRIPT:
+    return lower_subscript(L, n);
+  case NBC__N_CALL:
+    return lower_call(L, n);
+  case NBC__N_BINOP:
+    return lower_binop(L, n);
+  case NBC__N_UNARY:
+    return lower_unary(L, n);
+  case NBC__N_BOOLOP:
+    return lower_boolop(L, n);
+  case NBC__N_COMPARE:
+    return lower_compare(L, n);
+  case NBC__N_IFEXP:
+    return lower_ifexp(L, n);
   case NBC__N_TUPLE: {
     const nbc__type *tt = n->type;
     if (!tt || tt->kind != NBC__T_TUPLE || tt->count != n->list.count) {
@@ -1652,7 +1845,8 @@ static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
       nbc__diag_oom(L->ctx);
       return (nbc__lval){tt, "undef"};
     }
-    for (int i = 0; i < tt->count; i++) items[i] = nbc__lower_expr(L, n->list.items[i]);
+    for (int i = 0; i < tt->count; i++)
+      items[i] = nbc__lower_expr(L, n->list.items[i]);
     return make_tuple(L, tt, items);
   }
   case NBC__N_COMPLEX:

@@ -87,8 +87,10 @@ static uint16_t ref_half(double v) {
  * i16 the PTX widens to .b32: "mov.u32 %r1, 13516; st.param.b32 [func_retval0+0], %r1". */
 static uint16_t half_of(const char *expr) {
   char src[1024];
-  snprintf(src, sizeof src, "from numba import float16, int64, float32\n"
-                            "def f():\n    return %s\n", expr);
+  snprintf(src, sizeof src,
+           "from numba import float16, int64, float32\n"
+           "def f():\n    return %s\n",
+           expr);
   const char *ptx = compile_text(src, "float16()", false, false);
   const char *p = strstr(ptx, "[func_retval0+0], ");
   if (!p) TEST_FAIL_("%s: no result store in\n%s", expr, ptx);
@@ -101,17 +103,19 @@ static uint16_t half_of(const char *expr) {
   const char *q = strstr(ptx, def);
   if (!q) TEST_FAIL_("%s: %s is not defined in\n%s", expr, reg, ptx);
   const char *line = q;
-  while (line > ptx && line[-1] != '\n') line--;
-  if (strncmp(line, "\tmov.", 5) != 0) TEST_FAIL_("%s: not folded to a constant:\n%s", expr, ptx);
+  while (line > ptx && line[-1] != '\n')
+    line--;
+  if (strncmp(line, "\tmov.", 5) != 0)
+    TEST_FAIL_("%s: not folded to a constant:\n%s", expr, ptx);
   q += strlen(def);
   if (*q == '%') TEST_FAIL_("%s: not folded to a constant:\n%s", expr, ptx);
   return (uint16_t)strtol(q, NULL, 0);
 }
 
-#define EXPECT_HALF(expr, want)                                                            \
-  do {                                                                                     \
-    uint16_t got_ = half_of(expr), want_ = (uint16_t)(want);                               \
-    if (got_ != want_) TEST_FAIL_("%s gave 0x%04x, expected 0x%04x", expr, got_, want_);  \
+#define EXPECT_HALF(expr, want)                                                                \
+  do {                                                                                         \
+    uint16_t got_ = half_of(expr), want_ = (uint16_t)(want);                                   \
+    if (got_ != want_) TEST_FAIL_("%s gave 0x%04x, expected 0x%04x", expr, got_, want_);       \
   } while (0)
 
 /* float16 a op float16 b, both literals: round(round(a) op round(b)). */
@@ -131,16 +135,29 @@ TEST(reference_rounding) {
   ASSERT_EQ(ref_half(65519.0), 0x7bff);
   ASSERT_EQ(ref_half(65520.0), 0x7c00);
   ASSERT_EQ(ref_half(ldexp(1, -24)), 0x0001);
-  ASSERT_EQ(ref_half(ldexp(1, -25)), 0x0000);       /* tie to even: 0 */
-  ASSERT_EQ(ref_half(ldexp(3, -25)), 0x0002);       /* tie to even: 2 */
+  ASSERT_EQ(ref_half(ldexp(1, -25)), 0x0000); /* tie to even: 0 */
+  ASSERT_EQ(ref_half(ldexp(3, -25)), 0x0002); /* tie to even: 2 */
   ASSERT_EQ(ref_half(-2.0), 0xc000);
 }
 
 TEST(constants_round_to_nearest_even) {
   require_nvvm();
-  static const double values[] = {0.1, 0.2, 1.0 / 3, 65504.0, 65519.0, 65520.0, 1e10,
-                                  -1e-10, 6.1e-5, 5.960464477539063e-08, 2.9802322387695312e-08,
-                                  8.940696716308594e-08, -2.5, 1024.5, 2049.0, 2051.0};
+  static const double values[] = {0.1,
+                                  0.2,
+                                  1.0 / 3,
+                                  65504.0,
+                                  65519.0,
+                                  65520.0,
+                                  1e10,
+                                  -1e-10,
+                                  6.1e-5,
+                                  5.960464477539063e-08,
+                                  2.9802322387695312e-08,
+                                  8.940696716308594e-08,
+                                  -2.5,
+                                  1024.5,
+                                  2049.0,
+                                  2051.0};
   for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
     char expr[64];
     snprintf(expr, sizeof expr, "float16(%.17g)", values[i]);
@@ -162,12 +179,13 @@ TEST(constants_round_to_nearest_even) {
 
 TEST(arithmetic_rounds_after_each_operation) {
   require_nvvm();
-  static const double pairs[][2] = {{0.1, 0.2},   {1.0, 3.0},   {65504.0, 16.0}, {1e-7, 3e-7},
-                                    {-2.5, 0.1},  {1000.0, 0.3}, {0.333, 0.777},  {60000, 2},
+  static const double pairs[][2] = {{0.1, 0.2},    {1.0, 3.0},    {65504.0, 16.0}, {1e-7, 3e-7},
+                                    {-2.5, 0.1},   {1000.0, 0.3}, {0.333, 0.777},  {60000, 2},
                                     {6.1e-5, 0.5}, {2049.0, 1.0}};
   static const char ops[] = {'+', '-', '*', '/'};
   for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-    for (size_t k = 0; k < 4; k++) check_binop(pairs[i][0], ops[k], pairs[i][1]);
+    for (size_t k = 0; k < 4; k++)
+      check_binop(pairs[i][0], ops[k], pairs[i][1]);
   EXPECT_HALF("float16(0.1) + float16(0.2)", 0x34cc);
   /* Rounded after each operation: (a + b) + c differs from a + (b + c) here. */
   double a = half_to_double(ref_half(2048.0)), b = 1.0;
@@ -206,10 +224,13 @@ static int64_t int_of(const char *expr, const char *rtype) {
 
 TEST(conversions_comparisons_and_truth) {
   require_nvvm();
-  ASSERT_EQ(int_of("int(float16(-3.7))", "int64"), -3);
+  /* numba-cuda converts float16 to integers with cvt.rni: to the nearest, ties to even. */
+  ASSERT_EQ(int_of("int(float16(3.7))", "int64"), 4);
+  ASSERT_EQ(int_of("int(float16(2.5))", "int64"), 2);
+  ASSERT_EQ(int_of("int(float16(3.5))", "int64"), 4);
   ASSERT_EQ(int_of("int(float16(2049.0))", "int64"), 2048); /* 2049 rounds to 2048 */
   ASSERT_EQ(int_of("float16(0.1) < float16(0.2)", "boolean"), 1);
-  ASSERT_EQ(int_of("float16(0.1) == 0.1", "boolean"), 0);   /* compared as float64 */
+  ASSERT_EQ(int_of("float16(0.1) == 0.1", "boolean"), 0); /* compared as float64 */
   ASSERT_EQ(int_of("float16(0.5) == 0.5", "boolean"), 1);
   ASSERT_EQ(int_of("float16(2049.0) == float16(2048.0)", "boolean"), 1);
   ASSERT_EQ(int_of("not float16(-0.0)", "boolean"), 1);
@@ -221,6 +242,17 @@ TEST(conversions_comparisons_and_truth) {
 /* The first `needle` at or after `from` (NULL when from is NULL or there is none). */
 static const char *after(const char *from, const char *needle) {
   return from ? strstr(from, needle) : NULL;
+}
+
+/* a * b + c on float16 is rounded once, as numba-cuda's contracted fma.rn.f16 (H200). */
+TEST(multiply_add_rounds_once) {
+  require_nvvm();
+  const char *ptx = compile_text("def f(a, b, c):\n    return a * b + c\n",
+                                 "float16(float16, float16, float16)", false, false);
+  const char *first = strstr(ptx, "cvt.rn.f16.f64");
+  if (!first) TEST_FAIL_("no single rounding from double in\n%s", ptx);
+  if (strstr(first + 1, "cvt.rn.f16") || strstr(ptx, "cvt.rn.f16.f32"))
+    TEST_FAIL_("the product is rounded separately in\n%s", ptx);
 }
 
 TEST(device_function_computes_in_float32) {
@@ -238,25 +270,29 @@ TEST(device_function_computes_in_float32) {
   ASSERT_CONTAINS(ir, "define i16 @f(i16 %arg0_0, i16 %arg1_0)");
 
   /* Mixed float16/float32 gives float32, float16 * int64 gives float64 (numba's typing). */
-  ptx = compile_text("def f(a, b):\n    return a * b\n", "float32(float16, float32)", false, false);
+  ptx = compile_text("def f(a, b):\n    return a * b\n", "float32(float16, float32)", false,
+                     false);
   ASSERT_CONTAINS(ptx, "cvt.f32.f16");
   ASSERT_CONTAINS(ptx, "mul.f32");
   ASSERT_CONTAINS(ptx, "st.param.f32");
-  ptx = compile_text("def f(a, b):\n    return a / b\n", "float16(float16, float16)", false, false);
+  ptx = compile_text("def f(a, b):\n    return a / b\n", "float16(float16, float16)", false,
+                     false);
   ASSERT_CONTAINS(ptx, "div.rn.f32");
   ASSERT_CONTAINS(ptx, "cvt.rn.f16.f32");
-  ptx = compile_text("from numba import float16\ndef f(a):\n    return float16(a)\n", "float16(float64)", false, false);
+  ptx = compile_text("from numba import float16\ndef f(a):\n    return float16(a)\n",
+                     "float16(float64)", false, false);
   ASSERT_CONTAINS(ptx, "cvt.rn.f16.f64");
   ptx = compile_text("def f(a):\n    return int(a)\n", "int64(float16)", false, false);
   ASSERT_CONTAINS(ptx, "cvt.rzi.s64.f32");
   ptx = compile_text("def f(a):\n    return round(a)\n", "int64(float16)", false, false);
   ASSERT_CONTAINS(ptx, "cvt.f32.f16");
   ASSERT_CONTAINS(ptx, "cvt.rni.");
-  ptx = compile_text("import math\ndef f(a):\n    return math.sqrt(a)\n", "float16(float16)", false,
-                     false);
+  ptx = compile_text("import math\ndef f(a):\n    return math.sqrt(a)\n", "float16(float16)",
+                     false, false);
   ASSERT_CONTAINS(ptx, "sqrt.rn.f32");
   ASSERT_CONTAINS(ptx, "cvt.rn.f16.f32");
-  ptx = compile_text("def f(a, b):\n    return a < b\n", "boolean(float16, float16)", false, false);
+  ptx = compile_text("def f(a, b):\n    return a < b\n", "boolean(float16, float16)", false,
+                     false);
   ASSERT_CONTAINS(ptx, "setp.lt.f32");
 }
 
@@ -357,7 +393,7 @@ TEST(atomics_on_float16_are_refused) {
   ASSERT_CONTAINS(err, "cuda.atomic.add() of an array of float16 is not supported");
 }
 
-TEST_LIST(X(reference_rounding) X(constants_round_to_nearest_even)
+TEST_LIST(X(multiply_add_rounds_once) X(reference_rounding) X(constants_round_to_nearest_even)
               X(arithmetic_rounds_after_each_operation) X(conversions_comparisons_and_truth)
                   X(device_function_computes_in_float32) X(numba_abi_and_tuples)
                       X(kernels_through_ptxas) X(atomics_on_float16_are_refused))
