@@ -28,28 +28,28 @@ typedef struct nbc__lowerer {
   const nbc__program *program;
   nbc__arena *arena;
   /* Module-level text, assembled at the end. */
-  nbc__buf globals;   /* shared arrays, NumbaEnv */
-  nbc__buf decls;     /* `declare` lines, each once */
-  nbc__buf meta;      /* debug metadata */
-  nbc__buf used;      /* @llvm.used entries */
+  nbc__buf globals; /* shared arrays, NumbaEnv */
+  nbc__buf decls;   /* `declare` lines, each once */
+  nbc__buf meta;    /* debug metadata */
+  nbc__buf used;    /* @llvm.used entries */
   nbc__buf annotations;
   int nused, nannotations;
   const char **declared;
   int ndeclared, capdeclared;
-  int next_meta;      /* metadata numbering */
-  bool debug_info;    /* debug or lineinfo */
+  int next_meta;   /* metadata numbering */
+  bool debug_info; /* debug or lineinfo */
   int cu_meta, file_meta, subroutine_meta;
   int shared_count;
   bool uses_libdevice;
   /* The function being lowered. */
   nbc__func *fn;
-  nbc__buf allocas;   /* the entry block's allocas */
-  nbc__buf body;      /* everything after them */
+  nbc__buf allocas; /* the entry block's allocas */
+  nbc__buf body;    /* everything after them */
   int tmp, label;
-  const char **slots; /* alloca of each variable */
+  const char **slots;   /* alloca of each variable */
   const char *ret_slot; /* Numba ABI: the return pointer parameter */
-  bool terminated;    /* the current block has its terminator */
-  int sp_meta;        /* the function's DISubprogram */
+  bool terminated;      /* the current block has its terminator */
+  int sp_meta;          /* the function's DISubprogram */
   int loc_meta, loc_line, loc_col;
   int loop_depth;
   int loop_break[NBC__LOWER_MAX_LOOPS], loop_continue[NBC__LOWER_MAX_LOOPS];
@@ -104,5 +104,55 @@ void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
 
 /* numpy.c: a NBC__B_NUMPY call (np.minimum/maximum/fmin/fmax on floats). */
 nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+
+/* lower_array.c: arrays, tuples and the CUDA intrinsics (called from lower_expr.c). */
+nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n);
+nbc__lval nbc__lower_tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup,
+                                nbc__node *ix);
+nbc__lval nbc__lower_make_tuple(nbc__lowerer *L, const nbc__type *tt, nbc__lval *items);
+nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr);
+const char *nbc__lower_sreg(nbc__lowerer *L, const char *reg);
+const char *nbc__lower_sreg_axis(nbc__lowerer *L, const char *reg, char axis);
+/* Field `field` (axis k, or -1) of an array value: 2 nitems, 4 data, 5 shape, 6 strides. */
+nbc__lval nbc__lower_array_field(nbc__lowerer *L, nbc__lval arr, int field, int k);
+nbc__lval nbc__lower_grid(nbc__lowerer *L, nbc__node *n, bool size);
+nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc__call *call,
+                                           bool shared);
+nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
+/* lower_expr.c: declares a function once and calls it; returns the result operand. */
+const char *nbc__lower_call_fn(nbc__lowerer *L, const char *ret, const char *name,
+                               const char *argtys, const char *args);
+
+/* ------------------------------------------------ helpers of the expression lowering ----
+ * Shared by lower_expr.c and lower_array.c (short names: this header is private to the
+ * lowering). EMIT needs a variable `L` in scope. */
+static inline const nbc__type *T(nbc__type_kind k) {
+  return nbc__type_scalar(k);
+}
+
+static inline const char *ltype(nbc__lowerer *L, const nbc__type *t) {
+  return nbc__lower_ltype(L, t);
+}
+
+static inline const char *tmp(nbc__lowerer *L) {
+  return nbc__lower_tmp(L);
+}
+
+#define EMIT(...) nbc__lower_emit(L, __VA_ARGS__)
+
+static inline bool is_float(const nbc__type *t) {
+  return t && nbc__type_is_float(t);
+}
+static inline bool is_int(const nbc__type *t) {
+  return t && nbc__type_is_int(t);
+}
+static inline bool is_bool(const nbc__type *t) {
+  return t && t->kind == NBC__T_BOOL;
+}
+/* Types whose values exist at run time (numbers, arrays, tuples). */
+static inline bool has_runtime(const nbc__type *t) {
+  return is_int(t) || is_float(t) || is_bool(t) || t->kind == NBC__T_ARRAY ||
+         t->kind == NBC__T_TUPLE;
+}
 
 #endif /* NBCUDA_LOWER_H */

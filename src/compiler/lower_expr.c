@@ -1,6 +1,5 @@
 /* lower_expr.c — expressions to NVVM IR: numba's conversions and arithmetic semantics,
- * comparisons, short-circuit logic, arrays, tuples, builtins, math through libdevice and
- * the CUDA intrinsics (thread indices, barriers, shared/local arrays, atomics).
+ * comparisons, short-circuit logic, builtins, math through libdevice and calls.
  *
  * How it works. nbc__lower_expr lowers a node to a value of node->type and then applies
  * node->cast (infer.c's record of numba's implicit conversions). Arithmetic converts both
@@ -19,10 +18,8 @@
  *   - float to int conversion is fptosi/fptoui, which on the GPU saturates (NaN ->
  *     INT64_MIN), exactly what numba emits.
  *
- * Array elements are addressed as data + sum(index_k * stride_k) in bytes; the contiguous
- * axis of a C (or F) array uses a typed getelementptr instead of a stride load, and the
- * negative-index wraparound select is skipped when infer proved the index non-negative or
- * it is a non-negative constant.
+ * Arrays, tuples and the CUDA intrinsics are in lower_array.c; math through libdevice,
+ * builtins, calls and the dispatch over node kinds are here.
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,37 +27,6 @@
 #include <string.h>
 
 #include "compiler/lower.h"
-
-/* --------------------------------------------------------------- basics ------------- */
-
-static const nbc__type *T(nbc__type_kind k) {
-  return nbc__type_scalar(k);
-}
-
-static const char *ltype(nbc__lowerer *L, const nbc__type *t) {
-  return nbc__lower_ltype(L, t);
-}
-
-static const char *tmp(nbc__lowerer *L) {
-  return nbc__lower_tmp(L);
-}
-
-#define EMIT(...) nbc__lower_emit(L, __VA_ARGS__)
-
-static bool is_float(const nbc__type *t) {
-  return t && nbc__type_is_float(t);
-}
-static bool is_int(const nbc__type *t) {
-  return t && nbc__type_is_int(t);
-}
-static bool is_bool(const nbc__type *t) {
-  return t && t->kind == NBC__T_BOOL;
-}
-/* Types whose values exist at run time (numbers, arrays, tuples). */
-static bool has_runtime(const nbc__type *t) {
-  return is_int(t) || is_float(t) || is_bool(t) || t->kind == NBC__T_ARRAY ||
-         t->kind == NBC__T_TUPLE;
-}
 
 /* ------------------------------------------------------------- float16 ----------------
  *
@@ -230,8 +196,8 @@ void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
 }
 
 /* Declares a function once and calls it; returns the result operand. */
-static const char *call_fn(nbc__lowerer *L, const char *ret, const char *name,
-                           const char *argtys, const char *args) {
+const char *nbc__lower_call_fn(nbc__lowerer *L, const char *ret, const char *name,
+                               const char *argtys, const char *args) {
   nbc__lower_declare(L, nbc__arena_printf(L->arena, "declare %s @%s(%s)", ret, name, argtys));
   if (strcmp(ret, "void") == 0) {
     EMIT("call void @%s(%s)", name, args);
@@ -243,13 +209,13 @@ static const char *call_fn(nbc__lowerer *L, const char *ret, const char *name,
 }
 
 static const char *call1(nbc__lowerer *L, const char *ty, const char *name, const char *a) {
-  return call_fn(L, ty, name, ty, nbc__arena_printf(L->arena, "%s %s", ty, a));
+  return nbc__lower_call_fn(L, ty, name, ty, nbc__arena_printf(L->arena, "%s %s", ty, a));
 }
 
 static const char *call2(nbc__lowerer *L, const char *ty, const char *name, const char *a,
                          const char *b) {
-  return call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s, %s", ty, ty),
-                 nbc__arena_printf(L->arena, "%s %s, %s %s", ty, a, ty, b));
+  return nbc__lower_call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s, %s", ty, ty),
+                            nbc__arena_printf(L->arena, "%s %s, %s %s", ty, a, ty, b));
 }
 
 static const char *intrinsic_suffix(const nbc__type *t) {
@@ -1035,436 +1001,6 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
   return nbc__lower_convert(L, (nbc__lval){wt, x}, rt);
 }
 
-/* --------------------------------------------------------------- arrays ------------- */
-
-static nbc__lval array_field(nbc__lowerer *L, nbc__lval arr, int field, int k) {
-  const char *x = tmp(L);
-  if (k >= 0)
-    EMIT("%s = extractvalue %s %s, %d, %d", x, ltype(L, arr.type), arr.v, field, k);
-  else
-    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, arr.type), arr.v, field);
-  return (nbc__lval){T(NBC__T_INT64), x};
-}
-
-static bool const_index(const nbc__node *n, int64_t *pv) {
-  if (n->kind == NBC__N_INT && !n->big) {
-    *pv = n->value.i;
-    return true;
-  }
-  if (n->kind == NBC__N_UNARY && n->op == NBC__OP_NEG && n->a->kind == NBC__N_INT &&
-      !n->a->big) {
-    *pv = -n->a->value.i;
-    return true;
-  }
-  return false;
-}
-
-/* One index as intp, wrapped around when it may be negative. */
-static const char *index_value(nbc__lowerer *L, nbc__lval arr, nbc__node *ix, int axis,
-                               bool nonneg) {
-  nbc__lval v = nbc__lower_expr(L, ix);
-  if (!v.type || !(is_int(v.type) || is_bool(v.type))) {
-    nbc__lower_error(L, ix, "array index must be an integer, not %s",
-                     v.type ? nbc__type_name(L->ctx, v.type) : "?");
-    return "0";
-  }
-  bool sgn = is_int(v.type) && nbc__type_is_signed(v.type);
-  v = nbc__lower_convert(L, v, sgn ? T(NBC__T_INT64) : T(NBC__T_UINT64));
-  int64_t c;
-  if (!sgn || nonneg || (const_index(ix, &c) && c >= 0)) return v.v;
-  nbc__lval shape = array_field(L, arr, 5, axis);
-  const char *neg = tmp(L), *w = tmp(L), *x = tmp(L);
-  EMIT("%s = icmp slt i64 %s, 0", neg, v.v);
-  EMIT("%s = add i64 %s, %s", w, v.v, shape.v);
-  EMIT("%s = select i1 %s, i64 %s, i64 %s", x, neg, w, v.v);
-  return x;
-}
-
-/* The element pointer for indices into an array value. */
-static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
-                               nbc__node **idx, int nidx, bool nonneg) {
-  const nbc__type *at = arr.type;
-  if (nidx != at->ndim) {
-    nbc__lower_error(L, where,
-                     "%d-dimensional array indexed with %d indices (slices and "
-                     "partial indexing are not supported)",
-                     at->ndim, nidx);
-    return NULL;
-  }
-  const char *et = nbc__lower_mtype(L, at->dtype);
-  const char **iv = nbc__arena_alloc(L->arena, sizeof *iv * (size_t)(nidx + 1));
-  if (!iv) {
-    nbc__diag_oom(L->ctx);
-    return NULL;
-  }
-  for (int k = 0; k < nidx; k++) {
-    if (idx[k]->kind == NBC__N_SLICE) {
-      nbc__lower_error(L, idx[k], "array slices are not supported");
-      return NULL;
-    }
-    iv[k] = index_value(L, arr, idx[k], k, nonneg);
-  }
-  if (nbc__lower_failed(L)) return NULL;
-  /* The axis whose stride is the item size, known at compile time. */
-  int contig = at->layout == 'C' ? at->ndim - 1 : at->layout == 'F' ? 0 : -1;
-  if (at->ndim == 1 && at->layout != 'A') contig = 0;
-  nbc__lval data = array_field(L, arr, 4, -1);
-  const char *off = NULL;
-  for (int k = 0; k < nidx; k++) {
-    if (k == contig) continue;
-    nbc__lval st = array_field(L, arr, 6, k);
-    const char *m = tmp(L);
-    EMIT("%s = mul i64 %s, %s", m, iv[k], st.v);
-    if (off) {
-      const char *s = tmp(L);
-      EMIT("%s = add i64 %s, %s", s, off, m);
-      off = s;
-    } else {
-      off = m;
-    }
-  }
-  const char *base = data.v;
-  if (off) {
-    const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
-    EMIT("%s = bitcast %s* %s to i8*", p8, et, data.v);
-    EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
-    EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
-    base = pt;
-  }
-  if (contig < 0) return base;
-  const char *p = tmp(L);
-  EMIT("%s = getelementptr %s, %s* %s, i64 %s", p, et, et, base, iv[contig]);
-  return p;
-}
-
-static void index_list(nbc__node *b, nbc__node ***pidx, int *pn) {
-  if (b->kind == NBC__N_TUPLE) {
-    *pidx = b->list.items;
-    *pn = b->list.count;
-  } else {
-    static _Thread_local nbc__node *one[1];
-    one[0] = b;
-    *pidx = one;
-    *pn = 1;
-  }
-}
-
-const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *parray) {
-  nbc__lval arr = nbc__lower_expr(L, s->a);
-  *parray = arr;
-  if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
-    nbc__lower_error(L, s, "'%s' object is not subscriptable as an array",
-                     arr.type ? nbc__type_name(L->ctx, arr.type) : "?");
-    return NULL;
-  }
-  nbc__node **idx;
-  int n;
-  index_list(s->b, &idx, &n);
-  nbc__node *copy[32];
-  if (n > 32) {
-    nbc__lower_error(L, s, "too many indices");
-    return NULL;
-  }
-  memcpy(copy, idx, sizeof *idx * (size_t)n);
-  return element_ptr(L, s, arr, copy, n, s->info != NULL);
-}
-
-void nbc__lower_store_subscript(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
-  nbc__lval arr;
-  const char *p = nbc__lower_element_ptr(L, target, &arr);
-  if (!p) return;
-  if (arr.type->readonly) {
-    nbc__lower_error(L, target, "cannot modify a read-only array");
-    return;
-  }
-  nbc__lower_store(L, nbc__lower_convert(L, v, arr.type->dtype), p);
-}
-
-static nbc__lval tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup, nbc__node *ix) {
-  const nbc__type *tt = tup.type;
-  int64_t c;
-  if (const_index(ix, &c)) {
-    if (c < 0) c += tt->count;
-    if (c < 0 || c >= tt->count) {
-      nbc__lower_error(L, ix, "tuple index out of range");
-      return (nbc__lval){T(NBC__T_INT64), "0"};
-    }
-    const char *x = tmp(L);
-    EMIT("%s = extractvalue %s %s, %lld", x, ltype(L, tt), tup.v, (long long)c);
-    return (nbc__lval){tt->items[c], x};
-  }
-  /* A run-time index needs a homogeneous tuple: spill it to an array and index that. */
-  for (int i = 1; i < tt->count; i++)
-    if (!nbc__type_equal(tt->items[i], tt->items[0])) {
-      nbc__lower_error(L, where, "a heterogeneous tuple needs a constant index");
-      return (nbc__lval){T(NBC__T_INT64), "0"};
-    }
-  if (tt->count == 0) {
-    nbc__lower_error(L, where, "tuple index out of range");
-    return (nbc__lval){T(NBC__T_INT64), "0"};
-  }
-  const char *ety = ltype(L, tt->items[0]);
-  const char *aty = nbc__arena_printf(L->arena, "[%d x %s]", tt->count, ety);
-  const char *slot = nbc__lower_alloca(L, aty);
-  for (int i = 0; i < tt->count; i++) {
-    const char *x = tmp(L), *p = tmp(L);
-    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, tt), tup.v, i);
-    EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 %d", p, aty, aty, slot, i);
-    EMIT("store %s %s, %s* %s", ety, x, ety, p);
-  }
-  nbc__lval iv = nbc__lower_convert(L, nbc__lower_expr(L, ix), T(NBC__T_INT64));
-  const char *neg = tmp(L), *w = tmp(L), *sel = tmp(L), *p = tmp(L), *x = tmp(L);
-  EMIT("%s = icmp slt i64 %s, 0", neg, iv.v);
-  EMIT("%s = add i64 %s, %d", w, iv.v, tt->count);
-  EMIT("%s = select i1 %s, i64 %s, i64 %s", sel, neg, w, iv.v);
-  EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 %s", p, aty, aty, slot, sel);
-  EMIT("%s = load %s, %s* %s", x, ety, ety, p);
-  return (nbc__lval){tt->items[0], x};
-}
-
-static nbc__lval lower_subscript(nbc__lowerer *L, nbc__node *n) {
-  const nbc__type *at = n->a->type;
-  if (at && at->kind == NBC__T_TUPLE) {
-    nbc__lval tup = nbc__lower_expr(L, n->a);
-    return tuple_item(L, n, tup, n->b);
-  }
-  nbc__lval arr;
-  const char *p = nbc__lower_element_ptr(L, n, &arr);
-  if (!p) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
-  return nbc__lower_load(L, arr.type->dtype, p);
-}
-
-/* A tuple value of the given items (converted to the tuple type's items). */
-static nbc__lval make_tuple(nbc__lowerer *L, const nbc__type *tt, nbc__lval *items) {
-  const char *cur = "undef";
-  for (int i = 0; i < tt->count; i++) {
-    nbc__lval v = nbc__lower_convert(L, items[i], tt->items[i]);
-    const char *x = tmp(L);
-    EMIT("%s = insertvalue %s %s, %s %s, %d", x, ltype(L, tt), cur, ltype(L, tt->items[i]), v.v,
-         i);
-    cur = x;
-  }
-  return (nbc__lval){tt, cur};
-}
-
-static nbc__lval array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
-  const nbc__type *at = arr.type;
-  const char *name = n->str;
-  if (strcmp(name, "size") == 0) return array_field(L, arr, 2, -1);
-  if (strcmp(name, "itemsize") == 0) return array_field(L, arr, 3, -1);
-  if (strcmp(name, "ndim") == 0)
-    return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", at->ndim)};
-  if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0) {
-    const nbc__type *tt = n->type;
-    if (!tt || tt->kind != NBC__T_TUPLE || tt->count != at->ndim) {
-      const nbc__type **items =
-          nbc__arena_alloc(L->arena, sizeof *items * (size_t)(at->ndim + 1));
-      for (int k = 0; k < at->ndim; k++)
-        items[k] = T(NBC__T_INT64);
-      tt = nbc__type_tuple(L->ctx, items, at->ndim);
-    }
-    nbc__lval items[32];
-    for (int k = 0; k < at->ndim && k < 32; k++)
-      items[k] = array_field(L, arr, name[1] == 'h' ? 5 : 6, k);
-    return make_tuple(L, tt, items);
-  }
-  nbc__lower_error(L, n, "unknown attribute '%s' of array", name);
-  return (nbc__lval){n->type, "0"};
-}
-
-/* --------------------------------------------------------------- CUDA --------------- */
-
-static const char *sreg(nbc__lowerer *L, const char *reg, char axis) {
-  const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, axis);
-  nbc__lower_declare(L,
-                     nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
-  const char *x = tmp(L);
-  EMIT("%s = call i32 @%s()", x, name);
-  return x;
-}
-
-static const char *sreg_plain(nbc__lowerer *L, const char *reg) {
-  const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.read.ptx.sreg.%s", reg);
-  nbc__lower_declare(L,
-                     nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
-  const char *x = tmp(L);
-  EMIT("%s = call i32 @%s()", x, name);
-  return x;
-}
-
-static const char *sext64(nbc__lowerer *L, const char *v) {
-  const char *x = tmp(L);
-  EMIT("%s = sext i32 %s to i64", x, v);
-  return x;
-}
-
-/* cuda.grid(n): tid + ntid * ctaid per axis; cuda.gridsize(n): ntid * nctaid (int64). */
-static nbc__lval grid(nbc__lowerer *L, nbc__node *n, bool size) {
-  int64_t dims = 1;
-  if (n->list.count != 1 || !const_index(n->list.items[0], &dims) || dims < 1 || dims > 3) {
-    nbc__lower_error(L, n, "cuda.%s() takes a constant 1, 2 or 3", size ? "gridsize" : "grid");
-    return (nbc__lval){T(NBC__T_INT64), "0"};
-  }
-  nbc__lval items[3];
-  for (int d = 0; d < dims; d++) {
-    char axis = (char)('x' + d);
-    const char *v;
-    if (size) {
-      const char *a = sext64(L, sreg(L, "ntid", axis)), *b = sext64(L, sreg(L, "nctaid", axis));
-      v = tmp(L);
-      EMIT("%s = mul i64 %s, %s", v, a, b);
-    } else {
-      const char *t = sext64(L, sreg(L, "tid", axis)), *nt = sext64(L, sreg(L, "ntid", axis)),
-                 *c = sext64(L, sreg(L, "ctaid", axis)), *m = tmp(L);
-      v = tmp(L);
-      EMIT("%s = mul i64 %s, %s", m, nt, c);
-      EMIT("%s = add i64 %s, %s", v, m, t);
-    }
-    items[d] = (nbc__lval){T(NBC__T_INT64), v};
-  }
-  if (dims == 1) return items[0];
-  const nbc__type *tt = n->type;
-  if (!tt || tt->kind != NBC__T_TUPLE) {
-    const nbc__type *its[3] = {T(NBC__T_INT64), T(NBC__T_INT64), T(NBC__T_INT64)};
-    tt = nbc__type_tuple(L->ctx, its, (int)dims);
-  }
-  return make_tuple(L, tt, items);
-}
-
-/* cuda.shared.array / cuda.local.array: a fixed-size buffer wrapped in the array struct
- * (C layout, constant shape and strides, which LLVM folds into the address arithmetic). */
-static nbc__lval local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc__call *call,
-                                       bool shared) {
-  const nbc__type *at = call->ret ? call->ret : n->type;
-  if (!at || at->kind != NBC__T_ARRAY || !call->shape) {
-    nbc__lower_error(L, n, "the shape of a %s array must be a constant",
-                     shared ? "shared" : "local");
-    return (nbc__lval){at, "zeroinitializer"};
-  }
-  const char *et = nbc__lower_mtype(L, at->dtype);
-  size_t item = nbc__type_size(at->dtype);
-  int64_t total = 1;
-  for (int k = 0; k < at->ndim; k++)
-    total *= call->shape[k];
-  const char *data = tmp(L);
-  if (shared) {
-    int id = L->shared_count++;
-    const char *g = nbc__arena_printf(L->arena, "@_cudapy_smem_%d", id);
-    if (total == 0) {
-      /* Size 0 is numba's way to ask for the dynamic shared memory. */
-      nbc__buf_printf(&L->globals, "%s = external addrspace(3) global [0 x %s], align 16\n", g,
-                      et);
-    } else {
-      nbc__buf_printf(&L->globals,
-                      "%s = internal addrspace(3) global [%lld x %s] undef, align 16\n", g,
-                      (long long)total, et);
-    }
-    const char *p = tmp(L);
-    EMIT("%s = getelementptr [%lld x %s], [%lld x %s] addrspace(3)* %s, i64 0, i64 0", p,
-         (long long)total, et, (long long)total, et, g);
-    EMIT("%s = addrspacecast %s addrspace(3)* %s to %s*", data, et, p, et);
-  } else {
-    const char *aty = nbc__arena_printf(L->arena, "[%lld x %s]", (long long)total, et);
-    const char *slot = nbc__lower_alloca(L, aty);
-    EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 0", data, aty, aty, slot);
-  }
-  const char *aty = ltype(L, at);
-  nbc__buf b;
-  nbc__buf_init(&b, L->arena);
-  const char *cur = tmp(L);
-  EMIT("%s = insertvalue %s {i8* null, i8* null, i64 %lld, i64 %zu, %s* null, [%d x i64] "
-       "zeroinitializer, [%d x i64] zeroinitializer}, %s* %s, 4",
-       cur, aty, (long long)total, item, et, at->ndim, at->ndim, et, data);
-  int64_t stride = (int64_t)item;
-  for (int k = at->ndim - 1; k >= 0; k--) {
-    const char *x = tmp(L), *y = tmp(L);
-    EMIT("%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur, (long long)call->shape[k], k);
-    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)stride, k);
-    stride *= call->shape[k];
-    cur = y;
-  }
-  return (nbc__lval){at, cur};
-}
-
-/* cuda.atomic.add/sub/max/min(array, index, value): returns the old value. */
-static nbc__lval atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
-  if (n->list.count != 3) {
-    nbc__lower_error(L, n, "atomic operations take (array, index, value)");
-    return (nbc__lval){n->type, "0"};
-  }
-  nbc__lval arr = nbc__lower_expr(L, n->list.items[0]);
-  if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
-    nbc__lower_error(L, n->list.items[0],
-                     "the first argument of an atomic operation must be an array");
-    return (nbc__lval){n->type, "0"};
-  }
-  nbc__node **idx;
-  int ni;
-  index_list(n->list.items[1], &idx, &ni);
-  const char *ptr = element_ptr(L, n, arr, idx, ni, false);
-  if (!ptr) return (nbc__lval){n->type, "0"};
-  const nbc__type *dt = arr.type->dtype;
-  const char *ty = ltype(L, dt);
-  nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[2]), dt);
-  const char *x = tmp(L);
-  if (is_int(dt)) {
-    bool sgn = nbc__type_is_signed(dt);
-    const char *op = which == NBC__B_ATOMIC_ADD   ? "add"
-                     : which == NBC__B_ATOMIC_SUB ? "sub"
-                     : which == NBC__B_ATOMIC_MAX ? (sgn ? "max" : "umax")
-                                                  : (sgn ? "min" : "umin");
-    EMIT("%s = atomicrmw %s %s* %s, %s %s seq_cst", x, op, ty, ptr, ty, v.v);
-    return (nbc__lval){dt, x};
-  }
-  if (dt->kind != NBC__T_FLOAT32 && dt->kind != NBC__T_FLOAT64) {
-    nbc__lower_error(L, n, "atomic operations on %s arrays are not supported",
-                     nbc__type_name(L->ctx, dt));
-    return (nbc__lval){dt, "0"};
-  }
-  const char *sfx = dt->kind == NBC__T_FLOAT32 ? "f32.p0f32" : "f64.p0f64";
-  if (which == NBC__B_ATOMIC_ADD || which == NBC__B_ATOMIC_SUB) {
-    const char *val = v.v;
-    if (which == NBC__B_ATOMIC_SUB) {
-      val = tmp(L);
-      EMIT("%s = fsub %s %s, %s", val, ty, nbc__lower_const_float(L, dt, -0.0), v.v);
-    }
-    const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.atomic.load.add.%s", sfx);
-    return (nbc__lval){dt,
-                       call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s*, %s", ty, ty),
-                               nbc__arena_printf(L->arena, "%s* %s, %s %s", ty, ptr, ty, val))};
-  }
-  /* Float max/min: numba's compare-and-swap loop. It returns early when either value is a
-   * NaN and retries while the stored value is still smaller (max) / larger (min). */
-  bool is_max = which == NBC__B_ATOMIC_MAX;
-  const char *ity = dt->kind == NBC__T_FLOAT32 ? "i32" : "i64";
-  const char *pold = nbc__lower_alloca(L, ty);
-  const char *first = tmp(L), *early = tmp(L);
-  EMIT("%s = load volatile %s, %s* %s", first, ty, ty, ptr);
-  EMIT("store %s %s, %s* %s", ty, first, ty, pold);
-  EMIT("%s = fcmp uno %s %s, %s", early, ty, v.v, first);
-  int check = nbc__lower_label(L), attempt = nbc__lower_label(L), done = nbc__lower_label(L);
-  nbc__lower_condbr(L, early, done, check);
-  nbc__lower_block(L, check);
-  const char *old = tmp(L), *cmp = tmp(L);
-  EMIT("%s = load %s, %s* %s", old, ty, ty, pold);
-  EMIT("%s = fcmp %s %s %s, %s", cmp, is_max ? "olt" : "ogt", ty, old, v.v);
-  nbc__lower_condbr(L, cmp, attempt, done);
-  nbc__lower_block(L, attempt);
-  const char *io = tmp(L), *ip = tmp(L), *in = tmp(L), *cas = tmp(L), *got = tmp(L),
-             *dgot = tmp(L);
-  EMIT("%s = bitcast %s %s to %s", io, ty, old, ity);
-  EMIT("%s = bitcast %s* %s to %s*", ip, ty, ptr, ity);
-  EMIT("%s = bitcast %s %s to %s", in, ty, v.v, ity);
-  EMIT("%s = cmpxchg volatile %s* %s, %s %s, %s %s monotonic monotonic", cas, ity, ip, ity, io,
-       ity, in);
-  EMIT("%s = extractvalue {%s, i1} %s, 0", got, ity, cas);
-  EMIT("%s = bitcast %s %s to %s", dgot, ity, got, ty);
-  EMIT("store %s %s, %s* %s", ty, dgot, ty, pold);
-  nbc__lower_br(L, check);
-  nbc__lower_block(L, done);
-  return (nbc__lval){dt, first};
-}
-
 /* --------------------------------------------------------------- math --------------- */
 
 static bool in_list(const char *name, const char *const *list) {
@@ -1508,7 +1044,8 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
     const char *fn = strcmp(name, "isnan") == 0   ? (f32 ? "__nv_isnanf" : "__nv_isnand")
                      : strcmp(name, "isinf") == 0 ? (f32 ? "__nv_isinff" : "__nv_isinfd")
                                                   : (f32 ? "__nv_finitef" : "__nv_isfinited");
-    const char *r = call_fn(L, "i32", fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, a.v));
+    const char *r =
+        nbc__lower_call_fn(L, "i32", fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, a.v));
     const char *x = tmp(L);
     EMIT("%s = icmp ne i32 %s, 0", x, r);
     return (nbc__lval){T(NBC__T_BOOL), x};
@@ -1530,9 +1067,9 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
   } else if (in_list(name, binary) && na == 2) {
     nbc__lval a = nbc__lower_convert(L, args[0], ft);
     if (strcmp(name, "pow") == 0 && (args[1].type->kind == NBC__T_INT32)) {
-      res.v = call_fn(L, ty, f32 ? "__nv_powif" : "__nv_powi",
-                      nbc__arena_printf(L->arena, "%s, i32", ty),
-                      nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, args[1].v));
+      res.v = nbc__lower_call_fn(
+          L, ty, f32 ? "__nv_powif" : "__nv_powi", nbc__arena_printf(L->arena, "%s, i32", ty),
+          nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, args[1].v));
     } else {
       nbc__lval b = nbc__lower_convert(L, args[1], ft);
       const char *fn = fast && strcmp(name, "pow") == 0
@@ -1547,9 +1084,9 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
   } else if (strcmp(name, "ldexp") == 0 && na == 2) {
     nbc__lval a = nbc__lower_convert(L, args[0], ft);
     nbc__lval e = nbc__lower_convert(L, args[1], T(NBC__T_INT32));
-    res.v = call_fn(L, ty, f32 ? "__nv_ldexpf" : "__nv_ldexp",
-                    nbc__arena_printf(L->arena, "%s, i32", ty),
-                    nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, e.v));
+    res.v = nbc__lower_call_fn(L, ty, f32 ? "__nv_ldexpf" : "__nv_ldexp",
+                               nbc__arena_printf(L->arena, "%s, i32", ty),
+                               nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, e.v));
   } else {
     nbc__lower_error(L, n, "math.%s with %d argument%s is not supported", name, na,
                      na == 1 ? "" : "s");
@@ -1646,7 +1183,7 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return (nbc__lval){rt, "0"};
   case NBC__B_LEN: {
     nbc__lval v = na == 1 ? nbc__lower_expr(L, n->list.items[0]) : (nbc__lval){NULL, NULL};
-    if (v.type && v.type->kind == NBC__T_ARRAY) return array_field(L, v, 5, 0);
+    if (v.type && v.type->kind == NBC__T_ARRAY) return nbc__lower_array_field(L, v, 5, 0);
     if (v.type && v.type->kind == NBC__T_TUPLE)
       return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", v.type->count)};
     nbc__lower_error(L, n, "len() of this value is not supported");
@@ -1707,21 +1244,21 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   case NBC__B_NUMPY:
     return nbc__lower_numpy(L, n, call);
   case NBC__B_CUDA_GRID:
-    return grid(L, n, false);
+    return nbc__lower_grid(L, n, false);
   case NBC__B_CUDA_GRIDSIZE:
-    return grid(L, n, true);
+    return nbc__lower_grid(L, n, true);
   case NBC__B_CUDA_SYNCTHREADS:
-    call_fn(L, "void", "llvm.nvvm.barrier0", "", "");
+    nbc__lower_call_fn(L, "void", "llvm.nvvm.barrier0", "", "");
     return (nbc__lval){T(NBC__T_VOID), "null"};
   case NBC__B_CUDA_SHARED_ARRAY:
-    return local_or_shared_array(L, n, call, true);
+    return nbc__lower_local_or_shared_array(L, n, call, true);
   case NBC__B_CUDA_LOCAL_ARRAY:
-    return local_or_shared_array(L, n, call, false);
+    return nbc__lower_local_or_shared_array(L, n, call, false);
   case NBC__B_ATOMIC_ADD:
   case NBC__B_ATOMIC_SUB:
   case NBC__B_ATOMIC_MAX:
   case NBC__B_ATOMIC_MIN:
-    return atomic(L, n, call->builtin);
+    return nbc__lower_atomic(L, n, call->builtin);
   }
   nbc__lower_error(L, n, "unsupported call");
   return (nbc__lval){rt, "0"};
@@ -1777,16 +1314,17 @@ static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
         nbc__lower_error(L, n, "%s has no attribute '%s'", m, s);
         return (nbc__lval){n->type, "0"};
       }
-      nbc__lval v = {T(NBC__T_INT32), sreg(L, reg, s[0])};
+      nbc__lval v = {T(NBC__T_INT32), nbc__lower_sreg_axis(L, reg, s[0])};
       return v;
     }
     if (strcmp(m, "cuda") == 0 && strcmp(n->str, "warpsize") == 0)
-      return (nbc__lval){T(NBC__T_INT32), sreg_plain(L, "warpsize")};
+      return (nbc__lval){T(NBC__T_INT32), nbc__lower_sreg(L, "warpsize")};
     if (strcmp(m, "cuda") == 0 && strcmp(n->str, "laneid") == 0)
-      return (nbc__lval){T(NBC__T_INT32), sreg_plain(L, "laneid")};
+      return (nbc__lval){T(NBC__T_INT32), nbc__lower_sreg(L, "laneid")};
   }
   if (n->info) return global_value(L, n, n->info);
-  if (ot && ot->kind == NBC__T_ARRAY) return array_attr(L, n, nbc__lower_expr(L, n->a));
+  if (ot && ot->kind == NBC__T_ARRAY)
+    return nbc__lower_array_attr(L, n, nbc__lower_expr(L, n->a));
   if (ot && ot->kind == NBC__T_MODULE) return (nbc__lval){n->type, "undef"};
   nbc__lower_error(L, n, "unsupported attribute '%s'", n->str);
   return (nbc__lval){n->type, "0"};
@@ -1821,7 +1359,7 @@ static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
   case NBC__N_ATTR:
     return lower_attr(L, n);
   case NBC__N_SUBSCRIPT:
-    return lower_subscript(L, n);
+    return nbc__lower_subscript(L, n);
   case NBC__N_CALL:
     return lower_call(L, n);
   case NBC__N_BINOP:
@@ -1847,7 +1385,7 @@ static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
     }
     for (int i = 0; i < tt->count; i++)
       items[i] = nbc__lower_expr(L, n->list.items[i]);
-    return make_tuple(L, tt, items);
+    return nbc__lower_make_tuple(L, tt, items);
   }
   case NBC__N_COMPLEX:
     nbc__lower_error(L, n, "complex numbers are not supported");

@@ -1,0 +1,448 @@
+/* lower_array.c — arrays, tuples and the CUDA intrinsics to NVVM IR: element addresses
+ * (data + sum(index_k * stride_k) in bytes; the contiguous axis of a C or F array through a
+ * typed getelementptr, and no negative-index wraparound where infer proved the index
+ * non-negative), array attributes, tuple items, thread and block indices (sign-extended to
+ * int64 as numba does), cuda.grid/gridsize, barriers, shared arrays (an internal
+ * addrspace(3) global per call site), local arrays (an alloca) and atomics (atomicrmw for
+ * integers, the NVVM float-add intrinsics, compare-and-swap loops for float max/min).
+ * Split from lower_expr.c, which dispatches to the functions declared in lower.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/lower.h"
+
+/* --------------------------------------------------------------- arrays ------------- */
+
+nbc__lval nbc__lower_array_field(nbc__lowerer *L, nbc__lval arr, int field, int k) {
+  const char *x = tmp(L);
+  if (k >= 0)
+    EMIT("%s = extractvalue %s %s, %d, %d", x, ltype(L, arr.type), arr.v, field, k);
+  else
+    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, arr.type), arr.v, field);
+  return (nbc__lval){T(NBC__T_INT64), x};
+}
+
+static bool const_index(const nbc__node *n, int64_t *pv) {
+  if (n->kind == NBC__N_INT && !n->big) {
+    *pv = n->value.i;
+    return true;
+  }
+  if (n->kind == NBC__N_UNARY && n->op == NBC__OP_NEG && n->a->kind == NBC__N_INT &&
+      !n->a->big) {
+    *pv = -n->a->value.i;
+    return true;
+  }
+  return false;
+}
+
+/* One index as intp, wrapped around when it may be negative. */
+static const char *index_value(nbc__lowerer *L, nbc__lval arr, nbc__node *ix, int axis,
+                               bool nonneg) {
+  nbc__lval v = nbc__lower_expr(L, ix);
+  if (!v.type || !(is_int(v.type) || is_bool(v.type))) {
+    nbc__lower_error(L, ix, "array index must be an integer, not %s",
+                     v.type ? nbc__type_name(L->ctx, v.type) : "?");
+    return "0";
+  }
+  bool sgn = is_int(v.type) && nbc__type_is_signed(v.type);
+  v = nbc__lower_convert(L, v, sgn ? T(NBC__T_INT64) : T(NBC__T_UINT64));
+  int64_t c;
+  if (!sgn || nonneg || (const_index(ix, &c) && c >= 0)) return v.v;
+  nbc__lval shape = nbc__lower_array_field(L, arr, 5, axis);
+  const char *neg = tmp(L), *w = tmp(L), *x = tmp(L);
+  EMIT("%s = icmp slt i64 %s, 0", neg, v.v);
+  EMIT("%s = add i64 %s, %s", w, v.v, shape.v);
+  EMIT("%s = select i1 %s, i64 %s, i64 %s", x, neg, w, v.v);
+  return x;
+}
+
+/* The element pointer for indices into an array value. */
+static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
+                               nbc__node **idx, int nidx, bool nonneg) {
+  const nbc__type *at = arr.type;
+  if (nidx != at->ndim) {
+    nbc__lower_error(L, where,
+                     "%d-dimensional array indexed with %d indices (slices and "
+                     "partial indexing are not supported)",
+                     at->ndim, nidx);
+    return NULL;
+  }
+  const char *et = nbc__lower_mtype(L, at->dtype);
+  const char **iv = nbc__arena_alloc(L->arena, sizeof *iv * (size_t)(nidx + 1));
+  if (!iv) {
+    nbc__diag_oom(L->ctx);
+    return NULL;
+  }
+  for (int k = 0; k < nidx; k++) {
+    if (idx[k]->kind == NBC__N_SLICE) {
+      nbc__lower_error(L, idx[k], "array slices are not supported");
+      return NULL;
+    }
+    iv[k] = index_value(L, arr, idx[k], k, nonneg);
+  }
+  if (nbc__lower_failed(L)) return NULL;
+  /* The axis whose stride is the item size, known at compile time. */
+  int contig = at->layout == 'C' ? at->ndim - 1 : at->layout == 'F' ? 0 : -1;
+  if (at->ndim == 1 && at->layout != 'A') contig = 0;
+  nbc__lval data = nbc__lower_array_field(L, arr, 4, -1);
+  const char *off = NULL;
+  for (int k = 0; k < nidx; k++) {
+    if (k == contig) continue;
+    nbc__lval st = nbc__lower_array_field(L, arr, 6, k);
+    const char *m = tmp(L);
+    EMIT("%s = mul i64 %s, %s", m, iv[k], st.v);
+    if (off) {
+      const char *s = tmp(L);
+      EMIT("%s = add i64 %s, %s", s, off, m);
+      off = s;
+    } else {
+      off = m;
+    }
+  }
+  const char *base = data.v;
+  if (off) {
+    const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
+    EMIT("%s = bitcast %s* %s to i8*", p8, et, data.v);
+    EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
+    EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
+    base = pt;
+  }
+  if (contig < 0) return base;
+  const char *p = tmp(L);
+  EMIT("%s = getelementptr %s, %s* %s, i64 %s", p, et, et, base, iv[contig]);
+  return p;
+}
+
+static void index_list(nbc__node *b, nbc__node ***pidx, int *pn) {
+  if (b->kind == NBC__N_TUPLE) {
+    *pidx = b->list.items;
+    *pn = b->list.count;
+  } else {
+    static _Thread_local nbc__node *one[1];
+    one[0] = b;
+    *pidx = one;
+    *pn = 1;
+  }
+}
+
+const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *parray) {
+  nbc__lval arr = nbc__lower_expr(L, s->a);
+  *parray = arr;
+  if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
+    nbc__lower_error(L, s, "'%s' object is not subscriptable as an array",
+                     arr.type ? nbc__type_name(L->ctx, arr.type) : "?");
+    return NULL;
+  }
+  nbc__node **idx;
+  int n;
+  index_list(s->b, &idx, &n);
+  nbc__node *copy[32];
+  if (n > 32) {
+    nbc__lower_error(L, s, "too many indices");
+    return NULL;
+  }
+  memcpy(copy, idx, sizeof *idx * (size_t)n);
+  return element_ptr(L, s, arr, copy, n, s->info != NULL);
+}
+
+void nbc__lower_store_subscript(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
+  nbc__lval arr;
+  const char *p = nbc__lower_element_ptr(L, target, &arr);
+  if (!p) return;
+  if (arr.type->readonly) {
+    nbc__lower_error(L, target, "cannot modify a read-only array");
+    return;
+  }
+  nbc__lower_store(L, nbc__lower_convert(L, v, arr.type->dtype), p);
+}
+
+nbc__lval nbc__lower_tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup,
+                                nbc__node *ix) {
+  const nbc__type *tt = tup.type;
+  int64_t c;
+  if (const_index(ix, &c)) {
+    if (c < 0) c += tt->count;
+    if (c < 0 || c >= tt->count) {
+      nbc__lower_error(L, ix, "tuple index out of range");
+      return (nbc__lval){T(NBC__T_INT64), "0"};
+    }
+    const char *x = tmp(L);
+    EMIT("%s = extractvalue %s %s, %lld", x, ltype(L, tt), tup.v, (long long)c);
+    return (nbc__lval){tt->items[c], x};
+  }
+  /* A run-time index needs a homogeneous tuple: spill it to an array and index that. */
+  for (int i = 1; i < tt->count; i++)
+    if (!nbc__type_equal(tt->items[i], tt->items[0])) {
+      nbc__lower_error(L, where, "a heterogeneous tuple needs a constant index");
+      return (nbc__lval){T(NBC__T_INT64), "0"};
+    }
+  if (tt->count == 0) {
+    nbc__lower_error(L, where, "tuple index out of range");
+    return (nbc__lval){T(NBC__T_INT64), "0"};
+  }
+  const char *ety = ltype(L, tt->items[0]);
+  const char *aty = nbc__arena_printf(L->arena, "[%d x %s]", tt->count, ety);
+  const char *slot = nbc__lower_alloca(L, aty);
+  for (int i = 0; i < tt->count; i++) {
+    const char *x = tmp(L), *p = tmp(L);
+    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, tt), tup.v, i);
+    EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 %d", p, aty, aty, slot, i);
+    EMIT("store %s %s, %s* %s", ety, x, ety, p);
+  }
+  nbc__lval iv = nbc__lower_convert(L, nbc__lower_expr(L, ix), T(NBC__T_INT64));
+  const char *neg = tmp(L), *w = tmp(L), *sel = tmp(L), *p = tmp(L), *x = tmp(L);
+  EMIT("%s = icmp slt i64 %s, 0", neg, iv.v);
+  EMIT("%s = add i64 %s, %d", w, iv.v, tt->count);
+  EMIT("%s = select i1 %s, i64 %s, i64 %s", sel, neg, w, iv.v);
+  EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 %s", p, aty, aty, slot, sel);
+  EMIT("%s = load %s, %s* %s", x, ety, ety, p);
+  return (nbc__lval){tt->items[0], x};
+}
+
+nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {
+  const nbc__type *at = n->a->type;
+  if (at && at->kind == NBC__T_TUPLE) {
+    nbc__lval tup = nbc__lower_expr(L, n->a);
+    return nbc__lower_tuple_item(L, n, tup, n->b);
+  }
+  nbc__lval arr;
+  const char *p = nbc__lower_element_ptr(L, n, &arr);
+  if (!p) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
+  return nbc__lower_load(L, arr.type->dtype, p);
+}
+
+/* A tuple value of the given items (converted to the tuple type's items). */
+nbc__lval nbc__lower_make_tuple(nbc__lowerer *L, const nbc__type *tt, nbc__lval *items) {
+  const char *cur = "undef";
+  for (int i = 0; i < tt->count; i++) {
+    nbc__lval v = nbc__lower_convert(L, items[i], tt->items[i]);
+    const char *x = tmp(L);
+    EMIT("%s = insertvalue %s %s, %s %s, %d", x, ltype(L, tt), cur, ltype(L, tt->items[i]), v.v,
+         i);
+    cur = x;
+  }
+  return (nbc__lval){tt, cur};
+}
+
+nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
+  const nbc__type *at = arr.type;
+  const char *name = n->str;
+  if (strcmp(name, "size") == 0) return nbc__lower_array_field(L, arr, 2, -1);
+  if (strcmp(name, "itemsize") == 0) return nbc__lower_array_field(L, arr, 3, -1);
+  if (strcmp(name, "ndim") == 0)
+    return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", at->ndim)};
+  if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0) {
+    const nbc__type *tt = n->type;
+    if (!tt || tt->kind != NBC__T_TUPLE || tt->count != at->ndim) {
+      const nbc__type **items =
+          nbc__arena_alloc(L->arena, sizeof *items * (size_t)(at->ndim + 1));
+      for (int k = 0; k < at->ndim; k++)
+        items[k] = T(NBC__T_INT64);
+      tt = nbc__type_tuple(L->ctx, items, at->ndim);
+    }
+    nbc__lval items[32];
+    for (int k = 0; k < at->ndim && k < 32; k++)
+      items[k] = nbc__lower_array_field(L, arr, name[1] == 'h' ? 5 : 6, k);
+    return nbc__lower_make_tuple(L, tt, items);
+  }
+  nbc__lower_error(L, n, "unknown attribute '%s' of array", name);
+  return (nbc__lval){n->type, "0"};
+}
+
+/* --------------------------------------------------------------- CUDA --------------- */
+
+const char *nbc__lower_sreg_axis(nbc__lowerer *L, const char *reg, char axis) {
+  const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, axis);
+  nbc__lower_declare(L,
+                     nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
+  const char *x = tmp(L);
+  EMIT("%s = call i32 @%s()", x, name);
+  return x;
+}
+
+const char *nbc__lower_sreg(nbc__lowerer *L, const char *reg) {
+  const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.read.ptx.sreg.%s", reg);
+  nbc__lower_declare(L,
+                     nbc__arena_printf(L->arena, "declare i32 @%s() nounwind readnone", name));
+  const char *x = tmp(L);
+  EMIT("%s = call i32 @%s()", x, name);
+  return x;
+}
+
+static const char *sext64(nbc__lowerer *L, const char *v) {
+  const char *x = tmp(L);
+  EMIT("%s = sext i32 %s to i64", x, v);
+  return x;
+}
+
+/* cuda.grid(n): tid + ntid * ctaid per axis; cuda.gridsize(n): ntid * nctaid (int64). */
+nbc__lval nbc__lower_grid(nbc__lowerer *L, nbc__node *n, bool size) {
+  int64_t dims = 1;
+  if (n->list.count != 1 || !const_index(n->list.items[0], &dims) || dims < 1 || dims > 3) {
+    nbc__lower_error(L, n, "cuda.%s() takes a constant 1, 2 or 3", size ? "gridsize" : "grid");
+    return (nbc__lval){T(NBC__T_INT64), "0"};
+  }
+  nbc__lval items[3];
+  for (int d = 0; d < dims; d++) {
+    char axis = (char)('x' + d);
+    const char *v;
+    if (size) {
+      const char *a = sext64(L, nbc__lower_sreg_axis(L, "ntid", axis)),
+                 *b = sext64(L, nbc__lower_sreg_axis(L, "nctaid", axis));
+      v = tmp(L);
+      EMIT("%s = mul i64 %s, %s", v, a, b);
+    } else {
+      const char *t = sext64(L, nbc__lower_sreg_axis(L, "tid", axis)),
+                 *nt = sext64(L, nbc__lower_sreg_axis(L, "ntid", axis)),
+                 *c = sext64(L, nbc__lower_sreg_axis(L, "ctaid", axis)), *m = tmp(L);
+      v = tmp(L);
+      EMIT("%s = mul i64 %s, %s", m, nt, c);
+      EMIT("%s = add i64 %s, %s", v, m, t);
+    }
+    items[d] = (nbc__lval){T(NBC__T_INT64), v};
+  }
+  if (dims == 1) return items[0];
+  const nbc__type *tt = n->type;
+  if (!tt || tt->kind != NBC__T_TUPLE) {
+    const nbc__type *its[3] = {T(NBC__T_INT64), T(NBC__T_INT64), T(NBC__T_INT64)};
+    tt = nbc__type_tuple(L->ctx, its, (int)dims);
+  }
+  return nbc__lower_make_tuple(L, tt, items);
+}
+
+/* cuda.shared.array / cuda.local.array: a fixed-size buffer wrapped in the array struct
+ * (C layout, constant shape and strides, which LLVM folds into the address arithmetic). */
+nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc__call *call,
+                                           bool shared) {
+  const nbc__type *at = call->ret ? call->ret : n->type;
+  if (!at || at->kind != NBC__T_ARRAY || !call->shape) {
+    nbc__lower_error(L, n, "the shape of a %s array must be a constant",
+                     shared ? "shared" : "local");
+    return (nbc__lval){at, "zeroinitializer"};
+  }
+  const char *et = nbc__lower_mtype(L, at->dtype);
+  size_t item = nbc__type_size(at->dtype);
+  int64_t total = 1;
+  for (int k = 0; k < at->ndim; k++)
+    total *= call->shape[k];
+  const char *data = tmp(L);
+  if (shared) {
+    int id = L->shared_count++;
+    const char *g = nbc__arena_printf(L->arena, "@_cudapy_smem_%d", id);
+    if (total == 0) {
+      /* Size 0 is numba's way to ask for the dynamic shared memory. */
+      nbc__buf_printf(&L->globals, "%s = external addrspace(3) global [0 x %s], align 16\n", g,
+                      et);
+    } else {
+      nbc__buf_printf(&L->globals,
+                      "%s = internal addrspace(3) global [%lld x %s] undef, align 16\n", g,
+                      (long long)total, et);
+    }
+    const char *p = tmp(L);
+    EMIT("%s = getelementptr [%lld x %s], [%lld x %s] addrspace(3)* %s, i64 0, i64 0", p,
+         (long long)total, et, (long long)total, et, g);
+    EMIT("%s = addrspacecast %s addrspace(3)* %s to %s*", data, et, p, et);
+  } else {
+    const char *aty = nbc__arena_printf(L->arena, "[%lld x %s]", (long long)total, et);
+    const char *slot = nbc__lower_alloca(L, aty);
+    EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 0", data, aty, aty, slot);
+  }
+  const char *aty = ltype(L, at);
+  nbc__buf b;
+  nbc__buf_init(&b, L->arena);
+  const char *cur = tmp(L);
+  EMIT("%s = insertvalue %s {i8* null, i8* null, i64 %lld, i64 %zu, %s* null, [%d x i64] "
+       "zeroinitializer, [%d x i64] zeroinitializer}, %s* %s, 4",
+       cur, aty, (long long)total, item, et, at->ndim, at->ndim, et, data);
+  int64_t stride = (int64_t)item;
+  for (int k = at->ndim - 1; k >= 0; k--) {
+    const char *x = tmp(L), *y = tmp(L);
+    EMIT("%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur, (long long)call->shape[k], k);
+    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)stride, k);
+    stride *= call->shape[k];
+    cur = y;
+  }
+  return (nbc__lval){at, cur};
+}
+
+/* cuda.atomic.add/sub/max/min(array, index, value): returns the old value. */
+nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
+  if (n->list.count != 3) {
+    nbc__lower_error(L, n, "atomic operations take (array, index, value)");
+    return (nbc__lval){n->type, "0"};
+  }
+  nbc__lval arr = nbc__lower_expr(L, n->list.items[0]);
+  if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
+    nbc__lower_error(L, n->list.items[0],
+                     "the first argument of an atomic operation must be an array");
+    return (nbc__lval){n->type, "0"};
+  }
+  nbc__node **idx;
+  int ni;
+  index_list(n->list.items[1], &idx, &ni);
+  const char *ptr = element_ptr(L, n, arr, idx, ni, false);
+  if (!ptr) return (nbc__lval){n->type, "0"};
+  const nbc__type *dt = arr.type->dtype;
+  const char *ty = ltype(L, dt);
+  nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[2]), dt);
+  const char *x = tmp(L);
+  if (is_int(dt)) {
+    bool sgn = nbc__type_is_signed(dt);
+    const char *op = which == NBC__B_ATOMIC_ADD   ? "add"
+                     : which == NBC__B_ATOMIC_SUB ? "sub"
+                     : which == NBC__B_ATOMIC_MAX ? (sgn ? "max" : "umax")
+                                                  : (sgn ? "min" : "umin");
+    EMIT("%s = atomicrmw %s %s* %s, %s %s seq_cst", x, op, ty, ptr, ty, v.v);
+    return (nbc__lval){dt, x};
+  }
+  if (dt->kind != NBC__T_FLOAT32 && dt->kind != NBC__T_FLOAT64) {
+    nbc__lower_error(L, n, "atomic operations on %s arrays are not supported",
+                     nbc__type_name(L->ctx, dt));
+    return (nbc__lval){dt, "0"};
+  }
+  const char *sfx = dt->kind == NBC__T_FLOAT32 ? "f32.p0f32" : "f64.p0f64";
+  if (which == NBC__B_ATOMIC_ADD || which == NBC__B_ATOMIC_SUB) {
+    const char *val = v.v;
+    if (which == NBC__B_ATOMIC_SUB) {
+      val = tmp(L);
+      EMIT("%s = fsub %s %s, %s", val, ty, nbc__lower_const_float(L, dt, -0.0), v.v);
+    }
+    const char *name = nbc__arena_printf(L->arena, "llvm.nvvm.atomic.load.add.%s", sfx);
+    return (nbc__lval){
+        dt, nbc__lower_call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s*, %s", ty, ty),
+                               nbc__arena_printf(L->arena, "%s* %s, %s %s", ty, ptr, ty, val))};
+  }
+  /* Float max/min: numba's compare-and-swap loop. It returns early when either value is a
+   * NaN and retries while the stored value is still smaller (max) / larger (min). */
+  bool is_max = which == NBC__B_ATOMIC_MAX;
+  const char *ity = dt->kind == NBC__T_FLOAT32 ? "i32" : "i64";
+  const char *pold = nbc__lower_alloca(L, ty);
+  const char *first = tmp(L), *early = tmp(L);
+  EMIT("%s = load volatile %s, %s* %s", first, ty, ty, ptr);
+  EMIT("store %s %s, %s* %s", ty, first, ty, pold);
+  EMIT("%s = fcmp uno %s %s, %s", early, ty, v.v, first);
+  int check = nbc__lower_label(L), attempt = nbc__lower_label(L), done = nbc__lower_label(L);
+  nbc__lower_condbr(L, early, done, check);
+  nbc__lower_block(L, check);
+  const char *old = tmp(L), *cmp = tmp(L);
+  EMIT("%s = load %s, %s* %s", old, ty, ty, pold);
+  EMIT("%s = fcmp %s %s %s, %s", cmp, is_max ? "olt" : "ogt", ty, old, v.v);
+  nbc__lower_condbr(L, cmp, attempt, done);
+  nbc__lower_block(L, attempt);
+  const char *io = tmp(L), *ip = tmp(L), *in = tmp(L), *cas = tmp(L), *got = tmp(L),
+             *dgot = tmp(L);
+  EMIT("%s = bitcast %s %s to %s", io, ty, old, ity);
+  EMIT("%s = bitcast %s* %s to %s*", ip, ty, ptr, ity);
+  EMIT("%s = bitcast %s %s to %s", in, ty, v.v, ity);
+  EMIT("%s = cmpxchg volatile %s* %s, %s %s, %s %s monotonic monotonic", cas, ity, ip, ity, io,
+       ity, in);
+  EMIT("%s = extractvalue {%s, i1} %s, 0", got, ity, cas);
+  EMIT("%s = bitcast %s %s to %s", dgot, ity, got, ty);
+  EMIT("store %s %s, %s* %s", ty, dgot, ty, pold);
+  nbc__lower_br(L, check);
+  nbc__lower_block(L, done);
+  return (nbc__lval){dt, first};
+}
