@@ -474,7 +474,8 @@ const char *nbc_signature_return_type(const nbc_signature_t *sig);
 const char *nbc_signature_text(const nbc_signature_t *sig);
 /* Parameter index (0-based); NULL when out of range. Lives with the signature. */
 const nbc_param_info_t *nbc_signature_param(const nbc_signature_t *sig, int index);
-/* Bytes of the packed parameter buffer of all arguments. */
+/* Bytes of the packed parameter buffer of all arguments: exactly the end of the last one
+ * (no padding after it), the size CU_LAUNCH_PARAM_BUFFER_SIZE must give. */
 size_t nbc_signature_params_size(const nbc_signature_t *sig);
 /* Writes array argument `index` into params: its data pointer, shape and strides (bytes;
  * NULL: contiguous in the layout's order, C for 'A'). The element (dtype_kind, itemsize),

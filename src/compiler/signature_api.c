@@ -145,7 +145,10 @@ nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig) {
   }
   nbc__buf_puts(&text_buf, parsed.nargs == 1 && !parsed.ret ? ",)" : ")");
   sig->text = text_buf.data;
-  sig->size = (offset + 7) / 8 * 8;
+  /* Exactly where the last parameter ends: cuLaunchKernel refuses a buffer of another size
+   * than the kernel's parameters (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on the H200 when a
+   * trailing float32 was padded to 8 bytes). */
+  sig->size = offset;
   if (!sig->params || text_buf.oom || !sig->text) {
     nbc__arena_destroy(arena);
     return sig_fail(NBC_NO_MEMORY, "nbc_signature_parse: out of host memory");

@@ -40,7 +40,7 @@ TEST(layout) {
   ASSERT_EQ(s->offset, 136);
   ASSERT_EQ(c->offset, 140); /* complex64: two floats, 4-byte aligned */
   ASSERT_EQ(c->dtype_kind, 'c');
-  ASSERT_EQ(nbc_signature_params_size(sig), 152);
+  ASSERT_EQ(nbc_signature_params_size(sig), 148); /* no padding after the last parameter */
   ASSERT(nbc_signature_param(sig, 5) == NULL);
   ASSERT(nbc_signature_param(sig, -1) == NULL);
   ASSERT(nbc_signature_return_type(sig) != NULL);
@@ -50,6 +50,18 @@ TEST(layout) {
   ASSERT_STREQ(nbc_signature_text(sig), "(int32,)");
   nbc_signature_destroy(sig);
   nbc_signature_destroy(NULL);
+}
+
+/* A trailing 4-byte scalar is not padded: the driver wants the exact parameter size (the
+ * multi-GPU H200 run launched `void(float32[:], float32)` with 64 bytes and was refused). */
+TEST(size_ends_at_the_last_parameter) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(float32[:], float32)", &sig));
+  ASSERT_EQ(nbc_signature_params_size(sig), 60);
+  nbc_signature_destroy(sig);
+  ASSERT_OK(nbc_signature_parse("void(float64, int8)", &sig));
+  ASSERT_EQ(nbc_signature_params_size(sig), 9);
+  nbc_signature_destroy(sig);
 }
 
 TEST(pack_arrays) {
@@ -155,5 +167,5 @@ TEST(bad_signatures) {
   nbc_signature_destroy(sig);
 }
 
-TEST_LIST(X(layout) X(pack_arrays) X(pack_array_errors) X(pack_scalars) X(bad_signatures))
+TEST_LIST(X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(pack_array_errors) X(pack_scalars) X(bad_signatures))
 TEST_MAIN()

@@ -226,6 +226,22 @@ def test_saxpy_against_numpy(gpu):
     np.testing.assert_allclose(r.copy_to_host(), 2 * x + y, rtol=1e-6)
 
 
+def test_trailing_small_scalar_parameter(gpu):
+    """Parameters that end on a 4-byte scalar (60 bytes here): the packed buffer must have the
+    kernel's exact size (padded to 64, the 2-GPU H200 run got LAUNCH_OUT_OF_RESOURCES)."""
+    import nbcuda
+
+    @nbcuda.jit("void(float32[:], float32)")
+    def add_value(a, v):
+        i = nbcuda.grid(1)
+        if i < a.size:
+            a[i] += v
+
+    d = nbcuda.to_device(np.arange(64, dtype=np.float32))
+    add_value[1, 64](d, 0.5)
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(64, dtype=np.float32) + 0.5)
+
+
 def test_host_arrays_are_copied_back(gpu):
     import nbcuda
 
