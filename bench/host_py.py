@@ -70,9 +70,9 @@ def timeit(loop, n, batches, drain=None):
 
 # --------------------------------------------------------------------------- libraries ---
 
-def setup_nbcuda():
-    import numpy as np
-    import nbcuda as cuda
+def cuda_api_statements(cuda, np, kernels, skip=()):
+    """The objects and statements timed for a library with numba.cuda's API (nbcuda itself, or
+    numba-cuda: the same code runs on both); `kernels` are the 0..4-array empty kernels."""
     ctx = cuda.current_context()
     s = cuda.stream()
     ev = cuda.event()
@@ -82,31 +82,11 @@ def setup_nbcuda():
     s.synchronize()
     dev = cuda.get_current_device()
     host = np.ones(256, np.float32)
-    arrays = [cuda.to_device(np.ones(1024, np.float32)) for _ in range(4)]
-
-    def k0():
-        pass
-
-    def k1(a):
-        pass
-
-    def k2(a, b):
-        pass
-
-    def k3(a, b, c):
-        pass
-
-    def k4(a, b, c, d):
-        pass
-
-    kernels = [cuda.jit("void()")(k0)]
-    for i, f in enumerate((k1, k2, k3, k4), 1):
-        kernels.append(cuda.jit("void(" + ", ".join(["float32[::1]"] * i) + ")")(f))
-    a, b, c, d = arrays
+    a, b, c, d = [cuda.to_device(np.ones(1024, np.float32)) for _ in range(4)]
     ns = dict(cuda=cuda, np=np, ctx=ctx, s=s, ev=ev, ev2=ev2, dev=dev, host=host,
               kernels=kernels, launch=[kernels[i][1, 32] for i in range(5)],
               a=a, b=b, c=c, d=d)
-    return ns, {
+    statements = {
         "current_context()": "cuda.current_context()",
         "get_current_device()": "cuda.get_current_device()",
         "gpus.current": "cuda.gpus.current",
@@ -132,61 +112,50 @@ def setup_nbcuda():
         "launch, 3 arrays": "kernels[3][1, 32](a, b, c)",
         "launch, 4 arrays": "kernels[4][1, 32](a, b, c, d)",
         "launch, 4 arrays (configured once)": "launch[4](a, b, c, d)",
-    }, cuda.synchronize
+    }
+    return ns, {k: v for k, v in statements.items() if k not in skip}, cuda.synchronize
+
+
+def empty_kernel_signatures():
+    return ["void(" + ", ".join(["float32[::1]"] * i) + ")" for i in range(5)]
+
+
+def setup_nbcuda():
+    import numpy as np
+    import nbcuda as cuda
+
+    def k0():
+        pass
+
+    def k1(a):
+        pass
+
+    def k2(a, b):
+        pass
+
+    def k3(a, b, c):
+        pass
+
+    def k4(a, b, c, d):
+        pass
+
+    kernels = [cuda.jit(sig)(f) for sig, f in zip(empty_kernel_signatures(), (k0, k1, k2, k3, k4))]
+    return cuda_api_statements(cuda, np, kernels)
 
 
 def setup_numba():
     compat_numpy_for_numba()
     import numpy as np
     from numba import cuda
-    ctx = cuda.current_context()
-    s = cuda.stream()
-    ev = cuda.event()
-    ev.record(s)
-    ev2 = cuda.event()
-    ev2.record(s)
-    s.synchronize()
-    dev = cuda.get_current_device()
-    host = np.ones(256, np.float32)
-    arrays = [cuda.to_device(np.ones(1024, np.float32)) for _ in range(4)]
-    sigs = ["void(" + ", ".join(["float32[::1]"] * i) + ")" for i in range(5)]
     srcs = ["def k0():\n    pass\n", "def k1(a):\n    pass\n", "def k2(a, b):\n    pass\n",
             "def k3(a, b, c):\n    pass\n", "def k4(a, b, c, d):\n    pass\n"]
     kernels = []
-    for i, src in enumerate(srcs):
+    for i, (sig, src) in enumerate(zip(empty_kernel_signatures(), srcs)):
         kns = {}
         exec(src, kns)
-        kernels.append(cuda.jit(sigs[i])(kns[f"k{i}"]))
-    a, b, c, d = arrays
-    ns = dict(cuda=cuda, np=np, ctx=ctx, s=s, ev=ev, ev2=ev2, dev=dev, host=host,
-              kernels=kernels, launch=[kernels[i][1, 32] for i in range(5)],
-              a=a, b=b, c=c, d=d)
-    return ns, {
-        "current_context()": "cuda.current_context()",
-        "get_current_device()": "cuda.get_current_device()",
-        "gpus.current": "cuda.gpus.current",
-        "Context.get_memory_info()": "ctx.get_memory_info()",
-        "device attribute (MULTIPROCESSOR_COUNT)": "dev.MULTIPROCESSOR_COUNT",
-        "stream() create+destroy": "cuda.stream()",
-        "default_stream()": "cuda.default_stream()",
-        "event() create+destroy": "cuda.event()",
-        "Event.record(stream)": "ev.record(s)",
-        "Event.query()": "ev.query()",
-        "Event.synchronize() (done)": "ev.synchronize()",
-        "Event.wait(stream)": "ev.wait(s)",
-        "event_elapsed_time(a, b)": "cuda.event_elapsed_time(ev, ev2)",
-        "Stream.synchronize() (idle)": "s.synchronize()",
-        "synchronize() (idle)": "cuda.synchronize()",
-        "to_device(1 KiB)": "cuda.to_device(host)",
-        "copy_to_host(4 KiB)": "a.copy_to_host()",
-        "device_array(1 KiB)": "cuda.device_array(256, np.float32)",
-        "launch, no args": "kernels[0][1, 32]()",
-        "launch, 1 array": "kernels[1][1, 32](a)",
-        "launch, 2 arrays": "kernels[2][1, 32](a, b)",
-        "launch, 3 arrays": "kernels[3][1, 32](a, b, c)",
-        "launch, 4 arrays": "kernels[4][1, 32](a, b, c, d)",
-        "launch, 4 arrays (configured once)": "launch[4](a, b, c, d)",
-    }, cuda.synchronize
+        kernels.append(cuda.jit(sig)(kns[f"k{i}"]))
+    # numba-cuda's Stream has no query().
+    return cuda_api_statements(cuda, np, kernels, skip={"Stream.query() (idle)"})
 
 
 def setup_cupy():
