@@ -282,6 +282,11 @@ nbc_status_t nbc_synchronize(void) {
   return NBC_OK;
 }
 
+nbc_status_t nbc__outlived_fail(const char *call, const char *what) {
+  return nbc__driver_failf(call, NBC__CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                           " (the %s was made in a context that was reset since)", what);
+}
+
 /* numba's Device.reset: Context.reset, release, and always cuDevicePrimaryCtxReset. */
 nbc_status_t nbc_device_reset(nbc_device_t *device) {
   if (!device) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_device_reset: device is NULL");
@@ -295,6 +300,7 @@ nbc_status_t nbc_device_reset(nbc_device_t *device) {
     if (res != NBC__CUDA_SUCCESS && st == NBC_OK)
       st = nbc__driver_failf("cuDevicePrimaryCtxRelease", res, " (device %d)", device->id);
     atomic_store(&context->handle, NULL);
+    atomic_fetch_add(&context->lifetime, 1); /* its streams and events are gone with it */
     atomic_fetch_add(&generation, 1);
   }
   CUresult res = nbc__cu.cuDevicePrimaryCtxReset(device->handle);

@@ -24,13 +24,15 @@ nbc_status_t nbc_event_create(int timing, nbc_event_t **pevent) {
     return nbc__driver_fail("cuEventCreate", res);
   }
   e->timing = timing != 0;
+  e->context = context;
+  e->lifetime = atomic_load(&context->lifetime);
   *pevent = e;
   return NBC_OK;
 }
 
 void nbc_event_destroy(nbc_event_t *event) {
   if (!event) return;
-  nbc__cu.cuEventDestroy(event->handle);
+  if (!NBC__EVENT_GONE(event)) nbc__cu.cuEventDestroy(event->handle); /* else reset took it */
   free(event);
 }
 
@@ -38,6 +40,8 @@ int nbc_event_is_timing(const nbc_event_t *event) { return event && event->timin
 
 nbc_status_t nbc_event_record(nbc_event_t *event, nbc_stream_t *stream) {
   if (!event) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_record: event is NULL");
+  if (NBC__EVENT_GONE(event)) return nbc__outlived_fail("cuEventRecord", "event");
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuEventRecord", "stream");
   CUresult res = nbc__cu.cuEventRecord(event->handle, stream ? stream->handle : NULL);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
   return nbc__driver_fail("cuEventRecord", res);
@@ -45,6 +49,7 @@ nbc_status_t nbc_event_record(nbc_event_t *event, nbc_stream_t *stream) {
 
 nbc_status_t nbc_event_query(nbc_event_t *event) {
   if (!event) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_query: event is NULL");
+  if (NBC__EVENT_GONE(event)) return nbc__outlived_fail("cuEventQuery", "event");
   CUresult res = nbc__cu.cuEventQuery(event->handle);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
   if (res == NBC__CUDA_ERROR_NOT_READY) return NBC_NOT_READY;
@@ -54,12 +59,15 @@ nbc_status_t nbc_event_query(nbc_event_t *event) {
 nbc_status_t nbc_event_synchronize(nbc_event_t *event) {
   if (!event)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_synchronize: event is NULL");
+  if (NBC__EVENT_GONE(event)) return nbc__outlived_fail("cuEventSynchronize", "event");
   NBC__CHECK("cuEventSynchronize", nbc__cu.cuEventSynchronize(event->handle));
   return NBC_OK;
 }
 
 nbc_status_t nbc_event_wait(nbc_event_t *event, nbc_stream_t *stream) {
   if (!event) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_wait: event is NULL");
+  if (NBC__EVENT_GONE(event)) return nbc__outlived_fail("cuStreamWaitEvent", "event");
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuStreamWaitEvent", "stream");
   NBC__CHECK("cuStreamWaitEvent",
              nbc__cu.cuStreamWaitEvent(stream ? stream->handle : NULL, event->handle, 0));
   return NBC_OK;
@@ -73,6 +81,8 @@ nbc_status_t nbc_event_elapsed_time(nbc_event_t *start, nbc_event_t *end, float 
                           "cuEventElapsedTime: the %s event was created with timing disabled "
                           "(nbc_event_create(0, ...)); create both events with timing",
                           !start->timing ? "start" : "end");
+  if (NBC__EVENT_GONE(start) || NBC__EVENT_GONE(end))
+    return nbc__outlived_fail("cuEventElapsedTime", NBC__EVENT_GONE(start) ? "start event" : "end event");
   CUresult res = nbc__cu.cuEventElapsedTime(pms, start->handle, end->handle);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
   if (res == NBC__CUDA_ERROR_NOT_READY) {

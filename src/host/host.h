@@ -37,17 +37,32 @@ struct nbc_context {
   _Atomic(CUcontext) handle; /* retained primary context, NULL until retained / after reset */
   pthread_mutex_t lock;      /* guards modules */
   struct nbc_module *modules; /* loaded into this context, unloaded by nbc_context_reset */
+  atomic_uint lifetime;       /* bumped each time the primary context is released (reset) */
 };
 
+/* Streams and events remember the context they were made in and its lifetime then: once that
+ * context was reset, the driver has destroyed them with it and their handles point at freed
+ * driver memory (the real driver may crash on them), so nbcuda no longer passes them on. */
 struct nbc_stream {
   CUstream handle;
   nbc_stream_kind_t kind;
+  nbc_context_t *context; /* NULL for the default and external streams */
+  unsigned lifetime;
 };
 
 struct nbc_event {
   CUevent handle;
   int timing;
+  nbc_context_t *context;
+  unsigned lifetime;
 };
+
+/* Whether the object made in context during lifetime was destroyed by a reset since. */
+static inline int nbc__outlived(const nbc_context_t *context, unsigned lifetime) {
+  return context && atomic_load_explicit(&context->lifetime, memory_order_relaxed) != lifetime;
+}
+#define NBC__STREAM_GONE(s) ((s) && __builtin_expect(nbc__outlived((s)->context, (s)->lifetime), 0))
+#define NBC__EVENT_GONE(e) __builtin_expect(nbc__outlived((e)->context, (e)->lifetime), 0)
 
 struct nbc_function {
   CUfunction handle;
@@ -82,6 +97,9 @@ nbc_status_t nbc__context_primary(nbc_device_t *device, nbc_context_t **pcontext
  * by nbc__context_leave. */
 nbc_status_t nbc__context_enter(nbc_context_t *context, int *ppushed);
 void nbc__context_leave(int pushed);
+/* The error for a stream or event whose context was reset since it was made ("Call to <call>
+ * results in CUDA_ERROR_CONTEXT_IS_DESTROYED"), without calling the driver. */
+nbc_status_t nbc__outlived_fail(const char *call, const char *what);
 
 /* memory.c ---------------------------------------------------------------------------- */
 /* Frees every allocation nbcuda made in context and still tracks (context must be current). */

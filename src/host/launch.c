@@ -20,11 +20,25 @@ static nbc_status_t launch_failed(const nbc_function_t *f, const unsigned grid[3
                            shared);
 }
 
+/* A function whose module a context reset unloaded, or a stream that reset destroyed. */
+static int gone(const nbc_function_t *f, const nbc_stream_t *stream) {
+  return !f->module->handle || NBC__STREAM_GONE(stream);
+}
+
+static __attribute__((cold, noinline)) nbc_status_t launch_refused(const nbc_function_t *f,
+                                                                    const nbc_stream_t *stream) {
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuLaunchKernel", "stream");
+  return nbc__driver_failf("cuLaunchKernel", NBC__CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                           " (kernel '%s': its module was unloaded by a context reset)",
+                           f->name);
+}
+
 nbc_status_t nbc_launch(nbc_function_t *function, const unsigned grid[3],
                         const unsigned block[3], unsigned shared_bytes, nbc_stream_t *stream,
                         void **args) {
   if (__builtin_expect(!function || !grid || !block, 0))
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_launch: NULL function or dimensions");
+  if (__builtin_expect(gone(function, stream), 0)) return launch_refused(function, stream);
   CUresult res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
                                         block[1], block[2], shared_bytes,
                                         stream ? stream->handle : NULL, args, NULL);
@@ -43,6 +57,7 @@ nbc_status_t nbc_launch_packed(nbc_function_t *function, const unsigned grid[3],
   size_t size = params_size;
   void *extra[] = {NBC__CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)params,
                    NBC__CU_LAUNCH_PARAM_BUFFER_SIZE, &size, NBC__CU_LAUNCH_PARAM_END};
+  if (__builtin_expect(gone(function, stream), 0)) return launch_refused(function, stream);
   CUresult res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
                                         block[1], block[2], shared_bytes,
                                         stream ? stream->handle : NULL, NULL,

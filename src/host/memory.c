@@ -137,11 +137,13 @@ nbc_status_t nbc_memcpy_dtod(nbc_devptr_t dst, nbc_devptr_t src, size_t bytes) {
 
 nbc_status_t nbc_memcpy_htod_async(nbc_devptr_t dst, const void *src, size_t bytes,
                                    nbc_stream_t *stream) {
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuMemcpyHtoDAsync", "stream");
   CALL_WITH_CONTEXT(cuMemcpyHtoDAsync, dst, src, bytes, stream ? stream->handle : NULL);
 }
 
 nbc_status_t nbc_memcpy_dtoh_async(void *dst, nbc_devptr_t src, size_t bytes,
                                    nbc_stream_t *stream) {
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuMemcpyDtoHAsync", "stream");
   CALL_WITH_CONTEXT(cuMemcpyDtoHAsync, dst, src, bytes, stream ? stream->handle : NULL);
 }
 

@@ -20,9 +20,9 @@
 
 #include "host/host.h"
 
-static nbc_stream_t default_stream = {(CUstream)0, NBC_STREAM_DEFAULT};
-static nbc_stream_t legacy_stream = {(CUstream)1, NBC_STREAM_LEGACY};
-static nbc_stream_t per_thread_stream = {(CUstream)2, NBC_STREAM_PER_THREAD};
+static nbc_stream_t default_stream = {(CUstream)0, NBC_STREAM_DEFAULT, NULL, 0};
+static nbc_stream_t legacy_stream = {(CUstream)1, NBC_STREAM_LEGACY, NULL, 0};
+static nbc_stream_t per_thread_stream = {(CUstream)2, NBC_STREAM_PER_THREAD, NULL, 0};
 
 static int is_singleton(const nbc_stream_t *s) {
   return s == &default_stream || s == &legacy_stream || s == &per_thread_stream;
@@ -42,13 +42,17 @@ nbc_status_t nbc_stream_create(nbc_stream_t **pstream) {
     return nbc__driver_fail("cuStreamCreate", res);
   }
   s->kind = NBC_STREAM_CREATED;
+  s->context = context;
+  s->lifetime = atomic_load(&context->lifetime);
   *pstream = s;
   return NBC_OK;
 }
 
 void nbc_stream_destroy(nbc_stream_t *stream) {
   if (!stream || is_singleton(stream)) return;
-  if (stream->kind == NBC_STREAM_CREATED) nbc__cu.cuStreamDestroy(stream->handle);
+  /* A reset destroyed it with its context already. */
+  if (stream->kind == NBC_STREAM_CREATED && !NBC__STREAM_GONE(stream))
+    nbc__cu.cuStreamDestroy(stream->handle);
   free(stream);
 }
 
@@ -85,6 +89,8 @@ nbc_status_t nbc_external_stream(uintptr_t handle, nbc_stream_t **pstream) {
   if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   s->handle = (CUstream)handle;
   s->kind = NBC_STREAM_EXTERNAL;
+  s->context = NULL; /* its creator owns it: nbcuda cannot know when it goes */
+  s->lifetime = 0;
   *pstream = s;
   return NBC_OK;
 }
@@ -115,6 +121,7 @@ void nbc_stream_repr(const nbc_stream_t *stream, char *buf, size_t size) {
 
 nbc_status_t nbc_stream_synchronize(nbc_stream_t *stream) {
   NBC__ENSURE_DRIVER();
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuStreamSynchronize", "stream");
   CUresult res = nbc__cu.cuStreamSynchronize(stream ? stream->handle : NULL);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
   if (nbc__context_retry(res)) res = nbc__cu.cuStreamSynchronize(stream ? stream->handle : NULL);
@@ -124,6 +131,7 @@ nbc_status_t nbc_stream_synchronize(nbc_stream_t *stream) {
 
 nbc_status_t nbc_stream_query(nbc_stream_t *stream) {
   NBC__ENSURE_DRIVER();
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuStreamQuery", "stream");
   CUresult res = nbc__cu.cuStreamQuery(stream ? stream->handle : NULL);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
   if (res == NBC__CUDA_ERROR_NOT_READY) return NBC_NOT_READY;
@@ -155,6 +163,7 @@ nbc_status_t nbc_stream_add_callback(nbc_stream_t *stream, nbc_stream_callback_t
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_stream_add_callback: callback is NULL");
   NBC__ENSURE_DRIVER();
   if (!stream) stream = &default_stream;
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuStreamAddCallback", "stream");
   callback_record *r = malloc(sizeof *r);
   if (!r) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   r->stream = stream;

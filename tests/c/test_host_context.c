@@ -244,6 +244,72 @@ TEST(context_reset_frees_what_nbcuda_holds) {
   ASSERT_STATUS(nbc_context_reset(NULL), NBC_INVALID_ARGUMENT);
 }
 
+static void never_called(nbc_stream_t *s, nbc_status_t st, void *arg) {
+  (void)s, (void)st, (void)arg;
+  abort();
+}
+
+/* close() (a device reset) destroys the streams, events and modules of its context in the driver: their
+ * handles then point at freed driver memory (the real driver crashed on a stream destroyed
+ * after close() in the 2-GPU run). nbcuda refuses every use of them with the driver's own
+ * code, and destroying them frees only nbcuda's record. */
+TEST(reset_outlives_streams_events_functions) {
+  device_count();
+  nbc_stream_t *s;
+  nbc_event_t *e, *e2;
+  nbc_module_t *m;
+  nbc_function_t *f;
+  nbc_devptr_t p;
+  ASSERT_OK(nbc_stream_create(&s));
+  ASSERT_OK(nbc_event_create(1, &e));
+  ASSERT_OK(nbc_module_load_data(ptx, strlen(ptx), NBC_IMAGE_PTX, &m));
+  ASSERT_OK(nbc_module_get_function(m, "k", &f));
+  ASSERT_OK(nbc_mem_alloc(16, &p));
+  ASSERT_OK(nbc_close()); /* pops, and on this (the first) thread resets every device */
+  int fixture = tdrv_present();
+  int stream_destroys = fixture ? tdrv()->calls("cuStreamDestroy") : 0;
+  int event_destroys = fixture ? tdrv()->calls("cuEventDestroy") : 0;
+  ASSERT_OK(nbc_event_create(1, &e2)); /* in device 0's new context */
+  ASSERT_STATUS(nbc_stream_synchronize(s), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuStreamSynchronize: CUDA_ERROR_CONTEXT_IS_DESTROYED (709) "
+                                 "(the stream was made in a context that was reset since)");
+  ASSERT_EQ(nbc_last_driver_error(), 709);
+  ASSERT_STATUS(nbc_stream_query(s), NBC_DRIVER_ERROR);
+  ASSERT_STATUS(nbc_stream_add_callback(s, never_called, NULL), NBC_DRIVER_ERROR);
+  ASSERT_STATUS(nbc_event_record(e, NULL), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "the event was made in a context that was reset since");
+  ASSERT_STATUS(nbc_event_record(e2, s), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "the stream was made");
+  ASSERT_STATUS(nbc_event_query(e), NBC_DRIVER_ERROR);
+  ASSERT_STATUS(nbc_event_synchronize(e), NBC_DRIVER_ERROR);
+  ASSERT_STATUS(nbc_event_wait(e, NULL), NBC_DRIVER_ERROR);
+  ASSERT_STATUS(nbc_event_wait(e2, s), NBC_DRIVER_ERROR);
+  float ms;
+  ASSERT_STATUS(nbc_event_elapsed_time(e, e2, &ms), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "the start event was made");
+  int x = 1;
+  ASSERT_STATUS(nbc_memcpy_htod_async(p, &x, sizeof x, s), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_driver_call(), "cuMemcpyHtoDAsync");
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  ASSERT_STATUS(nbc_launch(f, grid, block, 0, NULL, NULL), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "kernel 'k': its module was unloaded by a context reset");
+  ASSERT_STATUS(nbc_launch_packed(f, grid, block, 0, NULL, NULL, 0), NBC_DRIVER_ERROR);
+  nbc_stream_destroy(s);
+  nbc_event_destroy(e);
+  nbc_module_destroy(m);
+  if (fixture) ASSERT_EQ(tdrv()->calls("cuStreamDestroy"), stream_destroys);
+  if (fixture) ASSERT_EQ(tdrv()->calls("cuEventDestroy"), event_destroys);
+  /* What is made after the reset works. */
+  ASSERT_OK(nbc_event_record(e2, NULL));
+  ASSERT_OK(nbc_event_synchronize(e2));
+  ASSERT_OK(nbc_stream_create(&s));
+  ASSERT_OK(nbc_stream_synchronize(s));
+  nbc_stream_destroy(s);
+  nbc_event_destroy(e2);
+  if (fixture) ASSERT_EQ(tdrv()->calls("cuStreamDestroy"), stream_destroys + 1);
+  if (fixture) ASSERT_EQ(tdrv()->calls("cuEventDestroy"), event_destroys + 1);
+}
+
 static nbc_status_t inside(void *arg) {
   nbc_context_t **out = arg;
   nbc_context_t *c;
@@ -444,7 +510,7 @@ TEST(sixty_four_threads_own_stacks) {
   ASSERT_EQ(tdrv()->live_streams(), 0);
 }
 
-TEST_LIST(X(lazy_context_is_device0_primary) X(devnum_pushes_every_call)
+TEST_LIST(X(reset_outlives_streams_events_functions) X(lazy_context_is_device0_primary) X(devnum_pushes_every_call)
               X(memory_info_any_driver) X(memory_info) X(push_pop) X(retain_and_push_failures)
                   X(synchronize) X(context_reset_frees_what_nbcuda_holds) X(require_context)
                       X(require_context_uses_current_device) X(foreign_primary_adopted)

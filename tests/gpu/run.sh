@@ -49,7 +49,8 @@ fi
 
 if want python; then
   if [ -f pyproject.toml ] && python3 -m pip install -q --no-build-isolation --no-deps . >"$LOG/pytest.log" 2>&1; then
-    python3 -m pytest -q -p no:cacheprovider tests/python >>"$LOG/pytest.log" 2>&1
+    python3 -X faulthandler -m pytest -q -p no:cacheprovider -W "ignore:Grid size" tests/python \
+      >>"$LOG/pytest.log" 2>&1
     rc=$?
     tail -n 25 "$LOG/pytest.log"
     record "pytest (real driver)" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -n1 "$LOG/pytest.log")"
