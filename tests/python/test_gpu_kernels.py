@@ -4,6 +4,8 @@ case's relative tolerance), plus small kernels checked against numpy."""
 import importlib.util
 import os
 import sys
+import subprocess
+import textwrap
 
 import pytest
 
@@ -256,17 +258,27 @@ def test_host_arrays_are_copied_back(gpu):
     assert (h == np.arange(1000) * 3).all()
 
 
-def test_cupy_arrays_are_accepted(gpu):
-    cupy = pytest.importorskip("cupy")
-    import nbcuda
+def test_cupy_arrays_are_accepted(gpu, tmp_path):
+    """A CuPy array is a kernel argument (through __cuda_array_interface__). In a fresh
+    interpreter: CuPy keeps memory and modules in the device's primary context, which any
+    later close() in this process resets (numba's close() does the same), and CuPy's own
+    teardown at exit then fails on them."""
+    pytest.importorskip("cupy")
+    script = tmp_path / "cupy_interop.py"  # a file: nbcuda.jit reads the kernel's source
+    script.write_text(textwrap.dedent("""
+        import numpy as np, cupy, nbcuda
 
-    @nbcuda.jit("void(float32[::1])")
-    def inc(a):
-        i = nbcuda.grid(1)
-        if i < a.size:
-            a[i] += 1
+        @nbcuda.jit("void(float32[::1])")
+        def inc(a):
+            i = nbcuda.grid(1)
+            if i < a.size:
+                a[i] += 1
 
-    a = cupy.arange(10, dtype=cupy.float32)
-    inc[1, 32](a)
-    nbcuda.synchronize()
-    assert (a.get() == np.arange(10) + 1).all()
+        a = cupy.arange(10, dtype=cupy.float32)
+        inc[1, 32](a)
+        nbcuda.synchronize()
+        assert (a.get() == np.arange(10) + 1).all()
+        print("ok")
+    """))
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip() == "ok" and p.stderr == "", p.stderr
