@@ -148,6 +148,10 @@ nbc_status_t nbc_device_attribute_by_name(const nbc_device_t *device, const char
 int nbc_device_attribute_lookup(const char *name);
 /* Releases and resets the device's primary context (cuDevicePrimaryCtxReset). */
 nbc_status_t nbc_device_reset(nbc_device_t *device);
+/* The device's primary context (numba's Device.get_primary_context): retained on first use,
+ * the thread's context stack unchanged. A device below compute capability 3.5 is
+ * NBC_UNSUPPORTED_CC ("<CUDA device 0 'name'> has compute capability < (3, 5)"). */
+nbc_status_t nbc_device_primary_context(nbc_device_t *device, nbc_context_t **pcontext);
 
 /* Pushes the device's primary context (nothing pops it) and returns the device. */
 nbc_status_t nbc_select_device(int ordinal, nbc_device_t **pdevice);
@@ -299,6 +303,50 @@ nbc_status_t nbc_memset_d8(nbc_devptr_t dst, unsigned char value, size_t bytes);
 nbc_status_t nbc_memcpy_peer(nbc_devptr_t dst, nbc_context_t *dst_context, nbc_devptr_t src,
                              nbc_context_t *src_context, size_t bytes);
 
+/* Host memory the device can reach (numba's memhostalloc, mempin, memallocmanaged), in the
+ * current context (created as by nbc_current_context(-1) if none).
+ *
+ * nbc_mem_host_alloc: page-locked host memory (cuMemHostAlloc). flags combine
+ * NBC_HOST_ALLOC_PORTABLE (usable from every context), NBC_HOST_ALLOC_DEVICEMAP (mapped into
+ * the device's address space: nbc_mem_host_device_pointer gives its device address) and
+ * NBC_HOST_ALLOC_WRITECOMBINED. A request of 0 bytes allocates 1, so the pointer is unique.
+ * Free it with nbc_mem_host_free, which a deferred-cleanup scope defers like nbc_mem_free.
+ * Memory of a context that was reset since (nbc_device_reset, nbc_close) is gone with it:
+ * freeing it afterwards only forgets it, the driver is not called. */
+#define NBC_HOST_ALLOC_PORTABLE 0x01u
+#define NBC_HOST_ALLOC_DEVICEMAP 0x02u
+#define NBC_HOST_ALLOC_WRITECOMBINED 0x04u
+nbc_status_t nbc_mem_host_alloc(size_t bytes, unsigned flags, void **pptr);
+/* NULL is accepted; a pointer nbcuda did not allocate is passed to the driver, which judges. */
+nbc_status_t nbc_mem_host_free(void *ptr);
+/* Page-locks [ptr, ptr + bytes) of existing host memory (cuMemHostRegister), with
+ * NBC_HOST_REGISTER_PORTABLE and NBC_HOST_REGISTER_DEVICEMAP. Registering memory that is
+ * already page-locked fails (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED). */
+#define NBC_HOST_REGISTER_PORTABLE 0x01u
+#define NBC_HOST_REGISTER_DEVICEMAP 0x02u
+nbc_status_t nbc_mem_host_register(void *ptr, size_t bytes, unsigned flags);
+/* Unpins at once, never deferred (numba unpins immediately, so memory can be pinned again);
+ * memory that is not registered fails (CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED). */
+nbc_status_t nbc_mem_host_unregister(void *ptr);
+/* The device address of mapped page-locked host memory (cuMemHostGetDevicePointer); ptr may
+ * point inside an allocation or registration. */
+nbc_status_t nbc_mem_host_device_pointer(void *ptr, nbc_devptr_t *pdptr);
+/* Managed memory (cuMemAllocManaged), usable from the host and the device at the same
+ * address: attach_global != 0 attaches it to every stream (CU_MEM_ATTACH_GLOBAL), 0 to the
+ * host (CU_MEM_ATTACH_HOST). A request of 0 bytes allocates 1. Free it with nbc_mem_free. */
+nbc_status_t nbc_mem_alloc_managed(size_t bytes, int attach_global, nbc_devptr_t *pptr);
+
+/* Deferred cleanup (numba's `with cuda.defer_cleanup():`). Between begin and end, frees of
+ * the context's memory (nbc_mem_free, nbc_mem_host_free) are queued instead of performed;
+ * they run, in the order requested, when the outermost scope of that context ends. Scopes
+ * nest and count per context, from any thread. nbc_context_reset also performs the queued
+ * frees. end without a matching begin is NBC_INVALID_ARGUMENT. */
+nbc_status_t nbc_context_defer_cleanup_begin(nbc_context_t *context);
+nbc_status_t nbc_context_defer_cleanup_end(nbc_context_t *context);
+/* How many frees of the context are queued, and the nesting depth of its scopes. */
+nbc_status_t nbc_context_deferred(const nbc_context_t *context, size_t *ppending,
+                                  unsigned *pdepth);
+
 /* ---------------------------------------------------------------------------------------
  * Modules and launches.
  * ------------------------------------------------------------------------------------- */
@@ -355,6 +403,11 @@ typedef struct nbc_compile_options {
   nbc_abi_t abi;
   const char *abi_name; /* C ABI symbol name; NULL: the escaped function name */
   nbc_output_t output;
+  int forceinline;      /* device functions, LTO-IR only: `alwaysinline` on the function, so
+                           that a later LTO link inlines it (numba's forceinline) */
+  int nlaunch_bounds;   /* kernels: how many of launch_bounds are given (0-3) */
+  unsigned launch_bounds[3]; /* max threads per block, min blocks per SM, max blocks per
+                                cluster (numba's launch_bounds; ignored for device functions) */
 } nbc_compile_options_t;
 
 /* Defaults of numba's compile(): device=1, opt=1, abi C, PTX, everything else 0. */

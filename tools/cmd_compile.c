@@ -2,7 +2,8 @@
  *
  *   nbcuda compile FILE.py[:FUNC] --sig SIG [--kernel] [--cc M.m] [--output ptx|ltoir]
  *                  [--abi c|numba] [--abi-name NAME] [--fastmath] [--lineinfo] [--debug]
- *                  [--no-opt] [-o OUT] [--dump=tokens|ast|types|ir] [--verbose]
+ *                  [--no-opt] [--forceinline] [--launch-bounds N[,M[,K]]] [-o OUT]
+ *                  [--dump=tokens|ast|types|ir] [--verbose]
  *
  * How it works. The arguments become an nbc_compile_options_t and one call to
  * nbc__compile_ex (src/compiler/compile.c), which also times each phase and can stop after
@@ -13,6 +14,7 @@
  * printed on stderr), 2 on bad usage.
  */
 #include <errno.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,8 @@ static const char usage_text[] =
     "  --lineinfo            line tables pointing at the Python source\n"
     "  --debug               full debug information (-g)\n"
     "  --no-opt              compile with -opt=0\n"
+    "  --forceinline         mark the device function alwaysinline (LTO-IR only)\n"
+    "  --launch-bounds B     kernel launch bounds: MAXTHREADS[,MINBLOCKS[,MAXCLUSTER]]\n"
     "  -o OUT                write the code to OUT instead of stdout\n"
     "  --dump=PHASE          print a phase's output instead: tokens, ast, types or ir\n"
     "  --verbose             print the return type and each phase's time to stderr\n"
@@ -51,6 +55,22 @@ static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\n%s", usage_text);
   return 2;
+}
+
+/* "N", "N,M" or "N,M,K", each a positive integer that fits in 32 bits. */
+static bool parse_launch_bounds(const char *v, nbc_compile_options_t *o) {
+  o->nlaunch_bounds = 0;
+  for (;;) {
+    char *end;
+    errno = 0;
+    if (!isdigit((unsigned char)*v)) return false;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || n == 0 || n > 0x7fffffffUL || o->nlaunch_bounds == 3) return false;
+    o->launch_bounds[o->nlaunch_bounds++] = (unsigned)n;
+    if (*end == '\0') return true;
+    if (*end != ',') return false;
+    v = end + 1;
+  }
 }
 
 static char *read_file(const char *path, size_t *psize) {
@@ -150,6 +170,11 @@ int nbc__cli_compile(int argc, char **argv) {
       if (strcmp(v, "ptx") == 0) o.output = NBC_OUTPUT_PTX;
       else if (strcmp(v, "ltoir") == 0) o.output = NBC_OUTPUT_LTOIR;
       else return usage_error("--output expects ptx or ltoir, not '%s'", v);
+    } else if (option_value(argc, argv, &i, "--launch-bounds", &v, &err)) {
+      if (err) break;
+      if (!parse_launch_bounds(v, &o))
+        return usage_error("--launch-bounds expects 1 to 3 positive integers N[,M[,K]], not '%s'",
+                           v);
     } else if (option_value(argc, argv, &i, "--abi-name", &v, &err)) {
       o.abi_name = v;
     } else if (option_value(argc, argv, &i, "--abi", &abi, &err)) {
@@ -173,6 +198,8 @@ int nbc__cli_compile(int argc, char **argv) {
       o.lineinfo = 1;
     } else if (strcmp(a, "--debug") == 0) {
       o.debug = 1;
+    } else if (strcmp(a, "--forceinline") == 0) {
+      o.forceinline = 1;
     } else if (strcmp(a, "--no-opt") == 0) {
       o.opt = 0;
     } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {

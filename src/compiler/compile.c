@@ -89,6 +89,15 @@ static nbc_status_t check_options(const nbc_compile_options_t *o) {
     return nbc__set_error(NBC_INVALID_ARGUMENT, "Unsupported ABI: %d", (int)o->abi);
   if (o->abi == NBC_ABI_C && !o->device)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "The C ABI is not supported for kernels");
+  if (o->forceinline && !o->device)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "Cannot force-inline kernels");
+  if (o->forceinline && o->output != NBC_OUTPUT_LTOIR)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "Can only designate forced inlining in LTO-IR");
+  if (o->nlaunch_bounds < 0 || o->nlaunch_bounds > 3)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "Got %d launch bounds. A maximum of three are supported: "
+                          "(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)",
+                          o->nlaunch_bounds);
   return NBC_OK;
 }
 

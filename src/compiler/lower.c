@@ -830,10 +830,11 @@ static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
   }
 
   const char *linkage = fn->is_entry ? "" : "internal ";
+  const nbc_compile_options_t *o = L->ctx->options;
   nbc__buf_printf(out, "define %s%s %s(%s)%s%s {\nentry:\n", linkage, ret_type,
                   global_ref(L, sym), params.data ? params.data : "",
-                  L->debug_info ? nbc__arena_printf(L->arena, " !dbg !%d", L->sp_meta) : "",
-                  "");
+                  fn->is_entry && o->forceinline && !fn->is_kernel ? " alwaysinline" : "",
+                  L->debug_info ? nbc__arena_printf(L->arena, " !dbg !%d", L->sp_meta) : "");
   nbc__buf_append(out, L->allocas.data ? L->allocas.data : "", L->allocas.len);
   nbc__buf_append(out, L->body.data ? L->body.data : "", L->body.len);
   nbc__buf_puts(out, "}\n\n");
@@ -845,6 +846,15 @@ static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
     int m = L->next_meta++;
     nbc__buf_printf(&L->annotations, "%s!%d", L->nannotations++ ? ", " : "", m);
     nbc__buf_printf(&L->meta, "!%d = !{%s %s, !\"kernel\", i32 1}\n", m, fty, global_ref(L, sym));
+    /* numba's set_launch_bounds: only maxntidx (the limit is on the block's total size). */
+    static const char *const bound_names[3] = {"maxntidx", "minctasm", "cluster_max_blocks"};
+    for (int b = 0; b < o->nlaunch_bounds && b < 3; b++) {
+      m = L->next_meta++;
+      nbc__buf_printf(&L->annotations, ", !%d", m);
+      L->nannotations++;
+      nbc__buf_printf(&L->meta, "!%d = !{%s %s, !\"%s\", i32 %u}\n", m, fty, global_ref(L, sym),
+                      bound_names[b], o->launch_bounds[b]);
+    }
   }
   if (fn->is_entry && !c_abi) {
     /* numba's environment global: a null pointer, visible, named after the function. */

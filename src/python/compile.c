@@ -451,6 +451,48 @@ static int current_cc(nbc__py_state *st, int *pmajor, int *pminor) {
   return 0;
 }
 
+/* numba's launch_bounds: None, an int (max threads per block) or a tuple of one to three
+ * ints (max threads per block, min blocks per SM, max blocks per cluster). */
+static int launch_bounds_arg(PyObject *bounds, nbc_compile_options_t *o) {
+  if (!bounds || bounds == Py_None) return 0;
+  PyObject *seq = PyLong_Check(bounds) ? PyTuple_Pack(1, bounds)
+                                       : PySequence_Tuple(bounds);
+  if (!seq) {
+    PyErr_Format(PyExc_TypeError,
+                 "launch_bounds must be an int or a tuple of ints, got %R", bounds);
+    return -1;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
+  if (n > 3) {
+    PyErr_Format(PyExc_ValueError,
+                 "Got %zd launch bounds: %R. A maximum of three are supported: "
+                 "(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)",
+                 n, bounds);
+    Py_DECREF(seq);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    long v = PyLong_AsLong(PyTuple_GET_ITEM(seq, i));
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "launch bound %zd must be an int, got %R", i,
+                   PyTuple_GET_ITEM(seq, i));
+      Py_DECREF(seq);
+      return -1;
+    }
+    if (v < 0 || v > 0x7fffffffL) {
+      PyErr_Format(PyExc_ValueError, "launch bound %zd must be between 0 and 2**31-1, got %ld",
+                   i, v);
+      Py_DECREF(seq);
+      return -1;
+    }
+    o->launch_bounds[i] = (unsigned)v;
+  }
+  o->nlaunch_bounds = (int)n;
+  Py_DECREF(seq);
+  return 0;
+}
+
 static PyObject *do_compile(PyObject *module, compile_args *a, int default_device,
                             const char *default_abi, int for_current_device) {
   nbc__py_state *st = nbc__py_module_state(module);
@@ -488,16 +530,10 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
     PyErr_SetString(PyExc_ValueError, "Cannot force-inline kernels");
     return NULL;
   }
-  if (forceinline) {
-    PyErr_SetString(PyExc_NotImplementedError, "forceinline is not supported by nbcuda yet");
-    return NULL;
-  }
-  if (a->launch_bounds && a->launch_bounds != Py_None) {
-    PyErr_SetString(PyExc_NotImplementedError, "launch_bounds are not supported by nbcuda yet");
-    return NULL;
-  }
   nbc_compile_options_t o;
   nbc_compile_options_init(&o);
+  o.forceinline = forceinline;
+  if (launch_bounds_arg(a->launch_bounds, &o) < 0) return NULL;
   o.device = device;
   o.abi = strcmp(abi, "c") == 0 ? NBC_ABI_C : NBC_ABI_NUMBA;
   o.output = strcmp(output, "ltoir") == 0 ? NBC_OUTPUT_LTOIR : NBC_OUTPUT_PTX;

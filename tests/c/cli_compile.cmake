@@ -28,6 +28,12 @@ if(TARGET nbcuda_cli)
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi-name my_add | grep -q ') my_add('")
   nbc_cli_test(cli_compile_numba_abi
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi numba | grep -q NumbaEnv")
+  nbc_cli_test(cli_compile_launch_bounds
+    "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --cc 9.0 --launch-bounds 128,2 | grep -q '.minnctapersm 2'")
+  nbc_cli_test(cli_compile_forceinline
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --forceinline --output ltoir --dump=ir | grep -q ') alwaysinline {'")
+  nbc_cli_test(cli_compile_usage_bad_launch_bounds
+    "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --launch-bounds 0; test $? -eq 2")
   # LTO-IR to a file: starts with the magic ED 43 4E 7F.
   nbc_cli_test(cli_compile_ltoir
     "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --output ltoir -o ${_work}/s.ltoir && test \"$(od -An -tx1 -N4 ${_work}/s.ltoir | tr -d ' ')\" = ed434e7f")

@@ -198,6 +198,93 @@ TEST(fastmath_effects) {
   ASSERT(!strstr(fast, "div.rn.f32"));
 }
 
+/* The NVVM IR nbc_compile would hand to libNVVM. */
+static const char *ir_of(const char *src, const char *name, const char *sig,
+                         const nbc_compile_options_t *o) {
+  nbc_source_t s = {src, 0, "k.py", 1, 0};
+  nbc__compile_info info;
+  memset(&info, 0, sizeof info);
+  info.dump = NBC__DUMP_IR;
+  nbc_compile_result_t *r = NULL;
+  if (nbc__compile_ex(&s, name, sig, o, NULL, &info, &r) != NBC_OK)
+    TEST_FAIL_("compile failed: %s", nbc_last_error());
+  const char *code = strdup(nbc_compile_result_code(r, NULL));
+  nbc_compile_result_destroy(r);
+  return code;
+}
+
+static const char kernel_src[] = "def k(a):\n    a[0] = 1.0\n";
+
+/* numba's launch_bounds: maxntidx, minctasm, cluster_max_blocks annotations, which libNVVM
+ * turns into .maxntid, .minnctapersm and .maxclusterrank (as numba-cuda 0.30's PTX has). */
+TEST(launch_bounds) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  const char *plain = compile_src(kernel_src, "k", "void(float32[:])", &o, "k.py", 1);
+  ASSERT(!strstr(plain, ".maxntid"));
+  o.nlaunch_bounds = 1;
+  o.launch_bounds[0] = 256;
+  const char *one = compile_src(kernel_src, "k", "void(float32[:])", &o, "k.py", 1);
+  ASSERT_CONTAINS(one, ".maxntid 256, 1, 1");
+  ASSERT(!strstr(one, ".minnctapersm"));
+  o.nlaunch_bounds = 3;
+  o.launch_bounds[0] = 128;
+  o.launch_bounds[1] = 2;
+  o.launch_bounds[2] = 4;
+  const char *three = compile_src(kernel_src, "k", "void(float32[:])", &o, "k.py", 1);
+  ASSERT_CONTAINS(three, ".maxntid 128, 1, 1");
+  ASSERT_CONTAINS(three, ".minnctapersm 2");
+  ASSERT_CONTAINS(three, ".maxclusterrank 4");
+  const char *ir = ir_of(kernel_src, "k", "void(float32[:])", &o);
+  ASSERT_CONTAINS(ir, "!\"maxntidx\", i32 128}");
+  ASSERT_CONTAINS(ir, "!\"minctasm\", i32 2}");
+  ASSERT_CONTAINS(ir, "!\"cluster_max_blocks\", i32 4}");
+  o.nlaunch_bounds = 4;
+  nbc_compile_result_t *r = NULL;
+  nbc_source_t s = {kernel_src, 0, "k.py", 1, 0};
+  ASSERT_STATUS(nbc_compile(&s, "k", "void(float32[:])", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "Got 4 launch bounds. A maximum of three are supported");
+  /* A device function has no launch bounds: ignored, as numba does. */
+  nbc_compile_options_t d = options();
+  d.nlaunch_bounds = 1;
+  d.launch_bounds[0] = 64;
+  ASSERT(!strstr(compile_src("def f(x):\n    return x\n", "f", "int32(int32)", &d, "k.py", 1),
+                 ".maxntid"));
+}
+
+/* numba's forceinline: alwaysinline on the device function, LTO-IR only, never a kernel. */
+TEST(forceinline) {
+  require_nvvm();
+  static const char src[] = "def add(a, b):\n    return a + b\n";
+  nbc_compile_options_t o = options();
+  o.forceinline = 1;
+  o.output = NBC_OUTPUT_LTOIR;
+  ASSERT_CONTAINS(ir_of(src, "add", "float32(float32, float32)", &o),
+                  "define float @add(float %arg0_0, float %arg1_0) alwaysinline {");
+  o.abi = NBC_ABI_NUMBA;
+  ASSERT_CONTAINS(ir_of(src, "add", "float32(float32, float32)", &o), ") alwaysinline {");
+  nbc_compile_result_t *r = NULL;
+  nbc_source_t s = {src, 0, "k.py", 1, 0};
+  ASSERT_OK(nbc_compile(&s, "add", "float32(float32, float32)", &o, NULL, &r));
+  size_t size = 0;
+  ASSERT(nbc_compile_result_code(r, &size) != NULL && size > 0);
+  nbc_compile_result_destroy(r);
+  o.output = NBC_OUTPUT_PTX;
+  ASSERT_STATUS(nbc_compile(&s, "add", "float32(float32, float32)", &o, NULL, &r),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_STREQ(nbc_last_error(), "Can only designate forced inlining in LTO-IR");
+  o.output = NBC_OUTPUT_LTOIR;
+  o.device = 0;
+  s.text = kernel_src;
+  ASSERT_STATUS(nbc_compile(&s, "k", "void(float32[:])", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+  ASSERT_STREQ(nbc_last_error(), "Cannot force-inline kernels");
+  /* Without it, no alwaysinline. */
+  nbc_compile_options_t p = options();
+  ASSERT(!strstr(ir_of(src, "add", "float32(float32, float32)", &p), "alwaysinline"));
+}
+
 TEST(lineinfo_effects) {
   require_nvvm();
   nbc_compile_options_t o = options();
@@ -422,7 +509,7 @@ TEST(concurrent_compiles) {
   }
 }
 
-TEST_LIST(X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
+TEST_LIST(X(launch_bounds) X(forceinline) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)

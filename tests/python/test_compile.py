@@ -416,3 +416,29 @@ def test_host_constructs_are_reported_when_compiled():
         cuda.compile(with_default, "(int64, int64)")
     with pytest.raises(cuda.CompileError, match="unsupported statement: 'with'"):
         cuda.compile(with_statement, "(int64,)")
+
+
+def test_launch_bounds_reach_the_ptx():
+    """numba's launch_bounds: an int or a tuple of up to three ints (max threads per block,
+    min blocks per SM, max blocks per cluster); the PTX has numba-cuda's directives."""
+    sig = "void(float32[:], float32[:])"
+    ptx, _ = cuda.compile_ptx(kernel, sig, cc=(9, 0))
+    assert ".maxntid" not in ptx
+    ptx, _ = cuda.compile_ptx(kernel, sig, cc=(9, 0), launch_bounds=256)
+    assert ".maxntid 256, 1, 1" in ptx and ".minnctapersm" not in ptx
+    ptx, _ = cuda.compile_ptx(kernel, sig, cc=(9, 0), launch_bounds=(128, 2, 4))
+    assert ".maxntid 128, 1, 1" in ptx and ".minnctapersm 2" in ptx
+    assert ".maxclusterrank 4" in ptx
+    with pytest.raises(ValueError, match=r"^Got 4 launch bounds: \(1, 2, 3, 4\)\. A maximum"):
+        cuda.compile_ptx(kernel, sig, launch_bounds=(1, 2, 3, 4))
+    with pytest.raises(TypeError, match="launch bound 0 must be an int"):
+        cuda.compile_ptx(kernel, sig, launch_bounds=("x",))
+
+
+def test_forceinline_in_ltoir():
+    code, resty = cuda.compile(add, "float32(float32, float32)", output="ltoir",
+                               forceinline=True)
+    assert isinstance(code, bytes) and len(code) > 0 and str(resty) == "float32"
+    with pytest.raises(ValueError, match="^Cannot force-inline kernels$"):
+        cuda.compile(kernel, "void(float32[:], float32[:])", device=False, abi="numba",
+                     output="ltoir", forceinline=True)
