@@ -111,6 +111,12 @@ enum {
   X(cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))  \
   X(cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))        \
   X(cuMemsetD8, (CUdeviceptr dst, unsigned char value, size_t count))                      \
+  X(cuMemHostAlloc, (void **pp, size_t bytes, unsigned int flags))                         \
+  X(cuMemFreeHost, (void *p))                                                              \
+  X(cuMemHostRegister, (void *p, size_t bytes, unsigned int flags))                         \
+  X(cuMemHostUnregister, (void *p))                                                        \
+  X(cuMemHostGetDevicePointer, (CUdeviceptr * pdptr, void *p, unsigned int flags))          \
+  X(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytes, unsigned int flags))              \
   X(cuDeviceCanAccessPeer, (int *can_access, CUdevice dev, CUdevice peer))                 \
   X(cuCtxEnablePeerAccess, (CUcontext peer, unsigned int flags))                           \
   X(cuMemcpyPeer, (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, \

@@ -107,6 +107,16 @@ nbc_status_t nbc_device_count(int *pcount) {
   return nbc__devices(NULL, pcount);
 }
 
+nbc_status_t nbc_device_primary_context(nbc_device_t *device, nbc_context_t **pcontext) {
+  if (!pcontext)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_device_primary_context: pcontext is NULL");
+  *pcontext = NULL;
+  if (!device)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_device_primary_context: device is NULL");
+  NBC__ENSURE_DRIVER();
+  return nbc__context_primary(device, pcontext);
+}
+
 nbc_status_t nbc_device_get(int ordinal, nbc_device_t **pdevice) {
   if (!pdevice) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_device_get: pdevice is NULL");
   *pdevice = NULL;

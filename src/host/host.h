@@ -38,6 +38,10 @@ struct nbc_context {
   pthread_mutex_t lock;      /* guards modules */
   struct nbc_module *modules; /* loaded into this context, unloaded by nbc_context_reset */
   atomic_uint lifetime;       /* bumped each time the primary context is released (reset) */
+  /* deferred.c, under its lock: the nesting depth of deferred-cleanup scopes and the frees
+   * queued meanwhile (newest first). */
+  unsigned defer_depth;
+  struct nbc__deferred *deferred;
 };
 
 /* Streams and events remember the context they were made in and its lifetime then: once that
@@ -102,8 +106,33 @@ void nbc__context_leave(int pushed);
 nbc_status_t nbc__outlived_fail(const char *call, const char *what);
 
 /* memory.c ---------------------------------------------------------------------------- */
-/* Frees every allocation nbcuda made in context and still tracks (context must be current). */
+/* Performs the context's deferred frees, then frees every allocation nbcuda made in context
+ * and still tracks (context must be current). */
 void nbc__memory_release_context(nbc_context_t *context);
+/* Records a device allocation of context (so a reset frees it and nbc_mem_free finds it);
+ * NBC_NO_MEMORY when the record cannot be made. */
+nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *context);
+/* Frees a tracked device allocation now, bypassing deferral; an address nbcuda does not
+ * track is left alone (its context was reset since). */
+nbc_status_t nbc__memory_free_now(nbc_devptr_t ptr);
+
+/* hostmem.c --------------------------------------------------------------------------- */
+/* Frees page-locked host memory now, bypassing deferral (cuMemFreeHost). */
+nbc_status_t nbc__host_free_now(void *ptr);
+
+/* deferred.c -------------------------------------------------------------------------- */
+enum nbc__free_kind { NBC__FREE_DEVICE, NBC__FREE_HOST };
+/* Open deferred-cleanup scopes over all contexts: frees look their context up only when
+ * this is nonzero. */
+extern atomic_uint nbc__defer_scopes;
+static inline int nbc__defer_any(void) {
+  return __builtin_expect(atomic_load_explicit(&nbc__defer_scopes, memory_order_acquire) != 0, 0);
+}
+/* Queues the free of ptr when a deferred-cleanup scope of context is open: 1 when queued
+ * (the caller must not free), 0 when the caller frees now. */
+int nbc__defer_free(nbc_context_t *context, enum nbc__free_kind kind, uint64_t ptr);
+/* Performs every free queued for context, oldest first; the first failure's status. */
+nbc_status_t nbc__defer_flush(nbc_context_t *context);
 
 /* module.c ---------------------------------------------------------------------------- */
 /* Unloads every module still loaded in context (context must be current); their handles stay

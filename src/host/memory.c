@@ -6,6 +6,9 @@
  * (numba's Context.reset drops its allocations) and nbc_mem_free of an address nbcuda does
  * not know is still passed to the driver, which judges it.
  *
+ * nbc_mem_free inside a deferred-cleanup scope of the allocation's context only queues the free
+ * (deferred.c); nbc_context_reset performs the queue before freeing what is left.
+ *
  * Copies take device addresses, not contexts: they call the driver directly, and only when the
  * driver says CUDA_ERROR_INVALID_CONTEXT on a thread with no context at all is a context
  * created and the call retried — the hot path costs one indirect call.
@@ -51,7 +54,32 @@ static allocation *untrack(CUdeviceptr ptr) {
   return a;
 }
 
+nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *context) {
+  allocation *a = malloc(sizeof *a);
+  if (!a) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  a->ptr = ptr;
+  a->bytes = bytes;
+  a->context = context;
+  track(a);
+  return NBC_OK;
+}
+
+/* The context of a tracked allocation, or NULL. */
+static nbc_context_t *owner_of(CUdeviceptr ptr) {
+  unsigned b = bucket_of(ptr);
+  nbc_context_t *context = NULL;
+  pthread_mutex_lock(&table_lock);
+  for (allocation *a = table[b]; a; a = a->next)
+    if (a->ptr == ptr) {
+      context = a->context;
+      break;
+    }
+  pthread_mutex_unlock(&table_lock);
+  return context;
+}
+
 void nbc__memory_release_context(nbc_context_t *context) {
+  nbc__defer_flush(context); /* the queued frees, while their addresses are still ours */
   allocation *mine = NULL;
   pthread_mutex_lock(&table_lock);
   for (unsigned b = 0; b < BUCKETS; b++) {
@@ -99,10 +127,10 @@ nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr) {
   return NBC_OK;
 }
 
-nbc_status_t nbc_mem_free(nbc_devptr_t ptr) {
-  if (!ptr) return NBC_OK;
-  NBC__ENSURE_DRIVER();
+/* Frees ptr now; untracked addresses go to the driver only when pass_unknown is set. */
+static nbc_status_t free_now(nbc_devptr_t ptr, int pass_unknown) {
   allocation *a = untrack(ptr);
+  if (!a && !pass_unknown) return NBC_OK;
   CUresult res = nbc__cu.cuMemFree(ptr);
   if (res != NBC__CUDA_SUCCESS) {
     if (a) track(a); /* still allocated as far as the driver is concerned */
@@ -110,6 +138,17 @@ nbc_status_t nbc_mem_free(nbc_devptr_t ptr) {
   }
   free(a);
   return NBC_OK;
+}
+
+nbc_status_t nbc__memory_free_now(nbc_devptr_t ptr) { return free_now(ptr, 0); }
+
+/* Inside a deferred-cleanup scope of the allocation's context the free is queued (deferred.c);
+ * the address check costs a table lookup only when some scope may be open. */
+nbc_status_t nbc_mem_free(nbc_devptr_t ptr) {
+  if (!ptr) return NBC_OK;
+  NBC__ENSURE_DRIVER();
+  if (nbc__defer_any() && nbc__defer_free(owner_of(ptr), NBC__FREE_DEVICE, ptr)) return NBC_OK;
+  return free_now(ptr, 1);
 }
 
 /* Calls a context-free driver function, creating a context once if the thread has none. */

@@ -114,6 +114,20 @@ static PyObject *device_reset(DeviceObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* numba's Device.get_primary_context: the Context object, the context stack unchanged. */
+static PyObject *device_get_primary_context(DeviceObject *self, PyObject *unused) {
+  (void)unused;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  nbc_context_t *context = NULL;
+  nbc_status_t s = nbc_device_primary_context(self->dev, &context);
+  if (s == NBC_UNSUPPORTED_CC) { /* numba raises CudaSupportError here */
+    PyErr_SetString(st->CudaSupportError, nbc_last_error());
+    return NULL;
+  }
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return nbc__py_context_object(st, context);
+}
+
 static PyObject *device_repr(DeviceObject *self) {
   return PyUnicode_FromFormat("<CUDA device %d '%s'>", self->id, nbc_device_name(self->dev));
 }
@@ -167,6 +181,8 @@ static PyGetSetDef device_getset[] = {
 static PyMethodDef device_methods[] = {
     {"reset", (PyCFunction)device_reset, METH_NOARGS,
      "Releases and resets the device's primary context."},
+    {"get_primary_context", (PyCFunction)device_get_primary_context, METH_NOARGS,
+     "The device's primary Context (retained on first use; the context stack is unchanged)."},
     {NULL, NULL, 0, NULL},
 };
 

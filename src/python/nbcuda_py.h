@@ -27,7 +27,7 @@ typedef struct nbc__py_state {
   PyTypeObject *DeviceType, *ManagedDeviceType, *DeviceListType, *ContextType;
   PyTypeObject *StreamType, *EventType, *DeviceArrayType, *NbTypeType, *KernelType;
   PyTypeObject *LauncherType, *DeviceFunctionType, *RequireContextType, *ScopeType;
-  PyTypeObject *RuntimeType;
+  PyTypeObject *RuntimeType, *HostMemType;
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -40,6 +40,8 @@ typedef struct nbc__py_state {
   PyObject *dispatcher;    /* the callback dispatcher thread (stream.c), or NULL */
   PyObject *str_cai;       /* "__cuda_array_interface__" */
   PyObject *str_cuda_stream; /* "__cuda_stream__" */
+  PyObject *mapped_array_class;  /* MappedNDArray (hostmemory.c), made on first use */
+  PyObject *managed_array_class; /* ManagedNDArray */
   /* Counts close() and Device.reset() calls: they destroy primary contexts, whose new
    * handles may equal the old ones, so kernels reload their code when it changed. */
   unsigned long reset_generation;
@@ -160,5 +162,9 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
 
 /* ======================================================================= kernel.c === */
 int nbc__py_kernel_init(PyObject *module, nbc__py_state *st);
+
+/* =================================================================== hostmemory.c === */
+/* pinned/mapped/managed arrays, pinned(), mapped(), defer_cleanup(). */
+int nbc__py_hostmem_init(PyObject *module, nbc__py_state *st);
 
 #endif /* NBCUDA_PY_H */

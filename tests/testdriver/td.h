@@ -7,7 +7,8 @@
  *   td_device.c   devices and their attributes, the profiler switch
  *   td_context.c  primary and created contexts, the per-thread context stacks
  *   td_stream.c   streams with worker threads, events, host callbacks
- *   td_memory.c   device memory in host RAM behind fake device addresses
+ *   td_memory.c   device memory in host RAM behind fake device addresses, managed memory
+ *   td_hostmem.c  page-locked host memory: allocations, registrations, mapped addresses
  *   td_module.c   PTX/ELF modules, functions and kernel launches
  *   td_tables.c   generated: CUresult names/strings and default device attributes
  *
@@ -39,6 +40,7 @@
 #undef cuDevicePrimaryCtxReset
 #undef cuDeviceGetUuid
 #undef cuGetProcAddress
+#undef cuMemHostRegister
 
 /* Older versions and per-thread-stream variants exported by the fixture that cuda.h does
  * not declare in a normal build. */
@@ -48,6 +50,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                   cuuint64_t flags);
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int flags);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
                                 int numParams, unsigned int flags, CUdevice dev);
@@ -210,10 +213,17 @@ int td__live_events(void);
 /* ---- td_memory.c ---------------------------------------------------------------------- */
 
 /* Host address backing [dptr, dptr + bytes), or NULL when the range is not inside one
- * live allocation. Lock held. */
+ * live allocation (device, managed, or mapped page-locked memory). Lock held. */
 unsigned char *td__mem_resolve(CUdeviceptr dptr, size_t bytes);
 void td__mem_release(struct CUctx_st *ctx);
 int td__live_allocations(void);
+
+/* ---- td_hostmem.c --------------------------------------------------------------------- */
+
+/* td__mem_resolve for the device addresses of page-locked host memory. Lock held. */
+unsigned char *td__hostmem_resolve(CUdeviceptr dptr, size_t bytes);
+/* Frees the page-locked allocations and drops the registrations of ctx. Lock held. */
+void td__hostmem_release(struct CUctx_st *ctx);
 
 /* ---- td_module.c ---------------------------------------------------------------------- */
 

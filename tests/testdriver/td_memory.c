@@ -7,7 +7,8 @@
  * granularity. Addresses are never reused, so a copy to freed memory is always caught
  * (CUDA_ERROR_INVALID_VALUE, as the real driver answers for an unknown pointer), and a
  * CUdeviceptr never equals a host pointer, so code that dereferences one on the host
- * crashes in tests instead of silently working.
+ * crashes in tests instead of silently working. Managed memory (cuMemAllocManaged) is the
+ * exception: its device address is its host address, as on the real driver.
  *
  * Accounting: cuMemGetInfo reports total minus the rounded sizes allocated on the
  * current context's device; an allocation that does not fit is CUDA_ERROR_OUT_OF_MEMORY.
@@ -44,7 +45,7 @@ unsigned char *td__mem_resolve(CUdeviceptr dptr, size_t bytes) {
   for (td_alloc *a = allocs; a; a = a->next)
     if (dptr >= a->va && dptr - a->va <= a->size && bytes <= a->size - (dptr - a->va))
       return a->host + (dptr - a->va);
-  return NULL;
+  return td__hostmem_resolve(dptr, bytes);
 }
 
 static void alloc_free(td_alloc *a) {
@@ -101,6 +102,39 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
     *dptr = a->va;
   }
   pthread_mutex_unlock(&td__lock);
+  return r;
+}
+
+/* Managed memory is malloc'd memory whose device address is its host address (the program
+ * reads and writes it directly); it is listed with the device allocations, so cuMemFree,
+ * copies and a context's release treat it alike, and is not counted against the device's
+ * memory (the real driver migrates it on demand). */
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
+  TD_ENTER("cuMemAllocManaged", "cuMemAllocManaged");
+  if (!dptr || bytesize == 0 || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+    return CUDA_ERROR_INVALID_VALUE;
+  td_alloc *a = calloc(1, sizeof *a);
+  if (a) a->host = malloc(bytesize);
+  if (!a || !a->host) {
+    free(a);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  pthread_mutex_lock(&td__lock);
+  struct CUctx_st *ctx;
+  CUresult r = td__current(&ctx);
+  if (r == CUDA_SUCCESS) {
+    a->va = (CUdeviceptr)(uintptr_t)a->host;
+    a->size = bytesize;
+    a->ctx = ctx;
+    a->next = allocs;
+    allocs = a;
+    *dptr = a->va;
+  }
+  pthread_mutex_unlock(&td__lock);
+  if (r != CUDA_SUCCESS) {
+    free(a->host);
+    free(a);
+  }
   return r;
 }
 

@@ -100,6 +100,9 @@ void tdrv_set_refuse_launch(int refuse);
 int tdrv_profiler_state(void); /* 1 started, 0 stopped */
 /* Stream callbacks and host functions that have run so far. */
 int tdrv_host_callbacks_run(void);
+/* Live page-locked host allocations (cuMemHostAlloc) and registrations (cuMemHostRegister). */
+int tdrv_live_host_allocations(void);
+int tdrv_live_host_registrations(void);
 
 /* ---- dlsym helpers for tests ---------------------------------------------------------- */
 
@@ -124,6 +127,8 @@ typedef struct tdrv_api {
   void (*set_refuse_launch)(int refuse);
   int (*profiler_state)(void);
   int (*host_callbacks_run)(void);
+  int (*live_host_allocations)(void);
+  int (*live_host_registrations)(void);
   void *handle; /* the dlopen handle, for dlsym of the CUDA entry points */
 } tdrv_api;
 
@@ -176,6 +181,8 @@ static inline const tdrv_api *tdrv_load_(char *why, size_t why_size) {
       TDRV_SYM_(set_refuse_launch, tdrv_set_refuse_launch);
       TDRV_SYM_(profiler_state, tdrv_profiler_state);
       TDRV_SYM_(host_callbacks_run, tdrv_host_callbacks_run);
+      TDRV_SYM_(live_host_allocations, tdrv_live_host_allocations);
+      TDRV_SYM_(live_host_registrations, tdrv_live_host_registrations);
 #undef TDRV_SYM_
       api.handle = h;
       if (!missing) state = 1;
