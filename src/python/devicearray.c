@@ -32,13 +32,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define INLINE_DIMS 4
+
 typedef struct {
   PyObject_HEAD
   nbc_devptr_t data;
   size_t nbytes;
   int ndim;
-  int64_t shape[NBC__PY_MAXDIM];
-  int64_t strides[NBC__PY_MAXDIM];
+  /* dims for up to INLINE_DIMS dimensions, else PyMem_Malloc'd (array_set_ndim): the object
+   * then stays small enough for Python's small-object allocator */
+  int64_t *shape, *strides;
   char typestr[16];
   char kind;
   int itemsize;
@@ -48,15 +51,88 @@ typedef struct {
   nbc_context_t *cctx;      /* its C context (NULL: wrapped memory, context unknown) */
   unsigned long generation; /* st->reset_generation when the memory was allocated */
   PyObject *dtype;   /* numpy dtype, made on first use */
+  int64_t dims[2 * INLINE_DIMS];
 } ArrayObject;
+
+/* Sets the number of dimensions, with room for the shape and strides; -1 with MemoryError. */
+static int array_set_ndim(ArrayObject *a, int ndim) {
+  if (ndim > INLINE_DIMS && a->shape == a->dims) {
+    int64_t *p = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)ndim);
+    if (!p) {
+      PyErr_NoMemory();
+      return -1;
+    }
+    a->shape = p;
+    a->strides = p + ndim;
+  }
+  a->ndim = ndim;
+  return 0;
+}
 
 static const char noncontig_msg[] =
     "Array contains non-contiguous buffer and cannot be transferred as a single memory "
     "region. Please ensure contiguous buffer with numpy .ascontiguousarray()";
 
+/* numpy and the parts of it this file calls, looked up once: the hot paths call
+ * numpy.empty through vectorcall and compare types, never look attributes up. */
 PyObject *nbc__py_numpy(nbc__py_state *st) {
-  if (!st->numpy) st->numpy = PyImport_ImportModule("numpy");
-  return st->numpy;
+  if (st->numpy) return st->numpy;
+  PyObject *np = PyImport_ImportModule("numpy");
+  if (!np) return NULL;
+  st->np_empty = PyObject_GetAttrString(np, "empty");
+  st->np_ndarray = st->np_empty ? PyObject_GetAttrString(np, "ndarray") : NULL;
+  st->np_dtype = st->np_ndarray ? PyObject_GetAttrString(np, "dtype") : NULL;
+  st->str_C = PyUnicode_InternFromString("C");
+  st->str_F = PyUnicode_InternFromString("F");
+  st->str_dtype = PyUnicode_InternFromString("dtype");
+  if (!st->np_empty || !st->np_ndarray || !st->np_dtype || !st->str_C || !st->str_F ||
+      !st->str_dtype ||
+      !PyType_Check(st->np_ndarray) || !PyType_Check(st->np_dtype)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "numpy lacks empty/ndarray/dtype");
+    Py_CLEAR(st->np_empty);
+    Py_CLEAR(st->np_ndarray);
+    Py_CLEAR(st->np_dtype);
+    Py_DECREF(np);
+    return NULL;
+  }
+  st->numpy = np;
+  return np;
+}
+
+/* ------------------------------------------------------------ dtype caches ------------ */
+
+/* A dtype as a code, kind << 8 | itemsize (0 when it does not fit). */
+static unsigned short dtype_code(char kind, int itemsize) {
+  return itemsize > 0 && itemsize < 256 ? (unsigned short)(((unsigned char)kind << 8) | itemsize)
+                                        : 0;
+}
+
+/* Appends (obj, code) to a cache list and its parallel code array, while there is room. */
+static void cache_put(PyObject **plist, unsigned short *codes, PyObject *obj,
+                      unsigned short code) {
+  if (!code || (!*plist && !(*plist = PyList_New(0)))) {
+    PyErr_Clear();
+    return;
+  }
+  Py_ssize_t n = PyList_GET_SIZE(*plist);
+  if (n >= NBC__PY_DTYPE_CACHE) return;
+  if (PyList_Append(*plist, obj) < 0) {
+    PyErr_Clear();
+    return;
+  }
+  codes[n] = code;
+}
+
+/* The numpy dtype object of (kind, itemsize), made once per dtype; a new reference. */
+static PyObject *dtype_object(nbc__py_state *st, char kind, int itemsize, const char *typestr) {
+  unsigned short code = dtype_code(kind, itemsize);
+  if (code && st->dtype_objs)
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->dtype_objs); i++)
+      if (st->dtype_obj_codes[i] == code) return Py_NewRef(PyList_GET_ITEM(st->dtype_objs, i));
+  if (!nbc__py_numpy(st)) return NULL;
+  PyObject *dt = PyObject_CallFunction(st->np_dtype, "s", typestr);
+  if (dt) cache_put(&st->dtype_objs, st->dtype_obj_codes, dt, code);
+  return dt;
 }
 
 char nbc__py_format_kind(const char *format, Py_ssize_t itemsize) {
@@ -108,6 +184,7 @@ static void array_dealloc(ArrayObject *self) {
   Py_CLEAR(self->base);
   Py_CLEAR(self->context);
   Py_CLEAR(self->dtype);
+  if (self->shape != self->dims) PyMem_Free(self->shape);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -118,6 +195,8 @@ static ArrayObject *array_alloc(nbc__py_state *st) {
   a->data = 0;
   a->nbytes = 0;
   a->ndim = 0;
+  a->shape = a->dims;
+  a->strides = a->dims + INLINE_DIMS;
   a->typestr[0] = 0;
   a->kind = 0;
   a->itemsize = 0;
@@ -129,18 +208,33 @@ static ArrayObject *array_alloc(nbc__py_state *st) {
   return a;
 }
 
-/* Allocates device memory for the array's geometry in the current context. */
+typedef struct {
+  size_t nbytes;
+  nbc_devptr_t data;
+  nbc_context_t *ctx;
+} alloc_call;
+
+static nbc_status_t alloc_in_context(void *arg) {
+  alloc_call *c = arg;
+  nbc_status_t s = nbc_current_context(-1, &c->ctx); /* the attached one: no driver call */
+  /* numba uses a NULL pointer for empty arrays */
+  if (s == NBC_OK && c->nbytes) s = nbc_mem_alloc(c->nbytes, &c->data);
+  return s;
+}
+
+/* Allocates device memory for the array's geometry in the current context. The allocation
+ * is made inside nbc_require_context (nbc__py_context_call), so one check of the current
+ * context serves both the Context the array keeps and the allocation. */
 static int array_allocate(nbc__py_state *st, ArrayObject *a) {
-  nbc_context_t *ctx = NULL;
-  nbc_status_t s = nbc_current_context(-1, &ctx);
-  if (s != NBC_OK) return nbc__py_raise_int(st, s);
-  a->context = nbc__py_context_object(st, ctx);
-  if (!a->context) return -1;
-  a->cctx = ctx;
-  if (a->nbytes == 0) return 0; /* numba uses a NULL pointer for empty arrays */
-  s = nbc_mem_alloc(a->nbytes, &a->data);
-  if (s != NBC_OK) return nbc__py_raise_int(st, s);
-  a->owned = 1;
+  alloc_call c = {a->nbytes, 0, NULL};
+  a->context = nbc__py_context_call(st, alloc_in_context, &c);
+  if (!a->context) {
+    if (c.data) nbc_mem_free(c.data);
+    return -1;
+  }
+  a->cctx = c.ctx;
+  a->data = c.data;
+  a->owned = c.data != 0;
   a->generation = st->reset_generation;
   return 0;
 }
@@ -192,11 +286,36 @@ static nbc_status_t copy_dtod(const ArrayObject *dst, const ArrayObject *src, si
   Py_END_ALLOW_THREADS return rc;
 }
 
-/* Gets a contiguous host buffer of obj (numpy.asarray for objects without one). */
+static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitemsize);
+
+/* An exact numpy.ndarray's buffer without the format string, which numpy builds anew for
+ * every export, and its element type from its dtype object through dtype_arg's cache.
+ * 1 on success; 0 (nothing held, no error) when the general path must judge the array. */
+static int ndarray_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int writable,
+                          char *pkind, int *pitemsize) {
+  PyObject *dt = PyObject_GetAttr(obj, st->str_dtype);
+  int ok = dt && dtype_arg(st, dt, pkind, pitemsize) == 0;
+  Py_XDECREF(dt);
+  if (ok && PyObject_GetBuffer(obj, view, PyBUF_STRIDES | (writable ? PyBUF_WRITABLE : 0)) == 0) {
+    if (view->itemsize == *pitemsize) return 1;
+    PyBuffer_Release(view);
+  }
+  PyErr_Clear();
+  return 0;
+}
+
+/* Gets a contiguous host buffer of obj (numpy.asarray for objects without one). *pkind is
+ * the element's kind letter when known without the buffer's format (exact numpy arrays),
+ * else 0 and the format says. */
 static int host_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int writable,
-                       PyObject **pholder) {
+                       PyObject **pholder, char *pkind, int *pitemsize) {
   *pholder = NULL;
+  *pkind = 0;
   int flags = PyBUF_RECORDS_RO | (writable ? PyBUF_WRITABLE : 0);
+  if (st->np_ndarray && Py_TYPE(obj) == (PyTypeObject *)st->np_ndarray &&
+      ndarray_buffer(st, obj, view, writable, pkind, pitemsize))
+    goto got;
+  *pkind = 0;
   if (PyObject_GetBuffer(obj, view, flags) == 0) goto got;
   if (writable || !PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
   PyErr_Clear();
@@ -225,9 +344,10 @@ got:
   return 0;
 }
 
-/* Geometry of a buffer into an array object; -1 with TypeError for unsupported formats. */
-static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view) {
-  a->kind = nbc__py_format_kind(view->format, view->itemsize);
+/* Geometry of a buffer into an array object; -1 with TypeError for unsupported formats.
+ * kind: the element's kind letter when host_buffer knew it, else 0 (read the format). */
+static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind) {
+  a->kind = kind ? kind : nbc__py_format_kind(view->format, view->itemsize);
   if (!a->kind) {
     PyErr_Format(PyExc_TypeError, "unsupported buffer format '%s' (numeric little-endian "
                  "scalars only)", view->format ? view->format : "B");
@@ -235,7 +355,7 @@ static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view) {
   }
   a->itemsize = (int)view->itemsize;
   set_typestr(a->typestr, a->kind, a->itemsize);
-  a->ndim = view->ndim;
+  if (array_set_ndim(a, view->ndim) < 0) return -1;
   a->nbytes = (size_t)view->len;
   for (int d = 0; d < view->ndim; d++) {
     a->shape[d] = view->shape ? view->shape[d] : view->len / view->itemsize;
@@ -277,7 +397,7 @@ static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
     PyErr_SetString(PyExc_ValueError, "too many dimensions");
     return -1;
   }
-  a->ndim = (int)nd;
+  if (array_set_ndim(a, (int)nd) < 0) return -1;
   int64_t n = 1;
   for (Py_ssize_t d = 0; d < nd; d++) {
     a->shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
@@ -303,10 +423,8 @@ static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
 static nbc__py_state *state(PyObject *self) { return nbc__py_state_of(self); }
 
 static PyObject *array_dtype_obj(ArrayObject *self) {
-  if (self->dtype) return Py_NewRef(self->dtype);
-  PyObject *np = nbc__py_numpy(state((PyObject *)self));
-  if (!np) return NULL;
-  self->dtype = PyObject_CallMethod(np, "dtype", "s", self->typestr);
+  if (!self->dtype)
+    self->dtype = dtype_object(state((PyObject *)self), self->kind, self->itemsize, self->typestr);
   return self->dtype ? Py_NewRef(self->dtype) : NULL;
 }
 
@@ -323,12 +441,34 @@ static PyObject *tuple_of(const int64_t *v, int n) {
   return t;
 }
 
-static PyObject *array_copy_to_host(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+/* A new numpy array of self's shape and dtype, in C or F order: numpy.empty(shape, dtype,
+ * order) through vectorcall, with the dtype object and the order string cached. */
+static PyObject *host_array_like(nbc__py_state *st, ArrayObject *self, int fortran) {
+  PyObject *dtype = array_dtype_obj(self); /* imports numpy */
+  if (!dtype) return NULL;
+  PyObject *shape = tuple_of(self->shape, self->ndim);
+  PyObject *out = NULL;
+  if (shape) {
+    PyObject *argv[3] = {shape, dtype, fortran ? st->str_F : st->str_C};
+    out = PyObject_Vectorcall(st->np_empty, argv, 3, NULL);
+    Py_DECREF(shape);
+  }
+  Py_DECREF(dtype);
+  return out;
+}
+
+static PyObject *array_copy_to_host(ArrayObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                                    PyObject *kwnames) {
   static char *kwlist[] = {"ary", "stream", NULL};
   PyObject *ary = Py_None, *stream_obj = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:copy_to_host", kwlist, &ary,
-                                   &stream_obj))
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames && nargs <= 2) {
+    if (nargs > 0) ary = args[0];
+    if (nargs > 1) stream_obj = args[1];
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "|OO:copy_to_host", kwlist, &ary,
+                                 &stream_obj)) {
     return NULL;
+  }
   nbc__py_state *st = state((PyObject *)self);
   int c = is_contig(self, 'C'), f = !c && is_contig(self, 'F');
   if (!c && !f) {
@@ -337,14 +477,7 @@ static PyObject *array_copy_to_host(ArrayObject *self, PyObject *args, PyObject 
   }
   PyObject *out;
   if (ary == Py_None) {
-    PyObject *np = nbc__py_numpy(st), *dtype = array_dtype_obj(self);
-    PyObject *shape = tuple_of(self->shape, self->ndim);
-    out = np && dtype && shape
-              ? PyObject_CallMethod(np, "empty", "OOs", shape, dtype, f ? "F" : "C")
-              : NULL;
-    Py_XDECREF(dtype);
-    Py_XDECREF(shape);
-    if (!out) return NULL;
+    if (!(out = host_array_like(st, self, f))) return NULL;
   } else {
     out = Py_NewRef(ary);
   }
@@ -391,7 +524,9 @@ static int copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary, PyObje
   } else {
     Py_buffer view;
     PyObject *holder = NULL;
-    if (host_buffer(st, ary, &view, 0, &holder) < 0) {
+    char kind;
+    int itemsize;
+    if (host_buffer(st, ary, &view, 0, &holder, &kind, &itemsize) < 0) {
       nbc_stream_destroy(temp);
       return -1;
     }
@@ -426,9 +561,7 @@ static PyObject *array_array(ArrayObject *self, PyObject *args, PyObject *kwargs
   PyObject *dtype = Py_None, *copy = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", kwlist, &dtype, &copy))
     return NULL;
-  PyObject *empty = PyTuple_New(0);
-  PyObject *host = empty ? array_copy_to_host(self, empty, NULL) : NULL;
-  Py_XDECREF(empty);
+  PyObject *host = array_copy_to_host(self, NULL, 0, NULL);
   if (!host || dtype == Py_None) return host;
   PyObject *r = PyObject_CallMethod(host, "astype", "O", dtype);
   Py_DECREF(host);
@@ -510,7 +643,7 @@ static PyObject *array_repr(ArrayObject *self) {
 
 static PyMethodDef array_methods[] = {
     {"copy_to_host", (PyCFunction)(void (*)(void))array_copy_to_host,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "Copies to a new numpy array (or into ary) and returns it; stream=0 is synchronous."},
     {"copy_to_device", (PyCFunction)(void (*)(void))array_copy_to_device,
      METH_VARARGS | METH_KEYWORDS, "Copies a host buffer or device array into this array."},
@@ -566,13 +699,19 @@ static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
   return (PyObject *)a;
 }
 
-static PyObject *py_to_device(PyObject *module, PyObject *args, PyObject *kwargs) {
+static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
+                              PyObject *kwnames) {
   static char *kwlist[] = {"obj", "stream", "copy", "to", NULL};
   PyObject *obj, *stream_obj = NULL, *to = Py_None;
   int copy = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OpO:to_device", kwlist, &obj, &stream_obj,
-                                   &copy, &to))
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames && nargs >= 1 && nargs <= 2) {
+    obj = args[0];
+    if (nargs > 1) stream_obj = args[1];
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "O|OpO:to_device", kwlist, &obj,
+                                 &stream_obj, &copy, &to)) {
     return NULL;
+  }
   nbc__py_state *st = nbc__py_module_state(module);
   if (to != Py_None) {
     if (Py_TYPE(to) != st->DeviceArrayType) {
@@ -583,17 +722,24 @@ static PyObject *py_to_device(PyObject *module, PyObject *args, PyObject *kwargs
     return Py_NewRef(to);
   }
   if (Py_TYPE(obj) == st->DeviceArrayType) return Py_NewRef(obj);
+  if (!st->numpy && strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0 && !nbc__py_numpy(st))
+    return NULL; /* numpy made obj: importing it only takes a lookup */
   PyObject *cai;
-  if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
+  /* An exact numpy.ndarray has no __cuda_array_interface__ (nor an instance dict to hold
+   * one): no need to look. */
+  if ((!st->np_ndarray || Py_TYPE(obj) != (PyTypeObject *)st->np_ndarray) &&
+      nbc__py_optional_attr(obj, st->str_cai, &cai)) {
     PyObject *r = wrap_cai(st, obj, cai);
     Py_DECREF(cai);
     return r;
   }
   Py_buffer view;
   PyObject *holder = NULL;
-  if (host_buffer(st, obj, &view, 0, &holder) < 0) return NULL;
+  char kind;
+  int itemsize;
+  if (host_buffer(st, obj, &view, 0, &holder, &kind, &itemsize) < 0) return NULL;
   ArrayObject *a = array_alloc(st);
-  int ok = a && geometry_from_buffer(a, &view) == 0 && array_allocate(st, a) == 0;
+  int ok = a && geometry_from_buffer(a, &view, kind) == 0 && array_allocate(st, a) == 0;
   if (ok && copy && a->nbytes) {
     nbc_stream_t *s = NULL, *temp = NULL;
     ok = nbc__py_stream_arg(st, stream_obj, &s, &temp) == 0;
@@ -611,8 +757,16 @@ static PyObject *py_to_device(PyObject *module, PyObject *args, PyObject *kwargs
 }
 
 /* dtype argument -> kind, itemsize (nbcuda type objects, numpy dtypes, anything
- * numpy.dtype() takes). */
+ * numpy.dtype() takes). Types and dtype objects seen before (np.float32, np.dtype('f4'),
+ * nbcuda.float32) are answered from an identity cache; others ask numpy each time. */
 static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitemsize) {
+  if (st->dtype_keys)
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->dtype_keys); i++)
+      if (PyList_GET_ITEM(st->dtype_keys, i) == dtype) {
+        *pkind = (char)(st->dtype_key_codes[i] >> 8);
+        *pitemsize = st->dtype_key_codes[i] & 0xff;
+        return 0;
+      }
   const char *ts = nbc__py_type_typestr(st, dtype);
   PyObject *np = NULL, *dt = NULL, *str = NULL;
   if (!ts) {
@@ -628,6 +782,9 @@ static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitem
     rc = (ts[0] != '>' && strchr("biufc", *pkind) && *pitemsize > 0) ? 0 : -1;
     if (rc < 0) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", dtype);
   }
+  if (rc == 0 && (PyType_Check(dtype) || Py_TYPE(dtype) == st->NbTypeType ||
+                  (st->np_dtype && PyObject_TypeCheck(dtype, (PyTypeObject *)st->np_dtype))))
+    cache_put(&st->dtype_keys, st->dtype_key_codes, dtype, dtype_code(*pkind, *pitemsize));
   Py_XDECREF(dt);
   Py_XDECREF(str);
   return rc;
@@ -639,22 +796,26 @@ static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject 
   if (!a) return NULL;
   if (dtype_arg(st, dtype, &a->kind, &a->itemsize) < 0) goto fail;
   set_typestr(a->typestr, a->kind, a->itemsize);
-  PyObject *seq = PyLong_Check(shape) ? PyTuple_Pack(1, shape) : PySequence_Tuple(shape);
-  if (!seq) goto fail;
-  if (PyTuple_GET_SIZE(seq) > NBC__PY_MAXDIM) {
+  /* an int shape is one dimension: read as is, without a tuple */
+  PyObject *seq = PyLong_Check(shape) ? NULL : PySequence_Tuple(shape);
+  if (!seq && !PyLong_Check(shape)) goto fail;
+  if (seq && PyTuple_GET_SIZE(seq) > NBC__PY_MAXDIM) {
     Py_DECREF(seq);
     PyErr_SetString(PyExc_ValueError, "too many dimensions");
     goto fail;
   }
-  a->ndim = (int)PyTuple_GET_SIZE(seq);
+  if (array_set_ndim(a, seq ? (int)PyTuple_GET_SIZE(seq) : 1) < 0) {
+    Py_XDECREF(seq);
+    goto fail;
+  }
   int64_t n = 1;
   for (int d = 0; d < a->ndim; d++) {
-    a->shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, d));
+    a->shape[d] = PyLong_AsLongLong(seq ? PyTuple_GET_ITEM(seq, d) : shape);
     if (a->shape[d] < 0 && !PyErr_Occurred())
       PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
     n *= a->shape[d];
   }
-  Py_DECREF(seq);
+  Py_XDECREF(seq);
   if (PyErr_Occurred()) goto fail;
   dense_strides(a, order);
   if (strides && strides != Py_None) {
@@ -672,13 +833,19 @@ fail:
   return NULL;
 }
 
-static PyObject *py_device_array(PyObject *module, PyObject *args, PyObject *kwargs) {
+static PyObject *py_device_array(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
+                                 PyObject *kwnames) {
   static char *kwlist[] = {"shape", "dtype", "strides", "order", "stream", NULL};
   PyObject *shape, *dtype = NULL, *strides = Py_None, *stream_obj = NULL;
   const char *order = "C";
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOsO:device_array", kwlist, &shape,
-                                   &dtype, &strides, &order, &stream_obj))
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames && nargs >= 1 && nargs <= 2) { /* device_array(n) or (shape, dtype) */
+    shape = args[0];
+    if (nargs > 1) dtype = args[1];
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "O|OOsO:device_array", kwlist, &shape,
+                                 &dtype, &strides, &order, &stream_obj)) {
     return NULL;
+  }
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *dt = dtype ? Py_NewRef(dtype) : PyDict_GetItemString(st->types, "float64");
   if (!dtype) Py_XINCREF(dt);
@@ -709,10 +876,10 @@ static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject
 }
 
 static PyMethodDef array_functions[] = {
-    {"to_device", (PyCFunction)(void (*)(void))py_to_device, METH_VARARGS | METH_KEYWORDS,
+    {"to_device", (PyCFunction)(void (*)(void))py_to_device, METH_FASTCALL | METH_KEYWORDS,
      "to_device(obj, stream=0, copy=True, to=None): a device array with obj's contents."},
     {"device_array", (PyCFunction)(void (*)(void))py_device_array,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "device_array(shape, dtype=float64, strides=None, order='C', stream=0): uninitialised."},
     {"device_array_like", (PyCFunction)(void (*)(void))py_device_array_like,
      METH_VARARGS | METH_KEYWORDS, "An uninitialised device array like ary."},
@@ -742,6 +909,9 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     return 0;
   }
   ArrayObject tmp;
+  int64_t dims[2 * NBC__PY_MAXDIM];
+  tmp.shape = dims; /* room for any ndim: array_set_ndim allocates nothing */
+  tmp.strides = dims + NBC__PY_MAXDIM;
   PyObject *cai;
   if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
     int rc = geometry_from_cai(&tmp, cai);
@@ -749,7 +919,9 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     if (rc < 0) return -1;
   } else {
     PyObject *holder = NULL;
-    if (host_buffer(st, obj, &view->buffer, 1, &holder) < 0) {
+    char kind;
+    int itemsize;
+    if (host_buffer(st, obj, &view->buffer, 1, &holder, &kind, &itemsize) < 0) {
       if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
           !PyErr_ExceptionMatches(PyExc_TypeError))
         return -1;
@@ -758,7 +930,7 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
                    Py_TYPE(obj)->tp_name);
       return -1;
     }
-    if (geometry_from_buffer(&tmp, &view->buffer) < 0) {
+    if (geometry_from_buffer(&tmp, &view->buffer, kind) < 0) {
       PyBuffer_Release(&view->buffer);
       return -1;
     }

@@ -11,21 +11,16 @@
  */
 #include "nbcuda_py.h"
 
+/* Not tracked by the garbage collector: it refers only to its Context, which refers to
+ * no Event, so it can be part of no cycle (and creation skips the GC's bookkeeping). */
 typedef struct {
   PyObject_HEAD
   nbc_event_t *e;
   PyObject *context;
 } EventObject;
 
-static int event_traverse(EventObject *self, visitproc visit, void *arg) {
-  Py_VISIT(Py_TYPE(self));
-  Py_VISIT(self->context);
-  return 0;
-}
-
 static void event_dealloc(EventObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
   nbc_event_destroy(self->e);
   Py_CLEAR(self->context);
   tp->tp_free(self);
@@ -132,7 +127,6 @@ static PyGetSetDef event_getset[] = {
 
 static PyType_Slot event_slots[] = {
     {Py_tp_dealloc, event_dealloc},
-    {Py_tp_traverse, event_traverse},
     {Py_tp_repr, event_repr},
     {Py_tp_methods, event_methods},
     {Py_tp_getset, event_getset},
@@ -143,7 +137,7 @@ static PyType_Slot event_slots[] = {
 static PyType_Spec event_spec = {
     .name = "nbcuda.Event",
     .basicsize = sizeof(EventObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION |
              Py_TPFLAGS_IMMUTABLETYPE,
     .slots = event_slots,
 };
@@ -176,7 +170,7 @@ static PyObject *py_event(PyObject *module, PyObject *const *args, Py_ssize_t na
     nbc_event_destroy(m.e);
     return NULL;
   }
-  EventObject *o = PyObject_GC_New(EventObject, st->EventType);
+  EventObject *o = PyObject_New(EventObject, st->EventType);
   if (!o) {
     nbc_event_destroy(m.e);
     Py_DECREF(ctx);
@@ -184,7 +178,6 @@ static PyObject *py_event(PyObject *module, PyObject *const *args, Py_ssize_t na
   }
   o->e = m.e;
   o->context = ctx;
-  PyObject_GC_Track(o);
   return (PyObject *)o;
 }
 

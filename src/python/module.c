@@ -287,7 +287,8 @@ static int module_exec(PyObject *module) {
   X(DeviceFunctionType) X(RequireContextType) X(ScopeType) X(RuntimeType) X(gpus)          \
   X(devices) X(managed) X(contexts) X(types) X(memory_info) X(numpy) X(module_name)        \
   X(dispatcher) X(str_cai) X(str_cuda_stream) X(HostMemType) X(mapped_array_class)       \
-  X(managed_array_class)
+  X(managed_array_class) X(np_empty) X(np_ndarray) X(np_dtype) X(str_C) X(str_F)          \
+  X(str_dtype) X(dtype_keys) X(dtype_objs)
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   nbc__py_state *st = nbc__py_module_state(module);

@@ -17,6 +17,8 @@
 
 #include "nbcuda.h"
 
+#define NBC__PY_DTYPE_CACHE 32
+
 /* The state of one `nbcuda` module object. */
 typedef struct nbc__py_state {
   /* exceptions (errors.c) */
@@ -42,6 +44,13 @@ typedef struct nbc__py_state {
   PyObject *str_cuda_stream; /* "__cuda_stream__" */
   PyObject *mapped_array_class;  /* MappedNDArray (hostmemory.c), made on first use */
   PyObject *managed_array_class; /* ManagedNDArray */
+  /* devicearray.c's caches, so that device_array/to_device/copy_to_host make no Python-level
+   * numpy calls per call: numpy.empty, numpy.ndarray, numpy.dtype, the order strings; the
+   * dtype arguments seen (compared by identity) with their codes, kind << 8 | itemsize; the
+   * numpy dtype object of each code. */
+  PyObject *np_empty, *np_ndarray, *np_dtype, *str_C, *str_F, *str_dtype;
+  PyObject *dtype_keys, *dtype_objs; /* lists */
+  unsigned short dtype_key_codes[NBC__PY_DTYPE_CACHE], dtype_obj_codes[NBC__PY_DTYPE_CACHE];
   /* Counts close() and Device.reset() calls: they destroy primary contexts, whose new
    * handles may equal the old ones, so kernels reload their code when it changed. */
   unsigned long reset_generation;

@@ -32,6 +32,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+/* Not tracked by the garbage collector: it refers only to its Context, which refers to
+ * no Stream, so it can be part of no cycle (and creation skips the GC's bookkeeping). */
 typedef struct {
   PyObject_HEAD
   nbc_stream_t *s;
@@ -143,15 +145,8 @@ static int start_dispatcher(PyObject *self) {
 
 /* ------------------------------------------------------------------ Stream ------------ */
 
-static int stream_traverse(StreamObject *self, visitproc visit, void *arg) {
-  Py_VISIT(Py_TYPE(self));
-  Py_VISIT(self->context);
-  return 0;
-}
-
 static void stream_dealloc(StreamObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
   nbc_stream_destroy(self->s); /* default and external streams are not destroyed */
   Py_CLEAR(self->context);
   tp->tp_free(self);
@@ -159,14 +154,13 @@ static void stream_dealloc(StreamObject *self) {
 }
 
 static PyObject *stream_wrap(nbc__py_state *st, nbc_stream_t *s, PyObject *context) {
-  StreamObject *o = PyObject_GC_New(StreamObject, st->StreamType);
+  StreamObject *o = PyObject_New(StreamObject, st->StreamType);
   if (!o) {
     nbc_stream_destroy(s);
     return NULL;
   }
   o->s = s;
   o->context = Py_NewRef(context ? context : Py_None);
-  PyObject_GC_Track(o);
   return (PyObject *)o;
 }
 
@@ -317,7 +311,6 @@ static PyGetSetDef stream_getset[] = {
 
 static PyType_Slot stream_slots[] = {
     {Py_tp_dealloc, stream_dealloc},
-    {Py_tp_traverse, stream_traverse},
     {Py_tp_repr, stream_repr},
     {Py_nb_int, stream_int},
     {Py_tp_methods, stream_methods},
@@ -329,7 +322,7 @@ static PyType_Slot stream_slots[] = {
 static PyType_Spec stream_spec = {
     .name = "nbcuda.Stream",
     .basicsize = sizeof(StreamObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION |
              Py_TPFLAGS_IMMUTABLETYPE,
     .slots = stream_slots,
 };

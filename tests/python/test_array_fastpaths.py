@@ -1,0 +1,75 @@
+"""The fast paths of device arrays (devicearray.c): dtype arguments answered from an identity
+cache, exact numpy arrays exported without a buffer format, numpy.empty through vectorcall
+in copy_to_host, shapes kept inline up to 4 dimensions and allocated beyond. Each is
+checked to give what the general path gives, on repeated calls (cache hits) too."""
+import pytest
+
+np = pytest.importorskip("numpy")
+
+
+@pytest.mark.parametrize("dtype, expect", [
+    (np.float32, "<f4"), (np.dtype("int16"), "<i2"), ("uint8", "|u1"), (float, "<f8"),
+    (np.bool_, "|b1"), (np.complex64, "<c8"), (np.float16, "<f2")])
+def test_device_array_dtype_arguments_repeat(cuda, dtype, expect):
+    for _ in range(3):  # the first call fills the cache, the next ones read it
+        d = cuda.device_array(5, dtype)
+        assert d.dtype == np.dtype(expect) and d.shape == (5,) and d.nbytes == 5 * d.dtype.itemsize
+        assert d.__cuda_array_interface__["typestr"] == expect
+
+
+def test_device_array_dtype_errors_are_not_cached(cuda):
+    for _ in range(2):
+        with pytest.raises(TypeError, match="unsupported dtype"):
+            cuda.device_array(3, np.dtype(">f4"))
+        with pytest.raises(TypeError):
+            cuda.device_array(3, "U4")
+
+
+def test_device_array_keywords_and_shapes(cuda):
+    assert cuda.device_array(4).dtype == np.float64
+    d = cuda.device_array(shape=(2, 3), dtype=np.int32, order="F")
+    assert d.strides == (4, 8) and d.is_f_contiguous()
+    with pytest.raises(ValueError, match="negative dimensions"):
+        cuda.device_array(-1, np.float32)
+    with pytest.raises(TypeError):
+        cuda.device_array()
+
+
+@pytest.mark.parametrize("ndim", [1, 4, 5, 7])
+def test_round_trip_any_ndim(cuda, ndim):
+    shape = (2, 3, 1, 2, 3, 1, 2)[:ndim]
+    a = np.arange(int(np.prod(shape)), dtype=np.int16).reshape(shape)
+    for src in (a, np.asfortranarray(a)):
+        d = cuda.to_device(src)
+        assert d.shape == src.shape and d.strides == src.strides
+        assert (d.copy_to_host() == a).all()
+    e = cuda.device_array(shape, np.float32, order="F")
+    assert e.shape == shape and e.copy_to_host().flags.f_contiguous
+
+
+def test_exact_ndarray_and_subclass_same_answers(cuda):
+    class Sub(np.ndarray):
+        pass
+    a = np.arange(6, dtype=np.float32)
+    for obj in (a, a.view(Sub)):
+        d = cuda.to_device(obj)
+        assert d.dtype == np.float32 and (d.copy_to_host() == a).all()
+    with pytest.raises(TypeError, match="unsupported buffer format"):
+        cuda.to_device(np.arange(3, dtype=">f4"))
+    with pytest.raises(ValueError, match="non-contiguous"):
+        cuda.to_device(np.arange(8.0)[::2])
+    assert (cuda.to_device(np.array([True, False])).copy_to_host() == [True, False]).all()
+
+
+def test_copy_to_host_arguments(cuda):
+    d = cuda.to_device(np.arange(4, dtype=np.int32))
+    out = np.zeros(4, np.int32)
+    assert d.copy_to_host(out, 0) is out and (out == [0, 1, 2, 3]).all()
+    s = cuda.stream()
+    h = d.copy_to_host(ary=None, stream=s)
+    s.synchronize()
+    assert (h == [0, 1, 2, 3]).all()
+    with pytest.raises(TypeError):
+        d.copy_to_host(None, 0, 1)
+    with pytest.raises(ValueError, match="bytes"):
+        d.copy_to_host(np.zeros(3, np.int32))
