@@ -199,6 +199,18 @@ nbc_status_t nbc_context_pop(nbc_context_t *context);
 /* Frees what nbcuda holds in the context (pending deallocations); does not destroy it. */
 nbc_status_t nbc_context_reset(nbc_context_t *context);
 nbc_status_t nbc_context_synchronize(nbc_context_t *context);
+/* How many times the context was reset (nbc_device_reset, nbc_close): memory, streams, events
+ * and modules made in it during one lifetime are gone once the number changes, and their
+ * addresses may belong to new allocations. 0 for NULL. Record it when allocating, compare
+ * before using the memory: */
+unsigned nbc_context_lifetime(const nbc_context_t *context);
+/* NBC_OK while the context's lifetime is still `lifetime` (or context is NULL: unknown, e.g.
+ * foreign memory); else NBC_DRIVER_ERROR without calling the driver, with the driver error
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED recorded for `call` and the message "<call>:
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED (709) (the <what> was made in a context that was reset
+ * since)", as streams and events whose context was reset fail. */
+nbc_status_t nbc_context_check_lifetime(const nbc_context_t *context, unsigned lifetime,
+                                        const char *call, const char *what);
 /* nbc_current_context(-1) then cuCtxSynchronize. */
 nbc_status_t nbc_synchronize(void);
 /* Pops every context of this thread's stack; on the thread that first initialised nbcuda it

@@ -287,6 +287,16 @@ nbc_status_t nbc__outlived_fail(const char *call, const char *what) {
                            " (the %s was made in a context that was reset since)", what);
 }
 
+unsigned nbc_context_lifetime(const nbc_context_t *context) {
+  return context ? atomic_load_explicit(&context->lifetime, memory_order_relaxed) : 0;
+}
+
+nbc_status_t nbc_context_check_lifetime(const nbc_context_t *context, unsigned lifetime,
+                                        const char *call, const char *what) {
+  if (!nbc__outlived(context, lifetime)) return NBC_OK;
+  return nbc__outlived_fail(call ? call : "nbc_context_check_lifetime", what ? what : "object");
+}
+
 /* numba's Device.reset: Context.reset, release, and always cuDevicePrimaryCtxReset. */
 nbc_status_t nbc_device_reset(nbc_device_t *device) {
   if (!device) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_device_reset: device is NULL");

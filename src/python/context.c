@@ -491,7 +491,6 @@ static PyObject *py_synchronize(PyObject *module, PyObject *unused) {
 
 static PyObject *py_close(PyObject *module, PyObject *unused) {
   (void)unused;
-  nbc__py_module_state(module)->reset_generation++;
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s = nbc_close();
   Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);

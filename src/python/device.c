@@ -107,7 +107,6 @@ static PyObject *device_get_fp8(DeviceObject *self, void *c) {
 
 static PyObject *device_reset(DeviceObject *self, PyObject *unused) {
   (void)unused;
-  nbc__py_state_of((PyObject *)self)->reset_generation++;
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s = nbc_device_reset(self->dev);
   Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);

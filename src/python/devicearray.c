@@ -15,12 +15,19 @@
  * different contexts (two devices) goes through nbc_memcpy_peer, which names both contexts
  * and so works whichever context is current (and without peer access, which only makes it
  * faster); arrays of one context, or wrapped ones whose context is unknown, use
- * nbc_memcpy_dtod. Memory allocated before a close() or Device.reset() is not freed when
- * its array dies afterwards: the reset freed it already, and the driver may since have
- * handed the same address to a new allocation, which a late cuMemFree would destroy. The
- * check uses the module's reset generation, which counts resets of any device, so an array
- * of another device that outlives such a reset leaves its memory to the C library, which
- * frees it when that device's context is reset or the process ends.
+ * nbc_memcpy_dtod. Arrays also remember that context's lifetime (nbc_context_lifetime) at
+ * allocation: once close() or Device.reset() reset the context, the memory is gone and the
+ * driver may have handed its address to a new allocation, so every use of the array (copies,
+ * indexing, kernel arguments) raises CudaAPIError (CUDA_ERROR_CONTEXT_IS_DESTROYED) and its
+ * death frees nothing. A reset of another device's context changes nothing for it.
+ *
+ * Views (d[2:10], d[:, 1], reshape, ravel) are arrays over part of another array's memory,
+ * with their own shape and strides, as numba's DeviceNDArray over gpu_data.view(): they
+ * hold the owner of the allocation (or the foreign object), which frees it when the last
+ * of them dies. d[i, j] copies one element to a numpy scalar; d[key] = value writes through
+ * one copy for a contiguous target, one per contiguous run otherwise (numba launches an
+ * assignment kernel); copy_to_host of a strided view copies the enclosing extent and lets
+ * numpy pick the elements, as numba does.
  *
  * The launch view (nbc__py_array_view_get) reads an nbcuda array's fields directly — no
  * attribute lookups on the launch hot path — and falls back to __cuda_array_interface__,
@@ -48,8 +55,8 @@ typedef struct {
   int owned;         /* free the memory when the object dies */
   PyObject *base;    /* the object whose memory this wraps, or NULL */
   PyObject *context; /* the Context the memory belongs to, or NULL */
-  nbc_context_t *cctx;      /* its C context (NULL: wrapped memory, context unknown) */
-  unsigned long generation; /* st->reset_generation when the memory was allocated */
+  nbc_context_t *cctx; /* its C context (NULL: wrapped memory, context unknown) */
+  unsigned lifetime;   /* nbc_context_lifetime(cctx) when the memory was allocated */
   PyObject *dtype;   /* numpy dtype, made on first use */
   int64_t dims[2 * INLINE_DIMS];
 } ArrayObject;
@@ -177,9 +184,9 @@ static int array_traverse(ArrayObject *self, visitproc visit, void *arg) {
 static void array_dealloc(ArrayObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  /* Not after a reset: the memory is gone and its address may belong to someone else. */
-  if (self->owned && self->data && st && self->generation == st->reset_generation)
+  /* Not after a reset of its context: the memory is gone and its address may belong to
+   * someone else. */
+  if (self->owned && self->data && nbc_context_lifetime(self->cctx) == self->lifetime)
     nbc_mem_free(self->data);
   Py_CLEAR(self->base);
   Py_CLEAR(self->context);
@@ -203,7 +210,7 @@ static ArrayObject *array_alloc(nbc__py_state *st) {
   a->owned = 0;
   a->base = a->context = a->dtype = NULL;
   a->cctx = NULL;
-  a->generation = 0;
+  a->lifetime = 0;
   PyObject_GC_Track(a);
   return a;
 }
@@ -235,8 +242,17 @@ static int array_allocate(nbc__py_state *st, ArrayObject *a) {
   a->cctx = c.ctx;
   a->data = c.data;
   a->owned = c.data != 0;
-  a->generation = st->reset_generation;
+  a->lifetime = nbc_context_lifetime(c.ctx);
   return 0;
+}
+
+/* 0 while the array's memory is there; -1 with CudaAPIError ("Call to <call> results in
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED (the array was made in a context that was reset since)")
+ * once its context was reset: the reset freed the memory and the driver may have given its
+ * address to a new allocation, so nothing may read or write it any more. */
+static int array_alive(nbc__py_state *st, const ArrayObject *a, const char *call) {
+  nbc_status_t s = nbc_context_check_lifetime(a->cctx, a->lifetime, call, "array");
+  return s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
 }
 
 static int is_contig(const ArrayObject *a, char order) {
@@ -457,6 +473,89 @@ static PyObject *host_array_like(nbc__py_state *st, ArrayObject *self, int fortr
   return out;
 }
 
+/* The bytes from the array's first element to the end of its last (numba's alloc_size of a
+ * view, memory_size_from_info); strides are non-negative here. */
+static size_t extent_bytes(const ArrayObject *a) {
+  int64_t end = a->itemsize;
+  for (int d = 0; d < a->ndim; d++) {
+    if (a->shape[d] == 0) return 0;
+    end += (a->shape[d] - 1) * a->strides[d];
+  }
+  return (size_t)end;
+}
+
+/* copy_to_host of a view that is neither C- nor F-contiguous, as numba does it: the bytes
+ * of the enclosing extent come over in one copy and numpy picks the strided elements out
+ * (the result is a strided numpy array over that buffer). Into ary: ary must have the
+ * view's shape and strides. Negative strides are refused, as numba refuses them. */
+static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyObject *ary,
+                                      PyObject *stream_obj) {
+  for (int d = 0; d < self->ndim; d++)
+    if (self->strides[d] < 0) {
+      PyObject *t = tuple_of(self->strides, self->ndim);
+      if (t) PyErr_Format(PyExc_NotImplementedError,
+                          "D->H copy not implemented for negative strides: %R", t);
+      Py_XDECREF(t);
+      return NULL;
+    }
+  size_t extent = extent_bytes(self);
+  PyObject *out = NULL, *buffer = NULL;
+  if (ary == Py_None) {
+    PyObject *dtype = array_dtype_obj(self), *shape = tuple_of(self->shape, self->ndim);
+    PyObject *strides = tuple_of(self->strides, self->ndim);
+    PyObject *np = nbc__py_numpy(st);
+    buffer = np && dtype ? PyObject_CallMethod(np, "empty", "ns", (Py_ssize_t)extent, "b")
+                         : NULL;
+    PyObject *kw = buffer && shape && strides
+                       ? Py_BuildValue("{s:O,s:O,s:O,s:O}", "shape", shape, "dtype", dtype,
+                                       "buffer", buffer, "strides", strides)
+                       : NULL;
+    PyObject *noargs = kw ? PyTuple_New(0) : NULL;
+    out = noargs ? PyObject_Call(st->np_ndarray, noargs, kw) : NULL;
+    Py_XDECREF(noargs);
+    Py_XDECREF(kw);
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    if (!out) {
+      Py_XDECREF(buffer);
+      return NULL;
+    }
+  } else {
+    out = Py_NewRef(ary);
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_STRIDES) < 0) {
+    Py_XDECREF(buffer);
+    Py_DECREF(out);
+    return NULL;
+  }
+  int same = view.ndim == self->ndim && view.itemsize == self->itemsize;
+  for (int d = 0; same && d < self->ndim; d++)
+    same = view.shape[d] == self->shape[d] && view.strides[d] == self->strides[d];
+  nbc_stream_t *s = NULL, *temp = NULL;
+  nbc_status_t rc = NBC_OK;
+  if (!same) {
+    PyObject *shape = tuple_of(self->shape, self->ndim);
+    PyObject *strides = tuple_of(self->strides, self->ndim);
+    if (shape && strides)
+      PyErr_Format(PyExc_ValueError, "copy_to_host: the host array must have the device "
+                   "array's shape %R and strides %R", shape, strides);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+  } else if (nbc__py_stream_arg(st, stream_obj, &s, &temp) == 0 && extent) {
+    rc = copy_dtoh(view.buf, self->data, extent, s);
+  }
+  nbc_stream_destroy(temp);
+  PyBuffer_Release(&view);
+  Py_XDECREF(buffer);
+  if (PyErr_Occurred() || rc != NBC_OK) {
+    Py_DECREF(out);
+    return PyErr_Occurred() ? NULL : nbc__py_raise(st, rc);
+  }
+  return out;
+}
+
 static PyObject *array_copy_to_host(ArrayObject *self, PyObject *const *args, Py_ssize_t nargsf,
                                     PyObject *kwnames) {
   static char *kwlist[] = {"ary", "stream", NULL};
@@ -470,11 +569,9 @@ static PyObject *array_copy_to_host(ArrayObject *self, PyObject *const *args, Py
     return NULL;
   }
   nbc__py_state *st = state((PyObject *)self);
+  if (array_alive(st, self, "cuMemcpyDtoH") < 0) return NULL;
   int c = is_contig(self, 'C'), f = !c && is_contig(self, 'F');
-  if (!c && !f) {
-    PyErr_SetString(PyExc_ValueError, noncontig_msg);
-    return NULL;
-  }
+  if (!c && !f) return copy_strided_to_host(st, self, ary, stream_obj);
   PyObject *out;
   if (ary == Py_None) {
     if (!(out = host_array_like(st, self, f))) return NULL;
@@ -510,10 +607,20 @@ static PyObject *array_copy_to_host(ArrayObject *self, PyObject *const *args, Py
 }
 
 static int copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary, PyObject *stream_obj) {
+  int device = Py_TYPE(ary) == st->DeviceArrayType;
+  if (array_alive(st, self, device ? "cuMemcpyDtoD" : "cuMemcpyHtoD") < 0 ||
+      (device && array_alive(st, (ArrayObject *)ary, "cuMemcpyDtoD") < 0))
+    return -1;
+  /* numba's sentry_contiguous: one copy of one region, never a scatter */
+  if ((!is_contig(self, 'C') && !is_contig(self, 'F')) ||
+      (device && !is_contig((ArrayObject *)ary, 'C') && !is_contig((ArrayObject *)ary, 'F'))) {
+    PyErr_SetString(PyExc_ValueError, noncontig_msg);
+    return -1;
+  }
   nbc_stream_t *s = NULL, *temp = NULL;
   if (nbc__py_stream_arg(st, stream_obj, &s, &temp) < 0) return -1;
   nbc_status_t rc = NBC_OK;
-  if (Py_TYPE(ary) == st->DeviceArrayType) {
+  if (device) {
     ArrayObject *src = (ArrayObject *)ary;
     if (src->nbytes != self->nbytes) {
       nbc_stream_destroy(temp);
@@ -575,6 +682,434 @@ static PyObject *array_is_c(ArrayObject *self, PyObject *u) {
 static PyObject *array_is_f(ArrayObject *self, PyObject *u) {
   (void)u;
   return PyBool_FromLong(is_contig(self, 'F'));
+}
+
+/* ------------------------------------------------------------ views ------------------- */
+
+/* A view of parent's memory with this geometry (numba's DeviceNDArray over
+ * gpu_data.view(...)): no allocation of its own; it holds the allocation's owner (or the
+ * foreign object a wrapped array holds), its Context and the owner's lifetime, so the
+ * memory lives while any view does and a reset is noticed through every view. */
+static ArrayObject *array_view(nbc__py_state *st, ArrayObject *parent, nbc_devptr_t data,
+                               int ndim, const int64_t *shape, const int64_t *strides) {
+  ArrayObject *a = array_alloc(st);
+  if (!a || array_set_ndim(a, ndim) < 0) {
+    Py_XDECREF(a);
+    return NULL;
+  }
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) {
+    a->shape[d] = shape[d];
+    a->strides[d] = strides[d];
+    n *= shape[d];
+  }
+  a->data = n ? data : 0;
+  a->nbytes = (size_t)(n * parent->itemsize);
+  a->kind = parent->kind;
+  a->itemsize = parent->itemsize;
+  memcpy(a->typestr, parent->typestr, sizeof a->typestr);
+  a->base = Py_NewRef(parent->owned || !parent->base ? (PyObject *)parent : parent->base);
+  a->context = Py_XNewRef(parent->context);
+  a->dtype = Py_XNewRef(parent->dtype);
+  a->cctx = parent->cctx;
+  a->lifetime = parent->lifetime;
+  return a;
+}
+
+/* Basic indexing as numba's dummyarray does it: integers (negative from the end) drop their
+ * axis, slices keep it with a new start, length and stride, missing trailing indices are
+ * ':'. An Ellipsis stands for the axes not named (numba's dummyarray has none; numpy's
+ * meaning). The result's first element is at *poffset bytes from self's. */
+static int index_geometry(ArrayObject *self, PyObject *key, int64_t *poffset, int *pndim,
+                          int64_t *shape, int64_t *strides) {
+  PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
+  if (!items) return -1;
+  Py_ssize_t nitems = PyTuple_GET_SIZE(items), named = 0, ellipsis = -1;
+  for (Py_ssize_t i = 0; i < nitems; i++) {
+    if (PyTuple_GET_ITEM(items, i) != Py_Ellipsis) {
+      named++;
+    } else if (ellipsis >= 0) {
+      Py_DECREF(items);
+      PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
+      return -1;
+    } else {
+      ellipsis = i;
+    }
+  }
+  if (named > self->ndim) {
+    Py_DECREF(items);
+    PyErr_Format(PyExc_IndexError, "%zd extra indices given", named - self->ndim);
+    return -1;
+  }
+  int64_t offset = 0;
+  int axis = 0, out = 0;
+  for (Py_ssize_t i = 0; i < nitems; i++) {
+    PyObject *it = PyTuple_GET_ITEM(items, i);
+    if (it == Py_Ellipsis) {
+      for (Py_ssize_t k = 0; k < self->ndim - named; k++, axis++, out++) {
+        shape[out] = self->shape[axis];
+        strides[out] = self->strides[axis];
+      }
+    } else if (PySlice_Check(it)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(it, &start, &stop, &step) < 0) goto fail;
+      Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)self->shape[axis], &start, &stop, step);
+      offset += start * self->strides[axis];
+      shape[out] = len;
+      strides[out++] = step * self->strides[axis++];
+    } else if (PyIndex_Check(it) && !PyBool_Check(it)) {
+      Py_ssize_t k = PyNumber_AsSsize_t(it, PyExc_IndexError);
+      if (k == -1 && PyErr_Occurred()) goto fail;
+      int64_t n = self->shape[axis];
+      if (k < -n || k >= n) {
+        PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for axis %d with size %lld",
+                     k, axis, (long long)n);
+        goto fail;
+      }
+      offset += (k < 0 ? k + n : k) * self->strides[axis++];
+    } else {
+      PyErr_Format(PyExc_IndexError, "only integers, slices (`:`) and ellipsis (`...`) are "
+                   "valid indices of a device array, not %.200s", Py_TYPE(it)->tp_name);
+      goto fail;
+    }
+  }
+  for (; axis < self->ndim; axis++, out++) {
+    shape[out] = self->shape[axis];
+    strides[out] = self->strides[axis];
+  }
+  Py_DECREF(items);
+  *poffset = offset;
+  *pndim = out;
+  return 0;
+fail:
+  Py_DECREF(items);
+  return -1;
+}
+
+/* d[key]: a view sharing d's memory, or for a single element its value copied to the host
+ * as a numpy scalar of the dtype (numba's hostary[0]). */
+static PyObject *array_subscript(ArrayObject *self, PyObject *key) {
+  nbc__py_state *st = state((PyObject *)self);
+  int64_t offset, shape[NBC__PY_MAXDIM], strides[NBC__PY_MAXDIM];
+  int ndim;
+  if (index_geometry(self, key, &offset, &ndim, shape, strides) < 0) return NULL;
+  if (ndim > 0 || (self->ndim == 0 && !PyTuple_Check(key))) {
+    if (array_alive(st, self, "DeviceNDArray.__getitem__") < 0) return NULL;
+    return (PyObject *)array_view(st, self, self->data + (nbc_devptr_t)offset, ndim, shape,
+                                  strides);
+  }
+  if (array_alive(st, self, "cuMemcpyDtoH") < 0) return NULL;
+  PyObject *dtype = array_dtype_obj(self); /* imports numpy */
+  PyObject *one = dtype ? PyLong_FromLong(1) : NULL;
+  PyObject *argv[2] = {one, dtype};
+  PyObject *host = one ? PyObject_Vectorcall(st->np_empty, argv, 2, NULL) : NULL;
+  Py_XDECREF(one);
+  Py_XDECREF(dtype);
+  Py_buffer view;
+  if (!host || PyObject_GetBuffer(host, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) {
+    Py_XDECREF(host);
+    return NULL;
+  }
+  nbc_status_t rc = copy_dtoh(view.buf, self->data + (nbc_devptr_t)offset,
+                              (size_t)self->itemsize, NULL);
+  PyBuffer_Release(&view);
+  PyObject *r = rc == NBC_OK ? PySequence_GetItem(host, 0) : nbc__py_raise(st, rc);
+  Py_DECREF(host);
+  return r;
+}
+
+/* Writes a C-ordered host buffer into a view of any strides: one copy per run of adjacent
+ * elements (a row when the last axis is unit-strided, else an element). numba assigns with
+ * a kernel; copies keep nbcuda free of a compiled helper, at the cost of many small copies
+ * for element-strided views. */
+static nbc_status_t scatter_htod(nbc_devptr_t dst, const ArrayObject *v, const char *src) {
+  int nd = v->ndim;
+  int64_t run = 1;
+  if (nd > 0 && v->strides[nd - 1] == v->itemsize) run = v->shape[--nd];
+  size_t bytes = (size_t)(run * v->itemsize);
+  int64_t idx[NBC__PY_MAXDIM] = {0}, total = 1;
+  for (int d = 0; d < nd; d++) total *= v->shape[d];
+  for (int64_t i = 0; i < total; i++) {
+    int64_t off = 0;
+    for (int d = 0; d < nd; d++) off += idx[d] * v->strides[d];
+    nbc_status_t rc = copy_htod(dst + (nbc_devptr_t)off, src + (size_t)i * bytes, bytes, NULL);
+    if (rc != NBC_OK) return rc;
+    for (int d = nd - 1; d >= 0 && ++idx[d] == v->shape[d]; d--) idx[d] = 0;
+  }
+  return NBC_OK;
+}
+
+/* The host value of d[key] = value, checked as numba checks it (no more dimensions than
+ * the target; each axis of the value 1 or the target's) and broadcast, in the target's
+ * dtype and in C order, or F order for an F-contiguous target. */
+static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *value, int f) {
+  PyObject *host = Py_TYPE(value) == st->DeviceArrayType
+                       ? array_copy_to_host((ArrayObject *)value, NULL, 0, NULL)
+                       : Py_NewRef(value);
+  PyObject *np = host ? nbc__py_numpy(st) : NULL;
+  PyObject *arr = np ? PyObject_CallMethod(np, "asarray", "O", host) : NULL;
+  Py_XDECREF(host);
+  if (!arr) return NULL;
+  Py_buffer b;
+  if (PyObject_GetBuffer(arr, &b, PyBUF_RECORDS_RO) < 0) {
+    Py_DECREF(arr);
+    return NULL;
+  }
+  int ok = 1;
+  if (b.ndim > lhs->ndim) {
+    PyErr_Format(PyExc_ValueError, "Can't assign %d-D array to %d-D self", b.ndim, lhs->ndim);
+    ok = 0;
+  }
+  for (int i = 0; ok && i < b.ndim; i++) {
+    int axis = lhs->ndim - b.ndim + i;
+    if (b.shape[i] != 1 && b.shape[i] != lhs->shape[axis]) {
+      PyErr_Format(PyExc_ValueError, "Can't copy sequence with size %zd to array axis %d "
+                   "with dimension %lld", b.shape[i], axis, (long long)lhs->shape[axis]);
+      ok = 0;
+    }
+  }
+  PyBuffer_Release(&b);
+  PyObject *shape = ok ? tuple_of(lhs->shape, lhs->ndim) : NULL;
+  PyObject *wide = shape ? PyObject_CallMethod(np, "broadcast_to", "OO", arr, shape) : NULL;
+  PyObject *dtype = wide ? array_dtype_obj(lhs) : NULL;
+  PyObject *r = dtype ? PyObject_CallMethod(np, "asarray", "OOs", wide, dtype, f ? "F" : "C")
+                      : NULL;
+  Py_XDECREF(shape);
+  Py_XDECREF(wide);
+  Py_XDECREF(dtype);
+  Py_DECREF(arr);
+  return r;
+}
+
+/* d[key] = value: host values, scalars and device arrays, broadcast as numpy does; a
+ * synchronous copy into the indexed part of d. */
+static int array_ass_subscript(ArrayObject *self, PyObject *key, PyObject *value) {
+  nbc__py_state *st = state((PyObject *)self);
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "cannot delete device array elements");
+    return -1;
+  }
+  int64_t offset, shape[NBC__PY_MAXDIM], strides[NBC__PY_MAXDIM];
+  int ndim;
+  if (index_geometry(self, key, &offset, &ndim, shape, strides) < 0) return -1;
+  if (array_alive(st, self, "cuMemcpyHtoD") < 0) return -1;
+  ArrayObject *lhs = array_view(st, self, self->data + (nbc_devptr_t)offset, ndim, shape,
+                                strides);
+  if (!lhs) return -1;
+  int c = is_contig(lhs, 'C'), f = !c && is_contig(lhs, 'F');
+  PyObject *src = assign_source(st, lhs, value, f);
+  Py_buffer b;
+  int rc = -1;
+  if (src && PyObject_GetBuffer(src, &b, PyBUF_ANY_CONTIGUOUS) == 0) {
+    nbc_status_t s = NBC_OK;
+    if (lhs->nbytes == 0)
+      s = NBC_OK;
+    else if (c || f)
+      s = copy_htod(lhs->data, b.buf, lhs->nbytes, NULL);
+    else
+      s = scatter_htod(lhs->data, lhs, b.buf);
+    PyBuffer_Release(&b);
+    rc = s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+  }
+  Py_XDECREF(src);
+  Py_DECREF(lhs);
+  return rc;
+}
+
+/* A new shape's dimensions from reshape's arguments (ints, or one tuple or list), with one
+ * -1 inferred, as numba's dummyarray does. */
+static int reshape_dims(ArrayObject *self, PyObject *args, int64_t *dims, int *pndim) {
+  PyObject *seq = PyTuple_GET_SIZE(args) == 1 && (PyTuple_Check(PyTuple_GET_ITEM(args, 0)) ||
+                                                  PyList_Check(PyTuple_GET_ITEM(args, 0)))
+                      ? PySequence_Tuple(PyTuple_GET_ITEM(args, 0))
+                      : Py_NewRef(args);
+  if (!seq) return -1;
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
+  if (n > NBC__PY_MAXDIM) {
+    Py_DECREF(seq);
+    PyErr_SetString(PyExc_ValueError, "too many dimensions");
+    return -1;
+  }
+  int64_t known = 1, size = 1;
+  int unknown = -1;
+  for (int d = 0; d < self->ndim; d++) size *= self->shape[d];
+  for (Py_ssize_t i = 0; i < n; i++) {
+    dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, i));
+    if (dims[i] == -1 && PyErr_Occurred()) {
+      Py_DECREF(seq);
+      return -1;
+    }
+    if (dims[i] >= 0) {
+      known *= dims[i];
+    } else if (unknown >= 0) {
+      Py_DECREF(seq);
+      PyErr_SetString(PyExc_ValueError, "can only specify one unknown dimension");
+      return -1;
+    } else {
+      unknown = (int)i;
+    }
+  }
+  Py_DECREF(seq);
+  if (unknown >= 0) {
+    if (known == 0 || size % known != 0) {
+      PyErr_SetString(PyExc_ValueError, "cannot infer valid shape for unknown dimension");
+      return -1;
+    }
+    dims[unknown] = size / known;
+    known = size;
+  }
+  if (known != size) {
+    PyErr_SetString(PyExc_ValueError, "reshape changes the size of the array");
+    return -1;
+  }
+  *pndim = (int)n;
+  return 0;
+}
+
+/* Dense strides for shape in order 'C' or 'F'. */
+static void dense_strides_of(int ndim, const int64_t *shape, int itemsize, char order,
+                             int64_t *strides) {
+  int64_t s = itemsize;
+  for (int k = 0; k < ndim; k++) {
+    int d = order == 'F' ? k : ndim - 1 - k;
+    strides[d] = s;
+    s *= shape[d];
+  }
+}
+
+/* numba's order argument: 'C', 'F', or 'A' (F for an F-contiguous array, else C). */
+static int order_arg(ArrayObject *self, const char *order, char *pout) {
+  if (strlen(order) != 1 || !strchr("CFA", order[0])) {
+    PyErr_SetString(PyExc_ValueError, "order not C|F|A");
+    return -1;
+  }
+  *pout = order[0] == 'A' ? (is_contig(self, 'F') && !is_contig(self, 'C') ? 'F' : 'C')
+                          : order[0];
+  return 0;
+}
+
+/* reshape(*shape, order='C'): a view; contiguous arrays only (numba: NotImplementedError
+ * "operation requires copying" otherwise). */
+static PyObject *array_reshape(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  nbc__py_state *st = state((PyObject *)self);
+  const char *order = "C";
+  if (kwargs) {
+    static char *kwlist[] = {"order", NULL};
+    PyObject *none = PyTuple_New(0);
+    int ok = none && PyArg_ParseTupleAndKeywords(none, kwargs, "|s:reshape", kwlist, &order);
+    Py_XDECREF(none);
+    if (!ok) return NULL;
+  }
+  int64_t dims[NBC__PY_MAXDIM], strides[NBC__PY_MAXDIM];
+  int ndim;
+  char o;
+  if (reshape_dims(self, args, dims, &ndim) < 0) return NULL;
+  int same = ndim == self->ndim;
+  for (int d = 0; same && d < ndim; d++) same = dims[d] == self->shape[d];
+  if (array_alive(st, self, "DeviceNDArray.reshape") < 0) return NULL;
+  if (same) return (PyObject *)array_view(st, self, self->data, ndim, self->shape, self->strides);
+  if (order_arg(self, order, &o) < 0) return NULL;
+  if (!is_contig(self, 'C') && !is_contig(self, 'F')) {
+    PyErr_SetString(PyExc_NotImplementedError, "operation requires copying");
+    return NULL;
+  }
+  dense_strides_of(ndim, dims, self->itemsize, o, strides);
+  return (PyObject *)array_view(st, self, self->data, ndim, dims, strides);
+}
+
+/* ravel(order='C', stream=0): a 1-D view of a contiguous array. */
+static PyObject *array_ravel(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"order", "stream", NULL};
+  const char *order = "C";
+  PyObject *stream = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|sO:ravel", kwlist, &order, &stream))
+    return NULL;
+  nbc__py_state *st = state((PyObject *)self);
+  if (strlen(order) != 1 || !strchr("CFA", order[0])) {
+    PyErr_SetString(PyExc_ValueError, "order not C|F|A");
+    return NULL;
+  }
+  int c = is_contig(self, 'C'), f = is_contig(self, 'F');
+  if (!((order[0] != 'F' && c) || (order[0] != 'C' && f))) {
+    PyErr_SetString(PyExc_NotImplementedError, "ravel on non-contiguous array");
+    return NULL;
+  }
+  if (array_alive(st, self, "DeviceNDArray.ravel") < 0) return NULL;
+  int64_t n = 1, stride = self->itemsize;
+  for (int d = 0; d < self->ndim; d++) n *= self->shape[d];
+  return (PyObject *)array_view(st, self, self->data, 1, &n, &stride);
+}
+
+/* transpose(axes=None) and .T, 2-D only: as numba, a new C-contiguous array holding the
+ * transposed values (numba runs a transpose kernel; nbcuda goes through the host). */
+static PyObject *array_transpose(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"axes", NULL};
+  PyObject *axes = Py_None;
+  if (args && !PyArg_ParseTupleAndKeywords(args, kwargs, "|O:transpose", kwlist, &axes))
+    return NULL;
+  nbc__py_state *st = state((PyObject *)self);
+  if (axes != Py_None && PyObject_IsTrue(axes) == 1) {
+    PyObject *t = PySequence_Tuple(axes);
+    if (!t) return NULL;
+    int identity = PyTuple_GET_SIZE(t) == self->ndim, valid = PyTuple_GET_SIZE(t) == 2;
+    long a0 = -1, a1 = -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+      long v = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+      if (v != i) identity = 0;
+      if (i == 0) a0 = v;
+      if (i == 1) a1 = v;
+    }
+    Py_DECREF(t);
+    if (PyErr_Occurred()) return NULL;
+    if (identity) return Py_NewRef(self);
+    valid = valid && ((a0 == 0 && a1 == 1) || (a0 == 1 && a1 == 0));
+    if (self->ndim == 2 && !valid) {
+      PyErr_Format(PyExc_ValueError, "invalid axes list %R", axes);
+      return NULL;
+    }
+  }
+  if (self->ndim != 2) {
+    PyErr_SetString(PyExc_NotImplementedError,
+                    "transposing a non-2D DeviceNDArray isn't supported");
+    return NULL;
+  }
+  PyObject *host = array_copy_to_host(self, NULL, 0, NULL);
+  PyObject *np = host ? nbc__py_numpy(st) : NULL;
+  PyObject *t = np ? PyObject_GetAttrString(host, "T") : NULL;
+  PyObject *dense = t ? PyObject_CallMethod(np, "ascontiguousarray", "O", t) : NULL;
+  Py_XDECREF(host);
+  Py_XDECREF(t);
+  if (!dense) return NULL;
+  ArrayObject *a = array_alloc(st);
+  int ok = a != NULL && array_set_ndim(a, 2) == 0;
+  if (ok) {
+    a->kind = self->kind;
+    a->itemsize = self->itemsize;
+    memcpy(a->typestr, self->typestr, sizeof a->typestr);
+    a->shape[0] = self->shape[1];
+    a->shape[1] = self->shape[0];
+    dense_strides(a, 'C');
+    a->nbytes = self->nbytes;
+    ok = array_allocate(st, a) == 0 && copy_from(st, a, dense, NULL) == 0;
+  }
+  Py_DECREF(dense);
+  if (!ok) {
+    Py_XDECREF(a);
+    return NULL;
+  }
+  return (PyObject *)a;
+}
+
+static PyObject *get_T(ArrayObject *self, void *c) {
+  (void)c;
+  return array_transpose(self, NULL, NULL);
+}
+
+/* numba's flags: a dict of the two contiguity flags. */
+static PyObject *get_flags(ArrayObject *self, void *c) {
+  (void)c;
+  return Py_BuildValue("{s:O,s:O}", "C_CONTIGUOUS", is_contig(self, 'C') ? Py_True : Py_False,
+                       "F_CONTIGUOUS", is_contig(self, 'F') ? Py_True : Py_False);
 }
 
 static PyObject *get_shape(ArrayObject *self, void *c) {
@@ -649,6 +1184,12 @@ static PyMethodDef array_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "Copies a host buffer or device array into this array."},
     {"is_c_contiguous", (PyCFunction)array_is_c, METH_NOARGS, NULL},
     {"is_f_contiguous", (PyCFunction)array_is_f, METH_NOARGS, NULL},
+    {"reshape", (PyCFunction)(void (*)(void))array_reshape, METH_VARARGS | METH_KEYWORDS,
+     "reshape(*shape, order='C'): a view of a contiguous array with a new shape."},
+    {"ravel", (PyCFunction)(void (*)(void))array_ravel, METH_VARARGS | METH_KEYWORDS,
+     "ravel(order='C', stream=0): a 1-D view of a contiguous array."},
+    {"transpose", (PyCFunction)(void (*)(void))array_transpose, METH_VARARGS | METH_KEYWORDS,
+     "transpose(axes=None): a new array with the transposed values (2-D only)."},
     {"__array__", (PyCFunction)(void (*)(void))array_array, METH_VARARGS | METH_KEYWORDS,
      "numpy conversion: a copy to the host."},
     {NULL, NULL, 0, NULL},
@@ -663,6 +1204,8 @@ static PyGetSetDef array_getset[] = {
     {"nbytes", (getter)get_nbytes, NULL, NULL, NULL},
     {"device_pointer", (getter)get_ptr, NULL, "the device address as an int", NULL},
     {"__cuda_array_interface__", (getter)get_cai, NULL, "version 3", NULL},
+    {"T", (getter)get_T, NULL, "transpose()", NULL},
+    {"flags", (getter)get_flags, NULL, "C_CONTIGUOUS and F_CONTIGUOUS", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -671,6 +1214,8 @@ static PyType_Slot array_slots[] = {
     {Py_tp_traverse, array_traverse},
     {Py_tp_repr, array_repr},
     {Py_mp_length, array_len},
+    {Py_mp_subscript, array_subscript},
+    {Py_mp_ass_subscript, array_ass_subscript},
     {Py_sq_length, array_len},
     {Py_tp_methods, array_methods},
     {Py_tp_getset, array_getset},
@@ -900,6 +1445,7 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
   view->host = NULL;
   if (Py_TYPE(obj) == st->DeviceArrayType) { /* the hot path: plain field reads */
     ArrayObject *a = (ArrayObject *)obj;
+    if (array_alive(st, a, "cuLaunchKernel") < 0) return -1;
     view->data = a->data;
     view->kind = a->kind;
     view->itemsize = a->itemsize;

@@ -14,6 +14,7 @@
  */
 #include "nbcuda_py.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char errors_source[] =
@@ -87,10 +88,16 @@ static PyObject *raise_api_error(nbc__py_state *st, const char *fallback) {
   const char *call = nbc_last_driver_call();
   const char *name = nbc_cuda_error_name(code);
   PyObject *msg;
-  if (call && *call)
-    msg = name ? PyUnicode_FromFormat("Call to %s results in %s", call, name)
-               : PyUnicode_FromFormat("Call to %s results in CUDA error %d", call, code);
-  else
+  if (call && *call) {
+    /* What the library added after "<call>: <NAME> (<code>)" says why, e.g. " (the array
+     * was made in a context that was reset since)": keep it. */
+    char tag[32];
+    snprintf(tag, sizeof tag, "(%d)", code);
+    const char *last = nbc_last_error(), *at = last ? strstr(last, tag) : NULL;
+    const char *why = at ? at + strlen(tag) : "";
+    msg = name ? PyUnicode_FromFormat("Call to %s results in %s%s", call, name, why)
+               : PyUnicode_FromFormat("Call to %s results in CUDA error %d%s", call, code, why);
+  } else
     msg = PyUnicode_FromString(fallback);
   if (!msg) return NULL;
   PyObject *exc = PyObject_CallFunction(st->CudaAPIError, "iO", code, msg);

@@ -33,7 +33,8 @@ typedef struct {
   nbc_devptr_t dptr;        /* device address of host[0]; 0 when not mapped */
   Py_ssize_t nbytes;        /* what the buffer exports (may be 0) */
   int live;                 /* not yet freed / unregistered */
-  unsigned long generation; /* st->reset_generation at allocation (managed memory) */
+  nbc_context_t *context;   /* managed memory: the context allocated in, */
+  unsigned lifetime;        /* and nbc_context_lifetime(context) then */
   PyObject *stream;         /* CAI "stream" value: None or the stream handle */
   PyObject *pinned;         /* the object whose memory is registered (HOST_REGISTERED) */
   PyObject *cai;            /* __cuda_array_interface__ of a registered array (mapped()) */
@@ -51,7 +52,8 @@ static HostMemObject *hostmem_new(nbc__py_state *st, enum host_kind kind) {
   m->dptr = 0;
   m->nbytes = 0;
   m->live = 0;
-  m->generation = st->reset_generation;
+  m->context = NULL;
+  m->lifetime = 0;
   m->stream = Py_NewRef(Py_None);
   m->pinned = NULL;
   m->cai = NULL;
@@ -63,14 +65,14 @@ static HostMemObject *hostmem_new(nbc__py_state *st, enum host_kind kind) {
 static nbc_status_t hostmem_release(HostMemObject *m) {
   if (!m->live) return NBC_OK;
   m->live = 0;
-  nbc__py_state *st = nbc__py_state_of((PyObject *)m);
   switch (m->kind) {
   case HOST_PINNED:
   case HOST_MAPPED: return nbc_mem_host_free(m->host);
   case HOST_REGISTERED: return nbc_mem_host_unregister(m->host);
   case HOST_MANAGED:
-    /* Not after a reset: the memory is gone and its address may be someone else's. */
-    if (st && m->generation == st->reset_generation) return nbc_mem_free(m->dptr);
+    /* Not after a reset of its context: the memory is gone and its address may be someone
+     * else's. A reset of another device's context leaves it alone. */
+    if (nbc_context_lifetime(m->context) == m->lifetime) return nbc_mem_free(m->dptr);
     return NBC_OK;
   }
   return NBC_OK;
@@ -427,7 +429,9 @@ static PyObject *host_array(PyObject *module, enum host_kind kind, PyObject *sha
   }
   nbc_status_t s;
   if (kind == HOST_MANAGED) {
-    s = nbc_mem_alloc_managed((size_t)g.nbytes, attach_global, &m->dptr);
+    s = nbc_current_context(-1, &m->context); /* the context nbc_mem_alloc_managed uses */
+    if (s == NBC_OK) m->lifetime = nbc_context_lifetime(m->context);
+    if (s == NBC_OK) s = nbc_mem_alloc_managed((size_t)g.nbytes, attach_global, &m->dptr);
     m->host = (void *)(uintptr_t)m->dptr;
   } else {
     s = nbc_mem_host_alloc((size_t)g.nbytes, flags, &m->host);

@@ -37,8 +37,8 @@ typedef struct {
   nbc_signature_t *sig;
   nbc_compile_result_t *result;
   struct {
-    void *ctx;
-    unsigned long generation; /* st->reset_generation when loaded */
+    nbc_context_t *ctx;
+    unsigned lifetime; /* nbc_context_lifetime(ctx) when loaded */
     nbc_module_t *module;
     nbc_function_t *function;
   } loaded[MAX_LOADED];
@@ -136,10 +136,9 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
 static void kernel_dealloc(KernelObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  /* Modules of contexts destroyed since (close(), Device.reset()) are gone already. */
+  /* Modules of contexts reset since (close(), Device.reset()) are gone already. */
   for (int i = 0; i < self->nloaded; i++)
-    if (st && self->loaded[i].generation == st->reset_generation)
+    if (nbc_context_lifetime(self->loaded[i].ctx) == self->loaded[i].lifetime)
       nbc_module_destroy(self->loaded[i].module);
   nbc_signature_destroy(self->sig);
   nbc_compile_result_destroy(self->result);
@@ -208,14 +207,16 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
     nbc__py_raise(st, s);
     return NULL;
   }
-  void *h = nbc_context_handle(ctx);
+  unsigned lifetime = nbc_context_lifetime(ctx);
   for (int i = 0; i < k->nloaded; i++)
-    if (k->loaded[i].ctx == h && k->loaded[i].generation == st->reset_generation)
+    if (k->loaded[i].ctx == ctx && k->loaded[i].lifetime == lifetime)
       return k->loaded[i].function;
-  /* Forget code loaded before a reset: its context (maybe with the same handle) is new. */
+  /* Forget code loaded in contexts reset since (that device's context is new); code loaded
+   * in other devices' contexts stays. */
   int kept = 0;
   for (int i = 0; i < k->nloaded; i++)
-    if (k->loaded[i].generation == st->reset_generation) k->loaded[kept++] = k->loaded[i];
+    if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
+      k->loaded[kept++] = k->loaded[i];
   k->nloaded = kept;
   size_t size = 0;
   const char *code = nbc_compile_result_code(k->result, &size);
@@ -232,8 +233,8 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
     memmove(&k->loaded[0], &k->loaded[1], sizeof k->loaded[0] * (MAX_LOADED - 1));
     k->nloaded--;
   }
-  k->loaded[k->nloaded].ctx = h;
-  k->loaded[k->nloaded].generation = st->reset_generation;
+  k->loaded[k->nloaded].ctx = ctx;
+  k->loaded[k->nloaded].lifetime = lifetime;
   k->loaded[k->nloaded].module = module;
   k->loaded[k->nloaded].function = fn;
   k->nloaded++;

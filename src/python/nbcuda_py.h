@@ -51,9 +51,6 @@ typedef struct nbc__py_state {
   PyObject *np_empty, *np_ndarray, *np_dtype, *str_C, *str_F, *str_dtype;
   PyObject *dtype_keys, *dtype_objs; /* lists */
   unsigned short dtype_key_codes[NBC__PY_DTYPE_CACHE], dtype_obj_codes[NBC__PY_DTYPE_CACHE];
-  /* Counts close() and Device.reset() calls: they destroy primary contexts, whose new
-   * handles may equal the old ones, so kernels reload their code when it changed. */
-  unsigned long reset_generation;
 } nbc__py_state;
 
 /* The state of the module that owns an object's type, and of a module object. */

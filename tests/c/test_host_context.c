@@ -310,6 +310,41 @@ TEST(reset_outlives_streams_events_functions) {
   if (fixture) ASSERT_EQ(tdrv()->calls("cuEventDestroy"), event_destroys + 1);
 }
 
+/* The public lifetime: bumped by a reset of that context only; the check names the call. */
+TEST(context_lifetime_counts_resets) {
+  int n = device_count();
+  nbc_context_t *c0, *c1 = NULL;
+  ASSERT_OK(nbc_current_context(0, &c0));
+  ASSERT_OK(nbc_context_pop(c0));
+  if (n > 1) {
+    ASSERT_OK(nbc_current_context(1, &c1));
+    ASSERT_OK(nbc_context_pop(c1));
+  }
+  ASSERT_EQ(nbc_context_lifetime(NULL), 0u);
+  ASSERT_OK(nbc_context_check_lifetime(NULL, 7, "cuMemcpyHtoD", "array"));
+  unsigned l0 = nbc_context_lifetime(c0), l1 = nbc_context_lifetime(c1);
+  ASSERT_OK(nbc_context_check_lifetime(c0, l0, "cuMemcpyHtoD", "array"));
+  if (n > 1) {
+    nbc_device_t *d1;
+    ASSERT_OK(nbc_device_get(1, &d1));
+    ASSERT_OK(nbc_device_reset(d1));
+    ASSERT_EQ(nbc_context_lifetime(c1), l1 + 1);
+    ASSERT_STATUS(nbc_context_check_lifetime(c1, l1, "cuMemcpyDtoH", "array"), NBC_DRIVER_ERROR);
+    ASSERT_EQ(nbc_context_lifetime(c0), l0); /* device 0 untouched */
+    ASSERT_OK(nbc_context_check_lifetime(c0, l0, "cuMemcpyHtoD", "array"));
+  }
+  nbc_device_t *d0;
+  ASSERT_OK(nbc_device_get(0, &d0));
+  ASSERT_OK(nbc_device_reset(d0));
+  ASSERT_EQ(nbc_context_lifetime(c0), l0 + 1);
+  ASSERT_STATUS(nbc_context_check_lifetime(c0, l0, "cuMemcpyHtoD", "array"), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuMemcpyHtoD: CUDA_ERROR_CONTEXT_IS_DESTROYED (709) "
+                                 "(the array was made in a context that was reset since)");
+  ASSERT_EQ(nbc_last_driver_error(), 709);
+  ASSERT_STREQ(nbc_last_driver_call(), "cuMemcpyHtoD");
+  ASSERT_OK(nbc_context_check_lifetime(c0, l0 + 1, "cuMemcpyHtoD", "array"));
+}
+
 static nbc_status_t inside(void *arg) {
   nbc_context_t **out = arg;
   nbc_context_t *c;
@@ -510,7 +545,7 @@ TEST(sixty_four_threads_own_stacks) {
   ASSERT_EQ(tdrv()->live_streams(), 0);
 }
 
-TEST_LIST(X(reset_outlives_streams_events_functions) X(lazy_context_is_device0_primary) X(devnum_pushes_every_call)
+TEST_LIST(X(reset_outlives_streams_events_functions) X(context_lifetime_counts_resets) X(lazy_context_is_device0_primary) X(devnum_pushes_every_call)
               X(memory_info_any_driver) X(memory_info) X(push_pop) X(retain_and_push_failures)
                   X(synchronize) X(context_reset_frees_what_nbcuda_holds) X(require_context)
                       X(require_context_uses_current_device) X(foreign_primary_adopted)
