@@ -55,11 +55,28 @@ OPS = {
                                                            "nbc_current_context",
                                                            "nbc_mem_alloc", "nbc_mem_free"]),
     "launch0": ("k0[1, 32]()", ["nbc_launch_packed"]),
+    "launch1": ("k1[1, 32](a)", ["nbc_launch_packed"]),
+    "launch2": ("k2[1, 32](a, b)", ["nbc_launch_packed"]),
+    "launch3": ("k3[1, 32](a, b, c)", ["nbc_launch_packed"]),
     "launch4": ("k4[1, 32](a, b, c, d)", ["nbc_launch_packed"]),
+    "launch4_configured": ("L4(a, b, c, d)", ["nbc_launch_packed"]),
+    "launch0_stream": ("k0[1, 32, s]()", ["nbc_launch_packed"]),
 }
 
 
 def k0():
+    pass
+
+
+def k1(a):
+    pass
+
+
+def k2(a, b):
+    pass
+
+
+def k3(a, b, c):
     pass
 
 
@@ -83,7 +100,10 @@ def run(op, n):
               out=out, _noop=int)
     if op.startswith("launch"):
         ns["k0"] = cuda.jit("void()")(k0)
-        ns["k4"] = cuda.jit("void(float32[::1], float32[::1], float32[::1], float32[::1])")(k4)
+        arr = "float32[::1]"
+        for i, f in enumerate((k1, k2, k3, k4), 1):
+            ns[f"k{i}"] = cuda.jit(f"void({', '.join([arr] * i)})")(f)
+        ns["L4"] = ns["k4"][1, 32]
     stmt = OPS[op][0]
     src = f"def _loop(_n):\n    for _ in range(_n):\n        {stmt}\n"
     exec(compile(src, f"<{op}>", "exec"), ns)

@@ -213,6 +213,13 @@ static bool is_contiguous(char layout, int ndim, const int64_t *shape, const int
   return true;
 }
 
+/* Stores one eight-byte word of a packed parameter (the buffer need not be aligned). */
+static inline void put_word(char *dst, int index, int64_t value) {
+  memcpy(dst + 8 * index, &value, 8);
+}
+
+/* Validates everything before the first store, so a refused argument leaves the buffer as it
+ * was; the words are then stored in place (this runs once per array argument per launch). */
 nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, void *params,
                                       nbc_devptr_t data, char dtype_kind, int itemsize,
                                       int ndim, const int64_t *shape, const int64_t *strides) {
@@ -228,7 +235,6 @@ nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, voi
                     index + 1, p->type_name, ndim);
   if (ndim > 0 && !shape)
     return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: shape is NULL", index + 1);
-  int64_t words[5 + 2 * 64];
   if (ndim > 64)
     return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: more than 64 dimensions", index + 1);
   int64_t nitems = 1;
@@ -236,30 +242,30 @@ nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, voi
     if (shape[d] < 0)
       return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: negative extent", index + 1);
     nitems *= shape[d];
-    words[5 + d] = shape[d];
   }
-  int64_t *out_strides = &words[5 + ndim];
+  /* Without strides the dense strides below are in the layout's own order, contiguous by
+   * construction ('A' arrays without strides are C order). */
+  if (strides && (p->layout == 'C' || p->layout == 'F') &&
+      !is_contiguous(p->layout, ndim, shape, strides, itemsize))
+    return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s, got a non-%s-contiguous "
+                    "array", index + 1, p->type_name, p->layout == 'C' ? "C" : "F");
+  char *dst = (char *)params + p->offset;
+  put_word(dst, 0, 0); /* meminfo */
+  put_word(dst, 1, 0); /* parent */
+  put_word(dst, 2, nitems);
+  put_word(dst, 3, itemsize);
+  put_word(dst, 4, (int64_t)data);
+  for (int d = 0; d < ndim; d++) put_word(dst, 5 + d, shape[d]);
   if (strides) {
-    memcpy(out_strides, strides, sizeof *strides * (size_t)ndim);
+    for (int d = 0; d < ndim; d++) put_word(dst, 5 + ndim + d, strides[d]);
   } else {
-    /* Dense strides in the layout's own order ('A' arrays without strides are C order). */
     int64_t s = itemsize;
     for (int k = 0; k < ndim; k++) {
       int d = p->layout == 'F' ? k : ndim - 1 - k;
-      out_strides[d] = s;
+      put_word(dst, 5 + ndim + d, s);
       s *= shape[d];
     }
   }
-  if ((p->layout == 'C' || p->layout == 'F') &&
-      !is_contiguous(p->layout, ndim, shape, out_strides, itemsize))
-    return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s, got a non-%s-contiguous "
-                    "array", index + 1, p->type_name, p->layout == 'C' ? "C" : "F");
-  words[0] = 0; /* meminfo */
-  words[1] = 0; /* parent */
-  words[2] = nitems;
-  words[3] = itemsize;
-  words[4] = (int64_t)data;
-  memcpy((char *)params + p->offset, words, p->size);
   return NBC_OK;
 }
 

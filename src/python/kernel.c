@@ -43,6 +43,10 @@ typedef struct {
     nbc_function_t *function;
   } loaded[MAX_LOADED];
   int nloaded;
+  /* The last configuration k[...] was given and its launcher, returned again for an equal
+   * configuration (config_same): `k[g, b](args)` in a loop then makes no launcher object. */
+  PyObject *last_config;
+  PyObject *last_launcher;
 } KernelObject;
 
 typedef struct {
@@ -130,6 +134,16 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->py_func);
   Py_VISIT(self->specializations);
+  Py_VISIT(self->last_config);
+  Py_VISIT(self->last_launcher);
+  return 0;
+}
+
+/* The cached launcher refers back to its kernel: the garbage collector breaks that cycle here
+ * (the kernel stays usable: the next k[...] makes a launcher again). */
+static int kernel_clear(KernelObject *self) {
+  Py_CLEAR(self->last_config);
+  Py_CLEAR(self->last_launcher);
   return 0;
 }
 
@@ -145,6 +159,7 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->py_func);
   Py_CLEAR(self->sigtext);
   Py_CLEAR(self->specializations);
+  kernel_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -165,6 +180,8 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->sig = NULL;
   k->result = NULL;
   k->nloaded = 0;
+  k->last_config = NULL;
+  k->last_launcher = NULL;
   PyObject_GC_Track(k);
   return k;
 }
@@ -495,7 +512,28 @@ static PyObject *launcher_vectorcall(PyObject *self, PyObject *const *args, size
   return launch((LauncherObject *)self, args, PyVectorcall_NARGS(nargsf));
 }
 
-static PyObject *kernel_getitem(KernelObject *self, PyObject *key) {
+/* Whether two launch configurations (k[...]'s tuples) are the same: item by item, the same
+ * object, or exact ints or tuples of them that are equal. Anything else (numpy integers,
+ * other stream objects) counts as different and is parsed anew. */
+static int config_same(PyObject *a, PyObject *b) {
+  if (a == b) return 1;
+  if (!PyTuple_CheckExact(a) || !PyTuple_CheckExact(b) ||
+      PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b))
+    return 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); i++) {
+    PyObject *x = PyTuple_GET_ITEM(a, i), *y = PyTuple_GET_ITEM(b, i);
+    if (x == y) continue;
+    if (PyLong_CheckExact(x) && PyLong_CheckExact(y)) {
+      if (PyObject_RichCompareBool(x, y, Py_EQ) != 1) return 0;
+    } else if (!PyTuple_CheckExact(x) || !config_same(x, y)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* A new launcher for the configuration key. */
+static PyObject *make_launcher(KernelObject *self, PyObject *key) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
   if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) < 2 || PyTuple_GET_SIZE(key) > 4) {
     PyErr_SetString(PyExc_ValueError, "must specify at least the griddim and blockdim: "
@@ -533,6 +571,19 @@ static PyObject *kernel_getitem(KernelObject *self, PyObject *key) {
 fail:
   Py_DECREF(L);
   return NULL;
+}
+
+/* k[griddim, blockdim(, stream(, sharedmem))]: the launcher of the last configuration when
+ * this one is the same (launchers are immutable), else a new one, which is kept. */
+static PyObject *kernel_getitem(KernelObject *self, PyObject *key) {
+  if (self->last_config && config_same(self->last_config, key))
+    return Py_NewRef(self->last_launcher);
+  PyObject *L = make_launcher(self, key);
+  if (L && PyTuple_CheckExact(key)) {
+    Py_XSETREF(self->last_config, Py_NewRef(key));
+    Py_XSETREF(self->last_launcher, Py_NewRef(L));
+  }
+  return L;
 }
 
 static PyObject *kernel_call(KernelObject *self, PyObject *args, PyObject *kwargs) {
@@ -611,6 +662,7 @@ static PyObject *kernel_repr(KernelObject *self) {
 static PyType_Slot kernel_slots[] = {
     {Py_tp_dealloc, kernel_dealloc},
     {Py_tp_traverse, kernel_traverse},
+    {Py_tp_clear, kernel_clear},
     {Py_tp_repr, kernel_repr},
     {Py_mp_subscript, kernel_getitem},
     {Py_tp_call, kernel_call},
