@@ -372,6 +372,14 @@ static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *co
   return rc == 0 ? spec : NULL;
 }
 
+/* An argument the signature does not accept (wrong dtype, rank, layout or kind) is a
+ * TypeError, as numba's dispatcher answers ("No matching definition for argument type(s)"). */
+static int argument_refused(nbc__py_state *st, nbc_status_t s) {
+  if (s != NBC_INVALID_ARGUMENT) return nbc__py_raise_int(st, s);
+  PyErr_SetString(PyExc_TypeError, nbc_last_error());
+  return -1;
+}
+
 /* Packs one scalar argument. */
 static int pack_scalar(nbc__py_state *st, const nbc_signature_t *sig, int i, char *buf,
                        PyObject *a) {
@@ -409,7 +417,7 @@ static int pack_scalar(nbc__py_state *st, const nbc_signature_t *sig, int i, cha
                  nbc_signature_param(sig, i)->type_name, Py_TYPE(a)->tp_name);
     return -1;
   }
-  return s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+  return s == NBC_OK ? 0 : argument_refused(st, s);
 }
 
 /* The launch itself: pack, launch, copy host arrays back. */
@@ -450,7 +458,7 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
       nviews++;
       nbc_status_t s = nbc_signature_pack_array(sig, i, buf, v->data, v->kind, v->itemsize,
                                                 v->ndim, v->shape, v->strides);
-      if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
+      if (s != NBC_OK) ok = argument_refused(st, s) == 0;
     } else {
       ok = pack_scalar(st, sig, i, buf, args[i]) == 0;
     }
