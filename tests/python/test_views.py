@@ -347,7 +347,7 @@ def test_gpu_kernels_on_views(gpu):
     h[:, 3] += 1
     k1[1, 64](d[5])
     h[5] += 1
-    k1[1, 64](d.ravel()[::7])
+    k1[5, 64](d.ravel()[::7])  # 293 elements
     h.ravel()[::7] += 1
     k2[(8, 8), (8, 8)](d[1:60:3, ::2])
     h[1:60:3, ::2] += 1
