@@ -453,7 +453,7 @@ static int current_cc(nbc__py_state *st, int *pmajor, int *pminor) {
 
 /* numba's launch_bounds: None, an int (max threads per block) or a tuple of one to three
  * ints (max threads per block, min blocks per SM, max blocks per cluster). */
-static int launch_bounds_arg(PyObject *bounds, nbc_compile_options_t *o) {
+int nbc__py_launch_bounds(PyObject *bounds, nbc_compile_options_t *o) {
   if (!bounds || bounds == Py_None) return 0;
   PyObject *seq = PyLong_Check(bounds) ? PyTuple_Pack(1, bounds)
                                        : PySequence_Tuple(bounds);
@@ -533,7 +533,7 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
   nbc_compile_options_t o;
   nbc_compile_options_init(&o);
   o.forceinline = forceinline;
-  if (launch_bounds_arg(a->launch_bounds, &o) < 0) return NULL;
+  if (nbc__py_launch_bounds(a->launch_bounds, &o) < 0) return NULL;
   o.device = device;
   o.abi = strcmp(abi, "c") == 0 ? NBC_ABI_C : NBC_ABI_NUMBA;
   o.output = strcmp(output, "ltoir") == 0 ? NBC_OUTPUT_LTOIR : NBC_OUTPUT_PTX;

@@ -730,7 +730,10 @@ static PyType_Spec launcher_spec = {
 /* ------------------------------------------------------------ jit() ------------------- */
 
 /* What jit(...) was given, kept in the decorator's self tuple:
- * (sig or None, device, debug, lineinfo, fastmath, opt). */
+ * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds). forceinline is
+ * accepted for numba compatibility but not acted on: a device function is compiled into the
+ * module of each kernel that calls it and libNVVM decides whether to inline it (it is not
+ * marked alwaysinline; compile(..., output="ltoir", forceinline=True) does mark it). */
 static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
@@ -743,6 +746,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   o.lineinfo = PyObject_IsTrue(PyTuple_GET_ITEM(config, 3));
   o.fastmath = PyObject_IsTrue(PyTuple_GET_ITEM(config, 4));
   o.opt = PyTuple_GET_ITEM(config, 5) == Py_None ? 1 : PyObject_IsTrue(PyTuple_GET_ITEM(config, 5));
+  if (nbc__py_launch_bounds(PyTuple_GET_ITEM(config, 6), &o) < 0) return NULL;
   if (!PyFunction_Check(func)) {
     PyErr_Format(PyExc_TypeError, "jit() decorates Python functions, got %R", func);
     return NULL;
@@ -772,14 +776,18 @@ static PyMethodDef jit_apply_def = {"jit_decorator", py_jit_apply, METH_O,
 
 static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
-                           "inline", "link", "cache", "max_registers", NULL};
+                           "inline", "link", "cache", "max_registers", "launch_bounds",
+                           "forceinline", NULL};
   PyObject *target = Py_None, *device = Py_False, *debug = Py_False, *lineinfo = Py_False;
   PyObject *fastmath = Py_False, *opt = Py_None, *inl = Py_None, *link = Py_None;
-  PyObject *cache = Py_False, *maxreg = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOO:jit", kwlist, &target, &device,
-                                   &debug, &lineinfo, &fastmath, &opt, &inl, &link, &cache,
-                                   &maxreg))
+  PyObject *cache = Py_False, *maxreg = Py_None, *bounds = Py_None, *forceinline = Py_False;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOO:jit", kwlist, &target,
+                                   &device, &debug, &lineinfo, &fastmath, &opt, &inl, &link,
+                                   &cache, &maxreg, &bounds, &forceinline))
     return NULL;
+  /* Checked now, as numba does when the decorator is made. */
+  nbc_compile_options_t check;
+  if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;
   if (link != Py_None && PyObject_IsTrue(link)) {
     PyErr_SetString(PyExc_NotImplementedError, "jit(link=...) is not supported by nbcuda yet");
     return NULL;
@@ -794,7 +802,8 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
     }
     sig = PyList_GET_ITEM(sig, 0);
   }
-  PyObject *config = Py_BuildValue("(OOOOOO)", sig, device, debug, lineinfo, fastmath, opt);
+  PyObject *config =
+      Py_BuildValue("(OOOOOOO)", sig, device, debug, lineinfo, fastmath, opt, bounds);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = apply_jit(module, config, target);
@@ -812,7 +821,7 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
 static PyMethodDef kernel_functions[] = {
     {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
      "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
-     "opt=True): a kernel (compiled now when a signature is given, else per argument "
+     "opt=True, launch_bounds=None): a kernel (compiled now when a signature is given, else per argument "
      "types on first launch) or, with device=True, a device function."},
     {NULL, NULL, 0, NULL},
 };

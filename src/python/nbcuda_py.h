@@ -173,4 +173,8 @@ int nbc__py_kernel_init(PyObject *module, nbc__py_state *st);
 /* pinned/mapped/managed arrays, pinned(), mapped(), defer_cleanup(). */
 int nbc__py_hostmem_init(PyObject *module, nbc__py_state *st);
 
+/* compile.c: numba's launch_bounds argument (None, an int, or a tuple of one to three ints)
+ * into o->launch_bounds; -1 with an exception set when it is malformed. */
+int nbc__py_launch_bounds(PyObject *bounds, nbc_compile_options_t *o);
+
 #endif /* NBCUDA_PY_H */

@@ -442,3 +442,15 @@ def test_forceinline_in_ltoir():
     with pytest.raises(ValueError, match="^Cannot force-inline kernels$"):
         cuda.compile(kernel, "void(float32[:], float32[:])", device=False, abi="numba",
                      output="ltoir", forceinline=True)
+
+
+def test_jit_launch_bounds():
+    """cuda.jit(sig, launch_bounds=...) compiles the kernel with them; a malformed value
+    fails when jit is called, as in numba."""
+    k = cuda.jit("void(float32[:], float32[:])", launch_bounds=(64, 3))(kernel)
+    ptx = k.inspect_asm()
+    assert ".maxntid 64, 1, 1" in ptx and ".minnctapersm 3" in ptx
+    with pytest.raises(ValueError, match="Got 4 launch bounds"):
+        cuda.jit("void(float32[:], float32[:])", launch_bounds=(1, 2, 3, 4))
+    dec = cuda.jit(device=True, forceinline=True)
+    assert dec(add) is not None
