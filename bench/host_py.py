@@ -35,6 +35,8 @@ import subprocess
 import sys
 import time
 
+import empty_kernels  # bench/, next to this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -116,46 +118,19 @@ def cuda_api_statements(cuda, np, kernels, skip=()):
     return ns, {k: v for k, v in statements.items() if k not in skip}, cuda.synchronize
 
 
-def empty_kernel_signatures():
-    return ["void(" + ", ".join(["float32[::1]"] * i) + ")" for i in range(5)]
-
-
 def setup_nbcuda():
     import numpy as np
     import nbcuda as cuda
-
-    def k0():
-        pass
-
-    def k1(a):
-        pass
-
-    def k2(a, b):
-        pass
-
-    def k3(a, b, c):
-        pass
-
-    def k4(a, b, c, d):
-        pass
-
-    kernels = [cuda.jit(sig)(f) for sig, f in zip(empty_kernel_signatures(), (k0, k1, k2, k3, k4))]
-    return cuda_api_statements(cuda, np, kernels)
+    return cuda_api_statements(cuda, np, empty_kernels.jit_all(cuda))
 
 
 def setup_numba():
     compat_numpy_for_numba()
     import numpy as np
     from numba import cuda
-    srcs = ["def k0():\n    pass\n", "def k1(a):\n    pass\n", "def k2(a, b):\n    pass\n",
-            "def k3(a, b, c):\n    pass\n", "def k4(a, b, c, d):\n    pass\n"]
-    kernels = []
-    for i, (sig, src) in enumerate(zip(empty_kernel_signatures(), srcs)):
-        kns = {}
-        exec(src, kns)
-        kernels.append(cuda.jit(sig)(kns[f"k{i}"]))
     # numba-cuda's Stream has no query().
-    return cuda_api_statements(cuda, np, kernels, skip={"Stream.query() (idle)"})
+    return cuda_api_statements(cuda, np, empty_kernels.jit_all(cuda),
+                               skip={"Stream.query() (idle)"})
 
 
 def setup_cupy():

@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+import empty_kernels  # bench/, next to this script
+
 # name: (statement, C API entry points the binding calls for it, whose inclusive counts add up
 # to "C API"). When the binding calls nbc_require_context, the functions it runs inside it
 # (INSIDE_REQUIRE) are part of its inclusive count and not added again; the binding's small
@@ -64,26 +66,6 @@ OPS = {
 }
 
 
-def k0():
-    pass
-
-
-def k1(a):
-    pass
-
-
-def k2(a, b):
-    pass
-
-
-def k3(a, b, c):
-    pass
-
-
-def k4(a, b, c, d):
-    pass
-
-
 def run(op, n):
     import numpy as np
     import nbcuda as cuda
@@ -99,10 +81,8 @@ def run(op, n):
     ns = dict(cuda=cuda, np=np, ctx=ctx, s=s, ev=ev, ev2=ev2, host=host, a=a, b=b, c=c, d=d,
               out=out, _noop=int)
     if op.startswith("launch"):
-        ns["k0"] = cuda.jit("void()")(k0)
-        arr = "float32[::1]"
-        for i, f in enumerate((k1, k2, k3, k4), 1):
-            ns[f"k{i}"] = cuda.jit(f"void({', '.join([arr] * i)})")(f)
+        for i, k in enumerate(empty_kernels.jit_all(cuda)):
+            ns[f"k{i}"] = k
         ns["L4"] = ns["k4"][1, 32]
     stmt = OPS[op][0]
     src = f"def _loop(_n):\n    for _ in range(_n):\n        {stmt}\n"
