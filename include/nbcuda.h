@@ -459,6 +459,8 @@ typedef struct nbc_global {
   int first_line;
   int col_offset;
   const struct nbc_resolver *resolver; /* for NBC_GLOBAL_FUNCTION; NULL: the same resolver */
+  int forceinline; /* NBC_GLOBAL_FUNCTION: compile it `alwaysinline` (numba's
+                      jit(device=True, forceinline=True)) */
 } nbc_global_t;
 
 /* Fills *pglobal for `name` and returns 0, or returns nonzero when the name is unknown. */

@@ -360,6 +360,7 @@ typedef struct nbc__func {
   int nvars;
   bool is_kernel;            /* the entry point compiled with device=False */
   bool is_entry;             /* the function asked for */
+  bool forceinline;          /* emitted alwaysinline (a callee marked so by its global) */
   nbc_abi_t abi;             /* the entry's ABI; callees use the Numba ABI internally */
   struct nbc__func *next;    /* all specialisations, in the order they were created */
   struct nbc__func **callees; /* infer.c: the specialisations its calls reach */

@@ -376,6 +376,7 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
   nbc__func *callee =
       nbc__infer_specialise(I->P, module, def, resolver, types, nargs, NULL, false, n, I);
   if (!callee) return NULL;
+  if (G->g.forceinline) callee->forceinline = true;
   nbc__call *c = call_new(I, n, NBC__B_FUNC, G->g.name, nargs);
   if (!c) return NULL;
   c->func = callee;

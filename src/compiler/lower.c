@@ -833,7 +833,9 @@ static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
   const nbc_compile_options_t *o = L->ctx->options;
   nbc__buf_printf(out, "define %s%s %s(%s)%s%s {\nentry:\n", linkage, ret_type,
                   global_ref(L, sym), params.data ? params.data : "",
-                  fn->is_entry && o->forceinline && !fn->is_kernel ? " alwaysinline" : "",
+                  (fn->is_entry && o->forceinline && !fn->is_kernel) || fn->forceinline
+                      ? " alwaysinline"
+                      : "",
                   L->debug_info ? nbc__arena_printf(L->arena, " !dbg !%d", L->sp_meta) : "");
   nbc__buf_append(out, L->allocas.data ? L->allocas.data : "", L->allocas.len);
   nbc__buf_append(out, L->body.data ? L->body.data : "", L->body.len);

@@ -335,6 +335,15 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     return -1;
   g->kind = NBC_GLOBAL_FUNCTION;
   g->resolver = &child->r;
+  /* jit(device=True, forceinline=True), ours or numba's: their targetoptions say it. */
+  g->forceinline = 0;
+  if (!PyFunction_Check(value)) {
+    PyObject *to = PyObject_GetAttrString(value, "targetoptions");
+    if (!to) PyErr_Clear();
+    PyObject *fi = to && PyDict_Check(to) ? PyDict_GetItemString(to, "forceinline") : NULL;
+    g->forceinline = fi ? PyObject_IsTrue(fi) > 0 : 0;
+    Py_XDECREF(to);
+  }
   return 0;
 }
 

@@ -61,6 +61,7 @@ typedef struct {
 typedef struct {
   PyObject_HEAD
   PyObject *py_func;
+  int forceinline; /* jit(device=True, forceinline=True): inlined into every caller */
 } DeviceFunctionObject;
 
 /* ------------------------------------------------------------ DeviceFunction ---------- */
@@ -102,8 +103,17 @@ static PyObject *devfn_py_func(DeviceFunctionObject *self, void *c) {
   return Py_NewRef(self->py_func);
 }
 
+/* numba's dispatcher attribute; compile()'s resolver reads forceinline from it (for numba's
+ * device functions too). */
+static PyObject *devfn_targetoptions(DeviceFunctionObject *self, void *c) {
+  (void)c;
+  return Py_BuildValue("{sOsO}", "device", Py_True, "forceinline",
+                       self->forceinline ? Py_True : Py_False);
+}
+
 static PyGetSetDef devfn_getset[] = {
     {"py_func", (getter)devfn_py_func, NULL, "the Python function", NULL},
+    {"targetoptions", (getter)devfn_targetoptions, NULL, "jit's options, as numba's", NULL},
     {"__name__", (getter)devfn_forward, NULL, NULL, "__name__"},
     {"__qualname__", (getter)devfn_forward, NULL, NULL, "__qualname__"},
     {"__doc__", (getter)devfn_forward, NULL, NULL, "__doc__"},
@@ -730,10 +740,8 @@ static PyType_Spec launcher_spec = {
 /* ------------------------------------------------------------ jit() ------------------- */
 
 /* What jit(...) was given, kept in the decorator's self tuple:
- * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds). forceinline is
- * accepted for numba compatibility but not acted on: a device function is compiled into the
- * module of each kernel that calls it and libNVVM decides whether to inline it (it is not
- * marked alwaysinline; compile(..., output="ltoir", forceinline=True) does mark it). */
+ * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline); a
+ * device function marked forceinline is emitted alwaysinline in every kernel that calls it. */
 static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
@@ -755,6 +763,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     DeviceFunctionObject *d = PyObject_GC_New(DeviceFunctionObject, st->DeviceFunctionType);
     if (!d) return NULL;
     d->py_func = Py_NewRef(func);
+    d->forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
     PyObject_GC_Track(d);
     return (PyObject *)d;
   }
@@ -803,7 +812,8 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
     sig = PyList_GET_ITEM(sig, 0);
   }
   PyObject *config =
-      Py_BuildValue("(OOOOOOO)", sig, device, debug, lineinfo, fastmath, opt, bounds);
+      Py_BuildValue("(OOOOOOOO)", sig, device, debug, lineinfo, fastmath, opt, bounds,
+                    forceinline);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = apply_jit(module, config, target);

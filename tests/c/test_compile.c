@@ -285,6 +285,46 @@ TEST(forceinline) {
   ASSERT(!strstr(ir_of(src, "add", "float32(float32, float32)", &p), "alwaysinline"));
 }
 
+/* A resolver whose `helper` is a function of the same source marked forceinline, as the
+ * Python module resolves jit(device=True, forceinline=True). */
+static const char inline_src[] = "def helper(x):\n    return x * 2\n"
+                                 "def k(r, x):\n    r[0] = helper(x[0])\n";
+
+static int resolve_inline(void *data, const char *name, nbc_global_t *g) {
+  if (strcmp(name, "helper") != 0) return 1;
+  memset(g, 0, sizeof *g);
+  g->kind = NBC_GLOBAL_FUNCTION;
+  g->name = "helper";
+  g->source = inline_src;
+  g->filename = "k.py";
+  g->first_line = 1;
+  g->forceinline = *(int *)data;
+  return 0;
+}
+
+TEST(forceinline_callee) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  o.opt = 0; /* libNVVM inlines nothing by itself at -opt=0 */
+  for (int marked = 0; marked <= 1; marked++) {
+    nbc_resolver_t res = {resolve_inline, &marked};
+    nbc_source_t s = {inline_src, 0, "k.py", 1, 0};
+    nbc__compile_info info;
+    memset(&info, 0, sizeof info);
+    info.dump = NBC__DUMP_IR;
+    nbc_compile_result_t *r = NULL;
+    ASSERT_OK(nbc__compile_ex(&s, "k", "void(float32[:], float32[:])", &o, &res, &info, &r));
+    const char *ir = nbc_compile_result_code(r, NULL);
+    ASSERT_EQ(strstr(ir, ") alwaysinline {") != NULL, marked);
+    nbc_compile_result_destroy(r);
+    ASSERT_OK(nbc_compile(&s, "k", "void(float32[:], float32[:])", &o, &res, &r));
+    ASSERT_EQ(strstr(nbc_compile_result_code(r, NULL), "call.uni") == NULL, marked);
+    nbc_compile_result_destroy(r);
+  }
+}
+
 TEST(lineinfo_effects) {
   require_nvvm();
   nbc_compile_options_t o = options();
@@ -509,7 +549,7 @@ TEST(concurrent_compiles) {
   }
 }
 
-TEST_LIST(X(launch_bounds) X(forceinline) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
+TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)

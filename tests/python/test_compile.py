@@ -454,3 +454,33 @@ def test_jit_launch_bounds():
         cuda.jit("void(float32[:], float32[:])", launch_bounds=(1, 2, 3, 4))
     dec = cuda.jit(device=True, forceinline=True)
     assert dec(add) is not None
+
+
+@cuda.jit(device=True)
+def twice(x):
+    return x * 2
+
+
+@cuda.jit(device=True, forceinline=True)
+def twice_inlined(x):
+    return x * 2
+
+
+def calls_twice(r, x):
+    r[0] = twice(x[0])
+
+
+def calls_twice_inlined(r, x):
+    r[0] = twice_inlined(x[0])
+
+
+def test_jit_forceinline_device_function():
+    """jit(device=True, forceinline=True): the callee is alwaysinline, so even without
+    optimisation (opt=False, where libNVVM inlines nothing by itself) no call remains."""
+    sig = "void(float32[:], float32[:])"
+    plain = cuda.jit(sig, opt=False)(calls_twice).inspect_asm()
+    inlined = cuda.jit(sig, opt=False)(calls_twice_inlined).inspect_asm()
+    assert "call.uni" in plain
+    assert "call.uni" not in inlined and ".func" not in inlined
+    assert twice_inlined.targetoptions["forceinline"] is True
+    assert twice.targetoptions["forceinline"] is False
