@@ -411,6 +411,9 @@ typedef struct nbc_compile_options {
   int fastmath;
   int cc_major;         /* 0: NBCUDA_DEFAULT_PTX_CC, NUMBA_CUDA_DEFAULT_PTX_CC or 7.5 */
   int cc_minor;
+  char cc_arch;         /* 0, or 'a' / 'f': the arch- or family-specific target compute_XYa /
+                           compute_XYf (numba's cc=(9, 0, "a")); it must be a cc libNVVM
+                           supports as such, not a nearest one */
   int opt;              /* 1: -opt=3, 0: -opt=0 */
   nbc_abi_t abi;
   const char *abi_name; /* C ABI symbol name; NULL: the escaped function name */

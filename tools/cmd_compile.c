@@ -33,7 +33,7 @@ static const char usage_text[] =
     "options:\n"
     "  --sig SIG             the signature (required)\n"
     "  --kernel              compile a kernel (Numba ABI) instead of a device function\n"
-    "  --cc M.m              compute capability (default: NBCUDA_DEFAULT_PTX_CC, "
+    "  --cc M.m[a|f]         compute capability, 9.0a: arch-specific (default: NBCUDA_DEFAULT_PTX_CC, "
     "NUMBA_CUDA_DEFAULT_PTX_CC or 7.5)\n"
     "  --output ptx|ltoir    the kind of code (default ptx)\n"
     "  --abi c|numba         the device function's ABI (default c)\n"
@@ -102,15 +102,21 @@ static char *read_file(const char *path, size_t *psize) {
   return data;
 }
 
-static bool parse_cc(const char *s, int *pmajor, int *pminor) {
+/* "M.m", optionally followed by 'a' or 'f' (an arch- or family-specific target: 9.0a). */
+static bool parse_cc(const char *s, int *pmajor, int *pminor, char *parch) {
   char *end;
   long major = strtol(s, &end, 10);
   if (end == s || *end != '.' || major <= 0 || major > 99) return false;
   const char *m = end + 1;
+  if (!isdigit((unsigned char)*m)) return false;
   long minor = strtol(m, &end, 10);
-  if (end == m || *end != '\0' || minor < 0 || minor > 9) return false;
+  if (end == m || minor < 0 || minor > 9) return false;
+  char arch = 0;
+  if (*end == 'a' || *end == 'f') arch = *end++;
+  if (*end != '\0') return false;
   *pmajor = (int)major;
   *pminor = (int)minor;
+  *parch = arch;
   return true;
 }
 
@@ -163,8 +169,8 @@ int nbc__cli_compile(int argc, char **argv) {
       return 0;
     } else if (option_value(argc, argv, &i, "--sig", &sig, &err)) {
     } else if (option_value(argc, argv, &i, "--cc", &v, &err)) {
-      if (!err && !parse_cc(v, &o.cc_major, &o.cc_minor))
-        return usage_error("--cc expects M.m (e.g. 9.0), not '%s'", v);
+      if (!err && !parse_cc(v, &o.cc_major, &o.cc_minor, &o.cc_arch))
+        return usage_error("--cc expects M.m or M.ma / M.mf (e.g. 9.0, 9.0a), not '%s'", v);
     } else if (option_value(argc, argv, &i, "--output", &v, &err)) {
       if (err) break;
       if (strcmp(v, "ptx") == 0) o.output = NBC_OUTPUT_PTX;

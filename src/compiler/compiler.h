@@ -473,7 +473,7 @@ nbc_status_t nbc__nvvm_load(void);
 nbc_status_t nbc__nvvm_version(int *pmajor, int *pminor);
 /* "compute_XY" for a cc: the nearest supported at or below; below the minimum (7.5) is
  * NBC_UNSUPPORTED_CC naming it. cc 0.0 means the default (env or 7.5). */
-nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char *out, size_t size);
+nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char cc_arch, char *out, size_t size);
 
 typedef struct nbc__nvvm_output {
   char *code;    /* malloc'd: PTX (NUL-terminated) or LTO-IR bytes */

@@ -448,7 +448,7 @@ void nbc__nvvm_default_cc(int *pmajor, int *pminor) {
   *pminor = minor;
 }
 
-nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char *out, size_t size) {
+nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char cc_arch, char *out, size_t size) {
   if (cc_major == 0 && cc_minor == 0) nbc__nvvm_default_cc(&cc_major, &cc_minor);
   if (cc_major < 0 || cc_minor < 0 || cc_minor > 9) {
     snprintf(out, size, "invalid compute capability %d.%d", cc_major, cc_minor);
@@ -463,7 +463,21 @@ nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char *out, size_t size) 
   int best = supported_cc[0];
   for (int i = 0; i < SUPPORTED_CC_COUNT; i++)
     if (supported_cc[i] <= want) best = supported_cc[i];
-  snprintf(out, size, "compute_%d", best);
+  if (cc_arch && cc_arch != 'a' && cc_arch != 'f') {
+    snprintf(out, size, "invalid architecture suffix '%c' of compute capability %d.%d "
+             "(expected 'a' or 'f')", cc_arch, cc_major, cc_minor);
+    return NBC_UNSUPPORTED_CC;
+  }
+  /* numba-cuda's get_arch_option: a specific target is only the cc asked for. */
+  if (cc_arch && best != want) {
+    snprintf(out, size, "Can't use arch-specific compute_%d%d%c with closest found compute "
+             "capability compute_%d", cc_major, cc_minor, cc_arch, best);
+    return NBC_UNSUPPORTED_CC;
+  }
+  if (cc_arch)
+    snprintf(out, size, "compute_%d%c", best, cc_arch);
+  else
+    snprintf(out, size, "compute_%d", best);
   return NBC_OK;
 }
 
@@ -539,7 +553,7 @@ bool nbc__nvvm_compile(nbc__ctx *ctx, const char *ir, size_t size, bool needs_li
   }
   const nbc_compile_options_t *o = ctx->options;
   char arch[128];
-  st = nbc__nvvm_arch(o->cc_major, o->cc_minor, arch, sizeof arch);
+  st = nbc__nvvm_arch(o->cc_major, o->cc_minor, o->cc_arch, arch, sizeof arch);
   if (st != NBC_OK) {
     fail(ctx, st, "%s", arch);
     return false;

@@ -568,9 +568,20 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
       PyErr_Format(PyExc_TypeError, "cc must be a tuple (major, minor), got %R", a->cc);
       return NULL;
     }
-    if (PyTuple_GET_SIZE(a->cc) > 2) {
-      PyErr_Format(PyExc_NotImplementedError,
-                   "arch-specific compute capabilities such as %R are not supported", a->cc);
+    if (PyTuple_GET_SIZE(a->cc) == 3) { /* numba: (9, 0, "a") -> compute_90a */
+      PyObject *arch = PyTuple_GET_ITEM(a->cc, 2);
+      const char *text = PyUnicode_Check(arch) ? PyUnicode_AsUTF8(arch) : NULL;
+      if (!text || (strcmp(text, "a") != 0 && strcmp(text, "f") != 0 && *text)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError,
+                     "the third item of cc must be 'a' (arch-specific) or 'f' "
+                     "(family-specific), got %R", arch);
+        return NULL;
+      }
+      o.cc_arch = *text;
+    } else if (PyTuple_GET_SIZE(a->cc) > 3) {
+      PyErr_Format(PyExc_TypeError, "cc must be (major, minor) or (major, minor, arch), got %R",
+                   a->cc);
       return NULL;
     }
   }

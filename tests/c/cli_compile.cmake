@@ -30,6 +30,8 @@ if(TARGET nbcuda_cli)
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi numba | grep -q NumbaEnv")
   nbc_cli_test(cli_compile_launch_bounds
     "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --cc 9.0 --launch-bounds 128,2 | grep -q '.minnctapersm 2'")
+  nbc_cli_test(cli_compile_arch_specific_cc
+    "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --cc 9.0a | grep -q '.target sm_90a'")
   nbc_cli_test(cli_compile_forceinline
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --forceinline --output ltoir --dump=ir | grep -q ') alwaysinline {'")
   nbc_cli_test(cli_compile_usage_bad_launch_bounds

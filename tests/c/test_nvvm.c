@@ -181,7 +181,7 @@ TEST(opt0_changes_code) {
 
 static void expect_arch(int major, int minor, const char *want) {
   char arch[128];
-  nbc_status_t st = nbc__nvvm_arch(major, minor, arch, sizeof arch);
+  nbc_status_t st = nbc__nvvm_arch(major, minor, 0, arch, sizeof arch);
   if (st != NBC_OK) TEST_FAIL_("cc %d.%d: %s", major, minor, arch);
   if (strcmp(arch, want) != 0) TEST_FAIL_("cc %d.%d gave %s, expected %s", major, minor, arch, want);
 }
@@ -200,10 +200,20 @@ TEST(arch_mapping) {
   expect_arch(12, 1, "compute_121");
   expect_arch(13, 0, "compute_121");
   char arch[128];
-  ASSERT_STATUS(nbc__nvvm_arch(5, 0, arch, sizeof arch), NBC_UNSUPPORTED_CC);
+  ASSERT_STATUS(nbc__nvvm_arch(5, 0, 0, arch, sizeof arch), NBC_UNSUPPORTED_CC);
   ASSERT_STREQ(arch, "GPU compute capability 5.0 is not supported (requires >=7.5)");
-  ASSERT_STATUS(nbc__nvvm_arch(7, 2, arch, sizeof arch), NBC_UNSUPPORTED_CC);
+  ASSERT_STATUS(nbc__nvvm_arch(7, 2, 0, arch, sizeof arch), NBC_UNSUPPORTED_CC);
   ASSERT_STREQ(arch, "GPU compute capability 7.2 is not supported (requires >=7.5)");
+  /* Arch- and family-specific targets: only the cc asked for (numba-cuda's get_arch_option). */
+  ASSERT_OK(nbc__nvvm_arch(9, 0, 'a', arch, sizeof arch));
+  ASSERT_STREQ(arch, "compute_90a");
+  ASSERT_OK(nbc__nvvm_arch(10, 0, 'f', arch, sizeof arch));
+  ASSERT_STREQ(arch, "compute_100f");
+  ASSERT_STATUS(nbc__nvvm_arch(9, 2, 'a', arch, sizeof arch), NBC_UNSUPPORTED_CC);
+  ASSERT_STREQ(arch, "Can't use arch-specific compute_92a with closest found compute "
+                     "capability compute_90");
+  ASSERT_STATUS(nbc__nvvm_arch(9, 0, 'x', arch, sizeof arch), NBC_UNSUPPORTED_CC);
+  ASSERT_CONTAINS(arch, "expected 'a' or 'f'");
 }
 
 TEST(default_cc_from_environment) {

@@ -484,3 +484,16 @@ def test_jit_forceinline_device_function():
     assert "call.uni" not in inlined and ".func" not in inlined
     assert twice_inlined.targetoptions["forceinline"] is True
     assert twice.targetoptions["forceinline"] is False
+
+
+def test_arch_specific_cc():
+    """numba's cc=(major, minor, "a"|"f"): compute_XYa / compute_XYf, only for a cc libNVVM
+    supports as such."""
+    ptx, _ = cuda.compile_ptx(kernel, "void(float32[:], float32[:])", cc=(9, 0, "a"))
+    assert ".target sm_90a" in ptx
+    ptx, _ = cuda.compile(add, "float32(float32, float32)", cc=(10, 0, "f"))
+    assert ".target sm_100f" in ptx
+    with pytest.raises(cuda.CCSupportError, match="Can't use arch-specific compute_92a"):
+        cuda.compile(add, "float32(float32, float32)", cc=(9, 2, "a"))
+    with pytest.raises(ValueError, match="must be 'a'"):
+        cuda.compile(add, "float32(float32, float32)", cc=(9, 0, "z"))
