@@ -228,6 +228,25 @@ def test_saxpy_against_numpy(gpu):
     np.testing.assert_allclose(r.copy_to_host(), 2 * x + y, rtol=1e-6)
 
 
+def test_launch_bounds_are_enforced_by_the_driver(gpu):
+    """jit(sig, launch_bounds=64): the kernel runs with 64 threads per block and the driver
+    refuses 128 (.maxntid 64 in the PTX it loaded)."""
+    import nbcuda
+
+    def fill(a):
+        i = nbcuda.grid(1)
+        if i < a.size:
+            a[i] = i
+
+    k = nbcuda.jit("void(int32[:])", launch_bounds=64)(fill)
+    d = nbcuda.device_array(256, np.int32)
+    k[4, 64](d)
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(256, dtype=np.int32))
+    with pytest.raises(nbcuda.CudaAPIError):
+        k[2, 128](d)
+        nbcuda.synchronize()
+
+
 def test_trailing_small_scalar_parameter(gpu):
     """Parameters that end on a 4-byte scalar (60 bytes here): the packed buffer must have the
     kernel's exact size (padded to 64, the 2-GPU H200 run got LAUNCH_OUT_OF_RESOURCES)."""
