@@ -105,6 +105,39 @@ void nbc__context_leave(int pushed);
  * results in CUDA_ERROR_CONTEXT_IS_DESTROYED"), without calling the driver. */
 nbc_status_t nbc__outlived_fail(const char *call, const char *what);
 
+/* ptrtable.c -------------------------------------------------------------------------- */
+/* What nbcuda remembers of an address it handed out: its context and that context's lifetime
+ * when it was made. The caller allocates records; a table holds those inserted into it and
+ * gives them back through remove and detach_context. */
+typedef struct nbc__ptr_record {
+  uintptr_t address;
+  int tag; /* with address, the key: the kind of record (hostmem.c: registered or allocated) */
+  unsigned lifetime; /* context->lifetime when made */
+  nbc_context_t *context;
+  size_t bytes;
+  struct nbc__ptr_record *next; /* the table's chain, or the list detach_context returns */
+} nbc__ptr_record_t;
+
+#define NBC__PTRTABLE_BUCKETS 1024u
+typedef struct nbc__ptrtable {
+  pthread_mutex_t lock;
+  nbc__ptr_record_t *buckets[NBC__PTRTABLE_BUCKETS];
+} nbc__ptrtable_t;
+
+/* Adds record (address, tag and the rest filled in); the table holds it until removed. */
+void nbc__ptrtable_insert(nbc__ptrtable_t *table, nbc__ptr_record_t *record);
+/* Takes the record of (address, tag) out of the table and returns it (the caller frees it),
+ * or NULL when there is none. */
+nbc__ptr_record_t *nbc__ptrtable_remove(nbc__ptrtable_t *table, uintptr_t address, int tag);
+/* Copies the record of (address, tag) to *pcopy, leaving it in the table: 1, or 0 when there
+ * is none. */
+int nbc__ptrtable_find(nbc__ptrtable_t *table, uintptr_t address, int tag,
+                       nbc__ptr_record_t *pcopy);
+/* Takes every record of context out of the table and returns them as a list linked through
+ * next (the caller frees each). */
+nbc__ptr_record_t *nbc__ptrtable_detach_context(nbc__ptrtable_t *table,
+                                                const nbc_context_t *context);
+
 /* memory.c ---------------------------------------------------------------------------- */
 /* Performs the context's deferred frees, then frees every allocation nbcuda made in context
  * and still tracks (context must be current). */

@@ -4,9 +4,9 @@
  *
  * Page-locked memory belongs to the context it was made in, and a reset of that context
  * (nbc_device_reset, nbc_close) destroys it with everything else. nbcuda records each
- * allocation and registration with its context and the context's lifetime then, in a hash
- * table keyed by the host address, so that a free or unregister after such a reset only drops
- * the record: the driver may since have handed the same address out again, and a late
+ * allocation and registration with its context and the context's lifetime then, in a table
+ * keyed by the host address (ptrtable.c), so that a free or unregister after such a reset only
+ * drops the record: the driver may since have handed the same address out again, and a late
  * cuMemFreeHost would free someone else's memory. The record also tells nbc_mem_host_free
  * which context's deferred-cleanup scope applies (deferred.c).
  *
@@ -17,69 +17,34 @@
 
 #include "host/host.h"
 
-typedef struct host_record {
-  void *ptr;
-  int registered; /* cuMemHostRegister (else cuMemHostAlloc) */
-  nbc_context_t *context;
-  unsigned lifetime; /* context->lifetime when made */
-  struct host_record *next;
-} host_record;
+static nbc__ptrtable_t table = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-#define BUCKETS 256u
+/* The tag of a record: how the memory was made, so that freeing an allocation never takes a
+ * registration of the same address for it, nor the other way round. */
+enum { ALLOCATED = 0, REGISTERED = 1 };
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static host_record *table[BUCKETS];
-
-static unsigned bucket_of(const void *ptr) {
-  uint64_t h = (uint64_t)(uintptr_t)ptr * 0x9E3779B97F4A7C15ull;
-  return (unsigned)(h >> 56) & (BUCKETS - 1);
-}
-
-static void track(host_record *r) {
-  unsigned b = bucket_of(r->ptr);
-  pthread_mutex_lock(&table_lock);
-  r->next = table[b];
-  table[b] = r;
-  pthread_mutex_unlock(&table_lock);
-}
-
-/* Removes and returns the record of ptr of the given kind, or NULL. */
-static host_record *untrack(const void *ptr, int registered) {
-  unsigned b = bucket_of(ptr);
-  pthread_mutex_lock(&table_lock);
-  host_record **link = &table[b];
-  while (*link && ((*link)->ptr != ptr || (*link)->registered != registered))
-    link = &(*link)->next;
-  host_record *r = *link;
-  if (r) *link = r->next;
-  pthread_mutex_unlock(&table_lock);
-  return r;
+static nbc__ptr_record_t *untrack(const void *ptr, int tag) {
+  return nbc__ptrtable_remove(&table, (uintptr_t)ptr, tag);
 }
 
 /* Looks ptr up without removing it: *pcontext and whether its context was reset since. */
-static int lookup(const void *ptr, int registered, nbc_context_t **pcontext, int *poutlived) {
-  unsigned b = bucket_of(ptr);
-  int found = 0;
-  pthread_mutex_lock(&table_lock);
-  for (host_record *r = table[b]; r; r = r->next)
-    if (r->ptr == ptr && r->registered == registered) {
-      *pcontext = r->context;
-      *poutlived = nbc__outlived(r->context, r->lifetime);
-      found = 1;
-      break;
-    }
-  pthread_mutex_unlock(&table_lock);
-  return found;
+static int lookup(const void *ptr, int tag, nbc_context_t **pcontext, int *poutlived) {
+  nbc__ptr_record_t r;
+  if (!nbc__ptrtable_find(&table, (uintptr_t)ptr, tag, &r)) return 0;
+  *pcontext = r.context;
+  *poutlived = nbc__outlived(r.context, r.lifetime);
+  return 1;
 }
 
-static nbc_status_t record(void *ptr, int registered, nbc_context_t *context) {
-  host_record *r = malloc(sizeof *r);
+static nbc_status_t record(void *ptr, int tag, nbc_context_t *context) {
+  nbc__ptr_record_t *r = malloc(sizeof *r);
   if (!r) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  r->ptr = ptr;
-  r->registered = registered;
-  r->context = context;
+  r->address = (uintptr_t)ptr;
+  r->tag = tag;
   r->lifetime = atomic_load(&context->lifetime);
-  track(r);
+  r->context = context;
+  r->bytes = 0;
+  nbc__ptrtable_insert(&table, r);
   return NBC_OK;
 }
 
@@ -102,7 +67,7 @@ nbc_status_t nbc_mem_host_alloc(size_t bytes, unsigned flags, void **pptr) {
   if (res != NBC__CUDA_SUCCESS)
     return nbc__driver_failf("cuMemHostAlloc", res,
                              " (allocating %zu bytes of page-locked host memory)", bytes);
-  st = record(ptr, 0, context);
+  st = record(ptr, ALLOCATED, context);
   if (st != NBC_OK) {
     nbc__cu.cuMemFreeHost(ptr);
     return st;
@@ -112,14 +77,14 @@ nbc_status_t nbc_mem_host_alloc(size_t bytes, unsigned flags, void **pptr) {
 }
 
 nbc_status_t nbc__host_free_now(void *ptr) {
-  host_record *r = untrack(ptr, 0);
+  nbc__ptr_record_t *r = untrack(ptr, ALLOCATED);
   if (r && nbc__outlived(r->context, r->lifetime)) { /* the reset freed it */
     free(r);
     return NBC_OK;
   }
   CUresult res = nbc__cu.cuMemFreeHost(ptr);
   if (res != NBC__CUDA_SUCCESS) {
-    if (r) track(r);
+    if (r) nbc__ptrtable_insert(&table, r);
     return nbc__driver_failf("cuMemFreeHost", res, " (address %p)", ptr);
   }
   free(r);
@@ -132,7 +97,7 @@ nbc_status_t nbc_mem_host_free(void *ptr) {
   if (nbc__defer_any()) {
     nbc_context_t *context = NULL;
     int outlived = 0;
-    if (lookup(ptr, 0, &context, &outlived) && !outlived &&
+    if (lookup(ptr, ALLOCATED, &context, &outlived) && !outlived &&
         nbc__defer_free(context, NBC__FREE_HOST, (uint64_t)(uintptr_t)ptr))
       return NBC_OK;
   }
@@ -153,11 +118,11 @@ nbc_status_t nbc_mem_host_register(void *ptr, size_t bytes, unsigned flags) {
   /* A registration left over from a context reset is gone as far as the driver knows. */
   nbc_context_t *old = NULL;
   int outlived = 0;
-  if (lookup(ptr, 1, &old, &outlived) && outlived) free(untrack(ptr, 1));
+  if (lookup(ptr, REGISTERED, &old, &outlived) && outlived) free(untrack(ptr, REGISTERED));
   CUresult res = nbc__cu.cuMemHostRegister(ptr, bytes, flags);
   if (res != NBC__CUDA_SUCCESS)
     return nbc__driver_failf("cuMemHostRegister", res, " (%zu bytes at %p)", bytes, ptr);
-  st = record(ptr, 1, context);
+  st = record(ptr, REGISTERED, context);
   if (st != NBC_OK) nbc__cu.cuMemHostUnregister(ptr);
   return st;
 }
@@ -165,7 +130,7 @@ nbc_status_t nbc_mem_host_register(void *ptr, size_t bytes, unsigned flags) {
 nbc_status_t nbc_mem_host_unregister(void *ptr) {
   if (!ptr) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_host_unregister: ptr is NULL");
   NBC__ENSURE_DRIVER();
-  host_record *r = untrack(ptr, 1);
+  nbc__ptr_record_t *r = untrack(ptr, REGISTERED);
   if (r && nbc__outlived(r->context, r->lifetime)) { /* the reset unpinned it */
     free(r);
     return NBC_OK;
@@ -173,7 +138,7 @@ nbc_status_t nbc_mem_host_unregister(void *ptr) {
   CUresult res = nbc__cu.cuMemHostUnregister(ptr);
   if (res != NBC__CUDA_SUCCESS && nbc__context_retry(res)) res = nbc__cu.cuMemHostUnregister(ptr);
   if (res != NBC__CUDA_SUCCESS) {
-    if (r) track(r);
+    if (r) nbc__ptrtable_insert(&table, r);
     return nbc__driver_failf("cuMemHostUnregister", res, " (address %p)", ptr);
   }
   free(r);

@@ -1,10 +1,10 @@
 /* memory.c — device memory: allocation, copies host<->device (sync and on a stream), memset.
  *
  * Allocations are made in the current context (one is created as nbc_current_context(-1)
- * does). nbcuda remembers which context each allocation belongs to, in a hash table keyed by
- * the device address, so that nbc_context_reset can free what nbcuda allocated in a context
- * (numba's Context.reset drops its allocations) and nbc_mem_free of an address nbcuda does
- * not know is still passed to the driver, which judges it.
+ * does). nbcuda remembers which context each allocation belongs to, in a table keyed by the
+ * device address (ptrtable.c), so that nbc_context_reset can free what nbcuda allocated in a
+ * context (numba's Context.reset drops its allocations) and nbc_mem_free of an address nbcuda
+ * does not know is still passed to the driver, which judges it.
  *
  * nbc_mem_free inside a deferred-cleanup scope of the allocation's context only queues the free
  * (deferred.c); nbc_context_reset performs the queue before freeing what is left.
@@ -17,88 +17,36 @@
 
 #include "host/host.h"
 
-typedef struct allocation {
-  CUdeviceptr ptr;
-  size_t bytes;
-  nbc_context_t *context;
-  struct allocation *next;
-} allocation;
+static nbc__ptrtable_t table = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-#define BUCKETS 1024u
-
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static allocation *table[BUCKETS];
-
-static unsigned bucket_of(CUdeviceptr ptr) {
-  uint64_t h = (uint64_t)ptr * 0x9E3779B97F4A7C15ull;
-  return (unsigned)(h >> 54) & (BUCKETS - 1);
-}
-
-static void track(allocation *a) {
-  unsigned b = bucket_of(a->ptr);
-  pthread_mutex_lock(&table_lock);
-  a->next = table[b];
-  table[b] = a;
-  pthread_mutex_unlock(&table_lock);
-}
-
-/* Removes and returns the record of ptr, or NULL. */
-static allocation *untrack(CUdeviceptr ptr) {
-  unsigned b = bucket_of(ptr);
-  pthread_mutex_lock(&table_lock);
-  allocation **link = &table[b];
-  while (*link && (*link)->ptr != ptr) link = &(*link)->next;
-  allocation *a = *link;
-  if (a) *link = a->next;
-  pthread_mutex_unlock(&table_lock);
-  return a;
+static void track(nbc__ptr_record_t *a, CUdeviceptr ptr, size_t bytes, nbc_context_t *context) {
+  a->address = (uintptr_t)ptr;
+  a->tag = 0;
+  a->lifetime = atomic_load_explicit(&context->lifetime, memory_order_relaxed);
+  a->context = context;
+  a->bytes = bytes;
+  nbc__ptrtable_insert(&table, a);
 }
 
 nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *context) {
-  allocation *a = malloc(sizeof *a);
+  nbc__ptr_record_t *a = malloc(sizeof *a);
   if (!a) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  a->ptr = ptr;
-  a->bytes = bytes;
-  a->context = context;
-  track(a);
+  track(a, ptr, bytes, context);
   return NBC_OK;
 }
 
 /* The context of a tracked allocation, or NULL. */
 static nbc_context_t *owner_of(CUdeviceptr ptr) {
-  unsigned b = bucket_of(ptr);
-  nbc_context_t *context = NULL;
-  pthread_mutex_lock(&table_lock);
-  for (allocation *a = table[b]; a; a = a->next)
-    if (a->ptr == ptr) {
-      context = a->context;
-      break;
-    }
-  pthread_mutex_unlock(&table_lock);
-  return context;
+  nbc__ptr_record_t r;
+  return nbc__ptrtable_find(&table, (uintptr_t)ptr, 0, &r) ? r.context : NULL;
 }
 
 void nbc__memory_release_context(nbc_context_t *context) {
   nbc__defer_flush(context); /* the queued frees, while their addresses are still ours */
-  allocation *mine = NULL;
-  pthread_mutex_lock(&table_lock);
-  for (unsigned b = 0; b < BUCKETS; b++) {
-    allocation **link = &table[b];
-    while (*link) {
-      allocation *a = *link;
-      if (a->context == context) {
-        *link = a->next;
-        a->next = mine;
-        mine = a;
-      } else {
-        link = &a->next;
-      }
-    }
-  }
-  pthread_mutex_unlock(&table_lock);
+  nbc__ptr_record_t *mine = nbc__ptrtable_detach_context(&table, context);
   while (mine) {
-    allocation *next = mine->next;
-    nbc__cu.cuMemFree(mine->ptr);
+    nbc__ptr_record_t *next = mine->next;
+    nbc__cu.cuMemFree((CUdeviceptr)mine->address);
     free(mine);
     mine = next;
   }
@@ -110,7 +58,7 @@ nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr) {
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
-  allocation *a = malloc(sizeof *a);
+  nbc__ptr_record_t *a = malloc(sizeof *a);
   if (!a) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   CUdeviceptr ptr = 0;
   CUresult res = nbc__cu.cuMemAlloc(&ptr, bytes);
@@ -119,21 +67,18 @@ nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr) {
     return nbc__driver_failf("cuMemAlloc", res, " (allocating %zu bytes on device %d)", bytes,
                              context->device->id);
   }
-  a->ptr = ptr;
-  a->bytes = bytes;
-  a->context = context;
-  track(a);
+  track(a, ptr, bytes, context);
   *pptr = ptr;
   return NBC_OK;
 }
 
 /* Frees ptr now; untracked addresses go to the driver only when pass_unknown is set. */
 static nbc_status_t free_now(nbc_devptr_t ptr, int pass_unknown) {
-  allocation *a = untrack(ptr);
+  nbc__ptr_record_t *a = nbc__ptrtable_remove(&table, (uintptr_t)ptr, 0);
   if (!a && !pass_unknown) return NBC_OK;
   CUresult res = nbc__cu.cuMemFree(ptr);
   if (res != NBC__CUDA_SUCCESS) {
-    if (a) track(a); /* still allocated as far as the driver is concerned */
+    if (a) nbc__ptrtable_insert(&table, a); /* the driver still holds it allocated */
     return nbc__driver_failf("cuMemFree", res, " (address 0x%llx)", (unsigned long long)ptr);
   }
   free(a);
