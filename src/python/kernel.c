@@ -33,6 +33,7 @@ typedef struct {
   PyObject *py_func;
   PyObject *sigtext;          /* eager: the signature; lazy: NULL */
   PyObject *specializations;  /* lazy: dict sigtext -> Kernel */
+  int fixed;                  /* jit([sig, ...]): only these, no new specialisation */
   nbc_compile_options_t opts;
   nbc_signature_t *sig;
   nbc_compile_result_t *result;
@@ -186,6 +187,7 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->py_func = Py_NewRef(py_func);
   k->sigtext = NULL;
   k->specializations = NULL;
+  k->fixed = 0;
   k->opts = *opts;
   k->sig = NULL;
   k->result = NULL;
@@ -285,8 +287,13 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   if (PyLong_Check(a)) return PyUnicode_FromString("int64");
   if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
   if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");
-  /* numpy scalars: their dtype */
-  if (strncmp(Py_TYPE(a)->tp_name, "numpy.", 6) == 0 && !PyObject_CheckBuffer(a)) {
+  /* numpy scalars (numpy.generic: they export a buffer too, so ask numpy): their dtype */
+  int np_scalar = strncmp(Py_TYPE(a)->tp_name, "numpy.", 6) == 0;
+  if (np_scalar) {
+    if (!nbc__py_numpy(st)) return NULL;
+    np_scalar = !PyObject_TypeCheck(a, (PyTypeObject *)st->np_ndarray);
+  }
+  if (np_scalar) {
     PyObject *dt = PyObject_GetAttrString(a, "dtype");
     PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
     const char *ts = str ? PyUnicode_AsUTF8(str) : NULL;
@@ -350,9 +357,8 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   return s;
 }
 
-/* The specialisation of a lazy kernel for these arguments (compiled on first use). */
-static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
-                                Py_ssize_t n) {
+/* "void(<numba type of each argument>)", e.g. "void(float32[::1], int64)". */
+static PyObject *typeof_signature(nbc__py_state *st, PyObject *const *args, Py_ssize_t n) {
   PyObject *sig = PyUnicode_FromString("void(");
   for (Py_ssize_t i = 0; sig && i < n; i++) {
     PyObject *t = typeof_arg(st, args[i]);
@@ -363,8 +369,81 @@ static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *co
     Py_SETREF(sig, PyUnicode_FromFormat("%U%s%U", sig, i ? ", " : "", t));
     Py_DECREF(t);
   }
-  if (!sig) return NULL;
-  Py_SETREF(sig, PyUnicode_FromFormat("%U)", sig));
+  if (sig) Py_SETREF(sig, PyUnicode_FromFormat("%U)", sig));
+  return sig;
+}
+
+/* What converting an argument of type a to parameter p costs, in numba's order of preference
+ * (exact 0, array layout relaxed or integer/float widening 1, integer to float 2, narrowing or
+ * float to integer 3), or -1 when numba would not pass it at all (other dtype, rank or a
+ * contiguity the argument lacks). */
+static int conversion_cost(const nbc_param_info_t *a, const nbc_param_info_t *p) {
+  if (a->kind != p->kind) return -1;
+  if (p->kind == NBC_PARAM_ARRAY) {
+    if (a->dtype_kind != p->dtype_kind || a->itemsize != p->itemsize || a->ndim != p->ndim)
+      return -1;
+    if (a->layout == p->layout) return 0;
+    if (p->layout == 'A') return 1;
+    int contiguous_1d = a->ndim <= 1 && a->layout != 'A'; /* both C and F */
+    return contiguous_1d ? 0 : -1;
+  }
+  if (p->kind != NBC_PARAM_SCALAR) return -1;
+  if (a->dtype_kind == p->dtype_kind) return a->itemsize == p->itemsize ? 0
+                                             : a->itemsize < p->itemsize ? 1 : 3;
+  int a_int = a->dtype_kind == 'i' || a->dtype_kind == 'u' || a->dtype_kind == 'b';
+  int p_int = p->dtype_kind == 'i' || p->dtype_kind == 'u';
+  if (a_int && p_int) return 1 + (a->itemsize > p->itemsize) * 2;
+  if (a_int && (p->dtype_kind == 'f' || p->dtype_kind == 'c')) return 2;
+  if (a->dtype_kind == 'f' && p->dtype_kind == 'c') return 1;
+  return 3; /* float to integer or bool, complex to real: numba's unsafe conversions */
+}
+
+/* jit([sig, ...]): the overload the arguments match best (the first of equal cost), or a
+ * TypeError like numba's "No matching definition for argument type(s) ...". */
+static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObject *const *args,
+                                     Py_ssize_t n) {
+  PyObject *text = typeof_signature(st, args, n);
+  if (!text) return NULL;
+  nbc_signature_t *actual = NULL;
+  nbc_status_t s = nbc_signature_parse(PyUnicode_AsUTF8(text), &actual);
+  if (s != NBC_OK) {
+    Py_DECREF(text);
+    nbc__py_raise(st, s);
+    return NULL;
+  }
+  KernelObject *best = NULL;
+  int best_cost = -1;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (k->specializations && PyDict_Next(k->specializations, &pos, &key, &value)) {
+    KernelObject *ov = (KernelObject *)value;
+    if (nbc_signature_nargs(ov->sig) != n) continue;
+    int cost = 0;
+    for (int i = 0; cost >= 0 && i < n; i++) {
+      int c = conversion_cost(nbc_signature_param(actual, i), nbc_signature_param(ov->sig, i));
+      cost = c < 0 ? -1 : cost + c;
+    }
+    if (cost >= 0 && (!best || cost < best_cost)) {
+      best = ov;
+      best_cost = cost;
+    }
+  }
+  nbc_signature_destroy(actual);
+  if (!best) {
+    PyObject *types = PyUnicode_Substring(text, 5, PyUnicode_GET_LENGTH(text) - 1);
+    if (types)
+      PyErr_Format(PyExc_TypeError, "No matching definition for argument type(s) %U", types);
+    Py_XDECREF(types);
+  }
+  Py_DECREF(text);
+  return best;
+}
+
+/* The specialisation of a lazy kernel for these arguments (compiled on first use). */
+static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
+                                Py_ssize_t n) {
+  if (k->fixed) return select_overload(st, k, args, n);
+  PyObject *sig = typeof_signature(st, args, n);
   if (!sig) return NULL;
   if (!k->specializations && !(k->specializations = PyDict_New())) {
     Py_DECREF(sig);
@@ -768,6 +847,24 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     return (PyObject *)d;
   }
   if (sig == Py_None) return (PyObject *)kernel_alloc(st, func, &o);
+  if (PyList_Check(sig)) { /* several signatures: each compiled now, chosen per launch */
+    KernelObject *k = kernel_alloc(st, func, &o);
+    if (!k) return NULL;
+    k->fixed = 1;
+    if (!(k->specializations = PyDict_New())) goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sig); i++) {
+      PyObject *text = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
+      KernelObject *ov = text ? kernel_compile(st, func, text, &o) : NULL;
+      int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
+      Py_XDECREF(text);
+      Py_XDECREF(ov);
+      if (rc < 0) goto fail;
+    }
+    return (PyObject *)k;
+  fail:
+    Py_DECREF(k);
+    return NULL;
+  }
   PyObject *text = nbc__py_signature_text(st, sig);
   if (!text) return NULL;
   KernelObject *k = kernel_compile(st, func, text, &o);
@@ -803,13 +900,9 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   }
   int is_func = PyFunction_Check(target);
   PyObject *sig = is_func ? Py_None : target;
-  if (PyList_Check(sig)) { /* a list of signatures: nbcuda compiles the first */
-    if (PyList_GET_SIZE(sig) != 1) {
-      PyErr_SetString(PyExc_NotImplementedError,
-                      "jit() with several signatures is not supported by nbcuda yet");
-      return NULL;
-    }
-    sig = PyList_GET_ITEM(sig, 0);
+  if (PyList_Check(sig) && PyList_GET_SIZE(sig) == 0) {
+    PyErr_SetString(PyExc_ValueError, "jit() was given an empty list of signatures");
+    return NULL;
   }
   PyObject *config =
       Py_BuildValue("(OOOOOOOO)", sig, device, debug, lineinfo, fastmath, opt, bounds,

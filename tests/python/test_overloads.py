@@ -1,0 +1,86 @@
+"""jit([sig, ...]): several signatures compiled at once, the launch choosing the one the
+arguments match best, as numba's dispatcher does (exact types first, then widening, then
+integer to float, then narrowing), and numba's TypeError when none matches. On the test driver
+the launched function's mangled name says which overload ran; on a GPU the results do."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+
+
+def scale(a, f):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = a[i] * f
+
+
+def put(a, v):
+    a[0] = v
+
+
+SIGS = ["void(float32[:], float32)", "void(float64[:], float64)"]
+
+
+def test_signatures_are_compiled_up_front():
+    k = cuda.jit(SIGS)(scale)
+    assert k.signatures == SIGS
+    asm = k.inspect_asm()
+    assert set(asm) == set(SIGS) and all(".entry" in p for p in asm.values())
+
+
+def test_empty_signature_list_is_refused():
+    with pytest.raises(ValueError, match="empty list of signatures"):
+        cuda.jit([])
+
+
+def test_a_bad_signature_fails_at_decoration():
+    with pytest.raises(cuda.TypingError):
+        cuda.jit(["void(float32[:], float32)", "void(int32[:, :], float32)"])(scale)
+
+
+def test_dispatch_by_array_dtype(tdrv):
+    k = cuda.jit(SIGS)(scale)
+    d32 = cuda.device_array(8, np.float32)
+    d64 = cuda.device_array(8, np.float64)
+    k[1, 32](d32, 2.0)
+    assert b"ArrayIfLi1E" in tdrv.last_launch().function  # float32 overload
+    k[1, 32](d64, 2.0)
+    assert b"ArrayIdLi1E" in tdrv.last_launch().function  # float64 overload
+    with pytest.raises(TypeError,
+                       match=r"^No matching definition for argument type\(s\) int32\[::1\], float64$"):
+        k[1, 32](cuda.device_array(8, np.int32), 2.0)
+    with pytest.raises(TypeError, match="No matching definition"):
+        k[1, 32](d32)
+
+
+def test_scalar_preference_follows_numba(tdrv):
+    """A Python int (int64) prefers float64 (a safe conversion) to int32 (narrowing); a numpy
+    int32 matches int32 exactly."""
+    k = cuda.jit(["void(int32[:], int32)", "void(int32[:], float64)"])(put)
+    d = cuda.device_array(4, np.int32)
+    k[1, 1](d, 5)
+    assert tdrv.last_launch().function.endswith(b"Ed")  # (.., float64)
+    k[1, 1](d, np.int32(5))
+    assert tdrv.last_launch().function.endswith(b"Ei")  # (.., int32)
+
+
+@pytest.mark.gpu
+def test_overloads_compute_on_the_gpu(gpu):
+    k = cuda.jit(SIGS)(scale)
+    for dt in (np.float32, np.float64):
+        h = np.arange(100, dtype=dt)
+        d = cuda.to_device(h)
+        k[1, 128](d, 3.0)
+        np.testing.assert_array_equal(d.copy_to_host(), h * 3)
+
+
+def test_lazy_jit_types_numpy_scalars_by_dtype(tdrv):
+    """numpy scalars are typed by their dtype (they also export a buffer, which must not make
+    them look like arrays)."""
+    k = cuda.jit(put)
+    d = cuda.device_array(4, np.float64)
+    k[1, 1](d, np.int32(5))
+    assert tdrv.last_launch().function.endswith(b"Ei")
+    k[1, 1](d, np.float32(5))
+    assert tdrv.last_launch().function.endswith(b"Ef")
+    assert sorted(k.signatures) == ["void(float64[::1], float32)", "void(float64[::1], int32)"]
