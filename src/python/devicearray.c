@@ -1040,6 +1040,137 @@ static PyObject *array_ravel(ArrayObject *self, PyObject *args, PyObject *kwargs
   return (PyObject *)array_view(st, self, self->data, 1, &n, &stride);
 }
 
+/* view(dtype): the same memory as another dtype (numba's DeviceNDArray.view): a dtype of
+ * another size needs a C-contiguous array and rescales the last axis. */
+static PyObject *array_view_dtype(ArrayObject *self, PyObject *dtype) {
+  nbc__py_state *st = state((PyObject *)self);
+  char kind;
+  int itemsize;
+  if (dtype_arg(st, dtype, &kind, &itemsize) < 0) return NULL;
+  if (array_alive(st, self, "DeviceNDArray.view") < 0) return NULL;
+  int64_t shape[NBC__PY_MAXDIM], strides[NBC__PY_MAXDIM];
+  for (int d = 0; d < self->ndim; d++) {
+    shape[d] = self->shape[d];
+    strides[d] = self->strides[d];
+  }
+  if (itemsize != self->itemsize) {
+    if (!is_contig(self, 'C')) {
+      PyErr_SetString(PyExc_ValueError, "To change to a dtype of a different size, the array "
+                                        "must be C-contiguous");
+      return NULL;
+    }
+    if (self->ndim == 0) {
+      PyErr_SetString(PyExc_ValueError, "Changing the dtype of a 0d array is only supported if "
+                                        "the itemsize is unchanged");
+      return NULL;
+    }
+    int last = self->ndim - 1;
+    int64_t bytes = shape[last] * self->itemsize;
+    if (bytes % itemsize != 0) {
+      PyErr_SetString(PyExc_ValueError, "When changing to a larger dtype, its size must be a "
+                                        "divisor of the total size in bytes of the last axis "
+                                        "of the array.");
+      return NULL;
+    }
+    shape[last] = bytes / itemsize;
+    strides[last] = itemsize;
+  }
+  ArrayObject *v = array_view(st, self, self->data, self->ndim, shape, strides);
+  if (!v) return NULL;
+  v->kind = kind;
+  v->itemsize = itemsize;
+  v->nbytes = self->nbytes; /* the same bytes, counted in the new itemsize */
+  set_typestr(v->typestr, kind, itemsize);
+  Py_CLEAR(v->dtype); /* made again from the new typestr on first use */
+  return (PyObject *)v;
+}
+
+/* squeeze(axis=None, stream=0): a view without axes of extent 1 (all of them, or those given,
+ * which must have extent 1), as numba's dummyarray squeezes. */
+static PyObject *array_squeeze(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"axis", "stream", NULL};
+  PyObject *axis = Py_None, *stream = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:squeeze", kwlist, &axis, &stream))
+    return NULL;
+  nbc__py_state *st = state((PyObject *)self);
+  int drop[NBC__PY_MAXDIM] = {0};
+  if (axis == Py_None) {
+    for (int d = 0; d < self->ndim; d++) drop[d] = self->shape[d] == 1;
+  } else {
+    PyObject *seq = PyLong_Check(axis) ? PyTuple_Pack(1, axis) : PySequence_Tuple(axis);
+    if (!seq) return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+      long ax = PyLong_AsLong(PyTuple_GET_ITEM(seq, i));
+      if (ax == -1 && PyErr_Occurred()) {
+        Py_DECREF(seq);
+        return NULL;
+      }
+      if (ax < 0) ax += self->ndim;
+      if (ax < 0 || ax >= self->ndim) {
+        PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+        Py_DECREF(seq);
+        return NULL;
+      }
+      if (self->shape[ax] != 1) {
+        PyErr_SetString(PyExc_ValueError, "cannot select an axis to squeeze out which has size "
+                                          "not equal to one");
+        Py_DECREF(seq);
+        return NULL;
+      }
+      drop[ax] = 1;
+    }
+    Py_DECREF(seq);
+  }
+  if (array_alive(st, self, "DeviceNDArray.squeeze") < 0) return NULL;
+  int64_t shape[NBC__PY_MAXDIM], strides[NBC__PY_MAXDIM];
+  int n = 0;
+  for (int d = 0; d < self->ndim; d++)
+    if (!drop[d]) {
+      shape[n] = self->shape[d];
+      strides[n++] = self->strides[d];
+    }
+  return (PyObject *)array_view(st, self, self->data, n, shape, strides);
+}
+
+/* split(section, stream=0): consecutive views of `section` elements (the last may be
+ * shorter) of a 1-D unit-stride array; numba yields them from a generator, nbcuda returns an
+ * iterator over them. */
+static PyObject *array_split(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"section", "stream", NULL};
+  Py_ssize_t section;
+  PyObject *stream = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|O:split", kwlist, &section, &stream))
+    return NULL;
+  nbc__py_state *st = state((PyObject *)self);
+  if (self->ndim != 1) {
+    PyErr_SetString(PyExc_ValueError, "only support 1d array");
+    return NULL;
+  }
+  if (self->strides[0] != self->itemsize) {
+    PyErr_SetString(PyExc_ValueError, "only support unit stride");
+    return NULL;
+  }
+  if (section <= 0) {
+    PyErr_SetString(PyExc_ValueError, "section must be a positive number of elements");
+    return NULL;
+  }
+  if (array_alive(st, self, "DeviceNDArray.split") < 0) return NULL;
+  int64_t size = self->shape[0];
+  PyObject *parts = PyList_New(0);
+  for (int64_t begin = 0; parts && begin < size; begin += section) {
+    int64_t n = size - begin < section ? size - begin : section;
+    int64_t stride = self->itemsize;
+    PyObject *v = (PyObject *)array_view(st, self, self->data + (nbc_devptr_t)(begin * self->itemsize),
+                                         1, &n, &stride);
+    if (!v || PyList_Append(parts, v) < 0) Py_CLEAR(parts);
+    Py_XDECREF(v);
+  }
+  if (!parts) return NULL;
+  PyObject *it = PyObject_GetIter(parts);
+  Py_DECREF(parts);
+  return it;
+}
+
 /* transpose(axes=None) and .T, 2-D only: as numba, a new C-contiguous array holding the
  * transposed values (numba runs a transpose kernel; nbcuda goes through the host). */
 static PyObject *array_transpose(ArrayObject *self, PyObject *args, PyObject *kwargs) {
@@ -1188,6 +1319,12 @@ static PyMethodDef array_methods[] = {
      "reshape(*shape, order='C'): a view of a contiguous array with a new shape."},
     {"ravel", (PyCFunction)(void (*)(void))array_ravel, METH_VARARGS | METH_KEYWORDS,
      "ravel(order='C', stream=0): a 1-D view of a contiguous array."},
+    {"view", (PyCFunction)array_view_dtype, METH_O,
+     "view(dtype): the same memory as another dtype (a C-contiguous array for another size)."},
+    {"squeeze", (PyCFunction)(void (*)(void))array_squeeze, METH_VARARGS | METH_KEYWORDS,
+     "squeeze(axis=None, stream=0): a view without axes of extent 1."},
+    {"split", (PyCFunction)(void (*)(void))array_split, METH_VARARGS | METH_KEYWORDS,
+     "split(section, stream=0): views of `section` elements each of a 1-D unit-stride array."},
     {"transpose", (PyCFunction)(void (*)(void))array_transpose, METH_VARARGS | METH_KEYWORDS,
      "transpose(axes=None): a new array with the transposed values (2-D only)."},
     {"__array__", (PyCFunction)(void (*)(void))array_array, METH_VARARGS | METH_KEYWORDS,
