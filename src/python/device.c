@@ -425,7 +425,40 @@ static PyObject *py_list_devices(PyObject *module, PyObject *unused) {
   return Py_NewRef(nbc__py_module_state(module)->gpus);
 }
 
+/* numba's is_*_supported(): float16 always; bfloat16 from compute capability 8.0 and fp8 from
+ * 8.9 on the current device. */
+static PyObject *current_cc_at_least(PyObject *module, int major, int minor) {
+  nbc_device_t *dev = NULL;
+  nbc_status_t s = nbc_get_current_device(&dev);
+  if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
+  int M = 0, m = 0;
+  nbc_device_compute_capability(dev, &M, &m);
+  return PyBool_FromLong(M > major || (M == major && m >= minor));
+}
+
+static PyObject *py_is_float16_supported(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  Py_RETURN_TRUE;
+}
+
+static PyObject *py_is_bfloat16_supported(PyObject *module, PyObject *unused) {
+  (void)unused;
+  return current_cc_at_least(module, 8, 0);
+}
+
+static PyObject *py_is_fp8_supported(PyObject *module, PyObject *unused) {
+  (void)unused;
+  return current_cc_at_least(module, 8, 9);
+}
+
 static PyMethodDef device_functions[] = {
+    {"is_float16_supported", py_is_float16_supported, METH_NOARGS,
+     "True: float16 is supported (as in current numba-cuda)."},
+    {"is_bfloat16_supported", py_is_bfloat16_supported, METH_NOARGS,
+     "Whether the current device has compute capability >= 8.0."},
+    {"is_fp8_supported", py_is_fp8_supported, METH_NOARGS,
+     "Whether the current device has compute capability >= 8.9."},
     {"select_device", py_select_device, METH_O,
      "Pushes device i's primary context (nothing pops it) and returns the Device."},
     {"get_current_device", py_get_current_device, METH_NOARGS,

@@ -1557,7 +1557,81 @@ static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject
   return r;
 }
 
+/* numba's from_cuda_array_interface(desc, owner=None, sync=True): a device array over the
+ * memory desc describes (no copy), holding owner; a masked array is refused; with sync, the
+ * stream desc names is synchronized first (numba: CUDA_ARRAY_INTERFACE_SYNC, default on). */
+static PyObject *from_cai(nbc__py_state *st, PyObject *desc, PyObject *owner, int sync) {
+  if (!PyDict_Check(desc)) {
+    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
+    return NULL;
+  }
+  PyObject *mask = PyDict_GetItemString(desc, "mask");
+  if (mask && mask != Py_None) {
+    PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
+    return NULL;
+  }
+  PyObject *stream = PyDict_GetItemString(desc, "stream");
+  if (sync && stream && stream != Py_None) {
+    unsigned long long h = PyLong_AsUnsignedLongLong(stream);
+    if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    nbc_stream_t *s = NULL;
+    nbc_status_t rc = nbc_external_stream((uintptr_t)h, &s);
+    if (rc == NBC_OK) {
+      Py_BEGIN_ALLOW_THREADS rc = nbc_stream_synchronize(s);
+      Py_END_ALLOW_THREADS nbc_stream_destroy(s);
+    }
+    if (rc != NBC_OK) return nbc__py_raise(st, rc);
+  }
+  return wrap_cai(st, owner ? owner : Py_None, desc);
+}
+
+static PyObject *py_from_cuda_array_interface(PyObject *module, PyObject *args,
+                                              PyObject *kwargs) {
+  static char *kwlist[] = {"desc", "owner", "sync", NULL};
+  PyObject *desc, *owner = Py_None;
+  int sync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Op:from_cuda_array_interface", kwlist,
+                                   &desc, &owner, &sync))
+    return NULL;
+  return from_cai(nbc__py_module_state(module), desc, owner, sync);
+}
+
+static PyObject *py_as_cuda_array(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"obj", "sync", NULL};
+  PyObject *obj, *cai = NULL;
+  int sync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:as_cuda_array", kwlist, &obj, &sync))
+    return NULL;
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!nbc__py_optional_attr(obj, st->str_cai, &cai)) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_TypeError, "*obj* doesn't implement the cuda array interface.");
+    return NULL;
+  }
+  PyObject *r = from_cai(st, cai, obj, sync);
+  Py_DECREF(cai);
+  return r;
+}
+
+static PyObject *py_is_cuda_array(PyObject *module, PyObject *obj) {
+  PyObject *cai = NULL;
+  if (nbc__py_optional_attr(obj, nbc__py_module_state(module)->str_cai, &cai)) {
+    Py_DECREF(cai);
+    Py_RETURN_TRUE;
+  }
+  if (PyErr_Occurred()) return NULL;
+  Py_RETURN_FALSE;
+}
+
 static PyMethodDef array_functions[] = {
+    {"from_cuda_array_interface", (PyCFunction)(void (*)(void))py_from_cuda_array_interface,
+     METH_VARARGS | METH_KEYWORDS,
+     "from_cuda_array_interface(desc, owner=None, sync=True): a device array over that memory."},
+    {"as_cuda_array", (PyCFunction)(void (*)(void))py_as_cuda_array,
+     METH_VARARGS | METH_KEYWORDS,
+     "as_cuda_array(obj, sync=True): a device array viewing obj's memory (no copy)."},
+    {"is_cuda_array", py_is_cuda_array, METH_O,
+     "Whether obj has __cuda_array_interface__."},
     {"to_device", (PyCFunction)(void (*)(void))py_to_device, METH_FASTCALL | METH_KEYWORDS,
      "to_device(obj, stream=0, copy=True, to=None): a device array with obj's contents."},
     {"device_array", (PyCFunction)(void (*)(void))py_device_array,
