@@ -411,6 +411,10 @@ typedef struct nbc__global {
   X(CUDA_GRID) X(CUDA_GRIDSIZE) X(CUDA_SYNCTHREADS)                                        \
   X(CUDA_SHARED_ARRAY) X(CUDA_LOCAL_ARRAY) /* ret: the array type (C layout) */            \
   X(ATOMIC_ADD) X(ATOMIC_SUB) X(ATOMIC_MAX) X(ATOMIC_MIN)                                  \
+  X(ATOMIC_NANMAX) X(ATOMIC_NANMIN) X(ATOMIC_AND) X(ATOMIC_OR) X(ATOMIC_XOR)               \
+  X(ATOMIC_EXCH) X(ATOMIC_INC) X(ATOMIC_DEC)                                               \
+  X(ATOMIC_CAS)  /* cas(ary, idx, old, val) and compare_and_swap(ary, old, val) */         \
+  X(CUDA_INTRINSIC) /* name: "cuda.shfl_sync", "cuda.popc", ... lowered by lower_cuda.c */ \
   X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */
 
 typedef enum nbc__builtin {

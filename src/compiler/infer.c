@@ -373,10 +373,13 @@ static const nbc__type *cuda_attr(infer *I, nbc__node *n, const char *mod) {
         snprintf(buf, sizeof buf, "cuda.%s", a);
         return nbc__type_special(I->ctx, NBC__T_MODULE, buf, NULL);
       }
-    if (strcmp(a, "grid") == 0 || strcmp(a, "gridsize") == 0 || strcmp(a, "syncthreads") == 0) {
+    if (strcmp(a, "grid") == 0 || strcmp(a, "gridsize") == 0 || strcmp(a, "syncthreads") == 0 ||
+        nbc__infer_cuda_intrinsic_exists(a)) {
       snprintf(buf, sizeof buf, "cuda.%s", a);
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
     }
+    if (strcmp(a, "laneid") == 0 || strcmp(a, "warpsize") == 0)
+      return T(NBC__T_INT32); /* special registers, int32 as numba types them */
     const nbc__type *t = nbc__type_by_name(a, strlen(a));
     if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, a, t);
   } else if (strcmp(mod, "cuda.threadIdx") == 0 || strcmp(mod, "cuda.blockIdx") == 0 ||
@@ -389,8 +392,13 @@ static const nbc__type *cuda_attr(infer *I, nbc__node *n, const char *mod) {
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
     }
   } else if (strcmp(mod, "cuda.atomic") == 0) {
-    if (strcmp(a, "add") == 0 || strcmp(a, "sub") == 0 || strcmp(a, "max") == 0 ||
-        strcmp(a, "min") == 0) {
+    static const char *const atomics[] = {"add",  "sub", "max",  "min",  "nanmax",
+                                          "nanmin", "and_", "or_", "xor",  "exch",
+                                          "inc",  "dec", "cas",  "compare_and_swap"};
+    bool known = false;
+    for (size_t i = 0; i < sizeof atomics / sizeof atomics[0]; i++)
+      known = known || strcmp(a, atomics[i]) == 0;
+    if (known) {
       snprintf(buf, sizeof buf, "cuda.atomic.%s", a);
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
     }

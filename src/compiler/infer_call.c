@@ -242,54 +242,286 @@ static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname,
   return c->ret;
 }
 
+static const struct {
+  const char *name;
+  nbc__builtin builtin;
+  int types; /* 0: int32 uint32 int64 uint64 float32 float64; 1: the integers; 2: unsigned */
+} atomic_ops[] = {
+    {"add", NBC__B_ATOMIC_ADD, 0},         {"sub", NBC__B_ATOMIC_SUB, 0},
+    {"max", NBC__B_ATOMIC_MAX, 0},         {"min", NBC__B_ATOMIC_MIN, 0},
+    {"nanmax", NBC__B_ATOMIC_NANMAX, 0},   {"nanmin", NBC__B_ATOMIC_NANMIN, 0},
+    {"and_", NBC__B_ATOMIC_AND, 1},        {"or_", NBC__B_ATOMIC_OR, 1},
+    {"xor", NBC__B_ATOMIC_XOR, 1},         {"exch", NBC__B_ATOMIC_EXCH, 1},
+    {"inc", NBC__B_ATOMIC_INC, 2},         {"dec", NBC__B_ATOMIC_DEC, 2},
+    {"cas", NBC__B_ATOMIC_CAS, 1},         {"compare_and_swap", NBC__B_ATOMIC_CAS, 1}};
+
+/* cuda.atomic.<op>(array, index, value) -> the old value (numba-cuda's cudadecl _gen);
+ * cas(array, index, old, value) and compare_and_swap(array, old, value) (1-d, element 0)
+ * -> the old value. */
 static const nbc__type *call_atomic(infer *I, nbc__node *n, const char *fname,
                                     const nbc__type **types, int nargs) {
   if (!no_keywords(I, n, fname)) return NULL;
-  if (nargs != 3 || !is_kind(types[0], NBC__T_ARRAY))
+  int op = -1;
+  for (int i = 0; i < (int)(sizeof atomic_ops / sizeof atomic_ops[0]); i++)
+    if (strcmp(fname + 12, atomic_ops[i].name) == 0) op = i;
+  if (op < 0) return UNSUPPORTED(I, n, "unsupported call of %s", fname), NULL;
+  bool cas = atomic_ops[op].builtin == NBC__B_ATOMIC_CAS;
+  bool cas_noidx = cas && strcmp(fname + 12, "compare_and_swap") == 0;
+  int want = cas_noidx ? 3 : cas ? 4 : 3;
+  if (nargs != want || !is_kind(types[0], NBC__T_ARRAY) || (cas_noidx && types[0]->ndim != 1))
     return arg_list_error(I, n, fname, types, nargs);
   const nbc__type *at = types[0], *dt = at->dtype;
   nbc__type_kind k = dt->kind;
-  if (k != NBC__T_INT32 && k != NBC__T_UINT32 && k != NBC__T_INT64 && k != NBC__T_UINT64 &&
-      k != NBC__T_FLOAT32 && k != NBC__T_FLOAT64)
+  bool uns = k == NBC__T_UINT32 || k == NBC__T_UINT64;
+  bool integer = uns || k == NBC__T_INT32 || k == NBC__T_INT64;
+  bool fl = k == NBC__T_FLOAT32 || k == NBC__T_FLOAT64;
+  int allowed = atomic_ops[op].types;
+  if (!(allowed == 0 ? integer || fl : allowed == 1 ? integer : uns))
     return TYPING(I, n, "%s() of an array of %s is not supported", fname,
                   nbc__infer_tname(I, dt)),
            NULL;
   /* The index: an integer or a tuple of integers, one per dimension. */
-  nbc__node *idx = n->list.items[1];
-  const nbc__type *it = types[1];
-  if (nbc__type_is_int(it)) {
-    if (at->ndim != 1)
-      return TYPING(I, idx, "%s() on a %dd array needs a tuple index", fname, at->ndim), NULL;
-    nbc__infer_cast(idx, T(NBC__T_INT64));
-  } else if (is_kind(it, NBC__T_TUPLE) && it->count == at->ndim) {
-    for (int i = 0; i < it->count; i++)
-      if (!nbc__type_is_int(it->items[i]))
-        return TYPING(I, idx, "%s() index must be integers, not %s", fname,
-                      nbc__infer_tname(I, it)),
+  const nbc__type *it = T(NBC__T_INT64);
+  if (!cas_noidx) {
+    nbc__node *idx = n->list.items[1];
+    it = types[1];
+    if (nbc__type_is_int(it)) {
+      if (at->ndim != 1)
+        return TYPING(I, idx, "%s() on a %dd array needs a tuple index", fname, at->ndim),
                NULL;
-    if (idx->kind == NBC__N_TUPLE)
-      for (int i = 0; i < idx->list.count; i++)
-        nbc__infer_cast(idx->list.items[i], T(NBC__T_INT64));
-  } else
-    return TYPING(I, idx, "%s() index must be an integer or a tuple of %d integers, not %s",
-                  fname, at->ndim, nbc__infer_tname(I, it)),
-           NULL;
-  if (!nbc__type_is_number(types[2]) || !nbc__type_can_convert(types[2], dt))
-    return TYPING(I, n->list.items[2], "cannot convert %s to %s in %s()",
-                  nbc__infer_tname(I, types[2]), nbc__infer_tname(I, dt), fname),
-           NULL;
-  nbc__builtin b = strcmp(fname, "cuda.atomic.add") == 0   ? NBC__B_ATOMIC_ADD
-                   : strcmp(fname, "cuda.atomic.sub") == 0 ? NBC__B_ATOMIC_SUB
-                   : strcmp(fname, "cuda.atomic.max") == 0 ? NBC__B_ATOMIC_MAX
-                                                           : NBC__B_ATOMIC_MIN;
-  nbc__call *c = call_new(I, n, b, fname, 3);
+      nbc__infer_cast(idx, T(NBC__T_INT64));
+    } else if (is_kind(it, NBC__T_TUPLE) && it->count == at->ndim) {
+      for (int i = 0; i < it->count; i++)
+        if (!nbc__type_is_int(it->items[i]))
+          return TYPING(I, idx, "%s() index must be integers, not %s", fname,
+                        nbc__infer_tname(I, it)),
+                 NULL;
+      if (idx->kind == NBC__N_TUPLE)
+        for (int i = 0; i < idx->list.count; i++)
+          nbc__infer_cast(idx->list.items[i], T(NBC__T_INT64));
+    } else
+      return TYPING(I, idx, "%s() index must be an integer or a tuple of %d integers, not %s",
+                    fname, at->ndim, nbc__infer_tname(I, it)),
+             NULL;
+  }
+  /* The value operands (cas: old and value) convert to the dtype. */
+  for (int i = cas_noidx ? 1 : 2; i < nargs; i++)
+    if (!nbc__type_is_number(types[i]) || !nbc__type_can_convert(types[i], dt))
+      return TYPING(I, n->list.items[i], "cannot convert %s to %s in %s()",
+                    nbc__infer_tname(I, types[i]), nbc__infer_tname(I, dt), fname),
+             NULL;
+  nbc__call *c = call_new(I, n, atomic_ops[op].builtin, fname, nargs);
   if (!c) return NULL;
   c->argtypes[0] = at;
-  c->argtypes[1] = nbc__type_is_int(it) ? T(NBC__T_INT64) : it;
-  c->argtypes[2] = dt;
-  nbc__infer_cast(n->list.items[2], dt);
+  if (!cas_noidx) c->argtypes[1] = nbc__type_is_int(it) ? T(NBC__T_INT64) : it;
+  for (int i = cas_noidx ? 1 : 2; i < nargs; i++) {
+    c->argtypes[i] = dt;
+    nbc__infer_cast(n->list.items[i], dt);
+  }
   c->ret = dt;
   return dt;
+}
+
+/* ------------------------------------ warp, vote, fence, bit and math intrinsics ---- */
+
+static const char *const cuda_intrinsics[] = {
+    "syncwarp",          "shfl_sync",       "shfl_up_sync",       "shfl_down_sync",
+    "shfl_xor_sync",     "ballot_sync",     "all_sync",           "any_sync",
+    "eq_sync",           "activemask",      "lanemask_lt",        "threadfence",
+    "threadfence_block", "threadfence_system", "syncthreads_count", "syncthreads_and",
+    "syncthreads_or",    "popc",            "brev",               "clz",
+    "ffs",               "fma",             "cbrt",               "selp"};
+
+bool nbc__infer_cuda_intrinsic_exists(const char *name) {
+  for (size_t i = 0; i < sizeof cuda_intrinsics / sizeof cuda_intrinsics[0]; i++)
+    if (strcmp(name, cuda_intrinsics[i]) == 0) return true;
+  return false;
+}
+
+/* One concrete signature of numba-cuda's cudadecl templates: ret(args[0..nargs-1]). */
+typedef struct icase {
+  nbc__type_kind ret, args[3];
+} icase;
+
+#define IC1(r, a) {NBC__T_##r, {NBC__T_##a, NBC__T_VOID, NBC__T_VOID}}
+static const icase popc_cases[] = {IC1(INT8, INT8),   IC1(INT16, INT16),   IC1(INT32, INT32),
+                                   IC1(INT64, INT64), IC1(UINT8, UINT8),   IC1(UINT16, UINT16),
+                                   IC1(UINT32, UINT32), IC1(UINT64, UINT64)};
+static const icase ffs_cases[] = {IC1(UINT32, INT8),   IC1(UINT32, INT16),  IC1(UINT32, INT32),
+                                  IC1(UINT32, INT64),  IC1(UINT32, UINT8),  IC1(UINT32, UINT16),
+                                  IC1(UINT32, UINT32), IC1(UINT32, UINT64)};
+static const icase brev_cases[] = {IC1(UINT32, UINT32), IC1(UINT64, UINT64)};
+static const icase cbrt_cases[] = {IC1(FLOAT32, FLOAT32), IC1(FLOAT64, FLOAT64)};
+static const icase fma_cases[] = {{NBC__T_FLOAT32, {NBC__T_FLOAT32, NBC__T_FLOAT32, NBC__T_FLOAT32}},
+                                  {NBC__T_FLOAT64, {NBC__T_FLOAT64, NBC__T_FLOAT64, NBC__T_FLOAT64}}};
+#undef IC1
+
+/* numba's overload resolution over concrete cases (as types.c's, for up to three
+ * arguments): every argument must convert, unsafe conversions allowed; the first case with
+ * the fewest (unsafe, safe, promote) conversions wins. Returns its index or -1. */
+static int icase_resolve(const icase *cases, int ncases, const nbc__type **types, int nargs) {
+  int best = -1, best_rate[3] = {0, 0, 0};
+  for (int k = 0; k < nargs; k++)
+    if (!nbc__type_is_number(types[k])) return -1;
+  for (int i = 0; i < ncases; i++) {
+    int rate[3] = {0, 0, 0};
+    bool ok = true;
+    for (int k = 0; k < nargs && ok; k++) {
+      int conv = nbc__type_conversion(types[k], T(cases[i].args[k]));
+      if (conv == NBC__CONV_NONE)
+        ok = false;
+      else if (conv == NBC__CONV_UNSAFE)
+        rate[0]++;
+      else if (conv == NBC__CONV_SAFE)
+        rate[1]++;
+      else if (conv == NBC__CONV_PROMOTE)
+        rate[2]++;
+    }
+    if (!ok) continue;
+    bool better = best < 0;
+    for (int k = 0; k < 3 && !better; k++) {
+      if (rate[k] != best_rate[k]) {
+        better = rate[k] < best_rate[k];
+        break;
+      }
+    }
+    if (better) {
+      best = i;
+      memcpy(best_rate, rate, sizeof rate);
+    }
+  }
+  return best;
+}
+
+/* Records the call with every argument converted to argtypes[i] (NULL: kept as it is). */
+static const nbc__type *intrinsic_call(infer *I, nbc__node *n, const char *fname, int nargs,
+                                       const nbc__type **argtypes, const nbc__type *ret) {
+  nbc__call *c = call_new(I, n, NBC__B_CUDA_INTRINSIC, fname, nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++) {
+    nbc__node *a = n->list.items[i];
+    if (a->kind == NBC__N_KEYWORD) a = a->a;
+    c->argtypes[i] = argtypes[i] ? argtypes[i] : a->type;
+    if (argtypes[i]) nbc__infer_cast(a, argtypes[i]);
+  }
+  c->ret = ret;
+  return ret;
+}
+
+/* Mask and lane arguments: numba truncates any integer to 32 bits. */
+static bool int_arg(infer *I, nbc__node *n, const char *fname, const nbc__type *t,
+                    const char *what) {
+  if (nbc__type_is_int(t)) return true;
+  TYPING(I, n, "%s() %s must be an integer, not %s", fname, what, nbc__infer_tname(I, t));
+  return false;
+}
+
+static const nbc__type *call_cuda_intrinsic(infer *I, nbc__node *n, const char *fname,
+                                            const nbc__type **types, int nargs) {
+  const char *name = fname + 5;
+  const nbc__type *conv[3] = {NULL, NULL, NULL};
+  nbc__node **args = n->list.items;
+  if (strcmp(name, "syncwarp") == 0) {
+    /* syncwarp() or syncwarp(mask): numba's (none) and (none, int32) cases; mask= is
+     * accepted too (numba's stub names the parameter so). */
+    if (nargs == 1 && args[0]->kind == NBC__N_KEYWORD && strcmp(args[0]->str, "mask") != 0)
+      return TYPING(I, args[0], "%s() got an unexpected keyword argument '%s'", fname,
+                    args[0]->str),
+             NULL;
+    if (nargs > 1 || (nargs == 1 && (!nbc__type_is_number(types[0]) ||
+                                     !nbc__type_can_convert(types[0], T(NBC__T_INT32)))))
+      return arg_list_error(I, n, fname, types, nargs);
+    conv[0] = T(NBC__T_INT32);
+    return intrinsic_call(I, n, fname, nargs, conv, T(NBC__T_NONE));
+  }
+  if (!no_keywords(I, n, fname)) return NULL;
+  bool shfl = strncmp(name, "shfl_", 5) == 0;
+  bool vote = strcmp(name, "ballot_sync") == 0 || strcmp(name, "all_sync") == 0 ||
+              strcmp(name, "any_sync") == 0 || strcmp(name, "eq_sync") == 0;
+  bool barrier = strncmp(name, "syncthreads_", 12) == 0;
+  int want = shfl || strcmp(name, "fma") == 0 || strcmp(name, "selp") == 0 ? 3
+             : vote                                                        ? 2
+             : barrier || strcmp(name, "popc") == 0 || strcmp(name, "brev") == 0 ||
+                     strcmp(name, "clz") == 0 || strcmp(name, "ffs") == 0 ||
+                     strcmp(name, "cbrt") == 0
+                 ? 1
+                 : 0;
+  if (nargs != want) return arg_list_error(I, n, fname, types, nargs);
+  if (want == 0) {
+    /* activemask, lanemask_lt: uint32; the fences: none. */
+    bool mask = strcmp(name, "activemask") == 0 || strcmp(name, "lanemask_lt") == 0;
+    return intrinsic_call(I, n, fname, 0, conv, T(mask ? NBC__T_UINT32 : NBC__T_NONE));
+  }
+  if (shfl) {
+    nbc__type_kind k = types[1]->kind;
+    if (k != NBC__T_INT32 && k != NBC__T_INT64 && k != NBC__T_FLOAT32 && k != NBC__T_FLOAT64)
+      return TYPING(I, args[1], "%s only supports 32- and 64-bit ints and floats, not %s",
+                    fname, nbc__infer_tname(I, types[1])),
+             NULL;
+    if (!int_arg(I, args[0], fname, types[0], "mask") ||
+        !int_arg(I, args[2], fname, types[2],
+                 strcmp(name, "shfl_sync") == 0       ? "src_lane"
+                 : strcmp(name, "shfl_xor_sync") == 0 ? "lane_mask"
+                                                      : "delta"))
+      return NULL;
+    conv[0] = conv[2] = T(NBC__T_INT32);
+    return intrinsic_call(I, n, fname, 3, conv, types[1]);
+  }
+  if (vote) {
+    if (!nbc__type_is_int(types[0]))
+      return TYPING(I, args[0], "Mask type must be an integer. Got %s",
+                    nbc__infer_tname(I, types[0])),
+             NULL;
+    if (!nbc__type_is_int(types[1]) && !is_kind(types[1], NBC__T_BOOL))
+      return TYPING(I, args[1], "Predicate must be an integer or boolean. Got %s",
+                    nbc__infer_tname(I, types[1])),
+             NULL;
+    conv[0] = T(NBC__T_INT32);
+    return intrinsic_call(I, n, fname, 2, conv,
+                          T(strcmp(name, "ballot_sync") == 0 ? NBC__T_INT32 : NBC__T_BOOL));
+  }
+  if (barrier) {
+    /* numba-cuda: an integer predicate (not a boolean), truncated to int32. */
+    if (!nbc__type_is_int(types[0])) return arg_list_error(I, n, fname, types, nargs);
+    conv[0] = T(NBC__T_INT32);
+    return intrinsic_call(I, n, fname, 1, conv, T(NBC__T_INT32));
+  }
+  if (strcmp(name, "selp") == 0) {
+    nbc__type_kind k = types[1]->kind;
+    bool ok = nbc__type_equal(types[1], types[2]) &&
+              (k == NBC__T_FLOAT64 || k == NBC__T_FLOAT32 || k == NBC__T_INT16 ||
+               k == NBC__T_UINT16 || k == NBC__T_INT32 || k == NBC__T_UINT32 ||
+               k == NBC__T_INT64 || k == NBC__T_UINT64);
+    if (!ok) return arg_list_error(I, n, fname, types, nargs);
+    /* numba types any predicate but only a boolean lowers (select needs an i1). */
+    if (!is_kind(types[0], NBC__T_BOOL))
+      return TYPING(I, args[0], "%s() predicate must be a boolean, not %s", fname,
+                    nbc__infer_tname(I, types[0])),
+             NULL;
+    return intrinsic_call(I, n, fname, 3, conv, types[1]);
+  }
+  const icase *cases;
+  int ncases;
+  if (strcmp(name, "popc") == 0 || strcmp(name, "clz") == 0)
+    cases = popc_cases, ncases = (int)(sizeof popc_cases / sizeof *popc_cases);
+  else if (strcmp(name, "ffs") == 0)
+    cases = ffs_cases, ncases = (int)(sizeof ffs_cases / sizeof *ffs_cases);
+  else if (strcmp(name, "brev") == 0)
+    cases = brev_cases, ncases = (int)(sizeof brev_cases / sizeof *brev_cases);
+  else if (strcmp(name, "cbrt") == 0)
+    cases = cbrt_cases, ncases = (int)(sizeof cbrt_cases / sizeof *cbrt_cases);
+  else
+    cases = fma_cases, ncases = (int)(sizeof fma_cases / sizeof *fma_cases);
+  int i = icase_resolve(cases, ncases, types, nargs);
+  if (i < 0) return arg_list_error(I, n, fname, types, nargs);
+  for (int k = 0; k < nargs; k++)
+    conv[k] = T(cases[i].args[k]);
+  /* numba-cuda lowers ffs only for 32- and 64-bit integers. */
+  if (strcmp(name, "ffs") == 0 && nbc__type_bits(conv[0]) < 32)
+    return TYPING(I, n, "%s() of %s is not supported (numba-cuda has no %s lowering)", fname,
+                  nbc__infer_tname(I, conv[0]), nbc__infer_tname(I, conv[0])),
+           NULL;
+  return intrinsic_call(I, n, fname, nargs, conv, T(cases[i].ret));
 }
 
 static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
@@ -297,6 +529,8 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
   if (strncmp(fname, "cuda.atomic.", 12) == 0) return call_atomic(I, n, fname, types, nargs);
   if (strcmp(fname, "cuda.shared.array") == 0 || strcmp(fname, "cuda.local.array") == 0)
     return call_array(I, n, fname, types);
+  if (nbc__infer_cuda_intrinsic_exists(fname + 5))
+    return call_cuda_intrinsic(I, n, fname, types, nargs);
   if (!no_keywords(I, n, fname)) return NULL;
   if (strcmp(fname, "cuda.syncthreads") == 0) {
     if (nargs) return arg_list_error(I, n, fname, types, nargs);

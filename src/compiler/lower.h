@@ -119,6 +119,9 @@ nbc__lval nbc__lower_grid(nbc__lowerer *L, nbc__node *n, bool size);
 nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc__call *call,
                                            bool shared);
 nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
+/* lower_cuda.c: a NBC__B_CUDA_INTRINSIC call (warp shuffles and votes, fences, barriers
+ * with a predicate, popc brev clz ffs fma cbrt selp). */
+nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* lower_expr.c: declares a function once and calls it; returns the result operand. */
 const char *nbc__lower_call_fn(nbc__lowerer *L, const char *ret, const char *name,
                                const char *argtys, const char *args);

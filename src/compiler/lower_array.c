@@ -368,9 +368,47 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
   return (nbc__lval){at, cur};
 }
 
-/* cuda.atomic.add/sub/max/min(array, index, value): returns the old value. */
+/* A compare-and-swap loop for the unsigned 64-bit inc/dec numba writes in IR
+ * (___numba_atomic_u64_inc/dec): new = inc ? (old < v ? old + 1 : 0)
+ *                                       : (old - 1 < v ? old - 1 : v). Returns the old value. */
+static const char *atomic_u64_incdec(nbc__lowerer *L, const char *ptr, const char *v, bool inc) {
+  const char *pold = nbc__lower_alloca(L, "i64");
+  const char *first = tmp(L);
+  EMIT("%s = load volatile i64, i64* %s", first, ptr);
+  EMIT("store i64 %s, i64* %s", first, pold);
+  int attempt = nbc__lower_label(L), done = nbc__lower_label(L);
+  nbc__lower_br(L, attempt);
+  nbc__lower_block(L, attempt);
+  const char *old = tmp(L), *chk = tmp(L), *step = tmp(L), *nv = tmp(L), *cas = tmp(L),
+             *got = tmp(L), *again = tmp(L);
+  EMIT("%s = load i64, i64* %s", old, pold);
+  if (inc) {
+    EMIT("%s = icmp ult i64 %s, %s", chk, old, v);
+    EMIT("%s = add i64 %s, 1", step, old);
+    EMIT("%s = select i1 %s, i64 %s, i64 0", nv, chk, step);
+  } else {
+    EMIT("%s = add i64 %s, -1", step, old);
+    EMIT("%s = icmp ult i64 %s, %s", chk, step, v);
+    EMIT("%s = select i1 %s, i64 %s, i64 %s", nv, chk, step, v);
+  }
+  EMIT("%s = cmpxchg volatile i64* %s, i64 %s, i64 %s monotonic monotonic", cas, ptr, old, nv);
+  EMIT("%s = extractvalue {i64, i1} %s, 0", got, cas);
+  EMIT("store i64 %s, i64* %s", got, pold);
+  EMIT("%s = icmp ne i64 %s, %s", again, got, old);
+  nbc__lower_condbr(L, again, attempt, done);
+  nbc__lower_block(L, done);
+  const char *r = tmp(L);
+  EMIT("%s = load i64, i64* %s", r, pold);
+  return r;
+}
+
+/* cuda.atomic.<op>(array, index, value), cas(array, index, old, value) and
+ * compare_and_swap(array, old, value): each returns the old value, as numba-cuda's
+ * cudaimpl.py lowers them. */
 nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
-  if (n->list.count != 3) {
+  bool is_cas = which == NBC__B_ATOMIC_CAS;
+  bool noidx = is_cas && n->list.count == 3;
+  if (n->list.count != (is_cas && !noidx ? 4 : 3)) {
     nbc__lower_error(L, n, "atomic operations take (array, index, value)");
     return (nbc__lval){n->type, "0"};
   }
@@ -380,22 +418,55 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
                      "the first argument of an atomic operation must be an array");
     return (nbc__lval){n->type, "0"};
   }
-  nbc__node **idx;
-  int ni;
-  index_list(n->list.items[1], &idx, &ni);
-  const char *ptr = element_ptr(L, n, arr, idx, ni, false);
+  const char *ptr;
+  if (noidx) {
+    ptr = nbc__lower_array_field(L, arr, 4, -1).v; /* element 0 of a 1-d array */
+  } else {
+    nbc__node **idx;
+    int ni;
+    index_list(n->list.items[1], &idx, &ni);
+    ptr = element_ptr(L, n, arr, idx, ni, false);
+  }
   if (!ptr) return (nbc__lval){n->type, "0"};
   const nbc__type *dt = arr.type->dtype;
   const char *ty = ltype(L, dt);
-  nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[2]), dt);
+  nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[n->list.count - 1]), dt);
   const char *x = tmp(L);
+  if (is_cas) {
+    nbc__lval old =
+        nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[n->list.count - 2]), dt);
+    const char *pair = tmp(L);
+    EMIT("%s = cmpxchg %s* %s, %s %s, %s %s monotonic monotonic", pair, ty, ptr, ty, old.v, ty,
+         v.v);
+    EMIT("%s = extractvalue {%s, i1} %s, 0", x, ty, pair);
+    return (nbc__lval){dt, x};
+  }
+  if (which == NBC__B_ATOMIC_INC || which == NBC__B_ATOMIC_DEC) {
+    bool inc = which == NBC__B_ATOMIC_INC;
+    if (dt->kind == NBC__T_UINT64) return (nbc__lval){dt, atomic_u64_incdec(L, ptr, v.v, inc)};
+    const char *fn = inc ? "llvm.nvvm.atomic.load.inc.32.p0i32" : "llvm.nvvm.atomic.load.dec.32.p0i32";
+    return (nbc__lval){dt, nbc__lower_call_fn(L, "i32", fn, "i32*, i32",
+                                              nbc__arena_printf(L->arena, "i32* %s, i32 %s",
+                                                                ptr, v.v))};
+  }
+  if (which == NBC__B_ATOMIC_NANMAX) which = is_int(dt) ? NBC__B_ATOMIC_MAX : which;
+  if (which == NBC__B_ATOMIC_NANMIN) which = is_int(dt) ? NBC__B_ATOMIC_MIN : which;
   if (is_int(dt)) {
     bool sgn = nbc__type_is_signed(dt);
-    const char *op = which == NBC__B_ATOMIC_ADD   ? "add"
-                     : which == NBC__B_ATOMIC_SUB ? "sub"
-                     : which == NBC__B_ATOMIC_MAX ? (sgn ? "max" : "umax")
-                                                  : (sgn ? "min" : "umin");
-    EMIT("%s = atomicrmw %s %s* %s, %s %s seq_cst", x, op, ty, ptr, ty, v.v);
+    const char *op = which == NBC__B_ATOMIC_ADD    ? "add"
+                     : which == NBC__B_ATOMIC_SUB  ? "sub"
+                     : which == NBC__B_ATOMIC_MAX  ? (sgn ? "max" : "umax")
+                     : which == NBC__B_ATOMIC_MIN  ? (sgn ? "min" : "umin")
+                     : which == NBC__B_ATOMIC_AND  ? "and"
+                     : which == NBC__B_ATOMIC_OR   ? "or"
+                     : which == NBC__B_ATOMIC_XOR  ? "xor"
+                                                   : "xchg";
+    /* add/sub/max/min keep their seq_cst; the operations numba added later are monotonic
+     * as numba-cuda emits them. */
+    bool seq = which == NBC__B_ATOMIC_ADD || which == NBC__B_ATOMIC_SUB ||
+               which == NBC__B_ATOMIC_MAX || which == NBC__B_ATOMIC_MIN;
+    EMIT("%s = atomicrmw %s %s* %s, %s %s %s", x, op, ty, ptr, ty, v.v,
+         seq ? "seq_cst" : "monotonic");
     return (nbc__lval){dt, x};
   }
   if (dt->kind != NBC__T_FLOAT32 && dt->kind != NBC__T_FLOAT64) {
@@ -415,21 +486,31 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
         dt, nbc__lower_call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s*, %s", ty, ty),
                                nbc__arena_printf(L->arena, "%s* %s, %s %s", ty, ptr, ty, val))};
   }
+  if (which != NBC__B_ATOMIC_MAX && which != NBC__B_ATOMIC_MIN &&
+      which != NBC__B_ATOMIC_NANMAX && which != NBC__B_ATOMIC_NANMIN) {
+    nbc__lower_error(L, n, "this atomic operation on %s arrays is not supported",
+                     nbc__type_name(L->ctx, dt));
+    return (nbc__lval){dt, "0"};
+  }
   /* Float max/min: numba's compare-and-swap loop. It returns early when either value is a
-   * NaN and retries while the stored value is still smaller (max) / larger (min). */
-  bool is_max = which == NBC__B_ATOMIC_MAX;
+   * NaN and retries while the stored value is still smaller (max) / larger (min). nanmax /
+   * nanmin return early only when the value is a NaN and also replace a stored NaN (the
+   * unordered comparisons ult / ugt). */
+  bool is_max = which == NBC__B_ATOMIC_MAX || which == NBC__B_ATOMIC_NANMAX;
+  bool nan = which == NBC__B_ATOMIC_NANMAX || which == NBC__B_ATOMIC_NANMIN;
   const char *ity = dt->kind == NBC__T_FLOAT32 ? "i32" : "i64";
   const char *pold = nbc__lower_alloca(L, ty);
   const char *first = tmp(L), *early = tmp(L);
   EMIT("%s = load volatile %s, %s* %s", first, ty, ty, ptr);
   EMIT("store %s %s, %s* %s", ty, first, ty, pold);
-  EMIT("%s = fcmp uno %s %s, %s", early, ty, v.v, first);
+  EMIT("%s = fcmp uno %s %s, %s", early, ty, v.v, nan ? v.v : first);
   int check = nbc__lower_label(L), attempt = nbc__lower_label(L), done = nbc__lower_label(L);
   nbc__lower_condbr(L, early, done, check);
   nbc__lower_block(L, check);
   const char *old = tmp(L), *cmp = tmp(L);
   EMIT("%s = load %s, %s* %s", old, ty, ty, pold);
-  EMIT("%s = fcmp %s %s %s, %s", cmp, is_max ? "olt" : "ogt", ty, old, v.v);
+  EMIT("%s = fcmp %s %s %s, %s", cmp,
+       nan ? (is_max ? "ult" : "ugt") : (is_max ? "olt" : "ogt"), ty, old, v.v);
   nbc__lower_condbr(L, cmp, attempt, done);
   nbc__lower_block(L, attempt);
   const char *io = tmp(L), *ip = tmp(L), *in = tmp(L), *cas = tmp(L), *got = tmp(L),

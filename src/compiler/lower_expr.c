@@ -1258,7 +1258,18 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   case NBC__B_ATOMIC_SUB:
   case NBC__B_ATOMIC_MAX:
   case NBC__B_ATOMIC_MIN:
+  case NBC__B_ATOMIC_NANMAX:
+  case NBC__B_ATOMIC_NANMIN:
+  case NBC__B_ATOMIC_AND:
+  case NBC__B_ATOMIC_OR:
+  case NBC__B_ATOMIC_XOR:
+  case NBC__B_ATOMIC_EXCH:
+  case NBC__B_ATOMIC_INC:
+  case NBC__B_ATOMIC_DEC:
+  case NBC__B_ATOMIC_CAS:
     return nbc__lower_atomic(L, n, call->builtin);
+  case NBC__B_CUDA_INTRINSIC:
+    return nbc__lower_cuda_intrinsic(L, n, call);
   }
   nbc__lower_error(L, n, "unsupported call");
   return (nbc__lval){rt, "0"};

@@ -1,0 +1,259 @@
+/* test_intrinsics.c — numba-cuda's warp, vote, barrier, fence, bit and math intrinsics and
+ * the atomics beyond add/sub/max/min: the return types numba-cuda gives (checked against
+ * numba-cuda's compile_ptx when they were written), the PTX instructions they become, errors
+ * with their text for arguments numba refuses, and every case of
+ * tests/gpu/cases/warp_intrinsics.py through ptxas -arch=sm_90.
+ */
+#include <glob.h>
+
+#include "compiler/compiler.h"
+#include "ptx_check.h"
+#include "test.h"
+
+static void require_nvvm(void) {
+  if (nbc__nvvm_load() != NBC_OK) SKIP(nbc__nvvm_load_error());
+}
+
+static nbc_compile_options_t options(bool device) {
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  o.cc_major = 9;
+  o.cc_minor = 0;
+  o.device = device;
+  if (!device) o.abi = NBC_ABI_NUMBA;
+  return o;
+}
+
+/* Compiles `def f(<params>):\n    <body>` and checks the return type, that ptxas accepts
+ * the PTX and that it contains `insn` (when not NULL). */
+static void check(const char *params, const char *body, const char *sig, const char *restype,
+                  const char *insn) {
+  char src[2048];
+  snprintf(src, sizeof src, "from numba import cuda\ndef f(%s):\n    %s\n", params, body);
+  nbc_compile_options_t o = options(true);
+  nbc_source_t s = {src, 0, "intr.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  if (nbc_compile(&s, "f", sig, &o, NULL, &r) != NBC_OK)
+    TEST_FAIL_("%s %s: %s", body, sig, nbc_last_error());
+  const char *rt = nbc_compile_result_return_type(r);
+  if (strcmp(rt, restype) != 0)
+    TEST_FAIL_("%s %s: return type %s, numba-cuda gives %s", body, sig, rt, restype);
+  size_t size;
+  const char *ptx = nbc_compile_result_code(r, &size);
+  char log[8192];
+  int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
+  if (rc < 0) SKIP("ptxas not found");
+  if (rc != 0) TEST_FAIL_("%s %s: ptxas failed:\n%s", body, sig, log);
+  if (insn && !strstr(ptx, insn)) TEST_FAIL_("%s %s: no %s in\n%s", body, sig, insn, ptx);
+  nbc_compile_result_destroy(r);
+}
+
+/* The compile fails and the message contains `text`. */
+static void refused(const char *params, const char *body, const char *sig, const char *text) {
+  char src[2048];
+  snprintf(src, sizeof src, "from numba import cuda\ndef f(%s):\n    %s\n", params, body);
+  nbc_compile_options_t o = options(true);
+  nbc_source_t s = {src, 0, "intr.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  if (nbc_compile(&s, "f", sig, &o, NULL, &r) == NBC_OK)
+    TEST_FAIL_("%s %s compiled; numba-cuda refuses it", body, sig);
+  if (!strstr(nbc_last_error(), text))
+    TEST_FAIL_("%s %s: expected '%s' in: %s", body, sig, text, nbc_last_error());
+}
+
+TEST(warp_shuffles) {
+  require_nvvm();
+  check("m, v, l", "return cuda.shfl_sync(m, v, l)", "(uint32, int32, int32)", "int32",
+        "shfl.sync.idx.b32");
+  check("m, v, l", "return cuda.shfl_sync(m, v, l)", "(int64, int64, int64)", "int64",
+        "shfl.sync.idx.b32");
+  check("m, v, l", "return cuda.shfl_up_sync(m, v, l)", "(uint32, float32, int32)", "float32",
+        "shfl.sync.up.b32");
+  check("m, v, l", "return cuda.shfl_down_sync(m, v, l)", "(uint32, float64, int32)",
+        "float64", "shfl.sync.down.b32");
+  check("m, v, l", "return cuda.shfl_xor_sync(m, v, l)", "(uint32, float32, int32)", "float32",
+        "shfl.sync.bfly.b32");
+  refused("m, v, l", "return cuda.shfl_sync(m, v, l)", "(uint32, uint32, int32)",
+          "error: cuda.shfl_sync only supports 32- and 64-bit ints and floats, not uint32");
+  refused("m, v, l", "return cuda.shfl_sync(m, v, l)", "(uint32, bool, int32)",
+          "only supports 32- and 64-bit ints and floats, not bool");
+  refused("m, v, l", "return cuda.shfl_sync(m, v, l)", "(float64, int32, int32)",
+          "error: cuda.shfl_sync() mask must be an integer, not float64");
+  refused("m, v, l", "return cuda.shfl_down_sync(m, v, l)", "(int64, int32, float32)",
+          "error: cuda.shfl_down_sync() delta must be an integer, not float32");
+  refused("m, v", "return cuda.shfl_sync(m, v)", "(int64, int32)",
+          "error: Invalid use of cuda.shfl_sync with parameters (int64, int32)");
+}
+
+TEST(warp_votes_and_masks) {
+  require_nvvm();
+  check("m, p", "return cuda.ballot_sync(m, p)", "(uint32, bool)", "int32",
+        "vote.sync.ballot.b32");
+  check("m, p", "return cuda.ballot_sync(m, p)", "(int64, int64)", "int32",
+        "vote.sync.ballot.b32");
+  check("m, p", "return cuda.all_sync(m, p)", "(uint32, bool)", "bool", "vote.sync.all.pred");
+  check("m, p", "return cuda.any_sync(m, p)", "(int64, int32)", "bool", "vote.sync.any.pred");
+  check("m, p", "return cuda.eq_sync(m, p)", "(uint32, bool)", "bool", "vote.sync.uni.pred");
+  check("", "return cuda.activemask()", "()", "uint32", "activemask.b32");
+  check("", "return cuda.lanemask_lt()", "()", "uint32", "%lanemask_lt");
+  check("", "return cuda.laneid", "()", "int32", "%laneid");
+  check("", "return cuda.warpsize", "()", "int32", "WARP_SZ");
+  check("", "cuda.syncwarp()", "()", "none", "bar.warp.sync");
+  check("m", "cuda.syncwarp(m)", "(int64,)", "none", "bar.warp.sync");
+  check("m", "cuda.syncwarp(mask=m)", "(uint32,)", "none", "bar.warp.sync");
+  refused("m, p", "return cuda.ballot_sync(m, p)", "(int64, float64)",
+          "error: Predicate must be an integer or boolean. Got float64");
+  refused("m, p", "return cuda.all_sync(m, p)", "(float32, bool)",
+          "error: Mask type must be an integer. Got float32");
+  refused("m", "return cuda.activemask(m)", "(int64,)",
+          "error: Invalid use of cuda.activemask with parameters (int64)");
+  refused("m", "cuda.syncwarp(lanes=m)", "(int64,)",
+          "error: cuda.syncwarp() got an unexpected keyword argument 'lanes'");
+}
+
+TEST(barriers_and_fences) {
+  require_nvvm();
+  check("", "cuda.threadfence()", "()", "none", "membar.gl");
+  check("", "cuda.threadfence_block()", "()", "none", "membar.cta");
+  check("", "cuda.threadfence_system()", "()", "none", "membar.sys");
+  check("p", "return cuda.syncthreads_count(p)", "(int32,)", "int32", "bar.red.popc.u32");
+  check("p", "return cuda.syncthreads_and(p)", "(int64,)", "int32", "bar.red.and.pred");
+  check("p", "return cuda.syncthreads_or(p)", "(uint8,)", "int32", "bar.red.or.pred");
+  refused("p", "return cuda.syncthreads_count(p)", "(bool,)",
+          "error: Invalid use of cuda.syncthreads_count with parameters (bool)");
+}
+
+TEST(bit_and_math_intrinsics) {
+  require_nvvm();
+  check("x", "return cuda.popc(x)", "(int8,)", "int8", "popc.b32");
+  check("x", "return cuda.popc(x)", "(uint64,)", "uint64", "popc.b64");
+  check("x", "return cuda.popc(x)", "(bool,)", "int8", "popc.b32");
+  check("x", "return cuda.brev(x)", "(int32,)", "uint32", "brev.b32");
+  check("x", "return cuda.brev(x)", "(int64,)", "uint32", "brev.b32"); /* numba's choice */
+  check("x", "return cuda.brev(x)", "(uint64,)", "uint64", "brev.b64");
+  check("x", "return cuda.clz(x)", "(int32,)", "int32", "clz.b32");
+  check("x", "return cuda.clz(x)", "(int64,)", "int64", "clz.b64");
+  check("x", "return cuda.ffs(x)", "(int32,)", "uint32", NULL);
+  check("x", "return cuda.ffs(x)", "(uint64,)", "uint32", NULL);
+  check("a, b, c", "return cuda.fma(a, b, c)", "(float32, float32, float32)", "float32",
+        "fma.rn.f32");
+  check("a, b, c", "return cuda.fma(a, b, c)", "(float32, float64, float32)", "float64",
+        "fma.rn.f64");
+  check("a, b, c", "return cuda.fma(a, b, c)", "(int64, int64, int64)", "float64",
+        "fma.rn.f64");
+  check("x", "return cuda.cbrt(x)", "(float32,)", "float32", NULL);
+  check("x", "return cuda.cbrt(x)", "(int64,)", "float64", NULL);
+  check("p, a, b", "return cuda.selp(p, a, b)", "(bool, int64, int64)", "int64", "selp.b64");
+  check("p, a, b", "return cuda.selp(p, a, b)", "(bool, float32, float32)", "float32",
+        "selp.f32");
+  refused("x", "return cuda.ffs(x)", "(int16,)",
+          "error: cuda.ffs() of int16 is not supported (numba-cuda has no int16 lowering)");
+  refused("p, a, b", "return cuda.selp(p, a, b)", "(bool, int32, int64)",
+          "error: Invalid use of cuda.selp with parameters (bool, int32, int64)");
+  refused("p, a, b", "return cuda.selp(p, a, b)", "(int64, float64, float64)",
+          "error: cuda.selp() predicate must be a boolean, not int64");
+  refused("a, b", "return cuda.fma(a, b)", "(float64, float64)",
+          "error: Invalid use of cuda.fma with parameters (float64, float64)");
+  refused("a", "return cuda.popc(a)", "(float64[:],)",
+          "error: Invalid use of cuda.popc with parameters (array(float64, 1d, A))");
+}
+
+TEST(more_atomics) {
+  require_nvvm();
+  check("a, v", "return cuda.atomic.exch(a, 0, v)", "(int32[::1], int32)", "int32",
+        "atom.exch.b32");
+  check("a, v", "return cuda.atomic.and_(a, 0, v)", "(uint64[::1], int64)", "uint64",
+        "atom.and.b64");
+  check("a, v", "return cuda.atomic.or_(a, 0, v)", "(int32[::1], int64)", "int32",
+        "atom.or.b32");
+  check("a, v", "return cuda.atomic.xor(a, (0, 1), v)", "(int64[:, ::1], int64)", "int64",
+        "atom.xor.b64");
+  check("a, v", "return cuda.atomic.inc(a, 0, v)", "(uint32[::1], uint32)", "uint32",
+        "atom.inc.u32");
+  check("a, v", "return cuda.atomic.dec(a, 0, v)", "(uint32[::1], int64)", "uint32",
+        "atom.dec.u32");
+  check("a, v", "return cuda.atomic.inc(a, 0, v)", "(uint64[::1], uint64)", "uint64",
+        "atom.cas.b64");
+  check("a, v", "return cuda.atomic.dec(a, 0, v)", "(uint64[::1], uint64)", "uint64",
+        "atom.cas.b64");
+  check("a, o, v", "return cuda.atomic.cas(a, 0, o, v)", "(int32[::1], int32, int32)", "int32",
+        "atom.cas.b32");
+  check("a, o, v", "return cuda.atomic.cas(a, (1, 1), o, v)", "(uint64[:, :], int64, int64)",
+        "uint64", "atom.cas.b64");
+  check("a, o, v", "return cuda.atomic.compare_and_swap(a, o, v)", "(int64[::1], int64, int64)",
+        "int64", "atom.cas.b64");
+  check("a, v", "return cuda.atomic.nanmax(a, 0, v)", "(float64[::1], float64)", "float64",
+        "atom.cas.b64");
+  check("a, v", "return cuda.atomic.nanmin(a, 0, v)", "(float32[::1], float32)", "float32",
+        "atom.cas.b32");
+  check("a, v", "return cuda.atomic.nanmax(a, 0, v)", "(int32[::1], int32)", "int32",
+        "atom.max.s32");
+  check("a, v", "return cuda.atomic.nanmin(a, 0, v)", "(uint64[::1], uint64)", "uint64",
+        "atom.min.u64");
+  refused("a, v", "return cuda.atomic.exch(a, 0, v)", "(float32[::1], float32)",
+          "error: cuda.atomic.exch() of an array of float32 is not supported");
+  refused("a, v", "return cuda.atomic.inc(a, 0, v)", "(int32[::1], int32)",
+          "error: cuda.atomic.inc() of an array of int32 is not supported");
+  refused("a, o, v", "return cuda.atomic.cas(a, 0, o, v)", "(float64[::1], float64, float64)",
+          "error: cuda.atomic.cas() of an array of float64 is not supported");
+  refused("a, v", "return cuda.atomic.cas(a, 0, v)", "(int32[::1], int32)",
+          "error: Invalid use of cuda.atomic.cas with parameters (array(int32, 1d, C), int64, "
+          "int32)");
+  refused("a, o, v", "return cuda.atomic.compare_and_swap(a, o, v)",
+          "(int32[:, ::1], int32, int32)", "error: Invalid use of cuda.atomic.compare_and_swap");
+  refused("a, v", "return cuda.atomic.and_(a, 0, v)", "(int16[::1], int16)",
+          "error: cuda.atomic.and_() of an array of int16 is not supported");
+  refused("a, v", "return cuda.atomic.add(a, 0, v)", "(int64[::1], complex128)",
+          "error: cannot convert complex128 to int64 in cuda.atomic.add()");
+}
+
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  size_t got = fread(s, 1, (size_t)n, f);
+  s[got] = '\0';
+  fclose(f);
+  return s;
+}
+
+/* Every case of the GPU comparison file compiles and passes ptxas here. */
+TEST(gpu_cases_compile) {
+  require_nvvm();
+  const char *path = NBCUDA_SOURCE_DIR "/tests/gpu/cases/warp_intrinsics.py";
+  char *text = read_all(path);
+  ASSERT(text);
+  int n = 0;
+  for (char *line = text; line && *line;) {
+    char *end = strchr(line, '\n');
+    char name[128], sig[256], kind[16];
+    char *p = line;
+    while (*p == ' ') p++;
+    if (sscanf(p, "(\"%127[^\"]\", \"%255[^\"]\", \"%15[^\"]\"", name, sig, kind) == 3) {
+      bool device = strcmp(kind, "device") == 0;
+      nbc_compile_options_t o = options(device);
+      nbc_source_t s = {text, 0, path, 1, 0};
+      nbc_compile_result_t *r = NULL;
+      if (nbc_compile(&s, name, sig, &o, NULL, &r) != NBC_OK)
+        TEST_FAIL_("%s %s: %s", name, sig, nbc_last_error());
+      size_t size;
+      const char *ptx = nbc_compile_result_code(r, &size);
+      char log[8192];
+      int rc = ptx_check_ptxas(ptx, size, device, log, sizeof log);
+      if (rc < 0) SKIP("ptxas not found");
+      if (rc != 0) TEST_FAIL_("%s: ptxas failed:\n%s", name, log);
+      nbc_compile_result_destroy(r);
+      n++;
+    }
+    line = end ? end + 1 : NULL;
+  }
+  free(text);
+  ASSERT(n >= 10);
+}
+
+TEST_LIST(X(warp_shuffles) X(warp_votes_and_masks) X(barriers_and_fences)
+              X(bit_and_math_intrinsics) X(more_atomics) X(gpu_cases_compile))
+TEST_MAIN()
