@@ -392,9 +392,9 @@ static const nbc__type *cuda_attr(infer *I, nbc__node *n, const char *mod) {
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
     }
   } else if (strcmp(mod, "cuda.atomic") == 0) {
-    static const char *const atomics[] = {"add",  "sub", "max",  "min",  "nanmax",
-                                          "nanmin", "and_", "or_", "xor",  "exch",
-                                          "inc",  "dec", "cas",  "compare_and_swap"};
+    static const char *const atomics[] = {
+        "add", "sub", "max",  "min", "nanmax", "nanmin", "and_",
+        "or_", "xor", "exch", "inc", "dec",    "cas",    "compare_and_swap"};
     bool known = false;
     for (size_t i = 0; i < sizeof atomics / sizeof atomics[0]; i++)
       known = known || strcmp(a, atomics[i]) == 0;

@@ -247,13 +247,13 @@ static const struct {
   nbc__builtin builtin;
   int types; /* 0: int32 uint32 int64 uint64 float32 float64; 1: the integers; 2: unsigned */
 } atomic_ops[] = {
-    {"add", NBC__B_ATOMIC_ADD, 0},         {"sub", NBC__B_ATOMIC_SUB, 0},
-    {"max", NBC__B_ATOMIC_MAX, 0},         {"min", NBC__B_ATOMIC_MIN, 0},
-    {"nanmax", NBC__B_ATOMIC_NANMAX, 0},   {"nanmin", NBC__B_ATOMIC_NANMIN, 0},
-    {"and_", NBC__B_ATOMIC_AND, 1},        {"or_", NBC__B_ATOMIC_OR, 1},
-    {"xor", NBC__B_ATOMIC_XOR, 1},         {"exch", NBC__B_ATOMIC_EXCH, 1},
-    {"inc", NBC__B_ATOMIC_INC, 2},         {"dec", NBC__B_ATOMIC_DEC, 2},
-    {"cas", NBC__B_ATOMIC_CAS, 1},         {"compare_and_swap", NBC__B_ATOMIC_CAS, 1}};
+    {"add", NBC__B_ATOMIC_ADD, 0},       {"sub", NBC__B_ATOMIC_SUB, 0},
+    {"max", NBC__B_ATOMIC_MAX, 0},       {"min", NBC__B_ATOMIC_MIN, 0},
+    {"nanmax", NBC__B_ATOMIC_NANMAX, 0}, {"nanmin", NBC__B_ATOMIC_NANMIN, 0},
+    {"and_", NBC__B_ATOMIC_AND, 1},      {"or_", NBC__B_ATOMIC_OR, 1},
+    {"xor", NBC__B_ATOMIC_XOR, 1},       {"exch", NBC__B_ATOMIC_EXCH, 1},
+    {"inc", NBC__B_ATOMIC_INC, 2},       {"dec", NBC__B_ATOMIC_DEC, 2},
+    {"cas", NBC__B_ATOMIC_CAS, 1},       {"compare_and_swap", NBC__B_ATOMIC_CAS, 1}};
 
 /* cuda.atomic.<op>(array, index, value) -> the old value (numba-cuda's cudadecl _gen);
  * cas(array, index, old, value) and compare_and_swap(array, old, value) (1-d, element 0)
@@ -287,8 +287,7 @@ static const nbc__type *call_atomic(infer *I, nbc__node *n, const char *fname,
     it = types[1];
     if (nbc__type_is_int(it)) {
       if (at->ndim != 1)
-        return TYPING(I, idx, "%s() on a %dd array needs a tuple index", fname, at->ndim),
-               NULL;
+        return TYPING(I, idx, "%s() on a %dd array needs a tuple index", fname, at->ndim), NULL;
       nbc__infer_cast(idx, T(NBC__T_INT64));
     } else if (is_kind(it, NBC__T_TUPLE) && it->count == at->ndim) {
       for (int i = 0; i < it->count; i++)
@@ -324,13 +323,30 @@ static const nbc__type *call_atomic(infer *I, nbc__node *n, const char *fname,
 
 /* ------------------------------------ warp, vote, fence, bit and math intrinsics ---- */
 
-static const char *const cuda_intrinsics[] = {
-    "syncwarp",          "shfl_sync",       "shfl_up_sync",       "shfl_down_sync",
-    "shfl_xor_sync",     "ballot_sync",     "all_sync",           "any_sync",
-    "eq_sync",           "activemask",      "lanemask_lt",        "threadfence",
-    "threadfence_block", "threadfence_system", "syncthreads_count", "syncthreads_and",
-    "syncthreads_or",    "popc",            "brev",               "clz",
-    "ffs",               "fma",             "cbrt",               "selp"};
+static const char *const cuda_intrinsics[] = {"syncwarp",
+                                              "shfl_sync",
+                                              "shfl_up_sync",
+                                              "shfl_down_sync",
+                                              "shfl_xor_sync",
+                                              "ballot_sync",
+                                              "all_sync",
+                                              "any_sync",
+                                              "eq_sync",
+                                              "activemask",
+                                              "lanemask_lt",
+                                              "threadfence",
+                                              "threadfence_block",
+                                              "threadfence_system",
+                                              "syncthreads_count",
+                                              "syncthreads_and",
+                                              "syncthreads_or",
+                                              "popc",
+                                              "brev",
+                                              "clz",
+                                              "ffs",
+                                              "fma",
+                                              "cbrt",
+                                              "selp"};
 
 bool nbc__infer_cuda_intrinsic_exists(const char *name) {
   for (size_t i = 0; i < sizeof cuda_intrinsics / sizeof cuda_intrinsics[0]; i++)
@@ -343,17 +359,23 @@ typedef struct icase {
   nbc__type_kind ret, args[3];
 } icase;
 
-#define IC1(r, a) {NBC__T_##r, {NBC__T_##a, NBC__T_VOID, NBC__T_VOID}}
-static const icase popc_cases[] = {IC1(INT8, INT8),   IC1(INT16, INT16),   IC1(INT32, INT32),
-                                   IC1(INT64, INT64), IC1(UINT8, UINT8),   IC1(UINT16, UINT16),
+#define IC1(r, a)                                                                              \
+  {                                                                                            \
+    NBC__T_##r, {                                                                              \
+      NBC__T_##a, NBC__T_VOID, NBC__T_VOID                                                     \
+    }                                                                                          \
+  }
+static const icase popc_cases[] = {IC1(INT8, INT8),     IC1(INT16, INT16),  IC1(INT32, INT32),
+                                   IC1(INT64, INT64),   IC1(UINT8, UINT8),  IC1(UINT16, UINT16),
                                    IC1(UINT32, UINT32), IC1(UINT64, UINT64)};
-static const icase ffs_cases[] = {IC1(UINT32, INT8),   IC1(UINT32, INT16),  IC1(UINT32, INT32),
-                                  IC1(UINT32, INT64),  IC1(UINT32, UINT8),  IC1(UINT32, UINT16),
+static const icase ffs_cases[] = {IC1(UINT32, INT8),   IC1(UINT32, INT16), IC1(UINT32, INT32),
+                                  IC1(UINT32, INT64),  IC1(UINT32, UINT8), IC1(UINT32, UINT16),
                                   IC1(UINT32, UINT32), IC1(UINT32, UINT64)};
 static const icase brev_cases[] = {IC1(UINT32, UINT32), IC1(UINT64, UINT64)};
 static const icase cbrt_cases[] = {IC1(FLOAT32, FLOAT32), IC1(FLOAT64, FLOAT64)};
-static const icase fma_cases[] = {{NBC__T_FLOAT32, {NBC__T_FLOAT32, NBC__T_FLOAT32, NBC__T_FLOAT32}},
-                                  {NBC__T_FLOAT64, {NBC__T_FLOAT64, NBC__T_FLOAT64, NBC__T_FLOAT64}}};
+static const icase fma_cases[] = {
+    {NBC__T_FLOAT32, {NBC__T_FLOAT32, NBC__T_FLOAT32, NBC__T_FLOAT32}},
+    {NBC__T_FLOAT64, {NBC__T_FLOAT64, NBC__T_FLOAT64, NBC__T_FLOAT64}}};
 #undef IC1
 
 /* numba's overload resolution over concrete cases (as types.c's, for up to three

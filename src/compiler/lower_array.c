@@ -370,8 +370,10 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
 
 /* A compare-and-swap loop for the unsigned 64-bit inc/dec numba writes in IR
  * (___numba_atomic_u64_inc/dec): new = inc ? (old < v ? old + 1 : 0)
- *                                       : (old - 1 < v ? old - 1 : v). Returns the old value. */
-static const char *atomic_u64_incdec(nbc__lowerer *L, const char *ptr, const char *v, bool inc) {
+ *                                       : (old - 1 < v ? old - 1 : v). Returns the old value.
+ */
+static const char *atomic_u64_incdec(nbc__lowerer *L, const char *ptr, const char *v,
+                                     bool inc) {
   const char *pold = nbc__lower_alloca(L, "i64");
   const char *first = tmp(L);
   EMIT("%s = load volatile i64, i64* %s", first, ptr);
@@ -444,23 +446,24 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
   if (which == NBC__B_ATOMIC_INC || which == NBC__B_ATOMIC_DEC) {
     bool inc = which == NBC__B_ATOMIC_INC;
     if (dt->kind == NBC__T_UINT64) return (nbc__lval){dt, atomic_u64_incdec(L, ptr, v.v, inc)};
-    const char *fn = inc ? "llvm.nvvm.atomic.load.inc.32.p0i32" : "llvm.nvvm.atomic.load.dec.32.p0i32";
-    return (nbc__lval){dt, nbc__lower_call_fn(L, "i32", fn, "i32*, i32",
-                                              nbc__arena_printf(L->arena, "i32* %s, i32 %s",
-                                                                ptr, v.v))};
+    const char *fn =
+        inc ? "llvm.nvvm.atomic.load.inc.32.p0i32" : "llvm.nvvm.atomic.load.dec.32.p0i32";
+    return (nbc__lval){
+        dt, nbc__lower_call_fn(L, "i32", fn, "i32*, i32",
+                               nbc__arena_printf(L->arena, "i32* %s, i32 %s", ptr, v.v))};
   }
   if (which == NBC__B_ATOMIC_NANMAX) which = is_int(dt) ? NBC__B_ATOMIC_MAX : which;
   if (which == NBC__B_ATOMIC_NANMIN) which = is_int(dt) ? NBC__B_ATOMIC_MIN : which;
   if (is_int(dt)) {
     bool sgn = nbc__type_is_signed(dt);
-    const char *op = which == NBC__B_ATOMIC_ADD    ? "add"
-                     : which == NBC__B_ATOMIC_SUB  ? "sub"
-                     : which == NBC__B_ATOMIC_MAX  ? (sgn ? "max" : "umax")
-                     : which == NBC__B_ATOMIC_MIN  ? (sgn ? "min" : "umin")
-                     : which == NBC__B_ATOMIC_AND  ? "and"
-                     : which == NBC__B_ATOMIC_OR   ? "or"
-                     : which == NBC__B_ATOMIC_XOR  ? "xor"
-                                                   : "xchg";
+    const char *op = which == NBC__B_ATOMIC_ADD   ? "add"
+                     : which == NBC__B_ATOMIC_SUB ? "sub"
+                     : which == NBC__B_ATOMIC_MAX ? (sgn ? "max" : "umax")
+                     : which == NBC__B_ATOMIC_MIN ? (sgn ? "min" : "umin")
+                     : which == NBC__B_ATOMIC_AND ? "and"
+                     : which == NBC__B_ATOMIC_OR  ? "or"
+                     : which == NBC__B_ATOMIC_XOR ? "xor"
+                                                  : "xchg";
     /* add/sub/max/min keep their seq_cst; the operations numba added later are monotonic
      * as numba-cuda emits them. */
     bool seq = which == NBC__B_ATOMIC_ADD || which == NBC__B_ATOMIC_SUB ||
@@ -509,8 +512,8 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
   nbc__lower_block(L, check);
   const char *old = tmp(L), *cmp = tmp(L);
   EMIT("%s = load %s, %s* %s", old, ty, ty, pold);
-  EMIT("%s = fcmp %s %s %s, %s", cmp,
-       nan ? (is_max ? "ult" : "ugt") : (is_max ? "olt" : "ogt"), ty, old, v.v);
+  EMIT("%s = fcmp %s %s %s, %s", cmp, nan ? (is_max ? "ult" : "ugt") : (is_max ? "olt" : "ogt"),
+       ty, old, v.v);
   nbc__lower_condbr(L, cmp, attempt, done);
   nbc__lower_block(L, attempt);
   const char *io = tmp(L), *ip = tmp(L), *in = tmp(L), *cas = tmp(L), *got = tmp(L),

@@ -33,17 +33,18 @@ static void call_void(nbc__lowerer *L, const char *name, const char *argtys, con
 
 static const char *shfl_i32(nbc__lowerer *L, const char *mask, int mode, const char *a,
                             const char *b, int c) {
-  const char *r = nbc__lower_call_fn(
-      L, "{i32, i1}", "llvm.nvvm.shfl.sync.i32", "i32, i32, i32, i32, i32",
-      nbc__arena_printf(L->arena, "i32 %s, i32 %d, i32 %s, i32 %s, i32 %d", mask, mode, a, b, c));
+  const char *r =
+      nbc__lower_call_fn(L, "{i32, i1}", "llvm.nvvm.shfl.sync.i32", "i32, i32, i32, i32, i32",
+                         nbc__arena_printf(L->arena, "i32 %s, i32 %d, i32 %s, i32 %s, i32 %d",
+                                           mask, mode, a, b, c));
   const char *x = tmp(L);
   EMIT("%s = extractvalue {i32, i1} %s, 0", x, r);
   return x;
 }
 
 static nbc__lval lower_shfl(nbc__lowerer *L, nbc__node *n, const char *name) {
-  int mode = strcmp(name, "shfl_sync") == 0      ? 0
-             : strcmp(name, "shfl_up_sync") == 0 ? 1
+  int mode = strcmp(name, "shfl_sync") == 0        ? 0
+             : strcmp(name, "shfl_up_sync") == 0   ? 1
              : strcmp(name, "shfl_down_sync") == 0 ? 2
                                                    : 3;
   int c = mode == 1 ? 0 : 0x1f;
@@ -82,7 +83,7 @@ static nbc__lval lower_shfl(nbc__lowerer *L, nbc__node *n, const char *name) {
 }
 
 static nbc__lval lower_vote(nbc__lowerer *L, nbc__node *n, const char *name) {
-  int mode = strcmp(name, "all_sync") == 0  ? 0
+  int mode = strcmp(name, "all_sync") == 0   ? 0
              : strcmp(name, "any_sync") == 0 ? 1
              : strcmp(name, "eq_sync") == 0  ? 2
                                              : 3;
@@ -124,18 +125,17 @@ nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__ca
   if (strncmp(name, "threadfence", 11) == 0) {
     const char *scope = strcmp(name, "threadfence_block") == 0    ? "cta"
                         : strcmp(name, "threadfence_system") == 0 ? "sys"
-                                                                   : "gl";
+                                                                  : "gl";
     call_void(L, nbc__arena_printf(L->arena, "llvm.nvvm.membar.%s", scope), "", "");
     return none_value();
   }
   if (strncmp(name, "syncthreads_", 12) == 0) {
     const char *kind = strcmp(name, "syncthreads_count") == 0 ? "popc" : name + 12;
     nbc__lval p = arg(L, n, 0);
-    return (nbc__lval){T(NBC__T_INT32),
-                       nbc__lower_call_fn(L, "i32",
-                                          nbc__arena_printf(L->arena, "llvm.nvvm.barrier0.%s",
-                                                            kind),
-                                          "i32", nbc__arena_printf(L->arena, "i32 %s", p.v))};
+    return (nbc__lval){
+        T(NBC__T_INT32),
+        nbc__lower_call_fn(L, "i32", nbc__arena_printf(L->arena, "llvm.nvvm.barrier0.%s", kind),
+                           "i32", nbc__arena_printf(L->arena, "i32 %s", p.v))};
   }
   if (strcmp(name, "activemask") == 0)
     return (nbc__lval){T(NBC__T_UINT32), inline_asm_u32(L, "activemask.b32 $0;")};
@@ -145,13 +145,11 @@ nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__ca
     nbc__lval v = arg(L, n, 0);
     const char *ty = ltype(L, v.type);
     bool popc = name[0] == 'p';
-    const char *fn =
-        nbc__arena_printf(L->arena, "llvm.%s.%s", popc ? "ctpop" : "ctlz", ty);
-    const char *r = popc ? nbc__lower_call_fn(L, ty, fn, ty,
-                                              nbc__arena_printf(L->arena, "%s %s", ty, v.v))
-                         : nbc__lower_call_fn(
-                               L, ty, fn, nbc__arena_printf(L->arena, "%s, i1", ty),
-                               nbc__arena_printf(L->arena, "%s %s, i1 false", ty, v.v));
+    const char *fn = nbc__arena_printf(L->arena, "llvm.%s.%s", popc ? "ctpop" : "ctlz", ty);
+    const char *r =
+        popc ? nbc__lower_call_fn(L, ty, fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, v.v))
+             : nbc__lower_call_fn(L, ty, fn, nbc__arena_printf(L->arena, "%s, i1", ty),
+                                  nbc__arena_printf(L->arena, "%s %s, i1 false", ty, v.v));
     return (nbc__lval){v.type, r};
   }
   if (strcmp(name, "brev") == 0 || strcmp(name, "ffs") == 0) {
@@ -159,28 +157,31 @@ nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__ca
     const char *ty = ltype(L, v.type);
     bool wide = nbc__type_bits(v.type) == 64;
     bool brev = name[0] == 'b';
-    const char *fn = brev ? (wide ? "__nv_brevll" : "__nv_brev") : (wide ? "__nv_ffsll" : "__nv_ffs");
+    const char *fn =
+        brev ? (wide ? "__nv_brevll" : "__nv_brev") : (wide ? "__nv_ffsll" : "__nv_ffs");
     const char *rty = brev ? ty : "i32";
-    return (nbc__lval){brev ? v.type : T(NBC__T_UINT32),
-                       nbc__lower_call_fn(L, rty, fn, ty,
-                                          nbc__arena_printf(L->arena, "%s %s", ty, v.v))};
+    return (nbc__lval){
+        brev ? v.type : T(NBC__T_UINT32),
+        nbc__lower_call_fn(L, rty, fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, v.v))};
   }
   if (strcmp(name, "cbrt") == 0) {
     nbc__lval v = arg(L, n, 0);
     const char *ty = ltype(L, v.type);
     const char *fn = v.type->kind == NBC__T_FLOAT32 ? "__nv_cbrtf" : "__nv_cbrt";
-    return (nbc__lval){v.type, nbc__lower_call_fn(L, ty, fn, ty,
-                                                  nbc__arena_printf(L->arena, "%s %s", ty, v.v))};
+    return (nbc__lval){
+        v.type,
+        nbc__lower_call_fn(L, ty, fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, v.v))};
   }
   if (strcmp(name, "fma") == 0) {
     nbc__lval a = arg(L, n, 0), b = arg(L, n, 1), c = arg(L, n, 2);
     const char *ty = ltype(L, a.type);
     const char *fn = nbc__arena_printf(L->arena, "llvm.fma.%s",
                                        a.type->kind == NBC__T_FLOAT32 ? "f32" : "f64");
-    return (nbc__lval){
-        a.type, nbc__lower_call_fn(L, ty, fn, nbc__arena_printf(L->arena, "%s, %s, %s", ty, ty, ty),
-                                   nbc__arena_printf(L->arena, "%s %s, %s %s, %s %s", ty, a.v,
-                                                     ty, b.v, ty, c.v))};
+    return (nbc__lval){a.type,
+                       nbc__lower_call_fn(L, ty, fn,
+                                          nbc__arena_printf(L->arena, "%s, %s, %s", ty, ty, ty),
+                                          nbc__arena_printf(L->arena, "%s %s, %s %s, %s %s", ty,
+                                                            a.v, ty, b.v, ty, c.v))};
   }
   if (strcmp(name, "selp") == 0) {
     nbc__lval p = arg(L, n, 0), a = arg(L, n, 1), b = arg(L, n, 2);

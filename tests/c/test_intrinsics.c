@@ -69,8 +69,8 @@ TEST(warp_shuffles) {
         "shfl.sync.idx.b32");
   check("m, v, l", "return cuda.shfl_up_sync(m, v, l)", "(uint32, float32, int32)", "float32",
         "shfl.sync.up.b32");
-  check("m, v, l", "return cuda.shfl_down_sync(m, v, l)", "(uint32, float64, int32)",
-        "float64", "shfl.sync.down.b32");
+  check("m, v, l", "return cuda.shfl_down_sync(m, v, l)", "(uint32, float64, int32)", "float64",
+        "shfl.sync.down.b32");
   check("m, v, l", "return cuda.shfl_xor_sync(m, v, l)", "(uint32, float32, int32)", "float32",
         "shfl.sync.bfly.b32");
   refused("m, v, l", "return cuda.shfl_sync(m, v, l)", "(uint32, uint32, int32)",
@@ -200,7 +200,8 @@ TEST(more_atomics) {
           "error: Invalid use of cuda.atomic.cas with parameters (array(int32, 1d, C), int64, "
           "int32)");
   refused("a, o, v", "return cuda.atomic.compare_and_swap(a, o, v)",
-          "(int32[:, ::1], int32, int32)", "error: Invalid use of cuda.atomic.compare_and_swap");
+          "(int32[:, ::1], int32, int32)",
+          "error: Invalid use of cuda.atomic.compare_and_swap");
   refused("a, v", "return cuda.atomic.and_(a, 0, v)", "(int16[::1], int16)",
           "error: cuda.atomic.and_() of an array of int16 is not supported");
   refused("a, v", "return cuda.atomic.add(a, 0, v)", "(int64[::1], complex128)",
@@ -231,7 +232,8 @@ TEST(gpu_cases_compile) {
     char *end = strchr(line, '\n');
     char name[128], sig[256], kind[16];
     char *p = line;
-    while (*p == ' ') p++;
+    while (*p == ' ')
+      p++;
     if (sscanf(p, "(\"%127[^\"]\", \"%255[^\"]\", \"%15[^\"]\"", name, sig, kind) == 3) {
       bool device = strcmp(kind, "device") == 0;
       nbc_compile_options_t o = options(device);
