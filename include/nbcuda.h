@@ -536,6 +536,12 @@ typedef struct nbc_param_info {
 nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig);
 void nbc_signature_destroy(nbc_signature_t *sig);
 int nbc_signature_nargs(const nbc_signature_t *sig);
+/* numba's overload resolution: the index of the candidate whose parameters the argument
+ * types of `actual` convert to with the best rating (fewest unsafe, then safe, then promoting
+ * conversions; the first of equal rating; an array only towards layout A), or -1 when none
+ * accepts them all. The compiler resolves typing overloads with the same rating. */
+int nbc_signature_best_match(const nbc_signature_t *actual,
+                             const nbc_signature_t *const *candidates, int ncandidates);
 /* The declared return type as numba prints it, NULL when only arguments were given. Lives
  * with the signature. */
 const char *nbc_signature_return_type(const nbc_signature_t *sig);

@@ -283,6 +283,13 @@ bool nbc__type_can_convert(const nbc__type *from, const nbc__type *to);
 enum { NBC__CONV_EXACT = 1, NBC__CONV_PROMOTE = 2, NBC__CONV_SAFE = 3, NBC__CONV_UNSAFE = 4,
        NBC__CONV_NONE = 99 };
 int nbc__type_conversion(const nbc__type *from, const nbc__type *to);
+/* numba's Rating of passing args to formals: rate[0..2] = the unsafe, safe and promoting
+ * conversions needed; false when an argument does not convert at all (or, without
+ * unsafe_casting, only unsafely). */
+bool nbc__type_rate(const nbc__type *const *args, const nbc__type *const *formals, int n,
+                    bool unsafe_casting, int rate[3]);
+/* Rating.astuple() order: fewer unsafe, then fewer safe, then fewer promoting conversions. */
+bool nbc__type_rate_less(const int rate[3], const int best[3]);
 /* A MODULE / FUNCTION / DTYPE type in the arena (name copied). */
 const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
                                    const nbc__type *dtype);

@@ -378,36 +378,20 @@ static const icase fma_cases[] = {
     {NBC__T_FLOAT64, {NBC__T_FLOAT64, NBC__T_FLOAT64, NBC__T_FLOAT64}}};
 #undef IC1
 
-/* numba's overload resolution over concrete cases (as types.c's, for up to three
+/* numba's overload resolution over concrete cases (types.c's rating, for up to three
  * arguments): every argument must convert, unsafe conversions allowed; the first case with
  * the fewest (unsafe, safe, promote) conversions wins. Returns its index or -1. */
 static int icase_resolve(const icase *cases, int ncases, const nbc__type **types, int nargs) {
   int best = -1, best_rate[3] = {0, 0, 0};
+  if (nargs > 3) return -1; /* icase holds three arguments */
   for (int k = 0; k < nargs; k++)
     if (!nbc__type_is_number(types[k])) return -1;
   for (int i = 0; i < ncases; i++) {
-    int rate[3] = {0, 0, 0};
-    bool ok = true;
-    for (int k = 0; k < nargs && ok; k++) {
-      int conv = nbc__type_conversion(types[k], T(cases[i].args[k]));
-      if (conv == NBC__CONV_NONE)
-        ok = false;
-      else if (conv == NBC__CONV_UNSAFE)
-        rate[0]++;
-      else if (conv == NBC__CONV_SAFE)
-        rate[1]++;
-      else if (conv == NBC__CONV_PROMOTE)
-        rate[2]++;
-    }
-    if (!ok) continue;
-    bool better = best < 0;
-    for (int k = 0; k < 3 && !better; k++) {
-      if (rate[k] != best_rate[k]) {
-        better = rate[k] < best_rate[k];
-        break;
-      }
-    }
-    if (better) {
+    const nbc__type *formals[3];
+    for (int k = 0; k < nargs; k++) formals[k] = T(cases[i].args[k]);
+    int rate[3];
+    if (!nbc__type_rate(types, formals, nargs, true, rate)) continue;
+    if (best < 0 || nbc__type_rate_less(rate, best_rate)) {
       best = i;
       memcpy(best_rate, rate, sizeof rate);
     }

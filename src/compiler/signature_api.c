@@ -28,6 +28,7 @@ struct nbc_signature {
   nbc_param_info_t *params;
   const char *ret;  /* numba's name of the declared return type, or NULL */
   const char *text; /* canonical text */
+  const nbc__type **args; /* the parsed argument types (in the arena) */
   size_t size;      /* bytes of the packed buffer */
   bool packable;    /* false when any parameter is NBC_PARAM_OTHER (offsets unknown) */
 };
@@ -128,6 +129,7 @@ nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig) {
   }
   sig->arena = arena;
   sig->nargs = parsed.nargs;
+  sig->args = parsed.args;
   sig->packable = true;
   sig->params = nbc__arena_alloc(arena, sizeof *sig->params * (size_t)(parsed.nargs + 1));
   nbc__buf text_buf;
@@ -162,6 +164,24 @@ void nbc_signature_destroy(nbc_signature_t *sig) {
 }
 
 int nbc_signature_nargs(const nbc_signature_t *sig) { return sig ? sig->nargs : 0; }
+
+int nbc_signature_best_match(const nbc_signature_t *actual,
+                             const nbc_signature_t *const *candidates, int ncandidates) {
+  if (!actual || !candidates) return -1;
+  int best = -1, best_rate[3] = {0, 0, 0};
+  for (int i = 0; i < ncandidates; i++) {
+    const nbc_signature_t *c = candidates[i];
+    int rate[3];
+    if (!c || c->nargs != actual->nargs ||
+        !nbc__type_rate(actual->args, c->args, c->nargs, true, rate))
+      continue;
+    if (best < 0 || nbc__type_rate_less(rate, best_rate)) {
+      best = i;
+      memcpy(best_rate, rate, sizeof rate);
+    }
+  }
+  return best;
+}
 
 const char *nbc_signature_return_type(const nbc_signature_t *sig) {
   return sig ? sig->ret : NULL;

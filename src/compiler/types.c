@@ -472,11 +472,26 @@ static const tcase math_modf_cases[] = {C1(FLOAT64, FLOAT64), C1(FLOAT32, FLOAT3
 
 #define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* Rating.astuple() order: fewer unsafe, then fewer safe, then fewer promoting conversions. */
-static bool rate_less(const int *r, const int *best) {
+bool nbc__type_rate_less(const int rate[3], const int best[3]) {
   for (int k = 0; k < 3; k++)
-    if (r[k] != best[k]) return r[k] < best[k];
+    if (rate[k] != best[k]) return rate[k] < best[k];
   return false;
+}
+
+bool nbc__type_rate(const nbc__type *const *args, const nbc__type *const *formals, int n,
+                    bool unsafe_casting, int rate[3]) {
+  rate[0] = rate[1] = rate[2] = 0;
+  for (int k = 0; k < n; k++) {
+    int conv = nbc__type_conversion(args[k], formals[k]);
+    if (conv == NBC__CONV_NONE || (!unsafe_casting && conv >= NBC__CONV_UNSAFE)) return false;
+    if (conv == NBC__CONV_UNSAFE)
+      rate[0]++;
+    else if (conv == NBC__CONV_SAFE)
+      rate[1]++;
+    else if (conv == NBC__CONV_PROMOTE)
+      rate[2]++;
+  }
+  return true;
 }
 
 /* numba's BaseContext._resolve_overload: rate every case by (unsafe, safe, promote)
@@ -488,22 +503,10 @@ static int resolve(const tcase *cases, int ncases, const nbc__type *const *args,
   for (int i = 0; i < ncases; i++) {
     int want = cases[i].b == NBC__T_VOID ? 1 : 2;
     if (want != nargs) continue;
-    int rate[3] = {0, 0, 0};
-    bool ok = true;
-    for (int k = 0; k < nargs && ok; k++) {
-      const nbc__type *formal = &scalar_types[k == 0 ? cases[i].a : cases[i].b];
-      int conv = nbc__type_conversion(args[k], formal);
-      if (conv == NBC__CONV_NONE || (!unsafe_casting && conv >= NBC__CONV_UNSAFE))
-        ok = false;
-      else if (conv == NBC__CONV_UNSAFE)
-        rate[0]++;
-      else if (conv == NBC__CONV_SAFE)
-        rate[1]++;
-      else if (conv == NBC__CONV_PROMOTE)
-        rate[2]++;
-    }
-    if (!ok) continue;
-    if (best < 0 || rate_less(rate, best_rate)) {
+    const nbc__type *formals[2] = {&scalar_types[cases[i].a], &scalar_types[cases[i].b]};
+    int rate[3];
+    if (!nbc__type_rate(args, formals, nargs, unsafe_casting, rate)) continue;
+    if (best < 0 || nbc__type_rate_less(rate, best_rate)) {
       best = i;
       memcpy(best_rate, rate, sizeof rate);
     }
@@ -1185,27 +1188,17 @@ const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const 
     if (pwhy) *pwhy = "range() takes 1 to 3 arguments";
     return NULL;
   }
-  /* Three arguments rate like two: the template lists (T, T, T) next to (T, T). */
-  const nbc__type *two[2] = {args[0], nargs > 1 ? args[1] : NULL};
+  /* Three arguments rate like two: the template lists (T, T, T) next to (T, T); every
+   * argument converts to the case's T. */
   int best = -1, best_rate[3] = {0, 0, 0};
   for (int i = 0; i < NCASES(range_cases); i++) {
     int want = range_cases[i].b == NBC__T_VOID ? 1 : 2;
     if (want != (nargs == 1 ? 1 : 2)) continue;
-    int rate[3] = {0, 0, 0};
-    bool ok = true;
-    for (int k = 0; k < nargs && ok; k++) {
-      const nbc__type *a = k < 2 ? two[k] : args[2];
-      int conv = nbc__type_conversion(a, &scalar_types[range_cases[i].a]);
-      if (conv == NBC__CONV_NONE)
-        ok = false;
-      else if (conv == NBC__CONV_UNSAFE)
-        rate[0]++;
-      else if (conv == NBC__CONV_SAFE)
-        rate[1]++;
-      else if (conv == NBC__CONV_PROMOTE)
-        rate[2]++;
-    }
-    if (ok && (best < 0 || rate_less(rate, best_rate))) {
+    const nbc__type *t = &scalar_types[range_cases[i].a];
+    const nbc__type *formals[3] = {t, t, t};
+    int rate[3];
+    if (nbc__type_rate(args, formals, nargs, true, rate) &&
+        (best < 0 || nbc__type_rate_less(rate, best_rate))) {
       best = i;
       memcpy(best_rate, rate, sizeof rate);
     }

@@ -373,31 +373,6 @@ static PyObject *typeof_signature(nbc__py_state *st, PyObject *const *args, Py_s
   return sig;
 }
 
-/* What converting an argument of type a to parameter p costs, in numba's order of preference
- * (exact 0, array layout relaxed or integer/float widening 1, integer to float 2, narrowing or
- * float to integer 3), or -1 when numba would not pass it at all (other dtype, rank or a
- * contiguity the argument lacks). */
-static int conversion_cost(const nbc_param_info_t *a, const nbc_param_info_t *p) {
-  if (a->kind != p->kind) return -1;
-  if (p->kind == NBC_PARAM_ARRAY) {
-    if (a->dtype_kind != p->dtype_kind || a->itemsize != p->itemsize || a->ndim != p->ndim)
-      return -1;
-    if (a->layout == p->layout) return 0;
-    if (p->layout == 'A') return 1;
-    int contiguous_1d = a->ndim <= 1 && a->layout != 'A'; /* both C and F */
-    return contiguous_1d ? 0 : -1;
-  }
-  if (p->kind != NBC_PARAM_SCALAR) return -1;
-  if (a->dtype_kind == p->dtype_kind) return a->itemsize == p->itemsize ? 0
-                                             : a->itemsize < p->itemsize ? 1 : 3;
-  int a_int = a->dtype_kind == 'i' || a->dtype_kind == 'u' || a->dtype_kind == 'b';
-  int p_int = p->dtype_kind == 'i' || p->dtype_kind == 'u';
-  if (a_int && p_int) return 1 + (a->itemsize > p->itemsize) * 2;
-  if (a_int && (p->dtype_kind == 'f' || p->dtype_kind == 'c')) return 2;
-  if (a->dtype_kind == 'f' && p->dtype_kind == 'c') return 1;
-  return 3; /* float to integer or bool, complex to real: numba's unsafe conversions */
-}
-
 /* jit([sig, ...]): the overload the arguments match best (the first of equal cost), or a
  * TypeError like numba's "No matching definition for argument type(s) ...". */
 static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObject *const *args,
@@ -411,25 +386,23 @@ static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObjec
     nbc__py_raise(st, s);
     return NULL;
   }
+  /* The overloads in the order jit() was given them: on equal ratings the first wins. */
   KernelObject *best = NULL;
-  int best_cost = -1;
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (k->specializations && PyDict_Next(k->specializations, &pos, &key, &value)) {
-    KernelObject *ov = (KernelObject *)value;
-    if (nbc_signature_nargs(ov->sig) != n) continue;
-    int cost = 0;
-    for (int i = 0; cost >= 0 && i < n; i++) {
-      int c = conversion_cost(nbc_signature_param(actual, i), nbc_signature_param(ov->sig, i));
-      cost = c < 0 ? -1 : cost + c;
-    }
-    if (cost >= 0 && (!best || cost < best_cost)) {
-      best = ov;
-      best_cost = cost;
-    }
+  PyObject *overloads = k->specializations ? PyDict_Values(k->specializations) : PyList_New(0);
+  Py_ssize_t count = overloads ? PyList_GET_SIZE(overloads) : 0;
+  const nbc_signature_t **sigs = PyMem_Malloc(sizeof *sigs * (size_t)(count ? count : 1));
+  if (overloads && sigs) {
+    for (Py_ssize_t i = 0; i < count; i++)
+      sigs[i] = ((KernelObject *)PyList_GET_ITEM(overloads, i))->sig;
+    int chosen = nbc_signature_best_match(actual, sigs, (int)count);
+    if (chosen >= 0) best = (KernelObject *)PyList_GET_ITEM(overloads, chosen);
+  } else if (!PyErr_Occurred()) {
+    PyErr_NoMemory();
   }
+  PyMem_Free(sigs);
+  Py_XDECREF(overloads); /* best stays alive: k->specializations holds it */
   nbc_signature_destroy(actual);
-  if (!best) {
+  if (!best && !PyErr_Occurred()) {
     PyObject *types = PyUnicode_Substring(text, 5, PyUnicode_GET_LENGTH(text) - 1);
     if (types)
       PyErr_Format(PyExc_TypeError, "No matching definition for argument type(s) %U", types);

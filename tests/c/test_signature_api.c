@@ -167,5 +167,34 @@ TEST(bad_signatures) {
   nbc_signature_destroy(sig);
 }
 
-TEST_LIST(X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(pack_array_errors) X(pack_scalars) X(bad_signatures))
+/* The best of several signatures for given argument types, by numba's rating. */
+static int best_of(const char *actual_text, const char *const *texts, int n) {
+  nbc_signature_t *actual, *cands[4];
+  ASSERT_OK(nbc_signature_parse(actual_text, &actual));
+  for (int i = 0; i < n; i++) ASSERT_OK(nbc_signature_parse(texts[i], &cands[i]));
+  int r = nbc_signature_best_match(actual, (const nbc_signature_t *const *)cands, n);
+  for (int i = 0; i < n; i++) nbc_signature_destroy(cands[i]);
+  nbc_signature_destroy(actual);
+  return r;
+}
+
+TEST(best_match) {
+  const char *arrays[] = {"void(float32[:], float32)", "void(float64[:], float64)"};
+  ASSERT_EQ(best_of("void(float32[::1], float64)", arrays, 2), 0);
+  ASSERT_EQ(best_of("void(float64[::1], int64)", arrays, 2), 1);
+  ASSERT_EQ(best_of("void(int32[::1], float64)", arrays, 2), -1);  /* no dtype conversion */
+  ASSERT_EQ(best_of("void(float32[::1])", arrays, 2), -1);         /* argument count */
+  const char *c_only[] = {"void(float32[:, ::1])"};
+  ASSERT_EQ(best_of("void(float32[:, :])", c_only, 1), -1); /* A does not become C */
+  /* int64 goes to float64 (safe) rather than int32 (unsafe); an exact int32 stays int32. */
+  const char *scalars[] = {"void(int32)", "void(float64)"};
+  ASSERT_EQ(best_of("void(int64)", scalars, 2), 1);
+  ASSERT_EQ(best_of("void(int32)", scalars, 2), 0);
+  /* Equal ratings: the first candidate. */
+  const char *same[] = {"void(float64)", "void(float64)"};
+  ASSERT_EQ(best_of("void(float64)", same, 2), 0);
+  ASSERT_EQ(nbc_signature_best_match(NULL, NULL, 0), -1);
+}
+
+TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(pack_array_errors) X(pack_scalars) X(bad_signatures))
 TEST_MAIN()
