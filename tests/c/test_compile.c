@@ -12,25 +12,10 @@
 #include <pthread.h>
 
 #include "compiler/compiler.h"
+#include "front_util.h"
+#include "nvvm_util.h"
 #include "ptx_check.h"
 #include "test.h"
-
-static void require_nvvm(void) {
-  if (nbc__nvvm_load() != NBC_OK) SKIP(nbc__nvvm_load_error());
-}
-
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
 
 typedef struct corpus_case {
   char file[512];
@@ -43,7 +28,7 @@ static int load_cases(corpus_case *cases, int max) {
   int n = 0;
   if (glob(NBCUDA_SOURCE_DIR "/tests/corpus/*.py", 0, NULL, &g) != 0) return 0;
   for (size_t i = 0; i < g.gl_pathc; i++) {
-    char *text = read_all(g.gl_pathv[i]);
+    char *text = fe_read_file(g.gl_pathv[i], NULL);
     for (char *line = text; line && *line && n < max;) {
       char *end = strchr(line, '\n');
       if (end) *end = '\0';
@@ -71,7 +56,7 @@ static nbc_compile_options_t options(void) {
 
 static nbc_status_t compile_file(const char *path, const char *name, const char *sig,
                                  const nbc_compile_options_t *o, nbc_compile_result_t **pr) {
-  char *text = read_all(path);
+  char *text = fe_read_file(path, NULL);
   if (!text) TEST_FAIL_("cannot read %s", path);
   nbc_source_t s = {text, 0, path, 1, 0};
   nbc_status_t st = nbc_compile(&s, name, sig, o, NULL, pr);

@@ -17,12 +17,9 @@
 #include <math.h>
 
 #include "compiler/compiler.h"
+#include "nvvm_util.h"
 #include "ptx_check.h"
 #include "test.h"
-
-static void require_nvvm(void) {
-  if (nbc__nvvm_load() != NBC_OK) SKIP(nbc__nvvm_load_error());
-}
 
 /* Compiles src's f for sig; kernel picks a kernel, numba_abi the Numba ABI for a device
  * function. Returns the PTX (or IR with dump_ir), or NULL with *perr set on a compile error. */

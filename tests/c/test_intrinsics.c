@@ -7,12 +7,10 @@
 #include <glob.h>
 
 #include "compiler/compiler.h"
+#include "front_util.h"
+#include "nvvm_util.h"
 #include "ptx_check.h"
 #include "test.h"
-
-static void require_nvvm(void) {
-  if (nbc__nvvm_load() != NBC_OK) SKIP(nbc__nvvm_load_error());
-}
 
 static nbc_compile_options_t options(bool device) {
   nbc_compile_options_t o;
@@ -208,24 +206,11 @@ TEST(more_atomics) {
           "error: cannot convert complex128 to int64 in cuda.atomic.add()");
 }
 
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
-
 /* Every case of the GPU comparison file compiles and passes ptxas here. */
 TEST(gpu_cases_compile) {
   require_nvvm();
   const char *path = NBCUDA_SOURCE_DIR "/tests/gpu/cases/warp_intrinsics.py";
-  char *text = read_all(path);
+  char *text = fe_read_file(path, NULL);
   ASSERT(text);
   int n = 0;
   for (char *line = text; line && *line;) {

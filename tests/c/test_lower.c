@@ -13,11 +13,8 @@
 #include <math.h>
 
 #include "compiler/compiler.h"
+#include "nvvm_util.h"
 #include "test.h"
-
-static void require_nvvm(void) {
-  if (nbc__nvvm_load() != NBC_OK) SKIP(nbc__nvvm_load_error());
-}
 
 /* Compiles `src` (function f, signature sig) and returns the PTX or, with dump_ir, the IR.
  * Fails the test on a compile error. The string lives until the process ends. */

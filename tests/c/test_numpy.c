@@ -10,6 +10,7 @@
 
 #include "compiler/compiler.h"
 #include "front_util.h"
+#include "nvvm_util.h"
 #include "ptx_check.h"
 #include "test.h"
 
@@ -183,10 +184,6 @@ TEST(what_kernels_cannot_use_is_refused_clearly) {
   ASSERT_CONTAINS(type_of_expr("np.minimum(a, b=1)", "(int64, int64)"),
                   "error: numpy.minimum() takes no keyword arguments");
   ASSERT_CONTAINS(type_of_expr("np.float32", "(int64, int64)"), "cannot return a value");
-}
-
-static void require_nvvm(void) {
-  if (nbc__nvvm_load() != NBC_OK) SKIP(nbc__nvvm_load_error());
 }
 
 static const char kernel_src[] =

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "compiler/compiler.h"
+#include "nvvm_util.h"
 #include "ptx_check.h"
 #include "test.h"
 
@@ -87,10 +88,6 @@ static nbc_compile_options_t opts(void) {
   o.cc_major = 9;
   o.cc_minor = 0;
   return o;
-}
-
-static void require_nvvm(void) {
-  if (nbc__nvvm_load() != NBC_OK) SKIP(nbc__nvvm_load_error());
 }
 
 static void expect_ptxas(const char *ptx, size_t size, int relocatable) {
