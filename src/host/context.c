@@ -15,8 +15,8 @@
  *
  * Hot path: functions that create objects (streams, events, memory) need "the current
  * context". Repeating the whole check would cost a lock and three driver calls, so each thread
- * remembers the last CUcontext it verified; when cuCtxGetCurrent still returns it (and no
- * device was reset since, tracked by a generation counter), that is the answer.
+ * remembers the last CUcontext it verified; when cuCtxGetCurrent still returns it (and that
+ * context was not reset since: its lifetime is unchanged), that is the answer.
  */
 #include <stdlib.h>
 
@@ -24,12 +24,11 @@
 
 static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t activation_lock;
-static atomic_uint generation; /* bumped whenever a primary context is released */
 
 static _Thread_local nbc_context_t *tls_attached; /* set inside nbc_require_context */
 static _Thread_local CUcontext tls_verified_handle;
 static _Thread_local nbc_context_t *tls_verified_context;
-static _Thread_local unsigned tls_verified_generation;
+static _Thread_local unsigned tls_verified_lifetime;
 
 static void init_lock(void) {
   pthread_mutexattr_t attr;
@@ -49,7 +48,7 @@ static void unlock(void) { pthread_mutex_unlock(&activation_lock); }
 static void remember(nbc_context_t *context) {
   tls_verified_handle = atomic_load(&context->handle);
   tls_verified_context = context;
-  tls_verified_generation = atomic_load(&generation);
+  tls_verified_lifetime = atomic_load(&context->lifetime);
 }
 
 nbc_status_t nbc__context_primary(nbc_device_t *device, nbc_context_t **pcontext) {
@@ -140,8 +139,7 @@ nbc_status_t nbc__context_ensure(nbc_context_t **pcontext) {
   if (__builtin_expect(res != NBC__CUDA_SUCCESS, 0))
     return nbc__driver_fail("cuCtxGetCurrent", res);
   if (__builtin_expect(current != NULL && current == tls_verified_handle &&
-                           tls_verified_generation ==
-                               atomic_load_explicit(&generation, memory_order_relaxed),
+                           !nbc__outlived(tls_verified_context, tls_verified_lifetime),
                        1)) {
     *pcontext = tls_verified_context;
     return NBC_OK;
@@ -310,8 +308,8 @@ nbc_status_t nbc_device_reset(nbc_device_t *device) {
     if (res != NBC__CUDA_SUCCESS && st == NBC_OK)
       st = nbc__driver_failf("cuDevicePrimaryCtxRelease", res, " (device %d)", device->id);
     atomic_store(&context->handle, NULL);
-    atomic_fetch_add(&context->lifetime, 1); /* its streams and events are gone with it */
-    atomic_fetch_add(&generation, 1);
+    /* Its streams, events, memory and this thread's verified-context cache go with it. */
+    atomic_fetch_add(&context->lifetime, 1);
   }
   CUresult res = nbc__cu.cuDevicePrimaryCtxReset(device->handle);
   if (res != NBC__CUDA_SUCCESS && st == NBC_OK)
