@@ -86,6 +86,11 @@ const char *nbc_last_error(void);
  * driver call), and the name of that driver call ("" if none). */
 int nbc_last_driver_error(void);
 const char *nbc_last_driver_call(void);
+/* What nbcuda said about that driver failure after "<call>: <NAME> (<code>)" in
+ * nbc_last_error(), e.g. " (allocating 1024 bytes on device 0)" or " (the stream was made in a
+ * context that was reset since)"; "" when nothing was added or the last failure was not a
+ * driver call. */
+const char *nbc_last_driver_detail(void);
 /* "CUDA_ERROR_INVALID_CONTEXT" for a CUresult (a table of nbcuda's own; works without a
  * driver). "CUDA_ERROR_UNKNOWN_<n>" style text is never returned: unknown codes give NULL. */
 const char *nbc_cuda_error_name(int curesult);

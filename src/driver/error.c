@@ -12,6 +12,7 @@
  * and then reports "CUDA initialized before forking" instead of the driver error.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ typedef struct last_error {
   char message[NBC__MESSAGE_SIZE];
   char call[64];
   int curesult;
+  size_t detail_at; /* where nbc__driver_failf's explanation starts in message; SIZE_MAX: none */
 } last_error;
 
 static _Thread_local last_error tls_error;
@@ -31,8 +33,13 @@ static _Thread_local last_error tls_error;
 const char *nbc_last_error(void) { return tls_error.message; }
 int nbc_last_driver_error(void) { return tls_error.curesult; }
 const char *nbc_last_driver_call(void) { return tls_error.call; }
+const char *nbc_last_driver_detail(void) {
+  return tls_error.detail_at < sizeof tls_error.message ? tls_error.message + tls_error.detail_at
+                                                         : "";
+}
 
 static void set_call(const char *call, CUresult result) {
+  tls_error.detail_at = SIZE_MAX;
   tls_error.curesult = result;
   snprintf(tls_error.call, sizeof tls_error.call, "%s", call ? call : "");
 }
@@ -59,7 +66,8 @@ static nbc_status_t format_failure(const char *call, CUresult result) {
              call, what, (long)getpid(), init_pid);
     return NBC_FORKED;
   }
-  snprintf(tls_error.message, sizeof tls_error.message, "%s: %s", call, what);
+  int n = snprintf(tls_error.message, sizeof tls_error.message, "%s: %s", call, what);
+  tls_error.detail_at = n > 0 ? (size_t)n : 0;
   return nbc__status_from_curesult(result);
 }
 
@@ -78,11 +86,16 @@ nbc_status_t nbc__driver_failf(const char *call, CUresult result, const char *fm
   return status;
 }
 
-nbc_status_t nbc__set_error(nbc_status_t status, const char *fmt, ...) {
+static nbc_status_t set_error_v(nbc_status_t status, const char *fmt, va_list ap) {
   set_call("", 0);
+  vsnprintf(tls_error.message, sizeof tls_error.message, fmt, ap);
+  return status;
+}
+
+nbc_status_t nbc__set_error(nbc_status_t status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(tls_error.message, sizeof tls_error.message, fmt, ap);
+  set_error_v(status, fmt, ap);
   va_end(ap);
   return status;
 }
@@ -98,10 +111,9 @@ nbc_status_t nbc__set_driver_error(nbc_status_t status, const char *call, CUresu
  * theirs to make, e.g. in compiler.h: nbc_status_t nbc__error_set(nbc_status_t, const char *,
  * ...)). */
 nbc_status_t nbc__error_set(nbc_status_t status, const char *fmt, ...) {
-  set_call("", 0);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(tls_error.message, sizeof tls_error.message, fmt, ap);
+  set_error_v(status, fmt, ap);
   va_end(ap);
   return status;
 }

@@ -14,7 +14,6 @@
  */
 #include "nbcuda_py.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static const char errors_source[] =
@@ -91,10 +90,7 @@ static PyObject *raise_api_error(nbc__py_state *st, const char *fallback) {
   if (call && *call) {
     /* What the library added after "<call>: <NAME> (<code>)" says why, e.g. " (the array
      * was made in a context that was reset since)": keep it. */
-    char tag[32];
-    snprintf(tag, sizeof tag, "(%d)", code);
-    const char *last = nbc_last_error(), *at = last ? strstr(last, tag) : NULL;
-    const char *why = at ? at + strlen(tag) : "";
+    const char *why = nbc_last_driver_detail();
     msg = name ? PyUnicode_FromFormat("Call to %s results in %s%s", call, name, why)
                : PyUnicode_FromFormat("Call to %s results in CUDA error %d%s", call, code, why);
   } else

@@ -274,6 +274,8 @@ TEST(reset_outlives_streams_events_functions) {
   ASSERT_STREQ(nbc_last_error(), "cuStreamSynchronize: CUDA_ERROR_CONTEXT_IS_DESTROYED (709) "
                                  "(the stream was made in a context that was reset since)");
   ASSERT_EQ(nbc_last_driver_error(), 709);
+  ASSERT_STREQ(nbc_last_driver_detail(),
+               " (the stream was made in a context that was reset since)");
   ASSERT_STATUS(nbc_stream_query(s), NBC_DRIVER_ERROR);
   ASSERT_STATUS(nbc_stream_add_callback(s, never_called, NULL), NBC_DRIVER_ERROR);
   ASSERT_STATUS(nbc_event_record(e, NULL), NBC_DRIVER_ERROR);

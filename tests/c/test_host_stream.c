@@ -53,12 +53,16 @@ TEST(create_fails) {
   ASSERT_STATUS(nbc_stream_create(&s), NBC_OUT_OF_MEMORY);
   ASSERT(s == NULL);
   ASSERT_STREQ(nbc_last_error(), "cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY (2)");
+  ASSERT_STREQ(nbc_last_driver_detail(), ""); /* nothing added after the code */
   ASSERT_EQ(nbc_last_driver_error(), 2);
   ASSERT_STREQ(nbc_last_driver_call(), "cuStreamCreate");
   tdrv()->fail("cuStreamCreate", 1, 999);
   ASSERT_STATUS(nbc_stream_create(&s), NBC_DRIVER_ERROR);
   ASSERT_OK(nbc_stream_create(&s));
   nbc_stream_destroy(s);
+  /* A failure that is not a driver call has no driver detail either. */
+  ASSERT_STATUS(nbc_stream_create(NULL), NBC_INVALID_ARGUMENT);
+  ASSERT_STREQ(nbc_last_driver_detail(), "");
 }
 
 TEST(default_streams) {
