@@ -34,6 +34,7 @@ typedef struct {
   PyObject *sigtext;          /* eager: the signature; lazy: NULL */
   PyObject *specializations;  /* lazy: dict sigtext -> Kernel */
   int fixed;                  /* jit([sig, ...]): only these, no new specialisation */
+  PyObject *dispatch;         /* fixed: dict argument types -> the overload chosen for them */
   nbc_compile_options_t opts;
   nbc_signature_t *sig;
   nbc_compile_result_t *result;
@@ -145,6 +146,7 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->py_func);
   Py_VISIT(self->specializations);
+  Py_VISIT(self->dispatch);
   Py_VISIT(self->last_config);
   Py_VISIT(self->last_launcher);
   return 0;
@@ -170,6 +172,7 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->py_func);
   Py_CLEAR(self->sigtext);
   Py_CLEAR(self->specializations);
+  Py_CLEAR(self->dispatch);
   kernel_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -188,6 +191,7 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->sigtext = NULL;
   k->specializations = NULL;
   k->fixed = 0;
+  k->dispatch = NULL;
   k->opts = *opts;
   k->sig = NULL;
   k->result = NULL;
@@ -379,6 +383,16 @@ static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObjec
                                      Py_ssize_t n) {
   PyObject *text = typeof_signature(st, args, n);
   if (!text) return NULL;
+  /* The same argument types choose the same overload: rated once. */
+  if (!k->dispatch && !(k->dispatch = PyDict_New())) {
+    Py_DECREF(text);
+    return NULL;
+  }
+  PyObject *known = PyDict_GetItemWithError(k->dispatch, text);
+  if (known || PyErr_Occurred()) {
+    Py_DECREF(text);
+    return (KernelObject *)known; /* borrowed; k->specializations keeps it */
+  }
   nbc_signature_t *actual = NULL;
   nbc_status_t s = nbc_signature_parse(PyUnicode_AsUTF8(text), &actual);
   if (s != NBC_OK) {
@@ -408,6 +422,7 @@ static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObjec
       PyErr_Format(PyExc_TypeError, "No matching definition for argument type(s) %U", types);
     Py_XDECREF(types);
   }
+  if (best && PyDict_SetItem(k->dispatch, text, (PyObject *)best) < 0) best = NULL;
   Py_DECREF(text);
   return best;
 }

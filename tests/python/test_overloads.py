@@ -46,6 +46,8 @@ def test_dispatch_by_array_dtype(tdrv):
     assert b"ArrayIfLi1E" in tdrv.last_launch().function  # float32 overload
     k[1, 32](d64, 2.0)
     assert b"ArrayIdLi1E" in tdrv.last_launch().function  # float64 overload
+    k[1, 32](d32, 2.0)  # the choice for these argument types is remembered, per types
+    assert b"ArrayIfLi1E" in tdrv.last_launch().function
     with pytest.raises(TypeError,
                        match=r"^No matching definition for argument type\(s\) int32\[::1\], float64$"):
         k[1, 32](cuda.device_array(8, np.int32), 2.0)
