@@ -129,14 +129,20 @@ class Nbcuda:
         cp.cuda.runtime.deviceSynchronize()
 
 
+def numba_namespace(source, modname):
+    """The module's globals with numba-cuda's own `cuda`: the corpus imports nbcuda first when
+    it is installed, and numba-cuda cannot type nbcuda's kernel-language names."""
+    source = source.replace("import nbcuda as cuda", "raise ImportError", 1)
+    ns = {"__name__": f"numba_{modname}"}
+    exec(compile(source, f"<numba {modname}>", "exec"), ns)
+    return ns
+
+
 def numba_kernel(source, modname, name, sig, device_function=None):
     """numba-cuda's kernel for `name`; device_function, when given, is a plain Python function
     of the same source that the kernel calls: numba needs it marked as a device function."""
     from numba import cuda
-    # The corpus imports nbcuda first when it is installed; numba-cuda needs its own `cuda`.
-    source = source.replace("import nbcuda as cuda", "raise ImportError", 1)
-    ns = {"__name__": f"numba_{modname}"}
-    exec(compile(source, f"<numba {modname}>", "exec"), ns)
+    ns = numba_namespace(source, modname)
     if device_function and not hasattr(ns[device_function], "py_func"):
         ns[device_function] = cuda.jit(device=True)(ns[device_function])
     return cuda.jit(sig)(ns[name])
@@ -179,15 +185,14 @@ def check(name, a, b, tolerance, dtype):
     return u <= 2, f"max {u:.1f} ulp"
 
 
-def run_device_case(nb, modpath, source, modname, case, rng):
+def run_device_case(nb, source, modname, case, rng):
     name, sig, _, inputs = case
     from numba import cuda
-    mod = load_module(modpath)
     argspecs = inputs["args"]
     n = 4096
     args = [generate(rng, gen, dt, (n,)) for dt, gen in argspecs]
     arg_types = [dt for dt, _ in argspecs]
-    _, resty = cuda.compile(getattr(mod, name), sig, cc=(9, 0))
+    _, resty = cuda.compile(numba_namespace(source, modname)[name], sig, cc=(9, 0))
     out_dtype = np.dtype(str(resty)) if str(resty) != "bool" else np.dtype(np.bool_)
     wsrc = source + wrapper_source(name, len(args))
     wsig = f"void({out_dtype.name}[::1], " + ", ".join(f"{t}[::1]" for t in arg_types) + ")"
@@ -305,7 +310,7 @@ def main():
             label = f"{modname}.{case[0]} {case[1]}"
             try:
                 if case[2] == "device":
-                    ok, why = run_device_case(nb, path, source, modname, case, rng)
+                    ok, why = run_device_case(nb, source, modname, case, rng)
                 else:
                     ok, why = run_kernel_case(nb, source, modname, case, rng, args.bench, timings)
             except Exception as e:  # report and continue with the other cases
