@@ -80,32 +80,6 @@ static const char noncontig_msg[] =
     "Array contains non-contiguous buffer and cannot be transferred as a single memory "
     "region. Please ensure contiguous buffer with numpy .ascontiguousarray()";
 
-/* numpy and the parts of it this file calls, looked up once: the hot paths call
- * numpy.empty through vectorcall and compare types, never look attributes up. */
-PyObject *nbc__py_numpy(nbc__py_state *st) {
-  if (st->numpy) return st->numpy;
-  PyObject *np = PyImport_ImportModule("numpy");
-  if (!np) return NULL;
-  st->np_empty = PyObject_GetAttrString(np, "empty");
-  st->np_ndarray = st->np_empty ? PyObject_GetAttrString(np, "ndarray") : NULL;
-  st->np_dtype = st->np_ndarray ? PyObject_GetAttrString(np, "dtype") : NULL;
-  st->str_C = PyUnicode_InternFromString("C");
-  st->str_F = PyUnicode_InternFromString("F");
-  st->str_dtype = PyUnicode_InternFromString("dtype");
-  if (!st->np_empty || !st->np_ndarray || !st->np_dtype || !st->str_C || !st->str_F ||
-      !st->str_dtype ||
-      !PyType_Check(st->np_ndarray) || !PyType_Check(st->np_dtype)) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "numpy lacks empty/ndarray/dtype");
-    Py_CLEAR(st->np_empty);
-    Py_CLEAR(st->np_ndarray);
-    Py_CLEAR(st->np_dtype);
-    Py_DECREF(np);
-    return NULL;
-  }
-  st->numpy = np;
-  return np;
-}
-
 /* ------------------------------------------------------------ dtype caches ------------ */
 
 /* A dtype as a code, kind << 8 | itemsize (0 when it does not fit). */
@@ -309,9 +283,10 @@ static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitem
  * 1 on success; 0 (nothing held, no error) when the general path must judge the array. */
 static int ndarray_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int writable,
                           char *pkind, int *pitemsize) {
-  PyObject *dt = PyObject_GetAttr(obj, st->str_dtype);
+  PyObject *dt = nbc__py_numpy_dtype_of(st, obj);
   int ok = dt && dtype_arg(st, dt, pkind, pitemsize) == 0;
   Py_XDECREF(dt);
+  if (ok && nbc__py_numpy_view(st, obj, writable, *pitemsize, view)) return 1;
   if (ok && PyObject_GetBuffer(obj, view, PyBUF_STRIDES | (writable ? PyBUF_WRITABLE : 0)) == 0) {
     if (view->itemsize == *pitemsize) return 1;
     PyBuffer_Release(view);
@@ -457,18 +432,12 @@ static PyObject *tuple_of(const int64_t *v, int n) {
   return t;
 }
 
-/* A new numpy array of self's shape and dtype, in C or F order: numpy.empty(shape, dtype,
- * order) through vectorcall, with the dtype object and the order string cached. */
+/* A new numpy array of self's shape and dtype, in C or F order (numpy_api.c), with the
+ * dtype object cached. */
 static PyObject *host_array_like(nbc__py_state *st, ArrayObject *self, int fortran) {
   PyObject *dtype = array_dtype_obj(self); /* imports numpy */
   if (!dtype) return NULL;
-  PyObject *shape = tuple_of(self->shape, self->ndim);
-  PyObject *out = NULL;
-  if (shape) {
-    PyObject *argv[3] = {shape, dtype, fortran ? st->str_F : st->str_C};
-    out = PyObject_Vectorcall(st->np_empty, argv, 3, NULL);
-    Py_DECREF(shape);
-  }
+  PyObject *out = nbc__py_numpy_empty(st, dtype, self->ndim, self->shape, fortran);
   Py_DECREF(dtype);
   return out;
 }
@@ -579,7 +548,8 @@ static PyObject *array_copy_to_host(ArrayObject *self, PyObject *const *args, Py
     out = Py_NewRef(ary);
   }
   Py_buffer view;
-  if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) {
+  if (!(ary == Py_None && nbc__py_numpy_view(st, out, 1, self->itemsize, &view)) &&
+      PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) {
     Py_DECREF(out);
     return NULL;
   }
@@ -800,13 +770,12 @@ static PyObject *array_subscript(ArrayObject *self, PyObject *key) {
   }
   if (array_alive(st, self, "cuMemcpyDtoH") < 0) return NULL;
   PyObject *dtype = array_dtype_obj(self); /* imports numpy */
-  PyObject *one = dtype ? PyLong_FromLong(1) : NULL;
-  PyObject *argv[2] = {one, dtype};
-  PyObject *host = one ? PyObject_Vectorcall(st->np_empty, argv, 2, NULL) : NULL;
-  Py_XDECREF(one);
+  const int64_t one = 1;
+  PyObject *host = dtype ? nbc__py_numpy_empty(st, dtype, 1, &one, 0) : NULL;
   Py_XDECREF(dtype);
   Py_buffer view;
-  if (!host || PyObject_GetBuffer(host, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) {
+  if (!host || (!nbc__py_numpy_view(st, host, 1, self->itemsize, &view) &&
+                PyObject_GetBuffer(host, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0)) {
     Py_XDECREF(host);
     return NULL;
   }

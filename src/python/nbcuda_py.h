@@ -30,6 +30,7 @@ typedef struct nbc__py_state {
   PyTypeObject *StreamType, *EventType, *DeviceArrayType, *NbTypeType, *KernelType;
   PyTypeObject *LauncherType, *DeviceFunctionType, *RequireContextType, *ScopeType;
   PyTypeObject *RuntimeType, *HostMemType;
+  PyTypeObject *StubType;  /* intrinsics.c: host placeholders of kernel-language names */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -49,6 +50,7 @@ typedef struct nbc__py_state {
    * dtype arguments seen (compared by identity) with their codes, kind << 8 | itemsize; the
    * numpy dtype object of each code. */
   PyObject *np_empty, *np_ndarray, *np_dtype, *str_C, *str_F, *str_dtype;
+  void **np_api; /* numpy's C API table (numpy_api.c), NULL when not usable */
   PyObject *dtype_keys, *dtype_objs; /* lists */
   unsigned short dtype_key_codes[NBC__PY_DTYPE_CACHE], dtype_obj_codes[NBC__PY_DTYPE_CACHE];
 } nbc__py_state;
@@ -126,10 +128,25 @@ PyObject *nbc__py_scope_new(nbc__py_state *st, nbc__py_scope_fn enter, nbc__py_s
 /* ======================================================================== event.c === */
 int nbc__py_event_init(PyObject *module, nbc__py_state *st);
 
+/* ==================================================================== numpy_api.c === */
+/* The numpy module (imported once, with its C API table); a borrowed reference, NULL with
+ * ImportError. */
+PyObject *nbc__py_numpy(nbc__py_state *st);
+/* A new uninitialised numpy array of dtype (a numpy dtype object) and shape, C or F order;
+ * NULL with an exception. */
+PyObject *nbc__py_numpy_empty(nbc__py_state *st, PyObject *dtype, int ndim, const int64_t *shape,
+                              int fortran);
+/* An exact numpy.ndarray's memory and geometry read from the array itself, no buffer export:
+ * 1 with *view filled (view->obj NULL: the caller keeps obj alive while it uses the view;
+ * PyBuffer_Release does nothing), 0 when obj must go through the buffer protocol (not an
+ * exact ndarray, unaligned, read-only but writable asked, C API table not usable). */
+int nbc__py_numpy_view(nbc__py_state *st, PyObject *obj, int writable, int itemsize,
+                       Py_buffer *view);
+/* obj.dtype; for an exact ndarray read from the array itself. A new reference. */
+PyObject *nbc__py_numpy_dtype_of(nbc__py_state *st, PyObject *obj);
+
 /* ================================================================== devicearray.c === */
 int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st);
-/* The numpy module (imported once); a borrowed reference, NULL with ImportError. */
-PyObject *nbc__py_numpy(nbc__py_state *st);
 
 /* A view of any array argument for a kernel launch: device memory, element, geometry. */
 #define NBC__PY_MAXDIM 32
@@ -172,6 +189,14 @@ int nbc__py_kernel_init(PyObject *module, nbc__py_state *st);
 /* =================================================================== hostmemory.c === */
 /* pinned/mapped/managed arrays, pinned(), mapped(), defer_cleanup(). */
 int nbc__py_hostmem_init(PyObject *module, nbc__py_state *st);
+
+/* =================================================================== intrinsics.c === */
+/* The kernel language's names on the module (nbcuda.grid, nbcuda.atomic.add, ...): stubs
+ * that raise when called from host code, made from nbc_kernel_names(). */
+int nbc__py_intrinsics_init(PyObject *module, nbc__py_state *st);
+/* The name after "cuda." ("grid", "atomic.add") when obj is one of those stubs, or NULL;
+ * it lives as long as obj. */
+const char *nbc__py_stub_name(nbc__py_state *st, PyObject *obj);
 
 /* compile.c: numba's launch_bounds argument (None, an int, or a tuple of one to three ints)
  * into o->launch_bounds; -1 with an exception set when it is malformed. */
