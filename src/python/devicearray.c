@@ -419,7 +419,7 @@ static PyObject *array_dtype_obj(ArrayObject *self) {
   return self->dtype ? Py_NewRef(self->dtype) : NULL;
 }
 
-static PyObject *tuple_of(const int64_t *v, int n) {
+PyObject *nbc__py_int64_tuple(const int64_t *v, int n) {
   PyObject *t = PyTuple_New(n);
   for (int i = 0; t && i < n; i++) {
     PyObject *x = PyLong_FromLongLong(v[i]);
@@ -461,7 +461,7 @@ static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyOb
                                       PyObject *stream_obj) {
   for (int d = 0; d < self->ndim; d++)
     if (self->strides[d] < 0) {
-      PyObject *t = tuple_of(self->strides, self->ndim);
+      PyObject *t = nbc__py_int64_tuple(self->strides, self->ndim);
       if (t) PyErr_Format(PyExc_NotImplementedError,
                           "D->H copy not implemented for negative strides: %R", t);
       Py_XDECREF(t);
@@ -470,8 +470,8 @@ static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyOb
   size_t extent = extent_bytes(self);
   PyObject *out = NULL, *buffer = NULL;
   if (ary == Py_None) {
-    PyObject *dtype = array_dtype_obj(self), *shape = tuple_of(self->shape, self->ndim);
-    PyObject *strides = tuple_of(self->strides, self->ndim);
+    PyObject *dtype = array_dtype_obj(self), *shape = nbc__py_int64_tuple(self->shape, self->ndim);
+    PyObject *strides = nbc__py_int64_tuple(self->strides, self->ndim);
     PyObject *np = nbc__py_numpy(st);
     buffer = np && dtype ? PyObject_CallMethod(np, "empty", "ns", (Py_ssize_t)extent, "b")
                          : NULL;
@@ -505,8 +505,8 @@ static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyOb
   nbc_stream_t *s = NULL, *temp = NULL;
   nbc_status_t rc = NBC_OK;
   if (!same) {
-    PyObject *shape = tuple_of(self->shape, self->ndim);
-    PyObject *strides = tuple_of(self->strides, self->ndim);
+    PyObject *shape = nbc__py_int64_tuple(self->shape, self->ndim);
+    PyObject *strides = nbc__py_int64_tuple(self->strides, self->ndim);
     if (shape && strides)
       PyErr_Format(PyExc_ValueError, "copy_to_host: the host array must have the device "
                    "array's shape %R and strides %R", shape, strides);
@@ -838,7 +838,7 @@ static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *va
     }
   }
   PyBuffer_Release(&b);
-  PyObject *shape = ok ? tuple_of(lhs->shape, lhs->ndim) : NULL;
+  PyObject *shape = ok ? nbc__py_int64_tuple(lhs->shape, lhs->ndim) : NULL;
   PyObject *wide = shape ? PyObject_CallMethod(np, "broadcast_to", "OO", arr, shape) : NULL;
   PyObject *dtype = wide ? array_dtype_obj(lhs) : NULL;
   PyObject *r = dtype ? PyObject_CallMethod(np, "asarray", "OOs", wide, dtype, f ? "F" : "C")
@@ -1214,11 +1214,11 @@ static PyObject *get_flags(ArrayObject *self, void *c) {
 
 static PyObject *get_shape(ArrayObject *self, void *c) {
   (void)c;
-  return tuple_of(self->shape, self->ndim);
+  return nbc__py_int64_tuple(self->shape, self->ndim);
 }
 static PyObject *get_strides(ArrayObject *self, void *c) {
   (void)c;
-  return tuple_of(self->strides, self->ndim);
+  return nbc__py_int64_tuple(self->strides, self->ndim);
 }
 static PyObject *get_dtype(ArrayObject *self, void *c) {
   (void)c;
@@ -1246,9 +1246,9 @@ static PyObject *get_ptr(ArrayObject *self, void *c) {
 /* Version 3 of the interface: strides None when C-contiguous, data (pointer, read-only). */
 static PyObject *get_cai(ArrayObject *self, void *c) {
   (void)c;
-  PyObject *shape = tuple_of(self->shape, self->ndim);
+  PyObject *shape = nbc__py_int64_tuple(self->shape, self->ndim);
   PyObject *strides = is_contig(self, 'C') ? Py_NewRef(Py_None)
-                                           : tuple_of(self->strides, self->ndim);
+                                           : nbc__py_int64_tuple(self->strides, self->ndim);
   PyObject *d = shape && strides
                     ? Py_BuildValue("{s:O,s:O,s:(KO),s:s,s:O,s:i}", "shape", shape, "strides",
                                     strides, "data", (unsigned long long)self->data, Py_False,
@@ -1268,7 +1268,7 @@ static Py_ssize_t array_len(ArrayObject *self) {
 }
 
 static PyObject *array_repr(ArrayObject *self) {
-  PyObject *shape = tuple_of(self->shape, self->ndim);
+  PyObject *shape = nbc__py_int64_tuple(self->shape, self->ndim);
   if (!shape) return NULL;
   PyObject *r = PyUnicode_FromFormat("<nbcuda.DeviceNDArray shape=%R typestr='%s' at %p>",
                                      shape, self->typestr, (void *)(uintptr_t)self->data);

@@ -146,6 +146,8 @@ int nbc__py_numpy_view(nbc__py_state *st, PyObject *obj, int writable, int items
 PyObject *nbc__py_numpy_dtype_of(nbc__py_state *st, PyObject *obj);
 
 /* ================================================================== devicearray.c === */
+/* A tuple of n ints; NULL with an exception. */
+PyObject *nbc__py_int64_tuple(const int64_t *v, int n);
 int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st);
 
 /* A view of any array argument for a kernel launch: device memory, element, geometry. */

@@ -13,11 +13,13 @@
  * the table is not used: arrays come from numpy.empty through vectorcall and are read
  * through the buffer protocol, which is slower (numpy.empty parses its arguments, and a
  * buffer export computes a format string and a buffer-info record) but gives the same
- * result.
+ * result. NBCUDA_NUMPY_CAPI=0 in the environment takes that path on purpose (the tests run
+ * both).
  */
 #include "nbcuda_py.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* numpy's PyArrayObject_fields, up to flags (numpy/ndarraytypes.h; unchanged in ABI 1, 2) */
@@ -79,7 +81,8 @@ PyObject *nbc__py_numpy(nbc__py_state *st) {
     Py_DECREF(np);
     return NULL;
   }
-  void **api = find_api_table();
+  const char *use = getenv("NBCUDA_NUMPY_CAPI"); /* "0": test the fallback paths */
+  void **api = use && strcmp(use, "0") == 0 ? NULL : find_api_table();
   /* the table's array type must be the ndarray numpy exports, or the table is not used */
   st->np_api = api && (PyObject *)api[SLOT_ARRAY_TYPE] == st->np_ndarray ? api : NULL;
   st->numpy = np;
@@ -97,15 +100,7 @@ PyObject *nbc__py_numpy_empty(nbc__py_state *st, PyObject *dtype, int ndim, cons
     return new_array((PyTypeObject *)st->np_ndarray, dtype, ndim, dims, NULL, NULL,
                      fortran ? NP_F_CONTIGUOUS : 0, NULL);
   }
-  PyObject *t = PyTuple_New(ndim);
-  for (int d = 0; t && d < ndim; d++) {
-    PyObject *x = PyLong_FromLongLong(shape[d]);
-    if (!x) {
-      Py_CLEAR(t);
-      break;
-    }
-    PyTuple_SET_ITEM(t, d, x);
-  }
+  PyObject *t = nbc__py_int64_tuple(shape, ndim);
   if (!t) return NULL;
   PyObject *argv[3] = {t, dtype, fortran ? st->str_F : st->str_C};
   PyObject *out = PyObject_Vectorcall(st->np_empty, argv, 3, NULL);

@@ -1,6 +1,6 @@
 """The fast paths of device arrays (devicearray.c): dtype arguments answered from an identity
-cache, exact numpy arrays exported without a buffer format, numpy.empty through vectorcall
-in copy_to_host, shapes kept inline up to 4 dimensions and allocated beyond. Each is
+cache, exact numpy arrays read through numpy's C API table (numpy_api.c; the buffer
+protocol and numpy.empty when NBCUDA_NUMPY_CAPI=0), shapes kept inline up to 4 dimensions and allocated beyond. Each is
 checked to give what the general path gives, on repeated calls (cache hits) too."""
 import pytest
 
@@ -73,3 +73,46 @@ def test_copy_to_host_arguments(cuda):
         d.copy_to_host(None, 0, 1)
     with pytest.raises(ValueError, match="bytes"):
         d.copy_to_host(np.zeros(3, np.int32))
+
+
+NUMPY_PATHS_CODE = """
+import numpy as np, nbcuda as cuda
+a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+for host in (a, np.asfortranarray(a), a.astype(np.int16), np.float32(2.5)):
+    d = cuda.to_device(host)
+    back = d.copy_to_host()
+    assert back.dtype == host.dtype and back.shape == np.shape(host), (back.dtype, back.shape)
+    assert (back.flags.c_contiguous, back.flags.f_contiguous) == \
+        (host.flags.c_contiguous, host.flags.f_contiguous)
+    assert (back == host).all()
+d = cuda.to_device(a)
+assert d[1, 2, 3] == a[1, 2, 3] and type(d[1, 2, 3]) is np.float64
+out = np.empty_like(a)
+d.copy_to_host(out)
+assert (out == a).all()
+ro = a.copy()
+ro.flags.writeable = False
+assert (cuda.to_device(ro).copy_to_host() == a).all()  # read-only is fine to read from
+try:
+    d.copy_to_host(ro)
+    raise SystemExit("copy into a read-only array did not raise")
+except ValueError:
+    pass
+unaligned = np.frombuffer(bytes(33), dtype=np.uint8)[1:].view(np.float64)
+assert not unaligned.flags.aligned and (cuda.to_device(unaligned).copy_to_host() == 0).all()
+try:
+    cuda.to_device(a[:, ::2])
+    raise SystemExit("a strided array was accepted")
+except ValueError as e:
+    assert "non-contiguous" in str(e)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("capi", ["1", "0"])
+def test_numpy_c_api_and_fallback_agree(cuda, run_py, capi):
+    # numpy_api.c reads exact ndarrays and makes copy_to_host's arrays through numpy's C API
+    # table; NBCUDA_NUMPY_CAPI=0 takes the numpy.empty / buffer-protocol path instead. Both
+    # must give the same arrays, orders, dtypes and errors.
+    p = run_py(NUMPY_PATHS_CODE, env={"NBCUDA_NUMPY_CAPI": capi})
+    assert p.stdout.strip() == "ok", p.stdout + p.stderr
