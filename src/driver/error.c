@@ -11,9 +11,11 @@
  * a call returns CUDA_ERROR_NOT_INITIALIZED whether the process is a child forked after cuInit,
  * and then reports "CUDA initialized before forking" instead of the driver error.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,20 +30,62 @@ typedef struct last_error {
   size_t detail_at; /* where nbc__driver_failf's explanation starts in message; SIZE_MAX: none */
 } last_error;
 
-static _Thread_local last_error tls_error;
+/* The thread's record is allocated on its first failure and freed when the thread exits;
+ * thread-local storage holds only the pointer. Every nbcuda call reads other thread-local
+ * state (the current context), and the library is often loaded with dlopen (the Python
+ * extension): glibc places a dlopen'ed module's TLS in its small static reserve only when
+ * it is small, and only there are TLS reads cheap (a load instead of a call), so a 2 KiB
+ * record must not live in TLS itself. */
+static _Thread_local last_error *tls_error;
+static pthread_key_t error_key;
+static pthread_once_t error_key_once = PTHREAD_ONCE_INIT;
+static int error_key_made;
 
-const char *nbc_last_error(void) { return tls_error.message; }
-int nbc_last_driver_error(void) { return tls_error.curesult; }
-const char *nbc_last_driver_call(void) { return tls_error.call; }
-const char *nbc_last_driver_detail(void) {
-  return tls_error.detail_at < sizeof tls_error.message ? tls_error.message + tls_error.detail_at
-                                                         : "";
+/* What a thread reads before its first failure, or when its record could not be allocated. */
+static const last_error no_error = {.message = "", .call = "", .detail_at = SIZE_MAX};
+static const last_error oom_error = {
+    .message = "nbcuda: out of memory while recording an error message",
+    .call = "",
+    .detail_at = SIZE_MAX};
+static _Thread_local int tls_error_oom;
+
+/* At thread exit; a failure in a later thread-exit destructor allocates a new record. */
+static void free_error(void *record) {
+  if (tls_error == record) tls_error = NULL;
+  free(record);
 }
 
-static void set_call(const char *call, CUresult result) {
-  tls_error.detail_at = SIZE_MAX;
-  tls_error.curesult = result;
-  snprintf(tls_error.call, sizeof tls_error.call, "%s", call ? call : "");
+static void make_error_key(void) {
+  error_key_made = pthread_key_create(&error_key, free_error) == 0;
+}
+
+/* The thread's record to write, NULL (nothing to write; readers see oom_error) without memory. */
+static last_error *writable_error(void) {
+  if (tls_error) return tls_error;
+  last_error *e = calloc(1, sizeof *e);
+  tls_error_oom = !e;
+  if (!e) return NULL;
+  pthread_once(&error_key_once, make_error_key);
+  if (error_key_made) pthread_setspecific(error_key, e); /* freed at thread exit */
+  return tls_error = e;
+}
+
+static const last_error *readable_error(void) {
+  return tls_error ? tls_error : tls_error_oom ? &oom_error : &no_error;
+}
+
+const char *nbc_last_error(void) { return readable_error()->message; }
+int nbc_last_driver_error(void) { return readable_error()->curesult; }
+const char *nbc_last_driver_call(void) { return readable_error()->call; }
+const char *nbc_last_driver_detail(void) {
+  const last_error *e = readable_error();
+  return e->detail_at < sizeof e->message ? e->message + e->detail_at : "";
+}
+
+static void set_call(last_error *e, const char *call, CUresult result) {
+  e->detail_at = SIZE_MAX;
+  e->curesult = result;
+  snprintf(e->call, sizeof e->call, "%s", call ? call : "");
 }
 
 /* "CUDA_ERROR_INVALID_CONTEXT (201)", or "CUresult 12345" for a code cuda.h does not know. */
@@ -57,17 +101,21 @@ static void format_result(char *buf, size_t size, CUresult result) {
 static nbc_status_t format_failure(const char *call, CUresult result) {
   char what[96];
   format_result(what, sizeof what, result);
-  set_call(call, result);
   long init_pid = nbc__driver_init_pid();
-  if (result == NBC__CUDA_ERROR_NOT_INITIALIZED && init_pid != 0 && init_pid != (long)getpid()) {
-    snprintf(tls_error.message, sizeof tls_error.message,
+  int forked =
+      result == NBC__CUDA_ERROR_NOT_INITIALIZED && init_pid != 0 && init_pid != (long)getpid();
+  last_error *e = writable_error();
+  if (!e) return forked ? NBC_FORKED : nbc__status_from_curesult(result);
+  set_call(e, call, result);
+  if (forked) {
+    snprintf(e->message, sizeof e->message,
              "CUDA initialized before forking: %s returned %s in pid %ld, forked from pid %ld "
              "after CUDA driver init",
              call, what, (long)getpid(), init_pid);
     return NBC_FORKED;
   }
-  int n = snprintf(tls_error.message, sizeof tls_error.message, "%s: %s", call, what);
-  tls_error.detail_at = n > 0 ? (size_t)n : 0;
+  int n = snprintf(e->message, sizeof e->message, "%s: %s", call, what);
+  e->detail_at = n > 0 ? (size_t)n : 0;
   return nbc__status_from_curesult(result);
 }
 
@@ -77,18 +125,21 @@ nbc_status_t nbc__driver_fail(const char *call, CUresult result) {
 
 nbc_status_t nbc__driver_failf(const char *call, CUresult result, const char *fmt, ...) {
   nbc_status_t status = format_failure(call, result);
-  if (status == NBC_FORKED) return status;
-  size_t n = strlen(tls_error.message);
+  last_error *e = tls_error;
+  if (status == NBC_FORKED || !e) return status;
+  size_t n = strlen(e->message);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(tls_error.message + n, sizeof tls_error.message - n, fmt, ap);
+  vsnprintf(e->message + n, sizeof e->message - n, fmt, ap);
   va_end(ap);
   return status;
 }
 
 static nbc_status_t set_error_v(nbc_status_t status, const char *fmt, va_list ap) {
-  set_call("", 0);
-  vsnprintf(tls_error.message, sizeof tls_error.message, fmt, ap);
+  last_error *e = writable_error();
+  if (!e) return status;
+  set_call(e, "", 0);
+  vsnprintf(e->message, sizeof e->message, fmt, ap);
   return status;
 }
 
@@ -102,8 +153,10 @@ nbc_status_t nbc__set_error(nbc_status_t status, const char *fmt, ...) {
 
 nbc_status_t nbc__set_driver_error(nbc_status_t status, const char *call, CUresult result,
                                    const char *message) {
-  set_call(call, result);
-  snprintf(tls_error.message, sizeof tls_error.message, "%s", message);
+  last_error *e = writable_error();
+  if (!e) return status;
+  set_call(e, call, result);
+  snprintf(e->message, sizeof e->message, "%s", message);
   return status;
 }
 

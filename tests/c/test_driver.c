@@ -212,6 +212,27 @@ TEST(last_error_is_per_thread) {
   ASSERT_STREQ(nbc_last_error(), "cuDriverGetVersion: CUDA_ERROR_UNKNOWN (999)");
 }
 
+static void *fresh_thread_error(void *arg) {
+  (void)arg;
+  static char copy[256];
+  snprintf(copy, sizeof copy, "[%s][%s][%s][%d]", nbc_last_error(), nbc_last_driver_call(),
+           nbc_last_driver_detail(), nbc_last_driver_error());
+  return copy;
+}
+
+/* The record is allocated on a thread's first failure: before it, every reader says nothing. */
+TEST(last_error_of_a_thread_without_failures_is_empty) {
+  REQUIRE_TESTDRIVER();
+  int v;
+  tdrv()->fail("cuDriverGetVersion", 1, 999);
+  ASSERT_STATUS(nbc_driver_version(&v), NBC_DRIVER_ERROR); /* this thread has a record now */
+  pthread_t t;
+  void *result;
+  pthread_create(&t, NULL, fresh_thread_error, NULL);
+  pthread_join(t, &result);
+  ASSERT_STREQ((const char *)result, "[][][][0]");
+}
+
 TEST(fork_after_init) {
   REQUIRE_DRIVER();
   nbc_stream_t *s;
@@ -354,7 +375,7 @@ TEST_LIST(X(status_names_and_strings) X(cuda_error_names) X(no_cuinit_before_fir
               X(driver_version) X(driver_version_failure) X(disabled) X(missing_path)
                   X(not_a_driver) X(unloadable_file) X(toolkit_stub) X(testdriver_stub_mode)
                       X(first_and_later_init_failure_messages) X(no_device)
-                          X(missing_entry_point_is_clear) X(last_error_is_per_thread)
+                          X(missing_entry_point_is_clear) X(last_error_is_per_thread) X(last_error_of_a_thread_without_failures_is_empty)
                               X(fork_after_init) X(fork_before_init_is_fine)
                                   X(legacy_stream_entry_points_by_default)
                                       X(per_thread_default_stream_nbcuda_variable)
