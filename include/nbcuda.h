@@ -433,6 +433,24 @@ typedef struct nbc_compile_options {
 /* Defaults of numba's compile(): device=1, opt=1, abi C, PTX, everything else 0. */
 void nbc_compile_options_init(nbc_compile_options_t *options);
 
+/* The kernel language's names in the cuda module, as written after "cuda.": functions
+ * ("grid", "shfl_sync", "atomic.add", "shared.array"), namespaces ("atomic", "threadIdx")
+ * and values ("laneid", "threadIdx.x"). Bindings make host-side placeholders from them. */
+typedef enum nbc_kernel_name_kind {
+  NBC_KERNEL_FUNCTION,  /* called in a kernel: cuda.grid(1), cuda.atomic.add(a, i, v) */
+  NBC_KERNEL_NAMESPACE, /* holds the names "<name>.<member>" that follow it in the list */
+  NBC_KERNEL_VALUE      /* read in a kernel: cuda.laneid, cuda.threadIdx.x */
+} nbc_kernel_name_kind_t;
+
+typedef struct nbc_kernel_name {
+  const char *name;
+  nbc_kernel_name_kind_t kind;
+} nbc_kernel_name_t;
+
+/* Every name the compiler accepts after "cuda.", namespaces before their members; a static
+ * list of *pcount entries. */
+const nbc_kernel_name_t *nbc_kernel_names(size_t *pcount);
+
 /* What a global name of the Python source means, as answered by a resolver. */
 typedef enum nbc_global_kind {
   NBC_GLOBAL_UNDEFINED = 0, /* not found */
@@ -449,7 +467,11 @@ typedef enum nbc_global_kind {
   NBC_GLOBAL_MODULE_NUMPY,  /* the numpy module: kernels use its dtypes (np.float32), the
                                constants pi, e, euler_gamma, inf, nan and common ufuncs on
                                scalars (np.sqrt, np.minimum...) */
-  NBC_GLOBAL_NUMPY_FUNCTION /* a numpy ufunc: name, numpy's __name__ ("sqrt", "absolute") */
+  NBC_GLOBAL_NUMPY_FUNCTION, /* a numpy ufunc: name, numpy's __name__ ("sqrt", "absolute") */
+  NBC_GLOBAL_CUDA_NAME       /* a kernel-language name of the cuda module bound without it
+                                (`from nbcuda import grid`, `add = cuda.atomic.add`): name,
+                                as written after "cuda." ("grid", "atomic", "atomic.add");
+                                the kernel uses it exactly as cuda.<name> */
 } nbc_global_kind_t;
 
 struct nbc_resolver;

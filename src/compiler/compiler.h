@@ -325,6 +325,13 @@ typedef struct nbc__signature {
  * signature text ("invalid signature: ... at column N") with status NBC_SIGNATURE_ERROR. */
 bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig);
 
+/* =================================================================== cuda_names.c === */
+/* The entry of a kernel-language name as written after "cuda." ("grid", "atomic.add"), or
+ * NULL when the compiler has no such name. */
+const nbc_kernel_name_t *nbc__cuda_name_find(const char *name);
+/* The entry of <namespace_>.<member> ("atomic", "add"), or NULL. */
+const nbc_kernel_name_t *nbc__cuda_member_find(const char *namespace_, const char *member);
+
 /* ====================================================================== resolve.c === */
 /* The module-level view of a source file: its functions by name and what its global names
  * mean, used when the caller gives no resolver (CLI, C API) and to find a function's AST. */

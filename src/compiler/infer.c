@@ -209,6 +209,8 @@ bool nbc__infer_is_builtin(const nbc__global *G) {
   return G && G->g.kind == NBC_GLOBAL_OTHER && !G->module;
 }
 
+static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char *name);
+
 /* The type of a global's value. */
 static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G) {
   switch (G->g.kind) {
@@ -254,6 +256,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
   }
   case NBC_GLOBAL_FUNCTION:
     return nbc__type_special(I->ctx, NBC__T_FUNCTION, G->g.name ? G->g.name : n->str, NULL);
+  case NBC_GLOBAL_CUDA_NAME:
+    return cuda_name_type(I, n, G->g.name);
   case NBC_GLOBAL_OTHER:
     if (nbc__infer_is_builtin(G))
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, G->g.name, NULL);
@@ -362,49 +366,59 @@ static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
   return NULL;
 }
 
-static const nbc__type *cuda_attr(infer *I, nbc__node *n, const char *mod) {
+/* <mod>.<a> for a cuda MODULE type ("cuda", "cuda.atomic", "cuda.threadIdx"), from
+ * cuda_names.c's table: a namespace is a MODULE type, a function a FUNCTION type named
+ * "cuda.<name>", a value an int32 (numba types laneid, warpsize and the index registers as
+ * int32); cuda.<dtype> is the dtype. */
+static const nbc__type *cuda_attr(infer *I, const nbc__node *n, const char *mod,
+                                  const char *a) {
   char buf[160];
-  const char *a = n->str;
-  if (strcmp(mod, "cuda") == 0) {
-    static const char *const submodules[] = {"threadIdx", "blockIdx", "blockDim", "gridDim",
-                                             "shared",    "local",    "atomic"};
-    for (size_t i = 0; i < sizeof submodules / sizeof submodules[0]; i++)
-      if (strcmp(a, submodules[i]) == 0) {
-        snprintf(buf, sizeof buf, "cuda.%s", a);
-        return nbc__type_special(I->ctx, NBC__T_MODULE, buf, NULL);
-      }
-    if (strcmp(a, "grid") == 0 || strcmp(a, "gridsize") == 0 || strcmp(a, "syncthreads") == 0 ||
-        nbc__infer_cuda_intrinsic_exists(a)) {
-      snprintf(buf, sizeof buf, "cuda.%s", a);
+  bool top = strcmp(mod, "cuda") == 0;
+  const nbc_kernel_name_t *k = top ? nbc__cuda_name_find(a)
+                               : strncmp(mod, "cuda.", 5) == 0
+                                   ? nbc__cuda_member_find(mod + 5, a)
+                                   : NULL;
+  if (k) {
+    snprintf(buf, sizeof buf, "cuda.%s", k->name);
+    switch (k->kind) {
+    case NBC_KERNEL_NAMESPACE:
+      return nbc__type_special(I->ctx, NBC__T_MODULE, buf, NULL);
+    case NBC_KERNEL_FUNCTION:
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
-    }
-    if (strcmp(a, "laneid") == 0 || strcmp(a, "warpsize") == 0)
-      return T(NBC__T_INT32); /* special registers, int32 as numba types them */
-    const nbc__type *t = nbc__type_by_name(a, strlen(a));
-    if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, a, t);
-  } else if (strcmp(mod, "cuda.threadIdx") == 0 || strcmp(mod, "cuda.blockIdx") == 0 ||
-             strcmp(mod, "cuda.blockDim") == 0 || strcmp(mod, "cuda.gridDim") == 0) {
-    if (strcmp(a, "x") == 0 || strcmp(a, "y") == 0 || strcmp(a, "z") == 0)
-      return T(NBC__T_INT32); /* numba types the special registers as int32 */
-  } else if (strcmp(mod, "cuda.shared") == 0 || strcmp(mod, "cuda.local") == 0) {
-    if (strcmp(a, "array") == 0) {
-      snprintf(buf, sizeof buf, "%s.array", mod);
-      return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
-    }
-  } else if (strcmp(mod, "cuda.atomic") == 0) {
-    static const char *const atomics[] = {
-        "add", "sub", "max",  "min", "nanmax", "nanmin", "and_",
-        "or_", "xor", "exch", "inc", "dec",    "cas",    "compare_and_swap"};
-    bool known = false;
-    for (size_t i = 0; i < sizeof atomics / sizeof atomics[0]; i++)
-      known = known || strcmp(a, atomics[i]) == 0;
-    if (known) {
-      snprintf(buf, sizeof buf, "cuda.atomic.%s", a);
-      return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
+    case NBC_KERNEL_VALUE:
+      return T(NBC__T_INT32);
     }
   }
+  const nbc__type *t = top ? nbc__type_by_name(a, strlen(a)) : NULL;
+  if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, a, t);
   UNSUPPORTED(I, n, "unsupported attribute '%s.%s'", mod, a);
   return NULL;
+}
+
+/* A kernel-language name bound without the module (`from nbcuda import grid, atomic`,
+ * `add = cuda.atomic.add` at module level): typed as cuda.<name> is, with the same errors.
+ * A member value (`tx = cuda.threadIdx.x` at module level) is refused, as in numba-cuda:
+ * the register can only be read inside the kernel. */
+static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char *name) {
+  const char *dot = name ? strchr(name, '.') : NULL;
+  if (!dot) return cuda_attr(I, n, "cuda", name ? name : "?");
+  const nbc_kernel_name_t *k = nbc__cuda_name_find(name);
+  if (k && k->kind == NBC_KERNEL_VALUE) {
+    UNSUPPORTED(I, n,
+                "global '%s' is cuda.%s read outside a kernel, which is not supported: read "
+                "cuda.%s inside the kernel",
+                n->str, name, name);
+    return NULL;
+  }
+  char head[128];
+  snprintf(head, sizeof head, "%.*s", (int)(dot - name), name);
+  const nbc__type *ns = cuda_attr(I, n, "cuda", head);
+  if (!ns) return NULL;
+  if (ns->kind != NBC__T_MODULE) {
+    TYPING(I, n, "Unknown attribute '%s' of type %s", dot + 1, nbc__infer_tname(I, ns));
+    return NULL;
+  }
+  return cuda_attr(I, n, ns->name, dot + 1);
 }
 
 static const nbc__type *attr_expr(infer *I, nbc__node *n) {
@@ -413,7 +427,7 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   if (o->kind == NBC__T_MODULE) {
     if (strcmp(o->name, "math") == 0) return math_attr(I, n);
     if (strcmp(o->name, "numpy") == 0) return numpy_attr(I, n);
-    return cuda_attr(I, n, o->name);
+    return cuda_attr(I, n, o->name, n->str);
   }
   if (o->kind == NBC__T_ARRAY) {
     if (strcmp(n->str, "shape") == 0 || strcmp(n->str, "strides") == 0) {
@@ -689,6 +703,8 @@ static bool nonneg_expr(infer *I, const nbc__node *n) {
     return true;
   case NBC__N_NAME:
     if (n->var >= 0) return I->defs[n->var].nonneg;
+    if (n->info && ((const nbc__global *)n->info)->g.kind == NBC_GLOBAL_CUDA_NAME)
+      return n->type && nbc__type_is_int(n->type); /* laneid, warpsize */
     return nbc__infer_const_int(I, n, &v) && v >= 0;
   case NBC__N_ATTR:
     /* cuda.threadIdx.x etc. are special registers (never negative); .size/.ndim too. */

@@ -346,7 +346,10 @@ static const char *const cuda_intrinsics[] = {"syncwarp",
                                               "ffs",
                                               "fma",
                                               "cbrt",
-                                              "selp"};
+                                              "selp",
+                                              "match_any_sync",
+                                              "match_all_sync",
+                                              "nanosleep"};
 
 bool nbc__infer_cuda_intrinsic_exists(const char *name) {
   for (size_t i = 0; i < sizeof cuda_intrinsics / sizeof cuda_intrinsics[0]; i++)
@@ -373,6 +376,15 @@ static const icase ffs_cases[] = {IC1(UINT32, INT8),   IC1(UINT32, INT16), IC1(U
                                   IC1(UINT32, UINT32), IC1(UINT32, UINT64)};
 static const icase brev_cases[] = {IC1(UINT32, UINT32), IC1(UINT64, UINT64)};
 static const icase cbrt_cases[] = {IC1(FLOAT32, FLOAT32), IC1(FLOAT64, FLOAT64)};
+/* match_any_sync / match_all_sync (mask, value): the value's case picks .b32 or .b64;
+ * nanosleep(ns) takes a uint32 (numba-cuda's Cuda_match_*_sync and Cuda_nanosleep). The
+ * return types (int32, Tuple(int32, bool), none) are set by the caller. */
+static const icase match_cases[] = {
+    {NBC__T_INT32, {NBC__T_INT32, NBC__T_INT32, NBC__T_VOID}},
+    {NBC__T_INT32, {NBC__T_INT32, NBC__T_INT64, NBC__T_VOID}},
+    {NBC__T_INT32, {NBC__T_INT32, NBC__T_FLOAT32, NBC__T_VOID}},
+    {NBC__T_INT32, {NBC__T_INT32, NBC__T_FLOAT64, NBC__T_VOID}}};
+static const icase nanosleep_cases[] = {IC1(NONE, UINT32)};
 static const icase fma_cases[] = {
     {NBC__T_FLOAT32, {NBC__T_FLOAT32, NBC__T_FLOAT32, NBC__T_FLOAT32}},
     {NBC__T_FLOAT64, {NBC__T_FLOAT64, NBC__T_FLOAT64, NBC__T_FLOAT64}}};
@@ -445,11 +457,12 @@ static const nbc__type *call_cuda_intrinsic(infer *I, nbc__node *n, const char *
   bool vote = strcmp(name, "ballot_sync") == 0 || strcmp(name, "all_sync") == 0 ||
               strcmp(name, "any_sync") == 0 || strcmp(name, "eq_sync") == 0;
   bool barrier = strncmp(name, "syncthreads_", 12) == 0;
+  bool match = strncmp(name, "match_", 6) == 0;
   int want = shfl || strcmp(name, "fma") == 0 || strcmp(name, "selp") == 0 ? 3
-             : vote                                                        ? 2
+             : vote || match                                               ? 2
              : barrier || strcmp(name, "popc") == 0 || strcmp(name, "brev") == 0 ||
                      strcmp(name, "clz") == 0 || strcmp(name, "ffs") == 0 ||
-                     strcmp(name, "cbrt") == 0
+                     strcmp(name, "cbrt") == 0 || strcmp(name, "nanosleep") == 0
                  ? 1
                  : 0;
   if (nargs != want) return arg_list_error(I, n, fname, types, nargs);
@@ -506,9 +519,23 @@ static const nbc__type *call_cuda_intrinsic(infer *I, nbc__node *n, const char *
              NULL;
     return intrinsic_call(I, n, fname, 3, conv, types[1]);
   }
+  if (match) {
+    int i = icase_resolve(match_cases, 4, types, 2);
+    if (i < 0) return arg_list_error(I, n, fname, types, nargs);
+    conv[0] = T(match_cases[i].args[0]);
+    conv[1] = T(match_cases[i].args[1]);
+    const nbc__type *ret = T(NBC__T_INT32);
+    if (strcmp(name, "match_all_sync") == 0) {
+      const nbc__type *items[2] = {T(NBC__T_INT32), T(NBC__T_BOOL)}; /* (mask, pred) */
+      ret = nbc__type_tuple(I->ctx, items, 2);
+    }
+    return intrinsic_call(I, n, fname, 2, conv, ret);
+  }
   const icase *cases;
   int ncases;
-  if (strcmp(name, "popc") == 0 || strcmp(name, "clz") == 0)
+  if (strcmp(name, "nanosleep") == 0)
+    cases = nanosleep_cases, ncases = 1;
+  else if (strcmp(name, "popc") == 0 || strcmp(name, "clz") == 0)
     cases = popc_cases, ncases = (int)(sizeof popc_cases / sizeof *popc_cases);
   else if (strcmp(name, "ffs") == 0)
     cases = ffs_cases, ncases = (int)(sizeof ffs_cases / sizeof *ffs_cases);

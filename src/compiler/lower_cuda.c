@@ -6,7 +6,10 @@
  *  - ballot/all/any/eq_sync: {i32, i1} @llvm.nvvm.vote.sync(mask, mode, predicate != 0);
  *  - syncwarp: @llvm.nvvm.bar.warp.sync; fences: @llvm.nvvm.membar.{cta,gl,sys};
  *    syncthreads_count/and/or: @llvm.nvvm.barrier0.{popc,and,or};
- *  - activemask / lanemask_lt: the PTX instruction / special register as inline asm;
+ *  - match_any_sync / match_all_sync: @llvm.nvvm.match.{any,all}.sync.i32/i64, floats
+ *    bitcast; match_all's {i32, i1} becomes the (mask, pred) tuple;
+ *  - activemask / lanemask_lt / nanosleep: the PTX instruction / special register as inline
+ *    asm;
  *  - popc: llvm.ctpop, clz: llvm.ctlz (zero defined), brev: __nv_brev(ll), ffs:
  *    __nv_ffs(ll), fma: llvm.fma, cbrt: __nv_cbrt(f), selp: select.
  */
@@ -105,6 +108,29 @@ static nbc__lval lower_vote(nbc__lowerer *L, nbc__node *n, const char *name) {
   return (nbc__lval){T(NBC__T_BOOL), x};
 }
 
+/* match_any_sync / match_all_sync: @llvm.nvvm.match.{any,all}.sync.i{32,64}(mask, value)
+ * with float values bitcast; match.all's {i32, i1} is the (mask, pred) tuple. */
+static nbc__lval lower_match(nbc__lowerer *L, nbc__node *n, const nbc__call *call, bool all) {
+  nbc__lval mask = arg(L, n, 0), v = arg(L, n, 1);
+  int bits = nbc__type_bits(v.type);
+  const char *iv = v.v;
+  if (is_float(v.type)) {
+    iv = tmp(L);
+    EMIT("%s = bitcast %s %s to i%d", iv, ltype(L, v.type), v.v, bits);
+  }
+  const char *fn =
+      nbc__arena_printf(L->arena, "llvm.nvvm.match.%s.sync.i%d", all ? "all" : "any", bits);
+  const char *r = nbc__lower_call_fn(
+      L, all ? "{i32, i1}" : "i32", fn, nbc__arena_printf(L->arena, "i32, i%d", bits),
+      nbc__arena_printf(L->arena, "i32 %s, i%d %s", mask.v, bits, iv));
+  if (!all) return (nbc__lval){T(NBC__T_INT32), r};
+  const char *m = tmp(L), *p = tmp(L);
+  EMIT("%s = extractvalue {i32, i1} %s, 0", m, r);
+  EMIT("%s = extractvalue {i32, i1} %s, 1", p, r);
+  nbc__lval items[2] = {{T(NBC__T_INT32), m}, {T(NBC__T_BOOL), p}};
+  return nbc__lower_make_tuple(L, call->ret, items);
+}
+
 static const char *inline_asm_u32(nbc__lowerer *L, const char *text) {
   const char *x = tmp(L);
   EMIT("%s = call i32 asm sideeffect \"%s\", \"=r\"()", x, text);
@@ -136,6 +162,12 @@ nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__ca
         T(NBC__T_INT32),
         nbc__lower_call_fn(L, "i32", nbc__arena_printf(L->arena, "llvm.nvvm.barrier0.%s", kind),
                            "i32", nbc__arena_printf(L->arena, "i32 %s", p.v))};
+  }
+  if (strcmp(name, "match_any_sync") == 0 || strcmp(name, "match_all_sync") == 0)
+    return lower_match(L, n, call, strcmp(name, "match_all_sync") == 0);
+  if (strcmp(name, "nanosleep") == 0) {
+    EMIT("call void asm sideeffect \"nanosleep.u32 $0;\", \"r\"(i32 %s)", arg(L, n, 0).v);
+    return none_value();
   }
   if (strcmp(name, "activemask") == 0)
     return (nbc__lval){T(NBC__T_UINT32), inline_asm_u32(L, "activemask.b32 $0;")};

@@ -1293,6 +1293,10 @@ static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *
   }
   case NBC_GLOBAL_BOOL:
     return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
+  case NBC_GLOBAL_CUDA_NAME: /* `from nbcuda import laneid`: the register, as cuda.laneid */
+    if (g->g.name && (strcmp(g->g.name, "laneid") == 0 || strcmp(g->g.name, "warpsize") == 0))
+      return (nbc__lval){T(NBC__T_INT32), nbc__lower_sreg(L, g->g.name)};
+    return (nbc__lval){n->type, "undef"}; /* namespaces and functions: no run-time value */
   default:
     return (nbc__lval){n->type, "undef"}; /* modules, functions, types: no run-time value */
   }

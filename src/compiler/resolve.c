@@ -11,16 +11,19 @@
  *    float(), abs(), bool(), min(), max() — with Python's semantics (floor division,
  *    modulo sign, int/int -> float, overflow of int64 = not representable -> OTHER).
  *    int -> NBC_GLOBAL_INT, float -> FLOAT, bool -> BOOL, anything else -> OTHER.
- *    `NAME = other_name` copies the binding; `f = cuda.jit(f)` and
- *    `f = cuda.jit(device=True)(f)` keep f a function.
+ *    `NAME = other_name` copies the binding; `g = cuda.grid`, `add = cuda.atomic.add` and
+ *    `add = atomic.add` (atomic a CUDA_NAME) -> CUDA_NAME "grid", "atomic.add";
+ *    `f = cuda.jit(f)` and `f = cuda.jit(device=True)(f)` keep f a function.
  *  - imports: `import math [as m]` -> MODULE_MATH; `from math import sqrt [as s]` ->
  *    MATH_FUNCTION "sqrt" (and pi, e, tau, inf, nan -> FLOAT); `import nbcuda [as cuda]`,
  *    `import numba.cuda as cuda`, `from numba import cuda`, `from nbcuda import cuda` ->
  *    MODULE_CUDA; `from numba|nbcuda|numba.types|numba.core.types import float32 [as f]`
- *    -> TYPE "float32"; `import numpy [as np]` -> MODULE_NUMPY; `from numpy import float32,
- *    sqrt, pi` -> TYPE (numba's name of the dtype), NUMPY_FUNCTION (numpy's name of the
- *    ufunc), FLOAT (numpy.c says which names kernels use); any other module or member ->
- *    OTHER. np.pi and friends also fold in constant expressions.
+ *    -> TYPE "float32"; `from nbcuda|numba.cuda import grid, atomic [as a]` -> CUDA_NAME
+ *    "grid", "atomic" (the kernel-language names of cuda_names.c; other members -> OTHER);
+ *    `import numpy [as np]` -> MODULE_NUMPY; `from numpy import float32, sqrt, pi` -> TYPE
+ *    (numba's name of the dtype), NUMPY_FUNCTION (numpy's name of the ufunc), FLOAT
+ *    (numpy.c says which names kernels use); any other module or member -> OTHER. np.pi
+ *    and friends also fold in constant expressions.
  *  - `def f` -> FUNCTION (the whole file as its source, this module resolving its globals).
  *  - class names, loop targets and anything else bound at the top level -> OTHER.
  *
@@ -456,12 +459,34 @@ static const nbc__binding *jit_wrapped(const builder *bd, const nbc__node *v) {
   return b && b->g.kind == NBC_GLOBAL_FUNCTION ? b : NULL;
 }
 
+/* The kernel-language name an attribute denotes: `cuda.grid` -> "grid", `cuda.atomic.add`
+ * and `atomic.add` (atomic imported from the cuda module) -> "atomic.add"; NULL when it is
+ * none (cuda_names.c lists them). */
+static const char *cuda_name_of(const builder *bd, const nbc__node *v) {
+  if (v->kind != NBC__N_ATTR || !v->a) return NULL;
+  const char *base = NULL;
+  if (v->a->kind == NBC__N_NAME) {
+    const nbc__binding *b = lookup(bd->m, v->a->str);
+    if (!b || (b->g.kind != NBC_GLOBAL_MODULE_CUDA && b->g.kind != NBC_GLOBAL_CUDA_NAME))
+      return NULL;
+    base = b->g.kind == NBC_GLOBAL_CUDA_NAME ? b->g.name : NULL;
+  } else {
+    base = cuda_name_of(bd, v->a);
+    if (!base) return NULL;
+  }
+  const nbc_kernel_name_t *k =
+      base ? nbc__cuda_member_find(base, v->str) : nbc__cuda_name_find(v->str);
+  return k ? k->name : NULL;
+}
+
 /* What `name = v` binds name to. */
 static nbc_global_t value_of(builder *bd, const nbc__node *v) {
   if (v->kind == NBC__N_NAME) {
     const nbc__binding *b = lookup(bd->m, v->str);
     if (b && b->g.kind != NBC_GLOBAL_UNDEFINED) return b->g;
   }
+  const char *cuda_name = cuda_name_of(bd, v);
+  if (cuda_name) return of_kind(NBC_GLOBAL_CUDA_NAME, cuda_name);
   const nbc__binding *f = jit_wrapped(bd, v);
   if (f) return f->g;
   value x = eval(bd, v);
@@ -568,6 +593,10 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
       g = of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda");
     } else if (types_module && is_type_name(name)) {
       g = of_kind(NBC_GLOBAL_TYPE, name);
+    } else if ((is_cuda_module(mod) || strcmp(mod, "numba.cuda.stubs") == 0 ||
+                strcmp(mod, "numba.cuda.intrinsics") == 0) &&
+               nbc__cuda_name_find(name)) {
+      g = of_kind(NBC_GLOBAL_CUDA_NAME, nbc__cuda_name_find(name)->name);
     } else if (strcmp(mod, "numpy") == 0) {
       const nbc__type *t = nbc__numpy_dtype(name);
       if (t)

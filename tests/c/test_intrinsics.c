@@ -1,7 +1,7 @@
-/* test_intrinsics.c — numba-cuda's warp, vote, barrier, fence, bit and math intrinsics and
- * the atomics beyond add/sub/max/min: the return types numba-cuda gives (checked against
- * numba-cuda's compile_ptx when they were written), the PTX instructions they become, errors
- * with their text for arguments numba refuses, and every case of
+/* test_intrinsics.c — numba-cuda's warp, vote, match, barrier, fence, bit, math and timer
+ * intrinsics and the atomics beyond add/sub/max/min: the return types numba-cuda gives
+ * (checked against numba-cuda's compile_ptx when they were written), the PTX instructions
+ * they become, errors with their text for arguments numba refuses, and every case of
  * tests/gpu/cases/warp_intrinsics.py through ptxas -arch=sm_90.
  */
 #include <glob.h>
@@ -206,6 +206,43 @@ TEST(more_atomics) {
           "error: cannot convert complex128 to int64 in cuda.atomic.add()");
 }
 
+TEST(match_and_nanosleep) {
+  require_nvvm();
+  /* numba's four cases pick the width: uint32 and uint64 values go to int64/float64. */
+  check("m, v", "return cuda.match_any_sync(m, v)", "(uint32, int32)", "int32",
+        "match.any.sync.b32");
+  check("m, v", "return cuda.match_any_sync(m, v)", "(int32, int64)", "int32",
+        "match.any.sync.b64");
+  check("m, v", "return cuda.match_any_sync(m, v)", "(uint32, float32)", "int32",
+        "match.any.sync.b32");
+  check("m, v", "return cuda.match_any_sync(m, v)", "(int64, uint32)", "int32",
+        "match.any.sync.b64");
+  check("m, v", "return cuda.match_any_sync(m, v)", "(uint32, uint64)", "int32",
+        "cvt.rn.f64.u64");
+  check("m, v", "return cuda.match_any_sync(m, v)", "(uint32, float16)", "int32",
+        "cvt.f32.f16");
+  check("m, v", "return cuda.match_any_sync(m, v)", "(float64, bool)", "int32",
+        "match.any.sync.b32");
+  check("m, v", "return cuda.match_all_sync(m, v)", "(uint32, int32)", "Tuple(int32, bool)",
+        "match.all.sync.b32");
+  check("m, v", "return cuda.match_all_sync(m, v)", "(uint32, float64)", "Tuple(int32, bool)",
+        "match.all.sync.b64");
+  check("m, v", "mask, pred = cuda.match_all_sync(m, v)\n    return mask if pred else -1",
+        "(uint32, int64)", "int64", "match.all.sync.b64");
+  check("n", "cuda.nanosleep(n)", "(uint32,)", "none", "nanosleep.u32");
+  check("n", "cuda.nanosleep(n)", "(int64,)", "none", "nanosleep.u32");
+  check("n", "cuda.nanosleep(n)", "(float64,)", "none", "nanosleep.u32");
+  refused("m, v", "return cuda.match_any_sync(m, v)", "(uint32, complex64)",
+          "error: Invalid use of cuda.match_any_sync with parameters (uint32, complex64)");
+  refused("m", "return cuda.match_all_sync(m)", "(uint32,)",
+          "error: Invalid use of cuda.match_all_sync with parameters (uint32)");
+  refused("m, a", "return cuda.match_any_sync(m, a)", "(uint32, int32[:])",
+          "error: Invalid use of cuda.match_any_sync with parameters (uint32, array(int32, 1d, "
+          "A))");
+  refused("", "cuda.nanosleep()", "()",
+          "error: Invalid use of cuda.nanosleep with parameters ()");
+}
+
 /* Every case of the GPU comparison file compiles and passes ptxas here. */
 TEST(gpu_cases_compile) {
   require_nvvm();
@@ -242,5 +279,6 @@ TEST(gpu_cases_compile) {
 }
 
 TEST_LIST(X(warp_shuffles) X(warp_votes_and_masks) X(barriers_and_fences)
-              X(bit_and_math_intrinsics) X(more_atomics) X(gpu_cases_compile))
+              X(bit_and_math_intrinsics) X(more_atomics) X(match_and_nanosleep)
+                  X(gpu_cases_compile))
 TEST_MAIN()

@@ -40,7 +40,7 @@ static void resolve_name(nbc__module *m, const char *name) {
   nbc_global_t g;
   int rc = nbc__module_resolve(m, name, &g);
   CHECK(rc == 0 || g.kind == NBC_GLOBAL_UNDEFINED);
-  CHECK(g.kind <= NBC_GLOBAL_NUMPY_FUNCTION); /* the last kind */
+  CHECK(g.kind <= NBC_GLOBAL_CUDA_NAME); /* the last kind */
   if (rc == 0 && g.kind == NBC_GLOBAL_FUNCTION) CHECK(g.source && g.name);
   nbc__node *def = nbc__module_function(m, name);
   CHECK(!def || def->kind == NBC__N_FUNCDEF);
