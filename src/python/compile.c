@@ -10,7 +10,9 @@
  * found in neither are left to the compiler: builtins such as range/abs/min). It answers:
  * modules math and cuda (nbcuda itself or numba.cuda, by identity or module name), numeric
  * constants (int, float, bool, numpy scalars), math functions imported by name, numba type
- * objects (nbcuda.float32 or numba's own), numpy itself, its scalar types and dtypes
+ * objects (nbcuda.float32 or numba's own), kernel-language names bound without the module
+ * (`from nbcuda import grid`: nbcuda's stubs, or numba's from numba.cuda.stubs and
+ * numba.cuda.intrinsics, as NBC_GLOBAL_CUDA_NAME), numpy itself, its scalar types and dtypes
  * (np.float32, np.dtype('float32'): by numpy's name of the type) and ufuncs (np.sqrt: by
  * __name__), recognised by type name without importing numpy, and other Python
  * functions — also those wrapped by cuda.jit(device=True), which keep .py_func — for
@@ -201,6 +203,43 @@ static int is_cuda_module(nbc__py_state *st, PyObject *m) {
   return is;
 }
 
+/* A kernel-language name bound without the module: nbcuda's stubs (intrinsics.c), and
+ * numba-cuda's own objects, the stub classes and functions of numba.cuda.stubs (popc,
+ * atomic, atomic.add, shared.array) and the @intrinsic objects of numba.cuda.intrinsics
+ * (grid, shfl_sync), whose __qualname__ is the name after "cuda.". 1 with g filled when
+ * value is one, 0 when not, -1 on a Python error. */
+static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
+  const char *ours = nbc__py_stub_name(d->st, value);
+  if (ours) {
+    g->kind = NBC_GLOBAL_CUDA_NAME;
+    g->name = ours; /* lives with the stub, which the function's globals keep */
+    return 1;
+  }
+  if (!PyType_Check(value) && !PyFunction_Check(value) &&
+      strcmp(Py_TYPE(value)->tp_name, "_Intrinsic") != 0)
+    return 0;
+  PyObject *mod = PyObject_GetAttrString(value, "__module__");
+  if (!mod) {
+    PyErr_Clear();
+    return 0;
+  }
+  int numba = PyUnicode_Check(mod) &&
+              (PyUnicode_CompareWithASCIIString(mod, "numba.cuda.stubs") == 0 ||
+               PyUnicode_CompareWithASCIIString(mod, "numba.cuda.intrinsics") == 0);
+  Py_DECREF(mod);
+  if (!numba) return 0;
+  PyObject *q = PyObject_GetAttrString(value, "__qualname__");
+  if (!q || !PyUnicode_Check(q) || PyList_Append(d->sess->keep, q) < 0) {
+    Py_XDECREF(q);
+    PyErr_Clear();
+    return 0;
+  }
+  Py_DECREF(q);
+  g->kind = NBC_GLOBAL_CUDA_NAME;
+  g->name = PyUnicode_AsUTF8(q);
+  return g->name ? 1 : -1;
+}
+
 /* Fills g for value; 0 on success (kind may be OTHER), -1 on a Python error. */
 static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
   nbc__py_state *st = d->st;
@@ -218,6 +257,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
       g->kind = NBC_GLOBAL_MODULE_CUDA;
     return 0;
   }
+  int named = cuda_name(d, value, g);
+  if (named) return named < 0 ? -1 : 0;
   if (PyBool_Check(value)) {
     g->kind = NBC_GLOBAL_BOOL;
     g->value.i = value == Py_True;

@@ -1,7 +1,8 @@
 """Warp, vote, barrier, bit and atomic intrinsics on the GPU (numba-cuda's cudadecl /
 intrinsics.py / cudaimpl.py typing and results): warp reductions with shfl_*_sync, ballot
 and popc counts, vote predicates, syncthreads_count, a histogram with atomic.inc, cas on
-a thread's own element, and the bit tricks popc/brev/clz/ffs/selp/fma/cbrt. Every result is
+a thread's own element, the bit tricks popc/brev/clz/ffs/selp/fma/cbrt, match_any_sync /
+match_all_sync, nanosleep, and names bound at module level (grid1 = cuda.grid). Every result is
 deterministic for a given launch, so both compilers must agree exactly (integers) or
 within 2 ulp (floats)."""
 try:
@@ -131,6 +132,42 @@ def select(a, b):
     return cuda.selp(a > b, a, b) + cuda.selp(a < b, a, b)
 
 
+def match_lanes(out, x):
+    # match_any_sync: the lanes holding the same small value (int64 and float64 values);
+    # match_all_sync over a value every lane of a warp shares, and over one they do not
+    i = cuda.grid(1)
+    v = x[i]
+    same = cuda.match_any_sync(FULL, v)
+    same_f = cuda.match_any_sync(FULL, v * 0.5)
+    wmask, wall = cuda.match_all_sync(FULL, i // 32)
+    vmask, vall = cuda.match_all_sync(FULL, v)
+    out[i] = same + (same_f == same) * 2 + wmask * 3 + wall * 5 + vmask * 7 + vall * 11
+
+
+def sleepy(out, x):
+    # nanosleep only delays; the result is the plain copy
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.nanosleep(100 + i % 7)
+        out[i] = x[i] * 2
+
+
+# kernel-language names bound at module level, used without `cuda.` (numba-cuda types its
+# @intrinsic names, grid and the shuffles among them, this way too)
+grid1 = cuda.grid
+shfl_down = cuda.shfl_down_sync
+
+
+def warp_sum_names(out, x):
+    i = grid1(1)
+    v = x[i]
+    off = 16
+    while off > 0:
+        v += shfl_down(FULL, v, off)
+        off //= 2
+    out[i] = v
+
+
 N = 4096
 CASES = [
     ("warp_sum_f64", "void(float64[:], float64[:])", "kernel",
@@ -167,4 +204,13 @@ CASES = [
      {"args": [("float64", "normal"), ("float64", "normal")]}),
     ("select", "int64(int64, int64)", "device",
      {"args": [("int64", "ints"), ("int64", "ints")]}),
+    ("match_lanes", "void(int64[:], int64[:])", "kernel",
+     {"arrays": [("out", "int64", (N,)), ("in", "int64", (N,), "small_ints")],
+      "launch": (N // 128, 128)}),
+    ("sleepy", "void(int64[:], int64[:])", "kernel",
+     {"arrays": [("out", "int64", (N,)), ("in", "int64", (N,), "ints")],
+      "launch": (N // 128, 128)}),
+    ("warp_sum_names", "void(int64[:], int64[:])", "kernel",
+     {"arrays": [("out", "int64", (N,)), ("in", "int64", (N,), "ints")],
+      "launch": (N // 128, 128)}),
 ]
