@@ -20,6 +20,14 @@
  *
  * Usage: NBCUDA_DRIVER=<libcuda.so.1 or the test driver> ./host_calls [--json] [batches]
  * Works against the real driver (GPU machine) and the test driver (CI).
+ *
+ * Built a second time as a shared library (libhost_calls.so, HOST_CALLS_LIBRARY) so that
+ * bench/host_py.py can time the raw driver calls inside the Python process, one batch of
+ * them next to each batch of Python calls: host_calls_setup() makes the objects,
+ * host_calls_batch(key, which, calls) runs one batch of a row (which: 0 nbcuda's C API,
+ * 1 the raw driver) and returns nanoseconds per call. A separate process measured at
+ * another moment differs from the Python process by more than the overheads compared
+ * (up to microseconds between runs on the same machine).
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -58,11 +66,17 @@ static struct {
                              unsigned, CUptr, void **, void **);
 } raw;
 
+#ifdef HOST_CALLS_LIBRARY
+#define MAIN_ONLY __attribute__((unused)) /* the library runs rows; main prints them */
+#else
+#define MAIN_ONLY
+#endif
+
 static const char empty_ptx[] = ".version 7.0\n.target sm_50\n.address_size 64\n"
                                 ".visible .entry empty()\n{\n  ret;\n}\n";
 
 static int batches = 201;
-static int per_batch = 200;
+MAIN_ONLY static int per_batch = 200;
 static int json; /* --json: one JSON object instead of the markdown table */
 
 static double now_ns(void) {
@@ -89,7 +103,7 @@ static int failures;
 static int rows_printed;
 
 /* key: the row's name in the JSON output (what bench/host_py.py looks up). */
-static void row(const char *key, const char *name, op_fn op, drain_fn drain,
+MAIN_ONLY static void row(const char *key, const char *name, op_fn op, drain_fn drain,
                 int calls_per_batch) {
   double *t[2];
   t[0] = malloc(sizeof(double) * (size_t)batches);
@@ -336,7 +350,7 @@ static int resolve_raw(void) {
   } while (0)
 
 /* Prints s as a JSON string body (the driver path may hold anything). */
-static void json_string(const char *s) {
+MAIN_ONLY static void json_string(const char *s) {
   putchar('"');
   for (; s && *s; s++) {
     unsigned char c = (unsigned char)*s;
@@ -350,18 +364,11 @@ static void json_string(const char *s) {
   putchar('"');
 }
 
-int main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if (argv[i][0] >= '0' && argv[i][0] <= '9') {
-      batches = atoi(argv[i]) | 1;
-    } else {
-      fprintf(stderr, "usage: %s [--json] [batches]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (batches < 3) batches = 3;
+static nbc_module_t *module;
+static int set_up;
+
+/* The objects every row uses, nbcuda's and the raw driver's; 0 on success. */
+static int setup(void) {
   CHECK(nbc_current_context(-1, &ctx));
   if (resolve_raw() != 0) return 1;
   CHECK(nbc_stream_create(&stream));
@@ -381,12 +388,102 @@ int main(int argc, char **argv) {
   CHECK(nbc_stream_synchronize(stream));
   CHECK_RAW(raw.cuStreamSynchronize(raw_stream));
   CHECK(nbc_mem_alloc(4096, &dptr));
-  nbc_module_t *module;
   CHECK(nbc_module_load_data(empty_ptx, sizeof empty_ptx, NBC_IMAGE_PTX, &module));
   CHECK(nbc_module_get_function(module, "empty", &fn));
   /* The raw launch uses the same function and stream, so only the wrapper differs. */
   raw_fn = nbc_function_handle(fn);
   launch_stream = (CUptr)nbc_stream_handle(stream);
+  set_up = 1;
+  return 0;
+}
+
+static void teardown(void) {
+  raw.cuStreamSynchronize(raw_stream);
+  nbc_mem_free(dptr);
+  nbc_module_destroy(module);
+  nbc_event_destroy(ev_a);
+  nbc_event_destroy(ev_b);
+  nbc_event_destroy(ev_plain);
+  nbc_event_destroy(ev_timed);
+  nbc_stream_destroy(stream);
+  raw.cuEventDestroy(raw_ev_a);
+  raw.cuEventDestroy(raw_ev_b);
+  raw.cuEventDestroy(raw_ev_plain);
+  raw.cuEventDestroy(raw_ev_timed);
+  raw.cuStreamDestroy(raw_stream);
+}
+
+/* The rows, in output order; calls per batch = per_batch / divisor. */
+static const struct bench_row {
+  const char *key, *name;
+  op_fn op;
+  drain_fn drain;
+  int divisor;
+} rows[] = {
+    {"device_count", "nbc_device_count", op_device_count, NULL, 1},
+    {"current_context", "nbc_current_context(-1)", op_current_context, NULL, 1},
+    {"stream_create_destroy", "nbc_stream_create + destroy", op_stream_create_destroy, NULL, 4},
+    {"event_create_destroy", "nbc_event_create(0) + destroy", op_event_create_destroy, NULL, 4},
+    {"event_create_destroy_timing", "nbc_event_create(1) + destroy",
+     op_event_create_destroy_timing, NULL, 4},
+    {"event_record", "nbc_event_record (no timing)", op_event_record, drain, 1},
+    {"event_record_timing", "nbc_event_record (timing event)", op_event_record_timing, drain, 1},
+    {"event_query", "nbc_event_query (done)", op_event_query, NULL, 1},
+    {"event_synchronize", "nbc_event_synchronize (done)", op_event_synchronize, NULL, 1},
+    {"event_wait", "nbc_event_wait", op_event_wait, drain, 1},
+    {"event_elapsed_time", "nbc_event_elapsed_time", op_event_elapsed, NULL, 1},
+    {"stream_query", "nbc_stream_query (idle)", op_stream_query, NULL, 1},
+    {"stream_synchronize", "nbc_stream_synchronize (idle)", op_stream_synchronize, NULL, 1},
+    {"synchronize", "nbc_synchronize (idle)", op_synchronize, NULL, 1},
+    {"memcpy_htod", "nbc_memcpy_htod (4 bytes)", op_memcpy_htod, NULL, 4},
+    {"alloc_htod_free_1k", "alloc + htod + free (1 KiB)", op_alloc_htod_free_1k, NULL, 4},
+    {"memcpy_dtoh_4k", "nbc_memcpy_dtoh (4 KiB)", op_memcpy_dtoh_4k, NULL, 4},
+    {"alloc_free_1k", "nbc_mem_alloc + free (1 KiB)", op_alloc_free_1k, NULL, 4},
+    {"launch", "nbc_launch (empty kernel)", op_launch, drain, 1},
+    {"memory_info", "nbc_context_get_memory_info", op_memory_info, NULL, 4},
+};
+
+#ifdef HOST_CALLS_LIBRARY
+/* The library's two entry points (see the top of the file). */
+__attribute__((visibility("default"))) int host_calls_setup(void) {
+  return set_up ? 0 : setup();
+}
+
+__attribute__((visibility("default"))) void host_calls_teardown(void) {
+  if (set_up) teardown();
+  set_up = 0;
+}
+
+/* ns per call of one batch of `calls` calls of row `key` (which: 0 nbcuda, 1 raw), drained
+ * after; negative for an unknown key, before setup, or when a call failed. */
+__attribute__((visibility("default"))) double host_calls_batch(const char *key, int which,
+                                                               int calls) {
+  if (!set_up || !key || calls < 1) return -1;
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    if (strcmp(rows[r].key, key) != 0) continue;
+    int bad = 0;
+    double start = now_ns();
+    for (int i = 0; i < calls; i++) bad |= rows[r].op(which != 0);
+    double per_call = (now_ns() - start) / calls;
+    if (rows[r].drain) rows[r].drain();
+    return bad ? -2 : per_call;
+  }
+  return -1;
+}
+#else
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+    } else if (argv[i][0] >= '0' && argv[i][0] <= '9') {
+      batches = atoi(argv[i]) | 1;
+    } else {
+      fprintf(stderr, "usage: %s [--json] [batches]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (batches < 3) batches = 3;
+  if (setup() != 0) return 1;
 
   nbc_device_t *dev;
   CHECK(nbc_get_current_device(&dev));
@@ -408,48 +505,11 @@ int main(int argc, char **argv) {
     printf("|%s|%s|%s|%s|\n", "------------------------------------", "----------:",
            "----------:", "----------:");
   }
-  row("device_count", "nbc_device_count", op_device_count, NULL, per_batch);
-  row("current_context", "nbc_current_context(-1)", op_current_context, NULL, per_batch);
-  row("stream_create_destroy", "nbc_stream_create + destroy", op_stream_create_destroy, NULL,
-      per_batch / 4);
-  row("event_create_destroy", "nbc_event_create(0) + destroy", op_event_create_destroy, NULL,
-      per_batch / 4);
-  row("event_create_destroy_timing", "nbc_event_create(1) + destroy",
-      op_event_create_destroy_timing, NULL, per_batch / 4);
-  row("event_record", "nbc_event_record (no timing)", op_event_record, drain, per_batch);
-  row("event_record_timing", "nbc_event_record (timing event)", op_event_record_timing, drain,
-      per_batch);
-  row("event_query", "nbc_event_query (done)", op_event_query, NULL, per_batch);
-  row("event_synchronize", "nbc_event_synchronize (done)", op_event_synchronize, NULL,
-      per_batch);
-  row("event_wait", "nbc_event_wait", op_event_wait, drain, per_batch);
-  row("event_elapsed_time", "nbc_event_elapsed_time", op_event_elapsed, NULL, per_batch);
-  row("stream_query", "nbc_stream_query (idle)", op_stream_query, NULL, per_batch);
-  row("stream_synchronize", "nbc_stream_synchronize (idle)", op_stream_synchronize, NULL,
-      per_batch);
-  row("synchronize", "nbc_synchronize (idle)", op_synchronize, NULL, per_batch);
-  row("memcpy_htod", "nbc_memcpy_htod (4 bytes)", op_memcpy_htod, NULL, per_batch / 4);
-  row("alloc_htod_free_1k", "alloc + htod + free (1 KiB)", op_alloc_htod_free_1k, NULL,
-      per_batch / 4);
-  row("memcpy_dtoh_4k", "nbc_memcpy_dtoh (4 KiB)", op_memcpy_dtoh_4k, NULL, per_batch / 4);
-  row("alloc_free_1k", "nbc_mem_alloc + free (1 KiB)", op_alloc_free_1k, NULL, per_batch / 4);
-  row("launch", "nbc_launch (empty kernel)", op_launch, drain, per_batch);
-  row("memory_info", "nbc_context_get_memory_info", op_memory_info, NULL, per_batch / 4);
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+    row(rows[r].key, rows[r].name, rows[r].op, rows[r].drain, per_batch / rows[r].divisor);
   if (json) printf("\n  }\n}\n");
-
-  raw.cuStreamSynchronize(raw_stream);
-  nbc_mem_free(dptr);
-  nbc_module_destroy(module);
-  nbc_event_destroy(ev_a);
-  nbc_event_destroy(ev_b);
-  nbc_event_destroy(ev_plain);
-  nbc_event_destroy(ev_timed);
-  nbc_stream_destroy(stream);
-  raw.cuEventDestroy(raw_ev_a);
-  raw.cuEventDestroy(raw_ev_b);
-  raw.cuEventDestroy(raw_ev_plain);
-  raw.cuEventDestroy(raw_ev_timed);
-  raw.cuStreamDestroy(raw_stream);
+  teardown();
   if (failures) fprintf(stderr, "host_calls: %d rows had failing calls\n", failures);
   return failures ? 1 : 0;
 }
+#endif

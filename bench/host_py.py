@@ -11,24 +11,26 @@ synchronize outside the timed region. Launches go to the default stream with dev
 already on the device, 1 block of 32 threads, kernels that do nothing with their
 arguments, so the number is the launch path's cost, not the GPU's.
 
-The raw driver column comes from the same run: the C benchmark bench/host_calls (built with
-the tests; --host-calls-bin, else build/gpu/tests/host_calls, else the newest
-build*/**/tests/host_calls that answers in JSON) runs with --json against the same driver
-and gives, for the driver call(s) each operation needs (RAW_ROWS), the raw per-call time
-and nbcuda's C API time ("C API µs"). "overhead ns" = nbcuda's Python figure - the raw
-driver figure: the C library's own cost plus the binding's (nbcuda - C API). The loop's own cost per iteration (a `pass` statement) is printed
-under the table; it is part of every figure, for every library.
+The raw driver column comes from the same process: bench/host_calls.c built as a library
+(libhost_calls.so, built with the tests; --host-calls-lib, else build/gpu/tests/, else the
+newest build*/**/tests/libhost_calls.so) is loaded with ctypes and, for each operation with a
+driver equivalent (RAW_ROWS), one batch of the raw driver call(s) in a C loop and one batch of
+nbcuda's C API follow each batch of the Python statement, so the three figures share the
+machine's state of that moment (a separate process measured at another moment differed by up
+to microseconds). "overhead ns" = the median over batches of (Python - raw) per call: the C
+library's own cost plus the binding's plus the interpreter's cost of a call statement. The
+loop's own cost per iteration (a `pass` statement) is printed under the table; it is part of
+every Python figure, for every library.
 
 Usage:
     python bench/host_py.py [--batches 15] [--n 2000] [--only nbcuda,numba,cupy,cuda.core]
-                            [--host-calls-bin PATH] [--no-raw] [--no-import]
+                            [--host-calls-lib PATH] [--no-raw] [--no-import]
 NBCUDA_DRIVER selects the driver as usual (the test driver gives nbcuda-only numbers on a
 machine without a GPU). On numpy >= 2.5 numba-cuda needs the aliases set below before
 `import numba`.
 """
 import argparse
 import glob
-import json
 import os
 import statistics
 import subprocess
@@ -279,43 +281,61 @@ RAW_ROWS = {
 }
 
 
-def host_calls_candidates(explicit):
-    """host_calls binaries to try, in order: --host-calls-bin alone if given, else
-    build/gpu/tests/host_calls, then every build*/.../tests/host_calls, newest first."""
+def host_calls_library(explicit):
+    """(path, ctypes library) of libhost_calls.so set up in this process (its own copy of
+    nbcuda makes the current context's objects), or (None, why). Looked for: --host-calls-lib
+    alone if given, else build/gpu/tests/, then every build*/.../tests/, newest first."""
+    import ctypes
     if explicit:
-        return [explicit]
-    found = [p for p in glob.glob(os.path.join(ROOT, "build*", "**", "tests", "host_calls"),
-                                  recursive=True) if os.access(p, os.X_OK)]
-    found.sort(key=os.path.getmtime, reverse=True)
-    preferred = os.path.join(ROOT, "build", "gpu", "tests", "host_calls")
-    if preferred in found:
-        found.remove(preferred)
-        found.insert(0, preferred)
-    return found
-
-
-def run_host_calls(candidates, batches):
-    """(path, parsed `host_calls --json` output) of the first candidate that runs against the
-    same NBCUDA_DRIVER and answers in JSON (an old build prints only markdown); (None, why)
-    when none does."""
-    if not candidates:
-        return None, "no host_calls binary found (build the tests, or pass --host-calls-bin)"
+        found = [explicit]
+    else:
+        found = glob.glob(os.path.join(ROOT, "build*", "**", "tests", "libhost_calls.so"),
+                          recursive=True)
+        found.sort(key=os.path.getmtime, reverse=True)
+        preferred = os.path.join(ROOT, "build", "gpu", "tests", "libhost_calls.so")
+        if preferred in found:
+            found.remove(preferred)
+            found.insert(0, preferred)
+    if not found:
+        return None, "no libhost_calls.so found (build the tests, or pass --host-calls-lib)"
     why = []
-    for path in candidates:
+    for path in found:
         try:
-            p = subprocess.run([path, "--json", str(batches)], capture_output=True, text=True,
-                               timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as e:
+            lib = ctypes.CDLL(path)
+            lib.host_calls_batch.restype = ctypes.c_double
+            lib.host_calls_batch.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+        except (OSError, AttributeError) as e:
             why.append(f"{path}: {e}")
             continue
-        if p.returncode != 0:
-            why.append(f"{path} failed ({p.returncode}): {p.stderr.strip()[-200:]}")
+        if lib.host_calls_setup() != 0:
+            why.append(f"{path}: host_calls_setup failed (see stderr)")
             continue
-        try:
-            return (path, json.loads(p.stdout)), None
-        except ValueError:
-            why.append(f"{path}: no JSON output (built before --json?)")
+        return (path, lib), None
     return None, "; ".join(why)
+
+
+def timeit_paired(loop, n, batches, drain, raw_batch):
+    """Like timeit, with one batch of raw driver calls (raw_batch(1, n)) and one of nbcuda's C
+    API (raw_batch(0, n)) after each Python batch: medians of (Python, raw, C API) per call in
+    seconds, and the median of the per-batch differences Python - raw."""
+    loop(min(n, 200))
+    if drain:
+        drain()
+    py, raw, capi = [], [], []
+    for _ in range(batches):
+        t = time.perf_counter()
+        loop(n)
+        py.append((time.perf_counter() - t) / n)
+        if drain:
+            drain()
+        r, c = raw_batch(1, n), raw_batch(0, n)
+        if r < 0 or c < 0:
+            raise RuntimeError("a host_calls batch failed")
+        raw.append(r * 1e-9)
+        capi.append(c * 1e-9)
+    diff = [p - r for p, r in zip(py, raw)]
+    return (statistics.median(py), statistics.median(raw), statistics.median(capi),
+            statistics.median(diff))
 
 
 def main():
@@ -323,16 +343,15 @@ def main():
     ap.add_argument("--batches", type=int, default=15)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--only", default=",".join(LIBS))
-    ap.add_argument("--host-calls-bin", default=None,
-                    help="the bench/host_calls binary giving the raw driver figures")
-    ap.add_argument("--raw-batches", type=int, default=101,
-                    help="batches of host_calls (it times 200 calls per batch)")
-    ap.add_argument("--no-raw", action="store_true", help="do not run host_calls")
+    ap.add_argument("--host-calls-lib", default=None,
+                    help="bench/host_calls.c's library (libhost_calls.so) for the raw figures")
+    ap.add_argument("--no-raw", action="store_true", help="no raw driver figures")
     ap.add_argument("--no-import", action="store_true", help="skip the import-time table")
     args = ap.parse_args()
     wanted = [x for x in args.only.split(",") if x in LIBS]
 
     results, order, notes = {}, [], []
+    rows, raw_path = {}, None  # operation -> in-process raw/C API figures (seconds)
     floor = None
     for lib in wanted:
         try:
@@ -343,25 +362,30 @@ def main():
         if floor is None:
             floor = timeit(compile_loop("pass", {}), args.n, args.batches)
         results[lib] = {}
+        raw_lib = None
+        if lib == "nbcuda" and not args.no_raw:
+            found, why = host_calls_library(args.host_calls_lib)
+            if found:
+                raw_path, raw_lib = found
+            else:
+                notes.append(f"raw driver figures: {why}")
         for name, stmt in ops.items():
             if name not in order:
                 order.append(name)
             try:
                 loop = compile_loop(stmt, ns)
-                results[lib][name] = timeit(loop, args.n, args.batches, drain)
+                key = RAW_ROWS.get(name)
+                if raw_lib and key:
+                    def raw_batch(which, n, key=key.encode()):
+                        return raw_lib.host_calls_batch(key, which, n)
+                    v, r, c, d = timeit_paired(loop, args.n, args.batches, drain, raw_batch)
+                    results[lib][name] = v
+                    rows[name] = {"raw": r, "capi": c, "overhead": d}
+                else:
+                    results[lib][name] = timeit(loop, args.n, args.batches, drain)
             except Exception as e:
                 notes.append(f"{lib} / {name}: {type(e).__name__}: {str(e)[:100]}")
     libs = [lib for lib in wanted if lib in results]
-
-    raw = raw_path = None
-    if not args.no_raw and "nbcuda" in libs:
-        found, why = run_host_calls(host_calls_candidates(args.host_calls_bin),
-                                    args.raw_batches)
-        if found:
-            raw_path, raw = found
-        else:
-            notes.append(f"raw driver figures: {why}")
-    rows = raw["rows"] if raw else {}
 
     driver = os.environ.get("NBCUDA_DRIVER", "libcuda")
     print(f"## Host API per-call cost (median of {args.batches} batches x {args.n} calls; "
@@ -377,11 +401,11 @@ def main():
         cells = []
         if "nbcuda" in libs:
             v = results["nbcuda"].get(name)
-            r = rows.get(RAW_ROWS.get(name, ""))
+            r = rows.get(name)
             cells.append(f"{v * 1e6:.2f}" if v is not None else "–")
-            cells.append(f"{r['raw_ns'] / 1e3:.2f}" if r else "–")
-            cells.append(f"{v * 1e9 - r['raw_ns']:+.0f}" if r and v is not None else "–")
-            cells.append(f"{r['nbcuda_ns'] / 1e3:.2f}" if r else "–")
+            cells.append(f"{r['raw'] * 1e6:.2f}" if r else "–")
+            cells.append(f"{r['overhead'] * 1e9:+.0f}" if r else "–")
+            cells.append(f"{r['capi'] * 1e6:.2f}" if r else "–")
         for lib in others:
             v = results[lib].get(name)
             cells.append(f"{v * 1e6:.2f}" if v is not None else "–")
@@ -389,10 +413,11 @@ def main():
     if floor is not None:
         print(f"\nThe timing loop alone (`pass`) costs {floor * 1e9:.0f} ns per iteration; it "
               "is part of every figure.")
-    if raw:
-        print(f"Raw driver and C API figures: `{os.path.relpath(raw_path, ROOT)} --json "
-              f"{args.raw_batches}` in the same run ({raw['device']}; rows: "
-              + ", ".join(sorted({RAW_ROWS[n] for n in order if n in RAW_ROWS})) + ").")
+    if rows:
+        print(f"Raw driver and C API figures: `{os.path.relpath(raw_path, ROOT)}` in this "
+              "process, one C batch of each after every Python batch (host_calls rows: "
+              + ", ".join(sorted({RAW_ROWS[n] for n in order if n in rows})) + "); "
+              "overhead = median over batches of (Python - raw).")
     if not args.no_import:
         print("\n## Import and first context (median of 5 fresh interpreters)\n")
         print("| library | import ms | first current_context() ms |")
