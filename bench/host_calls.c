@@ -273,6 +273,13 @@ static int op_launch(int w) {
            : nbc_launch(fn, one, one, 0, stream, NULL) != NBC_OK;
 }
 
+/* The same on the default stream (handle 0), where a Python launch without a stream goes. */
+static int op_launch_default_stream(int w) {
+  static const unsigned one[3] = {1, 1, 1};
+  return w ? raw.cuLaunchKernel(raw_fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) != 0
+           : nbc_launch(fn, one, one, 0, NULL, NULL) != NBC_OK;
+}
+
 static int op_memory_info(int w) {
   size_t f, t;
   return w ? raw.cuMemGetInfo(&f, &t) != 0
@@ -440,6 +447,7 @@ static const struct bench_row {
     {"memcpy_dtoh_4k", "nbc_memcpy_dtoh (4 KiB)", op_memcpy_dtoh_4k, NULL, 4},
     {"alloc_free_1k", "nbc_mem_alloc + free (1 KiB)", op_alloc_free_1k, NULL, 4},
     {"launch", "nbc_launch (empty kernel)", op_launch, drain, 1},
+    {"launch_default_stream", "nbc_launch (default stream)", op_launch_default_stream, drain, 1},
     {"memory_info", "nbc_context_get_memory_info", op_memory_info, NULL, 4},
 };
 

@@ -277,7 +277,7 @@ RAW_ROWS = {
     "to_device(1 KiB)": "alloc_htod_free_1k",
     "copy_to_host(4 KiB)": "memcpy_dtoh_4k",
     "device_array(1 KiB)": "alloc_free_1k",
-    "launch, no args": "launch",
+    "launch, no args": "launch_default_stream",
 }
 
 
