@@ -326,11 +326,25 @@ typedef struct nbc__signature {
 bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig);
 
 /* =================================================================== cuda_names.c === */
+/* How infer_call.c types a call of a kernel-language name (cuda_names.c's table says it
+ * for each name). */
+typedef enum nbc__kernel_call {
+  NBC__KERNEL_CALL_NONE,        /* not callable: a namespace or a value */
+  NBC__KERNEL_CALL_GRID,        /* grid(ndim), gridsize(ndim) */
+  NBC__KERNEL_CALL_SYNCTHREADS, /* syncthreads() */
+  NBC__KERNEL_CALL_INTRINSIC,   /* warp, vote, match, fence, bit and math intrinsics, typed
+                                   from numba-cuda's cases as NBC__B_CUDA_INTRINSIC */
+  NBC__KERNEL_CALL_ARRAY,       /* shared.array(shape, dtype), local.array(shape, dtype) */
+  NBC__KERNEL_CALL_ATOMIC       /* atomic.<op>(array, index, value) */
+} nbc__kernel_call;
+
 /* The entry of a kernel-language name as written after "cuda." ("grid", "atomic.add"), or
  * NULL when the compiler has no such name. */
 const nbc_kernel_name_t *nbc__cuda_name_find(const char *name);
 /* The entry of <namespace_>.<member> ("atomic", "add"), or NULL. */
 const nbc_kernel_name_t *nbc__cuda_member_find(const char *namespace_, const char *member);
+/* How a call of entry (one of the table's, or NULL) is typed; NONE for a NULL entry. */
+nbc__kernel_call nbc__cuda_name_call(const nbc_kernel_name_t *entry);
 
 /* ====================================================================== resolve.c === */
 /* The module-level view of a source file: its functions by name and what its global names

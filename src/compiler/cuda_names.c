@@ -11,96 +11,99 @@
  *    listed, so `from nbcuda import jit` stays an ordinary (unusable) global;
  *  - the Python module makes its host-side placeholders (nbcuda.grid, nbcuda.atomic.add)
  *    from nbc_kernel_names(), so the host names and what kernels accept cannot drift apart.
- * Members follow their namespace, written in full ("atomic.add"). The dtypes the cuda
- * module also exports (cuda.float32) are types, not kernel-language names, and are left to
- * the type table.
+ * Members follow their namespace, written in full ("atomic.add"). Each row also says how
+ * infer_call.c types a call of the name (NBC__KERNEL_CALL_*: the intrinsic path, atomics,
+ * arrays, grid, syncthreads), so a new name is added in this one place; the public entries
+ * and the call kinds are two arrays generated from the one list, because nbc_kernel_names()
+ * hands out the public entries as a plain array. The dtypes the cuda module also exports
+ * (cuda.float32) are types, not kernel-language names, and are left to the type table.
  */
 #include <string.h>
 
 #include "compiler/compiler.h"
 
-#define F NBC_KERNEL_FUNCTION
-#define N NBC_KERNEL_NAMESPACE
-#define V NBC_KERNEL_VALUE
+#define KERNEL_NAMES(X)                                                                        \
+  /* thread and grid geometry */                                                               \
+  X("grid", FUNCTION, GRID)                                                                    \
+  X("gridsize", FUNCTION, GRID)                                                                \
+  X("threadIdx", NAMESPACE, NONE)                                                              \
+  X("threadIdx.x", VALUE, NONE)                                                                \
+  X("threadIdx.y", VALUE, NONE)                                                                \
+  X("threadIdx.z", VALUE, NONE)                                                                \
+  X("blockIdx", NAMESPACE, NONE)                                                               \
+  X("blockIdx.x", VALUE, NONE)                                                                 \
+  X("blockIdx.y", VALUE, NONE)                                                                 \
+  X("blockIdx.z", VALUE, NONE)                                                                 \
+  X("blockDim", NAMESPACE, NONE)                                                               \
+  X("blockDim.x", VALUE, NONE)                                                                 \
+  X("blockDim.y", VALUE, NONE)                                                                 \
+  X("blockDim.z", VALUE, NONE)                                                                 \
+  X("gridDim", NAMESPACE, NONE)                                                                \
+  X("gridDim.x", VALUE, NONE)                                                                  \
+  X("gridDim.y", VALUE, NONE)                                                                  \
+  X("gridDim.z", VALUE, NONE)                                                                  \
+  X("laneid", VALUE, NONE)                                                                     \
+  X("warpsize", VALUE, NONE)                                                                   \
+  /* barriers and fences */                                                                    \
+  X("syncthreads", FUNCTION, SYNCTHREADS)                                                      \
+  X("syncthreads_count", FUNCTION, INTRINSIC)                                                  \
+  X("syncthreads_and", FUNCTION, INTRINSIC)                                                    \
+  X("syncthreads_or", FUNCTION, INTRINSIC)                                                     \
+  X("syncwarp", FUNCTION, INTRINSIC)                                                           \
+  X("threadfence", FUNCTION, INTRINSIC)                                                        \
+  X("threadfence_block", FUNCTION, INTRINSIC)                                                  \
+  X("threadfence_system", FUNCTION, INTRINSIC)                                                 \
+  /* warp shuffles, votes and matches */                                                       \
+  X("shfl_sync", FUNCTION, INTRINSIC)                                                          \
+  X("shfl_up_sync", FUNCTION, INTRINSIC)                                                       \
+  X("shfl_down_sync", FUNCTION, INTRINSIC)                                                     \
+  X("shfl_xor_sync", FUNCTION, INTRINSIC)                                                      \
+  X("ballot_sync", FUNCTION, INTRINSIC)                                                        \
+  X("all_sync", FUNCTION, INTRINSIC)                                                           \
+  X("any_sync", FUNCTION, INTRINSIC)                                                           \
+  X("eq_sync", FUNCTION, INTRINSIC)                                                            \
+  X("match_any_sync", FUNCTION, INTRINSIC)                                                     \
+  X("match_all_sync", FUNCTION, INTRINSIC)                                                     \
+  X("activemask", FUNCTION, INTRINSIC)                                                         \
+  X("lanemask_lt", FUNCTION, INTRINSIC)                                                        \
+  /* bit and arithmetic instructions, timers */                                                \
+  X("popc", FUNCTION, INTRINSIC)                                                               \
+  X("brev", FUNCTION, INTRINSIC)                                                               \
+  X("clz", FUNCTION, INTRINSIC)                                                                \
+  X("ffs", FUNCTION, INTRINSIC)                                                                \
+  X("fma", FUNCTION, INTRINSIC)                                                                \
+  X("cbrt", FUNCTION, INTRINSIC)                                                               \
+  X("selp", FUNCTION, INTRINSIC)                                                               \
+  X("nanosleep", FUNCTION, INTRINSIC)                                                          \
+  /* memory */                                                                                 \
+  X("shared", NAMESPACE, NONE)                                                                 \
+  X("shared.array", FUNCTION, ARRAY)                                                           \
+  X("local", NAMESPACE, NONE)                                                                  \
+  X("local.array", FUNCTION, ARRAY)                                                            \
+  X("atomic", NAMESPACE, NONE)                                                                 \
+  X("atomic.add", FUNCTION, ATOMIC)                                                            \
+  X("atomic.sub", FUNCTION, ATOMIC)                                                            \
+  X("atomic.max", FUNCTION, ATOMIC)                                                            \
+  X("atomic.min", FUNCTION, ATOMIC)                                                            \
+  X("atomic.nanmax", FUNCTION, ATOMIC)                                                         \
+  X("atomic.nanmin", FUNCTION, ATOMIC)                                                         \
+  X("atomic.and_", FUNCTION, ATOMIC)                                                           \
+  X("atomic.or_", FUNCTION, ATOMIC)                                                            \
+  X("atomic.xor", FUNCTION, ATOMIC)                                                            \
+  X("atomic.exch", FUNCTION, ATOMIC)                                                           \
+  X("atomic.inc", FUNCTION, ATOMIC)                                                            \
+  X("atomic.dec", FUNCTION, ATOMIC)                                                            \
+  X("atomic.cas", FUNCTION, ATOMIC)                                                            \
+  X("atomic.compare_and_swap", FUNCTION, ATOMIC)
 
-static const nbc_kernel_name_t names[] = {
-    /* thread and grid geometry */
-    {"grid", F},
-    {"gridsize", F},
-    {"threadIdx", N},
-    {"threadIdx.x", V},
-    {"threadIdx.y", V},
-    {"threadIdx.z", V},
-    {"blockIdx", N},
-    {"blockIdx.x", V},
-    {"blockIdx.y", V},
-    {"blockIdx.z", V},
-    {"blockDim", N},
-    {"blockDim.x", V},
-    {"blockDim.y", V},
-    {"blockDim.z", V},
-    {"gridDim", N},
-    {"gridDim.x", V},
-    {"gridDim.y", V},
-    {"gridDim.z", V},
-    {"laneid", V},
-    {"warpsize", V},
-    /* barriers and fences */
-    {"syncthreads", F},
-    {"syncthreads_count", F},
-    {"syncthreads_and", F},
-    {"syncthreads_or", F},
-    {"syncwarp", F},
-    {"threadfence", F},
-    {"threadfence_block", F},
-    {"threadfence_system", F},
-    /* warp shuffles, votes and matches */
-    {"shfl_sync", F},
-    {"shfl_up_sync", F},
-    {"shfl_down_sync", F},
-    {"shfl_xor_sync", F},
-    {"ballot_sync", F},
-    {"all_sync", F},
-    {"any_sync", F},
-    {"eq_sync", F},
-    {"match_any_sync", F},
-    {"match_all_sync", F},
-    {"activemask", F},
-    {"lanemask_lt", F},
-    /* bit and arithmetic instructions, timers */
-    {"popc", F},
-    {"brev", F},
-    {"clz", F},
-    {"ffs", F},
-    {"fma", F},
-    {"cbrt", F},
-    {"selp", F},
-    {"nanosleep", F},
-    /* memory */
-    {"shared", N},
-    {"shared.array", F},
-    {"local", N},
-    {"local.array", F},
-    {"atomic", N},
-    {"atomic.add", F},
-    {"atomic.sub", F},
-    {"atomic.max", F},
-    {"atomic.min", F},
-    {"atomic.nanmax", F},
-    {"atomic.nanmin", F},
-    {"atomic.and_", F},
-    {"atomic.or_", F},
-    {"atomic.xor", F},
-    {"atomic.exch", F},
-    {"atomic.inc", F},
-    {"atomic.dec", F},
-    {"atomic.cas", F},
-    {"atomic.compare_and_swap", F},
-};
+#define PUBLIC_ENTRY_(name, kind, call) {name, NBC_KERNEL_##kind},
+static const nbc_kernel_name_t names[] = {KERNEL_NAMES(PUBLIC_ENTRY_)};
+#undef PUBLIC_ENTRY_
 
-#undef F
-#undef N
-#undef V
+/* calls[i] is how infer_call.c types a call of names[i]. */
+#define CALL_ENTRY_(name, kind, call) NBC__KERNEL_CALL_##call,
+static const nbc__kernel_call calls[] = {KERNEL_NAMES(CALL_ENTRY_)};
+#undef CALL_ENTRY_
 
 const nbc_kernel_name_t *nbc_kernel_names(size_t *pcount) {
   if (pcount) *pcount = sizeof names / sizeof names[0];
@@ -122,4 +125,10 @@ const nbc_kernel_name_t *nbc__cuda_member_find(const char *namespace_, const cha
         strcmp(names[i].name + len + 1, member) == 0)
       return &names[i];
   return NULL;
+}
+
+nbc__kernel_call nbc__cuda_name_call(const nbc_kernel_name_t *entry) {
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (entry == &names[i]) return calls[i];
+  return NBC__KERNEL_CALL_NONE;
 }

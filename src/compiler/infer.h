@@ -78,8 +78,5 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
 
 /* infer_call.c: types a CALL node and records its nbc__call in ->info. */
 const nbc__type *nbc__infer_call(infer *I, nbc__node *n);
-/* Whether cuda.<name> is one of the warp, vote, fence, bit and math intrinsics that
- * infer_call.c types as NBC__B_CUDA_INTRINSIC. */
-bool nbc__infer_cuda_intrinsic_exists(const char *name);
 
 #endif /* NBCUDA_INFER_H */

@@ -323,40 +323,6 @@ static const nbc__type *call_atomic(infer *I, nbc__node *n, const char *fname,
 
 /* ------------------------------------ warp, vote, fence, bit and math intrinsics ---- */
 
-static const char *const cuda_intrinsics[] = {"syncwarp",
-                                              "shfl_sync",
-                                              "shfl_up_sync",
-                                              "shfl_down_sync",
-                                              "shfl_xor_sync",
-                                              "ballot_sync",
-                                              "all_sync",
-                                              "any_sync",
-                                              "eq_sync",
-                                              "activemask",
-                                              "lanemask_lt",
-                                              "threadfence",
-                                              "threadfence_block",
-                                              "threadfence_system",
-                                              "syncthreads_count",
-                                              "syncthreads_and",
-                                              "syncthreads_or",
-                                              "popc",
-                                              "brev",
-                                              "clz",
-                                              "ffs",
-                                              "fma",
-                                              "cbrt",
-                                              "selp",
-                                              "match_any_sync",
-                                              "match_all_sync",
-                                              "nanosleep"};
-
-bool nbc__infer_cuda_intrinsic_exists(const char *name) {
-  for (size_t i = 0; i < sizeof cuda_intrinsics / sizeof cuda_intrinsics[0]; i++)
-    if (strcmp(name, cuda_intrinsics[i]) == 0) return true;
-  return false;
-}
-
 /* One concrete signature of numba-cuda's cudadecl templates: ret(args[0..nargs-1]). */
 typedef struct icase {
   nbc__type_kind ret, args[3];
@@ -557,22 +523,20 @@ static const nbc__type *call_cuda_intrinsic(infer *I, nbc__node *n, const char *
   return intrinsic_call(I, n, fname, nargs, conv, T(cases[i].ret));
 }
 
-static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
-                                  const nbc__type **types, int nargs) {
-  if (strncmp(fname, "cuda.atomic.", 12) == 0) return call_atomic(I, n, fname, types, nargs);
-  if (strcmp(fname, "cuda.shared.array") == 0 || strcmp(fname, "cuda.local.array") == 0)
-    return call_array(I, n, fname, types);
-  if (nbc__infer_cuda_intrinsic_exists(fname + 5))
-    return call_cuda_intrinsic(I, n, fname, types, nargs);
+static const nbc__type *call_syncthreads(infer *I, nbc__node *n, const char *fname,
+                                         const nbc__type **types, int nargs) {
   if (!no_keywords(I, n, fname)) return NULL;
-  if (strcmp(fname, "cuda.syncthreads") == 0) {
-    if (nargs) return arg_list_error(I, n, fname, types, nargs);
-    nbc__call *c = call_new(I, n, NBC__B_CUDA_SYNCTHREADS, fname, 0);
-    if (!c) return NULL;
-    c->ret = T(NBC__T_NONE);
-    return c->ret;
-  }
-  /* grid(ndim) / gridsize(ndim): ndim a constant 1, 2 or 3. */
+  if (nargs) return arg_list_error(I, n, fname, types, nargs);
+  nbc__call *c = call_new(I, n, NBC__B_CUDA_SYNCTHREADS, fname, 0);
+  if (!c) return NULL;
+  c->ret = T(NBC__T_NONE);
+  return c->ret;
+}
+
+/* grid(ndim) / gridsize(ndim): ndim a constant 1, 2 or 3. */
+static const nbc__type *call_grid(infer *I, nbc__node *n, const char *fname,
+                                  const nbc__type **types, int nargs) {
+  if (!no_keywords(I, n, fname)) return NULL;
   int64_t nd;
   if (nargs != 1 || !nbc__infer_const_int(I, n->list.items[0], &nd) || nd < 1 || nd > 3)
     return TYPING(I, n, "%s() takes one constant argument, 1, 2 or 3", fname), NULL;
@@ -588,6 +552,26 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     c->ret = nbc__type_tuple(I->ctx, items, (int)nd);
   }
   return c->ret;
+}
+
+/* cuda.<name>(...): cuda_names.c's table says which typing path the name takes. */
+static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
+                                  const nbc__type **types, int nargs) {
+  switch (nbc__cuda_name_call(nbc__cuda_name_find(fname + 5))) {
+  case NBC__KERNEL_CALL_ATOMIC:
+    return call_atomic(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_ARRAY:
+    return call_array(I, n, fname, types);
+  case NBC__KERNEL_CALL_INTRINSIC:
+    return call_cuda_intrinsic(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_SYNCTHREADS:
+    return call_syncthreads(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_GRID:
+    return call_grid(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_NONE:
+    break;
+  }
+  return UNSUPPORTED(I, n, "unsupported call of %s", fname), NULL;
 }
 
 /* A Python function: find its FUNCDEF and nbc__infer_specialise it for the argument types. */

@@ -260,9 +260,40 @@ TEST(kernel_name_list) {
   ASSERT(nbc__cuda_member_find("atomic", "array") == NULL);
 }
 
+/* Each row of the table also says how a call of the name is typed: every function has a
+ * typing path, namespaces and values none, so infer_call.c needs no list of its own. */
+TEST(kernel_names_say_how_calls_are_typed) {
+  size_t count = 0;
+  const nbc_kernel_name_t *names = nbc_kernel_names(&count);
+  for (size_t i = 0; i < count; i++) {
+    bool callable = nbc__cuda_name_call(&names[i]) != NBC__KERNEL_CALL_NONE;
+    if (callable != (names[i].kind == NBC_KERNEL_FUNCTION))
+      TEST_FAIL_("%s: call kind %d for name kind %d", names[i].name,
+                 (int)nbc__cuda_name_call(&names[i]), (int)names[i].kind);
+  }
+  static const struct {
+    const char *name;
+    nbc__kernel_call call;
+  } cases[] = {{"grid", NBC__KERNEL_CALL_GRID},
+               {"gridsize", NBC__KERNEL_CALL_GRID},
+               {"syncthreads", NBC__KERNEL_CALL_SYNCTHREADS},
+               {"syncthreads_or", NBC__KERNEL_CALL_INTRINSIC},
+               {"shfl_sync", NBC__KERNEL_CALL_INTRINSIC},
+               {"popc", NBC__KERNEL_CALL_INTRINSIC},
+               {"nanosleep", NBC__KERNEL_CALL_INTRINSIC},
+               {"shared.array", NBC__KERNEL_CALL_ARRAY},
+               {"local.array", NBC__KERNEL_CALL_ARRAY},
+               {"atomic.compare_and_swap", NBC__KERNEL_CALL_ATOMIC},
+               {"atomic", NBC__KERNEL_CALL_NONE},
+               {"laneid", NBC__KERNEL_CALL_NONE}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    ASSERT_EQ(nbc__cuda_name_call(nbc__cuda_name_find(cases[i].name)), cases[i].call);
+  ASSERT_EQ(nbc__cuda_name_call(NULL), NBC__KERNEL_CALL_NONE);
+}
+
 TEST_LIST(X(resolver_binds_imported_and_assigned_names)
               X(bare_names_compile_as_the_module_members)
                   X(a_callers_resolver_can_answer_cuda_names)
                       X(names_used_wrongly_get_the_module_members_diagnostics)
-                          X(kernel_name_list))
+                          X(kernel_name_list) X(kernel_names_say_how_calls_are_typed))
 TEST_MAIN()
