@@ -8,7 +8,9 @@
  * How it works. The arguments become an nbc_compile_options_t and one call to
  * nbc__compile_ex (src/compiler/compile.c), which also times each phase and can stop after
  * one to return its printed output (--dump). Globals resolve within the file itself (no
- * resolver is passed). The code goes to stdout or to -o; with --verbose the return type, the
+ * resolver is passed; src/compiler/resolve.c reads the file's top level, including a
+ * helper's `@cuda.jit(device=True, forceinline=True)` decorator, which makes the helper
+ * alwaysinline in its callers as in the Python module). The code goes to stdout or to -o; with --verbose the return type, the
  * symbol and the time of each phase go to stderr. Exit status: 0 on success, 1 when the
  * compilation fails (the diagnostic, with file:line:col, the source line and a caret, is
  * printed on stderr), 2 on bad usage.
@@ -42,7 +44,9 @@ static const char usage_text[] =
     "  --lineinfo            line tables pointing at the Python source\n"
     "  --debug               full debug information (-g)\n"
     "  --no-opt              compile with -opt=0\n"
-    "  --forceinline         mark the device function alwaysinline (LTO-IR only)\n"
+    "  --forceinline         mark the device function alwaysinline (LTO-IR only); helpers\n"
+    "                        of FILE decorated jit(device=True, forceinline=True) are\n"
+    "                        always inlined into their callers\n"
     "  --launch-bounds B     kernel launch bounds: MAXTHREADS[,MINBLOCKS[,MAXCLUSTER]]\n"
     "  -o OUT                write the code to OUT instead of stdout\n"
     "  --dump=PHASE          print a phase's output instead: tokens, ast, types or ir\n"

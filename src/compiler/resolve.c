@@ -24,7 +24,10 @@
  *    (numba's name of the dtype), NUMPY_FUNCTION (numpy's name of the ufunc), FLOAT
  *    (numpy.c says which names kernels use); any other module or member -> OTHER. np.pi
  *    and friends also fold in constant expressions.
- *  - `def f` -> FUNCTION (the whole file as its source, this module resolving its globals).
+ *  - `def f` -> FUNCTION (the whole file as its source, this module resolving its globals),
+ *    marked forceinline when decorated `@cuda.jit(device=True, forceinline=True)` (or
+ *    `@jit(...)`, or inline="always"), as the Python module marks such a device function,
+ *    so its callers get it alwaysinline; `f = cuda.jit(forceinline=True)(f)` marks it too.
  *  - class names, loop targets and anything else bound at the top level -> OTHER.
  *
  * Statements run top to bottom, so a later unconditional binding replaces an earlier one.
@@ -449,6 +452,27 @@ static bool is_jit(const nbc__node *callee) {
                     (callee->kind == NBC__N_NAME && strcmp(callee->str, "jit") == 0));
 }
 
+/* Whether `jit(...)` (a CALL of cuda.jit or jit, as a decorator or applied to a function)
+ * asks for the function to be inlined into its callers: forceinline=True (numba-cuda's
+ * `alwaysinline` in the NVVM IR) or inline="always" (numba's inlining at its own IR level;
+ * the deprecated inline=True means the same), which nbcuda does with alwaysinline too. The
+ * values are read as constant expressions, so `forceinline=INLINE` works when INLINE is a
+ * constant bound earlier. */
+static bool jit_inlines(builder *bd, const nbc__node *call) {
+  if (!call || call->kind != NBC__N_CALL || !is_jit(call->a)) return false;
+  bool inlines = false;
+  for (int i = 0; i < call->list.count; i++) {
+    const nbc__node *k = call->list.items[i];
+    if (k->kind != NBC__N_KEYWORD || !k->str) continue;
+    if (strcmp(k->str, "forceinline") == 0)
+      inlines = inlines || truthy(eval(bd, k->a));
+    else if (strcmp(k->str, "inline") == 0)
+      inlines = inlines || (k->a->kind == NBC__N_STR ? strcmp(k->a->str, "always") == 0
+                                                     : truthy(eval(bd, k->a)));
+  }
+  return inlines;
+}
+
 /* `cuda.jit(f)` or `cuda.jit(...)(f)` of a function f of this module: f's binding. */
 static const nbc__binding *jit_wrapped(const builder *bd, const nbc__node *v) {
   if (v->kind != NBC__N_CALL || v->list.count != 1) return NULL;
@@ -488,7 +512,11 @@ static nbc_global_t value_of(builder *bd, const nbc__node *v) {
   const char *cuda_name = cuda_name_of(bd, v);
   if (cuda_name) return of_kind(NBC_GLOBAL_CUDA_NAME, cuda_name);
   const nbc__binding *f = jit_wrapped(bd, v);
-  if (f) return f->g;
+  if (f) {
+    nbc_global_t g = f->g;
+    if (jit_inlines(bd, v->a)) g.forceinline = 1;
+    return g;
+  }
   value x = eval(bd, v);
   nbc_global_t g = {0};
   g.kind = x.kind;
@@ -624,6 +652,8 @@ static void bind_def(builder *bd, nbc__node *def, bool conditional) {
   g.first_line = file->first_line > 0 ? file->first_line : 1;
   g.col_offset = file->col_offset;
   g.resolver = NULL; /* this module */
+  for (int i = 0; i < def->decorators.count; i++)
+    if (jit_inlines(bd, def->decorators.items[i])) g.forceinline = 1;
   b->g = g;
   b->def = def;
 }

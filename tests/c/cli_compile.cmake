@@ -34,6 +34,16 @@ if(TARGET nbcuda_cli)
     "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --cc 9.0a | grep -q '.target sm_90a'")
   nbc_cli_test(cli_compile_forceinline
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --forceinline --output ltoir --dump=ir | grep -q ') alwaysinline {'")
+  # A helper of the file decorated jit(device=True, forceinline=True) is inlined into the
+  # kernel even at -opt=0 (where libNVVM inlines nothing by itself); without it the call stays.
+  file(WRITE ${_work}/inline_helper.py
+    "from numba import cuda\n\n@cuda.jit(device=True, forceinline=True)\ndef helper(x):\n    return x * 2\n\n@cuda.jit\ndef k(r, x):\n    r[0] = helper(x[0])\n")
+  file(WRITE ${_work}/plain_helper.py
+    "from numba import cuda\n\n@cuda.jit(device=True)\ndef helper(x):\n    return x * 2\n\n@cuda.jit\ndef k(r, x):\n    r[0] = helper(x[0])\n")
+  nbc_cli_test(cli_compile_forceinline_decorator
+    "${_nbc} compile ${_work}/inline_helper.py:k --sig 'void(float32[:], float32[:])' --kernel --no-opt --cc 9.0 > ${_work}/inline_helper.ptx && grep -q '.visible .entry' ${_work}/inline_helper.ptx && ! grep -q 'call.uni' ${_work}/inline_helper.ptx")
+  nbc_cli_test(cli_compile_plain_helper_is_called
+    "${_nbc} compile ${_work}/plain_helper.py:k --sig 'void(float32[:], float32[:])' --kernel --no-opt --cc 9.0 | grep -q 'call.uni'")
   nbc_cli_test(cli_compile_usage_bad_launch_bounds
     "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --launch-bounds 0; test $? -eq 2")
   # LTO-IR to a file: starts with the magic ED 43 4E 7F.

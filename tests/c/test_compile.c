@@ -310,6 +310,51 @@ TEST(forceinline_callee) {
   }
 }
 
+/* The same through the file's own resolver (the CLI, nbc_compile without a resolver): a
+ * helper decorated jit(device=True, forceinline=True) in the file is emitted alwaysinline,
+ * so at -opt=0 no call remains; without the keyword the call stays. */
+TEST(forceinline_decorator_in_file) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  o.opt = 0;
+  static const struct {
+    const char *decorator;
+    int inlined;
+  } cases[] = {{"@cuda.jit(device=True)", 0},
+               {"@cuda.jit(device=True, forceinline=True)", 1},
+               {"@jit(device=True, forceinline=True)", 1},
+               {"@cuda.jit(device=True, inline='always')", 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char src[512];
+    snprintf(src, sizeof src,
+             "from numba import cuda, jit\n"
+             "%s\n"
+             "def helper(x):\n    return x * 2\n"
+             "@cuda.jit\n"
+             "def k(r, x):\n    r[0] = helper(x[0])\n",
+             cases[i].decorator);
+    nbc_source_t s = {src, 0, "k.py", 1, 0};
+    nbc__compile_info info;
+    memset(&info, 0, sizeof info);
+    info.dump = NBC__DUMP_IR;
+    nbc_compile_result_t *r = NULL;
+    ASSERT_OK(nbc__compile_ex(&s, "k", "void(float32[:], float32[:])", &o, NULL, &info, &r));
+    const char *ir = nbc_compile_result_code(r, NULL);
+    if ((strstr(ir, ") alwaysinline {") != NULL) != cases[i].inlined)
+      TEST_FAIL_("%s: alwaysinline %s in the IR", cases[i].decorator,
+                 cases[i].inlined ? "missing" : "unexpected");
+    nbc_compile_result_destroy(r);
+    ASSERT_OK(nbc_compile(&s, "k", "void(float32[:], float32[:])", &o, NULL, &r));
+    const char *ptx = nbc_compile_result_code(r, NULL);
+    if ((strstr(ptx, "call.uni") == NULL) != cases[i].inlined)
+      TEST_FAIL_("%s: the PTX %s a call", cases[i].decorator,
+                 cases[i].inlined ? "still has" : "has no");
+    nbc_compile_result_destroy(r);
+  }
+}
+
 TEST(lineinfo_effects) {
   require_nvvm();
   nbc_compile_options_t o = options();
@@ -534,7 +579,7 @@ TEST(concurrent_compiles) {
   }
 }
 
-TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
+TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)

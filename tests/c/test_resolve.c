@@ -265,6 +265,56 @@ TEST(functions_of_the_module) {
   ASSERT(nbc__module_function(one, "") == def);
 }
 
+/* jit(device=True, forceinline=True) as a decorator or applied to the function marks it
+ * forceinline, as the Python module marks such a device function (numba's spellings:
+ * cuda.jit or jit, forceinline=True, inline="always", the deprecated inline=True). */
+TEST(jit_forceinline_marks_the_function) {
+  nbc__module *m = fe_load("from numba import cuda, jit\n"
+                           "INLINE = True\n"
+                           "@cuda.jit(device=True, forceinline=True)\n"
+                           "def fi(x): return x\n"
+                           "@jit(device=True, forceinline=True)\n"
+                           "def bare_jit(x): return x\n"
+                           "@cuda.jit('float32(float32)', device=True, forceinline=INLINE)\n"
+                           "def constant(x): return x\n"
+                           "@cuda.jit(device=True, inline='always')\n"
+                           "def always(x): return x\n"
+                           "@cuda.jit(device=True, inline=True)\n"
+                           "def inline_true(x): return x\n"
+                           "def wrapped(x): return x\n"
+                           "wrapped = cuda.jit(device=True, forceinline=True)(wrapped)\n"
+                           "alias = fi\n"
+                           "@cuda.jit(device=True)\n"
+                           "def plain(x): return x\n"
+                           "@cuda.jit\n"
+                           "def no_call(x): return x\n"
+                           "@cuda.jit(device=True, forceinline=False)\n"
+                           "def off(x): return x\n"
+                           "@cuda.jit(device=True, inline='never')\n"
+                           "def never(x): return x\n"
+                           "@other(forceinline=True)\n"
+                           "def not_jit(x): return x\n"
+                           "def undecorated(x): return x\n"
+                           "applied = cuda.jit(device=True)(undecorated)\n");
+  ASSERT(m);
+  static const char *const marked[] = {"fi",          "bare_jit", "constant", "always",
+                                       "inline_true", "wrapped",  "alias"};
+  static const char *const unmarked[] = {"plain",   "no_call",     "off",    "never",
+                                         "not_jit", "undecorated", "applied"};
+  for (size_t i = 0; i < sizeof marked / sizeof marked[0]; i++) {
+    nbc_global_t g = resolve(m, marked[i]);
+    if (g.kind != NBC_GLOBAL_FUNCTION || g.forceinline != 1)
+      TEST_FAIL_("%s: kind %d, forceinline %d; expected a forceinline function", marked[i],
+                 (int)g.kind, g.forceinline);
+  }
+  for (size_t i = 0; i < sizeof unmarked / sizeof unmarked[0]; i++) {
+    nbc_global_t g = resolve(m, unmarked[i]);
+    if (g.kind != NBC_GLOBAL_FUNCTION || g.forceinline != 0)
+      TEST_FAIL_("%s: kind %d, forceinline %d; expected a plain function", unmarked[i],
+                 (int)g.kind, g.forceinline);
+  }
+}
+
 TEST(builtins_and_unknown_names_are_left_to_infer) {
   nbc__module *m = fe_load("x = 1\n");
   ASSERT(m);
@@ -309,6 +359,7 @@ TEST(many_names) {
 
 TEST_LIST(X(constants_follow_python_semantics) X(non_constants_are_other) X(imports)
               X(first_binding_wins_in_try_and_if_blocks) X(functions_of_the_module)
-                  X(builtins_and_unknown_names_are_left_to_infer)
-                      X(resolver_through_the_public_type) X(many_names))
+                  X(jit_forceinline_marks_the_function)
+                      X(builtins_and_unknown_names_are_left_to_infer)
+                          X(resolver_through_the_public_type) X(many_names))
 TEST_MAIN()
