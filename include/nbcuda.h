@@ -310,6 +310,13 @@ nbc_status_t nbc_mem_free(nbc_devptr_t ptr);
 nbc_status_t nbc_memcpy_htod(nbc_devptr_t dst, const void *src, size_t bytes);
 nbc_status_t nbc_memcpy_dtoh(void *dst, nbc_devptr_t src, size_t bytes);
 nbc_status_t nbc_memcpy_dtod(nbc_devptr_t dst, nbc_devptr_t src, size_t bytes);
+/* dst[j, i] = src[i, j]: the transpose of the rows x cols array at src (strides in bytes, not
+ * negative) written C-contiguous (cols x rows) to dst, by a kernel on the device in the
+ * current context, queued on stream (NULL: the default stream) — numba's transpose(). The
+ * kernel module is loaded into the context on first use. */
+nbc_status_t nbc_transpose2d(nbc_devptr_t dst, nbc_devptr_t src, uint64_t rows, uint64_t cols,
+                             int64_t src_stride0, int64_t src_stride1, size_t itemsize,
+                             nbc_stream_t *stream);
 nbc_status_t nbc_memcpy_htod_async(nbc_devptr_t dst, const void *src, size_t bytes,
                                    nbc_stream_t *stream);
 nbc_status_t nbc_memcpy_dtoh_async(void *dst, nbc_devptr_t src, size_t bytes,

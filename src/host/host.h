@@ -42,6 +42,11 @@ struct nbc_context {
    * queued meanwhile (newest first). */
   unsigned defer_depth;
   struct nbc__deferred *deferred;
+  /* transpose.c, under transpose_lock: its kernels' module in this context (reloaded after a
+   * reset unloaded it) and the functions fetched from it, one per word width. */
+  pthread_mutex_t transpose_lock;
+  struct nbc_module *transpose_module;
+  nbc_function_t *transpose_fn[4];
 };
 
 /* Streams and events remember the context they were made in and its lifetime then: once that
@@ -104,6 +109,9 @@ void nbc__context_leave(int pushed);
 /* The error for a stream or event whose context was reset since it was made ("Call to <call>
  * results in CUDA_ERROR_CONTEXT_IS_DESTROYED"), without calling the driver. */
 nbc_status_t nbc__outlived_fail(const char *call, const char *what);
+
+/* transpose.c: the PTX of nbc_transpose2d's kernels (for tests); NULL without memory. */
+const char *nbc__transpose_ptx(void);
 
 /* ptrtable.c -------------------------------------------------------------------------- */
 /* What nbcuda remembers of an address it handed out: its context and that context's lifetime

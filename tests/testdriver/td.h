@@ -196,6 +196,7 @@ struct td_op {
   CUhostFn hostfn;
   void *user;
   int delay_ms;
+  tdrv_launch_info *launch; /* TD_OP_LAUNCH: what was launched (owned by the op) */
 };
 /* Appends op (malloc'd by the caller) to the stream's queue, starting its worker on
  * first use. Lock held. Returns CUDA_ERROR_OUT_OF_MEMORY when no thread can start. */
@@ -231,6 +232,9 @@ void td__modules_release(struct CUctx_st *ctx);
 int td__live_modules(void);
 int td__launch_count(void);
 int td__last_launch(tdrv_launch_info *out);
+/* Runs a launched kernel the test driver knows by name (nbcuda's own nbc_transpose_w*, on
+ * host memory) when its stream reaches it; others only take their time. Lock held. */
+void td__kernel_run(const tdrv_launch_info *launch);
 
 /* ---- td_procaddr.c -------------------------------------------------------------------- */
 

@@ -132,12 +132,14 @@ static void run_op(struct CUstream_st *s, td_op *op) {
       }
       pthread_mutex_lock(&td__lock);
     }
+    if (op->launch) td__kernel_run(op->launch);
     break;
   }
 }
 
 static void op_free(td_op *op) {
   if (op->event) event_unref(op->event);
+  free(op->launch);
   free(op);
 }
 
@@ -173,6 +175,7 @@ static void *worker_main(void *arg) {
 CUresult td__stream_enqueue(struct CUstream_st *s, td_op *op) {
   if (!s->worker_started) {
     if (pthread_create(&s->worker, NULL, worker_main, s) != 0) {
+      free(op->launch);
       free(op); /* its event reference is taken below, not yet */
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
