@@ -372,6 +372,55 @@ nbc_status_t nbc_context_deferred(const nbc_context_t *context, size_t *ppending
                                   unsigned *pdepth);
 
 /* ---------------------------------------------------------------------------------------
+ * Interprocess memory (CUDA IPC, Linux): numba's Context.get_ipc_handle / IpcHandle.open.
+ *
+ * The exporting process calls nbc_ipc_get_handle on device memory it allocated; the handle
+ * is plain data (copy it, write it to a pipe or a file) that another process passes to
+ * nbc_ipc_open to map the same memory, and unmaps with nbc_ipc_close. The driver exports
+ * whole allocations (cuIpcGetMemHandle of the allocation's base, found with
+ * cuMemGetAddressRange), so the handle also carries the offset of the pointer inside it and
+ * the size of the range shared, plus the identity of the exporting device.
+ *
+ * The exporting process cannot open its own handle: the driver refuses
+ * (CUDA_ERROR_INVALID_CONTEXT, and the message says why). The opening context's device must
+ * be the exporting device or one with peer access to it (the mapping enables peer access
+ * lazily, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS); numba copies through host memory otherwise
+ * (its open_staged), nbcuda refuses with NBC_INVALID_DEVICE. The exporter must keep its
+ * allocation until every importer has closed its mapping.
+ * ------------------------------------------------------------------------------------- */
+#define NBC_IPC_HANDLE_SIZE 64
+typedef struct nbc_ipc_handle {
+  unsigned char bytes[NBC_IPC_HANDLE_SIZE]; /* the driver's CUipcMemHandle */
+  uint64_t offset; /* of the shared range from the start of the exported allocation */
+  uint64_t size;   /* bytes of the shared range */
+  /* The exporting device, as numba's source_info (PCI domain, bus, device) and its UUID
+   * ("GPU-..."); -1 and "" when unknown, e.g. a handle made from the 64 bytes alone, which
+   * is then opened in the given context without a device check. */
+  int pci_domain_id, pci_bus_id, pci_device_id;
+  char uuid[48];
+  int64_t pid; /* the exporting process (0: unknown), for the message of a refused open */
+} nbc_ipc_handle_t;
+
+/* Exports [ptr, ptr + bytes) of device memory of context (NULL: the current context, as
+ * nbc_current_context(-1)); bytes == 0 shares everything from ptr to the end of its
+ * allocation. A range that runs past its allocation is NBC_INVALID_ARGUMENT. */
+nbc_status_t nbc_ipc_get_handle(nbc_context_t *context, nbc_devptr_t ptr, size_t bytes,
+                                nbc_ipc_handle_t *phandle);
+/* Fills a handle from the 64 bytes of a CUipcMemHandle another process sent (numba's
+ * open_ipc_array): no device identity, the given offset and size. */
+void nbc_ipc_handle_from_bytes(const void *bytes, uint64_t offset, uint64_t size,
+                               nbc_ipc_handle_t *phandle);
+/* Maps the handle's memory into context (NULL: the current context): *pptr is the start of
+ * the shared range (the mapping plus the handle's offset). Every successful open needs one
+ * nbc_ipc_close; opening one handle twice in a context maps it once (the driver counts). */
+nbc_status_t nbc_ipc_open(const nbc_ipc_handle_t *handle, nbc_context_t *context,
+                          nbc_devptr_t *pptr);
+/* Unmaps what nbc_ipc_open returned as ptr (cuIpcCloseMemHandle in the opening context).
+ * A pointer nbc_ipc_open did not return, or one closed already, is NBC_INVALID_ARGUMENT;
+ * after a reset of the opening context the mapping is gone already, and closing is a no-op. */
+nbc_status_t nbc_ipc_close(nbc_devptr_t ptr);
+
+/* ---------------------------------------------------------------------------------------
  * Modules and launches.
  * ------------------------------------------------------------------------------------- */
 typedef enum nbc_image_kind {

@@ -38,6 +38,9 @@ typedef struct CUuuid_st {
 } CUuuid;
 typedef void (*CUstreamCallback)(CUstream stream, CUresult status, void *user_data);
 typedef int CUjit_option;
+typedef struct CUipcMemHandle_st {
+  char reserved[64];
+} CUipcMemHandle;
 
 /* CUresult values nbcuda acts on. */
 enum {
@@ -65,6 +68,10 @@ enum {
 #define NBC__CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
 #define NBC__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define NBC__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
+#define NBC__CU_DEVICE_ATTRIBUTE_PCI_BUS_ID 33
+#define NBC__CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID 34
+#define NBC__CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID 50
+#define NBC__CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1u
 
 /* The ABI version every entry point is requested at. 12.0 is the oldest driver API nbcuda
  * supports; asking for it gives signatures that every 12.x and 13.x driver still serves. */
@@ -117,6 +124,10 @@ enum {
   X(cuMemHostUnregister, (void *p))                                                        \
   X(cuMemHostGetDevicePointer, (CUdeviceptr * pdptr, void *p, unsigned int flags))          \
   X(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytes, unsigned int flags))              \
+  X(cuMemGetAddressRange, (CUdeviceptr * pbase, size_t * psize, CUdeviceptr dptr))        \
+  X(cuIpcGetMemHandle, (CUipcMemHandle * handle, CUdeviceptr dptr))                        \
+  X(cuIpcOpenMemHandle, (CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int flags))  \
+  X(cuIpcCloseMemHandle, (CUdeviceptr dptr))                                               \
   X(cuDeviceCanAccessPeer, (int *can_access, CUdevice dev, CUdevice peer))                 \
   X(cuCtxEnablePeerAccess, (CUcontext peer, unsigned int flags))                           \
   X(cuMemcpyPeer, (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, \

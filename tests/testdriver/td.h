@@ -9,6 +9,7 @@
  *   td_stream.c   streams with worker threads, events, host callbacks
  *   td_memory.c   device memory in host RAM behind fake device addresses, managed memory
  *   td_hostmem.c  page-locked host memory: allocations, registrations, mapped addresses
+ *   td_ipc.c      IPC memory handles: export, open (same process behind a knob), close
  *   td_module.c   PTX/ELF modules, functions and kernel launches
  *   td_tables.c   generated: CUresult names/strings and default device attributes
  *
@@ -41,6 +42,7 @@
 #undef cuDeviceGetUuid
 #undef cuGetProcAddress
 #undef cuMemHostRegister
+#undef cuIpcOpenMemHandle
 
 /* Older versions and per-thread-stream variants exported by the fixture that cuda.h does
  * not declare in a normal build. */
@@ -51,6 +53,8 @@ CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                   cuuint64_t flags);
 CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int flags);
+CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle,
+                                    unsigned int flags);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
                                 int numParams, unsigned int flags, CUdevice dev);
@@ -218,6 +222,19 @@ int td__live_events(void);
 unsigned char *td__mem_resolve(CUdeviceptr dptr, size_t bytes);
 void td__mem_release(struct CUctx_st *ctx);
 int td__live_allocations(void);
+/* The device or managed allocation holding dptr: 1 with its base, size and kind, else 0.
+ * Lock held. */
+int td__mem_range(CUdeviceptr dptr, CUdeviceptr *pbase, size_t *psize, int *pmanaged);
+/* A fresh range of fake device addresses that nothing else will get (IPC mappings).
+ * Lock held. */
+CUdeviceptr td__mem_reserve(size_t bytes);
+
+/* ---- td_ipc.c ------------------------------------------------------------------------- */
+
+/* td__mem_resolve for the addresses of IPC mappings. Lock held. */
+unsigned char *td__ipc_resolve(CUdeviceptr dptr, size_t bytes);
+/* Drops the IPC mappings opened in ctx. Lock held. */
+void td__ipc_release(struct CUctx_st *ctx);
 
 /* ---- td_hostmem.c --------------------------------------------------------------------- */
 

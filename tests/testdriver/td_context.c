@@ -72,6 +72,7 @@ void td__ctx_release_resources(struct CUctx_st *ctx) {
   td__streams_release(ctx);
   td__mem_release(ctx);
   td__hostmem_release(ctx);
+  td__ipc_release(ctx);
   ctx->npeers = 0;
   /* Other contexts' peer links to this one are dropped too. */
   for (int d = 0; d < TD_MAX_DEVICES; d++) {

@@ -45,7 +45,27 @@ unsigned char *td__mem_resolve(CUdeviceptr dptr, size_t bytes) {
   for (td_alloc *a = allocs; a; a = a->next)
     if (dptr >= a->va && dptr - a->va <= a->size && bytes <= a->size - (dptr - a->va))
       return a->host + (dptr - a->va);
-  return td__hostmem_resolve(dptr, bytes);
+  unsigned char *host = td__hostmem_resolve(dptr, bytes);
+  return host ? host : td__ipc_resolve(dptr, bytes);
+}
+
+int td__mem_range(CUdeviceptr dptr, CUdeviceptr *pbase, size_t *psize, int *pmanaged) {
+  for (td_alloc *a = allocs; a; a = a->next)
+    if (dptr >= a->va && dptr - a->va < a->size) {
+      *pbase = a->va;
+      *psize = a->size;
+      *pmanaged = a->charged == 0; /* managed memory is not charged to the device */
+      return 1;
+    }
+  return 0;
+}
+
+CUdeviceptr td__mem_reserve(size_t bytes) {
+  const size_t granule = 512;
+  next_va = (next_va + granule - 1) / granule * granule;
+  CUdeviceptr va = next_va;
+  next_va += bytes ? bytes : 1;
+  return va;
 }
 
 static void alloc_free(td_alloc *a) {
