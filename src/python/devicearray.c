@@ -240,6 +240,34 @@ static int is_contig(const ArrayObject *a, char order) {
   return 1;
 }
 
+/* The array's element count from its shape: ValueError for a negative extent, or for
+ * bytes that do not fit in 63 bits (which would wrap to a small allocation under a huge
+ * shape), as numpy says them; like numpy, the nonzero extents of an empty array count too,
+ * so that dense strides cannot overflow. */
+static int checked_count(const ArrayObject *a, int64_t *pcount) {
+  int64_t n = 1;
+  int zero = 0;
+  for (int d = 0; d < a->ndim; d++) {
+    if (a->shape[d] < 0) {
+      PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+      return -1;
+    }
+    zero |= a->shape[d] == 0;
+  }
+  for (int d = 0; d < a->ndim; d++) {
+    if (a->shape[d] == 0) continue;
+    if (a->shape[d] > INT64_MAX / a->itemsize / n) {
+      PyErr_SetString(PyExc_ValueError,
+                      "array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+                      "maximum possible size.");
+      return -1;
+    }
+    n *= a->shape[d];
+  }
+  *pcount = zero ? 0 : n;
+  return 0;
+}
+
 static void dense_strides(ArrayObject *a, char order) {
   int64_t s = a->itemsize;
   for (int k = 0; k < a->ndim; k++) {
@@ -392,15 +420,18 @@ static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
   int64_t n = 1;
   for (Py_ssize_t d = 0; d < nd; d++) {
     a->shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
-    n *= a->shape[d];
+    if (a->shape[d] == -1 && PyErr_Occurred()) return -1;
   }
+  if (checked_count(a, &n) < 0) return -1;
   if (strides && strides != Py_None) {
     if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd) {
       PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ strides do not match shape");
       return -1;
     }
-    for (Py_ssize_t d = 0; d < nd; d++)
+    for (Py_ssize_t d = 0; d < nd; d++) {
       a->strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, d));
+      if (a->strides[d] == -1 && PyErr_Occurred()) return -1;
+    }
   } else {
     dense_strides(a, 'C');
   }
@@ -726,7 +757,10 @@ static int index_geometry(ArrayObject *self, PyObject *key, int64_t *poffset, in
       Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)self->shape[axis], &start, &stop, step);
       offset += start * self->strides[axis];
       shape[out] = len;
-      strides[out++] = step * self->strides[axis++];
+      /* with two or more elements |step| < the extent, so the product fits; a huge step
+       * (a[::2**63]) picks one element, whose stride is never used to move */
+      strides[out++] = len > 1 ? step * self->strides[axis] : self->strides[axis];
+      axis++;
     } else if (PyIndex_Check(it) && !PyBool_Check(it)) {
       Py_ssize_t k = PyNumber_AsSsize_t(it, PyExc_IndexError);
       if (k == -1 && PyErr_Occurred()) goto fail;
@@ -909,7 +943,7 @@ static int reshape_dims(ArrayObject *self, PyObject *args, int64_t *dims, int *p
       return -1;
     }
     if (dims[i] >= 0) {
-      known *= dims[i];
+      if (__builtin_mul_overflow(known, dims[i], &known)) known = -1; /* != any size */
     } else if (unknown >= 0) {
       Py_DECREF(seq);
       PyErr_SetString(PyExc_ValueError, "can only specify one unknown dimension");
@@ -920,7 +954,7 @@ static int reshape_dims(ArrayObject *self, PyObject *args, int64_t *dims, int *p
   }
   Py_DECREF(seq);
   if (unknown >= 0) {
-    if (known == 0 || size % known != 0) {
+    if (known <= 0 || size % known != 0) {
       PyErr_SetString(PyExc_ValueError, "cannot infer valid shape for unknown dimension");
       return -1;
     }
@@ -1298,6 +1332,8 @@ static PyMethodDef array_methods[] = {
      "transpose(axes=None): a new array with the transposed values (2-D only)."},
     {"__array__", (PyCFunction)(void (*)(void))array_array, METH_VARARGS | METH_KEYWORDS,
      "numpy conversion: a copy to the host."},
+    {"get_ipc_handle", nbc__py_ipc_array_get_handle, METH_NOARGS,
+     "An IpcArrayHandle another process can open to share this memory (Linux; ipc.c)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1441,6 +1477,41 @@ static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitem
   return rc;
 }
 
+/* device_array's strides argument: one non-negative int per dimension, in bytes; the
+ * allocation then spans the extent they describe (numba's memory_size_from_info). */
+static int strides_arg(ArrayObject *a, PyObject *strides) {
+  PyObject *t = PySequence_Tuple(strides);
+  if (!t) return -1;
+  int rc = 0;
+  if (PyTuple_GET_SIZE(t) != a->ndim) {
+    PyErr_Format(PyExc_ValueError, "strides %R do not match the %d dimension(s) of the shape", t,
+                 a->ndim);
+    rc = -1;
+  }
+  for (int d = 0; rc == 0 && d < a->ndim; d++) {
+    a->strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(t, d));
+    if (a->strides[d] == -1 && PyErr_Occurred()) {
+      rc = -1;
+    } else if (a->strides[d] < 0) {
+      PyErr_Format(PyExc_ValueError, "strides must not be negative: %R", t);
+      rc = -1;
+    }
+  }
+  Py_DECREF(t);
+  if (rc < 0 || a->nbytes == 0) return rc;
+  int64_t end = a->itemsize; /* the extent, as extent_bytes() measures it, with overflow checks */
+  for (int d = 0; d < a->ndim; d++) {
+    if (a->strides[d] != 0 && a->shape[d] - 1 > (INT64_MAX - end) / a->strides[d]) {
+      PyErr_Format(PyExc_ValueError, "strides %R span more memory than can be allocated",
+                   strides);
+      return -1;
+    }
+    end += (a->shape[d] - 1) * a->strides[d];
+  }
+  a->nbytes = (size_t)end;
+  return 0;
+}
+
 static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject *dtype,
                                    PyObject *strides, char order) {
   ArrayObject *a = array_alloc(st);
@@ -1460,23 +1531,13 @@ static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject 
     goto fail;
   }
   int64_t n = 1;
-  for (int d = 0; d < a->ndim; d++) {
+  for (int d = 0; d < a->ndim && !PyErr_Occurred(); d++)
     a->shape[d] = PyLong_AsLongLong(seq ? PyTuple_GET_ITEM(seq, d) : shape);
-    if (a->shape[d] < 0 && !PyErr_Occurred())
-      PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
-    n *= a->shape[d];
-  }
   Py_XDECREF(seq);
-  if (PyErr_Occurred()) goto fail;
+  if (PyErr_Occurred() || checked_count(a, &n) < 0) goto fail;
   dense_strides(a, order);
-  if (strides && strides != Py_None) {
-    PyObject *t = PySequence_Tuple(strides);
-    if (!t) goto fail;
-    for (int d = 0; d < a->ndim && d < PyTuple_GET_SIZE(t); d++)
-      a->strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(t, d));
-    Py_DECREF(t);
-  }
   a->nbytes = (size_t)(n * a->itemsize);
+  if (strides && strides != Py_None && strides_arg(a, strides) < 0) goto fail;
   if (array_allocate(st, a) < 0) goto fail;
   return (PyObject *)a;
 fail:

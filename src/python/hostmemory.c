@@ -355,7 +355,8 @@ static int geometry_get(nbc__py_state *st, PyObject *shape, PyObject *dtype, PyO
       PyObject *v = PyLong_FromSsize_t(stride);
       if (!v) goto fail;
       PyTuple_SET_ITEM(g->strides, d, v);
-      stride *= PyLong_AsSsize_t(PyTuple_GET_ITEM(g->shape, d));
+      Py_ssize_t extent = PyLong_AsSsize_t(PyTuple_GET_ITEM(g->shape, d));
+      if (extent > 0 && __builtin_mul_overflow(stride, extent, &stride)) goto too_big;
     }
   }
   /* The extent from the lowest to the highest byte any index reaches. */
@@ -372,14 +373,16 @@ static int geometry_get(nbc__py_state *st, PyObject *shape, PyObject *dtype, PyO
       lo = hi = 0;
       break;
     }
-    Py_ssize_t off = (n - 1) * s;
-    if (off > 0)
-      hi += off;
-    else
-      lo += off;
+    Py_ssize_t off;
+    if (__builtin_mul_overflow(n - 1, s, &off) ||
+        (off > 0 ? __builtin_add_overflow(hi, off, &hi) : __builtin_add_overflow(lo, off, &lo)))
+      goto too_big;
   }
-  g->nbytes = hi - lo;
+  if (__builtin_sub_overflow(hi, lo, &g->nbytes)) goto too_big;
   return 0;
+too_big: /* a shape or strides whose bytes do not fit: numpy's words */
+  PyErr_SetString(PyExc_ValueError, "array is too big; `arr.size * arr.dtype.itemsize` is "
+                  "larger than the maximum possible size.");
 fail:
   geometry_clear(g);
   return -1;

@@ -22,6 +22,7 @@
 
 #include <structmember.h>
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -568,16 +569,16 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
 static int dims_arg(PyObject *o, unsigned out[3], const char *what) {
   out[0] = out[1] = out[2] = 1;
   if (PyLong_Check(o)) {
-    long v = PyLong_AsLong(o);
-    if (v < 0 || (v == -1 && PyErr_Occurred())) goto bad;
+    long long v = PyLong_AsLongLong(o);
+    if (v < 0 || v > UINT_MAX) goto bad; /* 2**32 + 1 must not launch as 1 */
     out[0] = (unsigned)v;
     return 0;
   }
   if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < 1 || PyTuple_GET_SIZE(o) > 3) goto bad;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
     PyObject *x = PyTuple_GET_ITEM(o, i);
-    long v = PyIndex_Check(x) ? PyLong_AsLong(x) : -1;
-    if (v < 0) goto bad;
+    long long v = PyIndex_Check(x) ? PyNumber_AsSsize_t(x, NULL) : -1;
+    if (v < 0 || v > UINT_MAX) goto bad;
     out[i] = (unsigned)v;
   }
   return 0;
@@ -645,9 +646,13 @@ static PyObject *make_launcher(KernelObject *self, PyObject *key) {
     L->stream = Py_NewRef(s);
   }
   if (n > 3) {
-    long v = PyLong_AsLong(PyTuple_GET_ITEM(key, 3));
-    if (v < 0) {
-      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "sharedmem must be >= 0");
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(key, 3));
+    if (v < 0 || v > UINT_MAX) { /* cuLaunchKernel takes an unsigned int: no wrap to 0 */
+      if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "sharedmem must be an int from 0 to %u, got %R",
+                     UINT_MAX, PyTuple_GET_ITEM(key, 3));
+      }
       goto fail;
     }
     L->shared = (unsigned)v;

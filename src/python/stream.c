@@ -357,6 +357,14 @@ int nbc__py_stream_arg(nbc__py_state *st, PyObject *obj, nbc_stream_t **pstream,
     PyErr_SetString(PyExc_TypeError, "__cuda_stream__() must return (version, handle)");
     return -1;
   }
+  PyObject *version = PyTuple_GET_ITEM(t, 0);
+  if (!PyLong_Check(version) || PyLong_AsLong(version) != 0) { /* numba asserts ver == 0 */
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "__cuda_stream__() returned version %R; version 0 expected",
+                 version);
+    Py_DECREF(t);
+    return -1;
+  }
   h = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t, 1));
   Py_DECREF(t);
   if (h == (unsigned long long)-1 && PyErr_Occurred()) return -1;
