@@ -260,6 +260,8 @@ static PyMethodDef context_methods[] = {
     {"enable_peer_access", (PyCFunction)context_enable_peer_access, METH_O,
      "enable_peer_access(peer_device): lets this context map the peer's memory (again is "
      "not an error; until either device is reset)."},
+    {"get_ipc_handle", nbc__py_ipc_context_get_handle, METH_O,
+     "get_ipc_handle(memory): an IpcHandle another process can open (Linux)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,6 +31,7 @@ typedef struct nbc__py_state {
   PyTypeObject *LauncherType, *DeviceFunctionType, *RequireContextType, *ScopeType;
   PyTypeObject *RuntimeType, *HostMemType;
   PyTypeObject *StubType;  /* intrinsics.c: host placeholders of kernel-language names */
+  PyTypeObject *IpcHandleType, *IpcArrayHandleType; /* ipc.c */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -199,6 +200,15 @@ int nbc__py_intrinsics_init(PyObject *module, nbc__py_state *st);
 /* The name after "cuda." ("grid", "atomic.add") when obj is one of those stubs, or NULL;
  * it lives as long as obj. */
 const char *nbc__py_stub_name(nbc__py_state *st, PyObject *obj);
+
+/* ========================================================================== ipc.c === */
+/* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
+int nbc__py_ipc_init(PyObject *module, nbc__py_state *st);
+/* DeviceNDArray.get_ipc_handle() (METH_NOARGS): an IpcArrayHandle of the array's memory. */
+PyObject *nbc__py_ipc_array_get_handle(PyObject *array, PyObject *unused);
+/* Context.get_ipc_handle(memory) (METH_O): an IpcHandle of memory (an object with
+ * __cuda_array_interface__) in that context. */
+PyObject *nbc__py_ipc_context_get_handle(PyObject *context, PyObject *memory);
 
 /* compile.c: numba's launch_bounds argument (None, an int, or a tuple of one to three ints)
  * into o->launch_bounds; -1 with an exception set when it is malformed. */

@@ -20,6 +20,9 @@
  * default 9.0 NBCUDA_TESTDRIVER_MEM           bytes per device, default 1 GiB (suffixes K, M, G
  * accepted) NBCUDA_TESTDRIVER_LAUNCH_DELAY_MS  how long each kernel launch "runs" on its stream
  *   NBCUDA_TESTDRIVER_REFUSE_LAUNCH=1  cuLaunchKernel returns CUDA_ERROR_NOT_SUPPORTED
+ *   NBCUDA_TESTDRIVER_IPC_SAME_PROCESS=1  cuIpcOpenMemHandle maps handles this process made
+ *                                   (read at each call; the real driver, and the fixture
+ *                                   without it, answer CUDA_ERROR_INVALID_CONTEXT)
  *   NBCUDA_TESTDRIVER_FAIL="cuStreamCreate:1:201,cuEventRecord:3:700"
  *                                   the Nth call (1-based, per base name, all variants
  *                                   together) fails with that CUresult, without side
@@ -103,6 +106,9 @@ int tdrv_host_callbacks_run(void);
 /* Live page-locked host allocations (cuMemHostAlloc) and registrations (cuMemHostRegister). */
 int tdrv_live_host_allocations(void);
 int tdrv_live_host_registrations(void);
+/* IPC mappings open (cuIpcOpenMemHandle not yet closed), over all contexts; exported but not in
+ * tdrv_api: resolve it with tdrv_sym("tdrv_live_ipc_mappings"). */
+int tdrv_live_ipc_mappings(void);
 
 /* ---- dlsym helpers for tests ---------------------------------------------------------- */
 
