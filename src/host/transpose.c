@@ -137,10 +137,11 @@ static nbc_status_t transpose_function(nbc_context_t *context, unsigned w,
 nbc_status_t nbc_transpose2d(nbc_devptr_t dst, nbc_devptr_t src, uint64_t rows, uint64_t cols,
                              int64_t src_stride0, int64_t src_stride1, size_t itemsize,
                              nbc_stream_t *stream) {
-  if (!dst || !src || itemsize == 0 || src_stride0 < 0 || src_stride1 < 0)
+  if (itemsize == 0 || src_stride0 < 0 || src_stride1 < 0)
     return nbc__set_error(NBC_INVALID_ARGUMENT,
-                          "nbc_transpose2d: NULL memory, zero item size or negative stride");
-  if (rows == 0 || cols == 0) return NBC_OK;
+                          "nbc_transpose2d: zero item size or negative stride");
+  if (rows == 0 || cols == 0) return NBC_OK; /* empty arrays may have no memory at all */
+  if (!dst || !src) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_transpose2d: NULL memory");
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;

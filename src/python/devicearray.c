@@ -1175,14 +1175,17 @@ static PyObject *array_split(ArrayObject *self, PyObject *args, PyObject *kwargs
 }
 
 /* transpose(axes=None) and .T, 2-D only: as numba, a new C-contiguous array holding the
- * transposed values (numba runs a transpose kernel; nbcuda goes through the host). */
+ * transposed values, made by a kernel on the device (nbc_transpose2d), queued on the default
+ * stream as numba queues its transpose kernel on the array's. */
 static PyObject *array_transpose(ArrayObject *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"axes", NULL};
   PyObject *axes = Py_None;
   if (args && !PyArg_ParseTupleAndKeywords(args, kwargs, "|O:transpose", kwlist, &axes))
     return NULL;
   nbc__py_state *st = state((PyObject *)self);
-  if (axes != Py_None && PyObject_IsTrue(axes) == 1) {
+  int given = axes == Py_None ? 0 : PyObject_IsTrue(axes);
+  if (given < 0) return NULL;
+  if (given) {
     PyObject *t = PySequence_Tuple(axes);
     if (!t) return NULL;
     int identity = PyTuple_GET_SIZE(t) == self->ndim, valid = PyTuple_GET_SIZE(t) == 2;
@@ -1207,29 +1210,35 @@ static PyObject *array_transpose(ArrayObject *self, PyObject *args, PyObject *kw
                     "transposing a non-2D DeviceNDArray isn't supported");
     return NULL;
   }
-  PyObject *host = array_copy_to_host(self, NULL, 0, NULL);
-  PyObject *np = host ? nbc__py_numpy(st) : NULL;
-  PyObject *t = np ? PyObject_GetAttrString(host, "T") : NULL;
-  PyObject *dense = t ? PyObject_CallMethod(np, "ascontiguousarray", "O", t) : NULL;
-  Py_XDECREF(host);
-  Py_XDECREF(t);
-  if (!dense) return NULL;
+  if (array_alive(st, self, "cuLaunchKernel") < 0) return NULL;
   ArrayObject *a = array_alloc(st);
-  int ok = a != NULL && array_set_ndim(a, 2) == 0;
-  if (ok) {
-    a->kind = self->kind;
-    a->itemsize = self->itemsize;
-    memcpy(a->typestr, self->typestr, sizeof a->typestr);
-    a->shape[0] = self->shape[1];
-    a->shape[1] = self->shape[0];
-    dense_strides(a, 'C');
-    a->nbytes = self->nbytes;
-    ok = array_allocate(st, a) == 0 && copy_from(st, a, dense, NULL) == 0;
-  }
-  Py_DECREF(dense);
-  if (!ok) {
+  if (!a || array_set_ndim(a, 2) < 0) {
     Py_XDECREF(a);
     return NULL;
+  }
+  a->kind = self->kind;
+  a->itemsize = self->itemsize;
+  memcpy(a->typestr, self->typestr, sizeof a->typestr);
+  a->shape[0] = self->shape[1];
+  a->shape[1] = self->shape[0];
+  dense_strides(a, 'C');
+  a->nbytes = (size_t)(self->shape[0] * self->shape[1]) * (size_t)self->itemsize;
+  if (array_allocate(st, a) < 0) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  if (self->cctx && a->cctx && self->cctx != a->cctx) {
+    Py_DECREF(a);
+    PyErr_SetString(PyExc_ValueError, "transpose: the array belongs to another device's "
+                                      "context; make that device current first");
+    return NULL;
+  }
+  nbc_status_t rc = nbc_transpose2d(a->data, self->data, (uint64_t)self->shape[0],
+                                    (uint64_t)self->shape[1], self->strides[0],
+                                    self->strides[1], (size_t)self->itemsize, NULL);
+  if (rc != NBC_OK) {
+    Py_DECREF(a);
+    return nbc__py_raise(st, rc);
   }
   return (PyObject *)a;
 }

@@ -89,6 +89,7 @@ TEST(empty_and_bad_arguments) {
   nbc_devptr_t p;
   ASSERT_OK(nbc_mem_alloc(64, &p));
   ASSERT_OK(nbc_transpose2d(p, p, 0, 5, 20, 4, 4, NULL)); /* nothing to do */
+  ASSERT_OK(nbc_transpose2d(0, 0, 5, 0, 0, 4, 4, NULL));  /* empty arrays have no memory */
   ASSERT_STATUS(nbc_transpose2d(0, p, 2, 2, 8, 4, 4, NULL), NBC_INVALID_ARGUMENT);
   ASSERT_STATUS(nbc_transpose2d(p, p, 2, 2, -8, 4, 4, NULL), NBC_INVALID_ARGUMENT);
   ASSERT_STATUS(nbc_transpose2d(p, p, 2, 2, 8, 4, 0, NULL), NBC_INVALID_ARGUMENT);

@@ -158,6 +158,22 @@ def test_transpose_copies_like_numba(cuda):
         d.transpose((0, 0))
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.int64, np.complex128])
+def test_transpose_on_the_device_every_item_size(cuda, dtype):
+    # the device kernel (nbc_transpose2d) moves 1-, 2-, 4-, 8- and 16-byte items, of whole
+    # arrays, F-ordered ones and strided views, and of views only 4-byte aligned
+    h = (np.arange(35 * 70) % 127).astype(dtype).reshape(35, 70)
+    d = cuda.to_device(h)
+    np.testing.assert_array_equal(d.T.copy_to_host(), h.T)
+    np.testing.assert_array_equal(cuda.to_device(np.asfortranarray(h)).T.copy_to_host(), h.T)
+    np.testing.assert_array_equal(d[3:30:2, 5:60:3].T.copy_to_host(), h[3:30:2, 5:60:3].T)
+    assert cuda.to_device(np.zeros((0, 5), dtype)).T.shape == (5, 0)
+    words = cuda.to_device(np.arange(2 * 9, dtype=np.int32))
+    h64 = np.arange(2 * 9, dtype=np.int32)[1:17].view(np.int64).reshape(2, 4)
+    np.testing.assert_array_equal(words[1:17].view(np.int64).reshape(2, 4).T.copy_to_host(),
+                                  h64.T)
+
+
 def test_setitem(cuda):
     h = host2d()
     d = cuda.to_device(h)

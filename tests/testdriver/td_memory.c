@@ -162,6 +162,13 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   TD_ENTER("cuMemFree", "cuMemFree_v2");
   if (dptr == 0) return CUDA_SUCCESS; /* like free(NULL), as the real driver */
   pthread_mutex_lock(&td__lock);
+  /* The real cuMemFree waits for the device: work still queued on the context's streams may
+   * use the memory (a kernel launched just before its argument's array dies). */
+  for (td_alloc *a = allocs; a; a = a->next)
+    if (a->va == dptr) {
+      td__ctx_wait_streams(a->ctx, 1);
+      break;
+    }
   CUresult r = CUDA_ERROR_INVALID_VALUE; /* unknown, freed or interior pointer */
   for (td_alloc **p = &allocs; *p; p = &(*p)->next) {
     if ((*p)->va == dptr) {
