@@ -382,10 +382,27 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     PyObject *to = PyObject_GetAttrString(value, "targetoptions");
     if (!to) PyErr_Clear();
     PyObject *fi = to && PyDict_Check(to) ? PyDict_GetItemString(to, "forceinline") : NULL;
-    g->forceinline = fi ? PyObject_IsTrue(fi) > 0 : 0;
+    PyObject *inl = to && PyDict_Check(to) ? PyDict_GetItemString(to, "inline") : NULL;
+    g->forceinline = (fi && PyObject_IsTrue(fi) > 0) || (inl && nbc__py_inline_always(inl) > 0);
+    PyErr_Clear();
     Py_XDECREF(to);
   }
   return 0;
+}
+
+int nbc__py_inline_always(PyObject *inline_option) {
+  if (!inline_option || inline_option == Py_None || inline_option == Py_False) return 0;
+  if (inline_option == Py_True) return 1;
+  if (PyUnicode_Check(inline_option)) {
+    if (PyUnicode_CompareWithASCIIString(inline_option, "always") == 0) return 1;
+    if (PyUnicode_CompareWithASCIIString(inline_option, "never") == 0) return 0;
+  } else if (PyCallable_Check(inline_option)) {
+    return 0; /* numba's cost model, judged per call site: nothing is forced */
+  }
+  PyErr_Format(PyExc_ValueError,
+               "inline must be 'never', 'always' or a callable (numba's cost model), not %R",
+               inline_option);
+  return -1;
 }
 
 static int resolve_locked(resolver_data *d, const char *name, nbc_global_t *g) {

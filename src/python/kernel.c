@@ -897,9 +897,13 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
     PyErr_SetString(PyExc_ValueError, "jit() was given an empty list of signatures");
     return NULL;
   }
+  /* numba's inline="always" (or the older inline=True) asks for the same as forceinline:
+   * no call left in the callers; "never" and a cost-model callable ask for nothing. */
+  int always = nbc__py_inline_always(inl);
+  if (always < 0) return NULL;
   PyObject *config =
       Py_BuildValue("(OOOOOOOO)", sig, device, debug, lineinfo, fastmath, opt, bounds,
-                    forceinline);
+                    always ? Py_True : forceinline);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = apply_jit(module, config, target);

@@ -177,6 +177,9 @@ int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int c
 char nbc__py_format_kind(const char *format, Py_ssize_t itemsize);
 
 /* ====================================================================== compile.c === */
+/* numba's jit(inline=...): 1 for "always" (or True), 0 for "never", None or a callable,
+ * -1 with ValueError otherwise. */
+int nbc__py_inline_always(PyObject *inline_option);
 int nbc__py_compile_init(PyObject *module, nbc__py_state *st);
 /* Compiles pyfunc (a Python function) for sig with the options; a new reference to the
  * result object is not made here: *presult is the C result (caller destroys). Returns 0,

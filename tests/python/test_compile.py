@@ -486,6 +486,49 @@ def test_jit_forceinline_device_function():
     assert twice.targetoptions["forceinline"] is False
 
 
+@cuda.jit(device=True, inline="always")
+def twice_inline_always(x):
+    return x * 2
+
+
+def calls_twice_inline_always(r, x):
+    r[0] = twice_inline_always(x[0])
+
+
+def test_jit_inline_always_is_forceinline():
+    """numba's jit(device=True, inline="always") (and the older inline=True) leave no call,
+    as forceinline does; "never" and a cost-model callable are accepted and force nothing;
+    anything else is a ValueError."""
+    sig = "void(float32[:], float32[:])"
+    asm = cuda.jit(sig, opt=False)(calls_twice_inline_always).inspect_asm()
+    assert "call.uni" not in asm
+    assert twice_inline_always.targetoptions["forceinline"] is True
+    assert cuda.jit(device=True, inline=True)(add).targetoptions["forceinline"] is True
+    assert cuda.jit(device=True, inline="never")(add).targetoptions["forceinline"] is False
+    assert cuda.jit(device=True, inline=lambda *a: True)(add).targetoptions["forceinline"] is False
+    with pytest.raises(ValueError, match="inline must be"):
+        cuda.jit(device=True, inline="sometimes")
+
+
+def test_numba_inline_always_helpers_are_inlined(tmp_path, monkeypatch):
+    """A helper made by numba's own jit(device=True, inline="always"), called from a kernel
+    nbcuda compiles: numba's targetoptions say inline "always", so no call remains."""
+    pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_helpers.py").write_text(
+        "from numba import cuda as ncuda\n\n"
+        "@ncuda.jit(device=True, inline='always')\n"
+        "def always(x):\n    return x * 2\n\n"
+        "@ncuda.jit(device=True)\n"
+        "def plain(x):\n    return x * 2\n\n"
+        "def k_always(r, x):\n    r[0] = always(x[0])\n\n"
+        "def k_plain(r, x):\n    r[0] = plain(x[0])\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_helpers
+    sig = "void(float32[:], float32[:])"
+    assert "call.uni" not in cuda.jit(sig, opt=False)(numba_helpers.k_always).inspect_asm()
+    assert "call.uni" in cuda.jit(sig, opt=False)(numba_helpers.k_plain).inspect_asm()
+
+
 def test_arch_specific_cc():
     """numba's cc=(major, minor, "a"|"f"): compute_XYa / compute_XYf, only for a cc libNVVM
     supports as such."""
