@@ -390,6 +390,19 @@ static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
     PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
     return -1;
   }
+  /* numba's from_cuda_array_interface: an int version is required (numba fails comparing
+   * it otherwise), and from version 1 on a mask is refused */
+  PyObject *version = PyDict_GetItemString(cai, "version");
+  if (!version || !PyLong_Check(version)) {
+    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ needs an int 'version'");
+    return -1;
+  }
+  PyObject *mask = PyDict_GetItemString(cai, "mask");
+  if (PyLong_AsLong(version) >= 1 && mask && mask != Py_None) {
+    PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
+    return -1;
+  }
+  if (PyErr_Occurred()) return -1; /* a version beyond a C long */
   PyObject *shape = PyDict_GetItemString(cai, "shape");
   PyObject *typestr = PyDict_GetItemString(cai, "typestr");
   PyObject *data = PyDict_GetItemString(cai, "data");
@@ -1602,11 +1615,6 @@ static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject
 static PyObject *from_cai(nbc__py_state *st, PyObject *desc, PyObject *owner, int sync) {
   if (!PyDict_Check(desc)) {
     PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
-    return NULL;
-  }
-  PyObject *mask = PyDict_GetItemString(desc, "mask");
-  if (mask && mask != Py_None) {
-    PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
     return NULL;
   }
   PyObject *stream = PyDict_GetItemString(desc, "stream");

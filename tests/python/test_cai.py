@@ -61,3 +61,36 @@ def test_as_cuda_array_values_on_the_gpu(gpu):
     d = cuda.to_device(h)
     np.testing.assert_array_equal(cuda.as_cuda_array(Foreign(d)).copy_to_host(), h)
     assert cuda.is_bfloat16_supported() is True  # the H200 is compute capability 9.0
+
+
+def _touch(a):
+    a[0] = 1.0
+
+
+class _Interface:
+    def __init__(self, desc):
+        self.__cuda_array_interface__ = desc
+
+
+def test_interface_version_and_mask_everywhere():
+    # numba's from_cuda_array_interface needs an int version and, from version 1 on, refuses
+    # a mask; as_cuda_array and kernel arguments go through the same check
+    d = cuda.device_array(4, np.float64)
+    desc = dict(d.__cuda_array_interface__)
+    k = cuda.jit("void(float64[:])")(_touch)
+    no_version = {key: v for key, v in desc.items() if key != "version"}
+    for bad in (no_version, dict(desc, version="3")):
+        with pytest.raises(TypeError, match="needs an int 'version'"):
+            cuda.from_cuda_array_interface(bad)
+        with pytest.raises(TypeError, match="needs an int 'version'"):
+            cuda.as_cuda_array(_Interface(bad))
+        with pytest.raises(TypeError, match="needs an int 'version'"):
+            k[1, 1](_Interface(bad))
+    masked = dict(desc, mask=object())
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
+        k[1, 1](_Interface(masked))
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
+        cuda.as_cuda_array(_Interface(masked))
+    # version 0 had no mask: numba ignores the key there
+    assert cuda.from_cuda_array_interface(dict(masked, version=0), owner=d).shape == (4,)
+    k[1, 1](_Interface(dict(masked, version=0)))
