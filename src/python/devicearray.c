@@ -29,6 +29,13 @@
  * assignment kernel); copy_to_host of a strided view copies the enclosing extent and lets
  * numpy pick the elements, as numba does.
  *
+ * Arrays remember a stream, as numba's DeviceNDArray.stream: to_device, device_array and
+ * device_array_like bind the array to their stream argument, an imported
+ * __cuda_array_interface__ to external_stream(its stream), and views inherit it (numba's
+ * reshape excepted); bind(stream) makes a copy bound to another. Methods given stream=0
+ * (copy_to_host, copy_to_device, getitem, setitem, ravel, squeeze, split) and d[...] use the
+ * array's stream then (numba's _default_stream), so copies queue there asynchronously.
+ *
  * The launch view (nbc__py_array_view_get) reads an nbcuda array's fields directly — no
  * attribute lookups on the launch hot path — and falls back to __cuda_array_interface__,
  * then to host buffers, which are copied to the device for the launch and back after it,
@@ -58,6 +65,9 @@ typedef struct {
   nbc_context_t *cctx; /* its C context (NULL: wrapped memory, context unknown) */
   unsigned lifetime;   /* nbc_context_lifetime(cctx) when the memory was allocated */
   PyObject *dtype;   /* numpy dtype, made on first use */
+  /* the stream the array is bound to (numba's DeviceNDArray.stream): a Stream or an object
+   * with __cuda_stream__, or NULL for numba's 0; methods given stream=0 use it */
+  PyObject *stream;
   int64_t dims[2 * INLINE_DIMS];
 } ArrayObject;
 
@@ -152,6 +162,18 @@ static int array_traverse(ArrayObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->base);
   Py_VISIT(self->context);
   Py_VISIT(self->dtype);
+  Py_VISIT(self->stream);
+  return 0;
+}
+
+/* Breaks reference cycles (an object with __cuda_stream__ or __cuda_array_interface__ that
+ * refers back to the array). The memory itself is freed by array_dealloc, which needs none
+ * of these. */
+static int array_clear(ArrayObject *self) {
+  Py_CLEAR(self->base);
+  Py_CLEAR(self->context);
+  Py_CLEAR(self->dtype);
+  Py_CLEAR(self->stream);
   return 0;
 }
 
@@ -165,6 +187,7 @@ static void array_dealloc(ArrayObject *self) {
   Py_CLEAR(self->base);
   Py_CLEAR(self->context);
   Py_CLEAR(self->dtype);
+  Py_CLEAR(self->stream);
   if (self->shape != self->dims) PyMem_Free(self->shape);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -182,7 +205,7 @@ static ArrayObject *array_alloc(nbc__py_state *st) {
   a->kind = 0;
   a->itemsize = 0;
   a->owned = 0;
-  a->base = a->context = a->dtype = NULL;
+  a->base = a->context = a->dtype = a->stream = NULL;
   a->cctx = NULL;
   a->lifetime = 0;
   PyObject_GC_Track(a);
@@ -457,6 +480,49 @@ static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
 
 static nbc__py_state *state(PyObject *self) { return nbc__py_state_of(self); }
 
+/* ------------------------------------------------------------ the array's stream ------ */
+
+/* numba's `not stream` for a stream argument: none given, None, 0 or False. */
+static int no_stream(PyObject *obj) {
+  if (!obj || obj == Py_None) return 1;
+  if (!PyLong_Check(obj)) return 0;
+  int overflow = 0;
+  long v = PyLong_AsLongAndOverflow(obj, &overflow);
+  if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+  return v == 0 && !overflow;
+}
+
+/* The stream a method given `stream` uses: the argument, or the array's own when it is 0
+ * (numba's _default_stream). Borrowed; NULL is the default stream. */
+static PyObject *own_stream(const ArrayObject *self, PyObject *arg) {
+  return no_stream(arg) ? self->stream : arg;
+}
+
+/* The stream an array is to be bound to (to_device(stream=...), bind(), a view's): a new
+ * reference, or NULL for none. It is checked as every stream argument is (TypeError for a
+ * non-stream) so that a bad one fails here, not at a later copy; an int names the default
+ * stream in nbcuda and binds nothing. */
+static int stream_to_bind(nbc__py_state *st, PyObject *obj, PyObject **pout) {
+  *pout = NULL;
+  if (no_stream(obj)) return 0;
+  nbc_stream_t *s = NULL, *temp = NULL;
+  if (nbc__py_stream_arg(st, obj, &s, &temp) < 0) return -1;
+  nbc_stream_destroy(temp);
+  if (!PyLong_Check(obj)) *pout = Py_NewRef(obj);
+  return 0;
+}
+
+/* Waits for a copy queued on s (NULL: the copy was synchronous) whose host buffer nbcuda made
+ * and reads or frees at once (a scalar read, a temporary source, a new host array). The real
+ * driver has finished such a copy of pageable memory when the call returns; the wait makes
+ * that hold on any driver. */
+static nbc_status_t wait_copy(nbc_stream_t *s) {
+  nbc_status_t rc;
+  if (!s) return NBC_OK;
+  Py_BEGIN_ALLOW_THREADS rc = nbc_stream_synchronize(s);
+  Py_END_ALLOW_THREADS return rc;
+}
+
 static PyObject *array_dtype_obj(ArrayObject *self) {
   if (!self->dtype)
     self->dtype = dtype_object(state((PyObject *)self), self->kind, self->itemsize, self->typestr);
@@ -558,6 +624,7 @@ static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyOb
     Py_XDECREF(strides);
   } else if (nbc__py_stream_arg(st, stream_obj, &s, &temp) == 0 && extent) {
     rc = copy_dtoh(view.buf, self->data, extent, s);
+    if (rc == NBC_OK && ary == Py_None) rc = wait_copy(s);
   }
   nbc_stream_destroy(temp);
   PyBuffer_Release(&view);
@@ -583,6 +650,7 @@ static PyObject *array_copy_to_host(ArrayObject *self, PyObject *const *args, Py
   }
   nbc__py_state *st = state((PyObject *)self);
   if (array_alive(st, self, "cuMemcpyDtoH") < 0) return NULL;
+  stream_obj = own_stream(self, stream_obj);
   int c = is_contig(self, 'C'), f = !c && is_contig(self, 'F');
   if (!c && !f) return copy_strided_to_host(st, self, ary, stream_obj);
   PyObject *out;
@@ -610,6 +678,7 @@ static PyObject *array_copy_to_host(ArrayObject *self, PyObject *const *args, Py
     rc = NBC_INTERNAL;
   } else if (self->nbytes) {
     rc = copy_dtoh(view.buf, self->data, self->nbytes, s);
+    if (rc == NBC_OK && ary == Py_None) rc = wait_copy(s);
   }
   nbc_stream_destroy(temp);
   PyBuffer_Release(&view);
@@ -632,7 +701,7 @@ static int copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary, PyObje
     return -1;
   }
   nbc_stream_t *s = NULL, *temp = NULL;
-  if (nbc__py_stream_arg(st, stream_obj, &s, &temp) < 0) return -1;
+  if (nbc__py_stream_arg(st, own_stream(self, stream_obj), &s, &temp) < 0) return -1;
   nbc_status_t rc = NBC_OK;
   if (device) {
     ArrayObject *src = (ArrayObject *)ary;
@@ -660,6 +729,7 @@ static int copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary, PyObje
       return -1;
     }
     if (self->nbytes) rc = copy_htod(self->data, view.buf, self->nbytes, s);
+    if (rc == NBC_OK && holder) rc = wait_copy(s); /* holder, made here, dies now */
     PyBuffer_Release(&view);
     Py_XDECREF(holder);
   }
@@ -703,9 +773,12 @@ static PyObject *array_is_f(ArrayObject *self, PyObject *u) {
 /* A view of parent's memory with this geometry (numba's DeviceNDArray over
  * gpu_data.view(...)): no allocation of its own; it holds the allocation's owner (or the
  * foreign object a wrapped array holds), its Context and the owner's lifetime, so the
- * memory lives while any view does and a reset is noticed through every view. */
+ * memory lives while any view does and a reset is noticed through every view. It is bound
+ * to stream (borrowed, checked by the caller; NULL: none), as numba passes each view its
+ * stream. */
 static ArrayObject *array_view(nbc__py_state *st, ArrayObject *parent, nbc_devptr_t data,
-                               int ndim, const int64_t *shape, const int64_t *strides) {
+                               int ndim, const int64_t *shape, const int64_t *strides,
+                               PyObject *stream) {
   ArrayObject *a = array_alloc(st);
   if (!a || array_set_ndim(a, ndim) < 0) {
     Py_XDECREF(a);
@@ -727,6 +800,7 @@ static ArrayObject *array_view(nbc__py_state *st, ArrayObject *parent, nbc_devpt
   a->dtype = Py_XNewRef(parent->dtype);
   a->cctx = parent->cctx;
   a->lifetime = parent->lifetime;
+  a->stream = Py_XNewRef(stream);
   return a;
 }
 
@@ -803,9 +877,10 @@ fail:
   return -1;
 }
 
-/* d[key]: a view sharing d's memory, or for a single element its value copied to the host
- * as a numpy scalar of the dtype (numba's hostary[0]). */
-static PyObject *array_subscript(ArrayObject *self, PyObject *key) {
+/* d[key] (numba's _do_getitem): a view sharing d's memory, bound to stream (borrowed,
+ * checked; NULL: none), or for a single element its value copied to the host as a numpy
+ * scalar of the dtype (numba's hostary[0]), on that stream. */
+static PyObject *do_getitem(ArrayObject *self, PyObject *key, PyObject *stream) {
   nbc__py_state *st = state((PyObject *)self);
   int64_t offset, shape[NBC__PY_MAXDIM], strides[NBC__PY_MAXDIM];
   int ndim;
@@ -813,7 +888,7 @@ static PyObject *array_subscript(ArrayObject *self, PyObject *key) {
   if (ndim > 0 || (self->ndim == 0 && !PyTuple_Check(key))) {
     if (array_alive(st, self, "DeviceNDArray.__getitem__") < 0) return NULL;
     return (PyObject *)array_view(st, self, self->data + (nbc_devptr_t)offset, ndim, shape,
-                                  strides);
+                                  strides, stream);
   }
   if (array_alive(st, self, "cuMemcpyDtoH") < 0) return NULL;
   PyObject *dtype = array_dtype_obj(self); /* imports numpy */
@@ -826,11 +901,36 @@ static PyObject *array_subscript(ArrayObject *self, PyObject *key) {
     Py_XDECREF(host);
     return NULL;
   }
-  nbc_status_t rc = copy_dtoh(view.buf, self->data + (nbc_devptr_t)offset,
-                              (size_t)self->itemsize, NULL);
+  nbc_stream_t *s = NULL, *temp = NULL;
+  nbc_status_t rc = NBC_OK;
+  if (nbc__py_stream_arg(st, stream, &s, &temp) == 0) {
+    rc = copy_dtoh(view.buf, self->data + (nbc_devptr_t)offset, (size_t)self->itemsize, s);
+    if (rc == NBC_OK) rc = wait_copy(s); /* the value is read below */
+  }
+  nbc_stream_destroy(temp);
   PyBuffer_Release(&view);
-  PyObject *r = rc == NBC_OK ? PySequence_GetItem(host, 0) : nbc__py_raise(st, rc);
+  PyObject *r = PyErr_Occurred()  ? NULL
+                : rc == NBC_OK   ? PySequence_GetItem(host, 0)
+                                 : nbc__py_raise(st, rc);
   Py_DECREF(host);
+  return r;
+}
+
+/* d[key]: on the array's own stream, as numba's __getitem__. */
+static PyObject *array_subscript(ArrayObject *self, PyObject *key) {
+  return do_getitem(self, key, self->stream);
+}
+
+/* getitem(item, stream=0): d[item] on stream, or the array's own for 0. */
+static PyObject *array_getitem(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"item", "stream", NULL};
+  PyObject *item, *stream_obj = NULL, *stream;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:getitem", kwlist, &item, &stream_obj))
+    return NULL;
+  if (stream_to_bind(state((PyObject *)self), own_stream(self, stream_obj), &stream) < 0)
+    return NULL;
+  PyObject *r = do_getitem(self, item, stream);
+  Py_XDECREF(stream);
   return r;
 }
 
@@ -838,7 +938,8 @@ static PyObject *array_subscript(ArrayObject *self, PyObject *key) {
  * elements (a row when the last axis is unit-strided, else an element). numba assigns with
  * a kernel; copies keep nbcuda free of a compiled helper, at the cost of many small copies
  * for element-strided views. */
-static nbc_status_t scatter_htod(nbc_devptr_t dst, const ArrayObject *v, const char *src) {
+static nbc_status_t scatter_htod(nbc_devptr_t dst, const ArrayObject *v, const char *src,
+                                 nbc_stream_t *s) {
   int nd = v->ndim;
   int64_t run = 1;
   if (nd > 0 && v->strides[nd - 1] == v->itemsize) run = v->shape[--nd];
@@ -848,7 +949,7 @@ static nbc_status_t scatter_htod(nbc_devptr_t dst, const ArrayObject *v, const c
   for (int64_t i = 0; i < total; i++) {
     int64_t off = 0;
     for (int d = 0; d < nd; d++) off += idx[d] * v->strides[d];
-    nbc_status_t rc = copy_htod(dst + (nbc_devptr_t)off, src + (size_t)i * bytes, bytes, NULL);
+    nbc_status_t rc = copy_htod(dst + (nbc_devptr_t)off, src + (size_t)i * bytes, bytes, s);
     if (rc != NBC_OK) return rc;
     for (int d = nd - 1; d >= 0 && ++idx[d] == v->shape[d]; d--) idx[d] = 0;
   }
@@ -897,9 +998,11 @@ static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *va
   return r;
 }
 
-/* d[key] = value: host values, scalars and device arrays, broadcast as numpy does; a
- * synchronous copy into the indexed part of d. */
-static int array_ass_subscript(ArrayObject *self, PyObject *key, PyObject *value) {
+/* d[key] = value (numba's _do_setitem): host values, scalars and device arrays, broadcast
+ * as numpy does, copied into the indexed part of d: on stream (borrowed, checked; NULL: the
+ * default stream, synchronously). numba queues an assignment kernel there; nbcuda queues
+ * copies from a host buffer it made, and so waits for them before the buffer goes. */
+static int do_setitem(ArrayObject *self, PyObject *key, PyObject *value, PyObject *stream) {
   nbc__py_state *st = state((PyObject *)self);
   if (!value) {
     PyErr_SetString(PyExc_TypeError, "cannot delete device array elements");
@@ -910,26 +1013,50 @@ static int array_ass_subscript(ArrayObject *self, PyObject *key, PyObject *value
   if (index_geometry(self, key, &offset, &ndim, shape, strides) < 0) return -1;
   if (array_alive(st, self, "cuMemcpyHtoD") < 0) return -1;
   ArrayObject *lhs = array_view(st, self, self->data + (nbc_devptr_t)offset, ndim, shape,
-                                strides);
+                                strides, stream);
   if (!lhs) return -1;
   int c = is_contig(lhs, 'C'), f = !c && is_contig(lhs, 'F');
   PyObject *src = assign_source(st, lhs, value, f);
   Py_buffer b;
+  nbc_stream_t *s = NULL, *temp = NULL;
   int rc = -1;
-  if (src && PyObject_GetBuffer(src, &b, PyBUF_ANY_CONTIGUOUS) == 0) {
-    nbc_status_t s = NBC_OK;
+  if (src && nbc__py_stream_arg(st, stream, &s, &temp) == 0 &&
+      PyObject_GetBuffer(src, &b, PyBUF_ANY_CONTIGUOUS) == 0) {
+    nbc_status_t status = NBC_OK;
     if (lhs->nbytes == 0)
-      s = NBC_OK;
+      status = NBC_OK;
     else if (c || f)
-      s = copy_htod(lhs->data, b.buf, lhs->nbytes, NULL);
+      status = copy_htod(lhs->data, b.buf, lhs->nbytes, s);
     else
-      s = scatter_htod(lhs->data, lhs, b.buf);
+      status = scatter_htod(lhs->data, lhs, b.buf, s);
+    if (status == NBC_OK && lhs->nbytes) status = wait_copy(s);
     PyBuffer_Release(&b);
-    rc = s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+    rc = status == NBC_OK ? 0 : nbc__py_raise_int(st, status);
   }
+  nbc_stream_destroy(temp);
   Py_XDECREF(src);
   Py_DECREF(lhs);
   return rc;
+}
+
+/* d[key] = value: on the array's own stream, as numba's __setitem__. */
+static int array_ass_subscript(ArrayObject *self, PyObject *key, PyObject *value) {
+  return do_setitem(self, key, value, self->stream);
+}
+
+/* setitem(key, value, stream=0): d[key] = value on stream, or the array's own for 0. */
+static PyObject *array_setitem(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"key", "value", "stream", NULL};
+  PyObject *key, *value, *stream_obj = NULL, *stream;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:setitem", kwlist, &key, &value,
+                                   &stream_obj))
+    return NULL;
+  if (stream_to_bind(state((PyObject *)self), own_stream(self, stream_obj), &stream) < 0)
+    return NULL;
+  int rc = do_setitem(self, key, value, stream);
+  Py_XDECREF(stream);
+  if (rc < 0) return NULL;
+  Py_RETURN_NONE;
 }
 
 /* A new shape's dimensions from reshape's arguments (ints, or one tuple or list), with one
@@ -1005,7 +1132,8 @@ static int order_arg(ArrayObject *self, const char *order, char *pout) {
 }
 
 /* reshape(*shape, order='C'): a view; contiguous arrays only (numba: NotImplementedError
- * "operation requires copying" otherwise). */
+ * "operation requires copying" otherwise). Like numba's, the view is bound to no stream:
+ * numba's reshape passes none on (unlike ravel, squeeze and the other views). */
 static PyObject *array_reshape(ArrayObject *self, PyObject *args, PyObject *kwargs) {
   nbc__py_state *st = state((PyObject *)self);
   const char *order = "C";
@@ -1023,17 +1151,19 @@ static PyObject *array_reshape(ArrayObject *self, PyObject *args, PyObject *kwar
   int same = ndim == self->ndim;
   for (int d = 0; same && d < ndim; d++) same = dims[d] == self->shape[d];
   if (array_alive(st, self, "DeviceNDArray.reshape") < 0) return NULL;
-  if (same) return (PyObject *)array_view(st, self, self->data, ndim, self->shape, self->strides);
+  if (same)
+    return (PyObject *)array_view(st, self, self->data, ndim, self->shape, self->strides, NULL);
   if (order_arg(self, order, &o) < 0) return NULL;
   if (!is_contig(self, 'C') && !is_contig(self, 'F')) {
     PyErr_SetString(PyExc_NotImplementedError, "operation requires copying");
     return NULL;
   }
   dense_strides_of(ndim, dims, self->itemsize, o, strides);
-  return (PyObject *)array_view(st, self, self->data, ndim, dims, strides);
+  return (PyObject *)array_view(st, self, self->data, ndim, dims, strides, NULL);
 }
 
-/* ravel(order='C', stream=0): a 1-D view of a contiguous array. */
+/* ravel(order='C', stream=0): a 1-D view of a contiguous array, bound to stream (the array's
+ * own for 0). */
 static PyObject *array_ravel(ArrayObject *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"order", "stream", NULL};
   const char *order = "C";
@@ -1051,13 +1181,18 @@ static PyObject *array_ravel(ArrayObject *self, PyObject *args, PyObject *kwargs
     return NULL;
   }
   if (array_alive(st, self, "DeviceNDArray.ravel") < 0) return NULL;
+  PyObject *bound;
+  if (stream_to_bind(st, own_stream(self, stream), &bound) < 0) return NULL;
   int64_t n = 1, stride = self->itemsize;
   for (int d = 0; d < self->ndim; d++) n *= self->shape[d];
-  return (PyObject *)array_view(st, self, self->data, 1, &n, &stride);
+  PyObject *r = (PyObject *)array_view(st, self, self->data, 1, &n, &stride, bound);
+  Py_XDECREF(bound);
+  return r;
 }
 
-/* view(dtype): the same memory as another dtype (numba's DeviceNDArray.view): a dtype of
- * another size needs a C-contiguous array and rescales the last axis. */
+/* view(dtype): the same memory as another dtype (numba's DeviceNDArray.view), bound to the
+ * array's stream: a dtype of another size needs a C-contiguous array and rescales the last
+ * axis. */
 static PyObject *array_view_dtype(ArrayObject *self, PyObject *dtype) {
   nbc__py_state *st = state((PyObject *)self);
   char kind;
@@ -1091,7 +1226,7 @@ static PyObject *array_view_dtype(ArrayObject *self, PyObject *dtype) {
     shape[last] = bytes / itemsize;
     strides[last] = itemsize;
   }
-  ArrayObject *v = array_view(st, self, self->data, self->ndim, shape, strides);
+  ArrayObject *v = array_view(st, self, self->data, self->ndim, shape, strides, self->stream);
   if (!v) return NULL;
   v->kind = kind;
   v->itemsize = itemsize;
@@ -1102,7 +1237,8 @@ static PyObject *array_view_dtype(ArrayObject *self, PyObject *dtype) {
 }
 
 /* squeeze(axis=None, stream=0): a view without axes of extent 1 (all of them, or those given,
- * which must have extent 1), as numba's dummyarray squeezes. */
+ * which must have extent 1), as numba's dummyarray squeezes, bound to stream (the array's own
+ * for 0). */
 static PyObject *array_squeeze(ArrayObject *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"axis", "stream", NULL};
   PyObject *axis = Py_None, *stream = NULL;
@@ -1138,6 +1274,8 @@ static PyObject *array_squeeze(ArrayObject *self, PyObject *args, PyObject *kwar
     Py_DECREF(seq);
   }
   if (array_alive(st, self, "DeviceNDArray.squeeze") < 0) return NULL;
+  PyObject *bound;
+  if (stream_to_bind(st, own_stream(self, stream), &bound) < 0) return NULL;
   int64_t shape[NBC__PY_MAXDIM], strides[NBC__PY_MAXDIM];
   int n = 0;
   for (int d = 0; d < self->ndim; d++)
@@ -1145,12 +1283,14 @@ static PyObject *array_squeeze(ArrayObject *self, PyObject *args, PyObject *kwar
       shape[n] = self->shape[d];
       strides[n++] = self->strides[d];
     }
-  return (PyObject *)array_view(st, self, self->data, n, shape, strides);
+  PyObject *r = (PyObject *)array_view(st, self, self->data, n, shape, strides, bound);
+  Py_XDECREF(bound);
+  return r;
 }
 
 /* split(section, stream=0): consecutive views of `section` elements (the last may be
- * shorter) of a 1-D unit-stride array; numba yields them from a generator, nbcuda returns an
- * iterator over them. */
+ * shorter) of a 1-D unit-stride array, bound to stream (the array's own for 0); numba yields
+ * them from a generator, nbcuda returns an iterator over them. */
 static PyObject *array_split(ArrayObject *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"section", "stream", NULL};
   Py_ssize_t section;
@@ -1171,16 +1311,19 @@ static PyObject *array_split(ArrayObject *self, PyObject *args, PyObject *kwargs
     return NULL;
   }
   if (array_alive(st, self, "DeviceNDArray.split") < 0) return NULL;
+  PyObject *bound;
+  if (stream_to_bind(st, own_stream(self, stream), &bound) < 0) return NULL;
   int64_t size = self->shape[0];
   PyObject *parts = PyList_New(0);
   for (int64_t begin = 0; parts && begin < size; begin += section) {
     int64_t n = size - begin < section ? size - begin : section;
     int64_t stride = self->itemsize;
-    PyObject *v = (PyObject *)array_view(st, self, self->data + (nbc_devptr_t)(begin * self->itemsize),
-                                         1, &n, &stride);
+    PyObject *v = (PyObject *)array_view(
+        st, self, self->data + (nbc_devptr_t)(begin * self->itemsize), 1, &n, &stride, bound);
     if (!v || PyList_Append(parts, v) < 0) Py_CLEAR(parts);
     Py_XDECREF(v);
   }
+  Py_XDECREF(bound);
   if (!parts) return NULL;
   PyObject *it = PyObject_GetIter(parts);
   Py_DECREF(parts);
@@ -1188,8 +1331,9 @@ static PyObject *array_split(ArrayObject *self, PyObject *args, PyObject *kwargs
 }
 
 /* transpose(axes=None) and .T, 2-D only: as numba, a new C-contiguous array holding the
- * transposed values, made by a kernel on the device (nbc_transpose2d), queued on the default
- * stream as numba queues its transpose kernel on the array's. */
+ * transposed values, made by a kernel on the device (nbc_transpose2d) queued on the array's
+ * stream (the default stream when it has none), and bound to that stream, as numba's
+ * transpose(a) does with a.stream. */
 static PyObject *array_transpose(ArrayObject *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"axes", NULL};
   PyObject *axes = Py_None;
@@ -1246,14 +1390,71 @@ static PyObject *array_transpose(ArrayObject *self, PyObject *args, PyObject *kw
                                       "context; make that device current first");
     return NULL;
   }
+  nbc_stream_t *s = NULL, *temp = NULL;
+  if (nbc__py_stream_arg(st, self->stream, &s, &temp) < 0) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  a->stream = Py_XNewRef(self->stream);
   nbc_status_t rc = nbc_transpose2d(a->data, self->data, (uint64_t)self->shape[0],
                                     (uint64_t)self->shape[1], self->strides[0],
-                                    self->strides[1], (size_t)self->itemsize, NULL);
+                                    self->strides[1], (size_t)self->itemsize, s);
+  nbc_stream_destroy(temp);
   if (rc != NBC_OK) {
     Py_DECREF(a);
     return nbc__py_raise(st, rc);
   }
   return (PyObject *)a;
+}
+
+/* bind(stream=0): numba's copy of the array (the same memory and geometry) bound to stream,
+ * so that its methods given stream=0 use it; 0 binds none. */
+static PyObject *array_bind(ArrayObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"stream", NULL};
+  PyObject *stream_obj = NULL, *bound;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:bind", kwlist, &stream_obj)) return NULL;
+  nbc__py_state *st = state((PyObject *)self);
+  if (array_alive(st, self, "DeviceNDArray.bind") < 0) return NULL;
+  if (stream_to_bind(st, stream_obj, &bound) < 0) return NULL;
+  ArrayObject *a = array_view(st, self, self->data, self->ndim, self->shape, self->strides, bound);
+  Py_XDECREF(bound);
+  return (PyObject *)a;
+}
+
+/* numba's .stream: the stream the array is bound to, or 0. */
+static PyObject *get_stream(ArrayObject *self, void *c) {
+  (void)c;
+  return self->stream ? Py_NewRef(self->stream) : PyLong_FromLong(0);
+}
+
+/* numba's alloc_size: the bytes from the array's lowest to its highest byte
+ * (memory_size_from_info), 0 for an empty array. */
+static PyObject *get_alloc_size(ArrayObject *self, void *c) {
+  (void)c;
+  int64_t lo = 0, hi = self->itemsize, span;
+  for (int d = 0; d < self->ndim; d++) {
+    if (self->shape[d] == 0) return PyLong_FromLong(0);
+    if (__builtin_mul_overflow(self->shape[d] - 1, self->strides[d], &span) ||
+        __builtin_add_overflow(span > 0 ? hi : lo, span, span > 0 ? &hi : &lo) ||
+        __builtin_sub_overflow(hi, lo, &span)) {
+      PyErr_SetString(PyExc_OverflowError, "alloc_size: the array's extent does not fit in "
+                                           "64 bits");
+      return NULL;
+    }
+  }
+  return PyLong_FromLongLong(hi - lo);
+}
+
+/* numba's device_ctypes_pointer: the data pointer as a ctypes.c_size_t, as numba-cuda's
+ * MemoryPointer gives it (0 for an empty array). */
+static PyObject *get_ctypes_pointer(ArrayObject *self, void *c) {
+  (void)c;
+  PyObject *ctypes = PyImport_ImportModule("ctypes");
+  PyObject *r = ctypes ? PyObject_CallMethod(ctypes, "c_size_t", "K",
+                                             (unsigned long long)self->data)
+                       : NULL;
+  Py_XDECREF(ctypes);
+  return r;
 }
 
 static PyObject *get_T(ArrayObject *self, void *c) {
@@ -1299,19 +1500,30 @@ static PyObject *get_ptr(ArrayObject *self, void *c) {
   return PyLong_FromUnsignedLongLong(self->data);
 }
 
-/* Version 3 of the interface: strides None when C-contiguous, data (pointer, read-only). */
+/* Version 3 of the interface: strides None when C-contiguous, data (pointer, read-only),
+ * stream the handle of the array's stream as numba gives it (None when it has none, or when
+ * that is the default stream, whose handle 0 the interface does not allow). */
 static PyObject *get_cai(ArrayObject *self, void *c) {
   (void)c;
+  PyObject *stream = Py_None;
+  if (self->stream) {
+    nbc_stream_t *s = NULL, *temp = NULL;
+    if (nbc__py_stream_arg(state((PyObject *)self), self->stream, &s, &temp) < 0) return NULL;
+    uintptr_t h = nbc_stream_handle(s);
+    nbc_stream_destroy(temp);
+    if (h && !(stream = PyLong_FromUnsignedLongLong((unsigned long long)h))) return NULL;
+  }
   PyObject *shape = nbc__py_int64_tuple(self->shape, self->ndim);
   PyObject *strides = is_contig(self, 'C') ? Py_NewRef(Py_None)
                                            : nbc__py_int64_tuple(self->strides, self->ndim);
   PyObject *d = shape && strides
                     ? Py_BuildValue("{s:O,s:O,s:(KO),s:s,s:O,s:i}", "shape", shape, "strides",
                                     strides, "data", (unsigned long long)self->data, Py_False,
-                                    "typestr", self->typestr, "stream", Py_None, "version", 3)
+                                    "typestr", self->typestr, "stream", stream, "version", 3)
                     : NULL;
   Py_XDECREF(shape);
   Py_XDECREF(strides);
+  if (stream != Py_None) Py_DECREF(stream);
   return d;
 }
 
@@ -1335,9 +1547,13 @@ static PyObject *array_repr(ArrayObject *self) {
 static PyMethodDef array_methods[] = {
     {"copy_to_host", (PyCFunction)(void (*)(void))array_copy_to_host,
      METH_FASTCALL | METH_KEYWORDS,
-     "Copies to a new numpy array (or into ary) and returns it; stream=0 is synchronous."},
+     "copy_to_host(ary=None, stream=0): copies to a new numpy array (or into ary) and returns "
+     "it; on stream (the array's own for 0), asynchronously into a given ary; with no stream "
+     "at all, synchronously."},
     {"copy_to_device", (PyCFunction)(void (*)(void))array_copy_to_device,
-     METH_VARARGS | METH_KEYWORDS, "Copies a host buffer or device array into this array."},
+     METH_VARARGS | METH_KEYWORDS,
+     "copy_to_device(ary, stream=0): copies a host buffer or device array into this array, "
+     "on stream (the array's own for 0)."},
     {"is_c_contiguous", (PyCFunction)array_is_c, METH_NOARGS, NULL},
     {"is_f_contiguous", (PyCFunction)array_is_f, METH_NOARGS, NULL},
     {"reshape", (PyCFunction)(void (*)(void))array_reshape, METH_VARARGS | METH_KEYWORDS,
@@ -1354,6 +1570,13 @@ static PyMethodDef array_methods[] = {
      "transpose(axes=None): a new array with the transposed values (2-D only)."},
     {"__array__", (PyCFunction)(void (*)(void))array_array, METH_VARARGS | METH_KEYWORDS,
      "numpy conversion: a copy to the host."},
+    {"bind", (PyCFunction)(void (*)(void))array_bind, METH_VARARGS | METH_KEYWORDS,
+     "bind(stream=0): the array over the same memory, bound to stream (its methods given "
+     "stream=0 use it)."},
+    {"getitem", (PyCFunction)(void (*)(void))array_getitem, METH_VARARGS | METH_KEYWORDS,
+     "getitem(item, stream=0): self[item] on stream (the array's own for 0)."},
+    {"setitem", (PyCFunction)(void (*)(void))array_setitem, METH_VARARGS | METH_KEYWORDS,
+     "setitem(key, value, stream=0): self[key] = value on stream (the array's own for 0)."},
     {"get_ipc_handle", nbc__py_ipc_array_get_handle, METH_NOARGS,
      "An IpcArrayHandle another process can open to share this memory (Linux; ipc.c)."},
     {NULL, NULL, 0, NULL},
@@ -1370,12 +1593,17 @@ static PyGetSetDef array_getset[] = {
     {"__cuda_array_interface__", (getter)get_cai, NULL, "version 3", NULL},
     {"T", (getter)get_T, NULL, "transpose()", NULL},
     {"flags", (getter)get_flags, NULL, "C_CONTIGUOUS and F_CONTIGUOUS", NULL},
+    {"stream", (getter)get_stream, NULL, "the stream the array is bound to, or 0", NULL},
+    {"alloc_size", (getter)get_alloc_size, NULL, "bytes spanned by the array's elements", NULL},
+    {"device_ctypes_pointer", (getter)get_ctypes_pointer, NULL,
+     "the device address as a ctypes.c_size_t", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyType_Slot array_slots[] = {
     {Py_tp_dealloc, array_dealloc},
     {Py_tp_traverse, array_traverse},
+    {Py_tp_clear, array_clear},
     {Py_tp_repr, array_repr},
     {Py_mp_length, array_len},
     {Py_mp_subscript, array_subscript},
@@ -1408,6 +1636,42 @@ static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
   return (PyObject *)a;
 }
 
+/* numba's from_cuda_array_interface(desc, owner=None, sync=True): a device array over the
+ * memory desc describes (no copy), holding owner; a masked array is refused. A stream in desc
+ * becomes the array's stream, as external_stream(handle) (numba: "No 'Numba default
+ * stream'" without one); with sync, that stream is synchronized first (numba:
+ * CUDA_ARRAY_INTERFACE_SYNC, default on). */
+static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int sync) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!PyDict_Check(desc)) {
+    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
+    return NULL;
+  }
+  PyObject *stream = PyDict_GetItemString(desc, "stream"), *ext = NULL;
+  if (stream && stream != Py_None) {
+    unsigned long long h = PyLong_AsUnsignedLongLong(stream);
+    if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (!(ext = PyObject_CallMethod(module, "external_stream", "K", h))) return NULL;
+    nbc_stream_t *s = NULL, *temp = NULL;
+    if (sync && nbc__py_stream_arg(st, ext, &s, &temp) == 0) {
+      nbc_status_t rc;
+      Py_BEGIN_ALLOW_THREADS rc = nbc_stream_synchronize(s);
+      Py_END_ALLOW_THREADS nbc_stream_destroy(temp);
+      if (rc != NBC_OK) nbc__py_raise(st, rc);
+    }
+    if (PyErr_Occurred()) {
+      Py_DECREF(ext);
+      return NULL;
+    }
+  }
+  ArrayObject *a = (ArrayObject *)wrap_cai(st, owner ? owner : Py_None, desc);
+  if (a)
+    a->stream = ext;
+  else
+    Py_XDECREF(ext);
+  return (PyObject *)a;
+}
+
 static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
                               PyObject *kwnames) {
   static char *kwlist[] = {"obj", "stream", "copy", "to", NULL};
@@ -1422,7 +1686,7 @@ static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_
     return NULL;
   }
   nbc__py_state *st = nbc__py_module_state(module);
-  if (to != Py_None) {
+  if (to != Py_None) { /* numba: to.copy_to_device(obj, stream), so to's own stream for 0 */
     if (Py_TYPE(to) != st->DeviceArrayType) {
       PyErr_SetString(PyExc_TypeError, "to_device(to=...) takes a device array");
       return NULL;
@@ -1438,7 +1702,7 @@ static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_
    * one): no need to look. */
   if ((!st->np_ndarray || Py_TYPE(obj) != (PyTypeObject *)st->np_ndarray) &&
       nbc__py_optional_attr(obj, st->str_cai, &cai)) {
-    PyObject *r = wrap_cai(st, obj, cai);
+    PyObject *r = from_cai(module, cai, obj, 1); /* numba's auto_device */
     Py_DECREF(cai);
     return r;
   }
@@ -1448,11 +1712,13 @@ static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_
   int itemsize;
   if (host_buffer(st, obj, &view, 0, &holder, &kind, &itemsize) < 0) return NULL;
   ArrayObject *a = array_alloc(st);
-  int ok = a && geometry_from_buffer(a, &view, kind) == 0 && array_allocate(st, a) == 0;
+  int ok = a && stream_to_bind(st, stream_obj, &a->stream) == 0 &&
+           geometry_from_buffer(a, &view, kind) == 0 && array_allocate(st, a) == 0;
   if (ok && copy && a->nbytes) {
     nbc_stream_t *s = NULL, *temp = NULL;
-    ok = nbc__py_stream_arg(st, stream_obj, &s, &temp) == 0;
+    ok = nbc__py_stream_arg(st, a->stream, &s, &temp) == 0;
     nbc_status_t rc = ok ? copy_htod(a->data, view.buf, a->nbytes, s) : NBC_OK;
+    if (rc == NBC_OK && holder) rc = wait_copy(s); /* holder, made here, dies now */
     nbc_stream_destroy(temp);
     if (rc != NBC_OK) ok = nbc__py_raise_int(st, rc) == 0;
   }
@@ -1535,10 +1801,11 @@ static int strides_arg(ArrayObject *a, PyObject *strides) {
 }
 
 static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject *dtype,
-                                   PyObject *strides, char order) {
+                                   PyObject *strides, char order, PyObject *stream) {
   ArrayObject *a = array_alloc(st);
   if (!a) return NULL;
   if (dtype_arg(st, dtype, &a->kind, &a->itemsize) < 0) goto fail;
+  if (stream_to_bind(st, stream, &a->stream) < 0) goto fail;
   set_typestr(a->typestr, a->kind, a->itemsize);
   /* an int shape is one dimension: read as is, without a tuple */
   PyObject *seq = PyLong_Check(shape) ? NULL : PySequence_Tuple(shape);
@@ -1589,7 +1856,7 @@ static PyObject *py_device_array(PyObject *module, PyObject *const *args, Py_ssi
     PyErr_SetString(PyExc_ValueError, "order must be 'C' or 'F'");
     return NULL;
   }
-  PyObject *r = make_device_array(st, shape, dt, strides, order[0]);
+  PyObject *r = make_device_array(st, shape, dt, strides, order[0], stream_obj);
   Py_DECREF(dt);
   return r;
 }
@@ -1603,33 +1870,10 @@ static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *shape = PyObject_GetAttrString(ary, "shape");
   PyObject *dtype = shape ? PyObject_GetAttrString(ary, "dtype") : NULL;
-  PyObject *r = dtype ? make_device_array(st, shape, dtype, NULL, 'C') : NULL;
+  PyObject *r = dtype ? make_device_array(st, shape, dtype, NULL, 'C', stream_obj) : NULL;
   Py_XDECREF(shape);
   Py_XDECREF(dtype);
   return r;
-}
-
-/* numba's from_cuda_array_interface(desc, owner=None, sync=True): a device array over the
- * memory desc describes (no copy), holding owner; a masked array is refused; with sync, the
- * stream desc names is synchronized first (numba: CUDA_ARRAY_INTERFACE_SYNC, default on). */
-static PyObject *from_cai(nbc__py_state *st, PyObject *desc, PyObject *owner, int sync) {
-  if (!PyDict_Check(desc)) {
-    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
-    return NULL;
-  }
-  PyObject *stream = PyDict_GetItemString(desc, "stream");
-  if (sync && stream && stream != Py_None) {
-    unsigned long long h = PyLong_AsUnsignedLongLong(stream);
-    if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    nbc_stream_t *s = NULL;
-    nbc_status_t rc = nbc_external_stream((uintptr_t)h, &s);
-    if (rc == NBC_OK) {
-      Py_BEGIN_ALLOW_THREADS rc = nbc_stream_synchronize(s);
-      Py_END_ALLOW_THREADS nbc_stream_destroy(s);
-    }
-    if (rc != NBC_OK) return nbc__py_raise(st, rc);
-  }
-  return wrap_cai(st, owner ? owner : Py_None, desc);
 }
 
 static PyObject *py_from_cuda_array_interface(PyObject *module, PyObject *args,
@@ -1640,7 +1884,7 @@ static PyObject *py_from_cuda_array_interface(PyObject *module, PyObject *args,
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Op:from_cuda_array_interface", kwlist,
                                    &desc, &owner, &sync))
     return NULL;
-  return from_cai(nbc__py_module_state(module), desc, owner, sync);
+  return from_cai(module, desc, owner, sync);
 }
 
 static PyObject *py_as_cuda_array(PyObject *module, PyObject *args, PyObject *kwargs) {
@@ -1655,7 +1899,7 @@ static PyObject *py_as_cuda_array(PyObject *module, PyObject *args, PyObject *kw
       PyErr_SetString(PyExc_TypeError, "*obj* doesn't implement the cuda array interface.");
     return NULL;
   }
-  PyObject *r = from_cai(st, cai, obj, sync);
+  PyObject *r = from_cai(module, cai, obj, sync);
   Py_DECREF(cai);
   return r;
 }
