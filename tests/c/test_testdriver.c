@@ -69,6 +69,8 @@ static struct {
   PFN_cuMemcpyDtoD_v3020 MemcpyDtoD;
   PFN_cuMemcpyHtoDAsync_v3020 MemcpyHtoDAsync;
   PFN_cuMemcpyDtoHAsync_v3020 MemcpyDtoHAsync;
+  PFN_cuMemHostRegister_v6050 MemHostRegister;
+  PFN_cuMemHostUnregister_v4000 MemHostUnregister;
   PFN_cuMemcpyPeer_v4000 MemcpyPeer;
   PFN_cuMemsetD8_v3020 MemsetD8;
   PFN_cuStreamCreate_v2000 StreamCreate;
@@ -148,6 +150,8 @@ static void load(void) {
   RESOLVE(MemcpyDtoD, "cuMemcpyDtoD");
   RESOLVE(MemcpyHtoDAsync, "cuMemcpyHtoDAsync");
   RESOLVE(MemcpyDtoHAsync, "cuMemcpyDtoHAsync");
+  RESOLVE(MemHostRegister, "cuMemHostRegister");
+  RESOLVE(MemHostUnregister, "cuMemHostUnregister");
   RESOLVE(MemcpyPeer, "cuMemcpyPeer");
   RESOLVE(MemsetD8, "cuMemsetD8");
   RESOLVE(StreamCreate, "cuStreamCreate");
@@ -615,6 +619,8 @@ TEST(stream_runs_work_in_order_with_callbacks) {
   memset(out, 0, sizeof out);
   CUdeviceptr d;
   CU_OK(cu.MemAlloc(&d, sizeof in));
+  /* page-locked: a device-to-host copy into pageable memory returns only when done */
+  CU_OK(cu.MemHostRegister(out, sizeof out, 0));
   CU_OK(cu.LaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
   CU_OK(cu.StreamAddCallback(s, on_callback, (void *)1, 0));
   CU_OK(cu.MemcpyHtoDAsync(d, in, sizeof in, s));
@@ -633,6 +639,7 @@ TEST(stream_runs_work_in_order_with_callbacks) {
   ASSERT_EQ(tr.statuses[0], CUDA_SUCCESS);
   ASSERT(!pthread_equal(tr.threads[0], pthread_self())); /* ran on the stream's worker */
   ASSERT(memcmp(in, out, sizeof in) == 0);
+  CU_OK(cu.MemHostUnregister(out));
   ASSERT_EQ(tdrv()->host_callbacks_run(), 3);
   ASSERT_EQ(tdrv()->launch_count(), 1);
   CU_IS(cu.StreamAddCallback(s, on_callback, NULL, 1), CUDA_ERROR_INVALID_VALUE);

@@ -233,7 +233,8 @@ def test_a_bound_copy_waits_for_its_stream_only(cuda, tdrv, busy):
     d = cuda.to_device(h).bind(s1)
     t0 = time.monotonic()
     busy(s1)
-    out = np.full(16, -1, np.int64)
+    out = cuda.pinned_array(16, np.int64)  # page-locked: the copy itself is asynchronous
+    out[:] = -1
     assert d.copy_to_host(out) is out
     # queued behind the kernel on s1: it returned at once (a synchronous copy on the default
     # stream would have waited for s1), and the copy has not run
@@ -258,9 +259,10 @@ def test_a_bound_copy_waits_for_its_stream_only(cuda, tdrv, busy):
     # views inherit the stream; writes queue there too
     t0 = time.monotonic()
     busy(s1)
-    zeros = np.zeros(4, np.int64)  # alive until the queued copy has read it
+    zeros = np.zeros(4, np.int64)  # pageable: the driver takes its bytes at the call
     d[4:8].copy_to_device(zeros)
-    out3 = np.full(16, -1, np.int64)
+    out3 = cuda.pinned_array(16, np.int64)
+    out3[:] = -1
     d.copy_to_host(out3)
     assert time.monotonic() - t0 < 0.4
     time.sleep(0.05)
@@ -268,6 +270,13 @@ def test_a_bound_copy_waits_for_its_stream_only(cuda, tdrv, busy):
         assert (out3 == -1).all()
     s1.synchronize()
     assert (out3 == np.r_[0:4, [0] * 4, 8:16]).all()
+
+    # into pageable memory the driver returns only once the copy is done: the call waits
+    # for s1's kernel, and the values are there when it returns
+    busy(s1)
+    out4 = np.full(16, -1, np.int64)
+    d.copy_to_host(out4)
+    assert (out4 == np.r_[0:4, [0] * 4, 8:16]).all()
 
 
 def test_scalar_reads_and_writes_complete_before_returning(cuda, tdrv, busy):

@@ -201,6 +201,7 @@ struct td_op {
   void *user;
   int delay_ms;
   tdrv_launch_info *launch; /* TD_OP_LAUNCH: what was launched (owned by the op) */
+  void *staged; /* TD_OP_HTOD from pageable memory: the bytes taken at the call (owned) */
 };
 /* Appends op (malloc'd by the caller) to the stream's queue, starting its worker on
  * first use. Lock held. Returns CUDA_ERROR_OUT_OF_MEMORY when no thread can start. */
@@ -238,6 +239,8 @@ void td__ipc_release(struct CUctx_st *ctx);
 
 /* ---- td_hostmem.c --------------------------------------------------------------------- */
 
+/* 1 when [p, p + bytes) lies in page-locked host memory (allocated or registered). Lock held. */
+int td__host_is_locked(const void *p, size_t bytes);
 /* td__mem_resolve for the device addresses of page-locked host memory. Lock held. */
 unsigned char *td__hostmem_resolve(CUdeviceptr dptr, size_t bytes);
 /* Frees the page-locked allocations and drops the registrations of ctx. Lock held. */

@@ -50,6 +50,14 @@ unsigned char *td__hostmem_resolve(CUdeviceptr dptr, size_t bytes) {
   return NULL;
 }
 
+int td__host_is_locked(const void *p, size_t bytes) {
+  const unsigned char *c = p;
+  for (td_host *h = hosts; h; h = h->next)
+    if (c >= h->p && c - h->p <= (ptrdiff_t)h->size && bytes <= h->size - (size_t)(c - h->p))
+      return 1;
+  return 0;
+}
+
 /* The page-locked range containing [p, p + bytes), or NULL. Lock held. */
 static td_host *find_overlap(const unsigned char *p, size_t bytes) {
   for (td_host *h = hosts; h; h = h->next)

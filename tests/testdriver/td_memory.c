@@ -307,7 +307,10 @@ CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dctx, CUdeviceptr 
 /* ---- asynchronous copies -------------------------------------------------------------- */
 
 /* The range is checked now (the real driver rejects an unknown pointer at the call) and
- * again when the copy runs, in case the memory was freed in between. */
+ * again when the copy runs, in case the memory was freed in between. Page-locked host memory
+ * is copied when the stream gets there; pageable memory as the real driver handles it: the
+ * bytes of a host-to-device copy are taken at the call (its staging buffer), and a
+ * device-to-host copy returns only once it is done. */
 static CUresult async_copy(int dir, CUdeviceptr dptr, void *host, const void *chost, size_t n,
                            CUstream h) {
   if (!(dir == DIR_HTOD ? chost : host)) return CUDA_ERROR_INVALID_VALUE;
@@ -319,13 +322,26 @@ static CUresult async_copy(int dir, CUdeviceptr dptr, void *host, const void *ch
   op->chost = chost;
   op->bytes = n;
   pthread_mutex_lock(&td__lock);
+  int pageable = n > 0 && !td__host_is_locked(dir == DIR_HTOD ? chost : host, n);
   struct CUstream_st *s;
   CUresult r = td__stream_resolve(h, &s);
   if (r == CUDA_SUCCESS && n > 0 && !td__mem_resolve(dptr, n)) r = CUDA_ERROR_INVALID_VALUE;
-  if (r == CUDA_SUCCESS)
+  if (r == CUDA_SUCCESS && pageable && dir == DIR_HTOD) {
+    op->staged = malloc(n);
+    if (op->staged) {
+      memcpy(op->staged, chost, n);
+      op->chost = op->staged;
+    } else {
+      r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  if (r == CUDA_SUCCESS) {
     r = td__stream_enqueue(s, op);
-  else
+    if (r == CUDA_SUCCESS && pageable && dir == DIR_DTOH) r = td__stream_wait_idle(s);
+  } else {
+    free(op->staged);
     free(op);
+  }
   pthread_mutex_unlock(&td__lock);
   return r;
 }

@@ -140,6 +140,7 @@ static void run_op(struct CUstream_st *s, td_op *op) {
 static void op_free(td_op *op) {
   if (op->event) event_unref(op->event);
   free(op->launch);
+  free(op->staged);
   free(op);
 }
 
@@ -176,6 +177,7 @@ CUresult td__stream_enqueue(struct CUstream_st *s, td_op *op) {
   if (!s->worker_started) {
     if (pthread_create(&s->worker, NULL, worker_main, s) != 0) {
       free(op->launch);
+      free(op->staged);
       free(op); /* its event reference is taken below, not yet */
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
