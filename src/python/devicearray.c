@@ -1867,12 +1867,11 @@ static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:device_array_like", kwlist, &ary,
                                    &stream_obj))
     return NULL;
-  nbc__py_state *st = nbc__py_module_state(module);
-  PyObject *shape = PyObject_GetAttrString(ary, "shape");
-  PyObject *dtype = shape ? PyObject_GetAttrString(ary, "dtype") : NULL;
-  PyObject *r = dtype ? make_device_array(st, shape, dtype, NULL, 'C', stream_obj) : NULL;
-  Py_XDECREF(shape);
-  Py_XDECREF(dtype);
+  /* numba: device_array in ary's own layout (order, and strides when not contiguous) */
+  PyObject *extra = stream_obj ? Py_BuildValue("{sO}", "stream", stream_obj)
+                               : Py_BuildValue("{si}", "stream", 0);
+  PyObject *r = extra ? nbc__py_like_call(module, "device_array", ary, extra) : NULL;
+  Py_XDECREF(extra);
   return r;
 }
 

@@ -502,18 +502,23 @@ static PyObject *py_managed_array(PyObject *module, PyObject *args, PyObject *kw
   return r;
 }
 
-/* numba's mapped_array_like & co: fname(shape=ary.shape, dtype=ary.dtype, strides=...,
- * order=...) with contiguous strides in ary's own order (_contiguous_strides_like_array,
- * _order_like_array), plus the extra keywords. */
-static PyObject *like_call(PyObject *module, const char *fname, PyObject *ary, PyObject *extra) {
+/* numba's device_array_like, mapped_array_like & co: fname(shape=ary.shape, dtype=ary.dtype,
+ * strides=..., order=...) with contiguous strides in ary's own order
+ * (_contiguous_strides_like_array, _order_like_array), plus the extra keywords. */
+PyObject *nbc__py_like_call(PyObject *module, const char *fname, PyObject *ary,
+                            PyObject *extra) {
   PyObject *shape = PyObject_GetAttrString(ary, "shape");
   PyObject *dtype = shape ? PyObject_GetAttrString(ary, "dtype") : NULL;
   PyObject *strides = dtype ? PyObject_GetAttrString(ary, "strides") : NULL;
   PyObject *flags = strides ? PyObject_GetAttrString(ary, "flags") : NULL;
   PyObject *result = NULL, *new_strides = NULL, *kw = NULL;
   if (!flags) goto done;
-  PyObject *cc = PyObject_GetAttrString(flags, "c_contiguous");
-  PyObject *fc = cc ? PyObject_GetAttrString(flags, "f_contiguous") : NULL;
+  /* by key, as numba's _order_like_array reads them: numpy's flags and DeviceNDArray's dict */
+  PyObject *ckey = PyUnicode_FromString("C_CONTIGUOUS"), *fkey = PyUnicode_FromString("F_CONTIGUOUS");
+  PyObject *cc = ckey && fkey ? PyObject_GetItem(flags, ckey) : NULL;
+  PyObject *fc = cc ? PyObject_GetItem(flags, fkey) : NULL;
+  Py_XDECREF(ckey);
+  Py_XDECREF(fkey);
   int is_c = cc ? PyObject_IsTrue(cc) : -1, is_f = fc ? PyObject_IsTrue(fc) : -1;
   Py_XDECREF(cc);
   Py_XDECREF(fc);
@@ -576,7 +581,7 @@ done:
 }
 
 static PyObject *py_pinned_array_like(PyObject *module, PyObject *ary) {
-  return like_call(module, "pinned_array", ary, NULL);
+  return nbc__py_like_call(module, "pinned_array", ary, NULL);
 }
 
 static PyObject *py_mapped_array_like(PyObject *module, PyObject *args, PyObject *kwargs) {
@@ -587,7 +592,7 @@ static PyObject *py_mapped_array_like(PyObject *module, PyObject *args, PyObject
     return NULL;
   PyObject *extra = Py_BuildValue("{sOsOsO}", "stream", stream ? stream : Py_None, "portable",
                                   portable, "wc", wc);
-  PyObject *r = extra ? like_call(module, "mapped_array", ary, extra) : NULL;
+  PyObject *r = extra ? nbc__py_like_call(module, "mapped_array", ary, extra) : NULL;
   Py_XDECREF(extra);
   return r;
 }
@@ -600,7 +605,7 @@ static PyObject *py_managed_array_like(PyObject *module, PyObject *args, PyObjec
     return NULL;
   PyObject *extra = Py_BuildValue("{sOsO}", "stream", stream ? stream : Py_None,
                                   "attach_global", attach_global);
-  PyObject *r = extra ? like_call(module, "managed_array", ary, extra) : NULL;
+  PyObject *r = extra ? nbc__py_like_call(module, "managed_array", ary, extra) : NULL;
   Py_XDECREF(extra);
   return r;
 }

@@ -193,6 +193,10 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
 int nbc__py_kernel_init(PyObject *module, nbc__py_state *st);
 
 /* =================================================================== hostmemory.c === */
+/* numba's *_array_like: module.fname(shape=, dtype=, strides=, order=) in ary's own layout,
+ * plus the keywords in extra (or NULL); a new reference, NULL with an exception. */
+PyObject *nbc__py_like_call(PyObject *module, const char *fname, PyObject *ary,
+                            PyObject *extra);
 /* pinned/mapped/managed arrays, pinned(), mapped(), defer_cleanup(). */
 int nbc__py_hostmem_init(PyObject *module, nbc__py_state *st);
 

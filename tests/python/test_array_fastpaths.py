@@ -116,3 +116,21 @@ def test_numpy_c_api_and_fallback_agree(cuda, run_py, capi):
     # must give the same arrays, orders, dtypes and errors.
     p = run_py(NUMPY_PATHS_CODE, env={"NBCUDA_NUMPY_CAPI": capi})
     assert p.stdout.strip() == "ok", p.stdout + p.stderr
+
+
+def test_device_array_like_keeps_the_layout(cuda):
+    # numba's device_array_like: the source's order, and for a non-contiguous source
+    # contiguous strides in the source's own dimension order (as mapped/pinned_array_like)
+    a = np.zeros((3, 4, 5))
+    assert cuda.device_array_like(a).strides == (160, 40, 8)
+    f = cuda.device_array_like(np.asfortranarray(a))
+    assert f.strides == (8, 24, 96) and f.is_f_contiguous()
+    t = a.transpose(1, 0, 2)  # strides (40, 160, 8)
+    assert cuda.device_array_like(t).strides == (40, 160, 8)
+    assert cuda.device_array_like(t).shape == (4, 3, 5)
+    d = cuda.to_device(np.asfortranarray(a))  # a DeviceNDArray source: its flags are a dict
+    assert cuda.device_array_like(d).strides == (8, 24, 96)
+    s = cuda.stream()
+    assert cuda.device_array_like(a, stream=s).stream is s
+    assert cuda.device_array_like(a).stream == 0
+    assert cuda.device_array_like(np.zeros(3, np.int16)).dtype == np.int16
