@@ -245,7 +245,52 @@ static PyObject *context_richcompare(PyObject *a, PyObject *b, int op) {
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
+/* numba's Context.create_stream() & co: the module's function of that name, run with this
+ * context pushed, so the stream or event belongs to it whichever context is current. */
+static PyObject *in_context(ContextObject *self, const char *fname, PyObject *args,
+                            PyObject *kwargs) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *module = PyType_GetModule(Py_TYPE(self));
+  PyObject *fn = module ? PyObject_GetAttrString(module, fname) : NULL;
+  if (!fn) return NULL;
+  nbc_status_t s = nbc_context_push(self->ctx);
+  if (s != NBC_OK) {
+    Py_DECREF(fn);
+    return nbc__py_raise(st, s);
+  }
+  PyObject *r = PyObject_Call(fn, args, kwargs);
+  Py_DECREF(fn);
+  s = nbc_context_pop(self->ctx);
+  if (s != NBC_OK && r) {
+    Py_CLEAR(r);
+    nbc__py_raise(st, s);
+  }
+  return r;
+}
+
+#define IN_CONTEXT(method, fname)                                                         \
+  static PyObject *context_##method(ContextObject *self, PyObject *args, PyObject *kwargs) { \
+    return in_context(self, fname, args, kwargs);                                         \
+  }
+IN_CONTEXT(create_stream, "stream")
+IN_CONTEXT(create_event, "event")
+IN_CONTEXT(create_external_stream, "external_stream")
+IN_CONTEXT(get_default_stream, "default_stream")
+IN_CONTEXT(get_legacy_default_stream, "legacy_default_stream")
+IN_CONTEXT(get_per_thread_default_stream, "per_thread_default_stream")
+#undef IN_CONTEXT
+
+#define IN_CONTEXT_DEF(method, doc)                                                       \
+  {#method, (PyCFunction)(void (*)(void))context_##method, METH_VARARGS | METH_KEYWORDS, doc}
+
 static PyMethodDef context_methods[] = {
+    IN_CONTEXT_DEF(create_stream, "A new Stream in this context (nbcuda.stream())."),
+    IN_CONTEXT_DEF(create_event, "create_event(timing=True): a new Event in this context."),
+    IN_CONTEXT_DEF(create_external_stream,
+                   "create_external_stream(ptr): a Stream over a CUstream of this context."),
+    IN_CONTEXT_DEF(get_default_stream, "This context's default stream (handle 0)."),
+    IN_CONTEXT_DEF(get_legacy_default_stream, "The legacy default stream (handle 1)."),
+    IN_CONTEXT_DEF(get_per_thread_default_stream, "The per-thread default stream (handle 2)."),
     {"get_memory_info", (PyCFunction)context_get_memory_info, METH_NOARGS,
      "MemoryInfo(free, total) in bytes."},
     {"push", (PyCFunction)context_push, METH_NOARGS, "Pushes the context on this thread."},

@@ -177,7 +177,53 @@ static PyGetSetDef device_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* numba's Device.get_device_identity(): the PCI location, which names the device across
+ * processes (ordinals depend on CUDA_VISIBLE_DEVICES). */
+static PyObject *device_get_device_identity(PyObject *self, PyObject *unused) {
+  (void)unused;
+  static const char *const keys[][2] = {{"pci_domain_id", "PCI_DOMAIN_ID"},
+                                        {"pci_bus_id", "PCI_BUS_ID"},
+                                        {"pci_device_id", "PCI_DEVICE_ID"}};
+  PyObject *identity = PyDict_New();
+  for (size_t k = 0; identity && k < sizeof keys / sizeof *keys; k++) {
+    PyObject *v = PyObject_GetAttrString(self, keys[k][1]);
+    if (!v || PyDict_SetItemString(identity, keys[k][0], v) < 0) Py_CLEAR(identity);
+    Py_XDECREF(v);
+  }
+  return identity;
+}
+
+/* numba's Device.from_identity(identity): the device of this process with that identity. */
+static PyObject *device_from_identity(PyObject *cls, PyObject *identity) {
+  nbc__py_state *st = PyType_GetModuleState((PyTypeObject *)cls);
+  if (!st) return NULL;
+  int count = 0;
+  nbc_status_t s = nbc_device_count(&count);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  for (int i = 0; i < count; i++) {
+    nbc_device_t *dev;
+    if ((s = nbc_device_get(i, &dev)) != NBC_OK) return nbc__py_raise(st, s);
+    PyObject *d = nbc__py_device_object(st, dev);
+    PyObject *mine = d ? device_get_device_identity(d, NULL) : NULL;
+    int same = mine ? PyObject_RichCompareBool(mine, identity, Py_EQ) : -1;
+    Py_XDECREF(mine);
+    if (same != 0) {
+      if (same < 0) Py_CLEAR(d);
+      return d;
+    }
+    Py_DECREF(d);
+  }
+  return PyErr_Format(PyExc_RuntimeError,
+                      "No device of %R is found. Target device may not be visible in this "
+                      "process.",
+                      identity);
+}
+
 static PyMethodDef device_methods[] = {
+    {"get_device_identity", device_get_device_identity, METH_NOARGS,
+     "{'pci_domain_id', 'pci_bus_id', 'pci_device_id'}: the device across processes."},
+    {"from_identity", device_from_identity, METH_O | METH_CLASS,
+     "from_identity(identity): the Device of this process with that get_device_identity()."},
     {"reset", (PyCFunction)device_reset, METH_NOARGS,
      "Releases and resets the device's primary context."},
     {"get_primary_context", (PyCFunction)device_get_primary_context, METH_NOARGS,

@@ -96,3 +96,17 @@ def test_runtime_version(cuda):
     assert cuda.runtime.get_source() in ("cudart", "nvrtc", "nvvm")
 
 
+
+
+def test_device_identity_round_trip(cuda):
+    # numba's Device.get_device_identity() / Device.from_identity(): the PCI location names a
+    # device across processes; an unknown one is numba's RuntimeError
+    for i in range(len(cuda.gpus)):
+        with cuda.gpus[i]:
+            ident = cuda.get_current_device().get_device_identity()
+            assert set(ident) == {"pci_domain_id", "pci_bus_id", "pci_device_id"}
+            assert ident["pci_bus_id"] == cuda.get_current_device().PCI_BUS_ID
+            found = cuda.Device.from_identity(ident)
+            assert found.id == i and found is cuda.get_current_device()
+    with pytest.raises(RuntimeError, match="No device of .* is found"):
+        cuda.Device.from_identity({"pci_domain_id": 99, "pci_bus_id": 99, "pci_device_id": 99})

@@ -251,3 +251,31 @@ def test_fork_after_init_is_cuda_driver_error(cuda, run_py):
         print(os.WEXITSTATUS(status))
     """)
     assert p.stdout.strip() == "0"
+
+
+def test_context_creates_streams_and_events_in_itself(cuda, clean_stack):
+    # numba's Context.create_stream/create_event/get_*_stream: made in that context, whichever
+    # context is current, and the current one is left as it was
+    ctx = cuda.current_context()
+    s, e = ctx.create_stream(), ctx.create_event(timing=False)
+    assert s.context is ctx and "no timing" in repr(e)
+    assert "Default CUDA stream" in repr(ctx.get_default_stream())
+    assert "Legacy default" in repr(ctx.get_legacy_default_stream())
+    assert "Per-thread default" in repr(ctx.get_per_thread_default_stream())
+    assert int(ctx.create_external_stream(int(s))) == int(s)
+    e.record(s)
+    s.synchronize()
+    assert e.query()
+    with pytest.raises(TypeError):
+        ctx.create_event(timing=True, bogus=1)
+    if len(cuda.gpus) < 2:
+        return
+    with cuda.gpus[1]:
+        ctx1 = cuda.current_context()
+    assert cuda.current_context() is ctx
+    s1 = ctx1.create_stream()
+    assert s1.context is ctx1 and cuda.current_context() is ctx
+    ev1 = ctx1.create_event()
+    ev1.record(s1)
+    s1.synchronize()
+    assert ev1.query() and cuda.current_context() is ctx
