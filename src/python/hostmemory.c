@@ -36,6 +36,7 @@ typedef struct {
   nbc_context_t *context;   /* managed memory: the context allocated in, */
   unsigned lifetime;        /* and nbc_context_lifetime(context) then */
   PyObject *stream;         /* CAI "stream" value: None or the stream handle */
+  PyObject *stream_arg;     /* the stream as given (numba's .stream): a Stream or 0 */
   PyObject *pinned;         /* the object whose memory is registered (HOST_REGISTERED) */
   PyObject *cai;            /* __cuda_array_interface__ of a registered array (mapped()) */
 } HostMemObject;
@@ -55,6 +56,7 @@ static HostMemObject *hostmem_new(nbc__py_state *st, enum host_kind kind) {
   m->context = NULL;
   m->lifetime = 0;
   m->stream = Py_NewRef(Py_None);
+  m->stream_arg = NULL;
   m->pinned = NULL;
   m->cai = NULL;
   PyObject_GC_Track(m);
@@ -81,6 +83,7 @@ static nbc_status_t hostmem_release(HostMemObject *m) {
 static int hostmem_traverse(HostMemObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->stream);
+  Py_VISIT(self->stream_arg);
   Py_VISIT(self->pinned);
   Py_VISIT(self->cai);
   return 0;
@@ -88,6 +91,7 @@ static int hostmem_traverse(HostMemObject *self, visitproc visit, void *arg) {
 
 static int hostmem_clear(HostMemObject *self) {
   Py_CLEAR(self->stream);
+  Py_CLEAR(self->stream_arg);
   Py_CLEAR(self->pinned);
   Py_CLEAR(self->cai);
   return 0;
@@ -256,6 +260,16 @@ done:
 static PyMethodDef array_cai_def = {"__cuda_array_interface__", array_cai, METH_O,
                                     "The CUDA array interface (version 3) of the array."};
 
+/* numba's MappedNDArray/ManagedNDArray .stream: the stream given when it was made, or 0. */
+static PyObject *array_stream(PyObject *module, PyObject *arr) {
+  HostMemObject *m = owner_of(nbc__py_module_state(module), arr);
+  if (!m) return NULL;
+  return m->stream_arg ? Py_NewRef(m->stream_arg) : PyLong_FromLong(0);
+}
+
+static PyMethodDef array_stream_def = {"stream", array_stream, METH_O,
+                                       "The stream the array was made with (numba's .stream)."};
+
 /* MappedNDArray or ManagedNDArray (made once): numpy.ndarray plus the interface. */
 static PyObject *array_class(nbc__py_state *st, PyObject *module, enum host_kind kind) {
   PyObject **slot = kind == HOST_MANAGED ? &st->managed_array_class : &st->mapped_array_class;
@@ -265,8 +279,10 @@ static PyObject *array_class(nbc__py_state *st, PyObject *module, enum host_kind
   PyObject *ndarray = PyObject_GetAttrString(np, "ndarray");
   PyObject *fget = ndarray ? PyCFunction_NewEx(&array_cai_def, module, NULL) : NULL;
   PyObject *prop = fget ? PyObject_CallOneArg((PyObject *)&PyProperty_Type, fget) : NULL;
-  PyObject *ns = prop ? Py_BuildValue("{sOsOss}", "__cuda_array_interface__", prop,
-                                      "__module__", st->module_name, "__doc__",
+  PyObject *sget = prop ? PyCFunction_NewEx(&array_stream_def, module, NULL) : NULL;
+  PyObject *sprop = sget ? PyObject_CallOneArg((PyObject *)&PyProperty_Type, sget) : NULL;
+  PyObject *ns = sprop ? Py_BuildValue("{sOsOsOss}", "__cuda_array_interface__", prop,
+                                       "stream", sprop, "__module__", st->module_name, "__doc__",
                                       kind == HOST_MANAGED
                                           ? "A numpy array on managed memory (managed_array)."
                                           : "A numpy array on mapped page-locked memory "
@@ -280,6 +296,8 @@ static PyObject *array_class(nbc__py_state *st, PyObject *module, enum host_kind
   Py_XDECREF(ndarray);
   Py_XDECREF(fget);
   Py_XDECREF(prop);
+  Py_XDECREF(sget);
+  Py_XDECREF(sprop);
   Py_XDECREF(ns);
   *slot = cls;
   return cls;
@@ -428,7 +446,8 @@ static PyObject *host_array(PyObject *module, enum host_kind kind, PyObject *sha
   if (!m) goto done;
   if (kind != HOST_PINNED) {
     Py_SETREF(m->stream, stream_value(st, stream));
-    if (!m->stream || !(cls = array_class(st, module, kind))) goto done;
+    m->stream_arg = stream && stream != Py_None ? Py_NewRef(stream) : PyLong_FromLong(0);
+    if (!m->stream || !m->stream_arg || !(cls = array_class(st, module, kind))) goto done;
   }
   nbc_status_t s;
   if (kind == HOST_MANAGED) {

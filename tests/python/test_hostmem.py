@@ -308,3 +308,16 @@ def test_kernel_writes_through_mapped_scope(gpu):
     k[2, 256](d)
     d.copy_to_host(p)
     assert (p == 3.0).all()
+
+
+def test_mapped_and_managed_arrays_remember_their_stream(cuda):
+    # numba's MappedNDArray/ManagedNDArray.stream: the stream given when made (views too),
+    # else 0; the interface names the same stream
+    s = cuda.stream()
+    m = cuda.mapped_array(4, np.float32, stream=s)
+    assert m.stream is s and m[1:].stream is s
+    assert m.__cuda_array_interface__["stream"] == int(s)
+    assert cuda.managed_array(4, stream=s).stream is s
+    assert cuda.mapped_array(4).stream == 0 and cuda.managed_array(4).stream == 0
+    assert cuda.mapped_array_like(np.zeros(3)).stream == 0
+    assert cuda.mapped_array_like(np.zeros(3), stream=s).stream is s
