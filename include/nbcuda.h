@@ -459,6 +459,34 @@ nbc_status_t nbc_launch_packed(nbc_function_t *function, const unsigned grid[3],
                                const unsigned block[3], unsigned shared_bytes,
                                nbc_stream_t *stream, const void *params, size_t params_size);
 
+/* What a loaded kernel uses (numba's _Kernel.regs_per_thread, shared_mem_per_block, ...):
+ * cuFuncGetAttribute's CU_FUNC_ATTRIBUTE_* values, mapped one by one. */
+typedef enum nbc_function_attr {
+  NBC_FUNCTION_ATTR_MAX_THREADS_PER_BLOCK = 0, /* the largest block it can be launched with */
+  NBC_FUNCTION_ATTR_SHARED_SIZE_BYTES,  /* statically allocated shared memory per block */
+  NBC_FUNCTION_ATTR_CONST_SIZE_BYTES,   /* user constant memory */
+  NBC_FUNCTION_ATTR_LOCAL_SIZE_BYTES,   /* local memory per thread */
+  NBC_FUNCTION_ATTR_NUM_REGS,           /* registers per thread */
+  NBC_FUNCTION_ATTR_PTX_VERSION,        /* PTX virtual architecture, e.g. 90 */
+  NBC_FUNCTION_ATTR_BINARY_VERSION,     /* binary architecture, e.g. 90 */
+  NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES /* dynamic shared memory a launch may ask */
+} nbc_function_attr_t;
+
+/* One attribute of the function in its module's context. A function whose module a context
+ * reset unloaded is refused (CUDA_ERROR_CONTEXT_IS_DESTROYED, without calling the driver);
+ * an unknown attr is NBC_INVALID_ARGUMENT. */
+nbc_status_t nbc_function_attribute(nbc_function_t *function, nbc_function_attr_t attr,
+                                    int *pvalue);
+/* cuOccupancyMaxActiveBlocksPerMultiprocessor: how many blocks of block_size threads, each
+ * with dynamic_smem bytes of dynamic shared memory, one multiprocessor of the function's
+ * device runs at once (0 when such a block cannot run at all). */
+nbc_status_t nbc_occupancy_max_active_blocks(nbc_function_t *function, int block_size,
+                                             size_t dynamic_smem, int *pblocks);
+/* numba's max_cooperative_grid_blocks: the above times the device's multiprocessor count,
+ * the largest grid a cooperative launch of that configuration may have. */
+nbc_status_t nbc_occupancy_max_cooperative_blocks(nbc_function_t *function, int block_size,
+                                                  size_t dynamic_smem, int *pblocks);
+
 /* ---------------------------------------------------------------------------------------
  * compile(): Python source to PTX or LTO-IR. Touches no driver.
  * ------------------------------------------------------------------------------------- */

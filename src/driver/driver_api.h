@@ -71,6 +71,7 @@ enum {
 #define NBC__CU_DEVICE_ATTRIBUTE_PCI_BUS_ID 33
 #define NBC__CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID 34
 #define NBC__CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID 50
+#define NBC__CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
 #define NBC__CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1u
 
 /* The ABI version every entry point is requested at. 12.0 is the oldest driver API nbcuda
@@ -136,6 +137,9 @@ enum {
                          CUjit_option * options, void **values))                           \
   X(cuModuleUnload, (CUmodule module))                                                     \
   X(cuModuleGetFunction, (CUfunction * function, CUmodule module, const char *name))       \
+  X(cuFuncGetAttribute, (int *value, int attribute, CUfunction function))                  \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                                           \
+    (int *blocks, CUfunction function, int block_size, size_t dynamic_smem))               \
   X(cuLaunchKernel,                                                                        \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,         \
      unsigned bz, unsigned shared, CUstream stream, void **params, void **extra))

@@ -12,6 +12,23 @@
  *   - anything else: CUDA_ERROR_INVALID_IMAGE.
  * Comments are blanked before scanning so a commented-out `.entry` does not count.
  *
+ * cuFuncGetAttribute answers from the PTX text (no ptxas here), which the real driver's
+ * values for nbcuda's kernels agree with except for registers:
+ *   - MAX_THREADS_PER_BLOCK: the product of the entry's `.maxntid` (or `.reqntid`), else 1024;
+ *   - SHARED_SIZE_BYTES / CONST_SIZE_BYTES: the bytes of the `.shared` / `.const` variables
+ *     declared in the entry's body plus those declared at module scope that its body names
+ *     (`.extern .shared`, dynamic shared memory, counts nothing; variables only functions it
+ *     calls name are not followed);
+ *   - LOCAL_SIZE_BYTES: the `.local` variables of its body (the stack depot);
+ *   - NUM_REGS: a fixed 32; PTX_VERSION / BINARY_VERSION: the target (90 for sm_90);
+ *     MAX_DYNAMIC_SHARED_SIZE_BYTES 49152, the default limit. A cubin's functions report
+ *     1024 threads and no memory.
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor models the occupancy calculator without its
+ * allocation granularities: the fewest of the SM's block limit, its threads over the block's
+ * threads rounded up to warps, its registers over 32 per thread of those warps, and its
+ * shared memory over the block's (static + dynamic + the 1 KB the driver reserves per block);
+ * 0 for a block larger than the function's limit or dynamic shared memory above 49152.
+ *
  * cuLaunchKernel validates the function, context, grid/block dimensions against the
  * device attributes, the dynamic shared memory against the function's limit and the
  * parameters, can be refused (NBCUDA_TESTDRIVER_REFUSE_LAUNCH / tdrv_set_refuse_launch /
@@ -28,6 +45,7 @@
 
 #define PTX_ISA_MAX 90 /* PTX ISA 9.0, what a 13.0 driver JIT accepts */
 #define MAX_DYNAMIC_SHARED 49152
+#define MODEL_REGS 32 /* registers per thread the fixture reports */
 
 struct CUfunc_st {
   struct CUmod_st *mod;
@@ -35,6 +53,9 @@ struct CUfunc_st {
   int nparams; /* -1 when unknown (cubin) */
   size_t psize[TDRV_MAX_PARAMS];
   size_t palign[TDRV_MAX_PARAMS];
+  /* cuFuncGetAttribute's model (resources_of): what the PTX text declares for it. */
+  int max_threads;
+  int shared_bytes, const_bytes, local_bytes;
 };
 
 struct CUmod_st {
@@ -196,6 +217,112 @@ static const char *parse_entry(const char *e, struct CUfunc_st *f) {
   return close + 1;
 }
 
+/* Parses a variable declaration after its state space ("[.align N] .b8 name[4][8]" up to
+ * ';'): its bytes, and its name into name. Returns 0 when it is not understood. */
+static size_t parse_variable(const char *p, char *name, size_t name_size) {
+  size_t tsize = 0, count = 1;
+  name[0] = '\0';
+  while (*p && *p != ';' && *p != '=' && *p != '{' && *p != '}') {
+    p = skip_space(p);
+    const char *tok = p;
+    while (*p && !isspace((unsigned char)*p) && *p != ';' && *p != '[' && *p != '=')
+      p++;
+    size_t len = (size_t)(p - tok);
+    if (len == 6 && strncmp(tok, ".align", 6) == 0) {
+      strtoul(p, (char **)&p, 10);
+    } else if (type_size(tok, len)) {
+      tsize = type_size(tok, len);
+    } else if (len && ident_char(tok[0]) && !name[0]) {
+      snprintf(name, name_size, "%.*s", (int)len, tok);
+    }
+    while (*p == '[') { /* every dimension multiplies; "[]" (extern) counts nothing */
+      char *end;
+      unsigned long n = strtoul(p + 1, &end, 10);
+      count *= end == p + 1 ? 0 : n;
+      p = strchr(p, ']');
+      if (!p) return 0;
+      p++;
+    }
+    if (len == 0 && *p && *p != ';' && *p != '=') p++;
+  }
+  return name[0] ? tsize * count : 0;
+}
+
+/* Whether word `name` occurs in [b, e) as a whole identifier. */
+static int names(const char *b, const char *e, const char *name) {
+  size_t n = strlen(name);
+  for (const char *q = b; q + n <= e; q++) {
+    if (strncmp(q, name, n) != 0) continue;
+    if ((q == b || !ident_char(q[-1])) && (q + n == e || !ident_char(q[n]))) return 1;
+  }
+  return 0;
+}
+
+/* The bytes of the `space` variables (".shared", ".const", ".local") declared in [b, e):
+ * all of them when own is set (the entry's body), else those at brace depth 0 (module scope)
+ * that the entry's body [fb, fe) names. */
+static int space_bytes(const char *b, const char *e, const char *space, int own, const char *fb,
+                       const char *fe) {
+  size_t total = 0, n = strlen(space);
+  int depth = 0;
+  for (const char *q = b; q < e; q++) {
+    if (*q == '{') depth++;
+    if (*q == '}') depth--;
+    if (*q != '.' || strncmp(q, space, n) != 0 || !isspace((unsigned char)q[n])) continue;
+    if (q > b && !isspace((unsigned char)q[-1]) && q[-1] != ';' && q[-1] != '}') continue;
+    if (!own && depth != 0) continue;
+    /* `.extern .shared` is dynamic shared memory: no static bytes. */
+    const char *line = q;
+    while (line > b && line[-1] != ';' && line[-1] != '}' && line[-1] != '{')
+      line--;
+    const char *ext = strstr(line, ".extern");
+    if (ext && ext < q) continue;
+    char name[TDRV_MAX_NAME];
+    size_t bytes = parse_variable(q + n, name, sizeof name);
+    if (own || names(fb, fe, name)) total += bytes;
+  }
+  return total > 0x7fffffff ? 0x7fffffff : (int)total;
+}
+
+/* The product of the numbers after directive `word` in [b, e), or 0 when it is absent. */
+static int thread_limit(const char *b, const char *e, const char *word) {
+  const char *d = find_directive(b, word);
+  if (!d || d >= e) return 0;
+  const char *p = d + strlen(word);
+  long product = 1;
+  for (int i = 0; i < 3; i++) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p) break;
+    product *= v;
+    p = skip_space(end);
+    if (*p != ',') break;
+    p++;
+  }
+  return product > 0 && product <= 1024 ? (int)product : 0;
+}
+
+/* Fills f's resources from the PTX t, whose entry header starts at e and whose parameter list
+ * ends at params_end: the body is the balanced braces after it. */
+static void resources_of(struct CUfunc_st *f, const char *t, const char *params_end) {
+  f->max_threads = 1024;
+  const char *open = strchr(params_end, '{');
+  if (!open) return;
+  int maxntid = thread_limit(params_end, open, ".maxntid");
+  int reqntid = thread_limit(params_end, open, ".reqntid");
+  if (maxntid || reqntid) f->max_threads = maxntid ? maxntid : reqntid;
+  const char *close = open;
+  for (int depth = 0; *close; close++) {
+    if (*close == '{') depth++;
+    if (*close == '}' && --depth == 0) break;
+  }
+  const char *end = t + strlen(t);
+  f->shared_bytes = space_bytes(open, close, ".shared", 1, open, close) +
+                    space_bytes(t, end, ".shared", 0, open, close);
+  f->const_bytes = space_bytes(t, end, ".const", 0, open, close);
+  f->local_bytes = space_bytes(open, close, ".local", 1, open, close);
+}
+
 static void log_error(char *log, size_t size, const char *msg) {
   if (log && size > 0) snprintf(log, size, "%s", msg);
 }
@@ -235,6 +362,7 @@ static CUresult load_ptx(struct CUmod_st *m, const char *text, int device_cc, ch
     struct CUfunc_st *f = &m->funcs[m->nfuncs++];
     memset(f, 0, sizeof *f);
     e = parse_entry(e, f);
+    resources_of(f, t, e);
   }
   free(t);
   return r;
@@ -261,6 +389,7 @@ static CUresult load_elf(struct CUmod_st *m, const unsigned char *image, int dev
     memset(f, 0, sizeof *f);
     snprintf(f->name, sizeof f->name, "%s", name + 6);
     f->nparams = -1;
+    f->max_threads = 1024;
   }
   return CUDA_SUCCESS;
 }
@@ -367,7 +496,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
   return r;
 }
 
-/* Values as the real driver reports them for a small sm_90 kernel. */
+/* The model of the header comment; the real driver's values for a small sm_90 kernel. */
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc) {
   TD_ENTER("cuFuncGetAttribute", "cuFuncGetAttribute");
   if (!pi || (int)attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
@@ -378,10 +507,19 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
     r = CUDA_SUCCESS;
     switch (attrib) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-      *pi = 1024;
+      *pi = hfunc->max_threads;
+      break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+      *pi = hfunc->shared_bytes;
+      break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+      *pi = hfunc->const_bytes;
+      break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+      *pi = hfunc->local_bytes;
       break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS:
-      *pi = 32;
+      *pi = MODEL_REGS;
       break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
@@ -397,6 +535,37 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
       *pi = 0;
       break;
     }
+  }
+  pthread_mutex_unlock(&td__lock);
+  return r;
+}
+
+/* The occupancy calculator of the header comment, for the current context's device. */
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
+                                                             int blockSize,
+                                                             size_t dynamicSMemSize) {
+  TD_ENTER("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+           "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (!numBlocks || blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&td__lock);
+  struct CUctx_st *ctx;
+  CUresult r = td__current(&ctx);
+  if (r == CUDA_SUCCESS && !function_known(func)) r = CUDA_ERROR_INVALID_HANDLE;
+  if (r == CUDA_SUCCESS) {
+    const int *a = td__devices[ctx->device].attrs;
+    long warps = (blockSize + 31) / 32;
+    long smem = (long)func->shared_bytes + (long)dynamicSMemSize +
+                a[CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK];
+    long blocks = a[CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR];
+    long by_threads = a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR] / (warps * 32);
+    long by_regs =
+        a[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR] / (warps * 32 * MODEL_REGS);
+    long by_smem = a[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] / smem;
+    if (by_threads < blocks) blocks = by_threads;
+    if (by_regs < blocks) blocks = by_regs;
+    if (by_smem < blocks) blocks = by_smem;
+    if (blockSize > func->max_threads || dynamicSMemSize > MAX_DYNAMIC_SHARED) blocks = 0;
+    *numBlocks = (int)blocks;
   }
   pthread_mutex_unlock(&td__lock);
   return r;

@@ -116,6 +116,8 @@ static const proc_row rows[] = {
     ROW("cuModuleUnload", 2000, cuModuleUnload),
     ROW("cuModuleGetFunction", 2000, cuModuleGetFunction),
     ROW("cuFuncGetAttribute", 2020, cuFuncGetAttribute),
+    ROW("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
+        cuOccupancyMaxActiveBlocksPerMultiprocessor),
     ROWPT("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
 };
 
