@@ -17,6 +17,12 @@
  * lookup for nbcuda device arrays and Python scalars (objects with __cuda_array_interface__
  * cost one lookup; host arrays are copied to the device and back, as numba does). The
  * launcher supports vectorcall, so `k[g, b](x, y)` builds no argument tuple.
+ *
+ * Inspection, as numba's dispatcher: `specialized`, `overloads` ({argument types: kernel}),
+ * get_regs_per_thread/get_shared_mem_per_block/get_local_mem_per_thread/get_const_mem_size/
+ * get_max_threads_per_block(signature=None), and on a kernel compiled for one signature
+ * numba's _Kernel properties (regs_per_thread, ...) and max_cooperative_grid_blocks; the code
+ * is loaded in the current context as for a launch and asked with nbc_function_attribute.
  */
 #include "nbcuda_py.h"
 
@@ -24,6 +30,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -728,16 +735,256 @@ static PyObject *kernel_symbol(KernelObject *self, void *c) {
   return PyUnicode_FromString(nbc_compile_result_symbol(self->result));
 }
 
+/* ---------------------------------------------- resources (numba's get_regs_per_thread) */
+/* A kernel compiled for one signature (jit(sig), or an overload of the others) answers
+ * nbc_function_attribute for its code loaded in the current context, loaded there the way a
+ * launch loads it. The dispatcher-level get_*(signature=None) follow numba's rules: the
+ * value of the given signature's overload (a KeyError when none was compiled), else of the
+ * only one of a specialized kernel, else a dict {argument types: value} over the compiled
+ * overloads, keyed as numba's `overloads`. */
+
+static PyObject *resource_of(nbc__py_state *st, KernelObject *ov, nbc_function_attr_t attr) {
+  nbc_function_t *fn = kernel_function(st, ov);
+  if (!fn) return NULL;
+  int value = 0;
+  nbc_status_t s = nbc_function_attribute(fn, attr, &value);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return PyLong_FromLong(value);
+}
+
+/* numba's key of an overload: the tuple of its argument types (nbcuda's type objects, so
+ * k.overloads[(nbcuda.float32[::1], nbcuda.int64)] finds it). */
+static PyObject *argtypes_of(nbc__py_state *st, const KernelObject *ov) {
+  int n = nbc_signature_nargs(ov->sig);
+  PyObject *key = PyTuple_New(n);
+  for (int i = 0; key && i < n; i++) {
+    const nbc_param_info_t *p = nbc_signature_param(ov->sig, i);
+    PyObject *t =
+        nbc__py_type_from_name(st, p->kind == NBC_PARAM_ARRAY ? p->dtype_name : p->type_name);
+    if (t && p->kind == NBC_PARAM_ARRAY) { /* dtype[:, ::1] as a user would write it */
+      PyObject *index = PyTuple_New(p->ndim);
+      for (int d = 0; index && d < p->ndim; d++) {
+        int unit = (p->layout == 'C' && d == p->ndim - 1) || (p->layout == 'F' && d == 0);
+        PyObject *one = unit ? PyLong_FromLong(1) : NULL;
+        PyObject *slice = !unit || one ? PySlice_New(NULL, NULL, one) : NULL;
+        Py_XDECREF(one);
+        if (!slice)
+          Py_CLEAR(index);
+        else
+          PyTuple_SET_ITEM(index, d, slice);
+      }
+      Py_SETREF(t, index ? PyObject_GetItem(t, index) : NULL);
+      Py_XDECREF(index);
+    }
+    if (!t)
+      Py_CLEAR(key);
+    else
+      PyTuple_SET_ITEM(key, i, t);
+  }
+  return key;
+}
+
+/* The compiled overloads, in the order they were compiled (a new list). */
+static PyObject *overload_list(KernelObject *k) {
+  if (k->sigtext) return Py_BuildValue("[O]", (PyObject *)k);
+  return k->specializations ? PyDict_Values(k->specializations) : PyList_New(0);
+}
+
+/* Whether two parsed signatures have the same argument types. */
+static int same_args(const nbc_signature_t *a, const nbc_signature_t *b) {
+  int n = nbc_signature_nargs(a);
+  if (n != nbc_signature_nargs(b)) return 0;
+  for (int i = 0; i < n; i++)
+    if (strcmp(nbc_signature_param(a, i)->type_name, nbc_signature_param(b, i)->type_name))
+      return 0;
+  return 1;
+}
+
+/* The overload compiled for `signature`: a signature object (numba's or nbcuda's, by its
+ * args), a tuple of argument types or a signature string; a KeyError naming the argument
+ * types when none was compiled for them. Borrowed (the kernel keeps it). */
+static KernelObject *overload_for(nbc__py_state *st, KernelObject *k, PyObject *signature) {
+  PyObject *text = nbc__py_signature_text(st, signature);
+  if (!text) return NULL;
+  const char *utf8 = PyUnicode_AsUTF8(text);
+  nbc_signature_t *wanted = NULL;
+  nbc_status_t s = utf8 ? nbc_signature_parse(utf8, &wanted) : NBC_OK;
+  Py_DECREF(text);
+  if (!utf8) return NULL;
+  if (s != NBC_OK) {
+    nbc__py_raise(st, s);
+    return NULL;
+  }
+  KernelObject *found = NULL;
+  PyObject *all = overload_list(k);
+  for (Py_ssize_t i = 0; all && !found && i < PyList_GET_SIZE(all); i++) {
+    KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
+    if (same_args(ov->sig, wanted)) found = ov;
+  }
+  Py_XDECREF(all); /* found stays alive: the kernel holds its overloads */
+  nbc_signature_destroy(wanted);
+  if (!found && !PyErr_Occurred()) {
+    PyObject *args = PyObject_HasAttrString(signature, "args")
+                         ? PyObject_GetAttrString(signature, "args")
+                         : Py_NewRef(signature);
+    PyObject *exc_args = args ? PyTuple_Pack(1, args) : NULL; /* KeyError(key), as a dict */
+    if (exc_args) PyErr_SetObject(PyExc_KeyError, exc_args);
+    Py_XDECREF(exc_args);
+    Py_XDECREF(args);
+  }
+  return found;
+}
+
+static PyObject *resource_query(KernelObject *self, PyObject *args, PyObject *kwargs,
+                                nbc_function_attr_t attr) {
+  static char *kwlist[] = {"signature", NULL};
+  PyObject *signature = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kwlist, &signature)) return NULL;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  if (signature != Py_None) {
+    KernelObject *ov = overload_for(st, self, signature);
+    return ov ? resource_of(st, ov, attr) : NULL;
+  }
+  if (self->sigtext) return resource_of(st, self, attr);
+  PyObject *all = overload_list(self), *d = all ? PyDict_New() : NULL;
+  for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
+    KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
+    PyObject *key = argtypes_of(st, ov);
+    PyObject *value = key ? resource_of(st, ov, attr) : NULL;
+    if (!value || PyDict_SetItem(d, key, value) < 0) Py_CLEAR(d);
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+  }
+  Py_XDECREF(all);
+  return d;
+}
+
+#define RESOURCE_METHOD(name, attr)                                                            \
+  static PyObject *kernel_##name(KernelObject *self, PyObject *args, PyObject *kwargs) {       \
+    return resource_query(self, args, kwargs, attr);                                           \
+  }
+RESOURCE_METHOD(get_regs_per_thread, NBC_FUNCTION_ATTR_NUM_REGS)
+RESOURCE_METHOD(get_shared_mem_per_block, NBC_FUNCTION_ATTR_SHARED_SIZE_BYTES)
+RESOURCE_METHOD(get_local_mem_per_thread, NBC_FUNCTION_ATTR_LOCAL_SIZE_BYTES)
+RESOURCE_METHOD(get_const_mem_size, NBC_FUNCTION_ATTR_CONST_SIZE_BYTES)
+RESOURCE_METHOD(get_max_threads_per_block, NBC_FUNCTION_ATTR_MAX_THREADS_PER_BLOCK)
+#undef RESOURCE_METHOD
+
+/* numba's _Kernel properties (regs_per_thread, ...) exist on the overloads only: a kernel
+ * still to be specialised has none, as numba's dispatcher has none. */
+static int require_overload(KernelObject *self, const char *what) {
+  if (self->sigtext) return 0;
+  PyErr_Format(PyExc_AttributeError,
+               "%s belongs to a kernel compiled for one signature; this kernel has %s: use "
+               "k.overloads[argtypes].%s or k.get_...(signature)",
+               what, self->fixed ? "several" : "one per argument types", what);
+  return -1;
+}
+
+static PyObject *kernel_resource_property(KernelObject *self, void *attr) {
+  static const char *const names[] = {
+      [NBC_FUNCTION_ATTR_MAX_THREADS_PER_BLOCK] = "max_threads_per_block",
+      [NBC_FUNCTION_ATTR_SHARED_SIZE_BYTES] = "shared_mem_per_block",
+      [NBC_FUNCTION_ATTR_CONST_SIZE_BYTES] = "const_mem_size",
+      [NBC_FUNCTION_ATTR_LOCAL_SIZE_BYTES] = "local_mem_per_thread",
+      [NBC_FUNCTION_ATTR_NUM_REGS] = "regs_per_thread",
+  };
+  nbc_function_attr_t a = (nbc_function_attr_t)(intptr_t)attr;
+  if (require_overload(self, names[a]) < 0) return NULL;
+  return resource_of(nbc__py_state_of((PyObject *)self), self, a);
+}
+
+/* numba's _Kernel.max_cooperative_grid_blocks(blockdim, dynsmemsize=0): the blocks one SM
+ * runs at once times the SMs, for the current context's device; blockdim an int or a tuple
+ * (its product). */
+static PyObject *kernel_max_cooperative_grid_blocks(KernelObject *self, PyObject *args,
+                                                    PyObject *kwargs) {
+  static char *kwlist[] = {"blockdim", "dynsmemsize", NULL};
+  PyObject *blockdim;
+  long long dynsmem = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|L:max_cooperative_grid_blocks", kwlist,
+                                   &blockdim, &dynsmem))
+    return NULL;
+  if (require_overload(self, "max_cooperative_grid_blocks") < 0) return NULL;
+  unsigned dims[3];
+  if (dims_arg(blockdim, dims, "blockdim") < 0) return NULL;
+  unsigned long long threads = (unsigned long long)dims[0] * dims[1] * dims[2];
+  if (threads == 0 || threads > INT_MAX || dynsmem < 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "blockdim %R and dynsmemsize %lld must be positive and "
+                 "fit the device",
+                 blockdim, dynsmem);
+    return NULL;
+  }
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  nbc_function_t *fn = kernel_function(st, self);
+  if (!fn) return NULL;
+  int blocks = 0;
+  nbc_status_t s =
+      nbc_occupancy_max_cooperative_blocks(fn, (int)threads, (size_t)dynsmem, &blocks);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return PyLong_FromLong(blocks);
+}
+
+/* numba's `overloads`: {argument types: the kernel compiled for them}. */
+static PyObject *kernel_overloads(KernelObject *self, void *c) {
+  (void)c;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *all = overload_list(self), *d = all ? PyDict_New() : NULL;
+  for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
+    PyObject *ov = PyList_GET_ITEM(all, i);
+    PyObject *key = argtypes_of(st, (KernelObject *)ov);
+    if (!key || PyDict_SetItem(d, key, ov) < 0) Py_CLEAR(d);
+    Py_XDECREF(key);
+  }
+  Py_XDECREF(all);
+  return d;
+}
+
+/* numba's `specialized`: jit with one signature (not a list, not lazily compiled). */
+static PyObject *kernel_specialized(KernelObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(self->sigtext != NULL);
+}
+
+#define KW_METHOD(name, doc)                                                               \
+  {#name, (PyCFunction)(void (*)(void))kernel_##name, METH_VARARGS | METH_KEYWORDS, doc}
+
 static PyMethodDef kernel_methods[] = {
     {"inspect_asm", (PyCFunction)kernel_inspect_asm, METH_VARARGS,
      "The PTX of the kernel (a dict signature -> PTX for kernels jitted without one)."},
+    KW_METHOD(get_regs_per_thread, "get_regs_per_thread(signature=None): registers per thread "
+              "of that overload (a dict over the overloads when none and not specialized)."),
+    KW_METHOD(get_shared_mem_per_block, "get_shared_mem_per_block(signature=None): static "
+              "shared memory bytes per block."),
+    KW_METHOD(get_local_mem_per_thread, "get_local_mem_per_thread(signature=None): local "
+              "memory bytes per thread."),
+    KW_METHOD(get_const_mem_size, "get_const_mem_size(signature=None): constant memory bytes."),
+    KW_METHOD(get_max_threads_per_block, "get_max_threads_per_block(signature=None): the "
+              "largest block the kernel can be launched with."),
+    KW_METHOD(max_cooperative_grid_blocks, "max_cooperative_grid_blocks(blockdim, "
+              "dynsmemsize=0): the largest cooperative grid on the current device."),
     {NULL, NULL, 0, NULL},
 };
+#undef KW_METHOD
 
 static PyGetSetDef kernel_getset[] = {
     {"py_func", (getter)kernel_py_func, NULL, "the Python function", NULL},
     {"signatures", (getter)kernel_signatures, NULL, "the compiled signatures", NULL},
     {"symbol", (getter)kernel_symbol, NULL, "the kernel entry's name in the PTX", NULL},
+    {"overloads", (getter)kernel_overloads, NULL, "{argument types: compiled kernel}", NULL},
+    {"specialized", (getter)kernel_specialized, NULL, "compiled for one signature", NULL},
+    {"regs_per_thread", (getter)kernel_resource_property, NULL, "registers per thread",
+     (void *)(intptr_t)NBC_FUNCTION_ATTR_NUM_REGS},
+    {"shared_mem_per_block", (getter)kernel_resource_property, NULL,
+     "static shared memory bytes per block", (void *)(intptr_t)NBC_FUNCTION_ATTR_SHARED_SIZE_BYTES},
+    {"local_mem_per_thread", (getter)kernel_resource_property, NULL,
+     "local memory bytes per thread", (void *)(intptr_t)NBC_FUNCTION_ATTR_LOCAL_SIZE_BYTES},
+    {"const_mem_size", (getter)kernel_resource_property, NULL, "constant memory bytes",
+     (void *)(intptr_t)NBC_FUNCTION_ATTR_CONST_SIZE_BYTES},
+    {"max_threads_per_block", (getter)kernel_resource_property, NULL,
+     "the largest block it can be launched with",
+     (void *)(intptr_t)NBC_FUNCTION_ATTR_MAX_THREADS_PER_BLOCK},
     {"__name__", (getter)kernel_forward, NULL, NULL, "__name__"},
     {"__qualname__", (getter)kernel_forward, NULL, NULL, "__qualname__"},
     {"__doc__", (getter)kernel_forward, NULL, NULL, "__doc__"},

@@ -1,0 +1,250 @@
+"""Kernel resources and occupancy, as numba's dispatcher reports them:
+get_regs_per_thread / get_shared_mem_per_block / get_local_mem_per_thread /
+get_const_mem_size / get_max_threads_per_block(signature=None), `specialized`, `overloads`,
+and on a kernel compiled for one signature numba's _Kernel properties and
+max_cooperative_grid_blocks(blockdim, dynsmemsize=0).
+
+On the test driver the values come from its model (tests/testdriver/td_module.c: the PTX's
+shared/local declarations and .maxntid, 32 registers, a simple occupancy calculator), so they
+are exact; the gpu-marked test compares with numba-cuda on a real device, only where the two
+must agree (static shared bytes, launch bounds, the occupancy identity)."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from nbcuda import float32, float64, int32, int64, void
+
+from conftest import USING_TESTDRIVER
+
+N = 10
+
+
+def simple_smem(ary):
+    sm = cuda.shared.array(10, dtype=float64)
+    for j in range(10):
+        sm[j] = j
+    for j in range(10):
+        ary[j] = sm[j]
+
+
+def smem400(ary):
+    sm = cuda.shared.array(100, dtype=float32)
+    i = cuda.grid(1)
+    if i == 0:
+        for j in range(100):
+            sm[j] = j
+    cuda.syncthreads()
+    ary[i] = sm[i]
+
+
+def local_depot(ary, n):
+    loc = cuda.local.array(64, dtype=int32)
+    for j in range(n):
+        loc[j] = j * ary[j]
+    ary[0] = loc[n - 1]
+
+
+def rows_plus_one(M):
+    col = cuda.grid(1)
+    if col < M.shape[1]:
+        for row in range(1, M.shape[0]):
+            M[row, col] = M[row - 1, col] + 1
+
+
+def test_lazy_kernel_gives_a_dict_keyed_by_argument_types():
+    k = cuda.jit(simple_smem)
+    assert k.specialized is False
+    assert k.overloads == {} and k.get_regs_per_thread() == {}
+    k[1, 1](np.zeros(N, np.float32))
+    k[1, 1](np.zeros(N, np.float64))
+    f32, f64 = (float32[::1],), (float64[::1],)
+    assert list(k.overloads) == [f32, f64]
+    shared = k.get_shared_mem_per_block()
+    assert shared == {f32: 80, f64: 80}  # ten float64 either way: static shared is exact
+    for name in ("get_regs_per_thread", "get_shared_mem_per_block", "get_local_mem_per_thread",
+                 "get_const_mem_size", "get_max_threads_per_block"):
+        every = getattr(k, name)()
+        assert set(every) == {f32, f64} and all(type(v) is int for v in every.values())
+        # numba's signature object, a tuple of argument types, a signature string
+        assert getattr(k, name)(void(float32[::1])) == every[f32]
+        assert getattr(k, name)(signature=f64) == every[f64]
+        assert getattr(k, name)("void(float64[::1])") == every[f64]
+    assert all(0 < v <= 1024 for v in k.get_max_threads_per_block().values())
+    assert all(v > 0 for v in k.get_regs_per_thread().values())
+
+
+def test_unknown_signature_is_a_key_error_and_bad_ones_are_refused():
+    k = cuda.jit(simple_smem)
+    k[1, 1](np.zeros(N, np.float32))
+    with pytest.raises(KeyError) as info:
+        k.get_regs_per_thread(void(int64[::1]))
+    assert info.value.args == ((int64[::1],),)
+    with pytest.raises(KeyError):
+        k.get_shared_mem_per_block((float32[:],))  # layout A was not compiled
+    with pytest.raises(TypeError, match="invalid signature"):
+        k.get_regs_per_thread(3.5)
+    with pytest.raises(cuda.TypingError, match="invalid signature"):
+        k.get_regs_per_thread("void(float32[::1)")
+    with pytest.raises(TypeError):
+        k.get_regs_per_thread(void(float32[::1]), 1)
+
+
+def test_specialized_kernel_gives_values_and_kernel_properties():
+    k = cuda.jit(void(float32[::1]))(smem400)
+    assert k.specialized is True
+    assert k.overloads == {(float32[::1],): k}
+    assert k.get_shared_mem_per_block() == 400
+    assert k.get_shared_mem_per_block(void(float32[::1])) == 400
+    assert k.shared_mem_per_block == 400
+    assert type(k.get_regs_per_thread()) is int and k.get_regs_per_thread() > 0
+    assert k.regs_per_thread == k.get_regs_per_thread()
+    assert k.max_threads_per_block == k.get_max_threads_per_block() <= 1024
+    assert k.local_mem_per_thread == k.get_local_mem_per_thread() >= 0
+    assert k.const_mem_size == k.get_const_mem_size() >= 0
+    with pytest.raises(KeyError):
+        k.get_regs_per_thread(void(float64[::1]))
+
+
+def test_signature_list_is_not_specialized():
+    k = cuda.jit(["void(float32[::1])", "void(float64[::1])"])(simple_smem)
+    assert k.specialized is False
+    assert list(k.overloads) == [(float32[::1],), (float64[::1],)]
+    assert k.get_shared_mem_per_block() == {(float32[::1],): 80, (float64[::1],): 80}
+    assert k.get_shared_mem_per_block((float64[::1],)) == 80
+    ov = k.overloads[(float32[::1],)]
+    assert ov.specialized and ov.shared_mem_per_block == 80
+
+
+def test_dispatcher_has_no_kernel_properties():
+    k = cuda.jit(simple_smem)
+    for name in ("regs_per_thread", "shared_mem_per_block", "max_threads_per_block"):
+        assert not hasattr(k, name)
+    with pytest.raises(AttributeError, match="overloads\\[argtypes\\].max_cooperative"):
+        k.max_cooperative_grid_blocks(32)
+
+
+def test_launch_bounds_limit_max_threads_per_block():
+    k = cuda.jit(void(float32[::1]), launch_bounds=128)(smem400)
+    assert k.get_max_threads_per_block() == 128
+    assert k.max_cooperative_grid_blocks(256) == 0  # more threads than it may be launched with
+
+
+def test_max_cooperative_grid_blocks_is_occupancy_times_sms():
+    k = cuda.jit((int32[:, ::1],))(rows_plus_one)
+    ov = k.overloads[(int32[:, ::1],)]
+    assert ov is k
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    b1 = ov.max_cooperative_grid_blocks(256)
+    assert b1 > 0 and b1 % sms == 0
+    assert ov.max_cooperative_grid_blocks((16, 16)) == b1
+    assert ov.max_cooperative_grid_blocks((16, 4, 4)) == b1
+    assert ov.max_cooperative_grid_blocks(blockdim=256, dynsmemsize=0) == b1
+    assert ov.max_cooperative_grid_blocks(256, 16384) <= b1
+    assert ov.max_cooperative_grid_blocks(32) >= b1
+    for bad in (0, (0, 2), (1, 2, 3, 4), -1, "32"):
+        with pytest.raises(ValueError):
+            ov.max_cooperative_grid_blocks(bad)
+    with pytest.raises(ValueError):
+        ov.max_cooperative_grid_blocks(32, -1)
+
+
+def test_values_survive_a_context_reset():
+    k = cuda.jit(void(float32[::1]))(smem400)
+    assert k.get_shared_mem_per_block() == 400
+    cuda.close()  # unloads the kernel's module with the context
+    assert k.get_shared_mem_per_block() == 400  # loaded again in the new context
+    assert k.max_cooperative_grid_blocks(32) > 0
+
+
+@pytest.mark.skipif(not USING_TESTDRIVER, reason="the test driver's model values")
+def test_test_driver_model_values():
+    k = cuda.jit(void(float32[::1]))(smem400)
+    assert k.regs_per_thread == 32
+    assert k.max_threads_per_block == 1024
+    assert k.const_mem_size == 0
+    # 2048 threads, 32 blocks, 65536 registers, 233472 bytes of shared memory an SM;
+    # 400 static + 1024 reserved + dynamic a block; 132 SMs
+    assert k.max_cooperative_grid_blocks(32) == 32 * 132
+    assert k.max_cooperative_grid_blocks(128) == 16 * 132
+    assert k.max_cooperative_grid_blocks(32, 32768) == 233472 // (400 + 1024 + 32768) * 132
+    assert k.max_cooperative_grid_blocks(32, 49153) == 0
+    loc = cuda.jit(void(int32[::1], int64))(local_depot)
+    assert "__local_depot" in loc.inspect_asm()
+    assert loc.local_mem_per_thread == 256
+    assert loc.shared_mem_per_block == 0
+
+
+KERNELS = """
+{imports}
+
+
+def smem400(ary):
+    sm = cuda.shared.array(100, dtype=float32)
+    i = cuda.grid(1)
+    if i == 0:
+        for j in range(100):
+            sm[j] = j
+    cuda.syncthreads()
+    ary[i] = sm[i]
+
+
+def simple_smem(ary):
+    sm = cuda.shared.array(10, dtype=float64)
+    for j in range(10):
+        sm[j] = j
+    for j in range(10):
+        ary[j] = sm[j]
+
+
+def rows_plus_one(M):
+    col = cuda.grid(1)
+    if col < M.shape[1]:
+        for row in range(1, M.shape[0]):
+            M[row, col] = M[row - 1, col] + 1
+"""
+
+
+@pytest.mark.gpu
+def test_agrees_with_numba_cuda(gpu, tmp_path, monkeypatch):
+    """numba-cuda's values for the same kernels on the same device: registers may differ
+    (different compilers), static shared memory and the launch bound may not, and both
+    cooperative grid sizes are whole multiples of the SM count (equal when the registers are).
+    The kernels are written out twice, once for each module named `cuda`."""
+    ncuda = pytest.importorskip("numba.cuda")
+    from numba import float32 as nf32, int32 as ni32, void as nvoid
+
+    (tmp_path / "h12_mine.py").write_text(KERNELS.format(
+        imports="import nbcuda as cuda\nfrom nbcuda import float32, float64"))
+    (tmp_path / "h12_theirs.py").write_text(KERNELS.format(
+        imports="from numba import cuda, float32, float64"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import h12_mine as m
+    import h12_theirs as t
+
+    mine = cuda.jit(void(float32[::1]))(m.smem400)
+    theirs = ncuda.jit(nvoid(nf32[::1]))(t.smem400)
+    assert mine.get_shared_mem_per_block() == theirs.get_shared_mem_per_block() == 400
+    assert 0 < mine.get_max_threads_per_block() <= 1024
+    assert 0 < theirs.get_max_threads_per_block() <= 1024
+    assert mine.get_regs_per_thread() > 0 and theirs.get_regs_per_thread() > 0
+    mine_b = cuda.jit(void(float32[::1]), launch_bounds=128)(m.smem400)
+    theirs_b = ncuda.jit(nvoid(nf32[::1]), launch_bounds=128)(t.smem400)
+    assert mine_b.get_max_threads_per_block() == theirs_b.get_max_threads_per_block() == 128
+
+    lazy = cuda.jit(m.simple_smem)
+    nlazy = ncuda.jit(t.simple_smem)
+    for dt in (np.float32, np.float64):
+        lazy[1, 1](np.zeros(N, dt))
+        nlazy[1, 1](np.zeros(N, dt))
+    assert sorted(lazy.get_shared_mem_per_block().values()) == \
+        sorted(nlazy.get_shared_mem_per_block().values()) == [80, 80]
+
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    coop = cuda.jit((int32[:, ::1],))(m.rows_plus_one)
+    ncoop = ncuda.jit((ni32[:, ::1],))(t.rows_plus_one)
+    mine_blocks = coop.overloads[(int32[:, ::1],)].max_cooperative_grid_blocks(256)
+    their_blocks = ncoop.overloads[(ni32[:, ::1],)].max_cooperative_grid_blocks(256)
+    assert mine_blocks > 0 and mine_blocks % sms == 0
+    assert their_blocks > 0 and their_blocks % sms == 0
+    if coop.get_regs_per_thread() == ncoop.get_regs_per_thread():
+        assert mine_blocks == their_blocks
