@@ -8,6 +8,9 @@ On the test driver the values come from its model (tests/testdriver/td_module.c:
 shared/local declarations and .maxntid, 32 registers, a simple occupancy calculator), so they
 are exact; the gpu-marked test compares with numba-cuda on a real device, only where the two
 must agree (static shared bytes, launch bounds, the occupancy identity)."""
+import inspect
+import sys
+
 import numpy as np
 import pytest
 
@@ -174,52 +177,21 @@ def test_test_driver_model_values():
     assert loc.shared_mem_per_block == 0
 
 
-KERNELS = """
-{imports}
-
-
-def smem400(ary):
-    sm = cuda.shared.array(100, dtype=float32)
-    i = cuda.grid(1)
-    if i == 0:
-        for j in range(100):
-            sm[j] = j
-    cuda.syncthreads()
-    ary[i] = sm[i]
-
-
-def simple_smem(ary):
-    sm = cuda.shared.array(10, dtype=float64)
-    for j in range(10):
-        sm[j] = j
-    for j in range(10):
-        ary[j] = sm[j]
-
-
-def rows_plus_one(M):
-    col = cuda.grid(1)
-    if col < M.shape[1]:
-        for row in range(1, M.shape[0]):
-            M[row, col] = M[row - 1, col] + 1
-"""
-
-
 @pytest.mark.gpu
 def test_agrees_with_numba_cuda(gpu, tmp_path, monkeypatch):
     """numba-cuda's values for the same kernels on the same device: registers may differ
     (different compilers), static shared memory and the launch bound may not, and both
     cooperative grid sizes are whole multiples of the SM count (equal when the registers are).
-    The kernels are written out twice, once for each module named `cuda`."""
+    numba's copies of the kernels are this file's, in a module where `cuda` is numba's."""
     ncuda = pytest.importorskip("numba.cuda")
     from numba import float32 as nf32, int32 as ni32, void as nvoid
 
-    (tmp_path / "h12_mine.py").write_text(KERNELS.format(
-        imports="import nbcuda as cuda\nfrom nbcuda import float32, float64"))
-    (tmp_path / "h12_theirs.py").write_text(KERNELS.format(
-        imports="from numba import cuda, float32, float64"))
+    source = "from numba import cuda, float32, float64\n\n" + "\n".join(
+        inspect.getsource(f) for f in (smem400, simple_smem, rows_plus_one))
+    (tmp_path / "numba_resource_kernels.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
-    import h12_mine as m
-    import h12_theirs as t
+    import numba_resource_kernels as t
+    m = sys.modules[__name__]
 
     mine = cuda.jit(void(float32[::1]))(m.smem400)
     theirs = ncuda.jit(nvoid(nf32[::1]))(t.smem400)
