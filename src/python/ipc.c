@@ -62,6 +62,13 @@ static int context_arg(nbc__py_state *st, PyObject *obj, nbc_context_t **pctx) {
 
 /* The bytes from the first element to past the last of a strided array: 0 when empty; -1
  * with ValueError for negative strides, which export memory before the pointer. */
+/* numpy's message for a size beyond the address space; -1. */
+static int too_big(void) {
+  PyErr_SetString(PyExc_ValueError, "array is too big; `arr.size * arr.dtype.itemsize` is "
+                                    "larger than the maximum possible size.");
+  return -1;
+}
+
 static int extent_of(PyObject *shape, PyObject *strides, Py_ssize_t itemsize, size_t *pbytes) {
   Py_ssize_t n = PyTuple_GET_SIZE(shape);
   size_t last = 0;
@@ -81,9 +88,12 @@ static int extent_of(PyObject *shape, PyObject *strides, Py_ssize_t itemsize, si
       PyErr_SetString(PyExc_ValueError, "cannot share an array with negative strides over IPC");
       return -1;
     }
-    last += (size_t)(len - 1) * (size_t)stride;
+    size_t span;
+    if (__builtin_mul_overflow((size_t)(len - 1), (size_t)stride, &span) ||
+        __builtin_add_overflow(last, span, &last))
+      return too_big();
   }
-  *pbytes = last + (size_t)itemsize;
+  if (__builtin_add_overflow(last, (size_t)itemsize, pbytes)) return too_big();
   return 0;
 }
 
@@ -109,7 +119,7 @@ static PyObject *int_tuple(PyObject *obj, const char *what) {
   return t;
 }
 
-/* C-contiguous strides for shape; a new reference. */
+/* C-contiguous strides for shape; a new reference (ValueError when they overflow). */
 static PyObject *c_strides(PyObject *shape, Py_ssize_t itemsize) {
   Py_ssize_t n = PyTuple_GET_SIZE(shape);
   PyObject *t = PyTuple_New(n);
@@ -121,7 +131,11 @@ static PyObject *c_strides(PyObject *shape, Py_ssize_t itemsize) {
     else
       PyTuple_SET_ITEM(t, i, v);
     long long len = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    stride *= len > 0 ? len : 1;
+    if (t && ((len == -1 && PyErr_Occurred()) ||
+              (i > 0 && __builtin_mul_overflow(stride, len > 0 ? len : 1, &stride)))) {
+      if (!PyErr_Occurred()) too_big();
+      Py_CLEAR(t);
+    }
   }
   return t;
 }

@@ -11,6 +11,7 @@ behaviour and the error messages of the plain paths they short-cut.
   the GIL released, and its errors.
 - get_memory_info() fills the MemoryInfo namedtuple without calling the class.
 """
+import gc
 import threading
 import time
 
@@ -123,6 +124,7 @@ def test_factories_inside_require_context_use_the_attached_context(cuda, tdrv):
 
 def test_factory_failure_leaves_nothing_behind(cuda, tdrv):
     cuda.current_context()
+    gc.collect()  # streams and events of earlier tests held in cycles must not die midway
     streams, events = tdrv.live_streams(), tdrv.live_events()
     tdrv.fail("cuEventCreate", 1, 2)
     with pytest.raises(cuda.CudaAPIError, match=r"\[2\] Call to cuEventCreate results in "

@@ -257,3 +257,12 @@ def test_two_processes_raw_handle(cuda, gpu):
     with concurrent.futures.ProcessPoolExecutor(mp_context=mp.get_context("spawn")) as exe:
         out = exe.submit(_child_raw, ipch.handle.reserved, ipch.size, os.getpid()).result(60)
     np.testing.assert_equal(out, a)
+
+
+@pytest.mark.parametrize("shape, strides", [((4, 2**62), None), ((2**62,), (2**62,)),
+                                            ((3, 2**61), None)])
+def test_open_ipc_array_refuses_sizes_beyond_the_address_space(cuda, shape, strides):
+    # the strides and extent of the description overflowed (UBSan) before; numpy's message now
+    with pytest.raises(ValueError, match="array is too big"):
+        with cuda.open_ipc_array(bytes(64), shape, np.float64, strides=strides):
+            pass
