@@ -4,7 +4,9 @@
 #   2. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, all C tests again;
 #   3. the libFuzzer targets, briefly (NBCUDA_FUZZ_SECONDS, default 30 s each), through the
 #      whole front end, inference and lowering (NBCUDA_FUZZ_PIPELINE=1);
-#   4. the Python module installed into a virtual environment, and its pytest suite.
+#   4. the Python module installed into a virtual environment, and its pytest suite;
+#   5. the same suite with the extension built by clang with ASan + UBSan (the sanitizer
+#      runtime preloaded into the interpreter).
 # Each stage prints a line "== stage: ok|FAILED"; the script exits non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +71,19 @@ python_tests() {
       "$BUILD/venv/bin/python" -m pytest -q "$ROOT/tests/python" -p no:cacheprovider
 }
 stage "Python module (pytest)" python_tests
+
+python_asan_tests() {
+  local runtime
+  runtime=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
+  [ -f "$runtime" ] || { echo "no ASan runtime ($runtime)"; return 1; }
+  python3 -m venv --system-site-packages "$BUILD/venv-asan" &&
+    CC=clang "$BUILD/venv-asan/bin/python" -m pip install -q --no-build-isolation \
+      -C build-dir="$BUILD/asan-skbuild" -C cmake.define.NBCUDA_SANITIZE=ON "$ROOT" &&
+    LD_PRELOAD=$runtime ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
+      NBCUDA_BAD_INPUT_TIMEOUT=600 NBCUDA_TESTDRIVER=$(ls "$BUILD"/gcc/tests/libnbcuda_testdriver.so) \
+      "$BUILD/venv-asan/bin/python" -m pytest -q "$ROOT/tests/python" -p no:cacheprovider
+}
+stage "Python module under ASan+UBSan (pytest)" python_asan_tests
 
 if ((${#failed[@]})); then
   echo "FAILED: ${failed[*]}"
