@@ -441,6 +441,15 @@ typedef struct nbc_image {
  * linked through nvJitLink for the current device's architecture. */
 nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind_t kind,
                                   nbc_module_t **pmodule);
+/* nbc_module_load_data with options: max_registers (0: no cap) limits the registers per
+ * thread of the code the driver or nvJitLink compiles from PTX or LTO-IR (numba's
+ * jit(max_registers=N): CU_JIT_MAX_REGISTERS / -maxrregcount); a cubin is used as it is. */
+typedef struct nbc_module_load_options {
+  unsigned max_registers;
+} nbc_module_load_options_t;
+nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_kind_t kind,
+                                     const nbc_module_load_options_t *options,
+                                     nbc_module_t **pmodule);
 /* Links several images (PTX, cubin, LTO-IR) with nvJitLink (LTO when any is LTO-IR) for the
  * current device and loads the result. */
 nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t **pmodule);

@@ -115,17 +115,21 @@ static nbc_status_t jit_fail(nvjitlink_handle *h, const char *call, int result,
 
 /* Links images for the current device into a cubin (malloc'd). */
 static nbc_status_t jit_link(const nbc_image_t *images, int count, nbc_context_t *context,
-                             void **pcubin, size_t *psize) {
+                             unsigned max_registers, void **pcubin, size_t *psize) {
   pthread_once(&jit_once, load_jit);
   if (!jit_loaded) return nbc__set_error(NBC_NO_JITLINK, "%s", jit_error);
-  char arch[32];
+  char arch[32], maxreg[40];
   snprintf(arch, sizeof arch, "-arch=sm_%d%d", context->device->cc_major,
            context->device->cc_minor);
-  const char *options[2] = {arch, "-lto"};
+  snprintf(maxreg, sizeof maxreg, "-maxrregcount=%u", max_registers);
+  const char *options[3] = {arch, NULL, NULL};
   uint32_t n_options = 1;
   for (int i = 0; i < count; i++)
-    if (recognise(images[i].data, images[i].size, images[i].kind) == NBC_IMAGE_LTOIR)
-      n_options = 2;
+    if (recognise(images[i].data, images[i].size, images[i].kind) == NBC_IMAGE_LTOIR) {
+      options[n_options++] = "-lto";
+      break;
+    }
+  if (max_registers) options[n_options++] = maxreg; /* numba's max_registers */
   nvjitlink_handle h = NULL;
   int r = jit.create(&h, n_options, options);
   if (r != 0) return jit_fail(&h, "nvJitLinkCreate", r, arch);
@@ -173,14 +177,17 @@ static void list_add(nbc_context_t *context, nbc_module_t *m) {
 
 /* Loads a driver-loadable image (NUL-terminated when PTX) into the current context. */
 static nbc_status_t load(const void *image, nbc_image_kind_t kind, nbc_context_t *context,
-                         nbc_module_t **pmodule) {
+                         unsigned max_registers, nbc_module_t **pmodule) {
   nbc_module_t *m = calloc(1, sizeof *m);
   if (!m) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   char log[4096] = "";
-  CUjit_option options[2] = {NBC__CU_JIT_ERROR_LOG_BUFFER,
-                             NBC__CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *values[2] = {log, (void *)(uintptr_t)(sizeof log - 1)};
-  CUresult res = nbc__cu.cuModuleLoadDataEx(&m->handle, image, 2, options, values);
+  CUjit_option options[3] = {NBC__CU_JIT_ERROR_LOG_BUFFER,
+                             NBC__CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, NBC__CU_JIT_MAX_REGISTERS};
+  void *values[3] = {log, (void *)(uintptr_t)(sizeof log - 1),
+                     (void *)(uintptr_t)max_registers};
+  /* the register cap applies when the driver compiles PTX (a cubin is compiled already) */
+  unsigned n = max_registers && kind == NBC_IMAGE_PTX ? 3 : 2;
+  CUresult res = nbc__cu.cuModuleLoadDataEx(&m->handle, image, n, options, values);
   if (res != NBC__CUDA_SUCCESS) {
     free(m);
     log[sizeof log - 1] = '\0';
@@ -193,7 +200,8 @@ static nbc_status_t load(const void *image, nbc_image_kind_t kind, nbc_context_t
   return NBC_OK;
 }
 
-nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t **pmodule) {
+static nbc_status_t link_images(const nbc_image_t *images, int count, unsigned max_registers,
+                                nbc_module_t **pmodule) {
   if (!pmodule || !images || count <= 0)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_link: no images");
   *pmodule = NULL;
@@ -205,15 +213,26 @@ nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t 
   if (st != NBC_OK) return st;
   void *cubin = NULL;
   size_t size = 0;
-  st = jit_link(images, count, context, &cubin, &size);
+  st = jit_link(images, count, context, max_registers, &cubin, &size);
   if (st != NBC_OK) return st;
-  st = load(cubin, NBC_IMAGE_CUBIN, context, pmodule);
+  st = load(cubin, NBC_IMAGE_CUBIN, context, 0, pmodule);
   free(cubin);
   return st;
 }
 
+nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t **pmodule) {
+  return link_images(images, count, 0, pmodule);
+}
+
 nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind_t kind,
                                   nbc_module_t **pmodule) {
+  return nbc_module_load_data_ex(image, size, kind, NULL, pmodule);
+}
+
+nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_kind_t kind,
+                                     const nbc_module_load_options_t *options,
+                                     nbc_module_t **pmodule) {
+  unsigned max_registers = options ? options->max_registers : 0;
   if (!pmodule || !image || size == 0)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: empty image");
   *pmodule = NULL;
@@ -223,19 +242,19 @@ nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind
   kind = recognise(image, size, kind);
   if (kind == NBC_IMAGE_LTOIR) {
     nbc_image_t one = {image, size, kind};
-    return nbc_module_link(&one, 1, pmodule);
+    return link_images(&one, 1, max_registers, pmodule);
   }
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
   if (kind != NBC_IMAGE_PTX || ((const char *)image)[size - 1] == '\0')
-    return load(image, kind, context, pmodule);
+    return load(image, kind, context, max_registers, pmodule);
   /* The driver reads PTX up to a NUL; the caller's text need not have one. */
   char *text = malloc(size + 1);
   if (!text) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   memcpy(text, image, size);
   text[size] = '\0';
-  st = load(text, kind, context, pmodule);
+  st = load(text, kind, context, max_registers, pmodule);
   free(text);
   return st;
 }

@@ -44,6 +44,7 @@ typedef struct {
   int fixed;                  /* jit([sig, ...]): only these, no new specialisation */
   PyObject *dispatch;         /* fixed: dict argument types -> the overload chosen for them */
   nbc_compile_options_t opts;
+  unsigned max_registers;     /* numba's jit(max_registers=N), applied when code is loaded */
   nbc_signature_t *sig;
   nbc_compile_result_t *result;
   struct {
@@ -201,6 +202,7 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->fixed = 0;
   k->dispatch = NULL;
   k->opts = *opts;
+  k->max_registers = 0;
   k->sig = NULL;
   k->result = NULL;
   k->nloaded = 0;
@@ -263,7 +265,8 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
   const char *code = nbc_compile_result_code(k->result, &size);
   nbc_module_t *module = NULL;
   nbc_function_t *fn = NULL;
-  s = nbc_module_load_data(code, size, NBC_IMAGE_AUTO, &module);
+  nbc_module_load_options_t load = {.max_registers = k->max_registers};
+  s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);
   if (s == NBC_OK) s = nbc_module_get_function(module, nbc_compile_result_symbol(k->result), &fn);
   if (s != NBC_OK) {
     nbc_module_destroy(module);
@@ -451,6 +454,7 @@ static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *co
     return (KernelObject *)found; /* borrowed; the dict keeps it */
   }
   KernelObject *spec = PyErr_Occurred() ? NULL : kernel_compile(st, k->py_func, sig, &k->opts);
+  if (spec) spec->max_registers = k->max_registers;
   int rc = spec ? PyDict_SetItem(k->specializations, sig, (PyObject *)spec) : -1;
   Py_DECREF(sig);
   Py_XDECREF(spec);
@@ -1059,8 +1063,9 @@ static PyType_Spec launcher_spec = {
 /* ------------------------------------------------------------ jit() ------------------- */
 
 /* What jit(...) was given, kept in the decorator's self tuple:
- * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline); a
- * device function marked forceinline is emitted alwaysinline in every kernel that calls it. */
+ * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
+ * max_registers as an int, 0 for none); a device function marked forceinline is emitted
+ * alwaysinline in every kernel that calls it. */
 static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
@@ -1086,15 +1091,22 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     PyObject_GC_Track(d);
     return (PyObject *)d;
   }
-  if (sig == Py_None) return (PyObject *)kernel_alloc(st, func, &o);
+  unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
+  if (sig == Py_None) {
+    KernelObject *k = kernel_alloc(st, func, &o);
+    if (k) k->max_registers = max_registers;
+    return (PyObject *)k;
+  }
   if (PyList_Check(sig)) { /* several signatures: each compiled now, chosen per launch */
     KernelObject *k = kernel_alloc(st, func, &o);
     if (!k) return NULL;
+    k->max_registers = max_registers;
     k->fixed = 1;
     if (!(k->specializations = PyDict_New())) goto fail;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sig); i++) {
       PyObject *text = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
       KernelObject *ov = text ? kernel_compile(st, func, text, &o) : NULL;
+      if (ov) ov->max_registers = max_registers;
       int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
       Py_XDECREF(text);
       Py_XDECREF(ov);
@@ -1109,6 +1121,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   if (!text) return NULL;
   KernelObject *k = kernel_compile(st, func, text, &o);
   Py_DECREF(text);
+  if (k) k->max_registers = max_registers;
   return (PyObject *)k;
 }
 
@@ -1148,9 +1161,21 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
    * no call left in the callers; "never" and a cost-model callable ask for nothing. */
   int always = nbc__py_inline_always(inl);
   if (always < 0) return NULL;
+  /* numba's max_registers: None or a positive int, the register cap of the kernel's code */
+  unsigned long max_registers = 0;
+  if (maxreg != Py_None) {
+    long v = PyLong_Check(maxreg) ? PyLong_AsLong(maxreg) : -1;
+    if ((v == -1 && PyErr_Occurred()) || v <= 0 || v > 255) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "max_registers must be None or an int from 1 to 255, not %R",
+                   maxreg);
+      return NULL;
+    }
+    max_registers = (unsigned long)v;
+  }
   PyObject *config =
-      Py_BuildValue("(OOOOOOOO)", sig, device, debug, lineinfo, fastmath, opt, bounds,
-                    always ? Py_True : forceinline);
+      Py_BuildValue("(OOOOOOOOk)", sig, device, debug, lineinfo, fastmath, opt, bounds,
+                    always ? Py_True : forceinline, max_registers);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = apply_jit(module, config, target);
@@ -1168,7 +1193,7 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
 static PyMethodDef kernel_functions[] = {
     {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
      "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
-     "opt=True, launch_bounds=None): a kernel (compiled now when a signature is given, else per argument "
+     "opt=True, launch_bounds=None, max_registers=None): a kernel (compiled now when a signature is given, else per argument "
      "types on first launch) or, with device=True, a device function."},
     {NULL, NULL, 0, NULL},
 };

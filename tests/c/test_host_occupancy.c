@@ -96,6 +96,25 @@ TEST(attributes) {
   nbc_module_destroy(m);
 }
 
+/* nbc_module_load_data_ex's max_registers reaches the driver (CU_JIT_MAX_REGISTERS): the
+ * function reports at most that many registers; the test driver reports exactly the cap. */
+TEST(max_registers_caps_registers) {
+  REQUIRE_DRIVER();
+  nbc_module_load_options_t opts = {.max_registers = 16};
+  nbc_module_t *m = NULL;
+  nbc_function_t *f = NULL;
+  ASSERT_OK(nbc_module_load_data_ex(ptx, sizeof ptx - 1, NBC_IMAGE_AUTO, &opts, &m));
+  ASSERT_OK(nbc_module_get_function(m, "uses_shared", &f));
+  int regs = attr(f, NBC_FUNCTION_ATTR_NUM_REGS);
+  ASSERT(regs > 0 && regs <= 16);
+  if (tdrv_present()) ASSERT_EQ(regs, 16);
+  nbc_module_destroy(m);
+  ASSERT_OK(nbc_module_load_data_ex(ptx, sizeof ptx - 1, NBC_IMAGE_PTX, NULL, &m));
+  ASSERT_OK(nbc_module_get_function(m, "uses_shared", &f));
+  if (tdrv_present()) ASSERT_EQ(attr(f, NBC_FUNCTION_ATTR_NUM_REGS), 32); /* no cap */
+  nbc_module_destroy(m);
+}
+
 TEST(occupancy) {
   REQUIRE_DRIVER();
   nbc_function_t *s, *b;
@@ -192,6 +211,6 @@ TEST(other_device_current) {
   nbc_module_destroy(m);
 }
 
-TEST_LIST(X(attributes) X(occupancy) X(bad_arguments) X(refused_after_reset)
+TEST_LIST(X(attributes) X(max_registers_caps_registers) X(occupancy) X(bad_arguments) X(refused_after_reset)
               X(other_device_current))
 TEST_MAIN()

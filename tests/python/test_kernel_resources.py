@@ -225,3 +225,33 @@ def test_agrees_with_numba_cuda(gpu, tmp_path, monkeypatch):
     assert their_blocks > 0 and their_blocks % sms == 0
     if coop.get_regs_per_thread() == ncoop.get_regs_per_thread():
         assert mine_blocks == their_blocks
+
+
+def test_max_registers_caps_the_kernels_registers(cuda):
+    # numba's jit(max_registers=N): the code is loaded with the register cap (CU_JIT_MAX_REGISTERS
+    # / nvJitLink -maxrregcount), for eager, lazy and list-of-signature kernels alike; the test
+    # driver reports the cap itself, a GPU at most the cap
+    d = cuda.device_array(4, np.float32)
+    eager = cuda.jit("void(float32[::1])", max_registers=16)(_store_one)
+    eager[1, 1](d)
+    lazy = cuda.jit(max_registers=20)(_store_one)
+    lazy[1, 1](d)
+    listed = cuda.jit(["void(float32[::1])"], max_registers=24)(_store_one)
+    listed[1, 1](d)
+    capped = [(eager.get_regs_per_thread(), 16),
+              (next(iter(lazy.get_regs_per_thread().values())), 20),
+              (next(iter(listed.get_regs_per_thread().values())), 24)]
+    for regs, cap in capped:
+        assert 0 < regs <= cap
+        if USING_TESTDRIVER:
+            assert regs == cap
+    if USING_TESTDRIVER:
+        plain = cuda.jit("void(float32[::1])")(_store_one)
+        assert plain.get_regs_per_thread() == 32  # the model's uncapped figure
+    for bad in (0, -1, 256, "16", 2.5):
+        with pytest.raises(ValueError, match="max_registers must be None or an int"):
+            cuda.jit(max_registers=bad)
+
+
+def _store_one(a):
+    a[0] = 1

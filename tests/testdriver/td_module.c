@@ -20,7 +20,7 @@
  *     (`.extern .shared`, dynamic shared memory, counts nothing; variables only functions it
  *     calls name are not followed);
  *   - LOCAL_SIZE_BYTES: the `.local` variables of its body (the stack depot);
- *   - NUM_REGS: a fixed 32; PTX_VERSION / BINARY_VERSION: the target (90 for sm_90);
+ *   - NUM_REGS: a fixed 32, or the module's CU_JIT_MAX_REGISTERS when lower; PTX_VERSION / BINARY_VERSION: the target (90 for sm_90);
  *     MAX_DYNAMIC_SHARED_SIZE_BYTES 49152, the default limit. A cubin's functions report
  *     1024 threads and no memory.
  * cuOccupancyMaxActiveBlocksPerMultiprocessor models the occupancy calculator without its
@@ -60,13 +60,20 @@ struct CUfunc_st {
 
 struct CUmod_st {
   struct CUctx_st *ctx;
-  int target; /* sm_XY as XY */
+  int target;   /* sm_XY as XY */
+  int max_regs; /* CU_JIT_MAX_REGISTERS given at load, 0 when none */
   int nfuncs;
   struct CUfunc_st *funcs;
   struct CUmod_st *next;
 };
 
 static struct CUmod_st *modules;
+
+/* The registers a function reports: the model's 32, or its module's CU_JIT_MAX_REGISTERS. */
+static int func_regs(const struct CUfunc_st *f) {
+  int cap = f->mod ? f->mod->max_regs : 0;
+  return cap > 0 && cap < MODEL_REGS ? cap : MODEL_REGS;
+}
 static int launches;
 static int have_last;
 static tdrv_launch_info last;
@@ -394,7 +401,8 @@ static CUresult load_elf(struct CUmod_st *m, const unsigned char *image, int dev
   return CUDA_SUCCESS;
 }
 
-static CUresult module_load(CUmodule *pmod, const void *image, char *log, size_t log_size) {
+static CUresult module_load(CUmodule *pmod, const void *image, char *log, size_t log_size,
+                            int max_regs) {
   if (!pmod || !image) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&td__lock);
   struct CUctx_st *ctx;
@@ -409,6 +417,7 @@ static CUresult module_load(CUmodule *pmod, const void *image, char *log, size_t
     int cc = a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] * 10 +
              a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
     m->ctx = ctx;
+    m->max_regs = max_regs;
     if (memcmp(image, ELFMAG, SELFMAG) == 0)
       r = load_elf(m, image, cc);
     else
@@ -429,7 +438,7 @@ static CUresult module_load(CUmodule *pmod, const void *image, char *log, size_t
 
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
   TD_ENTER("cuModuleLoadData", "cuModuleLoadData");
-  return module_load(module, image, NULL, 0);
+  return module_load(module, image, NULL, 0, 0);
 }
 
 /* Options are accepted and ignored, except the error log buffer, which receives the
@@ -441,13 +450,15 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
   if (numOptions > 0 && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
   char *log = NULL;
   size_t log_size = 0;
+  int max_regs = 0;
   for (unsigned i = 0; i < numOptions; i++) {
     if (options[i] == CU_JIT_ERROR_LOG_BUFFER) log = optionValues[i];
     if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
       log_size = (size_t)(uintptr_t)optionValues[i];
+    if (options[i] == CU_JIT_MAX_REGISTERS) max_regs = (int)(uintptr_t)optionValues[i];
   }
   if (log && log_size > 0) log[0] = '\0';
-  return module_load(module, image, log, log_size);
+  return module_load(module, image, log, log_size, max_regs);
 }
 
 static int module_known(struct CUmod_st *m) {
@@ -519,7 +530,7 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
       *pi = hfunc->local_bytes;
       break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS:
-      *pi = MODEL_REGS;
+      *pi = func_regs(hfunc);
       break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
@@ -559,7 +570,7 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUf
     long blocks = a[CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR];
     long by_threads = a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR] / (warps * 32);
     long by_regs =
-        a[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR] / (warps * 32 * MODEL_REGS);
+        a[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR] / (warps * 32 * func_regs(func));
     long by_smem = a[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] / smem;
     if (by_threads < blocks) blocks = by_threads;
     if (by_regs < blocks) blocks = by_regs;
