@@ -279,12 +279,7 @@ static int checked_count(const ArrayObject *a, int64_t *pcount) {
   }
   for (int d = 0; d < a->ndim; d++) {
     if (a->shape[d] == 0) continue;
-    if (a->shape[d] > INT64_MAX / a->itemsize / n) {
-      PyErr_SetString(PyExc_ValueError,
-                      "array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
-                      "maximum possible size.");
-      return -1;
-    }
+    if (a->shape[d] > INT64_MAX / a->itemsize / n) return nbc__py_too_big();
     n *= a->shape[d];
   }
   *pcount = zero ? 0 : n;
@@ -552,15 +547,28 @@ static PyObject *host_array_like(nbc__py_state *st, ArrayObject *self, int fortr
   return out;
 }
 
-/* The bytes from the array's first element to the end of its last (numba's alloc_size of a
- * view, memory_size_from_info); strides are non-negative here. */
-static size_t extent_bytes(const ArrayObject *a) {
-  int64_t end = a->itemsize;
-  for (int d = 0; d < a->ndim; d++) {
-    if (a->shape[d] == 0) return 0;
-    end += (a->shape[d] - 1) * a->strides[d];
+int nbc__py_extent(int ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize,
+                   int64_t *pbytes) {
+  int64_t lo = 0, hi = itemsize, span;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] == 0) {
+      *pbytes = 0;
+      return 0;
+    }
+    if (__builtin_mul_overflow(shape[d] - 1, strides[d], &span) ||
+        __builtin_add_overflow(span > 0 ? hi : lo, span, span > 0 ? &hi : &lo))
+      return -1;
   }
-  return (size_t)end;
+  return __builtin_sub_overflow(hi, lo, pbytes) ? -1 : 0;
+}
+
+/* The bytes from the array's first element to the end of its last (numba's alloc_size of a
+ * view, memory_size_from_info); strides are non-negative here, and an array's extent was
+ * checked when it was made. */
+static size_t extent_bytes(const ArrayObject *a) {
+  int64_t bytes = 0;
+  nbc__py_extent(a->ndim, a->shape, a->strides, a->itemsize, &bytes);
+  return (size_t)bytes;
 }
 
 /* copy_to_host of a view that is neither C- nor F-contiguous, as numba does it: the bytes
@@ -1431,18 +1439,13 @@ static PyObject *get_stream(ArrayObject *self, void *c) {
  * (memory_size_from_info), 0 for an empty array. */
 static PyObject *get_alloc_size(ArrayObject *self, void *c) {
   (void)c;
-  int64_t lo = 0, hi = self->itemsize, span;
-  for (int d = 0; d < self->ndim; d++) {
-    if (self->shape[d] == 0) return PyLong_FromLong(0);
-    if (__builtin_mul_overflow(self->shape[d] - 1, self->strides[d], &span) ||
-        __builtin_add_overflow(span > 0 ? hi : lo, span, span > 0 ? &hi : &lo) ||
-        __builtin_sub_overflow(hi, lo, &span)) {
-      PyErr_SetString(PyExc_OverflowError, "alloc_size: the array's extent does not fit in "
-                                           "64 bits");
-      return NULL;
-    }
+  int64_t bytes;
+  if (nbc__py_extent(self->ndim, self->shape, self->strides, self->itemsize, &bytes) < 0) {
+    PyErr_SetString(PyExc_OverflowError, "alloc_size: the array's extent does not fit in "
+                                         "64 bits");
+    return NULL;
   }
-  return PyLong_FromLongLong(hi - lo);
+  return PyLong_FromLongLong(bytes);
 }
 
 /* numba's device_ctypes_pointer: the data pointer as a ctypes.c_size_t, as numba-cuda's
@@ -1787,16 +1790,13 @@ static int strides_arg(ArrayObject *a, PyObject *strides) {
   }
   Py_DECREF(t);
   if (rc < 0 || a->nbytes == 0) return rc;
-  int64_t end = a->itemsize; /* the extent, as extent_bytes() measures it, with overflow checks */
-  for (int d = 0; d < a->ndim; d++) {
-    if (a->strides[d] != 0 && a->shape[d] - 1 > (INT64_MAX - end) / a->strides[d]) {
-      PyErr_Format(PyExc_ValueError, "strides %R span more memory than can be allocated",
-                   strides);
-      return -1;
-    }
-    end += (a->shape[d] - 1) * a->strides[d];
+  int64_t bytes;
+  if (nbc__py_extent(a->ndim, a->shape, a->strides, a->itemsize, &bytes) < 0) {
+    PyErr_Format(PyExc_ValueError, "strides %R span more memory than can be allocated",
+                 strides);
+    return -1;
   }
-  a->nbytes = (size_t)end;
+  a->nbytes = (size_t)bytes;
   return 0;
 }
 

@@ -158,3 +158,9 @@ int nbc__py_raise_int(nbc__py_state *st, nbc_status_t status) {
   nbc__py_raise(st, status);
   return -1;
 }
+
+int nbc__py_too_big(void) {
+  PyErr_SetString(PyExc_ValueError, "array is too big; `arr.size * arr.dtype.itemsize` is "
+                                    "larger than the maximum possible size.");
+  return -1;
+}

@@ -377,30 +377,29 @@ static int geometry_get(nbc__py_state *st, PyObject *shape, PyObject *dtype, PyO
       if (extent > 0 && __builtin_mul_overflow(stride, extent, &stride)) goto too_big;
     }
   }
-  /* The extent from the lowest to the highest byte any index reaches. */
-  Py_ssize_t lo = 0, hi = itemsize;
-  for (Py_ssize_t d = 0; d < nd; d++) {
-    Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(g->shape, d));
-    Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(g->strides, d));
-    if (PyErr_Occurred()) goto fail;
-    if (n < 0) {
-      PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
-      goto fail;
-    }
-    if (n == 0) {
-      lo = hi = 0;
-      break;
-    }
-    Py_ssize_t off;
-    if (__builtin_mul_overflow(n - 1, s, &off) ||
-        (off > 0 ? __builtin_add_overflow(hi, off, &hi) : __builtin_add_overflow(lo, off, &lo)))
-      goto too_big;
+  /* The extent from the lowest to the highest byte any index reaches (nbc__py_extent), read
+   * up to the first empty dimension. */
+  int64_t *dims = PyMem_Malloc(sizeof *dims * 2 * (size_t)(nd ? nd : 1)), bytes = 0;
+  if (!dims) {
+    PyErr_NoMemory();
+    goto fail;
   }
-  if (__builtin_sub_overflow(hi, lo, &g->nbytes)) goto too_big;
+  int empty = 0;
+  for (Py_ssize_t d = 0; d < nd && !empty && !PyErr_Occurred(); d++) {
+    dims[d] = PyLong_AsSsize_t(PyTuple_GET_ITEM(g->shape, d));
+    dims[nd + d] = PyLong_AsSsize_t(PyTuple_GET_ITEM(g->strides, d));
+    if (!PyErr_Occurred() && dims[d] < 0)
+      PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+    empty = dims[d] == 0;
+  }
+  int bad = PyErr_Occurred() ||
+            (!empty && nbc__py_extent((int)nd, dims, dims + nd, itemsize, &bytes) < 0);
+  PyMem_Free(dims);
+  if (bad) goto too_big;
+  g->nbytes = (Py_ssize_t)bytes;
   return 0;
 too_big: /* a shape or strides whose bytes do not fit: numpy's words */
-  PyErr_SetString(PyExc_ValueError, "array is too big; `arr.size * arr.dtype.itemsize` is "
-                  "larger than the maximum possible size.");
+  if (!PyErr_Occurred()) nbc__py_too_big();
 fail:
   geometry_clear(g);
   return -1;

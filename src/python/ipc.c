@@ -60,41 +60,39 @@ static int context_arg(nbc__py_state *st, PyObject *obj, nbc_context_t **pctx) {
   return s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
 }
 
-/* The bytes from the first element to past the last of a strided array: 0 when empty; -1
- * with ValueError for negative strides, which export memory before the pointer. */
-/* numpy's message for a size beyond the address space; -1. */
-static int too_big(void) {
-  PyErr_SetString(PyExc_ValueError, "array is too big; `arr.size * arr.dtype.itemsize` is "
-                                    "larger than the maximum possible size.");
-  return -1;
-}
-
+/* The bytes from the first element to past the last of a strided array (nbc__py_extent):
+ * 0 when empty; -1 with ValueError for negative strides, which export memory before the
+ * pointer, and for an extent beyond the address space. */
 static int extent_of(PyObject *shape, PyObject *strides, Py_ssize_t itemsize, size_t *pbytes) {
   Py_ssize_t n = PyTuple_GET_SIZE(shape);
-  size_t last = 0;
-  for (Py_ssize_t i = 0; i < n; i++) {
+  int64_t *dims = PyMem_Malloc(sizeof *dims * 2 * (size_t)(n ? n : 1)), bytes = 0;
+  if (!dims) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  int rc = 0, empty = 0;
+  for (Py_ssize_t i = 0; i < n && !empty && rc == 0; i++) {
     long long len = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
     long long stride = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
-    if (PyErr_Occurred()) return -1;
-    if (len < 0) {
+    if (PyErr_Occurred()) {
+      rc = -1;
+    } else if (len < 0) {
       PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
-      return -1;
-    }
-    if (len == 0) {
-      *pbytes = 0;
-      return 0;
-    }
-    if (stride < 0) {
+      rc = -1;
+    } else if (len == 0) {
+      empty = 1;
+    } else if (stride < 0) {
       PyErr_SetString(PyExc_ValueError, "cannot share an array with negative strides over IPC");
-      return -1;
+      rc = -1;
     }
-    size_t span;
-    if (__builtin_mul_overflow((size_t)(len - 1), (size_t)stride, &span) ||
-        __builtin_add_overflow(last, span, &last))
-      return too_big();
+    dims[i] = len;
+    dims[n + i] = stride;
   }
-  if (__builtin_add_overflow(last, (size_t)itemsize, pbytes)) return too_big();
-  return 0;
+  if (rc == 0 && !empty && nbc__py_extent((int)n, dims, dims + n, itemsize, &bytes) < 0)
+    rc = nbc__py_too_big();
+  PyMem_Free(dims);
+  if (rc == 0) *pbytes = (size_t)bytes;
+  return rc;
 }
 
 /* numpy.dtype(obj); a new reference. */
@@ -133,7 +131,7 @@ static PyObject *c_strides(PyObject *shape, Py_ssize_t itemsize) {
     long long len = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
     if (t && ((len == -1 && PyErr_Occurred()) ||
               (i > 0 && __builtin_mul_overflow(stride, len > 0 ? len : 1, &stride)))) {
-      if (!PyErr_Occurred()) too_big();
+      if (!PyErr_Occurred()) nbc__py_too_big();
       Py_CLEAR(t);
     }
   }

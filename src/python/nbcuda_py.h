@@ -80,6 +80,8 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st);
 PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status);
 /* The same, for functions that return int: returns -1. */
 int nbc__py_raise_int(nbc__py_state *st, nbc_status_t status);
+/* numpy's ValueError for a shape whose bytes do not fit ("array is too big; ..."); -1. */
+int nbc__py_too_big(void);
 
 /* ======================================================================== types.c === */
 /* numba's type objects: nbcuda.float32, int64, void, arrays by slicing, signatures. */
@@ -149,6 +151,11 @@ PyObject *nbc__py_numpy_dtype_of(nbc__py_state *st, PyObject *obj);
 /* ================================================================== devicearray.c === */
 /* A tuple of n ints; NULL with an exception. */
 PyObject *nbc__py_int64_tuple(const int64_t *v, int n);
+/* numba's memory_size_from_info: the bytes from the lowest to past the highest byte an index
+ * of shape/strides reaches (0 when an extent is 0); -1, no exception set, when that does not
+ * fit in int64. */
+int nbc__py_extent(int ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize,
+                   int64_t *pbytes);
 int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st);
 
 /* A view of any array argument for a kernel launch: device memory, element, geometry. */
