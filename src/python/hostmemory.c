@@ -339,6 +339,29 @@ static PyObject *int_tuple(PyObject *obj, const char *what) {
   return seq;
 }
 
+PyObject *nbc__py_dense_strides(PyObject *shape, Py_ssize_t itemsize, char order) {
+  Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+  PyObject *strides = PyTuple_New(nd);
+  Py_ssize_t stride = itemsize;
+  for (Py_ssize_t k = 0; strides && k < nd; k++) {
+    Py_ssize_t d = order == 'C' ? nd - 1 - k : k;
+    PyObject *v = PyLong_FromSsize_t(stride);
+    if (!v) {
+      Py_CLEAR(strides);
+      break;
+    }
+    PyTuple_SET_ITEM(strides, d, v);
+    Py_ssize_t extent = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, d));
+    if (extent == -1 && PyErr_Occurred()) {
+      Py_CLEAR(strides);
+    } else if (extent > 0 && __builtin_mul_overflow(stride, extent, &stride)) {
+      nbc__py_too_big();
+      Py_CLEAR(strides);
+    }
+  }
+  return strides;
+}
+
 /* numba's prepare_shape_strides_dtype and memory_size_from_info. */
 static int geometry_get(nbc__py_state *st, PyObject *shape, PyObject *dtype, PyObject *strides,
                         const char *order, geometry *g) {
@@ -366,16 +389,7 @@ static int geometry_get(nbc__py_state *st, PyObject *shape, PyObject *dtype, PyO
       PyErr_SetString(PyExc_ValueError, "must be either C/F order");
       goto fail;
     }
-    if (!(g->strides = PyTuple_New(nd))) goto fail;
-    Py_ssize_t stride = itemsize;
-    for (Py_ssize_t k = 0; k < nd; k++) {
-      Py_ssize_t d = order[0] == 'C' ? nd - 1 - k : k;
-      PyObject *v = PyLong_FromSsize_t(stride);
-      if (!v) goto fail;
-      PyTuple_SET_ITEM(g->strides, d, v);
-      Py_ssize_t extent = PyLong_AsSsize_t(PyTuple_GET_ITEM(g->shape, d));
-      if (extent > 0 && __builtin_mul_overflow(stride, extent, &stride)) goto too_big;
-    }
+    if (!(g->strides = nbc__py_dense_strides(g->shape, itemsize, order[0]))) goto fail;
   }
   /* The extent from the lowest to the highest byte any index reaches (nbc__py_extent), read
    * up to the first empty dimension. */

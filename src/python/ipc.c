@@ -117,27 +117,6 @@ static PyObject *int_tuple(PyObject *obj, const char *what) {
   return t;
 }
 
-/* C-contiguous strides for shape; a new reference (ValueError when they overflow). */
-static PyObject *c_strides(PyObject *shape, Py_ssize_t itemsize) {
-  Py_ssize_t n = PyTuple_GET_SIZE(shape);
-  PyObject *t = PyTuple_New(n);
-  long long stride = itemsize;
-  for (Py_ssize_t i = n - 1; t && i >= 0; i--) {
-    PyObject *v = PyLong_FromLongLong(stride);
-    if (!v)
-      Py_CLEAR(t);
-    else
-      PyTuple_SET_ITEM(t, i, v);
-    long long len = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    if (t && ((len == -1 && PyErr_Occurred()) ||
-              (i > 0 && __builtin_mul_overflow(stride, len > 0 ? len : 1, &stride)))) {
-      if (!PyErr_Occurred()) nbc__py_too_big();
-      Py_CLEAR(t);
-    }
-  }
-  return t;
-}
-
 /* shape, strides (None: C-contiguous, an int: numba's 1-D form) and dtype made canonical
  * into a desc dict(shape=, strides=, dtype=); *pbytes gets the extent. A new reference. */
 static PyObject *array_desc(nbc__py_state *st, PyObject *shape_obj, PyObject *dtype_obj,
@@ -148,7 +127,8 @@ static PyObject *array_desc(nbc__py_state *st, PyObject *shape_obj, PyObject *dt
   Py_XDECREF(itemsize_obj);
   if (itemsize < 0 || !(shape = int_tuple(shape_obj, "shape"))) goto done;
   strides =
-      strides_obj == Py_None ? c_strides(shape, itemsize) : int_tuple(strides_obj, "strides");
+      strides_obj == Py_None ? nbc__py_dense_strides(shape, itemsize, 'C')
+                             : int_tuple(strides_obj, "strides");
   if (!strides) goto done;
   if (PyTuple_GET_SIZE(strides) != PyTuple_GET_SIZE(shape)) {
     PyErr_Format(PyExc_ValueError, "strides %R do not match shape %R", strides, shape);

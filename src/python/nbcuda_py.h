@@ -200,6 +200,9 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
 int nbc__py_kernel_init(PyObject *module, nbc__py_state *st);
 
 /* =================================================================== hostmemory.c === */
+/* Contiguous strides (order 'C' or 'F') of a tuple of ints, as a tuple; NULL with numpy's
+ * too-big ValueError when the bytes overflow (nonzero extents of an empty shape count too). */
+PyObject *nbc__py_dense_strides(PyObject *shape, Py_ssize_t itemsize, char order);
 /* numba's *_array_like: module.fname(shape=, dtype=, strides=, order=) in ary's own layout,
  * plus the keywords in extra (or NULL); a new reference, NULL with an exception. */
 PyObject *nbc__py_like_call(PyObject *module, const char *fname, PyObject *ary,
