@@ -28,6 +28,10 @@ typedef struct {
   PyObject_HEAD
   nbc_context_t *ctx;
   PyObject *device;
+  /* get_memory_info's last answer, returned again while the driver's numbers are the same
+   * (a MemoryInfo is an immutable tuple of ints): polling builds no objects. */
+  PyObject *memory_info;
+  size_t info_free, info_total;
 } ContextObject;
 
 /* ------------------------------------------------------------------ Context ----------- */
@@ -35,6 +39,7 @@ typedef struct {
 static int context_traverse(ContextObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->device);
+  Py_VISIT(self->memory_info);
   return 0;
 }
 
@@ -42,6 +47,7 @@ static void context_dealloc(ContextObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
   Py_CLEAR(self->device);
+  Py_CLEAR(self->memory_info);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -63,6 +69,8 @@ PyObject *nbc__py_context_object(nbc__py_state *st, nbc_context_t *ctx) {
   }
   c->ctx = ctx;
   c->device = device;
+  c->memory_info = NULL;
+  c->info_free = c->info_total = 0;
   PyObject_GC_Track(c);
   PyList_SetItem(st->contexts, id, Py_NewRef(c));
   return (PyObject *)c;
@@ -122,6 +130,8 @@ static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) 
   size_t free_bytes = 0, total = 0;
   nbc_status_t s = nbc_context_get_memory_info(self->ctx, &free_bytes, &total);
   if (s != NBC_OK) return nbc__py_raise(st, s);
+  if (self->memory_info && self->info_free == free_bytes && self->info_total == total)
+    return Py_NewRef(self->memory_info);
   PyObject *cls = memory_info_class(st);
   if (!cls) return NULL;
   PyObject *f = PyLong_FromSize_t(free_bytes), *t = f ? PyLong_FromSize_t(total) : NULL;
@@ -133,6 +143,9 @@ static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) 
   }
   PyTuple_SET_ITEM(info, 0, f);
   PyTuple_SET_ITEM(info, 1, t);
+  Py_XSETREF(self->memory_info, Py_NewRef(info));
+  self->info_free = free_bytes;
+  self->info_total = total;
   return info;
 }
 

@@ -18,6 +18,11 @@
  * cost one lookup; host arrays are copied to the device and back, as numba does). The
  * launcher supports vectorcall, so `k[g, b](x, y)` builds no argument tuple.
  *
+ * k.forall(ntasks, tpb=0, stream=0, sharedmem=0) is numba's ForAll: a launcher whose grid
+ * covers ntasks threads, in blocks of tpb or, when tpb is 0, of the largest block the
+ * specialisation can have (what numba-cuda's get_max_potential_block_size answers);
+ * k.specialize(*args) is the kernel compiled for those arguments' types.
+ *
  * Inspection, as numba's dispatcher: `specialized`, `overloads` ({argument types: kernel}),
  * get_regs_per_thread/get_shared_mem_per_block/get_local_mem_per_thread/get_const_mem_size/
  * get_max_threads_per_block(signature=None), and on a kernel compiled for one signature
@@ -67,6 +72,9 @@ typedef struct {
   unsigned grid[3], block[3];
   unsigned shared;
   PyObject *stream; /* NULL: default */
+  /* k.forall(ntasks, tpb): -1 for k[...]; else the grid is ceil(ntasks / block) and a block
+   * of 0 threads is asked of the driver per launch (the specialisation's largest block). */
+  long long ntasks;
 } LauncherObject;
 
 typedef struct {
@@ -509,10 +517,32 @@ static int pack_scalar(nbc__py_state *st, const nbc_signature_t *sig, int i, cha
   return s == NBC_OK ? 0 : argument_refused(st, s);
 }
 
+/* numba's ForAll: the block is the one forall() was given, else the largest the kernel can
+ * be launched with (numba-cuda's get_max_potential_block_size answers the function's
+ * MAX_THREADS_PER_BLOCK), and the grid covers ntasks threads. */
+static int forall_dims(nbc__py_state *st, const LauncherObject *L, nbc_function_t *fn,
+                       unsigned grid[3], unsigned block[3]) {
+  if (block[0] == 0) {
+    int most = 0;
+    nbc_status_t s = nbc_function_attribute(fn, NBC_FUNCTION_ATTR_MAX_THREADS_PER_BLOCK, &most);
+    if (s != NBC_OK) return nbc__py_raise_int(st, s);
+    block[0] = most > 0 ? (unsigned)most : 1;
+  }
+  unsigned long long blocks = ((unsigned long long)L->ntasks + block[0] - 1) / block[0];
+  if (blocks > UINT_MAX) {
+    PyErr_Format(PyExc_ValueError, "forall: %lld tasks in blocks of %u threads need %llu "
+                 "blocks, more than a grid can have", L->ntasks, block[0], blocks);
+    return -1;
+  }
+  grid[0] = (unsigned)blocks;
+  return 0;
+}
+
 /* The launch itself: pack, launch, copy host arrays back. */
 static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   KernelObject *k = L->kernel;
+  if (L->ntasks == 0) Py_RETURN_NONE; /* numba's ForAll: nothing to do, nothing checked */
   if (!k->sigtext) {
     k = specialize(st, k, args, nargs);
     if (!k) return NULL;
@@ -526,6 +556,10 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   }
   nbc_function_t *fn = kernel_function(st, k);
   if (!fn) return NULL;
+  unsigned grid[3], block[3];
+  memcpy(grid, L->grid, sizeof grid);
+  memcpy(block, L->block, sizeof block);
+  if (L->ntasks >= 0 && forall_dims(st, L, fn, grid, block) < 0) return NULL;
   size_t size = nbc_signature_params_size(sig);
   _Alignas(16) char stackbuf[1024];
   char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
@@ -555,7 +589,7 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   nbc_stream_t *stream = NULL, *temp = NULL;
   if (ok) ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
   if (ok) {
-    nbc_status_t s = nbc_launch_packed(fn, L->grid, L->block, L->shared, stream, buf, size);
+    nbc_status_t s = nbc_launch_packed(fn, grid, block, L->shared, stream, buf, size);
     if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
   }
   nbc_stream_destroy(temp);
@@ -644,6 +678,7 @@ static PyObject *make_launcher(KernelObject *self, PyObject *key) {
   L->kernel = (KernelObject *)Py_NewRef(self);
   L->stream = NULL;
   L->shared = 0;
+  L->ntasks = -1;
   PyObject_GC_Track(L);
   Py_ssize_t n = PyTuple_GET_SIZE(key);
   if (dims_arg(PyTuple_GET_ITEM(key, 0), L->grid, "griddim") < 0 ||
@@ -685,6 +720,48 @@ static PyObject *kernel_getitem(KernelObject *self, PyObject *key) {
     Py_XSETREF(self->last_launcher, Py_NewRef(L));
   }
   return L;
+}
+
+/* numba's Dispatcher.forall(ntasks, tpb=0, stream=0, sharedmem=0): a launcher of a 1-D grid
+ * of ntasks threads (the kernel checks cuda.grid(1) < ntasks itself). */
+static PyObject *kernel_forall(KernelObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"ntasks", "tpb", "stream", "sharedmem", NULL};
+  PyObject *ntasks_obj, *tpb = NULL, *stream = NULL, *sharedmem = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:forall", kwlist, &ntasks_obj, &tpb,
+                                   &stream, &sharedmem))
+    return NULL;
+  long long ntasks = PyLong_AsLongLong(ntasks_obj); /* ints and numpy integers */
+  if (ntasks == -1 && PyErr_Occurred()) return NULL;
+  if (ntasks < 0) {
+    PyErr_Format(PyExc_ValueError, "Can't create ForAll with negative task count: %lld",
+                 ntasks);
+    return NULL;
+  }
+  if (tpb && !PyIndex_Check(tpb)) {
+    PyErr_Format(PyExc_TypeError, "forall: tpb must be an int, got %R", tpb);
+    return NULL;
+  }
+  PyObject *zero = PyLong_FromLong(0), *block = tpb ? PyNumber_Index(tpb) : Py_XNewRef(zero);
+  PyObject *key = zero && block ? PyTuple_Pack(4, zero, block, stream ? stream : zero,
+                                               sharedmem ? sharedmem : zero)
+                                : NULL;
+  Py_XDECREF(zero);
+  Py_XDECREF(block);
+  LauncherObject *L = key ? (LauncherObject *)make_launcher(self, key) : NULL;
+  Py_XDECREF(key);
+  if (L) L->ntasks = ntasks;
+  return (PyObject *)L;
+}
+
+/* numba's Dispatcher.specialize(*args): the kernel compiled for these arguments' types, a
+ * kernel of its own (specialized is True). */
+static PyObject *kernel_specialize(KernelObject *self, PyObject *const *args, Py_ssize_t n) {
+  if (self->sigtext) {
+    PyErr_SetString(PyExc_RuntimeError, "Dispatcher already specialized");
+    return NULL;
+  }
+  KernelObject *k = specialize(nbc__py_state_of((PyObject *)self), self, args, n);
+  return Py_XNewRef((PyObject *)k);
 }
 
 static PyObject *kernel_call(KernelObject *self, PyObject *args, PyObject *kwargs) {
@@ -966,6 +1043,10 @@ static PyMethodDef kernel_methods[] = {
     KW_METHOD(get_const_mem_size, "get_const_mem_size(signature=None): constant memory bytes."),
     KW_METHOD(get_max_threads_per_block, "get_max_threads_per_block(signature=None): the "
               "largest block the kernel can be launched with."),
+    KW_METHOD(forall, "forall(ntasks, tpb=0, stream=0, sharedmem=0): a launcher of ntasks "
+              "threads in blocks of tpb (0: the largest block the kernel can have)."),
+    {"specialize", (PyCFunction)(void (*)(void))kernel_specialize, METH_FASTCALL,
+     "specialize(*args): the kernel compiled for these arguments' types."},
     KW_METHOD(max_cooperative_grid_blocks, "max_cooperative_grid_blocks(blockdim, "
               "dynsmemsize=0): the largest cooperative grid on the current device."),
     {NULL, NULL, 0, NULL},

@@ -15,6 +15,7 @@ import gc
 import threading
 import time
 
+import numpy as np
 import pytest
 
 
@@ -238,3 +239,19 @@ def test_memory_info_is_the_namedtuple(cuda):
     assert m._asdict() == {"free": m.free, "total": m.total}
     free, total = m
     assert (free, total) == tuple(m)
+
+
+def test_memory_info_follows_the_driver(cuda, tdrv):
+    # the last MemoryInfo is returned again while the driver's numbers are the same, and a
+    # new one as soon as they change (the test driver charges allocations against free)
+    ctx = cuda.current_context()
+    calls = tdrv.calls("cuMemGetInfo")
+    m = ctx.get_memory_info()
+    assert ctx.get_memory_info() is m
+    assert tdrv.calls("cuMemGetInfo") == calls + 2  # the driver is asked every time
+    d = cuda.device_array(1 << 20, np.uint8)
+    m2 = ctx.get_memory_info()
+    assert m2 is not m and m2.total == m.total and m2.free <= m.free - (1 << 20)
+    del d
+    m3 = ctx.get_memory_info()
+    assert m3 == m and type(m3) is type(m)
