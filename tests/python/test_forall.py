@@ -24,6 +24,12 @@ def scaled_copy(out, x, factor):
         out[i] = x[i] * factor
 
 
+def block_size(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = cuda.blockDim.x
+
+
 def launched(info):
     return list(info.grid), list(info.block), info.shared_bytes, info.stream
 
@@ -74,7 +80,7 @@ def test_forall_of_no_tasks_launches_nothing_and_checks_nothing(tdrv):
     assert tdrv.launch_count() == before
 
 
-def test_forall_refuses_bad_arguments(tdrv):
+def test_forall_refuses_bad_arguments(cuda):
     k = cuda.jit("void(float32[::1], int64)")(increment)
     with pytest.raises(ValueError, match="Can't create ForAll with negative task count: -1"):
         k.forall(-1)
@@ -94,7 +100,7 @@ def test_forall_refuses_bad_arguments(tdrv):
         k.forall(10)(cuda.device_array(1, np.float32))
 
 
-def test_specialize_compiles_for_the_argument_types(tdrv):
+def test_specialize_compiles_for_the_argument_types(cuda):
     k = cuda.jit(scaled_copy)
     out, x = cuda.device_array(8, np.float32), cuda.device_array(8, np.float32)
     s = k.specialize(out, x, 2.0)
@@ -111,8 +117,8 @@ def test_specialize_compiles_for_the_argument_types(tdrv):
 
 @pytest.mark.gpu
 def test_forall_runs_like_numba_cuda(gpu, tmp_path, monkeypatch):
-    """The same kernels through numba-cuda's forall: the same results, and the same block
-    when both take the kernel's largest block (equal when the registers allow the same)."""
+    """The same kernels through numba-cuda's forall: the same results, and every thread sees
+    the block forall chose, the kernel's largest (the same as numba's when the registers are)."""
     n = 100_003
     x = np.arange(n, dtype=np.float32)
     a = cuda.to_device(np.zeros(n, np.float32))
@@ -126,9 +132,16 @@ def test_forall_runs_like_numba_cuda(gpu, tmp_path, monkeypatch):
     np.testing.assert_array_equal(a.copy_to_host(), np.full(n, 2, np.float32))
     np.testing.assert_array_equal(out.copy_to_host(), x * 3)
 
+    blocks = cuda.device_array(n, np.int32)
+    seen = cuda.jit("void(int32[::1])")(block_size)
+    seen.forall(n)(blocks)
+    most = seen.get_max_threads_per_block()
+    np.testing.assert_array_equal(blocks.copy_to_host(), np.full(n, most, np.int32))
+
     ncuda = pytest.importorskip("numba.cuda")
     (tmp_path / "numba_forall_kernels.py").write_text(
-        "from numba import cuda\n\n" + inspect.getsource(increment))
+        "from numba import cuda\n\n" + inspect.getsource(increment) + "\n\n" +
+        inspect.getsource(block_size))
     monkeypatch.syspath_prepend(str(tmp_path))
     import numba_forall_kernels as t
     theirs = ncuda.jit("void(float32[::1], int64)")(t.increment)
@@ -137,5 +150,11 @@ def test_forall_runs_like_numba_cuda(gpu, tmp_path, monkeypatch):
     theirs.forall(n, tpb=96)(b, n)
     ncuda.synchronize()
     np.testing.assert_array_equal(b.copy_to_host(), a.copy_to_host())
-    if k.get_regs_per_thread() == theirs.get_regs_per_thread():
-        assert k.get_max_threads_per_block() == theirs.get_max_threads_per_block()
+    their_seen = ncuda.jit("void(int32[::1])")(t.block_size)
+    their_blocks = ncuda.to_device(np.zeros(n, np.int32))
+    their_seen.forall(n)(their_blocks)
+    their_most = their_seen.get_max_threads_per_block()
+    np.testing.assert_array_equal(their_blocks.copy_to_host(),
+                                  np.full(n, their_most, np.int32))
+    if seen.get_regs_per_thread() == their_seen.get_regs_per_thread():
+        assert most == their_most
