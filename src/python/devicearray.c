@@ -1955,6 +1955,13 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     memcpy(view->strides, a->strides, sizeof(int64_t) * (size_t)a->ndim);
     return 0;
   }
+  /* cuda.In/Out/InOut: the copies a host array gets; a device array is used in place */
+  PyObject *value;
+  int copy_in = 1, copy_out = 1;
+  if (nbc__py_arg_hint(st, obj, &value, &copy_in, &copy_out)) {
+    if (Py_TYPE(value) == st->DeviceArrayType) return nbc__py_array_view_get(st, value, view);
+    obj = value;
+  }
   ArrayObject tmp;
   int64_t dims[2 * NBC__PY_MAXDIM];
   tmp.shape = dims; /* room for any ndim: array_set_ndim allocates nothing */
@@ -1968,15 +1975,17 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     PyObject *holder = NULL;
     char kind;
     int itemsize;
-    if (host_buffer(st, obj, &view->buffer, 1, &holder, &kind, &itemsize) < 0) {
+    /* only a copy back needs a writable buffer (cuda.In takes read-only arrays) */
+    if (host_buffer(st, obj, &view->buffer, copy_out, &holder, &kind, &itemsize) < 0) {
       if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
           !PyErr_ExceptionMatches(PyExc_TypeError))
         return -1;
       PyErr_Format(PyExc_TypeError, "cannot pass %s as an array to a kernel: it is not a "
-                   "device array, has no __cuda_array_interface__ and no writable buffer",
-                   Py_TYPE(obj)->tp_name);
+                   "device array, has no __cuda_array_interface__ and no %sbuffer",
+                   Py_TYPE(obj)->tp_name, copy_out ? "writable " : "");
       return -1;
     }
+    Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
     if (geometry_from_buffer(&tmp, &view->buffer, kind) < 0) {
       PyBuffer_Release(&view->buffer);
       return -1;
@@ -1985,7 +1994,7 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     view->nbytes = tmp.nbytes;
     if (tmp.nbytes) {
       nbc_status_t s = nbc_mem_alloc(tmp.nbytes, &tmp.data);
-      if (s == NBC_OK) s = copy_htod(tmp.data, view->buffer.buf, tmp.nbytes, NULL);
+      if (s == NBC_OK && copy_in) s = copy_htod(tmp.data, view->buffer.buf, tmp.nbytes, NULL);
       if (s != NBC_OK) {
         if (tmp.data) nbc_mem_free(tmp.data);
         PyBuffer_Release(&view->buffer);
@@ -1993,6 +2002,7 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
       }
     }
     view->host = Py_NewRef(obj);
+    view->copy_back = copy_out;
   }
   view->data = tmp.data;
   view->kind = tmp.kind;
@@ -2006,7 +2016,8 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
 int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back) {
   if (!view->host) return 0;
   nbc_status_t s = NBC_OK;
-  if (copy_back && view->nbytes) s = copy_dtoh(view->buffer.buf, view->data, view->nbytes, NULL);
+  if (copy_back && view->copy_back && view->nbytes)
+    s = copy_dtoh(view->buffer.buf, view->data, view->nbytes, NULL);
   if (view->data) nbc_mem_free(view->data);
   PyBuffer_Release(&view->buffer);
   Py_CLEAR(view->host);

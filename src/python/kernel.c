@@ -306,6 +306,9 @@ static const char *scalar_name(char kind, int itemsize) {
 }
 
 static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
+  PyObject *value;
+  int copy_in, copy_out;
+  if (nbc__py_arg_hint(st, a, &value, &copy_in, &copy_out)) a = value; /* In(x): x's type */
   if (PyBool_Check(a)) return PyUnicode_FromString("boolean");
   if (PyLong_Check(a)) return PyUnicode_FromString("int64");
   if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");

@@ -32,6 +32,7 @@ typedef struct nbc__py_state {
   PyTypeObject *RuntimeType, *HostMemType;
   PyTypeObject *StubType;  /* intrinsics.c: host placeholders of kernel-language names */
   PyTypeObject *IpcHandleType, *IpcArrayHandleType; /* ipc.c */
+  PyTypeObject *ArgHintType, *InHintType, *OutHintType, *InOutHintType; /* arghint.c */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -172,9 +173,11 @@ typedef struct nbc__py_array_view {
   PyObject *host;    /* the host object (new reference) */
   Py_buffer buffer;  /* its buffer, held until the copy back */
   size_t nbytes;
+  int copy_back;     /* 0 for a host array wrapped in cuda.In */
 } nbc__py_array_view;
 /* Fills *view for obj: an nbcuda device array (fast path), an object with
- * __cuda_array_interface__, or a host buffer (copied to the device). 0 on success, -1 with
+ * __cuda_array_interface__, or a host buffer (copied to the device), any of them possibly
+ * wrapped in cuda.In/Out/InOut (arghint.c). 0 on success, -1 with
  * an exception set; on success the caller calls nbc__py_array_view_finish. */
 int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view);
 /* Copies a host argument back and releases what the view holds; -1 with an exception set
@@ -217,6 +220,14 @@ int nbc__py_intrinsics_init(PyObject *module, nbc__py_state *st);
 /* The name after "cuda." ("grid", "atomic.add") when obj is one of those stubs, or NULL;
  * it lives as long as obj. */
 const char *nbc__py_stub_name(nbc__py_state *st, PyObject *obj);
+
+/* ====================================================================== arghint.c === */
+/* cuda.In, cuda.Out, cuda.InOut. */
+int nbc__py_arghint_init(PyObject *module, nbc__py_state *st);
+/* Whether obj is one of them: 1 with the wrapped value (borrowed) and which copies the
+ * launch makes of a host array, else 0. */
+int nbc__py_arg_hint(nbc__py_state *st, PyObject *obj, PyObject **pvalue, int *pcopy_in,
+                     int *pcopy_out);
 
 /* ========================================================================== ipc.c === */
 /* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
