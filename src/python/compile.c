@@ -4,7 +4,9 @@
  * What goes to the compiler: the function's source from inspect.getsourcelines (decorators
  * included, dedented, with the first line number and the columns removed so diagnostics
  * point into the real file), its file name, its __name__, and a resolver for the global
- * names the body uses.
+ * names the body uses. A lambda is given as `def _lambda_(params): return (body)`, its body
+ * cut out of its file's text with ast (on the lambda's first line, with its parameters),
+ * the def placed one line above the lambda's so diagnostics name the lambda's line.
  *
  * The resolver looks names up in the function's closure cells, then its __globals__ (names
  * found in neither are left to the compiler: builtins such as range/abs/min). It answers:
@@ -58,10 +60,128 @@ struct session {
 
 /* ------------------------------------------------------------ source ------------------ */
 
+/* The name a lambda is compiled under: `def <lambda>` is not Python. */
+#define LAMBDA_NAME "_lambda_"
+
+/* The ast.Lambda node of lambda f in the parsed module text of its file: on f's first line,
+ * with f's positional parameters (the first such, when one line holds several alike); NULL
+ * without an exception when there is none. */
+static PyObject *find_lambda(PyObject *ast, PyObject *tree, PyObject *code) {
+  PyObject *lambda_type = PyObject_GetAttrString(ast, "Lambda");
+  PyObject *nodes = lambda_type ? PyObject_CallMethod(ast, "walk", "O", tree) : NULL;
+  PyObject *it = nodes ? PyObject_GetIter(nodes) : NULL;
+  PyObject *first = it ? PyObject_GetAttrString(code, "co_firstlineno") : NULL;
+  PyObject *names = first ? PyObject_GetAttrString(code, "co_varnames") : NULL;
+  PyObject *argc = names ? PyObject_GetAttrString(code, "co_argcount") : NULL;
+  Py_ssize_t nargs = argc ? PyLong_AsSsize_t(argc) : -1;
+  PyObject *found = NULL, *node;
+  while (nargs >= 0 && !found && (node = PyIter_Next(it))) {
+    int match = PyObject_IsInstance(node, lambda_type) == 1;
+    PyObject *lineno = match ? PyObject_GetAttrString(node, "lineno") : NULL;
+    match = lineno && PyObject_RichCompareBool(lineno, first, Py_EQ) == 1;
+    Py_XDECREF(lineno);
+    PyObject *args = match ? PyObject_GetAttrString(node, "args") : NULL;
+    PyObject *params = args ? PyObject_GetAttrString(args, "args") : NULL;
+    match = params && PyList_Check(params) && PyList_GET_SIZE(params) == nargs;
+    for (Py_ssize_t i = 0; match && i < nargs; i++) {
+      PyObject *arg = PyObject_GetAttrString(PyList_GET_ITEM(params, i), "arg");
+      match = arg && PyObject_RichCompareBool(arg, PyTuple_GetItem(names, i), Py_EQ) == 1;
+      Py_XDECREF(arg);
+    }
+    Py_XDECREF(params);
+    Py_XDECREF(args);
+    if (match) found = Py_NewRef(node);
+    Py_DECREF(node);
+  }
+  PyErr_Clear(); /* no lambda found is answered by the caller's error */
+  Py_XDECREF(argc);
+  Py_XDECREF(names);
+  Py_XDECREF(first);
+  Py_XDECREF(it);
+  Py_XDECREF(nodes);
+  Py_XDECREF(lambda_type);
+  return found;
+}
+
+/* A lambda's source as a def: `def _lambda_(a, b):\n    return (a + b)\n`, its body cut out
+ * of its file with ast (inspect gives the whole statement around a lambda), the def's line
+ * placed just above the lambda's so diagnostics give the lambda's line. NULL with an
+ * exception set, or without one when the lambda's source cannot be found. */
+static PyObject *lambda_as_def(PyObject *f, int *pline) {
+  PyObject *code = PyObject_GetAttrString(f, "__code__");
+  PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+  PyObject *globals = file ? PyObject_GetAttrString(f, "__globals__") : NULL;
+  PyObject *linecache = globals ? PyImport_ImportModule("linecache") : NULL;
+  PyObject *lines = linecache ? PyObject_CallMethod(linecache, "getlines", "OO", file, globals)
+                              : NULL;
+  PyObject *empty = lines ? PyUnicode_FromString("") : NULL;
+  PyObject *full = empty ? PyUnicode_Join(empty, lines) : NULL;
+  PyObject *ast = full ? PyImport_ImportModule("ast") : NULL;
+  PyObject *tree = ast ? PyObject_CallMethod(ast, "parse", "O", full) : NULL;
+  if (!tree) PyErr_Clear(); /* no file or not parseable: no source */
+  PyObject *node = tree ? find_lambda(ast, tree, code) : NULL;
+  PyObject *body = node ? PyObject_GetAttrString(node, "body") : NULL;
+  PyObject *segment = body ? PyObject_CallMethod(ast, "get_source_segment", "OO", full, body)
+                           : NULL;
+  PyObject *lineno = segment && segment != Py_None ? PyObject_GetAttrString(node, "lineno")
+                                                   : NULL;
+  PyObject *names = lineno ? PyObject_GetAttrString(code, "co_varnames") : NULL;
+  PyObject *argc = names ? PyObject_GetAttrString(code, "co_argcount") : NULL;
+  PyObject *params = argc ? PyTuple_GetSlice(names, 0, PyLong_AsSsize_t(argc)) : NULL;
+  PyObject *comma = params ? PyUnicode_FromString(", ") : NULL;
+  PyObject *joined = comma ? PyUnicode_Join(comma, params) : NULL;
+  PyObject *text = joined ? PyUnicode_FromFormat("def " LAMBDA_NAME "(%U):\n    return (%U)\n",
+                                                 joined, segment)
+                          : NULL;
+  if (text) *pline = (int)PyLong_AsLong(lineno) - 1;
+  Py_XDECREF(joined);
+  Py_XDECREF(comma);
+  Py_XDECREF(params);
+  Py_XDECREF(argc);
+  Py_XDECREF(names);
+  Py_XDECREF(lineno);
+  Py_XDECREF(segment);
+  Py_XDECREF(body);
+  Py_XDECREF(node);
+  Py_XDECREF(tree);
+  Py_XDECREF(ast);
+  Py_XDECREF(full);
+  Py_XDECREF(empty);
+  Py_XDECREF(lines);
+  Py_XDECREF(linecache);
+  Py_XDECREF(globals);
+  Py_XDECREF(file);
+  Py_XDECREF(code);
+  return text;
+}
+
 /* The dedented source of f, its first line and the columns removed; new references kept in
  * the session. Returns -1 with an exception set. */
 static int function_source(session *sess, PyObject *f, const char **ptext, int *pline,
                            int *pcol, const char **pfile, const char **pname) {
+  PyObject *fname = PyObject_GetAttrString(f, "__name__");
+  int is_lambda = fname && PyUnicode_Check(fname) &&
+                  PyUnicode_CompareWithASCIIString(fname, "<lambda>") == 0;
+  Py_XDECREF(fname);
+  if (is_lambda) {
+    int line = 0;
+    PyObject *def = lambda_as_def(f, &line);
+    PyObject *code = def ? PyObject_GetAttrString(f, "__code__") : NULL;
+    PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+    Py_XDECREF(code);
+    if (file && PyList_Append(sess->keep, def) == 0 && PyList_Append(sess->keep, file) == 0) {
+      *ptext = PyUnicode_AsUTF8(def);
+      *pfile = PyUnicode_AsUTF8(file);
+      *pname = LAMBDA_NAME;
+      *pline = line;
+      *pcol = 0;
+    }
+    Py_XDECREF(def);
+    Py_XDECREF(file);
+    if (PyErr_Occurred()) return -1;
+    if (file) return *ptext && *pfile ? 0 : -1;
+    /* no source found: inspect's own error, below, says why */
+  }
   PyObject *inspect = PyImport_ImportModule("inspect");
   PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", f) : NULL;
   Py_XDECREF(inspect);

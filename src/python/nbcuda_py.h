@@ -33,6 +33,7 @@ typedef struct nbc__py_state {
   PyTypeObject *StubType;  /* intrinsics.c: host placeholders of kernel-language names */
   PyTypeObject *IpcHandleType, *IpcArrayHandleType; /* ipc.c */
   PyTypeObject *ArgHintType, *InHintType, *OutHintType, *InOutHintType; /* arghint.c */
+  PyTypeObject *ReduceType; /* reduce.c */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -228,6 +229,10 @@ int nbc__py_arghint_init(PyObject *module, nbc__py_state *st);
  * launch makes of a host array, else 0. */
 int nbc__py_arg_hint(nbc__py_state *st, PyObject *obj, PyObject **pvalue, int *pcopy_in,
                      int *pcopy_out);
+
+/* ======================================================================= reduce.c === */
+/* cuda.reduce / cuda.Reduce. */
+int nbc__py_reduce_init(PyObject *module, nbc__py_state *st);
 
 /* ========================================================================== ipc.c === */
 /* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
