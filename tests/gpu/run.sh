@@ -50,7 +50,7 @@ fi
 
 if want python; then
   if [ -f pyproject.toml ] && python3 -m pip install -q --no-build-isolation --no-deps . >"$LOG/pytest.log" 2>&1; then
-    python3 -X faulthandler -m pytest -q -rs -p no:cacheprovider tests/python \
+    python3 -X faulthandler -m pytest -q -rsp -p no:cacheprovider tests/python \
       >>"$LOG/pytest.log" 2>&1
     rc=$?
     tail -n 25 "$LOG/pytest.log"
