@@ -561,10 +561,16 @@ typedef enum nbc_global_kind {
                                constants pi, e, euler_gamma, inf, nan and common ufuncs on
                                scalars (np.sqrt, np.minimum...) */
   NBC_GLOBAL_NUMPY_FUNCTION, /* a numpy ufunc: name, numpy's __name__ ("sqrt", "absolute") */
-  NBC_GLOBAL_CUDA_NAME       /* a kernel-language name of the cuda module bound without it
+  NBC_GLOBAL_CUDA_NAME,      /* a kernel-language name of the cuda module bound without it
                                 (`from nbcuda import grid`, `add = cuda.atomic.add`): name,
                                 as written after "cuda." ("grid", "atomic", "atomic.add");
                                 the kernel uses it exactly as cuda.<name> */
+  NBC_GLOBAL_ARRAY           /* an array (numpy's) frozen into the code as constant memory,
+                                as numba freezes global arrays (and cuda.const.array_like):
+                                name, its dtype ("float32"); array_data, its elements,
+                                array_bytes long, in array_layout's order ('F': Fortran,
+                                else C); array_ndim and array_shape. The kernel sees a
+                                read-only contiguous array of that layout */
 } nbc_global_kind_t;
 
 struct nbc_resolver;
@@ -584,6 +590,12 @@ typedef struct nbc_global {
   const struct nbc_resolver *resolver; /* for NBC_GLOBAL_FUNCTION; NULL: the same resolver */
   int forceinline; /* NBC_GLOBAL_FUNCTION: compile it `alwaysinline` (numba's
                       jit(device=True, forceinline=True)) */
+  /* NBC_GLOBAL_ARRAY; like strings, they need only live until the resolver is called again */
+  const void *array_data;
+  size_t array_bytes;
+  int array_ndim; /* 1..32 */
+  const int64_t *array_shape;
+  char array_layout; /* 'F' for Fortran order; 'C' or 0 for C order */
 } nbc_global_t;
 
 /* Fills *pglobal for `name` and returns 0, or returns nonzero when the name is unknown. */

@@ -335,6 +335,7 @@ typedef enum nbc__kernel_call {
   NBC__KERNEL_CALL_INTRINSIC,   /* warp, vote, match, fence, bit and math intrinsics, typed
                                    from numba-cuda's cases as NBC__B_CUDA_INTRINSIC */
   NBC__KERNEL_CALL_ARRAY,       /* shared.array(shape, dtype), local.array(shape, dtype) */
+  NBC__KERNEL_CALL_CONST_ARRAY, /* const.array_like(global_array) */
   NBC__KERNEL_CALL_ATOMIC       /* atomic.<op>(array, index, value) */
 } nbc__kernel_call;
 
@@ -438,6 +439,7 @@ typedef struct nbc__global {
   X(MATH)        /* math.<name>: name ("sin", "sqrt", ...) */                              \
   X(CUDA_GRID) X(CUDA_GRIDSIZE) X(CUDA_SYNCTHREADS)                                        \
   X(CUDA_SHARED_ARRAY) X(CUDA_LOCAL_ARRAY) /* ret: the array type (C layout) */            \
+  X(CUDA_CONST_ARRAY) /* const.array_like(a): a, a global array, already constant memory */ \
   X(ATOMIC_ADD) X(ATOMIC_SUB) X(ATOMIC_MAX) X(ATOMIC_MIN)                                  \
   X(ATOMIC_NANMAX) X(ATOMIC_NANMIN) X(ATOMIC_AND) X(ATOMIC_OR) X(ATOMIC_XOR)               \
   X(ATOMIC_EXCH) X(ATOMIC_INC) X(ATOMIC_DEC)                                               \

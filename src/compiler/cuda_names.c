@@ -80,6 +80,8 @@
   X("shared.array", FUNCTION, ARRAY)                                                           \
   X("local", NAMESPACE, NONE)                                                                  \
   X("local.array", FUNCTION, ARRAY)                                                            \
+  X("const", NAMESPACE, NONE)                                                                  \
+  X("const.array_like", FUNCTION, CONST_ARRAY)                                                 \
   X("atomic", NAMESPACE, NONE)                                                                 \
   X("atomic.add", FUNCTION, ATOMIC)                                                            \
   X("atomic.sub", FUNCTION, ATOMIC)                                                            \

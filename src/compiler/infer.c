@@ -173,6 +173,17 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   if (g->name) G->g.name = nbc__arena_strdup(a, g->name);
   if (g->source) G->g.source = nbc__arena_strdup(a, g->source);
   if (g->filename) G->g.filename = nbc__arena_strdup(a, g->filename);
+  if (g->kind == NBC_GLOBAL_ARRAY) { /* the elements and shape outlive the resolver's call */
+    void *data = nbc__infer_alloc(I, g->array_bytes ? g->array_bytes : 1);
+    int ndim = g->array_ndim >= 1 && g->array_ndim <= 32 && g->array_shape ? g->array_ndim : 0;
+    int64_t *shape = nbc__infer_alloc(I, sizeof *shape * (size_t)(ndim ? ndim : 1));
+    if (!data || !shape) return NULL;
+    if (g->array_bytes && g->array_data) memcpy(data, g->array_data, g->array_bytes);
+    if (ndim) memcpy(shape, g->array_shape, sizeof *shape * (size_t)ndim);
+    G->g.array_data = g->array_data ? data : NULL;
+    G->g.array_shape = shape;
+    G->g.array_ndim = ndim;
+  }
   G->module = I->fn->module;
   return G;
 }
@@ -210,6 +221,47 @@ bool nbc__infer_is_builtin(const nbc__global *G) {
 }
 
 static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char *name);
+
+/* Constant memory is 64 KiB per module; numba lets ptxas refuse more, nbcuda says it here. */
+#define CONST_MEMORY_BYTES 65536
+
+/* A global array: numba's readonly array(dtype, ndim, C or F) of the frozen elements, once the
+ * resolver's description is checked (a known dtype, 1..32 dimensions, the byte count of the
+ * shape, within constant memory). */
+static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
+  const char *dn = G->g.name ? G->g.name : "?";
+  const nbc__type *dt = G->g.name ? nbc__type_by_name(dn, strlen(dn)) : NULL;
+  if (!dt) dt = nbc__numpy_dtype(G->g.name);
+  if (!dt || !nbc__type_is_number(dt)) {
+    UNSUPPORTED(I, n, "global array '%s' of dtype %s is not supported in a kernel", n->str, dn);
+    return NULL;
+  }
+  if (G->g.array_ndim < 1 || (G->g.array_bytes && !G->g.array_data)) {
+    UNSUPPORTED(I, n, "global array '%s' has no elements or shape the compiler can use",
+                n->str);
+    return NULL;
+  }
+  uint64_t count = 1;
+  for (int d = 0; d < G->g.array_ndim; d++) {
+    int64_t e = G->g.array_shape[d];
+    if (e < 0 || (e && count > UINT64_MAX / (uint64_t)e)) count = UINT64_MAX;
+    else count *= (uint64_t)e;
+  }
+  if (count == UINT64_MAX || count * nbc__type_size(dt) != G->g.array_bytes) {
+    UNSUPPORTED(I, n, "global array '%s': %zu bytes do not make its shape of %s", n->str,
+                G->g.array_bytes, dn);
+    return NULL;
+  }
+  if (G->g.array_bytes > CONST_MEMORY_BYTES) {
+    UNSUPPORTED(I, n, "global array '%s' has %zu bytes; constant memory holds %d", n->str,
+                G->g.array_bytes, CONST_MEMORY_BYTES);
+    return NULL;
+  }
+  char layout = G->g.array_layout == 'F' && G->g.array_ndim > 1 ? 'F' : 'C';
+  nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, dt, G->g.array_ndim, layout);
+  if (t) t->readonly = true;
+  return t;
+}
 
 /* The type of a global's value. */
 static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G) {
@@ -258,6 +310,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return nbc__type_special(I->ctx, NBC__T_FUNCTION, G->g.name ? G->g.name : n->str, NULL);
   case NBC_GLOBAL_CUDA_NAME:
     return cuda_name_type(I, n, G->g.name);
+  case NBC_GLOBAL_ARRAY:
+    return const_array_type(I, n, G);
   case NBC_GLOBAL_OTHER:
     if (nbc__infer_is_builtin(G))
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, G->g.name, NULL);

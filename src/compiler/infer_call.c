@@ -554,6 +554,25 @@ static const nbc__type *call_grid(infer *I, nbc__node *n, const char *fname,
   return c->ret;
 }
 
+/* const.array_like(a): numba's constant-memory copy of a global array. Global arrays are
+ * frozen into constant memory already (NBC_GLOBAL_ARRAY), so the call is `a` itself; any
+ * other argument is refused, as numba refuses a non-constant one. */
+static const nbc__type *call_const_array(infer *I, nbc__node *n, const char *fname,
+                                         const nbc__type **types, int nargs) {
+  if (!no_keywords(I, n, fname)) return NULL;
+  const nbc__node *a = nargs == 1 ? n->list.items[0] : NULL;
+  const nbc__global *G = a && a->kind == NBC__N_NAME && a->var < 0 ? a->info : NULL;
+  if (!G || G->g.kind != NBC_GLOBAL_ARRAY || !types[0])
+    return TYPING(I, n, "%s() takes one global array (a numpy array of the kernel's module, "
+                  "frozen at compile time)", fname),
+           NULL;
+  nbc__call *c = call_new(I, n, NBC__B_CUDA_CONST_ARRAY, fname, 1);
+  if (!c) return NULL;
+  c->argtypes[0] = types[0];
+  c->ret = types[0];
+  return c->ret;
+}
+
 /* cuda.<name>(...): cuda_names.c's table says which typing path the name takes. */
 static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
                                   const nbc__type **types, int nargs) {
@@ -562,6 +581,8 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_atomic(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_ARRAY:
     return call_array(I, n, fname, types);
+  case NBC__KERNEL_CALL_CONST_ARRAY:
+    return call_const_array(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_INTRINSIC:
     return call_cuda_intrinsic(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_SYNCTHREADS:

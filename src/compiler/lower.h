@@ -40,6 +40,7 @@ typedef struct nbc__lowerer {
   bool debug_info; /* debug or lineinfo */
   int cu_meta, file_meta, subroutine_meta;
   int shared_count;
+  int const_count; /* constant arrays (_cudapy_cmem, _cudapy_cmem.1, ...) */
   bool uses_libdevice;
   /* The function being lowered. */
   nbc__func *fn;
@@ -118,6 +119,9 @@ nbc__lval nbc__lower_array_field(nbc__lowerer *L, nbc__lval arr, int field, int 
 nbc__lval nbc__lower_grid(nbc__lowerer *L, nbc__node *n, bool size);
 nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc__call *call,
                                            bool shared);
+/* A global array (NBC_GLOBAL_ARRAY) of type at: its elements in a constant-memory global,
+ * wrapped in the array struct. */
+nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc_global_t *g);
 nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
 /* lower_cuda.c: a NBC__B_CUDA_INTRINSIC call (warp shuffles and votes, fences, barriers
  * with a predicate, popc brev clz ffs fma cbrt selp). */

@@ -313,6 +313,52 @@ nbc__lval nbc__lower_grid(nbc__lowerer *L, nbc__node *n, bool size) {
   return nbc__lower_make_tuple(L, tt, items);
 }
 
+/* The array struct over data (a generic pointer to the elements) with a constant shape
+ * and the dense strides of at's layout (C, or F), which LLVM folds into the address
+ * arithmetic. */
+static nbc__lval fixed_array(nbc__lowerer *L, const nbc__type *at, const char *data,
+                             const int64_t *shape, int64_t total) {
+  const char *et = nbc__lower_mtype(L, at->dtype);
+  size_t item = nbc__type_size(at->dtype);
+  const char *aty = ltype(L, at);
+  const char *cur = tmp(L);
+  EMIT("%s = insertvalue %s {i8* null, i8* null, i64 %lld, i64 %zu, %s* null, [%d x i64] "
+       "zeroinitializer, [%d x i64] zeroinitializer}, %s* %s, 4",
+       cur, aty, (long long)total, item, et, at->ndim, at->ndim, et, data);
+  int64_t stride = (int64_t)item;
+  bool fortran = at->layout == 'F';
+  for (int j = 0; j < at->ndim; j++) {
+    int k = fortran ? j : at->ndim - 1 - j; /* the axis whose stride is the next larger */
+    const char *x = tmp(L), *y = tmp(L);
+    EMIT("%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur, (long long)shape[k], k);
+    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)stride, k);
+    stride *= shape[k];
+    cur = y;
+  }
+  return (nbc__lval){at, cur};
+}
+
+/* numba's make_constant_array: the bytes in an addrspace(4) global named _cudapy_cmem (LLVM
+ * numbers the others), aligned to the element, read through a generic pointer (NVVM turns
+ * the loads into ld.const). */
+nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc_global_t *g) {
+  const char *et = nbc__lower_mtype(L, at->dtype);
+  size_t item = nbc__type_size(at->dtype), n = g->array_bytes;
+  int id = L->const_count++;
+  const char *name = id ? nbc__arena_printf(L->arena, "@_cudapy_cmem.%d", id) : "@_cudapy_cmem";
+  nbc__buf_printf(&L->globals, "%s = internal addrspace(4) constant [%zu x i8] c\"", name, n);
+  const unsigned char *bytes = g->array_data;
+  for (size_t i = 0; i < n; i++)
+    nbc__buf_printf(&L->globals, "\\%02X", bytes[i]);
+  nbc__buf_printf(&L->globals, "\", align %zu\n", item);
+  const char *p = tmp(L), *q = tmp(L), *data = tmp(L);
+  EMIT("%s = getelementptr [%zu x i8], [%zu x i8] addrspace(4)* %s, i64 0, i64 0", p, n, n,
+       name);
+  EMIT("%s = bitcast i8 addrspace(4)* %s to %s addrspace(4)*", q, p, et);
+  EMIT("%s = addrspacecast %s addrspace(4)* %s to %s*", data, et, q, et);
+  return fixed_array(L, at, data, g->array_shape, (int64_t)(item ? n / item : 0));
+}
+
 /* cuda.shared.array / cuda.local.array: a fixed-size buffer wrapped in the array struct
  * (C layout, constant shape and strides, which LLVM folds into the address arithmetic). */
 nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc__call *call,
@@ -324,7 +370,6 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
     return (nbc__lval){at, "zeroinitializer"};
   }
   const char *et = nbc__lower_mtype(L, at->dtype);
-  size_t item = nbc__type_size(at->dtype);
   int64_t total = 1;
   for (int k = 0; k < at->ndim; k++)
     total *= call->shape[k];
@@ -350,22 +395,7 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
     const char *slot = nbc__lower_alloca(L, aty);
     EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 0", data, aty, aty, slot);
   }
-  const char *aty = ltype(L, at);
-  nbc__buf b;
-  nbc__buf_init(&b, L->arena);
-  const char *cur = tmp(L);
-  EMIT("%s = insertvalue %s {i8* null, i8* null, i64 %lld, i64 %zu, %s* null, [%d x i64] "
-       "zeroinitializer, [%d x i64] zeroinitializer}, %s* %s, 4",
-       cur, aty, (long long)total, item, et, at->ndim, at->ndim, et, data);
-  int64_t stride = (int64_t)item;
-  for (int k = at->ndim - 1; k >= 0; k--) {
-    const char *x = tmp(L), *y = tmp(L);
-    EMIT("%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur, (long long)call->shape[k], k);
-    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)stride, k);
-    stride *= call->shape[k];
-    cur = y;
-  }
-  return (nbc__lval){at, cur};
+  return fixed_array(L, at, data, call->shape, total);
 }
 
 /* A compare-and-swap loop for the unsigned 64-bit inc/dec numba writes in IR

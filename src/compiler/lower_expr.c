@@ -1254,6 +1254,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return nbc__lower_local_or_shared_array(L, n, call, true);
   case NBC__B_CUDA_LOCAL_ARRAY:
     return nbc__lower_local_or_shared_array(L, n, call, false);
+  case NBC__B_CUDA_CONST_ARRAY: /* the global array's own constant memory */
+    return nbc__lower_expr(L, n->list.items[0]);
   case NBC__B_ATOMIC_ADD:
   case NBC__B_ATOMIC_SUB:
   case NBC__B_ATOMIC_MAX:
@@ -1293,6 +1295,9 @@ static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *
   }
   case NBC_GLOBAL_BOOL:
     return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
+  case NBC_GLOBAL_ARRAY: /* numba's frozen global array, in constant memory */
+    if (n->type && n->type->kind == NBC__T_ARRAY) return nbc__lower_const_array(L, n->type, &g->g);
+    return (nbc__lval){n->type, "undef"};
   case NBC_GLOBAL_CUDA_NAME: /* `from nbcuda import laneid`: the register, as cuda.laneid */
     if (g->g.name && (strcmp(g->g.name, "laneid") == 0 || strcmp(g->g.name, "warpsize") == 0))
       return (nbc__lval){T(NBC__T_INT32), nbc__lower_sreg(L, g->g.name)};

@@ -11,7 +11,8 @@
  * The resolver looks names up in the function's closure cells, then its __globals__ (names
  * found in neither are left to the compiler: builtins such as range/abs/min). It answers:
  * modules math and cuda (nbcuda itself or numba.cuda, by identity or module name), numeric
- * constants (int, float, bool, numpy scalars), math functions imported by name, numba type
+ * constants (int, float, bool, numpy scalars), numpy arrays of numbers (frozen into the code
+ * as constant memory, as numba does: NBC_GLOBAL_ARRAY), math functions imported by name, numba type
  * objects (nbcuda.float32 or numba's own), kernel-language names bound without the module
  * (`from nbcuda import grid`: nbcuda's stubs, or numba's from numba.cuda.stubs and
  * numba.cuda.intrinsics, as NBC_GLOBAL_CUDA_NAME), numpy itself, its scalar types and dtypes
@@ -251,6 +252,65 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
 
 /* ------------------------------------------------------------ resolver ---------------- */
 
+/* A numpy array global, which numba freezes into the code as constant memory: its elements
+ * in native byte order, in Fortran order when the array is Fortran-contiguous and not C
+ * (numba's tobytes(order='A') and layout F), else C order; its dtype's name and shape, kept
+ * in the session. Arrays of other than numbers (and 0-d ones) are left as OTHER: the
+ * compiler says it cannot use them. */
+static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
+  PyObject *dtype = PyObject_GetAttrString(value, "dtype");
+  PyObject *kind = dtype ? PyObject_GetAttrString(dtype, "kind") : NULL;
+  PyObject *name = kind ? PyObject_GetAttrString(dtype, "name") : NULL;
+  PyObject *shape = name ? PyObject_GetAttrString(value, "shape") : NULL;
+  const char *k = kind ? PyUnicode_AsUTF8(kind) : NULL;
+  int rc = shape ? 0 : -1;
+  Py_ssize_t ndim = shape && PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
+  if (rc == 0 && k && strchr("biufc", k[0]) && ndim >= 1 && ndim <= 32) {
+    PyObject *native = PyObject_CallMethod(dtype, "newbyteorder", "s", "=");
+    PyObject *copy = native ? PyObject_CallMethod(value, "astype", "O", native) : NULL;
+    PyObject *flags = copy ? PyObject_GetAttrString(value, "flags") : NULL;
+    PyObject *c_contig = flags ? PyObject_GetAttrString(flags, "c_contiguous") : NULL;
+    PyObject *f_contig = c_contig ? PyObject_GetAttrString(flags, "f_contiguous") : NULL;
+    char layout = f_contig && c_contig == Py_False && f_contig == Py_True ? 'F' : 'C';
+    PyObject *bytes = f_contig ? PyObject_CallMethod(copy, "tobytes", "s", layout == 'F' ? "F"
+                                                                                     : "C")
+                               : NULL;
+    Py_XDECREF(f_contig);
+    Py_XDECREF(c_contig);
+    Py_XDECREF(flags);
+    PyObject *dims = bytes ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * ndim)
+                           : NULL;
+    int64_t *d = dims ? (int64_t *)PyBytes_AS_STRING(dims) : NULL;
+    for (Py_ssize_t i = 0; d && i < ndim; i++) {
+      d[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+      if (d[i] == -1 && PyErr_Occurred()) d = NULL;
+    }
+    rc = d && PyList_Append(sess->keep, bytes) == 0 && PyList_Append(sess->keep, dims) == 0 &&
+                 PyList_Append(sess->keep, name) == 0
+             ? 0
+             : -1;
+    if (rc == 0) {
+      g->kind = NBC_GLOBAL_ARRAY;
+      g->name = PyUnicode_AsUTF8(name);
+      g->array_data = PyBytes_AS_STRING(bytes);
+      g->array_bytes = (size_t)PyBytes_GET_SIZE(bytes);
+      g->array_ndim = (int)ndim;
+      g->array_shape = d;
+      g->array_layout = layout;
+      rc = g->name ? 0 : -1;
+    }
+    Py_XDECREF(dims);
+    Py_XDECREF(bytes);
+    Py_XDECREF(copy);
+    Py_XDECREF(native);
+  }
+  Py_XDECREF(shape);
+  Py_XDECREF(name);
+  Py_XDECREF(kind);
+  Py_XDECREF(dtype);
+  return rc;
+}
+
 static int resolve(void *data, const char *name, nbc_global_t *g);
 
 /* A resolver over f's globals and closure, owned by the session. */
@@ -421,6 +481,7 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     g->name = PyUnicode_AsUTF8(n);
     return g->name ? 0 : -1;
   }
+  if (strcmp(tp, "numpy.ndarray") == 0) return array_global(sess, value, g);
   if (strncmp(tp, "numpy.", 6) == 0) { /* numpy scalars, without importing numpy */
     if (strncmp(tp, "numpy.bool", 10) == 0) {
       int t = PyObject_IsTrue(value);

@@ -310,6 +310,70 @@ TEST(forceinline_callee) {
   }
 }
 
+/* A resolver answering LUT as a global array (NBC_GLOBAL_ARRAY), as the Python module
+ * answers a numpy array: float32 [1.5, 2.5, 3.5] unless the test changes the description. */
+typedef struct {
+  const char *dtype;
+  size_t bytes;
+  int ndim;
+} lut_desc;
+
+static int resolve_lut(void *data, const char *name, nbc_global_t *g) {
+  static const float lut[3] = {1.5f, 2.5f, 3.5f};
+  static const int64_t shape[1] = {3};
+  const lut_desc *d = data;
+  if (strcmp(name, "LUT") != 0) return 1;
+  memset(g, 0, sizeof *g);
+  g->kind = NBC_GLOBAL_ARRAY;
+  g->name = d->dtype;
+  g->array_data = lut;
+  g->array_bytes = d->bytes;
+  g->array_ndim = d->ndim;
+  g->array_shape = shape;
+  return 0;
+}
+
+/* numba freezes a global array into constant memory: the bytes in `.const _cudapy_cmem`,
+ * read with ld.const, the array read-only; descriptions that do not add up are refused. */
+TEST(global_array_is_constant_memory) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  static const char src[] = "def k(r, i):\n    r[0] = LUT[i] + LUT.size\n"
+                            "def w(r, i):\n    LUT[i] = r[0]\n";
+  nbc_source_t s = {src, 0, "k.py", 1, 0};
+  lut_desc ok = {"float32", 12, 1};
+  nbc_resolver_t res = {resolve_lut, &ok};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "k", "void(float32[::1], int64)", &o, &res, &r));
+  size_t size = 0;
+  const char *ptx = nbc_compile_result_code(r, &size);
+  ASSERT(strstr(ptx, ".const .align 4 .b8 _cudapy_cmem[12] = {0, 0, 192, 63, 0, 0, 32, 64, "
+                     "0, 0, 96, 64};"));
+  ASSERT(strstr(ptx, "ld.const.f32"));
+  char log[4096];
+  int rc = ptx_check_ptxas(ptx, size, 0, log, sizeof log);
+  if (rc != 0) TEST_FAIL_("ptxas refused the PTX: %s", log);
+  nbc_compile_result_destroy(r);
+  ASSERT(nbc_compile(&s, "w", "void(float32[::1], int64)", &o, &res, &r) != NBC_OK);
+  ASSERT(strstr(nbc_last_error(), "cannot modify a read-only array"));
+  static const struct {
+    lut_desc desc;
+    const char *message;
+  } bad[] = {{{"float64", 12, 1}, "12 bytes do not make its shape of float64"},
+             {{"float32", 8, 1}, "8 bytes do not make its shape of float32"},
+             {{"object", 12, 1}, "of dtype object is not supported"},
+             {{"float32", 12, 0}, "has no elements or shape"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    nbc_resolver_t b = {resolve_lut, (void *)&bad[i].desc};
+    nbc_status_t st = nbc_compile(&s, "k", "void(float32[::1], int64)", &o, &b, &r);
+    ASSERT(st != NBC_OK);
+    if (!strstr(nbc_last_error(), bad[i].message))
+      TEST_FAIL_("case %zu: %s", i, nbc_last_error());
+  }
+}
+
 /* The same through the file's own resolver (the CLI, nbc_compile without a resolver): a
  * helper decorated jit(device=True, forceinline=True) in the file is emitted alwaysinline,
  * so at -opt=0 no call remains; without the keyword the call stays. */
@@ -579,7 +643,7 @@ TEST(concurrent_compiles) {
   }
 }
 
-TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
+TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_is_constant_memory) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)

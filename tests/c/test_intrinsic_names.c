@@ -154,7 +154,8 @@ static int stub_resolver(void *data, const char *name, nbc_global_t *g) {
   memset(g, 0, sizeof *g);
   static const char *const stubs[][2] = {
       {"grid", "grid"},     {"ballot", "ballot_sync"}, {"popc", "popc"}, {"add", "atomic.add"},
-      {"tid", "threadIdx"}, {"tx", "threadIdx.x"},     {"cnst", "const"}};
+      {"tid", "threadIdx"}, {"tx", "threadIdx.x"},     {"cnst", "const"},
+      {"groups", "cg"}};
   for (size_t i = 0; i < sizeof stubs / sizeof stubs[0]; i++)
     if (strcmp(name, stubs[i][0]) == 0) {
       g->kind = NBC_GLOBAL_CUDA_NAME;
@@ -228,11 +229,16 @@ TEST(names_used_wrongly_get_the_module_members_diagnostics) {
                "error: global 'tx' is cuda.threadIdx.x read outside a kernel, which is not "
                "supported: read cuda.threadIdx.x inside the kernel");
   nbc_resolver_t r = {stub_resolver, NULL};
-  ASSERT_STREQ(error_of("def k(out):\n    out[0] = cnst.array_like(out)[0]\n", &r),
-               "error: unsupported attribute 'cuda.const'");
+  ASSERT_STREQ(error_of("def k(out):\n    out[0] = groups.this_grid()\n", &r),
+               "error: unsupported attribute 'cuda.cg'");
   ASSERT_STREQ(
-      error_of("import nbcuda as cuda\ndef k(out):\n    out[0] = cuda.const.x\n", NULL),
-      "error: unsupported attribute 'cuda.const'");
+      error_of("import nbcuda as cuda\ndef k(out):\n    out[0] = cuda.cg.this_grid()\n", NULL),
+      "error: unsupported attribute 'cuda.cg'");
+  /* cuda.const bound without the module is cuda.const: array_like wants a global array */
+  ASSERT_STREQ(error_of("def k(out):\n    out[0] = cnst.array_like(out)[0]\n", &r),
+               error_of("import nbcuda as cuda\n"
+                        "def k(out):\n    out[0] = cuda.const.array_like(out)[0]\n",
+                        NULL));
 }
 
 /* The list the Python module makes its stubs from: every name is found again, namespaces

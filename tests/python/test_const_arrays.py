@@ -1,0 +1,124 @@
+"""Global numpy arrays in kernels, frozen into constant memory as numba does (and
+cuda.const.array_like, which numba lowers the same way): the bytes in `.const _cudapy_cmem`
+(numba-cuda's PTX declares the same lines for the arrays below), read with ld.const, the
+array read-only, any layout or byte order read in C order as numbers. PTX checked by ptxas;
+the gpu test runs a kernel and compares with numpy and numba-cuda."""
+import inspect
+
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+
+from test_compile import check_ptx
+
+LUT = np.array([1.5, 2.5, 3.5], np.float32)
+M = np.arange(6, dtype=np.int16).reshape(2, 3)
+F = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+BIG = np.array([1, 2, 3], dtype=">i4")
+FLAGS = np.array([True, False, True])
+Z = np.array([1 + 2j, 3 - 4j], np.complex64)
+HUGE = np.zeros(65537, np.uint8)
+OBJ = np.array(["a"], dtype=object)
+
+
+def reads(out, i):
+    out[0] = LUT[i] + M[i, i] + F[i, 2] + BIG[i] + (1.0 if FLAGS[i] else 0.0)
+
+
+def reads_complex(out, i):
+    out[0] = Z[i]
+
+
+def via_const(out, i):
+    c = cuda.const.array_like(M)
+    out[0] = LUT.size + c[i, 2] + M.shape[1]
+
+
+def writes(out):
+    LUT[0] = out[0]
+
+
+def const_of_argument(out):
+    c = cuda.const.array_like(out)
+    out[0] = c[0]
+
+
+def huge(out):
+    out[0] = HUGE[0]
+
+
+def objects(out):
+    out[0] = OBJ[0]
+
+
+def test_arrays_are_constant_memory_like_numbas(tmp_path):
+    ptx, _ = cuda.compile_ptx(reads, "void(float64[::1], int64)", cc=(9, 0))
+    decls = [line for line in ptx.splitlines() if line.startswith(".const")]
+    assert decls == [
+        ".const .align 4 .b8 _cudapy_cmem[12] = {0, 0, 192, 63, 0, 0, 32, 64, 0, 0, 96, 64};",
+        ".const .align 2 .b8 _cudapy_cmem_$_1[12] = {0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5};",
+        # F is Fortran-ordered: frozen in its own order (0 3 1 4 2 5), read with F strides
+        ".const .align 8 .b8 _cudapy_cmem_$_2[48] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "
+        "8, 64, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 16, 64, 0, 0, 0, 0, 0, 0, 0, 64, 0, "
+        "0, 0, 0, 0, 0, 20, 64};",
+        # big-endian ints are stored in the device's byte order (numba refuses such arrays)
+        ".const .align 4 .b8 _cudapy_cmem_$_3[12] = {1, 0, 0, 0, 2, 0, 0, 0, 3};",
+        # (FLAGS, 3 bools, is folded into the code by LLVM)
+    ]
+    assert "ld.const.f32" in ptx and "ld.const.u16" in ptx
+    check_ptx(ptx, tmp_path)
+    ptx, _ = cuda.compile_ptx(reads_complex, "void(complex64[::1], int64)", cc=(9, 0))
+    assert ".const .align 8 .b8 _cudapy_cmem[16] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, " \
+        "0, 0, 128, 192};" in ptx
+    check_ptx(ptx, tmp_path)
+
+
+def test_const_array_like_is_the_frozen_array(tmp_path):
+    ptx, resty = cuda.compile_ptx(via_const, "void(float32[::1], int64)", cc=(9, 0))
+    assert str(resty) == "none" and "_cudapy_cmem" in ptx
+    check_ptx(ptx, tmp_path)
+    assert cuda.const.array_like is not None  # the host-side name exists, as in numba
+
+
+@pytest.mark.parametrize("fn, message", [
+    (writes, "cannot modify a read-only array"),
+    (const_of_argument, "takes one global array"),
+    (huge, "65537 bytes; constant memory holds 65536"),
+    (objects, "global 'OBJ' is not supported in a kernel"),
+])
+def test_refusals(fn, message):
+    with pytest.raises(cuda.TypingError, match=message):
+        cuda.compile_ptx(fn, "void(float64[::1])", cc=(9, 0))
+
+
+def table_kernel(out, idx):
+    i = cuda.grid(1)
+    if i < out.size:
+        j = idx[i]
+        c = cuda.const.array_like(LUT)
+        out[i] = c[j % 3] * M[j % 2, j % 3] + F[j % 2, j % 3] + (FLAGS[j % 3] * 0.5)
+
+
+@pytest.mark.gpu
+def test_kernels_read_the_frozen_values(gpu, tmp_path, monkeypatch):
+    n = 4096
+    idx = np.random.default_rng(3).integers(0, 1000, n).astype(np.int64)
+    j = idx
+    expect = (LUT[j % 3].astype(np.float64) * M[j % 2, j % 3] + F[j % 2, j % 3] +
+              FLAGS[j % 3] * 0.5)
+    out = np.zeros(n)
+    cuda.jit("void(float64[::1], int64[::1])")(table_kernel).forall(n)(out, idx)
+    np.testing.assert_allclose(out, expect, rtol=1e-15)
+
+    ncuda = pytest.importorskip("numba.cuda")
+    source = ("import numpy as np\nfrom numba import cuda\n"
+              "LUT, M, F, FLAGS = None, None, None, None\n\n" +
+              inspect.getsource(table_kernel))
+    (tmp_path / "numba_const_kernels.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_const_kernels as t
+    t.LUT, t.M, t.F, t.FLAGS = LUT, M, F, FLAGS
+    theirs = np.zeros(n)
+    ncuda.jit("void(float64[::1], int64[::1])")(t.table_kernel).forall(n)(theirs, idx)
+    np.testing.assert_array_equal(out, theirs)
