@@ -232,7 +232,7 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
   const char *dn = G->g.name ? G->g.name : "?";
   const nbc__type *dt = G->g.name ? nbc__type_by_name(dn, strlen(dn)) : NULL;
   if (!dt) dt = nbc__numpy_dtype(G->g.name);
-  if (!dt || !nbc__type_is_number(dt)) {
+  if (!dt || !nbc__type_is_number(dt) || nbc__type_is_complex(dt)) { /* complex: see lower.c */
     UNSUPPORTED(I, n, "global array '%s' of dtype %s is not supported in a kernel", n->str, dn);
     return NULL;
   }
