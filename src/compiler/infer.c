@@ -504,7 +504,6 @@ static bool index_item(infer *I, nbc__node *idx) {
   const nbc__type *t = nbc__infer_expr(I, idx);
   if (!t) return false;
   if (!nbc__type_is_int(t) && t->kind != NBC__T_BOOL) {
-    if (idx->kind == NBC__N_SLICE) return UNSUPPORTED(I, idx, "array slicing is not supported");
     return TYPING(I, idx, "array index must be an integer, not %s", nbc__infer_tname(I, t));
   }
   nbc__infer_cast(idx, T(NBC__T_INT64));
@@ -513,16 +512,82 @@ static bool index_item(infer *I, nbc__node *idx) {
 
 static bool nonneg_expr(infer *I, const nbc__node *n);
 
-/* Indexes array type at with index node b (ints or a tuple of ints); returns the dtype. */
+/* One bound of a slice (start, stop or step): absent, None, or an integer made intp. */
+static bool slice_bound(infer *I, nbc__node *b) {
+  if (!b || b->kind == NBC__N_NONE) return true;
+  const nbc__type *t = nbc__infer_expr(I, b);
+  if (!t) return false;
+  if (!nbc__type_is_int(t) && t->kind != NBC__T_BOOL)
+    return TYPING(I, b, "slice indices must be integers or None, not %s",
+                  nbc__infer_tname(I, t));
+  nbc__infer_cast(b, T(NBC__T_INT64));
+  return true;
+}
+
+/* Whether an index item keeps its array contiguous (numba's keeps_contiguity): an integer,
+ * or the innermost index being a slice without a step. */
+static bool keeps_contiguity(const nbc__node *item, bool innermost) {
+  if (item->kind != NBC__N_SLICE) return true;
+  return innermost && (!item->c || item->c->kind == NBC__N_NONE);
+}
+
+static bool check_contiguity(nbc__node *const *items, int count, bool reversed) {
+  for (int k = 0; k < count; k++) {
+    const nbc__node *it = items[reversed ? count - 1 - k : k];
+    if (!keeps_contiguity(it, k == count - 1)) return false;
+  }
+  return true;
+}
+
+/* Basic indexing that makes a view (numba's get_array_index_type): slices, and fewer
+ * integers than dimensions (the trailing ones are whole). The view has one dimension per
+ * slice and per dimension not indexed, the element type and read-only-ness of at, and
+ * numba's layout: a C array stays C when every index but the innermost is an integer and
+ * the innermost has no step; an F array stays F only when every dimension is indexed and
+ * the same holds from the other end. */
+static const nbc__type *array_view(infer *I, nbc__node *b, const nbc__type *at,
+                                   nbc__node *const *items, int count) {
+  if (count > at->ndim)
+    return TYPING(I, b, "cannot index %s with %d indices", nbc__infer_tname(I, at), count), NULL;
+  int nd = at->ndim;
+  for (int k = 0; k < count; k++) {
+    nbc__node *it = items[k];
+    if (it->kind != NBC__N_SLICE) {
+      if (!index_item(I, it)) return NULL;
+      nd--;
+      continue;
+    }
+    if (!slice_bound(I, it->a) || !slice_bound(I, it->b) || !slice_bound(I, it->c)) return NULL;
+    int64_t step;
+    if (it->c && nbc__infer_const_int(I, it->c, &step) && step == 0)
+      return TYPING(I, it->c, "slice step cannot be zero"), NULL;
+    it->type = T(NBC__T_NONE); /* a slice has no value of its own */
+  }
+  char layout = at->layout;
+  if (layout == 'C' && !check_contiguity(items, count, false)) layout = 'A';
+  if (layout == 'F' && (count != at->ndim || !check_contiguity(items, count, true)))
+    layout = 'A';
+  nbc__type *vt = (nbc__type *)nbc__type_array(I->ctx, at->dtype, nd, layout);
+  if (vt) vt->readonly = at->readonly;
+  return vt;
+}
+
+/* Indexes array type at with index node b (ints or a tuple of ints, or slices); returns the
+ * dtype, or the view's array type for basic indexing that leaves dimensions. */
 static const nbc__type *array_index(infer *I, nbc__node *n, const nbc__type *at, nbc__node *b) {
   int count = b->kind == NBC__N_TUPLE ? b->list.count : 1;
-  if (b->kind == NBC__N_SLICE ||
-      (b->kind == NBC__N_TUPLE && count > 0 && b->list.items[0]->kind == NBC__N_SLICE))
-    return UNSUPPORTED(I, b, "array slicing is not supported"), NULL;
-  if (count != at->ndim)
-    return UNSUPPORTED(I, b, "%d-d indexing of %s is not supported (index every dimension)",
-                       count, nbc__infer_tname(I, at)),
-           NULL;
+  nbc__node *const *items = b->kind == NBC__N_TUPLE ? b->list.items : &b;
+  bool sliced = false;
+  for (int k = 0; k < count; k++)
+    if (items[k]->kind == NBC__N_SLICE) sliced = true;
+  if (sliced || count < at->ndim) {
+    n->info = NULL;
+    const nbc__type *vt = array_view(I, b, at, items, count);
+    if (vt && b->kind == NBC__N_TUPLE) b->type = T(NBC__T_NONE);
+    return vt;
+  }
+  if (count != at->ndim) /* numba's message */
+    return TYPING(I, b, "cannot index %s with %d indices", nbc__infer_tname(I, at), count), NULL;
   bool nonneg = true;
   if (b->kind == NBC__N_TUPLE) {
     const nbc__type *items[32];
@@ -725,7 +790,7 @@ static const nbc__type *expr_inner(infer *I, nbc__node *n) {
   case NBC__N_DICT:
     return UNSUPPORTED(I, n, "dicts are not supported in kernels"), NULL;
   case NBC__N_SLICE:
-    return UNSUPPORTED(I, n, "array slicing is not supported"), NULL;
+    return UNSUPPORTED(I, n, "a slice is only supported as an array index"), NULL;
   case NBC__N_KEYWORD:
     return nbc__infer_expr(I, n->a);
   default: {
@@ -908,6 +973,11 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
     }
     const nbc__type *dt = array_index(I, target, o, target->b);
     target->type = dt;
+    if (dt && dt->kind == NBC__T_ARRAY) {
+      UNSUPPORTED(I, target, "assigning to an array slice is not supported: assign its "
+                  "elements one by one");
+      return;
+    }
     if (!dt || !t) return;
     if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, dt)) {
       TYPING(I, value ? value : target, "Cannot convert %s to %s in an array assignment",

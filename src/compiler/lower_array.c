@@ -1,10 +1,12 @@
 /* lower_array.c — arrays, tuples and the CUDA intrinsics to NVVM IR: element addresses
  * (data + sum(index_k * stride_k) in bytes; the contiguous axis of a C or F array through a
  * typed getelementptr, and no negative-index wraparound where infer proved the index
- * non-negative), array attributes, tuple items, thread and block indices (sign-extended to
- * int64 as numba does), cuda.grid/gridsize, barriers, shared arrays (an internal
- * addrspace(3) global per call site), local arrays (an alloca) and atomics (atomicrmw for
- * integers, the NVVM float-add intrinsics, compare-and-swap loops for float max/min).
+ * non-negative), views by basic indexing (slices and partial indexing: a new array struct
+ * over the same memory), array attributes, tuple items, thread and block indices
+ * (sign-extended to int64 as numba does), cuda.grid/gridsize, barriers, shared arrays (an
+ * internal addrspace(3) global per call site), local arrays (an alloca), constant arrays
+ * (an addrspace(4) global) and atomics (atomicrmw for integers, the NVVM float-add
+ * intrinsics, compare-and-swap loops for float max/min).
  * Split from lower_expr.c, which dispatches to the functions declared in lower.h.
  */
 #include <math.h>
@@ -202,12 +204,146 @@ nbc__lval nbc__lower_tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup
   return (nbc__lval){tt->items[0], x};
 }
 
+/* An i64 operand: a <op> b. */
+static const char *op64(nbc__lowerer *L, const char *op, const char *a, const char *b) {
+  const char *x = tmp(L);
+  EMIT("%s = %s i64 %s, %s", x, op, a, b);
+  return x;
+}
+
+static const char *select64(nbc__lowerer *L, const char *cond, const char *a, const char *b) {
+  const char *x = tmp(L);
+  EMIT("%s = select i1 %s, i64 %s, i64 %s", x, cond, a, b);
+  return x;
+}
+
+static const char *icmp(nbc__lowerer *L, const char *pred, const char *a, const char *b) {
+  const char *x = tmp(L);
+  EMIT("%s = icmp %s i64 %s, %s", x, pred, a, b);
+  return x;
+}
+
+/* A slice bound as intp, or NULL when absent or None. */
+static const char *bound_value(nbc__lowerer *L, nbc__node *b) {
+  if (!b || b->kind == NBC__N_NONE) return NULL;
+  return nbc__lower_convert(L, nbc__lower_expr(L, b), T(NBC__T_INT64)).v;
+}
+
+/* One given bound adjusted as CPython's PySlice_AdjustIndices does for a dimension of
+ * length n: a negative bound counts from the end, then it is clamped to [0, n] (to [-1, n-1]
+ * for a negative step). */
+static const char *adjust_bound(nbc__lowerer *L, const char *x, const char *n, const char *neg,
+                                const char *n_minus_1) {
+  const char *y = select64(L, icmp(L, "slt", x, "0"), op64(L, "add", x, n), x);
+  const char *low = select64(L, neg, "-1", "0"), *high = select64(L, neg, n_minus_1, n);
+  const char *r = select64(L, icmp(L, "slt", y, "0"), low, y);
+  return select64(L, icmp(L, "sge", y, n), high, r);
+}
+
+/* a[...] with slices or fewer integers than dimensions: a view of a's memory (numba's basic
+ * indexing). Each integer moves the data pointer (negative ones count from the end, as in
+ * numba); each slice start:stop:step gives a dimension of CPython's slice length with stride
+ * step * stride, its start moving the data pointer; dimensions not indexed are kept. A step
+ * of zero, refused at compile time when constant, gives an empty dimension at run time. */
+static nbc__lval array_view(nbc__lowerer *L, nbc__node *n) {
+  const nbc__type *vt = n->type;
+  nbc__lval arr = nbc__lower_expr(L, n->a);
+  const nbc__type *at = arr.type;
+  nbc__node **idx;
+  int count;
+  index_list(n->b, &idx, &count);
+  if (!at || at->kind != NBC__T_ARRAY || !vt || vt->kind != NBC__T_ARRAY || count > at->ndim) {
+    nbc__lower_error(L, n, "unsupported array view");
+    return (nbc__lval){vt, "undef"};
+  }
+  nbc__node *items[32];
+  memcpy(items, idx, sizeof *idx * (size_t)count);
+  const char **shape = nbc__arena_alloc(L->arena, sizeof *shape * (size_t)(at->ndim + 1));
+  const char **stride = nbc__arena_alloc(L->arena, sizeof *stride * (size_t)(at->ndim + 1));
+  if (!shape || !stride) {
+    nbc__diag_oom(L->ctx);
+    return (nbc__lval){vt, "undef"};
+  }
+  const char *off = "0";
+  int nd = 0;
+  for (int d = 0; d < at->ndim; d++) {
+    const char *len = nbc__lower_array_field(L, arr, 5, d).v;
+    const char *st = nbc__lower_array_field(L, arr, 6, d).v;
+    if (d < count && items[d]->kind != NBC__N_SLICE) {
+      const char *i = index_value(L, arr, items[d], d, false);
+      off = op64(L, "add", off, op64(L, "mul", i, st));
+      continue;
+    }
+    if (d >= count) { /* not indexed: kept whole */
+      shape[nd] = len;
+      stride[nd++] = st;
+      continue;
+    }
+    nbc__node *sl = items[d];
+    const char *step = bound_value(L, sl->c);
+    if (!step) step = "1";
+    const char *start_v = bound_value(L, sl->a), *stop_v = bound_value(L, sl->b);
+    const char *neg = icmp(L, "slt", step, "0"), *nm1 = op64(L, "sub", len, "1");
+    const char *start = start_v ? adjust_bound(L, start_v, len, neg, nm1)
+                                : select64(L, neg, nm1, "0");
+    const char *stop = stop_v ? adjust_bound(L, stop_v, len, neg, nm1)
+                              : select64(L, neg, "-1", len);
+    /* length: (hi - lo - 1) / |step| + 1 when lo < hi, where (lo, hi) is (start, stop) for a
+     * positive step and (stop, start) for a negative one */
+    const char *zero_step = icmp(L, "eq", step, "0");
+    const char *mag = select64(L, neg, op64(L, "sub", "0", step), step);
+    const char *div = select64(L, zero_step, "1", mag);
+    const char *lo = select64(L, neg, stop, start), *hi = select64(L, neg, start, stop);
+    const char *q = op64(L, "sdiv", op64(L, "sub", op64(L, "sub", hi, lo), "1"), div);
+    const char *some = select64(L, icmp(L, "slt", lo, hi), op64(L, "add", q, "1"), "0");
+    shape[nd] = select64(L, zero_step, "0", some);
+    stride[nd++] = op64(L, "mul", st, step);
+    off = op64(L, "add", off, op64(L, "mul", start, st));
+  }
+  if (nd != vt->ndim) {
+    nbc__lower_error(L, n, "unsupported array view");
+    return (nbc__lval){vt, "undef"};
+  }
+  const char *et = nbc__lower_mtype(L, at->dtype);
+  const char *data = nbc__lower_array_field(L, arr, 4, -1).v;
+  const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
+  EMIT("%s = bitcast %s* %s to i8*", p8, et, data);
+  EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
+  EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
+  const char *nitems = "1";
+  for (int k = 0; k < nd; k++)
+    nitems = op64(L, "mul", nitems, shape[k]);
+  const char *aty = ltype(L, at), *vty = ltype(L, vt), *cur = "undef";
+  for (int f = 0; f <= 3; f++) { /* meminfo, parent, nitems, itemsize */
+    const char *x = tmp(L), *v = tmp(L);
+    if (f == 2) {
+      EMIT("%s = insertvalue %s %s, i64 %s, 2", x, vty, cur, nitems);
+    } else {
+      const char *ft = f < 2 ? "i8*" : "i64";
+      EMIT("%s = extractvalue %s %s, %d", v, aty, arr.v, f);
+      EMIT("%s = insertvalue %s %s, %s %s, %d", x, vty, cur, ft, v, f);
+    }
+    cur = x;
+  }
+  const char *x = tmp(L);
+  EMIT("%s = insertvalue %s %s, %s* %s, 4", x, vty, cur, et, pt);
+  cur = x;
+  for (int k = 0; k < nd; k++) {
+    const char *a = tmp(L), *b = tmp(L);
+    EMIT("%s = insertvalue %s %s, i64 %s, 5, %d", a, vty, cur, shape[k], k);
+    EMIT("%s = insertvalue %s %s, i64 %s, 6, %d", b, vty, a, stride[k], k);
+    cur = b;
+  }
+  return (nbc__lval){vt, cur};
+}
+
 nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *at = n->a->type;
   if (at && at->kind == NBC__T_TUPLE) {
     nbc__lval tup = nbc__lower_expr(L, n->a);
     return nbc__lower_tuple_item(L, n, tup, n->b);
   }
+  if (n->type && n->type->kind == NBC__T_ARRAY) return array_view(L, n);
   nbc__lval arr;
   const char *p = nbc__lower_element_ptr(L, n, &arr);
   if (!p) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};

@@ -343,8 +343,7 @@ static const struct {
     {"def f(a):\n    return a\n", "f", "(int64, int64)", 1,
      "k.py:1:1: error: the signature has 2 arguments but 'f' takes 1"},
     {"def f(a):\n    return a[0, 1]\n", "f", "(float32[:],)", 1,
-     "k.py:2:14: error: 2-d indexing of array(float32, 1d, A) is not supported (index every "
-     "dimension)"},
+     "k.py:2:14: error: cannot index array(float32, 1d, A) with 2 indices"},
     {"def f(a):\n    a[0] = a\n", "f", "(float32[:],)", 1,
      "k.py:2:12: error: Cannot convert array(float32, 1d, A) to float32 in an array "
      "assignment"},
@@ -409,8 +408,76 @@ TEST(dump) {
   ASSERT_CONTAINS(out.data, "NAME x : float64");
 }
 
+/* Basic indexing that leaves dimensions makes a view whose type is numba's
+ * (get_array_index_type, asked of numba-cuda 0.30 for each row): one dimension per slice and
+ * per dimension not indexed, the layout kept only where numba keeps it. */
+TEST(array_views_have_numbas_types) {
+  static const struct {
+    const char *array, *index, *view;
+  } rows[] = {
+      {"float32[:, :, ::1]", "b", "array(float32, 2d, C)"},
+      {"float32[:, :, ::1]", "b:", "array(float32, 3d, C)"},
+      {"float32[:, :, ::1]", "b, :", "array(float32, 2d, C)"},
+      {"float32[:, :, ::1]", ":, b", "array(float32, 2d, A)"},
+      {"float32[:, :, ::1]", "::2", "array(float32, 3d, A)"},
+      {"float32[:, :, ::1]", "1:b:1", "array(float32, 3d, A)"},
+      {"float32[:, :, ::1]", "b, b", "array(float32, 1d, C)"},
+      {"float32[:, :, ::1]", "b, 1:", "array(float32, 2d, C)"},
+      {"float32[:, :, ::1]", ":, :, b", "array(float32, 2d, A)"},
+      {"float32[:, :, ::1]", "b, :, b", "array(float32, 1d, A)"},
+      {"float32[:, :, ::1]", ":", "array(float32, 3d, C)"},
+      {"float32[:, :, ::1]", "b, b, :", "array(float32, 1d, C)"},
+      {"float32[:, :, ::1]", ":, b:", "array(float32, 3d, A)"},
+      {"float32[:, :, ::1]", "::-1, b", "array(float32, 2d, A)"},
+      {"float32[::1, :, :]", "b", "array(float32, 2d, A)"},
+      {"float32[::1, :, :]", ":, :, b", "array(float32, 2d, A)"},
+      {"float32[::1, :, :]", "b, b, :", "array(float32, 1d, A)"},
+      {"float32[:, :, :]", "b, 1:", "array(float32, 2d, A)"},
+      {"float32[:, :, :]", ":", "array(float32, 3d, A)"},
+      {"float32[::1]", "b:", "array(float32, 1d, C)"},
+      {"float32[::1]", "::2", "array(float32, 1d, A)"},
+      {"float32[::1]", "1:b:1", "array(float32, 1d, A)"},
+      {"float32[::1]", ":", "array(float32, 1d, C)"},
+      {"float32[:, ::1]", "b", "array(float32, 1d, C)"},
+      {"float32[:, ::1]", "b:", "array(float32, 2d, C)"},
+      {"float32[:, ::1]", ":, b", "array(float32, 1d, A)"},
+      {"float32[:, ::1]", "b, 1:", "array(float32, 1d, C)"},
+      {"float32[:, ::1]", "::-1, b", "array(float32, 1d, A)"},
+      {"float32[::1, :]", "b", "array(float32, 1d, A)"},
+      {"float32[::1, :]", "b, :", "array(float32, 1d, A)"},
+      {"float32[::1, :]", ":, b", "array(float32, 1d, F)"},
+      {"float32[::1, :]", ":", "array(float32, 2d, A)"},
+      {"float32[::1, :]", "::-1, b", "array(float32, 1d, A)"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char src[256], sig[128];
+    snprintf(src, sizeof src, "def f(a, b):\n    return a[%s]\n", rows[i].index);
+    snprintf(sig, sizeof sig, "(%s, int64)", rows[i].array);
+    run *r = infer_src(src, "f", sig, 1);
+    if (!r->ok) TEST_FAIL_("a[%s] of %s: %s", rows[i].index, rows[i].array, r->ctx.diag.data);
+    if (strcmp(ret_of(r), rows[i].view) != 0)
+      TEST_FAIL_("a[%s] of %s is %s, numba says %s", rows[i].index, rows[i].array, ret_of(r),
+                 rows[i].view);
+  }
+  /* what is refused: too many indices, a zero step, assigning to a view, non-integer bounds */
+  run *r = infer_src("def f(a, b):\n    return a[b, b, 1:]\n", "f", "(float32[:, ::1], int64)", 1);
+  ASSERT_CONTAINS(error_of(r), "cannot index array(float32, 2d, C) with 3 indices");
+  r = infer_src("def f(a, b):\n    return a[::0]\n", "f", "(float32[::1], int64)", 1);
+  ASSERT_CONTAINS(error_of(r), "slice step cannot be zero");
+  r = infer_src("def f(a, b):\n    a[1:] = b\n", "f", "(float32[::1], int64)", 1);
+  ASSERT_CONTAINS(error_of(r), "assigning to an array slice is not supported");
+  r = infer_src("def f(a, b):\n    return a[1.5:]\n", "f", "(float32[::1], int64)", 1);
+  ASSERT_CONTAINS(error_of(r), "slice indices must be integers or None, not float64");
+  /* a view keeps its array's read-only-ness and elements read from it are its dtype */
+  r = infer_src("def f(a, b):\n    row = a[b]\n    return row[1:][0]\n", "f",
+                "(float32[:, ::1], int64)", 1);
+  ASSERT_STREQ(ret_of(r), "float32");
+  ASSERT_STREQ(var_of(r, "row"), "array(float32, 1d, C)");
+}
+
 TEST_LIST(X(corpus_return_types) X(corpus_variables) X(apply_gelu_specialises_callee)
               X(calls_are_cached_per_types) X(fixed_point_and_unification)
                   X(declared_return_casts) X(nonnegative_indices) X(calls_recorded)
-                      X(error_messages) X(use_before_assignment_and_with) X(dump))
+                      X(error_messages) X(use_before_assignment_and_with) X(dump)
+                          X(array_views_have_numbas_types))
 TEST_MAIN()

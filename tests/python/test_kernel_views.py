@@ -1,0 +1,132 @@
+"""Array views inside kernels — basic indexing with slices or fewer indices than dimensions
+(`a[i]`, `a[:, j]`, `x[start:stop:step]`, `m[b, :, 1:]`), as numba compiles them: Python's
+slice semantics (negative and out-of-range bounds, negative steps), the views' types are
+numba's (tests/c/test_infer.c checks them row by row against numba-cuda's answers). Without a
+GPU the PTX goes through ptxas; on the GPU every view is compared with numpy's and numba-cuda's."""
+import inspect
+import itertools
+
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+
+from test_compile import check_ptx
+
+
+def slice_run(out, size, x, start, stop, step):
+    v = x[start:stop:step]
+    size[0] = len(v)
+    for k in range(v.size):
+        out[k] = v[k]
+
+
+def slice_open(out, x, n):
+    a = x[n:]
+    b = x[:n]
+    c = x[::-1]
+    d = x[::n]
+    out[0] = a[0] + b[b.size - 1] * 10 + c[0] * 100 + d[1] * 1000 + len(d) * 10000
+
+
+def rows_and_columns(rsum, csum, a):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        row = a[i]
+        s = 0.0
+        for j in range(row.size):
+            s += row[j]
+        rsum[i] = s
+    if i < a.shape[1]:
+        col = a[:, i]
+        s = 0.0
+        for j in range(col.shape[0]):
+            s += col[j]
+        csum[i] = s
+
+
+def total(v):
+    s = 0.0
+    for j in range(v.shape[0]):
+        s += v[j]
+    return s
+
+
+def cube(out, m, b):
+    p = m[b, :, 1:]           # 2-d, A
+    q = m[b][1]               # a view of a view: 1-d, C
+    r = m[:, b, ::2][1]       # 1-d, A
+    out[0] = p[1, 0] + q[2] * 10 + r[1] * 100 + total(m[b, 0]) * 1000 + p.shape[1] * 1e6
+
+
+SLICE_SIG = "void(float64[::1], int64[::1], float64[::1], int64, int64, int64)"
+
+
+def test_views_compile_and_ptxas_accepts(tmp_path):
+    for fn, sig in ((slice_run, SLICE_SIG),
+                    (slice_open, "void(float64[::1], float64[::1], int64)"),
+                    (rows_and_columns, "void(float64[::1], float64[::1], float64[:, ::1])"),
+                    (cube, "void(float64[::1], float64[:, :, ::1], int64)")):
+        ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
+        check_ptx(ptx, tmp_path)
+
+
+def test_assigning_to_a_view_is_refused():
+    def fill(x):
+        x[1:3] = 0
+    with pytest.raises(cuda.TypingError, match="assigning to an array slice is not supported"):
+        cuda.compile_ptx(fill, "void(float64[::1])", cc=(9, 0))
+
+
+BOUNDS = [-12, -10, -3, -1, 0, 1, 3, 9, 10, 11]
+STEPS = [-4, -1, 1, 2, 3, 0]
+
+
+@pytest.mark.gpu
+def test_views_read_what_numpy_reads(gpu, tmp_path, monkeypatch):
+    x = np.arange(10, dtype=np.float64) + 0.5
+    k = cuda.jit(SLICE_SIG)(slice_run)
+    dx = cuda.to_device(x)
+    d_out, d_size = cuda.device_array(10), cuda.device_array(1, np.int64)
+    cases = list(itertools.product(BOUNDS, BOUNDS, STEPS))
+    got = {}
+    for start, stop, step in cases:
+        k[1, 1](d_out, d_size, dx, start, stop, step)
+        n = int(d_size.copy_to_host()[0])
+        got[start, stop, step] = d_out.copy_to_host()[:n]
+        expect = x[start:stop:step] if step else x[0:0]  # step 0: an empty view, no error
+        np.testing.assert_array_equal(got[start, stop, step], expect,
+                                      err_msg=f"x[{start}:{stop}:{step}]")
+
+    out = np.zeros(1)
+    cuda.jit("void(float64[::1], float64[::1], int64)")(slice_open)[1, 1](out, x, 3)
+    assert out[0] == x[3:][0] + x[:3][-1] * 10 + x[::-1][0] * 100 + x[::3][1] * 1000 + 4 * 10000
+
+    a = np.arange(35, dtype=np.float64).reshape(5, 7)
+    rsum, csum = np.zeros(5), np.zeros(7)
+    cuda.jit("void(float64[::1], float64[::1], float64[:, ::1])")(rows_and_columns)[1, 8](
+        rsum, csum, a)
+    np.testing.assert_array_equal(rsum, a.sum(axis=1))
+    np.testing.assert_array_equal(csum, a.sum(axis=0))
+
+    m = np.arange(60, dtype=np.float64).reshape(3, 4, 5)
+    out = np.zeros(1)
+    cuda.jit("void(float64[::1], float64[:, :, ::1], int64)")(cube)[1, 1](out, m, 2)
+    b = 2
+    assert out[0] == (m[b, :, 1:][1, 0] + m[b][1][2] * 10 + m[:, b, ::2][1][1] * 100 +
+                      m[b, 0].sum() * 1000 + 4 * 1e6)
+
+    ncuda = pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_view_kernels.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(slice_run))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_view_kernels as t
+    theirs = ncuda.jit(SLICE_SIG)(t.slice_run)
+    n_out, n_size = ncuda.device_array(10), ncuda.device_array(1, np.int64)
+    n_x = ncuda.to_device(x)
+    for start, stop, step in cases:
+        if step == 0:
+            continue  # numba raises for a zero step (in its debug mode) or leaves it undefined
+        theirs[1, 1](n_out, n_size, n_x, start, stop, step)
+        n = int(n_size.copy_to_host()[0])
+        np.testing.assert_array_equal(n_out.copy_to_host()[:n], got[start, stop, step])
