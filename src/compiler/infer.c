@@ -188,8 +188,9 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   return G;
 }
 
-static const char *const builtin_names[] = {"range", "len",   "abs",  "min",  "max",
-                                            "int",   "float", "bool", "round"};
+static const char *const builtin_names[] = {"range", "len",  "abs",   "min",
+                                            "max",   "int",  "float", "bool",
+                                            "round", "print"};
 
 /* What a global name means, or NULL (reported) when it has none. */
 static nbc__global *global_lookup(infer *I, const nbc__node *n, const char *name) {

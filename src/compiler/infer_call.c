@@ -670,9 +670,49 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
   return callee->ret;
 }
 
+/* Whether numba's CUDA print can print a value of type t: integers, floats, booleans and
+ * tuples of them (printimpl.py's print_item cases). */
+static bool printable(const nbc__type *t) {
+  if (!t) return false;
+  if (nbc__type_is_int(t) || nbc__type_is_float(t) || t->kind == NBC__T_BOOL) return true;
+  if (t->kind != NBC__T_TUPLE) return false;
+  for (int i = 0; i < t->count; i++)
+    if (!printable(t->items[i])) return false;
+  return true;
+}
+
+/* print(a, "text", b): numba's CUDA print, one vprintf of the items joined by spaces. String
+ * literals are printed as they are (they have no other use in a kernel, so they are not
+ * typed as values). */
+static const nbc__type *call_print(infer *I, nbc__node *n) {
+  if (!no_keywords(I, n, "print")) return NULL;
+  int nargs = n->list.count;
+  nbc__call *c = call_new(I, n, NBC__B_PRINT, "print", nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++) {
+    nbc__node *a = n->list.items[i];
+    if (a->kind == NBC__N_STR) {
+      c->argtypes[i] = NULL;
+      continue;
+    }
+    const nbc__type *t = nbc__infer_expr(I, a);
+    if (!t) return NULL;
+    if (!printable(t))
+      return TYPING(I, a, "printing unimplemented for values of type %s",
+                    nbc__infer_tname(I, t)),
+             NULL;
+    c->argtypes[i] = t;
+  }
+  c->ret = T(NBC__T_NONE);
+  return c->ret;
+}
+
 const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   n->info = NULL;
   const nbc__type *f = nbc__infer_expr(I, n->a);
+  const nbc__global *pg = f && n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
+  if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "print") == 0)
+    return call_print(I, n);
   const nbc__type *types[64];
   int nargs = n->list.count;
   if (nargs > 64) return UNSUPPORTED(I, n, "calls with more than 64 arguments"), NULL;

@@ -41,6 +41,8 @@ typedef struct nbc__lowerer {
   int cu_meta, file_meta, subroutine_meta;
   int shared_count;
   int const_count; /* constant arrays (_cudapy_cmem, _cudapy_cmem.1, ...) */
+  const char **strings; /* print's string constants: @__conststring__<i> is strings[i] */
+  int nstrings, capstrings;
   bool uses_libdevice;
   /* The function being lowered. */
   nbc__func *fn;
@@ -126,6 +128,8 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
 /* lower_cuda.c: a NBC__B_CUDA_INTRINSIC call (warp shuffles and votes, fences, barriers
  * with a predicate, popc brev clz ffs fma cbrt selp). */
 nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+/* lower_print.c: print(...) as numba-cuda's printimpl.py lowers it (one vprintf). */
+nbc__lval nbc__lower_print(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* lower_expr.c: declares a function once and calls it; returns the result operand. */
 const char *nbc__lower_call_fn(nbc__lowerer *L, const char *ret, const char *name,
                                const char *argtys, const char *args);

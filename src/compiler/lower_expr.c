@@ -1272,6 +1272,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return nbc__lower_atomic(L, n, call->builtin);
   case NBC__B_CUDA_INTRINSIC:
     return nbc__lower_cuda_intrinsic(L, n, call);
+  case NBC__B_PRINT:
+    return nbc__lower_print(L, n, call);
   }
   nbc__lower_error(L, n, "unsupported call");
   return (nbc__lval){rt, "0"};
