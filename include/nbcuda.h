@@ -633,6 +633,12 @@ const char *nbc_compile_result_return_type(const nbc_compile_result_t *result);
 const char *nbc_compile_result_symbol(const nbc_compile_result_t *result);
 /* libNVVM's log (warnings), "" when empty. */
 const char *nbc_compile_result_log(const nbc_compile_result_t *result);
+/* A result holding code compiled earlier (a cache's copy): code and size as
+ * nbc_compile_result_code gave them, the symbol and return type as their accessors did; the
+ * log is empty. Everything is copied. */
+nbc_status_t nbc_compile_result_create(const char *code, size_t size, const char *symbol,
+                                       const char *return_type,
+                                       nbc_compile_result_t **presult);
 
 /* ---------------------------------------------------------------------------------------
  * Signatures and kernel parameters (for bindings that launch compiled kernels).

@@ -81,6 +81,29 @@ const char *nbc_compile_result_log(const nbc_compile_result_t *result) {
   return result && result->log ? result->log : "";
 }
 
+static nbc_compile_result_t *make_result(const char *code, size_t size);
+
+nbc_status_t nbc_compile_result_create(const char *code, size_t size, const char *symbol,
+                                       const char *return_type,
+                                       nbc_compile_result_t **presult) {
+  if (!presult || (!code && size) || !symbol || !return_type)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_compile_result_create: code, symbol, return type and presult "
+                          "are required");
+  *presult = NULL;
+  nbc_compile_result_t *r = make_result(code, size);
+  if (r) {
+    r->symbol = dup_text(symbol, strlen(symbol));
+    r->return_type = dup_text(return_type, strlen(return_type));
+  }
+  if (!r || !r->symbol || !r->return_type) {
+    nbc_compile_result_destroy(r);
+    return nbc__set_error(NBC_NO_MEMORY, "out of memory");
+  }
+  *presult = r;
+  return NBC_OK;
+}
+
 /* The options numba refuses before compiling anything (compile()'s own checks). */
 static nbc_status_t check_options(const nbc_compile_options_t *o) {
   if (o->output != NBC_OUTPUT_PTX && o->output != NBC_OUTPUT_LTOIR)

@@ -63,6 +63,10 @@ typedef struct {
    * configuration (config_same): `k[g, b](args)` in a loop then makes no launcher object. */
   PyObject *last_config;
   PyObject *last_launcher;
+  /* jit(cache=True) (cache.c): whether compilations go through the disk cache, and numba's
+   * stats, {signature: count} of cache hits and misses (NULL until the first). */
+  int cache;
+  PyObject *cache_hits, *cache_misses;
 } KernelObject;
 
 typedef struct {
@@ -190,6 +194,8 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->sigtext);
   Py_CLEAR(self->specializations);
   Py_CLEAR(self->dispatch);
+  Py_CLEAR(self->cache_hits);
+  Py_CLEAR(self->cache_misses);
   kernel_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -216,15 +222,49 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->nloaded = 0;
   k->last_config = NULL;
   k->last_launcher = NULL;
+  k->cache = 0;
+  k->cache_hits = k->cache_misses = NULL;
   PyObject_GC_Track(k);
   return k;
 }
 
-/* Compiles py_func for sigtext as a kernel (Numba ABI) and parses the parameter layout. */
+/* Adds one to counts[sig] (a dict made on first use). */
+static int count_up(PyObject **counts, PyObject *sig) {
+  if (!*counts && !(*counts = PyDict_New())) return -1;
+  PyObject *old = PyDict_GetItemWithError(*counts, sig);
+  if (!old && PyErr_Occurred()) return -1;
+  PyObject *n = PyLong_FromLong(old ? PyLong_AsLong(old) + 1 : 1);
+  int rc = n ? PyDict_SetItem(*counts, sig, n) : -1;
+  Py_XDECREF(n);
+  return rc;
+}
+
+/* The compiled code of py_func for sig: from the disk cache when jit(cache=True) and it holds
+ * a current copy, else compiled (and then stored there); stats counted on owner. */
+static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owner,
+                          PyObject *py_func, PyObject *sigtext, const char *sig) {
+  if (!owner->cache) return nbc__py_compile_function(st, py_func, sig, &k->opts, &k->result);
+  nbc__py_cache_slot slot;
+  int hit = nbc__py_cache_load(st, py_func, sig, &k->opts, &slot, &k->result);
+  int rc = 0;
+  if (!hit) {
+    rc = nbc__py_compile_function(st, py_func, sig, &k->opts, &k->result);
+    if (rc == 0) nbc__py_cache_store(&slot, k->result);
+  }
+  nbc__py_cache_slot_free(&slot);
+  if (rc == 0) rc = count_up(hit ? &owner->cache_hits : &owner->cache_misses, sigtext);
+  return rc;
+}
+
+/* Compiles py_func for sigtext as a kernel (Numba ABI) and parses the parameter layout;
+ * through the disk cache when owner (the dispatcher that counts the stats; NULL: the new
+ * kernel itself) was jitted with cache=True. */
 static KernelObject *kernel_compile(nbc__py_state *st, PyObject *py_func, PyObject *sigtext,
-                                    const nbc_compile_options_t *opts) {
+                                    const nbc_compile_options_t *opts, int cache,
+                                    KernelObject *owner) {
   KernelObject *k = kernel_alloc(st, py_func, opts);
   if (!k) return NULL;
+  k->cache = cache;
   k->sigtext = Py_NewRef(sigtext);
   const char *sig = PyUnicode_AsUTF8(sigtext);
   if (!sig) goto fail;
@@ -238,7 +278,7 @@ static KernelObject *kernel_compile(nbc__py_state *st, PyObject *py_func, PyObje
     PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
     goto fail;
   }
-  if (nbc__py_compile_function(st, py_func, sig, &k->opts, &k->result) < 0) goto fail;
+  if (compile_cached(st, k, owner ? owner : k, py_func, sigtext, sig) < 0) goto fail;
   ret = nbc_compile_result_return_type(k->result);
   if (!is_void(ret)) {
     PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
@@ -464,7 +504,8 @@ static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *co
     Py_DECREF(sig);
     return (KernelObject *)found; /* borrowed; the dict keeps it */
   }
-  KernelObject *spec = PyErr_Occurred() ? NULL : kernel_compile(st, k->py_func, sig, &k->opts);
+  KernelObject *spec =
+      PyErr_Occurred() ? NULL : kernel_compile(st, k->py_func, sig, &k->opts, k->cache, k);
   if (spec) spec->max_registers = k->max_registers;
   int rc = spec ? PyDict_SetItem(k->specializations, sig, (PyObject *)spec) : -1;
   Py_DECREF(sig);
@@ -1025,6 +1066,29 @@ static PyObject *kernel_overloads(KernelObject *self, void *c) {
   return d;
 }
 
+/* numba's `stats`: (cache_path, cache_hits, cache_misses), the hits and misses of the disk
+ * cache per signature (jit(cache=True); cache_path None and no counts without it). */
+static PyObject *kernel_stats(KernelObject *self, void *c) {
+  (void)c;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *r = PyStructSequence_New(st->CompileStatsType);
+  if (!r) return NULL;
+  PyObject *path = self->cache ? nbc__py_cache_path(self->py_func) : Py_NewRef(Py_None);
+  PyObject *hits = self->cache_hits ? PyDict_Copy(self->cache_hits) : PyDict_New();
+  PyObject *misses = self->cache_misses ? PyDict_Copy(self->cache_misses) : PyDict_New();
+  if (!path || !hits || !misses) {
+    Py_XDECREF(path);
+    Py_XDECREF(hits);
+    Py_XDECREF(misses);
+    Py_DECREF(r);
+    return NULL;
+  }
+  PyStructSequence_SET_ITEM(r, 0, path);
+  PyStructSequence_SET_ITEM(r, 1, hits);
+  PyStructSequence_SET_ITEM(r, 2, misses);
+  return r;
+}
+
 /* numba's `specialized`: jit with one signature (not a list, not lazily compiled). */
 static PyObject *kernel_specialized(KernelObject *self, void *c) {
   (void)c;
@@ -1062,6 +1126,7 @@ static PyGetSetDef kernel_getset[] = {
     {"symbol", (getter)kernel_symbol, NULL, "the kernel entry's name in the PTX", NULL},
     {"overloads", (getter)kernel_overloads, NULL, "{argument types: compiled kernel}", NULL},
     {"specialized", (getter)kernel_specialized, NULL, "compiled for one signature", NULL},
+    {"stats", (getter)kernel_stats, NULL, "(cache_path, cache_hits, cache_misses)", NULL},
     {"regs_per_thread", (getter)kernel_resource_property, NULL, "registers per thread",
      (void *)(intptr_t)NBC_FUNCTION_ATTR_NUM_REGS},
     {"shared_mem_per_block", (getter)kernel_resource_property, NULL,
@@ -1148,8 +1213,8 @@ static PyType_Spec launcher_spec = {
 
 /* What jit(...) was given, kept in the decorator's self tuple:
  * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
- * max_registers as an int, 0 for none); a device function marked forceinline is emitted
- * alwaysinline in every kernel that calls it. */
+ * max_registers as an int, 0 for none, cache); a device function marked forceinline is
+ * emitted alwaysinline in every kernel that calls it. */
 static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
@@ -1176,20 +1241,24 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     return (PyObject *)d;
   }
   unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
+  int cache = PyObject_IsTrue(PyTuple_GET_ITEM(config, 9));
+  if (cache && nbc__py_cache_check(func) < 0) return NULL;
   if (sig == Py_None) {
     KernelObject *k = kernel_alloc(st, func, &o);
     if (k) k->max_registers = max_registers;
+    if (k) k->cache = cache;
     return (PyObject *)k;
   }
   if (PyList_Check(sig)) { /* several signatures: each compiled now, chosen per launch */
     KernelObject *k = kernel_alloc(st, func, &o);
     if (!k) return NULL;
     k->max_registers = max_registers;
+    k->cache = cache;
     k->fixed = 1;
     if (!(k->specializations = PyDict_New())) goto fail;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sig); i++) {
       PyObject *text = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
-      KernelObject *ov = text ? kernel_compile(st, func, text, &o) : NULL;
+      KernelObject *ov = text ? kernel_compile(st, func, text, &o, cache, k) : NULL;
       if (ov) ov->max_registers = max_registers;
       int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
       Py_XDECREF(text);
@@ -1203,7 +1272,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   }
   PyObject *text = nbc__py_signature_text(st, sig);
   if (!text) return NULL;
-  KernelObject *k = kernel_compile(st, func, text, &o);
+  KernelObject *k = kernel_compile(st, func, text, &o, cache, NULL);
   Py_DECREF(text);
   if (k) k->max_registers = max_registers;
   return (PyObject *)k;
@@ -1257,9 +1326,11 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
     }
     max_registers = (unsigned long)v;
   }
+  int cached = PyObject_IsTrue(cache);
+  if (cached < 0) return NULL;
   PyObject *config =
-      Py_BuildValue("(OOOOOOOOk)", sig, device, debug, lineinfo, fastmath, opt, bounds,
-                    always ? Py_True : forceinline, max_registers);
+      Py_BuildValue("(OOOOOOOOkO)", sig, device, debug, lineinfo, fastmath, opt, bounds,
+                    always ? Py_True : forceinline, max_registers, cached ? Py_True : Py_False);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = apply_jit(module, config, target);
@@ -1277,12 +1348,26 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
 static PyMethodDef kernel_functions[] = {
     {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
      "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
-     "opt=True, launch_bounds=None, max_registers=None): a kernel (compiled now when a signature is given, else per argument "
+     "opt=True, launch_bounds=None, max_registers=None, cache=False): a kernel (compiled now "
+     "when a signature is given, else per argument "
      "types on first launch) or, with device=True, a device function."},
     {NULL, NULL, 0, NULL},
 };
 
+static PyStructSequence_Field stats_fields[] = {
+    {"cache_path", "where jit(cache=True) keeps the compiled code (None: not cached)"},
+    {"cache_hits", "{signature: compilations taken from the cache}"},
+    {"cache_misses", "{signature: compilations made and stored}"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc stats_desc = {"nbcuda.CompileStats",
+                                           "A kernel's compile statistics (numba's stats).",
+                                           stats_fields, 3};
+
 int nbc__py_kernel_init(PyObject *module, nbc__py_state *st) {
+  st->CompileStatsType = PyStructSequence_NewType(&stats_desc);
+  if (!st->CompileStatsType) return -1;
   st->KernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
   st->LauncherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launcher_spec, NULL);
   st->DeviceFunctionType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &devfn_spec, NULL);

@@ -34,6 +34,7 @@ typedef struct nbc__py_state {
   PyTypeObject *IpcHandleType, *IpcArrayHandleType; /* ipc.c */
   PyTypeObject *ArgHintType, *InHintType, *OutHintType, *InOutHintType; /* arghint.c */
   PyTypeObject *ReduceType; /* reduce.c */
+  PyTypeObject *CompileStatsType; /* kernel.c: k.stats (cache_path, cache_hits, cache_misses) */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -229,6 +230,25 @@ int nbc__py_arghint_init(PyObject *module, nbc__py_state *st);
  * launch makes of a host array, else 0. */
 int nbc__py_arg_hint(nbc__py_state *st, PyObject *obj, PyObject **pvalue, int *pcopy_in,
                      int *pcopy_out);
+
+/* ======================================================================== cache.c === */
+/* jit(cache=True): one compilation's cache file (path, key text) and its source's stamp. */
+typedef struct nbc__py_cache_slot {
+  char *path, *key;
+  long long mtime, size;
+} nbc__py_cache_slot;
+/* 0 when py_func has a source file to cache for; else numba's RuntimeError. */
+int nbc__py_cache_check(PyObject *py_func);
+/* 1 with the cached result of py_func for sig and o when the cache holds a current one;
+ * 0 on a miss (the slot says where the result goes: nbc__py_cache_store after compiling).
+ * Never raises. The slot is freed with nbc__py_cache_slot_free either way. */
+int nbc__py_cache_load(nbc__py_state *st, PyObject *py_func, const char *sig,
+                       const nbc_compile_options_t *o, nbc__py_cache_slot *slot,
+                       nbc_compile_result_t **presult);
+void nbc__py_cache_store(const nbc__py_cache_slot *slot, const nbc_compile_result_t *result);
+void nbc__py_cache_slot_free(nbc__py_cache_slot *slot);
+/* The directory py_func's cache files go to (stats.cache_path), or None. */
+PyObject *nbc__py_cache_path(PyObject *py_func);
 
 /* ======================================================================= reduce.c === */
 /* cuda.reduce / cuda.Reduce. */

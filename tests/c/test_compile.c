@@ -374,6 +374,25 @@ TEST(global_array_is_constant_memory) {
   }
 }
 
+/* nbc_compile_result_create: a result from code compiled earlier (jit(cache=True)'s copy),
+ * everything copied, the log empty; missing parts are refused. */
+TEST(result_from_cached_code) {
+  char code[] = "// ptx\n.version 8.0\n";
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile_result_create(code, sizeof code - 1, "_Z1kv", "none", &r));
+  code[0] = 'X'; /* copied: the caller's buffer may change */
+  size_t size = 0;
+  ASSERT_STREQ(nbc_compile_result_code(r, &size), "// ptx\n.version 8.0\n");
+  ASSERT_EQ(size, sizeof code - 1);
+  ASSERT_STREQ(nbc_compile_result_symbol(r), "_Z1kv");
+  ASSERT_STREQ(nbc_compile_result_return_type(r), "none");
+  ASSERT_STREQ(nbc_compile_result_log(r), "");
+  nbc_compile_result_destroy(r);
+  ASSERT_STATUS(nbc_compile_result_create(NULL, 4, "k", "none", &r), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_compile_result_create(code, 4, NULL, "none", &r), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_compile_result_create(code, 4, "k", "none", NULL), NBC_INVALID_ARGUMENT);
+}
+
 /* The same through the file's own resolver (the CLI, nbc_compile without a resolver): a
  * helper decorated jit(device=True, forceinline=True) in the file is emitted alwaysinline,
  * so at -opt=0 no call remains; without the keyword the call stays. */
@@ -643,7 +662,7 @@ TEST(concurrent_compiles) {
   }
 }
 
-TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_is_constant_memory) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
+TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_is_constant_memory) X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)

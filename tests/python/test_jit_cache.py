@@ -1,0 +1,150 @@
+"""jit(cache=True), as numba's: compiled kernels are kept on disk (the source's __pycache__,
+else NBCUDA_CACHE_DIR / NUMBA_CACHE_DIR or the user's cache directory) and a new process
+takes them from there instead of compiling; k.stats counts hits and misses per signature.
+An edited source file, other options or a corrupt file mean compiling again. Each step runs
+in a fresh interpreter (run_py), as a cache is meant to be used."""
+import glob
+import os
+import textwrap
+
+import pytest
+
+KERNELS = '''
+import numpy as np
+import nbcuda as cuda
+
+@cuda.jit("void(float32[::1], float32)", cache=True)
+def scale(a, f):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] *= f
+
+@cuda.jit(cache=True)
+def lazy(a):
+    a[0] = 1
+
+@cuda.jit("void(float32[::1], float32)", cache=True, fastmath=True)
+def scale_fast(a, f):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] *= f
+'''
+
+REPORT = '''
+import sys, json
+sys.path.insert(0, {where!r})
+import numpy as np
+import kernels
+kernels.lazy[1, 1](np.zeros(2, np.float32))
+kernels.lazy[1, 1](np.zeros(2, np.int64))
+out = {{}}
+for name in ("scale", "lazy", "scale_fast"):
+    st = getattr(kernels, name).stats
+    out[name] = [st.cache_path, st.cache_hits, st.cache_misses]
+print(json.dumps(out))
+'''
+
+
+def report(run_py, where, env=None):
+    import json
+    p = run_py(REPORT.format(where=str(where)), env=env)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def files(d):
+    return sorted(glob.glob(os.path.join(str(d), "*.nbcuda")))
+
+
+@pytest.fixture
+def module_dir(tmp_path):
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    return tmp_path
+
+
+def test_second_process_takes_the_kernels_from_the_cache(module_dir, run_py):
+    first = report(run_py, module_dir)
+    cache = str(module_dir / "__pycache__")
+    assert first["scale"] == [cache, {}, {"void(float32[::1], float32)": 1}]
+    assert first["lazy"][2] == {"void(float32[::1])": 1, "void(int64[::1])": 1}
+    assert first["scale_fast"][2] == {"void(float32[::1], float32)": 1}
+    assert len(files(cache)) == 4  # scale, scale_fast (other options), lazy twice
+    second = report(run_py, module_dir)
+    assert second["scale"] == [cache, {"void(float32[::1], float32)": 1}, {}]
+    assert second["lazy"][1] == {"void(float32[::1])": 1, "void(int64[::1])": 1}
+    assert second["lazy"][2] == {} and second["scale_fast"][2] == {}
+    assert len(files(cache)) == 4
+
+
+def test_an_edited_source_is_compiled_again(module_dir, run_py):
+    report(run_py, module_dir)
+    src = module_dir / "kernels.py"
+    src.write_text(src.read_text() + "\n# edited\n")
+    again = report(run_py, module_dir)
+    assert again["scale"][1] == {} and again["scale"][2] == {"void(float32[::1], float32)": 1}
+    assert report(run_py, module_dir)["scale"][1] == {"void(float32[::1], float32)": 1}
+
+
+def test_a_corrupt_file_is_a_miss_and_is_rewritten(module_dir, run_py):
+    report(run_py, module_dir)
+    for path in files(module_dir / "__pycache__"):
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) // 2)
+    again = report(run_py, module_dir)
+    assert again["scale"][2] == {"void(float32[::1], float32)": 1}
+    assert report(run_py, module_dir)["scale"][1] == {"void(float32[::1], float32)": 1}
+
+
+def test_cache_dir_from_the_environment(module_dir, tmp_path, run_py):
+    d = tmp_path / "elsewhere"
+    first = report(run_py, module_dir, env={"NBCUDA_CACHE_DIR": str(d)})
+    assert first["scale"][0].startswith(str(d)) and len(files(first["scale"][0])) == 4
+    assert not os.path.exists(module_dir / "__pycache__") or not files(module_dir / "__pycache__")
+    second = report(run_py, module_dir, env={"NUMBA_CACHE_DIR": "", "NBCUDA_CACHE_DIR": str(d)})
+    assert second["scale"][1] == {"void(float32[::1], float32)": 1}
+
+
+def test_no_pycache_directory_uses_the_user_cache(module_dir, tmp_path, run_py):
+    # __pycache__ cannot be made (a plain file has the name; root is refused too)
+    (module_dir / "__pycache__").write_text("not a directory")
+    home = tmp_path / "xdg"
+    first = report(run_py, module_dir, env={"XDG_CACHE_HOME": str(home)})
+    assert first["scale"][0].startswith(str(home / "nbcuda"))
+    assert len(files(first["scale"][0])) == 4
+    second = report(run_py, module_dir, env={"XDG_CACHE_HOME": str(home)})
+    assert second["scale"][1] == {"void(float32[::1], float32)": 1}
+
+
+def test_no_source_file_cannot_be_cached(cuda, run_py):
+    p = run_py("""
+        import nbcuda as cuda
+        ns = {"cuda": cuda}
+        exec("def k(a):\\n    a[0] = 1\\n", ns)
+        try:
+            cuda.jit("void(float32[::1])", cache=True)(ns["k"])
+        except RuntimeError as e:
+            print("refused:", e)
+    """)
+    assert "refused: cannot cache function" in p.stdout and "no locator available" in p.stdout
+
+
+def test_without_cache_stats_are_empty(cuda):
+    k = cuda.jit("void(float32[::1])")(lambda a: None)
+    assert tuple(k.stats) == (None, {}, {})
+
+
+@pytest.mark.gpu
+def test_cached_kernel_runs_on_the_gpu(gpu, module_dir, run_py):
+    code = textwrap.dedent(f'''
+        import sys
+        sys.path.insert(0, {str(module_dir)!r})
+        import numpy as np
+        import kernels
+        a = np.arange(8, dtype=np.float32)
+        kernels.scale[1, 8](a, np.float32(3))
+        print(a.tolist(), kernels.scale.stats.cache_hits)
+    ''')
+    first = run_py(code).stdout
+    second = run_py(code).stdout
+    assert "[0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0] {}" in first
+    assert "[0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0] {'void(float32[::1], float32)': 1}" \
+        in second
