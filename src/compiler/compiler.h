@@ -446,7 +446,9 @@ typedef struct nbc__global {
   X(ATOMIC_CAS)  /* cas(ary, idx, old, val) and compare_and_swap(ary, old, val) */         \
   X(CUDA_INTRINSIC) /* name: "cuda.shfl_sync", "cuda.popc", ... lowered by lower_cuda.c */ \
   X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */         \
-  X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */
+  X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */   \
+  X(COMPLEX) /* complex(re[, im]); ret complex64 or complex128 */                          \
+  X(CONJUGATE) /* x.conjugate() of a number: the call's callee is the attribute node */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

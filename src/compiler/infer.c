@@ -188,9 +188,9 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   return G;
 }
 
-static const char *const builtin_names[] = {"range", "len",  "abs",   "min",
-                                            "max",   "int",  "float", "bool",
-                                            "round", "print"};
+static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
+                                            "max",   "int",   "float",  "bool",
+                                            "round", "print", "complex"};
 
 /* What a global name means, or NULL (reported) when it has none. */
 static nbc__global *global_lookup(infer *I, const nbc__node *n, const char *name) {
@@ -233,7 +233,7 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
   const char *dn = G->g.name ? G->g.name : "?";
   const nbc__type *dt = G->g.name ? nbc__type_by_name(dn, strlen(dn)) : NULL;
   if (!dt) dt = nbc__numpy_dtype(G->g.name);
-  if (!dt || !nbc__type_is_number(dt) || nbc__type_is_complex(dt)) { /* complex: see lower.c */
+  if (!dt || !nbc__type_is_number(dt)) {
     UNSUPPORTED(I, n, "global array '%s' of dtype %s is not supported in a kernel", n->str, dn);
     return NULL;
   }
@@ -496,6 +496,12 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
         strcmp(n->str, "itemsize") == 0 || strcmp(n->str, "nbytes") == 0)
       return T(NBC__T_INT64);
   }
+  /* numba's .real and .imag of numbers: the parts of a complex, an int or float itself */
+  if ((nbc__type_is_int(o) || nbc__type_is_float(o) || nbc__type_is_complex(o)) &&
+      (strcmp(n->str, "real") == 0 || strcmp(n->str, "imag") == 0))
+    return nbc__type_is_complex(o)
+               ? T(o->kind == NBC__T_COMPLEX64 ? NBC__T_FLOAT32 : NBC__T_FLOAT64)
+               : o;
   TYPING(I, n, "Unknown attribute '%s' of type %s", n->str, nbc__infer_tname(I, o));
   return NULL;
 }

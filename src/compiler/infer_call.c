@@ -64,6 +64,27 @@ static const nbc__type *arg_list_error(infer *I, nbc__node *n, const char *what,
   return NULL;
 }
 
+/* complex(re[, im]) as numba types it: integers and float32/float64 parts (one complex
+ * argument alone is made complex128); complex64 only when every part is float32. */
+static const nbc__type *call_complex(infer *I, nbc__node *n, const nbc__type **types,
+                                     int nargs) {
+  bool ok = nargs == 1 || nargs == 2, all_f32 = true;
+  for (int i = 0; ok && i < nargs; i++) {
+    const nbc__type *t = types[i];
+    bool part = nbc__type_is_int(t) || (t && (t->kind == NBC__T_FLOAT32 ||
+                                              t->kind == NBC__T_FLOAT64));
+    ok = part || (nargs == 1 && nbc__type_is_complex(t));
+    if (!t || t->kind != NBC__T_FLOAT32) all_f32 = false;
+  }
+  if (!ok) return arg_list_error(I, n, "complex", types, nargs);
+  nbc__call *c = call_new(I, n, NBC__B_COMPLEX, "complex", nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++)
+    c->argtypes[i] = types[i];
+  c->ret = T(all_f32 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
+  return c->ret;
+}
+
 static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
                                      const nbc__type **types, int nargs) {
   nbc__builtin b;
@@ -90,6 +111,7 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
     c->ret = T(NBC__T_INT64);
     return c->ret;
   }
+  if (strcmp(name, "complex") == 0) return call_complex(I, n, types, nargs);
   if (strcmp(name, "abs") == 0)
     b = NBC__B_ABS;
   else if (strcmp(name, "min") == 0)
@@ -709,6 +731,18 @@ static const nbc__type *call_print(infer *I, nbc__node *n) {
 
 const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   n->info = NULL;
+  /* x.conjugate() of a number: itself, or a complex's conjugate (numba) */
+  if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "conjugate") == 0) {
+    const nbc__type *o = nbc__infer_expr(I, n->a->a);
+    if (o && (nbc__type_is_int(o) || nbc__type_is_float(o) || nbc__type_is_complex(o))) {
+      if (n->list.count) return TYPING(I, n, "conjugate() takes no arguments"), NULL;
+      nbc__call *c = call_new(I, n, NBC__B_CONJUGATE, "conjugate", 0);
+      if (!c) return NULL;
+      c->ret = o;
+      n->a->type = o;
+      return o;
+    }
+  }
   const nbc__type *f = nbc__infer_expr(I, n->a);
   const nbc__global *pg = f && n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
   if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "print") == 0)

@@ -154,6 +154,8 @@ static const char *scalar_ltype(const nbc__type *t) {
   case NBC__T_FLOAT16: return "i16";
   case NBC__T_FLOAT32: return "float";
   case NBC__T_FLOAT64: return "double";
+  case NBC__T_COMPLEX64: return "{float, float}";
+  case NBC__T_COMPLEX128: return "{double, double}";
   default: return NULL;
   }
 }
@@ -414,6 +416,11 @@ static nbc__lval unflatten_param(nbc__lowerer *L, const nbc__type *t, int index,
       cur = x;
     }
     v.v = cur;
+  } else if (nbc__type_is_complex(t)) { /* numba passes the two parts */
+    const char *pt = t->kind == NBC__T_COMPLEX64 ? "float" : "double";
+    const char *re = PARAM_(pt);
+    const char *im = PARAM_(pt);
+    v = nbc__lower_complex_make(L, t, re, im);
   } else if (t->kind == NBC__T_BOOL) {
     const char *p = PARAM_("i8");
     const char *x = nbc__lower_tmp(L);
@@ -758,43 +765,7 @@ static int def_line(const nbc__func *fn) {
   return tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0);
 }
 
-/* Whether values of t hold complex numbers (scalars, array elements, tuple items). */
-static bool holds_complex(const nbc__type *t) {
-  if (!t) return false;
-  if (nbc__type_is_complex(t)) return true;
-  if (t->kind == NBC__T_ARRAY) return holds_complex(t->dtype);
-  for (int i = 0; t->kind == NBC__T_TUPLE && i < t->count; i++)
-    if (holds_complex(t->items[i])) return true;
-  return false;
-}
-
-/* Complex numbers are typed (so numba's errors about them come out) but have no lowering
- * yet: a function with a complex parameter, variable or result is refused here rather than
- * compiled into wrong code. */
-static bool refuse_complex(nbc__lowerer *L, const nbc__func *fn) {
-  const char *what = NULL, *name = NULL;
-  const nbc__type *t = NULL;
-  if (holds_complex(fn->ret)) {
-    what = "the result";
-    t = fn->ret;
-  }
-  for (int i = 0; !what && i < fn->nvars; i++)
-    if (holds_complex(fn->vars[i].type)) {
-      what = fn->vars[i].is_param ? "parameter" : "variable";
-      name = fn->vars[i].name;
-      t = fn->vars[i].type;
-    }
-  if (!what) return false;
-  nbc__buf b;
-  nbc__buf_init(&b, L->arena);
-  nbc__type_print(&b, t);
-  nbc__lower_error(L, fn->def, "complex numbers are not supported in kernels yet: %s%s%s%s is %s",
-                   what, name ? " '" : "", name ? name : "", name ? "'" : "", b.data);
-  return true;
-}
-
 static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
-  if (refuse_complex(L, fn)) return;
   L->fn = fn;
   nbc__buf_init(&L->allocas, L->arena);
   nbc__buf_init(&L->body, L->arena);

@@ -128,6 +128,21 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
 /* lower_cuda.c: a NBC__B_CUDA_INTRINSIC call (warp shuffles and votes, fences, barriers
  * with a predicate, popc brev clz ffs fma cbrt selp). */
 nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+/* lower_complex.c: complex64/complex128 values ({float, float} / {double, double}). */
+nbc__lval nbc__lower_complex_part(nbc__lowerer *L, nbc__lval z, int imag);
+nbc__lval nbc__lower_complex_make(nbc__lowerer *L, const nbc__type *ct, const char *re,
+                                  const char *im);
+const char *nbc__lower_complex_truth(nbc__lowerer *L, nbc__lval z);
+/* Conversions to, from and between complex types (from: a number or complex; to: complex or
+ * bool). */
+nbc__lval nbc__lower_complex_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to);
+nbc__lval nbc__lower_complex_binop(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
+                                   nbc__lval b, const nbc__type *ct);
+const char *nbc__lower_complex_compare(nbc__lowerer *L, nbc__node *where, nbc__op op,
+                                       nbc__lval a, nbc__lval b, const nbc__type *ct);
+nbc__lval nbc__lower_complex_neg(nbc__lowerer *L, nbc__lval z);
+nbc__lval nbc__lower_complex_conjugate(nbc__lowerer *L, nbc__lval z);
+nbc__lval nbc__lower_complex_abs(nbc__lowerer *L, nbc__lval z);
 /* lower_print.c: print(...) as numba-cuda's printimpl.py lowers it (one vprintf). */
 nbc__lval nbc__lower_print(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* lower_expr.c: declares a function once and calls it; returns the result operand. */

@@ -134,7 +134,8 @@ const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v
 
 const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
   if (!t) return "null";
-  if (t->kind == NBC__T_ARRAY || t->kind == NBC__T_TUPLE) return "zeroinitializer";
+  if (t->kind == NBC__T_ARRAY || t->kind == NBC__T_TUPLE || nbc__type_is_complex(t))
+    return "zeroinitializer";
   if (is_bool(t)) return "false";
   if (is_float(t)) return nbc__lower_const_float(L, t, 0.0);
   if (is_int(t)) return "0";
@@ -239,6 +240,8 @@ const char *nbc__lower_truth(nbc__lowerer *L, nbc__lval v) {
     return "false";
   } else if (v.type->kind == NBC__T_TUPLE) {
     return v.type->count ? "true" : "false";
+  } else if (nbc__type_is_complex(v.type)) {
+    return nbc__lower_complex_truth(L, v);
   } else {
     return "true";
   }
@@ -249,6 +252,8 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   const nbc__type *from = v.type;
   if (!to || !from || nbc__type_equal(from, to)) return v;
   if (nbc__lower_failed(L)) return (nbc__lval){to, nbc__lower_zero(L, to)};
+  if (nbc__type_is_complex(from) || nbc__type_is_complex(to))
+    return nbc__lower_complex_convert(L, v, to);
   nbc__lval r = {to, NULL};
   if (is_half(from) && is_int(to)) {
     /* numba-cuda casts float16 to integers with cvt.rni: rounded to the nearest integer
@@ -657,6 +662,7 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
                                   nbc__node *bnode, nbc__lval b, const nbc__type *rt) {
   nbc__lval r = {rt, NULL};
   if (nbc__lower_failed(L)) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
+  if (rt && nbc__type_is_complex(rt)) return nbc__lower_complex_binop(L, where, op, a, b, rt);
   if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
     nbc__lower_error(L, where, "unsupported operand types for %s: %s and %s", nbc__op_text(op),
                      a.type ? nbc__type_name(L->ctx, a.type) : "?",
@@ -825,6 +831,7 @@ static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
     if (op == NBC__OP_ISNOT || op == NBC__OP_NE) return both ? "false" : "true";
   }
   const nbc__type *ct = compare_type(L, a.type, b.type);
+  if (ct && nbc__type_is_complex(ct)) return nbc__lower_complex_compare(L, where, op, a, b, ct);
   if (!ct || !(is_int(ct) || is_float(ct) || is_bool(ct))) {
     nbc__lower_error(L, where, "unsupported comparison %s between %s and %s", nbc__op_text(op),
                      nbc__type_name(L->ctx, a.type), nbc__type_name(L->ctx, b.type));
@@ -959,6 +966,10 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
     const char *t = nbc__lower_truth(L, a), *x = tmp(L);
     EMIT("%s = xor i1 %s, true", x, t);
     return (nbc__lval){T(NBC__T_BOOL), x};
+  }
+  if (rt && nbc__type_is_complex(rt) && (n->op == NBC__OP_NEG || n->op == NBC__OP_POS)) {
+    a = nbc__lower_convert(L, a, rt);
+    return n->op == NBC__OP_POS ? a : nbc__lower_complex_neg(L, a);
   }
   if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
     nbc__lower_error(L, n, "bad operand type for unary %s: '%s'", nbc__op_text(n->op),
@@ -1190,7 +1201,10 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return (nbc__lval){rt, "0"};
   }
   case NBC__B_ABS: {
-    nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
+    nbc__lval arg0 = nbc__lower_expr(L, n->list.items[0]);
+    if (arg0.type && nbc__type_is_complex(arg0.type)) /* numba: math.hypot(re, im) */
+      return nbc__lower_convert(L, nbc__lower_complex_abs(L, arg0), rt);
+    nbc__lval v = nbc__lower_convert(L, arg0, rt);
     const char *ty = ltype(L, rt);
     if (is_half(rt)) {
       const char *f = nbc__lower_convert(L, v, T(NBC__T_FLOAT32)).v;
@@ -1274,6 +1288,18 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return nbc__lower_cuda_intrinsic(L, n, call);
   case NBC__B_PRINT:
     return nbc__lower_print(L, n, call);
+  case NBC__B_COMPLEX: {
+    nbc__lval re = nbc__lower_expr(L, n->list.items[0]);
+    if (nbc__type_is_complex(re.type)) return nbc__lower_convert(L, re, rt);
+    const nbc__type *pt = T(rt->kind == NBC__T_COMPLEX64 ? NBC__T_FLOAT32 : NBC__T_FLOAT64);
+    const char *im = na > 1 ? nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[1]), pt).v
+                            : nbc__lower_const_float(L, pt, 0.0);
+    return nbc__lower_complex_make(L, rt, nbc__lower_convert(L, re, pt).v, im);
+  }
+  case NBC__B_CONJUGATE: {
+    nbc__lval v = nbc__lower_expr(L, n->a->a);
+    return nbc__type_is_complex(v.type) ? nbc__lower_complex_conjugate(L, v) : v;
+  }
   }
   nbc__lower_error(L, n, "unsupported call");
   return (nbc__lval){rt, "0"};
@@ -1347,6 +1373,13 @@ static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
   if (n->info) return global_value(L, n, n->info);
   if (ot && ot->kind == NBC__T_ARRAY)
     return nbc__lower_array_attr(L, n, nbc__lower_expr(L, n->a));
+  if (ot && (is_int(ot) || is_float(ot) || nbc__type_is_complex(ot)) &&
+      (strcmp(n->str, "real") == 0 || strcmp(n->str, "imag") == 0)) {
+    nbc__lval v = nbc__lower_expr(L, n->a);
+    bool imag = n->str[0] == 'i';
+    if (nbc__type_is_complex(ot)) return nbc__lower_complex_part(L, v, imag);
+    return imag ? (nbc__lval){ot, nbc__lower_zero(L, ot)} : v;
+  }
   if (ot && ot->kind == NBC__T_MODULE) return (nbc__lval){n->type, "undef"};
   nbc__lower_error(L, n, "unsupported attribute '%s'", n->str);
   return (nbc__lval){n->type, "0"};
@@ -1409,9 +1442,12 @@ static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
       items[i] = nbc__lower_expr(L, n->list.items[i]);
     return nbc__lower_make_tuple(L, tt, items);
   }
-  case NBC__N_COMPLEX:
-    nbc__lower_error(L, n, "complex numbers are not supported");
-    return (nbc__lval){n->type, "undef"};
+  case NBC__N_COMPLEX: { /* 2.5j: complex128(0, 2.5) */
+    const nbc__type *ct = T(NBC__T_COMPLEX128);
+    nbc__lval z = nbc__lower_complex_make(L, ct, nbc__lower_const_float(L, T(NBC__T_FLOAT64), 0.0),
+                                          nbc__lower_const_float(L, T(NBC__T_FLOAT64), n->value.f));
+    return nbc__lower_convert(L, z, n->type ? n->type : ct);
+  }
   default:
     nbc__lower_error(L, n, "unsupported expression");
     return (nbc__lval){n->type, "undef"};

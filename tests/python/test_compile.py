@@ -541,24 +541,3 @@ def test_arch_specific_cc():
     with pytest.raises(ValueError, match="must be 'a'"):
         cuda.compile(add, "float32(float32, float32)", cc=(9, 0, "z"))
 
-
-def _copy_first(out, x):
-    out[0] = x[0]
-
-
-def _store(out, x):
-    out[0] = x
-
-
-@pytest.mark.parametrize("sig", ["void(complex128[::1], complex128[::1])",
-                                 "void(complex64[::1], complex64)",
-                                 "complex64(float32)"])
-def test_complex_values_are_refused_not_miscompiled(sig):
-    # complex numbers are typed (numba's errors about them come out) but not lowered yet:
-    # compiling one is an error naming the complex value, never code that moves one byte
-    def to_complex(x):
-        return x
-    fn = (to_complex if sig.startswith("complex64(") else
-          _store if "complex64)" in sig else _copy_first)
-    with pytest.raises(cuda.TypingError, match="complex numbers are not supported in kernels"):
-        cuda.compile_ptx(fn, sig, device=sig.startswith("complex64("), cc=(9, 0))

@@ -26,8 +26,8 @@ def reads(out, i):
     out[0] = LUT[i] + M[i, i] + F[i, 2] + BIG[i] + (1.0 if FLAGS[i] else 0.0)
 
 
-def reads_complex(out):
-    out[0] = Z[0].real
+def reads_complex(out, i):
+    out[0] = Z[i]
 
 
 def via_const(out, i):
@@ -68,6 +68,10 @@ def test_arrays_are_constant_memory_like_numbas(tmp_path):
     ]
     assert "ld.const.f32" in ptx and "ld.const.u16" in ptx
     check_ptx(ptx, tmp_path)
+    ptx, _ = cuda.compile_ptx(reads_complex, "void(complex64[::1], int64)", cc=(9, 0))
+    assert ".const .align 8 .b8 _cudapy_cmem[16] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, " \
+        "0, 0, 128, 192};" in ptx  # numba-cuda's line for Z
+    check_ptx(ptx, tmp_path)
 
 
 
@@ -83,8 +87,6 @@ def test_const_array_like_is_the_frozen_array(tmp_path):
     (const_of_argument, "takes one global array"),
     (huge, "65537 bytes; constant memory holds 65536"),
     (objects, "global 'OBJ' is not supported in a kernel"),
-    # complex numbers have no lowering yet: refused, never compiled wrong
-    (reads_complex, "global array 'Z' of dtype complex64 is not supported"),
 ])
 def test_refusals(fn, message):
     with pytest.raises(cuda.TypingError, match=message):

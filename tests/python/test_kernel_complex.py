@@ -1,0 +1,134 @@
+"""Complex numbers in kernels, as numba-cuda computes them: complex64/complex128 scalars,
+arrays and parameters, + - * / (numba's complex_div; a zero divisor ends the thread, as
+numba's ZeroDivisionError does in a kernel), == !=, unary minus, abs, .real, .imag,
+.conjugate(), complex(re, im) and 1j literals, with numba's result types (asked of
+numba-cuda 0.30 for each row below). Without a GPU the PTX goes through ptxas; on the GPU
+results are compared with numpy and, bit for bit, with numba-cuda."""
+import inspect
+
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+
+from test_compile import check_ptx
+
+
+def make1(a):
+    return complex(a)
+
+
+def make2(a, b):
+    return complex(a, b)
+
+
+def parts(a):
+    return a.real, a.imag, a.conjugate()
+
+
+@pytest.mark.parametrize("fn, sig, numba_says", [
+    (make1, "(float32,)", "complex64"), (make1, "(float64,)", "complex128"),
+    (make1, "(int32,)", "complex128"), (make1, "(uint8,)", "complex128"),
+    (make1, "(complex64,)", "complex128"), (make2, "(float32, float32)", "complex64"),
+    (make2, "(float32, int32)", "complex128"), (make2, "(int8, int8)", "complex128"),
+    (make2, "(float32, float64)", "complex128"),
+    (parts, "(float32,)", "UniTuple(float32 x 3)"), (parts, "(int32,)", "UniTuple(int32 x 3)"),
+    (parts, "(complex64,)", "Tuple(float32, float32, complex64)"),
+])
+def test_types_are_numbas(fn, sig, numba_says):
+    assert str(cuda.compile_ptx(fn, sig, device=True, cc=(9, 0))[1]) == numba_says
+
+
+@pytest.mark.parametrize("fn, sig", [
+    (make1, "(float16,)"), (make1, "(boolean,)"), (make2, "(complex64, float32)"),
+    (parts, "(boolean,)"),
+])
+def test_what_numba_refuses_is_refused(fn, sig):
+    with pytest.raises(cuda.TypingError):
+        cuda.compile_ptx(fn, sig, device=True, cc=(9, 0))
+
+
+def power(a, b):
+    return a ** b
+
+
+def test_power_of_complex_numbers_is_refused_not_miscompiled():
+    with pytest.raises(cuda.TypingError, match=r"\*\* of complex numbers is not supported yet"):
+        cuda.compile_ptx(power, "(complex128, complex128)", device=True, cc=(9, 0))
+
+
+def complex_ops(out, mag, eq, a, b, s):
+    i = cuda.grid(1)
+    if i < a.size:
+        x = a[i]
+        y = b[i]
+        out[i, 0] = x + y
+        out[i, 1] = x - y * s
+        out[i, 2] = x * y
+        out[i, 3] = -x + 2j
+        out[i, 4] = x.conjugate() + complex(x.imag, y.real)
+        mag[i] = abs(x)
+        eq[i] = (x == y) + 2 * (x != y)
+        out[i, 5] = x / y  # last: a zero y ends the thread here
+
+
+@pytest.mark.parametrize("ct", ["complex64", "complex128"])
+def test_kernels_compile_and_ptxas_accepts(ct, tmp_path):
+    ft = "float32" if ct == "complex64" else "float64"
+    sig = f"void({ct}[:, ::1], {ft}[::1], int32[::1], {ct}[::1], {ct}[::1], {ct})"
+    ptx, _ = cuda.compile_ptx(complex_ops, sig, cc=(9, 0))
+    assert "exit;" in ptx  # the zero-divisor path
+    check_ptx(ptx, tmp_path)
+
+
+def inputs(dt, n=1000):
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
+    b = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
+    b[::7] = a[::7]       # equal pairs
+    b[3] = 0              # a zero divisor: that thread stops at the division
+    b[5] = complex(0, 2)  # |imag| > |real|: the other branch
+    b[6] = complex(np.nan, 1)
+    return a, b
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt, ft", [(np.complex64, np.float32), (np.complex128, np.float64)])
+def test_results_match_numpy_and_numba_cuda(gpu, dt, ft, tmp_path, monkeypatch):
+    a, b = inputs(dt)
+    n = a.size
+    s = dt(1.5 - 0.5j)
+    ct, fts = np.dtype(dt).name, np.dtype(ft).name
+    sig = f"void({ct}[:, ::1], {fts}[::1], int32[::1], {ct}[::1], {ct}[::1], {ct})"
+
+    def run(cuda_mod, kernel_fn):
+        out = np.full((n, 6), 77 + 77j, dt)
+        mag = np.zeros(n, ft)
+        eq = np.zeros(n, np.int32)
+        cuda_mod.jit(sig)(kernel_fn).forall(n)(out, mag, eq, a, b, s)
+        return out, mag, eq
+
+    out, mag, eq = run(cuda, complex_ops)
+    tol = dict(rtol=1e-5, atol=1e-5) if dt == np.complex64 else dict(rtol=1e-12, atol=1e-12)
+    ok = np.ones(n, bool)
+    ok[3] = False
+    np.testing.assert_allclose(out[:, 0], a + b, **tol)
+    np.testing.assert_allclose(out[:, 1], a - b * s, **tol)
+    np.testing.assert_allclose(out[:, 2], a * b, **tol)
+    np.testing.assert_allclose(out[:, 3], -a + 2j, **tol)
+    np.testing.assert_allclose(out[:, 4], np.conj(a) + (a.imag + 1j * b.real), **tol)
+    np.testing.assert_allclose(mag, np.abs(a), **tol)
+    np.testing.assert_array_equal(eq, np.where(a == b, 1, 2))
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(out[ok, 5], (a / b)[ok], **tol)
+    assert out[3, 5] == 77 + 77j  # the zero divisor: the thread ended before the store
+
+    ncuda = pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_complex_kernels.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(complex_ops))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_complex_kernels as t
+    t_out, t_mag, t_eq = run(ncuda, t.complex_ops)
+    np.testing.assert_array_equal(out, t_out)
+    np.testing.assert_array_equal(mag, t_mag)
+    np.testing.assert_array_equal(eq, t_eq)
