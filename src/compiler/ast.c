@@ -342,6 +342,19 @@ static void dump_stmt(nbc__buf *out, const nbc__node *n, int indent) {
   case NBC__N_PASS:
     nbc__buf_puts(out, "(pass)");
     return;
+  case NBC__N_ASSERT:
+  case NBC__N_RAISE:
+    nbc__buf_puts(out, n->kind == NBC__N_ASSERT ? "(assert" : "(raise");
+    if (n->a) {
+      nbc__buf_puts(out, " ");
+      dump_expr(out, n->a);
+    }
+    if (n->b) {
+      nbc__buf_puts(out, " ");
+      dump_expr(out, n->b);
+    }
+    nbc__buf_puts(out, ")");
+    return;
   case NBC__N_RETURN:
     nbc__buf_puts(out, "(return");
     if (n->a) {

@@ -123,7 +123,9 @@ void nbc__lex_dump(nbc__buf *out, const nbc__token *tokens, int count);
   X(DICT) X(OTHER_EXPR)                                                                    \
   /* statements */                                                                         \
   X(ASSIGN) X(AUGASSIGN) X(EXPR_STMT) X(IF) X(WHILE) X(FOR) X(BREAK) X(CONTINUE)           \
-  X(RETURN) X(PASS) X(FUNCDEF) X(IMPORT) X(IMPORT_FROM) X(TRY) X(OTHER_STMT) X(MODULE)
+  X(RETURN) X(PASS) X(FUNCDEF) X(IMPORT) X(IMPORT_FROM) X(TRY) X(OTHER_STMT) X(MODULE)     \
+  X(ASSERT) /* a: the condition, b: the message or NULL */                                 \
+  X(RAISE)  /* a: the exception or NULL, b: the cause (`from`) or NULL */
 
 typedef enum nbc__node_kind {
 #define NBC__NODE_ENUM_(k) NBC__N_##k,

@@ -1183,6 +1183,13 @@ static void stmt(infer *I, nbc__node *s) {
     return;
   case NBC__N_PASS:
     return;
+  case NBC__N_ASSERT: { /* the condition is typed; the message is never evaluated */
+    const nbc__type *t = nbc__infer_expr(I, s->a);
+    if (t) truth(I, s->a, t);
+    return;
+  }
+  case NBC__N_RAISE: /* the exception is not evaluated: raising ends the thread */
+    return;
   case NBC__N_FUNCDEF:
     UNSUPPORTED(I, s, "unsupported statement: 'def' (nested function)");
     return;

@@ -109,6 +109,14 @@ void nbc__lower_condbr(nbc__lowerer *L, const char *cond, int yes, int no) {
                   nbc__arena_printf(L->arena, "br i1 %s, label %%L%d, label %%L%d", cond, yes, no));
 }
 
+/* numba's exception in a kernel: the function returns to the kernel, which returns (the
+ * exception is reported only with debug=True); PTX `exit` ends the thread the same way from
+ * any call depth. Leaves the current block terminated. */
+void nbc__lower_end_thread(nbc__lowerer *L) {
+  nbc__lower_emit(L, "call void asm sideeffect \"exit;\", \"\"()");
+  emit_terminator(L, "unreachable");
+}
+
 void nbc__lower_block(nbc__lowerer *L, int label) {
   if (!L->terminated) nbc__lower_br(L, label);
   nbc__buf_printf(&L->body, "L%d:\n", label);
@@ -737,6 +745,16 @@ static void lower_stmt(nbc__lowerer *L, nbc__node *s) {
     break;
   case NBC__N_RETURN: lower_return(L, s); break;
   case NBC__N_PASS: break;
+  case NBC__N_RAISE: nbc__lower_end_thread(L); break;
+  case NBC__N_ASSERT: { /* a failed assert raises AssertionError: the thread ends */
+    const char *ok = nbc__lower_truth(L, nbc__lower_expr(L, s->a));
+    int fail = nbc__lower_label(L), go = nbc__lower_label(L);
+    nbc__lower_condbr(L, ok, go, fail);
+    nbc__lower_block(L, fail);
+    nbc__lower_end_thread(L);
+    nbc__lower_block(L, go);
+    break;
+  }
   case NBC__N_IMPORT:
   case NBC__N_IMPORT_FROM:
     nbc__lower_error(L, s, "import inside a function is not supported");

@@ -65,6 +65,8 @@ void nbc__lower_emit(nbc__lowerer *L, const char *fmt, ...);
 void nbc__lower_br(nbc__lowerer *L, int label);
 void nbc__lower_condbr(nbc__lowerer *L, const char *cond, int yes, int no);
 void nbc__lower_block(nbc__lowerer *L, int label);
+/* Ends the thread (numba's raise in a kernel); the current block is terminated. */
+void nbc__lower_end_thread(nbc__lowerer *L);
 const char *nbc__lower_alloca(nbc__lowerer *L, const char *type);
 void nbc__lower_declare(nbc__lowerer *L, const char *decl);
 void nbc__lower_error(nbc__lowerer *L, const nbc__node *node, const char *fmt, ...);

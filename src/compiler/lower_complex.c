@@ -105,9 +105,7 @@ static nbc__lval complex_div(nbc__lowerer *L, const nbc__type *ct, nbc__lval a, 
   int raise = nbc__lower_label(L), go = nbc__lower_label(L);
   nbc__lower_condbr(L, both, raise, go);
   nbc__lower_block(L, raise);
-  EMIT("call void asm sideeffect \"exit;\", \"\"()");
-  EMIT("unreachable");
-  L->terminated = true;
+  nbc__lower_end_thread(L);
   nbc__lower_block(L, go);
   const char *nan = nbc__lower_const_float(L, pt, __builtin_nan(""));
   /* abs(breal) >= abs(bimag): divide through by breal */

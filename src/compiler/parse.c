@@ -317,7 +317,7 @@ static nbc__node *import_from(parser *p) {
   return n;
 }
 
-/* A statement the kernel language has no use for (global, nonlocal, del, assert, raise):
+/* A statement the kernel language has no use for (global, nonlocal, del):
  * an OTHER_STMT at its keyword, which infer.c reports if a compiled function reaches it.
  * The rest of the statement is skipped (brackets are balanced by the tokenizer, so the
  * next NEWLINE at this level ends it). */
@@ -338,7 +338,8 @@ static nbc__node *other_simple_stmt(parser *p) {
 
 /* simple_stmt: assignment | star_expressions | 'return' [star_expressions] | 'pass'
  *            | 'break' | 'continue' | import_name | import_from | global_stmt
- *            | nonlocal_stmt | del_stmt | assert_stmt | raise_stmt | yield_stmt */
+ *            | nonlocal_stmt | del_stmt | assert_stmt | raise_stmt | yield_stmt
+ * (assert and raise become ASSERT and RAISE nodes; global, nonlocal and del OTHER_STMT) */
 static nbc__node *simple_stmt(parser *p) {
   const nbc__token *t = p->tok;
   if (accept(p, "pass")) return nbc__parse_new_node(p, NBC__N_PASS, t);
@@ -358,8 +359,24 @@ static nbc__node *simple_stmt(parser *p) {
   /* An import inside a function stays an IMPORT node; infer.c refuses it there. */
   if (is(p, "import")) return import_name(p);
   if (is(p, "from")) return import_from(p);
-  if (is(p, "global") || is(p, "nonlocal") || is(p, "del") || is(p, "assert") || is(p, "raise"))
-    return other_simple_stmt(p);
+  if (is(p, "assert")) { /* assert_stmt: 'assert' expression [',' expression] */
+    advance(p);
+    nbc__node *n = nbc__parse_new_node(p, NBC__N_ASSERT, t);
+    if (!n || !(n->a = nbc__parse_expression(p))) return NULL;
+    if (accept(p, ",") && !(n->b = nbc__parse_expression(p))) return NULL;
+    return n;
+  }
+  if (is(p, "raise")) { /* raise_stmt: 'raise' [expression ['from' expression]] */
+    advance(p);
+    nbc__node *n = nbc__parse_new_node(p, NBC__N_RAISE, t);
+    if (!n) return NULL;
+    if (nbc__parse_starts_expression(p->tok)) {
+      if (!(n->a = nbc__parse_expression(p))) return NULL;
+      if (accept(p, "from") && !(n->b = nbc__parse_expression(p))) return NULL;
+    }
+    return n;
+  }
+  if (is(p, "global") || is(p, "nonlocal") || is(p, "del")) return other_simple_stmt(p);
   if (is(p, "yield") && p->in_func) {
     /* A generator's `yield` statement: checked as an expression, kept as an OTHER_STMT so
      * that compiling the function names the statement. */
