@@ -212,6 +212,9 @@ struct nbc__node {
 /* Parses a whole module (all statements; syntax outside the kernel language is kept as
  * OTHER_* nodes, see above). Returns the MODULE node, or NULL after a syntax error. */
 nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count);
+/* desugar.c: rewrites the function's `for` loops over arrays, enumerate() and zip() into
+ * range loops (see there); false (out of memory reported) on failure. */
+bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def);
 /* Deep copy of a function's subtree (each specialisation types its own copy). */
 nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node);
 /* Prints the AST as an indented S-expression (for --dump=ast). */
@@ -450,6 +453,7 @@ typedef struct nbc__global {
   X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */         \
   X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */   \
   X(COMPLEX) /* complex(re[, im]); ret complex64 or complex128 */                          \
+  X(DIVMOD) /* divmod(a, b): (a // b, a % b); argtypes: the operands' types for // and % */ \
   X(CONJUGATE) /* x.conjugate() of a number: the call's callee is the attribute node */
 
 typedef enum nbc__builtin {

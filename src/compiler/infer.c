@@ -190,7 +190,7 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
 
 static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
                                             "max",   "int",   "float",  "bool",
-                                            "round", "print", "complex"};
+                                            "round", "print", "complex", "divmod"};
 
 /* What a global name means, or NULL (reported) when it has none. */
 static nbc__global *global_lookup(infer *I, const nbc__node *n, const char *name) {
@@ -1148,7 +1148,8 @@ static void stmt(infer *I, nbc__node *s) {
     if (!s->b || s->b->kind != NBC__N_CALL || !s->b->a || s->b->a->kind != NBC__N_NAME ||
         strcmp(s->b->a->str, "range") != 0 || var_find(I, "range") >= 0) {
       nbc__infer_expr(I, s->b);
-      UNSUPPORTED(I, s->b ? s->b : s, "for loops must iterate over range(...)");
+      UNSUPPORTED(I, s->b ? s->b : s, "for loops must iterate over range(...), an array, "
+                  "enumerate(...) or zip(...)");
       return;
     }
     if (s->a->kind != NBC__N_NAME) {
@@ -1315,6 +1316,7 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
   }
   nbc__func *fn = nbc__arena_alloc(ctx->arena, sizeof *fn);
   nbc__node *clone = nbc__node_clone(ctx, def);
+  if (clone && !nbc__desugar_loops(ctx, clone)) clone = NULL;
   if (!fn || !clone) {
     nbc__diag_oom(ctx);
     if (caller) caller->failed = true;

@@ -103,8 +103,12 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
     return c->ret;
   }
   if (strcmp(name, "len") == 0) {
-    if (nargs != 1 || !(is_kind(types[0], NBC__T_ARRAY) || is_kind(types[0], NBC__T_TUPLE)))
+    if (nargs != 1 || !(is_kind(types[0], NBC__T_ARRAY) || is_kind(types[0], NBC__T_TUPLE))) {
+      if (n->alias && strcmp(n->alias, "$iter") == 0 && nargs == 1) /* desugar.c's loop */
+        return TYPING(I, n, "'%s' object is not iterable", nbc__infer_tname(I, types[0])),
+               NULL;
       return arg_list_error(I, n, "len", types, nargs);
+    }
     nbc__call *c = call_new(I, n, NBC__B_LEN, "len", 1);
     if (!c) return NULL;
     c->argtypes[0] = types[0];
@@ -112,6 +116,22 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
     return c->ret;
   }
   if (strcmp(name, "complex") == 0) return call_complex(I, n, types, nargs);
+  if (strcmp(name, "divmod") == 0) { /* (a // b, a % b), each typed as that operator */
+    const nbc__type *conv[2], *items[2];
+    const char *reason;
+    items[0] = nargs == 2 ? nbc__type_binop_sig(NBC__OP_FLOORDIV, types[0], types[1], conv,
+                                                &reason)
+                          : NULL;
+    items[1] = items[0] ? nbc__type_binop_sig(NBC__OP_MOD, types[0], types[1], conv, &reason)
+                        : NULL;
+    if (!items[0] || !items[1]) return arg_list_error(I, n, "divmod", types, nargs);
+    nbc__call *c = call_new(I, n, NBC__B_DIVMOD, "divmod", 2);
+    if (!c) return NULL;
+    c->argtypes[0] = types[0];
+    c->argtypes[1] = types[1];
+    c->ret = nbc__type_tuple(I->ctx, items, 2);
+    return c->ret;
+  }
   if (strcmp(name, "abs") == 0)
     b = NBC__B_ABS;
   else if (strcmp(name, "min") == 0)

@@ -1296,6 +1296,14 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
                             : nbc__lower_const_float(L, pt, 0.0);
     return nbc__lower_complex_make(L, rt, nbc__lower_convert(L, re, pt).v, im);
   }
+  case NBC__B_DIVMOD: { /* numba's divmod: the // and % of the same operands */
+    nbc__lval a = nbc__lower_expr(L, n->list.items[0]), b = nbc__lower_expr(L, n->list.items[1]);
+    nbc__lval items[2] = {
+        nbc__lower_binop_values(L, n, NBC__OP_FLOORDIV, a, n->list.items[1], b,
+                                rt->items[0]),
+        nbc__lower_binop_values(L, n, NBC__OP_MOD, a, n->list.items[1], b, rt->items[1])};
+    return nbc__lower_make_tuple(L, rt, items);
+  }
   case NBC__B_CONJUGATE: {
     nbc__lval v = nbc__lower_expr(L, n->a->a);
     return nbc__type_is_complex(v.type) ? nbc__lower_complex_conjugate(L, v) : v;
