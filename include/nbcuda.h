@@ -496,6 +496,13 @@ nbc_status_t nbc_occupancy_max_active_blocks(nbc_function_t *function, int block
 nbc_status_t nbc_occupancy_max_cooperative_blocks(nbc_function_t *function, int block_size,
                                                   size_t dynamic_smem, int *pblocks);
 
+/* numba.cuda.random's generator states: n xoroshiro128+ states (two uint64 words each, s0
+ * then s1, in states[2 * i], states[2 * i + 1]) initialised as numba's
+ * init_xoroshiro128p_states_cpu does (SplitMix64 of the seed, jumped 2**64 steps
+ * subsequence_start times, then each state 2**64 steps after the previous). Host only. */
+void nbc_xoroshiro128p_init(uint64_t *states, size_t n, uint64_t seed,
+                            uint64_t subsequence_start);
+
 /* ---------------------------------------------------------------------------------------
  * compile(): Python source to PTX or LTO-IR. Touches no driver.
  * ------------------------------------------------------------------------------------- */

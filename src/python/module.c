@@ -275,7 +275,8 @@ static int module_exec(PyObject *module) {
       nbc__py_devicearray_init(module, st) < 0 || nbc__py_compile_init(module, st) < 0 ||
       nbc__py_kernel_init(module, st) < 0 || nbc__py_hostmem_init(module, st) < 0 ||
       nbc__py_intrinsics_init(module, st) < 0 || nbc__py_ipc_init(module, st) < 0 ||
-      nbc__py_arghint_init(module, st) < 0 || nbc__py_reduce_init(module, st) < 0)
+      nbc__py_arghint_init(module, st) < 0 || nbc__py_reduce_init(module, st) < 0 ||
+      nbc__py_random_init(module, st) < 0)
     return -1;
   if (PyModule_AddStringConstant(module, "__version__", NBC_VERSION_STRING) < 0) return -1;
   return 0;

@@ -231,6 +231,10 @@ int nbc__py_arghint_init(PyObject *module, nbc__py_state *st);
 int nbc__py_arg_hint(nbc__py_state *st, PyObject *obj, PyObject **pvalue, int *pcopy_in,
                      int *pcopy_out);
 
+/* ======================================================================= random.c === */
+/* nbcuda.random (numba.cuda.random's generators), a submodule in sys.modules. */
+int nbc__py_random_init(PyObject *module, nbc__py_state *st);
+
 /* ======================================================================== cache.c === */
 /* jit(cache=True): one compilation's cache file (path, key text) and its source's stamp. */
 typedef struct nbc__py_cache_slot {

@@ -1,0 +1,300 @@
+/* random.c — nbcuda.random, numba.cuda.random's xoroshiro128+ generators:
+ *
+ *   from nbcuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32
+ *   rng = create_xoroshiro128p_states(n_threads, seed=1)
+ *   ... in a kernel: x = xoroshiro128p_uniform_float32(rng, thread_id)
+ *
+ * The numbers are numba's, bit for bit: the host makes the states as numba does
+ * (nbc_xoroshiro128p_init), and the device functions are numba's random.py functions as
+ * Python kernel code, compiled by nbcuda when a kernel calls them. One difference: numba's
+ * states array has the record dtype [('s0', uint64), ('s1', uint64)], which nbcuda's kernel
+ * language does not have; here it is a C-contiguous uint64 array of shape (n, 2), s0 in
+ * column 0 and s1 in column 1 (the same bytes). The device functions are made on first use
+ * (module __getattr__), so importing nbcuda compiles nothing: their source is registered in
+ * linecache as <nbcuda.random> for the compiler to read.
+ */
+#include "nbcuda_py.h"
+
+static const char device_source[] =
+    "import math\n"
+    "from nbcuda import float32, float64, uint32, int64, uint64\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def init_xoroshiro128p_state(states, index, seed):\n"
+    "    index = int64(index)\n"
+    "    seed = uint64(seed)\n"
+    "    z = seed + uint64(0x9E3779B97F4A7C15)\n"
+    "    z = (z ^ (z >> uint32(30))) * uint64(0xBF58476D1CE4E5B9)\n"
+    "    z = (z ^ (z >> uint32(27))) * uint64(0x94D049BB133111EB)\n"
+    "    z = z ^ (z >> uint32(31))\n"
+    "    states[index, 0] = z\n"
+    "    states[index, 1] = z\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def rotl(x, k):\n"
+    "    x = uint64(x)\n"
+    "    k = uint32(k)\n"
+    "    return (x << k) | (x >> uint32(64 - k))\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def xoroshiro128p_next(states, index):\n"
+    "    index = int64(index)\n"
+    "    s0 = states[index, 0]\n"
+    "    s1 = states[index, 1]\n"
+    "    result = s0 + s1\n"
+    "    s1 ^= s0\n"
+    "    states[index, 0] = uint64(rotl(s0, uint32(55))) ^ s1 ^ (s1 << uint32(14))\n"
+    "    states[index, 1] = uint64(rotl(s1, uint32(36)))\n"
+    "    return result\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def xoroshiro128p_jump(states, index):\n"
+    "    index = int64(index)\n"
+    "    jump0 = uint64(0xBEAC0467EBA5FACB)\n"
+    "    jump1 = uint64(0xD86B048B86AA9922)\n"
+    "    s0 = uint64(0)\n"
+    "    s1 = uint64(0)\n"
+    "    for i in range(2):\n"
+    "        word = jump0 if i == 0 else jump1\n"
+    "        for b in range(64):\n"
+    "            if word & (uint64(1) << uint32(b)):\n"
+    "                s0 ^= states[index, 0]\n"
+    "                s1 ^= states[index, 1]\n"
+    "            xoroshiro128p_next(states, index)\n"
+    "    states[index, 0] = s0\n"
+    "    states[index, 1] = s1\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def uint64_to_unit_float64(x):\n"
+    "    x = uint64(x)\n"
+    "    return (x >> uint32(11)) * (float64(1) / (uint64(1) << uint32(53)))\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def uint64_to_unit_float32(x):\n"
+    "    x = uint64(x)\n"
+    "    return float32(uint64_to_unit_float64(x))\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def xoroshiro128p_uniform_float32(states, index):\n"
+    "    index = int64(index)\n"
+    "    return uint64_to_unit_float32(xoroshiro128p_next(states, index))\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def xoroshiro128p_uniform_float64(states, index):\n"
+    "    index = int64(index)\n"
+    "    return uint64_to_unit_float64(xoroshiro128p_next(states, index))\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def xoroshiro128p_normal_float32(states, index):\n"
+    "    index = int64(index)\n"
+    "    u1 = xoroshiro128p_uniform_float32(states, index)\n"
+    "    u2 = xoroshiro128p_uniform_float32(states, index)\n"
+    "    two_pi = float32(2 * math.pi)\n"
+    "    z0 = math.sqrt(-float32(2.0) * math.log(u1)) * math.cos(two_pi * u2)\n"
+    "    return z0\n"
+    "\n"
+    "\n"
+    "@cuda.jit(device=True)\n"
+    "def xoroshiro128p_normal_float64(states, index):\n"
+    "    index = int64(index)\n"
+    "    u1 = xoroshiro128p_uniform_float32(states, index)\n"
+    "    u2 = xoroshiro128p_uniform_float32(states, index)\n"
+    "    two_pi = float64(2 * math.pi)\n"
+    "    z0 = math.sqrt(-float64(2.0) * math.log(u1)) * math.cos(two_pi * u2)\n"
+    "    return z0\n";
+
+static const char *const device_names[] = {
+    "init_xoroshiro128p_state",      "rotl",
+    "xoroshiro128p_next",            "xoroshiro128p_jump",
+    "uint64_to_unit_float64",        "uint64_to_unit_float32",
+    "xoroshiro128p_uniform_float32", "xoroshiro128p_uniform_float64",
+    "xoroshiro128p_normal_float32",  "xoroshiro128p_normal_float64",
+};
+#define NDEVICE ((int)(sizeof device_names / sizeof device_names[0]))
+
+/* The nbcuda module the submodule belongs to (its "_cuda" attribute; borrowed). */
+static PyObject *parent_of(PyObject *sub) {
+  PyObject *d = PyModule_GetDict(sub);
+  PyObject *m = d ? PyDict_GetItemString(d, "_cuda") : NULL;
+  if (!m) PyErr_SetString(PyExc_RuntimeError, "nbcuda.random has lost its nbcuda module");
+  return m;
+}
+
+/* Runs the device functions' source once, putting them into the submodule. */
+static int make_device_functions(PyObject *sub) {
+  PyObject *d = PyModule_GetDict(sub);
+  if (PyDict_GetItemString(d, device_names[0])) return 0;
+  PyObject *cuda = parent_of(sub);
+  if (!cuda) return -1;
+  PyObject *filename = PyUnicode_FromString("<nbcuda.random>");
+  PyObject *text = filename ? PyUnicode_FromString(device_source) : NULL;
+  PyObject *linecache = text ? PyImport_ImportModule("linecache") : NULL;
+  PyObject *cache = linecache ? PyObject_GetAttrString(linecache, "cache") : NULL;
+  PyObject *lines = cache ? PyObject_CallMethod(text, "splitlines", "O", Py_True) : NULL;
+  PyObject *entry = lines ? Py_BuildValue("(nOOO)", PyUnicode_GET_LENGTH(text), Py_None, lines,
+                                          filename)
+                          : NULL;
+  PyObject *ns = entry && PyObject_SetItem(cache, filename, entry) == 0 ? PyDict_New() : NULL;
+  PyObject *code = NULL, *ran = NULL;
+  if (ns && PyDict_SetItemString(ns, "__name__", PyModule_GetNameObject(sub)) == 0 &&
+      PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) == 0 &&
+      PyDict_SetItemString(ns, "cuda", cuda) == 0 &&
+      (code = Py_CompileStringObject(device_source, filename, Py_file_input, NULL, -1)))
+    ran = PyEval_EvalCode(code, ns, ns);
+  int rc = ran ? 0 : -1;
+  for (int i = 0; rc == 0 && i < NDEVICE; i++) {
+    PyObject *f = PyDict_GetItemString(ns, device_names[i]);
+    rc = f ? PyDict_SetItemString(d, device_names[i], f) : -1;
+  }
+  Py_XDECREF(ran);
+  Py_XDECREF(code);
+  Py_XDECREF(ns);
+  Py_XDECREF(entry);
+  Py_XDECREF(lines);
+  Py_XDECREF(cache);
+  Py_XDECREF(linecache);
+  Py_XDECREF(text);
+  Py_XDECREF(filename);
+  return rc;
+}
+
+/* PEP 562: the device functions appear on first access. */
+static PyObject *random_getattr(PyObject *sub, PyObject *name) {
+  const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  for (int i = 0; n && i < NDEVICE; i++)
+    if (strcmp(n, device_names[i]) == 0) {
+      if (make_device_functions(sub) < 0) return NULL;
+      return PyObject_GetAttr(sub, name);
+    }
+  PyErr_Format(PyExc_AttributeError, "module 'nbcuda.random' has no attribute %R", name);
+  return NULL;
+}
+
+static PyObject *random_dir(PyObject *sub, PyObject *unused) {
+  (void)unused;
+  PyObject *keys = PyDict_Keys(PyModule_GetDict(sub));
+  for (int i = 0; keys && i < NDEVICE; i++) {
+    PyObject *s = PyUnicode_FromString(device_names[i]);
+    int has = s ? PySequence_Contains(keys, s) : -1;
+    if (has == 0 && PyList_Append(keys, s) < 0) has = -1;
+    Py_XDECREF(s);
+    if (has < 0) Py_CLEAR(keys);
+  }
+  return keys;
+}
+
+/* A host uint64 array (n, 2) holding the states for (n, seed, subsequence_start). */
+static PyObject *host_states(PyObject *cuda, Py_ssize_t n, PyObject *seed_obj,
+                             PyObject *sub_obj) {
+  unsigned long long seed = PyLong_AsUnsignedLongLongMask(seed_obj);
+  if (seed == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  unsigned long long sub = sub_obj ? PyLong_AsUnsignedLongLongMask(sub_obj) : 0;
+  if (sub == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  nbc__py_state *st = nbc__py_module_state(cuda);
+  PyObject *np = st ? nbc__py_numpy(st) : NULL;
+  PyObject *arr = np ? PyObject_CallMethod(np, "zeros", "((nn)s)", n, (Py_ssize_t)2, "uint64")
+                     : NULL;
+  Py_buffer view;
+  if (!arr || PyObject_GetBuffer(arr, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+    Py_XDECREF(arr);
+    return NULL;
+  }
+  Py_BEGIN_ALLOW_THREADS nbc_xoroshiro128p_init(view.buf, (size_t)n, seed, sub);
+  Py_END_ALLOW_THREADS PyBuffer_Release(&view);
+  return arr;
+}
+
+static PyObject *py_init_states(PyObject *sub, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"states", "seed", "subsequence_start", "stream", NULL};
+  PyObject *states, *seed, *start = NULL, *stream = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO:init_xoroshiro128p_states", kwlist,
+                                   &states, &seed, &start, &stream))
+    return NULL;
+  PyObject *cuda = parent_of(sub), *shape = cuda ? PyObject_GetAttrString(states, "shape")
+                                                 : NULL;
+  Py_ssize_t n = shape && PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == 2
+                     ? PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 0))
+                     : -1;
+  Py_XDECREF(shape);
+  if (n < 0) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_TypeError, "init_xoroshiro128p_states: states must be the (n, 2) "
+                      "uint64 device array create_xoroshiro128p_states makes");
+    return NULL;
+  }
+  PyObject *host = host_states(cuda, n, seed, start);
+  PyObject *copy = host ? PyObject_GetAttrString(states, "copy_to_device") : NULL;
+  PyObject *cargs = copy ? PyTuple_Pack(1, host) : NULL;
+  PyObject *ckw = cargs && stream ? Py_BuildValue("{sO}", "stream", stream) : NULL;
+  PyObject *r = cargs && (!stream || ckw) ? PyObject_Call(copy, cargs, ckw) : NULL;
+  Py_XDECREF(ckw);
+  Py_XDECREF(cargs);
+  Py_XDECREF(copy);
+  Py_XDECREF(host);
+  if (!r) return NULL;
+  Py_DECREF(r);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_create_states(PyObject *sub, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"n", "seed", "subsequence_start", "stream", NULL};
+  Py_ssize_t n;
+  PyObject *seed, *start = NULL, *stream = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "nO|OO:create_xoroshiro128p_states", kwlist,
+                                   &n, &seed, &start, &stream))
+    return NULL;
+  if (n < 0) {
+    PyErr_SetString(PyExc_ValueError, "create_xoroshiro128p_states: n must be >= 0");
+    return NULL;
+  }
+  PyObject *cuda = parent_of(sub);
+  PyObject *host = cuda ? host_states(cuda, n, seed, start) : NULL;
+  PyObject *fn = host ? PyObject_GetAttrString(cuda, "to_device") : NULL;
+  PyObject *fargs = fn ? PyTuple_Pack(1, host) : NULL;
+  PyObject *fkw = fargs && stream ? Py_BuildValue("{sO}", "stream", stream) : NULL;
+  PyObject *r = fargs && (!stream || fkw) ? PyObject_Call(fn, fargs, fkw) : NULL;
+  Py_XDECREF(fkw);
+  Py_XDECREF(fargs);
+  Py_XDECREF(fn);
+  Py_XDECREF(host);
+  return r;
+}
+
+static PyMethodDef random_functions[] = {
+    {"create_xoroshiro128p_states", (PyCFunction)(void (*)(void))py_create_states,
+     METH_VARARGS | METH_KEYWORDS,
+     "create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0): n generator "
+     "states on the device (a uint64 array of shape (n, 2)), as numba makes them."},
+    {"init_xoroshiro128p_states", (PyCFunction)(void (*)(void))py_init_states,
+     METH_VARARGS | METH_KEYWORDS,
+     "init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0)"},
+    {"__getattr__", (PyCFunction)random_getattr, METH_O, NULL},
+    {"__dir__", (PyCFunction)random_dir, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+int nbc__py_random_init(PyObject *module, nbc__py_state *st) {
+  (void)st;
+  PyObject *sub = PyModule_New("nbcuda.random");
+  if (!sub) return -1;
+  PyObject *modules = PyImport_GetModuleDict();
+  int rc = PyModule_AddFunctions(sub, random_functions) < 0 ||
+                   PyModule_AddObjectRef(sub, "_cuda", module) < 0 ||
+                   PyModule_AddStringConstant(sub, "__doc__", "numba.cuda.random's "
+                                              "xoroshiro128+ generators (see README)") < 0 ||
+                   PyModule_AddObjectRef(module, "random", sub) < 0 ||
+                   PyDict_SetItemString(modules, "nbcuda.random", sub) < 0
+               ? -1
+               : 0;
+  Py_DECREF(sub);
+  return rc;
+}
