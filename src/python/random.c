@@ -213,6 +213,19 @@ static PyObject *host_states(PyObject *cuda, Py_ssize_t n, PyObject *seed_obj,
   return arr;
 }
 
+/* obj.<method>(arg, stream=stream), or without stream= when none was given. */
+static PyObject *call_with_stream(PyObject *obj, const char *method, PyObject *arg,
+                                  PyObject *stream) {
+  PyObject *fn = PyObject_GetAttrString(obj, method);
+  PyObject *args = fn ? PyTuple_Pack(1, arg) : NULL;
+  PyObject *kw = args && stream ? Py_BuildValue("{sO}", "stream", stream) : NULL;
+  PyObject *r = args && (!stream || kw) ? PyObject_Call(fn, args, kw) : NULL;
+  Py_XDECREF(kw);
+  Py_XDECREF(args);
+  Py_XDECREF(fn);
+  return r;
+}
+
 static PyObject *py_init_states(PyObject *sub, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"states", "seed", "subsequence_start", "stream", NULL};
   PyObject *states, *seed, *start = NULL, *stream = NULL;
@@ -232,13 +245,7 @@ static PyObject *py_init_states(PyObject *sub, PyObject *args, PyObject *kwargs)
     return NULL;
   }
   PyObject *host = host_states(cuda, n, seed, start);
-  PyObject *copy = host ? PyObject_GetAttrString(states, "copy_to_device") : NULL;
-  PyObject *cargs = copy ? PyTuple_Pack(1, host) : NULL;
-  PyObject *ckw = cargs && stream ? Py_BuildValue("{sO}", "stream", stream) : NULL;
-  PyObject *r = cargs && (!stream || ckw) ? PyObject_Call(copy, cargs, ckw) : NULL;
-  Py_XDECREF(ckw);
-  Py_XDECREF(cargs);
-  Py_XDECREF(copy);
+  PyObject *r = host ? call_with_stream(states, "copy_to_device", host, stream) : NULL;
   Py_XDECREF(host);
   if (!r) return NULL;
   Py_DECREF(r);
@@ -258,13 +265,7 @@ static PyObject *py_create_states(PyObject *sub, PyObject *args, PyObject *kwarg
   }
   PyObject *cuda = parent_of(sub);
   PyObject *host = cuda ? host_states(cuda, n, seed, start) : NULL;
-  PyObject *fn = host ? PyObject_GetAttrString(cuda, "to_device") : NULL;
-  PyObject *fargs = fn ? PyTuple_Pack(1, host) : NULL;
-  PyObject *fkw = fargs && stream ? Py_BuildValue("{sO}", "stream", stream) : NULL;
-  PyObject *r = fargs && (!stream || fkw) ? PyObject_Call(fn, fargs, fkw) : NULL;
-  Py_XDECREF(fkw);
-  Py_XDECREF(fargs);
-  Py_XDECREF(fn);
+  PyObject *r = host ? call_with_stream(cuda, "to_device", host, stream) : NULL;
   Py_XDECREF(host);
   return r;
 }
