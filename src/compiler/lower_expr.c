@@ -1061,6 +1061,25 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
     EMIT("%s = icmp ne i32 %s, 0", x, r);
     return (nbc__lval){T(NBC__T_BOOL), x};
   }
+  if ((strcmp(name, "frexp") == 0 || strcmp(name, "modf") == 0) && na == 1 && call->ret &&
+      call->ret->kind == NBC__T_TUPLE && call->ret->count == 2) {
+    /* numba: libdevice's frexp/modf, the second result through a pointer: (mantissa,
+     * int32 exponent) and (fractional part, integral part) */
+    const nbc__type *rt = call->ret, *pt = rt->items[0];
+    bool p32 = pt->kind == NBC__T_FLOAT32, frexp = name[0] == 'f';
+    const char *pty = ltype(L, pt), *oty = frexp ? "i32" : pty;
+    nbc__lval a = nbc__lower_convert(L, args[0], pt);
+    const char *slot = nbc__lower_alloca(L, oty);
+    const char *fn = nbc__arena_printf(L->arena, "__nv_%s%s", frexp ? "frexp" : "modf",
+                                       p32 ? "f" : "");
+    nbc__lval items[2] = {{pt, nbc__lower_call_fn(L, pty, fn,
+                                                  nbc__arena_printf(L->arena, "%s, %s*", pty, oty),
+                                                  nbc__arena_printf(L->arena, "%s %s, %s* %s", pty,
+                                                                    a.v, oty, slot))},
+                          {rt->items[1], tmp(L)}};
+    EMIT("%s = load %s, %s* %s", items[1].v, oty, oty, slot);
+    return nbc__lower_make_tuple(L, rt, items);
+  }
   nbc__lval res = {ft, NULL};
   if (in_list(name, unary) && na == 1) {
     nbc__lval a = nbc__lower_convert(L, args[0], ft);
