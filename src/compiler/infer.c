@@ -980,9 +980,20 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
     }
     const nbc__type *dt = array_index(I, target, o, target->b);
     target->type = dt;
-    if (dt && dt->kind == NBC__T_ARRAY) {
-      UNSUPPORTED(I, target, "assigning to an array slice is not supported: assign its "
-                  "elements one by one");
+    if (dt && dt->kind == NBC__T_ARRAY) { /* a[1:3] = number: every element of the view */
+      if (!t) return;
+      if (dt->readonly) {
+        TYPING(I, target, "cannot modify a read-only array");
+        return;
+      }
+      if (nbc__type_is_number(t) && nbc__type_can_convert(t, dt->dtype)) {
+        if (value) nbc__infer_cast(value, dt->dtype);
+        return;
+      }
+      /* numba-cuda cannot either: an array source needs its runtime's temporary copy */
+      UNSUPPORTED(I, value ? value : target, "assigning %s to an array slice is not "
+                  "supported (a number is; copy the elements in a loop)",
+                  nbc__infer_tname(I, t));
       return;
     }
     if (!dt || !t) return;

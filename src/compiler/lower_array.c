@@ -150,7 +150,13 @@ const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *par
   return element_ptr(L, s, arr, copy, n, s->info != NULL);
 }
 
+static void view_store(nbc__lowerer *L, nbc__node *target, nbc__lval v);
+
 void nbc__lower_store_subscript(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
+  if (target->type && target->type->kind == NBC__T_ARRAY) {
+    view_store(L, target, v);
+    return;
+  }
   nbc__lval arr;
   const char *p = nbc__lower_element_ptr(L, target, &arr);
   if (!p) return;
@@ -335,6 +341,52 @@ static nbc__lval array_view(nbc__lowerer *L, nbc__node *n) {
     cur = b;
   }
   return (nbc__lval){vt, cur};
+}
+
+/* The element of array value arr at byte offset off from its data pointer. */
+static const char *element_at(nbc__lowerer *L, nbc__lval arr, const char *off) {
+  const char *et = nbc__lower_mtype(L, arr.type->dtype);
+  const char *data = nbc__lower_array_field(L, arr, 4, -1).v;
+  const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
+  EMIT("%s = bitcast %s* %s to i8*", p8, et, data);
+  EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
+  EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
+  return pt;
+}
+
+/* a[...] = number for a view: every element of the view gets it (numba's setitem of a
+ * scalar into a slice). One loop over the view's items in C order, each index split into
+ * per-axis indices. */
+static void view_store(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
+  nbc__lval view = array_view(L, target);
+  const nbc__type *vt = view.type;
+  if (nbc__lower_failed(L) || !vt || vt->kind != NBC__T_ARRAY) return;
+  if (!v.type || !(is_int(v.type) || is_float(v.type) || is_bool(v.type) ||
+                   nbc__type_is_complex(v.type))) {
+    nbc__lower_error(L, target, "only a number can be assigned to an array slice");
+    return;
+  }
+  v = nbc__lower_convert(L, v, vt->dtype);
+  const char *total = nbc__lower_array_field(L, view, 2, -1).v;
+  const char *counter = nbc__lower_alloca(L, "i64");
+  EMIT("store i64 0, i64* %s", counter);
+  int test = nbc__lower_label(L), body = nbc__lower_label(L), end = nbc__lower_label(L);
+  nbc__lower_block(L, test);
+  const char *k = tmp(L);
+  EMIT("%s = load i64, i64* %s", k, counter);
+  nbc__lower_condbr(L, icmp(L, "slt", k, total), body, end);
+  nbc__lower_block(L, body);
+  const char *rem = k, *off = "0";
+  for (int d = vt->ndim - 1; d >= 0; d--) {
+    const char *len = nbc__lower_array_field(L, view, 5, d).v;
+    const char *i = op64(L, "srem", rem, len);
+    rem = op64(L, "sdiv", rem, len);
+    off = op64(L, "add", off, op64(L, "mul", i, nbc__lower_array_field(L, view, 6, d).v));
+  }
+  nbc__lower_store(L, v, element_at(L, view, off));
+  EMIT("store i64 %s, i64* %s", op64(L, "add", k, "1"), counter);
+  nbc__lower_br(L, test);
+  nbc__lower_block(L, end);
 }
 
 nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {

@@ -71,11 +71,21 @@ def test_views_compile_and_ptxas_accepts(tmp_path):
         check_ptx(ptx, tmp_path)
 
 
-def test_assigning_to_a_view_is_refused():
-    def fill(x):
-        x[1:3] = 0
-    with pytest.raises(cuda.TypingError, match="assigning to an array slice is not supported"):
-        cuda.compile_ptx(fill, "void(float64[::1])", cc=(9, 0))
+def fill(a, m, v):
+    a[2:7:2] = v        # a number fills the view, as numba's setitem of a scalar
+    m[1, :] = 2 * v
+    m[:, ::3] = -1
+
+
+def test_a_number_fills_a_view_an_array_is_refused(tmp_path):
+    ptx, _ = cuda.compile_ptx(fill, "void(float64[::1], int32[:, ::1], float64)", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+    def copy(x):
+        x[1:3] = x[0:2]
+    with pytest.raises(cuda.TypingError, match="assigning array.* to an array slice is not "
+                                               "supported"):
+        cuda.compile_ptx(copy, "void(float64[::1])", cc=(9, 0))
 
 
 BOUNDS = [-12, -10, -3, -1, 0, 1, 3, 9, 10, 11]
@@ -116,9 +126,19 @@ def test_views_read_what_numpy_reads(gpu, tmp_path, monkeypatch):
     assert out[0] == (m[b, :, 1:][1, 0] + m[b][1][2] * 10 + m[:, b, ::2][1][1] * 100 +
                       m[b, 0].sum() * 1000 + 4 * 1e6)
 
+    a, mm = np.zeros(10), np.zeros((3, 7), np.int32)
+    cuda.jit("void(float64[::1], int32[:, ::1], float64)")(fill)[1, 1](a, mm, 2.5)
+    ea, em = np.zeros(10), np.zeros((3, 7), np.int32)
+    ea[2:7:2] = 2.5
+    em[1, :] = 5
+    em[:, ::3] = -1
+    np.testing.assert_array_equal(a, ea)
+    np.testing.assert_array_equal(mm, em)
+
     ncuda = pytest.importorskip("numba.cuda")
     (tmp_path / "numba_view_kernels.py").write_text(
-        "from numba import cuda\n\n" + inspect.getsource(slice_run))
+        "from numba import cuda\n\n" + inspect.getsource(slice_run) + "\n\n" +
+        inspect.getsource(fill))
     monkeypatch.syspath_prepend(str(tmp_path))
     import numba_view_kernels as t
     theirs = ncuda.jit(SLICE_SIG)(t.slice_run)
@@ -130,3 +150,7 @@ def test_views_read_what_numpy_reads(gpu, tmp_path, monkeypatch):
         theirs[1, 1](n_out, n_size, n_x, start, stop, step)
         n = int(n_size.copy_to_host()[0])
         np.testing.assert_array_equal(n_out.copy_to_host()[:n], got[start, stop, step])
+    ta, tm = np.zeros(10), np.zeros((3, 7), np.int32)
+    ncuda.jit("void(float64[::1], int32[:, ::1], float64)")(t.fill)[1, 1](ta, tm, 2.5)
+    np.testing.assert_array_equal(ta, a)
+    np.testing.assert_array_equal(tm, mm)
