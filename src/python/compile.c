@@ -628,6 +628,34 @@ static void session_free(session *sess) {
   Py_CLEAR(sess->exc_tb);
 }
 
+/* ------------------------------------------------------------ built-in kernel code ---- */
+
+int nbc__py_run_source(const char *source, PyObject *filename, PyObject *ns) {
+  /* registered as IPython registers its cells: inspect.getsourcelines then finds the source
+   * of the functions it defines, and so does the compiler */
+  PyObject *text = PyUnicode_FromString(source);
+  PyObject *linecache = text ? PyImport_ImportModule("linecache") : NULL;
+  PyObject *cache = linecache ? PyObject_GetAttrString(linecache, "cache") : NULL;
+  PyObject *lines = cache ? PyObject_CallMethod(text, "splitlines", "O", Py_True) : NULL;
+  PyObject *entry = lines ? Py_BuildValue("(nOOO)", PyUnicode_GET_LENGTH(text), Py_None, lines,
+                                          filename)
+                          : NULL;
+  PyObject *code = NULL, *ran = NULL;
+  if (entry && PyObject_SetItem(cache, filename, entry) == 0 &&
+      PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) == 0 &&
+      (code = Py_CompileStringObject(source, filename, Py_file_input, NULL, -1)))
+    ran = PyEval_EvalCode(code, ns, ns);
+  int rc = ran ? 0 : -1;
+  Py_XDECREF(ran);
+  Py_XDECREF(code);
+  Py_XDECREF(entry);
+  Py_XDECREF(lines);
+  Py_XDECREF(cache);
+  Py_XDECREF(linecache);
+  Py_XDECREF(text);
+  return rc;
+}
+
 /* ------------------------------------------------------------ compiling --------------- */
 
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,

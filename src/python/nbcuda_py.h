@@ -199,6 +199,10 @@ int nbc__py_compile_init(PyObject *module, nbc__py_state *st);
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult);
+/* Runs nbcuda's own Python kernel source (cuda.reduce's kernel, nbcuda.random's device
+ * functions) in ns, registered in linecache under filename so the compiler reads the
+ * functions it defines like any others. 0, or -1 with an exception set. */
+int nbc__py_run_source(const char *source, PyObject *filename, PyObject *ns);
 /* Options of compile() from its keyword arguments (debug, lineinfo, fastmath, opt, cc). */
 
 /* ======================================================================= kernel.c === */

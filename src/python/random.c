@@ -136,33 +136,18 @@ static int make_device_functions(PyObject *sub) {
   PyObject *cuda = parent_of(sub);
   if (!cuda) return -1;
   PyObject *filename = PyUnicode_FromString("<nbcuda.random>");
-  PyObject *text = filename ? PyUnicode_FromString(device_source) : NULL;
-  PyObject *linecache = text ? PyImport_ImportModule("linecache") : NULL;
-  PyObject *cache = linecache ? PyObject_GetAttrString(linecache, "cache") : NULL;
-  PyObject *lines = cache ? PyObject_CallMethod(text, "splitlines", "O", Py_True) : NULL;
-  PyObject *entry = lines ? Py_BuildValue("(nOOO)", PyUnicode_GET_LENGTH(text), Py_None, lines,
-                                          filename)
-                          : NULL;
-  PyObject *ns = entry && PyObject_SetItem(cache, filename, entry) == 0 ? PyDict_New() : NULL;
-  PyObject *code = NULL, *ran = NULL;
-  if (ns && PyDict_SetItemString(ns, "__name__", PyModule_GetNameObject(sub)) == 0 &&
-      PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) == 0 &&
-      PyDict_SetItemString(ns, "cuda", cuda) == 0 &&
-      (code = Py_CompileStringObject(device_source, filename, Py_file_input, NULL, -1)))
-    ran = PyEval_EvalCode(code, ns, ns);
-  int rc = ran ? 0 : -1;
+  PyObject *modname = filename ? PyModule_GetNameObject(sub) : NULL;
+  PyObject *ns = modname ? PyDict_New() : NULL;
+  int rc = ns && PyDict_SetItemString(ns, "__name__", modname) == 0 &&
+                   PyDict_SetItemString(ns, "cuda", cuda) == 0
+               ? nbc__py_run_source(device_source, filename, ns)
+               : -1;
   for (int i = 0; rc == 0 && i < NDEVICE; i++) {
     PyObject *f = PyDict_GetItemString(ns, device_names[i]);
     rc = f ? PyDict_SetItemString(d, device_names[i], f) : -1;
   }
-  Py_XDECREF(ran);
-  Py_XDECREF(code);
   Py_XDECREF(ns);
-  Py_XDECREF(entry);
-  Py_XDECREF(lines);
-  Py_XDECREF(cache);
-  Py_XDECREF(linecache);
-  Py_XDECREF(text);
+  Py_XDECREF(modname);
   Py_XDECREF(filename);
   return rc;
 }

@@ -117,23 +117,6 @@ static const char kernel_source[] =
     "\n"
     "kernel = cuda.jit(gpu_reduce_block_strided)\n";
 
-/* Registers text under filename in linecache, as IPython does for its cells, so that
- * inspect.getsourcelines (and so the compiler's source lookup) finds it. */
-static int register_source(PyObject *filename, PyObject *text) {
-  PyObject *linecache = PyImport_ImportModule("linecache");
-  PyObject *cache = linecache ? PyObject_GetAttrString(linecache, "cache") : NULL;
-  PyObject *lines = text ? PyObject_CallMethod(text, "splitlines", "O", Py_True) : NULL;
-  PyObject *entry = lines ? Py_BuildValue("(nOOO)", PyUnicode_GET_LENGTH(text), Py_None, lines,
-                                          filename)
-                          : NULL;
-  int rc = cache && entry ? PyObject_SetItem(cache, filename, entry) : -1;
-  Py_XDECREF(entry);
-  Py_XDECREF(lines);
-  Py_XDECREF(cache);
-  Py_XDECREF(linecache);
-  return rc;
-}
-
 /* The reduction kernel for arrays of this numpy dtype, made on first use. */
 static PyObject *reduce_kernel(nbc__py_state *st, ReduceObject *self, PyObject *module,
                                PyObject *dtype) {
@@ -149,26 +132,17 @@ static PyObject *reduce_kernel(nbc__py_state *st, ReduceObject *self, PyObject *
   }
   PyObject *filename = cname ? PyUnicode_FromFormat("<nbcuda.reduce %s>", cname) : NULL;
   Py_XDECREF(name);
-  PyObject *text = filename ? PyUnicode_FromString(kernel_source) : NULL;
-  PyObject *ns = text ? PyDict_New() : NULL;
-  PyObject *code = NULL, *ran = NULL;
-  if (ns && register_source(filename, text) == 0 &&
-      PyDict_SetItemString(ns, "__name__", st->module_name) == 0 &&
-      PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) == 0 &&
+  PyObject *ns = filename ? PyDict_New() : NULL;
+  if (ns && PyDict_SetItemString(ns, "__name__", st->module_name) == 0 &&
       PyDict_SetItemString(ns, "cuda", module) == 0 &&
       PyDict_SetItemString(ns, "nbtype", nbtype) == 0 &&
       PyDict_SetItemString(ns, "_functor", self->functor) == 0 &&
-      (code = Py_CompileStringObject(kernel_source, filename, Py_file_input, NULL, -1)))
-    ran = PyEval_EvalCode(code, ns, ns);
-  if (ran) {
+      nbc__py_run_source(kernel_source, filename, ns) == 0) {
     kernel = PyDict_GetItemString(ns, "kernel");
     if (kernel && PyDict_SetItem(self->kernels, dtype, kernel) < 0) kernel = NULL;
     Py_XINCREF(kernel);
   }
-  Py_XDECREF(ran);
-  Py_XDECREF(code);
   Py_XDECREF(ns);
-  Py_XDECREF(text);
   Py_XDECREF(filename);
   return kernel;
 }
