@@ -61,6 +61,17 @@ static const char *index_value(nbc__lowerer *L, nbc__lval arr, nbc__node *ix, in
   return x;
 }
 
+/* The element of array value arr at byte offset off from its data pointer. */
+static const char *element_at(nbc__lowerer *L, nbc__lval arr, const char *off) {
+  const char *et = nbc__lower_mtype(L, arr.type->dtype);
+  const char *data = nbc__lower_array_field(L, arr, 4, -1).v;
+  const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
+  EMIT("%s = bitcast %s* %s to i8*", p8, et, data);
+  EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
+  EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
+  return pt;
+}
+
 /* The element pointer for indices into an array value. */
 static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
                                nbc__node **idx, int nidx, bool nonneg) {
@@ -89,7 +100,6 @@ static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
   /* The axis whose stride is the item size, known at compile time. */
   int contig = at->layout == 'C' ? at->ndim - 1 : at->layout == 'F' ? 0 : -1;
   if (at->ndim == 1 && at->layout != 'A') contig = 0;
-  nbc__lval data = nbc__lower_array_field(L, arr, 4, -1);
   const char *off = NULL;
   for (int k = 0; k < nidx; k++) {
     if (k == contig) continue;
@@ -104,14 +114,7 @@ static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
       off = m;
     }
   }
-  const char *base = data.v;
-  if (off) {
-    const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
-    EMIT("%s = bitcast %s* %s to i8*", p8, et, data.v);
-    EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
-    EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
-    base = pt;
-  }
+  const char *base = off ? element_at(L, arr, off) : nbc__lower_array_field(L, arr, 4, -1).v;
   if (contig < 0) return base;
   const char *p = tmp(L);
   EMIT("%s = getelementptr %s, %s* %s, i64 %s", p, et, et, base, iv[contig]);
@@ -311,11 +314,7 @@ static nbc__lval array_view(nbc__lowerer *L, nbc__node *n) {
     return (nbc__lval){vt, "undef"};
   }
   const char *et = nbc__lower_mtype(L, at->dtype);
-  const char *data = nbc__lower_array_field(L, arr, 4, -1).v;
-  const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
-  EMIT("%s = bitcast %s* %s to i8*", p8, et, data);
-  EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
-  EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
+  const char *pt = element_at(L, arr, off);
   const char *nitems = "1";
   for (int k = 0; k < nd; k++)
     nitems = op64(L, "mul", nitems, shape[k]);
@@ -341,17 +340,6 @@ static nbc__lval array_view(nbc__lowerer *L, nbc__node *n) {
     cur = b;
   }
   return (nbc__lval){vt, cur};
-}
-
-/* The element of array value arr at byte offset off from its data pointer. */
-static const char *element_at(nbc__lowerer *L, nbc__lval arr, const char *off) {
-  const char *et = nbc__lower_mtype(L, arr.type->dtype);
-  const char *data = nbc__lower_array_field(L, arr, 4, -1).v;
-  const char *p8 = tmp(L), *q8 = tmp(L), *pt = tmp(L);
-  EMIT("%s = bitcast %s* %s to i8*", p8, et, data);
-  EMIT("%s = getelementptr i8, i8* %s, i64 %s", q8, p8, off);
-  EMIT("%s = bitcast i8* %s to %s*", pt, q8, et);
-  return pt;
 }
 
 /* a[...] = number for a view: every element of the view gets it (numba's setitem of a
