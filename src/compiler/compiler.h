@@ -263,6 +263,8 @@ bool nbc__type_is_int(const nbc__type *t);     /* int8..uint64 (not bool) */
 bool nbc__type_is_signed(const nbc__type *t);
 bool nbc__type_is_float(const nbc__type *t);   /* float16/32/64 */
 bool nbc__type_is_complex(const nbc__type *t);
+/* The type of a complex type's parts: float32 for complex64, float64 for complex128. */
+const nbc__type *nbc__type_complex_part(const nbc__type *t);
 bool nbc__type_is_number(const nbc__type *t);  /* bool, int, float, complex */
 int nbc__type_bits(const nbc__type *t);        /* scalar width in bits (bool: 1) */
 size_t nbc__type_size(const nbc__type *t);     /* scalar storage bytes */

@@ -499,9 +499,7 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   /* numba's .real and .imag of numbers: the parts of a complex, an int or float itself */
   if ((nbc__type_is_int(o) || nbc__type_is_float(o) || nbc__type_is_complex(o)) &&
       (strcmp(n->str, "real") == 0 || strcmp(n->str, "imag") == 0))
-    return nbc__type_is_complex(o)
-               ? T(o->kind == NBC__T_COMPLEX64 ? NBC__T_FLOAT32 : NBC__T_FLOAT64)
-               : o;
+    return nbc__type_is_complex(o) ? nbc__type_complex_part(o) : o;
   TYPING(I, n, "Unknown attribute '%s' of type %s", n->str, nbc__infer_tname(I, o));
   return NULL;
 }

@@ -425,7 +425,7 @@ static nbc__lval unflatten_param(nbc__lowerer *L, const nbc__type *t, int index,
     }
     v.v = cur;
   } else if (nbc__type_is_complex(t)) { /* numba passes the two parts */
-    const char *pt = t->kind == NBC__T_COMPLEX64 ? "float" : "double";
+    const char *pt = nbc__lower_ltype(L, nbc__type_complex_part(t));
     const char *re = PARAM_(pt);
     const char *im = PARAM_(pt);
     v = nbc__lower_complex_make(L, t, re, im);

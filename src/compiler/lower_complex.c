@@ -16,19 +16,15 @@
 
 #include "compiler/lower.h"
 
-static const nbc__type *part_type(const nbc__type *c) {
-  return T(c->kind == NBC__T_COMPLEX64 ? NBC__T_FLOAT32 : NBC__T_FLOAT64);
-}
-
 nbc__lval nbc__lower_complex_part(nbc__lowerer *L, nbc__lval z, int imag) {
   const char *x = tmp(L);
   EMIT("%s = extractvalue %s %s, %d", x, ltype(L, z.type), z.v, imag);
-  return (nbc__lval){part_type(z.type), x};
+  return (nbc__lval){nbc__type_complex_part(z.type), x};
 }
 
 nbc__lval nbc__lower_complex_make(nbc__lowerer *L, const nbc__type *ct, const char *re,
                                   const char *im) {
-  const char *ty = ltype(L, ct), *pt = ltype(L, part_type(ct)), *a = tmp(L), *b = tmp(L);
+  const char *ty = ltype(L, ct), *pt = ltype(L, nbc__type_complex_part(ct)), *a = tmp(L), *b = tmp(L);
   EMIT("%s = insertvalue %s undef, %s %s, 0", a, ty, pt, re);
   EMIT("%s = insertvalue %s %s, %s %s, 1", b, ty, a, pt, im);
   return (nbc__lval){ct, b};
@@ -47,13 +43,13 @@ const char *nbc__lower_complex_truth(nbc__lowerer *L, nbc__lval z) {
 nbc__lval nbc__lower_complex_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) {
   const nbc__type *from = v.type;
   if (nbc__type_is_complex(from) && nbc__type_is_complex(to)) {
-    const nbc__type *pt = part_type(to);
+    const nbc__type *pt = nbc__type_complex_part(to);
     nbc__lval re = nbc__lower_convert(L, nbc__lower_complex_part(L, v, 0), pt);
     nbc__lval im = nbc__lower_convert(L, nbc__lower_complex_part(L, v, 1), pt);
     return nbc__lower_complex_make(L, to, re.v, im.v);
   }
   if (nbc__type_is_complex(to)) { /* a number: its value and a zero imaginary part */
-    const nbc__type *pt = part_type(to);
+    const nbc__type *pt = nbc__type_complex_part(to);
     nbc__lval re = nbc__lower_convert(L, v, pt);
     return nbc__lower_complex_make(L, to, re.v, nbc__lower_const_float(L, pt, 0.0));
   }
@@ -94,7 +90,7 @@ static const char *fabs_of(nbc__lowerer *L, const nbc__type *pt, const char *x) 
 
 /* numba's complex_div (CPython's _Py_c_quot); a zero divisor ends the thread. */
 static nbc__lval complex_div(nbc__lowerer *L, const nbc__type *ct, nbc__lval a, nbc__lval b) {
-  const nbc__type *pt = part_type(ct);
+  const nbc__type *pt = nbc__type_complex_part(ct);
   const char *ty = ltype(L, pt), *zero = nbc__lower_const_float(L, pt, 0.0);
   const char *ar = nbc__lower_complex_part(L, a, 0).v, *ai = nbc__lower_complex_part(L, a, 1).v;
   const char *br = nbc__lower_complex_part(L, b, 0).v, *bi = nbc__lower_complex_part(L, b, 1).v;
@@ -132,7 +128,7 @@ nbc__lval nbc__lower_complex_binop(nbc__lowerer *L, nbc__node *where, nbc__op op
                                    nbc__lval b, const nbc__type *ct) {
   a = nbc__lower_convert(L, a, ct);
   b = nbc__lower_convert(L, b, ct);
-  const nbc__type *pt = part_type(ct);
+  const nbc__type *pt = nbc__type_complex_part(ct);
   const char *ty = ltype(L, pt);
   const char *ar = nbc__lower_complex_part(L, a, 0).v, *ai = nbc__lower_complex_part(L, a, 1).v;
   const char *br = nbc__lower_complex_part(L, b, 0).v, *bi = nbc__lower_complex_part(L, b, 1).v;
@@ -163,7 +159,7 @@ const char *nbc__lower_complex_compare(nbc__lowerer *L, nbc__node *where, nbc__o
   }
   a = nbc__lower_convert(L, a, ct);
   b = nbc__lower_convert(L, b, ct);
-  const char *ty = ltype(L, part_type(ct));
+  const char *ty = ltype(L, nbc__type_complex_part(ct));
   bool eq = op == NBC__OP_EQ;
   const char *re = fcmp(L, eq ? "oeq" : "une", ty, nbc__lower_complex_part(L, a, 0).v,
                         nbc__lower_complex_part(L, b, 0).v);
@@ -175,7 +171,7 @@ const char *nbc__lower_complex_compare(nbc__lowerer *L, nbc__node *where, nbc__o
 }
 
 nbc__lval nbc__lower_complex_neg(nbc__lowerer *L, nbc__lval z) {
-  const nbc__type *pt = part_type(z.type);
+  const nbc__type *pt = nbc__type_complex_part(z.type);
   const char *ty = ltype(L, pt), *mz = nbc__lower_const_float(L, pt, -0.0);
   return nbc__lower_complex_make(L, z.type,
                                  fop(L, "fsub", ty, mz, nbc__lower_complex_part(L, z, 0).v),
@@ -183,14 +179,14 @@ nbc__lval nbc__lower_complex_neg(nbc__lowerer *L, nbc__lval z) {
 }
 
 nbc__lval nbc__lower_complex_conjugate(nbc__lowerer *L, nbc__lval z) {
-  const nbc__type *pt = part_type(z.type);
+  const nbc__type *pt = nbc__type_complex_part(z.type);
   const char *ty = ltype(L, pt), *mz = nbc__lower_const_float(L, pt, -0.0);
   return nbc__lower_complex_make(L, z.type, nbc__lower_complex_part(L, z, 0).v,
                                  fop(L, "fsub", ty, mz, nbc__lower_complex_part(L, z, 1).v));
 }
 
 nbc__lval nbc__lower_complex_abs(nbc__lowerer *L, nbc__lval z) {
-  const nbc__type *pt = part_type(z.type);
+  const nbc__type *pt = nbc__type_complex_part(z.type);
   const char *ty = ltype(L, pt);
   const char *re = nbc__lower_complex_part(L, z, 0).v, *im = nbc__lower_complex_part(L, z, 1).v;
   const char *r = nbc__lower_call_fn(L, ty, pt->kind == NBC__T_FLOAT32 ? "__nv_hypotf" : "__nv_hypot",

@@ -1310,7 +1310,7 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   case NBC__B_COMPLEX: {
     nbc__lval re = nbc__lower_expr(L, n->list.items[0]);
     if (nbc__type_is_complex(re.type)) return nbc__lower_convert(L, re, rt);
-    const nbc__type *pt = T(rt->kind == NBC__T_COMPLEX64 ? NBC__T_FLOAT32 : NBC__T_FLOAT64);
+    const nbc__type *pt = nbc__type_complex_part(rt);
     const char *im = na > 1 ? nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[1]), pt).v
                             : nbc__lower_const_float(L, pt, 0.0);
     return nbc__lower_complex_make(L, rt, nbc__lower_convert(L, re, pt).v, im);

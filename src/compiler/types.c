@@ -143,6 +143,9 @@ bool nbc__type_is_float(const nbc__type *t) {
 bool nbc__type_is_complex(const nbc__type *t) {
   return t && (t->kind == NBC__T_COMPLEX64 || t->kind == NBC__T_COMPLEX128);
 }
+const nbc__type *nbc__type_complex_part(const nbc__type *t) {
+  return nbc__type_scalar(t->kind == NBC__T_COMPLEX64 ? NBC__T_FLOAT32 : NBC__T_FLOAT64);
+}
 bool nbc__type_is_number(const nbc__type *t) {
   return t && is_scalar_kind(t->kind);
 }
