@@ -100,7 +100,8 @@ static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
   if (enumerate || zip) {
     for (int i = 0; i < it->list.count; i++) {
       nbc__node *a = it->list.items[i];
-      if (enumerate && (i == 1 || (a->kind == NBC__N_KEYWORD && strcmp(a->str, "start") == 0))) {
+      if (enumerate &&
+          (i == 1 || (a->kind == NBC__N_KEYWORD && strcmp(a->str, "start") == 0))) {
         start = a->kind == NBC__N_KEYWORD ? a->a : a;
         continue;
       }
@@ -194,7 +195,8 @@ static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
   loop->a = name(R, k, tok);
   loop->b = call(R, "range", &length, 1, tok);
   loop->orelse = s->orelse;
-  nbc__node **body = nbc__arena_alloc(R->ctx->arena, sizeof *body * (size_t)(s->body.count + 1));
+  nbc__node **body =
+      nbc__arena_alloc(R->ctx->arena, sizeof *body * (size_t)(s->body.count + 1));
   if (!body) return -1;
   body[0] = assign(R, target, item, tok);
   memcpy(body + 1, s->body.items, sizeof *body * (size_t)s->body.count);
@@ -220,7 +222,8 @@ static bool rewrite_list(rewriter *R, nbc__list *l) {
     if (s->kind == NBC__N_FOR && !is_range_loop(s) && s->b) extra += 34;
   }
   if (!extra) return true;
-  nbc__node **items = nbc__arena_alloc(R->ctx->arena, sizeof *items * (size_t)(l->count + extra));
+  nbc__node **items =
+      nbc__arena_alloc(R->ctx->arena, sizeof *items * (size_t)(l->count + extra));
   if (!items) return !(R->oom = true);
   int n = 0;
   for (int i = 0; i < l->count; i++) {

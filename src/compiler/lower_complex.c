@@ -24,7 +24,8 @@ nbc__lval nbc__lower_complex_part(nbc__lowerer *L, nbc__lval z, int imag) {
 
 nbc__lval nbc__lower_complex_make(nbc__lowerer *L, const nbc__type *ct, const char *re,
                                   const char *im) {
-  const char *ty = ltype(L, ct), *pt = ltype(L, nbc__type_complex_part(ct)), *a = tmp(L), *b = tmp(L);
+  const char *ty = ltype(L, ct), *pt = ltype(L, nbc__type_complex_part(ct)), *a = tmp(L),
+             *b = tmp(L);
   EMIT("%s = insertvalue %s undef, %s %s, 0", a, ty, pt, re);
   EMIT("%s = insertvalue %s %s, %s %s, 1", b, ty, a, pt, im);
   return (nbc__lval){ct, b};
@@ -134,9 +135,11 @@ nbc__lval nbc__lower_complex_binop(nbc__lowerer *L, nbc__node *where, nbc__op op
   const char *br = nbc__lower_complex_part(L, b, 0).v, *bi = nbc__lower_complex_part(L, b, 1).v;
   switch (op) {
   case NBC__OP_ADD:
-    return nbc__lower_complex_make(L, ct, fop(L, "fadd", ty, ar, br), fop(L, "fadd", ty, ai, bi));
+    return nbc__lower_complex_make(L, ct, fop(L, "fadd", ty, ar, br),
+                                   fop(L, "fadd", ty, ai, bi));
   case NBC__OP_SUB:
-    return nbc__lower_complex_make(L, ct, fop(L, "fsub", ty, ar, br), fop(L, "fsub", ty, ai, bi));
+    return nbc__lower_complex_make(L, ct, fop(L, "fsub", ty, ar, br),
+                                   fop(L, "fsub", ty, ai, bi));
   case NBC__OP_MUL: {
     const char *re = fop(L, "fsub", ty, fop(L, "fmul", ty, ar, br), fop(L, "fmul", ty, ai, bi));
     const char *im = fop(L, "fadd", ty, fop(L, "fmul", ty, ar, bi), fop(L, "fmul", ty, ai, br));
@@ -145,8 +148,7 @@ nbc__lval nbc__lower_complex_binop(nbc__lowerer *L, nbc__node *where, nbc__op op
   case NBC__OP_DIV:
     return complex_div(L, ct, a, b);
   default:
-    nbc__lower_error(L, where, "%s of complex numbers is not supported yet",
-                     nbc__op_text(op));
+    nbc__lower_error(L, where, "%s of complex numbers is not supported yet", nbc__op_text(op));
     return (nbc__lval){ct, "zeroinitializer"};
   }
 }
@@ -189,8 +191,9 @@ nbc__lval nbc__lower_complex_abs(nbc__lowerer *L, nbc__lval z) {
   const nbc__type *pt = nbc__type_complex_part(z.type);
   const char *ty = ltype(L, pt);
   const char *re = nbc__lower_complex_part(L, z, 0).v, *im = nbc__lower_complex_part(L, z, 1).v;
-  const char *r = nbc__lower_call_fn(L, ty, pt->kind == NBC__T_FLOAT32 ? "__nv_hypotf" : "__nv_hypot",
-                                     nbc__arena_printf(L->arena, "%s, %s", ty, ty),
-                                     nbc__arena_printf(L->arena, "%s %s, %s %s", ty, re, ty, im));
+  const char *r =
+      nbc__lower_call_fn(L, ty, pt->kind == NBC__T_FLOAT32 ? "__nv_hypotf" : "__nv_hypot",
+                         nbc__arena_printf(L->arena, "%s, %s", ty, ty),
+                         nbc__arena_printf(L->arena, "%s %s, %s %s", ty, re, ty, im));
   return (nbc__lval){pt, r};
 }

@@ -143,8 +143,8 @@ nbc__lval nbc__lower_print(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
     EMIT("%s = bitcast %s* %s to i8*", raw, sty, slot);
     args_ptr = raw;
   }
-  nbc__lower_call_fn(L, "i32", "vprintf", "i8*, i8*",
-                     nbc__arena_printf(L->arena, "i8* %s, i8* %s", string_constant(L, format),
-                                       args_ptr));
+  nbc__lower_call_fn(
+      L, "i32", "vprintf", "i8*, i8*",
+      nbc__arena_printf(L->arena, "i8* %s, i8* %s", string_constant(L, format), args_ptr));
   return (nbc__lval){T(NBC__T_NONE), "null"};
 }

@@ -10,7 +10,9 @@
  */
 #include "host/host.h"
 
-static uint64_t rotl(uint64_t x, unsigned k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rotl(uint64_t x, unsigned k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 /* numba's xoroshiro128p_next: returns s0 + s1 and advances the state. */
 static uint64_t next(uint64_t s[2]) {

@@ -130,16 +130,16 @@ static char *key_text(const char *file, const char *qualname, long line, const c
   if (module_file) stamp_of(module_file, &mtime, &size);
   const char *e1 = getenv("NBCUDA_DEFAULT_PTX_CC"), *e2 = getenv("NUMBA_CUDA_DEFAULT_PTX_CC");
   char *key = NULL;
-  int n = asprintf(&key,
-                   "nbcuda %s build %lld %lld\nfile %s\nfunction %s %ld\nsignature %s\n"
-                   "options debug=%d lineinfo=%d device=%d fastmath=%d opt=%d cc=%d.%d%c abi=%d "
-                   "output=%d forceinline=%d bounds=%d:%u,%u,%u\n"
-                   "env NBCUDA_DEFAULT_PTX_CC=%s NUMBA_CUDA_DEFAULT_PTX_CC=%s\n",
-                   NBC_VERSION_STRING, size, mtime, file, qualname, line, sig, o->debug,
-                   o->lineinfo, o->device, o->fastmath, o->opt, o->cc_major, o->cc_minor,
-                   o->cc_arch ? o->cc_arch : '-', (int)o->abi, (int)o->output, o->forceinline,
-                   o->nlaunch_bounds, o->launch_bounds[0], o->launch_bounds[1],
-                   o->launch_bounds[2], e1 ? e1 : "", e2 ? e2 : "");
+  int n = asprintf(
+      &key,
+      "nbcuda %s build %lld %lld\nfile %s\nfunction %s %ld\nsignature %s\n"
+      "options debug=%d lineinfo=%d device=%d fastmath=%d opt=%d cc=%d.%d%c abi=%d "
+      "output=%d forceinline=%d bounds=%d:%u,%u,%u\n"
+      "env NBCUDA_DEFAULT_PTX_CC=%s NUMBA_CUDA_DEFAULT_PTX_CC=%s\n",
+      NBC_VERSION_STRING, size, mtime, file, qualname, line, sig, o->debug, o->lineinfo,
+      o->device, o->fastmath, o->opt, o->cc_major, o->cc_minor, o->cc_arch ? o->cc_arch : '-',
+      (int)o->abi, (int)o->output, o->forceinline, o->nlaunch_bounds, o->launch_bounds[0],
+      o->launch_bounds[1], o->launch_bounds[2], e1 ? e1 : "", e2 ? e2 : "");
   return n < 0 ? NULL : key;
 }
 
@@ -245,8 +245,9 @@ void nbc__py_cache_store(const nbc__py_cache_slot *slot, const nbc_compile_resul
   size_t lc = 0;
   const char *code = nbc_compile_result_code(r, &lc);
   const char *sym = nbc_compile_result_symbol(r), *ret = nbc_compile_result_return_type(r);
-  int ok = f && fprintf(f, MAGIC "%lld %lld\n%zu %zu %zu %zu\n", slot->mtime, slot->size,
-                        strlen(slot->key), strlen(sym), strlen(ret), lc) > 0 &&
+  int ok = f &&
+           fprintf(f, MAGIC "%lld %lld\n%zu %zu %zu %zu\n", slot->mtime, slot->size,
+                   strlen(slot->key), strlen(sym), strlen(ret), lc) > 0 &&
            fwrite(slot->key, 1, strlen(slot->key), f) == strlen(slot->key) &&
            fwrite(sym, 1, strlen(sym), f) == strlen(sym) &&
            fwrite(ret, 1, strlen(ret), f) == strlen(ret) && fwrite(code, 1, lc, f) == lc;
