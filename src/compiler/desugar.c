@@ -77,16 +77,15 @@ static const char *hidden(rewriter *R, const char *what, int k) {
   return nbc__arena_printf(R->ctx->arena, "$%s%d", what, k);
 }
 
-/* Whether s is `for ... in range(...)` (left to infer.c and lower.c as it is). */
-static bool is_range_loop(const nbc__node *s) {
-  const nbc__node *it = s->b;
-  return it && it->kind == NBC__N_CALL && it->a && it->a->kind == NBC__N_NAME &&
-         strcmp(it->a->str, "range") == 0;
-}
-
 static bool is_call_of(const nbc__node *n, const char *fname) {
   return n && n->kind == NBC__N_CALL && n->a && n->a->kind == NBC__N_NAME &&
          strcmp(n->a->str, fname) == 0;
+}
+
+/* Whether statement s is a `for` this file rewrites: one not over range(...), which infer.c
+ * and lower.c take as it is. */
+static bool rewritten(const nbc__node *s) {
+  return s && s->kind == NBC__N_FOR && s->b && !is_call_of(s->b, "range");
 }
 
 /* The statements replacing `for` s: the hidden assignments, then the range loop. */
@@ -219,7 +218,7 @@ static bool rewrite_list(rewriter *R, nbc__list *l) {
     if (!s) continue;
     if (s->kind == NBC__N_FUNCDEF) continue; /* a nested def is refused by infer.c */
     if (!rewrite_children(R, s)) return false;
-    if (s->kind == NBC__N_FOR && !is_range_loop(s) && s->b) extra += 34;
+    if (rewritten(s)) extra += 34; /* up to 32 iterables, a start and the loop, for one */
   }
   if (!extra) return true;
   nbc__node **items =
@@ -228,9 +227,7 @@ static bool rewrite_list(rewriter *R, nbc__list *l) {
   int n = 0;
   for (int i = 0; i < l->count; i++) {
     nbc__node *s = l->items[i];
-    int made = s && s->kind == NBC__N_FOR && !is_range_loop(s) && s->b
-                   ? rewrite_for(R, s, items + n)
-                   : 0;
+    int made = rewritten(s) ? rewrite_for(R, s, items + n) : 0;
     if (made < 0) return false;
     if (made == 0) items[n++] = s;
     n += made;
