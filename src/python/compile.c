@@ -106,9 +106,10 @@ static PyObject *find_lambda(PyObject *ast, PyObject *tree, PyObject *code) {
 
 /* A lambda's source as a def: `def _lambda_(a, b):\n    return (a + b)\n`, its body cut out
  * of its file with ast (inspect gives the whole statement around a lambda), the def's line
- * placed just above the lambda's so diagnostics give the lambda's line. NULL with an
- * exception set, or without one when the lambda's source cannot be found. */
-static PyObject *lambda_as_def(PyObject *f, int *pline) {
+ * placed just above the lambda's so diagnostics give the lambda's line, and *pfile the file
+ * name (a new reference). NULL with an exception set, or without one when the lambda's
+ * source cannot be found. */
+static PyObject *lambda_as_def(PyObject *f, int *pline, PyObject **pfile) {
   PyObject *code = PyObject_GetAttrString(f, "__code__");
   PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
   PyObject *globals = file ? PyObject_GetAttrString(f, "__globals__") : NULL;
@@ -134,7 +135,10 @@ static PyObject *lambda_as_def(PyObject *f, int *pline) {
   PyObject *text = joined ? PyUnicode_FromFormat("def " LAMBDA_NAME "(%U):\n    return (%U)\n",
                                                  joined, segment)
                           : NULL;
-  if (text) *pline = (int)PyLong_AsLong(lineno) - 1;
+  if (text) {
+    *pline = (int)PyLong_AsLong(lineno) - 1;
+    *pfile = Py_NewRef(file);
+  }
   Py_XDECREF(joined);
   Py_XDECREF(comma);
   Py_XDECREF(params);
@@ -166,10 +170,7 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
   Py_XDECREF(fname);
   if (is_lambda) {
     int line = 0;
-    PyObject *def = lambda_as_def(f, &line);
-    PyObject *code = def ? PyObject_GetAttrString(f, "__code__") : NULL;
-    PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
-    Py_XDECREF(code);
+    PyObject *file = NULL, *def = lambda_as_def(f, &line, &file);
     if (file && PyList_Append(sess->keep, def) == 0 && PyList_Append(sess->keep, file) == 0) {
       *ptext = PyUnicode_AsUTF8(def);
       *pfile = PyUnicode_AsUTF8(file);
