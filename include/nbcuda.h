@@ -322,6 +322,9 @@ nbc_status_t nbc_memcpy_htod_async(nbc_devptr_t dst, const void *src, size_t byt
 nbc_status_t nbc_memcpy_dtoh_async(void *dst, nbc_devptr_t src, size_t bytes,
                                    nbc_stream_t *stream);
 nbc_status_t nbc_memset_d8(nbc_devptr_t dst, unsigned char value, size_t bytes);
+/* The same queued on a stream (NULL: the default stream), as the _async copies. */
+nbc_status_t nbc_memset_d8_async(nbc_devptr_t dst, unsigned char value, size_t bytes,
+                                 nbc_stream_t *stream);
 /* Copies between memory of two contexts, e.g. two devices' primary contexts (cuMemcpyPeer;
  * works without peer access, which only makes it faster). Synchronous like the other copies. */
 nbc_status_t nbc_memcpy_peer(nbc_devptr_t dst, nbc_context_t *dst_context, nbc_devptr_t src,

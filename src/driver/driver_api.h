@@ -120,6 +120,7 @@ enum {
   X(cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))  \
   X(cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))        \
   X(cuMemsetD8, (CUdeviceptr dst, unsigned char value, size_t count))                      \
+  X(cuMemsetD8Async, (CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)) \
   X(cuMemHostAlloc, (void **pp, size_t bytes, unsigned int flags))                         \
   X(cuMemFreeHost, (void *p))                                                              \
   X(cuMemHostRegister, (void *p, size_t bytes, unsigned int flags))                         \

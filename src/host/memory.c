@@ -134,3 +134,9 @@ nbc_status_t nbc_memcpy_dtoh_async(void *dst, nbc_devptr_t src, size_t bytes,
 nbc_status_t nbc_memset_d8(nbc_devptr_t dst, unsigned char value, size_t bytes) {
   CALL_WITH_CONTEXT(cuMemsetD8, dst, value, bytes);
 }
+
+nbc_status_t nbc_memset_d8_async(nbc_devptr_t dst, unsigned char value, size_t bytes,
+                                 nbc_stream_t *stream) {
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuMemsetD8Async", "stream");
+  CALL_WITH_CONTEXT(cuMemsetD8Async, dst, value, bytes, stream ? stream->handle : NULL);
+}

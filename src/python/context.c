@@ -291,7 +291,26 @@ IN_CONTEXT(create_external_stream, "external_stream")
 IN_CONTEXT(get_default_stream, "default_stream")
 IN_CONTEXT(get_legacy_default_stream, "legacy_default_stream")
 IN_CONTEXT(get_per_thread_default_stream, "per_thread_default_stream")
+IN_CONTEXT(memalloc, "_memalloc")
+IN_CONTEXT(memhostalloc, "_memhostalloc")
+IN_CONTEXT(memallocmanaged, "_memallocmanaged")
+IN_CONTEXT(mempin, "_mempin")
 #undef IN_CONTEXT
+
+/* numba's Context.defer_cleanup(): defer_cleanup() for this context, whichever is current. */
+static PyObject *context_defer_cleanup(ContextObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *module = PyType_GetModule(Py_TYPE(self));
+  return module ? nbc__py_defer_cleanup(module, self->ctx) : NULL;
+}
+
+/* numba's Context.prepare_for_use() initialises its memory manager; the C library has
+ * nothing to prepare beyond the context itself, which exists once this object does. */
+static PyObject *context_prepare_for_use(ContextObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  Py_RETURN_NONE;
+}
 
 #define IN_CONTEXT_DEF(method, doc)                                                       \
   {#method, (PyCFunction)(void (*)(void))context_##method, METH_VARARGS | METH_KEYWORDS, doc}
@@ -304,6 +323,20 @@ static PyMethodDef context_methods[] = {
     IN_CONTEXT_DEF(get_default_stream, "This context's default stream (handle 0)."),
     IN_CONTEXT_DEF(get_legacy_default_stream, "The legacy default stream (handle 1)."),
     IN_CONTEXT_DEF(get_per_thread_default_stream, "The per-thread default stream (handle 2)."),
+    IN_CONTEXT_DEF(memalloc, "memalloc(bytesize): a MemoryPointer to new device memory of "
+                             "this context, freed when it and its views are gone."),
+    IN_CONTEXT_DEF(memhostalloc, "memhostalloc(bytesize, mapped=False, portable=False, "
+                                 "wc=False): page-locked host memory (mapped into the device "
+                                 "when mapped is set), with the buffer protocol."),
+    IN_CONTEXT_DEF(memallocmanaged, "memallocmanaged(bytesize, attach_global=True): managed "
+                                    "memory, with the buffer protocol."),
+    IN_CONTEXT_DEF(mempin, "mempin(owner, pointer, size, mapped=False): page-locks size bytes "
+                           "at pointer (owner's memory, kept alive) until the result dies."),
+    {"defer_cleanup", (PyCFunction)context_defer_cleanup, METH_NOARGS,
+     "with ctx.defer_cleanup(): frees of this context's memory wait for the end of the "
+     "outermost block."},
+    {"prepare_for_use", (PyCFunction)context_prepare_for_use, METH_NOARGS,
+     "Nothing to do (numba initialises its memory manager here)."},
     {"get_memory_info", (PyCFunction)context_get_memory_info, METH_NOARGS,
      "MemoryInfo(free, total) in bytes."},
     {"push", (PyCFunction)context_push, METH_NOARGS, "Pushes the context on this thread."},

@@ -1448,14 +1448,31 @@ static PyObject *get_alloc_size(ArrayObject *self, void *c) {
   return PyLong_FromLongLong(bytes);
 }
 
+/* numba's gpu_data: a MemoryPointer over the array's bytes, from its lowest to its highest
+ * (alloc_size bytes), that keeps the array and so its memory alive. */
+static PyObject *get_gpu_data(ArrayObject *self, void *c) {
+  int64_t bytes = 0, lo = 0;
+  PyObject *size = get_alloc_size(self, c);
+  if (!size) return NULL;
+  bytes = PyLong_AsLongLong(size);
+  Py_DECREF(size);
+  for (int d = 0; d < self->ndim && bytes > 0; d++)
+    if (self->strides[d] < 0) lo += (self->shape[d] - 1) * self->strides[d];
+  return nbc__py_memptr_view(state((PyObject *)self), (PyObject *)self, self->context,
+                             self->cctx, self->lifetime,
+                             bytes ? self->data + (nbc_devptr_t)lo : self->data, (size_t)bytes);
+}
+
 /* numba's device_ctypes_pointer: the data pointer as a ctypes.c_size_t, as numba-cuda's
  * MemoryPointer gives it (0 for an empty array). */
 static PyObject *get_ctypes_pointer(ArrayObject *self, void *c) {
   (void)c;
+  return nbc__py_ctypes_size_t(self->data);
+}
+
+PyObject *nbc__py_ctypes_size_t(unsigned long long value) {
   PyObject *ctypes = PyImport_ImportModule("ctypes");
-  PyObject *r = ctypes ? PyObject_CallMethod(ctypes, "c_size_t", "K",
-                                             (unsigned long long)self->data)
-                       : NULL;
+  PyObject *r = ctypes ? PyObject_CallMethod(ctypes, "c_size_t", "K", value) : NULL;
   Py_XDECREF(ctypes);
   return r;
 }
@@ -1598,6 +1615,8 @@ static PyGetSetDef array_getset[] = {
     {"flags", (getter)get_flags, NULL, "C_CONTIGUOUS and F_CONTIGUOUS", NULL},
     {"stream", (getter)get_stream, NULL, "the stream the array is bound to, or 0", NULL},
     {"alloc_size", (getter)get_alloc_size, NULL, "bytes spanned by the array's elements", NULL},
+    {"gpu_data", (getter)get_gpu_data, NULL,
+     "a MemoryPointer over the array's bytes (keeps the array alive)", NULL},
     {"device_ctypes_pointer", (getter)get_ctypes_pointer, NULL,
      "the device address as a ctypes.c_size_t", NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -145,6 +145,24 @@ static PyObject *hostmem_get_size(HostMemObject *self, void *closure) {
   return PyLong_FromSsize_t(self->nbytes);
 }
 
+/* numba's .handle: the device address of mapped and managed memory, else the host address. */
+static PyObject *hostmem_get_handle(HostMemObject *self, void *closure) {
+  (void)closure;
+  if (self->dptr) return PyLong_FromUnsignedLongLong(self->dptr);
+  return PyLong_FromVoidPtr(self->host);
+}
+
+/* numba's .owner: the object whose memory mempin registered, else the memory itself. */
+static PyObject *hostmem_get_owner(HostMemObject *self, void *closure) {
+  (void)closure;
+  return Py_NewRef(self->pinned ? self->pinned : (PyObject *)self);
+}
+
+static PyObject *hostmem_get_ctypes_pointer(HostMemObject *self, void *closure) {
+  (void)closure;
+  return nbc__py_ctypes_size_t(self->dptr);
+}
+
 static PyObject *hostmem_get_kind(HostMemObject *self, void *closure) {
   (void)closure;
   return PyUnicode_FromString(kind_names[self->kind]);
@@ -166,6 +184,14 @@ static PyGetSetDef hostmem_getset[] = {
     {"size", (getter)hostmem_get_size, NULL, "Bytes.", NULL},
     {"kind", (getter)hostmem_get_kind, NULL, "'pinned', 'mapped', 'managed', 'registered'.",
      NULL},
+    {"handle", (getter)hostmem_get_handle, NULL,
+     "The device address of mapped or managed memory, else the host address.", NULL},
+    {"owner", (getter)hostmem_get_owner, NULL,
+     "The object whose memory mempin() registered, else this memory.", NULL},
+    {"device_pointer_value", (getter)hostmem_get_device_pointer, NULL,
+     "The device address, or None when the memory is not mapped.", NULL},
+    {"device_ctypes_pointer", (getter)hostmem_get_ctypes_pointer, NULL,
+     "The device address as a ctypes.c_size_t (0 when not mapped).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -448,6 +474,26 @@ static PyObject *stream_value(nbc__py_state *st, PyObject *stream) {
 
 /* ------------------------------------------------------------ allocating arrays ------- */
 
+/* Allocates m's memory by its kind (pinned, mapped or managed) in the current context; -1
+ * with the error set. */
+static int hostmem_allocate(nbc__py_state *st, HostMemObject *m, size_t bytes, unsigned flags,
+                            int attach_global) {
+  nbc_status_t s;
+  if (m->kind == HOST_MANAGED) {
+    s = nbc_current_context(-1, &m->context); /* the context nbc_mem_alloc_managed uses */
+    if (s == NBC_OK) m->lifetime = nbc_context_lifetime(m->context);
+    if (s == NBC_OK) s = nbc_mem_alloc_managed(bytes, attach_global, &m->dptr);
+    m->host = (void *)(uintptr_t)m->dptr;
+  } else {
+    s = nbc_mem_host_alloc(bytes, flags, &m->host);
+    if (s == NBC_OK) m->live = 1;
+    if (s == NBC_OK && m->kind == HOST_MAPPED) s = nbc_mem_host_device_pointer(m->host, &m->dptr);
+  }
+  if (s == NBC_OK) m->live = 1;
+  m->nbytes = (Py_ssize_t)bytes;
+  return s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+}
+
 static PyObject *host_array(PyObject *module, enum host_kind kind, PyObject *shape,
                             PyObject *dtype, PyObject *strides, const char *order,
                             PyObject *stream, unsigned flags, int attach_global) {
@@ -462,23 +508,7 @@ static PyObject *host_array(PyObject *module, enum host_kind kind, PyObject *sha
     m->stream_arg = stream && stream != Py_None ? Py_NewRef(stream) : PyLong_FromLong(0);
     if (!m->stream || !m->stream_arg || !(cls = array_class(st, module, kind))) goto done;
   }
-  nbc_status_t s;
-  if (kind == HOST_MANAGED) {
-    s = nbc_current_context(-1, &m->context); /* the context nbc_mem_alloc_managed uses */
-    if (s == NBC_OK) m->lifetime = nbc_context_lifetime(m->context);
-    if (s == NBC_OK) s = nbc_mem_alloc_managed((size_t)g.nbytes, attach_global, &m->dptr);
-    m->host = (void *)(uintptr_t)m->dptr;
-  } else {
-    s = nbc_mem_host_alloc((size_t)g.nbytes, flags, &m->host);
-    if (s == NBC_OK) m->live = 1;
-    if (s == NBC_OK && kind == HOST_MAPPED) s = nbc_mem_host_device_pointer(m->host, &m->dptr);
-  }
-  if (s == NBC_OK) m->live = 1;
-  m->nbytes = g.nbytes;
-  if (s != NBC_OK) {
-    nbc__py_raise(st, s);
-    goto done;
-  }
+  if (hostmem_allocate(st, m, (size_t)g.nbytes, flags, attach_global) < 0) goto done;
   result = array_on(st, cls, &g, order, m);
 done:
   Py_XDECREF(m); /* the array holds it; without one the memory is freed here */
@@ -825,11 +855,17 @@ static PyObject *py_mapped(PyObject *module, PyObject *args, PyObject *kwargs) {
 
 /* ------------------------------------------------------------ defer_cleanup() --------- */
 
-/* The target: [module, the context's address (int) while the scope is open, else None]. */
+/* The target: [module, the context's address (int) while the scope is open, else None, the
+ * context to defer in (int) or None for the current one at entry]. */
 static PyObject *defer_enter(PyObject *target) {
   nbc__py_state *st = nbc__py_module_state(PyList_GET_ITEM(target, 0));
   nbc_context_t *context = NULL;
-  nbc_status_t s = nbc_current_context(-1, &context);
+  PyObject *fixed = PyList_GET_ITEM(target, 2);
+  nbc_status_t s = NBC_OK;
+  if (fixed != Py_None)
+    context = PyLong_AsVoidPtr(fixed);
+  else
+    s = nbc_current_context(-1, &context);
   if (s == NBC_OK) s = nbc_context_defer_cleanup_begin(context);
   if (s != NBC_OK) return nbc__py_raise(st, s);
   PyObject *addr = PyLong_FromVoidPtr(context);
@@ -852,14 +888,114 @@ static PyObject *defer_exit(PyObject *target) {
   Py_RETURN_NONE;
 }
 
-static PyObject *py_defer_cleanup(PyObject *module, PyObject *unused) {
-  (void)unused;
-  PyObject *target = Py_BuildValue("[OO]", module, Py_None);
+PyObject *nbc__py_defer_cleanup(PyObject *module, nbc_context_t *context) {
+  PyObject *fixed = context ? PyLong_FromVoidPtr(context) : Py_NewRef(Py_None);
+  PyObject *target = fixed ? Py_BuildValue("[OON]", module, Py_None, fixed) : NULL;
   if (!target) return NULL;
   PyObject *scope = nbc__py_scope_new(nbc__py_module_state(module), defer_enter, defer_exit,
                                       target);
   Py_DECREF(target);
   return scope;
+}
+
+static PyObject *py_defer_cleanup(PyObject *module, PyObject *unused) {
+  (void)unused;
+  return nbc__py_defer_cleanup(module, NULL);
+}
+
+/* ------------------------------------------------------------ Context's allocators ---- */
+
+/* _memhostalloc(bytesize, mapped=False, portable=False, wc=False): Context.memhostalloc runs
+ * it with its context pushed (context.c); page-locked memory, mapped into the device when
+ * mapped is set. */
+static PyObject *py_memhostalloc(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"bytesize", "mapped", "portable", "wc", NULL};
+  Py_ssize_t bytes;
+  int mapped = 0, portable = 0, wc = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|ppp:memhostalloc", kwlist, &bytes, &mapped,
+                                   &portable, &wc))
+    return NULL;
+  if (bytes < 0) {
+    PyErr_Format(PyExc_ValueError, "memhostalloc: negative size %zd", bytes);
+    return NULL;
+  }
+  nbc__py_state *st = nbc__py_module_state(module);
+  unsigned flags = (mapped ? NBC_HOST_ALLOC_DEVICEMAP : 0) |
+                   (portable ? NBC_HOST_ALLOC_PORTABLE : 0) |
+                   (wc ? NBC_HOST_ALLOC_WRITECOMBINED : 0);
+  HostMemObject *m = hostmem_new(st, mapped ? HOST_MAPPED : HOST_PINNED);
+  if (m && hostmem_allocate(st, m, (size_t)bytes, flags, 1) < 0) Py_CLEAR(m);
+  return (PyObject *)m;
+}
+
+/* _memallocmanaged(bytesize, attach_global=True): Context.memallocmanaged. */
+static PyObject *py_memallocmanaged(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"bytesize", "attach_global", NULL};
+  Py_ssize_t bytes;
+  int attach_global = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|p:memallocmanaged", kwlist, &bytes,
+                                   &attach_global))
+    return NULL;
+  if (bytes < 0) {
+    PyErr_Format(PyExc_ValueError, "memallocmanaged: negative size %zd", bytes);
+    return NULL;
+  }
+  nbc__py_state *st = nbc__py_module_state(module);
+  HostMemObject *m = hostmem_new(st, HOST_MANAGED);
+  if (m && hostmem_allocate(st, m, (size_t)bytes, 0, attach_global) < 0) Py_CLEAR(m);
+  return (PyObject *)m;
+}
+
+/* A host address argument: an int, or an object whose .value is one (ctypes.c_void_p). */
+static int address_arg(PyObject *obj, void **pout) {
+  PyObject *value = PyLong_Check(obj) ? Py_NewRef(obj) : PyObject_GetAttrString(obj, "value");
+  if (!value || !PyLong_Check(value)) {
+    Py_XDECREF(value);
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "mempin: pointer must be an int or a ctypes.c_void_p, not %s",
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  *pout = PyLong_AsVoidPtr(value);
+  Py_DECREF(value);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* _mempin(owner, pointer, size, mapped=False): Context.mempin. Page-locks size bytes at
+ * pointer, which owner's memory holds (kept alive), until the result dies or is freed; the
+ * unpinning is immediate, as numba's. */
+static PyObject *py_mempin(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"owner", "pointer", "size", "mapped", NULL};
+  PyObject *owner, *pointer;
+  Py_ssize_t size;
+  int mapped = 0;
+  void *host;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOn|p:mempin", kwlist, &owner, &pointer, &size,
+                                   &mapped) ||
+      address_arg(pointer, &host) < 0)
+    return NULL;
+  if (size <= 0 || !host) {
+    PyErr_Format(PyExc_ValueError, "mempin: cannot pin %zd bytes at %p", size, host);
+    return NULL;
+  }
+  nbc__py_state *st = nbc__py_module_state(module);
+  unsigned flags = mapped ? NBC_HOST_REGISTER_DEVICEMAP : 0;
+  nbc_status_t s = nbc_mem_host_register(host, (size_t)size, flags);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  HostMemObject *m = hostmem_new(st, HOST_REGISTERED);
+  if (!m) {
+    nbc_mem_host_unregister(host);
+    return NULL;
+  }
+  m->host = host;
+  m->nbytes = size;
+  m->live = 1;
+  m->pinned = Py_NewRef(owner);
+  if (mapped && (s = nbc_mem_host_device_pointer(host, &m->dptr)) != NBC_OK) {
+    Py_DECREF(m); /* its dealloc unpins */
+    return nbc__py_raise(st, s);
+  }
+  return (PyObject *)m;
 }
 
 /* ------------------------------------------------------------ the module -------------- */
@@ -889,6 +1025,12 @@ static PyMethodDef hostmem_functions[] = {
     {"mapped", (PyCFunction)(void (*)(void))py_mapped, METH_VARARGS | METH_KEYWORDS,
      "with mapped(*arrays, stream=0, portable=False, wc=False) as devarys: maps the arrays' "
      "memory into the device for the block; yields a device array (a list for several)."},
+    {"_memhostalloc", (PyCFunction)(void (*)(void))py_memhostalloc,
+     METH_VARARGS | METH_KEYWORDS, "Context.memhostalloc in the current context."},
+    {"_memallocmanaged", (PyCFunction)(void (*)(void))py_memallocmanaged,
+     METH_VARARGS | METH_KEYWORDS, "Context.memallocmanaged in the current context."},
+    {"_mempin", (PyCFunction)(void (*)(void))py_mempin, METH_VARARGS | METH_KEYWORDS,
+     "Context.mempin in the current context."},
     {"defer_cleanup", py_defer_cleanup, METH_NOARGS,
      "with defer_cleanup(): frees of device memory requested inside happen at the end of the "
      "outermost block."},

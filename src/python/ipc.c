@@ -10,7 +10,8 @@
  *     process"; opening twice "IpcHandle is already opened"; closing a closed one
  *     "IpcHandle not opened". It pickles through nbcuda._rebuild_ipc_handle with the 64
  *     handle bytes, size, source_info, offset and the exporting pid;
- *   - open_array() makes the device array with from_cuda_array_interface, owned by the
+ *   - open() gives a MemoryPointer over the mapped range (memorypointer.c), owned by the
+ *     IpcHandle, as numba's; open_array() makes the device array with from_cuda_array_interface, owned by the
  *     IpcHandle: the mapping stays while the array lives unless close() is called, and an
  *     IpcHandle that dies open closes its mapping. After close() the array's address is
  *     unmapped, so copies through it raise CudaAPIError (the driver's
@@ -203,10 +204,29 @@ static nbc_devptr_t handle_map(IpcHandleObject *self, PyObject *context) {
   return ptr;
 }
 
+/* open(context=None): numba's MemoryPointer over the mapped range, owned by the handle (the
+ * mapping stays until close() or the handle's death). */
 static PyObject *handle_open(IpcHandleObject *self, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs > 1) return PyErr_Format(PyExc_TypeError, "open() takes at most 1 argument");
-  nbc_devptr_t ptr = handle_map(self, nargs ? args[0] : Py_None);
-  return ptr ? PyLong_FromUnsignedLongLong(ptr) : NULL;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *context = nargs ? args[0] : Py_None;
+  nbc_devptr_t ptr = handle_map(self, context);
+  if (!ptr) return NULL;
+  nbc_context_t *ctx = NULL;
+  PyObject *ctx_obj = NULL, *memory = NULL;
+  if (context_arg(st, context, &ctx) == 0) {
+    nbc_status_t s = ctx ? NBC_OK : nbc_current_context(-1, &ctx);
+    ctx_obj = s == NBC_OK ? nbc__py_context_object(st, ctx) : nbc__py_raise(st, s);
+  }
+  if (ctx_obj)
+    memory = nbc__py_memptr_view(st, (PyObject *)self, ctx_obj, ctx, nbc_context_lifetime(ctx),
+                                 ptr, (size_t)self->h.size);
+  Py_XDECREF(ctx_obj);
+  if (!memory) {
+    nbc_ipc_close(ptr);
+    self->opened = 0;
+  }
+  return memory;
 }
 
 static PyObject *handle_open_staged(IpcHandleObject *self, PyObject *context) {

@@ -35,6 +35,7 @@ typedef struct nbc__py_state {
   PyTypeObject *ArgHintType, *InHintType, *OutHintType, *InOutHintType; /* arghint.c */
   PyTypeObject *ReduceType; /* reduce.c */
   PyTypeObject *CompileStatsType; /* kernel.c: k.stats (cache_path, cache_hits, cache_misses) */
+  PyTypeObject *MemoryPointerType; /* memorypointer.c */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -154,6 +155,8 @@ PyObject *nbc__py_numpy_dtype_of(nbc__py_state *st, PyObject *obj);
 /* ================================================================== devicearray.c === */
 /* A tuple of n ints; NULL with an exception. */
 PyObject *nbc__py_int64_tuple(const int64_t *v, int n);
+/* ctypes.c_size_t(value): numba's device_ctypes_pointer. */
+PyObject *nbc__py_ctypes_size_t(unsigned long long value);
 /* numba's memory_size_from_info: the bytes from the lowest to past the highest byte an index
  * of shape/strides reaches (0 when an extent is 0); -1, no exception set, when that does not
  * fit in int64. */
@@ -218,6 +221,8 @@ PyObject *nbc__py_like_call(PyObject *module, const char *fname, PyObject *ary,
                             PyObject *extra);
 /* pinned/mapped/managed arrays, pinned(), mapped(), defer_cleanup(). */
 int nbc__py_hostmem_init(PyObject *module, nbc__py_state *st);
+/* with defer_cleanup(): in context, or NULL for the current context when the block starts. */
+PyObject *nbc__py_defer_cleanup(PyObject *module, nbc_context_t *context);
 
 /* =================================================================== intrinsics.c === */
 /* The kernel language's names on the module (nbcuda.grid, nbcuda.atomic.add, ...): stubs
@@ -264,6 +269,12 @@ int nbc__py_reduce_init(PyObject *module, nbc__py_state *st);
 
 /* ========================================================================== ipc.c === */
 /* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
+/* memorypointer.c: MemoryPointer (Context.memalloc, DeviceNDArray.gpu_data). */
+int nbc__py_memptr_init(PyObject *module, nbc__py_state *st);
+/* A MemoryPointer over [ptr, ptr + size) that keeps owner (which keeps the memory) alive. */
+PyObject *nbc__py_memptr_view(nbc__py_state *st, PyObject *owner, PyObject *context,
+                              nbc_context_t *cctx, unsigned lifetime, nbc_devptr_t ptr,
+                              size_t size);
 int nbc__py_ipc_init(PyObject *module, nbc__py_state *st);
 /* DeviceNDArray.get_ipc_handle() (METH_NOARGS): an IpcArrayHandle of the array's memory. */
 PyObject *nbc__py_ipc_array_get_handle(PyObject *array, PyObject *unused);

@@ -78,6 +78,10 @@ TEST(async_copies) {
   ASSERT_OK(nbc_memcpy_dtoh_async(&y, p, sizeof y, NULL));
   ASSERT_OK(nbc_stream_synchronize(NULL));
   ASSERT_EQ(y, 7);
+  ASSERT_OK(nbc_memset_d8_async(p, 0x5a, 3, s)); /* ordered after the copies, before the read */
+  ASSERT_OK(nbc_memcpy_dtoh_async(&y, p, sizeof y, s));
+  ASSERT_OK(nbc_stream_synchronize(s));
+  ASSERT_EQ((unsigned)y, 0x005a5a5au); /* 7 is 07 00 00 00: three bytes set */
   ASSERT_OK(nbc_mem_free(p));
   nbc_stream_destroy(s);
 }
@@ -126,6 +130,8 @@ TEST(copy_failures) {
   ASSERT_STREQ(nbc_last_error(), "cuMemcpyDtoD: CUDA_ERROR_ILLEGAL_ADDRESS (700) (4 bytes)");
   tdrv()->fail("cuMemsetD8", 1, 700);
   ASSERT_STATUS(nbc_memset_d8(p, 0, 4), NBC_DRIVER_ERROR);
+  tdrv()->fail("cuMemsetD8Async", 1, 700);
+  ASSERT_STATUS(nbc_memset_d8_async(p, 0, 4, NULL), NBC_DRIVER_ERROR);
   tdrv()->fail("cuMemcpyHtoDAsync", 1, 700);
   ASSERT_STATUS(nbc_memcpy_htod_async(p, &x, 4, NULL), NBC_DRIVER_ERROR);
   tdrv()->fail("cuMemcpyDtoHAsync", 1, 700);

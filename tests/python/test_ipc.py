@@ -156,7 +156,11 @@ def test_context_get_ipc_handle(cuda, same_process):
     assert info["uuid"] == dev.uuid
     other = reopened(ipch)
     ptr = other.open(ctx)
-    assert isinstance(ptr, int) and ptr != d.__cuda_array_interface__["data"][0]
+    assert isinstance(ptr, cuda.MemoryPointer) and ptr.owner is other and ptr.size == 80
+    assert ptr.context is ctx and ptr.device_pointer != d.__cuda_array_interface__["data"][0]
+    desc = {"shape": (10,), "typestr": np.dtype(np.intp).str, "version": 3, "strides": None,
+            "data": (ptr.device_pointer, False)}
+    np.testing.assert_equal(cuda.from_cuda_array_interface(desc, owner=ptr).copy_to_host(), a)
     other.close()
     arr = other.open_array(ctx, shape=10, dtype=np.intp)
     np.testing.assert_equal(arr.copy_to_host(), a)

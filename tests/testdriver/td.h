@@ -64,6 +64,8 @@ CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n
 CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr src,
                                    CUcontext srcCtx, size_t n);
 CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char uc, size_t n);
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream h);
+CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char uc, size_t n, CUstream h);
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
                                            CUstream s);
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s);
@@ -181,6 +183,7 @@ typedef struct td_op td_op;
 enum td_op_kind {
   TD_OP_HTOD,
   TD_OP_DTOH,
+  TD_OP_SET, /* cuMemsetD8Async: bytes of value at dptr */
   TD_OP_RECORD,
   TD_OP_WAIT,
   TD_OP_CALLBACK,
@@ -194,6 +197,7 @@ struct td_op {
   void *host;
   const void *chost;
   size_t bytes;
+  unsigned char value; /* TD_OP_SET */
   struct CUevent_st *event;
   uint64_t seq;
   CUstreamCallback callback;

@@ -366,3 +366,33 @@ CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n,
   TD_ENTER("cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2_ptsz");
   return async_copy(DIR_DTOH, src, dst, NULL, n, h);
 }
+
+/* cuMemsetD8Async: the range is checked at the call and again when the stream gets there. */
+static CUresult async_set(CUdeviceptr dptr, unsigned char value, size_t n, CUstream h) {
+  td_op *op = calloc(1, sizeof *op);
+  if (!op) return CUDA_ERROR_OUT_OF_MEMORY;
+  op->kind = TD_OP_SET;
+  op->dptr = dptr;
+  op->value = value;
+  op->bytes = n;
+  pthread_mutex_lock(&td__lock);
+  struct CUstream_st *s;
+  CUresult r = td__stream_resolve(h, &s);
+  if (r == CUDA_SUCCESS && n > 0 && !td__mem_resolve(dptr, n)) r = CUDA_ERROR_INVALID_VALUE;
+  if (r == CUDA_SUCCESS)
+    r = td__stream_enqueue(s, op);
+  else
+    free(op);
+  pthread_mutex_unlock(&td__lock);
+  return r;
+}
+
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream h) {
+  TD_ENTER("cuMemsetD8Async", "cuMemsetD8Async");
+  return async_set(dst, uc, n, h);
+}
+
+CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char uc, size_t n, CUstream h) {
+  TD_ENTER("cuMemsetD8Async", "cuMemsetD8Async_ptsz");
+  return async_set(dst, uc, n, h);
+}

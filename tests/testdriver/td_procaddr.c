@@ -99,6 +99,7 @@ static const proc_row rows[] = {
     ROWPT("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz),
     ROWPT("cuMemcpyPeer", 4000, cuMemcpyPeer, cuMemcpyPeer_ptds),
     ROWPT("cuMemsetD8", 3020, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
+    ROWPT("cuMemsetD8Async", 3020, cuMemsetD8Async, cuMemsetD8Async_ptsz),
     ROW("cuMemAllocManaged", 6000, cuMemAllocManaged),
     ROW("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
     ROW("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),

@@ -91,7 +91,9 @@ static void run_copy(struct CUstream_st *s, td_op *op) {
     return;
   }
   if (op->bytes == 0) return;
-  if (op->kind == TD_OP_HTOD)
+  if (op->kind == TD_OP_SET)
+    memset(dev, op->value, op->bytes);
+  else if (op->kind == TD_OP_HTOD)
     memmove(dev, op->chost, op->bytes);
   else
     memmove(op->host, dev, op->bytes);
@@ -102,6 +104,7 @@ static void run_op(struct CUstream_st *s, td_op *op) {
   switch (op->kind) {
   case TD_OP_HTOD:
   case TD_OP_DTOH:
+  case TD_OP_SET:
     run_copy(s, op);
     break;
   case TD_OP_RECORD:
