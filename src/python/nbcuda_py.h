@@ -36,6 +36,7 @@ typedef struct nbc__py_state {
   PyTypeObject *ReduceType; /* reduce.c */
   PyTypeObject *CompileStatsType; /* kernel.c: k.stats (cache_path, cache_hits, cache_misses) */
   PyTypeObject *MemoryPointerType; /* memorypointer.c */
+  PyTypeObject *UFuncType;         /* vectorize.c */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -269,6 +270,8 @@ int nbc__py_reduce_init(PyObject *module, nbc__py_state *st);
 
 /* ========================================================================== ipc.c === */
 /* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
+/* vectorize.c: vectorize() and the GPU ufuncs it makes. */
+int nbc__py_vectorize_init(PyObject *module, nbc__py_state *st);
 /* memorypointer.c: MemoryPointer (Context.memalloc, DeviceNDArray.gpu_data). */
 int nbc__py_memptr_init(PyObject *module, nbc__py_state *st);
 /* A MemoryPointer over [ptr, ptr + size) that keeps owner (which keeps the memory) alive. */
