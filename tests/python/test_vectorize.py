@@ -2,13 +2,16 @@
 broadcasting, out=, stream=, reduce). The test driver does not run kernels, so CI checks what
 a call selects, allocates, launches and returns; the gpu tests compare results with numpy and
 with numba-cuda."""
-import gc
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
 np = pytest.importorskip("numpy")
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 SIGS = ["float32(float32, float32)", "float64(float64, float64)"]
 
 
@@ -132,41 +135,71 @@ def test_reduce_checks(cuda, vadd):
 
 
 # ---------------------------------------------------------------- on the GPU -------------
+# numba-cuda runs in a fresh interpreter (numba_side below): in this process other tests reset
+# the device under numba's objects, and numba's finalizers then crash the interpreter at exit.
 
-@pytest.fixture(scope="module")
-def numba_cuda():
-    for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
-        if not hasattr(np, old) and hasattr(np, new):
-            setattr(np, old, getattr(np, new))
-    ncuda = pytest.importorskip("numba.cuda")
-    yield ncuda
-    # numba's streams (reduce makes one per call) and memory go through its deallocation
-    # queues: flushed now, while the context lives; at interpreter exit, after later tests
-    # reset the device, numba's finalizers would destroy them in a dead context and crash
-    gc.collect()
-    ncuda.current_context().deallocations.clear()
-    ncuda.current_context().memory_manager.deallocations.clear()
-
-
-@pytest.mark.gpu
-def test_results_match_numpy_and_numba_cuda(gpu, cuda, numba_cuda):
+def gpu_cases():
+    """(signatures, function name, arguments, whether numba-cuda gets it right)."""
     rng = np.random.default_rng(7)
-    # (signatures, function, arguments, whether numba-cuda gets it right)
-    cases = [
-        (SIGS, add, (rng.random(1000).astype(np.float32), rng.random(1000).astype(np.float32)),
+    return [
+        (SIGS, "add", (rng.random(1000).astype(np.float32), rng.random(1000).astype(np.float32)),
          True),
-        (SIGS, add, (rng.random((7, 1, 5)), 2.5), True),
-        (["float32(float32, int16)", "float64(float64, int32)"], scaled_sine,
+        (SIGS, "add", (rng.random((7, 1, 5)), 2.5), True),
+        (["float32(float32, int16)", "float64(float64, int32)"], "scaled_sine",
          (rng.random(513), np.arange(513, dtype=np.int32)), True),
-        (["int64(int64)", "float64(float64)"], clamp, (rng.integers(-50, 50, 300),), True),
+        (["int64(int64)", "float64(float64)"], "clamp", (rng.integers(-50, 50, 300),), True),
         # numba-cuda broadcasts a host array of lower rank wrongly: its strides are zeroed by
         # comparing the array's axis i with the result's axis i (not the aligned one), so
         # (30, 40) + (40,) adds b[0] everywhere; numpy's answer is the one to have
-        (SIGS, add, (rng.random((30, 40)), rng.random(40)), False),
+        (SIGS, "add", (rng.random((30, 40)), rng.random(40)), False),
     ]
-    for sigs, fn, args, numba_right in cases:
+
+
+REDUCE_INPUT = np.linspace(-3, 3, 4097).astype(np.float32)
+REDUCE_SIZES = (2, 3, 100, 4097)
+
+
+def numba_side(path):
+    """Run in a fresh interpreter: numba-cuda's results of gpu_cases() and of reduce, saved to
+    path (npz)."""
+    for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+        if not hasattr(np, old) and hasattr(np, new):
+            setattr(np, old, getattr(np, new))
+    from numba import cuda as ncuda
+    results = {}
+    for i, (sigs, name, args, _) in enumerate(gpu_cases()):
+        results[f"case{i}"] = ncuda.vectorize(sigs)(globals()[name])(*args)
+    f = ncuda.vectorize(SIGS)(add)
+    results["reduce"] = np.array([f.reduce(REDUCE_INPUT[:n]) for n in REDUCE_SIZES])
+    np.savez(path, **results)
+
+
+@pytest.fixture(scope="module")
+def numba_results(tmp_path_factory, run_py_module):
+    pytest.importorskip("numba")
+    path = tmp_path_factory.mktemp("numba") / "vectorize.npz"
+    run_py_module(f"import sys; sys.path.insert(0, {HERE!r}); import test_vectorize as t; "
+                  f"t.numba_side({str(path)!r})")
+    return np.load(path)
+
+
+@pytest.fixture(scope="module")
+def run_py_module():
+    def run(code):
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0, f"numba-cuda side failed:\n{p.stdout}\n{p.stderr}"
+    return run
+
+
+
+
+@pytest.mark.gpu
+def test_results_match_numpy_and_numba_cuda(gpu, cuda, numba_results):
+    for i, (sigs, name, args, numba_right) in enumerate(gpu_cases()):
+        fn = globals()[name]
         mine = cuda.vectorize(sigs)(fn)(*args)
-        theirs = numba_cuda.vectorize(sigs)(fn)(*args)
+        theirs = numba_results[f"case{i}"]
         expect = np.vectorize(fn)(*args)
         assert type(mine) is np.ndarray and mine.dtype == theirs.dtype
         assert mine.shape == theirs.shape == expect.shape
@@ -178,9 +211,9 @@ def test_results_match_numpy_and_numba_cuda(gpu, cuda, numba_cuda):
 
 
 @pytest.mark.gpu
-def test_device_out_stream_and_reduce_match(gpu, cuda, numba_cuda):
-    x = np.linspace(-3, 3, 4097).astype(np.float32)
-    mine_f, theirs_f = cuda.vectorize(SIGS)(add), numba_cuda.vectorize(SIGS)(add)
+def test_device_out_stream_and_reduce_match(gpu, cuda, numba_results):
+    x = REDUCE_INPUT
+    mine_f = cuda.vectorize(SIGS)(add)
     s = cuda.stream()
     d = cuda.to_device(x, stream=s)
     out = cuda.device_array_like(d, stream=s)
@@ -188,8 +221,8 @@ def test_device_out_stream_and_reduce_match(gpu, cuda, numba_cuda):
     s.synchronize()
     np.testing.assert_array_equal(r.copy_to_host(), x + np.float32(0.25))
     # reduce folds in numba's pairwise order: the same float32 sum, bit for bit
-    for n in (2, 3, 100, 4097):
-        assert mine_f.reduce(x[:n]) == theirs_f.reduce(x[:n])
-        np.testing.assert_allclose(mine_f.reduce(x[:n]), x[:n].astype(np.float64).sum(),
-                                   rtol=1e-4, atol=1e-3)
-    assert mine_f.reduce(cuda.to_device(x)) == theirs_f.reduce(x)
+    mine = np.array([mine_f.reduce(x[:n]) for n in REDUCE_SIZES])
+    np.testing.assert_array_equal(mine, numba_results["reduce"])
+    np.testing.assert_allclose(mine, [x[:n].astype(np.float64).sum() for n in REDUCE_SIZES],
+                               rtol=1e-4, atol=1e-3)
+    assert mine_f.reduce(cuda.to_device(x)) == mine[-1]
