@@ -37,6 +37,7 @@ typedef struct nbc__py_state {
   PyTypeObject *CompileStatsType; /* kernel.c: k.stats (cache_path, cache_hits, cache_misses) */
   PyTypeObject *MemoryPointerType; /* memorypointer.c */
   PyTypeObject *UFuncType;         /* vectorize.c */
+  PyTypeObject *GUFuncType;        /* gufunc.c */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -272,6 +273,39 @@ int nbc__py_reduce_init(PyObject *module, nbc__py_state *st);
 /* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */
 int nbc__py_vectorize_init(PyObject *module, nbc__py_state *st);
+/* Helpers of the ufunc call mechanisms (vectorize.c, gufunc.c), numba's steps:
+ * getattr(obj, name)(*args, **kwargs); the same with one positional argument (or none) and
+ * stream=; hasattr(obj, "__cuda_array_interface__"); nbcuda arrays as they are, others through
+ * as_cuda_array; an attribute as a tuple, or as an int; kernel.forall(n, stream=)(*list),
+ * nothing for n == 0 (0 or -1). */
+PyObject *nbc__py_call_method_kw(PyObject *obj, const char *name, PyObject *args,
+                                 PyObject *kwargs);
+PyObject *nbc__py_call_with_stream(PyObject *obj, const char *name, PyObject *arg,
+                                   PyObject *stream);
+int nbc__py_is_device_array(nbc__py_state *st, PyObject *obj);
+PyObject *nbc__py_as_device_array(nbc__py_state *st, PyObject *module, PyObject *obj);
+PyObject *nbc__py_attr_tuple(PyObject *obj, const char *name);
+Py_ssize_t nbc__py_attr_ssize(PyObject *obj, const char *name);
+int nbc__py_forall_launch(PyObject *kernel, Py_ssize_t n, PyObject *stream, PyObject *args);
+/* A ufunc signature (str, type objects, ...) as text and parsed; -1 with the error set. */
+int nbc__py_parse_signature(nbc__py_state *st, PyObject *sig, PyObject **ptext,
+                            nbc_signature_t **psig);
+/* numba's parse_identity: None, 0, 1 or "reorderable". */
+int nbc__py_identity_ok(PyObject *identity);
+/* A device array over ary's memory with the given shape and strides (numba's
+ * DeviceNDArray(shape, strides, dtype, gpu_data=ary.gpu_data)), keeping ary alive. */
+PyObject *nbc__py_restrided(nbc__py_state *st, PyObject *module, PyObject *ary,
+                           PyObject *shape, PyObject *strides);
+/* The function's name if it is an identifier (it names the kernel), else "ufunc". */
+PyObject *nbc__py_kernel_name(PyObject *name);
+/* Compiles a kernel written as Python text (numba's ufunc templates): source runs in a copy of
+ * py_func's globals with __cuda__ (the module) and __core__ (py_func as a device function)
+ * added, under filename (registered in linecache); the function stager_name it defines is
+ * jitted with the signature ksig. A new reference, or NULL. */
+PyObject *nbc__py_stage_kernel(PyObject *module, PyObject *py_func, PyObject *source,
+                               PyObject *stager_name, PyObject *filename, PyObject *ksig);
+/* gufunc.c: guvectorize() and the generalized GPU ufuncs it makes. */
+int nbc__py_gufunc_init(PyObject *module, nbc__py_state *st);
 /* memorypointer.c: MemoryPointer (Context.memalloc, DeviceNDArray.gpu_data). */
 int nbc__py_memptr_init(PyObject *module, nbc__py_state *st);
 /* A MemoryPointer over [ptr, ptr + size) that keeps owner (which keeps the memory) alive. */

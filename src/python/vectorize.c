@@ -54,8 +54,7 @@ static const char kernel_template[] =
 
 /* ------------------------------------------------------------ helpers ----------------- */
 
-/* getattr(obj, name)(*args, **kwargs) where kwargs is a "{...}" Py_BuildValue format. */
-static PyObject *call_method_kw(PyObject *obj, const char *name, PyObject *args,
+PyObject *nbc__py_call_method_kw(PyObject *obj, const char *name, PyObject *args,
                                 PyObject *kwargs) {
   PyObject *fn = PyObject_GetAttrString(obj, name);
   PyObject *r = fn ? PyObject_Call(fn, args, kwargs) : NULL;
@@ -63,19 +62,17 @@ static PyObject *call_method_kw(PyObject *obj, const char *name, PyObject *args,
   return r;
 }
 
-/* The same with one positional argument and stream= as the only keyword. */
-static PyObject *call_with_stream(PyObject *obj, const char *name, PyObject *arg,
+PyObject *nbc__py_call_with_stream(PyObject *obj, const char *name, PyObject *arg,
                                   PyObject *stream) {
   PyObject *args = arg ? PyTuple_Pack(1, arg) : PyTuple_New(0);
   PyObject *kw = args ? Py_BuildValue("{sO}", "stream", stream) : NULL;
-  PyObject *r = kw ? call_method_kw(obj, name, args, kw) : NULL;
+  PyObject *r = kw ? nbc__py_call_method_kw(obj, name, args, kw) : NULL;
   Py_XDECREF(args);
   Py_XDECREF(kw);
   return r;
 }
 
-/* numba's is_cuda_array: hasattr(obj, "__cuda_array_interface__"). */
-static int is_device_array(nbc__py_state *st, PyObject *obj) {
+int nbc__py_is_device_array(nbc__py_state *st, PyObject *obj) {
   PyObject *cai = NULL;
   int r = nbc__py_optional_attr(obj, st->str_cai, &cai);
   Py_XDECREF(cai);
@@ -83,19 +80,18 @@ static int is_device_array(nbc__py_state *st, PyObject *obj) {
   return r > 0;
 }
 
-/* numba's as_device_array: nbcuda arrays as they are, others through as_cuda_array. */
-static PyObject *as_device_array(nbc__py_state *st, PyObject *module, PyObject *obj) {
+PyObject *nbc__py_as_device_array(nbc__py_state *st, PyObject *module, PyObject *obj) {
   if (Py_TYPE(obj) == st->DeviceArrayType) return Py_NewRef(obj);
   return PyObject_CallMethod(module, "as_cuda_array", "O", obj);
 }
 
-static PyObject *attr_tuple(PyObject *obj, const char *name) {
+PyObject *nbc__py_attr_tuple(PyObject *obj, const char *name) {
   PyObject *v = PyObject_GetAttrString(obj, name);
   if (v && !PyTuple_Check(v)) Py_SETREF(v, PySequence_Tuple(v));
   return v;
 }
 
-static Py_ssize_t attr_ssize(PyObject *obj, const char *name) {
+Py_ssize_t nbc__py_attr_ssize(PyObject *obj, const char *name) {
   PyObject *v = PyObject_GetAttrString(obj, name);
   Py_ssize_t n = v ? PyNumber_AsSsize_t(v, PyExc_OverflowError) : -1;
   Py_XDECREF(v);
@@ -129,30 +125,77 @@ static void ufunc_dealloc(UFuncObject *self) {
   Py_DECREF(tp);
 }
 
-/* The function's name if it is an identifier (it names the kernel), else "ufunc". */
-static PyObject *kernel_name(PyObject *name) {
+PyObject *nbc__py_kernel_name(PyObject *name) {
   if (PyUnicode_Check(name) && PyUnicode_IsIdentifier(name)) return Py_NewRef(name);
   return PyUnicode_FromString("ufunc");
 }
 
-/* Compiles one signature: the device function, the kernel, and the kernelmap entry. */
+PyObject *nbc__py_stage_kernel(PyObject *module, PyObject *py_func, PyObject *source,
+                               PyObject *stager_name, PyObject *filename, PyObject *ksig) {
+  PyObject *jitkw = Py_BuildValue("{sO}", "device", Py_True), *noargs = PyTuple_New(0);
+  PyObject *decorator = jitkw && noargs ? nbc__py_call_method_kw(module, "jit", noargs, jitkw)
+                                        : NULL;
+  PyObject *core = decorator ? PyObject_CallOneArg(decorator, py_func) : NULL;
+  Py_XDECREF(jitkw);
+  Py_XDECREF(noargs);
+  Py_XDECREF(decorator);
+  PyObject *globals = core ? PyObject_GetAttrString(py_func, "__globals__") : NULL;
+  PyObject *ns = globals && PyDict_Check(globals) ? PyDict_Copy(globals) : NULL;
+  PyObject *kernel = NULL;
+  Py_XDECREF(globals);
+  if (!ns) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a GPU ufunc needs a Python function");
+  } else if (PyDict_SetItemString(ns, "__cuda__", module) == 0 &&
+             PyDict_SetItemString(ns, "__core__", core) == 0 &&
+             nbc__py_run_source(PyUnicode_AsUTF8(source), filename, ns) == 0) {
+    PyObject *stager = PyDict_GetItemWithError(ns, stager_name);
+    PyObject *jitted = stager ? PyObject_CallMethod(module, "jit", "O", ksig) : NULL;
+    kernel = jitted ? PyObject_CallOneArg(jitted, stager) : NULL;
+    Py_XDECREF(jitted);
+  }
+  Py_XDECREF(ns);
+  Py_XDECREF(core);
+  return kernel;
+}
+
+int nbc__py_parse_signature(nbc__py_state *st, PyObject *sig, PyObject **ptext,
+                            nbc_signature_t **psig) {
+  *psig = NULL;
+  *ptext = nbc__py_signature_text(st, sig);
+  const char *ctext = *ptext ? PyUnicode_AsUTF8(*ptext) : NULL;
+  nbc_status_t s = ctext ? nbc_signature_parse(ctext, psig) : NBC_OK;
+  if (ctext && s == NBC_OK) return 0;
+  Py_CLEAR(*ptext);
+  return ctext ? nbc__py_raise_int(st, s) : -1;
+}
+
+/* The result type of a signature that gives none: the type numba infers, as compile()
+ * answers it for the arguments. */
+static PyObject *inferred_result(PyObject *module, PyObject *py_func, PyObject *text) {
+  PyObject *ckw = Py_BuildValue("{sO}", "device", Py_True);
+  PyObject *cargs = ckw ? PyTuple_Pack(2, py_func, text) : NULL;
+  PyObject *compiled = cargs ? nbc__py_call_method_kw(module, "compile", cargs, ckw) : NULL;
+  PyObject *restype = NULL;
+  if (compiled && PyTuple_Check(compiled) && PyTuple_GET_SIZE(compiled) == 2)
+    restype = PyObject_Str(PyTuple_GET_ITEM(compiled, 1));
+  Py_XDECREF(ckw);
+  Py_XDECREF(cargs);
+  Py_XDECREF(compiled);
+  return restype;
+}
+
+/* Compiles one signature: the kernel and its kernelmap entry. */
 static int ufunc_add(nbc__py_state *st, PyObject *module, UFuncObject *u, PyObject *sig,
                      Py_ssize_t index) {
-  PyObject *text = nbc__py_signature_text(st, sig);
-  if (!text) return -1;
-  const char *ctext = PyUnicode_AsUTF8(text);
-  nbc_signature_t *csig = NULL;
-  nbc_status_t s = ctext ? nbc_signature_parse(ctext, &csig) : NBC_OK;
-  if (!ctext || s != NBC_OK) {
-    Py_DECREF(text);
-    return ctext ? nbc__py_raise_int(st, s) : -1;
-  }
+  PyObject *text;
+  nbc_signature_t *csig;
+  if (nbc__py_parse_signature(st, sig, &text, &csig) < 0) return -1;
   int rc = -1, nargs = nbc_signature_nargs(csig);
   PyObject *np = nbc__py_numpy(st);
   PyObject *args = PyUnicode_FromString(""), *items = PyUnicode_FromString("");
   PyObject *ksig = PyUnicode_FromString("void("), *key = PyTuple_New(nargs);
-  PyObject *core = NULL, *restype = NULL, *name = NULL, *source = NULL, *ns = NULL;
-  PyObject *filename = NULL, *stager = NULL, *kernel = NULL, *resdtype = NULL, *value = NULL;
+  PyObject *restype = NULL, *name = NULL, *source = NULL, *filename = NULL, *stager = NULL;
+  PyObject *kernel = NULL, *resdtype = NULL, *value = NULL;
   if (!np || !args || !items || !ksig || !key) goto done;
   if (nargs == 0) {
     PyErr_Format(PyExc_TypeError, "vectorize: %U has no arguments", text);
@@ -173,58 +216,24 @@ static int ufunc_add(nbc__py_state *st, PyObject *module, UFuncObject *u, PyObje
     Py_SETREF(ksig, PyUnicode_FromFormat("%U%s[:], ", ksig, p->dtype_name));
     if (!args || !items || !ksig) goto done;
   }
-  PyObject *jitkw = Py_BuildValue("{sO}", "device", Py_True), *noargs = PyTuple_New(0);
-  PyObject *decorator = jitkw && noargs ? call_method_kw(module, "jit", noargs, jitkw) : NULL;
-  Py_XDECREF(jitkw);
-  Py_XDECREF(noargs);
-  core = decorator ? PyObject_CallOneArg(decorator, u->py_func) : NULL;
-  Py_XDECREF(decorator);
-  if (!core) goto done;
   const char *ret = nbc_signature_return_type(csig);
-  if (ret && strcmp(ret, "none") && strcmp(ret, "void")) {
-    restype = PyUnicode_FromString(ret);
-  } else if (ret) {
+  if (ret && (!strcmp(ret, "none") || !strcmp(ret, "void"))) {
     PyErr_Format(PyExc_TypeError, "vectorize: %U returns nothing; a ufunc needs a result",
                  text);
     goto done;
-  } else { /* arguments only: the type numba infers, as compile() answers it */
-    PyObject *ckw = Py_BuildValue("{sO}", "device", Py_True);
-    PyObject *cargs = ckw ? PyTuple_Pack(2, u->py_func, text) : NULL;
-    PyObject *compiled = cargs ? call_method_kw(module, "compile", cargs, ckw) : NULL;
-    Py_XDECREF(ckw);
-    Py_XDECREF(cargs);
-    if (compiled && PyTuple_Check(compiled) && PyTuple_GET_SIZE(compiled) == 2)
-      restype = PyObject_Str(PyTuple_GET_ITEM(compiled, 1));
-    Py_XDECREF(compiled);
   }
-  if (!restype) goto done;
-  resdtype = PyObject_CallMethod(np, "dtype", "O", restype);
+  restype = ret ? PyUnicode_FromString(ret) : inferred_result(module, u->py_func, text);
+  resdtype = restype ? PyObject_CallMethod(np, "dtype", "O", restype) : NULL;
   if (!resdtype) goto done;
   Py_SETREF(ksig, PyUnicode_FromFormat("%U%U[:])", ksig, restype));
-  name = kernel_name(u->name);
+  name = nbc__py_kernel_name(u->name);
   source = ksig && name ? PyUnicode_FromFormat(kernel_template, PyUnicode_AsUTF8(name),
                                                PyUnicode_AsUTF8(args), PyUnicode_AsUTF8(items))
                         : NULL;
-  PyObject *globals = source ? PyObject_GetAttrString(u->py_func, "__globals__") : NULL;
-  ns = globals && PyDict_Check(globals) ? PyDict_Copy(globals) : NULL;
-  Py_XDECREF(globals);
-  if (!ns) {
-    if (!PyErr_Occurred())
-      PyErr_SetString(PyExc_TypeError, "vectorize needs a Python function");
-    goto done;
-  }
-  if (PyDict_SetItemString(ns, "__cuda__", module) < 0 ||
-      PyDict_SetItemString(ns, "__core__", core) < 0)
-    goto done;
-  filename = PyUnicode_FromFormat("<nbcuda.vectorize %U #%zd>", name, index);
-  if (!filename || nbc__py_run_source(PyUnicode_AsUTF8(source), filename, ns) < 0) goto done;
-  PyObject *stager_name = PyUnicode_FromFormat("__vectorized_%U", name);
-  stager = stager_name ? PyDict_GetItemWithError(ns, stager_name) : NULL;
-  Py_XDECREF(stager_name);
-  if (!stager) goto done;
-  PyObject *jitted = PyObject_CallMethod(module, "jit", "O", ksig);
-  kernel = jitted ? PyObject_CallOneArg(jitted, stager) : NULL;
-  Py_XDECREF(jitted);
+  filename = source ? PyUnicode_FromFormat("<nbcuda.vectorize %U #%zd>", name, index) : NULL;
+  stager = filename ? PyUnicode_FromFormat("__vectorized_%U", name) : NULL;
+  kernel = stager ? nbc__py_stage_kernel(module, u->py_func, source, stager, filename, ksig)
+                  : NULL;
   value = kernel ? PyTuple_Pack(2, resdtype, kernel) : NULL;
   if (value && PyDict_SetItem(u->functions, key, value) == 0) rc = 0;
 done:
@@ -234,13 +243,12 @@ done:
   Py_XDECREF(items);
   Py_XDECREF(ksig);
   Py_XDECREF(key);
-  Py_XDECREF(core);
   Py_XDECREF(restype);
   Py_XDECREF(resdtype);
   Py_XDECREF(name);
   Py_XDECREF(source);
-  Py_XDECREF(ns);
   Py_XDECREF(filename);
+  Py_XDECREF(stager);
   Py_XDECREF(kernel);
   Py_XDECREF(value);
   return rc;
@@ -331,7 +339,7 @@ static PyObject *broadcast_shape(PyObject *shapes) {
 
 /* Strides of ary broadcast to shape: 0 on new leading axes and on axes that differ. */
 static PyObject *broadcast_strides(PyObject *ary, PyObject *shape) {
-  PyObject *ashape = attr_tuple(ary, "shape"), *astrides = attr_tuple(ary, "strides");
+  PyObject *ashape = nbc__py_attr_tuple(ary, "shape"), *astrides = nbc__py_attr_tuple(ary, "strides");
   PyObject *strides = ashape && astrides ? PyTuple_New(PyTuple_GET_SIZE(shape)) : NULL;
   Py_ssize_t nd = PyTuple_GET_SIZE(shape), missing = strides ? nd - PyTuple_GET_SIZE(ashape) : 0;
   for (Py_ssize_t d = 0; strides && d < nd; d++) {
@@ -352,12 +360,25 @@ static PyObject *broadcast_strides(PyObject *ary, PyObject *shape) {
   return strides;
 }
 
+PyObject *nbc__py_restrided(nbc__py_state *st, PyObject *module, PyObject *ary,
+                           PyObject *shape, PyObject *strides) {
+  PyObject *cai = PyObject_GetAttr(ary, st->str_cai);
+  PyObject *desc = cai ? PyDict_Copy(cai) : NULL;
+  PyObject *r = NULL;
+  if (desc && PyDict_SetItemString(desc, "shape", shape) == 0 &&
+      PyDict_SetItemString(desc, "strides", strides) == 0)
+    r = PyObject_CallMethod(module, "from_cuda_array_interface", "OOO", desc, ary, Py_False);
+  Py_XDECREF(cai);
+  Py_XDECREF(desc);
+  return r;
+}
+
 /* An argument broadcast to shape: device arrays as a zero-strided view of the same memory
  * (numba's broadcast_device), host arrays through numpy (then made contiguous, so that they
  * can be copied). */
 static PyObject *broadcast_to(nbc__py_state *st, PyObject *module, PyObject *ary,
                               PyObject *shape) {
-  if (!is_device_array(st, ary)) {
+  if (!nbc__py_is_device_array(st, ary)) {
     PyObject *np = nbc__py_numpy(st);
     PyObject *b = np ? PyObject_CallMethod(np, "broadcast_to", "OO", ary, shape) : NULL;
     PyObject *r = b ? PyObject_CallMethod(np, "ascontiguousarray", "O", b) : NULL;
@@ -365,15 +386,8 @@ static PyObject *broadcast_to(nbc__py_state *st, PyObject *module, PyObject *ary
     return r;
   }
   PyObject *strides = broadcast_strides(ary, shape);
-  PyObject *cai = strides ? PyObject_GetAttr(ary, st->str_cai) : NULL;
-  PyObject *desc = cai ? PyDict_Copy(cai) : NULL;
-  PyObject *r = NULL;
-  if (desc && PyDict_SetItemString(desc, "shape", shape) == 0 &&
-      PyDict_SetItemString(desc, "strides", strides) == 0)
-    r = PyObject_CallMethod(module, "from_cuda_array_interface", "OOO", desc, ary, Py_False);
+  PyObject *r = strides ? nbc__py_restrided(st, module, ary, shape, strides) : NULL;
   Py_XDECREF(strides);
-  Py_XDECREF(cai);
-  Py_XDECREF(desc);
   return r;
 }
 
@@ -381,22 +395,21 @@ static PyObject *broadcast_to(nbc__py_state *st, PyObject *module, PyObject *ary
  * through the host. */
 static PyObject *ravel(nbc__py_state *st, PyObject *module, PyObject *a, PyObject *stream) {
   PyObject *r = PyObject_CallMethod(a, "ravel", NULL);
-  if (r || !PyErr_ExceptionMatches(PyExc_NotImplementedError) || !is_device_array(st, a))
+  if (r || !PyErr_ExceptionMatches(PyExc_NotImplementedError) || !nbc__py_is_device_array(st, a))
     return r;
   PyErr_Clear();
-  PyObject *host = call_with_stream(a, "copy_to_host", NULL, stream);
+  PyObject *host = nbc__py_call_with_stream(a, "copy_to_host", NULL, stream);
   PyObject *flat = host ? PyObject_CallMethod(host, "ravel", NULL) : NULL;
-  r = flat ? call_with_stream(module, "to_device", flat, stream) : NULL;
+  r = flat ? nbc__py_call_with_stream(module, "to_device", flat, stream) : NULL;
   Py_XDECREF(host);
   Py_XDECREF(flat);
   return r;
 }
 
-/* kernel.forall(n, stream=stream)(*devarys); nothing to run for n == 0. */
-static int launch(PyObject *kernel, Py_ssize_t n, PyObject *stream, PyObject *devarys) {
+int nbc__py_forall_launch(PyObject *kernel, Py_ssize_t n, PyObject *stream, PyObject *devarys) {
   if (n == 0) return 0;
   PyObject *nobj = PyLong_FromSsize_t(n);
-  PyObject *forall = nobj ? call_with_stream(kernel, "forall", nobj, stream) : NULL;
+  PyObject *forall = nobj ? nbc__py_call_with_stream(kernel, "forall", nobj, stream) : NULL;
   PyObject *args = forall ? PyList_AsTuple(devarys) : NULL;
   PyObject *r = args ? PyObject_Call(forall, args, NULL) : NULL;
   Py_XDECREF(nobj);
@@ -435,8 +448,8 @@ static PyObject *ufunc_apply(UFuncObject *self, PyObject *argv, PyObject *out,
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *arg = PyTuple_GET_ITEM(argv, i), *a = NULL;
     int scalar = 0;
-    if (is_device_array(st, arg)) {
-      a = as_device_array(st, module, arg);
+    if (nbc__py_is_device_array(st, arg)) {
+      a = nbc__py_as_device_array(st, module, arg);
     } else {
       scalar = PyLong_Check(arg) || PyFloat_Check(arg) || PyComplex_Check(arg);
       if (!scalar && (scalar = PyObject_IsInstance(arg, number)) < 0) goto done;
@@ -468,7 +481,7 @@ static PyObject *ufunc_apply(UFuncObject *self, PyObject *argv, PyObject *out,
   }
   /* _broadcast */
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *s = attr_tuple(PyList_GET_ITEM(arrays, i), "shape");
+    PyObject *s = nbc__py_attr_tuple(PyList_GET_ITEM(arrays, i), "shape");
     if (!s || PyList_Append(shapes, s) < 0) {
       Py_XDECREF(s);
       goto done;
@@ -485,8 +498,8 @@ static PyObject *ufunc_apply(UFuncObject *self, PyObject *argv, PyObject *out,
     PyList_SetItem(arrays, i, b);
   }
   outshape = Py_NewRef(shape);
-  if (out && out != Py_None && is_device_array(st, out)) {
-    out = as_device_array(st, module, out);
+  if (out && out != Py_None && nbc__py_is_device_array(st, out)) {
+    out = nbc__py_as_device_array(st, module, out);
     if (!out) goto done;
   } else {
     Py_XINCREF(out);
@@ -496,10 +509,10 @@ static PyObject *ufunc_apply(UFuncObject *self, PyObject *argv, PyObject *out,
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *a = Py_NewRef(PyList_GET_ITEM(arrays, i));
     if (multi) Py_SETREF(a, ravel(st, module, a, stream));
-    if (a && is_device_array(st, a))
+    if (a && nbc__py_is_device_array(st, a))
       any_device = 1;
     else if (a)
-      Py_SETREF(a, call_with_stream(module, "to_device", a, stream));
+      Py_SETREF(a, nbc__py_call_with_stream(module, "to_device", a, stream));
     if (!a || PyList_Append(devarys, a) < 0) {
       Py_XDECREF(a);
       goto done_out;
@@ -511,12 +524,12 @@ static PyObject *ufunc_apply(UFuncObject *self, PyObject *argv, PyObject *out,
     total *= PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, d));
   PyObject *flat_shape = multi ? Py_BuildValue("(n)", total) : Py_NewRef(shape);
   if (!flat_shape) goto done_out;
-  int out_device = out && out != Py_None && is_device_array(st, out);
+  int out_device = out && out != Py_None && nbc__py_is_device_array(st, out);
   if (out_device) {
     devout = multi ? ravel(st, module, out, stream) : Py_NewRef(out);
   } else {
     if (out && out != Py_None) { /* a host array: the result's shape and type */
-      PyObject *oshape = attr_tuple(out, "shape"), *odtype = oshape ? PyObject_GetAttrString(
+      PyObject *oshape = nbc__py_attr_tuple(out, "shape"), *odtype = oshape ? PyObject_GetAttrString(
                                                                           out, "dtype")
                                                                     : NULL;
       int ok_shape = odtype ? PyObject_RichCompareBool(oshape, outshape, Py_EQ) : -1;
@@ -533,13 +546,13 @@ static PyObject *ufunc_apply(UFuncObject *self, PyObject *argv, PyObject *out,
     }
     PyObject *dargs = Py_BuildValue("(OO)", flat_shape, resty);
     PyObject *dkw = dargs ? Py_BuildValue("{sO}", "stream", stream) : NULL;
-    devout = dkw ? call_method_kw(module, "device_array", dargs, dkw) : NULL;
+    devout = dkw ? nbc__py_call_method_kw(module, "device_array", dargs, dkw) : NULL;
     Py_XDECREF(dargs);
     Py_XDECREF(dkw);
   }
   Py_DECREF(flat_shape);
   if (!devout || PyList_Append(devarys, devout) < 0) goto done_out;
-  if (launch(kernel, total, stream, devarys) < 0) goto done_out;
+  if (nbc__py_forall_launch(kernel, total, stream, devarys) < 0) goto done_out;
   if (out_device || ((!out || out == Py_None) && any_device)) {
     result = reshaped(devout, outshape);
   } else if (!out || out == Py_None) {
@@ -615,7 +628,7 @@ done:
 
 /* numba's __reduce: folds mem (a 1-D device array) in halves with out= the left half. */
 static PyObject *fold(UFuncObject *self, PyObject *mem, PyObject *stream, PyObject *keep) {
-  Py_ssize_t n = attr_ssize(mem, "size");
+  Py_ssize_t n = nbc__py_attr_ssize(mem, "size");
   if (n < 0) return NULL;
   PyObject *parts = n % 2 ? PyObject_CallMethod(mem, "split", "n", n - 1)
                           : PyObject_CallMethod(mem, "split", "n", n / 2);
@@ -659,13 +672,13 @@ static PyObject *ufunc_reduce(UFuncObject *self, PyObject *args, PyObject *kwarg
     PyErr_Format(PyExc_TypeError, "reduce needs a binary ufunc; %U is not one", self->name);
     return NULL;
   }
-  Py_ssize_t ndim = attr_ssize(arg, "ndim");
+  Py_ssize_t ndim = nbc__py_attr_ssize(arg, "ndim");
   if (ndim < 0) return NULL;
   if (ndim != 1) {
     PyErr_Format(PyExc_ValueError, "reduce needs a 1-D array, not %zd-D", ndim);
     return NULL;
   }
-  Py_ssize_t n = attr_ssize(arg, "size");
+  Py_ssize_t n = nbc__py_attr_ssize(arg, "size");
   if (n < 0) return NULL;
   if (n == 0) {
     PyErr_SetString(PyExc_TypeError, "Reduction on an empty array.");
@@ -677,13 +690,13 @@ static PyObject *ufunc_reduce(UFuncObject *self, PyObject *args, PyObject *kwarg
   PyObject *s = truth ? Py_NewRef(stream) : PyObject_CallMethod(module, "stream", NULL);
   PyObject *mem = NULL, *out = NULL, *buf = NULL, *result = NULL, *keep = PyList_New(0);
   if (!s || !keep) goto done;
-  mem = is_device_array(st, arg) ? Py_NewRef(arg) : call_with_stream(module, "to_device", arg, s);
+  mem = nbc__py_is_device_array(st, arg) ? Py_NewRef(arg) : nbc__py_call_with_stream(module, "to_device", arg, s);
   out = mem ? fold(self, mem, s, keep) : NULL;
   PyObject *dtype = out ? PyObject_GetAttrString(arg, "dtype") : NULL;
   PyObject *np = dtype ? nbc__py_numpy(st) : NULL;
   buf = np ? PyObject_CallMethod(np, "empty", "iO", 1, dtype) : NULL;
   Py_XDECREF(dtype);
-  PyObject *copied = buf ? call_with_stream(out, "copy_to_host", buf, s) : NULL;
+  PyObject *copied = buf ? nbc__py_call_with_stream(out, "copy_to_host", buf, s) : NULL;
   /* numba runs this under stream.auto_synchronize() */
   PyObject *synced = copied ? PyObject_CallMethod(s, "synchronize", NULL) : NULL;
   if (synced) result = PySequence_GetItem(buf, 0);
@@ -774,8 +787,7 @@ static PyObject *build(PyObject *self, PyObject *func) {
 static PyMethodDef build_def = {"vectorize_decorator", build, METH_O,
                                 "Compiles the function for the signatures given to vectorize."};
 
-/* numba's parse_identity. */
-static int identity_ok(PyObject *identity) {
+int nbc__py_identity_ok(PyObject *identity) {
   if (identity == Py_None) return 1;
   if (PyUnicode_Check(identity)) return PyUnicode_CompareWithASCIIString(identity, "reorderable") == 0;
   if (!PyLong_Check(identity)) return 0;
@@ -814,7 +826,7 @@ static PyObject *py_vectorize(PyObject *module, PyObject *args, PyObject *kwargs
     if (caching > 0) PyErr_SetString(PyExc_TypeError, "caching is not supported");
     goto done;
   }
-  if (!identity_ok(identity)) {
+  if (!nbc__py_identity_ok(identity)) {
     PyErr_Format(PyExc_ValueError, "Invalid identity value %R", identity);
     goto done;
   }
