@@ -1095,10 +1095,90 @@ static PyObject *kernel_specialized(KernelObject *self, void *c) {
   return PyBool_FromLong(self->sigtext != NULL);
 }
 
+/* A kernel signature as the key specialisations use: "void(<argument types>)" in canonical
+ * form; a new reference, or NULL (TypeError for a signature that returns a value). */
+static PyObject *kernel_key(nbc__py_state *st, PyObject *sig) {
+  PyObject *text;
+  nbc_signature_t *csig;
+  if (nbc__py_parse_signature(st, sig, &text, &csig) < 0) return NULL;
+  const char *ret = nbc_signature_return_type(csig), *canon = nbc_signature_text(csig);
+  PyObject *key = NULL;
+  if (ret && strcmp(ret, "none") && strcmp(ret, "void"))
+    PyErr_Format(PyExc_TypeError, "a kernel returns nothing: %U returns %s", text, ret);
+  else if (!ret)
+    key = PyUnicode_FromFormat("void%s", canon);
+  else
+    key = PyUnicode_FromFormat("void%s", strchr(canon, '('));
+  nbc_signature_destroy(csig);
+  Py_DECREF(text);
+  return key;
+}
+
+/* numba's Dispatcher.compile(sig): the kernel for that signature, compiled now by a kernel
+ * jitted without signatures (and kept for its launches); a kernel jitted with signatures has
+ * those only (numba's RuntimeError "Compilation disabled" for any other). */
+static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *key = kernel_key(st, sig);
+  if (!key) return NULL;
+  PyObject *found = NULL;
+  if (self->result) { /* one signature, this kernel's */
+    PyObject *own = kernel_key(st, self->sigtext);
+    int same = own ? PyUnicode_Compare(own, key) == 0 : -1;
+    Py_XDECREF(own);
+    if (same > 0) found = Py_NewRef(self);
+  } else if (self->fixed) {
+    Py_ssize_t pos = 0;
+    PyObject *text, *ov;
+    while (!found && !PyErr_Occurred() && PyDict_Next(self->specializations, &pos, &text, &ov)) {
+      PyObject *k = kernel_key(st, text);
+      if (k && PyUnicode_Compare(k, key) == 0) found = Py_NewRef(ov);
+      Py_XDECREF(k);
+    }
+  } else {
+    if (!self->specializations && !(self->specializations = PyDict_New())) goto done;
+    found = Py_XNewRef(PyDict_GetItemWithError(self->specializations, key));
+    if (!found && !PyErr_Occurred()) {
+      KernelObject *spec = kernel_compile(st, self->py_func, key, &self->opts, self->cache, self);
+      if (spec) spec->max_registers = self->max_registers;
+      if (spec && PyDict_SetItem(self->specializations, key, (PyObject *)spec) < 0) Py_CLEAR(spec);
+      found = (PyObject *)spec;
+    }
+  }
+  if (!found && !PyErr_Occurred())
+    PyErr_SetString(PyExc_RuntimeError, "Compilation disabled");
+done:
+  Py_DECREF(key);
+  return found;
+}
+
+/* numba's Dispatcher.configure(griddim, blockdim, stream=0, sharedmem=0): k[...]. */
+static PyObject *kernel_configure(KernelObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"griddim", "blockdim", "stream", "sharedmem", NULL};
+  PyObject *grid, *block, *stream = NULL, *shared = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO:configure", kwlist, &grid, &block,
+                                   &stream, &shared))
+    return NULL;
+  PyObject *zero = PyLong_FromLong(0);
+  PyObject *key = !zero    ? NULL
+                  : shared ? PyTuple_Pack(4, grid, block, stream ? stream : zero, shared)
+                  : stream ? PyTuple_Pack(3, grid, block, stream)
+                           : PyTuple_Pack(2, grid, block);
+  PyObject *r = key ? kernel_getitem(self, key) : NULL;
+  Py_XDECREF(key);
+  Py_XDECREF(zero);
+  return r;
+}
+
 #define KW_METHOD(name, doc)                                                               \
   {#name, (PyCFunction)(void (*)(void))kernel_##name, METH_VARARGS | METH_KEYWORDS, doc}
 
 static PyMethodDef kernel_methods[] = {
+    {"compile", (PyCFunction)kernel_compile_sig, METH_O,
+     "compile(signature): the kernel compiled for it (jit without signatures keeps it for its "
+     "launches; jit with signatures has only those: RuntimeError otherwise)."},
+    KW_METHOD(configure, "configure(griddim, blockdim, stream=0, sharedmem=0): k[griddim, "
+              "blockdim, stream, sharedmem]."),
     {"inspect_asm", (PyCFunction)kernel_inspect_asm, METH_VARARGS,
      "The PTX of the kernel (a dict signature -> PTX for kernels jitted without one)."},
     KW_METHOD(get_regs_per_thread, "get_regs_per_thread(signature=None): registers per thread "

@@ -86,3 +86,33 @@ def test_lazy_jit_types_numpy_scalars_by_dtype(tdrv):
     k[1, 1](d, np.float32(5))
     assert tdrv.last_launch().function.endswith(b"Ef")
     assert sorted(k.signatures) == ["void(float64[::1], float32)", "void(float64[::1], int32)"]
+
+
+def test_compile_method_adds_or_finds_an_overload(tdrv):
+    lazy = cuda.jit(scale)
+    spec = lazy.compile("void(float32[::1], float32)")
+    assert lazy.compile("(float32[::1], float32)") is spec  # the same, canonically
+    assert lazy.signatures == ["void(float32[::1], float32)"]
+    a = cuda.to_device(np.ones(8, np.float32))
+    lazy[1, 32](a, np.float32(2))  # the launch takes the compiled one
+    assert lazy.signatures == ["void(float32[::1], float32)"]
+    eager = cuda.jit("void(float32[:], float32)")(scale)
+    assert eager.compile("void(float32[:], float32)") is eager
+    with pytest.raises(RuntimeError, match="Compilation disabled"):
+        eager.compile("void(float64[:], float64)")
+    several = cuda.jit(SIGS)(scale)
+    assert several.compile("(float64[:], float64)").signatures == [SIGS[1]]
+    with pytest.raises(TypeError, match="a kernel returns nothing"):
+        lazy.compile("float32(float32[:], float32)")
+
+
+def test_configure_is_subscription(tdrv):
+    k = cuda.jit(SIGS)(scale)
+    a = cuda.to_device(np.ones(8, np.float32))
+    assert k.configure(1, 32) is k[1, 32]
+    s = cuda.stream()
+    k.configure(2, 64, s, 16)(a, np.float32(3))
+    s.synchronize()
+    info = tdrv.last_launch()
+    assert (info.grid[0], info.block[0], info.shared_bytes) == (2, 64, 16)
+    assert info.stream == int(s)
