@@ -629,6 +629,18 @@ static PyObject *py_profiling(PyObject *module, PyObject *unused) {
   return scope;
 }
 
+/* The module's __getattr__ (PEP 562), for names made on first use: MemoryInfo (importing
+ * nbcuda builds no namedtuple). */
+static PyObject *py_module_getattr(PyObject *module, PyObject *name) {
+  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "MemoryInfo") == 0) {
+    PyObject *cls = memory_info_class(nbc__py_module_state(module));
+    if (!cls || PyObject_SetAttr(module, name, cls) < 0) return NULL;
+    return Py_NewRef(cls);
+  }
+  PyErr_Format(PyExc_AttributeError, "module 'nbcuda' has no attribute %R", name);
+  return NULL;
+}
+
 static PyMethodDef context_functions[] = {
     {"current_context", (PyCFunction)(void (*)(void))py_current_context,
      METH_FASTCALL | METH_KEYWORDS,
@@ -643,6 +655,7 @@ static PyMethodDef context_functions[] = {
     {"profile_stop", py_profile_stop, METH_NOARGS, "Stops the CUDA profiler."},
     {"profiling", py_profiling, METH_NOARGS,
      "Context manager: profile_start(), then profile_stop() even when the body raises."},
+    {"__getattr__", py_module_getattr, METH_O, "Names made on first use (MemoryInfo)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -110,3 +110,11 @@ def test_device_identity_round_trip(cuda):
             assert found.id == i and found is cuda.get_current_device()
     with pytest.raises(RuntimeError, match="No device of .* is found"):
         cuda.Device.from_identity({"pci_domain_id": 99, "pci_bus_id": 99, "pci_device_id": 99})
+
+
+def test_memory_info_class_is_exported(cuda):
+    info = cuda.current_context().get_memory_info()
+    assert cuda.MemoryInfo is type(info) and cuda.MemoryInfo._fields == ("free", "total")
+    assert cuda.MemoryInfo(1, 2).total == 2
+    with pytest.raises(AttributeError, match="module 'nbcuda' has no attribute 'no_such_name'"):
+        cuda.no_such_name
