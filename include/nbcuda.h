@@ -64,7 +64,9 @@ extern "C" {
   X(TYPING_ERROR, "typing error")                                                            \
   X(SIGNATURE_ERROR, "invalid signature")                                                    \
   X(COMPILE_ERROR, "compile error")                                                          \
-  X(INTERNAL, "internal error in nbcuda")
+  X(INTERNAL, "internal error in nbcuda")                                                    \
+  X(NO_NVRTC, "NVRTC cannot be found or loaded")                                             \
+  X(NVRTC_ERROR, "NVRTC failed to compile CUDA C++")
 
 typedef enum nbc_status {
 #define NBC_STATUS_ENUM_(name, text) NBC_##name,
@@ -330,6 +332,14 @@ nbc_status_t nbc_memset_d8_async(nbc_devptr_t dst, unsigned char value, size_t b
 nbc_status_t nbc_memcpy_peer(nbc_devptr_t dst, nbc_context_t *dst_context, nbc_devptr_t src,
                              nbc_context_t *src_context, size_t bytes);
 
+/* CUDA C++ source compiled with the toolkit's NVRTC (loaded on first use, as nvJitLink is),
+ * for linking with kernels (numba's link=["f.cu"]): PTX, or LTO-IR when lto is set, for
+ * compute capability cc_major.cc_minor; name is the file name for the messages. *pcode is
+ * malloc'd (free() it), *psize its bytes. A compile failure is NBC_NVRTC_ERROR with NVRTC's
+ * log in the message. */
+nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major,
+                               int cc_minor, int lto, char **pcode, size_t *psize);
+
 /* Host memory the device can reach (numba's memhostalloc, mempin, memallocmanaged), in the
  * current context (created as by nbc_current_context(-1) if none).
  *
@@ -575,12 +585,16 @@ typedef enum nbc_global_kind {
                                 (`from nbcuda import grid`, `add = cuda.atomic.add`): name,
                                 as written after "cuda." ("grid", "atomic", "atomic.add");
                                 the kernel uses it exactly as cuda.<name> */
-  NBC_GLOBAL_ARRAY           /* an array (numpy's) frozen into the code as constant memory,
+  NBC_GLOBAL_ARRAY,          /* an array (numpy's) frozen into the code as constant memory,
                                 as numba freezes global arrays (and cuda.const.array_like):
                                 name, its dtype ("float32"); array_data, its elements,
                                 array_bytes long, in array_layout's order ('F': Fortran,
                                 else C); array_ndim and array_shape. The kernel sees a
                                 read-only contiguous array of that layout */
+  NBC_GLOBAL_DECLARED        /* a device function implemented elsewhere and linked in
+                                (numba's declare_device): name, its symbol; signature, its
+                                numba signature ("float32(float32, int32)", scalars only).
+                                Calls use the Numba ABI, `int name(RT *ret, args...)` */
 } nbc_global_kind_t;
 
 struct nbc_resolver;
@@ -606,6 +620,7 @@ typedef struct nbc_global {
   int array_ndim; /* 1..32 */
   const int64_t *array_shape;
   char array_layout; /* 'F' for Fortran order; 'C' or 0 for C order */
+  const char *signature; /* NBC_GLOBAL_DECLARED */
 } nbc_global_t;
 
 /* Fills *pglobal for `name` and returns 0, or returns nonzero when the name is unknown. */

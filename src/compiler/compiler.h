@@ -441,6 +441,7 @@ typedef struct nbc__global {
 
 #define NBC__BUILTINS(X)                                                                   \
   X(FUNC) /* a Python function: func */                                                    \
+  X(EXTERN) /* a declared device function (declare_device): name, its symbol */            \
   X(RANGE) X(LEN) X(ABS) X(MIN) X(MAX) X(INT) X(FLOAT) X(BOOL) X(ROUND)                    \
   X(CAST)        /* a dtype used as a conversion: float32(x); ret is the dtype */          \
   X(MATH)        /* math.<name>: name ("sin", "sqrt", ...) */                              \

@@ -173,6 +173,7 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   if (g->name) G->g.name = nbc__arena_strdup(a, g->name);
   if (g->source) G->g.source = nbc__arena_strdup(a, g->source);
   if (g->filename) G->g.filename = nbc__arena_strdup(a, g->filename);
+  if (g->signature) G->g.signature = nbc__arena_strdup(a, g->signature);
   if (g->kind == NBC_GLOBAL_ARRAY) { /* the elements and shape outlive the resolver's call */
     void *data = nbc__infer_alloc(I, g->array_bytes ? g->array_bytes : 1);
     int ndim = g->array_ndim >= 1 && g->array_ndim <= 32 && g->array_shape ? g->array_ndim : 0;
@@ -308,6 +309,7 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return nbc__type_special(I->ctx, NBC__T_DTYPE, G->g.name, t);
   }
   case NBC_GLOBAL_FUNCTION:
+  case NBC_GLOBAL_DECLARED:
     return nbc__type_special(I->ctx, NBC__T_FUNCTION, G->g.name ? G->g.name : n->str, NULL);
   case NBC_GLOBAL_CUDA_NAME:
     return cuda_name_type(I, n, G->g.name);

@@ -5,6 +5,7 @@
  * recursion). Each call records an nbc__call in the CALL node's ->info for lower.c, with
  * the types its arguments convert to (also set as the arguments' ->cast).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -638,6 +639,52 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
 }
 
 /* A Python function: find its FUNCDEF and nbc__infer_specialise it for the argument types. */
+/* A call of a function declared with its signature (numba's declare_device): the
+ * arguments convert to the declared parameter types, the result is the declared type. */
+static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global *G,
+                                      const nbc__type **types, int nargs) {
+  const char *name = G->g.name ? G->g.name : "?";
+  if (!no_keywords(I, n, name)) return NULL;
+  for (const char *p = name; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '$' || *p == '.'))
+      return UNSUPPORTED(I, n, "declared device function name '%s' is not a symbol", name),
+             NULL;
+  nbc__signature sig;
+  if (!G->g.signature || !nbc__signature_parse(I->ctx, G->g.signature, &sig)) {
+    I->failed = true;
+    return NULL;
+  }
+  if (!sig.ret)
+    return TYPING(I, n, "declared device function '%s' needs a return type in its signature "
+                        "'%s'", name, G->g.signature),
+           NULL;
+  bool void_ret = sig.ret->kind == NBC__T_VOID || sig.ret->kind == NBC__T_NONE;
+  if (!void_ret && !nbc__type_is_number(sig.ret))
+    return UNSUPPORTED(I, n, "declared device function '%s' returns %s; nbcuda declares "
+                             "functions of scalars", name, nbc__infer_tname(I, sig.ret)),
+           NULL;
+  if (sig.nargs != nargs)
+    return TYPING(I, n, "%s() takes %d positional argument%s but %d %s given", name,
+                  sig.nargs, sig.nargs == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were"),
+           NULL;
+  for (int i = 0; i < nargs; i++) {
+    if (!nbc__type_is_number(sig.args[i]))
+      return UNSUPPORTED(I, n, "declared device function '%s' takes %s; nbcuda declares "
+                               "functions of scalars", name, nbc__infer_tname(I, sig.args[i])),
+             NULL;
+    if (!nbc__type_is_number(types[i]) || !nbc__type_can_convert(types[i], sig.args[i]))
+      return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s' as %s",
+                    nbc__infer_tname(I, types[i]), name, nbc__infer_tname(I, sig.args[i])),
+             NULL;
+  }
+  nbc__call *c = call_new(I, n, NBC__B_EXTERN, name, nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++)
+    c->argtypes[i] = sig.args[i];
+  c->ret = void_ret ? T(NBC__T_NONE) : sig.ret;
+  return c->ret;
+}
+
 static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
                                     const nbc__type **types, int nargs) {
   if (!no_keywords(I, n, G->g.name)) return NULL;
@@ -789,6 +836,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   const nbc__global *G = n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
   if (G && G->g.kind == NBC_GLOBAL_FUNCTION)
     return call_python(I, n, (nbc__global *)G, types, npos == nargs ? nargs : npos);
+  if (G && G->g.kind == NBC_GLOBAL_DECLARED) return call_declared(I, n, G, types, nargs);
   if (G && nbc__infer_is_builtin(G)) return call_builtin(I, n, G->g.name, types, nargs);
   if (strncmp(f->name, "math.", 5) == 0) return call_math(I, n, f->name + 5, types, nargs);
   if (strncmp(f->name, "numpy.", 6) == 0) return call_numpy(I, n, f->name + 6, types, nargs);

@@ -1197,6 +1197,33 @@ static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
   return nbc__lower_load(L, vt, slot);
 }
 
+/* A declared device function (declare_device), with the Numba ABI: declared once as
+ * `i32 @name(RT*, params...)`, called with a slot for the result. */
+static nbc__lval call_extern(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  const nbc__type *rt = call->ret;
+  const char *rmt = nbc__lower_mtype(L, rt);
+  nbc__buf decl, args;
+  nbc__buf_init(&decl, L->arena);
+  nbc__buf_init(&args, L->arena);
+  nbc__buf_printf(&decl, "declare i32 @%s(%s*", call->name, rmt);
+  const char *slot = nbc__lower_alloca(L, rmt);
+  bool has_result = rt && rt->kind != NBC__T_VOID && rt->kind != NBC__T_NONE;
+  if (has_result) EMIT("store %s %s, %s* %s", rmt, nbc__lower_zero(L, rt), rmt, slot);
+  nbc__buf_printf(&args, "%s* %s", rmt, slot);
+  bool first = false;
+  for (int i = 0; i < call->nargs && i < n->list.count; i++) {
+    nbc__buf_printf(&decl, ", %s", nbc__lower_mtype(L, call->argtypes[i]));
+    nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[i]), call->argtypes[i]);
+    nbc__lower_flatten(L, &args, call->argtypes[i], v, &first);
+  }
+  nbc__buf_puts(&decl, ")");
+  nbc__lower_declare(L, decl.data);
+  const char *st = tmp(L);
+  EMIT("%s = call i32 @%s(%s)", st, call->name, args.data);
+  if (!has_result) return (nbc__lval){T(NBC__T_VOID), "null"};
+  return nbc__lower_load(L, rt, slot);
+}
+
 static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   const nbc__call *call = n->info;
   if (!call) {
@@ -1208,6 +1235,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   switch (call->builtin) {
   case NBC__B_FUNC:
     return call_python(L, n, call);
+  case NBC__B_EXTERN:
+    return call_extern(L, n, call);
   case NBC__B_RANGE:
     nbc__lower_error(L, n, "range() can only be used in a for loop");
     return (nbc__lval){rt, "0"};

@@ -57,6 +57,7 @@ struct session {
   int nchildren, cap;
   /* the first Python exception raised inside the resolver (PyErr_Fetch triple) */
   PyObject *exc_type, *exc_value, *exc_tb;
+  PyObject *links; /* files of the declare_device() functions met (list of str) */
 };
 
 /* ------------------------------------------------------------ source ------------------ */
@@ -538,6 +539,22 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     }
     return 0;
   }
+  const char *dname, *dsig;
+  PyObject *dlink;
+  int declared = nbc__py_declared(st, value, &dname, &dsig, &dlink);
+  if (declared < 0) return -1;
+  if (declared) { /* declare_device(): its object keeps the strings (sess->keep keeps it) */
+    if (PyList_Append(sess->keep, value) < 0) return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dlink); i++) {
+      int seen = PySequence_Contains(sess->links, PyTuple_GET_ITEM(dlink, i));
+      if (seen < 0 || (!seen && PyList_Append(sess->links, PyTuple_GET_ITEM(dlink, i)) < 0))
+        return -1;
+    }
+    g->kind = NBC_GLOBAL_DECLARED;
+    g->name = dname;
+    g->signature = dsig;
+    return 0;
+  }
   /* A function, or a cuda.jit(device=True) wrapper of one (ours or numba's) */
   PyObject *func = NULL;
   if (PyFunction_Check(value)) {
@@ -627,6 +644,7 @@ static void session_free(session *sess) {
   Py_CLEAR(sess->exc_type);
   Py_CLEAR(sess->exc_value);
   Py_CLEAR(sess->exc_tb);
+  Py_CLEAR(sess->links);
 }
 
 /* ------------------------------------------------------------ built-in kernel code ---- */
@@ -662,7 +680,14 @@ int nbc__py_run_source(const char *source, PyObject *filename, PyObject *ns) {
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult) {
+  return nbc__py_compile_function_links(st, pyfunc, sig, options, presult, NULL);
+}
+
+int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const char *sig,
+                                   const nbc_compile_options_t *options,
+                                   nbc_compile_result_t **presult, PyObject **plinks) {
   *presult = NULL;
+  if (plinks) *plinks = NULL;
   PyObject *func = Py_NewRef(pyfunc);
   if (!PyFunction_Check(func)) { /* a jit(device=True) wrapper or numba dispatcher */
     PyObject *inner = PyObject_GetAttrString(func, "py_func");
@@ -675,8 +700,9 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
     }
     func = inner;
   }
-  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL};
-  if (!sess.keep) {
+  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL, PyList_New(0)};
+  if (!sess.keep || !sess.links) {
+    session_free(&sess);
     Py_DECREF(func);
     return -1;
   }
@@ -694,6 +720,7 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
   Py_BEGIN_ALLOW_THREADS s = nbc_compile(&src, name, sig, options, &top->r, presult);
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;
+    if (plinks) *plinks = Py_NewRef(sess.links);
   } else if (sess.exc_type) {
     PyErr_Restore(sess.exc_type, sess.exc_value, sess.exc_tb);
     sess.exc_type = sess.exc_value = sess.exc_tb = NULL;

@@ -141,7 +141,9 @@ PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status) {
   case NBC_NO_LIBDEVICE: cls = st->NvvmSupportError; break;
   case NBC_NVVM_ERROR: cls = st->NvvmError; break;
   case NBC_NO_JITLINK:
+  case NBC_NO_NVRTC:
   case NBC_LINK_ERROR: cls = st->LinkerError; break;
+  case NBC_NVRTC_ERROR: cls = st->CompileError; break;
   case NBC_NO_RUNTIME: cls = st->CudaRuntimeError; break;
   case NBC_SYNTAX_ERROR:
   case NBC_COMPILE_ERROR: cls = st->CompileError; break;

@@ -67,6 +67,10 @@ typedef struct {
    * stats, {signature: count} of cache hits and misses (NULL until the first). */
   int cache;
   PyObject *cache_hits, *cache_misses;
+  /* Files linked with the code when it is loaded (link.c): a dispatcher's jit(link=[...]);
+   * a compiled kernel's, plus those of the declare_device() functions it calls. A tuple of
+   * str, or NULL for none. */
+  PyObject *links;
 } KernelObject;
 
 typedef struct {
@@ -170,6 +174,7 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->dispatch);
   Py_VISIT(self->last_config);
   Py_VISIT(self->last_launcher);
+  Py_VISIT(self->links);
   return 0;
 }
 
@@ -196,6 +201,7 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->dispatch);
   Py_CLEAR(self->cache_hits);
   Py_CLEAR(self->cache_misses);
+  Py_CLEAR(self->links);
   kernel_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -224,6 +230,7 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->last_launcher = NULL;
   k->cache = 0;
   k->cache_hits = k->cache_misses = NULL;
+  k->links = NULL;
   PyObject_GC_Track(k);
   return k;
 }
@@ -241,15 +248,42 @@ static int count_up(PyObject **counts, PyObject *sig) {
 
 /* The compiled code of py_func for sig: from the disk cache when jit(cache=True) and it holds
  * a current copy, else compiled (and then stored there); stats counted on owner. */
+/* Compiles py_func for sig into k, with k->links = jit_links plus the files of the declared
+ * functions it calls. */
+static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func, const char *sig,
+                          PyObject *jit_links) {
+  PyObject *declared = NULL;
+  int rc = nbc__py_compile_function_links(st, py_func, sig, &k->opts, &k->result, &declared);
+  if (rc == 0 && (PyList_GET_SIZE(declared) || (jit_links && PyTuple_GET_SIZE(jit_links)))) {
+    PyObject *all = jit_links ? PySequence_List(jit_links) : PyList_New(0);
+    for (Py_ssize_t i = 0; all && i < PyList_GET_SIZE(declared); i++) {
+      int seen = PySequence_Contains(all, PyList_GET_ITEM(declared, i));
+      if (seen < 0 || (!seen && PyList_Append(all, PyList_GET_ITEM(declared, i)) < 0))
+        Py_CLEAR(all);
+    }
+    Py_XSETREF(k->links, all ? PyList_AsTuple(all) : NULL);
+    Py_XDECREF(all);
+    if (!k->links) rc = -1;
+  }
+  Py_XDECREF(declared);
+  return rc;
+}
+
 static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owner,
-                          PyObject *py_func, PyObject *sigtext, const char *sig) {
-  if (!owner->cache) return nbc__py_compile_function(st, py_func, sig, &k->opts, &k->result);
+                          PyObject *py_func, PyObject *sigtext, const char *sig,
+                          PyObject *jit_links) {
+  if (!owner->cache) return compile_linked(st, k, py_func, sig, jit_links);
   nbc__py_cache_slot slot;
   int hit = nbc__py_cache_load(st, py_func, sig, &k->opts, &slot, &k->result);
   int rc = 0;
-  if (!hit) {
-    rc = nbc__py_compile_function(st, py_func, sig, &k->opts, &k->result);
-    if (rc == 0) nbc__py_cache_store(&slot, k->result);
+  if (hit) {
+    Py_XSETREF(k->links, Py_XNewRef(jit_links));
+  } else {
+    rc = compile_linked(st, k, py_func, sig, jit_links);
+    /* Code that calls declared functions is not kept: a hit would not know their files. */
+    int declared = k->links && (!jit_links || PyTuple_GET_SIZE(k->links) >
+                                                  PyTuple_GET_SIZE(jit_links));
+    if (rc == 0 && !declared) nbc__py_cache_store(&slot, k->result);
   }
   nbc__py_cache_slot_free(&slot);
   if (rc == 0) rc = count_up(hit ? &owner->cache_hits : &owner->cache_misses, sigtext);
@@ -261,7 +295,7 @@ static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owne
  * kernel itself) was jitted with cache=True. */
 static KernelObject *kernel_compile(nbc__py_state *st, PyObject *py_func, PyObject *sigtext,
                                     const nbc_compile_options_t *opts, int cache,
-                                    KernelObject *owner) {
+                                    KernelObject *owner, PyObject *links) {
   KernelObject *k = kernel_alloc(st, py_func, opts);
   if (!k) return NULL;
   k->cache = cache;
@@ -278,7 +312,7 @@ static KernelObject *kernel_compile(nbc__py_state *st, PyObject *py_func, PyObje
     PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
     goto fail;
   }
-  if (compile_cached(st, k, owner ? owner : k, py_func, sigtext, sig) < 0) goto fail;
+  if (compile_cached(st, k, owner ? owner : k, py_func, sigtext, sig, links) < 0) goto fail;
   ret = nbc_compile_result_return_type(k->result);
   if (!is_void(ret)) {
     PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
@@ -314,7 +348,12 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
   nbc_module_t *module = NULL;
   nbc_function_t *fn = NULL;
   nbc_module_load_options_t load = {.max_registers = k->max_registers};
-  s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);
+  if (k->links && PyTuple_GET_SIZE(k->links)) {
+    if (nbc__py_link_load(st, code, size, k->links, &module) < 0) return NULL;
+    s = NBC_OK;
+  } else {
+    s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);
+  }
   if (s == NBC_OK) s = nbc_module_get_function(module, nbc_compile_result_symbol(k->result), &fn);
   if (s != NBC_OK) {
     nbc_module_destroy(module);
@@ -505,7 +544,7 @@ static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *co
     return (KernelObject *)found; /* borrowed; the dict keeps it */
   }
   KernelObject *spec =
-      PyErr_Occurred() ? NULL : kernel_compile(st, k->py_func, sig, &k->opts, k->cache, k);
+      PyErr_Occurred() ? NULL : kernel_compile(st, k->py_func, sig, &k->opts, k->cache, k, k->links);
   if (spec) spec->max_registers = k->max_registers;
   int rc = spec ? PyDict_SetItem(k->specializations, sig, (PyObject *)spec) : -1;
   Py_DECREF(sig);
@@ -1139,7 +1178,8 @@ static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig) {
     if (!self->specializations && !(self->specializations = PyDict_New())) goto done;
     found = Py_XNewRef(PyDict_GetItemWithError(self->specializations, key));
     if (!found && !PyErr_Occurred()) {
-      KernelObject *spec = kernel_compile(st, self->py_func, key, &self->opts, self->cache, self);
+      KernelObject *spec =
+          kernel_compile(st, self->py_func, key, &self->opts, self->cache, self, self->links);
       if (spec) spec->max_registers = self->max_registers;
       if (spec && PyDict_SetItem(self->specializations, key, (PyObject *)spec) < 0) Py_CLEAR(spec);
       found = (PyObject *)spec;
@@ -1313,6 +1353,12 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     return NULL;
   }
   if (device) {
+    if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10))) {
+      PyErr_SetString(PyExc_NotImplementedError,
+                      "jit(device=True, link=[...]) is not supported by nbcuda: give the files "
+                      "to the kernel's jit(link=[...]) or to declare_device(..., link=[...])");
+      return NULL;
+    }
     DeviceFunctionObject *d = PyObject_GC_New(DeviceFunctionObject, st->DeviceFunctionType);
     if (!d) return NULL;
     d->py_func = Py_NewRef(func);
@@ -1322,11 +1368,14 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   }
   unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
   int cache = PyObject_IsTrue(PyTuple_GET_ITEM(config, 9));
+  PyObject *links = PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10)) ? PyTuple_GET_ITEM(config, 10)
+                                                                    : NULL;
   if (cache && nbc__py_cache_check(func) < 0) return NULL;
   if (sig == Py_None) {
     KernelObject *k = kernel_alloc(st, func, &o);
     if (k) k->max_registers = max_registers;
     if (k) k->cache = cache;
+    if (k) k->links = Py_XNewRef(links);
     return (PyObject *)k;
   }
   if (PyList_Check(sig)) { /* several signatures: each compiled now, chosen per launch */
@@ -1334,11 +1383,12 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     if (!k) return NULL;
     k->max_registers = max_registers;
     k->cache = cache;
+    k->links = Py_XNewRef(links);
     k->fixed = 1;
     if (!(k->specializations = PyDict_New())) goto fail;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sig); i++) {
       PyObject *text = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
-      KernelObject *ov = text ? kernel_compile(st, func, text, &o, cache, k) : NULL;
+      KernelObject *ov = text ? kernel_compile(st, func, text, &o, cache, k, links) : NULL;
       if (ov) ov->max_registers = max_registers;
       int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
       Py_XDECREF(text);
@@ -1352,7 +1402,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   }
   PyObject *text = nbc__py_signature_text(st, sig);
   if (!text) return NULL;
-  KernelObject *k = kernel_compile(st, func, text, &o, cache, NULL);
+  KernelObject *k = kernel_compile(st, func, text, &o, cache, NULL, links);
   Py_DECREF(text);
   if (k) k->max_registers = max_registers;
   return (PyObject *)k;
@@ -1380,10 +1430,6 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   /* Checked now, as numba does when the decorator is made. */
   nbc_compile_options_t check;
   if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;
-  if (link != Py_None && PyObject_IsTrue(link)) {
-    PyErr_SetString(PyExc_NotImplementedError, "jit(link=...) is not supported by nbcuda yet");
-    return NULL;
-  }
   int is_func = PyFunction_Check(target);
   PyObject *sig = is_func ? Py_None : target;
   if (PyList_Check(sig) && PyList_GET_SIZE(sig) == 0) {
@@ -1408,9 +1454,12 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   }
   int cached = PyObject_IsTrue(cache);
   if (cached < 0) return NULL;
+  PyObject *links = nbc__py_link_paths(link);
+  if (!links) return NULL;
   PyObject *config =
-      Py_BuildValue("(OOOOOOOOkO)", sig, device, debug, lineinfo, fastmath, opt, bounds,
-                    always ? Py_True : forceinline, max_registers, cached ? Py_True : Py_False);
+      Py_BuildValue("(OOOOOOOOkON)", sig, device, debug, lineinfo, fastmath, opt, bounds,
+                    always ? Py_True : forceinline, max_registers, cached ? Py_True : Py_False,
+                    links);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = apply_jit(module, config, target);

@@ -38,6 +38,7 @@ typedef struct nbc__py_state {
   PyTypeObject *MemoryPointerType; /* memorypointer.c */
   PyTypeObject *UFuncType;         /* vectorize.c */
   PyTypeObject *GUFuncType;        /* gufunc.c */
+  PyTypeObject *DeclaredType;      /* declared.c */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -204,6 +205,11 @@ int nbc__py_compile_init(PyObject *module, nbc__py_state *st);
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult);
+/* The same, also giving the files the declare_device() functions it calls link (a new
+ * list; plinks may be NULL). */
+int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const char *sig,
+                                   const nbc_compile_options_t *options,
+                                   nbc_compile_result_t **presult, PyObject **plinks);
 /* Runs nbcuda's own Python kernel source (cuda.reduce's kernel, nbcuda.random's device
  * functions) in ns, registered in linecache under filename so the compiler reads the
  * functions it defines like any others. 0, or -1 with an exception set. */
@@ -271,6 +277,18 @@ int nbc__py_reduce_init(PyObject *module, nbc__py_state *st);
 
 /* ========================================================================== ipc.c === */
 /* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
+/* declared.c: declare_device() and its objects. 1 with the symbol, signature and link
+ * tuple (borrowed) when obj is one, 0 when not, -1 on error. */
+int nbc__py_declared_init(PyObject *module, nbc__py_state *st);
+int nbc__py_declared(nbc__py_state *st, PyObject *obj, const char **pname, const char **psig,
+                     PyObject **plink);
+/* A link= argument (None, a path, a sequence of paths) as a tuple of str; NULL with
+ * TypeError. */
+PyObject *nbc__py_link_paths(PyObject *link);
+/* link.c: links the kernel's code (PTX or LTO-IR) with the files (a tuple of str) for the
+ * current device and loads the result; -1 with the error set. */
+int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject *links,
+                      nbc_module_t **pmodule);
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */
 int nbc__py_vectorize_init(PyObject *module, nbc__py_state *st);
 /* Helpers of the ufunc call mechanisms (vectorize.c, gufunc.c), numba's steps:

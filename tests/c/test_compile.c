@@ -310,6 +310,60 @@ TEST(forceinline_callee) {
   }
 }
 
+/* A resolver answering `mul` as a declared device function (NBC_GLOBAL_DECLARED), as the
+ * Python module answers declare_device("mul_f32_f32", "float32(float32, float32)"). */
+static int resolve_declared(void *data, const char *name, nbc_global_t *g) {
+  (void)data;
+  if (strcmp(name, "mul") != 0) return 1;
+  memset(g, 0, sizeof *g);
+  g->kind = NBC_GLOBAL_DECLARED;
+  g->name = "mul_f32_f32";
+  g->signature = "float32(float32, float32)";
+  return 0;
+}
+
+/* Calls use the Numba ABI (status back, result through a pointer), the arguments converted
+ * to the declared types; the PTX is relocatable code ptxas takes with -c; the function
+ * itself comes from CUDA C++ compiled by NVRTC, which links with it. */
+TEST(declared_device_function) {
+  require_nvvm();
+  static const char src[] = "def k(r, x, i):\n    r[0] = mul(x[0], i) + 1\n";
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  nbc_resolver_t res = {resolve_declared, NULL};
+  nbc_source_t s = {src, 0, "k.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "k", "void(float32[:], float32[:], int32)", &o, &res, &r));
+  size_t size = 0;
+  const char *ptx = nbc_compile_result_code(r, &size);
+  ASSERT(strstr(ptx, ".extern .func  (.param .b32 func_retval0) mul_f32_f32") != NULL);
+  ASSERT(strstr(ptx, "cvt.rn.f32.s32") != NULL); /* the int32 argument becomes a float32 */
+  char log[4096];
+  int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
+  if (rc > 0) TEST_FAIL_("ptxas -c failed:\n%s", log);
+  nbc_compile_result_destroy(r);
+  static const char *const bad[] = {"def k(r, x):\n    r[0] = mul(x[0])\n",
+                                    "def k(r, x):\n    r[0] = mul(x, x[0])\n"};
+  for (int i = 0; i < 2; i++) {
+    nbc_source_t b = {bad[i], 0, "k.py", 1, 0};
+    ASSERT_STATUS(nbc_compile(&b, "k", "void(float32[:], float32[:])", &o, &res, &r),
+                  NBC_TYPING_ERROR);
+  }
+  char *code = NULL;
+  size_t n = 0;
+  nbc_status_t st = nbc_nvrtc_compile("extern \"C\" __device__ int mul_f32_f32(float *r, "
+                                      "float a, float b) { *r = a * b; return 0; }\n",
+                                      "mul.cu", 9, 0, 0, &code, &n);
+  if (st == NBC_NO_NVRTC) SKIP("no NVRTC");
+  ASSERT_OK(st);
+  ASSERT(n > 0 && strstr(code, ".visible .func") && strstr(code, "mul_f32_f32"));
+  free(code);
+  ASSERT_STATUS(nbc_nvrtc_compile("int broken(", "bad.cu", 9, 0, 0, &code, &n),
+                NBC_NVRTC_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "nvrtcCompileProgram of bad.cu failed");
+}
+
 /* A resolver answering LUT as a global array (NBC_GLOBAL_ARRAY), as the Python module
  * answers a numpy array: float32 [1.5, 2.5, 3.5] unless the test changes the description. */
 typedef struct {
@@ -666,5 +720,5 @@ TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_i
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
-                      X(concurrent_compiles))
+                      X(concurrent_compiles) X(declared_device_function))
 TEST_MAIN()

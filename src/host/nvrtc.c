@@ -1,0 +1,138 @@
+/* nvrtc.c — CUDA C++ compiled with NVRTC, for kernels that link CUDA C++ files (numba's
+ * jit(link=["f.cu"]) and declare_device(..., link=[...])).
+ *
+ * NVRTC is optional: it is dlopen'ed the first time it is needed (nbc__open_toolkit_library,
+ * NBCUDA_NVRTC overriding the search), and its absence is NBC_NO_NVRTC with every place
+ * searched. The source is compiled for the device's architecture (-arch=sm_XY, or
+ * -arch=compute_XY with -dlto for LTO-IR) with the toolkit's include directory, as numba-cuda
+ * compiles link files; a failure carries NVRTC's log.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+
+typedef struct _nvrtcProgram *nvrtc_program;
+static struct {
+  int (*create)(nvrtc_program *, const char *, const char *, int, const char *const *,
+                const char *const *);
+  int (*destroy)(nvrtc_program *);
+  int (*compile)(nvrtc_program, int, const char *const *);
+  int (*ptx_size)(nvrtc_program, size_t *);
+  int (*ptx)(nvrtc_program, char *);
+  int (*ltoir_size)(nvrtc_program, size_t *);
+  int (*ltoir)(nvrtc_program, char *);
+  int (*log_size)(nvrtc_program, size_t *);
+  int (*log)(nvrtc_program, char *);
+  const char *(*error_string)(int);
+} rtc;
+
+static pthread_once_t rtc_once = PTHREAD_ONCE_INIT;
+static int rtc_loaded;
+static char rtc_error[8192];
+static char rtc_path[4200];
+
+static void load_rtc(void) {
+  static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+                                        NULL};
+  char searched[8000] = "";
+  void *lib = nbc__open_toolkit_library("NBCUDA_NVRTC", NULL, sonames, rtc_path,
+                                        sizeof rtc_path, searched, sizeof searched);
+  if (!lib) {
+    snprintf(rtc_error, sizeof rtc_error, "NVRTC cannot be found or loaded (searched %s)",
+             searched);
+    return;
+  }
+  struct {
+    const char *name;
+    void **slot;
+  } entries[] = {
+      {"nvrtcCreateProgram", (void **)&rtc.create},
+      {"nvrtcDestroyProgram", (void **)&rtc.destroy},
+      {"nvrtcCompileProgram", (void **)&rtc.compile},
+      {"nvrtcGetPTXSize", (void **)&rtc.ptx_size},
+      {"nvrtcGetPTX", (void **)&rtc.ptx},
+      {"nvrtcGetLTOIRSize", (void **)&rtc.ltoir_size},
+      {"nvrtcGetLTOIR", (void **)&rtc.ltoir},
+      {"nvrtcGetProgramLogSize", (void **)&rtc.log_size},
+      {"nvrtcGetProgramLog", (void **)&rtc.log},
+      {"nvrtcGetErrorString", (void **)&rtc.error_string},
+  };
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+    *entries[i].slot = dlsym(lib, entries[i].name);
+    if (!*entries[i].slot) {
+      snprintf(rtc_error, sizeof rtc_error, "%s lacks %s (NVRTC 12 or newer is needed)",
+               rtc_path, entries[i].name);
+      return; /* not dlclose'd: NVRTC allocates at load and loses the memory when unloaded */
+    }
+  }
+  rtc_loaded = 1;
+}
+
+/* The toolkit's include directory beside the library's lib64/ (for cuda_fp16.h & co.). */
+static void include_option(char *out, size_t size) {
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s", rtc_path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  snprintf(out, size, "-I%s/include", slash ? dir : "/usr/local/cuda");
+}
+
+static nbc_status_t fail(nvrtc_program *prog, const char *call, int r, const char *name) {
+  char *log = NULL;
+  size_t n = 0;
+  if (*prog && rtc.log_size(*prog, &n) == 0 && n > 1 && (log = malloc(n)) &&
+      rtc.log(*prog, log) != 0) {
+    free(log);
+    log = NULL;
+  }
+  nbc_status_t st = nbc__set_error(NBC_NVRTC_ERROR, "%s of %s failed (%s)%s%s", call, name,
+                                   rtc.error_string ? rtc.error_string(r) : "NVRTC error",
+                                   log ? ":\n" : "", log ? log : "");
+  free(log);
+  if (*prog) rtc.destroy(prog);
+  return st;
+}
+
+nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major,
+                               int cc_minor, int lto, char **pcode, size_t *psize) {
+  if (!source || !pcode || !psize)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_nvrtc_compile: NULL argument");
+  *pcode = NULL;
+  *psize = 0;
+  if (!name) name = "<source>";
+  pthread_once(&rtc_once, load_rtc);
+  if (!rtc_loaded) return nbc__set_error(NBC_NO_NVRTC, "%s", rtc_error);
+  char arch[48], include[4300];
+  snprintf(arch, sizeof arch, "-arch=%s_%d%d", lto ? "compute" : "sm", cc_major, cc_minor);
+  include_option(include, sizeof include);
+  const char *options[4] = {arch, include, "-rdc=true", "-dlto"};
+  nvrtc_program prog = NULL;
+  int r = rtc.create(&prog, source, name, 0, NULL, NULL);
+  if (r != 0) return fail(&prog, "nvrtcCreateProgram", r, name);
+  r = rtc.compile(prog, lto ? 4 : 3, options);
+  if (r != 0) return fail(&prog, "nvrtcCompileProgram", r, name);
+  size_t size = 0;
+  r = lto ? rtc.ltoir_size(prog, &size) : rtc.ptx_size(prog, &size);
+  if (r != 0) return fail(&prog, lto ? "nvrtcGetLTOIRSize" : "nvrtcGetPTXSize", r, name);
+  char *code = malloc(size ? size : 1);
+  if (!code) {
+    rtc.destroy(&prog);
+    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  }
+  r = lto ? rtc.ltoir(prog, code) : rtc.ptx(prog, code);
+  if (r != 0) {
+    free(code);
+    return fail(&prog, lto ? "nvrtcGetLTOIR" : "nvrtcGetPTX", r, name);
+  }
+  rtc.destroy(&prog);
+  if (!lto && size && code[size - 1] == '\0') size--; /* PTX text without its NUL */
+  *pcode = code;
+  *psize = size;
+  return NBC_OK;
+}

@@ -1,0 +1,172 @@
+"""cuda.declare_device and jit(link=[...]): device functions written in CUDA C++ (compiled by
+NVRTC) or given as PTX, linked with the kernel by nvJitLink when it is loaded. CI links for real
+(NVRTC and nvJitLink run on the host; the test driver loads the cubin) and checks the PTX and
+the errors; the gpu test runs the kernels and compares with numpy and numba-cuda (in a fresh
+interpreter, as the other comparisons)."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+import nbcuda as cuda  # noqa: E402
+
+CU_SOURCE = r"""
+extern "C" __device__ int mul_f32_f32(float *ret, float a, float b) {
+  *ret = a * b;
+  return 0;
+}
+extern "C" __device__ int clamp_i64(long long *ret, long long v, long long hi) {
+  *ret = v > hi ? hi : v;
+  return 0;
+}
+"""
+
+mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+clamp = cuda.declare_device("clamp_i64", "int64(int64, int64)")
+
+
+def product_plus_index(out, x, y):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = mul(x[i], y[i]) + clamp(i, 5)
+
+
+@pytest.fixture(scope="module")
+def cu_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("link") / "functions.cu"
+    path.write_text(CU_SOURCE)
+    return str(path)
+
+
+def expected(x, y):
+    return x * y + np.minimum(np.arange(x.size), 5).astype(np.float32)
+
+
+def test_declared_object():
+    assert mul.name == "mul_f32_f32" and mul.sig == "float32(float32, float32)"
+    assert mul.link == () and "mul_f32_f32" in repr(mul)
+    with pytest.raises(TypeError, match="is a device function: call it from a kernel"):
+        mul(1.0, 2.0)
+    d = cuda.declare_device("f", cuda.float64(cuda.float64), link="a.cu")
+    assert d.sig == "float64(float64)" and d.link == ("a.cu",)
+    with pytest.raises(TypeError, match="take scalars only"):
+        cuda.declare_device("f", "float32(float32[:])")
+    with pytest.raises(TypeError, match="must give the return type"):
+        cuda.declare_device("f", "(float32,)")
+    with pytest.raises(TypeError, match="link must be a list of file paths"):
+        cuda.declare_device("f", "float32(float32)", link=5)
+
+
+def test_calls_use_numbas_abi():
+    ptx, _ = cuda.compile_ptx(product_plus_index, "void(float32[:], float32[:], float32[:])",
+                              cc=(9, 0))
+    head = ptx[ptx.index(".extern .func"):]
+    # int mul_f32_f32(float *ret, float a, float b): the status back, then the pointer
+    assert head.startswith(".extern .func  (.param .b32 func_retval0) mul_f32_f32")
+    assert "mul_f32_f32_param_0" in ptx and ".param .b64 mul_f32_f32_param_0" in ptx
+    assert ".param .b32 mul_f32_f32_param_2" in ptx
+    assert ".param .b64 clamp_i64_param_2" in ptx
+
+
+def test_argument_errors():
+    with pytest.raises(cuda.TypingError, match=r"mul_f32_f32\(\) takes 2 positional"):
+        cuda.compile_ptx(lambda a: mul(a, a, a), "float32(float32)", device=True)
+    with pytest.raises(cuda.TypingError, match="cannot pass a value of type array"):
+        cuda.compile_ptx(lambda a: mul(a, 1.0), "float32(float32[:])", device=True)
+
+
+def test_link_cu_with_nvrtc(cu_file, tdrv):
+    k = cuda.jit("void(float32[:], float32[:], float32[:])", link=[cu_file])(product_plus_index)
+    x = cuda.to_device(np.arange(8, dtype=np.float32))
+    out = cuda.device_array(8, np.float32)
+    launches = tdrv.launch_count()
+    k[1, 32](out, x, x)  # NVRTC, nvJitLink, then the test driver loads the cubin
+    assert tdrv.launch_count() == launches + 1
+
+
+def test_declared_links_reach_the_kernel(cu_file, tdrv):
+    m = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[cu_file])
+    c = cuda.declare_device("clamp_i64", "int64(int64, int64)", link=[cu_file])
+
+    def kernel(out, x):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = m(x[i], x[i]) + c(i, 5)
+
+    k = cuda.jit(kernel)
+    x = cuda.to_device(np.arange(8, dtype=np.float32))
+    k[1, 32](cuda.device_array(8, np.float32), x)  # the file once, though two functions name it
+    assert tdrv.launch_count() > 0
+
+
+def test_link_errors(tmp_path, cu_file):
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __device__ int f(float *r, float a) { *r = a return 0; }\n')
+
+    def run(links):
+        k = cuda.jit("void(float32[:], float32[:], float32[:])", link=links)(product_plus_index)
+        a = cuda.device_array(4, np.float32)
+        k[1, 4](a, a, a)
+
+    with pytest.raises(cuda.CompileError, match=r"nvrtcCompileProgram of .*bad.cu failed"):
+        run([str(bad)])
+    with pytest.raises(FileNotFoundError):
+        run([str(tmp_path / "missing.cu")])
+    with pytest.raises(cuda.LinkerError, match="does not link object files"):
+        run([str(tmp_path / "f.o")])
+    with pytest.raises(cuda.LinkerError, match="Don't know how to link file with extension .xyz"):
+        run([str(tmp_path / "f.xyz")])
+    with pytest.raises(NotImplementedError, match="device=True, link"):
+        cuda.jit(device=True, link=[cu_file])(product_plus_index)
+
+
+# ---------------------------------------------------------------- on the GPU -------------
+
+NUMBA_SIDE = """
+import numpy as np
+for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+    if not hasattr(np, old) and hasattr(np, new):
+        setattr(np, old, getattr(np, new))
+from numba import cuda
+mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[{cu!r}])
+clamp = cuda.declare_device("clamp_i64", "int64(int64, int64)", link=[{cu!r}])
+
+@cuda.jit("void(float32[:], float32[:], float32[:])")
+def product_plus_index(out, x, y):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = mul(x[i], y[i]) + clamp(i, 5)
+
+x = np.linspace(-2, 2, 1000).astype(np.float32)
+out = cuda.device_array(1000, np.float32)
+product_plus_index[4, 256](out, cuda.to_device(x), cuda.to_device(x))
+np.save({path!r}, out.copy_to_host())
+"""
+
+
+@pytest.mark.gpu
+def test_linked_functions_run_like_numba_cuda(gpu, cu_file, tmp_path):
+    x = np.linspace(-2, 2, 1000).astype(np.float32)
+    k = cuda.jit("void(float32[:], float32[:], float32[:])", link=[cu_file])(product_plus_index)
+    out = cuda.device_array(1000, np.float32)
+    k[4, 256](out, cuda.to_device(x), cuda.to_device(x))
+    mine = out.copy_to_host()
+    np.testing.assert_array_equal(mine, expected(x, x))
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if os.path.exists(nvcc):  # the same functions as PTX
+        ptx = tmp_path / "functions.ptx"
+        subprocess.run([nvcc, "-ptx", "-rdc=true", "-arch=sm_90", cu_file, "-o", str(ptx)],
+                       check=True)
+        kp = cuda.jit("void(float32[:], float32[:], float32[:])",
+                      link=[str(ptx)])(product_plus_index)
+        kp[4, 256](out, cuda.to_device(x), cuda.to_device(x))
+        np.testing.assert_array_equal(out.copy_to_host(), mine)
+    pytest.importorskip("numba")
+    path = tmp_path / "numba.npy"
+    p = subprocess.run([sys.executable, "-c", NUMBA_SIDE.format(cu=cu_file, path=str(path))],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"numba-cuda side failed:\n{p.stdout}\n{p.stderr}"
+    np.testing.assert_array_equal(mine, np.load(path))
