@@ -99,8 +99,8 @@ static nbc_status_t fail(nvrtc_program *prog, const char *call, int r, const cha
   return st;
 }
 
-nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major,
-                               int cc_minor, int lto, char **pcode, size_t *psize) {
+nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major, int cc_minor,
+                               int lto, char **pcode, size_t *psize) {
   if (!source || !pcode || !psize)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_nvrtc_compile: NULL argument");
   *pcode = NULL;

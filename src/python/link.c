@@ -85,14 +85,21 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject
     const char *dot = strrchr(path, '.');
     nbc_image_kind_t kind = NBC_IMAGE_PTX;
     int cu = 0;
-    if (ends_with(path, ".cu")) cu = 1;
-    else if (ends_with(path, ".ptx")) kind = NBC_IMAGE_PTX;
-    else if (ends_with(path, ".cubin")) kind = NBC_IMAGE_CUBIN;
-    else if (ends_with(path, ".fatbin")) kind = NBC_IMAGE_FATBIN;
-    else if (ends_with(path, ".ltoir")) kind = NBC_IMAGE_LTOIR;
+    if (ends_with(path, ".cu"))
+      cu = 1;
+    else if (ends_with(path, ".ptx"))
+      kind = NBC_IMAGE_PTX;
+    else if (ends_with(path, ".cubin"))
+      kind = NBC_IMAGE_CUBIN;
+    else if (ends_with(path, ".fatbin"))
+      kind = NBC_IMAGE_FATBIN;
+    else if (ends_with(path, ".ltoir"))
+      kind = NBC_IMAGE_LTOIR;
     else if (ends_with(path, ".o") || ends_with(path, ".a")) {
-      PyErr_Format(st->LinkerError, "nbcuda does not link object files or libraries (%s): "
-                   "link .cu, .ptx, .cubin, .fatbin or .ltoir files", path);
+      PyErr_Format(st->LinkerError,
+                   "nbcuda does not link object files or libraries (%s): "
+                   "link .cu, .ptx, .cubin, .fatbin or .ltoir files",
+                   path);
       goto done;
     } else {
       PyErr_Format(st->LinkerError, "Don't know how to link file with extension %s",
@@ -105,7 +112,8 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject
     if (cu) {
       char *out = NULL;
       size_t out_size = 0;
-      Py_BEGIN_ALLOW_THREADS s = nbc_nvrtc_compile(data, path, major, minor, lto, &out, &out_size);
+      Py_BEGIN_ALLOW_THREADS s =
+          nbc_nvrtc_compile(data, path, major, minor, lto, &out, &out_size);
       Py_END_ALLOW_THREADS free(data);
       if (s != NBC_OK) {
         nbc__py_raise(st, s);
