@@ -343,7 +343,8 @@ typedef enum nbc__kernel_call {
                                    from numba-cuda's cases as NBC__B_CUDA_INTRINSIC */
   NBC__KERNEL_CALL_ARRAY,       /* shared.array(shape, dtype), local.array(shape, dtype) */
   NBC__KERNEL_CALL_CONST_ARRAY, /* const.array_like(global_array) */
-  NBC__KERNEL_CALL_ATOMIC       /* atomic.<op>(array, index, value) */
+  NBC__KERNEL_CALL_ATOMIC,      /* atomic.<op>(array, index, value) */
+  NBC__KERNEL_CALL_LIBDEVICE    /* libdevice.<f>(...): numba.cuda.libdevice's functions */
 } nbc__kernel_call;
 
 /* The entry of a kernel-language name as written after "cuda." ("grid", "atomic.add"), or
@@ -353,6 +354,11 @@ const nbc_kernel_name_t *nbc__cuda_name_find(const char *name);
 const nbc_kernel_name_t *nbc__cuda_member_find(const char *namespace_, const char *member);
 /* How a call of entry (one of the table's, or NULL) is typed; NONE for a NULL entry. */
 nbc__kernel_call nbc__cuda_name_call(const nbc_kernel_name_t *entry);
+/* numba.cuda.libdevice's function `name` (without "__nv_"): its return type and argument
+ * codes (libdevice_funcs.h: type letter, then 'v' value or 'p' pointer), false when none. */
+bool nbc__libdevice_find(const char *name, const nbc__type **pret, const char **pcodes);
+/* The type of a libdevice argument type letter (f d h i l). */
+const nbc__type *nbc__libdevice_type(char letter);
 
 /* ====================================================================== resolve.c === */
 /* The module-level view of a source file: its functions by name and what its global names
@@ -457,7 +463,9 @@ typedef struct nbc__global {
   X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */   \
   X(COMPLEX) /* complex(re[, im]); ret complex64 or complex128 */                          \
   X(DIVMOD) /* divmod(a, b): (a // b, a % b); argtypes: the operands' types for // and % */ \
-  X(CONJUGATE) /* x.conjugate() of a number: the call's callee is the attribute node */
+  X(CONJUGATE) /* x.conjugate() of a number: the call's callee is the attribute node */  \
+  X(LIBDEVICE) /* libdevice.<f>: name "__nv_<f>"; argtypes: the value arguments (the     \
+                  pointer ones are results, nbc__libdevice_find says which) */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
+#include "compiler/libdevice_funcs.h"
 
 #define KERNEL_NAMES(X)                                                                        \
   /* thread and grid geometry */                                                               \
@@ -98,14 +99,58 @@
   X("atomic.cas", FUNCTION, ATOMIC)                                                            \
   X("atomic.compare_and_swap", FUNCTION, ATOMIC)
 
+/* numba.cuda.libdevice: a namespace of libdevice's functions (libdevice_funcs.h, generated
+ * from numba-cuda's list), listed after the names above. */
+#define LD_PUBLIC_ENTRY_(name, ret, nargs, codes) {"libdevice." #name, NBC_KERNEL_FUNCTION},
+#define LD_CALL_ENTRY_(name, ret, nargs, codes) NBC__KERNEL_CALL_LIBDEVICE,
+
 #define PUBLIC_ENTRY_(name, kind, call) {name, NBC_KERNEL_##kind},
-static const nbc_kernel_name_t names[] = {KERNEL_NAMES(PUBLIC_ENTRY_)};
+static const nbc_kernel_name_t names[] = {KERNEL_NAMES(PUBLIC_ENTRY_){"libdevice",
+                                                                      NBC_KERNEL_NAMESPACE},
+                                          LIBDEVICE_FUNCS(LD_PUBLIC_ENTRY_)};
 #undef PUBLIC_ENTRY_
 
 /* calls[i] is how infer_call.c types a call of names[i]. */
 #define CALL_ENTRY_(name, kind, call) NBC__KERNEL_CALL_##call,
-static const nbc__kernel_call calls[] = {KERNEL_NAMES(CALL_ENTRY_)};
+static const nbc__kernel_call calls[] = {KERNEL_NAMES(CALL_ENTRY_) NBC__KERNEL_CALL_NONE,
+                                         LIBDEVICE_FUNCS(LD_CALL_ENTRY_)};
 #undef CALL_ENTRY_
+
+typedef struct {
+  const char *name;
+  nbc__type_kind ret;
+  const char *codes;
+} libdevice_func;
+
+#define LD_KIND_F32 NBC__T_FLOAT32
+#define LD_KIND_F64 NBC__T_FLOAT64
+#define LD_KIND_I16 NBC__T_INT16
+#define LD_KIND_I32 NBC__T_INT32
+#define LD_KIND_I64 NBC__T_INT64
+#define LD_KIND_VOID NBC__T_NONE
+#define LD_FUNC_ENTRY_(name, ret, nargs, codes) {#name, LD_KIND_##ret, codes},
+static const libdevice_func libdevice_funcs[] = {LIBDEVICE_FUNCS(LD_FUNC_ENTRY_)};
+#undef LD_FUNC_ENTRY_
+
+bool nbc__libdevice_find(const char *name, const nbc__type **pret, const char **pcodes) {
+  for (size_t i = 0; name && i < sizeof libdevice_funcs / sizeof libdevice_funcs[0]; i++)
+    if (strcmp(libdevice_funcs[i].name, name) == 0) {
+      *pret = nbc__type_scalar(libdevice_funcs[i].ret);
+      *pcodes = libdevice_funcs[i].codes;
+      return true;
+    }
+  return false;
+}
+
+const nbc__type *nbc__libdevice_type(char letter) {
+  switch (letter) {
+  case 'f': return nbc__type_scalar(NBC__T_FLOAT32);
+  case 'd': return nbc__type_scalar(NBC__T_FLOAT64);
+  case 'h': return nbc__type_scalar(NBC__T_INT16);
+  case 'i': return nbc__type_scalar(NBC__T_INT32);
+  default: return nbc__type_scalar(NBC__T_INT64);
+  }
+}
 
 const nbc_kernel_name_t *nbc_kernel_names(size_t *pcount) {
   if (pcount) *pcount = sizeof names / sizeof names[0];

@@ -617,6 +617,40 @@ static const nbc__type *call_const_array(infer *I, nbc__node *n, const char *fna
 }
 
 /* cuda.<name>(...): cuda_names.c's table says which typing path the name takes. */
+/* numba.cuda.libdevice.<f>(...): libdevice's function with numba-cuda's signature (its
+ * ConcreteTemplate: the arguments convert to the parameter types); a function that also
+ * stores results through pointers returns them in a tuple after its own result. */
+static const nbc__type *call_libdevice(infer *I, nbc__node *n, const char *fname,
+                                       const nbc__type **types, int nargs) {
+  const char *name = fname + strlen("cuda.libdevice.");
+  const nbc__type *ret;
+  const char *codes;
+  if (!no_keywords(I, n, fname)) return NULL;
+  if (!nbc__libdevice_find(name, &ret, &codes))
+    return UNSUPPORTED(I, n, "unknown libdevice function %s", fname), NULL;
+  const nbc__type *params[8], *outs[9];
+  int nvalues = 0, nouts = 0;
+  if (ret->kind != NBC__T_NONE) outs[nouts++] = ret;
+  for (const char *c = codes; c[0] && c[1] && nvalues < 8 && nouts < 9; c += 2) {
+    if (c[1] == 'p')
+      outs[nouts++] = nbc__libdevice_type(c[0]);
+    else
+      params[nvalues++] = nbc__libdevice_type(c[0]);
+  }
+  if (nargs != nvalues) return arg_list_error(I, n, fname, types, nargs);
+  for (int i = 0; i < nargs; i++)
+    if (!nbc__type_is_number(types[i]) || !nbc__type_can_convert(types[i], params[i]))
+      return arg_list_error(I, n, fname, types, nargs);
+  nbc__call *c = call_new(I, n, NBC__B_LIBDEVICE, nbc__arena_printf(I->ctx->arena, "__nv_%s", name),
+                          nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++)
+    c->argtypes[i] = params[i];
+  bool pointers = strchr(codes, 'p') != NULL;
+  c->ret = !pointers ? ret : nbc__type_tuple(I->ctx, outs, nouts);
+  return c->ret;
+}
+
 static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
                                   const nbc__type **types, int nargs) {
   switch (nbc__cuda_name_call(nbc__cuda_name_find(fname + 5))) {
@@ -632,6 +666,8 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_syncthreads(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_GRID:
     return call_grid(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_LIBDEVICE:
+    return call_libdevice(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_NONE:
     break;
   }

@@ -1224,6 +1224,50 @@ static nbc__lval call_extern(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
   return nbc__lower_load(L, rt, slot);
 }
 
+/* numba.cuda.libdevice.<f>: libdevice's __nv_<f> with numba-cuda's prototype; results
+ * stored through pointers come back in a tuple after the function's own (numba's
+ * libdevice_implement_multiple_returns). */
+static nbc__lval call_libdevice(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  const nbc__type *ret;
+  const char *codes;
+  if (!nbc__libdevice_find(call->name + 5, &ret, &codes)) {
+    nbc__lower_error(L, n, "unknown libdevice function %s", call->name);
+    return (nbc__lval){call->ret, "0"};
+  }
+  nbc__buf tys, args;
+  nbc__buf_init(&tys, L->arena);
+  nbc__buf_init(&args, L->arena);
+  nbc__lval items[9];
+  const char *slots[9];
+  int nitems = 0, nslots = 0, v = 0;
+  bool has_ret = ret->kind != NBC__T_NONE;
+  if (has_ret) nitems++; /* items[0]: the function's result, set after the call */
+  for (const char *c = codes; c[0] && c[1] && nslots < 8; c += 2) {
+    const nbc__type *t = nbc__libdevice_type(c[0]);
+    const char *lt = ltype(L, t), *sep = tys.len ? ", " : "";
+    if (c[1] == 'p') {
+      const char *slot = nbc__lower_alloca(L, lt);
+      nbc__buf_printf(&tys, "%s%s*", sep, lt);
+      nbc__buf_printf(&args, "%s%s* %s", sep, lt, slot);
+      slots[nslots++] = slot;
+      items[nitems++] = (nbc__lval){t, NULL};
+    } else {
+      nbc__lval a = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[v]),
+                                       call->argtypes[v]);
+      v++;
+      nbc__buf_printf(&tys, "%s%s", sep, lt);
+      nbc__buf_printf(&args, "%s%s %s", sep, lt, a.v);
+    }
+  }
+  const char *r = nbc__lower_call_fn(L, has_ret ? ltype(L, ret) : "void", call->name,
+                                     tys.data ? tys.data : "", args.data ? args.data : "");
+  if (!nslots) return has_ret ? (nbc__lval){ret, r} : (nbc__lval){T(NBC__T_VOID), "null"};
+  if (has_ret) items[0] = (nbc__lval){ret, r};
+  for (int i = 0, k = has_ret; i < nslots; i++, k++)
+    items[k] = nbc__lower_load(L, items[k].type, slots[i]);
+  return nbc__lower_make_tuple(L, call->ret, items);
+}
+
 static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   const nbc__call *call = n->info;
   if (!call) {
@@ -1237,6 +1281,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return call_python(L, n, call);
   case NBC__B_EXTERN:
     return call_extern(L, n, call);
+  case NBC__B_LIBDEVICE:
+    return call_libdevice(L, n, call);
   case NBC__B_RANGE:
     nbc__lower_error(L, n, "range() can only be used in a for loop");
     return (nbc__lval){rt, "0"};

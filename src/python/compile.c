@@ -408,9 +408,13 @@ static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
   int numba = PyUnicode_Check(mod) &&
               (PyUnicode_CompareWithASCIIString(mod, "numba.cuda.stubs") == 0 ||
                PyUnicode_CompareWithASCIIString(mod, "numba.cuda.intrinsics") == 0);
+  /* numba.cuda.libdevice's functions are plain functions of that module: "libdevice.<f>" */
+  int libdevice = PyUnicode_Check(mod) && PyFunction_Check(value) &&
+                  PyUnicode_CompareWithASCIIString(mod, "numba.cuda.libdevice") == 0;
   Py_DECREF(mod);
-  if (!numba) return 0;
+  if (!numba && !libdevice) return 0;
   PyObject *q = PyObject_GetAttrString(value, "__qualname__");
+  if (q && libdevice) Py_SETREF(q, PyUnicode_FromFormat("libdevice.%U", q));
   if (!q || !PyUnicode_Check(q) || PyList_Append(d->sess->keep, q) < 0) {
     Py_XDECREF(q);
     PyErr_Clear();
@@ -437,6 +441,10 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
       g->kind = NBC_GLOBAL_MODULE_NUMPY;
     else if (is_cuda_module(st, value))
       g->kind = NBC_GLOBAL_MODULE_CUDA;
+    else if (strcmp(n, "numba.cuda.libdevice") == 0) { /* from numba.cuda import libdevice */
+      g->kind = NBC_GLOBAL_CUDA_NAME;
+      g->name = "libdevice";
+    }
     return 0;
   }
   int named = cuda_name(d, value, g);

@@ -192,5 +192,12 @@ int nbc__py_intrinsics_init(PyObject *module, nbc__py_state *st) {
     Py_DECREF(stub);
     if (rc < 0) return -1;
   }
-  return 0;
+  /* `from nbcuda.libdevice import fast_expf`, as numba.cuda.libdevice is a module: the
+   * namespace stands in sys.modules for it (nbcuda is no package). */
+  PyObject *libdevice = PyObject_GetAttrString(module, "libdevice");
+  int rc = libdevice ? PyDict_SetItemString(PyImport_GetModuleDict(), "nbcuda.libdevice",
+                                            libdevice)
+                     : -1;
+  Py_XDECREF(libdevice);
+  return rc;
 }
