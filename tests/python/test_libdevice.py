@@ -3,6 +3,7 @@
 or `from nbcuda.libdevice import f`, and numba's own module; functions that store extra results
 through pointers return tuples, as in numba. CI compiles; the gpu test compares results with
 numpy and numba-cuda (in a fresh interpreter)."""
+import inspect
 import math
 import subprocess
 import sys
@@ -74,16 +75,7 @@ for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid
 from numba import cuda
 from numba.cuda import libdevice
 from numba.cuda.libdevice import fast_expf, sincosf
-
-def kernel(out, iout, x):
-    i = cuda.grid(1)
-    if i < x.size:
-        s, c = sincosf(x[i])
-        m, e = cuda.libdevice.frexpf(x[i])
-        out[i] = fast_expf(x[i] * 0.5) + s * c + m + libdevice.fmaf(x[i], 2, 1)
-        iout[i] = e + libdevice.popc(i) + libdevice.byte_perm(i, 7, 0x3210) + \\
-            libdevice.float2int_rz(libdevice.floorf(x[i]))
-
+exec({source!r})  # this file's kernel, with numba's names
 x = np.linspace(-5, 5, 777).astype(np.float32)
 out, iout = np.zeros(777, np.float32), np.zeros(777, np.int32)
 cuda.jit({sig!r})(kernel)[4, 256](out, iout, x)
@@ -103,7 +95,8 @@ def test_results_match_numba_cuda(gpu, tmp_path):
     np.testing.assert_array_equal(iout, e + popc + np.arange(777) + np.floor(x).astype(np.int32))
     pytest.importorskip("numba")
     path = tmp_path / "numba.npz"
-    p = subprocess.run([sys.executable, "-c", NUMBA_SIDE.format(sig=SIG, path=str(path))],
+    code = NUMBA_SIDE.format(source=inspect.getsource(kernel), sig=SIG, path=str(path))
+    p = subprocess.run([sys.executable, "-c", code],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, f"numba-cuda side failed:\n{p.stdout}\n{p.stderr}"
     theirs = np.load(path)
