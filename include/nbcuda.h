@@ -441,7 +441,9 @@ typedef enum nbc_image_kind {
   NBC_IMAGE_PTX,
   NBC_IMAGE_CUBIN,
   NBC_IMAGE_FATBIN,
-  NBC_IMAGE_LTOIR
+  NBC_IMAGE_LTOIR,
+  NBC_IMAGE_OBJECT, /* a relocatable device object (nvcc -dc), linked only */
+  NBC_IMAGE_LIBRARY /* a static library of device objects (.a), linked only */
 } nbc_image_kind_t;
 
 typedef struct nbc_image {
@@ -466,6 +468,10 @@ nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_k
 /* Links several images (PTX, cubin, LTO-IR) with nvJitLink (LTO when any is LTO-IR) for the
  * current device and loads the result. */
 nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t **pmodule);
+/* The same with load options (max_registers caps the registers of the linked code). */
+nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
+                                const nbc_module_load_options_t *options,
+                                nbc_module_t **pmodule);
 void nbc_module_destroy(nbc_module_t *module);
 nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
                                      nbc_function_t **pfunction);

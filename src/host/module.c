@@ -21,7 +21,7 @@
 /* --- nvJitLink ------------------------------------------------------------------------ */
 typedef struct nvjitlink_st *nvjitlink_handle;
 enum { NVJITLINK_INPUT_CUBIN = 1, NVJITLINK_INPUT_PTX = 2, NVJITLINK_INPUT_LTOIR = 3,
-       NVJITLINK_INPUT_FATBIN = 4 };
+       NVJITLINK_INPUT_FATBIN = 4, NVJITLINK_INPUT_OBJECT = 5, NVJITLINK_INPUT_LIBRARY = 6 };
 
 static struct {
   int (*create)(nvjitlink_handle *h, uint32_t n, const char **options);
@@ -91,6 +91,8 @@ static const char *kind_name(nbc_image_kind_t kind) {
   case NBC_IMAGE_CUBIN: return "cubin";
   case NBC_IMAGE_FATBIN: return "fatbin";
   case NBC_IMAGE_LTOIR: return "LTO-IR";
+  case NBC_IMAGE_OBJECT: return "object";
+  case NBC_IMAGE_LIBRARY: return "library";
   default: return "image";
   }
 }
@@ -135,10 +137,12 @@ static nbc_status_t jit_link(const nbc_image_t *images, int count, nbc_context_t
   if (r != 0) return jit_fail(&h, "nvJitLinkCreate", r, arch);
   for (int i = 0; i < count; i++) {
     nbc_image_kind_t kind = recognise(images[i].data, images[i].size, images[i].kind);
-    int type = kind == NBC_IMAGE_CUBIN    ? NVJITLINK_INPUT_CUBIN
-               : kind == NBC_IMAGE_LTOIR  ? NVJITLINK_INPUT_LTOIR
-               : kind == NBC_IMAGE_FATBIN ? NVJITLINK_INPUT_FATBIN
-                                          : NVJITLINK_INPUT_PTX;
+    int type = kind == NBC_IMAGE_CUBIN     ? NVJITLINK_INPUT_CUBIN
+               : kind == NBC_IMAGE_LTOIR   ? NVJITLINK_INPUT_LTOIR
+               : kind == NBC_IMAGE_FATBIN  ? NVJITLINK_INPUT_FATBIN
+               : kind == NBC_IMAGE_OBJECT  ? NVJITLINK_INPUT_OBJECT
+               : kind == NBC_IMAGE_LIBRARY ? NVJITLINK_INPUT_LIBRARY
+                                           : NVJITLINK_INPUT_PTX;
     char name[64];
     snprintf(name, sizeof name, "image%d.%s", i, kind_name(kind));
     r = jit.add_data(h, type, images[i].data, images[i].size, name);
@@ -224,6 +228,12 @@ nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t 
   return link_images(images, count, 0, pmodule);
 }
 
+nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
+                                const nbc_module_load_options_t *options,
+                                nbc_module_t **pmodule) {
+  return link_images(images, count, options ? options->max_registers : 0, pmodule);
+}
+
 nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind_t kind,
                                   nbc_module_t **pmodule) {
   return nbc_module_load_data_ex(image, size, kind, NULL, pmodule);
@@ -236,11 +246,11 @@ nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_k
   if (!pmodule || !image || size == 0)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: empty image");
   *pmodule = NULL;
-  if ((int)kind < NBC_IMAGE_AUTO || (int)kind > NBC_IMAGE_LTOIR)
+  if ((int)kind < NBC_IMAGE_AUTO || (int)kind > NBC_IMAGE_LIBRARY)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: unknown image kind %d",
                           (int)kind);
   kind = recognise(image, size, kind);
-  if (kind == NBC_IMAGE_LTOIR) {
+  if (kind == NBC_IMAGE_LTOIR || kind == NBC_IMAGE_OBJECT || kind == NBC_IMAGE_LIBRARY) {
     nbc_image_t one = {image, size, kind};
     return link_images(&one, 1, max_registers, pmodule);
   }

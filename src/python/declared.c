@@ -84,7 +84,7 @@ PyObject *nbc__py_link_paths(PyObject *link) {
     if (!p) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError, "link: %R is not a file path (nbcuda links files: .cu, "
-                   ".ptx, .cubin, .fatbin, .ltoir)", PyTuple_GET_ITEM(seq, i));
+                   ".ptx, .cubin, .fatbin, .ltoir, .o, .a)", PyTuple_GET_ITEM(seq, i));
       Py_CLEAR(paths);
       break;
     }

@@ -4,9 +4,9 @@
  * The kernel's own code (PTX or LTO-IR) and every file are linked by nvJitLink for the current
  * device (nbc_module_link) and loaded. Files go by extension, as numba-cuda's linker takes
  * them: .cu is compiled with NVRTC for the device (to LTO-IR when the kernel itself is LTO-IR,
- * else to PTX), .ptx, .cubin, .fatbin and .ltoir are read as they are. Object files and
- * libraries (.o, .a), which numba passes to nvJitLink too, are refused with a message; other
- * extensions get numba's "Don't know how to link file with extension". Files are read and
+ * else to PTX); .ptx, .cubin, .fatbin, .ltoir, relocatable objects (.o, nvcc -dc) and static
+ * libraries of them (.a) are read as they are; other extensions get numba's "Don't know how
+ * to link file with extension". jit(max_registers=) applies to the linked code. Files are read and
  * compiled at each load (one per context), so an edited file is seen by the next process, not
  * by kernels already loaded.
  */
@@ -61,7 +61,7 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject *links,
-                      nbc_module_t **pmodule) {
+                      unsigned max_registers, nbc_module_t **pmodule) {
   *pmodule = NULL;
   Py_ssize_t n = PyTuple_GET_SIZE(links);
   nbc_context_t *ctx = NULL;
@@ -95,13 +95,11 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject
       kind = NBC_IMAGE_FATBIN;
     else if (ends_with(path, ".ltoir"))
       kind = NBC_IMAGE_LTOIR;
-    else if (ends_with(path, ".o") || ends_with(path, ".a")) {
-      PyErr_Format(st->LinkerError,
-                   "nbcuda does not link object files or libraries (%s): "
-                   "link .cu, .ptx, .cubin, .fatbin or .ltoir files",
-                   path);
-      goto done;
-    } else {
+    else if (ends_with(path, ".o"))
+      kind = NBC_IMAGE_OBJECT;
+    else if (ends_with(path, ".a"))
+      kind = NBC_IMAGE_LIBRARY;
+    else {
       PyErr_Format(st->LinkerError, "Don't know how to link file with extension %s",
                    dot ? dot : "(none)");
       goto done;
@@ -126,7 +124,8 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject
     owned[i] = data;
     images[i + 1] = (nbc_image_t){data, bytes, kind};
   }
-  Py_BEGIN_ALLOW_THREADS s = nbc_module_link(images, (int)n + 1, pmodule);
+  nbc_module_load_options_t options = {.max_registers = max_registers};
+  Py_BEGIN_ALLOW_THREADS s = nbc_module_link_ex(images, (int)n + 1, &options, pmodule);
   Py_END_ALLOW_THREADS if (s != NBC_OK) nbc__py_raise(st, s);
   else rc = 0;
 done:
