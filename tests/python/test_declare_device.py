@@ -42,6 +42,14 @@ def cu_file(tmp_path_factory):
     return str(path)
 
 
+def tool_env():
+    """The environment for the toolkit's programs: without the sanitizer runtime the ASan
+    stage of .ci/run preloads for the extension (nvcc crashes under it)."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
 def expected(x, y):
     return x * y + np.minimum(np.arange(x.size), 5).astype(np.float32)
 
@@ -112,11 +120,12 @@ def test_link_objects_and_libraries(cu_file, tmp_path):
     if not os.path.exists(nvcc):
         pytest.skip("no nvcc to make an object file")
     obj, lib = tmp_path / "functions.o", tmp_path / "libfunctions.a"
-    subprocess.run([nvcc, "-dc", "-arch=sm_90", cu_file, "-o", str(obj)], check=True)
+    subprocess.run([nvcc, "-dc", "-arch=sm_90", cu_file, "-o", str(obj)], check=True,
+                   env=tool_env())
     ar = shutil.which("ar")
     for path in [obj] + ([lib] if ar else []):
         if path == lib:
-            subprocess.run([ar, "rcs", str(lib), str(obj)], check=True)
+            subprocess.run([ar, "rcs", str(lib), str(obj)], check=True, env=tool_env())
         k = cuda.jit("void(float32[:], float32[:], float32[:])",
                      link=[str(path)])(product_plus_index)
         x = np.arange(8, dtype=np.float32)
@@ -188,7 +197,7 @@ def test_linked_functions_run_like_numba_cuda(gpu, cu_file, tmp_path):
     if os.path.exists(nvcc):  # the same functions as PTX
         ptx = tmp_path / "functions.ptx"
         subprocess.run([nvcc, "-ptx", "-rdc=true", "-arch=sm_90", cu_file, "-o", str(ptx)],
-                       check=True)
+                       check=True, env=tool_env())
         kp = cuda.jit("void(float32[:], float32[:], float32[:])",
                       link=[str(ptx)])(product_plus_index)
         kp[4, 256](out, cuda.to_device(x), cuda.to_device(x))
