@@ -1153,6 +1153,29 @@ static PyObject *kernel_key(nbc__py_state *st, PyObject *sig) {
   return key;
 }
 
+/* The compiled kernel whose signature is key (kernel_key's form): this one, one of a
+ * jit([...]) list, or a specialisation made so far; a new reference, or NULL (no error set
+ * when there is none). */
+static PyObject *overload_of(nbc__py_state *st, KernelObject *self, PyObject *key) {
+  if (self->result) { /* one signature, this kernel's */
+    PyObject *own = kernel_key(st, self->sigtext);
+    int same = own ? PyUnicode_Compare(own, key) == 0 : 0;
+    Py_XDECREF(own);
+    return same ? Py_NewRef(self) : NULL;
+  }
+  if (!self->specializations) return NULL;
+  if (!self->fixed) return Py_XNewRef(PyDict_GetItemWithError(self->specializations, key));
+  Py_ssize_t pos = 0;
+  PyObject *text, *ov;
+  while (!PyErr_Occurred() && PyDict_Next(self->specializations, &pos, &text, &ov)) {
+    PyObject *k = kernel_key(st, text);
+    int same = k && PyUnicode_Compare(k, key) == 0;
+    Py_XDECREF(k);
+    if (same) return Py_NewRef(ov);
+  }
+  return NULL;
+}
+
 /* numba's Dispatcher.compile(sig): the kernel for that signature, compiled now by a kernel
  * jitted without signatures (and kept for its launches); a kernel jitted with signatures has
  * those only (numba's RuntimeError "Compilation disabled" for any other). */
@@ -1160,36 +1183,44 @@ static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
   PyObject *key = kernel_key(st, sig);
   if (!key) return NULL;
-  PyObject *found = NULL;
-  if (self->result) { /* one signature, this kernel's */
-    PyObject *own = kernel_key(st, self->sigtext);
-    int same = own ? PyUnicode_Compare(own, key) == 0 : -1;
-    Py_XDECREF(own);
-    if (same > 0) found = Py_NewRef(self);
-  } else if (self->fixed) {
-    Py_ssize_t pos = 0;
-    PyObject *text, *ov;
-    while (!found && !PyErr_Occurred() && PyDict_Next(self->specializations, &pos, &text, &ov)) {
-      PyObject *k = kernel_key(st, text);
-      if (k && PyUnicode_Compare(k, key) == 0) found = Py_NewRef(ov);
-      Py_XDECREF(k);
-    }
-  } else {
+  PyObject *found = overload_of(st, self, key);
+  if (!found && !PyErr_Occurred() && !self->result && !self->fixed) {
     if (!self->specializations && !(self->specializations = PyDict_New())) goto done;
-    found = Py_XNewRef(PyDict_GetItemWithError(self->specializations, key));
-    if (!found && !PyErr_Occurred()) {
-      KernelObject *spec =
-          kernel_compile(st, self->py_func, key, &self->opts, self->cache, self, self->links);
-      if (spec) spec->max_registers = self->max_registers;
-      if (spec && PyDict_SetItem(self->specializations, key, (PyObject *)spec) < 0) Py_CLEAR(spec);
-      found = (PyObject *)spec;
-    }
+    KernelObject *spec =
+        kernel_compile(st, self->py_func, key, &self->opts, self->cache, self, self->links);
+    if (spec) spec->max_registers = self->max_registers;
+    if (spec && PyDict_SetItem(self->specializations, key, (PyObject *)spec) < 0) Py_CLEAR(spec);
+    found = (PyObject *)spec;
   }
   if (!found && !PyErr_Occurred())
     PyErr_SetString(PyExc_RuntimeError, "Compilation disabled");
 done:
   Py_DECREF(key);
   return found;
+}
+
+/* inspect_asm(signature): the PTX of that overload (numba's KeyError when there is none). */
+static PyObject *kernel_inspect_asm_of(KernelObject *self, PyObject *sig) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *key = kernel_key(st, sig);
+  PyObject *found = key ? overload_of(st, self, key) : NULL;
+  PyObject *r = NULL;
+  if (found && ((KernelObject *)found)->result)
+    r = kernel_inspect_asm((KernelObject *)found, NULL);
+  else if (key && !PyErr_Occurred())
+    PyErr_SetObject(PyExc_KeyError, sig);
+  Py_XDECREF(found);
+  Py_XDECREF(key);
+  return r;
+}
+
+/* numba's inspect_asm(signature=None). */
+static PyObject *kernel_inspect_asm_method(KernelObject *self, PyObject *args,
+                                           PyObject *kwargs) {
+  static char *kwlist[] = {"signature", NULL};
+  PyObject *sig = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:inspect_asm", kwlist, &sig)) return NULL;
+  return sig == Py_None ? kernel_inspect_asm(self, NULL) : kernel_inspect_asm_of(self, sig);
 }
 
 /* numba's Dispatcher.configure(griddim, blockdim, stream=0, sharedmem=0): k[...]. */
@@ -1219,8 +1250,10 @@ static PyMethodDef kernel_methods[] = {
      "launches; jit with signatures has only those: RuntimeError otherwise)."},
     KW_METHOD(configure, "configure(griddim, blockdim, stream=0, sharedmem=0): k[griddim, "
               "blockdim, stream, sharedmem]."),
-    {"inspect_asm", (PyCFunction)kernel_inspect_asm, METH_VARARGS,
-     "The PTX of the kernel (a dict signature -> PTX for kernels jitted without one)."},
+    {"inspect_asm", (PyCFunction)(void (*)(void))kernel_inspect_asm_method,
+     METH_VARARGS | METH_KEYWORDS,
+     "inspect_asm(signature=None): the PTX of that overload, or of the kernel (a dict "
+     "signature -> PTX for kernels jitted without one or with several)."},
     KW_METHOD(get_regs_per_thread, "get_regs_per_thread(signature=None): registers per thread "
               "of that overload (a dict over the overloads when none and not specialized)."),
     KW_METHOD(get_shared_mem_per_block, "get_shared_mem_per_block(signature=None): static "

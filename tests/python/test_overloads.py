@@ -116,3 +116,15 @@ def test_configure_is_subscription(tdrv):
     info = tdrv.last_launch()
     assert (info.grid[0], info.block[0], info.shared_bytes) == (2, 64, 16)
     assert info.stream == int(s)
+
+
+def test_inspect_asm_of_one_signature():
+    several = cuda.jit(SIGS)(scale)
+    one = several.inspect_asm("void(float64[:], float64)")
+    assert isinstance(one, str) and ".entry" in one and one == several.inspect_asm()[SIGS[1]]
+    assert several.inspect_asm(signature="(float32[:], float32)") == several.inspect_asm()[SIGS[0]]
+    with pytest.raises(KeyError):
+        several.inspect_asm("void(int32[:], int32)")
+    lazy = cuda.jit(scale)
+    lazy.compile("void(float32[::1], float32)")
+    assert ".entry" in lazy.inspect_asm("void(float32[::1], float32)")
