@@ -226,20 +226,27 @@ static nbc_status_t alloc_in_context(void *arg) {
   return s;
 }
 
-/* Allocates device memory for the array's geometry in the current context. The allocation
- * is made inside nbc_require_context (nbc__py_context_call), so one check of the current
- * context serves both the Context the array keeps and the allocation. */
-static int array_allocate(nbc__py_state *st, ArrayObject *a) {
-  alloc_call c = {a->nbytes, 0, NULL};
-  a->context = nbc__py_context_call(st, alloc_in_context, &c);
-  if (!a->context) {
+/* The allocation is made inside nbc_require_context (nbc__py_context_call), so one check of
+ * the current context serves both the Context kept with the memory and the allocation. */
+PyObject *nbc__py_device_alloc(nbc__py_state *st, size_t nbytes, nbc_devptr_t *pptr,
+                               nbc_context_t **pctx) {
+  alloc_call c = {nbytes, 0, NULL};
+  PyObject *context = nbc__py_context_call(st, alloc_in_context, &c);
+  if (!context) {
     if (c.data) nbc_mem_free(c.data);
-    return -1;
+    return NULL;
   }
-  a->cctx = c.ctx;
-  a->data = c.data;
-  a->owned = c.data != 0;
-  a->lifetime = nbc_context_lifetime(c.ctx);
+  *pptr = c.data;
+  *pctx = c.ctx;
+  return context;
+}
+
+/* Allocates device memory for the array's geometry in the current context. */
+static int array_allocate(nbc__py_state *st, ArrayObject *a) {
+  a->context = nbc__py_device_alloc(st, a->nbytes, &a->data, &a->cctx);
+  if (!a->context) return -1;
+  a->owned = a->data != 0;
+  a->lifetime = nbc_context_lifetime(a->cctx);
   return 0;
 }
 

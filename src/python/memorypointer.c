@@ -105,19 +105,6 @@ static int usable(MemPtrObject *self, const char *call) {
 
 /* ------------------------------------------------------------ Context.memalloc --------- */
 
-typedef struct {
-  size_t bytes;
-  nbc_devptr_t ptr;
-  nbc_context_t *ctx;
-} alloc_call;
-
-static nbc_status_t alloc_in_context(void *arg) {
-  alloc_call *c = arg;
-  nbc_status_t s = nbc_current_context(-1, &c->ctx); /* the attached one: no driver call */
-  if (s == NBC_OK && c->bytes) s = nbc_mem_alloc(c->bytes, &c->ptr);
-  return s;
-}
-
 /* _memalloc(bytesize): Context.memalloc runs it with its context pushed (context.c). */
 static PyObject *py_memalloc(PyObject *module, PyObject *arg) {
   nbc__py_state *st = nbc__py_module_state(module);
@@ -129,17 +116,13 @@ static PyObject *py_memalloc(PyObject *module, PyObject *arg) {
   }
   MemPtrObject *m = memptr_new(st);
   if (!m) return NULL;
-  alloc_call c = {(size_t)bytes, 0, NULL};
-  m->context = nbc__py_context_call(st, alloc_in_context, &c);
+  m->context = nbc__py_device_alloc(st, (size_t)bytes, &m->ptr, &m->cctx);
   if (!m->context) {
-    if (c.ptr) nbc_mem_free(c.ptr);
     Py_DECREF(m);
     return NULL;
   }
-  m->ptr = c.ptr;
   m->size = (size_t)bytes;
-  m->cctx = c.ctx;
-  m->lifetime = nbc_context_lifetime(c.ctx);
+  m->lifetime = nbc_context_lifetime(m->cctx);
   m->live = 1;
   return (PyObject *)m;
 }

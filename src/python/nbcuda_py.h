@@ -166,6 +166,10 @@ PyObject *nbc__py_ctypes_size_t(unsigned long long value);
 int nbc__py_extent(int ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize,
                    int64_t *pbytes);
 int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st);
+/* nbytes of device memory (none for 0: the NULL pointer, as numba) in the current context:
+ * the Context object (a new reference), *pptr and *pctx; NULL with the error set. */
+PyObject *nbc__py_device_alloc(nbc__py_state *st, size_t nbytes, nbc_devptr_t *pptr,
+                               nbc_context_t **pctx);
 
 /* A view of any array argument for a kernel launch: device memory, element, geometry. */
 #define NBC__PY_MAXDIM 32
