@@ -1164,6 +1164,30 @@ static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
   return acc;
 }
 
+/* A call with the Numba ABI, `i32 @symbol(RT* ret, flattened args...)`: the result through a
+ * slot, the arguments converted to argtypes. */
+static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbol,
+                                const nbc__type *rt, const nbc__type *const *argtypes) {
+  const char *rmt = nbc__lower_mtype(L, rt);
+  const char *slot = nbc__lower_alloca(L, rmt);
+  EMIT("store %s %s, %s* %s", rmt, strcmp(rmt, "i8") == 0 ? "0" : nbc__lower_zero(L, rt), rmt,
+       slot);
+  nbc__buf args;
+  nbc__buf_init(&args, L->arena);
+  nbc__buf_printf(&args, "%s* %s", rmt, slot);
+  bool first = false;
+  for (int i = 0; i < n->list.count; i++) {
+    nbc__lval v = nbc__lower_expr(L, n->list.items[i]);
+    v = nbc__lower_convert(L, v, argtypes[i]);
+    nbc__lower_flatten(L, &args, argtypes[i], v, &first);
+  }
+  const char *st = tmp(L);
+  EMIT("%s = call i32 @%s(%s)", st, symbol, args.data);
+  if (!rt || rt->kind == NBC__T_VOID || rt->kind == NBC__T_NONE)
+    return (nbc__lval){T(NBC__T_VOID), "null"};
+  return nbc__lower_load(L, rt, slot);
+}
+
 static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
   nbc__func *callee = call->func;
   if (!callee) {
@@ -1175,53 +1199,20 @@ static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
                      callee->nargs, n->list.count);
     return (nbc__lval){n->type, "0"};
   }
-  const nbc__type *rt = callee->ret;
-  const char *rmt = nbc__lower_mtype(L, rt);
-  const char *slot = nbc__lower_alloca(L, rmt);
-  EMIT("store %s %s, %s* %s", rmt, strcmp(rmt, "i8") == 0 ? "0" : nbc__lower_zero(L, rt), rmt,
-       slot);
-  nbc__buf args;
-  nbc__buf_init(&args, L->arena);
-  nbc__buf_printf(&args, "%s* %s", rmt, slot);
-  bool first = false;
-  for (int i = 0; i < n->list.count; i++) {
-    nbc__lval v = nbc__lower_expr(L, n->list.items[i]);
-    v = nbc__lower_convert(L, v, callee->argtypes[i]);
-    nbc__lower_flatten(L, &args, callee->argtypes[i], v, &first);
-  }
-  const char *st = tmp(L);
-  EMIT("%s = call i32 @%s(%s)", st, nbc__lower_symbol(L, callee), args.data);
-  const nbc__type *vt = rt;
-  if (!vt || vt->kind == NBC__T_VOID || vt->kind == NBC__T_NONE)
-    return (nbc__lval){T(NBC__T_VOID), "null"};
-  return nbc__lower_load(L, vt, slot);
+  return numba_abi_call(L, n, nbc__lower_symbol(L, callee), callee->ret, callee->argtypes);
 }
 
 /* A declared device function (declare_device), with the Numba ABI: declared once as
- * `i32 @name(RT*, params...)`, called with a slot for the result. */
+ * `i32 @name(RT*, params...)`. */
 static nbc__lval call_extern(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  const nbc__type *rt = call->ret;
-  const char *rmt = nbc__lower_mtype(L, rt);
-  nbc__buf decl, args;
+  nbc__buf decl;
   nbc__buf_init(&decl, L->arena);
-  nbc__buf_init(&args, L->arena);
-  nbc__buf_printf(&decl, "declare i32 @%s(%s*", call->name, rmt);
-  const char *slot = nbc__lower_alloca(L, rmt);
-  bool has_result = rt && rt->kind != NBC__T_VOID && rt->kind != NBC__T_NONE;
-  if (has_result) EMIT("store %s %s, %s* %s", rmt, nbc__lower_zero(L, rt), rmt, slot);
-  nbc__buf_printf(&args, "%s* %s", rmt, slot);
-  bool first = false;
-  for (int i = 0; i < call->nargs && i < n->list.count; i++) {
+  nbc__buf_printf(&decl, "declare i32 @%s(%s*", call->name, nbc__lower_mtype(L, call->ret));
+  for (int i = 0; i < call->nargs; i++)
     nbc__buf_printf(&decl, ", %s", nbc__lower_mtype(L, call->argtypes[i]));
-    nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[i]), call->argtypes[i]);
-    nbc__lower_flatten(L, &args, call->argtypes[i], v, &first);
-  }
   nbc__buf_puts(&decl, ")");
   nbc__lower_declare(L, decl.data);
-  const char *st = tmp(L);
-  EMIT("%s = call i32 @%s(%s)", st, call->name, args.data);
-  if (!has_result) return (nbc__lval){T(NBC__T_VOID), "null"};
-  return nbc__lower_load(L, rt, slot);
+  return numba_abi_call(L, n, call->name, call->ret, call->argtypes);
 }
 
 /* numba.cuda.libdevice.<f>: libdevice's __nv_<f> with numba-cuda's prototype; results
