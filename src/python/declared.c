@@ -67,33 +67,6 @@ int nbc__py_declared(nbc__py_state *st, PyObject *obj, const char **pname, const
   return *pname && *psig ? 1 : -1;
 }
 
-PyObject *nbc__py_link_paths(PyObject *link) {
-  if (!link || link == Py_None) return PyTuple_New(0);
-  PyObject *seq = PyUnicode_Check(link) || PyBytes_Check(link) ? Py_BuildValue("(O)", link)
-                                                               : PySequence_Tuple(link);
-  if (!seq) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "link must be a list of file paths, not %R", link);
-    return NULL;
-  }
-  PyObject *paths = PyTuple_New(PyTuple_GET_SIZE(seq));
-  for (Py_ssize_t i = 0; paths && i < PyTuple_GET_SIZE(seq); i++) {
-    PyObject *p = PyOS_FSPath(PyTuple_GET_ITEM(seq, i));
-    if (p && PyBytes_Check(p)) Py_SETREF(p, PyUnicode_DecodeFSDefaultAndSize(
-                                              PyBytes_AS_STRING(p), PyBytes_GET_SIZE(p)));
-    if (!p) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError, "link: %R is not a file path (nbcuda links files: .cu, "
-                   ".ptx, .cubin, .fatbin, .ltoir, .o, .a)", PyTuple_GET_ITEM(seq, i));
-      Py_CLEAR(paths);
-      break;
-    }
-    PyTuple_SET_ITEM(paths, i, p);
-  }
-  Py_DECREF(seq);
-  return paths;
-}
-
 /* declare_device(name, sig, link=None, use_cooperative=False) */
 static PyObject *py_declare_device(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"name", "sig", "link", "use_cooperative", NULL};

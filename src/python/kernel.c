@@ -349,7 +349,9 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
   nbc_function_t *fn = NULL;
   nbc_module_load_options_t load = {.max_registers = k->max_registers};
   if (k->links && PyTuple_GET_SIZE(k->links)) {
-    if (nbc__py_link_load(st, code, size, k->links, k->max_registers, &module) < 0) return NULL;
+    int lto = k->opts.output == NBC_OUTPUT_LTOIR;
+    if (nbc__py_link_load(st, code, size, lto, k->links, k->max_registers, &module) < 0)
+      return NULL;
     s = NBC_OK;
   } else {
     s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);

@@ -2,57 +2,75 @@
  * the declare_device() functions it calls.
  *
  * The kernel's own code (PTX or LTO-IR) and every file are linked by nvJitLink for the current
- * device (nbc_module_link) and loaded. Files go by extension, as numba-cuda's linker takes
+ * device (nbc_module_link_ex) and loaded. Files go by extension, as numba-cuda's linker takes
  * them: .cu is compiled with NVRTC for the device (to LTO-IR when the kernel itself is LTO-IR,
  * else to PTX); .ptx, .cubin, .fatbin, .ltoir, relocatable objects (.o, nvcc -dc) and static
  * libraries of them (.a) are read as they are; other extensions get numba's "Don't know how
- * to link file with extension". jit(max_registers=) applies to the linked code. Files are read and
- * compiled at each load (one per context), so an edited file is seen by the next process, not
- * by kernels already loaded.
+ * to link file with extension". jit(max_registers=) applies to the linked code. Files are read
+ * (io.open, so a missing one is a FileNotFoundError naming it) and compiled at each load (one
+ * per context), so an edited file is seen by the next process, not by kernels already loaded.
  */
 #include "nbcuda_py.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The whole file, malloc'd with a NUL after it; NULL with OSError. */
-static char *read_file(const char *path, size_t *psize) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+/* The whole file as bytes (NUL-terminated, as bytes are), through io.open: OSError with the
+ * file name on failure. */
+static PyObject *read_bytes(PyObject *path) {
+  PyObject *io = PyImport_ImportModule("io");
+  PyObject *f = io ? PyObject_CallMethod(io, "open", "Os", path, "rb") : NULL;
+  PyObject *data = f ? PyObject_CallMethod(f, "read", NULL) : NULL;
+  if (f) { /* closed also after a failed read, whose error is kept */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *closed = PyObject_CallMethod(f, "close", NULL);
+    if (closed) {
+      Py_DECREF(closed);
+      PyErr_Restore(type, value, tb);
+    } else { /* the close failed: its error stands */
+      Py_XDECREF(type);
+      Py_XDECREF(value);
+      Py_XDECREF(tb);
+      Py_CLEAR(data);
+    }
+    Py_DECREF(f);
+  }
+  Py_XDECREF(io);
+  if (data && !PyBytes_Check(data)) {
+    PyErr_SetString(PyExc_TypeError, "reading a link file gave no bytes");
+    Py_CLEAR(data);
+  }
+  return data;
+}
+
+PyObject *nbc__py_link_paths(PyObject *link) {
+  if (!link || link == Py_None) return PyTuple_New(0);
+  PyObject *seq = PyUnicode_Check(link) || PyBytes_Check(link) ? Py_BuildValue("(O)", link)
+                                                               : PySequence_Tuple(link);
+  if (!seq) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "link must be a list of file paths, not %R", link);
     return NULL;
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap) break;
-    char *bigger = realloc(buf, cap * 2 + 1);
-    if (!bigger) {
-      free(buf);
-      buf = NULL;
+  PyObject *paths = PyTuple_New(PyTuple_GET_SIZE(seq));
+  for (Py_ssize_t i = 0; paths && i < PyTuple_GET_SIZE(seq); i++) {
+    PyObject *p = PyOS_FSPath(PyTuple_GET_ITEM(seq, i));
+    if (p && PyBytes_Check(p))
+      Py_SETREF(p, PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(p), PyBytes_GET_SIZE(p)));
+    if (!p) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "link: %R is not a file path (nbcuda links files: .cu, "
+                   ".ptx, .cubin, .fatbin, .ltoir, .o, .a)",
+                   PyTuple_GET_ITEM(seq, i));
+      Py_CLEAR(paths);
       break;
     }
-    buf = bigger;
-    cap *= 2;
+    PyTuple_SET_ITEM(paths, i, p);
   }
-  int failed = ferror(f);
-  fclose(f);
-  if (!buf || failed) {
-    free(buf);
-    if (failed) {
-      errno = EIO;
-      PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
-    } else {
-      PyErr_NoMemory();
-    }
-    return NULL;
-  }
-  buf[n] = '\0';
-  *psize = n;
-  return buf;
+  Py_DECREF(seq);
+  return paths;
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -60,8 +78,8 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject *links,
-                      unsigned max_registers, nbc_module_t **pmodule) {
+int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
+                      PyObject *links, unsigned max_registers, nbc_module_t **pmodule) {
   *pmodule = NULL;
   Py_ssize_t n = PyTuple_GET_SIZE(links);
   nbc_context_t *ctx = NULL;
@@ -69,18 +87,17 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject
   if (s != NBC_OK) return nbc__py_raise_int(st, s);
   int major = 0, minor = 0;
   nbc_device_compute_capability(nbc_context_device(ctx), &major, &minor);
-  int lto = size >= 4 && (unsigned char)code[0] == 0xED && code[1] == 0x43 && code[2] == 0x4E &&
-            code[3] == 0x7F;
   nbc_image_t *images = PyMem_Calloc((size_t)n + 1, sizeof *images);
-  char **owned = PyMem_Calloc((size_t)n + 1, sizeof *owned);
+  PyObject *keep = PyList_New(0); /* the bytes the images point into */
   int rc = -1;
-  if (!images || !owned) {
-    PyErr_NoMemory();
+  if (!images || !keep) {
+    if (!images) PyErr_NoMemory();
     goto done;
   }
   images[0] = (nbc_image_t){code, size, lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX};
   for (Py_ssize_t i = 0; i < n; i++) {
-    const char *path = PyUnicode_AsUTF8(PyTuple_GET_ITEM(links, i));
+    PyObject *pathobj = PyTuple_GET_ITEM(links, i);
+    const char *path = PyUnicode_AsUTF8(pathobj);
     if (!path) goto done;
     const char *dot = strrchr(path, '.');
     nbc_image_kind_t kind = NBC_IMAGE_PTX;
@@ -104,34 +121,36 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject
                    dot ? dot : "(none)");
       goto done;
     }
-    size_t bytes = 0;
-    char *data = read_file(path, &bytes);
+    PyObject *data = read_bytes(pathobj);
     if (!data) goto done;
     if (cu) {
+      const char *text = PyBytes_AS_STRING(data);
       char *out = NULL;
       size_t out_size = 0;
       Py_BEGIN_ALLOW_THREADS s =
-          nbc_nvrtc_compile(data, path, major, minor, lto, &out, &out_size);
-      Py_END_ALLOW_THREADS free(data);
+          nbc_nvrtc_compile(text, path, major, minor, lto, &out, &out_size);
+      Py_END_ALLOW_THREADS Py_SETREF(
+          data, s == NBC_OK ? PyBytes_FromStringAndSize(out, (Py_ssize_t)out_size) : NULL);
+      free(out);
       if (s != NBC_OK) {
         nbc__py_raise(st, s);
         goto done;
       }
-      data = out;
-      bytes = out_size;
+      if (!data) goto done;
       kind = lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX;
     }
-    owned[i] = data;
-    images[i + 1] = (nbc_image_t){data, bytes, kind};
+    int kept = PyList_Append(keep, data);
+    Py_DECREF(data); /* keep holds it */
+    if (kept < 0) goto done;
+    images[i + 1] =
+        (nbc_image_t){PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data), kind};
   }
   nbc_module_load_options_t options = {.max_registers = max_registers};
   Py_BEGIN_ALLOW_THREADS s = nbc_module_link_ex(images, (int)n + 1, &options, pmodule);
   Py_END_ALLOW_THREADS if (s != NBC_OK) nbc__py_raise(st, s);
   else rc = 0;
 done:
-  for (Py_ssize_t i = 0; owned && i < n; i++)
-    free(owned[i]);
-  PyMem_Free(owned);
+  Py_XDECREF(keep);
   PyMem_Free(images);
   return rc;
 }

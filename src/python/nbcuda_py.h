@@ -286,13 +286,13 @@ int nbc__py_reduce_init(PyObject *module, nbc__py_state *st);
 int nbc__py_declared_init(PyObject *module, nbc__py_state *st);
 int nbc__py_declared(nbc__py_state *st, PyObject *obj, const char **pname, const char **psig,
                      PyObject **plink);
+/* link.c: links the kernel's code (LTO-IR when lto is set, else PTX) with the files (a tuple
+ * of str) for the current device and loads the result; -1 with the error set. */
+int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
+                      PyObject *links, unsigned max_registers, nbc_module_t **pmodule);
 /* A link= argument (None, a path, a sequence of paths) as a tuple of str; NULL with
  * TypeError. */
 PyObject *nbc__py_link_paths(PyObject *link);
-/* link.c: links the kernel's code (PTX or LTO-IR) with the files (a tuple of str) for the
- * current device and loads the result; -1 with the error set. */
-int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, PyObject *links,
-                      unsigned max_registers, nbc_module_t **pmodule);
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */
 int nbc__py_vectorize_init(PyObject *module, nbc__py_state *st);
 /* Helpers of the ufunc call mechanisms (vectorize.c, gufunc.c), numba's steps:
