@@ -6,7 +6,8 @@
  * can mention `cuda.popc` anywhere. Here they are objects of one small type, Stub: a name
  * as written after "cuda." ("atomic.add"), its kind (function, namespace or value, from
  * the compiler's own list, nbc_kernel_names(), so the host names and what kernels accept
- * are the same list) and, for a namespace, its members. Calling one raises
+ * are the same list) and, for a namespace, its members, made when the namespace is first
+ * used (libdevice's 317 would otherwise cost a third of the import). Calling one raises
  * NotImplementedError, as numba's stubs do. In a kernel the Python resolver (compile.c)
  * recognises a stub by its type and hands the compiler NBC_GLOBAL_CUDA_NAME with the name,
  * so `grid(1)` compiles exactly as `cuda.grid(1)`.
@@ -22,7 +23,32 @@ typedef struct {
   PyObject_HEAD PyObject *name; /* str: "grid", "atomic.add" */
   PyObject *members;            /* dict: member name -> Stub (namespaces; empty otherwise) */
   nbc_kernel_name_kind_t kind;
+  int filled; /* the members were made (on first use: libdevice alone has 317) */
 } StubObject;
+
+static PyObject *stub_new(nbc__py_state *st, const nbc_kernel_name_t *k);
+
+/* A namespace's members, made the first time they are needed. */
+static PyObject *members_of(StubObject *s) {
+  if (s->filled) return s->members;
+  const char *ns = PyUnicode_AsUTF8(s->name);
+  if (!ns) return NULL;
+  size_t len = strlen(ns), count = 0;
+  const nbc_kernel_name_t *names = nbc_kernel_names(&count);
+  nbc__py_state *st = nbc__py_state_of((PyObject *)s);
+  for (size_t i = 0; i < count; i++) {
+    if (strncmp(names[i].name, ns, len) != 0 || names[i].name[len] != '.') continue;
+    PyObject *stub = stub_new(st, &names[i]);
+    int rc = stub ? PyDict_SetItemString(s->members, names[i].name + len + 1, stub) : -1;
+    Py_XDECREF(stub);
+    if (rc < 0) {
+      PyDict_Clear(s->members);
+      return NULL;
+    }
+  }
+  s->filled = 1;
+  return s->members;
+}
 
 const char *nbc__py_stub_name(nbc__py_state *st, PyObject *obj) {
   if (!st->StubType || !Py_IS_TYPE(obj, st->StubType)) return NULL;
@@ -32,8 +58,8 @@ const char *nbc__py_stub_name(nbc__py_state *st, PyObject *obj) {
 static PyObject *stub_repr(PyObject *self) {
   StubObject *s = (StubObject *)self;
   if (s->kind == NBC_KERNEL_FUNCTION) return PyUnicode_FromFormat("<intrinsic %U>", s->name);
-  if (s->kind == NBC_KERNEL_VALUE || PyDict_GET_SIZE(s->members) == 0)
-    return PyUnicode_FromFormat("<%U>", s->name);
+  if (s->kind == NBC_KERNEL_VALUE || !members_of(s) || PyDict_GET_SIZE(s->members) == 0)
+    return PyErr_Occurred() ? NULL : PyUnicode_FromFormat("<%U>", s->name);
   /* A namespace of values (threadIdx) lists them, as numba's Dim3 does; others (atomic,
    * shared) are just named. */
   PyObject *key, *value;
@@ -67,7 +93,9 @@ static PyObject *stub_call(PyObject *self, PyObject *args, PyObject *kwargs) {
 /* Members first, then the type's own attributes (__name__, __doc__...). */
 static PyObject *stub_getattro(PyObject *self, PyObject *attr) {
   StubObject *s = (StubObject *)self;
-  PyObject *m = PyDict_GetItemWithError(s->members, attr);
+  PyObject *members = members_of(s);
+  if (!members) return NULL;
+  PyObject *m = PyDict_GetItemWithError(members, attr);
   if (m) return Py_NewRef(m);
   if (PyErr_Occurred()) return NULL;
   return PyObject_GenericGetAttr(self, attr);
@@ -76,7 +104,8 @@ static PyObject *stub_getattro(PyObject *self, PyObject *attr) {
 static PyObject *stub_dir(PyObject *self, PyObject *unused) {
   (void)unused;
   StubObject *s = (StubObject *)self;
-  PyObject *names = PyDict_Keys(s->members);
+  PyObject *members = members_of(s);
+  PyObject *names = members ? PyDict_Keys(members) : NULL;
   if (!names) return NULL;
   static const char *const own[] = {"__name__", "__qualname__", "__module__", "__doc__"};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
@@ -158,6 +187,7 @@ static PyObject *stub_new(nbc__py_state *st, const nbc_kernel_name_t *k) {
   StubObject *s = (StubObject *)PyType_GenericAlloc(st->StubType, 0);
   if (!s) return NULL;
   s->kind = k->kind;
+  s->filled = k->kind != NBC_KERNEL_NAMESPACE;
   s->name = PyUnicode_FromString(k->name);
   s->members = PyDict_New();
   if (!s->name || !s->members) Py_CLEAR(s);
@@ -170,26 +200,10 @@ int nbc__py_intrinsics_init(PyObject *module, nbc__py_state *st) {
   size_t count = 0;
   const nbc_kernel_name_t *names = nbc_kernel_names(&count);
   for (size_t i = 0; i < count; i++) {
+    if (strchr(names[i].name, '.')) continue; /* a member: its namespace makes it */
     PyObject *stub = stub_new(st, &names[i]);
-    if (!stub) return -1;
-    const char *dot = strrchr(names[i].name, '.');
-    int rc;
-    if (!dot) {
-      rc = PyModule_AddObjectRef(module, names[i].name, stub);
-    } else {
-      /* A member: its namespace precedes it in the list and is on the module already. */
-      PyObject *ns_name =
-          PyUnicode_FromStringAndSize(names[i].name, (Py_ssize_t)(dot - names[i].name));
-      PyObject *ns = ns_name ? PyObject_GetAttr(module, ns_name) : NULL;
-      Py_XDECREF(ns_name);
-      rc = ns && Py_IS_TYPE(ns, st->StubType)
-               ? PyDict_SetItemString(((StubObject *)ns)->members, dot + 1, stub)
-               : -1;
-      if (ns && rc < 0 && !PyErr_Occurred())
-        PyErr_Format(PyExc_SystemError, "nbcuda: %s has no namespace stub", names[i].name);
-      Py_XDECREF(ns);
-    }
-    Py_DECREF(stub);
+    int rc = stub ? PyModule_AddObjectRef(module, names[i].name, stub) : -1;
+    Py_XDECREF(stub);
     if (rc < 0) return -1;
   }
   /* `from nbcuda.libdevice import fast_expf`, as numba.cuda.libdevice is a module: the
