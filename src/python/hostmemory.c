@@ -686,6 +686,29 @@ static int buffer_typestr(const Py_buffer *view, char *out, size_t size) {
   return 1;
 }
 
+/* Page-locks size bytes at host, which owner's memory holds (kept alive), for a new
+ * registered _HostMemory (its death unpins); with mapped set (flags then ask for
+ * DEVICEMAP) also its device address. A new reference, or NULL with the error set. */
+static HostMemObject *registered(nbc__py_state *st, void *host, Py_ssize_t size,
+                                 unsigned flags, PyObject *owner, int mapped) {
+  nbc_status_t s = nbc_mem_host_register(host, (size_t)size, flags);
+  if (s != NBC_OK) return (HostMemObject *)nbc__py_raise(st, s);
+  HostMemObject *m = hostmem_new(st, HOST_REGISTERED);
+  if (!m) {
+    nbc_mem_host_unregister(host);
+    return NULL;
+  }
+  m->host = host;
+  m->nbytes = size;
+  m->live = 1;
+  m->pinned = Py_NewRef(owner);
+  if (mapped && (s = nbc_mem_host_device_pointer(host, &m->dptr)) != NBC_OK) {
+    Py_DECREF(m); /* its dealloc unpins */
+    return (HostMemObject *)nbc__py_raise(st, s);
+  }
+  return m;
+}
+
 /* Pins one array's memory; with mapped set, also gives the _HostMemory the array's
  * __cuda_array_interface__ on the mapped address. A new reference, or NULL (also for an
  * empty array, with no exception: nothing to pin). */
@@ -710,27 +733,8 @@ static HostMemObject *pin_one(nbc__py_state *st, PyObject *ary, int mapped, unsi
     PyErr_Format(PyExc_TypeError, "cannot map an array of format %s", view.format);
     goto done;
   }
-  nbc_status_t s = nbc_mem_host_register(lo, (size_t)(hi - lo), flags);
-  if (s != NBC_OK) {
-    nbc__py_raise(st, s);
-    goto done;
-  }
-  m = hostmem_new(st, HOST_REGISTERED);
-  if (!m) {
-    nbc_mem_host_unregister(lo);
-    goto done;
-  }
-  m->host = lo;
-  m->nbytes = hi - lo;
-  m->live = 1;
-  m->pinned = Py_NewRef(ary);
-  if (!mapped) goto done;
-  s = nbc_mem_host_device_pointer(lo, &m->dptr);
-  if (s != NBC_OK) {
-    nbc__py_raise(st, s);
-    Py_CLEAR(m);
-    goto done;
-  }
+  m = registered(st, lo, hi - lo, flags, ary, mapped);
+  if (!m || !mapped) goto done;
   PyObject *shape = PyTuple_New(view.ndim), *strides = PyTuple_New(view.ndim);
   for (int d = 0; shape && strides && d < view.ndim; d++) {
     Py_ssize_t stride = view.strides ? view.strides[d] : view.itemsize;
@@ -978,24 +982,8 @@ static PyObject *py_mempin(PyObject *module, PyObject *args, PyObject *kwargs) {
     PyErr_Format(PyExc_ValueError, "mempin: cannot pin %zd bytes at %p", size, host);
     return NULL;
   }
-  nbc__py_state *st = nbc__py_module_state(module);
   unsigned flags = mapped ? NBC_HOST_REGISTER_DEVICEMAP : 0;
-  nbc_status_t s = nbc_mem_host_register(host, (size_t)size, flags);
-  if (s != NBC_OK) return nbc__py_raise(st, s);
-  HostMemObject *m = hostmem_new(st, HOST_REGISTERED);
-  if (!m) {
-    nbc_mem_host_unregister(host);
-    return NULL;
-  }
-  m->host = host;
-  m->nbytes = size;
-  m->live = 1;
-  m->pinned = Py_NewRef(owner);
-  if (mapped && (s = nbc_mem_host_device_pointer(host, &m->dptr)) != NBC_OK) {
-    Py_DECREF(m); /* its dealloc unpins */
-    return nbc__py_raise(st, s);
-  }
-  return (PyObject *)m;
+  return (PyObject *)registered(nbc__py_module_state(module), host, size, flags, owner, mapped);
 }
 
 /* ------------------------------------------------------------ the module -------------- */
