@@ -188,5 +188,16 @@ void nbc__module_release_context(nbc_context_t *context);
 void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
                                 const char *const *sonames, char *path, size_t path_size,
                                 char *searched, size_t searched_size);
+/* An optional toolkit library (nvJitLink, NVRTC) found as above (lib64/) and the entry points
+ * it must have, each dlsym'ed into its slot: 0, with *path what was opened; -1 with error
+ * saying "<what> cannot be found or loaded (searched ...)" or "<path> has no <symbol>". */
+typedef struct nbc__symbol {
+  const char *name;
+  void **slot;
+} nbc__symbol;
+int nbc__load_toolkit_symbols(const char *what, const char *env_var,
+                              const char *const *sonames, const nbc__symbol *symbols,
+                              size_t count, char *path, size_t path_size, char *error,
+                              size_t error_size);
 
 #endif /* NBC_HOST_H */

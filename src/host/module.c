@@ -11,7 +11,6 @@
  * unload it; the nbc_module_t then stays a valid, empty wrapper until nbc_module_destroy.
  * Functions are looked up once per call to nbc_module_get_function and owned by the module.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,18 +41,7 @@ static char jit_error[8192];
 static void load_jit(void) {
   static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12",
                                         "libnvJitLink.so", NULL};
-  char path[4200], searched[6000];
-  void *lib = nbc__open_toolkit_library("NBCUDA_NVJITLINK", NULL, sonames, path, sizeof path,
-                                        searched, sizeof searched);
-  if (!lib) {
-    snprintf(jit_error, sizeof jit_error, "nvJitLink cannot be found or loaded (searched %s)",
-             searched);
-    return;
-  }
-  struct {
-    const char *name;
-    void **slot;
-  } syms[] = {
+  const nbc__symbol syms[] = {
       {"nvJitLinkCreate", (void **)&jit.create},
       {"nvJitLinkDestroy", (void **)&jit.destroy},
       {"nvJitLinkAddData", (void **)&jit.add_data},
@@ -63,14 +51,10 @@ static void load_jit(void) {
       {"nvJitLinkGetErrorLogSize", (void **)&jit.log_size},
       {"nvJitLinkGetErrorLog", (void **)&jit.log},
   };
-  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-    *syms[i].slot = dlsym(lib, syms[i].name);
-    if (!*syms[i].slot) {
-      snprintf(jit_error, sizeof jit_error, "%s has no %s", path, syms[i].name);
-      return; /* keep lib loaded: nothing was called */
-    }
-  }
-  jit_loaded = 1;
+  char path[4200];
+  jit_loaded = nbc__load_toolkit_symbols("nvJitLink", "NBCUDA_NVJITLINK", sonames, syms,
+                                         sizeof syms / sizeof syms[0], path, sizeof path,
+                                         jit_error, sizeof jit_error) == 0;
 }
 
 static nbc_image_kind_t recognise(const void *data, size_t size, nbc_image_kind_t kind) {

@@ -1,13 +1,12 @@
 /* nvrtc.c — CUDA C++ compiled with NVRTC, for kernels that link CUDA C++ files (numba's
  * jit(link=["f.cu"]) and declare_device(..., link=[...])).
  *
- * NVRTC is optional: it is dlopen'ed the first time it is needed (nbc__open_toolkit_library,
+ * NVRTC is optional: it is dlopen'ed the first time it is needed (nbc__load_toolkit_symbols,
  * NBCUDA_NVRTC overriding the search), and its absence is NBC_NO_NVRTC with every place
  * searched. The source is compiled for the device's architecture (-arch=sm_XY, or
  * -arch=compute_XY with -dlto for LTO-IR) with the toolkit's include directory, as numba-cuda
  * compiles link files; a failure carries NVRTC's log.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,18 +37,7 @@ static char rtc_path[4200];
 static void load_rtc(void) {
   static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
                                         NULL};
-  char searched[8000] = "";
-  void *lib = nbc__open_toolkit_library("NBCUDA_NVRTC", NULL, sonames, rtc_path,
-                                        sizeof rtc_path, searched, sizeof searched);
-  if (!lib) {
-    snprintf(rtc_error, sizeof rtc_error, "NVRTC cannot be found or loaded (searched %s)",
-             searched);
-    return;
-  }
-  struct {
-    const char *name;
-    void **slot;
-  } entries[] = {
+  const nbc__symbol syms[] = {
       {"nvrtcCreateProgram", (void **)&rtc.create},
       {"nvrtcDestroyProgram", (void **)&rtc.destroy},
       {"nvrtcCompileProgram", (void **)&rtc.compile},
@@ -61,15 +49,9 @@ static void load_rtc(void) {
       {"nvrtcGetProgramLog", (void **)&rtc.log},
       {"nvrtcGetErrorString", (void **)&rtc.error_string},
   };
-  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
-    *entries[i].slot = dlsym(lib, entries[i].name);
-    if (!*entries[i].slot) {
-      snprintf(rtc_error, sizeof rtc_error, "%s lacks %s (NVRTC 12 or newer is needed)",
-               rtc_path, entries[i].name);
-      return; /* not dlclose'd: NVRTC allocates at load and loses the memory when unloaded */
-    }
-  }
-  rtc_loaded = 1;
+  rtc_loaded = nbc__load_toolkit_symbols("NVRTC", "NBCUDA_NVRTC", sonames, syms,
+                                         sizeof syms / sizeof syms[0], rtc_path,
+                                         sizeof rtc_path, rtc_error, sizeof rtc_error) == 0;
 }
 
 /* The toolkit's include directory beside the library's lib64/ (for cuda_fp16.h & co.). */

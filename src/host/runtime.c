@@ -70,6 +70,27 @@ void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
   return NULL;
 }
 
+int nbc__load_toolkit_symbols(const char *what, const char *env_var,
+                              const char *const *sonames, const nbc__symbol *symbols,
+                              size_t count, char *path, size_t path_size, char *error,
+                              size_t error_size) {
+  char searched[6000];
+  void *lib = nbc__open_toolkit_library(env_var, NULL, sonames, path, path_size, searched,
+                                        sizeof searched);
+  if (!lib) {
+    snprintf(error, error_size, "%s cannot be found or loaded (searched %s)", what, searched);
+    return -1;
+  }
+  for (size_t i = 0; i < count; i++) {
+    *symbols[i].slot = dlsym(lib, symbols[i].name);
+    if (!*symbols[i].slot) {
+      snprintf(error, error_size, "%s has no %s", path, symbols[i].name);
+      return -1; /* not dlclose'd: nothing was called, and NVRTC loses memory when unloaded */
+    }
+  }
+  return 0;
+}
+
 typedef int (*cudart_version_fn)(int *version);
 typedef int (*nvrtc_version_fn)(int *major, int *minor);
 

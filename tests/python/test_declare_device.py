@@ -208,3 +208,25 @@ def test_linked_functions_run_like_numba_cuda(gpu, cu_file, tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, f"numba-cuda side failed:\n{p.stdout}\n{p.stderr}"
     np.testing.assert_array_equal(mine, np.load(path))
+
+
+def test_missing_nvrtc_is_a_linker_error(cu_file, run_py):
+    """NVRTC is loaded on first use; when it cannot be, the message names where it looked."""
+    code = f"""
+import numpy as np
+import nbcuda as cuda
+import test_declare_device as t
+k = cuda.jit("void(float32[:], float32[:], float32[:])", link=[{cu_file!r}])(
+    t.product_plus_index)
+a = cuda.device_array(4, np.float32)
+try:
+    k[1, 4](a, a, a)
+except cuda.LinkerError as e:
+    assert "NVRTC cannot be found or loaded (searched NBCUDA_NVRTC=/nonexistent" in str(e), e
+else:
+    raise SystemExit("no LinkerError")
+"""
+    env = {"NBCUDA_NVRTC": "/nonexistent/libnvrtc.so",
+           "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__))] +
+                                         [p for p in sys.path if p])}
+    run_py(code, env=env)
