@@ -171,6 +171,14 @@ def test_memhostalloc(cuda, tdrv):
     assert tdrv.live_host_allocations() == n
 
 
+def test_host_allocators_refuse_negative_sizes(cuda):
+    ctx = cuda.current_context()
+    with pytest.raises(ValueError, match="memhostalloc: negative size -1"):
+        ctx.memhostalloc(-1)
+    with pytest.raises(ValueError, match="memallocmanaged: negative size -8"):
+        ctx.memallocmanaged(-8)
+
+
 def test_memallocmanaged(cuda):
     m = cuda.current_context().memallocmanaged(64)
     v = np.ndarray(16, np.int32, buffer=m)
