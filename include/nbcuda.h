@@ -472,6 +472,12 @@ nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t 
 nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
                                 const nbc_module_load_options_t *options,
                                 nbc_module_t **pmodule);
+/* Links images with nvJitLink for sm_<cc_major><cc_minor> (0, 0: the current context's
+ * device) and loads nothing: *pcubin (release it with nbc_cubin_free) holds *psize bytes.
+ * Needs no GPU when the compute capability is given (SASS inspection, ahead of time). */
+nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
+                            unsigned max_registers, void **pcubin, size_t *psize);
+void nbc_cubin_free(void *cubin);
 void nbc_module_destroy(nbc_module_t *module);
 nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
                                      nbc_function_t **pfunction);
@@ -526,7 +532,13 @@ void nbc_xoroshiro128p_init(uint64_t *states, size_t n, uint64_t seed,
  * compile(): Python source to PTX or LTO-IR. Touches no driver.
  * ------------------------------------------------------------------------------------- */
 typedef enum nbc_abi { NBC_ABI_C = 0, NBC_ABI_NUMBA = 1 } nbc_abi_t;
-typedef enum nbc_output { NBC_OUTPUT_PTX = 0, NBC_OUTPUT_LTOIR = 1 } nbc_output_t;
+/* NBC_OUTPUT_NVVM_IR: the NVVM IR the compiler hands libNVVM (text), not compiled; for
+ * inspection (numba's inspect_llvm). */
+typedef enum nbc_output {
+  NBC_OUTPUT_PTX = 0,
+  NBC_OUTPUT_LTOIR = 1,
+  NBC_OUTPUT_NVVM_IR = 2
+} nbc_output_t;
 
 typedef struct nbc_compile_options {
   int debug;            /* full debug info, -g */

@@ -25,3 +25,9 @@ if ((${#missing[@]})); then
   for m in "${missing[@]}"; do pkgs+=("${m//_/-}"); done
   "$PY" -m pip install -q "${pkgs[@]}"
 fi
+# nvdisasm (Kernel.inspect_sass) is not in every toolkit image: the Python-packaged one then.
+if ! command -v nvdisasm >/dev/null 2>&1 && [ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvdisasm" ] &&
+  ! "$PY" -m pip show -q nvidia-cuda-nvdisasm >/dev/null 2>&1; then
+  "$PY" -m pip install -q nvidia-cuda-nvdisasm ||
+    echo "deps.sh: nvidia-cuda-nvdisasm not installed (inspect_sass tests will be skipped)" >&2
+fi

@@ -106,7 +106,8 @@ nbc_status_t nbc_compile_result_create(const char *code, size_t size, const char
 
 /* The options numba refuses before compiling anything (compile()'s own checks). */
 static nbc_status_t check_options(const nbc_compile_options_t *o) {
-  if (o->output != NBC_OUTPUT_PTX && o->output != NBC_OUTPUT_LTOIR)
+  if (o->output != NBC_OUTPUT_PTX && o->output != NBC_OUTPUT_LTOIR &&
+      o->output != NBC_OUTPUT_NVVM_IR)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "Unsupported output type: %d", (int)o->output);
   if (o->abi != NBC_ABI_C && o->abi != NBC_ABI_NUMBA)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "Unsupported ABI: %d", (int)o->abi);
@@ -153,6 +154,7 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   nbc_status_t st = check_options(o);
   if (st != NBC_OK) return st;
   nbc__dump dump = info ? info->dump : NBC__DUMP_NONE;
+  if (dump == NBC__DUMP_NONE && o->output == NBC_OUTPUT_NVVM_IR) dump = NBC__DUMP_IR;
   if (info) memset(info->ms, 0, sizeof info->ms);
 
   nbc__ctx ctx;
@@ -265,6 +267,9 @@ dumped:
   if (ctx.program && ctx.program->entry) {
     const char *rt = nbc__type_name(&ctx, ctx.program->entry->ret);
     result->return_type = dup_text(rt, strlen(rt));
+    const char *symbol = ctx.program->entry->symbol; /* set by lowering */
+    if (symbol) result->symbol = dup_text(symbol, strlen(symbol));
+    if (!result->return_type || (symbol && !result->symbol)) goto oom;
   }
   *presult = result;
   nbc__arena_destroy(ctx.arena);

@@ -99,14 +99,13 @@ static nbc_status_t jit_fail(nvjitlink_handle *h, const char *call, int result,
   return st;
 }
 
-/* Links images for the current device into a cubin (malloc'd). */
-static nbc_status_t jit_link(const nbc_image_t *images, int count, nbc_context_t *context,
+/* Links images for sm_<cc_major><cc_minor> into a cubin (malloc'd). */
+static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major, int cc_minor,
                              unsigned max_registers, void **pcubin, size_t *psize) {
   pthread_once(&jit_once, load_jit);
   if (!jit_loaded) return nbc__set_error(NBC_NO_JITLINK, "%s", jit_error);
   char arch[32], maxreg[40];
-  snprintf(arch, sizeof arch, "-arch=sm_%d%d", context->device->cc_major,
-           context->device->cc_minor);
+  snprintf(arch, sizeof arch, "-arch=sm_%d%d", cc_major, cc_minor);
   snprintf(maxreg, sizeof maxreg, "-maxrregcount=%u", max_registers);
   const char *options[3] = {arch, NULL, NULL};
   uint32_t n_options = 1;
@@ -188,20 +187,27 @@ static nbc_status_t load(const void *image, nbc_image_kind_t kind, nbc_context_t
   return NBC_OK;
 }
 
-static nbc_status_t link_images(const nbc_image_t *images, int count, unsigned max_registers,
-                                nbc_module_t **pmodule) {
-  if (!pmodule || !images || count <= 0)
-    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_link: no images");
-  *pmodule = NULL;
+static nbc_status_t check_images(const nbc_image_t *images, int count, const char *fn) {
+  if (!images || count <= 0) return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: no images", fn);
   for (int i = 0; i < count; i++)
     if (!images[i].data || images[i].size == 0)
-      return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_link: image %d is empty", i);
+      return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: image %d is empty", fn, i);
+  return NBC_OK;
+}
+
+static nbc_status_t link_images(const nbc_image_t *images, int count, unsigned max_registers,
+                                nbc_module_t **pmodule) {
+  if (!pmodule) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_link: pmodule is NULL");
+  *pmodule = NULL;
+  nbc_status_t st = check_images(images, count, "nbc_module_link");
+  if (st != NBC_OK) return st;
   nbc_context_t *context;
-  nbc_status_t st = nbc__context_ensure(&context);
+  st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
   void *cubin = NULL;
   size_t size = 0;
-  st = jit_link(images, count, context, max_registers, &cubin, &size);
+  st = jit_link(images, count, context->device->cc_major, context->device->cc_minor,
+                max_registers, &cubin, &size);
   if (st != NBC_OK) return st;
   st = load(cubin, NBC_IMAGE_CUBIN, context, 0, pmodule);
   free(cubin);
@@ -217,6 +223,29 @@ nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
                                 nbc_module_t **pmodule) {
   return link_images(images, count, options ? options->max_registers : 0, pmodule);
 }
+
+nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
+                            unsigned max_registers, void **pcubin, size_t *psize) {
+  if (!pcubin || !psize)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_link_cubin: NULL output");
+  *pcubin = NULL;
+  *psize = 0;
+  nbc_status_t st = check_images(images, count, "nbc_link_cubin");
+  if (st != NBC_OK) return st;
+  if (cc_major == 0 && cc_minor == 0) {
+    nbc_context_t *context;
+    st = nbc__context_ensure(&context);
+    if (st != NBC_OK) return st;
+    cc_major = context->device->cc_major;
+    cc_minor = context->device->cc_minor;
+  } else if (cc_major < 1 || cc_minor < 0 || cc_minor > 9) {
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_link_cubin: invalid compute capability "
+                          "%d.%d", cc_major, cc_minor);
+  }
+  return jit_link(images, count, cc_major, cc_minor, max_registers, pcubin, psize);
+}
+
+void nbc_cubin_free(void *cubin) { free(cubin); }
 
 nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind_t kind,
                                   nbc_module_t **pmodule) {

@@ -83,6 +83,9 @@ typedef struct {
   /* k.forall(ntasks, tpb): -1 for k[...]; else the grid is ceil(ntasks / block) and a block
    * of 0 threads is asked of the driver per launch (the specialisation's largest block). */
   long long ntasks;
+  /* numba's pre_launch_callbacks: NULL until read; each is called as cb(kernel, launcher)
+   * before every launch through this launcher. */
+  PyObject *callbacks;
 } LauncherObject;
 
 typedef struct {
@@ -624,6 +627,24 @@ static int forall_dims(nbc__py_state *st, const LauncherObject *L, nbc_function_
 }
 
 /* The launch itself: pack, launch, copy host arrays back. */
+/* numba's pre_launch_callbacks: each called as cb(kernel, launcher), kernel being the
+ * overload these arguments launch; a callback that raises stops the launch. */
+static int run_pre_launch(LauncherObject *L, KernelObject *k) {
+  PyObject *callbacks = PySequence_List(L->callbacks); /* a callback may change the list */
+  if (!callbacks) return -1;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(callbacks); i++) {
+    PyObject *r = PyObject_CallFunctionObjArgs(PyList_GET_ITEM(callbacks, i), (PyObject *)k,
+                                               (PyObject *)L, NULL);
+    if (!r) {
+      Py_DECREF(callbacks);
+      return -1;
+    }
+    Py_DECREF(r);
+  }
+  Py_DECREF(callbacks);
+  return 0;
+}
+
 static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   KernelObject *k = L->kernel;
@@ -632,6 +653,7 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
     k = specialize(st, k, args, nargs);
     if (!k) return NULL;
   }
+  if (L->callbacks && PyList_GET_SIZE(L->callbacks) && run_pre_launch(L, k) < 0) return NULL;
   const nbc_signature_t *sig = k->sig;
   int n = nbc_signature_nargs(sig);
   if (nargs != n) {
@@ -764,6 +786,7 @@ static PyObject *make_launcher(KernelObject *self, PyObject *key) {
   L->stream = NULL;
   L->shared = 0;
   L->ntasks = -1;
+  L->callbacks = NULL;
   PyObject_GC_Track(L);
   Py_ssize_t n = PyTuple_GET_SIZE(key);
   if (dims_arg(PyTuple_GET_ITEM(key, 0), L->grid, "griddim") < 0 ||
@@ -857,30 +880,6 @@ static PyObject *kernel_call(KernelObject *self, PyObject *args, PyObject *kwarg
                   "syntax:\n\nkernel_function[blockspergrid, threadsperblock](arg0, arg1, "
                   "..., argn)");
   return NULL;
-}
-
-static PyObject *kernel_inspect_asm(KernelObject *self, PyObject *args) {
-  (void)args;
-  if (!self->result) {
-    PyObject *d = PyDict_New();
-    if (!d || !self->specializations) return d;
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(self->specializations, &pos, &key, &value)) {
-      PyObject *asm_ = kernel_inspect_asm((KernelObject *)value, NULL);
-      if (!asm_ || PyDict_SetItem(d, key, asm_) < 0) {
-        Py_XDECREF(asm_);
-        Py_DECREF(d);
-        return NULL;
-      }
-      Py_DECREF(asm_);
-    }
-    return d;
-  }
-  size_t size = 0;
-  const char *code = nbc_compile_result_code(self->result, &size);
-  if (self->opts.output == NBC_OUTPUT_LTOIR) return PyBytes_FromStringAndSize(code, (Py_ssize_t)size);
-  return PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
 }
 
 static PyObject *kernel_py_func(KernelObject *self, void *c) {
@@ -1107,6 +1106,31 @@ static PyObject *kernel_overloads(KernelObject *self, void *c) {
   return d;
 }
 
+/* numba's nopython_signatures: each overload's signature, void(argument types). */
+static PyObject *kernel_nopython_signatures(KernelObject *self, void *c) {
+  (void)c;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *all = overload_list(self);
+  PyObject *voidtype = all ? nbc__py_type_from_name(st, "void") : NULL;
+  PyObject *r = voidtype ? PyList_New(0) : NULL;
+  for (Py_ssize_t i = 0; r && i < PyList_GET_SIZE(all); i++) {
+    PyObject *args = argtypes_of(st, (KernelObject *)PyList_GET_ITEM(all, i));
+    PyObject *sig = args ? PyObject_Call(voidtype, args, NULL) : NULL;
+    if (!sig || PyList_Append(r, sig) < 0) Py_CLEAR(r);
+    Py_XDECREF(sig);
+    Py_XDECREF(args);
+  }
+  Py_XDECREF(voidtype);
+  Py_XDECREF(all);
+  return r;
+}
+
+/* numba's func_code: the Python function's code object. */
+static PyObject *kernel_func_code(KernelObject *self, void *c) {
+  (void)c;
+  return PyObject_GetAttrString(self->py_func, "__code__");
+}
+
 /* numba's `stats`: (cache_path, cache_hits, cache_misses), the hits and misses of the disk
  * cache per signature (jit(cache=True); cache_path None and no counts without it). */
 static PyObject *kernel_stats(KernelObject *self, void *c) {
@@ -1201,28 +1225,92 @@ done:
   return found;
 }
 
-/* inspect_asm(signature): the PTX of that overload (numba's KeyError when there is none). */
-static PyObject *kernel_inspect_asm_of(KernelObject *self, PyObject *sig) {
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *key = kernel_key(st, sig);
-  PyObject *found = key ? overload_of(st, self, key) : NULL;
-  PyObject *r = NULL;
-  if (found && ((KernelObject *)found)->result)
-    r = kernel_inspect_asm((KernelObject *)found, NULL);
-  else if (key && !PyErr_Occurred())
-    PyErr_SetObject(PyExc_KeyError, sig);
-  Py_XDECREF(found);
-  Py_XDECREF(key);
-  return r;
+/* The text one overload's inspect_*() gives; NULL with the error set. */
+typedef PyObject *(*overload_text_fn)(nbc__py_state *st, KernelObject *ov);
+
+/* inspect_asm: the PTX (bytes of LTO-IR for jit(lto=True)). */
+static PyObject *asm_text(nbc__py_state *st, KernelObject *ov) {
+  (void)st;
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(ov->result, &size);
+  if (ov->opts.output == NBC_OUTPUT_LTOIR) return PyBytes_FromStringAndSize(code, (Py_ssize_t)size);
+  return PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
 }
 
-/* numba's inspect_asm(signature=None). */
-static PyObject *kernel_inspect_asm_method(KernelObject *self, PyObject *args,
-                                           PyObject *kwargs) {
+/* inspect_llvm: the NVVM IR the compiler hands libNVVM for this overload (compiled again,
+ * stopping before libNVVM: the IR is not kept with the code). */
+static PyObject *llvm_text(nbc__py_state *st, KernelObject *ov) {
+  const char *sig = PyUnicode_AsUTF8(ov->sigtext);
+  if (!sig) return NULL;
+  nbc_compile_options_t opts = ov->opts;
+  opts.output = NBC_OUTPUT_NVVM_IR;
+  nbc_compile_result_t *result = NULL;
+  if (nbc__py_compile_function(st, ov->py_func, sig, &opts, &result) < 0) return NULL;
+  size_t size = 0;
+  const char *ir = nbc_compile_result_code(result, &size);
+  PyObject *text = PyUnicode_DecodeUTF8(ir, (Py_ssize_t)size, "replace");
+  nbc_compile_result_destroy(result);
+  return text;
+}
+
+/* inspect_sass: nvdisasm's listing of the overload's code linked (with its link files) for
+ * the current device, as the launch would load it. */
+static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(ov->result, &size);
+  PyObject *cubin = nbc__py_link_cubin(st, code, size, ov->opts.output == NBC_OUTPUT_LTOIR,
+                                       ov->links, ov->max_registers);
+  PyObject *listing = cubin ? nbc__py_disassemble(st, cubin) : NULL;
+  Py_XDECREF(cubin);
+  return listing;
+}
+
+/* numba's inspect_*(signature=None): fn's text for the overload of that signature (KeyError
+ * when there is none), for a kernel compiled for one signature its text, else a dict
+ * signature -> text over the overloads compiled so far. */
+static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject *kwargs,
+                                   const char *format, overload_text_fn fn) {
   static char *kwlist[] = {"signature", NULL};
   PyObject *sig = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:inspect_asm", kwlist, &sig)) return NULL;
-  return sig == Py_None ? kernel_inspect_asm(self, NULL) : kernel_inspect_asm_of(self, sig);
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &sig)) return NULL;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  if (sig != Py_None) {
+    PyObject *key = kernel_key(st, sig);
+    PyObject *found = key ? overload_of(st, self, key) : NULL;
+    PyObject *r = NULL;
+    if (found && ((KernelObject *)found)->result)
+      r = fn(st, (KernelObject *)found);
+    else if (key && !PyErr_Occurred())
+      PyErr_SetObject(PyExc_KeyError, sig);
+    Py_XDECREF(found);
+    Py_XDECREF(key);
+    return r;
+  }
+  if (self->result) return fn(st, self);
+  PyObject *d = PyDict_New();
+  if (!d || !self->specializations) return d;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(self->specializations, &pos, &key, &value)) {
+    PyObject *text = fn(st, (KernelObject *)value);
+    if (!text || PyDict_SetItem(d, key, text) < 0) {
+      Py_XDECREF(text);
+      Py_DECREF(d);
+      return NULL;
+    }
+    Py_DECREF(text);
+  }
+  return d;
+}
+
+static PyObject *kernel_inspect_asm(KernelObject *self, PyObject *args, PyObject *kwargs) {
+  return inspect_overloads(self, args, kwargs, "|O:inspect_asm", asm_text);
+}
+static PyObject *kernel_inspect_llvm(KernelObject *self, PyObject *args, PyObject *kwargs) {
+  return inspect_overloads(self, args, kwargs, "|O:inspect_llvm", llvm_text);
+}
+static PyObject *kernel_inspect_sass(KernelObject *self, PyObject *args, PyObject *kwargs) {
+  return inspect_overloads(self, args, kwargs, "|O:inspect_sass", sass_text);
 }
 
 /* numba's Dispatcher.configure(griddim, blockdim, stream=0, sharedmem=0): k[...]. */
@@ -1252,10 +1340,13 @@ static PyMethodDef kernel_methods[] = {
      "launches; jit with signatures has only those: RuntimeError otherwise)."},
     KW_METHOD(configure, "configure(griddim, blockdim, stream=0, sharedmem=0): k[griddim, "
               "blockdim, stream, sharedmem]."),
-    {"inspect_asm", (PyCFunction)(void (*)(void))kernel_inspect_asm_method,
-     METH_VARARGS | METH_KEYWORDS,
-     "inspect_asm(signature=None): the PTX of that overload, or of the kernel (a dict "
-     "signature -> PTX for kernels jitted without one or with several)."},
+    KW_METHOD(inspect_asm, "inspect_asm(signature=None): the PTX of that overload, or of the "
+              "kernel (a dict signature -> PTX for kernels jitted without one or with "
+              "several)."),
+    KW_METHOD(inspect_llvm, "inspect_llvm(signature=None): the NVVM IR handed to libNVVM, as "
+              "inspect_asm gives PTX."),
+    KW_METHOD(inspect_sass, "inspect_sass(signature=None): nvdisasm's listing of the code "
+              "linked for the current device, as inspect_asm gives PTX."),
     KW_METHOD(get_regs_per_thread, "get_regs_per_thread(signature=None): registers per thread "
               "of that overload (a dict over the overloads when none and not specialized)."),
     KW_METHOD(get_shared_mem_per_block, "get_shared_mem_per_block(signature=None): static "
@@ -1280,6 +1371,9 @@ static PyGetSetDef kernel_getset[] = {
     {"signatures", (getter)kernel_signatures, NULL, "the compiled signatures", NULL},
     {"symbol", (getter)kernel_symbol, NULL, "the kernel entry's name in the PTX", NULL},
     {"overloads", (getter)kernel_overloads, NULL, "{argument types: compiled kernel}", NULL},
+    {"nopython_signatures", (getter)kernel_nopython_signatures, NULL,
+     "the overloads' signatures, void(argument types)", NULL},
+    {"func_code", (getter)kernel_func_code, NULL, "the Python function's code object", NULL},
     {"specialized", (getter)kernel_specialized, NULL, "compiled for one signature", NULL},
     {"stats", (getter)kernel_stats, NULL, "(cache_path, cache_hits, cache_misses)", NULL},
     {"regs_per_thread", (getter)kernel_resource_property, NULL, "registers per thread",
@@ -1331,26 +1425,87 @@ static int launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->kernel);
   Py_VISIT(self->stream);
+  Py_VISIT(self->callbacks);
+  return 0;
+}
+
+static int launcher_clear(LauncherObject *self) {
+  Py_CLEAR(self->kernel);
+  Py_CLEAR(self->stream);
+  Py_CLEAR(self->callbacks);
   return 0;
 }
 
 static void launcher_dealloc(LauncherObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
-  Py_CLEAR(self->kernel);
-  Py_CLEAR(self->stream);
+  launcher_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
 
 static PyMemberDef launcher_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(LauncherObject, vectorcall), READONLY, NULL},
+    {"sharedmem", T_UINT, offsetof(LauncherObject, shared), READONLY,
+     "dynamic shared memory bytes per block"},
     {NULL, 0, 0, 0, NULL},
+};
+
+/* griddim / blockdim: the configuration's dimensions as numba normalises them, (x, y, z).
+ * A forall launcher's grid depends on the kernel's largest block: None until launched. */
+static PyObject *launcher_griddim(LauncherObject *self, void *c) {
+  (void)c;
+  if (self->ntasks >= 0) Py_RETURN_NONE;
+  return Py_BuildValue("(III)", self->grid[0], self->grid[1], self->grid[2]);
+}
+static PyObject *launcher_blockdim(LauncherObject *self, void *c) {
+  (void)c;
+  if (self->ntasks >= 0 && self->block[0] == 0) Py_RETURN_NONE;
+  return Py_BuildValue("(III)", self->block[0], self->block[1], self->block[2]);
+}
+/* stream: the stream object given, else the default stream (numba's Stream for 0). */
+static PyObject *launcher_stream(LauncherObject *self, void *c) {
+  (void)c;
+  if (self->stream && self->stream != Py_None &&
+      !(PyLong_CheckExact(self->stream) && PyLong_AsLong(self->stream) == 0))
+    return Py_NewRef(self->stream);
+  return nbc__py_default_stream(nbc__py_state_of((PyObject *)self));
+}
+static PyObject *launcher_dispatcher(LauncherObject *self, void *c) {
+  (void)c;
+  return Py_NewRef((PyObject *)self->kernel);
+}
+/* pre_launch_callbacks: a list of its own; reading it takes the launcher out of the
+ * kernel's reuse (k[g, b] then makes a new one, as every numba configuration is new). */
+static PyObject *launcher_callbacks(LauncherObject *self, void *c) {
+  (void)c;
+  if (!self->callbacks) {
+    self->callbacks = PyList_New(0);
+    if (!self->callbacks) return NULL;
+  }
+  KernelObject *k = self->kernel;
+  if (k->last_launcher == (PyObject *)self) {
+    Py_CLEAR(k->last_config);
+    Py_CLEAR(k->last_launcher);
+  }
+  return Py_NewRef(self->callbacks);
+}
+
+static PyGetSetDef launcher_getset[] = {
+    {"griddim", (getter)launcher_griddim, NULL, "(x, y, z) blocks", NULL},
+    {"blockdim", (getter)launcher_blockdim, NULL, "(x, y, z) threads per block", NULL},
+    {"stream", (getter)launcher_stream, NULL, "the stream launches go to", NULL},
+    {"dispatcher", (getter)launcher_dispatcher, NULL, "the kernel", NULL},
+    {"pre_launch_callbacks", (getter)launcher_callbacks, NULL,
+     "callables called as cb(kernel, launcher) before each launch", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyType_Slot launcher_slots[] = {
     {Py_tp_dealloc, launcher_dealloc},
     {Py_tp_traverse, launcher_traverse},
+    {Py_tp_clear, launcher_clear},
+    {Py_tp_getset, launcher_getset},
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_members, launcher_members},
     {0, NULL},

@@ -78,27 +78,24 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
-                      PyObject *links, unsigned max_registers, nbc_module_t **pmodule) {
-  *pmodule = NULL;
-  Py_ssize_t n = PyTuple_GET_SIZE(links);
-  nbc_context_t *ctx = NULL;
-  nbc_status_t s = nbc_current_context(-1, &ctx);
-  if (s != NBC_OK) return nbc__py_raise_int(st, s);
-  int major = 0, minor = 0;
-  nbc_device_compute_capability(nbc_context_device(ctx), &major, &minor);
+/* The images to link: the kernel's code (PTX or LTO-IR), then each file of links compiled or
+ * read for sm_<major><minor>; *pkeep holds the bytes they point into. -1 with the exception
+ * set (what was made is released). */
+static int gather_images(nbc__py_state *st, const char *code, size_t size, int lto,
+                         PyObject *links, int major, int minor, nbc_image_t **pimages,
+                         PyObject **pkeep) {
+  Py_ssize_t n = links ? PyTuple_GET_SIZE(links) : 0;
   nbc_image_t *images = PyMem_Calloc((size_t)n + 1, sizeof *images);
-  PyObject *keep = PyList_New(0); /* the bytes the images point into */
-  int rc = -1;
+  PyObject *keep = PyList_New(0);
   if (!images || !keep) {
     if (!images) PyErr_NoMemory();
-    goto done;
+    goto fail;
   }
   images[0] = (nbc_image_t){code, size, lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX};
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *pathobj = PyTuple_GET_ITEM(links, i);
     const char *path = PyUnicode_AsUTF8(pathobj);
-    if (!path) goto done;
+    if (!path) goto fail;
     const char *dot = strrchr(path, '.');
     nbc_image_kind_t kind = NBC_IMAGE_PTX;
     int cu = 0;
@@ -119,38 +116,90 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
     else {
       PyErr_Format(st->LinkerError, "Don't know how to link file with extension %s",
                    dot ? dot : "(none)");
-      goto done;
+      goto fail;
     }
     PyObject *data = read_bytes(pathobj);
-    if (!data) goto done;
+    if (!data) goto fail;
     if (cu) {
       const char *text = PyBytes_AS_STRING(data);
       char *out = NULL;
       size_t out_size = 0;
+      nbc_status_t s;
       Py_BEGIN_ALLOW_THREADS s =
           nbc_nvrtc_compile(text, path, major, minor, lto, &out, &out_size);
       Py_END_ALLOW_THREADS Py_SETREF(
           data, s == NBC_OK ? PyBytes_FromStringAndSize(out, (Py_ssize_t)out_size) : NULL);
       free(out);
       if (s != NBC_OK) {
+        Py_XDECREF(data);
         nbc__py_raise(st, s);
-        goto done;
+        goto fail;
       }
-      if (!data) goto done;
+      if (!data) goto fail;
       kind = lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX;
     }
     int kept = PyList_Append(keep, data);
     Py_DECREF(data); /* keep holds it */
-    if (kept < 0) goto done;
+    if (kept < 0) goto fail;
     images[i + 1] =
         (nbc_image_t){PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data), kind};
   }
-  nbc_module_load_options_t options = {.max_registers = max_registers};
-  Py_BEGIN_ALLOW_THREADS s = nbc_module_link_ex(images, (int)n + 1, &options, pmodule);
-  Py_END_ALLOW_THREADS if (s != NBC_OK) nbc__py_raise(st, s);
-  else rc = 0;
-done:
+  *pimages = images;
+  *pkeep = keep;
+  return 0;
+fail:
   Py_XDECREF(keep);
   PyMem_Free(images);
+  return -1;
+}
+
+/* The current context's device's compute capability: -1 with the exception set. */
+static int current_cc(nbc__py_state *st, int *pmajor, int *pminor) {
+  nbc_context_t *ctx = NULL;
+  nbc_status_t s = nbc_current_context(-1, &ctx);
+  if (s != NBC_OK) return nbc__py_raise_int(st, s);
+  nbc_device_compute_capability(nbc_context_device(ctx), pmajor, pminor);
+  return 0;
+}
+
+int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
+                      PyObject *links, unsigned max_registers, nbc_module_t **pmodule) {
+  *pmodule = NULL;
+  int major = 0, minor = 0;
+  nbc_image_t *images = NULL;
+  PyObject *keep = NULL;
+  if (current_cc(st, &major, &minor) < 0 ||
+      gather_images(st, code, size, lto, links, major, minor, &images, &keep) < 0)
+    return -1;
+  int count = (int)PyTuple_GET_SIZE(links) + 1, rc = 0;
+  nbc_module_load_options_t options = {.max_registers = max_registers};
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_module_link_ex(images, count, &options, pmodule);
+  Py_END_ALLOW_THREADS if (s != NBC_OK) rc = nbc__py_raise_int(st, s);
+  Py_DECREF(keep);
+  PyMem_Free(images);
   return rc;
+}
+
+PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, int lto,
+                             PyObject *links, unsigned max_registers) {
+  int major = 0, minor = 0;
+  nbc_image_t *images = NULL;
+  PyObject *keep = NULL;
+  if (current_cc(st, &major, &minor) < 0 ||
+      gather_images(st, code, size, lto, links, major, minor, &images, &keep) < 0)
+    return NULL;
+  int count = (links ? (int)PyTuple_GET_SIZE(links) : 0) + 1;
+  void *cubin = NULL;
+  size_t cubin_size = 0;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s =
+      nbc_link_cubin(images, count, major, minor, max_registers, &cubin, &cubin_size);
+  Py_END_ALLOW_THREADS PyObject *r =
+      s == NBC_OK ? PyBytes_FromStringAndSize(cubin, (Py_ssize_t)cubin_size) : NULL;
+  if (s != NBC_OK) nbc__py_raise(st, s);
+  nbc_cubin_free(cubin);
+  Py_DECREF(keep);
+  PyMem_Free(images);
+  return r;
 }

@@ -129,6 +129,8 @@ int nbc__py_stream_init(PyObject *module, nbc__py_state *st);
  * that the caller must nbc_stream_destroy. Returns -1 with TypeError otherwise. */
 int nbc__py_stream_arg(nbc__py_state *st, PyObject *obj, nbc_stream_t **pstream,
                        nbc_stream_t **ptemp);
+/* default_stream(): a Stream object for the current context's default stream. */
+PyObject *nbc__py_default_stream(nbc__py_state *st);
 /* A generic context manager object running C functions on enter and exit (used by
  * profiling() and auto_synchronize()). */
 typedef PyObject *(*nbc__py_scope_fn)(PyObject *target);
@@ -290,6 +292,13 @@ int nbc__py_declared(nbc__py_state *st, PyObject *obj, const char **pname, const
  * of str) for the current device and loads the result; -1 with the error set. */
 int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
                       PyObject *links, unsigned max_registers, nbc_module_t **pmodule);
+/* The same linked code as a cubin (bytes) for the current device, loaded nowhere (links may
+ * be NULL: the code alone); NULL with the error set. */
+PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, int lto,
+                             PyObject *links, unsigned max_registers);
+/* sass.c: nvdisasm's listing of a cubin (numba's inspect_sass: `nvdisasm -gi`); nvdisasm is
+ * looked for on PATH, in the toolkit and in a Python-packaged toolkit. */
+PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin);
 /* A link= argument (None, a path, a sequence of paths) as a tuple of str; NULL with
  * TypeError. */
 PyObject *nbc__py_link_paths(PyObject *link);

@@ -408,6 +408,11 @@ static PyObject *factory_stream(PyObject *module, stream_factory factory) {
   return make_stream(nbc__py_module_state(module), &m);
 }
 
+PyObject *nbc__py_default_stream(nbc__py_state *st) {
+  stream_make m = {nbc_default_stream, 0, NULL};
+  return make_stream(st, &m);
+}
+
 static PyObject *py_stream(PyObject *m, PyObject *u) {
   (void)u;
   return factory_stream(m, nbc_stream_create);

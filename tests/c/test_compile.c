@@ -534,6 +534,31 @@ TEST(abi_name_and_symbols) {
   nbc_compile_result_destroy(r);
 }
 
+/* NBC_OUTPUT_NVVM_IR: the IR libNVVM would be given, with the symbol and return type of a
+ * compiled result; libNVVM is not needed for it, and the same IR compiled gives the PTX. */
+TEST(nvvm_ir_output) {
+  const char *src = "def add(a, b):\n    return a + b\n";
+  nbc_compile_options_t o = options();
+  o.output = NBC_OUTPUT_NVVM_IR;
+  nbc_source_t s = {src, 0, "m.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &r));
+  size_t size = 0;
+  const char *ir = nbc_compile_result_code(r, &size);
+  ASSERT(size == strlen(ir));
+  ASSERT_CONTAINS(ir, "target triple = \"nvptx64-nvidia-cuda\"");
+  ASSERT_CONTAINS(ir, "define");
+  ASSERT_CONTAINS(ir, "fadd double");
+  ASSERT_CONTAINS(ir, "!nvvmir.version");
+  ASSERT_STREQ(nbc_compile_result_symbol(r), "add");
+  ASSERT_STREQ(nbc_compile_result_return_type(r), "float64");
+  nbc_compile_result_destroy(r);
+  o.output = (nbc_output_t)3;
+  ASSERT_STATUS(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &r),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "Unsupported output type: 3");
+}
+
 TEST(bool_return_c_abi) {
   require_nvvm();
   nbc_compile_options_t o = options();
@@ -720,5 +745,5 @@ TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_i
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
-                      X(concurrent_compiles) X(declared_device_function))
+                      X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output))
 TEST_MAIN()

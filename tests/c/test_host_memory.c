@@ -329,6 +329,34 @@ TEST(link_errors) {
   ASSERT_STATUS(nbc_module_link(empty, 1, &m), NBC_INVALID_ARGUMENT);
 }
 
+TEST(link_to_cubin_without_loading) {
+  struct stat st;
+  if (stat("/usr/local/cuda/lib64/libnvJitLink.so.13", &st) != 0) SKIP("no nvJitLink 13");
+  nbc_image_t images[1] = {{ptx, strlen(ptx), NBC_IMAGE_PTX}};
+  void *cubin = NULL;
+  size_t size = 0;
+  /* an explicit target needs no driver, no context */
+  ASSERT_OK(nbc_link_cubin(images, 1, 8, 0, 0, &cubin, &size));
+  ASSERT(cubin != NULL && size > 64);
+  ASSERT(memcmp(cubin, "\x7f" "ELF", 4) == 0);
+  nbc_cubin_free(cubin);
+  ASSERT_STATUS(nbc_link_cubin(images, 1, 0, 5, 0, &cubin, &size), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "invalid compute capability 0.5");
+  ASSERT(cubin == NULL && size == 0);
+  ASSERT_STATUS(nbc_link_cubin(images, 0, 8, 0, 0, &cubin, &size), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_link_cubin(images, 1, 8, 0, 0, NULL, &size), NBC_INVALID_ARGUMENT);
+  REQUIRE_DRIVER();
+  /* 0, 0: the current device's architecture, as nbc_module_link links for */
+  ASSERT_OK(nbc_link_cubin(images, 1, 0, 0, 0, &cubin, &size));
+  nbc_module_t *m = NULL;
+  ASSERT_OK(nbc_module_load_data(cubin, size, NBC_IMAGE_AUTO, &m));
+  nbc_function_t *f;
+  ASSERT_OK(nbc_module_get_function(m, "scale", &f));
+  nbc_module_destroy(m);
+  nbc_cubin_free(cubin);
+  nbc_cubin_free(NULL);
+}
+
 TEST(no_nvjitlink) {
   setenv("NBCUDA_NVJITLINK", "/nonexistent/libnvJitLink.so", 1);
   REQUIRE_DRIVER();
@@ -341,5 +369,6 @@ TEST(no_nvjitlink) {
 TEST_LIST(X(alloc_copy_free) X(async_copies) X(out_of_memory_any_driver) X(out_of_memory)
               X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
                   X(module_load_and_launch) X(launch_failures) X(module_failures)
-                      X(link_ptx_with_nvjitlink) X(link_errors) X(no_nvjitlink))
+                      X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading)
+                          X(no_nvjitlink))
 TEST_MAIN()

@@ -1,0 +1,180 @@
+/* sass.c — SASS listings for Kernel.inspect_sass(): nvdisasm run on the kernel's cubin, as
+ * numba-cuda runs it (`nvdisasm -gi FILE`: line info in the listing).
+ *
+ * nvdisasm reads only files: the cubin goes to a temporary file (mkstemp), removed after the
+ * run. nvdisasm is looked for on PATH, then in $CUDA_HOME/bin, $CUDA_PATH/bin,
+ * /usr/local/cuda/bin and a Python-packaged toolkit on sys.path; when none has it, or it cannot run, RuntimeError says so (numba's
+ * message); when it fails, RuntimeError carries its stderr. The GIL is released while it
+ * runs.
+ */
+#include "nbcuda_py.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char nvdisasm_missing[] =
+    "nvdisasm was not found or could not be executed. It is included with the CUDA toolkit: "
+    "install the toolkit on your system or set CUDA_HOME to it.";
+
+static int executable(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
+}
+
+/* nvdisasm's path in buf, or 0 when none is found: PATH, the toolkit, then a Python-packaged
+ * toolkit (pip's nvidia-cuda-nvdisasm: <sys.path entry>/nvidia/cu13/bin/nvdisasm). */
+static int find_nvdisasm(char *buf, size_t size) {
+  const char *path = getenv("PATH");
+  while (path && *path) {
+    const char *end = strchr(path, ':');
+    size_t len = end ? (size_t)(end - path) : strlen(path);
+    if (len && snprintf(buf, size, "%.*s/nvdisasm", (int)len, path) < (int)size &&
+        executable(buf))
+      return 1;
+    path = end ? end + 1 : NULL;
+  }
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+    if (roots[i] && *roots[i] &&
+        snprintf(buf, size, "%s/bin/nvdisasm", roots[i]) < (int)size && executable(buf))
+      return 1;
+  static const char *const packaged[] = {"nvidia/cu13/bin/nvdisasm",
+                                         "nvidia/cuda_nvdisasm/bin/nvdisasm"};
+  PyObject *sys_path = PySys_GetObject("path"); /* borrowed */
+  for (Py_ssize_t i = 0; sys_path && PyList_Check(sys_path) && i < PyList_GET_SIZE(sys_path);
+       i++) {
+    const char *dir = PyUnicode_Check(PyList_GET_ITEM(sys_path, i))
+                          ? PyUnicode_AsUTF8(PyList_GET_ITEM(sys_path, i))
+                          : NULL;
+    if (!dir) {
+      PyErr_Clear();
+      continue;
+    }
+    for (size_t j = 0; j < sizeof packaged / sizeof packaged[0]; j++)
+      if (snprintf(buf, size, "%s/%s", *dir ? dir : ".", packaged[j]) < (int)size &&
+          executable(buf))
+        return 1;
+  }
+  return 0;
+}
+
+/* Reads all of fd into a malloc'd, NUL-terminated buffer (NULL when out of memory). */
+static char *read_all(int fd, size_t *plen) {
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    if (len + 1 == cap) {
+      char *bigger = realloc(buf, cap *= 2);
+      if (!bigger) {
+        free(buf);
+        return NULL;
+      }
+      buf = bigger;
+    }
+    ssize_t n = read(fd, buf + len, cap - len - 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  if (buf) buf[len] = '\0';
+  *plen = len;
+  return buf;
+}
+
+typedef struct {
+  const char *tool, *file;
+  char *out, *err; /* malloc'd */
+  size_t out_len, err_len;
+  int status;      /* waitpid's; -1 when the child could not be made */
+  int exec_failed; /* the exec itself failed (127 from the child) */
+} run_result;
+
+/* Runs `tool -gi file`, collecting stdout and stderr. */
+static void run_tool(run_result *r) {
+  int out[2], err[2];
+  r->status = -1;
+  if (pipe(out) != 0) return;
+  if (pipe(err) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close(out[0]);
+    close(err[0]);
+    execl(r->tool, r->tool, "-gi", r->file, (char *)NULL);
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  if (pid < 0) {
+    close(out[0]);
+    close(err[0]);
+    return;
+  }
+  /* nvdisasm writes little to stderr: draining stdout first cannot block it for long, and
+   * stderr's pipe buffer holds what it writes on failure. */
+  r->out = read_all(out[0], &r->out_len);
+  r->err = read_all(err[0], &r->err_len);
+  close(out[0]);
+  close(err[0]);
+  while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR) {
+  }
+  r->exec_failed = WIFEXITED(r->status) && WEXITSTATUS(r->status) == 127 && r->out_len == 0;
+}
+
+PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin) {
+  (void)st;
+  char tool[4096];
+  if (!find_nvdisasm(tool, sizeof tool)) {
+    PyErr_SetString(PyExc_RuntimeError, nvdisasm_missing);
+    return NULL;
+  }
+  const char *tmpdir = getenv("TMPDIR");
+  char file[4096];
+  snprintf(file, sizeof file, "%s/nbcuda-sass-XXXXXX",
+           tmpdir && *tmpdir ? tmpdir : "/tmp");
+  int fd = mkstemp(file);
+  if (fd < 0) return PyErr_SetFromErrnoWithFilename(PyExc_OSError, file);
+  const char *data = PyBytes_AS_STRING(cubin);
+  size_t left = (size_t)PyBytes_GET_SIZE(cubin);
+  while (left) {
+    ssize_t n = write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int saved = errno;
+      close(fd);
+      unlink(file);
+      errno = saved ? saved : EIO;
+      return PyErr_SetFromErrnoWithFilename(PyExc_OSError, file);
+    }
+    data += n;
+    left -= (size_t)n;
+  }
+  close(fd);
+  run_result r = {.tool = tool, .file = file};
+  Py_BEGIN_ALLOW_THREADS run_tool(&r);
+  Py_END_ALLOW_THREADS unlink(file);
+  PyObject *listing = NULL;
+  if (r.status == -1 || r.exec_failed) {
+    PyErr_SetString(PyExc_RuntimeError, nvdisasm_missing);
+  } else if (!r.out || !r.err) {
+    PyErr_NoMemory();
+  } else if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+    PyErr_Format(PyExc_RuntimeError, "%s -gi failed (status %d):\n%s", tool,
+                 WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1, r.err);
+  } else {
+    listing = PyUnicode_DecodeUTF8(r.out, (Py_ssize_t)r.out_len, "replace");
+  }
+  free(r.out);
+  free(r.err);
+  return listing;
+}

@@ -1,0 +1,147 @@
+"""numba's dispatcher introspection on nbcuda kernels: inspect_llvm (the NVVM IR handed to
+libNVVM), inspect_sass (nvdisasm's listing of the code linked for the current device),
+nopython_signatures, func_code, and the launch configuration's attributes (griddim, blockdim,
+stream, sharedmem, dispatcher, pre_launch_callbacks), each as numba-cuda has them."""
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from nbcuda import float32, float64, void
+
+from conftest import USING_TESTDRIVER
+
+
+def axpy(a, x):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = a[i] * x + 1.0
+
+
+def nvdisasm_available():
+    if shutil.which("nvdisasm"):
+        return True
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    if any(r and os.access(os.path.join(r, "bin", "nvdisasm"), os.X_OK) for r in roots):
+        return True
+    return any(os.access(os.path.join(p or ".", "nvidia", "cu13", "bin", "nvdisasm"), os.X_OK)
+               for p in sys.path)
+
+
+def test_inspect_llvm_is_the_nvvm_ir_per_signature():
+    k = cuda.jit(axpy)
+    assert k.inspect_llvm() == {}
+    a = cuda.to_device(np.zeros(8, np.float32))
+    k[1, 8](a, 2.0)
+    irs = k.inspect_llvm()
+    assert list(irs) == list(k.inspect_asm())
+    (ir,) = irs.values()
+    assert 'target triple = "nvptx64-nvidia-cuda"' in ir
+    assert "define" in ir and "!nvvmir.version" in ir
+    symbol = k.overloads[(float32[::1], float64)].symbol
+    assert symbol in ir and symbol in k.inspect_asm(void(float32[::1], float64))
+    assert k.inspect_llvm((float32[::1], float64)) == ir
+    with pytest.raises(KeyError):
+        k.inspect_llvm((float64[::1], float64))
+
+
+def test_inspect_llvm_of_a_kernel_with_one_signature_is_a_str():
+    k = cuda.jit("void(float32[::1], float64)")(axpy)
+    ir = k.inspect_llvm()
+    assert isinstance(ir, str) and "fmul" in ir
+    assert "!dbg" not in ir
+    # the kernel's own options apply: line info is in the IR of a kernel jitted with it
+    lines = cuda.jit("void(float32[::1], float64)", lineinfo=True)(axpy).inspect_llvm()
+    assert "!dbg" in lines and "DICompileUnit" in lines
+
+
+def test_inspect_sass_lists_the_kernel_or_says_nvdisasm_is_missing():
+    k = cuda.jit("void(float32[::1], float64)")(axpy)
+    if not nvdisasm_available():
+        with pytest.raises(RuntimeError, match="nvdisasm was not found"):
+            k.inspect_sass()
+        return
+    sass = k.inspect_sass()
+    assert k.symbol in sass
+    assert "EXIT" in sass and ("DFMA" in sass or "DADD" in sass)
+    assert k.inspect_sass(void(float32[::1], float64)) == sass
+
+
+def test_inspect_sass_without_nvdisasm_is_a_runtime_error(monkeypatch, tmp_path):
+    if os.access("/usr/local/cuda/bin/nvdisasm", os.X_OK):
+        pytest.skip("/usr/local/cuda/bin/nvdisasm exists: it is always looked at")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    k = cuda.jit("void(float32[::1], float64)")(axpy)
+    with pytest.raises(RuntimeError, match="nvdisasm was not found or could not be executed"):
+        k.inspect_sass()
+
+
+def test_inspect_sass_reports_nvdisasm_failing(monkeypatch, tmp_path):
+    fake = tmp_path / "nvdisasm"
+    fake.write_text("#!/bin/sh\necho 'nvdisasm fatal: bad input' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    k = cuda.jit("void(float32[::1], float64)")(axpy)
+    with pytest.raises(RuntimeError, match=r"(?s)failed \(status 3\).*bad input"):
+        k.inspect_sass()
+
+
+def test_nopython_signatures_and_func_code():
+    k = cuda.jit(axpy)
+    assert k.nopython_signatures == []
+    a = cuda.to_device(np.zeros(8, np.float32))
+    k[1, 8](a, 2.0)
+    (sig,) = k.nopython_signatures
+    assert str(sig) == "(array(float32, 1d, C), float64) -> none"
+    assert sig.args == (float32[::1], float64)
+    assert k.func_code is axpy.__code__
+    fixed = cuda.jit(["void(float32[::1], float64)", "void(float64[::1], float64)"])(axpy)
+    assert [str(s) for s in fixed.nopython_signatures] == [
+        "(array(float32, 1d, C), float64) -> none", "(array(float64, 1d, C), float64) -> none"]
+
+
+def test_launch_configuration_attributes():
+    k = cuda.jit(axpy)
+    cfg = k[(2, 3), 64, 0, 16]
+    assert cfg.griddim == (2, 3, 1) and cfg.blockdim == (64, 1, 1)
+    assert cfg.sharedmem == 16 and cfg.dispatcher is k
+    assert "Default CUDA stream" in repr(cfg.stream)
+    s = cuda.stream()
+    cfg = k.configure(4, (8, 8), s)
+    assert cfg.stream is s and cfg.griddim == (4, 1, 1) and cfg.blockdim == (8, 8, 1)
+    assert cfg.sharedmem == 0
+    with pytest.raises(AttributeError):
+        cfg.griddim = (1, 1, 1)
+
+
+def test_pre_launch_callbacks_run_before_each_launch():
+    k = cuda.jit(axpy)
+    a = cuda.to_device(np.zeros(8, np.float32))
+    cfg = k[1, 8]
+    seen = []
+    cfg.pre_launch_callbacks.append(lambda kernel, config: seen.append((kernel, config)))
+    cfg(a, 2.0)
+    cfg(a, 2.0)
+    assert len(seen) == 2
+    kernel, config = seen[0]
+    assert config is cfg and kernel is k.overloads[(float32[::1], float64)]
+    # numba's configurations are new each time: callbacks added to one stay with it
+    assert k[1, 8] is not cfg and k[1, 8].pre_launch_callbacks == []
+    if not USING_TESTDRIVER:  # the test driver runs no kernel code
+        np.testing.assert_array_equal(a.copy_to_host(), np.full(8, 3, np.float32))
+
+    def refuse(kernel, config):
+        raise ValueError("not now")
+
+    other = k[1, 8]
+    other.pre_launch_callbacks.append(refuse)
+    with pytest.raises(ValueError, match="not now"):
+        other(a, 2.0)
+    if not USING_TESTDRIVER:  # not launched: still 3s
+        np.testing.assert_array_equal(a.copy_to_host(), np.full(8, 3, np.float32))
