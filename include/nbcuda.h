@@ -155,6 +155,12 @@ nbc_status_t nbc_device_attribute_by_name(const nbc_device_t *device, const char
 int nbc_device_attribute_lookup(const char *name);
 /* Releases and resets the device's primary context (cuDevicePrimaryCtxReset). */
 nbc_status_t nbc_device_reset(nbc_device_t *device);
+/* numba's Device.release_primary_context: when nbcuda holds the primary context, its modules
+ * and memory are released, then its retain (cuDevicePrimaryCtxRelease); the context is not
+ * reset (another holder keeps it alive) and the next use retains it again. Objects made in
+ * it count as outlived, as after a reset. When it is the calling thread's current context it
+ * is popped (outside nbc_require_context). Nothing to do when it is not held. */
+nbc_status_t nbc_device_release_primary_context(nbc_device_t *device);
 /* The device's primary context (numba's Device.get_primary_context): retained on first use,
  * the thread's context stack unchanged. A device below compute capability 3.5 is
  * NBC_UNSUPPORTED_CC ("<CUDA device 0 'name'> has compute capability < (3, 5)"). */

@@ -295,25 +295,51 @@ nbc_status_t nbc_context_check_lifetime(const nbc_context_t *context, unsigned l
   return nbc__outlived_fail(call ? call : "nbc_context_check_lifetime", what ? what : "object");
 }
 
+/* Context.reset (nbcuda's modules and memory in it are released), then the retain of the
+ * primary context is released and the context counted as gone (a new lifetime). Called
+ * locked. */
+static nbc_status_t release_primary(nbc_device_t *device) {
+  nbc_context_t *context = device->primary;
+  if (!atomic_load(&context->handle)) return NBC_OK;
+  nbc_status_t st = nbc_context_reset(context);
+  CUresult res = nbc__cu.cuDevicePrimaryCtxRelease(device->handle);
+  if (res != NBC__CUDA_SUCCESS && st == NBC_OK)
+    st = nbc__driver_failf("cuDevicePrimaryCtxRelease", res, " (device %d)", device->id);
+  atomic_store(&context->handle, NULL);
+  /* Its streams, events, memory and this thread's verified-context cache go with it. */
+  atomic_fetch_add(&context->lifetime, 1);
+  return st;
+}
+
 /* numba's Device.reset: Context.reset, release, and always cuDevicePrimaryCtxReset. */
 nbc_status_t nbc_device_reset(nbc_device_t *device) {
   if (!device) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_device_reset: device is NULL");
   NBC__ENSURE_DRIVER();
-  nbc_context_t *context = device->primary;
-  nbc_status_t st = NBC_OK;
   lock();
-  if (atomic_load(&context->handle)) {
-    st = nbc_context_reset(context);
-    CUresult res = nbc__cu.cuDevicePrimaryCtxRelease(device->handle);
-    if (res != NBC__CUDA_SUCCESS && st == NBC_OK)
-      st = nbc__driver_failf("cuDevicePrimaryCtxRelease", res, " (device %d)", device->id);
-    atomic_store(&context->handle, NULL);
-    /* Its streams, events, memory and this thread's verified-context cache go with it. */
-    atomic_fetch_add(&context->lifetime, 1);
-  }
+  nbc_status_t st = release_primary(device);
   CUresult res = nbc__cu.cuDevicePrimaryCtxReset(device->handle);
   if (res != NBC__CUDA_SUCCESS && st == NBC_OK)
     st = nbc__driver_failf("cuDevicePrimaryCtxReset", res, " (device %d)", device->id);
+  unlock();
+  return st;
+}
+
+nbc_status_t nbc_device_release_primary_context(nbc_device_t *device) {
+  if (!device)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_device_release_primary_context: device is NULL");
+  NBC__ENSURE_DRIVER();
+  lock();
+  CUcontext handle = atomic_load(&device->primary->handle), current = NULL;
+  nbc_status_t st = release_primary(device);
+  /* Released to nothing, the context is reset by the driver: when it is this thread's
+   * current context (and no nbc_require_context scope holds it), it is popped, so the next
+   * use retains and pushes it anew instead of finding a dead context current. */
+  if (handle && tls_attached != device->primary &&
+      nbc__cu.cuCtxGetCurrent(&current) == NBC__CUDA_SUCCESS && current == handle) {
+    CUcontext popped;
+    nbc__cu.cuCtxPopCurrent(&popped);
+  }
   unlock();
   return st;
 }

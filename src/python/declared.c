@@ -89,7 +89,7 @@ static PyObject *py_declare_device(PyObject *module, PyObject *args, PyObject *k
     Py_DECREF(text);
     return NULL;
   }
-  if (!(paths = nbc__py_link_paths(link))) {
+  if (!(paths = nbc__py_link_paths(st, link))) {
     Py_DECREF(text);
     return NULL;
   }

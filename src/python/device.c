@@ -113,6 +113,16 @@ static PyObject *device_reset(DeviceObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* numba's Device.release_primary_context: gives up nbcuda's retain of the primary context
+ * (what was made in it through nbcuda is released first); not a reset. */
+static PyObject *device_release_primary_context(DeviceObject *self, PyObject *unused) {
+  (void)unused;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_device_release_primary_context(self->dev);
+  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
+  Py_RETURN_NONE;
+}
+
 /* numba's Device.get_primary_context: the Context object, the context stack unchanged. */
 static PyObject *device_get_primary_context(DeviceObject *self, PyObject *unused) {
   (void)unused;
@@ -226,6 +236,8 @@ static PyMethodDef device_methods[] = {
      "from_identity(identity): the Device of this process with that get_device_identity()."},
     {"reset", (PyCFunction)device_reset, METH_NOARGS,
      "Releases and resets the device's primary context."},
+    {"release_primary_context", (PyCFunction)device_release_primary_context, METH_NOARGS,
+     "Releases nbcuda's retain of the primary context (its nbcuda objects first)."},
     {"get_primary_context", (PyCFunction)device_get_primary_context, METH_NOARGS,
      "The device's primary Context (retained on first use; the context stack is unchanged)."},
     {NULL, NULL, 0, NULL},

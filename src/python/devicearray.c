@@ -1571,7 +1571,15 @@ static PyObject *array_repr(ArrayObject *self) {
   return r;
 }
 
+/* numba's as_cuda_arg(): the device pointer as a kernel argument, device_ctypes_pointer. */
+static PyObject *array_as_cuda_arg(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return get_ctypes_pointer((ArrayObject *)self, NULL);
+}
+
 static PyMethodDef array_methods[] = {
+    {"as_cuda_arg", array_as_cuda_arg, METH_NOARGS,
+     "as_cuda_arg(): the device pointer as a ctypes.c_size_t (device_ctypes_pointer)."},
     {"copy_to_host", (PyCFunction)(void (*)(void))array_copy_to_host,
      METH_FASTCALL | METH_KEYWORDS,
      "copy_to_host(ary=None, stream=0): copies to a new numpy array (or into ary) and returns "

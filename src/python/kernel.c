@@ -1644,7 +1644,7 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   }
   int cached = PyObject_IsTrue(cache);
   if (cached < 0) return NULL;
-  PyObject *links = nbc__py_link_paths(link);
+  PyObject *links = nbc__py_link_paths(nbc__py_module_state(module), link);
   if (!links) return NULL;
   PyObject *config =
       Py_BuildValue("(OOOOOOOOkON)", sig, device, debug, lineinfo, fastmath, opt, bounds,

@@ -9,17 +9,17 @@
  * to link file with extension". jit(max_registers=) applies to the linked code. Files are read
  * (io.open, so a missing one is a FileNotFoundError naming it) and compiled at each load (one
  * per context), so an edited file is seen by the next process, not by kernels already loaded.
+ * Code held in memory (LinkableCode objects, linkable.c) goes by its class's kind instead of an
+ * extension and by its name in diagnostics.
  */
 #include "nbcuda_py.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The whole file as bytes (NUL-terminated, as bytes are), through io.open: OSError with the
- * file name on failure. */
-static PyObject *read_bytes(PyObject *path) {
+PyObject *nbc__py_read_file(PyObject *path, const char *mode) {
   PyObject *io = PyImport_ImportModule("io");
-  PyObject *f = io ? PyObject_CallMethod(io, "open", "Os", path, "rb") : NULL;
+  PyObject *f = io ? PyObject_CallMethod(io, "open", "Os", path, mode) : NULL;
   PyObject *data = f ? PyObject_CallMethod(f, "read", NULL) : NULL;
   if (f) { /* closed also after a failed read, whose error is kept */
     PyObject *type, *value, *tb;
@@ -37,6 +37,12 @@ static PyObject *read_bytes(PyObject *path) {
     Py_DECREF(f);
   }
   Py_XDECREF(io);
+  return data;
+}
+
+/* The whole file as bytes (NUL-terminated, as bytes are). */
+static PyObject *read_bytes(PyObject *path) {
+  PyObject *data = nbc__py_read_file(path, "rb");
   if (data && !PyBytes_Check(data)) {
     PyErr_SetString(PyExc_TypeError, "reading a link file gave no bytes");
     Py_CLEAR(data);
@@ -44,10 +50,11 @@ static PyObject *read_bytes(PyObject *path) {
   return data;
 }
 
-PyObject *nbc__py_link_paths(PyObject *link) {
+PyObject *nbc__py_link_paths(nbc__py_state *st, PyObject *link) {
   if (!link || link == Py_None) return PyTuple_New(0);
-  PyObject *seq = PyUnicode_Check(link) || PyBytes_Check(link) ? Py_BuildValue("(O)", link)
-                                                               : PySequence_Tuple(link);
+  int single = PyUnicode_Check(link) || PyBytes_Check(link) ||
+               PyObject_TypeCheck(link, st->LinkableCodeType);
+  PyObject *seq = single ? Py_BuildValue("(O)", link) : PySequence_Tuple(link);
   if (!seq) {
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "link must be a list of file paths, not %R", link);
@@ -55,13 +62,17 @@ PyObject *nbc__py_link_paths(PyObject *link) {
   }
   PyObject *paths = PyTuple_New(PyTuple_GET_SIZE(seq));
   for (Py_ssize_t i = 0; paths && i < PyTuple_GET_SIZE(seq); i++) {
+    if (PyObject_TypeCheck(PyTuple_GET_ITEM(seq, i), st->LinkableCodeType)) {
+      PyTuple_SET_ITEM(paths, i, Py_NewRef(PyTuple_GET_ITEM(seq, i)));
+      continue;
+    }
     PyObject *p = PyOS_FSPath(PyTuple_GET_ITEM(seq, i));
     if (p && PyBytes_Check(p))
       Py_SETREF(p, PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(p), PyBytes_GET_SIZE(p)));
     if (!p) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError,
-                   "link: %R is not a file path (nbcuda links files: .cu, "
+                   "link: %R is not a file path or LinkableCode (nbcuda links files: .cu, "
                    ".ptx, .cubin, .fatbin, .ltoir, .o, .a)",
                    PyTuple_GET_ITEM(seq, i));
       Py_CLEAR(paths);
@@ -73,9 +84,18 @@ PyObject *nbc__py_link_paths(PyObject *link) {
   return paths;
 }
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  return n >= m && strcmp(s + n - m, suffix) == 0;
+/* The image kind of a file extension (without the dot) or LinkableCode kind; AUTO for "cu"
+ * (compiled first) and for what cannot be linked. */
+static nbc_image_kind_t image_kind(const char *ext) {
+  static const struct {
+    const char *ext;
+    nbc_image_kind_t kind;
+  } kinds[] = {{"ptx", NBC_IMAGE_PTX},     {"cubin", NBC_IMAGE_CUBIN},
+               {"fatbin", NBC_IMAGE_FATBIN}, {"ltoir", NBC_IMAGE_LTOIR},
+               {"o", NBC_IMAGE_OBJECT},      {"a", NBC_IMAGE_LIBRARY}};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (strcmp(ext, kinds[i].ext) == 0) return kinds[i].kind;
+  return NBC_IMAGE_AUTO;
 }
 
 /* The images to link: the kernel's code (PTX or LTO-IR), then each file of links compiled or
@@ -93,33 +113,31 @@ static int gather_images(nbc__py_state *st, const char *code, size_t size, int l
   }
   images[0] = (nbc_image_t){code, size, lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX};
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *pathobj = PyTuple_GET_ITEM(links, i);
-    const char *path = PyUnicode_AsUTF8(pathobj);
-    if (!path) goto fail;
-    const char *dot = strrchr(path, '.');
-    nbc_image_kind_t kind = NBC_IMAGE_PTX;
-    int cu = 0;
-    if (ends_with(path, ".cu"))
-      cu = 1;
-    else if (ends_with(path, ".ptx"))
-      kind = NBC_IMAGE_PTX;
-    else if (ends_with(path, ".cubin"))
-      kind = NBC_IMAGE_CUBIN;
-    else if (ends_with(path, ".fatbin"))
-      kind = NBC_IMAGE_FATBIN;
-    else if (ends_with(path, ".ltoir"))
-      kind = NBC_IMAGE_LTOIR;
-    else if (ends_with(path, ".o"))
-      kind = NBC_IMAGE_OBJECT;
-    else if (ends_with(path, ".a"))
-      kind = NBC_IMAGE_LIBRARY;
-    else {
+    PyObject *item = PyTuple_GET_ITEM(links, i), *data = NULL, *nameobj = NULL;
+    const char *kindname = NULL;
+    int in_memory = nbc__py_linkable(st, item, &kindname, &data, &nameobj);
+    if (in_memory < 0) goto fail;
+    const char *path = in_memory ? PyUnicode_AsUTF8(nameobj) : PyUnicode_AsUTF8(item);
+    if (!path) {
+      Py_XDECREF(data);
+      Py_XDECREF(nameobj);
+      goto fail;
+    }
+    /* a file goes by its extension; in-memory code by its class's kind */
+    const char *dot = in_memory ? NULL : strrchr(path, '.');
+    const char *ext = in_memory ? kindname : dot ? dot + 1 : "";
+    nbc_image_kind_t kind = image_kind(ext);
+    int cu = strcmp(ext, "cu") == 0;
+    if (!cu && kind == NBC_IMAGE_AUTO) {
       PyErr_Format(st->LinkerError, "Don't know how to link file with extension %s",
                    dot ? dot : "(none)");
       goto fail;
     }
-    PyObject *data = read_bytes(pathobj);
-    if (!data) goto fail;
+    if (!in_memory) data = read_bytes(item);
+    if (!data) {
+      Py_XDECREF(nameobj);
+      goto fail;
+    }
     if (cu) {
       const char *text = PyBytes_AS_STRING(data);
       char *out = NULL;
@@ -132,12 +150,17 @@ static int gather_images(nbc__py_state *st, const char *code, size_t size, int l
       free(out);
       if (s != NBC_OK) {
         Py_XDECREF(data);
+        Py_XDECREF(nameobj);
         nbc__py_raise(st, s);
         goto fail;
       }
-      if (!data) goto fail;
+      if (!data) {
+        Py_XDECREF(nameobj);
+        goto fail;
+      }
       kind = lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX;
     }
+    Py_XDECREF(nameobj);
     int kept = PyList_Append(keep, data);
     Py_DECREF(data); /* keep holds it */
     if (kept < 0) goto fail;

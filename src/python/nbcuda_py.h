@@ -39,6 +39,7 @@ typedef struct nbc__py_state {
   PyTypeObject *UFuncType;         /* vectorize.c */
   PyTypeObject *GUFuncType;        /* gufunc.c */
   PyTypeObject *DeclaredType;      /* declared.c */
+  PyTypeObject *LinkableCodeType;  /* linkable.c: numba's LinkableCode */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -299,9 +300,18 @@ PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, i
 /* sass.c: nvdisasm's listing of a cubin (numba's inspect_sass: `nvdisasm -gi`); nvdisasm is
  * looked for on PATH, in the toolkit and in a Python-packaged toolkit. */
 PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin);
-/* A link= argument (None, a path, a sequence of paths) as a tuple of str; NULL with
- * TypeError. */
-PyObject *nbc__py_link_paths(PyObject *link);
+/* The whole file through io.open(path, mode).read() (OSError naming the file on failure; the
+ * file is closed also after a failed read). */
+PyObject *nbc__py_read_file(PyObject *path, const char *mode);
+/* A link= argument (None, a path or LinkableCode, a sequence of them) as a tuple of str and
+ * LinkableCode objects; NULL with TypeError. */
+PyObject *nbc__py_link_paths(nbc__py_state *st, PyObject *link);
+/* linkable.c: LinkableCode and its subclasses (PTXSource, CUSource, ...). 1 when obj is one,
+ * with its kind ("ptx", "cu", "cubin", "fatbin", "ltoir", "o", "a": static), its data as bytes
+ * and its name (new references); 0 when not; -1 on error. */
+int nbc__py_linkable_init(PyObject *module, nbc__py_state *st);
+int nbc__py_linkable(nbc__py_state *st, PyObject *obj, const char **pkind, PyObject **pdata,
+                     PyObject **pname);
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */
 int nbc__py_vectorize_init(PyObject *module, nbc__py_state *st);
 /* Helpers of the ufunc call mechanisms (vectorize.c, gufunc.c), numba's steps:

@@ -351,6 +351,8 @@ def test_device_ctypes_pointer(cuda):
     assert p.value == d.device_pointer and p.value != 0
     assert d[3:].device_ctypes_pointer.value == d.device_pointer + 12
     assert cuda.device_array(0).device_ctypes_pointer.value == 0
+    arg = d[2:].as_cuda_arg()  # numba's kernel-argument form: the same pointer
+    assert isinstance(arg, ctypes.c_size_t) and arg.value == d.device_pointer + 8
 
 
 # ------------------------------------------------------------------ lifetime ------------

@@ -190,6 +190,25 @@ def test_device_reset(cuda, tdrv, clean_stack):
     assert tdrv.primary_reset_count(0) == before + 1
 
 
+def test_release_primary_context(cuda, tdrv, clean_stack):
+    """numba's Device.release_primary_context: nbcuda's retain is given back (no reset), what
+    nbcuda made in the context goes with it, and the next use retains the context again."""
+    import numpy as np
+    dev = cuda.gpus[0]
+    resets = tdrv.primary_reset_count(0)
+    arr = cuda.to_device(np.arange(4, dtype=np.float32))
+    assert tdrv.primary_refcount(0) == 1
+    dev.release_primary_context()
+    assert tdrv.primary_refcount(0) == 0
+    assert tdrv.primary_reset_count(0) == resets  # released, not reset
+    dev.release_primary_context()  # not held: nothing to do
+    with pytest.raises(cuda.CudaAPIError, match="reset since"):
+        arr.copy_to_host()
+    again = cuda.to_device(np.arange(3, dtype=np.float32))
+    assert tdrv.primary_refcount(0) == 1
+    np.testing.assert_array_equal(again.copy_to_host(), np.arange(3, dtype=np.float32))
+
+
 def test_cuda_api_error_names_the_call(cuda, tdrv, clean_stack):
     cuda.current_context()
     tdrv.fail("cuStreamCreate", 1, 201)

@@ -161,6 +161,79 @@ def test_link_errors(tmp_path, cu_file):
         cuda.jit(device=True, link=[cu_file])(product_plus_index)
 
 
+# ------------------------------------------------- code in memory: LinkableCode ---------
+
+def test_linkable_code_classes():
+    kinds = {cuda.PTXSource: "ptx", cuda.CUSource: "cu", cuda.Cubin: "cubin",
+             cuda.Fatbin: "fatbin", cuda.LTOIR: "ltoir", cuda.Object: "o", cuda.Archive: "a"}
+    for cls, kind in kinds.items():
+        assert issubclass(cls, cuda.LinkableCode) and cls.kind == kind
+        obj = cls(b"x")
+        assert obj.name == cls.default_name and obj.data == b"x"
+        assert cls.__name__ in repr(obj)
+    import io
+    assert cuda.CUSource(io.StringIO("int x;"), name="mine").data == "int x;"
+    assert cuda.CUSource("a", name="mine").name == "mine"
+    assert cuda.Cubin(io.BytesIO(b"\x7fELF")).data == b"\x7fELF"
+    with pytest.raises(TypeError, match="setup_callback must be callable"):
+        cuda.CUSource("", setup_callback=5)
+    with pytest.raises(TypeError, match="teardown_callback must be callable"):
+        cuda.CUSource("", teardown_callback=5)
+    with pytest.raises(NotImplementedError, match="setup_callback"):
+        cuda.CUSource("", setup_callback=print)
+    with pytest.raises(NotImplementedError, match="nrt=True"):
+        cuda.CUSource("", nrt=True)
+
+
+def test_linkable_code_from_path(cu_file, tmp_path):
+    src = cuda.LinkableCode.from_path(cu_file)
+    assert type(src) is cuda.CUSource and src.name == "functions" and src.data == CU_SOURCE
+    blob = tmp_path / "k.cubin"
+    blob.write_bytes(b"\x7fELF..")
+    got = cuda.CUSource.from_path(str(blob))  # numba's staticmethod: the extension decides
+    assert type(got) is cuda.Cubin and got.data == b"\x7fELF.."
+    assert cuda.LinkableCode.from_path_or_obj(src) is src
+    assert type(cuda.LinkableCode.from_path_or_obj(cu_file)) is cuda.CUSource
+    with pytest.raises(ValueError, match="Unknown extension: .xyz"):
+        cuda.LinkableCode.from_path(str(tmp_path / "f.xyz"))
+    with pytest.raises(FileNotFoundError):
+        cuda.LinkableCode.from_path(str(tmp_path / "missing.cu"))
+
+
+def test_link_code_in_memory():
+    src = cuda.CUSource(CU_SOURCE, name="inline-functions")
+    k = cuda.jit("void(float32[:], float32[:], float32[:])", link=[src])(product_plus_index)
+    x = np.arange(8, dtype=np.float32)
+    out = cuda.device_array(8, np.float32)
+    k[1, 32](out, cuda.to_device(x), cuda.to_device(x))  # NVRTC from memory, nvJitLink, load
+    if not USING_TESTDRIVER:
+        np.testing.assert_array_equal(out.copy_to_host(), expected(x, x))
+    m = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=src)
+    assert m.link == (src,)
+    bad = cuda.CUSource('extern "C" __device__ int f(float *r) { *r = 1 return 0; }',
+                        name="broken-inline")
+    kb = cuda.jit("void(float32[:], float32[:], float32[:])", link=[bad])(product_plus_index)
+    with pytest.raises(cuda.CompileError, match="broken-inline"):
+        kb[1, 32](out, out, out)
+    with pytest.raises(TypeError, match="not a file path or LinkableCode"):
+        cuda.jit(link=[5])(product_plus_index)
+
+
+def test_link_ptx_in_memory(cu_file):
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc):
+        pytest.skip("no nvcc to make PTX")
+    ptx = subprocess.run([nvcc, "-ptx", "-rdc=true", "-arch=sm_90", cu_file, "-o", "-"],
+                         check=True, capture_output=True, text=True, env=tool_env()).stdout
+    k = cuda.jit("void(float32[:], float32[:], float32[:])",
+                 link=[cuda.PTXSource(ptx)])(product_plus_index)
+    x = np.linspace(-2, 2, 100).astype(np.float32)
+    out = cuda.device_array(100, np.float32)
+    k[1, 128](out, cuda.to_device(x), cuda.to_device(x))
+    if not USING_TESTDRIVER:
+        np.testing.assert_array_equal(out.copy_to_host(), expected(x, x))
+
+
 # ---------------------------------------------------------------- on the GPU -------------
 
 NUMBA_SIDE = """

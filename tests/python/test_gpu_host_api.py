@@ -261,3 +261,28 @@ def test_to_device_creates_context(gpu):
     A = np.arange(10, dtype=np.float32)
     newA = cuda.to_device(A).copy_to_host()
     assert (A == newA).all()
+
+
+def test_release_primary_context_then_use_again(gpu):
+    """Device.release_primary_context on the real driver: nbcuda's objects in the context are
+    gone (an error naming the reset, not a crash), and the next use retains it again and
+    works, kernels included."""
+    cuda.close()
+    A = np.arange(10, dtype=np.float32)
+    old = cuda.to_device(A)
+
+    @cuda.jit("void(float32[::1])")
+    def inc(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    inc[1, 32](old)
+    cuda.synchronize()
+    cuda.get_current_device().release_primary_context()
+    with pytest.raises(cuda.CudaAPIError):
+        old.copy_to_host()
+    d = cuda.to_device(A)
+    inc[1, 32](d)
+    np.testing.assert_array_equal(d.copy_to_host(), A + 1)
+    cuda.close()
