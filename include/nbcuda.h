@@ -467,6 +467,10 @@ nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind
  * jit(max_registers=N): CU_JIT_MAX_REGISTERS / -maxrregcount); a cubin is used as it is. */
 typedef struct nbc_module_load_options {
   unsigned max_registers;
+  int cudadevrt; /* link the toolkit's libcudadevrt.a too (grid synchronisation's
+                    cudaCG* functions; nbc_compile_result_cooperative says when): the image
+                    then goes through nvJitLink. Found through NBCUDA_CUDADEVRT (the file),
+                    else lib64/ of $CUDA_HOME, $CUDA_PATH, /usr/local/cuda */
 } nbc_module_load_options_t;
 nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_kind_t kind,
                                      const nbc_module_load_options_t *options,
@@ -479,10 +483,11 @@ nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
                                 const nbc_module_load_options_t *options,
                                 nbc_module_t **pmodule);
 /* Links images with nvJitLink for sm_<cc_major><cc_minor> (0, 0: the current context's
- * device) and loads nothing: *pcubin (release it with nbc_cubin_free) holds *psize bytes.
+ * device) with the options (NULL: none) and loads nothing: *pcubin (release it with nbc_cubin_free) holds *psize bytes.
  * Needs no GPU when the compute capability is given (SASS inspection, ahead of time). */
 nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                            unsigned max_registers, void **pcubin, size_t *psize);
+                            const nbc_module_load_options_t *options, void **pcubin,
+                            size_t *psize);
 void nbc_cubin_free(void *cubin);
 void nbc_module_destroy(nbc_module_t *module);
 nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
@@ -498,6 +503,15 @@ nbc_status_t nbc_launch(nbc_function_t *function, const unsigned grid[3],
 nbc_status_t nbc_launch_packed(nbc_function_t *function, const unsigned grid[3],
                                const unsigned block[3], unsigned shared_bytes,
                                nbc_stream_t *stream, const void *params, size_t params_size);
+/* nbc_launch_packed with flags: NBC_LAUNCH_COOPERATIVE launches cooperatively (all blocks
+ * resident at once, as grid synchronisation needs: cuLaunchKernelEx with
+ * CU_LAUNCH_ATTRIBUTE_COOPERATIVE); a grid larger than the device runs at once is the
+ * driver's CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. 0: nbc_launch_packed. */
+enum { NBC_LAUNCH_COOPERATIVE = 1 };
+nbc_status_t nbc_launch_packed_ex(nbc_function_t *function, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared_bytes,
+                                  nbc_stream_t *stream, const void *params, size_t params_size,
+                                  unsigned flags);
 
 /* What a loaded kernel uses (numba's _Kernel.regs_per_thread, shared_mem_per_block, ...):
  * cuFuncGetAttribute's CU_FUNC_ATTRIBUTE_* values, mapped one by one. */
@@ -682,6 +696,10 @@ const char *nbc_compile_result_return_type(const nbc_compile_result_t *result);
 const char *nbc_compile_result_symbol(const nbc_compile_result_t *result);
 /* libNVVM's log (warnings), "" when empty. */
 const char *nbc_compile_result_log(const nbc_compile_result_t *result);
+/* 1 when the code synchronises the grid (cuda.cg.this_grid().sync()): it calls cudadevrt's
+ * cudaCGGetIntrinsicHandle / cudaCGSynchronize, so it must be linked with libcudadevrt.a
+ * (nbc_module_load_options_t.cudadevrt) and launched cooperatively (NBC_LAUNCH_COOPERATIVE). */
+int nbc_compile_result_cooperative(const nbc_compile_result_t *result);
 /* A result holding code compiled earlier (a cache's copy): code and size as
  * nbc_compile_result_code gave them, the symbol and return type as their accessors did; the
  * log is empty. Everything is copied. */

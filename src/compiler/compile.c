@@ -27,7 +27,27 @@ struct nbc_compile_result {
   char *return_type;
   char *symbol;
   char *log;
+  int cooperative; /* calls cudadevrt's cudaCG* functions (nbc_compile_result_cooperative) */
 };
+
+/* Whether code calls cudadevrt's grid functions: their symbols appear in the PTX's .extern
+ * declarations, in LTO-IR's string table and in NVVM IR alike. */
+static int calls_cudadevrt(const char *code, size_t size) {
+  static const char *const names[] = {"cudaCGGetIntrinsicHandle", "cudaCGSynchronize"};
+  for (size_t i = 0; code && i < sizeof names / sizeof names[0]; i++) {
+    size_t n = strlen(names[i]);
+    for (const char *p = code; size >= n && p <= code + size - n; p++) {
+      p = memchr(p, names[i][0], (size_t)(code + size - n + 1 - p));
+      if (!p) break;
+      if (memcmp(p, names[i], n) == 0) return 1;
+    }
+  }
+  return 0;
+}
+
+int nbc_compile_result_cooperative(const nbc_compile_result_t *result) {
+  return result ? result->cooperative : 0;
+}
 
 const char *const nbc__compile_phase_names[NBC__PHASE_COUNT] = {"load", "signature", "infer",
                                                                "lower", "nvvm"};
@@ -131,6 +151,7 @@ static nbc_compile_result_t *make_result(const char *code, size_t size) {
   if (!r) return NULL;
   r->code = dup_text(code ? code : "", code ? size : 0);
   r->size = code ? size : 0;
+  r->cooperative = calls_cudadevrt(code, r->size);
   r->log = dup_text("", 0);
   if (!r->code || !r->log) {
     nbc_compile_result_destroy(r);
@@ -250,6 +271,7 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   if (!result) goto oom;
   result->code = out.code;
   result->size = out.size;
+  result->cooperative = calls_cudadevrt(result->code, result->size);
   result->log = out.log;
   out.code = out.log = NULL;
   result->return_type = dup_text(nbc__type_name(&ctx, ctx.program->entry->ret),

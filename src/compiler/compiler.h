@@ -240,6 +240,8 @@ typedef enum nbc__type_kind {
   NBC__T_MODULE,    /* math, cuda, cuda.atomic, cuda.shared, cuda.local, cuda.threadIdx... */
   NBC__T_FUNCTION,  /* a Python function, a math function, a builtin: see name */
   NBC__T_DTYPE,     /* a scalar type used as a value (float32 in shared.array(..., float32)) */
+  NBC__T_GRID_GROUP, /* cuda.cg.this_grid(): the grid of a cooperative launch (an i64 handle of
+                        cudadevrt's cudaCGGetIntrinsicHandle), printed GridGroup as numba's */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -344,7 +346,8 @@ typedef enum nbc__kernel_call {
   NBC__KERNEL_CALL_ARRAY,       /* shared.array(shape, dtype), local.array(shape, dtype) */
   NBC__KERNEL_CALL_CONST_ARRAY, /* const.array_like(global_array) */
   NBC__KERNEL_CALL_ATOMIC,      /* atomic.<op>(array, index, value) */
-  NBC__KERNEL_CALL_LIBDEVICE    /* libdevice.<f>(...): numba.cuda.libdevice's functions */
+  NBC__KERNEL_CALL_LIBDEVICE,   /* libdevice.<f>(...): numba.cuda.libdevice's functions */
+  NBC__KERNEL_CALL_THIS_GRID    /* cg.this_grid(): the GridGroup of a cooperative launch */
 } nbc__kernel_call;
 
 /* The entry of a kernel-language name as written after "cuda." ("grid", "atomic.add"), or
@@ -465,7 +468,10 @@ typedef struct nbc__global {
   X(DIVMOD) /* divmod(a, b): (a // b, a % b); argtypes: the operands' types for // and % */ \
   X(CONJUGATE) /* x.conjugate() of a number: the call's callee is the attribute node */  \
   X(LIBDEVICE) /* libdevice.<f>: name "__nv_<f>"; argtypes: the value arguments (the     \
-                  pointer ones are results, nbc__libdevice_find says which) */
+                  pointer ones are results, nbc__libdevice_find says which) */           \
+  X(CG_THIS_GRID) /* cg.this_grid(): cudadevrt's cudaCGGetIntrinsicHandle(1) */            \
+  X(CG_SYNC) /* g.sync() of a GridGroup: cudaCGSynchronize(g, 0); the callee is the       \
+                attribute node, as for CONJUGATE */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

@@ -97,7 +97,10 @@
   X("atomic.inc", FUNCTION, ATOMIC)                                                            \
   X("atomic.dec", FUNCTION, ATOMIC)                                                            \
   X("atomic.cas", FUNCTION, ATOMIC)                                                            \
-  X("atomic.compare_and_swap", FUNCTION, ATOMIC)
+  X("atomic.compare_and_swap", FUNCTION, ATOMIC)                                              \
+  /* cooperative groups: the grid of a cooperative launch (its .sync() in infer_call.c) */     \
+  X("cg", NAMESPACE, NONE)                                                                     \
+  X("cg.this_grid", FUNCTION, THIS_GRID)
 
 /* numba.cuda.libdevice: a namespace of libdevice's functions (libdevice_funcs.h, generated
  * from numba-cuda's list), listed after the names above. */

@@ -1125,7 +1125,7 @@ static void stmt(infer *I, nbc__node *s) {
     for (int k = 0; k < s->list.count; k++)
       assign_target(I, s->list.items[k], s->a, t);
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
-        t->kind != NBC__T_NONE)
+        t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP)
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }

@@ -651,6 +651,17 @@ static const nbc__type *call_libdevice(infer *I, nbc__node *n, const char *fname
   return c->ret;
 }
 
+/* cg.this_grid(): the grid of the cooperative launch (numba's GridGroup). */
+static const nbc__type *call_this_grid(infer *I, nbc__node *n, const char *fname,
+                                       const nbc__type **types, int nargs) {
+  if (!no_keywords(I, n, fname)) return NULL;
+  if (nargs) return arg_list_error(I, n, fname, types, nargs);
+  nbc__call *c = call_new(I, n, NBC__B_CG_THIS_GRID, fname, 0);
+  if (!c) return NULL;
+  c->ret = T(NBC__T_GRID_GROUP);
+  return c->ret;
+}
+
 static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
                                   const nbc__type **types, int nargs) {
   switch (nbc__cuda_name_call(nbc__cuda_name_find(fname + 5))) {
@@ -668,6 +679,8 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_grid(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_LIBDEVICE:
     return call_libdevice(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_THIS_GRID:
+    return call_this_grid(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_NONE:
     break;
   }
@@ -844,6 +857,19 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
       c->ret = o;
       n->a->type = o;
       return o;
+    }
+  }
+  /* g.sync() of a GridGroup: numba's grid synchronisation, returning cudaCGSynchronize's
+   * int32 status */
+  if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "sync") == 0) {
+    const nbc__type *o = nbc__infer_expr(I, n->a->a);
+    if (o && o->kind == NBC__T_GRID_GROUP) {
+      if (n->list.count) return TYPING(I, n, "GridGroup.sync() takes no arguments"), NULL;
+      nbc__call *c = call_new(I, n, NBC__B_CG_SYNC, "GridGroup.sync", 0);
+      if (!c) return NULL;
+      c->ret = T(NBC__T_INT32);
+      n->a->type = o;
+      return c->ret;
     }
   }
   const nbc__type *f = nbc__infer_expr(I, n->a);

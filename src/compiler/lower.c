@@ -164,6 +164,7 @@ static const char *scalar_ltype(const nbc__type *t) {
   case NBC__T_FLOAT64: return "double";
   case NBC__T_COMPLEX64: return "{float, float}";
   case NBC__T_COMPLEX128: return "{double, double}";
+  case NBC__T_GRID_GROUP: return "i64";
   default: return NULL;
   }
 }
@@ -263,6 +264,9 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
     nbc__buf_puts(b, "5TupleI");
     for (int i = 0; i < t->count; i++) mangle_type(L, b, t->items[i]);
     nbc__buf_puts(b, "E");
+    return;
+  case NBC__T_GRID_GROUP:
+    nbc__buf_puts(b, "9GridGroup");
     return;
   default:
     nbc__buf_puts(b, "v");

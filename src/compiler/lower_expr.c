@@ -1393,6 +1393,15 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     nbc__lval v = nbc__lower_expr(L, n->a->a);
     return nbc__type_is_complex(v.type) ? nbc__lower_complex_conjugate(L, v) : v;
   }
+  case NBC__B_CG_THIS_GRID: /* numba's cg.py: the grid's handle from cudadevrt */
+    return (nbc__lval){rt, nbc__lower_call_fn(L, "i64", "cudaCGGetIntrinsicHandle", "i32",
+                                              "i32 1")};
+  case NBC__B_CG_SYNC: {
+    nbc__lval g = nbc__lower_expr(L, n->a->a);
+    return (nbc__lval){rt, nbc__lower_call_fn(L, "i32", "cudaCGSynchronize", "i64, i32",
+                                              nbc__arena_printf(L->arena, "i64 %s, i32 0",
+                                                                g.v))};
+  }
   }
   nbc__lower_error(L, n, "unsupported call");
   return (nbc__lval){rt, "0"};

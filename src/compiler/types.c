@@ -37,6 +37,7 @@ static const nbc__type scalar_types[NBC__T_KIND_COUNT_] = {
 #undef NBC__T_INIT_
         [NBC__T_NONE] = {.kind = NBC__T_NONE},
     [NBC__T_RANGE] = {.kind = NBC__T_RANGE},
+    [NBC__T_GRID_GROUP] = {.kind = NBC__T_GRID_GROUP},
 };
 
 static const char *const scalar_names[] = {
@@ -56,7 +57,7 @@ static bool is_scalar_kind(nbc__type_kind k) {
 
 const nbc__type *nbc__type_scalar(nbc__type_kind kind) {
   if (kind == NBC__T_VOID || kind == NBC__T_NONE || kind == NBC__T_RANGE ||
-      is_scalar_kind(kind))
+      kind == NBC__T_GRID_GROUP || is_scalar_kind(kind))
     return &scalar_types[kind];
   return NULL;
 }
@@ -201,6 +202,9 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
   }
   case NBC__T_RANGE:
     nbc__buf_puts(out, "range_state_int64");
+    return;
+  case NBC__T_GRID_GROUP:
+    nbc__buf_puts(out, "GridGroup");
     return;
   case NBC__T_MODULE:
     nbc__buf_printf(out, "Module(%s)", t->name ? t->name : "?");

@@ -41,6 +41,23 @@ typedef int CUjit_option;
 typedef struct CUipcMemHandle_st {
   char reserved[64];
 } CUipcMemHandle;
+/* cuLaunchKernelEx's configuration (cuda.h's CUlaunchAttribute / CUlaunchConfig layout: the
+ * attribute's 4-byte id padded to 8, then a 64-byte, 8-aligned value union). */
+typedef struct CUlaunchAttribute_st {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int cooperative;
+    void *align_;
+  } value;
+} CUlaunchAttribute;
+typedef struct CUlaunchConfig_st {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+} CUlaunchConfig;
 
 /* CUresult values nbcuda acts on. */
 enum {
@@ -67,6 +84,7 @@ enum {
 #define NBC__CU_LAUNCH_PARAM_END ((void *)0x00)
 #define NBC__CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
 #define NBC__CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
+#define NBC__CU_LAUNCH_ATTRIBUTE_COOPERATIVE 2
 #define NBC__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define NBC__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define NBC__CU_DEVICE_ATTRIBUTE_PCI_BUS_ID 33
@@ -144,7 +162,9 @@ enum {
     (int *blocks, CUfunction function, int block_size, size_t dynamic_smem))               \
   X(cuLaunchKernel,                                                                        \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,         \
-     unsigned bz, unsigned shared, CUstream stream, void **params, void **extra))
+     unsigned bz, unsigned shared, CUstream stream, void **params, void **extra))           \
+  X(cuLaunchKernelEx,                                                                      \
+    (const CUlaunchConfig *config, CUfunction f, void **params, void **extra))
 
 typedef struct nbc__driver_api {
 #define NBC__DRIVER_FIELD_(name, params) CUresult (*name) params;

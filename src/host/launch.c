@@ -5,6 +5,8 @@
  * module fixes the context, the driver validates dimensions and parameters, and nbcuda only
  * formats a message (with the launch configuration and the kernel name) when it fails.
  */
+#include <string.h>
+
 #include "host/host.h"
 
 void *nbc_function_handle(const nbc_function_t *function) {
@@ -44,6 +46,51 @@ nbc_status_t nbc_launch(nbc_function_t *function, const unsigned grid[3],
                                         stream ? stream->handle : NULL, args, NULL);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
   return launch_failed(function, grid, block, shared_bytes, res);
+}
+
+/* A cooperative launch (grid synchronisation): cuLaunchKernelEx with the cooperative
+ * attribute, the parameters packed as for nbc_launch_packed. */
+static nbc_status_t launch_cooperative(nbc_function_t *function, const unsigned grid[3],
+                                       const unsigned block[3], unsigned shared_bytes,
+                                       nbc_stream_t *stream, void **extra) {
+  CUlaunchAttribute attr;
+  memset(&attr, 0, sizeof attr);
+  attr.id = NBC__CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  attr.value.cooperative = 1;
+  CUlaunchConfig config = {grid[0],      grid[1],
+                           grid[2],      block[0],
+                           block[1],     block[2],
+                           shared_bytes, stream ? stream->handle : NULL,
+                           &attr,        1};
+  CUresult res = nbc__cu.cuLaunchKernelEx(&config, function->handle, NULL, extra);
+  if (res == NBC__CUDA_SUCCESS) return NBC_OK;
+  return nbc__driver_failf("cuLaunchKernelEx", res,
+                           " (cooperative launch of kernel '%s', grid (%u, %u, %u), block "
+                           "(%u, %u, %u), %u bytes of shared memory)",
+                           function->name, grid[0], grid[1], grid[2], block[0], block[1],
+                           block[2], shared_bytes);
+}
+
+nbc_status_t nbc_launch_packed_ex(nbc_function_t *function, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared_bytes,
+                                  nbc_stream_t *stream, const void *params, size_t params_size,
+                                  unsigned flags) {
+  if (__builtin_expect(flags == 0, 1))
+    return nbc_launch_packed(function, grid, block, shared_bytes, stream, params, params_size);
+  if (flags & ~(unsigned)NBC_LAUNCH_COOPERATIVE)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_launch_packed_ex: unknown flags 0x%x",
+                          flags);
+  if (!function || !grid || !block)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_launch_packed_ex: NULL function or dimensions");
+  if (params_size && !params)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_launch_packed_ex: params is NULL");
+  size_t size = params_size;
+  void *extra[] = {NBC__CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)params,
+                   NBC__CU_LAUNCH_PARAM_BUFFER_SIZE, &size, NBC__CU_LAUNCH_PARAM_END};
+  if (gone(function, stream)) return launch_refused(function, stream);
+  return launch_cooperative(function, grid, block, shared_bytes, stream,
+                            params_size ? extra : NULL);
 }
 
 nbc_status_t nbc_launch_packed(nbc_function_t *function, const unsigned grid[3],

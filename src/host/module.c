@@ -27,6 +27,7 @@ static struct {
   int (*destroy)(nvjitlink_handle *h);
   int (*add_data)(nvjitlink_handle h, int type, const void *data, size_t size,
                   const char *name);
+  int (*add_file)(nvjitlink_handle h, int type, const char *path);
   int (*complete)(nvjitlink_handle h);
   int (*cubin_size)(nvjitlink_handle h, size_t *size);
   int (*cubin)(nvjitlink_handle h, void *cubin);
@@ -45,6 +46,7 @@ static void load_jit(void) {
       {"nvJitLinkCreate", (void **)&jit.create},
       {"nvJitLinkDestroy", (void **)&jit.destroy},
       {"nvJitLinkAddData", (void **)&jit.add_data},
+      {"nvJitLinkAddFile", (void **)&jit.add_file},
       {"nvJitLinkComplete", (void **)&jit.complete},
       {"nvJitLinkGetLinkedCubinSize", (void **)&jit.cubin_size},
       {"nvJitLinkGetLinkedCubin", (void **)&jit.cubin},
@@ -99,9 +101,41 @@ static nbc_status_t jit_fail(nvjitlink_handle *h, const char *call, int result,
   return st;
 }
 
-/* Links images for sm_<cc_major><cc_minor> into a cubin (malloc'd). */
+/* The toolkit's libcudadevrt.a (grid synchronisation's cudaCG* functions) in buf: the file
+ * NBCUDA_CUDADEVRT names, else lib64/libcudadevrt.a of $CUDA_HOME, $CUDA_PATH or
+ * /usr/local/cuda. NBC_LINK_ERROR naming where it looked when none exists. */
+static nbc_status_t find_cudadevrt(char *buf, size_t size) {
+  const char *env = getenv("NBCUDA_CUDADEVRT");
+  if (env && *env) {
+    snprintf(buf, size, "%s", env);
+    FILE *f = fopen(buf, "rb");
+    if (f) {
+      fclose(f);
+      return NBC_OK;
+    }
+    return nbc__set_error(NBC_LINK_ERROR, "NBCUDA_CUDADEVRT=%s: no such file (grid "
+                          "synchronisation needs libcudadevrt.a)", env);
+  }
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+    if (!roots[i] || !*roots[i]) continue;
+    snprintf(buf, size, "%s/lib64/libcudadevrt.a", roots[i]);
+    FILE *f = fopen(buf, "rb");
+    if (f) {
+      fclose(f);
+      return NBC_OK;
+    }
+  }
+  return nbc__set_error(NBC_LINK_ERROR, "libcudadevrt.a was not found in lib64/ of $CUDA_HOME, "
+                        "$CUDA_PATH or /usr/local/cuda (grid synchronisation needs it; "
+                        "NBCUDA_CUDADEVRT may name the file)");
+}
+
+/* Links images (and libcudadevrt.a when cudadevrt is set) for sm_<cc_major><cc_minor> into a
+ * cubin (malloc'd). */
 static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                             unsigned max_registers, void **pcubin, size_t *psize) {
+                             unsigned max_registers, int cudadevrt, void **pcubin,
+                             size_t *psize) {
   pthread_once(&jit_once, load_jit);
   if (!jit_loaded) return nbc__set_error(NBC_NO_JITLINK, "%s", jit_error);
   char arch[32], maxreg[40];
@@ -130,6 +164,16 @@ static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major,
     snprintf(name, sizeof name, "image%d.%s", i, kind_name(kind));
     r = jit.add_data(h, type, images[i].data, images[i].size, name);
     if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, name);
+  }
+  if (cudadevrt) {
+    char path[4096];
+    nbc_status_t st = find_cudadevrt(path, sizeof path);
+    if (st != NBC_OK) {
+      jit.destroy(&h);
+      return st;
+    }
+    r = jit.add_file(h, NVJITLINK_INPUT_LIBRARY, path);
+    if (r != 0) return jit_fail(&h, "nvJitLinkAddFile", r, path);
   }
   r = jit.complete(h);
   if (r != 0) return jit_fail(&h, "nvJitLinkComplete", r, arch);
@@ -195,7 +239,8 @@ static nbc_status_t check_images(const nbc_image_t *images, int count, const cha
   return NBC_OK;
 }
 
-static nbc_status_t link_images(const nbc_image_t *images, int count, unsigned max_registers,
+static nbc_status_t link_images(const nbc_image_t *images, int count,
+                                const nbc_module_load_options_t *options,
                                 nbc_module_t **pmodule) {
   if (!pmodule) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_link: pmodule is NULL");
   *pmodule = NULL;
@@ -207,7 +252,8 @@ static nbc_status_t link_images(const nbc_image_t *images, int count, unsigned m
   void *cubin = NULL;
   size_t size = 0;
   st = jit_link(images, count, context->device->cc_major, context->device->cc_minor,
-                max_registers, &cubin, &size);
+                options ? options->max_registers : 0, options && options->cudadevrt, &cubin,
+                &size);
   if (st != NBC_OK) return st;
   st = load(cubin, NBC_IMAGE_CUBIN, context, 0, pmodule);
   free(cubin);
@@ -215,17 +261,18 @@ static nbc_status_t link_images(const nbc_image_t *images, int count, unsigned m
 }
 
 nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t **pmodule) {
-  return link_images(images, count, 0, pmodule);
+  return link_images(images, count, NULL, pmodule);
 }
 
 nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
                                 const nbc_module_load_options_t *options,
                                 nbc_module_t **pmodule) {
-  return link_images(images, count, options ? options->max_registers : 0, pmodule);
+  return link_images(images, count, options, pmodule);
 }
 
 nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                            unsigned max_registers, void **pcubin, size_t *psize) {
+                            const nbc_module_load_options_t *options, void **pcubin,
+                            size_t *psize) {
   if (!pcubin || !psize)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_link_cubin: NULL output");
   *pcubin = NULL;
@@ -242,7 +289,8 @@ nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, 
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_link_cubin: invalid compute capability "
                           "%d.%d", cc_major, cc_minor);
   }
-  return jit_link(images, count, cc_major, cc_minor, max_registers, pcubin, psize);
+  return jit_link(images, count, cc_major, cc_minor, options ? options->max_registers : 0,
+                  options && options->cudadevrt, pcubin, psize);
 }
 
 void nbc_cubin_free(void *cubin) { free(cubin); }
@@ -263,9 +311,10 @@ nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_k
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: unknown image kind %d",
                           (int)kind);
   kind = recognise(image, size, kind);
-  if (kind == NBC_IMAGE_LTOIR || kind == NBC_IMAGE_OBJECT || kind == NBC_IMAGE_LIBRARY) {
+  if (kind == NBC_IMAGE_LTOIR || kind == NBC_IMAGE_OBJECT || kind == NBC_IMAGE_LIBRARY ||
+      (options && options->cudadevrt)) {
     nbc_image_t one = {image, size, kind};
-    return link_images(&one, 1, max_registers, pmodule);
+    return link_images(&one, 1, options, pmodule);
   }
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);

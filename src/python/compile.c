@@ -58,6 +58,7 @@ struct session {
   /* the first Python exception raised inside the resolver (PyErr_Fetch triple) */
   PyObject *exc_type, *exc_value, *exc_tb;
   PyObject *links; /* files of the declare_device() functions met (list of str) */
+  int cooperative;  /* one of them was declared use_cooperative=True */
 };
 
 /* ------------------------------------------------------------ source ------------------ */
@@ -549,10 +550,12 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
   }
   const char *dname, *dsig;
   PyObject *dlink;
-  int declared = nbc__py_declared(st, value, &dname, &dsig, &dlink);
+  int dcoop = 0;
+  int declared = nbc__py_declared(st, value, &dname, &dsig, &dlink, &dcoop);
   if (declared < 0) return -1;
   if (declared) { /* declare_device(): its object keeps the strings (sess->keep keeps it) */
     if (PyList_Append(sess->keep, value) < 0) return -1;
+    sess->cooperative |= dcoop;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dlink); i++) {
       int seen = PySequence_Contains(sess->links, PyTuple_GET_ITEM(dlink, i));
       if (seen < 0 || (!seen && PyList_Append(sess->links, PyTuple_GET_ITEM(dlink, i)) < 0))
@@ -688,14 +691,16 @@ int nbc__py_run_source(const char *source, PyObject *filename, PyObject *ns) {
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult) {
-  return nbc__py_compile_function_links(st, pyfunc, sig, options, presult, NULL);
+  return nbc__py_compile_function_links(st, pyfunc, sig, options, presult, NULL, NULL);
 }
 
 int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                                    const nbc_compile_options_t *options,
-                                   nbc_compile_result_t **presult, PyObject **plinks) {
+                                   nbc_compile_result_t **presult, PyObject **plinks,
+                                   int *pcooperative) {
   *presult = NULL;
   if (plinks) *plinks = NULL;
+  if (pcooperative) *pcooperative = 0;
   PyObject *func = Py_NewRef(pyfunc);
   if (!PyFunction_Check(func)) { /* a jit(device=True) wrapper or numba dispatcher */
     PyObject *inner = PyObject_GetAttrString(func, "py_func");
@@ -708,7 +713,7 @@ int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const ch
     }
     func = inner;
   }
-  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL, PyList_New(0)};
+  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL, PyList_New(0), 0};
   if (!sess.keep || !sess.links) {
     session_free(&sess);
     Py_DECREF(func);
@@ -729,6 +734,7 @@ int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const ch
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;
     if (plinks) *plinks = Py_NewRef(sess.links);
+    if (pcooperative) *pcooperative = sess.cooperative;
   } else if (sess.exc_type) {
     PyErr_Restore(sess.exc_type, sess.exc_value, sess.exc_tb);
     sess.exc_type = sess.exc_value = sess.exc_tb = NULL;

@@ -58,12 +58,13 @@ static PyObject *declared_repr(DeclaredObject *self) {
 }
 
 int nbc__py_declared(nbc__py_state *st, PyObject *obj, const char **pname, const char **psig,
-                     PyObject **plink) {
+                     PyObject **plink, int *pcooperative) {
   if (Py_TYPE(obj) != st->DeclaredType) return 0;
   DeclaredObject *d = (DeclaredObject *)obj;
   *pname = PyUnicode_AsUTF8(d->name);
   *psig = PyUnicode_AsUTF8(d->sig);
   *plink = d->link;
+  *pcooperative = d->use_cooperative;
   return *pname && *psig ? 1 : -1;
 }
 

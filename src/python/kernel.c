@@ -50,6 +50,9 @@ typedef struct {
   PyObject *dispatch;         /* fixed: dict argument types -> the overload chosen for them */
   nbc_compile_options_t opts;
   unsigned max_registers;     /* numba's jit(max_registers=N), applied when code is loaded */
+  int cooperative; /* synchronises the grid: linked with libcudadevrt.a, launched
+                      cooperatively (the code calls cudaCG*, or a declared function it calls
+                      was declared use_cooperative=True) */
   nbc_signature_t *sig;
   nbc_compile_result_t *result;
   struct {
@@ -226,6 +229,7 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->dispatch = NULL;
   k->opts = *opts;
   k->max_registers = 0;
+  k->cooperative = 0;
   k->sig = NULL;
   k->result = NULL;
   k->nloaded = 0;
@@ -256,7 +260,11 @@ static int count_up(PyObject **counts, PyObject *sig) {
 static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func, const char *sig,
                           PyObject *jit_links) {
   PyObject *declared = NULL;
-  int rc = nbc__py_compile_function_links(st, py_func, sig, &k->opts, &k->result, &declared);
+  int declared_cooperative = 0;
+  int rc = nbc__py_compile_function_links(st, py_func, sig, &k->opts, &k->result, &declared,
+                                          &declared_cooperative);
+  if (rc == 0)
+    k->cooperative = declared_cooperative || nbc_compile_result_cooperative(k->result);
   if (rc == 0 && (PyList_GET_SIZE(declared) || (jit_links && PyTuple_GET_SIZE(jit_links)))) {
     PyObject *all = jit_links ? PySequence_List(jit_links) : PyList_New(0);
     for (Py_ssize_t i = 0; all && i < PyList_GET_SIZE(declared); i++) {
@@ -281,6 +289,7 @@ static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owne
   int rc = 0;
   if (hit) {
     Py_XSETREF(k->links, Py_XNewRef(jit_links));
+    k->cooperative = nbc_compile_result_cooperative(k->result);
   } else {
     rc = compile_linked(st, k, py_func, sig, jit_links);
     /* Code that calls declared functions is not kept: a hit would not know their files. */
@@ -350,11 +359,11 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
   const char *code = nbc_compile_result_code(k->result, &size);
   nbc_module_t *module = NULL;
   nbc_function_t *fn = NULL;
-  nbc_module_load_options_t load = {.max_registers = k->max_registers};
+  nbc_module_load_options_t load = {.max_registers = k->max_registers,
+                                    .cudadevrt = k->cooperative};
   if (k->links && PyTuple_GET_SIZE(k->links)) {
     int lto = k->opts.output == NBC_OUTPUT_LTOIR;
-    if (nbc__py_link_load(st, code, size, lto, k->links, k->max_registers, &module) < 0)
-      return NULL;
+    if (nbc__py_link_load(st, code, size, lto, k->links, &load, &module) < 0) return NULL;
     s = NBC_OK;
   } else {
     s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);
@@ -696,7 +705,8 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   nbc_stream_t *stream = NULL, *temp = NULL;
   if (ok) ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
   if (ok) {
-    nbc_status_t s = nbc_launch_packed(fn, grid, block, L->shared, stream, buf, size);
+    nbc_status_t s = nbc_launch_packed_ex(fn, grid, block, L->shared, stream, buf, size,
+                                          k->cooperative ? NBC_LAUNCH_COOPERATIVE : 0);
     if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
   }
   nbc_stream_destroy(temp);
@@ -1258,8 +1268,10 @@ static PyObject *llvm_text(nbc__py_state *st, KernelObject *ov) {
 static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
   size_t size = 0;
   const char *code = nbc_compile_result_code(ov->result, &size);
-  PyObject *cubin = nbc__py_link_cubin(st, code, size, ov->opts.output == NBC_OUTPUT_LTOIR,
-                                       ov->links, ov->max_registers);
+  nbc_module_load_options_t load = {.max_registers = ov->max_registers,
+                                    .cudadevrt = ov->cooperative};
+  PyObject *cubin =
+      nbc__py_link_cubin(st, code, size, ov->opts.output == NBC_OUTPUT_LTOIR, ov->links, &load);
   PyObject *listing = cubin ? nbc__py_disassemble(st, cubin) : NULL;
   Py_XDECREF(cubin);
   return listing;

@@ -186,7 +186,8 @@ static int current_cc(nbc__py_state *st, int *pmajor, int *pminor) {
 }
 
 int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
-                      PyObject *links, unsigned max_registers, nbc_module_t **pmodule) {
+                      PyObject *links, const nbc_module_load_options_t *options,
+                      nbc_module_t **pmodule) {
   *pmodule = NULL;
   int major = 0, minor = 0;
   nbc_image_t *images = NULL;
@@ -195,9 +196,8 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
       gather_images(st, code, size, lto, links, major, minor, &images, &keep) < 0)
     return -1;
   int count = (int)PyTuple_GET_SIZE(links) + 1, rc = 0;
-  nbc_module_load_options_t options = {.max_registers = max_registers};
   nbc_status_t s;
-  Py_BEGIN_ALLOW_THREADS s = nbc_module_link_ex(images, count, &options, pmodule);
+  Py_BEGIN_ALLOW_THREADS s = nbc_module_link_ex(images, count, options, pmodule);
   Py_END_ALLOW_THREADS if (s != NBC_OK) rc = nbc__py_raise_int(st, s);
   Py_DECREF(keep);
   PyMem_Free(images);
@@ -205,7 +205,7 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
 }
 
 PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, int lto,
-                             PyObject *links, unsigned max_registers) {
+                             PyObject *links, const nbc_module_load_options_t *options) {
   int major = 0, minor = 0;
   nbc_image_t *images = NULL;
   PyObject *keep = NULL;
@@ -217,7 +217,7 @@ PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, i
   size_t cubin_size = 0;
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s =
-      nbc_link_cubin(images, count, major, minor, max_registers, &cubin, &cubin_size);
+      nbc_link_cubin(images, count, major, minor, options, &cubin, &cubin_size);
   Py_END_ALLOW_THREADS PyObject *r =
       s == NBC_OK ? PyBytes_FromStringAndSize(cubin, (Py_ssize_t)cubin_size) : NULL;
   if (s != NBC_OK) nbc__py_raise(st, s);

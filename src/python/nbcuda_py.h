@@ -213,10 +213,12 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult);
 /* The same, also giving the files the declare_device() functions it calls link (a new
- * list; plinks may be NULL). */
+ * list; plinks may be NULL) and whether one of them was declared use_cooperative=True
+ * (pcooperative may be NULL). */
 int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                                    const nbc_compile_options_t *options,
-                                   nbc_compile_result_t **presult, PyObject **plinks);
+                                   nbc_compile_result_t **presult, PyObject **plinks,
+                                   int *pcooperative);
 /* Runs nbcuda's own Python kernel source (cuda.reduce's kernel, nbcuda.random's device
  * functions) in ns, registered in linecache under filename so the compiler reads the
  * functions it defines like any others. 0, or -1 with an exception set. */
@@ -284,19 +286,20 @@ int nbc__py_reduce_init(PyObject *module, nbc__py_state *st);
 
 /* ========================================================================== ipc.c === */
 /* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
-/* declared.c: declare_device() and its objects. 1 with the symbol, signature and link
- * tuple (borrowed) when obj is one, 0 when not, -1 on error. */
+/* declared.c: declare_device() and its objects. 1 with the symbol, signature, link tuple
+ * (borrowed) and use_cooperative when obj is one, 0 when not, -1 on error. */
 int nbc__py_declared_init(PyObject *module, nbc__py_state *st);
 int nbc__py_declared(nbc__py_state *st, PyObject *obj, const char **pname, const char **psig,
-                     PyObject **plink);
+                     PyObject **plink, int *pcooperative);
 /* link.c: links the kernel's code (LTO-IR when lto is set, else PTX) with the files (a tuple
  * of str) for the current device and loads the result; -1 with the error set. */
 int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
-                      PyObject *links, unsigned max_registers, nbc_module_t **pmodule);
+                      PyObject *links, const nbc_module_load_options_t *options,
+                      nbc_module_t **pmodule);
 /* The same linked code as a cubin (bytes) for the current device, loaded nowhere (links may
  * be NULL: the code alone); NULL with the error set. */
 PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, int lto,
-                             PyObject *links, unsigned max_registers);
+                             PyObject *links, const nbc_module_load_options_t *options);
 /* sass.c: nvdisasm's listing of a cubin (numba's inspect_sass: `nvdisasm -gi`); nvdisasm is
  * looked for on PATH, in the toolkit and in a Python-packaged toolkit. */
 PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin);

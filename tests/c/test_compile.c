@@ -552,11 +552,41 @@ TEST(nvvm_ir_output) {
   ASSERT_CONTAINS(ir, "!nvvmir.version");
   ASSERT_STREQ(nbc_compile_result_symbol(r), "add");
   ASSERT_STREQ(nbc_compile_result_return_type(r), "float64");
+  ASSERT(!nbc_compile_result_cooperative(r));
   nbc_compile_result_destroy(r);
   o.output = (nbc_output_t)3;
   ASSERT_STATUS(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &r),
                 NBC_INVALID_ARGUMENT);
   ASSERT_CONTAINS(nbc_last_error(), "Unsupported output type: 3");
+}
+
+/* Grid synchronisation: the result says it needs cudadevrt and a cooperative launch, also
+ * when it is made again from the code (a cache's copy). */
+TEST(grid_sync_result_is_cooperative) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  const char *grid_src = "from numba import cuda\n"
+                         "def k(a):\n    g = cuda.cg.this_grid()\n    a[0] = g.sync()\n";
+  nbc_source_t gs = {grid_src, 0, "g.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&gs, "k", "void(int32[::1])", &o, NULL, &r));
+  ASSERT(nbc_compile_result_cooperative(r));
+  size_t psize = 0;
+  const char *code = nbc_compile_result_code(r, &psize);
+  ASSERT_CONTAINS(code, "cudaCGSynchronize");
+  nbc_compile_result_t *copy = NULL;
+  ASSERT_OK(nbc_compile_result_create(code, psize, nbc_compile_result_symbol(r), "none", &copy));
+  ASSERT(nbc_compile_result_cooperative(copy));
+  nbc_compile_result_destroy(copy);
+  nbc_compile_result_destroy(r);
+  ASSERT(!nbc_compile_result_cooperative(NULL));
+  const char *plain = "def k(a):\n    a[0] = 1\n";
+  nbc_source_t ps = {plain, 0, "p.py", 1, 0};
+  ASSERT_OK(nbc_compile(&ps, "k", "void(int32[::1])", &o, NULL, &r));
+  ASSERT(!nbc_compile_result_cooperative(r));
+  nbc_compile_result_destroy(r);
 }
 
 TEST(bool_return_c_abi) {
@@ -745,5 +775,6 @@ TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_i
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
-                      X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output))
+                      X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output)
+                      X(grid_sync_result_is_cooperative))
 TEST_MAIN()

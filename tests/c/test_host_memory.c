@@ -230,6 +230,26 @@ TEST(module_load_and_launch) {
   ASSERT_EQ(got_n, 99);
   ASSERT_OK(nbc_launch_packed(f, grid, block, 0, NULL, NULL, 0));
   ASSERT_EQ(tdrv()->launch_count(), 4);
+  ASSERT_EQ(tdrv()->last_launch(&info), 1);
+  ASSERT_EQ(info.cooperative, 0);
+  /* Cooperatively (cuLaunchKernelEx): the same packed parameters, the launch marked so; a
+   * grid larger than the device holds at once is the driver's error. */
+  ASSERT_OK(nbc_launch_packed_ex(g, grid, block, 0, s, packed, sizeof packed,
+                                 NBC_LAUNCH_COOPERATIVE));
+  ASSERT_EQ(tdrv()->last_launch(&info), 1);
+  ASSERT_EQ(info.cooperative, 1);
+  ASSERT_EQ(info.param_total, 16);
+  ASSERT_OK(nbc_launch_packed_ex(g, grid, block, 0, s, packed, sizeof packed, 0));
+  ASSERT_EQ(tdrv()->last_launch(&info), 1);
+  ASSERT_EQ(info.cooperative, 0);
+  unsigned huge[3] = {100000, 1, 1};
+  ASSERT_STATUS(nbc_launch_packed_ex(g, huge, block, 0, s, packed, sizeof packed,
+                                     NBC_LAUNCH_COOPERATIVE),
+                NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE");
+  ASSERT_CONTAINS(nbc_last_error(), "cooperative launch of kernel 'scale'");
+  ASSERT_STATUS(nbc_launch_packed_ex(g, grid, block, 0, s, packed, sizeof packed, 6),
+                NBC_INVALID_ARGUMENT);
   ASSERT_OK(nbc_stream_synchronize(s));
   nbc_stream_destroy(s);
   nbc_module_destroy(m);
@@ -357,6 +377,43 @@ TEST(link_to_cubin_without_loading) {
   nbc_cubin_free(NULL);
 }
 
+/* The load option cudadevrt links the toolkit's libcudadevrt.a (grid synchronisation): found
+ * under CUDA_HOME, or named by NBCUDA_CUDADEVRT; a missing file is a link error naming it. */
+TEST(link_cudadevrt) {
+  struct stat st;
+  if (stat("/usr/local/cuda/lib64/libnvJitLink.so.13", &st) != 0) SKIP("no nvJitLink 13");
+  if (stat("/usr/local/cuda/lib64/libcudadevrt.a", &st) != 0) SKIP("no libcudadevrt.a");
+  static const char grid_ptx[] =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".extern .func (.param .b64 func_retval0) cudaCGGetIntrinsicHandle(.param .b32 p0);\n"
+      ".extern .func (.param .b32 func_retval0) cudaCGSynchronize(.param .b64 p0, "
+      ".param .b32 p1);\n"
+      ".visible .entry k()\n{\n  .reg .b64 %rd<2>;\n  .reg .b32 %r<2>;\n"
+      "  { .param .b32 a0; st.param.b32 [a0], 1; .param .b64 r0;\n"
+      "    call.uni (r0), cudaCGGetIntrinsicHandle, (a0); ld.param.b64 %rd1, [r0]; }\n"
+      "  { .param .b64 a0; st.param.b64 [a0], %rd1; .param .b32 a1; st.param.b32 [a1], 0;\n"
+      "    .param .b32 r0; call.uni (r0), cudaCGSynchronize, (a0, a1); "
+      "ld.param.b32 %r1, [r0]; }\n  ret;\n}\n";
+  nbc_image_t images[1] = {{grid_ptx, strlen(grid_ptx), NBC_IMAGE_PTX}};
+  void *cubin = NULL;
+  size_t size = 0;
+  nbc_module_load_options_t plain = {0}, with = {.cudadevrt = 1};
+  ASSERT_STATUS(nbc_link_cubin(images, 1, 8, 0, &plain, &cubin, &size), NBC_LINK_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cudaCGSynchronize");
+  ASSERT_OK(nbc_link_cubin(images, 1, 8, 0, &with, &cubin, &size));
+  nbc_cubin_free(cubin);
+  setenv("NBCUDA_CUDADEVRT", "/nonexistent/libcudadevrt.a", 1);
+  ASSERT_STATUS(nbc_link_cubin(images, 1, 8, 0, &with, &cubin, &size), NBC_LINK_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "NBCUDA_CUDADEVRT=/nonexistent/libcudadevrt.a");
+  unsetenv("NBCUDA_CUDADEVRT");
+  REQUIRE_DRIVER();
+  nbc_module_t *m = NULL;
+  ASSERT_OK(nbc_module_load_data_ex(grid_ptx, strlen(grid_ptx), NBC_IMAGE_PTX, &with, &m));
+  nbc_function_t *f;
+  ASSERT_OK(nbc_module_get_function(m, "k", &f));
+  nbc_module_destroy(m);
+}
+
 TEST(no_nvjitlink) {
   setenv("NBCUDA_NVJITLINK", "/nonexistent/libnvJitLink.so", 1);
   REQUIRE_DRIVER();
@@ -369,6 +426,6 @@ TEST(no_nvjitlink) {
 TEST_LIST(X(alloc_copy_free) X(async_copies) X(out_of_memory_any_driver) X(out_of_memory)
               X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
                   X(module_load_and_launch) X(launch_failures) X(module_failures)
-                      X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading)
+                      X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading) X(link_cudadevrt)
                           X(no_nvjitlink))
 TEST_MAIN()

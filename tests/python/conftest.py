@@ -79,6 +79,7 @@ class LaunchInfo(ctypes.Structure):
         ("param_offset", ctypes.c_size_t * 128),
         ("param_total", ctypes.c_size_t),
         ("param_bytes", ctypes.c_ubyte * 4096),
+        ("cooperative", ctypes.c_int),
     ]
 
 

@@ -551,7 +551,26 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
   return r;
 }
 
-/* The occupancy calculator of the header comment, for the current context's device. */
+/* The occupancy calculator of the header comment: blocks of block_size threads one SM of a
+ * device with attributes attrs runs at once. Lock held. */
+static int occupancy_blocks(const struct CUfunc_st *func, const int *a, int block_size,
+                            size_t dynamic_smem) {
+  long warps = (block_size + 31) / 32;
+  long smem = (long)func->shared_bytes + (long)dynamic_smem +
+              a[CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK];
+  long blocks = a[CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR];
+  long by_threads = a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR] / (warps * 32);
+  long by_regs =
+      a[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR] / (warps * 32 * func_regs(func));
+  long by_smem = a[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] / smem;
+  if (by_threads < blocks) blocks = by_threads;
+  if (by_regs < blocks) blocks = by_regs;
+  if (by_smem < blocks) blocks = by_smem;
+  if (block_size > func->max_threads || dynamic_smem > MAX_DYNAMIC_SHARED) blocks = 0;
+  return (int)blocks;
+}
+
+/* The occupancy calculator for the current context's device. */
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
                                                              int blockSize,
                                                              size_t dynamicSMemSize) {
@@ -562,22 +581,9 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUf
   struct CUctx_st *ctx;
   CUresult r = td__current(&ctx);
   if (r == CUDA_SUCCESS && !function_known(func)) r = CUDA_ERROR_INVALID_HANDLE;
-  if (r == CUDA_SUCCESS) {
-    const int *a = td__devices[ctx->device].attrs;
-    long warps = (blockSize + 31) / 32;
-    long smem = (long)func->shared_bytes + (long)dynamicSMemSize +
-                a[CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK];
-    long blocks = a[CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR];
-    long by_threads = a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR] / (warps * 32);
-    long by_regs =
-        a[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR] / (warps * 32 * func_regs(func));
-    long by_smem = a[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] / smem;
-    if (by_threads < blocks) blocks = by_threads;
-    if (by_regs < blocks) blocks = by_regs;
-    if (by_smem < blocks) blocks = by_smem;
-    if (blockSize > func->max_threads || dynamicSMemSize > MAX_DYNAMIC_SHARED) blocks = 0;
-    *numBlocks = (int)blocks;
-  }
+  if (r == CUDA_SUCCESS)
+    *numBlocks = occupancy_blocks(func, td__devices[ctx->device].attrs, blockSize,
+                                  dynamicSMemSize);
   pthread_mutex_unlock(&td__lock);
   return r;
 }
@@ -644,7 +650,7 @@ static CUresult pack_params(struct CUfunc_st *f, void **kernelParams, void **ext
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                        unsigned by, unsigned bz, unsigned shared, CUstream h, void **params,
-                       void **extra, int per_thread) {
+                       void **extra, int per_thread, int cooperative) {
   tdrv_launch_info *info = calloc(1, sizeof *info);
   td_op *op = calloc(1, sizeof *op);
   if (!info || !op) {
@@ -662,6 +668,14 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   info->block[0] = bx, info->block[1] = by, info->block[2] = bz;
   if (r == CUDA_SUCCESS)
     r = check_dims(td__devices[ctx->device].attrs, info->grid, info->block, shared);
+  /* a cooperative grid must be resident at once: occupancy x multiprocessors blocks */
+  if (r == CUDA_SUCCESS && cooperative &&
+      (unsigned long long)gx * gy * gz >
+          (unsigned long long)occupancy_blocks(f, td__devices[ctx->device].attrs,
+                                               (int)(bx * by * bz), shared) *
+              (unsigned long long)td__devices[ctx->device]
+                  .attrs[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT])
+    r = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   if (r == CUDA_SUCCESS) r = pack_params(f, params, extra, info);
   if (r == CUDA_SUCCESS) r = td__stream_resolve(h, &s);
   if (r == CUDA_SUCCESS && td__refuse_launch) r = CUDA_ERROR_NOT_SUPPORTED;
@@ -670,6 +684,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     info->shared_bytes = shared;
     info->stream = (uintptr_t)h;
     info->per_thread = per_thread;
+    info->cooperative = cooperative;
     info->device = ctx->device;
     op->kind = TD_OP_LAUNCH;
     op->delay_ms = td__launch_delay_ms;
@@ -718,7 +733,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
                                 unsigned int shared, CUstream h, void **kernelParams,
                                 void **extra) {
   TD_ENTER("cuLaunchKernel", "cuLaunchKernel");
-  return launch(f, gx, gy, gz, bx, by, bz, shared, h, kernelParams, extra, 0);
+  return launch(f, gx, gy, gz, bx, by, bz, shared, h, kernelParams, extra, 0, 0);
 }
 
 CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
@@ -726,5 +741,34 @@ CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int
                                      unsigned int bz, unsigned int shared, CUstream h,
                                      void **kernelParams, void **extra) {
   TD_ENTER("cuLaunchKernel", "cuLaunchKernel_ptsz");
-  return launch(f, gx, gy, gz, bx, by, bz, shared, h, kernelParams, extra, 1);
+  return launch(f, gx, gy, gz, bx, by, bz, shared, h, kernelParams, extra, 1, 0);
+}
+
+/* cuLaunchKernelEx: the configuration's launch; of its attributes only COOPERATIVE is
+ * modelled (the others are accepted and ignored), an unknown id is CUDA_ERROR_INVALID_VALUE. */
+static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f, void **params,
+                          void **extra, int per_thread) {
+  if (!config || (config->numAttrs && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  int cooperative = 0;
+  for (unsigned i = 0; i < config->numAttrs; i++) {
+    if ((int)config->attrs[i].id < 0 || (int)config->attrs[i].id > 64)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+      cooperative = config->attrs[i].value.cooperative != 0;
+  }
+  return launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream,
+                params, extra, per_thread, cooperative);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                                  void **kernelParams, void **extra) {
+  TD_ENTER("cuLaunchKernelEx", "cuLaunchKernelEx");
+  return launch_ex(config, f, kernelParams, extra, 0);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                       void **kernelParams, void **extra) {
+  TD_ENTER("cuLaunchKernelEx", "cuLaunchKernelEx_ptsz");
+  return launch_ex(config, f, kernelParams, extra, 1);
 }

@@ -120,6 +120,7 @@ static const proc_row rows[] = {
     ROW("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
         cuOccupancyMaxActiveBlocksPerMultiprocessor),
     ROWPT("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
+    ROWPT("cuLaunchKernelEx", 11060, cuLaunchKernelEx, cuLaunchKernelEx_ptsz),
 };
 
 #define NROWS (sizeof rows / sizeof rows[0])

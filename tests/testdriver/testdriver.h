@@ -69,6 +69,7 @@ typedef struct tdrv_launch_info {
   size_t param_offset[TDRV_MAX_PARAMS];
   size_t param_total; /* bytes used in param_bytes */
   unsigned char param_bytes[TDRV_MAX_PARAM_BYTES];
+  int cooperative; /* 1 when launched by cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE */
 } tdrv_launch_info;
 
 /* Calls of an entry point by base name, all variants together (also counts failed
