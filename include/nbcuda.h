@@ -21,6 +21,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The functions below are libnbcuda's public interface: exported from the shared library,
+ * which is built with hidden visibility for everything else (the nbc__ internals). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -471,6 +477,9 @@ typedef struct nbc_module_load_options {
                     cudaCG* functions; nbc_compile_result_cooperative says when): the image
                     then goes through nvJitLink. Found through NBCUDA_CUDADEVRT (the file),
                     else lib64/ of $CUDA_HOME, $CUDA_PATH, /usr/local/cuda */
+  int fp16;      /* link numba.cuda.fp16's wrappers too (nbc_compile_result_uses_fp16 says
+                    when): nbc_fp16_shim_source compiled by NVRTC for the device, once per
+                    architecture and process (to LTO-IR when an image is LTO-IR) */
 } nbc_module_load_options_t;
 nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_kind_t kind,
                                      const nbc_module_load_options_t *options,
@@ -700,6 +709,14 @@ const char *nbc_compile_result_log(const nbc_compile_result_t *result);
  * cudaCGGetIntrinsicHandle / cudaCGSynchronize, so it must be linked with libcudadevrt.a
  * (nbc_module_load_options_t.cudadevrt) and launched cooperatively (NBC_LAUNCH_COOPERATIVE). */
 int nbc_compile_result_cooperative(const nbc_compile_result_t *result);
+/* 1 when the code calls numba.cuda.fp16's functions: their wrappers (nbc_fp16_shim_source,
+ * CUDA C++ over cuda_fp16.h) must be compiled with NVRTC and linked
+ * (nbc_module_load_options_t.fp16). */
+int nbc_compile_result_uses_fp16(const nbc_compile_result_t *result);
+/* The CUDA C++ of every numba.cuda.fp16 wrapper, `extern "C" __device__ int
+ * nbc_fp16_<function>(RT *ret, args...)` (Numba ABI; float16 as its 16 bits). Static; NULL
+ * only when out of memory. */
+const char *nbc_fp16_shim_source(void);
 /* A result holding code compiled earlier (a cache's copy): code and size as
  * nbc_compile_result_code gave them, the symbol and return type as their accessors did; the
  * log is empty. Everything is copied. */
@@ -778,6 +795,10 @@ nbc_status_t nbc_signature_pack_complex(const nbc_signature_t *sig, int index, v
 
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
 #endif
 
 #endif /* NBCUDA_H */

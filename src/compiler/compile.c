@@ -28,25 +28,34 @@ struct nbc_compile_result {
   char *symbol;
   char *log;
   int cooperative; /* calls cudadevrt's cudaCG* functions (nbc_compile_result_cooperative) */
+  int fp16;        /* calls numba.cuda.fp16's wrappers (nbc_compile_result_uses_fp16) */
 };
 
-/* Whether code calls cudadevrt's grid functions: their symbols appear in the PTX's .extern
- * declarations, in LTO-IR's string table and in NVVM IR alike. */
-static int calls_cudadevrt(const char *code, size_t size) {
-  static const char *const names[] = {"cudaCGGetIntrinsicHandle", "cudaCGSynchronize"};
-  for (size_t i = 0; code && i < sizeof names / sizeof names[0]; i++) {
-    size_t n = strlen(names[i]);
-    for (const char *p = code; size >= n && p <= code + size - n; p++) {
-      p = memchr(p, names[i][0], (size_t)(code + size - n + 1 - p));
-      if (!p) break;
-      if (memcmp(p, names[i], n) == 0) return 1;
-    }
+/* Whether code names a symbol starting with prefix: external functions appear in the PTX's
+ * .extern declarations, in LTO-IR's string table and in NVVM IR alike. */
+static int mentions(const char *code, size_t size, const char *prefix) {
+  size_t n = strlen(prefix);
+  for (const char *p = code; code && size >= n && p <= code + size - n; p++) {
+    p = memchr(p, prefix[0], (size_t)(code + size - n + 1 - p));
+    if (!p) break;
+    if (memcmp(p, prefix, n) == 0) return 1;
   }
   return 0;
 }
 
+/* What linking the code needs: cudadevrt's grid functions, numba.cuda.fp16's wrappers. */
+static void note_needs(nbc_compile_result_t *r) {
+  r->cooperative = mentions(r->code, r->size, "cudaCGGetIntrinsicHandle") ||
+                   mentions(r->code, r->size, "cudaCGSynchronize");
+  r->fp16 = mentions(r->code, r->size, "nbc_fp16_");
+}
+
 int nbc_compile_result_cooperative(const nbc_compile_result_t *result) {
   return result ? result->cooperative : 0;
+}
+
+int nbc_compile_result_uses_fp16(const nbc_compile_result_t *result) {
+  return result ? result->fp16 : 0;
 }
 
 const char *const nbc__compile_phase_names[NBC__PHASE_COUNT] = {"load", "signature", "infer",
@@ -151,7 +160,7 @@ static nbc_compile_result_t *make_result(const char *code, size_t size) {
   if (!r) return NULL;
   r->code = dup_text(code ? code : "", code ? size : 0);
   r->size = code ? size : 0;
-  r->cooperative = calls_cudadevrt(code, r->size);
+  note_needs(r);
   r->log = dup_text("", 0);
   if (!r->code || !r->log) {
     nbc_compile_result_destroy(r);
@@ -271,7 +280,7 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   if (!result) goto oom;
   result->code = out.code;
   result->size = out.size;
-  result->cooperative = calls_cudadevrt(result->code, result->size);
+  note_needs(result);
   result->log = out.log;
   out.code = out.log = NULL;
   result->return_type = dup_text(nbc__type_name(&ctx, ctx.program->entry->ret),

@@ -347,7 +347,8 @@ typedef enum nbc__kernel_call {
   NBC__KERNEL_CALL_CONST_ARRAY, /* const.array_like(global_array) */
   NBC__KERNEL_CALL_ATOMIC,      /* atomic.<op>(array, index, value) */
   NBC__KERNEL_CALL_LIBDEVICE,   /* libdevice.<f>(...): numba.cuda.libdevice's functions */
-  NBC__KERNEL_CALL_THIS_GRID    /* cg.this_grid(): the GridGroup of a cooperative launch */
+  NBC__KERNEL_CALL_THIS_GRID,   /* cg.this_grid(): the GridGroup of a cooperative launch */
+  NBC__KERNEL_CALL_FP16         /* fp16.<f>(...): numba.cuda.fp16's cuda_fp16.h functions */
 } nbc__kernel_call;
 
 /* The entry of a kernel-language name as written after "cuda." ("grid", "atomic.add"), or
@@ -362,6 +363,11 @@ nbc__kernel_call nbc__cuda_name_call(const nbc_kernel_name_t *entry);
 bool nbc__libdevice_find(const char *name, const nbc__type **pret, const char **pcodes);
 /* The type of a libdevice argument type letter (f d h i l). */
 const nbc__type *nbc__libdevice_type(char letter);
+/* fp16.c: numba.cuda.fp16's function `name` (as exported, "hadd", "__hsub_sat"): its return
+ * type, argument types (up to 4; *pnargs of them) and the symbol of its Numba-ABI wrapper in
+ * the shim (nbc_fp16_shim_source). false when there is none. */
+bool nbc__fp16_find(nbc__ctx *ctx, const char *name, const nbc__type **pret,
+                    const nbc__type *args[4], int *pnargs, const char **psymbol);
 
 /* ====================================================================== resolve.c === */
 /* The module-level view of a source file: its functions by name and what its global names

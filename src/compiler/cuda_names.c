@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
+#include "compiler/fp16_funcs.h"
 #include "compiler/libdevice_funcs.h"
 
 #define KERNEL_NAMES(X)                                                                        \
@@ -107,16 +108,24 @@
 #define LD_PUBLIC_ENTRY_(name, ret, nargs, codes) {"libdevice." #name, NBC_KERNEL_FUNCTION},
 #define LD_CALL_ENTRY_(name, ret, nargs, codes) NBC__KERNEL_CALL_LIBDEVICE,
 
+/* numba.cuda.fp16: cuda_fp16.h's scalar functions (fp16_funcs.h, generated from numba-cuda's
+ * bindings; fp16.c), after libdevice's. */
+#define FP16_PUBLIC_ENTRY_(name, cname, ret, codes) {"fp16." #name, NBC_KERNEL_FUNCTION},
+#define FP16_CALL_ENTRY_(name, cname, ret, codes) NBC__KERNEL_CALL_FP16,
+
 #define PUBLIC_ENTRY_(name, kind, call) {name, NBC_KERNEL_##kind},
 static const nbc_kernel_name_t names[] = {KERNEL_NAMES(PUBLIC_ENTRY_){"libdevice",
                                                                       NBC_KERNEL_NAMESPACE},
-                                          LIBDEVICE_FUNCS(LD_PUBLIC_ENTRY_)};
+                                          LIBDEVICE_FUNCS(LD_PUBLIC_ENTRY_){
+                                              "fp16", NBC_KERNEL_NAMESPACE},
+                                          FP16_FUNCS(FP16_PUBLIC_ENTRY_)};
 #undef PUBLIC_ENTRY_
 
 /* calls[i] is how infer_call.c types a call of names[i]. */
 #define CALL_ENTRY_(name, kind, call) NBC__KERNEL_CALL_##call,
 static const nbc__kernel_call calls[] = {KERNEL_NAMES(CALL_ENTRY_) NBC__KERNEL_CALL_NONE,
-                                         LIBDEVICE_FUNCS(LD_CALL_ENTRY_)};
+                                         LIBDEVICE_FUNCS(LD_CALL_ENTRY_) NBC__KERNEL_CALL_NONE,
+                                         FP16_FUNCS(FP16_CALL_ENTRY_)};
 #undef CALL_ENTRY_
 
 typedef struct {

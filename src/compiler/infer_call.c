@@ -651,6 +651,29 @@ static const nbc__type *call_libdevice(infer *I, nbc__node *n, const char *fname
   return c->ret;
 }
 
+/* numba.cuda.fp16.<f>(...): cuda_fp16.h's function through its Numba-ABI wrapper in the fp16
+ * shim (fp16.c), typed by numba-cuda's signature: the arguments convert to the parameter
+ * types; lowered as a declared device function. */
+static const nbc__type *call_fp16(infer *I, nbc__node *n, const char *fname,
+                                  const nbc__type **types, int nargs) {
+  const nbc__type *ret, *params[4];
+  int nparams = 0;
+  const char *symbol;
+  if (!no_keywords(I, n, fname)) return NULL;
+  if (!nbc__fp16_find(I->ctx, fname + strlen("cuda.fp16."), &ret, params, &nparams, &symbol))
+    return UNSUPPORTED(I, n, "unknown fp16 function %s", fname), NULL;
+  if (nargs != nparams) return arg_list_error(I, n, fname, types, nargs);
+  for (int i = 0; i < nargs; i++)
+    if (!nbc__type_is_number(types[i]) || !nbc__type_can_convert(types[i], params[i]))
+      return arg_list_error(I, n, fname, types, nargs);
+  nbc__call *c = call_new(I, n, NBC__B_EXTERN, symbol, nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++)
+    c->argtypes[i] = params[i];
+  c->ret = ret;
+  return c->ret;
+}
+
 /* cg.this_grid(): the grid of the cooperative launch (numba's GridGroup). */
 static const nbc__type *call_this_grid(infer *I, nbc__node *n, const char *fname,
                                        const nbc__type **types, int nargs) {
@@ -681,6 +704,8 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_libdevice(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_THIS_GRID:
     return call_this_grid(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_FP16:
+    return call_fp16(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_NONE:
     break;
   }

@@ -131,11 +131,59 @@ static nbc_status_t find_cudadevrt(char *buf, size_t size) {
                         "NBCUDA_CUDADEVRT may name the file)");
 }
 
-/* Links images (and libcudadevrt.a when cudadevrt is set) for sm_<cc_major><cc_minor> into a
- * cubin (malloc'd). */
+/* numba.cuda.fp16's wrappers (nbc_fp16_shim_source) compiled by NVRTC for sm_XY, to LTO-IR
+ * when lto is set; compiled once per (architecture, lto) and kept for the process (a list of a
+ * few entries: one per device architecture and code kind in use). */
+struct fp16_shim {
+  int major, minor, lto;
+  char *code;
+  size_t size;
+  struct fp16_shim *next;
+};
+
+static nbc_status_t fp16_shim(int cc_major, int cc_minor, int lto, const char **pcode,
+                              size_t *psize) {
+  static pthread_mutex_t shim_lock = PTHREAD_MUTEX_INITIALIZER;
+  static struct fp16_shim *shims;
+  pthread_mutex_lock(&shim_lock); /* held while compiling: one compile per architecture */
+  struct fp16_shim *s = shims;
+  while (s && !(s->major == cc_major && s->minor == cc_minor && s->lto == lto)) s = s->next;
+  nbc_status_t st = NBC_OK;
+  if (!s) {
+    const char *source = nbc_fp16_shim_source();
+    s = source ? calloc(1, sizeof *s) : NULL;
+    if (!s) {
+      st = nbc__set_error(NBC_NO_MEMORY, "out of host memory (fp16 shim)");
+    } else {
+      st = nbc_nvrtc_compile(source, "nbcuda_fp16.cu", cc_major, cc_minor, lto, &s->code,
+                             &s->size);
+      if (st == NBC_OK) {
+        s->major = cc_major;
+        s->minor = cc_minor;
+        s->lto = lto;
+        s->next = shims;
+        shims = s;
+      } else {
+        free(s);
+        s = NULL;
+      }
+    }
+  }
+  if (s) {
+    *pcode = s->code;
+    *psize = s->size;
+  }
+  pthread_mutex_unlock(&shim_lock);
+  return st;
+}
+
+/* Links images (and libcudadevrt.a, the fp16 shim when the options ask) for
+ * sm_<cc_major><cc_minor> into a cubin (malloc'd). */
 static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                             unsigned max_registers, int cudadevrt, void **pcubin,
+                             const nbc_module_load_options_t *load, void **pcubin,
                              size_t *psize) {
+  unsigned max_registers = load ? load->max_registers : 0;
+  int cudadevrt = load && load->cudadevrt, fp16 = load && load->fp16;
   pthread_once(&jit_once, load_jit);
   if (!jit_loaded) return nbc__set_error(NBC_NO_JITLINK, "%s", jit_error);
   char arch[32], maxreg[40];
@@ -143,11 +191,19 @@ static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major,
   snprintf(maxreg, sizeof maxreg, "-maxrregcount=%u", max_registers);
   const char *options[3] = {arch, NULL, NULL};
   uint32_t n_options = 1;
+  int lto = 0;
   for (int i = 0; i < count; i++)
     if (recognise(images[i].data, images[i].size, images[i].kind) == NBC_IMAGE_LTOIR) {
       options[n_options++] = "-lto";
+      lto = 1;
       break;
     }
+  const char *shim = NULL;
+  size_t shim_size = 0;
+  if (fp16) { /* compiled before the link starts: NVRTC's failure is its own error */
+    nbc_status_t st = fp16_shim(cc_major, cc_minor, lto, &shim, &shim_size);
+    if (st != NBC_OK) return st;
+  }
   if (max_registers) options[n_options++] = maxreg; /* numba's max_registers */
   nvjitlink_handle h = NULL;
   int r = jit.create(&h, n_options, options);
@@ -164,6 +220,11 @@ static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major,
     snprintf(name, sizeof name, "image%d.%s", i, kind_name(kind));
     r = jit.add_data(h, type, images[i].data, images[i].size, name);
     if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, name);
+  }
+  if (fp16) {
+    r = jit.add_data(h, lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_PTX, shim, shim_size,
+                     "nbcuda_fp16");
+    if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, "nbcuda_fp16");
   }
   if (cudadevrt) {
     char path[4096];
@@ -251,9 +312,8 @@ static nbc_status_t link_images(const nbc_image_t *images, int count,
   if (st != NBC_OK) return st;
   void *cubin = NULL;
   size_t size = 0;
-  st = jit_link(images, count, context->device->cc_major, context->device->cc_minor,
-                options ? options->max_registers : 0, options && options->cudadevrt, &cubin,
-                &size);
+  st = jit_link(images, count, context->device->cc_major, context->device->cc_minor, options,
+                &cubin, &size);
   if (st != NBC_OK) return st;
   st = load(cubin, NBC_IMAGE_CUBIN, context, 0, pmodule);
   free(cubin);
@@ -289,8 +349,7 @@ nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, 
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_link_cubin: invalid compute capability "
                           "%d.%d", cc_major, cc_minor);
   }
-  return jit_link(images, count, cc_major, cc_minor, options ? options->max_registers : 0,
-                  options && options->cudadevrt, pcubin, psize);
+  return jit_link(images, count, cc_major, cc_minor, options, pcubin, psize);
 }
 
 void nbc_cubin_free(void *cubin) { free(cubin); }
@@ -312,7 +371,7 @@ nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_k
                           (int)kind);
   kind = recognise(image, size, kind);
   if (kind == NBC_IMAGE_LTOIR || kind == NBC_IMAGE_OBJECT || kind == NBC_IMAGE_LIBRARY ||
-      (options && options->cudadevrt)) {
+      (options && (options->cudadevrt || options->fp16))) {
     nbc_image_t one = {image, size, kind};
     return link_images(&one, 1, options, pmodule);
   }

@@ -53,6 +53,7 @@ typedef struct {
   int cooperative; /* synchronises the grid: linked with libcudadevrt.a, launched
                       cooperatively (the code calls cudaCG*, or a declared function it calls
                       was declared use_cooperative=True) */
+  int fp16;        /* calls numba.cuda.fp16's wrappers: their shim is linked */
   nbc_signature_t *sig;
   nbc_compile_result_t *result;
   struct {
@@ -230,6 +231,7 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->opts = *opts;
   k->max_registers = 0;
   k->cooperative = 0;
+  k->fp16 = 0;
   k->sig = NULL;
   k->result = NULL;
   k->nloaded = 0;
@@ -263,8 +265,10 @@ static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func,
   int declared_cooperative = 0;
   int rc = nbc__py_compile_function_links(st, py_func, sig, &k->opts, &k->result, &declared,
                                           &declared_cooperative);
-  if (rc == 0)
+  if (rc == 0) {
     k->cooperative = declared_cooperative || nbc_compile_result_cooperative(k->result);
+    k->fp16 = nbc_compile_result_uses_fp16(k->result);
+  }
   if (rc == 0 && (PyList_GET_SIZE(declared) || (jit_links && PyTuple_GET_SIZE(jit_links)))) {
     PyObject *all = jit_links ? PySequence_List(jit_links) : PyList_New(0);
     for (Py_ssize_t i = 0; all && i < PyList_GET_SIZE(declared); i++) {
@@ -290,6 +294,7 @@ static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owne
   if (hit) {
     Py_XSETREF(k->links, Py_XNewRef(jit_links));
     k->cooperative = nbc_compile_result_cooperative(k->result);
+    k->fp16 = nbc_compile_result_uses_fp16(k->result);
   } else {
     rc = compile_linked(st, k, py_func, sig, jit_links);
     /* Code that calls declared functions is not kept: a hit would not know their files. */
@@ -360,7 +365,8 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
   nbc_module_t *module = NULL;
   nbc_function_t *fn = NULL;
   nbc_module_load_options_t load = {.max_registers = k->max_registers,
-                                    .cudadevrt = k->cooperative};
+                                    .cudadevrt = k->cooperative,
+                                    .fp16 = k->fp16};
   if (k->links && PyTuple_GET_SIZE(k->links)) {
     int lto = k->opts.output == NBC_OUTPUT_LTOIR;
     if (nbc__py_link_load(st, code, size, lto, k->links, &load, &module) < 0) return NULL;
@@ -1269,7 +1275,8 @@ static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
   size_t size = 0;
   const char *code = nbc_compile_result_code(ov->result, &size);
   nbc_module_load_options_t load = {.max_registers = ov->max_registers,
-                                    .cudadevrt = ov->cooperative};
+                                    .cudadevrt = ov->cooperative,
+                                    .fp16 = ov->fp16};
   PyObject *cubin =
       nbc__py_link_cubin(st, code, size, ov->opts.output == NBC_OUTPUT_LTOIR, ov->links, &load);
   PyObject *listing = cubin ? nbc__py_disassemble(st, cubin) : NULL;

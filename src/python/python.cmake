@@ -18,6 +18,9 @@ target_compile_definitions(nbcuda_python PRIVATE _GNU_SOURCE)
 target_include_directories(nbcuda_python PRIVATE ${PROJECT_SOURCE_DIR}/src
   ${PROJECT_SOURCE_DIR}/src/python)
 target_link_libraries(nbcuda_python PRIVATE nbcuda_static)
+# The C library's public functions (default visibility, for libnbcuda.so) stay private to the
+# extension: nothing but PyInit_nbcuda is exported from it.
+target_link_options(nbcuda_python PRIVATE -Wl,--exclude-libs,ALL)
 if(SKBUILD)
   # Only the extension goes into the wheel (install.components = ["python"]).
   install(TARGETS nbcuda_python LIBRARY DESTINATION . COMPONENT python)

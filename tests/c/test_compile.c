@@ -10,6 +10,7 @@
  */
 #include <glob.h>
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include "compiler/compiler.h"
 #include "front_util.h"
@@ -589,6 +590,40 @@ TEST(grid_sync_result_is_cooperative) {
   nbc_compile_result_destroy(r);
 }
 
+/* numba.cuda.fp16: calls of the Numba-ABI wrappers, which the shim defines once each and
+ * NVRTC compiles (when the toolkit has NVRTC). */
+TEST(fp16_functions_use_the_shim) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  const char *src = "from numba import cuda\n"
+                    "def f(a, b):\n    return cuda.fp16.hfma(a, b, cuda.fp16.hsqrt(a))\n";
+  nbc_source_t s = {src, 0, "h.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "f", "float16(float16, float16)", &o, NULL, &r));
+  ASSERT(nbc_compile_result_uses_fp16(r));
+  ASSERT(!nbc_compile_result_cooperative(r));
+  ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), "nbc_fp16___hfma");
+  ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), "nbc_fp16_hsqrt");
+  nbc_compile_result_destroy(r);
+  const char *shim = nbc_fp16_shim_source();
+  ASSERT(shim != NULL);
+  ASSERT(shim == nbc_fp16_shim_source()); /* made once */
+  ASSERT_CONTAINS(shim, "#include <cuda_fp16.h>");
+  ASSERT_CONTAINS(shim, "extern \"C\" __device__ int nbc_fp16___hadd(unsigned short *ret, "
+                        "unsigned short a0, unsigned short a1) {");
+  const char *first = strstr(shim, "nbc_fp16___hadd(");
+  ASSERT(first && !strstr(first + 1, "nbc_fp16___hadd(")); /* hadd and __hadd: one wrapper */
+  ASSERT_CONTAINS(shim, "*ret = (unsigned char)(__heq(__ushort_as_half(a0), "
+                        "__ushort_as_half(a1)));");
+  struct stat st;
+  if (stat("/usr/local/cuda/lib64/libnvrtc.so.13", &st) != 0) return;
+  char *code = NULL;
+  size_t size = 0;
+  ASSERT_OK(nbc_nvrtc_compile(shim, "nbcuda_fp16.cu", 9, 0, 0, &code, &size));
+  ASSERT_CONTAINS(code, ".visible .func  (.param .b32 func_retval0) nbc_fp16___hadd(");
+  free(code);
+}
+
 TEST(bool_return_c_abi) {
   require_nvvm();
   nbc_compile_options_t o = options();
@@ -776,5 +811,5 @@ TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_i
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
                       X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output)
-                      X(grid_sync_result_is_cooperative))
+                      X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim))
 TEST_MAIN()

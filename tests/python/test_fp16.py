@@ -1,0 +1,168 @@
+"""numba.cuda.fp16 in kernels: cuda_fp16.h's scalar functions (hadd, hsqrt, hfma, heq,
+__half2int_rn, ...) through Numba-ABI wrappers compiled by NVRTC and linked with the kernel, as
+numba-cuda binds them. CI checks the typing, the code, the shim and the link (NVRTC and
+nvJitLink run on the host; the test driver loads the cubin); the gpu test runs every function
+kind over float16 values including zeros, subnormals, infinities and NaN, and compares the bits
+with numba-cuda's (in a fresh interpreter, as the other comparisons)."""
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+import nbcuda as cuda  # noqa: E402
+
+UNARY = ["habs", "hneg", "hsqrt", "hrsqrt", "hrcp", "hexp", "hexp2", "hexp10", "hlog", "hlog2",
+         "hlog10", "hsin", "hcos", "htanh", "hceil", "hfloor", "hrint", "htrunc", "__habs"]
+BINARY = ["hadd", "hsub", "hmul", "hdiv", "hmax", "hmin", "__hadd_sat", "__hsub_rn",
+          "__hmul_sat", "__hmax_nan", "__hmin_nan"]
+COMPARE = ["heq", "hne", "hlt", "hle", "hgt", "hge", "__hequ", "__hltu", "__hgeu"]
+TO_INT = ["__half2int_rn", "__half2int_rz", "__half2int_rd", "__half2short_ru", "__half2ll_rn"]
+
+KERNELS = """
+def unary(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+{unary}
+
+def binary(x, y, out, cmp):
+    i = cuda.grid(1)
+    if i < x.size:
+{binary}
+{compare}
+
+def misc(x, y, z, out, ints, fl, isnan):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[0, i] = cuda.fp16.hfma(x[i], y[i], z[i])
+        out[1, i] = cuda.fp16.__hfma_relu(x[i], y[i], z[i])
+        out[2, i] = cuda.fp16.__float2half_rd(cuda.fp16.__half2float(x[i]) * 1.001)
+        out[3, i] = cuda.fp16.__int2half_rn(i * 37 - 5000)
+        out[4, i] = cuda.fp16.__ushort_as_half(cuda.fp16.__half_as_ushort(x[i]) + 1)
+{to_int}
+        fl[i] = cuda.fp16.__half2float(x[i])
+        isnan[i] = cuda.fp16.__hisnan(x[i])
+"""
+
+
+def kernel_source():
+    ind = " " * 8
+    return KERNELS.format(
+        unary="\n".join(f"{ind}out[{k}, i] = cuda.fp16.{f}(x[i])" for k, f in enumerate(UNARY)),
+        binary="\n".join(f"{ind}out[{k}, i] = cuda.fp16.{f}(x[i], y[i])"
+                         for k, f in enumerate(BINARY)),
+        compare="\n".join(f"{ind}cmp[{k}, i] = cuda.fp16.{f}(x[i], y[i])"
+                          for k, f in enumerate(COMPARE)),
+        to_int="\n".join(f"{ind}ints[{k}, i] = cuda.fp16.{f}(x[i])" for k, f in enumerate(TO_INT)))
+
+
+def load_kernels(tmp_path, cuda_module):
+    """The kernels as a module of their own file (the compilers read the source), with
+    `cuda` bound to nbcuda or numba.cuda."""
+    path = tmp_path / "fp16_kernels.py"
+    path.write_text(kernel_source())
+    spec = importlib.util.spec_from_file_location(f"fp16_kernels_{id(cuda_module)}", path)
+    mod = importlib.util.module_from_spec(spec)
+    mod.cuda = cuda_module
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def inputs():
+    """Every finite float16 magnitude class: zeros, subnormals, normals, infinities, NaN."""
+    bits = np.concatenate([np.arange(0, 0x7C01, 7, dtype=np.uint16),
+                           np.array([0x7C00, 0x7E00, 0x0001, 0x03FF, 0x3C00, 0x7BFF],
+                                    dtype=np.uint16)])
+    x = np.concatenate([bits, bits | 0x8000]).view(np.float16)
+    rng = np.random.default_rng(7)
+    y = rng.permutation(x)
+    z = rng.permutation(x)
+    return x, y, z
+
+
+def run(mod, cuda_module, x, y, z):
+    n = x.size
+    d = [cuda_module.to_device(v) for v in (x, y, z)]
+    grid = (n + 255) // 256
+    out_u = cuda_module.device_array((len(UNARY), n), np.float16)
+    cuda_module.jit(mod.unary)[grid, 256](d[0], out_u)
+    out_b = cuda_module.device_array((len(BINARY), n), np.float16)
+    cmp = cuda_module.device_array((len(COMPARE), n), np.bool_)
+    cuda_module.jit(mod.binary)[grid, 256](d[0], d[1], out_b, cmp)
+    out_m = cuda_module.device_array((5, n), np.float16)
+    ints = cuda_module.device_array((len(TO_INT), n), np.int64)
+    fl = cuda_module.device_array(n, np.float32)
+    isnan = cuda_module.device_array(n, np.bool_)
+    cuda_module.jit(mod.misc)[grid, 256](d[0], d[1], d[2], out_m, ints, fl, isnan)
+    return {"unary": out_u.copy_to_host(), "binary": out_b.copy_to_host(),
+            "cmp": cmp.copy_to_host(), "misc": out_m.copy_to_host(),
+            "ints": ints.copy_to_host(), "fl": fl.copy_to_host(), "isnan": isnan.copy_to_host()}
+
+
+def test_fp16_calls_wrappers_and_types_like_numba():
+    ptx, resty = cuda.compile_ptx(lambda a, b: cuda.fp16.hadd(a, b), "float16(float16, float16)",
+                                  device=True, cc=(9, 0))
+    assert str(resty) == "float16"
+    assert ".extern .func  (.param .b32 func_retval0) nbc_fp16___hadd" in ptx
+    _, resty = cuda.compile_ptx(lambda a, b: cuda.fp16.heq(a, b), "(float16, float16)",
+                                device=True, cc=(9, 0))
+    assert str(resty) == "bool"
+    _, resty = cuda.compile_ptx(lambda a: cuda.fp16.__half2int_rn(a), "(float16,)", device=True,
+                                cc=(9, 0))
+    assert str(resty) == "int32"
+    # arguments convert to the parameter types, as numba's ConcreteTemplate converts them
+    _, resty = cuda.compile_ptx(lambda a: cuda.fp16.hsqrt(a), "(float32,)", device=True,
+                                cc=(9, 0))
+    assert str(resty) == "float16"
+    with pytest.raises(cuda.TypingError, match="hadd"):
+        cuda.compile_ptx(lambda a: cuda.fp16.hadd(a), "float16(float16)", device=True)
+    with pytest.raises(cuda.TypingError, match="fp16"):
+        cuda.compile_ptx(lambda a: cuda.fp16.no_such_function(a), "float16(float16)",
+                         device=True)
+    from nbcuda import fp16
+    assert callable(fp16.hadd) and callable(fp16.__half2float)
+
+
+def test_kernels_link_the_shim(tmp_path, tdrv):
+    mod = load_kernels(tmp_path, cuda)
+    x, y, z = inputs()
+    run(mod, cuda, x, y, z)  # NVRTC compiles the wrappers once; every kernel links them
+    assert tdrv.last_launch().function.decode().startswith("_ZN")
+
+
+@pytest.mark.gpu
+def test_fp16_results_match_numba_cuda_bit_for_bit(gpu, tmp_path):
+    mod = load_kernels(tmp_path, cuda)
+    x, y, z = inputs()
+    mine = run(mod, cuda, x, y, z)
+    # a few facts of IEEE half arithmetic, independent of either library
+    add = mine["binary"][BINARY.index("hadd")]
+    finite = np.isfinite(x) & np.isfinite(y) & np.isfinite(x + y)
+    np.testing.assert_array_equal(add[finite], (x + y)[finite])
+    np.testing.assert_array_equal(mine["isnan"], np.isnan(x))
+    np.testing.assert_array_equal(mine["fl"], x.astype(np.float32))
+    pytest.importorskip("numba")
+    path = tmp_path / "numba.npz"
+    code = f"""
+import numpy as np
+for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+    if not hasattr(np, old) and hasattr(np, new):
+        setattr(np, old, getattr(np, new))
+import sys, pathlib
+sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
+import test_fp16 as t
+from numba import cuda
+mod = t.load_kernels(pathlib.Path({str(tmp_path)!r}), cuda)
+np.savez({str(path)!r}, **t.run(mod, cuda, *t.inputs()))
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, f"numba-cuda side failed:\n{p.stdout}\n{p.stderr[-3000:]}"
+    theirs = np.load(path)
+    for key, value in mine.items():
+        a, b = value, theirs[key]
+        if a.dtype == np.float16:
+            a, b = a.view(np.uint16), b.view(np.uint16)
+        bad = np.argwhere(a != b)
+        assert bad.size == 0, f"{key}: {len(bad)} differences, first at {bad[:5].tolist()}"
