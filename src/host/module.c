@@ -177,11 +177,38 @@ static nbc_status_t fp16_shim(int cc_major, int cc_minor, int lto, const char **
   return st;
 }
 
+/* The strings nvJitLink is given with its inputs: it keeps the pointers (the names appear in
+ * its messages at nvJitLinkComplete), so they live until the link is destroyed. */
+typedef struct {
+  char (*names)[32]; /* one per image */
+  char path[4096];   /* libcudadevrt.a */
+} link_strings;
+
+static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_major,
+                                  int cc_minor, const nbc_module_load_options_t *load,
+                                  link_strings *strings, void **pcubin, size_t *psize);
+
 /* Links images (and libcudadevrt.a, the fp16 shim when the options ask) for
  * sm_<cc_major><cc_minor> into a cubin (malloc'd). */
 static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major, int cc_minor,
                              const nbc_module_load_options_t *load, void **pcubin,
                              size_t *psize) {
+  link_strings *strings = calloc(1, sizeof *strings);
+  if (strings) strings->names = calloc((size_t)(count > 0 ? count : 1), sizeof *strings->names);
+  if (!strings || !strings->names) {
+    free(strings);
+    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  }
+  nbc_status_t st =
+      jit_link_with(images, count, cc_major, cc_minor, load, strings, pcubin, psize);
+  free(strings->names);
+  free(strings);
+  return st;
+}
+
+static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_major,
+                                  int cc_minor, const nbc_module_load_options_t *load,
+                                  link_strings *strings, void **pcubin, size_t *psize) {
   unsigned max_registers = load ? load->max_registers : 0;
   int cudadevrt = load && load->cudadevrt, fp16 = load && load->fp16;
   pthread_once(&jit_once, load_jit);
@@ -216,8 +243,8 @@ static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major,
                : kind == NBC_IMAGE_OBJECT  ? NVJITLINK_INPUT_OBJECT
                : kind == NBC_IMAGE_LIBRARY ? NVJITLINK_INPUT_LIBRARY
                                            : NVJITLINK_INPUT_PTX;
-    char name[64];
-    snprintf(name, sizeof name, "image%d.%s", i, kind_name(kind));
+    char *name = strings->names[i];
+    snprintf(name, sizeof strings->names[i], "image%d.%s", i, kind_name(kind));
     r = jit.add_data(h, type, images[i].data, images[i].size, name);
     if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, name);
   }
@@ -227,8 +254,8 @@ static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major,
     if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, "nbcuda_fp16");
   }
   if (cudadevrt) {
-    char path[4096];
-    nbc_status_t st = find_cudadevrt(path, sizeof path);
+    char *path = strings->path;
+    nbc_status_t st = find_cudadevrt(path, sizeof strings->path);
     if (st != NBC_OK) {
       jit.destroy(&h);
       return st;
