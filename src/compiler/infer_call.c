@@ -165,9 +165,37 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
   return r;
 }
 
+/* numba-cuda's fp16.py overloads math.<f> for a float16 argument with cuda_fp16.h's function
+ * (math.sqrt is hsqrt, math.fabs habs, ...): the result is float16, computed as CUDA computes
+ * it. The math function's cuda.fp16 counterpart, or NULL. */
+static const char *fp16_math_function(const char *name) {
+  static const char *const pairs[][2] = {
+      {"trunc", "htrunc"}, {"ceil", "hceil"}, {"floor", "hfloor"}, {"fabs", "habs"},
+      {"sqrt", "hsqrt"},   {"log", "hlog"},   {"log2", "hlog2"},   {"log10", "hlog10"},
+      {"exp", "hexp"},     {"exp2", "hexp2"}, {"tanh", "htanh"},   {"cos", "hcos"},
+      {"sin", "hsin"},
+  };
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+    if (strcmp(pairs[i][0], name) == 0) return pairs[i][1];
+  return NULL;
+}
+
 static const nbc__type *call_math(infer *I, nbc__node *n, const char *name,
                                   const nbc__type **types, int nargs) {
   if (!no_keywords(I, n, name)) return NULL;
+  const char *hname = nargs == 1 && types[0] && types[0]->kind == NBC__T_FLOAT16
+                          ? fp16_math_function(name)
+                          : NULL;
+  const nbc__type *hret, *hparams[4];
+  int hn = 0;
+  const char *symbol;
+  if (hname && nbc__fp16_find(I->ctx, hname, &hret, hparams, &hn, &symbol) && hn == 1) {
+    nbc__call *c = call_new(I, n, NBC__B_EXTERN, symbol, 1);
+    if (!c) return NULL;
+    c->argtypes[0] = hparams[0];
+    c->ret = hret;
+    return hret;
+  }
   const nbc__type *conv[2];
   const char *why;
   const nbc__type *r = nargs <= 2 ? nbc__type_math(name, types, nargs, conv, &why) : NULL;

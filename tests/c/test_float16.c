@@ -284,10 +284,18 @@ TEST(device_function_computes_in_float32) {
   ptx = compile_text("def f(a):\n    return round(a)\n", "int64(float16)", false, false);
   ASSERT_CONTAINS(ptx, "cvt.f32.f16");
   ASSERT_CONTAINS(ptx, "cvt.rni.");
+  /* math.<f> of a float16 is numba-cuda's fp16 overload: cuda_fp16.h's hsqrt (fp16.c's
+   * wrapper), not a float32 sqrt; float32 keeps libdevice's. */
   ptx = compile_text("import math\ndef f(a):\n    return math.sqrt(a)\n", "float16(float16)",
                      false, false);
+  ASSERT_CONTAINS(ptx, "nbc_fp16_hsqrt");
+  ASSERT(!strstr(ptx, "sqrt.rn.f32"));
+  ptx = compile_text("import math\ndef f(a):\n    return math.floor(a)\n", "float16(float16)",
+                     false, false);
+  ASSERT_CONTAINS(ptx, "nbc_fp16_hfloor");
+  ptx = compile_text("import math\ndef f(a):\n    return math.sqrt(a)\n", "float32(float32)",
+                     false, false);
   ASSERT_CONTAINS(ptx, "sqrt.rn.f32");
-  ASSERT_CONTAINS(ptx, "cvt.rn.f16.f32");
   ptx = compile_text("def f(a, b):\n    return a < b\n", "boolean(float16, float16)", false,
                      false);
   ASSERT_CONTAINS(ptx, "setp.lt.f32");

@@ -22,6 +22,8 @@ COMPARE = ["heq", "hne", "hlt", "hle", "hgt", "hge", "__hequ", "__hltu", "__hgeu
 TO_INT = ["__half2int_rn", "__half2int_rz", "__half2int_rd", "__half2short_ru", "__half2ll_rn"]
 
 KERNELS = """
+import math
+
 def unary(x, out):
     i = cuda.grid(1)
     if i < x.size:
@@ -41,6 +43,12 @@ def misc(x, y, z, out, ints, fl, isnan):
         out[2, i] = cuda.fp16.__float2half_rd(cuda.fp16.__half2float(x[i]) * 1.001)
         out[3, i] = cuda.fp16.__int2half_rn(i * 37 - 5000)
         out[4, i] = cuda.fp16.__ushort_as_half(cuda.fp16.__half_as_ushort(x[i]) + 1)
+        # math.<f> of a float16: numba-cuda's fp16 overloads (hsqrt, hlog, ...)
+        out[5, i] = math.sqrt(x[i])
+        out[6, i] = math.log(x[i])
+        out[7, i] = math.floor(x[i])
+        out[8, i] = math.cos(x[i])
+        out[9, i] = math.exp2(x[i])
 {to_int}
         fl[i] = cuda.fp16.__half2float(x[i])
         isnan[i] = cuda.fp16.__hisnan(x[i])
@@ -91,7 +99,7 @@ def run(mod, cuda_module, x, y, z):
     out_b = cuda_module.device_array((len(BINARY), n), np.float16)
     cmp = cuda_module.device_array((len(COMPARE), n), np.bool_)
     cuda_module.jit(mod.binary)[grid, 256](d[0], d[1], out_b, cmp)
-    out_m = cuda_module.device_array((5, n), np.float16)
+    out_m = cuda_module.device_array((10, n), np.float16)
     ints = cuda_module.device_array((len(TO_INT), n), np.int64)
     fl = cuda_module.device_array(n, np.float32)
     isnan = cuda_module.device_array(n, np.bool_)
@@ -99,6 +107,18 @@ def run(mod, cuda_module, x, y, z):
     return {"unary": out_u.copy_to_host(), "binary": out_b.copy_to_host(),
             "cmp": cmp.copy_to_host(), "misc": out_m.copy_to_host(),
             "ints": ints.copy_to_host(), "fl": fl.copy_to_host(), "isnan": isnan.copy_to_host()}
+
+
+def test_math_of_float16_is_the_fp16_overload():
+    """numba-cuda 0.30's fp16.py overloads math.sqrt/log/floor/... for float16 with
+    cuda_fp16.h's hsqrt/hlog/hfloor/...: the same wrappers here; float32 keeps libdevice."""
+    import math
+    ptx, resty = cuda.compile_ptx(lambda a: math.sqrt(a), "float16(float16)", device=True,
+                                  cc=(9, 0))
+    assert "nbc_fp16_hsqrt" in ptx and str(resty) == "float16"
+    ptx, _ = cuda.compile_ptx(lambda a: math.sqrt(a), "float32(float32)", device=True,
+                              cc=(9, 0))
+    assert "nbc_fp16" not in ptx and "sqrt.rn.f32" in ptx
 
 
 def test_fp16_calls_wrappers_and_types_like_numba():
