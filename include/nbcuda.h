@@ -638,10 +638,13 @@ typedef enum nbc_global_kind {
                                 array_bytes long, in array_layout's order ('F': Fortran,
                                 else C); array_ndim and array_shape. The kernel sees a
                                 read-only contiguous array of that layout */
-  NBC_GLOBAL_DECLARED        /* a device function implemented elsewhere and linked in
+  NBC_GLOBAL_DECLARED,       /* a device function implemented elsewhere and linked in
                                 (numba's declare_device): name, its symbol; signature, its
                                 numba signature ("float32(float32, int32)", scalars only).
                                 Calls use the Numba ABI, `int name(RT *ret, args...)` */
+  NBC_GLOBAL_MODULE_CMATH,   /* the cmath module: numba's complex functions (cmath.exp,
+                                cmath.sqrt, cmath.phase, ...) */
+  NBC_GLOBAL_CMATH_FUNCTION  /* a function of cmath: name ("exp") */
 } nbc_global_kind_t;
 
 struct nbc_resolver;

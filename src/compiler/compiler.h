@@ -317,6 +317,12 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
 const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, int nargs,
                                 const nbc__type **pargs, const char **pwhy);
 bool nbc__math_exists(const char *name);
+/* cmath.c: the kernel language's cmath (numba-cuda's cmathimpl.py, in Python, compiled like
+ * any function): whether cmath.<name> exists, and the Python source of its implementation
+ * (named NBC__CMATH_FILE in diagnostics). */
+bool nbc__cmath_exists(const char *name);
+const char *nbc__cmath_source(void);
+#define NBC__CMATH_FILE "<nbcuda cmath>"
 /* range(args): the counter type numba iterates with (int32, int64 or uint64), or NULL. */
 const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const char **pwhy);
 /* Whether a value of type t may be tested for truth (if/while/and/or/not/bool()); float16

@@ -276,6 +276,17 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return T(NBC__T_BOOL);
   case NBC_GLOBAL_MODULE_MATH:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "math", NULL);
+  case NBC_GLOBAL_MODULE_CMATH:
+    return nbc__type_special(I->ctx, NBC__T_MODULE, "cmath", NULL);
+  case NBC_GLOBAL_CMATH_FUNCTION: {
+    if (!G->g.name || !nbc__cmath_exists(G->g.name)) {
+      UNSUPPORTED(I, n, "unsupported cmath function 'cmath.%s'", G->g.name ? G->g.name : "?");
+      return NULL;
+    }
+    char buf[128];
+    snprintf(buf, sizeof buf, "cmath.%s", G->g.name);
+    return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
+  }
   case NBC_GLOBAL_MODULE_CUDA:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "cuda", NULL);
   case NBC_GLOBAL_MODULE_NUMPY:
@@ -483,6 +494,18 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   if (!o) return NULL;
   if (o->kind == NBC__T_MODULE) {
     if (strcmp(o->name, "math") == 0) return math_attr(I, n);
+    if (strcmp(o->name, "cmath") == 0) {
+      if (strcmp(n->str, "pi") == 0 || strcmp(n->str, "e") == 0 || strcmp(n->str, "tau") == 0 ||
+          strcmp(n->str, "inf") == 0 || strcmp(n->str, "nan") == 0)
+        return math_attr(I, n); /* cmath's float constants are math's */
+      if (!nbc__cmath_exists(n->str)) {
+        UNSUPPORTED(I, n, "unsupported cmath function 'cmath.%s'", n->str);
+        return NULL;
+      }
+      char buf[128];
+      snprintf(buf, sizeof buf, "cmath.%s", n->str);
+      return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
+    }
     if (strcmp(o->name, "numpy") == 0) return numpy_attr(I, n);
     return cuda_attr(I, n, o->name, n->str);
   }

@@ -740,6 +740,80 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
   return UNSUPPORTED(I, n, "unsupported call of %s", fname), NULL;
 }
 
+/* cmath.<name>(...): numba-cuda's cmath (cmath.c). Its lowered functions have templates of
+ * complex64 and complex128: the argument (a number) converts to complex64 when it is complex64
+ * or no wider than float32, else to complex128, and the call goes to the embedded source's
+ * _<name>__c64 / _<name>__c128, which return that type (isnan/isinf/isfinite: bool; log takes
+ * an optional base of the same type). Its overloads (log10, cosh, sinh, tanh, acosh, phase,
+ * polar) take a complex number as it is, rect two floats, and return what their bodies do. */
+static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
+                                    const nbc__type **types, int nargs);
+
+/* The embedded cmath source resolves its own names (its imports and constants): a resolver
+ * without a function makes global_lookup use the module's bindings. */
+static const nbc_resolver_t own_names = {NULL, NULL};
+
+static bool narrow_complex(const nbc__type *t) {
+  switch (t->kind) {
+  case NBC__T_COMPLEX64: case NBC__T_FLOAT32: case NBC__T_FLOAT16: case NBC__T_BOOL:
+  case NBC__T_INT8: case NBC__T_UINT8: case NBC__T_INT16: case NBC__T_UINT16:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
+                                   const nbc__type **types, int nargs) {
+  char what[64], fn[64];
+  snprintf(what, sizeof what, "cmath.%s", name);
+  if (!no_keywords(I, n, what)) return NULL;
+  static const char *const overloads[] = {"log10", "cosh", "sinh", "tanh", "acosh", "phase",
+                                          "polar"};
+  bool overload = false;
+  for (size_t i = 0; i < sizeof overloads / sizeof overloads[0]; i++)
+    overload |= strcmp(overloads[i], name) == 0;
+  const nbc__type *argv[2] = {NULL, NULL};
+  if (strcmp(name, "rect") == 0) {
+    if (nargs != 2 || !nbc__type_is_float(types[0]) || !nbc__type_is_float(types[1]))
+      return arg_list_error(I, n, what, types, nargs);
+    snprintf(fn, sizeof fn, "_rect_impl");
+    argv[0] = types[0];
+    argv[1] = types[1];
+  } else if (overload) {
+    if (nargs != 1 || !nbc__type_is_complex(types[0]))
+      return arg_list_error(I, n, what, types, nargs);
+    snprintf(fn, sizeof fn, "_%s_impl", name);
+    argv[0] = types[0];
+  } else {
+    bool base = strcmp(name, "log") == 0 && nargs == 2;
+    if ((nargs != 1 && !base) || !nbc__type_is_number(types[0]) ||
+        (base && !nbc__type_is_number(types[1])))
+      return arg_list_error(I, n, what, types, nargs);
+    bool c64 = narrow_complex(types[0]) && (!base || narrow_complex(types[1]));
+    const nbc__type *ct = T(c64 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
+    argv[0] = argv[1] = ct;
+    for (int i = 0; i < nargs; i++) nbc__infer_cast(n->list.items[i], ct);
+    bool predicate = strcmp(name, "isnan") == 0 || strcmp(name, "isinf") == 0 ||
+                     strcmp(name, "isfinite") == 0;
+    if (predicate)
+      snprintf(fn, sizeof fn, "_%s_impl", name);
+    else
+      snprintf(fn, sizeof fn, "_%s__%s", base ? "log_base" : name, c64 ? "c64" : "c128");
+  }
+  nbc__global *G = nbc__infer_alloc(I, sizeof *G);
+  if (!G) return NULL;
+  memset(G, 0, sizeof *G);
+  G->g.kind = NBC_GLOBAL_FUNCTION;
+  G->g.name = nbc__arena_strdup(I->ctx->arena, fn);
+  G->g.source = nbc__cmath_source();
+  G->g.filename = NBC__CMATH_FILE;
+  G->g.first_line = 1;
+  G->g.resolver = &own_names;
+  if (!G->g.name) return NULL;
+  return call_python(I, n, G, argv, nargs);
+}
+
 /* A Python function: find its FUNCDEF and nbc__infer_specialise it for the argument types. */
 /* A call of a function declared with its signature (numba's declare_device): the
  * arguments convert to the declared parameter types, the result is the declared type. */
@@ -954,6 +1028,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (G && G->g.kind == NBC_GLOBAL_DECLARED) return call_declared(I, n, G, types, nargs);
   if (G && nbc__infer_is_builtin(G)) return call_builtin(I, n, G->g.name, types, nargs);
   if (strncmp(f->name, "math.", 5) == 0) return call_math(I, n, f->name + 5, types, nargs);
+  if (strncmp(f->name, "cmath.", 6) == 0) return call_cmath(I, n, f->name + 6, types, nargs);
   if (strncmp(f->name, "numpy.", 6) == 0) return call_numpy(I, n, f->name + 6, types, nargs);
   if (strncmp(f->name, "cuda.", 5) == 0) return call_cuda(I, n, f->name, types, nargs);
   return UNSUPPORTED(I, n, "unsupported call of %s", nbc__infer_tname(I, f)), NULL;

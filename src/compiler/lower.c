@@ -376,6 +376,16 @@ void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc_
       nbc__lower_flatten(L, out, t->items[i], item, pfirst);
     }
     return;
+  } else if (t->kind == NBC__T_COMPLEX64 || t->kind == NBC__T_COMPLEX128) {
+    /* two parameters, the parts, as the definition (and numba's data model) flattens it */
+    const char *cty = nbc__lower_ltype(L, t);
+    const char *pty = t->kind == NBC__T_COMPLEX64 ? "float" : "double";
+    for (int k = 0; k < 2; k++) {
+      const char *x = nbc__lower_tmp(L);
+      nbc__lower_emit(L, "%s = extractvalue %s %s, %d", x, cty, value.v, k);
+      nbc__buf_printf(out, "%s%s %s", sep, pty, x);
+      sep = ", ";
+    }
   } else if (t->kind == NBC__T_BOOL) {
     const char *x = nbc__lower_tmp(L);
     nbc__lower_emit(L, "%s = zext i1 %s to i8", x, value.v);

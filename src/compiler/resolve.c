@@ -576,6 +576,7 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
     const char *mod = item->str;
     if (item->alias) {
       nbc_global_t g = strcmp(mod, "math") == 0    ? of_kind(NBC_GLOBAL_MODULE_MATH, "math")
+                       : strcmp(mod, "cmath") == 0 ? of_kind(NBC_GLOBAL_MODULE_CMATH, "cmath")
                        : is_cuda_module(mod)       ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
                        : strcmp(mod, "numpy") == 0 ? of_kind(NBC_GLOBAL_MODULE_NUMPY, "numpy")
                                                    : other();
@@ -591,6 +592,7 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
       return;
     }
     nbc_global_t g = strcmp(first, "math") == 0     ? of_kind(NBC_GLOBAL_MODULE_MATH, "math")
+                     : strcmp(first, "cmath") == 0  ? of_kind(NBC_GLOBAL_MODULE_CMATH, "cmath")
                      : strcmp(first, "nbcuda") == 0 ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
                      : strcmp(first, "numpy") == 0  ? of_kind(NBC_GLOBAL_MODULE_NUMPY, "numpy")
                                                     : other();
@@ -615,6 +617,16 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
         g.value.f = f;
       } else {
         g = of_kind(NBC_GLOBAL_MATH_FUNCTION, name);
+      }
+    } else if (strcmp(mod, "cmath") == 0) {
+      if (strcmp(name, "pi") == 0 || strcmp(name, "e") == 0 || strcmp(name, "tau") == 0 ||
+          strcmp(name, "inf") == 0 || strcmp(name, "nan") == 0) {
+        f = 0.0;
+        math_constant(name, &f); /* cmath's float constants are math's */
+        g.kind = NBC_GLOBAL_FLOAT;
+        g.value.f = f;
+      } else {
+        g = of_kind(NBC_GLOBAL_CMATH_FUNCTION, name);
       }
     } else if ((strcmp(mod, "numba") == 0 || strcmp(mod, "nbcuda") == 0) &&
                strcmp(name, "cuda") == 0) {

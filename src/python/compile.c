@@ -438,6 +438,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     if (!n) return -1;
     if (strcmp(n, "math") == 0)
       g->kind = NBC_GLOBAL_MODULE_MATH;
+    else if (strcmp(n, "cmath") == 0)
+      g->kind = NBC_GLOBAL_MODULE_CMATH;
     else if (strcmp(n, "numpy") == 0)
       g->kind = NBC_GLOBAL_MODULE_NUMPY;
     else if (is_cuda_module(st, value))
@@ -535,15 +537,16 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
       return 0;
     }
     int is_math = PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "math") == 0;
+    int is_cmath = PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "cmath") == 0;
     Py_DECREF(mod);
-    if (is_math) {
+    if (is_math || is_cmath) {
       PyObject *n = PyObject_GetAttrString(value, "__name__");
       if (!n || PyList_Append(sess->keep, n) < 0) {
         Py_XDECREF(n);
         return -1;
       }
       Py_DECREF(n);
-      g->kind = NBC_GLOBAL_MATH_FUNCTION;
+      g->kind = is_math ? NBC_GLOBAL_MATH_FUNCTION : NBC_GLOBAL_CMATH_FUNCTION;
       g->name = PyUnicode_AsUTF8(n);
     }
     return 0;

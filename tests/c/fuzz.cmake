@@ -17,7 +17,7 @@ if(NBCUDA_FUZZ)
     target_link_options(fuzz_frontend PRIVATE ${_fuzz_flags})
     target_compile_definitions(fuzz_frontend PRIVATE _GNU_SOURCE)
     target_include_directories(fuzz_frontend PRIVATE ${PROJECT_SOURCE_DIR}/include
-      ${PROJECT_SOURCE_DIR}/src)
+      ${PROJECT_SOURCE_DIR}/src ${NBCUDA_GENERATED_INCLUDE})
     target_link_libraries(fuzz_frontend PRIVATE Threads::Threads ${CMAKE_DL_LIBS} m)
     set(_fuzz_corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz-corpus)
     file(MAKE_DIRECTORY ${_fuzz_corpus})

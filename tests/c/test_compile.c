@@ -624,6 +624,40 @@ TEST(fp16_functions_use_the_shim) {
   free(code);
 }
 
+/* cmath through the embedded port of numba's cmathimpl.py (source-level imports: the CLI path),
+ * and complex arguments of device functions (two parameters each, as definitions take them). */
+TEST(cmath_and_complex_arguments) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  static const struct {
+    const char *src, *sig, *ret;
+  } cases[] = {
+      {"import cmath\ndef f(z):\n    return cmath.sqrt(z)\n", "(complex64,)", "complex64"},
+      {"import cmath\ndef f(z):\n    return cmath.exp(z)\n", "(float64,)", "complex128"},
+      {"from cmath import polar\ndef f(z):\n    return polar(z)\n", "(complex128,)",
+       "UniTuple(float64 x 2)"},
+      {"import cmath\ndef f(z):\n    return cmath.isnan(z)\n", "(complex64,)", "bool"},
+      {"def g(z):\n    return z * 2\ndef f(z):\n    return g(z)\n", "(complex64,)",
+       "complex128"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    nbc_source_t s = {cases[i].src, 0, "c.py", 1, 0};
+    nbc_compile_result_t *r = NULL;
+    ASSERT_OK(nbc_compile(&s, "f", cases[i].sig, &o, NULL, &r));
+    ASSERT_STREQ(nbc_compile_result_return_type(r), cases[i].ret);
+    size_t size = 0;
+    const char *ptx = nbc_compile_result_code(r, &size);
+    char log[4096];
+    int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
+    if (rc > 0) TEST_FAIL_("ptxas rejected case %zu:\n%s", i, log);
+    nbc_compile_result_destroy(r);
+  }
+  nbc_source_t bad = {"import cmath\ndef f(z):\n    return cmath.cosh(z)\n", 0, "b.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_STATUS(nbc_compile(&bad, "f", "(float64,)", &o, NULL, &r), NBC_TYPING_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cmath.cosh");
+}
+
 TEST(bool_return_c_abi) {
   require_nvvm();
   nbc_compile_options_t o = options();
@@ -811,5 +845,6 @@ TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_i
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
                       X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output)
-                      X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim))
+                      X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
+                      X(cmath_and_complex_arguments))
 TEST_MAIN()
