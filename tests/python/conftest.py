@@ -151,6 +151,42 @@ def run_py():
     return run
 
 
+def numba_side(test_module, expr, path, timeout=600):
+    """Evaluates expr in a fresh interpreter where `t` is tests/python's test_module and `cuda`
+    is numba-cuda's, saves the dict of arrays it gives to path (.npz) and returns it loaded.
+    numba-cuda runs apart from the pytest process: its finalizers must not outlive the device
+    resets other tests make."""
+    code = f"""
+import numpy as np
+for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+    if not hasattr(np, old) and hasattr(np, new):
+        setattr(np, old, getattr(np, new))
+import pathlib, sys
+sys.path.insert(0, {HERE!r})
+import {test_module} as t
+from numba import cuda
+np.savez({str(path)!r}, **({expr}))
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0, f"numba-cuda side failed:\n{p.stdout}\n{p.stderr[-3000:]}"
+    import numpy
+    return numpy.load(path)
+
+
+def assert_same_bits(mine, theirs, prefix=""):
+    """Each array of mine equals theirs[prefix + key] bit for bit (floats compared as
+    integers of their width, so NaNs and signed zeros count)."""
+    for key, a in mine.items():
+        b = theirs[prefix + key]
+        if a.dtype.kind in "fc":
+            width = {2: "u2", 4: "u4", 8: "u8", 16: "u8"}[a.dtype.itemsize]
+            a, b = a.view(width), b.view(width)
+        bad = (a != b).nonzero()
+        assert len(bad[0]) == 0, (f"{prefix}{key}: {len(bad[0])} differences, first at "
+                                  f"{[tuple(int(x[i]) for x in bad) for i in range(min(5, len(bad[0])))]}")
+
+
 @pytest.fixture
 def clean_stack(cuda):
     """Starts and ends the test with this thread's context stack empty."""

@@ -8,14 +8,12 @@ Python's cmath."""
 import cmath
 import importlib.util
 import math
-import os
-import subprocess
-import sys
 
 import pytest
 
 np = pytest.importorskip("numpy")
 import nbcuda as cuda  # noqa: E402
+from conftest import assert_same_bits, numba_side  # noqa: E402
 
 UNARY = ["exp", "log", "log10", "sqrt", "cos", "sin", "tan", "cosh", "sinh", "tanh", "acos",
          "asin", "atan", "acosh", "asinh", "atanh"]
@@ -155,31 +153,9 @@ def test_cmath_on_the_gpu_matches_numba_cuda_and_python(gpu, tmp_path):
             if cmath.isfinite(want) and abs(want) < 1e200 and cmath.isfinite(g):
                 assert abs(g - want) <= 1e-12 * max(1.0, abs(want)), (name, z[i], g, want)
     pytest.importorskip("numba")
-    path = tmp_path / "numba.npz"
-    code = f"""
-import numpy as np
-for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
-    if not hasattr(np, old) and hasattr(np, new):
-        setattr(np, old, getattr(np, new))
-import sys, pathlib
-sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
-import test_cmath as t
-from numba import cuda
-mod = t.load_kernels(pathlib.Path({str(tmp_path)!r}), cuda)
-res = {{}}
-for dt in (np.complex64, np.complex128):
-    for key, value in t.run(mod, cuda, dt).items():
-        res[dt.__name__ + "_" + key] = value
-np.savez({str(path)!r}, **res)
-"""
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=600)
-    assert p.returncode == 0, f"numba-cuda side failed:\n{p.stdout}\n{p.stderr[-3000:]}"
-    theirs = np.load(path)
+    theirs = numba_side(
+        "test_cmath", f"{{dt.__name__ + '_' + k: v for dt in (np.complex64, np.complex128) "
+        f"for k, v in t.run(t.load_kernels(pathlib.Path({str(tmp_path)!r}), cuda), cuda, "
+        f"dt).items()}}", tmp_path / "numba.npz")
     for dt, results in mine.items():
-        for key, value in results.items():
-            a, b = value, theirs[dt + "_" + key]
-            if a.dtype.kind in "fc":  # bits, so NaNs compare too
-                a, b = a.view(np.uint64), b.view(np.uint64)
-            bad = np.argwhere(a != b)
-            assert bad.size == 0, f"{dt} {key}: {len(bad)} differences, first {bad[:5].tolist()}"
+        assert_same_bits(results, theirs, prefix=dt + "_")

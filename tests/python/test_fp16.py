@@ -5,14 +5,12 @@ nvJitLink run on the host; the test driver loads the cubin); the gpu test runs e
 kind over float16 values including zeros, subnormals, infinities and NaN, and compares the bits
 with numba-cuda's (in a fresh interpreter, as the other comparisons)."""
 import importlib.util
-import os
-import subprocess
-import sys
 
 import pytest
 
 np = pytest.importorskip("numpy")
 import nbcuda as cuda  # noqa: E402
+from conftest import assert_same_bits, numba_side  # noqa: E402
 
 UNARY = ["habs", "hneg", "hsqrt", "hrsqrt", "hrcp", "hexp", "hexp2", "hexp10", "hlog", "hlog2",
          "hlog10", "hsin", "hcos", "htanh", "hceil", "hfloor", "hrint", "htrunc", "__habs"]
@@ -166,26 +164,6 @@ def test_fp16_results_match_numba_cuda_bit_for_bit(gpu, tmp_path):
     np.testing.assert_array_equal(mine["isnan"], np.isnan(x))
     np.testing.assert_array_equal(mine["fl"], x.astype(np.float32))
     pytest.importorskip("numba")
-    path = tmp_path / "numba.npz"
-    code = f"""
-import numpy as np
-for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
-    if not hasattr(np, old) and hasattr(np, new):
-        setattr(np, old, getattr(np, new))
-import sys, pathlib
-sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
-import test_fp16 as t
-from numba import cuda
-mod = t.load_kernels(pathlib.Path({str(tmp_path)!r}), cuda)
-np.savez({str(path)!r}, **t.run(mod, cuda, *t.inputs()))
-"""
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=600)
-    assert p.returncode == 0, f"numba-cuda side failed:\n{p.stdout}\n{p.stderr[-3000:]}"
-    theirs = np.load(path)
-    for key, value in mine.items():
-        a, b = value, theirs[key]
-        if a.dtype == np.float16:
-            a, b = a.view(np.uint16), b.view(np.uint16)
-        bad = np.argwhere(a != b)
-        assert bad.size == 0, f"{key}: {len(bad)} differences, first at {bad[:5].tolist()}"
+    theirs = numba_side("test_fp16", f"t.run(t.load_kernels(pathlib.Path({str(tmp_path)!r}), "
+                        "cuda), cuda, *t.inputs())", tmp_path / "numba.npz")
+    assert_same_bits(mine, theirs)
