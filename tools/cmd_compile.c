@@ -1,6 +1,6 @@
 /* cmd_compile.c — `nbcuda compile`: compiles one Python function to PTX or LTO-IR.
  *
- *   nbcuda compile FILE.py[:FUNC] --sig SIG [--kernel] [--cc M.m] [--output ptx|ltoir]
+ *   nbcuda compile FILE.py[:FUNC] --sig SIG [--kernel] [--cc M.m] [--output ptx|ltoir|cubin]
  *                  [--abi c|numba] [--abi-name NAME] [--fastmath] [--lineinfo] [--debug]
  *                  [--no-opt] [--forceinline] [--launch-bounds N[,M[,K]]] [-o OUT]
  *                  [--dump=tokens|ast|types|ir] [--verbose]
@@ -37,7 +37,9 @@ static const char usage_text[] =
     "  --kernel              compile a kernel (Numba ABI) instead of a device function\n"
     "  --cc M.m[a|f]         compute capability, 9.0a: arch-specific (default: NBCUDA_DEFAULT_PTX_CC, "
     "NUMBA_CUDA_DEFAULT_PTX_CC or 7.5)\n"
-    "  --output ptx|ltoir    the kind of code (default ptx)\n"
+    "  --output ptx|ltoir|cubin  the kind of code (default ptx); cubin: the PTX linked by\n"
+    "                        nvJitLink for --cc (else the current device) with what it needs\n"
+    "                        (numba.cuda.fp16's wrappers, libcudadevrt.a), ready to load\n"
     "  --abi c|numba         the device function's ABI (default c)\n"
     "  --abi-name NAME       the C ABI symbol (default: the function's name)\n"
     "  --fastmath            fast, less accurate float math (-ftz=1 -prec-div=0 ...)\n"
@@ -162,7 +164,7 @@ int nbc__cli_compile(int argc, char **argv) {
   nbc_compile_options_t o;
   nbc_compile_options_init(&o);
   const char *target = NULL, *sig = NULL, *out = NULL, *abi = NULL;
-  bool kernel = false, verbose = false;
+  bool kernel = false, verbose = false, cubin = false;
   nbc__compile_info info;
   memset(&info, 0, sizeof info);
   int err = 0;
@@ -177,9 +179,10 @@ int nbc__cli_compile(int argc, char **argv) {
         return usage_error("--cc expects M.m or M.ma / M.mf (e.g. 9.0, 9.0a), not '%s'", v);
     } else if (option_value(argc, argv, &i, "--output", &v, &err)) {
       if (err) break;
-      if (strcmp(v, "ptx") == 0) o.output = NBC_OUTPUT_PTX;
+      cubin = strcmp(v, "cubin") == 0;
+      if (strcmp(v, "ptx") == 0 || cubin) o.output = NBC_OUTPUT_PTX;
       else if (strcmp(v, "ltoir") == 0) o.output = NBC_OUTPUT_LTOIR;
-      else return usage_error("--output expects ptx or ltoir, not '%s'", v);
+      else return usage_error("--output expects ptx, ltoir or cubin, not '%s'", v);
     } else if (option_value(argc, argv, &i, "--launch-bounds", &v, &err)) {
       if (err) break;
       if (!parse_launch_bounds(v, &o))
@@ -262,7 +265,23 @@ int nbc__cli_compile(int argc, char **argv) {
   } else {
     size_t n = 0;
     const char *code = nbc_compile_result_code(result, &n);
-    rc = write_code(out, code, n);
+    if (cubin && info.dump == NBC__DUMP_NONE) {
+      nbc_image_t image = {code, n, NBC_IMAGE_PTX};
+      nbc_module_load_options_t load = {.fp16 = nbc_compile_result_uses_fp16(result),
+                                        .cudadevrt = nbc_compile_result_cooperative(result)};
+      void *bin = NULL;
+      size_t bin_size = 0;
+      st = nbc_link_cubin(&image, 1, o.cc_major, o.cc_minor, &load, &bin, &bin_size);
+      if (st != NBC_OK) {
+        fprintf(stderr, "%s\n", nbc_last_error());
+        rc = 1;
+      } else {
+        rc = write_code(out, (const char *)bin, bin_size);
+      }
+      nbc_cubin_free(bin);
+    } else {
+      rc = write_code(out, code, n);
+    }
     if (verbose) {
       double total = 0;
       fprintf(stderr, "return type: %s\n", nbc_compile_result_return_type(result));

@@ -19,6 +19,13 @@ if(TARGET nbcuda_cli)
     "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --cc 9.0 > ${_work}/h.ptx && grep -q '.visible .func' ${_work}/h.ptx && /usr/local/cuda/bin/ptxas -arch=sm_90 -c ${_work}/h.ptx -o /dev/null")
   nbc_cli_test(cli_compile_kernel
     "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --cc 9.0 -o ${_work}/s.ptx && grep -q '.visible .entry' ${_work}/s.ptx && ! grep -q func_retval ${_work}/s.ptx && /usr/local/cuda/bin/ptxas -arch=sm_90 ${_work}/s.ptx -o /dev/null")
+  # --output cubin: linked by nvJitLink with what the code needs (here numba.cuda.fp16's
+  # wrappers, compiled by NVRTC, for math.sqrt of a float16), an ELF ready to load.
+  file(WRITE ${_work}/half_sqrt.py "import math\ndef f(a):\n    return math.sqrt(a)\n")
+  if(EXISTS /usr/local/cuda/lib64/libnvJitLink.so.13 AND EXISTS /usr/local/cuda/lib64/libnvrtc.so.13)
+    nbc_cli_test(cli_compile_cubin
+      "${_nbc} compile ${_work}/half_sqrt.py:f --sig 'float16(float16)' --cc 9.0 --output cubin -o ${_work}/h.cubin && head -c 4 ${_work}/h.cubin | grep -q ELF")
+  endif()
   # Options visible in the PTX.
   nbc_cli_test(cli_compile_fastmath
     "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --fastmath | grep -q 'sqrt.approx.ftz.f32'")

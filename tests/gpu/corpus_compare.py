@@ -106,6 +106,15 @@ class Nbcuda:
         ptx = open(out).read()
         entry = [l for l in ptx.splitlines() if ".entry" in l][0]
         symbol = entry.split(".entry")[1].strip().split("(")[0].strip()
+        if "nbc_fp16_" in ptx or "cudaCG" in ptx:
+            # code that calls numba.cuda.fp16's wrappers or cudadevrt is linked first: the
+            # CLI's --output cubin links what it needs (nvJitLink) for sm_90
+            out = out[:-4] + ".cubin"
+            cmd[cmd.index("-o") + 1] = out
+            cmd += ["--output", "cubin"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"nbcuda compile --output cubin failed:\n{r.stderr}")
         return cp.RawModule(path=out).get_function(symbol)
 
     @staticmethod
