@@ -200,4 +200,8 @@ int nbc__load_toolkit_symbols(const char *what, const char *env_var,
                               size_t count, char *path, size_t path_size, char *error,
                               size_t error_size);
 
+/* nvrtc.c: how many times NVRTC itself compiled (nbc_nvrtc_compile answers repeats from its
+ * cache); for tests. */
+extern unsigned long nbc__nvrtc_compiles;
+
 #endif /* NBC_HOST_H */

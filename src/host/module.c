@@ -131,57 +131,13 @@ static nbc_status_t find_cudadevrt(char *buf, size_t size) {
                         "NBCUDA_CUDADEVRT may name the file)");
 }
 
-/* numba.cuda.fp16's wrappers (nbc_fp16_shim_source) compiled by NVRTC for sm_XY, to LTO-IR
- * when lto is set; compiled once per (architecture, lto) and kept for the process (a list of a
- * few entries: one per device architecture and code kind in use). */
-struct fp16_shim {
-  int major, minor, lto;
-  char *code;
-  size_t size;
-  struct fp16_shim *next;
-};
-
-static nbc_status_t fp16_shim(int cc_major, int cc_minor, int lto, const char **pcode,
-                              size_t *psize) {
-  static pthread_mutex_t shim_lock = PTHREAD_MUTEX_INITIALIZER;
-  static struct fp16_shim *shims;
-  pthread_mutex_lock(&shim_lock); /* held while compiling: one compile per architecture */
-  struct fp16_shim *s = shims;
-  while (s && !(s->major == cc_major && s->minor == cc_minor && s->lto == lto)) s = s->next;
-  nbc_status_t st = NBC_OK;
-  if (!s) {
-    const char *source = nbc_fp16_shim_source();
-    s = source ? calloc(1, sizeof *s) : NULL;
-    if (!s) {
-      st = nbc__set_error(NBC_NO_MEMORY, "out of host memory (fp16 shim)");
-    } else {
-      st = nbc_nvrtc_compile(source, "nbcuda_fp16.cu", cc_major, cc_minor, lto, &s->code,
-                             &s->size);
-      if (st == NBC_OK) {
-        s->major = cc_major;
-        s->minor = cc_minor;
-        s->lto = lto;
-        s->next = shims;
-        shims = s;
-      } else {
-        free(s);
-        s = NULL;
-      }
-    }
-  }
-  if (s) {
-    *pcode = s->code;
-    *psize = s->size;
-  }
-  pthread_mutex_unlock(&shim_lock);
-  return st;
-}
-
 /* The strings nvJitLink is given with its inputs: it keeps the pointers (the names appear in
  * its messages at nvJitLinkComplete), so they live until the link is destroyed. */
 typedef struct {
   char (*names)[32]; /* one per image */
   char path[4096];   /* libcudadevrt.a */
+  char *shim;        /* numba.cuda.fp16's wrappers, compiled (nbc_nvrtc_compile keeps a copy
+                        for the process, so this costs NVRTC once per architecture) */
 } link_strings;
 
 static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_major,
@@ -201,6 +157,7 @@ static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major,
   }
   nbc_status_t st =
       jit_link_with(images, count, cc_major, cc_minor, load, strings, pcubin, psize);
+  free(strings->shim);
   free(strings->names);
   free(strings);
   return st;
@@ -225,10 +182,12 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
       lto = 1;
       break;
     }
-  const char *shim = NULL;
   size_t shim_size = 0;
   if (fp16) { /* compiled before the link starts: NVRTC's failure is its own error */
-    nbc_status_t st = fp16_shim(cc_major, cc_minor, lto, &shim, &shim_size);
+    const char *source = nbc_fp16_shim_source();
+    if (!source) return nbc__set_error(NBC_NO_MEMORY, "out of host memory (fp16 wrappers)");
+    nbc_status_t st = nbc_nvrtc_compile(source, "nbcuda_fp16.cu", cc_major, cc_minor, lto,
+                                        &strings->shim, &shim_size);
     if (st != NBC_OK) return st;
   }
   if (max_registers) options[n_options++] = maxreg; /* numba's max_registers */
@@ -249,8 +208,8 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
     if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, name);
   }
   if (fp16) {
-    r = jit.add_data(h, lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_PTX, shim, shim_size,
-                     "nbcuda_fp16");
+    r = jit.add_data(h, lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_PTX, strings->shim,
+                     shim_size, "nbcuda_fp16");
     if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, "nbcuda_fp16");
   }
   if (cudadevrt) {

@@ -5,7 +5,10 @@
  * NBCUDA_NVRTC overriding the search), and its absence is NBC_NO_NVRTC with every place
  * searched. The source is compiled for the device's architecture (-arch=sm_XY, or
  * -arch=compute_XY with -dlto for LTO-IR) with the toolkit's include directory, as numba-cuda
- * compiles link files; a failure carries NVRTC's log.
+ * compiles link files; a failure carries NVRTC's log. What NVRTC made is kept for the process
+ * and given again for the same source text, name, architecture and kind (a kernel loaded in
+ * several contexts, kernels sharing a file, the fp16 wrappers): a changed file is compiled
+ * anew; a header it includes is not looked at again.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -81,13 +84,9 @@ static nbc_status_t fail(nvrtc_program *prog, const char *call, int r, const cha
   return st;
 }
 
-nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major, int cc_minor,
-                               int lto, char **pcode, size_t *psize) {
-  if (!source || !pcode || !psize)
-    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_nvrtc_compile: NULL argument");
-  *pcode = NULL;
-  *psize = 0;
-  if (!name) name = "<source>";
+static nbc_status_t compile_uncached(const char *source, const char *name, int cc_major,
+                                     int cc_minor, int lto, char **pcode, size_t *psize) {
+  nbc__nvrtc_compiles++;
   pthread_once(&rtc_once, load_rtc);
   if (!rtc_loaded) return nbc__set_error(NBC_NO_NVRTC, "%s", rtc_error);
   char arch[48], include[4300];
@@ -116,5 +115,76 @@ nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_majo
   if (!lto && size && code[size - 1] == '\0') size--; /* PTX text without its NUL */
   *pcode = code;
   *psize = size;
+  return NBC_OK;
+}
+
+/* What NVRTC made, kept for the process: a kernel loaded in several contexts, kernels sharing
+ * a link file and the fp16 wrappers compile once per (source, name, architecture, kind). */
+struct compiled {
+  char *source, *name;
+  int cc_major, cc_minor, lto;
+  char *code;
+  size_t size;
+  struct compiled *next;
+};
+static struct compiled *cache;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+unsigned long nbc__nvrtc_compiles;
+
+static char *copy_of(const char *data, size_t size) {
+  char *c = malloc(size + 1);
+  if (c) {
+    memcpy(c, data, size);
+    c[size] = '\0';
+  }
+  return c;
+}
+
+nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major, int cc_minor,
+                               int lto, char **pcode, size_t *psize) {
+  if (!source || !pcode || !psize)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_nvrtc_compile: NULL argument");
+  *pcode = NULL;
+  *psize = 0;
+  if (!name) name = "<source>";
+  lto = lto != 0;
+  pthread_mutex_lock(&cache_lock);
+  for (struct compiled *c = cache; c; c = c->next)
+    if (c->cc_major == cc_major && c->cc_minor == cc_minor && c->lto == lto &&
+        strcmp(c->name, name) == 0 && strcmp(c->source, source) == 0) {
+      char *code = copy_of(c->code, c->size);
+      size_t size = c->size;
+      pthread_mutex_unlock(&cache_lock);
+      if (!code) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+      *pcode = code;
+      *psize = size;
+      return NBC_OK;
+    }
+  pthread_mutex_unlock(&cache_lock);
+  nbc_status_t st = compile_uncached(source, name, cc_major, cc_minor, lto, pcode, psize);
+  if (st != NBC_OK) return st;
+  struct compiled *c = calloc(1, sizeof *c);
+  if (c) {
+    c->source = copy_of(source, strlen(source));
+    c->name = copy_of(name, strlen(name));
+    c->code = copy_of(*pcode, *psize);
+  }
+  if (!c || !c->source || !c->name || !c->code) { /* not kept: compiled again next time */
+    if (c) {
+      free(c->source);
+      free(c->name);
+      free(c->code);
+      free(c);
+    }
+    return NBC_OK;
+  }
+  c->cc_major = cc_major;
+  c->cc_minor = cc_minor;
+  c->lto = lto;
+  c->size = *psize;
+  pthread_mutex_lock(&cache_lock);
+  c->next = cache;
+  cache = c;
+  pthread_mutex_unlock(&cache_lock);
   return NBC_OK;
 }

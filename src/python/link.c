@@ -7,8 +7,9 @@
  * else to PTX); .ptx, .cubin, .fatbin, .ltoir, relocatable objects (.o, nvcc -dc) and static
  * libraries of them (.a) are read as they are; other extensions get numba's "Don't know how
  * to link file with extension". jit(max_registers=) applies to the linked code. Files are read
- * (io.open, so a missing one is a FileNotFoundError naming it) and compiled at each load (one
- * per context), so an edited file is seen by the next process, not by kernels already loaded.
+ * (io.open, so a missing one is a FileNotFoundError naming it) at each load (one per context);
+ * NVRTC compiles a given .cu text once per process (nbc_nvrtc_compile keeps what it made), so
+ * an edited file is compiled again at the next load, and kernels already loaded keep theirs.
  * Code held in memory (LinkableCode objects, linkable.c) goes by its class's kind instead of an
  * extension and by its name in diagnostics.
  */

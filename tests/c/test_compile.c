@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "compiler/compiler.h"
+#include "host/host.h"
 #include "front_util.h"
 #include "nvvm_util.h"
 #include "ptx_check.h"
@@ -359,10 +360,28 @@ TEST(declared_device_function) {
   if (st == NBC_NO_NVRTC) SKIP("no NVRTC");
   ASSERT_OK(st);
   ASSERT(n > 0 && strstr(code, ".visible .func") && strstr(code, "mul_f32_f32"));
+  /* the same source again comes from the process's cache, a copy the caller frees; another
+   * architecture or a changed text is compiled */
+  unsigned long compiles = nbc__nvrtc_compiles;
+  char *again = NULL;
+  size_t n2 = 0;
+  ASSERT_OK(nbc_nvrtc_compile("extern \"C\" __device__ int mul_f32_f32(float *r, "
+                              "float a, float b) { *r = a * b; return 0; }\n",
+                              "mul.cu", 9, 0, 0, &again, &n2));
+  ASSERT(nbc__nvrtc_compiles == compiles && again != code && n2 == n &&
+         memcmp(again, code, n) == 0);
+  free(again);
+  ASSERT_OK(nbc_nvrtc_compile("extern \"C\" __device__ int mul_f32_f32(float *r, "
+                              "float a, float b) { *r = a * b; return 0; }\n",
+                              "mul.cu", 8, 0, 0, &again, &n2));
+  ASSERT(nbc__nvrtc_compiles == compiles + 1);
+  free(again);
   free(code);
   ASSERT_STATUS(nbc_nvrtc_compile("int broken(", "bad.cu", 9, 0, 0, &code, &n),
                 NBC_NVRTC_ERROR);
   ASSERT_CONTAINS(nbc_last_error(), "nvrtcCompileProgram of bad.cu failed");
+  ASSERT_STATUS(nbc_nvrtc_compile("int broken(", "bad.cu", 9, 0, 0, &code, &n),
+                NBC_NVRTC_ERROR); /* failures are not kept: the same error again */
 }
 
 /* A resolver answering LUT as a global array (NBC_GLOBAL_ARRAY), as the Python module
