@@ -242,6 +242,8 @@ typedef enum nbc__type_kind {
   NBC__T_DTYPE,     /* a scalar type used as a value (float32 in shared.array(..., float32)) */
   NBC__T_GRID_GROUP, /* cuda.cg.this_grid(): the grid of a cooperative launch (an i64 handle of
                         cudadevrt's cudaCGGetIntrinsicHandle), printed GridGroup as numba's */
+  NBC__T_VECTOR,    /* a CUDA vector type (numba's float32x4, int2, ...): dtype, count (1-4),
+                       name "float32x4"; members x, y, z, w */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -260,6 +262,8 @@ typedef struct nbc__type {
 const nbc__type *nbc__type_scalar(nbc__type_kind kind);
 const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim, char layout);
 const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count);
+/* The vector type of count (1-4) elements of the scalar dtype, named as numba names it. */
+const nbc__type *nbc__type_vector(nbc__ctx *ctx, const nbc__type *dtype, int count);
 bool nbc__type_equal(const nbc__type *a, const nbc__type *b);
 bool nbc__type_is_int(const nbc__type *t);     /* int8..uint64 (not bool) */
 bool nbc__type_is_signed(const nbc__type *t);
@@ -354,7 +358,8 @@ typedef enum nbc__kernel_call {
   NBC__KERNEL_CALL_ATOMIC,      /* atomic.<op>(array, index, value) */
   NBC__KERNEL_CALL_LIBDEVICE,   /* libdevice.<f>(...): numba.cuda.libdevice's functions */
   NBC__KERNEL_CALL_THIS_GRID,   /* cg.this_grid(): the GridGroup of a cooperative launch */
-  NBC__KERNEL_CALL_FP16         /* fp16.<f>(...): numba.cuda.fp16's cuda_fp16.h functions */
+  NBC__KERNEL_CALL_FP16,        /* fp16.<f>(...): numba.cuda.fp16's cuda_fp16.h functions */
+  NBC__KERNEL_CALL_VECTOR       /* float32x4(...), int2(...): a vector type's constructor */
 } nbc__kernel_call;
 
 /* The entry of a kernel-language name as written after "cuda." ("grid", "atomic.add"), or
@@ -372,6 +377,9 @@ const nbc__type *nbc__libdevice_type(char letter);
 /* fp16.c: numba.cuda.fp16's function `name` (as exported, "hadd", "__hsub_sat"): its return
  * type, argument types (up to 4; *pnargs of them) and the symbol of its Numba-ABI wrapper in
  * the shim (nbc_fp16_shim_source). false when there is none. */
+/* cuda_names.c: a vector type's name ("float32x4", or numba's alias "float4") as its
+ * element type's name and count; false for any other name. */
+bool nbc__vector_type_find(const char *name, const char **pbase, int *pcount);
 bool nbc__fp16_find(nbc__ctx *ctx, const char *name, const nbc__type **pret,
                     const nbc__type *args[4], int *pnargs, const char **psymbol);
 
@@ -483,7 +491,9 @@ typedef struct nbc__global {
                   pointer ones are results, nbc__libdevice_find says which) */           \
   X(CG_THIS_GRID) /* cg.this_grid(): cudadevrt's cudaCGGetIntrinsicHandle(1) */            \
   X(CG_SYNC) /* g.sync() of a GridGroup: cudaCGSynchronize(g, 0); the callee is the       \
-                attribute node, as for CONJUGATE */
+                attribute node, as for CONJUGATE */                                      \
+  X(VECTOR) /* a vector type's constructor: ret the vector; argtypes each argument's type   \
+               (scalars convert to its dtype, vectors give their elements in order) */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

@@ -101,7 +101,96 @@
   X("atomic.compare_and_swap", FUNCTION, ATOMIC)                                              \
   /* cooperative groups: the grid of a cooperative launch (its .sync() in infer_call.c) */     \
   X("cg", NAMESPACE, NONE)                                                                     \
-  X("cg.this_grid", FUNCTION, THIS_GRID)
+  X("cg.this_grid", FUNCTION, THIS_GRID)                                                       \
+  /* CUDA vector types (numba's vector_types.py): <type>x<n> and the C aliases (float4) */ \
+  X("int8x1", FUNCTION, VECTOR) \
+  X("int8x2", FUNCTION, VECTOR) \
+  X("int8x3", FUNCTION, VECTOR) \
+  X("int8x4", FUNCTION, VECTOR) \
+  X("int16x1", FUNCTION, VECTOR) \
+  X("int16x2", FUNCTION, VECTOR) \
+  X("int16x3", FUNCTION, VECTOR) \
+  X("int16x4", FUNCTION, VECTOR) \
+  X("int32x1", FUNCTION, VECTOR) \
+  X("int32x2", FUNCTION, VECTOR) \
+  X("int32x3", FUNCTION, VECTOR) \
+  X("int32x4", FUNCTION, VECTOR) \
+  X("int64x1", FUNCTION, VECTOR) \
+  X("int64x2", FUNCTION, VECTOR) \
+  X("int64x3", FUNCTION, VECTOR) \
+  X("int64x4", FUNCTION, VECTOR) \
+  X("uint8x1", FUNCTION, VECTOR) \
+  X("uint8x2", FUNCTION, VECTOR) \
+  X("uint8x3", FUNCTION, VECTOR) \
+  X("uint8x4", FUNCTION, VECTOR) \
+  X("uint16x1", FUNCTION, VECTOR) \
+  X("uint16x2", FUNCTION, VECTOR) \
+  X("uint16x3", FUNCTION, VECTOR) \
+  X("uint16x4", FUNCTION, VECTOR) \
+  X("uint32x1", FUNCTION, VECTOR) \
+  X("uint32x2", FUNCTION, VECTOR) \
+  X("uint32x3", FUNCTION, VECTOR) \
+  X("uint32x4", FUNCTION, VECTOR) \
+  X("uint64x1", FUNCTION, VECTOR) \
+  X("uint64x2", FUNCTION, VECTOR) \
+  X("uint64x3", FUNCTION, VECTOR) \
+  X("uint64x4", FUNCTION, VECTOR) \
+  X("float32x1", FUNCTION, VECTOR) \
+  X("float32x2", FUNCTION, VECTOR) \
+  X("float32x3", FUNCTION, VECTOR) \
+  X("float32x4", FUNCTION, VECTOR) \
+  X("float64x1", FUNCTION, VECTOR) \
+  X("float64x2", FUNCTION, VECTOR) \
+  X("float64x3", FUNCTION, VECTOR) \
+  X("float64x4", FUNCTION, VECTOR) \
+  X("char1", FUNCTION, VECTOR) \
+  X("char2", FUNCTION, VECTOR) \
+  X("char3", FUNCTION, VECTOR) \
+  X("char4", FUNCTION, VECTOR) \
+  X("short1", FUNCTION, VECTOR) \
+  X("short2", FUNCTION, VECTOR) \
+  X("short3", FUNCTION, VECTOR) \
+  X("short4", FUNCTION, VECTOR) \
+  X("int1", FUNCTION, VECTOR) \
+  X("int2", FUNCTION, VECTOR) \
+  X("int3", FUNCTION, VECTOR) \
+  X("int4", FUNCTION, VECTOR) \
+  X("long1", FUNCTION, VECTOR) \
+  X("long2", FUNCTION, VECTOR) \
+  X("long3", FUNCTION, VECTOR) \
+  X("long4", FUNCTION, VECTOR) \
+  X("longlong1", FUNCTION, VECTOR) \
+  X("longlong2", FUNCTION, VECTOR) \
+  X("longlong3", FUNCTION, VECTOR) \
+  X("longlong4", FUNCTION, VECTOR) \
+  X("uchar1", FUNCTION, VECTOR) \
+  X("uchar2", FUNCTION, VECTOR) \
+  X("uchar3", FUNCTION, VECTOR) \
+  X("uchar4", FUNCTION, VECTOR) \
+  X("ushort1", FUNCTION, VECTOR) \
+  X("ushort2", FUNCTION, VECTOR) \
+  X("ushort3", FUNCTION, VECTOR) \
+  X("ushort4", FUNCTION, VECTOR) \
+  X("uint1", FUNCTION, VECTOR) \
+  X("uint2", FUNCTION, VECTOR) \
+  X("uint3", FUNCTION, VECTOR) \
+  X("uint4", FUNCTION, VECTOR) \
+  X("ulong1", FUNCTION, VECTOR) \
+  X("ulong2", FUNCTION, VECTOR) \
+  X("ulong3", FUNCTION, VECTOR) \
+  X("ulong4", FUNCTION, VECTOR) \
+  X("ulonglong1", FUNCTION, VECTOR) \
+  X("ulonglong2", FUNCTION, VECTOR) \
+  X("ulonglong3", FUNCTION, VECTOR) \
+  X("ulonglong4", FUNCTION, VECTOR) \
+  X("float1", FUNCTION, VECTOR) \
+  X("float2", FUNCTION, VECTOR) \
+  X("float3", FUNCTION, VECTOR) \
+  X("float4", FUNCTION, VECTOR) \
+  X("double1", FUNCTION, VECTOR) \
+  X("double2", FUNCTION, VECTOR) \
+  X("double3", FUNCTION, VECTOR) \
+  X("double4", FUNCTION, VECTOR)
 
 /* numba.cuda.libdevice: a namespace of libdevice's functions (libdevice_funcs.h, generated
  * from numba-cuda's list), listed after the names above. */
@@ -162,6 +251,34 @@ const nbc__type *nbc__libdevice_type(char letter) {
   case 'i': return nbc__type_scalar(NBC__T_INT32);
   default: return nbc__type_scalar(NBC__T_INT64);
   }
+}
+
+bool nbc__vector_type_find(const char *name, const char **pbase, int *pcount) {
+  static const char *const bases[] = {"int8",   "int16",  "int32",  "int64",   "uint8",
+                                      "uint16", "uint32", "uint64", "float32", "float64"};
+  /* numba's C aliases (numpy's C type sizes on x86-64 Linux) */
+  static const char *const aliases[][2] = {
+      {"char", "int8"},      {"short", "int16"},  {"int", "int32"},     {"long", "int64"},
+      {"longlong", "int64"}, {"uchar", "uint8"},  {"ushort", "uint16"}, {"uint", "uint32"},
+      {"ulong", "uint64"},   {"ulonglong", "uint64"}, {"float", "float32"}, {"double", "float64"},
+  };
+  size_t len = name ? strlen(name) : 0;
+  if (len < 2 || name[len - 1] < '1' || name[len - 1] > '4') return false;
+  int count = name[len - 1] - '0';
+  for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++)
+    if (strlen(bases[i]) == len - 2 && strncmp(name, bases[i], len - 2) == 0 &&
+        name[len - 2] == 'x') {
+      *pbase = bases[i];
+      *pcount = count;
+      return true;
+    }
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+    if (strlen(aliases[i][0]) == len - 1 && strncmp(name, aliases[i][0], len - 1) == 0) {
+      *pbase = aliases[i][1];
+      *pcount = count;
+      return true;
+    }
+  return false;
 }
 
 const nbc_kernel_name_t *nbc_kernel_names(size_t *pcount) {

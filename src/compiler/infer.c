@@ -521,6 +521,11 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
         strcmp(n->str, "itemsize") == 0 || strcmp(n->str, "nbytes") == 0)
       return T(NBC__T_INT64);
   }
+  /* a vector type's members: x, y, z, w (as many as it has) */
+  if (o->kind == NBC__T_VECTOR && n->str[0] && !n->str[1]) {
+    const char *at = strchr("xyzw", n->str[0]);
+    if (at && at - "xyzw" < o->count) return o->dtype;
+  }
   /* numba's .real and .imag of numbers: the parts of a complex, an int or float itself */
   if ((nbc__type_is_int(o) || nbc__type_is_float(o) || nbc__type_is_complex(o)) &&
       (strcmp(n->str, "real") == 0 || strcmp(n->str, "imag") == 0))
@@ -1108,7 +1113,7 @@ static void ret_stmt(infer *I, nbc__node *s) {
   const nbc__type *t = s->a ? nbc__infer_expr(I, s->a) : T(NBC__T_NONE);
   if (!t) return;
   if (s->a && !nbc__type_is_number(t) && t->kind != NBC__T_NONE && t->kind != NBC__T_TUPLE &&
-      t->kind != NBC__T_ARRAY) {
+      t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR) {
     TYPING(I, s->a, "cannot return a value of type %s", nbc__infer_tname(I, t));
     return;
   }
@@ -1148,7 +1153,7 @@ static void stmt(infer *I, nbc__node *s) {
     for (int k = 0; k < s->list.count; k++)
       assign_target(I, s->list.items[k], s->a, t);
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
-        t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP)
+        t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR)
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }

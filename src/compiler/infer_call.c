@@ -702,6 +702,35 @@ static const nbc__type *call_fp16(infer *I, nbc__node *n, const char *fname,
   return c->ret;
 }
 
+/* A vector type's constructor (numba's vector_types.py): arguments that give the vector's
+ * elements in order, each a number (converted to the element type) or a vector of the same
+ * element type (its elements; x1 vectors count as one), count elements in all. */
+static const nbc__type *call_vector(infer *I, nbc__node *n, const char *fname,
+                                    const nbc__type **types, int nargs) {
+  const char *base;
+  int count;
+  if (!no_keywords(I, n, fname)) return NULL;
+  if (!nbc__vector_type_find(fname + strlen("cuda."), &base, &count))
+    return UNSUPPORTED(I, n, "unknown vector type %s", fname), NULL;
+  const nbc__type *dtype = nbc__type_by_name(base, strlen(base));
+  int total = 0;
+  for (int i = 0; i < nargs; i++) {
+    if (types[i] && types[i]->kind == NBC__T_VECTOR && nbc__type_equal(types[i]->dtype, dtype))
+      total += types[i]->count;
+    else if (types[i] && nbc__type_is_number(types[i]) && !nbc__type_is_complex(types[i]))
+      total += 1;
+    else
+      return arg_list_error(I, n, fname, types, nargs);
+  }
+  if (total != count) return arg_list_error(I, n, fname, types, nargs);
+  nbc__call *c = call_new(I, n, NBC__B_VECTOR, fname, nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++)
+    c->argtypes[i] = types[i];
+  c->ret = nbc__type_vector(I->ctx, dtype, count);
+  return c->ret;
+}
+
 /* cg.this_grid(): the grid of the cooperative launch (numba's GridGroup). */
 static const nbc__type *call_this_grid(infer *I, nbc__node *n, const char *fname,
                                        const nbc__type **types, int nargs) {
@@ -734,6 +763,8 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_this_grid(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_FP16:
     return call_fp16(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_VECTOR:
+    return call_vector(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_NONE:
     break;
   }
@@ -906,7 +937,8 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
            NULL;
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_ARRAY) &&
-        !is_kind(types[i], NBC__T_TUPLE))
+        !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
+        !is_kind(types[i], NBC__T_GRID_GROUP))
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),
              NULL;

@@ -188,6 +188,15 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
   if (!t || t->kind == NBC__T_VOID || t->kind == NBC__T_NONE) return "i8*";
   const char *s = scalar_ltype(t);
   if (s) return s;
+  if (t->kind == NBC__T_VECTOR) { /* numba's StructModel: a literal struct of the members */
+    const char *e = scalar_ltype(t->dtype);
+    nbc__buf b;
+    nbc__buf_init(&b, L->arena);
+    nbc__buf_puts(&b, "{");
+    for (int i = 0; i < t->count; i++) nbc__buf_printf(&b, "%s%s", i ? ", " : "", e);
+    nbc__buf_puts(&b, "}");
+    return b.data;
+  }
   if (t->kind == NBC__T_ARRAY) {
     return nbc__arena_printf(L->arena, "{i8*, i8*, i64, i64, %s*, [%d x i64], [%d x i64]}",
                              nbc__lower_mtype(L, t->dtype), t->ndim, t->ndim);
@@ -267,6 +276,9 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
     return;
   case NBC__T_GRID_GROUP:
     nbc__buf_puts(b, "9GridGroup");
+    return;
+  case NBC__T_VECTOR:
+    mangle_ident(L, b, t->name);
     return;
   default:
     nbc__buf_puts(b, "v");
@@ -376,6 +388,14 @@ void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc_
       nbc__lower_flatten(L, out, t->items[i], item, pfirst);
     }
     return;
+  } else if (t->kind == NBC__T_VECTOR) { /* one parameter per member, as definitions take it */
+    const char *vty = nbc__lower_ltype(L, t), *ety = nbc__lower_ltype(L, t->dtype);
+    for (int k = 0; k < t->count; k++) {
+      const char *x = nbc__lower_tmp(L);
+      nbc__lower_emit(L, "%s = extractvalue %s %s, %d", x, vty, value.v, k);
+      nbc__buf_printf(out, "%s%s %s", sep, ety, x);
+      sep = ", ";
+    }
   } else if (t->kind == NBC__T_COMPLEX64 || t->kind == NBC__T_COMPLEX128) {
     /* two parameters, the parts, as the definition (and numba's data model) flattens it */
     const char *cty = nbc__lower_ltype(L, t);
@@ -435,6 +455,16 @@ static nbc__lval unflatten_param(nbc__lowerer *L, const nbc__type *t, int index,
       const char *x = nbc__lower_tmp(L);
       nbc__lower_emit(L, "%s = insertvalue %s %s, %s %s, %d", x, tty, cur,
                       nbc__lower_ltype(L, t->items[i]), item.v, i);
+      cur = x;
+    }
+    v.v = cur;
+  } else if (t->kind == NBC__T_VECTOR) {
+    const char *vty = nbc__lower_ltype(L, t), *ety = nbc__lower_ltype(L, t->dtype);
+    const char *cur = "undef";
+    for (int k = 0; k < t->count; k++) {
+      const char *p = PARAM_(ety);
+      const char *x = nbc__lower_tmp(L);
+      nbc__lower_emit(L, "%s = insertvalue %s %s, %s %s, %d", x, vty, cur, ety, p, k);
       cur = x;
     }
     v.v = cur;

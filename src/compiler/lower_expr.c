@@ -134,7 +134,8 @@ const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v
 
 const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
   if (!t) return "null";
-  if (t->kind == NBC__T_ARRAY || t->kind == NBC__T_TUPLE || nbc__type_is_complex(t))
+  if (t->kind == NBC__T_ARRAY || t->kind == NBC__T_TUPLE || t->kind == NBC__T_VECTOR ||
+      nbc__type_is_complex(t))
     return "zeroinitializer";
   if (is_bool(t)) return "false";
   if (is_float(t)) return nbc__lower_const_float(L, t, 0.0);
@@ -1393,6 +1394,27 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     nbc__lval v = nbc__lower_expr(L, n->a->a);
     return nbc__type_is_complex(v.type) ? nbc__lower_complex_conjugate(L, v) : v;
   }
+  case NBC__B_VECTOR: { /* numba's vector_types.py lowering: the elements in order */
+    const char *vty = ltype(L, rt), *ety = ltype(L, rt->dtype), *cur = "undef";
+    int k = 0;
+    for (int i = 0; i < na && k < rt->count; i++) {
+      nbc__lval a = nbc__lower_expr(L, n->list.items[i]);
+      int m = a.type && a.type->kind == NBC__T_VECTOR ? a.type->count : 1;
+      for (int j = 0; j < m && k < rt->count; j++, k++) {
+        const char *e;
+        if (m > 1 || (a.type && a.type->kind == NBC__T_VECTOR)) {
+          e = tmp(L);
+          EMIT("%s = extractvalue %s %s, %d", e, ltype(L, a.type), a.v, j);
+        } else {
+          e = nbc__lower_convert(L, a, rt->dtype).v;
+        }
+        const char *x = tmp(L);
+        EMIT("%s = insertvalue %s %s, %s %s, %d", x, vty, cur, ety, e, k);
+        cur = x;
+      }
+    }
+    return (nbc__lval){rt, cur};
+  }
   case NBC__B_CG_THIS_GRID: /* numba's cg.py: the grid's handle from cudadevrt */
     return (nbc__lval){rt, nbc__lower_call_fn(L, "i64", "cudaCGGetIntrinsicHandle", "i32",
                                               "i32 1")};
@@ -1481,6 +1503,13 @@ static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
     bool imag = n->str[0] == 'i';
     if (nbc__type_is_complex(ot)) return nbc__lower_complex_part(L, v, imag);
     return imag ? (nbc__lval){ot, nbc__lower_zero(L, ot)} : v;
+  }
+  if (ot && ot->kind == NBC__T_VECTOR && n->str[0] && !n->str[1] && strchr("xyzw", n->str[0])) {
+    nbc__lval v = nbc__lower_expr(L, n->a);
+    const char *x = tmp(L);
+    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, ot), v.v,
+         (int)(strchr("xyzw", n->str[0]) - "xyzw"));
+    return (nbc__lval){ot->dtype, x};
   }
   if (ot && ot->kind == NBC__T_MODULE) return (nbc__lval){n->type, "undef"};
   nbc__lower_error(L, n, "unsupported attribute '%s'", n->str);

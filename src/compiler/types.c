@@ -100,6 +100,16 @@ const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int cou
   return t;
 }
 
+const nbc__type *nbc__type_vector(nbc__ctx *ctx, const nbc__type *dtype, int count) {
+  nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
+  if (!t || !dtype || count < 1 || count > 4) return NULL;
+  t->kind = NBC__T_VECTOR;
+  t->dtype = dtype;
+  t->count = count;
+  t->name = nbc__arena_printf(ctx->arena, "%sx%d", nbc__type_name(ctx, dtype), count);
+  return t->name ? t : NULL;
+}
+
 const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
                                    const nbc__type *dtype) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
@@ -127,6 +137,8 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
     return a->name && b->name && strcmp(a->name, b->name) == 0;
   case NBC__T_DTYPE:
     return nbc__type_equal(a->dtype, b->dtype);
+  case NBC__T_VECTOR:
+    return a->count == b->count && nbc__type_equal(a->dtype, b->dtype);
   default:
     return true; /* scalars, none, void, range: the kind says all */
   }
@@ -205,6 +217,9 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     return;
   case NBC__T_GRID_GROUP:
     nbc__buf_puts(out, "GridGroup");
+    return;
+  case NBC__T_VECTOR:
+    nbc__buf_puts(out, t->name ? t->name : "vector");
     return;
   case NBC__T_MODULE:
     nbc__buf_printf(out, "Module(%s)", t->name ? t->name : "?");

@@ -677,6 +677,36 @@ TEST(cmath_and_complex_arguments) {
   ASSERT_CONTAINS(nbc_last_error(), "cmath.cosh");
 }
 
+/* CUDA vector types: constructors from numbers and smaller vectors, members, device function
+ * arguments and results (one parameter per member); the PTX assembles. */
+TEST(vector_types) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  const char *src = "from numba import cuda\n"
+                    "def use(v):\n    return v.x + v.y * v.z - v.w\n"
+                    "def mk(a, b):\n    return cuda.float32x4(a, b, 3, 4.5)\n"
+                    "def f(a, b):\n"
+                    "    q = cuda.float4(cuda.float32x2(a, b), cuda.float32x2(b, a))\n"
+                    "    return use(q) + cuda.int3(1, 2, 3).z + mk(a, b).w\n";
+  nbc_source_t s = {src, 0, "v.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "mk", "(float32, float32)", &o, NULL, &r));
+  ASSERT_STREQ(nbc_compile_result_return_type(r), "float32x4");
+  nbc_compile_result_destroy(r);
+  ASSERT_OK(nbc_compile(&s, "f", "(float32, float32)", &o, NULL, &r));
+  ASSERT_STREQ(nbc_compile_result_return_type(r), "float64");
+  size_t size = 0;
+  const char *ptx = nbc_compile_result_code(r, &size);
+  char log[4096];
+  int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
+  if (rc > 0) TEST_FAIL_("ptxas rejected:\n%s", log);
+  nbc_compile_result_destroy(r);
+  nbc_source_t bad = {"from numba import cuda\ndef f(a):\n    return cuda.float2(a)\n", 0,
+                      "b.py", 1, 0};
+  ASSERT_STATUS(nbc_compile(&bad, "f", "(float32,)", &o, NULL, &r), NBC_TYPING_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "float2");
+}
+
 TEST(bool_return_c_abi) {
   require_nvvm();
   nbc_compile_options_t o = options();
@@ -865,5 +895,5 @@ TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_i
                       X(host_code_does_not_stop_a_file)
                       X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output)
                       X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
-                      X(cmath_and_complex_arguments))
+                      X(cmath_and_complex_arguments) X(vector_types))
 TEST_MAIN()
