@@ -151,6 +151,19 @@ def run_py():
     return run
 
 
+def load_kernel_module(tmp_path, name, source, cuda_module):
+    """source written to tmp_path/<name>.py (the compilers read a kernel's source from its
+    file) and imported with `cuda` bound to cuda_module (nbcuda or numba.cuda)."""
+    import importlib.util
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"{name}_{id(cuda_module)}", path)
+    mod = importlib.util.module_from_spec(spec)
+    mod.cuda = cuda_module
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def numba_side(test_module, expr, path, timeout=600):
     """Evaluates expr in a fresh interpreter where `t` is tests/python's test_module and `cuda`
     is numba-cuda's, saves the dict of arrays it gives to path (.npz) and returns it loaded.

@@ -6,14 +6,13 @@ gpu test runs every function on complex64 and complex128 values including zeros,
 and NaN, and compares the bits with numba-cuda's (in a fresh interpreter) and the values with
 Python's cmath."""
 import cmath
-import importlib.util
 import math
 
 import pytest
 
 np = pytest.importorskip("numpy")
 import nbcuda as cuda  # noqa: E402
-from conftest import assert_same_bits, numba_side  # noqa: E402
+from conftest import assert_same_bits, load_kernel_module, numba_side  # noqa: E402
 
 UNARY = ["exp", "log", "log10", "sqrt", "cos", "sin", "tan", "cosh", "sinh", "tanh", "acos",
          "asin", "atan", "acosh", "asinh", "atanh"]
@@ -52,13 +51,7 @@ def kernel_source():
 
 
 def load_kernels(tmp_path, cuda_module):
-    path = tmp_path / "cmath_kernels.py"
-    path.write_text(kernel_source())
-    spec = importlib.util.spec_from_file_location(f"cmath_kernels_{id(cuda_module)}", path)
-    mod = importlib.util.module_from_spec(spec)
-    mod.cuda = cuda_module
-    spec.loader.exec_module(mod)
-    return mod
+    return load_kernel_module(tmp_path, "cmath_kernels", kernel_source(), cuda_module)
 
 
 def inputs(dtype):

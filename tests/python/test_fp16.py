@@ -4,13 +4,12 @@ numba-cuda binds them. CI checks the typing, the code, the shim and the link (NV
 nvJitLink run on the host; the test driver loads the cubin); the gpu test runs every function
 kind over float16 values including zeros, subnormals, infinities and NaN, and compares the bits
 with numba-cuda's (in a fresh interpreter, as the other comparisons)."""
-import importlib.util
 
 import pytest
 
 np = pytest.importorskip("numpy")
 import nbcuda as cuda  # noqa: E402
-from conftest import assert_same_bits, numba_side  # noqa: E402
+from conftest import assert_same_bits, load_kernel_module, numba_side  # noqa: E402
 
 UNARY = ["habs", "hneg", "hsqrt", "hrsqrt", "hrcp", "hexp", "hexp2", "hexp10", "hlog", "hlog2",
          "hlog10", "hsin", "hcos", "htanh", "hceil", "hfloor", "hrint", "htrunc", "__habs"]
@@ -65,15 +64,7 @@ def kernel_source():
 
 
 def load_kernels(tmp_path, cuda_module):
-    """The kernels as a module of their own file (the compilers read the source), with
-    `cuda` bound to nbcuda or numba.cuda."""
-    path = tmp_path / "fp16_kernels.py"
-    path.write_text(kernel_source())
-    spec = importlib.util.spec_from_file_location(f"fp16_kernels_{id(cuda_module)}", path)
-    mod = importlib.util.module_from_spec(spec)
-    mod.cuda = cuda_module
-    spec.loader.exec_module(mod)
-    return mod
+    return load_kernel_module(tmp_path, "fp16_kernels", kernel_source(), cuda_module)
 
 
 def inputs():

@@ -3,13 +3,12 @@ double3, ... and the C aliases (float4, uint2, ...); constructed from numbers (c
 element type) and smaller vectors of the same element type, members x/y/z/w read, passed to
 and returned from device functions. CI checks typing and code; the gpu test compares the
 results with numba-cuda's (in a fresh interpreter) and numpy's."""
-import importlib.util
 
 import pytest
 
 np = pytest.importorskip("numpy")
 import nbcuda as cuda  # noqa: E402
-from conftest import assert_same_bits, numba_side  # noqa: E402
+from conftest import assert_same_bits, load_kernel_module, numba_side  # noqa: E402
 
 KERNELS = """
 def dot4(a, b):
@@ -37,13 +36,7 @@ def vectors(x, y, out, ints):
 
 
 def load_kernels(tmp_path, cuda_module):
-    path = tmp_path / "vector_kernels.py"
-    path.write_text(KERNELS)
-    spec = importlib.util.spec_from_file_location(f"vector_kernels_{id(cuda_module)}", path)
-    mod = importlib.util.module_from_spec(spec)
-    mod.cuda = cuda_module
-    spec.loader.exec_module(mod)
-    return mod
+    return load_kernel_module(tmp_path, "vector_kernels", KERNELS, cuda_module)
 
 
 def inputs():
