@@ -11,10 +11,12 @@ import nbcuda as cuda  # noqa: E402
 from conftest import assert_same_bits, load_kernel_module, numba_side  # noqa: E402
 
 KERNELS = """
+@cuda.jit(device=True)
 def dot4(a, b):
     return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w
 
 
+@cuda.jit(device=True)
 def widen(v):
     return cuda.float64x3(v, 0.5)
 
