@@ -13,16 +13,27 @@
 #include "compiler/compiler.h"
 #include "cmath_source.h" /* static const unsigned char cmath_source[] */
 
-static const char *const functions[] = {
-    "exp",  "log",  "log10", "sqrt", "cos",   "sin",   "tan",   "cosh",  "sinh", "tanh",
-    "acos", "asin", "atan",  "acosh", "asinh", "atanh", "phase", "polar", "rect", "isnan",
-    "isinf", "isfinite",
+static const struct {
+  const char *name;
+  nbc__cmath_kind kind;
+} functions[] = {
+    {"exp", NBC__CMATH_LOWERED},      {"log", NBC__CMATH_LOWERED},
+    {"sqrt", NBC__CMATH_LOWERED},     {"cos", NBC__CMATH_LOWERED},
+    {"sin", NBC__CMATH_LOWERED},      {"tan", NBC__CMATH_LOWERED},
+    {"acos", NBC__CMATH_LOWERED},     {"asin", NBC__CMATH_LOWERED},
+    {"atan", NBC__CMATH_LOWERED},     {"asinh", NBC__CMATH_LOWERED},
+    {"atanh", NBC__CMATH_LOWERED},    {"isnan", NBC__CMATH_PREDICATE},
+    {"isinf", NBC__CMATH_PREDICATE},  {"isfinite", NBC__CMATH_PREDICATE},
+    {"log10", NBC__CMATH_OVERLOAD},   {"cosh", NBC__CMATH_OVERLOAD},
+    {"sinh", NBC__CMATH_OVERLOAD},    {"tanh", NBC__CMATH_OVERLOAD},
+    {"acosh", NBC__CMATH_OVERLOAD},   {"phase", NBC__CMATH_OVERLOAD},
+    {"polar", NBC__CMATH_OVERLOAD},   {"rect", NBC__CMATH_RECT},
 };
 
-bool nbc__cmath_exists(const char *name) {
+nbc__cmath_kind nbc__cmath_find(const char *name) {
   for (size_t i = 0; name && i < sizeof functions / sizeof functions[0]; i++)
-    if (strcmp(functions[i], name) == 0) return true;
-  return false;
+    if (strcmp(functions[i].name, name) == 0) return functions[i].kind;
+  return NBC__CMATH_NONE;
 }
 
 const char *nbc__cmath_source(void) { return (const char *)cmath_source; }

@@ -321,10 +321,19 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
 const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, int nargs,
                                 const nbc__type **pargs, const char **pwhy);
 bool nbc__math_exists(const char *name);
+/* resolve.c: math's float constants (pi, e, tau, inf, nan), which cmath has too. */
+bool nbc__math_constant(const char *name, double *pv);
 /* cmath.c: the kernel language's cmath (numba-cuda's cmathimpl.py, in Python, compiled like
- * any function): whether cmath.<name> exists, and the Python source of its implementation
- * (named NBC__CMATH_FILE in diagnostics). */
-bool nbc__cmath_exists(const char *name);
+ * any function): how numba types cmath.<name> (NONE: no such function), and the Python source
+ * of its implementation (named NBC__CMATH_FILE in diagnostics). */
+typedef enum nbc__cmath_kind {
+  NBC__CMATH_NONE = 0,
+  NBC__CMATH_LOWERED,   /* a template of complex64 and complex128 (exp, sqrt, ...) */
+  NBC__CMATH_PREDICATE, /* isnan, isinf, isfinite: the same templates, bool results */
+  NBC__CMATH_OVERLOAD,  /* an overload of complex numbers only (log10, cosh, phase, ...) */
+  NBC__CMATH_RECT       /* rect(r, phi) of two floats */
+} nbc__cmath_kind;
+nbc__cmath_kind nbc__cmath_find(const char *name);
 const char *nbc__cmath_source(void);
 #define NBC__CMATH_FILE "<nbcuda cmath>"
 /* range(args): the counter type numba iterates with (int32, int64 or uint64), or NULL. */

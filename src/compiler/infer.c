@@ -189,6 +189,22 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   return G;
 }
 
+static bool cmath_exists(const char *name) { return nbc__cmath_find(name) != NBC__CMATH_NONE; }
+
+/* <module>.<name> as the FUNCTION type calls dispatch on ("math.sin", "cmath.exp"), or NULL
+ * reported as "unsupported <what>'<module>.<name>'" when exists() says there is none. */
+static const nbc__type *module_function(infer *I, const nbc__node *n, const char *module,
+                                        const char *name, bool (*exists)(const char *),
+                                        const char *what) {
+  if (!name || !exists(name)) {
+    UNSUPPORTED(I, n, "unsupported %s'%s.%s'", what, module, name ? name : "?");
+    return NULL;
+  }
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s.%s", module, name);
+  return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
+}
+
 static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
                                             "max",   "int",   "float",  "bool",
                                             "round", "print", "complex", "divmod"};
@@ -278,15 +294,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return nbc__type_special(I->ctx, NBC__T_MODULE, "math", NULL);
   case NBC_GLOBAL_MODULE_CMATH:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "cmath", NULL);
-  case NBC_GLOBAL_CMATH_FUNCTION: {
-    if (!G->g.name || !nbc__cmath_exists(G->g.name)) {
-      UNSUPPORTED(I, n, "unsupported cmath function 'cmath.%s'", G->g.name ? G->g.name : "?");
-      return NULL;
-    }
-    char buf[128];
-    snprintf(buf, sizeof buf, "cmath.%s", G->g.name);
-    return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
-  }
+  case NBC_GLOBAL_CMATH_FUNCTION:
+    return module_function(I, n, "cmath", G->g.name, cmath_exists, "cmath function ");
   case NBC_GLOBAL_MODULE_CUDA:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "cuda", NULL);
   case NBC_GLOBAL_MODULE_NUMPY:
@@ -301,15 +310,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     snprintf(buf, sizeof buf, "numpy.%s", u);
     return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
   }
-  case NBC_GLOBAL_MATH_FUNCTION: {
-    if (!G->g.name || !nbc__math_exists(G->g.name)) {
-      UNSUPPORTED(I, n, "unsupported math function 'math.%s'", G->g.name ? G->g.name : "?");
-      return NULL;
-    }
-    char buf[128];
-    snprintf(buf, sizeof buf, "math.%s", G->g.name);
-    return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
-  }
+  case NBC_GLOBAL_MATH_FUNCTION:
+    return module_function(I, n, "math", G->g.name, nbc__math_exists, "math function ");
   case NBC_GLOBAL_TYPE: {
     const nbc__type *t = G->g.name ? nbc__type_by_name(G->g.name, strlen(G->g.name)) : NULL;
     if (!t) t = nbc__numpy_dtype(G->g.name); /* numpy's spelling: ulonglong, half... */
@@ -381,47 +383,39 @@ static const nbc__type *name_expr(infer *I, nbc__node *n) {
   return global_type(I, n, G);
 }
 
-/* math.<attr> */
+/* A module's float constant (math.pi, numpy.inf) as n's FLOAT global. */
+static const nbc__type *float_attr(infer *I, nbc__node *n, double v) {
+  nbc_global_t g;
+  memset(&g, 0, sizeof g);
+  g.kind = NBC_GLOBAL_FLOAT;
+  g.value.f = v;
+  g.name = n->str;
+  if (!n->info) n->info = global_new(I, &g);
+  return T(NBC__T_FLOAT64);
+}
+
+/* math's float constants (pi, e, tau, inf, nan; cmath has the same), or NULL (nothing
+ * reported) for any other name. */
+static const nbc__type *float_constant_attr(infer *I, nbc__node *n) {
+  double v;
+  return nbc__math_constant(n->str, &v) ? float_attr(I, n, v) : NULL;
+}
+
+/* math.<attr> and cmath.<attr>: a float constant or a function of the module. */
 static const nbc__type *math_attr(infer *I, nbc__node *n) {
-  static const struct {
-    const char *name;
-    double value;
-  } consts[] = {{"pi", 3.141592653589793},
-                {"e", 2.718281828459045},
-                {"tau", 6.283185307179586},
-                {"inf", __builtin_inf()},
-                {"nan", __builtin_nan("")}};
-  for (size_t i = 0; i < sizeof consts / sizeof consts[0]; i++)
-    if (strcmp(n->str, consts[i].name) == 0) {
-      nbc_global_t g;
-      memset(&g, 0, sizeof g);
-      g.kind = NBC_GLOBAL_FLOAT;
-      g.value.f = consts[i].value;
-      g.name = consts[i].name;
-      if (!n->info) n->info = global_new(I, &g);
-      return T(NBC__T_FLOAT64);
-    }
-  if (nbc__math_exists(n->str)) {
-    char buf[128];
-    snprintf(buf, sizeof buf, "math.%s", n->str);
-    return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
-  }
-  UNSUPPORTED(I, n, "unsupported attribute 'math.%s'", n->str);
-  return NULL;
+  const nbc__type *t = float_constant_attr(I, n);
+  return t ? t : module_function(I, n, "math", n->str, nbc__math_exists, "attribute ");
+}
+
+static const nbc__type *cmath_attr(infer *I, nbc__node *n) {
+  const nbc__type *t = float_constant_attr(I, n);
+  return t ? t : module_function(I, n, "cmath", n->str, cmath_exists, "cmath function ");
 }
 
 /* numpy.<attr>: a dtype, a constant or a ufunc (numpy.c). */
 static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
   double v;
-  if (nbc__numpy_constant(n->str, &v)) {
-    nbc_global_t g;
-    memset(&g, 0, sizeof g);
-    g.kind = NBC_GLOBAL_FLOAT;
-    g.value.f = v;
-    g.name = n->str;
-    if (!n->info) n->info = global_new(I, &g);
-    return T(NBC__T_FLOAT64);
-  }
+  if (nbc__numpy_constant(n->str, &v)) return float_attr(I, n, v);
   const nbc__type *t = nbc__numpy_dtype(n->str);
   if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
   const char *u = nbc__numpy_ufunc(n->str);
@@ -494,18 +488,7 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   if (!o) return NULL;
   if (o->kind == NBC__T_MODULE) {
     if (strcmp(o->name, "math") == 0) return math_attr(I, n);
-    if (strcmp(o->name, "cmath") == 0) {
-      if (strcmp(n->str, "pi") == 0 || strcmp(n->str, "e") == 0 || strcmp(n->str, "tau") == 0 ||
-          strcmp(n->str, "inf") == 0 || strcmp(n->str, "nan") == 0)
-        return math_attr(I, n); /* cmath's float constants are math's */
-      if (!nbc__cmath_exists(n->str)) {
-        UNSUPPORTED(I, n, "unsupported cmath function 'cmath.%s'", n->str);
-        return NULL;
-      }
-      char buf[128];
-      snprintf(buf, sizeof buf, "cmath.%s", n->str);
-      return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
-    }
+    if (strcmp(o->name, "cmath") == 0) return cmath_attr(I, n);
     if (strcmp(o->name, "numpy") == 0) return numpy_attr(I, n);
     return cuda_attr(I, n, o->name, n->str);
   }

@@ -594,13 +594,16 @@ static const nbc__type *call_cuda_intrinsic(infer *I, nbc__node *n, const char *
   return intrinsic_call(I, n, fname, nargs, conv, T(cases[i].ret));
 }
 
-static const nbc__type *call_syncthreads(infer *I, nbc__node *n, const char *fname,
-                                         const nbc__type **types, int nargs) {
+/* A kernel-language function of no arguments (syncthreads(), cg.this_grid()): the builtin,
+ * returning ret. */
+static const nbc__type *call_no_args(infer *I, nbc__node *n, const char *fname,
+                                     const nbc__type **types, int nargs, nbc__builtin builtin,
+                                     const nbc__type *ret) {
   if (!no_keywords(I, n, fname)) return NULL;
   if (nargs) return arg_list_error(I, n, fname, types, nargs);
-  nbc__call *c = call_new(I, n, NBC__B_CUDA_SYNCTHREADS, fname, 0);
+  nbc__call *c = call_new(I, n, builtin, fname, 0);
   if (!c) return NULL;
-  c->ret = T(NBC__T_NONE);
+  c->ret = ret;
   return c->ret;
 }
 
@@ -731,17 +734,6 @@ static const nbc__type *call_vector(infer *I, nbc__node *n, const char *fname,
   return c->ret;
 }
 
-/* cg.this_grid(): the grid of the cooperative launch (numba's GridGroup). */
-static const nbc__type *call_this_grid(infer *I, nbc__node *n, const char *fname,
-                                       const nbc__type **types, int nargs) {
-  if (!no_keywords(I, n, fname)) return NULL;
-  if (nargs) return arg_list_error(I, n, fname, types, nargs);
-  nbc__call *c = call_new(I, n, NBC__B_CG_THIS_GRID, fname, 0);
-  if (!c) return NULL;
-  c->ret = T(NBC__T_GRID_GROUP);
-  return c->ret;
-}
-
 static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
                                   const nbc__type **types, int nargs) {
   switch (nbc__cuda_name_call(nbc__cuda_name_find(fname + 5))) {
@@ -754,13 +746,13 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
   case NBC__KERNEL_CALL_INTRINSIC:
     return call_cuda_intrinsic(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_SYNCTHREADS:
-    return call_syncthreads(I, n, fname, types, nargs);
+    return call_no_args(I, n, fname, types, nargs, NBC__B_CUDA_SYNCTHREADS, T(NBC__T_NONE));
   case NBC__KERNEL_CALL_GRID:
     return call_grid(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_LIBDEVICE:
     return call_libdevice(I, n, fname, types, nargs);
-  case NBC__KERNEL_CALL_THIS_GRID:
-    return call_this_grid(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_THIS_GRID: /* numba's GridGroup: the grid of the cooperative launch */
+    return call_no_args(I, n, fname, types, nargs, NBC__B_CG_THIS_GRID, T(NBC__T_GRID_GROUP));
   case NBC__KERNEL_CALL_FP16:
     return call_fp16(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_VECTOR:
@@ -799,19 +791,15 @@ static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
   char what[64], fn[64];
   snprintf(what, sizeof what, "cmath.%s", name);
   if (!no_keywords(I, n, what)) return NULL;
-  static const char *const overloads[] = {"log10", "cosh", "sinh", "tanh", "acosh", "phase",
-                                          "polar"};
-  bool overload = false;
-  for (size_t i = 0; i < sizeof overloads / sizeof overloads[0]; i++)
-    overload |= strcmp(overloads[i], name) == 0;
+  nbc__cmath_kind kind = nbc__cmath_find(name);
   const nbc__type *argv[2] = {NULL, NULL};
-  if (strcmp(name, "rect") == 0) {
+  if (kind == NBC__CMATH_RECT) {
     if (nargs != 2 || !nbc__type_is_float(types[0]) || !nbc__type_is_float(types[1]))
       return arg_list_error(I, n, what, types, nargs);
     snprintf(fn, sizeof fn, "_rect_impl");
     argv[0] = types[0];
     argv[1] = types[1];
-  } else if (overload) {
+  } else if (kind == NBC__CMATH_OVERLOAD) {
     if (nargs != 1 || !nbc__type_is_complex(types[0]))
       return arg_list_error(I, n, what, types, nargs);
     snprintf(fn, sizeof fn, "_%s_impl", name);
@@ -825,9 +813,7 @@ static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
     const nbc__type *ct = T(c64 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
     argv[0] = argv[1] = ct;
     for (int i = 0; i < nargs; i++) nbc__infer_cast(n->list.items[i], ct);
-    bool predicate = strcmp(name, "isnan") == 0 || strcmp(name, "isinf") == 0 ||
-                     strcmp(name, "isfinite") == 0;
-    if (predicate)
+    if (kind == NBC__CMATH_PREDICATE)
       snprintf(fn, sizeof fn, "_%s_impl", name);
     else
       snprintf(fn, sizeof fn, "_%s__%s", base ? "log_base" : name, c64 ? "c64" : "c128");

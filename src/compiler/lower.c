@@ -357,9 +357,27 @@ static const char *global_ref(nbc__lowerer *L, const char *sym) {
 
 /* --------------------------------------------------------------- flattening --------- */
 
+/* Aggregates of scalar members passed as one parameter per member: a complex number (its two
+ * parts) and a vector type (its x, y, z, w). */
+static bool scalar_members(const nbc__type *t, int *pcount, const nbc__type **pmember) {
+  if (t->kind == NBC__T_VECTOR) {
+    *pcount = t->count;
+    *pmember = t->dtype;
+    return true;
+  }
+  if (nbc__type_is_complex(t)) {
+    *pcount = 2;
+    *pmember = nbc__type_complex_part(t);
+    return true;
+  }
+  return false;
+}
+
 void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc__lval value,
                         bool *pfirst) {
   const char *sep = *pfirst ? "" : ", ";
+  int count;
+  const nbc__type *member;
   if (t->kind == NBC__T_ARRAY) {
     const char *aty = nbc__lower_ltype(L, t);
     const char *ety = nbc__lower_mtype(L, t->dtype);
@@ -388,22 +406,13 @@ void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc_
       nbc__lower_flatten(L, out, t->items[i], item, pfirst);
     }
     return;
-  } else if (t->kind == NBC__T_VECTOR) { /* one parameter per member, as definitions take it */
-    const char *vty = nbc__lower_ltype(L, t), *ety = nbc__lower_ltype(L, t->dtype);
-    for (int k = 0; k < t->count; k++) {
+  } else if (scalar_members(t, &count, &member)) {
+    /* one parameter per member, as the definition (and numba's data model) takes it */
+    const char *aty = nbc__lower_ltype(L, t), *mty = nbc__lower_ltype(L, member);
+    for (int k = 0; k < count; k++) {
       const char *x = nbc__lower_tmp(L);
-      nbc__lower_emit(L, "%s = extractvalue %s %s, %d", x, vty, value.v, k);
-      nbc__buf_printf(out, "%s%s %s", sep, ety, x);
-      sep = ", ";
-    }
-  } else if (t->kind == NBC__T_COMPLEX64 || t->kind == NBC__T_COMPLEX128) {
-    /* two parameters, the parts, as the definition (and numba's data model) flattens it */
-    const char *cty = nbc__lower_ltype(L, t);
-    const char *pty = t->kind == NBC__T_COMPLEX64 ? "float" : "double";
-    for (int k = 0; k < 2; k++) {
-      const char *x = nbc__lower_tmp(L);
-      nbc__lower_emit(L, "%s = extractvalue %s %s, %d", x, cty, value.v, k);
-      nbc__buf_printf(out, "%s%s %s", sep, pty, x);
+      nbc__lower_emit(L, "%s = extractvalue %s %s, %d", x, aty, value.v, k);
+      nbc__buf_printf(out, "%s%s %s", sep, mty, x);
       sep = ", ";
     }
   } else if (t->kind == NBC__T_BOOL) {
@@ -423,6 +432,8 @@ void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc_
 static nbc__lval unflatten_param(nbc__lowerer *L, const nbc__type *t, int index, int *pk,
                                  nbc__buf *params, nbc__buf *types) {
   nbc__lval v = {t, "undef"};
+  int count;
+  const nbc__type *member;
 #define PARAM_(ty)                                                                         \
   (nbc__buf_printf(params, "%s%s %%arg%d_%d", params->len ? ", " : "", ty, index, *pk),     \
    nbc__buf_printf(types, "%s%s", types->len ? ", " : "", ty),                              \
@@ -458,21 +469,16 @@ static nbc__lval unflatten_param(nbc__lowerer *L, const nbc__type *t, int index,
       cur = x;
     }
     v.v = cur;
-  } else if (t->kind == NBC__T_VECTOR) {
-    const char *vty = nbc__lower_ltype(L, t), *ety = nbc__lower_ltype(L, t->dtype);
+  } else if (scalar_members(t, &count, &member)) { /* complex: numba passes the two parts */
+    const char *aty = nbc__lower_ltype(L, t), *mty = nbc__lower_ltype(L, member);
     const char *cur = "undef";
-    for (int k = 0; k < t->count; k++) {
-      const char *p = PARAM_(ety);
+    for (int k = 0; k < count; k++) {
+      const char *p = PARAM_(mty);
       const char *x = nbc__lower_tmp(L);
-      nbc__lower_emit(L, "%s = insertvalue %s %s, %s %s, %d", x, vty, cur, ety, p, k);
+      nbc__lower_emit(L, "%s = insertvalue %s %s, %s %s, %d", x, aty, cur, mty, p, k);
       cur = x;
     }
     v.v = cur;
-  } else if (nbc__type_is_complex(t)) { /* numba passes the two parts */
-    const char *pt = nbc__lower_ltype(L, nbc__type_complex_part(t));
-    const char *re = PARAM_(pt);
-    const char *im = PARAM_(pt);
-    v = nbc__lower_complex_make(L, t, re, im);
   } else if (t->kind == NBC__T_BOOL) {
     const char *p = PARAM_("i8");
     const char *x = nbc__lower_tmp(L);

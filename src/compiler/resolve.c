@@ -171,7 +171,7 @@ static const struct {
                       {"inf", INFINITY},
                       {"nan", NAN}};
 
-static bool math_constant(const char *name, double *pv) {
+bool nbc__math_constant(const char *name, double *pv) {
   for (size_t i = 0; i < sizeof math_constants / sizeof math_constants[0]; i++)
     if (strcmp(math_constants[i].name, name) == 0) {
       *pv = math_constants[i].value;
@@ -410,7 +410,7 @@ static value eval(builder *bd, const nbc__node *n) {
   case NBC__N_ATTR:
     if (n->a->kind != NBC__N_NAME) return OTHER_VALUE;
     b = lookup(bd->m, n->a->str);
-    if (b && b->g.kind == NBC_GLOBAL_MODULE_MATH && math_constant(n->str, &f))
+    if (b && b->g.kind == NBC_GLOBAL_MODULE_MATH && nbc__math_constant(n->str, &f))
       return float_value(f);
     if (b && b->g.kind == NBC_GLOBAL_MODULE_NUMPY && nbc__numpy_constant(n->str, &f))
       return float_value(f);
@@ -611,22 +611,12 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
     if (strcmp(name, "*") == 0) continue; /* names unknown without importing */
     nbc_global_t g = other();
     double f;
-    if (strcmp(mod, "math") == 0) {
-      if (math_constant(name, &f)) {
+    if (strcmp(mod, "math") == 0 || strcmp(mod, "cmath") == 0) {
+      if (nbc__math_constant(name, &f)) { /* cmath's float constants are math's */
         g.kind = NBC_GLOBAL_FLOAT;
         g.value.f = f;
       } else {
-        g = of_kind(NBC_GLOBAL_MATH_FUNCTION, name);
-      }
-    } else if (strcmp(mod, "cmath") == 0) {
-      if (strcmp(name, "pi") == 0 || strcmp(name, "e") == 0 || strcmp(name, "tau") == 0 ||
-          strcmp(name, "inf") == 0 || strcmp(name, "nan") == 0) {
-        f = 0.0;
-        math_constant(name, &f); /* cmath's float constants are math's */
-        g.kind = NBC_GLOBAL_FLOAT;
-        g.value.f = f;
-      } else {
-        g = of_kind(NBC_GLOBAL_CMATH_FUNCTION, name);
+        g = of_kind(mod[0] == 'm' ? NBC_GLOBAL_MATH_FUNCTION : NBC_GLOBAL_CMATH_FUNCTION, name);
       }
     } else if ((strcmp(mod, "numba") == 0 || strcmp(mod, "nbcuda") == 0) &&
                strcmp(name, "cuda") == 0) {

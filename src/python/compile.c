@@ -764,7 +764,7 @@ static int truthy(PyObject *o, int dflt) {
 }
 
 /* The cc of the current device (for *_for_current_device). */
-static int current_cc(nbc__py_state *st, int *pmajor, int *pminor) {
+int nbc__py_current_cc(nbc__py_state *st, int *pmajor, int *pminor) {
   nbc_device_t *dev = NULL;
   nbc_status_t s = nbc_get_current_device(&dev);
   if (s != NBC_OK) return nbc__py_raise_int(st, s);
@@ -867,7 +867,7 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
                    "crash - set debug=False or opt=False.", 1) < 0)
     return NULL;
   if (for_current_device) {
-    if (current_cc(st, &o.cc_major, &o.cc_minor) < 0) return NULL;
+    if (nbc__py_current_cc(st, &o.cc_major, &o.cc_minor) < 0) return NULL;
   } else if (a->cc && a->cc != Py_None) {
     int ok = PyTuple_Check(a->cc) && PyTuple_GET_SIZE(a->cc) >= 2;
     if (ok) {

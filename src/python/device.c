@@ -486,11 +486,8 @@ static PyObject *py_list_devices(PyObject *module, PyObject *unused) {
 /* numba's is_*_supported(): float16 always; bfloat16 from compute capability 8.0 and fp8 from
  * 8.9 on the current device. */
 static PyObject *current_cc_at_least(PyObject *module, int major, int minor) {
-  nbc_device_t *dev = NULL;
-  nbc_status_t s = nbc_get_current_device(&dev);
-  if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
   int M = 0, m = 0;
-  nbc_device_compute_capability(dev, &M, &m);
+  if (nbc__py_current_cc(nbc__py_module_state(module), &M, &m) < 0) return NULL;
   return PyBool_FromLong(M > major || (M == major && m >= minor));
 }
 

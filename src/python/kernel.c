@@ -1141,12 +1141,6 @@ static PyObject *kernel_nopython_signatures(KernelObject *self, void *c) {
   return r;
 }
 
-/* numba's func_code: the Python function's code object. */
-static PyObject *kernel_func_code(KernelObject *self, void *c) {
-  (void)c;
-  return PyObject_GetAttrString(self->py_func, "__code__");
-}
-
 /* numba's `stats`: (cache_path, cache_hits, cache_misses), the hits and misses of the disk
  * cache per signature (jit(cache=True); cache_path None and no counts without it). */
 static PyObject *kernel_stats(KernelObject *self, void *c) {
@@ -1392,7 +1386,8 @@ static PyGetSetDef kernel_getset[] = {
     {"overloads", (getter)kernel_overloads, NULL, "{argument types: compiled kernel}", NULL},
     {"nopython_signatures", (getter)kernel_nopython_signatures, NULL,
      "the overloads' signatures, void(argument types)", NULL},
-    {"func_code", (getter)kernel_func_code, NULL, "the Python function's code object", NULL},
+    {"func_code", (getter)kernel_forward, NULL, "the Python function's code object",
+     "__code__"},
     {"specialized", (getter)kernel_specialized, NULL, "compiled for one signature", NULL},
     {"stats", (getter)kernel_stats, NULL, "(cache_path, cache_hits, cache_misses)", NULL},
     {"regs_per_thread", (getter)kernel_resource_property, NULL, "registers per thread",

@@ -177,15 +177,6 @@ fail:
   return -1;
 }
 
-/* The current context's device's compute capability: -1 with the exception set. */
-static int current_cc(nbc__py_state *st, int *pmajor, int *pminor) {
-  nbc_context_t *ctx = NULL;
-  nbc_status_t s = nbc_current_context(-1, &ctx);
-  if (s != NBC_OK) return nbc__py_raise_int(st, s);
-  nbc_device_compute_capability(nbc_context_device(ctx), pmajor, pminor);
-  return 0;
-}
-
 int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
                       PyObject *links, const nbc_module_load_options_t *options,
                       nbc_module_t **pmodule) {
@@ -193,7 +184,7 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
   int major = 0, minor = 0;
   nbc_image_t *images = NULL;
   PyObject *keep = NULL;
-  if (current_cc(st, &major, &minor) < 0 ||
+  if (nbc__py_current_cc(st, &major, &minor) < 0 ||
       gather_images(st, code, size, lto, links, major, minor, &images, &keep) < 0)
     return -1;
   int count = (int)PyTuple_GET_SIZE(links) + 1, rc = 0;
@@ -210,7 +201,7 @@ PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, i
   int major = 0, minor = 0;
   nbc_image_t *images = NULL;
   PyObject *keep = NULL;
-  if (current_cc(st, &major, &minor) < 0 ||
+  if (nbc__py_current_cc(st, &major, &minor) < 0 ||
       gather_images(st, code, size, lto, links, major, minor, &images, &keep) < 0)
     return NULL;
   int count = (links ? (int)PyTuple_GET_SIZE(links) : 0) + 1;

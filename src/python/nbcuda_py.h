@@ -209,6 +209,9 @@ int nbc__py_compile_init(PyObject *module, nbc__py_state *st);
 /* Compiles pyfunc (a Python function) for sig with the options; a new reference to the
  * result object is not made here: *presult is the C result (caller destroys). Returns 0,
  * or -1 with the Python exception set. */
+/* The current device's compute capability (a context is made current as needed): 0, or -1
+ * with the exception set. */
+int nbc__py_current_cc(nbc__py_state *st, int *pmajor, int *pminor);
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult);

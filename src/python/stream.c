@@ -419,7 +419,7 @@ static PyObject *py_stream(PyObject *m, PyObject *u) {
 }
 static PyObject *py_default_stream(PyObject *m, PyObject *u) {
   (void)u;
-  return factory_stream(m, nbc_default_stream);
+  return nbc__py_default_stream(nbc__py_module_state(m));
 }
 static PyObject *py_legacy_default_stream(PyObject *m, PyObject *u) {
   (void)u;
