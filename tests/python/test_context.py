@@ -209,6 +209,17 @@ def test_release_primary_context(cuda, tdrv, clean_stack):
     np.testing.assert_array_equal(again.copy_to_host(), np.arange(3, dtype=np.float32))
 
 
+def test_release_primary_context_driver_failure(cuda, tdrv, clean_stack):
+    """A failing cuDevicePrimaryCtxRelease is the driver's error, named; nbcuda counts the
+    context as given up either way, so the next use retains it again."""
+    cuda.current_context()
+    tdrv.fail("cuDevicePrimaryCtxRelease", 1, 201)
+    with pytest.raises(cuda.CudaAPIError, match="cuDevicePrimaryCtxRelease") as info:
+        cuda.gpus[0].release_primary_context()
+    assert info.value.code == 201
+    cuda.current_context()  # retained and usable again
+
+
 def test_cuda_api_error_names_the_call(cuda, tdrv, clean_stack):
     cuda.current_context()
     tdrv.fail("cuStreamCreate", 1, 201)

@@ -217,6 +217,10 @@ def test_link_code_in_memory():
         kb[1, 32](out, out, out)
     with pytest.raises(TypeError, match="not a file path or LinkableCode"):
         cuda.jit(link=[5])(product_plus_index)
+    notcode = cuda.jit("void(float32[:], float32[:], float32[:])",
+                       link=[cuda.PTXSource(3.5)])(product_plus_index)
+    with pytest.raises(TypeError):  # data must be a str, bytes or a buffer
+        notcode[1, 32](out, out, out)
 
 
 def test_link_ptx_in_memory(cu_file):

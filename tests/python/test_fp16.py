@@ -158,3 +158,29 @@ def test_fp16_results_match_numba_cuda_bit_for_bit(gpu, tmp_path):
     theirs = numba_side("test_fp16", f"t.run(t.load_kernels(pathlib.Path({str(tmp_path)!r}), "
                         "cuda), cuda, *t.inputs())", tmp_path / "numba.npz")
     assert_same_bits(mine, theirs)
+
+
+def test_missing_nvrtc_is_a_linker_error(run_py, tmp_path):
+    """The fp16 wrappers need NVRTC: when it cannot be loaded, loading a kernel that calls them
+    is a LinkerError naming where NVRTC was looked for (no crash, nothing half-loaded)."""
+    code = """
+import numpy as np
+import nbcuda as cuda
+
+@cuda.jit("void(float16[::1])")
+def k(a):
+    a[0] = cuda.fp16.hsqrt(a[0])
+
+a = cuda.to_device(np.ones(1, np.float16))
+try:
+    k[1, 1](a)
+except cuda.LinkerError as e:
+    assert "NVRTC cannot be found or loaded (searched NBCUDA_NVRTC=/nonexistent" in str(e), e
+else:
+    raise SystemExit("no LinkerError")
+"""
+    path = str(tmp_path / "fp16_no_nvrtc.py")  # the compiler reads the kernel's source file
+    with open(path, "w") as f:
+        f.write(code)
+    run_py(f"exec(compile(open({path!r}).read(), {path!r}, 'exec'))",
+           env={"NBCUDA_NVRTC": "/nonexistent/libnvrtc.so"})
