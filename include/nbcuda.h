@@ -345,12 +345,17 @@ nbc_status_t nbc_memcpy_peer(nbc_devptr_t dst, nbc_context_t *dst_context, nbc_d
                              nbc_context_t *src_context, size_t bytes);
 
 /* CUDA C++ source compiled with the toolkit's NVRTC (loaded on first use, as nvJitLink is),
- * for linking with kernels (numba's link=["f.cu"]): PTX, or LTO-IR when lto is set, for
- * compute capability cc_major.cc_minor; name is the file name for the messages. *pcode is
- * malloc'd (free() it), *psize its bytes. A compile failure is NBC_NVRTC_ERROR with NVRTC's
- * log in the message. */
+ * for linking with kernels (numba's link=["f.cu"]): PTX, or LTO-IR with NBC_NVRTC_LTO, for
+ * compute capability cc_major.cc_minor; name is the file name for the messages. flags may
+ * also ask for line information (NBC_NVRTC_LINEINFO, -lineinfo) and debug information
+ * (NBC_NVRTC_DEBUG, -G), as numba's compile_all(lineinfo=, debug=) does. *pcode is malloc'd
+ * (free() it), *psize its bytes. A compile failure is NBC_NVRTC_ERROR with NVRTC's log in the
+ * message. */
+#define NBC_NVRTC_LTO 0x1u
+#define NBC_NVRTC_LINEINFO 0x2u
+#define NBC_NVRTC_DEBUG 0x4u
 nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major,
-                               int cc_minor, int lto, char **pcode, size_t *psize);
+                               int cc_minor, unsigned flags, char **pcode, size_t *psize);
 
 /* Host memory the device can reach (numba's memhostalloc, mempin, memallocmanaged), in the
  * current context (created as by nbc_current_context(-1) if none).
@@ -592,6 +597,9 @@ typedef struct nbc_compile_options {
 
 /* Defaults of numba's compile(): device=1, opt=1, abi C, PTX, everything else 0. */
 void nbc_compile_options_init(nbc_compile_options_t *options);
+/* The compute capability a compile with cc 0.0 targets: NBCUDA_DEFAULT_PTX_CC,
+ * NUMBA_CUDA_DEFAULT_PTX_CC or 7.5, never below libNVVM's lowest (numba's default PTX cc). */
+void nbc_default_ptx_cc(int *pmajor, int *pminor);
 
 /* The kernel language's names in the cuda module, as written after "cuda.": functions
  * ("grid", "shfl_sync", "atomic.add", "shared.array"), namespaces ("atomic", "threadIdx")

@@ -448,6 +448,13 @@ void nbc__nvvm_default_cc(int *pmajor, int *pminor) {
   *pminor = minor;
 }
 
+void nbc_default_ptx_cc(int *pmajor, int *pminor) {
+  int major, minor;
+  nbc__nvvm_default_cc(&major, &minor);
+  if (pmajor) *pmajor = major;
+  if (pminor) *pminor = minor;
+}
+
 nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char cc_arch, char *out, size_t size) {
   if (cc_major == 0 && cc_minor == 0) nbc__nvvm_default_cc(&cc_major, &cc_minor);
   if (cc_major < 0 || cc_minor < 0 || cc_minor > 9) {

@@ -186,7 +186,8 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
   if (fp16) { /* compiled before the link starts: NVRTC's failure is its own error */
     const char *source = nbc_fp16_shim_source();
     if (!source) return nbc__set_error(NBC_NO_MEMORY, "out of host memory (fp16 wrappers)");
-    nbc_status_t st = nbc_nvrtc_compile(source, "nbcuda_fp16.cu", cc_major, cc_minor, lto,
+    nbc_status_t st = nbc_nvrtc_compile(source, "nbcuda_fp16.cu", cc_major, cc_minor,
+                                        lto ? NBC_NVRTC_LTO : 0,
                                         &strings->shim, &shim_size);
     if (st != NBC_OK) return st;
   }

@@ -5,8 +5,9 @@
  * NBCUDA_NVRTC overriding the search), and its absence is NBC_NO_NVRTC with every place
  * searched. The source is compiled for the device's architecture (-arch=sm_XY, or
  * -arch=compute_XY with -dlto for LTO-IR) with the toolkit's include directory, as numba-cuda
- * compiles link files; a failure carries NVRTC's log. What NVRTC made is kept for the process
- * and given again for the same source text, name, architecture and kind (a kernel loaded in
+ * compiles link files, with -lineinfo / -G when the flags ask (numba's compile_all); a failure
+ * carries NVRTC's log. What NVRTC made is kept for the process
+ * and given again for the same source text, name, architecture and flags (a kernel loaded in
  * several contexts, kernels sharing a file, the fp16 wrappers): a changed file is compiled
  * anew; a header it includes is not looked at again.
  */
@@ -85,18 +86,24 @@ static nbc_status_t fail(nvrtc_program *prog, const char *call, int r, const cha
 }
 
 static nbc_status_t compile_uncached(const char *source, const char *name, int cc_major,
-                                     int cc_minor, int lto, char **pcode, size_t *psize) {
+                                     int cc_minor, unsigned flags, char **pcode,
+                                     size_t *psize) {
   nbc__nvrtc_compiles++;
   pthread_once(&rtc_once, load_rtc);
   if (!rtc_loaded) return nbc__set_error(NBC_NO_NVRTC, "%s", rtc_error);
+  int lto = (flags & NBC_NVRTC_LTO) != 0;
   char arch[48], include[4300];
   snprintf(arch, sizeof arch, "-arch=%s_%d%d", lto ? "compute" : "sm", cc_major, cc_minor);
   include_option(include, sizeof include);
-  const char *options[4] = {arch, include, "-rdc=true", "-dlto"};
+  const char *options[6] = {arch, include, "-rdc=true"};
+  int noptions = 3;
+  if (lto) options[noptions++] = "-dlto";
+  if (flags & NBC_NVRTC_LINEINFO) options[noptions++] = "-lineinfo";
+  if (flags & NBC_NVRTC_DEBUG) options[noptions++] = "-G";
   nvrtc_program prog = NULL;
   int r = rtc.create(&prog, source, name, 0, NULL, NULL);
   if (r != 0) return fail(&prog, "nvrtcCreateProgram", r, name);
-  r = rtc.compile(prog, lto ? 4 : 3, options);
+  r = rtc.compile(prog, noptions, options);
   if (r != 0) return fail(&prog, "nvrtcCompileProgram", r, name);
   size_t size = 0;
   r = lto ? rtc.ltoir_size(prog, &size) : rtc.ptx_size(prog, &size);
@@ -122,7 +129,8 @@ static nbc_status_t compile_uncached(const char *source, const char *name, int c
  * a link file and the fp16 wrappers compile once per (source, name, architecture, kind). */
 struct compiled {
   char *source, *name;
-  int cc_major, cc_minor, lto;
+  int cc_major, cc_minor;
+  unsigned flags;
   char *code;
   size_t size;
   struct compiled *next;
@@ -141,16 +149,17 @@ static char *copy_of(const char *data, size_t size) {
 }
 
 nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major, int cc_minor,
-                               int lto, char **pcode, size_t *psize) {
+                               unsigned flags, char **pcode, size_t *psize) {
   if (!source || !pcode || !psize)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_nvrtc_compile: NULL argument");
   *pcode = NULL;
   *psize = 0;
   if (!name) name = "<source>";
-  lto = lto != 0;
+  if (flags & ~(NBC_NVRTC_LTO | NBC_NVRTC_LINEINFO | NBC_NVRTC_DEBUG))
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_nvrtc_compile: unknown flags 0x%x", flags);
   pthread_mutex_lock(&cache_lock);
   for (struct compiled *c = cache; c; c = c->next)
-    if (c->cc_major == cc_major && c->cc_minor == cc_minor && c->lto == lto &&
+    if (c->cc_major == cc_major && c->cc_minor == cc_minor && c->flags == flags &&
         strcmp(c->name, name) == 0 && strcmp(c->source, source) == 0) {
       char *code = copy_of(c->code, c->size);
       size_t size = c->size;
@@ -161,7 +170,7 @@ nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_majo
       return NBC_OK;
     }
   pthread_mutex_unlock(&cache_lock);
-  nbc_status_t st = compile_uncached(source, name, cc_major, cc_minor, lto, pcode, psize);
+  nbc_status_t st = compile_uncached(source, name, cc_major, cc_minor, flags, pcode, psize);
   if (st != NBC_OK) return st;
   struct compiled *c = calloc(1, sizeof *c);
   if (c) {
@@ -180,7 +189,7 @@ nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_majo
   }
   c->cc_major = cc_major;
   c->cc_minor = cc_minor;
-  c->lto = lto;
+  c->flags = flags;
   c->size = *psize;
   pthread_mutex_lock(&cache_lock);
   c->next = cache;

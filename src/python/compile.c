@@ -814,8 +814,17 @@ int nbc__py_launch_bounds(PyObject *bounds, nbc_compile_options_t *o) {
   return 0;
 }
 
+/* What compile_all needs besides the code: the files the function links (declare_device's
+ * link=), whether the fp16 wrappers are called, and the cc compiled for. */
+typedef struct {
+  PyObject *links;
+  int fp16;
+  int cc_major, cc_minor;
+} link_needs;
+
 static PyObject *do_compile(PyObject *module, compile_args *a, int default_device,
-                            const char *default_abi, int for_current_device) {
+                            const char *default_abi, int for_current_device,
+                            link_needs *needs) {
   nbc__py_state *st = nbc__py_module_state(module);
   const char *output = "ptx", *abi = default_abi;
   if (a->output && a->output != Py_None) {
@@ -930,9 +939,17 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
     }
   }
   nbc_compile_result_t *result = NULL;
-  int rc = nbc__py_compile_function(st, a->pyfunc, sig, &o, &result);
+  int rc = needs ? nbc__py_compile_function_links(st, a->pyfunc, sig, &o, &result,
+                                                  &needs->links, NULL)
+                 : nbc__py_compile_function(st, a->pyfunc, sig, &o, &result);
   Py_DECREF(sigtext);
   if (rc < 0) return NULL;
+  if (needs) {
+    needs->fp16 = nbc_compile_result_uses_fp16(result);
+    needs->cc_major = o.cc_major;
+    needs->cc_minor = o.cc_minor;
+    if (!o.cc_major && !o.cc_minor) nbc_default_ptx_cc(&needs->cc_major, &needs->cc_minor);
+  }
   const char *resty = nbc_compile_result_return_type(result);
   if (!device && resty && strcmp(resty, "none") != 0 && strcmp(resty, "void") != 0) {
     nbc_compile_result_destroy(result);
@@ -981,7 +998,45 @@ static PyObject *compile_entry(PyObject *module, PyObject *args, PyObject *kwarg
                                              &a.opt, &a.abi, &a.abi_info, &a.forceinline,
                                              &a.launch_bounds);
   if (!ok) return NULL;
-  return do_compile(module, &a, default_device, default_abi, current);
+  return do_compile(module, &a, default_device, default_abi, current, NULL);
+}
+
+/* numba's compile_all(pyfunc, sig, ..., output="ltoir"): ([code, then the code of every file
+ * the function links], resty). The function's own code is compile()'s; each file that its
+ * declare_device() functions link follows (nbc__py_link_codes: CUDA C++ compiled by NVRTC
+ * with the same lineinfo / debug, the rest as LinkableCode), then the fp16 wrappers' shim
+ * when it calls numba.cuda.fp16's functions. */
+static PyObject *py_compile_all(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"pyfunc", "sig", "debug", "lineinfo", "device", "fastmath", "cc",
+                           "opt", "abi", "abi_info", "output", "forceinline",
+                           "launch_bounds", NULL};
+  compile_args a = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOOOO:compile_all", kwlist,
+                                   &a.pyfunc, &a.sig, &a.debug, &a.lineinfo, &a.device,
+                                   &a.fastmath, &a.cc, &a.opt, &a.abi, &a.abi_info, &a.output,
+                                   &a.forceinline, &a.launch_bounds))
+    return NULL;
+  PyObject *ltoir = PyUnicode_FromString("ltoir");
+  if (!ltoir) return NULL;
+  if (!a.output || a.output == Py_None) a.output = ltoir;
+  link_needs needs = {0};
+  PyObject *compiled = do_compile(module, &a, 1, "c", 0, &needs);
+  int lto = compiled && PyBytes_Check(PyTuple_GET_ITEM(compiled, 0));
+  Py_DECREF(ltoir);
+  int debug = compiled ? truthy(a.debug, 0) : 0, lineinfo = compiled ? truthy(a.lineinfo, 0) : 0;
+  unsigned flags = (lto ? NBC_NVRTC_LTO : 0) | (lineinfo > 0 ? NBC_NVRTC_LINEINFO : 0) |
+                   (debug > 0 ? NBC_NVRTC_DEBUG : 0);
+  PyObject *codes = compiled ? nbc__py_link_codes(nbc__py_module_state(module), module,
+                                                  needs.links, needs.fp16, needs.cc_major,
+                                                  needs.cc_minor, flags)
+                             : NULL;
+  Py_XDECREF(needs.links);
+  PyObject *r = NULL;
+  if (codes && PyList_Insert(codes, 0, PyTuple_GET_ITEM(compiled, 0)) == 0)
+    r = PyTuple_Pack(2, codes, PyTuple_GET_ITEM(compiled, 1));
+  Py_XDECREF(codes);
+  Py_XDECREF(compiled);
+  return r;
 }
 
 static PyObject *py_compile(PyObject *m, PyObject *args, PyObject *kw) {
@@ -1004,6 +1059,10 @@ static PyMethodDef compile_functions[] = {
      "cc=None, opt=True, abi='c', abi_info=None, output='ptx') -> (code, resty)"},
     {"compile_for_current_device", KW_FN(py_compile_for_current_device),
      "compile() for the current device's compute capability."},
+    {"compile_all", KW_FN(py_compile_all),
+     "compile_all(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, "
+     "cc=None, opt=True, abi='c', abi_info=None, output='ltoir') -> ([code, linked code...], "
+     "resty): compile() and the code of the files the function links"},
     {"compile_ptx", KW_FN(py_compile_ptx),
      "compile_ptx(pyfunc, sig, ...): a kernel (device=False) with the Numba ABI -> (ptx, "
      "resty)"},

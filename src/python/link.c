@@ -12,6 +12,9 @@
  * an edited file is compiled again at the next load, and kernels already loaded keep theirs.
  * Code held in memory (LinkableCode objects, linkable.c) goes by its class's kind instead of an
  * extension and by its name in diagnostics.
+ *
+ * compile_all (compile.c) asks for the same files' code without linking it
+ * (nbc__py_link_codes): CUDA C++ compiled by NVRTC, the rest as LinkableCode objects.
  */
 #include "nbcuda_py.h"
 
@@ -99,6 +102,20 @@ static nbc_image_kind_t image_kind(const char *ext) {
   return NBC_IMAGE_AUTO;
 }
 
+/* CUDA C++ text compiled by NVRTC for sm_<major><minor> (nbc_nvrtc_compile's flags): PTX or
+ * LTO-IR as bytes; NULL with the exception set. */
+static PyObject *compile_cu(nbc__py_state *st, const char *text, const char *name, int major,
+                            int minor, unsigned flags) {
+  char *out = NULL;
+  size_t size = 0;
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_nvrtc_compile(text, name, major, minor, flags, &out, &size);
+  Py_END_ALLOW_THREADS PyObject *r =
+      s == NBC_OK ? PyBytes_FromStringAndSize(out, (Py_ssize_t)size) : nbc__py_raise(st, s);
+  free(out);
+  return r;
+}
+
 /* The images to link: the kernel's code (PTX or LTO-IR), then each file of links compiled or
  * read for sm_<major><minor>; *pkeep holds the bytes they point into. -1 with the exception
  * set (what was made is released). */
@@ -140,21 +157,8 @@ static int gather_images(nbc__py_state *st, const char *code, size_t size, int l
       goto fail;
     }
     if (cu) {
-      const char *text = PyBytes_AS_STRING(data);
-      char *out = NULL;
-      size_t out_size = 0;
-      nbc_status_t s;
-      Py_BEGIN_ALLOW_THREADS s =
-          nbc_nvrtc_compile(text, path, major, minor, lto, &out, &out_size);
-      Py_END_ALLOW_THREADS Py_SETREF(
-          data, s == NBC_OK ? PyBytes_FromStringAndSize(out, (Py_ssize_t)out_size) : NULL);
-      free(out);
-      if (s != NBC_OK) {
-        Py_XDECREF(data);
-        Py_XDECREF(nameobj);
-        nbc__py_raise(st, s);
-        goto fail;
-      }
+      Py_SETREF(data, compile_cu(st, PyBytes_AS_STRING(data), path, major, minor,
+                                 lto ? NBC_NVRTC_LTO : 0));
       if (!data) {
         Py_XDECREF(nameobj);
         goto fail;
@@ -217,4 +221,55 @@ PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, i
   Py_DECREF(keep);
   PyMem_Free(images);
   return r;
+}
+
+/* CUDA C++ compiled for compile_all: a PTXSource or LTOIR object named after its source. */
+static PyObject *compiled_code(nbc__py_state *st, PyObject *module, const char *text,
+                               PyObject *name, int major, int minor, unsigned flags) {
+  const char *n = PyUnicode_AsUTF8(name);
+  PyObject *code = n ? compile_cu(st, text, n, major, minor, flags) : NULL;
+  PyObject *cls = code ? PyObject_GetAttrString(
+                             module, flags & NBC_NVRTC_LTO ? "LTOIR" : "PTXSource")
+                       : NULL;
+  PyObject *r = cls ? PyObject_CallFunction(cls, "OO", code, name) : NULL;
+  Py_XDECREF(cls);
+  Py_XDECREF(code);
+  return r;
+}
+
+PyObject *nbc__py_link_codes(nbc__py_state *st, PyObject *module, PyObject *links, int fp16,
+                             int major, int minor, unsigned flags) {
+  PyObject *codes = PyList_New(0);
+  Py_ssize_t n = links ? PySequence_Fast_GET_SIZE(links) : 0;
+  for (Py_ssize_t i = 0; codes && i < n; i++) {
+    PyObject *item = PySequence_Fast_GET_ITEM(links, i), *data = NULL, *name = NULL;
+    PyObject *obj = PyObject_TypeCheck(item, st->LinkableCodeType)
+                        ? Py_NewRef(item)
+                        : PyObject_CallMethod((PyObject *)st->LinkableCodeType, "from_path",
+                                              "O", item);
+    const char *kind = NULL;
+    if (!obj || nbc__py_linkable(st, obj, &kind, &data, &name) < 0) {
+      Py_XDECREF(obj);
+      Py_CLEAR(codes);
+      break;
+    }
+    if (strcmp(kind, "cu") == 0)
+      Py_SETREF(obj, compiled_code(st, module, PyBytes_AS_STRING(data), name, major, minor,
+                                   flags));
+    Py_DECREF(data);
+    Py_DECREF(name);
+    if (!obj || PyList_Append(codes, obj) < 0) Py_CLEAR(codes);
+    Py_XDECREF(obj);
+  }
+  if (codes && fp16) {
+    const char *shim = nbc_fp16_shim_source();
+    PyObject *name = PyUnicode_FromString("nbcuda_fp16.cu");
+    PyObject *obj = !shim   ? PyErr_NoMemory()
+                    : name ? compiled_code(st, module, shim, name, major, minor, flags)
+                           : NULL;
+    Py_XDECREF(name);
+    if (!obj || PyList_Append(codes, obj) < 0) Py_CLEAR(codes);
+    Py_XDECREF(obj);
+  }
+  return codes;
 }

@@ -312,6 +312,13 @@ PyObject *nbc__py_read_file(PyObject *path, const char *mode);
 /* A link= argument (None, a path or LinkableCode, a sequence of them) as a tuple of str and
  * LinkableCode objects; NULL with TypeError. */
 PyObject *nbc__py_link_paths(nbc__py_state *st, PyObject *link);
+/* numba's compile_all: the code of each file in links (a tuple or list of paths and
+ * LinkableCode objects), in order — CUDA C++ compiled by NVRTC for sm_<major><minor> with
+ * nbc_nvrtc_compile's flags into a PTXSource (an LTOIR with NBC_NVRTC_LTO) named after it, the
+ * rest as LinkableCode (from_path for a path) — then, when fp16 is set, the fp16 wrappers'
+ * shim compiled the same way. A new list; NULL with the exception set. */
+PyObject *nbc__py_link_codes(nbc__py_state *st, PyObject *module, PyObject *links, int fp16,
+                             int major, int minor, unsigned flags);
 /* linkable.c: LinkableCode and its subclasses (PTXSource, CUSource, ...). 1 when obj is one,
  * with its kind ("ptx", "cu", "cubin", "fatbin", "ltoir", "o", "a": static), its data as bytes
  * and its name (new references); 0 when not; -1 on error. */

@@ -329,9 +329,9 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
     if (!t) return -1;
     t->bitwidth = d->bits;
     t->typestr = d->typestr;
+    /* numba.cuda.bool too (a star import shadows the builtin there as well) */
     int rc = PyDict_SetItemString(st->types, d->name, (PyObject *)t);
-    if (rc == 0 && strcmp(d->name, "bool") != 0)
-      rc = PyModule_AddObjectRef(module, d->name, (PyObject *)t);
+    if (rc == 0) rc = PyModule_AddObjectRef(module, d->name, (PyObject *)t);
     for (int a = 0; rc == 0 && d->aliases[a]; a++) {
       rc = PyModule_AddObjectRef(module, d->aliases[a], (PyObject *)t);
       if (rc == 0) rc = PyDict_SetItemString(st->types, d->aliases[a], (PyObject *)t);

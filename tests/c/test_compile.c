@@ -382,6 +382,27 @@ TEST(declared_device_function) {
   ASSERT_CONTAINS(nbc_last_error(), "nvrtcCompileProgram of bad.cu failed");
   ASSERT_STATUS(nbc_nvrtc_compile("int broken(", "bad.cu", 9, 0, 0, &code, &n),
                 NBC_NVRTC_ERROR); /* failures are not kept: the same error again */
+  /* line and debug information on request (numba's compile_all(lineinfo=, debug=)), each a
+   * compile of its own; LTO-IR with NBC_NVRTC_LTO; unknown flags refused */
+  static const char twice_src[] = "extern \"C\" __device__ int twice(int *r, int a) {\n"
+                                  "  *r = 2 * a;\n  return 0;\n}\n";
+  ASSERT_OK(nbc_nvrtc_compile(twice_src, "twice.cu", 9, 0, 0, &code, &n));
+  ASSERT(strstr(code, ".loc") == NULL);
+  free(code);
+  ASSERT_OK(nbc_nvrtc_compile(twice_src, "twice.cu", 9, 0, NBC_NVRTC_LINEINFO, &code, &n));
+  ASSERT_CONTAINS(code, ".loc");
+  ASSERT_CONTAINS(code, "twice.cu");
+  free(code);
+  ASSERT_OK(nbc_nvrtc_compile(twice_src, "twice.cu", 9, 0, NBC_NVRTC_DEBUG, &code, &n));
+  ASSERT_CONTAINS(code, ".debug_info");
+  free(code);
+  ASSERT_OK(nbc_nvrtc_compile(twice_src, "twice.cu", 9, 0, NBC_NVRTC_LTO | NBC_NVRTC_LINEINFO,
+                              &code, &n));
+  ASSERT(n > 4 && memcmp(code, "\xed\x43\x4e\x7f", 4) == 0);
+  free(code);
+  ASSERT_STATUS(nbc_nvrtc_compile(twice_src, "twice.cu", 9, 0, 0x80, &code, &n),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "unknown flags 0x80");
 }
 
 /* A resolver answering LUT as a global array (NBC_GLOBAL_ARRAY), as the Python module

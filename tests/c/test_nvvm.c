@@ -213,14 +213,24 @@ TEST(arch_mapping) {
   ASSERT_CONTAINS(arch, "expected 'a' or 'f'");
 }
 
+/* The public nbc_default_ptx_cc says the same as the arch of a compile with cc 0.0. */
+static void expect_default_cc(int major, int minor) {
+  int got_major = -1, got_minor = -1;
+  nbc_default_ptx_cc(&got_major, &got_minor);
+  ASSERT(got_major == major && got_minor == minor);
+}
+
 TEST(default_cc_from_environment) {
   unsetenv("NBCUDA_DEFAULT_PTX_CC");
   unsetenv("NUMBA_CUDA_DEFAULT_PTX_CC");
   expect_arch(0, 0, "compute_75");
+  expect_default_cc(7, 5);
   setenv("NUMBA_CUDA_DEFAULT_PTX_CC", "9.0", 1);
   expect_arch(0, 0, "compute_90");
+  expect_default_cc(9, 0);
   setenv("NBCUDA_DEFAULT_PTX_CC", "8.6x", 1); /* numba's prefix match; ours wins */
   expect_arch(0, 0, "compute_86");
+  expect_default_cc(8, 6);
   setenv("NBCUDA_DEFAULT_PTX_CC", "junk", 1); /* ignored: falls to NUMBA_... */
   expect_arch(0, 0, "compute_90");
   setenv("NBCUDA_DEFAULT_PTX_CC", "5.0", 1); /* raised to the minimum, as numba does */

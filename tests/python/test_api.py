@@ -44,7 +44,7 @@ def test_import_does_not_initialise_cuda(run_py):
 @pytest.mark.parametrize("name,printed", [
     ("float32", "float32"), ("f4", "float32"), ("float_", "float32"), ("f8", "float64"),
     ("double", "float64"), ("i4", "int32"), ("i8", "int64"), ("intp", "int64"),
-    ("uintp", "uint64"), ("u4", "uint32"), ("b1", "bool"), ("boolean", "bool"),
+    ("uintp", "uint64"), ("u4", "uint32"), ("b1", "bool"), ("boolean", "bool"), ("bool", "bool"),
     ("void", "none"), ("complex64", "complex64"), ("c16", "complex128"), ("uint8", "uint8"),
 ])
 def test_scalar_types_print_like_numba(cuda, name, printed):
@@ -53,6 +53,7 @@ def test_scalar_types_print_like_numba(cuda, name, printed):
 
 def test_aliases_are_the_same_object(cuda):
     assert cuda.f4 is cuda.float32 and cuda.i8 is cuda.int64 and cuda.b1 is cuda.boolean
+    assert cuda.bool is cuda.boolean  # numba.cuda.bool
 
 
 def test_array_types_by_slicing(cuda):
