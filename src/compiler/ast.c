@@ -1,5 +1,6 @@
 /* ast.c — what can be done to an AST besides building it: naming kinds and operators,
- * deep copies (each specialisation of a function types its own copy), and the readable
+ * deep copies (each specialisation of a function types its own copy), finding a call's
+ * argument for a parameter (positional or keyword), and the readable
  * S-expression printed by `--dump=ast` and pinned by the parser's tests.
  *
  * The dump puts every statement on its own line, indented by nesting, and every
@@ -92,6 +93,15 @@ nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node) {
   return n;
 fail:
   nbc__diag_oom(ctx);
+  return NULL;
+}
+
+nbc__node *nbc__call_arg(const nbc__node *call, int pos, const char *name) {
+  for (int i = 0; i < call->list.count; i++) {
+    nbc__node *a = call->list.items[i];
+    if (a->kind != NBC__N_KEYWORD && i == pos) return a;
+    if (a->kind == NBC__N_KEYWORD && strcmp(a->str, name) == 0) return a->a;
+  }
   return NULL;
 }
 

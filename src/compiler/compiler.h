@@ -217,6 +217,9 @@ nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count)
 bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def);
 /* Deep copy of a function's subtree (each specialisation types its own copy). */
 nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node);
+/* The argument a CALL passes for the parameter at position pos named name: its positional
+ * argument, else the value of its keyword argument of that name; NULL when it passes none. */
+nbc__node *nbc__call_arg(const nbc__node *call, int pos, const char *name);
 /* Prints the AST as an indented S-expression (for --dump=ast). */
 void nbc__node_dump(nbc__buf *out, const nbc__node *node, int indent);
 const char *nbc__node_kind_name(nbc__node_kind kind);
@@ -368,7 +371,9 @@ typedef enum nbc__kernel_call {
   NBC__KERNEL_CALL_LIBDEVICE,   /* libdevice.<f>(...): numba.cuda.libdevice's functions */
   NBC__KERNEL_CALL_THIS_GRID,   /* cg.this_grid(): the GridGroup of a cooperative launch */
   NBC__KERNEL_CALL_FP16,        /* fp16.<f>(...): numba.cuda.fp16's cuda_fp16.h functions */
-  NBC__KERNEL_CALL_VECTOR       /* float32x4(...), int2(...): a vector type's constructor */
+  NBC__KERNEL_CALL_VECTOR,      /* float32x4(...), int2(...): a vector type's constructor */
+  NBC__KERNEL_CALL_CACHE_HINT   /* ldcg(array, i), stwt(array, i, value), ...: loads and
+                                   stores with a cache operator (numba's cache_hints.py) */
 } nbc__kernel_call;
 
 /* The entry of a kernel-language name as written after "cuda." ("grid", "atomic.add"), or
@@ -502,7 +507,9 @@ typedef struct nbc__global {
   X(CG_SYNC) /* g.sync() of a GridGroup: cudaCGSynchronize(g, 0); the callee is the       \
                 attribute node, as for CONJUGATE */                                      \
   X(VECTOR) /* a vector type's constructor: ret the vector; argtypes each argument's type   \
-               (scalars convert to its dtype, vectors give their elements in order) */
+               (scalars convert to its dtype, vectors give their elements in order) */   \
+  X(CACHE_HINT) /* ld<op>(array, i), st<op>(array, i, value): name "cuda.ldcg", ...;      \
+                   argtypes the array, the index and (st) the dtype; lower_array.c */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,
@@ -518,6 +525,8 @@ typedef struct nbc__call {
   const nbc__type **argtypes;  /* the types the arguments are converted to (as cast) */
   int nargs;
   int64_t *shape;              /* SHARED/LOCAL_ARRAY: constant shape, ndim = ret->ndim */
+  bool nonneg;                 /* CACHE_HINT: every index is known non-negative (infer.c's
+                                  analysis), so none needs the negative-index wraparound */
 } nbc__call;
 
 /* The typed program: the entry and every callee specialisation. */

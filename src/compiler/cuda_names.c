@@ -13,10 +13,11 @@
  *    from nbc_kernel_names(), so the host names and what kernels accept cannot drift apart.
  * Members follow their namespace, written in full ("atomic.add"). Each row also says how
  * infer_call.c types a call of the name (NBC__KERNEL_CALL_*: the intrinsic path, atomics,
- * arrays, grid, syncthreads), so a new name is added in this one place; the public entries
- * and the call kinds are two arrays generated from the one list, because nbc_kernel_names()
- * hands out the public entries as a plain array. The dtypes the cuda module also exports
- * (cuda.float32) are types, not kernel-language names, and are left to the type table.
+ * cache-hinted loads and stores, arrays, grid, syncthreads), so a new name is added in this
+ * one place; the public entries and the call kinds are two arrays generated from the one
+ * list, because nbc_kernel_names() hands out the public entries as a plain array. The
+ * dtypes the cuda module also exports (cuda.float32) are types, not kernel-language names,
+ * and are left to the type table.
  */
 #include <string.h>
 
@@ -99,6 +100,16 @@
   X("atomic.dec", FUNCTION, ATOMIC)                                                            \
   X("atomic.cas", FUNCTION, ATOMIC)                                                            \
   X("atomic.compare_and_swap", FUNCTION, ATOMIC)                                              \
+  /* loads and stores with a cache operator (numba's cache_hints.py) */                       \
+  X("ldca", FUNCTION, CACHE_HINT)                                                              \
+  X("ldcg", FUNCTION, CACHE_HINT)                                                              \
+  X("ldcs", FUNCTION, CACHE_HINT)                                                              \
+  X("ldlu", FUNCTION, CACHE_HINT)                                                              \
+  X("ldcv", FUNCTION, CACHE_HINT)                                                              \
+  X("stcg", FUNCTION, CACHE_HINT)                                                              \
+  X("stcs", FUNCTION, CACHE_HINT)                                                              \
+  X("stwb", FUNCTION, CACHE_HINT)                                                              \
+  X("stwt", FUNCTION, CACHE_HINT)                                                              \
   /* cooperative groups: the grid of a cooperative launch (its .sync() in infer_call.c) */     \
   X("cg", NAMESPACE, NONE)                                                                     \
   X("cg.this_grid", FUNCTION, THIS_GRID)                                                       \

@@ -872,6 +872,10 @@ static bool nonneg_expr(infer *I, const nbc__node *n) {
   }
 }
 
+bool nbc__infer_nonneg(infer *I, const nbc__node *n) {
+  return nonneg_expr(I, n);
+}
+
 /* Records what is assigned to each variable (only the first walk after the fixed point
  * reads these). */
 static void def_target(infer *I, const nbc__node *t, const nbc__node *value, int kind) {

@@ -67,6 +67,9 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n);
 /* A compile-time integer: a literal, its negation or a global integer constant. */
 bool nbc__infer_const_int(infer *I, const nbc__node *n, int64_t *pv);
 bool nbc__infer_is_builtin(const nbc__global *G);
+/* Whether the integer expression n is known never to be negative (the final walk's
+ * analysis; false before it), so an index by it needs no wraparound. */
+bool nbc__infer_nonneg(infer *I, const nbc__node *n);
 /* False (reported) when def's parameter list has what a kernel cannot (parse.c's note in
  * def->c): through caller's final walk, or directly when caller is NULL (the entry). */
 bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def);

@@ -1,9 +1,9 @@
 /* infer_call.c — type inference of calls: builtins (range len abs min max int float bool
  * round), dtype conversions (float32(x)), math functions, the cuda module (grid, gridsize,
- * syncthreads, shared/local arrays, atomics) and calls of Python functions, which are
- * specialised for the argument types (infer.c caches them per types and refuses
- * recursion). Each call records an nbc__call in the CALL node's ->info for lower.c, with
- * the types its arguments convert to (also set as the arguments' ->cast).
+ * syncthreads, shared/local arrays, atomics, cache-hinted loads and stores) and calls of
+ * Python functions, which are specialised for the argument types (infer.c caches them per
+ * types and refuses recursion). Each call records an nbc__call in the CALL node's ->info for
+ * lower.c, with the types its arguments convert to (also set as the arguments' ->cast).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -392,6 +392,101 @@ static const nbc__type *call_atomic(infer *I, nbc__node *n, const char *fname,
   return dt;
 }
 
+/* ----------------------------------------- loads and stores with a cache hint ---- */
+
+/* Binds the arguments of call n to the parameters params[0..nparams-1], positional first,
+ * then by keyword, into args; false (reported) when one is missing, unknown or given twice. */
+static bool bind_args(infer *I, nbc__node *n, const char *what, const char *const *params,
+                      int nparams, nbc__node **args) {
+  int npos = positional(n), nargs = n->list.count;
+  if (npos > nparams)
+    return TYPING(I, n->list.items[nparams],
+                  "%s() takes %d positional arguments but %d were given", what, nparams, npos);
+  for (int k = npos; k < nargs; k++) {
+    const nbc__node *kw = n->list.items[k];
+    int p = -1;
+    for (int j = 0; j < nparams; j++)
+      if (strcmp(kw->str, params[j]) == 0) p = j;
+    if (p < 0)
+      return TYPING(I, kw, "%s() got an unexpected keyword argument '%s'", what, kw->str);
+    bool twice = p < npos;
+    for (int j = npos; j < k; j++)
+      twice = twice || strcmp(n->list.items[j]->str, kw->str) == 0;
+    if (twice)
+      return TYPING(I, kw, "%s() got multiple values for argument '%s'", what, kw->str);
+  }
+  for (int j = 0; j < nparams; j++) {
+    args[j] = nbc__call_arg(n, j, params[j]);
+    if (!args[j]) return TYPING(I, n, "%s() missing required argument: '%s'", what, params[j]);
+  }
+  return true;
+}
+
+/* numba-cuda's cache_hints.py: ld<op>(array, i) is element i of the array, loaded with
+ * ld.global.<op>; st<op>(array, i, value) stores value, converted to the dtype (numba's
+ * context.cast), with st.global.<op> and returns None. The array must be an array (kernels
+ * have no pointers to pass instead), i an integer for a 1-d array or a UniTuple of ndim
+ * integers, the dtype an integer or a float; the messages are numba's (_validate_arguments,
+ * then _validate_bitwidth: every integer and float here is 8, 16, 32 or 64 bits wide). The
+ * arguments may be passed by keyword, as numba's overloads name them. */
+static const nbc__type *call_cache_hint(infer *I, nbc__node *n, const char *fname) {
+  static const char *const params[] = {"array", "i", "value"};
+  const char *op = fname + 5; /* "ldcg" */
+  bool store = op[0] == 's';
+  nbc__node *args[3];
+  if (!bind_args(I, n, op, params, store ? 3 : 2, args)) return NULL;
+  const nbc__type *at = args[0]->type, *it = args[1]->type;
+  if (!is_kind(at, NBC__T_ARRAY))
+    return TYPING(I, args[0], "%s operates on arrays or pointers. Got type %s", op,
+                  nbc__infer_tname(I, at)),
+           NULL;
+  bool valid = false;
+  if (nbc__type_is_int(it)) {
+    if (at->ndim != 1)
+      return TYPING(I, args[1], "Expected %d indices, got a scalar", at->ndim), NULL;
+    valid = true;
+  } else if (is_kind(it, NBC__T_TUPLE) && it->count > 0) {
+    bool uni = true;
+    for (int k = 1; k < it->count; k++)
+      uni = uni && nbc__type_equal(it->items[k], it->items[0]);
+    if (uni && it->count != at->ndim)
+      return TYPING(I, args[1], "Expected %d indices, got %d", at->ndim, it->count), NULL;
+    valid = uni && nbc__type_is_int(it->items[0]);
+  }
+  if (!valid)
+    return TYPING(I, args[1], "%s is not a valid index", nbc__infer_tname(I, it)), NULL;
+  const nbc__type *dt = at->dtype;
+  if (!nbc__type_is_int(dt) && !nbc__type_is_float(dt))
+    return TYPING(I, args[0], "%s requires array of integer or float type, got %s", op,
+                  nbc__infer_tname(I, dt)),
+           NULL;
+  if (store) {
+    const nbc__type *vt = args[2]->type;
+    if (at->readonly) return TYPING(I, args[0], "cannot modify a read-only array"), NULL;
+    if (!nbc__type_is_number(vt) || !nbc__type_can_convert(vt, dt))
+      return TYPING(I, args[2], "cannot convert %s to %s in %s()", nbc__infer_tname(I, vt),
+                    nbc__infer_tname(I, dt), op),
+             NULL;
+    nbc__infer_cast(args[2], dt);
+  }
+  nbc__call *c = call_new(I, n, NBC__B_CACHE_HINT, fname, store ? 3 : 2);
+  if (!c) return NULL;
+  c->argtypes[0] = at;
+  c->argtypes[1] = it;
+  if (store) c->argtypes[2] = dt;
+  /* A tuple display is non-negative item by item, cuda.grid(n) always; other tuple values
+   * are not analysed. */
+  nbc__node *ix = args[1];
+  const nbc__call *grid = ix->kind == NBC__N_CALL ? ix->info : NULL;
+  bool nonneg = ix->kind == NBC__N_TUPLE || nbc__infer_nonneg(I, ix) ||
+                (grid && grid->builtin == NBC__B_CUDA_GRID);
+  for (int k = 0; ix->kind == NBC__N_TUPLE && k < ix->list.count; k++)
+    nonneg = nonneg && nbc__infer_nonneg(I, ix->list.items[k]);
+  c->nonneg = nonneg;
+  c->ret = store ? T(NBC__T_NONE) : dt;
+  return c->ret;
+}
+
 /* ------------------------------------ warp, vote, fence, bit and math intrinsics ---- */
 
 /* One concrete signature of numba-cuda's cudadecl templates: ret(args[0..nargs-1]). */
@@ -757,6 +852,8 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_fp16(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_VECTOR:
     return call_vector(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_CACHE_HINT:
+    return call_cache_hint(I, n, fname);
   case NBC__KERNEL_CALL_NONE:
     break;
   }

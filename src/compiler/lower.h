@@ -127,6 +127,9 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
  * wrapped in the array struct. */
 nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc_global_t *g);
 nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
+/* cuda.ld<op>(array, i) / cuda.st<op>(array, i, value): numba's cache-hinted loads and
+ * stores (NBC__B_CACHE_HINT). */
+nbc__lval nbc__lower_cache_hint(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* lower_cuda.c: a NBC__B_CUDA_INTRINSIC call (warp shuffles and votes, fences, barriers
  * with a predicate, popc brev clz ffs fma cbrt selp). */
 nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__call *call);

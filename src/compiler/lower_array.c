@@ -5,8 +5,9 @@
  * over the same memory), array attributes, tuple items, thread and block indices
  * (sign-extended to int64 as numba does), cuda.grid/gridsize, barriers, shared arrays (an
  * internal addrspace(3) global per call site), local arrays (an alloca), constant arrays
- * (an addrspace(4) global) and atomics (atomicrmw for integers, the NVVM float-add
- * intrinsics, compare-and-swap loops for float max/min).
+ * (an addrspace(4) global), atomics (atomicrmw for integers, the NVVM float-add
+ * intrinsics, compare-and-swap loops for float max/min) and numba's cache-hinted loads and
+ * stores (ld.global.<op> / st.global.<op> as inline asm).
  * Split from lower_expr.c, which dispatches to the functions declared in lower.h.
  */
 #include <math.h>
@@ -40,7 +41,22 @@ static bool const_index(const nbc__node *n, int64_t *pv) {
   return false;
 }
 
-/* One index as intp, wrapped around when it may be negative. */
+/* An index value (an integer or a boolean) as intp for axis `axis` of arr, wrapped around
+ * (idx < 0 ? idx + shape : idx) unless it is unsigned or known non-negative. */
+static const char *wrap_index(nbc__lowerer *L, nbc__lval arr, nbc__lval v, int axis,
+                              bool nonneg) {
+  bool sgn = is_int(v.type) && nbc__type_is_signed(v.type);
+  v = nbc__lower_convert(L, v, sgn ? T(NBC__T_INT64) : T(NBC__T_UINT64));
+  if (!sgn || nonneg) return v.v;
+  nbc__lval shape = nbc__lower_array_field(L, arr, 5, axis);
+  const char *neg = tmp(L), *w = tmp(L), *x = tmp(L);
+  EMIT("%s = icmp slt i64 %s, 0", neg, v.v);
+  EMIT("%s = add i64 %s, %s", w, v.v, shape.v);
+  EMIT("%s = select i1 %s, i64 %s, i64 %s", x, neg, w, v.v);
+  return x;
+}
+
+/* One index expression as intp, wrapped around when it may be negative. */
 static const char *index_value(nbc__lowerer *L, nbc__lval arr, nbc__node *ix, int axis,
                                bool nonneg) {
   nbc__lval v = nbc__lower_expr(L, ix);
@@ -49,16 +65,8 @@ static const char *index_value(nbc__lowerer *L, nbc__lval arr, nbc__node *ix, in
                      v.type ? nbc__type_name(L->ctx, v.type) : "?");
     return "0";
   }
-  bool sgn = is_int(v.type) && nbc__type_is_signed(v.type);
-  v = nbc__lower_convert(L, v, sgn ? T(NBC__T_INT64) : T(NBC__T_UINT64));
   int64_t c;
-  if (!sgn || nonneg || (const_index(ix, &c) && c >= 0)) return v.v;
-  nbc__lval shape = nbc__lower_array_field(L, arr, 5, axis);
-  const char *neg = tmp(L), *w = tmp(L), *x = tmp(L);
-  EMIT("%s = icmp slt i64 %s, 0", neg, v.v);
-  EMIT("%s = add i64 %s, %s", w, v.v, shape.v);
-  EMIT("%s = select i1 %s, i64 %s, i64 %s", x, neg, w, v.v);
-  return x;
+  return wrap_index(L, arr, v, axis, nonneg || (const_index(ix, &c) && c >= 0));
 }
 
 /* The element of array value arr at byte offset off from its data pointer. */
@@ -72,36 +80,16 @@ static const char *element_at(nbc__lowerer *L, nbc__lval arr, const char *off) {
   return pt;
 }
 
-/* The element pointer for indices into an array value. */
-static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
-                               nbc__node **idx, int nidx, bool nonneg) {
+/* The element pointer for the intp indices iv[0..ndim-1] (already wrapped around) into an
+ * array value. */
+static const char *element_address(nbc__lowerer *L, nbc__lval arr, const char **iv) {
   const nbc__type *at = arr.type;
-  if (nidx != at->ndim) {
-    nbc__lower_error(L, where,
-                     "%d-dimensional array indexed with %d indices (slices and "
-                     "partial indexing are not supported)",
-                     at->ndim, nidx);
-    return NULL;
-  }
   const char *et = nbc__lower_mtype(L, at->dtype);
-  const char **iv = nbc__arena_alloc(L->arena, sizeof *iv * (size_t)(nidx + 1));
-  if (!iv) {
-    nbc__diag_oom(L->ctx);
-    return NULL;
-  }
-  for (int k = 0; k < nidx; k++) {
-    if (idx[k]->kind == NBC__N_SLICE) {
-      nbc__lower_error(L, idx[k], "array slices are not supported");
-      return NULL;
-    }
-    iv[k] = index_value(L, arr, idx[k], k, nonneg);
-  }
-  if (nbc__lower_failed(L)) return NULL;
   /* The axis whose stride is the item size, known at compile time. */
   int contig = at->layout == 'C' ? at->ndim - 1 : at->layout == 'F' ? 0 : -1;
   if (at->ndim == 1 && at->layout != 'A') contig = 0;
   const char *off = NULL;
-  for (int k = 0; k < nidx; k++) {
+  for (int k = 0; k < at->ndim; k++) {
     if (k == contig) continue;
     nbc__lval st = nbc__lower_array_field(L, arr, 6, k);
     const char *m = tmp(L);
@@ -119,6 +107,33 @@ static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
   const char *p = tmp(L);
   EMIT("%s = getelementptr %s, %s* %s, i64 %s", p, et, et, base, iv[contig]);
   return p;
+}
+
+/* The element pointer for indices into an array value. */
+static const char *element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
+                               nbc__node **idx, int nidx, bool nonneg) {
+  const nbc__type *at = arr.type;
+  if (nidx != at->ndim) {
+    nbc__lower_error(L, where,
+                     "%d-dimensional array indexed with %d indices (slices and "
+                     "partial indexing are not supported)",
+                     at->ndim, nidx);
+    return NULL;
+  }
+  const char **iv = nbc__arena_alloc(L->arena, sizeof *iv * (size_t)(nidx + 1));
+  if (!iv) {
+    nbc__diag_oom(L->ctx);
+    return NULL;
+  }
+  for (int k = 0; k < nidx; k++) {
+    if (idx[k]->kind == NBC__N_SLICE) {
+      nbc__lower_error(L, idx[k], "array slices are not supported");
+      return NULL;
+    }
+    iv[k] = index_value(L, arr, idx[k], k, nonneg);
+  }
+  if (nbc__lower_failed(L)) return NULL;
+  return element_address(L, arr, iv);
 }
 
 static void index_list(nbc__node *b, nbc__node ***pidx, int *pn) {
@@ -735,4 +750,82 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
   nbc__lower_br(L, check);
   nbc__lower_block(L, done);
   return (nbc__lval){dt, first};
+}
+
+/* ------------------------------------------------ loads and stores with a cache hint ---- */
+
+/* The element pointer for an index argument: an integer, a tuple display of integers or a
+ * tuple value (cuda.grid(2), a variable), each index wrapped around as numba's
+ * get_item_pointer(wraparound=True) does unless the call says all are non-negative. */
+static const char *hint_element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
+                                    nbc__node *ix, bool nonneg) {
+  const nbc__type *it = ix->type;
+  if (ix->kind == NBC__N_TUPLE || !it || it->kind != NBC__T_TUPLE) {
+    nbc__node **idx;
+    int count;
+    index_list(ix, &idx, &count);
+    return element_ptr(L, where, arr, idx, count, nonneg);
+  }
+  nbc__lval tup = nbc__lower_expr(L, ix);
+  if (tup.type->count != arr.type->ndim) {
+    nbc__lower_error(L, where, "Expected %d indices, got %d", arr.type->ndim, tup.type->count);
+    return NULL;
+  }
+  const char **iv = nbc__arena_alloc(L->arena, sizeof *iv * (size_t)(tup.type->count + 1));
+  if (!iv) {
+    nbc__diag_oom(L->ctx);
+    return NULL;
+  }
+  for (int k = 0; k < tup.type->count; k++) {
+    const char *x = tmp(L);
+    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, tup.type), tup.v, k);
+    iv[k] = wrap_index(L, arr, (nbc__lval){tup.type->items[k], x}, k, nonneg);
+  }
+  return element_address(L, arr, iv);
+}
+
+/* cuda.ld<op>(array, i) / cuda.st<op>(array, i, value) as numba-cuda's cache_hints.py
+ * emits them: inline asm `ld.global.<op>.b<bits> $0, [$1];` with "=r,l" ("=h,l" for 16
+ * bits, "=l,l" for 64) and `st.global.<op>.b<bits> [$0], $1;` with "l,<r|h|l>,~{memory}"
+ * on the element's address, found as a[i] finds it. Unlike numba, the asm operand is
+ * always the integer type its constraint names (an i32 for 8-bit elements, truncated or
+ * zero-extended; i16 for float16, which lives in an i16 anyway) and floats are bitcast to
+ * and from it: libNVVM is strict about operand types. */
+nbc__lval nbc__lower_cache_hint(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  const char *op = call->name + 5; /* "ldcg" */
+  bool store = op[0] == 's';
+  nbc__node *an = nbc__call_arg(n, 0, "array"), *ix = nbc__call_arg(n, 1, "i");
+  nbc__node *vn = store ? nbc__call_arg(n, 2, "value") : NULL;
+  const nbc__type *rt = store ? T(NBC__T_NONE) : call->ret;
+  nbc__lval arr = an ? nbc__lower_expr(L, an) : (nbc__lval){NULL, NULL};
+  if (!arr.type || arr.type->kind != NBC__T_ARRAY || !ix || (store && !vn)) {
+    nbc__lower_error(L, n, "%s takes (array, i%s)", op, store ? ", value" : "");
+    return (nbc__lval){rt, nbc__lower_zero(L, rt)};
+  }
+  const char *ptr = hint_element_ptr(L, n, arr, ix, call->nonneg);
+  if (!ptr) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
+  const nbc__type *dt = arr.type->dtype;
+  const char *et = nbc__lower_mtype(L, dt), *ty = ltype(L, dt);
+  int bits = nbc__type_bits(dt);
+  const char *ity = bits == 64 ? "i64" : bits == 16 ? "i16" : "i32";
+  const char *con = bits == 64 ? "l" : bits == 16 ? "h" : "r";
+  const char *widen = bits == 8 ? "zext" : is_float(dt) && bits > 16 ? "bitcast" : NULL;
+  if (store) {
+    nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, vn), dt);
+    const char *iv = v.v;
+    if (widen) {
+      iv = tmp(L);
+      EMIT("%s = %s %s %s to %s", iv, widen, ty, v.v, ity);
+    }
+    EMIT("call void asm \"st.global.%s.b%d [$0], $1;\", \"l,%s,~{memory}\"(%s* %s, %s %s)",
+         op + 2, bits, con, et, ptr, ity, iv);
+    return (nbc__lval){rt, "null"};
+  }
+  const char *r = tmp(L);
+  EMIT("%s = call %s asm \"ld.global.%s.b%d $0, [$1];\", \"=%s,l\"(%s* %s)", r, ity, op + 2,
+       bits, con, et, ptr);
+  if (!widen) return (nbc__lval){dt, r};
+  const char *x = tmp(L);
+  EMIT("%s = %s %s %s to %s", x, bits == 8 ? "trunc" : "bitcast", ity, r, ty);
+  return (nbc__lval){dt, x};
 }

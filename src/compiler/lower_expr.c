@@ -1372,6 +1372,8 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return nbc__lower_atomic(L, n, call->builtin);
   case NBC__B_CUDA_INTRINSIC:
     return nbc__lower_cuda_intrinsic(L, n, call);
+  case NBC__B_CACHE_HINT:
+    return nbc__lower_cache_hint(L, n, call);
   case NBC__B_PRINT:
     return nbc__lower_print(L, n, call);
   case NBC__B_COMPLEX: {

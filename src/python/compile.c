@@ -388,9 +388,10 @@ static int is_cuda_module(nbc__py_state *st, PyObject *m) {
 
 /* A kernel-language name bound without the module: nbcuda's stubs (intrinsics.c), and
  * numba-cuda's own objects, the stub classes and functions of numba.cuda.stubs (popc,
- * atomic, atomic.add, shared.array) and the @intrinsic objects of numba.cuda.intrinsics
- * (grid, shfl_sync), whose __qualname__ is the name after "cuda.". 1 with g filled when
- * value is one, 0 when not, -1 on a Python error. */
+ * atomic, atomic.add, shared.array), the @intrinsic objects of numba.cuda.intrinsics
+ * (grid, shfl_sync) and the functions of numba.cuda.cache_hints (ldcg, stwt), whose
+ * __qualname__ is the name after "cuda.". 1 with g filled when value is one, 0 when not,
+ * -1 on a Python error. */
 static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
   const char *ours = nbc__py_stub_name(d->st, value);
   if (ours) {
@@ -408,7 +409,8 @@ static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
   }
   int numba = PyUnicode_Check(mod) &&
               (PyUnicode_CompareWithASCIIString(mod, "numba.cuda.stubs") == 0 ||
-               PyUnicode_CompareWithASCIIString(mod, "numba.cuda.intrinsics") == 0);
+               PyUnicode_CompareWithASCIIString(mod, "numba.cuda.intrinsics") == 0 ||
+               PyUnicode_CompareWithASCIIString(mod, "numba.cuda.cache_hints") == 0);
   /* numba.cuda.libdevice's functions are plain functions of that module: "libdevice.<f>" */
   int libdevice = PyUnicode_Check(mod) && PyFunction_Check(value) &&
                   PyUnicode_CompareWithASCIIString(mod, "numba.cuda.libdevice") == 0;

@@ -1,8 +1,9 @@
 /* test_intrinsics.c — numba-cuda's warp, vote, match, barrier, fence, bit, math and timer
- * intrinsics and the atomics beyond add/sub/max/min: the return types numba-cuda gives
- * (checked against numba-cuda's compile_ptx when they were written), the PTX instructions
- * they become, errors with their text for arguments numba refuses, and every case of
- * tests/gpu/cases/warp_intrinsics.py through ptxas -arch=sm_90.
+ * intrinsics, the atomics beyond add/sub/max/min and the cache-hinted loads and stores
+ * (ldcg, stwt, ...): the return types numba-cuda gives (checked against numba-cuda's
+ * compile_ptx when they were written), the PTX instructions they become, errors with their
+ * text for arguments numba refuses, and every case of tests/gpu/cases/warp_intrinsics.py
+ * through ptxas -arch=sm_90.
  */
 #include <glob.h>
 
@@ -243,6 +244,151 @@ TEST(match_and_nanosleep) {
           "error: Invalid use of cuda.nanosleep with parameters ()");
 }
 
+/* numba's cache-hinted loads and stores (cache_hints.py): ld<op> returns the dtype, st<op>
+ * None; each is its ld.global.<op> / st.global.<op> of the element's width. */
+TEST(cache_hints) {
+  require_nvvm();
+  check("a, i", "return cuda.ldca(a, i)", "(int32[::1], int64)", "int32", "ld.global.ca.b32");
+  check("a, i", "return cuda.ldcg(a, i)", "(uint8[:], int32)", "uint8", "ld.global.cg.b8");
+  check("a, i", "return cuda.ldcs(a, i)", "(float16[::1], uint64)", "float16",
+        "ld.global.cs.b16");
+  check("a, i, j", "return cuda.ldlu(a, (i, j))", "(float64[:, ::1], int64, int64)", "float64",
+        "ld.global.lu.b64");
+  check("a", "return cuda.ldcv(a, (-1, -2))", "(float32[::1, :],)", "float32",
+        "ld.global.cv.b32");
+  check("a", "return cuda.ldcg(a, cuda.grid(2))", "(int16[:, :],)", "int16",
+        "ld.global.cg.b16");
+  check("a, i, v", "cuda.stcg(a, i, v)", "(int8[::1], int64, float64)", "none",
+        "st.global.cg.b8");
+  check("a, i, v", "return cuda.stcs(a, i, v)", "(uint16[:], int64, bool)", "none",
+        "st.global.cs.b16");
+  check("a, v", "cuda.stwb(a, -1, v)", "(float32[::1], int64)", "none", "st.global.wb.b32");
+  check("a, v", "t = (1, -1)\n    cuda.stwt(a, t, v)", "(uint64[:, :], float32)", "none",
+        "st.global.wt.b64");
+  check("a, v", "cuda.stwt(value=v, i=0, array=a)", "(float64[::1], float16)", "none",
+        "st.global.wt.b64");
+  check("a", "return cuda.ldcg(a, i=0)", "(int64[::1],)", "int64", "ld.global.cg.b64");
+  check("a, b", "cuda.stcs(b, 0, cuda.ldcs(a, 0))", "(float16[::1], float16[::1])", "none",
+        "st.global.cs.b16");
+}
+
+/* A kernel with the nine functions over every dtype they take, 1-d and 2-d, with negative
+ * and tuple indices: ptxas accepts it and it has each instruction of the element's width. */
+TEST(cache_hints_every_dtype_in_a_kernel) {
+  require_nvvm();
+  static const struct {
+    const char *name;
+    int bits;
+  } dtypes[] = {{"int8", 8},     {"int16", 16},   {"int32", 32},  {"int64", 64},
+                {"uint8", 8},    {"uint16", 16},  {"uint32", 32}, {"uint64", 64},
+                {"float16", 16}, {"float32", 32}, {"float64", 64}};
+  static const char *const ops[] = {"ld.global.ca", "ld.global.cg", "ld.global.cs",
+                                    "ld.global.lu", "ld.global.cv", "st.global.cg",
+                                    "st.global.cs", "st.global.wb", "st.global.wt"};
+  const char *src = "from numba import cuda\n"
+                    "def k(a, b, c):\n"
+                    "    i = cuda.grid(1)\n"
+                    "    if i < a.size:\n"
+                    "        cuda.stcg(b, i, cuda.ldca(a, i))\n"
+                    "        cuda.stcs(b, -1 - i, cuda.ldcg(a, -1))\n"
+                    "        cuda.stwb(c, (i, -1), cuda.ldcs(a, i))\n"
+                    "        cuda.stwt(c, (0, i), cuda.ldcv(c, (-1, i)))\n"
+                    "        x, y = cuda.grid(2)\n"
+                    "        cuda.stwt(c, cuda.grid(2), cuda.ldlu(c, (y, x)))\n";
+  nbc_compile_options_t o = options(false);
+  nbc_source_t s = {src, 0, "hints.py", 1, 0};
+  for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+    char sig[128], insn[64];
+    const char *t = dtypes[d].name;
+    snprintf(sig, sizeof sig, "void(%s[:], %s[::1], %s[:, :])", t, t, t);
+    nbc_compile_result_t *r = NULL;
+    if (nbc_compile(&s, "k", sig, &o, NULL, &r) != NBC_OK)
+      TEST_FAIL_("%s: %s", sig, nbc_last_error());
+    size_t size;
+    const char *ptx = nbc_compile_result_code(r, &size);
+    char log[8192];
+    int rc = ptx_check_ptxas(ptx, size, 0, log, sizeof log);
+    if (rc < 0) SKIP("ptxas not found");
+    if (rc != 0) TEST_FAIL_("%s: ptxas failed:\n%s", sig, log);
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+      snprintf(insn, sizeof insn, "%s.b%d ", ops[k], dtypes[d].bits);
+      if (!strstr(ptx, insn)) TEST_FAIL_("%s: no %s in\n%s", sig, insn, ptx);
+    }
+    nbc_compile_result_destroy(r);
+  }
+}
+
+/* The IR: the asm operand is the integer its constraint names (8-bit elements in an i32),
+ * floats bitcast; an index that may be negative wraps around, one known non-negative
+ * (cuda.grid, a constant) does not. */
+TEST(cache_hints_ir) {
+  nbc_compile_options_t o = options(true);
+  o.output = NBC_OUTPUT_NVVM_IR;
+  const char *src = "from numba import cuda\n"
+                    "def ld8(a, i):\n    return cuda.ldcg(a, i)\n"
+                    "def st32(a, v):\n    cuda.stwt(a, cuda.grid(1), v)\n"
+                    "def ld64(a):\n    return cuda.ldcv(a, (0, 1))\n";
+  nbc_source_t s = {src, 0, "ir.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "ld8", "(int8[::1], int64)", &o, NULL, &r));
+  const char *ir = nbc_compile_result_code(r, NULL);
+  ASSERT_CONTAINS(ir, "call i32 asm \"ld.global.cg.b8 $0, [$1];\", \"=r,l\"(i8* ");
+  ASSERT_CONTAINS(ir, "trunc i32 ");
+  ASSERT_CONTAINS(ir, "icmp slt i64 ");
+  nbc_compile_result_destroy(r);
+  ASSERT_OK(nbc_compile(&s, "st32", "(float32[::1], float64)", &o, NULL, &r));
+  ir = nbc_compile_result_code(r, NULL);
+  ASSERT_CONTAINS(ir, "bitcast float ");
+  ASSERT_CONTAINS(ir,
+                  "call void asm \"st.global.wt.b32 [$0], $1;\", \"l,r,~{memory}\"(float* ");
+  ASSERT(!strstr(ir, "icmp slt"));
+  nbc_compile_result_destroy(r);
+  ASSERT_OK(nbc_compile(&s, "ld64", "(float64[:, :],)", &o, NULL, &r));
+  ir = nbc_compile_result_code(r, NULL);
+  ASSERT_CONTAINS(ir, "call i64 asm \"ld.global.cv.b64 $0, [$1];\", \"=l,l\"(double* ");
+  ASSERT_CONTAINS(ir, "bitcast i64 ");
+  ASSERT(!strstr(ir, "icmp slt"));
+  nbc_compile_result_destroy(r);
+}
+
+/* What numba-cuda refuses, with its messages (its _validate_arguments and _validate_bitwidth;
+ * a value it cannot cast fails numba's lowering and is a typing error here). */
+TEST(cache_hints_refused) {
+  require_nvvm();
+  refused("a", "return cuda.ldcg(a, 0)", "(complex64[::1],)",
+          "error: ldcg requires array of integer or float type, got complex64");
+  refused("a", "cuda.stwt(a, 0, True)", "(bool[::1],)",
+          "error: stwt requires array of integer or float type, got bool");
+  refused("a", "return cuda.ldca(a, 0)", "(int32[:, :],)",
+          "error: Expected 2 indices, got a scalar");
+  refused("a", "return cuda.ldcs(a, (0, 1, 2))", "(int32[:, :],)",
+          "error: Expected 2 indices, got 3");
+  refused("a", "cuda.stcs(a, cuda.grid(3), 1)", "(float32[:, :],)",
+          "error: Expected 2 indices, got 3");
+  refused("a", "return cuda.ldlu(a, 1.5)", "(int32[:],)",
+          "error: float64 is not a valid index");
+  refused("a", "return cuda.ldcv(a, True)", "(int32[:],)", "error: bool is not a valid index");
+  refused("a", "return cuda.ldcg(a, (cuda.threadIdx.x, 1))", "(int32[:, :],)",
+          "error: Tuple(int32, int64) is not a valid index");
+  refused("a", "return cuda.ldcg(a, (1.0, 2.0))", "(int32[:, :],)",
+          "error: UniTuple(float64 x 2) is not a valid index");
+  refused("a", "return cuda.ldcg(a, ())", "(int32[:],)", "error: Tuple() is not a valid index");
+  refused("x", "return cuda.ldcg(x, 0)", "(float32,)",
+          "error: ldcg operates on arrays or pointers. Got type float32");
+  refused("a", "cuda.stcg(a, 0, 1 + 2j)", "(int32[:],)",
+          "error: cannot convert complex128 to int32 in stcg()");
+  refused("a, b", "cuda.stwb(a, 0, b)", "(float32[:], float32[:])",
+          "error: cannot convert array(float32, 1d, A) to float32 in stwb()");
+  refused("a", "return cuda.ldcg(a)", "(int32[:],)",
+          "error: ldcg() missing required argument: 'i'");
+  refused("a", "cuda.stcg(a, 0, 1, 2)", "(int32[:],)",
+          "error: stcg() takes 3 positional arguments but 4 were given");
+  refused("a", "return cuda.ldcg(a, 0, j=1)", "(int32[:],)",
+          "error: ldcg() got an unexpected keyword argument 'j'");
+  refused("a", "return cuda.ldcg(a, 0, i=1)", "(int32[:],)",
+          "error: ldcg() got multiple values for argument 'i'");
+}
+
 /* Every case of the GPU comparison file compiles and passes ptxas here. */
 TEST(gpu_cases_compile) {
   require_nvvm();
@@ -280,5 +426,6 @@ TEST(gpu_cases_compile) {
 
 TEST_LIST(X(warp_shuffles) X(warp_votes_and_masks) X(barriers_and_fences)
               X(bit_and_math_intrinsics) X(more_atomics) X(match_and_nanosleep)
-                  X(gpu_cases_compile))
+                  X(gpu_cases_compile) X(cache_hints) X(cache_hints_every_dtype_in_a_kernel)
+                      X(cache_hints_ir) X(cache_hints_refused))
 TEST_MAIN()
