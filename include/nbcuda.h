@@ -506,6 +506,18 @@ void nbc_cubin_free(void *cubin);
 void nbc_module_destroy(nbc_module_t *module);
 nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
                                      nbc_function_t **pfunction);
+/* A variable of the module in global memory (cuModuleGetGlobal): its device address and
+ * size (either pointer may be NULL). An unknown name is the driver's CUDA_ERROR_NOT_FOUND. */
+nbc_status_t nbc_module_get_global(nbc_module_t *module, const char *name, nbc_devptr_t *pptr,
+                                   size_t *psize);
+/* Launches of a debug=True kernel (nbc_raise_site_t). Before one, clear queues the zeroing of
+ * the function's <name>__errcode__ on the stream; after it, read waits for the stream (the
+ * launch) and gives the code of the raise site that ended a thread first (0: none), with that
+ * thread's threadIdx and blockIdx in numba's order, z, y, x. A function compiled without
+ * debug, or with no raise site, has no such variables: the driver's CUDA_ERROR_NOT_FOUND. */
+nbc_status_t nbc_debug_exception_clear(nbc_function_t *function, nbc_stream_t *stream);
+nbc_status_t nbc_debug_exception_read(nbc_function_t *function, nbc_stream_t *stream,
+                                      int *pcode, int tid_zyx[3], int ctaid_zyx[3]);
 /* The CUfunction (for interoperability and benchmarks); NULL for NULL. */
 void *nbc_function_handle(const nbc_function_t *function);
 /* args: an array of pointers to each kernel parameter, as cuLaunchKernel takes them. */
@@ -728,6 +740,26 @@ int nbc_compile_result_uses_fp16(const nbc_compile_result_t *result);
  * nbc_fp16_<function>(RT *ret, args...)` (Numba ABI; float16 as its 16 bits). Static; NULL
  * only when out of memory. */
 const char *nbc_fp16_shim_source(void);
+/* debug=True kernels (numba's): a thread that raises an exception (raise, a failed assert,
+ * in the kernel or a device function it calls) ends, and the first one to do so in a launch
+ * records its raise site's code in the global i32 `<symbol>__errcode__` (an atomic
+ * compare-and-swap from 0) and its position in `<symbol>__tid{x,y,z}__` and
+ * `__ctaid{x,y,z}__`, which the host reads after the launch (nbc_debug_exception_read) to
+ * raise what numba raises. Device functions and kernels compiled without debug end the thread
+ * and record nothing (count 0). Sites are numbered from 1 in the order they are lowered. */
+typedef struct nbc_raise_site {
+  int code;              /* the value stored in <symbol>__errcode__ */
+  const char *exception; /* the class as written ("ValueError", "errors.Bad"), "AssertionError"
+                            for assert, NULL for a bare `raise` */
+  const char *args;      /* the constant arguments as a Python tuple literal ("('no', 3)", "()"),
+                            NULL for a class raised without a call */
+  const char *function;  /* the Python function holding the statement */
+  const char *filename;  /* its file, as the source named it */
+  int line;              /* the statement's line in that file */
+} nbc_raise_site_t;
+int nbc_compile_result_raise_count(const nbc_compile_result_t *result);
+/* Site i (0-based; its code is i + 1), or NULL out of range. Lives with the result. */
+const nbc_raise_site_t *nbc_compile_result_raise_site(const nbc_compile_result_t *result, int i);
 /* A result holding code compiled earlier (a cache's copy): code and size as
  * nbc_compile_result_code gave them, the symbol and return type as their accessors did; the
  * log is empty. Everything is copied. */

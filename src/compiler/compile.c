@@ -29,7 +29,55 @@ struct nbc_compile_result {
   char *log;
   int cooperative; /* calls cudadevrt's cudaCG* functions (nbc_compile_result_cooperative) */
   int fp16;        /* calls numba.cuda.fp16's wrappers (nbc_compile_result_uses_fp16) */
+  nbc_raise_site_t *raises; /* a debug kernel's raise sites, their strings in raise_text */
+  int nraises;
+  char *raise_text;
 };
+
+/* text copied to *pat, which advances past it; NULL for NULL. */
+static const char *copy_into(char **pat, const char *text) {
+  if (!text) return NULL;
+  size_t n = strlen(text) + 1;
+  char *copy = memcpy(*pat, text, n);
+  *pat += n;
+  return copy;
+}
+
+/* Copies the program's raise sites (arena) into r: one array and one block of strings. */
+static int copy_raises(nbc_compile_result_t *r, const nbc__program *p) {
+  if (!p->nraises) return 0;
+  size_t bytes = 0;
+  for (int i = 0; i < p->nraises; i++) {
+    const nbc_raise_site_t *s = &p->raises[i];
+    bytes += strlen(s->function) + strlen(s->filename) + 2;
+    bytes += s->exception ? strlen(s->exception) + 1 : 0;
+    bytes += s->args ? strlen(s->args) + 1 : 0;
+  }
+  r->raises = malloc(sizeof *r->raises * (size_t)p->nraises);
+  r->raise_text = malloc(bytes);
+  if (!r->raises || !r->raise_text) return -1;
+  char *at = r->raise_text;
+  for (int i = 0; i < p->nraises; i++) {
+    const nbc_raise_site_t *s = &p->raises[i];
+    nbc_raise_site_t *d = &r->raises[i];
+    *d = *s;
+    d->exception = copy_into(&at, s->exception);
+    d->args = copy_into(&at, s->args);
+    d->function = copy_into(&at, s->function);
+    d->filename = copy_into(&at, s->filename);
+  }
+  r->nraises = p->nraises;
+  return 0;
+}
+
+int nbc_compile_result_raise_count(const nbc_compile_result_t *result) {
+  return result ? result->nraises : 0;
+}
+
+const nbc_raise_site_t *nbc_compile_result_raise_site(const nbc_compile_result_t *result,
+                                                      int i) {
+  return result && i >= 0 && i < result->nraises ? &result->raises[i] : NULL;
+}
 
 /* Whether code names a symbol starting with prefix: external functions appear in the PTX's
  * .extern declarations, in LTO-IR's string table and in NVVM IR alike. */
@@ -90,6 +138,8 @@ void nbc_compile_result_destroy(nbc_compile_result_t *result) {
   free(result->return_type);
   free(result->symbol);
   free(result->log);
+  free(result->raises);
+  free(result->raise_text);
   free(result);
 }
 
@@ -286,7 +336,9 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   result->return_type = dup_text(nbc__type_name(&ctx, ctx.program->entry->ret),
                                  strlen(nbc__type_name(&ctx, ctx.program->entry->ret)));
   result->symbol = dup_text(ctx.program->entry->symbol, strlen(ctx.program->entry->symbol));
-  if (!result->return_type || !result->symbol || !result->log) goto oom;
+  if (!result->return_type || !result->symbol || !result->log ||
+      copy_raises(result, ctx.program) < 0)
+    goto oom;
   *presult = result;
   nbc__arena_destroy(ctx.arena);
   return NBC_OK;

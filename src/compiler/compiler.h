@@ -534,6 +534,8 @@ typedef struct nbc__program {
   nbc__func *entry;
   nbc__func *funcs;          /* list through ->next, entry included */
   bool uses_libdevice;       /* any __nv_* call was lowered */
+  nbc_raise_site_t *raises;  /* lower_raise.c: a debug kernel's raise sites (arena) */
+  int nraises, capraises;
 } nbc__program;
 
 /* Types the function `def` of `module` for the signature, recursively specialising callees.

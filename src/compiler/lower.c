@@ -795,13 +795,13 @@ static void lower_stmt(nbc__lowerer *L, nbc__node *s) {
     break;
   case NBC__N_RETURN: lower_return(L, s); break;
   case NBC__N_PASS: break;
-  case NBC__N_RAISE: nbc__lower_end_thread(L); break;
+  case NBC__N_RAISE: nbc__lower_raise(L, s); break;
   case NBC__N_ASSERT: { /* a failed assert raises AssertionError: the thread ends */
     const char *ok = nbc__lower_truth(L, nbc__lower_expr(L, s->a));
     int fail = nbc__lower_label(L), go = nbc__lower_label(L);
     nbc__lower_condbr(L, ok, go, fail);
     nbc__lower_block(L, fail);
-    nbc__lower_end_thread(L);
+    nbc__lower_raise(L, s);
     nbc__lower_block(L, go);
     break;
   }
@@ -992,8 +992,10 @@ bool nbc__lower(nbc__ctx *ctx, const nbc__program *program, nbc__buf *out) {
   nbc__buf_init(&funcs, L.arena);
   for (nbc__func *fn = program->funcs; fn && !nbc__lower_failed(&L); fn = fn->next)
     nbc__lower_symbol(&L, fn);
+  nbc__lower_raise_begin(&L);
   for (nbc__func *fn = program->funcs; fn && !nbc__lower_failed(&L); fn = fn->next)
     lower_function(&L, fn, &funcs);
+  nbc__lower_raise_globals(&L);
   if (nbc__lower_failed(&L)) return false;
 
   nbc__buf_puts(out,

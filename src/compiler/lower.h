@@ -44,6 +44,8 @@ typedef struct nbc__lowerer {
   const char **strings; /* print's string constants: @__conststring__<i> is strings[i] */
   int nstrings, capstrings;
   bool uses_libdevice;
+  const char *raise_symbol; /* debug kernels: the entry's symbol, whose <symbol>__errcode__
+                               and friends record the first exception (lower_raise.c) */
   /* The function being lowered. */
   nbc__func *fn;
   nbc__buf allocas; /* the entry block's allocas */
@@ -67,6 +69,14 @@ void nbc__lower_condbr(nbc__lowerer *L, const char *cond, int yes, int no);
 void nbc__lower_block(nbc__lowerer *L, int label);
 /* Ends the thread (numba's raise in a kernel); the current block is terminated. */
 void nbc__lower_end_thread(nbc__lowerer *L);
+/* lower_raise.c: `raise` and a failed `assert` (stmt): the thread ends; in a debug kernel
+ * it first records the raise site (nbc_raise_site_t) if it is the launch's first. */
+void nbc__lower_raise(nbc__lowerer *L, const nbc__node *stmt);
+/* Before the functions: a kernel compiled with options->debug records its raise sites
+ * (sets L->raise_symbol). After them: its <symbol>__errcode__, __tid{x,y,z}__ and
+ * __ctaid{x,y,z}__ globals, when it has raise sites. */
+void nbc__lower_raise_begin(nbc__lowerer *L);
+void nbc__lower_raise_globals(nbc__lowerer *L);
 const char *nbc__lower_alloca(nbc__lowerer *L, const char *type);
 void nbc__lower_declare(nbc__lowerer *L, const char *decl);
 void nbc__lower_error(nbc__lowerer *L, const nbc__node *node, const char *fmt, ...);

@@ -157,6 +157,7 @@ enum {
                          CUjit_option * options, void **values))                           \
   X(cuModuleUnload, (CUmodule module))                                                     \
   X(cuModuleGetFunction, (CUfunction * function, CUmodule module, const char *name))       \
+  X(cuModuleGetGlobal, (CUdeviceptr * dptr, size_t *bytes, CUmodule module, const char *name)) \
   X(cuFuncGetAttribute, (int *value, int attribute, CUfunction function))                  \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                                           \
     (int *blocks, CUfunction function, int block_size, size_t dynamic_smem))               \

@@ -410,6 +410,23 @@ void nbc_module_destroy(nbc_module_t *module) {
   free(module);
 }
 
+nbc_status_t nbc_module_get_global(nbc_module_t *module, const char *name, nbc_devptr_t *pptr,
+                                   size_t *psize) {
+  if (!module || !name)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_get_global: NULL argument");
+  if (!module->handle)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_module_get_global: the module was unloaded by a context reset");
+  CUdeviceptr ptr = 0;
+  size_t size = 0;
+  CUresult res = nbc__cu.cuModuleGetGlobal(&ptr, &size, module->handle, name);
+  if (res != NBC__CUDA_SUCCESS)
+    return nbc__driver_failf("cuModuleGetGlobal", res, " (variable '%s')", name);
+  if (pptr) *pptr = ptr;
+  if (psize) *psize = size;
+  return NBC_OK;
+}
+
 nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
                                      nbc_function_t **pfunction) {
   if (!module || !name || !pfunction)

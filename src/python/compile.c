@@ -48,6 +48,7 @@ typedef struct resolver_data {
   nbc__py_state *st;
   PyObject *globals; /* dict (borrowed from the function, kept alive by session->keep) */
   PyObject *closure; /* dict of free variables, or NULL */
+  PyObject *func;    /* the function (borrowed, kept alive by session->keep) */
   session *sess;
 } resolver_data;
 
@@ -368,6 +369,7 @@ static resolver_data *resolver_for(nbc__py_state *st, session *sess, PyObject *f
   d->st = st;
   d->globals = globals;
   d->closure = closure;
+  d->func = f;
   d->sess = sess;
   sess->children[sess->nchildren++] = d;
   return d;
@@ -696,15 +698,98 @@ int nbc__py_run_source(const char *source, PyObject *filename, PyObject *ns) {
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult) {
-  return nbc__py_compile_function_links(st, pyfunc, sig, options, presult, NULL, NULL);
+  return nbc__py_compile_function_links(st, pyfunc, sig, options, presult, NULL, NULL, NULL);
+}
+
+/* ------------------------------------------------------- debug=True raise sites -------- */
+
+/* The resolver of the function a raise site is in (by name and file), else the top one. */
+static resolver_data *site_resolver(session *sess, const nbc_raise_site_t *site) {
+  for (int i = 0; i < sess->nchildren; i++) {
+    PyObject *f = sess->children[i]->func;
+    PyObject *name = PyObject_GetAttrString(f, "__name__");
+    PyObject *code = PyObject_GetAttrString(f, "__code__");
+    PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+    const char *n = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    const char *fn = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
+    int same = n && fn && strcmp(fn, site->filename) == 0 &&
+               (strcmp(n, site->function) == 0 ||
+                (strcmp(n, "<lambda>") == 0 && strcmp(site->function, LAMBDA_NAME) == 0));
+    Py_XDECREF(name);
+    Py_XDECREF(code);
+    Py_XDECREF(file);
+    PyErr_Clear();
+    if (same) return sess->children[i];
+  }
+  return sess->children[0];
+}
+
+/* The exception class a site names (dotted), looked up as the function sees it: closure,
+ * globals, builtins; TypingError when it is not an exception class. */
+static PyObject *site_class(nbc__py_state *st, resolver_data *d, const nbc_raise_site_t *site) {
+  PyObject *dot = PyUnicode_FromString("."), *text = PyUnicode_FromString(site->exception);
+  PyObject *names = text && dot ? PyUnicode_Split(text, dot, -1) : NULL;
+  Py_XDECREF(dot);
+  PyObject *v = NULL;
+  if (names) {
+    PyObject *first = PyList_GET_ITEM(names, 0);
+    v = d->closure ? PyDict_GetItemWithError(d->closure, first) : NULL;
+    if (!v && !PyErr_Occurred() && PyDict_Check(d->globals))
+      v = PyDict_GetItemWithError(d->globals, first);
+    if (!v && !PyErr_Occurred()) v = PyDict_GetItemWithError(PyEval_GetBuiltins(), first);
+    Py_XINCREF(v);
+    for (Py_ssize_t i = 1; v && i < PyList_GET_SIZE(names); i++)
+      Py_SETREF(v, PyObject_GetAttr(v, PyList_GET_ITEM(names, i)));
+  }
+  Py_XDECREF(names);
+  Py_XDECREF(text);
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (v && PyExceptionClass_Check(v)) return v;
+  Py_XDECREF(v);
+  PyErr_Format(st->TypingError,
+               "%s:%d: debug=True: '%s', raised in function '%s', is not an exception class "
+               "the function can see", site->filename, site->line, site->exception,
+               site->function);
+  return NULL;
+}
+
+/* numba's exception table of a debug kernel: for each raise site (code i + 1) a tuple
+ * (class or None, args tuple or None, (function, absolute file, line)). */
+static PyObject *raise_table(nbc__py_state *st, session *sess, const nbc_compile_result_t *r) {
+  int n = nbc_compile_result_raise_count(r);
+  if (!n) return NULL;
+  PyObject *ast = PyImport_ImportModule("ast");
+  PyObject *path = PyImport_ImportModule("os.path");
+  PyObject *table = ast && path ? PyTuple_New(n) : NULL;
+  for (int i = 0; table && i < n; i++) {
+    const nbc_raise_site_t *site = nbc_compile_result_raise_site(r, i);
+    PyObject *cls = site->exception ? site_class(st, site_resolver(sess, site), site)
+                                    : Py_NewRef(Py_None);
+    PyObject *args = !cls          ? NULL
+                     : site->args ? PyObject_CallMethod(ast, "literal_eval", "s", site->args)
+                                  : Py_NewRef(Py_None);
+    PyObject *file = args ? PyObject_CallMethod(path, "abspath", "s", site->filename) : NULL;
+    PyObject *entry = file ? Py_BuildValue("(OO(sOi))", cls, args, site->function, file,
+                                           site->line)
+                           : NULL;
+    Py_XDECREF(cls);
+    Py_XDECREF(args);
+    Py_XDECREF(file);
+    if (!entry) Py_CLEAR(table);
+    else PyTuple_SET_ITEM(table, i, entry);
+  }
+  Py_XDECREF(ast);
+  Py_XDECREF(path);
+  return table;
 }
 
 int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                                    const nbc_compile_options_t *options,
                                    nbc_compile_result_t **presult, PyObject **plinks,
-                                   int *pcooperative) {
+                                   int *pcooperative, PyObject **praises) {
   *presult = NULL;
   if (plinks) *plinks = NULL;
+  if (praises) *praises = NULL;
   if (pcooperative) *pcooperative = 0;
   PyObject *func = Py_NewRef(pyfunc);
   if (!PyFunction_Check(func)) { /* a jit(device=True) wrapper or numba dispatcher */
@@ -738,7 +823,15 @@ int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const ch
   Py_BEGIN_ALLOW_THREADS s = nbc_compile(&src, name, sig, options, &top->r, presult);
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;
-    if (plinks) *plinks = Py_NewRef(sess.links);
+    if (praises) {
+      *praises = raise_table(st, &sess, *presult);
+      if (!*praises && PyErr_Occurred()) {
+        rc = -1;
+        nbc_compile_result_destroy(*presult);
+        *presult = NULL;
+      }
+    }
+    if (rc == 0 && plinks) *plinks = Py_NewRef(sess.links);
     if (pcooperative) *pcooperative = sess.cooperative;
   } else if (sess.exc_type) {
     PyErr_Restore(sess.exc_type, sess.exc_value, sess.exc_tb);
@@ -942,7 +1035,7 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
   }
   nbc_compile_result_t *result = NULL;
   int rc = needs ? nbc__py_compile_function_links(st, a->pyfunc, sig, &o, &result,
-                                                  &needs->links, NULL)
+                                                  &needs->links, NULL, NULL)
                  : nbc__py_compile_function(st, a->pyfunc, sig, &o, &result);
   Py_DECREF(sigtext);
   if (rc < 0) return NULL;

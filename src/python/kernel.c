@@ -75,6 +75,9 @@ typedef struct {
    * a compiled kernel's, plus those of the declare_device() functions it calls. A tuple of
    * str, or NULL for none. */
   PyObject *links;
+  /* A debug=True kernel's exception table (nbc__py_compile_function_links): per raise site
+   * (class, args, (function, file, line)), read after each launch; NULL for none. */
+  PyObject *raises;
 } KernelObject;
 
 typedef struct {
@@ -182,6 +185,7 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->last_config);
   Py_VISIT(self->last_launcher);
   Py_VISIT(self->links);
+  Py_VISIT(self->raises);
   return 0;
 }
 
@@ -209,6 +213,7 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->cache_hits);
   Py_CLEAR(self->cache_misses);
   Py_CLEAR(self->links);
+  Py_CLEAR(self->raises);
   kernel_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -240,6 +245,7 @@ static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->cache = 0;
   k->cache_hits = k->cache_misses = NULL;
   k->links = NULL;
+  k->raises = NULL;
   PyObject_GC_Track(k);
   return k;
 }
@@ -264,7 +270,7 @@ static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func,
   PyObject *declared = NULL;
   int declared_cooperative = 0;
   int rc = nbc__py_compile_function_links(st, py_func, sig, &k->opts, &k->result, &declared,
-                                          &declared_cooperative);
+                                          &declared_cooperative, &k->raises);
   if (rc == 0) {
     k->cooperative = declared_cooperative || nbc_compile_result_cooperative(k->result);
     k->fp16 = nbc_compile_result_uses_fp16(k->result);
@@ -287,7 +293,8 @@ static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func,
 static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owner,
                           PyObject *py_func, PyObject *sigtext, const char *sig,
                           PyObject *jit_links) {
-  if (!owner->cache) return compile_linked(st, k, py_func, sig, jit_links);
+  /* debug kernels are not kept: a hit would not know their exception table */
+  if (!owner->cache || k->opts.debug) return compile_linked(st, k, py_func, sig, jit_links);
   nbc__py_cache_slot slot;
   int hit = nbc__py_cache_load(st, py_func, sig, &k->opts, &slot, &k->result);
   int rc = 0;
@@ -660,6 +667,56 @@ static int run_pre_launch(LauncherObject *L, KernelObject *k) {
   return 0;
 }
 
+/* After a launch of a debug=True kernel: numba's _Kernel.launch raises the exception of the
+ * raise site that ended a thread first, prefixed with where and which thread ("In function
+ * 'k', file /abs/f.py, line 12, tid=[0, 0, 5] ctaid=[0, 0, 0]: message"). A bare `raise`
+ * (numba would call None) is a RuntimeError "...: No active exception to reraise". */
+static int raise_from_kernel(nbc__py_state *st, KernelObject *k, nbc_function_t *fn,
+                             nbc_stream_t *stream) {
+  int code = 0, tid[3], ctaid[3];
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_debug_exception_read(fn, stream, &code, tid, ctaid);
+  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise_int(st, s);
+  if (!code) return 0;
+  if (code < 1 || code > PyTuple_GET_SIZE(k->raises)) {
+    PyErr_Format(PyExc_SystemError, "unknown error %d in native function", code);
+    return -1;
+  }
+  PyObject *site = PyTuple_GET_ITEM(k->raises, code - 1);
+  PyObject *cls = PyTuple_GET_ITEM(site, 0), *args = PyTuple_GET_ITEM(site, 1);
+  PyObject *loc = PyTuple_GET_ITEM(site, 2);
+  PyObject *prefix = PyUnicode_FromFormat(
+      "In function %R, file %S, line %S, tid=[%d, %d, %d] ctaid=[%d, %d, %d]",
+      PyTuple_GET_ITEM(loc, 0), PyTuple_GET_ITEM(loc, 1), PyTuple_GET_ITEM(loc, 2), tid[0],
+      tid[1], tid[2], ctaid[0], ctaid[1], ctaid[2]);
+  if (!prefix) return -1;
+  if (cls == Py_None) {
+    PyErr_Format(PyExc_RuntimeError, "%U: No active exception to reraise", prefix);
+    Py_DECREF(prefix);
+    return -1;
+  }
+  PyObject *call_args = NULL;
+  if (args != Py_None && PyTuple_GET_SIZE(args)) { /* ("prefix: first",) + the rest */
+    PyObject *first = PyUnicode_FromFormat("%U: %S", prefix, PyTuple_GET_ITEM(args, 0));
+    PyObject *rest = first ? PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)) : NULL;
+    PyObject *head = rest ? PyTuple_Pack(1, first) : NULL;
+    call_args = head ? PySequence_Concat(head, rest) : NULL;
+    Py_XDECREF(first);
+    Py_XDECREF(rest);
+    Py_XDECREF(head);
+  } else {
+    call_args = PyTuple_Pack(1, prefix);
+  }
+  Py_DECREF(prefix);
+  PyObject *exc = call_args ? PyObject_Call(cls, call_args, NULL) : NULL;
+  Py_XDECREF(call_args);
+  if (exc) {
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+  }
+  return -1;
+}
+
 static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   KernelObject *k = L->kernel;
@@ -710,11 +767,16 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   }
   nbc_stream_t *stream = NULL, *temp = NULL;
   if (ok) ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
+  if (ok && k->raises) {
+    nbc_status_t s = nbc_debug_exception_clear(fn, stream);
+    if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
+  }
   if (ok) {
     nbc_status_t s = nbc_launch_packed_ex(fn, grid, block, L->shared, stream, buf, size,
                                           k->cooperative ? NBC_LAUNCH_COOPERATIVE : 0);
     if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
   }
+  if (ok && k->raises) ok = raise_from_kernel(st, k, fn, stream) == 0;
   nbc_stream_destroy(temp);
   for (int i = 0; i < nviews; i++) {
     if (!views[i].host) continue;

@@ -910,11 +910,109 @@ TEST(concurrent_compiles) {
   }
 }
 
+/* debug=True kernels: each raise and assert is a raise site (class, constant arguments as a
+ * Python tuple literal, function, file, line) and the kernel has numba's __errcode__, __tid*__
+ * and __ctaid*__ variables, set by an atomic compare-and-swap; without debug, or in a device
+ * function compiled alone, nothing is recorded. Exception arguments must be constants. */
+TEST(debug_kernel_raise_sites) {
+  require_nvvm();
+  static const char src[] =
+      "import errors\n"
+      "from numba import cuda\n"
+      "def check(x):\n"
+      "    if x < 0:\n"
+      "        raise ValueError('no\\n \\'quoted\\'', -3, 2.5, True, None)\n"
+      "    return x\n"
+      "def k(out, x):\n"
+      "    i = cuda.grid(1)\n"
+      "    assert x[i] != 5, 'five'\n"
+      "    assert x[i] != 6\n"
+      "    if x[i] == 7:\n"
+      "        raise errors.Bad\n"
+      "    if x[i] == 8:\n"
+      "        raise KeyError()\n"
+      "    if x[i] == 9:\n"
+      "        raise\n"
+      "    out[i] = check(x[i])\n";
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  o.debug = 1;
+  o.opt = 0;
+  nbc_source_t s = {src, 0, "dbg.py", 10, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "k", "void(float32[:], float32[:])", &o, NULL, &r));
+  static const struct {
+    const char *exception, *args, *function;
+    int line;
+  } want[] = {
+      {"ValueError", "('no\\n \\'quoted\\'', -3, 2.5, True, None)", "check", 14},
+      {"AssertionError", "('five',)", "k", 18},
+      {"AssertionError", "()", "k", 19},
+      {"errors.Bad", NULL, "k", 21},
+      {"KeyError", "()", "k", 23},
+      {NULL, NULL, "k", 25},
+  };
+  ASSERT_EQ(nbc_compile_result_raise_count(r), 6);
+  for (int i = 0; i < 6; i++) {
+    const nbc_raise_site_t *site = nbc_compile_result_raise_site(r, i);
+    ASSERT(site != NULL && site->code == i + 1 && site->line == want[i].line);
+    ASSERT((site->exception == NULL) == (want[i].exception == NULL));
+    if (want[i].exception) ASSERT_STREQ(site->exception, want[i].exception);
+    ASSERT((site->args == NULL) == (want[i].args == NULL));
+    if (want[i].args) ASSERT_STREQ(site->args, want[i].args);
+    ASSERT_STREQ(site->function, want[i].function);
+    ASSERT_STREQ(site->filename, "dbg.py");
+  }
+  ASSERT(nbc_compile_result_raise_site(r, 6) == NULL);
+  ASSERT(nbc_compile_result_raise_site(r, -1) == NULL);
+  size_t size = 0;
+  const char *ptx = nbc_compile_result_code(r, &size);
+  char name[512];
+  snprintf(name, sizeof name, ".visible .global .align 4 .u32 %s__errcode__;",
+           nbc_compile_result_symbol(r));
+  ASSERT_CONTAINS(ptx, name);
+  snprintf(name, sizeof name, "%s__ctaidz__;", nbc_compile_result_symbol(r));
+  ASSERT_CONTAINS(ptx, name);
+  ASSERT_CONTAINS(ptx, "atom.global.cas.b32");
+  char log[4096];
+  int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
+  if (rc > 0) TEST_FAIL_("ptxas rejected the debug kernel:\n%s", log);
+  nbc_compile_result_destroy(r);
+
+  /* without debug: the thread ends, nothing recorded, no variables */
+  o.debug = 0;
+  ASSERT_OK(nbc_compile(&s, "k", "void(float32[:], float32[:])", &o, NULL, &r));
+  ASSERT_EQ(nbc_compile_result_raise_count(r), 0);
+  ASSERT(strstr(nbc_compile_result_code(r, NULL), "__errcode__") == NULL);
+  nbc_compile_result_destroy(r);
+  /* a device function compiled alone has no kernel to report through */
+  o.debug = 1;
+  o.device = 1;
+  ASSERT_OK(nbc_compile(&s, "check", "float32(float32)", &o, NULL, &r));
+  ASSERT_EQ(nbc_compile_result_raise_count(r), 0);
+  nbc_compile_result_destroy(r);
+
+  o.device = 0;
+  static const char *const bad[][2] = {
+      {"def k(x):\n    raise ValueError(x[0])\n", "must be constants"},
+      {"def k(x):\n    assert x[0], x[1]\n", "must be a constant"},
+      {"def k(x):\n    raise ValueError(msg='no')\n", "must be constants"},
+      {"def k(x):\n    raise (ValueError if x[0] else KeyError)\n", "exception class or a call"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    nbc_source_t b = {bad[i][0], 0, "bad.py", 1, 0};
+    ASSERT(nbc_compile(&b, "k", "void(float32[:])", &o, NULL, &r) != NBC_OK);
+    ASSERT_CONTAINS(nbc_last_error(), bad[i][1]);
+    ASSERT_CONTAINS(nbc_last_error(), "debug=True");
+  }
+}
+
 TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_is_constant_memory) X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
                       X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output)
                       X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
-                      X(cmath_and_complex_arguments) X(vector_types))
+                      X(cmath_and_complex_arguments) X(vector_types) X(debug_kernel_raise_sites))
 TEST_MAIN()

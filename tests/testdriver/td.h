@@ -256,6 +256,8 @@ void td__hostmem_release(struct CUctx_st *ctx);
 
 void td__modules_release(struct CUctx_st *ctx);
 int td__live_modules(void);
+/* td__mem_resolve for the addresses of modules' global variables. Lock held. */
+unsigned char *td__module_global_resolve(CUdeviceptr dptr, size_t bytes);
 int td__launch_count(void);
 int td__last_launch(tdrv_launch_info *out);
 /* Runs a launched kernel the test driver knows by name (nbcuda's own nbc_transpose_w*, on

@@ -46,6 +46,7 @@ unsigned char *td__mem_resolve(CUdeviceptr dptr, size_t bytes) {
     if (dptr >= a->va && dptr - a->va <= a->size && bytes <= a->size - (dptr - a->va))
       return a->host + (dptr - a->va);
   unsigned char *host = td__hostmem_resolve(dptr, bytes);
+  if (!host) host = td__module_global_resolve(dptr, bytes);
   return host ? host : td__ipc_resolve(dptr, bytes);
 }
 

@@ -11,6 +11,10 @@
  *   - ELF (cubin): every `.text.NAME` section becomes a function (parameter layout unknown).
  *   - anything else: CUDA_ERROR_INVALID_IMAGE.
  * Comments are blanked before scanning so a commented-out `.entry` does not count.
+ * Module-scope variables in global memory (PTX `.global` declarations, a cubin's objects in
+ * .nv.global sections) get zeroed memory behind fake device addresses that copies and
+ * memsets reach: cuModuleGetGlobal finds them. tdrv_raise_in_next_kernel makes the next
+ * kernel "run" write a debug=True kernel's raise (<name>__errcode__, __tid*__, __ctaid*__).
  *
  * cuFuncGetAttribute answers from the PTX text (no ptxas here), which the real driver's
  * values for nbcuda's kernels agree with except for registers:
@@ -58,12 +62,23 @@ struct CUfunc_st {
   int shared_bytes, const_bytes, local_bytes;
 };
 
+/* A module-scope variable in global memory (cuModuleGetGlobal): zeroed host memory behind
+ * a range of fake device addresses, which copies and memsets reach (td__mem_resolve). */
+typedef struct td_global {
+  char name[TDRV_MAX_NAME];
+  CUdeviceptr va;
+  size_t size;
+  unsigned char *host;
+} td_global;
+
 struct CUmod_st {
   struct CUctx_st *ctx;
   int target;   /* sm_XY as XY */
   int max_regs; /* CU_JIT_MAX_REGISTERS given at load, 0 when none */
   int nfuncs;
   struct CUfunc_st *funcs;
+  int nglobals;
+  td_global *globals;
   struct CUmod_st *next;
 };
 
@@ -95,8 +110,42 @@ int td__last_launch(tdrv_launch_info *out) {
 }
 
 static void module_free(struct CUmod_st *m) {
+  for (int i = 0; i < m->nglobals; i++)
+    free(m->globals[i].host);
+  free(m->globals);
   free(m->funcs);
   free(m);
+}
+
+static CUresult add_global(struct CUmod_st *m, const char *name, size_t size) {
+  if (!size || strlen(name) >= TDRV_MAX_NAME) return CUDA_SUCCESS; /* not addressable */
+  td_global *grown = realloc(m->globals, (size_t)(m->nglobals + 1) * sizeof *grown);
+  if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
+  m->globals = grown;
+  td_global *g = &m->globals[m->nglobals];
+  g->host = calloc(1, size);
+  if (!g->host) return CUDA_ERROR_OUT_OF_MEMORY;
+  snprintf(g->name, sizeof g->name, "%s", name);
+  g->size = size;
+  g->va = td__mem_reserve(size);
+  m->nglobals++;
+  return CUDA_SUCCESS;
+}
+
+static td_global *find_global(struct CUmod_st *m, const char *name) {
+  for (int i = 0; i < m->nglobals; i++)
+    if (strcmp(m->globals[i].name, name) == 0) return &m->globals[i];
+  return NULL;
+}
+
+unsigned char *td__module_global_resolve(CUdeviceptr dptr, size_t bytes) {
+  for (struct CUmod_st *m = modules; m; m = m->next)
+    for (int i = 0; i < m->nglobals; i++) {
+      td_global *g = &m->globals[i];
+      if (dptr >= g->va && dptr - g->va <= g->size && bytes <= g->size - (dptr - g->va))
+        return g->host + (dptr - g->va);
+    }
+  return NULL;
 }
 
 void td__modules_release(struct CUctx_st *ctx) {
@@ -371,6 +420,12 @@ static CUresult load_ptx(struct CUmod_st *m, const char *text, int device_cc, ch
     e = parse_entry(e, f);
     resources_of(f, t, e);
   }
+  /* variables in global memory: `.visible .global .align 4 .u32 name;` */
+  for (const char *g = t; r == CUDA_SUCCESS && (g = find_directive(g, ".global")); g++) {
+    char name[TDRV_MAX_NAME + 1];
+    size_t size = parse_variable(g + 7, name, sizeof name);
+    r = add_global(m, name, size);
+  }
   free(t);
   return r;
 }
@@ -386,6 +441,18 @@ static CUresult load_elf(struct CUmod_st *m, const unsigned char *image, int dev
   m->target = device_cc;
   const Elf64_Shdr *sh = (const Elf64_Shdr *)(image + eh->e_shoff);
   const char *names = (const char *)image + sh[eh->e_shstrndx].sh_offset;
+  for (int i = 0; i < eh->e_shnum; i++) { /* variables in global memory: objects of .nv.global* */
+    if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+    const Elf64_Sym *sym = (const Elf64_Sym *)(image + sh[i].sh_offset);
+    const char *strtab = (const char *)image + sh[sh[i].sh_link].sh_offset;
+    for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
+      if (ELF64_ST_TYPE(sym[k].st_info) != STT_OBJECT || sym[k].st_shndx >= eh->e_shnum ||
+          strncmp(names + sh[sym[k].st_shndx].sh_name, ".nv.global", 10) != 0)
+        continue;
+      CUresult r = add_global(m, strtab + sym[k].st_name, sym[k].st_size);
+      if (r != CUDA_SUCCESS) return r;
+    }
+  }
   for (int i = 0; i < eh->e_shnum; i++) {
     const char *name = names + sh[i].sh_name;
     if (strncmp(name, ".text.", 6) != 0) continue;
@@ -502,6 +569,22 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
         r = CUDA_SUCCESS;
         break;
       }
+  }
+  pthread_mutex_unlock(&td__lock);
+  return r;
+}
+
+CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
+                                      const char *name) {
+  TD_ENTER("cuModuleGetGlobal", "cuModuleGetGlobal_v2");
+  if (!name || (!dptr && !bytes)) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&td__lock);
+  CUresult r = CUDA_ERROR_INVALID_HANDLE;
+  if (module_known(hmod)) {
+    td_global *g = find_global(hmod, name);
+    r = g ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+    if (g && dptr) *dptr = g->va;
+    if (g && bytes) *bytes = g->size;
   }
   pthread_mutex_unlock(&td__lock);
   return r;
@@ -724,8 +807,42 @@ static void run_transpose(const tdrv_launch_info *l) {
       memmove(out + (j * rows + i) * size, in + i * s0 + j * s1, size);
 }
 
+/* tdrv_raise_in_next_kernel: what the next kernel run writes to its debug globals. */
+static struct {
+  int pending;
+  unsigned values[7]; /* errcode, tid z y x, ctaid z y x */
+} next_raise;
+
+/* A debug kernel whose thread raised: <function>__errcode__, __tid{z,y,x}__, __ctaid{z,y,x}__
+ * of the module that has them, as the kernel would have left them. */
+static void run_raise(const tdrv_launch_info *l) {
+  static const char *const what[7] = {"errcode", "tidz", "tidy", "tidx",
+                                      "ctaidz", "ctaidy", "ctaidx"};
+  next_raise.pending = 0;
+  for (struct CUmod_st *m = modules; m; m = m->next)
+    for (int i = 0; i < 7; i++) {
+      char name[TDRV_MAX_NAME + 16];
+      snprintf(name, sizeof name, "%s__%s__", l->function, what[i]);
+      td_global *g = find_global(m, name);
+      if (g && g->size >= 4) memcpy(g->host, &next_raise.values[i], 4);
+    }
+}
+
+__attribute__((visibility("default"))) void tdrv_raise_in_next_kernel(int code, const int tid[3],
+                                                                       const int ctaid[3]) {
+  pthread_mutex_lock(&td__lock);
+  next_raise.pending = 1;
+  next_raise.values[0] = (unsigned)code;
+  for (int i = 0; i < 3; i++) {
+    next_raise.values[1 + i] = (unsigned)tid[2 - i];
+    next_raise.values[4 + i] = (unsigned)ctaid[2 - i];
+  }
+  pthread_mutex_unlock(&td__lock);
+}
+
 void td__kernel_run(const tdrv_launch_info *launch) {
   if (strncmp(launch->function, "nbc_transpose_w", 15) == 0) run_transpose(launch);
+  if (next_raise.pending) run_raise(launch);
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,

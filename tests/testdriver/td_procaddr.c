@@ -116,6 +116,7 @@ static const proc_row rows[] = {
     ROW("cuModuleLoadDataEx", 2010, cuModuleLoadDataEx),
     ROW("cuModuleUnload", 2000, cuModuleUnload),
     ROW("cuModuleGetFunction", 2000, cuModuleGetFunction),
+    ROW("cuModuleGetGlobal", 3020, cuModuleGetGlobal_v2),
     ROW("cuFuncGetAttribute", 2020, cuFuncGetAttribute),
     ROW("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
         cuOccupancyMaxActiveBlocksPerMultiprocessor),

@@ -107,6 +107,11 @@ int tdrv_host_callbacks_run(void);
 /* Live page-locked host allocations (cuMemHostAlloc) and registrations (cuMemHostRegister). */
 int tdrv_live_host_allocations(void);
 int tdrv_live_host_registrations(void);
+/* Makes the next kernel that runs act as a debug=True kernel whose thread raised: it writes
+ * code to its <name>__errcode__ and the thread's position (x, y, z) to __tid{x,y,z}__ and
+ * __ctaid{x,y,z}__, when its module has them (cuModuleGetGlobal's variables). One-shot. */
+void tdrv_raise_in_next_kernel(int code, const int tid[3], const int ctaid[3]);
+
 /* IPC mappings open (cuIpcOpenMemHandle not yet closed), over all contexts; exported but not in
  * tdrv_api: resolve it with tdrv_sym("tdrv_live_ipc_mappings"). */
 int tdrv_live_ipc_mappings(void);
