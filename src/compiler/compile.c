@@ -45,7 +45,7 @@ static const char *copy_into(char **pat, const char *text) {
 
 /* Copies the program's raise sites (arena) into r: one array and one block of strings. */
 static int copy_raises(nbc_compile_result_t *r, const nbc__program *p) {
-  if (!p->nraises) return 0;
+  if (p->nraises <= 0) return 0;
   size_t bytes = 0;
   for (int i = 0; i < p->nraises; i++) {
     const nbc_raise_site_t *s = &p->raises[i];
