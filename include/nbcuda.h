@@ -753,7 +753,9 @@ typedef struct nbc_raise_site {
                             for assert, NULL for a bare `raise` */
   const char *args;      /* the constant arguments as a Python tuple literal ("('no', 3)", "()"),
                             NULL for a class raised without a call */
-  const char *function;  /* the Python function holding the statement */
+  const char *function;  /* the Python function holding the statement; NULL (and filename
+                            NULL, line 0) for an operation's error, a zero divisor's
+                            ZeroDivisionError, which numba reports without a location */
   const char *filename;  /* its file, as the source named it */
   int line;              /* the statement's line in that file */
 } nbc_raise_site_t;

@@ -49,12 +49,12 @@ static int copy_raises(nbc_compile_result_t *r, const nbc__program *p) {
   size_t bytes = 0;
   for (int i = 0; i < p->nraises; i++) {
     const nbc_raise_site_t *s = &p->raises[i];
-    bytes += strlen(s->function) + strlen(s->filename) + 2;
-    bytes += s->exception ? strlen(s->exception) + 1 : 0;
-    bytes += s->args ? strlen(s->args) + 1 : 0;
+    const char *texts[4] = {s->function, s->filename, s->exception, s->args};
+    for (int t = 0; t < 4; t++)
+      bytes += texts[t] ? strlen(texts[t]) + 1 : 0;
   }
   r->raises = malloc(sizeof *r->raises * (size_t)p->nraises);
-  r->raise_text = malloc(bytes);
+  r->raise_text = malloc(bytes ? bytes : 1);
   if (!r->raises || !r->raise_text) return -1;
   char *at = r->raise_text;
   for (int i = 0; i < p->nraises; i++) {

@@ -659,6 +659,23 @@ static bool node_is_int_exponent(const nbc__lval *e) {
   return is_int(e->type) || is_bool(e->type);
 }
 
+/* debug=True kernels (numba's error_model="python"): a zero divisor of /, //, % or divmod
+ * raises ZeroDivisionError with numba's message for the operation and operand kind. */
+static void check_divisor(nbc__lowerer *L, nbc__op op, const nbc__type *t, const char *b,
+                          bool divmod) {
+  if (!L->raise_symbol) return;
+  const char *zero = tmp(L), *message;
+  if (is_float(t)) {
+    EMIT("%s = fcmp oeq %s %s, %s", zero, ltype(L, t), b, nbc__lower_const_float(L, t, 0.0));
+    message = op == NBC__OP_MOD || divmod ? "modulo by zero" : "division by zero";
+  } else {
+    EMIT("%s = icmp eq %s %s, 0", zero, ltype(L, t), b);
+    message = divmod ? "integer divmod by zero"
+              : op == NBC__OP_MOD ? "integer modulo by zero" : "integer division by zero";
+  }
+  nbc__lower_raise_if(L, zero, "ZeroDivisionError", message);
+}
+
 nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
                                   nbc__node *bnode, nbc__lval b, const nbc__type *rt) {
   nbc__lval r = {rt, NULL};
@@ -696,6 +713,10 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
     return r;
   }
   b = nbc__lower_convert(L, b, rt);
+  if ((op == NBC__OP_DIV &&
+       !(rt->kind == NBC__T_FLOAT32 && L->ctx->options->fastmath)) || /* numba's fast path */
+      op == NBC__OP_FLOORDIV || op == NBC__OP_MOD)
+    check_divisor(L, op, rt, b.v, false);
   const char *x = tmp(L);
   if (is_float(rt)) {
     switch (op) {
@@ -1386,6 +1407,9 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   }
   case NBC__B_DIVMOD: { /* numba's divmod: the // and % of the same operands */
     nbc__lval a = nbc__lower_expr(L, n->list.items[0]), b = nbc__lower_expr(L, n->list.items[1]);
+    if (!nbc__type_is_complex(rt->items[0]))
+      check_divisor(L, NBC__OP_FLOORDIV, rt->items[0],
+                    nbc__lower_convert(L, b, rt->items[0]).v, true);
     nbc__lval items[2] = {
         nbc__lower_binop_values(L, n, NBC__OP_FLOORDIV, a, n->list.items[1], b,
                                 rt->items[0]),

@@ -16,6 +16,10 @@
  * (str, int, float, bool, None, negated numbers; a class raised without a call has NULL), the
  * function, file and line. numba (debug or not) refuses exception arguments that are not
  * constants; nbcuda ignores the exception without debug and refuses such arguments with it.
+ *
+ * Operations raise too in debug kernels, as numba's error_model="python" makes them
+ * (nbc__lower_raise_if): a zero divisor of / // % divmod is a ZeroDivisionError, whose site
+ * has no location (numba reports only the thread for these).
  */
 #include <math.h>
 #include <stdio.h>
@@ -118,14 +122,18 @@ static int record(nbc__lowerer *L, const nbc__node *stmt, const char *exception,
     p->raises = grown;
     p->capraises = cap;
   }
-  const nbc__file *f = stmt->tok ? stmt->tok->file : NULL;
   nbc_raise_site_t *r = &p->raises[p->nraises++];
+  memset(r, 0, sizeof *r);
   r->code = p->nraises;
   r->exception = exception;
   r->args = args;
-  r->function = L->fn->name ? L->fn->name : L->fn->symbol;
-  r->filename = f && f->name ? f->name : "<string>";
-  r->line = stmt->tok ? stmt->tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0) : 0;
+  if (stmt) { /* numba's errors of operations (a zero divisor) carry no location */
+    const nbc__file *f = stmt->tok ? stmt->tok->file : NULL;
+    r->function = L->fn->name ? L->fn->name : L->fn->symbol;
+    r->filename = f && f->name ? f->name : "<string>";
+    r->line = stmt->tok ? stmt->tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0)
+                        : 0;
+  }
   return r->code;
 }
 
@@ -176,13 +184,8 @@ static bool describe(nbc__lowerer *L, const nbc__node *stmt, const char **pexcep
   return true;
 }
 
-void nbc__lower_raise(nbc__lowerer *L, const nbc__node *stmt) {
-  if (!L->raise_symbol) {
-    nbc__lower_end_thread(L);
-    return;
-  }
-  const char *exception, *args;
-  int code = describe(L, stmt, &exception, &args) ? record(L, stmt, exception, args) : 0;
+/* The first thread to get here in a launch records code and its position; the thread ends. */
+static void report(nbc__lowerer *L, int code) {
   if (!code) {
     nbc__lower_end_thread(L);
     return;
@@ -202,4 +205,23 @@ void nbc__lower_raise(nbc__lowerer *L, const nbc__node *stmt) {
   }
   nbc__lower_block(L, end);
   nbc__lower_end_thread(L);
+}
+
+void nbc__lower_raise(nbc__lowerer *L, const nbc__node *stmt) {
+  if (!L->raise_symbol) {
+    nbc__lower_end_thread(L);
+    return;
+  }
+  const char *exception, *args;
+  report(L, describe(L, stmt, &exception, &args) ? record(L, stmt, exception, args) : 0);
+}
+
+void nbc__lower_raise_if(nbc__lowerer *L, const char *cond, const char *exception,
+                         const char *message) {
+  if (!L->raise_symbol) return;
+  int raise = nbc__lower_label(L), go_on = nbc__lower_label(L);
+  nbc__lower_condbr(L, cond, raise, go_on);
+  nbc__lower_block(L, raise);
+  report(L, record(L, NULL, exception, nbc__arena_printf(L->arena, "('%s',)", message)));
+  nbc__lower_block(L, go_on);
 }

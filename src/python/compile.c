@@ -703,9 +703,10 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
 
 /* ------------------------------------------------------- debug=True raise sites -------- */
 
-/* The resolver of the function a raise site is in (by name and file), else the top one. */
+/* The resolver of the function a raise site is in (by name and file), else (an operation's
+ * error, without location) the top one. */
 static resolver_data *site_resolver(session *sess, const nbc_raise_site_t *site) {
-  for (int i = 0; i < sess->nchildren; i++) {
+  for (int i = 0; site->function && i < sess->nchildren; i++) {
     PyObject *f = sess->children[i]->func;
     PyObject *name = PyObject_GetAttrString(f, "__name__");
     PyObject *code = PyObject_GetAttrString(f, "__code__");
@@ -754,7 +755,7 @@ static PyObject *site_class(nbc__py_state *st, resolver_data *d, const nbc_raise
 }
 
 /* numba's exception table of a debug kernel: for each raise site (code i + 1) a tuple
- * (class or None, args tuple or None, (function, absolute file, line)). */
+ * (class or None, args tuple or None, (function, absolute file, line) or None). */
 static PyObject *raise_table(nbc__py_state *st, session *sess, const nbc_compile_result_t *r) {
   int n = nbc_compile_result_raise_count(r);
   if (!n) return NULL;
@@ -768,13 +769,18 @@ static PyObject *raise_table(nbc__py_state *st, session *sess, const nbc_compile
     PyObject *args = !cls          ? NULL
                      : site->args ? PyObject_CallMethod(ast, "literal_eval", "s", site->args)
                                   : Py_NewRef(Py_None);
-    PyObject *file = args ? PyObject_CallMethod(path, "abspath", "s", site->filename) : NULL;
-    PyObject *entry = file ? Py_BuildValue("(OO(sOi))", cls, args, site->function, file,
-                                           site->line)
-                           : NULL;
+    PyObject *loc = !args             ? NULL
+                    : !site->function ? Py_NewRef(Py_None) /* an operation's error */
+                                      : NULL;
+    if (args && site->function) {
+      PyObject *file = PyObject_CallMethod(path, "abspath", "s", site->filename);
+      loc = file ? Py_BuildValue("(sOi)", site->function, file, site->line) : NULL;
+      Py_XDECREF(file);
+    }
+    PyObject *entry = loc ? PyTuple_Pack(3, cls, args, loc) : NULL;
     Py_XDECREF(cls);
     Py_XDECREF(args);
-    Py_XDECREF(file);
+    Py_XDECREF(loc);
     if (!entry) Py_CLEAR(table);
     else PyTuple_SET_ITEM(table, i, entry);
   }

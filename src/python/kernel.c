@@ -668,9 +668,11 @@ static int run_pre_launch(LauncherObject *L, KernelObject *k) {
 }
 
 /* After a launch of a debug=True kernel: numba's _Kernel.launch raises the exception of the
- * raise site that ended a thread first, prefixed with where and which thread ("In function
- * 'k', file /abs/f.py, line 12, tid=[0, 0, 5] ctaid=[0, 0, 0]: message"). A bare `raise`
- * (numba would call None) is a RuntimeError "...: No active exception to reraise". */
+ * raise site that ended a thread first, its first argument prefixed with where and which
+ * thread ("In function 'k', file /abs/f.py, line 12, tid=[0, 0, 5] ctaid=[0, 0, 1]: message";
+ * an operation's error, a zero divisor, has only the thread). A bare `raise` (numba would call
+ * None) is a RuntimeError "...: No active exception to reraise"; a code outside the table
+ * numba's SystemError "...: unknown error N in native function". */
 static int raise_from_kernel(nbc__py_state *st, KernelObject *k, nbc_function_t *fn,
                              nbc_stream_t *stream) {
   int code = 0, tid[3], ctaid[3];
@@ -678,25 +680,34 @@ static int raise_from_kernel(nbc__py_state *st, KernelObject *k, nbc_function_t 
   Py_BEGIN_ALLOW_THREADS s = nbc_debug_exception_read(fn, stream, &code, tid, ctaid);
   Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise_int(st, s);
   if (!code) return 0;
-  if (code < 1 || code > PyTuple_GET_SIZE(k->raises)) {
-    PyErr_Format(PyExc_SystemError, "unknown error %d in native function", code);
-    return -1;
+  PyObject *cls, *args, *loc = Py_None, *owned = NULL;
+  if (code >= 1 && code <= PyTuple_GET_SIZE(k->raises)) {
+    PyObject *site = PyTuple_GET_ITEM(k->raises, code - 1);
+    cls = PyTuple_GET_ITEM(site, 0);
+    args = PyTuple_GET_ITEM(site, 1);
+    loc = PyTuple_GET_ITEM(site, 2);
+    if (cls == Py_None) {
+      cls = PyExc_RuntimeError;
+      args = owned = Py_BuildValue("(s)", "No active exception to reraise");
+    }
+  } else {
+    cls = PyExc_SystemError;
+    args = owned = Py_BuildValue("(N)", PyUnicode_FromFormat(
+                                            "unknown error %d in native function", code));
   }
-  PyObject *site = PyTuple_GET_ITEM(k->raises, code - 1);
-  PyObject *cls = PyTuple_GET_ITEM(site, 0), *args = PyTuple_GET_ITEM(site, 1);
-  PyObject *loc = PyTuple_GET_ITEM(site, 2);
-  PyObject *prefix = PyUnicode_FromFormat(
-      "In function %R, file %S, line %S, tid=[%d, %d, %d] ctaid=[%d, %d, %d]",
-      PyTuple_GET_ITEM(loc, 0), PyTuple_GET_ITEM(loc, 1), PyTuple_GET_ITEM(loc, 2), tid[0],
-      tid[1], tid[2], ctaid[0], ctaid[1], ctaid[2]);
-  if (!prefix) return -1;
-  if (cls == Py_None) {
-    PyErr_Format(PyExc_RuntimeError, "%U: No active exception to reraise", prefix);
-    Py_DECREF(prefix);
-    return -1;
-  }
+  PyObject *where = loc == Py_None
+                        ? PyUnicode_FromString("")
+                        : PyUnicode_FromFormat("In function %R, file %S, line %S, ",
+                                               PyTuple_GET_ITEM(loc, 0), PyTuple_GET_ITEM(loc, 1),
+                                               PyTuple_GET_ITEM(loc, 2));
+  PyObject *prefix = where ? PyUnicode_FromFormat("%Utid=[%d, %d, %d] ctaid=[%d, %d, %d]", where,
+                                                  tid[0], tid[1], tid[2], ctaid[0], ctaid[1],
+                                                  ctaid[2])
+                           : NULL;
+  Py_XDECREF(where);
   PyObject *call_args = NULL;
-  if (args != Py_None && PyTuple_GET_SIZE(args)) { /* ("prefix: first",) + the rest */
+  if (prefix && args && args != Py_None && PyTuple_GET_SIZE(args)) {
+    /* ("prefix: first",) + the rest */
     PyObject *first = PyUnicode_FromFormat("%U: %S", prefix, PyTuple_GET_ITEM(args, 0));
     PyObject *rest = first ? PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)) : NULL;
     PyObject *head = rest ? PyTuple_Pack(1, first) : NULL;
@@ -704,10 +715,11 @@ static int raise_from_kernel(nbc__py_state *st, KernelObject *k, nbc_function_t 
     Py_XDECREF(first);
     Py_XDECREF(rest);
     Py_XDECREF(head);
-  } else {
+  } else if (prefix && args) {
     call_args = PyTuple_Pack(1, prefix);
   }
-  Py_DECREF(prefix);
+  Py_XDECREF(prefix);
+  Py_XDECREF(owned);
   PyObject *exc = call_args ? PyObject_Call(cls, call_args, NULL) : NULL;
   Py_XDECREF(call_args);
   if (exc) {

@@ -219,8 +219,9 @@ int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *si
  * list; plinks may be NULL), whether one of them was declared use_cooperative=True
  * (pcooperative may be NULL) and, for a debug=True kernel, numba's exception table (praises
  * may be NULL): a tuple holding for each raise site (code i + 1) (class or None, args tuple or
- * None, (function, absolute file, line)), the classes looked up as the raising function sees
- * them (TypingError when one is not an exception class); NULL when it has no raise site. */
+ * None, (function, absolute file, line) or None), the classes looked up as the raising
+ * function sees them (TypingError when one is not an exception class); NULL when it has no
+ * raise site. */
 int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                                    const nbc_compile_options_t *options,
                                    nbc_compile_result_t **presult, PyObject **plinks,

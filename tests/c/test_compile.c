@@ -993,7 +993,19 @@ TEST(debug_kernel_raise_sites) {
   ASSERT_EQ(nbc_compile_result_raise_count(r), 0);
   nbc_compile_result_destroy(r);
 
+  /* a zero divisor (numba's error_model="python"): a site without location */
   o.device = 0;
+  nbc_source_t dv = {"def k(out, x):\n    out[0] = x[0] // x[1] + x[0] % x[1]\n", 0, "d.py", 1,
+                     0};
+  ASSERT_OK(nbc_compile(&dv, "k", "void(int32[:], int32[:])", &o, NULL, &r));
+  ASSERT_EQ(nbc_compile_result_raise_count(r), 2);
+  const nbc_raise_site_t *z = nbc_compile_result_raise_site(r, 0);
+  ASSERT_STREQ(z->exception, "ZeroDivisionError");
+  ASSERT_STREQ(z->args, "('integer division by zero',)");
+  ASSERT(z->function == NULL && z->filename == NULL && z->line == 0);
+  ASSERT_STREQ(nbc_compile_result_raise_site(r, 1)->args, "('integer modulo by zero',)");
+  nbc_compile_result_destroy(r);
+
   static const char *const bad[][2] = {
       {"def k(x):\n    raise ValueError(x[0])\n", "must be constants"},
       {"def k(x):\n    assert x[0], x[1]\n", "must be a constant"},

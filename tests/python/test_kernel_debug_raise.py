@@ -44,7 +44,44 @@ def kernel_calling(out, x):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = checked(x[i])
+
+
+def floordiv(out, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] // y[i]
+
+
+def mod(out, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] % y[i]
+
+
+def truediv(out, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] / y[i]
+
+
+def divmod_sum(out, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        q, r = divmod(x[i], y[i])
+        out[i] = q + r
 '''
+
+# numba's error_model="python" in debug kernels: (kernel, signature, message)
+DIVISIONS = [
+    ("floordiv", "void(int32[::1], int32[::1], int32[::1])", "integer division by zero"),
+    ("mod", "void(int32[::1], int32[::1], int32[::1])", "integer modulo by zero"),
+    ("truediv", "void(float64[::1], int32[::1], int32[::1])", "division by zero"),
+    ("divmod_sum", "void(int64[::1], int64[::1], int64[::1])", "integer divmod by zero"),
+    ("truediv", "void(float32[::1], float32[::1], float32[::1])", "division by zero"),
+    ("floordiv", "void(float64[::1], float64[::1], float64[::1])", "division by zero"),
+    ("mod", "void(float32[::1], float32[::1], float32[::1])", "modulo by zero"),
+    ("divmod_sum", "void(float64[::1], float64[::1], float64[::1])", "modulo by zero"),
+]
 
 SIG = "void(float32[::1], float32[::1])"
 BAD_VALUES = (5, 6, 7, 8, 9)
@@ -77,6 +114,32 @@ def raised(cuda_module, directory, values=BAD_VALUES, kernel="kernel"):
         d_x = cuda_module.to_device(x)
         results.append(outcome(lambda: k[2, 32](out, d_x)))
     return np.array(results)
+
+
+def divided(cuda_module, directory, arm=None):
+    """Each DIVISIONS kernel over 64 elements whose divisor is 0 only at element 37 (block 1,
+    thread 5): the outcome. arm(), when given, runs before each launch (the test driver's
+    stand-in for the raising thread)."""
+    mod = load_kernel_module(directory, "debug_raise_kernels", KERNELS, cuda_module)
+    results = []
+    for name, sig, _ in DIVISIONS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            k = cuda_module.jit(sig, debug=True, opt=False)(getattr(mod, name))
+        out_dtype, dtype = (np.dtype(a.split("[")[0]) for a in sig[5:].split(", ")[:2])
+        x = np.arange(64).astype(dtype) + 1
+        y = np.ones(64, dtype)
+        y[37] = 0
+        out = cuda_module.device_array(64, out_dtype)
+        d_x, d_y = cuda_module.to_device(x), cuda_module.to_device(y)
+        if arm:
+            arm(1)
+        results.append(outcome(lambda: k[2, 32](out, d_x, d_y)))
+    return np.array(results)
+
+
+def expected_divisions(tid="[0, 0, 5]", ctaid="[0, 0, 1]"):
+    return [f"ZeroDivisionError: {(f'tid={tid} ctaid={ctaid}: {m}',)!r}" for _, _, m in DIVISIONS]
 
 
 def expected(directory, line_of, tid="[0, 0, 5]", ctaid="[0, 0, 1]"):
@@ -132,9 +195,27 @@ def test_each_raise_site_becomes_its_exception(raise_next, tmp_path):
     # a code the kernel never stores: numba's SystemError
     raise_next(6)
     assert outcome(lambda: k[2, 32](out, d_x)) == \
-        "SystemError: ('unknown error 6 in native function',)"
+        "SystemError: ('tid=[0, 0, 5] ctaid=[0, 0, 1]: unknown error 6 in native function',)"
     # the next launch starts clean
     assert outcome(lambda: k[2, 32](out, d_x)) == "no exception"
+
+
+def test_zero_divisors_raise(raise_next, tmp_path):
+    """numba's error_model="python": the first site of each kernel is its divisor check."""
+    assert list(divided(cuda, tmp_path, arm=raise_next)) == expected_divisions()
+
+
+def test_zero_divisor_checks_only_with_debug():
+    def k(out, x, y):
+        out[0] = x[0] // y[0] + x[0] % y[0]
+
+    sig = "void(int32[::1], int32[::1], int32[::1])"
+    plain, _ = cuda.compile_ptx(k, sig, cc=(9, 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        debug, _ = cuda.compile_ptx(k, sig, cc=(9, 0), debug=True, opt=False)
+    assert "__errcode__" not in plain and "__errcode__" in debug
+    assert debug.count("atom.global.cas.b32") == 2
 
 
 def test_device_function_raise_and_thread_position(raise_next, tmp_path):
@@ -208,3 +289,12 @@ def test_device_function_exception_on_the_gpu(gpu, tmp_path):
     mine = raised(cuda, tmp_path, values=(-1.0, 1.0), kernel="kernel_calling")
     exp = expected(tmp_path, lines())
     assert list(mine) == [exp[-1], "no exception"]
+
+
+@pytest.mark.gpu
+def test_zero_divisors_match_numba_cuda(gpu, tmp_path):
+    mine = divided(cuda, tmp_path)
+    assert list(mine) == expected_divisions()
+    theirs = numba_side("test_kernel_debug_raise", f"{{'r': t.divided(cuda, "
+                        f"pathlib.Path({str(tmp_path)!r}))}}", tmp_path / "numba.npz")
+    assert list(mine) == list(theirs["r"])
