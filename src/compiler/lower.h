@@ -72,10 +72,10 @@ void nbc__lower_end_thread(nbc__lowerer *L);
 /* lower_raise.c: `raise` and a failed `assert` (stmt): the thread ends; in a debug kernel
  * it first records the raise site (nbc_raise_site_t) if it is the launch's first. */
 void nbc__lower_raise(nbc__lowerer *L, const nbc__node *stmt);
-/* In a debug kernel, where i1 cond holds: raise exception(message), a site without location
- * (numba's errors of operations); elsewhere nothing. */
+/* In a debug kernel, where i1 cond holds: raise exception(message), a site located at where
+ * (NULL: none, as numba's errors of most operations); elsewhere nothing. */
 void nbc__lower_raise_if(nbc__lowerer *L, const char *cond, const char *exception,
-                         const char *message);
+                         const char *message, const nbc__node *where);
 /* Before the functions: a kernel compiled with options->debug records its raise sites
  * (sets L->raise_symbol). After them: its <symbol>__errcode__, __tid{x,y,z}__ and
  * __ctaid{x,y,z}__ globals, when it has raise sites. */

@@ -660,9 +660,10 @@ static bool node_is_int_exponent(const nbc__lval *e) {
 }
 
 /* debug=True kernels (numba's error_model="python"): a zero divisor of /, //, % or divmod
- * raises ZeroDivisionError with numba's message for the operation and operand kind. */
+ * raises ZeroDivisionError with numba's message for the operation and operand kind; divmod
+ * is the node of a divmod() call (numba locates a float divmod's error there), else NULL. */
 static void check_divisor(nbc__lowerer *L, nbc__op op, const nbc__type *t, const char *b,
-                          bool divmod) {
+                          const nbc__node *divmod) {
   if (!L->raise_symbol) return;
   const char *zero = tmp(L), *message;
   if (is_float(t)) {
@@ -673,7 +674,7 @@ static void check_divisor(nbc__lowerer *L, nbc__op op, const nbc__type *t, const
     message = divmod ? "integer divmod by zero"
               : op == NBC__OP_MOD ? "integer modulo by zero" : "integer division by zero";
   }
-  nbc__lower_raise_if(L, zero, "ZeroDivisionError", message);
+  nbc__lower_raise_if(L, zero, "ZeroDivisionError", message, is_float(t) ? divmod : NULL);
 }
 
 nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
@@ -716,7 +717,7 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   if ((op == NBC__OP_DIV &&
        !(rt->kind == NBC__T_FLOAT32 && L->ctx->options->fastmath)) || /* numba's fast path */
       op == NBC__OP_FLOORDIV || op == NBC__OP_MOD)
-    check_divisor(L, op, rt, b.v, false);
+    check_divisor(L, op, rt, b.v, NULL);
   const char *x = tmp(L);
   if (is_float(rt)) {
     switch (op) {
@@ -1409,7 +1410,7 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     nbc__lval a = nbc__lower_expr(L, n->list.items[0]), b = nbc__lower_expr(L, n->list.items[1]);
     if (!nbc__type_is_complex(rt->items[0]))
       check_divisor(L, NBC__OP_FLOORDIV, rt->items[0],
-                    nbc__lower_convert(L, b, rt->items[0]).v, true);
+                    nbc__lower_convert(L, b, rt->items[0]).v, n);
     nbc__lval items[2] = {
         nbc__lower_binop_values(L, n, NBC__OP_FLOORDIV, a, n->list.items[1], b,
                                 rt->items[0]),

@@ -19,7 +19,8 @@
  *
  * Operations raise too in debug kernels, as numba's error_model="python" makes them
  * (nbc__lower_raise_if): a zero divisor of / // % divmod is a ZeroDivisionError, whose site
- * has no location (numba reports only the thread for these).
+ * has no location (numba reports only the thread for these) except for divmod of floats,
+ * whose numba implementation is given the call's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -127,7 +128,7 @@ static int record(nbc__lowerer *L, const nbc__node *stmt, const char *exception,
   r->code = p->nraises;
   r->exception = exception;
   r->args = args;
-  if (stmt) { /* numba's errors of operations (a zero divisor) carry no location */
+  if (stmt) { /* numba's errors of operations (a zero divisor) mostly carry no location */
     const nbc__file *f = stmt->tok ? stmt->tok->file : NULL;
     r->function = L->fn->name ? L->fn->name : L->fn->symbol;
     r->filename = f && f->name ? f->name : "<string>";
@@ -217,11 +218,11 @@ void nbc__lower_raise(nbc__lowerer *L, const nbc__node *stmt) {
 }
 
 void nbc__lower_raise_if(nbc__lowerer *L, const char *cond, const char *exception,
-                         const char *message) {
+                         const char *message, const nbc__node *where) {
   if (!L->raise_symbol) return;
   int raise = nbc__lower_label(L), go_on = nbc__lower_label(L);
   nbc__lower_condbr(L, cond, raise, go_on);
   nbc__lower_block(L, raise);
-  report(L, record(L, NULL, exception, nbc__arena_printf(L->arena, "('%s',)", message)));
+  report(L, record(L, where, exception, nbc__arena_printf(L->arena, "('%s',)", message)));
   nbc__lower_block(L, go_on);
 }
