@@ -32,7 +32,18 @@ typedef struct {
    * (a MemoryInfo is an immutable tuple of ints): polling builds no objects. */
   PyObject *memory_info;
   size_t info_free, info_total;
+  /* The EMM plugin instance of set_memory_manager() serving this context (emm.c), made at
+   * its first device allocation; NULL: nbcuda's own allocation. */
+  PyObject *manager;
 } ContextObject;
+
+PyObject **nbc__py_context_manager_slot(PyObject *context) {
+  return &((ContextObject *)context)->manager;
+}
+
+nbc_context_t *nbc__py_context_handle(PyObject *context) {
+  return ((ContextObject *)context)->ctx;
+}
 
 /* ------------------------------------------------------------------ Context ----------- */
 
@@ -40,6 +51,7 @@ static int context_traverse(ContextObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->device);
   Py_VISIT(self->memory_info);
+  Py_VISIT(self->manager);
   return 0;
 }
 
@@ -48,6 +60,7 @@ static void context_dealloc(ContextObject *self) {
   PyObject_GC_UnTrack(self);
   Py_CLEAR(self->device);
   Py_CLEAR(self->memory_info);
+  Py_CLEAR(self->manager);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -71,6 +84,7 @@ PyObject *nbc__py_context_object(nbc__py_state *st, nbc_context_t *ctx) {
   c->device = device;
   c->memory_info = NULL;
   c->info_free = c->info_total = 0;
+  c->manager = NULL;
   PyObject_GC_Track(c);
   PyList_SetItem(st->contexts, id, Py_NewRef(c));
   return (PyObject *)c;
@@ -127,6 +141,7 @@ static PyObject *memory_info_class(nbc__py_state *st) {
 static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) {
   (void)unused;
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  if (self->manager) return PyObject_CallMethod(self->manager, "get_memory_info", NULL);
   size_t free_bytes = 0, total = 0;
   nbc_status_t s = nbc_context_get_memory_info(self->ctx, &free_bytes, &total);
   if (s != NBC_OK) return nbc__py_raise(st, s);
@@ -217,6 +232,7 @@ static PyObject *context_enable_peer_access(ContextObject *self, PyObject *peer_
 
 static PyObject *context_reset(ContextObject *self, PyObject *unused) {
   (void)unused;
+  if (nbc__py_emm_reset((PyObject *)self) < 0) return NULL;
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s = nbc_context_reset(self->ctx);
   Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
@@ -584,6 +600,20 @@ static PyObject *py_synchronize(PyObject *module, PyObject *unused) {
 
 static PyObject *py_close(PyObject *module, PyObject *unused) {
   (void)unused;
+  nbc__py_state *st = nbc__py_module_state(module);
+  /* on the main thread close resets every device: the EMM plugins' reset() first, as numba's
+   * Context.reset calls it */
+  PyObject *threading = PyImport_ImportModule("threading");
+  PyObject *main = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+  PyObject *cur = main ? PyObject_CallMethod(threading, "current_thread", NULL) : NULL;
+  Py_XDECREF(threading);
+  Py_XDECREF(main);
+  Py_XDECREF(cur);
+  if (!cur) return NULL;
+  for (Py_ssize_t i = 0; main == cur && st->contexts && i < PyList_GET_SIZE(st->contexts); i++)
+    if (PyList_GET_ITEM(st->contexts, i) != Py_None &&
+        nbc__py_emm_reset(PyList_GET_ITEM(st->contexts, i)) < 0)
+      return NULL;
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s = nbc_close();
   Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
@@ -637,6 +667,8 @@ static PyObject *py_module_getattr(PyObject *module, PyObject *name) {
     if (!cls || PyObject_SetAttr(module, name, cls) < 0) return NULL;
     return Py_NewRef(cls);
   }
+  PyObject *emm = nbc__py_emm_class(module, name);
+  if (emm || PyErr_Occurred()) return emm;
   PyErr_Format(PyExc_AttributeError, "module 'nbcuda' has no attribute %R", name);
   return NULL;
 }
@@ -655,7 +687,8 @@ static PyMethodDef context_functions[] = {
     {"profile_stop", py_profile_stop, METH_NOARGS, "Stops the CUDA profiler."},
     {"profiling", py_profiling, METH_NOARGS,
      "Context manager: profile_start(), then profile_stop() even when the body raises."},
-    {"__getattr__", py_module_getattr, METH_O, "Names made on first use (MemoryInfo)."},
+    {"__getattr__", py_module_getattr, METH_O,
+     "Names made on first use (MemoryInfo, the EMM plugin base classes)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -229,23 +229,32 @@ static nbc_status_t alloc_in_context(void *arg) {
 /* The allocation is made inside nbc_require_context (nbc__py_context_call), so one check of
  * the current context serves both the Context kept with the memory and the allocation. */
 PyObject *nbc__py_device_alloc(nbc__py_state *st, size_t nbytes, nbc_devptr_t *pptr,
-                               nbc_context_t **pctx) {
-  alloc_call c = {nbytes, 0, NULL};
+                               nbc_context_t **pctx, PyObject **powner) {
+  *powner = NULL;
+  int plugin = st->memory_manager ? 1 : nbc__py_emm_active(st);
+  if (plugin < 0) return NULL;
+  /* with a plugin, only the context here (nbytes 0 allocates nothing); the plugin after */
+  alloc_call c = {plugin ? 0 : nbytes, 0, NULL};
   PyObject *context = nbc__py_context_call(st, alloc_in_context, &c);
   if (!context) {
     if (c.data) nbc_mem_free(c.data);
     return NULL;
+  }
+  if (plugin && nbytes) {
+    *powner = nbc__py_emm_memalloc(st, context, nbytes, &c.data);
+    if (!*powner) Py_CLEAR(context);
   }
   *pptr = c.data;
   *pctx = c.ctx;
   return context;
 }
 
-/* Allocates device memory for the array's geometry in the current context. */
+/* Allocates device memory for the array's geometry in the current context; memory of an EMM
+ * plugin is kept by its pointer object, the array's base. */
 static int array_allocate(nbc__py_state *st, ArrayObject *a) {
-  a->context = nbc__py_device_alloc(st, a->nbytes, &a->data, &a->cctx);
+  a->context = nbc__py_device_alloc(st, a->nbytes, &a->data, &a->cctx, &a->base);
   if (!a->context) return -1;
-  a->owned = a->data != 0;
+  a->owned = a->data != 0 && !a->base;
   a->lifetime = nbc_context_lifetime(a->cctx);
   return 0;
 }

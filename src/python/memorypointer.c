@@ -1,5 +1,7 @@
 /* memorypointer.c — MemoryPointer: raw device memory, as numba's Context.memalloc(bytesize)
- * returns it (an AutoFreePointer), and DeviceNDArray.gpu_data.
+ * returns it (an AutoFreePointer), DeviceNDArray.gpu_data, and numba's constructor
+ * MemoryPointer(context, pointer, size, owner=None, finalizer=None) over memory from elsewhere
+ * (EMM plugins, emm.c: freeing it calls the finalizer).
  *
  * A MemoryPointer is the address and size of device memory with numba's fields: context,
  * device_pointer and handle (the address as an int: numba's CUdeviceptr converts with
@@ -27,6 +29,10 @@ typedef struct {
   unsigned lifetime;   /* nbc_context_lifetime(cctx) when the memory was allocated */
   PyObject *owner;     /* views: what keeps the memory (a MemoryPointer or an array) */
   int live;            /* owners: not freed yet */
+  /* made by MemoryPointer(...) over memory nbcuda did not allocate: freeing it is calling
+   * finalizer (once; None: nothing), not nbc_mem_free */
+  int foreign;
+  PyObject *finalizer;
 } MemPtrObject;
 
 static nbc__py_state *state(MemPtrObject *self) { return nbc__py_state_of((PyObject *)self); }
@@ -35,12 +41,14 @@ static int memptr_traverse(MemPtrObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->context);
   Py_VISIT(self->owner);
+  Py_VISIT(self->finalizer);
   return 0;
 }
 
 static int memptr_clear(MemPtrObject *self) {
   Py_CLEAR(self->context);
   Py_CLEAR(self->owner);
+  Py_CLEAR(self->finalizer);
   return 0;
 }
 
@@ -49,6 +57,15 @@ static int memptr_clear(MemPtrObject *self) {
 static nbc_status_t release(MemPtrObject *self) {
   if (self->owner || !self->live) return NBC_OK;
   self->live = 0;
+  if (self->foreign) { /* numba's finalizer: called once, its errors unraisable */
+    PyObject *fin = self->finalizer;
+    self->finalizer = NULL;
+    PyObject *r = fin && fin != Py_None ? PyObject_CallNoArgs(fin) : Py_NewRef(Py_None);
+    if (!r) PyErr_WriteUnraisable(fin);
+    Py_XDECREF(r);
+    Py_XDECREF(fin);
+    return NBC_OK;
+  }
   if (!self->ptr || nbc_context_lifetime(self->cctx) != self->lifetime) return NBC_OK;
   return nbc_mem_free(self->ptr);
 }
@@ -71,6 +88,8 @@ static MemPtrObject *memptr_new(nbc__py_state *st) {
   m->cctx = NULL;
   m->lifetime = 0;
   m->live = 0;
+  m->foreign = 0;
+  m->finalizer = NULL;
   PyObject_GC_Track(m);
   return m;
 }
@@ -116,14 +135,63 @@ static PyObject *py_memalloc(PyObject *module, PyObject *arg) {
   }
   MemPtrObject *m = memptr_new(st);
   if (!m) return NULL;
-  m->context = nbc__py_device_alloc(st, (size_t)bytes, &m->ptr, &m->cctx);
-  if (!m->context) {
+  PyObject *plugin_pointer = NULL; /* an EMM plugin's memalloc answer is numba's too */
+  m->context = nbc__py_device_alloc(st, (size_t)bytes, &m->ptr, &m->cctx, &plugin_pointer);
+  if (!m->context || plugin_pointer) {
     Py_DECREF(m);
-    return NULL;
+    return plugin_pointer;
   }
   m->size = (size_t)bytes;
   m->lifetime = nbc_context_lifetime(m->cctx);
   m->live = 1;
+  return (PyObject *)m;
+}
+
+/* numba's MemoryPointer(context, pointer, size, owner=None, finalizer=None): memory from
+ * elsewhere (an EMM plugin's memalloc): with an owner it is a view keeping the owner alive;
+ * without one, freeing it (free(), or its death) calls finalizer() once. */
+static PyObject *memptr_construct(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"context", "pointer", "size", "owner", "finalizer", NULL};
+  PyObject *context, *pointer, *owner = Py_None, *finalizer = Py_None;
+  Py_ssize_t size;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOn|OO:MemoryPointer", kwlist, &context,
+                                   &pointer, &size, &owner, &finalizer))
+    return NULL;
+  nbc__py_state *st = (nbc__py_state *)PyType_GetModuleState(type);
+  if (size < 0) {
+    PyErr_Format(PyExc_ValueError, "MemoryPointer: negative size %zd", size);
+    return NULL;
+  }
+  if (finalizer != Py_None && !PyCallable_Check(finalizer)) {
+    PyErr_SetString(PyExc_TypeError, "MemoryPointer: finalizer must be callable");
+    return NULL;
+  }
+  /* an int, or a ctypes pointer (c_void_p, c_uint64: its value; None is NULL) */
+  PyObject *value = PyLong_Check(pointer) ? Py_NewRef(pointer)
+                                          : PyObject_GetAttrString(pointer, "value");
+  unsigned long long ptr = 0;
+  if (value && value != Py_None) ptr = PyLong_AsUnsignedLongLong(value);
+  Py_XDECREF(value);
+  if (!value || PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "MemoryPointer: pointer must be an int or a ctypes pointer, "
+                 "not %.200s", Py_TYPE(pointer)->tp_name);
+    return NULL;
+  }
+  int is_context = PyObject_TypeCheck(context, st->ContextType);
+  MemPtrObject *m = memptr_new(st);
+  if (!m) return NULL;
+  m->ptr = (nbc_devptr_t)ptr;
+  m->size = (size_t)size;
+  m->context = is_context ? Py_NewRef(context) : NULL;
+  m->cctx = is_context ? nbc__py_context_handle(context) : NULL;
+  m->lifetime = m->cctx ? nbc_context_lifetime(m->cctx) : 0;
+  m->live = 1;
+  m->foreign = 1;
+  if (owner != Py_None)
+    m->owner = Py_NewRef(owner);
+  else
+    m->finalizer = Py_NewRef(finalizer);
   return (PyObject *)m;
 }
 
@@ -299,15 +367,17 @@ static PyType_Slot memptr_slots[] = {
     {Py_tp_repr, memptr_repr},
     {Py_tp_methods, memptr_methods},
     {Py_tp_getset, memptr_getset},
-    {Py_tp_doc, (void *)"Device memory from Context.memalloc(), or a view of device memory."},
+    {Py_tp_new, memptr_construct},
+    {Py_tp_doc, (void *)"Device memory from Context.memalloc(), a view of device memory, or "
+                        "MemoryPointer(context, pointer, size, owner=None, finalizer=None) over "
+                        "memory from elsewhere (an EMM plugin's)."},
     {0, NULL},
 };
 
 static PyType_Spec memptr_spec = {
     .name = "nbcuda.MemoryPointer",
     .basicsize = sizeof(MemPtrObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
-             Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = memptr_slots,
 };
 

@@ -278,7 +278,8 @@ static int module_exec(PyObject *module) {
       nbc__py_arghint_init(module, st) < 0 || nbc__py_reduce_init(module, st) < 0 ||
       nbc__py_random_init(module, st) < 0 || nbc__py_memptr_init(module, st) < 0 ||
       nbc__py_vectorize_init(module, st) < 0 || nbc__py_gufunc_init(module, st) < 0 ||
-      nbc__py_declared_init(module, st) < 0 || nbc__py_linkable_init(module, st) < 0)
+      nbc__py_declared_init(module, st) < 0 || nbc__py_linkable_init(module, st) < 0 ||
+      nbc__py_emm_init(module, st) < 0)
     return -1;
   if (PyModule_AddStringConstant(module, "__version__", NBC_VERSION_STRING) < 0) return -1;
   return 0;
@@ -295,7 +296,8 @@ static int module_exec(PyObject *module) {
   X(managed_array_class) X(np_empty) X(np_ndarray) X(np_dtype) X(str_C) X(str_F)          \
   X(str_dtype) X(dtype_keys) X(dtype_objs) X(StubType) X(IpcHandleType)                 \
   X(IpcArrayHandleType) X(ArgHintType) X(InHintType) X(OutHintType) X(InOutHintType)    \
-  X(ReduceType) X(CompileStatsType) X(MemoryPointerType) X(UFuncType) X(GUFuncType) X(DeclaredType) X(LinkableCodeType)
+  X(ReduceType) X(CompileStatsType) X(MemoryPointerType) X(UFuncType) X(GUFuncType) X(DeclaredType) X(LinkableCodeType) \
+  X(memory_manager) X(emm_classes)
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   nbc__py_state *st = nbc__py_module_state(module);

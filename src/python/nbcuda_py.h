@@ -61,6 +61,12 @@ typedef struct nbc__py_state {
   PyObject *np_empty, *np_ndarray, *np_dtype, *str_C, *str_F, *str_dtype;
   void **np_api; /* numpy's C API table (numpy_api.c), NULL when not usable */
   PyObject *dtype_keys, *dtype_objs; /* lists */
+  /* emm.c: the EMM plugin class of set_memory_manager() (NULL: nbcuda's own allocation),
+   * whether NUMBA_CUDA_MEMORY_MANAGER was looked at, and the namespace holding the plugin
+   * base classes (made on first use) */
+  PyObject *memory_manager;
+  int emm_env_checked;
+  PyObject *emm_classes;
   unsigned short dtype_key_codes[NBC__PY_DTYPE_CACHE], dtype_obj_codes[NBC__PY_DTYPE_CACHE];
 } nbc__py_state;
 
@@ -170,9 +176,29 @@ int nbc__py_extent(int ndim, const int64_t *shape, const int64_t *strides, int64
                    int64_t *pbytes);
 int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st);
 /* nbytes of device memory (none for 0: the NULL pointer, as numba) in the current context:
- * the Context object (a new reference), *pptr and *pctx; NULL with the error set. */
+ * the Context object (a new reference), *pptr and *pctx; NULL with the error set. With an
+ * EMM plugin (set_memory_manager) the plugin allocates: *powner is what its memalloc gave (a
+ * new reference, which owns the memory: nbcuda frees nothing), else NULL. */
 PyObject *nbc__py_device_alloc(nbc__py_state *st, size_t nbytes, nbc_devptr_t *pptr,
-                               nbc_context_t **pctx);
+                               nbc_context_t **pctx, PyObject **powner);
+/* ========================================================================== emm.c === */
+/* numba's External Memory Management plugins: set_memory_manager, the base classes. */
+int nbc__py_emm_init(PyObject *module, nbc__py_state *st);
+/* 1 when a plugin allocates device memory (set, or named by NUMBA_CUDA_MEMORY_MANAGER), 0 when
+ * nbcuda does, -1 on error (the named module cannot be imported). */
+int nbc__py_emm_active(nbc__py_state *st);
+/* The plugin's memalloc(size) in context (a Context): its MemoryPointer (new reference) with
+ * *pptr its address; NULL with the error set. */
+PyObject *nbc__py_emm_memalloc(nbc__py_state *st, PyObject *context, size_t size,
+                               nbc_devptr_t *pptr);
+/* The plugin serving context gets reset() (Context.reset, close) and is dropped; 0 or -1. */
+int nbc__py_emm_reset(PyObject *context);
+/* BaseCUDAMemoryManager, HostOnlyCUDAMemoryManager, GetIpcHandleMixin (module __getattr__):
+ * a new reference, or NULL with no error set for other names. */
+PyObject *nbc__py_emm_class(PyObject *module, PyObject *name);
+/* context.c: a Context object's C context, and its plugin slot (emm.c). */
+nbc_context_t *nbc__py_context_handle(PyObject *context);
+PyObject **nbc__py_context_manager_slot(PyObject *context);
 
 /* A view of any array argument for a kernel launch: device memory, element, geometry. */
 #define NBC__PY_MAXDIM 32

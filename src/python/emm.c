@@ -1,0 +1,260 @@
+/* emm.c — numba's External Memory Management (EMM) plugins: device memory from another
+ * allocator (RMM, CuPy's pool, ...).
+ *
+ *   class Pool(cuda.HostOnlyCUDAMemoryManager):        # or GetIpcHandleMixin, BaseCUDA...
+ *       def memalloc(self, size): ... return cuda.MemoryPointer(self.context, ptr, size,
+ *                                                               finalizer=free_it)
+ *       def initialize(self): ...
+ *       def get_memory_info(self): ...
+ *       @property
+ *       def interface_version(self): return 1
+ *   cuda.set_memory_manager(Pool)
+ *
+ * set_memory_manager(cls) checks cls(context=None).interface_version == 1 (numba's
+ * RuntimeError "EMM Plugin interface has version %d - version %d required" otherwise);
+ * NUMBA_CUDA_MEMORY_MANAGER=<module> names a module whose `_numba_memory_manager` is the class,
+ * looked at before the first allocation when none was set ("default": nbcuda's own). Each
+ * Context gets its instance, cls(context=ctx) then initialize(), at its first device
+ * allocation after that; every device allocation of nbcuda (device_array, to_device,
+ * device_array_like, Context.memalloc, the copies launches make of host arrays aside) then
+ * calls its memalloc(size), and the array keeps the returned pointer, which owns the memory
+ * (nbcuda frees nothing of it). Context.get_memory_info() asks the plugin; Context.reset()
+ * and close() call its reset() and make the next allocation create a new instance.
+ *
+ * What nbcuda does not route to the plugin, where numba does: pinned and mapped host memory
+ * (memhostalloc, mempin: nbcuda's own, which HostOnlyCUDAMemoryManager's methods also give),
+ * IPC handles (Context.get_ipc_handle works on any device memory: GetIpcHandleMixin's method
+ * calls it) and defer_cleanup (nbcuda's own scope). The base classes are Python, made on first
+ * use from the text below.
+ */
+#include "nbcuda_py.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EMM_INTERFACE_VERSION 1
+
+static const char classes_source[] =
+    "from abc import ABCMeta, abstractmethod\n"
+    "\n"
+    "\n"
+    "class BaseCUDAMemoryManager(object, metaclass=ABCMeta):\n"
+    "    \"\"\"Abstract base class for External Memory Management (EMM) Plugins.\"\"\"\n"
+    "\n"
+    "    def __init__(self, *args, **kwargs):\n"
+    "        if 'context' not in kwargs:\n"
+    "            raise RuntimeError('Memory manager requires a context')\n"
+    "        self.context = kwargs.pop('context')\n"
+    "\n"
+    "    @abstractmethod\n"
+    "    def memalloc(self, size):\n"
+    "        \"\"\"A MemoryPointer owning size bytes of device memory.\"\"\"\n"
+    "\n"
+    "    @abstractmethod\n"
+    "    def memhostalloc(self, size, mapped, portable, wc):\n"
+    "        \"\"\"Pinned (or mapped) host memory.\"\"\"\n"
+    "\n"
+    "    @abstractmethod\n"
+    "    def mempin(self, owner, pointer, size, mapped):\n"
+    "        \"\"\"Pins host memory that is already allocated.\"\"\"\n"
+    "\n"
+    "    @abstractmethod\n"
+    "    def initialize(self):\n"
+    "        \"\"\"Readies the instance for use.\"\"\"\n"
+    "\n"
+    "    @abstractmethod\n"
+    "    def get_ipc_handle(self, memory):\n"
+    "        \"\"\"An IpcHandle of the memory.\"\"\"\n"
+    "\n"
+    "    @abstractmethod\n"
+    "    def get_memory_info(self):\n"
+    "        \"\"\"(free, total) bytes; may raise NotImplementedError.\"\"\"\n"
+    "\n"
+    "    @abstractmethod\n"
+    "    def reset(self):\n"
+    "        \"\"\"Clears up all memory allocated in this context.\"\"\"\n"
+    "\n"
+    "    @abstractmethod\n"
+    "    def defer_cleanup(self):\n"
+    "        \"\"\"A context manager deferring cleanup while active.\"\"\"\n"
+    "\n"
+    "    @property\n"
+    "    @abstractmethod\n"
+    "    def interface_version(self):\n"
+    "        \"\"\"The EMM Plugin interface version implemented: 1.\"\"\"\n"
+    "\n"
+    "\n"
+    "class HostOnlyCUDAMemoryManager(BaseCUDAMemoryManager):\n"
+    "    \"\"\"Base class for EMM Plugins that only allocate device memory: host memory is\n"
+    "    nbcuda's own (as numba's, pinned and mapped by the driver).\"\"\"\n"
+    "\n"
+    "    def memhostalloc(self, size, mapped=False, portable=False, wc=False):\n"
+    "        return _nbcuda._memhostalloc(size, mapped, portable, wc)\n"
+    "\n"
+    "    def mempin(self, owner, pointer, size, mapped=False):\n"
+    "        return _nbcuda._mempin(owner, pointer, size, mapped)\n"
+    "\n"
+    "    def reset(self):\n"
+    "        pass\n"
+    "\n"
+    "    def defer_cleanup(self):\n"
+    "        return self.context.defer_cleanup()\n"
+    "\n"
+    "\n"
+    "class GetIpcHandleMixin:\n"
+    "    \"\"\"A default get_ipc_handle(): the context's own (cuIpcGetMemHandle of the\n"
+    "    allocation holding the memory).\"\"\"\n"
+    "\n"
+    "    def get_ipc_handle(self, memory):\n"
+    "        return self.context.get_ipc_handle(memory)\n"
+    "\n"
+    "\n"
+    "for _c in (BaseCUDAMemoryManager, HostOnlyCUDAMemoryManager, GetIpcHandleMixin):\n"
+    "    _c.__module__ = 'nbcuda'\n";
+
+static const char *const class_names[] = {"BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager",
+                                          "GetIpcHandleMixin"};
+
+PyObject *nbc__py_emm_class(PyObject *module, PyObject *name) {
+  int known = 0;
+  for (size_t i = 0; PyUnicode_Check(name) && i < sizeof class_names / sizeof *class_names; i++)
+    known |= PyUnicode_CompareWithASCIIString(name, class_names[i]) == 0;
+  if (!known) return NULL;
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!st->emm_classes) {
+    PyObject *ns = PyDict_New();
+    PyObject *filename = PyUnicode_FromString("<nbcuda emm>");
+    PyObject *builtins = PyEval_GetBuiltins();
+    int ok = ns && filename && PyDict_SetItemString(ns, "__builtins__", builtins) == 0 &&
+             PyDict_SetItemString(ns, "__name__", st->module_name) == 0 &&
+             PyDict_SetItemString(ns, "_nbcuda", module) == 0;
+    PyObject *code = ok ? Py_CompileString(classes_source, "<nbcuda emm>", Py_file_input) : NULL;
+    PyObject *r = code ? PyEval_EvalCode(code, ns, ns) : NULL;
+    Py_XDECREF(code);
+    Py_XDECREF(filename);
+    if (!r) {
+      Py_XDECREF(ns);
+      return NULL;
+    }
+    Py_DECREF(r);
+    st->emm_classes = ns;
+  }
+  PyObject *cls = PyDict_GetItemWithError(st->emm_classes, name);
+  if (!cls) return NULL;
+  if (PyObject_SetAttr(module, name, cls) < 0) return NULL;
+  return Py_NewRef(cls);
+}
+
+/* 0 when cls(context=None).interface_version is the one supported, else -1 with numba's
+ * RuntimeError (or what the class raised). */
+static int check_version(PyObject *cls) {
+  PyObject *kwargs = Py_BuildValue("{sO}", "context", Py_None);
+  PyObject *empty = PyTuple_New(0);
+  PyObject *dummy = kwargs && empty ? PyObject_Call(cls, empty, kwargs) : NULL;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  PyObject *iv = dummy ? PyObject_GetAttrString(dummy, "interface_version") : NULL;
+  Py_XDECREF(dummy);
+  if (!iv) return -1;
+  long v = PyLong_AsLong(iv);
+  Py_DECREF(iv);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v == EMM_INTERFACE_VERSION) return 0;
+  PyErr_Format(PyExc_RuntimeError, "EMM Plugin interface has version %ld - version %d required",
+               v, EMM_INTERFACE_VERSION);
+  return -1;
+}
+
+static PyObject *py_set_memory_manager(PyObject *module, PyObject *cls) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (check_version(cls) < 0) return NULL;
+  Py_XSETREF(st->memory_manager, Py_NewRef(cls));
+  st->emm_env_checked = 1; /* an explicit choice wins over the environment */
+  Py_RETURN_NONE;
+}
+
+int nbc__py_emm_active(nbc__py_state *st) {
+  if (st->memory_manager) return 1;
+  if (st->emm_env_checked) return 0;
+  st->emm_env_checked = 1;
+  const char *name = getenv("NBCUDA_MEMORY_MANAGER");
+  if (!name || !*name) name = getenv("NUMBA_CUDA_MEMORY_MANAGER");
+  if (!name || !*name || strcmp(name, "default") == 0) return 0;
+  PyObject *mod = PyImport_ImportModule(name);
+  PyObject *cls = mod ? PyObject_GetAttrString(mod, "_numba_memory_manager") : NULL;
+  Py_XDECREF(mod);
+  if (!cls || check_version(cls) < 0) {
+    Py_XDECREF(cls);
+    st->emm_env_checked = 0; /* reported now, and again at the next allocation */
+    return -1;
+  }
+  st->memory_manager = cls;
+  return 1;
+}
+
+/* The plugin instance serving context: made (cls(context=...), initialize()) on first use. */
+static PyObject *manager_of(nbc__py_state *st, PyObject *context) {
+  PyObject **slot = nbc__py_context_manager_slot(context);
+  if (*slot) return *slot;
+  PyObject *kwargs = Py_BuildValue("{sO}", "context", context);
+  PyObject *empty = PyTuple_New(0);
+  PyObject *m = kwargs && empty ? PyObject_Call(st->memory_manager, empty, kwargs) : NULL;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  PyObject *r = m ? PyObject_CallMethod(m, "initialize", NULL) : NULL;
+  if (!r) {
+    Py_XDECREF(m);
+    return NULL;
+  }
+  Py_DECREF(r);
+  *slot = m;
+  return m;
+}
+
+PyObject *nbc__py_emm_memalloc(nbc__py_state *st, PyObject *context, size_t size,
+                               nbc_devptr_t *pptr) {
+  *pptr = 0;
+  PyObject *m = manager_of(st, context);
+  PyObject *mp = m ? PyObject_CallMethod(m, "memalloc", "n", (Py_ssize_t)size) : NULL;
+  if (!mp) return NULL;
+  /* numba's MemoryPointer and nbcuda's both give their address as a ctypes pointer */
+  PyObject *cp = PyObject_GetAttrString(mp, "device_ctypes_pointer");
+  PyObject *value = cp ? PyObject_GetAttrString(cp, "value") : NULL;
+  Py_XDECREF(cp);
+  unsigned long long v = 0;
+  if (value && value != Py_None) v = PyLong_AsUnsignedLongLong(value);
+  Py_XDECREF(value);
+  if (!value || PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "the memory manager's memalloc(%zu) gave %R, not a MemoryPointer (an object "
+                 "with device_ctypes_pointer)", size, mp);
+    Py_DECREF(mp);
+    return NULL;
+  }
+  *pptr = (nbc_devptr_t)v;
+  return mp;
+}
+
+int nbc__py_emm_reset(PyObject *context) {
+  PyObject **slot = nbc__py_context_manager_slot(context);
+  PyObject *m = *slot;
+  if (!m) return 0;
+  *slot = NULL;
+  PyObject *r = PyObject_CallMethod(m, "reset", NULL);
+  Py_DECREF(m);
+  Py_XDECREF(r);
+  return r ? 0 : -1;
+}
+
+static PyMethodDef emm_functions[] = {
+    {"set_memory_manager", py_set_memory_manager, METH_O,
+     "set_memory_manager(cls): device memory comes from cls(context=ctx).memalloc(size), an "
+     "EMM plugin (numba's interface version 1)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int nbc__py_emm_init(PyObject *module, nbc__py_state *st) {
+  (void)st;
+  return PyModule_AddFunctions(module, emm_functions);
+}
