@@ -204,3 +204,74 @@ except TypeError as e:
 ''')
     assert out == ["4096 128 True True", "4112 16 True", "[]", "[1]", "True", "[1]",
                    "TypeError", "ValueError", "MemoryPointer: finalizer must be callable"]
+
+
+CUPY_PLUGIN = r'''
+import numpy as np
+for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+    if not hasattr(np, old) and hasattr(np, new):
+        setattr(np, old, getattr(np, new))
+import cupy
+import importlib, sys
+cuda = importlib.import_module(sys.argv[1] if len(sys.argv) > 1 else "nbcuda")
+from emm_saxpy import saxpy
+
+
+class CupyPool(cuda.HostOnlyCUDAMemoryManager):
+    """Device memory from CuPy's memory pool, as RMM's and CuPy's numba plugins do."""
+
+    def initialize(self):
+        self.pool = cupy.get_default_memory_pool()
+
+    def memalloc(self, size):
+        mem = self.pool.malloc(size)
+        return cuda.MemoryPointer(self.context, mem.ptr, size, owner=mem)
+
+    def get_ipc_handle(self, memory):
+        raise NotImplementedError
+
+    def get_memory_info(self):
+        return cuda.MemoryInfo(free=0, total=self.pool.total_bytes())
+
+    @property
+    def interface_version(self):
+        return 1
+
+
+cuda.set_memory_manager(CupyPool)
+k = cuda.jit("void(float32[::1], float32, float32[::1], float32[::1])")(saxpy)
+x = np.linspace(-3, 3, 4096, dtype=np.float32)
+d_x, d_y = cuda.to_device(x), cuda.to_device(x * x)
+d_r = cuda.device_array(4096, np.float32)
+k[32, 128](d_r, np.float32(0.5), d_x, d_y)
+r = d_r.copy_to_host()
+used = cupy.get_default_memory_pool().used_bytes()
+del d_x, d_y, d_r
+print(r.tobytes().hex()[:64], used, cupy.get_default_memory_pool().used_bytes(),
+      cuda.current_context().get_memory_info().total > 0)
+'''
+
+
+@pytest.mark.gpu
+def test_cupy_pool_plugin_matches_numba_cuda(gpu, tmp_path):
+    """The same plugin over CuPy's pool, once under nbcuda and once under numba-cuda: equal
+    results, and the pool's memory is back when the arrays are gone."""
+    pytest.importorskip("cupy")
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "emm_saxpy.py").write_text(
+        "import importlib, sys\ncuda = importlib.import_module(sys.argv[1])\n\n\n"
+        "def saxpy(r, a, x, y):\n    i = cuda.grid(1)\n    if i < r.size:\n"
+        "        r[i] = a * x[i] + y[i]\n")
+    (tmp_path / "cupy_plugin.py").write_text(CUPY_PLUGIN)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    outs = []
+    for lib in ("nbcuda", "numba.cuda"):
+        p = subprocess.run([sys.executable, str(tmp_path / "cupy_plugin.py"), lib], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-3000:]
+        outs.append(p.stdout.split())
+    mine, theirs = outs
+    assert mine[0] == theirs[0]                       # the same float32 results
+    assert int(mine[1]) >= 3 * 4096 * 4 and mine[2] == "0" and mine[3] == "True"
