@@ -664,7 +664,9 @@ typedef enum nbc_global_kind {
                                 Calls use the Numba ABI, `int name(RT *ret, args...)` */
   NBC_GLOBAL_MODULE_CMATH,   /* the cmath module: numba's complex functions (cmath.exp,
                                 cmath.sqrt, cmath.phase, ...) */
-  NBC_GLOBAL_CMATH_FUNCTION  /* a function of cmath: name ("exp") */
+  NBC_GLOBAL_CMATH_FUNCTION, /* a function of cmath: name ("exp") */
+  NBC_GLOBAL_TUPLE           /* a tuple of numbers, a constant as numba freezes global tuples:
+                                tuple_count items in tuple_items, each INT, FLOAT or BOOL */
 } nbc_global_kind_t;
 
 struct nbc_resolver;
@@ -691,6 +693,9 @@ typedef struct nbc_global {
   const int64_t *array_shape;
   char array_layout; /* 'F' for Fortran order; 'C' or 0 for C order */
   const char *signature; /* NBC_GLOBAL_DECLARED */
+  /* NBC_GLOBAL_TUPLE (0..64 items); they need only live until the resolver is called again */
+  int tuple_count;
+  const struct nbc_global *tuple_items;
 } nbc_global_t;
 
 /* Fills *pglobal for `name` and returns 0, or returns nonzero when the name is unknown. */

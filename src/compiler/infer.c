@@ -185,6 +185,18 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
     G->g.array_shape = shape;
     G->g.array_ndim = ndim;
   }
+  if (g->kind == NBC_GLOBAL_TUPLE) { /* the items outlive the resolver's call */
+    int count = g->tuple_count >= 0 && g->tuple_count <= 64 && g->tuple_items ? g->tuple_count : 0;
+    nbc_global_t *items = nbc__infer_alloc(I, sizeof *items * (size_t)(count ? count : 1));
+    if (!items) return NULL;
+    for (int i = 0; i < count; i++) {
+      memset(&items[i], 0, sizeof items[i]);
+      items[i].kind = g->tuple_items[i].kind;
+      items[i].value = g->tuple_items[i].value;
+    }
+    G->g.tuple_items = items;
+    G->g.tuple_count = count;
+  }
   G->module = I->fn->module;
   return G;
 }
@@ -328,6 +340,19 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return cuda_name_type(I, n, G->g.name);
   case NBC_GLOBAL_ARRAY:
     return const_array_type(I, n, G);
+  case NBC_GLOBAL_TUPLE: { /* numba freezes a global tuple: int64, float64, bool items */
+    const nbc__type *items[64];
+    for (int i = 0; i < G->g.tuple_count; i++) {
+      nbc_global_kind_t k = G->g.tuple_items[i].kind;
+      if (k != NBC_GLOBAL_INT && k != NBC_GLOBAL_FLOAT && k != NBC_GLOBAL_BOOL) {
+        UNSUPPORTED(I, n, "global tuple '%s': item %d is not a number", n->str, i);
+        return NULL;
+      }
+      items[i] = T(k == NBC_GLOBAL_INT ? NBC__T_INT64 : k == NBC_GLOBAL_FLOAT ? NBC__T_FLOAT64
+                                                                           : NBC__T_BOOL);
+    }
+    return nbc__type_tuple(I->ctx, items, G->g.tuple_count);
+  }
   case NBC_GLOBAL_OTHER:
     if (nbc__infer_is_builtin(G))
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, G->g.name, NULL);
@@ -630,8 +655,24 @@ static const nbc__type *subscript_expr(infer *I, nbc__node *n) {
   if (o->kind == NBC__T_TUPLE) {
     int64_t k;
     if (!nbc__infer_const_int(I, n->b, &k)) {
-      nbc__infer_expr(I, n->b);
-      return UNSUPPORTED(I, n->b, "a tuple index must be a constant integer"), NULL;
+      /* numba's getitem of a UniTuple at a run-time index (lower_array.c: out of range
+       * raises IndexError); other tuples need a constant one */
+      const nbc__type *it = nbc__infer_expr(I, n->b);
+      if (!it) return NULL;
+      bool uniform = o->count > 0;
+      for (int i = 1; i < o->count; i++)
+        uniform = uniform && nbc__type_equal(o->items[i], o->items[0]);
+      if (!uniform)
+        return TYPING(I, n->b, "a tuple of %s needs a constant index (numba: getitem(%s, %s))",
+                      o->count ? "mixed types" : "no items", nbc__infer_tname(I, o),
+                      nbc__infer_tname(I, it)),
+               NULL;
+      if (!nbc__type_is_int(it) && it->kind != NBC__T_BOOL)
+        return TYPING(I, n->b, "tuple indices must be integers, not %s",
+                      nbc__infer_tname(I, it)),
+               NULL;
+      nbc__infer_cast(n->b, T(NBC__T_INT64));
+      return o->items[0];
     }
     nbc__infer_expr(I, n->b);
     if (k < 0) k += o->count;

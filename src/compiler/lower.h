@@ -72,8 +72,8 @@ void nbc__lower_end_thread(nbc__lowerer *L);
 /* lower_raise.c: `raise` and a failed `assert` (stmt): the thread ends; in a debug kernel
  * it first records the raise site (nbc_raise_site_t) if it is the launch's first. */
 void nbc__lower_raise(nbc__lowerer *L, const nbc__node *stmt);
-/* In a debug kernel, where i1 cond holds: raise exception(message), a site located at where
- * (NULL: none, as numba's errors of most operations); elsewhere nothing. */
+/* Where i1 cond holds, the thread raises exception(message): it ends, and a debug kernel
+ * records a site located at where (NULL: none, as numba's errors of most operations). */
 void nbc__lower_raise_if(nbc__lowerer *L, const char *cond, const char *exception,
                          const char *message, const nbc__node *where);
 /* Before the functions: a kernel compiled with options->debug records its raise sites

@@ -223,6 +223,11 @@ nbc__lval nbc__lower_tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup
   EMIT("%s = icmp slt i64 %s, 0", neg, iv.v);
   EMIT("%s = add i64 %s, %d", w, iv.v, tt->count);
   EMIT("%s = select i1 %s, i64 %s, i64 %s", sel, neg, w, iv.v);
+  /* numba's getitem_unituple: outside [-count, count) raises IndexError, which ends the
+   * thread (reported by a debug kernel) */
+  const char *out = tmp(L);
+  EMIT("%s = icmp uge i64 %s, %d", out, sel, tt->count);
+  nbc__lower_raise_if(L, out, "IndexError", "tuple index out of range", NULL);
   EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 %s", p, aty, aty, slot, sel);
   EMIT("%s = load %s, %s* %s", x, ety, ety, p);
   return (nbc__lval){tt->items[0], x};

@@ -1474,6 +1474,20 @@ static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *
   }
   case NBC_GLOBAL_BOOL:
     return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
+  case NBC_GLOBAL_TUPLE: { /* numba's frozen global tuple: its constants */
+    if (!n->type || n->type->kind != NBC__T_TUPLE || n->type->count != g->g.tuple_count)
+      return (nbc__lval){n->type, "undef"};
+    nbc__lval items[64];
+    for (int i = 0; i < g->g.tuple_count; i++) {
+      const nbc_global_t *it = &g->g.tuple_items[i];
+      const nbc__type *t = n->type->items[i];
+      const char *v = it->kind == NBC_GLOBAL_FLOAT  ? nbc__lower_const_float(L, t, it->value.f)
+                      : it->kind == NBC_GLOBAL_BOOL ? (it->value.i ? "true" : "false")
+                                                    : nbc__lower_const_int(L, t, it->value.i);
+      items[i] = (nbc__lval){t, v};
+    }
+    return nbc__lower_make_tuple(L, n->type, items);
+  }
   case NBC_GLOBAL_ARRAY: /* numba's frozen global array, in constant memory */
     if (n->type && n->type->kind == NBC__T_ARRAY) return nbc__lower_const_array(L, n->type, &g->g);
     return (nbc__lval){n->type, "undef"};

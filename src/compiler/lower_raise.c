@@ -17,10 +17,11 @@
  * function, file and line. numba (debug or not) refuses exception arguments that are not
  * constants; nbcuda ignores the exception without debug and refuses such arguments with it.
  *
- * Operations raise too in debug kernels, as numba's error_model="python" makes them
- * (nbc__lower_raise_if): a zero divisor of / // % divmod is a ZeroDivisionError, whose site
- * has no location (numba reports only the thread for these) except for divmod of floats,
- * whose numba implementation is given the call's.
+ * Operations raise too (nbc__lower_raise_if): a run-time index outside a tuple is an
+ * IndexError in every kernel, and in debug kernels, as numba's error_model="python" makes
+ * them, a zero divisor of / // % divmod is a ZeroDivisionError. Their sites have no location
+ * (numba reports only the thread for these) except for divmod of floats, whose numba
+ * implementation is given the call's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -219,10 +220,11 @@ void nbc__lower_raise(nbc__lowerer *L, const nbc__node *stmt) {
 
 void nbc__lower_raise_if(nbc__lowerer *L, const char *cond, const char *exception,
                          const char *message, const nbc__node *where) {
-  if (!L->raise_symbol) return;
   int raise = nbc__lower_label(L), go_on = nbc__lower_label(L);
   nbc__lower_condbr(L, cond, raise, go_on);
   nbc__lower_block(L, raise);
-  report(L, record(L, where, exception, nbc__arena_printf(L->arena, "('%s',)", message)));
+  report(L, L->raise_symbol ? record(L, where, exception,
+                                     nbc__arena_printf(L->arena, "('%s',)", message))
+                            : 0);
   nbc__lower_block(L, go_on);
 }

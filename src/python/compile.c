@@ -431,12 +431,42 @@ static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
   return g->name ? 1 : -1;
 }
 
+static int classify(resolver_data *d, PyObject *value, nbc_global_t *g);
+
+/* A tuple of numbers (Python's or numpy's), which numba freezes as a constant: its items in
+ * memory the session keeps; OTHER when an item is anything else or there are over 64. */
+static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
+  Py_ssize_t n = PyTuple_GET_SIZE(value);
+  if (n > 64) return 0;
+  PyObject *store = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(nbc_global_t) * (n ? n : 1));
+  if (!store || PyList_Append(d->sess->keep, store) < 0) {
+    Py_XDECREF(store);
+    return -1;
+  }
+  Py_DECREF(store); /* the session's list keeps it */
+  nbc_global_t *items = (nbc_global_t *)PyBytes_AS_STRING(store);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PyTuple_GET_ITEM(value, i);
+    memset(&items[i], 0, sizeof items[i]);
+    if (!PyNumber_Check(item) || PyTuple_Check(item)) return 0; /* OTHER */
+    if (classify(d, item, &items[i]) < 0) return -1;
+    if (items[i].kind != NBC_GLOBAL_INT && items[i].kind != NBC_GLOBAL_FLOAT &&
+        items[i].kind != NBC_GLOBAL_BOOL)
+      return 0;
+  }
+  g->kind = NBC_GLOBAL_TUPLE;
+  g->tuple_items = items;
+  g->tuple_count = (int)n;
+  return 0;
+}
+
 /* Fills g for value; 0 on success (kind may be OTHER), -1 on a Python error. */
 static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
   nbc__py_state *st = d->st;
   session *sess = d->sess;
   PyObject *tname = NULL;
   g->kind = NBC_GLOBAL_OTHER;
+  if (PyTuple_Check(value)) return tuple_global(d, value, g);
   if (PyModule_Check(value)) {
     const char *n = PyModule_GetName(value);
     if (!n) return -1;

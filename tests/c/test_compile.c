@@ -1020,11 +1020,55 @@ TEST(debug_kernel_raise_sites) {
   }
 }
 
+/* Global tuples of numbers are constants (the file's own resolver here, the Python module's
+ * on the Python side); a homogeneous tuple takes a run-time index, and one outside raises
+ * IndexError (a location-less raise site in a debug kernel). */
+TEST(tuples_global_and_indexed) {
+  require_nvvm();
+  static const char src[] = "W = (0.25, 0.5, 0.25)\n"
+                            "M = (2, 1.5, True)\n"
+                            "def f(i):\n"
+                            "    s = 0.0\n"
+                            "    for w in W:\n"
+                            "        s += w\n"
+                            "    return s + W[i] + M[1]\n"
+                            "def g(i):\n"
+                            "    return M[i]\n";
+  nbc_compile_options_t o = options();
+  nbc_source_t s = {src, 0, "t.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "f", "(int64,)", &o, NULL, &r));
+  ASSERT_STREQ(nbc_compile_result_return_type(r), "float64");
+  size_t size = 0;
+  const char *ptx = nbc_compile_result_code(r, &size);
+  char log[4096];
+  int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
+  if (rc > 0) TEST_FAIL_("ptxas rejected:\n%s", log);
+  ASSERT_CONTAINS(ptx, "exit;"); /* an index outside W ends the thread */
+  nbc_compile_result_destroy(r);
+  ASSERT_STATUS(nbc_compile(&s, "g", "(int64,)", &o, NULL, &r), NBC_TYPING_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "a tuple of mixed types needs a constant index");
+
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  o.debug = 1;
+  o.opt = 0;
+  nbc_source_t k = {"W = (0.25, 0.5)\ndef k(out, i):\n    out[0] = W[i[0]]\n", 0, "k.py", 1, 0};
+  ASSERT_OK(nbc_compile(&k, "k", "void(float64[:], int64[:])", &o, NULL, &r));
+  ASSERT_EQ(nbc_compile_result_raise_count(r), 1);
+  const nbc_raise_site_t *site = nbc_compile_result_raise_site(r, 0);
+  ASSERT_STREQ(site->exception, "IndexError");
+  ASSERT_STREQ(site->args, "('tuple index out of range',)");
+  ASSERT(site->function == NULL);
+  nbc_compile_result_destroy(r);
+}
+
 TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_is_constant_memory) X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
                       X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output)
                       X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
-                      X(cmath_and_complex_arguments) X(vector_types) X(debug_kernel_raise_sites))
+                      X(cmath_and_complex_arguments) X(vector_types) X(debug_kernel_raise_sites)
+                      X(tuples_global_and_indexed))
 TEST_MAIN()

@@ -92,7 +92,13 @@ TEST(constants_follow_python_semantics) {
   ASSERT_INT(m, "OR", 5);
   ASSERT_INT(m, "BITS", (0xF0 | 0x0F) & (~1 ^ 2));
   ASSERT_INT(m, "RSH", -5);
-  ASSERT_KIND(m, "CALLS", NBC_GLOBAL_OTHER); /* a tuple */
+  /* a tuple of constants: numba freezes it (max(1, 2.5, 2) is 2.5, int(-3.7) is -3) */
+  nbc_global_t calls = resolve(m, "CALLS");
+  ASSERT_EQ(calls.kind, NBC_GLOBAL_TUPLE);
+  ASSERT_EQ(calls.tuple_count, 5);
+  ASSERT(calls.tuple_items[0].kind == NBC_GLOBAL_FLOAT && calls.tuple_items[0].value.f == 2.5);
+  ASSERT(calls.tuple_items[2].kind == NBC_GLOBAL_INT && calls.tuple_items[2].value.i == -3);
+  ASSERT(calls.tuple_items[3].kind == NBC_GLOBAL_FLOAT && calls.tuple_items[3].value.f == 2.0);
   ASSERT_FLOAT(m, "MX", 2.5);
   ASSERT_INT(m, "MN", 1);
   ASSERT_INT(m, "IT", -3);
@@ -120,13 +126,16 @@ TEST(non_constants_are_other) {
                            "SHIFT = 1 << -1\n"
                            "UNKNOWN = some_function()\n"
                            "REF = UNDEFINED_NAME + 1\n"
+                           "TUP_S = (1, 'a')\n"
+                           "TUP_T = ((1, 2), 3)\n"
                            "for LOOPVAR in range(3):\n"
                            "    pass\n"
                            "class Klass:\n"
                            "    pass\n");
   ASSERT(m);
-  const char *names[] = {"ARR",  "S",     "L",       "NONE", "CPLX",    "BIG",  "HUGE",
-                         "DIV0", "SHIFT", "UNKNOWN", "REF",  "LOOPVAR", "Klass"};
+  const char *names[] = {"ARR",  "S",     "L",       "NONE", "CPLX",    "BIG",   "HUGE",
+                         "DIV0", "SHIFT", "UNKNOWN", "REF",  "LOOPVAR", "Klass", "TUP_S",
+                         "TUP_T"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (resolve(m, names[i]).kind != NBC_GLOBAL_OTHER)
       TEST_FAIL_("%s is not NBC_GLOBAL_OTHER", names[i]);

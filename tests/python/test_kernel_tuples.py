@@ -1,0 +1,143 @@
+"""Tuples in kernels as numba-cuda types them: global tuples of numbers frozen as constants
+(UniTuple(float64 x 3), Tuple(int64, float64, bool)), a homogeneous tuple indexed at run time
+(numba's getitem_unituple: negative indices count from the end, others outside raise
+IndexError, which ends the thread or, in a debug kernel, reaches the host) and `for v in t`.
+CI checks types and PTX; the GPU compares results and the IndexError with numba-cuda."""
+import warnings
+
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module, numba_side
+from test_compile import check_ptx
+
+KERNELS = '''
+WEIGHTS = (0.25, 0.5, 0.25)
+MIXED = (2, 1.5, True)
+OFFSETS = (-1, 0, 1)
+
+
+def smooth(out, x):
+    i = cuda.grid(1)
+    if 0 < i < x.size - 1:
+        s = 0.0
+        for k in range(3):
+            s += WEIGHTS[k] * x[i + OFFSETS[k]]
+        out[i] = s
+
+
+def iterate(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        s = 0.0
+        for w in WEIGHTS:
+            s += w * x[i]
+        out[i] = s + MIXED[0] * MIXED[1] + MIXED[2]
+
+
+def pick(out, x, k):
+    i = cuda.grid(1)
+    if i < x.size:
+        t = (x[i], 2.0 * x[i], 3.0 * x[i])
+        out[i] = t[k[i]]
+'''
+
+
+def kernels(cuda_module, directory):
+    return load_kernel_module(directory, "tuple_kernels", KERNELS, cuda_module)
+
+
+def test_global_tuples_are_typed_as_numba_types_them(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    for f in (mod.smooth, mod.iterate):
+        ptx, _ = cuda.compile_ptx(f, "void(float64[::1], float64[::1])", cc=(9, 0))
+        check_ptx(ptx, tmp_path)
+
+    def typeof(expr):
+        src = ("WEIGHTS = (0.25, 0.5, 0.25)\nMIXED = (2, 1.5, True)\n\n\n"
+               f"def f(x):\n    return {expr}\n")
+        m = load_kernel_module(tmp_path, "tuple_types", src, cuda)
+        return str(cuda.compile(m.f, "(float64,)", output="ptx")[1])
+
+    assert typeof("WEIGHTS") == "UniTuple(float64 x 3)"
+    assert typeof("MIXED") == "Tuple(int64, float64, bool)"
+    assert typeof("WEIGHTS[int(x)]") == "float64"
+
+
+def test_run_time_index_needs_a_homogeneous_tuple(tmp_path):
+    src = "MIXED = (2, 1.5)\n\n\ndef f(x, i):\n    return MIXED[i]\n"
+    m = load_kernel_module(tmp_path, "tuple_mixed", src, cuda)
+    with pytest.raises(cuda.TypingError, match="a tuple of mixed types needs a constant index"):
+        cuda.compile(m.f, "(float64, int64)")
+    src = "T = (2.5, 1.5)\n\n\ndef f(x, i):\n    return T[i]\n"
+    m = load_kernel_module(tmp_path, "tuple_float_index", src, cuda)
+    with pytest.raises(cuda.TypingError, match="tuple indices must be integers, not float64"):
+        cuda.compile(m.f, "(float64, float64)")
+
+
+def test_out_of_range_index_ends_the_thread(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    ptx, _ = cuda.compile_ptx(mod.pick, "void(float64[::1], float64[::1], int64[::1])",
+                              cc=(9, 0))
+    assert "exit;" in ptx and "__errcode__" not in ptx
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dbg, _ = cuda.compile_ptx(mod.pick, "void(float64[::1], float64[::1], int64[::1])",
+                                  cc=(9, 0), debug=True, opt=False)
+    assert "__errcode__" in dbg
+
+
+def results(cuda_module, directory):
+    """Each kernel over 64 elements; pick with indices -3..2 and, in a debug kernel, one
+    index out of range (element 37): the outcome as text."""
+    mod = kernels(cuda_module, directory)
+    x = np.linspace(-2.0, 5.0, 64)
+    out = {}
+    for name in ("smooth", "iterate"):
+        k = cuda_module.jit("void(float64[::1], float64[::1])")(getattr(mod, name))
+        d = cuda_module.to_device(np.zeros(64))
+        k[2, 32](d, cuda_module.to_device(x))
+        out[name] = d.copy_to_host()
+    idx = (np.arange(64) % 6 - 3).astype(np.int64)
+    k = cuda_module.jit("void(float64[::1], float64[::1], int64[::1])")(mod.pick)
+    d = cuda_module.to_device(np.full(64, -1.0))
+    k[2, 32](d, cuda_module.to_device(x), cuda_module.to_device(idx))
+    out["pick"] = d.copy_to_host()
+    bad = idx.copy()
+    bad[37] = 3
+    d = cuda_module.to_device(np.full(64, -1.0))
+    k[2, 32](d, cuda_module.to_device(x), cuda_module.to_device(bad))
+    out["pick_bad"] = d.copy_to_host()  # the thread of element 37 ended, nothing else
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kd = cuda_module.jit("void(float64[::1], float64[::1], int64[::1])", debug=True,
+                             opt=False)(mod.pick)
+    try:
+        kd[2, 32](d, cuda_module.to_device(x), cuda_module.to_device(bad))
+        out["raised"] = np.array(["no exception"])
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        out["raised"] = np.array([f"{type(e).__name__}: {e.args!r}"])
+    return out
+
+
+@pytest.mark.gpu
+def test_tuples_match_numpy_and_numba_cuda(gpu, tmp_path):
+    mine = results(cuda, tmp_path)
+    x = np.linspace(-2.0, 5.0, 64)
+    expect = np.zeros(64)
+    expect[1:-1] = 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:]
+    np.testing.assert_allclose(mine["smooth"], expect, rtol=1e-15)
+    np.testing.assert_allclose(mine["iterate"], x + 4.0, rtol=1e-15)
+    idx = np.arange(64) % 6 - 3
+    np.testing.assert_array_equal(mine["pick"], x * (np.where(idx < 0, idx + 3, idx) + 1))
+    assert mine["pick_bad"][37] == -1.0 and (np.delete(mine["pick_bad"], 37) != -1.0).all()
+    assert mine["raised"][0] == ("IndexError: ('tid=[0, 0, 5] ctaid=[0, 0, 1]: tuple index out "
+                                 "of range',)")
+    theirs = numba_side("test_kernel_tuples", f"t.results(cuda, pathlib.Path({str(tmp_path)!r}))",
+                        tmp_path / "numba.npz")
+    for key in mine:
+        if key == "raised":
+            assert list(mine[key]) == list(theirs[key])
+        else:
+            np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
