@@ -56,6 +56,22 @@ static nbc_compile_options_t options(void) {
   return o;
 }
 
+/* name of the source compiled for sig, returning ret, its PTX accepted by ptxas. */
+static nbc_compile_result_t *compiled_and_assembled(const nbc_source_t *s, const char *name,
+                                                    const char *sig,
+                                                    const nbc_compile_options_t *o,
+                                                    const char *ret) {
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(s, name, sig, o, NULL, &r));
+  ASSERT_STREQ(nbc_compile_result_return_type(r), ret);
+  size_t size = 0;
+  const char *ptx = nbc_compile_result_code(r, &size);
+  char log[4096];
+  int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
+  if (rc > 0) TEST_FAIL_("ptxas rejected %s:\n%s", name, log);
+  return r;
+}
+
 static nbc_status_t compile_file(const char *path, const char *name, const char *sig,
                                  const nbc_compile_options_t *o, nbc_compile_result_t **pr) {
   char *text = fe_read_file(path, NULL);
@@ -714,14 +730,8 @@ TEST(vector_types) {
   ASSERT_OK(nbc_compile(&s, "mk", "(float32, float32)", &o, NULL, &r));
   ASSERT_STREQ(nbc_compile_result_return_type(r), "float32x4");
   nbc_compile_result_destroy(r);
-  ASSERT_OK(nbc_compile(&s, "f", "(float32, float32)", &o, NULL, &r));
-  ASSERT_STREQ(nbc_compile_result_return_type(r), "float64");
-  size_t size = 0;
-  const char *ptx = nbc_compile_result_code(r, &size);
-  char log[4096];
-  int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
-  if (rc > 0) TEST_FAIL_("ptxas rejected:\n%s", log);
-  nbc_compile_result_destroy(r);
+  nbc_compile_result_destroy(compiled_and_assembled(&s, "f", "(float32, float32)", &o,
+                                                    "float64"));
   nbc_source_t bad = {"from numba import cuda\ndef f(a):\n    return cuda.float2(a)\n", 0,
                       "b.py", 1, 0};
   ASSERT_STATUS(nbc_compile(&bad, "f", "(float32,)", &o, NULL, &r), NBC_TYPING_ERROR);
@@ -1037,14 +1047,8 @@ TEST(tuples_global_and_indexed) {
   nbc_compile_options_t o = options();
   nbc_source_t s = {src, 0, "t.py", 1, 0};
   nbc_compile_result_t *r = NULL;
-  ASSERT_OK(nbc_compile(&s, "f", "(int64,)", &o, NULL, &r));
-  ASSERT_STREQ(nbc_compile_result_return_type(r), "float64");
-  size_t size = 0;
-  const char *ptx = nbc_compile_result_code(r, &size);
-  char log[4096];
-  int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
-  if (rc > 0) TEST_FAIL_("ptxas rejected:\n%s", log);
-  ASSERT_CONTAINS(ptx, "exit;"); /* an index outside W ends the thread */
+  r = compiled_and_assembled(&s, "f", "(int64,)", &o, "float64");
+  ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), "exit;"); /* outside W: the thread ends */
   nbc_compile_result_destroy(r);
   ASSERT_STATUS(nbc_compile(&s, "g", "(int64,)", &o, NULL, &r), NBC_TYPING_ERROR);
   ASSERT_CONTAINS(nbc_last_error(), "a tuple of mixed types needs a constant index");
