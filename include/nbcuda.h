@@ -666,7 +666,8 @@ typedef enum nbc_global_kind {
                                 cmath.sqrt, cmath.phase, ...) */
   NBC_GLOBAL_CMATH_FUNCTION, /* a function of cmath: name ("exp") */
   NBC_GLOBAL_TUPLE           /* a tuple of numbers, a constant as numba freezes global tuples:
-                                tuple_count items in tuple_items, each INT, FLOAT or BOOL */
+                                tuple_count items in tuple_items, each INT, FLOAT, BOOL or
+                                TUPLE (nested up to 8 deep) */
 } nbc_global_kind_t;
 
 struct nbc_resolver;

@@ -165,6 +165,27 @@ void nbc__infer_cast(nbc__node *n, const nbc__type *to) {
 
 /* --------------------------------------------------------------------- globals */
 
+/* A global tuple's items copied into *to (they outlive the resolver's call): kinds, values and
+ * nested tuples; a deeper nesting than 8 or a malformed count leaves the tuple empty of them
+ * (OTHER items, refused when typed). */
+static bool copy_tuple(infer *I, nbc_global_t *to, const nbc_global_t *from, int depth) {
+  int count = from->tuple_count >= 0 && from->tuple_count <= 64 && from->tuple_items
+                  ? from->tuple_count : 0;
+  nbc_global_t *items = nbc__infer_alloc(I, sizeof *items * (size_t)(count ? count : 1));
+  if (!items) return false;
+  for (int i = 0; i < count; i++) {
+    const nbc_global_t *it = &from->tuple_items[i];
+    memset(&items[i], 0, sizeof items[i]);
+    items[i].kind = it->kind == NBC_GLOBAL_TUPLE && depth >= 8 ? NBC_GLOBAL_OTHER : it->kind;
+    items[i].value = it->value;
+    if (items[i].kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &items[i], it, depth + 1))
+      return false;
+  }
+  to->tuple_items = items;
+  to->tuple_count = count;
+  return true;
+}
+
 static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   nbc__global *G = nbc__infer_alloc(I, sizeof *G);
   if (!G) return NULL;
@@ -185,18 +206,7 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
     G->g.array_shape = shape;
     G->g.array_ndim = ndim;
   }
-  if (g->kind == NBC_GLOBAL_TUPLE) { /* the items outlive the resolver's call */
-    int count = g->tuple_count >= 0 && g->tuple_count <= 64 && g->tuple_items ? g->tuple_count : 0;
-    nbc_global_t *items = nbc__infer_alloc(I, sizeof *items * (size_t)(count ? count : 1));
-    if (!items) return NULL;
-    for (int i = 0; i < count; i++) {
-      memset(&items[i], 0, sizeof items[i]);
-      items[i].kind = g->tuple_items[i].kind;
-      items[i].value = g->tuple_items[i].value;
-    }
-    G->g.tuple_items = items;
-    G->g.tuple_count = count;
-  }
+  if (g->kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &G->g, g, 0)) return NULL;
   G->module = I->fn->module;
   return G;
 }
@@ -293,6 +303,26 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
   return t;
 }
 
+/* A frozen global tuple's type: int64, float64 and bool items, and tuples of them. */
+static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
+  const nbc__type *items[64];
+  for (int i = 0; i < g->tuple_count; i++) {
+    const nbc_global_t *it = &g->tuple_items[i];
+    if (it->kind == NBC_GLOBAL_TUPLE) {
+      if (!(items[i] = global_tuple_type(I, n, it))) return NULL;
+    } else if (it->kind == NBC_GLOBAL_INT || it->kind == NBC_GLOBAL_FLOAT ||
+               it->kind == NBC_GLOBAL_BOOL) {
+      items[i] = T(it->kind == NBC_GLOBAL_INT     ? NBC__T_INT64
+                   : it->kind == NBC_GLOBAL_FLOAT ? NBC__T_FLOAT64
+                                                  : NBC__T_BOOL);
+    } else {
+      UNSUPPORTED(I, n, "global tuple '%s': item %d is not a number", n->str, i);
+      return NULL;
+    }
+  }
+  return nbc__type_tuple(I->ctx, items, g->tuple_count);
+}
+
 /* The type of a global's value. */
 static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G) {
   switch (G->g.kind) {
@@ -340,19 +370,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return cuda_name_type(I, n, G->g.name);
   case NBC_GLOBAL_ARRAY:
     return const_array_type(I, n, G);
-  case NBC_GLOBAL_TUPLE: { /* numba freezes a global tuple: int64, float64, bool items */
-    const nbc__type *items[64];
-    for (int i = 0; i < G->g.tuple_count; i++) {
-      nbc_global_kind_t k = G->g.tuple_items[i].kind;
-      if (k != NBC_GLOBAL_INT && k != NBC_GLOBAL_FLOAT && k != NBC_GLOBAL_BOOL) {
-        UNSUPPORTED(I, n, "global tuple '%s': item %d is not a number", n->str, i);
-        return NULL;
-      }
-      items[i] = T(k == NBC_GLOBAL_INT ? NBC__T_INT64 : k == NBC_GLOBAL_FLOAT ? NBC__T_FLOAT64
-                                                                           : NBC__T_BOOL);
-    }
-    return nbc__type_tuple(I->ctx, items, G->g.tuple_count);
-  }
+  case NBC_GLOBAL_TUPLE: /* numba freezes a global tuple */
+    return global_tuple_type(I, n, &G->g);
   case NBC_GLOBAL_OTHER:
     if (nbc__infer_is_builtin(G))
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, G->g.name, NULL);
@@ -796,7 +815,7 @@ static const nbc__type *tuple_expr(infer *I, nbc__node *n) {
     items[i] = nbc__infer_expr(I, n->list.items[i]);
     if (!items[i])
       ok = false;
-    else if (!nbc__type_is_number(items[i]))
+    else if (!nbc__type_is_number(items[i]) && items[i]->kind != NBC__T_TUPLE)
       return UNSUPPORTED(I, n->list.items[i], "tuples may only hold numbers, not %s",
                          nbc__infer_tname(I, items[i])),
              NULL;

@@ -1458,6 +1458,25 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
 
 /* --------------------------------------------------------------- names, attributes -- */
 
+/* The value of a frozen global tuple of type tt (infer's global_tuple_type). */
+static nbc__lval tuple_constant(nbc__lowerer *L, const nbc__type *tt, const nbc_global_t *g) {
+  if (tt->kind != NBC__T_TUPLE || tt->count != g->tuple_count) return (nbc__lval){tt, "undef"};
+  nbc__lval items[64];
+  for (int i = 0; i < g->tuple_count; i++) {
+    const nbc_global_t *it = &g->tuple_items[i];
+    const nbc__type *t = tt->items[i];
+    if (it->kind == NBC_GLOBAL_TUPLE) {
+      items[i] = tuple_constant(L, t, it);
+      continue;
+    }
+    const char *v = it->kind == NBC_GLOBAL_FLOAT  ? nbc__lower_const_float(L, t, it->value.f)
+                    : it->kind == NBC_GLOBAL_BOOL ? (it->value.i ? "true" : "false")
+                                                  : nbc__lower_const_int(L, t, it->value.i);
+    items[i] = (nbc__lval){t, v};
+  }
+  return nbc__lower_make_tuple(L, tt, items);
+}
+
 static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *g) {
   switch (g->g.kind) {
   case NBC_GLOBAL_INT: {
@@ -1474,20 +1493,8 @@ static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *
   }
   case NBC_GLOBAL_BOOL:
     return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
-  case NBC_GLOBAL_TUPLE: { /* numba's frozen global tuple: its constants */
-    if (!n->type || n->type->kind != NBC__T_TUPLE || n->type->count != g->g.tuple_count)
-      return (nbc__lval){n->type, "undef"};
-    nbc__lval items[64];
-    for (int i = 0; i < g->g.tuple_count; i++) {
-      const nbc_global_t *it = &g->g.tuple_items[i];
-      const nbc__type *t = n->type->items[i];
-      const char *v = it->kind == NBC_GLOBAL_FLOAT  ? nbc__lower_const_float(L, t, it->value.f)
-                      : it->kind == NBC_GLOBAL_BOOL ? (it->value.i ? "true" : "false")
-                                                    : nbc__lower_const_int(L, t, it->value.i);
-      items[i] = (nbc__lval){t, v};
-    }
-    return nbc__lower_make_tuple(L, n->type, items);
-  }
+  case NBC_GLOBAL_TUPLE: /* numba's frozen global tuple: its constants */
+    return n->type ? tuple_constant(L, n->type, &g->g) : (nbc__lval){n->type, "undef"};
   case NBC_GLOBAL_ARRAY: /* numba's frozen global array, in constant memory */
     if (n->type && n->type->kind == NBC__T_ARRAY) return nbc__lower_const_array(L, n->type, &g->g);
     return (nbc__lval){n->type, "undef"};

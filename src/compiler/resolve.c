@@ -10,7 +10,8 @@
  *    arithmetic over them and over constants bound earlier, math.pi and friends, int(),
  *    float(), abs(), bool(), min(), max() — with Python's semantics (floor division,
  *    modulo sign, int/int -> float, overflow of int64 = not representable -> OTHER).
- *    int -> NBC_GLOBAL_INT, float -> FLOAT, bool -> BOOL, a tuple of those -> TUPLE,
+ *    int -> NBC_GLOBAL_INT, float -> FLOAT, bool -> BOOL, a tuple of those (or of such
+ *    tuples) -> TUPLE,
  *    anything else -> OTHER.
  *    `NAME = other_name` copies the binding; `g = cuda.grid`, `add = cuda.atomic.add` and
  *    `add = atomic.add` (atomic a CUDA_NAME) -> CUDA_NAME "grid", "atomic.add";
@@ -518,14 +519,16 @@ static nbc_global_t value_of(builder *bd, const nbc__node *v) {
     if (jit_inlines(bd, v->a)) g.forceinline = 1;
     return g;
   }
-  if (v->kind == NBC__N_TUPLE && v->list.count <= 64) { /* a tuple of constant numbers */
+  if (v->kind == NBC__N_TUPLE && v->list.count <= 64) { /* a tuple of constants */
     nbc_global_t *items =
         nbc__arena_alloc(bd->ctx->arena, sizeof *items * (size_t)(v->list.count + 1));
     if (!items) return other();
     for (int i = 0; i < v->list.count; i++) {
       items[i] = value_of(bd, v->list.items[i]);
       nbc_global_kind_t k = items[i].kind;
-      if (k != NBC_GLOBAL_INT && k != NBC_GLOBAL_FLOAT && k != NBC_GLOBAL_BOOL) return other();
+      if (k != NBC_GLOBAL_INT && k != NBC_GLOBAL_FLOAT && k != NBC_GLOBAL_BOOL &&
+          k != NBC_GLOBAL_TUPLE)
+        return other();
     }
     nbc_global_t g = {0};
     g.kind = NBC_GLOBAL_TUPLE;

@@ -433,8 +433,9 @@ static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
 
 static int classify(resolver_data *d, PyObject *value, nbc_global_t *g);
 
-/* A tuple of numbers (Python's or numpy's), which numba freezes as a constant: its items in
- * memory the session keeps; OTHER when an item is anything else or there are over 64. */
+/* A tuple of numbers (Python's or numpy's) and such tuples, which numba freezes as a constant:
+ * its items in memory the session keeps; OTHER when an item is anything else or there are
+ * over 64. */
 static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
   Py_ssize_t n = PyTuple_GET_SIZE(value);
   if (n > 64) return 0;
@@ -448,10 +449,10 @@ static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *item = PyTuple_GET_ITEM(value, i);
     memset(&items[i], 0, sizeof items[i]);
-    if (!PyNumber_Check(item) || PyTuple_Check(item)) return 0; /* OTHER */
+    if (!PyNumber_Check(item) && !PyTuple_Check(item)) return 0; /* OTHER */
     if (classify(d, item, &items[i]) < 0) return -1;
     if (items[i].kind != NBC_GLOBAL_INT && items[i].kind != NBC_GLOBAL_FLOAT &&
-        items[i].kind != NBC_GLOBAL_BOOL)
+        items[i].kind != NBC_GLOBAL_BOOL && items[i].kind != NBC_GLOBAL_TUPLE)
       return 0;
   }
   g->kind = NBC_GLOBAL_TUPLE;

@@ -1037,6 +1037,10 @@ TEST(tuples_global_and_indexed) {
   require_nvvm();
   static const char src[] = "W = (0.25, 0.5, 0.25)\n"
                             "M = (2, 1.5, True)\n"
+                            "P = ((1.0, 2.0), (3.0, 4.0))\n"
+                            "def h(i):\n"
+                            "    (a, b), c = (P[i], P[1][0])\n"
+                            "    return a + b + c\n"
                             "def f(i):\n"
                             "    s = 0.0\n"
                             "    for w in W:\n"
@@ -1047,6 +1051,7 @@ TEST(tuples_global_and_indexed) {
   nbc_compile_options_t o = options();
   nbc_source_t s = {src, 0, "t.py", 1, 0};
   nbc_compile_result_t *r = NULL;
+  nbc_compile_result_destroy(compiled_and_assembled(&s, "h", "(int64,)", &o, "float64"));
   r = compiled_and_assembled(&s, "f", "(int64,)", &o, "float64");
   ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), "exit;"); /* outside W: the thread ends */
   nbc_compile_result_destroy(r);

@@ -113,7 +113,7 @@ TEST(constants_follow_python_semantics) {
   ASSERT_INT(m, "PARENS", 34);
 }
 
-TEST(non_constants_are_other) {
+TEST(non_constants_are_other) { /* and TUP_T, a tuple of tuples, is a constant */
   nbc__module *m = fe_load("import numpy as np\n"
                            "ARR = np.zeros(4)\n"
                            "S = 'text'\n"
@@ -134,11 +134,14 @@ TEST(non_constants_are_other) {
                            "    pass\n");
   ASSERT(m);
   const char *names[] = {"ARR",  "S",     "L",       "NONE", "CPLX",    "BIG",   "HUGE",
-                         "DIV0", "SHIFT", "UNKNOWN", "REF",  "LOOPVAR", "Klass", "TUP_S",
-                         "TUP_T"};
+                         "DIV0", "SHIFT", "UNKNOWN", "REF",  "LOOPVAR", "Klass", "TUP_S"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (resolve(m, names[i]).kind != NBC_GLOBAL_OTHER)
       TEST_FAIL_("%s is not NBC_GLOBAL_OTHER", names[i]);
+  /* a tuple of tuples of constants is one too */
+  nbc_global_t nested = resolve(m, "TUP_T");
+  ASSERT(nested.kind == NBC_GLOBAL_TUPLE && nested.tuple_count == 2);
+  ASSERT(nested.tuple_items[0].kind == NBC_GLOBAL_TUPLE && nested.tuple_items[0].tuple_count == 2);
   /* numpy itself is a module kernels use (test_numpy.c); np.zeros(4) is not. */
   ASSERT_EQ(resolve(m, "np").kind, NBC_GLOBAL_MODULE_NUMPY);
 }

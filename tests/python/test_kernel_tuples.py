@@ -1,5 +1,6 @@
-"""Tuples in kernels as numba-cuda types them: global tuples of numbers frozen as constants
-(UniTuple(float64 x 3), Tuple(int64, float64, bool)), a homogeneous tuple indexed at run time
+"""Tuples in kernels as numba-cuda types them: global tuples of numbers (and of such tuples)
+frozen as constants (UniTuple(float64 x 3), Tuple(int64, float64, bool)), tuples of tuples
+through device functions and unpacking, a homogeneous tuple indexed at run time
 (numba's getitem_unituple: negative indices count from the end, others outside raise
 IndexError, which ends the thread or, in a debug kernel, reaches the host) and `for v in t`.
 CI checks types and PTX; the GPU compares results and the IndexError with numba-cuda."""
@@ -36,6 +37,23 @@ def iterate(out, x):
         out[i] = s + MIXED[0] * MIXED[1] + MIXED[2]
 
 
+PAIRS = ((1.0, 2.0), (3.0, 4.0), (5.0, 6.0))
+
+
+@cuda.jit(device=True)
+def swap_scale(t, s):
+    return (t[1] * s, t[0] * s)
+
+
+def nested(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        p = PAIRS[i % 3]
+        a, b = swap_scale(p, x[i])
+        (c, d), e = ((a, b), PAIRS[2][1])
+        out[i] = c - d + e
+
+
 def pick(out, x, k):
     i = cuda.grid(1)
     if i < x.size:
@@ -50,7 +68,7 @@ def kernels(cuda_module, directory):
 
 def test_global_tuples_are_typed_as_numba_types_them(tmp_path):
     mod = kernels(cuda, tmp_path)
-    for f in (mod.smooth, mod.iterate):
+    for f in (mod.smooth, mod.iterate, mod.nested):
         ptx, _ = cuda.compile_ptx(f, "void(float64[::1], float64[::1])", cc=(9, 0))
         check_ptx(ptx, tmp_path)
 
@@ -63,6 +81,8 @@ def test_global_tuples_are_typed_as_numba_types_them(tmp_path):
     assert typeof("WEIGHTS") == "UniTuple(float64 x 3)"
     assert typeof("MIXED") == "Tuple(int64, float64, bool)"
     assert typeof("WEIGHTS[int(x)]") == "float64"
+    assert typeof("((x, 1), WEIGHTS)") == \
+        "Tuple(Tuple(float64, int64), UniTuple(float64 x 3))"
 
 
 def test_run_time_index_needs_a_homogeneous_tuple(tmp_path):
@@ -94,7 +114,7 @@ def results(cuda_module, directory):
     mod = kernels(cuda_module, directory)
     x = np.linspace(-2.0, 5.0, 64)
     out = {}
-    for name in ("smooth", "iterate"):
+    for name in ("smooth", "iterate", "nested"):
         k = cuda_module.jit("void(float64[::1], float64[::1])")(getattr(mod, name))
         d = cuda_module.to_device(np.zeros(64))
         k[2, 32](d, cuda_module.to_device(x))
@@ -129,6 +149,9 @@ def test_tuples_match_numpy_and_numba_cuda(gpu, tmp_path):
     expect[1:-1] = 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:]
     np.testing.assert_allclose(mine["smooth"], expect, rtol=1e-15)
     np.testing.assert_allclose(mine["iterate"], x + 4.0, rtol=1e-15)
+    pairs = np.array([(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)])[np.arange(64) % 3]
+    np.testing.assert_allclose(mine["nested"], (pairs[:, 1] - pairs[:, 0]) * x + 6.0,
+                               rtol=1e-15)
     idx = np.arange(64) % 6 - 3
     np.testing.assert_array_equal(mine["pick"], x * (np.where(idx < 0, idx + 3, idx) + 1))
     assert mine["pick_bad"][37] == -1.0 and (np.delete(mine["pick_bad"], 37) != -1.0).all()
