@@ -754,6 +754,22 @@ static const nbc__type *boolop_expr(infer *I, nbc__node *n) {
   return u;
 }
 
+/* Whether op compares values of types a and b: numbers by numba's rules, tuples item by item
+ * (numba's tuple_cmp_ordered and tuple equality: the common items, then the lengths). */
+static bool comparable(nbc__op op, const nbc__type *a, const nbc__type *b) {
+  if (a->kind == NBC__T_TUPLE && b->kind == NBC__T_TUPLE) {
+    for (int i = 0; i < a->count && i < b->count; i++)
+      if (!comparable(NBC__OP_NE, a->items[i], b->items[i]) ||
+          !comparable(op, a->items[i], b->items[i]))
+        return false;
+    return true;
+  }
+  if (a->kind == NBC__T_TUPLE || b->kind == NBC__T_TUPLE) return false;
+  const nbc__type *conv[2];
+  const char *why;
+  return nbc__type_binop_sig(op, a, b, conv, &why) != NULL;
+}
+
 static const nbc__type *compare_expr(infer *I, nbc__node *n) {
   int count = n->list.count;
   const nbc__type *left = nbc__infer_expr(I, n->a);
@@ -773,9 +789,27 @@ static const nbc__type *compare_expr(infer *I, nbc__node *n) {
     }
     nbc__op op = n->ops[i];
     const char *why;
-    if (op == NBC__OP_IS || op == NBC__OP_ISNOT || op == NBC__OP_IN || op == NBC__OP_NOTIN)
+    if (op == NBC__OP_IN || op == NBC__OP_NOTIN) { /* x in tuple: x == one of its items */
+      bool ok_in = right->kind == NBC__T_TUPLE;
+      for (int k = 0; ok_in && k < right->count; k++)
+        ok_in = comparable(NBC__OP_EQ, left, right->items[k]);
+      if (!ok_in)
+        return UNSUPPORTED(I, n, "unsupported comparison %s %s %s (a kernel tests membership "
+                           "in tuples)", nbc__infer_tname(I, left), nbc__op_text(op),
+                           nbc__infer_tname(I, right)),
+               NULL;
+      conv[2 * i] = left;
+      conv[2 * i + 1] = right;
+    } else if (op == NBC__OP_IS || op == NBC__OP_ISNOT) {
       return UNSUPPORTED(I, n, "unsupported comparison '%s'", nbc__op_text(op)), NULL;
-    if (!nbc__type_binop_sig(op, left, right, &conv[2 * i], &why))
+    } else if (left->kind == NBC__T_TUPLE || right->kind == NBC__T_TUPLE) {
+      if (!comparable(op, left, right))
+        return TYPING(I, n, "Invalid use of %s with parameters (%s, %s)", nbc__op_text(op),
+                      nbc__infer_tname(I, left), nbc__infer_tname(I, right)),
+               NULL;
+      conv[2 * i] = left;
+      conv[2 * i + 1] = right;
+    } else if (!nbc__type_binop_sig(op, left, right, &conv[2 * i], &why))
       return TYPING(I, n, "Invalid use of %s with parameters (%s, %s)", nbc__op_text(op),
                     nbc__infer_tname(I, left), nbc__infer_tname(I, right)),
              NULL;

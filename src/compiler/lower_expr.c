@@ -846,7 +846,61 @@ static const nbc__type *compare_type(nbc__lowerer *L, const nbc__type *a, const 
 }
 
 static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
+                                  nbc__lval b);
+
+static nbc__lval item(nbc__lowerer *L, nbc__lval t, int i) {
+  const char *x = tmp(L);
+  EMIT("%s = extractvalue %s %s, %d", x, ltype(L, t.type), t.v, i);
+  return (nbc__lval){t.type->items[i], x};
+}
+
+/* Tuples compared as numba does: == and != item by item (tuples of other lengths are not
+ * equal); <, <=, >, >= by the first items that differ (numba's tuple_cmp_ordered), else by the
+ * lengths. `x in t`: x == one of t's items. */
+static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
                                   nbc__lval b) {
+  bool in = op == NBC__OP_IN || op == NBC__OP_NOTIN;
+  int na = in ? b.type->count : a.type->count, nb = b.type->count;
+  if (in || op == NBC__OP_EQ || op == NBC__OP_NE) {
+    /* in: any item equal (an `or` from false); ==: all items equal (an `and` from true) */
+    const char *acc = in ? "false" : na == nb ? "true" : "false";
+    for (int i = 0; na == nb && i < nb; i++) {
+      const char *eq = compare_values(L, where, NBC__OP_EQ, in ? a : item(L, a, i), item(L, b, i));
+      const char *x = tmp(L);
+      EMIT("%s = %s i1 %s, %s", x, in ? "or" : "and", acc, eq);
+      acc = x;
+    }
+    if (op == NBC__OP_IN || op == NBC__OP_EQ) return acc;
+    const char *x = tmp(L);
+    EMIT("%s = xor i1 %s, true", x, acc);
+    return x;
+  }
+  bool lengths = op == NBC__OP_LT ? na < nb : op == NBC__OP_LE ? na <= nb
+                 : op == NBC__OP_GT ? na > nb : na >= nb;
+  const char *res = nbc__lower_alloca(L, "i1");
+  int end = nbc__lower_label(L);
+  for (int i = 0; i < na && i < nb; i++) {
+    nbc__lval x = item(L, a, i), y = item(L, b, i);
+    const char *ne = compare_values(L, where, NBC__OP_NE, x, y);
+    int differ = nbc__lower_label(L), same = nbc__lower_label(L);
+    nbc__lower_condbr(L, ne, differ, same);
+    nbc__lower_block(L, differ);
+    EMIT("store i1 %s, i1* %s", compare_values(L, where, op, x, y), res);
+    nbc__lower_br(L, end);
+    nbc__lower_block(L, same);
+  }
+  EMIT("store i1 %s, i1* %s", lengths ? "true" : "false", res);
+  nbc__lower_block(L, end);
+  const char *x = tmp(L);
+  EMIT("%s = load i1, i1* %s", x, res);
+  return x;
+}
+
+static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
+                                  nbc__lval b) {
+  if (b.type && b.type->kind == NBC__T_TUPLE &&
+      (op == NBC__OP_IN || op == NBC__OP_NOTIN || (a.type && a.type->kind == NBC__T_TUPLE)))
+    return compare_tuples(L, where, op, a, b);
   if ((a.type && (a.type->kind == NBC__T_NONE || a.type->kind == NBC__T_VOID)) ||
       (b.type && (b.type->kind == NBC__T_NONE || b.type->kind == NBC__T_VOID))) {
     bool both = a.type && b.type && a.type->kind == b.type->kind;

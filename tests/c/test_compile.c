@@ -1057,6 +1057,10 @@ TEST(tuples_global_and_indexed) {
   nbc_compile_result_destroy(r);
   ASSERT_STATUS(nbc_compile(&s, "g", "(int64,)", &o, NULL, &r), NBC_TYPING_ERROR);
   ASSERT_CONTAINS(nbc_last_error(), "a tuple of mixed types needs a constant index");
+  /* comparisons and membership */
+  nbc_source_t c = {"def c(x):\n    return (x, 1) <= (x, 2, 3) and x in (1.0, 2.5) and "
+                    "((x, 1), 2) != ((1, x), 2)\n", 0, "c.py", 1, 0};
+  nbc_compile_result_destroy(compiled_and_assembled(&c, "c", "(float64,)", &o, "bool"));
 
   o.device = 0;
   o.abi = NBC_ABI_NUMBA;

@@ -54,6 +54,38 @@ def nested(out, x):
         out[i] = c - d + e
 
 
+def compare(out, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        a = (x[i], 1)
+        b = (y[i], 1)
+        c = (x[i], 1, 0.5)
+        r = 0
+        if a == b:
+            r |= 1
+        if a != b:
+            r |= 2
+        if a < b:
+            r |= 4
+        if a <= b:
+            r |= 8
+        if a > b:
+            r |= 16
+        if a >= b:
+            r |= 32
+        if a < c:
+            r |= 64
+        if x[i] in (1.0, 2.0, y[i]):
+            r |= 128
+        if ((x[i], 2), 3) == ((y[i], 2), 3):
+            r |= 256
+        if x[i] not in (3.0,):
+            r |= 512
+        if (x[i], y[i]) > (y[i], x[i]) >= (0.0, 0.0):
+            r |= 1024
+        out[i] = r
+
+
 def pick(out, x, k):
     i = cuda.grid(1)
     if i < x.size:
@@ -83,6 +115,20 @@ def test_global_tuples_are_typed_as_numba_types_them(tmp_path):
     assert typeof("WEIGHTS[int(x)]") == "float64"
     assert typeof("((x, 1), WEIGHTS)") == \
         "Tuple(Tuple(float64, int64), UniTuple(float64 x 3))"
+
+
+def test_tuple_comparisons_compile(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    ptx, _ = cuda.compile_ptx(mod.compare, "void(int64[::1], float64[::1], float64[::1])",
+                              cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    src = "def f(x):\n    return (x, 1) < (1, x, 2)\n"
+    m = load_kernel_module(tmp_path, "tuple_cmp_types", src, cuda)
+    assert str(cuda.compile(m.f, "(float64,)")[1]) == "bool"
+    src = "def f(x):\n    return x in 3.0\n"
+    m = load_kernel_module(tmp_path, "tuple_in_bad", src, cuda)
+    with pytest.raises(cuda.TypingError, match="membership in tuples"):
+        cuda.compile(m.f, "(float64,)")
 
 
 def test_run_time_index_needs_a_homogeneous_tuple(tmp_path):
@@ -119,6 +165,12 @@ def results(cuda_module, directory):
         d = cuda_module.to_device(np.zeros(64))
         k[2, 32](d, cuda_module.to_device(x))
         out[name] = d.copy_to_host()
+    xs = np.array([1.0, 2.0, 3.0, np.nan, -1.0, 0.0, 2.0, np.inf] * 8)
+    ys = np.array([1.0, 1.0, 4.0, np.nan, -2.0, -0.0, np.nan, 3.0] * 8)
+    kc = cuda_module.jit("void(int64[::1], float64[::1], float64[::1])")(mod.compare)
+    dc = cuda_module.to_device(np.zeros(64, np.int64))
+    kc[2, 32](dc, cuda_module.to_device(xs), cuda_module.to_device(ys))
+    out["compare"] = dc.copy_to_host()
     idx = (np.arange(64) % 6 - 3).astype(np.int64)
     k = cuda_module.jit("void(float64[::1], float64[::1], int64[::1])")(mod.pick)
     d = cuda_module.to_device(np.full(64, -1.0))
@@ -154,6 +206,29 @@ def test_tuples_match_numpy_and_numba_cuda(gpu, tmp_path):
                                rtol=1e-15)
     idx = np.arange(64) % 6 - 3
     np.testing.assert_array_equal(mine["pick"], x * (np.where(idx < 0, idx + 3, idx) + 1))
+    # numba's comparisons (NaN != NaN, unlike Python's identity shortcut in tuples)
+    xs = np.array([1.0, 2.0, 3.0, np.nan, -1.0, 0.0, 2.0, np.inf])
+    ys = np.array([1.0, 1.0, 4.0, np.nan, -2.0, -0.0, np.nan, 3.0])
+    expect_cmp = []
+    for x0, y0 in zip(xs, ys):
+        r = 0
+        lt = x0 < y0 if x0 != y0 else False  # (x, 1) < (y, 1): first differing item
+        gt = x0 > y0 if x0 != y0 else False
+        eq = x0 == y0
+        r |= 1 if eq else 2
+        r |= (4 if lt else 0) | (8 if lt or (x0 == y0) else 0)
+        r |= (16 if gt else 0) | (32 if gt or (x0 == y0) else 0)
+        r |= 64  # (x, 1) < (x, 1, 0.5): equal items (or NaN != NaN: NaN < NaN is False)
+        if x0 != x0:
+            r &= ~64
+        r |= 128 if x0 in (1.0, 2.0) or x0 == y0 else 0
+        r |= 256 if eq else 0
+        r |= 512 if x0 != 3.0 else 0
+        first = (x0 > y0 if x0 != y0 else (y0 > x0 if y0 != x0 else False))
+        second = y0 > 0.0 if y0 != 0.0 else x0 >= 0.0
+        r |= 1024 if first and second else 0
+        expect_cmp.append(r)
+    np.testing.assert_array_equal(mine["compare"], np.array(expect_cmp * 8))
     bad = mine["pick"].copy()
     bad[37] = -1.0  # only the thread with the index out of range ended before its store
     np.testing.assert_array_equal(mine["pick_bad"], bad)
