@@ -220,6 +220,8 @@ static const char *call2(nbc__lowerer *L, const char *ty, const char *name, cons
                             nbc__arena_printf(L->arena, "%s %s, %s %s", ty, a, ty, b));
 }
 
+static nbc__lval round_ndigits(nbc__lowerer *L, nbc__lval v, nbc__lval nd, const nbc__type *rt);
+
 static const char *intrinsic_suffix(const nbc__type *t) {
   return t->kind == NBC__T_FLOAT32 ? "f32" : t->kind == NBC__T_FLOAT16 ? "f16" : "f64";
 }
@@ -1400,11 +1402,9 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
     return (nbc__lval){T(NBC__T_BOOL),
                        nbc__lower_truth(L, nbc__lower_expr(L, n->list.items[0]))};
   case NBC__B_ROUND: {
-    if (na != 1) {
-      nbc__lower_error(L, n, "round() with ndigits is not supported");
-      return (nbc__lval){rt, "0"};
-    }
     nbc__lval v = nbc__lower_expr(L, n->list.items[0]);
+    if (na == 2)
+      return round_ndigits(L, v, nbc__lower_expr(L, n->list.items[1]), rt);
     if (is_float(v.type)) {
       /* Half to even, like Python: rint rounds ties to even (libNVVM has no llvm.rint). */
       const nbc__type *ft = v.type->kind == NBC__T_FLOAT32 ? v.type : T(NBC__T_FLOAT64);
@@ -1508,6 +1508,64 @@ static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
   }
   nbc__lower_error(L, n, "unsupported call");
   return (nbc__lval){rt, "0"};
+}
+
+/* numba-cuda's round(x, ndigits) (cudaimpl.py's round_to_impl, CPython's fallback
+ * double_round): in float64, x scaled by 10**ndigits (10**(ndigits-22) then 1e22 above 22
+ * digits; divided by 10**-ndigits below 0), rounded with llrint, a halfway case to even, and
+ * scaled back; x itself when it is inf or nan or its scaled value overflows. Both paths are
+ * computed and selected. */
+static nbc__lval round_ndigits(nbc__lowerer *L, nbc__lval v, nbc__lval nd, const nbc__type *rt) {
+  const char *x = nbc__lower_convert(L, v, T(NBC__T_FLOAT64)).v;
+  const char *k = nbc__lower_convert(L, nd, T(NBC__T_INT64)).v;
+  const char *neg = tmp(L), *big = tmp(L), *k22 = tmp(L), *mk = tmp(L), *e0 = tmp(L),
+             *e = tmp(L), *ef = tmp(L), *pow2 = tmp(L);
+  EMIT("%s = icmp slt i64 %s, 0", neg, k);
+  EMIT("%s = icmp sgt i64 %s, 22", big, k);
+  EMIT("%s = sub i64 %s, 22", k22, k);
+  EMIT("%s = sub i64 0, %s", mk, k);
+  EMIT("%s = select i1 %s, i64 %s, i64 %s", e0, big, k22, k);
+  EMIT("%s = select i1 %s, i64 %s, i64 %s", e, neg, mk, e0);
+  EMIT("%s = sitofp i64 %s to double", ef, e);
+  const char *pow1 = call2(L, "double", "__nv_pow", "1.000000e+01", ef);
+  EMIT("%s = select i1 %s, double 1.000000e+22, double 1.000000e+00", pow2, big);
+  const char *yp0 = tmp(L), *yp = tmp(L), *yn = tmp(L), *y = tmp(L);
+  EMIT("%s = fmul double %s, %s", yp0, x, pow1);
+  EMIT("%s = fmul double %s, %s", yp, yp0, pow2);
+  EMIT("%s = fdiv double %s, %s", yn, x, pow1);
+  EMIT("%s = select i1 %s, double %s, double %s", y, neg, yn, yp);
+  /* numba's round(y) of a float64 is __nv_llrint */
+  const char *z0 = tmp(L), *d = tmp(L), *half = tmp(L), *y2 = tmp(L), *z2 = tmp(L), *z1 = tmp(L),
+             *z = tmp(L);
+  EMIT("%s = sitofp i64 %s to double", z0,
+       nbc__lower_call_fn(L, "i64", "__nv_llrint", "double", nbc__arena_printf(L->arena,
+                                                                                 "double %s", y)));
+  EMIT("%s = fsub double %s, %s", d, y, z0);
+  EMIT("%s = fcmp oeq double %s, 5.000000e-01", half, call1(L, "double", "__nv_fabs", d));
+  EMIT("%s = fdiv double %s, 2.000000e+00", y2, y);
+  EMIT("%s = sitofp i64 %s to double", z2,
+       nbc__lower_call_fn(L, "i64", "__nv_llrint", "double", nbc__arena_printf(L->arena,
+                                                                                 "double %s", y2)));
+  EMIT("%s = fmul double 2.000000e+00, %s", z1, z2);
+  EMIT("%s = select i1 %s, double %s, double %s", z, half, z1, z0);
+  const char *rp0 = tmp(L), *rp = tmp(L), *rn = tmp(L), *r = tmp(L);
+  EMIT("%s = fdiv double %s, %s", rp0, z, pow2);
+  EMIT("%s = fdiv double %s, %s", rp, rp0, pow1);
+  EMIT("%s = fmul double %s, %s", rn, z, pow1);
+  EMIT("%s = select i1 %s, double %s, double %s", r, neg, rn, rp);
+  /* x itself: inf or nan, or (ndigits >= 0) a scaled value that overflowed */
+  const char *ax = call1(L, "double", "__nv_fabs", x), *ay = call1(L, "double", "__nv_fabs", y);
+  const char *xinf = tmp(L), *xnan = tmp(L), *yinf = tmp(L), *pos = tmp(L), *yover = tmp(L),
+             *s1 = tmp(L), *keep = tmp(L), *res = tmp(L);
+  EMIT("%s = fcmp oeq double %s, 0x7FF0000000000000", xinf, ax);
+  EMIT("%s = fcmp uno double %s, %s", xnan, x, x);
+  EMIT("%s = fcmp oeq double %s, 0x7FF0000000000000", yinf, ay);
+  EMIT("%s = xor i1 %s, true", pos, neg);
+  EMIT("%s = and i1 %s, %s", yover, pos, yinf);
+  EMIT("%s = or i1 %s, %s", s1, xinf, xnan);
+  EMIT("%s = or i1 %s, %s", keep, s1, yover);
+  EMIT("%s = select i1 %s, double %s, double %s", res, keep, x, r);
+  return nbc__lower_convert(L, (nbc__lval){T(NBC__T_FLOAT64), res}, rt);
 }
 
 /* --------------------------------------------------------------- names, attributes -- */
