@@ -1519,15 +1519,16 @@ static nbc__lval round_ndigits(nbc__lowerer *L, nbc__lval v, nbc__lval nd, const
   const char *x = nbc__lower_convert(L, v, T(NBC__T_FLOAT64)).v;
   const char *k = nbc__lower_convert(L, nd, T(NBC__T_INT64)).v;
   const char *neg = tmp(L), *big = tmp(L), *k22 = tmp(L), *mk = tmp(L), *e0 = tmp(L),
-             *e = tmp(L), *ef = tmp(L), *pow2 = tmp(L);
+             *e = tmp(L), *pow2 = tmp(L);
   EMIT("%s = icmp slt i64 %s, 0", neg, k);
   EMIT("%s = icmp sgt i64 %s, 22", big, k);
   EMIT("%s = sub i64 %s, 22", k22, k);
   EMIT("%s = sub i64 0, %s", mk, k);
   EMIT("%s = select i1 %s, i64 %s, i64 %s", e0, big, k22, k);
   EMIT("%s = select i1 %s, i64 %s, i64 %s", e, neg, mk, e0);
-  EMIT("%s = sitofp i64 %s to double", ef, e);
-  const char *pow1 = call2(L, "double", "__nv_pow", "1.000000e+01", ef);
+  /* numba's 10.0 ** n with an integer n: repeated squaring, exact up to 1e22 */
+  const char *pow1 = int_power(L, T(NBC__T_FLOAT64), "1.000000e+01",
+                               (nbc__lval){T(NBC__T_INT64), e}, NULL);
   EMIT("%s = select i1 %s, double 1.000000e+22, double 1.000000e+00", pow2, big);
   const char *yp0 = tmp(L), *yp = tmp(L), *yn = tmp(L), *y = tmp(L);
   EMIT("%s = fmul double %s, %s", yp0, x, pow1);
