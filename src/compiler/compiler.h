@@ -529,6 +529,12 @@ typedef struct nbc__call {
                                   analysis), so none needs the negative-index wraparound */
 } nbc__call;
 
+/* infer.c's record on a SUBSCRIPT node slicing a tuple (t[1:], t[::-1]): the items taken. */
+typedef struct nbc__tuple_slice {
+  int count;
+  int index[64];
+} nbc__tuple_slice;
+
 /* The typed program: the entry and every callee specialisation. */
 typedef struct nbc__program {
   nbc__func *entry;

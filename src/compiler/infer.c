@@ -229,7 +229,8 @@ static const nbc__type *module_function(infer *I, const nbc__node *n, const char
 
 static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
                                             "max",   "int",   "float",  "bool",
-                                            "round", "print", "complex", "divmod"};
+                                            "round", "print", "complex", "divmod",
+                                            "pow"};
 
 /* What a global name means, or NULL (reported) when it has none. */
 static nbc__global *global_lookup(infer *I, const nbc__node *n, const char *name) {
@@ -636,7 +637,32 @@ static const nbc__type *array_view(infer *I, nbc__node *b, const nbc__type *at,
 
 /* Indexes array type at with index node b (ints or a tuple of ints, or slices); returns the
  * dtype, or the view's array type for basic indexing that leaves dimensions. */
+/* A[idx] with idx a variable holding a tuple (numba indexes with its items): the index becomes
+ * the tuple display (idx[0], idx[1], ...), each item read from the variable. */
+static nbc__node *spread_tuple_index(infer *I, nbc__node *b) {
+  if (b->kind != NBC__N_NAME) return b;
+  const nbc__type *t = nbc__infer_expr(I, b);
+  if (!t || t->kind != NBC__T_TUPLE || t->count < 1 || t->count > 32) return b;
+  nbc__node *tuple = nbc__infer_alloc(I, sizeof *tuple);
+  nbc__node **items = nbc__infer_alloc(I, sizeof *items * (size_t)t->count);
+  if (!tuple || !items) return b;
+  *tuple = (nbc__node){.kind = NBC__N_TUPLE, .tok = b->tok, .var = -1};
+  for (int k = 0; k < t->count; k++) {
+    nbc__node *sub = nbc__infer_alloc(I, sizeof *sub), *ix = nbc__infer_alloc(I, sizeof *ix);
+    nbc__node *name = nbc__node_clone(I->ctx, b);
+    if (!sub || !ix || !name) return b;
+    *ix = (nbc__node){.kind = NBC__N_INT, .tok = b->tok, .var = -1};
+    ix->value.i = k;
+    *sub = (nbc__node){.kind = NBC__N_SUBSCRIPT, .tok = b->tok, .a = name, .b = ix, .var = -1};
+    items[k] = sub;
+  }
+  tuple->list.items = items;
+  tuple->list.count = t->count;
+  return tuple;
+}
+
 static const nbc__type *array_index(infer *I, nbc__node *n, const nbc__type *at, nbc__node *b) {
+  if (b->kind == NBC__N_NAME) b = n->b = spread_tuple_index(I, b);
   int count = b->kind == NBC__N_TUPLE ? b->list.count : 1;
   nbc__node *const *items = b->kind == NBC__N_TUPLE ? b->list.items : &b;
   bool sliced = false;
@@ -667,10 +693,51 @@ static const nbc__type *array_index(infer *I, nbc__node *n, const nbc__type *at,
   return at->dtype;
 }
 
+/* One constant bound of a tuple slice (absent or None: *pset false). */
+static bool slice_const(infer *I, nbc__node *b, int64_t *pv, bool *pset) {
+  *pset = b && b->kind != NBC__N_NONE;
+  if (!*pset) return true;
+  if (!nbc__infer_const_int(I, b, pv))
+    return UNSUPPORTED(I, b, "a tuple is sliced with constant integers only"), false;
+  nbc__infer_expr(I, b);
+  return true;
+}
+
+/* t[start:stop:step] of a tuple with constant bounds, Python's slice semantics: the new
+ * tuple's type; n->info the items taken (nbc__tuple_slice, for lower_array.c). */
+static const nbc__type *tuple_slice(infer *I, nbc__node *n, const nbc__type *t) {
+  nbc__node *s = n->b;
+  int64_t start = 0, stop = 0, step = 1;
+  bool has_start, has_stop, has_step;
+  if (!slice_const(I, s->a, &start, &has_start) || !slice_const(I, s->b, &stop, &has_stop) ||
+      !slice_const(I, s->c, &step, &has_step))
+    return NULL;
+  if (step == 0) return TYPING(I, s, "slice step cannot be zero"), NULL;
+  int64_t len = t->count;
+  int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? len : len - 1;
+  if (!has_start) start = step > 0 ? 0 : len - 1;
+  else if (start < 0) start = start + len < lo ? lo : start + len;
+  else if (start > hi) start = hi;
+  if (!has_stop) stop = step > 0 ? len : -1;
+  else if (stop < 0) stop = stop + len < lo ? lo : stop + len;
+  else if (stop > hi) stop = hi;
+  nbc__tuple_slice *ts = nbc__infer_alloc(I, sizeof *ts);
+  if (!ts) return NULL;
+  ts->count = 0;
+  const nbc__type *items[64];
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    items[ts->count] = t->items[i];
+    ts->index[ts->count++] = (int)i;
+  }
+  n->info = ts;
+  return nbc__type_tuple(I->ctx, items, ts->count);
+}
+
 static const nbc__type *subscript_expr(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
   if (o->kind == NBC__T_ARRAY) return array_index(I, n, o, n->b);
+  if (o->kind == NBC__T_TUPLE && n->b->kind == NBC__N_SLICE) return tuple_slice(I, n, o);
   if (o->kind == NBC__T_TUPLE) {
     int64_t k;
     if (!nbc__infer_const_int(I, n->b, &k)) {
@@ -703,10 +770,43 @@ static const nbc__type *subscript_expr(infer *I, nbc__node *n) {
   return NULL;
 }
 
+/* numba's tuple arithmetic: t + u concatenates, t * k (or k * t) repeats t for a constant
+ * integer k (none for k <= 0). NULL when the operands are not tuples of these forms, or, with
+ * *perr set, after reporting an error. */
+static const nbc__type *tuple_binop(infer *I, nbc__node *n, const nbc__type *a,
+                                    const nbc__type *b, bool *perr) {
+  *perr = true;
+  const nbc__type *items[64];
+  if (n->op == NBC__OP_ADD && a->kind == NBC__T_TUPLE && b->kind == NBC__T_TUPLE) {
+    if (a->count + b->count > 64) return UNSUPPORTED(I, n, "tuples of more than 64 items"), NULL;
+    for (int i = 0; i < a->count; i++) items[i] = a->items[i];
+    for (int i = 0; i < b->count; i++) items[a->count + i] = b->items[i];
+    return nbc__type_tuple(I->ctx, items, a->count + b->count);
+  }
+  if (n->op != NBC__OP_MUL || (a->kind == NBC__T_TUPLE) == (b->kind == NBC__T_TUPLE)) {
+    *perr = false;
+    return NULL;
+  }
+  const nbc__type *t = a->kind == NBC__T_TUPLE ? a : b;
+  int64_t k;
+  if (!nbc__infer_const_int(I, a->kind == NBC__T_TUPLE ? n->b : n->a, &k))
+    return UNSUPPORTED(I, n, "a tuple can be repeated a constant number of times only"), NULL;
+  if (k < 0) k = 0;
+  if (t->count * k > 64) return UNSUPPORTED(I, n, "tuples of more than 64 items"), NULL;
+  for (int64_t r = 0; r < k; r++)
+    for (int i = 0; i < t->count; i++) items[r * t->count + i] = t->items[i];
+  return nbc__type_tuple(I->ctx, items, (int)(t->count * k));
+}
+
 /* Numeric operands required: reports "Invalid use of OP with parameters (A, B)". */
 static const nbc__type *binop_expr(infer *I, nbc__node *n) {
   const nbc__type *a = nbc__infer_expr(I, n->a), *b = nbc__infer_expr(I, n->b);
   if (!a || !b) return NULL;
+  if (a->kind == NBC__T_TUPLE || b->kind == NBC__T_TUPLE) {
+    bool err;
+    const nbc__type *t = tuple_binop(I, n, a, b, &err);
+    if (t || err) return t;
+  }
   const nbc__type *args[2];
   const char *why;
   const nbc__type *r = nbc__type_binop_sig(n->op, a, b, args, &why);

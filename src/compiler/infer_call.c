@@ -116,6 +116,21 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
     c->ret = T(NBC__T_INT64);
     return c->ret;
   }
+  if (strcmp(name, "pow") == 0) { /* numba's pow(a, b) is a ** b: the node becomes that */
+    if (nargs != 2 || n->list.items[0]->kind == NBC__N_KEYWORD ||
+        n->list.items[1]->kind == NBC__N_KEYWORD)
+      return UNSUPPORTED(I, n, "pow() takes two positional arguments in a kernel (a modulus "
+                               "is not supported)"),
+             NULL;
+    nbc__node *base = n->list.items[0], *exponent = n->list.items[1];
+    n->kind = NBC__N_BINOP;
+    n->op = NBC__OP_POW;
+    n->a = base;
+    n->b = exponent;
+    n->list.count = 0;
+    n->info = NULL;
+    return nbc__infer_expr(I, n);
+  }
   if (strcmp(name, "complex") == 0) return call_complex(I, n, types, nargs);
   if (strcmp(name, "divmod") == 0) { /* (a // b, a % b), each typed as that operator */
     const nbc__type *conv[2], *items[2];

@@ -401,6 +401,16 @@ nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *at = n->a->type;
   if (at && at->kind == NBC__T_TUPLE) {
     nbc__lval tup = nbc__lower_expr(L, n->a);
+    if (n->b->kind == NBC__N_SLICE && n->info && n->type && n->type->kind == NBC__T_TUPLE) {
+      const nbc__tuple_slice *ts = n->info; /* t[a:b:c]: the items infer.c chose */
+      nbc__lval items[64];
+      for (int i = 0; i < ts->count; i++) {
+        const char *x = tmp(L);
+        EMIT("%s = extractvalue %s %s, %d", x, ltype(L, at), tup.v, ts->index[i]);
+        items[i] = (nbc__lval){at->items[ts->index[i]], x};
+      }
+      return nbc__lower_make_tuple(L, n->type, items);
+    }
     return nbc__lower_tuple_item(L, n, tup, n->b);
   }
   if (n->type && n->type->kind == NBC__T_ARRAY) return array_view(L, n);

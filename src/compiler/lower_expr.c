@@ -828,12 +828,28 @@ static bool lower_half_fma(nbc__lowerer *L, nbc__node *n, nbc__lval *pr) {
   return true;
 }
 
+static nbc__lval item(nbc__lowerer *L, nbc__lval t, int i);
+
+/* t + u and t * k of tuples (infer.c's tuple_binop): the items of both, or of t k times. */
+static nbc__lval tuple_binop(nbc__lowerer *L, nbc__node *n, nbc__lval a, nbc__lval b) {
+  nbc__lval items[64];
+  int k = 0;
+  bool concat = n->op == NBC__OP_ADD;
+  nbc__lval t = concat || a.type->kind == NBC__T_TUPLE ? a : b;
+  int reps = concat ? 1 : t.type->count ? n->type->count / t.type->count : 0;
+  for (int r = 0; r < reps; r++)
+    for (int i = 0; i < t.type->count && k < 64; i++) items[k++] = item(L, t, i);
+  for (int i = 0; concat && i < b.type->count && k < 64; i++) items[k++] = item(L, b, i);
+  return nbc__lower_make_tuple(L, n->type, items);
+}
+
 static nbc__lval lower_binop(nbc__lowerer *L, nbc__node *n) {
   nbc__lval fused;
   if (lower_half_fma(L, n, &fused)) return fused;
   nbc__lval a = nbc__lower_expr(L, n->a);
   nbc__lval b = nbc__lower_expr(L, n->b);
   const nbc__type *rt = n->type;
+  if (rt && rt->kind == NBC__T_TUPLE) return tuple_binop(L, n, a, b);
   if (n->op == NBC__OP_DIV && rt && is_int(rt)) rt = T(NBC__T_FLOAT64);
   return nbc__lower_binop_values(L, n, n->op, a, n->b, b, rt);
 }

@@ -1061,6 +1061,14 @@ TEST(tuples_global_and_indexed) {
   nbc_source_t c = {"def c(x):\n    return (x, 1) <= (x, 2, 3) and x in (1.0, 2.5) and "
                     "((x, 1), 2) != ((1, x), 2)\n", 0, "c.py", 1, 0};
   nbc_compile_result_destroy(compiled_and_assembled(&c, "c", "(float64,)", &o, "bool"));
+  /* concatenation, repetition, constant slices, pow(), an array indexed by a tuple variable */
+  nbc_source_t ops = {"def t(x):\n    return ((x, 1) + (2.5,) * 2)[::-1][1:]\n"
+                      "def p(a, i):\n    idx = (i, 0)\n    return pow(a[idx], 2)\n", 0, "o.py",
+                      1, 0};
+  nbc_compile_result_destroy(
+      compiled_and_assembled(&ops, "t", "(float64,)", &o, "Tuple(float64, int64, float64)"));
+  nbc_compile_result_destroy(
+      compiled_and_assembled(&ops, "p", "(float32[:, :], int64)", &o, "float32"));
 
   o.device = 0;
   o.abi = NBC_ABI_NUMBA;

@@ -86,6 +86,28 @@ def compare(out, x, y):
         out[i] = r
 
 
+def reshape_ops(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        t = (x[i], 2.0) + (3.0,)          # concatenation
+        u = (x[i],) * 3                   # repetition
+        v = t[1:] + u[::-2] + t[::-1][:1]
+        w = v + 2 * (pow(x[i], 2), pow(2.0, x[i]))
+        s = 0.0
+        for e in w:
+            s += e
+        out[i] = s + len(w) + len(t[5:])
+
+
+def tuple_indexed(out, x):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        idx = (i, 1)
+        out[idx] = x[idx] * 2.0
+        j = (i, 0)
+        out[j] += 1.0
+
+
 def pick(out, x, k):
     i = cuda.grid(1)
     if i < x.size:
@@ -115,6 +137,31 @@ def test_global_tuples_are_typed_as_numba_types_them(tmp_path):
     assert typeof("WEIGHTS[int(x)]") == "float64"
     assert typeof("((x, 1), WEIGHTS)") == \
         "Tuple(Tuple(float64, int64), UniTuple(float64 x 3))"
+
+
+def test_tuple_arithmetic_slices_pow_and_tuple_indices(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    for f, sig in ((mod.reshape_ops, "void(float64[::1], float64[::1])"),
+                   (mod.tuple_indexed, "void(float64[:, ::1], float64[:, ::1])")):
+        ptx, _ = cuda.compile_ptx(f, sig, cc=(9, 0))
+        check_ptx(ptx, tmp_path)
+
+    def typeof(body, sig="(float64,)"):
+        m = load_kernel_module(tmp_path, "tuple_ops", f"def f(x):\n    return {body}\n", cuda)
+        return str(cuda.compile(m.f, sig)[1])
+
+    assert typeof("(x, 1) + (True,)") == "Tuple(float64, int64, bool)"
+    assert typeof("(x,) * 3") == "UniTuple(float64 x 3)"
+    assert typeof("2 * (x, 1)") == "Tuple(float64, int64, float64, int64)"
+    assert typeof("(x,) * -1") == "Tuple()"
+    assert typeof("(x, 1, 2.5)[::-1]") == "Tuple(float64, int64, float64)"
+    assert typeof("(x, 1, 2.5)[1:]") == "Tuple(int64, float64)"
+    assert typeof("pow(x, 2)") == "float64"
+    assert typeof("pow(2, 3)", "(int64,)") == "int64"
+    with pytest.raises(cuda.TypingError, match="a tuple can be repeated a constant number"):
+        typeof("(x,) * int(x)")
+    with pytest.raises(cuda.TypingError, match="a modulus is not supported"):
+        typeof("pow(2, 3, 5)", "(int64,)")
 
 
 def test_tuple_comparisons_compile(tmp_path):
@@ -165,6 +212,15 @@ def results(cuda_module, directory):
         d = cuda_module.to_device(np.zeros(64))
         k[2, 32](d, cuda_module.to_device(x))
         out[name] = d.copy_to_host()
+    kr = cuda_module.jit("void(float64[::1], float64[::1])")(mod.reshape_ops)
+    dr = cuda_module.to_device(np.zeros(64))
+    kr[2, 32](dr, cuda_module.to_device(x))
+    out["reshape_ops"] = dr.copy_to_host()
+    kt = cuda_module.jit("void(float64[:, ::1], float64[:, ::1])")(mod.tuple_indexed)
+    m = np.arange(128, dtype=np.float64).reshape(64, 2)
+    dt = cuda_module.to_device(np.zeros((64, 2)))
+    kt[2, 32](dt, cuda_module.to_device(m))
+    out["tuple_indexed"] = dt.copy_to_host()
     xs = np.array([1.0, 2.0, 3.0, np.nan, -1.0, 0.0, 2.0, np.inf] * 8)
     ys = np.array([1.0, 1.0, 4.0, np.nan, -2.0, -0.0, np.nan, 3.0] * 8)
     kc = cuda_module.jit("void(int64[::1], float64[::1], float64[::1])")(mod.compare)
@@ -206,6 +262,12 @@ def test_tuples_match_numpy_and_numba_cuda(gpu, tmp_path):
                                rtol=1e-15)
     idx = np.arange(64) % 6 - 3
     np.testing.assert_array_equal(mine["pick"], x * (np.where(idx < 0, idx + 3, idx) + 1))
+    t0 = [(v, 2.0, 3.0) for v in x]
+    expect_r = [sum(t[1:] + (v, v) + t[::-1][:1] + 2 * (v ** 2, 2.0 ** v)) + 9
+                for v, t in zip(x, t0)]
+    np.testing.assert_allclose(mine["reshape_ops"], expect_r, rtol=1e-14)
+    m = np.arange(128, dtype=np.float64).reshape(64, 2)
+    np.testing.assert_array_equal(mine["tuple_indexed"], np.stack([np.ones(64), 2 * m[:, 1]], 1))
     # numba's comparisons (NaN != NaN, unlike Python's identity shortcut in tuples)
     xs = np.array([1.0, 2.0, 3.0, np.nan, -1.0, 0.0, 2.0, np.inf])
     ys = np.array([1.0, 1.0, 4.0, np.nan, -2.0, -0.0, np.nan, 3.0])
