@@ -92,7 +92,7 @@ def reshape_ops(out, x):
         t = (x[i], 2.0) + (3.0,)          # concatenation
         u = (x[i],) * 3                   # repetition
         v = t[1:] + u[::-2] + t[::-1][:1]
-        w = v + 2 * (pow(x[i], 2), pow(2.0, x[i]))
+        w = v + (pow(x[i], 2), pow(2.0, x[i])) * 2  # numba has no int * tuple
         s = 0.0
         for e in w:
             s += e
