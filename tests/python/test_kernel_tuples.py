@@ -90,9 +90,10 @@ def reshape_ops(out, x):
     i = cuda.grid(1)
     if i < x.size:
         t = (x[i], 2.0) + (3.0,)          # concatenation
-        u = (x[i],) * 3                   # repetition
+        u = (x[i], x[i], x[i])            # (numba-cuda repeats no tuple: t * k is nbcuda's)
         v = t[1:] + u[::-2] + t[::-1][:1]
-        w = v + (pow(x[i], 2), pow(2.0, x[i])) * 2  # numba has no int * tuple
+        p = (pow(x[i], 2), pow(2.0, x[i]))
+        w = v + p + p
         s = 0.0
         for e in w:
             s += e
