@@ -126,6 +126,8 @@ nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
 
 /* lower_array.c: arrays, tuples and the CUDA intrinsics (called from lower_expr.c). */
 nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n);
+/* Item i (a constant) of a tuple value. */
+nbc__lval nbc__lower_tuple_at(nbc__lowerer *L, nbc__lval tup, int i);
 nbc__lval nbc__lower_tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup,
                                 nbc__node *ix);
 nbc__lval nbc__lower_make_tuple(nbc__lowerer *L, const nbc__type *tt, nbc__lval *items);

@@ -185,6 +185,12 @@ void nbc__lower_store_subscript(nbc__lowerer *L, nbc__node *target, nbc__lval v)
   nbc__lower_store(L, nbc__lower_convert(L, v, arr.type->dtype), p);
 }
 
+nbc__lval nbc__lower_tuple_at(nbc__lowerer *L, nbc__lval tup, int i) {
+  const char *x = tmp(L);
+  EMIT("%s = extractvalue %s %s, %d", x, ltype(L, tup.type), tup.v, i);
+  return (nbc__lval){tup.type->items[i], x};
+}
+
 nbc__lval nbc__lower_tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup,
                                 nbc__node *ix) {
   const nbc__type *tt = tup.type;
@@ -195,9 +201,7 @@ nbc__lval nbc__lower_tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup
       nbc__lower_error(L, ix, "tuple index out of range");
       return (nbc__lval){T(NBC__T_INT64), "0"};
     }
-    const char *x = tmp(L);
-    EMIT("%s = extractvalue %s %s, %lld", x, ltype(L, tt), tup.v, (long long)c);
-    return (nbc__lval){tt->items[c], x};
+    return nbc__lower_tuple_at(L, tup, (int)c);
   }
   /* A run-time index needs a homogeneous tuple: spill it to an array and index that. */
   for (int i = 1; i < tt->count; i++)
@@ -213,8 +217,7 @@ nbc__lval nbc__lower_tuple_item(nbc__lowerer *L, nbc__node *where, nbc__lval tup
   const char *aty = nbc__arena_printf(L->arena, "[%d x %s]", tt->count, ety);
   const char *slot = nbc__lower_alloca(L, aty);
   for (int i = 0; i < tt->count; i++) {
-    const char *x = tmp(L), *p = tmp(L);
-    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, tt), tup.v, i);
+    const char *x = nbc__lower_tuple_at(L, tup, i).v, *p = tmp(L);
     EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 %d", p, aty, aty, slot, i);
     EMIT("store %s %s, %s* %s", ety, x, ety, p);
   }
@@ -404,11 +407,7 @@ nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {
     if (n->b->kind == NBC__N_SLICE && n->info && n->type && n->type->kind == NBC__T_TUPLE) {
       const nbc__tuple_slice *ts = n->info; /* t[a:b:c]: the items infer.c chose */
       nbc__lval items[64];
-      for (int i = 0; i < ts->count; i++) {
-        const char *x = tmp(L);
-        EMIT("%s = extractvalue %s %s, %d", x, ltype(L, at), tup.v, ts->index[i]);
-        items[i] = (nbc__lval){at->items[ts->index[i]], x};
-      }
+      for (int i = 0; i < ts->count; i++) items[i] = nbc__lower_tuple_at(L, tup, ts->index[i]);
       return nbc__lower_make_tuple(L, n->type, items);
     }
     return nbc__lower_tuple_item(L, n, tup, n->b);
@@ -791,11 +790,8 @@ static const char *hint_element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval
     nbc__diag_oom(L->ctx);
     return NULL;
   }
-  for (int k = 0; k < tup.type->count; k++) {
-    const char *x = tmp(L);
-    EMIT("%s = extractvalue %s %s, %d", x, ltype(L, tup.type), tup.v, k);
-    iv[k] = wrap_index(L, arr, (nbc__lval){tup.type->items[k], x}, k, nonneg);
-  }
+  for (int k = 0; k < tup.type->count; k++)
+    iv[k] = wrap_index(L, arr, nbc__lower_tuple_at(L, tup, k), k, nonneg);
   return element_address(L, arr, iv);
 }
 

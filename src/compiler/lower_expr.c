@@ -828,8 +828,6 @@ static bool lower_half_fma(nbc__lowerer *L, nbc__node *n, nbc__lval *pr) {
   return true;
 }
 
-static nbc__lval item(nbc__lowerer *L, nbc__lval t, int i);
-
 /* t + u and t * k of tuples (infer.c's tuple_binop): the items of both, or of t k times. */
 static nbc__lval tuple_binop(nbc__lowerer *L, nbc__node *n, nbc__lval a, nbc__lval b) {
   nbc__lval items[64];
@@ -838,8 +836,10 @@ static nbc__lval tuple_binop(nbc__lowerer *L, nbc__node *n, nbc__lval a, nbc__lv
   nbc__lval t = concat || a.type->kind == NBC__T_TUPLE ? a : b;
   int reps = concat ? 1 : t.type->count ? n->type->count / t.type->count : 0;
   for (int r = 0; r < reps; r++)
-    for (int i = 0; i < t.type->count && k < 64; i++) items[k++] = item(L, t, i);
-  for (int i = 0; concat && i < b.type->count && k < 64; i++) items[k++] = item(L, b, i);
+    for (int i = 0; i < t.type->count && k < 64; i++)
+      items[k++] = nbc__lower_tuple_at(L, t, i);
+  for (int i = 0; concat && i < b.type->count && k < 64; i++)
+    items[k++] = nbc__lower_tuple_at(L, b, i);
   return nbc__lower_make_tuple(L, n->type, items);
 }
 
@@ -866,11 +866,6 @@ static const nbc__type *compare_type(nbc__lowerer *L, const nbc__type *a, const 
 static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
                                   nbc__lval b);
 
-static nbc__lval item(nbc__lowerer *L, nbc__lval t, int i) {
-  const char *x = tmp(L);
-  EMIT("%s = extractvalue %s %s, %d", x, ltype(L, t.type), t.v, i);
-  return (nbc__lval){t.type->items[i], x};
-}
 
 /* Tuples compared as numba does: == and != item by item (tuples of other lengths are not
  * equal); <, <=, >, >= by the first items that differ (numba's tuple_cmp_ordered), else by the
@@ -883,7 +878,8 @@ static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op,
     /* in: any item equal (an `or` from false); ==: all items equal (an `and` from true) */
     const char *acc = in ? "false" : na == nb ? "true" : "false";
     for (int i = 0; na == nb && i < nb; i++) {
-      const char *eq = compare_values(L, where, NBC__OP_EQ, in ? a : item(L, a, i), item(L, b, i));
+      nbc__lval left = in ? a : nbc__lower_tuple_at(L, a, i);
+      const char *eq = compare_values(L, where, NBC__OP_EQ, left, nbc__lower_tuple_at(L, b, i));
       const char *x = tmp(L);
       EMIT("%s = %s i1 %s, %s", x, in ? "or" : "and", acc, eq);
       acc = x;
@@ -898,7 +894,7 @@ static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op,
   const char *res = nbc__lower_alloca(L, "i1");
   int end = nbc__lower_label(L);
   for (int i = 0; i < na && i < nb; i++) {
-    nbc__lval x = item(L, a, i), y = item(L, b, i);
+    nbc__lval x = nbc__lower_tuple_at(L, a, i), y = nbc__lower_tuple_at(L, b, i);
     const char *ne = compare_values(L, where, NBC__OP_NE, x, y);
     int differ = nbc__lower_label(L), same = nbc__lower_label(L);
     nbc__lower_condbr(L, ne, differ, same);
@@ -1235,11 +1231,7 @@ static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
                        is_max ? "max" : "min");
       return (nbc__lval){rt, "0"};
     }
-    for (int i = 0; i < t.type->count; i++) {
-      const char *x = tmp(L);
-      EMIT("%s = extractvalue %s %s, %d", x, ltype(L, t.type), t.v, i);
-      vals[count++] = (nbc__lval){t.type->items[i], x};
-    }
+    for (int i = 0; i < t.type->count; i++) vals[count++] = nbc__lower_tuple_at(L, t, i);
   } else {
     for (int i = 0; i < n->list.count && i < 64; i++)
       vals[count++] = nbc__lower_expr(L, n->list.items[i]);
