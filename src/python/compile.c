@@ -653,12 +653,19 @@ int nbc__py_inline_always(PyObject *inline_option) {
   return -1;
 }
 
+/* What name means to the function: its closure's cell, else its global (borrowed); NULL,
+ * with an error set only when the lookup itself failed, when it has neither. */
+static PyObject *lookup_name(resolver_data *d, PyObject *name) {
+  PyObject *value = d->closure ? PyDict_GetItemWithError(d->closure, name) : NULL;
+  if (!value && !PyErr_Occurred() && PyDict_Check(d->globals))
+    value = PyDict_GetItemWithError(d->globals, name);
+  return value;
+}
+
 static int resolve_locked(resolver_data *d, const char *name, nbc_global_t *g) {
   PyObject *key = PyUnicode_FromString(name);
   if (!key) return -1;
-  PyObject *value = d->closure ? PyDict_GetItemWithError(d->closure, key) : NULL;
-  if (!value && !PyErr_Occurred() && PyDict_Check(d->globals))
-    value = PyDict_GetItemWithError(d->globals, key);
+  PyObject *value = lookup_name(d, key);
   Py_DECREF(key);
   if (!value) return PyErr_Occurred() ? -1 : 1;
   Py_INCREF(value);
@@ -765,9 +772,7 @@ static PyObject *site_class(nbc__py_state *st, resolver_data *d, const nbc_raise
   PyObject *v = NULL;
   if (names) {
     PyObject *first = PyList_GET_ITEM(names, 0);
-    v = d->closure ? PyDict_GetItemWithError(d->closure, first) : NULL;
-    if (!v && !PyErr_Occurred() && PyDict_Check(d->globals))
-      v = PyDict_GetItemWithError(d->globals, first);
+    v = lookup_name(d, first);
     if (!v && !PyErr_Occurred()) v = PyDict_GetItemWithError(PyEval_GetBuiltins(), first);
     Py_XINCREF(v);
     for (Py_ssize_t i = 1; v && i < PyList_GET_SIZE(names); i++)
@@ -947,11 +952,13 @@ int nbc__py_launch_bounds(PyObject *bounds, nbc_compile_options_t *o) {
 }
 
 /* What compile_all needs besides the code: the files the function links (declare_device's
- * link=), whether the fp16 wrappers are called, and the cc compiled for. */
+ * link=), whether the fp16 wrappers are called, the cc compiled for, and how NVRTC compiles
+ * the CUDA C++ among them (nbc_nvrtc_compile's flags: the output's kind, lineinfo, debug). */
 typedef struct {
   PyObject *links;
   int fp16;
   int cc_major, cc_minor;
+  unsigned nvrtc_flags;
 } link_needs;
 
 static PyObject *do_compile(PyObject *module, compile_args *a, int default_device,
@@ -1081,6 +1088,8 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
     needs->cc_major = o.cc_major;
     needs->cc_minor = o.cc_minor;
     if (!o.cc_major && !o.cc_minor) nbc_default_ptx_cc(&needs->cc_major, &needs->cc_minor);
+    needs->nvrtc_flags = (o.output == NBC_OUTPUT_LTOIR ? NBC_NVRTC_LTO : 0) |
+                         (o.lineinfo ? NBC_NVRTC_LINEINFO : 0) | (o.debug ? NBC_NVRTC_DEBUG : 0);
   }
   const char *resty = nbc_compile_result_return_type(result);
   if (!device && resty && strcmp(resty, "none") != 0 && strcmp(resty, "void") != 0) {
@@ -1153,14 +1162,10 @@ static PyObject *py_compile_all(PyObject *module, PyObject *args, PyObject *kwar
   if (!a.output || a.output == Py_None) a.output = ltoir;
   link_needs needs = {0};
   PyObject *compiled = do_compile(module, &a, 1, "c", 0, &needs);
-  int lto = compiled && PyBytes_Check(PyTuple_GET_ITEM(compiled, 0));
   Py_DECREF(ltoir);
-  int debug = compiled ? truthy(a.debug, 0) : 0, lineinfo = compiled ? truthy(a.lineinfo, 0) : 0;
-  unsigned flags = (lto ? NBC_NVRTC_LTO : 0) | (lineinfo > 0 ? NBC_NVRTC_LINEINFO : 0) |
-                   (debug > 0 ? NBC_NVRTC_DEBUG : 0);
   PyObject *codes = compiled ? nbc__py_link_codes(nbc__py_module_state(module), module,
                                                   needs.links, needs.fp16, needs.cc_major,
-                                                  needs.cc_minor, flags)
+                                                  needs.cc_minor, needs.nvrtc_flags)
                              : NULL;
   Py_XDECREF(needs.links);
   PyObject *r = NULL;

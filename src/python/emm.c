@@ -145,14 +145,20 @@ PyObject *nbc__py_emm_class(PyObject *module, PyObject *name) {
   return Py_NewRef(cls);
 }
 
+/* cls(context=context), as numba makes a plugin instance; a new reference or NULL. */
+static PyObject *instance(PyObject *cls, PyObject *context) {
+  PyObject *kwargs = Py_BuildValue("{sO}", "context", context);
+  PyObject *empty = PyTuple_New(0);
+  PyObject *m = kwargs && empty ? PyObject_Call(cls, empty, kwargs) : NULL;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  return m;
+}
+
 /* 0 when cls(context=None).interface_version is the one supported, else -1 with numba's
  * RuntimeError (or what the class raised). */
 static int check_version(PyObject *cls) {
-  PyObject *kwargs = Py_BuildValue("{sO}", "context", Py_None);
-  PyObject *empty = PyTuple_New(0);
-  PyObject *dummy = kwargs && empty ? PyObject_Call(cls, empty, kwargs) : NULL;
-  Py_XDECREF(kwargs);
-  Py_XDECREF(empty);
+  PyObject *dummy = instance(cls, Py_None);
   PyObject *iv = dummy ? PyObject_GetAttrString(dummy, "interface_version") : NULL;
   Py_XDECREF(dummy);
   if (!iv) return -1;
@@ -196,11 +202,7 @@ int nbc__py_emm_active(nbc__py_state *st) {
 static PyObject *manager_of(nbc__py_state *st, PyObject *context) {
   PyObject **slot = nbc__py_context_manager_slot(context);
   if (*slot) return *slot;
-  PyObject *kwargs = Py_BuildValue("{sO}", "context", context);
-  PyObject *empty = PyTuple_New(0);
-  PyObject *m = kwargs && empty ? PyObject_Call(st->memory_manager, empty, kwargs) : NULL;
-  Py_XDECREF(kwargs);
-  Py_XDECREF(empty);
+  PyObject *m = instance(st->memory_manager, context);
   PyObject *r = m ? PyObject_CallMethod(m, "initialize", NULL) : NULL;
   if (!r) {
     Py_XDECREF(m);
