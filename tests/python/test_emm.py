@@ -176,6 +176,37 @@ print(my_emm.log)
     assert p.returncode != 0 and "No module named 'no_such_emm_module'" in p.stderr
 
 
+def test_plugin_errors_reach_the_caller(run_py):
+    out = run(run_py, r'''
+class NoPointer(Logging):
+    def memalloc(self, size):
+        return 5
+
+class Failing(Logging):
+    def memalloc(self, size):
+        raise MemoryError(f"pool exhausted at {size}")
+
+class BadInit(Logging):
+    def initialize(self):
+        raise RuntimeError("cannot start")
+
+for cls in (NoPointer, Failing, BadInit):
+    cuda.close()   # a new context instance next
+    cuda.set_memory_manager(cls)
+    try:
+        cuda.device_array(4, np.float32)
+        print("no error")
+    except Exception as e:
+        print(type(e).__name__, e)
+''')
+    assert out == [
+        "TypeError the memory manager's memalloc(16) gave 5, not a MemoryPointer (an object "
+        "with device_ctypes_pointer)",
+        "MemoryError pool exhausted at 16",
+        "RuntimeError cannot start",
+    ]
+
+
 def test_memory_pointer_constructor(run_py):
     out = run(run_py, r'''
 ctx = cuda.current_context()

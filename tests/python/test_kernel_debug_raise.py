@@ -258,6 +258,26 @@ def test_without_debug_nothing_is_read(raise_next, tmp_path, tdrv):
     assert tdrv.calls("cuModuleGetGlobal") == before
 
 
+def test_driver_failure_reading_the_exception(tdrv, tmp_path):
+    """A failing cuModuleGetGlobal (clearing before the launch, reading after it) is the
+    driver's error naming the call, not a crash or a silent launch."""
+    mod = load_kernel_module(tmp_path, "debug_raise_kernels", KERNELS, cuda)
+    k = debug_jit(cuda, mod.kernel)
+    out = cuda.device_array(64, np.float32)
+    d_x = cuda.to_device(np.arange(64, dtype=np.float32))
+    k[2, 32](out, d_x)  # loaded
+    launches = tdrv.launch_count()
+    tdrv.fail("cuModuleGetGlobal", 1, 500)  # the clear before the launch
+    with pytest.raises(cuda.CudaAPIError, match="cuModuleGetGlobal") as info:
+        k[2, 32](out, d_x)
+    assert info.value.code == 500 and tdrv.launch_count() == launches  # nothing launched
+    tdrv.fail("cuModuleGetGlobal", 2, 500)  # the read after it
+    with pytest.raises(cuda.CudaAPIError, match="cuModuleGetGlobal"):
+        k[2, 32](out, d_x)
+    assert tdrv.launch_count() == launches + 1
+    assert outcome(lambda: k[2, 32](out, d_x)) == "no exception"
+
+
 def test_debug_raise_needs_an_exception_class(tmp_path):
     src = ("NotAnException = 3\n\n\ndef k(out, x):\n    if x[0] < 0:\n"
            "        raise NotAnException('x')\n")

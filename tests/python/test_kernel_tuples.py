@@ -163,6 +163,10 @@ def test_tuple_arithmetic_slices_pow_and_tuple_indices(tmp_path):
         typeof("(x,) * int(x)")
     with pytest.raises(cuda.TypingError, match="a modulus is not supported"):
         typeof("pow(2, 3, 5)", "(int64,)")
+    with pytest.raises(cuda.TypingError, match="sliced with constant integers only"):
+        typeof("(x, 1, 2.5)[int(x):]")
+    with pytest.raises(cuda.TypingError, match="slice step cannot be zero"):
+        typeof("(x, 1, 2.5)[::0]")
 
 
 def test_tuple_comparisons_compile(tmp_path):
