@@ -308,6 +308,11 @@ typedef enum nbc_runtime_source {
   NBC_RUNTIME_NVVM        /* the toolkit version implied by libNVVM */
 } nbc_runtime_source_t;
 
+/* The CUDA toolkit folders nbcuda looks in for the toolkit's files (libcudart, NVRTC,
+ * nvJitLink, libcudadevrt.a, nvdisasm), in order: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda,
+ * unset or empty variables skipped. Fills roots and returns how many there are. */
+#define NBC_TOOLKIT_ROOTS_MAX 3
+int nbc_toolkit_roots(const char *roots[NBC_TOOLKIT_ROOTS_MAX]);
 /* (major, minor) of the CUDA runtime; *psource (may be NULL) says which library answered. */
 nbc_status_t nbc_runtime_get_version(int *pmajor, int *pminor, nbc_runtime_source_t *psource);
 /* *psupported = the runtime's major version is one nbcuda supports (12 or 13). */
@@ -510,6 +515,11 @@ nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,
  * size (either pointer may be NULL). An unknown name is the driver's CUDA_ERROR_NOT_FOUND. */
 nbc_status_t nbc_module_get_global(nbc_module_t *module, const char *name, nbc_devptr_t *pptr,
                                    size_t *psize);
+/* The i32 variables of a debug=True kernel <name> with a raise site, "<name>__<v>__" for each
+ * v of this list in its order: the raise site's code, then the raising thread's threadIdx z,
+ * y, x and blockIdx z, y, x. The compiler emits them; nbc_debug_exception_* read them. */
+#define NBC_DEBUG_EXCEPTION_VARIABLES \
+  { "errcode", "tidz", "tidy", "tidx", "ctaidz", "ctaidy", "ctaidx" }
 /* Launches of a debug=True kernel (nbc_raise_site_t). Before one, clear queues the zeroing of
  * the function's <name>__errcode__ on the stream; after it, read waits for the stream (the
  * launch) and gives the code of the raise site that ended a thread first (0: none), with that

@@ -29,8 +29,7 @@
 
 #include "compiler/lower.h"
 
-static const char *const raise_globals[7] = {"errcode", "tidz", "tidy", "tidx",
-                                             "ctaidz", "ctaidy", "ctaidx"};
+static const char *const raise_globals[7] = NBC_DEBUG_EXCEPTION_VARIABLES;
 
 /* @"<symbol>__<what>__" */
 static const char *raise_global(nbc__lowerer *L, const char *what) {

@@ -116,9 +116,9 @@ static nbc_status_t find_cudadevrt(char *buf, size_t size) {
     return nbc__set_error(NBC_LINK_ERROR, "NBCUDA_CUDADEVRT=%s: no such file (grid "
                           "synchronisation needs libcudadevrt.a)", env);
   }
-  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-    if (!roots[i] || !*roots[i]) continue;
+  const char *roots[NBC_TOOLKIT_ROOTS_MAX];
+  int nroots = nbc_toolkit_roots(roots);
+  for (int i = 0; i < nroots; i++) {
     snprintf(buf, size, "%s/lib64/libcudadevrt.a", roots[i]);
     FILE *f = fopen(buf, "rb");
     if (f) {

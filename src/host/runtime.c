@@ -34,6 +34,15 @@ static void *try_open(const char *candidate, int must_exist, char *path, size_t 
   return handle;
 }
 
+int nbc_toolkit_roots(const char *roots[NBC_TOOLKIT_ROOTS_MAX]) {
+  const char *candidates[NBC_TOOLKIT_ROOTS_MAX] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),
+                                                   "/usr/local/cuda"};
+  int n = 0;
+  for (int i = 0; i < NBC_TOOLKIT_ROOTS_MAX; i++)
+    if (candidates[i] && *candidates[i]) roots[n++] = candidates[i];
+  return n;
+}
+
 void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
                                 const char *const *sonames, char *path, size_t path_size,
                                 char *searched, size_t searched_size) {
@@ -52,9 +61,9 @@ void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
     if (handle) snprintf(path, path_size, "%s", env);
     return handle;
   }
-  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-  for (size_t r = 0; r < sizeof roots / sizeof roots[0]; r++) {
-    if (!roots[r] || !*roots[r]) continue;
+  const char *roots[NBC_TOOLKIT_ROOTS_MAX];
+  int nroots = nbc_toolkit_roots(roots);
+  for (int r = 0; r < nroots; r++) {
     for (const char *const *dir = subdirs; *dir; dir++)
       for (const char *const *so = sonames; *so; so++) {
         char candidate[4200];

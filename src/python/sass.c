@@ -38,10 +38,10 @@ static int find_nvdisasm(char *buf, size_t size) {
       return 1;
     path = end ? end + 1 : NULL;
   }
-  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
-    if (roots[i] && *roots[i] &&
-        snprintf(buf, size, "%s/bin/nvdisasm", roots[i]) < (int)size && executable(buf))
+  const char *roots[NBC_TOOLKIT_ROOTS_MAX];
+  int nroots = nbc_toolkit_roots(roots);
+  for (int i = 0; i < nroots; i++)
+    if (snprintf(buf, size, "%s/bin/nvdisasm", roots[i]) < (int)size && executable(buf))
       return 1;
   static const char *const packaged[] = {"nvidia/cu13/bin/nvdisasm",
                                          "nvidia/cuda_nvdisasm/bin/nvdisasm"};

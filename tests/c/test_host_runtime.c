@@ -70,6 +70,22 @@ TEST(cuda_home_searched) {
   ASSERT_EQ(source, NBC_RUNTIME_CUDART);
 }
 
+TEST(toolkit_roots) {
+  const char *roots[NBC_TOOLKIT_ROOTS_MAX];
+  setenv("CUDA_HOME", "/opt/home", 1);
+  setenv("CUDA_PATH", "", 1); /* empty: skipped */
+  ASSERT_EQ(nbc_toolkit_roots(roots), 2);
+  ASSERT_STREQ(roots[0], "/opt/home");
+  ASSERT_STREQ(roots[1], "/usr/local/cuda");
+  setenv("CUDA_PATH", "/opt/path", 1);
+  ASSERT_EQ(nbc_toolkit_roots(roots), 3);
+  ASSERT_STREQ(roots[1], "/opt/path");
+  unsetenv("CUDA_HOME");
+  unsetenv("CUDA_PATH");
+  ASSERT_EQ(nbc_toolkit_roots(roots), 1);
+  ASSERT_STREQ(roots[0], "/usr/local/cuda");
+}
+
 TEST(supported_versions) {
   const int(*versions)[2] = NULL;
   int count = 0;
@@ -116,6 +132,6 @@ TEST(profiler_without_driver) {
 }
 
 TEST_LIST(X(version_from_cudart) X(version_from_nvrtc_when_no_cudart) X(no_runtime)
-              X(cuda_home_searched) X(supported_versions) X(profiler)
+              X(cuda_home_searched) X(toolkit_roots) X(supported_versions) X(profiler)
                   X(profiler_without_driver))
 TEST_MAIN()

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nbcuda.h" /* NBC_DEBUG_EXCEPTION_VARIABLES: what the compiler emits */
 #include "td.h"
 
 #define PTX_ISA_MAX 90 /* PTX ISA 9.0, what a 13.0 driver JIT accepts */
@@ -816,8 +817,7 @@ static struct {
 /* A debug kernel whose thread raised: <function>__errcode__, __tid{z,y,x}__, __ctaid{z,y,x}__
  * of the module that has them, as the kernel would have left them. */
 static void run_raise(const tdrv_launch_info *l) {
-  static const char *const what[7] = {"errcode", "tidz", "tidy", "tidx",
-                                      "ctaidz", "ctaidy", "ctaidx"};
+  static const char *const what[7] = NBC_DEBUG_EXCEPTION_VARIABLES;
   next_raise.pending = 0;
   for (struct CUmod_st *m = modules; m; m = m->next)
     for (int i = 0; i < 7; i++) {
