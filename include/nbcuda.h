@@ -799,15 +799,17 @@ typedef struct nbc_signature nbc_signature_t;
 typedef enum nbc_param_kind {
   NBC_PARAM_SCALAR = 0, /* bool, integers, floats, complex */
   NBC_PARAM_ARRAY,      /* an array of scalars */
-  NBC_PARAM_OTHER       /* tuples and other types: nbc_signature_pack_* refuses them */
+  NBC_PARAM_OTHER,      /* tuples and other types: nbc_signature_pack_* refuses them */
+  NBC_PARAM_RECORD      /* a record (numpy structured scalar): a pointer to its bytes */
 } nbc_param_kind_t;
 
 typedef struct nbc_param_info {
   nbc_param_kind_t kind;
   const char *type_name;  /* numba's printed type: "float32", "array(float32, 2d, C)" */
   const char *dtype_name; /* the scalar or element type: "float32"; "" for OTHER */
-  char dtype_kind;        /* numpy's kind: 'b' bool, 'i', 'u', 'f', 'c'; 0 for OTHER */
-  int itemsize;           /* bytes of the scalar or element */
+  char dtype_kind;        /* numpy's kind: 'b' bool, 'i', 'u', 'f', 'c', 'V' record; 0 for
+                             OTHER */
+  int itemsize;           /* bytes of the scalar, record or element */
   int ndim;               /* arrays */
   char layout;            /* arrays: 'C', 'F' or 'A' */
   size_t offset;          /* byte offset of the parameter in the packed buffer */
@@ -843,6 +845,11 @@ size_t nbc_signature_params_size(const nbc_signature_t *sig);
 nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, void *params,
                                       nbc_devptr_t data, char dtype_kind, int itemsize,
                                       int ndim, const int64_t *shape, const int64_t *strides);
+/* Writes record argument `index`: the device address of a copy of its itemsize bytes, which
+ * must be the record's size (numba copies a record argument to the device, passes the
+ * pointer, and copies it back after the launch). */
+nbc_status_t nbc_signature_pack_record(const nbc_signature_t *sig, int index, void *params,
+                                       nbc_devptr_t data, int itemsize);
 /* Writes scalar argument `index` converted to its declared type as numba converts Python
  * values: integers wrap to the width (a float argument to an integer parameter truncates),
  * bool is 0/1, floats round to float32/float16, complex takes (re, im) and integer/float

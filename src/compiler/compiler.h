@@ -247,6 +247,9 @@ typedef enum nbc__type_kind {
                         cudadevrt's cudaCGGetIntrinsicHandle), printed GridGroup as numba's */
   NBC__T_VECTOR,    /* a CUDA vector type (numba's float32x4, int2, ...): dtype, count (1-4),
                        name "float32x4"; members x, y, z, w */
+  NBC__T_RECORD,    /* numba's Record, a numpy structured dtype: count fields (field_names,
+                       items their scalar types, field_offsets in bytes), size in bytes,
+                       aligned (numpy's align=True); a value is a pointer to its bytes */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -259,6 +262,10 @@ typedef struct nbc__type {
   int count;                     /* TUPLE */
   const struct nbc__type **items;/* TUPLE */
   const char *name;              /* MODULE / FUNCTION: "math", "cuda.atomic", "math.sin" */
+  const char *const *field_names;/* RECORD */
+  const int64_t *field_offsets;  /* RECORD */
+  int64_t size;                  /* RECORD: bytes, numpy's itemsize */
+  bool aligned;                  /* RECORD */
 } nbc__type;
 
 /* Interned scalar and void types (static; never freed). */
@@ -267,6 +274,16 @@ const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim
 const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count);
 /* The vector type of count (1-4) elements of the scalar dtype, named as numba names it. */
 const nbc__type *nbc__type_vector(nbc__ctx *ctx, const nbc__type *dtype, int count);
+/* A record type of count scalar fields (copied into the arena). */
+const nbc__type *nbc__type_record(nbc__ctx *ctx, const char *const *names,
+                                  const nbc__type *const *types, const int64_t *offsets,
+                                  int count, int64_t size, bool aligned);
+/* The index of the record's field called name (len bytes), or -1. */
+int nbc__type_record_field(const nbc__type *record, const char *name, size_t len);
+/* The alignment a load or store of field i may assume: the largest power of two dividing
+ * its offset and the record's size (the stride of an array of them), at most the field's
+ * natural alignment. */
+int nbc__type_record_field_align(const nbc__type *record, int i);
 bool nbc__type_equal(const nbc__type *a, const nbc__type *b);
 bool nbc__type_is_int(const nbc__type *t);     /* int8..uint64 (not bool) */
 bool nbc__type_is_signed(const nbc__type *t);

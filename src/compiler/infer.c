@@ -528,9 +528,31 @@ static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char 
   return cuda_attr(I, n, ns->name, dot + 1);
 }
 
+/* The type of field `name` of record type r (numba's message when it has none). */
+static const nbc__type *record_field(infer *I, nbc__node *n, const nbc__type *r,
+                                     const char *name) {
+  int i = nbc__type_record_field(r, name, strlen(name));
+  if (i < 0)
+    return TYPING(I, n, "Unknown attribute '%s' of type %s", name, nbc__infer_tname(I, r)),
+           NULL;
+  return r->items[i];
+}
+
+/* rec['name']: the field's type; the index must be a string constant (numba's literal). */
+static const nbc__type *record_subscript(infer *I, nbc__node *n, const nbc__type *r) {
+  if (n->b->kind != NBC__N_STR)
+    return TYPING(I, n->b, "a record is indexed by a field name given as a string constant "
+                  "(rec['x']), not by %s", n->b->kind == NBC__N_INT ? "a number"
+                                                                    : "a run-time value"),
+           NULL;
+  n->b->type = T(NBC__T_NONE); /* the name has no value of its own */
+  return record_field(I, n, r, n->b->str);
+}
+
 static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
+  if (o->kind == NBC__T_RECORD) return record_field(I, n, o, n->str);
   if (o->kind == NBC__T_MODULE) {
     if (strcmp(o->name, "math") == 0) return math_attr(I, n);
     if (strcmp(o->name, "cmath") == 0) return cmath_attr(I, n);
@@ -737,6 +759,7 @@ static const nbc__type *subscript_expr(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
   if (o->kind == NBC__T_ARRAY) return array_index(I, n, o, n->b);
+  if (o->kind == NBC__T_RECORD) return record_subscript(I, n, o);
   if (o->kind == NBC__T_TUPLE && n->b->kind == NBC__N_SLICE) return tuple_slice(I, n, o);
   if (o->kind == NBC__T_TUPLE) {
     int64_t k;
@@ -1179,9 +1202,28 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
     }
     return;
   }
+  case NBC__N_ATTR:
   case NBC__N_SUBSCRIPT: {
     const nbc__type *o = nbc__infer_expr(I, target->a);
     if (!o) return;
+    if (o->kind == NBC__T_RECORD) { /* rec.x = v, rec['x'] = v */
+      const nbc__type *ft = target->kind == NBC__N_ATTR ? record_field(I, target, o, target->str)
+                                                        : record_subscript(I, target, o);
+      target->type = ft;
+      if (!ft || !t) return;
+      if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, ft)) {
+        TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
+               "assignment", nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
+        return;
+      }
+      if (value) nbc__infer_cast(value, ft);
+      return;
+    }
+    if (target->kind == NBC__N_ATTR) {
+      UNSUPPORTED(I, target, "cannot assign to attribute '%s' of %s", target->str,
+                  nbc__infer_tname(I, o));
+      return;
+    }
     if (o->kind != NBC__T_ARRAY) {
       nbc__infer_expr(I, target->b);
       TYPING(I, target, "'%s' object does not support item assignment", nbc__infer_tname(I, o));
@@ -1206,6 +1248,12 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
       return;
     }
     if (!dt || !t) return;
+    if (dt->kind == NBC__T_RECORD) { /* a[i] = a[j]: the record's bytes are copied */
+      if (!nbc__type_equal(t, dt))
+        TYPING(I, value ? value : target, "Cannot convert %s to %s in an array assignment",
+               nbc__infer_tname(I, t), nbc__infer_tname(I, dt));
+      return;
+    }
     if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, dt)) {
       TYPING(I, value ? value : target, "Cannot convert %s to %s in an array assignment",
              nbc__infer_tname(I, t), nbc__infer_tname(I, dt));
@@ -1238,7 +1286,7 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
 
 static void augassign(infer *I, nbc__node *s) {
   nbc__node *t = s->a;
-  if (t->kind != NBC__N_NAME && t->kind != NBC__N_SUBSCRIPT) {
+  if (t->kind != NBC__N_NAME && t->kind != NBC__N_SUBSCRIPT && t->kind != NBC__N_ATTR) {
     UNSUPPORTED(I, t, "cannot assign to this expression");
     return;
   }
@@ -1263,6 +1311,11 @@ static void augassign(infer *I, nbc__node *s) {
     const nbc__type *vt = I->fn->vars[t->var].type;
     s->cast = nbc__type_equal(vt, r) ? NULL : vt;
   } else {
+    if (t->kind == NBC__N_ATTR && (!t->a->type || t->a->type->kind != NBC__T_RECORD)) {
+      UNSUPPORTED(I, t, "cannot assign to attribute '%s' of %s", t->str,
+                  nbc__infer_tname(I, t->a->type));
+      return;
+    }
     if (!nbc__type_can_convert(r, a)) {
       TYPING(I, s, "Cannot convert %s to %s in an array assignment", nbc__infer_tname(I, r),
              nbc__infer_tname(I, a));
@@ -1334,7 +1387,8 @@ static void stmt(infer *I, nbc__node *s) {
     for (int k = 0; k < s->list.count; k++)
       assign_target(I, s->list.items[k], s->a, t);
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
-        t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR)
+        t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
+        t->kind != NBC__T_RECORD)
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }

@@ -172,6 +172,9 @@ static const char *scalar_ltype(const nbc__type *t) {
 const char *nbc__lower_mtype(nbc__lowerer *L, const nbc__type *t) {
   if (!t || t->kind == NBC__T_VOID || t->kind == NBC__T_NONE) return "i8*";
   if (t->kind == NBC__T_BOOL) return "i8";
+  /* a record in memory (an array's element) is its bytes; its value is a pointer to them */
+  if (t->kind == NBC__T_RECORD) return nbc__arena_printf(L->arena, "[%lld x i8]",
+                                                         (long long)t->size);
   if (t->kind == NBC__T_TUPLE) {
     nbc__buf b;
     nbc__buf_init(&b, L->arena);
@@ -188,6 +191,7 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
   if (!t || t->kind == NBC__T_VOID || t->kind == NBC__T_NONE) return "i8*";
   const char *s = scalar_ltype(t);
   if (s) return s;
+  if (t->kind == NBC__T_RECORD) return "i8*";
   if (t->kind == NBC__T_VECTOR) { /* numba's StructModel: a literal struct of the members */
     const char *e = scalar_ltype(t->dtype);
     nbc__buf b;
@@ -279,6 +283,15 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
     return;
   case NBC__T_VECTOR:
     mangle_ident(L, b, t->name);
+    return;
+  case NBC__T_RECORD: /* numba's Record<id>: here the layout itself, unique per record */
+    nbc__buf_puts(b, "6RecordI");
+    for (int i = 0; i < t->count; i++) {
+      mangle_ident(L, b, t->field_names[i]);
+      mangle_type(L, b, t->items[i]);
+      nbc__buf_printf(b, "Li%lldE", (long long)t->field_offsets[i]);
+    }
+    nbc__buf_printf(b, "Li%lldELb%dEE", (long long)t->size, t->aligned ? 1 : 0);
     return;
   default:
     nbc__buf_puts(b, "v");
@@ -516,6 +529,10 @@ static void assign_to(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
   case NBC__N_SUBSCRIPT:
     nbc__lower_store_subscript(L, target, v);
     return;
+  case NBC__N_ATTR:
+    if (!nbc__lower_is_field(target)) break;
+    nbc__lower_field_store(L, target, v);
+    return;
   case NBC__N_TUPLE:
   case NBC__N_LIST: {
     if (!v.type || v.type->kind != NBC__T_TUPLE || v.type->count != target->list.count) {
@@ -539,8 +556,9 @@ static void assign_to(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
     return;
   }
   default:
-    nbc__lower_error(L, target, "cannot assign to this expression");
+    break;
   }
+  nbc__lower_error(L, target, "cannot assign to this expression");
 }
 
 static void lower_assign(nbc__lowerer *L, nbc__node *s) {
@@ -570,6 +588,8 @@ static void lower_augassign(nbc__lowerer *L, nbc__node *s) {
     }
     nbc__lval r = nbc__lower_binop_values(L, s, s->op, cur, s->b, rhs, rtype);
     store_var(L, t->var, r);
+  } else if (nbc__lower_is_field(t)) {
+    nbc__lower_field_augassign(L, s);
   } else if (t->kind == NBC__N_SUBSCRIPT) {
     nbc__lval arr;
     const char *ptr = nbc__lower_element_ptr(L, t, &arr);

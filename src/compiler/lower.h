@@ -120,6 +120,24 @@ const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t);
 const char *nbc__lower_to_memory(nbc__lowerer *L, nbc__lval v);
 nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr);
 void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
+/* The same with an explicit alignment (0: the type's own). */
+nbc__lval nbc__lower_load_aligned(nbc__lowerer *L, const nbc__type *t, const char *ptr,
+                                  int align);
+void nbc__lower_store_aligned(nbc__lowerer *L, nbc__lval v, const char *ptr, int align);
+
+/* lower_record.c: numba's records (numpy structured dtypes). A record value is an i8* to
+ * its bytes (an array element, or a kernel's record argument); fields are read and written
+ * in place at their offsets. */
+/* Whether n is a field of a record: rec.x or rec['x']. */
+bool nbc__lower_is_field(const nbc__node *n);
+nbc__lval nbc__lower_field_load(nbc__lowerer *L, nbc__node *n);
+void nbc__lower_field_store(nbc__lowerer *L, nbc__node *n, nbc__lval v);
+/* x op= v on a field: read once, combined, converted back and stored. */
+void nbc__lower_field_augassign(nbc__lowerer *L, nbc__node *s);
+/* The record value of the array element at ptr (a [size x i8]*). */
+nbc__lval nbc__lower_record_at(nbc__lowerer *L, const nbc__type *record, const char *ptr);
+/* Copies record value v's bytes into the array element at ptr (a [size x i8]*). */
+void nbc__lower_record_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
 
 /* numpy.c: a NBC__B_NUMPY call (np.minimum/maximum/fmin/fmax on floats). */
 nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call);

@@ -171,6 +171,10 @@ const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *par
 static void view_store(nbc__lowerer *L, nbc__node *target, nbc__lval v);
 
 void nbc__lower_store_subscript(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
+  if (nbc__lower_is_field(target)) {
+    nbc__lower_field_store(L, target, v);
+    return;
+  }
   if (target->type && target->type->kind == NBC__T_ARRAY) {
     view_store(L, target, v);
     return;
@@ -180,6 +184,10 @@ void nbc__lower_store_subscript(nbc__lowerer *L, nbc__node *target, nbc__lval v)
   if (!p) return;
   if (arr.type->readonly) {
     nbc__lower_error(L, target, "cannot modify a read-only array");
+    return;
+  }
+  if (arr.type->dtype->kind == NBC__T_RECORD) {
+    nbc__lower_record_store(L, v, p);
     return;
   }
   nbc__lower_store(L, nbc__lower_convert(L, v, arr.type->dtype), p);
@@ -402,6 +410,7 @@ static void view_store(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
 
 nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *at = n->a->type;
+  if (nbc__lower_is_field(n)) return nbc__lower_field_load(L, n);
   if (at && at->kind == NBC__T_TUPLE) {
     nbc__lval tup = nbc__lower_expr(L, n->a);
     if (n->b->kind == NBC__N_SLICE && n->info && n->type && n->type->kind == NBC__T_TUPLE) {
@@ -416,6 +425,7 @@ nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {
   nbc__lval arr;
   const char *p = nbc__lower_element_ptr(L, n, &arr);
   if (!p) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
+  if (arr.type->dtype->kind == NBC__T_RECORD) return nbc__lower_record_at(L, arr.type->dtype, p);
   return nbc__lower_load(L, arr.type->dtype, p);
 }
 

@@ -185,16 +185,32 @@ const char *nbc__lower_to_memory(nbc__lowerer *L, nbc__lval v) {
   return convert_bools(L, v.type, v.v, true);
 }
 
-nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr) {
+nbc__lval nbc__lower_load_aligned(nbc__lowerer *L, const nbc__type *t, const char *ptr,
+                                  int align) {
   const char *mt = nbc__lower_mtype(L, t);
   const char *x = tmp(L);
-  EMIT("%s = load %s, %s* %s", x, mt, mt, ptr);
+  if (align)
+    EMIT("%s = load %s, %s* %s, align %d", x, mt, mt, ptr, align);
+  else
+    EMIT("%s = load %s, %s* %s", x, mt, mt, ptr);
   return (nbc__lval){t, convert_bools(L, t, x, false)};
 }
 
-void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
+nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr) {
+  return nbc__lower_load_aligned(L, t, ptr, 0);
+}
+
+void nbc__lower_store_aligned(nbc__lowerer *L, nbc__lval v, const char *ptr, int align) {
   const char *mt = nbc__lower_mtype(L, v.type);
-  EMIT("store %s %s, %s* %s", mt, nbc__lower_to_memory(L, v), mt, ptr);
+  const char *x = nbc__lower_to_memory(L, v);
+  if (align)
+    EMIT("store %s %s, %s* %s, align %d", mt, x, mt, ptr, align);
+  else
+    EMIT("store %s %s, %s* %s", mt, x, mt, ptr);
+}
+
+void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
+  nbc__lower_store_aligned(L, v, ptr, 0);
 }
 
 /* Declares a function once and calls it; returns the result operand. */
@@ -1663,6 +1679,7 @@ static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
     if (strcmp(m, "cuda") == 0 && strcmp(n->str, "laneid") == 0)
       return (nbc__lval){T(NBC__T_INT32), nbc__lower_sreg(L, "laneid")};
   }
+  if (ot && ot->kind == NBC__T_RECORD) return nbc__lower_field_load(L, n);
   if (n->info) return global_value(L, n, n->info);
   if (ot && ot->kind == NBC__T_ARRAY)
     return nbc__lower_array_attr(L, n, nbc__lower_expr(L, n->a));

@@ -85,11 +85,19 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     p->itemsize = (int)nbc__type_size(t);
     p->size = (size_t)p->itemsize;
     align = p->dtype_kind == 'c' ? (size_t)p->itemsize / 2 : (size_t)p->itemsize;
-  } else if (t->kind == NBC__T_ARRAY && is_scalar(t->dtype)) {
+  } else if (t->kind == NBC__T_RECORD) {
+    p->kind = NBC_PARAM_RECORD;
+    p->dtype_name = p->type_name;
+    p->dtype_kind = 'V';
+    p->itemsize = (int)t->size;
+    p->size = 8;
+  } else if (t->kind == NBC__T_ARRAY &&
+             (is_scalar(t->dtype) || t->dtype->kind == NBC__T_RECORD)) {
+    bool record = t->dtype->kind == NBC__T_RECORD;
     p->kind = NBC_PARAM_ARRAY;
     p->dtype_name = nbc__type_name(ctx, t->dtype);
-    p->dtype_kind = scalar_kind(t->dtype);
-    p->itemsize = (int)nbc__type_size(t->dtype);
+    p->dtype_kind = record ? 'V' : scalar_kind(t->dtype);
+    p->itemsize = record ? (int)t->dtype->size : (int)nbc__type_size(t->dtype);
     p->ndim = t->ndim;
     p->layout = t->layout;
     p->size = 8 * (size_t)(5 + 2 * t->ndim);
@@ -213,7 +221,9 @@ static const nbc_param_info_t *packable_param(const nbc_signature_t *sig, int in
   }
   if (p->kind != kind) {
     *pst = sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s, got %s", index + 1,
-                    p->type_name, kind == NBC_PARAM_ARRAY ? "an array" : "a scalar");
+                    p->type_name, kind == NBC_PARAM_ARRAY    ? "an array"
+                                  : kind == NBC_PARAM_RECORD ? "a record"
+                                                             : "a scalar");
     return NULL;
   }
   return p;
@@ -286,6 +296,18 @@ nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, voi
       s *= shape[d];
     }
   }
+  return NBC_OK;
+}
+
+nbc_status_t nbc_signature_pack_record(const nbc_signature_t *sig, int index, void *params,
+                                       nbc_devptr_t data, int itemsize) {
+  nbc_status_t st = NBC_OK;
+  const nbc_param_info_t *p = packable_param(sig, index, params, NBC_PARAM_RECORD, &st);
+  if (!p) return st;
+  if (itemsize != p->itemsize)
+    return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s (%d bytes), got a record "
+                    "of %d bytes", index + 1, p->type_name, p->itemsize, itemsize);
+  put_word((char *)params + p->offset, 0, (int64_t)data);
   return NBC_OK;
 }
 

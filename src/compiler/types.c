@@ -110,6 +110,47 @@ const nbc__type *nbc__type_vector(nbc__ctx *ctx, const nbc__type *dtype, int cou
   return t->name ? t : NULL;
 }
 
+const nbc__type *nbc__type_record(nbc__ctx *ctx, const char *const *names,
+                                  const nbc__type *const *types, const int64_t *offsets,
+                                  int count, int64_t size, bool aligned) {
+  nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
+  size_t n = (size_t)(count ? count : 1);
+  const char **nm = nbc__arena_alloc(ctx->arena, sizeof *nm * n);
+  const nbc__type **ty = nbc__arena_alloc(ctx->arena, sizeof *ty * n);
+  int64_t *off = nbc__arena_alloc(ctx->arena, sizeof *off * n);
+  if (!t || !nm || !ty || !off) return NULL;
+  for (int i = 0; i < count; i++) {
+    if (!(nm[i] = nbc__arena_strdup(ctx->arena, names[i]))) return NULL;
+    ty[i] = types[i];
+    off[i] = offsets[i];
+  }
+  t->kind = NBC__T_RECORD;
+  t->count = count;
+  t->field_names = nm;
+  t->items = ty;
+  t->field_offsets = off;
+  t->size = size;
+  t->aligned = aligned;
+  return t;
+}
+
+int nbc__type_record_field(const nbc__type *record, const char *name, size_t len) {
+  for (int i = 0; record && record->kind == NBC__T_RECORD && i < record->count; i++)
+    if (strlen(record->field_names[i]) == len && memcmp(record->field_names[i], name, len) == 0)
+      return i;
+  return -1;
+}
+
+int nbc__type_record_field_align(const nbc__type *record, int i) {
+  const nbc__type *f = record->items[i];
+  int natural = (int)nbc__type_size(f);
+  if (nbc__type_is_complex(f)) natural /= 2;
+  int64_t both = record->field_offsets[i] | record->size;
+  int align = 1;
+  while (align < natural && !(both & align)) align *= 2;
+  return align;
+}
+
 const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
                                    const nbc__type *dtype) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
@@ -139,6 +180,14 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
     return nbc__type_equal(a->dtype, b->dtype);
   case NBC__T_VECTOR:
     return a->count == b->count && nbc__type_equal(a->dtype, b->dtype);
+  case NBC__T_RECORD:
+    if (a->count != b->count || a->size != b->size || a->aligned != b->aligned) return false;
+    for (int i = 0; i < a->count; i++)
+      if (strcmp(a->field_names[i], b->field_names[i]) != 0 ||
+          a->field_offsets[i] != b->field_offsets[i] ||
+          !nbc__type_equal(a->items[i], b->items[i]))
+        return false;
+    return true;
   default:
     return true; /* scalars, none, void, range: the kind says all */
   }
@@ -189,7 +238,18 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
   case NBC__T_BOOL:
     nbc__buf_puts(out, "bool");
     return; /* numba prints types.boolean so */
+  case NBC__T_RECORD: /* numba's spelling, which the signature parser reads back */
+    nbc__buf_puts(out, "Record(");
+    for (int i = 0; i < t->count; i++) {
+      nbc__buf_printf(out, "%s%s[type=", i ? "," : "", t->field_names[i]);
+      nbc__type_print(out, t->items[i]);
+      nbc__buf_printf(out, ";offset=%lld]", (long long)t->field_offsets[i]);
+    }
+    nbc__buf_printf(out, ";%lld;%s)", (long long)t->size, t->aligned ? "True" : "False");
+    return;
   case NBC__T_ARRAY:
+    if (t->dtype && t->dtype->kind == NBC__T_RECORD && !t->dtype->aligned)
+      nbc__buf_puts(out, "unaligned "); /* numba's Array of a packed record */
     nbc__buf_printf(out, "%sarray(", t->readonly ? "readonly " : "");
     nbc__type_print(out, t->dtype);
     nbc__buf_printf(out, ", %dd, %c)", t->ndim, t->layout);
@@ -923,8 +983,9 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
 
 /* A recursive-descent parser over the signature text:
  *   signature := [type] '(' [type {',' type} [',']] ')' | type
- *   type      := NAME ['[' dim {',' dim} ']'] | ('UniTuple' '(' type ',' INT ')')
+ *   type      := (NAME | record) ['[' dim {',' dim} ']'] | ('UniTuple' '(' type ',' INT ')')
  *              | ('Tuple' '(' [type {',' type}] ')')
+ *   record    := numba's printed Record(...) (sig_record)
  *   dim       := ':' | '::1'
  * Layout: '::1' last is C (also for one dimension), '::1' first is F, none is A. */
 typedef struct sigp {
@@ -1099,6 +1160,87 @@ static const nbc__type *sig_tuple(sigp *s, bool uni) {
   return t;
 }
 
+/* Expects the literal text word (after optional blanks). */
+static bool sig_word(sigp *s, const char *word) {
+  sig_skip(s);
+  size_t n = strlen(word);
+  if (strncmp(s->p, word, n) == 0) {
+    s->p += n;
+    return true;
+  }
+  char want[96], found[64];
+  snprintf(want, sizeof want, "expected '%s' but found %%s", word);
+  return sig_error(s, want, sig_found(s, found, sizeof found));
+}
+
+static bool sig_int(sigp *s, int64_t *pv, const char *what) {
+  sig_skip(s);
+  char *end;
+  long long v = strtoll(s->p, &end, 10);
+  if (end == s->p || v < 0 || v > ((int64_t)1 << 40)) return sig_error(s, "expected %s", what);
+  s->p = end;
+  *pv = v;
+  return true;
+}
+
+/* numba's printed Record (a numpy structured dtype), after the word Record:
+ *   '(' name '[type=' scalar ';offset=' INT ']' {',' ...} ';' size ';' ('True'|'False') ')'
+ * Fields must be scalars that lie inside the record. */
+static const nbc__type *sig_record(sigp *s) {
+  enum { MAX_FIELDS = 256 };
+  const char *names[MAX_FIELDS];
+  const nbc__type *types[MAX_FIELDS];
+  int64_t offsets[MAX_FIELDS], size = 0;
+  int count = 0;
+  if (!sig_expect(s, '(')) return NULL;
+  sig_skip(s);
+  while (*s->p != ';') {
+    if (count == MAX_FIELDS) return sig_error(s, "%s", "too many record fields"), NULL;
+    const char *name;
+    size_t len;
+    if (!sig_name(s, &name, &len)) return NULL;
+    names[count] = nbc__arena_printf(s->ctx->arena, "%.*s", (int)len, name);
+    if (!sig_word(s, "[type=")) return NULL;
+    const char *at = (sig_skip(s), s->p);
+    if (!(types[count] = sig_type(s))) return NULL;
+    if (!is_scalar_kind(types[count]->kind)) {
+      s->p = at;
+      return sig_error(s, "%s", "record fields must be scalars (nested arrays and records "
+                                "are not supported)"), NULL;
+    }
+    if (!sig_word(s, ";offset=") || !sig_int(s, &offsets[count], "a field offset") ||
+        !sig_expect(s, ']'))
+      return NULL;
+    count++;
+    sig_skip(s);
+    if (*s->p == ',') s->p++;
+    else if (*s->p != ';') {
+      char found[64];
+      return sig_error(s, "expected ',' or ';' but found %s",
+                       sig_found(s, found, sizeof found)), NULL;
+    }
+    sig_skip(s);
+  }
+  s->p++; /* ';' */
+  if (!sig_int(s, &size, "the record size") || !sig_expect(s, ';')) return NULL;
+  sig_skip(s);
+  bool aligned = strncmp(s->p, "True", 4) == 0;
+  if (!aligned && strncmp(s->p, "False", 5) != 0)
+    return sig_error(s, "%s", "expected True or False (aligned)"), NULL;
+  s->p += aligned ? 4 : 5;
+  if (!sig_expect(s, ')')) return NULL;
+  for (int i = 0; i < count; i++) {
+    if (offsets[i] + (int64_t)nbc__type_size(types[i]) > size)
+      return sig_error(s, "field '%s' lies outside the record", names[i]), NULL;
+    for (int j = 0; j < i; j++)
+      if (strcmp(names[i], names[j]) == 0)
+        return sig_error(s, "field '%s' appears twice", names[i]), NULL;
+  }
+  const nbc__type *t = nbc__type_record(s->ctx, names, types, offsets, count, size, aligned);
+  if (!t) nbc__diag_oom(s->ctx);
+  return t;
+}
+
 static const nbc__type *sig_type(sigp *s) {
   const char *name;
   size_t len;
@@ -1106,6 +1248,11 @@ static const nbc__type *sig_type(sigp *s) {
   if (!sig_name(s, &name, &len)) return NULL;
   if (len == 8 && memcmp(name, "UniTuple", 8) == 0) return sig_tuple(s, true);
   if (len == 5 && memcmp(name, "Tuple", 5) == 0) return sig_tuple(s, false);
+  if (len == 6 && memcmp(name, "Record", 6) == 0) {
+    const nbc__type *r = sig_record(s);
+    sig_skip(s);
+    return r && *s->p == '[' ? sig_array(s, r) : r;
+  }
   const nbc__type *t = nbc__type_by_name(name, len);
   if (!t && len == 4 && memcmp(name, "void", 4) == 0) t = S_(VOID);
   if (!t && len == 4 && memcmp(name, "none", 4) == 0) t = S_(VOID);

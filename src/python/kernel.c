@@ -399,6 +399,20 @@ static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
   return fn;
 }
 
+/* Whether obj is a numpy.void (a record scalar); numpy is imported by then. */
+static int is_numpy_void(nbc__py_state *st, PyObject *obj) {
+  if (!st->np_void) {
+    PyObject *np = st->numpy ? st->numpy : nbc__py_numpy(st);
+    st->np_void = np ? PyObject_GetAttrString(np, "void") : NULL;
+    if (!st->np_void || !PyType_Check(st->np_void)) {
+      Py_CLEAR(st->np_void);
+      PyErr_Clear();
+      return 0;
+    }
+  }
+  return PyObject_TypeCheck(obj, (PyTypeObject *)st->np_void);
+}
+
 /* numba's typeof for the lazy jit: the signature spelling of one argument. */
 static const char *scalar_name(char kind, int itemsize) {
   switch (kind) {
@@ -424,6 +438,12 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   if (np_scalar) {
     if (!nbc__py_numpy(st)) return NULL;
     np_scalar = !PyObject_TypeCheck(a, (PyTypeObject *)st->np_ndarray);
+  }
+  if (np_scalar && is_numpy_void(st, a)) {
+    PyObject *dt = PyObject_GetAttrString(a, "dtype"); /* a record: numba's Record type */
+    PyObject *text = dt ? nbc__py_record_text(st, dt) : NULL;
+    Py_XDECREF(dt);
+    return text;
   }
   if (np_scalar) {
     PyObject *dt = PyObject_GetAttrString(a, "dtype");
@@ -452,6 +472,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
       return NULL;
     }
     v.kind = nbc__py_format_kind(b.format, b.itemsize);
+    if (!v.kind && b.format && strncmp(b.format, "T{", 2) == 0) v.kind = 'V'; /* records */
     v.itemsize = (int)b.itemsize;
     v.ndim = b.ndim <= NBC__PY_MAXDIM ? b.ndim : 0;
     for (int d = 0; d < v.ndim; d++) {
@@ -466,6 +487,14 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     PyBuffer_Release(&b);
   }
   const char *n = scalar_name(v.kind, v.itemsize);
+  PyObject *record = NULL; /* an array of records: its element type's text */
+  if (v.kind == 'V') {
+    PyObject *dt = PyObject_GetAttrString(a, "dtype");
+    record = dt ? nbc__py_record_text(st, dt) : NULL;
+    Py_XDECREF(dt);
+    if (!record) return NULL;
+    n = PyUnicode_AsUTF8(record);
+  }
   int c = 1, f = 1;
   int64_t ec = v.itemsize, ef = v.itemsize;
   for (int k = 0; k < v.ndim; k++) {
@@ -476,11 +505,13 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     ef *= v.shape[df];
   }
   if (!n || v.ndim == 0) {
+    Py_XDECREF(record);
     PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R", a);
     return NULL;
   }
   char layout = c ? 'C' : (f && v.ndim > 1) ? 'F' : 'A';
   PyObject *s = PyUnicode_FromFormat("%s[", n);
+  Py_XDECREF(record);
   for (int d = 0; s && d < v.ndim; d++) {
     int unit = (layout == 'C' && d == v.ndim - 1) || (layout == 'F' && d == 0);
     Py_SETREF(s, PyUnicode_FromFormat("%U%s%s", s, d ? ", " : "", unit ? "::1" : ":"));
@@ -729,6 +760,55 @@ static int raise_from_kernel(nbc__py_state *st, KernelObject *k, nbc_function_t 
   return -1;
 }
 
+/* A record argument, as numba passes one: its bytes (a numpy.void, or any buffer of the
+ * record's size) are copied to device memory for the launch and back after it (into the
+ * numpy.void's memory even though numpy exports it read-only, as numba's host_pointer
+ * forces it writable: a record taken from an array, a[0], writes through to the array). */
+static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t *p,
+                       nbc__py_array_view *view) {
+  view->host = NULL;
+  if (is_numpy_void(st, obj)) { /* its fields must be the parameter's */
+    PyObject *dt = PyObject_GetAttrString(obj, "dtype");
+    PyObject *text = dt ? nbc__py_record_text(st, dt) : NULL;
+    Py_XDECREF(dt);
+    if (!text) return -1;
+    int same = PyUnicode_CompareWithASCIIString(text, p->type_name) == 0;
+    if (!same)
+      PyErr_Format(PyExc_TypeError, "expected a record of type %s, got one of type %U",
+                   p->type_name, text);
+    Py_DECREF(text);
+    if (!same) return -1;
+  }
+  if (PyObject_GetBuffer(obj, &view->buffer, PyBUF_SIMPLE) < 0) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "expected a record (numpy.void) of %s, got %s",
+                 p->type_name, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  if (view->buffer.len != p->itemsize) {
+    PyErr_Format(PyExc_TypeError, "expected a record of %d bytes (%s), got %zd bytes",
+                 p->itemsize, p->type_name, view->buffer.len);
+    PyBuffer_Release(&view->buffer);
+    return -1;
+  }
+  view->data = 0;
+  view->kind = 'V';
+  view->itemsize = p->itemsize;
+  view->ndim = 0;
+  view->nbytes = (size_t)p->itemsize;
+  view->copy_back = !view->buffer.readonly || is_numpy_void(st, obj);
+  nbc_status_t s = view->nbytes ? nbc_mem_alloc(view->nbytes, &view->data) : NBC_OK;
+  if (s == NBC_OK && view->nbytes)
+    s = nbc_memcpy_htod(view->data, view->buffer.buf, view->nbytes);
+  if (s != NBC_OK) {
+    if (view->data) nbc_mem_free(view->data);
+    PyBuffer_Release(&view->buffer);
+    return nbc__py_raise_int(st, s);
+  }
+  view->host = Py_NewRef(obj);
+  return 0;
+}
+
 static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   KernelObject *k = L->kernel;
@@ -772,6 +852,15 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
       nviews++;
       nbc_status_t s = nbc_signature_pack_array(sig, i, buf, v->data, v->kind, v->itemsize,
                                                 v->ndim, v->shape, v->strides);
+      if (s != NBC_OK) ok = argument_refused(st, s) == 0;
+    } else if (p->kind == NBC_PARAM_RECORD) {
+      nbc__py_array_view *v = &views[nviews];
+      if (record_view(st, args[i], p, v) < 0) {
+        ok = 0;
+        break;
+      }
+      nviews++;
+      nbc_status_t s = nbc_signature_pack_record(sig, i, buf, v->data, v->itemsize);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
     } else {
       ok = pack_scalar(st, sig, i, buf, args[i]) == 0;

@@ -59,6 +59,7 @@ typedef struct nbc__py_state {
    * dtype arguments seen (compared by identity) with their codes, kind << 8 | itemsize; the
    * numpy dtype object of each code. */
   PyObject *np_empty, *np_ndarray, *np_dtype, *str_C, *str_F, *str_dtype;
+  PyObject *np_void; /* numpy.void, a record argument's type (kernel.c), found on first use */
   void **np_api; /* numpy's C API table (numpy_api.c), NULL when not usable */
   PyObject *dtype_keys, *dtype_objs; /* lists */
   /* emm.c: the EMM plugin class of set_memory_manager() (NULL: nbcuda's own allocation),
@@ -111,6 +112,10 @@ const char *nbc__py_type_typestr(nbc__py_state *st, PyObject *obj);
 /* Whether obj is a numba type object (nbcuda's or numba's own); *pname gets the name as a
  * new reference. */
 int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname);
+/* numba's printed Record type of a numpy structured dtype, which the signature parser
+ * reads: "Record(a[type=float64;offset=0],b[type=int32;offset=8];16;True)"; NULL with
+ * TypeError for fields nbcuda does not support (nested arrays, records, big-endian). */
+PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype);
 
 /* ======================================================================= device.c === */
 int nbc__py_device_init(PyObject *module, nbc__py_state *st);
@@ -163,6 +168,25 @@ int nbc__py_numpy_view(nbc__py_state *st, PyObject *obj, int writable, int items
                        Py_buffer *view);
 /* obj.dtype; for an exact ndarray read from the array itself. A new reference. */
 PyObject *nbc__py_numpy_dtype_of(nbc__py_state *st, PyObject *obj);
+/* The kind letter of a numpy array's dtype ('f', 'V', ...), read from its descriptor when
+ * the C API table is usable, else from obj.dtype.kind; 0 when obj is not a numpy array (or
+ * numpy was not imported yet). No exception is left set. */
+char nbc__py_numpy_kind(nbc__py_state *st, PyObject *obj);
+/* A host object's numpy dtype: obj.dtype when that is a numpy dtype, else the dtype numpy
+ * reads from the object (numpy.asarray(obj).dtype: a memoryview's format). A new reference,
+ * or NULL with an exception. */
+PyObject *nbc__py_host_dtype(nbc__py_state *st, PyObject *obj);
+/* 0 when a 'V'-kind numpy dtype can be a device array's element (a structured dtype, or raw
+ * bytes such as numpy.dtype('V8')); -1 with TypeError for a subarray dtype
+ * (numpy.dtype((numpy.float32, 3))) or one holding Python objects. */
+int nbc__py_record_check(PyObject *dtype);
+/* The numpy dtype of an imported __cuda_array_interface__ whose typestr is "|V<itemsize>":
+ * from descr (fields, offsets and padding, as numpy's dtype.descr lists them), or raw bytes
+ * (numpy.dtype(typestr)) when descr is NULL, None or the default [('', typestr)]. A new
+ * reference, or NULL with TypeError when descr's size is not itemsize or the dtype is
+ * refused (nbc__py_record_check). */
+PyObject *nbc__py_record_from_cai(nbc__py_state *st, PyObject *typestr, PyObject *descr,
+                                  int itemsize);
 
 /* ================================================================== devicearray.c === */
 /* A tuple of n ints; NULL with an exception. */
@@ -175,6 +199,10 @@ PyObject *nbc__py_ctypes_size_t(unsigned long long value);
 int nbc__py_extent(int ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize,
                    int64_t *pbytes);
 int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st);
+/* The numpy dtype of an nbcuda device array (for a structured one the exact dtype it was
+ * made with: fields, offsets, padding); a new reference, or NULL with TypeError when obj is
+ * not an nbcuda DeviceNDArray (other objects: their `dtype` attribute). */
+PyObject *nbc__py_array_dtype(nbc__py_state *st, PyObject *obj);
 /* nbytes of device memory (none for 0: the NULL pointer, as numba) in the current context:
  * the Context object (a new reference), *pptr and *pctx; NULL with the error set. With an
  * EMM plugin (set_memory_manager) the plugin allocates: *powner is what its memalloc gave (a
@@ -224,7 +252,8 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
 /* Copies a host argument back and releases what the view holds; -1 with an exception set
  * when the copy failed (the view is released either way). */
 int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back);
-/* numpy kind letter and itemsize of a buffer format ("f", "<d", "?", "Zf"); 0 if unknown. */
+/* numpy kind letter of a buffer format ("f", "<d", "?", "Zf"; 'V' for a structured one,
+ * "T{d:a:i:b:}", or raw bytes, "8x"); 0 if unknown. */
 char nbc__py_format_kind(const char *format, Py_ssize_t itemsize);
 
 /* ====================================================================== compile.c === */

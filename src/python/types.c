@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-enum { T_SCALAR, T_VOID, T_ARRAY, T_SIGNATURE, T_OTHER };
+enum { T_SCALAR, T_VOID, T_ARRAY, T_SIGNATURE, T_OTHER, T_RECORD };
 
 typedef struct {
   PyObject_HEAD
@@ -29,6 +29,7 @@ typedef struct {
   char layout;
   int bitwidth;
   const char *typestr; /* SCALAR: numpy typestr */
+  int packed;          /* RECORD: numpy's align=False */
 } NbType;
 
 /* The scalar types: canonical printed name, parser spelling, numpy typestr, bits, then the
@@ -66,6 +67,7 @@ static NbType *type_new(nbc__py_state *st, int kind, PyObject *name, PyObject *s
   t->layout = 0;
   t->bitwidth = 0;
   t->typestr = NULL;
+  t->packed = 0;
   PyObject_GC_Track(t);
   return t;
 }
@@ -113,7 +115,7 @@ static PyObject *type_richcompare(PyObject *a, PyObject *b, int op) {
 /* float32[:, ::1] and friends: each index must be ':' or '::1'. */
 static PyObject *type_getitem(NbType *self, PyObject *key) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  if (self->kind != T_SCALAR) {
+  if (self->kind != T_SCALAR && self->kind != T_RECORD) {
     PyErr_Format(PyExc_TypeError, "'%U' cannot be indexed", self->name);
     return NULL;
   }
@@ -142,7 +144,10 @@ static PyObject *type_getitem(NbType *self, PyObject *key) {
   if (ndim == 0 || (unit_first && unit_last && ndim > 1)) goto bad;
   Py_DECREF(items);
   char layout = unit_last ? 'C' : unit_first ? 'F' : 'A';
-  PyObject *name = PyUnicode_FromFormat("array(%U, %zdd, %c)", self->name, ndim, layout);
+  /* numba prints an array of a packed record "unaligned array(...)" */
+  PyObject *name = PyUnicode_FromFormat("%sarray(%U, %zdd, %c)",
+                                        self->packed ? "unaligned " : "",
+                                        self->name, ndim, layout);
   PyObject *sig = PyUnicode_FromFormat("%U[", self->sigtext);
   for (Py_ssize_t i = 0; sig && i < ndim; i++) {
     int unit = (layout == 'C' && i == ndim - 1) || (layout == 'F' && i == 0);
@@ -315,9 +320,135 @@ static PyType_Spec type_spec = {
     .slots = type_slots,
 };
 
+/* The signature name of a numpy scalar dtype's (kind, itemsize), or NULL. */
+static const char *dtype_scalar_name(char kind, long itemsize) {
+  for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++) {
+    const char *ts = scalar_defs[i].typestr;
+    if (ts[1] == kind && atol(ts + 2) == itemsize) return scalar_defs[i].name;
+  }
+  return NULL;
+}
+
+static int dtype_ints(PyObject *dtype, const char *attr, long *pv) {
+  PyObject *v = PyObject_GetAttrString(dtype, attr);
+  *pv = v ? PyLong_AsLong(v) : -1;
+  Py_XDECREF(v);
+  return *pv == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* A numpy scalar dtype's scalar name ("float64"), NULL with TypeError for anything else. */
+static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
+  PyObject *kind = PyObject_GetAttrString(fdt, "kind");
+  PyObject *order = kind ? PyObject_GetAttrString(fdt, "byteorder") : NULL;
+  PyObject *sub = order ? PyObject_GetAttrString(fdt, "subdtype") : NULL;
+  long itemsize = -1;
+  const char *k = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
+  const char *o = order && PyUnicode_Check(order) ? PyUnicode_AsUTF8(order) : NULL;
+  const char *n = NULL;
+  if (k && o && sub && dtype_ints(fdt, "itemsize", &itemsize) == 0) {
+    if (sub != Py_None)
+      PyErr_Format(PyExc_TypeError, "record field '%U' is an array (%R): nested arrays in "
+                   "records are not supported", name, fdt);
+    else if (o[0] == '>')
+      PyErr_Format(PyExc_TypeError, "record field '%U' (%R) is big-endian: only native byte "
+                   "order is supported", name, fdt);
+    else if (!(n = dtype_scalar_name(k[0], itemsize)))
+      PyErr_Format(PyExc_TypeError, "record field '%U' has dtype %R: record fields must be "
+                   "booleans, integers, floats or complex numbers", name, fdt);
+  }
+  Py_XDECREF(kind);
+  Py_XDECREF(order);
+  Py_XDECREF(sub);
+  return n;
+}
+
+PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype) {
+  (void)st;
+  PyObject *names = PyObject_GetAttrString(dtype, "names");
+  PyObject *fields = names ? PyObject_GetAttrString(dtype, "fields") : NULL;
+  PyObject *aligned = fields ? PyObject_GetAttrString(dtype, "isalignedstruct") : NULL;
+  long size = -1;
+  PyObject *text = NULL;
+  if (!aligned || dtype_ints(dtype, "itemsize", &size) < 0) goto done;
+  if (!PyTuple_Check(names) || !PyMapping_Check(fields)) {
+    PyErr_Format(PyExc_TypeError, "%R is not a structured dtype", dtype);
+    goto done;
+  }
+  text = PyUnicode_FromString("Record(");
+  for (Py_ssize_t i = 0; text && i < PyTuple_GET_SIZE(names); i++) {
+    PyObject *name = PyTuple_GET_ITEM(names, i);
+    PyObject *info = PyObject_GetItem(fields, name); /* (dtype, offset[, title]) */
+    const char *n = info && PyTuple_Check(info) && PyTuple_GET_SIZE(info) >= 2
+                        ? field_scalar_name(PyTuple_GET_ITEM(info, 0), name)
+                        : NULL;
+    long offset = n ? PyLong_AsLong(PyTuple_GET_ITEM(info, 1)) : -1;
+    Py_XDECREF(info);
+    if (!n || (offset == -1 && PyErr_Occurred())) {
+      if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "bad field '%U' of %R", name, dtype);
+      Py_CLEAR(text);
+      break;
+    }
+    if (!PyUnicode_Check(name) || !PyUnicode_IsIdentifier(name)) {
+      PyErr_Format(PyExc_TypeError, "record field name %R is not an identifier", name);
+      Py_CLEAR(text);
+      break;
+    }
+    Py_SETREF(text, PyUnicode_FromFormat("%U%s%U[type=%s;offset=%ld]", text, i ? "," : "",
+                                         name, n, offset));
+  }
+  if (text)
+    Py_SETREF(text, PyUnicode_FromFormat("%U;%ld;%s)", text, size,
+                                         PyObject_IsTrue(aligned) ? "True" : "False"));
+done:
+  Py_XDECREF(names);
+  Py_XDECREF(fields);
+  Py_XDECREF(aligned);
+  return text;
+}
+
+/* from_dtype(dtype): numba's type of a numpy dtype: a scalar type, or a Record type for a
+ * structured dtype (which slicing makes into array types, as numba's). */
+static PyObject *py_from_dtype(PyObject *module, PyObject *arg) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!nbc__py_numpy(st)) return NULL;
+  PyObject *dtype = PyObject_CallOneArg(st->np_dtype, arg);
+  if (!dtype) return NULL;
+  PyObject *names = PyObject_GetAttrString(dtype, "names");
+  PyObject *result = NULL;
+  if (names && names != Py_None) {
+    PyObject *text = nbc__py_record_text(st, dtype);
+    PyObject *aligned = text ? PyObject_GetAttrString(dtype, "isalignedstruct") : NULL;
+    NbType *t = aligned ? type_new(st, T_RECORD, text, text) : NULL;
+    if (t) t->packed = !PyObject_IsTrue(aligned);
+    Py_XDECREF(text);
+    Py_XDECREF(aligned);
+    result = (PyObject *)t;
+  } else if (names) {
+    PyObject *kind = PyObject_GetAttrString(dtype, "kind");
+    long itemsize = -1;
+    const char *k = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
+    const char *n = k && dtype_ints(dtype, "itemsize", &itemsize) == 0
+                        ? dtype_scalar_name(k[0], itemsize)
+                        : NULL;
+    if (n) result = nbc__py_type_from_name(st, n);
+    else if (!PyErr_Occurred())
+      PyErr_Format(PyExc_NotImplementedError, "unsupported dtype %R", dtype);
+    Py_XDECREF(kind);
+  }
+  Py_XDECREF(names);
+  Py_DECREF(dtype);
+  return result;
+}
+
+static PyMethodDef types_functions[] = {
+    {"from_dtype", py_from_dtype, METH_O,
+     "numba's type of a numpy dtype (a scalar, or a Record for a structured dtype)."},
+    {NULL, NULL, 0, NULL},
+};
+
 int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
   st->NbTypeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &type_spec, NULL);
-  if (!st->NbTypeType) return -1;
+  if (!st->NbTypeType || PyModule_AddFunctions(module, types_functions) < 0) return -1;
   st->types = PyDict_New();
   if (!st->types) return -1;
   for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++) {

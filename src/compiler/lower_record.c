@@ -1,0 +1,95 @@
+/* lower_record.c — numba's records (numpy structured dtypes) to NVVM IR.
+ *
+ * A record value is an i8* to the record's bytes, as numba's Record data model is a pointer:
+ * an element of an array of records (a[i], whose memory type is [size x i8]) or a kernel's
+ * record argument (numba copies the record to the device and passes its address). Reading
+ * rec.x or rec['x'] loads the field at its offset, writing stores it there, so writes through
+ * r = a[i] reach the array as in numba. The alignment each access may assume is the largest
+ * power of two dividing the field's offset and the record's size, at most the field's own:
+ * a packed record (numpy's default align=False) puts a float64 at offset 1, which the GPU may
+ * only read byte by byte. a[i] = rec copies the record's bytes.
+ */
+#include <string.h>
+
+#include "compiler/lower.h"
+
+bool nbc__lower_is_field(const nbc__node *n) {
+  return n && (n->kind == NBC__N_ATTR || n->kind == NBC__N_SUBSCRIPT) && n->a && n->a->type &&
+         n->a->type->kind == NBC__T_RECORD;
+}
+
+/* The typed pointer to the field n names, its index in *pfield; NULL after an error. */
+static const char *field_ptr(nbc__lowerer *L, nbc__node *n, int *pfield) {
+  const nbc__type *r = n->a->type;
+  const char *name = n->kind == NBC__N_ATTR ? n->str : n->b->str;
+  int i = name ? nbc__type_record_field(r, name, strlen(name)) : -1;
+  if (i < 0) {
+    nbc__lower_error(L, n, "record %s has no field '%s'", nbc__type_name(L->ctx, r),
+                     name ? name : "?");
+    return NULL;
+  }
+  nbc__lval rec = nbc__lower_expr(L, n->a);
+  const char *mt = nbc__lower_mtype(L, r->items[i]);
+  const char *q = nbc__lower_tmp(L), *p = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = getelementptr i8, i8* %s, i64 %lld", q, rec.v,
+                  (long long)r->field_offsets[i]);
+  nbc__lower_emit(L, "%s = bitcast i8* %s to %s*", p, q, mt);
+  *pfield = i;
+  return p;
+}
+
+nbc__lval nbc__lower_field_load(nbc__lowerer *L, nbc__node *n) {
+  int i;
+  const char *p = field_ptr(L, n, &i);
+  if (!p) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
+  const nbc__type *r = n->a->type;
+  return nbc__lower_load_aligned(L, r->items[i], p, nbc__type_record_field_align(r, i));
+}
+
+void nbc__lower_field_store(nbc__lowerer *L, nbc__node *n, nbc__lval v) {
+  int i;
+  const char *p = field_ptr(L, n, &i);
+  if (!p) return;
+  const nbc__type *r = n->a->type;
+  nbc__lower_store_aligned(L, nbc__lower_convert(L, v, r->items[i]), p,
+                           nbc__type_record_field_align(r, i));
+}
+
+void nbc__lower_field_augassign(nbc__lowerer *L, nbc__node *s) {
+  nbc__node *t = s->a;
+  int i;
+  const char *p = field_ptr(L, t, &i);
+  if (!p) return;
+  const nbc__type *r = t->a->type, *ft = r->items[i];
+  int align = nbc__type_record_field_align(r, i);
+  nbc__lval cur = nbc__lower_load_aligned(L, ft, p, align);
+  nbc__lval rhs = nbc__lower_expr(L, s->b);
+  const nbc__type *rtype = s->type;
+  if (!rtype) {
+    const char *why = NULL;
+    rtype = nbc__type_binop(s->op, ft, rhs.type, &why);
+  }
+  if (!rtype) {
+    nbc__lower_error(L, s, "unsupported operand types for %s=", nbc__op_text(s->op));
+    return;
+  }
+  nbc__lval res = nbc__lower_binop_values(L, s, s->op, cur, s->b, rhs, rtype);
+  nbc__lower_store_aligned(L, nbc__lower_convert(L, res, ft), p, align);
+}
+
+nbc__lval nbc__lower_record_at(nbc__lowerer *L, const nbc__type *record, const char *ptr) {
+  const char *x = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = bitcast %s* %s to i8*", x, nbc__lower_mtype(L, record), ptr);
+  return (nbc__lval){record, x};
+}
+
+void nbc__lower_record_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
+  const nbc__type *r = v.type;
+  const char *dst = nbc__lower_record_at(L, r, ptr).v;
+  int align = 1;
+  while (align < 16 && !(r->size & align)) align *= 2;
+  nbc__lower_declare(L, "declare void @llvm.memcpy.p0i8.p0i8.i64(i8*, i8*, i64, i1)");
+  /* LLVM 7's memcpy takes the alignment as attributes of its pointer arguments */
+  nbc__lower_emit(L, "call void @llvm.memcpy.p0i8.p0i8.i64(i8* align %d %s, i8* align %d %s, "
+                  "i64 %lld, i1 false)", align, dst, align, v.v, (long long)r->size);
+}
