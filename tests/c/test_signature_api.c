@@ -86,6 +86,43 @@ TEST(pack_arrays) {
   nbc_signature_destroy(sig);
 }
 
+TEST(records) {
+  nbc_signature_t *sig = NULL;
+  const char *rec = "Record(x[type=int8;offset=0],y[type=float64;offset=1];9;False)";
+  char text[256];
+  snprintf(text, sizeof text, "void(%s[::1], %s, float32)", rec, rec);
+  ASSERT_OK(nbc_signature_parse(text, &sig));
+  const nbc_param_info_t *a = nbc_signature_param(sig, 0), *r = nbc_signature_param(sig, 1);
+  ASSERT_EQ(a->kind, NBC_PARAM_ARRAY);
+  ASSERT_EQ(a->dtype_kind, 'V');
+  ASSERT_EQ(a->itemsize, 9);
+  ASSERT_STREQ(a->dtype_name, rec);
+  ASSERT_EQ(r->kind, NBC_PARAM_RECORD);
+  ASSERT_EQ(r->itemsize, 9);
+  ASSERT_EQ(r->size, 8);
+  ASSERT_STREQ(nbc_signature_text(sig), text);
+  char buf[256];
+  int64_t n[1] = {3};
+  ASSERT_OK(nbc_signature_pack_array(sig, 0, buf, 0x1000, 'V', 9, 1, n, NULL));
+  ASSERT_EQ(word(buf, 3 * 8), 9);  /* itemsize */
+  ASSERT_EQ(word(buf, 6 * 8), 9);  /* the stride of a dense array of 9-byte records */
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0x1000, 'V', 16, 1, n, NULL),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_OK(nbc_signature_pack_record(sig, 1, buf, 0x2000, 9));
+  ASSERT_EQ(word(buf, r->offset), 0x2000);
+  ASSERT_STATUS(nbc_signature_pack_record(sig, 1, buf, 0x2000, 8), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "(9 bytes), got a record of 8 bytes");
+  ASSERT_STATUS(nbc_signature_pack_record(sig, 0, buf, 0x2000, 9), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "got a record");
+  ASSERT_STATUS(nbc_signature_pack_int(sig, 1, buf, 1), NBC_INVALID_ARGUMENT);
+  nbc_signature_destroy(sig);
+  ASSERT_STATUS(nbc_signature_parse("void(Record(a[type=int8;offset=0];1;True)", &sig),
+                NBC_SIGNATURE_ERROR);
+  ASSERT_STATUS(nbc_signature_parse("void(Record(a[type=int8;offset=1];1;True))", &sig),
+                NBC_SIGNATURE_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "lies outside the record");
+}
+
 TEST(pack_array_errors) {
   nbc_signature_t *sig = NULL;
   ASSERT_OK(nbc_signature_parse("void(float32[::1], int64)", &sig));
@@ -196,5 +233,5 @@ TEST(best_match) {
   ASSERT_EQ(nbc_signature_best_match(NULL, NULL, 0), -1);
 }
 
-TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(pack_array_errors) X(pack_scalars) X(bad_signatures))
+TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records) X(pack_array_errors) X(pack_scalars) X(bad_signatures))
 TEST_MAIN()

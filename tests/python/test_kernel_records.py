@@ -1,0 +1,269 @@
+"""Records (numpy structured dtypes) in kernels, as numba-cuda supports them: arrays of
+records (a[i].x, a[i]['x'], r = a[i] as a reference, op= on fields, a[i] = a[j] copying the
+record), packed records (align=False: fields at any offset, read byte by byte), record
+arguments (copied to the device and back, so a[0] passed as an argument is written through),
+nbcuda.from_dtype and numba's Record spelling in signatures. CI checks types, signatures,
+PTX and errors; the GPU compares results with numpy and numba-cuda."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module, numba_side
+from test_compile import check_ptx
+
+ALIGNED = np.dtype([("a", np.float64), ("b", np.int32), ("flag", np.bool_),
+                    ("c", np.complex64)], align=True)
+PACKED = np.dtype([("x", np.int8), ("y", np.float64), ("z", np.uint16)])
+
+KERNELS = '''
+def set_fields(ary, v):
+    i = cuda.grid(1)
+    if i < ary.size:
+        ary[i].a = v * i
+        ary[i]['b'] = ary[i].b + i
+        r = ary[i]
+        r.c += 2.5j * i
+        r.flag = i % 2 == 0
+        if r.flag:
+            r['b'] *= 3
+
+
+def copy_records(dst, src):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[src.size - 1 - i]
+
+
+def packed_ops(out, p):
+    i = cuda.grid(1)
+    if i < p.size:
+        out[i] = p[i].x + p[i].y + p[i]['z']
+        p[i].y = p[i].y * 2.0
+        p[i]['x'] -= 1
+        p[i].z += 1000
+
+
+def record_arg(r, out):
+    out[0] = r.a + r.b
+    r.a = 42.0
+    r.b = 7
+
+
+def grid2d(g):
+    i, j = cuda.grid(2)
+    if i < g.shape[0] and j < g.shape[1]:
+        g[i, j].a = i * 10 + j
+        g[i, j].c = complex(i, j)
+'''
+
+
+def kernels(cuda_module, directory):
+    return load_kernel_module(directory, "record_kernels", KERNELS, cuda_module)
+
+
+def record_type(cuda_module, dtype):
+    if hasattr(cuda_module, "from_dtype"):
+        return cuda_module.from_dtype(dtype)
+    from numba.np.numpy_support import from_dtype  # numba-cuda keeps it in numba
+    return from_dtype(dtype)
+
+
+def test_from_dtype_prints_numbas_record_types():
+    r = cuda.from_dtype(ALIGNED)
+    assert str(r) == ("Record(a[type=float64;offset=0],b[type=int32;offset=8],"
+                      "flag[type=bool;offset=12],c[type=complex64;offset=16];24;True)")
+    assert str(r[:]) == f"array({r}, 1d, A)"
+    assert str(r[:, ::1]) == f"array({r}, 2d, C)"
+    p = cuda.from_dtype(PACKED)
+    assert str(p) == ("Record(x[type=int8;offset=0],y[type=float64;offset=1],"
+                      "z[type=uint16;offset=9];11;False)")
+    assert str(p[::1]) == f"unaligned array({p}, 1d, C)"
+    assert cuda.from_dtype(np.float32) is cuda.float32
+    assert cuda.from_dtype("i8") is cuda.int64
+    with pytest.raises(TypeError, match="nested arrays in records are not supported"):
+        cuda.from_dtype(np.dtype([("v", np.float32, 3)]))
+    with pytest.raises(TypeError, match="big-endian"):
+        cuda.from_dtype(np.dtype([("v", ">f8")]))
+    with pytest.raises(TypeError, match="must be booleans, integers, floats or complex"):
+        cuda.from_dtype(np.dtype([("s", "S4")]))
+    with pytest.raises(TypeError, match="not an identifier"):
+        cuda.from_dtype(np.dtype([("a b", np.int32)]))
+
+
+def test_record_kernels_compile_with_type_objects_and_text(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    r, p = cuda.from_dtype(ALIGNED), cuda.from_dtype(PACKED)
+    cases = [(mod.set_fields, (r[::1], cuda.float64)), (mod.copy_records, (r[:], r[::1])),
+             (mod.packed_ops, (cuda.float64[::1], p[::1])),
+             (mod.record_arg, (r, cuda.float64[::1])), (mod.grid2d, (r[:, ::1],)),
+             (mod.set_fields, f"void({r}[::1], float64)")]
+    for f, sig in cases:
+        ptx, resty = cuda.compile_ptx(f, sig, cc=(9, 0))
+        assert str(resty) == "none"
+        check_ptx(ptx, tmp_path)
+    # a packed float64 at offset 1 can only be read byte by byte; aligned fields in one load
+    ptx, _ = cuda.compile_ptx(mod.packed_ops, (cuda.float64[::1], p[::1]), cc=(9, 0))
+    assert "ld.global.u8" in ptx and "ld.global.f64" not in ptx
+    ptx, _ = cuda.compile_ptx(mod.set_fields, (r[::1], cuda.float64), cc=(9, 0))
+    assert "st.global.f64" in ptx
+
+
+def test_record_field_types(tmp_path):
+    r = cuda.from_dtype(ALIGNED)
+
+    def typeof(body, sig):
+        m = load_kernel_module(tmp_path, "record_types", f"def f(r):\n    return {body}\n", cuda)
+        return str(cuda.compile(m.f, sig)[1])
+
+    assert typeof("r.a", (r,)) == "float64"
+    assert typeof("r['b']", (r,)) == "int32"
+    assert typeof("r.flag", (r,)) == "bool"
+    assert typeof("r.c * 2", (r,)) == "complex128"
+    assert typeof("r[0].b + 1", (r[:],)) == "int64"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    return r.q\n", r"Unknown attribute 'q' of type Record\(a\[type=float64"),
+    ("    return r[0]\n", "indexed by a field name given as a string constant"),
+    ("    r.a = (1, 2)\n", "Cannot convert UniTuple\\(int64 x 2\\) to float64 in a record"),
+    ("    x = 1.0\n    x.real = 2.0\n", "cannot assign to attribute 'real' of float64"),
+])
+def test_record_errors(tmp_path, body, message):
+    r = cuda.from_dtype(ALIGNED)
+    m = load_kernel_module(tmp_path, "record_bad", f"def f(r):\n{body}", cuda)
+    with pytest.raises(cuda.TypingError, match=message):
+        cuda.compile(m.f, (r,))
+
+
+def test_records_of_other_types_do_not_mix(tmp_path):
+    r, p = cuda.from_dtype(ALIGNED), cuda.from_dtype(PACKED)
+    src = "def f(a, b):\n    a[0] = b[0]\n"
+    m = load_kernel_module(tmp_path, "record_mix", src, cuda)
+    with pytest.raises(cuda.TypingError, match="Cannot convert Record"):
+        cuda.compile(m.f, (r[:], p[:]))
+    src = "def f(a, b):\n    a[0] = b[0]\n"
+    m = load_kernel_module(tmp_path, "record_into_float", src, cuda)
+    with pytest.raises(cuda.TypingError, match="Cannot convert Record"):
+        cuda.compile(m.f, (cuda.float64[:], r[:]))
+
+
+def test_record_signatures_parse_and_refuse(tmp_path):
+    m = load_kernel_module(tmp_path, "record_sig", "def f(r):\n    pass\n", cuda)
+    good = "void(Record(a[type=float64;offset=0],b[type=int32;offset=8];16;True)[:])"
+    cuda.compile(m.f, good)
+    for bad, message in [
+        ("void(Record(a[type=float64;offset=12];16;True))", "field 'a' lies outside"),
+        ("void(Record(a[type=int8;offset=0],a[type=int8;offset=1];2;False))",
+         "field 'a' appears twice"),
+        ("void(Record(a[type=float64[:];offset=0];8;True))", "record fields must be scalars"),
+        ("void(Record(a[type=float64;offset=0];8;Maybe))", "expected True or False"),
+        ("void(Record(a[type=float64;offset=x];8;True))", "expected a field offset"),
+    ]:
+        with pytest.raises(Exception, match=message):
+            cuda.compile(m.f, bad)
+
+
+def test_record_arguments_are_checked(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    r = cuda.from_dtype(ALIGNED)
+    k = cuda.jit((r, cuda.float64[::1]))(mod.record_arg)
+    out = cuda.device_array(1)
+    with pytest.raises(TypeError, match="expected a record of type Record"):
+        k[1, 1](np.zeros(1, PACKED)[0], out)
+    with pytest.raises(TypeError, match="expected a record of 24 bytes"):
+        k[1, 1](bytearray(8), out)
+    with pytest.raises(TypeError, match="expected a record"):
+        k[1, 1](3.0, out)
+
+
+def test_typeof_records_for_lazy_kernels(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    k = cuda.jit(mod.record_arg)
+    rec = np.zeros(2, ALIGNED)
+    k[1, 1](rec[0], cuda.device_array(1))
+    r = cuda.from_dtype(ALIGNED)
+    assert k.signatures == [f"void({r}, float64[::1])"]
+
+
+def results(cuda_module, directory):
+    """Every kernel run on fixed inputs: a dict of arrays (records viewed as their bytes, so
+    that np.savez keeps them whatever the dtype)."""
+    mod = kernels(cuda_module, directory)
+    out = {}
+
+    def raw(a):
+        return np.ascontiguousarray(a).view(np.uint8).reshape(-1)
+
+    a = np.zeros(64, ALIGNED)
+    a["b"] = np.arange(64)
+    a["c"] = 1 + 1j
+    d = cuda_module.to_device(a)
+    cuda_module.jit(mod.set_fields)[2, 32](d, 1.5)
+    out["set_fields"] = raw(d.copy_to_host())
+    src = cuda_module.to_device(a)
+    dst = cuda_module.to_device(np.zeros(64, ALIGNED))
+    cuda_module.jit(mod.copy_records)[2, 32](dst, src)
+    out["copy_records"] = raw(dst.copy_to_host())
+    p = np.zeros(40, PACKED)
+    p["x"] = np.arange(40) - 20
+    p["y"] = np.linspace(-1.0, 3.0, 40)
+    p["z"] = np.arange(40) * 100
+    s = np.zeros(40)
+    cuda_module.jit(mod.packed_ops)[2, 32](s, p)  # host arrays: copied there and back
+    out["packed_sum"] = s
+    out["packed"] = raw(p)
+    recs = np.zeros(3, ALIGNED)
+    recs["a"] = [1.5, 2.5, 3.5]
+    recs["b"] = [10, 20, 30]
+    got = np.zeros(1)
+    cuda_module.jit(mod.record_arg)[1, 1](recs[1], got)  # written through to recs
+    out["record_arg"] = got
+    out["record_arg_written"] = raw(recs)
+    g = cuda_module.to_device(np.zeros((5, 7), ALIGNED))
+    cuda_module.jit(mod.grid2d)[(1, 1), (8, 8)](g)
+    out["grid2d"] = raw(g.copy_to_host())
+    return out
+
+
+@pytest.mark.gpu
+def test_records_match_numpy_and_numba_cuda(gpu, tmp_path):
+    mine = results(cuda, tmp_path)
+    a = np.zeros(64, ALIGNED)
+    a["b"] = np.arange(64)
+    a["c"] = 1 + 1j
+    i = np.arange(64)
+    e = a.copy()
+    e["a"] = 1.5 * i
+    e["b"] = 2 * i
+    e["c"] = (1 + 1j) + 2.5j * i
+    e["flag"] = i % 2 == 0
+    e["b"][i % 2 == 0] *= 3
+
+    def view(key, dtype):
+        return mine[key].view(dtype)
+
+    got = view("set_fields", ALIGNED)
+    for f in ALIGNED.names:
+        np.testing.assert_array_equal(got[f], e[f], err_msg=f)
+    np.testing.assert_array_equal(view("copy_records", ALIGNED), a[::-1])
+    p = np.zeros(40, PACKED)
+    p["x"] = np.arange(40) - 20
+    p["y"] = np.linspace(-1.0, 3.0, 40)
+    p["z"] = np.arange(40) * 100
+    np.testing.assert_array_equal(mine["packed_sum"], p["x"] + p["y"] + p["z"])
+    q = p.copy()
+    q["y"] *= 2.0
+    q["x"] -= 1
+    q["z"] += 1000
+    np.testing.assert_array_equal(view("packed", PACKED), q)
+    assert mine["record_arg"][0] == 22.5
+    recs = view("record_arg_written", ALIGNED)
+    assert list(recs["a"]) == [1.5, 42.0, 3.5] and list(recs["b"]) == [10, 7, 30]
+    g = view("grid2d", ALIGNED).reshape(5, 7)
+    ii, jj = np.meshgrid(np.arange(5), np.arange(7), indexing="ij")
+    np.testing.assert_array_equal(g["a"], ii * 10 + jj)
+    np.testing.assert_array_equal(g["c"], ii + 1j * jj)
+    theirs = numba_side("test_kernel_records", f"t.results(cuda, pathlib.Path({str(tmp_path)!r}))",
+                        tmp_path / "numba.npz")
+    for key in mine:
+        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
