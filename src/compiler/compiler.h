@@ -248,8 +248,10 @@ typedef enum nbc__type_kind {
   NBC__T_VECTOR,    /* a CUDA vector type (numba's float32x4, int2, ...): dtype, count (1-4),
                        name "float32x4"; members x, y, z, w */
   NBC__T_RECORD,    /* numba's Record, a numpy structured dtype: count fields (field_names,
-                       items their scalar types, field_offsets in bytes), size in bytes,
-                       aligned (numpy's align=True); a value is a pointer to its bytes */
+                       items their types: scalars, or C arrays of scalars for numba's
+                       nestedarray fields, whose extents are field_shapes[i]; field_offsets
+                       in bytes), size in bytes, aligned (numpy's align=True); a value is a
+                       pointer to its bytes */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -264,6 +266,7 @@ typedef struct nbc__type {
   const char *name;              /* MODULE / FUNCTION: "math", "cuda.atomic", "math.sin" */
   const char *const *field_names;/* RECORD */
   const int64_t *field_offsets;  /* RECORD */
+  const int64_t *const *field_shapes; /* RECORD: extents of an array field, else NULL */
   int64_t size;                  /* RECORD: bytes, numpy's itemsize */
   bool aligned;                  /* RECORD */
 } nbc__type;
@@ -274,15 +277,19 @@ const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim
 const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count);
 /* The vector type of count (1-4) elements of the scalar dtype, named as numba names it. */
 const nbc__type *nbc__type_vector(nbc__ctx *ctx, const nbc__type *dtype, int count);
-/* A record type of count scalar fields (copied into the arena). */
+/* A record type of count fields (copied into the arena): scalars, or C-layout array types
+ * whose extents shapes[i] gives (NULL for a scalar field; shapes itself may be NULL). */
 const nbc__type *nbc__type_record(nbc__ctx *ctx, const char *const *names,
                                   const nbc__type *const *types, const int64_t *offsets,
-                                  int count, int64_t size, bool aligned);
+                                  const int64_t *const *shapes, int count, int64_t size,
+                                  bool aligned);
+/* Bytes of field i of a record (an array field: all its elements). */
+int64_t nbc__type_record_field_size(const nbc__type *record, int i);
 /* The index of the record's field called name (len bytes), or -1. */
 int nbc__type_record_field(const nbc__type *record, const char *name, size_t len);
-/* The alignment a load or store of field i may assume: the largest power of two dividing
- * its offset and the record's size (the stride of an array of them), at most the field's
- * natural alignment. */
+/* The alignment a load or store of field i (an element of an array field) may assume: the
+ * largest power of two dividing its offset and the record's size (the stride of an array of
+ * them) and, for an array field, its element size, at most the scalar's natural alignment. */
 int nbc__type_record_field_align(const nbc__type *record, int i);
 bool nbc__type_equal(const nbc__type *a, const nbc__type *b);
 bool nbc__type_is_int(const nbc__type *t);     /* int8..uint64 (not bool) */

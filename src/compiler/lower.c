@@ -289,6 +289,8 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
     for (int i = 0; i < t->count; i++) {
       mangle_ident(L, b, t->field_names[i]);
       mangle_type(L, b, t->items[i]);
+      for (int d = 0; t->items[i]->kind == NBC__T_ARRAY && d < t->items[i]->ndim; d++)
+        nbc__buf_printf(b, "Li%lldE", (long long)t->field_shapes[i][d]);
       nbc__buf_printf(b, "Li%lldE", (long long)t->field_offsets[i]);
     }
     nbc__buf_printf(b, "Li%lldELb%dEE", (long long)t->size, t->aligned ? 1 : 0);

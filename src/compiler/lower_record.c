@@ -7,7 +7,9 @@
  * r = a[i] reach the array as in numba. The alignment each access may assume is the largest
  * power of two dividing the field's offset and the record's size, at most the field's own:
  * a packed record (numpy's default align=False) puts a float64 at offset 1, which the GPU may
- * only read byte by byte. a[i] = rec copies the record's bytes.
+ * only read byte by byte. a[i] = rec copies the record's bytes. An array field (numba's
+ * nestedarray) is a C array over the record's bytes, indexed like any array; the signature
+ * parser refuses one whose elements would not be aligned.
  */
 #include <string.h>
 
@@ -29,7 +31,8 @@ static const char *field_ptr(nbc__lowerer *L, nbc__node *n, int *pfield) {
     return NULL;
   }
   nbc__lval rec = nbc__lower_expr(L, n->a);
-  const char *mt = nbc__lower_mtype(L, r->items[i]);
+  const nbc__type *f = r->items[i];
+  const char *mt = nbc__lower_mtype(L, f->kind == NBC__T_ARRAY ? f->dtype : f);
   const char *q = nbc__lower_tmp(L), *p = nbc__lower_tmp(L);
   nbc__lower_emit(L, "%s = getelementptr i8, i8* %s, i64 %lld", q, rec.v,
                   (long long)r->field_offsets[i]);
@@ -38,11 +41,44 @@ static const char *field_ptr(nbc__lowerer *L, nbc__node *n, int *pfield) {
   return p;
 }
 
+/* An array field as numba's NestedArray: a C array over the record's bytes (no meminfo,
+ * no parent), with its extents and strides as constants. */
+static nbc__lval nested_array(nbc__lowerer *L, const nbc__type *r, int i, const char *data) {
+  const nbc__type *at = r->items[i];
+  const char *aty = nbc__lower_ltype(L, at), *ety = nbc__lower_mtype(L, at->dtype);
+  int64_t itemsize = (int64_t)nbc__type_size(at->dtype);
+  int64_t nitems = nbc__type_record_field_size(r, i) / itemsize;
+  const char *cur = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = insertvalue %s undef, i8* null, 0", cur, aty);
+  const char *words[3] = {"i8* null", nbc__arena_printf(L->arena, "i64 %lld", (long long)nitems),
+                          nbc__arena_printf(L->arena, "i64 %lld", (long long)itemsize)};
+  for (int k = 1; k <= 4; k++) {
+    const char *x = nbc__lower_tmp(L);
+    if (k < 4)
+      nbc__lower_emit(L, "%s = insertvalue %s %s, %s, %d", x, aty, cur, words[k - 1], k);
+    else
+      nbc__lower_emit(L, "%s = insertvalue %s %s, %s* %s, 4", x, aty, cur, ety, data);
+    cur = x;
+  }
+  int64_t stride = itemsize;
+  for (int d = at->ndim - 1; d >= 0; d--) {
+    const char *x = nbc__lower_tmp(L), *y = nbc__lower_tmp(L);
+    nbc__lower_emit(L, "%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur,
+                    (long long)r->field_shapes[i][d], d);
+    nbc__lower_emit(L, "%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)stride,
+                    d);
+    stride *= r->field_shapes[i][d];
+    cur = y;
+  }
+  return (nbc__lval){at, cur};
+}
+
 nbc__lval nbc__lower_field_load(nbc__lowerer *L, nbc__node *n) {
   int i;
   const char *p = field_ptr(L, n, &i);
   if (!p) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
   const nbc__type *r = n->a->type;
+  if (r->items[i]->kind == NBC__T_ARRAY) return nested_array(L, r, i, p);
   return nbc__lower_load_aligned(L, r->items[i], p, nbc__type_record_field_align(r, i));
 }
 

@@ -112,23 +112,33 @@ const nbc__type *nbc__type_vector(nbc__ctx *ctx, const nbc__type *dtype, int cou
 
 const nbc__type *nbc__type_record(nbc__ctx *ctx, const char *const *names,
                                   const nbc__type *const *types, const int64_t *offsets,
-                                  int count, int64_t size, bool aligned) {
+                                  const int64_t *const *shapes, int count, int64_t size,
+                                  bool aligned) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
   size_t n = (size_t)(count ? count : 1);
   const char **nm = nbc__arena_alloc(ctx->arena, sizeof *nm * n);
   const nbc__type **ty = nbc__arena_alloc(ctx->arena, sizeof *ty * n);
   int64_t *off = nbc__arena_alloc(ctx->arena, sizeof *off * n);
-  if (!t || !nm || !ty || !off) return NULL;
+  const int64_t **shp = nbc__arena_alloc(ctx->arena, sizeof *shp * n);
+  if (!t || !nm || !ty || !off || !shp) return NULL;
   for (int i = 0; i < count; i++) {
     if (!(nm[i] = nbc__arena_strdup(ctx->arena, names[i]))) return NULL;
     ty[i] = types[i];
     off[i] = offsets[i];
+    shp[i] = NULL;
+    if (shapes && shapes[i] && types[i]->kind == NBC__T_ARRAY) {
+      int64_t *copy = nbc__arena_alloc(ctx->arena, sizeof *copy * (size_t)types[i]->ndim);
+      if (!copy) return NULL;
+      memcpy(copy, shapes[i], sizeof *copy * (size_t)types[i]->ndim);
+      shp[i] = copy;
+    }
   }
   t->kind = NBC__T_RECORD;
   t->count = count;
   t->field_names = nm;
   t->items = ty;
   t->field_offsets = off;
+  t->field_shapes = shp;
   t->size = size;
   t->aligned = aligned;
   return t;
@@ -141,11 +151,21 @@ int nbc__type_record_field(const nbc__type *record, const char *name, size_t len
   return -1;
 }
 
+int64_t nbc__type_record_field_size(const nbc__type *record, int i) {
+  const nbc__type *f = record->items[i];
+  if (f->kind != NBC__T_ARRAY) return (int64_t)nbc__type_size(f);
+  int64_t n = (int64_t)nbc__type_size(f->dtype);
+  for (int d = 0; d < f->ndim; d++) n *= record->field_shapes[i][d];
+  return n;
+}
+
 int nbc__type_record_field_align(const nbc__type *record, int i) {
   const nbc__type *f = record->items[i];
+  bool array = f->kind == NBC__T_ARRAY;
+  if (array) f = f->dtype;
   int natural = (int)nbc__type_size(f);
   if (nbc__type_is_complex(f)) natural /= 2;
-  int64_t both = record->field_offsets[i] | record->size;
+  int64_t both = record->field_offsets[i] | record->size | (array ? natural : 0);
   int align = 1;
   while (align < natural && !(both & align)) align *= 2;
   return align;
@@ -185,7 +205,10 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
     for (int i = 0; i < a->count; i++)
       if (strcmp(a->field_names[i], b->field_names[i]) != 0 ||
           a->field_offsets[i] != b->field_offsets[i] ||
-          !nbc__type_equal(a->items[i], b->items[i]))
+          !nbc__type_equal(a->items[i], b->items[i]) ||
+          (a->items[i]->kind == NBC__T_ARRAY &&
+           memcmp(a->field_shapes[i], b->field_shapes[i],
+                  sizeof(int64_t) * (size_t)a->items[i]->ndim) != 0))
         return false;
     return true;
   default:
@@ -242,7 +265,17 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     nbc__buf_puts(out, "Record(");
     for (int i = 0; i < t->count; i++) {
       nbc__buf_printf(out, "%s%s[type=", i ? "," : "", t->field_names[i]);
-      nbc__type_print(out, t->items[i]);
+      const nbc__type *f = t->items[i];
+      if (f->kind == NBC__T_ARRAY) { /* numba's NestedArray: nestedarray(float32, (3, 2)) */
+        nbc__buf_puts(out, "nestedarray(");
+        nbc__type_print(out, f->dtype);
+        nbc__buf_puts(out, ", (");
+        for (int d = 0; d < f->ndim; d++)
+          nbc__buf_printf(out, "%s%lld", d ? ", " : "", (long long)t->field_shapes[i][d]);
+        nbc__buf_puts(out, f->ndim == 1 ? ",))" : "))");
+      } else {
+        nbc__type_print(out, f);
+      }
       nbc__buf_printf(out, ";offset=%lld]", (long long)t->field_offsets[i]);
     }
     nbc__buf_printf(out, ";%lld;%s)", (long long)t->size, t->aligned ? "True" : "False");
@@ -1183,13 +1216,49 @@ static bool sig_int(sigp *s, int64_t *pv, const char *what) {
   return true;
 }
 
+/* numba's nestedarray(scalar, (d0, d1, ...)) after its name: a C array type, its extents in
+ * *pshape (arena memory). */
+static const nbc__type *sig_nested_array(sigp *s, const int64_t **pshape) {
+  int64_t dims[32];
+  int ndim = 0;
+  if (!sig_expect(s, '(')) return NULL;
+  const char *at = (sig_skip(s), s->p);
+  const nbc__type *e = sig_type(s);
+  if (!e) return NULL;
+  if (!is_scalar_kind(e->kind)) {
+    s->p = at;
+    return sig_error(s, "%s", "a nested array holds scalars"), NULL;
+  }
+  if (!sig_expect(s, ',') || !sig_expect(s, '(')) return NULL;
+  for (;;) {
+    sig_skip(s);
+    if (*s->p == ')' && ndim > 0) break;
+    if (ndim == 32) return sig_error(s, "%s", "a nested array has at most 32 dimensions"), NULL;
+    if (!sig_int(s, &dims[ndim], "an extent")) return NULL;
+    if (dims[ndim++] == 0) return sig_error(s, "%s", "a nested array extent of 0"), NULL;
+    sig_skip(s);
+    if (*s->p == ',') s->p++;
+    else if (*s->p != ')') return sig_error(s, "%s", "expected ',' or ')' in the extents"), NULL;
+  }
+  s->p++; /* ')' */
+  if (!sig_expect(s, ')')) return NULL;
+  int64_t *shape = nbc__arena_alloc(s->ctx->arena, sizeof *shape * (size_t)ndim);
+  const nbc__type *t = shape ? nbc__type_array(s->ctx, e, ndim, 'C') : NULL;
+  if (!t) return nbc__diag_oom(s->ctx), NULL;
+  memcpy(shape, dims, sizeof *shape * (size_t)ndim);
+  *pshape = shape;
+  return t;
+}
+
 /* numba's printed Record (a numpy structured dtype), after the word Record:
- *   '(' name '[type=' scalar ';offset=' INT ']' {',' ...} ';' size ';' ('True'|'False') ')'
- * Fields must be scalars that lie inside the record. */
+ *   '(' name '[type=' field ';offset=' INT ']' {',' ...} ';' size ';' ('True'|'False') ')'
+ *   field := scalar | 'nestedarray(' scalar ', (' INT {',' INT} [','] '))'
+ * Fields must lie inside the record, array fields aligned for their elements. */
 static const nbc__type *sig_record(sigp *s) {
   enum { MAX_FIELDS = 256 };
   const char *names[MAX_FIELDS];
   const nbc__type *types[MAX_FIELDS];
+  const int64_t *shapes[MAX_FIELDS];
   int64_t offsets[MAX_FIELDS], size = 0;
   int count = 0;
   if (!sig_expect(s, '(')) return NULL;
@@ -1202,11 +1271,17 @@ static const nbc__type *sig_record(sigp *s) {
     names[count] = nbc__arena_printf(s->ctx->arena, "%.*s", (int)len, name);
     if (!sig_word(s, "[type=")) return NULL;
     const char *at = (sig_skip(s), s->p);
-    if (!(types[count] = sig_type(s))) return NULL;
-    if (!is_scalar_kind(types[count]->kind)) {
+    shapes[count] = NULL;
+    if (strncmp(s->p, "nestedarray", 11) == 0) {
+      s->p += 11;
+      if (!(types[count] = sig_nested_array(s, &shapes[count]))) return NULL;
+    } else if (!(types[count] = sig_type(s))) {
+      return NULL;
+    }
+    if (!is_scalar_kind(types[count]->kind) && !shapes[count]) {
       s->p = at;
-      return sig_error(s, "%s", "record fields must be scalars (nested arrays and records "
-                                "are not supported)"), NULL;
+      return sig_error(s, "%s", "record fields must be scalars or nestedarray(scalar, "
+                                "(extents)) (records in records are not supported)"), NULL;
     }
     if (!sig_word(s, ";offset=") || !sig_int(s, &offsets[count], "a field offset") ||
         !sig_expect(s, ']'))
@@ -1229,15 +1304,22 @@ static const nbc__type *sig_record(sigp *s) {
     return sig_error(s, "%s", "expected True or False (aligned)"), NULL;
   s->p += aligned ? 4 : 5;
   if (!sig_expect(s, ')')) return NULL;
+  const nbc__type *t =
+      nbc__type_record(s->ctx, names, types, offsets, shapes, count, size, aligned);
+  if (!t) return nbc__diag_oom(s->ctx), NULL;
   for (int i = 0; i < count; i++) {
-    if (offsets[i] + (int64_t)nbc__type_size(types[i]) > size)
+    if (offsets[i] + nbc__type_record_field_size(t, i) > size)
       return sig_error(s, "field '%s' lies outside the record", names[i]), NULL;
     for (int j = 0; j < i; j++)
       if (strcmp(names[i], names[j]) == 0)
         return sig_error(s, "field '%s' appears twice", names[i]), NULL;
+    const nbc__type *e = types[i]->kind == NBC__T_ARRAY ? types[i]->dtype : NULL;
+    int natural = e ? (int)nbc__type_size(e) / (nbc__type_is_complex(e) ? 2 : 1) : 0;
+    if (e && nbc__type_record_field_align(t, i) < natural)
+      return sig_error(s, "the array field '%s' is not aligned for its elements (a packed "
+                       "record's arrays must start at a multiple of their alignment)",
+                       names[i]), NULL;
   }
-  const nbc__type *t = nbc__type_record(s->ctx, names, types, offsets, count, size, aligned);
-  if (!t) nbc__diag_oom(s->ctx);
   return t;
 }
 

@@ -347,8 +347,8 @@ static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
   const char *n = NULL;
   if (k && o && sub && dtype_ints(fdt, "itemsize", &itemsize) == 0) {
     if (sub != Py_None)
-      PyErr_Format(PyExc_TypeError, "record field '%U' is an array (%R): nested arrays in "
-                   "records are not supported", name, fdt);
+      PyErr_Format(PyExc_TypeError, "record field '%U' is an array of arrays (%R): not "
+                   "supported", name, fdt);
     else if (o[0] == '>')
       PyErr_Format(PyExc_TypeError, "record field '%U' (%R) is big-endian: only native byte "
                    "order is supported", name, fdt);
@@ -360,6 +360,28 @@ static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
   Py_XDECREF(order);
   Py_XDECREF(sub);
   return n;
+}
+
+/* A record field's type as numba prints it: a scalar's name ("float64"), or a subarray
+ * of scalars as numba's "nestedarray(float32, (3, 2))"; NULL with TypeError for anything
+ * else (records in records, strings, objects, big-endian numbers). */
+static PyObject *field_type_text(PyObject *fdt, PyObject *name) {
+  PyObject *sub = PyObject_GetAttrString(fdt, "subdtype");
+  if (!sub) return NULL;
+  if (sub != Py_None) { /* (base dtype, shape) */
+    PyObject *text = NULL;
+    if (PyTuple_Check(sub) && PyTuple_GET_SIZE(sub) == 2) {
+      PyObject *base = field_type_text(PyTuple_GET_ITEM(sub, 0), name);
+      if (base)
+        text = PyUnicode_FromFormat("nestedarray(%U, %S)", base, PyTuple_GET_ITEM(sub, 1));
+      Py_XDECREF(base);
+    }
+    Py_DECREF(sub);
+    return text;
+  }
+  Py_DECREF(sub);
+  const char *n = field_scalar_name(fdt, name);
+  return n ? PyUnicode_FromString(n) : NULL;
 }
 
 PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype) {
@@ -378,13 +400,14 @@ PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype) {
   for (Py_ssize_t i = 0; text && i < PyTuple_GET_SIZE(names); i++) {
     PyObject *name = PyTuple_GET_ITEM(names, i);
     PyObject *info = PyObject_GetItem(fields, name); /* (dtype, offset[, title]) */
-    const char *n = info && PyTuple_Check(info) && PyTuple_GET_SIZE(info) >= 2
-                        ? field_scalar_name(PyTuple_GET_ITEM(info, 0), name)
-                        : NULL;
-    long offset = n ? PyLong_AsLong(PyTuple_GET_ITEM(info, 1)) : -1;
+    PyObject *ftext = info && PyTuple_Check(info) && PyTuple_GET_SIZE(info) >= 2
+                          ? field_type_text(PyTuple_GET_ITEM(info, 0), name)
+                          : NULL;
+    long offset = ftext ? PyLong_AsLong(PyTuple_GET_ITEM(info, 1)) : -1;
     Py_XDECREF(info);
-    if (!n || (offset == -1 && PyErr_Occurred())) {
+    if (!ftext || (offset == -1 && PyErr_Occurred())) {
       if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "bad field '%U' of %R", name, dtype);
+      Py_XDECREF(ftext);
       Py_CLEAR(text);
       break;
     }
@@ -393,8 +416,9 @@ PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype) {
       Py_CLEAR(text);
       break;
     }
-    Py_SETREF(text, PyUnicode_FromFormat("%U%s%U[type=%s;offset=%ld]", text, i ? "," : "",
-                                         name, n, offset));
+    Py_SETREF(text, PyUnicode_FromFormat("%U%s%U[type=%U;offset=%ld]", text, i ? "," : "",
+                                         name, ftext, offset));
+    Py_DECREF(ftext);
   }
   if (text)
     Py_SETREF(text, PyUnicode_FromFormat("%U;%ld;%s)", text, size,

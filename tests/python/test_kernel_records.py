@@ -14,6 +14,7 @@ from test_compile import check_ptx
 ALIGNED = np.dtype([("a", np.float64), ("b", np.int32), ("flag", np.bool_),
                     ("c", np.complex64)], align=True)
 PACKED = np.dtype([("x", np.int8), ("y", np.float64), ("z", np.uint16)])
+NESTED = np.dtype([("i", np.int32), ("j", np.float32, (3, 2)), ("h", np.int16, 2)])
 
 KERNELS = '''
 def set_fields(ary, v):
@@ -49,6 +50,22 @@ def record_arg(r, out):
     r.b = 7
 
 
+def nested_rw(r, a):
+    r.i = 3
+    r.j[1, 0] = 5.0
+    a[0] = r.j[0, 1] + r.j.shape[0] + r.j.size
+    r.h[1] += r.h[0]
+
+
+def nested_rows(recs):
+    k = cuda.grid(1)
+    if k < recs.size:
+        for i in range(recs[k].j.shape[0]):
+            for j in range(recs[k].j.shape[1]):
+                recs[k].j[i, j] = k * 100 + i * 10 + j
+        recs[k]['h'][:] = k
+
+
 def grid2d(g):
     i, j = cuda.grid(2)
     if i < g.shape[0] and j < g.shape[1]:
@@ -80,8 +97,11 @@ def test_from_dtype_prints_numbas_record_types():
     assert str(p[::1]) == f"unaligned array({p}, 1d, C)"
     assert cuda.from_dtype(np.float32) is cuda.float32
     assert cuda.from_dtype("i8") is cuda.int64
-    with pytest.raises(TypeError, match="nested arrays in records are not supported"):
-        cuda.from_dtype(np.dtype([("v", np.float32, 3)]))
+    assert str(cuda.from_dtype(NESTED)) == (
+        "Record(i[type=int32;offset=0],j[type=nestedarray(float32, (3, 2));offset=4],"
+        "h[type=nestedarray(int16, (2,));offset=28];32;False)")
+    with pytest.raises(TypeError, match="must be booleans, integers, floats or complex"):
+        cuda.from_dtype(np.dtype([("r", PACKED)]))  # a record in a record
     with pytest.raises(TypeError, match="big-endian"):
         cuda.from_dtype(np.dtype([("v", ">f8")]))
     with pytest.raises(TypeError, match="must be booleans, integers, floats or complex"):
@@ -96,6 +116,8 @@ def test_record_kernels_compile_with_type_objects_and_text(tmp_path):
     cases = [(mod.set_fields, (r[::1], cuda.float64)), (mod.copy_records, (r[:], r[::1])),
              (mod.packed_ops, (cuda.float64[::1], p[::1])),
              (mod.record_arg, (r, cuda.float64[::1])), (mod.grid2d, (r[:, ::1],)),
+             (mod.nested_rw, (cuda.from_dtype(NESTED), cuda.float32[::1])),
+             (mod.nested_rows, (cuda.from_dtype(NESTED)[::1],)),
              (mod.set_fields, f"void({r}[::1], float64)")]
     for f, sig in cases:
         ptx, resty = cuda.compile_ptx(f, sig, cc=(9, 0))
@@ -120,6 +142,9 @@ def test_record_field_types(tmp_path):
     assert typeof("r.flag", (r,)) == "bool"
     assert typeof("r.c * 2", (r,)) == "complex128"
     assert typeof("r[0].b + 1", (r[:],)) == "int64"
+    n = cuda.from_dtype(NESTED)
+    assert typeof("r.j", (n,)) == "array(float32, 2d, C)"
+    assert typeof("r.h[1]", (n,)) == "int16"
 
 
 @pytest.mark.parametrize("body, message", [
@@ -158,6 +183,11 @@ def test_record_signatures_parse_and_refuse(tmp_path):
         ("void(Record(a[type=float64[:];offset=0];8;True))", "record fields must be scalars"),
         ("void(Record(a[type=float64;offset=0];8;Maybe))", "expected True or False"),
         ("void(Record(a[type=float64;offset=x];8;True))", "expected a field offset"),
+        ("void(Record(a[type=nestedarray(float32, (3, 2));offset=1];25;False))",
+         "the array field 'a' is not aligned for its elements"),
+        ("void(Record(a[type=nestedarray(float32, (3, 2));offset=0];20;False))",
+         "field 'a' lies outside"),
+        ("void(Record(a[type=nestedarray(float32, (0,));offset=0];4;False))", "extent of 0"),
     ]:
         with pytest.raises(Exception, match=message):
             cuda.compile(m.f, bad)
@@ -219,6 +249,15 @@ def results(cuda_module, directory):
     cuda_module.jit(mod.record_arg)[1, 1](recs[1], got)  # written through to recs
     out["record_arg"] = got
     out["record_arg_written"] = raw(recs)
+    n = np.zeros(2, NESTED)
+    n["h"] = [[1, 2], [3, 4]]
+    got = np.zeros(1, np.float32)
+    cuda_module.jit(mod.nested_rw)[1, 1](n[1], got)
+    out["nested_rw"] = got
+    out["nested_rw_written"] = raw(n)
+    rows = cuda_module.to_device(np.zeros(4, NESTED))
+    cuda_module.jit(mod.nested_rows)[1, 32](rows)
+    out["nested_rows"] = raw(rows.copy_to_host())
     g = cuda_module.to_device(np.zeros((5, 7), ALIGNED))
     cuda_module.jit(mod.grid2d)[(1, 1), (8, 8)](g)
     out["grid2d"] = raw(g.copy_to_host())
@@ -259,6 +298,14 @@ def test_records_match_numpy_and_numba_cuda(gpu, tmp_path):
     assert mine["record_arg"][0] == 22.5
     recs = view("record_arg_written", ALIGNED)
     assert list(recs["a"]) == [1.5, 42.0, 3.5] and list(recs["b"]) == [10, 7, 30]
+    assert mine["nested_rw"][0] == 9.0
+    n = view("nested_rw_written", NESTED)
+    assert n[1]["i"] == 3 and n[1]["j"][1, 0] == 5.0 and list(n[1]["h"]) == [3, 7]
+    assert n[0]["i"] == 0 and list(n[0]["h"]) == [1, 2]
+    rows = view("nested_rows", NESTED)
+    k, i, j = np.meshgrid(np.arange(4), np.arange(3), np.arange(2), indexing="ij")
+    np.testing.assert_array_equal(rows["j"], k * 100 + i * 10 + j)
+    np.testing.assert_array_equal(rows["h"], np.repeat(np.arange(4), 2).reshape(4, 2))
     g = view("grid2d", ALIGNED).reshape(5, 7)
     ii, jj = np.meshgrid(np.arange(5), np.arange(7), indexing="ij")
     np.testing.assert_array_equal(g["a"], ii * 10 + jj)
