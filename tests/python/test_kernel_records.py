@@ -215,9 +215,10 @@ def test_typeof_records_for_lazy_kernels(tmp_path):
     assert k.signatures == [f"void({r}, float64[::1])"]
 
 
-def results(cuda_module, directory):
+def results(cuda_module, directory, packed=True):
     """Every kernel run on fixed inputs: a dict of arrays (records viewed as their bytes, so
-    that np.savez keeps them whatever the dtype)."""
+    that np.savez keeps them whatever the dtype). packed=False leaves out the packed record,
+    which numba-cuda refuses ("Record(...).y of type float64 is not aligned")."""
     mod = kernels(cuda_module, directory)
     out = {}
 
@@ -234,14 +235,15 @@ def results(cuda_module, directory):
     dst = cuda_module.to_device(np.zeros(64, ALIGNED))
     cuda_module.jit(mod.copy_records)[2, 32](dst, src)
     out["copy_records"] = raw(dst.copy_to_host())
-    p = np.zeros(40, PACKED)
-    p["x"] = np.arange(40) - 20
-    p["y"] = np.linspace(-1.0, 3.0, 40)
-    p["z"] = np.arange(40) * 100
-    s = np.zeros(40)
-    cuda_module.jit(mod.packed_ops)[2, 32](s, p)  # host arrays: copied there and back
-    out["packed_sum"] = s
-    out["packed"] = raw(p)
+    if packed:
+        p = np.zeros(40, PACKED)
+        p["x"] = np.arange(40) - 20
+        p["y"] = np.linspace(-1.0, 3.0, 40)
+        p["z"] = np.arange(40) * 100
+        s = np.zeros(40)
+        cuda_module.jit(mod.packed_ops)[2, 32](s, p)  # host arrays: copied there and back
+        out["packed_sum"] = s
+        out["packed"] = raw(p)
     recs = np.zeros(3, ALIGNED)
     recs["a"] = [1.5, 2.5, 3.5]
     recs["b"] = [10, 20, 30]
@@ -310,7 +312,8 @@ def test_records_match_numpy_and_numba_cuda(gpu, tmp_path):
     ii, jj = np.meshgrid(np.arange(5), np.arange(7), indexing="ij")
     np.testing.assert_array_equal(g["a"], ii * 10 + jj)
     np.testing.assert_array_equal(g["c"], ii + 1j * jj)
-    theirs = numba_side("test_kernel_records", f"t.results(cuda, pathlib.Path({str(tmp_path)!r}))",
+    theirs = numba_side("test_kernel_records",
+                        f"t.results(cuda, pathlib.Path({str(tmp_path)!r}), packed=False)",
                         tmp_path / "numba.npz")
-    for key in mine:
+    for key in theirs:
         np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
