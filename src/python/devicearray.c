@@ -36,6 +36,18 @@
  * (copy_to_host, copy_to_device, getitem, setitem, ravel, squeeze, split) and d[...] use the
  * array's stream then (numba's _default_stream), so copies queue there asynchronously.
  *
+ * Structured (record) dtypes, np.dtype([("a", np.float64), ("b", np.int32)], align=True),
+ * have kind 'V' and typestr "|V16"; the kind and itemsize cannot say their fields, so such
+ * an array keeps the exact numpy dtype object from the moment it is made (to_device,
+ * device_array, an imported __cuda_array_interface__ whose `descr` lists the fields) and its
+ * views share it. Scalar dtypes keep the fast paths: their dtype object is made on first use
+ * from the typestr, and every structured case is a branch on kind 'V'. Raw bytes
+ * (np.dtype('V8')) are kept as such; subarray dtypes (np.dtype((np.float32, 3))) and dtypes
+ * holding Python objects are refused. As in numba, copies between arrays check that the
+ * dtypes are equal where a structured one takes part ("incompatible dtype"); scalar ones
+ * are checked by size, as before. d[i] of a structured array is its element copied to the
+ * host, a numpy.void (numba gives a DeviceRecord over the device memory instead).
+ *
  * The launch view (nbc__py_array_view_get) reads an nbcuda array's fields directly — no
  * attribute lookups on the launch hot path — and falls back to __cuda_array_interface__,
  * then to host buffers, which are copied to the device for the launch and back after it,
@@ -64,7 +76,9 @@ typedef struct {
   PyObject *context; /* the Context the memory belongs to, or NULL */
   nbc_context_t *cctx; /* its C context (NULL: wrapped memory, context unknown) */
   unsigned lifetime;   /* nbc_context_lifetime(cctx) when the memory was allocated */
-  PyObject *dtype;   /* numpy dtype, made on first use */
+  /* numpy dtype: made on first use from kind and itemsize, except for kind 'V' (structured),
+   * whose exact dtype is set when the array is made */
+  PyObject *dtype;
   /* the stream the array is bound to (numba's DeviceNDArray.stream): a Stream or an object
    * with __cuda_stream__, or NULL for numba's 0; methods given stream=0 use it */
   PyObject *stream;
@@ -114,9 +128,10 @@ static void cache_put(PyObject **plist, unsigned short *codes, PyObject *obj,
   codes[n] = code;
 }
 
-/* The numpy dtype object of (kind, itemsize), made once per dtype; a new reference. */
+/* The numpy dtype object of (kind, itemsize), made once per dtype; a new reference. Kind 'V'
+ * is never cached: its arrays hold their own dtype and only raw bytes come here. */
 static PyObject *dtype_object(nbc__py_state *st, char kind, int itemsize, const char *typestr) {
-  unsigned short code = dtype_code(kind, itemsize);
+  unsigned short code = kind == 'V' ? 0 : dtype_code(kind, itemsize);
   if (code && st->dtype_objs)
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->dtype_objs); i++)
       if (st->dtype_obj_codes[i] == code) return Py_NewRef(PyList_GET_ITEM(st->dtype_objs, i));
@@ -132,6 +147,11 @@ char nbc__py_format_kind(const char *format, Py_ssize_t itemsize) {
   if (*format == '>' || *format == '!') return 0; /* big-endian data is not supported */
   if (*format == '@' || *format == '=' || *format == '<' || *format == '|') format++;
   if (format[0] == 'Z') return (format[1] == 'e' || format[1] == 'f' || format[1] == 'd') ? 'c' : 0;
+  if (format[0] == 'T' && format[1] == '{') return 'V'; /* numpy's structured dtypes */
+  if (format[0] >= '0' && format[0] <= '9') { /* "8x": numpy's raw bytes, np.dtype('V8') */
+    while (*format >= '0' && *format <= '9') format++;
+    return format[0] == 'x' && format[1] == '\0' ? 'V' : 0;
+  }
   if (format[1] != '\0') return 0;
   switch (format[0]) {
   case '?': return 'b';
@@ -142,14 +162,15 @@ char nbc__py_format_kind(const char *format, Py_ssize_t itemsize) {
   }
 }
 
-/* "<f4", "|b1": written by hand because snprintf costs as much as the rest of to_device. */
+/* "<f4", "|b1", "|V16": written by hand because snprintf costs as much as the rest of
+ * to_device. */
 static void set_typestr(char *out, char kind, int itemsize) {
   char digits[12];
   int n = 0;
   unsigned v = itemsize > 0 ? (unsigned)itemsize : 0;
   do digits[n++] = (char)('0' + v % 10);
   while ((v /= 10) != 0);
-  *out++ = itemsize == 1 ? '|' : '<';
+  *out++ = itemsize == 1 || kind == 'V' ? '|' : '<';
   *out++ = kind;
   while (n > 0) *out++ = digits[--n];
   *out = 0;
@@ -338,35 +359,54 @@ static nbc_status_t copy_dtod(const ArrayObject *dst, const ArrayObject *src, si
   Py_END_ALLOW_THREADS return rc;
 }
 
-static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitemsize);
+static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitemsize,
+                     PyObject **precord);
 
 /* An exact numpy.ndarray's buffer without the format string, which numpy builds anew for
- * every export, and its element type from its dtype object through dtype_arg's cache.
- * 1 on success; 0 (nothing held, no error) when the general path must judge the array. */
+ * every export, and its element type from its dtype object through dtype_arg's cache (and
+ * for a structured dtype, the dtype in *precord). 1 on success; 0 (nothing held, no error)
+ * when the general path must judge the array. */
 static int ndarray_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int writable,
-                          char *pkind, int *pitemsize) {
+                          char *pkind, int *pitemsize, PyObject **precord) {
   PyObject *dt = nbc__py_numpy_dtype_of(st, obj);
-  int ok = dt && dtype_arg(st, dt, pkind, pitemsize) == 0;
+  int ok = dt && dtype_arg(st, dt, pkind, pitemsize, precord) == 0;
   Py_XDECREF(dt);
   if (ok && nbc__py_numpy_view(st, obj, writable, *pitemsize, view)) return 1;
   if (ok && PyObject_GetBuffer(obj, view, PyBUF_STRIDES | (writable ? PyBUF_WRITABLE : 0)) == 0) {
     if (view->itemsize == *pitemsize) return 1;
     PyBuffer_Release(view);
   }
+  Py_CLEAR(*precord);
   PyErr_Clear();
   return 0;
 }
 
+/* The structured dtype of a buffer whose format is one ("T{d:a:i:b:}"): the dtype of the
+ * object it came from, which must match the buffer's item size. A new reference, or NULL
+ * with TypeError. */
+static PyObject *buffer_record(nbc__py_state *st, PyObject *obj, const Py_buffer *view) {
+  PyObject *dt = nbc__py_host_dtype(st, obj);
+  if (!dt) return NULL;
+  PyObject *size = PyObject_GetAttrString(dt, "itemsize");
+  Py_ssize_t n = size ? PyLong_AsSsize_t(size) : -1;
+  Py_XDECREF(size);
+  if (n != view->itemsize && !PyErr_Occurred())
+    PyErr_Format(PyExc_TypeError, "the buffer's format '%s' has %zd-byte items, its dtype %R "
+                 "%zd-byte ones", view->format, view->itemsize, dt, n);
+  if (PyErr_Occurred() || nbc__py_record_check(dt) < 0) Py_CLEAR(dt);
+  return dt;
+}
+
 /* Gets a contiguous host buffer of obj (numpy.asarray for objects without one). *pkind is
- * the element's kind letter when known without the buffer's format (exact numpy arrays),
- * else 0 and the format says. */
+ * the element's kind letter (0 for a format nbcuda does not know); for kind 'V' *precord is
+ * the numpy dtype with the fields (a new reference; else NULL). */
 static int host_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int writable,
-                       PyObject **pholder, char *pkind, int *pitemsize) {
-  *pholder = NULL;
+                       PyObject **pholder, char *pkind, int *pitemsize, PyObject **precord) {
+  *pholder = *precord = NULL;
   *pkind = 0;
   int flags = PyBUF_RECORDS_RO | (writable ? PyBUF_WRITABLE : 0);
   if (st->np_ndarray && Py_TYPE(obj) == (PyTypeObject *)st->np_ndarray &&
-      ndarray_buffer(st, obj, view, writable, pkind, pitemsize))
+      ndarray_buffer(st, obj, view, writable, pkind, pitemsize, precord))
     goto got;
   *pkind = 0;
   if (PyObject_GetBuffer(obj, view, flags) == 0) goto got;
@@ -382,19 +422,24 @@ static int host_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int wr
   *pholder = arr;
 got:
   if (!PyBuffer_IsContiguous(view, 'C') && !PyBuffer_IsContiguous(view, 'F')) {
-    PyBuffer_Release(view);
-    Py_CLEAR(*pholder);
     PyErr_SetString(PyExc_ValueError, noncontig_msg);
-    return -1;
+    goto fail;
   }
   if (view->ndim > NBC__PY_MAXDIM) {
-    PyBuffer_Release(view);
-    Py_CLEAR(*pholder);
     PyErr_Format(PyExc_ValueError, "arrays of more than %d dimensions are not supported",
                  NBC__PY_MAXDIM);
-    return -1;
+    goto fail;
   }
+  if (!*pkind) *pkind = nbc__py_format_kind(view->format, view->itemsize);
+  if (*pkind == 'V' && !*precord &&
+      !(*precord = buffer_record(st, *pholder ? *pholder : obj, view)))
+    goto fail;
   return 0;
+fail:
+  PyBuffer_Release(view);
+  Py_CLEAR(*pholder);
+  Py_CLEAR(*precord);
+  return -1;
 }
 
 /* Geometry of a buffer into an array object; -1 with TypeError for unsupported formats.
@@ -403,7 +448,7 @@ static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind
   a->kind = kind ? kind : nbc__py_format_kind(view->format, view->itemsize);
   if (!a->kind) {
     PyErr_Format(PyExc_TypeError, "unsupported buffer format '%s' (numeric little-endian "
-                 "scalars only)", view->format ? view->format : "B");
+                 "scalars and structured dtypes only)", view->format ? view->format : "B");
     return -1;
   }
   a->itemsize = (int)view->itemsize;
@@ -453,7 +498,7 @@ static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
   }
   a->kind = ts[1] == '?' ? 'b' : ts[1];
   a->itemsize = atoi(ts + 2);
-  if (!strchr("biufc", a->kind) || a->itemsize <= 0) {
+  if (!strchr("biufcV", a->kind) || a->itemsize <= 0) { /* 'V': wrap_cai reads descr */
     PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr);
     return -1;
   }
@@ -538,6 +583,38 @@ static PyObject *array_dtype_obj(ArrayObject *self) {
   if (!self->dtype)
     self->dtype = dtype_object(state((PyObject *)self), self->kind, self->itemsize, self->typestr);
   return self->dtype ? Py_NewRef(self->dtype) : NULL;
+}
+
+PyObject *nbc__py_array_dtype(nbc__py_state *st, PyObject *obj) {
+  if (Py_TYPE(obj) != st->DeviceArrayType) {
+    PyErr_Format(PyExc_TypeError, "expected an nbcuda DeviceNDArray, not %.200s",
+                 Py_TYPE(obj)->tp_name);
+    return NULL;
+  }
+  return array_dtype_obj((ArrayObject *)obj);
+}
+
+/* numba's dtype check before a copy (check_array_compatibility: "incompatible dtype: a vs.
+ * b"), which nbcuda makes where a structured dtype takes part; copies between scalar dtypes
+ * are checked by size alone, as before. other: the other side's numpy dtype (borrowed).
+ * 0, or -1 with TypeError. */
+static int check_dtype(ArrayObject *self, PyObject *other) {
+  PyObject *mine = array_dtype_obj(self);
+  int same = mine ? PyObject_RichCompareBool(mine, other, Py_EQ) : -1;
+  if (same == 0) PyErr_Format(PyExc_TypeError, "incompatible dtype: %S vs. %S", mine, other);
+  Py_XDECREF(mine);
+  return same == 1 ? 0 : -1;
+}
+
+/* check_dtype against a host object, when self's or its dtype is structured (for a numpy
+ * array, a read of its descriptor says; other objects count as scalar unless self is
+ * structured). */
+static int check_host_dtype(nbc__py_state *st, ArrayObject *self, PyObject *host) {
+  if (self->kind != 'V' && nbc__py_numpy_kind(st, host) != 'V') return 0;
+  PyObject *dt = nbc__py_host_dtype(st, host);
+  int rc = dt ? check_dtype(self, dt) : -1;
+  Py_XDECREF(dt);
+  return rc;
 }
 
 PyObject *nbc__py_int64_tuple(const int64_t *v, int n) {
@@ -625,6 +702,7 @@ static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyOb
       return NULL;
     }
   } else {
+    if (check_host_dtype(st, self, ary) < 0) return NULL;
     out = Py_NewRef(ary);
   }
   Py_buffer view;
@@ -681,6 +759,7 @@ static PyObject *array_copy_to_host(ArrayObject *self, PyObject *const *args, Py
   if (ary == Py_None) {
     if (!(out = host_array_like(st, self, f))) return NULL;
   } else {
+    if (check_host_dtype(st, self, ary) < 0) return NULL;
     out = Py_NewRef(ary);
   }
   Py_buffer view;
@@ -729,6 +808,13 @@ static int copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary, PyObje
   nbc_status_t rc = NBC_OK;
   if (device) {
     ArrayObject *src = (ArrayObject *)ary;
+    PyObject *dt = self->kind == 'V' || src->kind == 'V' ? array_dtype_obj(src) : NULL;
+    int bad = dt ? check_dtype(self, dt) : PyErr_Occurred() != NULL;
+    Py_XDECREF(dt);
+    if (bad) {
+      nbc_stream_destroy(temp);
+      return -1;
+    }
     if (src->nbytes != self->nbytes) {
       nbc_stream_destroy(temp);
       PyErr_SetString(PyExc_ValueError, "copy_to_device: sizes differ");
@@ -737,19 +823,29 @@ static int copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary, PyObje
     if (self->nbytes) rc = copy_dtod(self, src, self->nbytes);
   } else {
     Py_buffer view;
-    PyObject *holder = NULL;
+    PyObject *holder = NULL, *record = NULL;
     char kind;
     int itemsize;
-    if (host_buffer(st, ary, &view, 0, &holder, &kind, &itemsize) < 0) {
+    if (host_buffer(st, ary, &view, 0, &holder, &kind, &itemsize, &record) < 0) {
       nbc_stream_destroy(temp);
       return -1;
     }
-    if ((size_t)view.len != self->nbytes) {
+    int bad = 0;
+    if (self->kind == 'V' || kind == 'V') { /* numba compares np.array(ary)'s dtype */
+      PyObject *dt = record ? Py_NewRef(record) : nbc__py_host_dtype(st, holder ? holder : ary);
+      bad = dt ? check_dtype(self, dt) : -1;
+      Py_XDECREF(dt);
+    }
+    Py_XDECREF(record);
+    if (!bad && (size_t)view.len != self->nbytes) {
+      PyErr_Format(PyExc_ValueError, "copy_to_device: the host array has %zd bytes, the "
+                   "device array %zu", view.len, self->nbytes);
+      bad = -1;
+    }
+    if (bad) {
       PyBuffer_Release(&view);
       Py_XDECREF(holder);
       nbc_stream_destroy(temp);
-      PyErr_Format(PyExc_ValueError, "copy_to_device: the host array has %zd bytes, the "
-                   "device array %zu", view.len, self->nbytes);
       return -1;
     }
     if (self->nbytes) rc = copy_htod(self->data, view.buf, self->nbytes, s);
@@ -980,6 +1076,21 @@ static nbc_status_t scatter_htod(nbc_devptr_t dst, const ArrayObject *v, const c
   return NBC_OK;
 }
 
+/* A value for a structured target as a numpy array of the target's dtype: arrays and
+ * numpy.void scalars must have that dtype (numba's "incompatible dtype"), tuples and lists
+ * of tuples are read as its records (numpy.asarray(value, dtype)). */
+static PyObject *record_source(nbc__py_state *st, ArrayObject *lhs, PyObject *np,
+                               PyObject *host) {
+  PyObject *dtype = array_dtype_obj(lhs), *given = NULL, *arr = NULL;
+  if (!dtype) return NULL;
+  int has = nbc__py_optional_attr(host, st->str_dtype, &given);
+  if (!PyErr_Occurred() && (!has || check_dtype(lhs, given) == 0))
+    arr = PyObject_CallMethod(np, "asarray", "OO", host, dtype);
+  Py_XDECREF(given);
+  Py_DECREF(dtype);
+  return arr;
+}
+
 /* The host value of d[key] = value, checked as numba checks it (no more dimensions than
  * the target; each axis of the value 1 or the target's) and broadcast, in the target's
  * dtype and in C order, or F order for an F-contiguous target. */
@@ -988,7 +1099,9 @@ static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *va
                        ? array_copy_to_host((ArrayObject *)value, NULL, 0, NULL)
                        : Py_NewRef(value);
   PyObject *np = host ? nbc__py_numpy(st) : NULL;
-  PyObject *arr = np ? PyObject_CallMethod(np, "asarray", "O", host) : NULL;
+  PyObject *arr = !np                ? NULL
+                  : lhs->kind == 'V' ? record_source(st, lhs, np, host)
+                                     : PyObject_CallMethod(np, "asarray", "O", host);
   Py_XDECREF(host);
   if (!arr) return NULL;
   Py_buffer b;
@@ -1214,14 +1327,9 @@ static PyObject *array_ravel(ArrayObject *self, PyObject *args, PyObject *kwargs
   return r;
 }
 
-/* view(dtype): the same memory as another dtype (numba's DeviceNDArray.view), bound to the
- * array's stream: a dtype of another size needs a C-contiguous array and rescales the last
- * axis. */
-static PyObject *array_view_dtype(ArrayObject *self, PyObject *dtype) {
-  nbc__py_state *st = state((PyObject *)self);
-  char kind;
-  int itemsize;
-  if (dtype_arg(st, dtype, &kind, &itemsize) < 0) return NULL;
+/* view(dtype)'s array for the dtype's kind and itemsize; its dtype object is the caller's
+ * to set (the view's is self's). */
+static PyObject *view_as(nbc__py_state *st, ArrayObject *self, char kind, int itemsize) {
   if (array_alive(st, self, "DeviceNDArray.view") < 0) return NULL;
   int64_t shape[NBC__PY_MAXDIM], strides[NBC__PY_MAXDIM];
   for (int d = 0; d < self->ndim; d++) {
@@ -1256,8 +1364,22 @@ static PyObject *array_view_dtype(ArrayObject *self, PyObject *dtype) {
   v->itemsize = itemsize;
   v->nbytes = self->nbytes; /* the same bytes, counted in the new itemsize */
   set_typestr(v->typestr, kind, itemsize);
-  Py_CLEAR(v->dtype); /* made again from the new typestr on first use */
   return (PyObject *)v;
+}
+
+/* view(dtype): the same memory as another dtype (numba's DeviceNDArray.view), bound to the
+ * array's stream: a dtype of another size needs a C-contiguous array and rescales the last
+ * axis. */
+static PyObject *array_view_dtype(ArrayObject *self, PyObject *dtype) {
+  nbc__py_state *st = state((PyObject *)self);
+  char kind;
+  int itemsize;
+  PyObject *record;
+  if (dtype_arg(st, dtype, &kind, &itemsize, &record) < 0) return NULL;
+  PyObject *v = view_as(st, self, kind, itemsize);
+  if (v) Py_XSETREF(((ArrayObject *)v)->dtype, record); /* NULL: made from the typestr */
+  else Py_XDECREF(record);
+  return v;
 }
 
 /* squeeze(axis=None, stream=0): a view without axes of extent 1 (all of them, or those given,
@@ -1400,6 +1522,7 @@ static PyObject *array_transpose(ArrayObject *self, PyObject *args, PyObject *kw
   a->kind = self->kind;
   a->itemsize = self->itemsize;
   memcpy(a->typestr, self->typestr, sizeof a->typestr);
+  a->dtype = Py_XNewRef(self->dtype);
   a->shape[0] = self->shape[1];
   a->shape[1] = self->shape[0];
   dense_strides(a, 'C');
@@ -1536,6 +1659,17 @@ static PyObject *get_ptr(ArrayObject *self, void *c) {
   return PyLong_FromUnsignedLongLong(self->data);
 }
 
+/* A structured array's interface also lists its fields: descr, numpy's dtype.descr (with
+ * the padding entries numpy gives), from which an importer rebuilds the dtype. 0 or -1. */
+static int add_descr(ArrayObject *self, PyObject *cai) {
+  PyObject *dtype = array_dtype_obj(self);
+  PyObject *descr = dtype ? PyObject_GetAttrString(dtype, "descr") : NULL;
+  int rc = descr ? PyDict_SetItemString(cai, "descr", descr) : -1;
+  Py_XDECREF(dtype);
+  Py_XDECREF(descr);
+  return rc;
+}
+
 /* Version 3 of the interface: strides None when C-contiguous, data (pointer, read-only),
  * stream the handle of the array's stream as numba gives it (None when it has none, or when
  * that is the default stream, whose handle 0 the interface does not allow). */
@@ -1560,6 +1694,7 @@ static PyObject *get_cai(ArrayObject *self, void *c) {
   Py_XDECREF(shape);
   Py_XDECREF(strides);
   if (stream != Py_None) Py_DECREF(stream);
+  if (d && self->kind == 'V' && add_descr(self, d) < 0) Py_CLEAR(d);
   return d;
 }
 
@@ -1671,10 +1806,18 @@ static PyType_Spec array_spec = {
 
 /* ------------------------------------------------------------ factories --------------- */
 
+/* A structured interface's dtype, from its typestr and descr (geometry_from_cai checked the
+ * dict and its typestr); 0 or -1. */
+static int cai_record(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
+  a->dtype = nbc__py_record_from_cai(st, PyDict_GetItemString(cai, "typestr"),
+                                     PyDict_GetItemString(cai, "descr"), a->itemsize);
+  return a->dtype ? 0 : -1;
+}
+
 static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
   ArrayObject *a = array_alloc(st);
   if (!a) return NULL;
-  if (geometry_from_cai(a, cai) < 0) {
+  if (geometry_from_cai(a, cai) < 0 || (a->kind == 'V' && cai_record(st, a, cai) < 0)) {
     Py_DECREF(a);
     return NULL;
   }
@@ -1753,11 +1896,13 @@ static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_
     return r;
   }
   Py_buffer view;
-  PyObject *holder = NULL;
+  PyObject *holder = NULL, *record = NULL;
   char kind;
   int itemsize;
-  if (host_buffer(st, obj, &view, 0, &holder, &kind, &itemsize) < 0) return NULL;
+  if (host_buffer(st, obj, &view, 0, &holder, &kind, &itemsize, &record) < 0) return NULL;
   ArrayObject *a = array_alloc(st);
+  if (a) a->dtype = record; /* a structured dtype; NULL for scalars, made on first use */
+  else Py_XDECREF(record);
   int ok = a && stream_to_bind(st, stream_obj, &a->stream) == 0 &&
            geometry_from_buffer(a, &view, kind) == 0 && array_allocate(st, a) == 0;
   if (ok && copy && a->nbytes) {
@@ -1777,10 +1922,28 @@ static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_
   return (PyObject *)a;
 }
 
+/* A structured (or raw bytes) dtype argument: the numpy dtype itself in *precord, once
+ * nbc__py_record_check accepts it. dt: numpy.dtype(dtype), or NULL when not made yet. */
+static int record_arg(nbc__py_state *st, PyObject *dtype, PyObject *dt, PyObject **precord) {
+  PyObject *np = nbc__py_numpy(st);
+  PyObject *made = dt ? Py_NewRef(dt) : np ? PyObject_CallMethod(np, "dtype", "O", dtype) : NULL;
+  if (!made || nbc__py_record_check(made) < 0) {
+    Py_XDECREF(made);
+    return -1;
+  }
+  *precord = made;
+  return 0;
+}
+
 /* dtype argument -> kind, itemsize (nbcuda type objects, numpy dtypes, anything
- * numpy.dtype() takes). Types and dtype objects seen before (np.float32, np.dtype('f4'),
- * nbcuda.float32) are answered from an identity cache; others ask numpy each time. */
-static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitemsize) {
+ * numpy.dtype() takes), and for a structured dtype (kind 'V') the numpy dtype itself in
+ * *precord (a new reference; NULL for scalar kinds): its fields are what kind and itemsize
+ * cannot say. Types and dtype objects of scalars seen before (np.float32, np.dtype('f4'),
+ * nbcuda.float32) are answered from an identity cache; others ask numpy each time,
+ * structured ones always (a code cannot tell two of one size apart). */
+static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitemsize,
+                     PyObject **precord) {
+  *precord = NULL;
   if (st->dtype_keys)
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->dtype_keys); i++)
       if (PyList_GET_ITEM(st->dtype_keys, i) == dtype) {
@@ -1800,10 +1963,14 @@ static int dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitem
   if (ts) {
     *pkind = ts[1];
     *pitemsize = atoi(ts + 2);
-    rc = (ts[0] != '>' && strchr("biufc", *pkind) && *pitemsize > 0) ? 0 : -1;
-    if (rc < 0) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", dtype);
+    if (*pkind == 'V' && *pitemsize > 0) {
+      rc = record_arg(st, dtype, dt, precord);
+    } else {
+      rc = (ts[0] != '>' && strchr("biufc", *pkind) && *pitemsize > 0) ? 0 : -1;
+      if (rc < 0) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", dtype);
+    }
   }
-  if (rc == 0 && (PyType_Check(dtype) || Py_TYPE(dtype) == st->NbTypeType ||
+  if (rc == 0 && !*precord && (PyType_Check(dtype) || Py_TYPE(dtype) == st->NbTypeType ||
                   (st->np_dtype && PyObject_TypeCheck(dtype, (PyTypeObject *)st->np_dtype))))
     cache_put(&st->dtype_keys, st->dtype_key_codes, dtype, dtype_code(*pkind, *pitemsize));
   Py_XDECREF(dt);
@@ -1847,7 +2014,7 @@ static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject 
                                    PyObject *strides, char order, PyObject *stream) {
   ArrayObject *a = array_alloc(st);
   if (!a) return NULL;
-  if (dtype_arg(st, dtype, &a->kind, &a->itemsize) < 0) goto fail;
+  if (dtype_arg(st, dtype, &a->kind, &a->itemsize, &a->dtype) < 0) goto fail;
   if (stream_to_bind(st, stream, &a->stream) < 0) goto fail;
   set_typestr(a->typestr, a->kind, a->itemsize);
   /* an int shape is one dimension: read as is, without a tuple */
@@ -2015,11 +2182,11 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     Py_DECREF(cai);
     if (rc < 0) return -1;
   } else {
-    PyObject *holder = NULL;
+    PyObject *holder = NULL, *record = NULL;
     char kind;
     int itemsize;
     /* only a copy back needs a writable buffer (cuda.In takes read-only arrays) */
-    if (host_buffer(st, obj, &view->buffer, copy_out, &holder, &kind, &itemsize) < 0) {
+    if (host_buffer(st, obj, &view->buffer, copy_out, &holder, &kind, &itemsize, &record) < 0) {
       if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
           !PyErr_ExceptionMatches(PyExc_TypeError))
         return -1;
@@ -2029,6 +2196,7 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
       return -1;
     }
     Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
+    Py_XDECREF(record); /* the view needs kind 'V' and the itemsize only */
     if (geometry_from_buffer(&tmp, &view->buffer, kind) < 0) {
       PyBuffer_Release(&view->buffer);
       return -1;

@@ -471,8 +471,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
                    Py_TYPE(a)->tp_name);
       return NULL;
     }
-    v.kind = nbc__py_format_kind(b.format, b.itemsize);
-    if (!v.kind && b.format && strncmp(b.format, "T{", 2) == 0) v.kind = 'V'; /* records */
+    v.kind = nbc__py_format_kind(b.format, b.itemsize); /* 'V' for records ("T{...}") */
     v.itemsize = (int)b.itemsize;
     v.ndim = b.ndim <= NBC__PY_MAXDIM ? b.ndim : 0;
     for (int d = 0; d < v.ndim; d++) {

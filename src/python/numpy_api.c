@@ -15,6 +15,10 @@
  * buffer export computes a format string and a buffer-info record) but gives the same
  * result. NBCUDA_NUMPY_CAPI=0 in the environment takes that path on purpose (the tests run
  * both).
+ *
+ * Structured (record) dtypes are checked and rebuilt here too: a device array of one keeps
+ * the numpy dtype object itself (kind and itemsize cannot say its fields), and an imported
+ * __cuda_array_interface__ brings its fields in `descr`.
  */
 #include "nbcuda_py.h"
 
@@ -33,6 +37,13 @@ typedef struct {
   PyObject *descr;
   int flags;
 } np_array_fields;
+
+/* numpy's PyArray_Descr, up to kind (numpy/ndarraytypes.h; unchanged in ABI 1, 2) */
+typedef struct {
+  PyObject_HEAD
+  PyTypeObject *typeobj;
+  char kind;
+} np_descr_head;
 
 enum { NP_C_CONTIGUOUS = 0x0001, NP_F_CONTIGUOUS = 0x0002, NP_ALIGNED = 0x0100,
        NP_WRITEABLE = 0x0400 };
@@ -133,4 +144,91 @@ PyObject *nbc__py_numpy_dtype_of(nbc__py_state *st, PyObject *obj) {
   if (st->np_api && Py_TYPE(obj) == (PyTypeObject *)st->np_ndarray)
     return Py_NewRef(((const np_array_fields *)obj)->descr);
   return PyObject_GetAttr(obj, st->str_dtype);
+}
+
+char nbc__py_numpy_kind(nbc__py_state *st, PyObject *obj) {
+  if (!st->np_ndarray || !PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray)) return 0;
+  if (st->np_api) /* subclasses share the array struct */
+    return ((const np_descr_head *)((const np_array_fields *)obj)->descr)->kind;
+  PyObject *dt = PyObject_GetAttr(obj, st->str_dtype);
+  PyObject *kind = dt ? PyObject_GetAttrString(dt, "kind") : NULL;
+  const char *k = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
+  char r = k ? k[0] : 0;
+  Py_XDECREF(dt);
+  Py_XDECREF(kind);
+  PyErr_Clear();
+  return r;
+}
+
+PyObject *nbc__py_host_dtype(nbc__py_state *st, PyObject *obj) {
+  PyObject *np = nbc__py_numpy(st), *dt = NULL;
+  if (!np) return NULL;
+  if (nbc__py_optional_attr(obj, st->str_dtype, &dt) &&
+      PyObject_TypeCheck(dt, (PyTypeObject *)st->np_dtype))
+    return dt;
+  Py_CLEAR(dt);
+  if (PyErr_Occurred()) return NULL;
+  PyObject *arr = PyObject_CallMethod(np, "asarray", "O", obj);
+  dt = arr ? PyObject_GetAttr(arr, st->str_dtype) : NULL;
+  Py_XDECREF(arr);
+  return dt;
+}
+
+int nbc__py_record_check(PyObject *dtype) {
+  PyObject *sub = PyObject_GetAttrString(dtype, "subdtype");
+  PyObject *hasobject = sub ? PyObject_GetAttrString(dtype, "hasobject") : NULL;
+  int objects = hasobject ? PyObject_IsTrue(hasobject) : -1, rc = -1;
+  if (objects < 0) {
+    /* the error is set */
+  } else if (sub != Py_None) {
+    PyErr_Format(PyExc_TypeError, "subarray dtype %R is not supported as an element type: use "
+                 "an array of its base dtype with the extra dimensions", dtype);
+  } else if (objects) {
+    PyErr_Format(PyExc_TypeError, "dtype %R holds Python objects, which cannot live in "
+                 "device memory", dtype);
+  } else {
+    rc = 0;
+  }
+  Py_XDECREF(sub);
+  Py_XDECREF(hasobject);
+  return rc;
+}
+
+/* numpy.lib.format.descr_to_dtype(descr), which drops the nameless padding entries numpy's
+ * dtype.descr lists (numpy.dtype(descr) would make them fields named f2...); numpy.dtype(descr)
+ * where numpy lacks it. A new reference. */
+static PyObject *dtype_from_descr(nbc__py_state *st, PyObject *descr) {
+  PyObject *format = PyImport_ImportModule("numpy.lib.format");
+  PyObject *fn = format ? PyObject_GetAttrString(format, "descr_to_dtype") : NULL;
+  Py_XDECREF(format);
+  if (!fn) {
+    PyErr_Clear();
+    return PyObject_CallOneArg(st->np_dtype, descr);
+  }
+  PyObject *dt = PyObject_CallOneArg(fn, descr);
+  Py_DECREF(fn);
+  return dt;
+}
+
+PyObject *nbc__py_record_from_cai(nbc__py_state *st, PyObject *typestr, PyObject *descr,
+                                  int itemsize) {
+  if (!nbc__py_numpy(st)) return NULL;
+  /* no descr, or the interface's default one, [('', typestr)]: raw bytes */
+  int plain = !descr || descr == Py_None;
+  if (!plain) {
+    PyObject *dflt = Py_BuildValue("[(sO)]", "", typestr);
+    plain = dflt ? PyObject_RichCompareBool(descr, dflt, Py_EQ) : -1;
+    Py_XDECREF(dflt);
+    if (plain < 0) return NULL;
+  }
+  PyObject *dt = plain ? PyObject_CallOneArg(st->np_dtype, typestr) : dtype_from_descr(st, descr);
+  if (!dt) return NULL;
+  PyObject *size = PyObject_GetAttrString(dt, "itemsize");
+  long n = size ? PyLong_AsLong(size) : -1;
+  Py_XDECREF(size);
+  if (n != itemsize && !PyErr_Occurred())
+    PyErr_Format(PyExc_TypeError, "__cuda_array_interface__: descr %R describes %ld-byte "
+                 "elements, typestr %R %d-byte ones", descr, n, typestr, itemsize);
+  if (PyErr_Occurred() || nbc__py_record_check(dt) < 0) Py_CLEAR(dt);
+  return dt;
 }
