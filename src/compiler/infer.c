@@ -1347,7 +1347,7 @@ static void ret_stmt(infer *I, nbc__node *s) {
   const nbc__type *t = s->a ? nbc__infer_expr(I, s->a) : T(NBC__T_NONE);
   if (!t) return;
   if (s->a && !nbc__type_is_number(t) && t->kind != NBC__T_NONE && t->kind != NBC__T_TUPLE &&
-      t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR) {
+      t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR && t->kind != NBC__T_RECORD) {
     TYPING(I, s->a, "cannot return a value of type %s", nbc__infer_tname(I, t));
     return;
   }

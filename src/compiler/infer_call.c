@@ -1036,7 +1036,7 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_ARRAY) &&
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
-        !is_kind(types[i], NBC__T_GRID_GROUP))
+        !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD))
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),
              NULL;

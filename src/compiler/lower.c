@@ -187,6 +187,10 @@ const char *nbc__lower_mtype(nbc__lowerer *L, const nbc__type *t) {
   return nbc__lower_ltype(L, t);
 }
 
+const char *nbc__lower_ret_type(nbc__lowerer *L, const nbc__type *t) {
+  return t && t->kind == NBC__T_RECORD ? "i8*" : nbc__lower_mtype(L, t);
+}
+
 const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
   if (!t || t->kind == NBC__T_VOID || t->kind == NBC__T_NONE) return "i8*";
   const char *s = scalar_ltype(t);
@@ -772,12 +776,15 @@ static void emit_return(nbc__lowerer *L, nbc__lval v) {
     }
     v = nbc__lower_convert(L, v, rt);
     const char *x = nbc__lower_to_memory(L, v);
-    emit_terminator(L, nbc__arena_printf(L->arena, "ret %s %s", nbc__lower_mtype(L, rt), x));
+    emit_terminator(L, nbc__arena_printf(L->arena, "ret %s %s", nbc__lower_ret_type(L, rt), x));
     return;
   }
   if (!none) {
     v = nbc__lower_convert(L, v, rt);
-    nbc__lower_store(L, v, L->ret_slot);
+    if (rt->kind == NBC__T_RECORD) /* the record's address, as numba returns one */
+      nbc__lower_emit(L, "store i8* %s, i8** %s", v.v, L->ret_slot);
+    else
+      nbc__lower_store(L, v, L->ret_slot);
   }
   emit_terminator(L, "ret i32 0");
 }
@@ -893,10 +900,10 @@ static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
   if (fn->is_kernel) {
     ret_type = "void";
   } else if (c_abi) {
-    ret_type = nbc__lower_mtype(L, fn->ret);
+    ret_type = nbc__lower_ret_type(L, fn->ret);
   } else {
     ret_type = "i32";
-    const char *slot_ty = nbc__arena_printf(L->arena, "%s*", nbc__lower_mtype(L, fn->ret));
+    const char *slot_ty = nbc__arena_printf(L->arena, "%s*", nbc__lower_ret_type(L, fn->ret));
     nbc__buf_printf(&params, "%s noalias %%.ret", slot_ty);
     nbc__buf_printf(&types, "%s", slot_ty);
     L->ret_slot = "%.ret";

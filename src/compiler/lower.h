@@ -88,6 +88,9 @@ bool nbc__lower_failed(const nbc__lowerer *L);
 void nbc__lower_set_loc(nbc__lowerer *L, const nbc__node *node);
 /* The LLVM value type of t (i1 for booleans, the array struct, ...). */
 const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t);
+/* The type of a returned value of t (the C ABI's result, the Numba ABI's return slot): its
+ * memory type, except a record, returned as its address (i8*). */
+const char *nbc__lower_ret_type(nbc__lowerer *L, const nbc__type *t);
 /* The LLVM type of t in memory (array elements, arguments, return slots): i8 for bool. */
 const char *nbc__lower_mtype(nbc__lowerer *L, const nbc__type *t);
 /* The symbol of a specialisation (sets fn->symbol on first use). */

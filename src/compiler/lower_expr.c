@@ -1271,7 +1271,7 @@ static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
  * slot, the arguments converted to argtypes. */
 static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbol,
                                 const nbc__type *rt, const nbc__type *const *argtypes) {
-  const char *rmt = nbc__lower_mtype(L, rt);
+  const char *rmt = nbc__lower_ret_type(L, rt);
   const char *slot = nbc__lower_alloca(L, rmt);
   EMIT("store %s %s, %s* %s", rmt, strcmp(rmt, "i8") == 0 ? "0" : nbc__lower_zero(L, rt), rmt,
        slot);
@@ -1288,6 +1288,11 @@ static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbo
   EMIT("%s = call i32 @%s(%s)", st, symbol, args.data);
   if (!rt || rt->kind == NBC__T_VOID || rt->kind == NBC__T_NONE)
     return (nbc__lval){T(NBC__T_VOID), "null"};
+  if (rt->kind == NBC__T_RECORD) {
+    const char *x = tmp(L);
+    EMIT("%s = load i8*, i8** %s", x, slot);
+    return (nbc__lval){rt, x};
+  }
   return nbc__lower_load(L, rt, slot);
 }
 

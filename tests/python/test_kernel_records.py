@@ -1,7 +1,7 @@
 """Records (numpy structured dtypes) in kernels, as numba-cuda supports them: arrays of
 records (a[i].x, a[i]['x'], r = a[i] as a reference, op= on fields, a[i] = a[j] copying the
-record), packed records (align=False: fields at any offset, read byte by byte), record
-arguments (copied to the device and back, so a[0] passed as an argument is written through),
+record), packed records (align=False: fields at any offset, read byte by byte), records
+passed to and returned from device functions (as references), record arguments (copied to the device and back, so a[0] passed as an argument is written through),
 nbcuda.from_dtype and numba's Record spelling in signatures. CI checks types, signatures,
 PTX and errors; the GPU compares results with numpy and numba-cuda."""
 import numpy as np
@@ -66,6 +66,26 @@ def nested_rows(recs):
         recs[k]['h'][:] = k
 
 
+@cuda.jit(device=True)
+def bump(r, v):
+    r.b += v
+    return r.a * 2
+
+
+@cuda.jit(device=True)
+def last(a):
+    return a[a.size - 1]
+
+
+def through_device_functions(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = bump(a[i], i)
+        if i == 0:
+            r = last(a)
+            r.a = -1.0
+
+
 def grid2d(g):
     i, j = cuda.grid(2)
     if i < g.shape[0] and j < g.shape[1]:
@@ -118,6 +138,7 @@ def test_record_kernels_compile_with_type_objects_and_text(tmp_path):
              (mod.record_arg, (r, cuda.float64[::1])), (mod.grid2d, (r[:, ::1],)),
              (mod.nested_rw, (cuda.from_dtype(NESTED), cuda.float32[::1])),
              (mod.nested_rows, (cuda.from_dtype(NESTED)[::1],)),
+             (mod.through_device_functions, (r[::1], cuda.float64[::1])),
              (mod.set_fields, f"void({r}[::1], float64)")]
     for f, sig in cases:
         ptx, resty = cuda.compile_ptx(f, sig, cc=(9, 0))
@@ -260,6 +281,12 @@ def results(cuda_module, directory, packed=True):
     rows = cuda_module.to_device(np.zeros(4, NESTED))
     cuda_module.jit(mod.nested_rows)[1, 32](rows)
     out["nested_rows"] = raw(rows.copy_to_host())
+    f = np.zeros(16, ALIGNED)
+    f["a"] = np.arange(16) * 0.5
+    fo = np.zeros(16)
+    cuda_module.jit(mod.through_device_functions)[1, 32](f, fo)
+    out["devfn"] = fo
+    out["devfn_written"] = raw(f)
     g = cuda_module.to_device(np.zeros((5, 7), ALIGNED))
     cuda_module.jit(mod.grid2d)[(1, 1), (8, 8)](g)
     out["grid2d"] = raw(g.copy_to_host())
@@ -308,6 +335,10 @@ def test_records_match_numpy_and_numba_cuda(gpu, tmp_path):
     k, i, j = np.meshgrid(np.arange(4), np.arange(3), np.arange(2), indexing="ij")
     np.testing.assert_array_equal(rows["j"], k * 100 + i * 10 + j)
     np.testing.assert_array_equal(rows["h"], np.repeat(np.arange(4), 2).reshape(4, 2))
+    np.testing.assert_array_equal(mine["devfn"], np.arange(16) * 1.0)
+    f = view("devfn_written", ALIGNED)
+    np.testing.assert_array_equal(f["b"], np.arange(16))
+    np.testing.assert_array_equal(f["a"], np.r_[np.arange(15) * 0.5, -1.0])
     g = view("grid2d", ALIGNED).reshape(5, 7)
     ii, jj = np.meshgrid(np.arange(5), np.arange(7), indexing="ij")
     np.testing.assert_array_equal(g["a"], ii * 10 + jj)
