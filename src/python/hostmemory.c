@@ -277,6 +277,11 @@ static PyObject *array_cai(PyObject *module, PyObject *arr) {
   if (!data) goto done;
   cai = Py_BuildValue("{sOsOsOsOsisO}", "shape", shape, "strides", strides ? strides : Py_None,
                       "typestr", typestr, "data", data, "version", 3, "stream", m->stream);
+  /* a structured dtype's fields: numpy's descr, as a device array of one exports them */
+  PyObject *descr = PyDict_GetItemString(ai, "descr");
+  if (cai && descr && PyUnicode_Check(typestr) && PyUnicode_READ_CHAR(typestr, 1) == 'V' &&
+      PyDict_SetItemString(cai, "descr", descr) < 0)
+    Py_CLEAR(cai);
 done:
   Py_XDECREF(data);
   Py_DECREF(ai);

@@ -103,6 +103,17 @@ def test_mapped_array_has_cuda_array_interface(cuda, tdrv):
     assert type(m[3:]).__name__ == "MappedNDArray"
 
 
+def test_mapped_structured_array_exports_its_fields(cuda, tdrv):
+    dt = np.dtype([("a", np.float64), ("b", np.int8)], align=True)
+    m = cuda.mapped_array(4, dtype=dt)
+    cai = m.__cuda_array_interface__
+    assert cai["typestr"] == "|V16" and cai["descr"] == dt.descr
+    m["a"] = np.arange(4)
+    d = cuda.as_cuda_array(m)
+    assert d.dtype == dt
+    np.testing.assert_equal(d.copy_to_host(), m)
+
+
 def test_mapped_write_combined_uses_the_device_address(cuda, tdrv):
     # The test driver gives write-combined memory a device address unlike its host address.
     w = cuda.mapped_array(4, wc=True, portable=True)

@@ -77,6 +77,17 @@ def test_two_dimensional(cuda, same_process):
         np.testing.assert_equal(arr.copy_to_host(), a)
 
 
+def test_structured_dtype_keeps_its_fields(cuda, same_process):
+    dt = np.dtype([("a", np.float64), ("b", np.int32)], align=True)
+    a = np.zeros(5, dt)
+    a["a"] = np.arange(5) * 1.5
+    a["b"] = np.arange(5)
+    d = cuda.to_device(a)
+    with reopened(d.get_ipc_handle()) as arr:
+        assert arr.dtype == dt and arr.dtype.names == ("a", "b")
+        np.testing.assert_equal(arr.copy_to_host(), a)
+
+
 def test_open_in_exporting_process_is_numbas_error(cuda):
     d = cuda.to_device(np.arange(4))
     h = d.get_ipc_handle()
