@@ -12,6 +12,8 @@
  * (->cast) numba's chosen signatures imply, the calls (nbc__call) and reports the first
  * error at its source position.
  *
+ * Subscripts and record fields are typed in infer_index.c, calls in infer_call.c.
+ *
  * Beyond the contract in compiler.h, infer.c records for lower.c:
  *  - BINOP/UNARY: operand ->cast = the operand type of numba's chosen signature;
  *  - COMPARE: ->info = an array of 2 * count types, the conversions of the left and right
@@ -73,14 +75,14 @@ void *nbc__infer_alloc(infer *I, size_t size) {
 
 /* -------------------------------------------------------------------- variables */
 
-static int var_find(infer *I, const char *name) {
+int nbc__infer_var_find(infer *I, const char *name) {
   for (int i = 0; i < I->fn->nvars; i++)
     if (strcmp(I->fn->vars[i].name, name) == 0) return i;
   return -1;
 }
 
 static int var_add(infer *I, const char *name) {
-  int i = var_find(I, name);
+  int i = nbc__infer_var_find(I, name);
   if (i >= 0) return i;
   if (I->fn->nvars == I->capvars) {
     int cap = I->capvars ? I->capvars * 2 : 16;
@@ -410,7 +412,7 @@ bool nbc__infer_const_int(infer *I, const nbc__node *n, int64_t *pv) {
 }
 
 static const nbc__type *name_expr(infer *I, nbc__node *n) {
-  int v = var_find(I, n->str);
+  int v = nbc__infer_var_find(I, n->str);
   if (v >= 0) {
     n->var = v;
     n->info = NULL;
@@ -528,31 +530,10 @@ static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char 
   return cuda_attr(I, n, ns->name, dot + 1);
 }
 
-/* The type of field `name` of record type r (numba's message when it has none). */
-static const nbc__type *record_field(infer *I, nbc__node *n, const nbc__type *r,
-                                     const char *name) {
-  int i = nbc__type_record_field(r, name, strlen(name));
-  if (i < 0)
-    return TYPING(I, n, "Unknown attribute '%s' of type %s", name, nbc__infer_tname(I, r)),
-           NULL;
-  return r->items[i];
-}
-
-/* rec['name']: the field's type; the index must be a string constant (numba's literal). */
-static const nbc__type *record_subscript(infer *I, nbc__node *n, const nbc__type *r) {
-  if (n->b->kind != NBC__N_STR)
-    return TYPING(I, n->b, "a record is indexed by a field name given as a string constant "
-                  "(rec['x']), not by %s", n->b->kind == NBC__N_INT ? "a number"
-                                                                    : "a run-time value"),
-           NULL;
-  n->b->type = T(NBC__T_NONE); /* the name has no value of its own */
-  return record_field(I, n, r, n->b->str);
-}
-
 static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
-  if (o->kind == NBC__T_RECORD) return record_field(I, n, o, n->str);
+  if (o->kind == NBC__T_RECORD) return nbc__infer_record_field(I, n, o, n->str);
   if (o->kind == NBC__T_MODULE) {
     if (strcmp(o->name, "math") == 0) return math_attr(I, n);
     if (strcmp(o->name, "cmath") == 0) return cmath_attr(I, n);
@@ -581,215 +562,6 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
       (strcmp(n->str, "real") == 0 || strcmp(n->str, "imag") == 0))
     return nbc__type_is_complex(o) ? nbc__type_complex_part(o) : o;
   TYPING(I, n, "Unknown attribute '%s' of type %s", n->str, nbc__infer_tname(I, o));
-  return NULL;
-}
-
-/* Types one array index (an integer) and converts it to intp. */
-static bool index_item(infer *I, nbc__node *idx) {
-  const nbc__type *t = nbc__infer_expr(I, idx);
-  if (!t) return false;
-  if (!nbc__type_is_int(t) && t->kind != NBC__T_BOOL) {
-    return TYPING(I, idx, "array index must be an integer, not %s", nbc__infer_tname(I, t));
-  }
-  nbc__infer_cast(idx, T(NBC__T_INT64));
-  return true;
-}
-
-static bool nonneg_expr(infer *I, const nbc__node *n);
-
-/* One bound of a slice (start, stop or step): absent, None, or an integer made intp. */
-static bool slice_bound(infer *I, nbc__node *b) {
-  if (!b || b->kind == NBC__N_NONE) return true;
-  const nbc__type *t = nbc__infer_expr(I, b);
-  if (!t) return false;
-  if (!nbc__type_is_int(t) && t->kind != NBC__T_BOOL)
-    return TYPING(I, b, "slice indices must be integers or None, not %s",
-                  nbc__infer_tname(I, t));
-  nbc__infer_cast(b, T(NBC__T_INT64));
-  return true;
-}
-
-/* Whether an index item keeps its array contiguous (numba's keeps_contiguity): an integer,
- * or the innermost index being a slice without a step. */
-static bool keeps_contiguity(const nbc__node *item, bool innermost) {
-  if (item->kind != NBC__N_SLICE) return true;
-  return innermost && (!item->c || item->c->kind == NBC__N_NONE);
-}
-
-static bool check_contiguity(nbc__node *const *items, int count, bool reversed) {
-  for (int k = 0; k < count; k++) {
-    const nbc__node *it = items[reversed ? count - 1 - k : k];
-    if (!keeps_contiguity(it, k == count - 1)) return false;
-  }
-  return true;
-}
-
-/* Basic indexing that makes a view (numba's get_array_index_type): slices, and fewer
- * integers than dimensions (the trailing ones are whole). The view has one dimension per
- * slice and per dimension not indexed, the element type and read-only-ness of at, and
- * numba's layout: a C array stays C when every index but the innermost is an integer and
- * the innermost has no step; an F array stays F only when every dimension is indexed and
- * the same holds from the other end. */
-static const nbc__type *array_view(infer *I, nbc__node *b, const nbc__type *at,
-                                   nbc__node *const *items, int count) {
-  if (count > at->ndim)
-    return TYPING(I, b, "cannot index %s with %d indices", nbc__infer_tname(I, at), count), NULL;
-  int nd = at->ndim;
-  for (int k = 0; k < count; k++) {
-    nbc__node *it = items[k];
-    if (it->kind != NBC__N_SLICE) {
-      if (!index_item(I, it)) return NULL;
-      nd--;
-      continue;
-    }
-    if (!slice_bound(I, it->a) || !slice_bound(I, it->b) || !slice_bound(I, it->c)) return NULL;
-    int64_t step;
-    if (it->c && nbc__infer_const_int(I, it->c, &step) && step == 0)
-      return TYPING(I, it->c, "slice step cannot be zero"), NULL;
-    it->type = T(NBC__T_NONE); /* a slice has no value of its own */
-  }
-  char layout = at->layout;
-  if (layout == 'C' && !check_contiguity(items, count, false)) layout = 'A';
-  if (layout == 'F' && (count != at->ndim || !check_contiguity(items, count, true)))
-    layout = 'A';
-  nbc__type *vt = (nbc__type *)nbc__type_array(I->ctx, at->dtype, nd, layout);
-  if (vt) vt->readonly = at->readonly;
-  return vt;
-}
-
-/* Indexes array type at with index node b (ints or a tuple of ints, or slices); returns the
- * dtype, or the view's array type for basic indexing that leaves dimensions. */
-/* A[idx] with idx a variable holding a tuple (numba indexes with its items): the index becomes
- * the tuple display (idx[0], idx[1], ...), each item read from the variable. */
-static nbc__node *spread_tuple_index(infer *I, nbc__node *b) {
-  if (b->kind != NBC__N_NAME) return b;
-  const nbc__type *t = nbc__infer_expr(I, b);
-  if (!t || t->kind != NBC__T_TUPLE || t->count < 1 || t->count > 32) return b;
-  nbc__node *tuple = nbc__infer_alloc(I, sizeof *tuple);
-  nbc__node **items = nbc__infer_alloc(I, sizeof *items * (size_t)t->count);
-  if (!tuple || !items) return b;
-  *tuple = (nbc__node){.kind = NBC__N_TUPLE, .tok = b->tok, .var = -1};
-  for (int k = 0; k < t->count; k++) {
-    nbc__node *sub = nbc__infer_alloc(I, sizeof *sub), *ix = nbc__infer_alloc(I, sizeof *ix);
-    nbc__node *name = nbc__node_clone(I->ctx, b);
-    if (!sub || !ix || !name) return b;
-    *ix = (nbc__node){.kind = NBC__N_INT, .tok = b->tok, .var = -1};
-    ix->value.i = k;
-    *sub = (nbc__node){.kind = NBC__N_SUBSCRIPT, .tok = b->tok, .a = name, .b = ix, .var = -1};
-    items[k] = sub;
-  }
-  tuple->list.items = items;
-  tuple->list.count = t->count;
-  return tuple;
-}
-
-static const nbc__type *array_index(infer *I, nbc__node *n, const nbc__type *at, nbc__node *b) {
-  if (b->kind == NBC__N_NAME) b = n->b = spread_tuple_index(I, b);
-  int count = b->kind == NBC__N_TUPLE ? b->list.count : 1;
-  nbc__node *const *items = b->kind == NBC__N_TUPLE ? b->list.items : &b;
-  bool sliced = false;
-  for (int k = 0; k < count; k++)
-    if (items[k]->kind == NBC__N_SLICE) sliced = true;
-  if (sliced || count < at->ndim) {
-    n->info = NULL;
-    const nbc__type *vt = array_view(I, b, at, items, count);
-    if (vt && b->kind == NBC__N_TUPLE) b->type = T(NBC__T_NONE);
-    return vt;
-  }
-  if (count != at->ndim) /* numba's message */
-    return TYPING(I, b, "cannot index %s with %d indices", nbc__infer_tname(I, at), count), NULL;
-  bool nonneg = true;
-  if (b->kind == NBC__N_TUPLE) {
-    const nbc__type *items[32];
-    for (int i = 0; i < count; i++) {
-      if (!index_item(I, b->list.items[i])) return NULL;
-      items[i < 32 ? i : 31] = T(NBC__T_INT64);
-      if (!nonneg_expr(I, b->list.items[i])) nonneg = false;
-    }
-    b->type = nbc__type_tuple(I->ctx, items, count > 32 ? 32 : count);
-  } else {
-    if (!index_item(I, b)) return NULL;
-    nonneg = nonneg_expr(I, b);
-  }
-  n->info = nonneg && I->final ? (void *)n : NULL;
-  return at->dtype;
-}
-
-/* One constant bound of a tuple slice (absent or None: *pset false). */
-static bool slice_const(infer *I, nbc__node *b, int64_t *pv, bool *pset) {
-  *pset = b && b->kind != NBC__N_NONE;
-  if (!*pset) return true;
-  if (!nbc__infer_const_int(I, b, pv))
-    return UNSUPPORTED(I, b, "a tuple is sliced with constant integers only"), false;
-  nbc__infer_expr(I, b);
-  return true;
-}
-
-/* t[start:stop:step] of a tuple with constant bounds, Python's slice semantics: the new
- * tuple's type; n->info the items taken (nbc__tuple_slice, for lower_array.c). */
-static const nbc__type *tuple_slice(infer *I, nbc__node *n, const nbc__type *t) {
-  nbc__node *s = n->b;
-  int64_t start = 0, stop = 0, step = 1;
-  bool has_start, has_stop, has_step;
-  if (!slice_const(I, s->a, &start, &has_start) || !slice_const(I, s->b, &stop, &has_stop) ||
-      !slice_const(I, s->c, &step, &has_step))
-    return NULL;
-  if (step == 0) return TYPING(I, s, "slice step cannot be zero"), NULL;
-  int64_t len = t->count;
-  int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? len : len - 1;
-  if (!has_start) start = step > 0 ? 0 : len - 1;
-  else if (start < 0) start = start + len < lo ? lo : start + len;
-  else if (start > hi) start = hi;
-  if (!has_stop) stop = step > 0 ? len : -1;
-  else if (stop < 0) stop = stop + len < lo ? lo : stop + len;
-  else if (stop > hi) stop = hi;
-  nbc__tuple_slice *ts = nbc__infer_alloc(I, sizeof *ts);
-  if (!ts) return NULL;
-  ts->count = 0;
-  const nbc__type *items[64];
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-    items[ts->count] = t->items[i];
-    ts->index[ts->count++] = (int)i;
-  }
-  n->info = ts;
-  return nbc__type_tuple(I->ctx, items, ts->count);
-}
-
-static const nbc__type *subscript_expr(infer *I, nbc__node *n) {
-  const nbc__type *o = nbc__infer_expr(I, n->a);
-  if (!o) return NULL;
-  if (o->kind == NBC__T_ARRAY) return array_index(I, n, o, n->b);
-  if (o->kind == NBC__T_RECORD) return record_subscript(I, n, o);
-  if (o->kind == NBC__T_TUPLE && n->b->kind == NBC__N_SLICE) return tuple_slice(I, n, o);
-  if (o->kind == NBC__T_TUPLE) {
-    int64_t k;
-    if (!nbc__infer_const_int(I, n->b, &k)) {
-      /* numba's getitem of a UniTuple at a run-time index (lower_array.c: out of range
-       * raises IndexError); other tuples need a constant one */
-      const nbc__type *it = nbc__infer_expr(I, n->b);
-      if (!it) return NULL;
-      bool uniform = o->count > 0;
-      for (int i = 1; i < o->count; i++)
-        uniform = uniform && nbc__type_equal(o->items[i], o->items[0]);
-      if (!uniform)
-        return TYPING(I, n->b, "a tuple of %s needs a constant index (numba: getitem(%s, %s))",
-                      o->count ? "mixed types" : "no items", nbc__infer_tname(I, o),
-                      nbc__infer_tname(I, it)),
-               NULL;
-      if (!nbc__type_is_int(it) && it->kind != NBC__T_BOOL)
-        return TYPING(I, n->b, "tuple indices must be integers, not %s",
-                      nbc__infer_tname(I, it)),
-               NULL;
-      nbc__infer_cast(n->b, T(NBC__T_INT64));
-      return o->items[0];
-    }
-    nbc__infer_expr(I, n->b);
-    if (k < 0) k += o->count;
-    if (k < 0 || k >= o->count) return TYPING(I, n->b, "tuple index out of range"), NULL;
-    return o->items[k];
-  }
-  nbc__infer_expr(I, n->b);
-  TYPING(I, n, "'%s' object is not subscriptable", nbc__infer_tname(I, o));
   return NULL;
 }
 
@@ -1001,7 +773,7 @@ static const nbc__type *expr_inner(infer *I, nbc__node *n) {
   case NBC__N_ATTR:
     return attr_expr(I, n);
   case NBC__N_SUBSCRIPT:
-    return subscript_expr(I, n);
+    return nbc__infer_subscript(I, n);
   case NBC__N_CALL:
     return nbc__infer_call(I, n);
   case NBC__N_BINOP:
@@ -1045,138 +817,6 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n) {
   return t;
 }
 
-/* ---------------------------------------------------- non-negative index analysis */
-
-static bool nonneg_expr(infer *I, const nbc__node *n) {
-  if (!n || !I->defs) return false;
-  int64_t v;
-  switch (n->kind) {
-  case NBC__N_INT:
-    return !n->big && n->value.i >= 0;
-  case NBC__N_BOOL:
-    return true;
-  case NBC__N_NAME:
-    if (n->var >= 0) return I->defs[n->var].nonneg;
-    if (n->info && ((const nbc__global *)n->info)->g.kind == NBC_GLOBAL_CUDA_NAME)
-      return n->type && nbc__type_is_int(n->type); /* laneid, warpsize */
-    return nbc__infer_const_int(I, n, &v) && v >= 0;
-  case NBC__N_ATTR:
-    /* cuda.threadIdx.x etc. are special registers (never negative); .size/.ndim too. */
-    if (n->a && n->a->type && n->a->type->kind == NBC__T_MODULE)
-      return n->type && nbc__type_is_int(n->type);
-    return n->a && is_kind(n->a->type, NBC__T_ARRAY) &&
-           (strcmp(n->str, "size") == 0 || strcmp(n->str, "ndim") == 0);
-  case NBC__N_SUBSCRIPT: /* a.shape[k] */
-    return n->a && n->a->kind == NBC__N_ATTR && n->a->str && strcmp(n->a->str, "shape") == 0 &&
-           n->a->a && is_kind(n->a->a->type, NBC__T_ARRAY);
-  case NBC__N_CALL: {
-    const nbc__call *c = n->info;
-    if (!c) return false;
-    if (c->builtin == NBC__B_CUDA_GRID || c->builtin == NBC__B_CUDA_GRIDSIZE ||
-        c->builtin == NBC__B_LEN)
-      return is_kind(c->ret, NBC__T_INT64);
-    return false;
-  }
-  case NBC__N_BINOP:
-    if (!n->type || !nbc__type_is_int(n->type)) return false;
-    if (n->op == NBC__OP_ADD || n->op == NBC__OP_MUL)
-      return nonneg_expr(I, n->a) && nonneg_expr(I, n->b);
-    if (n->op == NBC__OP_FLOORDIV || n->op == NBC__OP_MOD)
-      return nonneg_expr(I, n->a) && nbc__infer_const_int(I, n->b, &v) && v > 0;
-    return false;
-  default:
-    return false;
-  }
-}
-
-bool nbc__infer_nonneg(infer *I, const nbc__node *n) {
-  return nonneg_expr(I, n);
-}
-
-/* Records what is assigned to each variable (only the first walk after the fixed point
- * reads these). */
-static void def_target(infer *I, const nbc__node *t, const nbc__node *value, int kind) {
-  if (!t) return;
-  if (t->kind == NBC__N_NAME) {
-    int v = var_find(I, t->str);
-    if (v < 0) return;
-    I->defs[v].ndefs++;
-    I->defs[v].def = value;
-    I->defs[v].def_kind = kind;
-  } else if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST) {
-    /* Unpacking cuda.grid(n) gives non-negative elements; anything else is not tracked. */
-    bool grid = value && value->kind == NBC__N_CALL && value->info &&
-                ((const nbc__call *)value->info)->builtin == NBC__B_CUDA_GRID;
-    for (int i = 0; i < t->list.count; i++)
-      def_target(I, t->list.items[i], value, grid ? 2 : 3);
-  }
-}
-
-static void collect_defs(infer *I, const nbc__list *body) {
-  for (int i = 0; i < body->count; i++) {
-    const nbc__node *s = body->items[i];
-    switch (s->kind) {
-    case NBC__N_ASSIGN:
-      for (int k = 0; k < s->list.count; k++)
-        def_target(I, s->list.items[k], s->a, 0);
-      break;
-    case NBC__N_AUGASSIGN:
-      def_target(I, s->a, NULL, 3);
-      def_target(I, s->a, NULL, 3);
-      break;
-    case NBC__N_FOR:
-      def_target(I, s->a, s->b, 1);
-      collect_defs(I, &s->body);
-      break;
-    case NBC__N_IF:
-    case NBC__N_WHILE:
-      collect_defs(I, &s->body);
-      collect_defs(I, &s->orelse);
-      break;
-    default:
-      break;
-    }
-  }
-}
-
-/* Least fixed point: a variable is non-negative when its single definition is. */
-static void nonneg_analysis(infer *I) {
-  for (int v = 0; v < I->fn->nvars; v++)
-    I->defs[v].nonneg = false;
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (int v = 0; v < I->fn->nvars; v++) {
-      vardef *d = &I->defs[v];
-      if (d->nonneg || d->ndefs != 1 || I->fn->vars[v].is_param) continue;
-      if (!nbc__type_is_int(I->fn->vars[v].type)) continue;
-      bool nn = false;
-      if (d->def_kind == 0)
-        nn = nonneg_expr(I, d->def);
-      else if (d->def_kind == 2)
-        nn = true;
-      else if (d->def_kind == 1 && d->def && d->def->kind == NBC__N_CALL) {
-        /* range(stop) / range(start, stop) / range(start, stop, step > 0 constant). */
-        const nbc__node *r = d->def;
-        int64_t step;
-        if (r->list.count == 1)
-          nn = true;
-        else if (r->list.count == 2)
-          nn = nonneg_expr(I, r->list.items[0]);
-        else if (r->list.count == 3)
-          nn = nonneg_expr(I, r->list.items[0]) &&
-               ((nbc__infer_const_int(I, r->list.items[2], &step) && step > 0) ||
-                nonneg_expr(I, r->list.items[2]));
-        /* A step that is non-negative but zero would not loop: still never negative. */
-      }
-      if (nn) {
-        d->nonneg = true;
-        changed = true;
-      }
-    }
-  }
-}
-
 /* ------------------------------------------------------------------- statements */
 
 static void stmts(infer *I, nbc__list *body);
@@ -1185,7 +825,7 @@ static void stmts(infer *I, nbc__list *body);
 static void assign_target(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t) {
   switch (target->kind) {
   case NBC__N_NAME: {
-    int v = var_find(I, target->str);
+    int v = nbc__infer_var_find(I, target->str);
     target->var = v;
     target->info = NULL;
     if (!t) return;
@@ -1207,8 +847,9 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
     const nbc__type *o = nbc__infer_expr(I, target->a);
     if (!o) return;
     if (o->kind == NBC__T_RECORD) { /* rec.x = v, rec['x'] = v */
-      const nbc__type *ft = target->kind == NBC__N_ATTR ? record_field(I, target, o, target->str)
-                                                        : record_subscript(I, target, o);
+      const nbc__type *ft = target->kind == NBC__N_ATTR
+                                ? nbc__infer_record_field(I, target, o, target->str)
+                                : nbc__infer_record_subscript(I, target, o);
       target->type = ft;
       if (!ft || !t) return;
       if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, ft)) {
@@ -1229,7 +870,7 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
       TYPING(I, target, "'%s' object does not support item assignment", nbc__infer_tname(I, o));
       return;
     }
-    const nbc__type *dt = array_index(I, target, o, target->b);
+    const nbc__type *dt = nbc__infer_array_index(I, target, o, target->b);
     target->type = dt;
     if (dt && dt->kind == NBC__T_ARRAY) { /* a[1:3] = number: every element of the view */
       if (!t) return;
@@ -1420,7 +1061,7 @@ static void stmt(infer *I, nbc__node *s) {
       return;
     }
     if (!s->b || s->b->kind != NBC__N_CALL || !s->b->a || s->b->a->kind != NBC__N_NAME ||
-        strcmp(s->b->a->str, "range") != 0 || var_find(I, "range") >= 0) {
+        strcmp(s->b->a->str, "range") != 0 || nbc__infer_var_find(I, "range") >= 0) {
       nbc__infer_expr(I, s->b);
       UNSUPPORTED(I, s->b ? s->b : s, "for loops must iterate over range(...), an array, "
                   "enumerate(...) or zip(...)");
@@ -1434,7 +1075,7 @@ static void stmt(infer *I, nbc__node *s) {
     const nbc__call *c = s->b->info;
     if (r && c && c->builtin == NBC__B_RANGE && c->nargs > 0) {
       /* The loop variable takes the counter type. */
-      int v = var_find(I, s->a->str);
+      int v = nbc__infer_var_find(I, s->a->str);
       s->a->var = v;
       s->a->info = NULL;
       s->a->type = c->argtypes[0];
@@ -1513,8 +1154,8 @@ static bool infer_body(infer *I) {
   /* The final walk: non-negative facts first, then everything recorded. */
   I->defs = nbc__infer_alloc(I, sizeof *I->defs * (size_t)(fn->nvars ? fn->nvars : 1));
   if (!I->defs) return false;
-  collect_defs(I, &fn->def->body);
-  nonneg_analysis(I);
+  nbc__infer_collect_defs(I, &fn->def->body);
+  nbc__infer_nonneg_analysis(I);
   I->final = true;
   I->ret = NULL;
   I->returns_value = false;

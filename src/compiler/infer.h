@@ -1,6 +1,7 @@
 /* infer.h — private header shared by infer.c (variables, expressions, statements, the
- * fixed point, specialisations) and infer_call.c (calls: builtins, math, cuda, Python
- * functions). Nothing else includes it.
+ * fixed point, specialisations), infer_index.c (subscripts, record fields, the non-negative
+ * index analysis) and infer_call.c (calls: builtins, math, cuda, Python functions). Nothing
+ * else includes it.
  */
 #ifndef NBCUDA_INFER_H
 #define NBCUDA_INFER_H
@@ -70,6 +71,23 @@ bool nbc__infer_is_builtin(const nbc__global *G);
 /* Whether the integer expression n is known never to be negative (the final walk's
  * analysis; false before it), so an index by it needs no wraparound. */
 bool nbc__infer_nonneg(infer *I, const nbc__node *n);
+/* The index of local variable name, or -1. */
+int nbc__infer_var_find(infer *I, const char *name);
+/* infer_index.c: subscripts, record fields and the non-negative index analysis. */
+/* Records each variable's assignments in I->defs (the analysis's input). */
+void nbc__infer_collect_defs(infer *I, const nbc__list *body);
+/* The least fixed point of the variables known never to be negative. */
+void nbc__infer_nonneg_analysis(infer *I);
+/* a[...] of array type at with index node b: the dtype, or a view's array type. */
+const nbc__type *nbc__infer_array_index(infer *I, nbc__node *n, const nbc__type *at,
+                                        nbc__node *b);
+/* Any subscript expression n (arrays, tuples, records). */
+const nbc__type *nbc__infer_subscript(infer *I, nbc__node *n);
+/* The type of field `name` of record type r, reported at n when it has none. */
+const nbc__type *nbc__infer_record_field(infer *I, nbc__node *n, const nbc__type *r,
+                                         const char *name);
+/* rec['name'] (n a SUBSCRIPT of record type r): the field's type. */
+const nbc__type *nbc__infer_record_subscript(infer *I, nbc__node *n, const nbc__type *r);
 /* False (reported) when def's parameter list has what a kernel cannot (parse.c's note in
  * def->c): through caller's final walk, or directly when caller is NULL (the entry). */
 bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def);

@@ -128,6 +128,34 @@ nbc__lval nbc__lower_load_aligned(nbc__lowerer *L, const nbc__type *t, const cha
                                   int align);
 void nbc__lower_store_aligned(nbc__lowerer *L, nbc__lval v, const char *ptr, int align);
 
+/* Helpers of lower_expr.c that lower_call.c shares. */
+static inline bool nbc__lower_is_half(const nbc__type *t) {
+  return t && t->kind == NBC__T_FLOAT16;
+}
+/* "f32", "f16" or "f64": the suffix of an LLVM float intrinsic for t. */
+const char *nbc__lower_intrinsic_suffix(const nbc__type *t);
+/* A call of a unary / binary function of one type (declared once), its result. */
+const char *nbc__lower_call1(nbc__lowerer *L, const char *ty, const char *name,
+                             const char *a);
+const char *nbc__lower_call2(nbc__lowerer *L, const char *ty, const char *name, const char *a,
+                             const char *b);
+/* a * b in type t (fmul or mul). */
+const char *nbc__lower_mul(nbc__lowerer *L, const nbc__type *t, const char *a,
+                           const char *b);
+/* base ** e of integers by squaring (unrolled for a constant exponent enode), numba's. */
+const char *nbc__lower_int_power(nbc__lowerer *L, const nbc__type *rt, const char *base,
+                                 nbc__lval e, nbc__node *enode);
+/* In a debug kernel, raises numba's ZeroDivisionError when divisor b of op is zero. */
+void nbc__lower_check_divisor(nbc__lowerer *L, nbc__op op, const nbc__type *t, const char *b,
+                              const nbc__node *divmod);
+/* a op b for a comparison op (numbers or tuples), the i1 result. */
+const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
+                                      nbc__lval a, nbc__lval b);
+
+/* lower_call.c: every call (builtins, math, Python functions, extern, the intrinsics'
+ * dispatch). */
+nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n);
+
 /* lower_record.c: numba's records (numpy structured dtypes). A record value is an i8* to
  * its bytes (an array element, or a kernel's record argument); fields are read and written
  * in place at their offsets. */

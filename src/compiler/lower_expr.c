@@ -39,10 +39,6 @@
  * 2 * 11 + 2 bits, so the double rounding is innocuous and + - * / sqrt give exactly the
  * IEEE float16 results numba-cuda's native f16 instructions give. */
 
-static bool is_half(const nbc__type *t) {
-  return t && t->kind == NBC__T_FLOAT16;
-}
-
 /* The IEEE binary16 bits of a double, rounded once to nearest even. */
 static uint16_t half_bits(double v) {
   uint64_t x;
@@ -226,19 +222,18 @@ const char *nbc__lower_call_fn(nbc__lowerer *L, const char *ret, const char *nam
   return x;
 }
 
-static const char *call1(nbc__lowerer *L, const char *ty, const char *name, const char *a) {
+const char *nbc__lower_call1(nbc__lowerer *L, const char *ty, const char *name,
+                             const char *a) {
   return nbc__lower_call_fn(L, ty, name, ty, nbc__arena_printf(L->arena, "%s %s", ty, a));
 }
 
-static const char *call2(nbc__lowerer *L, const char *ty, const char *name, const char *a,
-                         const char *b) {
+const char *nbc__lower_call2(nbc__lowerer *L, const char *ty, const char *name, const char *a,
+                             const char *b) {
   return nbc__lower_call_fn(L, ty, name, nbc__arena_printf(L->arena, "%s, %s", ty, ty),
                             nbc__arena_printf(L->arena, "%s %s, %s %s", ty, a, ty, b));
 }
 
-static nbc__lval round_ndigits(nbc__lowerer *L, nbc__lval v, nbc__lval nd, const nbc__type *rt);
-
-static const char *intrinsic_suffix(const nbc__type *t) {
+const char *nbc__lower_intrinsic_suffix(const nbc__type *t) {
   return t->kind == NBC__T_FLOAT32 ? "f32" : t->kind == NBC__T_FLOAT16 ? "f16" : "f64";
 }
 
@@ -250,7 +245,7 @@ const char *nbc__lower_truth(nbc__lowerer *L, nbc__lval v) {
   const char *x = tmp(L);
   if (is_int(v.type)) {
     EMIT("%s = icmp ne %s %s, 0", x, ltype(L, v.type), v.v);
-  } else if (is_half(v.type)) { /* -0.0 is false too: compare the value, not the bits */
+  } else if (nbc__lower_is_half(v.type)) { /* -0.0 is false too: compare the value, not the bits */
     EMIT("%s = fcmp une float %s, 0.0", x, half_to_float(L, v.v));
   } else if (is_float(v.type)) {
     EMIT("%s = fcmp une %s %s, %s", x, ltype(L, v.type), v.v,
@@ -274,7 +269,7 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   if (nbc__type_is_complex(from) || nbc__type_is_complex(to))
     return nbc__lower_complex_convert(L, v, to);
   nbc__lval r = {to, NULL};
-  if (is_half(from) && is_int(to)) {
+  if (nbc__lower_is_half(from) && is_int(to)) {
     /* numba-cuda casts float16 to integers with cvt.rni: rounded to the nearest integer
      * (ties to even), NaN gives 0, out-of-range values saturate (seen on the H200:
      * int(x * float16(100)) differed from numba-cuda when truncated). */
@@ -283,20 +278,20 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
     nbc__lval rounded = {T(NBC__T_FLOAT32),
                          float_literal(f, &d)
                              ? nbc__lower_const_float(L, T(NBC__T_FLOAT32), rint(d))
-                             : call1(L, "float", "__nv_rintf", f)};
+                             : nbc__lower_call1(L, "float", "__nv_rintf", f)};
     nbc__lval i = nbc__lower_convert(L, rounded, to);
     const char *nan = tmp(L), *x = tmp(L), *ty = ltype(L, to);
     EMIT("%s = fcmp uno float %s, %s", nan, f, f);
     EMIT("%s = select i1 %s, %s 0, %s %s", x, nan, ty, ty, i.v);
     return (nbc__lval){to, x};
   }
-  if (is_half(from) && (is_bool(to) || is_float(to))) {
+  if (nbc__lower_is_half(from) && (is_bool(to) || is_float(to))) {
     /* Through float32, which holds every float16 exactly: ints saturate as numba's fptosi
      * of a half does, bool is != 0.0. */
     nbc__lval f = {T(NBC__T_FLOAT32), half_to_float(L, v.v)};
     return nbc__lower_convert(L, f, to);
   }
-  if (is_half(to) && (is_int(from) || is_bool(from) || is_float(from))) {
+  if (nbc__lower_is_half(to) && (is_int(from) || is_bool(from) || is_float(from))) {
     /* Small integers and bool are exact in float32; wider ones go through float64, whose
      * rounding cannot change the float16 result (they overflow float16 long before). */
     const nbc__type *via = from->kind == NBC__T_FLOAT32 ? T(NBC__T_FLOAT32)
@@ -431,7 +426,8 @@ static const char *int_shift(nbc__lowerer *L, const nbc__type *t, const char *a,
   return res;
 }
 
-static const char *mul(nbc__lowerer *L, const nbc__type *t, const char *a, const char *b) {
+const char *nbc__lower_mul(nbc__lowerer *L, const nbc__type *t, const char *a,
+                           const char *b) {
   const char *x = tmp(L);
   EMIT("%s = %s %s %s, %s", x, is_float(t) ? "fmul" : "mul", ltype(L, t), a, b);
   return x;
@@ -442,13 +438,13 @@ static const char *libdevice_pow(nbc__lowerer *L, const nbc__type *t, const char
   const char *name = t->kind == NBC__T_FLOAT32
                          ? (L->ctx->options->fastmath ? "__nv_fast_powf" : "__nv_powf")
                          : "__nv_pow";
-  return call2(L, ltype(L, t), name, a, b);
+  return nbc__lower_call2(L, ltype(L, t), name, a, b);
 }
 
 /* base ** exp with an integer exponent (numba's int_power_impl / static_power_impl); rt is
  * the result type, base is already converted to it. */
-static const char *int_power(nbc__lowerer *L, const nbc__type *rt, const char *base,
-                             nbc__lval e, nbc__node *enode) {
+const char *nbc__lower_int_power(nbc__lowerer *L, const nbc__type *rt, const char *base,
+                                 nbc__lval e, nbc__node *enode) {
   const char *ty = ltype(L, rt);
   const char *one = nbc__lower_const_int(L, rt, 1);
   int64_t k;
@@ -465,9 +461,9 @@ static const char *int_power(nbc__lowerer *L, const nbc__type *rt, const char *b
       int64_t n = invert ? -k : k;
       const char *res = one, *val = base;
       while (n != 0) {
-        if (n & 1) res = mul(L, rt, res, val);
+        if (n & 1) res = nbc__lower_mul(L, rt, res, val);
         n >>= 1;
-        if (n) val = mul(L, rt, val, val);
+        if (n) val = nbc__lower_mul(L, rt, val, val);
       }
       if (!invert) return res;
       const char *x = tmp(L);
@@ -538,7 +534,7 @@ static const char *int_power(nbc__lowerer *L, const nbc__type *rt, const char *b
   {
     nbc__lval bv = nbc__lower_convert(L, (nbc__lval){rt, base}, T(NBC__T_FLOAT64));
     nbc__lval xv = nbc__lower_convert(L, e, T(NBC__T_FLOAT64));
-    const char *p = call2(L, "double", "__nv_pow", bv.v, xv.v);
+    const char *p = nbc__lower_call2(L, "double", "__nv_pow", bv.v, xv.v);
     nbc__lval pv = nbc__lower_convert(L, (nbc__lval){T(NBC__T_FLOAT64), p}, rt);
     EMIT("store %s %s, %s* %s", ty, pv.v, ty, pres);
     nbc__lower_br(L, end);
@@ -556,12 +552,12 @@ static const char *int_power(nbc__lowerer *L, const nbc__type *rt, const char *b
     EMIT("%s = icmp ne %s %s, 0", set, ety, bit);
     EMIT("%s = load %s, %s* %s", r, ty, ty, pr);
     EMIT("%s = load %s, %s* %s", a, ty, ty, pa);
-    ra = mul(L, rt, r, a);
+    ra = nbc__lower_mul(L, rt, r, a);
     EMIT("%s = select i1 %s, %s %s, %s %s", rn, set, ty, ra, ty, r);
     EMIT("store %s %s, %s* %s", ty, rn, ty, pr);
     EMIT("%s = lshr %s %s, 1", sh, ety, cur);
     EMIT("store %s %s, %s* %s", ety, sh, ety, pe);
-    aa = mul(L, rt, a, a);
+    aa = nbc__lower_mul(L, rt, a, a);
     EMIT("store %s %s, %s* %s", ty, aa, ty, pa);
     nbc__lower_br(L, loop);
   }
@@ -648,8 +644,9 @@ static const char *float_divmod(nbc__lowerer *L, const nbc__type *t, const char 
     EMIT("%s = fcmp one %s %s, %s", dt, ty, d, zero);
     nbc__lower_condbr(L, dt, lfl, lsign);
     nbc__lower_block(L, lfl);
-    const char *fl =
-        call1(L, ty, nbc__arena_printf(L->arena, "llvm.floor.%s", intrinsic_suffix(t)), d);
+    const char *floor_fn =
+        nbc__arena_printf(L->arena, "llvm.floor.%s", nbc__lower_intrinsic_suffix(t));
+    const char *fl = nbc__lower_call1(L, ty, floor_fn, d);
     const char *fd = tmp(L), *fi = tmp(L), *gt = tmp(L), *sel = tmp(L);
     EMIT("%s = fsub %s %s, %s", fd, ty, d, fl);
     EMIT("%s = fadd %s %s, %s", fi, ty, fl, one);
@@ -680,8 +677,8 @@ static bool node_is_int_exponent(const nbc__lval *e) {
 /* debug=True kernels (numba's error_model="python"): a zero divisor of /, //, % or divmod
  * raises ZeroDivisionError with numba's message for the operation and operand kind; divmod
  * is the node of a divmod() call (numba locates a float divmod's error there), else NULL. */
-static void check_divisor(nbc__lowerer *L, nbc__op op, const nbc__type *t, const char *b,
-                          const nbc__node *divmod) {
+void nbc__lower_check_divisor(nbc__lowerer *L, nbc__op op, const nbc__type *t, const char *b,
+                              const nbc__node *divmod) {
   if (!L->raise_symbol) return;
   const char *zero = tmp(L), *message;
   if (is_float(t)) {
@@ -706,7 +703,7 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
                      b.type ? nbc__type_name(L->ctx, b.type) : "?");
     return (nbc__lval){rt, "undef"};
   }
-  if (is_half(rt)) {
+  if (nbc__lower_is_half(rt)) {
     /* float16 arithmetic: operands become float16 (as numba converts them), the operation
      * runs in float32 and its result is rounded back to float16. */
     a = nbc__lower_convert(L, nbc__lower_convert(L, a, rt), T(NBC__T_FLOAT32));
@@ -720,7 +717,7 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   if (op == NBC__OP_POW) {
     if (node_is_int_exponent(&b)) {
       if (is_bool(b.type)) b = nbc__lower_convert(L, b, T(NBC__T_INT64));
-      r.v = int_power(L, rt, a.v, b, bnode);
+      r.v = nbc__lower_int_power(L, rt, a.v, b, bnode);
       return r;
     }
     b = nbc__lower_convert(L, b, rt);
@@ -735,7 +732,7 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   if ((op == NBC__OP_DIV &&
        !(rt->kind == NBC__T_FLOAT32 && L->ctx->options->fastmath)) || /* numba's fast path */
       op == NBC__OP_FLOORDIV || op == NBC__OP_MOD)
-    check_divisor(L, op, rt, b.v, NULL);
+    nbc__lower_check_divisor(L, op, rt, b.v, NULL);
   const char *x = tmp(L);
   if (is_float(rt)) {
     switch (op) {
@@ -750,7 +747,7 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
       break;
     case NBC__OP_DIV:
       if (rt->kind == NBC__T_FLOAT32 && L->ctx->options->fastmath)
-        x = call2(L, "float", "__nv_fast_fdividef", a.v, b.v);
+        x = nbc__lower_call2(L, "float", "__nv_fast_fdividef", a.v, b.v);
       else
         EMIT("%s = fdiv %s %s, %s", x, ty, a.v, b.v);
       break;
@@ -811,8 +808,8 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
  * integers, whose operands are converted to the float result. */
 /* True when n is a float16 product whose value is used as is (no conversion). */
 static bool is_half_product(const nbc__node *n) {
-  return n && n->kind == NBC__N_BINOP && n->op == NBC__OP_MUL && is_half(n->type) &&
-         (!n->cast || is_half(n->cast));
+  return n && n->kind == NBC__N_BINOP && n->op == NBC__OP_MUL && nbc__lower_is_half(n->type) &&
+         (!n->cast || nbc__lower_is_half(n->cast));
 }
 
 /* float16 a * b + c and c + a * b (and -): numba-cuda's float16 operators are linked as LTO-IR
@@ -821,7 +818,7 @@ static bool is_half_product(const nbc__node *n) {
  * double and the sum is rounded to double far below float16's precision, then rounded to
  * float16 once. */
 static bool lower_half_fma(nbc__lowerer *L, nbc__node *n, nbc__lval *pr) {
-  if (!is_half(n->type) || (n->op != NBC__OP_ADD && n->op != NBC__OP_SUB)) return false;
+  if (!nbc__lower_is_half(n->type) || (n->op != NBC__OP_ADD && n->op != NBC__OP_SUB)) return false;
   bool left = is_half_product(n->a);
   nbc__node *prod = left ? n->a : n->b, *other = left ? n->b : n->a;
   if (!is_half_product(prod)) return false;
@@ -879,10 +876,6 @@ static const nbc__type *compare_type(nbc__lowerer *L, const nbc__type *a, const 
   return nbc__type_unify(L->ctx, a, b);
 }
 
-static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
-                                  nbc__lval b);
-
-
 /* Tuples compared as numba does: == and != item by item (tuples of other lengths are not
  * equal); <, <=, >, >= by the first items that differ (numba's tuple_cmp_ordered), else by the
  * lengths. `x in t`: x == one of t's items. */
@@ -895,7 +888,8 @@ static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op,
     const char *acc = in ? "false" : na == nb ? "true" : "false";
     for (int i = 0; na == nb && i < nb; i++) {
       nbc__lval left = in ? a : nbc__lower_tuple_at(L, a, i);
-      const char *eq = compare_values(L, where, NBC__OP_EQ, left, nbc__lower_tuple_at(L, b, i));
+      const char *eq =
+          nbc__lower_compare_values(L, where, NBC__OP_EQ, left, nbc__lower_tuple_at(L, b, i));
       const char *x = tmp(L);
       EMIT("%s = %s i1 %s, %s", x, in ? "or" : "and", acc, eq);
       acc = x;
@@ -911,11 +905,11 @@ static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op,
   int end = nbc__lower_label(L);
   for (int i = 0; i < na && i < nb; i++) {
     nbc__lval x = nbc__lower_tuple_at(L, a, i), y = nbc__lower_tuple_at(L, b, i);
-    const char *ne = compare_values(L, where, NBC__OP_NE, x, y);
+    const char *ne = nbc__lower_compare_values(L, where, NBC__OP_NE, x, y);
     int differ = nbc__lower_label(L), same = nbc__lower_label(L);
     nbc__lower_condbr(L, ne, differ, same);
     nbc__lower_block(L, differ);
-    EMIT("store i1 %s, i1* %s", compare_values(L, where, op, x, y), res);
+    EMIT("store i1 %s, i1* %s", nbc__lower_compare_values(L, where, op, x, y), res);
     nbc__lower_br(L, end);
     nbc__lower_block(L, same);
   }
@@ -926,8 +920,8 @@ static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op,
   return x;
 }
 
-static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
-                                  nbc__lval b) {
+const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
+                                      nbc__lval a, nbc__lval b) {
   if (b.type && b.type->kind == NBC__T_TUPLE &&
       (op == NBC__OP_IN || op == NBC__OP_NOTIN || (a.type && a.type->kind == NBC__T_TUPLE)))
     return compare_tuples(L, where, op, a, b);
@@ -946,7 +940,7 @@ static const char *compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   }
   a = nbc__lower_convert(L, a, ct);
   b = nbc__lower_convert(L, b, ct);
-  if (is_half(ct)) { /* float16 compares as the float32 values it holds exactly */
+  if (nbc__lower_is_half(ct)) { /* float16 compares as the float32 values it holds exactly */
     ct = T(NBC__T_FLOAT32);
     a = nbc__lower_convert(L, a, ct);
     b = nbc__lower_convert(L, b, ct);
@@ -995,7 +989,7 @@ static nbc__lval lower_compare(nbc__lowerer *L, nbc__node *n) {
       a = nbc__lower_convert(L, a, conv[0]);
       b = nbc__lower_convert(L, b, conv[1]);
     }
-    return (nbc__lval){bt, compare_values(L, n, n->ops[0], a, b)};
+    return (nbc__lval){bt, nbc__lower_compare_values(L, n, n->ops[0], a, b)};
   }
   const char *res = nbc__lower_alloca(L, "i1");
   int end = nbc__lower_label(L);
@@ -1007,7 +1001,7 @@ static nbc__lval lower_compare(nbc__lowerer *L, nbc__node *n) {
       l = nbc__lower_convert(L, l, conv[2 * i]);
       r = nbc__lower_convert(L, r, conv[2 * i + 1]);
     }
-    const char *c = compare_values(L, n, n->ops[i], l, r);
+    const char *c = nbc__lower_compare_values(L, n, n->ops[i], l, r);
     EMIT("store i1 %s, i1* %s", c, res);
     if (i + 1 < n->list.count) {
       int next = nbc__lower_label(L);
@@ -1091,7 +1085,7 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
     wt = a.type;
   else
     a = nbc__lower_convert(L, a, rt);
-  if (is_half(rt) && n->op == NBC__OP_NEG) {
+  if (nbc__lower_is_half(rt) && n->op == NBC__OP_NEG) {
     const char *f = nbc__lower_convert(L, a, T(NBC__T_FLOAT32)).v, *x = tmp(L);
     EMIT("%s = fsub float -0.0, %s", x, f);
     return nbc__lower_convert(L, (nbc__lval){T(NBC__T_FLOAT32), x}, rt);
@@ -1117,485 +1111,6 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
     nbc__lower_error(L, n, "unsupported unary operator '%s'", nbc__op_text(n->op));
   }
   return nbc__lower_convert(L, (nbc__lval){wt, x}, rt);
-}
-
-/* --------------------------------------------------------------- math --------------- */
-
-static bool in_list(const char *name, const char *const *list) {
-  for (int i = 0; list[i]; i++)
-    if (strcmp(name, list[i]) == 0) return true;
-  return false;
-}
-
-/* math.<name> through libdevice, as numba-cuda's mathimpl does (float32 variants for
- * float32, the __nv_fast_* ones for float32 under fastmath). */
-static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  static const char *const unary[] = {
-      "ceil", "floor", "fabs", "exp",   "exp2",  "expm1", "erf",   "erfc", "gamma", "lgamma",
-      "sqrt", "log",   "log2", "log10", "log1p", "acosh", "acos",  "cos",  "cosh",  "asinh",
-      "asin", "sin",   "sinh", "atan",  "atanh", "tan",   "trunc", "tanh", NULL};
-  static const char *const binary[] = {"copysign", "atan2",     "pow",       "fmod",
-                                       "hypot",    "remainder", "nextafter", NULL};
-  static const char *const fast1[] = {"cos", "sin", "tan", "exp", "log2", "log10", "log", NULL};
-  static const char *const preds[] = {"isnan", "isinf", "isfinite", NULL};
-  const char *name = call->name ? call->name : n->a->str;
-  nbc__lval args[3];
-  int na = n->list.count;
-  if (na > 3) na = 3;
-  for (int i = 0; i < na; i++)
-    args[i] = nbc__lower_expr(L, n->list.items[i]);
-  if (nbc__lower_failed(L)) return (nbc__lval){n->type, "0"};
-  /* The float type computed in: the argument's if float, else float64. */
-  /* float16 arguments compute in float32 (numba-cuda's fp16 math does, then rounds). */
-  const nbc__type *ft = na > 0 && is_half(args[0].type)    ? T(NBC__T_FLOAT32)
-                        : na > 0 && is_float(args[0].type) ? args[0].type
-                                                           : T(NBC__T_FLOAT64);
-  if (na == 2 && is_float(args[1].type) && nbc__type_bits(args[1].type) > nbc__type_bits(ft))
-    ft = args[1].type;
-  bool f32 = ft->kind == NBC__T_FLOAT32;
-  const char *ty = ltype(L, ft);
-  bool fast = L->ctx->options->fastmath && f32;
-  if (in_list(name, preds) && na == 1) {
-    if (!is_float(args[0].type))
-      return (nbc__lval){T(NBC__T_BOOL), strcmp(name, "isfinite") == 0 ? "true" : "false"};
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    const char *fn = strcmp(name, "isnan") == 0   ? (f32 ? "__nv_isnanf" : "__nv_isnand")
-                     : strcmp(name, "isinf") == 0 ? (f32 ? "__nv_isinff" : "__nv_isinfd")
-                                                  : (f32 ? "__nv_finitef" : "__nv_isfinited");
-    const char *r =
-        nbc__lower_call_fn(L, "i32", fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, a.v));
-    const char *x = tmp(L);
-    EMIT("%s = icmp ne i32 %s, 0", x, r);
-    return (nbc__lval){T(NBC__T_BOOL), x};
-  }
-  if ((strcmp(name, "frexp") == 0 || strcmp(name, "modf") == 0) && na == 1 && call->ret &&
-      call->ret->kind == NBC__T_TUPLE && call->ret->count == 2) {
-    /* numba: libdevice's frexp/modf, the second result through a pointer: (mantissa,
-     * int32 exponent) and (fractional part, integral part) */
-    const nbc__type *rt = call->ret, *pt = rt->items[0];
-    bool p32 = pt->kind == NBC__T_FLOAT32, frexp = name[0] == 'f';
-    const char *pty = ltype(L, pt), *oty = frexp ? "i32" : pty;
-    nbc__lval a = nbc__lower_convert(L, args[0], pt);
-    const char *slot = nbc__lower_alloca(L, oty);
-    const char *fn = nbc__arena_printf(L->arena, "__nv_%s%s", frexp ? "frexp" : "modf",
-                                       p32 ? "f" : "");
-    nbc__lval items[2] = {{pt, nbc__lower_call_fn(L, pty, fn,
-                                                  nbc__arena_printf(L->arena, "%s, %s*", pty, oty),
-                                                  nbc__arena_printf(L->arena, "%s %s, %s* %s", pty,
-                                                                    a.v, oty, slot))},
-                          {rt->items[1], tmp(L)}};
-    EMIT("%s = load %s, %s* %s", items[1].v, oty, oty, slot);
-    return nbc__lower_make_tuple(L, rt, items);
-  }
-  nbc__lval res = {ft, NULL};
-  if (in_list(name, unary) && na == 1) {
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    const char *base = strcmp(name, "gamma") == 0 ? "tgamma" : name;
-    if (fast && strcmp(name, "tanh") == 0) {
-      const char *x = tmp(L);
-      EMIT("%s = call float asm \"tanh.approx.f32 $0, $1;\", \"=f,f\"(float %s)", x, a.v);
-      res.v = x;
-    } else {
-      const char *fn = fast && in_list(name, fast1)
-                           ? nbc__arena_printf(L->arena, "__nv_fast_%sf", base)
-                           : nbc__arena_printf(L->arena, "__nv_%s%s", base, f32 ? "f" : "");
-      res.v = call1(L, ty, fn, a.v);
-    }
-  } else if (in_list(name, binary) && na == 2) {
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    if (strcmp(name, "pow") == 0 && (args[1].type->kind == NBC__T_INT32)) {
-      res.v = nbc__lower_call_fn(
-          L, ty, f32 ? "__nv_powif" : "__nv_powi", nbc__arena_printf(L->arena, "%s, i32", ty),
-          nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, args[1].v));
-    } else {
-      nbc__lval b = nbc__lower_convert(L, args[1], ft);
-      const char *fn = fast && strcmp(name, "pow") == 0
-                           ? "__nv_fast_powf"
-                           : nbc__arena_printf(L->arena, "__nv_%s%s", name, f32 ? "f" : "");
-      res.v = call2(L, ty, fn, a.v, b.v);
-    }
-  } else if ((strcmp(name, "radians") == 0 || strcmp(name, "degrees") == 0) && na == 1) {
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    double k = strcmp(name, "radians") == 0 ? M_PI / 180.0 : 180.0 / M_PI;
-    res.v = mul(L, ft, a.v, nbc__lower_const_float(L, ft, k));
-  } else if (strcmp(name, "ldexp") == 0 && na == 2) {
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    nbc__lval e = nbc__lower_convert(L, args[1], T(NBC__T_INT32));
-    res.v = nbc__lower_call_fn(L, ty, f32 ? "__nv_ldexpf" : "__nv_ldexp",
-                               nbc__arena_printf(L->arena, "%s, i32", ty),
-                               nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, e.v));
-  } else {
-    nbc__lower_error(L, n, "math.%s with %d argument%s is not supported", name, na,
-                     na == 1 ? "" : "s");
-    return (nbc__lval){n->type, "0"};
-  }
-  return res;
-}
-
-/* --------------------------------------------------------------- calls -------------- */
-
-/* min/max as numba's do_minmax: a running select that keeps the earlier value on ties and
- * NaN comparisons (max: v > acc ? v : acc). */
-static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
-  const nbc__type *rt = n->type;
-  nbc__lval vals[64];
-  int count = 0;
-  if (n->list.count == 1) {
-    nbc__lval t = nbc__lower_expr(L, n->list.items[0]);
-    if (!t.type || t.type->kind != NBC__T_TUPLE || t.type->count == 0 || t.type->count > 64) {
-      nbc__lower_error(L, n, "%s() expects at least two arguments or one tuple",
-                       is_max ? "max" : "min");
-      return (nbc__lval){rt, "0"};
-    }
-    for (int i = 0; i < t.type->count; i++) vals[count++] = nbc__lower_tuple_at(L, t, i);
-  } else {
-    for (int i = 0; i < n->list.count && i < 64; i++)
-      vals[count++] = nbc__lower_expr(L, n->list.items[i]);
-  }
-  if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
-    nbc__lower_error(L, n, "%s() of these types is not supported", is_max ? "max" : "min");
-    return (nbc__lval){rt, "0"};
-  }
-  nbc__lval acc = nbc__lower_convert(L, vals[0], rt);
-  for (int i = 1; i < count; i++) {
-    nbc__lval v = nbc__lower_convert(L, vals[i], rt);
-    const char *c = compare_values(L, n, is_max ? NBC__OP_GT : NBC__OP_LT, v, acc);
-    const char *x = tmp(L);
-    EMIT("%s = select i1 %s, %s %s, %s %s", x, c, ltype(L, rt), v.v, ltype(L, rt), acc.v);
-    acc.v = x;
-  }
-  return acc;
-}
-
-/* A call with the Numba ABI, `i32 @symbol(RT* ret, flattened args...)`: the result through a
- * slot, the arguments converted to argtypes. */
-static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbol,
-                                const nbc__type *rt, const nbc__type *const *argtypes) {
-  const char *rmt = nbc__lower_ret_type(L, rt);
-  const char *slot = nbc__lower_alloca(L, rmt);
-  EMIT("store %s %s, %s* %s", rmt, strcmp(rmt, "i8") == 0 ? "0" : nbc__lower_zero(L, rt), rmt,
-       slot);
-  nbc__buf args;
-  nbc__buf_init(&args, L->arena);
-  nbc__buf_printf(&args, "%s* %s", rmt, slot);
-  bool first = false;
-  for (int i = 0; i < n->list.count; i++) {
-    nbc__lval v = nbc__lower_expr(L, n->list.items[i]);
-    v = nbc__lower_convert(L, v, argtypes[i]);
-    nbc__lower_flatten(L, &args, argtypes[i], v, &first);
-  }
-  const char *st = tmp(L);
-  EMIT("%s = call i32 @%s(%s)", st, symbol, args.data);
-  if (!rt || rt->kind == NBC__T_VOID || rt->kind == NBC__T_NONE)
-    return (nbc__lval){T(NBC__T_VOID), "null"};
-  if (rt->kind == NBC__T_RECORD) {
-    const char *x = tmp(L);
-    EMIT("%s = load i8*, i8** %s", x, slot);
-    return (nbc__lval){rt, x};
-  }
-  return nbc__lower_load(L, rt, slot);
-}
-
-static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  nbc__func *callee = call->func;
-  if (!callee) {
-    NBC__BUG(L->ctx, "call without a callee");
-    return (nbc__lval){n->type, "0"};
-  }
-  if (n->list.count != callee->nargs) {
-    nbc__lower_error(L, n, "%s() takes %d arguments but %d were given", callee->name,
-                     callee->nargs, n->list.count);
-    return (nbc__lval){n->type, "0"};
-  }
-  return numba_abi_call(L, n, nbc__lower_symbol(L, callee), callee->ret, callee->argtypes);
-}
-
-/* A declared device function (declare_device), with the Numba ABI: declared once as
- * `i32 @name(RT*, params...)`. */
-static nbc__lval call_extern(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  nbc__buf decl;
-  nbc__buf_init(&decl, L->arena);
-  nbc__buf_printf(&decl, "declare i32 @%s(%s*", call->name, nbc__lower_mtype(L, call->ret));
-  for (int i = 0; i < call->nargs; i++)
-    nbc__buf_printf(&decl, ", %s", nbc__lower_mtype(L, call->argtypes[i]));
-  nbc__buf_puts(&decl, ")");
-  nbc__lower_declare(L, decl.data);
-  return numba_abi_call(L, n, call->name, call->ret, call->argtypes);
-}
-
-/* numba.cuda.libdevice.<f>: libdevice's __nv_<f> with numba-cuda's prototype; results
- * stored through pointers come back in a tuple after the function's own (numba's
- * libdevice_implement_multiple_returns). */
-static nbc__lval call_libdevice(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  const nbc__type *ret;
-  const char *codes;
-  if (!nbc__libdevice_find(call->name + 5, &ret, &codes)) {
-    nbc__lower_error(L, n, "unknown libdevice function %s", call->name);
-    return (nbc__lval){call->ret, "0"};
-  }
-  nbc__buf tys, args;
-  nbc__buf_init(&tys, L->arena);
-  nbc__buf_init(&args, L->arena);
-  nbc__lval items[9];
-  const char *slots[9];
-  int nitems = 0, nslots = 0, v = 0;
-  bool has_ret = ret->kind != NBC__T_NONE;
-  if (has_ret) nitems++; /* items[0]: the function's result, set after the call */
-  for (const char *c = codes; c[0] && c[1] && nslots < 8; c += 2) {
-    const nbc__type *t = nbc__libdevice_type(c[0]);
-    const char *lt = ltype(L, t), *sep = tys.len ? ", " : "";
-    if (c[1] == 'p') {
-      const char *slot = nbc__lower_alloca(L, lt);
-      nbc__buf_printf(&tys, "%s%s*", sep, lt);
-      nbc__buf_printf(&args, "%s%s* %s", sep, lt, slot);
-      slots[nslots++] = slot;
-      items[nitems++] = (nbc__lval){t, NULL};
-    } else {
-      nbc__lval a = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[v]),
-                                       call->argtypes[v]);
-      v++;
-      nbc__buf_printf(&tys, "%s%s", sep, lt);
-      nbc__buf_printf(&args, "%s%s %s", sep, lt, a.v);
-    }
-  }
-  const char *r = nbc__lower_call_fn(L, has_ret ? ltype(L, ret) : "void", call->name,
-                                     tys.data ? tys.data : "", args.data ? args.data : "");
-  if (!nslots) return has_ret ? (nbc__lval){ret, r} : (nbc__lval){T(NBC__T_VOID), "null"};
-  if (has_ret) items[0] = (nbc__lval){ret, r};
-  for (int i = 0, k = has_ret; i < nslots; i++, k++)
-    items[k] = nbc__lower_load(L, items[k].type, slots[i]);
-  return nbc__lower_make_tuple(L, call->ret, items);
-}
-
-static nbc__lval lower_call(nbc__lowerer *L, nbc__node *n) {
-  const nbc__call *call = n->info;
-  if (!call) {
-    nbc__lower_error(L, n, "unsupported call");
-    return (nbc__lval){n->type, "0"};
-  }
-  const nbc__type *rt = call->ret ? call->ret : n->type;
-  int na = n->list.count;
-  switch (call->builtin) {
-  case NBC__B_FUNC:
-    return call_python(L, n, call);
-  case NBC__B_EXTERN:
-    return call_extern(L, n, call);
-  case NBC__B_LIBDEVICE:
-    return call_libdevice(L, n, call);
-  case NBC__B_RANGE:
-    nbc__lower_error(L, n, "range() can only be used in a for loop");
-    return (nbc__lval){rt, "0"};
-  case NBC__B_LEN: {
-    nbc__lval v = na == 1 ? nbc__lower_expr(L, n->list.items[0]) : (nbc__lval){NULL, NULL};
-    if (v.type && v.type->kind == NBC__T_ARRAY) return nbc__lower_array_field(L, v, 5, 0);
-    if (v.type && v.type->kind == NBC__T_TUPLE)
-      return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", v.type->count)};
-    nbc__lower_error(L, n, "len() of this value is not supported");
-    return (nbc__lval){rt, "0"};
-  }
-  case NBC__B_ABS: {
-    nbc__lval arg0 = nbc__lower_expr(L, n->list.items[0]);
-    if (arg0.type && nbc__type_is_complex(arg0.type)) /* numba: math.hypot(re, im) */
-      return nbc__lower_convert(L, nbc__lower_complex_abs(L, arg0), rt);
-    nbc__lval v = nbc__lower_convert(L, arg0, rt);
-    const char *ty = ltype(L, rt);
-    if (is_half(rt)) {
-      const char *f = nbc__lower_convert(L, v, T(NBC__T_FLOAT32)).v;
-      nbc__lval a = {T(NBC__T_FLOAT32), call1(L, "float", "__nv_fabsf", f)};
-      return nbc__lower_convert(L, a, rt);
-    }
-    if (is_float(rt)) /* libNVVM has no llvm.fabs */
-      return (nbc__lval){
-          rt, call1(L, ty, rt->kind == NBC__T_FLOAT32 ? "__nv_fabsf" : "__nv_fabs", v.v)};
-    if (is_int(rt) && nbc__type_is_signed(rt)) {
-      const char *neg = tmp(L), *m = tmp(L), *x = tmp(L);
-      EMIT("%s = icmp slt %s %s, 0", neg, ty, v.v);
-      EMIT("%s = sub %s 0, %s", m, ty, v.v);
-      EMIT("%s = select i1 %s, %s %s, %s %s", x, neg, ty, m, ty, v.v);
-      return (nbc__lval){rt, x};
-    }
-    return v;
-  }
-  case NBC__B_MIN:
-    return minmax(L, n, false);
-  case NBC__B_MAX:
-    return minmax(L, n, true);
-  case NBC__B_INT:
-  case NBC__B_FLOAT:
-  case NBC__B_CAST: {
-    if (na == 0) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
-    return nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
-  }
-  case NBC__B_BOOL:
-    if (na == 0) return (nbc__lval){T(NBC__T_BOOL), "false"};
-    return (nbc__lval){T(NBC__T_BOOL),
-                       nbc__lower_truth(L, nbc__lower_expr(L, n->list.items[0]))};
-  case NBC__B_ROUND: {
-    nbc__lval v = nbc__lower_expr(L, n->list.items[0]);
-    if (na == 2)
-      return round_ndigits(L, v, nbc__lower_expr(L, n->list.items[1]), rt);
-    if (is_float(v.type)) {
-      /* Half to even, like Python: rint rounds ties to even (libNVVM has no llvm.rint). */
-      const nbc__type *ft = v.type->kind == NBC__T_FLOAT32 ? v.type : T(NBC__T_FLOAT64);
-      v = nbc__lower_convert(L, v, ft);
-      const char *r =
-          call1(L, ltype(L, ft), ft->kind == NBC__T_FLOAT32 ? "__nv_rintf" : "__nv_rint", v.v);
-      return nbc__lower_convert(L, (nbc__lval){v.type, r}, rt);
-    }
-    return nbc__lower_convert(L, v, rt);
-  }
-  case NBC__B_MATH:
-    return nbc__lower_convert(L, lower_math(L, n, call), rt);
-  case NBC__B_NUMPY:
-    return nbc__lower_numpy(L, n, call);
-  case NBC__B_CUDA_GRID:
-    return nbc__lower_grid(L, n, false);
-  case NBC__B_CUDA_GRIDSIZE:
-    return nbc__lower_grid(L, n, true);
-  case NBC__B_CUDA_SYNCTHREADS:
-    nbc__lower_call_fn(L, "void", "llvm.nvvm.barrier0", "", "");
-    return (nbc__lval){T(NBC__T_VOID), "null"};
-  case NBC__B_CUDA_SHARED_ARRAY:
-    return nbc__lower_local_or_shared_array(L, n, call, true);
-  case NBC__B_CUDA_LOCAL_ARRAY:
-    return nbc__lower_local_or_shared_array(L, n, call, false);
-  case NBC__B_CUDA_CONST_ARRAY: /* the global array's own constant memory */
-    return nbc__lower_expr(L, n->list.items[0]);
-  case NBC__B_ATOMIC_ADD:
-  case NBC__B_ATOMIC_SUB:
-  case NBC__B_ATOMIC_MAX:
-  case NBC__B_ATOMIC_MIN:
-  case NBC__B_ATOMIC_NANMAX:
-  case NBC__B_ATOMIC_NANMIN:
-  case NBC__B_ATOMIC_AND:
-  case NBC__B_ATOMIC_OR:
-  case NBC__B_ATOMIC_XOR:
-  case NBC__B_ATOMIC_EXCH:
-  case NBC__B_ATOMIC_INC:
-  case NBC__B_ATOMIC_DEC:
-  case NBC__B_ATOMIC_CAS:
-    return nbc__lower_atomic(L, n, call->builtin);
-  case NBC__B_CUDA_INTRINSIC:
-    return nbc__lower_cuda_intrinsic(L, n, call);
-  case NBC__B_CACHE_HINT:
-    return nbc__lower_cache_hint(L, n, call);
-  case NBC__B_PRINT:
-    return nbc__lower_print(L, n, call);
-  case NBC__B_COMPLEX: {
-    nbc__lval re = nbc__lower_expr(L, n->list.items[0]);
-    if (nbc__type_is_complex(re.type)) return nbc__lower_convert(L, re, rt);
-    const nbc__type *pt = nbc__type_complex_part(rt);
-    const char *im = na > 1 ? nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[1]), pt).v
-                            : nbc__lower_const_float(L, pt, 0.0);
-    return nbc__lower_complex_make(L, rt, nbc__lower_convert(L, re, pt).v, im);
-  }
-  case NBC__B_DIVMOD: { /* numba's divmod: the // and % of the same operands */
-    nbc__lval a = nbc__lower_expr(L, n->list.items[0]), b = nbc__lower_expr(L, n->list.items[1]);
-    if (!nbc__type_is_complex(rt->items[0]))
-      check_divisor(L, NBC__OP_FLOORDIV, rt->items[0],
-                    nbc__lower_convert(L, b, rt->items[0]).v, n);
-    nbc__lval items[2] = {
-        nbc__lower_binop_values(L, n, NBC__OP_FLOORDIV, a, n->list.items[1], b,
-                                rt->items[0]),
-        nbc__lower_binop_values(L, n, NBC__OP_MOD, a, n->list.items[1], b, rt->items[1])};
-    return nbc__lower_make_tuple(L, rt, items);
-  }
-  case NBC__B_CONJUGATE: {
-    nbc__lval v = nbc__lower_expr(L, n->a->a);
-    return nbc__type_is_complex(v.type) ? nbc__lower_complex_conjugate(L, v) : v;
-  }
-  case NBC__B_VECTOR: { /* numba's vector_types.py lowering: the elements in order */
-    const char *vty = ltype(L, rt), *ety = ltype(L, rt->dtype), *cur = "undef";
-    int k = 0;
-    for (int i = 0; i < na && k < rt->count; i++) {
-      nbc__lval a = nbc__lower_expr(L, n->list.items[i]);
-      int m = a.type && a.type->kind == NBC__T_VECTOR ? a.type->count : 1;
-      for (int j = 0; j < m && k < rt->count; j++, k++) {
-        const char *e;
-        if (m > 1 || (a.type && a.type->kind == NBC__T_VECTOR)) {
-          e = tmp(L);
-          EMIT("%s = extractvalue %s %s, %d", e, ltype(L, a.type), a.v, j);
-        } else {
-          e = nbc__lower_convert(L, a, rt->dtype).v;
-        }
-        const char *x = tmp(L);
-        EMIT("%s = insertvalue %s %s, %s %s, %d", x, vty, cur, ety, e, k);
-        cur = x;
-      }
-    }
-    return (nbc__lval){rt, cur};
-  }
-  case NBC__B_CG_THIS_GRID: /* numba's cg.py: the grid's handle from cudadevrt */
-    return (nbc__lval){rt, nbc__lower_call_fn(L, "i64", "cudaCGGetIntrinsicHandle", "i32",
-                                              "i32 1")};
-  case NBC__B_CG_SYNC: {
-    nbc__lval g = nbc__lower_expr(L, n->a->a);
-    return (nbc__lval){rt, nbc__lower_call_fn(L, "i32", "cudaCGSynchronize", "i64, i32",
-                                              nbc__arena_printf(L->arena, "i64 %s, i32 0",
-                                                                g.v))};
-  }
-  }
-  nbc__lower_error(L, n, "unsupported call");
-  return (nbc__lval){rt, "0"};
-}
-
-/* numba-cuda's round(x, ndigits) (cudaimpl.py's round_to_impl, CPython's fallback
- * double_round): in float64, x scaled by 10**ndigits (10**(ndigits-22) then 1e22 above 22
- * digits; divided by 10**-ndigits below 0), rounded with llrint, a halfway case to even, and
- * scaled back; x itself when it is inf or nan or its scaled value overflows. Both paths are
- * computed and selected. */
-static nbc__lval round_ndigits(nbc__lowerer *L, nbc__lval v, nbc__lval nd, const nbc__type *rt) {
-  const char *x = nbc__lower_convert(L, v, T(NBC__T_FLOAT64)).v;
-  const char *k = nbc__lower_convert(L, nd, T(NBC__T_INT64)).v;
-  const char *neg = tmp(L), *big = tmp(L), *k22 = tmp(L), *mk = tmp(L), *e0 = tmp(L),
-             *e = tmp(L), *pow2 = tmp(L);
-  EMIT("%s = icmp slt i64 %s, 0", neg, k);
-  EMIT("%s = icmp sgt i64 %s, 22", big, k);
-  EMIT("%s = sub i64 %s, 22", k22, k);
-  EMIT("%s = sub i64 0, %s", mk, k);
-  EMIT("%s = select i1 %s, i64 %s, i64 %s", e0, big, k22, k);
-  EMIT("%s = select i1 %s, i64 %s, i64 %s", e, neg, mk, e0);
-  /* numba's 10.0 ** n with an integer n: repeated squaring, exact up to 1e22 */
-  const char *pow1 = int_power(L, T(NBC__T_FLOAT64), "1.000000e+01",
-                               (nbc__lval){T(NBC__T_INT64), e}, NULL);
-  EMIT("%s = select i1 %s, double 1.000000e+22, double 1.000000e+00", pow2, big);
-  const char *yp0 = tmp(L), *yp = tmp(L), *yn = tmp(L), *y = tmp(L);
-  EMIT("%s = fmul double %s, %s", yp0, x, pow1);
-  EMIT("%s = fmul double %s, %s", yp, yp0, pow2);
-  EMIT("%s = fdiv double %s, %s", yn, x, pow1);
-  EMIT("%s = select i1 %s, double %s, double %s", y, neg, yn, yp);
-  /* numba's round(y) of a float64 is __nv_llrint */
-  const char *z0 = tmp(L), *d = tmp(L), *half = tmp(L), *y2 = tmp(L), *z2 = tmp(L), *z1 = tmp(L),
-             *z = tmp(L);
-  EMIT("%s = sitofp i64 %s to double", z0,
-       nbc__lower_call_fn(L, "i64", "__nv_llrint", "double", nbc__arena_printf(L->arena,
-                                                                                 "double %s", y)));
-  EMIT("%s = fsub double %s, %s", d, y, z0);
-  EMIT("%s = fcmp oeq double %s, 5.000000e-01", half, call1(L, "double", "__nv_fabs", d));
-  EMIT("%s = fdiv double %s, 2.000000e+00", y2, y);
-  EMIT("%s = sitofp i64 %s to double", z2,
-       nbc__lower_call_fn(L, "i64", "__nv_llrint", "double", nbc__arena_printf(L->arena,
-                                                                                 "double %s", y2)));
-  EMIT("%s = fmul double 2.000000e+00, %s", z1, z2);
-  EMIT("%s = select i1 %s, double %s, double %s", z, half, z1, z0);
-  const char *rp0 = tmp(L), *rp = tmp(L), *rn = tmp(L), *r = tmp(L);
-  EMIT("%s = fdiv double %s, %s", rp0, z, pow2);
-  EMIT("%s = fdiv double %s, %s", rp, rp0, pow1);
-  EMIT("%s = fmul double %s, %s", rn, z, pow1);
-  EMIT("%s = select i1 %s, double %s, double %s", r, neg, rn, rp);
-  /* x itself: inf or nan, or (ndigits >= 0) a scaled value that overflowed */
-  const char *ax = call1(L, "double", "__nv_fabs", x), *ay = call1(L, "double", "__nv_fabs", y);
-  const char *xinf = tmp(L), *xnan = tmp(L), *yinf = tmp(L), *pos = tmp(L), *yover = tmp(L),
-             *s1 = tmp(L), *keep = tmp(L), *res = tmp(L);
-  EMIT("%s = fcmp oeq double %s, 0x7FF0000000000000", xinf, ax);
-  EMIT("%s = fcmp uno double %s, %s", xnan, x, x);
-  EMIT("%s = fcmp oeq double %s, 0x7FF0000000000000", yinf, ay);
-  EMIT("%s = xor i1 %s, true", pos, neg);
-  EMIT("%s = and i1 %s, %s", yover, pos, yinf);
-  EMIT("%s = or i1 %s, %s", s1, xinf, xnan);
-  EMIT("%s = or i1 %s, %s", keep, s1, yover);
-  EMIT("%s = select i1 %s, double %s, double %s", res, keep, x, r);
-  return nbc__lower_convert(L, (nbc__lval){T(NBC__T_FLOAT64), res}, rt);
 }
 
 /* --------------------------------------------------------------- names, attributes -- */
@@ -1738,7 +1253,7 @@ static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
   case NBC__N_SUBSCRIPT:
     return nbc__lower_subscript(L, n);
   case NBC__N_CALL:
-    return lower_call(L, n);
+    return nbc__lower_call(L, n);
   case NBC__N_BINOP:
     return lower_binop(L, n);
   case NBC__N_UNARY:
