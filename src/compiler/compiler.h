@@ -469,6 +469,9 @@ typedef struct nbc__func {
   struct nbc__func **callees; /* infer.c: the specialisations its calls reach */
   int ncallees;
   bool reachable;             /* infer.c: reached from the entry */
+  bool inferring;             /* infer.c: being inferred (a self-recursive call reaches it) */
+  const struct nbc__type *ret_estimate; /* infer.c: while inferring without a declared return
+                                           type, the unification of the returns so far */
 } nbc__func;
 
 /* What infer.c records on the typed AST for lower.c (the contract between the two):

@@ -724,6 +724,9 @@ static const nbc__type *compare_expr(infer *I, nbc__node *n) {
 static const nbc__type *ifexp_expr(infer *I, nbc__node *n) {
   const nbc__type *c = nbc__infer_expr(I, n->a), *a = nbc__infer_expr(I, n->b),
                   *b = nbc__infer_expr(I, n->c);
+  /* Before the final walk a branch may be unknown yet (a recursive call whose return type
+   * the other branch gives, as numba's branches assign one variable): the other one then. */
+  if (!I->final && c && (a || b) && !(a && b)) return a ? a : b;
   if (!c || !a || !b) return NULL;
   if (!truth(I, n->a, c)) return NULL;
   const nbc__type *u = nbc__type_unify(I->ctx, a, b);
@@ -1149,6 +1152,10 @@ static bool infer_body(infer *I) {
     I->returns_value = false;
     stmts(I, &fn->def->body);
     if (I->failed) return false; /* out of memory or a callee's error */
+    if (!declared && !nbc__type_equal(I->ret, fn->ret_estimate)) {
+      fn->ret_estimate = I->ret; /* what a recursive call returns in the next walk */
+      I->changed = true;
+    }
     if (!I->changed) break;
   }
   /* The final walk: non-negative facts first, then everything recorded. */
@@ -1213,14 +1220,24 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
                                  int nargs, const nbc__type *declared, bool is_entry,
                                  const nbc__node *call_site, infer *caller) {
   nbc__ctx *ctx = P->ctx;
-  /* Reuse a finished specialisation; refuse recursion. */
-  for (int i = 0; i < P->depth; i++)
-    if (P->stack[i]->def && P->stack[i]->def->str &&
-        strcmp(P->stack[i]->def->str, def->str) == 0 && P->stack[i]->module == module) {
-      if (caller)
-        TYPING(caller, call_site, "recursive call of '%s' is not supported", def->str);
-      return NULL;
-    }
+  /* Recursion: a function calling itself with its own argument types gets the
+   * specialisation being inferred (typed with the returns seen so far: numba's way, which
+   * needs a non-recursive return path); the entry calling itself gets a Numba-ABI copy of
+   * itself, which then recurses; other argument types make another specialisation (which
+   * may recurse in turn). A call back into a function further down the stack with its own
+   * types (mutual recursion) is refused. */
+  for (int i = P->depth - 1; i >= 0 && !is_entry; i--) {
+    nbc__func *f = P->stack[i];
+    if (!f->def || !f->def->str || strcmp(f->def->str, def->str) != 0 ||
+        f->module != module || !same_args(f, args, nargs))
+      continue;
+    if (i == P->depth - 1 && !f->is_entry) return f;
+    if (i == P->depth - 1) break; /* the entry: a callee copy below */
+    if (caller)
+      TYPING(caller, call_site, "recursive call of '%s' is not supported (only a function "
+             "calling itself is, not one calling it back)", def->str);
+    return NULL;
+  }
   for (nbc__func *f = P->prog->funcs; f; f = f->next)
     if (f->module == module && f->name && strcmp(f->name, def->str) == 0 && !f->is_entry &&
         !is_entry && same_args(f, args, nargs))
@@ -1274,7 +1291,9 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
   if (I.failed) return NULL;
 
   P->stack[P->depth++] = fn;
+  fn->inferring = true;
   bool ok = infer_body(&I);
+  fn->inferring = false;
   P->depth--;
   if (!ok) {
     if (caller) caller->failed = true;

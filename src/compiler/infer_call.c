@@ -1043,13 +1043,21 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
   nbc__func *callee =
       nbc__infer_specialise(I->P, module, def, resolver, types, nargs, NULL, false, n, I);
   if (!callee) return NULL;
+  const nbc__type *ret = callee->ret;
+  if (callee->inferring && !ret) { /* a recursive call: the returns typed so far */
+    ret = callee->ret_estimate;
+    if (!ret)
+      return TYPING(I, n, "cannot determine the return type of the recursive function '%s': "
+                    "it needs a return that does not recurse", G->g.name),
+             NULL;
+  }
   if (G->g.forceinline) callee->forceinline = true;
   nbc__call *c = call_new(I, n, NBC__B_FUNC, G->g.name, nargs);
   if (!c) return NULL;
   c->func = callee;
   for (int i = 0; i < nargs; i++)
     c->argtypes[i] = types[i];
-  c->ret = callee->ret;
+  c->ret = ret;
   if (I->final) {
     if (I->ncallees == I->capcallees) {
       int cap = I->capcallees ? 2 * I->capcallees : 8;
@@ -1061,8 +1069,8 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
     }
     I->callees[I->ncallees++] = callee;
   }
-  if (is_kind(callee->ret, NBC__T_VOID)) return T(NBC__T_NONE);
-  return callee->ret;
+  if (is_kind(ret, NBC__T_VOID)) return T(NBC__T_NONE);
+  return ret;
 }
 
 /* Whether numba's CUDA print can print a value of type t: integers, floats, booleans and

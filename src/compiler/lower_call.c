@@ -203,7 +203,7 @@ static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
                      callee->nargs, n->list.count);
     return (nbc__lval){n->type, "0"};
   }
-  return numba_abi_call(L, n, nbc__lower_symbol(L, callee), callee->ret, callee->argtypes);
+  return numba_abi_call(L, n, nbc__lower_symbol(L, callee), call->ret, callee->argtypes);
 }
 
 /* A declared device function (declare_device), with the Numba ABI: declared once as

@@ -185,7 +185,17 @@ static const char *SRC_CALLS = "def f(a):\n"
                                "def g(x, y):\n"
                                "    return f(x) + f(y) + f(x)\n"
                                "def rec(n):\n"
-                               "    return rec(n - 1)\n";
+                               "    return rec(n - 1)\n"
+                               "def fact(n):\n"
+                               "    if n <= 1:\n"
+                               "        return 1\n"
+                               "    return n * fact(n - 1)\n"
+                               "def ping(n):\n"
+                               "    return 0.5 if n < 0 else pong(n)\n"
+                               "def pong(n):\n"
+                               "    return ping(n - 1)\n"
+                               "def other(n):\n"
+                               "    return 1 if n < 0 else other(1.5)\n";
 
 TEST(calls_are_cached_per_types) {
   run *r = infer_src(SRC_CALLS, "g", "(int32, float32)", 1);
@@ -195,7 +205,17 @@ TEST(calls_are_cached_per_types) {
     if (strcmp(f->name, "f") == 0) fs++;
   ASSERT_EQ(fs, 2); /* f(int32) and f(float32), the second f(x) reuses the first */
   r = infer_src(SRC_CALLS, "rec", "(int64,)", 1);
-  ASSERT_STREQ(error_of(r), "k.py:6:12: error: recursive call of 'rec' is not supported");
+  ASSERT_STREQ(error_of(r), "k.py:6:12: error: cannot determine the return type of the "
+                            "recursive function 'rec': it needs a return that does not recurse");
+  /* self-recursion, typed from the return that does not recurse (as numba), also as the
+   * entry (which calls a Numba-ABI copy of itself) */
+  r = infer_src(SRC_CALLS, "fact", "(int32,)", 1);
+  ASSERT_STREQ(ret_of(r), "int64");
+  r = infer_src(SRC_CALLS, "ping", "(int64,)", 1);
+  ASSERT_CONTAINS(error_of(r), "recursive call of 'ping' is not supported (only a function "
+                               "calling itself is, not one calling it back)");
+  r = infer_src(SRC_CALLS, "other", "(int64,)", 1); /* other(int64) calls other(float64) */
+  ASSERT_STREQ(ret_of(r), "int64");
 }
 
 static const char *SRC_LOOP = "def f(n):\n"

@@ -1,0 +1,100 @@
+"""Recursive device functions, as numba-cuda types them: a function calling itself is typed
+from its returns that do not recurse (so it needs one), with another specialisation when a
+call changes the argument types; a function called back by one it calls (mutual recursion)
+is refused. CI checks types, PTX and errors; the GPU compares results with Python and with
+numba-cuda."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module, numba_side
+from test_compile import check_ptx
+
+KERNELS = '''
+@cuda.jit(device=True)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+@cuda.jit(device=True)
+def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+
+
+@cuda.jit(device=True)
+def power_sum(x, k):
+    if k == 0:
+        return 1.0
+    return 1.0 + x * power_sum(x, k - 1)
+
+
+def recursive(out_i, out_f, n):
+    i = cuda.grid(1)
+    if i < n.size:
+        out_i[i, 0] = fib(n[i])
+        out_i[i, 1] = fact(n[i])
+        out_f[i] = power_sum(0.5, n[i])
+'''
+
+
+def kernels(cuda_module, directory):
+    return load_kernel_module(directory, "recursion_kernels", KERNELS, cuda_module)
+
+
+def test_recursive_functions_are_typed_and_compile(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    ptx, _ = cuda.compile_ptx(mod.recursive, "void(int64[:, ::1], float64[::1], int32[::1])",
+                              cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    assert "call.uni" in ptx  # the recursion stays a call
+    assert str(cuda.compile(mod.fib.py_func, "(int32,)")[1]) == "int64"
+    assert str(cuda.compile(mod.fact.py_func, "(int64,)")[1]) == "int64"
+    assert str(cuda.compile(mod.power_sum.py_func, "(float32, int64)")[1]) == "float64"
+    # the entry itself calls a Numba-ABI copy of itself
+    ptx, _ = cuda.compile_ptx(mod.fib.py_func, "int64(int64)", device=True, cc=(9, 0))
+    assert ".visible .func" in ptx and "call.uni" in ptx
+
+
+@pytest.mark.parametrize("src, message", [
+    ("def f(n):\n    return f(n - 1)\n",
+     "cannot determine the return type of the recursive function 'f': it needs a return that "
+     "does not recurse"),
+    ("def f(n):\n    return 0.5 if n < 0 else g(n)\n\n\ndef g(n):\n    return f(n - 1)\n",
+     "recursive call of '[fg]' is not supported \\(only a function calling itself is, not one "
+     "calling it back\\)"),
+])
+def test_unsupported_recursion_is_refused(tmp_path, src, message):
+    m = load_kernel_module(tmp_path, "recursion_bad", src, cuda)
+    with pytest.raises(cuda.TypingError, match=message):
+        cuda.compile(m.f, "(int64,)")
+
+
+def results(cuda_module, directory):
+    mod = kernels(cuda_module, directory)
+    n = np.arange(21, dtype=np.int32)
+    out_i = np.zeros((21, 2), np.int64)
+    out_f = np.zeros(21)
+    cuda_module.jit(mod.recursive)[1, 32](out_i, out_f, n)
+    return {"ints": out_i, "floats": out_f}
+
+
+@pytest.mark.gpu
+def test_recursion_matches_python_and_numba_cuda(gpu, tmp_path):
+    mine = results(cuda, tmp_path)
+
+    def fib(k):
+        return k if k < 2 else fib(k - 1) + fib(k - 2)
+
+    def fact(k):
+        return 1 if k <= 1 else k * fact(k - 1)
+
+    np.testing.assert_array_equal(mine["ints"][:, 0], [fib(k) for k in range(21)])
+    np.testing.assert_array_equal(mine["ints"][:, 1], [fact(k) for k in range(21)])
+    np.testing.assert_allclose(mine["floats"], [2.0 - 0.5 ** k for k in range(21)], rtol=0)
+    theirs = numba_side("test_kernel_recursion",
+                        f"t.results(cuda, pathlib.Path({str(tmp_path)!r}))",
+                        tmp_path / "numba.npz")
+    for key in mine:
+        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
