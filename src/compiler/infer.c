@@ -1226,11 +1226,20 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
    * itself, which then recurses; other argument types make another specialisation (which
    * may recurse in turn). A call back into a function further down the stack with its own
    * types (mutual recursion) is refused. */
+  int open = 0; /* specialisations of def being inferred */
   for (int i = P->depth - 1; i >= 0 && !is_entry; i--) {
     nbc__func *f = P->stack[i];
-    if (!f->def || !f->def->str || strcmp(f->def->str, def->str) != 0 ||
-        f->module != module || !same_args(f, args, nargs))
+    if (!f->def || !f->def->str || strcmp(f->def->str, def->str) != 0 || f->module != module)
       continue;
+    if (!same_args(f, args, nargs)) {
+      /* one change of argument types (f(int32) calling f(int64)); more could go on
+       * forever (f(x) calling f((x, x))) */
+      if (++open < 2 || f->is_entry) continue;
+      if (caller)
+        TYPING(caller, call_site, "recursive call of '%s' changes its argument types again "
+               "(%s calls it with other types than it was called with)", def->str, def->str);
+      return NULL;
+    }
     if (i == P->depth - 1 && !f->is_entry) return f;
     if (i == P->depth - 1) break; /* the entry: a callee copy below */
     if (caller)

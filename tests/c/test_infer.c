@@ -195,7 +195,9 @@ static const char *SRC_CALLS = "def f(a):\n"
                                "def pong(n):\n"
                                "    return ping(n - 1)\n"
                                "def other(n):\n"
-                               "    return 1 if n < 0 else other(1.5)\n";
+                               "    return 1 if n < 0 else other(1.5)\n"
+                               "def grow(t):\n"
+                               "    return 1 if len(t) > 100 else grow(t + t)\n";
 
 TEST(calls_are_cached_per_types) {
   run *r = infer_src(SRC_CALLS, "g", "(int32, float32)", 1);
@@ -216,6 +218,8 @@ TEST(calls_are_cached_per_types) {
                                "calling itself is, not one calling it back)");
   r = infer_src(SRC_CALLS, "other", "(int64,)", 1); /* other(int64) calls other(float64) */
   ASSERT_STREQ(ret_of(r), "int64");
+  r = infer_src(SRC_CALLS, "grow", "(UniTuple(int64, 1),)", 1);
+  ASSERT_CONTAINS(error_of(r), "recursive call of 'grow' changes its argument types again");
 }
 
 static const char *SRC_LOOP = "def f(n):\n"
