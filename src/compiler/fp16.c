@@ -127,7 +127,9 @@ static void make_shim(void) {
                 c_type(f->ret));
     for (int a = 0; ok && f->codes[a]; a++)
       ok = append(&buf, &len, &cap, ", %s a%d", c_type(f->codes[a]), a);
-    const char *wrap = f->ret == 'h' ? "__half_as_ushort(" : f->ret == 'b' ? "(unsigned char)(" : "(";
+    const char *wrap = f->ret == 'h'   ? "__half_as_ushort("
+                       : f->ret == 'b' ? "(unsigned char)("
+                                       : "(";
     ok = ok && append(&buf, &len, &cap, ") {\n  *ret = %s%s(", wrap, f->cname);
     for (int a = 0; ok && f->codes[a]; a++)
       ok = append(&buf, &len, &cap, f->codes[a] == 'h' ? "%s__ushort_as_half(a%d)" : "%sa%d",

@@ -175,8 +175,8 @@ static bool find_in_wheels(nbc__getenv_fn get, const char *root, const char *con
   for (int i = 0; i < n; i++) {
     for (int k = 0; subdirs[k]; k++) {
       char pattern[1200];
-      if (snprintf(pattern, sizeof pattern, "%s/%s", patterns[i], subdirs[k]) >= (int)sizeof pattern)
-        continue;
+      int len = snprintf(pattern, sizeof pattern, "%s/%s", patterns[i], subdirs[k]);
+      if (len < 0 || len >= (int)sizeof pattern) continue;
       searched_add(s, "  - %s/%s* (pip wheel)\n", pattern, stem);
       glob_t g;
       bool found = false;
