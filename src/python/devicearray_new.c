@@ -1,0 +1,569 @@
+/* devicearray_new.c — the module functions that make device arrays (to_device,
+ * device_array, device_array_like, from_cuda_array_interface, as_cuda_array,
+ * is_cuda_array), and the array view a kernel launch takes of any array argument. Both
+ * read arrays from the same sources, host buffers and __cuda_array_interface__, whose
+ * readers are here (devicearray.c's copy_to_device uses nbc__py_host_buffer too). The
+ * object itself is in devicearray.c (devicearray.h).
+ *
+ * Host data comes in through the buffer protocol (numpy arrays, array.array, memoryview...),
+ * contiguous in C or F order only, as numba requires ("Array contains non-contiguous
+ * buffer..."); anything without a buffer goes through numpy.asarray first, like numba's
+ * np.array(obj). Objects with __cuda_array_interface__ (CuPy, PyTorch) are wrapped without a
+ * copy and kept alive by the wrapper; a stream in the interface becomes the array's stream,
+ * as external_stream(its stream), and a structured typestr ("|V16") takes its fields from
+ * the interface's `descr`. to_device, device_array and device_array_like bind the array to
+ * their stream argument.
+ *
+ * The launch view (nbc__py_array_view_get) reads an nbcuda array's fields directly — no
+ * attribute lookups on the launch hot path — and falls back to __cuda_array_interface__,
+ * then to host buffers, which are copied to the device for the launch and back after it,
+ * as numba does for host arrays passed to kernels.
+ */
+#include "devicearray.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ buffers and interfaces -- */
+
+/* An exact numpy.ndarray's buffer without the format string, which numpy builds anew for
+ * every export, and its element type from its dtype object through nbc__py_dtype_arg's cache
+ * (and for a structured dtype, the dtype in *precord). 1 on success; 0 (nothing held, no
+ * error) when the general path must judge the array. */
+static int ndarray_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int writable,
+                          char *pkind, int *pitemsize, PyObject **precord) {
+  PyObject *dt = nbc__py_numpy_dtype_of(st, obj);
+  int ok = dt && nbc__py_dtype_arg(st, dt, pkind, pitemsize, precord) == 0;
+  Py_XDECREF(dt);
+  if (ok && nbc__py_numpy_view(st, obj, writable, *pitemsize, view)) return 1;
+  if (ok && PyObject_GetBuffer(obj, view, PyBUF_STRIDES | (writable ? PyBUF_WRITABLE : 0)) == 0) {
+    if (view->itemsize == *pitemsize) return 1;
+    PyBuffer_Release(view);
+  }
+  Py_CLEAR(*precord);
+  PyErr_Clear();
+  return 0;
+}
+
+/* The structured dtype of a buffer whose format is one ("T{d:a:i:b:}"): the dtype of the
+ * object it came from, which must match the buffer's item size. A new reference, or NULL
+ * with TypeError. */
+static PyObject *buffer_record(nbc__py_state *st, PyObject *obj, const Py_buffer *view) {
+  PyObject *dt = nbc__py_host_dtype(st, obj);
+  if (!dt) return NULL;
+  PyObject *size = PyObject_GetAttrString(dt, "itemsize");
+  Py_ssize_t n = size ? PyLong_AsSsize_t(size) : -1;
+  Py_XDECREF(size);
+  if (n != view->itemsize && !PyErr_Occurred())
+    PyErr_Format(PyExc_TypeError, "the buffer's format '%s' has %zd-byte items, its dtype %R "
+                 "%zd-byte ones", view->format, view->itemsize, dt, n);
+  if (PyErr_Occurred() || nbc__py_record_check(dt) < 0) Py_CLEAR(dt);
+  return dt;
+}
+
+/* Gets a contiguous host buffer of obj (numpy.asarray for objects without one). *pkind is
+ * the element's kind letter (0 for a format nbcuda does not know); for kind 'V' *precord is
+ * the numpy dtype with the fields (a new reference; else NULL). */
+int nbc__py_host_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int writable,
+                        PyObject **pholder, char *pkind, int *pitemsize, PyObject **precord) {
+  *pholder = *precord = NULL;
+  *pkind = 0;
+  int flags = PyBUF_RECORDS_RO | (writable ? PyBUF_WRITABLE : 0);
+  if (st->np_ndarray && Py_TYPE(obj) == (PyTypeObject *)st->np_ndarray &&
+      ndarray_buffer(st, obj, view, writable, pkind, pitemsize, precord))
+    goto got;
+  *pkind = 0;
+  if (PyObject_GetBuffer(obj, view, flags) == 0) goto got;
+  if (writable || !PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+  PyErr_Clear();
+  PyObject *np = nbc__py_numpy(st);
+  PyObject *arr = np ? PyObject_CallMethod(np, "asarray", "O", obj) : NULL;
+  if (!arr) return -1;
+  if (PyObject_GetBuffer(arr, view, flags) < 0) {
+    Py_DECREF(arr);
+    return -1;
+  }
+  *pholder = arr;
+got:
+  if (!PyBuffer_IsContiguous(view, 'C') && !PyBuffer_IsContiguous(view, 'F')) {
+    PyErr_SetString(PyExc_ValueError, nbc__py_noncontig_msg);
+    goto fail;
+  }
+  if (view->ndim > NBC__PY_MAXDIM) {
+    PyErr_Format(PyExc_ValueError, "arrays of more than %d dimensions are not supported",
+                 NBC__PY_MAXDIM);
+    goto fail;
+  }
+  if (!*pkind) *pkind = nbc__py_format_kind(view->format, view->itemsize);
+  if (*pkind == 'V' && !*precord &&
+      !(*precord = buffer_record(st, *pholder ? *pholder : obj, view)))
+    goto fail;
+  return 0;
+fail:
+  PyBuffer_Release(view);
+  Py_CLEAR(*pholder);
+  Py_CLEAR(*precord);
+  return -1;
+}
+
+/* Geometry of a buffer into an array object; -1 with TypeError for unsupported formats.
+ * kind: the element's kind letter when nbc__py_host_buffer knew it, else 0 (read the
+ * format). */
+static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind) {
+  a->kind = kind ? kind : nbc__py_format_kind(view->format, view->itemsize);
+  if (!a->kind) {
+    PyErr_Format(PyExc_TypeError, "unsupported buffer format '%s' (numeric little-endian "
+                 "scalars and structured dtypes only)", view->format ? view->format : "B");
+    return -1;
+  }
+  a->itemsize = (int)view->itemsize;
+  nbc__py_set_typestr(a->typestr, a->kind, a->itemsize);
+  if (nbc__py_array_set_ndim(a, view->ndim) < 0) return -1;
+  a->nbytes = (size_t)view->len;
+  for (int d = 0; d < view->ndim; d++) {
+    a->shape[d] = view->shape ? view->shape[d] : view->len / view->itemsize;
+    a->strides[d] = view->strides ? view->strides[d] : 0;
+  }
+  if (!view->strides) nbc__py_array_dense_strides(a, 'C');
+  return 0;
+}
+
+/* Fills a from __cuda_array_interface__ of obj (dict already fetched). */
+static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
+  if (!PyDict_Check(cai)) {
+    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
+    return -1;
+  }
+  /* numba's from_cuda_array_interface: an int version is required (numba fails comparing
+   * it otherwise), and from version 1 on a mask is refused */
+  PyObject *version = PyDict_GetItemString(cai, "version");
+  if (!version || !PyLong_Check(version)) {
+    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ needs an int 'version'");
+    return -1;
+  }
+  PyObject *mask = PyDict_GetItemString(cai, "mask");
+  if (PyLong_AsLong(version) >= 1 && mask && mask != Py_None) {
+    PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
+    return -1;
+  }
+  if (PyErr_Occurred()) return -1; /* a version beyond a C long */
+  PyObject *shape = PyDict_GetItemString(cai, "shape");
+  PyObject *typestr = PyDict_GetItemString(cai, "typestr");
+  PyObject *data = PyDict_GetItemString(cai, "data");
+  PyObject *strides = PyDict_GetItemString(cai, "strides");
+  if (!shape || !typestr || !data || !PyTuple_Check(shape) || !PyUnicode_Check(typestr) ||
+      !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1) {
+    PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ needs shape, typestr, data");
+    return -1;
+  }
+  const char *ts = PyUnicode_AsUTF8(typestr);
+  if (!ts || strlen(ts) < 3 || ts[0] == '>') {
+    PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr);
+    return -1;
+  }
+  a->kind = ts[1] == '?' ? 'b' : ts[1];
+  a->itemsize = atoi(ts + 2);
+  if (!strchr("biufcV", a->kind) || a->itemsize <= 0) { /* 'V': wrap_cai reads descr */
+    PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr);
+    return -1;
+  }
+  nbc__py_set_typestr(a->typestr, a->kind, a->itemsize);
+  Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+  if (nd > NBC__PY_MAXDIM) {
+    PyErr_SetString(PyExc_ValueError, "too many dimensions");
+    return -1;
+  }
+  if (nbc__py_array_set_ndim(a, (int)nd) < 0) return -1;
+  int64_t n = 1;
+  for (Py_ssize_t d = 0; d < nd; d++) {
+    a->shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+    if (a->shape[d] == -1 && PyErr_Occurred()) return -1;
+  }
+  if (nbc__py_checked_count(a, &n) < 0) return -1;
+  if (strides && strides != Py_None) {
+    if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd) {
+      PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ strides do not match shape");
+      return -1;
+    }
+    for (Py_ssize_t d = 0; d < nd; d++) {
+      a->strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, d));
+      if (a->strides[d] == -1 && PyErr_Occurred()) return -1;
+    }
+  } else {
+    nbc__py_array_dense_strides(a, 'C');
+  }
+  a->data = (nbc_devptr_t)PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+  a->nbytes = (size_t)(n * a->itemsize);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ factories --------------- */
+
+/* A structured interface's dtype, from its typestr and descr (geometry_from_cai checked the
+ * dict and its typestr); 0 or -1. */
+static int cai_record(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
+  a->dtype = nbc__py_record_from_cai(st, PyDict_GetItemString(cai, "typestr"),
+                                     PyDict_GetItemString(cai, "descr"), a->itemsize);
+  return a->dtype ? 0 : -1;
+}
+
+static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
+  ArrayObject *a = nbc__py_array_alloc(st);
+  if (!a) return NULL;
+  if (geometry_from_cai(a, cai) < 0 || (a->kind == 'V' && cai_record(st, a, cai) < 0)) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  a->base = Py_NewRef(obj);
+  return (PyObject *)a;
+}
+
+/* numba's from_cuda_array_interface(desc, owner=None, sync=True): a device array over the
+ * memory desc describes (no copy), holding owner; a masked array is refused. A stream in desc
+ * becomes the array's stream, as external_stream(handle) (numba: "No 'Numba default
+ * stream'" without one); with sync, that stream is synchronized first (numba:
+ * CUDA_ARRAY_INTERFACE_SYNC, default on). */
+static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int sync) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!PyDict_Check(desc)) {
+    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
+    return NULL;
+  }
+  PyObject *stream = PyDict_GetItemString(desc, "stream"), *ext = NULL;
+  if (stream && stream != Py_None) {
+    unsigned long long h = PyLong_AsUnsignedLongLong(stream);
+    if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (!(ext = PyObject_CallMethod(module, "external_stream", "K", h))) return NULL;
+    nbc_stream_t *s = NULL, *temp = NULL;
+    if (sync && nbc__py_stream_arg(st, ext, &s, &temp) == 0) {
+      nbc_status_t rc;
+      Py_BEGIN_ALLOW_THREADS rc = nbc_stream_synchronize(s);
+      Py_END_ALLOW_THREADS nbc_stream_destroy(temp);
+      if (rc != NBC_OK) nbc__py_raise(st, rc);
+    }
+    if (PyErr_Occurred()) {
+      Py_DECREF(ext);
+      return NULL;
+    }
+  }
+  ArrayObject *a = (ArrayObject *)wrap_cai(st, owner ? owner : Py_None, desc);
+  if (a)
+    a->stream = ext;
+  else
+    Py_XDECREF(ext);
+  return (PyObject *)a;
+}
+
+static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
+                              PyObject *kwnames) {
+  static char *kwlist[] = {"obj", "stream", "copy", "to", NULL};
+  PyObject *obj, *stream_obj = NULL, *to = Py_None;
+  int copy = 1;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames && nargs >= 1 && nargs <= 2) {
+    obj = args[0];
+    if (nargs > 1) stream_obj = args[1];
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "O|OpO:to_device", kwlist, &obj,
+                                 &stream_obj, &copy, &to)) {
+    return NULL;
+  }
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (to != Py_None) { /* numba: to.copy_to_device(obj, stream), so to's own stream for 0 */
+    if (Py_TYPE(to) != st->DeviceArrayType) {
+      PyErr_SetString(PyExc_TypeError, "to_device(to=...) takes a device array");
+      return NULL;
+    }
+    if (copy && nbc__py_array_copy_from(st, (ArrayObject *)to, obj, stream_obj) < 0)
+      return NULL;
+    return Py_NewRef(to);
+  }
+  if (Py_TYPE(obj) == st->DeviceArrayType) return Py_NewRef(obj);
+  if (!st->numpy && strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0 && !nbc__py_numpy(st))
+    return NULL; /* numpy made obj: importing it only takes a lookup */
+  PyObject *cai;
+  /* An exact numpy.ndarray has no __cuda_array_interface__ (nor an instance dict to hold
+   * one): no need to look. */
+  if ((!st->np_ndarray || Py_TYPE(obj) != (PyTypeObject *)st->np_ndarray) &&
+      nbc__py_optional_attr(obj, st->str_cai, &cai)) {
+    PyObject *r = from_cai(module, cai, obj, 1); /* numba's auto_device */
+    Py_DECREF(cai);
+    return r;
+  }
+  Py_buffer view;
+  PyObject *holder = NULL, *record = NULL;
+  char kind;
+  int itemsize;
+  if (nbc__py_host_buffer(st, obj, &view, 0, &holder, &kind, &itemsize, &record) < 0)
+    return NULL;
+  ArrayObject *a = nbc__py_array_alloc(st);
+  if (a) a->dtype = record; /* a structured dtype; NULL for scalars, made on first use */
+  else Py_XDECREF(record);
+  int ok = a && nbc__py_stream_to_bind(st, stream_obj, &a->stream) == 0 &&
+           geometry_from_buffer(a, &view, kind) == 0 && nbc__py_array_allocate(st, a) == 0;
+  if (ok && copy && a->nbytes) {
+    nbc_stream_t *s = NULL, *temp = NULL;
+    ok = nbc__py_stream_arg(st, a->stream, &s, &temp) == 0;
+    nbc_status_t rc = ok ? nbc__py_copy_htod(a->data, view.buf, a->nbytes, s) : NBC_OK;
+    if (rc == NBC_OK && holder) rc = nbc__py_wait_copy(s); /* holder, made here, dies now */
+    nbc_stream_destroy(temp);
+    if (rc != NBC_OK) ok = nbc__py_raise_int(st, rc) == 0;
+  }
+  PyBuffer_Release(&view);
+  Py_XDECREF(holder);
+  if (!ok) {
+    Py_XDECREF(a);
+    return NULL;
+  }
+  return (PyObject *)a;
+}
+
+/* device_array's strides argument: one non-negative int per dimension, in bytes; the
+ * allocation then spans the extent they describe (numba's memory_size_from_info). */
+static int strides_arg(ArrayObject *a, PyObject *strides) {
+  PyObject *t = PySequence_Tuple(strides);
+  if (!t) return -1;
+  int rc = 0;
+  if (PyTuple_GET_SIZE(t) != a->ndim) {
+    PyErr_Format(PyExc_ValueError, "strides %R do not match the %d dimension(s) of the shape", t,
+                 a->ndim);
+    rc = -1;
+  }
+  for (int d = 0; rc == 0 && d < a->ndim; d++) {
+    a->strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(t, d));
+    if (a->strides[d] == -1 && PyErr_Occurred()) {
+      rc = -1;
+    } else if (a->strides[d] < 0) {
+      PyErr_Format(PyExc_ValueError, "strides must not be negative: %R", t);
+      rc = -1;
+    }
+  }
+  Py_DECREF(t);
+  if (rc < 0 || a->nbytes == 0) return rc;
+  int64_t bytes;
+  if (nbc__py_extent(a->ndim, a->shape, a->strides, a->itemsize, &bytes) < 0) {
+    PyErr_Format(PyExc_ValueError, "strides %R span more memory than can be allocated",
+                 strides);
+    return -1;
+  }
+  a->nbytes = (size_t)bytes;
+  return 0;
+}
+
+static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject *dtype,
+                                   PyObject *strides, char order, PyObject *stream) {
+  ArrayObject *a = nbc__py_array_alloc(st);
+  if (!a) return NULL;
+  if (nbc__py_dtype_arg(st, dtype, &a->kind, &a->itemsize, &a->dtype) < 0) goto fail;
+  if (nbc__py_stream_to_bind(st, stream, &a->stream) < 0) goto fail;
+  nbc__py_set_typestr(a->typestr, a->kind, a->itemsize);
+  /* an int shape is one dimension: read as is, without a tuple */
+  PyObject *seq = PyLong_Check(shape) ? NULL : PySequence_Tuple(shape);
+  if (!seq && !PyLong_Check(shape)) goto fail;
+  if (seq && PyTuple_GET_SIZE(seq) > NBC__PY_MAXDIM) {
+    Py_DECREF(seq);
+    PyErr_SetString(PyExc_ValueError, "too many dimensions");
+    goto fail;
+  }
+  if (nbc__py_array_set_ndim(a, seq ? (int)PyTuple_GET_SIZE(seq) : 1) < 0) {
+    Py_XDECREF(seq);
+    goto fail;
+  }
+  int64_t n = 1;
+  for (int d = 0; d < a->ndim && !PyErr_Occurred(); d++)
+    a->shape[d] = PyLong_AsLongLong(seq ? PyTuple_GET_ITEM(seq, d) : shape);
+  Py_XDECREF(seq);
+  if (PyErr_Occurred() || nbc__py_checked_count(a, &n) < 0) goto fail;
+  nbc__py_array_dense_strides(a, order);
+  a->nbytes = (size_t)(n * a->itemsize);
+  if (strides && strides != Py_None && strides_arg(a, strides) < 0) goto fail;
+  if (nbc__py_array_allocate(st, a) < 0) goto fail;
+  return (PyObject *)a;
+fail:
+  Py_DECREF(a);
+  return NULL;
+}
+
+static PyObject *py_device_array(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
+                                 PyObject *kwnames) {
+  static char *kwlist[] = {"shape", "dtype", "strides", "order", "stream", NULL};
+  PyObject *shape, *dtype = NULL, *strides = Py_None, *stream_obj = NULL;
+  const char *order = "C";
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames && nargs >= 1 && nargs <= 2) { /* device_array(n) or (shape, dtype) */
+    shape = args[0];
+    if (nargs > 1) dtype = args[1];
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "O|OOsO:device_array", kwlist, &shape,
+                                 &dtype, &strides, &order, &stream_obj)) {
+    return NULL;
+  }
+  nbc__py_state *st = nbc__py_module_state(module);
+  PyObject *dt = dtype ? Py_NewRef(dtype) : PyDict_GetItemString(st->types, "float64");
+  if (!dtype) Py_XINCREF(dt);
+  if (!dt) return NULL;
+  if (order[0] != 'C' && order[0] != 'F') {
+    Py_DECREF(dt);
+    PyErr_SetString(PyExc_ValueError, "order must be 'C' or 'F'");
+    return NULL;
+  }
+  PyObject *r = make_device_array(st, shape, dt, strides, order[0], stream_obj);
+  Py_DECREF(dt);
+  return r;
+}
+
+static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"ary", "stream", NULL};
+  PyObject *ary, *stream_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:device_array_like", kwlist, &ary,
+                                   &stream_obj))
+    return NULL;
+  /* numba: device_array in ary's own layout (order, and strides when not contiguous) */
+  PyObject *extra = stream_obj ? Py_BuildValue("{sO}", "stream", stream_obj)
+                               : Py_BuildValue("{si}", "stream", 0);
+  PyObject *r = extra ? nbc__py_like_call(module, "device_array", ary, extra) : NULL;
+  Py_XDECREF(extra);
+  return r;
+}
+
+static PyObject *py_from_cuda_array_interface(PyObject *module, PyObject *args,
+                                              PyObject *kwargs) {
+  static char *kwlist[] = {"desc", "owner", "sync", NULL};
+  PyObject *desc, *owner = Py_None;
+  int sync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Op:from_cuda_array_interface", kwlist,
+                                   &desc, &owner, &sync))
+    return NULL;
+  return from_cai(module, desc, owner, sync);
+}
+
+static PyObject *py_as_cuda_array(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"obj", "sync", NULL};
+  PyObject *obj, *cai = NULL;
+  int sync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:as_cuda_array", kwlist, &obj, &sync))
+    return NULL;
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (!nbc__py_optional_attr(obj, st->str_cai, &cai)) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_TypeError, "*obj* doesn't implement the cuda array interface.");
+    return NULL;
+  }
+  PyObject *r = from_cai(module, cai, obj, sync);
+  Py_DECREF(cai);
+  return r;
+}
+
+static PyObject *py_is_cuda_array(PyObject *module, PyObject *obj) {
+  PyObject *cai = NULL;
+  if (nbc__py_optional_attr(obj, nbc__py_module_state(module)->str_cai, &cai)) {
+    Py_DECREF(cai);
+    Py_RETURN_TRUE;
+  }
+  if (PyErr_Occurred()) return NULL;
+  Py_RETURN_FALSE;
+}
+
+PyMethodDef nbc__py_array_functions[] = {
+    {"from_cuda_array_interface", (PyCFunction)(void (*)(void))py_from_cuda_array_interface,
+     METH_VARARGS | METH_KEYWORDS,
+     "from_cuda_array_interface(desc, owner=None, sync=True): a device array over that memory."},
+    {"as_cuda_array", (PyCFunction)(void (*)(void))py_as_cuda_array,
+     METH_VARARGS | METH_KEYWORDS,
+     "as_cuda_array(obj, sync=True): a device array viewing obj's memory (no copy)."},
+    {"is_cuda_array", py_is_cuda_array, METH_O,
+     "Whether obj has __cuda_array_interface__."},
+    {"to_device", (PyCFunction)(void (*)(void))py_to_device, METH_FASTCALL | METH_KEYWORDS,
+     "to_device(obj, stream=0, copy=True, to=None): a device array with obj's contents."},
+    {"device_array", (PyCFunction)(void (*)(void))py_device_array,
+     METH_FASTCALL | METH_KEYWORDS,
+     "device_array(shape, dtype=float64, strides=None, order='C', stream=0): uninitialised."},
+    {"device_array_like", (PyCFunction)(void (*)(void))py_device_array_like,
+     METH_VARARGS | METH_KEYWORDS, "An uninitialised device array like ary."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ------------------------------------------------------------ launch views ------------ */
+
+int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view) {
+  view->host = NULL;
+  if (Py_TYPE(obj) == st->DeviceArrayType) { /* the hot path: plain field reads */
+    ArrayObject *a = (ArrayObject *)obj;
+    if (nbc__py_array_alive(st, a, "cuLaunchKernel") < 0) return -1;
+    view->data = a->data;
+    view->kind = a->kind;
+    view->itemsize = a->itemsize;
+    view->ndim = a->ndim;
+    memcpy(view->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+    memcpy(view->strides, a->strides, sizeof(int64_t) * (size_t)a->ndim);
+    return 0;
+  }
+  /* cuda.In/Out/InOut: the copies a host array gets; a device array is used in place */
+  PyObject *value;
+  int copy_in = 1, copy_out = 1;
+  if (nbc__py_arg_hint(st, obj, &value, &copy_in, &copy_out)) {
+    if (Py_TYPE(value) == st->DeviceArrayType) return nbc__py_array_view_get(st, value, view);
+    obj = value;
+  }
+  ArrayObject tmp;
+  int64_t dims[2 * NBC__PY_MAXDIM];
+  tmp.shape = dims; /* room for any ndim: nbc__py_array_set_ndim allocates nothing */
+  tmp.strides = dims + NBC__PY_MAXDIM;
+  PyObject *cai;
+  if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
+    int rc = geometry_from_cai(&tmp, cai);
+    Py_DECREF(cai);
+    if (rc < 0) return -1;
+  } else {
+    PyObject *holder = NULL, *record = NULL;
+    char kind;
+    int itemsize;
+    /* only a copy back needs a writable buffer (cuda.In takes read-only arrays) */
+    if (nbc__py_host_buffer(st, obj, &view->buffer, copy_out, &holder, &kind, &itemsize,
+                            &record) < 0) {
+      if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
+          !PyErr_ExceptionMatches(PyExc_TypeError))
+        return -1;
+      PyErr_Format(PyExc_TypeError, "cannot pass %s as an array to a kernel: it is not a "
+                   "device array, has no __cuda_array_interface__ and no %sbuffer",
+                   Py_TYPE(obj)->tp_name, copy_out ? "writable " : "");
+      return -1;
+    }
+    Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
+    Py_XDECREF(record); /* the view needs kind 'V' and the itemsize only */
+    if (geometry_from_buffer(&tmp, &view->buffer, kind) < 0) {
+      PyBuffer_Release(&view->buffer);
+      return -1;
+    }
+    tmp.data = 0;
+    view->nbytes = tmp.nbytes;
+    if (tmp.nbytes) {
+      nbc_status_t s = nbc_mem_alloc(tmp.nbytes, &tmp.data);
+      if (s == NBC_OK && copy_in)
+        s = nbc__py_copy_htod(tmp.data, view->buffer.buf, tmp.nbytes, NULL);
+      if (s != NBC_OK) {
+        if (tmp.data) nbc_mem_free(tmp.data);
+        PyBuffer_Release(&view->buffer);
+        return nbc__py_raise_int(st, s);
+      }
+    }
+    view->host = Py_NewRef(obj);
+    view->copy_back = copy_out;
+  }
+  view->data = tmp.data;
+  view->kind = tmp.kind;
+  view->itemsize = tmp.itemsize;
+  view->ndim = tmp.ndim;
+  memcpy(view->shape, tmp.shape, sizeof(int64_t) * (size_t)tmp.ndim);
+  memcpy(view->strides, tmp.strides, sizeof(int64_t) * (size_t)tmp.ndim);
+  return 0;
+}
+
+int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back) {
+  if (!view->host) return 0;
+  nbc_status_t s = NBC_OK;
+  if (copy_back && view->copy_back && view->nbytes)
+    s = nbc__py_copy_dtoh(view->buffer.buf, view->data, view->nbytes, NULL);
+  if (view->data) nbc_mem_free(view->data);
+  PyBuffer_Release(&view->buffer);
+  Py_CLEAR(view->host);
+  return s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+}
