@@ -1,26 +1,20 @@
-/* kernel.c — jit(): device functions, kernels and their launches
- * (`k = jit("void(float32[:])")(f)`, then `k[grid, block](args)` or
- * `k[grid, block, stream, shared_bytes](args)`).
+/* kernel.c — the Kernel object jit() returns for a kernel (`k = jit("void(float32[:])")(f)`,
+ * launched as `k[grid, block](args)` or `k[grid, block, stream, shared_bytes](args)`):
+ * numba's dispatcher, its compilation, specialisation and inspection. The launcher k[...]
+ * returns and the launch itself are in launch.c; jit() and device functions in jit.c; the
+ * objects' structs in kernel.h.
  *
- * jit(device=True) returns a DeviceFunction that keeps .py_func: it is never compiled on its
- * own; kernels calling it resolve it to that function (compile.c's resolver). jit(sig)
- * compiles the kernel at once with the Numba ABI (as numba does for explicit signatures);
- * jit without a signature compiles one specialisation per distinct argument-type signature
- * on first launch, typing arguments the way numba's typeof does (arrays: dtype, ndim and
- * layout C/F/A; Python int -> int64, float -> float64, bool, complex -> complex128; numpy
- * scalars by dtype).
+ * jit(sig) compiles the kernel at once with the Numba ABI (as numba does for explicit
+ * signatures); jit([sig, ...]) compiles each and picks per launch the overload the
+ * arguments match best; jit without a signature compiles one specialisation per distinct
+ * argument-type signature on first launch, typing arguments the way numba's typeof does
+ * (arrays: dtype, ndim and layout C/F/A; Python int -> int64, float -> float64, bool,
+ * complex -> complex128; numpy scalars by dtype). With jit(cache=True) compilations go
+ * through the disk cache (cache.c).
  *
- * A launch: the kernel's code is loaded once per context (nbc_module_load_data, the entry
- * found by nbc_compile_result_symbol), the signature's parameter layout is parsed once
- * (nbc_signature_parse), and each launch packs the arguments into one stack buffer with
- * nbc_signature_pack_* and calls nbc_launch_packed. The hot path does no Python attribute
- * lookup for nbcuda device arrays and Python scalars (objects with __cuda_array_interface__
- * cost one lookup; host arrays are copied to the device and back, as numba does). The
- * launcher supports vectorcall, so `k[g, b](x, y)` builds no argument tuple.
- *
- * k.forall(ntasks, tpb=0, stream=0, sharedmem=0) is numba's ForAll: a launcher whose grid
- * covers ntasks threads, in blocks of tpb or, when tpb is 0, of the largest block the
- * specialisation can have (what numba-cuda's get_max_potential_block_size answers);
+ * k[...] returns the launcher of the last configuration when this one is the same, so
+ * `k[g, b](args)` in a loop makes no launcher object. k.forall(ntasks, tpb=0, stream=0,
+ * sharedmem=0) is numba's ForAll, a launcher whose grid covers ntasks threads (launch.c);
  * k.specialize(*args) is the kernel compiled for those arguments' types.
  *
  * Inspection, as numba's dispatcher: `specialized`, `overloads` ({argument types: kernel}),
@@ -29,151 +23,12 @@
  * numba's _Kernel properties (regs_per_thread, ...) and max_cooperative_grid_blocks; the code
  * is loaded in the current context as for a launch and asked with nbc_function_attribute.
  */
-#include "nbcuda_py.h"
-
-#include <structmember.h>
+#include "kernel.h"
 
 #include <limits.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_LOADED 8 /* contexts a kernel is loaded in at once (one per device in use) */
-
-typedef struct {
-  PyObject_HEAD
-  PyObject *py_func;
-  PyObject *sigtext;          /* eager: the signature; lazy: NULL */
-  PyObject *specializations;  /* lazy: dict sigtext -> Kernel */
-  int fixed;                  /* jit([sig, ...]): only these, no new specialisation */
-  PyObject *dispatch;         /* fixed: dict argument types -> the overload chosen for them */
-  nbc_compile_options_t opts;
-  unsigned max_registers;     /* numba's jit(max_registers=N), applied when code is loaded */
-  int cooperative; /* synchronises the grid: linked with libcudadevrt.a, launched
-                      cooperatively (the code calls cudaCG*, or a declared function it calls
-                      was declared use_cooperative=True) */
-  int fp16;        /* calls numba.cuda.fp16's wrappers: their shim is linked */
-  nbc_signature_t *sig;
-  nbc_compile_result_t *result;
-  struct {
-    nbc_context_t *ctx;
-    unsigned lifetime; /* nbc_context_lifetime(ctx) when loaded */
-    nbc_module_t *module;
-    nbc_function_t *function;
-  } loaded[MAX_LOADED];
-  int nloaded;
-  /* The last configuration k[...] was given and its launcher, returned again for an equal
-   * configuration (config_same): `k[g, b](args)` in a loop then makes no launcher object. */
-  PyObject *last_config;
-  PyObject *last_launcher;
-  /* jit(cache=True) (cache.c): whether compilations go through the disk cache, and numba's
-   * stats, {signature: count} of cache hits and misses (NULL until the first). */
-  int cache;
-  PyObject *cache_hits, *cache_misses;
-  /* Files linked with the code when it is loaded (link.c): a dispatcher's jit(link=[...]);
-   * a compiled kernel's, plus those of the declare_device() functions it calls. A tuple of
-   * str, or NULL for none. */
-  PyObject *links;
-  /* A debug=True kernel's exception table (nbc__py_compile_function_links): per raise site
-   * (class, args, (function, file, line)), read after each launch; NULL for none. */
-  PyObject *raises;
-} KernelObject;
-
-typedef struct {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
-  KernelObject *kernel;
-  unsigned grid[3], block[3];
-  unsigned shared;
-  PyObject *stream; /* NULL: default */
-  /* k.forall(ntasks, tpb): -1 for k[...]; else the grid is ceil(ntasks / block) and a block
-   * of 0 threads is asked of the driver per launch (the specialisation's largest block). */
-  long long ntasks;
-  /* numba's pre_launch_callbacks: NULL until read; each is called as cb(kernel, launcher)
-   * before every launch through this launcher. */
-  PyObject *callbacks;
-} LauncherObject;
-
-typedef struct {
-  PyObject_HEAD
-  PyObject *py_func;
-  int forceinline; /* jit(device=True, forceinline=True): inlined into every caller */
-} DeviceFunctionObject;
-
-/* ------------------------------------------------------------ DeviceFunction ---------- */
-
-static int devfn_traverse(DeviceFunctionObject *self, visitproc visit, void *arg) {
-  Py_VISIT(Py_TYPE(self));
-  Py_VISIT(self->py_func);
-  return 0;
-}
-
-static void devfn_dealloc(DeviceFunctionObject *self) {
-  PyTypeObject *tp = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  Py_CLEAR(self->py_func);
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
-static PyObject *devfn_call(DeviceFunctionObject *self, PyObject *args, PyObject *kwargs) {
-  (void)args;
-  (void)kwargs;
-  PyErr_Format(PyExc_TypeError, "device function %R can only be called from a kernel or "
-               "another device function", self->py_func);
-  return NULL;
-}
-
-static PyObject *devfn_repr(DeviceFunctionObject *self) {
-  return PyUnicode_FromFormat("<nbcuda device function %R>", self->py_func);
-}
-
-static PyObject *forward_attr(PyObject *f, void *attr) {
-  return PyObject_GetAttrString(f, (const char *)attr);
-}
-static PyObject *devfn_forward(DeviceFunctionObject *self, void *attr) {
-  return forward_attr(self->py_func, attr);
-}
-static PyObject *devfn_py_func(DeviceFunctionObject *self, void *c) {
-  (void)c;
-  return Py_NewRef(self->py_func);
-}
-
-/* numba's dispatcher attribute; compile()'s resolver reads forceinline from it (for numba's
- * device functions too). */
-static PyObject *devfn_targetoptions(DeviceFunctionObject *self, void *c) {
-  (void)c;
-  return Py_BuildValue("{sOsO}", "device", Py_True, "forceinline",
-                       self->forceinline ? Py_True : Py_False);
-}
-
-static PyGetSetDef devfn_getset[] = {
-    {"py_func", (getter)devfn_py_func, NULL, "the Python function", NULL},
-    {"targetoptions", (getter)devfn_targetoptions, NULL, "jit's options, as numba's", NULL},
-    {"__name__", (getter)devfn_forward, NULL, NULL, "__name__"},
-    {"__qualname__", (getter)devfn_forward, NULL, NULL, "__qualname__"},
-    {"__doc__", (getter)devfn_forward, NULL, NULL, "__doc__"},
-    {"__module__", (getter)devfn_forward, NULL, NULL, "__module__"},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyType_Slot devfn_slots[] = {
-    {Py_tp_dealloc, devfn_dealloc},
-    {Py_tp_traverse, devfn_traverse},
-    {Py_tp_call, devfn_call},
-    {Py_tp_repr, devfn_repr},
-    {Py_tp_getset, devfn_getset},
-    {0, NULL},
-};
-
-static PyType_Spec devfn_spec = {
-    .name = "nbcuda.DeviceFunction",
-    .basicsize = sizeof(DeviceFunctionObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
-             Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = devfn_slots,
-};
 
 /* ------------------------------------------------------------ Kernel ------------------ */
 
@@ -224,8 +79,8 @@ static int is_void(const char *ret) {
   return !ret || strcmp(ret, "none") == 0 || strcmp(ret, "void") == 0;
 }
 
-static KernelObject *kernel_alloc(nbc__py_state *st, PyObject *py_func,
-                                  const nbc_compile_options_t *opts) {
+KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
+                                   const nbc_compile_options_t *opts) {
   KernelObject *k = PyObject_GC_New(KernelObject, st->KernelType);
   if (!k) return NULL;
   k->py_func = Py_NewRef(py_func);
@@ -261,8 +116,6 @@ static int count_up(PyObject **counts, PyObject *sig) {
   return rc;
 }
 
-/* The compiled code of py_func for sig: from the disk cache when jit(cache=True) and it holds
- * a current copy, else compiled (and then stored there); stats counted on owner. */
 /* Compiles py_func for sig into k, with k->links = jit_links plus the files of the declared
  * functions it calls. */
 static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func, const char *sig,
@@ -290,6 +143,8 @@ static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func,
   return rc;
 }
 
+/* The compiled code of py_func for sig: from the disk cache when jit(cache=True) and it holds
+ * a current copy, else compiled (and then stored there); stats counted on owner. */
 static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owner,
                           PyObject *py_func, PyObject *sigtext, const char *sig,
                           PyObject *jit_links) {
@@ -317,10 +172,10 @@ static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owne
 /* Compiles py_func for sigtext as a kernel (Numba ABI) and parses the parameter layout;
  * through the disk cache when owner (the dispatcher that counts the stats; NULL: the new
  * kernel itself) was jitted with cache=True. */
-static KernelObject *kernel_compile(nbc__py_state *st, PyObject *py_func, PyObject *sigtext,
-                                    const nbc_compile_options_t *opts, int cache,
-                                    KernelObject *owner, PyObject *links) {
-  KernelObject *k = kernel_alloc(st, py_func, opts);
+KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObject *sigtext,
+                                     const nbc_compile_options_t *opts, int cache,
+                                     KernelObject *owner, PyObject *links) {
+  KernelObject *k = nbc__py_kernel_alloc(st, py_func, opts);
   if (!k) return NULL;
   k->cache = cache;
   k->sigtext = Py_NewRef(sigtext);
@@ -348,59 +203,8 @@ fail:
   return NULL;
 }
 
-/* The kernel's function in the current context, loading the code there the first time. */
-static nbc_function_t *kernel_function(nbc__py_state *st, KernelObject *k) {
-  nbc_context_t *ctx = NULL;
-  nbc_status_t s = nbc_current_context(-1, &ctx);
-  if (s != NBC_OK) {
-    nbc__py_raise(st, s);
-    return NULL;
-  }
-  unsigned lifetime = nbc_context_lifetime(ctx);
-  for (int i = 0; i < k->nloaded; i++)
-    if (k->loaded[i].ctx == ctx && k->loaded[i].lifetime == lifetime)
-      return k->loaded[i].function;
-  /* Forget code loaded in contexts reset since (that device's context is new); code loaded
-   * in other devices' contexts stays. */
-  int kept = 0;
-  for (int i = 0; i < k->nloaded; i++)
-    if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
-      k->loaded[kept++] = k->loaded[i];
-  k->nloaded = kept;
-  size_t size = 0;
-  const char *code = nbc_compile_result_code(k->result, &size);
-  nbc_module_t *module = NULL;
-  nbc_function_t *fn = NULL;
-  nbc_module_load_options_t load = {.max_registers = k->max_registers,
-                                    .cudadevrt = k->cooperative,
-                                    .fp16 = k->fp16};
-  if (k->links && PyTuple_GET_SIZE(k->links)) {
-    int lto = k->opts.output == NBC_OUTPUT_LTOIR;
-    if (nbc__py_link_load(st, code, size, lto, k->links, &load, &module) < 0) return NULL;
-    s = NBC_OK;
-  } else {
-    s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);
-  }
-  if (s == NBC_OK) s = nbc_module_get_function(module, nbc_compile_result_symbol(k->result), &fn);
-  if (s != NBC_OK) {
-    nbc_module_destroy(module);
-    nbc__py_raise(st, s);
-    return NULL;
-  }
-  if (k->nloaded == MAX_LOADED) { /* forget the oldest (its module stays loaded) */
-    memmove(&k->loaded[0], &k->loaded[1], sizeof k->loaded[0] * (MAX_LOADED - 1));
-    k->nloaded--;
-  }
-  k->loaded[k->nloaded].ctx = ctx;
-  k->loaded[k->nloaded].lifetime = lifetime;
-  k->loaded[k->nloaded].module = module;
-  k->loaded[k->nloaded].function = fn;
-  k->nloaded++;
-  return fn;
-}
-
 /* Whether obj is a numpy.void (a record scalar); numpy is imported by then. */
-static int is_numpy_void(nbc__py_state *st, PyObject *obj) {
+int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj) {
   if (!st->np_void) {
     PyObject *np = st->numpy ? st->numpy : nbc__py_numpy(st);
     st->np_void = np ? PyObject_GetAttrString(np, "void") : NULL;
@@ -439,7 +243,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     if (!nbc__py_numpy(st)) return NULL;
     np_scalar = !PyObject_TypeCheck(a, (PyTypeObject *)st->np_ndarray);
   }
-  if (np_scalar && is_numpy_void(st, a)) {
+  if (np_scalar && nbc__py_is_numpy_void(st, a)) {
     PyObject *dt = PyObject_GetAttrString(a, "dtype"); /* a record: numba's Record type */
     PyObject *text = dt ? nbc__py_record_text(st, dt) : NULL;
     Py_XDECREF(dt);
@@ -586,8 +390,8 @@ static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObjec
 }
 
 /* The specialisation of a lazy kernel for these arguments (compiled on first use). */
-static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
-                                Py_ssize_t n) {
+KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
+                                 Py_ssize_t n) {
   if (k->fixed) return select_overload(st, k, args, n);
   PyObject *sig = typeof_signature(st, args, n);
   if (!sig) return NULL;
@@ -600,332 +404,14 @@ static KernelObject *specialize(nbc__py_state *st, KernelObject *k, PyObject *co
     Py_DECREF(sig);
     return (KernelObject *)found; /* borrowed; the dict keeps it */
   }
-  KernelObject *spec =
-      PyErr_Occurred() ? NULL : kernel_compile(st, k->py_func, sig, &k->opts, k->cache, k, k->links);
+  KernelObject *spec = PyErr_Occurred() ? NULL
+                                        : nbc__py_kernel_compile(st, k->py_func, sig, &k->opts,
+                                                                 k->cache, k, k->links);
   if (spec) spec->max_registers = k->max_registers;
   int rc = spec ? PyDict_SetItem(k->specializations, sig, (PyObject *)spec) : -1;
   Py_DECREF(sig);
   Py_XDECREF(spec);
   return rc == 0 ? spec : NULL;
-}
-
-/* An argument the signature does not accept (wrong dtype, rank, layout or kind) is a
- * TypeError, as numba's dispatcher answers ("No matching definition for argument type(s)"). */
-static int argument_refused(nbc__py_state *st, nbc_status_t s) {
-  if (s != NBC_INVALID_ARGUMENT) return nbc__py_raise_int(st, s);
-  PyErr_SetString(PyExc_TypeError, nbc_last_error());
-  return -1;
-}
-
-/* Packs one scalar argument. */
-static int pack_scalar(nbc__py_state *st, const nbc_signature_t *sig, int i, char *buf,
-                       PyObject *a) {
-  nbc_status_t s;
-  if (PyLong_Check(a)) { /* bool included */
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
-    if (overflow) {
-      v = (long long)PyLong_AsUnsignedLongLongMask(a);
-      if (PyErr_Occurred()) return -1;
-    }
-    s = nbc_signature_pack_int(sig, i, buf, v);
-  } else if (PyFloat_Check(a)) {
-    s = nbc_signature_pack_float(sig, i, buf, PyFloat_AS_DOUBLE(a));
-  } else if (PyComplex_Check(a)) {
-    Py_complex c = PyComplex_AsCComplex(a);
-    s = nbc_signature_pack_complex(sig, i, buf, c.real, c.imag);
-  } else if (PyIndex_Check(a)) { /* numpy integers */
-    PyObject *v = PyNumber_Index(a);
-    if (!v) return -1;
-    int r = pack_scalar(st, sig, i, buf, v);
-    Py_DECREF(v);
-    return r;
-  } else if (Py_TYPE(a)->tp_as_number && Py_TYPE(a)->tp_as_number->nb_float &&
-             !strstr(Py_TYPE(a)->tp_name, "complex")) { /* numpy floats and bools */
-    double d = PyFloat_AsDouble(a);
-    if (d == -1.0 && PyErr_Occurred()) return -1;
-    s = nbc_signature_pack_float(sig, i, buf, d);
-  } else if (PyObject_HasAttrString(a, "__complex__")) {
-    Py_complex c = PyComplex_AsCComplex(a);
-    if (PyErr_Occurred()) return -1;
-    s = nbc_signature_pack_complex(sig, i, buf, c.real, c.imag);
-  } else {
-    PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %s", i + 1,
-                 nbc_signature_param(sig, i)->type_name, Py_TYPE(a)->tp_name);
-    return -1;
-  }
-  return s == NBC_OK ? 0 : argument_refused(st, s);
-}
-
-/* numba's ForAll: the block is the one forall() was given, else the largest the kernel can
- * be launched with (numba-cuda's get_max_potential_block_size answers the function's
- * MAX_THREADS_PER_BLOCK), and the grid covers ntasks threads. */
-static int forall_dims(nbc__py_state *st, const LauncherObject *L, nbc_function_t *fn,
-                       unsigned grid[3], unsigned block[3]) {
-  if (block[0] == 0) {
-    int most = 0;
-    nbc_status_t s = nbc_function_attribute(fn, NBC_FUNCTION_ATTR_MAX_THREADS_PER_BLOCK, &most);
-    if (s != NBC_OK) return nbc__py_raise_int(st, s);
-    block[0] = most > 0 ? (unsigned)most : 1;
-  }
-  unsigned long long blocks = ((unsigned long long)L->ntasks + block[0] - 1) / block[0];
-  if (blocks > UINT_MAX) {
-    PyErr_Format(PyExc_ValueError, "forall: %lld tasks in blocks of %u threads need %llu "
-                 "blocks, more than a grid can have", L->ntasks, block[0], blocks);
-    return -1;
-  }
-  grid[0] = (unsigned)blocks;
-  return 0;
-}
-
-/* The launch itself: pack, launch, copy host arrays back. */
-/* numba's pre_launch_callbacks: each called as cb(kernel, launcher), kernel being the
- * overload these arguments launch; a callback that raises stops the launch. */
-static int run_pre_launch(LauncherObject *L, KernelObject *k) {
-  PyObject *callbacks = PySequence_List(L->callbacks); /* a callback may change the list */
-  if (!callbacks) return -1;
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(callbacks); i++) {
-    PyObject *r = PyObject_CallFunctionObjArgs(PyList_GET_ITEM(callbacks, i), (PyObject *)k,
-                                               (PyObject *)L, NULL);
-    if (!r) {
-      Py_DECREF(callbacks);
-      return -1;
-    }
-    Py_DECREF(r);
-  }
-  Py_DECREF(callbacks);
-  return 0;
-}
-
-/* After a launch of a debug=True kernel: numba's _Kernel.launch raises the exception of the
- * raise site that ended a thread first, its first argument prefixed with where and which
- * thread ("In function 'k', file /abs/f.py, line 12, tid=[0, 0, 5] ctaid=[0, 0, 1]: message";
- * an operation's error, a zero divisor, has only the thread). A bare `raise` (numba would call
- * None) is a RuntimeError "...: No active exception to reraise"; a code outside the table
- * numba's SystemError "...: unknown error N in native function". */
-static int raise_from_kernel(nbc__py_state *st, KernelObject *k, nbc_function_t *fn,
-                             nbc_stream_t *stream) {
-  int code = 0, tid[3], ctaid[3];
-  nbc_status_t s;
-  Py_BEGIN_ALLOW_THREADS s = nbc_debug_exception_read(fn, stream, &code, tid, ctaid);
-  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise_int(st, s);
-  if (!code) return 0;
-  PyObject *cls, *args, *loc = Py_None, *owned = NULL;
-  if (code >= 1 && code <= PyTuple_GET_SIZE(k->raises)) {
-    PyObject *site = PyTuple_GET_ITEM(k->raises, code - 1);
-    cls = PyTuple_GET_ITEM(site, 0);
-    args = PyTuple_GET_ITEM(site, 1);
-    loc = PyTuple_GET_ITEM(site, 2);
-    if (cls == Py_None) {
-      cls = PyExc_RuntimeError;
-      args = owned = Py_BuildValue("(s)", "No active exception to reraise");
-    }
-  } else {
-    cls = PyExc_SystemError;
-    args = owned = Py_BuildValue("(N)", PyUnicode_FromFormat(
-                                            "unknown error %d in native function", code));
-  }
-  PyObject *where = loc == Py_None
-                        ? PyUnicode_FromString("")
-                        : PyUnicode_FromFormat("In function %R, file %S, line %S, ",
-                                               PyTuple_GET_ITEM(loc, 0), PyTuple_GET_ITEM(loc, 1),
-                                               PyTuple_GET_ITEM(loc, 2));
-  PyObject *prefix = where ? PyUnicode_FromFormat("%Utid=[%d, %d, %d] ctaid=[%d, %d, %d]", where,
-                                                  tid[0], tid[1], tid[2], ctaid[0], ctaid[1],
-                                                  ctaid[2])
-                           : NULL;
-  Py_XDECREF(where);
-  PyObject *call_args = NULL;
-  if (prefix && args && args != Py_None && PyTuple_GET_SIZE(args)) {
-    /* ("prefix: first",) + the rest */
-    PyObject *first = PyUnicode_FromFormat("%U: %S", prefix, PyTuple_GET_ITEM(args, 0));
-    PyObject *rest = first ? PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)) : NULL;
-    PyObject *head = rest ? PyTuple_Pack(1, first) : NULL;
-    call_args = head ? PySequence_Concat(head, rest) : NULL;
-    Py_XDECREF(first);
-    Py_XDECREF(rest);
-    Py_XDECREF(head);
-  } else if (prefix && args) {
-    call_args = PyTuple_Pack(1, prefix);
-  }
-  Py_XDECREF(prefix);
-  Py_XDECREF(owned);
-  PyObject *exc = call_args ? PyObject_Call(cls, call_args, NULL) : NULL;
-  Py_XDECREF(call_args);
-  if (exc) {
-    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_DECREF(exc);
-  }
-  return -1;
-}
-
-/* A record argument, as numba passes one: its bytes (a numpy.void, or any buffer of the
- * record's size) are copied to device memory for the launch and back after it (into the
- * numpy.void's memory even though numpy exports it read-only, as numba's host_pointer
- * forces it writable: a record taken from an array, a[0], writes through to the array). */
-static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t *p,
-                       nbc__py_array_view *view) {
-  view->host = NULL;
-  if (is_numpy_void(st, obj)) { /* its fields must be the parameter's */
-    PyObject *dt = PyObject_GetAttrString(obj, "dtype");
-    PyObject *text = dt ? nbc__py_record_text(st, dt) : NULL;
-    Py_XDECREF(dt);
-    if (!text) return -1;
-    int same = PyUnicode_CompareWithASCIIString(text, p->type_name) == 0;
-    if (!same)
-      PyErr_Format(PyExc_TypeError, "expected a record of type %s, got one of type %U",
-                   p->type_name, text);
-    Py_DECREF(text);
-    if (!same) return -1;
-  }
-  if (PyObject_GetBuffer(obj, &view->buffer, PyBUF_SIMPLE) < 0) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "expected a record (numpy.void) of %s, got %s",
-                 p->type_name, Py_TYPE(obj)->tp_name);
-    return -1;
-  }
-  if (view->buffer.len != p->itemsize) {
-    PyErr_Format(PyExc_TypeError, "expected a record of %d bytes (%s), got %zd bytes",
-                 p->itemsize, p->type_name, view->buffer.len);
-    PyBuffer_Release(&view->buffer);
-    return -1;
-  }
-  view->data = 0;
-  view->kind = 'V';
-  view->itemsize = p->itemsize;
-  view->ndim = 0;
-  view->nbytes = (size_t)p->itemsize;
-  view->copy_back = !view->buffer.readonly || is_numpy_void(st, obj);
-  nbc_status_t s = view->nbytes ? nbc_mem_alloc(view->nbytes, &view->data) : NBC_OK;
-  if (s == NBC_OK && view->nbytes)
-    s = nbc_memcpy_htod(view->data, view->buffer.buf, view->nbytes);
-  if (s != NBC_OK) {
-    if (view->data) nbc_mem_free(view->data);
-    PyBuffer_Release(&view->buffer);
-    return nbc__py_raise_int(st, s);
-  }
-  view->host = Py_NewRef(obj);
-  return 0;
-}
-
-static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
-  nbc__py_state *st = nbc__py_state_of((PyObject *)L);
-  KernelObject *k = L->kernel;
-  if (L->ntasks == 0) Py_RETURN_NONE; /* numba's ForAll: nothing to do, nothing checked */
-  if (!k->sigtext) {
-    k = specialize(st, k, args, nargs);
-    if (!k) return NULL;
-  }
-  if (L->callbacks && PyList_GET_SIZE(L->callbacks) && run_pre_launch(L, k) < 0) return NULL;
-  const nbc_signature_t *sig = k->sig;
-  int n = nbc_signature_nargs(sig);
-  if (nargs != n) {
-    PyErr_Format(PyExc_TypeError, "kernel %R takes %d arguments (%zd given)", k->py_func, n,
-                 nargs);
-    return NULL;
-  }
-  nbc_function_t *fn = kernel_function(st, k);
-  if (!fn) return NULL;
-  unsigned grid[3], block[3];
-  memcpy(grid, L->grid, sizeof grid);
-  memcpy(block, L->block, sizeof block);
-  if (L->ntasks >= 0 && forall_dims(st, L, fn, grid, block) < 0) return NULL;
-  size_t size = nbc_signature_params_size(sig);
-  _Alignas(16) char stackbuf[1024];
-  char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
-  nbc__py_array_view stackviews[8];
-  nbc__py_array_view *views = n <= 8 ? stackviews : calloc((size_t)n, sizeof *views);
-  if (!buf || !views) {
-    if (buf != stackbuf) free(buf);
-    return PyErr_NoMemory();
-  }
-  int nviews = 0, ok = 1;
-  for (int i = 0; ok && i < n; i++) {
-    const nbc_param_info_t *p = nbc_signature_param(sig, i);
-    if (p->kind == NBC_PARAM_ARRAY) {
-      nbc__py_array_view *v = &views[nviews];
-      if (nbc__py_array_view_get(st, args[i], v) < 0) {
-        ok = 0;
-        break;
-      }
-      nviews++;
-      nbc_status_t s = nbc_signature_pack_array(sig, i, buf, v->data, v->kind, v->itemsize,
-                                                v->ndim, v->shape, v->strides);
-      if (s != NBC_OK) ok = argument_refused(st, s) == 0;
-    } else if (p->kind == NBC_PARAM_RECORD) {
-      nbc__py_array_view *v = &views[nviews];
-      if (record_view(st, args[i], p, v) < 0) {
-        ok = 0;
-        break;
-      }
-      nviews++;
-      nbc_status_t s = nbc_signature_pack_record(sig, i, buf, v->data, v->itemsize);
-      if (s != NBC_OK) ok = argument_refused(st, s) == 0;
-    } else {
-      ok = pack_scalar(st, sig, i, buf, args[i]) == 0;
-    }
-  }
-  nbc_stream_t *stream = NULL, *temp = NULL;
-  if (ok) ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
-  if (ok && k->raises) {
-    nbc_status_t s = nbc_debug_exception_clear(fn, stream);
-    if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
-  }
-  if (ok) {
-    nbc_status_t s = nbc_launch_packed_ex(fn, grid, block, L->shared, stream, buf, size,
-                                          k->cooperative ? NBC_LAUNCH_COOPERATIVE : 0);
-    if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
-  }
-  if (ok && k->raises) ok = raise_from_kernel(st, k, fn, stream) == 0;
-  nbc_stream_destroy(temp);
-  for (int i = 0; i < nviews; i++) {
-    if (!views[i].host) continue;
-    if (ok) {
-      ok = nbc__py_array_view_finish(st, &views[i], 1) == 0;
-    } else { /* keep the first error; release the rest quietly */
-      PyObject *t, *v, *tb;
-      PyErr_Fetch(&t, &v, &tb);
-      nbc__py_array_view_finish(st, &views[i], 0);
-      PyErr_Restore(t, v, tb);
-    }
-  }
-  if (buf != stackbuf) free(buf);
-  if (views != stackviews) free(views);
-  if (!ok) return NULL;
-  Py_RETURN_NONE;
-}
-
-/* A launch dimension: an int or a tuple of up to three ints. */
-static int dims_arg(PyObject *o, unsigned out[3], const char *what) {
-  out[0] = out[1] = out[2] = 1;
-  if (PyLong_Check(o)) {
-    long long v = PyLong_AsLongLong(o);
-    if (v < 0 || v > UINT_MAX) goto bad; /* 2**32 + 1 must not launch as 1 */
-    out[0] = (unsigned)v;
-    return 0;
-  }
-  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < 1 || PyTuple_GET_SIZE(o) > 3) goto bad;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
-    PyObject *x = PyTuple_GET_ITEM(o, i);
-    long long v = PyIndex_Check(x) ? PyNumber_AsSsize_t(x, NULL) : -1;
-    if (v < 0 || v > UINT_MAX) goto bad;
-    out[i] = (unsigned)v;
-  }
-  return 0;
-bad:
-  PyErr_Clear();
-  PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 non-negative ints, "
-               "got %R", what, o);
-  return -1;
-}
-
-static PyObject *launcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
-                                     PyObject *kwnames) {
-  if (kwnames && PyTuple_GET_SIZE(kwnames)) {
-    PyErr_SetString(PyExc_TypeError, "kernels take no keyword arguments");
-    return NULL;
-  }
-  return launch((LauncherObject *)self, args, PyVectorcall_NARGS(nargsf));
 }
 
 /* Whether two launch configurations (k[...]'s tuples) are the same: item by item, the same
@@ -948,59 +434,12 @@ static int config_same(PyObject *a, PyObject *b) {
   return 1;
 }
 
-/* A new launcher for the configuration key. */
-static PyObject *make_launcher(KernelObject *self, PyObject *key) {
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) < 2 || PyTuple_GET_SIZE(key) > 4) {
-    PyErr_SetString(PyExc_ValueError, "must specify at least the griddim and blockdim: "
-                    "kernel[griddim, blockdim] or kernel[griddim, blockdim, stream, "
-                    "sharedmem]");
-    return NULL;
-  }
-  LauncherObject *L = PyObject_GC_New(LauncherObject, st->LauncherType);
-  if (!L) return NULL;
-  L->vectorcall = launcher_vectorcall;
-  L->kernel = (KernelObject *)Py_NewRef(self);
-  L->stream = NULL;
-  L->shared = 0;
-  L->ntasks = -1;
-  L->callbacks = NULL;
-  PyObject_GC_Track(L);
-  Py_ssize_t n = PyTuple_GET_SIZE(key);
-  if (dims_arg(PyTuple_GET_ITEM(key, 0), L->grid, "griddim") < 0 ||
-      dims_arg(PyTuple_GET_ITEM(key, 1), L->block, "blockdim") < 0)
-    goto fail;
-  if (n > 2) {
-    PyObject *s = PyTuple_GET_ITEM(key, 2);
-    nbc_stream_t *dummy, *temp;
-    if (nbc__py_stream_arg(st, s, &dummy, &temp) < 0) goto fail; /* validate early */
-    nbc_stream_destroy(temp);
-    L->stream = Py_NewRef(s);
-  }
-  if (n > 3) {
-    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(key, 3));
-    if (v < 0 || v > UINT_MAX) { /* cuLaunchKernel takes an unsigned int: no wrap to 0 */
-      if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "sharedmem must be an int from 0 to %u, got %R",
-                     UINT_MAX, PyTuple_GET_ITEM(key, 3));
-      }
-      goto fail;
-    }
-    L->shared = (unsigned)v;
-  }
-  return (PyObject *)L;
-fail:
-  Py_DECREF(L);
-  return NULL;
-}
-
 /* k[griddim, blockdim(, stream(, sharedmem))]: the launcher of the last configuration when
  * this one is the same (launchers are immutable), else a new one, which is kept. */
 static PyObject *kernel_getitem(KernelObject *self, PyObject *key) {
   if (self->last_config && config_same(self->last_config, key))
     return Py_NewRef(self->last_launcher);
-  PyObject *L = make_launcher(self, key);
+  PyObject *L = nbc__py_launcher_new(self, key);
   if (L && PyTuple_CheckExact(key)) {
     Py_XSETREF(self->last_config, Py_NewRef(key));
     Py_XSETREF(self->last_launcher, Py_NewRef(L));
@@ -1033,7 +472,7 @@ static PyObject *kernel_forall(KernelObject *self, PyObject *args, PyObject *kwa
                                 : NULL;
   Py_XDECREF(zero);
   Py_XDECREF(block);
-  LauncherObject *L = key ? (LauncherObject *)make_launcher(self, key) : NULL;
+  LauncherObject *L = key ? (LauncherObject *)nbc__py_launcher_new(self, key) : NULL;
   Py_XDECREF(key);
   if (L) L->ntasks = ntasks;
   return (PyObject *)L;
@@ -1046,7 +485,7 @@ static PyObject *kernel_specialize(KernelObject *self, PyObject *const *args, Py
     PyErr_SetString(PyExc_RuntimeError, "Dispatcher already specialized");
     return NULL;
   }
-  KernelObject *k = specialize(nbc__py_state_of((PyObject *)self), self, args, n);
+  KernelObject *k = nbc__py_specialize(nbc__py_state_of((PyObject *)self), self, args, n);
   return Py_XNewRef((PyObject *)k);
 }
 
@@ -1087,7 +526,7 @@ static PyObject *kernel_symbol(KernelObject *self, void *c) {
  * overloads, keyed as numba's `overloads`. */
 
 static PyObject *resource_of(nbc__py_state *st, KernelObject *ov, nbc_function_attr_t attr) {
-  nbc_function_t *fn = kernel_function(st, ov);
+  nbc_function_t *fn = nbc__py_kernel_function(st, ov);
   if (!fn) return NULL;
   int value = 0;
   nbc_status_t s = nbc_function_attribute(fn, attr, &value);
@@ -1250,7 +689,7 @@ static PyObject *kernel_max_cooperative_grid_blocks(KernelObject *self, PyObject
     return NULL;
   if (require_overload(self, "max_cooperative_grid_blocks") < 0) return NULL;
   unsigned dims[3];
-  if (dims_arg(blockdim, dims, "blockdim") < 0) return NULL;
+  if (nbc__py_dims_arg(blockdim, dims, "blockdim") < 0) return NULL;
   unsigned long long threads = (unsigned long long)dims[0] * dims[1] * dims[2];
   if (threads == 0 || threads > INT_MAX || dynsmem < 0) {
     PyErr_Format(PyExc_ValueError,
@@ -1260,7 +699,7 @@ static PyObject *kernel_max_cooperative_grid_blocks(KernelObject *self, PyObject
     return NULL;
   }
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  nbc_function_t *fn = kernel_function(st, self);
+  nbc_function_t *fn = nbc__py_kernel_function(st, self);
   if (!fn) return NULL;
   int blocks = 0;
   nbc_status_t s =
@@ -1384,8 +823,8 @@ static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig) {
   PyObject *found = overload_of(st, self, key);
   if (!found && !PyErr_Occurred() && !self->result && !self->fixed) {
     if (!self->specializations && !(self->specializations = PyDict_New())) goto done;
-    KernelObject *spec =
-        kernel_compile(st, self->py_func, key, &self->opts, self->cache, self, self->links);
+    KernelObject *spec = nbc__py_kernel_compile(st, self->py_func, key, &self->opts,
+                                                self->cache, self, self->links);
     if (spec) spec->max_registers = self->max_registers;
     if (spec && PyDict_SetItem(self->specializations, key, (PyObject *)spec) < 0) Py_CLEAR(spec);
     found = (PyObject *)spec;
@@ -1595,260 +1034,6 @@ static PyType_Spec kernel_spec = {
     .slots = kernel_slots,
 };
 
-/* ------------------------------------------------------------ Launcher ---------------- */
-
-static int launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
-  Py_VISIT(Py_TYPE(self));
-  Py_VISIT(self->kernel);
-  Py_VISIT(self->stream);
-  Py_VISIT(self->callbacks);
-  return 0;
-}
-
-static int launcher_clear(LauncherObject *self) {
-  Py_CLEAR(self->kernel);
-  Py_CLEAR(self->stream);
-  Py_CLEAR(self->callbacks);
-  return 0;
-}
-
-static void launcher_dealloc(LauncherObject *self) {
-  PyTypeObject *tp = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  launcher_clear(self);
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
-static PyMemberDef launcher_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(LauncherObject, vectorcall), READONLY, NULL},
-    {"sharedmem", T_UINT, offsetof(LauncherObject, shared), READONLY,
-     "dynamic shared memory bytes per block"},
-    {NULL, 0, 0, 0, NULL},
-};
-
-/* griddim / blockdim: the configuration's dimensions as numba normalises them, (x, y, z).
- * A forall launcher's grid depends on the kernel's largest block: None until launched. */
-static PyObject *launcher_griddim(LauncherObject *self, void *c) {
-  (void)c;
-  if (self->ntasks >= 0) Py_RETURN_NONE;
-  return Py_BuildValue("(III)", self->grid[0], self->grid[1], self->grid[2]);
-}
-static PyObject *launcher_blockdim(LauncherObject *self, void *c) {
-  (void)c;
-  if (self->ntasks >= 0 && self->block[0] == 0) Py_RETURN_NONE;
-  return Py_BuildValue("(III)", self->block[0], self->block[1], self->block[2]);
-}
-/* stream: the stream object given, else the default stream (numba's Stream for 0). */
-static PyObject *launcher_stream(LauncherObject *self, void *c) {
-  (void)c;
-  if (self->stream && self->stream != Py_None &&
-      !(PyLong_CheckExact(self->stream) && PyLong_AsLong(self->stream) == 0))
-    return Py_NewRef(self->stream);
-  return nbc__py_default_stream(nbc__py_state_of((PyObject *)self));
-}
-static PyObject *launcher_dispatcher(LauncherObject *self, void *c) {
-  (void)c;
-  return Py_NewRef((PyObject *)self->kernel);
-}
-/* pre_launch_callbacks: a list of its own; reading it takes the launcher out of the
- * kernel's reuse (k[g, b] then makes a new one, as every numba configuration is new). */
-static PyObject *launcher_callbacks(LauncherObject *self, void *c) {
-  (void)c;
-  if (!self->callbacks) {
-    self->callbacks = PyList_New(0);
-    if (!self->callbacks) return NULL;
-  }
-  KernelObject *k = self->kernel;
-  if (k->last_launcher == (PyObject *)self) {
-    Py_CLEAR(k->last_config);
-    Py_CLEAR(k->last_launcher);
-  }
-  return Py_NewRef(self->callbacks);
-}
-
-static PyGetSetDef launcher_getset[] = {
-    {"griddim", (getter)launcher_griddim, NULL, "(x, y, z) blocks", NULL},
-    {"blockdim", (getter)launcher_blockdim, NULL, "(x, y, z) threads per block", NULL},
-    {"stream", (getter)launcher_stream, NULL, "the stream launches go to", NULL},
-    {"dispatcher", (getter)launcher_dispatcher, NULL, "the kernel", NULL},
-    {"pre_launch_callbacks", (getter)launcher_callbacks, NULL,
-     "callables called as cb(kernel, launcher) before each launch", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyType_Slot launcher_slots[] = {
-    {Py_tp_dealloc, launcher_dealloc},
-    {Py_tp_traverse, launcher_traverse},
-    {Py_tp_clear, launcher_clear},
-    {Py_tp_getset, launcher_getset},
-    {Py_tp_call, PyVectorcall_Call},
-    {Py_tp_members, launcher_members},
-    {0, NULL},
-};
-
-static PyType_Spec launcher_spec = {
-    .name = "nbcuda._KernelLauncher",
-    .basicsize = sizeof(LauncherObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
-             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
-    .slots = launcher_slots,
-};
-
-/* ------------------------------------------------------------ jit() ------------------- */
-
-/* What jit(...) was given, kept in the decorator's self tuple:
- * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
- * max_registers as an int, 0 for none, cache); a device function marked forceinline is
- * emitted alwaysinline in every kernel that calls it. */
-static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
-  nbc__py_state *st = nbc__py_module_state(module);
-  PyObject *sig = PyTuple_GET_ITEM(config, 0);
-  int device = PyObject_IsTrue(PyTuple_GET_ITEM(config, 1));
-  nbc_compile_options_t o;
-  nbc_compile_options_init(&o);
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
-  o.debug = PyObject_IsTrue(PyTuple_GET_ITEM(config, 2));
-  o.lineinfo = PyObject_IsTrue(PyTuple_GET_ITEM(config, 3));
-  o.fastmath = PyObject_IsTrue(PyTuple_GET_ITEM(config, 4));
-  o.opt = PyTuple_GET_ITEM(config, 5) == Py_None ? 1 : PyObject_IsTrue(PyTuple_GET_ITEM(config, 5));
-  if (nbc__py_launch_bounds(PyTuple_GET_ITEM(config, 6), &o) < 0) return NULL;
-  if (!PyFunction_Check(func)) {
-    PyErr_Format(PyExc_TypeError, "jit() decorates Python functions, got %R", func);
-    return NULL;
-  }
-  if (device) {
-    if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10))) {
-      PyErr_SetString(PyExc_NotImplementedError,
-                      "jit(device=True, link=[...]) is not supported by nbcuda: give the files "
-                      "to the kernel's jit(link=[...]) or to declare_device(..., link=[...])");
-      return NULL;
-    }
-    DeviceFunctionObject *d = PyObject_GC_New(DeviceFunctionObject, st->DeviceFunctionType);
-    if (!d) return NULL;
-    d->py_func = Py_NewRef(func);
-    d->forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
-    PyObject_GC_Track(d);
-    return (PyObject *)d;
-  }
-  unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
-  int cache = PyObject_IsTrue(PyTuple_GET_ITEM(config, 9));
-  PyObject *links = PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10)) ? PyTuple_GET_ITEM(config, 10)
-                                                                    : NULL;
-  if (cache && nbc__py_cache_check(func) < 0) return NULL;
-  if (sig == Py_None) {
-    KernelObject *k = kernel_alloc(st, func, &o);
-    if (k) k->max_registers = max_registers;
-    if (k) k->cache = cache;
-    if (k) k->links = Py_XNewRef(links);
-    return (PyObject *)k;
-  }
-  if (PyList_Check(sig)) { /* several signatures: each compiled now, chosen per launch */
-    KernelObject *k = kernel_alloc(st, func, &o);
-    if (!k) return NULL;
-    k->max_registers = max_registers;
-    k->cache = cache;
-    k->links = Py_XNewRef(links);
-    k->fixed = 1;
-    if (!(k->specializations = PyDict_New())) goto fail;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sig); i++) {
-      PyObject *text = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
-      KernelObject *ov = text ? kernel_compile(st, func, text, &o, cache, k, links) : NULL;
-      if (ov) ov->max_registers = max_registers;
-      int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
-      Py_XDECREF(text);
-      Py_XDECREF(ov);
-      if (rc < 0) goto fail;
-    }
-    return (PyObject *)k;
-  fail:
-    Py_DECREF(k);
-    return NULL;
-  }
-  PyObject *text = nbc__py_signature_text(st, sig);
-  if (!text) return NULL;
-  KernelObject *k = kernel_compile(st, func, text, &o, cache, NULL, links);
-  Py_DECREF(text);
-  if (k) k->max_registers = max_registers;
-  return (PyObject *)k;
-}
-
-static PyObject *py_jit_apply(PyObject *self, PyObject *func) {
-  /* self is (module, config) */
-  return apply_jit(PyTuple_GET_ITEM(self, 0), PyTuple_GET_ITEM(self, 1), func);
-}
-
-static PyMethodDef jit_apply_def = {"jit_decorator", py_jit_apply, METH_O,
-                                    "Applies jit's options to a function."};
-
-static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
-                           "inline", "link", "cache", "max_registers", "launch_bounds",
-                           "forceinline", NULL};
-  PyObject *target = Py_None, *device = Py_False, *debug = Py_False, *lineinfo = Py_False;
-  PyObject *fastmath = Py_False, *opt = Py_None, *inl = Py_None, *link = Py_None;
-  PyObject *cache = Py_False, *maxreg = Py_None, *bounds = Py_None, *forceinline = Py_False;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOO:jit", kwlist, &target,
-                                   &device, &debug, &lineinfo, &fastmath, &opt, &inl, &link,
-                                   &cache, &maxreg, &bounds, &forceinline))
-    return NULL;
-  /* Checked now, as numba does when the decorator is made. */
-  nbc_compile_options_t check;
-  if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;
-  int is_func = PyFunction_Check(target);
-  PyObject *sig = is_func ? Py_None : target;
-  if (PyList_Check(sig) && PyList_GET_SIZE(sig) == 0) {
-    PyErr_SetString(PyExc_ValueError, "jit() was given an empty list of signatures");
-    return NULL;
-  }
-  /* numba's inline="always" (or the older inline=True) asks for the same as forceinline:
-   * no call left in the callers; "never" and a cost-model callable ask for nothing. */
-  int always = nbc__py_inline_always(inl);
-  if (always < 0) return NULL;
-  /* numba's max_registers: None or a positive int, the register cap of the kernel's code */
-  unsigned long max_registers = 0;
-  if (maxreg != Py_None) {
-    long v = PyLong_Check(maxreg) ? PyLong_AsLong(maxreg) : -1;
-    if ((v == -1 && PyErr_Occurred()) || v <= 0 || v > 255) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_ValueError, "max_registers must be None or an int from 1 to 255, not %R",
-                   maxreg);
-      return NULL;
-    }
-    max_registers = (unsigned long)v;
-  }
-  int cached = PyObject_IsTrue(cache);
-  if (cached < 0) return NULL;
-  PyObject *links = nbc__py_link_paths(nbc__py_module_state(module), link);
-  if (!links) return NULL;
-  PyObject *config =
-      Py_BuildValue("(OOOOOOOOkON)", sig, device, debug, lineinfo, fastmath, opt, bounds,
-                    always ? Py_True : forceinline, max_registers, cached ? Py_True : Py_False,
-                    links);
-  if (!config) return NULL;
-  if (is_func) {
-    PyObject *r = apply_jit(module, config, target);
-    Py_DECREF(config);
-    return r;
-  }
-  PyObject *self = PyTuple_Pack(2, module, config);
-  Py_DECREF(config);
-  if (!self) return NULL;
-  PyObject *deco = PyCFunction_NewEx(&jit_apply_def, self, NULL);
-  Py_DECREF(self);
-  return deco;
-}
-
-static PyMethodDef kernel_functions[] = {
-    {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
-     "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
-     "opt=True, launch_bounds=None, max_registers=None, cache=False): a kernel (compiled now "
-     "when a signature is given, else per argument "
-     "types on first launch) or, with device=True, a device function."},
-    {NULL, NULL, 0, NULL},
-};
-
 static PyStructSequence_Field stats_fields[] = {
     {"cache_path", "where jit(cache=True) keeps the compiled code (None: not cached)"},
     {"cache_hits", "{signature: compilations taken from the cache}"},
@@ -1860,12 +1045,13 @@ static PyStructSequence_Desc stats_desc = {"nbcuda.CompileStats",
                                            "A kernel's compile statistics (numba's stats).",
                                            stats_fields, 3};
 
+/* The Kernel and CompileStats types; the launcher type (launch.c); the DeviceFunction type
+ * and jit() (jit.c). */
 int nbc__py_kernel_init(PyObject *module, nbc__py_state *st) {
   st->CompileStatsType = PyStructSequence_NewType(&stats_desc);
   if (!st->CompileStatsType) return -1;
   st->KernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
-  st->LauncherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launcher_spec, NULL);
-  st->DeviceFunctionType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &devfn_spec, NULL);
-  if (!st->KernelType || !st->LauncherType || !st->DeviceFunctionType) return -1;
-  return PyModule_AddFunctions(module, kernel_functions);
+  if (!st->KernelType) return -1;
+  if (nbc__py_launcher_init(module, st) < 0) return -1;
+  return nbc__py_jit_init(module, st);
 }

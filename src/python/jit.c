@@ -1,0 +1,249 @@
+/* jit.c — jit() itself: the decorator numba's cuda.jit is (`jit(f)`, `jit(sig)(f)`,
+ * `jit(device=True)(f)`, with numba's options), and the DeviceFunction objects it makes.
+ *
+ * jit(...) checks its options at once, as numba does, and keeps them in a tuple; applied to
+ * a function, a kernel is made by kernel.c (compiled at once when a signature or a list of
+ * them was given, else per argument types on first launch). jit(device=True) returns a
+ * DeviceFunction that keeps .py_func: it is never compiled on its own; kernels calling it
+ * resolve it to that function (compile.c's resolver), inlining it into every caller when it
+ * was marked forceinline (or numba's inline="always").
+ */
+#include "kernel.h"
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *py_func;
+  int forceinline; /* jit(device=True, forceinline=True): inlined into every caller */
+} DeviceFunctionObject;
+
+/* ------------------------------------------------------------ DeviceFunction ---------- */
+
+static int devfn_traverse(DeviceFunctionObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->py_func);
+  return 0;
+}
+
+static void devfn_dealloc(DeviceFunctionObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(self->py_func);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyObject *devfn_call(DeviceFunctionObject *self, PyObject *args, PyObject *kwargs) {
+  (void)args;
+  (void)kwargs;
+  PyErr_Format(PyExc_TypeError, "device function %R can only be called from a kernel or "
+               "another device function", self->py_func);
+  return NULL;
+}
+
+static PyObject *devfn_repr(DeviceFunctionObject *self) {
+  return PyUnicode_FromFormat("<nbcuda device function %R>", self->py_func);
+}
+
+static PyObject *devfn_forward(DeviceFunctionObject *self, void *attr) {
+  return forward_attr(self->py_func, attr);
+}
+static PyObject *devfn_py_func(DeviceFunctionObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(self->py_func);
+}
+
+/* numba's dispatcher attribute; compile()'s resolver reads forceinline from it (for numba's
+ * device functions too). */
+static PyObject *devfn_targetoptions(DeviceFunctionObject *self, void *c) {
+  (void)c;
+  return Py_BuildValue("{sOsO}", "device", Py_True, "forceinline",
+                       self->forceinline ? Py_True : Py_False);
+}
+
+static PyGetSetDef devfn_getset[] = {
+    {"py_func", (getter)devfn_py_func, NULL, "the Python function", NULL},
+    {"targetoptions", (getter)devfn_targetoptions, NULL, "jit's options, as numba's", NULL},
+    {"__name__", (getter)devfn_forward, NULL, NULL, "__name__"},
+    {"__qualname__", (getter)devfn_forward, NULL, NULL, "__qualname__"},
+    {"__doc__", (getter)devfn_forward, NULL, NULL, "__doc__"},
+    {"__module__", (getter)devfn_forward, NULL, NULL, "__module__"},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot devfn_slots[] = {
+    {Py_tp_dealloc, devfn_dealloc},
+    {Py_tp_traverse, devfn_traverse},
+    {Py_tp_call, devfn_call},
+    {Py_tp_repr, devfn_repr},
+    {Py_tp_getset, devfn_getset},
+    {0, NULL},
+};
+
+static PyType_Spec devfn_spec = {
+    .name = "nbcuda.DeviceFunction",
+    .basicsize = sizeof(DeviceFunctionObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = devfn_slots,
+};
+
+/* ------------------------------------------------------------ jit() ------------------- */
+
+/* What jit(...) was given, kept in the decorator's self tuple:
+ * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
+ * max_registers as an int, 0 for none, cache); a device function marked forceinline is
+ * emitted alwaysinline in every kernel that calls it. */
+static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  PyObject *sig = PyTuple_GET_ITEM(config, 0);
+  int device = PyObject_IsTrue(PyTuple_GET_ITEM(config, 1));
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  o.debug = PyObject_IsTrue(PyTuple_GET_ITEM(config, 2));
+  o.lineinfo = PyObject_IsTrue(PyTuple_GET_ITEM(config, 3));
+  o.fastmath = PyObject_IsTrue(PyTuple_GET_ITEM(config, 4));
+  o.opt = PyTuple_GET_ITEM(config, 5) == Py_None ? 1 : PyObject_IsTrue(PyTuple_GET_ITEM(config, 5));
+  if (nbc__py_launch_bounds(PyTuple_GET_ITEM(config, 6), &o) < 0) return NULL;
+  if (!PyFunction_Check(func)) {
+    PyErr_Format(PyExc_TypeError, "jit() decorates Python functions, got %R", func);
+    return NULL;
+  }
+  if (device) {
+    if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10))) {
+      PyErr_SetString(PyExc_NotImplementedError,
+                      "jit(device=True, link=[...]) is not supported by nbcuda: give the files "
+                      "to the kernel's jit(link=[...]) or to declare_device(..., link=[...])");
+      return NULL;
+    }
+    DeviceFunctionObject *d = PyObject_GC_New(DeviceFunctionObject, st->DeviceFunctionType);
+    if (!d) return NULL;
+    d->py_func = Py_NewRef(func);
+    d->forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
+    PyObject_GC_Track(d);
+    return (PyObject *)d;
+  }
+  unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
+  int cache = PyObject_IsTrue(PyTuple_GET_ITEM(config, 9));
+  PyObject *links = PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10)) ? PyTuple_GET_ITEM(config, 10)
+                                                                    : NULL;
+  if (cache && nbc__py_cache_check(func) < 0) return NULL;
+  if (sig == Py_None) {
+    KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
+    if (k) k->max_registers = max_registers;
+    if (k) k->cache = cache;
+    if (k) k->links = Py_XNewRef(links);
+    return (PyObject *)k;
+  }
+  if (PyList_Check(sig)) { /* several signatures: each compiled now, chosen per launch */
+    KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
+    if (!k) return NULL;
+    k->max_registers = max_registers;
+    k->cache = cache;
+    k->links = Py_XNewRef(links);
+    k->fixed = 1;
+    if (!(k->specializations = PyDict_New())) goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sig); i++) {
+      PyObject *text = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
+      KernelObject *ov =
+          text ? nbc__py_kernel_compile(st, func, text, &o, cache, k, links) : NULL;
+      if (ov) ov->max_registers = max_registers;
+      int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
+      Py_XDECREF(text);
+      Py_XDECREF(ov);
+      if (rc < 0) goto fail;
+    }
+    return (PyObject *)k;
+  fail:
+    Py_DECREF(k);
+    return NULL;
+  }
+  PyObject *text = nbc__py_signature_text(st, sig);
+  if (!text) return NULL;
+  KernelObject *k = nbc__py_kernel_compile(st, func, text, &o, cache, NULL, links);
+  Py_DECREF(text);
+  if (k) k->max_registers = max_registers;
+  return (PyObject *)k;
+}
+
+static PyObject *py_jit_apply(PyObject *self, PyObject *func) {
+  /* self is (module, config) */
+  return apply_jit(PyTuple_GET_ITEM(self, 0), PyTuple_GET_ITEM(self, 1), func);
+}
+
+static PyMethodDef jit_apply_def = {"jit_decorator", py_jit_apply, METH_O,
+                                    "Applies jit's options to a function."};
+
+static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
+                           "inline", "link", "cache", "max_registers", "launch_bounds",
+                           "forceinline", NULL};
+  PyObject *target = Py_None, *device = Py_False, *debug = Py_False, *lineinfo = Py_False;
+  PyObject *fastmath = Py_False, *opt = Py_None, *inl = Py_None, *link = Py_None;
+  PyObject *cache = Py_False, *maxreg = Py_None, *bounds = Py_None, *forceinline = Py_False;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOO:jit", kwlist, &target,
+                                   &device, &debug, &lineinfo, &fastmath, &opt, &inl, &link,
+                                   &cache, &maxreg, &bounds, &forceinline))
+    return NULL;
+  /* Checked now, as numba does when the decorator is made. */
+  nbc_compile_options_t check;
+  if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;
+  int is_func = PyFunction_Check(target);
+  PyObject *sig = is_func ? Py_None : target;
+  if (PyList_Check(sig) && PyList_GET_SIZE(sig) == 0) {
+    PyErr_SetString(PyExc_ValueError, "jit() was given an empty list of signatures");
+    return NULL;
+  }
+  /* numba's inline="always" (or the older inline=True) asks for the same as forceinline:
+   * no call left in the callers; "never" and a cost-model callable ask for nothing. */
+  int always = nbc__py_inline_always(inl);
+  if (always < 0) return NULL;
+  /* numba's max_registers: None or a positive int, the register cap of the kernel's code */
+  unsigned long max_registers = 0;
+  if (maxreg != Py_None) {
+    long v = PyLong_Check(maxreg) ? PyLong_AsLong(maxreg) : -1;
+    if ((v == -1 && PyErr_Occurred()) || v <= 0 || v > 255) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "max_registers must be None or an int from 1 to 255, not %R",
+                   maxreg);
+      return NULL;
+    }
+    max_registers = (unsigned long)v;
+  }
+  int cached = PyObject_IsTrue(cache);
+  if (cached < 0) return NULL;
+  PyObject *links = nbc__py_link_paths(nbc__py_module_state(module), link);
+  if (!links) return NULL;
+  PyObject *config =
+      Py_BuildValue("(OOOOOOOOkON)", sig, device, debug, lineinfo, fastmath, opt, bounds,
+                    always ? Py_True : forceinline, max_registers, cached ? Py_True : Py_False,
+                    links);
+  if (!config) return NULL;
+  if (is_func) {
+    PyObject *r = apply_jit(module, config, target);
+    Py_DECREF(config);
+    return r;
+  }
+  PyObject *self = PyTuple_Pack(2, module, config);
+  Py_DECREF(config);
+  if (!self) return NULL;
+  PyObject *deco = PyCFunction_NewEx(&jit_apply_def, self, NULL);
+  Py_DECREF(self);
+  return deco;
+}
+
+static PyMethodDef kernel_functions[] = {
+    {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
+     "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
+     "opt=True, launch_bounds=None, max_registers=None, cache=False): a kernel (compiled now "
+     "when a signature is given, else per argument "
+     "types on first launch) or, with device=True, a device function."},
+    {NULL, NULL, 0, NULL},
+};
+
+int nbc__py_jit_init(PyObject *module, nbc__py_state *st) {
+  st->DeviceFunctionType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &devfn_spec, NULL);
+  if (!st->DeviceFunctionType) return -1;
+  return PyModule_AddFunctions(module, kernel_functions);
+}

@@ -1,0 +1,118 @@
+/* kernel.h — private header shared by the three files of jit() and its objects, one section
+ * per file: kernel.c (the Kernel object, numba's dispatcher: compilation, typing of
+ * arguments, specialisation and overload selection, k[...], properties and inspection),
+ * launch.c (the launcher k[...] returns and the launch itself: loading the code per
+ * context, packing the arguments, launching, raising a debug kernel's exception) and jit.c
+ * (the jit() decorator and the DeviceFunction objects it makes). Nothing else includes it:
+ * the rest of the extension knows only nbc__py_kernel_init (nbcuda_py.h) and the types in
+ * the module state.
+ *
+ * KernelObject and LauncherObject are here so that each file reads and writes their fields
+ * directly: the launch path reads the kernel's loaded code, signature and flags with no
+ * accessor call in between.
+ */
+#ifndef NBCUDA_KERNEL_H
+#define NBCUDA_KERNEL_H
+
+#include "nbcuda_py.h"
+
+#define MAX_LOADED 8 /* contexts a kernel is loaded in at once (one per device in use) */
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *py_func;
+  PyObject *sigtext;          /* eager: the signature; lazy: NULL */
+  PyObject *specializations;  /* lazy: dict sigtext -> Kernel */
+  int fixed;                  /* jit([sig, ...]): only these, no new specialisation */
+  PyObject *dispatch;         /* fixed: dict argument types -> the overload chosen for them */
+  nbc_compile_options_t opts;
+  unsigned max_registers;     /* numba's jit(max_registers=N), applied when code is loaded */
+  int cooperative; /* synchronises the grid: linked with libcudadevrt.a, launched
+                      cooperatively (the code calls cudaCG*, or a declared function it calls
+                      was declared use_cooperative=True) */
+  int fp16;        /* calls numba.cuda.fp16's wrappers: their shim is linked */
+  nbc_signature_t *sig;
+  nbc_compile_result_t *result;
+  struct {
+    nbc_context_t *ctx;
+    unsigned lifetime; /* nbc_context_lifetime(ctx) when loaded */
+    nbc_module_t *module;
+    nbc_function_t *function;
+  } loaded[MAX_LOADED];
+  int nloaded;
+  /* The last configuration k[...] was given and its launcher, returned again for an equal
+   * configuration (config_same): `k[g, b](args)` in a loop then makes no launcher object. */
+  PyObject *last_config;
+  PyObject *last_launcher;
+  /* jit(cache=True) (cache.c): whether compilations go through the disk cache, and numba's
+   * stats, {signature: count} of cache hits and misses (NULL until the first). */
+  int cache;
+  PyObject *cache_hits, *cache_misses;
+  /* Files linked with the code when it is loaded (link.c): a dispatcher's jit(link=[...]);
+   * a compiled kernel's, plus those of the declare_device() functions it calls. A tuple of
+   * str, or NULL for none. */
+  PyObject *links;
+  /* A debug=True kernel's exception table (nbc__py_compile_function_links): per raise site
+   * (class, args, (function, file, line)), read after each launch; NULL for none. */
+  PyObject *raises;
+} KernelObject;
+
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  KernelObject *kernel;
+  unsigned grid[3], block[3];
+  unsigned shared;
+  PyObject *stream; /* NULL: default */
+  /* k.forall(ntasks, tpb): -1 for k[...]; else the grid is ceil(ntasks / block) and a block
+   * of 0 threads is asked of the driver per launch (the specialisation's largest block). */
+  long long ntasks;
+  /* numba's pre_launch_callbacks: NULL until read; each is called as cb(kernel, launcher)
+   * before every launch through this launcher. */
+  PyObject *callbacks;
+} LauncherObject;
+
+/* A Python function's attribute (attr is its name): the dunder attributes kernels and device
+ * functions forward to the function they were made from. */
+static inline PyObject *forward_attr(PyObject *f, void *attr) {
+  return PyObject_GetAttrString(f, (const char *)attr);
+}
+
+/* ======================================================================= kernel.c === */
+/* A kernel of py_func with these options, nothing compiled yet (jit() without a signature,
+ * or the start of nbc__py_kernel_compile); NULL with the error set. */
+KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
+                                   const nbc_compile_options_t *opts);
+/* py_func compiled for sigtext as a kernel, its parameter layout parsed; through the disk
+ * cache when cache is set, the stats counted on owner (NULL: the new kernel itself); links:
+ * jit(link=[...])'s files, or NULL. A new reference, or NULL with the error set. */
+KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObject *sigtext,
+                                     const nbc_compile_options_t *opts, int cache,
+                                     KernelObject *owner, PyObject *links);
+/* The kernel a kernel without one signature launches for these arguments: the overload
+ * they match (jit([sig, ...])) or the specialisation for their types, compiled on first
+ * use. Borrowed (k keeps it), or NULL with the error set. */
+KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
+                                 Py_ssize_t n);
+/* Whether obj is a numpy.void (a record scalar); numpy is imported by then. */
+int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj);
+
+/* ======================================================================= launch.c === */
+/* The kernel's function in the current context, loading the code there the first time;
+ * NULL with the error set. */
+nbc_function_t *nbc__py_kernel_function(nbc__py_state *st, KernelObject *k);
+/* A launch dimension: an int or a tuple of up to three ints, into out (unused ones 1); 0,
+ * or -1 with a ValueError naming what. */
+int nbc__py_dims_arg(PyObject *o, unsigned out[3], const char *what);
+/* A new launcher of kernel self for the configuration key (griddim, blockdim(, stream(,
+ * sharedmem))); NULL with the error set. */
+PyObject *nbc__py_launcher_new(KernelObject *self, PyObject *key);
+/* Creates the launcher type (st->LauncherType); 0, or -1 with the error set. */
+int nbc__py_launcher_init(PyObject *module, nbc__py_state *st);
+
+/* ========================================================================== jit.c === */
+/* Creates the DeviceFunction type and adds jit() to the module; 0, or -1 with the error
+ * set. */
+int nbc__py_jit_init(PyObject *module, nbc__py_state *st);
+
+#endif

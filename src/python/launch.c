@@ -1,0 +1,554 @@
+/* launch.c — a kernel launch: the launcher `k[grid, block]` or
+ * `k[grid, block, stream, shared_bytes]` returns (numba's _KernelLauncher) and the call
+ * `k[...](args)` that launches the kernel. The Kernel object is kernel.c; the structs are in
+ * kernel.h.
+ *
+ * A launch: the kernel's code is loaded once per context (nbc_module_load_data, the entry
+ * found by nbc_compile_result_symbol, linked first when it has link files), the signature's
+ * parameter layout was parsed when it was compiled (nbc_signature_parse), and each launch
+ * packs the arguments into one stack buffer with nbc_signature_pack_* and calls
+ * nbc_launch_packed. The hot path does no Python attribute lookup for nbcuda device arrays
+ * and Python scalars (objects with __cuda_array_interface__ cost one lookup; host arrays are
+ * copied to the device and back, as numba does; records are copied the same way). The
+ * launcher supports vectorcall, so `k[g, b](x, y)` builds no argument tuple. A kernel
+ * without one signature first picks the kernel for the arguments (nbc__py_specialize).
+ *
+ * Around the launch, as numba: the launcher's pre_launch_callbacks are called first; a
+ * debug=True kernel's exception slot is cleared before and read after, raising the
+ * exception of the raise site that ended a thread. A forall launcher (k.forall(ntasks,
+ * tpb)) has a grid that covers ntasks threads, in blocks of tpb or, when tpb is 0, of the
+ * largest block the specialisation can have (what numba-cuda's
+ * get_max_potential_block_size answers).
+ */
+#include "kernel.h"
+
+#include <structmember.h>
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ Launch ------------------ */
+
+/* The kernel's function in the current context, loading the code there the first time. */
+nbc_function_t *nbc__py_kernel_function(nbc__py_state *st, KernelObject *k) {
+  nbc_context_t *ctx = NULL;
+  nbc_status_t s = nbc_current_context(-1, &ctx);
+  if (s != NBC_OK) {
+    nbc__py_raise(st, s);
+    return NULL;
+  }
+  unsigned lifetime = nbc_context_lifetime(ctx);
+  for (int i = 0; i < k->nloaded; i++)
+    if (k->loaded[i].ctx == ctx && k->loaded[i].lifetime == lifetime)
+      return k->loaded[i].function;
+  /* Forget code loaded in contexts reset since (that device's context is new); code loaded
+   * in other devices' contexts stays. */
+  int kept = 0;
+  for (int i = 0; i < k->nloaded; i++)
+    if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
+      k->loaded[kept++] = k->loaded[i];
+  k->nloaded = kept;
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(k->result, &size);
+  nbc_module_t *module = NULL;
+  nbc_function_t *fn = NULL;
+  nbc_module_load_options_t load = {.max_registers = k->max_registers,
+                                    .cudadevrt = k->cooperative,
+                                    .fp16 = k->fp16};
+  if (k->links && PyTuple_GET_SIZE(k->links)) {
+    int lto = k->opts.output == NBC_OUTPUT_LTOIR;
+    if (nbc__py_link_load(st, code, size, lto, k->links, &load, &module) < 0) return NULL;
+    s = NBC_OK;
+  } else {
+    s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);
+  }
+  if (s == NBC_OK) s = nbc_module_get_function(module, nbc_compile_result_symbol(k->result), &fn);
+  if (s != NBC_OK) {
+    nbc_module_destroy(module);
+    nbc__py_raise(st, s);
+    return NULL;
+  }
+  if (k->nloaded == MAX_LOADED) { /* forget the oldest (its module stays loaded) */
+    memmove(&k->loaded[0], &k->loaded[1], sizeof k->loaded[0] * (MAX_LOADED - 1));
+    k->nloaded--;
+  }
+  k->loaded[k->nloaded].ctx = ctx;
+  k->loaded[k->nloaded].lifetime = lifetime;
+  k->loaded[k->nloaded].module = module;
+  k->loaded[k->nloaded].function = fn;
+  k->nloaded++;
+  return fn;
+}
+
+/* An argument the signature does not accept (wrong dtype, rank, layout or kind) is a
+ * TypeError, as numba's dispatcher answers ("No matching definition for argument type(s)"). */
+static int argument_refused(nbc__py_state *st, nbc_status_t s) {
+  if (s != NBC_INVALID_ARGUMENT) return nbc__py_raise_int(st, s);
+  PyErr_SetString(PyExc_TypeError, nbc_last_error());
+  return -1;
+}
+
+/* Packs one scalar argument. */
+static int pack_scalar(nbc__py_state *st, const nbc_signature_t *sig, int i, char *buf,
+                       PyObject *a) {
+  nbc_status_t s;
+  if (PyLong_Check(a)) { /* bool included */
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
+    if (overflow) {
+      v = (long long)PyLong_AsUnsignedLongLongMask(a);
+      if (PyErr_Occurred()) return -1;
+    }
+    s = nbc_signature_pack_int(sig, i, buf, v);
+  } else if (PyFloat_Check(a)) {
+    s = nbc_signature_pack_float(sig, i, buf, PyFloat_AS_DOUBLE(a));
+  } else if (PyComplex_Check(a)) {
+    Py_complex c = PyComplex_AsCComplex(a);
+    s = nbc_signature_pack_complex(sig, i, buf, c.real, c.imag);
+  } else if (PyIndex_Check(a)) { /* numpy integers */
+    PyObject *v = PyNumber_Index(a);
+    if (!v) return -1;
+    int r = pack_scalar(st, sig, i, buf, v);
+    Py_DECREF(v);
+    return r;
+  } else if (Py_TYPE(a)->tp_as_number && Py_TYPE(a)->tp_as_number->nb_float &&
+             !strstr(Py_TYPE(a)->tp_name, "complex")) { /* numpy floats and bools */
+    double d = PyFloat_AsDouble(a);
+    if (d == -1.0 && PyErr_Occurred()) return -1;
+    s = nbc_signature_pack_float(sig, i, buf, d);
+  } else if (PyObject_HasAttrString(a, "__complex__")) {
+    Py_complex c = PyComplex_AsCComplex(a);
+    if (PyErr_Occurred()) return -1;
+    s = nbc_signature_pack_complex(sig, i, buf, c.real, c.imag);
+  } else {
+    PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %s", i + 1,
+                 nbc_signature_param(sig, i)->type_name, Py_TYPE(a)->tp_name);
+    return -1;
+  }
+  return s == NBC_OK ? 0 : argument_refused(st, s);
+}
+
+/* numba's ForAll: the block is the one forall() was given, else the largest the kernel can
+ * be launched with (numba-cuda's get_max_potential_block_size answers the function's
+ * MAX_THREADS_PER_BLOCK), and the grid covers ntasks threads. */
+static int forall_dims(nbc__py_state *st, const LauncherObject *L, nbc_function_t *fn,
+                       unsigned grid[3], unsigned block[3]) {
+  if (block[0] == 0) {
+    int most = 0;
+    nbc_status_t s = nbc_function_attribute(fn, NBC_FUNCTION_ATTR_MAX_THREADS_PER_BLOCK, &most);
+    if (s != NBC_OK) return nbc__py_raise_int(st, s);
+    block[0] = most > 0 ? (unsigned)most : 1;
+  }
+  unsigned long long blocks = ((unsigned long long)L->ntasks + block[0] - 1) / block[0];
+  if (blocks > UINT_MAX) {
+    PyErr_Format(PyExc_ValueError, "forall: %lld tasks in blocks of %u threads need %llu "
+                 "blocks, more than a grid can have", L->ntasks, block[0], blocks);
+    return -1;
+  }
+  grid[0] = (unsigned)blocks;
+  return 0;
+}
+
+/* numba's pre_launch_callbacks: each called as cb(kernel, launcher), kernel being the
+ * overload these arguments launch; a callback that raises stops the launch. */
+static int run_pre_launch(LauncherObject *L, KernelObject *k) {
+  PyObject *callbacks = PySequence_List(L->callbacks); /* a callback may change the list */
+  if (!callbacks) return -1;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(callbacks); i++) {
+    PyObject *r = PyObject_CallFunctionObjArgs(PyList_GET_ITEM(callbacks, i), (PyObject *)k,
+                                               (PyObject *)L, NULL);
+    if (!r) {
+      Py_DECREF(callbacks);
+      return -1;
+    }
+    Py_DECREF(r);
+  }
+  Py_DECREF(callbacks);
+  return 0;
+}
+
+/* After a launch of a debug=True kernel: numba's _Kernel.launch raises the exception of the
+ * raise site that ended a thread first, its first argument prefixed with where and which
+ * thread ("In function 'k', file /abs/f.py, line 12, tid=[0, 0, 5] ctaid=[0, 0, 1]: message";
+ * an operation's error, a zero divisor, has only the thread). A bare `raise` (numba would call
+ * None) is a RuntimeError "...: No active exception to reraise"; a code outside the table
+ * numba's SystemError "...: unknown error N in native function". */
+static int raise_from_kernel(nbc__py_state *st, KernelObject *k, nbc_function_t *fn,
+                             nbc_stream_t *stream) {
+  int code = 0, tid[3], ctaid[3];
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_debug_exception_read(fn, stream, &code, tid, ctaid);
+  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise_int(st, s);
+  if (!code) return 0;
+  PyObject *cls, *args, *loc = Py_None, *owned = NULL;
+  if (code >= 1 && code <= PyTuple_GET_SIZE(k->raises)) {
+    PyObject *site = PyTuple_GET_ITEM(k->raises, code - 1);
+    cls = PyTuple_GET_ITEM(site, 0);
+    args = PyTuple_GET_ITEM(site, 1);
+    loc = PyTuple_GET_ITEM(site, 2);
+    if (cls == Py_None) {
+      cls = PyExc_RuntimeError;
+      args = owned = Py_BuildValue("(s)", "No active exception to reraise");
+    }
+  } else {
+    cls = PyExc_SystemError;
+    args = owned = Py_BuildValue("(N)", PyUnicode_FromFormat(
+                                            "unknown error %d in native function", code));
+  }
+  PyObject *where = loc == Py_None
+                        ? PyUnicode_FromString("")
+                        : PyUnicode_FromFormat("In function %R, file %S, line %S, ",
+                                               PyTuple_GET_ITEM(loc, 0), PyTuple_GET_ITEM(loc, 1),
+                                               PyTuple_GET_ITEM(loc, 2));
+  PyObject *prefix = where ? PyUnicode_FromFormat("%Utid=[%d, %d, %d] ctaid=[%d, %d, %d]", where,
+                                                  tid[0], tid[1], tid[2], ctaid[0], ctaid[1],
+                                                  ctaid[2])
+                           : NULL;
+  Py_XDECREF(where);
+  PyObject *call_args = NULL;
+  if (prefix && args && args != Py_None && PyTuple_GET_SIZE(args)) {
+    /* ("prefix: first",) + the rest */
+    PyObject *first = PyUnicode_FromFormat("%U: %S", prefix, PyTuple_GET_ITEM(args, 0));
+    PyObject *rest = first ? PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)) : NULL;
+    PyObject *head = rest ? PyTuple_Pack(1, first) : NULL;
+    call_args = head ? PySequence_Concat(head, rest) : NULL;
+    Py_XDECREF(first);
+    Py_XDECREF(rest);
+    Py_XDECREF(head);
+  } else if (prefix && args) {
+    call_args = PyTuple_Pack(1, prefix);
+  }
+  Py_XDECREF(prefix);
+  Py_XDECREF(owned);
+  PyObject *exc = call_args ? PyObject_Call(cls, call_args, NULL) : NULL;
+  Py_XDECREF(call_args);
+  if (exc) {
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+  }
+  return -1;
+}
+
+/* A record argument, as numba passes one: its bytes (a numpy.void, or any buffer of the
+ * record's size) are copied to device memory for the launch and back after it (into the
+ * numpy.void's memory even though numpy exports it read-only, as numba's host_pointer
+ * forces it writable: a record taken from an array, a[0], writes through to the array). */
+static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t *p,
+                       nbc__py_array_view *view) {
+  view->host = NULL;
+  if (nbc__py_is_numpy_void(st, obj)) { /* its fields must be the parameter's */
+    PyObject *dt = PyObject_GetAttrString(obj, "dtype");
+    PyObject *text = dt ? nbc__py_record_text(st, dt) : NULL;
+    Py_XDECREF(dt);
+    if (!text) return -1;
+    int same = PyUnicode_CompareWithASCIIString(text, p->type_name) == 0;
+    if (!same)
+      PyErr_Format(PyExc_TypeError, "expected a record of type %s, got one of type %U",
+                   p->type_name, text);
+    Py_DECREF(text);
+    if (!same) return -1;
+  }
+  if (PyObject_GetBuffer(obj, &view->buffer, PyBUF_SIMPLE) < 0) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "expected a record (numpy.void) of %s, got %s",
+                 p->type_name, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  if (view->buffer.len != p->itemsize) {
+    PyErr_Format(PyExc_TypeError, "expected a record of %d bytes (%s), got %zd bytes",
+                 p->itemsize, p->type_name, view->buffer.len);
+    PyBuffer_Release(&view->buffer);
+    return -1;
+  }
+  view->data = 0;
+  view->kind = 'V';
+  view->itemsize = p->itemsize;
+  view->ndim = 0;
+  view->nbytes = (size_t)p->itemsize;
+  view->copy_back = !view->buffer.readonly || nbc__py_is_numpy_void(st, obj);
+  nbc_status_t s = view->nbytes ? nbc_mem_alloc(view->nbytes, &view->data) : NBC_OK;
+  if (s == NBC_OK && view->nbytes)
+    s = nbc_memcpy_htod(view->data, view->buffer.buf, view->nbytes);
+  if (s != NBC_OK) {
+    if (view->data) nbc_mem_free(view->data);
+    PyBuffer_Release(&view->buffer);
+    return nbc__py_raise_int(st, s);
+  }
+  view->host = Py_NewRef(obj);
+  return 0;
+}
+
+/* The launch itself: pack, launch, copy host arrays back. */
+static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)L);
+  KernelObject *k = L->kernel;
+  if (L->ntasks == 0) Py_RETURN_NONE; /* numba's ForAll: nothing to do, nothing checked */
+  if (!k->sigtext) {
+    k = nbc__py_specialize(st, k, args, nargs);
+    if (!k) return NULL;
+  }
+  if (L->callbacks && PyList_GET_SIZE(L->callbacks) && run_pre_launch(L, k) < 0) return NULL;
+  const nbc_signature_t *sig = k->sig;
+  int n = nbc_signature_nargs(sig);
+  if (nargs != n) {
+    PyErr_Format(PyExc_TypeError, "kernel %R takes %d arguments (%zd given)", k->py_func, n,
+                 nargs);
+    return NULL;
+  }
+  nbc_function_t *fn = nbc__py_kernel_function(st, k);
+  if (!fn) return NULL;
+  unsigned grid[3], block[3];
+  memcpy(grid, L->grid, sizeof grid);
+  memcpy(block, L->block, sizeof block);
+  if (L->ntasks >= 0 && forall_dims(st, L, fn, grid, block) < 0) return NULL;
+  size_t size = nbc_signature_params_size(sig);
+  _Alignas(16) char stackbuf[1024];
+  char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
+  nbc__py_array_view stackviews[8];
+  nbc__py_array_view *views = n <= 8 ? stackviews : calloc((size_t)n, sizeof *views);
+  if (!buf || !views) {
+    if (buf != stackbuf) free(buf);
+    return PyErr_NoMemory();
+  }
+  int nviews = 0, ok = 1;
+  for (int i = 0; ok && i < n; i++) {
+    const nbc_param_info_t *p = nbc_signature_param(sig, i);
+    if (p->kind == NBC_PARAM_ARRAY) {
+      nbc__py_array_view *v = &views[nviews];
+      if (nbc__py_array_view_get(st, args[i], v) < 0) {
+        ok = 0;
+        break;
+      }
+      nviews++;
+      nbc_status_t s = nbc_signature_pack_array(sig, i, buf, v->data, v->kind, v->itemsize,
+                                                v->ndim, v->shape, v->strides);
+      if (s != NBC_OK) ok = argument_refused(st, s) == 0;
+    } else if (p->kind == NBC_PARAM_RECORD) {
+      nbc__py_array_view *v = &views[nviews];
+      if (record_view(st, args[i], p, v) < 0) {
+        ok = 0;
+        break;
+      }
+      nviews++;
+      nbc_status_t s = nbc_signature_pack_record(sig, i, buf, v->data, v->itemsize);
+      if (s != NBC_OK) ok = argument_refused(st, s) == 0;
+    } else {
+      ok = pack_scalar(st, sig, i, buf, args[i]) == 0;
+    }
+  }
+  nbc_stream_t *stream = NULL, *temp = NULL;
+  if (ok) ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
+  if (ok && k->raises) {
+    nbc_status_t s = nbc_debug_exception_clear(fn, stream);
+    if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
+  }
+  if (ok) {
+    nbc_status_t s = nbc_launch_packed_ex(fn, grid, block, L->shared, stream, buf, size,
+                                          k->cooperative ? NBC_LAUNCH_COOPERATIVE : 0);
+    if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
+  }
+  if (ok && k->raises) ok = raise_from_kernel(st, k, fn, stream) == 0;
+  nbc_stream_destroy(temp);
+  for (int i = 0; i < nviews; i++) {
+    if (!views[i].host) continue;
+    if (ok) {
+      ok = nbc__py_array_view_finish(st, &views[i], 1) == 0;
+    } else { /* keep the first error; release the rest quietly */
+      PyObject *t, *v, *tb;
+      PyErr_Fetch(&t, &v, &tb);
+      nbc__py_array_view_finish(st, &views[i], 0);
+      PyErr_Restore(t, v, tb);
+    }
+  }
+  if (buf != stackbuf) free(buf);
+  if (views != stackviews) free(views);
+  if (!ok) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* A launch dimension: an int or a tuple of up to three ints. */
+int nbc__py_dims_arg(PyObject *o, unsigned out[3], const char *what) {
+  out[0] = out[1] = out[2] = 1;
+  if (PyLong_Check(o)) {
+    long long v = PyLong_AsLongLong(o);
+    if (v < 0 || v > UINT_MAX) goto bad; /* 2**32 + 1 must not launch as 1 */
+    out[0] = (unsigned)v;
+    return 0;
+  }
+  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < 1 || PyTuple_GET_SIZE(o) > 3) goto bad;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
+    PyObject *x = PyTuple_GET_ITEM(o, i);
+    long long v = PyIndex_Check(x) ? PyNumber_AsSsize_t(x, NULL) : -1;
+    if (v < 0 || v > UINT_MAX) goto bad;
+    out[i] = (unsigned)v;
+  }
+  return 0;
+bad:
+  PyErr_Clear();
+  PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 non-negative ints, "
+               "got %R", what, o);
+  return -1;
+}
+
+static PyObject *launcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames) {
+  if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+    PyErr_SetString(PyExc_TypeError, "kernels take no keyword arguments");
+    return NULL;
+  }
+  return launch((LauncherObject *)self, args, PyVectorcall_NARGS(nargsf));
+}
+
+/* A new launcher for the configuration key. */
+PyObject *nbc__py_launcher_new(KernelObject *self, PyObject *key) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) < 2 || PyTuple_GET_SIZE(key) > 4) {
+    PyErr_SetString(PyExc_ValueError, "must specify at least the griddim and blockdim: "
+                    "kernel[griddim, blockdim] or kernel[griddim, blockdim, stream, "
+                    "sharedmem]");
+    return NULL;
+  }
+  LauncherObject *L = PyObject_GC_New(LauncherObject, st->LauncherType);
+  if (!L) return NULL;
+  L->vectorcall = launcher_vectorcall;
+  L->kernel = (KernelObject *)Py_NewRef(self);
+  L->stream = NULL;
+  L->shared = 0;
+  L->ntasks = -1;
+  L->callbacks = NULL;
+  PyObject_GC_Track(L);
+  Py_ssize_t n = PyTuple_GET_SIZE(key);
+  if (nbc__py_dims_arg(PyTuple_GET_ITEM(key, 0), L->grid, "griddim") < 0 ||
+      nbc__py_dims_arg(PyTuple_GET_ITEM(key, 1), L->block, "blockdim") < 0)
+    goto fail;
+  if (n > 2) {
+    PyObject *s = PyTuple_GET_ITEM(key, 2);
+    nbc_stream_t *dummy, *temp;
+    if (nbc__py_stream_arg(st, s, &dummy, &temp) < 0) goto fail; /* validate early */
+    nbc_stream_destroy(temp);
+    L->stream = Py_NewRef(s);
+  }
+  if (n > 3) {
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(key, 3));
+    if (v < 0 || v > UINT_MAX) { /* cuLaunchKernel takes an unsigned int: no wrap to 0 */
+      if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "sharedmem must be an int from 0 to %u, got %R",
+                     UINT_MAX, PyTuple_GET_ITEM(key, 3));
+      }
+      goto fail;
+    }
+    L->shared = (unsigned)v;
+  }
+  return (PyObject *)L;
+fail:
+  Py_DECREF(L);
+  return NULL;
+}
+
+/* ------------------------------------------------------------ Launcher ---------------- */
+
+static int launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(self->kernel);
+  Py_VISIT(self->stream);
+  Py_VISIT(self->callbacks);
+  return 0;
+}
+
+static int launcher_clear(LauncherObject *self) {
+  Py_CLEAR(self->kernel);
+  Py_CLEAR(self->stream);
+  Py_CLEAR(self->callbacks);
+  return 0;
+}
+
+static void launcher_dealloc(LauncherObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  launcher_clear(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static PyMemberDef launcher_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(LauncherObject, vectorcall), READONLY, NULL},
+    {"sharedmem", T_UINT, offsetof(LauncherObject, shared), READONLY,
+     "dynamic shared memory bytes per block"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+/* griddim / blockdim: the configuration's dimensions as numba normalises them, (x, y, z).
+ * A forall launcher's grid depends on the kernel's largest block: None until launched. */
+static PyObject *launcher_griddim(LauncherObject *self, void *c) {
+  (void)c;
+  if (self->ntasks >= 0) Py_RETURN_NONE;
+  return Py_BuildValue("(III)", self->grid[0], self->grid[1], self->grid[2]);
+}
+static PyObject *launcher_blockdim(LauncherObject *self, void *c) {
+  (void)c;
+  if (self->ntasks >= 0 && self->block[0] == 0) Py_RETURN_NONE;
+  return Py_BuildValue("(III)", self->block[0], self->block[1], self->block[2]);
+}
+/* stream: the stream object given, else the default stream (numba's Stream for 0). */
+static PyObject *launcher_stream(LauncherObject *self, void *c) {
+  (void)c;
+  if (self->stream && self->stream != Py_None &&
+      !(PyLong_CheckExact(self->stream) && PyLong_AsLong(self->stream) == 0))
+    return Py_NewRef(self->stream);
+  return nbc__py_default_stream(nbc__py_state_of((PyObject *)self));
+}
+static PyObject *launcher_dispatcher(LauncherObject *self, void *c) {
+  (void)c;
+  return Py_NewRef((PyObject *)self->kernel);
+}
+/* pre_launch_callbacks: a list of its own; reading it takes the launcher out of the
+ * kernel's reuse (k[g, b] then makes a new one, as every numba configuration is new). */
+static PyObject *launcher_callbacks(LauncherObject *self, void *c) {
+  (void)c;
+  if (!self->callbacks) {
+    self->callbacks = PyList_New(0);
+    if (!self->callbacks) return NULL;
+  }
+  KernelObject *k = self->kernel;
+  if (k->last_launcher == (PyObject *)self) {
+    Py_CLEAR(k->last_config);
+    Py_CLEAR(k->last_launcher);
+  }
+  return Py_NewRef(self->callbacks);
+}
+
+static PyGetSetDef launcher_getset[] = {
+    {"griddim", (getter)launcher_griddim, NULL, "(x, y, z) blocks", NULL},
+    {"blockdim", (getter)launcher_blockdim, NULL, "(x, y, z) threads per block", NULL},
+    {"stream", (getter)launcher_stream, NULL, "the stream launches go to", NULL},
+    {"dispatcher", (getter)launcher_dispatcher, NULL, "the kernel", NULL},
+    {"pre_launch_callbacks", (getter)launcher_callbacks, NULL,
+     "callables called as cb(kernel, launcher) before each launch", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot launcher_slots[] = {
+    {Py_tp_dealloc, launcher_dealloc},
+    {Py_tp_traverse, launcher_traverse},
+    {Py_tp_clear, launcher_clear},
+    {Py_tp_getset, launcher_getset},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, launcher_members},
+    {0, NULL},
+};
+
+static PyType_Spec launcher_spec = {
+    .name = "nbcuda._KernelLauncher",
+    .basicsize = sizeof(LauncherObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = launcher_slots,
+};
+
+int nbc__py_launcher_init(PyObject *module, nbc__py_state *st) {
+  st->LauncherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launcher_spec, NULL);
+  return st->LauncherType ? 0 : -1;
+}
