@@ -354,14 +354,16 @@ void nbc__py_array_dense_strides(ArrayObject *a, char order) {
 nbc_status_t nbc__py_copy_htod(nbc_devptr_t dst, const void *src, size_t n, nbc_stream_t *s) {
   nbc_status_t rc;
   if (n < 65536) return s ? nbc_memcpy_htod_async(dst, src, n, s) : nbc_memcpy_htod(dst, src, n);
-  Py_BEGIN_ALLOW_THREADS rc = s ? nbc_memcpy_htod_async(dst, src, n, s) : nbc_memcpy_htod(dst, src, n);
+  Py_BEGIN_ALLOW_THREADS rc =
+      s ? nbc_memcpy_htod_async(dst, src, n, s) : nbc_memcpy_htod(dst, src, n);
   Py_END_ALLOW_THREADS return rc;
 }
 
 nbc_status_t nbc__py_copy_dtoh(void *dst, nbc_devptr_t src, size_t n, nbc_stream_t *s) {
   nbc_status_t rc;
   if (n < 65536) return s ? nbc_memcpy_dtoh_async(dst, src, n, s) : nbc_memcpy_dtoh(dst, src, n);
-  Py_BEGIN_ALLOW_THREADS rc = s ? nbc_memcpy_dtoh_async(dst, src, n, s) : nbc_memcpy_dtoh(dst, src, n);
+  Py_BEGIN_ALLOW_THREADS rc =
+      s ? nbc_memcpy_dtoh_async(dst, src, n, s) : nbc_memcpy_dtoh(dst, src, n);
   Py_END_ALLOW_THREADS return rc;
 }
 

@@ -501,7 +501,8 @@ static PyObject *gufunc_call(GUFuncObject *self, PyObject *args, PyObject *kwarg
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(kwargs, &pos, &k, &v))
-      if (PyUnicode_CompareWithASCIIString(k, "out") && PyUnicode_CompareWithASCIIString(k, "stream")) {
+      if (PyUnicode_CompareWithASCIIString(k, "out") &&
+          PyUnicode_CompareWithASCIIString(k, "stream")) {
         PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R", self->name, k);
         goto done;
       }

@@ -581,7 +581,8 @@ PyObject *nbc__py_like_call(PyObject *module, const char *fname, PyObject *ary,
   PyObject *result = NULL, *new_strides = NULL, *kw = NULL;
   if (!flags) goto done;
   /* by key, as numba's _order_like_array reads them: numpy's flags and DeviceNDArray's dict */
-  PyObject *ckey = PyUnicode_FromString("C_CONTIGUOUS"), *fkey = PyUnicode_FromString("F_CONTIGUOUS");
+  PyObject *ckey = PyUnicode_FromString("C_CONTIGUOUS"),
+           *fkey = PyUnicode_FromString("F_CONTIGUOUS");
   PyObject *cc = ckey && fkey ? PyObject_GetItem(flags, ckey) : NULL;
   PyObject *fc = cc ? PyObject_GetItem(flags, fkey) : NULL;
   Py_XDECREF(ckey);

@@ -11,8 +11,9 @@
  *     "IpcHandle not opened". It pickles through nbcuda._rebuild_ipc_handle with the 64
  *     handle bytes, size, source_info, offset and the exporting pid;
  *   - open() gives a MemoryPointer over the mapped range (memorypointer.c), owned by the
- *     IpcHandle, as numba's; open_array() makes the device array with from_cuda_array_interface, owned by the
- *     IpcHandle: the mapping stays while the array lives unless close() is called, and an
+ *     IpcHandle, as numba's; open_array() makes the device array with
+ *     from_cuda_array_interface, owned by the IpcHandle: the mapping stays while the array
+ *     lives unless close() is called, and an
  *     IpcHandle that dies open closes its mapping. After close() the array's address is
  *     unmapped, so copies through it raise CudaAPIError (the driver's
  *     CUDA_ERROR_INVALID_VALUE), as in numba the array is dead then;

@@ -221,8 +221,11 @@ int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj) {
 static const char *scalar_name(char kind, int itemsize) {
   switch (kind) {
   case 'b': return "boolean";
-  case 'i': return itemsize == 1 ? "int8" : itemsize == 2 ? "int16" : itemsize == 4 ? "int32" : "int64";
-  case 'u': return itemsize == 1 ? "uint8" : itemsize == 2 ? "uint16" : itemsize == 4 ? "uint32" : "uint64";
+  case 'i':
+    return itemsize == 1 ? "int8" : itemsize == 2 ? "int16" : itemsize == 4 ? "int32" : "int64";
+  case 'u':
+    return itemsize == 1 ? "uint8" : itemsize == 2 ? "uint16" : itemsize == 4 ? "uint32"
+                                                                                : "uint64";
   case 'f': return itemsize == 2 ? "float16" : itemsize == 4 ? "float32" : "float64";
   case 'c': return itemsize == 8 ? "complex64" : "complex128";
   default: return NULL;

@@ -296,8 +296,8 @@ static int module_exec(PyObject *module) {
   X(managed_array_class) X(np_empty) X(np_ndarray) X(np_dtype) X(str_C) X(str_F)          \
   X(str_dtype) X(dtype_keys) X(dtype_objs) X(StubType) X(IpcHandleType)                 \
   X(IpcArrayHandleType) X(ArgHintType) X(InHintType) X(OutHintType) X(InOutHintType)    \
-  X(ReduceType) X(CompileStatsType) X(MemoryPointerType) X(UFuncType) X(GUFuncType) X(DeclaredType) X(LinkableCodeType) \
-  X(memory_manager) X(emm_classes) X(np_void)
+  X(ReduceType) X(CompileStatsType) X(MemoryPointerType) X(UFuncType) X(GUFuncType)     \
+  X(DeclaredType) X(LinkableCodeType) X(memory_manager) X(emm_classes) X(np_void)
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   nbc__py_state *st = nbc__py_module_state(module);

@@ -3,9 +3,9 @@
  *
  * nvdisasm reads only files: the cubin goes to a temporary file (mkstemp), removed after the
  * run. nvdisasm is looked for on PATH, then in $CUDA_HOME/bin, $CUDA_PATH/bin,
- * /usr/local/cuda/bin and a Python-packaged toolkit on sys.path; when none has it, or it cannot run, RuntimeError says so (numba's
- * message); when it fails, RuntimeError carries its stderr. The GIL is released while it
- * runs.
+ * /usr/local/cuda/bin and a Python-packaged toolkit on sys.path; when none has it, or it cannot
+ * run, RuntimeError says so (numba's message); when it fails, RuntimeError carries its stderr.
+ * The GIL is released while it runs.
  */
 #include "nbcuda_py.h"
 

@@ -339,7 +339,8 @@ static PyObject *broadcast_shape(PyObject *shapes) {
 
 /* Strides of ary broadcast to shape: 0 on new leading axes and on axes that differ. */
 static PyObject *broadcast_strides(PyObject *ary, PyObject *shape) {
-  PyObject *ashape = nbc__py_attr_tuple(ary, "shape"), *astrides = nbc__py_attr_tuple(ary, "strides");
+  PyObject *ashape = nbc__py_attr_tuple(ary, "shape"),
+           *astrides = nbc__py_attr_tuple(ary, "strides");
   PyObject *strides = ashape && astrides ? PyTuple_New(PyTuple_GET_SIZE(shape)) : NULL;
   Py_ssize_t nd = PyTuple_GET_SIZE(shape), missing = strides ? nd - PyTuple_GET_SIZE(ashape) : 0;
   for (Py_ssize_t d = 0; strides && d < nd; d++) {
@@ -529,9 +530,8 @@ static PyObject *ufunc_apply(UFuncObject *self, PyObject *argv, PyObject *out,
     devout = multi ? ravel(st, module, out, stream) : Py_NewRef(out);
   } else {
     if (out && out != Py_None) { /* a host array: the result's shape and type */
-      PyObject *oshape = nbc__py_attr_tuple(out, "shape"), *odtype = oshape ? PyObject_GetAttrString(
-                                                                          out, "dtype")
-                                                                    : NULL;
+      PyObject *oshape = nbc__py_attr_tuple(out, "shape"),
+               *odtype = oshape ? PyObject_GetAttrString(out, "dtype") : NULL;
       int ok_shape = odtype ? PyObject_RichCompareBool(oshape, outshape, Py_EQ) : -1;
       int ok_type = ok_shape > 0 ? PyObject_RichCompareBool(odtype, resty, Py_EQ) : -1;
       if (ok_shape == 0 || ok_type == 0)
@@ -690,7 +690,9 @@ static PyObject *ufunc_reduce(UFuncObject *self, PyObject *args, PyObject *kwarg
   PyObject *s = truth ? Py_NewRef(stream) : PyObject_CallMethod(module, "stream", NULL);
   PyObject *mem = NULL, *out = NULL, *buf = NULL, *result = NULL, *keep = PyList_New(0);
   if (!s || !keep) goto done;
-  mem = nbc__py_is_device_array(st, arg) ? Py_NewRef(arg) : nbc__py_call_with_stream(module, "to_device", arg, s);
+  mem = nbc__py_is_device_array(st, arg)
+            ? Py_NewRef(arg)
+            : nbc__py_call_with_stream(module, "to_device", arg, s);
   out = mem ? fold(self, mem, s, keep) : NULL;
   PyObject *dtype = out ? PyObject_GetAttrString(arg, "dtype") : NULL;
   PyObject *np = dtype ? nbc__py_numpy(st) : NULL;
@@ -789,7 +791,8 @@ static PyMethodDef build_def = {"vectorize_decorator", build, METH_O,
 
 int nbc__py_identity_ok(PyObject *identity) {
   if (identity == Py_None) return 1;
-  if (PyUnicode_Check(identity)) return PyUnicode_CompareWithASCIIString(identity, "reorderable") == 0;
+  if (PyUnicode_Check(identity))
+    return PyUnicode_CompareWithASCIIString(identity, "reorderable") == 0;
   if (!PyLong_Check(identity)) return 0;
   long v = PyLong_AsLong(identity);
   if (v == -1 && PyErr_Occurred()) {
