@@ -502,8 +502,9 @@ nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
                                 const nbc_module_load_options_t *options,
                                 nbc_module_t **pmodule);
 /* Links images with nvJitLink for sm_<cc_major><cc_minor> (0, 0: the current context's
- * device) with the options (NULL: none) and loads nothing: *pcubin (release it with nbc_cubin_free) holds *psize bytes.
- * Needs no GPU when the compute capability is given (SASS inspection, ahead of time). */
+ * device) with the options (NULL: none) and loads nothing: *pcubin (release it with
+ * nbc_cubin_free) holds *psize bytes. Needs no GPU when the compute capability is given
+ * (SASS inspection, ahead of time). */
 nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
                             const nbc_module_load_options_t *options, void **pcubin,
                             size_t *psize);

@@ -82,7 +82,8 @@ nbc_status_t nbc_event_elapsed_time(nbc_event_t *start, nbc_event_t *end, float 
                           "(nbc_event_create(0, ...)); create both events with timing",
                           !start->timing ? "start" : "end");
   if (NBC__EVENT_GONE(start) || NBC__EVENT_GONE(end))
-    return nbc__outlived_fail("cuEventElapsedTime", NBC__EVENT_GONE(start) ? "start event" : "end event");
+    return nbc__outlived_fail("cuEventElapsedTime",
+                              NBC__EVENT_GONE(start) ? "start event" : "end event");
   CUresult res = nbc__cu.cuEventElapsedTime(pms, start->handle, end->handle);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
   if (res == NBC__CUDA_ERROR_NOT_READY) {
