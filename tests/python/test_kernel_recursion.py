@@ -71,11 +71,14 @@ def test_unsupported_recursion_is_refused(tmp_path, src, message):
         cuda.compile(m.f, "(int64,)")
 
 
+DEPTH = 12  # fib's frame is 56 bytes: 20 deep would overflow CUDA's default 1 KiB stack
+
+
 def results(cuda_module, directory):
     mod = kernels(cuda_module, directory)
-    n = np.arange(21, dtype=np.int32)
-    out_i = np.zeros((21, 2), np.int64)
-    out_f = np.zeros(21)
+    n = np.arange(DEPTH, dtype=np.int32)
+    out_i = np.zeros((DEPTH, 2), np.int64)
+    out_f = np.zeros(DEPTH)
     cuda_module.jit(mod.recursive)[1, 32](out_i, out_f, n)
     return {"ints": out_i, "floats": out_f}
 
@@ -90,9 +93,9 @@ def test_recursion_matches_python_and_numba_cuda(gpu, tmp_path):
     def fact(k):
         return 1 if k <= 1 else k * fact(k - 1)
 
-    np.testing.assert_array_equal(mine["ints"][:, 0], [fib(k) for k in range(21)])
-    np.testing.assert_array_equal(mine["ints"][:, 1], [fact(k) for k in range(21)])
-    np.testing.assert_allclose(mine["floats"], [2.0 - 0.5 ** k for k in range(21)], rtol=0)
+    np.testing.assert_array_equal(mine["ints"][:, 0], [fib(k) for k in range(DEPTH)])
+    np.testing.assert_array_equal(mine["ints"][:, 1], [fact(k) for k in range(DEPTH)])
+    np.testing.assert_allclose(mine["floats"], [2.0 - 0.5 ** k for k in range(DEPTH)], rtol=0)
     theirs = numba_side("test_kernel_recursion",
                         f"t.results(cuda, pathlib.Path({str(tmp_path)!r}))",
                         tmp_path / "numba.npz")
