@@ -1,13 +1,13 @@
 """Recursive device functions, as numba-cuda types them: a function calling itself is typed
 from its returns that do not recurse (so it needs one), with another specialisation when a
 call changes the argument types; a function called back by one it calls (mutual recursion)
-is refused. CI checks types, PTX and errors; the GPU compares results with Python and with
-numba-cuda."""
+is refused. CI checks types, PTX and errors; the GPU compares results with Python (numba-cuda
+0.30.4 cannot lower a recursive call: see the GPU test)."""
 import numpy as np
 import pytest
 
 import nbcuda as cuda
-from conftest import load_kernel_module, numba_side
+from conftest import load_kernel_module
 from test_compile import check_ptx
 
 KERNELS = '''
@@ -84,7 +84,7 @@ def results(cuda_module, directory):
 
 
 @pytest.mark.gpu
-def test_recursion_matches_python_and_numba_cuda(gpu, tmp_path):
+def test_recursion_matches_python(gpu, tmp_path):
     mine = results(cuda, tmp_path)
 
     def fib(k):
@@ -96,8 +96,6 @@ def test_recursion_matches_python_and_numba_cuda(gpu, tmp_path):
     np.testing.assert_array_equal(mine["ints"][:, 0], [fib(k) for k in range(DEPTH)])
     np.testing.assert_array_equal(mine["ints"][:, 1], [fact(k) for k in range(DEPTH)])
     np.testing.assert_allclose(mine["floats"], [2.0 - 0.5 ** k for k in range(DEPTH)], rtol=0)
-    theirs = numba_side("test_kernel_recursion",
-                        f"t.results(cuda, pathlib.Path({str(tmp_path)!r}))",
-                        tmp_path / "numba.npz")
-    for key in mine:
-        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
+    # numba-cuda 0.30.4 types these kernels but fails to lower the recursive call
+    # ("'JITCUDACodegen' object has no attribute 'insert_unresolved_ref'", on the H200), so
+    # Python is the reference here.
