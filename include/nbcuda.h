@@ -676,9 +676,11 @@ typedef enum nbc_global_kind {
   NBC_GLOBAL_MODULE_CMATH,   /* the cmath module: numba's complex functions (cmath.exp,
                                 cmath.sqrt, cmath.phase, ...) */
   NBC_GLOBAL_CMATH_FUNCTION, /* a function of cmath: name ("exp") */
-  NBC_GLOBAL_TUPLE           /* a tuple of numbers, a constant as numba freezes global tuples:
+  NBC_GLOBAL_TUPLE,          /* a tuple of numbers, a constant as numba freezes global tuples:
                                 tuple_count items in tuple_items, each INT, FLOAT, BOOL or
                                 TUPLE (nested up to 8 deep) */
+  NBC_GLOBAL_MODULE_NUMBA    /* the numba module (or numba.types): kernels use its types
+                                (numba.float32 as a dtype or a conversion) and numba.cuda */
 } nbc_global_kind_t;
 
 struct nbc_resolver;

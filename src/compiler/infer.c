@@ -345,6 +345,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return nbc__type_special(I->ctx, NBC__T_MODULE, "cuda", NULL);
   case NBC_GLOBAL_MODULE_NUMPY:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "numpy", NULL);
+  case NBC_GLOBAL_MODULE_NUMBA:
+    return nbc__type_special(I->ctx, NBC__T_MODULE, "numba", NULL);
   case NBC_GLOBAL_NUMPY_FUNCTION: {
     const char *u = nbc__numpy_ufunc(G->g.name);
     if (!u) {
@@ -479,6 +481,19 @@ static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
  * cuda_names.c's table: a namespace is a MODULE type, a function a FUNCTION type named
  * "cuda.<name>", a value an int32 (numba types laneid, warpsize and the index registers as
  * int32); cuda.<dtype> is the dtype. */
+/* numba.<name>: its scalar types (numba.float32, numba.boolean, numba.intp...) as dtypes
+ * and conversions, numba.types (the same names) and numba.cuda. */
+static const nbc__type *numba_attr(infer *I, nbc__node *n) {
+  if (strcmp(n->str, "cuda") == 0) return nbc__type_special(I->ctx, NBC__T_MODULE, "cuda", NULL);
+  if (strcmp(n->str, "types") == 0)
+    return nbc__type_special(I->ctx, NBC__T_MODULE, "numba", NULL);
+  const nbc__type *t = nbc__type_by_name(n->str, strlen(n->str));
+  if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, n->str, t);
+  UNSUPPORTED(I, n, "'numba.%s' is not supported in kernels (numba's types and numba.cuda "
+              "are)", n->str);
+  return NULL;
+}
+
 static const nbc__type *cuda_attr(infer *I, const nbc__node *n, const char *mod,
                                   const char *a) {
   char buf[160];
@@ -538,6 +553,7 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
     if (strcmp(o->name, "math") == 0) return math_attr(I, n);
     if (strcmp(o->name, "cmath") == 0) return cmath_attr(I, n);
     if (strcmp(o->name, "numpy") == 0) return numpy_attr(I, n);
+    if (strcmp(o->name, "numba") == 0) return numba_attr(I, n);
     return cuda_attr(I, n, o->name, n->str);
   }
   if (o->kind == NBC__T_ARRAY) {

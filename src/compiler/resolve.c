@@ -589,6 +589,12 @@ static bool is_cuda_module(const char *m) {
          strcmp(m, "nbcuda.cuda") == 0;
 }
 
+/* numba and its modules of types: `import numba as nb`, `import numba.types as nt`. */
+static bool is_numba_types(const char *mod) {
+  return strcmp(mod, "numba") == 0 || strcmp(mod, "numba.types") == 0 ||
+         strcmp(mod, "numba.core.types") == 0;
+}
+
 static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
   for (int i = 0; i < s->list.count; i++) {
     const nbc__node *item = s->list.items[i];
@@ -598,6 +604,7 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
                        : strcmp(mod, "cmath") == 0 ? of_kind(NBC_GLOBAL_MODULE_CMATH, "cmath")
                        : is_cuda_module(mod)       ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
                        : strcmp(mod, "numpy") == 0 ? of_kind(NBC_GLOBAL_MODULE_NUMPY, "numpy")
+                       : is_numba_types(mod)       ? of_kind(NBC_GLOBAL_MODULE_NUMBA, "numba")
                                                    : other();
       bind(bd, item->alias, g, conditional);
       continue;
@@ -614,6 +621,7 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
                      : strcmp(first, "cmath") == 0  ? of_kind(NBC_GLOBAL_MODULE_CMATH, "cmath")
                      : strcmp(first, "nbcuda") == 0 ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
                      : strcmp(first, "numpy") == 0  ? of_kind(NBC_GLOBAL_MODULE_NUMPY, "numpy")
+                     : strcmp(first, "numba") == 0  ? of_kind(NBC_GLOBAL_MODULE_NUMBA, "numba")
                                                     : other();
     bind(bd, first, g, conditional);
   }

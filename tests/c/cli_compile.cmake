@@ -26,6 +26,10 @@ if(TARGET nbcuda_cli)
     nbc_cli_test(cli_compile_cubin
       "${_nbc} compile ${_work}/half_sqrt.py:f --sig 'float16(float16)' --cc 9.0 --output cubin -o ${_work}/h.cubin && head -c 4 ${_work}/h.cubin | grep -q ELF")
   endif()
+  # The numba module's types and numba.cuda, read from the file's imports.
+  file(WRITE ${_work}/numba_module.py "import numba\nimport numba as nb\nfrom numba import cuda\ndef k(out, a):\n    sm = cuda.shared.array(4, dtype=numba.float32)\n    sm[0] = a[0]\n    out[numba.cuda.grid(1)] = sm[0] + nb.types.int32(a[1])\n")
+  nbc_cli_test(cli_compile_numba_module
+    "${_nbc} compile ${_work}/numba_module.py:k --sig 'void(float64[:], float64[:])' --kernel --cc 9.0 -o ${_work}/nm.ptx && /usr/local/cuda/bin/ptxas -arch=sm_90 ${_work}/nm.ptx -o /dev/null")
   # Options visible in the PTX.
   nbc_cli_test(cli_compile_fastmath
     "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --fastmath | grep -q 'sqrt.approx.ftz.f32'")

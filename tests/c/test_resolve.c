@@ -178,7 +178,7 @@ TEST(imports) {
   ASSERT_KIND(m, "cuda2", NBC_GLOBAL_MODULE_CUDA);
   ASSERT_KIND(m, "cuda3", NBC_GLOBAL_MODULE_CUDA);
   ASSERT_KIND(m, "cuda4", NBC_GLOBAL_MODULE_CUDA);
-  ASSERT_KIND(m, "numba", NBC_GLOBAL_OTHER);
+  ASSERT_KIND(m, "numba", NBC_GLOBAL_MODULE_NUMBA); /* numba.float32, numba.cuda */
   g = resolve(m, "float32");
   ASSERT_EQ(g.kind, NBC_GLOBAL_TYPE);
   ASSERT_STREQ(g.name, "float32");

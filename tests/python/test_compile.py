@@ -12,7 +12,7 @@ import pytest
 
 import nbcuda as cuda
 from nbcuda import float32, int32
-from conftest import corpus_dir
+from conftest import corpus_dir, load_kernel_module
 
 
 def load_corpus():
@@ -334,6 +334,41 @@ def test_compile_releases_the_gil_while_compiling():
     # With the GIL held through nbc_compile the spinner would stop for all of libNVVM's
     # time; released, it is only ever paused for a switch interval or a resolver lookup.
     assert longest < max(0.02, 0.3 * (t1 - t0)), (longest, t1 - t0)
+
+
+# ---- the numba module in kernels: numba.float32 and friends, numba.types, numba.cuda ------
+
+NUMBA_MODULE_KERNELS = '''
+import numba
+import numba as nb
+import numba.types as nt
+
+
+def k(out, a):
+    sm = cuda.shared.array(4, dtype=numba.float32)
+    i = numba.cuda.grid(1)
+    sm[0] = a[0]
+    x = numba.int32(a[0]) + nb.types.float32(2.5) + nt.int16(3)
+    out[0] = sm[0] + x + numba.cuda.threadIdx.x + i
+
+
+def typed(a):
+    return numba.float32(a) + nb.boolean(a)
+
+
+def bad(a):
+    return numba.prange(3)
+'''
+
+
+def test_numba_module_in_kernels(tmp_path):
+    pytest.importorskip("numba")
+    m = load_kernel_module(tmp_path, "numba_module", NUMBA_MODULE_KERNELS, cuda)
+    ptx = cuda.compile_ptx(m.k, "void(float64[:], float64[:])", cc=(9, 0))[0]
+    check_ptx(ptx, tmp_path)
+    assert str(cuda.compile(m.typed, "(float64,)")[1]) == "float32"
+    with pytest.raises(cuda.CompileError, match="'numba.prange' is not supported in kernels"):
+        cuda.compile(m.bad, "(float64,)")
 
 
 # ---- numpy in kernels: the module, its dtypes, constants and ufuncs (numpy.c) -------------
