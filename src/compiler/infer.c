@@ -1064,21 +1064,14 @@ static void stmt(infer *I, nbc__node *s) {
     stmts(I, &s->body);
     stmts(I, &s->orelse);
     return;
-  case NBC__N_WHILE:
+  case NBC__N_WHILE: /* the else block runs when the loop ends without a break */
     truth(I, s->a, nbc__infer_expr(I, s->a));
-    if (s->orelse.count) {
-      UNSUPPORTED(I, s, "unsupported statement: 'while ... else'");
-      return;
-    }
     I->loop_depth++;
     stmts(I, &s->body);
     I->loop_depth--;
+    stmts(I, &s->orelse);
     return;
   case NBC__N_FOR: {
-    if (s->orelse.count) {
-      UNSUPPORTED(I, s, "unsupported statement: 'for ... else'");
-      return;
-    }
     if (!s->b || s->b->kind != NBC__N_CALL || !s->b->a || s->b->a->kind != NBC__N_NAME ||
         strcmp(s->b->a->str, "range") != 0 || nbc__infer_var_find(I, "range") >= 0) {
       nbc__infer_expr(I, s->b);
@@ -1106,6 +1099,7 @@ static void stmt(infer *I, nbc__node *s) {
     I->loop_depth++;
     stmts(I, &s->body);
     I->loop_depth--;
+    stmts(I, &s->orelse);
     return;
   }
   case NBC__N_BREAK:

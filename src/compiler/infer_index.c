@@ -317,6 +317,7 @@ void nbc__infer_collect_defs(infer *I, const nbc__list *body) {
     case NBC__N_FOR:
       def_target(I, s->a, s->b, 1);
       nbc__infer_collect_defs(I, &s->body);
+      nbc__infer_collect_defs(I, &s->orelse);
       break;
     case NBC__N_IF:
     case NBC__N_WHILE:

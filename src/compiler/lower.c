@@ -646,21 +646,28 @@ static bool push_loop(nbc__lowerer *L, nbc__node *s, int brk, int cont) {
   return true;
 }
 
+/* A loop's else block, reached when its test fails (not by break, which jumps to end);
+ * break and continue in it belong to the enclosing loop. */
+static void loop_else(nbc__lowerer *L, nbc__node *s, int other, int end) {
+  if (!s->orelse.count) return;
+  nbc__lower_block(L, other);
+  lower_block(L, &s->orelse);
+  nbc__lower_br(L, end);
+}
+
 static void lower_while(nbc__lowerer *L, nbc__node *s) {
-  if (s->orelse.count) {
-    nbc__lower_error(L, s, "'while ... else' is not supported");
-    return;
-  }
   int test = nbc__lower_label(L), body = nbc__lower_label(L), end = nbc__lower_label(L);
+  int other = s->orelse.count ? nbc__lower_label(L) : end;
   nbc__lower_block(L, test);
   nbc__lower_set_loc(L, s);
   const char *cond = nbc__lower_truth(L, nbc__lower_expr(L, s->a));
-  nbc__lower_condbr(L, cond, body, end);
+  nbc__lower_condbr(L, cond, body, other);
   nbc__lower_block(L, body);
   if (!push_loop(L, s, end, test)) return;
   lower_block(L, &s->body);
   L->loop_depth--;
   nbc__lower_br(L, test);
+  loop_else(L, s, other, end);
   nbc__lower_block(L, end);
 }
 
@@ -683,10 +690,6 @@ static bool const_int(const nbc__node *n, int64_t *pv) {
  * assigned from it at the top of each iteration. The step's sign picks the test; a step
  * that is not a constant is tested at run time (a zero step runs no iteration). */
 static void lower_for(nbc__lowerer *L, nbc__node *s) {
-  if (s->orelse.count) {
-    nbc__lower_error(L, s, "'for ... else' is not supported");
-    return;
-  }
   nbc__node *call = s->b;
   const nbc__call *info = call && call->kind == NBC__N_CALL ? call->info : NULL;
   if (!info || info->builtin != NBC__B_RANGE) {
@@ -725,6 +728,7 @@ static void lower_for(nbc__lowerer *L, nbc__node *s) {
   nbc__lower_emit(L, "store %s %s, %s* %s", ty, start.v, ty, counter);
   int test = nbc__lower_label(L), body = nbc__lower_label(L), next = nbc__lower_label(L),
       end = nbc__lower_label(L);
+  int other = s->orelse.count ? nbc__lower_label(L) : end;
   nbc__lower_block(L, test);
   const char *i = nbc__lower_tmp(L);
   nbc__lower_emit(L, "%s = load %s, %s* %s", i, ty, ty, counter);
@@ -746,7 +750,7 @@ static void lower_for(nbc__lowerer *L, nbc__node *s) {
     nbc__lower_emit(L, "%s = and i1 %s, %s", b, neg, down);
     nbc__lower_emit(L, "%s = or i1 %s, %s", cond, a, b);
   }
-  nbc__lower_condbr(L, cond, body, end);
+  nbc__lower_condbr(L, cond, body, other);
   nbc__lower_block(L, body);
   nbc__lval iv = {ct, i};
   assign_to(L, s->a, iv);
@@ -758,6 +762,7 @@ static void lower_for(nbc__lowerer *L, nbc__node *s) {
   nbc__lower_emit(L, "%s = add %s %s, %s", n, ty, i, step.v);
   nbc__lower_emit(L, "store %s %s, %s* %s", ty, n, ty, counter);
   nbc__lower_br(L, test);
+  loop_else(L, s, other, end);
   nbc__lower_block(L, end);
 }
 
