@@ -214,7 +214,16 @@ struct nbc__node {
 nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count);
 /* desugar.c: rewrites the function's `for` loops over arrays, enumerate() and zip() into
  * range loops (see there); false (out of memory reported) on failure. */
-bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def);
+/* What desugar.c needs to unroll `for v in literal_unroll(t)`: the number of items of t when
+ * t is a parameter (its type in args) or a global (tuple_len: the items of the global tuple
+ * called name, -1 when it is none); env may be NULL (such loops are then left alone). */
+typedef struct nbc__desugar_env {
+  const struct nbc__type *const *args;
+  int nargs;
+  int (*tuple_len)(void *data, const char *name);
+  void *data;
+} nbc__desugar_env;
+bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *env);
 /* Deep copy of a function's subtree (each specialisation types its own copy). */
 nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node);
 /* The argument a CALL passes for the parameter at position pos named name: its positional

@@ -16,6 +16,16 @@
  *   for i, (a, b) in enumerate(zip(E1, E2)) becomes, tuples holding only numbers,
  *   i, a, b = ($k0, $it0[$k0], $it1[$k0]).
  *
+ *   for v in literal_unroll(t):      $it0 = t            (numba's loop over a tuple whose
+ *       body                         for $k0 in range(n):      items have different types)
+ *                                        if $k0 == 0:
+ *                                            v$0_0 = $it0[0]
+ *                                            body, v renamed v$0_0
+ *                                        elif $k0 == 1: ...
+ *   with n the items of t (a parameter's tuple type, a tuple display or a global tuple):
+ *   each item gets its own copy of the body and its own variable, so each is typed alone,
+ *   while break and continue keep working on the one loop.
+ *
  * Each iterable is evaluated once, before the loop, as in Python. An array yields its
  * elements, or for more than one dimension its rows (views, lower_array.c); `len` is its
  * first extent. The hidden names begin with '$', which no Python name can. Diagnostics about
@@ -29,6 +39,8 @@ typedef struct {
   nbc__ctx *ctx;
   int next; /* numbering of the hidden names */
   bool oom;
+  const nbc__node *def;
+  const nbc__desugar_env *env;
 } rewriter;
 
 static nbc__node *new_node(rewriter *R, nbc__node_kind kind, const nbc__token *tok) {
@@ -88,8 +100,99 @@ static bool rewritten(const nbc__node *s) {
   return s && s->kind == NBC__N_FOR && s->b && !is_call_of(s->b, "range");
 }
 
+/* literal_unroll(t), or cuda.literal_unroll(t) / numba.literal_unroll(t), with one
+ * argument. */
+static bool is_literal_unroll(const nbc__node *n) {
+  if (!n || n->kind != NBC__N_CALL || n->list.count != 1 || !n->a) return false;
+  const nbc__node *f = n->a;
+  if (f->kind == NBC__N_NAME) return strcmp(f->str, "literal_unroll") == 0;
+  return f->kind == NBC__N_ATTR && f->a && f->a->kind == NBC__N_NAME &&
+         strcmp(f->str, "literal_unroll") == 0;
+}
+
+/* The items of literal_unroll's tuple t, or -1 when unknown before typing. */
+static int tuple_items(const rewriter *R, const nbc__node *t) {
+  if (t->kind == NBC__N_TUPLE) return t->list.count;
+  if (t->kind != NBC__N_NAME || !R->env) return -1;
+  for (int i = 0; i < R->def->params.count && i < R->env->nargs; i++)
+    if (strcmp(R->def->params.items[i]->str, t->str) == 0) {
+      const nbc__type *a = R->env->args[i];
+      return a && a->kind == NBC__T_TUPLE ? a->count : -1;
+    }
+  return R->env->tuple_len ? R->env->tuple_len(R->env->data, t->str) : -1;
+}
+
+/* Renames variable `from` to `to` in a cloned subtree (assignments and uses alike). */
+static void rename_var(nbc__node *n, const char *from, const char *to) {
+  if (!n) return;
+  if (n->kind == NBC__N_NAME && n->str && strcmp(n->str, from) == 0) n->str = to;
+  if (n->kind == NBC__N_FUNCDEF) return; /* its own names */
+  rename_var(n->a, from, to);
+  rename_var(n->b, from, to);
+  rename_var(n->c, from, to);
+  for (int i = 0; i < n->list.count; i++) rename_var(n->list.items[i], from, to);
+  for (int i = 0; i < n->body.count; i++) rename_var(n->body.items[i], from, to);
+  for (int i = 0; i < n->orelse.count; i++) rename_var(n->orelse.items[i], from, to);
+}
+
+/* The statements replacing `for v in literal_unroll(t)` (see the top of the file); 0 when
+ * t's length is not known here (infer.c then refuses the loop). */
+static int rewrite_unroll(rewriter *R, nbc__node *s, nbc__node **out) {
+  nbc__node *t = s->b->list.items[0];
+  int count = tuple_items(R, t);
+  if (count < 0 || count > 64 || !s->a || s->a->kind != NBC__N_NAME) return 0;
+  const nbc__token *tok = s->b->tok;
+  int id = R->next++;
+  const char *it = hidden(R, "it", id * 32), *k = hidden(R, "k", id);
+  out[0] = assign(R, name(R, it, tok), t, tok);
+  nbc__node *chain = NULL; /* built from the last item back */
+  for (int i = count - 1; i >= 0; i--) {
+    const char *v = nbc__arena_printf(R->ctx->arena, "%s$%d_%d", s->a->str, id, i);
+    nbc__node *index = new_node(R, NBC__N_INT, tok), *item = new_node(R, NBC__N_SUBSCRIPT, tok);
+    nbc__node *test = new_node(R, NBC__N_COMPARE, tok), *at = new_node(R, NBC__N_INT, tok);
+    nbc__node *branch = new_node(R, NBC__N_IF, tok);
+    nbc__op *eq = nbc__arena_alloc(R->ctx->arena, sizeof *eq);
+    nbc__node **body =
+        nbc__arena_alloc(R->ctx->arena, sizeof *body * (size_t)(s->body.count + 1));
+    if (!index || !item || !test || !at || !branch || !eq || !body || !v) return -1;
+    index->value.i = i;
+    at->value.i = i;
+    item->a = name(R, it, tok);
+    item->b = index;
+    *eq = NBC__OP_EQ;
+    test->a = name(R, k, tok);
+    test->op = NBC__OP_EQ;
+    test->ops = eq;
+    if (!set_list(R, &test->list, &at, 1)) return -1;
+    body[0] = assign(R, name(R, v, s->a->tok), item, tok);
+    for (int j = 0; j < s->body.count; j++) {
+      body[j + 1] = nbc__node_clone(R->ctx, s->body.items[j]);
+      if (!body[j + 1]) return -1;
+      rename_var(body[j + 1], s->a->str, v);
+    }
+    branch->a = test;
+    if (!set_list(R, &branch->body, body, s->body.count + 1)) return -1;
+    if (chain && !set_list(R, &branch->orelse, &chain, 1)) return -1;
+    chain = branch;
+  }
+  nbc__node *n = new_node(R, NBC__N_INT, tok), *loop = new_node(R, NBC__N_FOR, s->tok);
+  if (R->oom || !n || !loop) return -1;
+  n->value.i = count;
+  loop->a = name(R, k, tok);
+  loop->b = call(R, "range", &n, 1, tok);
+  loop->orelse = s->orelse;
+  if (chain && !set_list(R, &loop->body, &chain, 1)) return -1;
+  if (!chain) { /* an empty tuple: the loop runs no iteration */
+    nbc__node *pass = new_node(R, NBC__N_PASS, tok);
+    if (!pass || !set_list(R, &loop->body, &pass, 1)) return -1;
+  }
+  out[1] = loop;
+  return R->oom ? -1 : 2;
+}
+
 /* The statements replacing `for` s: the hidden assignments, then the range loop. */
 static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
+  if (is_literal_unroll(s->b)) return rewrite_unroll(R, s, out);
   nbc__node *it = s->b;
   const nbc__token *tok = it->tok;
   int id = R->next++;
@@ -237,8 +340,8 @@ static bool rewrite_list(rewriter *R, nbc__list *l) {
   return true;
 }
 
-bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def) {
-  rewriter R = {ctx, 0, false};
+bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *env) {
+  rewriter R = {ctx, 0, false, def, env};
   if (!rewrite_list(&R, &def->body) || R.oom) {
     nbc__diag_oom(ctx);
     return false;

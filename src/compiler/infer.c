@@ -1072,6 +1072,14 @@ static void stmt(infer *I, nbc__node *s) {
     stmts(I, &s->orelse);
     return;
   case NBC__N_FOR: {
+    if (s->b && s->b->kind == NBC__N_CALL && s->b->a &&
+        ((s->b->a->kind == NBC__N_NAME && strcmp(s->b->a->str, "literal_unroll") == 0) ||
+         (s->b->a->kind == NBC__N_ATTR && strcmp(s->b->a->str, "literal_unroll") == 0))) {
+      UNSUPPORTED(I, s->b, "literal_unroll() takes a tuple that is a parameter of the "
+                  "function, a tuple display or a global tuple, and a name as the loop "
+                  "variable");
+      return;
+    }
     if (!s->b || s->b->kind != NBC__N_CALL || !s->b->a || s->b->a->kind != NBC__N_NAME ||
         strcmp(s->b->a->str, "range") != 0 || nbc__infer_var_find(I, "range") >= 0) {
       nbc__infer_expr(I, s->b);
@@ -1225,6 +1233,23 @@ bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def)
   return false;
 }
 
+/* Where literal_unroll's global tuples are looked up: the function's resolver, else its
+ * module's own bindings. */
+typedef struct {
+  const nbc__module *module;
+  const nbc_resolver_t *resolver;
+} unroll_data;
+
+static int global_tuple_len(void *data, const char *name) {
+  const unroll_data *u = data;
+  nbc_global_t g;
+  memset(&g, 0, sizeof g);
+  int rc = u->resolver && u->resolver->resolve
+               ? u->resolver->resolve(u->resolver->data, name, &g)
+               : nbc__module_resolve((void *)u->module, name, &g);
+  return rc == 0 && g.kind == NBC_GLOBAL_TUPLE ? g.tuple_count : -1;
+}
+
 nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
                                  const nbc_resolver_t *resolver, const nbc__type **args,
                                  int nargs, const nbc__type *declared, bool is_entry,
@@ -1267,7 +1292,9 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
   }
   nbc__func *fn = nbc__arena_alloc(ctx->arena, sizeof *fn);
   nbc__node *clone = nbc__node_clone(ctx, def);
-  if (clone && !nbc__desugar_loops(ctx, clone)) clone = NULL;
+  unroll_data ud = {module, resolver};
+  nbc__desugar_env env = {args, nargs, global_tuple_len, &ud};
+  if (clone && !nbc__desugar_loops(ctx, clone, &env)) clone = NULL;
   if (!fn || !clone) {
     nbc__diag_oom(ctx);
     if (caller) caller->failed = true;

@@ -240,7 +240,17 @@ static PyObject *py_is_supported_version(PyObject *module, PyObject *unused) {
   return is_supported(nbc__py_module_state(module));
 }
 
+/* numba's literal_unroll on the host: the container itself. In a kernel, a `for` over it
+ * is unrolled per item (desugar.c). */
+static PyObject *py_literal_unroll(PyObject *module, PyObject *container) {
+  (void)module;
+  return Py_NewRef(container);
+}
+
 static PyMethodDef module_functions[] = {
+    {"literal_unroll", py_literal_unroll, METH_O,
+     "numba's literal_unroll: in a kernel, `for v in literal_unroll(t)` runs the body once per "
+     "item of the tuple t, each typed alone; on the host, t itself."},
     {"is_available", py_is_available, METH_NOARGS,
      "Whether the CUDA driver initialises and libNVVM can be loaded; never raises."},
     {"detect", py_detect, METH_NOARGS,

@@ -1,0 +1,79 @@
+"""literal_unroll in kernels, as numba-cuda's cuda.literal_unroll: `for v in
+literal_unroll(t)` over a tuple whose items have different types runs the body once per item,
+each typed alone (v is an int64 in one copy, a float64 or a bool in another), with break and
+continue working on the loop. The tuple is a parameter of the function, a tuple display or a
+global tuple. CI checks types, PTX and the error for another tuple; the GPU compares results
+with Python and with numba-cuda."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module, numba_side
+from test_compile import check_ptx
+
+KERNELS = '''
+MIXED = (1, 2.5, True)
+
+
+@cuda.jit(device=True)
+def weighted(t, x):
+    s = 0.0
+    for v in cuda.literal_unroll(t):
+        s += v * x
+    return s
+
+
+def unrolled(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        s = weighted((x[i], 2, False), 0.5)
+        for w in cuda.literal_unroll(MIXED):
+            if w == 2.5:
+                continue
+            s += w * x[i]
+        for u in cuda.literal_unroll((x[i], 3, 0.25)):
+            s += u
+            if u == 3:
+                break
+        out[i] = s
+'''
+
+
+def kernels(cuda_module, directory):
+    return load_kernel_module(directory, "unroll_kernels", KERNELS, cuda_module)
+
+
+def test_literal_unroll_types_each_item(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    ptx, _ = cuda.compile_ptx(mod.unrolled, "void(float64[::1], float64[::1])", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    sig = "(Tuple(int64, float64, bool), float64)"
+    assert str(cuda.compile(mod.weighted.py_func, sig)[1]) == "float64"
+    assert cuda.literal_unroll((1, 2.5)) == (1, 2.5)  # the host's: the container itself
+    src = ("def f(x):\n    t = (1, 2.5)\n    s = 0.0\n    for v in cuda.literal_unroll(t):\n"
+           "        s += v\n    return s\n")
+    m = load_kernel_module(tmp_path, "unroll_bad", src, cuda)
+    with pytest.raises(cuda.CompileError, match="literal_unroll\\(\\) takes a tuple that is a "
+                       "parameter of the function, a tuple display or a global tuple"):
+        cuda.compile(m.f, "(float64,)")
+
+
+def results(cuda_module, directory):
+    mod = kernels(cuda_module, directory)
+    x = np.linspace(-2.0, 3.0, 40)
+    out = np.zeros(40)
+    cuda_module.jit(mod.unrolled)[2, 32](out, x)
+    return {"out": out}
+
+
+@pytest.mark.gpu
+def test_literal_unroll_matches_python_and_numba_cuda(gpu, tmp_path):
+    mine = results(cuda, tmp_path)["out"]
+    x = np.linspace(-2.0, 3.0, 40)
+    # x == 3 (the last element) breaks out of the last loop before its 3 is added
+    expect = (x * 0.5 + 1.0 + 0.0) + (1 * x + True * x) + x + np.where(x == 3, 0, 3)
+    np.testing.assert_allclose(mine, expect, rtol=1e-15)
+    theirs = numba_side("test_kernel_literal_unroll",
+                        f"t.results(cuda, pathlib.Path({str(tmp_path)!r}))",
+                        tmp_path / "numba.npz")
+    np.testing.assert_array_equal(mine, theirs["out"])
