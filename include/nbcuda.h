@@ -802,8 +802,11 @@ typedef struct nbc_signature nbc_signature_t;
 typedef enum nbc_param_kind {
   NBC_PARAM_SCALAR = 0, /* bool, integers, floats, complex */
   NBC_PARAM_ARRAY,      /* an array of scalars */
-  NBC_PARAM_OTHER,      /* tuples and other types: nbc_signature_pack_* refuses them */
-  NBC_PARAM_RECORD      /* a record (numpy structured scalar): a pointer to its bytes */
+  NBC_PARAM_OTHER,      /* other types (tuples holding arrays...): nbc_signature_pack_*
+                           refuses them */
+  NBC_PARAM_RECORD,     /* a record (numpy structured scalar): a pointer to its bytes */
+  NBC_PARAM_TUPLE       /* a tuple of scalars (or of such tuples), flattened item by item as
+                           numba passes it: items describes each, packed on its own */
 } nbc_param_kind_t;
 
 typedef struct nbc_param_info {
@@ -817,6 +820,8 @@ typedef struct nbc_param_info {
   char layout;            /* arrays: 'C', 'F' or 'A' */
   size_t offset;          /* byte offset of the parameter in the packed buffer */
   size_t size;            /* bytes the (flattened) parameter occupies */
+  int nitems;             /* TUPLE: its items, described in items (offsets in the buffer) */
+  const struct nbc_param_info *items;
 } nbc_param_info_t;
 
 /* Parses a signature in numba's syntax ("void(float32[:], int64)", "(float64,)"). A bad
@@ -848,6 +853,13 @@ size_t nbc_signature_params_size(const nbc_signature_t *sig);
 nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, void *params,
                                       nbc_devptr_t data, char dtype_kind, int itemsize,
                                       int ndim, const int64_t *shape, const int64_t *strides);
+/* The same for one scalar described by p: a SCALAR parameter or a scalar item of a TUPLE
+ * parameter (nbc_signature_param(...)->items[k], recursively); p->type_name names it in
+ * errors. */
+nbc_status_t nbc_param_pack_int(const nbc_param_info_t *p, void *params, int64_t value);
+nbc_status_t nbc_param_pack_float(const nbc_param_info_t *p, void *params, double value);
+nbc_status_t nbc_param_pack_complex(const nbc_param_info_t *p, void *params, double re,
+                                    double im);
 /* Writes record argument `index`: the device address of a copy of its itemsize bytes, which
  * must be the record's size (numba copies a record argument to the device, passes the
  * pointer, and copies it back after the launch). */

@@ -101,6 +101,28 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     p->ndim = t->ndim;
     p->layout = t->layout;
     p->size = 8 * (size_t)(5 + 2 * t->ndim);
+  } else if (t->kind == NBC__T_TUPLE && t->count > 0) {
+    /* each item in turn, at its own alignment, as the kernel's flattened parameters */
+    nbc_param_info_t *items = nbc__arena_alloc(ctx->arena, sizeof *items * (size_t)t->count);
+    if (!items) {
+      *ppackable = false;
+      return;
+    }
+    memset(items, 0, sizeof *items * (size_t)t->count);
+    p->kind = NBC_PARAM_TUPLE;
+    p->nitems = t->count;
+    p->items = items;
+    for (int i = 0; i < t->count; i++) {
+      bool ok = true;
+      describe_param(ctx, t->items[i], &items[i], poffset, &ok);
+      if (!ok || (items[i].kind != NBC_PARAM_SCALAR && items[i].kind != NBC_PARAM_TUPLE)) {
+        p->kind = NBC_PARAM_OTHER;
+        *ppackable = false;
+      }
+    }
+    p->offset = items[0].offset;
+    p->size = *poffset - p->offset;
+    return;
   } else {
     p->kind = NBC_PARAM_OTHER;
     *ppackable = false;
@@ -223,6 +245,7 @@ static const nbc_param_info_t *packable_param(const nbc_signature_t *sig, int in
     *pst = sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s, got %s", index + 1,
                     p->type_name, kind == NBC_PARAM_ARRAY    ? "an array"
                                   : kind == NBC_PARAM_RECORD ? "a record"
+                                  : kind == NBC_PARAM_TUPLE  ? "a tuple"
                                                              : "a scalar");
     return NULL;
   }
@@ -373,11 +396,12 @@ static int64_t trunc_to_int64(double v) {
 }
 
 /* The common part of the three scalar packers. */
-static nbc_status_t pack_scalar(const nbc_signature_t *sig, int index, void *params,
-                                bool is_int, int64_t i, double re, double im) {
-  nbc_status_t st = NBC_OK;
-  const nbc_param_info_t *p = packable_param(sig, index, params, NBC_PARAM_SCALAR, &st);
-  if (!p) return st;
+/* One scalar described by p converted as numba converts it. */
+static nbc_status_t pack_value(const nbc_param_info_t *p, void *params, bool is_int, int64_t i,
+                               double re, double im) {
+  if (!p || !params) return sig_fail(NBC_INVALID_ARGUMENT, "nbc_param_pack: NULL argument");
+  if (p->kind != NBC_PARAM_SCALAR)
+    return sig_fail(NBC_INVALID_ARGUMENT, "expected %s, got a scalar", p->type_name);
   char *dst = (char *)params + p->offset;
   switch (p->dtype_kind) {
   case 'b': {
@@ -395,10 +419,29 @@ static nbc_status_t pack_scalar(const nbc_signature_t *sig, int index, void *par
     store_float(dst + p->itemsize / 2, p->itemsize / 2, is_int ? 0.0 : im);
     break;
   default:
-    return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: %s cannot be passed", index + 1,
-                    p->type_name);
+    return sig_fail(NBC_INVALID_ARGUMENT, "%s cannot be passed", p->type_name);
   }
   return NBC_OK;
+}
+
+static nbc_status_t pack_scalar(const nbc_signature_t *sig, int index, void *params,
+                                bool is_int, int64_t i, double re, double im) {
+  nbc_status_t st = NBC_OK;
+  const nbc_param_info_t *p = packable_param(sig, index, params, NBC_PARAM_SCALAR, &st);
+  return p ? pack_value(p, params, is_int, i, re, im) : st;
+}
+
+nbc_status_t nbc_param_pack_int(const nbc_param_info_t *p, void *params, int64_t value) {
+  return pack_value(p, params, true, value, 0.0, 0.0);
+}
+
+nbc_status_t nbc_param_pack_float(const nbc_param_info_t *p, void *params, double value) {
+  return pack_value(p, params, false, 0, value, 0.0);
+}
+
+nbc_status_t nbc_param_pack_complex(const nbc_param_info_t *p, void *params, double re,
+                                    double im) {
+  return pack_value(p, params, false, 0, re, im);
 }
 
 nbc_status_t nbc_signature_pack_int(const nbc_signature_t *sig, int index, void *params,

@@ -1026,6 +1026,7 @@ typedef struct sigp {
   const char *text;
   const char *p;
   nbc__file file;
+  int depth; /* tuples being parsed, one in another */
 } sigp;
 
 static void sig_skip(sigp *s) {
@@ -1149,7 +1150,18 @@ static const nbc__type *sig_array(sigp *s, const nbc__type *dtype) {
   return t;
 }
 
+static const nbc__type *sig_tuple_items(sigp *s, bool uni);
+
+/* A tuple type, nested at most 32 deep (the parser recurses once per level). */
 static const nbc__type *sig_tuple(sigp *s, bool uni) {
+  if (s->depth == 32) return sig_error(s, "%s", "tuples nested more than 32 deep"), NULL;
+  s->depth++;
+  const nbc__type *t = sig_tuple_items(s, uni);
+  s->depth--;
+  return t;
+}
+
+static const nbc__type *sig_tuple_items(sigp *s, bool uni) {
   const nbc__type *items[64];
   int count = 0;
   if (!sig_expect(s, '(')) return NULL;
@@ -1184,8 +1196,8 @@ static const nbc__type *sig_tuple(sigp *s, bool uni) {
   }
   if (!sig_expect(s, ')')) return NULL;
   for (int i = 0; i < count; i++)
-    if (!is_scalar_kind(items[i]->kind)) {
-      sig_error(s, "%s", "tuples may only hold scalars");
+    if (!is_scalar_kind(items[i]->kind) && items[i]->kind != NBC__T_TUPLE) {
+      sig_error(s, "%s", "tuples may only hold scalars and tuples of them");
       return NULL;
     }
   const nbc__type *t = nbc__type_tuple(s->ctx, items, count);

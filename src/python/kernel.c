@@ -237,6 +237,22 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   int copy_in, copy_out;
   if (nbc__py_arg_hint(st, a, &value, &copy_in, &copy_out)) a = value; /* In(x): x's type */
   if (PyBool_Check(a)) return PyUnicode_FromString("boolean");
+  if (PyTuple_Check(a) && PyTuple_GET_SIZE(a) > 0) { /* numba's Tuple of the items' types */
+    if (Py_EnterRecursiveCall(" typing a kernel argument")) return NULL;
+    PyObject *s = PyUnicode_FromString("Tuple(");
+    for (Py_ssize_t k = 0; s && k < PyTuple_GET_SIZE(a); k++) {
+      PyObject *t = typeof_arg(st, PyTuple_GET_ITEM(a, k));
+      if (!t) {
+        Py_CLEAR(s);
+        break;
+      }
+      Py_SETREF(s, PyUnicode_FromFormat("%U%s%U", s, k ? ", " : "", t));
+      Py_DECREF(t);
+    }
+    Py_LeaveRecursiveCall();
+    if (s) Py_SETREF(s, PyUnicode_FromFormat("%U)", s));
+    return s;
+  }
   if (PyLong_Check(a)) return PyUnicode_FromString("int64");
   if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
   if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");

@@ -90,10 +90,21 @@ static int argument_refused(nbc__py_state *st, nbc_status_t s) {
   return -1;
 }
 
-/* Packs one scalar argument. */
-static int pack_scalar(nbc__py_state *st, const nbc_signature_t *sig, int i, char *buf,
+/* Argument i (or an item of it), described by p: a scalar converted as numba converts it,
+ * or a tuple packed item by item. */
+static int pack_scalar(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
                        PyObject *a) {
   nbc_status_t s;
+  if (p->kind == NBC_PARAM_TUPLE) {
+    if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != p->nitems) {
+      PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %R", i + 1, p->type_name,
+                   a);
+      return -1;
+    }
+    for (int k = 0; k < p->nitems; k++)
+      if (pack_scalar(st, &p->items[k], i, buf, PyTuple_GET_ITEM(a, k)) < 0) return -1;
+    return 0;
+  }
   if (PyLong_Check(a)) { /* bool included */
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
@@ -101,30 +112,30 @@ static int pack_scalar(nbc__py_state *st, const nbc_signature_t *sig, int i, cha
       v = (long long)PyLong_AsUnsignedLongLongMask(a);
       if (PyErr_Occurred()) return -1;
     }
-    s = nbc_signature_pack_int(sig, i, buf, v);
+    s = nbc_param_pack_int(p, buf, v);
   } else if (PyFloat_Check(a)) {
-    s = nbc_signature_pack_float(sig, i, buf, PyFloat_AS_DOUBLE(a));
+    s = nbc_param_pack_float(p, buf, PyFloat_AS_DOUBLE(a));
   } else if (PyComplex_Check(a)) {
     Py_complex c = PyComplex_AsCComplex(a);
-    s = nbc_signature_pack_complex(sig, i, buf, c.real, c.imag);
+    s = nbc_param_pack_complex(p, buf, c.real, c.imag);
   } else if (PyIndex_Check(a)) { /* numpy integers */
     PyObject *v = PyNumber_Index(a);
     if (!v) return -1;
-    int r = pack_scalar(st, sig, i, buf, v);
+    int r = pack_scalar(st, p, i, buf, v);
     Py_DECREF(v);
     return r;
   } else if (Py_TYPE(a)->tp_as_number && Py_TYPE(a)->tp_as_number->nb_float &&
              !strstr(Py_TYPE(a)->tp_name, "complex")) { /* numpy floats and bools */
     double d = PyFloat_AsDouble(a);
     if (d == -1.0 && PyErr_Occurred()) return -1;
-    s = nbc_signature_pack_float(sig, i, buf, d);
+    s = nbc_param_pack_float(p, buf, d);
   } else if (PyObject_HasAttrString(a, "__complex__")) {
     Py_complex c = PyComplex_AsCComplex(a);
     if (PyErr_Occurred()) return -1;
-    s = nbc_signature_pack_complex(sig, i, buf, c.real, c.imag);
+    s = nbc_param_pack_complex(p, buf, c.real, c.imag);
   } else {
-    PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %s", i + 1,
-                 nbc_signature_param(sig, i)->type_name, Py_TYPE(a)->tp_name);
+    PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %s", i + 1, p->type_name,
+                 Py_TYPE(a)->tp_name);
     return -1;
   }
   return s == NBC_OK ? 0 : argument_refused(st, s);
@@ -335,7 +346,7 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
       nbc_status_t s = nbc_signature_pack_record(sig, i, buf, v->data, v->itemsize);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
     } else {
-      ok = pack_scalar(st, sig, i, buf, args[i]) == 0;
+      ok = pack_scalar(st, p, i, buf, args[i]) == 0;
     }
   }
   nbc_stream_t *stream = NULL, *temp = NULL;

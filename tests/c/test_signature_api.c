@@ -195,12 +195,53 @@ TEST(bad_signatures) {
   ASSERT_CONTAINS(nbc_last_error(), "invalid signature");
   ASSERT_STATUS(nbc_signature_parse(NULL, &sig), NBC_INVALID_ARGUMENT);
   ASSERT_STATUS(nbc_signature_parse("void()", NULL), NBC_INVALID_ARGUMENT);
-  /* tuples are described but cannot be packed from the host */
-  ASSERT_OK(nbc_signature_parse("void(UniTuple(int32, 2), float32)", &sig));
-  ASSERT_EQ(nbc_signature_param(sig, 0)->kind, NBC_PARAM_OTHER);
+  ASSERT_STATUS(nbc_signature_parse("void(Tuple(int32, float32[:]))", &sig),
+                NBC_SIGNATURE_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "tuples may only hold scalars and tuples of them");
+  char deep[600] = "void(";
+  for (int i = 0; i < 40; i++) strcat(deep, "Tuple(");
+  strcat(deep, "int8");
+  for (int i = 0; i < 40; i++) strcat(deep, ")");
+  strcat(deep, ")");
+  ASSERT_STATUS(nbc_signature_parse(deep, &sig), NBC_SIGNATURE_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "tuples nested more than 32 deep");
+}
+
+TEST(tuples) {
+  /* flattened item by item, each at its own alignment, as the kernel's parameters */
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse(
+      "void(UniTuple(int32, 2), float32, Tuple(float64, Tuple(int8, complex64)))", &sig));
+  const nbc_param_info_t *t = nbc_signature_param(sig, 0), *u = nbc_signature_param(sig, 2);
+  ASSERT_EQ(t->kind, NBC_PARAM_TUPLE);
+  ASSERT_EQ(t->nitems, 2);
+  ASSERT_EQ(t->items[1].offset, 4);
+  ASSERT_EQ(t->size, 8);
+  ASSERT_EQ(nbc_signature_param(sig, 1)->offset, 8);
+  ASSERT_EQ(u->kind, NBC_PARAM_TUPLE);
+  ASSERT_EQ(u->offset, 16);
+  ASSERT_EQ(u->items[1].kind, NBC_PARAM_TUPLE);
+  ASSERT_EQ(u->items[1].items[0].offset, 24);
+  ASSERT_EQ(u->items[1].items[1].offset, 28); /* complex64: two floats, 4-aligned */
+  ASSERT_EQ(nbc_signature_params_size(sig), 36);
   char buf[64];
-  ASSERT_STATUS(nbc_signature_pack_float(sig, 1, buf, 1.0), NBC_INVALID_ARGUMENT);
-  ASSERT_CONTAINS(nbc_last_error(), "cannot be passed from the host");
+  memset(buf, 0, sizeof buf);
+  ASSERT_OK(nbc_param_pack_int(&t->items[0], buf, 7));
+  ASSERT_OK(nbc_param_pack_float(&t->items[1], buf, -2.9)); /* truncates, as numba */
+  ASSERT_OK(nbc_param_pack_complex(&u->items[1].items[1], buf, 1.5, -0.5));
+  int32_t a, b;
+  float re, im;
+  memcpy(&a, buf, 4);
+  memcpy(&b, buf + 4, 4);
+  memcpy(&re, buf + 28, 4);
+  memcpy(&im, buf + 32, 4);
+  ASSERT_EQ(a, 7);
+  ASSERT_EQ(b, -2);
+  ASSERT(re == 1.5f && im == -0.5f);
+  ASSERT_STATUS(nbc_param_pack_int(u, buf, 1), NBC_INVALID_ARGUMENT); /* a tuple, not a scalar */
+  ASSERT_CONTAINS(nbc_last_error(), "got a scalar");
+  ASSERT_STATUS(nbc_signature_pack_int(sig, 0, buf, 1), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "got a scalar");
   nbc_signature_destroy(sig);
 }
 
@@ -233,5 +274,5 @@ TEST(best_match) {
   ASSERT_EQ(nbc_signature_best_match(NULL, NULL, 0), -1);
 }
 
-TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records) X(pack_array_errors) X(pack_scalars) X(bad_signatures))
+TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records) X(pack_array_errors) X(pack_scalars) X(bad_signatures) X(tuples))
 TEST_MAIN()

@@ -109,6 +109,13 @@ def tuple_indexed(out, x):
         out[j] += 1.0
 
 
+def tuple_args(out, x, t, u):
+    i = cuda.grid(1)
+    if i < x.size:
+        a, (b, c) = u
+        out[i] = x[i] * t[0] + t[1] + a + (1.0 if b else 0.0) + c.real * c.imag
+
+
 def pick(out, x, k):
     i = cuda.grid(1)
     if i < x.size:
@@ -183,6 +190,26 @@ def test_tuple_comparisons_compile(tmp_path):
         cuda.compile(m.f, "(float64,)")
 
 
+def test_tuple_arguments_are_packed_item_by_item(tmp_path):
+    mod = kernels(cuda, tmp_path)
+    sig = ("void(float64[::1], float64[::1], UniTuple(float64, 2), "
+           "Tuple(int32, Tuple(boolean, complex128)))")
+    ptx, _ = cuda.compile_ptx(mod.tuple_args, sig, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    k = cuda.jit(sig)(mod.tuple_args)
+    d = cuda.device_array(4)
+    k[1, 4](d, d, (1.0, 2.0), (3, (True, 1j)))  # packs (the test driver runs nothing)
+    with pytest.raises(TypeError, match=r"argument 3: expected UniTuple\(float64 x 2\), got "
+                       r"\(1.0,\)"):
+        k[1, 4](d, d, (1.0,), (3, (True, 1j)))
+    with pytest.raises(TypeError, match="argument 4: expected complex128, got str"):
+        k[1, 4](d, d, (1.0, 2.0), (3, (True, "x")))
+    lazy = cuda.jit(mod.tuple_args)
+    lazy[1, 4](d, d, (1, 2.5), (3, (True, 1j)))
+    assert lazy.signatures == ["void(float64[::1], float64[::1], Tuple(int64, float64), "
+                               "Tuple(int64, Tuple(boolean, complex128)))"]
+
+
 def test_run_time_index_needs_a_homogeneous_tuple(tmp_path):
     src = "MIXED = (2, 1.5)\n\n\ndef f(x, i):\n    return MIXED[i]\n"
     m = load_kernel_module(tmp_path, "tuple_mixed", src, cuda)
@@ -212,6 +239,14 @@ def results(cuda_module, directory):
     mod = kernels(cuda_module, directory)
     x = np.linspace(-2.0, 5.0, 64)
     out = {}
+    # tuple arguments, flattened item by item: an explicit signature and a lazy kernel
+    kt = cuda_module.jit("void(float64[::1], float64[::1], UniTuple(float64, 2), "
+                         "Tuple(int32, Tuple(boolean, complex128)))")(mod.tuple_args)
+    dt = cuda_module.to_device(np.zeros(64))
+    kt[2, 32](dt, cuda_module.to_device(x), (2.0, -1.0), (3, (True, 1.5 - 2j)))
+    out["tuple_args"] = dt.copy_to_host()
+    cuda_module.jit(mod.tuple_args)[2, 32](dt, cuda_module.to_device(x), (2, 0.5), (1, (0, 2j)))
+    out["tuple_args_lazy"] = dt.copy_to_host()
     for name in ("smooth", "iterate", "nested"):
         k = cuda_module.jit("void(float64[::1], float64[::1])")(getattr(mod, name))
         d = cuda_module.to_device(np.zeros(64))
@@ -258,6 +293,8 @@ def results(cuda_module, directory):
 def test_tuples_match_numpy_and_numba_cuda(gpu, tmp_path):
     mine = results(cuda, tmp_path)
     x = np.linspace(-2.0, 5.0, 64)
+    np.testing.assert_allclose(mine["tuple_args"], x * 2.0 - 1.0 + 3 + 1.0 - 3.0, rtol=1e-15)
+    np.testing.assert_allclose(mine["tuple_args_lazy"], x * 2 + 0.5 + 1 + 0.0, rtol=1e-15)
     expect = np.zeros(64)
     expect[1:-1] = 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:]
     np.testing.assert_allclose(mine["smooth"], expect, rtol=1e-15)
