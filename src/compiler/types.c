@@ -1017,7 +1017,7 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
 /* A recursive-descent parser over the signature text:
  *   signature := [type] '(' [type {',' type} [',']] ')' | type
  *   type      := (NAME | record) ['[' dim {',' dim} ']'] | ('UniTuple' '(' type ',' INT ')')
- *              | ('Tuple' '(' [type {',' type}] ')')
+ *              | ('Tuple' '(' [type {',' type}] ')') | ('Tuple' '((' [type {',' type}] '))')
  *   record    := numba's printed Record(...) (sig_record)
  *   dim       := ':' | '::1'
  * Layout: '::1' last is C (also for one dimension), '::1' first is F, none is A. */
@@ -1180,6 +1180,13 @@ static const nbc__type *sig_tuple_items(sigp *s, bool uni) {
       items[count++] = item;
   } else {
     sig_skip(s);
+    /* numba's own spelling, Tuple((int32, float64)): the items in a second pair of
+     * parentheses */
+    bool inner = *s->p == '(';
+    if (inner) {
+      s->p++;
+      sig_skip(s);
+    }
     while (*s->p != ')') {
       if (count == 64) {
         sig_error(s, "%s", "too many tuple items");
@@ -1193,6 +1200,7 @@ static const nbc__type *sig_tuple_items(sigp *s, bool uni) {
       } else
         break;
     }
+    if (inner && !sig_expect(s, ')')) return NULL;
   }
   if (!sig_expect(s, ')')) return NULL;
   for (int i = 0; i < count; i++)

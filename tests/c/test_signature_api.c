@@ -238,6 +238,12 @@ TEST(tuples) {
   ASSERT_EQ(a, 7);
   ASSERT_EQ(b, -2);
   ASSERT(re == 1.5f && im == -0.5f);
+  nbc_signature_t *numba_spelling = NULL; /* numba's Tuple((...)) reads the same */
+  ASSERT_OK(nbc_signature_parse(
+      "void(UniTuple(int32, 2), float32, Tuple((float64, Tuple((int8, complex64)))))",
+      &numba_spelling));
+  ASSERT_STREQ(nbc_signature_text(numba_spelling), nbc_signature_text(sig));
+  nbc_signature_destroy(numba_spelling);
   ASSERT_STATUS(nbc_param_pack_int(u, buf, 1), NBC_INVALID_ARGUMENT); /* a tuple, not a scalar */
   ASSERT_CONTAINS(nbc_last_error(), "got a scalar");
   ASSERT_STATUS(nbc_signature_pack_int(sig, 0, buf, 1), NBC_INVALID_ARGUMENT);

@@ -240,8 +240,9 @@ def results(cuda_module, directory):
     x = np.linspace(-2.0, 5.0, 64)
     out = {}
     # tuple arguments, flattened item by item: an explicit signature and a lazy kernel
+    # numba's spelling of tuple types (Tuple takes a tuple), which nbcuda reads too
     kt = cuda_module.jit("void(float64[::1], float64[::1], UniTuple(float64, 2), "
-                         "Tuple(int32, Tuple(boolean, complex128)))")(mod.tuple_args)
+                         "Tuple((int32, Tuple((boolean, complex128)))))")(mod.tuple_args)
     dt = cuda_module.to_device(np.zeros(64))
     kt[2, 32](dt, cuda_module.to_device(x), (2.0, -1.0), (3, (True, 1.5 - 2j)))
     out["tuple_args"] = dt.copy_to_host()
