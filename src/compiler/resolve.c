@@ -592,7 +592,8 @@ static bool is_cuda_module(const char *m) {
 /* numba and its modules of types: `import numba as nb`, `import numba.types as nt`. */
 static bool is_numba_types(const char *mod) {
   return strcmp(mod, "numba") == 0 || strcmp(mod, "numba.types") == 0 ||
-         strcmp(mod, "numba.core.types") == 0;
+         strcmp(mod, "numba.core.types") == 0 || strcmp(mod, "numba.cuda.types") == 0 ||
+         strcmp(mod, "nbcuda.types") == 0;
 }
 
 static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
@@ -630,8 +631,7 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
 static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) {
   const char *mod = s->str;
   bool types_module = strcmp(mod, "numba") == 0 || strcmp(mod, "nbcuda") == 0 ||
-                      strcmp(mod, "numba.types") == 0 || strcmp(mod, "numba.core.types") == 0 ||
-                      strcmp(mod, "numba.cuda") == 0;
+                      strcmp(mod, "numba.cuda") == 0 || is_numba_types(mod);
   for (int i = 0; i < s->list.count; i++) {
     const nbc__node *item = s->list.items[i];
     const char *name = item->str, *as = item->alias ? item->alias : item->str;
@@ -648,6 +648,10 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
     } else if ((strcmp(mod, "numba") == 0 || strcmp(mod, "nbcuda") == 0) &&
                strcmp(name, "cuda") == 0) {
       g = of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda");
+    } else if ((strcmp(mod, "numba") == 0 || strcmp(mod, "numba.cuda") == 0 ||
+                strcmp(mod, "nbcuda") == 0) &&
+               strcmp(name, "types") == 0) { /* from numba.cuda import types */
+      g = of_kind(NBC_GLOBAL_MODULE_NUMBA, "numba");
     } else if (types_module && is_type_name(name)) {
       g = of_kind(NBC_GLOBAL_TYPE, name);
     } else if ((is_cuda_module(mod) || strcmp(mod, "numba.cuda.stubs") == 0 ||

@@ -478,7 +478,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     else if (strcmp(n, "numpy") == 0)
       g->kind = NBC_GLOBAL_MODULE_NUMPY;
     else if (strcmp(n, "numba") == 0 || strcmp(n, "numba.types") == 0 ||
-             strcmp(n, "numba.core.types") == 0)
+             strcmp(n, "numba.core.types") == 0 || strcmp(n, "numba.cuda.types") == 0 ||
+             strcmp(n, "nbcuda.types") == 0)
       g->kind = NBC_GLOBAL_MODULE_NUMBA;
     else if (is_cuda_module(st, value))
       g->kind = NBC_GLOBAL_MODULE_CUDA;

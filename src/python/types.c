@@ -504,6 +504,17 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
   if (rc == 0) rc = PyDict_SetItemString(st->types, "none", (PyObject *)v);
   if (rc == 0) rc = PyDict_SetItemString(st->types, "void", (PyObject *)v);
   Py_DECREF(v);
+  if (rc < 0) return -1;
+  /* nbcuda.types, as numba-cuda's numba.cuda.types (`from numba.cuda import types`): a
+   * module of the type objects, which kernels use as numba's types */
+  PyObject *types = PyModule_New("nbcuda.types");
+  PyObject *dict = types ? PyModule_GetDict(types) : NULL; /* borrowed */
+  rc = dict ? PyDict_Update(dict, st->types) : -1;
+  PyObject *from_dtype = rc == 0 ? PyObject_GetAttrString(module, "from_dtype") : NULL;
+  rc = from_dtype ? PyDict_SetItemString(dict, "from_dtype", from_dtype) : -1;
+  if (rc == 0) rc = PyModule_AddObjectRef(module, "types", types);
+  Py_XDECREF(from_dtype);
+  Py_XDECREF(types);
   return rc;
 }
 

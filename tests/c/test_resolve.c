@@ -158,6 +158,7 @@ TEST(imports) {
                            "import numba\n"
                            "import numba.cuda\n"
                            "from numba import float32, int32 as i32, njit\n"
+                           "from numba.cuda import types as ctypes_\n"
                            "from nbcuda import float64\n"
                            "from numba.types import uint8\n"
                            "from numba.core.types import f4\n"
@@ -179,6 +180,7 @@ TEST(imports) {
   ASSERT_KIND(m, "cuda3", NBC_GLOBAL_MODULE_CUDA);
   ASSERT_KIND(m, "cuda4", NBC_GLOBAL_MODULE_CUDA);
   ASSERT_KIND(m, "numba", NBC_GLOBAL_MODULE_NUMBA); /* numba.float32, numba.cuda */
+  ASSERT_KIND(m, "ctypes_", NBC_GLOBAL_MODULE_NUMBA); /* numba-cuda's numba.cuda.types */
   g = resolve(m, "float32");
   ASSERT_EQ(g.kind, NBC_GLOBAL_TYPE);
   ASSERT_STREQ(g.name, "float32");

@@ -358,6 +358,10 @@ def typed(a):
 
 def bad(a):
     return numba.prange(3)
+
+
+def cuda_types(a):
+    return types.float32(a) + types.int16(1)
 '''
 
 
@@ -369,6 +373,10 @@ def test_numba_module_in_kernels(tmp_path):
     assert str(cuda.compile(m.typed, "(float64,)")[1]) == "float32"
     with pytest.raises(cuda.CompileError, match="'numba.prange' is not supported in kernels"):
         cuda.compile(m.bad, "(float64,)")
+    # numba-cuda's `from numba.cuda import types`, here nbcuda.types: the same type objects
+    m.types = cuda.types
+    assert cuda.types.float32 is cuda.float32 and cuda.types.from_dtype is cuda.from_dtype
+    assert str(cuda.compile(m.cuda_types, "(float64,)")[1]) == "float32"
 
 
 # ---- numpy in kernels: the module, its dtypes, constants and ufuncs (numpy.c) -------------
