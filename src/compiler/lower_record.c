@@ -7,7 +7,7 @@
  * r = a[i] reach the array as in numba. The alignment each access may assume is the largest
  * power of two dividing the field's offset and the record's size, at most the field's own:
  * a packed record (numpy's default align=False) puts a float64 at offset 1, which the GPU may
- * only read byte by byte. a[i] = rec copies the record's bytes. An array field (numba's
+ * only read byte by byte. a[i] = rec copies the record's bytes (a memmove). An array field (numba's
  * nestedarray) is a C array over the record's bytes, indexed like any array; the signature
  * parser refuses one whose elements would not be aligned.
  */
@@ -124,8 +124,9 @@ void nbc__lower_record_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
   const char *dst = nbc__lower_record_at(L, r, ptr).v;
   int align = 1;
   while (align < 16 && !(r->size & align)) align *= 2;
-  nbc__lower_declare(L, "declare void @llvm.memcpy.p0i8.p0i8.i64(i8*, i8*, i64, i1)");
-  /* LLVM 7's memcpy takes the alignment as attributes of its pointer arguments */
-  nbc__lower_emit(L, "call void @llvm.memcpy.p0i8.p0i8.i64(i8* align %d %s, i8* align %d %s, "
+  /* memmove: a record of a strided view may overlap its destination (memcpy allows only an
+   * exact overlap); LLVM 7 takes the alignment as attributes of the pointer arguments */
+  nbc__lower_declare(L, "declare void @llvm.memmove.p0i8.p0i8.i64(i8*, i8*, i64, i1)");
+  nbc__lower_emit(L, "call void @llvm.memmove.p0i8.p0i8.i64(i8* align %d %s, i8* align %d %s, "
                   "i64 %lld, i1 false)", align, dst, align, v.v, (long long)r->size);
 }
