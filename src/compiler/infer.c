@@ -362,6 +362,16 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
   case NBC_GLOBAL_TYPE: {
     const nbc__type *t = G->g.name ? nbc__type_by_name(G->g.name, strlen(G->g.name)) : NULL;
     if (!t) t = nbc__numpy_dtype(G->g.name); /* numpy's spelling: ulonglong, half... */
+    if (!t && G->g.name && strncmp(G->g.name, "Record(", 7) == 0) {
+      /* a Record type (from_dtype of a structured dtype): a shared/local array's dtype */
+      nbc__signature sig;
+      const char *text = nbc__arena_printf(I->ctx->arena, "(%s,)", G->g.name);
+      if (!text || !nbc__signature_parse(I->ctx, text, &sig)) {
+        I->failed = true;
+        return NULL;
+      }
+      t = sig.args[0];
+    }
     if (!t) {
       UNSUPPORTED(I, n, "unsupported type '%s'", G->g.name ? G->g.name : "?");
       return NULL;

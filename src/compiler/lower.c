@@ -123,10 +123,18 @@ void nbc__lower_block(nbc__lowerer *L, int label) {
   L->terminated = false;
 }
 
-const char *nbc__lower_alloca(nbc__lowerer *L, const char *type) {
+const char *nbc__lower_alloca_aligned(nbc__lowerer *L, const char *type, int align) {
   const char *name = nbc__lower_tmp(L);
-  nbc__buf_printf(&L->allocas, "  %s = alloca %s%s\n", name, type, dbg_suffix(L));
+  if (align)
+    nbc__buf_printf(&L->allocas, "  %s = alloca %s, align %d%s\n", name, type, align,
+                    dbg_suffix(L));
+  else
+    nbc__buf_printf(&L->allocas, "  %s = alloca %s%s\n", name, type, dbg_suffix(L));
   return name;
+}
+
+const char *nbc__lower_alloca(nbc__lowerer *L, const char *type) {
+  return nbc__lower_alloca_aligned(L, type, 0);
 }
 
 void nbc__lower_declare(nbc__lowerer *L, const char *decl) {

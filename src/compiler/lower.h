@@ -82,6 +82,8 @@ void nbc__lower_raise_if(nbc__lowerer *L, const char *cond, const char *exceptio
 void nbc__lower_raise_begin(nbc__lowerer *L);
 void nbc__lower_raise_globals(nbc__lowerer *L);
 const char *nbc__lower_alloca(nbc__lowerer *L, const char *type);
+/* The same with an alignment (0: the type's own); a local array of records needs one. */
+const char *nbc__lower_alloca_aligned(nbc__lowerer *L, const char *type, int align);
 void nbc__lower_declare(nbc__lowerer *L, const char *decl);
 void nbc__lower_error(nbc__lowerer *L, const nbc__node *node, const char *fmt, ...);
 bool nbc__lower_failed(const nbc__lowerer *L);

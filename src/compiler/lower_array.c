@@ -607,7 +607,10 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
     EMIT("%s = addrspacecast %s addrspace(3)* %s to %s*", data, et, p, et);
   } else {
     const char *aty = nbc__arena_printf(L->arena, "[%lld x %s]", (long long)total, et);
-    const char *slot = nbc__lower_alloca(L, aty);
+    /* records are [size x i8]: their fields' accesses assume the alignment the record's
+     * layout gives (lower_record.c), which the array must then start on */
+    bool records = at->dtype->kind == NBC__T_RECORD;
+    const char *slot = nbc__lower_alloca_aligned(L, aty, records ? 16 : 0);
     EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 0", data, aty, aty, slot);
   }
   return fixed_array(L, at, data, call->shape, total);

@@ -86,6 +86,19 @@ def through_device_functions(a, out):
             r.a = -1.0
 
 
+def in_local_and_shared(out, x):
+    loc = cuda.local.array(4, dtype=REC)
+    sm = cuda.shared.array(32, REC)
+    i = cuda.threadIdx.x
+    loc[0].a = x[i]
+    loc[1].b = 3
+    sm[i].a = loc[0].a * 2
+    sm[i]['b'] = loc[1].b + i
+    cuda.syncthreads()
+    j = 31 - i
+    out[i] = sm[j].a + sm[j].b
+
+
 def grid2d(g):
     i, j = cuda.grid(2)
     if i < g.shape[0] and j < g.shape[1]:
@@ -95,7 +108,9 @@ def grid2d(g):
 
 
 def kernels(cuda_module, directory):
-    return load_kernel_module(directory, "record_kernels", KERNELS, cuda_module)
+    mod = load_kernel_module(directory, "record_kernels", KERNELS, cuda_module)
+    mod.REC = record_type(cuda_module, ALIGNED)  # a global Record type, as a dtype
+    return mod
 
 
 def record_type(cuda_module, dtype):
@@ -139,6 +154,7 @@ def test_record_kernels_compile_with_type_objects_and_text(tmp_path):
              (mod.nested_rw, (cuda.from_dtype(NESTED), cuda.float32[::1])),
              (mod.nested_rows, (cuda.from_dtype(NESTED)[::1],)),
              (mod.through_device_functions, (r[::1], cuda.float64[::1])),
+             (mod.in_local_and_shared, (cuda.float64[::1], cuda.float64[::1])),
              (mod.set_fields, f"void({r}[::1], float64)")]
     for f, sig in cases:
         ptx, resty = cuda.compile_ptx(f, sig, cc=(9, 0))
@@ -238,8 +254,9 @@ def test_typeof_records_for_lazy_kernels(tmp_path):
 
 def results(cuda_module, directory, packed=True):
     """Every kernel run on fixed inputs: a dict of arrays (records viewed as their bytes, so
-    that np.savez keeps them whatever the dtype). packed=False leaves out the packed record,
-    which numba-cuda refuses ("Record(...).y of type float64 is not aligned")."""
+    that np.savez keeps them whatever the dtype). packed=False leaves out what only nbcuda
+    compares with numpy: the packed record, which numba-cuda refuses ("Record(...).y of type
+    float64 is not aligned"), and records in local and shared arrays."""
     mod = kernels(cuda_module, directory)
     out = {}
 
@@ -265,6 +282,10 @@ def results(cuda_module, directory, packed=True):
         cuda_module.jit(mod.packed_ops)[2, 32](s, p)  # host arrays: copied there and back
         out["packed_sum"] = s
         out["packed"] = raw(p)
+        xs = np.linspace(0.0, 3.1, 32)
+        ls = np.zeros(32)
+        cuda_module.jit(mod.in_local_and_shared)[1, 32](ls, xs)
+        out["local_shared"] = ls
     recs = np.zeros(3, ALIGNED)
     recs["a"] = [1.5, 2.5, 3.5]
     recs["b"] = [10, 20, 30]
@@ -324,6 +345,8 @@ def test_records_match_numpy_and_numba_cuda(gpu, tmp_path):
     q["x"] -= 1
     q["z"] += 1000
     np.testing.assert_array_equal(view("packed", PACKED), q)
+    xs = np.linspace(0.0, 3.1, 32)
+    np.testing.assert_array_equal(mine["local_shared"], 2 * xs[::-1] + 3 + np.arange(32)[::-1])
     assert mine["record_arg"][0] == 22.5
     recs = view("record_arg_written", ALIGNED)
     assert list(recs["a"]) == [1.5, 42.0, 3.5] and list(recs["b"]) == [10, 7, 30]
