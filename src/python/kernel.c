@@ -326,6 +326,8 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     ec *= v.shape[dc];
     ef *= v.shape[df];
   }
+  if (record && v.ndim == 0 && Py_TYPE(a) == st->DeviceArrayType)
+    return record; /* to_device(record): numba's DeviceRecord, a Record argument */
   if (!n || v.ndim == 0) {
     Py_XDECREF(record);
     PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R", a);

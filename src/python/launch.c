@@ -242,25 +242,41 @@ static int raise_from_kernel(nbc__py_state *st, KernelObject *k, nbc_function_t 
   return -1;
 }
 
+/* 0 when obj's dtype is the record type p names; -1 with TypeError otherwise. */
+static int same_record(nbc__py_state *st, PyObject *obj, const nbc_param_info_t *p) {
+  PyObject *dt = PyObject_GetAttrString(obj, "dtype");
+  PyObject *text = dt ? nbc__py_record_text(st, dt) : NULL;
+  Py_XDECREF(dt);
+  if (!text) return -1;
+  int same = PyUnicode_CompareWithASCIIString(text, p->type_name) == 0;
+  if (!same)
+    PyErr_Format(PyExc_TypeError, "expected a record of type %s, got one of type %U",
+                 p->type_name, text);
+  Py_DECREF(text);
+  return same ? 0 : -1;
+}
+
 /* A record argument, as numba passes one: its bytes (a numpy.void, or any buffer of the
  * record's size) are copied to device memory for the launch and back after it (into the
  * numpy.void's memory even though numpy exports it read-only, as numba's host_pointer
- * forces it writable: a record taken from an array, a[0], writes through to the array). */
+ * forces it writable: a record taken from an array, a[0], writes through to the array).
+ * A record already on the device (to_device(record), numba's DeviceRecord: a 0-d device
+ * array of the record dtype) is passed in place. */
 static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t *p,
                        nbc__py_array_view *view) {
   view->host = NULL;
-  if (nbc__py_is_numpy_void(st, obj)) { /* its fields must be the parameter's */
-    PyObject *dt = PyObject_GetAttrString(obj, "dtype");
-    PyObject *text = dt ? nbc__py_record_text(st, dt) : NULL;
-    Py_XDECREF(dt);
-    if (!text) return -1;
-    int same = PyUnicode_CompareWithASCIIString(text, p->type_name) == 0;
-    if (!same)
-      PyErr_Format(PyExc_TypeError, "expected a record of type %s, got one of type %U",
-                   p->type_name, text);
-    Py_DECREF(text);
-    if (!same) return -1;
+  if (Py_TYPE(obj) == st->DeviceArrayType) {
+    if (same_record(st, obj, p) < 0 || nbc__py_array_view_get(st, obj, view) < 0) return -1;
+    int64_t n = 1;
+    for (int d = 0; d < view->ndim; d++) n *= view->shape[d];
+    if (n != 1 || view->itemsize != p->itemsize) {
+      PyErr_Format(PyExc_TypeError, "expected a record of type %s, got a device array of "
+                   "%lld of them", p->type_name, (long long)n);
+      return -1;
+    }
+    return 0;
   }
+  if (nbc__py_is_numpy_void(st, obj) && same_record(st, obj, p) < 0) return -1;
   if (PyObject_GetBuffer(obj, &view->buffer, PyBUF_SIMPLE) < 0) {
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "expected a record (numpy.void) of %s, got %s",

@@ -241,6 +241,11 @@ def test_record_arguments_are_checked(tmp_path):
         k[1, 1](bytearray(8), out)
     with pytest.raises(TypeError, match="expected a record"):
         k[1, 1](3.0, out)
+    k[1, 1](cuda.to_device(np.zeros(1, ALIGNED)[0]), out)  # a device record, in place
+    with pytest.raises(TypeError, match="got a device array of 2 of them"):
+        k[1, 1](cuda.to_device(np.zeros(2, ALIGNED)), out)
+    with pytest.raises(TypeError, match="expected a record of type Record"):
+        k[1, 1](cuda.to_device(np.zeros(1, PACKED)[0]), out)
 
 
 def test_typeof_records_for_lazy_kernels(tmp_path):
@@ -248,6 +253,7 @@ def test_typeof_records_for_lazy_kernels(tmp_path):
     k = cuda.jit(mod.record_arg)
     rec = np.zeros(2, ALIGNED)
     k[1, 1](rec[0], cuda.device_array(1))
+    k[1, 1](cuda.to_device(rec[1]), cuda.device_array(1))  # a device record: the same type
     r = cuda.from_dtype(ALIGNED)
     assert k.signatures == [f"void({r}, float64[::1])"]
 
@@ -293,6 +299,11 @@ def results(cuda_module, directory, packed=True):
     cuda_module.jit(mod.record_arg)[1, 1](recs[1], got)  # written through to recs
     out["record_arg"] = got
     out["record_arg_written"] = raw(recs)
+    dev = cuda_module.to_device(recs[2])  # numba's DeviceRecord: used in place
+    got2 = np.zeros(1)
+    cuda_module.jit(mod.record_arg)[1, 1](dev, got2)
+    out["device_record"] = got2
+    out["device_record_written"] = raw(dev.copy_to_host())
     n = np.zeros(2, NESTED)
     n["h"] = [[1, 2], [3, 4]]
     got = np.zeros(1, np.float32)
@@ -350,6 +361,9 @@ def test_records_match_numpy_and_numba_cuda(gpu, tmp_path):
     assert mine["record_arg"][0] == 22.5
     recs = view("record_arg_written", ALIGNED)
     assert list(recs["a"]) == [1.5, 42.0, 3.5] and list(recs["b"]) == [10, 7, 30]
+    assert mine["device_record"][0] == 33.5
+    dev = view("device_record_written", ALIGNED)
+    assert dev["a"][0] == 42.0 and dev["b"][0] == 7
     assert mine["nested_rw"][0] == 9.0
     n = view("nested_rw_written", NESTED)
     assert n[1]["i"] == 3 and n[1]["j"][1, 0] == 5.0 and list(n[1]["h"]) == [3, 7]
