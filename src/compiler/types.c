@@ -1016,7 +1016,8 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
 
 /* A recursive-descent parser over the signature text:
  *   signature := [type] '(' [type {',' type} [',']] ')' | type
- *   type      := (NAME | record) ['[' dim {',' dim} ']'] | ('UniTuple' '(' type ',' INT ')')
+ *   type      := (NAME | record) ['[' dim {',' dim} ']']
+ *              | ('UniTuple' '(' type (',' | 'x') INT ')')
  *              | ('Tuple' '(' [type {',' type}] ')') | ('Tuple' '((' [type {',' type}] '))')
  *   record    := numba's printed Record(...) (sig_record)
  *   dim       := ':' | '::1'
@@ -1167,7 +1168,12 @@ static const nbc__type *sig_tuple_items(sigp *s, bool uni) {
   if (!sig_expect(s, '(')) return NULL;
   if (uni) {
     const nbc__type *item = sig_type(s);
-    if (!item || !sig_expect(s, ',')) return NULL;
+    if (!item) return NULL;
+    sig_skip(s);
+    if (*s->p == 'x') /* numba's printed form, UniTuple(float64 x 2) */
+      s->p++;
+    else if (!sig_expect(s, ','))
+      return NULL;
     sig_skip(s);
     char *end;
     long n = strtol(s->p, &end, 10);

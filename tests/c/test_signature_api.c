@@ -244,6 +244,11 @@ TEST(tuples) {
       &numba_spelling));
   ASSERT_STREQ(nbc_signature_text(numba_spelling), nbc_signature_text(sig));
   nbc_signature_destroy(numba_spelling);
+  ASSERT_OK(nbc_signature_parse(  /* str() of numba's types */
+      "void(UniTuple(int32 x 2), float32, Tuple(float64, Tuple(int8, complex64)))",
+      &numba_spelling));
+  ASSERT_STREQ(nbc_signature_text(numba_spelling), nbc_signature_text(sig));
+  nbc_signature_destroy(numba_spelling);
   ASSERT_STATUS(nbc_param_pack_int(u, buf, 1), NBC_INVALID_ARGUMENT); /* a tuple, not a scalar */
   ASSERT_CONTAINS(nbc_last_error(), "got a scalar");
   ASSERT_STATUS(nbc_signature_pack_int(sig, 0, buf, 1), NBC_INVALID_ARGUMENT);

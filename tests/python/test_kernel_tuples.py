@@ -204,6 +204,10 @@ def test_tuple_arguments_are_packed_item_by_item(tmp_path):
         k[1, 4](d, d, (1.0,), (3, (True, 1j)))
     with pytest.raises(TypeError, match="argument 4: expected complex128, got str"):
         k[1, 4](d, d, (1.0, 2.0), (3, (True, "x")))
+    # str() of numba's own tuple types, UniTuple(float64 x 2), reads the same
+    printed = ("void(float64[::1], float64[::1], UniTuple(float64 x 2), "
+               "Tuple(int32, Tuple(bool, complex128)))")
+    assert cuda.compile_ptx(mod.tuple_args, printed, cc=(9, 0))[0] == ptx
     lazy = cuda.jit(mod.tuple_args)
     lazy[1, 4](d, d, (1, 2.5), (3, (True, 1j)))
     assert lazy.signatures == ["void(float64[::1], float64[::1], Tuple(int64, float64), "
