@@ -464,6 +464,74 @@ static PyObject *py_from_dtype(PyObject *module, PyObject *arg) {
   return result;
 }
 
+static PyObject *element_text(nbc__py_state *st, PyObject *item);
+
+/* numba's printed name of the type whose signature text is sig ("UniTuple(float64 x 2)"),
+ * from the C signature parser; NULL with TypeError when sig is not a type. */
+static PyObject *printed_name(nbc__py_state *st, PyObject *sig) {
+  PyObject *text = PyUnicode_FromFormat("(%U,)", sig);
+  const char *c = text ? PyUnicode_AsUTF8(text) : NULL;
+  nbc_signature_t *parsed = NULL;
+  PyObject *name = NULL;
+  if (c && nbc_signature_parse(c, &parsed) == NBC_OK) {
+    name = PyUnicode_FromString(nbc_signature_param(parsed, 0)->type_name);
+    nbc_signature_destroy(parsed);
+  } else if (c) {
+    nbc__py_raise(st, NBC_SIGNATURE_ERROR);
+  }
+  Py_XDECREF(text);
+  return name;
+}
+
+/* A tuple type of item types (type objects, or numba's): its signature text and name. */
+static PyObject *tuple_type(nbc__py_state *st, PyObject *items, int uni, Py_ssize_t count) {
+  PyObject *sig = PyUnicode_FromString("Tuple("), *name = NULL;
+  Py_ssize_t n = uni ? count : PyTuple_GET_SIZE(items);
+  for (Py_ssize_t i = 0; sig && i < n; i++) {
+    PyObject *t = element_text(st, uni ? items : PyTuple_GET_ITEM(items, i));
+    if (!t) {
+      Py_CLEAR(sig);
+      break;
+    }
+    Py_SETREF(sig, PyUnicode_FromFormat("%U%s%U", sig, i ? ", " : "", t));
+    Py_DECREF(t);
+  }
+  if (sig) Py_SETREF(sig, PyUnicode_FromFormat("%U)", sig));
+  if (sig) name = printed_name(st, sig);
+  NbType *t = name ? type_new(st, T_OTHER, name, sig) : NULL;
+  Py_XDECREF(sig);
+  Py_XDECREF(name);
+  return (PyObject *)t;
+}
+
+static PyObject *py_uni_tuple(PyObject *module, PyObject *args) {
+  PyObject *dtype;
+  Py_ssize_t count;
+  if (!PyArg_ParseTuple(args, "On:UniTuple", &dtype, &count)) return NULL;
+  if (count < 1 || count > 64) {
+    PyErr_SetString(PyExc_ValueError, "UniTuple: count must be from 1 to 64");
+    return NULL;
+  }
+  return tuple_type(nbc__py_module_state(module), dtype, 1, count);
+}
+
+static PyObject *py_tuple(PyObject *module, PyObject *items) {
+  if (!PyTuple_Check(items) || PyTuple_GET_SIZE(items) < 1 || PyTuple_GET_SIZE(items) > 64) {
+    PyErr_SetString(PyExc_TypeError, "Tuple takes a tuple of 1 to 64 item types");
+    return NULL;
+  }
+  return tuple_type(nbc__py_module_state(module), items, 0, 0);
+}
+
+/* nbcuda.types' own: numba's tuple type constructors (bound to the nbcuda module, whose
+ * state they use). */
+static PyMethodDef tuple_functions[] = {
+    {"UniTuple", py_uni_tuple, METH_VARARGS,
+     "numba's UniTuple(dtype, count): a tuple type of count items of one type."},
+    {"Tuple", py_tuple, METH_O, "numba's Tuple((t1, t2, ...)): a tuple type of those items."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMethodDef types_functions[] = {
     {"from_dtype", py_from_dtype, METH_O,
      "numba's type of a numpy dtype (a scalar, or a Record for a structured dtype)."},
@@ -512,6 +580,11 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
   rc = dict ? PyDict_Update(dict, st->types) : -1;
   PyObject *from_dtype = rc == 0 ? PyObject_GetAttrString(module, "from_dtype") : NULL;
   rc = from_dtype ? PyDict_SetItemString(dict, "from_dtype", from_dtype) : -1;
+  for (PyMethodDef *def = tuple_functions; rc == 0 && def->ml_name; def++) {
+    PyObject *f = PyCFunction_NewEx(def, module, NULL);
+    rc = f ? PyDict_SetItemString(dict, def->ml_name, f) : -1;
+    Py_XDECREF(f);
+  }
   if (rc == 0) rc = PyModule_AddObjectRef(module, "types", types);
   Py_XDECREF(from_dtype);
   Py_XDECREF(types);

@@ -208,6 +208,17 @@ def test_tuple_arguments_are_packed_item_by_item(tmp_path):
     printed = ("void(float64[::1], float64[::1], UniTuple(float64 x 2), "
                "Tuple(int32, Tuple(bool, complex128)))")
     assert cuda.compile_ptx(mod.tuple_args, printed, cc=(9, 0))[0] == ptx
+    # nbcuda.types' tuple constructors, as numba-cuda's numba.cuda.types
+    t = cuda.types
+    u = t.UniTuple(t.float64, 2)
+    v = t.Tuple((t.int32, t.Tuple((t.boolean, t.complex128))))
+    assert str(u) == "UniTuple(float64 x 2)" and str(v) == "Tuple(int32, Tuple(bool, complex128))"
+    assert cuda.compile_ptx(mod.tuple_args, (t.float64[::1], t.float64[::1], u, v),
+                            cc=(9, 0))[0] == ptx
+    with pytest.raises(ValueError, match="count must be from 1 to 64"):
+        t.UniTuple(t.float64, 0)
+    with pytest.raises(TypeError, match="a signature takes type objects, got 3"):
+        t.Tuple((t.float64, 3))
     lazy = cuda.jit(mod.tuple_args)
     lazy[1, 4](d, d, (1, 2.5), (3, (True, 1j)))
     assert lazy.signatures == ["void(float64[::1], float64[::1], Tuple(int64, float64), "
