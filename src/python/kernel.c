@@ -239,18 +239,9 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   if (PyBool_Check(a)) return PyUnicode_FromString("boolean");
   if (PyTuple_Check(a) && PyTuple_GET_SIZE(a) > 0) { /* numba's Tuple of the items' types */
     if (Py_EnterRecursiveCall(" typing a kernel argument")) return NULL;
-    PyObject *s = PyUnicode_FromString("Tuple(");
-    for (Py_ssize_t k = 0; s && k < PyTuple_GET_SIZE(a); k++) {
-      PyObject *t = typeof_arg(st, PyTuple_GET_ITEM(a, k));
-      if (!t) {
-        Py_CLEAR(s);
-        break;
-      }
-      Py_SETREF(s, PyUnicode_FromFormat("%U%s%U", s, k ? ", " : "", t));
-      Py_DECREF(t);
-    }
+    PyObject *s = nbc__py_join_texts(st, "Tuple(", PySequence_Fast_ITEMS(a),
+                                     PyTuple_GET_SIZE(a), typeof_arg);
     Py_LeaveRecursiveCall();
-    if (s) Py_SETREF(s, PyUnicode_FromFormat("%U)", s));
     return s;
   }
   if (PyLong_Check(a)) return PyUnicode_FromString("int64");
@@ -346,18 +337,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
 
 /* "void(<numba type of each argument>)", e.g. "void(float32[::1], int64)". */
 static PyObject *typeof_signature(nbc__py_state *st, PyObject *const *args, Py_ssize_t n) {
-  PyObject *sig = PyUnicode_FromString("void(");
-  for (Py_ssize_t i = 0; sig && i < n; i++) {
-    PyObject *t = typeof_arg(st, args[i]);
-    if (!t) {
-      Py_CLEAR(sig);
-      break;
-    }
-    Py_SETREF(sig, PyUnicode_FromFormat("%U%s%U", sig, i ? ", " : "", t));
-    Py_DECREF(t);
-  }
-  if (sig) Py_SETREF(sig, PyUnicode_FromFormat("%U)", sig));
-  return sig;
+  return nbc__py_join_texts(st, "void(", args, n, typeof_arg);
 }
 
 /* jit([sig, ...]): the overload the arguments match best (the first of equal cost), or a

@@ -116,6 +116,10 @@ int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname);
  * reads: "Record(a[type=float64;offset=0],b[type=int32;offset=8];16;True)"; NULL with
  * TypeError for fields nbcuda does not support (nested arrays, records, big-endian). */
 PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype);
+/* open, then text_of(item) for each item separated by ", ", then ")": a new reference, or NULL
+ * with the exception text_of raised ("Tuple(int64, float64)", "void(float32[::1])"). */
+PyObject *nbc__py_join_texts(nbc__py_state *st, const char *open, PyObject *const *items,
+                             Py_ssize_t n, PyObject *(*text_of)(nbc__py_state *, PyObject *));
 
 /* ======================================================================= device.c === */
 int nbc__py_device_init(PyObject *module, nbc__py_state *st);

@@ -483,20 +483,28 @@ static PyObject *printed_name(nbc__py_state *st, PyObject *sig) {
   return name;
 }
 
-/* A tuple type of item types (type objects, or numba's): its signature text and name. */
-static PyObject *tuple_type(nbc__py_state *st, PyObject *items, int uni, Py_ssize_t count) {
-  PyObject *sig = PyUnicode_FromString("Tuple("), *name = NULL;
-  Py_ssize_t n = uni ? count : PyTuple_GET_SIZE(items);
-  for (Py_ssize_t i = 0; sig && i < n; i++) {
-    PyObject *t = element_text(st, uni ? items : PyTuple_GET_ITEM(items, i));
+PyObject *nbc__py_join_texts(nbc__py_state *st, const char *open, PyObject *const *items,
+                             Py_ssize_t n, PyObject *(*text_of)(nbc__py_state *, PyObject *)) {
+  PyObject *s = PyUnicode_FromString(open);
+  for (Py_ssize_t i = 0; s && i < n; i++) {
+    PyObject *t = text_of(st, items[i]);
     if (!t) {
-      Py_CLEAR(sig);
+      Py_CLEAR(s);
       break;
     }
-    Py_SETREF(sig, PyUnicode_FromFormat("%U%s%U", sig, i ? ", " : "", t));
+    Py_SETREF(s, PyUnicode_FromFormat("%U%s%U", s, i ? ", " : "", t));
     Py_DECREF(t);
   }
-  if (sig) Py_SETREF(sig, PyUnicode_FromFormat("%U)", sig));
+  if (s) Py_SETREF(s, PyUnicode_FromFormat("%U)", s));
+  return s;
+}
+
+/* A tuple type of item types (type objects, or numba's): its signature text and name. */
+static PyObject *tuple_type(nbc__py_state *st, PyObject *items, int uni, Py_ssize_t count) {
+  PyObject *same[64], *name = NULL;
+  for (Py_ssize_t i = 0; uni && i < count; i++) same[i] = items;
+  PyObject *sig = nbc__py_join_texts(st, "Tuple(", uni ? same : PySequence_Fast_ITEMS(items),
+                                     uni ? count : PyTuple_GET_SIZE(items), element_text);
   if (sig) name = printed_name(st, sig);
   NbType *t = name ? type_new(st, T_OTHER, name, sig) : NULL;
   Py_XDECREF(sig);
