@@ -336,20 +336,17 @@ static int dtype_ints(PyObject *dtype, const char *attr, long *pv) {
   return *pv == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* A numpy scalar dtype's scalar name ("float64"), NULL with TypeError for anything else. */
+/* A numpy scalar dtype's scalar name ("float64"), NULL with TypeError for anything else
+ * (field_type_text has taken subarrays apart: numpy's base of one is never one itself). */
 static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
   PyObject *kind = PyObject_GetAttrString(fdt, "kind");
   PyObject *order = kind ? PyObject_GetAttrString(fdt, "byteorder") : NULL;
-  PyObject *sub = order ? PyObject_GetAttrString(fdt, "subdtype") : NULL;
   long itemsize = -1;
   const char *k = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
   const char *o = order && PyUnicode_Check(order) ? PyUnicode_AsUTF8(order) : NULL;
   const char *n = NULL;
-  if (k && o && sub && dtype_ints(fdt, "itemsize", &itemsize) == 0) {
-    if (sub != Py_None)
-      PyErr_Format(PyExc_TypeError, "record field '%U' is an array of arrays (%R): not "
-                   "supported", name, fdt);
-    else if (o[0] == '>')
+  if (k && o && dtype_ints(fdt, "itemsize", &itemsize) == 0) {
+    if (o[0] == '>')
       PyErr_Format(PyExc_TypeError, "record field '%U' (%R) is big-endian: only native byte "
                    "order is supported", name, fdt);
     else if (!(n = dtype_scalar_name(k[0], itemsize)))
@@ -358,7 +355,6 @@ static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
   }
   Py_XDECREF(kind);
   Py_XDECREF(order);
-  Py_XDECREF(sub);
   return n;
 }
 
