@@ -828,14 +828,23 @@ static PyObject *get_ptr(ArrayObject *self, void *c) {
   return PyLong_FromUnsignedLongLong(self->data);
 }
 
-/* A structured array's interface also lists its fields: descr, numpy's dtype.descr (with
- * the padding entries numpy gives), from which an importer rebuilds the dtype. 0 or -1. */
+int nbc__py_cai_set_descr(PyObject *cai, PyObject *dtype) {
+  PyObject *kind = PyObject_GetAttrString(dtype, "kind");
+  if (!kind) return -1;
+  int rc = 0;
+  if (PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "V") == 0) {
+    PyObject *descr = PyObject_GetAttrString(dtype, "descr");
+    rc = descr ? PyDict_SetItemString(cai, "descr", descr) : -1;
+    Py_XDECREF(descr);
+  }
+  Py_DECREF(kind);
+  return rc;
+}
+
 static int add_descr(ArrayObject *self, PyObject *cai) {
   PyObject *dtype = nbc__py_array_dtype_obj(self);
-  PyObject *descr = dtype ? PyObject_GetAttrString(dtype, "descr") : NULL;
-  int rc = descr ? PyDict_SetItemString(cai, "descr", descr) : -1;
+  int rc = dtype ? nbc__py_cai_set_descr(cai, dtype) : -1;
   Py_XDECREF(dtype);
-  Py_XDECREF(descr);
   return rc;
 }
 

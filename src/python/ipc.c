@@ -251,13 +251,7 @@ static PyObject *array_over(IpcHandleObject *self, nbc_devptr_t ptr, PyObject *d
                                       "data", (unsigned long long)ptr, Py_False, "version", 3)
                       : NULL;
   Py_XDECREF(typestr);
-  /* a structured dtype's fields travel in descr (the interface's typestr is only |V<n>) */
-  PyObject *names = cai ? PyObject_GetAttrString(dtype, "names") : NULL;
-  PyObject *descr = names && names != Py_None ? PyObject_GetAttrString(dtype, "descr") : NULL;
-  if (!names || (names != Py_None && (!descr || PyDict_SetItemString(cai, "descr", descr) < 0)))
-    Py_CLEAR(cai);
-  Py_XDECREF(names);
-  Py_XDECREF(descr);
+  if (cai && nbc__py_cai_set_descr(cai, dtype) < 0) Py_CLEAR(cai); /* a record's fields */
   PyObject *array = cai ? PyObject_CallMethod(module, "from_cuda_array_interface", "OOO", cai,
                                               (PyObject *)self, Py_False)
                         : NULL;

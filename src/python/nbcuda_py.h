@@ -207,6 +207,10 @@ int nbc__py_devicearray_init(PyObject *module, nbc__py_state *st);
  * made with: fields, offsets, padding); a new reference, or NULL with TypeError when obj is
  * not an nbcuda DeviceNDArray (other objects: their `dtype` attribute). */
 PyObject *nbc__py_array_dtype(nbc__py_state *st, PyObject *obj);
+/* For a dtype of kind 'V' (records, raw bytes), cai["descr"] = dtype.descr: the interface's
+ * typestr is only "|V<n>", and an importer rebuilds the fields from descr (with the padding
+ * entries numpy lists). Nothing for other kinds. 0, or -1 with an exception. */
+int nbc__py_cai_set_descr(PyObject *cai, PyObject *dtype);
 /* nbytes of device memory (none for 0: the NULL pointer, as numba) in the current context:
  * the Context object (a new reference), *pptr and *pctx; NULL with the error set. With an
  * EMM plugin (set_memory_manager) the plugin allocates: *powner is what its memalloc gave (a
