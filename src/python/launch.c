@@ -92,8 +92,8 @@ static int argument_refused(nbc__py_state *st, nbc_status_t s) {
 
 /* Argument i (or an item of it), described by p: a scalar converted as numba converts it,
  * or a tuple packed item by item. */
-static int pack_scalar(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
-                       PyObject *a) {
+static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
+                      PyObject *a) {
   nbc_status_t s;
   if (p->kind == NBC_PARAM_TUPLE) {
     if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != p->nitems) {
@@ -102,7 +102,7 @@ static int pack_scalar(nbc__py_state *st, const nbc_param_info_t *p, int i, char
       return -1;
     }
     for (int k = 0; k < p->nitems; k++)
-      if (pack_scalar(st, &p->items[k], i, buf, PyTuple_GET_ITEM(a, k)) < 0) return -1;
+      if (pack_value(st, &p->items[k], i, buf, PyTuple_GET_ITEM(a, k)) < 0) return -1;
     return 0;
   }
   if (PyLong_Check(a)) { /* bool included */
@@ -121,7 +121,7 @@ static int pack_scalar(nbc__py_state *st, const nbc_param_info_t *p, int i, char
   } else if (PyIndex_Check(a)) { /* numpy integers */
     PyObject *v = PyNumber_Index(a);
     if (!v) return -1;
-    int r = pack_scalar(st, p, i, buf, v);
+    int r = pack_value(st, p, i, buf, v);
     Py_DECREF(v);
     return r;
   } else if (Py_TYPE(a)->tp_as_number && Py_TYPE(a)->tp_as_number->nb_float &&
@@ -362,7 +362,7 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
       nbc_status_t s = nbc_signature_pack_record(sig, i, buf, v->data, v->itemsize);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
     } else {
-      ok = pack_scalar(st, p, i, buf, args[i]) == 0;
+      ok = pack_value(st, p, i, buf, args[i]) == 0;
     }
   }
   nbc_stream_t *stream = NULL, *temp = NULL;
