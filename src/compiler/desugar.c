@@ -62,6 +62,12 @@ static nbc__node *name(rewriter *R, const char *s, const nbc__token *tok) {
   return n;
 }
 
+static nbc__node *int_node(rewriter *R, int64_t v, const nbc__token *tok) {
+  nbc__node *n = new_node(R, NBC__N_INT, tok);
+  if (n) n->value.i = v;
+  return n;
+}
+
 static bool set_list(rewriter *R, nbc__list *l, nbc__node **items, int count) {
   l->items = nbc__arena_alloc(R->ctx->arena, sizeof *items * (size_t)(count ? count : 1));
   if (!l->items) return !(R->oom = true);
@@ -148,15 +154,13 @@ static int rewrite_unroll(rewriter *R, nbc__node *s, nbc__node **out) {
   nbc__node *chain = NULL; /* built from the last item back */
   for (int i = count - 1; i >= 0; i--) {
     const char *v = nbc__arena_printf(R->ctx->arena, "%s$%d_%d", s->a->str, id, i);
-    nbc__node *index = new_node(R, NBC__N_INT, tok), *item = new_node(R, NBC__N_SUBSCRIPT, tok);
-    nbc__node *test = new_node(R, NBC__N_COMPARE, tok), *at = new_node(R, NBC__N_INT, tok);
+    nbc__node *index = int_node(R, i, tok), *item = new_node(R, NBC__N_SUBSCRIPT, tok);
+    nbc__node *test = new_node(R, NBC__N_COMPARE, tok), *at = int_node(R, i, tok);
     nbc__node *branch = new_node(R, NBC__N_IF, tok);
     nbc__op *eq = nbc__arena_alloc(R->ctx->arena, sizeof *eq);
     nbc__node **body =
         nbc__arena_alloc(R->ctx->arena, sizeof *body * (size_t)(s->body.count + 1));
     if (!index || !item || !test || !at || !branch || !eq || !body || !v) return -1;
-    index->value.i = i;
-    at->value.i = i;
     item->a = name(R, it, tok);
     item->b = index;
     *eq = NBC__OP_EQ;
@@ -175,9 +179,8 @@ static int rewrite_unroll(rewriter *R, nbc__node *s, nbc__node **out) {
     if (chain && !set_list(R, &branch->orelse, &chain, 1)) return -1;
     chain = branch;
   }
-  nbc__node *n = new_node(R, NBC__N_INT, tok), *loop = new_node(R, NBC__N_FOR, s->tok);
+  nbc__node *n = int_node(R, count, tok), *loop = new_node(R, NBC__N_FOR, s->tok);
   if (R->oom || !n || !loop) return -1;
-  n->value.i = count;
   loop->a = name(R, k, tok);
   loop->b = call(R, "range", &n, 1, tok);
   loop->orelse = s->orelse;
