@@ -22,9 +22,10 @@
  *                                            v$0_0 = $it0[0]
  *                                            body, v renamed v$0_0
  *                                        elif $k0 == 1: ...
- *   with n the items of t (a parameter's tuple type, a tuple display or a global tuple):
- *   each item gets its own copy of the body and its own variable, so each is typed alone,
- *   while break and continue keep working on the one loop.
+ *   with n the items of t (a parameter's tuple type, a tuple display or a global tuple, or
+ *   the variable of an enclosing literal_unroll's copy whose item is such a tuple): each
+ *   item gets its own copy of the body and its own variable, so each is typed alone, while
+ *   break and continue keep working on the one loop.
  *
  * Each iterable is evaluated once, before the loop, as in Python. An array yields its
  * elements, or for more than one dimension its rows (views, lower_array.c); `len` is its
@@ -35,12 +36,23 @@
 
 #include "compiler/compiler.h"
 
+/* A variable literal_unroll made for one item of its tuple, when that item is a tuple of
+ * known length (so `for w in literal_unroll(v)` inside the copy can be unrolled too). */
+typedef struct known_tuple {
+  const char *name;
+  int count;
+  const nbc__type *type;   /* its tuple type when it came from a parameter, else NULL */
+  const nbc__node *display;/* its tuple display when it came from one, else NULL */
+  struct known_tuple *next;
+} known_tuple;
+
 typedef struct {
   nbc__ctx *ctx;
   int next; /* numbering of the hidden names */
   bool oom;
   const nbc__node *def;
   const nbc__desugar_env *env;
+  known_tuple *known;
 } rewriter;
 
 static nbc__node *new_node(rewriter *R, nbc__node_kind kind, const nbc__token *tok) {
@@ -116,16 +128,95 @@ static bool is_literal_unroll(const nbc__node *n) {
          strcmp(f->str, "literal_unroll") == 0;
 }
 
+static const known_tuple *known_of(const rewriter *R, const char *name) {
+  for (const known_tuple *k = R->known; k; k = k->next)
+    if (strcmp(k->name, name) == 0) return k;
+  return NULL;
+}
+
+/* The tuple type of parameter `name`, or NULL. */
+static const nbc__type *param_tuple(const rewriter *R, const char *name) {
+  if (!R->env) return NULL;
+  for (int i = 0; i < R->def->params.count && i < R->env->nargs; i++)
+    if (strcmp(R->def->params.items[i]->str, name) == 0) {
+      const nbc__type *a = R->env->args[i];
+      return a && a->kind == NBC__T_TUPLE ? a : NULL;
+    }
+  return NULL;
+}
+
 /* The items of literal_unroll's tuple t, or -1 when unknown before typing. */
 static int tuple_items(const rewriter *R, const nbc__node *t) {
   if (t->kind == NBC__N_TUPLE) return t->list.count;
-  if (t->kind != NBC__N_NAME || !R->env) return -1;
-  for (int i = 0; i < R->def->params.count && i < R->env->nargs; i++)
+  if (t->kind != NBC__N_NAME) return -1;
+  const known_tuple *k = known_of(R, t->str);
+  if (k) return k->count;
+  for (int i = 0; i < R->def->params.count; i++)
     if (strcmp(R->def->params.items[i]->str, t->str) == 0) {
-      const nbc__type *a = R->env->args[i];
-      return a && a->kind == NBC__T_TUPLE ? a->count : -1;
+      const nbc__type *a = param_tuple(R, t->str);
+      return a ? a->count : -1;
     }
-  return R->env->tuple_len ? R->env->tuple_len(R->env->data, t->str) : -1;
+  return R->env && R->env->tuple_len ? R->env->tuple_len(R->env->data, t->str) : -1;
+}
+
+/* Whether subtree n stores to variable `var` (an assignment target, an op= or a for target). */
+static bool stores_to(const nbc__node *n, const char *var);
+
+static bool target_is(const nbc__node *t, const char *var) {
+  if (!t) return false;
+  if (t->kind == NBC__N_NAME) return strcmp(t->str, var) == 0;
+  if (t->kind != NBC__N_TUPLE && t->kind != NBC__N_LIST) return false;
+  for (int i = 0; i < t->list.count; i++)
+    if (target_is(t->list.items[i], var)) return true;
+  return false;
+}
+
+static bool stores_to(const nbc__node *n, const char *var) {
+  if (!n || n->kind == NBC__N_FUNCDEF) return false;
+  if (n->kind == NBC__N_ASSIGN)
+    for (int i = 0; i < n->list.count; i++)
+      if (target_is(n->list.items[i], var)) return true;
+  if ((n->kind == NBC__N_AUGASSIGN || n->kind == NBC__N_FOR) && target_is(n->a, var))
+    return true;
+  for (int i = 0; i < n->body.count; i++)
+    if (stores_to(n->body.items[i], var)) return true;
+  for (int i = 0; i < n->orelse.count; i++)
+    if (stores_to(n->orelse.items[i], var)) return true;
+  return false;
+}
+
+/* Remembers that v, the copy's variable for item i of t, holds a tuple of known length,
+ * when it does and the copy's body never assigns v. */
+static void remember_item(rewriter *R, const nbc__node *t, int i, const char *v,
+                          nbc__node *const *body, int count) {
+  const nbc__type *type = NULL;
+  const nbc__node *display = NULL;
+  int items = -1;
+  if (t->kind == NBC__N_TUPLE) {
+    display = t->list.items[i];
+    if (display->kind == NBC__N_TUPLE) items = display->list.count;
+  } else if (t->kind == NBC__N_NAME) {
+    const known_tuple *k = known_of(R, t->str);
+    const nbc__type *outer = k ? k->type : param_tuple(R, t->str);
+    if (k && k->display && k->display->list.items[i]->kind == NBC__N_TUPLE) {
+      display = k->display->list.items[i];
+      items = display->list.count;
+    } else if (outer && outer->items[i]->kind == NBC__T_TUPLE) {
+      type = outer->items[i];
+      items = type->count;
+    }
+  }
+  if (items < 0) return;
+  for (int j = 0; j < count; j++)
+    if (stores_to(body[j], v)) return;
+  known_tuple *k = nbc__arena_alloc(R->ctx->arena, sizeof *k);
+  if (!k) {
+    R->oom = true;
+    return;
+  }
+  *k = (known_tuple){v, items, type, display && display->kind == NBC__N_TUPLE ? display : NULL,
+                     R->known};
+  R->known = k;
 }
 
 /* Renames variable `from` to `to` in a cloned subtree (assignments and uses alike). */
@@ -174,6 +265,7 @@ static int rewrite_unroll(rewriter *R, nbc__node *s, nbc__node **out) {
       if (!body[j + 1]) return -1;
       rename_var(body[j + 1], s->a->str, v);
     }
+    remember_item(R, t, i, v, body + 1, s->body.count);
     branch->a = test;
     if (!set_list(R, &branch->body, body, s->body.count + 1)) return -1;
     if (chain && !set_list(R, &branch->orelse, &chain, 1)) return -1;
@@ -316,14 +408,18 @@ static bool rewrite_children(rewriter *R, nbc__node *s) {
   return rewrite_list(R, &s->body) && rewrite_list(R, &s->orelse);
 }
 
-/* Rewrites the `for` loops of a statement list (nested ones too) in place. */
+/* Rewrites the `for` loops of a statement list (nested ones too) in place. The loops inside
+ * a literal_unroll loop are rewritten after it, in each copy of its body: each copy then has
+ * hidden variables of its own (one copy's may hold another type), and a literal_unroll over
+ * an item that is itself a tuple knows its length (remember_item). */
 static bool rewrite_list(rewriter *R, nbc__list *l) {
   int extra = 0;
   for (int i = 0; i < l->count; i++) {
     nbc__node *s = l->items[i];
     if (!s) continue;
     if (s->kind == NBC__N_FUNCDEF) continue; /* a nested def is refused by infer.c */
-    if (!rewrite_children(R, s)) return false;
+    bool unroll = rewritten(s) && is_literal_unroll(s->b);
+    if (!unroll && !rewrite_children(R, s)) return false;
     if (rewritten(s)) extra += 34; /* up to 32 iterables, a start and the loop, for one */
   }
   if (!extra) return true;
@@ -335,6 +431,9 @@ static bool rewrite_list(rewriter *R, nbc__list *l) {
     nbc__node *s = l->items[i];
     int made = rewritten(s) ? rewrite_for(R, s, items + n) : 0;
     if (made < 0) return false;
+    if (rewritten(s) && is_literal_unroll(s->b) &&
+        !rewrite_children(R, made ? items[n + made - 1] : s))
+      return false;
     if (made == 0) items[n++] = s;
     n += made;
   }
@@ -344,7 +443,7 @@ static bool rewrite_list(rewriter *R, nbc__list *l) {
 }
 
 bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *env) {
-  rewriter R = {ctx, 0, false, def, env};
+  rewriter R = {ctx, 0, false, def, env, NULL};
   if (!rewrite_list(&R, &def->body) || R.oom) {
     nbc__diag_oom(ctx);
     return false;

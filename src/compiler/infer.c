@@ -1086,8 +1086,8 @@ static void stmt(infer *I, nbc__node *s) {
         ((s->b->a->kind == NBC__N_NAME && strcmp(s->b->a->str, "literal_unroll") == 0) ||
          (s->b->a->kind == NBC__N_ATTR && strcmp(s->b->a->str, "literal_unroll") == 0))) {
       UNSUPPORTED(I, s->b, "literal_unroll() takes a tuple that is a parameter of the "
-                  "function, a tuple display or a global tuple, and a name as the loop "
-                  "variable");
+                  "function, a tuple display, a global tuple or a tuple item of an "
+                  "enclosing literal_unroll, and a name as the loop variable");
       return;
     }
     if (!s->b || s->b->kind != NBC__N_CALL || !s->b->a || s->b->a->kind != NBC__N_NAME ||
