@@ -5,7 +5,8 @@
  * registers, memory and arrays alike; a parameter is its two parts (numba flattens them).
  * Conversions give a number a zero imaginary part and convert both parts between widths;
  * truth is "either part != 0". + - * follow numba's formulas operation for operation
- * (real = ar*br - ai*bi, imag = ar*bi + ai*br), so NVVM contracts them the same way; / is
+ * (real = ar*br - ai*bi, imag = ar*bi + ai*br), so NVVM contracts them the same way; ** is
+ * numba-cuda's cpow_internal (mathimpl.py, CPython's _Py_c_pow through libdevice); / is
  * numba's complex_div, CPython's _Py_c_quot (scale by the larger part of the divisor, NaN
  * when that part is 0), and a zero divisor, numba's ZeroDivisionError, ends the thread (a
  * raise in a numba kernel returns from it; PTX `exit` does the same from any depth). ==
@@ -125,6 +126,92 @@ static nbc__lval complex_div(nbc__lowerer *L, const nbc__type *ct, nbc__lval a, 
                                  fselect(L, big, ty, im1, im2));
 }
 
+/* math.<base> of a float of type pt through libdevice, as numba-cuda's mathimpl: the
+ * __nv_fast_*f variant for float32 under fastmath where it has one. */
+static const char *math_of(nbc__lowerer *L, const nbc__type *pt, const char *base, int nargs,
+                           const char *x, const char *y) {
+  bool f32 = pt->kind == NBC__T_FLOAT32;
+  bool fast = f32 && L->ctx->options->fastmath &&
+              (strcmp(base, "cos") == 0 || strcmp(base, "sin") == 0 ||
+               strcmp(base, "exp") == 0 || strcmp(base, "log") == 0 || strcmp(base, "pow") == 0);
+  const char *fn = fast ? nbc__arena_printf(L->arena, "__nv_fast_%sf", base)
+                        : nbc__arena_printf(L->arena, "__nv_%s%s", base, f32 ? "f" : "");
+  const char *ty = ltype(L, pt);
+  return nargs == 1 ? nbc__lower_call1(L, ty, fn, x) : nbc__lower_call2(L, ty, fn, x, y);
+}
+
+/* (xr + xi j) * (yr + yi j) by numba's complex_mul_impl formula: its real and imaginary
+ * parts through *re and *im. */
+static void mul_parts(nbc__lowerer *L, const char *ty, const char *xr, const char *xi,
+                      const char *yr, const char *yi, const char **re, const char **im) {
+  *re = fop(L, "fsub", ty, fop(L, "fmul", ty, xr, yr), fop(L, "fmul", ty, xi, yi));
+  *im = fop(L, "fadd", ty, fop(L, "fmul", ty, xr, yi), fop(L, "fmul", ty, xi, yr));
+}
+
+/* a ** b as numba-cuda's cpow_internal, statement for statement:
+ *   if b.real == 0 and b.imag == 0: return 1 + 0j
+ *   elif a.real == 0 and b.real == 0: return 0 + 0j
+ *   vabs = hypot(a.real, a.imag); len = pow(vabs, b.real)
+ *   at = atan2(a.imag, a.real); phase = at * b.real
+ *   if b.imag != 0: len /= exp(at * b.imag); phase += b.imag * log(vabs)
+ *   return len * (complex(cos(phase)) + complex(sin(phase) * 1j))
+ * the numbers made complex (imaginary part 0) and multiplied by complex_mul's formula, as
+ * numba types them. (CPython's a == 0 case tests a.imag, numba-cuda's b.real; this follows
+ * numba-cuda.) */
+static nbc__lval complex_pow(nbc__lowerer *L, const nbc__type *ct, nbc__lval a, nbc__lval b) {
+  const nbc__type *pt = nbc__type_complex_part(ct);
+  const char *ty = ltype(L, pt), *zero = nbc__lower_const_float(L, pt, 0.0);
+  const char *one = nbc__lower_const_float(L, pt, 1.0);
+  const char *ar = nbc__lower_complex_part(L, a, 0).v, *ai = nbc__lower_complex_part(L, a, 1).v;
+  const char *br = nbc__lower_complex_part(L, b, 0).v, *bi = nbc__lower_complex_part(L, b, 1).v;
+  const char *slot = nbc__lower_alloca(L, ltype(L, ct));
+  int special = nbc__lower_label(L), zero_base = nbc__lower_label(L),
+      general = nbc__lower_label(L), test2 = nbc__lower_label(L), done = nbc__lower_label(L);
+  const char *br0 = fcmp(L, "oeq", ty, br, zero), *bi0 = fcmp(L, "oeq", ty, bi, zero);
+  const char *b0 = tmp(L);
+  EMIT("%s = and i1 %s, %s", b0, br0, bi0);
+  nbc__lower_condbr(L, b0, special, test2);
+  nbc__lower_block(L, special);
+  nbc__lval r1 = nbc__lower_complex_make(L, ct, fop(L, "fadd", ty, one, zero),
+                                         fop(L, "fadd", ty, zero, zero));
+  EMIT("store %s %s, %s* %s", ltype(L, ct), r1.v, ltype(L, ct), slot);
+  nbc__lower_br(L, done);
+  nbc__lower_block(L, test2);
+  const char *ar0 = fcmp(L, "oeq", ty, ar, zero), *a0 = tmp(L);
+  EMIT("%s = and i1 %s, %s", a0, ar0, br0);
+  nbc__lower_condbr(L, a0, zero_base, general);
+  nbc__lower_block(L, zero_base);
+  nbc__lval r0 = nbc__lower_complex_make(L, ct, fop(L, "fadd", ty, zero, zero),
+                                         fop(L, "fadd", ty, zero, zero));
+  EMIT("store %s %s, %s* %s", ltype(L, ct), r0.v, ltype(L, ct), slot);
+  nbc__lower_br(L, done);
+  nbc__lower_block(L, general);
+  const char *vabs = math_of(L, pt, "hypot", 2, ar, ai);
+  const char *len = math_of(L, pt, "pow", 2, vabs, br);
+  const char *at = math_of(L, pt, "atan2", 2, ai, ar);
+  const char *phase = fop(L, "fmul", ty, at, br);
+  const char *bim = fcmp(L, "une", ty, bi, zero);
+  const char *len2 = fop(L, "fdiv", ty, len, math_of(L, pt, "exp", 1,
+                                                     fop(L, "fmul", ty, at, bi), NULL));
+  const char *phase2 = fop(L, "fadd", ty, phase,
+                           fop(L, "fmul", ty, bi, math_of(L, pt, "log", 1, vabs, NULL)));
+  len = fselect(L, bim, ty, len2, len);
+  phase = fselect(L, bim, ty, phase2, phase);
+  const char *c = math_of(L, pt, "cos", 1, phase, NULL), *s = math_of(L, pt, "sin", 1, phase, NULL);
+  const char *jr, *ji, *ur, *ui, *rr, *ri;
+  mul_parts(L, ty, s, zero, zero, one, &jr, &ji); /* sin(phase) * 1j */
+  ur = fop(L, "fadd", ty, c, jr);                 /* complex(cos(phase)) + ... */
+  ui = fop(L, "fadd", ty, zero, ji);
+  mul_parts(L, ty, len, zero, ur, ui, &rr, &ri);  /* len * (...) */
+  nbc__lval r = nbc__lower_complex_make(L, ct, rr, ri);
+  EMIT("store %s %s, %s* %s", ltype(L, ct), r.v, ltype(L, ct), slot);
+  nbc__lower_br(L, done);
+  nbc__lower_block(L, done);
+  const char *x = tmp(L);
+  EMIT("%s = load %s, %s* %s", x, ltype(L, ct), ltype(L, ct), slot);
+  return (nbc__lval){ct, x};
+}
+
 nbc__lval nbc__lower_complex_binop(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
                                    nbc__lval b, const nbc__type *ct) {
   a = nbc__lower_convert(L, a, ct);
@@ -147,6 +234,8 @@ nbc__lval nbc__lower_complex_binop(nbc__lowerer *L, nbc__node *where, nbc__op op
   }
   case NBC__OP_DIV:
     return complex_div(L, ct, a, b);
+  case NBC__OP_POW:
+    return complex_pow(L, ct, a, b);
   default:
     nbc__lower_error(L, where, "%s of complex numbers is not supported yet", nbc__op_text(op));
     return (nbc__lval){ct, "zeroinitializer"};

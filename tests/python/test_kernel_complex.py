@@ -1,8 +1,8 @@
 """Complex numbers in kernels, as numba-cuda computes them: complex64/complex128 scalars,
 arrays and parameters, + - * / (numba's complex_div; a zero divisor ends the thread, as
-numba's ZeroDivisionError does in a kernel), == !=, unary minus, abs, .real, .imag,
-.conjugate(), complex(re, im) and 1j literals, with numba's result types (asked of
-numba-cuda 0.30 for each row below). Without a GPU the PTX goes through ptxas; on the GPU
+numba's ZeroDivisionError does in a kernel), ** and pow() (numba-cuda's cpow_internal),
+== !=, unary minus, abs, .real, .imag, .conjugate(), complex(re, im) and 1j literals, with
+numba's result types (asked of numba-cuda 0.30 for each row below). Without a GPU the PTX goes through ptxas; on the GPU
 results are compared with numpy and, bit for bit, with numba-cuda."""
 import inspect
 
@@ -52,9 +52,30 @@ def power(a, b):
     return a ** b
 
 
-def test_power_of_complex_numbers_is_refused_not_miscompiled():
-    with pytest.raises(cuda.TypingError, match=r"\*\* of complex numbers is not supported yet"):
-        cuda.compile_ptx(power, "(complex128, complex128)", device=True, cc=(9, 0))
+@pytest.mark.parametrize("sig, numba_says", [
+    ("(complex64, complex64)", "complex64"), ("(complex64, complex128)", "complex128"),
+    ("(complex64, int64)", "complex128"), ("(complex64, float32)", "complex64"),
+    ("(complex64, int8)", "complex64"), ("(float32, complex64)", "complex64"),
+    ("(int32, complex64)", "complex128"), ("(float64, complex64)", "complex128"),
+    ("(complex128, boolean)", "complex128"),
+])
+def test_power_types_are_numbas(sig, numba_says, tmp_path):
+    ptx, resty = cuda.compile_ptx(power, sig, device=True, cc=(9, 0))
+    assert str(resty) == numba_says
+    check_ptx(ptx, tmp_path)
+
+
+def complex_power(out, a, b, k):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i, 0] = a[i] ** b[i]
+        out[i, 1] = a[i] ** 2
+        out[i, 2] = a[i] ** k
+        out[i, 3] = pow(a[i], 0.5)
+        out[i, 4] = 2 ** a[i]
+        x = b[i]
+        x **= a[i]
+        out[i, 5] = x
 
 
 def complex_ops(out, mag, eq, a, b, s):
@@ -79,6 +100,61 @@ def test_kernels_compile_and_ptxas_accepts(ct, tmp_path):
     ptx, _ = cuda.compile_ptx(complex_ops, sig, cc=(9, 0))
     assert "exit;" in ptx  # the zero-divisor path
     check_ptx(ptx, tmp_path)
+
+
+def power_inputs(dt, n=1000):
+    rng = np.random.default_rng(12)
+    a = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
+    b = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
+    b[1] = 0              # x ** 0 is 1
+    a[2], b[2] = 0, 2j    # numba-cuda: a.real == 0 and b.real == 0 gives 0
+    a[3], b[3] = 0, 1.5   # 0 ** 1.5 by the general formula
+    b[4] = 3              # a real exponent
+    return a, b
+
+
+@pytest.mark.parametrize("ct", ["complex64", "complex128"])
+def test_power_kernel_compiles_and_ptxas_accepts(ct, tmp_path):
+    sig = f"void({ct}[:, ::1], {ct}[::1], {ct}[::1], int32)"
+    ptx, _ = cuda.compile_ptx(complex_power, sig, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    fast, _ = cuda.compile_ptx(complex_power, sig, cc=(9, 0), fastmath=True)
+    # __nv_fast_sinf and the like for float32 only, as numba-cuda's fastmath
+    assert ("sin.approx.ftz.f32" in fast) == (ct == "complex64")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_power_matches_numpy_and_numba_cuda(gpu, dt, tmp_path, monkeypatch):
+    a, b = power_inputs(dt)
+    n, ct = a.size, np.dtype(dt).name
+    sig = f"void({ct}[:, ::1], {ct}[::1], {ct}[::1], int32)"
+
+    def run(cuda_mod, kernel_fn):
+        out = np.zeros((n, 6), dt)
+        cuda_mod.jit(sig)(kernel_fn).forall(n)(out, a, b, 3)
+        return out
+
+    out = run(cuda, complex_power)
+    tol = dict(rtol=2e-4, atol=2e-5) if dt == np.complex64 else dict(rtol=1e-11, atol=1e-12)
+    wide = a.astype(np.complex128)
+    with np.errstate(all="ignore"):
+        general = np.ones(n, bool)
+        general[2] = False  # numba-cuda's zero, numpy's nan
+        np.testing.assert_allclose(out[general, 0], (a ** b)[general], **tol)
+        np.testing.assert_allclose(out[:, 1], wide ** 2, **tol)
+        np.testing.assert_allclose(out[:, 2], wide ** 3, **tol)
+        np.testing.assert_allclose(out[:, 3], wide ** 0.5, **tol)
+        np.testing.assert_allclose(out[:, 4], 2 ** wide, **tol)
+        np.testing.assert_allclose(out[general, 5], (b ** a)[general], **tol)
+    assert out[1, 0] == 1 and out[2, 0] == 0
+
+    ncuda = pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_power_kernels.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(complex_power))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_power_kernels as t
+    np.testing.assert_array_equal(out, run(ncuda, t.complex_power))
 
 
 def inputs(dt, n=1000):
