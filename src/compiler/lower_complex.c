@@ -148,6 +148,14 @@ static void mul_parts(nbc__lowerer *L, const char *ty, const char *xr, const cha
   *im = fop(L, "fadd", ty, fop(L, "fmul", ty, xr, yi), fop(L, "fmul", ty, xi, yr));
 }
 
+/* One of complex_pow's results, re + im j: stored in slot, then on to block done. */
+static void pow_result(nbc__lowerer *L, const nbc__type *ct, const char *slot, const char *re,
+                       const char *im, int done) {
+  nbc__lval r = nbc__lower_complex_make(L, ct, re, im);
+  EMIT("store %s %s, %s* %s", ltype(L, ct), r.v, ltype(L, ct), slot);
+  nbc__lower_br(L, done);
+}
+
 /* a ** b as numba-cuda's cpow_internal, statement for statement:
  *   if b.real == 0 and b.imag == 0: return 1 + 0j
  *   elif a.real == 0 and b.real == 0: return 0 + 0j
@@ -171,20 +179,14 @@ static nbc__lval complex_pow(nbc__lowerer *L, const nbc__type *ct, nbc__lval a, 
   const char *b0 = tmp(L);
   EMIT("%s = and i1 %s, %s", b0, br0, bi0);
   nbc__lower_condbr(L, b0, special, test2);
-  nbc__lower_block(L, special);
-  nbc__lval r1 = nbc__lower_complex_make(L, ct, fop(L, "fadd", ty, one, zero),
-                                         fop(L, "fadd", ty, zero, zero));
-  EMIT("store %s %s, %s* %s", ltype(L, ct), r1.v, ltype(L, ct), slot);
-  nbc__lower_br(L, done);
+  nbc__lower_block(L, special); /* complex(1.0) + complex(0.0j) */
+  pow_result(L, ct, slot, fop(L, "fadd", ty, one, zero), fop(L, "fadd", ty, zero, zero), done);
   nbc__lower_block(L, test2);
   const char *ar0 = fcmp(L, "oeq", ty, ar, zero), *a0 = tmp(L);
   EMIT("%s = and i1 %s, %s", a0, ar0, br0);
   nbc__lower_condbr(L, a0, zero_base, general);
-  nbc__lower_block(L, zero_base);
-  nbc__lval r0 = nbc__lower_complex_make(L, ct, fop(L, "fadd", ty, zero, zero),
-                                         fop(L, "fadd", ty, zero, zero));
-  EMIT("store %s %s, %s* %s", ltype(L, ct), r0.v, ltype(L, ct), slot);
-  nbc__lower_br(L, done);
+  nbc__lower_block(L, zero_base); /* complex(0.0) + complex(0.0j) */
+  pow_result(L, ct, slot, fop(L, "fadd", ty, zero, zero), fop(L, "fadd", ty, zero, zero), done);
   nbc__lower_block(L, general);
   const char *vabs = math_of(L, pt, "hypot", 2, ar, ai);
   const char *len = math_of(L, pt, "pow", 2, vabs, br);
@@ -203,9 +205,7 @@ static nbc__lval complex_pow(nbc__lowerer *L, const nbc__type *ct, nbc__lval a, 
   ur = fop(L, "fadd", ty, c, jr);                 /* complex(cos(phase)) + ... */
   ui = fop(L, "fadd", ty, zero, ji);
   mul_parts(L, ty, len, zero, ur, ui, &rr, &ri);  /* len * (...) */
-  nbc__lval r = nbc__lower_complex_make(L, ct, rr, ri);
-  EMIT("store %s %s, %s* %s", ltype(L, ct), r.v, ltype(L, ct), slot);
-  nbc__lower_br(L, done);
+  pow_result(L, ct, slot, rr, ri, done);
   nbc__lower_block(L, done);
   const char *x = tmp(L);
   EMIT("%s = load %s, %s* %s", x, ltype(L, ct), ltype(L, ct), slot);
