@@ -146,6 +146,8 @@ def test_power_matches_numpy_and_numba_cuda(gpu, dt, tmp_path, monkeypatch):
         np.testing.assert_allclose(out[:, 2], wide ** 3, **tol)
         np.testing.assert_allclose(out[:, 3], wide ** 0.5, **tol)
         np.testing.assert_allclose(out[:, 4], 2 ** wide, **tol)
+        # 0 ** a[1]: log(0) makes numba-cuda's phase infinite (nan), numpy's 0
+        general[1] = False
         np.testing.assert_allclose(out[general, 5], (b ** a)[general], **tol)
     assert out[1, 0] == 1 and out[2, 0] == 0
 
