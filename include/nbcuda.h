@@ -679,8 +679,10 @@ typedef enum nbc_global_kind {
   NBC_GLOBAL_TUPLE,          /* a tuple of numbers, a constant as numba freezes global tuples:
                                 tuple_count items in tuple_items, each INT, FLOAT, BOOL or
                                 TUPLE (nested up to 8 deep) */
-  NBC_GLOBAL_MODULE_NUMBA    /* the numba module (or numba.types): kernels use its types
+  NBC_GLOBAL_MODULE_NUMBA,   /* the numba module (or numba.types): kernels use its types
                                 (numba.float32 as a dtype or a conversion) and numba.cuda */
+  NBC_GLOBAL_MODULE_OPERATOR,   /* the operator module: operator.add(a, b) is a + b... */
+  NBC_GLOBAL_OPERATOR_FUNCTION  /* a function of operator: name ("add", "and_", "getitem") */
 } nbc_global_kind_t;
 
 struct nbc_resolver;

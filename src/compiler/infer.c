@@ -347,6 +347,11 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return nbc__type_special(I->ctx, NBC__T_MODULE, "numpy", NULL);
   case NBC_GLOBAL_MODULE_NUMBA:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "numba", NULL);
+  case NBC_GLOBAL_MODULE_OPERATOR:
+    return nbc__type_special(I->ctx, NBC__T_MODULE, "operator", NULL);
+  case NBC_GLOBAL_OPERATOR_FUNCTION:
+    return module_function(I, n, "operator", G->g.name, nbc__operator_exists,
+                           "operator function ");
   case NBC_GLOBAL_NUMPY_FUNCTION: {
     const char *u = nbc__numpy_ufunc(G->g.name);
     if (!u) {
@@ -564,6 +569,9 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
     if (strcmp(o->name, "cmath") == 0) return cmath_attr(I, n);
     if (strcmp(o->name, "numpy") == 0) return numpy_attr(I, n);
     if (strcmp(o->name, "numba") == 0) return numba_attr(I, n);
+    if (strcmp(o->name, "operator") == 0)
+      return module_function(I, n, "operator", n->str, nbc__operator_exists,
+                             "operator function ");
     return cuda_attr(I, n, o->name, n->str);
   }
   if (o->kind == NBC__T_ARRAY) {

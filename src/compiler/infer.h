@@ -99,5 +99,8 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
 
 /* infer_call.c: types a CALL node and records its nbc__call in ->info. */
 const nbc__type *nbc__infer_call(infer *I, nbc__node *n);
+/* infer_operator.c: a call of operator.<name> becomes its operator's node, typed as one. */
+const nbc__type *nbc__infer_operator_call(infer *I, nbc__node *n, const char *name);
+bool nbc__operator_exists(const char *name);
 
 #endif /* NBCUDA_INFER_H */

@@ -1168,6 +1168,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (strncmp(f->name, "math.", 5) == 0) return call_math(I, n, f->name + 5, types, nargs);
   if (strncmp(f->name, "cmath.", 6) == 0) return call_cmath(I, n, f->name + 6, types, nargs);
   if (strncmp(f->name, "numpy.", 6) == 0) return call_numpy(I, n, f->name + 6, types, nargs);
+  if (strncmp(f->name, "operator.", 9) == 0) return nbc__infer_operator_call(I, n, f->name + 9);
   if (strncmp(f->name, "cuda.", 5) == 0) return call_cuda(I, n, f->name, types, nargs);
   return UNSUPPORTED(I, n, "unsupported call of %s", nbc__infer_tname(I, f)), NULL;
 }

@@ -606,7 +606,9 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
                        : is_cuda_module(mod)       ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
                        : strcmp(mod, "numpy") == 0 ? of_kind(NBC_GLOBAL_MODULE_NUMPY, "numpy")
                        : is_numba_types(mod)       ? of_kind(NBC_GLOBAL_MODULE_NUMBA, "numba")
-                                                   : other();
+                       : strcmp(mod, "operator") == 0
+                           ? of_kind(NBC_GLOBAL_MODULE_OPERATOR, "operator")
+                           : other();
       bind(bd, item->alias, g, conditional);
       continue;
     }
@@ -623,7 +625,9 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
                      : strcmp(first, "nbcuda") == 0 ? of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda")
                      : strcmp(first, "numpy") == 0  ? of_kind(NBC_GLOBAL_MODULE_NUMPY, "numpy")
                      : strcmp(first, "numba") == 0  ? of_kind(NBC_GLOBAL_MODULE_NUMBA, "numba")
-                                                    : other();
+                     : strcmp(first, "operator") == 0
+                         ? of_kind(NBC_GLOBAL_MODULE_OPERATOR, "operator")
+                         : other();
     bind(bd, first, g, conditional);
   }
 }
@@ -645,6 +649,8 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
       } else {
         g = of_kind(mod[0] == 'm' ? NBC_GLOBAL_MATH_FUNCTION : NBC_GLOBAL_CMATH_FUNCTION, name);
       }
+    } else if (strcmp(mod, "operator") == 0) {
+      g = of_kind(NBC_GLOBAL_OPERATOR_FUNCTION, name);
     } else if ((strcmp(mod, "numba") == 0 || strcmp(mod, "nbcuda") == 0) &&
                strcmp(name, "cuda") == 0) {
       g = of_kind(NBC_GLOBAL_MODULE_CUDA, "cuda");

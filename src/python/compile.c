@@ -475,6 +475,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
       g->kind = NBC_GLOBAL_MODULE_MATH;
     else if (strcmp(n, "cmath") == 0)
       g->kind = NBC_GLOBAL_MODULE_CMATH;
+    else if (strcmp(n, "operator") == 0)
+      g->kind = NBC_GLOBAL_MODULE_OPERATOR;
     else if (strcmp(n, "numpy") == 0)
       g->kind = NBC_GLOBAL_MODULE_NUMPY;
     else if (strcmp(n, "numba") == 0 || strcmp(n, "numba.types") == 0 ||
@@ -575,17 +577,23 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
       PyErr_Clear();
       return 0;
     }
+    /* math's, cmath's, or operator's (whose functions live in _operator) */
     int is_math = PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "math") == 0;
     int is_cmath = PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "cmath") == 0;
+    int is_operator =
+        PyUnicode_Check(mod) && (PyUnicode_CompareWithASCIIString(mod, "_operator") == 0 ||
+                                 PyUnicode_CompareWithASCIIString(mod, "operator") == 0);
     Py_DECREF(mod);
-    if (is_math || is_cmath) {
+    if (is_math || is_cmath || is_operator) {
       PyObject *n = PyObject_GetAttrString(value, "__name__");
       if (!n || PyList_Append(sess->keep, n) < 0) {
         Py_XDECREF(n);
         return -1;
       }
       Py_DECREF(n);
-      g->kind = is_math ? NBC_GLOBAL_MATH_FUNCTION : NBC_GLOBAL_CMATH_FUNCTION;
+      g->kind = is_math    ? NBC_GLOBAL_MATH_FUNCTION
+                : is_cmath ? NBC_GLOBAL_CMATH_FUNCTION
+                           : NBC_GLOBAL_OPERATOR_FUNCTION;
       g->name = PyUnicode_AsUTF8(n);
     }
     return 0;

@@ -714,6 +714,38 @@ TEST(cmath_and_complex_arguments) {
   ASSERT_CONTAINS(nbc_last_error(), "cmath.cosh");
 }
 
+/* The operator module through source-level imports (the CLI path): each function is its
+ * operator, typed as numba types the operator. */
+TEST(operator_module) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  static const struct {
+    const char *src, *sig, *ret;
+  } cases[] = {
+      {"import operator\ndef f(a, b):\n    return operator.add(a, b)\n", "(int32, float32)",
+       "float64"},
+      {"import operator as op\ndef f(a, b):\n    return op.truediv(a, b)\n", "(int32, int32)",
+       "float64"},
+      {"from operator import lt, not_\ndef f(a, b):\n    return not_(lt(a, b))\n",
+       "(int64, float64)", "bool"},
+      {"from operator import getitem, neg\ndef f(a, i):\n    return neg(getitem(a, i))\n",
+       "(float32[::1], int64)", "float32"},
+      {"from operator import truth\ndef f(a):\n    return truth(a)\n", "(boolean,)", "bool"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    nbc_source_t s = {cases[i].src, 0, "o.py", 1, 0};
+    nbc_compile_result_t *r = NULL;
+    ASSERT_OK(nbc_compile(&s, "f", cases[i].sig, &o, NULL, &r));
+    ASSERT_STREQ(nbc_compile_result_return_type(r), cases[i].ret);
+    nbc_compile_result_destroy(r);
+  }
+  nbc_source_t bad = {"import operator\ndef f(a):\n    return operator.setitem(a, 0, 1)\n", 0,
+                      "b.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_STATUS(nbc_compile(&bad, "f", "(float64[::1],)", &o, NULL, &r), NBC_UNSUPPORTED);
+  ASSERT_CONTAINS(nbc_last_error(), "operator.setitem");
+}
+
 /* CUDA vector types: constructors from numbers and smaller vectors, members, device function
  * arguments and results (one parameter per member); the PTX assembles. */
 TEST(vector_types) {
@@ -1090,6 +1122,7 @@ TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_i
                       X(host_code_does_not_stop_a_file)
                       X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output)
                       X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
-                      X(cmath_and_complex_arguments) X(vector_types) X(debug_kernel_raise_sites)
+                      X(cmath_and_complex_arguments) X(operator_module) X(vector_types)
+                      X(debug_kernel_raise_sites)
                       X(tuples_global_and_indexed))
 TEST_MAIN()
