@@ -72,6 +72,15 @@ static bool make_compare(infer *I, nbc__node *n, nbc__op op, nbc__node *a, nbc__
   return true;
 }
 
+/* n becomes the node kind (op) of operands a and b (b NULL for one operand). */
+static void become(nbc__node *n, nbc__node_kind kind, nbc__op op, nbc__node *a, nbc__node *b) {
+  n->kind = kind;
+  n->op = op;
+  n->a = a;
+  n->b = b;
+  n->list.count = 0;
+}
+
 const nbc__type *nbc__infer_operator_call(infer *I, nbc__node *n, const char *name) {
   int k = find(name);
   if (k < 0) return UNSUPPORTED(I, n, "unsupported operator function 'operator.%s'", name), NULL;
@@ -88,17 +97,10 @@ const nbc__type *nbc__infer_operator_call(infer *I, nbc__node *n, const char *na
   n->info = NULL;
   switch (functions[k].form) {
   case BINARY:
-    n->kind = NBC__N_BINOP;
-    n->op = op;
-    n->a = a;
-    n->b = b;
-    n->list.count = 0;
+    become(n, NBC__N_BINOP, op, a, b);
     break;
   case UNARY:
-    n->kind = NBC__N_UNARY;
-    n->op = op;
-    n->a = a;
-    n->list.count = 0;
+    become(n, NBC__N_UNARY, op, a, NULL);
     break;
   case TRUTH: { /* numba's truth takes a bool, which it returns */
     const nbc__type *t = nbc__infer_expr(I, a);
@@ -117,10 +119,7 @@ const nbc__type *nbc__infer_operator_call(infer *I, nbc__node *n, const char *na
     if (!make_compare(I, n, op, b, a)) return NULL;
     break;
   case GETITEM:
-    n->kind = NBC__N_SUBSCRIPT;
-    n->a = a;
-    n->b = b;
-    n->list.count = 0;
+    become(n, NBC__N_SUBSCRIPT, op, a, b);
     break;
   }
   return nbc__infer_expr(I, n);
