@@ -372,6 +372,12 @@ typedef enum nbc__cmath_kind {
 nbc__cmath_kind nbc__cmath_find(const char *name);
 const char *nbc__cmath_source(void);
 #define NBC__CMATH_FILE "<nbcuda cmath>"
+/* arraymath.c: reductions of arrays (sum prod mean var std min max amin amax argmin argmax
+ * all any), numba's arraymath.py in the kernel language: whether name is one, and the Python
+ * source of `_<name>(a)` for arrays of type a (NULL when out of memory or a has no rank). */
+bool nbc__array_reduction_exists(const char *name);
+const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const nbc__type *a);
+#define NBC__ARRAYMATH_FILE "<nbcuda arraymath>"
 /* range(args): the counter type numba iterates with (int32, int64 or uint64), or NULL. */
 const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const char **pwhy);
 /* Whether a value of type t may be tested for truth (if/while/and/or/not/bool()); float16

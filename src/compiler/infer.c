@@ -483,6 +483,7 @@ static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
   const nbc__type *t = nbc__numpy_dtype(n->str);
   if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
   const char *u = nbc__numpy_ufunc(n->str);
+  if (!u && nbc__array_reduction_exists(n->str)) u = n->str; /* np.sum(a)... (arraymath.c) */
   if (u) {
     char buf[128];
     snprintf(buf, sizeof buf, "numpy.%s", u);

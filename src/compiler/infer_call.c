@@ -943,6 +943,60 @@ static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
   return call_python(I, n, G, argv, nargs);
 }
 
+/* The reductions that are array methods too (np.amin and np.amax are functions only). */
+static bool is_reduction_method(const char *name) {
+  return nbc__array_reduction_exists(name) && strcmp(name, "amin") != 0 &&
+         strcmp(name, "amax") != 0;
+}
+
+/* a.sum(), np.sum(a) and the other reductions of arrays: a call of arraymath.c's function for
+ * the array's type, the array its one argument (the call node's list becomes that). */
+static const nbc__type *call_reduction(infer *I, nbc__node *n, const char *name,
+                                       nbc__node *array, int extra_args) {
+  if (extra_args)
+    return UNSUPPORTED(I, n, "%s() with arguments (axis, dtype, out...) is not supported in "
+                             "kernels: only the reduction of the whole array is", name),
+           NULL;
+  const nbc__type *t = nbc__infer_expr(I, array);
+  if (!t) return NULL;
+  if (t->kind != NBC__T_ARRAY || t->ndim < 1)
+    return TYPING(I, n, "%s() of %s is not supported in kernels (arrays of one or more "
+                        "dimensions are)", name, nbc__infer_tname(I, t)),
+           NULL;
+  if (nbc__type_is_complex(t->dtype) && strncmp(name, "arg", 3) == 0)
+    return TYPING(I, n, "%s() of %s: complex numbers have no order", name,
+                  nbc__infer_tname(I, t)),
+           NULL;
+  if (!nbc__type_is_number(t->dtype))
+    return TYPING(I, n, "%s() of %s is not supported: its elements are not numbers", name,
+                  nbc__infer_tname(I, t)),
+           NULL;
+  const char *why = NULL;
+  if ((strcmp(name, "all") == 0 || strcmp(name, "any") == 0) && !nbc__type_truth(t->dtype, &why))
+    return TYPING(I, n, "%s() of %s: %s", name, nbc__infer_tname(I, t), why), NULL;
+  const char *src = nbc__array_reduction_source(I->ctx, name, t);
+  nbc__node **items = nbc__infer_alloc(I, sizeof *items);
+  nbc__global *G = nbc__infer_alloc(I, sizeof *G);
+  if (!src || !items || !G) {
+    nbc__diag_oom(I->ctx);
+    I->failed = true;
+    return NULL;
+  }
+  items[0] = array;
+  n->list.items = items;
+  n->list.count = 1;
+  memset(G, 0, sizeof *G);
+  G->g.kind = NBC_GLOBAL_FUNCTION;
+  G->g.name = nbc__arena_printf(I->ctx->arena, "_%s", name);
+  G->g.source = src;
+  G->g.filename = NBC__ARRAYMATH_FILE;
+  G->g.first_line = 1;
+  G->g.resolver = &own_names;
+  if (!G->g.name) return NULL;
+  const nbc__type *argv[1] = {t};
+  return call_python(I, n, G, argv, 1);
+}
+
 /* A Python function: find its FUNCDEF and nbc__infer_specialise it for the argument types. */
 /* A call of a function declared with its signature (numba's declare_device): the
  * arguments convert to the declared parameter types, the result is the declared type. */
@@ -1137,6 +1191,14 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
       return c->ret;
     }
   }
+  /* a.sum() and the other reductions of an array */
+  if (n->a->kind == NBC__N_ATTR && is_reduction_method(n->a->str)) {
+    const nbc__type *o = nbc__infer_expr(I, n->a->a);
+    /* (the list holds the array once rewritten, for the walks after the first) */
+    bool rewritten = n->list.count == 1 && n->list.items[0] == n->a->a;
+    if (o && o->kind == NBC__T_ARRAY)
+      return call_reduction(I, n, n->a->str, n->a->a, rewritten ? 0 : n->list.count);
+  }
   const nbc__type *f = nbc__infer_expr(I, n->a);
   const nbc__global *pg = f && n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
   if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "print") == 0)
@@ -1167,6 +1229,11 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (G && nbc__infer_is_builtin(G)) return call_builtin(I, n, G->g.name, types, nargs);
   if (strncmp(f->name, "math.", 5) == 0) return call_math(I, n, f->name + 5, types, nargs);
   if (strncmp(f->name, "cmath.", 6) == 0) return call_cmath(I, n, f->name + 6, types, nargs);
+  if (strncmp(f->name, "numpy.", 6) == 0 && nbc__array_reduction_exists(f->name + 6)) {
+    if (!nargs || n->list.items[0]->kind == NBC__N_KEYWORD)
+      return TYPING(I, n, "%s() takes an array as its first argument", f->name), NULL;
+    return call_reduction(I, n, f->name + 6, n->list.items[0], nargs - 1);
+  }
   if (strncmp(f->name, "numpy.", 6) == 0) return call_numpy(I, n, f->name + 6, types, nargs);
   if (strncmp(f->name, "operator.", 9) == 0) return nbc__infer_operator_call(I, n, f->name + 9);
   if (strncmp(f->name, "cuda.", 5) == 0) return call_cuda(I, n, f->name, types, nargs);

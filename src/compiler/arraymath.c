@@ -1,0 +1,157 @@
+/* arraymath.c — reductions of arrays in kernels (`a.sum()`, `np.max(a)`...), as numba's
+ * arraymath.py implements them.
+ *
+ * numba writes these in Python over np.nditer and compiles them into the kernel; nbcuda writes
+ * the same bodies in the kernel language for the array's rank (nested range loops over every
+ * element, in C order, as numba's nditer visits them) and compiles them like any Python
+ * function (infer_call.c's call_reduction), so types and results follow numba's:
+ *
+ *   sum        c = RT(0); c += v        RT: int64 / uint64 for smaller (or bool) integers
+ *   prod       c = DT(1); c *= v        (c then types as numba unifies it: int64 for int32)
+ *   mean       c = ACC(0); c += v; c / a.size      ACC: float64 for integers and bools
+ *   var, std   numba's two passes (the mean, then the squared differences); std = var ** 0.5
+ *   min, max   the first element, then each: a NaN is returned at once (floats), complex
+ *              numbers compare by real then imaginary part; an empty array raises ValueError
+ *   argmin, argmax   the flat index of the first extreme (the first NaN for floats)
+ *   all, any   the truth of every / some element
+ *
+ * The source of one reduction names its function `_<name>` and is generated per (reduction,
+ * rank, element type); the compiler loads each distinct text once per compilation.
+ */
+#include <string.h>
+
+#include "compiler/compiler.h"
+
+static const char *const reductions[] = {"sum",  "prod", "mean",   "var",    "std", "min",
+                                         "max",  "amin", "amax",   "argmin", "argmax",
+                                         "all",  "any",  NULL};
+
+bool nbc__array_reduction_exists(const char *name) {
+  for (int i = 0; name && reductions[i]; i++)
+    if (strcmp(reductions[i], name) == 0) return true;
+  return false;
+}
+
+/* The name numba exports type t under (numba.boolean for bool). */
+static const char *numba_name(nbc__ctx *ctx, const nbc__type *t) {
+  return t->kind == NBC__T_BOOL ? "boolean" : nbc__type_name(ctx, t);
+}
+
+/* numba's _expand_integer: the accumulator of sum. */
+static const nbc__type *sum_type(const nbc__type *dt) {
+  if (dt->kind == NBC__T_BOOL) return nbc__type_scalar(NBC__T_INT64);
+  if (nbc__type_is_int(dt))
+    return nbc__type_scalar(nbc__type_is_signed(dt) ? NBC__T_INT64 : NBC__T_UINT64);
+  return dt;
+}
+
+/* Opens the loops over every element of a rank-ndim array `a` (indentation 4 per level) and
+ * leaves the element's index expression in idx; returns the body's indentation. */
+static int open_loops(nbc__buf *b, int ndim, nbc__buf *idx) {
+  for (int d = 0; d < ndim; d++) {
+    nbc__buf_printf(b, "%*sfor i%d in range(a.shape[%d]):\n", 4 + 4 * d, "", d, d);
+    nbc__buf_printf(idx, "%si%d", d ? ", " : "", d);
+  }
+  return 4 + 4 * ndim;
+}
+
+/* The index of the first element: a[0, 0, ...]. */
+static void first_index(nbc__buf *b, int ndim) {
+  for (int d = 0; d < ndim; d++)
+    nbc__buf_puts(b, d ? ", 0" : "0");
+}
+
+static void accumulate(nbc__buf *b, int ndim, const char *init, const char *op) {
+  nbc__buf idx;
+  nbc__buf_init(&idx, b->arena);
+  nbc__buf_printf(b, "    c = %s\n", init);
+  int in = open_loops(b, ndim, &idx);
+  nbc__buf_printf(b, "%*sc %s= a[%s]\n", in, "", op, idx.data);
+}
+
+/* min/max (sign "<" or ">"), or argmin/argmax (arg). */
+static void extreme(nbc__buf *b, int ndim, const nbc__type *dt, const char *sign, bool arg,
+                    const char *empty) {
+  bool fl = nbc__type_is_float(dt), cx = nbc__type_is_complex(dt);
+  nbc__buf idx;
+  nbc__buf_init(&idx, b->arena);
+  nbc__buf_printf(b, "    if a.size == 0:\n        raise ValueError(\"%s\")\n    m = a[", empty);
+  first_index(b, ndim);
+  nbc__buf_puts(b, arg ? "]\n    k = 0\n" : "]\n");
+  if (fl) nbc__buf_printf(b, "    if math.isnan(m):\n        return %s\n", arg ? "k" : "m");
+  if (arg) nbc__buf_puts(b, "    n = 0\n");
+  int in = open_loops(b, ndim, &idx);
+  nbc__buf_printf(b, "%*sv = a[%s]\n", in, "", idx.data);
+  if (fl) nbc__buf_printf(b, "%*sif math.isnan(v):\n%*sreturn %s\n", in, "", in + 4, "",
+                          arg ? "n" : "v");
+  if (cx)
+    nbc__buf_printf(b, "%*sif v.real %s m.real or (v.real == m.real and v.imag %s m.imag):\n",
+                    in, "", sign, sign);
+  else
+    nbc__buf_printf(b, "%*sif v %s m:\n", in, "", sign);
+  nbc__buf_printf(b, "%*sm = v\n", in + 4, "");
+  if (arg) nbc__buf_printf(b, "%*sk = n\n%*sn += 1\n", in + 4, "", in, "");
+  nbc__buf_printf(b, "    return %s\n", arg ? "k" : "m");
+}
+
+static void truth(nbc__buf *b, int ndim, bool all) {
+  nbc__buf idx;
+  nbc__buf_init(&idx, b->arena);
+  int in = open_loops(b, ndim, &idx);
+  nbc__buf_printf(b, "%*sif %sa[%s]:\n%*sreturn %s\n    return %s\n", in, "", all ? "not " : "",
+                  idx.data, in + 4, "", all ? "False" : "True", all ? "True" : "False");
+}
+
+/* _mean(a), which var and std use too. */
+static void mean(nbc__buf *b, int ndim, const nbc__type *dt, nbc__ctx *ctx) {
+  bool integral = nbc__type_is_int(dt) || dt->kind == NBC__T_BOOL;
+  const char *acc = integral ? "float64" : numba_name(ctx, dt);
+  nbc__buf_puts(b, "def _mean(a):\n");
+  accumulate(b, ndim, nbc__arena_printf(ctx->arena, "%s(0)", acc), "+");
+  nbc__buf_puts(b, "    return c / a.size\n\n\n");
+}
+
+const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const nbc__type *a) {
+  if (a->kind != NBC__T_ARRAY || a->ndim < 1 || !a->dtype) return NULL;
+  const nbc__type *dt = a->dtype;
+  int nd = a->ndim;
+  nbc__buf b;
+  nbc__buf_init(&b, ctx->arena);
+  nbc__buf_puts(&b, "import math\nfrom numba import boolean, float64, ");
+  nbc__buf_printf(&b, "%s", numba_name(ctx, sum_type(dt)));
+  if (dt != sum_type(dt)) nbc__buf_printf(&b, ", %s", numba_name(ctx, dt));
+  nbc__buf_puts(&b, "\n\n\n");
+  if (strcmp(name, "mean") == 0 || strcmp(name, "var") == 0 || strcmp(name, "std") == 0)
+    mean(&b, nd, dt, ctx);
+  if (strcmp(name, "var") == 0 || strcmp(name, "std") == 0) {
+    nbc__buf idx;
+    nbc__buf_init(&idx, ctx->arena);
+    nbc__buf_puts(&b, "def _var(a):\n    m = _mean(a)\n    ssd = 0\n");
+    int in = open_loops(&b, nd, &idx);
+    nbc__buf_printf(&b, "%*sval = a[%s] - m\n%*sssd += (val * val.conjugate()).real\n", in, "",
+                    idx.data, in, "");
+    nbc__buf_puts(&b, "    return ssd / a.size\n\n\n");
+    if (name[0] == 's') nbc__buf_puts(&b, "def _std(a):\n    return _var(a) ** 0.5\n");
+  } else if (strcmp(name, "sum") == 0 || strcmp(name, "prod") == 0) {
+    bool sum = name[0] == 's';
+    const char *init = nbc__arena_printf(ctx->arena, "%s(%d)",
+                                         numba_name(ctx, sum ? sum_type(dt) : dt), !sum);
+    nbc__buf_printf(&b, "def _%s(a):\n", name);
+    accumulate(&b, nd, init, sum ? "+" : "*");
+    nbc__buf_puts(&b, "    return c\n");
+  } else if (strstr(name, "min") || strstr(name, "max")) {
+    bool arg = name[0] == 'a' && name[1] == 'r', is_min = strstr(name, "min") != NULL;
+    const char *empty = arg ? (is_min ? "attempt to get argmin of an empty sequence"
+                                      : "attempt to get argmax of an empty sequence")
+                            : (is_min ? "zero-size array to reduction operation minimum "
+                                        "which has no identity"
+                                      : "zero-size array to reduction operation maximum "
+                                        "which has no identity");
+    nbc__buf_printf(&b, "def _%s(a):\n", name);
+    extreme(&b, nd, dt, is_min ? "<" : ">", arg, empty);
+  } else if (strcmp(name, "all") == 0 || strcmp(name, "any") == 0) {
+    nbc__buf_printf(&b, "def _%s(a):\n", name);
+    truth(&b, nd, name[1] == 'l');
+  }
+  return b.oom ? NULL : b.data;
+}
