@@ -169,10 +169,15 @@ TEST(inference_of_numpy_expressions) {
 }
 
 TEST(what_kernels_cannot_use_is_refused_clearly) {
-  ASSERT_STREQ(type_of_expr("np.sum(a)", "(int64, int64)"),
-               "k.py:4:15: error: 'numpy.sum' is not supported in kernels\n"
-               "    return np.sum(a)\n"
+  ASSERT_STREQ(type_of_expr("np.cumsum(a)", "(int64, int64)"),
+               "k.py:4:15: error: 'numpy.cumsum' is not supported in kernels\n"
+               "    return np.cumsum(a)\n"
                "              ^");
+  ASSERT_STREQ(type_of_expr("np.sum(a)", "(int64, int64)"),
+               "k.py:4:12: error: sum() of int64 is not supported in kernels (arrays of one or "
+               "more dimensions are)\n"
+               "    return np.sum(a)\n"
+               "           ^");
   ASSERT_CONTAINS(type_of_expr("np.sqrt(a)", "(float16, int64)"),
                   "k.py:4:12: error: numpy.sqrt: float16 arguments are not supported");
   ASSERT_CONTAINS(type_of_expr("np.sqrt(a)", "(complex128, int64)"),
