@@ -218,20 +218,6 @@ int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj) {
 }
 
 /* numba's typeof for the lazy jit: the signature spelling of one argument. */
-static const char *scalar_name(char kind, int itemsize) {
-  switch (kind) {
-  case 'b': return "boolean";
-  case 'i':
-    return itemsize == 1 ? "int8" : itemsize == 2 ? "int16" : itemsize == 4 ? "int32" : "int64";
-  case 'u':
-    return itemsize == 1 ? "uint8" : itemsize == 2 ? "uint16" : itemsize == 4 ? "uint32"
-                                                                                : "uint64";
-  case 'f': return itemsize == 2 ? "float16" : itemsize == 4 ? "float32" : "float64";
-  case 'c': return itemsize == 8 ? "complex64" : "complex128";
-  default: return NULL;
-  }
-}
-
 static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   PyObject *value;
   int copy_in, copy_out;
@@ -263,12 +249,14 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     PyObject *dt = PyObject_GetAttrString(a, "dtype");
     PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
     const char *ts = str ? PyUnicode_AsUTF8(str) : NULL;
-    const char *n = ts ? scalar_name(ts[1] == '?' ? 'b' : ts[1], atoi(ts + 2)) : NULL;
+    const char *n = ts ? nbc__py_scalar_name(ts[1], atol(ts + 2)) : NULL;
+    PyObject *r = n ? PyUnicode_FromString(n) : NULL;
+    if (!n && !PyErr_Occurred())
+      PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R: numba has no type for "
+                   "numpy's %R", a, dt);
     Py_XDECREF(dt);
     Py_XDECREF(str);
-    if (n) return PyUnicode_FromString(n);
-    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "unsupported argument %R", a);
-    return NULL;
+    return r;
   }
   if (PyFloat_Check(a)) return PyUnicode_FromString("float64");
   /* Arrays: device arrays and __cuda_array_interface__ objects through the launch view
@@ -299,7 +287,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     }
     PyBuffer_Release(&b);
   }
-  const char *n = scalar_name(v.kind, v.itemsize);
+  const char *n = nbc__py_scalar_name(v.kind, v.itemsize);
   PyObject *record = NULL; /* an array of records: its element type's text */
   if (v.kind == 'V') {
     PyObject *dt = PyObject_GetAttrString(a, "dtype");
@@ -321,7 +309,12 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     return record; /* to_device(record): numba's DeviceRecord, a Record argument */
   if (!n || v.ndim == 0) {
     Py_XDECREF(record);
-    PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R", a);
+    if (!n && v.ndim > 0)
+      PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s: numba has no "
+                   "type for its elements (%d bytes each%s)", Py_TYPE(a)->tp_name, v.itemsize,
+                   v.kind ? "" : ", a format nbcuda does not know");
+    else
+      PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R", a);
     return NULL;
   }
   char layout = c ? 'C' : (f && v.ndim > 1) ? 'F' : 'A';

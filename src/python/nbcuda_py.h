@@ -116,6 +116,9 @@ int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname);
  * reads: "Record(a[type=float64;offset=0],b[type=int32;offset=8];16;True)"; NULL with
  * TypeError for fields nbcuda does not support (nested arrays, records, big-endian). */
 PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype);
+/* The type name of numpy's scalar kind ('b', 'i', 'u', 'f', 'c') and itemsize ("float64",
+ * "bool"), or NULL where numba has none (float128, clongdouble...). */
+const char *nbc__py_scalar_name(char kind, long itemsize);
 /* open, then text_of(item) for each item separated by ", ", then ")": a new reference, or NULL
  * with the exception text_of raised ("Tuple(int64, float64)", "void(float32[::1])"). */
 PyObject *nbc__py_join_texts(nbc__py_state *st, const char *open, PyObject *const *items,

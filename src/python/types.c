@@ -320,8 +320,7 @@ static PyType_Spec type_spec = {
     .slots = type_slots,
 };
 
-/* The signature name of a numpy scalar dtype's (kind, itemsize), or NULL. */
-static const char *dtype_scalar_name(char kind, long itemsize) {
+const char *nbc__py_scalar_name(char kind, long itemsize) {
   for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++) {
     const char *ts = scalar_defs[i].typestr;
     if (ts[1] == kind && atol(ts + 2) == itemsize) return scalar_defs[i].name;
@@ -349,7 +348,7 @@ static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
     if (o[0] == '>')
       PyErr_Format(PyExc_TypeError, "record field '%U' (%R) is big-endian: only native byte "
                    "order is supported", name, fdt);
-    else if (!(n = dtype_scalar_name(k[0], itemsize)))
+    else if (!(n = nbc__py_scalar_name(k[0], itemsize)))
       PyErr_Format(PyExc_TypeError, "record field '%U' has dtype %R: record fields must be "
                    "booleans, integers, floats or complex numbers", name, fdt);
   }
@@ -448,7 +447,7 @@ static PyObject *py_from_dtype(PyObject *module, PyObject *arg) {
     long itemsize = -1;
     const char *k = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
     const char *n = k && dtype_ints(dtype, "itemsize", &itemsize) == 0
-                        ? dtype_scalar_name(k[0], itemsize)
+                        ? nbc__py_scalar_name(k[0], itemsize)
                         : NULL;
     if (n) result = nbc__py_type_from_name(st, n);
     else if (!PyErr_Occurred())

@@ -74,6 +74,17 @@ def test_lazy_kernel_launcher_is_kept(cuda, tdrv):
     assert len(k.signatures) == 2
 
 
+def test_lazy_kernel_refuses_types_numba_lacks(cuda, tdrv):
+    # numpy's long double (float128) and its complex have no numba type: a clear TypeError,
+    # not a float64 reading of 16-byte elements
+    k = cuda.jit(fill)
+    with pytest.raises(TypeError, match=r"numba has no type for its elements \(16 bytes"):
+        k[1, 1](np.zeros(4, np.longdouble))
+    with pytest.raises(TypeError, match=r"numba has no type for numpy's dtype\('complex256'\)"):
+        k[1, 1](np.clongdouble(1))
+    assert k.signatures == []
+
+
 def test_kept_launcher_does_not_keep_kernel_alive(cuda, tdrv):
     k = cuda.jit("void(int32[::1])")(fill)
     a = cuda.device_array(4, np.int32)
