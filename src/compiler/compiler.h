@@ -298,8 +298,13 @@ int64_t nbc__type_record_field_size(const nbc__type *record, int i);
 int nbc__type_record_field(const nbc__type *record, const char *name, size_t len);
 /* The alignment a load or store of field i (an element of an array field) may assume: the
  * largest power of two dividing its offset and the record's size (the stride of an array of
- * them) and, for an array field, its element size, at most the scalar's natural alignment. */
+ * them) and, for an array field, its element size, at most the scalar's natural alignment;
+ * for a record field, the alignment its own fields assume (nbc__type_record_align). */
 int nbc__type_record_field_align(const nbc__type *record, int i);
+/* The largest alignment the accesses to a record's fields assume: where any record value of
+ * this type must start (the signature parser refuses records in records placed otherwise),
+ * and the alignment a copy of its bytes may assume. */
+int nbc__type_record_align(const nbc__type *record);
 bool nbc__type_equal(const nbc__type *a, const nbc__type *b);
 bool nbc__type_is_int(const nbc__type *t);     /* int8..uint64 (not bool) */
 bool nbc__type_is_signed(const nbc__type *t);

@@ -890,6 +890,12 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
                                 : nbc__infer_record_subscript(I, target, o);
       target->type = ft;
       if (!ft || !t) return;
+      if (ft->kind == NBC__T_RECORD) { /* rec.inner = other: the record's bytes are copied */
+        if (!nbc__type_equal(t, ft))
+          TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
+                 "assignment", nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
+        return;
+      }
       if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, ft)) {
         TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
                "assignment", nbc__infer_tname(I, t), nbc__infer_tname(I, ft));

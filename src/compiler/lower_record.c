@@ -9,7 +9,10 @@
  * a packed record (numpy's default align=False) puts a float64 at offset 1, which the GPU may
  * only read byte by byte. a[i] = rec copies the record's bytes (a memmove). An array field (numba's
  * nestedarray) is a C array over the record's bytes, indexed like any array; the signature
- * parser refuses one whose elements would not be aligned.
+ * parser refuses one whose elements would not be aligned. A record field (a record in the
+ * record, numba's nested Record) is a record value at its offset, read and written in place;
+ * assigning one copies its bytes. The parser refuses one placed where its own fields would
+ * not be aligned, so every record value starts at its type's nbc__type_record_align.
  */
 #include <string.h>
 
@@ -79,6 +82,7 @@ nbc__lval nbc__lower_field_load(nbc__lowerer *L, nbc__node *n) {
   if (!p) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
   const nbc__type *r = n->a->type;
   if (r->items[i]->kind == NBC__T_ARRAY) return nested_array(L, r, i, p);
+  if (r->items[i]->kind == NBC__T_RECORD) return nbc__lower_record_at(L, r->items[i], p);
   return nbc__lower_load_aligned(L, r->items[i], p, nbc__type_record_field_align(r, i));
 }
 
@@ -87,6 +91,10 @@ void nbc__lower_field_store(nbc__lowerer *L, nbc__node *n, nbc__lval v) {
   const char *p = field_ptr(L, n, &i);
   if (!p) return;
   const nbc__type *r = n->a->type;
+  if (r->items[i]->kind == NBC__T_RECORD) {
+    nbc__lower_record_store(L, v, p);
+    return;
+  }
   nbc__lower_store_aligned(L, nbc__lower_convert(L, v, r->items[i]), p,
                            nbc__type_record_field_align(r, i));
 }
@@ -97,6 +105,11 @@ void nbc__lower_field_augassign(nbc__lowerer *L, nbc__node *s) {
   const char *p = field_ptr(L, t, &i);
   if (!p) return;
   const nbc__type *r = t->a->type, *ft = r->items[i];
+  if (!nbc__type_is_number(ft)) {
+    nbc__lower_error(L, s, "unsupported operand types for %s=: %s", nbc__op_text(s->op),
+                     nbc__type_name(L->ctx, ft));
+    return;
+  }
   int align = nbc__type_record_field_align(r, i);
   nbc__lval cur = nbc__lower_load_aligned(L, ft, p, align);
   nbc__lval rhs = nbc__lower_expr(L, s->b);
@@ -122,8 +135,7 @@ nbc__lval nbc__lower_record_at(nbc__lowerer *L, const nbc__type *record, const c
 void nbc__lower_record_store(nbc__lowerer *L, nbc__lval v, const char *ptr) {
   const nbc__type *r = v.type;
   const char *dst = nbc__lower_record_at(L, r, ptr).v;
-  int align = 1;
-  while (align < 16 && !(r->size & align)) align *= 2;
+  int align = nbc__type_record_align(r); /* where any record of the type starts */
   /* memmove: a record of a strided view may overlap its destination (memcpy allows only an
    * exact overlap); LLVM 7 takes the alignment as attributes of the pointer arguments */
   nbc__lower_declare(L, "declare void @llvm.memmove.p0i8.p0i8.i64(i8*, i8*, i64, i1)");

@@ -159,8 +159,18 @@ int64_t nbc__type_record_field_size(const nbc__type *record, int i) {
   return n;
 }
 
+int nbc__type_record_align(const nbc__type *record) {
+  int align = 1;
+  for (int i = 0; i < record->count; i++) {
+    int a = nbc__type_record_field_align(record, i);
+    if (a > align) align = a;
+  }
+  return align;
+}
+
 int nbc__type_record_field_align(const nbc__type *record, int i) {
   const nbc__type *f = record->items[i];
+  if (f->kind == NBC__T_RECORD) return nbc__type_record_align(f); /* checked by sig_record */
   bool array = f->kind == NBC__T_ARRAY;
   if (array) f = f->dtype;
   int natural = (int)nbc__type_size(f);
@@ -1253,7 +1263,8 @@ static const nbc__type *sig_nested_array(sigp *s, const int64_t **pshape) {
   if (!e) return NULL;
   if (!is_scalar_kind(e->kind)) {
     s->p = at;
-    return sig_error(s, "%s", "a nested array holds scalars"), NULL;
+    return sig_error(s, "%s", "a nested array holds scalars (arrays of records in records "
+                              "are not supported)"), NULL;
   }
   if (!sig_expect(s, ',') || !sig_expect(s, '(')) return NULL;
   for (;;) {
@@ -1304,10 +1315,11 @@ static const nbc__type *sig_record(sigp *s) {
     } else if (!(types[count] = sig_type(s))) {
       return NULL;
     }
-    if (!is_scalar_kind(types[count]->kind) && !shapes[count]) {
+    if (!is_scalar_kind(types[count]->kind) && types[count]->kind != NBC__T_RECORD &&
+        !shapes[count]) {
       s->p = at;
-      return sig_error(s, "%s", "record fields must be scalars or nestedarray(scalar, "
-                                "(extents)) (records in records are not supported)"), NULL;
+      return sig_error(s, "%s", "record fields must be scalars, records or "
+                                "nestedarray(scalar, (extents))"), NULL;
     }
     if (!sig_word(s, ";offset=") || !sig_int(s, &offsets[count], "a field offset") ||
         !sig_expect(s, ']'))
@@ -1339,6 +1351,17 @@ static const nbc__type *sig_record(sigp *s) {
     for (int j = 0; j < i; j++)
       if (strcmp(names[i], names[j]) == 0)
         return sig_error(s, "field '%s' appears twice", names[i]), NULL;
+    if (types[i]->kind == NBC__T_RECORD) { /* where it starts must suit its fields */
+      int need = nbc__type_record_align(types[i]), placed = 1;
+      while (placed < need && !((offsets[i] | size) & placed)) placed *= 2;
+      if (placed < need) {
+        const char *why = nbc__arena_printf(
+            s->ctx->arena, "'%s' (its fields need %d-byte alignment; offset %lld in a record "
+            "of %lld bytes)", names[i], need, (long long)offsets[i], (long long)size);
+        return sig_error(s, "the record field %s is not aligned for its own fields",
+                         why ? why : names[i]), NULL;
+      }
+    }
     const nbc__type *e = types[i]->kind == NBC__T_ARRAY ? types[i]->dtype : NULL;
     int natural = e ? (int)nbc__type_size(e) / (nbc__type_is_complex(e) ? 2 : 1) : 0;
     if (e && nbc__type_record_field_align(t, i) < natural)

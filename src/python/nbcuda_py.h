@@ -114,7 +114,7 @@ const char *nbc__py_type_typestr(nbc__py_state *st, PyObject *obj);
 int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname);
 /* numba's printed Record type of a numpy structured dtype, which the signature parser
  * reads: "Record(a[type=float64;offset=0],b[type=int32;offset=8];16;True)"; NULL with
- * TypeError for fields nbcuda does not support (nested arrays, records, big-endian). */
+ * TypeError for fields nbcuda does not support (strings, objects, big-endian numbers). */
 PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype);
 /* The type name of numpy's scalar kind ('b', 'i', 'u', 'f', 'c') and itemsize ("float64",
  * "bool"), or NULL where numba has none (float128, clongdouble...). */

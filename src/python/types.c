@@ -357,10 +357,21 @@ static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
   return n;
 }
 
-/* A record field's type as numba prints it: a scalar's name ("float64"), or a subarray
- * of scalars as numba's "nestedarray(float32, (3, 2))"; NULL with TypeError for anything
- * else (records in records, strings, objects, big-endian numbers). */
+/* A record field's type as numba prints it: a scalar's name ("float64"), a record's
+ * Record(...) (a record in the record), or a subarray as numba's
+ * "nestedarray(float32, (3, 2))"; NULL with TypeError for anything else (strings, objects,
+ * big-endian numbers). */
 static PyObject *field_type_text(PyObject *fdt, PyObject *name) {
+  PyObject *names = PyObject_GetAttrString(fdt, "names"); /* a record in the record */
+  if (!names) return NULL;
+  int nested = names != Py_None;
+  Py_DECREF(names);
+  if (nested) {
+    if (Py_EnterRecursiveCall(" making a record's type")) return NULL;
+    PyObject *text = nbc__py_record_text(NULL, fdt);
+    Py_LeaveRecursiveCall();
+    return text;
+  }
   PyObject *sub = PyObject_GetAttrString(fdt, "subdtype");
   if (!sub) return NULL;
   if (sub != Py_None) { /* (base dtype, shape) */

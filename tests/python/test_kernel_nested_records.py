@@ -1,0 +1,101 @@
+"""Records in records (numpy structured dtypes with structured fields, numba's nested
+Record types): r.b.x and r['b']['x'] read and write the inner record in place, r.b is a
+record value that refers to the outer record's bytes (writes through it reach the array),
+r.d = s.b copies an inner record's bytes. An inner record placed where its own fields would
+not be aligned is refused with a clear message. CI: types, PTX and errors; the GPU compares
+results with numpy and numba-cuda."""
+import inspect
+
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from test_compile import check_ptx
+
+INNER = np.dtype([("x", np.int32), ("y", np.float64)], align=True)
+OUTER = np.dtype([("a", np.float64), ("b", INNER), ("c", np.int8), ("d", INNER)], align=True)
+
+
+def nested(arr, src, out):
+    i = cuda.grid(1)
+    if i < arr.size:
+        r = arr[i]
+        out[i] = r.a + r.b.x + r.b.y + r["b"]["x"]
+        r.b.x += 1
+        r.b.y = r.a * 2
+        q = r.b
+        q.x = q.x * 10
+        r.d = src[i].b
+        r.c = r.d.x % 7
+
+
+def test_nested_record_types_print_as_numbas():
+    t = cuda.from_dtype(OUTER)
+    assert str(t) == (
+        "Record(a[type=float64;offset=0],b[type=Record(x[type=int32;offset=0],"
+        "y[type=float64;offset=8];16;True);offset=8],c[type=int8;offset=24],"
+        "d[type=Record(x[type=int32;offset=0],y[type=float64;offset=8];16;True);offset=32];"
+        "48;True)")
+
+
+def test_kernel_compiles_and_ptxas_accepts(tmp_path):
+    t = cuda.from_dtype(OUTER)
+    ptx, _ = cuda.compile_ptx(nested, (t[::1], t[::1], cuda.float64[::1]), cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+
+def reads(r):
+    return r.b.y
+
+
+def test_misplaced_inner_records_are_refused():
+    packed_inner = np.dtype([("x", np.int32), ("y", np.float64)])  # y at offset 4
+    misplaced = np.dtype([("a", np.uint8), ("b", packed_inner)])
+    t = cuda.from_dtype(misplaced)
+    with pytest.raises(cuda.TypingError, match=r"the record field 'b' \(its fields need 4-byte "
+                       r"alignment; offset 1 in a record of 13 bytes\) is not aligned"):
+        cuda.compile_ptx(reads, (t,), device=True, cc=(9, 0))
+    placed = np.dtype([("a", np.uint32), ("b", packed_inner)])  # offset 4: aligned enough
+    t = cuda.from_dtype(placed)
+    assert str(cuda.compile_ptx(reads, (t,), device=True, cc=(9, 0))[1]) == "float64"
+
+
+def inputs():
+    arr = np.zeros(40, OUTER)
+    arr["a"] = np.linspace(-2, 3, 40)
+    arr["b"]["x"] = np.arange(40)
+    arr["b"]["y"] = np.arange(40) * 0.25
+    src = np.zeros(40, OUTER)
+    src["b"]["x"] = np.arange(40) * 3 + 1
+    src["b"]["y"] = -np.arange(40)
+    return arr, src
+
+
+def run(cuda_mod, kernel):
+    arr, src = inputs()
+    out = np.zeros(40)
+    d = cuda_mod.to_device(arr)
+    cuda_mod.jit(kernel)[2, 32](d, src, out)
+    return d.copy_to_host(), out
+
+
+@pytest.mark.gpu
+def test_results_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+    got, out = run(cuda, nested)
+    arr, src = inputs()
+    np.testing.assert_array_equal(out, arr["a"] + arr["b"]["x"] + arr["b"]["y"] + arr["b"]["x"])
+    np.testing.assert_array_equal(got["b"]["x"], (arr["b"]["x"] + 1) * 10)
+    np.testing.assert_array_equal(got["b"]["y"], arr["a"] * 2)
+    np.testing.assert_array_equal(got["d"], src["b"])
+    np.testing.assert_array_equal(got["c"], src["b"]["x"] % 7)
+    np.testing.assert_array_equal(got["a"], arr["a"])
+
+    pytest.importorskip("numba.cuda")
+    from numba import cuda as ncuda
+    (tmp_path / "numba_nested_records.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(nested))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_nested_records as t
+    theirs, theirs_out = run(ncuda, t.nested)
+    np.testing.assert_array_equal(out, theirs_out)
+    np.testing.assert_array_equal(got.view(np.uint8), theirs.view(np.uint8))
