@@ -42,7 +42,17 @@ static const char errors_source[] =
     "class CCSupportError(RuntimeError):\n"
     "    '''The compute capability is not supported.'''\n"
     "class LinkerError(RuntimeError):\n"
-    "    '''nvJitLink failed or cannot be found.'''\n";
+    "    '''nvJitLink failed or cannot be found.'''\n"
+    "class KernelRuntimeError(RuntimeError):\n"
+    "    '''numba-cuda's exception of a thread (its simulator raises it), offered for the\n"
+    "    except clauses of code written for numba: a debug kernel raises the exception the\n"
+    "    kernel raised, as numba-cuda does on a GPU.'''\n"
+    "    def __init__(self, msg, tid=None, ctaid=None):\n"
+    "        self.tid = tid\n"
+    "        self.ctaid = ctaid\n"
+    "        self.msg = msg\n"
+    "        super().__init__('An exception was raised in thread=%s block=%s\\n\\t%s'\n"
+    "                         % (tid, ctaid, msg))\n";
 
 int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
   PyObject *ns = PyDict_New();
@@ -62,6 +72,7 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
       {"NvvmError", &st->NvvmError},               {"NvvmSupportError", &st->NvvmSupportError},
       {"CompileError", &st->CompileError},         {"TypingError", &st->TypingError},
       {"CCSupportError", &st->CCSupportError},     {"LinkerError", &st->LinkerError},
+      {"KernelRuntimeError", NULL}, /* offered, never raised */
   };
   for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
     PyObject *cls = PyDict_GetItemString(ns, items[i].name);
@@ -69,8 +80,7 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
       PyErr_Format(PyExc_SystemError, "nbcuda: exception %s not defined", items[i].name);
       goto fail;
     }
-    Py_INCREF(cls);
-    *items[i].slot = cls;
+    if (items[i].slot) *items[i].slot = Py_NewRef(cls);
     if (PyModule_AddObjectRef(module, items[i].name, cls) < 0) goto fail;
   }
   Py_DECREF(ns);

@@ -29,6 +29,11 @@ def test_exception_hierarchy(cuda):
     e = cuda.CudaAPIError(201, "Call to cuStreamCreate results in CUDA_ERROR_INVALID_CONTEXT")
     assert str(e) == "[201] Call to cuStreamCreate results in CUDA_ERROR_INVALID_CONTEXT"
     assert (e.code, e.msg) == (201, "Call to cuStreamCreate results in CUDA_ERROR_INVALID_CONTEXT")
+    # numba-cuda's KernelRuntimeError, for except clauses (its message as numba's)
+    e = cuda.KernelRuntimeError("boom", tid=(1, 0, 0), ctaid=(2, 0, 0))
+    assert isinstance(e, RuntimeError) and (e.msg, e.tid, e.ctaid) == ("boom", (1, 0, 0),
+                                                                       (2, 0, 0))
+    assert str(e) == "An exception was raised in thread=(1, 0, 0) block=(2, 0, 0)\n\tboom"
 
 
 def test_import_does_not_initialise_cuda(run_py):
