@@ -731,7 +731,20 @@ static const nbc__type *compare_expr(infer *I, nbc__node *n) {
       conv[2 * i] = left;
       conv[2 * i + 1] = right;
     } else if (op == NBC__OP_IS || op == NBC__OP_ISNOT) {
-      return UNSUPPORTED(I, n, "unsupported comparison '%s'", nbc__op_text(op)), NULL;
+      /* numba's generic_is: values of one type compare with ==, of two types never are the
+       * same object (no conversion); arrays and records have no default `is` */
+      if (nbc__type_equal(left, right) &&
+          (left->kind == NBC__T_ARRAY || left->kind == NBC__T_RECORD))
+        return UNSUPPORTED(I, n, "no default `is` implementation for %s",
+                           nbc__infer_tname(I, left)),
+               NULL;
+      if (nbc__type_equal(left, right) && left->kind != NBC__T_NONE &&
+          !nbc__type_is_number(left) && left->kind != NBC__T_TUPLE)
+        return UNSUPPORTED(I, n, "unsupported comparison %s %s %s", nbc__infer_tname(I, left),
+                           nbc__op_text(op), nbc__infer_tname(I, right)),
+               NULL;
+      conv[2 * i] = left;
+      conv[2 * i + 1] = right;
     } else if (left->kind == NBC__T_TUPLE || right->kind == NBC__T_TUPLE) {
       if (!comparable(op, left, right))
         return TYPING(I, n, "Invalid use of %s with parameters (%s, %s)", nbc__op_text(op),

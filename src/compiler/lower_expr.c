@@ -922,6 +922,10 @@ static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op,
 
 const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
                                       nbc__lval a, nbc__lval b) {
+  if (op == NBC__OP_IS || op == NBC__OP_ISNOT) { /* numba's generic_is */
+    if (!nbc__type_equal(a.type, b.type)) return op == NBC__OP_IS ? "false" : "true";
+    op = op == NBC__OP_IS ? NBC__OP_EQ : NBC__OP_NE;
+  }
   if (b.type && b.type->kind == NBC__T_TUPLE &&
       (op == NBC__OP_IN || op == NBC__OP_NOTIN || (a.type && a.type->kind == NBC__T_TUPLE)))
     return compare_tuples(L, where, op, a, b);

@@ -138,3 +138,44 @@ def test_kernel_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     theirs = np.zeros((40, 6))
     ncuda.jit(SIG)(t.kernel)[1, 64](theirs, x, y)
     np.testing.assert_array_equal(out, theirs)
+
+
+def identity(out, x, y, k):
+    # `is` as numba's generic_is: values of one type compare with ==, values of two types
+    # (x[i] and the int32 k, anything and None) are never the same object
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = ((x[i] is None) + 2 * (x[i] is not None) + 4 * (x[i] is y[i]) +
+                  8 * (x[i] is k) + 16 * operator.is_not(x[i], y[i]))
+
+
+IDENTITY_SIG = "void(int64[::1], float64[::1], float64[::1], int32)"
+
+
+def arrays_is(a, b):
+    return a is b
+
+
+def test_is_compiles_and_refuses_arrays(tmp_path):
+    ptx, _ = cuda.compile_ptx(identity, IDENTITY_SIG, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    with pytest.raises(cuda.CompileError, match="no default `is` implementation for array"):
+        cuda.compile_ptx(arrays_is, "(float32[:], float32[:])", device=True, cc=(9, 0))
+
+
+@pytest.mark.gpu
+def test_is_matches_numba_cuda(gpu, tmp_path, monkeypatch):
+    x = np.arange(8.0)
+    y = np.where(np.arange(8) % 2 == 0, x, -1.0)
+    out = np.zeros(8, np.int64)
+    cuda.jit(IDENTITY_SIG)(identity)[1, 32](out, x, y, 3)
+    np.testing.assert_array_equal(out, 2 + 4 * (x == y) + 16 * (x != y))
+    ncuda = pytest.importorskip("numba.cuda")
+    import inspect
+    (tmp_path / "numba_identity_kernels.py").write_text(
+        "import operator\nfrom numba import cuda\n\n" + inspect.getsource(identity))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_identity_kernels as t
+    theirs = np.zeros(8, np.int64)
+    ncuda.jit(IDENTITY_SIG)(t.identity)[1, 32](theirs, x, y, 3)
+    np.testing.assert_array_equal(out, theirs)
