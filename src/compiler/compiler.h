@@ -299,7 +299,8 @@ int nbc__type_record_field(const nbc__type *record, const char *name, size_t len
 /* The alignment a load or store of field i (an element of an array field) may assume: the
  * largest power of two dividing its offset and the record's size (the stride of an array of
  * them) and, for an array field, its element size, at most the scalar's natural alignment;
- * for a record field, the alignment its own fields assume (nbc__type_record_align). */
+ * for a record field, the alignment its own fields assume (nbc__type_record_align), and for
+ * an array of records, where its elements start (at most that). */
 int nbc__type_record_field_align(const nbc__type *record, int i);
 /* The largest alignment the accesses to a record's fields assume: where any record value of
  * this type must start (the signature parser refuses records in records placed otherwise),
@@ -314,7 +315,7 @@ bool nbc__type_is_complex(const nbc__type *t);
 const nbc__type *nbc__type_complex_part(const nbc__type *t);
 bool nbc__type_is_number(const nbc__type *t);  /* bool, int, float, complex */
 int nbc__type_bits(const nbc__type *t);        /* scalar width in bits (bool: 1) */
-size_t nbc__type_size(const nbc__type *t);     /* scalar storage bytes */
+size_t nbc__type_size(const nbc__type *t);     /* scalar (or record) storage bytes */
 /* numba's printed name: "float64", "bool", "array(float32, 2d, C)", "UniTuple(int64 x 2)"
  * (numba's own spelling), "Tuple(float64, int32)", "none", "void". */
 void nbc__type_print(nbc__buf *out, const nbc__type *t);

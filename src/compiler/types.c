@@ -173,6 +173,12 @@ int nbc__type_record_field_align(const nbc__type *record, int i) {
   if (f->kind == NBC__T_RECORD) return nbc__type_record_align(f); /* checked by sig_record */
   bool array = f->kind == NBC__T_ARRAY;
   if (array) f = f->dtype;
+  if (f->kind == NBC__T_RECORD) { /* an array of records: where each element starts */
+    int need = nbc__type_record_align(f), align = 1;
+    int64_t both = record->field_offsets[i] | record->size | f->size;
+    while (align < need && !(both & align)) align *= 2;
+    return align;
+  }
   int natural = (int)nbc__type_size(f);
   if (nbc__type_is_complex(f)) natural /= 2;
   int64_t both = record->field_offsets[i] | record->size | (array ? natural : 0);
@@ -246,6 +252,7 @@ bool nbc__type_is_number(const nbc__type *t) {
 }
 
 size_t nbc__type_size(const nbc__type *t) {
+  if (t && t->kind == NBC__T_RECORD) return (size_t)t->size;
   return t && is_scalar_kind(t->kind) ? scalar_sizes[t->kind - NBC__T_BOOL] : 0;
 }
 int nbc__type_bits(const nbc__type *t) {
@@ -1261,10 +1268,9 @@ static const nbc__type *sig_nested_array(sigp *s, const int64_t **pshape) {
   const char *at = (sig_skip(s), s->p);
   const nbc__type *e = sig_type(s);
   if (!e) return NULL;
-  if (!is_scalar_kind(e->kind)) {
+  if (!is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD) {
     s->p = at;
-    return sig_error(s, "%s", "a nested array holds scalars (arrays of records in records "
-                              "are not supported)"), NULL;
+    return sig_error(s, "%s", "a nested array holds scalars or records"), NULL;
   }
   if (!sig_expect(s, ',') || !sig_expect(s, '(')) return NULL;
   for (;;) {
@@ -1363,7 +1369,10 @@ static const nbc__type *sig_record(sigp *s) {
       }
     }
     const nbc__type *e = types[i]->kind == NBC__T_ARRAY ? types[i]->dtype : NULL;
-    int natural = e ? (int)nbc__type_size(e) / (nbc__type_is_complex(e) ? 2 : 1) : 0;
+    int natural = !e                          ? 0
+                  : e->kind == NBC__T_RECORD ? nbc__type_record_align(e)
+                                             : (int)nbc__type_size(e) /
+                                                   (nbc__type_is_complex(e) ? 2 : 1);
     if (e && nbc__type_record_field_align(t, i) < natural)
       return sig_error(s, "the array field '%s' is not aligned for its elements (a packed "
                        "record's arrays must start at a multiple of their alignment)",

@@ -1,9 +1,10 @@
 """Records in records (numpy structured dtypes with structured fields, numba's nested
 Record types): r.b.x and r['b']['x'] read and write the inner record in place, r.b is a
 record value that refers to the outer record's bytes (writes through it reach the array),
-r.d = s.b copies an inner record's bytes. An inner record placed where its own fields would
-not be aligned is refused with a clear message. CI: types, PTX and errors; the GPU compares
-results with numpy and numba-cuda."""
+r.d = s.b copies an inner record's bytes; arrays of records in records (numba's
+nestedarray(Record(...), (3,))) index to such records. An inner record placed where its own
+fields would not be aligned is refused with a clear message. CI: types, PTX and errors; the
+GPU compares results with numpy and numba-cuda."""
 import inspect
 
 import numpy as np
@@ -29,6 +30,21 @@ def nested(arr, src, out):
         r.c = r.d.x % 7
 
 
+POINTS = np.dtype([("a", np.float64), ("pts", INNER, (3,)), ("n", np.int32)], align=True)
+
+
+def points(arr, out):
+    i = cuda.grid(1)
+    if i < arr.size:
+        r = arr[i]
+        s = 0.0
+        for j in range(r.pts.shape[0]):
+            s += r.pts[j].x * r.pts[j].y
+            r.pts[j].x = j - r.n
+        out[i] = s + len(r.pts)
+        r.pts[0] = r.pts[2]
+
+
 def test_nested_record_types_print_as_numbas():
     t = cuda.from_dtype(OUTER)
     assert str(t) == (
@@ -36,11 +52,17 @@ def test_nested_record_types_print_as_numbas():
         "y[type=float64;offset=8];16;True);offset=8],c[type=int8;offset=24],"
         "d[type=Record(x[type=int32;offset=0],y[type=float64;offset=8];16;True);offset=32];"
         "48;True)")
+    assert str(cuda.from_dtype(POINTS)) == (
+        "Record(a[type=float64;offset=0],pts[type=nestedarray(Record(x[type=int32;offset=0],"
+        "y[type=float64;offset=8];16;True), (3,));offset=8],n[type=int32;offset=56];64;True)")
 
 
-def test_kernel_compiles_and_ptxas_accepts(tmp_path):
+def test_kernels_compile_and_ptxas_accepts(tmp_path):
     t = cuda.from_dtype(OUTER)
     ptx, _ = cuda.compile_ptx(nested, (t[::1], t[::1], cuda.float64[::1]), cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    p = cuda.from_dtype(POINTS)
+    ptx, _ = cuda.compile_ptx(points, (p[::1], cuda.float64[::1]), cc=(9, 0))
     check_ptx(ptx, tmp_path)
 
 
@@ -58,6 +80,13 @@ def test_misplaced_inner_records_are_refused():
     placed = np.dtype([("a", np.uint32), ("b", packed_inner)])  # offset 4: aligned enough
     t = cuda.from_dtype(placed)
     assert str(cuda.compile_ptx(reads, (t,), device=True, cc=(9, 0))[1]) == "float64"
+    rows = cuda.from_dtype(np.dtype([("a", np.uint8), ("b", INNER, (2,))]))
+    with pytest.raises(cuda.TypingError, match="the array field 'b' is not aligned"):
+        cuda.compile_ptx(reads, (rows,), device=True, cc=(9, 0))
+    outside = ("(Record(a[type=int8;offset=0],b[type=Record(x[type=int32;offset=0];4;False);"
+               "offset=4];6;False),)")
+    with pytest.raises(cuda.TypingError, match="field 'b' lies outside the record"):
+        cuda.compile_ptx(reads, outside, device=True, cc=(9, 0))
 
 
 def inputs():
@@ -97,5 +126,38 @@ def test_results_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     import numba_nested_records as t
     theirs, theirs_out = run(ncuda, t.nested)
+    np.testing.assert_array_equal(out, theirs_out)
+    np.testing.assert_array_equal(got.view(np.uint8), theirs.view(np.uint8))
+
+
+def run_points(cuda_mod, kernel):
+    arr = np.zeros(24, POINTS)
+    arr["n"] = np.arange(24)
+    arr["pts"]["x"] = np.arange(72).reshape(24, 3)
+    arr["pts"]["y"] = np.linspace(0, 1, 72).reshape(24, 3)
+    out = np.zeros(24)
+    d = cuda_mod.to_device(arr)
+    cuda_mod.jit(kernel)[1, 32](d, out)
+    return arr, d.copy_to_host(), out
+
+
+@pytest.mark.gpu
+def test_arrays_of_records_in_records_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+    arr, got, out = run_points(cuda, points)
+    x, y = arr["pts"]["x"], arr["pts"]["y"]
+    want = ((x[:, 0] * y[:, 0]) + x[:, 1] * y[:, 1]) + x[:, 2] * y[:, 2]
+    np.testing.assert_allclose(out, 0.0 + want + 3, rtol=1e-15)
+    newx = np.arange(3)[None, :] - arr["n"][:, None]
+    np.testing.assert_array_equal(got["pts"]["x"][:, 1:], newx[:, 1:])
+    np.testing.assert_array_equal(got["pts"][:, 0], got["pts"][:, 2])
+    np.testing.assert_array_equal(got["pts"]["y"][:, 1:], y[:, 1:])
+
+    pytest.importorskip("numba.cuda")
+    from numba import cuda as ncuda
+    (tmp_path / "numba_points_records.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(points))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_points_records as t
+    _, theirs, theirs_out = run_points(ncuda, t.points)
     np.testing.assert_array_equal(out, theirs_out)
     np.testing.assert_array_equal(got.view(np.uint8), theirs.view(np.uint8))
