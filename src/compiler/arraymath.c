@@ -22,9 +22,9 @@
 
 #include "compiler/compiler.h"
 
-static const char *const reductions[] = {"sum",  "prod", "mean",   "var",    "std", "min",
-                                         "max",  "amin", "amax",   "argmin", "argmax",
-                                         "all",  "any",  NULL};
+static const char *const reductions[] = {"sum",    "prod", "mean", "var",  "std",
+                                         "min",    "max",  "amin", "amax", "argmin",
+                                         "argmax", "all",  "any",  NULL};
 
 bool nbc__array_reduction_exists(const char *name) {
   for (int i = 0; name && reductions[i]; i++)
@@ -75,15 +75,17 @@ static void extreme(nbc__buf *b, int ndim, const nbc__type *dt, const char *sign
   bool fl = nbc__type_is_float(dt), cx = nbc__type_is_complex(dt);
   nbc__buf idx;
   nbc__buf_init(&idx, b->arena);
-  nbc__buf_printf(b, "    if a.size == 0:\n        raise ValueError(\"%s\")\n    m = a[", empty);
+  nbc__buf_printf(b, "    if a.size == 0:\n        raise ValueError(\"%s\")\n    m = a[",
+                  empty);
   first_index(b, ndim);
   nbc__buf_puts(b, arg ? "]\n    k = 0\n" : "]\n");
   if (fl) nbc__buf_printf(b, "    if math.isnan(m):\n        return %s\n", arg ? "k" : "m");
   if (arg) nbc__buf_puts(b, "    n = 0\n");
   int in = open_loops(b, ndim, &idx);
   nbc__buf_printf(b, "%*sv = a[%s]\n", in, "", idx.data);
-  if (fl) nbc__buf_printf(b, "%*sif math.isnan(v):\n%*sreturn %s\n", in, "", in + 4, "",
-                          arg ? "n" : "v");
+  if (fl)
+    nbc__buf_printf(b, "%*sif math.isnan(v):\n%*sreturn %s\n", in, "", in + 4, "",
+                    arg ? "n" : "v");
   if (cx)
     nbc__buf_printf(b, "%*sif v.real %s m.real or (v.real == m.real and v.imag %s m.imag):\n",
                     in, "", sign, sign);
@@ -134,8 +136,8 @@ const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const n
     if (name[0] == 's') nbc__buf_puts(&b, "def _std(a):\n    return _var(a) ** 0.5\n");
   } else if (strcmp(name, "sum") == 0 || strcmp(name, "prod") == 0) {
     bool sum = name[0] == 's';
-    const char *init = nbc__arena_printf(ctx->arena, "%s(%d)",
-                                         numba_name(ctx, sum ? sum_type(dt) : dt), !sum);
+    const char *init =
+        nbc__arena_printf(ctx->arena, "%s(%d)", numba_name(ctx, sum ? sum_type(dt) : dt), !sum);
     nbc__buf_printf(&b, "def _%s(a):\n", name);
     accumulate(&b, nd, init, sum ? "+" : "*");
     nbc__buf_puts(&b, "    return c\n");

@@ -22,26 +22,45 @@ static const struct {
   form form;
   nbc__op op;
 } functions[] = {
-    {"add", BINARY, NBC__OP_ADD},         {"sub", BINARY, NBC__OP_SUB},
-    {"mul", BINARY, NBC__OP_MUL},         {"truediv", BINARY, NBC__OP_DIV},
-    {"floordiv", BINARY, NBC__OP_FLOORDIV}, {"mod", BINARY, NBC__OP_MOD},
-    {"pow", BINARY, NBC__OP_POW},         {"lshift", BINARY, NBC__OP_LSHIFT},
-    {"rshift", BINARY, NBC__OP_RSHIFT},   {"and_", BINARY, NBC__OP_BITAND},
-    {"or_", BINARY, NBC__OP_BITOR},       {"xor", BINARY, NBC__OP_BITXOR},
-    {"iadd", BINARY, NBC__OP_ADD},        {"isub", BINARY, NBC__OP_SUB},
-    {"imul", BINARY, NBC__OP_MUL},        {"itruediv", BINARY, NBC__OP_DIV},
-    {"ifloordiv", BINARY, NBC__OP_FLOORDIV}, {"imod", BINARY, NBC__OP_MOD},
-    {"ipow", BINARY, NBC__OP_POW},        {"ilshift", BINARY, NBC__OP_LSHIFT},
-    {"irshift", BINARY, NBC__OP_RSHIFT},  {"iand", BINARY, NBC__OP_BITAND},
-    {"ior", BINARY, NBC__OP_BITOR},       {"ixor", BINARY, NBC__OP_BITXOR},
-    {"neg", UNARY, NBC__OP_NEG},          {"pos", UNARY, NBC__OP_POS},
+    {"add", BINARY, NBC__OP_ADD},
+    {"sub", BINARY, NBC__OP_SUB},
+    {"mul", BINARY, NBC__OP_MUL},
+    {"truediv", BINARY, NBC__OP_DIV},
+    {"floordiv", BINARY, NBC__OP_FLOORDIV},
+    {"mod", BINARY, NBC__OP_MOD},
+    {"pow", BINARY, NBC__OP_POW},
+    {"lshift", BINARY, NBC__OP_LSHIFT},
+    {"rshift", BINARY, NBC__OP_RSHIFT},
+    {"and_", BINARY, NBC__OP_BITAND},
+    {"or_", BINARY, NBC__OP_BITOR},
+    {"xor", BINARY, NBC__OP_BITXOR},
+    {"iadd", BINARY, NBC__OP_ADD},
+    {"isub", BINARY, NBC__OP_SUB},
+    {"imul", BINARY, NBC__OP_MUL},
+    {"itruediv", BINARY, NBC__OP_DIV},
+    {"ifloordiv", BINARY, NBC__OP_FLOORDIV},
+    {"imod", BINARY, NBC__OP_MOD},
+    {"ipow", BINARY, NBC__OP_POW},
+    {"ilshift", BINARY, NBC__OP_LSHIFT},
+    {"irshift", BINARY, NBC__OP_RSHIFT},
+    {"iand", BINARY, NBC__OP_BITAND},
+    {"ior", BINARY, NBC__OP_BITOR},
+    {"ixor", BINARY, NBC__OP_BITXOR},
+    {"neg", UNARY, NBC__OP_NEG},
+    {"pos", UNARY, NBC__OP_POS},
     {"invert", UNARY, NBC__OP_INVERT},
-    {"not_", UNARY, NBC__OP_NOT},         {"truth", TRUTH, NBC__OP_NOT},
-    {"eq", COMPARE, NBC__OP_EQ},          {"ne", COMPARE, NBC__OP_NE},
-    {"lt", COMPARE, NBC__OP_LT},          {"le", COMPARE, NBC__OP_LE},
-    {"gt", COMPARE, NBC__OP_GT},          {"ge", COMPARE, NBC__OP_GE},
-    {"is_", COMPARE, NBC__OP_IS},         {"is_not", COMPARE, NBC__OP_ISNOT},
-    {"contains", CONTAINS, NBC__OP_IN},   {"getitem", GETITEM, NBC__OP_ADD},
+    {"not_", UNARY, NBC__OP_NOT},
+    {"truth", TRUTH, NBC__OP_NOT},
+    {"eq", COMPARE, NBC__OP_EQ},
+    {"ne", COMPARE, NBC__OP_NE},
+    {"lt", COMPARE, NBC__OP_LT},
+    {"le", COMPARE, NBC__OP_LE},
+    {"gt", COMPARE, NBC__OP_GT},
+    {"ge", COMPARE, NBC__OP_GE},
+    {"is_", COMPARE, NBC__OP_IS},
+    {"is_not", COMPARE, NBC__OP_ISNOT},
+    {"contains", CONTAINS, NBC__OP_IN},
+    {"getitem", GETITEM, NBC__OP_ADD},
 };
 
 static int find(const char *name) {
@@ -50,7 +69,9 @@ static int find(const char *name) {
   return -1;
 }
 
-bool nbc__operator_exists(const char *name) { return name && find(name) >= 0; }
+bool nbc__operator_exists(const char *name) {
+  return name && find(name) >= 0;
+}
 
 /* A COMPARE node a <op> b in place of n. */
 static bool make_compare(infer *I, nbc__node *n, nbc__op op, nbc__node *a, nbc__node *b) {
@@ -83,7 +104,8 @@ static void become(nbc__node *n, nbc__node_kind kind, nbc__op op, nbc__node *a, 
 
 const nbc__type *nbc__infer_operator_call(infer *I, nbc__node *n, const char *name) {
   int k = find(name);
-  if (k < 0) return UNSUPPORTED(I, n, "unsupported operator function 'operator.%s'", name), NULL;
+  if (k < 0)
+    return UNSUPPORTED(I, n, "unsupported operator function 'operator.%s'", name), NULL;
   int want = functions[k].form == UNARY || functions[k].form == TRUTH ? 1 : 2;
   for (int i = 0; i < n->list.count; i++)
     if (n->list.items[i]->kind == NBC__N_KEYWORD)
@@ -106,8 +128,10 @@ const nbc__type *nbc__infer_operator_call(infer *I, nbc__node *n, const char *na
     const nbc__type *t = nbc__infer_expr(I, a);
     if (!t) return NULL;
     if (t->kind != NBC__T_BOOL)
-      return TYPING(I, n, "operator.truth() takes a bool in a kernel, not %s (numba's "
-                    "typing: bool(x) converts other values)", nbc__infer_tname(I, t)),
+      return TYPING(I, n,
+                    "operator.truth() takes a bool in a kernel, not %s (numba's "
+                    "typing: bool(x) converts other values)",
+                    nbc__infer_tname(I, t)),
              NULL;
     *n = *a; /* the value itself */
     return t;
