@@ -586,6 +586,12 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
     if (strcmp(n->str, "size") == 0 || strcmp(n->str, "ndim") == 0 ||
         strcmp(n->str, "itemsize") == 0 || strcmp(n->str, "nbytes") == 0)
       return T(NBC__T_INT64);
+    if (strcmp(n->str, "T") == 0) { /* numba's transpose: a view, C and F swapped */
+      char layout = o->ndim < 2 ? o->layout : o->layout == 'C' ? 'F' : o->layout == 'F' ? 'C' : 'A';
+      nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, o->dtype, o->ndim, layout);
+      if (t) t->readonly = o->readonly;
+      return t;
+    }
   }
   /* a vector type's members: x, y, z, w (as many as it has) */
   if (o->kind == NBC__T_VECTOR && n->str[0] && !n->str[1]) {

@@ -463,6 +463,17 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
       items[k] = nbc__lower_array_field(L, arr, name[1] == 'h' ? 5 : 6, k);
     return nbc__lower_make_tuple(L, tt, items);
   }
+  if (strcmp(name, "T") == 0) { /* the same data, shape and strides reversed */
+    const char *cur = arr.v, *aty = ltype(L, at);
+    for (int k = 0; k < at->ndim; k++)
+      for (int f = 5; f <= 6; f++) {
+        const char *x = tmp(L);
+        EMIT("%s = insertvalue %s %s, i64 %s, %d, %d", x, aty, cur,
+             nbc__lower_array_field(L, arr, f, at->ndim - 1 - k).v, f, k);
+        cur = x;
+      }
+    return (nbc__lval){n->type, cur};
+  }
   nbc__lower_error(L, n, "unknown attribute '%s' of array", name);
   return (nbc__lval){n->type, "0"};
 }

@@ -1,5 +1,5 @@
 """Array views inside kernels — basic indexing with slices or fewer indices than dimensions
-(`a[i]`, `a[:, j]`, `x[start:stop:step]`, `m[b, :, 1:]`), as numba compiles them: Python's
+(`a[i]`, `a[:, j]`, `x[start:stop:step]`, `m[b, :, 1:]`) and `a.T`, as numba compiles them: Python's
 slice semantics (negative and out-of-range bounds, negative steps), the views' types are
 numba's (tests/c/test_infer.c checks them row by row against numba-cuda's answers). Without a
 GPU the PTX goes through ptxas; on the GPU every view is compared with numpy's and numba-cuda's."""
@@ -154,3 +154,46 @@ def test_views_read_what_numpy_reads(gpu, tmp_path, monkeypatch):
     ncuda.jit("void(float64[::1], int32[:, ::1], float64)")(t.fill)[1, 1](ta, tm, 2.5)
     np.testing.assert_array_equal(ta, a)
     np.testing.assert_array_equal(tm, mm)
+
+
+def transposed(out, a):
+    t = a.T
+    i, j = cuda.grid(2)
+    if i < t.shape[0] and j < t.shape[1]:
+        out[i, j] = t[i, j] * 10 + t.strides[0] // 8
+        if i == 1 and j == 0:
+            t[1, 0] = -1.0  # after this thread's read: writes through to a[0, 1]
+
+
+@pytest.mark.parametrize("sig, numba_says", [
+    ("(float64[:, ::1],)", "array(float64, 2d, F)"),
+    ("(float64[::1, :],)", "array(float64, 2d, C)"),
+    ("(float64[:, :],)", "array(float64, 2d, A)"), ("(float32[::1],)", "array(float32, 1d, C)"),
+    ("(int8[:, :, ::1],)", "array(int8, 3d, F)"),
+])
+def test_transpose_types_are_numbas(sig, numba_says):
+    def t(a):
+        return a.T
+    assert str(cuda.compile_ptx(t, sig, device=True, cc=(9, 0))[1]) == numba_says
+
+
+@pytest.mark.gpu
+def test_transpose_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+    def run(cuda_mod, kernel):
+        a = np.arange(12.0).reshape(3, 4)
+        out = np.zeros((4, 3))
+        cuda_mod.jit("void(float64[:, ::1], float64[:, ::1])")(kernel)[(1, 1), (8, 8)](out, a)
+        return out, a
+
+    out, a = run(cuda, transposed)
+    want = np.arange(12.0).reshape(3, 4).T * 10 + 1  # a.T's first stride: 8 bytes
+    np.testing.assert_array_equal(out, want)
+    assert a[0, 1] == -1.0
+    ncuda = pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_transpose_kernels.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(transposed))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_transpose_kernels as t
+    theirs, theirs_a = run(ncuda, t.transposed)
+    np.testing.assert_array_equal(out, theirs)
+    np.testing.assert_array_equal(a, theirs_a)
