@@ -557,7 +557,10 @@ typedef struct nbc__global {
   X(VECTOR) /* a vector type's constructor: ret the vector; argtypes each argument's type   \
                (scalars convert to its dtype, vectors give their elements in order) */   \
   X(CACHE_HINT) /* ld<op>(array, i), st<op>(array, i, value): name "cuda.ldcg", ...;      \
-                   argtypes the array, the index and (st) the dtype; lower_array.c */
+                   argtypes the array, the index and (st) the dtype; lower_array.c */     \
+  X(RESHAPE) /* a.reshape(shape) of a C or F array: the callee is the attribute node;      \
+                argtypes the arguments' types (integers, or one tuple of them); ret the    \
+                view; lower_array.c */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

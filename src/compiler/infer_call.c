@@ -1191,6 +1191,17 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
       return c->ret;
     }
   }
+  /* a.reshape(...) */
+  if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "reshape") == 0) {
+    const nbc__type *o = nbc__infer_expr(I, n->a->a);
+    if (o && o->kind == NBC__T_ARRAY) {
+      const nbc__type *types[64];
+      if (n->list.count > 64) return UNSUPPORTED(I, n, "reshape() of 64 or more arguments"), NULL;
+      if (!call_args(I, n, types, 64)) return NULL;
+      n->a->type = o;
+      return nbc__infer_reshape(I, n, o, types, n->list.count);
+    }
+  }
   /* a.sum() and the other reductions of an array */
   if (n->a->kind == NBC__N_ATTR && is_reduction_method(n->a->str)) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);

@@ -478,6 +478,91 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
   return (nbc__lval){n->type, "0"};
 }
 
+/* a.reshape(d0, d1, ...) or a.reshape((d0, d1, ...)) as numba's array_reshape: one -1
+ * extent is inferred from the size; a size that does not match, or two -1s, raise numba's
+ * ValueError (the thread ends). The view shares the data; its strides are the contiguous
+ * ones of its layout (the array's own, C or F). */
+nbc__lval nbc__lower_reshape(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  const nbc__type *rt = call->ret;
+  nbc__lval arr = nbc__lower_expr(L, n->a->a);
+  const char *dims[32];
+  int nd = rt->ndim;
+  if (call->nargs == 1 && call->argtypes[0]->kind == NBC__T_TUPLE) {
+    nbc__lval tup = nbc__lower_expr(L, n->list.items[0]);
+    for (int k = 0; k < nd; k++)
+      dims[k] = nbc__lower_convert(L, nbc__lower_tuple_at(L, tup, k), T(NBC__T_INT64)).v;
+  } else {
+    for (int k = 0; k < nd; k++)
+      dims[k] = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[k]), T(NBC__T_INT64)).v;
+  }
+  if (nbc__lower_failed(L)) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
+  /* numba's normalize_reshape_value */
+  const char *known = "1", *nneg = "0", *neg[32];
+  for (int k = 0; k < nd; k++) {
+    const char *one = tmp(L);
+    neg[k] = tmp(L);
+    EMIT("%s = icmp slt i64 %s, 0", neg[k], dims[k]);
+    EMIT("%s = select i1 %s, i64 1, i64 %s", one, neg[k], dims[k]);
+    known = op64(L, "mul", known, one);
+    const char *z = tmp(L);
+    EMIT("%s = zext i1 %s to i64", z, neg[k]);
+    nneg = op64(L, "add", nneg, z);
+  }
+  const char *size = nbc__lower_array_field(L, arr, 2, -1).v;
+  const char *many = tmp(L), *none = tmp(L), *kz = tmp(L), *div = tmp(L), *rem = tmp(L);
+  const char *changed0 = tmp(L), *ok1 = tmp(L), *okz = tmp(L), *okr = tmp(L), *bad1 = tmp(L);
+  const char *one_neg = tmp(L), *bad = tmp(L), *b0 = tmp(L), *b1 = tmp(L), *inferred = tmp(L);
+  EMIT("%s = icmp ugt i64 %s, 1", many, nneg);
+  nbc__lower_raise_if(L, many, "ValueError", "multiple negative shape values", NULL);
+  EMIT("%s = icmp eq i64 %s, 0", none, nneg);
+  EMIT("%s = icmp eq i64 %s, 0", kz, known);
+  EMIT("%s = select i1 %s, i64 1, i64 %s", div, kz, known); /* no division by zero */
+  EMIT("%s = srem i64 %s, %s", rem, size, div);
+  EMIT("%s = icmp ne i64 %s, %s", changed0, size, known);
+  EMIT("%s = icmp eq i64 %s, 0", okz, size);
+  EMIT("%s = icmp eq i64 %s, 0", okr, rem);
+  EMIT("%s = select i1 %s, i1 %s, i1 %s", ok1, kz, okz, okr);
+  EMIT("%s = xor i1 %s, true", bad1, ok1);
+  EMIT("%s = xor i1 %s, true", one_neg, none);
+  EMIT("%s = and i1 %s, %s", b0, none, changed0);
+  EMIT("%s = and i1 %s, %s", b1, one_neg, bad1);
+  EMIT("%s = or i1 %s, %s", bad, b0, b1);
+  nbc__lower_raise_if(L, bad, "ValueError", "total size of new array must be unchanged", NULL);
+  const char *q = op64(L, "sdiv", size, div);
+  EMIT("%s = select i1 %s, i64 0, i64 %s", inferred, kz, q);
+  for (int k = 0; k < nd; k++) {
+    const char *x = tmp(L);
+    EMIT("%s = select i1 %s, i64 %s, i64 %s", x, neg[k], inferred, dims[k]);
+    dims[k] = x;
+  }
+  const char *strides[32], *aty = ltype(L, rt), *cur = "undef";
+  const char *stride = nbc__lower_array_field(L, arr, 3, -1).v; /* the itemsize */
+  bool fortran = rt->layout == 'F';
+  for (int j = 0; j < nd; j++) {
+    int k = fortran ? j : nd - 1 - j;
+    strides[k] = stride;
+    stride = op64(L, "mul", stride, dims[k]);
+  }
+  for (int f = 0; f <= 4; f++) { /* meminfo, parent, nitems, itemsize, data */
+    const char *v = tmp(L), *x = tmp(L);
+    EMIT("%s = extractvalue %s %s, %d", v, ltype(L, arr.type), arr.v, f);
+    EMIT("%s = insertvalue %s %s, %s %s, %d", x, aty, cur,
+         f == 0 || f == 1 ? "i8*" : f == 4 ? nbc__arena_printf(L->arena, "%s*",
+                                                                nbc__lower_mtype(L, rt->dtype))
+                                           : "i64",
+         v, f);
+    cur = x;
+  }
+  for (int k = 0; k < nd; k++)
+    for (int f = 5; f <= 6; f++) {
+      const char *x = tmp(L);
+      EMIT("%s = insertvalue %s %s, i64 %s, %d, %d", x, aty, cur, f == 5 ? dims[k] : strides[k],
+           f, k);
+      cur = x;
+    }
+  return (nbc__lval){rt, cur};
+}
+
 /* --------------------------------------------------------------- CUDA --------------- */
 
 const char *nbc__lower_sreg_axis(nbc__lowerer *L, const char *reg, char axis) {

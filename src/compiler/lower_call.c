@@ -376,6 +376,8 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
     return nbc__lower_cuda_intrinsic(L, n, call);
   case NBC__B_CACHE_HINT:
     return nbc__lower_cache_hint(L, n, call);
+  case NBC__B_RESHAPE:
+    return nbc__lower_reshape(L, n, call);
   case NBC__B_PRINT:
     return nbc__lower_print(L, n, call);
   case NBC__B_COMPLEX: {

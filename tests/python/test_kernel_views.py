@@ -197,3 +197,69 @@ def test_transpose_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     theirs, theirs_a = run(ncuda, t.transposed)
     np.testing.assert_array_equal(out, theirs)
     np.testing.assert_array_equal(a, theirs_a)
+
+
+def reshaped(out, a, n):
+    # numba's array_reshape: a tuple or integers, one -1 inferred; a bad size raises
+    # ValueError, which ends the thread
+    b = a.reshape((n, -1))
+    c = a.reshape(a.size)
+    i = cuda.grid(1)
+    if i < b.shape[0]:
+        out[i, 0] = b[i, b.shape[1] - 1] + c[i]
+        out[i, 1] = b.shape[1] * 100 + b.strides[0]
+    if i == b.shape[0]:
+        d = a.reshape(5, -1)  # 12 elements: not a multiple of 5
+        out[0, 2] = d[0, 0]
+
+
+def reshape_tuple(a):
+    return a.reshape((2, 3, 2))
+
+
+def reshape_args(a):
+    return a.reshape(2, 6)
+
+
+def reshape_float(a):
+    return a.reshape(2.0, 6)
+
+
+@pytest.mark.parametrize("fn, sig, numba_says", [
+    (reshape_tuple, "(float64[:, ::1],)", "array(float64, 3d, C)"),
+    (reshape_tuple, "(int8[::1, :],)", "array(int8, 3d, F)"),
+    (reshape_args, "(float32[::1],)", "array(float32, 2d, C)"),
+])
+def test_reshape_types_are_numbas(fn, sig, numba_says):
+    assert str(cuda.compile_ptx(fn, sig, device=True, cc=(9, 0))[1]) == numba_says
+
+
+def test_reshape_refuses_what_numba_refuses(tmp_path):
+    with pytest.raises(cuda.TypingError, match=r"reshape\(\) supports contiguous array only"):
+        cuda.compile_ptx(reshape_args, "(float32[:],)", device=True, cc=(9, 0))
+    with pytest.raises(cuda.TypingError, match=r"reshape\(\) arg cannot be float64"):
+        cuda.compile_ptx(reshape_float, "(float32[::1],)", device=True, cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(reshaped, "void(float64[:, ::1], float64[:, ::1], int64)",
+                              cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+
+@pytest.mark.gpu
+def test_reshape_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+    def run(cuda_mod, kernel):
+        a = np.arange(12.0).reshape(3, 4)
+        out = np.full((6, 3), 7.0)
+        cuda_mod.jit("void(float64[:, ::1], float64[:, ::1], int64)")(kernel)[1, 32](out, a, 6)
+        return out
+
+    out = run(cuda, reshaped)
+    b = np.arange(12.0).reshape(6, -1)
+    np.testing.assert_array_equal(out[:, 0], b[:, -1] + np.arange(6.0))
+    np.testing.assert_array_equal(out[:, 1], 200 + 16)
+    assert out[0, 2] == 7.0  # the thread that asked for (5, -1) ended at the ValueError
+    ncuda = pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_reshape_kernels.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(reshaped))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_reshape_kernels as t
+    np.testing.assert_array_equal(out, run(ncuda, t.reshaped))
