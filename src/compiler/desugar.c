@@ -41,8 +41,8 @@
 typedef struct known_tuple {
   const char *name;
   int count;
-  const nbc__type *type;   /* its tuple type when it came from a parameter, else NULL */
-  const nbc__node *display;/* its tuple display when it came from one, else NULL */
+  const nbc__type *type;    /* its tuple type when it came from a parameter, else NULL */
+  const nbc__node *display; /* its tuple display when it came from one, else NULL */
   struct known_tuple *next;
 } known_tuple;
 

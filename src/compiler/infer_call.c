@@ -1196,7 +1196,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);
     if (o && o->kind == NBC__T_ARRAY) {
       const nbc__type *types[64];
-      if (n->list.count > 64) return UNSUPPORTED(I, n, "reshape() of 64 or more arguments"), NULL;
+      if (n->list.count > 64) return UNSUPPORTED(I, n, "reshape() of more than 64 arguments"), NULL;
       if (!call_args(I, n, types, 64)) return NULL;
       n->a->type = o;
       return nbc__infer_reshape(I, n, o, types, n->list.count);
