@@ -15,6 +15,12 @@
  *   argmin, argmax   the flat index of the first extreme (the first NaN for floats)
  *   all, any   the truth of every / some element
  *
+ * The builtins over an iterable are numba's cpython/builtins.py: sum(it, start=0) is
+ * `acc = start; for x in it: acc = acc + x` (a tuple's items unrolled), min(it) and max(it)
+ * keep the first element and replace it by each later one that compares < (>) it; an empty
+ * array raises StopIteration (next() of an exhausted iterator). They take 1-d arrays and
+ * tuples (numba's iteration of a 2-d array yields rows, which a kernel cannot add or compare).
+ *
  * The source of one reduction names its function `_<name>` and is generated per (reduction,
  * rank, element type); the compiler loads each distinct text once per compilation.
  */
@@ -154,6 +160,36 @@ const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const n
   } else if (strcmp(name, "all") == 0 || strcmp(name, "any") == 0) {
     nbc__buf_printf(&b, "def _%s(a):\n", name);
     truth(&b, nd, name[1] == 'l');
+  }
+  return b.oom ? NULL : b.data;
+}
+
+const char *nbc__builtin_reduction_source(nbc__ctx *ctx, const char *name,
+                                          const nbc__type *it) {
+  nbc__buf b;
+  nbc__buf_init(&b, ctx->arena);
+  nbc__buf_puts(&b, "from numba import literal_unroll\n\n\n");
+  bool tuple = it->kind == NBC__T_TUPLE;
+  if (strcmp(name, "sum") == 0) {
+    nbc__buf_puts(&b, "def _sum(a, start):\n    acc = start\n");
+    nbc__buf_puts(&b, tuple ? "    for x in literal_unroll(a):\n        acc = acc + x\n"
+                            : "    for i in range(a.shape[0]):\n        acc = acc + a[i]\n");
+    nbc__buf_puts(&b, "    return acc\n");
+  } else { /* min, max */
+    const char *sign = strcmp(name, "min") == 0 ? "<" : ">";
+    nbc__buf_printf(&b, "def _%s(a):\n", name);
+    if (tuple)
+      nbc__buf_printf(&b,
+                      "    m = a[0]\n    for v in literal_unroll(a):\n        if v %s m:\n"
+                      "            m = v\n    return m\n",
+                      sign);
+    else
+      nbc__buf_printf(&b,
+                      "    if a.shape[0] == 0:\n        raise StopIteration()\n"
+                      "    m = a[0]\n    for i in range(1, a.shape[0]):\n"
+                      "        v = a[i]\n        if v %s m:\n            m = v\n"
+                      "    return m\n",
+                      sign);
   }
   return b.oom ? NULL : b.data;
 }

@@ -383,6 +383,10 @@ const char *nbc__cmath_source(void);
  * source of `_<name>(a)` for arrays of type a (NULL when out of memory or a has no rank). */
 bool nbc__array_reduction_exists(const char *name);
 const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const nbc__type *a);
+/* The builtins sum(it, start), min(it) and max(it) of a 1-d array or a tuple, as numba's
+ * cpython/builtins.py: the source of `_sum(a, start)`, `_min(a)` or `_max(a)`. */
+const char *nbc__builtin_reduction_source(nbc__ctx *ctx, const char *name,
+                                          const nbc__type *it);
 #define NBC__ARRAYMATH_FILE "<nbcuda arraymath>"
 /* range(args): the counter type numba iterates with (int32, int64 or uint64), or NULL. */
 const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const char **pwhy);

@@ -232,7 +232,7 @@ static const nbc__type *module_function(infer *I, const nbc__node *n, const char
 static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
                                             "max",   "int",   "float",  "bool",
                                             "round", "print", "complex", "divmod",
-                                            "pow"};
+                                            "pow",   "sum"};
 
 /* What a global name means, or NULL (reported) when it has none. */
 static nbc__global *global_lookup(infer *I, const nbc__node *n, const char *name) {

@@ -86,10 +86,17 @@ static const nbc__type *call_complex(infer *I, nbc__node *n, const nbc__type **t
   return c->ret;
 }
 
+static const nbc__type *call_iterable(infer *I, nbc__node *n, const char *name,
+                                      const nbc__type **types, int nargs);
+
 static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
                                      const nbc__type **types, int nargs) {
   nbc__builtin b;
   if (!no_keywords(I, n, name)) return NULL;
+  if (strcmp(name, "sum") == 0 ||
+      ((strcmp(name, "min") == 0 || strcmp(name, "max") == 0) && nargs == 1 &&
+       (is_kind(types[0], NBC__T_ARRAY) || is_kind(types[0], NBC__T_TUPLE))))
+    return call_iterable(I, n, name, types, nargs);
   if (strcmp(name, "range") == 0) {
     const char *why;
     const nbc__type *ctr = nbc__type_range(types, nargs, &why);
@@ -943,6 +950,25 @@ static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
   return call_python(I, n, G, argv, nargs);
 }
 
+/* The function `name` of arraymath.c's generated source src (NULL: out of memory), as a
+ * global the call_python of a call resolves (the source's own imports name its globals). */
+static nbc__global *generated_function(infer *I, const char *name, const char *src) {
+  nbc__global *G = name && src ? nbc__infer_alloc(I, sizeof *G) : NULL;
+  if (!G) {
+    nbc__diag_oom(I->ctx);
+    I->failed = true;
+    return NULL;
+  }
+  memset(G, 0, sizeof *G);
+  G->g.kind = NBC_GLOBAL_FUNCTION;
+  G->g.name = name;
+  G->g.source = src;
+  G->g.filename = NBC__ARRAYMATH_FILE;
+  G->g.first_line = 1;
+  G->g.resolver = &own_names;
+  return G;
+}
+
 /* The reductions that are array methods too (np.amin and np.amax are functions only). */
 static bool is_reduction_method(const char *name) {
   return nbc__array_reduction_exists(name) && strcmp(name, "amin") != 0 &&
@@ -974,27 +1000,60 @@ static const nbc__type *call_reduction(infer *I, nbc__node *n, const char *name,
   const char *why = NULL;
   if ((strcmp(name, "all") == 0 || strcmp(name, "any") == 0) && !nbc__type_truth(t->dtype, &why))
     return TYPING(I, n, "%s() of %s: %s", name, nbc__infer_tname(I, t), why), NULL;
-  const char *src = nbc__array_reduction_source(I->ctx, name, t);
   nbc__node **items = nbc__infer_alloc(I, sizeof *items);
-  nbc__global *G = nbc__infer_alloc(I, sizeof *G);
-  if (!src || !items || !G) {
-    nbc__diag_oom(I->ctx);
-    I->failed = true;
-    return NULL;
-  }
+  nbc__global *G = generated_function(I, nbc__arena_printf(I->ctx->arena, "_%s", name),
+                                      nbc__array_reduction_source(I->ctx, name, t));
+  if (!items || !G) return NULL;
   items[0] = array;
   n->list.items = items;
   n->list.count = 1;
-  memset(G, 0, sizeof *G);
-  G->g.kind = NBC_GLOBAL_FUNCTION;
-  G->g.name = nbc__arena_printf(I->ctx->arena, "_%s", name);
-  G->g.source = src;
-  G->g.filename = NBC__ARRAYMATH_FILE;
-  G->g.first_line = 1;
-  G->g.resolver = &own_names;
-  if (!G->g.name) return NULL;
   const nbc__type *argv[1] = {t};
   return call_python(I, n, G, argv, 1);
+}
+
+/* sum(it[, start]), min(it) and max(it) of a 1-d array or a tuple: a call of arraymath.c's
+ * function, as numba's builtins.py overloads them; sum's default start, 0, becomes the call's
+ * second argument. */
+static const nbc__type *call_iterable(infer *I, nbc__node *n, const char *name,
+                                      const nbc__type **types, int nargs) {
+  bool sum = strcmp(name, "sum") == 0;
+  if (nargs < 1 || nargs > (sum ? 2 : 1))
+    return TYPING(I, n, "%s() takes %s", name, sum ? "an iterable and an optional start"
+                                                    : "one iterable or several values"),
+           NULL;
+  const nbc__type *it = types[0];
+  bool tuple = it->kind == NBC__T_TUPLE, array = it->kind == NBC__T_ARRAY;
+  if (!(tuple && it->count > 0) && !(array && it->ndim == 1))
+    return TYPING(I, n, "%s() of %s is not supported in kernels (1-d arrays and non-empty "
+                        "tuples are: a 2-d array iterates its rows)", name,
+                  nbc__infer_tname(I, it)),
+           NULL;
+  const nbc__type *items = array ? it->dtype : it->items[0];
+  for (int k = 0; tuple && k < it->count; k++)
+    if (!nbc__type_is_number(it->items[k])) items = it->items[k];
+  if (!nbc__type_is_number(items) || (!sum && nbc__type_is_complex(items)))
+    return TYPING(I, n, "%s() of %s: %s", name, nbc__infer_tname(I, it),
+                  sum ? "its items are not numbers" : "its items have no order"),
+           NULL;
+  const char *fn = sum ? "_sum" : strcmp(name, "min") == 0 ? "_min" : "_max";
+  nbc__global *G = generated_function(I, fn, nbc__builtin_reduction_source(I->ctx, name, it));
+  if (!G) return NULL;
+  if (sum && nargs == 1) { /* numba's default start: the int64 0 */
+    nbc__node *zero = nbc__infer_alloc(I, sizeof *zero);
+    nbc__node **list = nbc__infer_alloc(I, sizeof *list * 2);
+    if (!zero || !list) return NULL;
+    *zero = (nbc__node){.kind = NBC__N_INT, .tok = n->tok, .var = -1};
+    list[0] = n->list.items[0];
+    list[1] = zero;
+    n->list.items = list;
+    n->list.count = 2;
+    if (!nbc__infer_expr(I, zero)) return NULL;
+  }
+  const nbc__type *argv[2] = {it, sum ? (nargs == 2 ? types[1] : T(NBC__T_INT64)) : NULL};
+  if (sum && !nbc__type_is_number(argv[1]))
+    return TYPING(I, n, "sum() start must be a number, not %s", nbc__infer_tname(I, argv[1])),
+           NULL;
+  return call_python(I, n, G, argv, sum ? 2 : 1);
 }
 
 /* A Python function: find its FUNCDEF and nbc__infer_specialise it for the argument types. */

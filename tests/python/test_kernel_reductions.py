@@ -231,3 +231,86 @@ def test_result_types_match_numba_cuda(gpu):
             mine = str(cuda.compile_ptx(fn, sig, device=True, cc=(9, 0))[1])
             theirs = str(ncuda.compile_ptx(fn, sig, device=True, cc=(9, 0))[1])
             assert mine == theirs, (fn.__name__, sig)
+
+
+def b_sum(a):
+    return sum(a)
+
+
+def b_sum_start(a):
+    return sum(a, 1.5)
+
+
+def b_max(a):
+    return max(a)
+
+
+def b_min(a):
+    return min(a)
+
+
+def b_tuple(x):
+    return sum((x, 2, 3.5)) + max((x, 2.0, 1)) + min((x, 7))
+
+
+@pytest.mark.parametrize("fn, sig, numba_says", [
+    (b_sum, "(float32[::1],)", "float64"), (b_sum, "(int32[:],)", "int64"),
+    (b_sum, "(uint64[:],)", "int64"), (b_sum_start, "(int8[:],)", "float64"),
+    (b_max, "(float32[:],)", "float32"), (b_min, "(uint16[::1],)", "uint16"),
+    (b_tuple, "(int32,)", "float64"),
+])
+def test_builtin_sum_min_max_types(fn, sig, numba_says):
+    # numba's builtins.py: acc = start (int64 0) + each item; min/max keep the item type
+    assert str(cuda.compile_ptx(fn, sig, device=True, cc=(9, 0))[1]) == numba_says
+
+
+def test_builtin_sum_min_max_refuse_rows_and_complex_order():
+    with pytest.raises(cuda.TypingError, match=r"sum\(\) of array\(float32, 2d, A\) is not "
+                       "supported in kernels"):
+        cuda.compile_ptx(b_sum, "(float32[:, :],)", device=True, cc=(9, 0))
+    with pytest.raises(cuda.TypingError, match="its items have no order"):
+        cuda.compile_ptx(b_max, "(complex64[:],)", device=True, cc=(9, 0))
+
+
+def builtins_kernel(out, a, x):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        row = a[i]
+        out[i, 0] = sum(row)
+        out[i, 1] = sum(row, 0.5) + max(row) - min(row)
+        out[i, 2] = sum((x[i], 2, 3.5)) + max((x[i], 2.0, 1)) + min((x[i], 7))
+        out[i, 3] = max(row[:i % 2])  # an empty row in one thread of two: StopIteration
+
+
+BUILTINS_SIG = "void(float64[:, ::1], float64[:, ::1], int32[::1])"
+
+
+def test_builtins_kernel_compiles(tmp_path):
+    ptx, _ = cuda.compile_ptx(builtins_kernel, BUILTINS_SIG, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+
+@pytest.mark.gpu
+def test_builtins_match_python_and_numba_cuda(gpu, tmp_path, monkeypatch):
+    a, _ = inputs()
+    x = np.arange(a.shape[0], dtype=np.int32) - 20
+
+    def run(cuda_mod, kernel):
+        out = np.full((a.shape[0], 4), 99.0)
+        cuda_mod.jit(BUILTINS_SIG)(kernel)[2, 32](out, a, x)
+        return out
+
+    out = run(cuda, builtins_kernel)
+    for i, row in enumerate(a):
+        assert out[i, 0] == sum(row.tolist()) or (np.isnan(out[i, 0]) and np.isnan(row).any())
+        want = sum(row.tolist(), 0.5) + max(row.tolist()) - min(row.tolist())
+        assert out[i, 1] == want or (np.isnan(out[i, 1]) and np.isnan(want))
+        xi = int(x[i])
+        assert out[i, 2] == sum((xi, 2, 3.5)) + max((xi, 2.0, 1)) + min((xi, 7))
+        assert out[i, 3] == (99.0 if i % 2 == 0 else max(row[:1].tolist()))
+    ncuda = pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_builtin_kernels.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(builtins_kernel))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_builtin_kernels as t
+    np.testing.assert_array_equal(out, run(ncuda, t.builtins_kernel))
