@@ -159,6 +159,20 @@ int64_t nbc__type_record_field_size(const nbc__type *record, int i) {
   return n;
 }
 
+/* The largest power of two that divides x, at most cap. */
+static int pow2_dividing(int64_t x, int cap) {
+  int align = 1;
+  while (align < cap && !(x & align)) align *= 2;
+  return align;
+}
+
+/* The alignment an element of type e needs: a scalar's natural one (a complex number's part),
+ * a record's nbc__type_record_align. */
+static int natural_align(const nbc__type *e) {
+  if (e->kind == NBC__T_RECORD) return nbc__type_record_align(e);
+  return (int)nbc__type_size(e) / (nbc__type_is_complex(e) ? 2 : 1);
+}
+
 int nbc__type_record_align(const nbc__type *record) {
   int align = 1;
   for (int i = 0; i < record->count; i++) {
@@ -168,23 +182,13 @@ int nbc__type_record_align(const nbc__type *record) {
   return align;
 }
 
+/* A record's natural alignment divides its size (each field's alignment does), so an array
+ * field's element stride and its elements' natural alignment bound the same powers of two. */
 int nbc__type_record_field_align(const nbc__type *record, int i) {
   const nbc__type *f = record->items[i];
-  if (f->kind == NBC__T_RECORD) return nbc__type_record_align(f); /* checked by sig_record */
   bool array = f->kind == NBC__T_ARRAY;
-  if (array) f = f->dtype;
-  if (f->kind == NBC__T_RECORD) { /* an array of records: where each element starts */
-    int need = nbc__type_record_align(f), align = 1;
-    int64_t both = record->field_offsets[i] | record->size | f->size;
-    while (align < need && !(both & align)) align *= 2;
-    return align;
-  }
-  int natural = (int)nbc__type_size(f);
-  if (nbc__type_is_complex(f)) natural /= 2;
-  int64_t both = record->field_offsets[i] | record->size | (array ? natural : 0);
-  int align = 1;
-  while (align < natural && !(both & align)) align *= 2;
-  return align;
+  int natural = natural_align(array ? f->dtype : f);
+  return pow2_dividing(record->field_offsets[i] | record->size | (array ? natural : 0), natural);
 }
 
 const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
@@ -1357,26 +1361,21 @@ static const nbc__type *sig_record(sigp *s) {
     for (int j = 0; j < i; j++)
       if (strcmp(names[i], names[j]) == 0)
         return sig_error(s, "field '%s' appears twice", names[i]), NULL;
-    if (types[i]->kind == NBC__T_RECORD) { /* where it starts must suit its fields */
-      int need = nbc__type_record_align(types[i]), placed = 1;
-      while (placed < need && !((offsets[i] | size) & placed)) placed *= 2;
-      if (placed < need) {
-        const char *why = nbc__arena_printf(
-            s->ctx->arena, "'%s' (its fields need %d-byte alignment; offset %lld in a record "
-            "of %lld bytes)", names[i], need, (long long)offsets[i], (long long)size);
-        return sig_error(s, "the record field %s is not aligned for its own fields",
-                         why ? why : names[i]), NULL;
-      }
-    }
-    const nbc__type *e = types[i]->kind == NBC__T_ARRAY ? types[i]->dtype : NULL;
-    int natural = !e                          ? 0
-                  : e->kind == NBC__T_RECORD ? nbc__type_record_align(e)
-                                             : (int)nbc__type_size(e) /
-                                                   (nbc__type_is_complex(e) ? 2 : 1);
-    if (e && nbc__type_record_field_align(t, i) < natural)
+    /* a record or an array field must start where its (elements') fields are aligned; a
+     * scalar field may not be (it is read with the alignment its offset allows) */
+    bool array = types[i]->kind == NBC__T_ARRAY;
+    if (!array && types[i]->kind != NBC__T_RECORD) continue;
+    int need = natural_align(array ? types[i]->dtype : types[i]);
+    if (nbc__type_record_field_align(t, i) >= need) continue;
+    if (array)
       return sig_error(s, "the array field '%s' is not aligned for its elements (a packed "
                        "record's arrays must start at a multiple of their alignment)",
                        names[i]), NULL;
+    const char *why = nbc__arena_printf(
+        s->ctx->arena, "'%s' (its fields need %d-byte alignment; offset %lld in a record "
+        "of %lld bytes)", names[i], need, (long long)offsets[i], (long long)size);
+    return sig_error(s, "the record field %s is not aligned for its own fields",
+                     why ? why : names[i]), NULL;
   }
   return t;
 }
