@@ -280,6 +280,41 @@ static const char *adjust_bound(nbc__lowerer *L, const char *x, const char *n, c
   return select64(L, icmp(L, "sge", y, n), high, r);
 }
 
+/* A view of arr's memory, of array type vt: arr's meminfo, parent and itemsize, nitems
+ * elements, data at element pointer pt (NULL: arr's own), vt->ndim extents and strides.
+ * Basic indexing, a.T and a.reshape(...) make their views so. */
+static nbc__lval make_view(nbc__lowerer *L, nbc__lval arr, const nbc__type *vt, const char *pt,
+                           const char *nitems, const char *const *shape,
+                           const char *const *stride) {
+  const char *aty = ltype(L, arr.type), *vty = ltype(L, vt), *cur = "undef";
+  for (int f = 0; f <= 3; f++) { /* meminfo, parent, nitems, itemsize */
+    const char *x = tmp(L), *v = tmp(L);
+    if (f == 2) {
+      EMIT("%s = insertvalue %s %s, i64 %s, 2", x, vty, cur, nitems);
+    } else {
+      const char *ft = f < 2 ? "i8*" : "i64";
+      EMIT("%s = extractvalue %s %s, %d", v, aty, arr.v, f);
+      EMIT("%s = insertvalue %s %s, %s %s, %d", x, vty, cur, ft, v, f);
+    }
+    cur = x;
+  }
+  if (!pt) {
+    const char *v = tmp(L);
+    EMIT("%s = extractvalue %s %s, 4", v, aty, arr.v);
+    pt = v;
+  }
+  const char *x = tmp(L);
+  EMIT("%s = insertvalue %s %s, %s* %s, 4", x, vty, cur, nbc__lower_mtype(L, vt->dtype), pt);
+  cur = x;
+  for (int k = 0; k < vt->ndim; k++) {
+    const char *a = tmp(L), *b = tmp(L);
+    EMIT("%s = insertvalue %s %s, i64 %s, 5, %d", a, vty, cur, shape[k], k);
+    EMIT("%s = insertvalue %s %s, i64 %s, 6, %d", b, vty, a, stride[k], k);
+    cur = b;
+  }
+  return (nbc__lval){vt, cur};
+}
+
 /* a[...] with slices or fewer integers than dimensions: a view of a's memory (numba's basic
  * indexing). Each integer moves the data pointer (negative ones count from the end, as in
  * numba); each slice start:stop:step gives a dimension of CPython's slice length with stride
@@ -344,33 +379,11 @@ static nbc__lval array_view(nbc__lowerer *L, nbc__node *n) {
     nbc__lower_error(L, n, "unsupported array view");
     return (nbc__lval){vt, "undef"};
   }
-  const char *et = nbc__lower_mtype(L, at->dtype);
   const char *pt = element_at(L, arr, off);
   const char *nitems = "1";
   for (int k = 0; k < nd; k++)
     nitems = op64(L, "mul", nitems, shape[k]);
-  const char *aty = ltype(L, at), *vty = ltype(L, vt), *cur = "undef";
-  for (int f = 0; f <= 3; f++) { /* meminfo, parent, nitems, itemsize */
-    const char *x = tmp(L), *v = tmp(L);
-    if (f == 2) {
-      EMIT("%s = insertvalue %s %s, i64 %s, 2", x, vty, cur, nitems);
-    } else {
-      const char *ft = f < 2 ? "i8*" : "i64";
-      EMIT("%s = extractvalue %s %s, %d", v, aty, arr.v, f);
-      EMIT("%s = insertvalue %s %s, %s %s, %d", x, vty, cur, ft, v, f);
-    }
-    cur = x;
-  }
-  const char *x = tmp(L);
-  EMIT("%s = insertvalue %s %s, %s* %s, 4", x, vty, cur, et, pt);
-  cur = x;
-  for (int k = 0; k < nd; k++) {
-    const char *a = tmp(L), *b = tmp(L);
-    EMIT("%s = insertvalue %s %s, i64 %s, 5, %d", a, vty, cur, shape[k], k);
-    EMIT("%s = insertvalue %s %s, i64 %s, 6, %d", b, vty, a, stride[k], k);
-    cur = b;
-  }
-  return (nbc__lval){vt, cur};
+  return make_view(L, arr, vt, pt, nitems, shape, stride);
 }
 
 /* a[...] = number for a view: every element of the view gets it (numba's setitem of a
@@ -464,15 +477,13 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
     return nbc__lower_make_tuple(L, tt, items);
   }
   if (strcmp(name, "T") == 0) { /* the same data, shape and strides reversed */
-    const char *cur = arr.v, *aty = ltype(L, at);
-    for (int k = 0; k < at->ndim; k++)
-      for (int f = 5; f <= 6; f++) {
-        const char *x = tmp(L);
-        EMIT("%s = insertvalue %s %s, i64 %s, %d, %d", x, aty, cur,
-             nbc__lower_array_field(L, arr, f, at->ndim - 1 - k).v, f, k);
-        cur = x;
-      }
-    return (nbc__lval){n->type, cur};
+    const char *shape[32], *stride[32];
+    for (int k = 0; k < at->ndim && k < 32; k++) {
+      shape[k] = nbc__lower_array_field(L, arr, 5, at->ndim - 1 - k).v;
+      stride[k] = nbc__lower_array_field(L, arr, 6, at->ndim - 1 - k).v;
+    }
+    return make_view(L, arr, n->type, NULL, nbc__lower_array_field(L, arr, 2, -1).v, shape,
+                     stride);
   }
   nbc__lower_error(L, n, "unknown attribute '%s' of array", name);
   return (nbc__lval){n->type, "0"};
@@ -496,31 +507,25 @@ nbc__lval nbc__lower_reshape(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
       dims[k] = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[k]), T(NBC__T_INT64)).v;
   }
   if (nbc__lower_failed(L)) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
-  /* numba's normalize_reshape_value */
+  /* numba's normalize_reshape_value: known, the product of the other extents */
   const char *known = "1", *nneg = "0", *neg[32];
   for (int k = 0; k < nd; k++) {
-    const char *one = tmp(L);
-    neg[k] = tmp(L);
-    EMIT("%s = icmp slt i64 %s, 0", neg[k], dims[k]);
-    EMIT("%s = select i1 %s, i64 1, i64 %s", one, neg[k], dims[k]);
-    known = op64(L, "mul", known, one);
+    neg[k] = icmp(L, "slt", dims[k], "0");
+    known = op64(L, "mul", known, select64(L, neg[k], "1", dims[k]));
     const char *z = tmp(L);
     EMIT("%s = zext i1 %s to i64", z, neg[k]);
     nneg = op64(L, "add", nneg, z);
   }
   const char *size = nbc__lower_array_field(L, arr, 2, -1).v;
-  const char *many = tmp(L), *none = tmp(L), *kz = tmp(L), *div = tmp(L), *rem = tmp(L);
-  const char *changed0 = tmp(L), *ok1 = tmp(L), *okz = tmp(L), *okr = tmp(L), *bad1 = tmp(L);
-  const char *one_neg = tmp(L), *bad = tmp(L), *b0 = tmp(L), *b1 = tmp(L), *inferred = tmp(L);
-  EMIT("%s = icmp ugt i64 %s, 1", many, nneg);
-  nbc__lower_raise_if(L, many, "ValueError", "multiple negative shape values", NULL);
-  EMIT("%s = icmp eq i64 %s, 0", none, nneg);
-  EMIT("%s = icmp eq i64 %s, 0", kz, known);
-  EMIT("%s = select i1 %s, i64 1, i64 %s", div, kz, known); /* no division by zero */
-  EMIT("%s = srem i64 %s, %s", rem, size, div);
-  EMIT("%s = icmp ne i64 %s, %s", changed0, size, known);
-  EMIT("%s = icmp eq i64 %s, 0", okz, size);
-  EMIT("%s = icmp eq i64 %s, 0", okr, rem);
+  nbc__lower_raise_if(L, icmp(L, "ugt", nneg, "1"), "ValueError",
+                      "multiple negative shape values", NULL);
+  const char *none = icmp(L, "eq", nneg, "0"), *kz = icmp(L, "eq", known, "0");
+  const char *div = select64(L, kz, "1", known); /* no division by zero */
+  const char *rem = op64(L, "srem", size, div), *changed0 = icmp(L, "ne", size, known);
+  const char *okz = icmp(L, "eq", size, "0"), *okr = icmp(L, "eq", rem, "0");
+  /* no -1: the size must be known; one -1: a multiple of known (0 when known is 0) */
+  const char *ok1 = tmp(L), *bad1 = tmp(L), *one_neg = tmp(L), *b0 = tmp(L), *b1 = tmp(L),
+             *bad = tmp(L);
   EMIT("%s = select i1 %s, i1 %s, i1 %s", ok1, kz, okz, okr);
   EMIT("%s = xor i1 %s, true", bad1, ok1);
   EMIT("%s = xor i1 %s, true", one_neg, none);
@@ -528,39 +533,17 @@ nbc__lval nbc__lower_reshape(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
   EMIT("%s = and i1 %s, %s", b1, one_neg, bad1);
   EMIT("%s = or i1 %s, %s", bad, b0, b1);
   nbc__lower_raise_if(L, bad, "ValueError", "total size of new array must be unchanged", NULL);
-  const char *q = op64(L, "sdiv", size, div);
-  EMIT("%s = select i1 %s, i64 0, i64 %s", inferred, kz, q);
-  for (int k = 0; k < nd; k++) {
-    const char *x = tmp(L);
-    EMIT("%s = select i1 %s, i64 %s, i64 %s", x, neg[k], inferred, dims[k]);
-    dims[k] = x;
-  }
-  const char *strides[32], *aty = ltype(L, rt), *cur = "undef";
+  const char *inferred = select64(L, kz, "0", op64(L, "sdiv", size, div));
+  for (int k = 0; k < nd; k++)
+    dims[k] = select64(L, neg[k], inferred, dims[k]);
+  const char *strides[32];
   const char *stride = nbc__lower_array_field(L, arr, 3, -1).v; /* the itemsize */
-  bool fortran = rt->layout == 'F';
   for (int j = 0; j < nd; j++) {
-    int k = fortran ? j : nd - 1 - j;
+    int k = rt->layout == 'F' ? j : nd - 1 - j;
     strides[k] = stride;
     stride = op64(L, "mul", stride, dims[k]);
   }
-  for (int f = 0; f <= 4; f++) { /* meminfo, parent, nitems, itemsize, data */
-    const char *v = tmp(L), *x = tmp(L);
-    EMIT("%s = extractvalue %s %s, %d", v, ltype(L, arr.type), arr.v, f);
-    EMIT("%s = insertvalue %s %s, %s %s, %d", x, aty, cur,
-         f == 0 || f == 1 ? "i8*" : f == 4 ? nbc__arena_printf(L->arena, "%s*",
-                                                                nbc__lower_mtype(L, rt->dtype))
-                                           : "i64",
-         v, f);
-    cur = x;
-  }
-  for (int k = 0; k < nd; k++)
-    for (int f = 5; f <= 6; f++) {
-      const char *x = tmp(L);
-      EMIT("%s = insertvalue %s %s, i64 %s, %d, %d", x, aty, cur, f == 5 ? dims[k] : strides[k],
-           f, k);
-      cur = x;
-    }
-  return (nbc__lval){rt, cur};
+  return make_view(L, arr, rt, NULL, size, dims, strides);
 }
 
 /* --------------------------------------------------------------- CUDA --------------- */
