@@ -219,6 +219,10 @@ nbc__lval nbc__lower_complex_conjugate(nbc__lowerer *L, nbc__lval z);
 nbc__lval nbc__lower_complex_abs(nbc__lowerer *L, nbc__lval z);
 /* lower_print.c: print(...) as numba-cuda's printimpl.py lowers it (one vprintf). */
 nbc__lval nbc__lower_print(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+/* lower_call.c: the libdevice function of math.<base> for float type ft: __nv_<base>f for
+ * float32 (__nv_fast_<base>f under fastmath where numba-cuda uses one: cos sin tan exp log2
+ * log10 log pow), __nv_<base> for float64. */
+const char *nbc__lower_libdevice_name(nbc__lowerer *L, const char *base, const nbc__type *ft);
 /* lower_expr.c: declares a function once and calls it; returns the result operand. */
 const char *nbc__lower_call_fn(nbc__lowerer *L, const char *ret, const char *name,
                                const char *argtys, const char *args);

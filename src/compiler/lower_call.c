@@ -23,6 +23,15 @@ static bool in_list(const char *name, const char *const *list) {
   return false;
 }
 
+const char *nbc__lower_libdevice_name(nbc__lowerer *L, const char *base, const nbc__type *ft) {
+  static const char *const fast[] = {"cos", "sin", "tan", "exp", "log2", "log10", "log", "pow",
+                                     NULL};
+  bool f32 = ft->kind == NBC__T_FLOAT32;
+  if (f32 && L->ctx->options->fastmath && in_list(base, fast))
+    return nbc__arena_printf(L->arena, "__nv_fast_%sf", base);
+  return nbc__arena_printf(L->arena, "__nv_%s%s", base, f32 ? "f" : "");
+}
+
 /* math.<name> through libdevice, as numba-cuda's mathimpl does (float32 variants for
  * float32, the __nv_fast_* ones for float32 under fastmath). */
 static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
@@ -32,7 +41,6 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
       "asin", "sin",   "sinh", "atan",  "atanh", "tan",   "trunc", "tanh", NULL};
   static const char *const binary[] = {"copysign", "atan2",     "pow",       "fmod",
                                        "hypot",    "remainder", "nextafter", NULL};
-  static const char *const fast1[] = {"cos", "sin", "tan", "exp", "log2", "log10", "log", NULL};
   static const char *const preds[] = {"isnan", "isinf", "isfinite", NULL};
   const char *name = call->name ? call->name : n->a->str;
   nbc__lval args[3];
@@ -92,10 +100,7 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
       EMIT("%s = call float asm \"tanh.approx.f32 $0, $1;\", \"=f,f\"(float %s)", x, a.v);
       res.v = x;
     } else {
-      const char *fn = fast && in_list(name, fast1)
-                           ? nbc__arena_printf(L->arena, "__nv_fast_%sf", base)
-                           : nbc__arena_printf(L->arena, "__nv_%s%s", base, f32 ? "f" : "");
-      res.v = nbc__lower_call1(L, ty, fn, a.v);
+      res.v = nbc__lower_call1(L, ty, nbc__lower_libdevice_name(L, base, ft), a.v);
     }
   } else if (in_list(name, binary) && na == 2) {
     nbc__lval a = nbc__lower_convert(L, args[0], ft);
@@ -105,10 +110,7 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
           nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, args[1].v));
     } else {
       nbc__lval b = nbc__lower_convert(L, args[1], ft);
-      const char *fn = fast && strcmp(name, "pow") == 0
-                           ? "__nv_fast_powf"
-                           : nbc__arena_printf(L->arena, "__nv_%s%s", name, f32 ? "f" : "");
-      res.v = nbc__lower_call2(L, ty, fn, a.v, b.v);
+      res.v = nbc__lower_call2(L, ty, nbc__lower_libdevice_name(L, name, ft), a.v, b.v);
     }
   } else if ((strcmp(name, "radians") == 0 || strcmp(name, "degrees") == 0) && na == 1) {
     nbc__lval a = nbc__lower_convert(L, args[0], ft);

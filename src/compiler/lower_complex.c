@@ -126,17 +126,10 @@ static nbc__lval complex_div(nbc__lowerer *L, const nbc__type *ct, nbc__lval a, 
                                  fselect(L, big, ty, im1, im2));
 }
 
-/* math.<base> of a float of type pt through libdevice, as numba-cuda's mathimpl: the
- * __nv_fast_*f variant for float32 under fastmath where it has one. */
+/* math.<base> of a float of type pt through libdevice, as numba-cuda's mathimpl. */
 static const char *math_of(nbc__lowerer *L, const nbc__type *pt, const char *base, int nargs,
                            const char *x, const char *y) {
-  bool f32 = pt->kind == NBC__T_FLOAT32;
-  bool fast = f32 && L->ctx->options->fastmath &&
-              (strcmp(base, "cos") == 0 || strcmp(base, "sin") == 0 ||
-               strcmp(base, "exp") == 0 || strcmp(base, "log") == 0 || strcmp(base, "pow") == 0);
-  const char *fn = fast ? nbc__arena_printf(L->arena, "__nv_fast_%sf", base)
-                        : nbc__arena_printf(L->arena, "__nv_%s%s", base, f32 ? "f" : "");
-  const char *ty = ltype(L, pt);
+  const char *fn = nbc__lower_libdevice_name(L, base, pt), *ty = ltype(L, pt);
   return nargs == 1 ? nbc__lower_call1(L, ty, fn, x) : nbc__lower_call2(L, ty, fn, x, y);
 }
 

@@ -435,10 +435,7 @@ const char *nbc__lower_mul(nbc__lowerer *L, const nbc__type *t, const char *a,
 
 static const char *libdevice_pow(nbc__lowerer *L, const nbc__type *t, const char *a,
                                  const char *b) {
-  const char *name = t->kind == NBC__T_FLOAT32
-                         ? (L->ctx->options->fastmath ? "__nv_fast_powf" : "__nv_powf")
-                         : "__nv_pow";
-  return nbc__lower_call2(L, ltype(L, t), name, a, b);
+  return nbc__lower_call2(L, ltype(L, t), nbc__lower_libdevice_name(L, "pow", t), a, b);
 }
 
 /* base ** exp with an integer exponent (numba's int_power_impl / static_power_impl); rt is
