@@ -83,9 +83,6 @@ const nbc__type *nbc__infer_array_index(infer *I, nbc__node *n, const nbc__type 
                                         nbc__node *b);
 /* Any subscript expression n (arrays, tuples, records). */
 const nbc__type *nbc__infer_subscript(infer *I, nbc__node *n);
-/* a.reshape(...) (n the CALL, at the array's type): numba's resolve_reshape. */
-const nbc__type *nbc__infer_reshape(infer *I, nbc__node *n, const nbc__type *at,
-                                    const nbc__type **types, int nargs);
 /* The type of field `name` of record type r, reported at n when it has none. */
 const nbc__type *nbc__infer_record_field(infer *I, nbc__node *n, const nbc__type *r,
                                          const char *name);

@@ -950,6 +950,45 @@ static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
   return call_python(I, n, G, argv, nargs);
 }
 
+/* numba's resolve_reshape: a contiguous (C or F) array takes integers or one tuple of them,
+ * and gives a view of as many dimensions in its own layout. */
+static const nbc__type *call_reshape(infer *I, nbc__node *n, const nbc__type *at,
+                                     const nbc__type **types, int nargs) {
+  for (int i = 0; i < nargs; i++)
+    if (n->list.items[i]->kind == NBC__N_KEYWORD)
+      return TYPING(I, n, "reshape() takes no keyword arguments"), NULL;
+  if (at->layout != 'C' && at->layout != 'F')
+    return TYPING(I, n, "reshape() supports contiguous array only (%s)",
+                  nbc__infer_tname(I, at)),
+           NULL;
+  if (nargs == 0) return TYPING(I, n, "reshape() take at least one arg"), NULL;
+  int ndim = nargs;
+  if (nargs == 1 && types[0]->kind == NBC__T_TUPLE) {
+    ndim = types[0]->count;
+    for (int k = 0; k < ndim; k++)
+      if (!nbc__type_is_int(types[0]->items[k]))
+        return TYPING(I, n, "reshape() arg cannot be %s", nbc__infer_tname(I, types[0])),
+               NULL;
+  } else {
+    for (int i = 0; i < nargs; i++)
+      if (!nbc__type_is_int(types[i]))
+        return TYPING(I, n->list.items[i], "reshape() arg cannot be %s",
+                      nbc__infer_tname(I, types[i])),
+               NULL;
+  }
+  if (ndim < 1 || ndim > 32)
+    return UNSUPPORTED(I, n, "reshape() to %d dimensions is not supported (1 to 32 are)",
+                       ndim),
+           NULL;
+  nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, at->dtype, ndim, at->layout);
+  nbc__call *c = t ? call_new(I, n, NBC__B_RESHAPE, "reshape", nargs) : NULL;
+  if (!c) return NULL;
+  t->readonly = at->readonly;
+  memcpy(c->argtypes, types, sizeof *types * (size_t)nargs);
+  c->ret = t;
+  return t;
+}
+
 /* The function `name` of arraymath.c's generated source src (NULL: out of memory), as a
  * global the call_python of a call resolves (the source's own imports name its globals). */
 static nbc__global *generated_function(infer *I, const char *name, const char *src) {
@@ -1258,7 +1297,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
       if (n->list.count > 64) return UNSUPPORTED(I, n, "reshape() of more than 64 arguments"), NULL;
       if (!call_args(I, n, types, 64)) return NULL;
       n->a->type = o;
-      return nbc__infer_reshape(I, n, o, types, n->list.count);
+      return call_reshape(I, n, o, types, n->list.count);
     }
   }
   /* a.sum() and the other reductions of an array */

@@ -21,48 +21,6 @@ const nbc__type *nbc__infer_record_field(infer *I, nbc__node *n, const nbc__type
   return r->items[i];
 }
 
-/* numba's resolve_reshape: a contiguous (C or F) array takes integers or one tuple of them,
- * and gives a view of as many dimensions in its own layout. */
-const nbc__type *nbc__infer_reshape(infer *I, nbc__node *n, const nbc__type *at,
-                                    const nbc__type **types, int nargs) {
-  for (int i = 0; i < nargs; i++)
-    if (n->list.items[i]->kind == NBC__N_KEYWORD)
-      return TYPING(I, n, "reshape() takes no keyword arguments"), NULL;
-  if (at->layout != 'C' && at->layout != 'F')
-    return TYPING(I, n, "reshape() supports contiguous array only (%s)",
-                  nbc__infer_tname(I, at)),
-           NULL;
-  if (nargs == 0) return TYPING(I, n, "reshape() take at least one arg"), NULL;
-  int ndim = nargs;
-  if (nargs == 1 && types[0]->kind == NBC__T_TUPLE) {
-    ndim = types[0]->count;
-    for (int k = 0; k < ndim; k++)
-      if (!nbc__type_is_int(types[0]->items[k]))
-        return TYPING(I, n, "reshape() arg cannot be %s", nbc__infer_tname(I, types[0])),
-               NULL;
-  } else {
-    for (int i = 0; i < nargs; i++)
-      if (!nbc__type_is_int(types[i]))
-        return TYPING(I, n->list.items[i], "reshape() arg cannot be %s",
-                      nbc__infer_tname(I, types[i])),
-               NULL;
-  }
-  if (ndim < 1 || ndim > 32)
-    return UNSUPPORTED(I, n, "reshape() to %d dimensions is not supported (1 to 32 are)",
-                       ndim),
-           NULL;
-  nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, at->dtype, ndim, at->layout);
-  nbc__call *c = nbc__infer_alloc(I, sizeof *c);
-  const nbc__type **argtypes = nbc__infer_alloc(I, sizeof *argtypes * (size_t)nargs);
-  if (!t || !c || !argtypes) return NULL;
-  t->readonly = at->readonly;
-  memcpy(argtypes, types, sizeof *argtypes * (size_t)nargs);
-  *c = (nbc__call){.builtin = NBC__B_RESHAPE, .name = "reshape", .ret = t,
-                   .argtypes = argtypes, .nargs = nargs};
-  n->info = c;
-  return t;
-}
-
 /* rec['name']: the field's type; the index must be a string constant (numba's literal). */
 const nbc__type *nbc__infer_record_subscript(infer *I, nbc__node *n, const nbc__type *r) {
   if (n->b->kind != NBC__N_STR)
