@@ -134,15 +134,18 @@ static const known_tuple *known_of(const rewriter *R, const char *name) {
   return NULL;
 }
 
-/* The tuple type of parameter `name`, or NULL. */
+/* The position of the function's parameter `name`, or -1. */
+static int param_index(const rewriter *R, const char *name) {
+  for (int i = 0; i < R->def->params.count; i++)
+    if (strcmp(R->def->params.items[i]->str, name) == 0) return i;
+  return -1;
+}
+
+/* The tuple type of parameter `name` (the specialisation's argument type), or NULL. */
 static const nbc__type *param_tuple(const rewriter *R, const char *name) {
-  if (!R->env) return NULL;
-  for (int i = 0; i < R->def->params.count && i < R->env->nargs; i++)
-    if (strcmp(R->def->params.items[i]->str, name) == 0) {
-      const nbc__type *a = R->env->args[i];
-      return a && a->kind == NBC__T_TUPLE ? a : NULL;
-    }
-  return NULL;
+  int i = param_index(R, name);
+  const nbc__type *a = i >= 0 && R->env && i < R->env->nargs ? R->env->args[i] : NULL;
+  return a && a->kind == NBC__T_TUPLE ? a : NULL;
 }
 
 /* The items of literal_unroll's tuple t, or -1 when unknown before typing. */
@@ -151,11 +154,10 @@ static int tuple_items(const rewriter *R, const nbc__node *t) {
   if (t->kind != NBC__N_NAME) return -1;
   const known_tuple *k = known_of(R, t->str);
   if (k) return k->count;
-  for (int i = 0; i < R->def->params.count; i++)
-    if (strcmp(R->def->params.items[i]->str, t->str) == 0) {
-      const nbc__type *a = param_tuple(R, t->str);
-      return a ? a->count : -1;
-    }
+  if (param_index(R, t->str) >= 0) { /* a parameter hides a global of the same name */
+    const nbc__type *a = param_tuple(R, t->str);
+    return a ? a->count : -1;
+  }
   return R->env && R->env->tuple_len ? R->env->tuple_len(R->env->data, t->str) : -1;
 }
 
