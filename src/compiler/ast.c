@@ -154,6 +154,20 @@ static void dump_list_inline(nbc__buf *out, const nbc__list *l) {
   }
 }
 
+/* A def's or a lambda's parameters: "(params a (= b 2))". */
+static void dump_params(nbc__buf *out, const nbc__list *l) {
+  nbc__buf_puts(out, "(params");
+  for (int i = 0; i < l->count; i++) {
+    const nbc__node *p = l->items[i];
+    nbc__buf_printf(out, p->a ? " (= %s " : " %s", p->str ? p->str : "?");
+    if (p->a) {
+      dump_expr(out, p->a);
+      nbc__buf_puts(out, ")");
+    }
+  }
+  nbc__buf_puts(out, ")");
+}
+
 static void dump_opt(nbc__buf *out, const nbc__node *n) {
   if (n)
     dump_expr(out, n);
@@ -268,6 +282,13 @@ static void dump_expr(nbc__buf *out, const nbc__node *n) {
     nbc__buf_printf(out, "(other '%.*s')", n->tok ? n->tok->len : 1,
                     n->tok ? n->tok->start : "?");
     return;
+  case NBC__N_FUNCDEF: /* a lambda: its body is one return */
+    nbc__buf_puts(out, "(lambda ");
+    dump_params(out, &n->params);
+    nbc__buf_puts(out, " ");
+    dump_opt(out, n->body.count == 1 ? n->body.items[0]->a : NULL);
+    nbc__buf_puts(out, ")");
+    return;
   default:
     nbc__buf_printf(out, "<%s>", nbc__node_kind_name(n->kind));
     return;
@@ -374,9 +395,8 @@ static void dump_stmt(nbc__buf *out, const nbc__node *n, int indent) {
     nbc__buf_puts(out, ")");
     return;
   case NBC__N_FUNCDEF:
-    nbc__buf_printf(out, "(def %s (params", n->str ? n->str : "?");
-    dump_list_inline(out, &n->params);
-    nbc__buf_puts(out, ")");
+    nbc__buf_printf(out, "(def %s ", n->str ? n->str : "?");
+    dump_params(out, &n->params);
     if (n->decorators.count) {
       nbc__buf_puts(out, " (decorators");
       dump_list_inline(out, &n->decorators);

@@ -170,10 +170,12 @@ typedef struct nbc__list {
  *   ASSIGN targets list = value a (`x = y = v` has two targets); AUGASSIGN a op= b;
  *   EXPR_STMT a; IF a: body else orelse (elif is a nested IF in orelse); WHILE a: body;
  *   FOR a (target) in b: body (orelse: the for-else, refused); RETURN a (may be NULL);
- *   FUNCDEF str = name, params (NAME nodes), body, decorators list, c = NULL or, when the
- *   parameter list has what a kernel cannot (a default, *args, **kwargs, keyword-only
- *   parameters), an OTHER_EXPR at the first such token whose str is the message infer.c
- *   reports if the function is compiled or called;
+ *   FUNCDEF str = name, params (NAME nodes, a = the default value or NULL), body,
+ *   decorators list, c = NULL or, when the parameter list has what a function cannot
+ *   (*args, **kwargs, keyword-only parameters), an OTHER_EXPR at the first such token whose
+ *   str is the message infer.c reports if the function is compiled or called; b likewise at
+ *   the first default's '=' (defaults are for device functions: a kernel has none);
+ *   a lambda is a FUNCDEF too, str "<lambda>", its body one RETURN of its expression;
  *   IMPORT / IMPORT_FROM: str = module (IMPORT: the first one), list of NAME nodes whose
  *   str is the imported (dotted) name and whose alias (or NULL) is the bound name;
  *   TRY body, orelse = the handlers', else and finally bodies concatenated; MODULE body.
@@ -184,8 +186,8 @@ typedef struct nbc__list {
  * OTHER_EXPR / OTHER_STMT: syntax the kernel language does not use, parsed so that whole
  * files (host code included) load; infer.c reports it only if a compiled function reaches
  * it, as "unsupported statement/expression: '<token>'" or, for an OTHER_EXPR whose str is
- * set, with that message (an integer literal beyond 64 bits). IMPORT, IMPORT_FROM, TRY
- * and nested FUNCDEFs in a function body are likewise refused by infer.c. */
+ * set, with that message (an integer literal beyond 64 bits). IMPORT, IMPORT_FROM and TRY
+ * in a function body are likewise refused by infer.c; closure.c lifts nested FUNCDEFs out. */
 struct nbc__node {
   nbc__node_kind kind;
   const nbc__token *tok; /* position for diagnostics */
@@ -475,6 +477,30 @@ typedef struct nbc__var {
 } nbc__var;
 
 /* One specialisation of a Python function for argument types. */
+/* closure.c: a function's nested functions (its defs and `f = lambda` in its body), lifted
+ * out of it; parent: the scope of the function enclosing it, whose nested functions it may
+ * call too. */
+typedef struct nbc__nested {
+  const char *name; /* the name its enclosing function calls it by */
+  nbc__node *def;   /* the lifted FUNCDEF: str = "outer.<locals>.name", params = the captured
+                       variables, then its own */
+  int ncaptured;
+} nbc__nested;
+typedef struct nbc__scope {
+  nbc__nested *items;
+  int count;
+  const struct nbc__scope *parent;
+} nbc__scope;
+/* Lifts the nested functions out of def's body (a specialisation's own copy): each def or
+ * `f = lambda` statement is removed and its calls pass the captured variables first. *pscope
+ * is NULL when there are none. false: an error reported (nbc__diag). */
+bool nbc__closure_lift(nbc__ctx *ctx, nbc__node *def, const nbc__scope *parent,
+                       const nbc__scope **pscope);
+/* The nested function called name in scope s or the scopes enclosing it (*pfound: the scope
+ * it belongs to), or NULL. */
+const nbc__nested *nbc__scope_find(const nbc__scope *s, const char *name,
+                                   const nbc__scope **pfound);
+
 typedef struct nbc__func {
   const char *name;          /* Python name */
   const char *symbol;        /* the symbol emitted in the IR */
@@ -497,6 +523,7 @@ typedef struct nbc__func {
   bool inferring;             /* infer.c: being inferred (a self-recursive call reaches it) */
   const struct nbc__type *ret_estimate; /* infer.c: while inferring without a declared return
                                            type, the unification of the returns so far */
+  const nbc__scope *scope;    /* its nested functions (closure.c), or NULL */
 } nbc__func;
 
 /* What infer.c records on the typed AST for lower.c (the contract between the two):
@@ -532,6 +559,10 @@ typedef struct nbc__func {
 typedef struct nbc__global {
   nbc_global_t g;            /* kind and value; strings copied into the arena */
   const struct nbc__module *module; /* the module of a NBC_GLOBAL_FUNCTION */
+  /* A nested function (closure.c): its lifted FUNCDEF, how many captured variables its calls
+   * pass first, and the scope it belongs to; NULL / 0 for any other global. */
+  const nbc__nested *nested;
+  const nbc__scope *scope;
 } nbc__global;
 
 #define NBC__BUILTINS(X)                                                                   \

@@ -439,6 +439,18 @@ static const nbc__type *name_expr(infer *I, nbc__node *n) {
   }
   n->var = -1;
   nbc__global *G = n->info;
+  const nbc__scope *where = NULL;
+  const nbc__nested *nested = G ? NULL : nbc__scope_find(I->fn->scope, n->str, &where);
+  if (nested) { /* a nested function of this function or of one enclosing it (closure.c) */
+    G = nbc__infer_alloc(I, sizeof *G);
+    if (!G) return NULL;
+    G->g.kind = NBC_GLOBAL_FUNCTION;
+    G->g.name = nested->name;
+    G->module = I->fn->module;
+    G->nested = nested;
+    G->scope = where;
+    n->info = G;
+  }
   if (!G) {
     G = global_lookup(I, n, n->str);
     if (!G) return NULL;
@@ -857,6 +869,10 @@ static const nbc__type *expr_inner(infer *I, nbc__node *n) {
     return UNSUPPORTED(I, n, "a slice is only supported as an array index"), NULL;
   case NBC__N_KEYWORD:
     return nbc__infer_expr(I, n->a);
+  case NBC__N_FUNCDEF: /* a lambda closure.c did not lift: not bound to a name */
+    return UNSUPPORTED(I, n, "a lambda can only be assigned to a name and called (numba "
+                             "inlines it at its calls)"),
+           NULL;
   default: {
     if (n->kind == NBC__N_OTHER_EXPR && n->str) return UNSUPPORTED(I, n, "%s", n->str), NULL;
     const char *what = n->tok && n->tok->len > 0 ? n->tok->start : "?";
@@ -1270,6 +1286,12 @@ static void cast_returns(nbc__list *body, const nbc__type *ret) {
  * final walk (so errors keep their order), or directly for the entry (caller NULL). */
 bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def) {
   const nbc__node *note = def->c;
+  /* The entry has no defaults either (its signature gives every argument): the first of
+   * the two notes in the parameter list is reported. */
+  const nbc__node *dflt = caller ? NULL : def->b;
+  if (dflt && (!note || dflt->tok->line < note->tok->line ||
+               (dflt->tok->line == note->tok->line && dflt->tok->col < note->tok->col)))
+    note = dflt;
   if (!note) return true;
   if (caller) return UNSUPPORTED(caller, note, "%s", note->str ? note->str : "?");
   nbc__diag_error(ctx, NBC_UNSUPPORTED, note->tok->file, note->tok->line, note->tok->col, "%s",
@@ -1297,7 +1319,8 @@ static int global_tuple_len(void *data, const char *name) {
 nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
                                  const nbc_resolver_t *resolver, const nbc__type **args,
                                  int nargs, const nbc__type *declared, bool is_entry,
-                                 const nbc__node *call_site, infer *caller) {
+                                 const nbc__scope *scope, const nbc__node *call_site,
+                                 infer *caller) {
   nbc__ctx *ctx = P->ctx;
   /* Recursion: a function calling itself with its own argument types gets the
    * specialisation being inferred (typed with the returns seen so far: numba's way, which
@@ -1341,6 +1364,10 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
   if (clone && !nbc__desugar_loops(ctx, clone, &env)) clone = NULL;
   if (!fn || !clone) {
     nbc__diag_oom(ctx);
+    if (caller) caller->failed = true;
+    return NULL;
+  }
+  if (!nbc__closure_lift(ctx, clone, scope, &fn->scope)) {
     if (caller) caller->failed = true;
     return NULL;
   }
@@ -1444,7 +1471,7 @@ bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
     return false;
   }
   nbc__func *entry = nbc__infer_specialise(&P, module, def, ctx->resolver, sig->args,
-                                           sig->nargs, sig->ret, true, NULL, NULL);
+                                           sig->nargs, sig->ret, true, NULL, NULL, NULL);
   if (!entry) {
     if (ctx->status == NBC_OK) NBC__BUG(ctx, "inference failed without a diagnostic");
     return false;

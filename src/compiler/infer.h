@@ -88,14 +88,17 @@ const nbc__type *nbc__infer_record_field(infer *I, nbc__node *n, const nbc__type
                                          const char *name);
 /* rec['name'] (n a SUBSCRIPT of record type r): the field's type. */
 const nbc__type *nbc__infer_record_subscript(infer *I, nbc__node *n, const nbc__type *r);
-/* False (reported) when def's parameter list has what a kernel cannot (parse.c's note in
- * def->c): through caller's final walk, or directly when caller is NULL (the entry). */
+/* False (reported) when def's parameter list has what a function cannot (parse.c's note in
+ * def->c; for the entry, when caller is NULL, also a default, def->b): through caller's
+ * final walk, or directly. */
 bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def);
-/* The specialisation of def for args (cached per types; recursion refused at call_site). */
+/* The specialisation of def for args (cached per types; recursion refused at call_site);
+ * scope: the nested functions of the functions enclosing def when it is a nested one. */
 nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
                                  const nbc_resolver_t *resolver, const nbc__type **args,
                                  int nargs, const nbc__type *declared, bool is_entry,
-                                 const nbc__node *call_site, infer *caller);
+                                 const nbc__scope *scope, const nbc__node *call_site,
+                                 infer *caller);
 
 /* infer_call.c: types a CALL node and records its nbc__call in ->info. */
 const nbc__type *nbc__infer_call(infer *I, nbc__node *n);

@@ -1142,11 +1142,13 @@ static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global 
   return c->ret;
 }
 
-static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
-                                    const nbc__type **types, int nargs) {
-  if (!no_keywords(I, n, G->g.name)) return NULL;
+/* The FUNCDEF a FUNCTION global names and its module: a nested function's lifted def, else
+ * the function of that name in its source (loaded once per compilation); NULL reported. */
+static nbc__node *function_def(infer *I, nbc__node *n, nbc__global *G,
+                               const nbc__module **pmodule) {
   const nbc__module *module = G->module ? G->module : I->fn->module;
-  const nbc_resolver_t *resolver = G->g.resolver ? G->g.resolver : I->fn->resolver;
+  *pmodule = module;
+  if (G->nested) return G->nested->def;
   nbc__node *def = NULL;
   bool same = !G->g.source || (module && module->file && module->file->text &&
                                strcmp(G->g.source, module->file->text) == 0);
@@ -1175,15 +1177,150 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
       ms[I->P->nmodules++] = m;
       I->P->modules = ms;
     }
-    module = m;
+    *pmodule = m;
     def = nbc__module_function(m, G->g.name);
   }
   if (!def) return TYPING(I, n, "cannot find the source of function '%s'", G->g.name), NULL;
+  return def;
+}
+
+static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nbc__node *def,
+                                      const nbc__module *module, const nbc__type **types,
+                                      int nargs);
+
+/* A call of a generated Python function (cmath, arraymath.c): positional arguments only. */
+static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
+                                    const nbc__type **types, int nargs) {
+  if (!no_keywords(I, n, G->g.name)) return NULL;
+  const nbc__module *module;
+  nbc__node *def = function_def(I, n, G, &module);
+  return def ? call_function(I, n, G, def, module, types, nargs) : NULL;
+}
+
+/* A parameter's default value as the constant the call passes: a number or bool literal
+ * (negated or not), or a global name of the function's module bound to one; NULL reported.
+ * Python evaluates a default once, where the function is defined: a constant is the same
+ * wherever it is copied. */
+static nbc__node *default_value(infer *I, nbc__node *call, const nbc__global *G,
+                                const nbc__module *module, const nbc__node *param) {
+  const nbc__node *d = param->a, *lit = d;
+  if (lit->kind == NBC__N_UNARY && (lit->op == NBC__OP_NEG || lit->op == NBC__OP_POS)) lit = lit->a;
+  switch (lit->kind) {
+  case NBC__N_INT: case NBC__N_FLOAT: case NBC__N_COMPLEX: case NBC__N_BOOL:
+    return nbc__node_clone(I->ctx, d);
+  case NBC__N_NAME: {
+    if (d != lit) break;
+    const nbc_resolver_t *resolver = G->g.resolver ? G->g.resolver : I->fn->resolver;
+    nbc_global_t g;
+    memset(&g, 0, sizeof g);
+    int rc = resolver && resolver->resolve ? resolver->resolve(resolver->data, d->str, &g)
+                                           : nbc__module_resolve((void *)module, d->str, &g);
+    if (rc != 0 || (g.kind != NBC_GLOBAL_INT && g.kind != NBC_GLOBAL_FLOAT &&
+                    g.kind != NBC_GLOBAL_BOOL))
+      break;
+    nbc__node *v = nbc__node_clone(I->ctx, d);
+    if (!v) return NULL;
+    v->kind = g.kind == NBC_GLOBAL_INT    ? NBC__N_INT
+              : g.kind == NBC_GLOBAL_BOOL ? NBC__N_BOOL
+                                          : NBC__N_FLOAT;
+    v->value.i = g.value.i;
+    if (g.kind == NBC_GLOBAL_FLOAT) v->value.f = g.value.f;
+    v->str = NULL;
+    return v;
+  }
+  default:
+    break;
+  }
+  return TYPING(I, call, "the default value of parameter '%s' of %s() is not supported: "
+                "kernels take a number, a bool, or a global constant of one",
+                param->str, G->g.name),
+         NULL;
+}
+
+/* Python's "f() missing 2 required positional arguments: 'a' and 'b'". */
+static void *missing_error(infer *I, nbc__node *n, const char *fname, nbc__node *def,
+                           nbc__node **bound, int first) {
+  nbc__buf b;
+  nbc__buf_init(&b, I->ctx->arena);
+  int count = 0, total = 0;
+  for (int j = first; j < def->params.count; j++)
+    total += !bound[j] && !def->params.items[j]->a;
+  for (int j = first; j < def->params.count; j++) {
+    if (bound[j] || def->params.items[j]->a) continue;
+    count++;
+    nbc__buf_printf(&b, "%s'%s'", count == 1 ? "" : count == total ? " and " : ", ",
+                    def->params.items[j]->str);
+  }
+  TYPING(I, n, "%s() missing %d required positional argument%s: %s", fname, total,
+         total == 1 ? "" : "s", b.data ? b.data : "");
+  return NULL;
+}
+
+/* A call of the user's Python function (a global one or a nested one): the arguments bound
+ * to the parameters as Python binds them (positional, by keyword, then the defaults), and
+ * the call's list rewritten in the parameters' order, which the lowering passes as they
+ * are. The captured variables closure.c passes first to a nested function are not the
+ * user's: messages leave them out, and no keyword names them. */
+static const nbc__type *call_user(infer *I, nbc__node *n, nbc__global *G,
+                                  const nbc__type **types, int nargs) {
+  const nbc__module *module;
+  nbc__node *def = function_def(I, n, G, &module);
+  if (!def) return NULL;
   if (!nbc__infer_check_params(I->ctx, I, def)) return NULL;
+  int np = def->params.count, npos = positional(n);
+  int hidden = G->nested ? G->nested->ncaptured : 0;
+  if (npos == nargs && nargs == np) return call_function(I, n, G, def, module, types, nargs);
+  if (npos > np)
+    return TYPING(I, n, "%s() takes %d positional argument%s but %d %s given", G->g.name,
+                  np - hidden, np - hidden == 1 ? "" : "s", npos - hidden,
+                  npos - hidden == 1 ? "was" : "were"),
+           NULL;
+  nbc__node **bound = nbc__infer_alloc(I, sizeof *bound * (size_t)(np ? np : 1));
+  const nbc__type **btypes = nbc__infer_alloc(I, sizeof *btypes * (size_t)(np ? np : 1));
+  if (!bound || !btypes) return NULL;
+  for (int i = 0; i < npos; i++) {
+    bound[i] = n->list.items[i];
+    btypes[i] = types[i];
+  }
+  for (int k = npos; k < nargs; k++) {
+    nbc__node *kw = n->list.items[k];
+    int j = hidden;
+    while (j < np && strcmp(def->params.items[j]->str, kw->str) != 0)
+      j++;
+    if (j == np)
+      return TYPING(I, kw, "%s() got an unexpected keyword argument '%s'", G->g.name, kw->str),
+             NULL;
+    if (bound[j])
+      return TYPING(I, kw, "%s() got multiple values for argument '%s'", G->g.name, kw->str),
+             NULL;
+    bound[j] = kw->a;
+    btypes[j] = types[k];
+  }
+  for (int j = hidden; j < np; j++)
+    if (!bound[j] && !def->params.items[j]->a)
+      return missing_error(I, n, G->g.name, def, bound, hidden);
+  for (int j = hidden; j < np; j++) {
+    if (bound[j]) continue;
+    bound[j] = default_value(I, n, G, module, def->params.items[j]);
+    btypes[j] = bound[j] ? nbc__infer_expr(I, bound[j]) : NULL;
+    if (!btypes[j]) return NULL;
+  }
+  n->list.items = bound;
+  n->list.count = np;
+  return call_function(I, n, G, def, module, btypes, np);
+}
+
+/* The call of def (G's function) with the arguments' types, specialised. */
+static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nbc__node *def,
+                                      const nbc__module *module, const nbc__type **types,
+                                      int nargs) {
+  const nbc_resolver_t *resolver = G->g.resolver ? G->g.resolver : I->fn->resolver;
+  if (!nbc__infer_check_params(I->ctx, I, def)) return NULL;
+  int hidden = G->nested ? G->nested->ncaptured : 0;
   if (def->params.count != nargs)
     return TYPING(I, n, "%s() takes %d positional argument%s but %d %s given", G->g.name,
-                  def->params.count, def->params.count == 1 ? "" : "s", nargs,
-                  nargs == 1 ? "was" : "were"),
+                  def->params.count - hidden, def->params.count - hidden == 1 ? "" : "s",
+                  nargs - hidden, nargs - hidden == 1 ? "was" : "were"),
            NULL;
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_ARRAY) &&
@@ -1192,8 +1329,8 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),
              NULL;
-  nbc__func *callee =
-      nbc__infer_specialise(I->P, module, def, resolver, types, nargs, NULL, false, n, I);
+  nbc__func *callee = nbc__infer_specialise(I->P, module, def, resolver, types, nargs, NULL,
+                                             false, G->scope, n, I);
   if (!callee) return NULL;
   const nbc__type *ret = callee->ret;
   if (callee->inferring && !ret) { /* a recursive call: the returns typed so far */
@@ -1333,7 +1470,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
     return TYPING(I, n, "'%s' object is not callable", nbc__infer_tname(I, f)), NULL;
   const nbc__global *G = n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
   if (G && G->g.kind == NBC_GLOBAL_FUNCTION)
-    return call_python(I, n, (nbc__global *)G, types, npos == nargs ? nargs : npos);
+    return call_user(I, n, (nbc__global *)G, types, nargs);
   if (G && G->g.kind == NBC_GLOBAL_DECLARED) return call_declared(I, n, G, types, nargs);
   if (G && nbc__infer_is_builtin(G)) return call_builtin(I, n, G->g.name, types, nargs);
   if (strncmp(f->name, "math.", 5) == 0) return call_math(I, n, f->name + 5, types, nargs);

@@ -576,25 +576,29 @@ static bool param_note(parser *p, nbc__node **pnote, const nbc__token *t, const 
 /* params: param (',' param)* [',']
  * param: NAME [':' expression] ['=' expression] | '*' [NAME [':' expression]]
  *      | '**' NAME [':' expression] | '/'
- * Only plain names are parameters of a kernel ('/' is accepted: every parameter is
- * positional anyway); the first default, '*' or '**' is noted in *pnote. */
-static bool params(parser *p, vec *out, nbc__node **pnote) {
-  while (!is(p, ")")) {
+ * up to closer (")" of a def, ":" of a lambda, whose parameters have no annotations). Only
+ * plain names are parameters of a kernel ('/' is accepted: every parameter is positional
+ * anyway); a parameter's default value is its NAME node's a. The first '*' or '**' is noted
+ * in *pnote, the first default in *pdefault (see compiler.h: FUNCDEF's c and b). */
+bool nbc__parse_params(parser *p, vec *out, nbc__node **pnote, nbc__node **pdefault,
+                       const char *closer) {
+  bool annotations = strcmp(closer, ")") == 0;
+  while (!is(p, closer)) {
     const nbc__token *t = p->tok;
     if (accept(p, "/")) {
       /* Positional-only marker. */
     } else if (is(p, "*") || is(p, "**")) {
       bool twice = is(p, "**");
       advance(p);
-      const char *why = twice                      ? "**kwargs parameters are not supported in "
-                                                     "CUDA kernels"
-                        : is(p, ",") || is(p, ")") ? "keyword-only parameters are not "
-                                                     "supported in CUDA kernels"
-                                                   : "*args parameters are not supported in "
-                                                     "CUDA kernels";
+      const char *why = twice                        ? "**kwargs parameters are not supported in "
+                                                       "CUDA kernels"
+                        : is(p, ",") || is(p, closer) ? "keyword-only parameters are not "
+                                                       "supported in CUDA kernels"
+                                                     : "*args parameters are not supported in "
+                                                       "CUDA kernels";
       if (!param_note(p, pnote, t, why)) return false;
       if (is_kind(p, NBC__TOK_NAME)) advance(p);
-      if (accept(p, ":") && !nbc__parse_expression(p)) return false;
+      if (annotations && accept(p, ":") && !nbc__parse_expression(p)) return false;
     } else if (is_kind(p, NBC__TOK_NAME)) {
       nbc__node *n = nbc__parse_new_node(p, NBC__N_NAME, t);
       if (!n || !(n->str = nbc__parse_tok_text(p, t))) return false;
@@ -604,13 +608,13 @@ static bool params(parser *p, vec *out, nbc__node **pnote) {
                                    n->str),
                  false;
       advance(p);
-      if (accept(p, ":") && !nbc__parse_expression(p)) return false;
+      if (annotations && accept(p, ":") && !nbc__parse_expression(p)) return false;
       if (is(p, "=")) {
-        if (!param_note(p, pnote, p->tok,
+        if (!param_note(p, pdefault, p->tok,
                         "default argument values are not supported in CUDA kernels"))
           return false;
         advance(p);
-        if (!nbc__parse_expression(p)) return false;
+        if (!(n->a = nbc__parse_expression(p))) return false;
       }
       if (!nbc__parse_push(p, out, n)) return false;
     } else {
@@ -620,9 +624,9 @@ static bool params(parser *p, vec *out, nbc__node **pnote) {
     }
     if (!accept(p, ",")) break;
   }
-  if (!is(p, ")"))
-    return nbc__parse_syntax(p, p->tok, "expected ',' or ')' in the parameter list, found %s",
-                             nbc__parse_describe(p, p->tok)),
+  if (!is(p, closer))
+    return nbc__parse_syntax(p, p->tok, "expected ',' or '%s' in the parameter list, found %s",
+                             closer, nbc__parse_describe(p, p->tok)),
            false;
   advance(p);
   return true;
@@ -641,7 +645,7 @@ static nbc__node *function_def(parser *p, vec decorators) {
   advance(p);
   if (!nbc__parse_expect(p, "(", "after the function name")) return NULL;
   vec ps = {0}, body = {0};
-  if (!params(p, &ps, &n->c)) return NULL;
+  if (!nbc__parse_params(p, &ps, &n->c, &n->b, ")")) return NULL;
   if (accept(p, "->") && !nbc__parse_expression(p)) return NULL;
   if (!colon(p, "the function signature")) return NULL;
   int saved_loop = p->in_loop;

@@ -101,6 +101,9 @@ nbc__node *nbc__parse_star_expressions(parser *p);
 nbc__node *nbc__parse_yield_expr(parser *p);
 /* arguments: (arg (',' arg)* [','])? ')'   (after the '('; fills call->list) */
 bool nbc__parse_arguments(parser *p, nbc__node *call);
+/* A def's or a lambda's parameters up to closer (")" or ":"), which it consumes; parse.c. */
+bool nbc__parse_params(parser *p, vec *out, nbc__node **pnote, nbc__node **pdefault,
+                       const char *closer);
 /* star_targets: target (',' target)* [','] */
 nbc__node *nbc__parse_star_targets(parser *p);
 /* Checks that n can be assigned to (augmented: as the target of `op=`). */

@@ -5,8 +5,9 @@
  * Each function is named after its rule in CPython's Grammar/python.gram (simplified) and
  * carries the rule as a comment. Binary operator levels are left-associative loops; every
  * link of a chain and every nesting counts towards the parser's depth limit (parse.c), so
- * later recursive walks of the tree stay within the stack. What the kernel language lacks
- * (lambda, comprehensions, sets, starred values, f-strings, :=, await, yield) becomes an
+ * later recursive walks of the tree stay within the stack. A lambda is a FUNCDEF (see
+ * lambdef). What the kernel language lacks
+ * (comprehensions, sets, starred values, f-strings, :=, await, yield) becomes an
  * OTHER_EXPR node at its first token: infer.c refuses it where a value is needed, so host
  * code in the same file still loads.
  */
@@ -601,26 +602,26 @@ static nbc__node *disjunction(parser *p) {
   return bool_level(p, "or", NBC__OP_OR, conjunction);
 }
 
-/* lambdef: 'lambda' [lambda_params] ':' expression   (an OTHER_EXPR) */
+/* lambdef: 'lambda' [lambda_params] ':' expression
+ * A FUNCDEF named "<lambda>" whose body returns the expression: closure.c makes `f = lambda`
+ * a nested function; anywhere else infer.c refuses it. */
 static nbc__node *lambdef(parser *p) {
   const nbc__token *t = p->tok;
+  nbc__node *n = nbc__parse_new_node(p, NBC__N_FUNCDEF, t);
+  if (!n) return NULL;
+  n->str = "<lambda>";
   advance(p);
-  while (!is(p, ":")) {
-    if (accept(p, "*") || accept(p, "**") || accept(p, "/")) {
-      if (is_kind(p, NBC__TOK_NAME)) advance(p);
-    } else if (is_kind(p, NBC__TOK_NAME)) {
-      advance(p);
-      if (accept(p, "=") && !nbc__parse_expression(p)) return NULL;
-    } else {
-      return nbc__parse_syntax(p, p->tok,
-                               "expected a parameter name or ':' in lambda, found %s",
-                               nbc__parse_describe(p, p->tok));
-    }
-    if (!accept(p, ",")) break;
-  }
-  if (!nbc__parse_expect(p, ":", "after lambda parameters")) return NULL;
-  nbc__node *body = nbc__parse_expression(p);
-  return body ? other_expr(p, t, body) : NULL;
+  vec ps = {0}, body = {0};
+  if (!nbc__parse_params(p, &ps, &n->c, &n->b, ":")) return NULL;
+  const nbc__token *at = p->tok;
+  nbc__node *value = nbc__parse_expression(p);
+  nbc__node *ret = value ? nbc__parse_new_node(p, NBC__N_RETURN, at) : NULL;
+  if (!ret) return NULL;
+  ret->a = value;
+  if (!nbc__parse_push(p, &body, ret)) return NULL;
+  n->params = to_list(ps);
+  n->body = to_list(body);
+  return n;
 }
 
 /* Whether t ends an expression for sure (what may follow a lone operand). */

@@ -188,13 +188,13 @@ TEST(imports_and_module_level_host_code) {
                             "  (other 'with'\n"
                             "    (= data (call (. fh read))))\n"
                             "  (other 'class' K\n"
-                            "    (def method (params self a)\n"
+                            "    (def method (params self (= a 1))\n"
                             "      (other 'with'\n"
                             "        (pass))))\n"
                             "  (raise (call SystemExit 0))\n"
                             "  (other 'def' coro\n"
                             "    (pass))\n"
-                            "  (= f (other 'lambda'))\n"
+                            "  (= f (lambda (params a (= b 2)) (+ a b)))\n"
                             "  (= s (other '{'))\n"
                             "  (= c (other '['))\n"
                             "  (= d (other '{'))\n"
@@ -220,7 +220,7 @@ TEST(host_code_in_function_bodies_is_kept) {
                     "    async def co(): pass\n"
                     "    x = 123456789012345678901234567890\n";
   ASSERT_STREQ(fe_ast(src), "(module\n"
-                            "  (def main (params n k)\n"
+                            "  (def main (params (= n 10) (= k 1))\n"
                             "    (other 'global')\n"
                             "    (import os)\n"
                             "    (from a import b)\n"
@@ -231,20 +231,25 @@ TEST(host_code_in_function_bodies_is_kept) {
                             "      (handlers\n"
                             "        (raise)))\n"
                             "    (other 'class' K\n"
-                            "      (def m (params self x)\n"
+                            "      (def m (params self (= x 1))\n"
                             "        (pass)))\n"
                             "    (other 'yield')\n"
                             "    (other 'async' co\n"
                             "      (pass))\n"
                             "    (= x (other '123456789012345678901234567890'))))");
-  /* The first parameter a kernel cannot have is noted on the FUNCDEF, with its message. */
+  /* The first parameter a function cannot have is noted on the FUNCDEF (c), with its
+   * message, and the first default (b: a kernel has none), its value on the parameter. */
   nbc__module *m = fe_load(src);
   ASSERT(m);
   nbc__node *def = m->ast->body.items[0];
   ASSERT(def->c && def->c->kind == NBC__N_OTHER_EXPR);
-  ASSERT_STREQ(def->c->str, "default argument values are not supported in CUDA kernels");
-  ASSERT_EQ(def->c->tok->line, 1);
-  ASSERT_EQ(def->c->tok->col, 11);
+  ASSERT_STREQ(def->c->str, "*args parameters are not supported in CUDA kernels");
+  ASSERT_EQ(def->c->tok->col, 16);
+  ASSERT(def->b && def->b->kind == NBC__N_OTHER_EXPR);
+  ASSERT_STREQ(def->b->str, "default argument values are not supported in CUDA kernels");
+  ASSERT_EQ(def->b->tok->line, 1);
+  ASSERT_EQ(def->b->tok->col, 11);
+  ASSERT(def->params.items[0]->a && def->params.items[0]->a->value.i == 10);
   m = fe_load("def f(a, *, b): pass\ndef g(a, b): pass\n");
   ASSERT(m);
   ASSERT_STREQ(nbc__module_function(m, "f")->c->str,
@@ -260,7 +265,7 @@ TEST(kernel_expressions_outside_the_language_are_other_nodes) {
   /* Inside a function, expressions the kernel language lacks become OTHER_EXPR (infer
    * refuses them where they are used); lists and dicts keep their own kinds. */
   ASSERT_STREQ(fe_stmt("def f(a):\n    x = [v for v in a]\n"), "(= x (other '['))");
-  ASSERT_STREQ(fe_stmt("def f(a):\n    x = lambda: a\n"), "(= x (other 'lambda'))");
+  ASSERT_STREQ(fe_stmt("def f(a):\n    x = lambda: a\n"), "(= x (lambda (params) a))");
   ASSERT_STREQ(fe_stmt("def f(a):\n    x = [a, a]\n"), "(= x (list a a))");
   ASSERT_STREQ(fe_stmt("def f(a):\n    x = (y := a)\n"), "(= x (other ':='))");
   ASSERT_STREQ(fe_stmt("def f(a):\n    x = a[...]\n"), "(= x ([] a (other '...')))");
