@@ -765,9 +765,11 @@ TEST(nested_functions_and_defaults) {
   const char *ir = ir_of(src, "f", "float64(float64, int32)", &o);
   ASSERT_CONTAINS(ir, "f_2e_3clocals_3e_2einner");
   ASSERT_CONTAINS(ir, "f_2e_3clocals_3e_2esq");
+  free((void *)ir);
   const char *ptx = compile_src(src, "f", "float64(float64, int32)", &o, "n.py", 1);
   char log[8192];
   int rc = ptx_check_ptxas(ptx, strlen(ptx), 0, log, sizeof log);
+  free((void *)ptx);
   if (rc > 0) TEST_FAIL_("ptxas: %s", log);
   static const struct {
     const char *src, *error;
