@@ -96,6 +96,11 @@ fail:
   return NULL;
 }
 
+bool nbc__index_is_newaxis(const nbc__node *item) {
+  return item->kind != NBC__N_SLICE && item->kind != NBC__N_ELLIPSIS && item->type &&
+         item->type->kind == NBC__T_NONE;
+}
+
 nbc__node *nbc__call_arg(const nbc__node *call, int pos, const char *name) {
   for (int i = 0; i < call->list.count; i++) {
     nbc__node *a = call->list.items[i];
@@ -281,6 +286,9 @@ static void dump_expr(nbc__buf *out, const nbc__node *n) {
   case NBC__N_OTHER_EXPR:
     nbc__buf_printf(out, "(other '%.*s')", n->tok ? n->tok->len : 1,
                     n->tok ? n->tok->start : "?");
+    return;
+  case NBC__N_ELLIPSIS:
+    nbc__buf_puts(out, "...");
     return;
   case NBC__N_FUNCDEF: /* a lambda: its body is one return */
     nbc__buf_puts(out, "(lambda ");

@@ -120,7 +120,7 @@ void nbc__lex_dump(nbc__buf *out, const nbc__token *tokens, int count);
   /* expressions */                                                                        \
   X(INT) X(FLOAT) X(COMPLEX) X(BOOL) X(NONE) X(STR) X(NAME) X(ATTR) X(SUBSCRIPT) X(SLICE)  \
   X(CALL) X(KEYWORD) X(BINOP) X(UNARY) X(BOOLOP) X(COMPARE) X(IFEXP) X(TUPLE) X(LIST)      \
-  X(DICT) X(OTHER_EXPR)                                                                    \
+  X(DICT) X(OTHER_EXPR) X(ELLIPSIS)                                                        \
   /* statements */                                                                         \
   X(ASSIGN) X(AUGASSIGN) X(EXPR_STMT) X(IF) X(WHILE) X(FOR) X(BREAK) X(CONTINUE)           \
   X(RETURN) X(PASS) X(FUNCDEF) X(IMPORT) X(IMPORT_FROM) X(TRY) X(OTHER_STMT) X(MODULE)     \
@@ -166,7 +166,7 @@ typedef struct nbc__list {
  *   SLICE a:b:c (each may be NULL); CALL a(args) with list = the positional args followed
  *   by the keyword args (KEYWORD nodes: str = name, a = value); BINOP a op b; UNARY op a;
  *   BOOLOP a op b; COMPARE a ops[i] list.items[i] (chained); IFEXP b if a else c;
- *   TUPLE/LIST list; DICT list (keys and values alternate);
+ *   TUPLE/LIST list; DICT list (keys and values alternate); ELLIPSIS `...`;
  *   ASSIGN targets list = value a (`x = y = v` has two targets); AUGASSIGN a op= b;
  *   EXPR_STMT a; IF a: body else orelse (elif is a nested IF in orelse); WHILE a: body;
  *   FOR a (target) in b: body (orelse: the for-else, refused); RETURN a (may be NULL);
@@ -226,6 +226,9 @@ typedef struct nbc__desugar_env {
   void *data;
 } nbc__desugar_env;
 bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *env);
+/* Whether an array index item, once typed, is None (np.newaxis): neither a slice nor an
+ * ellipsis, and of type none (ast.c). */
+bool nbc__index_is_newaxis(const nbc__node *item);
 /* Deep copy of a function's subtree (each specialisation types its own copy). */
 nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node);
 /* The argument a CALL passes for the parameter at position pos named name: its positional

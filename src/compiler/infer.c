@@ -491,6 +491,7 @@ static const nbc__type *cmath_attr(infer *I, nbc__node *n) {
 /* numpy.<attr>: a dtype, a constant or a ufunc (numpy.c). */
 static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
   double v;
+  if (strcmp(n->str, "newaxis") == 0) return T(NBC__T_NONE); /* None: an array index */
   if (nbc__numpy_constant(n->str, &v)) return float_attr(I, n, v);
   const nbc__type *t = nbc__numpy_dtype(n->str);
   if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
@@ -869,6 +870,8 @@ static const nbc__type *expr_inner(infer *I, nbc__node *n) {
     return UNSUPPORTED(I, n, "a slice is only supported as an array index"), NULL;
   case NBC__N_KEYWORD:
     return nbc__infer_expr(I, n->a);
+  case NBC__N_ELLIPSIS:
+    return UNSUPPORTED(I, n, "Ellipsis (...) is only supported as an array index"), NULL;
   case NBC__N_FUNCDEF: /* a lambda closure.c did not lift: not bound to a name */
     return UNSUPPORTED(I, n, "a lambda can only be assigned to a name and called (numba "
                              "inlines it at its calls)"),

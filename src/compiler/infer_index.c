@@ -103,6 +103,86 @@ static const nbc__type *array_view(infer *I, nbc__node *b, const nbc__type *at,
   return vt;
 }
 
+/* numba's contiguity check of the indices (in the array's order, or from the other end for
+ * F), the ellipsis and None left out as numba leaves them out. */
+static bool contiguity_without_none(nbc__node *const *items, int count, bool reversed) {
+  nbc__node *kept[64];
+  int n = 0;
+  for (int k = 0; k < count && n < 64; k++)
+    if (!nbc__index_is_newaxis(items[k]) && items[k]->kind != NBC__N_ELLIPSIS)
+      kept[n++] = items[k];
+  return check_contiguity(kept, n, reversed);
+}
+
+const nbc__type *nbc__infer_array_index(infer *I, nbc__node *n, const nbc__type *at,
+                                        nbc__node *b);
+
+/* Basic indexing with an Ellipsis or None (numba's get_array_index_type): `...` stands for
+ * as many whole dimensions as the other indices leave (one ellipsis at most), None
+ * (np.newaxis) adds a dimension of length 1 (stride 0). The layout is numba's, decided by
+ * the indices left and right of the ellipsis: a C array stays C when nothing follows the
+ * ellipsis and the indices before it keep contiguity, an F array stays F when nothing
+ * precedes it and the indices after it keep contiguity from the other end; with every
+ * dimension indexed the ellipsis's place does not matter. Indexing every dimension with
+ * integers gives the element, as without the ellipsis (numba's result type too). */
+static const nbc__type *special_index(infer *I, nbc__node *n, const nbc__type *at,
+                                      nbc__node *b, nbc__node *const *items, int count) {
+  int ell = -1, nnew = 0, nint = 0;
+  for (int k = 0; k < count; k++) {
+    nbc__node *it = items[k];
+    if (it->kind == NBC__N_ELLIPSIS) {
+      if (ell >= 0)
+        return TYPING(I, it, "Only one ellipsis allowed in array indices"), NULL;
+      ell = k;
+      it->type = T(NBC__T_NONE);
+    } else if (it->kind == NBC__N_SLICE) {
+      if (!slice_bound(I, it->a) || !slice_bound(I, it->b) || !slice_bound(I, it->c))
+        return NULL;
+      int64_t step;
+      if (it->c && nbc__infer_const_int(I, it->c, &step) && step == 0)
+        return TYPING(I, it->c, "slice step cannot be zero"), NULL;
+      it->type = T(NBC__T_NONE);
+    } else {
+      const nbc__type *t = nbc__infer_expr(I, it);
+      if (!t) return NULL;
+      if (t->kind == NBC__T_NONE) {
+        nnew++;
+        continue;
+      }
+      if (!index_item(I, it)) return NULL;
+      nint++;
+    }
+  }
+  int nidx = count - (ell >= 0) - nnew;
+  if (nidx > at->ndim)
+    return TYPING(I, b, "cannot index %s with %d indices", nbc__infer_tname(I, at), nidx), NULL;
+  int nd = at->ndim - nint + nnew;
+  if (nidx == at->ndim && nd == 0) { /* every dimension an integer: the element */
+    nbc__node **rest = nbc__infer_alloc(I, sizeof *rest * (size_t)count);
+    if (!rest) return NULL;
+    int m = 0;
+    for (int k = 0; k < count; k++)
+      if (k != ell) rest[m++] = items[k];
+    b->list.items = rest;
+    b->list.count = m;
+    return nbc__infer_array_index(I, n, at, b);
+  }
+  if (nd > 32) return UNSUPPORTED(I, b, "arrays of more than 32 dimensions"), NULL;
+  int split = ell >= 0 ? ell : count; /* items[0..split) left, (split..count) right */
+  bool all = nidx == at->ndim;
+  char layout = at->layout;
+  if (layout == 'C' &&
+      ((!all && split < count - 1) || !contiguity_without_none(items, count, false)))
+    layout = 'A';
+  if (layout == 'F' && ((!all && split > 0) || !contiguity_without_none(items, count, true)))
+    layout = 'A';
+  nbc__type *vt = (nbc__type *)nbc__type_array(I->ctx, at->dtype, nd, layout);
+  if (vt) vt->readonly = at->readonly;
+  n->info = NULL;
+  if (b->kind == NBC__N_TUPLE) b->type = T(NBC__T_NONE);
+  return vt;
+}
+
 /* Indexes array type at with index node b (ints or a tuple of ints, or slices); returns the
  * dtype, or the view's array type for basic indexing that leaves dimensions. */
 /* A[idx] with idx a variable holding a tuple (numba indexes with its items): the index becomes
@@ -134,8 +214,12 @@ const nbc__type *nbc__infer_array_index(infer *I, nbc__node *n, const nbc__type 
   int count = b->kind == NBC__N_TUPLE ? b->list.count : 1;
   nbc__node *const *items = b->kind == NBC__N_TUPLE ? b->list.items : &b;
   bool sliced = false;
-  for (int k = 0; k < count; k++)
+  for (int k = 0; k < count; k++) {
     if (items[k]->kind == NBC__N_SLICE) sliced = true;
+    if (items[k]->kind == NBC__N_ELLIPSIS || items[k]->kind == NBC__N_NONE ||
+        (items[k]->kind == NBC__N_ATTR && strcmp(items[k]->str, "newaxis") == 0))
+      return special_index(I, n, at, b, items, count);
+  }
   if (sliced || count < at->ndim) {
     n->info = NULL;
     const nbc__type *vt = array_view(I, b, at, items, count);

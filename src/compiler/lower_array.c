@@ -327,34 +327,53 @@ static nbc__lval array_view(nbc__lowerer *L, nbc__node *n) {
   nbc__node **idx;
   int count;
   index_list(n->b, &idx, &count);
-  if (!at || at->kind != NBC__T_ARRAY || !vt || vt->kind != NBC__T_ARRAY || count > at->ndim) {
+  /* an ellipsis stands for the dimensions the other indices leave; None adds one */
+  int nnew = 0, ell = -1;
+  for (int k = 0; k < count; k++) {
+    if (idx[k]->kind == NBC__N_ELLIPSIS) ell = k;
+    else if (nbc__index_is_newaxis(idx[k])) nnew++;
+  }
+  int whole = at && at->kind == NBC__T_ARRAY ? at->ndim - (count - (ell >= 0) - nnew) : -1;
+  if (!vt || vt->kind != NBC__T_ARRAY || vt->ndim > 32 || whole < 0) {
     nbc__lower_error(L, n, "unsupported array view");
     return (nbc__lval){vt, "undef"};
   }
-  nbc__node *items[32];
-  memcpy(items, idx, sizeof *idx * (size_t)count);
-  const char **shape = nbc__arena_alloc(L->arena, sizeof *shape * (size_t)(at->ndim + 1));
-  const char **stride = nbc__arena_alloc(L->arena, sizeof *stride * (size_t)(at->ndim + 1));
+  const char **shape = nbc__arena_alloc(L->arena, sizeof *shape * (size_t)(vt->ndim + 1));
+  const char **stride = nbc__arena_alloc(L->arena, sizeof *stride * (size_t)(vt->ndim + 1));
   if (!shape || !stride) {
     nbc__diag_oom(L->ctx);
     return (nbc__lval){vt, "undef"};
   }
   const char *off = "0";
-  int nd = 0;
-  for (int d = 0; d < at->ndim; d++) {
+  int nd = 0, d = 0;
+  for (int k = 0; k <= count && d <= at->ndim; k++) {
+    if (k == count || k == ell) { /* the ellipsis, and what no index reaches: kept whole */
+      int kept = k == ell ? whole : at->ndim - d;
+      for (int w = 0; w < kept && nd < vt->ndim; w++, d++) {
+        shape[nd] = nbc__lower_array_field(L, arr, 5, d).v;
+        stride[nd++] = nbc__lower_array_field(L, arr, 6, d).v;
+      }
+      continue;
+    }
+    if (nbc__index_is_newaxis(idx[k])) { /* np.newaxis: a dimension of one element */
+      if (nd < vt->ndim) {
+        shape[nd] = "1";
+        stride[nd++] = "0";
+      }
+      continue;
+    }
+    if (d >= at->ndim) break;
     const char *len = nbc__lower_array_field(L, arr, 5, d).v;
     const char *st = nbc__lower_array_field(L, arr, 6, d).v;
-    if (d < count && items[d]->kind != NBC__N_SLICE) {
-      const char *i = index_value(L, arr, items[d], d, false);
+    if (idx[k]->kind != NBC__N_SLICE) {
+      const char *i = index_value(L, arr, idx[k], d, false);
       off = op64(L, "add", off, op64(L, "mul", i, st));
+      d++;
       continue;
     }
-    if (d >= count) { /* not indexed: kept whole */
-      shape[nd] = len;
-      stride[nd++] = st;
-      continue;
-    }
-    nbc__node *sl = items[d];
+    d++;
+    if (nd >= vt->ndim) break;
+    nbc__node *sl = idx[k];
     const char *step = bound_value(L, sl->c);
     if (!step) step = "1";
     const char *start_v = bound_value(L, sl->a), *stop_v = bound_value(L, sl->b);
@@ -460,6 +479,10 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
   const char *name = n->str;
   if (strcmp(name, "size") == 0) return nbc__lower_array_field(L, arr, 2, -1);
   if (strcmp(name, "itemsize") == 0) return nbc__lower_array_field(L, arr, 3, -1);
+  if (strcmp(name, "nbytes") == 0) /* numba's array_nbytes: size * itemsize */
+    return (nbc__lval){T(NBC__T_INT64),
+                       op64(L, "mul", nbc__lower_array_field(L, arr, 2, -1).v,
+                            nbc__lower_array_field(L, arr, 3, -1).v)};
   if (strcmp(name, "ndim") == 0)
     return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", at->ndim)};
   if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0) {

@@ -269,7 +269,7 @@ static nbc__node *atom(parser *p) {
   if (is(p, "(")) return paren_atom(p);
   if (is(p, "[")) return list_atom(p);
   if (is(p, "{")) return dict_atom(p);
-  if (accept(p, "...")) return other_expr(p, t, NULL);
+  if (accept(p, "...")) return nbc__parse_new_node(p, NBC__N_ELLIPSIS, t);
   if (t->kind == NBC__TOK_INDENT) return nbc__parse_syntax(p, t, "unexpected indent");
   return nbc__parse_syntax(p, t, "expected an expression, found %s", nbc__parse_describe(p, t));
 }

@@ -268,7 +268,7 @@ TEST(kernel_expressions_outside_the_language_are_other_nodes) {
   ASSERT_STREQ(fe_stmt("def f(a):\n    x = lambda: a\n"), "(= x (lambda (params) a))");
   ASSERT_STREQ(fe_stmt("def f(a):\n    x = [a, a]\n"), "(= x (list a a))");
   ASSERT_STREQ(fe_stmt("def f(a):\n    x = (y := a)\n"), "(= x (other ':='))");
-  ASSERT_STREQ(fe_stmt("def f(a):\n    x = a[...]\n"), "(= x ([] a (other '...')))");
+  ASSERT_STREQ(fe_stmt("def f(a):\n    x = a[...]\n"), "(= x ([] a ...))");
 }
 
 TEST(node_positions) {
