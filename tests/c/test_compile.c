@@ -791,62 +791,6 @@ TEST(nested_functions_and_defaults) {
   }
 }
 
-/* Ellipsis and None (np.newaxis) in array indices: the view's dimensions and numba's layout
- * (numba 0.61's njit gives the same types), seen in the mangled name of a device function
- * the view is passed to. */
-TEST(ellipsis_and_newaxis_views) {
-  require_nvvm();
-  nbc_compile_options_t o = options();
-  o.abi = NBC_ABI_NUMBA;
-  static const struct {
-    const char *index, *sig, *type;
-  } cases[] = {
-      {"a[None, 1:]", "(float64[:, ::1],)", "Li3E1C"},
-      {"a[..., 0]", "(float64[:, ::1],)", "Li1E1A"},
-      {"a[0, ...]", "(float64[:, ::1],)", "Li1E1C"},
-      {"a[:, 1, None]", "(float64[:, ::1],)", "Li2E1A"},
-      {"a[None]", "(float64[:, ::1],)", "Li3E1C"},
-      {"a[..., None]", "(float64[:, ::1],)", "Li3E1A"},
-      {"a[..., 1:]", "(float64[:, ::1],)", "Li2E1A"},
-      {"a[1, None, 2]", "(float64[:, ::1],)", "Li1E1C"},
-      {"a[None]", "(float64[::1, :],)", "Li3E1A"},
-      {"a[..., 0]", "(float64[::1, :],)", "Li1E1F"},
-      {"a[0, ...]", "(float64[::1, :],)", "Li1E1A"},
-      {"a[:, None]", "(float64[::1, :],)", "Li3E1A"},
-      {"a[None, :]", "(float64[::1],)", "Li2E1C"},
-      {"a[:, None]", "(float64[::1],)", "Li2E1C"},
-      {"a[np.newaxis, ::2]", "(float64[::1],)", "Li2E1A"},
-      {"a[None, 0]", "(float64[::1],)", "Li1E1C"},
-      {"a[None, None, 1]", "(float64[::1],)", "Li2E1C"},
-      {"a[0, ..., 1]", "(float64[:, :, ::1],)", "Li1E1A"},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char src[256];
-    snprintf(src, sizeof src,
-             "import numpy as np\ndef h(v):\n    return v.ndim\n"
-             "def f(a):\n    return h(%s)\n",
-             cases[i].index);
-    const char *ir = ir_of(src, "f", cases[i].sig, &o);
-    char want[64];
-    snprintf(want, sizeof want, "5ArrayIdL%s", cases[i].type + 1);
-    if (!strstr(ir, want))
-      TEST_FAIL_("%s of %s: no %s in the IR", cases[i].index, cases[i].sig, want);
-    free((void *)ir);
-  }
-  /* every dimension an integer: the element, the ellipsis covering none */
-  nbc_source_t s = {"def f(a):\n    return a[..., 1, 2] + a[1, ..., 0]\n", 0, "e.py", 1, 0};
-  nbc_compile_result_t *r = NULL;
-  ASSERT_OK(nbc_compile(&s, "f", "(float32[:, ::1],)", &o, NULL, &r));
-  ASSERT_STREQ(nbc_compile_result_return_type(r), "float32");
-  nbc_compile_result_destroy(r);
-  nbc_source_t two = {"def f(a):\n    return a[..., ...]\n", 0, "e.py", 1, 0};
-  ASSERT(nbc_compile(&two, "f", "(float32[:, ::1],)", &o, NULL, &r) != NBC_OK);
-  ASSERT_CONTAINS(nbc_last_error(), "Only one ellipsis allowed in array indices");
-  nbc_source_t alone = {"def f(a):\n    x = ...\n    return a[0, 0]\n", 0, "e.py", 1, 0};
-  ASSERT(nbc_compile(&alone, "f", "(float32[:, ::1],)", &o, NULL, &r) != NBC_OK);
-  ASSERT_CONTAINS(nbc_last_error(), "Ellipsis (...) is only supported as an array index");
-}
-
 /* CUDA vector types: constructors from numbers and smaller vectors, members, device function
  * arguments and results (one parameter per member); the PTX assembles. */
 TEST(vector_types) {
@@ -1224,8 +1168,7 @@ TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_i
                       X(concurrent_compiles) X(declared_device_function) X(nvvm_ir_output)
                       X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
                       X(cmath_and_complex_arguments) X(operator_module)
-                      X(nested_functions_and_defaults) X(ellipsis_and_newaxis_views)
-                      X(vector_types)
+                      X(nested_functions_and_defaults) X(vector_types)
                       X(debug_kernel_raise_sites)
                       X(tuples_global_and_indexed))
 TEST_MAIN()

@@ -473,10 +473,32 @@ TEST(array_views_have_numbas_types) {
       {"float32[::1, :]", ":, b", "array(float32, 1d, F)"},
       {"float32[::1, :]", ":", "array(float32, 2d, A)"},
       {"float32[::1, :]", "::-1, b", "array(float32, 1d, A)"},
+      /* Ellipsis and None (numba 0.61's njit gives these types) */
+      {"float32[:, ::1]", "None, 1:", "array(float32, 3d, C)"},
+      {"float32[:, ::1]", "..., 0", "array(float32, 1d, A)"},
+      {"float32[:, ::1]", "0, ...", "array(float32, 1d, C)"},
+      {"float32[:, ::1]", ":, 1, None", "array(float32, 2d, A)"},
+      {"float32[:, ::1]", "None", "array(float32, 3d, C)"},
+      {"float32[:, ::1]", "..., None", "array(float32, 3d, A)"},
+      {"float32[:, ::1]", "..., 1:", "array(float32, 2d, A)"},
+      {"float32[:, ::1]", "1, None, 2", "array(float32, 1d, C)"},
+      {"float32[:, ::1]", "..., 1, 2", "float32"},
+      {"float32[::1, :]", "None", "array(float32, 3d, A)"},
+      {"float32[::1, :]", "..., 0", "array(float32, 1d, F)"},
+      {"float32[::1, :]", "0, ...", "array(float32, 1d, A)"},
+      {"float32[::1, :]", ":, None", "array(float32, 3d, A)"},
+      {"float32[::1]", "None, :", "array(float32, 2d, C)"},
+      {"float32[::1]", ":, np.newaxis", "array(float32, 2d, C)"},
+      {"float32[::1]", "np.newaxis, ::2", "array(float32, 2d, A)"},
+      {"float32[::1]", "None, 0", "array(float32, 1d, C)"},
+      {"float32[::1]", "None, None, 1", "array(float32, 2d, C)"},
+      {"float32[::1]", "1, ...", "float32"},
+      {"float32[:, :, ::1]", "0, ..., 1", "array(float32, 1d, A)"},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     char src[256], sig[128];
-    snprintf(src, sizeof src, "def f(a, b):\n    return a[%s]\n", rows[i].index);
+    snprintf(src, sizeof src, "import numpy as np\ndef f(a, b):\n    return a[%s]\n",
+             rows[i].index);
     snprintf(sig, sizeof sig, "(%s, int64)", rows[i].array);
     run *r = infer_src(src, "f", sig, 1);
     if (!r->ok) TEST_FAIL_("a[%s] of %s: %s", rows[i].index, rows[i].array, r->ctx.diag.data);
@@ -496,6 +518,13 @@ TEST(array_views_have_numbas_types) {
   ASSERT(r->ok); /* a number fills the slice */
   r = infer_src("def f(a, b):\n    return a[1.5:]\n", "f", "(float32[::1], int64)", 1);
   ASSERT_CONTAINS(error_of(r), "slice indices must be integers or None, not float64");
+  r = infer_src("def f(a, b):\n    return a[..., b, ...]\n", "f", "(float32[:, ::1], int64)", 1);
+  ASSERT_CONTAINS(error_of(r), "Only one ellipsis allowed in array indices");
+  r = infer_src("def f(a, b):\n    x = ...\n    return b\n", "f", "(float32[::1], int64)", 1);
+  ASSERT_CONTAINS(error_of(r), "Ellipsis (...) is only supported as an array index");
+  r = infer_src("def f(a, b):\n    return a[None, b, b, b]\n", "f", "(float32[:, ::1], int64)",
+                1);
+  ASSERT_CONTAINS(error_of(r), "cannot index array(float32, 2d, C) with 3 indices");
   /* a view keeps its array's read-only-ness and elements read from it are its dtype */
   r = infer_src("def f(a, b):\n    row = a[b]\n    return row[1:][0]\n", "f",
                 "(float32[:, ::1], int64)", 1);

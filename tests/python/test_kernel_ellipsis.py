@@ -1,7 +1,7 @@
 """Ellipsis and None (np.newaxis) in array indices inside kernels, and a.nbytes, as numba:
 `a[..., 0]`, `a[0, ...]`, `a[None, 1:]`, `a[:, 1, None]`, stores through them
 (`a[..., 0] = v`), the element when every dimension is an integer (`a[..., 1, 2]`). The
-views' layouts are numba's (tests/c/test_compile.c checks them against numba's answers);
+views' layouts are numba's (tests/c/test_infer.c checks them against numba's answers);
 CI: ptxas accepts the kernel, misuse is a clear error; the GPU compares every value with
 numpy's and numba-cuda's."""
 import inspect
