@@ -21,7 +21,7 @@ def ellipsis_views(out, a, x):
     e = a[1, ..., 3]              # (5,), A
     n = x[None, :]                # (1, 7), C
     c = x[:, np.newaxis]          # (7, 1), C
-    t = a[None, 1:, :, None]      # (1, 3, 5, 6, 1)
+    t = a[None, 1:, :, None]      # (1, 3, 5, 1, 6)
     k = 0
     for i in range(4):
         for j in range(5):
@@ -42,7 +42,7 @@ def ellipsis_views(out, a, x):
         k += 1
     for i in range(3):
         for j in range(5):
-            out[k] = t[0, i, j, 4, 0]
+            out[k] = t[0, i, j, 0, 4]
             k += 1
     out[k] = a[..., 1, 2, 3] + a[2, ..., 1, 0]           # the elements themselves
     out[k + 1] = w.shape[0] * 10 + w.shape[1] + t.ndim * 100 + t.shape[4] * 1000
@@ -52,7 +52,7 @@ def ellipsis_views(out, a, x):
 def ellipsis_expected(a, x):
     parts = [a[..., 0].ravel(), a[1, ...].ravel(), a[..., 2, 3], a[1, ..., 3],
              x[None, :][0] + x[:, np.newaxis][:, 0],
-             a[None, 1:, :, None][0, :, :, 4, 0].ravel()]
+             a[None, 1:, :, None][0, :, :, 0, 4].ravel()]
     w = a[..., 0]
     t = a[None, 1:, :, None]
     parts.append([a[..., 1, 2, 3] + a[2, ..., 1, 0],
