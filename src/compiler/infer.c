@@ -599,6 +599,8 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
     if (strcmp(n->str, "size") == 0 || strcmp(n->str, "ndim") == 0 ||
         strcmp(n->str, "itemsize") == 0 || strcmp(n->str, "nbytes") == 0)
       return T(NBC__T_INT64);
+    if (strcmp(n->str, "dtype") == 0 && nbc__type_is_number(o->dtype)) /* numba's DType */
+      return nbc__type_special(I->ctx, NBC__T_DTYPE, "dtype", o->dtype);
     if (strcmp(n->str, "T") == 0) { /* numba's transpose: a view, C and F swapped */
       char layout = o->ndim < 2 ? o->layout : o->layout == 'C' ? 'F' : o->layout == 'F' ? 'C' : 'A';
       nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, o->dtype, o->ndim, layout);
@@ -606,6 +608,10 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
       return t;
     }
   }
+  /* a.dtype.type: the dtype's scalar class (a.dtype.type(x) converts as np.float32(x)) */
+  if (o->kind == NBC__T_DTYPE && o->name && strcmp(o->name, "dtype") == 0 &&
+      strcmp(n->str, "type") == 0)
+    return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, o->dtype), o->dtype);
   /* a vector type's members: x, y, z, w (as many as it has) */
   if (o->kind == NBC__T_VECTOR && n->str[0] && !n->str[1]) {
     const char *at = strchr("xyzw", n->str[0]);
@@ -1109,9 +1115,10 @@ static void stmt(infer *I, nbc__node *s) {
     const nbc__type *t = nbc__infer_expr(I, s->a);
     for (int k = 0; k < s->list.count; k++)
       assign_target(I, s->list.items[k], s->a, t);
+    /* (a dtype may be named: `d = a.dtype`, `d = np.float32`, then d(x), local.array(n, d)) */
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
-        t->kind != NBC__T_RECORD)
+        t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE)
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }

@@ -1455,6 +1455,10 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   bool ok = call_args(I, n, types, 64);
   if (!f || !ok) return NULL;
   int npos = positional(n);
+  if (f->kind == NBC__T_DTYPE && f->name && strcmp(f->name, "dtype") == 0)
+    return TYPING(I, n, "No type info available for %s as a callable (a.dtype.type is)",
+                  nbc__infer_tname(I, f)),
+           NULL;
   if (f->kind == NBC__T_DTYPE) {
     if (!no_keywords(I, n, f->name)) return NULL;
     if (npos != 1 || !nbc__type_is_number(types[0]) ||

@@ -1179,6 +1179,8 @@ static nbc__lval lower_name(nbc__lowerer *L, nbc__node *n) {
 
 static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *ot = n->a->type;
+  if (n->type && n->type->kind == NBC__T_DTYPE) /* a.dtype, np.float32: no run-time value */
+    return (nbc__lval){n->type, "undef"};
   if (ot && ot->kind == NBC__T_MODULE && ot->name) {
     const char *m = ot->name;
     const char *reg = strcmp(m, "cuda.threadIdx") == 0  ? "tid"

@@ -341,8 +341,8 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
   case NBC__T_FUNCTION:
     nbc__buf_printf(out, "Function(%s)", t->name ? t->name : "?");
     return;
-  case NBC__T_DTYPE:
-    nbc__buf_puts(out, "class(");
+  case NBC__T_DTYPE: /* numba's NumberClass, or the DType of a.dtype */
+    nbc__buf_puts(out, t->name && strcmp(t->name, "dtype") == 0 ? "dtype(" : "class(");
     nbc__type_print(out, t->dtype);
     nbc__buf_puts(out, ")");
     return;
