@@ -598,7 +598,9 @@ typedef struct nbc__global {
                    argtypes the array, the index and (st) the dtype; lower_array.c */     \
   X(RESHAPE) /* a.reshape(shape) of a C or F array: the callee is the attribute node;      \
                 argtypes the arguments' types (integers, or one tuple of them); ret the    \
-                view; lower_array.c */
+                view; lower_array.c */                                                     \
+  X(FILL) /* a.fill(v), numba's a[:] = v: the list is the view a[:] (a SUBSCRIPT typed)    \
+             and v converted to the dtype */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

@@ -989,6 +989,45 @@ static const nbc__type *call_reshape(infer *I, nbc__node *n, const nbc__type *at
   return t;
 }
 
+/* a.fill(v): numba's `a[:] = v` (arrayobj.py's arr_fill). The first walk makes the call's
+ * list the view a[:] and v, which the later walks find as they are. */
+static const nbc__type *call_fill(infer *I, nbc__node *n, const nbc__type *at) {
+  bool rewritten = n->list.count == 2 && n->list.items[0]->kind == NBC__N_SUBSCRIPT &&
+                   n->list.items[0]->a == n->a->a;
+  if (!rewritten) {
+    if (n->list.count != 1 || n->list.items[0]->kind == NBC__N_KEYWORD)
+      return TYPING(I, n, "fill() takes exactly one positional argument (the value)"), NULL;
+    nbc__node *view = nbc__infer_alloc(I, sizeof *view);
+    nbc__node *all = nbc__infer_alloc(I, sizeof *all);
+    nbc__node **items = nbc__infer_alloc(I, sizeof *items * 2);
+    if (!view || !all || !items) return NULL;
+    *all = (nbc__node){.kind = NBC__N_SLICE, .tok = n->tok, .var = -1};
+    *view = (nbc__node){.kind = NBC__N_SUBSCRIPT, .tok = n->tok, .a = n->a->a, .b = all,
+                        .var = -1};
+    items[0] = view;
+    items[1] = n->list.items[0];
+    n->list.items = items;
+    n->list.count = 2;
+  }
+  nbc__node *view = n->list.items[0], *value = n->list.items[1];
+  const nbc__type *vt = nbc__infer_array_index(I, view, at, view->b);
+  const nbc__type *t = nbc__infer_expr(I, value);
+  if (!vt || !t) return NULL;
+  view->type = vt;
+  if (vt->readonly) return TYPING(I, n, "cannot modify a read-only array"), NULL;
+  if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, vt->dtype))
+    return TYPING(I, value, "Cannot convert %s to %s in fill()", nbc__infer_tname(I, t),
+                  nbc__infer_tname(I, vt->dtype)),
+           NULL;
+  nbc__infer_cast(value, vt->dtype);
+  nbc__call *c = call_new(I, n, NBC__B_FILL, "fill", 2);
+  if (!c) return NULL;
+  c->argtypes[0] = vt;
+  c->argtypes[1] = vt->dtype;
+  c->ret = T(NBC__T_NONE);
+  return c->ret;
+}
+
 /* The function `name` of arraymath.c's generated source src (NULL: out of memory), as a
  * global the call_python of a call resolves (the source's own imports name its globals). */
 static nbc__global *generated_function(infer *I, const char *name, const char *src) {
@@ -1425,6 +1464,28 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
       n->a->type = o;
       return c->ret;
     }
+  }
+  /* a.transpose(): a.T, the call becoming that attribute */
+  if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "transpose") == 0) {
+    const nbc__type *o = nbc__infer_expr(I, n->a->a);
+    if (o && o->kind == NBC__T_ARRAY) {
+      if (n->list.count > 1 || (n->list.count == 1 && n->list.items[0]->kind != NBC__N_NONE))
+        return UNSUPPORTED(I, n, "transpose() with axes is not supported (a.transpose() and "
+                                 "a.T are)"),
+               NULL;
+      nbc__node *array = n->a->a;
+      n->kind = NBC__N_ATTR;
+      n->a = array;
+      n->str = "T";
+      n->list.count = 0;
+      n->info = NULL;
+      return nbc__infer_expr(I, n);
+    }
+  }
+  /* a.fill(v) */
+  if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "fill") == 0) {
+    const nbc__type *o = nbc__infer_expr(I, n->a->a);
+    if (o && o->kind == NBC__T_ARRAY) return call_fill(I, n, o);
   }
   /* a.reshape(...) */
   if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "reshape") == 0) {

@@ -10,7 +10,8 @@
  *  - constants: np.pi, np.e, np.euler_gamma, np.inf, np.nan (numba freezes them as float64);
  *  - ufuncs on scalars: the common ones with a math equivalent (sqrt, exp, log, sin,
  *    arctan2, ...), absolute, floor/ceil/trunc, isnan/isinf/isfinite and
- *    minimum/maximum/fmin/fmax. Everything else of numpy is refused by name.
+ *    minimum/maximum/fmin/fmax, the bitwise ones (bitwise_and/or/xor, invert, left_shift,
+ *    right_shift) and conjugate. Everything else of numpy is refused by name.
  *
  * Typing follows numba's ufunc_find_matching_loop (numba/np/numpy_support.py): numpy's
  * loops are tried in order and the first whose input type every argument can be cast to
@@ -88,6 +89,9 @@ typedef enum loops {
   LOOPS_ALL,    /* ?->? b->b ... Q->Q f->f d->d */
   LOOPS_PRED,   /* the same inputs, a boolean output */
   LOOPS_NOBOOL, /* b->b ... d->d: power */
+  LOOPS_INT,    /* ?->? b->b ... Q->Q: the bitwise ufuncs */
+  LOOPS_SHIFT,  /* b->b ... Q->Q: left_shift, right_shift */
+  LOOPS_NUMBER, /* b->b ... d->d, and complex: conjugate */
 } loops;
 
 static const struct ufunc {
@@ -137,6 +141,13 @@ static const struct ufunc {
     {"hypot", NULL, 2, LOOPS_FLOAT, "hypot"},
     {"copysign", NULL, 2, LOOPS_FLOAT, "copysign"},
     {"power", NULL, 2, LOOPS_NOBOOL, "pow"},
+    {"bitwise_and", NULL, 2, LOOPS_INT, NULL},
+    {"bitwise_or", NULL, 2, LOOPS_INT, NULL},
+    {"bitwise_xor", NULL, 2, LOOPS_INT, NULL},
+    {"invert", "bitwise_not", 1, LOOPS_INT, NULL},
+    {"left_shift", NULL, 2, LOOPS_SHIFT, NULL},
+    {"right_shift", NULL, 2, LOOPS_SHIFT, NULL},
+    {"conjugate", "conj", 1, LOOPS_NUMBER, NULL},
 };
 
 static const struct ufunc *ufunc_find(const char *name) {
@@ -174,6 +185,8 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
   *pwhy = NULL;
   if (!u) return *pwhy = "unknown NumPy ufunc", NULL;
   if (nargs != u->nin) return NULL;
+  if (u->loops == LOOPS_NUMBER && args[0] && nbc__type_is_complex(args[0])) /* F->F, D->D */
+    return *ploop = args[0];
   bool any_int = false, any_float = false;
   for (int i = 0; i < nargs; i++) {
     const nbc__type *t = args[i];
@@ -184,8 +197,12 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
     any_float |= nbc__type_is_float(t);
   }
   bool mixed = any_int && any_float; /* numba: then any integer casts to any float */
-  size_t first = u->loops == LOOPS_FLOAT ? 9 : u->loops == LOOPS_NOBOOL ? 1 : 0;
-  for (size_t k = first; k < sizeof all / sizeof all[0]; k++) {
+  size_t first = u->loops == LOOPS_FLOAT ? 9
+                 : u->loops == LOOPS_NOBOOL || u->loops == LOOPS_SHIFT || u->loops == LOOPS_NUMBER
+                     ? 1
+                     : 0;
+  size_t end = u->loops == LOOPS_INT || u->loops == LOOPS_SHIFT ? 9 : sizeof all / sizeof all[0];
+  for (size_t k = first; k < end; k++) {
     const nbc__type *loop = nbc__type_scalar(all[k]);
     bool viable = true;
     for (int i = 0; i < nargs && viable; i++)
@@ -213,16 +230,44 @@ nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const c
   if (strcmp(u->name, "maximum") == 0 || strcmp(u->name, "fmax") == 0)
     return fl ? NBC__B_NUMPY : NBC__B_MAX;
   if (u->loops == LOOPS_ALL && !fl) return NBC__B_CAST; /* floor/ceil/trunc of an integer */
+  if (!u->math) return NBC__B_NUMPY; /* the bitwise ufuncs and conjugate, lowered below */
   *pmath = u->math;
   return NBC__B_MATH;
 }
 
 /* --------------------------------------------------------------------- the lowering --- */
 
-/* np.minimum/maximum (NaN wins) and np.fmin/fmax (the number wins) on floats. */
+/* The bitwise ufuncs on their loop's type, with numba's integer operations (numbers.py's
+ * int_and_impl... on the loop type: the shifts as the operators lower them, at the loop's
+ * width); np.invert of a bool is `not`. np.conjugate of a real number is itself. */
+static nbc__lval lower_bitwise(nbc__lowerer *L, nbc__node *n, const char *name,
+                               const nbc__type *rt) {
+  nbc__lval a = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
+  if (strcmp(name, "conjugate") == 0)
+    return nbc__type_is_complex(rt) ? nbc__lower_complex_conjugate(L, a) : a;
+  if (strcmp(name, "invert") == 0) {
+    const char *x = nbc__lower_tmp(L);
+    nbc__lower_emit(L, "%s = xor %s %s, %s", x, nbc__lower_ltype(L, rt), a.v,
+                    rt->kind == NBC__T_BOOL ? "true" : "-1");
+    return (nbc__lval){rt, x};
+  }
+  nbc__op op = strcmp(name, "bitwise_and") == 0   ? NBC__OP_BITAND
+               : strcmp(name, "bitwise_or") == 0  ? NBC__OP_BITOR
+               : strcmp(name, "bitwise_xor") == 0 ? NBC__OP_BITXOR
+               : strcmp(name, "left_shift") == 0  ? NBC__OP_LSHIFT
+                                                  : NBC__OP_RSHIFT;
+  nbc__lval b = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[1]), rt);
+  return nbc__lower_binop_values(L, n, op, a, n->list.items[1], b, rt);
+}
+
+/* np.minimum/maximum (NaN wins) and np.fmin/fmax (the number wins) on floats; the bitwise
+ * ufuncs and conjugate (lower_bitwise). */
 nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
   const nbc__type *rt = call->ret;
   const char *name = call->name ? call->name : "?";
+  const struct ufunc *u = ufunc_find(name);
+  if (u && !u->math && u->loops != LOOPS_ALL && rt && n->list.count == u->nin)
+    return lower_bitwise(L, n, u->name, rt);
   if (n->list.count != 2 || !rt || !nbc__type_is_float(rt)) {
     nbc__lower_error(L, n, "numpy.%s of these types is not supported", name);
     return (nbc__lval){rt, "0"};
