@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
+from conftest import load_kernel_module
 from test_compile import check_ptx
 
 
@@ -136,7 +137,7 @@ def test_misuse_is_a_clear_error(func, message):
 
 
 @pytest.mark.gpu
-def test_kernel_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+def test_kernel_matches_numpy_and_numba_cuda(gpu, tmp_path):
     m, z = inputs()
     want, want_a, want_m = expected(m, z)
     out, a, mine_m = np.full((8, 6), np.nan), np.zeros(8, np.int32), m.copy()
@@ -146,10 +147,8 @@ def test_kernel_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     np.testing.assert_array_equal(mine_m, want_m)
 
     ncuda = pytest.importorskip("numba.cuda")
-    (tmp_path / "numba_array_method_kernels.py").write_text(
-        "import numpy as np\nfrom numba import cuda\n\n" + inspect.getsource(kernel))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import numba_array_method_kernels as t
+    t = load_kernel_module(tmp_path, "numba_array_method_kernels",
+                           "import numpy as np\n\n" + inspect.getsource(kernel), ncuda)
     theirs, their_a, their_m = np.full((8, 6), np.nan), np.zeros(8, np.int32), m.copy()
     ncuda.jit(SIG)(t.kernel)[1, 32](theirs, their_a, their_m, z)
     np.testing.assert_array_equal(out, theirs)

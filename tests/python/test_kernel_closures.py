@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
+from conftest import load_kernel_module
 from test_compile import check_ptx
 
 SCALE = 2.5
@@ -227,17 +228,15 @@ def test_misuse_is_a_clear_error(func, error, message):
         cuda.compile_ptx(func, "(float64,)", device=True, cc=(9, 0))
 
 
-def numba_module(tmp_path, monkeypatch, name, *funcs):
+def numba_module(tmp_path, ncuda, name, *funcs):
     """The kernels' source under numba: the same text, `cuda` numba's."""
-    src = ["import numpy as np", "from numba import cuda", "SCALE = 2.5", "SHIFT = -3", ""]
+    src = ["import numpy as np", "SCALE = 2.5", "SHIFT = -3", ""]
     src += [inspect.getsource(getattr(f, "py_func", f)) for f in funcs]
-    (tmp_path / f"{name}.py").write_text("\n\n".join(src))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return __import__(name)
+    return load_kernel_module(tmp_path, name, "\n\n".join(src), ncuda)
 
 
 @pytest.mark.gpu
-def test_closures_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+def test_closures_match_numpy_and_numba_cuda(gpu, tmp_path):
     x = np.linspace(-2.0, 3.0, 50)
     y = np.cos(np.arange(50.0))
     beyond = np.full((50, 4), np.nan)
@@ -248,21 +247,21 @@ def test_closures_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     np.testing.assert_allclose(out, closures_expected(x, y), rtol=1e-15)
 
     ncuda = pytest.importorskip("numba.cuda")
-    t = numba_module(tmp_path, monkeypatch, "numba_closure_kernels", closures)
+    t = numba_module(tmp_path, ncuda, "numba_closure_kernels", closures)
     theirs = np.full((50, 6), np.nan)
     ncuda.jit(CLOSURES_SIG)(t.closures)[1, 64](theirs, x, y)
     np.testing.assert_array_equal(out, theirs)
 
 
 @pytest.mark.gpu
-def test_defaults_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+def test_defaults_match_numpy_and_numba_cuda(gpu, tmp_path):
     x = np.linspace(-2.0, 3.0, 50)
     out = np.full((50, 6), np.nan)
     cuda.jit(DEFAULTS_SIG)(defaults)[1, 64](out, x)
     np.testing.assert_allclose(out, defaults_expected(x), rtol=1e-15)
 
     ncuda = pytest.importorskip("numba.cuda")
-    t = numba_module(tmp_path, monkeypatch, "numba_default_kernels", scaled, combine, defaults)
+    t = numba_module(tmp_path, ncuda, "numba_default_kernels", scaled, combine, defaults)
     theirs = np.full((50, 6), np.nan)
     ncuda.jit(DEFAULTS_SIG)(t.defaults)[1, 64](theirs, x)
     np.testing.assert_array_equal(out, theirs)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
+from conftest import load_kernel_module
 from test_compile import check_ptx
 
 
@@ -61,18 +62,15 @@ def test_dtype_is_not_callable():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype, sig", list(zip((np.int32, np.float32, np.uint8), SIGS)))
-def test_kernel_matches_numpy_and_numba_cuda(gpu, dtype, sig, tmp_path, monkeypatch):
+def test_kernel_matches_numpy_and_numba_cuda(gpu, dtype, sig, tmp_path):
     a = (np.arange(40) % 9 + 1).astype(dtype)
     out = np.full((40, 4), np.nan)
     cuda.jit(sig)(generic)[1, 64](out, a)
     np.testing.assert_allclose(out, expected(a), rtol=1e-7)
 
     ncuda = pytest.importorskip("numba.cuda")
-    name = f"numba_dtype_kernels_{np.dtype(dtype).name}"
-    (tmp_path / f"{name}.py").write_text(
-        "import numpy as np\nfrom numba import cuda\n\n" + inspect.getsource(generic))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    t = __import__(name)
+    t = load_kernel_module(tmp_path, "numba_dtype_kernels",
+                           "import numpy as np\n\n" + inspect.getsource(generic), ncuda)
     theirs = np.full((40, 4), np.nan)
     ncuda.jit(sig)(t.generic)[1, 64](theirs, a)
     np.testing.assert_array_equal(out, theirs)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
+from conftest import load_kernel_module
 from test_compile import check_ptx
 
 
@@ -108,16 +109,13 @@ def inputs():
     return a, x
 
 
-def numba_module(tmp_path, monkeypatch, name, *funcs):
-    src = ["import numpy as np", "from numba import cuda", ""]
-    src += [inspect.getsource(f) for f in funcs]
-    (tmp_path / f"{name}.py").write_text("\n\n".join(src))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return __import__(name)
+def numba_module(tmp_path, ncuda, name, func):
+    return load_kernel_module(tmp_path, name, "import numpy as np\n\n" + inspect.getsource(func),
+                              ncuda)
 
 
 @pytest.mark.gpu
-def test_views_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+def test_views_match_numpy_and_numba_cuda(gpu, tmp_path):
     a, x = inputs()
     want = ellipsis_expected(a, x)
     out = np.full(want.size, np.nan)
@@ -125,14 +123,14 @@ def test_views_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     np.testing.assert_array_equal(out, want)
 
     ncuda = pytest.importorskip("numba.cuda")
-    t = numba_module(tmp_path, monkeypatch, "numba_ellipsis_views", ellipsis_views)
+    t = numba_module(tmp_path, ncuda, "numba_ellipsis_views", ellipsis_views)
     theirs = np.full(want.size, np.nan)
     ncuda.jit(SIG)(t.ellipsis_views)[1, 1](theirs, a, x)
     np.testing.assert_array_equal(out, theirs)
 
 
 @pytest.mark.gpu
-def test_stores_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+def test_stores_match_numpy_and_numba_cuda(gpu, tmp_path):
     a, x = inputs()
     want_a, want_x = a.copy(), x.copy()
     want_a[..., 0] = 7.0
@@ -145,7 +143,7 @@ def test_stores_match_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     np.testing.assert_array_equal(mine_x, want_x)
 
     ncuda = pytest.importorskip("numba.cuda")
-    t = numba_module(tmp_path, monkeypatch, "numba_ellipsis_stores", ellipsis_stores)
+    t = numba_module(tmp_path, ncuda, "numba_ellipsis_stores", ellipsis_stores)
     their_a, their_x = a.copy(), x.copy()
     ncuda.jit(STORE_SIG)(t.ellipsis_stores)[1, 1](their_a, their_x)
     np.testing.assert_array_equal(mine_a, their_a)
