@@ -224,6 +224,7 @@ typedef struct nbc__desugar_env {
   int nargs;
   int (*tuple_len)(void *data, const char *name);
   void *data;
+  bool (*is_numpy)(void *data, const char *name); /* whether global `name` is numpy */
 } nbc__desugar_env;
 bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *env);
 /* Whether an array index item, once typed, is None (np.newaxis): neither a slice nor an

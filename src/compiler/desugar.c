@@ -27,6 +27,17 @@
  *   item gets its own copy of the body and its own variable, so each is typed alone, while
  *   break and continue keep working on the one loop.
  *
+ *   for T in np.ndindex(S):          $shape0 = S         (a tuple display of the arguments
+ *       body                         $i0_0 = 0 ...        when they are integers)
+ *                                    for $k0 in range(max($shape0[0], 0) * ...):
+ *                                        T = ($i0_0, ..., $i0_<d-1>)
+ *                                        $i0_<d-1> += 1, carried into the index before it
+ *                                            when it reaches its extent (numpy's order)
+ *                                        body
+ *   with d, the number of dimensions, known here: integers given as arguments, a tuple
+ *   display, a parameter's tuple, or a parameter array's .shape. One loop, so that break,
+ *   continue and else keep their meaning; the carry is done before the body runs.
+ *
  * Each iterable is evaluated once, before the loop, as in Python. An array yields its
  * elements, or for more than one dimension its rows (views, lower_array.c); `len` is its
  * first extent. The hidden names begin with '$', which no Python name can. Diagnostics about
@@ -287,9 +298,136 @@ static int rewrite_unroll(rewriter *R, nbc__node *s, nbc__node **out) {
   return R->oom ? -1 : 2;
 }
 
+/* np.ndindex(...) (numpy's `np` or any name of numpy) when numpy is known to the env. */
+static bool is_ndindex(const rewriter *R, const nbc__node *n) {
+  if (!n || n->kind != NBC__N_CALL || !n->a || n->a->kind != NBC__N_ATTR ||
+      strcmp(n->a->str, "ndindex") != 0 || !n->a->a || n->a->a->kind != NBC__N_NAME)
+    return false;
+  const char *mod = n->a->a->str;
+  return param_index(R, mod) < 0 && R->env && R->env->is_numpy &&
+         R->env->is_numpy(R->env->data, mod);
+}
+
+/* How many dimensions np.ndindex's arguments give, or -1 when that is not known before
+ * typing: integers (each a dimension), or one tuple display, parameter tuple or parameter
+ * array's .shape. */
+static int ndindex_dims(const rewriter *R, const nbc__node *call, bool *pone_tuple) {
+  int n = call->list.count;
+  *pone_tuple = false;
+  for (int i = 0; i < n; i++)
+    if (call->list.items[i]->kind == NBC__N_KEYWORD) return -1;
+  if (n != 1) return n >= 1 && n <= 32 ? n : -1;
+  const nbc__node *a = call->list.items[0];
+  *pone_tuple = true;
+  if (a->kind == NBC__N_TUPLE) return a->list.count >= 1 ? a->list.count : -1;
+  if (a->kind == NBC__N_NAME) {
+    int i = param_index(R, a->str);
+    const nbc__type *t = i >= 0 && R->env && i < R->env->nargs ? R->env->args[i] : NULL;
+    if (t && t->kind == NBC__T_TUPLE) return t->count >= 1 ? t->count : -1;
+    *pone_tuple = false;
+    return t && nbc__type_is_int(t) ? 1 : -1;
+  }
+  if (a->kind == NBC__N_ATTR && strcmp(a->str, "shape") == 0 && a->a &&
+      a->a->kind == NBC__N_NAME) {
+    int i = param_index(R, a->a->str);
+    const nbc__type *t = i >= 0 && R->env && i < R->env->nargs ? R->env->args[i] : NULL;
+    return t && t->kind == NBC__T_ARRAY ? t->ndim : -1;
+  }
+  *pone_tuple = false;
+  return a->kind == NBC__N_INT || a->kind == NBC__N_BINOP ? 1 : -1;
+}
+
+static nbc__node *shape_item(rewriter *R, const char *shape, int j, const nbc__token *tok) {
+  nbc__node *sub = new_node(R, NBC__N_SUBSCRIPT, tok);
+  if (sub) {
+    sub->a = name(R, shape, tok);
+    sub->b = int_node(R, j, tok);
+  }
+  return sub;
+}
+
+/* The odometer's step into out (one or two statements): `$i_j += 1`, then, for j > 0, when
+ * $i_j reaches its extent it goes back to 0 and the step is carried into $i_(j-1). */
+static int odometer(rewriter *R, const char *shape, const char *const *idx, int j,
+                    const nbc__token *tok, nbc__node **out) {
+  nbc__node *inc = new_node(R, NBC__N_AUGASSIGN, tok);
+  if (!inc) return 0;
+  inc->op = NBC__OP_ADD;
+  inc->a = name(R, idx[j], tok);
+  inc->b = int_node(R, 1, tok);
+  out[0] = inc;
+  if (j == 0) return 1;
+  nbc__node *at_end = new_node(R, NBC__N_COMPARE, tok), *carry = new_node(R, NBC__N_IF, tok);
+  nbc__op *ops = nbc__arena_alloc(R->ctx->arena, sizeof *ops);
+  if (!at_end || !carry || !ops) {
+    R->oom = true;
+    return 0;
+  }
+  ops[0] = NBC__OP_EQ;
+  at_end->a = name(R, idx[j], tok);
+  at_end->ops = ops;
+  nbc__node *extent = shape_item(R, shape, j, tok);
+  set_list(R, &at_end->list, &extent, 1);
+  carry->a = at_end;
+  nbc__node *body[3] = {assign(R, name(R, idx[j], tok), int_node(R, 0, tok), tok)};
+  int n = 1 + odometer(R, shape, idx, j - 1, tok, body + 1);
+  set_list(R, &carry->body, body, n);
+  out[1] = carry;
+  return 2;
+}
+
+/* `for T in np.ndindex(...)`, see the top of the file; 0 when left for infer.c to refuse. */
+static int rewrite_ndindex(rewriter *R, nbc__node *s, nbc__node **out) {
+  nbc__node *it = s->b;
+  const nbc__token *tok = it->tok;
+  bool one_tuple;
+  int d = ndindex_dims(R, it, &one_tuple);
+  if (d < 1) return 0;
+  int id = R->next++, n = 0;
+  const char *shape = hidden(R, "shape", id), *k = hidden(R, "k", id);
+  nbc__node *value = it->list.items[0];
+  if (!one_tuple && (value = new_node(R, NBC__N_TUPLE, tok)))
+    set_list(R, &value->list, it->list.items, d);
+  out[n++] = assign(R, name(R, shape, tok), value, tok);
+  const char **idx = nbc__arena_alloc(R->ctx->arena, sizeof *idx * (size_t)d);
+  nbc__node **items = nbc__arena_alloc(R->ctx->arena, sizeof *items * (size_t)d);
+  if (!idx || !items) return -1;
+  nbc__node *count = NULL;
+  for (int j = 0; j < d; j++) {
+    idx[j] = nbc__arena_printf(R->ctx->arena, "$i%d_%d", id, j);
+    out[n++] = assign(R, name(R, idx[j], tok), int_node(R, 0, tok), tok);
+    items[j] = name(R, idx[j], tok);
+    nbc__node *bounds[2] = {shape_item(R, shape, j, tok), int_node(R, 0, tok)};
+    nbc__node *extent = call(R, "max", bounds, 2, tok);
+    if (!count) {
+      count = extent;
+    } else if ((value = new_node(R, NBC__N_BINOP, tok))) {
+      value->op = NBC__OP_MUL;
+      value->a = count;
+      value->b = extent;
+      count = value;
+    }
+  }
+  nbc__node *item = new_node(R, NBC__N_TUPLE, tok);
+  nbc__node *loop = new_node(R, NBC__N_FOR, s->tok);
+  nbc__node **body =
+      nbc__arena_alloc(R->ctx->arena, sizeof *body * (size_t)(s->body.count + 3));
+  if (R->oom || !item || !loop || !body || !set_list(R, &item->list, items, d)) return -1;
+  loop->a = name(R, k, tok);
+  loop->b = call(R, "range", &count, 1, tok);
+  loop->orelse = s->orelse;
+  body[0] = assign(R, s->a, item, tok);
+  int m = 1 + odometer(R, shape, idx, d - 1, tok, body + 1);
+  memcpy(body + m, s->body.items, sizeof *body * (size_t)s->body.count);
+  if (!set_list(R, &loop->body, body, s->body.count + m) || R->oom) return -1;
+  out[n++] = loop;
+  return n;
+}
+
 /* The statements replacing `for` s: the hidden assignments, then the range loop. */
 static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
   if (is_literal_unroll(s->b)) return rewrite_unroll(R, s, out);
+  if (is_ndindex(R, s->b)) return rewrite_ndindex(R, s, out);
   nbc__node *it = s->b;
   const nbc__token *tok = it->tok;
   int id = R->next++;
@@ -419,7 +557,7 @@ static bool rewrite_list(rewriter *R, nbc__list *l) {
   for (int i = 0; i < l->count; i++) {
     nbc__node *s = l->items[i];
     if (!s) continue;
-    if (s->kind == NBC__N_FUNCDEF) continue; /* a nested def is refused by infer.c */
+    if (s->kind == NBC__N_FUNCDEF) continue; /* a nested def: when it is compiled */
     bool unroll = rewritten(s) && is_literal_unroll(s->b);
     if (!unroll && !rewrite_children(R, s)) return false;
     if (rewritten(s)) extra += 34; /* up to 32 iterables, a start and the loop, for one */

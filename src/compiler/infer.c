@@ -492,6 +492,11 @@ static const nbc__type *cmath_attr(infer *I, nbc__node *n) {
 static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
   double v;
   if (strcmp(n->str, "newaxis") == 0) return T(NBC__T_NONE); /* None: an array index */
+  if (strcmp(n->str, "ndindex") == 0) /* desugar.c rewrites the loops it can */
+    return UNSUPPORTED(I, n, "numpy.ndindex(...) is supported as a for loop's iterable, with "
+                             "a shape of known length: integers, a tuple display, a "
+                             "parameter tuple or a parameter array's .shape"),
+           NULL;
   if (nbc__numpy_constant(n->str, &v)) return float_attr(I, n, v);
   const nbc__type *t = nbc__numpy_dtype(n->str);
   if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
@@ -1316,14 +1321,20 @@ typedef struct {
   const nbc_resolver_t *resolver;
 } unroll_data;
 
-static int global_tuple_len(void *data, const char *name) {
-  const unroll_data *u = data;
+static int resolve_global(const unroll_data *u, const char *name, nbc_global_t *g) {
+  memset(g, 0, sizeof *g);
+  return u->resolver && u->resolver->resolve ? u->resolver->resolve(u->resolver->data, name, g)
+                                             : nbc__module_resolve((void *)u->module, name, g);
+}
+
+static bool global_is_numpy(void *data, const char *name) {
   nbc_global_t g;
-  memset(&g, 0, sizeof g);
-  int rc = u->resolver && u->resolver->resolve
-               ? u->resolver->resolve(u->resolver->data, name, &g)
-               : nbc__module_resolve((void *)u->module, name, &g);
-  return rc == 0 && g.kind == NBC_GLOBAL_TUPLE ? g.tuple_count : -1;
+  return resolve_global(data, name, &g) == 0 && g.kind == NBC_GLOBAL_MODULE_NUMPY;
+}
+
+static int global_tuple_len(void *data, const char *name) {
+  nbc_global_t g;
+  return resolve_global(data, name, &g) == 0 && g.kind == NBC_GLOBAL_TUPLE ? g.tuple_count : -1;
 }
 
 nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
@@ -1370,7 +1381,7 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
   nbc__func *fn = nbc__arena_alloc(ctx->arena, sizeof *fn);
   nbc__node *clone = nbc__node_clone(ctx, def);
   unroll_data ud = {module, resolver};
-  nbc__desugar_env env = {args, nargs, global_tuple_len, &ud};
+  nbc__desugar_env env = {args, nargs, global_tuple_len, &ud, global_is_numpy};
   if (clone && !nbc__desugar_loops(ctx, clone, &env)) clone = NULL;
   if (!fn || !clone) {
     nbc__diag_oom(ctx);
