@@ -617,6 +617,7 @@ typedef struct nbc__call {
   const nbc__type **argtypes;  /* the types the arguments are converted to (as cast) */
   int nargs;
   int64_t *shape;              /* SHARED/LOCAL_ARRAY: constant shape, ndim = ret->ndim */
+  int64_t alignment;           /* SHARED/LOCAL_ARRAY: the alignment asked for, or 0 */
   bool nonneg;                 /* CACHE_HINT: every index is known non-negative (infer.c's
                                   analysis), so none needs the negative-index wraparound */
 } nbc__call;

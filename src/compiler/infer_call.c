@@ -270,29 +270,45 @@ static const nbc__type *dtype_of(infer *I, nbc__node *n, const nbc__type *t) {
   return NULL;
 }
 
+/* numba-cuda's _validate_alignment of a shared/local array's constant `alignment` (None:
+ * the dtype's own): *palign 0 for none; false (reported) for an invalid one. A value that is
+ * not a constant is ignored, as numba ignores what is not an IntegerLiteral. */
+static bool array_alignment(infer *I, nbc__node *v, int64_t *palign) {
+  *palign = 0;
+  if (!v || v->kind == NBC__N_NONE) return true;
+  int64_t a;
+  if (!nbc__infer_const_int(I, v, &a)) return true;
+  const char *why = a <= 0 ? "Alignment must be positive"
+                    : (a & (a - 1)) != 0 ? "Alignment must be a power of 2"
+                    : a % 8 != 0         ? "Alignment must be a multiple of 8"
+                                         : NULL;
+  if (why) return TYPING(I, v, "ValueError: %s", why);
+  *palign = a;
+  return true;
+}
+
 static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname,
                                    const nbc__type **types) {
   bool shared = strcmp(fname, "cuda.shared.array") == 0;
-  nbc__node *shape = NULL, *dtype = NULL;
+  nbc__node *shape = NULL, *dtype = NULL, *alignment = NULL;
   const nbc__type *dtype_t = NULL;
-  int npos = positional(n);
   for (int i = 0; i < n->list.count; i++) {
     nbc__node *a = n->list.items[i];
     const char *kw = a->kind == NBC__N_KEYWORD ? a->str
                      : i == 0                  ? "shape"
                      : i == 1                  ? "dtype"
+                     : i == 2                  ? "alignment"
                                                : NULL;
     nbc__node *v = a->kind == NBC__N_KEYWORD ? a->a : a;
-    if (!kw || (strcmp(kw, "shape") != 0 && strcmp(kw, "dtype") != 0) || (i >= 2 && i < npos))
-      return UNSUPPORTED(I, a, "%s() takes (shape, dtype)", fname), NULL;
-    if (strcmp(kw, "shape") == 0) {
-      if (shape) return TYPING(I, a, "%s() got multiple values for 'shape'", fname), NULL;
-      shape = v;
-    } else {
-      if (dtype) return TYPING(I, a, "%s() got multiple values for 'dtype'", fname), NULL;
-      dtype = v;
-      dtype_t = types[i];
-    }
+    nbc__node **slot = !kw                              ? NULL
+                       : strcmp(kw, "shape") == 0     ? &shape
+                       : strcmp(kw, "dtype") == 0     ? &dtype
+                       : strcmp(kw, "alignment") == 0 ? &alignment
+                                                      : NULL;
+    if (!slot) return UNSUPPORTED(I, a, "%s() takes (shape, dtype, alignment=None)", fname), NULL;
+    if (*slot) return TYPING(I, a, "%s() got multiple values for '%s'", fname, kw), NULL;
+    *slot = v;
+    if (slot == &dtype) dtype_t = types[i];
   }
   if (!shape || !dtype)
     return TYPING(I, n, "%s() missing required argument '%s'", fname,
@@ -323,9 +339,12 @@ static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname,
       return TYPING(I, shape, "array too large in %s()", fname), NULL;
     total *= dims[i];
   }
+  int64_t align;
+  if (!array_alignment(I, alignment, &align)) return NULL;
   nbc__call *c = call_new(I, n, shared ? NBC__B_CUDA_SHARED_ARRAY : NBC__B_CUDA_LOCAL_ARRAY,
                           fname, n->list.count);
   if (!c) return NULL;
+  c->alignment = align;
   for (int i = 0; i < n->list.count; i++)
     c->argtypes[i] = types[i];
   c->shape = nbc__infer_alloc(I, sizeof *c->shape * (size_t)ndim);

@@ -677,7 +677,8 @@ nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc
 }
 
 /* cuda.shared.array / cuda.local.array: a fixed-size buffer wrapped in the array struct
- * (C layout, constant shape and strides, which LLVM folds into the address arithmetic). */
+ * (C layout, constant shape and strides, which LLVM folds into the address arithmetic); a
+ * local one zero-filled at the function's entry, as numba-cuda does. */
 nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const nbc__call *call,
                                            bool shared) {
   const nbc__type *at = call->ret ? call->ret : n->type;
@@ -691,17 +692,19 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
   for (int k = 0; k < at->ndim; k++)
     total *= call->shape[k];
   const char *data = tmp(L);
+  /* the alignment asked for (numba-cuda's alignment=), at least the 16 bytes given anyway */
+  long long align = call->alignment > 16 ? (long long)call->alignment : 16;
   if (shared) {
     int id = L->shared_count++;
     const char *g = nbc__arena_printf(L->arena, "@_cudapy_smem_%d", id);
     if (total == 0) {
       /* Size 0 is numba's way to ask for the dynamic shared memory. */
-      nbc__buf_printf(&L->globals, "%s = external addrspace(3) global [0 x %s], align 16\n", g,
-                      et);
+      nbc__buf_printf(&L->globals, "%s = external addrspace(3) global [0 x %s], align %lld\n",
+                      g, et, align);
     } else {
       nbc__buf_printf(&L->globals,
-                      "%s = internal addrspace(3) global [%lld x %s] undef, align 16\n", g,
-                      (long long)total, et);
+                      "%s = internal addrspace(3) global [%lld x %s] undef, align %lld\n", g,
+                      (long long)total, et, align);
     }
     const char *p = tmp(L);
     EMIT("%s = getelementptr [%lld x %s], [%lld x %s] addrspace(3)* %s, i64 0, i64 0", p,
@@ -712,7 +715,11 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
     /* records are [size x i8]: their fields' accesses assume the alignment the record's
      * layout gives (lower_record.c), which the array must then start on */
     bool records = at->dtype->kind == NBC__T_RECORD;
-    const char *slot = nbc__lower_alloca_aligned(L, aty, records ? 16 : 0);
+    int want = call->alignment ? (int)align : records ? 16 : 0;
+    const char *slot = nbc__lower_alloca_aligned(L, aty, want);
+    /* zero-filled where it is allocated, as numba-cuda's cgutils.alloca_once fills it: a
+     * kernel that reads an element before writing it sees 0 under both */
+    nbc__buf_printf(&L->allocas, "  store %s zeroinitializer, %s* %s\n", aty, aty, slot);
     EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 0", data, aty, aty, slot);
   }
   return fixed_array(L, at, data, call->shape, total);

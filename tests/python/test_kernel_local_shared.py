@@ -1,0 +1,97 @@
+"""cuda.shared.array / cuda.local.array as numba-cuda 0.30 has them: the optional
+`alignment` (third argument or keyword: a power of two, a multiple of 8, else numba's
+ValueError; None the dtype's own) reaches the PTX's .align, and a local array is zero-filled
+where the function begins (numba-cuda's cgutils.alloca_once stores zeros there), so a
+kernel reading an element it never wrote sees 0 under both. CI: the PTX's alignments and the
+errors; the GPU compares a kernel reading unwritten local elements with numba-cuda."""
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module
+from test_compile import check_ptx
+
+
+def aligned(a):
+    s = cuda.shared.array(32, np.float32, alignment=128)
+    loc = cuda.local.array((4, 4), np.float64, 64)
+    dyn = cuda.shared.array(0, dtype=np.int32, alignment=256)
+    plain = cuda.shared.array(8, np.int8, None)
+    i = cuda.grid(1)
+    s[i % 32] = a[i]
+    loc[i % 4, 0] = a[i]
+    dyn[i] = 1
+    plain[i % 8] = 2
+    a[i] = s[0] + loc[1, 0] + dyn[0] + plain[0]
+
+
+def test_alignment_reaches_the_ptx(tmp_path):
+    ptx, _ = cuda.compile_ptx(aligned, "void(float32[::1])", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    assert re.search(r"\.shared \.align 128 \.b8 \w+\[128\]", ptx)
+    assert re.search(r"\.extern \.shared \.align 256 \.b8 \w+\[\]", ptx)
+    assert re.search(r"\.local \.align 64 \.b8", ptx)
+
+
+def bad_power(a):
+    s = cuda.shared.array(32, np.float32, alignment=12)
+    a[0] = s[0]
+
+
+def bad_multiple(a):
+    s = cuda.local.array(4, np.float32, 4)
+    a[0] = s[0]
+
+
+def bad_sign(a):
+    s = cuda.local.array(4, np.float32, alignment=-8)
+    a[0] = s[0]
+
+
+def unknown_keyword(a):
+    s = cuda.local.array(4, np.float32, align=8)
+    a[0] = s[0]
+
+
+@pytest.mark.parametrize("func, message", [
+    (bad_power, "ValueError: Alignment must be a power of 2"),
+    (bad_multiple, "ValueError: Alignment must be a multiple of 8"),
+    (bad_sign, "ValueError: Alignment must be positive"),
+    (unknown_keyword, r"takes \(shape, dtype, alignment=None\)"),
+])
+def test_bad_alignment_is_numbas_error(func, message):
+    with pytest.raises(cuda.CompileError, match=message):
+        cuda.compile_ptx(func, "void(float32[::1])", cc=(9, 0))
+
+
+def unwritten(out):
+    i = cuda.grid(1)
+    loc = cuda.local.array(8, np.int64)
+    rec = cuda.local.array((2, 3), np.float32)
+    if i < out.shape[0]:
+        loc[i % 8] = i + 1          # one element written, the others read as numba leaves them
+        rec[1, 2] = 5.0
+        s = 0
+        for k in range(8):
+            s += loc[k]
+        out[i, 0] = s
+        out[i, 1] = rec[0, 0] + rec[1, 1] + rec[1, 2]
+
+
+@pytest.mark.gpu
+def test_unwritten_local_elements_are_zero_as_in_numba_cuda(gpu, tmp_path):
+    sig = "void(float64[:, ::1])"
+    out = np.full((64, 2), np.nan)
+    cuda.jit(sig)(unwritten)[2, 32](out)
+    want = np.stack([np.arange(1.0, 65.0), np.full(64, 5.0)], axis=1)
+    np.testing.assert_array_equal(out, want)
+
+    ncuda = pytest.importorskip("numba.cuda")
+    t = load_kernel_module(tmp_path, "numba_unwritten_kernels",
+                           "import numpy as np\n\n" + inspect.getsource(unwritten), ncuda)
+    theirs = np.full((64, 2), np.nan)
+    ncuda.jit(sig)(t.unwritten)[2, 32](theirs)
+    np.testing.assert_array_equal(out, theirs)
