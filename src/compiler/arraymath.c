@@ -173,6 +173,7 @@ const char *nbc__builtin_reduction_source(nbc__ctx *ctx, const char *name,
   if (strcmp(name, "sum") == 0) {
     nbc__buf_puts(&b, "def _sum(a, start):\n    acc = start\n");
     nbc__buf_puts(&b, tuple ? "    for x in literal_unroll(a):\n        acc = acc + x\n"
+                      : it->kind == NBC__T_RANGE ? "    for x in a:\n        acc = acc + x\n"
                             : "    for i in range(a.shape[0]):\n        acc = acc + a[i]\n");
     nbc__buf_puts(&b, "    return acc\n");
   } else { /* min, max */

@@ -1123,7 +1123,8 @@ static void stmt(infer *I, nbc__node *s) {
     /* (a dtype may be named: `d = a.dtype`, `d = np.float32`, then d(x), local.array(n, d)) */
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
-        t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE)
+        t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE &&
+        !(t->kind == NBC__T_RANGE && t->dtype))
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }

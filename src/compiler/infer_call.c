@@ -107,11 +107,12 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
       c->argtypes[i] = ctr;
       nbc__infer_cast(n->list.items[i], ctr);
     }
-    c->ret = T(NBC__T_RANGE);
+    c->ret = nbc__type_special(I->ctx, NBC__T_RANGE, NULL, ctr); /* range_state_<ctr> */
     return c->ret;
   }
   if (strcmp(name, "len") == 0) {
-    if (nargs != 1 || !(is_kind(types[0], NBC__T_ARRAY) || is_kind(types[0], NBC__T_TUPLE))) {
+    if (nargs != 1 || !(is_kind(types[0], NBC__T_ARRAY) || is_kind(types[0], NBC__T_TUPLE) ||
+                        is_kind(types[0], NBC__T_RANGE))) {
       if (n->alias && strcmp(n->alias, "$iter") == 0 && nargs == 1) /* desugar.c's loop */
         return TYPING(I, n, "'%s' object is not iterable", nbc__infer_tname(I, types[0])),
                NULL;
@@ -120,7 +121,8 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
     nbc__call *c = call_new(I, n, NBC__B_LEN, "len", 1);
     if (!c) return NULL;
     c->argtypes[0] = types[0];
-    c->ret = T(NBC__T_INT64);
+    /* numba: intp, but a range's length is its counter type (range_state_int32: int32) */
+    c->ret = is_kind(types[0], NBC__T_RANGE) ? types[0]->dtype : T(NBC__T_INT64);
     return c->ret;
   }
   if (strcmp(name, "pow") == 0) { /* numba's pow(a, b) is a ** b: the node becomes that */
@@ -1120,12 +1122,13 @@ static const nbc__type *call_iterable(infer *I, nbc__node *n, const char *name,
            NULL;
   const nbc__type *it = types[0];
   bool tuple = it->kind == NBC__T_TUPLE, array = it->kind == NBC__T_ARRAY;
-  if (!(tuple && it->count > 0) && !(array && it->ndim == 1))
+  bool range = sum && it->kind == NBC__T_RANGE && it->dtype; /* sum(range(...)) */
+  if (!(tuple && it->count > 0) && !(array && it->ndim == 1) && !range)
     return TYPING(I, n, "%s() of %s is not supported in kernels (1-d arrays and non-empty "
                         "tuples are: a 2-d array iterates its rows)", name,
                   nbc__infer_tname(I, it)),
            NULL;
-  const nbc__type *items = array ? it->dtype : it->items[0];
+  const nbc__type *items = array || range ? it->dtype : it->items[0];
   for (int k = 0; tuple && k < it->count; k++)
     if (!nbc__type_is_number(it->items[k])) items = it->items[k];
   if (!nbc__type_is_number(items) || (!sum && nbc__type_is_complex(items)))
@@ -1383,7 +1386,8 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_ARRAY) &&
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
-        !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD))
+        !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD) &&
+        !(is_kind(types[i], NBC__T_RANGE) && types[i]->dtype))
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),
              NULL;

@@ -289,6 +289,11 @@ const nbc__type *nbc__infer_subscript(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
   if (o->kind == NBC__T_ARRAY) return nbc__infer_array_index(I, n, o, n->b);
+  if (o->kind == NBC__T_RANGE && o->dtype) { /* r[i]: start + i * step (desugar.c's loops) */
+    if (!index_item(I, n->b)) return NULL;
+    nbc__infer_cast(n->b, o->dtype);
+    return o->dtype;
+  }
   if (o->kind == NBC__T_RECORD) return nbc__infer_record_subscript(I, n, o);
   if (o->kind == NBC__T_TUPLE && n->b->kind == NBC__N_SLICE) return tuple_slice(I, n, o);
   if (o->kind == NBC__T_TUPLE) {

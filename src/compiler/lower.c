@@ -226,8 +226,12 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
     nbc__buf_puts(&b, "}");
     return b.data;
   }
-  /* Modules, functions, dtypes and ranges have no run-time value; an i8 placeholder keeps
-   * the text valid if one is ever stored (infer gives them no slot in practice). */
+  if (t->kind == NBC__T_RANGE && t->dtype) { /* numba's RangeModel: start, stop, step */
+    const char *c = scalar_ltype(t->dtype);
+    return nbc__arena_printf(L->arena, "{%s, %s, %s}", c, c, c);
+  }
+  /* Modules, functions, dtypes and a range only looped over have no run-time value; an i8
+   * placeholder keeps the text valid if one is ever stored (infer gives them no slot). */
   return "i8";
 }
 
@@ -235,7 +239,9 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
 static bool has_value(const nbc__type *t) {
   if (!t) return false;
   switch (t->kind) {
-  case NBC__T_MODULE: case NBC__T_FUNCTION: case NBC__T_DTYPE: case NBC__T_RANGE:
+  case NBC__T_RANGE:
+    return t->dtype != NULL; /* a range value: range(...) not only looped over */
+  case NBC__T_MODULE: case NBC__T_FUNCTION: case NBC__T_DTYPE:
   case NBC__T_VOID: case NBC__T_NONE:
     return false;
   default:

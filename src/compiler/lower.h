@@ -82,6 +82,11 @@ void nbc__lower_raise_if(nbc__lowerer *L, const char *cond, const char *exceptio
 void nbc__lower_raise_begin(nbc__lowerer *L);
 void nbc__lower_raise_globals(nbc__lowerer *L);
 const char *nbc__lower_alloca(nbc__lowerer *L, const char *type);
+/* lower_range.c: range(...) as a value (numba's range_state: start, stop, step; a zero step
+ * raises numba's ValueError), len() of one (Python's length) and r[i] (start + i * step). */
+nbc__lval nbc__lower_range_value(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+nbc__lval nbc__lower_range_len(nbc__lowerer *L, nbc__lval r);
+nbc__lval nbc__lower_range_item(nbc__lowerer *L, nbc__lval r, nbc__lval i);
 /* The same with an alignment (0: the type's own); a local array of records needs one. */
 const char *nbc__lower_alloca_aligned(nbc__lowerer *L, const char *type, int align);
 void nbc__lower_declare(nbc__lowerer *L, const char *decl);

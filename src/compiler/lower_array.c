@@ -443,6 +443,8 @@ static void view_store(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
 nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *at = n->a->type;
   if (nbc__lower_is_field(n)) return nbc__lower_field_load(L, n);
+  if (at && at->kind == NBC__T_RANGE && at->dtype) /* r[i]: start + i * step */
+    return nbc__lower_range_item(L, nbc__lower_expr(L, n->a), nbc__lower_expr(L, n->b));
   if (at && at->kind == NBC__T_TUPLE) {
     nbc__lval tup = nbc__lower_expr(L, n->a);
     if (n->b->kind == NBC__N_SLICE && n->info && n->type && n->type->kind == NBC__T_TUPLE) {

@@ -281,11 +281,12 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
   case NBC__B_LIBDEVICE:
     return call_libdevice(L, n, call);
   case NBC__B_RANGE:
-    nbc__lower_error(L, n, "range() can only be used in a for loop");
-    return (nbc__lval){rt, "0"};
+    return nbc__lower_range_value(L, n, call);
   case NBC__B_LEN: {
     nbc__lval v = na == 1 ? nbc__lower_expr(L, n->list.items[0]) : (nbc__lval){NULL, NULL};
     if (v.type && v.type->kind == NBC__T_ARRAY) return nbc__lower_array_field(L, v, 5, 0);
+    if (v.type && v.type->kind == NBC__T_RANGE && v.type->dtype)
+      return nbc__lower_range_len(L, v);
     if (v.type && v.type->kind == NBC__T_TUPLE)
       return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", v.type->count)};
     nbc__lower_error(L, n, "len() of this value is not supported");
