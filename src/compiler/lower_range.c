@@ -73,10 +73,19 @@ nbc__lval nbc__lower_range_len(nbc__lowerer *L, nbc__lval r) {
   return (nbc__lval){ct, len};
 }
 
+/* r[i] as Python indexes a range: a negative i counts from the end (len(r) + i); like an
+ * array's index in a kernel, one out of range is not checked. */
 nbc__lval nbc__lower_range_item(nbc__lowerer *L, nbc__lval r, nbc__lval i) {
   const nbc__type *ct = r.type->dtype;
   const char *ty = nbc__lower_ltype(L, ct);
   const char *k = nbc__lower_convert(L, i, ct).v;
+  if (nbc__type_is_signed(ct)) {
+    const char *neg = nbc__lower_tmp(L), *wrapped = nbc__lower_tmp(L), *kk = nbc__lower_tmp(L);
+    nbc__lower_emit(L, "%s = icmp slt %s %s, 0", neg, ty, k);
+    nbc__lower_emit(L, "%s = add %s %s, %s", wrapped, ty, k, nbc__lower_range_len(L, r).v);
+    nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", kk, neg, ty, wrapped, ty, k);
+    k = kk;
+  }
   const char *start = field(L, r, 0), *step = field(L, r, 2);
   const char *off = nbc__lower_tmp(L), *x = nbc__lower_tmp(L);
   nbc__lower_emit(L, "%s = mul %s %s, %s", off, ty, k, step);
