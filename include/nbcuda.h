@@ -804,11 +804,12 @@ typedef struct nbc_signature nbc_signature_t;
 typedef enum nbc_param_kind {
   NBC_PARAM_SCALAR = 0, /* bool, integers, floats, complex */
   NBC_PARAM_ARRAY,      /* an array of scalars */
-  NBC_PARAM_OTHER,      /* other types (tuples holding arrays...): nbc_signature_pack_*
+  NBC_PARAM_OTHER,      /* other types (tuples holding records...): nbc_signature_pack_*
                            refuses them */
   NBC_PARAM_RECORD,     /* a record (numpy structured scalar): a pointer to its bytes */
-  NBC_PARAM_TUPLE       /* a tuple of scalars (or of such tuples), flattened item by item as
-                           numba passes it: items describes each, packed on its own */
+  NBC_PARAM_TUPLE       /* a tuple of scalars and arrays (or of such tuples), flattened item
+                           by item as numba passes it: items describes each, packed on its
+                           own */
 } nbc_param_kind_t;
 
 typedef struct nbc_param_info {
@@ -862,6 +863,11 @@ nbc_status_t nbc_param_pack_int(const nbc_param_info_t *p, void *params, int64_t
 nbc_status_t nbc_param_pack_float(const nbc_param_info_t *p, void *params, double value);
 nbc_status_t nbc_param_pack_complex(const nbc_param_info_t *p, void *params, double re,
                                     double im);
+/* The same for an array described by p: an array item of a TUPLE parameter (numba's tuples
+ * of arrays: each item flattened as an array argument is). */
+nbc_status_t nbc_param_pack_array(const nbc_param_info_t *p, void *params, nbc_devptr_t data,
+                                  char dtype_kind, int itemsize, int ndim,
+                                  const int64_t *shape, const int64_t *strides);
 /* Writes record argument `index`: the device address of a copy of its itemsize bytes, which
  * must be the record's size (numba copies a record argument to the device, passes the
  * pointer, and copies it back after the launch). */

@@ -825,7 +825,8 @@ static const nbc__type *tuple_expr(infer *I, nbc__node *n) {
     items[i] = nbc__infer_expr(I, n->list.items[i]);
     if (!items[i])
       ok = false;
-    else if (!nbc__type_is_number(items[i]) && items[i]->kind != NBC__T_TUPLE)
+    else if (!nbc__type_is_number(items[i]) && items[i]->kind != NBC__T_TUPLE &&
+             items[i]->kind != NBC__T_ARRAY)
       return UNSUPPORTED(I, n->list.items[i], "tuples may only hold numbers, not %s",
                          nbc__infer_tname(I, items[i])),
              NULL;

@@ -115,7 +115,8 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     for (int i = 0; i < t->count; i++) {
       bool ok = true;
       describe_param(ctx, t->items[i], &items[i], poffset, &ok);
-      if (!ok || (items[i].kind != NBC_PARAM_SCALAR && items[i].kind != NBC_PARAM_TUPLE)) {
+      if (!ok || (items[i].kind != NBC_PARAM_SCALAR && items[i].kind != NBC_PARAM_TUPLE &&
+                  items[i].kind != NBC_PARAM_ARRAY)) {
         p->kind = NBC_PARAM_OTHER;
         *ppackable = false;
       }
@@ -271,37 +272,45 @@ static inline void put_word(char *dst, int index, int64_t value) {
   memcpy(dst + 8 * index, &value, 8);
 }
 
-/* Validates everything before the first store, so a refused argument leaves the buffer as it
- * was; the words are then stored in place (this runs once per array argument per launch). */
-nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, void *params,
-                                      nbc_devptr_t data, char dtype_kind, int itemsize,
-                                      int ndim, const int64_t *shape, const int64_t *strides) {
-  nbc_status_t st = NBC_OK;
-  const nbc_param_info_t *p = packable_param(sig, index, params, NBC_PARAM_ARRAY, &st);
-  if (!p) return st;
+/* "argument N: " for a parameter's errors (argno its 1-based index), "" for a tuple's item;
+ * made only when an error is reported. */
+static const char *arg_prefix(char buf[32], int argno) {
+  if (!argno) return "";
+  snprintf(buf, 32, "argument %d: ", argno);
+  return buf;
+}
+
+/* Writes an array described by p (an ARRAY parameter, argno its 1-based index, or an array
+ * item of a TUPLE one, argno 0). Validates everything before the first store, so a refused
+ * argument leaves the buffer as it was; the words are then stored in place (this runs once
+ * per array argument per launch). */
+static nbc_status_t pack_array(const nbc_param_info_t *p, void *params, int argno,
+                               nbc_devptr_t data, char dtype_kind, int itemsize, int ndim,
+                               const int64_t *shape, const int64_t *strides) {
+  char w[32];
   if (dtype_kind != p->dtype_kind || itemsize != p->itemsize)
-    return sig_fail(NBC_INVALID_ARGUMENT,
-                    "argument %d: expected %s, got an array of %c%d elements", index + 1,
-                    p->type_name, dtype_kind ? dtype_kind : '?', itemsize * 8);
+    return sig_fail(NBC_INVALID_ARGUMENT, "%sexpected %s, got an array of %c%d elements",
+                    arg_prefix(w, argno), p->type_name, dtype_kind ? dtype_kind : '?',
+                    itemsize * 8);
   if (ndim != p->ndim)
-    return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s, got a %dd array",
-                    index + 1, p->type_name, ndim);
+    return sig_fail(NBC_INVALID_ARGUMENT, "%sexpected %s, got a %dd array",
+                    arg_prefix(w, argno), p->type_name, ndim);
   if (ndim > 0 && !shape)
-    return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: shape is NULL", index + 1);
+    return sig_fail(NBC_INVALID_ARGUMENT, "%sshape is NULL", arg_prefix(w, argno));
   if (ndim > 64)
-    return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: more than 64 dimensions", index + 1);
+    return sig_fail(NBC_INVALID_ARGUMENT, "%smore than 64 dimensions", arg_prefix(w, argno));
   int64_t nitems = 1;
   for (int d = 0; d < ndim; d++) {
     if (shape[d] < 0)
-      return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: negative extent", index + 1);
+      return sig_fail(NBC_INVALID_ARGUMENT, "%snegative extent", arg_prefix(w, argno));
     nitems *= shape[d];
   }
   /* Without strides the dense strides below are in the layout's own order, contiguous by
    * construction ('A' arrays without strides are C order). */
   if (strides && (p->layout == 'C' || p->layout == 'F') &&
       !is_contiguous(p->layout, ndim, shape, strides, itemsize))
-    return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s, got a non-%s-contiguous "
-                    "array", index + 1, p->type_name, p->layout == 'C' ? "C" : "F");
+    return sig_fail(NBC_INVALID_ARGUMENT, "%sexpected %s, got a non-%s-contiguous array",
+                    arg_prefix(w, argno), p->type_name, p->layout == 'C' ? "C" : "F");
   char *dst = (char *)params + p->offset;
   put_word(dst, 0, 0); /* meminfo */
   put_word(dst, 1, 0); /* parent */
@@ -320,6 +329,23 @@ nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, voi
     }
   }
   return NBC_OK;
+}
+
+nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, void *params,
+                                      nbc_devptr_t data, char dtype_kind, int itemsize,
+                                      int ndim, const int64_t *shape, const int64_t *strides) {
+  nbc_status_t st = NBC_OK;
+  const nbc_param_info_t *p = packable_param(sig, index, params, NBC_PARAM_ARRAY, &st);
+  if (!p) return st;
+  return pack_array(p, params, index + 1, data, dtype_kind, itemsize, ndim, shape, strides);
+}
+
+nbc_status_t nbc_param_pack_array(const nbc_param_info_t *p, void *params, nbc_devptr_t data,
+                                  char dtype_kind, int itemsize, int ndim,
+                                  const int64_t *shape, const int64_t *strides) {
+  if (!p || !params || p->kind != NBC_PARAM_ARRAY)
+    return sig_fail(NBC_INVALID_ARGUMENT, "nbc_param_pack_array: not an array parameter");
+  return pack_array(p, params, 0, data, dtype_kind, itemsize, ndim, shape, strides);
 }
 
 nbc_status_t nbc_signature_pack_record(const nbc_signature_t *sig, int index, void *params,

@@ -1235,8 +1235,9 @@ static const nbc__type *sig_tuple_items(sigp *s, bool uni) {
   }
   if (!sig_expect(s, ')')) return NULL;
   for (int i = 0; i < count; i++)
-    if (!is_scalar_kind(items[i]->kind) && items[i]->kind != NBC__T_TUPLE) {
-      sig_error(s, "%s", "tuples may only hold scalars and tuples of them");
+    if (!is_scalar_kind(items[i]->kind) && items[i]->kind != NBC__T_TUPLE &&
+        items[i]->kind != NBC__T_ARRAY) {
+      sig_error(s, "%s", "tuples may only hold scalars, arrays and tuples of them");
       return NULL;
     }
   const nbc__type *t = nbc__type_tuple(s->ctx, items, count);

@@ -90,10 +90,27 @@ static int argument_refused(nbc__py_state *st, nbc_status_t s) {
   return -1;
 }
 
+/* The arrays a launch views, its top-level array and record arguments and the arrays in its
+ * tuple arguments: the views' storage and how many are taken. */
+typedef struct {
+  nbc__py_array_view *items;
+  int count;
+} views_in_use;
+
+/* How many views parameter p needs: 1 for an array or record, the sum for a tuple. */
+static int views_needed(const nbc_param_info_t *p) {
+  if (p->kind == NBC_PARAM_ARRAY || p->kind == NBC_PARAM_RECORD) return 1;
+  int n = 0;
+  for (int k = 0; p->kind == NBC_PARAM_TUPLE && k < p->nitems; k++)
+    n += views_needed(&p->items[k]);
+  return n;
+}
+
 /* Argument i (or an item of it), described by p: a scalar converted as numba converts it,
- * or a tuple packed item by item. */
+ * a tuple packed item by item, an array item of a tuple (a view taken into V, as for an
+ * array argument: a host array is copied there and back). */
 static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
-                      PyObject *a) {
+                      PyObject *a, views_in_use *V) {
   nbc_status_t s;
   if (p->kind == NBC_PARAM_TUPLE) {
     if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != p->nitems) {
@@ -102,8 +119,18 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
       return -1;
     }
     for (int k = 0; k < p->nitems; k++)
-      if (pack_value(st, &p->items[k], i, buf, PyTuple_GET_ITEM(a, k)) < 0) return -1;
+      if (pack_value(st, &p->items[k], i, buf, PyTuple_GET_ITEM(a, k), V) < 0) return -1;
     return 0;
+  }
+  if (p->kind == NBC_PARAM_ARRAY) {
+    nbc__py_array_view *v = &V->items[V->count];
+    if (nbc__py_array_view_get(st, a, v) < 0) return -1;
+    V->count++;
+    s = nbc_param_pack_array(p, buf, v->data, v->kind, v->itemsize, v->ndim, v->shape,
+                             v->strides);
+    if (s == NBC_OK) return 0;
+    PyErr_Format(PyExc_TypeError, "argument %d: %s", i + 1, nbc_last_error());
+    return -1;
   }
   if (PyLong_Check(a)) { /* bool included */
     int overflow = 0;
@@ -121,7 +148,7 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
   } else if (PyIndex_Check(a)) { /* numpy integers */
     PyObject *v = PyNumber_Index(a);
     if (!v) return -1;
-    int r = pack_value(st, p, i, buf, v);
+    int r = pack_value(st, p, i, buf, v, V);
     Py_DECREF(v);
     return r;
   } else if (Py_TYPE(a)->tp_as_number && Py_TYPE(a)->tp_as_number->nb_float &&
@@ -333,8 +360,11 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   size_t size = nbc_signature_params_size(sig);
   _Alignas(16) char stackbuf[1024];
   char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
+  int needed = 0;
+  for (int i = 0; i < n; i++)
+    needed += views_needed(nbc_signature_param(sig, i));
   nbc__py_array_view stackviews[8];
-  nbc__py_array_view *views = n <= 8 ? stackviews : calloc((size_t)n, sizeof *views);
+  nbc__py_array_view *views = needed <= 8 ? stackviews : calloc((size_t)needed, sizeof *views);
   if (!buf || !views) {
     if (buf != stackbuf) free(buf);
     return PyErr_NoMemory();
@@ -362,7 +392,9 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
       nbc_status_t s = nbc_signature_pack_record(sig, i, buf, v->data, v->itemsize);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
     } else {
-      ok = pack_value(st, p, i, buf, args[i]) == 0;
+      views_in_use V = {views, nviews};
+      ok = pack_value(st, p, i, buf, args[i], &V) == 0;
+      nviews = V.count;
     }
   }
   nbc_stream_t *stream = NULL, *temp = NULL;

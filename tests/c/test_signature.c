@@ -132,7 +132,7 @@ TEST(no_crash_on_garbage) {
                                  "int32(int32[:,",
                                  "UniTuple(",
                                  "UniTuple(int32, -1)()",
-                                 "Tuple(int32[:])()",
+                                 "Tuple(int32[:]))(",
                                  "\x01\xff",
                                  ",",
                                  "void(,)"};

@@ -188,6 +188,39 @@ TEST(pack_scalars) {
   nbc_signature_destroy(sig);
 }
 
+/* A tuple holding arrays (numba's tuples of arrays): each array item is flattened as an
+ * array argument is, at its own offset, and packed with nbc_param_pack_array. */
+TEST(tuples_of_arrays) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(Tuple(int32, float32[::1]), int64)", &sig));
+  const nbc_param_info_t *t = nbc_signature_param(sig, 0);
+  ASSERT_EQ(t->kind, NBC_PARAM_TUPLE);
+  ASSERT_EQ(t->nitems, 2);
+  const nbc_param_info_t *a = &t->items[1];
+  ASSERT_EQ(a->kind, NBC_PARAM_ARRAY);
+  ASSERT_EQ(a->offset, 8); /* after the int32, at the array's 8-byte alignment */
+  ASSERT_EQ(a->size, 8 * 7);
+  ASSERT_EQ(nbc_signature_param(sig, 1)->offset, 64);
+  ASSERT_EQ(nbc_signature_params_size(sig), 72);
+  _Alignas(8) unsigned char buf[72];
+  memset(buf, 0xee, sizeof buf);
+  int64_t shape[1] = {5};
+  ASSERT_OK(nbc_param_pack_int(&t->items[0], buf, 3));
+  ASSERT_OK(nbc_param_pack_array(a, buf, (nbc_devptr_t)0x1000, 'f', 4, 1, shape, NULL));
+  int64_t w[7];
+  memcpy(w, buf + 8, sizeof w);
+  ASSERT_EQ(w[2], 5);      /* nitems */
+  ASSERT_EQ(w[3], 4);      /* itemsize */
+  ASSERT_EQ(w[4], 0x1000); /* data */
+  ASSERT_EQ(w[5], 5);      /* shape */
+  ASSERT_EQ(w[6], 4);      /* stride */
+  ASSERT_STATUS(nbc_param_pack_array(a, buf, 0, 'i', 4, 1, shape, NULL), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "expected array(float32, 1d, C), got an array of i32");
+  ASSERT_STATUS(nbc_param_pack_array(&t->items[0], buf, 0, 'f', 4, 1, shape, NULL),
+                NBC_INVALID_ARGUMENT);
+  nbc_signature_destroy(sig);
+}
+
 TEST(bad_signatures) {
   nbc_signature_t *sig = (nbc_signature_t *)1;
   ASSERT_STATUS(nbc_signature_parse("void(float32, notatype)", &sig), NBC_SIGNATURE_ERROR);
@@ -195,9 +228,10 @@ TEST(bad_signatures) {
   ASSERT_CONTAINS(nbc_last_error(), "invalid signature");
   ASSERT_STATUS(nbc_signature_parse(NULL, &sig), NBC_INVALID_ARGUMENT);
   ASSERT_STATUS(nbc_signature_parse("void()", NULL), NBC_INVALID_ARGUMENT);
-  ASSERT_STATUS(nbc_signature_parse("void(Tuple(int32, float32[:]))", &sig),
+  ASSERT_STATUS(nbc_signature_parse("void(Tuple(int32, Record(a[type=int8;offset=0];1;True)))",
+                                    &sig),
                 NBC_SIGNATURE_ERROR);
-  ASSERT_CONTAINS(nbc_last_error(), "tuples may only hold scalars and tuples of them");
+  ASSERT_CONTAINS(nbc_last_error(), "tuples may only hold scalars, arrays and tuples of them");
   char deep[600] = "void(";
   for (int i = 0; i < 40; i++) strcat(deep, "Tuple(");
   strcat(deep, "int8");
@@ -285,5 +319,5 @@ TEST(best_match) {
   ASSERT_EQ(nbc_signature_best_match(NULL, NULL, 0), -1);
 }
 
-TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records) X(pack_array_errors) X(pack_scalars) X(bad_signatures) X(tuples))
+TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records) X(pack_array_errors) X(pack_scalars) X(tuples_of_arrays) X(bad_signatures) X(tuples))
 TEST_MAIN()
