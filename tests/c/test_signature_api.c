@@ -319,5 +319,7 @@ TEST(best_match) {
   ASSERT_EQ(nbc_signature_best_match(NULL, NULL, 0), -1);
 }
 
-TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records) X(pack_array_errors) X(pack_scalars) X(tuples_of_arrays) X(bad_signatures) X(tuples))
+TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records)
+              X(pack_array_errors) X(pack_scalars) X(tuples_of_arrays) X(bad_signatures)
+                  X(tuples))
 TEST_MAIN()
