@@ -1,6 +1,6 @@
 """Tuples holding arrays, as numba: built in a kernel (`for arr in (a, b)`, `t = (a, b)`,
 t[i][j] with i known at run time for a homogeneous tuple, literal_unroll over arrays of two
-dtypes, passed to and returned from device functions) and as kernel arguments
+dtypes (which numba-cuda 0.30.4 cannot type), passed to and returned from device functions) and as kernel arguments
 (`UniTuple(float32[::1], 2)`, `Tuple((int64, float64[:, ::1]))`), each array flattened as an
 array argument is; device arrays and host arrays (copied there and back) alike. CI: the
 kernels compile, ptxas accepts them, the launcher refuses wrong tuples clearly; the GPU
@@ -34,6 +34,13 @@ def inside(a, b, c):
         t[0][i] += pair_sum((a, b), i)
         for k in range(2):
             t[k][i] *= 2
+
+
+def unrolled(a, b, c):
+    # numba-cuda 0.30.4 cannot type literal_unroll over arrays in a kernel ("Invalid use of
+    # getiter", seen on the H200): compared with numpy only
+    i = cuda.grid(1)
+    if i < a.size:
         for arr in cuda.literal_unroll((a, c)):   # float32 then int32 arrays
             arr[i] += 3
 
@@ -45,7 +52,7 @@ def inside_expected(a, b, c):
     a, b, c = a + 1, b + 1, c.copy()
     b = b + (a + b)
     a, b = a * 2, b * 2
-    return a + 3, b, c + 3
+    return a, b, c
 
 
 def as_argument(t, u):
@@ -60,7 +67,7 @@ ARG_SIG = "void(UniTuple(float32[::1], 2), Tuple((int64, float64[:, ::1])))"
 
 
 def test_kernels_compile_and_ptxas_accepts(tmp_path):
-    for kernel, sig in ((inside, INSIDE_SIG), (as_argument, ARG_SIG)):
+    for kernel, sig in ((inside, INSIDE_SIG), (unrolled, INSIDE_SIG), (as_argument, ARG_SIG)):
         ptx, _ = cuda.compile_ptx(kernel, sig, cc=(9, 0))
         check_ptx(ptx, tmp_path)
 
@@ -89,6 +96,10 @@ def test_tuples_of_arrays_match_numpy_and_numba_cuda(gpu, tmp_path):
     cuda.jit(INSIDE_SIG)(inside)[1, 64](*mine)
     for m, w in zip(mine, want):
         np.testing.assert_allclose(m, w, rtol=1e-6)
+    plus = [a.copy(), b.copy(), c.copy()]
+    cuda.jit(INSIDE_SIG)(unrolled)[1, 64](*plus)
+    for m, w in zip(plus, (a + 3, b, c + 3)):
+        np.testing.assert_array_equal(m, w)
 
     t0, t1 = np.zeros(40, np.float32), np.arange(40, dtype=np.float32)
     m = cuda.to_device(np.zeros((8, 2)))       # a device array in a tuple, host arrays too
