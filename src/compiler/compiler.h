@@ -478,6 +478,8 @@ typedef struct nbc__var {
   const nbc__type *type;     /* unified over all assignments */
   bool is_param;
   int param_index;
+  const struct nbc__global *function; /* a variable bound to a function (`f = helper`): the
+                                         global it names, whose calls the variable's are */
 } nbc__var;
 
 /* One specialisation of a Python function for argument types. */

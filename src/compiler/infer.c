@@ -1115,12 +1115,34 @@ static void ret_stmt(infer *I, nbc__node *s) {
   }
 }
 
+/* `f = helper` (or `f = g` of such a variable): the variables named by the targets call what
+ * the value names, as numba's function types are constants. False when the value is not a
+ * name of a function (a module attribute `math.sin` types its calls by the type alone). */
+static bool bind_function(infer *I, nbc__node *s) {
+  const nbc__node *v = s->a;
+  if (v->kind != NBC__N_NAME) return false;
+  const nbc__global *G = v->var >= 0 ? I->fn->vars[v->var].function : v->info;
+  if (!G) return false;
+  for (int k = 0; k < s->list.count; k++) {
+    const nbc__node *t = s->list.items[k];
+    if (t->kind != NBC__N_NAME || t->var < 0) return false;
+    const nbc__global *had = I->fn->vars[t->var].function;
+    if (had && had != G && !(had->g.name && G->g.name && strcmp(had->g.name, G->g.name) == 0))
+      return TYPING(I, s, "'%s' is bound to two functions", t->str);
+    I->fn->vars[t->var].function = G;
+  }
+  return true;
+}
+
 static void stmt(infer *I, nbc__node *s) {
   switch (s->kind) {
   case NBC__N_ASSIGN: {
     const nbc__type *t = nbc__infer_expr(I, s->a);
     for (int k = 0; k < s->list.count; k++)
       assign_target(I, s->list.items[k], s->a, t);
+    /* a function bound to a name; one of a module (`s = math.sqrt`) is its type alone */
+    if (t && t->kind == NBC__T_FUNCTION && (s->a->kind == NBC__N_ATTR || bind_function(I, s)))
+      return;
     /* (a dtype may be named: `d = a.dtype`, `d = np.float32`, then d(x), local.array(n, d)) */
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&

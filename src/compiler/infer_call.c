@@ -1556,7 +1556,9 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   }
   if (f->kind != NBC__T_FUNCTION)
     return TYPING(I, n, "'%s' object is not callable", nbc__infer_tname(I, f)), NULL;
-  const nbc__global *G = n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
+  const nbc__global *G = n->a->kind != NBC__N_NAME ? NULL
+                         : n->a->var < 0          ? n->a->info
+                                                  : I->fn->vars[n->a->var].function;
   if (G && G->g.kind == NBC_GLOBAL_FUNCTION)
     return call_user(I, n, (nbc__global *)G, types, nargs);
   if (G && G->g.kind == NBC_GLOBAL_DECLARED) return call_declared(I, n, G, types, nargs);

@@ -7,6 +7,7 @@ constants). CI: the kernels compile and ptxas accepts them, misuse gets clear er
 compares the results with numpy and with numba-cuda (whose device functions are
 cuda.jit(device=True) dispatchers, the only functions it calls)."""
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -131,8 +132,35 @@ def defaults_expected(x):
     return out
 
 
+@cuda.jit(device=True)
+def store(arr, i, v):
+    arr[i] = v
+
+
+def aliases(a, out):
+    # functions bound to names, as numba's function types are constants
+    i = cuda.grid(1)
+    if i < a.size:
+        f = store
+        g = f
+        s = math.sqrt
+        f(out, i, combine(a[i]))
+        g(out, i, out[i] + s(a[i]))
+
+
+ALIASES_SIG = "void(float64[::1], float64[::1])"
+
+
+def bound_twice(a):
+    f = combine
+    if a > 0:
+        f = scaled
+    return a
+
+
 @pytest.mark.parametrize("kernel, sig", [(closures, CLOSURES_SIG), (defaults, DEFAULTS_SIG),
-                                         (closures_beyond_numba, CLOSURES_SIG)])
+                                         (closures_beyond_numba, CLOSURES_SIG),
+                                         (aliases, ALIASES_SIG)])
 def test_kernels_compile_and_ptxas_accepts(kernel, sig, tmp_path):
     ptx, _ = cuda.compile_ptx(kernel, sig, cc=(9, 0))
     check_ptx(ptx, tmp_path)
@@ -222,6 +250,7 @@ def with_default(a, b=1):
      r"inner\(\) takes 1 positional argument but 2 were given"),
     (with_default, cuda.CompileError,
      "default argument values are not supported in CUDA kernels"),
+    (bound_twice, cuda.TypingError, r"Cannot unify Function\(combine\) and Function\(scaled\)"),
 ])
 def test_misuse_is_a_clear_error(func, error, message):
     with pytest.raises(error, match=message):
@@ -230,7 +259,7 @@ def test_misuse_is_a_clear_error(func, error, message):
 
 def numba_module(tmp_path, ncuda, name, *funcs):
     """The kernels' source under numba: the same text, `cuda` numba's."""
-    src = ["import numpy as np", "SCALE = 2.5", "SHIFT = -3", ""]
+    src = ["import math", "import numpy as np", "SCALE = 2.5", "SHIFT = -3", ""]
     src += [inspect.getsource(getattr(f, "py_func", f)) for f in funcs]
     return load_kernel_module(tmp_path, name, "\n\n".join(src), ncuda)
 
@@ -250,6 +279,20 @@ def test_closures_match_numpy_and_numba_cuda(gpu, tmp_path):
     t = numba_module(tmp_path, ncuda, "numba_closure_kernels", closures)
     theirs = np.full((50, 6), np.nan)
     ncuda.jit(CLOSURES_SIG)(t.closures)[1, 64](theirs, x, y)
+    np.testing.assert_array_equal(out, theirs)
+
+
+@pytest.mark.gpu
+def test_aliases_match_numpy_and_numba_cuda(gpu, tmp_path):
+    x = np.linspace(0.5, 3.0, 50)
+    out = np.full(50, np.nan)
+    cuda.jit(ALIASES_SIG)(aliases)[1, 64](x, out)
+    np.testing.assert_allclose(out, x * 100 + 10 + 0.5 + np.sqrt(x), rtol=1e-15)
+
+    ncuda = pytest.importorskip("numba.cuda")
+    t = numba_module(tmp_path, ncuda, "numba_alias_kernels", combine, store, aliases)
+    theirs = np.full(50, np.nan)
+    ncuda.jit(ALIASES_SIG)(t.aliases)[1, 64](x, theirs)
     np.testing.assert_array_equal(out, theirs)
 
 
