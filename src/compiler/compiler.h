@@ -603,7 +603,9 @@ typedef struct nbc__global {
                 argtypes the arguments' types (integers, or one tuple of them); ret the    \
                 view; lower_array.c */                                                     \
   X(FILL) /* a.fill(v), numba's a[:] = v: the list is the view a[:] (a SUBSCRIPT typed)    \
-             and v converted to the dtype */
+             and v converted to the dtype */                                              \
+  X(TRANSPOSE) /* a.transpose(axes) with constant axes: the callee is the attribute node;  \
+                  shape holds the permutation (ret->ndim entries); lower_array.c */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

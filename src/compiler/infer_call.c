@@ -1010,6 +1010,53 @@ static const nbc__type *call_reshape(infer *I, nbc__node *n, const nbc__type *at
   return t;
 }
 
+/* a.transpose(axes) as numba types it (resolve_transpose): the axes given as integers or as
+ * one tuple of them, one per dimension, each once (negative from the end); the view is
+ * a.T's with layout A (a 1-d array's transpose(0) is the array). The axes must be constants
+ * here (numba checks them at run time, raising ValueError). */
+static const nbc__type *call_transpose(infer *I, nbc__node *n, const nbc__type *at) {
+  nbc__node *const *items = n->list.items;
+  int count = n->list.count;
+  if (count == 1 && items[0]->kind == NBC__N_TUPLE) {
+    count = items[0]->list.count;
+    items = items[0]->list.items;
+  }
+  for (int k = 0; k < n->list.count; k++)
+    if (n->list.items[k]->kind == NBC__N_KEYWORD)
+      return TYPING(I, n, "transpose() takes no keyword arguments"), NULL;
+  if (count != at->ndim)
+    return TYPING(I, n, "transpose() of %s takes %d axes, not %d", nbc__infer_tname(I, at),
+                  at->ndim, count),
+           NULL;
+  int64_t perm[32];
+  bool seen[32] = {false};
+  for (int k = 0; k < count && k < 32; k++) {
+    int64_t ax;
+    if (!nbc__infer_const_int(I, items[k], &ax))
+      return UNSUPPORTED(I, items[k], "transpose() axes must be constant integers"), NULL;
+    if (ax < -at->ndim || ax >= at->ndim)
+      return TYPING(I, items[k], "ValueError: axis is out of bounds for array of given "
+                                 "dimension"),
+             NULL;
+    if (ax < 0) ax += at->ndim;
+    if (seen[ax]) return TYPING(I, items[k], "ValueError: repeated axis in transpose"), NULL;
+    seen[ax] = true;
+    perm[k] = ax;
+    if (!nbc__infer_expr(I, items[k])) return NULL;
+  }
+  nbc__type *vt = (nbc__type *)nbc__type_array(I->ctx, at->dtype, at->ndim,
+                                               at->ndim == 1 ? at->layout : 'A');
+  nbc__call *c = vt ? call_new(I, n, NBC__B_TRANSPOSE, "transpose", 0) : NULL;
+  if (!c) return NULL;
+  vt->readonly = at->readonly;
+  c->shape = nbc__infer_alloc(I, sizeof *c->shape * (size_t)at->ndim);
+  if (!c->shape) return NULL;
+  memcpy(c->shape, perm, sizeof *perm * (size_t)at->ndim);
+  c->ret = vt;
+  n->a->type = at;
+  return vt;
+}
+
 /* a.fill(v): numba's `a[:] = v` (arrayobj.py's arr_fill). The first walk makes the call's
  * list the view a[:] and v, which the later walks find as they are. */
 static const nbc__type *call_fill(infer *I, nbc__node *n, const nbc__type *at) {
@@ -1488,14 +1535,12 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
       return c->ret;
     }
   }
-  /* a.transpose(): a.T, the call becoming that attribute */
+  /* a.transpose(): a.T, the call becoming that attribute; with axes, call_transpose */
   if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "transpose") == 0) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);
     if (o && o->kind == NBC__T_ARRAY) {
       if (n->list.count > 1 || (n->list.count == 1 && n->list.items[0]->kind != NBC__N_NONE))
-        return UNSUPPORTED(I, n, "transpose() with axes is not supported (a.transpose() and "
-                                 "a.T are)"),
-               NULL;
+        return call_transpose(I, n, o);
       nbc__node *array = n->a->a;
       n->kind = NBC__N_ATTR;
       n->a = array;

@@ -514,6 +514,17 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
   return (nbc__lval){n->type, "0"};
 }
 
+nbc__lval nbc__lower_transpose(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  nbc__lval arr = nbc__lower_expr(L, n->a->a);
+  const nbc__type *vt = call->ret;
+  const char *shape[32], *stride[32];
+  for (int k = 0; k < vt->ndim && k < 32; k++) {
+    shape[k] = nbc__lower_array_field(L, arr, 5, (int)call->shape[k]).v;
+    stride[k] = nbc__lower_array_field(L, arr, 6, (int)call->shape[k]).v;
+  }
+  return make_view(L, arr, vt, NULL, nbc__lower_array_field(L, arr, 2, -1).v, shape, stride);
+}
+
 /* a.reshape(d0, d1, ...) or a.reshape((d0, d1, ...)) as numba's array_reshape: one -1
  * extent is inferred from the size; a size that does not match, or two -1s, raise numba's
  * ValueError (the thread ends). The view shares the data; its strides are the contiguous
