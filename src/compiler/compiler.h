@@ -267,6 +267,9 @@ typedef enum nbc__type_kind {
                        nestedarray fields, whose extents are field_shapes[i]; field_offsets
                        in bytes), size in bytes, aligned (numpy's align=True); a value is a
                        pointer to its bytes */
+  NBC__T_FLAT,      /* a.flat, numpy's flat iterator (numba's NumpyFlatType): dtype the array
+                       type; its value is the array's; len() its size, f[i] its i-th element
+                       in C order */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 

@@ -604,6 +604,8 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
     if (strcmp(n->str, "size") == 0 || strcmp(n->str, "ndim") == 0 ||
         strcmp(n->str, "itemsize") == 0 || strcmp(n->str, "nbytes") == 0)
       return T(NBC__T_INT64);
+    if (strcmp(n->str, "flat") == 0) /* numpy's flat iterator over the array */
+      return nbc__type_special(I->ctx, NBC__T_FLAT, NULL, o);
     if (strcmp(n->str, "dtype") == 0 && nbc__type_is_number(o->dtype)) /* numba's DType */
       return nbc__type_special(I->ctx, NBC__T_DTYPE, "dtype", o->dtype);
     if (strcmp(n->str, "T") == 0) { /* numba's transpose: a view, C and F swapped */
@@ -959,6 +961,21 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
                   nbc__infer_tname(I, o));
       return;
     }
+    if (o->kind == NBC__T_FLAT) { /* a.flat[i] = v: the i-th element in C order */
+      const nbc__type *dt = nbc__infer_subscript(I, target);
+      if (!dt || !t) return;
+      if (o->dtype->readonly) {
+        TYPING(I, target, "cannot modify a read-only array");
+        return;
+      }
+      if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, dt)) {
+        TYPING(I, value ? value : target, "Cannot convert %s to %s in an array assignment",
+               nbc__infer_tname(I, t), nbc__infer_tname(I, dt));
+        return;
+      }
+      if (value) nbc__infer_cast(value, dt);
+      return;
+    }
     if (o->kind != NBC__T_ARRAY) {
       nbc__infer_expr(I, target->b);
       TYPING(I, target, "'%s' object does not support item assignment", nbc__infer_tname(I, o));
@@ -1146,7 +1163,7 @@ static void stmt(infer *I, nbc__node *s) {
     /* (a dtype may be named: `d = a.dtype`, `d = np.float32`, then d(x), local.array(n, d)) */
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
-        t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE &&
+        t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT &&
         !(t->kind == NBC__T_RANGE && t->dtype))
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;

@@ -112,7 +112,7 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
   }
   if (strcmp(name, "len") == 0) {
     if (nargs != 1 || !(is_kind(types[0], NBC__T_ARRAY) || is_kind(types[0], NBC__T_TUPLE) ||
-                        is_kind(types[0], NBC__T_RANGE))) {
+                        is_kind(types[0], NBC__T_RANGE) || is_kind(types[0], NBC__T_FLAT))) {
       if (n->alias && strcmp(n->alias, "$iter") == 0 && nargs == 1) /* desugar.c's loop */
         return TYPING(I, n, "'%s' object is not iterable", nbc__infer_tname(I, types[0])),
                NULL;
@@ -121,7 +121,8 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
     nbc__call *c = call_new(I, n, NBC__B_LEN, "len", 1);
     if (!c) return NULL;
     c->argtypes[0] = types[0];
-    /* numba: intp, but a range's length is its counter type (range_state_int32: int32) */
+    /* numba: intp (a.flat's: the size), but a range's length is its counter type
+     * (range_state_int32: int32) */
     c->ret = is_kind(types[0], NBC__T_RANGE) ? types[0]->dtype : T(NBC__T_INT64);
     return c->ret;
   }

@@ -289,6 +289,12 @@ const nbc__type *nbc__infer_subscript(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
   if (o->kind == NBC__T_ARRAY) return nbc__infer_array_index(I, n, o, n->b);
+  if (o->kind == NBC__T_FLAT) { /* a.flat[i]: the i-th element in C order */
+    if (n->b->kind == NBC__N_SLICE || n->b->kind == NBC__N_TUPLE)
+      return UNSUPPORTED(I, n->b, "a.flat is indexed by one integer in a kernel"), NULL;
+    if (!index_item(I, n->b)) return NULL;
+    return o->dtype->dtype;
+  }
   if (o->kind == NBC__T_RANGE && o->dtype) { /* r[i]: start + i * step (desugar.c's loops) */
     if (!index_item(I, n->b)) return NULL;
     nbc__infer_cast(n->b, o->dtype);

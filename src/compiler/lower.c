@@ -226,6 +226,7 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
     nbc__buf_puts(&b, "}");
     return b.data;
   }
+  if (t->kind == NBC__T_FLAT) return nbc__lower_ltype(L, t->dtype); /* the array itself */
   if (t->kind == NBC__T_RANGE && t->dtype) { /* numba's RangeModel: start, stop, step */
     const char *c = scalar_ltype(t->dtype);
     return nbc__arena_printf(L->arena, "{%s, %s, %s}", c, c, c);
@@ -298,6 +299,11 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
     return;
   case NBC__T_GRID_GROUP:
     nbc__buf_puts(b, "9GridGroup");
+    return;
+  case NBC__T_FLAT:
+    nbc__buf_puts(b, "8FlatIterI");
+    mangle_type(L, b, t->dtype);
+    nbc__buf_puts(b, "E");
     return;
   case NBC__T_VECTOR:
     mangle_ident(L, b, t->name);

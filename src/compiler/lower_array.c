@@ -148,8 +148,15 @@ static void index_list(nbc__node *b, nbc__node ***pidx, int *pn) {
   }
 }
 
+static const char *flat_element(nbc__lowerer *L, nbc__lval arr, nbc__node *index);
+
 const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *parray) {
   nbc__lval arr = nbc__lower_expr(L, s->a);
+  if (arr.type && arr.type->kind == NBC__T_FLAT) {
+    arr.type = arr.type->dtype;
+    *parray = arr;
+    return flat_element(L, arr, s->b);
+  }
   *parray = arr;
   if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
     nbc__lower_error(L, s, "'%s' object is not subscriptable as an array",
@@ -262,6 +269,30 @@ static const char *icmp(nbc__lowerer *L, const char *pred, const char *a, const 
   EMIT("%s = icmp %s i64 %s, %s", x, pred, a, b);
   return x;
 }
+
+/* a.flat[i]: the element i steps into the array in C order, whatever its layout (numpy's
+ * flat): i, counted from the end when negative, unravelled over the shape from the last
+ * axis, each index times its stride. */
+static const char *flat_element(nbc__lowerer *L, nbc__lval arr, nbc__node *index) {
+  const nbc__type *at = arr.type;
+  const char *k = nbc__lower_convert(L, nbc__lower_expr(L, index), T(NBC__T_INT64)).v;
+  const char *size = nbc__lower_array_field(L, arr, 2, -1).v;
+  k = select64(L, icmp(L, "slt", k, "0"), op64(L, "add", k, size), k);
+  if (at->layout == 'C' || at->ndim == 1) { /* dense rows: one stride, the last axis' */
+    const char *st = nbc__lower_array_field(L, arr, 6, at->ndim - 1).v;
+    return element_at(L, arr, op64(L, "mul", k, st));
+  }
+  const char *off = "0", *rest = k;
+  for (int d = at->ndim - 1; d >= 0; d--) {
+    const char *len = nbc__lower_array_field(L, arr, 5, d).v;
+    const char *st = nbc__lower_array_field(L, arr, 6, d).v;
+    const char *safe = select64(L, icmp(L, "eq", len, "0"), "1", len);
+    off = op64(L, "add", off, op64(L, "mul", op64(L, "urem", rest, safe), st));
+    rest = op64(L, "udiv", rest, safe);
+  }
+  return element_at(L, arr, off);
+}
+
 
 /* A slice bound as intp, or NULL when absent or None. */
 static const char *bound_value(nbc__lowerer *L, nbc__node *b) {
@@ -481,6 +512,7 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
   const char *name = n->str;
   if (strcmp(name, "size") == 0) return nbc__lower_array_field(L, arr, 2, -1);
   if (strcmp(name, "itemsize") == 0) return nbc__lower_array_field(L, arr, 3, -1);
+  if (strcmp(name, "flat") == 0) return (nbc__lval){n->type, arr.v}; /* the array itself */
   if (strcmp(name, "nbytes") == 0) /* numba's array_nbytes: size * itemsize */
     return (nbc__lval){T(NBC__T_INT64),
                        op64(L, "mul", nbc__lower_array_field(L, arr, 2, -1).v,

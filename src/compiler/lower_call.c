@@ -287,6 +287,8 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
     if (v.type && v.type->kind == NBC__T_ARRAY) return nbc__lower_array_field(L, v, 5, 0);
     if (v.type && v.type->kind == NBC__T_RANGE && v.type->dtype)
       return nbc__lower_range_len(L, v);
+    if (v.type && v.type->kind == NBC__T_FLAT) /* the array's size */
+      return nbc__lower_array_field(L, (nbc__lval){v.type->dtype, v.v}, 2, -1);
     if (v.type && v.type->kind == NBC__T_TUPLE)
       return (nbc__lval){T(NBC__T_INT64), nbc__arena_printf(L->arena, "%d", v.type->count)};
     nbc__lower_error(L, n, "len() of this value is not supported");

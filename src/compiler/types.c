@@ -219,6 +219,8 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
   case NBC__T_DTYPE: /* a NumberClass (np.float32) and a DType (a.dtype) differ */
     return nbc__type_equal(a->dtype, b->dtype) &&
            (a->name && strcmp(a->name, "dtype") == 0) == (b->name && strcmp(b->name, "dtype") == 0);
+  case NBC__T_FLAT:
+    return nbc__type_equal(a->dtype, b->dtype);
   case NBC__T_RANGE: /* range_state_<counter>: the counter type, int64 when not given */
     return nbc__type_equal(a->dtype ? a->dtype : S_(INT64), b->dtype ? b->dtype : S_(INT64));
   case NBC__T_VECTOR:
@@ -329,6 +331,11 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     nbc__buf_puts(out, ")");
     return;
   }
+  case NBC__T_FLAT: /* numba's NumpyFlatType name */
+    nbc__buf_puts(out, "array.flat(");
+    nbc__type_print(out, t->dtype);
+    nbc__buf_puts(out, ")");
+    return;
   case NBC__T_RANGE:
     nbc__buf_puts(out, "range_state_");
     nbc__type_print(out, t->dtype ? t->dtype : S_(INT64));
