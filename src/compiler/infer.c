@@ -961,28 +961,19 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
                   nbc__infer_tname(I, o));
       return;
     }
-    if (o->kind == NBC__T_FLAT) { /* a.flat[i] = v: the i-th element in C order */
-      const nbc__type *dt = nbc__infer_subscript(I, target);
-      if (!dt || !t) return;
-      if (o->dtype->readonly) {
-        TYPING(I, target, "cannot modify a read-only array");
-        return;
-      }
-      if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, dt)) {
-        TYPING(I, value ? value : target, "Cannot convert %s to %s in an array assignment",
-               nbc__infer_tname(I, t), nbc__infer_tname(I, dt));
-        return;
-      }
-      if (value) nbc__infer_cast(value, dt);
-      return;
-    }
-    if (o->kind != NBC__T_ARRAY) {
+    if (o->kind != NBC__T_ARRAY && o->kind != NBC__T_FLAT) {
       nbc__infer_expr(I, target->b);
       TYPING(I, target, "'%s' object does not support item assignment", nbc__infer_tname(I, o));
       return;
     }
-    const nbc__type *dt = nbc__infer_array_index(I, target, o, target->b);
+    /* a[...] = v, or a.flat[i] = v: the i-th element in C order */
+    const nbc__type *dt = o->kind == NBC__T_FLAT ? nbc__infer_subscript(I, target)
+                                                 : nbc__infer_array_index(I, target, o, target->b);
     target->type = dt;
+    if (dt && o->kind == NBC__T_FLAT && o->dtype->readonly) {
+      TYPING(I, target, "cannot modify a read-only array");
+      return;
+    }
     if (dt && dt->kind == NBC__T_ARRAY) { /* a[1:3] = number: every element of the view */
       if (!t) return;
       if (dt->readonly) {
