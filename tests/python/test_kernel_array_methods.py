@@ -135,7 +135,7 @@ def permuted(out, a):
     for i in range(t.shape[0]):
         for j in range(t.shape[1]):
             for k in range(t.shape[2]):
-                out[i, j, k] = t[i, j, k] + u[j, i, k] * 1000
+                out[i, j, k] = t[i, j, k] + u[k, i, j] * 1000
 
 
 PERMUTED_SIG = "void(float64[:, :, ::1], float64[:, :, ::1])"
@@ -148,7 +148,7 @@ def permuted_expected(a):
     for i in range(t.shape[0]):
         for j in range(t.shape[1]):
             for k in range(t.shape[2]):
-                out[i, j, k] = t[i, j, k] + u[j, i, k] * 1000
+                out[i, j, k] = t[i, j, k] + u[k, i, j] * 1000
     return out
 
 
