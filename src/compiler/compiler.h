@@ -605,8 +605,8 @@ typedef struct nbc__global {
   X(RESHAPE) /* a.reshape(shape) of a C or F array: the callee is the attribute node;      \
                 argtypes the arguments' types (integers, or one tuple of them); ret the    \
                 view; lower_array.c */                                                     \
-  X(FILL) /* a.fill(v), numba's a[:] = v: the list is the view a[:] (a SUBSCRIPT typed)    \
-             and v converted to the dtype */                                              \
+  X(STORE) /* a.fill(v) (numba's a[:] = v) and operator.setitem(a, i, v) (a[i] = v): the  \
+              list is the target (a SUBSCRIPT, typed as an assignment's) and the value */ \
   X(TRANSPOSE) /* a.transpose(axes) with constant axes: the callee is the attribute node;  \
                   shape holds the permutation (ret->ndim entries); lower_array.c */
 

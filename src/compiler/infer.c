@@ -912,6 +912,13 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n) {
 static void stmts(infer *I, nbc__list *body);
 
 /* Assigns a value of type t (node value, or NULL inside an unpacking) to target. */
+static void assign_target(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t);
+
+void nbc__infer_assign_target(infer *I, nbc__node *target, nbc__node *value,
+                              const nbc__type *t) {
+  assign_target(I, target, value, t);
+}
+
 static void assign_target(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t) {
   switch (target->kind) {
   case NBC__N_NAME: {

@@ -100,6 +100,10 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
                                  const nbc__scope *scope, const nbc__node *call_site,
                                  infer *caller);
 
+/* Types an assignment of value (of type t) to target as `target = value` is typed (a
+ * variable, an array element or view, a record field, a.flat[i]); errors reported. */
+void nbc__infer_assign_target(infer *I, nbc__node *target, nbc__node *value,
+                              const nbc__type *t);
 /* infer_call.c: types a CALL node and records its nbc__call in ->info. */
 const nbc__type *nbc__infer_call(infer *I, nbc__node *n);
 /* infer_operator.c: a call of operator.<name> becomes its operator's node, typed as one. */

@@ -1011,6 +1011,44 @@ static const nbc__type *call_reshape(infer *I, nbc__node *n, const nbc__type *at
   return t;
 }
 
+/* operator.setitem(a, i, v): numba's `a[i] = v`, typed as that assignment is. The first walk
+ * makes the call's list the target a[i] (marked "$setitem") and v, which the later walks find
+ * as they are; the call is None. */
+static const nbc__type *call_setitem(infer *I, nbc__node *n) {
+  bool rewritten = n->list.count == 2 && n->list.items[0]->alias &&
+                   strcmp(n->list.items[0]->alias, "$setitem") == 0;
+  if (!rewritten) {
+    for (int i = 0; i < n->list.count; i++)
+      if (n->list.items[i]->kind == NBC__N_KEYWORD)
+        return TYPING(I, n, "operator.setitem() takes no keyword arguments"), NULL;
+    if (n->list.count != 3)
+      return TYPING(I, n, "operator.setitem() takes exactly 3 arguments (%d given)",
+                    n->list.count),
+             NULL;
+    nbc__node *target = nbc__infer_alloc(I, sizeof *target);
+    nbc__node **items = nbc__infer_alloc(I, sizeof *items * 2);
+    if (!target || !items) return NULL;
+    *target = (nbc__node){.kind = NBC__N_SUBSCRIPT, .tok = n->tok, .a = n->list.items[0],
+                          .b = n->list.items[1], .var = -1, .alias = "$setitem"};
+    items[0] = target;
+    items[1] = n->list.items[2];
+    n->list.items = items;
+    n->list.count = 2;
+  }
+  nbc__node *target = n->list.items[0], *value = n->list.items[1];
+  const nbc__type *t = nbc__infer_expr(I, value);
+  if (!t) return NULL;
+  int failed = I->failed;
+  nbc__infer_assign_target(I, target, value, t);
+  if (I->failed != failed) return NULL;
+  nbc__call *c = call_new(I, n, NBC__B_STORE, "setitem", 2);
+  if (!c) return NULL;
+  c->argtypes[0] = target->type;
+  c->argtypes[1] = t;
+  c->ret = T(NBC__T_NONE);
+  return c->ret;
+}
+
 /* a.transpose(axes) as numba types it (resolve_transpose): the axes given as integers or as
  * one tuple of them, one per dimension, each once (negative from the end); the view is
  * a.T's with layout A (a 1-d array's transpose(0) is the array). The axes must be constants
@@ -1089,7 +1127,7 @@ static const nbc__type *call_fill(infer *I, nbc__node *n, const nbc__type *at) {
                   nbc__infer_tname(I, vt->dtype)),
            NULL;
   nbc__infer_cast(value, vt->dtype);
-  nbc__call *c = call_new(I, n, NBC__B_FILL, "fill", 2);
+  nbc__call *c = call_new(I, n, NBC__B_STORE, "fill", 2);
   if (!c) return NULL;
   c->argtypes[0] = vt;
   c->argtypes[1] = vt->dtype;
@@ -1617,6 +1655,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
     return call_reduction(I, n, f->name + 6, n->list.items[0], nargs - 1);
   }
   if (strncmp(f->name, "numpy.", 6) == 0) return call_numpy(I, n, f->name + 6, types, nargs);
+  if (strcmp(f->name, "operator.setitem") == 0) return call_setitem(I, n);
   if (strncmp(f->name, "operator.", 9) == 0) return nbc__infer_operator_call(I, n, f->name + 9);
   if (strncmp(f->name, "cuda.", 5) == 0) return call_cuda(I, n, f->name, types, nargs);
   return UNSUPPORTED(I, n, "unsupported call of %s", nbc__infer_tname(I, f)), NULL;

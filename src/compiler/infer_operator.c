@@ -10,12 +10,13 @@
  *   eq ne lt le gt ge is_ is_not                                       a <op> b
  *   contains(a, b)                                                     b in a
  *   getitem(a, b)                                                      a[b]
+ *   setitem(a, b, v)                          a[b] = v (infer_call.c: a store, the call None)
  */
 #include <string.h>
 
 #include "compiler/infer.h"
 
-typedef enum { BINARY, UNARY, COMPARE, CONTAINS, GETITEM, TRUTH } form;
+typedef enum { BINARY, UNARY, COMPARE, CONTAINS, GETITEM, TRUTH, SETITEM } form;
 
 static const struct {
   const char *name;
@@ -61,6 +62,7 @@ static const struct {
     {"is_not", COMPARE, NBC__OP_ISNOT},
     {"contains", CONTAINS, NBC__OP_IN},
     {"getitem", GETITEM, NBC__OP_ADD},
+    {"setitem", SETITEM, NBC__OP_ADD},
 };
 
 static int find(const char *name) {
@@ -145,6 +147,8 @@ const nbc__type *nbc__infer_operator_call(infer *I, nbc__node *n, const char *na
   case GETITEM:
     become(n, NBC__N_SUBSCRIPT, op, a, b);
     break;
+  case SETITEM: /* typed by infer_call.c's call_setitem before this is reached */
+    return UNSUPPORTED(I, n, "operator.setitem is a statement here"), NULL;
   }
   return nbc__infer_expr(I, n);
 }

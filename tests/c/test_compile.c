@@ -739,11 +739,17 @@ TEST(operator_module) {
     ASSERT_STREQ(nbc_compile_result_return_type(r), cases[i].ret);
     nbc_compile_result_destroy(r);
   }
-  nbc_source_t bad = {"import operator\ndef f(a):\n    return operator.setitem(a, 0, 1)\n", 0,
+  /* operator.setitem(a, i, v) is the store a[i] = v; the call is None */
+  nbc_source_t set = {"import operator\ndef f(a):\n    return operator.setitem(a, 0, 1)\n", 0,
                       "b.py", 1, 0};
   nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&set, "f", "(float64[::1],)", &o, NULL, &r));
+  ASSERT_STREQ(nbc_compile_result_return_type(r), "none");
+  nbc_compile_result_destroy(r);
+  nbc_source_t bad = {"import operator\ndef f(a):\n    return operator.delitem(a, 0)\n", 0,
+                      "b.py", 1, 0};
   ASSERT_STATUS(nbc_compile(&bad, "f", "(float64[::1],)", &o, NULL, &r), NBC_UNSUPPORTED);
-  ASSERT_CONTAINS(nbc_last_error(), "operator.setitem");
+  ASSERT_CONTAINS(nbc_last_error(), "operator.delitem");
 }
 
 /* Nested functions and lambdas are lifted out of the function that defines them (closure.c):

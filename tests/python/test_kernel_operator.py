@@ -1,9 +1,10 @@
 """The operator module in kernels, as numba: operator.add(a, b) is a + b, operator.neg(a) is
 -a, operator.lt(a, b) is a < b, operator.contains(a, b) is b in a, operator.getitem(a, i)
-is a[i], operator.truth(b) of a bool b is b (numba types no other), the in-place forms
-(iadd...) are their operators on numbers; whether the module is imported (`import operator`,
-`import operator as op`) or its functions (`from operator import mul`). CI: each call has the type and the PTX of its
-operator, errors are clear; the GPU compares a kernel's results with numpy and numba-cuda."""
+is a[i], operator.setitem(a, i, v) is a[i] = v, operator.truth(b) of a bool b is b (numba
+types no other), the in-place forms (iadd...) are their operators on numbers; whether the
+module is imported (`import operator`, `import operator as op`) or its functions
+(`from operator import mul`). CI: each call has the type and the PTX of its operator, errors
+are clear; the GPU compares a kernel's results with numpy and numba-cuda."""
 import operator
 import re
 from operator import add, mul, getitem, not_, truth
@@ -75,7 +76,11 @@ def keyword(a, b):
 
 
 def unknown(a, b):
-    return operator.setitem(a, 0, b)
+    return operator.delitem(a, 0)
+
+
+def store(a, b):
+    return operator.setitem(a, 0, b)     # a[0] = b; the call is None
 
 
 def truth_of_int(a):
@@ -91,8 +96,17 @@ def test_errors_are_clear():
         cuda.compile_ptx(errors, "(int32, int32)", device=True, cc=(9, 0))
     with pytest.raises(cuda.TypingError, match="takes no keyword arguments"):
         cuda.compile_ptx(keyword, "(int32, int32)", device=True, cc=(9, 0))
-    with pytest.raises(cuda.CompileError, match="operator.setitem"):
+    with pytest.raises(cuda.CompileError, match="operator.delitem"):
         cuda.compile_ptx(unknown, "(float32[::1], float32)", device=True, cc=(9, 0))
+    with pytest.raises(cuda.TypingError, match=r"operator.setitem\(\) takes exactly 3 arguments"):
+        cuda.compile_ptx(lambda a: operator.setitem(a, 0), "(float32[::1],)", device=True,
+                         cc=(9, 0))
+
+
+def test_setitem_is_a_store(tmp_path):
+    ptx, resty = cuda.compile_ptx(store, "(float32[::1], float64)", device=True, cc=(9, 0))
+    assert str(resty) == "none"
+    assert "st.f32" in ptx or "st.global.f32" in ptx
 
 
 def kernel(out, x, y):
@@ -104,6 +118,7 @@ def kernel(out, x, y):
         out[i, 3] = operator.iadd(x[i], 1.5) - operator.itruediv(y[i], 2)
         out[i, 4] = operator.contains((1.0, 2.0, 3.0), x[i])
         out[i, 5] = operator.eq(x[i], y[i]) + 2 * truth(x[i] > y[i])
+        operator.setitem(out, (i, 6), x[i] - y[i])
 
 
 SIG = "void(float64[:, ::1], float64[::1], float64[::1])"
@@ -119,7 +134,7 @@ def test_kernel_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     x = np.arange(1.0, 41.0) / 4
     y = np.linspace(0.5, 3.0, 40)
     y[3] = x[3]
-    out = np.zeros((40, 6))
+    out = np.zeros((40, 7))
     cuda.jit(SIG)(kernel)[1, 64](out, x, y)
     np.testing.assert_allclose(out[:, 0], x + y)
     np.testing.assert_allclose(out[:, 1], x * 3)
@@ -127,6 +142,7 @@ def test_kernel_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     np.testing.assert_allclose(out[:, 3], x + 1.5 - y / 2)
     np.testing.assert_array_equal(out[:, 4], np.isin(x, (1.0, 2.0, 3.0)))
     np.testing.assert_array_equal(out[:, 5], (x == y) + 2 * (x > y))
+    np.testing.assert_array_equal(out[:, 6], x - y)
 
     ncuda = pytest.importorskip("numba.cuda")
     import inspect
@@ -135,7 +151,7 @@ def test_kernel_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
         "from numba import cuda\n\n" + inspect.getsource(kernel))
     monkeypatch.syspath_prepend(str(tmp_path))
     import numba_operator_kernels as t
-    theirs = np.zeros((40, 6))
+    theirs = np.zeros((40, 7))
     ncuda.jit(SIG)(t.kernel)[1, 64](theirs, x, y)
     np.testing.assert_array_equal(out, theirs)
 
