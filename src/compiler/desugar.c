@@ -152,10 +152,15 @@ static int param_index(const rewriter *R, const char *name) {
   return -1;
 }
 
-/* The tuple type of parameter `name` (the specialisation's argument type), or NULL. */
-static const nbc__type *param_tuple(const rewriter *R, const char *name) {
+/* The type of parameter `name` (the specialisation's argument type), or NULL. */
+static const nbc__type *param_type(const rewriter *R, const char *name) {
   int i = param_index(R, name);
-  const nbc__type *a = i >= 0 && R->env && i < R->env->nargs ? R->env->args[i] : NULL;
+  return i >= 0 && R->env && i < R->env->nargs ? R->env->args[i] : NULL;
+}
+
+/* The tuple type of parameter `name`, or NULL. */
+static const nbc__type *param_tuple(const rewriter *R, const char *name) {
+  const nbc__type *a = param_type(R, name);
   return a && a->kind == NBC__T_TUPLE ? a : NULL;
 }
 
@@ -321,16 +326,14 @@ static int ndindex_dims(const rewriter *R, const nbc__node *call, bool *pone_tup
   *pone_tuple = true;
   if (a->kind == NBC__N_TUPLE) return a->list.count >= 1 ? a->list.count : -1;
   if (a->kind == NBC__N_NAME) {
-    int i = param_index(R, a->str);
-    const nbc__type *t = i >= 0 && R->env && i < R->env->nargs ? R->env->args[i] : NULL;
+    const nbc__type *t = param_type(R, a->str);
     if (t && t->kind == NBC__T_TUPLE) return t->count >= 1 ? t->count : -1;
     *pone_tuple = false;
     return t && nbc__type_is_int(t) ? 1 : -1;
   }
   if (a->kind == NBC__N_ATTR && strcmp(a->str, "shape") == 0 && a->a &&
       a->a->kind == NBC__N_NAME) {
-    int i = param_index(R, a->a->str);
-    const nbc__type *t = i >= 0 && R->env && i < R->env->nargs ? R->env->args[i] : NULL;
+    const nbc__type *t = param_type(R, a->a->str);
     return t && t->kind == NBC__T_ARRAY ? t->ndim : -1;
   }
   *pone_tuple = false;

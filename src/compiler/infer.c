@@ -234,15 +234,17 @@ static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
                                             "round", "print", "complex", "divmod",
                                             "pow",   "sum"};
 
+int nbc__infer_resolve(const nbc_resolver_t *resolver, const nbc__module *module,
+                       const char *name, nbc_global_t *g) {
+  memset(g, 0, sizeof *g);
+  return resolver && resolver->resolve ? resolver->resolve(resolver->data, name, g)
+                                       : nbc__module_resolve((void *)module, name, g);
+}
+
 /* What a global name means, or NULL (reported) when it has none. */
 static nbc__global *global_lookup(infer *I, const nbc__node *n, const char *name) {
   nbc_global_t g;
-  memset(&g, 0, sizeof g);
-  int rc;
-  if (I->fn->resolver && I->fn->resolver->resolve)
-    rc = I->fn->resolver->resolve(I->fn->resolver->data, name, &g);
-  else
-    rc = nbc__module_resolve((void *)I->fn->module, name, &g);
+  int rc = nbc__infer_resolve(I->fn->resolver, I->fn->module, name, &g);
   if (rc != 0 || g.kind == NBC_GLOBAL_UNDEFINED) {
     memset(&g, 0, sizeof g);
     for (size_t i = 0; i < sizeof builtin_names / sizeof builtin_names[0]; i++)
@@ -1361,9 +1363,7 @@ typedef struct {
 } unroll_data;
 
 static int resolve_global(const unroll_data *u, const char *name, nbc_global_t *g) {
-  memset(g, 0, sizeof *g);
-  return u->resolver && u->resolver->resolve ? u->resolver->resolve(u->resolver->data, name, g)
-                                             : nbc__module_resolve((void *)u->module, name, g);
+  return nbc__infer_resolve(u->resolver, u->module, name, g);
 }
 
 static bool global_is_numpy(void *data, const char *name) {

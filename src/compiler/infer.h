@@ -100,6 +100,10 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
                                  const nbc__scope *scope, const nbc__node *call_site,
                                  infer *caller);
 
+/* What global `name` means through resolver (the Python side's), else through the module's own
+ * bindings: 0 with *g filled (kind UNDEFINED when unknown), or the resolver's failure. */
+int nbc__infer_resolve(const nbc_resolver_t *resolver, const nbc__module *module,
+                       const char *name, nbc_global_t *g);
 /* Types an assignment of value (of type t) to target as `target = value` is typed (a
  * variable, an array element or view, a record field, a.flat[i]); errors reported. */
 void nbc__infer_assign_target(infer *I, nbc__node *target, nbc__node *value,

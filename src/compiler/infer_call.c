@@ -1290,13 +1290,14 @@ static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global 
 }
 
 /* The FUNCDEF a FUNCTION global names and its module: a nested function's lifted def, else
- * the function of that name in its source (loaded once per compilation); NULL reported. */
+ * the function of that name in its source (loaded once per compilation); NULL reported, as
+ * is a parameter list a function cannot have (nbc__infer_check_params). */
 static nbc__node *function_def(infer *I, nbc__node *n, nbc__global *G,
                                const nbc__module **pmodule) {
   const nbc__module *module = G->module ? G->module : I->fn->module;
   *pmodule = module;
-  if (G->nested) return G->nested->def;
-  nbc__node *def = NULL;
+  nbc__node *def = G->nested ? G->nested->def : NULL;
+  if (def) return nbc__infer_check_params(I->ctx, I, def) ? def : NULL;
   bool same = !G->g.source || (module && module->file && module->file->text &&
                                strcmp(G->g.source, module->file->text) == 0);
   if (same && module) def = nbc__module_function(module, G->g.name);
@@ -1328,7 +1329,19 @@ static nbc__node *function_def(infer *I, nbc__node *n, nbc__global *G,
     def = nbc__module_function(m, G->g.name);
   }
   if (!def) return TYPING(I, n, "cannot find the source of function '%s'", G->g.name), NULL;
-  return def;
+  return nbc__infer_check_params(I->ctx, I, def) ? def : NULL;
+}
+
+/* Python's "f() takes 1 positional argument but 2 were given"; a nested function's captured
+ * variables (closure.c passes them first) are not counted: they are not the user's. */
+static void *arity_error(infer *I, nbc__node *n, const nbc__global *G, int nparams,
+                         int given) {
+  int hidden = G->nested ? G->nested->ncaptured : 0;
+  nparams -= hidden;
+  given -= hidden;
+  TYPING(I, n, "%s() takes %d positional argument%s but %d %s given", G->g.name, nparams,
+         nparams == 1 ? "" : "s", given, given == 1 ? "was" : "were");
+  return NULL;
 }
 
 static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nbc__node *def,
@@ -1357,11 +1370,9 @@ static nbc__node *default_value(infer *I, nbc__node *call, const nbc__global *G,
     return nbc__node_clone(I->ctx, d);
   case NBC__N_NAME: {
     if (d != lit) break;
-    const nbc_resolver_t *resolver = G->g.resolver ? G->g.resolver : I->fn->resolver;
     nbc_global_t g;
-    memset(&g, 0, sizeof g);
-    int rc = resolver && resolver->resolve ? resolver->resolve(resolver->data, d->str, &g)
-                                           : nbc__module_resolve((void *)module, d->str, &g);
+    int rc = nbc__infer_resolve(G->g.resolver ? G->g.resolver : I->fn->resolver, module,
+                                d->str, &g);
     if (rc != 0 || (g.kind != NBC_GLOBAL_INT && g.kind != NBC_GLOBAL_FLOAT &&
                     g.kind != NBC_GLOBAL_BOOL))
       break;
@@ -1413,15 +1424,10 @@ static const nbc__type *call_user(infer *I, nbc__node *n, nbc__global *G,
   const nbc__module *module;
   nbc__node *def = function_def(I, n, G, &module);
   if (!def) return NULL;
-  if (!nbc__infer_check_params(I->ctx, I, def)) return NULL;
   int np = def->params.count, npos = positional(n);
   int hidden = G->nested ? G->nested->ncaptured : 0;
   if (npos == nargs && nargs == np) return call_function(I, n, G, def, module, types, nargs);
-  if (npos > np)
-    return TYPING(I, n, "%s() takes %d positional argument%s but %d %s given", G->g.name,
-                  np - hidden, np - hidden == 1 ? "" : "s", npos - hidden,
-                  npos - hidden == 1 ? "was" : "were"),
-           NULL;
+  if (npos > np) return arity_error(I, n, G, np, npos);
   nbc__node **bound = nbc__infer_alloc(I, sizeof *bound * (size_t)(np ? np : 1));
   const nbc__type **btypes = nbc__infer_alloc(I, sizeof *btypes * (size_t)(np ? np : 1));
   if (!bound || !btypes) return NULL;
@@ -1462,13 +1468,7 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
                                       const nbc__module *module, const nbc__type **types,
                                       int nargs) {
   const nbc_resolver_t *resolver = G->g.resolver ? G->g.resolver : I->fn->resolver;
-  if (!nbc__infer_check_params(I->ctx, I, def)) return NULL;
-  int hidden = G->nested ? G->nested->ncaptured : 0;
-  if (def->params.count != nargs)
-    return TYPING(I, n, "%s() takes %d positional argument%s but %d %s given", G->g.name,
-                  def->params.count - hidden, def->params.count - hidden == 1 ? "" : "s",
-                  nargs - hidden, nargs - hidden == 1 ? "was" : "were"),
-           NULL;
+  if (def->params.count != nargs) return arity_error(I, n, G, def->params.count, nargs);
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_ARRAY) &&
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&

@@ -55,6 +55,17 @@ static bool slice_bound(infer *I, nbc__node *b) {
   return true;
 }
 
+/* One slice of an array index: its bounds typed (intp), a constant zero step refused; a
+ * slice has no value of its own (type none). */
+static bool slice_item(infer *I, nbc__node *it) {
+  if (!slice_bound(I, it->a) || !slice_bound(I, it->b) || !slice_bound(I, it->c)) return false;
+  int64_t step;
+  if (it->c && nbc__infer_const_int(I, it->c, &step) && step == 0)
+    return TYPING(I, it->c, "slice step cannot be zero");
+  it->type = T(NBC__T_NONE);
+  return true;
+}
+
 /* Whether an index item keeps its array contiguous (numba's keeps_contiguity): an integer,
  * or the innermost index being a slice without a step. */
 static bool keeps_contiguity(const nbc__node *item, bool innermost) {
@@ -88,11 +99,7 @@ static const nbc__type *array_view(infer *I, nbc__node *b, const nbc__type *at,
       nd--;
       continue;
     }
-    if (!slice_bound(I, it->a) || !slice_bound(I, it->b) || !slice_bound(I, it->c)) return NULL;
-    int64_t step;
-    if (it->c && nbc__infer_const_int(I, it->c, &step) && step == 0)
-      return TYPING(I, it->c, "slice step cannot be zero"), NULL;
-    it->type = T(NBC__T_NONE); /* a slice has no value of its own */
+    if (!slice_item(I, it)) return NULL;
   }
   char layout = at->layout;
   if (layout == 'C' && !check_contiguity(items, count, false)) layout = 'A';
@@ -136,12 +143,7 @@ static const nbc__type *special_index(infer *I, nbc__node *n, const nbc__type *a
       ell = k;
       it->type = T(NBC__T_NONE);
     } else if (it->kind == NBC__N_SLICE) {
-      if (!slice_bound(I, it->a) || !slice_bound(I, it->b) || !slice_bound(I, it->c))
-        return NULL;
-      int64_t step;
-      if (it->c && nbc__infer_const_int(I, it->c, &step) && step == 0)
-        return TYPING(I, it->c, "slice step cannot be zero"), NULL;
-      it->type = T(NBC__T_NONE);
+      if (!slice_item(I, it)) return NULL;
     } else {
       const nbc__type *t = nbc__infer_expr(I, it);
       if (!t) return NULL;
