@@ -293,7 +293,6 @@ static const char *flat_element(nbc__lowerer *L, nbc__lval arr, nbc__node *index
   return element_at(L, arr, off);
 }
 
-
 /* A slice bound as intp, or NULL when absent or None. */
 static const char *bound_value(nbc__lowerer *L, nbc__node *b) {
   if (!b || b->kind == NBC__N_NONE) return NULL;
@@ -507,6 +506,20 @@ nbc__lval nbc__lower_make_tuple(nbc__lowerer *L, const nbc__type *tt, nbc__lval 
   return (nbc__lval){tt, cur};
 }
 
+/* The same data with the axes in the order perm gives (a.transpose(axes)), or reversed when
+ * perm is NULL (a.T): shape and strides permuted, the view's type vt. */
+static nbc__lval permuted_view(nbc__lowerer *L, nbc__lval arr, const nbc__type *vt,
+                               const int64_t *perm) {
+  int nd = arr.type->ndim;
+  const char *shape[32], *stride[32];
+  for (int k = 0; k < nd && k < 32; k++) {
+    int axis = perm ? (int)perm[k] : nd - 1 - k;
+    shape[k] = nbc__lower_array_field(L, arr, 5, axis).v;
+    stride[k] = nbc__lower_array_field(L, arr, 6, axis).v;
+  }
+  return make_view(L, arr, vt, NULL, nbc__lower_array_field(L, arr, 2, -1).v, shape, stride);
+}
+
 nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
   const nbc__type *at = arr.type;
   const char *name = n->str;
@@ -533,28 +546,13 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
       items[k] = nbc__lower_array_field(L, arr, name[1] == 'h' ? 5 : 6, k);
     return nbc__lower_make_tuple(L, tt, items);
   }
-  if (strcmp(name, "T") == 0) { /* the same data, shape and strides reversed */
-    const char *shape[32], *stride[32];
-    for (int k = 0; k < at->ndim && k < 32; k++) {
-      shape[k] = nbc__lower_array_field(L, arr, 5, at->ndim - 1 - k).v;
-      stride[k] = nbc__lower_array_field(L, arr, 6, at->ndim - 1 - k).v;
-    }
-    return make_view(L, arr, n->type, NULL, nbc__lower_array_field(L, arr, 2, -1).v, shape,
-                     stride);
-  }
+  if (strcmp(name, "T") == 0) return permuted_view(L, arr, n->type, NULL);
   nbc__lower_error(L, n, "unknown attribute '%s' of array", name);
   return (nbc__lval){n->type, "0"};
 }
 
 nbc__lval nbc__lower_transpose(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  nbc__lval arr = nbc__lower_expr(L, n->a->a);
-  const nbc__type *vt = call->ret;
-  const char *shape[32], *stride[32];
-  for (int k = 0; k < vt->ndim && k < 32; k++) {
-    shape[k] = nbc__lower_array_field(L, arr, 5, (int)call->shape[k]).v;
-    stride[k] = nbc__lower_array_field(L, arr, 6, (int)call->shape[k]).v;
-  }
-  return make_view(L, arr, vt, NULL, nbc__lower_array_field(L, arr, 2, -1).v, shape, stride);
+  return permuted_view(L, nbc__lower_expr(L, n->a->a), call->ret, call->shape);
 }
 
 /* a.reshape(d0, d1, ...) or a.reshape((d0, d1, ...)) as numba's array_reshape: one -1

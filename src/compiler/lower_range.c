@@ -46,14 +46,13 @@ nbc__lval nbc__lower_range_len(nbc__lowerer *L, nbc__lval r) {
   const char *ty = nbc__lower_ltype(L, ct);
   bool is_signed = nbc__type_is_signed(ct);
   const char *start = field(L, r, 0), *stop = field(L, r, 1), *step = field(L, r, 2);
-  const char *neg = nbc__lower_tmp(L), *mag = nbc__lower_tmp(L), *lo = nbc__lower_tmp(L),
+  const char *neg = "false", *mag = nbc__lower_tmp(L), *lo = nbc__lower_tmp(L),
              *hi = nbc__lower_tmp(L), *some = nbc__lower_tmp(L), *d = nbc__lower_tmp(L),
              *q = nbc__lower_tmp(L), *n1 = nbc__lower_tmp(L), *len = nbc__lower_tmp(L),
              *negstep = nbc__lower_tmp(L);
-  if (is_signed) {
+  if (is_signed) { /* an unsigned step is never negative */
+    neg = nbc__lower_tmp(L);
     nbc__lower_emit(L, "%s = icmp slt %s %s, 0", neg, ty, step);
-  } else {
-    nbc__lower_emit(L, "%s = icmp ne i1 0, 0", neg); /* an unsigned step is positive */
   }
   nbc__lower_emit(L, "%s = sub %s 0, %s", negstep, ty, step);
   nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", mag, neg, ty, negstep, ty, step);
