@@ -682,7 +682,14 @@ typedef enum nbc_global_kind {
   NBC_GLOBAL_MODULE_NUMBA,   /* the numba module (or numba.types): kernels use its types
                                 (numba.float32 as a dtype or a conversion) and numba.cuda */
   NBC_GLOBAL_MODULE_OPERATOR,   /* the operator module: operator.add(a, b) is a + b... */
-  NBC_GLOBAL_OPERATOR_FUNCTION  /* a function of operator: name ("add", "and_", "getitem") */
+  NBC_GLOBAL_OPERATOR_FUNCTION, /* a function of operator: name ("add", "and_", "getitem") */
+  NBC_GLOBAL_DEVICE_ARRAY       /* an array in device memory, which the code refers to by its
+                                   address, as numba-cuda captures a global device array:
+                                   value.i, the address; name, its dtype ("float32");
+                                   array_ndim, array_shape and array_strides (bytes);
+                                   array_layout 'C', 'F' or 'A'; array_readonly. The kernel
+                                   sees the memory itself: writes land there, and it sees
+                                   what the host copies in later */
 } nbc_global_kind_t;
 
 struct nbc_resolver;
@@ -707,7 +714,9 @@ typedef struct nbc_global {
   size_t array_bytes;
   int array_ndim; /* 1..32 */
   const int64_t *array_shape;
-  char array_layout; /* 'F' for Fortran order; 'C' or 0 for C order */
+  char array_layout; /* 'F' for Fortran order; 'C' or 0 for C order; DEVICE_ARRAY: 'A' too */
+  const int64_t *array_strides; /* NBC_GLOBAL_DEVICE_ARRAY: bytes per step of each axis */
+  int array_readonly;           /* NBC_GLOBAL_DEVICE_ARRAY: the kernel may not write it */
   const char *signature; /* NBC_GLOBAL_DECLARED */
   /* NBC_GLOBAL_TUPLE (0..64 items); they need only live until the resolver is called again */
   int tuple_count;

@@ -208,6 +208,20 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
     G->g.array_shape = shape;
     G->g.array_ndim = ndim;
   }
+  if (g->kind == NBC_GLOBAL_DEVICE_ARRAY) { /* its shape and strides, likewise */
+    int ndim = g->array_ndim >= 1 && g->array_ndim <= 32 && g->array_shape && g->array_strides
+                   ? g->array_ndim
+                   : 0;
+    int64_t *dims = nbc__infer_alloc(I, sizeof *dims * 2 * (size_t)(ndim ? ndim : 1));
+    if (!dims) return NULL;
+    if (ndim) {
+      memcpy(dims, g->array_shape, sizeof *dims * (size_t)ndim);
+      memcpy(dims + ndim, g->array_strides, sizeof *dims * (size_t)ndim);
+    }
+    G->g.array_shape = dims;
+    G->g.array_strides = dims + ndim;
+    G->g.array_ndim = ndim;
+  }
   if (g->kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &G->g, g, 0)) return NULL;
   G->module = I->fn->module;
   return G;
@@ -308,6 +322,28 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
   return t;
 }
 
+/* A global device array's type, as numba-cuda types one (its _numba_type_, or the layout
+ * its __cuda_array_interface__ gives): numbers only, writable unless the interface says it is
+ * read-only. */
+static const nbc__type *device_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
+  const char *dn = G->g.name ? G->g.name : "?";
+  const nbc__type *dt = G->g.name ? nbc__type_by_name(dn, strlen(dn)) : NULL;
+  if (!dt) dt = nbc__numpy_dtype(G->g.name);
+  if (!dt || !nbc__type_is_number(dt)) {
+    UNSUPPORTED(I, n, "global device array '%s' of dtype %s is not supported in a kernel",
+                n->str, dn);
+    return NULL;
+  }
+  if (G->g.array_ndim < 1) {
+    UNSUPPORTED(I, n, "global device array '%s' has no shape the compiler can use", n->str);
+    return NULL;
+  }
+  char layout = G->g.array_layout == 'F' || G->g.array_layout == 'A' ? G->g.array_layout : 'C';
+  nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, dt, G->g.array_ndim, layout);
+  if (t) t->readonly = G->g.array_readonly != 0;
+  return t;
+}
+
 /* A frozen global tuple's type: int64, float64 and bool items, and tuples of them. */
 static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
   const nbc__type *items[64];
@@ -392,6 +428,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return cuda_name_type(I, n, G->g.name);
   case NBC_GLOBAL_ARRAY:
     return const_array_type(I, n, G);
+  case NBC_GLOBAL_DEVICE_ARRAY:
+    return device_array_type(I, n, G);
   case NBC_GLOBAL_TUPLE: /* numba freezes a global tuple */
     return global_tuple_type(I, n, &G->g);
   case NBC_GLOBAL_OTHER:

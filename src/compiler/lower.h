@@ -202,6 +202,10 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
 /* A global array (NBC_GLOBAL_ARRAY) of type at: its elements in a constant-memory global,
  * wrapped in the array struct. */
 nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc_global_t *g);
+/* A global device array (NBC_GLOBAL_DEVICE_ARRAY) of type at: the array struct over its
+ * address, shape and strides, all constants, as numba-cuda embeds a captured device array. */
+nbc__lval nbc__lower_device_array_global(nbc__lowerer *L, const nbc__type *at,
+                                         const nbc_global_t *g);
 nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
 /* cuda.ld<op>(array, i) / cuda.st<op>(array, i, value): numba's cache-hinted loads and
  * stores (NBC__B_CACHE_HINT). */

@@ -719,6 +719,27 @@ nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc
   return fixed_array(L, at, data, g->array_shape, (int64_t)(item ? n / item : 0));
 }
 
+nbc__lval nbc__lower_device_array_global(nbc__lowerer *L, const nbc__type *at,
+                                         const nbc_global_t *g) {
+  const char *et = nbc__lower_mtype(L, at->dtype);
+  const char *aty = ltype(L, at), *data = tmp(L), *cur = tmp(L);
+  int64_t total = 1;
+  for (int k = 0; k < at->ndim; k++)
+    total *= g->array_shape[k];
+  EMIT("%s = inttoptr i64 %lld to %s*", data, (long long)g->value.i, et);
+  EMIT("%s = insertvalue %s {i8* null, i8* null, i64 %lld, i64 %zu, %s* null, [%d x i64] "
+       "zeroinitializer, [%d x i64] zeroinitializer}, %s* %s, 4",
+       cur, aty, (long long)total, nbc__type_size(at->dtype), et, at->ndim, at->ndim, et, data);
+  for (int k = 0; k < at->ndim; k++) {
+    const char *x = tmp(L), *y = tmp(L);
+    EMIT("%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur, (long long)g->array_shape[k], k);
+    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)g->array_strides[k],
+         k);
+    cur = y;
+  }
+  return (nbc__lval){at, cur};
+}
+
 /* cuda.shared.array / cuda.local.array: a fixed-size buffer wrapped in the array struct
  * (C layout, constant shape and strides, which LLVM folds into the address arithmetic); a
  * local one zero-filled at the function's entry, as numba-cuda does. */

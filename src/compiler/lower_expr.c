@@ -1156,6 +1156,10 @@ static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *
   case NBC_GLOBAL_ARRAY: /* numba's frozen global array, in constant memory */
     if (n->type && n->type->kind == NBC__T_ARRAY) return nbc__lower_const_array(L, n->type, &g->g);
     return (nbc__lval){n->type, "undef"};
+  case NBC_GLOBAL_DEVICE_ARRAY: /* numba-cuda's captured device array: its address */
+    if (n->type && n->type->kind == NBC__T_ARRAY)
+      return nbc__lower_device_array_global(L, n->type, &g->g);
+    return (nbc__lval){n->type, "undef"};
   case NBC_GLOBAL_CUDA_NAME: /* `from nbcuda import laneid`: the register, as cuda.laneid */
     if (g->g.name && (strcmp(g->g.name, "laneid") == 0 || strcmp(g->g.name, "warpsize") == 0))
       return (nbc__lval){T(NBC__T_INT32), nbc__lower_sreg(L, g->g.name)};

@@ -12,7 +12,9 @@
  * found in neither are left to the compiler: builtins such as range/abs/min). It answers:
  * modules math and cuda (nbcuda itself or numba.cuda, by identity or module name), numeric
  * constants (int, float, bool, numpy scalars), numpy arrays of numbers (frozen into the code
- * as constant memory, as numba does: NBC_GLOBAL_ARRAY), math functions imported by name, numba type
+ * as constant memory, as numba does: NBC_GLOBAL_ARRAY), device arrays (ours or any object with
+ * __cuda_array_interface__, captured by address as numba-cuda does: NBC_GLOBAL_DEVICE_ARRAY,
+ * kept alive by the kernel), math functions imported by name, numba type
  * objects (nbcuda.float32 or numba's own), kernel-language names bound without the module
  * (`from nbcuda import grid`: nbcuda's stubs, or numba's from numba.cuda.stubs and
  * numba.cuda.intrinsics, as NBC_GLOBAL_CUDA_NAME), numpy itself, its scalar types and dtypes
@@ -60,6 +62,7 @@ struct session {
   PyObject *exc_type, *exc_value, *exc_tb;
   PyObject *links; /* files of the declare_device() functions met (list of str) */
   int cooperative;  /* one of them was declared use_cooperative=True */
+  PyObject *referenced; /* global device arrays the code refers to by address (list) */
 };
 
 /* ------------------------------------------------------------ source ------------------ */
@@ -315,6 +318,55 @@ static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
   return rc;
 }
 
+/* A global device array — ours, numba's, or any object with __cuda_array_interface__ (CuPy,
+ * PyTorch) — which numba-cuda captures by pointer: the code refers to the memory by its
+ * address, shape and strides (so it sees later copies into it), and the object goes to
+ * sess->referenced, to live as long as the code. Arrays of records, 0-d arrays and arrays
+ * nbcuda cannot view stay OTHER: the compiler says it cannot use them. */
+static int device_array_global(nbc__py_state *st, session *sess, PyObject *value,
+                               nbc_global_t *g) {
+  nbc__py_array_view v;
+  if (nbc__py_array_view_get(st, value, &v) < 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  nbc__py_array_view_finish(st, &v, 0); /* device memory: nothing is held */
+  const char *dtype = nbc__py_scalar_name(v.kind, v.itemsize);
+  if (!dtype || v.kind == 'V' || v.ndim < 1) return 0;
+  int readonly = 0;
+  if (Py_TYPE(value) != st->DeviceArrayType) { /* the interface's data = (address, readonly) */
+    PyObject *cai = PyObject_GetAttr(value, st->str_cai);
+    PyObject *data = cai && PyDict_Check(cai) ? PyDict_GetItemString(cai, "data") : NULL;
+    if (data && PyTuple_Check(data) && PyTuple_GET_SIZE(data) > 1)
+      readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) > 0;
+    Py_XDECREF(cai);
+    PyErr_Clear();
+  }
+  PyObject *dims = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * 2 * v.ndim);
+  if (!dims) return -1;
+  int64_t *d = (int64_t *)PyBytes_AS_STRING(dims);
+  memcpy(d, v.shape, sizeof(int64_t) * (size_t)v.ndim);
+  memcpy(d + v.ndim, v.strides, sizeof(int64_t) * (size_t)v.ndim);
+  int seen = 0; /* each name use asks again: the list holds each array once */
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sess->referenced); i++)
+    seen |= PyList_GET_ITEM(sess->referenced, i) == value;
+  int rc = PyList_Append(sess->keep, dims) == 0 &&
+                   (seen || PyList_Append(sess->referenced, value) == 0)
+               ? 0
+               : -1;
+  Py_DECREF(dims);
+  if (rc < 0) return -1;
+  g->kind = NBC_GLOBAL_DEVICE_ARRAY;
+  g->name = dtype;
+  g->value.i = (int64_t)v.data;
+  g->array_ndim = v.ndim;
+  g->array_shape = d;
+  g->array_strides = d + v.ndim;
+  g->array_layout = nbc__py_view_layout(&v);
+  g->array_readonly = readonly;
+  return 0;
+}
+
 static int resolve(void *data, const char *name, nbc_global_t *g);
 
 /* A resolver over f's globals and closure, owned by the session. */
@@ -536,6 +588,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     return g->name ? 0 : -1;
   }
   if (strcmp(tp, "numpy.ndarray") == 0) return array_global(sess, value, g);
+  if (Py_TYPE(value) == st->DeviceArrayType || PyObject_HasAttr(value, st->str_cai))
+    return device_array_global(st, sess, value, g);
   if (strncmp(tp, "numpy.", 6) == 0) { /* numpy scalars, without importing numpy */
     if (strncmp(tp, "numpy.bool", 10) == 0) {
       int t = PyObject_IsTrue(value);
@@ -713,6 +767,7 @@ static void session_free(session *sess) {
   Py_CLEAR(sess->exc_value);
   Py_CLEAR(sess->exc_tb);
   Py_CLEAR(sess->links);
+  Py_CLEAR(sess->referenced);
 }
 
 /* ------------------------------------------------------------ built-in kernel code ---- */
@@ -748,7 +803,14 @@ int nbc__py_run_source(const char *source, PyObject *filename, PyObject *ns) {
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult) {
-  return nbc__py_compile_function_links(st, pyfunc, sig, options, presult, NULL, NULL, NULL);
+  return nbc__py_compile_function_extras(st, pyfunc, sig, options, presult, NULL);
+}
+
+void nbc__py_compiled_clear(nbc__py_compiled *extras) {
+  Py_CLEAR(extras->links);
+  Py_CLEAR(extras->raises);
+  Py_CLEAR(extras->referenced);
+  extras->cooperative = 0;
 }
 
 /* ------------------------------------------------------- debug=True raise sites -------- */
@@ -837,14 +899,11 @@ static PyObject *raise_table(nbc__py_state *st, session *sess, const nbc_compile
   return table;
 }
 
-int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const char *sig,
-                                   const nbc_compile_options_t *options,
-                                   nbc_compile_result_t **presult, PyObject **plinks,
-                                   int *pcooperative, PyObject **praises) {
+int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const char *sig,
+                                    const nbc_compile_options_t *options,
+                                    nbc_compile_result_t **presult, nbc__py_compiled *extras) {
   *presult = NULL;
-  if (plinks) *plinks = NULL;
-  if (praises) *praises = NULL;
-  if (pcooperative) *pcooperative = 0;
+  if (extras) memset(extras, 0, sizeof *extras);
   PyObject *func = Py_NewRef(pyfunc);
   if (!PyFunction_Check(func)) { /* a jit(device=True) wrapper or numba dispatcher */
     PyObject *inner = PyObject_GetAttrString(func, "py_func");
@@ -857,8 +916,8 @@ int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const ch
     }
     func = inner;
   }
-  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL, PyList_New(0), 0};
-  if (!sess.keep || !sess.links) {
+  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL, PyList_New(0), 0, PyList_New(0)};
+  if (!sess.keep || !sess.links || !sess.referenced) {
     session_free(&sess);
     Py_DECREF(func);
     return -1;
@@ -877,16 +936,18 @@ int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const ch
   Py_BEGIN_ALLOW_THREADS s = nbc_compile(&src, name, sig, options, &top->r, presult);
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;
-    if (praises) {
-      *praises = raise_table(st, &sess, *presult);
-      if (!*praises && PyErr_Occurred()) {
+    if (extras) {
+      extras->raises = raise_table(st, &sess, *presult);
+      if (!extras->raises && PyErr_Occurred()) {
         rc = -1;
         nbc_compile_result_destroy(*presult);
         *presult = NULL;
+      } else {
+        extras->links = Py_NewRef(sess.links);
+        extras->referenced = Py_NewRef(sess.referenced);
+        extras->cooperative = sess.cooperative;
       }
     }
-    if (rc == 0 && plinks) *plinks = Py_NewRef(sess.links);
-    if (pcooperative) *pcooperative = sess.cooperative;
   } else if (sess.exc_type) {
     PyErr_Restore(sess.exc_type, sess.exc_value, sess.exc_tb);
     sess.exc_type = sess.exc_value = sess.exc_tb = NULL;
@@ -1090,10 +1151,11 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
     }
   }
   nbc_compile_result_t *result = NULL;
-  int rc = needs ? nbc__py_compile_function_links(st, a->pyfunc, sig, &o, &result,
-                                                  &needs->links, NULL, NULL)
-                 : nbc__py_compile_function(st, a->pyfunc, sig, &o, &result);
+  nbc__py_compiled extras;
+  int rc = nbc__py_compile_function_extras(st, a->pyfunc, sig, &o, &result, &extras);
   Py_DECREF(sigtext);
+  if (rc == 0 && needs) needs->links = Py_NewRef(extras.links);
+  nbc__py_compiled_clear(&extras);
   if (rc < 0) return NULL;
   if (needs) {
     needs->fp16 = nbc_compile_result_uses_fp16(result);

@@ -885,6 +885,24 @@ static Py_ssize_t array_len(ArrayObject *self) {
   return (Py_ssize_t)self->shape[0];
 }
 
+/* self[i], so that `for x in d` and zip(d, ...) iterate as over numba's DeviceNDArray (whose
+ * __getitem__ Python iterates with): scalars copied to the host for 1-D, rows as device
+ * arrays for more dimensions, IndexError past the end. */
+static PyObject *array_item(ArrayObject *self, Py_ssize_t i) {
+  if (self->ndim == 0) {
+    PyErr_SetString(PyExc_TypeError, "iteration over a 0-d array");
+    return NULL;
+  }
+  if (i < 0 || (uint64_t)i >= (uint64_t)self->shape[0]) {
+    PyErr_SetString(PyExc_IndexError, "index out of range");
+    return NULL;
+  }
+  PyObject *index = PyLong_FromSsize_t(i);
+  PyObject *r = index ? nbc__py_array_subscript(self, index) : NULL;
+  Py_XDECREF(index);
+  return r;
+}
+
 static PyObject *array_repr(ArrayObject *self) {
   PyObject *shape = nbc__py_int64_tuple(self->shape, self->ndim);
   if (!shape) return NULL;
@@ -974,6 +992,7 @@ static PyType_Slot array_slots[] = {
     {Py_mp_subscript, nbc__py_array_subscript},
     {Py_mp_ass_subscript, nbc__py_array_ass_subscript},
     {Py_sq_length, array_len},
+    {Py_sq_item, array_item},
     {Py_tp_methods, array_methods},
     {Py_tp_getset, array_getset},
     {Py_tp_doc, (void *)"An array in device memory (see to_device, device_array)."},

@@ -557,6 +557,19 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
   return 0;
 }
 
+char nbc__py_view_layout(const nbc__py_array_view *v) {
+  int c = 1, f = 1;
+  int64_t ec = v->itemsize, ef = v->itemsize;
+  for (int k = 0; k < v->ndim; k++) {
+    int dc = v->ndim - 1 - k, df = k;
+    if (v->shape[dc] > 1 && v->strides[dc] != ec) c = 0;
+    if (v->shape[df] > 1 && v->strides[df] != ef) f = 0;
+    ec *= v->shape[dc];
+    ef *= v->shape[df];
+  }
+  return c ? 'C' : (f && v->ndim > 1) ? 'F' : 'A';
+}
+
 int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back) {
   if (!view->host) return 0;
   nbc_status_t s = NBC_OK;

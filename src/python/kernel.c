@@ -40,6 +40,7 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->last_config);
   Py_VISIT(self->last_launcher);
   Py_VISIT(self->links);
+  Py_VISIT(self->referenced);
   Py_VISIT(self->raises);
   return 0;
 }
@@ -68,6 +69,7 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->cache_hits);
   Py_CLEAR(self->cache_misses);
   Py_CLEAR(self->links);
+  Py_CLEAR(self->referenced);
   Py_CLEAR(self->raises);
   kernel_clear(self);
   tp->tp_free(self);
@@ -101,6 +103,7 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->cache_hits = k->cache_misses = NULL;
   k->links = NULL;
   k->raises = NULL;
+  k->referenced = NULL;
   PyObject_GC_Track(k);
   return k;
 }
@@ -120,13 +123,15 @@ static int count_up(PyObject **counts, PyObject *sig) {
  * functions it calls. */
 static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func, const char *sig,
                           PyObject *jit_links) {
-  PyObject *declared = NULL;
-  int declared_cooperative = 0;
-  int rc = nbc__py_compile_function_links(st, py_func, sig, &k->opts, &k->result, &declared,
-                                          &declared_cooperative, &k->raises);
+  nbc__py_compiled extras;
+  int rc = nbc__py_compile_function_extras(st, py_func, sig, &k->opts, &k->result, &extras);
+  PyObject *declared = extras.links;
   if (rc == 0) {
-    k->cooperative = declared_cooperative || nbc_compile_result_cooperative(k->result);
+    k->cooperative = extras.cooperative || nbc_compile_result_cooperative(k->result);
     k->fp16 = nbc_compile_result_uses_fp16(k->result);
+    Py_XSETREF(k->raises, Py_XNewRef(extras.raises));
+    Py_XSETREF(k->referenced, PyList_GET_SIZE(extras.referenced) ? Py_NewRef(extras.referenced)
+                                                                 : NULL);
   }
   if (rc == 0 && (PyList_GET_SIZE(declared) || (jit_links && PyTuple_GET_SIZE(jit_links)))) {
     PyObject *all = jit_links ? PySequence_List(jit_links) : PyList_New(0);
@@ -139,7 +144,7 @@ static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func,
     Py_XDECREF(all);
     if (!k->links) rc = -1;
   }
-  Py_XDECREF(declared);
+  nbc__py_compiled_clear(&extras);
   return rc;
 }
 
@@ -159,10 +164,11 @@ static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owne
     k->fp16 = nbc_compile_result_uses_fp16(k->result);
   } else {
     rc = compile_linked(st, k, py_func, sig, jit_links);
-    /* Code that calls declared functions is not kept: a hit would not know their files. */
+    /* Code that calls declared functions is not kept: a hit would not know their files;
+     * nor code holding device arrays' addresses, which another process does not have. */
     int declared = k->links && (!jit_links || PyTuple_GET_SIZE(k->links) >
                                                   PyTuple_GET_SIZE(jit_links));
-    if (rc == 0 && !declared) nbc__py_cache_store(&slot, k->result);
+    if (rc == 0 && !declared && !k->referenced) nbc__py_cache_store(&slot, k->result);
   }
   nbc__py_cache_slot_free(&slot);
   if (rc == 0) rc = count_up(hit ? &owner->cache_hits : &owner->cache_misses, sigtext);
@@ -296,15 +302,6 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     if (!record) return NULL;
     n = PyUnicode_AsUTF8(record);
   }
-  int c = 1, f = 1;
-  int64_t ec = v.itemsize, ef = v.itemsize;
-  for (int k = 0; k < v.ndim; k++) {
-    int dc = v.ndim - 1 - k, df = k;
-    if (v.shape[dc] > 1 && v.strides[dc] != ec) c = 0;
-    if (v.shape[df] > 1 && v.strides[df] != ef) f = 0;
-    ec *= v.shape[dc];
-    ef *= v.shape[df];
-  }
   if (record && v.ndim == 0 && Py_TYPE(a) == st->DeviceArrayType)
     return record; /* to_device(record): numba's DeviceRecord, a Record argument */
   if (!n || v.ndim == 0) {
@@ -317,7 +314,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
       PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R", a);
     return NULL;
   }
-  char layout = c ? 'C' : (f && v.ndim > 1) ? 'F' : 'A';
+  char layout = nbc__py_view_layout(&v);
   PyObject *s = PyUnicode_FromFormat("%s[", n);
   Py_XDECREF(record);
   for (int d = 0; s && d < v.ndim; d++) {

@@ -52,9 +52,12 @@ typedef struct {
    * a compiled kernel's, plus those of the declare_device() functions it calls. A tuple of
    * str, or NULL for none. */
   PyObject *links;
-  /* A debug=True kernel's exception table (nbc__py_compile_function_links): per raise site
+  /* A debug=True kernel's exception table (nbc__py_compile_function_extras): per raise site
    * (class, args, (function, file, line)), read after each launch; NULL for none. */
   PyObject *raises;
+  /* The global device arrays the code refers to by address (a list, or NULL for none):
+   * kept alive with it. */
+  PyObject *referenced;
 } KernelObject;
 
 typedef struct {

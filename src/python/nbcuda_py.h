@@ -260,6 +260,9 @@ typedef struct nbc__py_array_view {
  * wrapped in cuda.In/Out/InOut (arghint.c). 0 on success, -1 with
  * an exception set; on success the caller calls nbc__py_array_view_finish. */
 int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view);
+/* numba's layout of a view's geometry: 'C' when C-contiguous (1-D and 0-d included), 'F'
+ * when Fortran-contiguous with 2 or more dimensions, else 'A'. */
+char nbc__py_view_layout(const nbc__py_array_view *v);
 /* Copies a host argument back and releases what the view holds; -1 with an exception set
  * when the copy failed (the view is released either way). */
 int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back);
@@ -281,17 +284,24 @@ int nbc__py_current_cc(nbc__py_state *st, int *pmajor, int *pminor);
 int nbc__py_compile_function(nbc__py_state *st, PyObject *pyfunc, const char *sig,
                              const nbc_compile_options_t *options,
                              nbc_compile_result_t **presult);
-/* The same, also giving the files the declare_device() functions it calls link (a new
- * list; plinks may be NULL), whether one of them was declared use_cooperative=True
- * (pcooperative may be NULL) and, for a debug=True kernel, numba's exception table (praises
- * may be NULL): a tuple holding for each raise site (code i + 1) (class or None, args tuple or
- * None, (function, absolute file, line) or None), the classes looked up as the raising
- * function sees them (TypingError when one is not an exception class); NULL when it has no
- * raise site. */
-int nbc__py_compile_function_links(nbc__py_state *st, PyObject *pyfunc, const char *sig,
-                                   const nbc_compile_options_t *options,
-                                   nbc_compile_result_t **presult, PyObject **plinks,
-                                   int *pcooperative, PyObject **praises);
+/* What compiling a function gives besides its code; nbc__py_compiled_clear releases it. */
+typedef struct nbc__py_compiled {
+  PyObject *links; /* files the declare_device() functions it calls link (a list of str) */
+  int cooperative; /* one of them was declared use_cooperative=True */
+  /* a debug=True kernel's exception table: a tuple holding for each raise site (code i + 1)
+   * (class or None, args tuple or None, (function, absolute file, line) or None), the
+   * classes looked up as the raising function sees them (TypingError when one is not an
+   * exception class); NULL when it has no raise site */
+  PyObject *raises;
+  /* the global device arrays whose addresses the code holds (a list): whoever keeps the code
+   * keeps them, as numba-cuda's code library references them */
+  PyObject *referenced;
+} nbc__py_compiled;
+/* nbc__py_compile_function, also filling *extras (zeroed first; clear it after use). */
+int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const char *sig,
+                                    const nbc_compile_options_t *options,
+                                    nbc_compile_result_t **presult, nbc__py_compiled *extras);
+void nbc__py_compiled_clear(nbc__py_compiled *extras);
 /* Runs nbcuda's own Python kernel source (cuda.reduce's kernel, nbcuda.random's device
  * functions) in ns, registered in linecache under filename so the compiler reads the
  * functions it defines like any others. 0, or -1 with an exception set. */

@@ -600,6 +600,8 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
     Py_XDECREF(f);
   }
   if (rc == 0) rc = PyModule_AddObjectRef(module, "types", types);
+  /* `from nbcuda.types import int32`: nbcuda is no package, so sys.modules names it */
+  if (rc == 0) rc = PyDict_SetItemString(PyImport_GetModuleDict(), "nbcuda.types", types);
   Py_XDECREF(from_dtype);
   Py_XDECREF(types);
   return rc;

@@ -376,6 +376,8 @@ def test_numba_module_in_kernels(tmp_path):
     # numba-cuda's `from numba.cuda import types`, here nbcuda.types: the same type objects
     m.types = cuda.types
     assert cuda.types.float32 is cuda.float32 and cuda.types.from_dtype is cuda.from_dtype
+    from nbcuda.types import int32  # numba-cuda's doc example: from numba.cuda.types import
+    assert int32 is cuda.int32
     assert str(cuda.compile(m.cuda_types, "(float64,)")[1]) == "float32"
 
 

@@ -82,6 +82,24 @@ def test_rows_columns_and_elements(cuda):
     assert d[:, 1:3].flags == {"C_CONTIGUOUS": False, "F_CONTIGUOUS": False}
 
 
+def test_iteration_like_numbas(cuda):
+    # numba's DeviceNDArray iterates through __getitem__: host scalars for 1-D, device rows
+    # for more dimensions; zip() over device arrays is the documented CPU/GPU example's
+    h = host2d()
+    d = cuda.to_device(h[:, 0].copy())
+    items = list(d)
+    assert items == list(h[:, 0]) and all(type(x) is np.float32 for x in items)
+    rows = list(cuda.to_device(h))
+    assert len(rows) == 4 and all(isinstance(r, cuda.DeviceNDArray) for r in rows)
+    np.testing.assert_array_equal(rows[2].copy_to_host(), h[2])
+    x, y = cuda.to_device([1, 10, 234]), cuda.to_device([2, 2, 4014])
+    assert [a + b for a, b in zip(x, y)] == [3, 12, 4248]
+    assert list(d[1:3]) == list(h[1:3, 0]) and list(d[::-2]) == list(h[::-2, 0])
+    assert list(d[4:]) == [] and 5.0 not in d and 6.0 in d
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        list(cuda.to_device(np.float32(1.5)))
+
+
 def test_index_errors(cuda):
     d = cuda.to_device(host2d())
     with pytest.raises(IndexError, match="1 extra indices given"):
