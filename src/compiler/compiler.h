@@ -664,6 +664,15 @@ const char *nbc__numpy_ufunc(const char *name);
  * NULL: report the argument types) or nbcuda refuses the arguments (*pwhy says why). */
 const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args, int nargs,
                                  const nbc__type **ploop, const char **pwhy);
+/* The number of inputs of a ufunc kernels support, or 0. */
+int nbc__numpy_ufunc_nin(const char *name);
+/* numpy's can_cast(from, to, 'same_kind'), the rule for a ufunc's explicit output. */
+bool nbc__numpy_same_kind(const nbc__type *from, const nbc__type *to);
+/* The kernel-language source of `_ufunc(x0, ..., out)`: ufunc `name` over inputs args[0..nin)
+ * (arrays or numbers) broadcast onto out, an array of out_ndim >= 1 dimensions, as numba's
+ * ufunc kernels with an explicit output do; returns out. */
+const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
+                                        const nbc__type *const *args, int nin, int out_ndim);
 /* The builtin that computes the ufunc on its loop type (MATH with *pmath the math name,
  * ABS, MIN, MAX, CAST or NUMPY). */
 nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const char **pmath);

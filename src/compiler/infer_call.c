@@ -241,10 +241,74 @@ static const nbc__type *call_math(infer *I, nbc__node *n, const char *name,
 
 /* numpy.<ufunc> on scalars: numba's loop typing (numpy.c); the call is recorded as the
  * builtin computing the same thing on the loop's type, each argument converted to it. */
+static nbc__global *generated_function(infer *I, const char *name, const char *src);
+static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
+                                    const nbc__type **types, int nargs);
+
+/* A ufunc over arrays, as numba-cuda runs one in a kernel: with an explicit output array
+ * (`np.sin(x, out)`, numpy's `out=` keyword too), which the call returns; numba's loop is
+ * chosen by the inputs' element types and its result must cast to out's dtype as numpy's
+ * 'same_kind' rule allows. The loops are numpy.c's generated function. Without an output the
+ * call would allocate, which kernels cannot. */
+static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *name, int nin,
+                                          const nbc__type **types, int nargs) {
+  char what[64];
+  snprintf(what, sizeof what, "numpy.%s", name);
+  int npos = positional(n);
+  if (npos < nargs) {
+    nbc__node *kw = n->list.items[npos];
+    if (strcmp(kw->str, "out") != 0 || npos != nin || nargs != nin + 1)
+      return UNSUPPORTED(I, kw, "%s(): keyword argument '%s' is not supported in kernels "
+                                "(only out=, after the inputs)", what, kw->str),
+             NULL;
+    n->list.items[npos] = kw->a; /* out= is the last positional argument */
+  }
+  if (nargs == nin)
+    return UNSUPPORTED(I, n, "%s() of arrays needs an output array in kernels, which cannot "
+                             "allocate one: %s(..., out)", what, what),
+           NULL;
+  if (nargs != nin + 1) return arg_list_error(I, n, what, types, nargs);
+  const nbc__type *out = types[nin];
+  if (out->kind != NBC__T_ARRAY)
+    return TYPING(I, n, "ufunc '%s' called with an explicit output that is not an array",
+                  name),
+           NULL;
+  if (out->readonly)
+    return TYPING(I, n, "%s(): the output %s is read-only", what, nbc__infer_tname(I, out)),
+           NULL;
+  if (out->ndim < 1)
+    return UNSUPPORTED(I, n, "%s(): a 0-d output array is not supported in kernels", what),
+           NULL;
+  const nbc__type *elems[8];
+  for (int k = 0; k < nin; k++) {
+    elems[k] = types[k]->kind == NBC__T_ARRAY ? types[k]->dtype : types[k];
+    if (!elems[k] || !nbc__type_is_number(elems[k])) return arg_list_error(I, n, what, types, nargs);
+  }
+  const nbc__type *loop = NULL;
+  const char *why = NULL;
+  const nbc__type *r = nbc__type_numpy(name, elems, nin, &loop, &why);
+  if (!r && why) return UNSUPPORTED(I, n, "%s: %s", what, why), NULL;
+  if (!r || !nbc__type_is_number(out->dtype) || !nbc__numpy_same_kind(r, out->dtype))
+    return TYPING(I, n, "can't resolve ufunc %s for the types of %s (its %s result does not "
+                        "cast to the output's %s under numpy's 'same_kind' rule)",
+                  name, what, r ? nbc__infer_tname(I, r) : "missing",
+                  nbc__infer_tname(I, out->dtype)),
+           NULL;
+  const char *src = nbc__numpy_ufunc_out_source(I->ctx, name, types, nin, out->ndim);
+  nbc__global *G = generated_function(I, "_ufunc", src);
+  return G ? call_python(I, n, G, types, nargs) : NULL;
+}
+
 static const nbc__type *call_numpy(infer *I, nbc__node *n, const char *name,
                                    const nbc__type **types, int nargs) {
   char what[64];
   snprintf(what, sizeof what, "numpy.%s", name);
+  int nin = nbc__numpy_ufunc_nin(name);
+  bool arrays = false;
+  for (int i = 0; i < nargs; i++)
+    arrays |= types[i]->kind == NBC__T_ARRAY;
+  if (nin && (arrays || nargs == nin + 1))
+    return call_ufunc_arrays(I, n, nbc__numpy_ufunc(name), nin, types, nargs);
   if (!no_keywords(I, n, what)) return NULL;
   const nbc__type *loop = NULL;
   const char *why = NULL;
@@ -910,8 +974,6 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
  * _<name>__c64 / _<name>__c128, which return that type (isnan/isinf/isfinite: bool; log takes
  * an optional base of the same type). Its overloads (log10, cosh, sinh, tanh, acosh, phase,
  * polar) take a complex number as it is, rect two floats, and return what their bodies do. */
-static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
-                                    const nbc__type **types, int nargs);
 
 /* The embedded cmath source resolves its own names (its imports and constants): a resolver
  * without a function makes global_lookup use the module's bindings. */

@@ -163,6 +163,11 @@ const char *nbc__numpy_ufunc(const char *name) {
   return u ? u->name : NULL;
 }
 
+int nbc__numpy_ufunc_nin(const char *name) {
+  const struct ufunc *u = ufunc_find(name);
+  return u ? u->nin : 0;
+}
+
 /* ----------------------------------------------------------------------- the typing --- */
 
 /* np.can_cast(from, to, 'safe') over bool, the integers and float32/float64. */
@@ -174,6 +179,14 @@ static bool can_cast_safe(const nbc__type *from, const nbc__type *to) {
   if (!nbc__type_is_int(to)) return false;
   if (nbc__type_is_signed(from)) return nbc__type_is_signed(to) && tb >= fb;
   return nbc__type_is_signed(to) ? tb > fb : tb >= fb;
+}
+
+bool nbc__numpy_same_kind(const nbc__type *from, const nbc__type *to) {
+  if (nbc__type_equal(from, to) || from->kind == NBC__T_BOOL) return true;
+  if (nbc__type_is_complex(to)) return nbc__type_is_number(from);
+  if (nbc__type_is_float(to)) return nbc__type_is_int(from) || nbc__type_is_float(from);
+  if (!nbc__type_is_int(to) || !nbc__type_is_int(from)) return false;
+  return nbc__type_is_signed(from) == nbc__type_is_signed(to) || can_cast_safe(from, to);
 }
 
 const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args, int nargs,
@@ -291,4 +304,60 @@ nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
   nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", num_res, cmp, ty, a.v, ty, b.v);
   nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", res, any_nan, ty, nan_res, ty, num_res);
   return (nbc__lval){rt, res};
+}
+
+/* ------------------------------------------------------- arrays with an explicit output --- */
+
+/* numba's ufunc kernel with an explicit output, in the kernel language: each array input of
+ * rank m lines up with out's last m axes, where each of its extents must be out's or 1 (the
+ * index then stays 0), else the thread raises numba's ValueError; numbers are used as they
+ * are. The loops visit out in C order; each element is the scalar ufunc of the inputs'
+ * elements, stored with the conversion of an assignment; out is returned. */
+const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
+                                        const nbc__type *const *args, int nin, int out_ndim) {
+  const struct ufunc *u = ufunc_find(name);
+  if (!u || nin != u->nin || out_ndim < 1) return NULL;
+  nbc__buf b;
+  nbc__buf_init(&b, ctx->arena);
+  nbc__buf_puts(&b, "import numpy as np\n\n\ndef _ufunc(");
+  for (int k = 0; k < nin; k++)
+    nbc__buf_printf(&b, "x%d, ", k);
+  nbc__buf_puts(&b, "out):\n");
+  for (int k = 0; k < nin; k++) /* more dimensions than out: numba's error at run time */
+    if (args[k]->kind == NBC__T_ARRAY && args[k]->ndim > out_ndim) {
+      nbc__buf_printf(&b, "    raise ValueError(\"unable to broadcast argument %d to output "
+                          "array\")\n    return out\n", k);
+      return b.oom ? NULL : b.data;
+    }
+  for (int k = 0; k < nin; k++) {
+    if (args[k]->kind != NBC__T_ARRAY) continue;
+    int m = args[k]->ndim;
+    for (int j = 0; j < m; j++) {
+      int d = j + out_ndim - m;
+      nbc__buf_printf(&b,
+                      "    if x%d.shape[%d] != out.shape[%d] and x%d.shape[%d] != 1:\n"
+                      "        raise ValueError(\"unable to broadcast argument %d to output "
+                      "array\")\n"
+                      "    s%d_%d = 1 if x%d.shape[%d] != 1 else 0\n",
+                      k, j, d, k, j, k, k, j, k, j);
+    }
+  }
+  for (int d = 0; d < out_ndim; d++)
+    nbc__buf_printf(&b, "%*sfor i%d in range(out.shape[%d]):\n", 4 + 4 * d, "", d, d);
+  int in = 4 + 4 * out_ndim;
+  nbc__buf_printf(&b, "%*sout[", in, "");
+  for (int d = 0; d < out_ndim; d++)
+    nbc__buf_printf(&b, "%si%d", d ? ", " : "", d);
+  nbc__buf_printf(&b, "] = np.%s(", u->name);
+  for (int k = 0; k < nin; k++) {
+    nbc__buf_printf(&b, "%sx%d", k ? ", " : "", k);
+    if (args[k]->kind != NBC__T_ARRAY) continue;
+    int m = args[k]->ndim;
+    nbc__buf_puts(&b, "[");
+    for (int j = 0; j < m; j++)
+      nbc__buf_printf(&b, "%si%d * s%d_%d", j ? ", " : "", j + out_ndim - m, k, j);
+    nbc__buf_puts(&b, m ? "]" : "()]");
+  }
+  nbc__buf_puts(&b, ")\n    return out\n");
+  return b.oom ? NULL : b.data;
 }

@@ -599,6 +599,32 @@ def _(r):
     np.testing.assert_allclose(r["two_three"], 0.4055, atol=0.001)
 
 
+# ---------------------------------------------------------------- test_ufunc.py
+
+
+@example
+def cuda_ufunc_call(cuda):
+    # A kernel calls a ufunc
+    @cuda.jit
+    def f(r, x):
+        # Compute sin(x) with result written to r
+        np.sin(x, r)
+
+    # Declare input and output arrays
+    x = np.arange(10, dtype=np.float32) - 5
+    r = np.zeros_like(x)
+
+    # Launch kernel that calls the ufunc
+    f[1, 1](r, x)
+    return {"r": r, "x": x}
+
+
+@check("cuda_ufunc_call")
+def _(r):
+    # A quick sanity check demonstrating equality
+    np.testing.assert_allclose(r["r"], np.sin(r["x"]))
+
+
 # ---------------------------------------------------------------- test_random.py
 
 
