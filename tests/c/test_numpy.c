@@ -184,8 +184,11 @@ TEST(what_kernels_cannot_use_is_refused_clearly) {
                   "numpy.sqrt: complex arguments are not supported");
   ASSERT_CONTAINS(type_of_expr("np.power(a, b)", "(int64, int64)"),
                   "numpy.power: integer loops are not supported");
+  /* a second argument is the output (numba's message when it is no array) */
   ASSERT_CONTAINS(type_of_expr("np.sqrt(a, b)", "(int64, int64)"),
-                  "error: Invalid use of numpy.sqrt with parameters (int64, int64)");
+                  "error: ufunc 'sqrt' called with an explicit output that is not an array");
+  ASSERT_CONTAINS(type_of_expr("np.sqrt(a, b, a)", "(int64, int64)"),
+                  "error: Invalid use of numpy.sqrt with parameters (int64, int64, int64)");
   ASSERT_CONTAINS(type_of_expr("np.minimum(a, b=1)", "(int64, int64)"),
                   "error: numpy.minimum() takes no keyword arguments");
   ASSERT_CONTAINS(type_of_expr("np.float32", "(int64, int64)"), "cannot return a value");
