@@ -361,6 +361,11 @@ nbc_status_t nbc_memcpy_peer(nbc_devptr_t dst, nbc_context_t *dst_context, nbc_d
 #define NBC_NVRTC_DEBUG 0x4u
 nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major,
                                int cc_minor, unsigned flags, char **pcode, size_t *psize);
+/* The same, with more directories searched for #include: search_paths is numba's
+ * CUDA_NVRTC_EXTRA_SEARCH_PATHS, directories separated by ':' (NULL or "": none). */
+nbc_status_t nbc_nvrtc_compile_searching(const char *source, const char *name, int cc_major,
+                                         int cc_minor, unsigned flags, const char *search_paths,
+                                         char **pcode, size_t *psize);
 
 /* Host memory the device can reach (numba's memhostalloc, mempin, memallocmanaged), in the
  * current context (created as by nbc_current_context(-1) if none).

@@ -5,9 +5,11 @@
  * NBCUDA_NVRTC overriding the search), and its absence is NBC_NO_NVRTC with every place
  * searched. The source is compiled for the device's architecture (-arch=sm_XY, or
  * -arch=compute_XY with -dlto for LTO-IR) with the toolkit's include directory, as numba-cuda
- * compiles link files, with -lineinfo / -G when the flags ask (numba's compile_all); a failure
- * carries NVRTC's log. What NVRTC made is kept for the process
- * and given again for the same source text, name, architecture and flags (a kernel loaded in
+ * compiles link files, with -lineinfo / -G when the flags ask (numba's compile_all) and -I for
+ * each directory of the extra search paths (numba's CUDA_NVRTC_EXTRA_SEARCH_PATHS, ':'
+ * separated); a failure carries NVRTC's log. What NVRTC made is kept for the process
+ * and given again for the same source text, name, architecture, flags and search paths (a
+ * kernel loaded in
  * several contexts, kernels sharing a file, the fp16 wrappers): a changed file is compiled
  * anew; a header it includes is not looked at again.
  */
@@ -85,26 +87,62 @@ static nbc_status_t fail(nvrtc_program *prog, const char *call, int r, const cha
   return st;
 }
 
+/* The options: -arch, the toolkit's include directory, -rdc=true, the flags' own and one -I
+ * per directory of search_paths; malloc'd (free() it and its strings' block *pblock), or
+ * NULL when out of memory. */
+static const char **options_for(int cc_major, int cc_minor, unsigned flags,
+                                const char *search_paths, int *pcount, char **pblock) {
+  int dirs = 0;
+  size_t bytes = 48 + 4300;
+  for (const char *p = search_paths; p && *p; p++)
+    dirs += *p == ':';
+  if (search_paths && *search_paths) bytes += strlen(search_paths) + 3 * ((size_t)dirs + 1) + 1;
+  const char **options = malloc(sizeof *options * (size_t)(6 + dirs + 1));
+  char *block = malloc(bytes);
+  if (!options || !block) {
+    free(options);
+    free(block);
+    return NULL;
+  }
+  int lto = (flags & NBC_NVRTC_LTO) != 0, n = 0;
+  char *arch = block, *include = block + 48, *next = block + 48 + 4300;
+  snprintf(arch, 48, "-arch=%s_%d%d", lto ? "compute" : "sm", cc_major, cc_minor);
+  include_option(include, 4300);
+  options[n++] = arch;
+  options[n++] = include;
+  options[n++] = "-rdc=true";
+  if (lto) options[n++] = "-dlto";
+  if (flags & NBC_NVRTC_LINEINFO) options[n++] = "-lineinfo";
+  if (flags & NBC_NVRTC_DEBUG) options[n++] = "-G";
+  for (const char *p = search_paths; p && *p;) {
+    size_t len = strcspn(p, ":");
+    if (len) { /* an empty entry (a doubled ':') names no directory */
+      options[n++] = next;
+      next += sprintf(next, "-I%.*s", (int)len, p) + 1;
+    }
+    p += len + (p[len] == ':');
+  }
+  *pcount = n;
+  *pblock = block;
+  return options;
+}
+
 static nbc_status_t compile_uncached(const char *source, const char *name, int cc_major,
-                                     int cc_minor, unsigned flags, char **pcode,
-                                     size_t *psize) {
+                                     int cc_minor, unsigned flags, const char *search_paths,
+                                     char **pcode, size_t *psize) {
   nbc__nvrtc_compiles++;
   pthread_once(&rtc_once, load_rtc);
   if (!rtc_loaded) return nbc__set_error(NBC_NO_NVRTC, "%s", rtc_error);
-  int lto = (flags & NBC_NVRTC_LTO) != 0;
-  char arch[48], include[4300];
-  snprintf(arch, sizeof arch, "-arch=%s_%d%d", lto ? "compute" : "sm", cc_major, cc_minor);
-  include_option(include, sizeof include);
-  const char *options[6] = {arch, include, "-rdc=true"};
-  int noptions = 3;
-  if (lto) options[noptions++] = "-dlto";
-  if (flags & NBC_NVRTC_LINEINFO) options[noptions++] = "-lineinfo";
-  if (flags & NBC_NVRTC_DEBUG) options[noptions++] = "-G";
+  int lto = (flags & NBC_NVRTC_LTO) != 0, noptions = 0;
+  char *block = NULL;
+  const char **options = options_for(cc_major, cc_minor, flags, search_paths, &noptions, &block);
+  if (!options) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   nvrtc_program prog = NULL;
   int r = rtc.create(&prog, source, name, 0, NULL, NULL);
-  if (r != 0) return fail(&prog, "nvrtcCreateProgram", r, name);
-  r = rtc.compile(prog, noptions, options);
-  if (r != 0) return fail(&prog, "nvrtcCompileProgram", r, name);
+  if (r == 0) r = rtc.compile(prog, noptions, options);
+  free(options);
+  free(block);
+  if (r != 0) return fail(&prog, prog ? "nvrtcCompileProgram" : "nvrtcCreateProgram", r, name);
   size_t size = 0;
   r = lto ? rtc.ltoir_size(prog, &size) : rtc.ptx_size(prog, &size);
   if (r != 0) return fail(&prog, lto ? "nvrtcGetLTOIRSize" : "nvrtcGetPTXSize", r, name);
@@ -128,7 +166,7 @@ static nbc_status_t compile_uncached(const char *source, const char *name, int c
 /* What NVRTC made, kept for the process: a kernel loaded in several contexts, kernels sharing
  * a link file and the fp16 wrappers compile once per (source, name, architecture, kind). */
 struct compiled {
-  char *source, *name;
+  char *source, *name, *search_paths;
   int cc_major, cc_minor;
   unsigned flags;
   char *code;
@@ -150,6 +188,13 @@ static char *copy_of(const char *data, size_t size) {
 
 nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_major, int cc_minor,
                                unsigned flags, char **pcode, size_t *psize) {
+  return nbc_nvrtc_compile_searching(source, name, cc_major, cc_minor, flags, NULL, pcode, psize);
+}
+
+nbc_status_t nbc_nvrtc_compile_searching(const char *source, const char *name, int cc_major,
+                                         int cc_minor, unsigned flags, const char *search_paths,
+                                         char **pcode, size_t *psize) {
+  if (!search_paths) search_paths = "";
   if (!source || !pcode || !psize)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_nvrtc_compile: NULL argument");
   *pcode = NULL;
@@ -160,7 +205,8 @@ nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_majo
   pthread_mutex_lock(&cache_lock);
   for (struct compiled *c = cache; c; c = c->next)
     if (c->cc_major == cc_major && c->cc_minor == cc_minor && c->flags == flags &&
-        strcmp(c->name, name) == 0 && strcmp(c->source, source) == 0) {
+        strcmp(c->name, name) == 0 && strcmp(c->search_paths, search_paths) == 0 &&
+        strcmp(c->source, source) == 0) {
       char *code = copy_of(c->code, c->size);
       size_t size = c->size;
       pthread_mutex_unlock(&cache_lock);
@@ -170,18 +216,21 @@ nbc_status_t nbc_nvrtc_compile(const char *source, const char *name, int cc_majo
       return NBC_OK;
     }
   pthread_mutex_unlock(&cache_lock);
-  nbc_status_t st = compile_uncached(source, name, cc_major, cc_minor, flags, pcode, psize);
+  nbc_status_t st =
+      compile_uncached(source, name, cc_major, cc_minor, flags, search_paths, pcode, psize);
   if (st != NBC_OK) return st;
   struct compiled *c = calloc(1, sizeof *c);
   if (c) {
     c->source = copy_of(source, strlen(source));
     c->name = copy_of(name, strlen(name));
+    c->search_paths = copy_of(search_paths, strlen(search_paths));
     c->code = copy_of(*pcode, *psize);
   }
-  if (!c || !c->source || !c->name || !c->code) { /* not kept: compiled again next time */
+  if (!c || !c->source || !c->name || !c->search_paths || !c->code) { /* not kept */
     if (c) {
       free(c->source);
       free(c->name);
+      free(c->search_paths);
       free(c->code);
       free(c);
     }

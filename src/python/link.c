@@ -102,16 +102,25 @@ static nbc_image_kind_t image_kind(const char *ext) {
   return NBC_IMAGE_AUTO;
 }
 
-/* CUDA C++ text compiled by NVRTC for sm_<major><minor> (nbc_nvrtc_compile's flags): PTX or
+/* CUDA C++ text compiled by NVRTC for sm_<major><minor> (nbc_nvrtc_compile's flags), searching
+ * nbcuda.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS for its headers: PTX or
  * LTO-IR as bytes; NULL with the exception set. */
 static PyObject *compile_cu(nbc__py_state *st, const char *text, const char *name, int major,
                             int minor, unsigned flags) {
   char *out = NULL;
   size_t size = 0;
+  PyObject *search = nbc__py_nvrtc_search_paths(st); /* nbcuda.config's, read now */
+  const char *paths = search ? PyUnicode_AsUTF8(search) : NULL;
+  if (!paths) {
+    Py_XDECREF(search);
+    return NULL;
+  }
   nbc_status_t s;
-  Py_BEGIN_ALLOW_THREADS s = nbc_nvrtc_compile(text, name, major, minor, flags, &out, &size);
+  Py_BEGIN_ALLOW_THREADS s =
+      nbc_nvrtc_compile_searching(text, name, major, minor, flags, paths, &out, &size);
   Py_END_ALLOW_THREADS PyObject *r =
       s == NBC_OK ? PyBytes_FromStringAndSize(out, (Py_ssize_t)size) : nbc__py_raise(st, s);
+  Py_DECREF(search);
   free(out);
   return r;
 }

@@ -289,7 +289,7 @@ static int module_exec(PyObject *module) {
       nbc__py_random_init(module, st) < 0 || nbc__py_memptr_init(module, st) < 0 ||
       nbc__py_vectorize_init(module, st) < 0 || nbc__py_gufunc_init(module, st) < 0 ||
       nbc__py_declared_init(module, st) < 0 || nbc__py_linkable_init(module, st) < 0 ||
-      nbc__py_emm_init(module, st) < 0)
+      nbc__py_emm_init(module, st) < 0 || nbc__py_config_init(module, st) < 0)
     return -1;
   if (PyModule_AddStringConstant(module, "__version__", NBC_VERSION_STRING) < 0) return -1;
   return 0;
@@ -302,7 +302,7 @@ static int module_exec(PyObject *module) {
   X(EventType) X(DeviceArrayType) X(NbTypeType) X(KernelType) X(LauncherType)              \
   X(DeviceFunctionType) X(RequireContextType) X(ScopeType) X(RuntimeType) X(gpus)          \
   X(devices) X(managed) X(contexts) X(types) X(memory_info) X(numpy) X(module_name)        \
-  X(dispatcher) X(str_cai) X(str_cuda_stream) X(HostMemType) X(mapped_array_class)       \
+  X(dispatcher) X(str_cai) X(str_cuda_stream) X(HostMemType) X(mapped_array_class) X(config) \
   X(managed_array_class) X(np_empty) X(np_ndarray) X(np_dtype) X(str_C) X(str_F)          \
   X(str_dtype) X(dtype_keys) X(dtype_objs) X(StubType) X(IpcHandleType)                 \
   X(IpcArrayHandleType) X(ArgHintType) X(InHintType) X(OutHintType) X(InOutHintType)    \

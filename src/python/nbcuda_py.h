@@ -52,6 +52,7 @@ typedef struct nbc__py_state {
   PyObject *dispatcher;    /* the callback dispatcher thread (stream.c), or NULL */
   PyObject *str_cai;       /* "__cuda_array_interface__" */
   PyObject *str_cuda_stream; /* "__cuda_stream__" */
+  PyObject *config;              /* the nbcuda.config module (config.c) */
   PyObject *mapped_array_class;  /* MappedNDArray (hostmemory.c), made on first use */
   PyObject *managed_array_class; /* ManagedNDArray */
   /* devicearray.c's caches, so that device_array/to_device/copy_to_host make no Python-level
@@ -342,6 +343,10 @@ int nbc__py_arg_hint(nbc__py_state *st, PyObject *obj, PyObject **pvalue, int *p
 
 /* ======================================================================= random.c === */
 /* nbcuda.random (numba.cuda.random's generators), a submodule in sys.modules. */
+/* config.c: the nbcuda.config module; its CUDA_NVRTC_EXTRA_SEARCH_PATHS (a new reference to
+ * a str, or NULL with the error set). */
+int nbc__py_config_init(PyObject *module, nbc__py_state *st);
+PyObject *nbc__py_nvrtc_search_paths(nbc__py_state *st);
 int nbc__py_random_init(PyObject *module, nbc__py_state *st);
 
 /* ======================================================================== cache.c === */

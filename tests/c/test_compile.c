@@ -11,6 +11,7 @@
 #include <glob.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "compiler/compiler.h"
 #include "host/host.h"
@@ -419,6 +420,27 @@ TEST(declared_device_function) {
   ASSERT_STATUS(nbc_nvrtc_compile(twice_src, "twice.cu", 9, 0, 0x80, &code, &n),
                 NBC_INVALID_ARGUMENT);
   ASSERT_CONTAINS(nbc_last_error(), "unknown flags 0x80");
+  /* headers found through the extra search paths (numba's CUDA_NVRTC_EXTRA_SEARCH_PATHS, ':'
+   * separated, empty entries skipped), which are part of what the cache tells apart */
+  char dir[] = "/tmp/nbcuda_inc_XXXXXX";
+  ASSERT(mkdtemp(dir));
+  char header[64];
+  snprintf(header, sizeof header, "%s/three.cuh", dir);
+  FILE *f = fopen(header, "w");
+  ASSERT(f && fputs("#define THREE 3\n", f) >= 0 && fclose(f) == 0);
+  static const char uses[] = "#include <three.cuh>\nextern \"C\" __device__ int thrice(int *r, "
+                             "int a) { *r = THREE * a; return 0; }\n";
+  ASSERT_STATUS(nbc_nvrtc_compile(uses, "thrice.cu", 9, 0, 0, &code, &n), NBC_NVRTC_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cannot open source file");
+  char paths[128];
+  snprintf(paths, sizeof paths, "/nonexistent::%s", dir);
+  ASSERT_OK(nbc_nvrtc_compile_searching(uses, "thrice.cu", 9, 0, 0, paths, &code, &n));
+  ASSERT_CONTAINS(code, "thrice");
+  free(code);
+  ASSERT_STATUS(nbc_nvrtc_compile_searching(uses, "thrice.cu", 9, 0, 0, "", &code, &n),
+                NBC_NVRTC_ERROR);
+  remove(header);
+  rmdir(dir);
 }
 
 /* A resolver answering LUT as a global array (NBC_GLOBAL_ARRAY), as the Python module

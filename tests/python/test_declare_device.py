@@ -161,6 +161,41 @@ def test_link_errors(tmp_path, cu_file):
         cuda.jit(device=True, link=[cu_file])(product_plus_index)
 
 
+def test_nvrtc_extra_search_paths(tmp_path, run_py):
+    # numba's config.CUDA_NVRTC_EXTRA_SEARCH_PATHS: directories (':') NVRTC searches for the
+    # headers of a linked .cu file, read when the file is compiled
+    inc_a, inc_b = tmp_path / "a", tmp_path / "b"
+    inc_a.mkdir()
+    inc_b.mkdir()
+    (inc_a / "twice.cuh").write_text("__device__ float twice(float v) { return 2 * v; }\n")
+    (inc_b / "plus.cuh").write_text("__device__ float plus(float v, float w) { return v + w; }\n")
+    cu = tmp_path / "uses_headers.cu"
+    cu.write_text('#include <twice.cuh>\n#include "plus.cuh"\nextern "C" __device__ int '
+                  "twice_plus(float *r, float a, float b) { *r = plus(twice(a), b); return 0; }\n")
+    twice_plus = cuda.declare_device("twice_plus", "float32(float32, float32)", link=str(cu))
+
+    def k(out):
+        out[0] = twice_plus(out[0], 1.0)
+
+    from nbcuda import config
+    assert config is cuda.config and config.CUDA_NVRTC_EXTRA_SEARCH_PATHS == ""
+    out = cuda.to_device(np.ones(1, np.float32))
+    with pytest.raises(cuda.CompileError, match="cannot open source file"):
+        cuda.jit("void(float32[::1])")(k)[1, 1](out)
+    config.CUDA_NVRTC_EXTRA_SEARCH_PATHS = f"{inc_a}::{inc_b}"  # an empty entry is skipped
+    try:
+        cuda.jit("void(float32[::1])")(k)[1, 1](out)  # NVRTC with both, nvJitLink, load
+        config.CUDA_NVRTC_EXTRA_SEARCH_PATHS = 7
+        with pytest.raises(TypeError, match="CUDA_NVRTC_EXTRA_SEARCH_PATHS must be a str"):
+            cuda.jit("void(float32[::1])")(k)[1, 1](out)
+    finally:
+        config.CUDA_NVRTC_EXTRA_SEARCH_PATHS = ""
+    # the environment variable numba reads gives the starting value
+    code = "import nbcuda; print(nbcuda.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS)"
+    r = run_py(code, env={"NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS": f"{inc_a}:{inc_b}"})
+    assert r.stdout.strip() == f"{inc_a}:{inc_b}"
+
+
 # ------------------------------------------------- code in memory: LinkableCode ---------
 
 def test_linkable_code_classes():

@@ -10,6 +10,7 @@ The GPU runs each under nbcuda and under numba-cuda (in its own process), checks
 results with the original assertions and compares them with numba-cuda's."""
 import importlib
 import math
+import os
 
 import numpy as np
 import pytest
@@ -36,8 +37,12 @@ def check(name):
 
 
 def submodule(cuda, name):
-    """`from numba.cuda.random import ...` for whichever cuda module runs the example."""
-    return importlib.import_module(f"{cuda.__name__}.{name}")
+    """`from numba.cuda import config` or `from numba.cuda.random import ...` for whichever cuda
+    module runs the example: its attribute, else its submodule, as `from ... import` does."""
+    try:
+        return getattr(cuda, name)
+    except AttributeError:
+        return importlib.import_module(f"{cuda.__name__}.{name}")
 
 
 # ---------------------------------------------------------------- test_vecadd.py
@@ -623,6 +628,85 @@ def cuda_ufunc_call(cuda):
 def _(r):
     # A quick sanity check demonstrating equality
     np.testing.assert_allclose(r["r"], np.sin(r["x"]))
+
+
+# ---------------------------------------------------------------- test_ffi.py
+
+FFI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "doc_examples_ffi")
+
+
+@example
+def linking_cu(cuda):
+    # Path to the source containing the foreign function
+    # (here assumed to be in a subdirectory called "ffi")
+    functions_cu = os.path.join(FFI, "functions.cu")
+
+    # Declaration of the foreign function
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=functions_cu)
+
+    # A kernel that calls mul; functions.cu is linked automatically due to
+    # the call to mul.
+    @cuda.jit
+    def multiply_vectors(r, x, y):
+        i = cuda.grid(1)
+
+        if i < len(r):
+            r[i] = mul(x[i], y[i])
+
+    # Generate random data
+    N = 32
+    np.random.seed(1)
+    x = np.random.rand(N).astype(np.float32)
+    y = np.random.rand(N).astype(np.float32)
+    r = np.zeros_like(x)
+
+    # Run the kernel
+    multiply_vectors[1, 32](r, x, y)
+    return {"r": r, "x": x, "y": y}
+
+
+@check("linking_cu")
+def _(r):
+    # Sanity check - ensure the results match those expected
+    np.testing.assert_array_equal(r["r"], r["x"] * r["y"])
+
+
+@example
+def extra_includes(cuda):
+    config = submodule(cuda, "config")  # from numba.cuda import config
+    saxpy_cu = os.path.join(FFI, "saxpy.cu")
+    # the headers saxpy.cu includes: mul.cuh and (numba's tests/data/include) add.cuh
+    includedir = ":".join([os.path.join(FFI, "include"), os.path.join(FFI, "data_include")])
+    saved = config.CUDA_NVRTC_EXTRA_SEARCH_PATHS
+    config.CUDA_NVRTC_EXTRA_SEARCH_PATHS = includedir
+    try:
+        sig = "float32(float32, float32, float32)"
+        saxpy = cuda.declare_device("saxpy", sig=sig, link=saxpy_cu)
+
+        @cuda.jit
+        def vector_saxpy(a, x, y, res):
+            i = cuda.grid(1)
+            if i < len(res):
+                res[i] = saxpy(a, x[i], y[i])
+
+        size = 10_000
+        a = 3.0
+        X = np.ones((size,), dtype="float32")
+        Y = np.ones((size,), dtype="float32")
+        R = np.zeros((size,), dtype="float32")
+
+        block_size = 32
+        num_blocks = (size // block_size) + 1
+
+        vector_saxpy[num_blocks, block_size](a, X, Y, R)
+    finally:
+        config.CUDA_NVRTC_EXTRA_SEARCH_PATHS = saved
+    return {"R": R, "expected": a * X + Y}
+
+
+@check("extra_includes")
+def _(r):
+    np.testing.assert_equal(r["R"], r["expected"])
 
 
 # ---------------------------------------------------------------- test_random.py
