@@ -821,9 +821,11 @@ typedef enum nbc_param_kind {
   NBC_PARAM_OTHER,      /* other types (tuples holding records...): nbc_signature_pack_*
                            refuses them */
   NBC_PARAM_RECORD,     /* a record (numpy structured scalar): a pointer to its bytes */
-  NBC_PARAM_TUPLE       /* a tuple of scalars and arrays (or of such tuples), flattened item
+  NBC_PARAM_TUPLE,      /* a tuple of scalars and arrays (or of such tuples), flattened item
                            by item as numba passes it: items describes each, packed on its
                            own */
+  NBC_PARAM_POINTER     /* numba's CPointer(scalar): an address (8 bytes); dtype_name,
+                           dtype_kind and itemsize describe what it points to */
 } nbc_param_kind_t;
 
 typedef struct nbc_param_info {
@@ -882,6 +884,11 @@ nbc_status_t nbc_param_pack_complex(const nbc_param_info_t *p, void *params, dou
 nbc_status_t nbc_param_pack_array(const nbc_param_info_t *p, void *params, nbc_devptr_t data,
                                   char dtype_kind, int itemsize, int ndim,
                                   const int64_t *shape, const int64_t *strides);
+/* Writes pointer argument `index` (numba's CPointer), or the pointer described by p: the
+ * address as given (numba passes the int it is given). */
+nbc_status_t nbc_signature_pack_pointer(const nbc_signature_t *sig, int index, void *params,
+                                        uint64_t address);
+nbc_status_t nbc_param_pack_pointer(const nbc_param_info_t *p, void *params, uint64_t address);
 /* Writes record argument `index`: the device address of a copy of its itemsize bytes, which
  * must be the record's size (numba copies a record argument to the device, passes the
  * pointer, and copies it back after the launch). */

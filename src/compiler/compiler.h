@@ -270,6 +270,8 @@ typedef enum nbc__type_kind {
   NBC__T_FLAT,      /* a.flat, numpy's flat iterator (numba's NumpyFlatType): dtype the array
                        type; its value is the array's; len() its size, f[i] its i-th element
                        in C order */
+  NBC__T_POINTER,   /* numba's CPointer(dtype), printed "dtype*": an address of dtype (a
+                       number) in the generic address space; p[i] loads and stores */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -293,6 +295,8 @@ typedef struct nbc__type {
 const nbc__type *nbc__type_scalar(nbc__type_kind kind);
 const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim, char layout);
 const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count);
+/* numba's CPointer(dtype): a pointer to a number. */
+const nbc__type *nbc__type_pointer(nbc__ctx *ctx, const nbc__type *dtype);
 /* The vector type of count (1-4) elements of the scalar dtype, named as numba names it. */
 const nbc__type *nbc__type_vector(nbc__ctx *ctx, const nbc__type *dtype, int count);
 /* A record type of count fields (copied into the arena): scalars, or C-layout array types

@@ -951,6 +951,18 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n) {
 
 static void stmts(infer *I, nbc__list *body);
 
+/* An element store of a t value into an element of type dt (an array's or a pointer's,
+ * `where` says which): a number that converts, cast there; else numba's error. */
+static void store_number(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t,
+                         const nbc__type *dt, const char *where) {
+  if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, dt)) {
+    TYPING(I, value ? value : target, "Cannot convert %s to %s in %s assignment",
+           nbc__infer_tname(I, t), nbc__infer_tname(I, dt), where);
+    return;
+  }
+  if (value) nbc__infer_cast(value, dt);
+}
+
 /* Assigns a value of type t (node value, or NULL inside an unpacking) to target. */
 static void assign_target(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t);
 
@@ -1008,6 +1020,12 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
                   nbc__infer_tname(I, o));
       return;
     }
+    if (o->kind == NBC__T_POINTER) { /* p[i] = v: the number converted to the pointee */
+      const nbc__type *dt = nbc__infer_subscript(I, target);
+      target->type = dt;
+      if (dt && t) store_number(I, target, value, t, dt, "a pointer");
+      return;
+    }
     if (o->kind != NBC__T_ARRAY && o->kind != NBC__T_FLAT) {
       nbc__infer_expr(I, target->b);
       TYPING(I, target, "'%s' object does not support item assignment", nbc__infer_tname(I, o));
@@ -1044,12 +1062,7 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
                nbc__infer_tname(I, t), nbc__infer_tname(I, dt));
       return;
     }
-    if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, dt)) {
-      TYPING(I, value ? value : target, "Cannot convert %s to %s in an array assignment",
-             nbc__infer_tname(I, t), nbc__infer_tname(I, dt));
-      return;
-    }
-    if (value) nbc__infer_cast(value, dt);
+    store_number(I, target, value, t, dt, "an array");
     return;
   }
   case NBC__N_TUPLE:

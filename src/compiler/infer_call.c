@@ -282,7 +282,8 @@ static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *na
   const nbc__type *elems[8];
   for (int k = 0; k < nin; k++) {
     elems[k] = types[k]->kind == NBC__T_ARRAY ? types[k]->dtype : types[k];
-    if (!elems[k] || !nbc__type_is_number(elems[k])) return arg_list_error(I, n, what, types, nargs);
+    if (!elems[k] || !nbc__type_is_number(elems[k]))
+      return arg_list_error(I, n, what, types, nargs);
   }
   const nbc__type *loop = NULL;
   const char *why = NULL;
@@ -1334,9 +1335,17 @@ static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global 
                   sig.nargs, sig.nargs == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were"),
            NULL;
   for (int i = 0; i < nargs; i++) {
+    if (is_kind(sig.args[i], NBC__T_POINTER)) { /* numba's CPointer(T): the same pointer */
+      if (!nbc__type_equal(types[i], sig.args[i]))
+        return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s' as %s",
+                      nbc__infer_tname(I, types[i]), name, nbc__infer_tname(I, sig.args[i])),
+               NULL;
+      continue;
+    }
     if (!nbc__type_is_number(sig.args[i]))
       return UNSUPPORTED(I, n, "declared device function '%s' takes %s; nbcuda declares "
-                               "functions of scalars", name, nbc__infer_tname(I, sig.args[i])),
+                               "functions of scalars and pointers to them", name,
+                         nbc__infer_tname(I, sig.args[i])),
              NULL;
     if (!nbc__type_is_number(types[i]) || !nbc__type_can_convert(types[i], sig.args[i]))
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s' as %s",
@@ -1535,6 +1544,7 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
     if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_ARRAY) &&
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
         !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD) &&
+        !is_kind(types[i], NBC__T_POINTER) &&
         !(is_kind(types[i], NBC__T_RANGE) && types[i]->dtype))
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),

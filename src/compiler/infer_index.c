@@ -302,6 +302,14 @@ const nbc__type *nbc__infer_subscript(infer *I, nbc__node *n) {
     nbc__infer_cast(n->b, o->dtype);
     return o->dtype;
   }
+  if (o->kind == NBC__T_POINTER) { /* numba's CPointer: p[i], an integer index */
+    if (n->b->kind == NBC__N_SLICE || n->b->kind == NBC__N_TUPLE)
+      return TYPING(I, n->b, "a pointer (%s) is indexed by one integer",
+                    nbc__infer_tname(I, o)),
+             NULL;
+    if (!index_item(I, n->b)) return NULL;
+    return o->dtype;
+  }
   if (o->kind == NBC__T_RECORD) return nbc__infer_record_subscript(I, n, o);
   if (o->kind == NBC__T_TUPLE && n->b->kind == NBC__N_SLICE) return tuple_slice(I, n, o);
   if (o->kind == NBC__T_TUPLE) {

@@ -227,6 +227,8 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
     return b.data;
   }
   if (t->kind == NBC__T_FLAT) return nbc__lower_ltype(L, t->dtype); /* the array itself */
+  if (t->kind == NBC__T_POINTER) /* numba's PointerModel: a pointer to the element's bytes */
+    return nbc__arena_printf(L->arena, "%s*", nbc__lower_mtype(L, t->dtype));
   if (t->kind == NBC__T_RANGE && t->dtype) { /* numba's RangeModel: start, stop, step */
     const char *c = scalar_ltype(t->dtype);
     return nbc__arena_printf(L->arena, "{%s, %s, %s}", c, c, c);
@@ -308,6 +310,13 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
   case NBC__T_VECTOR:
     mangle_ident(L, b, t->name);
     return;
+  case NBC__T_POINTER: { /* numba mangles a CPointer by its name: "uint8*" is 8uint8_2a */
+    nbc__buf name;
+    nbc__buf_init(&name, L->arena);
+    nbc__type_print(&name, t);
+    mangle_ident(L, b, name.data ? name.data : "");
+    return;
+  }
   case NBC__T_RECORD: /* numba's Record<id>: here the layout itself, unique per record */
     nbc__buf_puts(b, "6RecordI");
     for (int i = 0; i < t->count; i++) {

@@ -158,6 +158,12 @@ const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *par
     return flat_element(L, arr, s->b);
   }
   *parray = arr;
+  if (arr.type && arr.type->kind == NBC__T_POINTER) { /* numba's CPointer: p[i], no bounds */
+    nbc__lval iv = nbc__lower_convert(L, nbc__lower_expr(L, s->b), T(NBC__T_INT64));
+    const char *et = nbc__lower_mtype(L, arr.type->dtype), *p = tmp(L);
+    EMIT("%s = getelementptr %s, %s* %s, i64 %s", p, et, et, arr.v, iv.v);
+    return p;
+  }
   if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
     nbc__lower_error(L, s, "'%s' object is not subscriptable as an array",
                      arr.type ? nbc__type_name(L->ctx, arr.type) : "?");

@@ -85,6 +85,12 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     p->itemsize = (int)nbc__type_size(t);
     p->size = (size_t)p->itemsize;
     align = p->dtype_kind == 'c' ? (size_t)p->itemsize / 2 : (size_t)p->itemsize;
+  } else if (t->kind == NBC__T_POINTER && is_scalar(t->dtype)) {
+    p->kind = NBC_PARAM_POINTER;
+    p->dtype_name = nbc__type_name(ctx, t->dtype);
+    p->dtype_kind = scalar_kind(t->dtype);
+    p->itemsize = (int)nbc__type_size(t->dtype);
+    p->size = 8;
   } else if (t->kind == NBC__T_RECORD) {
     p->kind = NBC_PARAM_RECORD;
     p->dtype_name = p->type_name;
@@ -244,10 +250,11 @@ static const nbc_param_info_t *packable_param(const nbc_signature_t *sig, int in
   }
   if (p->kind != kind) {
     *pst = sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s, got %s", index + 1,
-                    p->type_name, kind == NBC_PARAM_ARRAY    ? "an array"
-                                  : kind == NBC_PARAM_RECORD ? "a record"
-                                  : kind == NBC_PARAM_TUPLE  ? "a tuple"
-                                                             : "a scalar");
+                    p->type_name, kind == NBC_PARAM_ARRAY     ? "an array"
+                                  : kind == NBC_PARAM_RECORD  ? "a record"
+                                  : kind == NBC_PARAM_TUPLE   ? "a tuple"
+                                  : kind == NBC_PARAM_POINTER ? "a pointer"
+                                                              : "a scalar");
     return NULL;
   }
   return p;
@@ -357,6 +364,20 @@ nbc_status_t nbc_signature_pack_record(const nbc_signature_t *sig, int index, vo
     return sig_fail(NBC_INVALID_ARGUMENT, "argument %d: expected %s (%d bytes), got a record "
                     "of %d bytes", index + 1, p->type_name, p->itemsize, itemsize);
   put_word((char *)params + p->offset, 0, (int64_t)data);
+  return NBC_OK;
+}
+
+nbc_status_t nbc_signature_pack_pointer(const nbc_signature_t *sig, int index, void *params,
+                                        uint64_t address) {
+  nbc_status_t st = NBC_OK;
+  const nbc_param_info_t *p = packable_param(sig, index, params, NBC_PARAM_POINTER, &st);
+  return p ? nbc_param_pack_pointer(p, params, address) : st;
+}
+
+nbc_status_t nbc_param_pack_pointer(const nbc_param_info_t *p, void *params, uint64_t address) {
+  if (!p || !params || p->kind != NBC_PARAM_POINTER)
+    return sig_fail(NBC_INVALID_ARGUMENT, "nbc_param_pack_pointer: not a pointer parameter");
+  memcpy((char *)params + p->offset, &address, sizeof address);
   return NBC_OK;
 }
 

@@ -100,6 +100,14 @@ const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int cou
   return t;
 }
 
+const nbc__type *nbc__type_pointer(nbc__ctx *ctx, const nbc__type *dtype) {
+  nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
+  if (!t || !dtype) return NULL;
+  t->kind = NBC__T_POINTER;
+  t->dtype = dtype;
+  return t;
+}
+
 const nbc__type *nbc__type_vector(nbc__ctx *ctx, const nbc__type *dtype, int count) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
   if (!t || !dtype || count < 1 || count > 4) return NULL;
@@ -220,6 +228,7 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
     return nbc__type_equal(a->dtype, b->dtype) &&
            (a->name && strcmp(a->name, "dtype") == 0) == (b->name && strcmp(b->name, "dtype") == 0);
   case NBC__T_FLAT:
+  case NBC__T_POINTER:
     return nbc__type_equal(a->dtype, b->dtype);
   case NBC__T_RANGE: /* range_state_<counter>: the counter type, int64 when not given */
     return nbc__type_equal(a->dtype ? a->dtype : S_(INT64), b->dtype ? b->dtype : S_(INT64));
@@ -342,6 +351,10 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     return;
   case NBC__T_GRID_GROUP:
     nbc__buf_puts(out, "GridGroup");
+    return;
+  case NBC__T_POINTER: /* numba's CPointer name; the signature parser reads it back */
+    nbc__type_print(out, t->dtype);
+    nbc__buf_puts(out, "*");
     return;
   case NBC__T_VECTOR:
     nbc__buf_puts(out, t->name ? t->name : "vector");
@@ -1051,6 +1064,7 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
  *   type      := (NAME | record) ['[' dim {',' dim} ']']
  *              | ('UniTuple' '(' type (',' | 'x') INT ')')
  *              | ('Tuple' '(' [type {',' type}] ')') | ('Tuple' '((' [type {',' type}] '))')
+ *              | ('CPointer' '(' NAME ')') | NAME '*'      (numba's CPointer of a number)
  *   record    := numba's printed Record(...) (sig_record)
  *   dim       := ':' | '::1'
  * Layout: '::1' last is C (also for one dimension), '::1' first is F, none is A. */
@@ -1392,6 +1406,26 @@ static const nbc__type *sig_record(sigp *s) {
   return t;
 }
 
+static const nbc__type *sig_type(sigp *s);
+
+/* CPointer(number), after its name. */
+static const nbc__type *sig_pointer(sigp *s) {
+  sig_skip(s);
+  if (*s->p != '(') return sig_error(s, "%s", "expected '(' after CPointer"), NULL;
+  s->p++;
+  const char *at = (sig_skip(s), s->p);
+  const nbc__type *t = sig_type(s);
+  if (!t) return NULL;
+  if (!nbc__type_is_number(t)) {
+    s->p = at;
+    return sig_error(s, "%s", "CPointer of other than a number"), NULL;
+  }
+  sig_skip(s);
+  if (*s->p != ')') return sig_error(s, "%s", "expected ')' after CPointer's type"), NULL;
+  s->p++;
+  return nbc__type_pointer(s->ctx, t);
+}
+
 static const nbc__type *sig_type(sigp *s) {
   const char *name;
   size_t len;
@@ -1399,6 +1433,7 @@ static const nbc__type *sig_type(sigp *s) {
   if (!sig_name(s, &name, &len)) return NULL;
   if (len == 8 && memcmp(name, "UniTuple", 8) == 0) return sig_tuple(s, true);
   if (len == 5 && memcmp(name, "Tuple", 5) == 0) return sig_tuple(s, false);
+  if (len == 8 && memcmp(name, "CPointer", 8) == 0) return sig_pointer(s);
   if (len == 6 && memcmp(name, "Record", 6) == 0) {
     const nbc__type *r = sig_record(s);
     sig_skip(s);
@@ -1415,6 +1450,12 @@ static const nbc__type *sig_type(sigp *s) {
     return NULL;
   }
   sig_skip(s);
+  if (*s->p == '*') { /* numba's printed CPointer: float32* */
+    if (!nbc__type_is_number(t))
+      return sig_error(s, "%s", "a pointer to other than a number"), NULL;
+    s->p++;
+    return nbc__type_pointer(s->ctx, t);
+  }
   if (*s->p == '[') {
     if (t->kind == NBC__T_VOID) {
       sig_error(s, "%s", "an array of void");

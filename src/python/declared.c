@@ -11,9 +11,9 @@
  * resolver hands the first two to the compiler (NBC_GLOBAL_DECLARED: a call converts its
  * arguments to the declared types and calls `i32 @name(RT*, args...)`) and collects the link
  * files, which the kernel links with its own code when it is loaded (link.c). As in
- * numba-cuda, only scalar arguments and results are declared (numba's CPointer arguments,
- * filled with ffi.from_buffer, have no equivalent here); calling the object from the host is
- * a TypeError.
+ * numba-cuda, the arguments are scalars or pointers to them (CPointer(float32): a kernel
+ * passes one it was given), the result a scalar; calling the object from the host is a
+ * TypeError.
  */
 #include "nbcuda_py.h"
 
@@ -82,11 +82,15 @@ static PyObject *py_declare_device(PyObject *module, PyObject *args, PyObject *k
   if (nbc__py_parse_signature(st, sig, &text, &csig) < 0) return NULL;
   const char *ret = nbc_signature_return_type(csig);
   int nargs = nbc_signature_nargs(csig), ok = ret != NULL;
-  for (int i = 0; ok && i < nargs; i++) ok = nbc_signature_param(csig, i)->kind == NBC_PARAM_SCALAR;
+  for (int i = 0; ok && i < nargs; i++) {
+    nbc_param_kind_t kind = nbc_signature_param(csig, i)->kind;
+    ok = kind == NBC_PARAM_SCALAR || kind == NBC_PARAM_POINTER;
+  }
   nbc_signature_destroy(csig);
   if (!ok) {
     PyErr_Format(PyExc_TypeError, "declare_device: %U must give the return type and take "
-                 "scalars only (e.g. 'float32(float32, int32)')", text);
+                 "scalars and CPointer(scalar) only (e.g. 'float32(CPointer(float32), "
+                 "int32)')", text);
     Py_DECREF(text);
     return NULL;
   }

@@ -132,6 +132,19 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
     PyErr_Format(PyExc_TypeError, "argument %d: %s", i + 1, nbc_last_error());
     return -1;
   }
+  if (p->kind == NBC_PARAM_POINTER) { /* numba's CPointer: the int address it is given */
+    PyObject *v = PyBool_Check(a) ? NULL : PyNumber_Index(a);
+    unsigned long long address = v ? PyLong_AsUnsignedLongLong(v) : 0;
+    Py_XDECREF(v);
+    if (!v || PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "argument %d: expected %s, an address (an int from 0 to "
+                   "2**64 - 1), got %R", i + 1, p->type_name, a);
+      return -1;
+    }
+    s = nbc_param_pack_pointer(p, buf, address);
+    return s == NBC_OK ? 0 : argument_refused(st, s);
+  }
   if (PyLong_Check(a)) { /* bool included */
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(a, &overflow);

@@ -537,12 +537,33 @@ static PyObject *py_tuple(PyObject *module, PyObject *items) {
   return tuple_type(nbc__py_module_state(module), items, 0, 0);
 }
 
-/* nbcuda.types' own: numba's tuple type constructors (bound to the nbcuda module, whose
- * state they use). */
+/* numba's CPointer(dtype): a pointer to a scalar, printed "float32*", spelled
+ * "CPointer(float32)" in signatures. */
+static PyObject *py_cpointer(PyObject *module, PyObject *dtype) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  if (Py_TYPE(dtype) != st->NbTypeType || ((NbType *)dtype)->kind != T_SCALAR) {
+    PyErr_Format(PyExc_TypeError, "CPointer takes a scalar type such as float32, not %R",
+                 dtype);
+    return NULL;
+  }
+  PyObject *sig = PyUnicode_FromFormat("CPointer(%U)", ((NbType *)dtype)->sigtext);
+  PyObject *name = sig ? printed_name(st, sig) : NULL;
+  NbType *t = name ? type_new(st, T_OTHER, name, sig) : NULL;
+  if (t) t->dtype = Py_NewRef(dtype);
+  Py_XDECREF(sig);
+  Py_XDECREF(name);
+  return (PyObject *)t;
+}
+
+/* nbcuda.types' own: numba's tuple and pointer type constructors (bound to the nbcuda module,
+ * whose state they use). */
 static PyMethodDef tuple_functions[] = {
     {"UniTuple", py_uni_tuple, METH_VARARGS,
      "numba's UniTuple(dtype, count): a tuple type of count items of one type."},
     {"Tuple", py_tuple, METH_O, "numba's Tuple((t1, t2, ...)): a tuple type of those items."},
+    {"CPointer", py_cpointer, METH_O,
+     "numba's CPointer(dtype): the type of an address of dtype values (a kernel argument is "
+     "an int address; p[i] reads and writes)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -319,7 +319,39 @@ TEST(best_match) {
   ASSERT_EQ(nbc_signature_best_match(NULL, NULL, 0), -1);
 }
 
+/* numba's CPointer: an 8-byte address, spelled CPointer(T) or as numba prints it, T* */
+TEST(pointers) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(int8, CPointer(uint8), float64 *)", &sig));
+  ASSERT_STREQ(nbc_signature_text(sig), "void(int8, uint8*, float64*)");
+  const nbc_param_info_t *p = nbc_signature_param(sig, 1), *q = nbc_signature_param(sig, 2);
+  ASSERT_EQ(p->kind, NBC_PARAM_POINTER);
+  ASSERT_STREQ(p->type_name, "uint8*");
+  ASSERT_STREQ(p->dtype_name, "uint8");
+  ASSERT_EQ(p->dtype_kind, 'u');
+  ASSERT_EQ(p->itemsize, 1);
+  ASSERT_EQ(p->offset, 8); /* after the int8, at 8-byte alignment */
+  ASSERT_EQ(p->size, 8);
+  ASSERT_EQ(q->offset, 16);
+  ASSERT_EQ(nbc_signature_params_size(sig), 24);
+  char buf[24] = {0};
+  ASSERT_OK(nbc_signature_pack_pointer(sig, 1, buf, 0x7f0000001234ull));
+  ASSERT_EQ(word(buf, 8), 0x7f0000001234ll);
+  ASSERT_OK(nbc_param_pack_pointer(q, buf, 0xffffffffffffffffull));
+  ASSERT_EQ(word(buf, 16), -1);
+  ASSERT_STATUS(nbc_signature_pack_pointer(sig, 0, buf, 1), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "argument 1: expected int8, got a pointer");
+  ASSERT_STATUS(nbc_signature_pack_int(sig, 1, buf, 1), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_param_pack_pointer(nbc_signature_param(sig, 0), buf, 1),
+                NBC_INVALID_ARGUMENT);
+  nbc_signature_destroy(sig);
+  ASSERT_STATUS(nbc_signature_parse("void(CPointer(float32[:]))", &sig), NBC_SIGNATURE_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "CPointer of other than a number");
+  ASSERT_STATUS(nbc_signature_parse("void(CPointer(int32)", &sig), NBC_SIGNATURE_ERROR);
+  ASSERT_STATUS(nbc_signature_parse("void(UniTuple(int32, 2)*)", &sig), NBC_SIGNATURE_ERROR);
+}
+
 TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records)
               X(pack_array_errors) X(pack_scalars) X(tuples_of_arrays) X(bad_signatures)
-                  X(tuples))
+                  X(tuples) X(pointers))
 TEST_MAIN()

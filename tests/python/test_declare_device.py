@@ -61,8 +61,10 @@ def test_declared_object():
         mul(1.0, 2.0)
     d = cuda.declare_device("f", cuda.float64(cuda.float64), link="a.cu")
     assert d.sig == "float64(float64)" and d.link == ("a.cu",)
-    with pytest.raises(TypeError, match="take scalars only"):
+    with pytest.raises(TypeError, match="take scalars and CPointer"):
         cuda.declare_device("f", "float32(float32[:])")
+    p = cuda.declare_device("g", "float32(CPointer(float32), int32)")  # numba's pointer ABI
+    assert p.sig == "float32(CPointer(float32), int32)"
     with pytest.raises(TypeError, match="must give the return type"):
         cuda.declare_device("f", "(float32,)")
     with pytest.raises(TypeError, match="link must be a list of file paths"):

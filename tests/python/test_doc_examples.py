@@ -630,6 +630,46 @@ def _(r):
     np.testing.assert_allclose(r["r"], np.sin(r["x"]))
 
 
+# ---------------------------------------------------------------- test_cpointer.py
+
+
+@example
+def cpointer(cuda):
+    types = cuda.types  # from numba.cuda import types
+
+    # The first kernel argument is a pointer to a uint8 array.
+    # The second argument holds the length as a uint32.
+    # The return type of a kernel is always void.
+    sig = types.void(types.CPointer(types.uint8), types.uint32)
+
+    @cuda.jit(sig)
+    def add_one(x, n):
+        i = cuda.grid(1)
+        if i < n:
+            x[i] += 1
+
+    x = cuda.to_device(np.arange(10, dtype=np.uint8))
+
+    # Print initial values of x
+    before = x.copy_to_host()  # [0 1 2 3 4 5 6 7 8 9]
+
+    # Obtain a pointer to the data from from the CUDA Array Interface
+    x_ptr = x.__cuda_array_interface__["data"][0]
+    x_len = len(x)
+
+    # Launch the kernel with the pointer and length
+    add_one[1, 32](x_ptr, x_len)
+
+    # Demonstrate that the data was updated by the kernel
+    return {"before": before, "after": x.copy_to_host()}  # [ 1  2  3  4  5  6  7  8  9 10]
+
+
+@check("cpointer")
+def _(r):
+    np.testing.assert_array_equal(r["before"], np.arange(10))
+    np.testing.assert_array_equal(r["after"], np.arange(1, 11))
+
+
 # ---------------------------------------------------------------- test_ffi.py
 
 FFI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "doc_examples_ffi")
