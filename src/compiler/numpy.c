@@ -148,6 +148,16 @@ static const struct ufunc {
     {"left_shift", NULL, 2, LOOPS_SHIFT, NULL},
     {"right_shift", NULL, 2, LOOPS_SHIFT, NULL},
     {"conjugate", "conj", 1, LOOPS_NUMBER, NULL},
+    {"greater", NULL, 2, LOOPS_PRED, NULL},
+    {"greater_equal", NULL, 2, LOOPS_PRED, NULL},
+    {"less", NULL, 2, LOOPS_PRED, NULL},
+    {"less_equal", NULL, 2, LOOPS_PRED, NULL},
+    {"equal", NULL, 2, LOOPS_PRED, NULL},
+    {"not_equal", NULL, 2, LOOPS_PRED, NULL},
+    {"logical_and", NULL, 2, LOOPS_PRED, NULL},
+    {"logical_or", NULL, 2, LOOPS_PRED, NULL},
+    {"logical_xor", NULL, 2, LOOPS_PRED, NULL},
+    {"logical_not", NULL, 1, LOOPS_PRED, NULL},
 };
 
 static const struct ufunc *ufunc_find(const char *name) {
@@ -273,12 +283,42 @@ static nbc__lval lower_bitwise(nbc__lowerer *L, nbc__node *n, const char *name,
   return nbc__lower_binop_values(L, n, op, a, n->list.items[1], b, rt);
 }
 
+/* The comparison and logical ufuncs: the arguments converted to the loop's type, then
+ * compared as the operators compare (an unordered float comparison is false, except for
+ * not_equal), or their truth values combined; a bool. */
+static nbc__lval lower_predicate(nbc__lowerer *L, nbc__node *n, const struct ufunc *u,
+                                 const nbc__call *call) {
+  nbc__lval v[2];
+  for (int k = 0; k < u->nin; k++)
+    v[k] = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[k]), call->argtypes[k]);
+  const char *name = u->name, *x = NULL;
+  if (strncmp(name, "logical_", 8) == 0) {
+    const char *a = nbc__lower_truth(L, v[0]), *b = u->nin > 1 ? nbc__lower_truth(L, v[1]) : NULL;
+    const char *op = strcmp(name, "logical_and") == 0  ? "and"
+                     : strcmp(name, "logical_or") == 0 ? "or"
+                                                       : "xor"; /* xor, and not: xor true */
+    x = nbc__lower_tmp(L);
+    nbc__lower_emit(L, "%s = %s i1 %s, %s", x, op, a, b ? b : "true");
+  } else {
+    nbc__op op = strcmp(name, "greater") == 0         ? NBC__OP_GT
+                 : strcmp(name, "greater_equal") == 0 ? NBC__OP_GE
+                 : strcmp(name, "less") == 0          ? NBC__OP_LT
+                 : strcmp(name, "less_equal") == 0    ? NBC__OP_LE
+                 : strcmp(name, "equal") == 0         ? NBC__OP_EQ
+                                                      : NBC__OP_NE;
+    x = nbc__lower_compare_values(L, n, op, v[0], v[1]);
+  }
+  return (nbc__lval){nbc__type_scalar(NBC__T_BOOL), x};
+}
+
 /* np.minimum/maximum (NaN wins) and np.fmin/fmax (the number wins) on floats; the bitwise
- * ufuncs and conjugate (lower_bitwise). */
+ * ufuncs and conjugate (lower_bitwise); comparisons and logical ufuncs (lower_predicate). */
 nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
   const nbc__type *rt = call->ret;
   const char *name = call->name ? call->name : "?";
   const struct ufunc *u = ufunc_find(name);
+  if (u && u->loops == LOOPS_PRED && !u->math && n->list.count == u->nin)
+    return lower_predicate(L, n, u, call);
   if (u && !u->math && u->loops != LOOPS_ALL && rt && n->list.count == u->nin)
     return lower_bitwise(L, n, u->name, rt);
   if (n->list.count != 2 || !rt || !nbc__type_is_float(rt)) {

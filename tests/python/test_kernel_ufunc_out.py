@@ -6,7 +6,8 @@ dtype under numpy's 'same_kind' rule, and the call returns the output. numpy's `
 is accepted too (numba-cuda refuses it), and so are sqrt, exp, floor... over arrays, which
 numba-cuda 0.30.4 types but cannot lower (a KeyError for the ufunc: those cases are compared
 with numpy only). CI: the kernels compile, ptxas accepts them, misuse
-gets clear errors; the GPU compares with numpy and numba-cuda."""
+gets clear errors; the GPU compares with numpy and numba-cuda. The comparison and logical
+ufuncs (np.greater ... np.logical_not), on numbers and arrays, are checked here too."""
 import numpy as np
 import pytest
 
@@ -55,6 +56,29 @@ def per_thread(r, x):
     i = cuda.grid(1)
     if i < r.shape[0]:
         np.cos(x[i], r[i])           # each thread its row
+
+
+def compare_scalars(out, x, y):      # comparison and logical ufuncs, on numbers
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i, 0] = np.greater(x[i], y[i])
+        out[i, 1] = np.less_equal(x[i], 0.5)
+        out[i, 2] = np.equal(x[i], y[i])
+        out[i, 3] = np.not_equal(x[i], y[i])   # true for NaN
+        out[i, 4] = np.logical_and(x[i], y[i])
+        out[i, 5] = np.logical_or(x[i], 0)
+        out[i, 6] = np.logical_xor(x[i], y[i])
+        out[i, 7] = np.logical_not(x[i])
+        out[i, 8] = np.less(i, y[i])
+        out[i, 9] = np.greater_equal(x[i], i)
+
+
+def compare_arrays(r, x, y):         # ... and over arrays into a bool output
+    np.greater_equal(x, y, r)
+
+
+def logical_arrays(r, x, y):
+    np.logical_xor(x, y, r)
 '''
 
 CASES = {
@@ -67,6 +91,9 @@ CASES = {
     "in_place": "void(float64[:, :])",
     "narrower": "void(float32[::1], float64[::1])",
     "per_thread": "void(float64[:, ::1], float64[:, ::1])",
+    "compare_scalars": "void(boolean[:, ::1], float64[::1], float64[::1])",
+    "compare_arrays": "void(boolean[::1], float32[::1], float32[::1])",
+    "logical_arrays": "void(boolean[:, ::1], int32[:, ::1], float64[::1])",
 }
 
 
@@ -157,7 +184,21 @@ def run_all(lib, m, skip=()):
     out["in_place"] = launch("in_place", strided)
     out["narrower"] = launch("narrower", np.zeros(40, np.float32), x1)
     out["per_thread"] = launch("per_thread", np.zeros((5, 6)), x2, grid=(1, 8))
+    cx, cy = compare_inputs()
+    out["compare_scalars"] = launch("compare_scalars", np.zeros((12, 10), bool), cx, cy,
+                                    grid=(1, 16))
+    out["compare_arrays"] = launch("compare_arrays", np.zeros(12, bool), cx.astype(np.float32),
+                                   cy.astype(np.float32))
+    li = np.array([[0, 1, 2, 0], [3, 0, 0, -1]], np.int32)
+    out["logical_arrays"] = launch("logical_arrays", np.zeros((2, 4), bool), li,
+                                   np.array([0.0, 0.5, np.nan, 0.0]))
     return out, x2, row, x1, xnan
+
+
+def compare_inputs():
+    x = np.array([0.0, 1.0, -1.0, np.nan, 0.5, 2.0, np.inf, 0.0, -0.0, 3.0, 7.0, 11.0])
+    y = np.array([0.0, 2.0, -1.0, 1.0, np.nan, 1.0, np.inf, -0.0, 0.0, 0.0, 8.0, 10.0])
+    return x, y
 
 
 @pytest.mark.gpu
@@ -175,6 +216,19 @@ def test_ufunc_outputs_match_numpy_and_numba_cuda(gpu, tmp_path):
     np.testing.assert_array_equal(mine["in_place"], np.floor(x2 * 3))
     np.testing.assert_allclose(mine["narrower"], np.exp(x1).astype(np.float32), rtol=1e-6)
     np.testing.assert_allclose(mine["per_thread"], np.cos(x2), rtol=1e-15)
+    cx, cy = compare_inputs()
+    i = np.arange(12)
+    with np.errstate(invalid="ignore"):
+        expect = np.stack([np.greater(cx, cy), np.less_equal(cx, 0.5), np.equal(cx, cy),
+                           np.not_equal(cx, cy), np.logical_and(cx, cy), np.logical_or(cx, 0),
+                           np.logical_xor(cx, cy), np.logical_not(cx), np.less(i, cy),
+                           np.greater_equal(cx, i)], axis=1)
+    np.testing.assert_array_equal(mine["compare_scalars"], expect)
+    np.testing.assert_array_equal(mine["compare_arrays"],
+                                  np.greater_equal(cx.astype(np.float32), cy.astype(np.float32)))
+    li = np.array([[0, 1, 2, 0], [3, 0, 0, -1]], np.int32)
+    np.testing.assert_array_equal(mine["logical_arrays"],
+                                  np.logical_xor(li, np.array([0.0, 0.5, np.nan, 0.0])))
     ncuda = pytest.importorskip("numba.cuda")
     theirs, *_ = run_all(ncuda, load_kernel_module(tmp_path, "ufo_numba", SOURCE, ncuda),
                          skip=NUMBA_CUDA_FAILS)
