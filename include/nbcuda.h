@@ -688,13 +688,20 @@ typedef enum nbc_global_kind {
                                 (numba.float32 as a dtype or a conversion) and numba.cuda */
   NBC_GLOBAL_MODULE_OPERATOR,   /* the operator module: operator.add(a, b) is a + b... */
   NBC_GLOBAL_OPERATOR_FUNCTION, /* a function of operator: name ("add", "and_", "getitem") */
-  NBC_GLOBAL_DEVICE_ARRAY       /* an array in device memory, which the code refers to by its
+  NBC_GLOBAL_DEVICE_ARRAY,      /* an array in device memory, which the code refers to by its
                                    address, as numba-cuda captures a global device array:
                                    value.i, the address; name, its dtype ("float32");
                                    array_ndim, array_shape and array_strides (bytes);
                                    array_layout 'C', 'F' or 'A'; array_readonly. The kernel
                                    sees the memory itself: writes land there, and it sees
                                    what the host copies in later */
+  NBC_GLOBAL_ENUM,              /* an enum.Enum class (numba's EnumClass): name, the class's
+                                   qualified name (its identity); tuple_count members,
+                                   tuple_items their values (all INT or all FLOAT),
+                                   enum_names their names (aliases included); enum_int for
+                                   an IntEnum, whose members are their int values */
+  NBC_GLOBAL_ENUM_MEMBER        /* a member of such a class: the class as for ENUM, and
+                                   value.i the member's index in it */
 } nbc_global_kind_t;
 
 struct nbc_resolver;
@@ -722,6 +729,8 @@ typedef struct nbc_global {
   char array_layout; /* 'F' for Fortran order; 'C' or 0 for C order; DEVICE_ARRAY: 'A' too */
   const int64_t *array_strides; /* NBC_GLOBAL_DEVICE_ARRAY: bytes per step of each axis */
   int array_readonly;           /* NBC_GLOBAL_DEVICE_ARRAY: the kernel may not write it */
+  const char *const *enum_names; /* NBC_GLOBAL_ENUM(_MEMBER): the members' names */
+  int enum_int;                  /* NBC_GLOBAL_ENUM(_MEMBER): an IntEnum */
   const char *signature; /* NBC_GLOBAL_DECLARED */
   /* NBC_GLOBAL_TUPLE (0..64 items); they need only live until the resolver is called again */
   int tuple_count;

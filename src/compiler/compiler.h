@@ -272,6 +272,11 @@ typedef enum nbc__type_kind {
                        in C order */
   NBC__T_POINTER,   /* numba's CPointer(dtype), printed "dtype*": an address of dtype (a
                        number) in the generic address space; p[i] loads and stores */
+  NBC__T_ENUM_CLASS, /* an enum.Enum class (numba's EnumClass): name its qualified name,
+                       dtype its members' value type, int_enum for an IntEnum; compile time
+                       only (members: its global's) */
+  NBC__T_ENUM,      /* a member of an Enum (not IntEnum) class, numba's EnumMember: name and
+                       dtype as its class's; its value is the member's value */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -289,12 +294,17 @@ typedef struct nbc__type {
   const int64_t *const *field_shapes; /* RECORD: extents of an array field, else NULL */
   int64_t size;                  /* RECORD: bytes, numpy's itemsize */
   bool aligned;                  /* RECORD */
+  bool int_enum;                 /* ENUM_CLASS: an IntEnum */
 } nbc__type;
 
 /* Interned scalar and void types (static; never freed). */
 const nbc__type *nbc__type_scalar(nbc__type_kind kind);
 const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim, char layout);
 const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count);
+/* An enum class or member type (kind ENUM_CLASS or ENUM) of the class named name, whose
+ * members' values are of type dtype. */
+const nbc__type *nbc__type_enum(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
+                                const nbc__type *dtype, bool int_enum);
 /* numba's CPointer(dtype): a pointer to a number. */
 const nbc__type *nbc__type_pointer(nbc__ctx *ctx, const nbc__type *dtype);
 /* The vector type of count (1-4) elements of the scalar dtype, named as numba names it. */
@@ -654,6 +664,10 @@ bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
                 const nbc__signature *sig);
 /* Prints every specialisation's variables and each expression's type (--dump=types). */
 void nbc__infer_dump(nbc__buf *out, const nbc__program *program);
+
+/* infer.c: the enum class global (NBC_GLOBAL_ENUM) a NAME node names, or NULL; the lowering
+ * reads its members' values from it. */
+const nbc__global *nbc__infer_enum_global(const nbc__node *n);
 
 /* ======================================================================== numpy.c === */
 /* The numpy names kernels use (`import numpy as np`): dtypes, constants, ufuncs. */

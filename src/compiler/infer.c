@@ -223,6 +223,16 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
     G->g.array_ndim = ndim;
   }
   if (g->kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &G->g, g, 0)) return NULL;
+  if (g->kind == NBC_GLOBAL_ENUM || g->kind == NBC_GLOBAL_ENUM_MEMBER) { /* values, names */
+    if (!copy_tuple(I, &G->g, g, 8)) return NULL;
+    const char **names = nbc__infer_alloc(I, sizeof *names * (size_t)(G->g.tuple_count + 1));
+    if (!names) return NULL;
+    for (int i = 0; i < G->g.tuple_count; i++)
+      if (!(names[i] = nbc__arena_strdup(a, g->enum_names && g->enum_names[i]
+                                                ? g->enum_names[i] : "?")))
+        return NULL;
+    G->g.enum_names = names;
+  }
   G->module = I->fn->module;
   return G;
 }
@@ -344,6 +354,39 @@ static const nbc__type *device_array_type(infer *I, const nbc__node *n, const nb
   return t;
 }
 
+/* An enum class global's type (NBC__T_ENUM_CLASS): its members' values must be all ints
+ * (int64) or all floats (float64), as numba's EnumClass needs one value type. */
+static const nbc__type *enum_class_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
+  bool ints = g->tuple_count > 0, floats = g->tuple_count > 0;
+  for (int i = 0; i < g->tuple_count; i++) {
+    ints = ints && g->tuple_items[i].kind == NBC_GLOBAL_INT;
+    floats = floats && g->tuple_items[i].kind == NBC_GLOBAL_FLOAT;
+  }
+  if (!ints && !floats)
+    return UNSUPPORTED(I, n, "enum class '%s': kernels use enums whose members are all ints or "
+                             "all floats", g->name ? g->name : "?"),
+           NULL;
+  return nbc__type_enum(I->ctx, NBC__T_ENUM_CLASS, g->name ? g->name : "?",
+                        T(ints ? NBC__T_INT64 : NBC__T_FLOAT64), g->enum_int != 0);
+}
+
+/* The type of member `index` of enum class ct: an IntEnum's member is its int value (numba's
+ * IntEnumMember converts to one wherever a number is needed), another's an ENUM value. */
+static const nbc__type *enum_member_type(infer *I, const nbc__type *ct) {
+  if (!ct) return NULL;
+  return ct->int_enum ? ct->dtype : nbc__type_enum(I->ctx, NBC__T_ENUM, ct->name, ct->dtype, false);
+}
+
+/* The index of the member called name in enum global g, or -1 reported. */
+int nbc__infer_enum_member(infer *I, const nbc__node *n, const nbc_global_t *g,
+                           const char *name) {
+  for (int i = 0; name && i < g->tuple_count; i++)
+    if (strcmp(g->enum_names[i], name) == 0) return i;
+  TYPING(I, n, "Unknown attribute '%s' of enum class %s", name ? name : "?",
+         g->name ? g->name : "?");
+  return -1;
+}
+
 /* A frozen global tuple's type: int64, float64 and bool items, and tuples of them. */
 static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
   const nbc__type *items[64];
@@ -430,6 +473,12 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return const_array_type(I, n, G);
   case NBC_GLOBAL_DEVICE_ARRAY:
     return device_array_type(I, n, G);
+  case NBC_GLOBAL_ENUM:
+    return enum_class_type(I, n, &G->g);
+  case NBC_GLOBAL_ENUM_MEMBER:
+    if (G->g.value.i < 0 || G->g.value.i >= G->g.tuple_count)
+      return UNSUPPORTED(I, n, "global '%s': no such enum member", n->str), NULL;
+    return enum_member_type(I, enum_class_type(I, n, &G->g));
   case NBC_GLOBAL_TUPLE: /* numba freezes a global tuple */
     return global_tuple_type(I, n, &G->g);
   case NBC_GLOBAL_OTHER:
@@ -619,10 +668,29 @@ static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char 
   return cuda_attr(I, n, ns->name, dot + 1);
 }
 
+/* The enum global a node names (Color in Color.red), or NULL. */
+const nbc__global *nbc__infer_enum_global(const nbc__node *n) {
+  const nbc__global *G = n->kind == NBC__N_NAME && n->var < 0 ? n->info : NULL;
+  return G && G->g.kind == NBC_GLOBAL_ENUM ? G : NULL;
+}
+
+/* Color.red, Color["red"]: the member of the enum class node o names (its global). */
+const nbc__type *nbc__infer_enum_lookup(infer *I, nbc__node *n, const nbc__node *cls,
+                                        const nbc__type *ct, const char *name) {
+  const nbc__global *G = nbc__infer_enum_global(cls);
+  if (!G)
+    return UNSUPPORTED(I, n, "an enum class is used by its name in kernels (%s)",
+                       nbc__infer_tname(I, ct)),
+           NULL;
+  return nbc__infer_enum_member(I, n, &G->g, name) < 0 ? NULL : enum_member_type(I, ct);
+}
+
 static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
   if (o->kind == NBC__T_RECORD) return nbc__infer_record_field(I, n, o, n->str);
+  if (o->kind == NBC__T_ENUM_CLASS) return nbc__infer_enum_lookup(I, n, n->a, o, n->str);
+  if (o->kind == NBC__T_ENUM && strcmp(n->str, "value") == 0) return o->dtype;
   if (o->kind == NBC__T_MODULE) {
     if (strcmp(o->name, "math") == 0) return math_attr(I, n);
     if (strcmp(o->name, "cmath") == 0) return cmath_attr(I, n);
@@ -799,6 +867,15 @@ static const nbc__type *compare_expr(infer *I, nbc__node *n) {
         return UNSUPPORTED(I, n, "unsupported comparison %s %s %s (a kernel tests membership "
                            "in tuples)", nbc__infer_tname(I, left), nbc__op_text(op),
                            nbc__infer_tname(I, right)),
+               NULL;
+      conv[2 * i] = left;
+      conv[2 * i + 1] = right;
+    } else if (left->kind == NBC__T_ENUM || right->kind == NBC__T_ENUM) {
+      /* numba's EnumMember: members of one class compare (==, !=, is, is not) by value;
+       * anything else is not equal (the lowering's constant) */
+      if (op != NBC__OP_EQ && op != NBC__OP_NE && op != NBC__OP_IS && op != NBC__OP_ISNOT)
+        return TYPING(I, n, "Invalid use of %s with parameters (%s, %s)", nbc__op_text(op),
+                      nbc__infer_tname(I, left), nbc__infer_tname(I, right)),
                NULL;
       conv[2 * i] = left;
       conv[2 * i + 1] = right;

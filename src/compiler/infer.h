@@ -114,4 +114,11 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n);
 const nbc__type *nbc__infer_operator_call(infer *I, nbc__node *n, const char *name);
 bool nbc__operator_exists(const char *name);
 
+/* Enums (infer.c): the index of member name in an enum global (-1 reported); the type of
+ * cls.name / cls["name"] for enum class type ct (cls the class's node). */
+int nbc__infer_enum_member(infer *I, const nbc__node *n, const nbc_global_t *g,
+                           const char *name);
+const nbc__type *nbc__infer_enum_lookup(infer *I, nbc__node *n, const nbc__node *cls,
+                                        const nbc__type *ct, const char *name);
+
 #endif /* NBCUDA_INFER_H */

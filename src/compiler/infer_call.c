@@ -1544,7 +1544,7 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
     if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_ARRAY) &&
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
         !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD) &&
-        !is_kind(types[i], NBC__T_POINTER) &&
+        !is_kind(types[i], NBC__T_POINTER) && !is_kind(types[i], NBC__T_ENUM) &&
         !(is_kind(types[i], NBC__T_RANGE) && types[i]->dtype))
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),

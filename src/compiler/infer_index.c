@@ -302,6 +302,13 @@ const nbc__type *nbc__infer_subscript(infer *I, nbc__node *n) {
     nbc__infer_cast(n->b, o->dtype);
     return o->dtype;
   }
+  if (o->kind == NBC__T_ENUM_CLASS) { /* Color["red"]: the member named by a string */
+    if (n->b->kind != NBC__N_STR)
+      return TYPING(I, n->b, "an enum class is indexed by a member's name (a string "
+                             "constant)"),
+             NULL;
+    return nbc__infer_enum_lookup(I, n, n->a, o, n->b->str);
+  }
   if (o->kind == NBC__T_POINTER) { /* numba's CPointer: p[i], an integer index */
     if (n->b->kind == NBC__N_SLICE || n->b->kind == NBC__N_TUPLE)
       return TYPING(I, n->b, "a pointer (%s) is indexed by one integer",

@@ -227,6 +227,7 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
     return b.data;
   }
   if (t->kind == NBC__T_FLAT) return nbc__lower_ltype(L, t->dtype); /* the array itself */
+  if (t->kind == NBC__T_ENUM) return nbc__lower_ltype(L, t->dtype); /* the member's value */
   if (t->kind == NBC__T_POINTER) /* numba's PointerModel: a pointer to the element's bytes */
     return nbc__arena_printf(L->arena, "%s*", nbc__lower_mtype(L, t->dtype));
   if (t->kind == NBC__T_RANGE && t->dtype) { /* numba's RangeModel: start, stop, step */
@@ -245,7 +246,7 @@ static bool has_value(const nbc__type *t) {
   case NBC__T_RANGE:
     return t->dtype != NULL; /* a range value: range(...) not only looped over */
   case NBC__T_MODULE: case NBC__T_FUNCTION: case NBC__T_DTYPE:
-  case NBC__T_VOID: case NBC__T_NONE:
+  case NBC__T_VOID: case NBC__T_NONE: case NBC__T_ENUM_CLASS:
     return false;
   default:
     return true;
@@ -310,6 +311,7 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
   case NBC__T_VECTOR:
     mangle_ident(L, b, t->name);
     return;
+  case NBC__T_ENUM:    /* numba mangles an EnumMember by its name, as a CPointer */
   case NBC__T_POINTER: { /* numba mangles a CPointer by its name: "uint8*" is 8uint8_2a */
     nbc__buf name;
     nbc__buf_init(&name, L->arena);

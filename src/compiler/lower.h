@@ -202,6 +202,12 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
 /* A global array (NBC_GLOBAL_ARRAY) of type at: its elements in a constant-memory global,
  * wrapped in the array struct. */
 nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc_global_t *g);
+/* lower_expr.c: enum members, constants of their values: member index of enum global g as
+ * a value of type t; cls.name / cls["name"] for the class node cls names. */
+nbc__lval nbc__lower_enum_member(nbc__lowerer *L, const nbc_global_t *g, int index,
+                                 const nbc__type *t);
+nbc__lval nbc__lower_enum_lookup(nbc__lowerer *L, nbc__node *n, nbc__node *cls,
+                                 const char *name);
 /* A global device array (NBC_GLOBAL_DEVICE_ARRAY) of type at: the array struct over its
  * address, shape and strides, all constants, as numba-cuda embeds a captured device array. */
 nbc__lval nbc__lower_device_array_global(nbc__lowerer *L, const nbc__type *at,

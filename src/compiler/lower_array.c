@@ -479,6 +479,8 @@ static void view_store(nbc__lowerer *L, nbc__node *target, nbc__lval v) {
 nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *at = n->a->type;
   if (nbc__lower_is_field(n)) return nbc__lower_field_load(L, n);
+  if (at && at->kind == NBC__T_ENUM_CLASS) /* Color["red"] */
+    return nbc__lower_enum_lookup(L, n, n->a, n->b->str);
   if (at && at->kind == NBC__T_RANGE && at->dtype) /* r[i]: start + i * step */
     return nbc__lower_range_item(L, nbc__lower_expr(L, n->a), nbc__lower_expr(L, n->b));
   if (at && at->kind == NBC__T_TUPLE) {

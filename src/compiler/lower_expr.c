@@ -919,6 +919,15 @@ static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op,
 
 const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
                                       nbc__lval a, nbc__lval b) {
+  if ((a.type && a.type->kind == NBC__T_ENUM) || (b.type && b.type->kind == NBC__T_ENUM)) {
+    /* numba's EnumMember: members of one class are equal (and the same object) when their
+     * values are; anything else is neither */
+    if (!nbc__type_equal(a.type, b.type))
+      return op == NBC__OP_EQ || op == NBC__OP_IS ? "false" : "true";
+    a.type = a.type->dtype;
+    b.type = b.type->dtype;
+    op = op == NBC__OP_IS ? NBC__OP_EQ : op == NBC__OP_ISNOT ? NBC__OP_NE : op;
+  }
   if (op == NBC__OP_IS || op == NBC__OP_ISNOT) { /* numba's generic_is */
     if (!nbc__type_equal(a.type, b.type)) return op == NBC__OP_IS ? "false" : "true";
     op = op == NBC__OP_IS ? NBC__OP_EQ : NBC__OP_NE;
@@ -1135,8 +1144,22 @@ static nbc__lval tuple_constant(nbc__lowerer *L, const nbc__type *tt, const nbc_
   return nbc__lower_make_tuple(L, tt, items);
 }
 
+/* Member index of enum global g as a value of type t (the member's int value for an IntEnum,
+ * an ENUM value otherwise): the constant of its value. */
+nbc__lval nbc__lower_enum_member(nbc__lowerer *L, const nbc_global_t *g, int index,
+                                 const nbc__type *t) {
+  if (!t || index < 0 || index >= g->tuple_count) return (nbc__lval){t, "undef"};
+  const nbc_global_t *v = &g->tuple_items[index];
+  const nbc__type *vt = t->kind == NBC__T_ENUM ? t->dtype : t;
+  const char *c = v->kind == NBC_GLOBAL_FLOAT ? nbc__lower_const_float(L, vt, v->value.f)
+                                              : nbc__lower_const_int(L, vt, v->value.i);
+  return (nbc__lval){t, c};
+}
+
 static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *g) {
   switch (g->g.kind) {
+  case NBC_GLOBAL_ENUM_MEMBER: /* a member bound to a name (RED = Color.red) */
+    return nbc__lower_enum_member(L, &g->g, (int)g->g.value.i, n->type);
   case NBC_GLOBAL_INT: {
     const nbc__type *t =
         n->type && (is_int(n->type) || is_float(n->type)) ? n->type : T(NBC__T_INT64);
@@ -1181,10 +1204,25 @@ static nbc__lval lower_name(nbc__lowerer *L, nbc__node *n) {
   return (nbc__lval){n->type, "undef"};
 }
 
+/* Color.red / Color["red"] (the member called name of the class node cls names). */
+nbc__lval nbc__lower_enum_lookup(nbc__lowerer *L, nbc__node *n, nbc__node *cls,
+                                 const char *name) {
+  const nbc__global *G = nbc__infer_enum_global(cls);
+  for (int i = 0; G && name && i < G->g.tuple_count; i++)
+    if (strcmp(G->g.enum_names[i], name) == 0) return nbc__lower_enum_member(L, &G->g, i, n->type);
+  nbc__lower_error(L, n, "no enum member '%s'", name ? name : "?");
+  return (nbc__lval){n->type, "undef"};
+}
+
 static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
   const nbc__type *ot = n->a->type;
   if (n->type && n->type->kind == NBC__T_DTYPE) /* a.dtype, np.float32: no run-time value */
     return (nbc__lval){n->type, "undef"};
+  if (ot && ot->kind == NBC__T_ENUM_CLASS) return nbc__lower_enum_lookup(L, n, n->a, n->str);
+  if (ot && ot->kind == NBC__T_ENUM) { /* m.value: the member's value itself */
+    nbc__lval v = nbc__lower_expr(L, n->a);
+    return (nbc__lval){ot->dtype, v.v};
+  }
   if (ot && ot->kind == NBC__T_MODULE && ot->name) {
     const char *m = ot->name;
     const char *reg = strcmp(m, "cuda.threadIdx") == 0  ? "tid"

@@ -78,11 +78,13 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
   size_t align = 8;
   p->type_name = nbc__type_name(ctx, t);
   p->dtype_name = "";
-  if (is_scalar(t)) {
+  if (is_scalar(t) || (t->kind == NBC__T_ENUM && is_scalar(t->dtype))) {
+    /* an Enum member (numba's EnumMember) is passed as its value */
+    const nbc__type *v = t->kind == NBC__T_ENUM ? t->dtype : t;
     p->kind = NBC_PARAM_SCALAR;
-    p->dtype_name = p->type_name;
-    p->dtype_kind = scalar_kind(t);
-    p->itemsize = (int)nbc__type_size(t);
+    p->dtype_name = nbc__type_name(ctx, v);
+    p->dtype_kind = scalar_kind(v);
+    p->itemsize = (int)nbc__type_size(v);
     p->size = (size_t)p->itemsize;
     align = p->dtype_kind == 'c' ? (size_t)p->itemsize / 2 : (size_t)p->itemsize;
   } else if (t->kind == NBC__T_POINTER && is_scalar(t->dtype)) {

@@ -100,6 +100,17 @@ const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int cou
   return t;
 }
 
+const nbc__type *nbc__type_enum(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
+                                const nbc__type *dtype, bool int_enum) {
+  nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
+  if (!t || !dtype || !name) return NULL;
+  t->kind = kind;
+  t->name = nbc__arena_strdup(ctx->arena, name);
+  t->dtype = dtype;
+  t->int_enum = int_enum;
+  return t->name ? t : NULL;
+}
+
 const nbc__type *nbc__type_pointer(nbc__ctx *ctx, const nbc__type *dtype) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
   if (!t || !dtype) return NULL;
@@ -230,6 +241,9 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
   case NBC__T_FLAT:
   case NBC__T_POINTER:
     return nbc__type_equal(a->dtype, b->dtype);
+  case NBC__T_ENUM:
+  case NBC__T_ENUM_CLASS: /* one class: its qualified name */
+    return strcmp(a->name, b->name) == 0 && nbc__type_equal(a->dtype, b->dtype);
   case NBC__T_RANGE: /* range_state_<counter>: the counter type, int64 when not given */
     return nbc__type_equal(a->dtype ? a->dtype : S_(INT64), b->dtype ? b->dtype : S_(INT64));
   case NBC__T_VECTOR:
@@ -351,6 +365,12 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     return;
   case NBC__T_GRID_GROUP:
     nbc__buf_puts(out, "GridGroup");
+    return;
+  case NBC__T_ENUM: /* numba's EnumMember name; the signature parser reads it back */
+  case NBC__T_ENUM_CLASS:
+    nbc__buf_puts(out, t->kind == NBC__T_ENUM ? "Enum<" : "EnumClass<");
+    nbc__type_print(out, t->dtype);
+    nbc__buf_printf(out, ">(%s)", t->name);
     return;
   case NBC__T_POINTER: /* numba's CPointer name; the signature parser reads it back */
     nbc__type_print(out, t->dtype);
@@ -1065,6 +1085,7 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
  *              | ('UniTuple' '(' type (',' | 'x') INT ')')
  *              | ('Tuple' '(' [type {',' type}] ')') | ('Tuple' '((' [type {',' type}] '))')
  *              | ('CPointer' '(' NAME ')') | NAME '*'      (numba's CPointer of a number)
+ *              | 'Enum<' NAME '>(' qualified class name ')'  (numba's EnumMember)
  *   record    := numba's printed Record(...) (sig_record)
  *   dim       := ':' | '::1'
  * Layout: '::1' last is C (also for one dimension), '::1' first is F, none is A. */
@@ -1408,22 +1429,48 @@ static const nbc__type *sig_record(sigp *s) {
 
 static const nbc__type *sig_type(sigp *s);
 
+/* A number type (of a CPointer, an Enum), or NULL reported as `what` at its start. */
+static const nbc__type *sig_number(sigp *s, const char *what) {
+  const char *at = (sig_skip(s), s->p);
+  const nbc__type *t = sig_type(s);
+  if (t && !nbc__type_is_number(t)) {
+    s->p = at;
+    return sig_error(s, "%s", what), NULL;
+  }
+  return t;
+}
+
 /* CPointer(number), after its name. */
 static const nbc__type *sig_pointer(sigp *s) {
   sig_skip(s);
   if (*s->p != '(') return sig_error(s, "%s", "expected '(' after CPointer"), NULL;
   s->p++;
-  const char *at = (sig_skip(s), s->p);
-  const nbc__type *t = sig_type(s);
+  const nbc__type *t = sig_number(s, "CPointer of other than a number");
   if (!t) return NULL;
-  if (!nbc__type_is_number(t)) {
-    s->p = at;
-    return sig_error(s, "%s", "CPointer of other than a number"), NULL;
-  }
   sig_skip(s);
   if (*s->p != ')') return sig_error(s, "%s", "expected ')' after CPointer's type"), NULL;
   s->p++;
   return nbc__type_pointer(s->ctx, t);
+}
+
+/* Enum<dtype>(class): after "Enum"; the class's qualified name runs to the ')' (it may hold
+ * dots and "<locals>"). */
+static const nbc__type *sig_enum(sigp *s) {
+  s->p++; /* '<' */
+  const nbc__type *t = sig_number(s, "an Enum of other than numbers");
+  if (!t) return NULL;
+  sig_skip(s);
+  if (s->p[0] != '>' || s->p[1] != '(')
+    return sig_error(s, "%s", "expected '>(' after Enum's value type"), NULL;
+  s->p += 2;
+  const char *start = s->p;
+  while (*s->p && *s->p != ')' && *s->p != ',' && *s->p != ' ')
+    s->p++;
+  if (*s->p != ')' || s->p == start)
+    return sig_error(s, "%s", "expected the enum class's name and ')'"), NULL;
+  const char *name = nbc__arena_printf(s->ctx->arena, "%.*s", (int)(s->p - start), start);
+  s->p++;
+  return name ? nbc__type_enum(s->ctx, NBC__T_ENUM, name, t, false) : NULL;
 }
 
 static const nbc__type *sig_type(sigp *s) {
@@ -1434,6 +1481,7 @@ static const nbc__type *sig_type(sigp *s) {
   if (len == 8 && memcmp(name, "UniTuple", 8) == 0) return sig_tuple(s, true);
   if (len == 5 && memcmp(name, "Tuple", 5) == 0) return sig_tuple(s, false);
   if (len == 8 && memcmp(name, "CPointer", 8) == 0) return sig_pointer(s);
+  if (len == 4 && memcmp(name, "Enum", 4) == 0 && *s->p == '<') return sig_enum(s);
   if (len == 6 && memcmp(name, "Record", 6) == 0) {
     const nbc__type *r = sig_record(s);
     sig_skip(s);

@@ -573,6 +573,11 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
         return 0;
       }
   }
+  int enum_kind = nbc__py_is_enum_class(value);
+  if (enum_kind == 0 && nbc__py_is_enum_member(value) > 0) enum_kind = 2;
+  if (enum_kind < 0 || PyErr_Occurred()) return -1;
+  if (enum_kind == 1) return nbc__py_enum_describe(value, sess->keep, g); /* class Color(Enum) */
+  if (enum_kind == 2) return nbc__py_enum_member_describe(value, sess->keep, g); /* Color.red */
   const char *tp = Py_TYPE(value)->tp_name;
   int is_ufunc = strcmp(tp, "numpy.ufunc") == 0;
   if (is_ufunc || strncmp(tp, "numpy.dtype", 11) == 0) { /* np.sqrt, np.dtype('float32') */

@@ -236,7 +236,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     Py_LeaveRecursiveCall();
     return s;
   }
-  if (PyLong_Check(a)) return PyUnicode_FromString("int64");
+  if (PyLong_Check(a)) return PyUnicode_FromString("int64"); /* IntEnum members too */
   if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
   if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");
   /* numpy scalars (numpy.generic: they export a buffer too, so ask numpy): their dtype */
@@ -275,6 +275,8 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     Py_buffer b;
     if (PyObject_GetBuffer(a, &b, PyBUF_RECORDS_RO) < 0) {
       PyErr_Clear();
+      int member = nbc__py_is_enum_member(a); /* numba's EnumMember: Enum<int64>(mod.Color) */
+      if (member) return member > 0 ? nbc__py_enum_arg_text(a) : NULL;
       PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s",
                    Py_TYPE(a)->tp_name);
       return NULL;

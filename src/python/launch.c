@@ -169,6 +169,11 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
     double d = PyFloat_AsDouble(a);
     if (d == -1.0 && PyErr_Occurred()) return -1;
     s = nbc_param_pack_float(p, buf, d);
+  } else if (nbc__py_is_enum_member(a) > 0) { /* an EnumMember passes its value */
+    PyObject *v = PyObject_GetAttrString(a, "value");
+    int r = v ? pack_value(st, p, i, buf, v, V) : -1;
+    Py_XDECREF(v);
+    return r;
   } else if (PyObject_HasAttrString(a, "__complex__")) {
     Py_complex c = PyComplex_AsCComplex(a);
     if (PyErr_Occurred()) return -1;

@@ -351,7 +351,27 @@ TEST(pointers) {
   ASSERT_STATUS(nbc_signature_parse("void(UniTuple(int32, 2)*)", &sig), NBC_SIGNATURE_ERROR);
 }
 
+/* numba's EnumMember: passed as its value, the class's qualified name its identity */
+TEST(enum_members) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(Enum<int64>(m.f.<locals>.Color), Enum<float64>(P))",
+                                &sig));
+  ASSERT_STREQ(nbc_signature_text(sig),
+               "void(Enum<int64>(m.f.<locals>.Color), Enum<float64>(P))");
+  const nbc_param_info_t *p = nbc_signature_param(sig, 0), *q = nbc_signature_param(sig, 1);
+  ASSERT_EQ(p->kind, NBC_PARAM_SCALAR);
+  ASSERT_STREQ(p->dtype_name, "int64");
+  ASSERT_EQ(q->dtype_kind, 'f');
+  char buf[16];
+  ASSERT_OK(nbc_signature_pack_int(sig, 0, buf, 3));
+  ASSERT_EQ(word(buf, 0), 3);
+  nbc_signature_destroy(sig);
+  ASSERT_STATUS(nbc_signature_parse("void(Enum<float32[:]>(C))", &sig), NBC_SIGNATURE_ERROR);
+  ASSERT_STATUS(nbc_signature_parse("void(Enum<int64>())", &sig), NBC_SIGNATURE_ERROR);
+  ASSERT_STATUS(nbc_signature_parse("void(Enum<int64>(C)", &sig), NBC_SIGNATURE_ERROR);
+}
+
 TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records)
               X(pack_array_errors) X(pack_scalars) X(tuples_of_arrays) X(bad_signatures)
-                  X(tuples) X(pointers))
+                  X(tuples) X(pointers) X(enum_members))
 TEST_MAIN()

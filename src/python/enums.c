@@ -1,0 +1,164 @@
+/* enums.c — enum.Enum classes and members as numba-cuda types them: a class a kernel names is
+ * numba's EnumClass (its members become constants), a member numba's EnumMember (or, for an
+ * IntEnum, IntEnumMember, which is an int wherever a number is needed: ints are ints here
+ * already, so only plain Enums need what follows). A class is identified by its qualified
+ * name, "module.QualName", which is the name in the type "Enum<int64>(module.QualName)". Its
+ * members' values must be all ints or all floats (numba's one value type): the resolver hands
+ * every value over (others as OTHER) and the compiler says so; a kernel argument's type is
+ * refused here.
+ */
+#include "nbcuda_py.h"
+
+#include <string.h>
+
+/* enum.Enum, borrowed from the imported module (sys.modules keeps it). */
+static PyObject *enum_base(void) {
+  PyObject *m = PyImport_ImportModule("enum");
+  PyObject *base = m ? PyObject_GetAttrString(m, "Enum") : NULL;
+  Py_XDECREF(m);
+  Py_XDECREF(base); /* the module holds it */
+  return base;
+}
+
+int nbc__py_is_enum_class(PyObject *obj) {
+  if (!PyType_Check(obj)) return 0;
+  PyObject *base = enum_base();
+  if (!base) return -1;
+  return obj != base && PyType_IsSubtype((PyTypeObject *)obj, (PyTypeObject *)base);
+}
+
+int nbc__py_is_enum_member(PyObject *obj) {
+  PyObject *base = enum_base();
+  if (!base) return -1;
+  return PyObject_IsInstance(obj, base);
+}
+
+PyObject *nbc__py_enum_class_name(PyObject *cls) {
+  PyObject *mod = PyObject_GetAttrString(cls, "__module__");
+  PyObject *qual = mod ? PyObject_GetAttrString(cls, "__qualname__") : NULL;
+  PyObject *name = qual ? PyUnicode_FromFormat("%S.%S", mod, qual) : NULL;
+  Py_XDECREF(mod);
+  Py_XDECREF(qual);
+  return name;
+}
+
+/* 'i' when every member's value is an int (not a bool), 'f' when every one is a float, 0
+ * otherwise (-1 with the error set). */
+static int value_kind(PyObject *cls) {
+  PyObject *members = PyObject_GetAttrString(cls, "__members__");
+  PyObject *values = members ? PyMapping_Values(members) : NULL;
+  Py_XDECREF(members);
+  if (!values) return -1;
+  int kind = PyList_GET_SIZE(values) ? 'i' | 'f' << 8 : 0;
+  for (Py_ssize_t i = 0; kind && i < PyList_GET_SIZE(values); i++) {
+    PyObject *v = PyObject_GetAttrString(PyList_GET_ITEM(values, i), "value");
+    if (!v) {
+      Py_DECREF(values);
+      return -1;
+    }
+    int is_int = PyLong_Check(v) && !PyBool_Check(v), is_float = PyFloat_Check(v);
+    Py_DECREF(v);
+    if (!is_int) kind &= ~0xff;
+    if (!is_float) kind &= ~0xff00;
+  }
+  Py_DECREF(values);
+  return kind & 0xff ? 'i' : kind ? 'f' : 0;
+}
+
+int nbc__py_enum_describe(PyObject *cls, PyObject *keep, nbc_global_t *g) {
+  PyObject *members = PyObject_GetAttrString(cls, "__members__");
+  PyObject *items = members ? PyMapping_Items(members) : NULL; /* (name, member), aliases too */
+  Py_XDECREF(members);
+  if (!items || PyList_GET_SIZE(items) > 64) {
+    Py_XDECREF(items);
+    return items ? 0 : -1; /* more members than a kernel takes: left OTHER */
+  }
+  Py_ssize_t n = PyList_GET_SIZE(items);
+  PyObject *vals = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(nbc_global_t) * n);
+  PyObject *names = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(char *) * n);
+  PyObject *qual = nbc__py_enum_class_name(cls);
+  int rc = vals && names && qual && PyList_Append(keep, vals) == 0 &&
+                   PyList_Append(keep, names) == 0 && PyList_Append(keep, qual) == 0 &&
+                   PyList_Append(keep, items) == 0
+               ? 0
+               : -1;
+  nbc_global_t *v = rc == 0 ? (nbc_global_t *)PyBytes_AS_STRING(vals) : NULL;
+  const char **nm = rc == 0 ? (const char **)PyBytes_AS_STRING(names) : NULL;
+  for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+    PyObject *pair = PyList_GET_ITEM(items, i);
+    PyObject *value = PyObject_GetAttrString(PyTuple_GET_ITEM(pair, 1), "value");
+    memset(&v[i], 0, sizeof v[i]);
+    nm[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(pair, 0));
+    if (!value || !nm[i]) {
+      rc = -1;
+    } else if (PyLong_Check(value) && !PyBool_Check(value)) {
+      int overflow = 0;
+      v[i].kind = NBC_GLOBAL_INT;
+      v[i].value.i = PyLong_AsLongLongAndOverflow(value, &overflow);
+      if (overflow) v[i].kind = NBC_GLOBAL_OTHER; /* beyond int64 */
+    } else if (PyFloat_Check(value)) {
+      v[i].kind = NBC_GLOBAL_FLOAT;
+      v[i].value.f = PyFloat_AsDouble(value);
+    } else {
+      v[i].kind = NBC_GLOBAL_OTHER; /* the compiler says it needs ints or floats */
+    }
+    Py_XDECREF(value);
+  }
+  if (rc == 0 && !PyErr_Occurred()) {
+    PyObject *intenum = NULL, *m = PyImport_ImportModule("enum");
+    intenum = m ? PyObject_GetAttrString(m, "IntEnum") : NULL;
+    Py_XDECREF(m);
+    int is_int = intenum && PyType_Check(intenum)
+                     ? PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)intenum)
+                     : -1;
+    Py_XDECREF(intenum);
+    if (is_int < 0) {
+      rc = -1;
+    } else {
+      g->kind = NBC_GLOBAL_ENUM;
+      g->name = PyUnicode_AsUTF8(qual);
+      g->tuple_count = (int)n;
+      g->tuple_items = v;
+      g->enum_names = nm;
+      g->enum_int = is_int;
+    }
+  }
+  if (PyErr_Occurred()) rc = -1;
+  Py_XDECREF(vals);
+  Py_XDECREF(names);
+  Py_XDECREF(qual);
+  Py_XDECREF(items);
+  return rc;
+}
+
+int nbc__py_enum_member_describe(PyObject *member, PyObject *keep, nbc_global_t *g) {
+  PyObject *cls = (PyObject *)Py_TYPE(member);
+  if (nbc__py_enum_describe(cls, keep, g) < 0) return -1;
+  if (g->kind != NBC_GLOBAL_ENUM) return 0;
+  PyObject *name = PyObject_GetAttrString(member, "name");
+  const char *n = name ? PyUnicode_AsUTF8(name) : NULL;
+  g->kind = NBC_GLOBAL_OTHER;
+  for (int i = 0; n && i < g->tuple_count; i++)
+    if (strcmp(g->enum_names[i], n) == 0) {
+      g->kind = NBC_GLOBAL_ENUM_MEMBER;
+      g->value.i = i;
+      break;
+    }
+  Py_XDECREF(name);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+PyObject *nbc__py_enum_arg_text(PyObject *member) {
+  PyObject *cls = (PyObject *)Py_TYPE(member);
+  int kind = value_kind(cls);
+  if (kind < 0) return NULL;
+  PyObject *qual = kind ? nbc__py_enum_class_name(cls) : NULL;
+  if (!kind)
+    PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R: kernels take members of "
+                 "enums whose values are all ints or all floats", member);
+  PyObject *text =
+      qual ? PyUnicode_FromFormat("Enum<%s>(%U)", kind == 'i' ? "int64" : "float64", qual)
+           : NULL;
+  Py_XDECREF(qual);
+  return text;
+}

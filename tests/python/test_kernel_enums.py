@@ -1,0 +1,225 @@
+"""enum.Enum and IntEnum in kernels, as numba-cuda's test_enums.py uses them: a class a
+kernel names gives its members as constants (`Color.red`, `Color["red"]`, `.value`), members
+are kernel and device-function arguments (numba's EnumMember, "Enum<int64>(module.Color)"),
+members of one class compare by value (==, !=, is, is not) and of two classes are not equal;
+an IntEnum member is its int (numba's IntEnumMember converts wherever a number is needed:
+arithmetic, comparisons with ints, int16(...)). CI: the kernels compile, ptxas accepts them,
+they launch on the test driver, misuse gets clear errors; the GPU compares with Python and
+numba-cuda.
+
+One difference: an IntEnum member is typed as its int, so `a is b` of equal values of two
+IntEnum classes is True here and False in numba-cuda (and Python); == is True in all three."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module
+from test_compile import check_ptx
+
+SOURCE = '''
+from enum import Enum, IntEnum
+
+
+class Color(Enum):
+    red = 1
+    green = 2
+    blue = 3
+
+
+class Shake(Enum):
+    vanilla = 7
+    chocolate = 4
+    cookies = 9
+    mint = 3          # Color.blue's value, another class
+
+
+class Planet(Enum):
+    EARTH = 5.976
+    MARS = 0.642
+    HOME = 5.976      # an alias of EARTH
+
+
+class Shape(IntEnum):
+    circle = 2
+    square = 500
+
+
+class RequestError(IntEnum):
+    dummy = 2
+    not_found = 404
+    internal_error = 500
+
+
+RED = Color.red       # a member bound to a global name
+
+
+@cuda.jit(device=True)
+def is_red(c):
+    return c == Color.red
+
+
+def compare(a, b, out):
+    out[0] = a == b
+    out[1] = a != b
+    out[2] = a is b
+    out[3] = a is not b
+
+
+def getattr_getitem(out):
+    out[0] = Color.red == Color.green
+    out[1] = Color["red"] == Color["green"]
+    out[2] = Color.blue.value + Shake["mint"].value
+    out[3] = Planet.HOME is Planet.EARTH
+    out[4] = RED == Color.red
+    out[5] = is_red(Color.red) and not is_red(Color.blue)
+    out[6] = Color.blue == Shake.mint      # equal values, two classes
+    out[7] = Planet.MARS.value
+
+
+def int_coerce(x, out):
+    if x > RequestError.internal_error:
+        out[0] = x - RequestError.not_found
+    else:
+        out[0] = x + Shape.circle
+
+
+def int_cast(x, out):
+    if x > cuda.int16(RequestError.internal_error):
+        out[0] = x - cuda.int32(RequestError.not_found)
+    else:
+        out[0] = x + cuda.int16(Shape.circle)
+
+
+def vectorized(x):
+    if x != RequestError.not_found:
+        return RequestError["internal_error"]
+    else:
+        return RequestError.dummy
+'''
+
+
+@pytest.fixture
+def m(tmp_path):
+    return load_kernel_module(tmp_path, "enums", SOURCE, cuda)
+
+
+def pairs(m):
+    return [(m.Color.red, m.Color.red), (m.Color.red, m.Color.green),
+            (m.Planet.EARTH, m.Planet.EARTH), (m.Planet.MARS, m.Planet.HOME),
+            (m.Color.blue, m.Shake.mint), (m.Shape.circle, m.Shape.circle),
+            (m.Shape.circle, m.RequestError.not_found)]
+
+
+@pytest.mark.parametrize("name, sig", [("getattr_getitem", "void(float64[::1])"),
+                                       ("int_coerce", "void(int64, int32[::1])"),
+                                       ("int_cast", "void(int64, int32[::1])")])
+def test_compiles_and_ptxas_accepts(m, name, sig, tmp_path):
+    ptx, _ = cuda.compile_ptx(getattr(m, name), sig, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+
+def test_members_are_kernel_arguments(m):
+    k = cuda.jit(m.compare)
+    for a, b in pairs(m):
+        k[1, 1](a, b, np.zeros(4, bool))  # the test driver runs no code
+    types = {t for key in k.overloads for t in map(str, key)}
+    assert {t.split("(")[0] + "(" + t.split(".")[-1] for t in types if "Enum" in t} == {
+        "Enum<int64>(Color)", "Enum<float64>(Planet)", "Enum<int64>(Shake)"}
+    assert "int64" in types  # IntEnum members are their ints
+    with pytest.raises(TypeError, match="members of enums whose values are all ints or all "
+                                        "floats"):
+        import enum
+        k[1, 1](enum.Enum("Odd", {"a": "x"}).a, 1, np.zeros(4, bool))
+
+
+MISUSE = '''
+from enum import Enum
+
+
+class Mixed(Enum):
+    a = 1
+    b = 2.5
+
+
+class Color(Enum):
+    red = 1
+    green = 2
+
+
+def mixed(out):
+    out[0] = Mixed.a.value
+
+
+def ordered(out):
+    out[0] = Color.red < Color.green
+
+
+def unknown(out):
+    out[0] = Color.purple == Color.red
+
+
+def by_number(out):
+    out[0] = Color[1] == Color.red
+
+
+def arithmetic(out):
+    out[0] = Color.red + 1
+'''
+
+
+@pytest.mark.parametrize("name, message", [
+    ("mixed", "kernels use enums whose members are all ints or all floats"),
+    ("ordered", r"Invalid use of < with parameters \(Enum<int64>\(.*Color\)"),
+    ("unknown", "Unknown attribute 'purple' of enum class"),
+    ("by_number", "an enum class is indexed by a member's name"),
+    ("arithmetic", r"Enum<int64>"),
+])
+def test_misuse_is_a_clear_error(tmp_path, name, message):
+    mm = load_kernel_module(tmp_path, "enum_misuse", MISUSE, cuda)
+    with pytest.raises(cuda.CompileError, match=message):
+        cuda.compile_ptx(getattr(mm, name), "void(float64[::1])", cc=(9, 0))
+
+
+def run_all(lib, m):
+    out = {}
+    k = lib.jit(m.compare)
+    for i, (a, b) in enumerate(pairs(m)):
+        got = np.zeros(4, bool)
+        k[1, 1](a, b, got)
+        out[f"compare{i}"] = got
+    got = np.zeros(8)
+    lib.jit(m.getattr_getitem)[1, 1](got)
+    out["getattr_getitem"] = got
+    for name in ("int_coerce", "int_cast"):
+        k = lib.jit(m.__dict__[name])
+        for x in (300, 450, 550):
+            got = np.zeros(1, np.int32)
+            k[1, 1](x, got)
+            out[f"{name}{x}"] = got
+    arr = np.array([2, 404, 500, 404], dtype=np.int64)
+    out["vectorized"] = lib.vectorize("int64(int64)", target="cuda")(m.vectorized)(arr)
+    return out
+
+
+@pytest.mark.gpu
+def test_enums_match_python_and_numba_cuda(gpu, tmp_path, m):
+    mine = run_all(cuda, m)
+    for i, (a, b) in enumerate(pairs(m)):
+        want = [a == b, a != b, a is b, a is not b]
+        if i == 6:  # IntEnums of two classes: `is` compares their ints here (module doc)
+            want[2:] = [True, False]
+        np.testing.assert_array_equal(mine[f"compare{i}"], want, err_msg=str((a, b)))
+    np.testing.assert_array_equal(mine["getattr_getitem"],
+                                  [False, False, 6, True, True, True, False, 0.642])
+    for x in (300, 450, 550):
+        want = x - 404 if x > 500 else x + 2
+        assert mine[f"int_coerce{x}"][0] == want and mine[f"int_cast{x}"][0] == want
+    np.testing.assert_array_equal(mine["vectorized"], [m.vectorized(x) for x in
+                                                       (2, 404, 500, 404)])
+    ncuda = pytest.importorskip("numba.cuda")
+    theirs = run_all(ncuda, load_kernel_module(tmp_path, "enums_numba", SOURCE, ncuda))
+    for key in mine:
+        if key == "compare6":
+            np.testing.assert_array_equal(theirs[key], [True, False, False, True])
+            continue
+        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
