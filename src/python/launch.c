@@ -50,6 +50,13 @@ nbc_function_t *nbc__py_kernel_function(nbc__py_state *st, KernelObject *k) {
     if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
       k->loaded[kept++] = k->loaded[i];
   k->nloaded = kept;
+  /* The global device arrays the code holds by address must still exist: memory of a context
+   * reset since is gone (each is checked as a kernel argument would be). */
+  for (Py_ssize_t i = 0; k->referenced && i < PyList_GET_SIZE(k->referenced); i++) {
+    nbc__py_array_view v;
+    if (nbc__py_array_view_get(st, PyList_GET_ITEM(k->referenced, i), &v) < 0) return NULL;
+    nbc__py_array_view_finish(st, &v, 0);
+  }
   size_t size = 0;
   const char *code = nbc_compile_result_code(k->result, &size);
   nbc_module_t *module = NULL;

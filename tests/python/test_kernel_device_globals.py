@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
+import conftest
 from conftest import load_kernel_module
 from test_compile import check_ptx
 
@@ -77,6 +78,23 @@ def test_later_copies_are_seen_not_frozen(kernels):
     ptx_after, _ = cuda.compile_ptx(kernels.totals, TOTALS_SIG, cc=(9, 0))
     strip = lambda p: [line for line in p.splitlines() if "_ZN" not in line]  # noqa: E731
     assert strip(ptx_before) == strip(ptx_after)
+
+
+def test_arrays_of_a_reset_context_are_refused(tmp_path):
+    # the code holds the address: after close() (the context reset) the memory is gone, and
+    # loading the kernel in the new context says so instead of reading freed memory
+    if not conftest.USING_TESTDRIVER:  # a reset under numba-cuda's in-process contexts
+        pytest.skip("resets the device: run against the test driver")
+    m = load_kernel_module(tmp_path, "device_globals_reset", SOURCE, cuda)
+    k = cuda.jit(TOTALS_SIG)(m.totals)
+    q, t = cuda.to_device(np.ones(5, np.float32)), cuda.device_array(5, np.float32)
+    k[1, 32](q, t)
+    cuda.close()
+    q, t = cuda.to_device(np.ones(5, np.float32)), cuda.device_array(5, np.float32)
+    with pytest.raises(cuda.CudaAPIError, match="CONTEXT_IS_DESTROYED"):
+        k[1, 32](q, t)
+    m.PRICES = cuda.to_device(np.ones(5, np.float32))  # a new global: a new compilation
+    cuda.jit(TOTALS_SIG)(m.totals)[1, 32](q, t)
 
 
 class ReadOnly:
