@@ -338,6 +338,53 @@ static const nbc__type *dtype_of(infer *I, nbc__node *n, const nbc__type *t) {
   return NULL;
 }
 
+/* A shared/local array's dtype argument: a type, or numpy's name of one as a string
+ * ("int32"), which numba-cuda accepts too. */
+static const nbc__type *array_dtype(infer *I, nbc__node *n) {
+  if (n->kind == NBC__N_STR) {
+    const nbc__type *t = n->str ? nbc__numpy_dtype(n->str) : NULL;
+    if (!t || !nbc__type_is_number(t))
+      return TYPING(I, n, "Invalid NumPy dtype specified: '%s'", n->str ? n->str : ""), NULL;
+    return t;
+  }
+  const nbc__type *t = nbc__infer_expr(I, n);
+  return t ? dtype_of(I, n, t) : NULL;
+}
+
+/* A shared/local array's shape: a constant integer, a tuple or list of them, or a global
+ * tuple constant (numba's freezes one); its extents in dims (at most 32), the count, or 0
+ * reported. */
+static int array_shape(infer *I, nbc__node *shape, const char *fname, int64_t *dims) {
+  if (shape->kind == NBC__N_NAME && !nbc__infer_expr(I, shape)) return 0; /* resolves it */
+  const nbc__global *G = shape->kind == NBC__N_NAME && shape->var < 0 ? shape->info : NULL;
+  if (G && G->g.kind == NBC_GLOBAL_TUPLE) { /* SHAPE = 5, 6 */
+    if (G->g.tuple_count < 1 || G->g.tuple_count > 32)
+      return UNSUPPORTED(I, shape, "an array shape of %d dimensions", G->g.tuple_count), 0;
+    for (int i = 0; i < G->g.tuple_count; i++) {
+      if (G->g.tuple_items[i].kind != NBC_GLOBAL_INT)
+        return TYPING(I, shape, "the shape of %s() must be constant integers", fname), 0;
+      dims[i] = G->g.tuple_items[i].value.i;
+    }
+    return G->g.tuple_count;
+  }
+  if (shape->kind == NBC__N_TUPLE || shape->kind == NBC__N_LIST) {
+    if (shape->list.count < 1 || shape->list.count > 32)
+      return UNSUPPORTED(I, shape, "an array shape of %d dimensions", shape->list.count), 0;
+    for (int i = 0; i < shape->list.count; i++)
+      if (!nbc__infer_expr(I, shape->list.items[i]) ||
+          !nbc__infer_const_int(I, shape->list.items[i], &dims[i]))
+        return TYPING(I, shape->list.items[i], "the shape of %s() must be constant integers",
+                      fname),
+               0;
+    return shape->list.count;
+  }
+  if (!nbc__infer_expr(I, shape) || !nbc__infer_const_int(I, shape, &dims[0]))
+    return TYPING(I, shape, "the shape of %s() must be a constant integer or a tuple of them",
+                  fname),
+           0;
+  return 1;
+}
+
 /* numba-cuda's _validate_alignment of a shared/local array's constant `alignment` (None:
  * the dtype's own): *palign 0 for none; false (reported) for an invalid one. A value that is
  * not a constant is ignored, as numba ignores what is not an IntegerLiteral. */
@@ -355,11 +402,11 @@ static bool array_alignment(infer *I, nbc__node *v, int64_t *palign) {
   return true;
 }
 
-static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname,
-                                   const nbc__type **types) {
+/* cuda.shared.array / cuda.local.array(shape, dtype, alignment=None): the arguments are
+ * typed here, not as values (a string dtype, a list shape). */
+static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname) {
   bool shared = strcmp(fname, "cuda.shared.array") == 0;
   nbc__node *shape = NULL, *dtype = NULL, *alignment = NULL;
-  const nbc__type *dtype_t = NULL;
   for (int i = 0; i < n->list.count; i++) {
     nbc__node *a = n->list.items[i];
     const char *kw = a->kind == NBC__N_KEYWORD ? a->str
@@ -376,28 +423,17 @@ static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname,
     if (!slot) return UNSUPPORTED(I, a, "%s() takes (shape, dtype, alignment=None)", fname), NULL;
     if (*slot) return TYPING(I, a, "%s() got multiple values for '%s'", fname, kw), NULL;
     *slot = v;
-    if (slot == &dtype) dtype_t = types[i];
+    if (a->kind == NBC__N_KEYWORD) a->type = T(NBC__T_NONE); /* no run-time value */
   }
   if (!shape || !dtype)
     return TYPING(I, n, "%s() missing required argument '%s'", fname,
                   shape ? "dtype" : "shape"),
            NULL;
-  const nbc__type *dt = dtype_of(I, dtype, dtype_t);
+  const nbc__type *dt = array_dtype(I, dtype);
   if (!dt) return NULL;
   int64_t dims[32];
-  int ndim = 0;
-  if (shape->kind == NBC__N_TUPLE) {
-    if (shape->list.count < 1 || shape->list.count > 32)
-      return UNSUPPORTED(I, shape, "an array shape of %d dimensions", shape->list.count), NULL;
-    for (int i = 0; i < shape->list.count; i++)
-      if (!nbc__infer_const_int(I, shape->list.items[i], &dims[ndim++]))
-        return TYPING(I, shape->list.items[i], "the shape of %s() must be constant integers",
-                      fname),
-               NULL;
-  } else if (!nbc__infer_const_int(I, shape, &dims[ndim++]))
-    return TYPING(I, shape, "the shape of %s() must be a constant integer or a tuple of them",
-                  fname),
-           NULL;
+  int ndim = array_shape(I, shape, fname, dims);
+  if (!ndim) return NULL;
   int64_t total = 1;
   for (int i = 0; i < ndim; i++) {
     if (dims[i] < 0)
@@ -414,7 +450,7 @@ static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname,
   if (!c) return NULL;
   c->alignment = align;
   for (int i = 0; i < n->list.count; i++)
-    c->argtypes[i] = types[i];
+    c->argtypes[i] = T(NBC__T_NONE); /* compile-time arguments */
   c->shape = nbc__infer_alloc(I, sizeof *c->shape * (size_t)ndim);
   if (!c->shape) return NULL;
   memcpy(c->shape, dims, sizeof *dims * (size_t)ndim);
@@ -944,7 +980,7 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
   case NBC__KERNEL_CALL_ATOMIC:
     return call_atomic(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_ARRAY:
-    return call_array(I, n, fname, types);
+    return call_array(I, n, fname);
   case NBC__KERNEL_CALL_CONST_ARRAY:
     return call_const_array(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_INTRINSIC:
@@ -1689,6 +1725,9 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   const nbc__global *pg = f && n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
   if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "print") == 0)
     return call_print(I, n);
+  if (f && f->kind == NBC__T_FUNCTION && f->name &&
+      (strcmp(f->name, "cuda.shared.array") == 0 || strcmp(f->name, "cuda.local.array") == 0))
+    return call_array(I, n, f->name); /* its arguments are not values */
   const nbc__type *types[64];
   int nargs = n->list.count;
   if (nargs > 64) return UNSUPPORTED(I, n, "calls with more than 64 arguments"), NULL;

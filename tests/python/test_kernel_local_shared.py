@@ -2,8 +2,10 @@
 `alignment` (third argument or keyword: a power of two, a multiple of 8, else numba's
 ValueError; None the dtype's own) reaches the PTX's .align, and a local array is zero-filled
 where the function begins (numba-cuda's cgutils.alloca_once stores zeros there), so a
-kernel reading an element it never wrote sees 0 under both. CI: the PTX's alignments and the
-errors; the GPU compares a kernel reading unwritten local elements with numba-cuda."""
+kernel reading an element it never wrote sees 0 under both; shapes may be global constants, a
+tuple or list of them or a global tuple, and the dtype numpy's name of a type ("int32"), as in
+numba-cuda's test_sm_creation. CI: the PTX's alignments and the errors; the GPU compares
+kernels with numba-cuda."""
 import inspect
 import re
 
@@ -95,3 +97,66 @@ def test_unwritten_local_elements_are_zero_as_in_numba_cuda(gpu, tmp_path):
     theirs = np.full((64, 2), np.nan)
     ncuda.jit(sig)(t.unwritten)[2, 32](theirs)
     np.testing.assert_array_equal(out, theirs)
+
+
+# ---- numba-cuda's test_sm_creation forms: shapes from global constants (an int, a tuple of
+# them, a list literal, a global tuple) and dtypes given as numpy's name of the type
+
+SHAPE_SOURCE = '''
+import numpy as np
+
+GLOBAL_CONSTANT = 5
+GLOBAL_CONSTANT_2 = 6
+GLOBAL_CONSTANT_TUPLE = 5, 6
+
+
+def shapes(out):
+    i, j = cuda.grid(2)
+    a = cuda.shared.array(shape=GLOBAL_CONSTANT, dtype=np.float32)
+    b = cuda.shared.array(shape=(GLOBAL_CONSTANT, GLOBAL_CONSTANT_2), dtype=np.float32)
+    c = cuda.local.array(shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype="float64")
+    d = cuda.shared.array(shape=GLOBAL_CONSTANT_TUPLE, dtype="int32")
+    if i < 5 and j < 6:
+        a[i] = i
+        b[i, j] = i * 10 + j
+        c[i, j] = 0.5
+        d[i, j] = -j
+        cuda.syncthreads()
+        out[i, j] = a[i] + b[i, j] + c[i, j] + d[i, j] + a.size + d.shape[1]
+    else:
+        cuda.syncthreads()
+
+
+def bad_dtype(out):
+    s = cuda.shared.array(10, dtype="int33")
+    out[0, 0] = s[0]
+
+
+def bad_shape(out):
+    s = cuda.shared.array(shape=(1, out.shape[0]), dtype=np.float32)
+    out[0, 0] = s[0, 0]
+'''
+
+
+def test_shape_and_dtype_forms_compile(tmp_path):
+    m = load_kernel_module(tmp_path, "sm_creation", SHAPE_SOURCE, cuda)
+    ptx, _ = cuda.compile_ptx(m.shapes, "void(float64[:, ::1])", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    with pytest.raises(cuda.TypingError, match="Invalid NumPy dtype specified: 'int33'"):
+        cuda.compile_ptx(m.bad_dtype, "void(float64[:, ::1])", cc=(9, 0))
+    with pytest.raises(cuda.TypingError, match="must be constant integers"):
+        cuda.compile_ptx(m.bad_shape, "void(float64[:, ::1])", cc=(9, 0))
+
+
+@pytest.mark.gpu
+def test_shape_and_dtype_forms_match_numba_cuda(gpu, tmp_path):
+    results = []
+    for lib in (cuda, pytest.importorskip("numba.cuda")):
+        m = load_kernel_module(tmp_path, f"sm_creation_{lib.__name__.replace('.', '_')}",
+                               SHAPE_SOURCE, lib)
+        out = np.zeros((5, 6))
+        lib.jit("void(float64[:, ::1])")(m.shapes)[1, (8, 8)](out)
+        results.append(out)
+    i, j = np.meshgrid(np.arange(5), np.arange(6), indexing="ij")
+    np.testing.assert_array_equal(results[0], i + i * 10 + j + 0.5 - j + 5 + 6)
+    np.testing.assert_array_equal(results[0], results[1])
