@@ -277,6 +277,9 @@ typedef enum nbc__type_kind {
                        only (members: its global's) */
   NBC__T_ENUM,      /* a member of an Enum (not IntEnum) class, numba's EnumMember: name and
                        dtype as its class's; its value is the member's value */
+  NBC__T_OPTIONAL,  /* numba's Optional(dtype): a dtype value or None (a variable or a
+                       function's result that is None on some paths); used where a dtype is
+                       needed it converts to one, raising TypeError when it is None */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -305,6 +308,8 @@ const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int cou
  * members' values are of type dtype. */
 const nbc__type *nbc__type_enum(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
                                 const nbc__type *dtype, bool int_enum);
+/* numba's Optional(dtype): dtype or None. */
+const nbc__type *nbc__type_optional(nbc__ctx *ctx, const nbc__type *dtype);
 /* numba's CPointer(dtype): a pointer to a number. */
 const nbc__type *nbc__type_pointer(nbc__ctx *ctx, const nbc__type *dtype);
 /* The vector type of count (1-4) elements of the scalar dtype, named as numba names it. */

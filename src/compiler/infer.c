@@ -840,9 +840,19 @@ static bool comparable(nbc__op op, const nbc__type *a, const nbc__type *b) {
   return nbc__type_binop_sig(op, a, b, conv, &why) != NULL;
 }
 
+/* An expression that may stay Optional (see keep_optional). */
+static const nbc__type *expr_keeping_optional(infer *I, nbc__node *n) {
+  I->keep_optional = true;
+  const nbc__type *t = nbc__infer_expr(I, n);
+  I->keep_optional = false;
+  return t;
+}
+
 static const nbc__type *compare_expr(infer *I, nbc__node *n) {
   int count = n->list.count;
-  const nbc__type *left = nbc__infer_expr(I, n->a);
+  /* `x is None` / `x is not None` test an Optional itself */
+  bool is_test = count == 1 && (n->ops[0] == NBC__OP_IS || n->ops[0] == NBC__OP_ISNOT);
+  const nbc__type *left = is_test ? expr_keeping_optional(I, n->a) : nbc__infer_expr(I, n->a);
   const nbc__type **conv =
       nbc__infer_alloc(I, sizeof *conv * (size_t)(2 * (count ? count : 1)));
   if (!conv) return NULL;
@@ -850,7 +860,8 @@ static const nbc__type *compare_expr(infer *I, nbc__node *n) {
   nbc__node *lnode = n->a;
   for (int i = 0; i < count; i++) {
     nbc__node *rnode = n->list.items[i];
-    const nbc__type *right = nbc__infer_expr(I, rnode);
+    const nbc__type *right =
+        is_test ? expr_keeping_optional(I, rnode) : nbc__infer_expr(I, rnode);
     if (!left || !right) {
       ok = false;
       left = right;
@@ -1018,11 +1029,19 @@ static const nbc__type *expr_inner(infer *I, nbc__node *n) {
 
 const nbc__type *nbc__infer_expr(infer *I, nbc__node *n) {
   if (!n) return NULL;
+  bool keep = I->keep_optional; /* for this node, not for its operands */
+  I->keep_optional = false;
   n->cast = NULL;
   const nbc__type *t = expr_inner(I, n);
   n->type = t;
+  if (t && t->kind == NBC__T_OPTIONAL && !keep) { /* numba: used as a value, TypeError if None */
+    n->cast = t->dtype;
+    return t->dtype;
+  }
   return t;
 }
+
+
 
 /* ------------------------------------------------------------------- statements */
 
@@ -1224,10 +1243,11 @@ static bool always_returns(const nbc__list *body) {
 }
 
 static void ret_stmt(infer *I, nbc__node *s) {
-  const nbc__type *t = s->a ? nbc__infer_expr(I, s->a) : T(NBC__T_NONE);
+  const nbc__type *t = s->a ? expr_keeping_optional(I, s->a) : T(NBC__T_NONE);
   if (!t) return;
   if (s->a && !nbc__type_is_number(t) && t->kind != NBC__T_NONE && t->kind != NBC__T_TUPLE &&
-      t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR && t->kind != NBC__T_RECORD) {
+      t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR && t->kind != NBC__T_RECORD &&
+      t->kind != NBC__T_OPTIONAL) {
     TYPING(I, s->a, "cannot return a value of type %s", nbc__infer_tname(I, t));
     return;
   }
@@ -1282,7 +1302,11 @@ static bool bind_function(infer *I, nbc__node *s) {
 static void stmt(infer *I, nbc__node *s) {
   switch (s->kind) {
   case NBC__N_ASSIGN: {
-    const nbc__type *t = nbc__infer_expr(I, s->a);
+    /* a value assigned to names only may stay Optional: the variables become Optional */
+    bool names = s->list.count > 0;
+    for (int k = 0; k < s->list.count; k++)
+      names = names && s->list.items[k]->kind == NBC__N_NAME;
+    const nbc__type *t = names ? expr_keeping_optional(I, s->a) : nbc__infer_expr(I, s->a);
     for (int k = 0; k < s->list.count; k++)
       assign_target(I, s->list.items[k], s->a, t);
     /* a function bound to a name; one of a module (`s = math.sqrt`) is its type alone */
@@ -1292,7 +1316,7 @@ static void stmt(infer *I, nbc__node *s) {
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
         t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT &&
-        !(t->kind == NBC__T_RANGE && t->dtype))
+        t->kind != NBC__T_OPTIONAL && !(t->kind == NBC__T_RANGE && t->dtype))
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }
@@ -1442,6 +1466,7 @@ static bool infer_body(infer *I) {
                       "Cannot unify %s and none for the return value of '%s' (a path falls "
                       "off the end of the function)",
                       nbc__infer_tname(I, r), fn->name);
+      r = u; /* numba's Optional: the paths falling off return None */
     }
     fn->ret = r;
   }

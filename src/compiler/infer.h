@@ -39,6 +39,9 @@ typedef struct infer {
   int loop_depth;
   const nbc__type *ret; /* unification of the returned values (inferred return) */
   bool returns_value;
+  /* The expression being typed may stay numba's Optional (an assigned or returned value, an
+   * operand of `is`); anywhere else nbc__infer_expr converts an Optional to its type. */
+  bool keep_optional;
   vardef *defs;
   nbc__func **callees;
   int ncallees, capcallees;

@@ -228,6 +228,8 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
   }
   if (t->kind == NBC__T_FLAT) return nbc__lower_ltype(L, t->dtype); /* the array itself */
   if (t->kind == NBC__T_ENUM) return nbc__lower_ltype(L, t->dtype); /* the member's value */
+  if (t->kind == NBC__T_OPTIONAL) /* numba's OptionalModel: the data, then a valid bit */
+    return nbc__arena_printf(L->arena, "{%s, i1}", nbc__lower_ltype(L, t->dtype));
   if (t->kind == NBC__T_POINTER) /* numba's PointerModel: a pointer to the element's bytes */
     return nbc__arena_printf(L->arena, "%s*", nbc__lower_mtype(L, t->dtype));
   if (t->kind == NBC__T_RANGE && t->dtype) { /* numba's RangeModel: start, stop, step */

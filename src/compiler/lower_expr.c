@@ -131,7 +131,7 @@ const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v
 const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
   if (!t) return "null";
   if (t->kind == NBC__T_ARRAY || t->kind == NBC__T_TUPLE || t->kind == NBC__T_VECTOR ||
-      nbc__type_is_complex(t))
+      t->kind == NBC__T_OPTIONAL || nbc__type_is_complex(t))
     return "zeroinitializer";
   if (is_bool(t)) return "false";
   if (is_float(t)) return nbc__lower_const_float(L, t, 0.0);
@@ -262,10 +262,47 @@ const char *nbc__lower_truth(nbc__lowerer *L, nbc__lval v) {
   return x;
 }
 
+/* Conversions to and from numba's Optional: None is (undef, false), a value (v, true); an
+ * Optional used as a value raises numba's TypeError when it is None. */
+static nbc__lval optional_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) {
+  const nbc__type *from = v.type;
+  if (to->kind == NBC__T_OPTIONAL) {
+    const char *ty = ltype(L, to), *x = tmp(L);
+    if (from->kind == NBC__T_NONE || from->kind == NBC__T_VOID) {
+      EMIT("%s = insertvalue %s undef, i1 false, 1", x, ty);
+      return (nbc__lval){to, x};
+    }
+    const char *valid = "true";
+    nbc__lval data = v;
+    if (from->kind == NBC__T_OPTIONAL) {
+      const char *d = tmp(L), *b = tmp(L), *fty = ltype(L, from);
+      EMIT("%s = extractvalue %s %s, 0", d, fty, v.v);
+      EMIT("%s = extractvalue %s %s, 1", b, fty, v.v);
+      data = (nbc__lval){from->dtype, d};
+      valid = b;
+    }
+    data = nbc__lower_convert(L, data, to->dtype);
+    const char *y = tmp(L);
+    EMIT("%s = insertvalue %s undef, %s %s, 0", x, ty, ltype(L, to->dtype), data.v);
+    EMIT("%s = insertvalue %s %s, i1 %s, 1", y, ty, x, valid);
+    return (nbc__lval){to, y};
+  }
+  const char *fty = ltype(L, from), *valid = tmp(L), *none = tmp(L), *d = tmp(L);
+  EMIT("%s = extractvalue %s %s, 1", valid, fty, v.v);
+  EMIT("%s = xor i1 %s, true", none, valid);
+  const char *msg = nbc__arena_printf(L->arena, "expected %s, got None",
+                                      nbc__type_name(L->ctx, from->dtype));
+  nbc__lower_raise_if(L, none, "TypeError", msg, NULL);
+  EMIT("%s = extractvalue %s %s, 0", d, fty, v.v);
+  return nbc__lower_convert(L, (nbc__lval){from->dtype, d}, to);
+}
+
 nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) {
   const nbc__type *from = v.type;
   if (!to || !from || nbc__type_equal(from, to)) return v;
   if (nbc__lower_failed(L)) return (nbc__lval){to, nbc__lower_zero(L, to)};
+  if (from->kind == NBC__T_OPTIONAL || to->kind == NBC__T_OPTIONAL)
+    return optional_convert(L, v, to);
   if (nbc__type_is_complex(from) || nbc__type_is_complex(to))
     return nbc__lower_complex_convert(L, v, to);
   nbc__lval r = {to, NULL};
@@ -919,6 +956,17 @@ static const char *compare_tuples(nbc__lowerer *L, nbc__node *where, nbc__op op,
 
 const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
                                       nbc__lval a, nbc__lval b) {
+  if (a.type && b.type && (op == NBC__OP_IS || op == NBC__OP_ISNOT) &&
+      ((a.type->kind == NBC__T_OPTIONAL && b.type->kind == NBC__T_NONE) ||
+       (b.type->kind == NBC__T_OPTIONAL && a.type->kind == NBC__T_NONE))) {
+    /* x is None for numba's Optional: its valid bit */
+    nbc__lval o = a.type->kind == NBC__T_OPTIONAL ? a : b;
+    const char *valid = tmp(L), *x = tmp(L);
+    EMIT("%s = extractvalue %s %s, 1", valid, ltype(L, o.type), o.v);
+    if (op == NBC__OP_ISNOT) return valid;
+    EMIT("%s = xor i1 %s, true", x, valid);
+    return x;
+  }
   if ((a.type && a.type->kind == NBC__T_ENUM) || (b.type && b.type->kind == NBC__T_ENUM)) {
     /* numba's EnumMember: members of one class are equal (and the same object) when their
      * values are; anything else is neither */

@@ -111,6 +111,16 @@ const nbc__type *nbc__type_enum(nbc__ctx *ctx, nbc__type_kind kind, const char *
   return t->name ? t : NULL;
 }
 
+const nbc__type *nbc__type_optional(nbc__ctx *ctx, const nbc__type *dtype) {
+  if (!ctx || !dtype) return NULL;
+  if (dtype->kind == NBC__T_OPTIONAL) return dtype;
+  nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
+  if (!t) return NULL;
+  t->kind = NBC__T_OPTIONAL;
+  t->dtype = dtype;
+  return t;
+}
+
 const nbc__type *nbc__type_pointer(nbc__ctx *ctx, const nbc__type *dtype) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
   if (!t || !dtype) return NULL;
@@ -240,6 +250,7 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
            (a->name && strcmp(a->name, "dtype") == 0) == (b->name && strcmp(b->name, "dtype") == 0);
   case NBC__T_FLAT:
   case NBC__T_POINTER:
+  case NBC__T_OPTIONAL:
     return nbc__type_equal(a->dtype, b->dtype);
   case NBC__T_ENUM:
   case NBC__T_ENUM_CLASS: /* one class: its qualified name */
@@ -365,6 +376,11 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     return;
   case NBC__T_GRID_GROUP:
     nbc__buf_puts(out, "GridGroup");
+    return;
+  case NBC__T_OPTIONAL: /* numba's name */
+    nbc__buf_puts(out, "OptionalType(");
+    nbc__type_print(out, t->dtype);
+    nbc__buf_puts(out, ")");
     return;
   case NBC__T_ENUM: /* numba's EnumMember name; the signature parser reads it back */
   case NBC__T_ENUM_CLASS:
@@ -877,6 +893,16 @@ const nbc__type *nbc__type_unify(nbc__ctx *ctx, const nbc__type *a, const nbc__t
   if (!a) return b;
   if (!b) return a;
   if (nbc__type_equal(a, b)) return a;
+  /* numba's Optional: a number and None, or an Optional and either */
+  if (a->kind == NBC__T_OPTIONAL || b->kind == NBC__T_OPTIONAL ||
+      a->kind == NBC__T_NONE || b->kind == NBC__T_NONE) {
+    const nbc__type *x = a->kind == NBC__T_OPTIONAL ? a->dtype : a;
+    const nbc__type *y = b->kind == NBC__T_OPTIONAL ? b->dtype : b;
+    const nbc__type *u = x->kind == NBC__T_NONE ? y
+                         : y->kind == NBC__T_NONE ? x
+                                                  : nbc__type_unify(ctx, x, y);
+    return u && nbc__type_is_number(u) ? nbc__type_optional(ctx, u) : NULL;
+  }
   bool na = nbc__type_is_number(a) && a->kind != NBC__T_BOOL;
   bool nb = nbc__type_is_number(b) && b->kind != NBC__T_BOOL;
   if (na && nb) return numpy_promote(a, b);

@@ -395,9 +395,9 @@ static const struct {
      "f", "(int64,)", 1,
      "k.py:3:27: error: the shape of cuda.shared.array() must be a constant integer or a "
      "tuple of them"},
-    {"def f(a):\n    if a > 0:\n        return 1\n", "f", "(int64,)", 1,
-     "k.py:1:1: error: Cannot unify int64 and none for the return value of 'f' (a path falls "
-     "off the end of the function)"},
+    {"def f(a):\n    if a[0] > 0:\n        return a\n", "f", "(float32[:],)", 1,
+     "k.py:1:1: error: Cannot unify array(float32, 1d, A) and none for the return value of "
+     "'f' (a path falls off the end of the function)"},
 };
 
 TEST(error_messages) {

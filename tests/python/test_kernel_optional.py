@@ -1,0 +1,132 @@
+"""numba's Optional in kernels: a device function that returns a value on some paths and None
+on others (`return`, `return None`, or falling off the end) returns OptionalType(T), and so
+does a variable assigned both; `x is None` / `x is not None` test it, and wherever a T is
+needed the Optional converts to one, raising numba's TypeError("expected T, got None") when it
+is None (the thread ends; a debug=True kernel reports it). numba-cuda's recursion test
+"optional_return" (bar calling foo and itself) is among the kernels. CI: they compile and
+ptxas accepts them; the GPU compares with Python and numba-cuda."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module
+from test_compile import check_ptx
+
+SOURCE = '''
+@cuda.jit(device=True)
+def foo(x):
+    if x > 5:
+        return x - 1
+    else:
+        return
+
+
+@cuda.jit(device=True)
+def bar(x):                  # numba-cuda's recursion_usecases.make_optional_return_case
+    out = foo(x)
+    if out is None:
+        return out
+    elif out < 8:
+        return out
+    else:
+        return x * bar(out)
+
+
+@cuda.jit(device=True)
+def positive(a):             # falls off the end: None
+    if a > 0:
+        return a * 2.0
+
+
+@cuda.jit(device=True)
+def largest(arr, n):         # a variable None until assigned
+    best = None
+    for i in range(n):
+        v = arr[i]
+        if best is None or v > best:
+            best = v
+    return best
+
+
+def optional_kernel(out, xs, arr):
+    i = cuda.grid(1)
+    if i < xs.shape[0]:
+        v = bar(xs[i])
+        out[i, 0] = -1 if v is None else v
+        p = positive(xs[i] - 6)
+        out[i, 1] = p if p is not None else -2.0
+        best = largest(arr, i)
+        out[i, 2] = -3.0 if best is None else best
+
+
+def used_as_value(out, x):
+    out[0] = foo(x) + 1      # TypeError when foo returns None
+'''
+
+SIG = "void(float64[:, ::1], int64[::1], float64[::1])"
+
+
+def expected(xs, arr):
+    def foo(x):
+        return x - 1 if x > 5 else None
+
+    def bar(x):
+        out = foo(x)
+        if out is None or out < 8:
+            return out
+        return x * bar(out)
+
+    rows = []
+    for i, x in enumerate(xs):
+        v, p = bar(x), (x - 6) * 2.0 if x - 6 > 0 else None
+        best = max(arr[:i]) if i else None
+        rows.append([-1 if v is None else v, -2.0 if p is None else p,
+                     -3.0 if best is None else best])
+    return np.array(rows, dtype=np.float64)
+
+
+@pytest.fixture
+def m(tmp_path):
+    return load_kernel_module(tmp_path, "optional", SOURCE, cuda)
+
+
+def test_types_and_ptx(m, tmp_path):
+    ptx, _ = cuda.compile_ptx(m.optional_kernel, SIG, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    _, resty = cuda.compile(m.bar, "(int64,)", device=True, cc=(9, 0))
+    assert str(resty) == "OptionalType(int64)"
+    _, resty = cuda.compile(m.positive, "(int64,)", device=True, cc=(9, 0))
+    assert str(resty) == "OptionalType(float64)"
+    ptx, _ = cuda.compile_ptx(m.used_as_value, "void(int64[::1], int64)", cc=(9, 0),
+                              debug=True, opt=False)
+    check_ptx(ptx, tmp_path)
+
+
+def test_none_and_arrays_do_not_unify(tmp_path):
+    src = "def f(a):\n    if a[0] > 0:\n        return a\n"
+    mm = load_kernel_module(tmp_path, "optional_array", src, cuda)
+    with pytest.raises(cuda.TypingError, match="Cannot unify array"):
+        cuda.compile(mm.f, "(float32[:],)", device=True, cc=(9, 0))
+
+
+def run(lib, m):
+    xs = np.array([0, 5, 6, 7, 8, 9, 10, 12, 20, 3], dtype=np.int64)
+    arr = np.array([0.5, -1.0, 3.0, 2.5, 7.0, 1.0, 6.5, 9.0, 0.0, 4.0])
+    out = np.zeros((len(xs), 3))
+    lib.jit(SIG)(m.optional_kernel)[1, 32](out, xs, arr)
+    return out, xs, arr
+
+
+@pytest.mark.gpu
+def test_optional_matches_python_and_numba_cuda(gpu, tmp_path, m):
+    mine, xs, arr = run(cuda, m)
+    np.testing.assert_array_equal(mine, expected(xs, arr))
+    ncuda = pytest.importorskip("numba.cuda")
+    theirs, _, _ = run(ncuda, load_kernel_module(tmp_path, "optional_numba", SOURCE, ncuda))
+    np.testing.assert_array_equal(mine, theirs)
+    k = cuda.jit("void(int64[::1], int64)", debug=True, opt=False)(m.used_as_value)
+    out = np.zeros(1, np.int64)
+    k[1, 1](out, 9)
+    assert out[0] == 9
+    with pytest.raises(TypeError, match="expected int64, got None"):
+        k[1, 1](out, 1)
