@@ -114,7 +114,7 @@ def shapes(out):
     i, j = cuda.grid(2)
     a = cuda.shared.array(shape=GLOBAL_CONSTANT, dtype=np.float32)
     b = cuda.shared.array(shape=(GLOBAL_CONSTANT, GLOBAL_CONSTANT_2), dtype=np.float32)
-    c = cuda.local.array(shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype="float64")
+    c = cuda.shared.array(shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype=np.float64)
     d = cuda.shared.array(shape=GLOBAL_CONSTANT_TUPLE, dtype="int32")
     if i < 5 and j < 6:
         a[i] = i
