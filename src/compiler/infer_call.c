@@ -351,9 +351,8 @@ static const nbc__type *array_dtype(infer *I, nbc__node *n) {
   return t ? dtype_of(I, n, t) : NULL;
 }
 
-/* A shared/local array's shape: a constant integer, a tuple or list of them, or a global
- * tuple constant (numba's freezes one); its extents in dims (at most 32), the count, or 0
- * reported. */
+/* A shared/local array's shape: a constant integer, a tuple of them, or a global tuple
+ * constant (numba freezes one); its extents in dims (at most 32), the count, or 0 reported. */
 static int array_shape(infer *I, nbc__node *shape, const char *fname, int64_t *dims) {
   if (shape->kind == NBC__N_NAME && !nbc__infer_expr(I, shape)) return 0; /* resolves it */
   const nbc__global *G = shape->kind == NBC__N_NAME && shape->var < 0 ? shape->info : NULL;
@@ -367,7 +366,12 @@ static int array_shape(infer *I, nbc__node *shape, const char *fname, int64_t *d
     }
     return G->g.tuple_count;
   }
-  if (shape->kind == NBC__N_TUPLE || shape->kind == NBC__N_LIST) {
+  if (shape->kind == NBC__N_LIST) /* numba-cuda refuses a list (its test_sm_creation) */
+    return TYPING(I, shape, "the shape of %s() must be a constant integer or a tuple of them, "
+                            "not a list",
+                  fname),
+           0;
+  if (shape->kind == NBC__N_TUPLE) {
     if (shape->list.count < 1 || shape->list.count > 32)
       return UNSUPPORTED(I, shape, "an array shape of %d dimensions", shape->list.count), 0;
     for (int i = 0; i < shape->list.count; i++)

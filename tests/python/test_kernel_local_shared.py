@@ -100,7 +100,8 @@ def test_unwritten_local_elements_are_zero_as_in_numba_cuda(gpu, tmp_path):
 
 
 # ---- numba-cuda's test_sm_creation forms: shapes from global constants (an int, a tuple of
-# them, a list literal, a global tuple) and dtypes given as numpy's name of the type
+# them, a global tuple; a list is refused as numba-cuda refuses it) and dtypes given as numpy's
+# name of the type
 
 SHAPE_SOURCE = '''
 import numpy as np
@@ -114,7 +115,7 @@ def shapes(out):
     i, j = cuda.grid(2)
     a = cuda.shared.array(shape=GLOBAL_CONSTANT, dtype=np.float32)
     b = cuda.shared.array(shape=(GLOBAL_CONSTANT, GLOBAL_CONSTANT_2), dtype=np.float32)
-    c = cuda.shared.array(shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype=np.float64)
+    c = cuda.shared.array(shape=(GLOBAL_CONSTANT, GLOBAL_CONSTANT_2), dtype=np.float64)
     d = cuda.shared.array(shape=GLOBAL_CONSTANT_TUPLE, dtype="int32")
     if i < 5 and j < 6:
         a[i] = i
@@ -135,6 +136,11 @@ def bad_dtype(out):
 def bad_shape(out):
     s = cuda.shared.array(shape=(1, out.shape[0]), dtype=np.float32)
     out[0, 0] = s[0, 0]
+
+
+def list_shape(out):
+    s = cuda.shared.array(shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype=np.float32)
+    out[0, 0] = s[0, 0]
 '''
 
 
@@ -146,6 +152,8 @@ def test_shape_and_dtype_forms_compile(tmp_path):
         cuda.compile_ptx(m.bad_dtype, "void(float64[:, ::1])", cc=(9, 0))
     with pytest.raises(cuda.TypingError, match="must be constant integers"):
         cuda.compile_ptx(m.bad_shape, "void(float64[:, ::1])", cc=(9, 0))
+    with pytest.raises(cuda.TypingError, match="a tuple of them, not a list"):
+        cuda.compile_ptx(m.list_shape, "void(float64[:, ::1])", cc=(9, 0))
 
 
 @pytest.mark.gpu
