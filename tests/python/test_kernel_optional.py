@@ -72,6 +72,44 @@ def loop_kernel(out, xs, arr):
         out[i, 2] = -3.0 if best is None else best
 
 
+@cuda.jit(device=True)
+def pick(c, x):
+    r = x if c > 0 else None         # a conditional expression with None
+    return r
+
+
+@cuda.jit(device=True)
+def climb(x):
+    best = None
+    i = 0
+    while best is None or best < x:  # short-circuit: best is not compared while None
+        best = i * 2.5
+        i += 1
+    best += 1                        # augmented assignment of an Optional variable
+    return best
+
+
+@cuda.jit(device=True)
+def reassigned(x):
+    y = None
+    y = x
+    return y + 1
+
+
+def forms_kernel(out, xs):
+    i = cuda.grid(1)
+    if i < xs.shape[0]:
+        x = xs[i]
+        v = pick(x, 3)
+        out[i, 0] = 0 if v is None else v
+        out[i, 1] = climb(x)
+        out[i, 2] = reassigned(x)
+        w = pick(-x, 2)
+        out[i, 3] = -5
+        if w is not None:
+            out[i, 3] = w
+
+
 def used_as_value(out, x):
     out[0] = foo(x) + 1      # TypeError when foo returns None
 '''
@@ -108,6 +146,8 @@ def test_types_and_ptx(m, tmp_path):
     check_ptx(ptx, tmp_path)
     ptx, _ = cuda.compile_ptx(m.loop_kernel, SIG, cc=(9, 0))
     check_ptx(ptx, tmp_path)
+    ptx, _ = cuda.compile_ptx(m.forms_kernel, "void(float64[:, ::1], int64[::1])", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
     ptx, _ = cuda.compile_ptx(m.recursive_kernel, "void(int64[::1], int64[::1])", cc=(9, 0))
     check_ptx(ptx, tmp_path)
     _, resty = cuda.compile(m.bar, "(int64,)", device=True, cc=(9, 0))
@@ -136,6 +176,23 @@ def run(lib, m):
     if lib is cuda:
         lib.jit(SIG)(m.loop_kernel)[1, 32](out, XS, ARR)
     return out
+
+
+def forms_expected(xs):
+    rows = []
+    for x in xs:
+        best, i = None, 0
+        while best is None or best < x:
+            best, i = i * 2.5, i + 1
+        rows.append([3 if x > 0 else 0, best + 1, x + 1, 2 if -x > 0 else -5])
+    return np.array(rows, dtype=np.float64)
+
+
+@pytest.mark.gpu
+def test_more_optional_forms_match_python(gpu, m):
+    out = np.zeros((len(XS), 4))
+    cuda.jit("void(float64[:, ::1], int64[::1])")(m.forms_kernel)[1, 32](out, XS - 4)
+    np.testing.assert_array_equal(out, forms_expected(XS - 4))
 
 
 @pytest.mark.gpu
