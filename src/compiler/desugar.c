@@ -14,7 +14,8 @@
  *                                        T = ($it0[$k0], $it1[$k0])
  *
  *   for i, (a, b) in enumerate(zip(E1, E2)) becomes, tuples holding only numbers,
- *   i, a, b = ($k0, $it0[$k0], $it1[$k0]).
+ *   i, a, b = ($k0, $it0[$k0], $it1[$k0]); an enumerate() among zip's iterables gives its
+ *   pair: for (i, a), b in zip(enumerate(E1), E2) assigns (($k0, $it0[$k0]), $it1[$k0]).
  *
  *   for v in literal_unroll(t):      $it0 = t            (numba's loop over a tuple whose
  *       body                         for $k0 in range(n):      items have different types)
@@ -463,12 +464,34 @@ static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
     }
     if (nsrc == 0) return 0;
   }
+  /* zip(enumerate(E1), E2): an enumerated source's item is (count, E1[k]) */
+  nbc__node *counted_start[32];
+  bool counted[32] = {false};
+  for (int i = 0; zip && i < nsrc; i++) {
+    nbc__node *e = sources[i];
+    if (!is_call_of(e, "enumerate") || e->list.count < 1 || e->list.count > 2) continue;
+    nbc__node *start_arg = e->list.count == 2 ? e->list.items[1] : NULL;
+    if (e->list.items[0]->kind == NBC__N_KEYWORD ||
+        (start_arg && start_arg->kind == NBC__N_KEYWORD && strcmp(start_arg->str, "start") != 0))
+      return 0; /* left for infer to refuse */
+    counted[i] = true;
+    counted_start[i] = start_arg && start_arg->kind == NBC__N_KEYWORD ? start_arg->a : start_arg;
+    sources[i] = e->list.items[0];
+  }
   int n = 0;
   nbc__node *names[32];
   for (int i = 0; i < nsrc; i++) {
     const char *h = hidden(R, "it", id * 32 + i);
     names[i] = name(R, h, tok);
     out[n++] = assign(R, name(R, h, tok), sources[i], tok);
+  }
+  nbc__node *counted_start_name[32];
+  for (int i = 0; i < nsrc; i++) {
+    counted_start_name[i] = NULL;
+    if (!counted[i] || !counted_start[i]) continue;
+    const char *h = hidden(R, "start", id * 32 + 1 + i);
+    counted_start_name[i] = name(R, h, tok);
+    out[n++] = assign(R, name(R, h, tok), counted_start[i], tok);
   }
   nbc__node *start_name = NULL;
   if (start) {
@@ -505,6 +528,23 @@ static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
       sub->b = name(R, k, tok);
     }
     subs[i] = sub;
+    if (counted[i]) { /* (k [+ start], E[k]) */
+      nbc__node *count = name(R, k, tok), *pair[2];
+      if (counted_start_name[i]) {
+        nbc__node *sum = new_node(R, NBC__N_BINOP, tok);
+        if (sum) {
+          sum->op = NBC__OP_ADD;
+          sum->a = count;
+          sum->b = counted_start_name[i];
+        }
+        count = sum;
+      }
+      pair[0] = count;
+      pair[1] = sub;
+      nbc__node *t = new_node(R, NBC__N_TUPLE, tok);
+      if (t) set_list(R, &t->list, pair, 2);
+      subs[i] = t;
+    }
   }
   /* enumerate(zip(...)) into `i, (a, b)`: tuples hold only numbers, so the item is made flat,
    * (count, a, b), and so is the target, `i, a, b` */

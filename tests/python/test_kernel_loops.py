@@ -54,6 +54,10 @@ def loops(out, m, x, y):
         q, r = divmod(a, 3.0)
         s += i + q * 100 + r
     out[4] = s
+    s = 0.0
+    for (i, a), b in zip(enumerate(x, 2), y):   # numba-cuda's test_zip_enumerate
+        s += i * 1000 + a * 10 + b
+    out[5] = s
 
 
 SIG = "void(float64[::1], float64[:, ::1], float64[::1], float64[::1])"
@@ -74,12 +78,13 @@ def test_what_cannot_be_iterated_is_refused():
 
 
 def expected(m, x, y):
-    out = np.zeros(5)
+    out = np.zeros(6)
     out[0] = x.sum()
     out[1] = m.sum()
     out[2] = sum(i * v for i, v in enumerate(x, 10))
     out[3] = sum(a * b - c for a, b, c in zip(x, y, m[1]))
     out[4] = sum(i + (a // 3.0) * 100 + a % 3.0 for i, (a, b) in enumerate(zip(y, x)))
+    out[5] = sum(i * 1000 + a * 10 + b for (i, a), b in zip(enumerate(x, 2), y))
     return out
 
 
@@ -88,7 +93,7 @@ def test_loops_compute_what_python_computes(gpu, tmp_path, monkeypatch):
     m = np.arange(12, dtype=np.float64).reshape(4, 3) * 0.5
     x = np.array([1.5, -2.0, 3.25, 4.0, 7.0])
     y = np.array([2.0, 5.5, -1.0, 8.0])
-    out = np.zeros(5)
+    out = np.zeros(6)
     cuda.jit(SIG)(loops)[1, 1](out, m, x, y)
     np.testing.assert_allclose(out, expected(m, x, y), rtol=1e-14)
 
@@ -97,6 +102,6 @@ def test_loops_compute_what_python_computes(gpu, tmp_path, monkeypatch):
         "from numba import cuda\n\n" + inspect.getsource(loops))
     monkeypatch.syspath_prepend(str(tmp_path))
     import numba_loop_kernels as t
-    theirs = np.zeros(5)
+    theirs = np.zeros(6)
     ncuda.jit(SIG)(t.loops)[1, 1](theirs, m, x, y)
     np.testing.assert_array_equal(out, theirs)
