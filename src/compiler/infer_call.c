@@ -245,6 +245,19 @@ static nbc__global *generated_function(infer *I, const char *name, const char *s
 static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
                                     const nbc__type **types, int nargs);
 
+static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
+                                   const nbc__type **types, int nargs);
+
+/* The ufuncs numba computes on a complex number with its cmath implementations (npyfuncs'
+ * np_complex_exp_impl... call cmathimpl's), so cmath.c's functions give numba's results. */
+static const char *ufunc_via_cmath(const char *ufunc) {
+  static const char *const names[] = {"exp", "log", "sqrt", "sin", "cos",
+                                      "isnan", "isinf", "isfinite", NULL};
+  for (int i = 0; ufunc && names[i]; i++)
+    if (strcmp(names[i], ufunc) == 0) return names[i];
+  return NULL;
+}
+
 /* A ufunc over arrays, as numba-cuda runs one in a kernel: with an explicit output array
  * (`np.sin(x, out)`, numpy's `out=` keyword too), which the call returns; numba's loop is
  * chosen by the inputs' element types and its result must cast to out's dtype as numpy's
@@ -287,7 +300,11 @@ static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *na
   }
   const nbc__type *loop = NULL;
   const char *why = NULL;
-  const nbc__type *r = nbc__type_numpy(name, elems, nin, &loop, &why);
+  const nbc__type *r = NULL;
+  if (nin == 1 && nbc__type_is_complex(elems[0]) && ufunc_via_cmath(name)) /* cmath's types */
+    r = strncmp(name, "is", 2) == 0 ? T(NBC__T_BOOL) : elems[0];
+  else
+    r = nbc__type_numpy(name, elems, nin, &loop, &why);
   if (!r && why) return UNSUPPORTED(I, n, "%s: %s", what, why), NULL;
   if (!r || !nbc__type_is_number(out->dtype) || !nbc__numpy_same_kind(r, out->dtype))
     return TYPING(I, n, "can't resolve ufunc %s for the types of %s (its %s result does not "
@@ -305,6 +322,10 @@ static const nbc__type *call_numpy(infer *I, nbc__node *n, const char *name,
   char what[64];
   snprintf(what, sizeof what, "numpy.%s", name);
   int nin = nbc__numpy_ufunc_nin(name);
+  const char *canonical = nbc__numpy_ufunc(name);
+  if (nargs == 1 && nin == 1 && nbc__type_is_complex(types[0]) && positional(n) == 1 &&
+      ufunc_via_cmath(canonical))
+    return call_cmath(I, n, ufunc_via_cmath(canonical), types, 1);
   bool arrays = false;
   for (int i = 0; i < nargs; i++)
     arrays |= types[i]->kind == NBC__T_ARRAY;

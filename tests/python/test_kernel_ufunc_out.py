@@ -7,7 +7,9 @@ is accepted too (numba-cuda refuses it), and so are sqrt, exp, floor... over arr
 numba-cuda 0.30.4 types but cannot lower (a KeyError for the ufunc: those cases are compared
 with numpy only). CI: the kernels compile, ptxas accepts them, misuse
 gets clear errors; the GPU compares with numpy and numba-cuda. The comparison and logical
-ufuncs (np.greater ... np.logical_not), on numbers and arrays, are checked here too."""
+ufuncs (np.greater ... np.logical_not), on numbers and arrays, are checked here too, and the
+ufuncs numba computes on complex numbers with its cmath implementations (exp, log, sqrt, sin,
+cos, isnan, isinf, isfinite)."""
 import numpy as np
 import pytest
 
@@ -79,6 +81,30 @@ def compare_arrays(r, x, y):         # ... and over arrays into a bool output
 
 def logical_arrays(r, x, y):
     np.logical_xor(x, y, r)
+
+
+def complex_scalars(out, z):          # numba computes these with its cmath implementations
+    i = cuda.grid(1)
+    if i < z.shape[0]:
+        out[i, 0] = np.exp(z[i])
+        out[i, 1] = np.log(z[i])
+        out[i, 2] = np.sqrt(z[i])
+        out[i, 3] = np.sin(z[i])
+        out[i, 4] = np.cos(z[i])
+        out[i, 5] = np.isnan(z[i]) + 2 * np.isinf(z[i]) + 4 * np.isfinite(z[i])
+
+
+def complex_arrays(r, z):
+    np.exp(z, r)
+
+
+def complex_numba_lowers(out, z):     # the subset numba-cuda 0.30.4 can lower
+    i = cuda.grid(1)
+    if i < z.shape[0]:
+        out[i, 0] = np.log(z[i])
+        out[i, 1] = np.sin(z[i])
+        out[i, 2] = np.cos(z[i])
+        out[i, 3] = np.isnan(z[i])
 '''
 
 CASES = {
@@ -94,6 +120,9 @@ CASES = {
     "compare_scalars": "void(boolean[:, ::1], float64[::1], float64[::1])",
     "compare_arrays": "void(boolean[::1], float32[::1], float32[::1])",
     "logical_arrays": "void(boolean[:, ::1], int32[:, ::1], float64[::1])",
+    "complex_scalars": "void(complex128[:, ::1], complex128[::1])",
+    "complex_arrays": "void(complex64[::1], complex64[::1])",
+    "complex_numba_lowers": "void(complex128[:, ::1], complex128[::1])",
 }
 
 
@@ -155,7 +184,8 @@ def test_misuse_is_a_clear_error(tmp_path, name, sig, error, message):
         cuda.compile_ptx(getattr(m, name), sig, cc=(9, 0))
 
 
-NUMBA_CUDA_FAILS = {"returned", "in_place", "narrower"}  # KeyError: <ufunc 'sqrt'> ...
+NUMBA_CUDA_FAILS = {"returned", "in_place", "narrower",  # KeyError: <ufunc 'sqrt'> ...
+                    "complex_scalars", "complex_arrays"}   # np.exp, np.sqrt of complex too
 
 
 def run_all(lib, m, skip=()):
@@ -192,7 +222,19 @@ def run_all(lib, m, skip=()):
     li = np.array([[0, 1, 2, 0], [3, 0, 0, -1]], np.int32)
     out["logical_arrays"] = launch("logical_arrays", np.zeros((2, 4), bool), li,
                                    np.array([0.0, 0.5, np.nan, 0.0]))
+    z = complex_inputs()
+    out["complex_scalars"] = launch("complex_scalars", np.zeros((len(z), 6), complex), z,
+                                    grid=(1, 16))
+    out["complex_arrays"] = launch("complex_arrays", np.zeros(len(z), np.complex64),
+                                   z.astype(np.complex64))
+    out["complex_numba_lowers"] = launch("complex_numba_lowers",
+                                         np.zeros((len(z), 4), complex), z, grid=(1, 16))
     return out, x2, row, x1, xnan
+
+
+def complex_inputs():
+    return np.array([1 + 2j, -0.5 + 0.25j, 3 - 4j, 1e-3j, -2.0 + 0j, 0.75 - 1.5j,
+                     complex(np.inf, 1.0), complex(np.nan, 0.0)])
 
 
 def compare_inputs():
@@ -229,6 +271,16 @@ def test_ufunc_outputs_match_numpy_and_numba_cuda(gpu, tmp_path):
     li = np.array([[0, 1, 2, 0], [3, 0, 0, -1]], np.int32)
     np.testing.assert_array_equal(mine["logical_arrays"],
                                   np.logical_xor(li, np.array([0.0, 0.5, np.nan, 0.0])))
+    z = complex_inputs()
+    finite = np.isfinite(z)
+    with np.errstate(all="ignore"):
+        for col, f in enumerate((np.exp, np.log, np.sqrt, np.sin, np.cos)):
+            np.testing.assert_allclose(mine["complex_scalars"][finite, col], f(z[finite]),
+                                       rtol=1e-14, err_msg=f.__name__)
+        np.testing.assert_allclose(mine["complex_arrays"], np.exp(z.astype(np.complex64)),
+                                   rtol=2e-6)
+    np.testing.assert_array_equal(mine["complex_scalars"][:, 5].real,
+                                  np.isnan(z) + 2 * np.isinf(z) + 4 * np.isfinite(z))
     ncuda = pytest.importorskip("numba.cuda")
     theirs, *_ = run_all(ncuda, load_kernel_module(tmp_path, "ufo_numba", SOURCE, ncuda),
                          skip=NUMBA_CUDA_FAILS)
