@@ -696,6 +696,10 @@ bool nbc__numpy_same_kind(const nbc__type *from, const nbc__type *to);
  * ufunc kernels with an explicit output do; returns out. */
 const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
                                         const nbc__type *const *args, int nin, int out_ndim);
+/* numba's npyfuncs formula of a ufunc on a complex number (sinh, cosh, tanh, arccosh, exp2,
+ * log2, log10, expm1, log1p) as kernel-language source defining _np_<name>(z), for complex64
+ * (c64) or complex128; NULL for other ufuncs. */
+const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64);
 /* The builtin that computes the ufunc on its loop type (MATH with *pmath the math name,
  * ABS, MIN, MAX, CAST or NUMPY). */
 nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const char **pmath);

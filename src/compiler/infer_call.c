@@ -248,14 +248,29 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
 static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
                                    const nbc__type **types, int nargs);
 
-/* The ufuncs numba computes on a complex number with its cmath implementations (npyfuncs'
- * np_complex_exp_impl... call cmathimpl's), so cmath.c's functions give numba's results. */
+/* The ufuncs numba computes on a complex number with its cmath implementations (ufunc_db's
+ * complex loops are cmathimpl's, or npyfuncs that call them), so cmath.c's functions give
+ * numba's results: the cmath name, or NULL. */
 static const char *ufunc_via_cmath(const char *ufunc) {
-  static const char *const names[] = {"exp", "log", "sqrt", "sin", "cos",
-                                      "isnan", "isinf", "isfinite", NULL};
-  for (int i = 0; ufunc && names[i]; i++)
-    if (strcmp(names[i], ufunc) == 0) return names[i];
+  static const char *const names[][2] = {
+      {"exp", "exp"},       {"log", "log"},         {"sqrt", "sqrt"},     {"sin", "sin"},
+      {"cos", "cos"},       {"tan", "tan"},         {"arcsin", "asin"},   {"arccos", "acos"},
+      {"arctan", "atan"},   {"arcsinh", "asinh"},   {"arctanh", "atanh"}, {"isnan", "isnan"},
+      {"isinf", "isinf"},   {"isfinite", "isfinite"}};
+  for (size_t i = 0; ufunc && i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(names[i][0], ufunc) == 0) return names[i][1];
   return NULL;
+}
+
+/* A ufunc on a complex number that numba computes with its npyfuncs formulas: a call of the
+ * generated _np_<name> (numpy.c) for the number's type; NULL when the ufunc has none. */
+static const nbc__type *call_complex_formula(infer *I, nbc__node *n, const char *ufunc,
+                                            const nbc__type **types) {
+  bool c64 = types[0]->kind == NBC__T_COMPLEX64;
+  const char *src = nbc__numpy_complex_source(I->ctx, ufunc, c64);
+  if (!src) return NULL;
+  nbc__global *G = generated_function(I, nbc__arena_printf(I->ctx->arena, "_np_%s", ufunc), src);
+  return G ? call_python(I, n, G, types, 1) : NULL;
 }
 
 /* A ufunc over arrays, as numba-cuda runs one in a kernel: with an explicit output array
@@ -301,7 +316,8 @@ static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *na
   const nbc__type *loop = NULL;
   const char *why = NULL;
   const nbc__type *r = NULL;
-  if (nin == 1 && nbc__type_is_complex(elems[0]) && ufunc_via_cmath(name)) /* cmath's types */
+  if (nin == 1 && nbc__type_is_complex(elems[0]) &&
+      (ufunc_via_cmath(name) || nbc__numpy_complex_source(I->ctx, name, false))) /* numba's */
     r = strncmp(name, "is", 2) == 0 ? T(NBC__T_BOOL) : elems[0];
   else
     r = nbc__type_numpy(name, elems, nin, &loop, &why);
@@ -323,9 +339,11 @@ static const nbc__type *call_numpy(infer *I, nbc__node *n, const char *name,
   snprintf(what, sizeof what, "numpy.%s", name);
   int nin = nbc__numpy_ufunc_nin(name);
   const char *canonical = nbc__numpy_ufunc(name);
-  if (nargs == 1 && nin == 1 && nbc__type_is_complex(types[0]) && positional(n) == 1 &&
-      ufunc_via_cmath(canonical))
-    return call_cmath(I, n, ufunc_via_cmath(canonical), types, 1);
+  if (nargs == 1 && nin == 1 && nbc__type_is_complex(types[0]) && positional(n) == 1) {
+    if (ufunc_via_cmath(canonical)) return call_cmath(I, n, ufunc_via_cmath(canonical), types, 1);
+    if (nbc__numpy_complex_source(I->ctx, canonical, false))
+      return call_complex_formula(I, n, canonical, types);
+  }
   bool arrays = false;
   for (int i = 0; i < nargs; i++)
     arrays |= types[i]->kind == NBC__T_ARRAY;

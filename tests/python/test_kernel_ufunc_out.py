@@ -8,8 +8,9 @@ numba-cuda 0.30.4 types but cannot lower (a KeyError for the ufunc: those cases 
 with numpy only). CI: the kernels compile, ptxas accepts them, misuse
 gets clear errors; the GPU compares with numpy and numba-cuda. The comparison and logical
 ufuncs (np.greater ... np.logical_not), on numbers and arrays, are checked here too, and the
-ufuncs numba computes on complex numbers with its cmath implementations (exp, log, sqrt, sin,
-cos, isnan, isinf, isfinite)."""
+ufuncs on complex numbers, which numba computes with its cmath implementations (exp, log,
+sqrt, sin, cos, tan, arcsin ...) or its npyfuncs formulas (sinh, cosh, tanh, arccosh, exp2,
+log2, log10, expm1, log1p); numba-cuda 0.30.4 lowers some of them, compared bit for bit."""
 import numpy as np
 import pytest
 
@@ -83,7 +84,7 @@ def logical_arrays(r, x, y):
     np.logical_xor(x, y, r)
 
 
-def complex_scalars(out, z):          # numba computes these with its cmath implementations
+def complex_scalars(out, z):          # numba's cmath implementations, or its npyfuncs formulas
     i = cuda.grid(1)
     if i < z.shape[0]:
         out[i, 0] = np.exp(z[i])
@@ -92,19 +93,43 @@ def complex_scalars(out, z):          # numba computes these with its cmath impl
         out[i, 3] = np.sin(z[i])
         out[i, 4] = np.cos(z[i])
         out[i, 5] = np.isnan(z[i]) + 2 * np.isinf(z[i]) + 4 * np.isfinite(z[i])
+        out[i, 6] = np.exp2(z[i])
+        out[i, 7] = np.expm1(z[i])
+        out[i, 8] = np.log1p(z[i])
 
 
 def complex_arrays(r, z):
     np.exp(z, r)
 
 
-def complex_numba_lowers(out, z):     # the subset numba-cuda 0.30.4 can lower
+def complex_numba_lowers(out, z):     # what numba-cuda 0.30.4 can lower on complex numbers
     i = cuda.grid(1)
     if i < z.shape[0]:
         out[i, 0] = np.log(z[i])
         out[i, 1] = np.sin(z[i])
         out[i, 2] = np.cos(z[i])
         out[i, 3] = np.isnan(z[i])
+        out[i, 4] = np.tan(z[i])
+        out[i, 5] = np.arcsin(z[i])
+        out[i, 6] = np.arccos(z[i])
+        out[i, 7] = np.arctan(z[i])
+        out[i, 8] = np.sinh(z[i])
+        out[i, 9] = np.cosh(z[i])
+        out[i, 10] = np.tanh(z[i])
+        out[i, 11] = np.arcsinh(z[i])
+        out[i, 12] = np.arccosh(z[i])
+        out[i, 13] = np.arctanh(z[i])
+        out[i, 14] = np.log10(z[i])
+        out[i, 15] = np.log2(z[i])
+
+
+def complex64_formulas(out, z):       # the npyfuncs formulas in float32 parts
+    i = cuda.grid(1)
+    if i < z.shape[0]:
+        out[i, 0] = np.sinh(z[i])
+        out[i, 1] = np.tanh(z[i])
+        out[i, 2] = np.log10(z[i])
+        out[i, 3] = np.arccosh(z[i])
 '''
 
 CASES = {
@@ -123,6 +148,7 @@ CASES = {
     "complex_scalars": "void(complex128[:, ::1], complex128[::1])",
     "complex_arrays": "void(complex64[::1], complex64[::1])",
     "complex_numba_lowers": "void(complex128[:, ::1], complex128[::1])",
+    "complex64_formulas": "void(complex64[:, ::1], complex64[::1])",
 }
 
 
@@ -185,7 +211,7 @@ def test_misuse_is_a_clear_error(tmp_path, name, sig, error, message):
 
 
 NUMBA_CUDA_FAILS = {"returned", "in_place", "narrower",  # KeyError: <ufunc 'sqrt'> ...
-                    "complex_scalars", "complex_arrays"}   # np.exp, np.sqrt of complex too
+                    "complex_scalars", "complex_arrays"}  # np.exp, np.sqrt of complex too
 
 
 def run_all(lib, m, skip=()):
@@ -223,12 +249,14 @@ def run_all(lib, m, skip=()):
     out["logical_arrays"] = launch("logical_arrays", np.zeros((2, 4), bool), li,
                                    np.array([0.0, 0.5, np.nan, 0.0]))
     z = complex_inputs()
-    out["complex_scalars"] = launch("complex_scalars", np.zeros((len(z), 6), complex), z,
+    out["complex_scalars"] = launch("complex_scalars", np.zeros((len(z), 9), complex), z,
                                     grid=(1, 16))
     out["complex_arrays"] = launch("complex_arrays", np.zeros(len(z), np.complex64),
                                    z.astype(np.complex64))
     out["complex_numba_lowers"] = launch("complex_numba_lowers",
-                                         np.zeros((len(z), 4), complex), z, grid=(1, 16))
+                                         np.zeros((len(z), 16), complex), z, grid=(1, 16))
+    out["complex64_formulas"] = launch("complex64_formulas", np.zeros((len(z), 4), np.complex64),
+                                       z.astype(np.complex64), grid=(1, 16))
     return out, x2, row, x1, xnan
 
 
@@ -274,9 +302,23 @@ def test_ufunc_outputs_match_numpy_and_numba_cuda(gpu, tmp_path):
     z = complex_inputs()
     finite = np.isfinite(z)
     with np.errstate(all="ignore"):
-        for col, f in enumerate((np.exp, np.log, np.sqrt, np.sin, np.cos)):
-            np.testing.assert_allclose(mine["complex_scalars"][finite, col], f(z[finite]),
-                                       rtol=1e-14, err_msg=f.__name__)
+        for col, f in enumerate((np.exp, np.log, np.sqrt, np.sin, np.cos, None, np.exp2,
+                                 np.expm1, np.log1p)):
+            if f is not None:
+                np.testing.assert_allclose(mine["complex_scalars"][finite, col], f(z[finite]),
+                                           rtol=1e-13, atol=1e-300, err_msg=f.__name__)
+        for col, f in enumerate((np.log, np.sin, np.cos, None, np.tan, np.arcsin, np.arccos,
+                                 np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
+                                 np.arctanh, np.log10, np.log2)):
+            if f is not None:
+                np.testing.assert_allclose(mine["complex_numba_lowers"][finite, col],
+                                           f(z[finite]), rtol=1e-13, atol=1e-15,
+                                           err_msg=f.__name__)
+        z64 = z.astype(np.complex64)
+        for col, f in enumerate((np.sinh, np.tanh, np.log10, np.arccosh)):
+            np.testing.assert_allclose(mine["complex64_formulas"][finite, col],
+                                       f(z64[finite]), rtol=5e-6, atol=1e-6,
+                                       err_msg=f.__name__)
         np.testing.assert_allclose(mine["complex_arrays"], np.exp(z.astype(np.complex64)),
                                    rtol=2e-6)
     np.testing.assert_array_equal(mine["complex_scalars"][:, 5].real,
