@@ -326,5 +326,11 @@ def test_ufunc_outputs_match_numpy_and_numba_cuda(gpu, tmp_path):
     ncuda = pytest.importorskip("numba.cuda")
     theirs, *_ = run_all(ncuda, load_kernel_module(tmp_path, "ufo_numba", SOURCE, ncuda),
                          skip=NUMBA_CUDA_FAILS)
+    # np.arccosh of 1e-3j (column 12) came out one ulp from numba-cuda's on the H200 (its other
+    # 2,047 values equal bit for bit): that column is compared within two ulps
+    lowers, theirs_lowers = mine["complex_numba_lowers"], theirs["complex_numba_lowers"]
+    np.testing.assert_allclose(lowers[:, 12], theirs_lowers[:, 12], rtol=5e-16, atol=0)
+    mine["complex_numba_lowers"] = np.delete(lowers, 12, axis=1)
+    theirs["complex_numba_lowers"] = np.delete(theirs_lowers, 12, axis=1)
     for key in set(mine) - NUMBA_CUDA_FAILS:
         np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
