@@ -673,6 +673,8 @@ void nbc__infer_dump(nbc__buf *out, const nbc__program *program);
 /* infer.c: the enum class global (NBC_GLOBAL_ENUM) a NAME node names, or NULL; the lowering
  * reads its members' values from it. */
 const nbc__global *nbc__infer_enum_global(const nbc__node *n);
+/* The index of the member called name in enum global g (NBC_GLOBAL_ENUM), or -1. */
+int nbc__enum_member_index(const nbc_global_t *g, const char *name);
 
 /* ======================================================================== numpy.c === */
 /* The numpy names kernels use (`import numpy as np`): dtypes, constants, ufuncs. */
@@ -696,9 +698,13 @@ bool nbc__numpy_same_kind(const nbc__type *from, const nbc__type *to);
  * ufunc kernels with an explicit output do; returns out. */
 const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
                                         const nbc__type *const *args, int nin, int out_ndim);
-/* numba's npyfuncs formula of a ufunc on a complex number (sinh, cosh, tanh, arccosh, exp2,
- * log2, log10, expm1, log1p) as kernel-language source defining _np_<name>(z), for complex64
- * (c64) or complex128; NULL for other ufuncs. */
+/* How numba computes a ufunc on a complex number: the cmath function its ufunc_db uses (exp,
+ * log, sqrt, sin, cos, tan, arcsin -> asin, ... isnan, isinf, isfinite), else NULL; whether it
+ * has an npyfuncs formula of its own (sinh, cosh, tanh, arccosh, exp2, log2, log10, expm1,
+ * log1p); and that formula as kernel-language source defining _np_<name>(z), for complex64
+ * (c64) or complex128 (NULL for other ufuncs). */
+const char *nbc__numpy_complex_cmath(const char *ufunc);
+bool nbc__numpy_complex_formula(const char *ufunc);
 const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64);
 /* The builtin that computes the ufunc on its loop type (MATH with *pmath the math name,
  * ABS, MIN, MAX, CAST or NUMPY). */

@@ -428,6 +428,20 @@ static int rewrite_ndindex(rewriter *R, nbc__node *s, nbc__node **out) {
   return n;
 }
 
+/* enumerate()'s count: the hidden step counter k, plus the start variable when there is one. */
+static nbc__node *enumerate_count(rewriter *R, const char *k, nbc__node *start_name,
+                                  const nbc__token *tok) {
+  nbc__node *count = name(R, k, tok);
+  if (!start_name) return count;
+  nbc__node *sum = new_node(R, NBC__N_BINOP, tok);
+  if (sum) {
+    sum->op = NBC__OP_ADD;
+    sum->a = count;
+    sum->b = start_name;
+  }
+  return sum;
+}
+
 /* The statements replacing `for` s: the hidden assignments, then the range loop. */
 static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
   if (is_literal_unroll(s->b)) return rewrite_unroll(R, s, out);
@@ -507,19 +521,7 @@ static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
   const char *k = hidden(R, "k", id);
   nbc__node *items[33];
   int nitems = 0;
-  if (enumerate) {
-    nbc__node *count = name(R, k, tok);
-    if (start_name) {
-      nbc__node *sum = new_node(R, NBC__N_BINOP, tok);
-      if (sum) {
-        sum->op = NBC__OP_ADD;
-        sum->a = count;
-        sum->b = start_name;
-      }
-      count = sum;
-    }
-    items[nitems++] = count;
-  }
+  if (enumerate) items[nitems++] = enumerate_count(R, k, start_name, tok);
   nbc__node *subs[32];
   for (int i = 0; i < nsrc; i++) {
     nbc__node *sub = new_node(R, NBC__N_SUBSCRIPT, tok);
@@ -529,18 +531,7 @@ static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
     }
     subs[i] = sub;
     if (counted[i]) { /* (k [+ start], E[k]) */
-      nbc__node *count = name(R, k, tok), *pair[2];
-      if (counted_start_name[i]) {
-        nbc__node *sum = new_node(R, NBC__N_BINOP, tok);
-        if (sum) {
-          sum->op = NBC__OP_ADD;
-          sum->a = count;
-          sum->b = counted_start_name[i];
-        }
-        count = sum;
-      }
-      pair[0] = count;
-      pair[1] = sub;
+      nbc__node *pair[2] = {enumerate_count(R, k, counted_start_name[i], tok), sub};
       nbc__node *t = new_node(R, NBC__N_TUPLE, tok);
       if (t) set_list(R, &t->list, pair, 2);
       subs[i] = t;

@@ -297,11 +297,19 @@ static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char 
 /* A global array: numba's readonly array(dtype, ndim, C or F) of the frozen elements, once the
  * resolver's description is checked (a known dtype, 1..32 dimensions, the byte count of the
  * shape, within constant memory). */
+/* A global array's element type from the resolver's dtype name (numba's or numpy's), or NULL
+ * when it is none or not a number. */
+static const nbc__type *global_array_dtype(const nbc__global *G) {
+  const char *dn = G->g.name;
+  const nbc__type *dt = dn ? nbc__type_by_name(dn, strlen(dn)) : NULL;
+  if (!dt) dt = nbc__numpy_dtype(dn);
+  return dt && nbc__type_is_number(dt) ? dt : NULL;
+}
+
 static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
   const char *dn = G->g.name ? G->g.name : "?";
-  const nbc__type *dt = G->g.name ? nbc__type_by_name(dn, strlen(dn)) : NULL;
-  if (!dt) dt = nbc__numpy_dtype(G->g.name);
-  if (!dt || !nbc__type_is_number(dt)) {
+  const nbc__type *dt = global_array_dtype(G);
+  if (!dt) {
     UNSUPPORTED(I, n, "global array '%s' of dtype %s is not supported in a kernel", n->str, dn);
     return NULL;
   }
@@ -337,9 +345,8 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
  * read-only. */
 static const nbc__type *device_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
   const char *dn = G->g.name ? G->g.name : "?";
-  const nbc__type *dt = G->g.name ? nbc__type_by_name(dn, strlen(dn)) : NULL;
-  if (!dt) dt = nbc__numpy_dtype(G->g.name);
-  if (!dt || !nbc__type_is_number(dt)) {
+  const nbc__type *dt = global_array_dtype(G);
+  if (!dt) {
     UNSUPPORTED(I, n, "global device array '%s' of dtype %s is not supported in a kernel",
                 n->str, dn);
     return NULL;
@@ -377,14 +384,20 @@ static const nbc__type *enum_member_type(infer *I, const nbc__type *ct) {
   return ct->int_enum ? ct->dtype : nbc__type_enum(I->ctx, NBC__T_ENUM, ct->name, ct->dtype, false);
 }
 
+int nbc__enum_member_index(const nbc_global_t *g, const char *name) {
+  for (int i = 0; name && g->enum_names && i < g->tuple_count; i++)
+    if (strcmp(g->enum_names[i], name) == 0) return i;
+  return -1;
+}
+
 /* The index of the member called name in enum global g, or -1 reported. */
 int nbc__infer_enum_member(infer *I, const nbc__node *n, const nbc_global_t *g,
                            const char *name) {
-  for (int i = 0; name && i < g->tuple_count; i++)
-    if (strcmp(g->enum_names[i], name) == 0) return i;
-  TYPING(I, n, "Unknown attribute '%s' of enum class %s", name ? name : "?",
-         g->name ? g->name : "?");
-  return -1;
+  int i = nbc__enum_member_index(g, name);
+  if (i < 0)
+    TYPING(I, n, "Unknown attribute '%s' of enum class %s", name ? name : "?",
+           g->name ? g->name : "?");
+  return i;
 }
 
 /* A frozen global tuple's type: int64, float64 and bool items, and tuples of them. */
@@ -1040,8 +1053,6 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n) {
   }
   return t;
 }
-
-
 
 /* ------------------------------------------------------------------- statements */
 

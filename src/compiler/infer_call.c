@@ -248,27 +248,12 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
 static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
                                    const nbc__type **types, int nargs);
 
-/* The ufuncs numba computes on a complex number with its cmath implementations (ufunc_db's
- * complex loops are cmathimpl's, or npyfuncs that call them), so cmath.c's functions give
- * numba's results: the cmath name, or NULL. */
-static const char *ufunc_via_cmath(const char *ufunc) {
-  static const char *const names[][2] = {
-      {"exp", "exp"},       {"log", "log"},         {"sqrt", "sqrt"},     {"sin", "sin"},
-      {"cos", "cos"},       {"tan", "tan"},         {"arcsin", "asin"},   {"arccos", "acos"},
-      {"arctan", "atan"},   {"arcsinh", "asinh"},   {"arctanh", "atanh"}, {"isnan", "isnan"},
-      {"isinf", "isinf"},   {"isfinite", "isfinite"}};
-  for (size_t i = 0; ufunc && i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(names[i][0], ufunc) == 0) return names[i][1];
-  return NULL;
-}
-
 /* A ufunc on a complex number that numba computes with its npyfuncs formulas: a call of the
- * generated _np_<name> (numpy.c) for the number's type; NULL when the ufunc has none. */
+ * generated _np_<name> (numpy.c) for the number's type. */
 static const nbc__type *call_complex_formula(infer *I, nbc__node *n, const char *ufunc,
                                             const nbc__type **types) {
   bool c64 = types[0]->kind == NBC__T_COMPLEX64;
   const char *src = nbc__numpy_complex_source(I->ctx, ufunc, c64);
-  if (!src) return NULL;
   nbc__global *G = generated_function(I, nbc__arena_printf(I->ctx->arena, "_np_%s", ufunc), src);
   return G ? call_python(I, n, G, types, 1) : NULL;
 }
@@ -317,7 +302,7 @@ static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *na
   const char *why = NULL;
   const nbc__type *r = NULL;
   if (nin == 1 && nbc__type_is_complex(elems[0]) &&
-      (ufunc_via_cmath(name) || nbc__numpy_complex_source(I->ctx, name, false))) /* numba's */
+      (nbc__numpy_complex_cmath(name) || nbc__numpy_complex_formula(name))) /* numba's */
     r = strncmp(name, "is", 2) == 0 ? T(NBC__T_BOOL) : elems[0];
   else
     r = nbc__type_numpy(name, elems, nin, &loop, &why);
@@ -340,15 +325,16 @@ static const nbc__type *call_numpy(infer *I, nbc__node *n, const char *name,
   int nin = nbc__numpy_ufunc_nin(name);
   const char *canonical = nbc__numpy_ufunc(name);
   if (nargs == 1 && nin == 1 && nbc__type_is_complex(types[0]) && positional(n) == 1) {
-    if (ufunc_via_cmath(canonical)) return call_cmath(I, n, ufunc_via_cmath(canonical), types, 1);
-    if (nbc__numpy_complex_source(I->ctx, canonical, false))
+    const char *cm = nbc__numpy_complex_cmath(canonical);
+    if (cm) return call_cmath(I, n, cm, types, 1);
+    if (nbc__numpy_complex_formula(canonical))
       return call_complex_formula(I, n, canonical, types);
   }
   bool arrays = false;
   for (int i = 0; i < nargs; i++)
     arrays |= types[i]->kind == NBC__T_ARRAY;
   if (nin && (arrays || nargs == nin + 1))
-    return call_ufunc_arrays(I, n, nbc__numpy_ufunc(name), nin, types, nargs);
+    return call_ufunc_arrays(I, n, canonical, nin, types, nargs);
   if (!no_keywords(I, n, what)) return NULL;
   const nbc__type *loop = NULL;
   const char *why = NULL;
@@ -1022,8 +1008,6 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
   switch (nbc__cuda_name_call(nbc__cuda_name_find(fname + 5))) {
   case NBC__KERNEL_CALL_ATOMIC:
     return call_atomic(I, n, fname, types, nargs);
-  case NBC__KERNEL_CALL_ARRAY:
-    return call_array(I, n, fname);
   case NBC__KERNEL_CALL_CONST_ARRAY:
     return call_const_array(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_INTRINSIC:
@@ -1042,18 +1026,12 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_vector(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_CACHE_HINT:
     return call_cache_hint(I, n, fname);
+  case NBC__KERNEL_CALL_ARRAY: /* typed before its arguments, in nbc__infer_call */
   case NBC__KERNEL_CALL_NONE:
     break;
   }
   return UNSUPPORTED(I, n, "unsupported call of %s", fname), NULL;
 }
-
-/* cmath.<name>(...): numba-cuda's cmath (cmath.c). Its lowered functions have templates of
- * complex64 and complex128: the argument (a number) converts to complex64 when it is complex64
- * or no wider than float32, else to complex128, and the call goes to the embedded source's
- * _<name>__c64 / _<name>__c128, which return that type (isnan/isinf/isfinite: bool; log takes
- * an optional base of the same type). Its overloads (log10, cosh, sinh, tanh, acosh, phase,
- * polar) take a complex number as it is, rect two floats, and return what their bodies do. */
 
 /* The embedded cmath source resolves its own names (its imports and constants): a resolver
  * without a function makes global_lookup use the module's bindings. */
@@ -1069,6 +1047,12 @@ static bool narrow_complex(const nbc__type *t) {
   }
 }
 
+/* cmath.<name>(...): numba-cuda's cmath (cmath.c). Its lowered functions have templates of
+ * complex64 and complex128: the argument (a number) converts to complex64 when it is complex64
+ * or no wider than float32, else to complex128, and the call goes to the embedded source's
+ * _<name>__c64 / _<name>__c128, which return that type (isnan/isinf/isfinite: bool; log takes
+ * an optional base of the same type). Its overloads (log10, cosh, sinh, tanh, acosh, phase,
+ * polar) take a complex number as it is, rect two floats, and return what their bodies do. */
 static const nbc__type *call_cmath(infer *I, nbc__node *n, const char *name,
                                    const nbc__type **types, int nargs) {
   char what[64], fn[64];
@@ -1768,8 +1752,8 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   const nbc__global *pg = f && n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
   if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "print") == 0)
     return call_print(I, n);
-  if (f && f->kind == NBC__T_FUNCTION && f->name &&
-      (strcmp(f->name, "cuda.shared.array") == 0 || strcmp(f->name, "cuda.local.array") == 0))
+  if (f && f->kind == NBC__T_FUNCTION && f->name && strncmp(f->name, "cuda.", 5) == 0 &&
+      nbc__cuda_name_call(nbc__cuda_name_find(f->name + 5)) == NBC__KERNEL_CALL_ARRAY)
     return call_array(I, n, f->name); /* its arguments are not values */
   const nbc__type *types[64];
   int nargs = n->list.count;

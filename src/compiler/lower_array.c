@@ -684,26 +684,35 @@ nbc__lval nbc__lower_grid(nbc__lowerer *L, nbc__node *n, bool size) {
 /* The array struct over data (a generic pointer to the elements) with a constant shape
  * and the dense strides of at's layout (C, or F), which LLVM folds into the address
  * arithmetic. */
-static nbc__lval fixed_array(nbc__lowerer *L, const nbc__type *at, const char *data,
-                             const int64_t *shape, int64_t total) {
+/* The array struct over data, of constant extents and byte strides (nitems total). */
+static nbc__lval constant_geometry(nbc__lowerer *L, const nbc__type *at, const char *data,
+                                   const int64_t *shape, const int64_t *strides, int64_t total) {
   const char *et = nbc__lower_mtype(L, at->dtype);
-  size_t item = nbc__type_size(at->dtype);
   const char *aty = ltype(L, at);
   const char *cur = tmp(L);
   EMIT("%s = insertvalue %s {i8* null, i8* null, i64 %lld, i64 %zu, %s* null, [%d x i64] "
        "zeroinitializer, [%d x i64] zeroinitializer}, %s* %s, 4",
-       cur, aty, (long long)total, item, et, at->ndim, at->ndim, et, data);
-  int64_t stride = (int64_t)item;
-  bool fortran = at->layout == 'F';
-  for (int j = 0; j < at->ndim; j++) {
-    int k = fortran ? j : at->ndim - 1 - j; /* the axis whose stride is the next larger */
+       cur, aty, (long long)total, nbc__type_size(at->dtype), et, at->ndim, at->ndim, et, data);
+  for (int k = 0; k < at->ndim; k++) {
     const char *x = tmp(L), *y = tmp(L);
     EMIT("%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur, (long long)shape[k], k);
-    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)stride, k);
-    stride *= shape[k];
+    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)strides[k], k);
     cur = y;
   }
   return (nbc__lval){at, cur};
+}
+
+/* A dense array of the layout's order (C, or F) over data. */
+static nbc__lval fixed_array(nbc__lowerer *L, const nbc__type *at, const char *data,
+                             const int64_t *shape, int64_t total) {
+  int64_t strides[32], stride = (int64_t)nbc__type_size(at->dtype);
+  bool fortran = at->layout == 'F';
+  for (int j = 0; j < at->ndim && j < 32; j++) {
+    int k = fortran ? j : at->ndim - 1 - j; /* the axis whose stride is the next larger */
+    strides[k] = stride;
+    stride *= shape[k];
+  }
+  return constant_geometry(L, at, data, shape, strides, total);
 }
 
 /* numba's make_constant_array: the bytes in an addrspace(4) global named _cudapy_cmem (LLVM
@@ -729,23 +738,12 @@ nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc
 
 nbc__lval nbc__lower_device_array_global(nbc__lowerer *L, const nbc__type *at,
                                          const nbc_global_t *g) {
-  const char *et = nbc__lower_mtype(L, at->dtype);
-  const char *aty = ltype(L, at), *data = tmp(L), *cur = tmp(L);
+  const char *et = nbc__lower_mtype(L, at->dtype), *data = tmp(L);
   int64_t total = 1;
   for (int k = 0; k < at->ndim; k++)
     total *= g->array_shape[k];
   EMIT("%s = inttoptr i64 %lld to %s*", data, (long long)g->value.i, et);
-  EMIT("%s = insertvalue %s {i8* null, i8* null, i64 %lld, i64 %zu, %s* null, [%d x i64] "
-       "zeroinitializer, [%d x i64] zeroinitializer}, %s* %s, 4",
-       cur, aty, (long long)total, nbc__type_size(at->dtype), et, at->ndim, at->ndim, et, data);
-  for (int k = 0; k < at->ndim; k++) {
-    const char *x = tmp(L), *y = tmp(L);
-    EMIT("%s = insertvalue %s %s, i64 %lld, 5, %d", x, aty, cur, (long long)g->array_shape[k], k);
-    EMIT("%s = insertvalue %s %s, i64 %lld, 6, %d", y, aty, x, (long long)g->array_strides[k],
-         k);
-    cur = y;
-  }
-  return (nbc__lval){at, cur};
+  return constant_geometry(L, at, data, g->array_shape, g->array_strides, total);
 }
 
 /* cuda.shared.array / cuda.local.array: a fixed-size buffer wrapped in the array struct

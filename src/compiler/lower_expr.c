@@ -1256,8 +1256,8 @@ static nbc__lval lower_name(nbc__lowerer *L, nbc__node *n) {
 nbc__lval nbc__lower_enum_lookup(nbc__lowerer *L, nbc__node *n, nbc__node *cls,
                                  const char *name) {
   const nbc__global *G = nbc__infer_enum_global(cls);
-  for (int i = 0; G && name && i < G->g.tuple_count; i++)
-    if (strcmp(G->g.enum_names[i], name) == 0) return nbc__lower_enum_member(L, &G->g, i, n->type);
+  int i = G ? nbc__enum_member_index(&G->g, name) : -1;
+  if (i >= 0) return nbc__lower_enum_member(L, &G->g, i, n->type);
   nbc__lower_error(L, n, "no enum member '%s'", name ? name : "?");
   return (nbc__lval){n->type, "undef"};
 }

@@ -404,14 +404,25 @@ const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
 
 /* ----------------------------------------------------------- complex numbers (npyfuncs) --- */
 
+const char *nbc__numpy_complex_cmath(const char *ufunc) {
+  static const char *const names[][2] = {
+      {"exp", "exp"},       {"log", "log"},         {"sqrt", "sqrt"},     {"sin", "sin"},
+      {"cos", "cos"},       {"tan", "tan"},         {"arcsin", "asin"},   {"arccos", "acos"},
+      {"arctan", "atan"},   {"arcsinh", "asinh"},   {"arctanh", "atanh"}, {"isnan", "isnan"},
+      {"isinf", "isinf"},   {"isfinite", "isfinite"}};
+  for (size_t i = 0; ufunc && i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(names[i][0], ufunc) == 0) return names[i][1];
+  return NULL;
+}
+
 /* numba's npyfuncs for the ufuncs it computes on a complex number with formulas of its own
- * (NumPy's funcs.inc.src as numba translates them; the others go to cmath), in the kernel
- * language for complex64 (float32 parts and constants, as numba's ty.underlying_float) or
- * complex128: `_np_<name>(z)`. NULL for other ufuncs. */
-const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64) {
-  static const struct {
-    const char *name, *body;
-  } formulas[] = {
+ * (NumPy's funcs.inc.src as numba translates them; the others go to cmath), each the body of
+ * `_np_<name>(z)` in the kernel language, @F and @C standing for the float and complex types
+ * of the precision (float32 parts and constants for complex64, as numba's
+ * ty.underlying_float). */
+static const struct {
+  const char *name, *body;
+} formulas[] = {
       {"sinh", "    xr = z.real\n    xi = z.imag\n"
                "    return @C(complex(math.cos(xi) * math.sinh(xr),\n"
                "                      math.sin(xi) * math.cosh(xr)))\n"},
@@ -437,10 +448,18 @@ const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64)
                 "    return @C(complex(a * math.cos(z.imag) + @F(-1.0), a * math.sin(z.imag)))\n"},
       {"log1p", "    rp1 = z.real + @F(1.0)\n    l = math.hypot(rp1, z.imag)\n"
                 "    return @C(complex(math.log(l), math.atan2(z.imag, rp1)))\n"},
-  };
+};
+
+bool nbc__numpy_complex_formula(const char *ufunc) {
+  for (size_t i = 0; ufunc && i < sizeof formulas / sizeof formulas[0]; i++)
+    if (strcmp(formulas[i].name, ufunc) == 0) return true;
+  return false;
+}
+
+const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64) {
   for (size_t i = 0; name && i < sizeof formulas / sizeof formulas[0]; i++) {
     if (strcmp(formulas[i].name, name) != 0) continue;
-    nbc__buf b; /* @F and @C: the float and complex types of the precision */
+    nbc__buf b;
     nbc__buf_init(&b, ctx->arena);
     nbc__buf_printf(&b, "import math\nimport cmath\nimport numpy as np\n\n\ndef _np_%s(z):\n",
                     name);
