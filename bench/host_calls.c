@@ -25,7 +25,8 @@
  * bench/host_py.py can time the raw driver calls inside the Python process, one batch of
  * them next to each batch of Python calls: host_calls_setup() makes the objects,
  * host_calls_batch(key, which, calls) runs one batch of a row (which: 0 nbcuda's C API,
- * 1 the raw driver) and returns nanoseconds per call. A separate process measured at
+ * 1 the raw driver) and returns nanoseconds per call; host_calls_raw_op(key) gives a row's
+ * function to bench/bare_binding.c, which calls it once per Python call. A separate process measured at
  * another moment differs from the Python process by more than the overheads compared
  * (up to microseconds between runs on the same machine).
  */
@@ -460,6 +461,14 @@ __attribute__((visibility("default"))) int host_calls_setup(void) {
 __attribute__((visibility("default"))) void host_calls_teardown(void) {
   if (set_up) teardown();
   set_up = 0;
+}
+
+/* The row's function (op(1) makes its raw driver call(s) once), for bench/bare_binding.c to
+ * call from Python; NULL for an unknown key. */
+__attribute__((visibility("default"))) void *host_calls_raw_op(const char *key) {
+  for (size_t r = 0; key && r < sizeof rows / sizeof rows[0]; r++)
+    if (strcmp(rows[r].key, key) == 0) return (void *)(uintptr_t)rows[r].op;
+  return NULL;
 }
 
 /* ns per call of one batch of `calls` calls of row `key` (which: 0 nbcuda, 1 raw), drained

@@ -22,6 +22,13 @@ library's own cost plus the binding's plus the interpreter's cost of a call stat
 loop's own cost per iteration (a `pass` statement) is printed under the table; it is part of
 every Python figure, for every library.
 
+The control: bench/bare_binding.c, built here for this interpreter, is the thinnest binding
+possible — a Python callable that runs the same raw row once and returns None. One batch of it
+follows each Python batch too. bare - raw is what reaching the driver from Python costs any
+binding (the call statement, and the driver running slower between interpreter steps than back
+to back in C); "nbcuda - bare" is what nbcuda's binding adds (argument conversion, result
+objects, the context check, GIL release where the bare call keeps it).
+
 Usage:
     python bench/host_py.py [--batches 15] [--n 2000] [--only nbcuda,numba,cupy,cuda.core]
                             [--host-calls-lib PATH] [--no-raw] [--no-import]
@@ -281,6 +288,36 @@ RAW_ROWS = {
 }
 
 
+# Rows whose bare call releases the GIL around the driver call, as nbcuda's (and any safe
+# binding of a blocking call) does: holding it there deadlocks against a driver-thread callback
+# that needs it. (Stream/Event.synchronize of finished work answer from a query, GIL held.)
+BARE_RELEASES_GIL = {"synchronize() (idle)"}
+
+
+def bare_binding(lib):
+    """bench/bare_binding.c built for this interpreter into a temporary folder and imported:
+    (module, None), or (None, why). It calls host_calls rows (lib) once per Python call."""
+    import ctypes
+    import importlib.util
+    import sysconfig
+    import tempfile
+    out = os.path.join(tempfile.mkdtemp(prefix="nbcuda-bare-"),
+                       "bare_binding" + sysconfig.get_config_var("EXT_SUFFIX"))
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    cmd = [cc, "-O2", "-shared", "-fPIC", "-I" + sysconfig.get_paths()["include"],
+           os.path.join(ROOT, "bench", "bare_binding.c"), "-o", out]
+    try:
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        return None, f"building bare_binding failed: {getattr(e, 'stderr', '') or e}"[:300]
+    spec = importlib.util.spec_from_file_location("bare_binding", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    lib.host_calls_raw_op.restype = ctypes.c_void_p
+    lib.host_calls_raw_op.argtypes = [ctypes.c_char_p]
+    return module, None
+
+
 def host_calls_library(explicit):
     """(path, ctypes library) of libhost_calls.so set up in this process (its own copy of
     nbcuda makes the current context's objects), or (None, why). Looked for: --host-calls-lib
@@ -314,28 +351,40 @@ def host_calls_library(explicit):
     return None, "; ".join(why)
 
 
-def timeit_paired(loop, n, batches, drain, raw_batch):
+def timeit_paired(loop, n, batches, drain, raw_batch, bare_loop=None):
     """Like timeit, with one batch of raw driver calls (raw_batch(1, n)) and one of nbcuda's C
-    API (raw_batch(0, n)) after each Python batch: medians of (Python, raw, C API) per call in
-    seconds, and the median of the per-batch differences Python - raw."""
+    API (raw_batch(0, n)) after each Python batch, and one batch of the bare binding's Python
+    calls (bare_loop) when given: a dict of medians per call in seconds — "py", "raw", "capi",
+    "bare" (None without bare_loop) — and of the per-batch differences "overhead" (Python -
+    raw) and "over_bare" (Python - bare)."""
     loop(min(n, 200))
+    if bare_loop:
+        bare_loop(min(n, 200))
     if drain:
         drain()
-    py, raw, capi = [], [], []
+    py, raw, capi, bare = [], [], [], []
     for _ in range(batches):
         t = time.perf_counter()
         loop(n)
         py.append((time.perf_counter() - t) / n)
         if drain:
             drain()
+        if bare_loop:
+            t = time.perf_counter()
+            bare_loop(n)
+            bare.append((time.perf_counter() - t) / n)
+            if drain:
+                drain()
         r, c = raw_batch(1, n), raw_batch(0, n)
         if r < 0 or c < 0:
             raise RuntimeError("a host_calls batch failed")
         raw.append(r * 1e-9)
         capi.append(c * 1e-9)
-    diff = [p - r for p, r in zip(py, raw)]
-    return (statistics.median(py), statistics.median(raw), statistics.median(capi),
-            statistics.median(diff))
+    med = statistics.median
+    return {"py": med(py), "raw": med(raw), "capi": med(capi),
+            "bare": med(bare) if bare else None,
+            "overhead": med([p - r for p, r in zip(py, raw)]),
+            "over_bare": med([p - b for p, b in zip(py, bare)]) if bare else None}
 
 
 def main():
@@ -352,6 +401,7 @@ def main():
 
     results, order, notes = {}, [], []
     rows, raw_path = {}, None  # operation -> in-process raw/C API figures (seconds)
+    bare = None  # bench/bare_binding.c's module, with the raw figures
     floor = None
     for lib in wanted:
         try:
@@ -367,6 +417,9 @@ def main():
             found, why = host_calls_library(args.host_calls_lib)
             if found:
                 raw_path, raw_lib = found
+                bare, why = bare_binding(raw_lib)
+                if why:
+                    notes.append(f"bare binding: {why}")
             else:
                 notes.append(f"raw driver figures: {why}")
         for name, stmt in ops.items():
@@ -378,9 +431,14 @@ def main():
                 if raw_lib and key:
                     def raw_batch(which, n, key=key.encode()):
                         return raw_lib.host_calls_batch(key, which, n)
-                    v, r, c, d = timeit_paired(loop, args.n, args.batches, drain, raw_batch)
-                    results[lib][name] = v
-                    rows[name] = {"raw": r, "capi": c, "overhead": d}
+                    bare_loop = None
+                    if bare:
+                        op = raw_lib.host_calls_raw_op(key.encode())
+                        call = bare.call(op or 0, name in BARE_RELEASES_GIL)
+                        bare_loop = compile_loop("_bare()", {"_bare": call})
+                    rows[name] = timeit_paired(loop, args.n, args.batches, drain, raw_batch,
+                                               bare_loop)
+                    results[lib][name] = rows[name]["py"]
                 else:
                     results[lib][name] = timeit(loop, args.n, args.batches, drain)
             except Exception as e:
@@ -394,6 +452,8 @@ def main():
     cols = ["operation"]
     if "nbcuda" in libs:
         cols += ["nbcuda µs", "raw driver µs", "overhead ns", "C API µs"]
+        if bare:
+            cols += ["bare binding µs", "nbcuda - bare ns"]
     cols += [HEADERS[lib] for lib in others]
     print("| " + " | ".join(cols) + " |")
     print("|---|" + "---:|" * (len(cols) - 1))
@@ -406,6 +466,10 @@ def main():
             cells.append(f"{r['raw'] * 1e6:.2f}" if r else "–")
             cells.append(f"{r['overhead'] * 1e9:+.0f}" if r else "–")
             cells.append(f"{r['capi'] * 1e6:.2f}" if r else "–")
+            if bare:
+                has = r and r["bare"] is not None
+                cells.append(f"{r['bare'] * 1e6:.2f}" if has else "–")
+                cells.append(f"{r['over_bare'] * 1e9:+.0f}" if has else "–")
         for lib in others:
             v = results[lib].get(name)
             cells.append(f"{v * 1e6:.2f}" if v is not None else "–")
@@ -418,6 +482,12 @@ def main():
               "process, one C batch of each after every Python batch (host_calls rows: "
               + ", ".join(sorted({RAW_ROWS[n] for n in order if n in rows})) + "); "
               "overhead = median over batches of (Python - raw).")
+    if rows and bare:
+        print("Bare binding: `bench/bare_binding.c`, a Python callable (vectorcall, no "
+              "arguments, returns None) running the same raw row once per call, timed after "
+              "each Python batch; what no binding avoids. nbcuda - bare = median over batches "
+              "of (nbcuda - bare): what nbcuda's binding adds. The bare call releases the GIL "
+              "for: " + ", ".join(sorted(BARE_RELEASES_GIL)) + ".")
     if not args.no_import:
         print("\n## Import and first context (median of 5 fresh interpreters)\n")
         print("| library | import ms | first current_context() ms |")
