@@ -6,11 +6,12 @@
  * executes, and what any Python binding pays to reach the driver from the interpreter (the
  * call statement, and the driver call itself running slower between interpreter steps, with
  * its caches and branch history disturbed, than back to back in C). This module measures the
- * second part alone: bare_binding.call(op, release_gil) returns a callable object whose call
- * runs one raw host_calls row — op is the address of the row's function from
+ * second part alone: bare_binding.call(op, release_gil[, which]) returns a callable object
+ * whose call runs one raw host_calls row — op is the address of the row's function from
  * host_calls_raw_op(key) — and returns None, with no argument to convert and no result object
- * to build (vectorcall, no keywords). Python figure - bare figure is then what the binding
- * adds; bare - raw is what no binding can avoid.
+ * to build (vectorcall, no keywords); which=0 runs the row's nbcuda C API side instead of
+ * the raw driver (host_calls' own copy of the library). Python figure - bare figure is then
+ * what the binding adds; bare - raw is what no binding can avoid.
  *
  * With release_gil the call is made between Py_BEGIN_ALLOW_THREADS / Py_END_ALLOW_THREADS,
  * as a binding of a blocking call must (cuCtxSynchronize).
@@ -27,6 +28,7 @@ typedef struct {
   PyObject_HEAD
   vectorcallfunc vectorcall;
   raw_op op;
+  int which; /* the row's argument: 1 the raw driver (host_py.py's case), 0 nbcuda's C API */
   int release_gil;
 } BareCall;
 
@@ -45,10 +47,10 @@ static PyObject *bare_vectorcall(PyObject *callable, PyObject *const *args, size
   }
   int bad;
   if (self->release_gil) {
-    Py_BEGIN_ALLOW_THREADS bad = self->op(1);
+    Py_BEGIN_ALLOW_THREADS bad = self->op(self->which);
     Py_END_ALLOW_THREADS
   } else {
-    bad = self->op(1);
+    bad = self->op(self->which);
   }
   if (bad) return failed();
   Py_RETURN_NONE;
@@ -65,8 +67,8 @@ static PyTypeObject BareCallType = {
 static PyObject *make_call(PyObject *module, PyObject *args) {
   (void)module;
   unsigned long long address;
-  int release_gil;
-  if (!PyArg_ParseTuple(args, "Kp", &address, &release_gil)) return NULL;
+  int release_gil, which = 1;
+  if (!PyArg_ParseTuple(args, "Kp|i", &address, &release_gil, &which)) return NULL;
   if (!address) {
     PyErr_SetString(PyExc_ValueError, "bare_binding.call: no row function (address 0)");
     return NULL;
@@ -75,13 +77,14 @@ static PyObject *make_call(PyObject *module, PyObject *args) {
   if (!o) return NULL;
   o->vectorcall = bare_vectorcall;
   o->op = (raw_op)(uintptr_t)address;
+  o->which = which;
   o->release_gil = release_gil;
   return (PyObject *)o;
 }
 
 static PyMethodDef methods[] = {
     {"call", make_call, METH_VARARGS,
-     "call(op_address, release_gil) -> a callable running one raw host_calls row"},
+     "call(op_address, release_gil, which=1) -> a callable running one host_calls row"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -92,9 +92,9 @@ def cuda_api_statements(cuda, np, kernels, skip=()):
     ev2.record(s)
     s.synchronize()
     dev = cuda.get_current_device()
-    host = np.ones(256, np.float32)
+    host, out = np.ones(256, np.float32), np.empty(1024, np.float32)
     a, b, c, d = [cuda.to_device(np.ones(1024, np.float32)) for _ in range(4)]
-    ns = dict(cuda=cuda, np=np, ctx=ctx, s=s, ev=ev, ev2=ev2, dev=dev, host=host,
+    ns = dict(cuda=cuda, np=np, ctx=ctx, s=s, ev=ev, ev2=ev2, dev=dev, host=host, out=out,
               kernels=kernels, launch=[kernels[i][1, 32] for i in range(5)],
               a=a, b=b, c=c, d=d)
     statements = {
@@ -116,6 +116,7 @@ def cuda_api_statements(cuda, np, kernels, skip=()):
         "synchronize() (idle)": "cuda.synchronize()",
         "to_device(1 KiB)": "cuda.to_device(host)",
         "copy_to_host(4 KiB)": "a.copy_to_host()",
+        "copy_to_host(out) (4 KiB)": "a.copy_to_host(out)",
         "device_array(1 KiB)": "cuda.device_array(256, np.float32)",
         "launch, no args": "kernels[0][1, 32]()",
         "launch, 1 array": "kernels[1][1, 32](a)",
@@ -152,7 +153,7 @@ def setup_cupy():
     ev2 = cupy.cuda.Event()
     ev2.record(s)
     s.synchronize()
-    host = np.ones(256, np.float32)
+    host, out = np.ones(256, np.float32), np.empty(1024, np.float32)
     arrays = [cupy.ones(1024, cupy.float32) for _ in range(4)]
     src = 'extern "C" __global__ void k0() {}\n' + "".join(
         f'extern "C" __global__ void k{i}(' + ", ".join(f"float* a{j}" for j in range(i)) +
@@ -160,7 +161,7 @@ def setup_cupy():
     mod = cupy.RawModule(code=src)
     kernels = [mod.get_function(f"k{i}") for i in range(5)]
     a, b, c, d = arrays
-    ns = dict(cupy=cupy, s=s, ev=ev, ev2=ev2, dev=dev, host=host, kernels=kernels,
+    ns = dict(cupy=cupy, s=s, ev=ev, ev2=ev2, dev=dev, host=host, out=out, kernels=kernels,
               a=a, b=b, c=c, d=d)
     return ns, {
         "get_current_device()": "cupy.cuda.Device()",
@@ -178,6 +179,7 @@ def setup_cupy():
         "synchronize() (idle)": "cupy.cuda.runtime.deviceSynchronize()",
         "to_device(1 KiB)": "cupy.asarray(host)",
         "copy_to_host(4 KiB)": "a.get()",
+        "copy_to_host(out) (4 KiB)": "a.get(out=out)",
         "device_array(1 KiB)": "cupy.empty(256, cupy.float32)",
         "launch, no args": "kernels[0]((1,), (32,), ())",
         "launch, 1 array": "kernels[1]((1,), (32,), (a,))",
@@ -282,7 +284,8 @@ RAW_ROWS = {
     "Stream.synchronize() (idle)": "stream_synchronize",
     "synchronize() (idle)": "synchronize",
     "to_device(1 KiB)": "alloc_htod_free_1k",
-    "copy_to_host(4 KiB)": "memcpy_dtoh_4k",
+    "copy_to_host(4 KiB)": "malloc_dtoh_free_4k",
+    "copy_to_host(out) (4 KiB)": "memcpy_dtoh_4k",
     "device_array(1 KiB)": "alloc_free_1k",
     "launch, no args": "launch_default_stream",
 }
