@@ -731,7 +731,10 @@ typedef struct nbc_global {
   int array_readonly;           /* NBC_GLOBAL_DEVICE_ARRAY: the kernel may not write it */
   const char *const *enum_names; /* NBC_GLOBAL_ENUM(_MEMBER): the members' names */
   int enum_int;                  /* NBC_GLOBAL_ENUM(_MEMBER): an IntEnum */
-  const char *signature; /* NBC_GLOBAL_DECLARED */
+  /* NBC_GLOBAL_DECLARED: its signature. NBC_GLOBAL_FUNCTION: NULL, or the signatures it was
+   * jitted for (`jit("int32(int32)", device=True)`; several joined by ';'): calls choose one
+   * as numba does (equal argument types, else the first they convert to) and convert to it */
+  const char *signature;
   /* NBC_GLOBAL_TUPLE (0..64 items); they need only live until the resolver is called again */
   int tuple_count;
   const struct nbc_global *tuple_items;

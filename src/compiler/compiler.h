@@ -298,6 +298,9 @@ typedef struct nbc__type {
   int64_t size;                  /* RECORD: bytes, numpy's itemsize */
   bool aligned;                  /* RECORD */
   bool int_enum;                 /* ENUM_CLASS: an IntEnum */
+  const void *ref;               /* FUNCTION passed to a device function: the nbc__global of
+                                    the Python or declared function it is (NULL: named by
+                                    `name` alone, cuda.atomic.add, math.sin...) */
 } nbc__type;
 
 /* Interned scalar and void types (static; never freed). */

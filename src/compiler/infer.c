@@ -507,9 +507,55 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
 
 /* ------------------------------------------------------------------ expressions */
 
-/* A compile-time integer: an INT literal, its negation, or a global integer constant. */
+/* How the statements bind the local `name`: the count of bindings (assignments, augmented
+ * assignments, loop targets), and in *pvalue the value of the last plain `name = value`. */
+static int local_bindings(const nbc__list *stmts, const char *name, const nbc__node **pvalue);
+
+static bool binds(const nbc__node *target, const char *name) {
+  if (!target) return false;
+  if (target->kind == NBC__N_NAME) return strcmp(target->str, name) == 0;
+  if (target->kind == NBC__N_TUPLE || target->kind == NBC__N_LIST)
+    for (int i = 0; i < target->list.count; i++)
+      if (binds(target->list.items[i], name)) return true;
+  return false;
+}
+
+static int local_bindings(const nbc__list *stmts, const char *name, const nbc__node **pvalue) {
+  int count = 0;
+  for (int i = 0; i < stmts->count; i++) {
+    const nbc__node *s = stmts->items[i];
+    if (s->kind == NBC__N_ASSIGN) {
+      for (int k = 0; k < s->list.count; k++) {
+        const nbc__node *t = s->list.items[k];
+        if (!binds(t, name)) continue;
+        count++;
+        *pvalue = t->kind == NBC__N_NAME ? s->a : NULL; /* unpacking: not a constant */
+      }
+    } else if ((s->kind == NBC__N_AUGASSIGN || s->kind == NBC__N_FOR) && binds(s->a, name)) {
+      count += 2; /* rebinds it: never a constant */
+    }
+    count += local_bindings(&s->body, name, pvalue) + local_bindings(&s->orelse, name, pvalue);
+  }
+  return count;
+}
+
+/* numba types `N = 100` as the literal 100, which a shape may then use: a local variable
+ * that is not a parameter, bound once in the function, to a compile-time integer. */
+static bool const_local_int(infer *I, const nbc__node *n, int64_t *pv, int depth) {
+  const nbc__var *v = &I->fn->vars[n->var];
+  if (v->is_param || !I->fn->def || depth > 8) return false;
+  const nbc__node *value = NULL;
+  if (local_bindings(&I->fn->def->body, n->str, &value) != 1 || !value) return false;
+  if (value->kind == NBC__N_NAME && value->var >= 0)
+    return const_local_int(I, value, pv, depth + 1);
+  return nbc__infer_const_int(I, value, pv);
+}
+
+/* A compile-time integer: an INT literal, its negation, a global integer constant or a local
+ * variable bound once to one. */
 bool nbc__infer_const_int(infer *I, const nbc__node *n, int64_t *pv) {
   if (!n) return false;
+  if (n->kind == NBC__N_NAME && n->var >= 0) return const_local_int(I, n, pv, 0);
   if (n->kind == NBC__N_INT && !n->big) {
     *pv = n->value.i;
     return true;
@@ -526,7 +572,6 @@ bool nbc__infer_const_int(infer *I, const nbc__node *n, int64_t *pv) {
       return true;
     }
   }
-  (void)I;
   return false;
 }
 
@@ -1258,7 +1303,7 @@ static void ret_stmt(infer *I, nbc__node *s) {
   if (!t) return;
   if (s->a && !nbc__type_is_number(t) && t->kind != NBC__T_NONE && t->kind != NBC__T_TUPLE &&
       t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR && t->kind != NBC__T_RECORD &&
-      t->kind != NBC__T_OPTIONAL) {
+      t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_ENUM) {
     TYPING(I, s->a, "cannot return a value of type %s", nbc__infer_tname(I, t));
     return;
   }
@@ -1625,6 +1670,8 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     fn->vars[v].is_param = true;
     fn->vars[v].param_index = i;
     fn->vars[v].type = i < nargs ? args[i] : NULL;
+    if (i < nargs && is_kind(args[i], NBC__T_FUNCTION)) /* a function passed: its calls */
+      fn->vars[v].function = args[i]->ref;
     p->var = v;
     p->type = fn->vars[v].type;
   }

@@ -1597,14 +1597,123 @@ static const nbc__type *call_user(infer *I, nbc__node *n, nbc__global *G,
   return call_function(I, n, G, def, module, btypes, np);
 }
 
+/* A function passed to a device function, as numba passes its function types (compile-time
+ * values: the callee is specialised for each function it is given and calls it): a global
+ * Python or declared function (the type then refers to its global), or a function named by
+ * its path (cuda.atomic.add, math.sin, numpy.sqrt, operator.add). NULL after reporting any
+ * other (a nested function, a builtin). */
+static const nbc__type *function_argument(infer *I, nbc__node *a, const nbc__type *t,
+                                          const char *callee) {
+  const nbc__global *F = NULL;
+  if (a->kind == NBC__N_NAME) F = a->var < 0 ? a->info : I->fn->vars[a->var].function;
+  if (F && (F->g.kind == NBC_GLOBAL_FUNCTION || F->g.kind == NBC_GLOBAL_DECLARED) &&
+      !F->nested) {
+    if (t->ref == F) return t;
+    nbc__type *r = nbc__infer_alloc(I, sizeof *r);
+    if (!r) return NULL;
+    *r = *t;
+    r->ref = F;
+    return r;
+  }
+  static const char *const paths[] = {"cuda.", "math.", "cmath.", "numpy.", "operator."};
+  for (size_t k = 0; !F && t->name && k < sizeof paths / sizeof *paths; k++)
+    if (strncmp(t->name, paths[k], strlen(paths[k])) == 0) return t;
+  return TYPING(I, a, "cannot pass %s to '%s': a device function may be given global "
+                      "Python and device functions, and cuda, math, numpy and operator "
+                      "functions",
+                nbc__infer_tname(I, t), callee),
+         NULL;
+}
+
+/* What passing a t where sig_t is declared costs, as numba's overload resolution ranks it:
+ * 0 the same type, 1 a safe conversion (widening, an integer to a float that holds it, a
+ * real to a complex), 2 any other conversion of numbers; -1 none (anything but numbers
+ * must be of that very type). */
+static int conversion_rank(const nbc__type *sig_t, const nbc__type *t) {
+  if (nbc__type_equal(sig_t, t)) return 0;
+  if (!nbc__type_is_number(sig_t) || !nbc__type_is_number(t) ||
+      !nbc__type_can_convert(t, sig_t))
+    return -1;
+  size_t from = nbc__type_size(t), to = nbc__type_size(sig_t);
+  if (t->kind == NBC__T_BOOL || nbc__type_is_complex(sig_t)) return 1;
+  if (nbc__type_is_int(t) && nbc__type_is_int(sig_t))
+    return to > from || (to == from && nbc__type_is_signed(t) == nbc__type_is_signed(sig_t))
+               ? (nbc__type_is_signed(t) && !nbc__type_is_signed(sig_t) ? 2 : 1)
+               : 2;
+  if (nbc__type_is_int(t) && nbc__type_is_float(sig_t))
+    return to == 8 || (to == 4 && from <= 2) ? 1 : 2;
+  if (nbc__type_is_float(t) && nbc__type_is_float(sig_t)) return to > from ? 1 : 2;
+  return 2;
+}
+
+/* A device function jitted with signatures (`jit("int32(int32, int32)", device=True)`):
+ * numba compiles those only and converts a call's arguments to the one chosen — the one
+ * whose conversions rank lowest (conversion_rank summed; the first of equals). The
+ * arguments' types become the declared ones (casts recorded) and *pret the declared return
+ * type. */
+static bool declared_signature(infer *I, nbc__node *n, const nbc__global *G,
+                               const nbc__type **types, int nargs, const nbc__type **pret) {
+  const char *text = G->g.signature;
+  nbc__signature chosen = {0};
+  int best = -1;
+  while (*text && best != 0) {
+    const char *end = strchr(text, ';');
+    size_t len = end ? (size_t)(end - text) : strlen(text);
+    char *one = nbc__infer_alloc(I, len + 1);
+    if (!one) return false;
+    memcpy(one, text, len);
+    one[len] = 0;
+    text += len + (end ? 1 : 0);
+    nbc__signature sig;
+    if (!nbc__signature_parse(I->ctx, one, &sig)) {
+      I->failed = true;
+      return false;
+    }
+    if (sig.nargs != nargs) continue;
+    int rank = 0;
+    for (int i = 0; i < nargs && rank >= 0; i++) {
+      int r = conversion_rank(sig.args[i], types[i]);
+      rank = r < 0 ? -1 : rank + r;
+    }
+    if (rank >= 0 && (best < 0 || rank < best)) {
+      chosen = sig;
+      best = rank;
+    }
+  }
+  if (best < 0) {
+    nbc__buf b;
+    nbc__buf_init(&b, I->ctx->arena);
+    for (int i = 0; i < nargs; i++) {
+      if (i) nbc__buf_puts(&b, ", ");
+      nbc__type_print(&b, types[i]);
+    }
+    return TYPING(I, n, "No matching definition for argument type(s) %s: %s() was jitted "
+                        "for '%s'", b.data ? b.data : "", G->g.name, G->g.signature);
+  }
+  for (int i = 0; i < nargs; i++) {
+    if (!nbc__type_equal(chosen.args[i], types[i]))
+      nbc__infer_cast(n->list.items[i], chosen.args[i]);
+    types[i] = chosen.args[i];
+  }
+  *pret = chosen.ret ? chosen.ret : T(NBC__T_VOID);
+  return true;
+}
+
 /* The call of def (G's function) with the arguments' types, specialised. */
 static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nbc__node *def,
                                       const nbc__module *module, const nbc__type **types,
                                       int nargs) {
   const nbc_resolver_t *resolver = G->g.resolver ? G->g.resolver : I->fn->resolver;
   if (def->params.count != nargs) return arity_error(I, n, G, def->params.count, nargs);
+  const nbc__type *declared = NULL;
+  if (G->g.signature && !declared_signature(I, n, G, types, nargs, &declared)) return NULL;
   for (int i = 0; i < nargs; i++)
-    if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_ARRAY) &&
+    if (is_kind(types[i], NBC__T_FUNCTION) &&
+        !(types[i] = function_argument(I, n->list.items[i], types[i], G->g.name)))
+      return NULL;
+  for (int i = 0; i < nargs; i++)
+    if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_DTYPE) &&
+        !is_kind(types[i], NBC__T_FUNCTION) && !is_kind(types[i], NBC__T_ARRAY) &&
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
         !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD) &&
         !is_kind(types[i], NBC__T_POINTER) && !is_kind(types[i], NBC__T_ENUM) &&
@@ -1612,8 +1721,8 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),
              NULL;
-  nbc__func *callee = nbc__infer_specialise(I->P, module, def, resolver, types, nargs, NULL,
-                                             false, G->scope, n, I);
+  nbc__func *callee = nbc__infer_specialise(I->P, module, def, resolver, types, nargs,
+                                             declared, false, G->scope, n, I);
   if (!callee) return NULL;
   const nbc__type *ret = callee->ret;
   if (callee->inferring && !ret) { /* a recursive call: the returns typed so far */
@@ -1694,6 +1803,24 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
       c->ret = o;
       n->a->type = o;
       return o;
+    }
+  }
+  /* i.bit_count() of an integer: numba-cuda's overload, cuda.popc(i) */
+  if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "bit_count") == 0) {
+    nbc__node *obj = n->a->a;
+    const nbc__type *o = nbc__infer_expr(I, obj);
+    if (o && nbc__type_is_int(o)) {
+      bool rewritten = n->list.count == 1 && n->list.items[0] == obj; /* an earlier walk */
+      if (n->list.count && !rewritten)
+        return TYPING(I, n, "bit_count() takes no arguments"), NULL;
+      if (!rewritten) {
+        nbc__node **args = nbc__infer_alloc(I, sizeof *args);
+        if (!args) return NULL;
+        args[0] = obj;
+        n->list.items = args;
+        n->list.count = 1;
+      }
+      return call_cuda(I, n, "cuda.popc", &o, 1);
     }
   }
   /* g.sync() of a GridGroup: numba's grid synchronisation, returning cudaCGSynchronize's

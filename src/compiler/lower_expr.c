@@ -130,6 +130,7 @@ const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v
 
 const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
   if (!t) return "null";
+  if (t->kind == NBC__T_ENUM) t = t->dtype; /* a member is its value */
   if (t->kind == NBC__T_ARRAY || t->kind == NBC__T_TUPLE || t->kind == NBC__T_VECTOR ||
       t->kind == NBC__T_OPTIONAL || nbc__type_is_complex(t))
     return "zeroinitializer";

@@ -475,6 +475,22 @@ static bool jit_inlines(builder *bd, const nbc__node *call) {
   return inlines;
 }
 
+/* The signatures `jit("int32(int32)", device=True)` (or a list of them) gives: the text,
+ * several joined by ';'; NULL when it gives none as string literals. */
+static const char *jit_signature(builder *bd, const nbc__node *call) {
+  if (!call || call->kind != NBC__N_CALL || !is_jit(call->a) || !call->list.count) return NULL;
+  const nbc__node *sig = call->list.items[0];
+  if (sig->kind == NBC__N_STR) return sig->str;
+  if (sig->kind != NBC__N_LIST || !sig->list.count) return NULL;
+  nbc__buf b;
+  nbc__buf_init(&b, bd->ctx->arena);
+  for (int i = 0; i < sig->list.count; i++) {
+    if (sig->list.items[i]->kind != NBC__N_STR || !sig->list.items[i]->str) return NULL;
+    nbc__buf_printf(&b, "%s%s", i ? ";" : "", sig->list.items[i]->str);
+  }
+  return b.data;
+}
+
 /* `cuda.jit(f)` or `cuda.jit(...)(f)` of a function f of this module: f's binding. */
 static const nbc__binding *jit_wrapped(const builder *bd, const nbc__node *v) {
   if (v->kind != NBC__N_CALL || v->list.count != 1) return NULL;
@@ -517,6 +533,8 @@ static nbc_global_t value_of(builder *bd, const nbc__node *v) {
   if (f) {
     nbc_global_t g = f->g;
     if (jit_inlines(bd, v->a)) g.forceinline = 1;
+    const char *sig = jit_signature(bd, v->a);
+    if (sig) g.signature = sig;
     return g;
   }
   if (v->kind == NBC__N_TUPLE && v->list.count <= 64) { /* a tuple of constants */
@@ -691,8 +709,11 @@ static void bind_def(builder *bd, nbc__node *def, bool conditional) {
   g.first_line = file->first_line > 0 ? file->first_line : 1;
   g.col_offset = file->col_offset;
   g.resolver = NULL; /* this module */
-  for (int i = 0; i < def->decorators.count; i++)
+  for (int i = 0; i < def->decorators.count; i++) {
     if (jit_inlines(bd, def->decorators.items[i])) g.forceinline = 1;
+    const char *sig = jit_signature(bd, def->decorators.items[i]);
+    if (sig) g.signature = sig;
+  }
   b->g = g;
   b->def = def;
 }

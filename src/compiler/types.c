@@ -244,7 +244,7 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
     return true;
   case NBC__T_MODULE:
   case NBC__T_FUNCTION:
-    return a->name && b->name && strcmp(a->name, b->name) == 0;
+    return a->name && b->name && strcmp(a->name, b->name) == 0 && a->ref == b->ref;
   case NBC__T_DTYPE: /* a NumberClass (np.float32) and a DType (a.dtype) differ */
     return nbc__type_equal(a->dtype, b->dtype) &&
            (a->name && strcmp(a->name, "dtype") == 0) == (b->name && strcmp(b->name, "dtype") == 0);

@@ -695,6 +695,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     return -1;
   g->kind = NBC_GLOBAL_FUNCTION;
   g->resolver = &child->r;
+  g->signature = nbc__py_devfn_signatures(st, value); /* value keeps the text alive */
+  if (g->signature && PyList_Append(sess->keep, value) < 0) return -1;
   /* jit(device=True, forceinline=True), ours or numba's: their targetoptions say it. */
   g->forceinline = 0;
   if (!PyFunction_Check(value)) {

@@ -14,7 +14,17 @@ typedef struct {
   PyObject_HEAD
   PyObject *py_func;
   int forceinline; /* jit(device=True, forceinline=True): inlined into every caller */
+  /* jit(sig or [sigs], device=True): the signatures' canonical texts joined by ';' (a str),
+   * which calls convert their arguments to (compile.c's resolver passes them on); NULL when
+   * it was given none and is specialised per call. */
+  PyObject *signatures;
 } DeviceFunctionObject;
+
+const char *nbc__py_devfn_signatures(nbc__py_state *st, PyObject *obj) {
+  if (Py_TYPE(obj) != st->DeviceFunctionType) return NULL;
+  PyObject *sigs = ((DeviceFunctionObject *)obj)->signatures;
+  return sigs ? PyUnicode_AsUTF8(sigs) : NULL;
+}
 
 /* ------------------------------------------------------------ DeviceFunction ---------- */
 
@@ -28,6 +38,7 @@ static void devfn_dealloc(DeviceFunctionObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
   Py_CLEAR(self->py_func);
+  Py_CLEAR(self->signatures);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -93,6 +104,22 @@ static PyType_Spec devfn_spec = {
  * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
  * max_registers as an int, 0 for none, cache); a device function marked forceinline is
  * emitted alwaysinline in every kernel that calls it. */
+/* A device function's signature, or list of them, as their canonical texts joined by ';'. */
+static PyObject *device_signatures(nbc__py_state *st, PyObject *sig) {
+  if (!PyList_Check(sig)) return nbc__py_signature_text(st, sig);
+  PyObject *texts = PyList_New(0), *joined = NULL;
+  for (Py_ssize_t i = 0; texts && i < PyList_GET_SIZE(sig); i++) {
+    PyObject *t = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
+    if (!t || PyList_Append(texts, t) < 0) Py_CLEAR(texts);
+    Py_XDECREF(t);
+  }
+  PyObject *sep = texts ? PyUnicode_FromString(";") : NULL;
+  if (sep) joined = PyUnicode_Join(sep, texts);
+  Py_XDECREF(sep);
+  Py_XDECREF(texts);
+  return joined;
+}
+
 static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
@@ -121,7 +148,12 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     if (!d) return NULL;
     d->py_func = Py_NewRef(func);
     d->forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
+    d->signatures = NULL;
     PyObject_GC_Track(d);
+    if (sig != Py_None && !(d->signatures = device_signatures(st, sig))) {
+      Py_DECREF(d);
+      return NULL;
+    }
     return (PyObject *)d;
   }
   unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));

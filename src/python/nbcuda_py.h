@@ -105,6 +105,9 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st);
 /* The signature text of a sig argument (str, a type-built signature, a tuple or list of
  * types); a new reference to a str, or NULL with an exception set. */
 PyObject *nbc__py_signature_text(nbc__py_state *st, PyObject *sig);
+/* The signatures a DeviceFunction (jit(sig, device=True)) was given, joined by ';' (utf-8 of
+ * a str it keeps), or NULL: obj is no DeviceFunction, or it has none (jit.c). */
+const char *nbc__py_devfn_signatures(nbc__py_state *st, PyObject *obj);
 /* The type object for numba's printed name (e.g. a compile result's "float64"); a new
  * reference. Unknown names get a new type object printing as the name. */
 PyObject *nbc__py_type_from_name(nbc__py_state *st, const char *name);

@@ -1,0 +1,327 @@
+"""What numba-cuda's own kernel tests (test_atomics, test_sync, test_device_func,
+test_intrinsics, test_enums) pass to and get from device functions, under nbcuda:
+
+- a local variable bound once to a constant is a constant: `N = 100` then
+  `cuda.shared.array(N, int32)` (numba types N as the literal 100);
+- a device function jitted with signatures (`jit("int32(int32, int32)", device=True)`, or a
+  list of them) is called with its arguments converted to the signature numba's overload
+  resolution picks (float32 arguments to an int32 signature are converted, not specialised);
+- types and functions are arguments of device functions, as numba's function and
+  NumberClass types are: `helper(ary, uint32, cuda.atomic.add, other_device_function)`, the
+  callee specialised for each;
+- `i.bit_count()` of an integer (numba-cuda's overload: cuda.popc);
+- Enum members returned by device functions.
+
+CI: each kernel compiles, ptxas accepts it, it launches on the test driver, and misuse gets
+a clear error. The GPU compares the results with numpy / Python and with numba-cuda."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module
+from test_compile import check_ptx
+
+SOURCE = '''
+import enum
+import math
+
+import numpy as np
+from numba import float64, int32, uint32, uint64
+
+M = 8
+
+
+class Color(enum.Enum):
+    red = 1
+    green = 2
+
+
+def local_constant_shapes(out):
+    N = 100
+    sm = cuda.shared.array(N, int32)
+    K = M
+    loc = cuda.local.array((K, 2), int32)
+    i = cuda.threadIdx.x
+    if i == 0:
+        for j in range(N):
+            sm[j] = j
+        for j in range(K):
+            loc[j, 1] = 3 * j
+    cuda.syncthreads()
+    out[i] = sm[i] + loc[i % K, 1]
+
+
+@cuda.jit("int32(int32, int32, int32, int32)", device=True)
+def rgba(r, g, b, a):
+    return (((r & 0xFF) << 16) | ((g & 0xFF) << 8) | ((b & 0xFF) << 0)
+            | ((a & 0xFF) << 24))
+
+
+@cuda.jit(["float32(float32)", "float64(float64)"], device=True)
+def twice(x):
+    return x * 2
+
+
+def rgba_caller(x, channels):
+    for i in range(len(x)):
+        x[i] = rgba(channels[0, i], channels[1, i], channels[2, i], channels[3, i])
+
+
+def twice_caller(out, f, n):
+    out[0] = twice(f)       # float32: its own signature
+    out[1] = twice(n)       # int32: float64 holds it (a safe conversion), float32 does not
+
+
+@cuda.jit(device=True)
+def cast_none(num):
+    return num
+
+
+@cuda.jit(device=True)
+def cast_to_uint64(num):
+    return uint64(num)
+
+
+@cuda.jit(device=True)
+def binary_shared(ary, idx, op2, ary_dtype, binop_func, cast_func, initializer):
+    tid = cuda.threadIdx.x
+    sm = cuda.shared.array(32, ary_dtype)
+    sm[tid] = initializer
+    cuda.syncthreads()
+    binop_func(sm, cast_func(idx[tid] % 32), op2)
+    cuda.syncthreads()
+    ary[tid] = sm[tid]
+
+
+@cuda.jit(device=True)
+def binary_global(ary, idx, nelements, op2, binop_func):
+    tid = cuda.threadIdx.x
+    binop_func(ary, int(idx[tid] % nelements), op2)
+
+
+def atomic_add_shared(ary, idx):
+    binary_shared(ary, idx, 1, uint32, cuda.atomic.add, cast_none, 0)
+
+
+def atomic_or_shared(ary, idx):
+    binary_shared(ary, idx, 6, uint32, cuda.atomic.or_, cast_to_uint64, 1)
+
+
+def atomic_sub_shared_f64(ary, idx):
+    binary_shared(ary, idx, 1.5, float64, cuda.atomic.sub, cast_none, 100.0)
+
+
+def atomic_xor_global(ary, idx):
+    binary_global(ary, idx, 32, 5, cuda.atomic.xor)
+
+
+@cuda.jit(device=True)
+def apply(f, x):
+    return f(x)
+
+
+def apply_functions(out, x):
+    i = cuda.threadIdx.x
+    out[0, i] = apply(math.sqrt, x[i])
+    out[1, i] = apply(cast_none, x[i])
+    out[2, i] = apply(np.exp, x[i])
+    out[3, i] = apply(twice, x[i])
+
+
+def bit_count(out, a, b, c, d):
+    out[0] = a.bit_count()
+    out[1] = b.bit_count()
+    out[2] = c.bit_count()
+    out[3] = d.bit_count()
+
+
+@cuda.jit(device=True)
+def pick(pred):
+    return Color.red if pred else Color.green
+
+
+def enum_returned(pred, out):
+    out[0] = pick(pred) == Color.red
+    out[1] = pick(not pred) == Color.green
+'''
+
+KERNELS = {
+    "local_constant_shapes": "void(int32[::1])",
+    "rgba_caller": "void(int32[::1], float32[:, ::1])",
+    "twice_caller": "void(float64[::1], float32, int32)",
+    "atomic_add_shared": "void(uint32[::1], uint32[::1])",
+    "atomic_or_shared": "void(uint32[::1], uint32[::1])",
+    "atomic_sub_shared_f64": "void(float64[::1], uint32[::1])",
+    "atomic_xor_global": "void(uint32[::1], uint32[::1])",
+    "apply_functions": "void(float64[:, ::1], float64[::1])",
+    "bit_count": "void(int32[::1], uint8, uint16, uint32, uint64)",
+    "enum_returned": "void(boolean, boolean[::1])",
+}
+
+
+@pytest.fixture
+def m(tmp_path):
+    return load_kernel_module(tmp_path, "device_args", SOURCE, cuda)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_compiles_and_ptxas_accepts(m, name, tmp_path):
+    ptx, _ = cuda.compile_ptx(getattr(m, name), KERNELS[name], cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+
+def test_signature_conversions_and_specialisations(m):
+    ptx, _ = cuda.compile_ptx(m.twice_caller, KERNELS["twice_caller"], cc=(9, 0))
+    assert "mul.f32" in ptx or "add.f32" in ptx  # twice(float32)
+    assert "cvt.rn.f64.s32" in ptx               # n converted to float64 for twice(float64)
+    ptx, _ = cuda.compile_ptx(m.atomic_or_shared, KERNELS["atomic_or_shared"], cc=(9, 0))
+    assert "atom.shared.or.b32" in ptx
+    ptx, _ = cuda.compile_ptx(m.atomic_xor_global, KERNELS["atomic_xor_global"], cc=(9, 0))
+    assert "atom.global.xor.b32" in ptx
+
+
+MISUSE = '''
+from numba import int32
+
+
+@cuda.jit("int32(int32, int32)", device=True)
+def add(a, b):
+    return a + b
+
+
+@cuda.jit(device=True)
+def apply(f, x):
+    return f(x)
+
+
+def no_matching_signature(out):
+    out[0] = add(out, 1)
+
+
+def builtin_passed(out):
+    out[0] = apply(abs, out[0])
+
+
+def nested_passed(out):
+    def inner(v):
+        return v + 1
+    out[0] = apply(inner, out[0])
+
+
+def bit_count_of_float(out):
+    out[0] = out[0].bit_count()
+
+
+def bit_count_with_argument(out):
+    n = 7
+    out[0] = n.bit_count(1)
+
+
+def shape_bound_twice(out):
+    N = 10
+    if out[0] > 1:
+        N = 20
+    a = cuda.local.array(N, int32)
+    out[0] = a[0]
+'''
+
+
+@pytest.mark.parametrize("name, message", [
+    ("no_matching_signature", r"No matching definition for argument type\(s\) "
+                              r"array\(float64, 1d, C\), int64: add\(\) was jitted for "
+                              r"'int32\(int32, int32\)'"),
+    ("builtin_passed", r"cannot pass Function\(abs\) to 'apply'"),
+    ("nested_passed", r"nested function 'inner' can only be called"),
+    ("bit_count_of_float", "Unknown attribute 'bit_count' of type float64"),
+    ("bit_count_with_argument", r"bit_count\(\) takes no arguments"),
+    ("shape_bound_twice", r"the shape of cuda.local.array\(\) must be a constant integer"),
+])
+def test_misuse_is_a_clear_error(tmp_path, name, message):
+    mm = load_kernel_module(tmp_path, "device_args_misuse", MISUSE, cuda)
+    with pytest.raises(cuda.CompileError, match=message):
+        cuda.compile_ptx(getattr(mm, name), "void(float64[::1])", cc=(9, 0))
+
+
+def run_all(lib, m):
+    """Every kernel of SOURCE launched through lib (nbcuda or numba.cuda): name -> result."""
+    rng = np.random.default_rng(7)
+    out = {}
+    got = np.zeros(32, np.int32)
+    lib.jit(KERNELS["local_constant_shapes"])(m.local_constant_shapes)[1, 32](got)
+    out["local_constant_shapes"] = got
+    channels = rng.uniform(-300, 300, (4, 16)).astype(np.float32)
+    got = np.zeros(16, np.int32)
+    lib.jit(KERNELS["rgba_caller"])(m.rgba_caller)[1, 1](got, channels)
+    out["rgba_caller"] = got
+    got = np.zeros(2)
+    lib.jit(KERNELS["twice_caller"])(m.twice_caller)[1, 1](got, np.float32(1.25), 2**30 + 1)
+    out["twice_caller"] = got
+    idx = rng.integers(0, 1000, 32).astype(np.uint32)
+    for name in ("atomic_add_shared", "atomic_or_shared", "atomic_xor_global",
+                 "atomic_sub_shared_f64"):
+        dtype = np.float64 if name.endswith("f64") else np.uint32
+        got = np.arange(32).astype(dtype)
+        lib.jit(KERNELS[name])(getattr(m, name))[1, 32](got, idx)
+        out[name] = got
+    x = rng.uniform(0, 4, 32)
+    got = np.zeros((4, 32))
+    lib.jit(KERNELS["apply_functions"])(m.apply_functions)[1, 32](got, x)
+    out["apply_functions"] = got
+    got = np.zeros(4, np.int32)
+    lib.jit(KERNELS["bit_count"])(m.bit_count)[1, 1](got, np.uint8(0xB5), np.uint16(0xFFFF),
+                                                      np.uint32(0x80000001),
+                                                      np.uint64(2**64 - 1))
+    out["bit_count"] = got
+    for pred in (True, False):
+        got = np.zeros(2, bool)
+        lib.jit(KERNELS["enum_returned"])(m.enum_returned)[1, 1](pred, got)
+        out[f"enum_returned{pred}"] = got
+    return out, channels, idx, x
+
+
+def expected(channels, idx, x):
+    """What numpy and Python say each kernel computes."""
+    want = {}
+    sm, loc = np.arange(100), 3 * np.arange(8)
+    want["local_constant_shapes"] = sm[:32] + loc[np.arange(32) % 8]
+    c = channels.astype(np.int32).astype(np.int64)  # float32 -> int32 truncates, as numba
+    v = ((c[0] & 0xFF) << 16) | ((c[1] & 0xFF) << 8) | (c[2] & 0xFF) | ((c[3] & 0xFF) << 24)
+    want["rgba_caller"] = v.astype(np.uint32).view(np.int32)
+    want["twice_caller"] = [2.5, 2.0 * (2**30 + 1)]
+    bins = idx % 32
+    add = np.zeros(32, np.uint32)
+    np.add.at(add, bins, 1)
+    want["atomic_add_shared"] = add
+    orr = np.ones(32, np.uint32)
+    for b in bins:
+        orr[b] |= 6
+    want["atomic_or_shared"] = orr
+    xor = np.arange(32).astype(np.uint32)
+    for b in bins:
+        xor[b] ^= 5
+    want["atomic_xor_global"] = xor
+    sub = np.full(32, 100.0)
+    np.subtract.at(sub, bins, 1.5)
+    want["atomic_sub_shared_f64"] = sub
+    want["apply_functions"] = np.stack([np.sqrt(x), x, np.exp(x), 2 * x])
+    want["bit_count"] = [5, 16, 2, 64]
+    want["enum_returnedTrue"] = [True, True]
+    want["enum_returnedFalse"] = [False, False]
+    return want
+
+
+def test_launches_on_the_test_driver(m, tdrv):
+    run_all(cuda, m)  # the test driver runs no code: launching is what is checked
+
+
+@pytest.mark.gpu
+def test_matches_numpy_and_numba_cuda(gpu, tmp_path, m):
+    mine, channels, idx, x = run_all(cuda, m)
+    want = expected(channels, idx, x)
+    for key, value in want.items():
+        np.testing.assert_allclose(mine[key], value, rtol=1e-15, err_msg=key)
+    ncuda = pytest.importorskip("numba.cuda")
+    theirs, *_ = run_all(ncuda, load_kernel_module(tmp_path, "device_args_numba", SOURCE,
+                                                   ncuda))
+    for key in mine:
+        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
