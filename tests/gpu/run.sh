@@ -3,7 +3,7 @@
 # against the real driver, the GPU-only tests, the Python suite, the corpus comparison with
 # numba-cuda, and the benchmarks; prints a summary table last. Logs go to $OUT (the device
 # tool's output folder) or /tmp/nbcuda-gpu.
-#   tests/gpu/run.sh [stage ...]    stages: build ctest python corpus bench (default: all)
+#   tests/gpu/run.sh [stage ...]    stages: build ctest python corpus numba bench (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -16,7 +16,7 @@ export PATH=$CUDA_HOME/bin:$PATH
 export PYTHONUNBUFFERED=1
 export NUMBA_DISABLE_PERFORMANCE_WARNINGS=1 # small comparison grids are intended
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(build ctest python corpus bench)
+[ ${#stages[@]} -eq 0 ] && stages=(build ctest python corpus numba bench)
 want() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 summary=()
 record() { summary+=("$(printf '| %-28s | %-6s | %s |' "$1" "$2" "$3")"); }
@@ -75,6 +75,15 @@ if want corpus; then
     grep -vE "^PASS" "$LOG/cases.log" | grep -vE "Warning|warn\(" | tail -n 20
     record "extra cases vs numba-cuda" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -E '^corpus:' "$LOG/cases.log")"
   fi
+fi
+
+if want numba; then
+  # numba-cuda's own kernel tests with `from numba import cuda` bound to nbcuda: a figure, not
+  # a gate (tests of numba-cuda's internals fail here by construction); failures in the log.
+  python3 -c "import nbcuda" 2>/dev/null || python3 -m pip install -q --no-build-isolation --no-deps .
+  python3 tests/gpu/numba_suite.py --verbose >"$LOG/numba_suite.log" 2>&1
+  grep -E "^\| |^numba-cuda tests" "$LOG/numba_suite.log" | tail -n 50
+  record "numba-cuda's tests (info)" done "$(grep -E '^numba-cuda tests' "$LOG/numba_suite.log")"
 fi
 
 if want bench; then

@@ -1,0 +1,143 @@
+"""numba_suite.py — numba-cuda's own kernel tests (numba.cuda.tests.cudapy), run with
+`from numba import cuda` bound to nbcuda: how much of numba-cuda's test suite nbcuda passes.
+
+`numba.cuda` is replaced in sys.modules by a module that answers each name from nbcuda first
+and from numba-cuda otherwise (the tests also use numba-cuda's internals: its types module,
+config, testing helpers), after numba-cuda's testing helpers were imported; their compute
+capability checks ask nbcuda's device. Each test module then runs under unittest and its
+counts are printed: run, passed, failed, errors, skipped; the first line of each failure
+goes to the log (with --verbose), so the list is a work list of numba-cuda behaviour nbcuda
+lacks. Tests that check numba-cuda's own internals (its IR, its dispatcher's caches, its
+FileCheck of the LLVM it emits) fail here by construction; the figure is informational, not
+a pass/fail gate.
+
+Usage: python tests/gpu/numba_suite.py [--verbose] [module ...]   (default: MODULES)
+Needs a GPU, numba-cuda, and nbcuda installed. On numpy >= 2.5 the aliases numba needs are
+set here. Without the filecheck package (numba-cuda's testing imports it), a stub stands in
+and the tests that use FileCheck fail."""
+import collections
+import importlib
+import os
+import sys
+import types
+import unittest
+
+# The kernel-language modules of numba-cuda 0.30's cudapy tests (host-API ones are ported
+# to tests/python/test_gpu_host_api.py; extension, cffi, caching and simulator ones need
+# numba's own machinery).
+MODULES = """test_alignment test_array_args test_atomics test_boolean test_casting
+test_complex_kernel test_constmem test_device_func test_enums test_exception
+test_fastmath test_flow_control test_forall test_freevar test_frexp_ldexp test_globals
+test_idiv test_inline test_intrinsics test_iterators test_lang test_localmem test_math
+test_minmax test_montecarlo test_operator test_powi test_py2_div_issue test_random
+test_record_dtype test_recursion test_slicing test_sm_creation test_ssa test_sync
+test_transpose test_userexc test_vector_type test_warp_ops""".split()
+
+
+def compat_numpy():
+    import numpy
+    for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+        if not hasattr(numpy, old) and hasattr(numpy, new):
+            setattr(numpy, old, getattr(numpy, new))
+
+
+def stub_filecheck():
+    try:
+        import filecheck  # noqa: F401
+        return
+    except ImportError:
+        pass
+    names = {"matcher": ["Matcher"], "options": ["Options"],
+             "parser": ["Parser", "pattern_for_opts"], "finput": ["FInput"]}
+    top = types.ModuleType("filecheck")
+    sys.modules["filecheck"] = top
+    for sub, attrs in names.items():
+        m = types.ModuleType(f"filecheck.{sub}")
+        for a in attrs:
+            def missing(*args, _a=a, **kwargs):
+                raise RuntimeError(f"filecheck is not installed ({_a})")
+            setattr(m, a, missing)
+        sys.modules[f"filecheck.{sub}"] = m
+        setattr(top, sub, m)
+
+
+def bind_numba_cuda_to_nbcuda():
+    compat_numpy()
+    stub_filecheck()
+    import numba
+    import numba.cuda as real
+    import numba.cuda.testing as testing
+    import nbcuda
+
+    def cc_at_least(major, minor):
+        return nbcuda.get_current_device().compute_capability >= (major, minor)
+    testing.cc_X_or_above = cc_at_least
+
+    class Bound(types.ModuleType):
+        """A module answering from `first`, else from `then`."""
+        def __init__(self, name, first, then):
+            super().__init__(name)
+            self._first, self._then = first, then
+            self.__path__ = getattr(then, "__path__", [])
+            self.__file__ = getattr(then, "__file__", None)
+
+        def __getattr__(self, name):
+            try:
+                return getattr(self._first, name)
+            except AttributeError:
+                return getattr(self._then, name)
+    bound = Bound("numba.cuda", nbcuda, real)
+    sys.modules["numba.cuda"] = bound
+    numba.cuda = bound
+    bound_types = Bound("numba.cuda.types", nbcuda.types, real.types)
+    sys.modules["numba.cuda.types"] = bound_types
+    bound.types = bound_types
+
+
+def first_line(tb):
+    lines = [line for line in tb.strip().splitlines() if line.strip()]
+    heads = [i for i, line in enumerate(lines) if not line.startswith(" ")]
+    i = heads[-1] if heads else len(lines) - 1
+    return " | ".join(line.strip() for line in lines[i:i + 3])[:300]
+
+
+def main(argv):
+    verbose = "--verbose" in argv
+    mods = [a for a in argv if not a.startswith("--")] or MODULES
+    bind_numba_cuda_to_nbcuda()
+    total = collections.Counter()
+    print("| module | run | passed | failed | errors | skipped |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in mods:
+        try:
+            mod = importlib.import_module(f"numba.cuda.tests.cudapy.{name}")
+        except Exception as e:  # the module needs what nbcuda does not have
+            print(f"| {name} | import failed: {type(e).__name__}: {str(e)[:80]} |||||")
+            total["import failed"] += 1
+            continue
+        result = unittest.TestResult()
+        unittest.defaultTestLoader.loadTestsFromModule(mod).run(result)
+        # subtests count as failures of their test: count tests, not subtest reports
+        def test_id(t):
+            return getattr(t, "test_case", t).id()
+        bad = {test_id(t) for t, _ in result.failures + result.errors}
+        failed = {test_id(t) for t, _ in result.failures}
+        skipped = len(result.skipped)
+        run = result.testsRun
+        passed = max(run - len(bad) - skipped, 0)
+        errors = len(bad - failed)
+        print(f"| {name} | {run} | {passed} | {len(failed)} | {errors} | {skipped} |",
+              flush=True)
+        total.update(run=run, passed=passed, failed=len(failed), errors=errors,
+                     skipped=skipped)
+        if verbose:
+            for t, tb in result.failures + result.errors:
+                print(f"    {t.id().split('.', 5)[-1]}: {first_line(tb)}", file=sys.stderr)
+    print(f"\nnumba-cuda tests: {total['passed']} of {total['run']} passed "
+          f"({total['failed']} failed, {total['errors']} errors, {total['skipped']} skipped; "
+          f"{total['import failed']} modules did not import)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
