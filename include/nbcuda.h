@@ -513,6 +513,12 @@ nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
 nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
                             const nbc_module_load_options_t *options, void **pcubin,
                             size_t *psize);
+/* The same link with nvJitLink's -ptx: the PTX it makes (for LTO-IR, what link-time
+ * optimisation made of it: numba's inspect_lto_ptx), NUL-terminated in *pptx (release it
+ * with nbc_cubin_free), *psize bytes without the NUL. */
+nbc_status_t nbc_link_ptx(const nbc_image_t *images, int count, int cc_major, int cc_minor,
+                          const nbc_module_load_options_t *options, char **pptx,
+                          size_t *psize);
 void nbc_cubin_free(void *cubin);
 void nbc_module_destroy(nbc_module_t *module);
 nbc_status_t nbc_module_get_function(nbc_module_t *module, const char *name,

@@ -91,11 +91,13 @@ static int mentions(const char *code, size_t size, const char *prefix) {
   return 0;
 }
 
-/* What linking the code needs: cudadevrt's grid functions, numba.cuda.fp16's wrappers. */
-static void note_needs(nbc_compile_result_t *r) {
-  r->cooperative = mentions(r->code, r->size, "cudaCGGetIntrinsicHandle") ||
-                   mentions(r->code, r->size, "cudaCGSynchronize");
-  r->fp16 = mentions(r->code, r->size, "nbc_fp16_");
+/* What linking code (size bytes) needs: cudadevrt's grid functions, numba.cuda.fp16's
+ * wrappers. LTO-IR does not always show its external names plainly: the NVVM IR it was made
+ * from is read then (its declarations). */
+static void note_needs(nbc_compile_result_t *r, const char *code, size_t size) {
+  r->cooperative |= mentions(code, size, "cudaCGGetIntrinsicHandle") ||
+                    mentions(code, size, "cudaCGSynchronize");
+  r->fp16 |= mentions(code, size, "nbc_fp16_");
 }
 
 int nbc_compile_result_cooperative(const nbc_compile_result_t *result) {
@@ -210,7 +212,7 @@ static nbc_compile_result_t *make_result(const char *code, size_t size) {
   if (!r) return NULL;
   r->code = dup_text(code ? code : "", code ? size : 0);
   r->size = code ? size : 0;
-  note_needs(r);
+  note_needs(r, r->code, r->size);
   r->log = dup_text("", 0);
   if (!r->code || !r->log) {
     nbc_compile_result_destroy(r);
@@ -330,7 +332,8 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   if (!result) goto oom;
   result->code = out.code;
   result->size = out.size;
-  note_needs(result);
+  note_needs(result, result->code, result->size);
+  if (ctx.options && ctx.options->output == NBC_OUTPUT_LTOIR) note_needs(result, ir.data, ir.len);
   result->log = out.log;
   out.code = out.log = NULL;
   result->return_type = dup_text(nbc__type_name(&ctx, ctx.program->entry->ret),

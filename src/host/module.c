@@ -11,6 +11,7 @@
  * unload it; the nbc_module_t then stays a valid, empty wrapper until nbc_module_destroy.
  * Functions are looked up once per call to nbc_module_get_function and owned by the module.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ static struct {
   int (*cubin)(nvjitlink_handle h, void *cubin);
   int (*log_size)(nvjitlink_handle h, size_t *size);
   int (*log)(nvjitlink_handle h, char *log);
+  int (*ptx_size)(nvjitlink_handle h, size_t *size);
+  int (*ptx)(nvjitlink_handle h, char *ptx);
 } jit;
 
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
@@ -52,6 +55,8 @@ static void load_jit(void) {
       {"nvJitLinkGetLinkedCubin", (void **)&jit.cubin},
       {"nvJitLinkGetErrorLogSize", (void **)&jit.log_size},
       {"nvJitLinkGetErrorLog", (void **)&jit.log},
+      {"nvJitLinkGetLinkedPtxSize", (void **)&jit.ptx_size},
+      {"nvJitLinkGetLinkedPtx", (void **)&jit.ptx},
   };
   char path[4200];
   jit_loaded = nbc__load_toolkit_symbols("nvJitLink", "NBCUDA_NVJITLINK", sonames, syms,
@@ -142,12 +147,13 @@ typedef struct {
 
 static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_major,
                                   int cc_minor, const nbc_module_load_options_t *load,
-                                  link_strings *strings, void **pcubin, size_t *psize);
+                                  link_strings *strings, bool ptx, void **pout, size_t *psize);
 
 /* Links images (and libcudadevrt.a, the fp16 shim when the options ask) for
- * sm_<cc_major><cc_minor> into a cubin (malloc'd). */
+ * sm_<cc_major><cc_minor> into a cubin (malloc'd), or with ptx into PTX text (malloc'd,
+ * NUL-terminated; size without the NUL): what link-time optimisation of LTO-IR made. */
 static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                             const nbc_module_load_options_t *load, void **pcubin,
+                             const nbc_module_load_options_t *load, bool ptx, void **pout,
                              size_t *psize) {
   link_strings *strings = calloc(1, sizeof *strings);
   if (strings) strings->names = calloc((size_t)(count > 0 ? count : 1), sizeof *strings->names);
@@ -156,16 +162,38 @@ static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major,
     return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   }
   nbc_status_t st =
-      jit_link_with(images, count, cc_major, cc_minor, load, strings, pcubin, psize);
+      jit_link_with(images, count, cc_major, cc_minor, load, strings, ptx, pout, psize);
   free(strings->shim);
   free(strings->names);
   free(strings);
   return st;
 }
 
+/* The PTX a completed -ptx link made (malloc'd, NUL-terminated); destroys the handle. */
+static nbc_status_t linked_ptx(nvjitlink_handle *h, void **pout, size_t *psize) {
+  size_t size = 0;
+  int r = jit.ptx_size(*h, &size);
+  if (r != 0) return jit_fail(h, "nvJitLinkGetLinkedPtxSize", r, NULL);
+  char *text = malloc(size + 1);
+  if (!text) {
+    jit.destroy(h);
+    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  }
+  r = jit.ptx(*h, text);
+  if (r != 0) {
+    free(text);
+    return jit_fail(h, "nvJitLinkGetLinkedPtx", r, NULL);
+  }
+  jit.destroy(h);
+  text[size] = '\0';
+  *pout = text;
+  *psize = strlen(text);
+  return NBC_OK;
+}
+
 static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_major,
                                   int cc_minor, const nbc_module_load_options_t *load,
-                                  link_strings *strings, void **pcubin, size_t *psize) {
+                                  link_strings *strings, bool ptx, void **pout, size_t *psize) {
   unsigned max_registers = load ? load->max_registers : 0;
   int cudadevrt = load && load->cudadevrt, fp16 = load && load->fp16;
   pthread_once(&jit_once, load_jit);
@@ -173,7 +201,7 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
   char arch[32], maxreg[40];
   snprintf(arch, sizeof arch, "-arch=sm_%d%d", cc_major, cc_minor);
   snprintf(maxreg, sizeof maxreg, "-maxrregcount=%u", max_registers);
-  const char *options[3] = {arch, NULL, NULL};
+  const char *options[4] = {arch, NULL, NULL, NULL};
   uint32_t n_options = 1;
   int lto = 0;
   for (int i = 0; i < count; i++)
@@ -192,6 +220,7 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
     if (st != NBC_OK) return st;
   }
   if (max_registers) options[n_options++] = maxreg; /* numba's max_registers */
+  if (ptx) options[n_options++] = "-ptx";
   nvjitlink_handle h = NULL;
   int r = jit.create(&h, n_options, options);
   if (r != 0) return jit_fail(&h, "nvJitLinkCreate", r, arch);
@@ -225,6 +254,7 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
   }
   r = jit.complete(h);
   if (r != 0) return jit_fail(&h, "nvJitLinkComplete", r, arch);
+  if (ptx) return linked_ptx(&h, pout, psize);
   size_t size = 0;
   r = jit.cubin_size(h, &size);
   if (r != 0) return jit_fail(&h, "nvJitLinkGetLinkedCubinSize", r, NULL);
@@ -239,7 +269,7 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
     return jit_fail(&h, "nvJitLinkGetLinkedCubin", r, NULL);
   }
   jit.destroy(&h);
-  *pcubin = cubin;
+  *pout = cubin;
   *psize = size;
   return NBC_OK;
 }
@@ -300,7 +330,7 @@ static nbc_status_t link_images(const nbc_image_t *images, int count,
   void *cubin = NULL;
   size_t size = 0;
   st = jit_link(images, count, context->device->cc_major, context->device->cc_minor, options,
-                &cubin, &size);
+                false, &cubin, &size);
   if (st != NBC_OK) return st;
   st = load(cubin, NBC_IMAGE_CUBIN, context, 0, pmodule);
   free(cubin);
@@ -317,14 +347,14 @@ nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
   return link_images(images, count, options, pmodule);
 }
 
-nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                            const nbc_module_load_options_t *options, void **pcubin,
-                            size_t *psize) {
-  if (!pcubin || !psize)
-    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_link_cubin: NULL output");
-  *pcubin = NULL;
+/* nbc_link_cubin and nbc_link_ptx (fn: the name for messages). */
+static nbc_status_t link_for(const nbc_image_t *images, int count, int cc_major, int cc_minor,
+                             const nbc_module_load_options_t *options, bool ptx, void **pout,
+                             size_t *psize, const char *fn) {
+  if (!pout || !psize) return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: NULL output", fn);
+  *pout = NULL;
   *psize = 0;
-  nbc_status_t st = check_images(images, count, "nbc_link_cubin");
+  nbc_status_t st = check_images(images, count, fn);
   if (st != NBC_OK) return st;
   if (cc_major == 0 && cc_minor == 0) {
     nbc_context_t *context;
@@ -333,10 +363,27 @@ nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, 
     cc_major = context->device->cc_major;
     cc_minor = context->device->cc_minor;
   } else if (cc_major < 1 || cc_minor < 0 || cc_minor > 9) {
-    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_link_cubin: invalid compute capability "
-                          "%d.%d", cc_major, cc_minor);
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: invalid compute capability %d.%d", fn,
+                          cc_major, cc_minor);
   }
-  return jit_link(images, count, cc_major, cc_minor, options, pcubin, psize);
+  return jit_link(images, count, cc_major, cc_minor, options, ptx, pout, psize);
+}
+
+nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
+                            const nbc_module_load_options_t *options, void **pcubin,
+                            size_t *psize) {
+  return link_for(images, count, cc_major, cc_minor, options, false, pcubin, psize,
+                  "nbc_link_cubin");
+}
+
+nbc_status_t nbc_link_ptx(const nbc_image_t *images, int count, int cc_major, int cc_minor,
+                          const nbc_module_load_options_t *options, char **pptx,
+                          size_t *psize) {
+  void *out = NULL;
+  nbc_status_t st = link_for(images, count, cc_major, cc_minor, options, true, &out, psize,
+                             "nbc_link_ptx");
+  if (pptx) *pptx = out;
+  return st;
 }
 
 void nbc_cubin_free(void *cubin) { free(cubin); }

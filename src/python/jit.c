@@ -100,10 +100,6 @@ static PyType_Spec devfn_spec = {
 
 /* ------------------------------------------------------------ jit() ------------------- */
 
-/* What jit(...) was given, kept in the decorator's self tuple:
- * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
- * max_registers as an int, 0 for none, cache); a device function marked forceinline is
- * emitted alwaysinline in every kernel that calls it. */
 /* A device function's signature, or list of them, as their canonical texts joined by ';'. */
 static PyObject *device_signatures(nbc__py_state *st, PyObject *sig) {
   if (!PyList_Check(sig)) return nbc__py_signature_text(st, sig);
@@ -120,6 +116,10 @@ static PyObject *device_signatures(nbc__py_state *st, PyObject *sig) {
   return joined;
 }
 
+/* What jit(...) was given, kept in the decorator's self tuple:
+ * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
+ * max_registers as an int, 0 for none, cache, link files, lto); a device function marked
+ * forceinline is emitted alwaysinline in every kernel that calls it. */
 static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
@@ -133,6 +133,9 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   o.fastmath = PyObject_IsTrue(PyTuple_GET_ITEM(config, 4));
   o.opt = PyTuple_GET_ITEM(config, 5) == Py_None ? 1 : PyObject_IsTrue(PyTuple_GET_ITEM(config, 5));
   if (nbc__py_launch_bounds(PyTuple_GET_ITEM(config, 6), &o) < 0) return NULL;
+  /* jit(lto=True): the kernel is LTO-IR, linked by nvJitLink at load (a device function is
+   * compiled into its callers: it follows theirs) */
+  if (PyTuple_GET_ITEM(config, 11) == Py_True) o.output = NBC_OUTPUT_LTOIR;
   if (!PyFunction_Check(func)) {
     PyErr_Format(PyExc_TypeError, "jit() decorates Python functions, got %R", func);
     return NULL;
@@ -210,14 +213,17 @@ static PyMethodDef jit_apply_def = {"jit_decorator", py_jit_apply, METH_O,
 static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
                            "inline", "link", "cache", "max_registers", "launch_bounds",
-                           "forceinline", NULL};
+                           "forceinline", "lto", NULL};
   PyObject *target = Py_None, *device = Py_False, *debug = Py_False, *lineinfo = Py_False;
   PyObject *fastmath = Py_False, *opt = Py_None, *inl = Py_None, *link = Py_None;
   PyObject *cache = Py_False, *maxreg = Py_None, *bounds = Py_None, *forceinline = Py_False;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOO:jit", kwlist, &target,
+  PyObject *lto = Py_False;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOOO:jit", kwlist, &target,
                                    &device, &debug, &lineinfo, &fastmath, &opt, &inl, &link,
-                                   &cache, &maxreg, &bounds, &forceinline))
+                                   &cache, &maxreg, &bounds, &forceinline, &lto))
     return NULL;
+  int lto_on = PyObject_IsTrue(lto);
+  if (lto_on < 0) return NULL;
   /* Checked now, as numba does when the decorator is made. */
   nbc_compile_options_t check;
   if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;
@@ -248,9 +254,9 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   PyObject *links = nbc__py_link_paths(nbc__py_module_state(module), link);
   if (!links) return NULL;
   PyObject *config =
-      Py_BuildValue("(OOOOOOOOkON)", sig, device, debug, lineinfo, fastmath, opt, bounds,
+      Py_BuildValue("(OOOOOOOOkONO)", sig, device, debug, lineinfo, fastmath, opt, bounds,
                     always ? Py_True : forceinline, max_registers, cached ? Py_True : Py_False,
-                    links);
+                    links, lto_on ? Py_True : Py_False);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = apply_jit(module, config, target);
@@ -268,7 +274,8 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
 static PyMethodDef kernel_functions[] = {
     {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
      "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
-     "opt=True, launch_bounds=None, max_registers=None, cache=False): a kernel (compiled now "
+     "opt=True, launch_bounds=None, max_registers=None, cache=False, lto=False): a kernel "
+     "(LTO-IR linked by nvJitLink with lto=True; compiled now "
      "when a signature is given, else per argument "
      "types on first launch) or, with device=True, a device function."},
     {NULL, NULL, 0, NULL},

@@ -910,6 +910,22 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
   return d;
 }
 
+/* inspect_lto_ptx: the PTX nvJitLink makes of a jit(lto=True) overload's LTO-IR (with its
+ * link files) for the current device, as numba-cuda's inspect_lto_ptx; RuntimeError without
+ * lto, as numba's. */
+static PyObject *lto_ptx_text(nbc__py_state *st, KernelObject *ov) {
+  if (ov->opts.output != NBC_OUTPUT_LTOIR) {
+    PyErr_SetString(PyExc_RuntimeError, "LTO is not enabled");
+    return NULL;
+  }
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(ov->result, &size);
+  nbc_module_load_options_t load = {.max_registers = ov->max_registers,
+                                    .cudadevrt = ov->cooperative,
+                                    .fp16 = ov->fp16};
+  return nbc__py_link_ptx(st, code, size, 1, ov->links, &load);
+}
+
 static PyObject *kernel_inspect_asm(KernelObject *self, PyObject *args, PyObject *kwargs) {
   return inspect_overloads(self, args, kwargs, "|O:inspect_asm", asm_text);
 }
@@ -918,6 +934,9 @@ static PyObject *kernel_inspect_llvm(KernelObject *self, PyObject *args, PyObjec
 }
 static PyObject *kernel_inspect_sass(KernelObject *self, PyObject *args, PyObject *kwargs) {
   return inspect_overloads(self, args, kwargs, "|O:inspect_sass", sass_text);
+}
+static PyObject *kernel_inspect_lto_ptx(KernelObject *self, PyObject *args, PyObject *kwargs) {
+  return inspect_overloads(self, args, kwargs, "|O:inspect_lto_ptx", lto_ptx_text);
 }
 
 /* numba's Dispatcher.configure(griddim, blockdim, stream=0, sharedmem=0): k[...]. */
@@ -954,6 +973,9 @@ static PyMethodDef kernel_methods[] = {
               "inspect_asm gives PTX."),
     KW_METHOD(inspect_sass, "inspect_sass(signature=None): nvdisasm's listing of the code "
               "linked for the current device, as inspect_asm gives PTX."),
+    KW_METHOD(inspect_lto_ptx, "inspect_lto_ptx(signature=None): the PTX nvJitLink makes of a "
+              "jit(lto=True) kernel's LTO-IR for the current device, as inspect_asm gives "
+              "PTX."),
     KW_METHOD(get_regs_per_thread, "get_regs_per_thread(signature=None): registers per thread "
               "of that overload (a dict over the overloads when none and not specialized)."),
     KW_METHOD(get_shared_mem_per_block, "get_shared_mem_per_block(signature=None): static "

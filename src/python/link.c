@@ -209,8 +209,10 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
   return rc;
 }
 
-PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, int lto,
-                             PyObject *links, const nbc_module_load_options_t *options) {
+/* nbc__py_link_cubin, or with ptx nbc__py_link_ptx. */
+static PyObject *link_code(nbc__py_state *st, const char *code, size_t size, int lto,
+                           PyObject *links, const nbc_module_load_options_t *options,
+                           int ptx) {
   int major = 0, minor = 0;
   nbc_image_t *images = NULL;
   PyObject *keep = NULL;
@@ -218,18 +220,35 @@ PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, i
       gather_images(st, code, size, lto, links, major, minor, &images, &keep) < 0)
     return NULL;
   int count = (links ? (int)PyTuple_GET_SIZE(links) : 0) + 1;
-  void *cubin = NULL;
-  size_t cubin_size = 0;
+  void *out = NULL;
+  char *text = NULL;
+  size_t out_size = 0;
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s =
-      nbc_link_cubin(images, count, major, minor, options, &cubin, &cubin_size);
-  Py_END_ALLOW_THREADS PyObject *r =
-      s == NBC_OK ? PyBytes_FromStringAndSize(cubin, (Py_ssize_t)cubin_size) : NULL;
-  if (s != NBC_OK) nbc__py_raise(st, s);
-  nbc_cubin_free(cubin);
+      ptx ? nbc_link_ptx(images, count, major, minor, options, &text, &out_size)
+          : nbc_link_cubin(images, count, major, minor, options, &out, &out_size);
+  Py_END_ALLOW_THREADS if (ptx) out = text;
+  PyObject *r = NULL;
+  if (s != NBC_OK)
+    nbc__py_raise(st, s);
+  else if (ptx)
+    r = PyUnicode_DecodeUTF8(text, (Py_ssize_t)out_size, "replace");
+  else
+    r = PyBytes_FromStringAndSize(out, (Py_ssize_t)out_size);
+  nbc_cubin_free(out);
   Py_DECREF(keep);
   PyMem_Free(images);
   return r;
+}
+
+PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, int lto,
+                             PyObject *links, const nbc_module_load_options_t *options) {
+  return link_code(st, code, size, lto, links, options, 0);
+}
+
+PyObject *nbc__py_link_ptx(nbc__py_state *st, const char *code, size_t size, int lto,
+                           PyObject *links, const nbc_module_load_options_t *options) {
+  return link_code(st, code, size, lto, links, options, 1);
 }
 
 /* CUDA C++ compiled for compile_all: a PTXSource or LTOIR object named after its source. */

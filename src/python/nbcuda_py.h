@@ -403,6 +403,9 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
  * be NULL: the code alone); NULL with the error set. */
 PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, int lto,
                              PyObject *links, const nbc_module_load_options_t *options);
+/* The same link to PTX (nvJitLink -ptx; a str): numba's inspect_lto_ptx. */
+PyObject *nbc__py_link_ptx(nbc__py_state *st, const char *code, size_t size, int lto,
+                           PyObject *links, const nbc_module_load_options_t *options);
 /* sass.c: nvdisasm's listing of a cubin (numba's inspect_sass: `nvdisasm -gi`); nvdisasm is
  * looked for on PATH, in the toolkit and in a Python-packaged toolkit. */
 PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin);

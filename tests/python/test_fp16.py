@@ -160,6 +160,62 @@ def test_fp16_results_match_numba_cuda_bit_for_bit(gpu, tmp_path):
     assert_same_bits(mine, theirs)
 
 
+LTO_SOURCE = """
+def hadd_scalar(ary, a, b):
+    ary[0] = cuda.fp16.hadd(a, b)
+
+
+def hfma_scalar(ary, a, b, c):
+    ary[0] = cuda.fp16.hfma(a, b, c)
+"""
+
+
+def lto_kernels(lib, mod):
+    return (lib.jit("void(float16[:], float16, float16)", lto=True)(mod.hadd_scalar),
+            lib.jit("void(float16[:], float16, float16, float16)", lto=True)(mod.hfma_scalar))
+
+
+def test_lto_kernels_link_by_nvjitlink_and_show_their_ptx(tmp_path, tdrv):
+    """numba-cuda's jit(lto=True): the kernel is LTO-IR, nvJitLink links it with the fp16
+    wrappers (their calls inlined: no call left in the PTX inspect_lto_ptx shows), and the
+    launch loads what it made. Without lto, inspect_lto_ptx is numba's RuntimeError."""
+    mod = load_kernel_module(tmp_path, "fp16_lto", LTO_SOURCE, cuda)
+    hadd, hfma = lto_kernels(cuda, mod)
+    sig = (cuda.float16[:], cuda.float16, cuda.float16)
+    assert isinstance(hadd.inspect_asm(sig), bytes)  # LTO-IR
+    ptx = hadd.inspect_lto_ptx(sig)
+    assert "add.f16" in ptx and "call" not in ptx.split(".entry")[1]
+    assert "fma.rn.f16" in hfma.inspect_lto_ptx()
+    out = np.zeros(1, np.float16)
+    hadd[1, 1](out, np.float16(1.5), np.float16(2.25))
+    lazy = cuda.jit(lto=True)(mod.hadd_scalar)
+    lazy[1, 1](out, np.float16(1), np.float16(2))
+    assert list(lazy.inspect_lto_ptx()) == ["void(float16[::1], float16, float16)"]
+    plain = cuda.jit("void(float16[:], float16, float16)")(mod.hadd_scalar)
+    with pytest.raises(RuntimeError, match="LTO is not enabled"):
+        plain.inspect_lto_ptx(sig)
+
+
+@pytest.mark.gpu
+def test_lto_kernels_match_numba_cuda(gpu, tmp_path):
+    import numba.cuda as ncuda
+    values = np.array([1.5, -2.25, 65504, 6e-5, np.inf], np.float16)
+    results = []
+    for lib in (cuda, ncuda):
+        hadd, hfma = lto_kernels(lib, load_kernel_module(tmp_path, f"lto_{id(lib)}",
+                                                         LTO_SOURCE, lib))
+        got = []
+        for a in values:
+            for b in values:
+                out = np.zeros(2, np.float16)
+                hadd[1, 1](out[:1], a, b)
+                hfma[1, 1](out[1:], a, b, np.float16(0.5))
+                got.append(out)
+        results.append(np.array(got))
+    assert_same_bits({"lto": results[0]}, {"lto": results[1]})
+    np.testing.assert_array_equal(results[0][1, 0], np.float16(1.5) + np.float16(-2.25))
+
+
 def test_missing_nvrtc_is_a_linker_error(run_py, tmp_path):
     """The fp16 wrappers need NVRTC: when it cannot be loaded, loading a kernel that calls them
     is a LinkerError naming where NVRTC was looked for (no crash, nothing half-loaded)."""

@@ -45,8 +45,8 @@ def local_constant_shapes(out):
     if i == 0:
         for j in range(N):
             sm[j] = j
-        for j in range(K):
-            loc[j, 1] = 3 * j
+    for j in range(K):          # a local array is the thread's own
+        loc[j, 1] = 3 * j
     cuda.syncthreads()
     out[i] = sm[i] + loc[i % K, 1]
 
