@@ -133,7 +133,9 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
 /* --------------------------------------------------------------- calls -------------- */
 
 /* min/max as numba's do_minmax: a running select that keeps the earlier value on ties and
- * NaN comparisons (max: v > acc ? v : acc). */
+ * NaN comparisons (max: v > acc ? v : acc). Two float32/float64 arguments are numba-cuda's
+ * own lowering instead (cudaimpl's ptx_max_f4/f8...): libdevice's fmax/fmin, which return the
+ * other argument when one is NaN, in float32 when both are, else in float64. */
 static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
   const nbc__type *rt = n->type;
   nbc__lval vals[64];
@@ -153,6 +155,18 @@ static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
   if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
     nbc__lower_error(L, n, "%s() of these types is not supported", is_max ? "max" : "min");
     return (nbc__lval){rt, "0"};
+  }
+  bool floats = n->list.count == 2;
+  for (int i = 0; floats && i < 2; i++)
+    floats = vals[i].type && (vals[i].type->kind == NBC__T_FLOAT32 ||
+                              vals[i].type->kind == NBC__T_FLOAT64);
+  if (floats && (rt->kind == NBC__T_FLOAT32 || rt->kind == NBC__T_FLOAT64)) {
+    bool f32 = rt->kind == NBC__T_FLOAT32;
+    const char *a = nbc__lower_convert(L, vals[0], rt).v;
+    const char *b = nbc__lower_convert(L, vals[1], rt).v;
+    const char *fn = is_max ? (f32 ? "__nv_fmaxf" : "__nv_fmax")
+                            : (f32 ? "__nv_fminf" : "__nv_fmin");
+    return (nbc__lval){rt, nbc__lower_call2(L, ltype(L, rt), fn, a, b)};
   }
   nbc__lval acc = nbc__lower_convert(L, vals[0], rt);
   for (int i = 1; i < count; i++) {

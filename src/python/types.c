@@ -748,7 +748,9 @@ int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname) {
     return 0;
   }
   const char *m = PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
-  int is = m && strncmp(m, "numba.core.types", 16) == 0;
+  /* numba's (numba.core.types) and numba-cuda 0.30's own copy of them (numba.cuda.types) */
+  int is = m && (strncmp(m, "numba.core.types", 16) == 0 ||
+                 strncmp(m, "numba.cuda.types", 16) == 0);
   Py_DECREF(mod);
   if (!is) return 0;
   *pname = numba_type_text(obj);

@@ -92,6 +92,9 @@ def bind_numba_cuda_to_nbcuda():
     bound_types = Bound("numba.cuda.types", nbcuda.types, real.types)
     sys.modules["numba.cuda.types"] = bound_types
     bound.types = bound_types
+    # `from numba.cuda.compiler import compile_ptx` too gets nbcuda's
+    import numba.cuda.compiler as real_compiler
+    sys.modules["numba.cuda.compiler"] = Bound("numba.cuda.compiler", nbcuda, real_compiler)
 
 
 def first_line(tb):
