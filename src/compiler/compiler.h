@@ -498,6 +498,15 @@ int nbc__module_resolve(void *module, const char *name, nbc_global_t *pglobal);
 
 /* ======================================================================== infer.c === */
 /* A local variable of a specialised function. */
+/* A constant argument a device function needs as one, as numba types a constant argument
+ * (Literal[int](32), a tuple of them) and specialises the callee for it: an integer
+ * (count 0, value[0]; a bool is 0 or 1) or a tuple of count integers (1..8). */
+typedef struct nbc__literal {
+  bool set;
+  int count;
+  int64_t value[8];
+} nbc__literal;
+
 typedef struct nbc__var {
   const char *name;
   const nbc__type *type;     /* unified over all assignments */
@@ -505,6 +514,8 @@ typedef struct nbc__var {
   int param_index;
   const struct nbc__global *function; /* a variable bound to a function (`f = helper`): the
                                          global it names, whose calls the variable's are */
+  const nbc__literal *literal; /* a parameter never rebound whose argument was a constant
+                                  the function needs as one (shapes, `if flag:`), or NULL */
 } nbc__var;
 
 /* One specialisation of a Python function for argument types. */
@@ -539,6 +550,7 @@ typedef struct nbc__func {
   const nbc__module *module; /* for its globals and file */
   const nbc_resolver_t *resolver;
   const nbc__type **argtypes;
+  nbc__literal *literals;    /* per argument, the constants it was specialised for, or NULL */
   int nargs;
   const nbc__type *ret;      /* the declared or inferred return type */
   nbc__var *vars;

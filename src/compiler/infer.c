@@ -540,9 +540,14 @@ static int local_bindings(const nbc__list *stmts, const char *name, const nbc__n
 }
 
 /* numba types `N = 100` as the literal 100, which a shape may then use: a local variable
- * that is not a parameter, bound once in the function, to a compile-time integer. */
+ * that is not a parameter, bound once in the function, to a compile-time integer; or a
+ * parameter whose argument was a constant integer (nbc__var.literal). */
 static bool const_local_int(infer *I, const nbc__node *n, int64_t *pv, int depth) {
   const nbc__var *v = &I->fn->vars[n->var];
+  if (v->literal && v->literal->count == 0) { /* a constant argument */
+    *pv = v->literal->value[0];
+    return true;
+  }
   if (v->is_param || !I->fn->def || depth > 8) return false;
   const nbc__node *value = NULL;
   if (local_bindings(&I->fn->def->body, n->str, &value) != 1 || !value) return false;
@@ -1355,6 +1360,26 @@ static bool bind_function(infer *I, nbc__node *s) {
   return true;
 }
 
+/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant: numba prunes
+ * the branch not taken before typing it (its dead branch pruning of literal arguments), so
+ * that branch is dropped from this specialisation's own copy of the function. */
+static void prune_literal_branch(infer *I, nbc__node *s) {
+  const nbc__node *c = s->a;
+  bool negate = false;
+  if (c->kind == NBC__N_UNARY && c->op == NBC__OP_NOT) {
+    negate = true;
+    c = c->a;
+  }
+  if (c->kind != NBC__N_NAME || c->var < 0) return;
+  const nbc__literal *lit = I->fn->vars[c->var].literal;
+  if (!lit || lit->count != 0) return;
+  bool taken = (lit->value[0] != 0) != negate;
+  if (taken)
+    s->orelse.count = 0;
+  else
+    s->body.count = 0;
+}
+
 static void stmt(infer *I, nbc__node *s) {
   switch (s->kind) {
   case NBC__N_ASSIGN: {
@@ -1385,6 +1410,7 @@ static void stmt(infer *I, nbc__node *s) {
     return;
   case NBC__N_IF:
     truth(I, s->a, nbc__infer_expr(I, s->a));
+    prune_literal_branch(I, s);
     stmts(I, &s->body);
     stmts(I, &s->orelse);
     return;
@@ -1477,10 +1503,23 @@ static void stmts(infer *I, nbc__list *body) {
 
 /* ------------------------------------------------------------- specialisations */
 
-static bool same_args(const nbc__func *f, const nbc__type **args, int nargs) {
+static bool same_literal(const nbc__literal *a, const nbc__literal *b) {
+  bool sa = a && a->set, sb = b && b->set;
+  if (sa != sb) return false;
+  if (!sa) return true;
+  if (a->count != b->count) return false;
+  for (int k = 0; k < (a->count ? a->count : 1); k++)
+    if (a->value[k] != b->value[k]) return false;
+  return true;
+}
+
+static bool same_args(const nbc__func *f, const nbc__type **args,
+                      const nbc__literal *literals, int nargs) {
   if (f->nargs != nargs) return false;
   for (int i = 0; i < nargs; i++)
-    if (!nbc__type_equal(f->argtypes[i], args[i])) return false;
+    if (!nbc__type_equal(f->argtypes[i], args[i]) ||
+        !same_literal(f->literals ? &f->literals[i] : NULL, literals ? &literals[i] : NULL))
+      return false;
   return true;
 }
 
@@ -1587,7 +1626,8 @@ static int global_tuple_len(void *data, const char *name) {
 
 nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
                                  const nbc_resolver_t *resolver, const nbc__type **args,
-                                 int nargs, const nbc__type *declared, bool is_entry,
+                                 const nbc__literal *literals, int nargs,
+                                 const nbc__type *declared, bool is_entry,
                                  const nbc__scope *scope, const nbc__node *call_site,
                                  infer *caller) {
   nbc__ctx *ctx = P->ctx;
@@ -1602,7 +1642,7 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     nbc__func *f = P->stack[i];
     if (!f->def || !f->def->str || strcmp(f->def->str, def->str) != 0 || f->module != module)
       continue;
-    if (!same_args(f, args, nargs)) {
+    if (!same_args(f, args, literals, nargs)) {
       /* one change of argument types (f(int32) calling f(int64)); more could go on
        * forever (f(x) calling f((x, x))) */
       if (++open < 2 || f->is_entry) continue;
@@ -1620,7 +1660,7 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
   }
   for (nbc__func *f = P->prog->funcs; f; f = f->next)
     if (f->module == module && f->name && strcmp(f->name, def->str) == 0 && !f->is_entry &&
-        !is_entry && same_args(f, args, nargs))
+        !is_entry && same_args(f, args, literals, nargs))
       return f;
   if (P->depth == 64) {
     if (caller) TYPING(caller, call_site, "calls nested too deeply");
@@ -1652,6 +1692,14 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     return NULL;
   }
   memcpy(fn->argtypes, args, sizeof *args * (size_t)nargs);
+  if (literals && nargs) {
+    fn->literals = nbc__arena_alloc(ctx->arena, sizeof *fn->literals * (size_t)nargs);
+    if (!fn->literals) {
+      nbc__diag_oom(ctx);
+      return NULL;
+    }
+    memcpy(fn->literals, literals, sizeof *literals * (size_t)nargs);
+  }
   fn->ret = declared;
   fn->is_entry = is_entry;
   fn->is_kernel = is_entry && ctx->options && !ctx->options->device;
@@ -1672,6 +1720,10 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     fn->vars[v].type = i < nargs ? args[i] : NULL;
     if (i < nargs && is_kind(args[i], NBC__T_FUNCTION)) /* a function passed: its calls */
       fn->vars[v].function = args[i]->ref;
+    const nbc__node *unused;
+    if (i < nargs && fn->literals && fn->literals[i].set &&
+        local_bindings(&clone->body, p->str, &unused) == 0)
+      fn->vars[v].literal = &fn->literals[i];
     p->var = v;
     p->type = fn->vars[v].type;
   }
@@ -1741,7 +1793,7 @@ bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
                     "TypeError: CUDA kernel must have void return type. (declared %s)", b.data);
     return false;
   }
-  nbc__func *entry = nbc__infer_specialise(&P, module, def, ctx->resolver, sig->args,
+  nbc__func *entry = nbc__infer_specialise(&P, module, def, ctx->resolver, sig->args, NULL,
                                            sig->nargs, sig->ret, true, NULL, NULL, NULL);
   if (!entry) {
     if (ctx->status == NBC_OK) NBC__BUG(ctx, "inference failed without a diagnostic");

@@ -95,11 +95,13 @@ const nbc__type *nbc__infer_record_subscript(infer *I, nbc__node *n, const nbc__
  * def->c; for the entry, when caller is NULL, also a default, def->b): through caller's
  * final walk, or directly. */
 bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def);
-/* The specialisation of def for args (cached per types; recursion refused at call_site);
+/* The specialisation of def for args (cached per types and literals, which may be NULL;
+ * recursion refused at call_site);
  * scope: the nested functions of the functions enclosing def when it is a nested one. */
 nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node *def,
                                  const nbc_resolver_t *resolver, const nbc__type **args,
-                                 int nargs, const nbc__type *declared, bool is_entry,
+                                 const nbc__literal *literals, int nargs,
+                                 const nbc__type *declared, bool is_entry,
                                  const nbc__scope *scope, const nbc__node *call_site,
                                  infer *caller);
 

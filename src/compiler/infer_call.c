@@ -380,6 +380,13 @@ static const nbc__type *array_dtype(infer *I, nbc__node *n) {
  * constant (numba freezes one); its extents in dims (at most 32), the count, or 0 reported. */
 static int array_shape(infer *I, nbc__node *shape, const char *fname, int64_t *dims) {
   if (shape->kind == NBC__N_NAME && !nbc__infer_expr(I, shape)) return 0; /* resolves it */
+  const nbc__literal *lit = shape->kind == NBC__N_NAME && shape->var >= 0
+                                ? I->fn->vars[shape->var].literal
+                                : NULL;
+  if (lit && lit->count > 0) { /* a parameter given a constant tuple: its values */
+    memcpy(dims, lit->value, sizeof *dims * (size_t)lit->count);
+    return lit->count;
+  }
   const nbc__global *G = shape->kind == NBC__N_NAME && shape->var < 0 ? shape->info : NULL;
   if (G && G->g.kind == NBC_GLOBAL_TUPLE) { /* SHAPE = 5, 6 */
     if (G->g.tuple_count < 1 || G->g.tuple_count > 32)
@@ -1597,6 +1604,75 @@ static const nbc__type *call_user(infer *I, nbc__node *n, nbc__global *G,
   return call_function(I, n, G, def, module, btypes, np);
 }
 
+/* Whether e is the name `name`, or a tuple holding it. */
+static bool names(const nbc__node *e, const char *name) {
+  if (!e) return false;
+  if (e->kind == NBC__N_NAME) return e->str && strcmp(e->str, name) == 0;
+  if (e->kind == NBC__N_TUPLE)
+    for (int i = 0; i < e->list.count; i++)
+      if (names(e->list.items[i], name)) return true;
+  return false;
+}
+
+/* Whether the subtree uses `name` where numba needs a literal: the shape of a shared or local
+ * array (`cuda.shared.array(n, ...)`, `(n, 4)`), or an `if` that numba prunes when it is a
+ * literal (`if flag:`, `if not flag:`). */
+static bool needs_literal(const nbc__node *n, const char *name) {
+  if (!n) return false;
+  if (n->kind == NBC__N_IF) {
+    const nbc__node *c = n->a;
+    if (c && c->kind == NBC__N_UNARY && c->op == NBC__OP_NOT) c = c->a;
+    if (c && c->kind == NBC__N_NAME && c->str && strcmp(c->str, name) == 0) return true;
+  }
+  if (n->kind == NBC__N_CALL && n->a && n->a->kind == NBC__N_ATTR && n->a->str &&
+      strcmp(n->a->str, "array") == 0 && n->a->a &&
+      (n->a->a->kind == NBC__N_ATTR || n->a->a->kind == NBC__N_NAME) && n->a->a->str &&
+      (strcmp(n->a->a->str, "shared") == 0 || strcmp(n->a->a->str, "local") == 0) &&
+      names(nbc__call_arg(n, 0, "shape"), name))
+    return true;
+  if (needs_literal(n->a, name) || needs_literal(n->b, name) || needs_literal(n->c, name))
+    return true;
+  const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < lists[k]->count; i++)
+      if (needs_literal(lists[k]->items[i], name)) return true;
+  return false;
+}
+
+/* The constants among a call's arguments that def needs as constants (needs_literal), as
+ * numba types a constant argument as a literal and specialises the callee for it: integers,
+ * bools and tuples of integers. NULL when there are none. */
+static nbc__literal *call_literals(infer *I, nbc__node *n, const nbc__node *def, int nargs) {
+  nbc__literal *lits = NULL;
+  for (int i = 0; i < nargs && i < def->params.count; i++) {
+    const nbc__node *a = n->list.items[i];
+    const char *pname = def->params.items[i]->str;
+    bool any = false;
+    for (int k = 0; !any && k < def->body.count; k++)
+      any = needs_literal(def->body.items[k], pname);
+    if (!any) continue;
+    nbc__literal lit = {0};
+    if (a->kind == NBC__N_BOOL) {
+      lit.set = true;
+      lit.value[0] = a->value.i != 0;
+    } else if (a->kind == NBC__N_TUPLE && a->list.count >= 1 && a->list.count <= 8) {
+      lit.set = true;
+      lit.count = a->list.count;
+      for (int k = 0; lit.set && k < a->list.count; k++)
+        lit.set = nbc__infer_const_int(I, a->list.items[k], &lit.value[k]);
+    } else {
+      lit.set = nbc__infer_const_int(I, a, &lit.value[0]);
+    }
+    if (!lit.set) continue;
+    if (!lits) {
+      if (!(lits = nbc__infer_alloc(I, sizeof *lits * (size_t)nargs))) return NULL;
+      memset(lits, 0, sizeof *lits * (size_t)nargs);
+    }
+    lits[i] = lit;
+  }
+  return lits;
+}
+
 /* A function passed to a device function, as numba passes its function types (compile-time
  * values: the callee is specialised for each function it is given and calls it): a global
  * Python or declared function (the type then refers to its global), or a function named by
@@ -1721,8 +1797,9 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),
              NULL;
-  nbc__func *callee = nbc__infer_specialise(I->P, module, def, resolver, types, nargs,
-                                             declared, false, G->scope, n, I);
+  nbc__literal *literals = call_literals(I, n, def, nargs);
+  nbc__func *callee = nbc__infer_specialise(I->P, module, def, resolver, types, literals,
+                                             nargs, declared, false, G->scope, n, I);
   if (!callee) return NULL;
   const nbc__type *ret = callee->ret;
   if (callee->inferring && !ret) { /* a recursive call: the returns typed so far */

@@ -149,6 +149,8 @@ static void index_list(nbc__node *b, nbc__node ***pidx, int *pn) {
 }
 
 static const char *flat_element(nbc__lowerer *L, nbc__lval arr, nbc__node *index);
+static const char *hint_element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
+                                    nbc__node *ix, bool nonneg);
 
 const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *parray) {
   nbc__lval arr = nbc__lower_expr(L, s->a);
@@ -850,11 +852,8 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which) {
   const char *ptr;
   if (noidx) {
     ptr = nbc__lower_array_field(L, arr, 4, -1).v; /* element 0 of a 1-d array */
-  } else {
-    nbc__node **idx;
-    int ni;
-    index_list(n->list.items[1], &idx, &ni);
-    ptr = element_ptr(L, n, arr, idx, ni, false);
+  } else { /* an integer, a tuple display, or a tuple value (`bin = (tx, ty)`) */
+    ptr = hint_element_ptr(L, n, arr, n->list.items[1], false);
   }
   if (!ptr) return (nbc__lval){n->type, "0"};
   const nbc__type *dt = arr.type->dtype;

@@ -9,6 +9,10 @@ test_intrinsics, test_enums) pass to and get from device functions, under nbcuda
 - types and functions are arguments of device functions, as numba's function and
   NumberClass types are: `helper(ary, uint32, cuda.atomic.add, other_device_function)`, the
   callee specialised for each;
+- a constant argument the callee needs as a constant (numba's literal arguments): a shape
+  (`cuda.shared.array(n, dtype)` of a parameter given 32 or (4, 8)) and `if flag:` of a
+  parameter given a constant bool, whose dead branch numba prunes before typing it;
+- a tuple variable as an atomic's index (`bin = (tx, ty)`, `cuda.atomic.add(sm, bin, 1)`);
 - `i.bit_count()` of an integer (numba-cuda's overload: cuda.popc);
 - Enum members returned by device functions.
 
@@ -116,6 +120,48 @@ def atomic_xor_global(ary, idx):
 
 
 @cuda.jit(device=True)
+def binary_shared_sized(ary, idx, op2, ary_dtype, ary_nelements, binop_func, cast_func,
+                        initializer, neg_idx):
+    tid = cuda.threadIdx.x
+    sm = cuda.shared.array(ary_nelements, ary_dtype)     # a constant argument's value
+    sm[tid] = initializer
+    cuda.syncthreads()
+    bin = cast_func(idx[tid] % ary_nelements)
+    if neg_idx:                                          # pruned for a constant False: the
+        bin = bin % ary_nelements                        # uint64 % int64 here is a float64
+    binop_func(sm, bin, op2)
+    cuda.syncthreads()
+    ary[tid] = sm[tid]
+
+
+@cuda.jit(device=True)
+def binary_2dim_shared(ary, op2, ary_dtype, ary_shape, binop_func, y_cast_func, neg_idx):
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    sm = cuda.shared.array(ary_shape, ary_dtype)         # a constant tuple argument
+    sm[tx, ty] = ary[tx, ty]
+    cuda.syncthreads()
+    bin = (tx, y_cast_func(ty))
+    if neg_idx:
+        bin = (bin[0] % ary_shape[0], bin[1] % ary_shape[1])
+    binop_func(sm, bin, op2)                             # a tuple variable as the index
+    cuda.syncthreads()
+    ary[tx, ty] = sm[tx, ty]
+
+
+def atomic_or_sized(ary, idx):
+    binary_shared_sized(ary, idx, 6, uint32, 32, cuda.atomic.or_, cast_to_uint64, 1, False)
+
+
+def atomic_add_2dim(ary):
+    binary_2dim_shared(ary, 1, uint32, (4, 8), cuda.atomic.add, cast_to_uint64, False)
+
+
+def atomic_add_2dim_wrap(ary):
+    binary_2dim_shared(ary, 1, uint32, (4, 8), cuda.atomic.add, cast_none, True)
+
+
+@cuda.jit(device=True)
 def apply(f, x):
     return f(x)
 
@@ -153,6 +199,9 @@ KERNELS = {
     "atomic_or_shared": "void(uint32[::1], uint32[::1])",
     "atomic_sub_shared_f64": "void(float64[::1], uint32[::1])",
     "atomic_xor_global": "void(uint32[::1], uint32[::1])",
+    "atomic_or_sized": "void(uint32[::1], uint32[::1])",
+    "atomic_add_2dim": "void(uint32[:, ::1])",
+    "atomic_add_2dim_wrap": "void(uint32[:, ::1])",
     "apply_functions": "void(float64[:, ::1], float64[::1])",
     "bit_count": "void(int32[::1], uint8, uint16, uint32, uint64)",
     "enum_returned": "void(boolean, boolean[::1])",
@@ -258,10 +307,14 @@ def run_all(lib, m):
     out["twice_caller"] = got
     idx = rng.integers(0, 1000, 32).astype(np.uint32)
     for name in ("atomic_add_shared", "atomic_or_shared", "atomic_xor_global",
-                 "atomic_sub_shared_f64"):
+                 "atomic_sub_shared_f64", "atomic_or_sized"):
         dtype = np.float64 if name.endswith("f64") else np.uint32
         got = np.arange(32).astype(dtype)
         lib.jit(KERNELS[name])(getattr(m, name))[1, 32](got, idx)
+        out[name] = got
+    for name in ("atomic_add_2dim", "atomic_add_2dim_wrap"):
+        got = np.arange(32, dtype=np.uint32).reshape(4, 8)
+        lib.jit(KERNELS[name])(getattr(m, name))[1, (4, 8)](got)
         out[name] = got
     x = rng.uniform(0, 4, 32)
     got = np.zeros((4, 32))
@@ -296,6 +349,9 @@ def expected(channels, idx, x):
     for b in bins:
         orr[b] |= 6
     want["atomic_or_shared"] = orr
+    want["atomic_or_sized"] = orr
+    want["atomic_add_2dim"] = np.arange(32, dtype=np.uint32).reshape(4, 8) + 1
+    want["atomic_add_2dim_wrap"] = want["atomic_add_2dim"]
     xor = np.arange(32).astype(np.uint32)
     for b in bins:
         xor[b] ^= 5
