@@ -166,6 +166,34 @@ static PyObject *lambda_as_def(PyObject *f, int *pline, PyObject **pfile) {
   return text;
 }
 
+/* inspect's "could not get source code" for f, replaced by an OSError saying why nbcuda
+ * needs it and where none exists (the original is its __cause__). */
+static void no_source_error(PyObject *f) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (tb && value) PyException_SetTraceback(value, tb);
+  PyObject *code = PyObject_GetAttrString(f, "__code__");
+  PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+  PyErr_Clear();
+  PyErr_Format(PyExc_OSError,
+               "nbcuda compiles %R from its Python source, and there is none for it in %R: a "
+               "function made by exec() or eval() of a string, or typed at an interactive "
+               "prompt, has none (define it in a file, or put its text in linecache under its "
+               "file name as IPython does)",
+               f, file ? file : Py_None);
+  Py_XDECREF(file);
+  Py_XDECREF(code);
+  PyObject *t2, *v2, *tb2;
+  PyErr_Fetch(&t2, &v2, &tb2);
+  PyErr_NormalizeException(&t2, &v2, &tb2);
+  if (v2 && value) PyException_SetCause(v2, Py_NewRef(value));
+  PyErr_Restore(t2, v2, tb2);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+}
+
 /* The dedented source of f, its first line and the columns removed; new references kept in
  * the session. Returns -1 with an exception set. */
 static int function_source(session *sess, PyObject *f, const char **ptext, int *pline,
@@ -193,7 +221,10 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
   PyObject *inspect = PyImport_ImportModule("inspect");
   PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", f) : NULL;
   Py_XDECREF(inspect);
-  if (!lines_lnum) return -1;
+  if (!lines_lnum) {
+    if (PyErr_ExceptionMatches(PyExc_OSError)) no_source_error(f);
+    return -1;
+  }
   PyObject *lines = PyTuple_GetItem(lines_lnum, 0);
   long first = PyLong_AsLong(PyTuple_GetItem(lines_lnum, 1));
   PyObject *empty = PyUnicode_FromString("");

@@ -725,3 +725,23 @@ def test_cuda_stream_protocol_version(cuda, tdrv):
 
 if __name__ == "__main__":
     run_group(sys.argv[1])
+
+
+def test_function_without_source_is_a_clear_oserror(cuda):
+    """A function made by exec() has no source for the compiler: an OSError that says why
+    (inspect's own error is its cause), then the same function defined through linecache, as
+    IPython registers cells, compiles."""
+    import linecache
+    text = "def k(a):\n    a[0] = 1\n"
+    ns = {"cuda": cuda}
+    exec(text, ns)
+    with pytest.raises(OSError, match=r"from its Python source, and there is none for it in "
+                                      r"'<string>'") as e:
+        cuda.compile_ptx(ns["k"], "void(int32[::1])", cc=(9, 0))
+    assert isinstance(e.value.__cause__, OSError)
+    name = "<nbcuda-test-cell>"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    ns = {"cuda": cuda}
+    exec(compile(text, name, "exec"), ns)
+    ptx, _ = cuda.compile_ptx(ns["k"], "void(int32[::1])", cc=(9, 0))
+    assert ".entry" in ptx
