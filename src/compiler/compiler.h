@@ -538,6 +538,10 @@ typedef struct nbc__scope {
  * is NULL when there are none. false: an error reported (nbc__diag). */
 bool nbc__closure_lift(nbc__ctx *ctx, nbc__node *def, const nbc__scope *parent,
                        const nbc__scope **pscope);
+/* ssa.c: a local name bound in places no read connects (their webs) becomes one variable
+ * per web (`v`, `v.1`, ...), as numba's SSA versions are typed apart; a parameter's web keeps
+ * its name. Runs on a specialisation's copy after nbc__closure_lift. false: out of memory. */
+bool nbc__ssa_split(nbc__ctx *ctx, nbc__node *def);
 /* The nested function called name in scope s or the scopes enclosing it (*pfound: the scope
  * it belongs to), or NULL. */
 const nbc__nested *nbc__scope_find(const nbc__scope *s, const char *name,

@@ -256,7 +256,7 @@ static const nbc__type *module_function(infer *I, const nbc__node *n, const char
 static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
                                             "max",   "int",   "float",  "bool",
                                             "round", "print", "complex", "divmod",
-                                            "pow",   "sum"};
+                                            "pow",   "sum",  "tuple"};
 
 int nbc__infer_resolve(const nbc_resolver_t *resolver, const nbc__module *module,
                        const char *name, nbc_global_t *g) {
@@ -1019,7 +1019,7 @@ static const nbc__type *tuple_expr(infer *I, nbc__node *n) {
     if (!items[i])
       ok = false;
     else if (!nbc__type_is_number(items[i]) && items[i]->kind != NBC__T_TUPLE &&
-             items[i]->kind != NBC__T_ARRAY)
+             items[i]->kind != NBC__T_ARRAY && items[i]->kind != NBC__T_VECTOR)
       return UNSUPPORTED(I, n->list.items[i], "tuples may only hold numbers, not %s",
                          nbc__infer_tname(I, items[i])),
              NULL;
@@ -1360,26 +1360,6 @@ static bool bind_function(infer *I, nbc__node *s) {
   return true;
 }
 
-/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant: numba prunes
- * the branch not taken before typing it (its dead branch pruning of literal arguments), so
- * that branch is dropped from this specialisation's own copy of the function. */
-static void prune_literal_branch(infer *I, nbc__node *s) {
-  const nbc__node *c = s->a;
-  bool negate = false;
-  if (c->kind == NBC__N_UNARY && c->op == NBC__OP_NOT) {
-    negate = true;
-    c = c->a;
-  }
-  if (c->kind != NBC__N_NAME || c->var < 0) return;
-  const nbc__literal *lit = I->fn->vars[c->var].literal;
-  if (!lit || lit->count != 0) return;
-  bool taken = (lit->value[0] != 0) != negate;
-  if (taken)
-    s->orelse.count = 0;
-  else
-    s->body.count = 0;
-}
-
 static void stmt(infer *I, nbc__node *s) {
   switch (s->kind) {
   case NBC__N_ASSIGN: {
@@ -1410,7 +1390,6 @@ static void stmt(infer *I, nbc__node *s) {
     return;
   case NBC__N_IF:
     truth(I, s->a, nbc__infer_expr(I, s->a));
-    prune_literal_branch(I, s);
     stmts(I, &s->body);
     stmts(I, &s->orelse);
     return;
@@ -1521,6 +1500,30 @@ static bool same_args(const nbc__func *f, const nbc__type **args,
         !same_literal(f->literals ? &f->literals[i] : NULL, literals ? &literals[i] : NULL))
       return false;
   return true;
+}
+
+/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant: numba prunes
+ * the branch not taken before typing (its dead branch pruning of literal arguments), so that
+ * branch is dropped from this specialisation's own copy of the function, before its
+ * variables are collected. */
+static void prune_literal_ifs(nbc__func *fn, nbc__list *body) {
+  for (int i = 0; i < body->count; i++) {
+    nbc__node *s = body->items[i];
+    const nbc__node *c = s->kind == NBC__N_IF ? s->a : NULL;
+    bool negate = c && c->kind == NBC__N_UNARY && c->op == NBC__OP_NOT;
+    if (negate) c = c->a;
+    for (int v = 0; c && c->kind == NBC__N_NAME && v < fn->nvars; v++) {
+      const nbc__literal *lit = fn->vars[v].literal;
+      if (!fn->vars[v].is_param || !lit || lit->count != 0 || strcmp(fn->vars[v].name, c->str))
+        continue;
+      if ((lit->value[0] != 0) != negate)
+        s->orelse.count = 0;
+      else
+        s->body.count = 0;
+    }
+    prune_literal_ifs(fn, &s->body);
+    prune_literal_ifs(fn, &s->orelse);
+  }
 }
 
 /* Types the function to its fixed point, then walks once more to record and report. */
@@ -1676,7 +1679,7 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     if (caller) caller->failed = true;
     return NULL;
   }
-  if (!nbc__closure_lift(ctx, clone, scope, &fn->scope)) {
+  if (!nbc__closure_lift(ctx, clone, scope, &fn->scope) || !nbc__ssa_split(ctx, clone)) {
     if (caller) caller->failed = true;
     return NULL;
   }
@@ -1727,6 +1730,7 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     p->var = v;
     p->type = fn->vars[v].type;
   }
+  prune_literal_ifs(fn, &clone->body);
   collect_locals(&I, &clone->body);
   if (I.failed) return NULL;
 

@@ -141,6 +141,12 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
     n->info = NULL;
     return nbc__infer_expr(I, n);
   }
+  if (strcmp(name, "tuple") == 0) { /* tuple(t) of a tuple is t itself: the node becomes it */
+    if (nargs != 1 || n->list.items[0]->kind == NBC__N_KEYWORD || !is_kind(types[0], NBC__T_TUPLE))
+      return UNSUPPORTED(I, n, "tuple() in a kernel takes one tuple (it is that tuple)"), NULL;
+    *n = *n->list.items[0];
+    return nbc__infer_expr(I, n);
+  }
   if (strcmp(name, "complex") == 0) return call_complex(I, n, types, nargs);
   if (strcmp(name, "divmod") == 0) { /* (a // b, a % b), each typed as that operator */
     const nbc__type *conv[2], *items[2];

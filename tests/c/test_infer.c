@@ -348,8 +348,11 @@ static const struct {
 } errors[] = {
     {"def f(a):\n    return a.foo\n", "f", "(float32[::1],)", 1,
      "k.py:2:14: error: Unknown attribute 'foo' of type array(float32, 1d, C)"},
-    {"def f(a, b):\n    x = 1\n    x = b\n    return x\n", "f", "(int64, float32[:])", 1,
-     "k.py:3:5: error: Cannot unify int64 and array(float32, 1d, A) for 'x'"},
+    /* bindings that meet (numba's phi) must unify; a rebinding whose old value is dead need
+     * not (ssa.c) */
+    {"def f(a, b):\n    x = 1\n    if a > 0:\n        x = b\n    return x\n", "f",
+     "(int64, float32[:])", 1,
+     "k.py:4:9: error: Cannot unify int64 and array(float32, 1d, A) for 'x'"},
     {"def f(a):\n    return foo(a)\n", "f", "(int64,)", 1,
      "k.py:2:12: error: NameError: name 'foo' is not defined"},
     {"def f(a, b):\n    return a + b\n", "f", "(int64, float32[:])", 1,

@@ -155,7 +155,7 @@ def bound_twice(a):
     f = combine
     if a > 0:
         f = scaled
-    return a
+    return f(a)
 
 
 @pytest.mark.parametrize("kernel, sig", [(closures, CLOSURES_SIG), (defaults, DEFAULTS_SIG),
