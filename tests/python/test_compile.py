@@ -55,6 +55,14 @@ def check_ptx(ptx, tmp_path, arch="sm_90"):
     assert p.returncode == 0, p.stderr
 
 
+def compile_checked(func, sig, tmp_path):
+    """func compiled for sig (sm_90) through nbcuda.compile_ptx, ptxas accepting it: the PTX."""
+    import nbcuda
+    ptx, _ = nbcuda.compile_ptx(func, sig, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    return ptx
+
+
 def test_corpus_is_present():
     assert len(CORPUS) >= 20
 

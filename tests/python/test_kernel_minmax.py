@@ -8,7 +8,7 @@ import pytest
 
 import nbcuda as cuda
 from conftest import load_kernel_module
-from test_compile import check_ptx
+from test_compile import compile_checked
 
 SOURCE = '''
 from numba import float64
@@ -52,8 +52,7 @@ def m(tmp_path):
 @pytest.mark.parametrize("name, op, _", CASES)
 @pytest.mark.parametrize("left, right", DTYPES)
 def test_two_floats_use_libdevice_fmax_fmin(m, name, op, _, left, right, tmp_path):
-    ptx, _ = cuda.compile_ptx(getattr(m, name), sig(left, right), cc=(9, 0))
-    check_ptx(ptx, tmp_path)
+    ptx = compile_checked(getattr(m, name), sig(left, right), tmp_path)
     width = "f32" if left == right == np.float32 else "f64"
     assert f"{op}.{width}" in ptx
 
