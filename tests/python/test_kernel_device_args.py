@@ -170,8 +170,13 @@ def apply_functions(out, x):
     i = cuda.threadIdx.x
     out[0, i] = apply(math.sqrt, x[i])
     out[1, i] = apply(cast_none, x[i])
-    out[2, i] = apply(np.exp, x[i])
+    out[2, i] = apply(math.exp, x[i])   # (numba-cuda 0.30.4 cannot pass np.exp: KeyError)
     out[3, i] = apply(twice, x[i])
+
+
+def apply_numpy(out, x):         # compiled only: numba-cuda 0.30.4 cannot pass np.exp
+    i = cuda.threadIdx.x
+    out[0, i] = apply(np.exp, x[i]) + apply(np.sqrt, x[i])
 
 
 def bit_count(out, a, b, c, d):
@@ -203,6 +208,7 @@ KERNELS = {
     "atomic_add_2dim": "void(uint32[:, ::1])",
     "atomic_add_2dim_wrap": "void(uint32[:, ::1])",
     "apply_functions": "void(float64[:, ::1], float64[::1])",
+    "apply_numpy": "void(float64[:, ::1], float64[::1])",
     "bit_count": "void(int32[::1], uint8, uint16, uint32, uint64)",
     "enum_returned": "void(boolean, boolean[::1])",
 }
