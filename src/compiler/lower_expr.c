@@ -34,10 +34,12 @@
  * `ret half`), so a float16 is an i16 holding its IEEE bits everywhere (registers, memory,
  * parameters, returns). Converting to and from it goes through float32 or float64 with
  * @llvm.convert.{from,to}.fp16 (cvt.f32.f16 / cvt.rn.f16.f32 in PTX); float64 sources use
- * the .f64 form so a double is rounded to float16 once. Arithmetic whose result is float16
- * computes in float32 and rounds back after each operation: float32 carries more than
- * 2 * 11 + 2 bits, so the double rounding is innocuous and + - * / sqrt give exactly the
- * IEEE float16 results numba-cuda's native f16 instructions give. */
+ * the .f64 form so a double is rounded to float16 once. + - * of two float16s, a * b + c and
+ * comparisons are the native instructions numba-cuda's float16 operators compile to
+ * (add.f16, sub.f16, mul.f16, fma.rn.f16, setp.<cmp>.f16), as inline PTX on the i16 bits;
+ * other arithmetic whose result is float16 (/, **, mixed operands converted first...) computes
+ * in float32 and rounds back after each operation: float32 carries more than 2 * 11 + 2 bits,
+ * so the double rounding is innocuous and gives exactly the IEEE float16 results. */
 
 /* The IEEE binary16 bits of a double, rounded once to nearest even. */
 static uint16_t half_bits(double v) {
@@ -109,6 +111,50 @@ static const char *float_to_half(nbc__lowerer *L, const char *v, bool is_double)
       L, nbc__arena_printf(L->arena, "declare i16 @%s(%s) nounwind readnone", name, ty));
   const char *x = nbc__lower_tmp(L);
   nbc__lower_emit(L, "%s = call i16 @%s(%s %s)", x, name, ty, v);
+  return x;
+}
+
+/* One native float16 instruction on float16 bits (i16 values): `instr $0, $1, $2[, $3];`.
+ * Constants fold here (the asm is opaque to LLVM): the exact result in double (a product or
+ * sum of float16s, or a * b + c, is exact there), rounded once, is the instruction's. */
+static const char *half_instr(nbc__lowerer *L, const char *instr, const char *a, const char *b,
+                              const char *c) {
+  long ka, kb, kc = 0;
+  if (int_literal(a, &ka) && int_literal(b, &kb) && (!c || int_literal(c, &kc))) {
+    double x = half_value((uint16_t)ka), y = half_value((uint16_t)kb), r;
+    if (c)
+      r = x * y + half_value((uint16_t)kc);
+    else
+      r = instr[0] == 'a' ? x + y : instr[0] == 's' ? x - y : x * y;
+    return nbc__arena_printf(L->arena, "%d", (int)(int16_t)half_bits(r));
+  }
+  const char *x = nbc__lower_tmp(L);
+  if (c)
+    nbc__lower_emit(L, "%s = call i16 asm \"%s $0, $1, $2, $3;\", \"=h,h,h,h\"(i16 %s, i16 %s, "
+                    "i16 %s)", x, instr, a, b, c);
+  else
+    nbc__lower_emit(L, "%s = call i16 asm \"%s $0, $1, $2;\", \"=h,h,h\"(i16 %s, i16 %s)", x,
+                    instr, a, b);
+  return x;
+}
+
+/* A float16 comparison (setp.<cmp>.f16) as an i1. */
+static const char *half_compare(nbc__lowerer *L, const char *cmp, const char *a, const char *b) {
+  long ka, kb;
+  if (int_literal(a, &ka) && int_literal(b, &kb)) { /* constants fold (NaN: unordered) */
+    double x = half_value((uint16_t)ka), y = half_value((uint16_t)kb);
+    bool r = strcmp(cmp, "eq") == 0   ? x == y
+             : strcmp(cmp, "neu") == 0 ? !(x == y)
+             : strcmp(cmp, "lt") == 0  ? x < y
+             : strcmp(cmp, "le") == 0  ? x <= y
+             : strcmp(cmp, "gt") == 0  ? x > y
+                                       : x >= y;
+    return r ? "true" : "false";
+  }
+  const char *r = nbc__lower_tmp(L), *x = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = call i16 asm \"{ .reg .pred p; setp.%s.f16 p, $1, $2; "
+                  "selp.u16 $0, 1, 0, p; }\", \"=h,h,h\"(i16 %s, i16 %s)", r, cmp, a, b);
+  nbc__lower_emit(L, "%s = icmp ne i16 %s, 0", x, r);
   return x;
 }
 
@@ -357,6 +403,13 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
       EMIT("%s = sext %s %s to %s", x, ft, v.v, tt);
   } else if ((is_int(from) || is_bool(from)) && is_float(to)) {
     bool sgn = is_int(from) && nbc__type_is_signed(from);
+    long k;
+    if (is_bool(from) && (strcmp(v.v, "true") == 0 || strcmp(v.v, "false") == 0))
+      return (nbc__lval){to, nbc__lower_const_float(L, to, v.v[0] == 't' ? 1.0 : 0.0)};
+    if (int_literal(v.v, &k) && (sgn || k >= 0)) { /* constants stay so: float16 folds them */
+      double d = to->kind == NBC__T_FLOAT32 ? (double)(float)k : (double)k; /* rounded once */
+      return (nbc__lval){to, nbc__lower_const_float(L, to, d)};
+    }
     EMIT("%s = %s %s %s to %s", x, sgn ? "sitofp" : "uitofp", ft, v.v, tt);
   } else if (is_float(from) && is_int(to)) {
     EMIT("%s = %s %s %s to %s", x, nbc__type_is_signed(to) ? "fptosi" : "fptoui", ft, v.v, tt);
@@ -738,9 +791,17 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
                      b.type ? nbc__type_name(L->ctx, b.type) : "?");
     return (nbc__lval){rt, "undef"};
   }
+  if (nbc__lower_is_half(rt) &&
+      (op == NBC__OP_ADD || op == NBC__OP_SUB || op == NBC__OP_MUL)) {
+    /* numba-cuda's float16 + - *: operands become float16, one native instruction */
+    a = nbc__lower_convert(L, a, rt);
+    b = nbc__lower_convert(L, b, rt);
+    const char *instr = op == NBC__OP_ADD ? "add.f16" : op == NBC__OP_SUB ? "sub.f16" : "mul.f16";
+    return (nbc__lval){rt, half_instr(L, instr, a.v, b.v, NULL)};
+  }
   if (nbc__lower_is_half(rt)) {
-    /* float16 arithmetic: operands become float16 (as numba converts them), the operation
-     * runs in float32 and its result is rounded back to float16. */
+    /* other float16 arithmetic: operands become float16 (as numba converts them), the
+     * operation runs in float32 and its result is rounded back to float16. */
     a = nbc__lower_convert(L, nbc__lower_convert(L, a, rt), T(NBC__T_FLOAT32));
     if (!(op == NBC__OP_POW && node_is_int_exponent(&b)))
       b = nbc__lower_convert(L, nbc__lower_convert(L, b, rt), T(NBC__T_FLOAT32));
@@ -849,30 +910,26 @@ static bool is_half_product(const nbc__node *n) {
 
 /* float16 a * b + c and c + a * b (and -): numba-cuda's float16 operators are linked as LTO-IR
  * and contracted into one fma.rn.f16, a single rounding (seen on the H200: two roundings
- * differed by hundreds of ulps near cancellation). The product of two float16s is exact in
- * double and the sum is rounded to double far below float16's precision, then rounded to
- * float16 once. */
+ * differed by hundreds of ulps near cancellation): the same instruction, the subtracted
+ * operand negated first (flipping its sign bit is exact). */
 static bool lower_half_fma(nbc__lowerer *L, nbc__node *n, nbc__lval *pr) {
   if (!nbc__lower_is_half(n->type) || (n->op != NBC__OP_ADD && n->op != NBC__OP_SUB)) return false;
   bool left = is_half_product(n->a);
   nbc__node *prod = left ? n->a : n->b, *other = left ? n->b : n->a;
   if (!is_half_product(prod)) return false;
-  const nbc__type *f64 = T(NBC__T_FLOAT64), *h = n->type;
+  const nbc__type *h = n->type;
   nbc__lval x = nbc__lower_convert(L, nbc__lower_expr(L, prod->a), h);
   nbc__lval y = nbc__lower_convert(L, nbc__lower_expr(L, prod->b), h);
   nbc__lval c = nbc__lower_convert(L, nbc__lower_expr(L, other), h);
-  x = nbc__lower_convert(L, x, f64);
-  y = nbc__lower_convert(L, y, f64);
-  c = nbc__lower_convert(L, c, f64);
-  const char *p = tmp(L), *sum = tmp(L);
-  EMIT("%s = fmul double %s, %s", p, x.v, y.v);
-  if (n->op == NBC__OP_ADD)
-    EMIT("%s = fadd double %s, %s", sum, p, c.v);
-  else if (left)
-    EMIT("%s = fsub double %s, %s", sum, p, c.v);
-  else
-    EMIT("%s = fsub double %s, %s", sum, c.v, p);
-  *pr = nbc__lower_convert(L, (nbc__lval){f64, sum}, h);
+  const char *xv = x.v, *cv = c.v;
+  if (n->op == NBC__OP_SUB && left) { /* a * b - c */
+    cv = tmp(L);
+    EMIT("%s = xor i16 %s, -32768", cv, c.v);
+  } else if (n->op == NBC__OP_SUB) { /* c - a * b = (-a) * b + c */
+    xv = tmp(L);
+    EMIT("%s = xor i16 %s, -32768", xv, x.v);
+  }
+  *pr = (nbc__lval){h, half_instr(L, "fma.rn.f16", xv, y.v, cv)};
   return true;
 }
 
@@ -999,10 +1056,15 @@ const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op
   }
   a = nbc__lower_convert(L, a, ct);
   b = nbc__lower_convert(L, b, ct);
-  if (nbc__lower_is_half(ct)) { /* float16 compares as the float32 values it holds exactly */
-    ct = T(NBC__T_FLOAT32);
-    a = nbc__lower_convert(L, a, ct);
-    b = nbc__lower_convert(L, b, ct);
+  if (nbc__lower_is_half(ct)) { /* numba-cuda's setp.<cmp>.f16 */
+    const char *cmp = op == NBC__OP_EQ || op == NBC__OP_IS      ? "eq"
+                      : op == NBC__OP_NE || op == NBC__OP_ISNOT ? "neu"
+                      : op == NBC__OP_LT                        ? "lt"
+                      : op == NBC__OP_LE                        ? "le"
+                      : op == NBC__OP_GT                        ? "gt"
+                      : op == NBC__OP_GE                        ? "ge"
+                                                                : NULL;
+    if (cmp) return half_compare(L, cmp, a.v, b.v);
   }
   const char *ty = ltype(L, ct), *pred = NULL;
   bool f = is_float(ct), s = is_int(ct) && nbc__type_is_signed(ct);
@@ -1153,12 +1215,16 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
   switch (n->op) {
   case NBC__OP_POS:
     return a;
-  case NBC__OP_NEG:
+  case NBC__OP_NEG: {
+    double d;
+    if (is_float(rt) && float_literal(a.v, &d)) /* a constant stays one */
+      return (nbc__lval){rt, nbc__lower_const_float(L, rt, -d)};
     if (is_float(rt))
       EMIT("%s = fsub %s %s, %s", x, ty, nbc__lower_const_float(L, rt, -0.0), a.v);
     else
       EMIT("%s = sub %s 0, %s", x, ty, a.v);
     break;
+  }
   case NBC__OP_INVERT:
     if (is_float(rt)) {
       nbc__lower_error(L, n, "bad operand type for unary ~: '%s'", nbc__type_name(L->ctx, rt));

@@ -241,26 +241,32 @@ static const char *after(const char *from, const char *needle) {
   return from ? strstr(from, needle) : NULL;
 }
 
-/* a * b + c on float16 is rounded once, as numba-cuda's contracted fma.rn.f16 (H200). */
+/* a * b + c on float16 is rounded once, numba-cuda's contracted fma.rn.f16 (H200); a * b - c
+ * and c - a * b negate an operand's sign bit first. */
 TEST(multiply_add_rounds_once) {
   require_nvvm();
   const char *ptx = compile_text("def f(a, b, c):\n    return a * b + c\n",
                                  "float16(float16, float16, float16)", false, false);
-  const char *first = strstr(ptx, "cvt.rn.f16.f64");
-  if (!first) TEST_FAIL_("no single rounding from double in\n%s", ptx);
-  if (strstr(first + 1, "cvt.rn.f16") || strstr(ptx, "cvt.rn.f16.f32"))
+  ASSERT_CONTAINS(ptx, "fma.rn.f16");
+  if (strstr(ptx, "mul.f16") || strstr(ptx, "cvt.rn.f16"))
     TEST_FAIL_("the product is rounded separately in\n%s", ptx);
+  ptx = compile_text("def f(a, b, c):\n    return c - a * b\n",
+                     "float16(float16, float16, float16)", false, false);
+  ASSERT_CONTAINS(ptx, "xor.b16");
+  ASSERT_CONTAINS(ptx, "fma.rn.f16");
 }
 
-TEST(device_function_computes_in_float32) {
+/* + - * of float16 and comparisons are numba-cuda's native instructions (add.f16, setp.lt.f16:
+ * inline PTX on the bits, as libNVVM does not compute on LLVM's half); / and mixed operands
+ * compute in float32. */
+TEST(device_function_uses_native_float16_instructions) {
   require_nvvm();
   const char *src = "def f(a, b):\n    return a + b\n";
   const char *ptx = compile_text(src, "float16(float16, float16)", false, false);
-  const char *c1 = strstr(ptx, "cvt.f32.f16");
-  const char *add = after(c1, "add.f32");
-  const char *rn = after(add, "cvt.rn.f16.f32");
-  const char *st = after(rn, "st.param");
-  if (!c1 || !add || !rn || !st) TEST_FAIL_("the addition is missing from\n%s", ptx);
+  const char *add = strstr(ptx, "add.f16");
+  const char *st = after(add, "st.param");
+  if (!add || !st) TEST_FAIL_("the addition is missing from\n%s", ptx);
+  ASSERT(!strstr(ptx, "cvt.f32.f16"));
   ASSERT_CONTAINS(st, "[func_retval0+0]");
   const char *ir = compile_text(src, "float16(float16, float16)", false, true);
   if (strstr(ir, "half")) TEST_FAIL_("the IR uses half:\n%s", ir);
@@ -298,7 +304,10 @@ TEST(device_function_computes_in_float32) {
   ASSERT_CONTAINS(ptx, "sqrt.rn.f32");
   ptx = compile_text("def f(a, b):\n    return a < b\n", "boolean(float16, float16)", false,
                      false);
-  ASSERT_CONTAINS(ptx, "setp.lt.f32");
+  ASSERT_CONTAINS(ptx, "setp.lt.f16");
+  ptx = compile_text("def f(a, b):\n    return a != b\n", "boolean(float16, float16)", false,
+                     false);
+  ASSERT_CONTAINS(ptx, "setp.neu.f16");
 }
 
 TEST(numba_abi_and_tuples) {
@@ -308,9 +317,9 @@ TEST(numba_abi_and_tuples) {
                     "def f(a, b):\n    x, y = g(a, b)\n    return x * y\n";
   const char *ptx = compile_ex(src, "float16(float16, float16)", false, true, false, &err);
   if (!ptx) TEST_FAIL_("%s", err);
-  ASSERT_CONTAINS(ptx, "add.f32");
-  ASSERT_CONTAINS(ptx, "sub.f32");
-  ASSERT_CONTAINS(ptx, "mul.f32");
+  ASSERT_CONTAINS(ptx, "add.f16");
+  ASSERT_CONTAINS(ptx, "sub.f16");
+  ASSERT_CONTAINS(ptx, "mul.f16");
   char log[8192];
   int rc = ptx_check_ptxas(ptx, strlen(ptx), 1, log, sizeof log);
   if (rc < 0) SKIP("ptxas not found");
@@ -371,7 +380,7 @@ TEST(kernels_through_ptxas) {
     const char *ptx = compile_text(kernels[i].src, kernels[i].sig, true, false);
     const char *ir = compile_text(kernels[i].src, kernels[i].sig, true, true);
     if (strstr(ir, "half")) TEST_FAIL_("the IR of kernel %zu uses half:\n%s", i, ir);
-    if (!strstr(ptx, "cvt.f32.f16") || !strstr(ptx, "st.global"))
+    if (!(strstr(ptx, "cvt.f32.f16") || strstr(ptx, ".f16 ")) || !strstr(ptx, "st.global"))
       TEST_FAIL_("kernel %zu lost its float16 computation:\n%s", i, ptx);
     char log[8192];
     int rc = ptx_check_ptxas(ptx, strlen(ptx), 0, log, sizeof log);
@@ -400,6 +409,6 @@ TEST(atomics_on_float16_are_refused) {
 
 TEST_LIST(X(multiply_add_rounds_once) X(reference_rounding) X(constants_round_to_nearest_even)
               X(arithmetic_rounds_after_each_operation) X(conversions_comparisons_and_truth)
-                  X(device_function_computes_in_float32) X(numba_abi_and_tuples)
+                  X(device_function_uses_native_float16_instructions) X(numba_abi_and_tuples)
                       X(kernels_through_ptxas) X(atomics_on_float16_are_refused))
 TEST_MAIN()
