@@ -873,8 +873,8 @@ static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
 }
 
 /* numba's inspect_*(signature=None): fn's text for the overload of that signature (KeyError
- * when there is none), for a kernel compiled for one signature its text, else a dict
- * signature -> text over the overloads compiled so far. */
+ * when there is none), else a dict signature -> text over the overloads compiled so far —
+ * a kernel jitted for one signature too (numba-cuda 0.30's CUDADispatcher answers so). */
 static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject *kwargs,
                                    const char *format, overload_text_fn fn) {
   static char *kwlist[] = {"signature", NULL};
@@ -893,8 +893,16 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
     Py_XDECREF(key);
     return r;
   }
-  if (self->result) return fn(st, self);
   PyObject *d = PyDict_New();
+  if (d && self->result) { /* one signature: still a dict, as numba-cuda 0.30's */
+    PyObject *key = kernel_key(st, self->sigtext);
+    PyObject *text = key ? fn(st, self) : NULL;
+    int rc = text ? PyDict_SetItem(d, key, text) : -1;
+    Py_XDECREF(key);
+    Py_XDECREF(text);
+    if (rc < 0) Py_CLEAR(d);
+    return d;
+  }
   if (!d || !self->specializations) return d;
   PyObject *key, *value;
   Py_ssize_t pos = 0;

@@ -151,6 +151,13 @@ def run_py():
     return run
 
 
+def only(texts):
+    """The one value of an inspect_*() dict: numba-cuda 0.30 answers inspect_asm() and the
+    others with a dict signature -> text, a kernel jitted for one signature included."""
+    (text,) = texts.values()
+    return text
+
+
 def load_kernel_module(tmp_path, name, source, cuda_module):
     """source written to tmp_path/<name>.py (the compilers read a kernel's source from its
     file) and imported with `cuda` bound to cuda_module (nbcuda or numba.cuda)."""

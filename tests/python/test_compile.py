@@ -501,7 +501,7 @@ def test_jit_launch_bounds():
     """cuda.jit(sig, launch_bounds=...) compiles the kernel with them; a malformed value
     fails when jit is called, as in numba."""
     k = cuda.jit("void(float32[:], float32[:])", launch_bounds=(64, 3))(kernel)
-    ptx = k.inspect_asm()
+    (ptx,) = k.inspect_asm().values()
     assert ".maxntid 64, 1, 1" in ptx and ".minnctapersm 3" in ptx
     with pytest.raises(ValueError, match="Got 4 launch bounds"):
         cuda.jit("void(float32[:], float32[:])", launch_bounds=(1, 2, 3, 4))
@@ -531,8 +531,8 @@ def test_jit_forceinline_device_function():
     """jit(device=True, forceinline=True): the callee is alwaysinline, so even without
     optimisation (opt=False, where libNVVM inlines nothing by itself) no call remains."""
     sig = "void(float32[:], float32[:])"
-    plain = cuda.jit(sig, opt=False)(calls_twice).inspect_asm()
-    inlined = cuda.jit(sig, opt=False)(calls_twice_inlined).inspect_asm()
+    plain = cuda.jit(sig, opt=False)(calls_twice).inspect_asm(sig)
+    inlined = cuda.jit(sig, opt=False)(calls_twice_inlined).inspect_asm(sig)
     assert "call.uni" in plain
     assert "call.uni" not in inlined and ".func" not in inlined
     assert twice_inlined.targetoptions["forceinline"] is True
@@ -553,7 +553,7 @@ def test_jit_inline_always_is_forceinline():
     as forceinline does; "never" and a cost-model callable are accepted and force nothing;
     anything else is a ValueError."""
     sig = "void(float32[:], float32[:])"
-    asm = cuda.jit(sig, opt=False)(calls_twice_inline_always).inspect_asm()
+    asm = cuda.jit(sig, opt=False)(calls_twice_inline_always).inspect_asm(sig)
     assert "call.uni" not in asm
     assert twice_inline_always.targetoptions["forceinline"] is True
     assert cuda.jit(device=True, inline=True)(add).targetoptions["forceinline"] is True
@@ -578,8 +578,8 @@ def test_numba_inline_always_helpers_are_inlined(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     import numba_helpers
     sig = "void(float32[:], float32[:])"
-    assert "call.uni" not in cuda.jit(sig, opt=False)(numba_helpers.k_always).inspect_asm()
-    assert "call.uni" in cuda.jit(sig, opt=False)(numba_helpers.k_plain).inspect_asm()
+    assert "call.uni" not in cuda.jit(sig, opt=False)(numba_helpers.k_always).inspect_asm(sig)
+    assert "call.uni" in cuda.jit(sig, opt=False)(numba_helpers.k_plain).inspect_asm(sig)
 
 
 def test_arch_specific_cc():

@@ -113,7 +113,7 @@ def test_declared_cooperative_function_makes_the_launch_cooperative(tdrv):
 def test_cooperative_kernel_sass_links_cudadevrt():
     k = cuda.jit("void(int32[::1], int32[::1], int64)")(rotate)
     try:
-        sass = k.inspect_sass()
+        sass = k.inspect_sass("void(int32[::1], int32[::1], int64)")
     except RuntimeError as e:
         if "nvdisasm" in str(e):
             pytest.skip("no nvdisasm")

@@ -177,7 +177,7 @@ def test_test_driver_model_values():
     assert k.max_cooperative_grid_blocks(32, 32768) == 233472 // (400 + 1024 + 32768) * 132
     assert k.max_cooperative_grid_blocks(32, 49153) == 0
     loc = cuda.jit(void(int32[::1], int64))(local_depot)
-    assert "__local_depot" in loc.inspect_asm()
+    assert "__local_depot" in "".join(loc.inspect_asm().values())
     assert loc.local_mem_per_thread == 256
     assert loc.shared_mem_per_block == 0
 

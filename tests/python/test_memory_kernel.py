@@ -216,7 +216,7 @@ def test_jit_device_function_keeps_py_func(cuda):
     def kern(a):
         a[0] = helper(a[0])
 
-    assert ".entry" in kern.inspect_asm()
+    assert ".entry" in kern.inspect_asm("void(float32[:])")
 
 
 def test_kernel_reloads_after_close(cuda, tdrv):
