@@ -18,6 +18,7 @@ typedef struct {
    * which calls convert their arguments to (compile.c's resolver passes them on); NULL when
    * it was given none and is specialised per call. */
   PyObject *signatures;
+  nbc_compile_options_t opts; /* jit's debug, lineinfo, fastmath, opt: for inspect_asm */
 } DeviceFunctionObject;
 
 const char *nbc__py_devfn_signatures(nbc__py_state *st, PyObject *obj) {
@@ -71,6 +72,54 @@ static PyObject *devfn_targetoptions(DeviceFunctionObject *self, void *c) {
                        self->forceinline ? Py_True : Py_False);
 }
 
+/* The PTX of the device function compiled alone for sig with its jit options and the Numba
+ * ABI (a .func), as numba-cuda's device dispatcher's inspect_asm shows it. */
+static PyObject *devfn_asm(DeviceFunctionObject *self, nbc__py_state *st, PyObject *sig) {
+  PyObject *text = nbc__py_signature_text(st, sig);
+  const char *c = text ? PyUnicode_AsUTF8(text) : NULL;
+  nbc_compile_result_t *result = NULL;
+  PyObject *r = NULL;
+  if (c && nbc__py_compile_function(st, self->py_func, c, &self->opts, &result) == 0) {
+    size_t size = 0;
+    const char *code = nbc_compile_result_code(result, &size);
+    r = PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
+    nbc_compile_result_destroy(result);
+  }
+  Py_XDECREF(text);
+  return r;
+}
+
+/* inspect_asm(signature=None): numba-cuda's device dispatcher's — the PTX for a signature, or
+ * a dict signature -> PTX over the signatures it was jitted for (empty without). */
+static PyObject *devfn_inspect_asm(DeviceFunctionObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"signature", NULL};
+  PyObject *sig = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:inspect_asm", kwlist, &sig)) return NULL;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  if (sig != Py_None) return devfn_asm(self, st, sig);
+  PyObject *d = PyDict_New();
+  if (!d || !self->signatures) return d;
+  PyObject *sep = PyUnicode_FromString(";");
+  PyObject *parts = sep ? PyUnicode_Split(self->signatures, sep, -1) : NULL;
+  Py_XDECREF(sep);
+  for (Py_ssize_t i = 0; parts && i < PyList_GET_SIZE(parts); i++) {
+    PyObject *one = PyList_GET_ITEM(parts, i), *ptx = devfn_asm(self, st, one);
+    if (!ptx || PyDict_SetItem(d, one, ptx) < 0) Py_CLEAR(parts);
+    Py_XDECREF(ptx);
+  }
+  if (!parts) Py_CLEAR(d);
+  Py_XDECREF(parts);
+  return d;
+}
+
+static PyMethodDef devfn_methods[] = {
+    {"inspect_asm", (PyCFunction)(void (*)(void))devfn_inspect_asm,
+     METH_VARARGS | METH_KEYWORDS,
+     "inspect_asm(signature=None): the device function's PTX for that signature (a dict over "
+     "its jitted signatures without one), compiled with its options."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef devfn_getset[] = {
     {"py_func", (getter)devfn_py_func, NULL, "the Python function", NULL},
     {"targetoptions", (getter)devfn_targetoptions, NULL, "jit's options, as numba's", NULL},
@@ -87,6 +136,7 @@ static PyType_Slot devfn_slots[] = {
     {Py_tp_call, devfn_call},
     {Py_tp_repr, devfn_repr},
     {Py_tp_getset, devfn_getset},
+    {Py_tp_methods, devfn_methods},
     {0, NULL},
 };
 
@@ -152,6 +202,10 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     d->py_func = Py_NewRef(func);
     d->forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
     d->signatures = NULL;
+    d->opts = o;
+    d->opts.device = 1;
+    d->opts.abi = NBC_ABI_NUMBA;
+    d->opts.output = NBC_OUTPUT_PTX;
     PyObject_GC_Track(d);
     if (sig != Py_None && !(d->signatures = device_signatures(st, sig))) {
       Py_DECREF(d);

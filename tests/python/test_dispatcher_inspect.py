@@ -2,6 +2,7 @@
 libNVVM), inspect_sass (nvdisasm's listing of the code linked for the current device),
 nopython_signatures, func_code, and the launch configuration's attributes (griddim, blockdim,
 stream, sharedmem, dispatcher, pre_launch_callbacks), each as numba-cuda has them."""
+import math
 import os
 import shutil
 import sys
@@ -147,3 +148,20 @@ def test_pre_launch_callbacks_run_before_each_launch():
         other(a, 2.0)
     if not USING_TESTDRIVER:  # not launched: still 3s
         np.testing.assert_array_equal(a.copy_to_host(), np.full(8, 3, np.float32))
+
+
+def cosine(x):
+    return math.cos(x)
+
+
+def test_device_function_inspect_asm_compiles_it_with_its_options():
+    """numba-cuda's device dispatcher: inspect_asm(sig) is the device function's PTX compiled
+    with its jit options (numba-cuda's test_fastmath compares fastmath=True with the default),
+    and without a signature a dict over the signatures it was jitted for."""
+    fast = cuda.jit((float32,), device=True, fastmath=True)(cosine)
+    precise = cuda.jit((float32,), device=True)(cosine)
+    assert "cos.approx" in fast.inspect_asm((float32,))
+    assert "cos.approx" not in precise.inspect_asm((float32,))
+    assert ".func" in precise.inspect_asm((float32,))
+    assert list(fast.inspect_asm()) == ["(float32,)"]
+    assert cuda.jit(device=True)(cosine).inspect_asm() == {}
