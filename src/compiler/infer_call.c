@@ -894,7 +894,11 @@ static const nbc__type *call_grid(infer *I, nbc__node *n, const char *fname,
                                   const nbc__type **types, int nargs) {
   if (!no_keywords(I, n, fname)) return NULL;
   int64_t nd;
-  if (nargs != 1 || !nbc__infer_const_int(I, n->list.items[0], &nd) || nd < 1 || nd > 3)
+  if (nargs == 1 && !nbc__infer_const_int(I, n->list.items[0], &nd)) /* numba's words too */
+    return TYPING(I, n, "%s() takes one constant argument, 1, 2 or 3 (RequireLiteralValue: "
+                        "its argument is not a constant)", fname),
+           NULL;
+  if (nargs != 1 || nd < 1 || nd > 3)
     return TYPING(I, n, "%s() takes one constant argument, 1, 2 or 3", fname), NULL;
   nbc__call *c =
       call_new(I, n, strcmp(fname, "cuda.grid") == 0 ? NBC__B_CUDA_GRID : NBC__B_CUDA_GRIDSIZE,

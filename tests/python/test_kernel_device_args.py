@@ -271,6 +271,11 @@ def bit_count_with_argument(out):
     out[0] = n.bit_count(1)
 
 
+def grid_of_a_variable(out):
+    n = out.size
+    out[0] = cuda.grid(n)
+
+
 def shape_bound_twice(out):
     N = 10
     if out[0] > 1:
@@ -289,6 +294,8 @@ def shape_bound_twice(out):
     ("bit_count_of_float", "Unknown attribute 'bit_count' of type float64"),
     ("bit_count_with_argument", r"bit_count\(\) takes no arguments"),
     ("shape_bound_twice", r"the shape of cuda.local.array\(\) must be a constant integer"),
+    ("grid_of_a_variable", r"cuda.grid\(\) takes one constant argument, 1, 2 or 3 "
+                           r"\(RequireLiteralValue"),
 ])
 def test_misuse_is_a_clear_error(tmp_path, name, message):
     mm = load_kernel_module(tmp_path, "device_args_misuse", MISUSE, cuda)
