@@ -248,6 +248,17 @@ def test_record_arguments_are_checked(tmp_path):
         k[1, 1](cuda.to_device(np.zeros(1, PACKED)[0]), out)
 
 
+def test_recarray_elements_are_record_arguments(tmp_path):
+    """np.recarray's elements are numpy.record, a Python subclass of numpy.void (its type's
+    name is "record", not "numpy.record"): the same Record argument, written back."""
+    mod = kernels(cuda, tmp_path)
+    rr = np.zeros(2, ALIGNED).view(np.recarray)
+    assert type(rr[1]).__name__ == "record"
+    k = cuda.jit(mod.record_arg)
+    k[1, 1](rr[1], cuda.device_array(1))
+    assert k.signatures == [f"void({cuda.from_dtype(ALIGNED)}, float64[::1])"]
+
+
 def test_typeof_records_for_lazy_kernels(tmp_path):
     mod = kernels(cuda, tmp_path)
     k = cuda.jit(mod.record_arg)
@@ -299,6 +310,12 @@ def results(cuda_module, directory, packed=True):
     cuda_module.jit(mod.record_arg)[1, 1](recs[1], got)  # written through to recs
     out["record_arg"] = got
     out["record_arg_written"] = raw(recs)
+    rr = np.zeros(3, ALIGNED).view(np.recarray)  # numpy.record, a Python subclass of void
+    rr.a = [0.5, 4.5, 8.5]
+    got = np.zeros(1)
+    cuda_module.jit(mod.record_arg)[1, 1](rr[2], got)
+    out["recarray_arg"] = got
+    out["recarray_arg_written"] = raw(np.asarray(rr).view(ALIGNED))
     dev = cuda_module.to_device(recs[2])  # numba's DeviceRecord: used in place
     got2 = np.zeros(1)
     cuda_module.jit(mod.record_arg)[1, 1](dev, got2)
