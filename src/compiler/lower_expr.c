@@ -21,6 +21,7 @@
  * Arrays, tuples and the CUDA intrinsics are in lower_array.c; math through libdevice,
  * builtins, calls and the dispatch over node kinds are here.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,6 +345,42 @@ static nbc__lval optional_convert(nbc__lowerer *L, nbc__lval v, const nbc__type 
   return nbc__lower_convert(L, (nbc__lval){from->dtype, d}, to);
 }
 
+/* numba-cuda's float16 conversions, one cvt each as inline PTX: float16 -> integer rounds to
+ * the nearest (ties to even; NaN gives 0, out of range saturates), integer -> float16 rounds
+ * to nearest, float16 -> float64 is exact. 8-bit integers travel in 16-bit registers. */
+static nbc__lval half_cvt(nbc__lowerer *L, nbc__lval v, const nbc__type *to) {
+  const nbc__type *from = v.type;
+  bool out_half = nbc__lower_is_half(to);
+  const nbc__type *it = out_half ? from : to; /* the integer side, if any */
+  int bits = is_int(it) ? nbc__type_bits(it) : 64;
+  char sign = is_int(it) && nbc__type_is_signed(it) ? 's' : 'u';
+  const char *reg = bits <= 16 ? "h" : bits == 32 ? "r" : "l";
+  const char *rty = bits <= 16 ? "i16" : bits == 32 ? "i32" : "i64";
+  const char *x = tmp(L);
+  if (out_half) { /* integer -> float16 */
+    const char *src = v.v;
+    if (bits == 8) {
+      src = tmp(L);
+      EMIT("%s = %s i8 %s to i16", src, sign == 's' ? "sext" : "zext", v.v);
+    }
+    EMIT("%s = call i16 asm \"cvt.rn.f16.%c%d $0, $1;\", \"=h,%s\"(%s %s)", x, sign, bits, reg,
+         rty, src);
+    return (nbc__lval){to, x};
+  }
+  if (to->kind == NBC__T_FLOAT64) { /* float16 -> float64 */
+    EMIT("%s = call double asm \"cvt.f64.f16 $0, $1;\", \"=d,h\"(i16 %s)", x, v.v);
+    return (nbc__lval){to, x};
+  }
+  EMIT("%s = call %s asm \"cvt.rni.%c%d.f16 $0, $1;\", \"=%s,h\"(i16 %s)", x, rty, sign, bits,
+       reg, v.v); /* float16 -> integer */
+  if (bits == 8) {
+    const char *t = tmp(L);
+    EMIT("%s = trunc i16 %s to i8", t, x);
+    x = t;
+  }
+  return (nbc__lval){to, x};
+}
+
 nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) {
   const nbc__type *from = v.type;
   if (!to || !from || nbc__type_equal(from, to)) return v;
@@ -353,6 +390,11 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   if (nbc__type_is_complex(from) || nbc__type_is_complex(to))
     return nbc__lower_complex_convert(L, v, to);
   nbc__lval r = {to, NULL};
+  long lit;
+  bool constant = int_literal(v.v, &lit) || float_literal(v.v, &(double){0});
+  if (!constant && ((nbc__lower_is_half(from) && (is_int(to) || to->kind == NBC__T_FLOAT64)) ||
+                    (nbc__lower_is_half(to) && is_int(from))))
+    return half_cvt(L, v, to);
   if (nbc__lower_is_half(from) && is_int(to)) {
     /* numba-cuda casts float16 to integers with cvt.rni: rounded to the nearest integer
      * (ties to even), NaN gives 0, out-of-range values saturate (seen on the H200:
@@ -382,6 +424,15 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
                            : (is_bool(from) || (is_int(from) && nbc__type_bits(from) <= 16))
                                ? T(NBC__T_FLOAT32)
                                : T(NBC__T_FLOAT64);
+    long k;
+    if (is_bool(from) && (strcmp(v.v, "true") == 0 || strcmp(v.v, "false") == 0)) {
+      r.v = float_to_half(L, nbc__lower_const_float(L, T(NBC__T_FLOAT64), v.v[0] == 't'), true);
+      return r; /* a constant stays one: the float16 instructions' asm folds constants only */
+    }
+    if (int_literal(v.v, &k) && (nbc__type_is_signed(from) || k >= 0)) {
+      r.v = float_to_half(L, nbc__lower_const_float(L, T(NBC__T_FLOAT64), (double)k), true);
+      return r; /* (float16 holds at most 65504: the double rounding cannot matter) */
+    }
     nbc__lval f = nbc__lower_convert(L, v, via);
     r.v = float_to_half(L, f.v, via->kind == NBC__T_FLOAT64);
     return r;
@@ -403,13 +454,6 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
       EMIT("%s = sext %s %s to %s", x, ft, v.v, tt);
   } else if ((is_int(from) || is_bool(from)) && is_float(to)) {
     bool sgn = is_int(from) && nbc__type_is_signed(from);
-    long k;
-    if (is_bool(from) && (strcmp(v.v, "true") == 0 || strcmp(v.v, "false") == 0))
-      return (nbc__lval){to, nbc__lower_const_float(L, to, v.v[0] == 't' ? 1.0 : 0.0)};
-    if (int_literal(v.v, &k) && (sgn || k >= 0)) { /* constants stay so: float16 folds them */
-      double d = to->kind == NBC__T_FLOAT32 ? (double)(float)k : (double)k; /* rounded once */
-      return (nbc__lval){to, nbc__lower_const_float(L, to, d)};
-    }
     EMIT("%s = %s %s %s to %s", x, sgn ? "sitofp" : "uitofp", ft, v.v, tt);
   } else if (is_float(from) && is_int(to)) {
     EMIT("%s = %s %s %s to %s", x, nbc__type_is_signed(to) ? "fptosi" : "fptoui", ft, v.v, tt);
@@ -1219,8 +1263,11 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
     double d;
     if (is_float(rt) && float_literal(a.v, &d)) /* a constant stays one */
       return (nbc__lval){rt, nbc__lower_const_float(L, rt, -d)};
+    long k;
     if (is_float(rt))
       EMIT("%s = fsub %s %s, %s", x, ty, nbc__lower_const_float(L, rt, -0.0), a.v);
+    else if (wt == rt && nbc__type_bits(rt) == 64 && int_literal(a.v, &k) && k != LONG_MIN)
+      return (nbc__lval){rt, nbc__arena_printf(L->arena, "%ld", -k)}; /* stays a constant */
     else
       EMIT("%s = sub %s 0, %s", x, ty, a.v);
     break;

@@ -15,6 +15,8 @@
  * Reprs follow numba's descriptions: "<intrinsic grid>" for functions (numba's repr of its
  * @intrinsic names), "<threadIdx.{x,y,z}>", "<atomic>", "<laneid>" for the others.
  */
+#include <stdio.h>
+
 #include "nbcuda_py.h"
 
 #include <string.h>
@@ -206,6 +208,22 @@ int nbc__py_intrinsics_init(PyObject *module, nbc__py_state *st) {
     Py_XDECREF(stub);
     if (rc < 0) return -1;
   }
+  /* CUDA's vector type names are numba's aliases of its own: cuda.char2 is cuda.int8x2 */
+  static const char *const aliases[][2] = {
+      {"char", "int8"},       {"short", "int16"},   {"int", "int32"},   {"long", "int64"},
+      {"longlong", "int64"},  {"uchar", "uint8"},   {"ushort", "uint16"}, {"uint", "uint32"},
+      {"ulong", "uint64"},    {"ulonglong", "uint64"}, {"float", "float32"},
+      {"double", "float64"}};
+  for (size_t a = 0; a < sizeof aliases / sizeof aliases[0]; a++)
+    for (int n = 1; n <= 4; n++) {
+      char alias[32], canonical[32];
+      snprintf(alias, sizeof alias, "%s%d", aliases[a][0], n);
+      snprintf(canonical, sizeof canonical, "%sx%d", aliases[a][1], n);
+      PyObject *target = PyObject_GetAttrString(module, canonical);
+      int bad = !target || PyObject_SetAttrString(module, alias, target) < 0;
+      Py_XDECREF(target);
+      if (bad) return -1;
+    }
   /* `from nbcuda.libdevice import fast_expf`, as numba.cuda.libdevice is a module: the
    * namespace stands in sys.modules for it (nbcuda is no package). */
   PyObject *libdevice = PyObject_GetAttrString(module, "libdevice");

@@ -91,3 +91,12 @@ def test_vector_types_match_numba_cuda(gpu, tmp_path):
                         f"t.run(t.load_kernels(pathlib.Path({str(tmp_path)!r}), cuda), cuda)",
                         tmp_path / "numba.npz")
     assert_same_bits(mine, theirs)
+
+
+def test_cuda_names_of_vector_types_are_numbas_aliases():
+    """numba-cuda's test_vector_type_alias: cuda.char2 is cuda.int8x2 (one object)."""
+    for alias, name in [("char1", "int8x1"), ("uchar4", "uint8x4"), ("short2", "int16x2"),
+                        ("int3", "int32x3"), ("long1", "int64x1"), ("longlong2", "int64x2"),
+                        ("ulonglong3", "uint64x3"), ("float4", "float32x4"),
+                        ("double2", "float64x2")]:
+        assert getattr(cuda, alias) is getattr(cuda, name), alias
