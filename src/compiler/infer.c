@@ -1164,6 +1164,14 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
                  "assignment", nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
         return;
       }
+      if (ft->kind == NBC__T_ARRAY) { /* rec.arr = src: numba copies the field's elements */
+        if (t->kind != NBC__T_ARRAY || !nbc__type_equal(t->dtype, ft->dtype))
+          TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
+                 "assignment (an array field takes an array of its dtype: the field's "
+                 "element count is copied from its data)", nbc__infer_tname(I, t),
+                 nbc__infer_tname(I, ft));
+        return;
+      }
       if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, ft)) {
         TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
                "assignment", nbc__infer_tname(I, t), nbc__infer_tname(I, ft));

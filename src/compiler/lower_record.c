@@ -95,6 +95,21 @@ void nbc__lower_field_store(nbc__lowerer *L, nbc__node *n, nbc__lval v) {
     nbc__lower_record_store(L, v, p);
     return;
   }
+  if (r->items[i]->kind == NBC__T_ARRAY) {
+    /* rec.arr = src, as numba-cuda's record_setattr: the field's element count copied from
+     * src's data (memcpy; infer.c checked the dtype) */
+    const nbc__type *ft = r->items[i];
+    int64_t bytes = nbc__type_record_field_size(r, i);
+    const char *ety = nbc__lower_mtype(L, ft->dtype), *aty = nbc__lower_ltype(L, v.type);
+    const char *src = nbc__lower_tmp(L), *s8 = nbc__lower_tmp(L), *d8 = nbc__lower_tmp(L);
+    nbc__lower_emit(L, "%s = extractvalue %s %s, 4", src, aty, v.v);
+    nbc__lower_emit(L, "%s = bitcast %s* %s to i8*", s8, ety, src);
+    nbc__lower_emit(L, "%s = bitcast %s* %s to i8*", d8, ety, p);
+    nbc__lower_declare(L, "declare void @llvm.memcpy.p0i8.p0i8.i64(i8*, i8*, i64, i1)");
+    nbc__lower_emit(L, "call void @llvm.memcpy.p0i8.p0i8.i64(i8* %s, i8* %s, i64 %lld, i1 false)",
+                    d8, s8, (long long)bytes);
+    return;
+  }
   nbc__lower_store_aligned(L, nbc__lower_convert(L, v, r->items[i]), p,
                            nbc__type_record_field_align(r, i));
 }

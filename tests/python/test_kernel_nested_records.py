@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
+from conftest import load_kernel_module
 from test_compile import check_ptx
 
 INNER = np.dtype([("x", np.int32), ("y", np.float64)], align=True)
@@ -161,3 +162,57 @@ def test_arrays_of_records_in_records_match_numpy_and_numba_cuda(gpu, tmp_path, 
     _, theirs, theirs_out = run_points(ncuda, t.points)
     np.testing.assert_array_equal(out, theirs_out)
     np.testing.assert_array_equal(got.view(np.uint8), theirs.view(np.uint8))
+
+
+ARRAY_FIELDS = '''
+def assign_array_to_nested(dest, src):
+    dest["array1"] = src
+
+
+def assign_array_to_nested_2d(dest, src):
+    dest["array2"] = src
+
+
+def assign_wrong_dtype(dest, src):
+    dest["array1"] = src
+'''
+NESTED1 = np.dtype([("array1", np.int16, (3,))], align=True)
+NESTED2 = np.dtype([("array2", np.int16, (3, 2))], align=True)
+
+
+def assign_array_fields(lib, m):
+    """numba-cuda's test_assign_array_to_nested(_2d): a record's array field assigned an
+    array (numba's record_setattr copies the field's element count from the array's data)."""
+    got1 = np.zeros(2, NESTED1)
+    lib.jit(m.assign_array_to_nested)[1, 1](got1[0], (np.arange(3) + 1).astype(np.int16))
+    got2 = np.zeros(2, NESTED2)
+    src2 = (np.arange(6) + 1).astype(np.int16).reshape((3, 2))
+    lib.jit(m.assign_array_to_nested_2d)[1, 1](got2[0], src2)
+    return got1, got2
+
+
+def test_array_fields_take_arrays(tmp_path, tdrv):
+    m = load_kernel_module(tmp_path, "array_fields", ARRAY_FIELDS, cuda)
+    assign_array_fields(cuda, m)  # compiles and launches (the test driver runs no code)
+    ptx, _ = cuda.compile_ptx(m.assign_array_to_nested_2d,
+                              (cuda.from_dtype(NESTED2), cuda.int16[:, ::1]), cc=(9, 0))
+    assert ".entry" in ptx
+    with pytest.raises(cuda.TypingError, match="an array field takes an array of its dtype"):
+        cuda.compile_ptx(m.assign_wrong_dtype, (cuda.from_dtype(NESTED1), cuda.float32[::1]),
+                         cc=(9, 0))
+
+
+@pytest.mark.gpu
+def test_array_fields_match_python_and_numba_cuda(gpu, tmp_path):
+    m = load_kernel_module(tmp_path, "array_fields", ARRAY_FIELDS, cuda)
+    got1, got2 = assign_array_fields(cuda, m)
+    want1, want2 = np.zeros(2, NESTED1), np.zeros(2, NESTED2)
+    want1[0]["array1"] = np.arange(3) + 1
+    want2[0]["array2"] = (np.arange(6) + 1).reshape(3, 2)
+    np.testing.assert_array_equal(got1, want1)
+    np.testing.assert_array_equal(got2, want2)
+    ncuda = pytest.importorskip("numba.cuda")
+    t1, t2 = assign_array_fields(ncuda, load_kernel_module(tmp_path, "array_fields_numba",
+                                                           ARRAY_FIELDS, ncuda))
+    np.testing.assert_array_equal(got1, t1)
+    np.testing.assert_array_equal(got2, t2)
