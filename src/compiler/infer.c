@@ -790,6 +790,23 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   if (o->kind == NBC__T_DTYPE && o->name && strcmp(o->name, "dtype") == 0 &&
       strcmp(n->str, "type") == 0)
     return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, o->dtype), o->dtype);
+  /* a named tuple's field (numba's NamedTuple): t.x is t[i], the node becomes that */
+  if (o->kind == NBC__T_TUPLE && o->field_names) {
+    for (int i = 0; i < o->count; i++) {
+      if (strcmp(o->field_names[i], n->str) != 0) continue;
+      nbc__node *index = nbc__infer_alloc(I, sizeof *index);
+      if (!index) return NULL;
+      memset(index, 0, sizeof *index);
+      index->kind = NBC__N_INT;
+      index->tok = n->tok;
+      index->var = -1;
+      index->value.i = i;
+      n->kind = NBC__N_SUBSCRIPT;
+      n->b = index;
+      n->str = NULL;
+      return nbc__infer_expr(I, n);
+    }
+  }
   /* a vector type's members: x, y, z, w (as many as it has) */
   if (o->kind == NBC__T_VECTOR && n->str[0] && !n->str[1]) {
     const char *at = strchr("xyzw", n->str[0]);

@@ -109,14 +109,16 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     p->ndim = t->ndim;
     p->layout = t->layout;
     p->size = 8 * (size_t)(5 + 2 * t->ndim);
-  } else if (t->kind == NBC__T_TUPLE && t->count > 0) {
-    /* each item in turn, at its own alignment, as the kernel's flattened parameters */
-    nbc_param_info_t *items = nbc__arena_alloc(ctx->arena, sizeof *items * (size_t)t->count);
+  } else if (t->kind == NBC__T_TUPLE) {
+    /* each item in turn, at its own alignment, as the kernel's flattened parameters (an
+     * empty tuple has none, as numba passes nothing for it) */
+    size_t n = (size_t)(t->count ? t->count : 1);
+    nbc_param_info_t *items = nbc__arena_alloc(ctx->arena, sizeof *items * n);
     if (!items) {
       *ppackable = false;
       return;
     }
-    memset(items, 0, sizeof *items * (size_t)t->count);
+    memset(items, 0, sizeof *items * n);
     p->kind = NBC_PARAM_TUPLE;
     p->nitems = t->count;
     p->items = items;
@@ -129,7 +131,7 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
         *ppackable = false;
       }
     }
-    p->offset = items[0].offset;
+    p->offset = t->count ? items[0].offset : *poffset;
     p->size = *poffset - p->offset;
     return;
   } else {

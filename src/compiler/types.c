@@ -238,9 +238,12 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
     return a->ndim == b->ndim && a->layout == b->layout && a->readonly == b->readonly &&
            nbc__type_equal(a->dtype, b->dtype);
   case NBC__T_TUPLE:
-    if (a->count != b->count) return false;
+    if (a->count != b->count || !a->field_names != !b->field_names) return false;
+    if (a->field_names && (strcmp(a->name, b->name) != 0)) return false; /* NamedTuple */
     for (int i = 0; i < a->count; i++)
-      if (!nbc__type_equal(a->items[i], b->items[i])) return false;
+      if (!nbc__type_equal(a->items[i], b->items[i]) ||
+          (a->field_names && strcmp(a->field_names[i], b->field_names[i]) != 0))
+        return false;
     return true;
   case NBC__T_MODULE:
   case NBC__T_FUNCTION:
@@ -348,6 +351,15 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     nbc__buf_printf(out, ", %dd, %c)", t->ndim, t->layout);
     return;
   case NBC__T_TUPLE: {
+    if (t->field_names) { /* nbcuda's spelling of numba's NamedTuple: class, then fields */
+      nbc__buf_printf(out, "NamedTuple(%s", t->name);
+      for (int i = 0; i < t->count; i++) {
+        nbc__buf_printf(out, ", %s: ", t->field_names[i]);
+        nbc__type_print(out, t->items[i]);
+      }
+      nbc__buf_puts(out, ")");
+      return;
+    }
     bool uni = t->count > 0;
     for (int i = 1; i < t->count; i++)
       if (!nbc__type_equal(t->items[i], t->items[0])) uni = false;
@@ -1499,6 +1511,43 @@ static const nbc__type *sig_enum(sigp *s) {
   return name ? nbc__type_enum(s->ctx, NBC__T_ENUM, name, t, false) : NULL;
 }
 
+/* NamedTuple(Point, x: int64, y: float64): numba's NamedTuple/NamedUniTuple of the class
+ * Point, its fields' names and types (numba prints it "Point(int64, float64)", without the
+ * names a kernel reads the fields by). */
+static const nbc__type *sig_named_tuple(sigp *s) {
+  const nbc__type *items[64];
+  const char *names[64];
+  int count = 0;
+  const char *cls;
+  size_t cls_len;
+  if (!sig_expect(s, '(') || (sig_skip(s), !sig_name(s, &cls, &cls_len))) return NULL;
+  sig_skip(s);
+  while (*s->p == ',') {
+    s->p++;
+    sig_skip(s);
+    const char *f;
+    size_t flen;
+    if (count == 64) return sig_error(s, "%s", "too many tuple items"), NULL;
+    if (!sig_name(s, &f, &flen) || !sig_expect(s, ':')) return NULL;
+    names[count] = nbc__arena_printf(s->ctx->arena, "%.*s", (int)flen, f);
+    if (!names[count] || !(items[count] = sig_type(s))) return NULL;
+    count++;
+    sig_skip(s);
+  }
+  if (!sig_expect(s, ')')) return NULL;
+  for (int i = 0; i < count; i++)
+    if (!is_scalar_kind(items[i]->kind) && items[i]->kind != NBC__T_TUPLE &&
+        items[i]->kind != NBC__T_ARRAY)
+      return sig_error(s, "%s", "tuples may only hold scalars, arrays and tuples of them"), NULL;
+  nbc__type *t = (nbc__type *)nbc__type_tuple(s->ctx, items, count);
+  const char **copy = nbc__arena_alloc(s->ctx->arena, sizeof *copy * (size_t)(count + 1));
+  if (!t || !copy) return nbc__diag_oom(s->ctx), NULL;
+  memcpy(copy, names, sizeof *copy * (size_t)count);
+  t->field_names = copy;
+  t->name = nbc__arena_printf(s->ctx->arena, "%.*s", (int)cls_len, cls);
+  return t->name ? t : NULL;
+}
+
 static const nbc__type *sig_type(sigp *s) {
   const char *name;
   size_t len;
@@ -1506,6 +1555,7 @@ static const nbc__type *sig_type(sigp *s) {
   if (!sig_name(s, &name, &len)) return NULL;
   if (len == 8 && memcmp(name, "UniTuple", 8) == 0) return sig_tuple(s, true);
   if (len == 5 && memcmp(name, "Tuple", 5) == 0) return sig_tuple(s, false);
+  if (len == 10 && memcmp(name, "NamedTuple", 10) == 0) return sig_named_tuple(s);
   if (len == 8 && memcmp(name, "CPointer", 8) == 0) return sig_pointer(s);
   if (len == 4 && memcmp(name, "Enum", 4) == 0 && *s->p == '<') return sig_enum(s);
   if (len == 6 && memcmp(name, "Record", 6) == 0) {

@@ -229,7 +229,27 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   int copy_in, copy_out;
   if (nbc__py_arg_hint(st, a, &value, &copy_in, &copy_out)) a = value; /* In(x): x's type */
   if (PyBool_Check(a)) return PyUnicode_FromString("boolean");
-  if (PyTuple_Check(a) && PyTuple_GET_SIZE(a) > 0) { /* numba's Tuple of the items' types */
+  if (PyTuple_Check(a) && !PyTuple_CheckExact(a)) { /* a namedtuple: numba's NamedTuple */
+    PyObject *fields = PyObject_GetAttrString((PyObject *)Py_TYPE(a), "_fields");
+    if (!fields) PyErr_Clear();
+    if (fields && PyTuple_Check(fields) && PyTuple_GET_SIZE(fields) == PyTuple_GET_SIZE(a)) {
+      PyObject *s = PyUnicode_FromFormat("NamedTuple(%s", _PyType_Name(Py_TYPE(a)));
+      for (Py_ssize_t i = 0; s && i < PyTuple_GET_SIZE(a); i++) {
+        PyObject *t = Py_EnterRecursiveCall(" typing a kernel argument")
+                          ? NULL
+                          : typeof_arg(st, PyTuple_GET_ITEM(a, i));
+        if (t) Py_LeaveRecursiveCall();
+        Py_SETREF(s, t ? PyUnicode_FromFormat("%U, %S: %U", s, PyTuple_GET_ITEM(fields, i), t)
+                       : NULL);
+        Py_XDECREF(t);
+      }
+      Py_DECREF(fields);
+      if (s) Py_SETREF(s, PyUnicode_FromFormat("%U)", s));
+      return s;
+    }
+    Py_XDECREF(fields);
+  }
+  if (PyTuple_Check(a)) { /* numba's Tuple of the items' types (an empty one too) */
     if (Py_EnterRecursiveCall(" typing a kernel argument")) return NULL;
     PyObject *s = nbc__py_join_texts(st, "Tuple(", PySequence_Fast_ITEMS(a),
                                      PyTuple_GET_SIZE(a), typeof_arg);
