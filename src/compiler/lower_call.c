@@ -316,11 +316,8 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
       return nbc__lower_convert(L, nbc__lower_complex_abs(L, arg0), rt);
     nbc__lval v = nbc__lower_convert(L, arg0, rt);
     const char *ty = ltype(L, rt);
-    if (nbc__lower_is_half(rt)) {
-      const char *f = nbc__lower_convert(L, v, T(NBC__T_FLOAT32)).v;
-      nbc__lval a = {T(NBC__T_FLOAT32), nbc__lower_call1(L, "float", "__nv_fabsf", f)};
-      return nbc__lower_convert(L, a, rt);
-    }
+    if (nbc__lower_is_half(rt)) /* numba-cuda's abs.f16 */
+      return (nbc__lval){rt, nbc__lower_half_unary(L, "abs.f16", v.v)};
     if (is_float(rt)) /* libNVVM has no llvm.fabs */
       return (nbc__lval){rt, nbc__lower_call1(L, ty, rt->kind == NBC__T_FLOAT32 ? "__nv_fabsf"
                                                                                  : "__nv_fabs",

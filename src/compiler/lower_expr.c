@@ -139,6 +139,17 @@ static const char *half_instr(nbc__lowerer *L, const char *instr, const char *a,
   return x;
 }
 
+const char *nbc__lower_half_unary(nbc__lowerer *L, const char *instr, const char *v) {
+  long k;
+  bool neg = strcmp(instr, "neg.f16") == 0;
+  if (int_literal(v, &k)) /* both act on the sign bit alone */
+    return nbc__arena_printf(L->arena, "%d",
+                             (int)(int16_t)(neg ? ((uint16_t)k ^ 0x8000) : ((uint16_t)k & 0x7fff)));
+  const char *x = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = call i16 asm \"%s $0, $1;\", \"=h,h\"(i16 %s)", x, instr, v);
+  return x;
+}
+
 /* A float16 comparison (setp.<cmp>.f16) as an i1. */
 static const char *half_compare(nbc__lowerer *L, const char *cmp, const char *a, const char *b) {
   long ka, kb;
@@ -1250,11 +1261,8 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
     wt = a.type;
   else
     a = nbc__lower_convert(L, a, rt);
-  if (nbc__lower_is_half(rt) && n->op == NBC__OP_NEG) {
-    const char *f = nbc__lower_convert(L, a, T(NBC__T_FLOAT32)).v, *x = tmp(L);
-    EMIT("%s = fsub float -0.0, %s", x, f);
-    return nbc__lower_convert(L, (nbc__lval){T(NBC__T_FLOAT32), x}, rt);
-  }
+  if (nbc__lower_is_half(rt) && n->op == NBC__OP_NEG) /* numba-cuda's neg.f16 */
+    return (nbc__lval){rt, nbc__lower_half_unary(L, "neg.f16", a.v)};
   const char *ty = ltype(L, wt), *x = tmp(L);
   switch (n->op) {
   case NBC__OP_POS:

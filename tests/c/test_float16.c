@@ -313,6 +313,9 @@ TEST(device_function_uses_native_float16_instructions) {
   ptx = compile_text("def f(a, b):\n    return a != b\n", "boolean(float16, float16)", false,
                      false);
   ASSERT_CONTAINS(ptx, "setp.neu.f16");
+  ptx = compile_text("def f(a):\n    return -abs(a)\n", "float16(float16)", false, false);
+  ASSERT_CONTAINS(ptx, "abs.f16");
+  ASSERT_CONTAINS(ptx, "neg.f16");
 }
 
 TEST(numba_abi_and_tuples) {
