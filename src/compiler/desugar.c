@@ -455,8 +455,8 @@ static int rewrite_for(rewriter *R, nbc__node *s, nbc__node **out) {
   if (enumerate || zip) {
     for (int i = 0; i < it->list.count; i++) {
       nbc__node *a = it->list.items[i];
-      if (enumerate &&
-          (i == 1 || (a->kind == NBC__N_KEYWORD && strcmp(a->str, "start") == 0))) {
+      if (enumerate && ((i == 1 && a->kind != NBC__N_KEYWORD) ||
+                        (a->kind == NBC__N_KEYWORD && strcmp(a->str, "start") == 0))) {
         start = a->kind == NBC__N_KEYWORD ? a->a : a;
         continue;
       }

@@ -279,7 +279,13 @@ static nbc__global *global_lookup(infer *I, const nbc__node *n, const char *name
         if (G) G->module = NULL; /* a builtin: kind OTHER, no module */
         return G;
       }
-    TYPING(I, n, "NameError: name '%s' is not defined", name);
+    if (strcmp(name, "enumerate") == 0 || strcmp(name, "zip") == 0) /* desugar.c's */
+      TYPING(I, n, "%s() is supported as the iterable of a for loop: %s", name,
+             name[0] == 'e' ? "for i, v in enumerate(iterable[, start]) (start positional or "
+                              "start=)"
+                            : "for a, b in zip(iterable, ...) (no keyword arguments)");
+    else
+      TYPING(I, n, "NameError: name '%s' is not defined", name);
     return NULL;
   }
   return global_new(I, &g);

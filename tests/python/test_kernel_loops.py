@@ -77,6 +77,22 @@ def test_what_cannot_be_iterated_is_refused():
         cuda.compile_ptx(scalar, SIG, cc=(9, 0))
 
 
+def test_enumerate_and_zip_misuse_is_a_clear_error():
+    def bad_keyword(out, m, x, y):
+        for i, v in enumerate(x, foo=2):
+            out[i] = v
+
+    def not_in_a_loop(out, m, x, y):
+        e = zip(x, y)  # noqa: F841
+
+    with pytest.raises(cuda.TypingError, match=r"enumerate\(\) is supported as the iterable "
+                                               r"of a for loop"):
+        cuda.compile_ptx(bad_keyword, SIG, cc=(9, 0))
+    with pytest.raises(cuda.TypingError, match=r"zip\(\) is supported as the iterable of a "
+                                               r"for loop"):
+        cuda.compile_ptx(not_in_a_loop, SIG, cc=(9, 0))
+
+
 def expected(m, x, y):
     out = np.zeros(6)
     out[0] = x.sum()
