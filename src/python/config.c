@@ -3,7 +3,10 @@
  * NVRTC searches for #include when it compiles a linked .cu file. As in numba-cuda it starts
  * from the environment variable NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS ("" without it) and is
  * read at each compilation, so a value set before a kernel is first launched takes effect.
- * Other attributes may be set on the module; nbcuda does not read them.
+ * Two facts code written for numba-cuda reads from its config are there too, as False:
+ * ENABLE_CUDASIM (nbcuda has no simulator: kernels run on the device) and CUDA_ENABLE_NRT
+ * (nbcuda has no Numba runtime: no allocation in kernels). Other attributes may be set on
+ * the module; nbcuda does not read them (setting these two changes nothing).
  */
 #include "nbcuda_py.h"
 
@@ -19,6 +22,8 @@ int nbc__py_config_init(PyObject *module, nbc__py_state *st) {
                    PyModule_AddStringConstant(config, "__doc__",
                                               "numba.cuda.config's settings nbcuda reads "
                                               "(CUDA_NVRTC_EXTRA_SEARCH_PATHS)") < 0 ||
+                   PyModule_AddObjectRef(config, "ENABLE_CUDASIM", Py_False) < 0 ||
+                   PyModule_AddObjectRef(config, "CUDA_ENABLE_NRT", Py_False) < 0 ||
                    PyModule_AddObjectRef(module, "config", config) < 0 ||
                    PyDict_SetItemString(PyImport_GetModuleDict(), "nbcuda.config", config) < 0
                ? -1

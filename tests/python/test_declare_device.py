@@ -181,6 +181,8 @@ def test_nvrtc_extra_search_paths(tmp_path, run_py):
 
     from nbcuda import config
     assert config is cuda.config and config.CUDA_NVRTC_EXTRA_SEARCH_PATHS == ""
+    # numba-cuda's config facts code reads: no simulator, no Numba runtime
+    assert config.ENABLE_CUDASIM is False and config.CUDA_ENABLE_NRT is False
     out = cuda.to_device(np.ones(1, np.float32))
     with pytest.raises(cuda.CompileError, match="cannot open source file"):
         cuda.jit("void(float32[::1])")(k)[1, 1](out)
