@@ -538,6 +538,11 @@ typedef struct nbc__scope {
  * is NULL when there are none. false: an error reported (nbc__diag). */
 bool nbc__closure_lift(nbc__ctx *ctx, nbc__node *def, const nbc__scope *parent,
                        const nbc__scope **pscope);
+/* ssa.c: calls fn(name, stmt, data) for each NAME node the statements bind, in source order
+ * (assignment targets and the items of unpacked ones, augmented assignments, loop targets;
+ * nested bodies included); stmt is the binding statement. */
+typedef void (*nbc__binding_fn)(nbc__node *name, const nbc__node *stmt, void *data);
+void nbc__each_binding(nbc__list *body, nbc__binding_fn fn, void *data);
 /* ssa.c: a local name bound in places no read connects (their webs) becomes one variable
  * per web (`v`, `v.1`, ...), as numba's SSA versions are typed apart; a parameter's web keeps
  * its name. Runs on a specialisation's copy after nbc__closure_lift. false: out of memory. */

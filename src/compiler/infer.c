@@ -513,36 +513,33 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
 
 /* ------------------------------------------------------------------ expressions */
 
-/* How the statements bind the local `name`: the count of bindings (assignments, augmented
- * assignments, loop targets), and in *pvalue the value of the last plain `name = value`. */
-static int local_bindings(const nbc__list *stmts, const char *name, const nbc__node **pvalue);
+/* How a function binds one local name (nbc__each_binding): bindings counted, a rebinding
+ * (augmented assignment, loop target) as two; value, the last plain `name = value`'s value
+ * (NULL when it unpacks). */
+typedef struct {
+  const char *name;
+  int count;
+  const nbc__node *value;
+} bindings;
 
-static bool binds(const nbc__node *target, const char *name) {
-  if (!target) return false;
-  if (target->kind == NBC__N_NAME) return strcmp(target->str, name) == 0;
-  if (target->kind == NBC__N_TUPLE || target->kind == NBC__N_LIST)
-    for (int i = 0; i < target->list.count; i++)
-      if (binds(target->list.items[i], name)) return true;
-  return false;
+static void count_binding(nbc__node *t, const nbc__node *st, void *data) {
+  bindings *b = data;
+  if (strcmp(t->str, b->name) != 0) return;
+  if (st->kind != NBC__N_ASSIGN) {
+    b->count += 2; /* rebinds it: never a constant */
+    return;
+  }
+  b->count++;
+  b->value = NULL; /* unpacking: not a constant */
+  for (int k = 0; k < st->list.count; k++)
+    if (st->list.items[k] == t) b->value = st->a;
 }
 
-static int local_bindings(const nbc__list *stmts, const char *name, const nbc__node **pvalue) {
-  int count = 0;
-  for (int i = 0; i < stmts->count; i++) {
-    const nbc__node *s = stmts->items[i];
-    if (s->kind == NBC__N_ASSIGN) {
-      for (int k = 0; k < s->list.count; k++) {
-        const nbc__node *t = s->list.items[k];
-        if (!binds(t, name)) continue;
-        count++;
-        *pvalue = t->kind == NBC__N_NAME ? s->a : NULL; /* unpacking: not a constant */
-      }
-    } else if ((s->kind == NBC__N_AUGASSIGN || s->kind == NBC__N_FOR) && binds(s->a, name)) {
-      count += 2; /* rebinds it: never a constant */
-    }
-    count += local_bindings(&s->body, name, pvalue) + local_bindings(&s->orelse, name, pvalue);
-  }
-  return count;
+static int local_bindings(nbc__list *body, const char *name, const nbc__node **pvalue) {
+  bindings b = {name, 0, NULL};
+  nbc__each_binding(body, count_binding, &b);
+  *pvalue = b.value;
+  return b.count;
 }
 
 /* numba types `N = 100` as the literal 100, which a shape may then use: a local variable

@@ -241,8 +241,7 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
   return "i8";
 }
 
-/* Whether values of t exist at run time. */
-static bool has_value(const nbc__type *t) {
+bool nbc__lower_has_value(const nbc__type *t) {
   if (!t) return false;
   switch (t->kind) {
   case NBC__T_RANGE:
@@ -471,7 +470,7 @@ void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc_
     const char *x = nbc__lower_tmp(L);
     nbc__lower_emit(L, "%s = zext i1 %s to i8", x, value.v);
     nbc__buf_printf(out, "%si8 %s", sep, x);
-  } else if (has_value(t)) {
+  } else if (nbc__lower_has_value(t)) {
     nbc__buf_printf(out, "%s%s %s", sep, nbc__lower_ltype(L, t), value.v);
   } else {
     return; /* no run-time value: no parameter, as numba drops omitted arguments */
@@ -536,7 +535,7 @@ static nbc__lval unflatten_param(nbc__lowerer *L, const nbc__type *t, int index,
     const char *x = nbc__lower_tmp(L);
     nbc__lower_emit(L, "%s = icmp ne i8 %s, 0", x, p);
     v.v = x;
-  } else if (has_value(t)) {
+  } else if (nbc__lower_has_value(t)) {
     v.v = PARAM_(nbc__lower_ltype(L, t));
   }
 #undef PARAM_
@@ -806,7 +805,7 @@ static void emit_return(nbc__lowerer *L, nbc__lval v) {
     return;
   }
   const nbc__type *rt = fn->ret;
-  bool none = !has_value(rt);
+  bool none = !nbc__lower_has_value(rt);
   if (uses_c_abi(fn)) {
     if (none) {
       emit_terminator(L, "ret i8* null");
@@ -831,11 +830,12 @@ static void lower_return(nbc__lowerer *L, nbc__node *s) {
   nbc__lval v = {nbc__type_scalar(NBC__T_VOID), "null"};
   if (s->a) v = nbc__lower_expr(L, s->a);
   if (nbc__lower_failed(L)) return;
-  if (L->fn->is_kernel && s->a && has_value(v.type)) {
+  if (L->fn->is_kernel && s->a && nbc__lower_has_value(v.type)) {
     nbc__lower_error(L, s, "CUDA kernel must have void return type.");
     return;
   }
-  if (!has_value(v.type) && has_value(L->fn->ret)) v.v = nbc__lower_zero(L, L->fn->ret);
+  if (!nbc__lower_has_value(v.type) && nbc__lower_has_value(L->fn->ret))
+    v.v = nbc__lower_zero(L, L->fn->ret);
   emit_return(L, v);
 }
 
@@ -948,14 +948,14 @@ static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
   }
   /* Variables: one alloca each; parameters are stored into theirs. */
   for (int i = 0; i < fn->nvars; i++)
-    if (has_value(fn->vars[i].type))
+    if (nbc__lower_has_value(fn->vars[i].type))
       L->slots[i] = nbc__lower_alloca(L, nbc__lower_ltype(L, fn->vars[i].type));
   for (int a = 0; a < fn->nargs; a++) {
     int k = 0;
     nbc__lval v = unflatten_param(L, fn->argtypes[a], a, &k, &params, &types);
     for (int i = 0; i < fn->nvars; i++)
       if (fn->vars[i].is_param && fn->vars[i].param_index == a && L->slots[i] &&
-          has_value(fn->argtypes[a])) {
+          nbc__lower_has_value(fn->argtypes[a])) {
         const char *ty = nbc__lower_ltype(L, fn->vars[i].type);
         nbc__lval cv = nbc__lower_convert(L, v, fn->vars[i].type);
         nbc__lower_emit(L, "store %s %s, %s* %s", ty, cv.v, ty, L->slots[i]);
@@ -967,7 +967,7 @@ static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
   if (!L->terminated) {
     /* Falling off the end returns None (infer has made the return type accept it). */
     nbc__lval none = {nbc__type_scalar(NBC__T_VOID), "null"};
-    if (has_value(fn->ret)) none = (nbc__lval){fn->ret, nbc__lower_zero(L, fn->ret)};
+    if (nbc__lower_has_value(fn->ret)) none = (nbc__lval){fn->ret, nbc__lower_zero(L, fn->ret)};
     emit_return(L, none);
   }
 

@@ -141,6 +141,9 @@ static inline bool nbc__lower_is_half(const nbc__type *t) {
 }
 /* "f32", "f16" or "f64": the suffix of an LLVM float intrinsic for t. */
 const char *nbc__lower_intrinsic_suffix(const nbc__type *t);
+/* Whether values of t exist at run time (modules, functions, dtypes, None... do not: no
+ * variable slot, no parameter, nothing passed). */
+bool nbc__lower_has_value(const nbc__type *t);
 /* abs.f16 or neg.f16 of float16 bits (an i16), as numba-cuda emits them (inline PTX; a
  * constant folds). */
 const char *nbc__lower_half_unary(nbc__lowerer *L, const char *instr, const char *v);

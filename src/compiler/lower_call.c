@@ -192,8 +192,7 @@ static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbo
   nbc__buf_printf(&args, "%s* %s", rmt, slot);
   bool first = false;
   for (int i = 0; i < n->list.count; i++) {
-    nbc__type_kind k = argtypes[i] ? argtypes[i]->kind : NBC__T_VOID;
-    if (k == NBC__T_FUNCTION || k == NBC__T_DTYPE) continue; /* compile-time values */
+    if (!nbc__lower_has_value(argtypes[i])) continue; /* compile-time values: none passed */
     nbc__lval v = nbc__lower_expr(L, n->list.items[i]);
     v = nbc__lower_convert(L, v, argtypes[i]);
     nbc__lower_flatten(L, &args, argtypes[i], v, &first);

@@ -26,6 +26,27 @@
 
 #define MAX_DEFS 64 /* bindings of one name the analysis follows (a bit each) */
 
+static void each_target(nbc__node *t, const nbc__node *st, nbc__binding_fn fn, void *data) {
+  if (!t) return;
+  if (t->kind == NBC__N_NAME) {
+    if (t->str) fn(t, st, data);
+  } else if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST) {
+    for (int i = 0; i < t->list.count; i++) each_target(t->list.items[i], st, fn, data);
+  }
+}
+
+void nbc__each_binding(nbc__list *body, nbc__binding_fn fn, void *data) {
+  for (int i = 0; i < body->count; i++) {
+    nbc__node *st = body->items[i];
+    if (st->kind == NBC__N_ASSIGN)
+      for (int k = 0; k < st->list.count; k++) each_target(st->list.items[k], st, fn, data);
+    else if (st->kind == NBC__N_AUGASSIGN || st->kind == NBC__N_FOR)
+      each_target(st->a, st, fn, data);
+    nbc__each_binding(&st->body, fn, data);
+    nbc__each_binding(&st->orelse, fn, data);
+  }
+}
+
 typedef uint64_t defset;
 
 typedef struct use {
@@ -231,35 +252,18 @@ static void walk(web_pass *w, nbc__list *body, defset *s) {
   for (int i = 0; i < body->count && !w->unsupported; i++) walk_stmt(w, body->items[i], s);
 }
 
-/* The bindings of name in the statements, in source order (NAME nodes). */
-static void collect_defs(web_pass *w, nbc__node *t);
-static void collect(web_pass *w, nbc__list *body) {
-  for (int i = 0; i < body->count; i++) {
-    nbc__node *st = body->items[i];
-    if (st->kind == NBC__N_ASSIGN)
-      for (int k = 0; k < st->list.count; k++) collect_defs(w, st->list.items[k]);
-    else if (st->kind == NBC__N_AUGASSIGN || st->kind == NBC__N_FOR)
-      collect_defs(w, st->a);
-    collect(w, &st->body);
-    collect(w, &st->orelse);
-  }
-}
-
-static void collect_defs(web_pass *w, nbc__node *t) {
-  if (!t) return;
-  if (t->kind == NBC__N_NAME) {
-    if (!t->str || strcmp(t->str, w->name) != 0) return;
-    if (w->ndefs == MAX_DEFS) {
-      w->unsupported = true;
-      return;
-    }
-    w->defs[w->ndefs] = t;
-    w->parent[w->ndefs] = w->ndefs;
-    w->ndefs++;
+/* A binding of the name (a NAME node), in source order, into the web pass's defs. */
+static void collect_def(nbc__node *t, const nbc__node *st, void *data) {
+  (void)st;
+  web_pass *w = data;
+  if (strcmp(t->str, w->name) != 0) return;
+  if (w->ndefs == MAX_DEFS) {
+    w->unsupported = true;
     return;
   }
-  if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST)
-    for (int i = 0; i < t->list.count; i++) collect_defs(w, t->list.items[i]);
+  w->defs[w->ndefs] = t;
+  w->parent[w->ndefs] = w->ndefs;
+  w->ndefs++;
 }
 
 /* Splits the webs of one name; false when out of memory. */
@@ -273,7 +277,7 @@ static bool split_name(nbc__ctx *ctx, nbc__node *def, const char *name, nbc__nod
     w.parent[0] = 0;
     w.ndefs = 1;
   }
-  collect(&w, &def->body);
+  nbc__each_binding(&def->body, collect_def, &w);
   if (w.unsupported || w.ndefs < 2) return true;
   defset s = param ? 1 : 0;
   walk(&w, &def->body, &s);
@@ -296,55 +300,36 @@ static bool split_name(nbc__ctx *ctx, nbc__node *def, const char *name, nbc__nod
   return true;
 }
 
-/* The names bound more than once (or a parameter bound again) in the statements. */
-static void rebound_names(nbc__list *body, const char **seen, int *nseen, int cap,
-                          const char **twice, int *ntwice);
+/* The names bound more than once (a parameter counts as bound once). */
+typedef struct {
+  const char *seen[256], *twice[256];
+  int nseen, ntwice;
+} rebound;
 
-static void note_name(const nbc__node *t, const char **seen, int *nseen, int cap,
-                      const char **twice, int *ntwice) {
-  if (!t) return;
-  if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST) {
-    for (int i = 0; i < t->list.count; i++)
-      note_name(t->list.items[i], seen, nseen, cap, twice, ntwice);
+static void note_binding(nbc__node *t, const nbc__node *st, void *data) {
+  (void)st;
+  rebound *r = data;
+  int cap = (int)(sizeof r->seen / sizeof r->seen[0]);
+  for (int i = 0; i < r->nseen; i++) {
+    if (strcmp(r->seen[i], t->str) != 0) continue;
+    for (int j = 0; j < r->ntwice; j++)
+      if (strcmp(r->twice[j], t->str) == 0) return;
+    if (r->ntwice < cap) r->twice[r->ntwice++] = t->str;
     return;
   }
-  if (t->kind != NBC__N_NAME || !t->str) return;
-  for (int i = 0; i < *nseen; i++) {
-    if (strcmp(seen[i], t->str) != 0) continue;
-    for (int j = 0; j < *ntwice; j++)
-      if (strcmp(twice[j], t->str) == 0) return;
-    if (*ntwice < cap) twice[(*ntwice)++] = t->str;
-    return;
-  }
-  if (*nseen < cap) seen[(*nseen)++] = t->str;
-}
-
-static void rebound_names(nbc__list *body, const char **seen, int *nseen, int cap,
-                          const char **twice, int *ntwice) {
-  for (int i = 0; i < body->count; i++) {
-    nbc__node *st = body->items[i];
-    if (st->kind == NBC__N_ASSIGN)
-      for (int k = 0; k < st->list.count; k++)
-        note_name(st->list.items[k], seen, nseen, cap, twice, ntwice);
-    else if (st->kind == NBC__N_AUGASSIGN || st->kind == NBC__N_FOR)
-      note_name(st->a, seen, nseen, cap, twice, ntwice);
-    rebound_names(&st->body, seen, nseen, cap, twice, ntwice);
-    rebound_names(&st->orelse, seen, nseen, cap, twice, ntwice);
-  }
+  if (r->nseen < cap) r->seen[r->nseen++] = t->str;
 }
 
 bool nbc__ssa_split(nbc__ctx *ctx, nbc__node *def) {
-  enum { CAP = 256 };
-  const char *seen[CAP], *twice[CAP];
-  int nseen = 0, ntwice = 0;
-  for (int i = 0; i < def->params.count && nseen < CAP; i++)
-    seen[nseen++] = def->params.items[i]->str;
-  rebound_names(&def->body, seen, &nseen, CAP, twice, &ntwice);
-  for (int k = 0; k < ntwice; k++) {
+  rebound r;
+  r.nseen = r.ntwice = 0;
+  for (int i = 0; i < def->params.count; i++) note_binding(def->params.items[i], NULL, &r);
+  nbc__each_binding(&def->body, note_binding, &r);
+  for (int k = 0; k < r.ntwice; k++) {
     nbc__node *param = NULL;
     for (int i = 0; i < def->params.count; i++)
-      if (strcmp(def->params.items[i]->str, twice[k]) == 0) param = def->params.items[i];
-    if (!split_name(ctx, def, twice[k], param)) {
+      if (strcmp(def->params.items[i]->str, r.twice[k]) == 0) param = def->params.items[i];
+    if (!split_name(ctx, def, r.twice[k], param)) {
       nbc__diag_oom(ctx);
       return false;
     }

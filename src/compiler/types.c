@@ -1267,6 +1267,15 @@ static const nbc__type *sig_tuple(sigp *s, bool uni) {
   return t;
 }
 
+/* Whether a signature's tuple may hold these items (scalars, arrays, tuples); reported. */
+static bool sig_tuple_items_ok(sigp *s, const nbc__type *const *items, int count) {
+  for (int i = 0; i < count; i++)
+    if (!is_scalar_kind(items[i]->kind) && items[i]->kind != NBC__T_TUPLE &&
+        items[i]->kind != NBC__T_ARRAY)
+      return sig_error(s, "%s", "tuples may only hold scalars, arrays and tuples of them");
+  return true;
+}
+
 static const nbc__type *sig_tuple_items(sigp *s, bool uni) {
   const nbc__type *items[64];
   int count = 0;
@@ -1313,13 +1322,7 @@ static const nbc__type *sig_tuple_items(sigp *s, bool uni) {
     }
     if (inner && !sig_expect(s, ')')) return NULL;
   }
-  if (!sig_expect(s, ')')) return NULL;
-  for (int i = 0; i < count; i++)
-    if (!is_scalar_kind(items[i]->kind) && items[i]->kind != NBC__T_TUPLE &&
-        items[i]->kind != NBC__T_ARRAY) {
-      sig_error(s, "%s", "tuples may only hold scalars, arrays and tuples of them");
-      return NULL;
-    }
+  if (!sig_expect(s, ')') || !sig_tuple_items_ok(s, items, count)) return NULL;
   const nbc__type *t = nbc__type_tuple(s->ctx, items, count);
   if (!t) nbc__diag_oom(s->ctx);
   return t;
@@ -1534,11 +1537,7 @@ static const nbc__type *sig_named_tuple(sigp *s) {
     count++;
     sig_skip(s);
   }
-  if (!sig_expect(s, ')')) return NULL;
-  for (int i = 0; i < count; i++)
-    if (!is_scalar_kind(items[i]->kind) && items[i]->kind != NBC__T_TUPLE &&
-        items[i]->kind != NBC__T_ARRAY)
-      return sig_error(s, "%s", "tuples may only hold scalars, arrays and tuples of them"), NULL;
+  if (!sig_expect(s, ')') || !sig_tuple_items_ok(s, items, count)) return NULL;
   nbc__type *t = (nbc__type *)nbc__type_tuple(s->ctx, items, count);
   const char **copy = nbc__arena_alloc(s->ctx->arena, sizeof *copy * (size_t)(count + 1));
   if (!t || !copy) return nbc__diag_oom(s->ctx), NULL;
