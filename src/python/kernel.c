@@ -260,9 +260,11 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
   if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");
   /* numpy scalars (numpy.generic: they export a buffer too, so ask numpy): their dtype */
-  /* (numpy.record, np.recarray's element, is a Python subclass of numpy.void: "record") */
+  /* (numpy.record, np.recarray's element, is a Python subclass of numpy.void named "record";
+   * an object can only be one once numpy is loaded, so this imports nothing) */
   int np_scalar = strncmp(Py_TYPE(a)->tp_name, "numpy.", 6) == 0 ||
-                  nbc__py_is_numpy_void(st, a);
+                  (PyDict_GetItemString(PyImport_GetModuleDict(), "numpy") &&
+                   nbc__py_is_numpy_void(st, a));
   if (np_scalar) {
     if (!nbc__py_numpy(st)) return NULL;
     np_scalar = !PyObject_TypeCheck(a, (PyTypeObject *)st->np_ndarray);
