@@ -24,10 +24,14 @@ every Python figure, for every library.
 
 The control: bench/bare_binding.c, built here for this interpreter, is the thinnest binding
 possible — a Python callable that runs the same raw row once and returns None. One batch of it
-follows each Python batch too. bare - raw is what reaching the driver from Python costs any
-binding (the call statement, and the driver running slower between interpreter steps than back
-to back in C); "nbcuda - bare" is what nbcuda's binding adds (argument conversion, result
-objects, the context check, GIL release where the bare call keeps it).
+runs next to each Python batch too (before or after it, alternating), and one batch of the same
+callable running the row's nbcuda C API side. bare - raw is what reaching the driver from
+Python costs any binding (the call statement, and the driver running slower between
+interpreter steps than back to back in C); "nbcuda - bare" is what nbcuda adds (its C library,
+argument conversion, result objects, GIL release where the bare call keeps it), printed with
+the interquartile range of its per-batch values, which says how far the driver's own
+batch-to-batch variation lets the figure be trusted; "binding" (nbcuda - bare C API) is what
+the Python binding alone adds to the C library's call.
 
 Usage:
     python bench/host_py.py [--batches 15] [--n 2000] [--only nbcuda,numba,cupy,cuda.core]
@@ -354,40 +358,59 @@ def host_calls_library(explicit):
     return None, "; ".join(why)
 
 
-def timeit_paired(loop, n, batches, drain, raw_batch, bare_loop=None):
+def timeit_paired(loop, n, batches, drain, raw_batch, bare_loop=None, bare_capi_loop=None):
     """Like timeit, with one batch of raw driver calls (raw_batch(1, n)) and one of nbcuda's C
-    API (raw_batch(0, n)) after each Python batch, and one batch of the bare binding's Python
-    calls (bare_loop) when given: a dict of medians per call in seconds — "py", "raw", "capi",
-    "bare" (None without bare_loop) — and of the per-batch differences "overhead" (Python -
-    raw) and "over_bare" (Python - bare)."""
+    API (raw_batch(0, n)) after each Python batch, and one batch each of the bare binding's
+    Python calls of the raw row (bare_loop) and of the C API row (bare_capi_loop) when given.
+    The Python statement and the bare calls run in alternating order (Python first in even
+    rounds, last in odd ones), so a drift of the driver's state within a round does not favour
+    either. Returns a dict of medians per call in seconds — "py", "raw", "capi", "bare",
+    "bare_capi" (None without the loops) — of the per-round differences "overhead" (Python -
+    raw), "over_bare" (Python - bare) with its interquartile range "over_bare_iqr" (q1, q3),
+    and "binding" (Python - bare C API: what the binding adds to the C library's call)."""
     loop(min(n, 200))
-    if bare_loop:
-        bare_loop(min(n, 200))
+    bares = [b for b in (bare_loop, bare_capi_loop) if b]
+    for b in bares:
+        b(min(n, 200))
     if drain:
         drain()
-    py, raw, capi, bare = [], [], [], []
-    for _ in range(batches):
+
+    def timed(f):
         t = time.perf_counter()
-        loop(n)
-        py.append((time.perf_counter() - t) / n)
+        f(n)
+        dt = (time.perf_counter() - t) / n
         if drain:
             drain()
+        return dt
+
+    py, raw, capi, bare, bare_capi = [], [], [], [], []
+    for k in range(batches):
+        if k % 2 == 0:
+            py.append(timed(loop))
         if bare_loop:
-            t = time.perf_counter()
-            bare_loop(n)
-            bare.append((time.perf_counter() - t) / n)
-            if drain:
-                drain()
+            bare.append(timed(bare_loop))
+        if bare_capi_loop:
+            bare_capi.append(timed(bare_capi_loop))
+        if k % 2 == 1:
+            py.append(timed(loop))
         r, c = raw_batch(1, n), raw_batch(0, n)
         if r < 0 or c < 0:
             raise RuntimeError("a host_calls batch failed")
         raw.append(r * 1e-9)
         capi.append(c * 1e-9)
     med = statistics.median
+
+    def diffs(other):
+        return [p - o for p, o in zip(py, other)] if other else None
+    over_bare = diffs(bare)
+    q = statistics.quantiles(over_bare, n=4) if over_bare and len(over_bare) > 1 else None
     return {"py": med(py), "raw": med(raw), "capi": med(capi),
             "bare": med(bare) if bare else None,
-            "overhead": med([p - r for p, r in zip(py, raw)]),
-            "over_bare": med([p - b for p, b in zip(py, bare)]) if bare else None}
+            "bare_capi": med(bare_capi) if bare_capi else None,
+            "overhead": med(diffs(raw)),
+            "over_bare": med(over_bare) if over_bare else None,
+            "over_bare_iqr": (q[0], q[2]) if q else None,
+            "binding": med(diffs(bare_capi)) if bare_capi else None}
 
 
 def main():
@@ -434,13 +457,15 @@ def main():
                 if raw_lib and key:
                     def raw_batch(which, n, key=key.encode()):
                         return raw_lib.host_calls_batch(key, which, n)
-                    bare_loop = None
+                    bare_loop = bare_capi_loop = None
                     if bare:
                         op = raw_lib.host_calls_raw_op(key.encode())
-                        call = bare.call(op or 0, name in BARE_RELEASES_GIL)
-                        bare_loop = compile_loop("_bare()", {"_bare": call})
+                        gil = name in BARE_RELEASES_GIL
+                        bare_loop = compile_loop("_bare()", {"_bare": bare.call(op or 0, gil)})
+                        bare_capi_loop = compile_loop("_bare()",
+                                                      {"_bare": bare.call(op or 0, gil, 0)})
                     rows[name] = timeit_paired(loop, args.n, args.batches, drain, raw_batch,
-                                               bare_loop)
+                                               bare_loop, bare_capi_loop)
                     results[lib][name] = rows[name]["py"]
                 else:
                     results[lib][name] = timeit(loop, args.n, args.batches, drain)
@@ -456,7 +481,7 @@ def main():
     if "nbcuda" in libs:
         cols += ["nbcuda µs", "raw driver µs", "overhead ns", "C API µs"]
         if bare:
-            cols += ["bare binding µs", "nbcuda - bare ns"]
+            cols += ["bare binding µs", "nbcuda - bare ns", "(IQR)", "binding ns"]
     cols += [HEADERS[lib] for lib in others]
     print("| " + " | ".join(cols) + " |")
     print("|---|" + "---:|" * (len(cols) - 1))
@@ -473,6 +498,10 @@ def main():
                 has = r and r["bare"] is not None
                 cells.append(f"{r['bare'] * 1e6:.2f}" if has else "–")
                 cells.append(f"{r['over_bare'] * 1e9:+.0f}" if has else "–")
+                iqr = r and r["over_bare_iqr"]
+                cells.append(f"{iqr[0] * 1e9:+.0f}…{iqr[1] * 1e9:+.0f}" if iqr else "–")
+                cells.append(f"{r['binding'] * 1e9:+.0f}" if r and r["binding"] is not None
+                             else "–")
         for lib in others:
             v = results[lib].get(name)
             cells.append(f"{v * 1e6:.2f}" if v is not None else "–")
@@ -489,8 +518,12 @@ def main():
         print("Bare binding: `bench/bare_binding.c`, a Python callable (vectorcall, no "
               "arguments, returns None) running the same raw row once per call, timed after "
               "each Python batch; what no binding avoids. nbcuda - bare = median over batches "
-              "of (nbcuda - bare): what nbcuda's binding adds. The bare call releases the GIL "
-              "for: " + ", ".join(sorted(BARE_RELEASES_GIL)) + ".")
+              "of (nbcuda - bare), with the interquartile range of those differences (IQR): "
+              "what nbcuda adds, its C library included. binding = median over batches of "
+              "(nbcuda - the same bare callable running nbcuda's C API row): what the Python "
+              "binding adds to the C library's call. The Python statement and the bare calls "
+              "alternate in order between batches. The bare call releases the GIL for: "
+              + ", ".join(sorted(BARE_RELEASES_GIL)) + ".")
     if not args.no_import:
         print("\n## Import and first context (median of 5 fresh interpreters)\n")
         print("| library | import ms | first current_context() ms |")

@@ -332,9 +332,10 @@ int nbc__py_checked_count(const ArrayObject *a, int64_t *pcount) {
     }
     zero |= a->shape[d] == 0;
   }
+  int64_t bytes = a->itemsize; /* n * itemsize, checked: no division on this path */
   for (int d = 0; d < a->ndim; d++) {
     if (a->shape[d] == 0) continue;
-    if (a->shape[d] > INT64_MAX / a->itemsize / n) return nbc__py_too_big();
+    if (__builtin_mul_overflow(bytes, a->shape[d], &bytes)) return nbc__py_too_big();
     n *= a->shape[d];
   }
   *pcount = zero ? 0 : n;

@@ -353,7 +353,12 @@ static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject 
                                    PyObject *strides, char order, PyObject *stream) {
   ArrayObject *a = nbc__py_array_alloc(st);
   if (!a) return NULL;
-  if (nbc__py_dtype_arg(st, dtype, &a->kind, &a->itemsize, &a->dtype) < 0) goto fail;
+  if (!dtype) { /* numba's default, float64; its dtype object is made on first use */
+    a->kind = 'f';
+    a->itemsize = 8;
+  } else if (nbc__py_dtype_arg(st, dtype, &a->kind, &a->itemsize, &a->dtype) < 0) {
+    goto fail;
+  }
   if (nbc__py_stream_to_bind(st, stream, &a->stream) < 0) goto fail;
   nbc__py_set_typestr(a->typestr, a->kind, a->itemsize);
   /* an int shape is one dimension: read as is, without a tuple */
@@ -396,18 +401,12 @@ static PyObject *py_device_array(PyObject *module, PyObject *const *args, Py_ssi
                                  &dtype, &strides, &order, &stream_obj)) {
     return NULL;
   }
-  nbc__py_state *st = nbc__py_module_state(module);
-  PyObject *dt = dtype ? Py_NewRef(dtype) : PyDict_GetItemString(st->types, "float64");
-  if (!dtype) Py_XINCREF(dt);
-  if (!dt) return NULL;
   if (order[0] != 'C' && order[0] != 'F') {
-    Py_DECREF(dt);
     PyErr_SetString(PyExc_ValueError, "order must be 'C' or 'F'");
     return NULL;
   }
-  PyObject *r = make_device_array(st, shape, dt, strides, order[0], stream_obj);
-  Py_DECREF(dt);
-  return r;
+  return make_device_array(nbc__py_module_state(module), shape, dtype, strides, order[0],
+                           stream_obj);
 }
 
 static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject *kwargs) {

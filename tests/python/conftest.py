@@ -160,8 +160,12 @@ def only(texts):
 
 def load_kernel_module(tmp_path, name, source, cuda_module):
     """source written to tmp_path/<name>.py (the compilers read a kernel's source from its
-    file) and imported with `cuda` bound to cuda_module (nbcuda or numba.cuda)."""
+    file) and imported with `cuda` bound to cuda_module (nbcuda or numba.cuda). For nbcuda on
+    a machine without numba, the source's `from numba import` lines (numba's type objects,
+    which nbcuda accepts when numba is there) take the same names from nbcuda."""
     import importlib.util
+    if cuda_module.__name__ == "nbcuda" and importlib.util.find_spec("numba") is None:
+        source = source.replace("from numba import ", "from nbcuda import ")
     path = tmp_path / f"{name}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(f"{name}_{id(cuda_module)}", path)
