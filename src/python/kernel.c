@@ -192,6 +192,7 @@ KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObj
     nbc__py_raise(st, s);
     goto fail;
   }
+  k->nviews = nbc__py_launch_views(k->sig);
   const char *ret = nbc_signature_return_type(k->sig);
   if (!is_void(ret)) {
     PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");

@@ -32,6 +32,7 @@ typedef struct {
                       was declared use_cooperative=True) */
   int fp16;        /* calls numba.cuda.fp16's wrappers: their shim is linked */
   nbc_signature_t *sig;
+  int nviews; /* the array views a launch may need (nbc__py_launch_views of sig) */
   nbc_compile_result_t *result;
   struct {
     nbc_context_t *ctx;
@@ -104,6 +105,9 @@ int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj);
 /* The kernel's function in the current context, loading the code there the first time;
  * NULL with the error set. */
 nbc_function_t *nbc__py_kernel_function(nbc__py_state *st, KernelObject *k);
+/* How many array arguments, tuple items included, a launch with signature sig may have to
+ * take views of (host arrays copied in and back). */
+int nbc__py_launch_views(const nbc_signature_t *sig);
 /* A launch dimension: an int or a tuple of up to three ints, into out (unused ones 1); 0,
  * or -1 with a ValueError naming what. */
 int nbc__py_dims_arg(PyObject *o, unsigned out[3], const char *what);

@@ -20,6 +20,7 @@
  * largest block the specialisation can have (what numba-cuda's
  * get_max_potential_block_size answers).
  */
+#include "devicearray.h"
 #include "kernel.h"
 
 #include <structmember.h>
@@ -110,6 +111,13 @@ static int views_needed(const nbc_param_info_t *p) {
   int n = 0;
   for (int k = 0; p->kind == NBC_PARAM_TUPLE && k < p->nitems; k++)
     n += views_needed(&p->items[k]);
+  return n;
+}
+
+int nbc__py_launch_views(const nbc_signature_t *sig) {
+  int n = 0;
+  for (int i = 0; i < nbc_signature_nargs(sig); i++)
+    n += views_needed(nbc_signature_param(sig, i));
   return n;
 }
 
@@ -385,11 +393,9 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   size_t size = nbc_signature_params_size(sig);
   _Alignas(16) char stackbuf[1024];
   char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
-  int needed = 0;
-  for (int i = 0; i < n; i++)
-    needed += views_needed(nbc_signature_param(sig, i));
   nbc__py_array_view stackviews[8];
-  nbc__py_array_view *views = needed <= 8 ? stackviews : calloc((size_t)needed, sizeof *views);
+  nbc__py_array_view *views =
+      k->nviews <= 8 ? stackviews : calloc((size_t)k->nviews, sizeof *views);
   if (!buf || !views) {
     if (buf != stackbuf) free(buf);
     return PyErr_NoMemory();
@@ -397,7 +403,17 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   int nviews = 0, ok = 1;
   for (int i = 0; ok && i < n; i++) {
     const nbc_param_info_t *p = nbc_signature_param(sig, i);
-    if (p->kind == NBC_PARAM_ARRAY) {
+    if (p->kind == NBC_PARAM_ARRAY && Py_TYPE(args[i]) == st->DeviceArrayType) {
+      /* the hot path: a device array is passed in place, packed from its own fields */
+      ArrayObject *a = (ArrayObject *)args[i];
+      if (nbc__py_array_alive(st, a, "cuLaunchKernel") < 0) {
+        ok = 0;
+        break;
+      }
+      nbc_status_t s = nbc_signature_pack_array(sig, i, buf, a->data, a->kind, a->itemsize,
+                                                a->ndim, a->shape, a->strides);
+      if (s != NBC_OK) ok = argument_refused(st, s) == 0;
+    } else if (p->kind == NBC_PARAM_ARRAY) {
       nbc__py_array_view *v = &views[nviews];
       if (nbc__py_array_view_get(st, args[i], v) < 0) {
         ok = 0;
