@@ -11,6 +11,10 @@
  * nbc__py_raise reads the per-thread message of the C library (nbc_last_error(), and for
  * driver failures nbc_last_driver_error()/nbc_last_driver_call()) and picks the class by
  * status, following what numba-cuda raises in the same situation.
+ *
+ * Code written for numba catches numba's TypingError. When numba's errors module is loaded
+ * (never imported here), the TypingError raised is a subclass of both nbcuda's and numba's
+ * (_typing_error_class), made once per set of numba classes; its str() is the message alone.
  */
 #include "nbcuda_py.h"
 
@@ -39,6 +43,31 @@ static const char errors_source[] =
     "    '''The Python function cannot be compiled (file:line:col, source line, caret).'''\n"
     "class TypingError(CompileError):\n"
     "    '''Typing failed under numba's rules (file:line:col, source line, caret).'''\n"
+    "_with_numba = {}\n"
+    "def _typing_error_class():\n"
+    "    '''TypingError, or when numba's errors module is loaded (code written for numba, which\n"
+    "    catches numba's TypingError), a subclass of it and of numba's TypingError classes.'''\n"
+    "    import sys\n"
+    "    theirs = [getattr(sys.modules.get(name), 'TypingError', None)\n"
+    "              for name in ('numba.core.errors', 'numba.cuda.core.errors')]\n"
+    "    theirs = [t for t in dict.fromkeys(theirs)  # numba-cuda may re-export numba's\n"
+    "              if isinstance(t, type) and issubclass(t, Exception)]\n"
+    "    # the most derived of them only: a subclass listed with its base has no method order\n"
+    "    key = (TypingError,) + tuple(t for i, t in enumerate(theirs) if not any(\n"
+    "        u is not t and issubclass(u, t) for u in theirs[:i] + theirs[i + 1:]))\n"
+    "    if len(key) == 1:\n"
+    "        return TypingError\n"
+    "    if key not in _with_numba:\n"
+    "        def __init__(self, msg):\n"
+    "            Exception.__init__(self, msg)\n"
+    "            self.msg, self.loc = msg, None  # numba's NumbaError attributes\n"
+    "        try:\n"
+    "            _with_numba[key] = type('TypingError', key, {\n"
+    "                '__module__': __name__, '__doc__': TypingError.__doc__,\n"
+    "                '__init__': __init__, '__str__': Exception.__str__})\n"
+    "        except TypeError:  # no consistent method order with these bases\n"
+    "            _with_numba[key] = TypingError\n"
+    "    return _with_numba[key]\n"
     "class CCSupportError(RuntimeError):\n"
     "    '''The compute capability is not supported.'''\n"
     "class LinkerError(RuntimeError):\n"
@@ -74,6 +103,11 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
       {"CCSupportError", &st->CCSupportError},     {"LinkerError", &st->LinkerError},
       {"KernelRuntimeError", NULL}, /* offered, never raised */
   };
+  st->typing_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_typing_error_class"));
+  if (!st->typing_error_class) {
+    PyErr_SetString(PyExc_SystemError, "nbcuda: _typing_error_class not defined");
+    goto fail;
+  }
   for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
     PyObject *cls = PyDict_GetItemString(ns, items[i].name);
     if (!cls) {
@@ -88,6 +122,16 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
 fail:
   Py_DECREF(ns);
   return -1;
+}
+
+PyObject *nbc__py_typing_error(nbc__py_state *st) {
+  PyObject *cls = PyObject_CallNoArgs(st->typing_error_class);
+  if (!cls) { /* cannot happen; the plain class then, the reason dropped */
+    PyErr_Clear();
+    return st->TypingError;
+  }
+  Py_DECREF(cls); /* kept alive by the function's cache (or the module) */
+  return cls;
 }
 
 /* CudaAPIError(code, "Call to <fn> results in <CUDA_ERROR_NAME>") for the last driver
@@ -159,7 +203,7 @@ PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status) {
   case NBC_COMPILE_ERROR: cls = st->CompileError; break;
   case NBC_UNSUPPORTED:
   case NBC_TYPING_ERROR:
-  case NBC_SIGNATURE_ERROR: cls = st->TypingError; break;
+  case NBC_SIGNATURE_ERROR: cls = nbc__py_typing_error(st); break;
   default: cls = PyExc_SystemError; break;
   }
   PyErr_SetString(cls, msg);

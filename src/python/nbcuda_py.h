@@ -25,6 +25,7 @@ typedef struct nbc__py_state {
   PyObject *CudaSupportError, *CudaDriverError, *CudaAPIError, *CudaRuntimeError;
   PyObject *NvvmError, *NvvmSupportError, *CompileError, *TypingError, *CCSupportError;
   PyObject *LinkerError;
+  PyObject *typing_error_class; /* errors.c's _typing_error_class() */
   /* heap types */
   PyTypeObject *DeviceType, *ManagedDeviceType, *DeviceListType, *ContextType;
   PyTypeObject *StreamType, *EventType, *DeviceArrayType, *NbTypeType, *KernelType;
@@ -94,6 +95,9 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st);
 /* Raises the exception for a failed status (message from nbc_last_error()) and returns
  * NULL. */
 PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status);
+/* The TypingError class to raise now (borrowed): nbcuda's, or with numba's errors module
+ * loaded a subclass of it and of numba's TypingError. */
+PyObject *nbc__py_typing_error(nbc__py_state *st);
 /* The same, for functions that return int: returns -1. */
 int nbc__py_raise_int(nbc__py_state *st, nbc_status_t status);
 /* numpy's ValueError for a shape whose bytes do not fit ("array is too big; ..."); -1. */

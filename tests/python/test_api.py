@@ -36,6 +36,70 @@ def test_exception_hierarchy(cuda):
     assert str(e) == "An exception was raised in thread=(1, 0, 0) block=(2, 0, 0)\n\tboom"
 
 
+BAD_KERNEL = "def bad(x):\n    x[0] = undefined_name\n"
+
+
+def test_typing_errors_are_numbas_too_once_numba_is_loaded(run_py, tmp_path):
+    # Code written for numba catches numba's TypingError; nbcuda never imports numba, but once
+    # numba's errors module is loaded its TypingError catches nbcuda's too. A stand-in module
+    # here (numba-cuda has two, numba.core.errors and numba.cuda.core.errors, one deriving from
+    # the other in some versions); the real numba on the GPU machine, in the test below.
+    (tmp_path / "bad_kernel.py").write_text(BAD_KERNEL)
+    out = run_py(r"""
+import sys, types
+import nbcuda as cuda
+from bad_kernel import bad
+
+try:
+    cuda.compile_ptx(bad, "void(float32[:])", cc=(9, 0))
+except cuda.TypingError as e:
+    print(type(e) is cuda.TypingError, str(e).count("undefined_name") > 0)
+
+class NumbaError(Exception):
+    def __init__(self, msg, loc=None, highlighting=True):
+        super().__init__("decorated: " + msg)
+class TypingError(NumbaError):
+    pass
+class CudaTypingError(TypingError):
+    pass
+for name, cls in (("numba.core.errors", TypingError), ("numba.cuda.core.errors", CudaTypingError)):
+    m = types.ModuleType(name)
+    m.TypingError = cls
+    sys.modules[name] = m
+for _ in range(2):
+    if _ == 1:  # the same class under both names, as numba-cuda re-exports numba's
+        sys.modules["numba.cuda.core.errors"].TypingError = TypingError
+    try:
+        cuda.compile_ptx(bad, "void(float32[:])", cc=(9, 0))
+    except TypingError as e:
+        print(isinstance(e, cuda.TypingError), isinstance(e, CudaTypingError) == (_ == 0),
+              str(e).startswith("decorated"), e.msg == str(e), type(e).__name__)
+""", env={"PYTHONPATH": str(tmp_path)}).stdout.split("\n")
+    assert out[0] == "True True"
+    assert out[1] == "True True False True TypingError"
+    assert out[2] == "True True False True TypingError"
+
+
+def test_typing_errors_are_caught_by_numbas_class(run_py, tmp_path):
+    pytest.importorskip("numba")
+    (tmp_path / "bad_kernel.py").write_text(BAD_KERNEL)
+    out = run_py(r"""
+import numpy as np
+for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
+    if not hasattr(np, old) and hasattr(np, new):
+        setattr(np, old, getattr(np, new))
+from numba.core.errors import TypingError
+import nbcuda as cuda
+from bad_kernel import bad
+
+try:
+    cuda.compile_ptx(bad, "void(float32[:])", cc=(9, 0))
+except TypingError as e:
+    print(isinstance(e, cuda.TypingError), "undefined_name" in str(e))
+""", env={"PYTHONPATH": str(tmp_path)}).stdout.split("\n")
+    assert out[0] == "True True"
+
+
 def test_import_does_not_initialise_cuda(run_py):
     # numba: CUDA_VISIBLE_DEVICES set after the import must still count, so no cuInit.
     p = run_py("""
