@@ -45,6 +45,8 @@ typedef struct {
 static inline nbc__py_state *state(PyObject *self) { return nbc__py_state_of(self); }
 
 /* ================================================================== devicearray.c === */
+/* Frees the dead arrays kept for reuse (module_clear). */
+void nbc__py_array_freelist_clear(nbc__py_state *st);
 /* numba's ValueError for a copy of a buffer that is not one contiguous region. */
 extern const char nbc__py_noncontig_msg[];
 /* Sets the number of dimensions, with room for the shape and strides; -1 with MemoryError. */

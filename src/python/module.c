@@ -8,6 +8,7 @@
  * by the C library on first use. numpy is imported on the first call that needs it.
  */
 #include "nbcuda_py.h"
+#include "devicearray.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -322,6 +323,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
 static int module_clear(PyObject *module) {
   nbc__py_state *st = nbc__py_module_state(module);
   if (!st) return 0;
+  nbc__py_array_freelist_clear(st);
 #define CLEAR_(f) Py_CLEAR(st->f);
   STATE_OBJECTS(CLEAR_)
 #undef CLEAR_

@@ -18,6 +18,7 @@
 #include "nbcuda.h"
 
 #define NBC__PY_DTYPE_CACHE 32
+#define NBC__PY_FREE_ARRAYS 16
 
 /* The state of one `nbcuda` module object. */
 typedef struct nbc__py_state {
@@ -71,6 +72,10 @@ typedef struct nbc__py_state {
   int emm_env_checked;
   PyObject *emm_classes;
   unsigned short dtype_key_codes[NBC__PY_DTYPE_CACHE], dtype_obj_codes[NBC__PY_DTYPE_CACHE];
+  /* devicearray.c: dead DeviceNDArray objects kept for reuse (their memory, untracked, no
+   * references held), so that making an array skips Python's allocator and GC bookkeeping */
+  PyObject *free_arrays[NBC__PY_FREE_ARRAYS];
+  int nfree_arrays;
 } nbc__py_state;
 
 /* The state of the module that owns an object's type, and of a module object. */

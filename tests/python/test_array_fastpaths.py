@@ -134,3 +134,34 @@ def test_device_array_like_keeps_the_layout(cuda):
     assert cuda.device_array_like(a, stream=s).stream is s
     assert cuda.device_array_like(a).stream == 0
     assert cuda.device_array_like(np.zeros(3, np.int16)).dtype == np.int16
+
+
+def describe(d):
+    cai = d.__cuda_array_interface__
+    return (d.shape, d.strides, d.dtype, d.size, d.nbytes, cai["typestr"], cai["strides"],
+            cai["stream"], d.stream, d.is_c_contiguous(), d.is_f_contiguous())
+
+
+def test_arrays_made_after_others_died_are_new(cuda):
+    # dead arrays are kept for reuse (devicearray.c's free list): whatever the dead ones were
+    # (views, bound to a stream, 6-D, records, wrapping another object's memory), an array
+    # made next is exactly as a fresh one
+    fresh = {"1d": describe(cuda.device_array(7, np.int16)),
+             "2d": describe(cuda.device_array((3, 4), np.float32, order="F")),
+             "float64": describe(cuda.device_array(5))}
+    rec = np.dtype([("a", np.int32), ("b", np.float64)])
+    for _ in range(3):
+        s = cuda.stream()
+        base = cuda.to_device(np.arange(24.0).reshape(4, 6), stream=s)
+        dead = [base, base[1:, ::2], base.T, cuda.device_array((1, 2, 1, 2, 1, 2), np.uint8),
+                cuda.device_array(3, rec), cuda.as_cuda_array(base), cuda.device_array(0)]
+        for d in dead:
+            d.copy_to_host()
+        del dead, base, d
+        made = {"1d": cuda.device_array(7, np.int16),
+                "2d": cuda.device_array((3, 4), np.float32, order="F"),
+                "float64": cuda.device_array(5)}
+        assert {k: describe(v) for k, v in made.items()} == fresh
+        h = np.arange(7, dtype=np.int16)
+        made["1d"].copy_to_device(h)
+        assert np.array_equal(made["1d"].copy_to_host(), h)
