@@ -1815,8 +1815,8 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
   if (callee->inferring && !ret) { /* a recursive call: the returns typed so far */
     ret = callee->ret_estimate;
     if (!ret)
-      return TYPING(I, n, "cannot determine the return type of the recursive function '%s': "
-                    "it needs a return that does not recurse", G->g.name),
+      return TYPING(I, n, "cannot type infer runaway recursion: the return type of the "
+                    "recursive function '%s' needs a return that does not recurse", G->g.name),
              NULL;
   }
   if (G->g.forceinline) callee->forceinline = true;

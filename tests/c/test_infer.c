@@ -207,8 +207,9 @@ TEST(calls_are_cached_per_types) {
     if (strcmp(f->name, "f") == 0) fs++;
   ASSERT_EQ(fs, 2); /* f(int32) and f(float32), the second f(x) reuses the first */
   r = infer_src(SRC_CALLS, "rec", "(int64,)", 1);
-  ASSERT_STREQ(error_of(r), "k.py:6:12: error: cannot determine the return type of the "
-                            "recursive function 'rec': it needs a return that does not recurse");
+  ASSERT_STREQ(error_of(r), "k.py:6:12: error: cannot type infer runaway recursion: the return "
+                            "type of the recursive function 'rec' needs a return that does not "
+                            "recurse");
   /* self-recursion, typed from the return that does not recurse (as numba), also as the
    * entry (which calls a Numba-ABI copy of itself) */
   r = infer_src(SRC_CALLS, "fact", "(int32,)", 1);

@@ -59,8 +59,8 @@ def test_recursive_functions_are_typed_and_compile(tmp_path):
 
 @pytest.mark.parametrize("src, message", [
     ("def f(n):\n    return f(n - 1)\n",
-     "cannot determine the return type of the recursive function 'f': it needs a return that "
-     "does not recurse"),
+     "cannot type infer runaway recursion: the return type of the recursive function 'f' "
+     "needs a return that does not recurse"),
     ("def f(n):\n    return 0.5 if n < 0 else g(n)\n\n\ndef g(n):\n    return f(n - 1)\n",
      "recursive call of '[fg]' is not supported \\(only a function calling itself is, not one "
      "calling it back\\)"),
