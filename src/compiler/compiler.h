@@ -288,7 +288,8 @@ typedef struct nbc__type {
   const struct nbc__type *dtype; /* ARRAY element, DTYPE the scalar it names */
   int ndim;                      /* ARRAY */
   char layout;                   /* ARRAY: 'C', 'F' or 'A' */
-  bool readonly;                 /* ARRAY */
+  bool readonly;                 /* ARRAY; RECORD: an element of a read-only array, whose
+                                    fields cannot be assigned (type equality ignores it) */
   int count;                     /* TUPLE */
   const struct nbc__type **items;/* TUPLE */
   const char *name;              /* MODULE / FUNCTION: "math", "cuda.atomic", "math.sin" */
@@ -306,6 +307,9 @@ typedef struct nbc__type {
 /* Interned scalar and void types (static; never freed). */
 const nbc__type *nbc__type_scalar(nbc__type_kind kind);
 const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim, char layout);
+/* t marked read-only (an array, or a record read from a read-only array), a copy; other
+ * types as they are. */
+const nbc__type *nbc__type_readonly(nbc__ctx *ctx, const nbc__type *t);
 const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count);
 /* An enum class or member type (kind ENUM_CLASS or ENUM) of the class named name, whose
  * members' values are of type dtype. */

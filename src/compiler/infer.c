@@ -305,8 +305,27 @@ static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char 
  * shape, within constant memory). */
 /* A global array's element type from the resolver's dtype name (numba's or numpy's), or NULL
  * when it is none or not a number. */
-static const nbc__type *global_array_dtype(const nbc__global *G) {
+/* The Record type the resolver names by numba's printed form ("Record(x[type=float64;
+ * offset=0],...;16;False)", from_dtype of a structured dtype), read by the signature parser;
+ * NULL (the parser's error recorded, I->failed) when it is none. */
+static const nbc__type *record_by_text(infer *I, const char *name) {
+  nbc__signature sig;
+  const char *text = nbc__arena_printf(I->ctx->arena, "(%s,)", name);
+  if (!text || !nbc__signature_parse(I->ctx, text, &sig) || sig.nargs != 1 ||
+      sig.args[0]->kind != NBC__T_RECORD) {
+    I->failed = true;
+    return NULL;
+  }
+  return sig.args[0];
+}
+
+static bool is_record_text(const char *name) {
+  return name && strncmp(name, "Record(", 7) == 0;
+}
+
+static const nbc__type *global_array_dtype(infer *I, const nbc__global *G) {
   const char *dn = G->g.name;
+  if (is_record_text(dn)) return record_by_text(I, dn); /* an array of records */
   const nbc__type *dt = dn ? nbc__type_by_name(dn, strlen(dn)) : NULL;
   if (!dt) dt = nbc__numpy_dtype(dn);
   return dt && nbc__type_is_number(dt) ? dt : NULL;
@@ -314,8 +333,9 @@ static const nbc__type *global_array_dtype(const nbc__global *G) {
 
 static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
   const char *dn = G->g.name ? G->g.name : "?";
-  const nbc__type *dt = global_array_dtype(G);
+  const nbc__type *dt = global_array_dtype(I, G);
   if (!dt) {
+    if (I->failed) return NULL;
     UNSUPPORTED(I, n, "global array '%s' of dtype %s is not supported in a kernel", n->str, dn);
     return NULL;
   }
@@ -351,8 +371,9 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
  * read-only. */
 static const nbc__type *device_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
   const char *dn = G->g.name ? G->g.name : "?";
-  const nbc__type *dt = global_array_dtype(G);
+  const nbc__type *dt = global_array_dtype(I, G);
   if (!dt) {
+    if (I->failed) return NULL;
     UNSUPPORTED(I, n, "global device array '%s' of dtype %s is not supported in a kernel",
                 n->str, dn);
     return NULL;
@@ -467,15 +488,9 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
   case NBC_GLOBAL_TYPE: {
     const nbc__type *t = G->g.name ? nbc__type_by_name(G->g.name, strlen(G->g.name)) : NULL;
     if (!t) t = nbc__numpy_dtype(G->g.name); /* numpy's spelling: ulonglong, half... */
-    if (!t && G->g.name && strncmp(G->g.name, "Record(", 7) == 0) {
+    if (!t && is_record_text(G->g.name)) {
       /* a Record type (from_dtype of a structured dtype): a shared/local array's dtype */
-      nbc__signature sig;
-      const char *text = nbc__arena_printf(I->ctx->arena, "(%s,)", G->g.name);
-      if (!text || !nbc__signature_parse(I->ctx, text, &sig)) {
-        I->failed = true;
-        return NULL;
-      }
-      t = sig.args[0];
+      if (!(t = record_by_text(I, G->g.name))) return NULL;
     }
     if (!t) {
       UNSUPPORTED(I, n, "unsupported type '%s'", G->g.name ? G->g.name : "?");
@@ -1173,6 +1188,10 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
     const nbc__type *o = nbc__infer_expr(I, target->a);
     if (!o) return;
     if (o->kind == NBC__T_RECORD) { /* rec.x = v, rec['x'] = v */
+      if (o->readonly) { /* numba compiles it, and NVVM drops the store to constant memory */
+        TYPING(I, target, "cannot modify a read-only array");
+        return;
+      }
       const nbc__type *ft = target->kind == NBC__N_ATTR
                                 ? nbc__infer_record_field(I, target, o, target->str)
                                 : nbc__infer_record_subscript(I, target, o);

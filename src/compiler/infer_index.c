@@ -18,7 +18,8 @@ const nbc__type *nbc__infer_record_field(infer *I, nbc__node *n, const nbc__type
   if (i < 0)
     return TYPING(I, n, "Unknown attribute '%s' of type %s", name, nbc__infer_tname(I, r)),
            NULL;
-  return r->items[i];
+  /* a nested record or array of a read-only record is read-only too */
+  return r->readonly ? nbc__type_readonly(I->ctx, r->items[i]) : r->items[i];
 }
 
 /* rec['name']: the field's type; the index must be a string constant (numba's literal). */
@@ -244,7 +245,7 @@ const nbc__type *nbc__infer_array_index(infer *I, nbc__node *n, const nbc__type 
     nonneg = nbc__infer_nonneg(I, b);
   }
   n->info = nonneg && I->final ? (void *)n : NULL;
-  return at->dtype;
+  return at->readonly ? nbc__type_readonly(I->ctx, at->dtype) : at->dtype;
 }
 
 /* One constant bound of a tuple slice (absent or None: *pset false). */

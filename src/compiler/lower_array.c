@@ -729,7 +729,10 @@ nbc__lval nbc__lower_const_array(nbc__lowerer *L, const nbc__type *at, const nbc
   const unsigned char *bytes = g->array_data;
   for (size_t i = 0; i < n; i++)
     nbc__buf_printf(&L->globals, "\\%02X", bytes[i]);
-  nbc__buf_printf(&L->globals, "\", align %zu\n", item);
+  /* records are [size x i8], read with the alignment their layout gives (lower_record.c), as
+   * local arrays of them (16); numbers with their own */
+  nbc__buf_printf(&L->globals, "\", align %zu\n",
+                  at->dtype->kind == NBC__T_RECORD ? (size_t)16 : item);
   const char *p = tmp(L), *q = tmp(L), *data = tmp(L);
   EMIT("%s = getelementptr [%zu x i8], [%zu x i8] addrspace(4)* %s, i64 0, i64 0", p, n, n,
        name);

@@ -88,6 +88,15 @@ const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim
   return t;
 }
 
+const nbc__type *nbc__type_readonly(nbc__ctx *ctx, const nbc__type *t) {
+  if (!t || t->readonly || (t->kind != NBC__T_ARRAY && t->kind != NBC__T_RECORD)) return t;
+  nbc__type *r = nbc__arena_alloc(ctx->arena, sizeof *r);
+  if (!r) return NULL;
+  *r = *t;
+  r->readonly = true;
+  return r;
+}
+
 const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int count) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
   const nbc__type **copy =

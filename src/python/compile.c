@@ -292,9 +292,17 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
 
 /* A numpy array global, which numba freezes into the code as constant memory: its elements
  * in native byte order, in Fortran order when the array is Fortran-contiguous and not C
- * (numba's tobytes(order='A') and layout F), else C order; its dtype's name and shape, kept
- * in the session. Arrays of other than numbers (and 0-d ones) are left as OTHER: the
- * compiler says it cannot use them. */
+ * (numba's tobytes(order='A') and layout F), else C order; its dtype's name (for records
+ * numba's Record(...) text) and shape, kept in the session. Arrays of other than numbers and
+ * records (and 0-d ones) are left as OTHER: the compiler says it cannot use them. */
+static int is_structured(PyObject *dtype) {
+  PyObject *names = PyObject_GetAttrString(dtype, "names");
+  if (!names) PyErr_Clear();
+  int r = names && names != Py_None;
+  Py_XDECREF(names);
+  return r;
+}
+
 static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
   PyObject *dtype = PyObject_GetAttrString(value, "dtype");
   PyObject *kind = dtype ? PyObject_GetAttrString(dtype, "kind") : NULL;
@@ -303,8 +311,18 @@ static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
   const char *k = kind ? PyUnicode_AsUTF8(kind) : NULL;
   int rc = shape ? 0 : -1;
   Py_ssize_t ndim = shape && PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
-  if (rc == 0 && k && strchr("biufc", k[0]) && ndim >= 1 && ndim <= 32) {
-    PyObject *native = PyObject_CallMethod(dtype, "newbyteorder", "s", "=");
+  /* a structured dtype: its elements as they are, named by numba's Record(...) text (which
+   * refuses what records cannot hold: strings, objects, other byte orders) */
+  int record = rc == 0 && k && k[0] == 'V' && ndim >= 1 && ndim <= 32 &&
+               is_structured(dtype);
+  if (record) {
+    Py_SETREF(name, nbc__py_record_text(NULL, dtype));
+    if (!name) PyErr_Clear(); /* left OTHER: the compiler says it cannot use it */
+    record = name != NULL;
+  }
+  if (rc == 0 && k && (record || strchr("biufc", k[0])) && ndim >= 1 && ndim <= 32) {
+    PyObject *native = record ? Py_NewRef(dtype)
+                              : PyObject_CallMethod(dtype, "newbyteorder", "s", "=");
     PyObject *copy = native ? PyObject_CallMethod(value, "astype", "O", native) : NULL;
     PyObject *flags = copy ? PyObject_GetAttrString(value, "flags") : NULL;
     PyObject *c_contig = flags ? PyObject_GetAttrString(flags, "c_contiguous") : NULL;

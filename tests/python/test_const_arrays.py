@@ -22,6 +22,37 @@ HUGE = np.zeros(65537, np.uint8)
 OBJ = np.array(["a"], dtype=object)
 
 
+REC = np.array([(1.0, 2), (3.0, 4)], dtype=[("x", np.float64), ("y", np.int64)])
+# numba-cuda's test_constmem CONST_RECORD_ALIGN: an aligned struct with padding
+REC_ALIGN = np.array([(1, 2, 3, 0xDEADBEEF, 8), (4, 5, 6, 0xBEEFDEAD, 10)],
+                     dtype=np.dtype([("a", np.uint8), ("b", np.uint8), ("x", np.uint8),
+                                     ("y", np.uint32), ("z", np.uint8)], align=True))
+# packed: y (float64) at offset 4, read without assuming 8-byte alignment
+REC_PACKED = np.array([(7, -1.5), (9, 2.25)], dtype=[("i", np.int32), ("y", np.float64)])
+
+
+def reads_records(out, i):
+    c = cuda.const.array_like(REC_ALIGN)
+    r = REC[i]
+    out[0] = r.x + REC[i]["y"]
+    out[1] = c[i].a + c[i]["b"] + c[i].x + c[i].y + c[i].z
+    out[2] = REC_PACKED[i].i + REC_PACKED[i].y
+
+
+def writes_record_field(out):
+    c = cuda.const.array_like(REC)
+    c[0].x = out[0]
+
+
+def writes_record_item(out):
+    REC[1]["y"] = 3
+
+
+def writes_through_variable(out):
+    r = REC[0]
+    r.x = out[0]
+
+
 def reads(out, i):
     out[0] = LUT[i] + M[i, i] + F[i, 2] + BIG[i] + (1.0 if FLAGS[i] else 0.0)
 
@@ -82,8 +113,23 @@ def test_const_array_like_is_the_frozen_array(tmp_path):
     assert cuda.const.array_like is not None  # the host-side name exists, as in numba
 
 
+def test_arrays_of_records(tmp_path):
+    # numba freezes a structured array too; its Record type is numba's printed one
+    ptx, _ = cuda.compile_ptx(reads_records, "void(float64[::1], int64)", cc=(9, 0))
+    decls = [line for line in ptx.splitlines() if line.startswith(".const")]
+    # one per reference, as numba's (REC and REC_PACKED are read twice), 16-byte aligned
+    assert len(decls) == 5 and all(".align 16" in d for d in decls)
+    rec = "[32] = {0, 0, 0, 0, 0, 0, 240, 63, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 64, 4};"
+    assert sum(d.endswith(rec) for d in decls) == 2
+    assert "ld.const" in ptx
+    check_ptx(ptx, tmp_path)
+
+
 @pytest.mark.parametrize("fn, message", [
     (writes, "cannot modify a read-only array"),
+    (writes_record_field, "cannot modify a read-only array"),
+    (writes_record_item, "cannot modify a read-only array"),
+    (writes_through_variable, "cannot modify a read-only array"),
     (const_of_argument, "takes one global array"),
     (huge, "65537 bytes; constant memory holds 65536"),
     (objects, "global 'OBJ' is not supported in a kernel"),
@@ -123,3 +169,16 @@ def test_kernels_read_the_frozen_values(gpu, tmp_path, monkeypatch):
     theirs = np.zeros(n)
     ncuda.jit("void(float64[::1], int64[::1])")(t.table_kernel).forall(n)(theirs, idx)
     np.testing.assert_array_equal(out, theirs)
+
+
+@pytest.mark.gpu
+def test_kernels_read_frozen_records(gpu):
+    k = cuda.jit("void(float64[::1], int64)")(reads_records)
+    for i in range(2):
+        out = np.zeros(3)
+        k[1, 1](out, i)
+        a = REC_ALIGN[i]
+        expect = [REC[i]["x"] + REC[i]["y"],
+                  float(a["a"]) + a["b"] + a["x"] + float(a["y"]) + a["z"],
+                  REC_PACKED[i]["i"] + REC_PACKED[i]["y"]]
+        np.testing.assert_array_equal(out, expect)
