@@ -706,8 +706,13 @@ typedef enum nbc_global_kind {
                                    tuple_items their values (all INT or all FLOAT),
                                    enum_names their names (aliases included); enum_int for
                                    an IntEnum, whose members are their int values */
-  NBC_GLOBAL_ENUM_MEMBER        /* a member of such a class: the class as for ENUM, and
+  NBC_GLOBAL_ENUM_MEMBER,       /* a member of such a class: the class as for ENUM, and
                                    value.i the member's index in it */
+  NBC_GLOBAL_MODULE             /* any other Python module (`import helpers`): name, its
+                                   name. `helpers.x` in the code is then resolved as the
+                                   global "helpers.x" (the resolver reads the attribute),
+                                   so a module's functions, constants and arrays work as
+                                   the function's own globals do */
 } nbc_global_kind_t;
 
 struct nbc_resolver;

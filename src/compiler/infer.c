@@ -34,6 +34,9 @@
 
 #include "compiler/infer.h"
 
+/* The name prefix of a Python module's type (NBC_GLOBAL_MODULE): "py:" + its path. */
+#define PY_MODULE "py:"
+
 /* ------------------------------------------------------------------- diagnostics */
 
 bool nbc__infer_error(infer *I, const nbc__node *n, nbc_status_t status, const char *fmt, ...) {
@@ -509,6 +512,10 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return device_array_type(I, n, G);
   case NBC_GLOBAL_ENUM:
     return enum_class_type(I, n, &G->g);
+  case NBC_GLOBAL_MODULE: /* named by the path the code reaches it by: "helpers.sub" */
+    return nbc__type_special(I->ctx, NBC__T_MODULE,
+                             nbc__arena_printf(I->ctx->arena, "%s%s", PY_MODULE, n->str),
+                             NULL);
   case NBC_GLOBAL_ENUM_MEMBER:
     if (G->g.value.i < 0 || G->g.value.i >= G->g.tuple_count)
       return UNSUPPORTED(I, n, "global '%s': no such enum member", n->str), NULL;
@@ -766,9 +773,33 @@ const nbc__type *nbc__infer_enum_lookup(infer *I, nbc__node *n, const nbc__node 
   return nbc__infer_enum_member(I, n, &G->g, name) < 0 ? NULL : enum_member_type(I, ct);
 }
 
+/* `mod.attr` of a Python module (NBC_GLOBAL_MODULE): n becomes the global name
+ * "mod.attr", looked up through the resolver as any global, so that the rest of the compiler
+ * (calls, constants, arrays, lowering) sees a name. */
+static const nbc__type *module_attr(infer *I, nbc__node *n, const nbc__type *mt) {
+  const char *path = mt->name + strlen(PY_MODULE);
+  const char *full = nbc__arena_printf(I->ctx->arena, "%s.%s", path, n->str);
+  if (!full) return NULL;
+  nbc_global_t g;
+  if (nbc__infer_resolve(I->fn->resolver, I->fn->module, full, &g) != 0 ||
+      g.kind == NBC_GLOBAL_UNDEFINED)
+    return TYPING(I, n, "AttributeError: module '%s' has no attribute '%s'", path, n->str),
+           NULL;
+  nbc__global *G = global_new(I, &g);
+  if (!G) return NULL;
+  n->kind = NBC__N_NAME;
+  n->str = full;
+  n->a = NULL;
+  n->var = -1;
+  n->info = G;
+  return global_type(I, n, G);
+}
+
 static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
+  if (o->kind == NBC__T_MODULE && strncmp(o->name, PY_MODULE, strlen(PY_MODULE)) == 0)
+    return module_attr(I, n, o);
   if (o->kind == NBC__T_RECORD) return nbc__infer_record_field(I, n, o, n->str);
   if (o->kind == NBC__T_ENUM_CLASS) return nbc__infer_enum_lookup(I, n, n->a, o, n->str);
   if (o->kind == NBC__T_ENUM && strcmp(n->str, "value") == 0) return o->dtype;

@@ -589,6 +589,9 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     else if (strcmp(n, "numba.cuda.libdevice") == 0) { /* from numba.cuda import libdevice */
       g->kind = NBC_GLOBAL_CUDA_NAME;
       g->name = "libdevice";
+    } else { /* any other module: the code reaches into it as "mod.attr" (resolve_locked) */
+      g->kind = NBC_GLOBAL_MODULE;
+      g->name = n;
     }
     return 0;
   }
@@ -784,13 +787,25 @@ static PyObject *lookup_name(resolver_data *d, PyObject *name) {
   return value;
 }
 
+/* A name, or "mod.attr[.attr...]" for a module global's attribute (the compiler asks for
+ * those only once `mod` resolved to NBC_GLOBAL_MODULE): each step before the last must be a
+ * module. */
 static int resolve_locked(resolver_data *d, const char *name, nbc_global_t *g) {
-  PyObject *key = PyUnicode_FromString(name);
+  const char *dot = strchr(name, '.');
+  PyObject *key = dot ? PyUnicode_FromStringAndSize(name, dot - name) : PyUnicode_FromString(name);
   if (!key) return -1;
-  PyObject *value = lookup_name(d, key);
+  PyObject *value = Py_XNewRef(lookup_name(d, key));
   Py_DECREF(key);
+  while (value && dot) {
+    const char *attr = dot + 1;
+    dot = strchr(attr, '.');
+    PyObject *a = dot ? PyUnicode_FromStringAndSize(attr, dot - attr) : PyUnicode_FromString(attr);
+    PyObject *next = NULL;
+    if (a && PyModule_Check(value)) nbc__py_optional_attr(value, a, &next);
+    Py_XDECREF(a);
+    Py_SETREF(value, next);
+  }
   if (!value) return PyErr_Occurred() ? -1 : 1;
-  Py_INCREF(value);
   int rc = classify(d, value, g);
   Py_DECREF(value);
   return rc;

@@ -507,6 +507,54 @@ TEST(global_array_is_constant_memory) {
   }
 }
 
+/* A resolver with a Python module: `helpers` is NBC_GLOBAL_MODULE, and the compiler asks for
+ * its attributes as "helpers.K" (an int), "helpers.sub" (a module in it) and "helpers.sub.F"
+ * (a float); anything else is unknown. */
+static int resolve_module(void *data, const char *name, nbc_global_t *g) {
+  int *asked = data;
+  memset(g, 0, sizeof *g);
+  if (strcmp(name, "helpers") == 0 || strcmp(name, "helpers.sub") == 0) {
+    g->kind = NBC_GLOBAL_MODULE;
+    g->name = name;
+  } else if (strcmp(name, "helpers.K") == 0) {
+    g->kind = NBC_GLOBAL_INT;
+    g->value.i = 40;
+  } else if (strcmp(name, "helpers.sub.F") == 0) {
+    g->kind = NBC_GLOBAL_FLOAT;
+    g->value.f = 2.5;
+  } else {
+    return 1;
+  }
+  (*asked)++;
+  return 0;
+}
+
+/* `mod.attr` of an NBC_GLOBAL_MODULE is the global "mod.attr", nested modules included; an
+ * attribute the resolver does not know is Python's AttributeError. */
+TEST(module_attributes_are_dotted_globals) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  static const char src[] = "def k(r):\n    r[0] = helpers.K + helpers.sub.F\n"
+                            "def bad(r):\n    r[0] = helpers.sub.G\n";
+  nbc_source_t s = {src, 0, "k.py", 1, 0};
+  int asked = 0;
+  nbc_resolver_t res = {resolve_module, &asked};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "k", "void(float64[::1])", &o, &res, &r));
+  ASSERT(asked >= 4);
+  size_t size = 0;
+  const char *ptx = nbc_compile_result_code(r, &size);
+  if (!strstr(ptx, "4631178160564600832") && !strstr(ptx, "0d4045400000000000"))
+    TEST_FAIL_("42.5 is not stored: %s", ptx); /* folded, stored as bits or a double */
+  nbc_compile_result_destroy(r);
+  ASSERT(nbc_compile(&s, "bad", "void(float64[::1])", &o, &res, &r) != NBC_OK);
+  ASSERT_STREQ(nbc_last_error(), "k.py:4:24: error: AttributeError: module 'helpers.sub' has "
+                                 "no attribute 'G'\n    r[0] = helpers.sub.G\n"
+                                 "                       ^");
+}
+
 /* nbc_compile_result_create: a result from code compiled earlier (jit(cache=True)'s copy),
  * everything copied, the log empty; missing parts are refused. */
 TEST(result_from_cached_code) {
@@ -1189,7 +1237,7 @@ TEST(tuples_global_and_indexed) {
   nbc_compile_result_destroy(r);
 }
 
-TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_is_constant_memory) X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
+TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee) X(global_array_is_constant_memory) X(module_attributes_are_dotted_globals) X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi) X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects)
               X(lineinfo_effects) X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
                   X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
                       X(host_code_does_not_stop_a_file)
