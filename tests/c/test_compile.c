@@ -57,6 +57,14 @@ static nbc_compile_options_t options(void) {
   return o;
 }
 
+/* options() for a kernel (Numba ABI). */
+static nbc_compile_options_t kernel_options(void) {
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  return o;
+}
+
 /* name of the source compiled for sig, returning ret, its PTX accepted by ptxas. */
 static nbc_compile_result_t *compiled_and_assembled(const nbc_source_t *s, const char *name,
                                                     const char *sig,
@@ -223,9 +231,7 @@ static const char kernel_src[] = "def k(a):\n    a[0] = 1.0\n";
  * turns into .maxntid, .minnctapersm and .maxclusterrank (as numba-cuda 0.30's PTX has). */
 TEST(launch_bounds) {
   require_nvvm();
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   const char *plain = compile_src(kernel_src, "k", "void(float32[:])", &o, "k.py", 1);
   ASSERT(!strstr(plain, ".maxntid"));
   o.nlaunch_bounds = 1;
@@ -308,9 +314,7 @@ static int resolve_inline(void *data, const char *name, nbc_global_t *g) {
 
 TEST(forceinline_callee) {
   require_nvvm();
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   o.opt = 0; /* libNVVM inlines nothing by itself at -opt=0 */
   for (int marked = 0; marked <= 1; marked++) {
     nbc_resolver_t res = {resolve_inline, &marked};
@@ -347,9 +351,7 @@ static int resolve_declared(void *data, const char *name, nbc_global_t *g) {
 TEST(declared_device_function) {
   require_nvvm();
   static const char src[] = "def k(r, x, i):\n    r[0] = mul(x[0], i) + 1\n";
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   nbc_resolver_t res = {resolve_declared, NULL};
   nbc_source_t s = {src, 0, "k.py", 1, 0};
   nbc_compile_result_t *r = NULL;
@@ -470,9 +472,7 @@ static int resolve_lut(void *data, const char *name, nbc_global_t *g) {
  * read with ld.const, the array read-only; descriptions that do not add up are refused. */
 TEST(global_array_is_constant_memory) {
   require_nvvm();
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   static const char src[] = "def k(r, i):\n    r[0] = LUT[i] + LUT.size\n"
                             "def w(r, i):\n    LUT[i] = r[0]\n";
   nbc_source_t s = {src, 0, "k.py", 1, 0};
@@ -533,9 +533,7 @@ static int resolve_module(void *data, const char *name, nbc_global_t *g) {
  * attribute the resolver does not know is Python's AttributeError. */
 TEST(module_attributes_are_dotted_globals) {
   require_nvvm();
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   static const char src[] = "def k(r):\n    r[0] = helpers.K + helpers.sub.F\n"
                             "def bad(r):\n    r[0] = helpers.sub.G\n";
   nbc_source_t s = {src, 0, "k.py", 1, 0};
@@ -579,9 +577,7 @@ TEST(result_from_cached_code) {
  * so at -opt=0 no call remains; without the keyword the call stays. */
 TEST(forceinline_decorator_in_file) {
   require_nvvm();
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   o.opt = 0;
   static const struct {
     const char *decorator;
@@ -691,9 +687,7 @@ TEST(nvvm_ir_output) {
  * when it is made again from the code (a cache's copy). */
 TEST(grid_sync_result_is_cooperative) {
   require_nvvm();
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   const char *grid_src = "from numba import cuda\n"
                          "def k(a):\n    g = cuda.cg.this_grid()\n    a[0] = g.sync()\n";
   nbc_source_t gs = {grid_src, 0, "g.py", 1, 0};
@@ -933,9 +927,7 @@ TEST(kernel_and_device_calls) {
                     "    i = cuda.grid(1)\n"
                     "    if i < x.size:\n"
                     "        out[i] = sq(x[i]) + sq(i)\n";
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   const char *ptx = compile_src(src, "k", "void(float64[:], float64[:])", &o, "c.py", 1);
   ASSERT_CONTAINS(ptx, ".visible .entry _ZN");
   ASSERT(!strstr(ptx, "func_retval"));
@@ -1020,9 +1012,7 @@ TEST(host_code_does_not_stop_a_file) {
    * global, defaults, *args, **kwargs, keyword-only parameters, lambdas, comprehensions,
    * classes, f-strings, decorators with arguments, generators, async and huge integers. */
   require_nvvm();
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   nbc_compile_result_t *r = NULL;
   ASSERT_OK(compile_file(NBCUDA_SOURCE_DIR "/tests/data/host_app.py", "saxpy",
                          "void(float32[:], float32, float32[:], float32[:])", &o, &r));
@@ -1097,9 +1087,7 @@ TEST(debug_kernel_raise_sites) {
       "    if x[i] == 9:\n"
       "        raise\n"
       "    out[i] = check(x[i])\n";
-  nbc_compile_options_t o = options();
-  o.device = 0;
-  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_options_t o = kernel_options();
   o.debug = 1;
   o.opt = 0;
   nbc_source_t s = {src, 0, "dbg.py", 10, 0};
