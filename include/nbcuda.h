@@ -683,7 +683,8 @@ typedef enum nbc_global_kind {
   NBC_GLOBAL_DECLARED,       /* a device function implemented elsewhere and linked in
                                 (numba's declare_device): name, its symbol; signature, its
                                 numba signature ("float32(float32, int32)", scalars only).
-                                Calls use the Numba ABI, `int name(RT *ret, args...)` */
+                                Calls use the Numba ABI, `int name(RT *ret, args...)`, or
+                                with declared_c_abi the C ABI, `RT name(args...)` */
   NBC_GLOBAL_MODULE_CMATH,   /* the cmath module: numba's complex functions (cmath.exp,
                                 cmath.sqrt, cmath.phase, ...) */
   NBC_GLOBAL_CMATH_FUNCTION, /* a function of cmath: name ("exp") */
@@ -749,6 +750,9 @@ typedef struct nbc_global {
   /* NBC_GLOBAL_TUPLE (0..64 items); they need only live until the resolver is called again */
   int tuple_count;
   const struct nbc_global *tuple_items;
+  /* NBC_GLOBAL_DECLARED: nonzero for the C ABI (numba's declare_device(abi="c")): called as
+   * `RT name(args...)`, a void function for a void signature; 0: the Numba ABI */
+  int declared_c_abi;
 } nbc_global_t;
 
 /* Fills *pglobal for `name` and returns 0, or returns nonzero when the name is unknown. */

@@ -674,6 +674,8 @@ typedef struct nbc__call {
   int64_t alignment;           /* SHARED/LOCAL_ARRAY: the alignment asked for, or 0 */
   bool nonneg;                 /* CACHE_HINT: every index is known non-negative (infer.c's
                                   analysis), so none needs the negative-index wraparound */
+  bool c_abi;                  /* EXTERN: a declared function with the C ABI, called as
+                                  `RT @name(args...)` (else `i32 @name(RT*, args...)`) */
 } nbc__call;
 
 /* infer.c's record on a SUBSCRIPT node slicing a tuple (t[1:], t[::-1]): the items taken. */

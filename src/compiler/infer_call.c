@@ -1437,6 +1437,7 @@ static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global 
   for (int i = 0; i < nargs; i++)
     c->argtypes[i] = sig.args[i];
   c->ret = void_ret ? T(NBC__T_NONE) : sig.ret;
+  c->c_abi = G->g.declared_c_abi != 0;
   return c->ret;
 }
 

@@ -128,6 +128,8 @@ const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t);
 /* A value loaded from memory of mtype, in the value type (bool: i8 -> i1). */
 /* A value in its memory and C-ABI form: booleans as i8, also inside tuples. */
 const char *nbc__lower_to_memory(nbc__lowerer *L, nbc__lval v);
+/* The value form of v, of type t, read in its memory form (booleans i8 -> i1). */
+const char *nbc__lower_from_memory(nbc__lowerer *L, const nbc__type *t, const char *v);
 nbc__lval nbc__lower_load(nbc__lowerer *L, const nbc__type *t, const char *ptr);
 void nbc__lower_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
 /* The same with an explicit alignment (0: the type's own). */

@@ -223,9 +223,38 @@ static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
   return numba_abi_call(L, n, nbc__lower_symbol(L, callee), call->ret, callee->argtypes);
 }
 
+/* A declared device function with the C ABI (declare_device(abi="c")): declared once as
+ * `RT @name(params...)` (void for a void signature), the arguments converted to the declared
+ * types (booleans as C's one-byte bool). */
+static nbc__lval call_extern_c(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  bool none = !call->ret || call->ret->kind == NBC__T_NONE || call->ret->kind == NBC__T_VOID;
+  const char *rt = none ? "void" : nbc__lower_mtype(L, call->ret);
+  nbc__buf decl, args;
+  nbc__buf_init(&decl, L->arena);
+  nbc__buf_init(&args, L->arena);
+  nbc__buf_printf(&decl, "declare %s @%s(", rt, call->name);
+  for (int i = 0; i < call->nargs && i < n->list.count; i++) {
+    const char *mt = nbc__lower_mtype(L, call->argtypes[i]);
+    nbc__lval v = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[i]), call->argtypes[i]);
+    const char *x = nbc__lower_to_memory(L, v);
+    nbc__buf_printf(&decl, "%s%s", i ? ", " : "", mt);
+    nbc__buf_printf(&args, "%s%s %s", i ? ", " : "", mt, x);
+  }
+  nbc__buf_puts(&decl, ")");
+  nbc__lower_declare(L, decl.data);
+  if (none) {
+    EMIT("call void @%s(%s)", call->name, args.data);
+    return (nbc__lval){T(NBC__T_VOID), "null"};
+  }
+  const char *r = tmp(L);
+  EMIT("%s = call %s @%s(%s)", r, rt, call->name, args.data);
+  return (nbc__lval){call->ret, nbc__lower_from_memory(L, call->ret, r)};
+}
+
 /* A declared device function (declare_device), with the Numba ABI: declared once as
  * `i32 @name(RT*, params...)`. */
 static nbc__lval call_extern(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  if (call->c_abi) return call_extern_c(L, n, call);
   nbc__buf decl;
   nbc__buf_init(&decl, L->arena);
   nbc__buf_printf(&decl, "declare i32 @%s(%s*", call->name, nbc__lower_mtype(L, call->ret));

@@ -240,6 +240,10 @@ const char *nbc__lower_to_memory(nbc__lowerer *L, nbc__lval v) {
   return convert_bools(L, v.type, v.v, true);
 }
 
+const char *nbc__lower_from_memory(nbc__lowerer *L, const nbc__type *t, const char *v) {
+  return convert_bools(L, t, v, false);
+}
+
 nbc__lval nbc__lower_load_aligned(nbc__lowerer *L, const nbc__type *t, const char *ptr,
                                   int align) {
   const char *mt = nbc__lower_mtype(L, t);

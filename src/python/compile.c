@@ -711,8 +711,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
   }
   const char *dname, *dsig;
   PyObject *dlink;
-  int dcoop = 0;
-  int declared = nbc__py_declared(st, value, &dname, &dsig, &dlink, &dcoop);
+  int dcoop = 0, dc_abi = 0;
+  int declared = nbc__py_declared(st, value, &dname, &dsig, &dlink, &dcoop, &dc_abi);
   if (declared < 0) return -1;
   if (declared) { /* declare_device(): its object keeps the strings (sess->keep keeps it) */
     if (PyList_Append(sess->keep, value) < 0) return -1;
@@ -725,6 +725,7 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     g->kind = NBC_GLOBAL_DECLARED;
     g->name = dname;
     g->signature = dsig;
+    g->declared_c_abi = dc_abi;
     return 0;
   }
   /* A function, or a cuda.jit(device=True) wrapper of one (ours or numba's) */

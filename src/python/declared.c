@@ -13,7 +13,8 @@
  * files, which the kernel links with its own code when it is loaded (link.c). As in
  * numba-cuda, the arguments are scalars or pointers to them (CPointer(float32): a kernel
  * passes one it was given), the result a scalar; calling the object from the host is a
- * TypeError.
+ * TypeError. abi="c" (numba-cuda 0.30's) declares a plain C function instead,
+ * `extern "C" __device__ float mul_f32_f32(float a, float b)`, void for a void signature.
  */
 #include "nbcuda_py.h"
 
@@ -25,6 +26,7 @@ typedef struct {
   PyObject *sig;   /* the signature text */
   PyObject *link;  /* tuple of file paths (str) */
   int use_cooperative;
+  int c_abi; /* abi="c" */
 } DeclaredObject;
 
 static int declared_traverse(DeclaredObject *self, visitproc visit, void *arg) {
@@ -58,24 +60,31 @@ static PyObject *declared_repr(DeclaredObject *self) {
 }
 
 int nbc__py_declared(nbc__py_state *st, PyObject *obj, const char **pname, const char **psig,
-                     PyObject **plink, int *pcooperative) {
+                     PyObject **plink, int *pcooperative, int *pc_abi) {
   if (Py_TYPE(obj) != st->DeclaredType) return 0;
   DeclaredObject *d = (DeclaredObject *)obj;
   *pname = PyUnicode_AsUTF8(d->name);
   *psig = PyUnicode_AsUTF8(d->sig);
   *plink = d->link;
   *pcooperative = d->use_cooperative;
+  *pc_abi = d->c_abi;
   return *pname && *psig ? 1 : -1;
 }
 
-/* declare_device(name, sig, link=None, use_cooperative=False) */
+/* declare_device(name, sig, link=None, use_cooperative=False, abi="numba") */
 static PyObject *py_declare_device(PyObject *module, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"name", "sig", "link", "use_cooperative", NULL};
-  PyObject *name, *sig, *link = Py_None;
+  static char *kwlist[] = {"name", "sig", "link", "use_cooperative", "abi", NULL};
+  PyObject *name, *sig, *link = Py_None, *abi = NULL;
   int coop = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO|Op:declare_device", kwlist, &name, &sig,
-                                   &link, &coop))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO|OpO:declare_device", kwlist, &name, &sig,
+                                   &link, &coop, &abi))
     return NULL;
+  int c_abi = abi && PyUnicode_Check(abi) && PyUnicode_CompareWithASCIIString(abi, "c") == 0;
+  if (abi && !c_abi &&
+      !(PyUnicode_Check(abi) && PyUnicode_CompareWithASCIIString(abi, "numba") == 0)) {
+    PyErr_Format(PyExc_NotImplementedError, "Unsupported ABI: %S", abi);
+    return NULL;
+  }
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *text, *paths = NULL;
   nbc_signature_t *csig;
@@ -87,10 +96,15 @@ static PyObject *py_declare_device(PyObject *module, PyObject *args, PyObject *k
     ok = kind == NBC_PARAM_SCALAR || kind == NBC_PARAM_POINTER;
   }
   nbc_signature_destroy(csig);
+  if (!ret) { /* numba-cuda's words */
+    PyErr_Format(PyExc_TypeError, "Return type must be provided for device declarations "
+                 "(declare_device: %U)", text);
+    Py_DECREF(text);
+    return NULL;
+  }
   if (!ok) {
-    PyErr_Format(PyExc_TypeError, "declare_device: %U must give the return type and take "
-                 "scalars and CPointer(scalar) only (e.g. 'float32(CPointer(float32), "
-                 "int32)')", text);
+    PyErr_Format(PyExc_TypeError, "declare_device: %U must take scalars and CPointer(scalar) "
+                 "only (e.g. 'float32(CPointer(float32), int32)')", text);
     Py_DECREF(text);
     return NULL;
   }
@@ -108,6 +122,7 @@ static PyObject *py_declare_device(PyObject *module, PyObject *args, PyObject *k
   d->sig = text;
   d->link = paths;
   d->use_cooperative = coop;
+  d->c_abi = c_abi;
   PyObject_GC_Track(d);
   return (PyObject *)d;
 }
@@ -117,6 +132,7 @@ static PyMemberDef declared_members[] = {
     {"sig", T_OBJECT, offsetof(DeclaredObject, sig), READONLY, "the signature"},
     {"link", T_OBJECT, offsetof(DeclaredObject, link), READONLY, "the files linked for it"},
     {"use_cooperative", T_BOOL, offsetof(DeclaredObject, use_cooperative), READONLY, NULL},
+    {"c_abi", T_BOOL, offsetof(DeclaredObject, c_abi), READONLY, "declared with abi=\"c\""},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -141,9 +157,9 @@ static PyType_Spec declared_spec = {
 static PyMethodDef declared_functions[] = {
     {"declare_device", (PyCFunction)(void (*)(void))py_declare_device,
      METH_VARARGS | METH_KEYWORDS,
-     "declare_device(name, sig, link=None, use_cooperative=False): a device function "
-     "implemented elsewhere (numba's ABI: int name(RT *ret, args...)), linked from the files "
-     "given."},
+     "declare_device(name, sig, link=None, use_cooperative=False, abi='numba'): a device "
+     "function implemented elsewhere (numba's ABI: int name(RT *ret, args...); abi='c': "
+     "RT name(args...)), linked from the files given."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -399,10 +399,11 @@ int nbc__py_reduce_init(PyObject *module, nbc__py_state *st);
 /* ========================================================================== ipc.c === */
 /* IpcHandle, IpcArrayHandle, open_ipc_array and the unpickler's _rebuild_ipc_handle. */
 /* declared.c: declare_device() and its objects. 1 with the symbol, signature, link tuple
- * (borrowed) and use_cooperative when obj is one, 0 when not, -1 on error. */
+ * (borrowed), use_cooperative and whether it has the C ABI when obj is one, 0 when not, -1
+ * on error. */
 int nbc__py_declared_init(PyObject *module, nbc__py_state *st);
 int nbc__py_declared(nbc__py_state *st, PyObject *obj, const char **pname, const char **psig,
-                     PyObject **plink, int *pcooperative);
+                     PyObject **plink, int *pcooperative, int *pc_abi);
 /* link.c: links the kernel's code (LTO-IR when lto is set, else PTX) with the files (a tuple
  * of str) for the current device and loads the result; -1 with the error set. */
 int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,

@@ -335,13 +335,14 @@ TEST(forceinline_callee) {
 
 /* A resolver answering `mul` as a declared device function (NBC_GLOBAL_DECLARED), as the
  * Python module answers declare_device("mul_f32_f32", "float32(float32, float32)"). */
+/* mul: mul_f32_f32, declared with the Numba ABI, or with the C ABI when data is non-NULL. */
 static int resolve_declared(void *data, const char *name, nbc_global_t *g) {
-  (void)data;
   if (strcmp(name, "mul") != 0) return 1;
   memset(g, 0, sizeof *g);
   g->kind = NBC_GLOBAL_DECLARED;
   g->name = "mul_f32_f32";
   g->signature = "float32(float32, float32)";
+  g->declared_c_abi = data != NULL;
   return 0;
 }
 
@@ -362,6 +363,15 @@ TEST(declared_device_function) {
   ASSERT(strstr(ptx, "cvt.rn.f32.s32") != NULL); /* the int32 argument becomes a float32 */
   char log[4096];
   int rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
+  if (rc > 0) TEST_FAIL_("ptxas -c failed:\n%s", log);
+  nbc_compile_result_destroy(r);
+  /* the C ABI (numba's abi="c"): `float mul_f32_f32(float, float)`, the value returned */
+  nbc_resolver_t cres = {resolve_declared, &o};
+  ASSERT_OK(nbc_compile(&s, "k", "void(float32[:], float32[:], int32)", &o, &cres, &r));
+  ptx = nbc_compile_result_code(r, &size);
+  ASSERT(strstr(ptx, ".extern .func  (.param .b32 func_retval0) mul_f32_f32") != NULL);
+  ASSERT(strstr(ptx, "mul_f32_f32_param_2") == NULL); /* two parameters, no result slot */
+  rc = ptx_check_ptxas(ptx, size, 1, log, sizeof log);
   if (rc > 0) TEST_FAIL_("ptxas -c failed:\n%s", log);
   nbc_compile_result_destroy(r);
   static const char *const bad[] = {"def k(r, x):\n    r[0] = mul(x[0])\n",

@@ -65,8 +65,11 @@ def test_declared_object():
         cuda.declare_device("f", "float32(float32[:])")
     p = cuda.declare_device("g", "float32(CPointer(float32), int32)")  # numba's pointer ABI
     assert p.sig == "float32(CPointer(float32), int32)"
-    with pytest.raises(TypeError, match="must give the return type"):
+    with pytest.raises(TypeError, match="Return type must be provided"):  # numba's words
         cuda.declare_device("f", "(float32,)")
+    with pytest.raises(NotImplementedError, match="Unsupported ABI: fortran"):
+        cuda.declare_device("f", "float32(float32)", abi="fortran")
+    assert not mul.c_abi and cuda.declare_device("f", "void(int32)", abi="c").c_abi
     with pytest.raises(TypeError, match="link must be a list of file paths"):
         cuda.declare_device("f", "float32(float32)", link=5)
 
@@ -87,6 +90,58 @@ def test_argument_errors():
         cuda.compile_ptx(lambda a: mul(a, a, a), "float32(float32)", device=True)
     with pytest.raises(cuda.TypingError, match="cannot pass a value of type array"):
         cuda.compile_ptx(lambda a: mul(a, 1.0), "float32(float32[:])", device=True)
+
+
+C_ABI_SOURCE = r"""
+extern "C" __device__ int add2(int a, int b) { return a + b; }
+extern "C" __device__ int const42() { return 42; }
+extern "C" __device__ double half(double x) { return 0.5 * x; }
+extern "C" __device__ bool odd(long long v) { return v & 1; }
+extern "C" __device__ void store42(int *p) { *p = 42; }
+"""
+
+add2 = cuda.declare_device("add2", "int32(int32, int32)", abi="c")
+const42 = cuda.declare_device("const42", "int32()", abi="c")
+half = cuda.declare_device("half", "float64(float64)", abi="c")
+odd = cuda.declare_device("odd", "boolean(int64)", abi="c")
+store42 = cuda.declare_device("store42", "void(CPointer(int32))", abi="c")
+
+
+def c_abi_kernel(r, x, h, p):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = add2(x[i], i) + const42() + (1000 if odd(i) else 0)
+        h[i] = half(x[i])
+    if i == 0:
+        store42(p)
+
+
+C_ABI_SIG = "void(int32[::1], int32[::1], float64[::1], CPointer(int32))"
+
+
+def c_abi_expected(x):
+    i = np.arange(x.size)
+    return x + i + 42 + np.where(i % 2 == 1, 1000, 0), 0.5 * x
+
+
+def test_c_abi_declarations_are_plain_calls(tmp_path):
+    # numba-cuda 0.30's declare_device(abi="c"): `RT name(args...)`, no status, no slot
+    ptx, _ = cuda.compile_ptx(c_abi_kernel, C_ABI_SIG, cc=(9, 0))
+    assert ".extern .func  (.param .b32 func_retval0) add2" in ptx
+    assert ".extern .func  (.param .b64 func_retval0) half" in ptx
+    assert ".extern .func store42" in ptx  # void: no return value
+    assert ".extern .func  (.param .b32 func_retval0) const42" in ptx
+    src = cuda.CUSource(C_ABI_SOURCE, name="c-abi")
+    k = cuda.jit(C_ABI_SIG, link=[src])(c_abi_kernel)
+    x = np.arange(40, dtype=np.int32)
+    r, h, p = (cuda.device_array(40, np.int32), cuda.device_array(40),
+               cuda.device_array(1, np.int32))
+    k[2, 32](r, cuda.to_device(x), h, p.device_ctypes_pointer.value)  # links, loads
+    if not USING_TESTDRIVER:
+        er, eh = c_abi_expected(x)
+        np.testing.assert_array_equal(r.copy_to_host(), er)
+        np.testing.assert_array_equal(h.copy_to_host(), eh)
+        assert p.copy_to_host()[0] == 42
 
 
 def test_link_cu_with_nvrtc(cu_file):
