@@ -112,11 +112,29 @@ static PyObject *devfn_inspect_asm(DeviceFunctionObject *self, PyObject *args, P
   return d;
 }
 
+/* numba-cuda's answers for what a device function cannot do: be launched, have SASS. */
+static PyObject *devfn_getitem(DeviceFunctionObject *self, PyObject *key) {
+  (void)self;
+  (void)key;
+  PyErr_SetString(PyExc_RuntimeError, "Cannot compile a device function as a kernel");
+  return NULL;
+}
+
+static PyObject *devfn_inspect_sass(DeviceFunctionObject *self, PyObject *args, PyObject *kw) {
+  (void)self;
+  (void)args;
+  (void)kw;
+  PyErr_SetString(PyExc_RuntimeError, "Cannot inspect SASS of a device function");
+  return NULL;
+}
+
 static PyMethodDef devfn_methods[] = {
     {"inspect_asm", (PyCFunction)(void (*)(void))devfn_inspect_asm,
      METH_VARARGS | METH_KEYWORDS,
      "inspect_asm(signature=None): the device function's PTX for that signature (a dict over "
      "its jitted signatures without one), compiled with its options."},
+    {"inspect_sass", (PyCFunction)(void (*)(void))devfn_inspect_sass,
+     METH_VARARGS | METH_KEYWORDS, "RuntimeError, as numba-cuda: a device function has no SASS"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -134,6 +152,7 @@ static PyType_Slot devfn_slots[] = {
     {Py_tp_dealloc, devfn_dealloc},
     {Py_tp_traverse, devfn_traverse},
     {Py_tp_call, devfn_call},
+    {Py_mp_subscript, devfn_getitem},
     {Py_tp_repr, devfn_repr},
     {Py_tp_getset, devfn_getset},
     {Py_tp_methods, devfn_methods},

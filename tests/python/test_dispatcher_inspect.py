@@ -165,3 +165,12 @@ def test_device_function_inspect_asm_compiles_it_with_its_options():
     assert ".func" in precise.inspect_asm((float32,))
     assert list(fast.inspect_asm()) == ["(float32,)"]
     assert cuda.jit(device=True)(cosine).inspect_asm() == {}
+
+
+def test_device_function_cannot_be_launched_or_give_sass():
+    # numba-cuda's RuntimeErrors, rather than a TypeError about subscripting
+    f = cuda.jit(device=True)(cosine)
+    with pytest.raises(RuntimeError, match="Cannot compile a device function as a kernel"):
+        f[1, 1]()
+    with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
+        f.inspect_sass((float32,))
