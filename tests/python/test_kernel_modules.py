@@ -2,8 +2,8 @@
 `helpers.clamp(x)`, `helpers.SCALE`, `helpers.TABLE[i]`, `pkg.deep.triple(x)` and
 `helpers.math.sqrt(x)` in the kernel. The compiler resolves `mod.attr` as the global
 "mod.attr" (the resolver reads the attribute; each step before the last must be a module), so
-a module's device functions (jitted or plain), constants, frozen arrays and modules work as the
-kernel's own globals. CI: compile, ptxas, a launch on the test driver, the errors; the GPU
+a module's device functions, constants, frozen arrays and modules work as the kernel's own
+globals. CI: compile, ptxas, a launch on the test driver, the errors; the GPU
 compares with numpy and numba-cuda."""
 import importlib
 import sys
@@ -29,14 +29,18 @@ def clamp(x, lo, hi):
     return min(max(x, lo), hi)
 
 
+@cuda.jit(device=True)  # numba-cuda calls jitted functions only (nbcuda also plain ones)
 def twice(x):
     return 2 * x + deep.OFFSET
 '''
 
 DEEP = '''
+import {lib} as cuda
+
 OFFSET = 7
 
 
+@cuda.jit(device=True)
 def triple(x):
     return 3 * x
 '''
@@ -71,7 +75,7 @@ def load(tmp_path, lib):
     pkg, helpers = f"kpkg_{tag}", f"khelpers_{tag}"
     (tmp_path / pkg).mkdir(exist_ok=True)
     (tmp_path / pkg / "__init__.py").write_text("")
-    (tmp_path / pkg / "deep.py").write_text(DEEP)
+    (tmp_path / pkg / "deep.py").write_text(DEEP.format(lib=lib))
     (tmp_path / f"{helpers}.py").write_text(HELPERS.format(lib=lib, pkg=pkg))
     (tmp_path / f"kkernels_{tag}.py").write_text(KERNELS.format(lib=lib, pkg=pkg,
                                                                   helpers=helpers))
