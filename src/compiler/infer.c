@@ -306,8 +306,6 @@ static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char 
 /* A global array: numba's readonly array(dtype, ndim, C or F) of the frozen elements, once the
  * resolver's description is checked (a known dtype, 1..32 dimensions, the byte count of the
  * shape, within constant memory). */
-/* A global array's element type from the resolver's dtype name (numba's or numpy's), or NULL
- * when it is none or not a number. */
 /* The Record type the resolver names by numba's printed form ("Record(x[type=float64;
  * offset=0],...;16;False)", from_dtype of a structured dtype), read by the signature parser;
  * NULL (the parser's error recorded, I->failed) when it is none. */
@@ -326,6 +324,8 @@ static bool is_record_text(const char *name) {
   return name && strncmp(name, "Record(", 7) == 0;
 }
 
+/* A global array's element type from the resolver's dtype name (numba's or numpy's, or a
+ * Record's text), or NULL when it is none or not a number or record. */
 static const nbc__type *global_array_dtype(infer *I, const nbc__global *G) {
   const char *dn = G->g.name;
   if (is_record_text(dn)) return record_by_text(I, dn); /* an array of records */
