@@ -303,9 +303,6 @@ static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char 
 /* Constant memory is 64 KiB per module; numba lets ptxas refuse more, nbcuda says it here. */
 #define CONST_MEMORY_BYTES 65536
 
-/* A global array: numba's readonly array(dtype, ndim, C or F) of the frozen elements, once the
- * resolver's description is checked (a known dtype, 1..32 dimensions, the byte count of the
- * shape, within constant memory). */
 /* The Record type the resolver names by numba's printed form ("Record(x[type=float64;
  * offset=0],...;16;False)", from_dtype of a structured dtype), read by the signature parser;
  * NULL (the parser's error recorded, I->failed) when it is none. */
@@ -334,6 +331,9 @@ static const nbc__type *global_array_dtype(infer *I, const nbc__global *G) {
   return dt && nbc__type_is_number(dt) ? dt : NULL;
 }
 
+/* A global array: numba's readonly array(dtype, ndim, C or F) of the frozen elements, once the
+ * resolver's description is checked (a known dtype, 1..32 dimensions, the byte count of the
+ * shape, within constant memory). */
 static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
   const char *dn = G->g.name ? G->g.name : "?";
   const nbc__type *dt = global_array_dtype(I, G);
