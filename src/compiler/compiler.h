@@ -307,6 +307,10 @@ typedef struct nbc__type {
 /* Interned scalar and void types (static; never freed). */
 const nbc__type *nbc__type_scalar(nbc__type_kind kind);
 const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim, char layout);
+/* The name of a Python module's MODULE type (NBC_GLOBAL_MODULE) is this prefix and the path
+ * the code reaches it by ("py:helpers.sub"); the modules the compiler knows (math, numpy,
+ * cuda...) are named plainly. */
+#define NBC__PY_MODULE_PREFIX "py:"
 /* t marked read-only (an array, or a record read from a read-only array), a copy; other
  * types as they are. */
 const nbc__type *nbc__type_readonly(nbc__ctx *ctx, const nbc__type *t);

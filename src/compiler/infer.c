@@ -34,8 +34,7 @@
 
 #include "compiler/infer.h"
 
-/* The name prefix of a Python module's type (NBC_GLOBAL_MODULE): "py:" + its path. */
-#define PY_MODULE "py:"
+#define PY_MODULE NBC__PY_MODULE_PREFIX
 
 /* ------------------------------------------------------------------- diagnostics */
 

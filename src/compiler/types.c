@@ -416,9 +416,15 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
   case NBC__T_VECTOR:
     nbc__buf_puts(out, t->name ? t->name : "vector");
     return;
-  case NBC__T_MODULE:
-    nbc__buf_printf(out, "Module(%s)", t->name ? t->name : "?");
+  case NBC__T_MODULE: {
+    const char *name = t->name ? t->name : "?";
+    size_t prefix = strlen(NBC__PY_MODULE_PREFIX);
+    if (strncmp(name, NBC__PY_MODULE_PREFIX, prefix) == 0) /* numba's Module(<module 'hm'>) */
+      nbc__buf_printf(out, "Module(<module '%s'>)", name + prefix);
+    else
+      nbc__buf_printf(out, "Module(%s)", name);
     return;
+  }
   case NBC__T_FUNCTION:
     nbc__buf_printf(out, "Function(%s)", t->name ? t->name : "?");
     return;

@@ -15,6 +15,7 @@ import nbcuda as cuda
 from test_compile import compile_checked
 
 HELPERS = '''
+import enum
 import math
 import numpy as np
 import {lib} as cuda
@@ -22,6 +23,13 @@ import {pkg}.deep as deep
 
 SCALE = 2.5
 TABLE = np.array([1.0, 10.0, 100.0])
+W = (0.25, 0.5, 0.25)
+REC = np.array([(1.5, 2)], dtype=[("x", np.float64), ("y", np.int64)])
+
+
+class Color(enum.IntEnum):
+    RED = 1
+    GREEN = 2
 
 
 @cuda.jit(device=True)
@@ -59,8 +67,17 @@ def k(out, x):
                   helpers.SCALE.real)
 
 
+def others(out):
+    out[0] = helpers.Color.RED + helpers.Color.GREEN + helpers.W[1] + len(helpers.W)
+    out[1] = helpers.REC[0].x + helpers.REC[0]["y"]
+
+
 def missing(out):
     out[0] = helpers.nothing
+
+
+def assigns(out):
+    helpers.SCALE = out[0]
 
 
 def nested_missing(out):
@@ -99,11 +116,16 @@ def test_module_attributes_compile(tmp_path):
     m = load(tmp_path, "nbcuda")
     ptx = compile_checked(m.k, SIG, tmp_path)
     assert "ld.const" in ptx  # helpers.TABLE frozen into constant memory
+    # an IntEnum, a tuple and a record array reached through the module, folded to the
+    # stored constants 1 + 2 + 0.5 + 3 = 6.5 and 1.5 + 2 = 3.5 (as their bits)
+    ptx = compile_checked(m.others, "void(float64[::1])", tmp_path)
+    assert "4619004367821864960" in ptx and "4615063718147915776" in ptx
 
 
 @pytest.mark.parametrize("name, message", [
     ("missing", "AttributeError: module 'helpers' has no attribute 'nothing'"),
     ("nested_missing", "AttributeError: module 'kpkg_nbcuda.deep' has no attribute 'nothing'"),
+    ("assigns", r"cannot assign to attribute 'SCALE' of Module\(<module 'helpers'>\)"),
 ])
 def test_errors(tmp_path, name, message):
     m = load(tmp_path, "nbcuda")
