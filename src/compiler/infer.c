@@ -258,7 +258,7 @@ static const nbc__type *module_function(infer *I, const nbc__node *n, const char
 static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
                                             "max",   "int",   "float",  "bool",
                                             "round", "print", "complex", "divmod",
-                                            "pow",   "sum",  "tuple"};
+                                            "pow",   "sum",  "tuple", "isinstance"};
 
 int nbc__infer_resolve(const nbc_resolver_t *resolver, const nbc__module *module,
                        const char *name, nbc_global_t *g) {
@@ -1579,16 +1579,69 @@ static bool same_args(const nbc__func *f, const nbc__type **args,
   return true;
 }
 
-/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant: numba prunes
- * the branch not taken before typing (its dead branch pruning of literal arguments), so that
- * branch is dropped from this specialisation's own copy of the function, before its
- * variables are collected. */
-static void prune_literal_ifs(nbc__func *fn, nbc__list *body) {
+/* `isinstance(p, spec)`, the condition c of the if statement s, of a parameter p still of its
+ * argument's type there: p is bound nowhere but in s's own branches, and when it is bound
+ * there, s is not in a loop (the next iteration would see the new binding). 1 or 0 by p's
+ * type; -1 when c is not that (or spec names no class: the typing reports it). */
+static int param_isinstance(infer *I, nbc__list *top, nbc__node *s, const nbc__node *c,
+                            bool in_loop) {
+  if (c->kind != NBC__N_CALL || !c->a || c->a->kind != NBC__N_NAME ||
+      strcmp(c->a->str, "isinstance") != 0 || c->list.count != 2 ||
+      c->list.items[0]->kind != NBC__N_NAME)
+    return -1;
+  const nbc__node *unused;
+  int v = nbc__infer_var_find(I, c->list.items[0]->str);
+  if (v < 0 || !I->fn->vars[v].is_param || !I->fn->vars[v].type ||
+      nbc__infer_var_find(I, "isinstance") >= 0)
+    return -1;
+  const char *name = I->fn->vars[v].name;
+  int all = local_bindings(top, name, &unused);
+  int inside = local_bindings(&s->body, name, &unused) + local_bindings(&s->orelse, name, &unused);
+  if (all != inside || (all && in_loop)) return -1;
+  return nbc__infer_isinstance(I, I->fn->vars[v].type, c->list.items[1]);
+}
+
+/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant, and
+ * `if isinstance(p, T):` of a parameter: numba prunes the branch not taken before typing
+ * (its dead branch pruning of literal arguments and of isinstance), so that branch is dropped
+ * from this specialisation's own copy of the function, before its variables are collected. */
+/* body's statement i replaced by the statements of branch (the taken branch of a pruned if);
+ * false when out of memory. */
+static bool splice(nbc__ctx *ctx, nbc__list *body, int i, const nbc__list *branch) {
+  int count = body->count - 1 + branch->count;
+  nbc__node **items = nbc__arena_alloc(ctx->arena, sizeof *items * (size_t)(count ? count : 1));
+  if (!items) return false;
+  memcpy(items, body->items, sizeof *items * (size_t)i);
+  memcpy(items + i, branch->items, sizeof *items * (size_t)branch->count);
+  memcpy(items + i + branch->count, body->items + i + 1,
+         sizeof *items * (size_t)(body->count - i - 1));
+  body->items = items;
+  body->count = count;
+  return true;
+}
+
+/* Returns whether an isinstance() test was decided (the if replaced by its taken branch, so
+ * the function's SSA webs must be split again: a parameter rebound there no longer meets its
+ * old value); false also when out of memory (I->failed). */
+static bool prune_literal_ifs(infer *I, nbc__list *top, nbc__list *body, bool in_loop) {
+  nbc__func *fn = I->fn;
+  bool decided = false;
   for (int i = 0; i < body->count; i++) {
     nbc__node *s = body->items[i];
     const nbc__node *c = s->kind == NBC__N_IF ? s->a : NULL;
     bool negate = c && c->kind == NBC__N_UNARY && c->op == NBC__OP_NOT;
     if (negate) c = c->a;
+    int known = c ? param_isinstance(I, top, s, c, in_loop) : -1;
+    if (known >= 0) { /* numba prunes the other branch: the if is its taken branch */
+      if (!splice(I->ctx, body, i, (known != 0) != negate ? &s->body : &s->orelse)) {
+        nbc__diag_oom(I->ctx);
+        I->failed = true;
+        return false;
+      }
+      decided = true;
+      i--; /* the spliced statements are looked at in turn */
+      continue;
+    }
     for (int v = 0; c && c->kind == NBC__N_NAME && v < fn->nvars; v++) {
       const nbc__literal *lit = fn->vars[v].literal;
       if (!fn->vars[v].is_param || !lit || lit->count != 0 || strcmp(fn->vars[v].name, c->str))
@@ -1598,9 +1651,11 @@ static void prune_literal_ifs(nbc__func *fn, nbc__list *body) {
       else
         s->body.count = 0;
     }
-    prune_literal_ifs(fn, &s->body);
-    prune_literal_ifs(fn, &s->orelse);
+    bool loop = in_loop || s->kind == NBC__N_FOR || s->kind == NBC__N_WHILE;
+    decided |= prune_literal_ifs(I, top, &s->body, loop);
+    decided |= prune_literal_ifs(I, top, &s->orelse, loop);
   }
+  return decided;
 }
 
 /* Types the function to its fixed point, then walks once more to record and report. */
@@ -1807,7 +1862,9 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     p->var = v;
     p->type = fn->vars[v].type;
   }
-  prune_literal_ifs(fn, &clone->body);
+  if (prune_literal_ifs(&I, &clone->body, &clone->body, false) && !nbc__ssa_split(ctx, clone))
+    I.failed = true;
+  if (I.failed) return NULL;
   collect_locals(&I, &clone->body);
   if (I.failed) return NULL;
 

@@ -91,6 +91,9 @@ const nbc__type *nbc__infer_record_field(infer *I, nbc__node *n, const nbc__type
                                          const char *name);
 /* rec['name'] (n a SUBSCRIPT of record type r): the field's type. */
 const nbc__type *nbc__infer_record_subscript(infer *I, nbc__node *n, const nbc__type *r);
+/* infer_call.c: whether type t is an instance of the class spec names (isinstance's second
+ * argument): 1 or 0, -1 reported when spec names no class numba's isinstance takes. */
+int nbc__infer_isinstance(infer *I, const nbc__type *t, nbc__node *spec);
 /* False (reported) when def's parameter list has what a function cannot (parse.c's note in
  * def->c; for the entry, when caller is NULL, also a default, def->b): through caller's
  * final walk, or directly. */

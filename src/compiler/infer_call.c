@@ -1441,6 +1441,56 @@ static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global 
   return c->ret;
 }
 
+/* Whether a value of type t is an instance of the class spec names, as numba's isinstance
+ * answers at compile time: int, float, complex, bool and tuple match numba's Integer, Float,
+ * Complex, Boolean and tuple types (a bool is not an int there), a numba or numpy type
+ * (numba.float32, np.int64) matches that type exactly, a tuple display any of its items.
+ * 1 or 0; -1 reported when spec is none of these. */
+int nbc__infer_isinstance(infer *I, const nbc__type *t, nbc__node *spec) {
+  if (spec->kind == NBC__N_TUPLE) {
+    int any = 0;
+    for (int i = 0; i < spec->list.count; i++) {
+      int r = nbc__infer_isinstance(I, t, spec->list.items[i]);
+      if (r < 0) return -1;
+      any |= r;
+    }
+    spec->type = T(NBC__T_NONE); /* no value of its own */
+    return any;
+  }
+  const nbc__type *c = nbc__infer_expr(I, spec);
+  if (!c) return -1;
+  const nbc__global *G = spec->kind == NBC__N_NAME && spec->var < 0 ? spec->info : NULL;
+  if (c->kind == NBC__T_DTYPE && c->dtype) return nbc__type_equal(t, c->dtype);
+  if (G && nbc__infer_is_builtin(G)) {
+    const char *k = G->g.name;
+    if (strcmp(k, "int") == 0) return nbc__type_is_int(t);
+    if (strcmp(k, "float") == 0) return nbc__type_is_float(t);
+    if (strcmp(k, "complex") == 0) return nbc__type_is_complex(t);
+    if (strcmp(k, "bool") == 0) return is_kind(t, NBC__T_BOOL);
+    if (strcmp(k, "tuple") == 0) return is_kind(t, NBC__T_TUPLE);
+  }
+  TYPING(I, spec, "isinstance() takes int, float, complex, bool, tuple, a numba or numpy "
+                  "scalar type, or a tuple of those, not %s", nbc__infer_tname(I, c));
+  return -1;
+}
+
+/* isinstance(x, spec): a constant of compile time (numba's), the node made that boolean. */
+static const nbc__type *call_isinstance(infer *I, nbc__node *n) {
+  if (!no_keywords(I, n, "isinstance")) return NULL;
+  if (n->list.count != 2)
+    return TYPING(I, n, "isinstance() takes 2 arguments (%d given)", n->list.count), NULL;
+  const nbc__type *t = nbc__infer_expr(I, n->list.items[0]);
+  if (!t) return NULL;
+  int r = nbc__infer_isinstance(I, t, n->list.items[1]);
+  if (r < 0) return NULL;
+  if (I->final) { /* the value is known: the node is that constant from now on */
+    n->kind = NBC__N_BOOL;
+    n->value.i = r;
+    n->list.count = 0;
+  }
+  return T(NBC__T_BOOL);
+}
+
 /* The FUNCDEF a FUNCTION global names and its module: a nested function's lifted def, else
  * the function of that name in its source (loaded once per compilation); NULL reported, as
  * is a parameter list a function cannot have (nbc__infer_check_params). */
@@ -1967,6 +2017,8 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   const nbc__global *pg = f && n->a->kind == NBC__N_NAME && n->a->var < 0 ? n->a->info : NULL;
   if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "print") == 0)
     return call_print(I, n);
+  if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "isinstance") == 0)
+    return call_isinstance(I, n); /* its second argument is not a value */
   if (f && f->kind == NBC__T_FUNCTION && f->name && strncmp(f->name, "cuda.", 5) == 0 &&
       nbc__cuda_name_call(nbc__cuda_name_find(f->name + 5)) == NBC__KERNEL_CALL_ARRAY)
     return call_array(I, n, f->name); /* its arguments are not values */

@@ -1,0 +1,111 @@
+"""isinstance() in kernels, as numba types it: a constant of compile time. int, float,
+complex, bool and tuple match numba's Integer, Float, Complex, Boolean and tuple types (a bool
+is not an int there), a numba or numpy scalar type matches that type, a tuple display any of
+its items; `if isinstance(p, T):` of a parameter keeps only the branch taken (numba's dead
+branch pruning), so the other one need not type — `if isinstance(b, tuple): b = b[0]` (numba's
+test_ssa issue 5219). CI: the constants in the PTX, ptxas, the errors; the GPU compares with
+numba-cuda."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import load_kernel_module
+from test_compile import compile_checked
+
+SOURCE = '''
+import numpy as np
+from numba import float32, int64
+
+
+def first(b):
+    if isinstance(b, tuple):
+        b = b[0]
+    return b
+
+
+def classify(out, x):
+    out[0] = isinstance(x, int)
+    out[1] = isinstance(x, float)
+    out[2] = isinstance(x, complex)
+    out[3] = isinstance(x, bool)
+    out[4] = isinstance(x, (int, float))
+    out[5] = isinstance(x, np.float32)
+    out[6] = isinstance(x, int64)
+    out[7] = isinstance(x, (float32, np.int32))
+    out[8] = 1 if isinstance(x, tuple) else 0
+    if not isinstance(x, complex):
+        out[9] = 7
+    else:
+        out[9] = x.imag
+
+
+def unpacks(out, a, b):
+    out[0] = first(a) + first(b)
+'''
+
+SIGS = ["void(int64[::1], int64)", "void(int64[::1], int32)", "void(int64[::1], float32)",
+        "void(int64[::1], float64)", "void(int64[::1], boolean)",
+        "void(int64[::1], complex128)"]
+ARGS = [np.int64(3), np.int32(3), np.float32(1.5), 1.5, True, 1 + 2j]
+EXPECT = {  # int float complex bool (int,float) np.float32 int64 (float32,int32) tuple not-complex
+    "int64": [1, 0, 0, 0, 1, 0, 1, 0, 0, 7],
+    "int32": [1, 0, 0, 0, 1, 0, 0, 1, 0, 7],
+    "float32": [0, 1, 0, 0, 1, 1, 0, 1, 0, 7],
+    "float64": [0, 1, 0, 0, 1, 0, 0, 0, 0, 7],
+    "boolean": [0, 0, 0, 1, 0, 0, 0, 0, 0, 7],
+    "complex128": [0, 0, 1, 0, 0, 0, 0, 0, 0, 2],
+}
+
+
+@pytest.fixture
+def m(tmp_path):
+    return load_kernel_module(tmp_path, "isinst", SOURCE, cuda)
+
+
+@pytest.mark.parametrize("sig", SIGS)
+def test_answers_are_compile_time_constants(m, sig, tmp_path):
+    ptx = compile_checked(m.classify, sig, tmp_path)
+    assert "selp" not in ptx and "setp" not in ptx  # nothing decided at run time
+
+
+def test_tuple_branch_is_pruned(m, tmp_path):
+    # `b = b[0]` types only for the tuple; for the int the branch is gone before typing
+    compile_checked(m.unpacks, "void(int64[::1], UniTuple(int64, 2), int64)", tmp_path)
+
+
+@pytest.mark.parametrize("src, message", [
+    ("def k(out, x):\n    out[0] = isinstance(x)\n", r"isinstance\(\) takes 2 arguments"),
+    ("def k(out, x):\n    out[0] = isinstance(x, len)\n", "isinstance\\(\\) takes int, float"),
+])
+def test_errors(tmp_path, src, message):
+    k = load_kernel_module(tmp_path, "isinst_bad", src, cuda)
+    with pytest.raises(cuda.TypingError, match=message):
+        cuda.compile_ptx(k.k, "void(int64[::1], int64)", cc=(9, 0))
+
+
+def run_all(lib, m):
+    out = {}
+    for sig, arg in zip(SIGS, ARGS):
+        got = np.zeros(10, np.int64)
+        lib.jit(sig)(m.classify)[1, 1](got, arg)
+        out[sig.split(", ")[1][:-1]] = got
+    got = np.zeros(1, np.int64)
+    lib.jit("void(int64[::1], UniTuple(int64, 2), int64)")(m.unpacks)[1, 1](got, (5, 6), 7)
+    out["unpacks"] = got
+    return out
+
+
+def test_launches_on_the_test_driver(m, tdrv):
+    run_all(cuda, m)
+
+
+@pytest.mark.gpu
+def test_matches_numba_cuda(gpu, tmp_path, m):
+    mine = run_all(cuda, m)
+    for key, want in EXPECT.items():
+        np.testing.assert_array_equal(mine[key], want, err_msg=key)
+    np.testing.assert_array_equal(mine["unpacks"], [12])
+    ncuda = pytest.importorskip("numba.cuda")
+    theirs = run_all(ncuda, load_kernel_module(tmp_path, "isinst_numba", SOURCE, ncuda))
+    for key in mine:
+        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
