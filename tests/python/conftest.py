@@ -175,6 +175,17 @@ def load_kernel_module(tmp_path, name, source, cuda_module):
     return mod
 
 
+def assert_same_as_numba_cuda(run_all, source, tmp_path, name, mine):
+    """run_all(numba.cuda, the kernels of source loaded for it) gives the same arrays as mine
+    (nbcuda's results), key by key; skipped without numba-cuda."""
+    import numpy
+    import pytest
+    ncuda = pytest.importorskip("numba.cuda")
+    theirs = run_all(ncuda, load_kernel_module(tmp_path, name, source, ncuda))
+    for key in mine:
+        numpy.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
+
+
 def numba_side(test_module, expr, path, timeout=600):
     """Evaluates expr in a fresh interpreter where `t` is tests/python's test_module and `cuda`
     is numba-cuda's, saves the dict of arrays it gives to path (.npz) and returns it loaded.

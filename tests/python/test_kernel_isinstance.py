@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
-from conftest import load_kernel_module
+from conftest import assert_same_as_numba_cuda, load_kernel_module
 from test_compile import compile_checked
 
 SOURCE = '''
@@ -105,7 +105,4 @@ def test_matches_numba_cuda(gpu, tmp_path, m):
     for key, want in EXPECT.items():
         np.testing.assert_array_equal(mine[key], want, err_msg=key)
     np.testing.assert_array_equal(mine["unpacks"], [12])
-    ncuda = pytest.importorskip("numba.cuda")
-    theirs = run_all(ncuda, load_kernel_module(tmp_path, "isinst_numba", SOURCE, ncuda))
-    for key in mine:
-        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
+    assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "isinst_numba", mine)

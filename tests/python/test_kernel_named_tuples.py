@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
-from conftest import load_kernel_module
+from conftest import assert_same_as_numba_cuda, load_kernel_module
 
 SOURCE = '''
 def named_unituple(r, x):
@@ -85,7 +85,4 @@ def test_matches_python_and_numba_cuda(gpu, tmp_path, m):
     np.testing.assert_array_equal(mine["named_tuple"], [1, 2, 2 * 2.236])
     np.testing.assert_array_equal(mine["empty_tuple"], [0])
     np.testing.assert_array_equal(mine["tuple_of_empty_tuples"], [3, 0])
-    ncuda = pytest.importorskip("numba.cuda")
-    theirs = run_all(ncuda, load_kernel_module(tmp_path, "named_tuples_numba", SOURCE, ncuda))
-    for key in mine:
-        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
+    assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "named_tuples_numba", mine)

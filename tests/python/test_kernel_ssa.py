@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
-from conftest import load_kernel_module
+from conftest import assert_same_as_numba_cuda, load_kernel_module
 from test_compile import compile_checked
 
 SOURCE = '''
@@ -166,7 +166,4 @@ def test_matches_python_and_numba_cuda(gpu, tmp_path, m):
     np.testing.assert_array_equal(mine["vector_loops"], [3, 5, 5, 5])
     np.testing.assert_array_equal(mine["rebound_shapes"], [100, 50])
     np.testing.assert_array_equal(mine["int_then_array"], [1, 6])
-    ncuda = pytest.importorskip("numba.cuda")
-    theirs = run_all(ncuda, load_kernel_module(tmp_path, "ssa_numba", SOURCE, ncuda))
-    for key in mine:
-        np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key)
+    assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "ssa_numba", mine)
