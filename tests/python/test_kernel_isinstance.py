@@ -17,6 +17,7 @@ import numpy as np
 from numba import float32, int64
 
 
+@cuda.jit(device=True)
 def first(b):
     if isinstance(b, tuple):
         b = b[0]
