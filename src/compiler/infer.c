@@ -1601,10 +1601,6 @@ static int param_isinstance(infer *I, nbc__list *top, nbc__node *s, const nbc__n
   return nbc__infer_isinstance(I, I->fn->vars[v].type, c->list.items[1]);
 }
 
-/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant, and
- * `if isinstance(p, T):` of a parameter: numba prunes the branch not taken before typing
- * (its dead branch pruning of literal arguments and of isinstance), so that branch is dropped
- * from this specialisation's own copy of the function, before its variables are collected. */
 /* body's statement i replaced by the statements of branch (the taken branch of a pruned if);
  * false when out of memory. */
 static bool splice(nbc__ctx *ctx, nbc__list *body, int i, const nbc__list *branch) {
@@ -1620,7 +1616,12 @@ static bool splice(nbc__ctx *ctx, nbc__list *body, int i, const nbc__list *branc
   return true;
 }
 
-/* Returns whether an isinstance() test was decided (the if replaced by its taken branch, so
+/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant, and
+ * `if isinstance(p, T):` of a parameter: the branch not taken is dropped before typing (numba's
+ * dead branch pruning of literal arguments; for isinstance nbcuda goes further than numba-cuda,
+ * which types both branches), from this specialisation's own copy of the function, before its
+ * variables are collected; a decided isinstance leaves the taken branch in the if's place.
+ * Returns whether an isinstance() test was decided (the if replaced by its taken branch, so
  * the function's SSA webs must be split again: a parameter rebound there no longer meets its
  * old value); false also when out of memory (I->failed). */
 static bool prune_literal_ifs(infer *I, nbc__list *top, nbc__list *body, bool in_loop) {

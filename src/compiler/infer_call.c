@@ -1442,10 +1442,11 @@ static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global 
 }
 
 /* Whether a value of type t is an instance of the class spec names, as numba's isinstance
- * answers at compile time: int, float, complex, bool and tuple match numba's Integer, Float,
- * Complex, Boolean and tuple types (a bool is not an int there), a numba or numpy type
- * (numba.float32, np.int64) matches that type exactly, a tuple display any of its items.
- * 1 or 0; -1 reported when spec is none of these. */
+ * answers at compile time: int, float, complex and bool are numba's types of Python's
+ * values, int64, float64, complex128 and boolean, matched exactly (an int32 is not an int
+ * there, a float32 not a float); tuple matches any tuple; a numba or numpy type
+ * (numba.float32, np.int64) matches that type, a tuple display any of its items (numba-cuda
+ * 0.30.4's answers). 1 or 0; -1 reported when spec is none of these. */
 int nbc__infer_isinstance(infer *I, const nbc__type *t, nbc__node *spec) {
   if (spec->kind == NBC__N_TUPLE) {
     int any = 0;
@@ -1463,9 +1464,9 @@ int nbc__infer_isinstance(infer *I, const nbc__type *t, nbc__node *spec) {
   if (c->kind == NBC__T_DTYPE && c->dtype) return nbc__type_equal(t, c->dtype);
   if (G && nbc__infer_is_builtin(G)) {
     const char *k = G->g.name;
-    if (strcmp(k, "int") == 0) return nbc__type_is_int(t);
-    if (strcmp(k, "float") == 0) return nbc__type_is_float(t);
-    if (strcmp(k, "complex") == 0) return nbc__type_is_complex(t);
+    if (strcmp(k, "int") == 0) return is_kind(t, NBC__T_INT64);
+    if (strcmp(k, "float") == 0) return is_kind(t, NBC__T_FLOAT64);
+    if (strcmp(k, "complex") == 0) return is_kind(t, NBC__T_COMPLEX128);
     if (strcmp(k, "bool") == 0) return is_kind(t, NBC__T_BOOL);
     if (strcmp(k, "tuple") == 0) return is_kind(t, NBC__T_TUPLE);
   }

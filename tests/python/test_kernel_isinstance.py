@@ -1,10 +1,12 @@
 """isinstance() in kernels, as numba types it: a constant of compile time. int, float,
-complex, bool and tuple match numba's Integer, Float, Complex, Boolean and tuple types (a bool
-is not an int there), a numba or numpy scalar type matches that type, a tuple display any of
-its items; `if isinstance(p, T):` of a parameter keeps only the branch taken (numba's dead
-branch pruning), so the other one need not type — `if isinstance(b, tuple): b = b[0]` (numba's
-test_ssa issue 5219). CI: the constants in the PTX, ptxas, the errors; the GPU compares with
-numba-cuda."""
+complex and bool are numba's types of Python's values — int64, float64, complex128, boolean —
+matched exactly (an int32 is not an int, a float32 not a float: numba-cuda 0.30.4's answers,
+read from its PTX), tuple matches any tuple, a numba or numpy scalar type that type, a tuple
+display any of its items; `if isinstance(p, T):` of a parameter keeps only the branch taken, so
+the other one need not type — `if isinstance(b, tuple): b = b[0]` (numba-cuda 0.30.4 types both
+branches there and refuses `b[0]` of an int; its test_ssa issue 5219 reaches the same through
+@overload). CI: the constants in the PTX, ptxas, the errors; the GPU compares with numba-cuda
+(whose constants, read from its PTX on the dev box, are the table below)."""
 import numpy as np
 import pytest
 
@@ -50,8 +52,8 @@ SIGS = ["void(int64[::1], int64)", "void(int64[::1], int32)", "void(int64[::1], 
 ARGS = [np.int64(3), np.int32(3), np.float32(1.5), 1.5, True, 1 + 2j]
 EXPECT = {  # int float complex bool (int,float) np.float32 int64 (float32,int32) tuple not-complex
     "int64": [1, 0, 0, 0, 1, 0, 1, 0, 0, 7],
-    "int32": [1, 0, 0, 0, 1, 0, 0, 1, 0, 7],
-    "float32": [0, 1, 0, 0, 1, 1, 0, 1, 0, 7],
+    "int32": [0, 0, 0, 0, 0, 0, 0, 1, 0, 7],
+    "float32": [0, 0, 0, 0, 0, 1, 0, 1, 0, 7],
     "float64": [0, 1, 0, 0, 1, 0, 0, 0, 0, 7],
     "boolean": [0, 0, 0, 1, 0, 0, 0, 0, 0, 7],
     "complex128": [0, 0, 1, 0, 0, 0, 0, 0, 0, 2],
@@ -84,15 +86,16 @@ def test_errors(tmp_path, src, message):
         cuda.compile_ptx(k.k, "void(int64[::1], int64)", cc=(9, 0))
 
 
-def run_all(lib, m):
+def run_all(lib, m, unpacks=True):
     out = {}
     for sig, arg in zip(SIGS, ARGS):
         got = np.zeros(10, np.int64)
         lib.jit(sig)(m.classify)[1, 1](got, arg)
         out[sig.split(", ")[1][:-1]] = got
-    got = np.zeros(1, np.int64)
-    lib.jit("void(int64[::1], UniTuple(int64, 2), int64)")(m.unpacks)[1, 1](got, (5, 6), 7)
-    out["unpacks"] = got
+    if unpacks:  # nbcuda only: numba-cuda cannot type it
+        got = np.zeros(1, np.int64)
+        lib.jit("void(int64[::1], UniTuple(int64, 2), int64)")(m.unpacks)[1, 1](got, (5, 6), 7)
+        out["unpacks"] = got
     return out
 
 
@@ -105,5 +108,6 @@ def test_matches_numba_cuda(gpu, tmp_path, m):
     mine = run_all(cuda, m)
     for key, want in EXPECT.items():
         np.testing.assert_array_equal(mine[key], want, err_msg=key)
-    np.testing.assert_array_equal(mine["unpacks"], [12])
-    assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "isinst_numba", mine)
+    np.testing.assert_array_equal(mine.pop("unpacks"), [12])
+    assert_same_as_numba_cuda(lambda lib, m: run_all(lib, m, unpacks=False), SOURCE, tmp_path,
+                              "isinst_numba", mine)
