@@ -1607,10 +1607,12 @@ static bool splice(nbc__ctx *ctx, nbc__list *body, int i, const nbc__list *branc
   int count = body->count - 1 + branch->count;
   nbc__node **items = nbc__arena_alloc(ctx->arena, sizeof *items * (size_t)(count ? count : 1));
   if (!items) return false;
-  memcpy(items, body->items, sizeof *items * (size_t)i);
-  memcpy(items + i, branch->items, sizeof *items * (size_t)branch->count);
-  memcpy(items + i + branch->count, body->items + i + 1,
-         sizeof *items * (size_t)(body->count - i - 1));
+  for (int k = 0; k < i; k++) /* (loops: an empty branch has no items array to copy from) */
+    items[k] = body->items[k];
+  for (int k = 0; k < branch->count; k++)
+    items[i + k] = branch->items[k];
+  for (int k = i + 1; k < body->count; k++)
+    items[k - 1 + branch->count] = body->items[k];
   body->items = items;
   body->count = count;
   return true;
