@@ -311,6 +311,8 @@ const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim
  * the code reaches it by ("py:helpers.sub"); the modules the compiler knows (math, numpy,
  * cuda...) are named plainly. */
 #define NBC__PY_MODULE_PREFIX "py:"
+/* The path of a Python module's MODULE type t ("helpers.sub"), or NULL for any other type. */
+const char *nbc__py_module_path(const nbc__type *t);
 /* t marked read-only (an array, or a record read from a read-only array), a copy; other
  * types as they are. */
 const nbc__type *nbc__type_readonly(nbc__ctx *ctx, const nbc__type *t);

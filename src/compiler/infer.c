@@ -34,8 +34,6 @@
 
 #include "compiler/infer.h"
 
-#define PY_MODULE NBC__PY_MODULE_PREFIX
-
 /* ------------------------------------------------------------------- diagnostics */
 
 bool nbc__infer_error(infer *I, const nbc__node *n, nbc_status_t status, const char *fmt, ...) {
@@ -513,7 +511,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return enum_class_type(I, n, &G->g);
   case NBC_GLOBAL_MODULE: /* named by the path the code reaches it by: "helpers.sub" */
     return nbc__type_special(I->ctx, NBC__T_MODULE,
-                             nbc__arena_printf(I->ctx->arena, "%s%s", PY_MODULE, n->str),
+                             nbc__arena_printf(I->ctx->arena, "%s%s", NBC__PY_MODULE_PREFIX,
+                                               n->str),
                              NULL);
   case NBC_GLOBAL_ENUM_MEMBER:
     if (G->g.value.i < 0 || G->g.value.i >= G->g.tuple_count)
@@ -775,8 +774,7 @@ const nbc__type *nbc__infer_enum_lookup(infer *I, nbc__node *n, const nbc__node 
 /* `mod.attr` of a Python module (NBC_GLOBAL_MODULE): n becomes the global name
  * "mod.attr", looked up through the resolver as any global, so that the rest of the compiler
  * (calls, constants, arrays, lowering) sees a name. */
-static const nbc__type *module_attr(infer *I, nbc__node *n, const nbc__type *mt) {
-  const char *path = mt->name + strlen(PY_MODULE);
+static const nbc__type *module_attr(infer *I, nbc__node *n, const char *path) {
   const char *full = nbc__arena_printf(I->ctx->arena, "%s.%s", path, n->str);
   if (!full) return NULL;
   nbc_global_t g;
@@ -797,8 +795,8 @@ static const nbc__type *module_attr(infer *I, nbc__node *n, const nbc__type *mt)
 static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
-  if (o->kind == NBC__T_MODULE && strncmp(o->name, PY_MODULE, strlen(PY_MODULE)) == 0)
-    return module_attr(I, n, o);
+  const char *path = nbc__py_module_path(o);
+  if (path) return module_attr(I, n, path);
   if (o->kind == NBC__T_RECORD) return nbc__infer_record_field(I, n, o, n->str);
   if (o->kind == NBC__T_ENUM_CLASS) return nbc__infer_enum_lookup(I, n, n->a, o, n->str);
   if (o->kind == NBC__T_ENUM && strcmp(n->str, "value") == 0) return o->dtype;

@@ -125,7 +125,6 @@ const char *nbc__lower_const_int(nbc__lowerer *L, const nbc__type *t, int64_t v)
 const char *nbc__lower_const_float(nbc__lowerer *L, const nbc__type *t, double v);
 /* A zero value of any type (used for implicit returns). */
 const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t);
-/* A value loaded from memory of mtype, in the value type (bool: i8 -> i1). */
 /* A value in its memory and C-ABI form: booleans as i8, also inside tuples. */
 const char *nbc__lower_to_memory(nbc__lowerer *L, nbc__lval v);
 /* The value form of v, of type t, read in its memory form (booleans i8 -> i1). */

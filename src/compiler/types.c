@@ -88,6 +88,13 @@ const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim
   return t;
 }
 
+const char *nbc__py_module_path(const nbc__type *t) {
+  size_t n = sizeof NBC__PY_MODULE_PREFIX - 1;
+  bool py = t && t->kind == NBC__T_MODULE && t->name &&
+            strncmp(t->name, NBC__PY_MODULE_PREFIX, n) == 0;
+  return py ? t->name + n : NULL;
+}
+
 const nbc__type *nbc__type_readonly(nbc__ctx *ctx, const nbc__type *t) {
   if (!t || t->readonly || (t->kind != NBC__T_ARRAY && t->kind != NBC__T_RECORD)) return t;
   nbc__type *r = nbc__arena_alloc(ctx->arena, sizeof *r);
@@ -416,15 +423,12 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
   case NBC__T_VECTOR:
     nbc__buf_puts(out, t->name ? t->name : "vector");
     return;
-  case NBC__T_MODULE: {
-    const char *name = t->name ? t->name : "?";
-    size_t prefix = strlen(NBC__PY_MODULE_PREFIX);
-    if (strncmp(name, NBC__PY_MODULE_PREFIX, prefix) == 0) /* numba's Module(<module 'hm'>) */
-      nbc__buf_printf(out, "Module(<module '%s'>)", name + prefix);
+  case NBC__T_MODULE:
+    if (nbc__py_module_path(t)) /* numba's Module(<module 'hm'>) */
+      nbc__buf_printf(out, "Module(<module '%s'>)", nbc__py_module_path(t));
     else
-      nbc__buf_printf(out, "Module(%s)", name);
+      nbc__buf_printf(out, "Module(%s)", t->name ? t->name : "?");
     return;
-  }
   case NBC__T_FUNCTION:
     nbc__buf_printf(out, "Function(%s)", t->name ? t->name : "?");
     return;

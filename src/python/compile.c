@@ -295,14 +295,6 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
  * (numba's tobytes(order='A') and layout F), else C order; its dtype's name (for records
  * numba's Record(...) text) and shape, kept in the session. Arrays of other than numbers and
  * records (and 0-d ones) are left as OTHER: the compiler says it cannot use them. */
-static int is_structured(PyObject *dtype) {
-  PyObject *names = PyObject_GetAttrString(dtype, "names");
-  if (!names) PyErr_Clear();
-  int r = names && names != Py_None;
-  Py_XDECREF(names);
-  return r;
-}
-
 static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
   PyObject *dtype = PyObject_GetAttrString(value, "dtype");
   PyObject *kind = dtype ? PyObject_GetAttrString(dtype, "kind") : NULL;
@@ -312,9 +304,8 @@ static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
   int rc = shape ? 0 : -1;
   Py_ssize_t ndim = shape && PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
   /* a structured dtype: its elements as they are, named by numba's Record(...) text (which
-   * refuses what records cannot hold: strings, objects, other byte orders) */
-  int record = rc == 0 && k && k[0] == 'V' && ndim >= 1 && ndim <= 32 &&
-               is_structured(dtype);
+   * refuses raw bytes and what records cannot hold: strings, objects, other byte orders) */
+  int record = rc == 0 && k && k[0] == 'V' && ndim >= 1 && ndim <= 32;
   if (record) {
     Py_SETREF(name, nbc__py_record_text(NULL, dtype));
     if (!name) PyErr_Clear(); /* left OTHER: the compiler says it cannot use it */

@@ -54,7 +54,7 @@ static const char errors_source[] =
     "              if isinstance(t, type) and issubclass(t, Exception)]\n"
     "    # the most derived of them only: a subclass listed with its base has no method order\n"
     "    key = (TypingError,) + tuple(t for i, t in enumerate(theirs) if not any(\n"
-    "        u is not t and issubclass(u, t) for u in theirs[:i] + theirs[i + 1:]))\n"
+    "        issubclass(u, t) for u in theirs[:i] + theirs[i + 1:]))\n"
     "    if len(key) == 1:\n"
     "        return TypingError\n"
     "    if key not in _with_numba:\n"
