@@ -1588,10 +1588,12 @@ static int param_isinstance(infer *I, nbc__list *top, nbc__node *s, const nbc__n
       c->list.items[0]->kind != NBC__N_NAME)
     return -1;
   const nbc__node *unused;
-  int v = nbc__infer_var_find(I, c->list.items[0]->str);
-  if (v < 0 || !I->fn->vars[v].is_param || !I->fn->vars[v].type ||
-      nbc__infer_var_find(I, "isinstance") >= 0)
+  /* the builtin: not a parameter, a local or a global of that name */
+  if (local_bindings(top, "isinstance", &unused) != 0 || !nbc__infer_expr(I, c->a) ||
+      c->a->var >= 0 || !nbc__infer_is_builtin(c->a->info))
     return -1;
+  int v = nbc__infer_var_find(I, c->list.items[0]->str);
+  if (v < 0 || !I->fn->vars[v].is_param || !I->fn->vars[v].type) return -1;
   const char *name = I->fn->vars[v].name;
   int all = local_bindings(top, name, &unused);
   int inside = local_bindings(&s->body, name, &unused) + local_bindings(&s->orelse, name, &unused);

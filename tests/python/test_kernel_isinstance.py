@@ -7,6 +7,8 @@ the other one need not type — `if isinstance(b, tuple): b = b[0]` (numba-cuda 
 branches there and refuses `b[0]` of an int; its test_ssa issue 5219 reaches the same through
 @overload). CI: the constants in the PTX, ptxas, the errors; the GPU compares with numba-cuda
 (whose constants, read from its PTX on the dev box, are the table below)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,17 @@ def test_answers_are_compile_time_constants(m, sig, tmp_path):
 def test_tuple_branch_is_pruned(m, tmp_path):
     # `b = b[0]` types only for the tuple; for the int the branch is gone before typing
     compile_checked(m.unpacks, "void(int64[::1], UniTuple(int64, 2), int64)", tmp_path)
+
+
+def test_a_global_named_isinstance_is_not_the_builtin(tmp_path):
+    # the user's function decides (False here): the branch is not pruned by the builtin's answer
+    src = ("import numpy as np\n\n\ndef isinstance(a, t):\n    return False\n\n\n"
+           "def k(out, x):\n    if isinstance(x, np.int64):\n        out[0] = 1\n"
+           "    else:\n        out[0] = 2\n")
+    k = load_kernel_module(tmp_path, "isinst_shadowed", src, cuda)
+    ptx = compile_checked(k.k, "void(int64[::1], int64)", tmp_path)
+    stored = re.findall(r"mov\.u64\s+%rd\d+, (\d+);", ptx)
+    assert "2" in stored and "1" not in stored
 
 
 @pytest.mark.parametrize("src, message", [
