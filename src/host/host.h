@@ -115,8 +115,9 @@ const char *nbc__transpose_ptx(void);
 
 /* ptrtable.c -------------------------------------------------------------------------- */
 /* What nbcuda remembers of an address it handed out: its context and that context's lifetime
- * when it was made. The caller allocates records; a table holds those inserted into it and
- * gives them back through remove and detach_context. */
+ * when it was made. Records are either the table's own (add / take: it keeps a few spares, so
+ * the allocation paths make no malloc) or the caller's (insert / remove: a record embedded in
+ * a larger object); one table uses one kind. */
 typedef struct nbc__ptr_record {
   uintptr_t address;
   int tag; /* with address, the key: the kind of record (hostmem.c: registered or allocated) */
@@ -127,10 +128,21 @@ typedef struct nbc__ptr_record {
 } nbc__ptr_record_t;
 
 #define NBC__PTRTABLE_BUCKETS 1024u
+#define NBC__PTRTABLE_SPARES 64u
 typedef struct nbc__ptrtable {
-  pthread_mutex_t lock;
+  atomic_int busy; /* the table's spin lock: held for a few pointer moves at a time */
   nbc__ptr_record_t *buckets[NBC__PTRTABLE_BUCKETS];
+  nbc__ptr_record_t *spare; /* taken records kept for the next add (at most SPARES) */
+  unsigned nspare;
 } nbc__ptrtable_t;
+
+/* Adds a record of the table's own, a copy of *fields (next ignored): 0, or -1 when out of
+ * host memory. */
+int nbc__ptrtable_add(nbc__ptrtable_t *table, const nbc__ptr_record_t *fields);
+/* Takes the record of (address, tag) out of the table, copying it to *pcopy: 1, or 0 when
+ * there is none. For records made by add. */
+int nbc__ptrtable_take(nbc__ptrtable_t *table, uintptr_t address, int tag,
+                       nbc__ptr_record_t *pcopy);
 
 /* Adds record (address, tag and the rest filled in); the table holds it until removed. */
 void nbc__ptrtable_insert(nbc__ptrtable_t *table, nbc__ptr_record_t *record);
@@ -142,7 +154,7 @@ nbc__ptr_record_t *nbc__ptrtable_remove(nbc__ptrtable_t *table, uintptr_t addres
 int nbc__ptrtable_find(nbc__ptrtable_t *table, uintptr_t address, int tag,
                        nbc__ptr_record_t *pcopy);
 /* Takes every record of context out of the table and returns them as a list linked through
- * next (the caller frees each). */
+ * next (the caller frees each: free() for records made by add). */
 nbc__ptr_record_t *nbc__ptrtable_detach_context(nbc__ptrtable_t *table,
                                                 const nbc_context_t *context);
 

@@ -13,18 +13,17 @@
  * Managed memory is device memory to the driver (freed with cuMemFree), so it is tracked with
  * the other device allocations of memory.c and freed with nbc_mem_free.
  */
-#include <stdlib.h>
-
 #include "host/host.h"
 
-static nbc__ptrtable_t table = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static nbc__ptrtable_t table; /* zeroed: empty and unlocked */
 
 /* The tag of a record: how the memory was made, so that freeing an allocation never takes a
  * registration of the same address for it, nor the other way round. */
 enum { ALLOCATED = 0, REGISTERED = 1 };
 
-static nbc__ptr_record_t *untrack(const void *ptr, int tag) {
-  return nbc__ptrtable_remove(&table, (uintptr_t)ptr, tag);
+/* Takes ptr's record out of the table into *r: 1, or 0 when nbcuda does not know ptr. */
+static int untrack(const void *ptr, int tag, nbc__ptr_record_t *r) {
+  return nbc__ptrtable_take(&table, (uintptr_t)ptr, tag, r);
 }
 
 /* Looks ptr up without removing it: *pcontext and whether its context was reset since. */
@@ -37,14 +36,12 @@ static int lookup(const void *ptr, int tag, nbc_context_t **pcontext, int *poutl
 }
 
 static nbc_status_t record(void *ptr, int tag, nbc_context_t *context) {
-  nbc__ptr_record_t *r = malloc(sizeof *r);
-  if (!r) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  r->address = (uintptr_t)ptr;
-  r->tag = tag;
-  r->lifetime = atomic_load(&context->lifetime);
-  r->context = context;
-  r->bytes = 0;
-  nbc__ptrtable_insert(&table, r);
+  nbc__ptr_record_t r = {.address = (uintptr_t)ptr,
+                         .tag = tag,
+                         .lifetime = atomic_load(&context->lifetime),
+                         .context = context};
+  if (nbc__ptrtable_add(&table, &r) < 0)
+    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   return NBC_OK;
 }
 
@@ -77,17 +74,14 @@ nbc_status_t nbc_mem_host_alloc(size_t bytes, unsigned flags, void **pptr) {
 }
 
 nbc_status_t nbc__host_free_now(void *ptr) {
-  nbc__ptr_record_t *r = untrack(ptr, ALLOCATED);
-  if (r && nbc__outlived(r->context, r->lifetime)) { /* the reset freed it */
-    free(r);
-    return NBC_OK;
-  }
+  nbc__ptr_record_t r;
+  int known = untrack(ptr, ALLOCATED, &r);
+  if (known && nbc__outlived(r.context, r.lifetime)) return NBC_OK; /* the reset freed it */
   CUresult res = nbc__cu.cuMemFreeHost(ptr);
   if (res != NBC__CUDA_SUCCESS) {
-    if (r) nbc__ptrtable_insert(&table, r);
+    if (known) (void)nbc__ptrtable_add(&table, &r); /* the spare it just left */
     return nbc__driver_failf("cuMemFreeHost", res, " (address %p)", ptr);
   }
-  free(r);
   return NBC_OK;
 }
 
@@ -118,7 +112,8 @@ nbc_status_t nbc_mem_host_register(void *ptr, size_t bytes, unsigned flags) {
   /* A registration left over from a context reset is gone as far as the driver knows. */
   nbc_context_t *old = NULL;
   int outlived = 0;
-  if (lookup(ptr, REGISTERED, &old, &outlived) && outlived) free(untrack(ptr, REGISTERED));
+  nbc__ptr_record_t gone;
+  if (lookup(ptr, REGISTERED, &old, &outlived) && outlived) untrack(ptr, REGISTERED, &gone);
   CUresult res = nbc__cu.cuMemHostRegister(ptr, bytes, flags);
   if (res != NBC__CUDA_SUCCESS)
     return nbc__driver_failf("cuMemHostRegister", res, " (%zu bytes at %p)", bytes, ptr);
@@ -130,18 +125,15 @@ nbc_status_t nbc_mem_host_register(void *ptr, size_t bytes, unsigned flags) {
 nbc_status_t nbc_mem_host_unregister(void *ptr) {
   if (!ptr) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_host_unregister: ptr is NULL");
   NBC__ENSURE_DRIVER();
-  nbc__ptr_record_t *r = untrack(ptr, REGISTERED);
-  if (r && nbc__outlived(r->context, r->lifetime)) { /* the reset unpinned it */
-    free(r);
-    return NBC_OK;
-  }
+  nbc__ptr_record_t r;
+  int known = untrack(ptr, REGISTERED, &r);
+  if (known && nbc__outlived(r.context, r.lifetime)) return NBC_OK; /* the reset unpinned it */
   CUresult res = nbc__cu.cuMemHostUnregister(ptr);
   if (res != NBC__CUDA_SUCCESS && nbc__context_retry(res)) res = nbc__cu.cuMemHostUnregister(ptr);
   if (res != NBC__CUDA_SUCCESS) {
-    if (r) nbc__ptrtable_insert(&table, r);
+    if (known) (void)nbc__ptrtable_add(&table, &r); /* the spare it just left */
     return nbc__driver_failf("cuMemHostUnregister", res, " (address %p)", ptr);
   }
-  free(r);
   return NBC_OK;
 }
 

@@ -35,7 +35,7 @@ typedef struct ipc_mapping {
   CUdeviceptr base;         /* what cuIpcOpenMemHandle returned */
 } ipc_mapping;
 
-static nbc__ptrtable_t table = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static nbc__ptrtable_t table; /* zeroed: empty and unlocked */
 
 /* context, or the current one when NULL. */
 static nbc_status_t context_or_current(nbc_context_t **pcontext) {

@@ -17,21 +17,16 @@
 
 #include "host/host.h"
 
-static nbc__ptrtable_t table = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void track(nbc__ptr_record_t *a, CUdeviceptr ptr, size_t bytes, nbc_context_t *context) {
-  a->address = (uintptr_t)ptr;
-  a->tag = 0;
-  a->lifetime = atomic_load_explicit(&context->lifetime, memory_order_relaxed);
-  a->context = context;
-  a->bytes = bytes;
-  nbc__ptrtable_insert(&table, a);
-}
+static nbc__ptrtable_t table; /* zeroed: empty and unlocked */
 
 nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *context) {
-  nbc__ptr_record_t *a = malloc(sizeof *a);
-  if (!a) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  track(a, ptr, bytes, context);
+  nbc__ptr_record_t r = {.address = (uintptr_t)ptr,
+                         .lifetime =
+                             atomic_load_explicit(&context->lifetime, memory_order_relaxed),
+                         .context = context,
+                         .bytes = bytes};
+  if (nbc__ptrtable_add(&table, &r) < 0)
+    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   return NBC_OK;
 }
 
@@ -58,30 +53,31 @@ nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr) {
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
-  nbc__ptr_record_t *a = malloc(sizeof *a);
-  if (!a) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   CUdeviceptr ptr = 0;
   CUresult res = nbc__cu.cuMemAlloc(&ptr, bytes);
-  if (res != NBC__CUDA_SUCCESS) {
-    free(a);
+  if (res != NBC__CUDA_SUCCESS)
     return nbc__driver_failf("cuMemAlloc", res, " (allocating %zu bytes on device %d)", bytes,
                              context->device->id);
+  st = nbc__memory_track(ptr, bytes, context);
+  if (st != NBC_OK) {
+    nbc__cu.cuMemFree(ptr);
+    return st;
   }
-  track(a, ptr, bytes, context);
   *pptr = ptr;
   return NBC_OK;
 }
 
 /* Frees ptr now; untracked addresses go to the driver only when pass_unknown is set. */
 static nbc_status_t free_now(nbc_devptr_t ptr, int pass_unknown) {
-  nbc__ptr_record_t *a = nbc__ptrtable_remove(&table, (uintptr_t)ptr, 0);
-  if (!a && !pass_unknown) return NBC_OK;
+  nbc__ptr_record_t r;
+  int known = nbc__ptrtable_take(&table, (uintptr_t)ptr, 0, &r);
+  if (!known && !pass_unknown) return NBC_OK;
   CUresult res = nbc__cu.cuMemFree(ptr);
   if (res != NBC__CUDA_SUCCESS) {
-    if (a) nbc__ptrtable_insert(&table, a); /* the driver still holds it allocated */
+    /* the driver still holds it allocated (add reuses the spare that take just left) */
+    if (known) (void)nbc__ptrtable_add(&table, &r);
     return nbc__driver_failf("cuMemFree", res, " (address 0x%llx)", (unsigned long long)ptr);
   }
-  free(a);
   return NBC_OK;
 }
 

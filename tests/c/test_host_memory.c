@@ -10,6 +10,7 @@
  * tests/testdriver/h200_probe.json) and adds the fixture's counters when it is present.
  * Kernels that compute something on a real GPU are in test_gpu.c.
  */
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include "nbcuda.h"
@@ -172,6 +173,55 @@ TEST(alloc_failure_injected) {
   tdrv()->fail("cuMemAlloc", 1, 999);
   ASSERT_STATUS(nbc_mem_alloc(8, &p), NBC_DRIVER_ERROR);
   ASSERT_CONTAINS(nbc_last_error(), "cuMemAlloc: CUDA_ERROR_UNKNOWN (999)");
+}
+
+/* More allocations than the address table keeps spare records for (64), freed in two orders,
+ * then the rest dropped by a reset of their context: every one is known until freed. */
+TEST(many_allocations_and_reset) {
+  REQUIRE_DRIVER();
+  enum { N = 200 };
+  nbc_devptr_t p[N];
+  for (int i = 0; i < N; i++) ASSERT_OK(nbc_mem_alloc(16 + (size_t)i, &p[i]));
+  expect_live_allocations(N);
+  for (int i = 0; i < N; i += 2) ASSERT_OK(nbc_mem_free(p[i]));
+  for (int i = N - 1; i > N / 2; i -= 2) ASSERT_OK(nbc_mem_free(p[i]));
+  for (int i = 0; i < N; i += 2) ASSERT_OK(nbc_mem_alloc(8, &p[i]));
+  expect_live_allocations(N - N / 4);
+  nbc_context_t *ctx = NULL;
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  ASSERT_OK(nbc_context_reset(ctx));
+  expect_live_allocations(0);
+  nbc_devptr_t q;
+  ASSERT_OK(nbc_mem_alloc(8, &q)); /* the table still works after the reset */
+  expect_live_allocations(1);
+  ASSERT_OK(nbc_mem_free(q));
+  expect_live_allocations(0);
+}
+
+enum { THREAD_ROUNDS = 500 };
+
+static void *alloc_free_rounds(void *failed) {
+  for (int i = 0; i < THREAD_ROUNDS; i++) {
+    nbc_devptr_t a = 0, b = 0;
+    if (nbc_mem_alloc(32, &a) != NBC_OK || nbc_mem_alloc(64, &b) != NBC_OK ||
+        nbc_mem_free(a) != NBC_OK || nbc_mem_free(b) != NBC_OK) {
+      *(int *)failed = 1;
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* Four threads allocating and freeing at once share the address table. */
+TEST(allocations_from_threads) {
+  REQUIRE_DRIVER();
+  pthread_t t[4];
+  int failed[4] = {0};
+  for (int i = 0; i < 4; i++)
+    ASSERT_EQ(pthread_create(&t[i], NULL, alloc_free_rounds, &failed[i]), 0);
+  for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_join(t[i], NULL), 0);
+  for (int i = 0; i < 4; i++) ASSERT_EQ(failed[i], 0);
+  expect_live_allocations(0);
 }
 
 TEST(module_load_and_launch) {
@@ -425,6 +475,7 @@ TEST(no_nvjitlink) {
 
 TEST_LIST(X(alloc_copy_free) X(async_copies) X(out_of_memory_any_driver) X(out_of_memory)
               X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
+                  X(many_allocations_and_reset) X(allocations_from_threads)
                   X(module_load_and_launch) X(launch_failures) X(module_failures)
                       X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading) X(link_cudadevrt)
                           X(no_nvjitlink))
