@@ -6,9 +6,9 @@
  * driver would only say CUDA_ERROR_INVALID_HANDLE). Everything else is one driver call; a
  * pending event is NBC_NOT_READY, not an error (numba's Event.query() is False).
  */
-#include <stdlib.h>
-
 #include "host/host.h"
+
+static nbc__spares_t spares; /* dead nbc_event_t records (spares.c) */
 
 nbc_status_t nbc_event_create(int timing, nbc_event_t **pevent) {
   if (!pevent) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_create: pevent is NULL");
@@ -16,11 +16,11 @@ nbc_status_t nbc_event_create(int timing, nbc_event_t **pevent) {
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
-  nbc_event_t *e = malloc(sizeof *e);
+  nbc_event_t *e = nbc__spares_take(&spares, sizeof *e);
   if (!e) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   CUresult res = nbc__cu.cuEventCreate(&e->handle, timing ? 0u : NBC__CU_EVENT_DISABLE_TIMING);
   if (res != NBC__CUDA_SUCCESS) {
-    free(e);
+    nbc__spares_give(&spares, e);
     return nbc__driver_fail("cuEventCreate", res);
   }
   e->timing = timing != 0;
@@ -33,7 +33,7 @@ nbc_status_t nbc_event_create(int timing, nbc_event_t **pevent) {
 void nbc_event_destroy(nbc_event_t *event) {
   if (!event) return;
   if (!NBC__EVENT_GONE(event)) nbc__cu.cuEventDestroy(event->handle); /* else reset took it */
-  free(event);
+  nbc__spares_give(&spares, event);
 }
 
 int nbc_event_is_timing(const nbc_event_t *event) { return event && event->timing; }

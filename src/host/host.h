@@ -16,6 +16,7 @@
 #define NBC_HOST_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "driver/driver_api.h"
@@ -113,6 +114,37 @@ nbc_status_t nbc__outlived_fail(const char *call, const char *what);
 /* transpose.c: the PTX of nbc_transpose2d's kernels (for tests); NULL without memory. */
 const char *nbc__transpose_ptx(void);
 
+/* spares.c ---------------------------------------------------------------------------- */
+/* A spin lock (an atomic_int, 0 when free) for sections of a few pointer moves that call
+ * nothing; a waiter that spins long yields, so a preempted holder is not starved. */
+static inline void nbc__spin_lock(atomic_int *busy) {
+  unsigned spins = 0;
+  while (atomic_exchange_explicit(busy, 1, memory_order_acquire))
+    while (atomic_load_explicit(busy, memory_order_relaxed))
+      if (++spins % 64 == 0) sched_yield();
+}
+
+static inline void nbc__spin_unlock(atomic_int *busy) {
+  atomic_store_explicit(busy, 0, memory_order_release);
+}
+
+/* Dead records of one kind kept for reuse (a zeroed static is empty). */
+#define NBC__SPARES_MAX 64u
+typedef struct nbc__spares {
+  atomic_int busy;
+  void *head;
+  unsigned count;
+} nbc__spares_t;
+/* A spare, or new memory of size bytes: uninitialised; NULL when out of host memory. */
+void *nbc__spares_take(nbc__spares_t *spares, size_t size);
+/* Keeps object (made by take, of that size) as a spare, or frees it; NULL does nothing. */
+void nbc__spares_give(nbc__spares_t *spares, void *object);
+/* The same without the list's own lock, for a list guarded by its owner's (ptrtable.c): a
+ * spare or NULL; push keeps object (1) or, with NBC__SPARES_MAX kept, leaves it to the
+ * caller to free (0). */
+void *nbc__spares_pop(nbc__spares_t *spares);
+int nbc__spares_push(nbc__spares_t *spares, void *object);
+
 /* ptrtable.c -------------------------------------------------------------------------- */
 /* What nbcuda remembers of an address it handed out: its context and that context's lifetime
  * when it was made. Records are either the table's own (add / take: it keeps a few spares, so
@@ -128,12 +160,10 @@ typedef struct nbc__ptr_record {
 } nbc__ptr_record_t;
 
 #define NBC__PTRTABLE_BUCKETS 1024u
-#define NBC__PTRTABLE_SPARES 64u
 typedef struct nbc__ptrtable {
-  atomic_int busy; /* the table's spin lock: held for a few pointer moves at a time */
+  atomic_int busy; /* the table's spin lock (spares.c) */
   nbc__ptr_record_t *buckets[NBC__PTRTABLE_BUCKETS];
-  nbc__ptr_record_t *spare; /* taken records kept for the next add (at most SPARES) */
-  unsigned nspare;
+  nbc__spares_t spares; /* records taken out, for the next add; under the table's lock */
 } nbc__ptrtable_t;
 
 /* Adds a record of the table's own, a copy of *fields (next ignored): 0, or -1 when out of

@@ -6,33 +6,19 @@
  * hostmem.c keeps one for page-locked allocations and registrations (so a free after a reset
  * of their context only drops the record); ipc.c one for IPC mappings. Each user owns a static
  * table. memory.c and hostmem.c let the table make the records (add, take): a taken record is
- * kept as a spare for the next add (up to NBC__PTRTABLE_SPARES of them), so allocating and
- * freeing in turn, the usual pattern, costs no malloc or free beyond the first. ipc.c embeds
- * its record in its mapping object and hands it over itself (insert, remove).
+ * kept as a spare for the next add (spares.c's list, under the table's lock: one lock per
+ * operation), so allocating and freeing in turn, the usual pattern, costs no malloc or free
+ * beyond the first. ipc.c embeds its record in its mapping
+ * object and hands it over itself (insert, remove).
  *
  * A record is keyed by its address and a tag (hostmem.c tells a registration from an
  * allocation at the same address by it). The table is a fixed array of chained buckets
- * (multiplicative hash of the address), every operation under the table's own lock. The lock
- * is a spin lock (a pthread mutex costs twice a spin lock's instructions uncontended, and each
- * device allocation and free takes the lock once): the critical sections are a few pointer
- * moves and never call out (malloc and free are made outside), and a waiter that spins long
- * yields the processor, so a holder preempted mid-section is not starved.
+ * (multiplicative hash of the address), every operation under the table's own spin lock
+ * (spares.c): the critical sections are a few pointer moves, and call nothing.
  */
-#include <sched.h>
 #include <stdlib.h>
 
 #include "host/host.h"
-
-static void lock(nbc__ptrtable_t *table) {
-  unsigned spins = 0;
-  while (atomic_exchange_explicit(&table->busy, 1, memory_order_acquire))
-    while (atomic_load_explicit(&table->busy, memory_order_relaxed))
-      if (++spins % 64 == 0) sched_yield();
-}
-
-static void unlock(nbc__ptrtable_t *table) {
-  atomic_store_explicit(&table->busy, 0, memory_order_release);
-}
 
 static unsigned bucket_of(uintptr_t address) {
   uint64_t h = (uint64_t)address * 0x9E3779B97F4A7C15ull;
@@ -49,70 +35,61 @@ static nbc__ptr_record_t **link_of(nbc__ptrtable_t *table, uintptr_t address, in
 
 void nbc__ptrtable_insert(nbc__ptrtable_t *table, nbc__ptr_record_t *record) {
   nbc__ptr_record_t **head = &table->buckets[bucket_of(record->address)];
-  lock(table);
+  nbc__spin_lock(&table->busy);
   record->next = *head;
   *head = record;
-  unlock(table);
+  nbc__spin_unlock(&table->busy);
 }
 
 int nbc__ptrtable_add(nbc__ptrtable_t *table, const nbc__ptr_record_t *fields) {
   nbc__ptr_record_t **head = &table->buckets[bucket_of(fields->address)];
-  lock(table);
-  nbc__ptr_record_t *record = table->spare;
-  if (record) {
-    table->spare = record->next;
-    table->nspare--;
-  } else {
-    unlock(table);
+  nbc__spin_lock(&table->busy);
+  nbc__ptr_record_t *record = nbc__spares_pop(&table->spares);
+  if (!record) { /* malloc outside the lock */
+    nbc__spin_unlock(&table->busy);
     if (!(record = malloc(sizeof *record))) return -1;
-    lock(table);
+    nbc__spin_lock(&table->busy);
   }
   *record = *fields;
   record->next = *head;
   *head = record;
-  unlock(table);
+  nbc__spin_unlock(&table->busy);
   return 0;
 }
 
 int nbc__ptrtable_take(nbc__ptrtable_t *table, uintptr_t address, int tag,
                        nbc__ptr_record_t *pcopy) {
-  lock(table);
+  nbc__spin_lock(&table->busy);
   nbc__ptr_record_t **link = link_of(table, address, tag);
-  nbc__ptr_record_t *record = *link, *extra = NULL;
-  int found = record != NULL;
+  nbc__ptr_record_t *record = *link;
+  int found = record != NULL, kept = 0;
   if (found) {
     *link = record->next;
     *pcopy = *record;
-    if (table->nspare < NBC__PTRTABLE_SPARES) {
-      record->next = table->spare;
-      table->spare = record;
-      table->nspare++;
-    } else {
-      extra = record;
-    }
+    kept = nbc__spares_push(&table->spares, record);
   }
-  unlock(table);
-  free(extra);
+  nbc__spin_unlock(&table->busy);
+  if (found && !kept) free(record);
   if (found) pcopy->next = NULL;
   return found;
 }
 
 nbc__ptr_record_t *nbc__ptrtable_remove(nbc__ptrtable_t *table, uintptr_t address, int tag) {
-  lock(table);
+  nbc__spin_lock(&table->busy);
   nbc__ptr_record_t **link = link_of(table, address, tag);
   nbc__ptr_record_t *record = *link;
   if (record) *link = record->next;
-  unlock(table);
+  nbc__spin_unlock(&table->busy);
   if (record) record->next = NULL;
   return record;
 }
 
 int nbc__ptrtable_find(nbc__ptrtable_t *table, uintptr_t address, int tag,
                        nbc__ptr_record_t *pcopy) {
-  lock(table);
+  nbc__spin_lock(&table->busy);
   nbc__ptr_record_t *record = *link_of(table, address, tag);
   if (record) *pcopy = *record;
-  unlock(table);
+  nbc__spin_unlock(&table->busy);
   if (record) pcopy->next = NULL; /* the chain is the table's, and may change at once */
   return record != NULL;
 }
@@ -120,7 +97,7 @@ int nbc__ptrtable_find(nbc__ptrtable_t *table, uintptr_t address, int tag,
 nbc__ptr_record_t *nbc__ptrtable_detach_context(nbc__ptrtable_t *table,
                                                 const nbc_context_t *context) {
   nbc__ptr_record_t *detached = NULL;
-  lock(table);
+  nbc__spin_lock(&table->busy);
   for (unsigned b = 0; b < NBC__PTRTABLE_BUCKETS; b++) {
     nbc__ptr_record_t **link = &table->buckets[b];
     while (*link) {
@@ -134,6 +111,6 @@ nbc__ptr_record_t *nbc__ptrtable_detach_context(nbc__ptrtable_t *table,
       }
     }
   }
-  unlock(table);
+  nbc__spin_unlock(&table->busy);
   return detached;
 }

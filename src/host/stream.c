@@ -24,6 +24,8 @@ static nbc_stream_t default_stream = {(CUstream)0, NBC_STREAM_DEFAULT, NULL, 0};
 static nbc_stream_t legacy_stream = {(CUstream)1, NBC_STREAM_LEGACY, NULL, 0};
 static nbc_stream_t per_thread_stream = {(CUstream)2, NBC_STREAM_PER_THREAD, NULL, 0};
 
+static nbc__spares_t spares; /* dead nbc_stream_t records (spares.c) */
+
 static int is_singleton(const nbc_stream_t *s) {
   return s == &default_stream || s == &legacy_stream || s == &per_thread_stream;
 }
@@ -34,11 +36,11 @@ nbc_status_t nbc_stream_create(nbc_stream_t **pstream) {
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
-  nbc_stream_t *s = malloc(sizeof *s);
+  nbc_stream_t *s = nbc__spares_take(&spares, sizeof *s);
   if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   CUresult res = nbc__cu.cuStreamCreate(&s->handle, 0);
   if (res != NBC__CUDA_SUCCESS) {
-    free(s);
+    nbc__spares_give(&spares, s);
     return nbc__driver_fail("cuStreamCreate", res);
   }
   s->kind = NBC_STREAM_CREATED;
@@ -53,7 +55,7 @@ void nbc_stream_destroy(nbc_stream_t *stream) {
   /* A reset destroyed it with its context already. */
   if (stream->kind == NBC_STREAM_CREATED && !NBC__STREAM_GONE(stream))
     nbc__cu.cuStreamDestroy(stream->handle);
-  free(stream);
+  nbc__spares_give(&spares, stream);
 }
 
 static nbc_status_t get_singleton(nbc_stream_t *s, nbc_stream_t **pstream, const char *fn) {
@@ -85,7 +87,7 @@ nbc_status_t nbc_external_stream(uintptr_t handle, nbc_stream_t **pstream) {
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
-  nbc_stream_t *s = malloc(sizeof *s);
+  nbc_stream_t *s = nbc__spares_take(&spares, sizeof *s);
   if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   s->handle = (CUstream)handle;
   s->kind = NBC_STREAM_EXTERNAL;
