@@ -895,7 +895,10 @@ size_t nbc_signature_params_size(const nbc_signature_t *sig);
 /* Writes array argument `index` into params: its data pointer, shape and strides (bytes;
  * NULL: contiguous in the layout's order, C for 'A'). The element (dtype_kind, itemsize),
  * ndim and, for layouts C and F, the contiguity must match the signature, else
- * NBC_INVALID_ARGUMENT saying what was expected and what was given. */
+ * NBC_INVALID_ARGUMENT saying what was expected and what was given. Integers of the
+ * signature's width are accepted whatever their signedness (int32 data for uint32[:], read as
+ * the signature says, as numba passes an array to a kernel of one signature); elements of
+ * another kind or width are refused. */
 nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, void *params,
                                       nbc_devptr_t data, char dtype_kind, int itemsize,
                                       int ndim, const int64_t *shape, const int64_t *strides);

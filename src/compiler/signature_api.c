@@ -299,7 +299,10 @@ static nbc_status_t pack_array(const nbc_param_info_t *p, void *params, int argn
                                nbc_devptr_t data, char dtype_kind, int itemsize, int ndim,
                                const int64_t *shape, const int64_t *strides) {
   char w[32];
-  if (dtype_kind != p->dtype_kind || itemsize != p->itemsize)
+  /* int32 data for uint32[:] (or the reverse) is the same bits, read as the signature says */
+  int same_integers = (dtype_kind == 'i' || dtype_kind == 'u') &&
+                      (p->dtype_kind == 'i' || p->dtype_kind == 'u');
+  if ((dtype_kind != p->dtype_kind && !same_integers) || itemsize != p->itemsize)
     return sig_fail(NBC_INVALID_ARGUMENT, "%sexpected %s, got an array of %c%d elements",
                     arg_prefix(w, argno), p->type_name, dtype_kind ? dtype_kind : '?',
                     itemsize * 8);

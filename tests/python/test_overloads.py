@@ -128,3 +128,38 @@ def test_inspect_asm_of_one_signature():
     lazy = cuda.jit(scale)
     lazy.compile("void(float32[::1], float32)")
     assert ".entry" in lazy.inspect_asm("void(float32[::1], float32)")
+
+
+def bump(a):
+    a[0] = a[0] + 1
+    a[1] = a[1] >> 1  # a logical shift for uint32, arithmetic for int32
+
+
+def test_one_signature_takes_integers_of_either_signedness():
+    """numba passes an array's memory to a kernel of one signature whatever its dtype; nbcuda
+    takes integer data of the signature's width either way (int32 data for uint32[:], read as
+    uint32) and refuses other widths and kinds, whose elements the kernel would misread."""
+    k = cuda.jit("void(uint32[:])")(bump)
+    k[1, 1](cuda.to_device(np.array([-1, -8], np.int32)))
+    k[1, 1](np.array([-1, -8], np.int32))
+    with pytest.raises(TypeError, match=r"argument 1: expected array\(uint32, 1d, A\), got an "
+                                        r"array of i64 elements"):
+        k[1, 1](cuda.device_array(2, np.int64))
+    with pytest.raises(TypeError, match="got an array of f32 elements"):
+        k[1, 1](cuda.device_array(2, np.float32))
+    with pytest.raises(TypeError, match="No matching definition"):  # several: by type, as numba
+        cuda.jit(["void(uint32[:])", "void(int64[:])"])(bump)[1, 1](
+            cuda.device_array(2, np.int32))
+
+
+@pytest.mark.gpu
+def test_integers_of_either_signedness_on_the_gpu(gpu):
+    h = np.array([-1, -8], np.int32)
+    d = cuda.to_device(h)
+    cuda.jit("void(uint32[:])")(bump)[1, 1](d)
+    # 0xFFFFFFFF + 1 wraps to 0; 0xFFFFFFF8 >> 1 = 0x7FFFFFFC (logical, as uint32)
+    np.testing.assert_array_equal(d.copy_to_host(), np.array([0, 0x7FFFFFFC], np.int32))
+    d = cuda.to_device(np.array([0xFFFFFFF8, 0xFFFFFFF8], np.uint32))
+    cuda.jit("void(int32[:])")(bump)[1, 1](d)  # read as int32: -8 + 1, -8 >> 1 (arithmetic)
+    np.testing.assert_array_equal(d.copy_to_host(),
+                                  np.array([-7, -4], np.int32).view(np.uint32))
