@@ -122,6 +122,10 @@ static PyObject *lambda_as_def(PyObject *f, int *pline, PyObject **pfile) {
   PyObject *linecache = globals ? PyImport_ImportModule("linecache") : NULL;
   PyObject *lines = linecache ? PyObject_CallMethod(linecache, "getlines", "OO", file, globals)
                               : NULL;
+  if (lines && PyList_Check(lines) && PyList_GET_SIZE(lines) == 0) { /* exec() of a string */
+    PyObject *made = nbc__py_exec_source_lines(code);
+    if (made) Py_SETREF(lines, made);
+  }
   PyObject *empty = lines ? PyUnicode_FromString("") : NULL;
   PyObject *full = empty ? PyUnicode_Join(empty, lines) : NULL;
   PyObject *ast = full ? PyImport_ImportModule("ast") : NULL;
@@ -177,10 +181,11 @@ static void no_source_error(PyObject *f) {
   PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
   PyErr_Clear();
   PyErr_Format(PyExc_OSError,
-               "nbcuda compiles %R from its Python source, and there is none for it in %R: a "
-               "function made by exec() or eval() of a string, or typed at an interactive "
-               "prompt, has none (define it in a file, or put its text in linecache under its "
-               "file name as IPython does)",
+               "nbcuda compiles %R from its Python source, and there is none for it in %R: "
+               "of functions made from strings, nbcuda knows the text of those made by the "
+               "64 latest exec(), eval() or compile() calls since it was imported, and a "
+               "function typed at an interactive prompt has none (define it in a file, or put "
+               "its text in linecache under its file name as IPython does)",
                f, file ? file : Py_None);
   Py_XDECREF(file);
   Py_XDECREF(code);
@@ -192,6 +197,40 @@ static void no_source_error(PyObject *f) {
   Py_XDECREF(type);
   Py_XDECREF(value);
   Py_XDECREF(tb);
+}
+
+/* inspect.getsourcelines(f) for a function made by exec() or compile() of a string, from the
+ * text nbcuda kept of it (exec_source.c): (the def's block, its first line), as inspect
+ * gives it for a file; NULL with inspect's OSError left set when no text is known. */
+static PyObject *exec_source_lines(PyObject *inspect, PyObject *f) {
+  PyObject *code = PyObject_GetAttrString(f, "__code__");
+  PyObject *first = code ? PyObject_GetAttrString(code, "co_firstlineno") : NULL;
+  if (!first) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_OSError, "could not get source code");
+    Py_XDECREF(code);
+    return NULL;
+  }
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject *all = nbc__py_exec_source_lines(code);
+  Py_ssize_t line = PyLong_AsSsize_t(first);
+  PyObject *rest = all && line >= 1 ? PyList_GetSlice(all, line - 1, PyList_GET_SIZE(all)) : NULL;
+  PyObject *block = rest ? PyObject_CallMethod(inspect, "getblock", "O", rest) : NULL;
+  PyObject *result = block ? PyTuple_Pack(2, block, first) : NULL;
+  Py_XDECREF(block);
+  Py_XDECREF(rest);
+  Py_XDECREF(all);
+  Py_DECREF(first);
+  Py_DECREF(code);
+  if (result || PyErr_Occurred()) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+  } else {
+    PyErr_Restore(type, value, tb); /* none known: inspect's own error */
+  }
+  return result;
 }
 
 /* The dedented source of f, its first line and the columns removed; new references kept in
@@ -220,6 +259,8 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
   }
   PyObject *inspect = PyImport_ImportModule("inspect");
   PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", f) : NULL;
+  if (!lines_lnum && inspect && PyErr_ExceptionMatches(PyExc_OSError))
+    lines_lnum = exec_source_lines(inspect, f);
   Py_XDECREF(inspect);
   if (!lines_lnum) {
     if (PyErr_ExceptionMatches(PyExc_OSError)) no_source_error(f);
@@ -1347,5 +1388,6 @@ static PyMethodDef compile_functions[] = {
 
 int nbc__py_compile_init(PyObject *module, nbc__py_state *st) {
   (void)st;
+  if (nbc__py_exec_source_init() < 0) return -1;
   return PyModule_AddFunctions(module, compile_functions);
 }

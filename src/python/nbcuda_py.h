@@ -283,6 +283,15 @@ int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int c
  * "T{d:a:i:b:}", or raw bytes, "8x"); 0 if unknown. */
 char nbc__py_format_kind(const char *format, Py_ssize_t itemsize);
 
+/* ================================================================== exec_source.c === */
+/* Installs the audit hook that keeps the texts of compiled strings (once per process, main
+ * interpreter): 0, or -1 with an exception set. */
+int nbc__py_exec_source_init(void);
+/* The lines (ends kept) of the kept text that the function of this code object was made
+ * from by exec() or compile() of a string: a new list, or NULL without an exception when
+ * none is known. */
+PyObject *nbc__py_exec_source_lines(PyObject *code);
+
 /* ====================================================================== compile.c === */
 /* numba's jit(inline=...): 1 for "always" (or True), 0 for "never", None or a callable,
  * -1 with ValueError otherwise. */

@@ -728,17 +728,22 @@ if __name__ == "__main__":
 
 
 def test_function_without_source_is_a_clear_oserror(cuda):
-    """A function made by exec() has no source for the compiler: an OSError that says why
-    (inspect's own error is its cause), then the same function defined through linecache, as
-    IPython registers cells, compiles."""
+    """A function whose code was compiled from an AST has no source text for the compiler: an
+    OSError that says why (inspect's own error is its cause); exec() of the text itself
+    compiles (nbcuda keeps it, test_exec_source.py), and so does the function defined through
+    linecache, as IPython registers cells."""
+    import ast
     import linecache
     text = "def k(a):\n    a[0] = 1\n"
     ns = {"cuda": cuda}
-    exec(text, ns)
+    exec(compile(ast.parse(text), "<from an ast>", "exec"), ns)
     with pytest.raises(OSError, match=r"from its Python source, and there is none for it in "
-                                      r"'<string>'") as e:
+                                      r"'<from an ast>'") as e:
         cuda.compile_ptx(ns["k"], "void(int32[::1])", cc=(9, 0))
     assert isinstance(e.value.__cause__, OSError)
+    ns = {"cuda": cuda}
+    exec(text, ns)
+    assert ".entry" in cuda.compile_ptx(ns["k"], "void(int32[::1])", cc=(9, 0))[0]
     name = "<nbcuda-test-cell>"
     linecache.cache[name] = (len(text), None, text.splitlines(True), name)
     ns = {"cuda": cuda}

@@ -274,8 +274,10 @@ def test_resolver_helper_from_another_module():
 
 
 def test_resolver_python_error_is_raised():
+    import ast
     exec_ns = {"cuda": cuda}
-    exec("def helper(x):\n    return x\n", exec_ns)  # no source available for helper
+    # compiled from an AST: no source text for helper
+    exec(compile(ast.parse("def helper(x):\n    return x\n"), "<ast>", "exec"), exec_ns)
 
     def f(x):
         return helper(x)  # noqa: F821
