@@ -237,9 +237,11 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   PyObject *links = PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10)) ? PyTuple_GET_ITEM(config, 10)
                                                                     : NULL;
   if (cache && nbc__py_cache_check(func) < 0) return NULL;
+  int forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
   if (sig == Py_None) {
     KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
     if (k) k->max_registers = max_registers;
+    if (k) k->forceinline = forceinline;
     if (k) k->cache = cache;
     if (k) k->links = Py_XNewRef(links);
     return (PyObject *)k;
@@ -248,6 +250,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
     if (!k) return NULL;
     k->max_registers = max_registers;
+    k->forceinline = forceinline;
     k->cache = cache;
     k->links = Py_XNewRef(links);
     k->fixed = 1;
@@ -272,6 +275,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   KernelObject *k = nbc__py_kernel_compile(st, func, text, &o, cache, NULL, links);
   Py_DECREF(text);
   if (k) k->max_registers = max_registers;
+  if (k) k->forceinline = forceinline;
   return (PyObject *)k;
 }
 

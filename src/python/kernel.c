@@ -92,6 +92,7 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->dispatch = NULL;
   k->opts = *opts;
   k->max_registers = 0;
+  k->forceinline = 0;
   k->cooperative = 0;
   k->fp16 = 0;
   k->sig = NULL;
@@ -1028,6 +1029,16 @@ static PyMethodDef kernel_methods[] = {
 };
 #undef KW_METHOD
 
+/* numba's dispatcher attribute; compile()'s resolver reads forceinline from it when the
+ * kernel is called from another kernel (as numba's dispatchers are, as device functions). */
+static PyObject *kernel_targetoptions(KernelObject *self, void *c) {
+  (void)c;
+  return Py_BuildValue("{sOsOsOsO}", "device", Py_False, "debug",
+                       self->opts.debug ? Py_True : Py_False, "fastmath",
+                       self->opts.fastmath ? Py_True : Py_False, "forceinline",
+                       self->forceinline ? Py_True : Py_False);
+}
+
 static PyGetSetDef kernel_getset[] = {
     {"py_func", (getter)kernel_py_func, NULL, "the Python function", NULL},
     {"signatures", (getter)kernel_signatures, NULL, "the compiled signatures", NULL},
@@ -1038,6 +1049,7 @@ static PyGetSetDef kernel_getset[] = {
     {"func_code", (getter)kernel_forward, NULL, "the Python function's code object",
      "__code__"},
     {"specialized", (getter)kernel_specialized, NULL, "compiled for one signature", NULL},
+    {"targetoptions", (getter)kernel_targetoptions, NULL, "jit's options, as numba's", NULL},
     {"stats", (getter)kernel_stats, NULL, "(cache_path, cache_hits, cache_misses)", NULL},
     {"regs_per_thread", (getter)kernel_resource_property, NULL, "registers per thread",
      (void *)(intptr_t)NBC_FUNCTION_ATTR_NUM_REGS},

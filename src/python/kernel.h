@@ -27,6 +27,9 @@ typedef struct {
   PyObject *dispatch;         /* fixed: dict argument types -> the overload chosen for them */
   nbc_compile_options_t opts;
   unsigned max_registers;     /* numba's jit(max_registers=N), applied when code is loaded */
+  /* jit(forceinline=True) or inline="always": called from another kernel, it is inlined into
+   * its callers (targetoptions says so to the resolver, as numba's dispatcher's does) */
+  int forceinline;
   int cooperative; /* synchronises the grid: linked with libcudadevrt.a, launched
                       cooperatively (the code calls cudaCG*, or a declared function it calls
                       was declared use_cooperative=True) */

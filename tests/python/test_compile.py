@@ -565,6 +565,30 @@ def test_jit_inline_always_is_forceinline():
         cuda.jit(device=True, inline="sometimes")
 
 
+@cuda.jit(forceinline=True)
+def twice_kernel_object(x):
+    return x * 2
+
+
+def calls_twice_kernel_object(r, x):
+    r[0] = twice_kernel_object(x[0])
+
+
+def test_forceinline_of_a_jit_without_device_called_from_a_kernel():
+    """cuda.jit(forceinline=True) without device=True makes a dispatcher that, called from
+    another kernel, is a device function (numba-cuda's test_inline does this): its
+    targetoptions say forceinline, its definition is alwaysinline, and no call remains."""
+    sig = "void(float32[:], float32[:])"
+    k = cuda.jit(sig, opt=False)(calls_twice_kernel_object)
+    assert twice_kernel_object.targetoptions["forceinline"] is True
+    assert cuda.jit(add).targetoptions["forceinline"] is False
+    ir = k.inspect_llvm(sig)
+    callee = [ln for ln in ir.splitlines() if ln.startswith("define") and "twice_kernel" in ln]
+    kernel = [ln for ln in ir.splitlines() if ln.startswith("define") and "calls_twice" in ln]
+    assert "alwaysinline" in callee[0] and "alwaysinline" not in kernel[0]
+    assert "call.uni" not in k.inspect_asm(sig)
+
+
 def test_numba_inline_always_helpers_are_inlined(tmp_path, monkeypatch):
     """A helper made by numba's own jit(device=True, inline="always"), called from a kernel
     nbcuda compiles: numba's targetoptions say inline "always", so no call remains."""
