@@ -221,14 +221,16 @@ TEST(tuples_of_arrays) {
   nbc_signature_destroy(sig);
   /* integers of the signature's width, either signedness; never another width or kind */
   ASSERT_OK(nbc_signature_parse("void(uint32[:], int64[:])", &sig));
-  ASSERT_OK(nbc_signature_pack_array(sig, 0, buf, (nbc_devptr_t)0x2000, 'i', 4, 1, shape, NULL));
-  ASSERT_OK(nbc_signature_pack_array(sig, 1, buf, (nbc_devptr_t)0x2000, 'u', 8, 1, shape, NULL));
-  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0, 'i', 8, 1, shape, NULL),
+  _Alignas(8) unsigned char two[2 * 56];
+  ASSERT_EQ(nbc_signature_params_size(sig), sizeof two);
+  ASSERT_OK(nbc_signature_pack_array(sig, 0, two, (nbc_devptr_t)0x2000, 'i', 4, 1, shape, NULL));
+  ASSERT_OK(nbc_signature_pack_array(sig, 1, two, (nbc_devptr_t)0x2000, 'u', 8, 1, shape, NULL));
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, two, 0, 'i', 8, 1, shape, NULL),
                 NBC_INVALID_ARGUMENT);
   ASSERT_CONTAINS(nbc_last_error(), "expected array(uint32, 1d, A), got an array of i64");
-  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0, 'f', 4, 1, shape, NULL),
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, two, 0, 'f', 4, 1, shape, NULL),
                 NBC_INVALID_ARGUMENT);
-  ASSERT_STATUS(nbc_signature_pack_array(sig, 1, buf, 0, 'b', 8, 1, shape, NULL),
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 1, two, 0, 'b', 8, 1, shape, NULL),
                 NBC_INVALID_ARGUMENT);
   nbc_signature_destroy(sig);
 }
