@@ -821,6 +821,13 @@ typedef struct nbc_raise_site {
   const char *filename;  /* its file, as the source named it */
   int line;              /* the statement's line in that file */
 } nbc_raise_site_t;
+/* The compiled function's local variables as typed (its parameters first), as numba's
+ * typemap of the function gives them (NBC_OUTPUT_NVVM_IR results have them too): the count
+ * (0 for a result made by nbc_compile_result_create), and variable i's name, with numba's
+ * text of its type in *ptype (NULL for i out of range). Live with the result. */
+int nbc_compile_result_variable_count(const nbc_compile_result_t *result);
+const char *nbc_compile_result_variable(const nbc_compile_result_t *result, int i,
+                                        const char **ptype);
 int nbc_compile_result_raise_count(const nbc_compile_result_t *result);
 /* Site i (0-based; its code is i + 1), or NULL out of range. Lives with the result. */
 const nbc_raise_site_t *nbc_compile_result_raise_site(const nbc_compile_result_t *result, int i);

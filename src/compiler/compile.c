@@ -32,6 +32,10 @@ struct nbc_compile_result {
   nbc_raise_site_t *raises; /* a debug kernel's raise sites, their strings in raise_text */
   int nraises;
   char *raise_text;
+  /* The entry's local variables: var_text[2 i] the name, [2 i + 1] numba's type text, the
+   * strings in one block after the pointers. */
+  const char **var_text;
+  int nvars;
 };
 
 /* text copied to *pat, which advances past it; NULL for NULL. */
@@ -41,6 +45,34 @@ static const char *copy_into(char **pat, const char *text) {
   char *copy = memcpy(*pat, text, n);
   *pat += n;
   return copy;
+}
+
+/* Copies the entry's variables (names and type texts) into r: one allocation. */
+static int copy_vars(nbc_compile_result_t *r, nbc__ctx *ctx, const nbc__func *entry) {
+  if (!entry || entry->nvars <= 0) return 0;
+  size_t bytes = 2 * (size_t)entry->nvars * sizeof(char *);
+  for (int i = 0; i < entry->nvars; i++)
+    bytes += strlen(entry->vars[i].name) + strlen(nbc__type_name(ctx, entry->vars[i].type)) + 2;
+  r->var_text = malloc(bytes);
+  if (!r->var_text) return -1;
+  char *at = (char *)(r->var_text + 2 * entry->nvars);
+  for (int i = 0; i < entry->nvars; i++) {
+    r->var_text[2 * i] = copy_into(&at, entry->vars[i].name);
+    r->var_text[2 * i + 1] = copy_into(&at, nbc__type_name(ctx, entry->vars[i].type));
+  }
+  r->nvars = entry->nvars;
+  return 0;
+}
+
+int nbc_compile_result_variable_count(const nbc_compile_result_t *result) {
+  return result ? result->nvars : 0;
+}
+
+const char *nbc_compile_result_variable(const nbc_compile_result_t *result, int i,
+                                        const char **ptype) {
+  if (!result || i < 0 || i >= result->nvars) return NULL;
+  if (ptype) *ptype = result->var_text[2 * i + 1];
+  return result->var_text[2 * i];
 }
 
 /* Copies the program's raise sites (arena) into r: one array and one block of strings. */
@@ -142,6 +174,7 @@ void nbc_compile_result_destroy(nbc_compile_result_t *result) {
   free(result->log);
   free(result->raises);
   free(result->raise_text);
+  free((void *)result->var_text);
   free(result);
 }
 
@@ -340,7 +373,7 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
                                  strlen(nbc__type_name(&ctx, ctx.program->entry->ret)));
   result->symbol = dup_text(ctx.program->entry->symbol, strlen(ctx.program->entry->symbol));
   if (!result->return_type || !result->symbol || !result->log ||
-      copy_raises(result, ctx.program) < 0)
+      copy_raises(result, ctx.program) < 0 || copy_vars(result, &ctx, ctx.program->entry) < 0)
     goto oom;
   *presult = result;
   nbc__arena_destroy(ctx.arena);
@@ -355,7 +388,9 @@ dumped:
     result->return_type = dup_text(rt, strlen(rt));
     const char *symbol = ctx.program->entry->symbol; /* set by lowering */
     if (symbol) result->symbol = dup_text(symbol, strlen(symbol));
-    if (!result->return_type || (symbol && !result->symbol)) goto oom;
+    if (!result->return_type || (symbol && !result->symbol) ||
+        copy_vars(result, &ctx, ctx.program->entry) < 0)
+      goto oom;
   }
   *presult = result;
   nbc__arena_destroy(ctx.arena);

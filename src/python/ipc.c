@@ -322,18 +322,8 @@ static PyObject *handle_get_base(IpcHandleObject *self, void *u) {
 /* numba's handle.reserved: the 64 bytes, on an object of their own. */
 static PyObject *handle_get_handle(IpcHandleObject *self, void *u) {
   (void)u;
-  PyObject *types = PyImport_ImportModule("types");
-  PyObject *ns = types ? PyObject_GetAttrString(types, "SimpleNamespace") : NULL;
-  Py_XDECREF(types);
-  PyObject *kwargs = ns ? Py_BuildValue("{s:y#}", "reserved", (const char *)self->h.bytes,
-                                        (Py_ssize_t)NBC_IPC_HANDLE_SIZE)
-                        : NULL;
-  PyObject *empty = kwargs ? PyTuple_New(0) : NULL;
-  PyObject *r = empty ? PyObject_Call(ns, empty, kwargs) : NULL;
-  Py_XDECREF(empty);
-  Py_XDECREF(ns);
-  Py_XDECREF(kwargs);
-  return r;
+  return nbc__py_namespace(Py_BuildValue("{s:y#}", "reserved", (const char *)self->h.bytes,
+                                         (Py_ssize_t)NBC_IPC_HANDLE_SIZE));
 }
 
 static PyObject *handle_get_size(IpcHandleObject *self, void *u) {

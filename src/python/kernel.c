@@ -867,15 +867,22 @@ static PyObject *asm_text(nbc__py_state *st, KernelObject *ov) {
   return PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
 }
 
-/* inspect_llvm: the NVVM IR the compiler hands libNVVM for this overload (compiled again,
- * stopping before libNVVM: the IR is not kept with the code). */
-static PyObject *llvm_text(nbc__py_state *st, KernelObject *ov) {
+/* The overload compiled again, stopping before libNVVM (NBC_OUTPUT_NVVM_IR): its IR and
+ * typed variables, which are not kept with the code. NULL with an exception set. */
+static nbc_compile_result_t *compile_to_ir(nbc__py_state *st, KernelObject *ov) {
   const char *sig = PyUnicode_AsUTF8(ov->sigtext);
   if (!sig) return NULL;
   nbc_compile_options_t opts = ov->opts;
   opts.output = NBC_OUTPUT_NVVM_IR;
   nbc_compile_result_t *result = NULL;
   if (nbc__py_compile_function(st, ov->py_func, sig, &opts, &result) < 0) return NULL;
+  return result;
+}
+
+/* inspect_llvm: the NVVM IR the compiler hands libNVVM for this overload. */
+static PyObject *llvm_text(nbc__py_state *st, KernelObject *ov) {
+  nbc_compile_result_t *result = compile_to_ir(st, ov);
+  if (!result) return NULL;
   size_t size = 0;
   const char *ir = nbc_compile_result_code(result, &size);
   PyObject *text = PyUnicode_DecodeUTF8(ir, (Py_ssize_t)size, "replace");
@@ -960,6 +967,138 @@ static PyObject *lto_ptx_text(nbc__py_state *st, KernelObject *ov) {
   return nbc__py_link_ptx(st, code, size, 1, ov->links, &load);
 }
 
+/* A type object for numba's text of a type: a scalar's own object, an array of one as the
+ * scalar sliced (int32[:, ::1]), anything else an object that prints the text. */
+static PyObject *type_of_text(nbc__py_state *st, const char *text) {
+  char dtype[64], layout = 0;
+  int ndim = 0, used = 0;
+  if (sscanf(text, "array(%63[a-z0-9], %dd, %c)%n", dtype, &ndim, &layout, &used) == 3 &&
+      text[used] == 0 && ndim >= 1 && ndim <= NBC__PY_MAXDIM &&
+      (layout == 'C' || layout == 'F' || layout == 'A')) {
+    PyObject *scalar = PyDict_GetItemString(st->types, dtype);
+    PyObject *axes = scalar ? PyTuple_New(ndim) : NULL;
+    for (int d = 0; axes && d < ndim; d++) {
+      int unit = (layout == 'C' && d == ndim - 1) || (layout == 'F' && d == 0);
+      PyObject *one = unit ? PyLong_FromLong(1) : NULL;
+      PyObject *axis = PySlice_New(NULL, NULL, one);
+      Py_XDECREF(one);
+      if (!axis) Py_CLEAR(axes);
+      else PyTuple_SET_ITEM(axes, d, axis);
+    }
+    PyObject *array = axes ? PyObject_GetItem(scalar, ndim == 1 ? PyTuple_GET_ITEM(axes, 0)
+                                                                : axes)
+                           : NULL;
+    Py_XDECREF(axes);
+    if (array || PyErr_Occurred()) return array;
+  }
+  return nbc__py_type_from_name(st, text);
+}
+
+/* numba's typemap of an overload: {variable name: type}, its parameters first. A kernel
+ * whose code came from the disk cache is compiled again (to NVVM IR) to type it. */
+static PyObject *typemap_of(nbc__py_state *st, KernelObject *ov) {
+  nbc_compile_result_t *again = NULL;
+  const nbc_compile_result_t *r = ov->result;
+  if (r && nbc_compile_result_variable_count(r) == 0 && ov->sigtext) {
+    if (!(again = compile_to_ir(st, ov))) return NULL;
+    r = again;
+  }
+  PyObject *d = PyDict_New();
+  for (int i = 0; d && i < nbc_compile_result_variable_count(r); i++) {
+    const char *type = NULL, *name = nbc_compile_result_variable(r, i, &type);
+    PyObject *t = type_of_text(st, type);
+    if (!t || PyDict_SetItemString(d, name, t) < 0) Py_CLEAR(d);
+    Py_XDECREF(t);
+  }
+  nbc_compile_result_destroy(again);
+  return d;
+}
+
+/* numba's overload._type_annotation: an object whose typemap is typemap_of's dict, with
+ * the overload's signature; None for a kernel not compiled yet. */
+static PyObject *kernel_type_annotation(KernelObject *self, void *c) {
+  (void)c;
+  if (!self->result) Py_RETURN_NONE;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *typemap = typemap_of(st, self);
+  PyObject *r = typemap ? nbc__py_namespace(Py_BuildValue("{sOsO}", "typemap", typemap,
+                                                          "signature", self->sigtext))
+                        : NULL;
+  Py_XDECREF(typemap);
+  return r;
+}
+
+/* inspect_types: the overload's function, signature, source (with its first line's number)
+ * and the type of each of its variables, as text. */
+static PyObject *types_text(nbc__py_state *st, KernelObject *ov) {
+  PyObject *typemap = typemap_of(st, ov);
+  PyObject *inspect = typemap ? PyImport_ImportModule("inspect") : NULL;
+  PyObject *lines = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", ov->py_func)
+                            : NULL;
+  if (!lines && inspect) PyErr_Clear(); /* the typemap is still worth showing */
+  PyObject *name = PyObject_GetAttrString(ov->py_func, "__qualname__");
+  PyObject *code = name ? PyObject_GetAttrString(ov->py_func, "__code__") : NULL;
+  PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+  PyObject *rule = PyUnicode_FromString("--------------------------------------------------"
+                                        "------------------------------\n");
+  PyObject *out = file && rule && typemap
+                      ? PyUnicode_FromFormat("%U %U\n%U# File: %U\n", name, ov->sigtext, rule,
+                                             file)
+                      : NULL;
+  if (out && lines) {
+    PyObject *empty = PyUnicode_FromString("");
+    PyObject *src = empty ? PyUnicode_Join(empty, PyTuple_GET_ITEM(lines, 0)) : NULL;
+    Py_XDECREF(empty);
+    Py_SETREF(out, src ? PyUnicode_FromFormat("%U# --- LINE %S ---\n%U", out,
+                                              PyTuple_GET_ITEM(lines, 1), src)
+                       : NULL);
+    Py_XDECREF(src);
+  }
+  if (out) Py_SETREF(out, PyUnicode_FromFormat("%U# --- variables ---\n", out));
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (out && typemap && PyDict_Next(typemap, &pos, &key, &value))
+    Py_SETREF(out, PyUnicode_FromFormat("%U#   %U :: %S\n", out, key, value));
+  if (out) Py_SETREF(out, PyUnicode_FromFormat("%U%U", out, rule));
+  Py_XDECREF(rule);
+  Py_XDECREF(file);
+  Py_XDECREF(code);
+  Py_XDECREF(name);
+  Py_XDECREF(lines);
+  Py_XDECREF(inspect);
+  Py_XDECREF(typemap);
+  return out;
+}
+
+/* numba's inspect_types(file=None): each overload's types_text, written to file (a text
+ * stream; sys.stdout by default). */
+static PyObject *kernel_inspect_types(KernelObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"file", "signature", NULL};
+  PyObject *file = Py_None, *sig = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:inspect_types", kwlist, &file, &sig))
+    return NULL;
+  PyObject *pass = Py_BuildValue("(O)", sig);
+  PyObject *texts = pass ? inspect_overloads(self, pass, NULL, "|O:inspect_types", types_text)
+                         : NULL;
+  Py_XDECREF(pass);
+  if (!texts) return NULL;
+  if (file == Py_None && !(file = PySys_GetObject("stdout"))) {
+    Py_DECREF(texts);
+    PyErr_SetString(PyExc_RuntimeError, "inspect_types: no sys.stdout");
+    return NULL;
+  }
+  PyObject *all = PyDict_Check(texts) ? PyDict_Values(texts) : Py_BuildValue("[O]", texts);
+  Py_DECREF(texts);
+  for (Py_ssize_t i = 0; all && i < PyList_GET_SIZE(all); i++) {
+    PyObject *r = PyObject_CallMethod(file, "write", "O", PyList_GET_ITEM(all, i));
+    if (!r) Py_CLEAR(all);
+    Py_XDECREF(r);
+  }
+  if (!all) return NULL;
+  Py_DECREF(all);
+  Py_RETURN_NONE;
+}
+
 static PyObject *kernel_inspect_asm(KernelObject *self, PyObject *args, PyObject *kwargs) {
   return inspect_overloads(self, args, kwargs, "|O:inspect_asm", asm_text);
 }
@@ -1005,6 +1144,9 @@ static PyMethodDef kernel_methods[] = {
               "several)."),
     KW_METHOD(inspect_llvm, "inspect_llvm(signature=None): the NVVM IR handed to libNVVM, as "
               "inspect_asm gives PTX."),
+    KW_METHOD(inspect_types, "inspect_types(file=None, signature=None): writes each "
+              "overload's source and the types of its variables (numba's typemap) to file "
+              "(sys.stdout)."),
     KW_METHOD(inspect_sass, "inspect_sass(signature=None): nvdisasm's listing of the code "
               "linked for the current device, as inspect_asm gives PTX."),
     KW_METHOD(inspect_lto_ptx, "inspect_lto_ptx(signature=None): the PTX nvJitLink makes of a "
@@ -1050,6 +1192,8 @@ static PyGetSetDef kernel_getset[] = {
      "__code__"},
     {"specialized", (getter)kernel_specialized, NULL, "compiled for one signature", NULL},
     {"targetoptions", (getter)kernel_targetoptions, NULL, "jit's options, as numba's", NULL},
+    {"_type_annotation", (getter)kernel_type_annotation, NULL,
+     "numba's: typemap, {variable: type} of a compiled kernel (None before)", NULL},
     {"stats", (getter)kernel_stats, NULL, "(cache_path, cache_hits, cache_misses)", NULL},
     {"regs_per_thread", (getter)kernel_resource_property, NULL, "registers per thread",
      (void *)(intptr_t)NBC_FUNCTION_ATTR_NUM_REGS},

@@ -76,6 +76,19 @@ int nbc__py_optional_attr(PyObject *obj, PyObject *name, PyObject **presult) {
   return rc;
 }
 
+PyObject *nbc__py_namespace(PyObject *kwargs) {
+  if (!kwargs) return NULL;
+  PyObject *types = PyImport_ImportModule("types");
+  PyObject *ns = types ? PyObject_GetAttrString(types, "SimpleNamespace") : NULL;
+  PyObject *empty = ns ? PyTuple_New(0) : NULL;
+  PyObject *r = empty ? PyObject_Call(ns, empty, kwargs) : NULL;
+  Py_XDECREF(empty);
+  Py_XDECREF(ns);
+  Py_XDECREF(types);
+  Py_DECREF(kwargs);
+  return r;
+}
+
 /* ---------------------------------------------------------------- detection ----------- */
 
 static PyObject *py_is_available(PyObject *module, PyObject *unused) {

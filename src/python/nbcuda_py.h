@@ -94,6 +94,10 @@ int nbc__py_parse_slow(PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnam
  * making an AttributeError for a plain missing attribute. */
 int nbc__py_optional_attr(PyObject *obj, PyObject *name, PyObject **presult);
 
+/* types.SimpleNamespace(**kwargs), kwargs a dict this steals (NULL: NULL, the error
+ * standing): a new reference, or NULL with an exception set. */
+PyObject *nbc__py_namespace(PyObject *kwargs);
+
 /* ======================================================================= errors.c === */
 /* Creates the exception classes in the state and adds them to the module. */
 int nbc__py_errors_init(PyObject *module, nbc__py_state *st);

@@ -227,6 +227,46 @@ static const char *ir_of(const char *src, const char *name, const char *sig,
 
 static const char kernel_src[] = "def k(a):\n    a[0] = 1.0\n";
 
+/* The result lists the function's variables as typed, parameters first (numba's typemap);
+ * a result made from cached code has none. */
+TEST(result_variables) {
+  require_nvvm();
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  static const char src[] = "from numba import cuda, int32\n"
+                            "def k(a, n):\n"
+                            "    i = 3\n"
+                            "    x = a[i] * 2.0\n"
+                            "    l = cuda.local.array(4, int32)\n"
+                            "    l[0] = n\n"
+                            "    a[0] = x + l[0]\n";
+  nbc_source_t s = {src, 0, "k.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "k", "void(float32[::1], int32)", &o, NULL, &r));
+  const char *want[][2] = {{"a", "array(float32, 1d, C)"}, {"n", "int32"}, {"i", "int64"},
+                           {"x", "float64"}, {"l", "array(int32, 1d, C)"}};
+  ASSERT_EQ(nbc_compile_result_variable_count(r), 5);
+  for (int i = 0; i < 5; i++) {
+    const char *type = NULL;
+    ASSERT_STREQ(nbc_compile_result_variable(r, i, &type), want[i][0]);
+    ASSERT_STREQ(type, want[i][1]);
+  }
+  ASSERT(nbc_compile_result_variable(r, 5, NULL) == NULL);
+  ASSERT(nbc_compile_result_variable(r, -1, NULL) == NULL);
+  nbc_compile_result_destroy(r);
+  o.output = NBC_OUTPUT_NVVM_IR; /* stopping before libNVVM: typed all the same */
+  ASSERT_OK(nbc_compile(&s, "k", "void(float32[::1], int32)", &o, NULL, &r));
+  ASSERT_EQ(nbc_compile_result_variable_count(r), 5);
+  ASSERT_STREQ(nbc_compile_result_variable(r, 4, NULL), "l");
+  nbc_compile_result_t *cached = NULL;
+  ASSERT_OK(nbc_compile_result_create("x", 1, "k", "none", &cached));
+  ASSERT_EQ(nbc_compile_result_variable_count(cached), 0);
+  nbc_compile_result_destroy(cached);
+  nbc_compile_result_destroy(r);
+  ASSERT_EQ(nbc_compile_result_variable_count(NULL), 0);
+}
+
 /* numba's launch_bounds: maxntidx, minctasm, cluster_max_blocks annotations, which libNVVM
  * turns into .maxntid, .minnctapersm and .maxclusterrank (as numba-cuda 0.30's PTX has). */
 TEST(launch_bounds) {
@@ -1235,7 +1275,7 @@ TEST(tuples_global_and_indexed) {
   nbc_compile_result_destroy(r);
 }
 
-TEST_LIST(X(launch_bounds) X(forceinline) X(forceinline_callee)
+TEST_LIST(X(launch_bounds) X(result_variables) X(forceinline) X(forceinline_callee)
           X(global_array_is_constant_memory) X(module_attributes_are_dotted_globals)
           X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi)
           X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects) X(lineinfo_effects)

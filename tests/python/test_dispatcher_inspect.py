@@ -174,3 +174,44 @@ def test_device_function_cannot_be_launched_or_give_sass():
         f[1, 1]()
     with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
         f.inspect_sass((float32,))
+
+
+def test_type_annotation_is_numbas_typemap():
+    """overload._type_annotation.typemap: each variable's type (parameters first) as type
+    objects (numba-cuda's test_localmem reads a local array's dtype from it); None before
+    a lazy kernel is compiled."""
+    from nbcuda import int32, int64
+
+    def local_copy(x, n):
+        i = cuda.grid(1)
+        loc = cuda.local.array(4, dtype=np.int32)
+        loc[0] = x[i] + n
+        x[i] = loc[0] * 0.5
+
+    k = cuda.jit(void(int32[::1], int32))(local_copy)
+    typemap = next(iter(k.overloads.values()))._type_annotation.typemap
+    assert list(typemap) == ["x", "n", "i", "loc"]
+    assert {name: str(t) for name, t in typemap.items()} == {
+        "x": "array(int32, 1d, C)", "n": "int32", "i": "int64", "loc": "array(int32, 1d, C)"}
+    assert typemap["loc"].dtype == int32 and typemap["i"] == int64
+    assert typemap["n"] is int32
+    lazy = cuda.jit(local_copy)
+    assert lazy._type_annotation is None
+
+
+def test_inspect_types_writes_source_and_variables(tmp_path):
+    import io
+    k = cuda.jit([void(float32[::1], float32), void(float64[::1], float64)])(axpy)
+    out = io.StringIO()
+    assert k.inspect_types(file=out) is None
+    text = out.getvalue()
+    assert text.count("# --- variables ---") == 2
+    assert "axpy void(float32[::1], float32)" in text and "axpy void(float64[::1], float64)" in text
+    assert "a[i] = a[i] * x + 1.0" in text and f"# File: {__file__}" in text
+    assert "#   i :: int64" in text and "#   a :: array(float64, 1d, C)" in text
+    one = io.StringIO()
+    k.inspect_types(file=one, signature=void(float32[::1], float32))
+    assert one.getvalue().count("# --- variables ---") == 1
+    assert "#   x :: float32" in one.getvalue()
+    with pytest.raises(KeyError):
+        k.inspect_types(file=one, signature=void(float32[:], float64))

@@ -148,3 +148,15 @@ def test_cached_kernel_runs_on_the_gpu(gpu, module_dir, run_py):
     assert "[0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0] {}" in first
     assert "[0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0] {'void(float32[::1], float32)': 1}" \
         in second
+
+
+def test_a_kernel_from_the_cache_is_typed_again_for_its_typemap(module_dir, run_py):
+    """Code taken from the cache carries no types: _type_annotation compiles the source again
+    (to NVVM IR) for numba's typemap."""
+    code = ("import sys\nsys.path.insert(0, {where!r})\nimport kernels\n"
+            "print(kernels.scale.stats.cache_hits, "
+            "{{k: str(v) for k, v in kernels.scale._type_annotation.typemap.items()}})\n")
+    report(run_py, module_dir)  # fills the cache
+    out = run_py(code.format(where=str(module_dir))).stdout.strip().splitlines()[-1]
+    assert out == ("{'void(float32[::1], float32)': 1} {'a': 'array(float32, 1d, C)', "
+                   "'f': 'float32', 'i': 'int64'}")
