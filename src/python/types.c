@@ -285,6 +285,47 @@ static PyObject *type_get_sigtext(NbType *self, void *c) {
   return Py_NewRef(self->sigtext);
 }
 
+/* numba's typeof hook: numba.core.typing.typeof falls back to obj._numba_type_ for objects
+ * it does not know, so nbcuda's type objects are usable in code numba itself compiles (CPU
+ * njit or numba-cuda, e.g. `seed = uint64(seed)` with `from nbcuda import uint64`): a scalar
+ * is numba's class of the same scalar (NumberClass), an array type numba's TypeRef of the
+ * same array type. The numba types module already loaded answers (numba's, or numba-cuda's
+ * own without numba); without one, or for other kinds, AttributeError, which typeof reads as
+ * "no hook". */
+static PyObject *numba_equivalent(PyObject *numba_types, const NbType *t) {
+  if (t->kind == T_SCALAR) return PyObject_GetAttr(numba_types, t->sigtext);
+  if (t->kind != T_ARRAY || !t->dtype) return NULL;
+  PyObject *dtype = numba_equivalent(numba_types, (const NbType *)t->dtype);
+  PyObject *array = dtype ? PyObject_CallMethod(numba_types, "Array", "OiC", dtype, t->ndim,
+                                                (int)t->layout)
+                          : NULL;
+  Py_XDECREF(dtype);
+  return array;
+}
+
+static PyObject *type_get_numba_type(NbType *self, void *c) {
+  (void)c;
+  static const char *const loaded[][2] = {{"numba.core.types", "numba.core.typing.typeof"},
+                                          {"numba.cuda.types", "numba.cuda.typing.typeof"}};
+  PyObject *r = NULL;
+  for (size_t i = 0; !r && i < sizeof loaded / sizeof *loaded; i++) {
+    PyObject *name = PyUnicode_FromString(loaded[i][0]);
+    PyObject *numba_types = name ? PyImport_GetModule(name) : NULL; /* only if loaded */
+    Py_XDECREF(name);
+    PyObject *same = numba_types ? numba_equivalent(numba_types, self) : NULL;
+    PyObject *typeof = same ? PyImport_ImportModule(loaded[i][1]) : NULL;
+    r = typeof ? PyObject_CallMethod(typeof, "typeof", "O", same) : NULL;
+    Py_XDECREF(typeof);
+    Py_XDECREF(same);
+    Py_XDECREF(numba_types);
+    PyErr_Clear();
+  }
+  if (!r)
+    PyErr_Format(PyExc_AttributeError, "no numba type for %U (numba is not loaded, or it has "
+                 "no such type)", self->name);
+  return r;
+}
+
 static PyGetSetDef type_getset[] = {
     {"name", (getter)type_get_name, NULL, "numba's name of the type", NULL},
     {"bitwidth", (getter)type_get_bitwidth, NULL, "bits of a scalar type", NULL},
@@ -294,6 +335,7 @@ static PyGetSetDef type_getset[] = {
     {"args", (getter)type_get_args, NULL, "argument types of a signature", NULL},
     {"return_type", (getter)type_get_return_type, NULL, "return type of a signature", NULL},
     {"signature_text", (getter)type_get_sigtext, NULL, "the text the C parser reads", NULL},
+    {"_numba_type_", (getter)type_get_numba_type, NULL, "numba's typeof() of this type", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

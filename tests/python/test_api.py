@@ -150,6 +150,32 @@ def test_signatures_from_types(cuda):
     assert cuda.void(cuda.float32[:, ::1]).signature_text == "void(float32[:, ::1])"
 
 
+def test_types_have_no_numba_type_without_numba(run_py):
+    """_numba_type_ (numba's typeof hook) answers only once numba's types are loaded: a
+    process that never imports numba gets AttributeError, so hasattr is False."""
+    out = run_py("import sys, nbcuda\n"
+                 "print(hasattr(nbcuda.int32, '_numba_type_'), 'numba.core.types' in sys.modules)")
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_numba_compiles_code_that_uses_nbcuda_types(cuda):
+    """numba's typeof reads _numba_type_: with `from nbcuda import uint64`, code numba itself
+    compiles (njit here; numba-cuda's random module does `uint64(seed)` the same way) types
+    nbcuda's scalars as numba's classes of them and array types as numba's TypeRefs."""
+    numba = pytest.importorskip("numba")
+    assert str(numba.typeof(cuda.uint64)) == "class(uint64)"
+    assert str(numba.typeof(cuda.boolean)) == "class(bool)"
+    assert str(numba.typeof(cuda.float32[:, ::1])) == "typeref[array(float32, 2d, C)]"
+    uint64 = cuda.uint64
+
+    @numba.njit
+    def bump(x):
+        return uint64(x) + uint64(1)
+
+    assert bump(41) == 42
+    assert bump.nopython_signatures[0].return_type == numba.types.uint64
+
+
 def test_type_called_with_a_value_converts(cuda):
     np = pytest.importorskip("numpy")
     v = cuda.float32(1.7)
