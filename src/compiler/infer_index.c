@@ -22,12 +22,24 @@ const nbc__type *nbc__infer_record_field(infer *I, nbc__node *n, const nbc__type
   return r->readonly ? nbc__type_readonly(I->ctx, r->items[i]) : r->items[i];
 }
 
-/* rec['name']: the field's type; the index must be a string constant (numba's literal). */
+/* rec['name']: the field's type; the index must be a string constant (numba's literal), or
+ * an integer constant, the field's position (numba's StaticGetItemLiteralRecord: rec[0] is
+ * the first field, a negative one counts from the end as a list of the names would): the
+ * index becomes that field's name. */
 const nbc__type *nbc__infer_record_subscript(infer *I, nbc__node *n, const nbc__type *r) {
+  int64_t pos;
+  if (n->b->kind != NBC__N_STR && nbc__infer_const_int(I, n->b, &pos)) {
+    if (pos >= r->count || pos < -(int64_t)r->count)
+      return nbc__infer_error(I, n->b, NBC_TYPING_ERROR, "Requested index %lld is out of range",
+                              (long long)pos),
+             NULL;
+    n->b->kind = NBC__N_STR;
+    n->b->str = r->field_names[pos < 0 ? pos + r->count : pos];
+  }
   if (n->b->kind != NBC__N_STR)
     return TYPING(I, n->b, "a record is indexed by a field name given as a string constant "
-                  "(rec['x']), not by %s", n->b->kind == NBC__N_INT ? "a number"
-                                                                    : "a run-time value"),
+                  "(rec['x']) or the field's position as an integer constant, not by a "
+                  "run-time value"),
            NULL;
   n->b->type = T(NBC__T_NONE); /* the name has no value of its own */
   return nbc__infer_record_field(I, n, r, n->b->str);

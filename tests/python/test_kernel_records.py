@@ -99,6 +99,12 @@ def in_local_and_shared(out, x):
     out[i] = sm[j].a + sm[j].b
 
 
+def by_position(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = a[i][0] + a[i][1] + a[i][-1].imag  # a + b + c.imag, as numba's rec[k]
+
+
 def grid2d(g):
     i, j = cuda.grid(2)
     if i < g.shape[0] and j < g.shape[1]:
@@ -179,6 +185,9 @@ def test_record_field_types(tmp_path):
     assert typeof("r.flag", (r,)) == "bool"
     assert typeof("r.c * 2", (r,)) == "complex128"
     assert typeof("r[0].b + 1", (r[:],)) == "int64"
+    assert typeof("r[0]", (r,)) == "float64"  # a field by its position, as numba's rec[k]
+    assert typeof("r[1]", (r,)) == "int32"
+    assert typeof("r[-1]", (r,)) == "complex64"
     n = cuda.from_dtype(NESTED)
     assert typeof("r.j", (n,)) == "array(float32, 2d, C)"
     assert typeof("r.h[1]", (n,)) == "int16"
@@ -186,7 +195,9 @@ def test_record_field_types(tmp_path):
 
 @pytest.mark.parametrize("body, message", [
     ("    return r.q\n", r"Unknown attribute 'q' of type Record\(a\[type=float64"),
-    ("    return r[0]\n", "indexed by a field name given as a string constant"),
+    ("    return r[4]\n", "Requested index 4 is out of range"),
+    ("    return r[-5]\n", "Requested index -5 is out of range"),
+    ("    return r[r.b]\n", "or the field's position as an integer constant, not by a run-time"),
     ("    r.a = (1, 2)\n", "Cannot convert UniTuple\\(int64 x 2\\) to float64 in a record"),
     ("    x = 1.0\n    x.real = 2.0\n", "cannot assign to attribute 'real' of float64"),
 ])
@@ -336,6 +347,13 @@ def results(cuda_module, directory, packed=True):
     cuda_module.jit(mod.through_device_functions)[1, 32](f, fo)
     out["devfn"] = fo
     out["devfn_written"] = raw(f)
+    bp = np.zeros(8, ALIGNED)
+    bp["a"] = np.arange(8) * 0.25
+    bp["b"] = np.arange(8) + 100
+    bp["c"] = 1j * np.arange(8)
+    bo = np.zeros(8)
+    cuda_module.jit(mod.by_position)[1, 32](bp, bo)
+    out["by_position"] = bo
     g = cuda_module.to_device(np.zeros((5, 7), ALIGNED))
     cuda_module.jit(mod.grid2d)[(1, 1), (8, 8)](g)
     out["grid2d"] = raw(g.copy_to_host())
@@ -393,6 +411,8 @@ def test_records_match_numpy_and_numba_cuda(gpu, tmp_path):
     f = view("devfn_written", ALIGNED)
     np.testing.assert_array_equal(f["b"], np.arange(16))
     np.testing.assert_array_equal(f["a"], np.r_[np.arange(15) * 0.5, -1.0])
+    np.testing.assert_array_equal(mine["by_position"], np.arange(8) * 0.25 + np.arange(8) + 100
+                                  + np.arange(8))
     g = view("grid2d", ALIGNED).reshape(5, 7)
     ii, jj = np.meshgrid(np.arange(5), np.arange(7), indexing="ij")
     np.testing.assert_array_equal(g["a"], ii * 10 + jj)
