@@ -585,6 +585,11 @@ typedef struct nbc__func {
   bool inferring;             /* infer.c: being inferred (a self-recursive call reaches it) */
   const struct nbc__type *ret_estimate; /* infer.c: while inferring without a declared return
                                            type, the unification of the returns so far */
+  const struct nbc__type *const *partial_ret; /* infer.c: while inferring, the returns typed so
+                                                 far in the walk under way (mutual recursion) */
+  const struct nbc__type *handed_ret; /* infer.c: the return type a function it calls (mutual
+                                         recursion) was typed with while it was inferring */
+  bool handed_mismatch;               /* ... and it was handed another one before */
   const nbc__scope *scope;    /* its nested functions (closure.c), or NULL */
 } nbc__func;
 

@@ -1671,6 +1671,9 @@ static bool infer_body(infer *I) {
     I->returns_value = false;
     stmts(I, &fn->def->body);
     if (I->failed) return false; /* out of memory or a callee's error */
+    /* a call waits for the return type of a function further down the stack: this one is
+     * typed again once that is known */
+    if (I->deferred) return false;
     if (!declared && !nbc__type_equal(I->ret, fn->ret_estimate)) {
       fn->ret_estimate = I->ret; /* what a recursive call returns in the next walk */
       I->changed = true;
@@ -1774,7 +1777,10 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
    * needs a non-recursive return path); the entry calling itself gets a Numba-ABI copy of
    * itself, which then recurses; other argument types make another specialisation (which
    * may recurse in turn). A call back into a function further down the stack with its own
-   * types (mutual recursion) is refused. */
+   * types (mutual recursion: f calls g calls f) gets that specialisation too: g is typed
+   * with what f returns so far (its estimate, else the returns of f's walk under way), and
+   * once f is typed, a return type that differs from what g was given is numba's "Return
+   * type of recursive function does not converge". */
   int open = 0; /* specialisations of def being inferred */
   for (int i = P->depth - 1; i >= 0 && !is_entry; i--) {
     nbc__func *f = P->stack[i];
@@ -1789,12 +1795,8 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
                "(%s calls it with other types than it was called with)", def->str, def->str);
       return NULL;
     }
-    if (i == P->depth - 1 && !f->is_entry) return f;
+    if (!f->is_entry) return f;
     if (i == P->depth - 1) break; /* the entry: a callee copy below */
-    if (caller)
-      TYPING(caller, call_site, "recursive call of '%s' is not supported (only a function "
-             "calling itself is, not one calling it back)", def->str);
-    return NULL;
   }
   for (nbc__func *f = P->prog->funcs; f; f = f->next)
     if (f->module == module && f->name && strcmp(f->name, def->str) == 0 && !f->is_entry &&
@@ -1873,9 +1875,22 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
 
   P->stack[P->depth++] = fn;
   fn->inferring = true;
+  fn->partial_ret = &I.ret;
   bool ok = infer_body(&I);
   fn->inferring = false;
+  fn->partial_ret = NULL;
   P->depth--;
+  if (ok && fn->handed_ret && (fn->handed_mismatch || !nbc__type_equal(fn->handed_ret, fn->ret)))
+    ok = TYPING(&I, clone, "Return type of recursive function does not converge: '%s' returns "
+                "%s, and a function it calls, which calls it back, was typed with %s",
+                def->str, nbc__infer_tname(&I, fn->ret), nbc__infer_tname(&I, fn->handed_ret));
+  if (!ok && I.deferred && !I.failed) { /* put off: its caller learns it, no error */
+    if (caller) {
+      caller->deferred = true;
+      caller->deferred_ret = I.ret; /* its returns typed so far, for the caller's walk */
+    }
+    return NULL;
+  }
   if (!ok) {
     if (caller) caller->failed = true;
     return NULL;
@@ -1916,6 +1931,7 @@ bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
   }
   P.ctx = ctx;
   P.prog = prog;
+  P.awaited = -1;
   const nbc__file *file = module ? module->file : NULL;
   if (!nbc__infer_check_params(ctx, NULL, def)) return false;
   if (def->params.count != sig->nargs) {

@@ -16,6 +16,11 @@ typedef struct inferp {
   int depth;
   nbc__module **modules; /* modules loaded for callees from other sources */
   int nmodules;
+  /* Mutual recursion: the stack index of the deepest function being inferred whose return
+   * type a function it calls (which calls it back) needed before any was known, -1 for
+   * none. The specialisations above it are abandoned (deferred) and typed again in its next
+   * walk, which takes what they returned so far. */
+  int awaited;
 } inferp;
 
 /* Per-variable facts for the non-negative index analysis. */
@@ -36,6 +41,11 @@ typedef struct infer {
   bool changed;
   bool final; /* the last walk: record everything, report errors */
   bool failed;
+  /* A call needed the return type of a function further down the stack (inferp.awaited)
+   * before it was known: this specialisation is abandoned without an error after its walk
+   * and typed again later. */
+  bool deferred;
+  const struct nbc__type *deferred_ret; /* what the abandoned callee returned so far */
   int loop_depth;
   const nbc__type *ret; /* unification of the returned values (inferred return) */
   bool returns_value;

@@ -1862,14 +1862,45 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
   nbc__literal *literals = call_literals(I, n, def, nargs);
   nbc__func *callee = nbc__infer_specialise(I->P, module, def, resolver, types, literals,
                                              nargs, declared, false, G->scope, n, I);
+  if (!callee && I->deferred) {
+    /* the callee (or one it calls) waits for the return type of a function further down
+     * the stack (the awaited one): this walk takes what the callee returned so far, and the
+     * callee is typed again in the next. The awaited function itself goes on (its
+     * deferral is settled); one above it is abandoned after this walk. The awaited
+     * function's last walk needs the callee typed. */
+    if (I->P->depth - 1 <= I->P->awaited) {
+      I->P->awaited = -1;
+      I->deferred = false;
+      if (I->final)
+        return TYPING(I, n, "cannot type infer runaway recursion: the return type of the "
+                      "recursive function '%s' needs a return that does not recurse",
+                      I->fn->name),
+               NULL;
+    }
+    return I->final ? NULL : I->deferred_ret;
+  }
   if (!callee) return NULL;
   const nbc__type *ret = callee->ret;
   if (callee->inferring && !ret) { /* a recursive call: the returns typed so far */
     ret = callee->ret_estimate;
+    /* mutual recursion: the callee's walk under way may have seen a return already */
+    if (!ret && callee != I->fn && callee->partial_ret) ret = *callee->partial_ret;
+    if (!ret && callee != I->fn) { /* not known yet: typed again in the callee's next walk */
+      int at = I->P->depth - 1;
+      while (at > 0 && I->P->stack[at] != callee) at--;
+      if (I->P->awaited < 0 || at < I->P->awaited) I->P->awaited = at;
+      I->deferred = true;
+      return NULL;
+    }
     if (!ret)
       return TYPING(I, n, "cannot type infer runaway recursion: the return type of the "
                     "recursive function '%s' needs a return that does not recurse", G->g.name),
              NULL;
+    if (callee != I->fn && I->final) { /* what this function's code is typed with */
+      if (callee->handed_ret && !nbc__type_equal(callee->handed_ret, ret))
+        callee->handed_mismatch = true;
+      callee->handed_ret = ret;
+    }
   }
   if (G->g.forceinline) callee->forceinline = true;
   nbc__call *c = call_new(I, n, NBC__B_FUNC, G->g.name, nargs);
