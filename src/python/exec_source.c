@@ -29,9 +29,18 @@
 #define NBC__EXEC_SOURCE_MAX (1 << 20)    /* UTF-8 bytes of one text */
 #define NBC__EXEC_SOURCES_TOTAL (8 << 20) /* characters of all kept texts */
 
-/* [(filename, source text)], oldest first; made with the hook, kept for the process. */
+/* [(filename, source text)], oldest first; made with the hook, kept for the process. The
+ * GIL guards it; without one (free-threaded builds) a mutex does. */
 static PyObject *kept;
-static int looking_up; /* a lookup's own compile() calls are not recorded */
+static _Thread_local int looking_up; /* this thread's lookup compiles: not recorded */
+#ifdef Py_GIL_DISABLED
+static PyMutex kept_lock;
+#define LOCK_KEPT() PyMutex_Lock(&kept_lock)
+#define UNLOCK_KEPT() PyMutex_Unlock(&kept_lock)
+#else
+#define LOCK_KEPT() ((void)0)
+#define UNLOCK_KEPT() ((void)0)
+#endif
 
 static int defines_code(const char *text) {
   return strstr(text, "def ") || strstr(text, "lambda");
@@ -92,7 +101,9 @@ static int audit_hook(const char *event, PyObject *args, void *unused) {
   if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 2) return 0;
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
+  LOCK_KEPT();
   if (record(PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1)) < 0) PyErr_Clear();
+  UNLOCK_KEPT();
   PyErr_Restore(type, value, tb);
   return 0;
 }
@@ -130,7 +141,9 @@ PyObject *nbc__py_exec_source_lines(PyObject *code) {
   Py_DECREF(flags);
   PyObject *found = NULL;
   looking_up++;
+  LOCK_KEPT();
   PyObject *entries = PyList_GetSlice(kept, 0, PyList_GET_SIZE(kept)); /* the hook may add */
+  UNLOCK_KEPT();
   for (Py_ssize_t i = entries ? PyList_GET_SIZE(entries) - 1 : -1; i >= 0 && !found; i--) {
     PyObject *entry = PyList_GET_ITEM(entries, i);
     int same_file = PyUnicode_Compare(PyTuple_GET_ITEM(entry, 0), filename) == 0;
