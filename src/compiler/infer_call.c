@@ -382,9 +382,86 @@ static const nbc__type *array_dtype(infer *I, nbc__node *n) {
   return t ? dtype_of(I, n, t) : NULL;
 }
 
+/* numba's text of an argument's type as its "No implementation of function" message shows
+ * it: a constant integer is Literal[int](v), a list of them list(int64)<iv=[...]>, a tuple
+ * Tuple(items), a type class(type), anything else its type. */
+static void numba_arg_text(infer *I, nbc__buf *out, nbc__node *a) {
+  int64_t v;
+  if (a->kind == NBC__N_LIST || a->kind == NBC__N_TUPLE) {
+    bool consts = a->kind == NBC__N_LIST;
+    for (int i = 0; consts && i < a->list.count; i++)
+      consts = nbc__infer_expr(I, a->list.items[i]) &&
+               nbc__infer_const_int(I, a->list.items[i], &v);
+    if (consts && a->list.count > 0) {
+      nbc__buf_puts(out, "list(int64)<iv=[");
+      for (int i = 0; i < a->list.count; i++) {
+        nbc__infer_const_int(I, a->list.items[i], &v);
+        nbc__buf_printf(out, "%s%lld", i ? ", " : "", (long long)v);
+      }
+      nbc__buf_puts(out, "]>");
+      return;
+    }
+    if (a->kind == NBC__N_LIST) { /* not a value kernels have: its items' types */
+      nbc__buf_puts(out, "list(");
+      for (int i = 0; i < a->list.count; i++) {
+        if (i) nbc__buf_puts(out, ", ");
+        numba_arg_text(I, out, a->list.items[i]);
+      }
+      nbc__buf_puts(out, ")");
+      return;
+    }
+    if (a->kind == NBC__N_TUPLE) {
+      nbc__buf_puts(out, "Tuple(");
+      for (int i = 0; i < a->list.count; i++) {
+        if (i) nbc__buf_puts(out, ", ");
+        numba_arg_text(I, out, a->list.items[i]);
+      }
+      nbc__buf_puts(out, ")");
+      return;
+    }
+  }
+  if (nbc__infer_const_int(I, a, &v)) {
+    nbc__buf_printf(out, "Literal[int](%lld)", (long long)v);
+    return;
+  }
+  if (a->kind == NBC__N_STR) {
+    nbc__buf_printf(out, "Literal[str](%s)", a->str ? a->str : "");
+    return;
+  }
+  const nbc__type *t = a->type ? a->type : nbc__infer_expr(I, a);
+  if (is_kind(t, NBC__T_DTYPE))
+    nbc__buf_printf(out, "class(%s)", nbc__infer_tname(I, t->dtype));
+  else
+    nbc__buf_puts(out, t ? nbc__infer_tname(I, t) : "undefined");
+}
+
+/* A refused shape of cuda.shared.array / cuda.local.array (call n), reported at `at` as
+ * numba does ("No implementation of function Function(<function shared.array>) found for
+ * signature: >>> array(shape=..., dtype=...)"), then why. Returns 0. */
+static int shape_refused(infer *I, nbc__node *n, nbc__node *at, const char *fname,
+                         const char *why) {
+  if (!I->final) return 0;
+  nbc__buf sig;
+  nbc__buf_init(&sig, I->ctx->arena);
+  for (int i = 0; i < n->list.count; i++) {
+    nbc__node *a = n->list.items[i];
+    if (i) nbc__buf_puts(&sig, ", ");
+    if (a->kind == NBC__N_KEYWORD) nbc__buf_printf(&sig, "%s=", a->str);
+    numba_arg_text(I, &sig, a->kind == NBC__N_KEYWORD ? a->a : a);
+  }
+  const char *name = strncmp(fname, "cuda.", 5) == 0 ? fname + 5 : fname;
+  const char *dot = strrchr(name, '.');
+  TYPING(I, at, "No implementation of function Function(<function %s>) found for "
+         "signature:\n \n >>> %s(%s)\n \nthe shape of %s() %s", name, dot ? dot + 1 : name,
+         sig.data ? sig.data : "", fname, why);
+  return 0;
+}
+
 /* A shared/local array's shape: a constant integer, a tuple of them, or a global tuple
- * constant (numba freezes one); its extents in dims (at most 32), the count, or 0 reported. */
-static int array_shape(infer *I, nbc__node *shape, const char *fname, int64_t *dims) {
+ * constant (numba freezes one); its extents in dims (at most 32), the count, or 0 reported
+ * (n is the call, for numba's message). */
+static int array_shape(infer *I, nbc__node *n, nbc__node *shape, const char *fname,
+                       int64_t *dims) {
   if (shape->kind == NBC__N_NAME && !nbc__infer_expr(I, shape)) return 0; /* resolves it */
   const nbc__literal *lit = shape->kind == NBC__N_NAME && shape->var >= 0
                                 ? I->fn->vars[shape->var].literal
@@ -405,25 +482,19 @@ static int array_shape(infer *I, nbc__node *shape, const char *fname, int64_t *d
     return G->g.tuple_count;
   }
   if (shape->kind == NBC__N_LIST) /* numba-cuda refuses a list (its test_sm_creation) */
-    return TYPING(I, shape, "the shape of %s() must be a constant integer or a tuple of them, "
-                            "not a list",
-                  fname),
-           0;
+    return shape_refused(I, n, shape, fname,
+                         "must be a constant integer or a tuple of them, not a list");
   if (shape->kind == NBC__N_TUPLE) {
     if (shape->list.count < 1 || shape->list.count > 32)
       return UNSUPPORTED(I, shape, "an array shape of %d dimensions", shape->list.count), 0;
     for (int i = 0; i < shape->list.count; i++)
       if (!nbc__infer_expr(I, shape->list.items[i]) ||
           !nbc__infer_const_int(I, shape->list.items[i], &dims[i]))
-        return TYPING(I, shape->list.items[i], "the shape of %s() must be constant integers",
-                      fname),
-               0;
+        return shape_refused(I, n, shape->list.items[i], fname, "must be constant integers");
     return shape->list.count;
   }
   if (!nbc__infer_expr(I, shape) || !nbc__infer_const_int(I, shape, &dims[0]))
-    return TYPING(I, shape, "the shape of %s() must be a constant integer or a tuple of them",
-                  fname),
-           0;
+    return shape_refused(I, n, shape, fname, "must be a constant integer or a tuple of them");
   return 1;
 }
 
@@ -474,7 +545,7 @@ static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname) {
   const nbc__type *dt = array_dtype(I, dtype);
   if (!dt) return NULL;
   int64_t dims[32];
-  int ndim = array_shape(I, shape, fname, dims);
+  int ndim = array_shape(I, n, shape, fname, dims);
   if (!ndim) return NULL;
   int64_t total = 1;
   for (int i = 0; i < ndim; i++) {

@@ -398,8 +398,9 @@ static const struct {
      "k.py:3:12: error: cuda.grid() takes one constant argument, 1, 2 or 3"},
     {"from numba import cuda\ndef f(a):\n    s = cuda.shared.array(a, dtype=cuda.float32)\n",
      "f", "(int64,)", 1,
-     "k.py:3:27: error: the shape of cuda.shared.array() must be a constant integer or a "
-     "tuple of them"},
+     /* the first line; the rest, numba's signature and why, in test_kernel_local_shared.py */
+     "k.py:3:27: error: No implementation of function Function(<function shared.array>) "
+     "found for signature:"},
     {"def f(a):\n    if a[0] > 0:\n        return a\n", "f", "(float32[:],)", 1,
      "k.py:1:1: error: Cannot unify array(float32, 1d, A) and none for the return value of "
      "'f' (a path falls off the end of the function)"},

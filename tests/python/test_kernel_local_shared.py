@@ -141,7 +141,34 @@ def bad_shape(out):
 def list_shape(out):
     s = cuda.shared.array(shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype=np.float32)
     out[0, 0] = s[0, 0]
+
+
+def element_shape(out):
+    s = cuda.shared.array(shape=out[0, 0], dtype=np.float32)
+    out[0, 0] = s[0]
+
+
+def local_element_shape(out):
+    s = cuda.local.array(out.shape[0], np.int32)
+    out[0, 0] = s[0]
 '''
+
+
+@pytest.mark.parametrize("fn, signature", [
+    # numba-cuda's test_sm_creation checks these texts of its TypingError
+    ("list_shape", "array(shape=list(int64)<iv=[5, 6]>, dtype=class(float32))"),
+    ("bad_shape", "array(shape=Tuple(Literal[int](1), int64), dtype=class(float32))"),
+    ("element_shape", "array(shape=float64, dtype=class(float32))"),
+    ("local_element_shape", "array(int64, class(int32))"),
+])
+def test_refused_shapes_are_reported_as_numba_reports_them(tmp_path, fn, signature):
+    m = load_kernel_module(tmp_path, "sm_refused", SHAPE_SOURCE, cuda)
+    with pytest.raises(cuda.TypingError) as info:
+        cuda.compile_ptx(getattr(m, fn), "void(float64[:, ::1])", cc=(9, 0))
+    where = "local" if fn.startswith("local") else "shared"
+    assert (f"No implementation of function Function(<function {where}.array>) found for "
+            f"signature:\n \n >>> {signature}\n \nthe shape of cuda.{where}.array() must be "
+            in str(info.value))
 
 
 def test_shape_and_dtype_forms_compile(tmp_path):
