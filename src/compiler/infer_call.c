@@ -401,24 +401,14 @@ static void numba_arg_text(infer *I, nbc__buf *out, nbc__node *a) {
       nbc__buf_puts(out, "]>");
       return;
     }
-    if (a->kind == NBC__N_LIST) { /* not a value kernels have: its items' types */
-      nbc__buf_puts(out, "list(");
-      for (int i = 0; i < a->list.count; i++) {
-        if (i) nbc__buf_puts(out, ", ");
-        numba_arg_text(I, out, a->list.items[i]);
-      }
-      nbc__buf_puts(out, ")");
-      return;
+    /* a list is not a value kernels have: its items' types */
+    nbc__buf_puts(out, a->kind == NBC__N_LIST ? "list(" : "Tuple(");
+    for (int i = 0; i < a->list.count; i++) {
+      if (i) nbc__buf_puts(out, ", ");
+      numba_arg_text(I, out, a->list.items[i]);
     }
-    if (a->kind == NBC__N_TUPLE) {
-      nbc__buf_puts(out, "Tuple(");
-      for (int i = 0; i < a->list.count; i++) {
-        if (i) nbc__buf_puts(out, ", ");
-        numba_arg_text(I, out, a->list.items[i]);
-      }
-      nbc__buf_puts(out, ")");
-      return;
-    }
+    nbc__buf_puts(out, ")");
+    return;
   }
   if (nbc__infer_const_int(I, a, &v)) {
     nbc__buf_printf(out, "Literal[int](%lld)", (long long)v);
