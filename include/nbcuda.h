@@ -775,7 +775,9 @@ typedef struct nbc_compile_result nbc_compile_result_t;
 
 /* Compiles function `name` of the source for the signature (numba syntax) with the options
  * (NULL: defaults). resolver may be NULL: then globals resolve within the source itself
- * (module-level constants, functions and imports of math/cuda/numba/nbcuda). On failure the
+ * (module-level constants, functions and imports of math/cuda/numba/nbcuda) and the modules
+ * of the program it imports, read from the files next to source->filename as Python 3 finds
+ * absolute imports (`import helpers`: helpers.py or helpers/__init__.py). On failure the
  * diagnostic ("file:line:col: error: ...", the source line and a caret) is in
  * nbc_last_error(). Thread-safe. */
 nbc_status_t nbc_compile(const nbc_source_t *source, const char *name, const char *signature,

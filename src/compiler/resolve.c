@@ -24,8 +24,13 @@
  *    "grid", "atomic" (the kernel-language names of cuda_names.c; other members -> OTHER);
  *    `import numpy [as np]` -> MODULE_NUMPY; `from numpy import float32, sqrt, pi` -> TYPE
  *    (numba's name of the dtype), NUMPY_FUNCTION (numpy's name of the ufunc), FLOAT
- *    (numpy.c says which names kernels use); any other module or member -> OTHER. np.pi
- *    and friends also fold in constant expressions.
+ *    (numpy.c says which names kernels use). np.pi and friends also fold in constant
+ *    expressions. A module of the program — a file next to this one, found as Python 3 finds
+ *    absolute imports (module_file) — binds MODULE (`import helpers [as h]`, `import pkg.sub`
+ *    binds pkg) or a name imported from it (`from helpers import f`); the file is read on
+ *    the first resolution through it, which then resolves the rest of the name in it
+ *    ("helpers.f", "pkg.sub.f": a package's modules are its attributes). Any other module or
+ *    member -> OTHER.
  *  - `def f` -> FUNCTION (the whole file as its source, this module resolving its globals),
  *    marked forceinline when decorated `@cuda.jit(device=True, forceinline=True)` (or
  *    `@jit(...)`, or inline="always"), as the Python module marks such a device function,
@@ -43,7 +48,9 @@
  * does not know.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compiler/compiler.h"
 
@@ -51,6 +58,11 @@ typedef struct nbc__binding {
   const char *name; /* NULL: empty slot */
   nbc_global_t g;
   nbc__node *def; /* the FUNCDEF the name was bound to by `def`, if any */
+  /* A module of the program (`import helpers`, `from helpers import f`): its file, the
+   * attribute bound (NULL: the module itself), the module once loaded, or a failed load. */
+  const char *path, *attr;
+  nbc__module *loaded;
+  bool load_failed;
 } nbc__binding;
 
 typedef struct builder {
@@ -116,6 +128,9 @@ static void bind(builder *bd, const char *name, nbc_global_t g, bool conditional
   nbc__binding *b = slot(bd, name);
   if (!b || (conditional && b->g.kind != NBC_GLOBAL_UNDEFINED)) return;
   b->g = g;
+  b->path = b->attr = NULL;
+  b->loaded = NULL;
+  b->load_failed = false;
 }
 
 static nbc_global_t other(void) {
@@ -614,6 +629,54 @@ static bool is_numba_types(const char *mod) {
          strcmp(mod, "nbcuda.types") == 0;
 }
 
+/* ------------------------------------------------------- modules of the program --- */
+
+/* The file of module `mod` (dotted) of the program, found as Python 3 finds an absolute
+ * import: in the directory of the importing file or, when that directory is a package (it
+ * has an __init__.py), in the first directory above it that is not (the program's root, where
+ * `import helpers` of pkg/ops.py finds helpers.py): <dir>/mod.py, else the package
+ * <dir>/mod/__init__.py (pkg.mod: <dir>/pkg/mod.py ...). NULL when there is none, for relative
+ * imports, and for a source that is not a file ("<string>"). in_package: a submodule of the
+ * package whose __init__.py `from` is, in its own directory. */
+static const char *module_file(nbc__ctx *ctx, const nbc__file *from, const char *mod,
+                               bool in_package) {
+  if (!from || !from->name || !from->name[0] || from->name[0] == '<' || !mod[0] ||
+      mod[0] == '.')
+    return NULL;
+  const char *slash = strrchr(from->name, '/');
+  /* dir: "" (the working directory) or ending in '/' */
+  const char *dir = slash ? nbc__arena_printf(ctx->arena, "%.*s", (int)(slash - from->name) + 1,
+                                              from->name)
+                          : "";
+  for (int up = 0; dir && !in_package && up < 16; up++) {
+    const char *init = nbc__arena_printf(ctx->arena, "%s__init__.py", dir);
+    if (!init || access(init, R_OK) != 0) break;
+    dir = nbc__arena_printf(ctx->arena, "%s../", dir);
+  }
+  char *base = dir ? nbc__arena_printf(ctx->arena, "%s%s", dir, mod) : NULL;
+  if (!base) return NULL;
+  for (char *p = base + strlen(dir); *p; p++)
+    if (*p == '.') *p = '/';
+  const char *py = nbc__arena_printf(ctx->arena, "%s.py", base);
+  if (py && access(py, R_OK) == 0) return py;
+  const char *init = nbc__arena_printf(ctx->arena, "%s/__init__.py", base);
+  return init && access(init, R_OK) == 0 ? init : NULL;
+}
+
+/* Binds name to module file path (attr NULL) or to attribute attr of it; the module is read
+ * when a kernel first uses the name (nbc__module_resolve). */
+static void bind_program_module(builder *bd, const char *name, const char *path,
+                                const char *attr, bool conditional) {
+  nbc__binding *b = slot(bd, name);
+  if (!b || (conditional && b->g.kind != NBC_GLOBAL_UNDEFINED)) return;
+  b->g = attr ? other() : of_kind(NBC_GLOBAL_MODULE, name);
+  b->def = NULL;
+  b->path = path;
+  b->attr = attr;
+  b->loaded = NULL;
+  b->load_failed = false;
+}
+
 static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
   for (int i = 0; i < s->list.count; i++) {
     const nbc__node *item = s->list.items[i];
@@ -627,7 +690,12 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
                        : strcmp(mod, "operator") == 0
                            ? of_kind(NBC_GLOBAL_MODULE_OPERATOR, "operator")
                            : other();
-      bind(bd, item->alias, g, conditional);
+      const char *path =
+          g.kind == NBC_GLOBAL_OTHER ? module_file(bd->ctx, bd->m->file, mod, false) : NULL;
+      if (path)
+        bind_program_module(bd, item->alias, path, NULL, conditional);
+      else
+        bind(bd, item->alias, g, conditional);
       continue;
     }
     /* `import a.b` binds a. */
@@ -646,7 +714,12 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
                      : strcmp(first, "operator") == 0
                          ? of_kind(NBC_GLOBAL_MODULE_OPERATOR, "operator")
                          : other();
-    bind(bd, first, g, conditional);
+    const char *path =
+        g.kind == NBC_GLOBAL_OTHER ? module_file(bd->ctx, bd->m->file, first, false) : NULL;
+    if (path)
+      bind_program_module(bd, first, path, NULL, conditional);
+    else
+      bind(bd, first, g, conditional);
   }
 }
 
@@ -691,6 +764,13 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
         g.value.f = f;
       } else if (nbc__numpy_ufunc(name))
         g = of_kind(NBC_GLOBAL_NUMPY_FUNCTION, nbc__numpy_ufunc(name));
+    } else if (!types_module && !is_cuda_module(mod) && strcmp(mod, "numba.cuda.stubs") != 0 &&
+               strcmp(mod, "numba.cuda.intrinsics") != 0) {
+      const char *path = module_file(bd->ctx, bd->m->file, mod, false);
+      if (path) {
+        bind_program_module(bd, as, path, name, conditional);
+        continue;
+      }
     }
     bind(bd, as, g, conditional);
   }
@@ -808,12 +888,81 @@ nbc__node *nbc__module_function(const nbc__module *module, const char *name) {
   return only;
 }
 
+/* A context for loading a module of the program from within resolution: the importing
+ * module's arena; a load's diagnostics go nowhere (the names are then unknown). */
+static void loading_ctx(nbc__ctx *ctx, nbc__module *m) {
+  memset(ctx, 0, sizeof *ctx);
+  ctx->arena = m->arena;
+  nbc__buf_init(&ctx->diag, m->arena);
+}
+
+/* The module a program-module binding names, read and loaded on first use (in the arena of
+ * the module that imports it); NULL when it cannot be read or does not load (its names are
+ * then unknown: the code's use of them is the error reported). */
+static nbc__module *program_module(nbc__module *m, nbc__binding *b) {
+  if (b->loaded || b->load_failed) return b->loaded;
+  b->load_failed = true;
+  FILE *f = fopen(b->path, "rb");
+  if (!f) return NULL;
+  char *text = NULL;
+  long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (size >= 0 && fseek(f, 0, SEEK_SET) == 0)
+    text = nbc__arena_alloc(m->arena, (size_t)size + 1);
+  if (text && fread(text, 1, (size_t)size, f) == (size_t)size)
+    text[size] = 0;
+  else
+    text = NULL;
+  fclose(f);
+  nbc__file *file = text ? nbc__arena_alloc(m->arena, sizeof *file) : NULL;
+  if (!file) return NULL;
+  *file = (nbc__file){b->path, text, (size_t)size, 1, 0};
+  nbc__ctx ctx;
+  loading_ctx(&ctx, m);
+  b->loaded = nbc__module_load(&ctx, file);
+  b->load_failed = b->loaded == NULL;
+  return b->loaded;
+}
+
+/* A package's submodule used as its attribute (`import pkg.mod` then pkg.mod.f, or `from
+ * pkg import mod`): bound in the package's module on first use; NULL when there is none. */
+static nbc__binding *package_submodule(nbc__module *m, const char *name) {
+  const char *file = m->file ? m->file->name : NULL;
+  size_t n = file ? strlen(file) : 0;
+  if (n < 12 || strcmp(file + n - 12, "/__init__.py") != 0) return NULL;
+  nbc__ctx ctx;
+  loading_ctx(&ctx, m);
+  const char *path = module_file(&ctx, m->file, name, true);
+  const char *copy = path ? nbc__arena_strdup(m->arena, name) : NULL;
+  if (!copy) return NULL;
+  builder bd = {&ctx, m};
+  bind_program_module(&bd, copy, path, NULL, false);
+  return lookup(m, copy);
+}
+
 int nbc__module_resolve(void *module, const char *name, nbc_global_t *pglobal) {
-  const nbc__binding *b = lookup(module, name);
-  if (!b || b->g.kind == NBC_GLOBAL_UNDEFINED) {
-    memset(pglobal, 0, sizeof *pglobal);
-    return 1;
+  nbc__module *m = module;
+  memset(pglobal, 0, sizeof *pglobal);
+  const char *dot = strchr(name, '.');
+  char head[256];
+  size_t len = dot ? (size_t)(dot - name) : strlen(name);
+  if (len >= sizeof head) return 1;
+  memcpy(head, name, len);
+  head[len] = 0;
+  nbc__binding *b = lookup(m, head);
+  if (!b || b->g.kind == NBC_GLOBAL_UNDEFINED) b = package_submodule(m, head);
+  if (b && b->path) { /* a module of the program, or a name imported from one */
+    if (!b->attr && !dot) {
+      *pglobal = b->g;
+      return 0;
+    }
+    nbc__module *sub = program_module(m, b);
+    if (!sub) return 1;
+    const char *rest = !b->attr ? dot + 1
+                       : dot    ? nbc__arena_printf(m->arena, "%s%s", b->attr, dot)
+                                : b->attr;
+    return rest ? nbc__module_resolve(sub, rest, pglobal) : 1;
   }
+  if (dot || !b || b->g.kind == NBC_GLOBAL_UNDEFINED) return 1;
   *pglobal = b->g;
   return 0;
 }

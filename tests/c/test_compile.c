@@ -495,6 +495,61 @@ TEST(declared_device_function) {
   rmdir(dir);
 }
 
+static void write_text(const char *dir, const char *name, const char *text) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  ASSERT(f && fputs(text, f) >= 0 && fclose(f) == 0);
+}
+
+/* Without a resolver, the modules of the program are files next to the source (as Python 3
+ * finds absolute imports; a package's modules import from the program's root): `import
+ * helpers [as h]`, `from helpers import f, C`, `import pkg.ops`, `from pkg import C`, each read
+ * when first used; a missing attribute is Python's AttributeError, a source that is not a
+ * file ("<string>") imports nothing. */
+TEST(program_modules_are_files_next_to_the_source) {
+  require_nvvm();
+  char dir[] = "/tmp/nbcuda_mods_XXXXXX";
+  ASSERT(mkdtemp(dir));
+  char sub[64];
+  snprintf(sub, sizeof sub, "%s/pkg", dir);
+  ASSERT(mkdir(sub, 0700) == 0);
+  write_text(dir, "helpers.py", "import math\nSCALE = 2.5\nTABLE = (1, 2, 3)\n"
+                                "def scaled(x):\n    return x * SCALE + math.sqrt(x)\n"
+                                "def twice(x):\n    return 2 * x\n");
+  write_text(dir, "pkg/__init__.py", "OFFSET = 10\n");
+  write_text(dir, "pkg/ops.py", "from helpers import twice\n"
+                                "def add_offset(x):\n    return twice(x) + 1\n");
+  static const char src[] = "import helpers\nimport helpers as h\n"
+                            "from helpers import scaled as sc, SCALE\nimport pkg.ops\n"
+                            "from pkg import OFFSET\n"
+                            "def k(out, x):\n"
+                            "    out[0] = helpers.scaled(x[0]) + h.twice(x[0]) + sc(x[0]) * SCALE\n"
+                            "    out[1] = helpers.TABLE[1] + pkg.ops.add_offset(x[0]) + OFFSET\n"
+                            "def bad(out):\n    out[0] = helpers.nothere(1)\n";
+  char path[128];
+  snprintf(path, sizeof path, "%s/kern.py", dir);
+  nbc_source_t s = {src, 0, path, 1, 0};
+  nbc_compile_options_t o = kernel_options();
+  nbc_compile_result_t *r =
+      compiled_and_assembled(&s, "k", "void(float64[:], float64[:])", &o, "void");
+  const char *ptx = nbc_compile_result_code(r, NULL);
+  ASSERT_CONTAINS(ptx, "sqrt.rn.f64"); /* helpers' math, its own import */
+  nbc_compile_result_destroy(r);
+  ASSERT_STATUS(nbc_compile(&s, "bad", "void(float64[:])", &o, NULL, &r), NBC_TYPING_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "AttributeError: module 'helpers' has no attribute "
+                                    "'nothere'");
+  nbc_source_t nofile = {src, 0, "<string>", 1, 0};
+  ASSERT(nbc_compile(&nofile, "k", "void(float64[:], float64[:])", &o, NULL, &r) != NBC_OK);
+  static const char *files[] = {"helpers.py", "pkg/__init__.py", "pkg/ops.py"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    remove(path);
+  }
+  rmdir(sub);
+  rmdir(dir);
+}
+
 /* A resolver answering LUT as a global array (NBC_GLOBAL_ARRAY), as the Python module
  * answers a numpy array: float32 [1.5, 2.5, 3.5] unless the test changes the description. */
 typedef struct {
@@ -1275,7 +1330,8 @@ TEST(tuples_global_and_indexed) {
   nbc_compile_result_destroy(r);
 }
 
-TEST_LIST(X(launch_bounds) X(result_variables) X(forceinline) X(forceinline_callee)
+TEST_LIST(X(launch_bounds) X(result_variables) X(program_modules_are_files_next_to_the_source)
+          X(forceinline) X(forceinline_callee)
           X(global_array_is_constant_memory) X(module_attributes_are_dotted_globals)
           X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi)
           X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects) X(lineinfo_effects)
