@@ -8,8 +8,8 @@
  * table. memory.c and hostmem.c let the table make the records (add, take): a taken record is
  * kept as a spare for the next add (spares.c's list, under the table's lock: one lock per
  * operation), so allocating and freeing in turn, the usual pattern, costs no malloc or free
- * beyond the first. ipc.c embeds its record in its mapping
- * object and hands it over itself (insert, remove).
+ * beyond the first. ipc.c embeds its record in its mapping object and hands it over itself
+ * (insert, remove).
  *
  * A record is keyed by its address and a tag (hostmem.c tells a registration from an
  * allocation at the same address by it). The table is a fixed array of chained buckets
