@@ -1082,10 +1082,20 @@ static const nbc__type *tuple_expr(infer *I, nbc__node *n) {
     if (!items[i])
       ok = false;
     else if (!nbc__type_is_number(items[i]) && items[i]->kind != NBC__T_TUPLE &&
-             items[i]->kind != NBC__T_ARRAY && items[i]->kind != NBC__T_VECTOR)
-      return UNSUPPORTED(I, n->list.items[i], "tuples may only hold numbers, not %s",
+             items[i]->kind != NBC__T_ARRAY && items[i]->kind != NBC__T_VECTOR) {
+      /* a recursive call's value in its own return (numba's issue 4387, make_list(n) ->
+       * (n, make_list(n - 1))): the type would grow without end */
+      const nbc__node *it = n->list.items[i];
+      const nbc__call *c = it->kind == NBC__N_CALL ? it->info : NULL;
+      if (c && c->func && c->func->inferring)
+        return TYPING(I, it, "Return type of recursive function does not converge: '%s' "
+                      "returns %s here, and a tuple holding it would need to hold its own "
+                      "return type", c->func->name, nbc__infer_tname(I, items[i])),
+               NULL;
+      return UNSUPPORTED(I, it, "tuples may only hold numbers, not %s",
                          nbc__infer_tname(I, items[i])),
              NULL;
+    }
   }
   return ok ? nbc__type_tuple(I->ctx, items, n->list.count) : NULL;
 }

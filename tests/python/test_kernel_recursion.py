@@ -102,6 +102,10 @@ def test_recursive_functions_are_typed_and_compile(tmp_path):
      "    return h(n - 1)\n",
      "cannot type infer runaway recursion: the return type of the recursive function 'h' "
      "needs a return that does not recurse"),
+    # numba's issue 4387 (numba-cuda's test_growing_return_tuple): the type would grow
+    ("def f(n):\n    return g(n)\n\n\ndef g(n):\n    if n <= 0:\n        return None\n"
+     "    return (n, g(n - 1))\n",
+     "Return type of recursive function does not converge: 'g' returns none here"),
     # g is typed with f's int64 (its first return), then f turns out float64
     ("def f(n):\n    return k(n)\n\n\ndef k(n):\n    if n <= 0:\n        return 1\n"
      "    return g(n - 1) + 0.5\n\n\ndef g(n):\n    return k(n)\n",
