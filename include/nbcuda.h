@@ -270,6 +270,9 @@ nbc_status_t nbc_per_thread_default_stream(nbc_stream_t **pstream);
 nbc_status_t nbc_external_stream(uintptr_t handle, nbc_stream_t **pstream);
 uintptr_t nbc_stream_handle(const nbc_stream_t *stream);
 nbc_stream_kind_t nbc_stream_kind(const nbc_stream_t *stream);
+/* The context a created stream was made in; NULL for the default and external streams
+ * (they belong to whichever context is current) and for NULL. */
+nbc_context_t *nbc_stream_context(const nbc_stream_t *stream);
 /* Writes numba's repr ("<CUDA stream 94...>") into buf (NUL-terminated, truncated). */
 void nbc_stream_repr(const nbc_stream_t *stream, char *buf, size_t size);
 nbc_status_t nbc_stream_synchronize(nbc_stream_t *stream);
@@ -298,6 +301,8 @@ nbc_status_t nbc_event_wait(nbc_event_t *event, nbc_stream_t *stream);
  * created with timing == 0. */
 nbc_status_t nbc_event_elapsed_time(nbc_event_t *start, nbc_event_t *end, float *pms);
 int nbc_event_is_timing(const nbc_event_t *event);
+/* The context the event was created in (current then); NULL for NULL. */
+nbc_context_t *nbc_event_context(const nbc_event_t *event);
 
 /* ---------------------------------------------------------------------------------------
  * Runtime version.

@@ -38,6 +38,10 @@ void nbc_event_destroy(nbc_event_t *event) {
 
 int nbc_event_is_timing(const nbc_event_t *event) { return event && event->timing; }
 
+nbc_context_t *nbc_event_context(const nbc_event_t *event) {
+  return event ? event->context : NULL;
+}
+
 nbc_status_t nbc_event_record(nbc_event_t *event, nbc_stream_t *stream) {
   if (!event) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_event_record: event is NULL");
   if (NBC__EVENT_GONE(event)) return nbc__outlived_fail("cuEventRecord", "event");

@@ -105,6 +105,10 @@ nbc_stream_kind_t nbc_stream_kind(const nbc_stream_t *stream) {
   return stream ? stream->kind : NBC_STREAM_DEFAULT;
 }
 
+nbc_context_t *nbc_stream_context(const nbc_stream_t *stream) {
+  return stream && stream->kind == NBC_STREAM_CREATED ? stream->context : NULL;
+}
+
 /* numba's Stream.__repr__: the handle decides the default-stream names first. */
 void nbc_stream_repr(const nbc_stream_t *stream, char *buf, size_t size) {
   if (!buf || size == 0) return;

@@ -144,39 +144,30 @@ static PyType_Spec event_spec = {
 
 /* event(timing=True): the event is made inside nbc_require_context, so checking the current
  * context (one cuCtxGetCurrent) serves both the Context the Event keeps and the creation. */
-typedef struct {
-  int timing;
-  nbc_event_t *e;
-} event_make;
-
-static nbc_status_t make_event(void *arg) {
-  event_make *m = arg;
-  return nbc_event_create(m->timing, &m->e);
-}
-
 static PyObject *py_event(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
                           PyObject *kwnames) {
   static char *kwlist[] = {"timing", NULL};
-  event_make m = {1, NULL};
+  int timing = 1;
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (!kwnames && nargs <= 1) {
-    if (nargs && (m.timing = PyObject_IsTrue(args[0])) < 0) return NULL; /* as "p" does */
-  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "|p:event", kwlist, &m.timing)) {
+    if (nargs && (timing = PyObject_IsTrue(args[0])) < 0) return NULL; /* as "p" does */
+  } else if (!nbc__py_parse_slow(args, nargsf, kwnames, "|p:event", kwlist, &timing)) {
     return NULL;
   }
   nbc__py_state *st = nbc__py_module_state(module);
-  PyObject *ctx = nbc__py_context_call(st, make_event, &m);
-  if (!ctx) {
-    nbc_event_destroy(m.e);
-    return NULL;
-  }
-  EventObject *o = PyObject_New(EventObject, st->EventType);
+  /* made in the current context (one is made current as numba's require_context would),
+   * whose Context object the event keeps */
+  nbc_event_t *e = NULL;
+  nbc_status_t s = nbc_event_create(timing, &e);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  PyObject *ctx = nbc__py_context_object(st, nbc_event_context(e));
+  EventObject *o = ctx ? PyObject_New(EventObject, st->EventType) : NULL;
   if (!o) {
-    nbc_event_destroy(m.e);
-    Py_DECREF(ctx);
+    nbc_event_destroy(e);
+    Py_XDECREF(ctx);
     return NULL;
   }
-  o->e = m.e;
+  o->e = e;
   o->context = ctx;
   return (PyObject *)o;
 }

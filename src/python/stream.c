@@ -390,10 +390,18 @@ static nbc_status_t make_in_context(void *arg) {
 }
 
 /* Like numba's (require_context) factories: a context is made current first, and the
- * stream keeps a reference to it. The stream is made inside nbc_require_context
- * (nbc__py_context_call), so one cuCtxGetCurrent serves both. */
+ * stream keeps a reference to it. A created stream knows its context (nbc_stream_create makes
+ * one current as needed); the others are made inside nbc_require_context
+ * (nbc__py_context_call). Either way one cuCtxGetCurrent serves both. */
 static PyObject *make_stream(nbc__py_state *st, stream_make *m) {
-  PyObject *ctx = nbc__py_context_call(st, make_in_context, m);
+  PyObject *ctx;
+  if (m->factory == nbc_stream_create) {
+    nbc_status_t s = nbc_stream_create(&m->s);
+    ctx = s == NBC_OK ? nbc__py_context_object(st, nbc_stream_context(m->s))
+                      : nbc__py_raise(st, s);
+  } else {
+    ctx = nbc__py_context_call(st, make_in_context, m);
+  }
   if (!ctx) {
     nbc_stream_destroy(m->s);
     return NULL;

@@ -34,6 +34,10 @@ TEST(create_destroy) {
   ASSERT_EQ(nbc_event_is_timing(a), 1);
   ASSERT_EQ(nbc_event_is_timing(b), 0);
   ASSERT_EQ(nbc_event_is_timing(NULL), 0);
+  nbc_context_t *ctx = NULL; /* made in the current context */
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  ASSERT(nbc_event_context(a) == ctx && nbc_event_context(b) == ctx);
+  ASSERT(nbc_event_context(NULL) == NULL);
   if (fixture) ASSERT_EQ(tdrv()->live_events(), 2);
   /* Unrecorded events are complete. */
   ASSERT_OK(nbc_event_query(a));

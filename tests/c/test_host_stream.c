@@ -34,6 +34,12 @@ TEST(create_destroy) {
   ASSERT_EQ(current_id(), 0);
   ASSERT_EQ(nbc_stream_kind(s), NBC_STREAM_CREATED);
   ASSERT(nbc_stream_handle(s) > 2);
+  nbc_context_t *ctx = NULL; /* made in the current context; the default streams have none */
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  ASSERT(nbc_stream_context(s) == ctx);
+  nbc_stream_t *d = NULL;
+  ASSERT_OK(nbc_default_stream(&d));
+  ASSERT(nbc_stream_context(d) == NULL && nbc_stream_context(NULL) == NULL);
   expect_live_streams(1);
   ASSERT_OK(nbc_stream_query(s)); /* nothing queued */
   char repr[64], expected[64];
