@@ -233,6 +233,15 @@ static PyObject *exec_source_lines(PyObject *inspect, PyObject *f) {
   return result;
 }
 
+PyObject *nbc__py_source_lines(PyObject *f) {
+  PyObject *inspect = PyImport_ImportModule("inspect");
+  PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", f) : NULL;
+  if (!lines_lnum && inspect && PyErr_ExceptionMatches(PyExc_OSError))
+    lines_lnum = exec_source_lines(inspect, f);
+  Py_XDECREF(inspect);
+  return lines_lnum;
+}
+
 /* The dedented source of f, its first line and the columns removed; new references kept in
  * the session. Returns -1 with an exception set. */
 static int function_source(session *sess, PyObject *f, const char **ptext, int *pline,
@@ -257,11 +266,7 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
     if (file) return *ptext && *pfile ? 0 : -1;
     /* no source found: inspect's own error, below, says why */
   }
-  PyObject *inspect = PyImport_ImportModule("inspect");
-  PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", f) : NULL;
-  if (!lines_lnum && inspect && PyErr_ExceptionMatches(PyExc_OSError))
-    lines_lnum = exec_source_lines(inspect, f);
-  Py_XDECREF(inspect);
+  PyObject *lines_lnum = nbc__py_source_lines(f);
   if (!lines_lnum) {
     if (PyErr_ExceptionMatches(PyExc_OSError)) no_source_error(f);
     return -1;

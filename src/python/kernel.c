@@ -1032,10 +1032,9 @@ static PyObject *kernel_type_annotation(KernelObject *self, void *c) {
  * and the type of each of its variables, as text. */
 static PyObject *types_text(nbc__py_state *st, KernelObject *ov) {
   PyObject *typemap = typemap_of(st, ov);
-  PyObject *inspect = typemap ? PyImport_ImportModule("inspect") : NULL;
-  PyObject *lines = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", ov->py_func)
-                            : NULL;
-  if (!lines && inspect) PyErr_Clear(); /* the typemap is still worth showing */
+  /* the source as the compiler read it (a function made from a string included) */
+  PyObject *lines = typemap ? nbc__py_source_lines(ov->py_func) : NULL;
+  if (!lines && typemap) PyErr_Clear(); /* the typemap is still worth showing */
   PyObject *name = PyObject_GetAttrString(ov->py_func, "__qualname__");
   PyObject *code = name ? PyObject_GetAttrString(ov->py_func, "__code__") : NULL;
   PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
@@ -1065,7 +1064,6 @@ static PyObject *types_text(nbc__py_state *st, KernelObject *ov) {
   Py_XDECREF(code);
   Py_XDECREF(name);
   Py_XDECREF(lines);
-  Py_XDECREF(inspect);
   Py_XDECREF(typemap);
   return out;
 }

@@ -301,6 +301,10 @@ PyObject *nbc__py_exec_source_lines(PyObject *code);
  * -1 with ValueError otherwise. */
 int nbc__py_inline_always(PyObject *inline_option);
 int nbc__py_compile_init(PyObject *module, nbc__py_state *st);
+/* inspect.getsourcelines(f): (lines, first line), for a function made by exec() or compile()
+ * of a string from the text nbcuda kept of it (exec_source.c); NULL with inspect's OSError
+ * when there is none (or another exception). */
+PyObject *nbc__py_source_lines(PyObject *f);
 /* Compiles pyfunc (a Python function) for sig with the options; a new reference to the
  * result object is not made here: *presult is the C result (caller destroys). Returns 0,
  * or -1 with the Python exception set. */

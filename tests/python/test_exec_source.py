@@ -132,3 +132,15 @@ def test_generated_kernels_on_the_gpu(gpu, tmp_path):
     np.testing.assert_array_equal(mine["cuda.atomic.min"], [0.0])
     np.testing.assert_array_equal(mine["cuda.atomic.add"], [7.5 + sum(range(32))])
     assert_same_as_numba_cuda(run_all, "", tmp_path, "exec_source_unused", mine)
+
+
+def test_inspect_types_shows_the_generated_text():
+    """inspect_types reads the source as the compiler does: a generated kernel's own text."""
+    import io
+    kernel, _ = generate(cuda, "cuda.atomic.max", 2)
+    k = cuda.jit("void(float64[:], float64[:])")(kernel)
+    out = io.StringIO()
+    k.inspect_types(file=out)
+    text = out.getvalue()
+    assert "# File: <string>" in text and "# --- LINE 2 ---" in text
+    assert "cuda.atomic.max(res, 0, ary[tx])" in text and "#   tx :: int32" in text
