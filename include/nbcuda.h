@@ -330,6 +330,10 @@ void nbc_runtime_supported_versions(const int (**pversions)[2], int *pcount);
  * A NULL stream in the *_async functions is the default stream.
  * ------------------------------------------------------------------------------------- */
 nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr);
+/* nbc_mem_alloc that also says which context the memory belongs to (*pcontext: the current
+ * one); bytes 0 allocates nothing (*pptr = 0) and only finds (or creates) the context. One
+ * check of the current context serves both. */
+nbc_status_t nbc_mem_alloc_current(size_t bytes, nbc_devptr_t *pptr, nbc_context_t **pcontext);
 nbc_status_t nbc_mem_free(nbc_devptr_t ptr);
 nbc_status_t nbc_memcpy_htod(nbc_devptr_t dst, const void *src, size_t bytes);
 nbc_status_t nbc_memcpy_dtoh(void *dst, nbc_devptr_t src, size_t bytes);

@@ -47,12 +47,13 @@ void nbc__memory_release_context(nbc_context_t *context) {
   }
 }
 
-nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr) {
-  if (!pptr) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_alloc: pptr is NULL");
-  *pptr = 0;
+/* cuMemAlloc in the current context, which goes to *pcontext when that is not NULL. */
+static nbc_status_t alloc_current(size_t bytes, nbc_devptr_t *pptr, nbc_context_t **pcontext) {
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
+  if (pcontext) *pcontext = context;
+  if (!bytes && pcontext) return NBC_OK;
   CUdeviceptr ptr = 0;
   CUresult res = nbc__cu.cuMemAlloc(&ptr, bytes);
   if (res != NBC__CUDA_SUCCESS)
@@ -65,6 +66,21 @@ nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr) {
   }
   *pptr = ptr;
   return NBC_OK;
+}
+
+nbc_status_t nbc_mem_alloc(size_t bytes, nbc_devptr_t *pptr) {
+  if (!pptr) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_alloc: pptr is NULL");
+  *pptr = 0;
+  return alloc_current(bytes, pptr, NULL);
+}
+
+nbc_status_t nbc_mem_alloc_current(size_t bytes, nbc_devptr_t *pptr, nbc_context_t **pcontext) {
+  if (!pptr || !pcontext)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_alloc_current: %s is NULL",
+                          pptr ? "pcontext" : "pptr");
+  *pptr = 0;
+  *pcontext = NULL;
+  return alloc_current(bytes, pptr, pcontext);
 }
 
 /* Frees ptr now; untracked addresses go to the driver only when pass_unknown is set. */

@@ -9,9 +9,11 @@
  * one is refused, require_context forbids switching) are all the C library's; this file
  * converts arguments and results.
  *
- * Factories whose objects keep their Context (event(), stream(), default_stream(), ...) make
- * the object inside nbc_require_context (nbc__py_context_call): the one check of the current
- * context (a cuCtxGetCurrent) then serves both the Context object and the creation.
+ * Factories whose objects keep their Context check the current context once (a
+ * cuCtxGetCurrent) for both the Context object and the creation: event(), stream() and the
+ * device arrays through C calls that say the context they made the object in
+ * (nbc_event_context, nbc_stream_context, nbc_mem_alloc_current), default_stream() and the
+ * other streams by making the object inside nbc_require_context (nbc__py_context_call).
  *
  * require_context(fn) returns a wrapper whose call runs fn inside nbc_require_context. The
  * GIL stays held across that call because fn is Python code; only C calls that block

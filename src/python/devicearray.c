@@ -273,40 +273,30 @@ ArrayObject *nbc__py_array_alloc(nbc__py_state *st) {
   return a;
 }
 
-typedef struct {
-  size_t nbytes;
-  nbc_devptr_t data;
-  nbc_context_t *ctx;
-} alloc_call;
-
-static nbc_status_t alloc_in_context(void *arg) {
-  alloc_call *c = arg;
-  nbc_status_t s = nbc_current_context(-1, &c->ctx); /* the attached one: no driver call */
-  /* numba uses a NULL pointer for empty arrays */
-  if (s == NBC_OK && c->nbytes) s = nbc_mem_alloc(c->nbytes, &c->data);
-  return s;
-}
-
-/* The allocation is made inside nbc_require_context (nbc__py_context_call), so one check of
- * the current context serves both the Context kept with the memory and the allocation. */
+/* One check of the current context (nbc_mem_alloc_current) serves both the Context kept
+ * with the memory and the allocation. */
 PyObject *nbc__py_device_alloc(nbc__py_state *st, size_t nbytes, nbc_devptr_t *pptr,
                                nbc_context_t **pctx, PyObject **powner) {
   *powner = NULL;
   int plugin = st->memory_manager ? 1 : nbc__py_emm_active(st);
   if (plugin < 0) return NULL;
-  /* with a plugin, only the context here (nbytes 0 allocates nothing); the plugin after */
-  alloc_call c = {plugin ? 0 : nbytes, 0, NULL};
-  PyObject *context = nbc__py_context_call(st, alloc_in_context, &c);
+  /* with a plugin, only the context here (nbytes 0 allocates nothing); the plugin after.
+   * numba uses a NULL pointer for empty arrays. */
+  nbc_devptr_t data = 0;
+  nbc_context_t *ctx = NULL;
+  nbc_status_t s = nbc_mem_alloc_current(plugin ? 0 : nbytes, &data, &ctx);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  PyObject *context = nbc__py_context_object(st, ctx);
   if (!context) {
-    if (c.data) nbc_mem_free(c.data);
+    if (data) nbc_mem_free(data);
     return NULL;
   }
   if (plugin && nbytes) {
-    *powner = nbc__py_emm_memalloc(st, context, nbytes, &c.data);
+    *powner = nbc__py_emm_memalloc(st, context, nbytes, &data);
     if (!*powner) Py_CLEAR(context);
   }
-  *pptr = c.data;
-  *pctx = c.ctx;
+  *pptr = data;
+  *pctx = ctx;
   return context;
 }
 

@@ -142,8 +142,9 @@ static PyType_Spec event_spec = {
     .slots = event_slots,
 };
 
-/* event(timing=True): the event is made inside nbc_require_context, so checking the current
- * context (one cuCtxGetCurrent) serves both the Context the Event keeps and the creation. */
+/* event(timing=True): nbc_event_create makes the event in the current context and says which
+ * (nbc_event_context), so checking the current context (one cuCtxGetCurrent) serves both the
+ * Context the Event keeps and the creation. */
 static PyObject *py_event(PyObject *module, PyObject *const *args, Py_ssize_t nargsf,
                           PyObject *kwnames) {
   static char *kwlist[] = {"timing", NULL};

@@ -63,6 +63,42 @@ TEST(alloc_copy_free) {
   ASSERT_STATUS(nbc_mem_alloc(8, NULL), NBC_INVALID_ARGUMENT);
 }
 
+/* nbc_mem_alloc_current: the memory and the context it belongs to (created when none is
+ * current); 0 bytes finds the context and allocates nothing. */
+TEST(alloc_current_says_context) {
+  REQUIRE_DRIVER();
+  nbc_devptr_t p = 1;
+  nbc_context_t *ctx = NULL, *cur = NULL;
+  ASSERT_OK(nbc_mem_alloc_current(0, &p, &ctx));
+  ASSERT(p == 0 && ctx != NULL);
+  if (tdrv_present()) ASSERT_EQ(tdrv()->stack_depth(), 1); /* context created lazily */
+  expect_live_allocations(0);
+  ASSERT_OK(nbc_current_context(-1, &cur));
+  ASSERT(cur == ctx);
+  ctx = NULL;
+  ASSERT_OK(nbc_mem_alloc_current(256, &p, &ctx));
+  ASSERT(p != 0 && ctx == cur);
+  expect_live_allocations(1);
+  unsigned char in[256], out[256];
+  for (int i = 0; i < 256; i++)
+    in[i] = (unsigned char)(255 - i);
+  ASSERT_OK(nbc_memcpy_htod(p, in, sizeof in));
+  ASSERT_OK(nbc_memcpy_dtoh(out, p, sizeof out));
+  ASSERT(memcmp(in, out, sizeof in) == 0);
+  ASSERT_OK(nbc_mem_free(p));
+  expect_live_allocations(0);
+  ASSERT_STATUS(nbc_mem_alloc_current(8, NULL, &ctx), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "pptr is NULL");
+  ASSERT_STATUS(nbc_mem_alloc_current(8, &p, NULL), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "pcontext is NULL");
+  if (tdrv_present()) {
+    tdrv()->fail("cuMemAlloc", 1, 2); /* CUDA_ERROR_OUT_OF_MEMORY */
+    ASSERT_STATUS(nbc_mem_alloc_current(64, &p, &ctx), NBC_OUT_OF_MEMORY);
+    ASSERT(p == 0);
+    expect_live_allocations(0);
+  }
+}
+
 TEST(async_copies) {
   REQUIRE_DRIVER();
   nbc_stream_t *s;
@@ -473,7 +509,7 @@ TEST(no_nvjitlink) {
   ASSERT_CONTAINS(nbc_last_error(), "NBCUDA_NVJITLINK=/nonexistent/libnvJitLink.so");
 }
 
-TEST_LIST(X(alloc_copy_free) X(async_copies) X(out_of_memory_any_driver) X(out_of_memory)
+TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies) X(out_of_memory_any_driver) X(out_of_memory)
               X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
                   X(many_allocations_and_reset) X(allocations_from_threads)
                   X(module_load_and_launch) X(launch_failures) X(module_failures)
