@@ -825,6 +825,23 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
       return nbc__type_special(I->ctx, NBC__T_FLAT, NULL, o);
     if (strcmp(n->str, "dtype") == 0 && nbc__type_is_number(o->dtype)) /* numba's DType */
       return nbc__type_special(I->ctx, NBC__T_DTYPE, "dtype", o->dtype);
+    /* numba's array_real_part / array_imag_part: a complex array's parts are views of its
+     * memory (layout A: every other float); a real array is its own real part, and its
+     * imaginary part would be a new array of zeros, which a kernel cannot allocate */
+    if (strcmp(n->str, "real") == 0 || strcmp(n->str, "imag") == 0) {
+      if (nbc__type_is_complex(o->dtype)) {
+        nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, nbc__type_complex_part(o->dtype),
+                                                    o->ndim, 'A');
+        if (t) t->readonly = o->readonly;
+        return t;
+      }
+      if (n->str[0] == 'r' && nbc__type_is_number(o->dtype)) return o;
+      if (nbc__type_is_number(o->dtype)) {
+        TYPING(I, n, "the imaginary part of %s would be a new array of zeros, and kernels "
+               "cannot allocate arrays", nbc__infer_tname(I, o));
+        return NULL;
+      }
+    }
     if (strcmp(n->str, "T") == 0) { /* numba's transpose: a view, C and F swapped */
       char layout = o->ndim < 2 ? o->layout : o->layout == 'C' ? 'F' : o->layout == 'F' ? 'C' : 'A';
       nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, o->dtype, o->ndim, layout);

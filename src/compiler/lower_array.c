@@ -530,6 +530,30 @@ static nbc__lval permuted_view(nbc__lowerer *L, nbc__lval arr, const nbc__type *
   return make_view(L, arr, vt, NULL, nbc__lower_array_field(L, arr, 2, -1).v, shape, stride);
 }
 
+/* a.real / a.imag of a complex array: the same shape and strides over one float of each
+ * element (the data pointer moved by one float for imag), itemsize that float's. */
+static nbc__lval complex_part_view(nbc__lowerer *L, nbc__lval arr, const nbc__type *vt,
+                                   bool imag) {
+  const char *ft = nbc__lower_mtype(L, vt->dtype);
+  const char *data = nbc__lower_array_field(L, arr, 4, -1).v, *p = tmp(L);
+  EMIT("%s = bitcast %s* %s to %s*", p, nbc__lower_mtype(L, arr.type->dtype), data, ft);
+  if (imag) {
+    const char *q = tmp(L);
+    EMIT("%s = getelementptr %s, %s* %s, i64 1", q, ft, ft, p);
+    p = q;
+  }
+  const char *shape[32], *stride[32];
+  for (int k = 0; k < vt->ndim && k < 32; k++) {
+    shape[k] = nbc__lower_array_field(L, arr, 5, k).v;
+    stride[k] = nbc__lower_array_field(L, arr, 6, k).v;
+  }
+  nbc__lval v = make_view(L, arr, vt, p, nbc__lower_array_field(L, arr, 2, -1).v, shape, stride);
+  const char *x = tmp(L);
+  EMIT("%s = insertvalue %s %s, i64 %d, 3", x, ltype(L, vt), v.v,
+       (int)nbc__type_size(vt->dtype));
+  return (nbc__lval){vt, x};
+}
+
 nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
   const nbc__type *at = arr.type;
   const char *name = n->str;
@@ -557,6 +581,11 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
     return nbc__lower_make_tuple(L, tt, items);
   }
   if (strcmp(name, "T") == 0) return permuted_view(L, arr, n->type, NULL);
+  if (strcmp(name, "real") == 0 || strcmp(name, "imag") == 0) {
+    if (nbc__type_is_complex(at->dtype))
+      return complex_part_view(L, arr, n->type, name[0] == 'i');
+    return arr; /* a real array is its own real part (infer refused the imaginary one) */
+  }
   nbc__lower_error(L, n, "unknown attribute '%s' of array", name);
   return (nbc__lval){n->type, "0"};
 }

@@ -30,6 +30,8 @@ typedef struct nbc__py_state {
   /* heap types */
   PyTypeObject *DeviceType, *ManagedDeviceType, *DeviceListType, *ContextType;
   PyTypeObject *StreamType, *EventType, *DeviceArrayType, *NbTypeType, *KernelType;
+  /* types.c: array types (types.Array, a subclass of types.Type) and signatures (not one) */
+  PyTypeObject *NbArrayType, *NbSignatureType;
   PyTypeObject *LauncherType, *DeviceFunctionType, *RequireContextType, *ScopeType;
   PyTypeObject *RuntimeType, *HostMemType;
   PyTypeObject *StubType;  /* intrinsics.c: host placeholders of kernel-language names */

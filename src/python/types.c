@@ -32,6 +32,12 @@ typedef struct {
   int packed;          /* RECORD: numpy's align=False */
 } NbType;
 
+/* Whether obj is one of the objects of this file (a type, an array type or a signature). */
+static int is_nbtype(nbc__py_state *st, PyObject *obj) {
+  return Py_TYPE(obj) == st->NbTypeType || Py_TYPE(obj) == st->NbArrayType ||
+         Py_TYPE(obj) == st->NbSignatureType;
+}
+
 /* The scalar types: canonical printed name, parser spelling, numpy typestr, bits, then the
  * aliases that name the same object. */
 static const struct scalar_def {
@@ -56,7 +62,10 @@ static const struct scalar_def {
 };
 
 static NbType *type_new(nbc__py_state *st, int kind, PyObject *name, PyObject *sigtext) {
-  NbType *t = PyObject_GC_New(NbType, st->NbTypeType);
+  PyTypeObject *tp = kind == T_ARRAY       ? st->NbArrayType
+                     : kind == T_SIGNATURE ? st->NbSignatureType
+                                           : st->NbTypeType;
+  NbType *t = PyObject_GC_New(NbType, tp);
   if (!t) return NULL;
   t->kind = kind;
   t->name = Py_NewRef(name);
@@ -206,7 +215,7 @@ static PyObject *type_call(NbType *self, PyObject *args, PyObject *kwargs) {
   Py_ssize_t n = PyTuple_GET_SIZE(args);
   int all_types = 1;
   for (Py_ssize_t i = 0; i < n; i++)
-    if (Py_TYPE(PyTuple_GET_ITEM(args, i)) != st->NbTypeType ||
+    if (!is_nbtype(st, PyTuple_GET_ITEM(args, i)) ||
         ((NbType *)PyTuple_GET_ITEM(args, i))->kind == T_SIGNATURE)
       all_types = 0;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
@@ -280,6 +289,23 @@ static PyObject *type_get_return_type(NbType *self, void *c) {
   }
   return Py_NewRef(self->dtype);
 }
+/* complex64.underlying_float is float32, complex128's float64 (numba's Complex types). */
+static PyObject *type_get_underlying_float(NbType *self, void *c) {
+  (void)c;
+  const char *name = self->kind == T_SCALAR ? PyUnicode_AsUTF8(self->name) : NULL;
+  const char *part = !name                            ? NULL
+                     : strcmp(name, "complex64") == 0  ? "float32"
+                     : strcmp(name, "complex128") == 0 ? "float64"
+                                                       : NULL;
+  PyObject *t = part ? PyDict_GetItemString(nbc__py_state_of((PyObject *)self)->types, part)
+                     : NULL;
+  if (!t) {
+    PyErr_Format(PyExc_AttributeError, "only complex types have an underlying_float, not %U",
+                 self->name);
+    return NULL;
+  }
+  return Py_NewRef(t);
+}
 static PyObject *type_get_sigtext(NbType *self, void *c) {
   (void)c;
   return Py_NewRef(self->sigtext);
@@ -334,6 +360,8 @@ static PyGetSetDef type_getset[] = {
     {"layout", (getter)type_get_layout, NULL, "'C', 'F' or 'A' for array types", NULL},
     {"args", (getter)type_get_args, NULL, "argument types of a signature", NULL},
     {"return_type", (getter)type_get_return_type, NULL, "return type of a signature", NULL},
+    {"underlying_float", (getter)type_get_underlying_float, NULL,
+     "float32 for complex64, float64 for complex128", NULL},
     {"signature_text", (getter)type_get_sigtext, NULL, "the text the C parser reads", NULL},
     {"_numba_type_", (getter)type_get_numba_type, NULL, "numba's typeof() of this type", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -358,8 +386,85 @@ static PyType_Spec type_spec = {
     .name = "nbcuda.Type",
     .basicsize = sizeof(NbType),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE,
+    .slots = type_slots,
+};
+
+/* A signature is no type (numba's Signature is not a types.Type): the same object layout and
+ * behaviour under a class of its own. */
+static PyType_Spec signature_spec = {
+    .name = "nbcuda.Signature",
+    .basicsize = sizeof(NbType),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
              Py_TPFLAGS_IMMUTABLETYPE,
     .slots = type_slots,
+};
+
+/* numba's Array(dtype, ndim, layout): the array type that slicing spells, float32[:, ::1] for
+ * Array(float32, 2, 'C'). It is the class of the array types too, so isinstance(t, Array)
+ * tells them from scalars as in numba. numba's readonly arrays have no spelling in nbcuda's
+ * signatures, so readonly=True is refused rather than made writable. */
+static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"dtype", "ndim", "layout", "readonly", "name", "aligned", NULL};
+  PyObject *dtype, *name = Py_None;
+  int ndim, readonly = 0, aligned = 1;
+  const char *layout;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Ois|pOp:Array", kwlist, &dtype, &ndim,
+                                   &layout, &readonly, &name, &aligned))
+    return NULL;
+  nbc__py_state *st = (nbc__py_state *)PyType_GetModuleState(cls);
+  if (!st) return NULL;
+  if (Py_TYPE(dtype) != st->NbTypeType ||
+      (((NbType *)dtype)->kind != T_SCALAR && ((NbType *)dtype)->kind != T_RECORD)) {
+    PyErr_Format(PyExc_TypeError, "Array takes a scalar or record type such as float32, not %R",
+                 dtype);
+    return NULL;
+  }
+  if (ndim < 1 || ndim > NBC__PY_MAXDIM) {
+    PyErr_Format(PyExc_ValueError, "Array: ndim must be from 1 to %d, not %d", NBC__PY_MAXDIM,
+                 ndim);
+    return NULL;
+  }
+  if (strcmp(layout, "C") != 0 && strcmp(layout, "F") != 0 && strcmp(layout, "A") != 0) {
+    PyErr_Format(PyExc_ValueError, "Array: layout must be 'C', 'F' or 'A', not '%s'", layout);
+    return NULL;
+  }
+  if (readonly || !aligned || name != Py_None) {
+    PyErr_Format(PyExc_TypeError, "Array: nbcuda's array types are writable and aligned, "
+                 "with numba's name (%s is not supported)",
+                 readonly ? "readonly=True" : !aligned ? "aligned=False" : "name=");
+    return NULL;
+  }
+  /* the slices: '::1' on the last dimension for 'C', on the first for 'F' */
+  PyObject *key = PyTuple_New(ndim);
+  for (int d = 0; key && d < ndim; d++) {
+    int unit = (layout[0] == 'C' && d == ndim - 1) || (layout[0] == 'F' && d == 0);
+    PyObject *one = unit ? PyLong_FromLong(1) : NULL;
+    PyObject *slice = !unit || one ? PySlice_New(NULL, NULL, one) : NULL;
+    Py_XDECREF(one);
+    if (!slice) Py_CLEAR(key);
+    else PyTuple_SET_ITEM(key, d, slice);
+  }
+  PyObject *r = key ? type_getitem((NbType *)dtype, key) : NULL;
+  Py_XDECREF(key);
+  return r;
+}
+
+static PyType_Slot array_slots[] = {
+    {Py_tp_new, array_new},
+    {Py_tp_dealloc, type_dealloc},
+    {Py_tp_traverse, type_traverse},
+    {Py_tp_clear, type_clear},
+    {Py_tp_doc, (void *)"numba's Array(dtype, ndim, layout): an array type, as float32[:, ::1] "
+                        "is Array(float32, 2, 'C')."},
+    {0, NULL},
+};
+
+static PyType_Spec array_spec = {
+    .name = "nbcuda.types.Array",
+    .basicsize = sizeof(NbType),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = array_slots,
 };
 
 const char *nbc__py_scalar_name(char kind, long itemsize) {
@@ -617,7 +722,13 @@ static PyMethodDef types_functions[] = {
 
 int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
   st->NbTypeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &type_spec, NULL);
-  if (!st->NbTypeType || PyModule_AddFunctions(module, types_functions) < 0) return -1;
+  st->NbSignatureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &signature_spec, NULL);
+  st->NbArrayType = st->NbTypeType ? (PyTypeObject *)PyType_FromModuleAndSpec(
+                                         module, &array_spec, (PyObject *)st->NbTypeType)
+                                   : NULL;
+  if (!st->NbTypeType || !st->NbSignatureType || !st->NbArrayType ||
+      PyModule_AddFunctions(module, types_functions) < 0)
+    return -1;
   st->types = PyDict_New();
   if (!st->types) return -1;
   for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++) {
@@ -662,6 +773,9 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
     rc = f ? PyDict_SetItemString(dict, def->ml_name, f) : -1;
     Py_XDECREF(f);
   }
+  /* numba's base class of types, for isinstance(t, types.Type) */
+  if (rc == 0) rc = PyDict_SetItemString(dict, "Type", (PyObject *)st->NbTypeType);
+  if (rc == 0) rc = PyDict_SetItemString(dict, "Array", (PyObject *)st->NbArrayType);
   if (rc == 0) rc = PyModule_AddObjectRef(module, "types", types);
   /* `from nbcuda.types import int32`: nbcuda is no package, so sys.modules names it */
   if (rc == 0) rc = PyDict_SetItemString(PyImport_GetModuleDict(), "nbcuda.types", types);
@@ -675,7 +789,7 @@ static PyObject *element_text(nbc__py_state *st, PyObject *item) {
   PyObject *name = NULL;
   if (PyUnicode_Check(item)) return Py_NewRef(item);
   if (nbc__py_is_type(st, item, &name)) {
-    if (Py_TYPE(item) == st->NbTypeType) {
+    if (is_nbtype(st, item)) {
       Py_DECREF(name);
       return Py_NewRef(((NbType *)item)->sigtext);
     }
@@ -687,7 +801,7 @@ static PyObject *element_text(nbc__py_state *st, PyObject *item) {
 
 PyObject *nbc__py_signature_text(nbc__py_state *st, PyObject *sig) {
   if (PyUnicode_Check(sig)) return Py_NewRef(sig);
-  if (Py_TYPE(sig) == st->NbTypeType) return Py_NewRef(((NbType *)sig)->sigtext);
+  if (is_nbtype(st, sig)) return Py_NewRef(((NbType *)sig)->sigtext);
   if (PyTuple_Check(sig) || PyList_Check(sig)) {
     Py_ssize_t n = PySequence_Size(sig);
     PyObject *text = PyUnicode_FromString("(");
@@ -779,7 +893,7 @@ static PyObject *numba_type_text(PyObject *obj) {
 }
 
 int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname) {
-  if (Py_TYPE(obj) == st->NbTypeType) {
+  if (is_nbtype(st, obj)) {
     *pname = Py_NewRef(((NbType *)obj)->sigtext);
     return 1;
   }

@@ -1,4 +1,6 @@
 """The module's names, classes and exceptions, and numba's type objects."""
+import re
+
 import pytest
 
 SEED_NAMES = """is_available detect current_context require_context synchronize close gpus
@@ -139,6 +141,48 @@ def test_array_types_by_slicing(cuda):
         f[1:2]
     with pytest.raises(TypeError):
         f[:, ::1, :]
+
+
+def test_array_types_by_numba_constructor(cuda):
+    """numba's types.Array(dtype, ndim, layout) makes the type slicing spells; what nbcuda's
+    signatures cannot say (readonly, unaligned, renamed) is refused, not changed."""
+    t = cuda.types
+    assert t.Array(t.float32, 2, "C") == t.float32[:, ::1]
+    assert t.Array(t.float32, 2, "F") == t.float32[::1, :]
+    assert t.Array(t.int64, 3, "A") == t.int64[:, :, :]
+    assert str(t.Array(dtype=t.complex64, ndim=1, layout="C")) == "array(complex64, 1d, C)"
+    assert cuda.void(t.Array(t.float32, 1, "C")).signature_text == "void(float32[::1])"
+    for bad, err, text in [
+            ((t.float32, 0, "C"), ValueError, "ndim must be from 1 to 32, not 0"),
+            ((t.float32, 1, "X"), ValueError, "layout must be 'C', 'F' or 'A', not 'X'"),
+            ((3, 1, "C"), TypeError, "Array takes a scalar or record type"),
+            ((t.float32[:], 1, "C"), TypeError, "Array takes a scalar or record type"),
+            ((t.float32, 1), TypeError, "layout")]:
+        with pytest.raises(err, match=re.escape(text)):
+            t.Array(*bad)
+    with pytest.raises(TypeError, match="readonly=True is not supported"):
+        t.Array(t.float32, 1, "C", readonly=True)
+    with pytest.raises(TypeError, match="aligned=False is not supported"):
+        t.Array(t.float32, 1, "C", aligned=False)
+
+
+def test_type_base_class_and_underlying_float(cuda):
+    """isinstance(x, types.Type) and Complex.underlying_float, as numba code uses them
+    (numba-cuda's test_complex builds signatures with both)."""
+    t = cuda.types
+    assert isinstance(t.float32, t.Type) and isinstance(t.float32[:], t.Type)
+    assert not isinstance(3, t.Type)
+    # numba's Signature is no Type: code that wraps a lone type in a tuple tells them apart
+    assert not isinstance(t.void(t.int32), t.Type)
+    # Array is the class of array types (isinstance(tp, types.Array) in numba code)
+    assert isinstance(t.float32[:, ::1], t.Array) and isinstance(t.Array(t.int8, 1, "A"), t.Array)
+    assert not isinstance(t.float32, t.Array) and not isinstance(t.void(t.int32), t.Array)
+    assert t.complex64.underlying_float is t.float32
+    assert t.complex128.underlying_float is t.float64
+    sig = t.complex64.underlying_float(t.complex64)
+    assert str(sig) == "(complex64,) -> float32"
+    with pytest.raises(AttributeError, match="only complex types have an underlying_float"):
+        t.float32.underlying_float
 
 
 def test_signatures_from_types(cuda):

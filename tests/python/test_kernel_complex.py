@@ -1,7 +1,8 @@
 """Complex numbers in kernels, as numba-cuda computes them: complex64/complex128 scalars,
 arrays and parameters, + - * / (numba's complex_div; a zero divisor ends the thread, as
 numba's ZeroDivisionError does in a kernel), ** and pow() (numba-cuda's cpow_internal),
-== !=, unary minus, abs, .real, .imag, .conjugate(), complex(re, im) and 1j literals, with
+== !=, unary minus, abs, .real, .imag (of arrays too: views of their memory), .conjugate(),
+complex(re, im) and 1j literals, with
 numba's result types (asked of numba-cuda 0.30 for each row below). Without a GPU the PTX goes through ptxas; on the GPU
 results are compared with numpy and, bit for bit, with numba-cuda."""
 import inspect
@@ -210,3 +211,87 @@ def test_results_match_numpy_and_numba_cuda(gpu, dt, ft, tmp_path, monkeypatch):
     np.testing.assert_array_equal(out, t_out)
     np.testing.assert_array_equal(mag, t_mag)
     np.testing.assert_array_equal(eq, t_eq)
+
+
+def array_parts(values, re_out, im_out, sizes):
+    # numba's array_real_part / array_imag_part: views of a complex array's memory
+    i = cuda.grid(1)
+    if i < values.shape[0]:
+        re_out[i] = values.real[i]
+        im_out[i] = values.imag[i]
+        values.imag[i] = values.real[i] * 2
+        cuda.atomic.add(values.real, i, 1)
+        if i == 0:
+            r = values.real
+            sizes[0] = r.itemsize
+            sizes[1] = r.strides[0]
+            sizes[2] = r.size
+
+
+def real_array_parts(a, out):
+    # a real array is its own real part
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        a.real[i] = a[i] + 1
+        out[i] = a.real[i]
+
+
+def imag_of_real_array(a):
+    b = a.imag
+    b[0] = 1
+
+
+@pytest.mark.parametrize("ct", ["complex64", "complex128"])
+def test_array_parts_compile_and_ptxas_accepts(ct, tmp_path):
+    ft = "float32" if ct == "complex64" else "float64"
+    sig = f"void({ct}[:], {ft}[::1], {ft}[::1], int64[::1])"
+    ptx, _ = cuda.compile_ptx(array_parts, sig, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    assert f"atom.global.add.f{ft[-2:]}" in ptx
+
+    def view_types(a):
+        return a.real, a.imag
+
+    for layout in ("[::1]", "[:, ::1]", "[::1, :]"):
+        res = cuda.compile_ptx(view_types, f"({ct}{layout},)", device=True, cc=(9, 0))[1]
+        nd = 1 if layout == "[::1]" else 2
+        assert str(res) == f"UniTuple(array({ft}, {nd}d, A) x 2)"  # numba's types
+    ptx, _ = cuda.compile_ptx(real_array_parts, "void(float32[::1], float32[::1])", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+
+def test_imaginary_part_of_real_array_is_refused():
+    with pytest.raises(cuda.TypingError, match="imaginary part of array.float32, 1d, C. would "
+                       "be a new array of zeros"):
+        cuda.compile_ptx(imag_of_real_array, "void(float32[::1])", cc=(9, 0))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt, ft", [(np.complex64, np.float32), (np.complex128, np.float64)])
+def test_array_parts_match_numpy_and_numba_cuda(gpu, dt, ft, tmp_path, monkeypatch):
+    a, _ = inputs(dt)
+    n, ct, fts = a.size, np.dtype(dt).name, np.dtype(ft).name
+    sig = f"void({ct}[:], {fts}[::1], {fts}[::1], int64[::1])"
+
+    def run(cuda_mod, kernel_fn):
+        values = cuda_mod.to_device(a)
+        re_out, im_out = np.zeros(n, ft), np.zeros(n, ft)
+        sizes = np.zeros(3, np.int64)
+        cuda_mod.jit(sig)(kernel_fn).forall(n)(values, re_out, im_out, sizes)
+        return values.copy_to_host(), re_out, im_out, sizes
+
+    got = run(cuda, array_parts)
+    np.testing.assert_array_equal(got[1], a.real)
+    np.testing.assert_array_equal(got[2], a.imag)
+    want = (a.real + 1) + 1j * (a.real * 2)
+    np.testing.assert_array_equal(got[0], want.astype(dt))
+    isz = np.dtype(ft).itemsize
+    np.testing.assert_array_equal(got[3], [isz, 2 * isz, n])
+
+    ncuda = pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_array_parts.py").write_text(
+        "from numba import cuda\n\n" + inspect.getsource(array_parts))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_array_parts as t
+    for mine, theirs in zip(got, run(ncuda, t.array_parts)):
+        np.testing.assert_array_equal(mine, theirs)
