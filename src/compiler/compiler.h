@@ -666,7 +666,9 @@ typedef struct nbc__global {
   X(STORE) /* a.fill(v) (numba's a[:] = v) and operator.setitem(a, i, v) (a[i] = v): the  \
               list is the target (a SUBSCRIPT, typed as an assignment's) and the value */ \
   X(TRANSPOSE) /* a.transpose(axes) with constant axes: the callee is the attribute node;  \
-                  shape holds the permutation (ret->ndim entries); lower_array.c */
+                  shape holds the permutation (ret->ndim entries); lower_array.c */        \
+  X(VIEW) /* a.view(dtype): the callee is the attribute node; argtypes the dtype's DTYPE;   \
+             ret the array reinterpreted (same ndim and layout); lower_array.c */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

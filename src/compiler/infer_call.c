@@ -1215,6 +1215,29 @@ static const nbc__type *call_reshape(infer *I, nbc__node *n, const nbc__type *at
   return t;
 }
 
+/* a.view(dtype) as numba types it (resolve_view): the same array with another number dtype,
+ * its ndim and layout kept; whether the sizes fit is numba's run-time check (ValueError
+ * "new type not compatible with array"). */
+static const nbc__type *call_view(infer *I, nbc__node *n, const nbc__type *at) {
+  if (n->list.count != 1 || n->list.items[0]->kind == NBC__N_KEYWORD)
+    return TYPING(I, n, "view() takes exactly one argument, the dtype"), NULL;
+  const nbc__type *t = nbc__infer_expr(I, n->list.items[0]);
+  const nbc__type *dt = t ? dtype_of(I, n->list.items[0], t) : NULL;
+  if (!dt) return NULL;
+  if (!nbc__type_is_number(dt) || !nbc__type_is_number(at->dtype))
+    return UNSUPPORTED(I, n, "view() of %s as %s: nbcuda reinterprets arrays of numbers only",
+                       nbc__infer_tname(I, at), nbc__infer_tname(I, dt)),
+           NULL;
+  nbc__type *vt = (nbc__type *)nbc__type_array(I->ctx, dt, at->ndim, at->layout);
+  nbc__call *c = vt ? call_new(I, n, NBC__B_VIEW, "view", 1) : NULL;
+  if (!c) return NULL;
+  vt->readonly = at->readonly;
+  c->argtypes[0] = t;
+  c->ret = vt;
+  n->a->type = at;
+  return vt;
+}
+
 /* operator.setitem(a, i, v): numba's `a[i] = v`, typed as that assignment is. The first walk
  * makes the call's list the target a[i] (marked "$setitem") and v, which the later walks find
  * as they are; the call is None. */
@@ -2086,6 +2109,11 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "fill") == 0) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);
     if (o && o->kind == NBC__T_ARRAY) return call_fill(I, n, o);
+  }
+  /* a.view(dtype) */
+  if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "view") == 0) {
+    const nbc__type *o = nbc__infer_expr(I, n->a->a);
+    if (o && o->kind == NBC__T_ARRAY) return call_view(I, n, o);
   }
   /* a.reshape(...) */
   if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "reshape") == 0) {

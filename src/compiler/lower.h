@@ -199,6 +199,8 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr);
 nbc__lval nbc__lower_reshape(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* a.transpose(axes): the view with shape and strides permuted (call->shape). */
 nbc__lval nbc__lower_transpose(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+/* a.view(dtype): numba's array_view (a NBC__B_VIEW call n). */
+nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 const char *nbc__lower_sreg(nbc__lowerer *L, const char *reg);
 const char *nbc__lower_sreg_axis(nbc__lowerer *L, const char *reg, char axis);
 /* Field `field` (axis k, or -1) of an array value: 2 nitems, 4 data, 5 shape, 6 strides. */

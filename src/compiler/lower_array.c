@@ -594,6 +594,82 @@ nbc__lval nbc__lower_transpose(nbc__lowerer *L, nbc__node *n, const nbc__call *c
   return permuted_view(L, nbc__lower_expr(L, n->a->a), call->ret, call->shape);
 }
 
+/* a.view(dtype) as numba's array_view: the data reinterpreted. With another itemsize the
+ * checks numpy 1.23 makes (numba's _compatible_view: the last axis contiguous unless it has
+ * one element or the array none, and for a larger dtype its bytes a multiple of the new
+ * size), then numba's _change_dtype: the axis resized is the last of a C array, the first of
+ * an F one, and for layout A whichever has the old itemsize as stride (neither: "new type
+ * not compatible with array"); its extent scales by the ratio of the sizes and its stride
+ * becomes the new itemsize. Each failure raises ValueError, as numba's. Unlike numba, which
+ * keeps the old fields, the view's itemsize and size are its own. */
+nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  const nbc__type *vt = call->ret;
+  nbc__lval arr = nbc__lower_expr(L, n->a->a);
+  int nd = vt->ndim;
+  int64_t os = (int64_t)nbc__type_size(arr.type->dtype), ns = (int64_t)nbc__type_size(vt->dtype);
+  const char *ft = nbc__lower_mtype(L, vt->dtype), *p = tmp(L);
+  EMIT("%s = bitcast %s* %s to %s*", p, nbc__lower_mtype(L, arr.type->dtype),
+       nbc__lower_array_field(L, arr, 4, -1).v, ft);
+  const char *shape[32], *stride[32];
+  for (int k = 0; k < nd && k < 32; k++) {
+    shape[k] = nbc__lower_array_field(L, arr, 5, k).v;
+    stride[k] = nbc__lower_array_field(L, arr, 6, k).v;
+  }
+  const char *nitems = nbc__lower_array_field(L, arr, 2, -1).v;
+  if (os != ns) {
+    char o[24], s[24];
+    snprintf(o, sizeof o, "%lld", (long long)os);
+    snprintf(s, sizeof s, "%lld", (long long)ns);
+    int last = nd - 1;
+    const char *p1 = icmp(L, "ne", shape[last], "1"), *p2 = icmp(L, "ne", nitems, "0");
+    const char *p3 = icmp(L, "ne", stride[last], o), *c12 = tmp(L), *c123 = tmp(L);
+    EMIT("%s = and i1 %s, %s", c12, p1, p2);
+    EMIT("%s = and i1 %s, %s", c123, c12, p3);
+    nbc__lower_raise_if(L, c123, "ValueError",
+                        "To change to a dtype of a different size, the last axis must be "
+                        "contiguous",
+                        NULL);
+    if (ns > os)
+      nbc__lower_raise_if(L, icmp(L, "ne", op64(L, "srem", op64(L, "mul", shape[last], o), s),
+                                  "0"),
+                          "ValueError",
+                          "When changing to a larger dtype, its size must be a divisor of the "
+                          "total size in bytes of the last axis of the array.",
+                          NULL);
+    /* the axis resized: 1 for the last, 0 for the first */
+    const char *at_last = vt->layout == 'C' ? "true" : vt->layout == 'F' ? "false" : NULL;
+    if (!at_last) {
+      const char *c = icmp(L, "eq", stride[last], o), *f = icmp(L, "eq", stride[0], o);
+      const char *neither = tmp(L), *either = tmp(L);
+      EMIT("%s = or i1 %s, %s", either, c, f);
+      EMIT("%s = xor i1 %s, true", neither, either);
+      nbc__lower_raise_if(L, neither, "ValueError", "new type not compatible with array", NULL);
+      at_last = c;
+    }
+    const char *dim = select64(L, at_last, shape[last], shape[0]);
+    const char *bytes = op64(L, "mul", dim, o);
+    if (ns > os)
+      nbc__lower_raise_if(L, icmp(L, "ne", op64(L, "srem", bytes, s), "0"), "ValueError",
+                          "new type not compatible with array", NULL);
+    const char *newdim = op64(L, "sdiv", bytes, s);
+    const char *first_dim = shape[0], *first_stride = stride[0];
+    shape[last] = select64(L, at_last, newdim, shape[last]);
+    stride[last] = select64(L, at_last, s, stride[last]);
+    if (last != 0) {
+      shape[0] = select64(L, at_last, first_dim, newdim);
+      stride[0] = select64(L, at_last, first_stride, s);
+    } else {
+      shape[0] = newdim;
+      stride[0] = s;
+    }
+    nitems = op64(L, "sdiv", op64(L, "mul", nitems, o), s);
+  }
+  nbc__lval v = make_view(L, arr, vt, p, nitems, shape, stride);
+  const char *x = tmp(L);
+  EMIT("%s = insertvalue %s %s, i64 %lld, 3", x, ltype(L, vt), v.v, (long long)ns);
+  return (nbc__lval){vt, x};
+}
+
 /* a.reshape(d0, d1, ...) or a.reshape((d0, d1, ...)) as numba's array_reshape: one -1
  * extent is inferred from the size; a size that does not match, or two -1s, raise numba's
  * ValueError (the thread ends). The view shares the data; its strides are the contiguous

@@ -1,5 +1,6 @@
 """Array views inside kernels — basic indexing with slices or fewer indices than dimensions
-(`a[i]`, `a[:, j]`, `x[start:stop:step]`, `m[b, :, 1:]`) and `a.T`, as numba compiles them: Python's
+(`a[i]`, `a[:, j]`, `x[start:stop:step]`, `m[b, :, 1:]`), `a.T`, `a.reshape()` and `a.view(dtype)`,
+as numba compiles them: Python's
 slice semantics (negative and out-of-range bounds, negative steps), the views' types are
 numba's (tests/c/test_infer.c checks them row by row against numba-cuda's answers). Without a
 GPU the PTX goes through ptxas; on the GPU every view is compared with numpy's and numba-cuda's."""
@@ -263,3 +264,94 @@ def test_reshape_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     import numba_reshape_kernels as t
     np.testing.assert_array_equal(out, run(ncuda, t.reshaped))
+
+
+def viewed(out, nums, raw, start, stop):
+    # a.view(dtype): numba-cuda's test_reinterpret_array_type and the other cases of
+    # numba's _compatible_view / _change_dtype
+    i = cuda.grid(1)
+    if i == 0:
+        out[0, 0] = raw[start:stop].view(np.int32)[0]
+    if i == 1:
+        v = nums.view(np.uint8)  # smaller: the last axis grows
+        out[1, 0] = v.shape[0]
+        out[1, 1] = v.shape[1]
+        out[1, 2] = v[2, 5]
+        out[1, 3] = v.strides[1]
+    if i == 2:
+        w = raw.view(np.int64)  # larger: the last axis shrinks
+        out[2, 0] = w.shape[0]
+        out[2, 1] = w[3]
+        out[2, 2] = w.strides[0]
+    if i == 3:
+        out[3, 0] = nums.view(np.int32)[1, 2]  # the same size: nothing moves
+    if i == 4:
+        t = nums.T.view(np.uint8)  # the last axis is not contiguous: ValueError
+        out[4, 0] = t[0, 0]
+    if i == 5:
+        s = raw[1:7].view(np.int32)  # 6 bytes are no whole int32s: ValueError
+        out[5, 0] = s[0]
+    if i == 6:
+        sl = nums[:, 1:3].view(np.uint16)  # layout A, its last stride the itemsize
+        out[6, 0] = sl.shape[1]
+        out[6, 1] = sl[1, 3]
+        out[6, 2] = sl.strides[0]
+
+
+def view_as(a):
+    return a.view(np.uint8), a.view(np.float64)
+
+
+@pytest.mark.parametrize("sig, numba_says", [
+    ("(float32[:, ::1],)", "Tuple(array(uint8, 2d, C), array(float64, 2d, C))"),
+    ("(int16[:],)", "Tuple(array(uint8, 1d, A), array(float64, 1d, A))"),
+    ("(uint8[::1, :],)", "Tuple(array(uint8, 2d, F), array(float64, 2d, F))"),
+])
+def test_view_types_are_numbas(sig, numba_says):
+    assert str(cuda.compile_ptx(view_as, sig, device=True, cc=(9, 0))[1]) == numba_says
+
+
+def test_view_compiles_and_ptxas_accepts(tmp_path):
+    ptx, _ = cuda.compile_ptx(viewed, "void(int64[:, ::1], float32[:, ::1], uint8[::1], int64, "
+                              "int64)", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+    def bad(a):
+        return a.view(np.int32, np.int8)
+
+    with pytest.raises(cuda.TypingError, match=r"view\(\) takes exactly one argument"):
+        cuda.compile_ptx(bad, "(float32[::1],)", device=True, cc=(9, 0))
+
+
+@pytest.mark.gpu
+def test_view_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
+    sig = "void(int64[:, ::1], float32[:, ::1], uint8[::1], int64, int64)"
+    nums = np.arange(12, dtype=np.float32).reshape(3, 4) * 1.5
+    raw = np.arange(256, dtype=np.uint8)
+
+    def run(cuda_mod, kernel, start):
+        out = np.full((8, 4), -7, np.int64)
+        cuda_mod.jit(sig)(kernel)[1, 8](out, nums, raw, start, start + 4)
+        return out
+
+    for start in (0, 4, 36, 252):
+        out = run(cuda, viewed, start)
+        assert out[0, 0] == raw[start:start + 4].view(np.int32)[0]
+    v = nums.view(np.uint8)
+    np.testing.assert_array_equal(out[1], [v.shape[0], v.shape[1], v[2, 5], v.strides[1]])
+    w = raw.view(np.int64)
+    np.testing.assert_array_equal(out[2, :3], [w.shape[0], w[3], w.strides[0]])
+    assert out[3, 0] == nums.view(np.int32)[1, 2]
+    with pytest.raises(ValueError):
+        nums.T.view(np.uint8)
+    assert out[4, 0] == -7 and out[5, 0] == -7  # those threads ended at the ValueError
+    sl = nums[:, 1:3].view(np.uint16)
+    np.testing.assert_array_equal(out[6, :3], [sl.shape[1], sl[1, 3], sl.strides[0]])
+
+    ncuda = pytest.importorskip("numba.cuda")
+    (tmp_path / "numba_view_kernels.py").write_text(
+        "import numpy as np\nfrom numba import cuda\n\n" + inspect.getsource(viewed))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import numba_view_kernels as t
+    for start in (0, 36):
+        np.testing.assert_array_equal(run(cuda, viewed, start), run(ncuda, t.viewed, start))
