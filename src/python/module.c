@@ -314,7 +314,7 @@ static int module_exec(PyObject *module) {
   X(NvvmSupportError) X(CompileError) X(TypingError) X(CCSupportError) X(LinkerError)      \
   X(DeviceType) X(ManagedDeviceType) X(DeviceListType) X(ContextType) X(StreamType)        \
   X(EventType) X(DeviceArrayType) X(NbTypeType) X(NbArrayType) X(NbSignatureType)          \
-  X(KernelType) X(LauncherType)                                                            \
+  X(NbTupleType) X(NbUniTupleType) X(KernelType) X(LauncherType)                          \
   X(DeviceFunctionType) X(RequireContextType) X(ScopeType) X(RuntimeType) X(gpus)          \
   X(devices) X(managed) X(contexts) X(types) X(memory_info) X(numpy) X(module_name)        \
   X(dispatcher) X(str_cai) X(str_cuda_stream) X(HostMemType) X(mapped_array_class) X(config) \

@@ -30,8 +30,9 @@ typedef struct nbc__py_state {
   /* heap types */
   PyTypeObject *DeviceType, *ManagedDeviceType, *DeviceListType, *ContextType;
   PyTypeObject *StreamType, *EventType, *DeviceArrayType, *NbTypeType, *KernelType;
-  /* types.c: array types (types.Array, a subclass of types.Type) and signatures (not one) */
-  PyTypeObject *NbArrayType, *NbSignatureType;
+  /* types.c: the classes of array and tuple types (types.Array, Tuple, UniTuple: subclasses
+   * of types.Type) and of signatures (not one) */
+  PyTypeObject *NbArrayType, *NbTupleType, *NbUniTupleType, *NbSignatureType;
   PyTypeObject *LauncherType, *DeviceFunctionType, *RequireContextType, *ScopeType;
   PyTypeObject *RuntimeType, *HostMemType;
   PyTypeObject *StubType;  /* intrinsics.c: host placeholders of kernel-language names */

@@ -34,8 +34,7 @@ typedef struct {
 
 /* Whether obj is one of the objects of this file (a type, an array type or a signature). */
 static int is_nbtype(nbc__py_state *st, PyObject *obj) {
-  return Py_TYPE(obj) == st->NbTypeType || Py_TYPE(obj) == st->NbArrayType ||
-         Py_TYPE(obj) == st->NbSignatureType;
+  return PyObject_TypeCheck(obj, st->NbTypeType) || Py_TYPE(obj) == st->NbSignatureType;
 }
 
 /* The scalar types: canonical printed name, parser spelling, numpy typestr, bits, then the
@@ -61,10 +60,7 @@ static const struct scalar_def {
     {"complex128", "complex128", "<c16", 128, {"c16"}},
 };
 
-static NbType *type_new(nbc__py_state *st, int kind, PyObject *name, PyObject *sigtext) {
-  PyTypeObject *tp = kind == T_ARRAY       ? st->NbArrayType
-                     : kind == T_SIGNATURE ? st->NbSignatureType
-                                           : st->NbTypeType;
+static NbType *type_new_of(PyTypeObject *tp, int kind, PyObject *name, PyObject *sigtext) {
   NbType *t = PyObject_GC_New(NbType, tp);
   if (!t) return NULL;
   t->kind = kind;
@@ -79,6 +75,14 @@ static NbType *type_new(nbc__py_state *st, int kind, PyObject *name, PyObject *s
   t->packed = 0;
   PyObject_GC_Track(t);
   return t;
+}
+
+/* A new object of the class its kind has (tuple types choose theirs: tuple_type). */
+static NbType *type_new(nbc__py_state *st, int kind, PyObject *name, PyObject *sigtext) {
+  PyTypeObject *tp = kind == T_ARRAY       ? st->NbArrayType
+                     : kind == T_SIGNATURE ? st->NbSignatureType
+                                           : st->NbTypeType;
+  return type_new_of(tp, kind, name, sigtext);
 }
 
 static int type_traverse(NbType *self, visitproc visit, void *arg) {
@@ -450,22 +454,7 @@ static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) 
   return r;
 }
 
-static PyType_Slot array_slots[] = {
-    {Py_tp_new, array_new},
-    {Py_tp_dealloc, type_dealloc},
-    {Py_tp_traverse, type_traverse},
-    {Py_tp_clear, type_clear},
-    {Py_tp_doc, (void *)"numba's Array(dtype, ndim, layout): an array type, as float32[:, ::1] "
-                        "is Array(float32, 2, 'C')."},
-    {0, NULL},
-};
 
-static PyType_Spec array_spec = {
-    .name = "nbcuda.types.Array",
-    .basicsize = sizeof(NbType),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = array_slots,
-};
 
 const char *nbc__py_scalar_name(char kind, long itemsize) {
   for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++) {
@@ -659,30 +648,66 @@ static PyObject *tuple_type(nbc__py_state *st, PyObject *items, int uni, Py_ssiz
   PyObject *sig = nbc__py_join_texts(st, "Tuple(", uni ? same : PySequence_Fast_ITEMS(items),
                                      uni ? count : PyTuple_GET_SIZE(items), element_text);
   if (sig) name = printed_name(st, sig);
-  NbType *t = name ? type_new(st, T_OTHER, name, sig) : NULL;
+  /* numba's Tuple of items of one type is a UniTuple */
+  const char *printed = name ? PyUnicode_AsUTF8(name) : NULL;
+  int homogeneous = printed && strncmp(printed, "UniTuple(", 9) == 0;
+  NbType *t = name ? type_new_of(homogeneous ? st->NbUniTupleType : st->NbTupleType, T_OTHER,
+                                 name, sig)
+                   : NULL;
   Py_XDECREF(sig);
   Py_XDECREF(name);
   return (PyObject *)t;
 }
 
-static PyObject *py_uni_tuple(PyObject *module, PyObject *args) {
+/* numba's UniTuple(dtype, count), the class of tuple types of one item type. */
+static PyObject *uni_tuple_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"dtype", "count", NULL};
   PyObject *dtype;
   Py_ssize_t count;
-  if (!PyArg_ParseTuple(args, "On:UniTuple", &dtype, &count)) return NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "On:UniTuple", kwlist, &dtype, &count))
+    return NULL;
   if (count < 1 || count > 64) {
     PyErr_SetString(PyExc_ValueError, "UniTuple: count must be from 1 to 64");
     return NULL;
   }
-  return tuple_type(nbc__py_module_state(module), dtype, 1, count);
+  nbc__py_state *st = (nbc__py_state *)PyType_GetModuleState(cls);
+  return st ? tuple_type(st, dtype, 1, count) : NULL;
 }
 
-static PyObject *py_tuple(PyObject *module, PyObject *items) {
+/* numba's Tuple((t1, t2, ...)), the class of the other tuple types (items of one type make a
+ * UniTuple, as numba's Tuple.__new__ does). */
+static PyObject *tuple_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"types", NULL};
+  PyObject *items;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Tuple", kwlist, &items)) return NULL;
   if (!PyTuple_Check(items) || PyTuple_GET_SIZE(items) < 1 || PyTuple_GET_SIZE(items) > 64) {
     PyErr_SetString(PyExc_TypeError, "Tuple takes a tuple of 1 to 64 item types");
     return NULL;
   }
-  return tuple_type(nbc__py_module_state(module), items, 0, 0);
+  nbc__py_state *st = (nbc__py_state *)PyType_GetModuleState(cls);
+  return st ? tuple_type(st, items, 0, 0) : NULL;
 }
+
+/* The classes under types.Type: constructors of their types, and what isinstance asks. */
+#define SUBCLASS_SLOTS(new_fn, doc)                                                         \
+  {Py_tp_new, new_fn}, {Py_tp_dealloc, type_dealloc}, {Py_tp_traverse, type_traverse},      \
+      {Py_tp_clear, type_clear}, {Py_tp_doc, (void *)doc}, {0, NULL}
+static PyType_Slot array_slots[] = {SUBCLASS_SLOTS(
+    array_new, "numba's Array(dtype, ndim, layout): an array type, as float32[:, ::1] is "
+               "Array(float32, 2, 'C').")};
+static PyType_Slot tuple_slots[] = {SUBCLASS_SLOTS(
+    tuple_new, "numba's Tuple((t1, t2, ...)): a tuple type of those items.")};
+static PyType_Slot uni_tuple_slots[] = {SUBCLASS_SLOTS(
+    uni_tuple_new, "numba's UniTuple(dtype, count): a tuple type of count items of one type.")};
+#undef SUBCLASS_SLOTS
+#define SUBCLASS_SPEC(tpname, slot_table)                                                    \
+  {.name = tpname, .basicsize = sizeof(NbType),                                              \
+   .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,              \
+   .slots = slot_table}
+static PyType_Spec array_spec = SUBCLASS_SPEC("nbcuda.types.Array", array_slots);
+static PyType_Spec tuple_spec = SUBCLASS_SPEC("nbcuda.types.Tuple", tuple_slots);
+static PyType_Spec uni_tuple_spec = SUBCLASS_SPEC("nbcuda.types.UniTuple", uni_tuple_slots);
+#undef SUBCLASS_SPEC
 
 /* numba's CPointer(dtype): a pointer to a scalar, printed "float32*", spelled
  * "CPointer(float32)" in signatures. */
@@ -702,12 +727,9 @@ static PyObject *py_cpointer(PyObject *module, PyObject *dtype) {
   return (PyObject *)t;
 }
 
-/* nbcuda.types' own: numba's tuple and pointer type constructors (bound to the nbcuda module,
- * whose state they use). */
+/* nbcuda.types' own: numba's pointer type constructor (bound to the nbcuda module, whose
+ * state it uses). */
 static PyMethodDef tuple_functions[] = {
-    {"UniTuple", py_uni_tuple, METH_VARARGS,
-     "numba's UniTuple(dtype, count): a tuple type of count items of one type."},
-    {"Tuple", py_tuple, METH_O, "numba's Tuple((t1, t2, ...)): a tuple type of those items."},
     {"CPointer", py_cpointer, METH_O,
      "numba's CPointer(dtype): the type of an address of dtype values (a kernel argument is "
      "an int address; p[i] reads and writes)."},
@@ -723,10 +745,12 @@ static PyMethodDef types_functions[] = {
 int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
   st->NbTypeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &type_spec, NULL);
   st->NbSignatureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &signature_spec, NULL);
-  st->NbArrayType = st->NbTypeType ? (PyTypeObject *)PyType_FromModuleAndSpec(
-                                         module, &array_spec, (PyObject *)st->NbTypeType)
-                                   : NULL;
-  if (!st->NbTypeType || !st->NbSignatureType || !st->NbArrayType ||
+  if (!st->NbTypeType || !st->NbSignatureType) return -1;
+  PyObject *base = (PyObject *)st->NbTypeType;
+  st->NbArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &array_spec, base);
+  st->NbTupleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &tuple_spec, base);
+  st->NbUniTupleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &uni_tuple_spec, base);
+  if (!st->NbArrayType || !st->NbTupleType || !st->NbUniTupleType ||
       PyModule_AddFunctions(module, types_functions) < 0)
     return -1;
   st->types = PyDict_New();
@@ -776,6 +800,8 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
   /* numba's base class of types, for isinstance(t, types.Type) */
   if (rc == 0) rc = PyDict_SetItemString(dict, "Type", (PyObject *)st->NbTypeType);
   if (rc == 0) rc = PyDict_SetItemString(dict, "Array", (PyObject *)st->NbArrayType);
+  if (rc == 0) rc = PyDict_SetItemString(dict, "Tuple", (PyObject *)st->NbTupleType);
+  if (rc == 0) rc = PyDict_SetItemString(dict, "UniTuple", (PyObject *)st->NbUniTupleType);
   if (rc == 0) rc = PyModule_AddObjectRef(module, "types", types);
   /* `from nbcuda.types import int32`: nbcuda is no package, so sys.modules names it */
   if (rc == 0) rc = PyDict_SetItemString(PyImport_GetModuleDict(), "nbcuda.types", types);

@@ -185,6 +185,26 @@ def test_type_base_class_and_underlying_float(cuda):
         t.float32.underlying_float
 
 
+def test_tuple_type_classes(cuda):
+    """types.Tuple and types.UniTuple are classes, as numba's: constructors and the answer to
+    isinstance (numba-cuda's test_libdevice asks isinstance(t, (types.Tuple,
+    types.UniTuple))); a Tuple of items of one type is a UniTuple, as numba's Tuple.__new__
+    makes it."""
+    t = cuda.types
+    u, v = t.UniTuple(t.float64, 2), t.Tuple((t.int32, t.float32))
+    assert type(u) is t.UniTuple and type(v) is t.Tuple
+    assert str(u) == "UniTuple(float64 x 2)" and str(v) == "Tuple(int32, float32)"
+    assert type(t.Tuple((t.int8, t.int8))) is t.UniTuple
+    assert t.Tuple((t.int8, t.int8)) == t.UniTuple(dtype=t.int8, count=2)
+    assert isinstance(u, (t.Tuple, t.UniTuple)) and not isinstance(u, t.Tuple)
+    assert isinstance(u, t.Type) and isinstance(v, t.Type) and not isinstance(t.int8, t.Tuple)
+    assert cuda.void(u, v).signature_text == "void(Tuple(float64, float64), Tuple(int32, float32))"
+    with pytest.raises(ValueError, match="count must be from 1 to 64"):
+        t.UniTuple(t.int8, 0)
+    with pytest.raises(TypeError, match="Tuple takes a tuple of 1 to 64 item types"):
+        t.Tuple([t.int8])
+
+
 def test_signatures_from_types(cuda):
     s = cuda.float32(cuda.float32, cuda.int64)
     assert str(s) == "(float32, int64) -> float32"
