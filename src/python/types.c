@@ -262,8 +262,9 @@ static PyObject *type_get_bitwidth(NbType *self, void *c) {
 }
 static PyObject *type_get_dtype(NbType *self, void *c) {
   (void)c;
-  if (self->kind != T_ARRAY) {
-    PyErr_SetString(PyExc_AttributeError, "only array types have a dtype");
+  if (self->kind == T_SIGNATURE || !self->dtype) {
+    PyErr_SetString(PyExc_AttributeError,
+                    "only array types, UniTuples and CPointers have a dtype");
     return NULL;
   }
   return Py_NewRef(self->dtype);
@@ -654,6 +655,12 @@ static PyObject *tuple_type(nbc__py_state *st, PyObject *items, int uni, Py_ssiz
   NbType *t = name ? type_new_of(homogeneous ? st->NbUniTupleType : st->NbTupleType, T_OTHER,
                                  name, sig)
                    : NULL;
+  /* the item types (args), for len(), iteration, t[i] and t.types as numba's tuples have */
+  if (t) t->args = uni ? PyTuple_New(count) : PySequence_Tuple(items);
+  for (Py_ssize_t i = 0; t && t->args && uni && i < count; i++)
+    PyTuple_SET_ITEM(t->args, i, Py_NewRef(items));
+  if (t && !t->args) Py_CLEAR(t);
+  if (t && homogeneous) t->dtype = Py_NewRef(PyTuple_GET_ITEM(t->args, 0));
   Py_XDECREF(sig);
   Py_XDECREF(name);
   return (PyObject *)t;
@@ -678,15 +685,50 @@ static PyObject *uni_tuple_new(PyTypeObject *cls, PyObject *args, PyObject *kwar
  * UniTuple, as numba's Tuple.__new__ does). */
 static PyObject *tuple_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"types", NULL};
-  PyObject *items;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Tuple", kwlist, &items)) return NULL;
-  if (!PyTuple_Check(items) || PyTuple_GET_SIZE(items) < 1 || PyTuple_GET_SIZE(items) > 64) {
-    PyErr_SetString(PyExc_TypeError, "Tuple takes a tuple of 1 to 64 item types");
+  PyObject *arg;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Tuple", kwlist, &arg)) return NULL;
+  /* any sequence of types, as numba's (a list too) */
+  PyObject *items = PyTuple_Check(arg) || PyList_Check(arg) ? PySequence_Tuple(arg) : NULL;
+  if (!items || PyTuple_GET_SIZE(items) < 1 || PyTuple_GET_SIZE(items) > 64) {
+    Py_XDECREF(items);
+    PyErr_SetString(PyExc_TypeError, "Tuple takes a tuple or list of 1 to 64 item types");
     return NULL;
   }
   nbc__py_state *st = (nbc__py_state *)PyType_GetModuleState(cls);
-  return st ? tuple_type(st, items, 0, 0) : NULL;
+  PyObject *r = st ? tuple_type(st, items, 0, 0) : NULL;
+  Py_DECREF(items);
+  return r;
 }
+
+/* A tuple type as numba's: a sequence of its item types (len, iteration, t[i]), t.types,
+ * t.count. */
+static Py_ssize_t tuple_len(NbType *self) { return PyTuple_GET_SIZE(self->args); }
+static PyObject *tuple_item(NbType *self, Py_ssize_t i) {
+  if (i < 0 || i >= PyTuple_GET_SIZE(self->args)) {
+    PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+    return NULL;
+  }
+  return Py_NewRef(PyTuple_GET_ITEM(self->args, i));
+}
+static PyObject *tuple_subscript(NbType *self, PyObject *key) {
+  return PyObject_GetItem(self->args, key);
+}
+static PyObject *tuple_get_types(NbType *self, void *c) {
+  (void)c;
+  return Py_NewRef(self->args);
+}
+static PyObject *tuple_get_count(NbType *self, void *c) {
+  (void)c;
+  return PyLong_FromSsize_t(PyTuple_GET_SIZE(self->args));
+}
+static PyGetSetDef tuple_getset[] = {
+    {"types", (getter)tuple_get_types, NULL, "the item types", NULL},
+    {"count", (getter)tuple_get_count, NULL, "the number of items", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+#define TUPLE_SLOTS                                                                        \
+  {Py_sq_length, tuple_len}, {Py_sq_item, tuple_item}, {Py_mp_length, tuple_len},          \
+      {Py_mp_subscript, tuple_subscript}, {Py_tp_getset, tuple_getset},
 
 /* The classes under types.Type: constructors of their types, and what isinstance asks. */
 #define SUBCLASS_SLOTS(new_fn, doc)                                                         \
@@ -695,10 +737,11 @@ static PyObject *tuple_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) 
 static PyType_Slot array_slots[] = {SUBCLASS_SLOTS(
     array_new, "numba's Array(dtype, ndim, layout): an array type, as float32[:, ::1] is "
                "Array(float32, 2, 'C').")};
-static PyType_Slot tuple_slots[] = {SUBCLASS_SLOTS(
+static PyType_Slot tuple_slots[] = {TUPLE_SLOTS SUBCLASS_SLOTS(
     tuple_new, "numba's Tuple((t1, t2, ...)): a tuple type of those items.")};
-static PyType_Slot uni_tuple_slots[] = {SUBCLASS_SLOTS(
+static PyType_Slot uni_tuple_slots[] = {TUPLE_SLOTS SUBCLASS_SLOTS(
     uni_tuple_new, "numba's UniTuple(dtype, count): a tuple type of count items of one type.")};
+#undef TUPLE_SLOTS
 #undef SUBCLASS_SLOTS
 #define SUBCLASS_SPEC(tpname, slot_table)                                                    \
   {.name = tpname, .basicsize = sizeof(NbType),                                              \

@@ -201,8 +201,18 @@ def test_tuple_type_classes(cuda):
     assert cuda.void(u, v).signature_text == "void(Tuple(float64, float64), Tuple(int32, float32))"
     with pytest.raises(ValueError, match="count must be from 1 to 64"):
         t.UniTuple(t.int8, 0)
-    with pytest.raises(TypeError, match="Tuple takes a tuple of 1 to 64 item types"):
-        t.Tuple([t.int8])
+    assert t.Tuple([t.int8, t.float32]) == t.Tuple((t.int8, t.float32))  # a list, as numba
+    # a sequence of its item types, as numba's tuples
+    assert len(u) == 2 and list(u) == [t.float64, t.float64] and u[1] is t.float64
+    assert v.types == (t.int32, t.float32) and v.count == 2 and v[-1] is t.float32
+    assert [x[::1] for x in v] == [t.int32[::1], t.float32[::1]]
+    assert u.dtype is t.float64 and t.CPointer(t.int8).dtype is t.int8
+    with pytest.raises(IndexError):
+        v[2]
+    with pytest.raises(AttributeError, match="only array types, UniTuples and CPointers"):
+        v.dtype
+    with pytest.raises(TypeError, match="Tuple takes a tuple or list of 1 to 64 item types"):
+        t.Tuple(t.int8)
 
 
 def test_signatures_from_types(cuda):
