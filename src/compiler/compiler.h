@@ -462,8 +462,10 @@ typedef enum nbc__kernel_call {
   NBC__KERNEL_CALL_THIS_GRID,   /* cg.this_grid(): the GridGroup of a cooperative launch */
   NBC__KERNEL_CALL_FP16,        /* fp16.<f>(...): numba.cuda.fp16's cuda_fp16.h functions */
   NBC__KERNEL_CALL_VECTOR,      /* float32x4(...), int2(...): a vector type's constructor */
-  NBC__KERNEL_CALL_CACHE_HINT   /* ldcg(array, i), stwt(array, i, value), ...: loads and
+  NBC__KERNEL_CALL_CACHE_HINT,  /* ldcg(array, i), stwt(array, i, value), ...: loads and
                                    stores with a cache operator (numba's cache_hints.py) */
+  NBC__KERNEL_CALL_CARRAY       /* carray(ptr, shape, dtype=None), farray(...): numba's array
+                                   over a CPointer's memory */
 } nbc__kernel_call;
 
 /* The entry of a kernel-language name as written after "cuda." ("grid", "atomic.add"), or
@@ -667,6 +669,9 @@ typedef struct nbc__global {
               list is the target (a SUBSCRIPT, typed as an assignment's) and the value */ \
   X(TRANSPOSE) /* a.transpose(axes) with constant axes: the callee is the attribute node;  \
                   shape holds the permutation (ret->ndim entries); lower_array.c */        \
+  X(CARRAY) /* carray/farray(ptr, shape[, dtype]): name "cuda.carray" or "cuda.farray";     \
+               argtypes the pointer and the shape (an integer or a tuple of them); ret the  \
+               array (layout C or F); lower_array.c */                                       \
   X(VIEW) /* a.view(dtype): the callee is the attribute node; argtypes the dtype's DTYPE;   \
              ret the array reinterpreted (same ndim and layout); lower_array.c */
 

@@ -85,6 +85,9 @@
   X("local.array", FUNCTION, ARRAY)                                                            \
   X("const", NAMESPACE, NONE)                                                                  \
   X("const.array_like", FUNCTION, CONST_ARRAY)                                                 \
+  /* numba's carray / farray: an array over the memory a CPointer argument points to */          \
+  X("carray", FUNCTION, CARRAY)                                                                \
+  X("farray", FUNCTION, CARRAY)                                                                \
   X("atomic", NAMESPACE, NONE)                                                                 \
   X("atomic.add", FUNCTION, ATOMIC)                                                            \
   X("atomic.sub", FUNCTION, ATOMIC)                                                            \

@@ -696,10 +696,14 @@ static const nbc__type *numba_attr(infer *I, nbc__node *n) {
   if (strcmp(n->str, "cuda") == 0) return nbc__type_special(I->ctx, NBC__T_MODULE, "cuda", NULL);
   if (strcmp(n->str, "types") == 0)
     return nbc__type_special(I->ctx, NBC__T_MODULE, "numba", NULL);
+  if (strcmp(n->str, "carray") == 0 || strcmp(n->str, "farray") == 0) /* numba.carray */
+    return nbc__type_special(I->ctx, NBC__T_FUNCTION, n->str[0] == 'c' ? "cuda.carray"
+                                                                       : "cuda.farray",
+                             NULL);
   const nbc__type *t = nbc__type_by_name(n->str, strlen(n->str));
   if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, n->str, t);
-  UNSUPPORTED(I, n, "'numba.%s' is not supported in kernels (numba's types and numba.cuda "
-              "are)", n->str);
+  UNSUPPORTED(I, n, "'numba.%s' is not supported in kernels (numba's types, carray, farray "
+              "and numba.cuda are)", n->str);
   return NULL;
 }
 

@@ -1081,6 +1081,59 @@ static const nbc__type *call_vector(infer *I, nbc__node *n, const char *fname,
   return c->ret;
 }
 
+/* numba's carray(ptr, shape, dtype=None) / farray: an array of the given shape (an integer or
+ * a tuple of integers) in C or F order over the memory ptr, a CPointer, points to; its dtype
+ * is the pointer's, and a dtype given must be that one (numba's BaseCArrayTemplate). */
+static const nbc__type *call_carray(infer *I, nbc__node *n, const char *fname,
+                                    const nbc__type **types, int nargs) {
+  const char *what = fname + 5;
+  int npos = positional(n);
+  const nbc__type *dtype_arg = npos > 2 ? types[2] : NULL;
+  for (int i = npos; i < nargs; i++) {
+    const char *kw = n->list.items[i]->str;
+    if (kw && strcmp(kw, "dtype") == 0 && !dtype_arg) dtype_arg = types[i];
+    else return TYPING(I, n->list.items[i], "%s() got an unexpected keyword argument '%s'",
+                       what, kw ? kw : "?"), NULL;
+  }
+  if (npos < 2 || npos > 3)
+    return TYPING(I, n, "%s() takes a pointer, a shape and an optional dtype (%d given)", what,
+                  nargs),
+           NULL;
+  if (types[0]->kind != NBC__T_POINTER)
+    return TYPING(I, n->list.items[0], "%s() takes a pointer (numba's CPointer) as its first "
+                  "argument, not %s", what, nbc__infer_tname(I, types[0])),
+           NULL;
+  const nbc__type *shape = types[1];
+  int ndim = 1;
+  if (shape->kind == NBC__T_TUPLE) {
+    ndim = shape->count;
+    for (int k = 0; k < ndim; k++)
+      if (!nbc__type_is_int(shape->items[k])) ndim = -1;
+  } else if (!nbc__type_is_int(shape)) {
+    ndim = -1;
+  }
+  if (ndim < 1 || ndim > 32)
+    return TYPING(I, n->list.items[1], "%s() takes a shape of 1 to 32 integers, not %s", what,
+                  nbc__infer_tname(I, shape)),
+           NULL;
+  const nbc__type *dt = types[0]->dtype;
+  if (dtype_arg) {
+    const nbc__type *want = dtype_of(I, n, dtype_arg);
+    if (!want) return NULL;
+    if (!nbc__type_equal(want, dt))
+      return TYPING(I, n, "%s(): mismatching dtype '%s' for pointer type '%s'", what,
+                    nbc__infer_tname(I, want), nbc__infer_tname(I, types[0])),
+             NULL;
+  }
+  nbc__call *c = call_new(I, n, NBC__B_CARRAY, fname, 2);
+  const nbc__type *at = c ? nbc__type_array(I->ctx, dt, ndim, what[0] == 'c' ? 'C' : 'F') : NULL;
+  if (!at) return NULL;
+  c->argtypes[0] = types[0];
+  c->argtypes[1] = shape;
+  c->ret = at;
+  return at;
+}
+
 static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
                                   const nbc__type **types, int nargs) {
   switch (nbc__cuda_name_call(nbc__cuda_name_find(fname + 5))) {
@@ -1104,6 +1157,8 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_vector(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_CACHE_HINT:
     return call_cache_hint(I, n, fname);
+  case NBC__KERNEL_CALL_CARRAY:
+    return call_carray(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_ARRAY: /* typed before its arguments, in nbc__infer_call */
   case NBC__KERNEL_CALL_NONE:
     break;

@@ -201,6 +201,8 @@ nbc__lval nbc__lower_reshape(nbc__lowerer *L, nbc__node *n, const nbc__call *cal
 nbc__lval nbc__lower_transpose(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* a.view(dtype): numba's array_view (a NBC__B_VIEW call n). */
 nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+/* carray(ptr, shape) / farray: numba's np_cfarray (a NBC__B_CARRAY call n). */
+nbc__lval nbc__lower_carray(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 const char *nbc__lower_sreg(nbc__lowerer *L, const char *reg);
 const char *nbc__lower_sreg_axis(nbc__lowerer *L, const char *reg, char axis);
 /* Field `field` (axis k, or -1) of an array value: 2 nitems, 4 data, 5 shape, 6 strides. */

@@ -670,6 +670,50 @@ nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call) 
   return (nbc__lval){vt, x};
 }
 
+/* carray(ptr, shape) / farray(ptr, shape) as numba's np_cfarray: an array with no meminfo or
+ * parent over ptr's memory, the shape given, and dense strides in C or F order. */
+nbc__lval nbc__lower_carray(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  const nbc__type *at = call->ret;
+  int nd = at->ndim;
+  nbc__lval ptr = nbc__lower_expr(L, n->list.items[0]);
+  nbc__lval shp = nbc__lower_expr(L, n->list.items[1]);
+  const char *shape[32], *stride[32];
+  for (int k = 0; k < nd && k < 32; k++) {
+    nbc__lval d = call->argtypes[1]->kind == NBC__T_TUPLE ? nbc__lower_tuple_at(L, shp, k) : shp;
+    shape[k] = nbc__lower_convert(L, d, T(NBC__T_INT64)).v;
+  }
+  char isz[24];
+  snprintf(isz, sizeof isz, "%lld", (long long)nbc__type_size(at->dtype));
+  const char *step = isz, *nitems = "1";
+  for (int i = 0; i < nd; i++) { /* C: the last axis is the densest; F: the first */
+    int k = at->layout == 'C' ? nd - 1 - i : i;
+    stride[k] = step;
+    step = op64(L, "mul", step, shape[k]);
+    nitems = op64(L, "mul", nitems, shape[k]);
+  }
+  const char *ty = ltype(L, at), *cur = tmp(L), *x;
+  EMIT("%s = insertvalue %s undef, i8* null, 0", cur, ty);
+  x = tmp(L);
+  EMIT("%s = insertvalue %s %s, i8* null, 1", x, ty, cur);
+  cur = x;
+  x = tmp(L);
+  EMIT("%s = insertvalue %s %s, i64 %s, 2", x, ty, cur, nitems);
+  cur = x;
+  x = tmp(L);
+  EMIT("%s = insertvalue %s %s, i64 %s, 3", x, ty, cur, isz);
+  cur = x;
+  x = tmp(L);
+  EMIT("%s = insertvalue %s %s, %s* %s, 4", x, ty, cur, nbc__lower_mtype(L, at->dtype), ptr.v);
+  cur = x;
+  for (int k = 0; k < nd; k++) {
+    const char *a = tmp(L), *b = tmp(L);
+    EMIT("%s = insertvalue %s %s, i64 %s, 5, %d", a, ty, cur, shape[k], k);
+    EMIT("%s = insertvalue %s %s, i64 %s, 6, %d", b, ty, a, stride[k], k);
+    cur = b;
+  }
+  return (nbc__lval){at, cur};
+}
+
 /* a.reshape(d0, d1, ...) or a.reshape((d0, d1, ...)) as numba's array_reshape: one -1
  * extent is inferred from the size; a size that does not match, or two -1s, raise numba's
  * ValueError (the thread ends). The view shares the data; its strides are the contiguous

@@ -428,6 +428,8 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
     return nbc__lower_transpose(L, n, call);
   case NBC__B_VIEW:
     return nbc__lower_view(L, n, call);
+  case NBC__B_CARRAY:
+    return nbc__lower_carray(L, n, call);
   case NBC__B_STORE:
     if (na == 2)
       nbc__lower_store_subscript(L, n->list.items[0], nbc__lower_expr(L, n->list.items[1]));

@@ -755,6 +755,10 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
                 strcmp(mod, "numba.cuda.intrinsics") == 0) &&
                nbc__cuda_name_find(name)) {
       g = of_kind(NBC_GLOBAL_CUDA_NAME, nbc__cuda_name_find(name)->name);
+    } else if ((strcmp(mod, "numba") == 0 || strcmp(mod, "numba.np.numpy_support") == 0 ||
+                strcmp(mod, "numba.cuda.np.numpy_support") == 0) &&
+               (strcmp(name, "carray") == 0 || strcmp(name, "farray") == 0)) {
+      g = of_kind(NBC_GLOBAL_CUDA_NAME, nbc__cuda_name_find(name)->name); /* numba's carray */
     } else if (strcmp(mod, "numpy") == 0) {
       const nbc__type *t = nbc__numpy_dtype(name);
       if (t)

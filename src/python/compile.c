@@ -554,7 +554,23 @@ static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
   /* numba.cuda.libdevice's functions are plain functions of that module: "libdevice.<f>" */
   int libdevice = PyUnicode_Check(mod) && PyFunction_Check(value) &&
                   PyUnicode_CompareWithASCIIString(mod, "numba.cuda.libdevice") == 0;
+  /* numba's carray and farray (numba.carray, numba-cuda's numba.cuda.np.numpy_support's) */
+  int numpy_support =
+      PyUnicode_Check(mod) && PyFunction_Check(value) &&
+      (PyUnicode_CompareWithASCIIString(mod, "numba.np.numpy_support") == 0 ||
+       PyUnicode_CompareWithASCIIString(mod, "numba.cuda.np.numpy_support") == 0);
   Py_DECREF(mod);
+  if (numpy_support) {
+    PyObject *q = PyObject_GetAttrString(value, "__qualname__");
+    int c = q && PyUnicode_Check(q) && PyUnicode_CompareWithASCIIString(q, "carray") == 0;
+    int f = q && PyUnicode_Check(q) && PyUnicode_CompareWithASCIIString(q, "farray") == 0;
+    Py_XDECREF(q);
+    PyErr_Clear();
+    if (!c && !f) return 0;
+    g->kind = NBC_GLOBAL_CUDA_NAME;
+    g->name = c ? "carray" : "farray";
+    return 1;
+  }
   if (!numba && !libdevice) return 0;
   PyObject *q = PyObject_GetAttrString(value, "__qualname__");
   if (q && libdevice) Py_SETREF(q, PyUnicode_FromFormat("libdevice.%U", q));

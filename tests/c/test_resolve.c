@@ -163,6 +163,8 @@ TEST(imports) {
                            "from numba.types import uint8\n"
                            "from numba.core.types import f4\n"
                            "from os import path\n"
+                           "from numba import carray\n"
+                           "from numba.cuda.np.numpy_support import farray as fa\n"
                            "from math import *\n");
   ASSERT(m);
   ASSERT_KIND(m, "math", NBC_GLOBAL_MODULE_MATH);
@@ -193,6 +195,12 @@ TEST(imports) {
   ASSERT_STREQ(resolve(m, "uint8").name, "uint8");
   ASSERT_STREQ(resolve(m, "f4").name, "f4");
   ASSERT_KIND(m, "path", NBC_GLOBAL_OTHER);
+  g = resolve(m, "carray"); /* numba's carray / farray: kernel-language names */
+  ASSERT_EQ(g.kind, NBC_GLOBAL_CUDA_NAME);
+  ASSERT_STREQ(g.name, "carray");
+  g = resolve(m, "fa");
+  ASSERT_EQ(g.kind, NBC_GLOBAL_CUDA_NAME);
+  ASSERT_STREQ(g.name, "farray");
   ASSERT_KIND(m, "cos", NBC_GLOBAL_UNDEFINED); /* `import *` binds nothing we can know */
 }
 
