@@ -19,7 +19,14 @@ nbc__py_state *nbc__py_module_state(PyObject *module) {
 }
 
 nbc__py_state *nbc__py_state_of(PyObject *self) {
-  return (nbc__py_state *)PyType_GetModuleState(Py_TYPE(self));
+  /* the module of the object's class, or of the first base class that has one (a class
+   * derived in Python from one of ours, such as a numba extension type on types.Type) */
+  for (PyTypeObject *tp = Py_TYPE(self); tp; tp = tp->tp_base)
+    if ((tp->tp_flags & Py_TPFLAGS_HEAPTYPE) && ((PyHeapTypeObject *)tp)->ht_module)
+      return (nbc__py_state *)PyModule_GetState(((PyHeapTypeObject *)tp)->ht_module);
+  PyErr_Format(PyExc_TypeError, "%s is not an object of the nbcuda module",
+               Py_TYPE(self)->tp_name);
+  return NULL;
 }
 
 /* ---------------------------------------------------------------- argument parsing ---- */

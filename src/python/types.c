@@ -119,9 +119,21 @@ static PyObject *type_repr(NbType *self) {
 
 static Py_hash_t type_hash(NbType *self) { return PyObject_Hash(self->sigtext); }
 
+/* Equal to the same type of nbcuda's, and to numba's own object of the type (compile()'s
+ * resty == numba.types.float64), by their signature spellings. (Their hashes differ from
+ * numba's: a set or dict mixing both keeps both.) */
 static PyObject *type_richcompare(PyObject *a, PyObject *b, int op) {
-  if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b)) Py_RETURN_NOTIMPLEMENTED;
-  int eq = PyUnicode_Compare(((NbType *)a)->sigtext, ((NbType *)b)->sigtext) == 0;
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *other = NULL;
+  if (Py_TYPE(a) == Py_TYPE(b)) {
+    other = Py_NewRef(((NbType *)b)->sigtext);
+  } else {
+    nbc__py_state *st = nbc__py_state_of(a);
+    if (!st) return NULL;
+    if (is_nbtype(st, b) || !nbc__py_is_type(st, b, &other)) Py_RETURN_NOTIMPLEMENTED;
+  }
+  int eq = PyUnicode_Compare(((NbType *)a)->sigtext, other) == 0;
+  Py_DECREF(other);
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
@@ -372,7 +384,40 @@ static PyGetSetDef type_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* types.Type(name) and classes derived from it in Python (numba's extension types,
+ * `class MyType(types.Type)`): an opaque type of that name, which no kernel signature knows
+ * (the C parser says so), so code that defines such classes still imports. The classes of
+ * this file make their objects themselves. */
+static PyObject *type_base_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
+  (void)args;
+  (void)kwargs;
+  NbType *t = (NbType *)cls->tp_alloc(cls, 0);
+  if (!t) return NULL;
+  t->kind = T_OTHER;
+  t->name = PyUnicode_FromString(cls->tp_name);
+  t->sigtext = t->name ? Py_NewRef(t->name) : NULL;
+  if (!t->name) Py_CLEAR(t);
+  return (PyObject *)t;
+}
+
+static int type_base_init(NbType *self, PyObject *args, PyObject *kwargs) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  if (!st || PyObject_TypeCheck(self, st->NbArrayType) ||
+      PyObject_TypeCheck(self, st->NbTupleType) || PyObject_TypeCheck(self, st->NbUniTupleType))
+    return 0; /* made whole by their constructors */
+  static char *kwlist[] = {"name", NULL};
+  PyObject *name = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|U:Type", kwlist, &name)) return -1;
+  if (name) {
+    Py_SETREF(self->name, Py_NewRef(name));
+    Py_SETREF(self->sigtext, Py_NewRef(name));
+  }
+  return 0;
+}
+
 static PyType_Slot type_slots[] = {
+    {Py_tp_new, type_base_new},
+    {Py_tp_init, type_base_init},
     {Py_tp_dealloc, type_dealloc},
     {Py_tp_traverse, type_traverse},
     {Py_tp_clear, type_clear},
@@ -390,8 +435,8 @@ static PyType_Slot type_slots[] = {
 static PyType_Spec type_spec = {
     .name = "nbcuda.Type",
     .basicsize = sizeof(NbType),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
-             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_BASETYPE,
     .slots = type_slots,
 };
 
@@ -927,7 +972,9 @@ const char *nbc__py_type_typestr(nbc__py_state *st, PyObject *obj) {
 
 /* The signature spelling of one of numba's own type objects: scalars print as their name
  * ("bool" is spelled "boolean"), arrays are rebuilt from dtype, ndim and layout. */
-static PyObject *numba_type_text(PyObject *obj) {
+static PyObject *numba_type_text(nbc__py_state *st, PyObject *obj) {
+  /* one of nbcuda's inside numba's (numba's types.Array(nbcuda.float32, 1, "C")) */
+  if (is_nbtype(st, obj)) return Py_NewRef(((NbType *)obj)->sigtext);
   PyObject *layout = PyObject_GetAttrString(obj, "layout");
   if (!layout) {
     PyErr_Clear();
@@ -940,7 +987,7 @@ static PyObject *numba_type_text(PyObject *obj) {
   }
   PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
   PyObject *ndim = PyObject_GetAttrString(obj, "ndim");
-  PyObject *dtext = dtype ? numba_type_text(dtype) : NULL;
+  PyObject *dtext = dtype ? numba_type_text(st, dtype) : NULL;
   PyObject *text = NULL;
   const char *lay = PyUnicode_Check(layout) ? PyUnicode_AsUTF8(layout) : "A";
   long n = ndim ? PyLong_AsLong(ndim) : -1;
@@ -978,7 +1025,7 @@ int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname) {
                  strncmp(m, "numba.cuda.types", 16) == 0);
   Py_DECREF(mod);
   if (!is) return 0;
-  *pname = numba_type_text(obj);
+  *pname = numba_type_text(st, obj);
   if (!*pname) {
     PyErr_Clear();
     return 0;

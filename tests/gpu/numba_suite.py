@@ -25,8 +25,7 @@ import unittest
 # The kernel-language modules of numba-cuda 0.30's cudapy tests (host-API ones are ported
 # to tests/python/test_gpu_host_api.py; extension, cffi, caching and simulator ones need
 # numba's own machinery, as do the array reductions and array-creating ones, which need
-# numba's NRT). test_complex builds its inputs with numba's numpy_support.as_dtype, which
-# knows numba's own type objects only: most of it fails here by construction.
+# numba's NRT).
 MODULES = """test_alignment test_array test_array_args test_array_methods test_atomics
 test_blackscholes test_boolean test_casting test_complex test_complex_kernel test_constmem
 test_device_func test_enums test_exception test_fastmath test_flow_control test_forall
@@ -92,9 +91,11 @@ def bind_numba_cuda_to_nbcuda():
     bound = Bound("numba.cuda", nbcuda, real)
     sys.modules["numba.cuda"] = bound
     numba.cuda = bound
-    bound_types = Bound("numba.cuda.types", nbcuda.types, real.types)
-    sys.modules["numba.cuda.types"] = bound_types
-    bound.types = bound_types
+    # numba.cuda.types stays numba-cuda's own: its internals register their implementations
+    # on its classes (types.Array, types.Type), and its tests build their inputs with
+    # numba_support.as_dtype, which knows only numba's type objects. nbcuda takes numba's type
+    # objects wherever it takes its own, so the tests' signatures reach nbcuda as numba's.
+    bound.types = real.types
     # `from numba.cuda.compiler import compile_ptx` too gets nbcuda's
     import numba.cuda.compiler as real_compiler
     sys.modules["numba.cuda.compiler"] = Bound("numba.cuda.compiler", nbcuda, real_compiler)

@@ -185,6 +185,32 @@ def test_type_base_class_and_underlying_float(cuda):
         t.float32.underlying_float
 
 
+def test_types_derived_in_python(cuda):
+    """numba's extension types derive from types.Type (`class StructModelType(types.Type)`,
+    numba-cuda's test_localmem): with nbcuda's types such a class still defines and
+    instantiates, an opaque type of its name, which a kernel signature refuses by name."""
+    t = cuda.types
+
+    class StructModelType(t.Type):
+        def __init__(self):
+            super().__init__(name="TestStruct")
+
+    class Bare(t.Type):
+        pass
+
+    s = StructModelType()
+    assert str(s) == "TestStruct" and s.name == "TestStruct" and isinstance(s, t.Type)
+    assert str(Bare()) == "Bare" and str(t.Type("opaque")) == "opaque"
+    with pytest.raises(TypeError, match="cannot be indexed"):
+        s[:]
+
+    def k(a):
+        pass
+
+    with pytest.raises(cuda.TypingError, match="TestStruct"):
+        cuda.compile_ptx(k, (s,), device=True, cc=(9, 0))
+
+
 def test_tuple_type_classes(cuda):
     """types.Tuple and types.UniTuple are classes, as numba's: constructors and the answer to
     isinstance (numba-cuda's test_libdevice asks isinstance(t, (types.Tuple,
@@ -248,6 +274,23 @@ def test_numba_compiles_code_that_uses_nbcuda_types(cuda):
 
     assert bump(41) == 42
     assert bump.nopython_signatures[0].return_type == numba.types.uint64
+
+
+def test_types_equal_numbas_own(cuda):
+    """nbcuda's type objects equal numba's objects of the same types (compile()'s resty ==
+    numba.types.none, numba-cuda's test_inline asks it), and numba's types may hold nbcuda's
+    (numba.types.Array(nbcuda.float32, 1, "C") in a signature)."""
+    numba = pytest.importorskip("numba")
+    nt = numba.types
+    assert cuda.float32 == nt.float32 and cuda.void == nt.none and cuda.boolean == nt.boolean
+    assert cuda.float32[:, ::1] == nt.float32[:, ::1] and cuda.float32 != nt.float64
+    assert not (cuda.int8 != nt.int8) and cuda.int8 != 3
+
+    def k(a):
+        a[0] = 1
+
+    ptx, resty = cuda.compile(k, (nt.Array(cuda.float32, 1, "C"),), device=True, cc=(9, 0))
+    assert resty == nt.none
 
 
 def test_type_called_with_a_value_converts(cuda):

@@ -83,6 +83,14 @@ def grid_of(p, q, n, m):
     i, j = cuda.grid(2)
     if i < n and j < m:
         b[i, j] = a[i, j] * 10 + a.strides[0] + b.strides[1]
+
+
+def flat_of(p, q, n):
+    a = carray(p, n)
+    b = farray(q, n)
+    i = cuda.grid(1)
+    if i < n:
+        b[i] = a[n - 1 - i] + a.size + b.strides[0]
 '''
 
 
@@ -99,6 +107,11 @@ def run_all(lib, m):
         (1, 1), (8, 8)](src.__cuda_array_interface__["data"][0],
                         dst.__cuda_array_interface__["data"][0], n, k)
     out["grid"] = dst.copy_to_host()
+    dst = lib.to_device(np.zeros(n * k, dtype=np.int32))
+    lib.jit("void(CPointer(int32), CPointer(int32), int64)")(m.flat_of)[1, 64](
+        src.__cuda_array_interface__["data"][0], dst.__cuda_array_interface__["data"][0],
+        n * k)
+    out["flat"] = dst.copy_to_host()
     return out
 
 
@@ -111,4 +124,9 @@ def test_carray_matches_numpy_and_numba_cuda(gpu, tmp_path):
     a = np.arange(n * k, dtype=np.int32).reshape(n, k)
     want = a * 10 + k * 4 + n * 4  # a's row stride and b's column stride, in bytes
     np.testing.assert_array_equal(mine["grid"].reshape((n, k), order="F"), want)
+    np.testing.assert_array_equal(mine["flat"], np.arange(n * k)[::-1] + n * k + 4)
+    # numba-cuda 0.30.4 on the H200 stores nothing through a 2-d carray or farray whose shape
+    # is a tuple of run-time values (seen with debug=True too; a 1-d one works): its grid
+    # result stays zero, so only the other results are compared with it
+    del mine["grid"]
     assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "carray_kernels_numba", mine)

@@ -349,9 +349,9 @@ def test_view_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     np.testing.assert_array_equal(out[6, :3], [sl.shape[1], sl[1, 3], sl.strides[0]])
 
     ncuda = pytest.importorskip("numba.cuda")
-    (tmp_path / "numba_view_kernels.py").write_text(
+    (tmp_path / "numba_dtype_view_kernels.py").write_text(
         "import numpy as np\nfrom numba import cuda\n\n" + inspect.getsource(viewed))
     monkeypatch.syspath_prepend(str(tmp_path))
-    import numba_view_kernels as t
+    import numba_dtype_view_kernels as t
     for start in (0, 36):
         np.testing.assert_array_equal(run(cuda, viewed, start), run(ncuda, t.viewed, start))
