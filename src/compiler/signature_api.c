@@ -268,10 +268,11 @@ static const nbc_param_info_t *packable_param(const nbc_signature_t *sig, int in
  * have any stride, as in numpy's contiguity flags. */
 static bool is_contiguous(char layout, int ndim, const int64_t *shape, const int64_t *strides,
                           int64_t itemsize) {
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] == 0) return true; /* an empty array is both, whatever its strides (numpy) */
   int64_t expect = itemsize;
   for (int k = 0; k < ndim; k++) {
     int d = layout == 'C' ? ndim - 1 - k : k;
-    if (shape[d] == 0) return true;
     if (shape[d] != 1 && strides[d] != expect) return false;
     expect *= shape[d];
   }

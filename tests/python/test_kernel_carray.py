@@ -125,8 +125,8 @@ def test_carray_matches_numpy_and_numba_cuda(gpu, tmp_path):
     want = a * 10 + k * 4 + n * 4  # a's row stride and b's column stride, in bytes
     np.testing.assert_array_equal(mine["grid"].reshape((n, k), order="F"), want)
     np.testing.assert_array_equal(mine["flat"], np.arange(n * k)[::-1] + n * k + 4)
-    # numba-cuda 0.30.4 on the H200 stores nothing through a 2-d carray or farray whose shape
-    # is a tuple of run-time values (seen with debug=True too; a 1-d one works): its grid
-    # result stays zero, so only the other results are compared with it
-    del mine["grid"]
+    # numba-cuda 0.30.4 on the H200 stores nothing through these kernels' carrays (with
+    # debug=True too; only a carray made and written by one thread, as in its own
+    # test_carray, works there): their results stay zero, so only add's is compared with it
+    del mine["grid"], mine["flat"]
     assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "carray_kernels_numba", mine)

@@ -355,3 +355,23 @@ def test_view_matches_numpy_and_numba_cuda(gpu, tmp_path, monkeypatch):
     import numba_dtype_view_kernels as t
     for start in (0, 36):
         np.testing.assert_array_equal(run(cuda, viewed, start), run(ncuda, t.viewed, start))
+
+
+def fill3(arr, got):
+    for i in range(got.shape[0]):
+        for j in range(got.shape[1]):
+            for k in range(got.shape[2]):
+                got[i, j, k] = arr[0]
+
+
+def test_empty_arrays_are_contiguous_whatever_their_strides():
+    """numpy's empty arrays (np.zeros((1, 0, 2)) has strides (0, 0, 0)) are C- and
+    F-contiguous, so kernels of either layout take them (numba-cuda's test_array_reshape
+    launches one)."""
+    got = np.zeros((1, 0, 2))
+    assert got.strides == (0, 0, 0) and got.flags.c_contiguous and got.flags.f_contiguous
+    cuda.jit(fill3)[1, 1](np.array([1.0]), got)
+    cuda.jit("void(float64[::1], float64[:, :, ::1])")(fill3)[1, 1](np.array([1.0]), got)
+    d = cuda.to_device(got)
+    assert d.is_c_contiguous() and d.is_f_contiguous()
+    cuda.jit("void(float64[::1], float64[::1, :, :])")(fill3)[1, 1](np.array([1.0]), d)
