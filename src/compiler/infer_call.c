@@ -2100,8 +2100,56 @@ static const nbc__type *call_print(infer *I, nbc__node *n) {
   return c->ret;
 }
 
+/* f(*t): a tuple's items as positional arguments, as numba unpacks them. Each starred
+ * argument becomes its items, SUBSCRIPT nodes t[i] marked "$star" that share t and, in c, a
+ * node whose info the lowering keeps t's value in, so t is evaluated once (at item 0).
+ * false after an error. */
+static bool expand_starred(infer *I, nbc__node *n) {
+  int extra = 0, starred = 0;
+  for (int i = 0; i < n->list.count; i++) {
+    nbc__node *a = n->list.items[i];
+    if (a->kind != NBC__N_OTHER_EXPR || a->str || !a->a || !nbc__tok_is(a->tok, "*")) continue;
+    starred++;
+    const nbc__type *t = nbc__infer_expr(I, a->a);
+    if (!t) return false;
+    if (t->kind != NBC__T_TUPLE)
+      return TYPING(I, a, "*args in a call unpacks a tuple in kernels, not %s",
+                    nbc__infer_tname(I, t));
+    if (t->count == 0)
+      return UNSUPPORTED(I, a, "unpacking an empty tuple into a call is not supported");
+    extra += t->count - 1;
+  }
+  if (!starred) return true;
+  nbc__node **items = nbc__infer_alloc(I, sizeof *items * (size_t)(n->list.count + extra + 1));
+  if (!items) return false;
+  int k = 0;
+  for (int i = 0; i < n->list.count; i++) {
+    nbc__node *a = n->list.items[i];
+    if (a->kind != NBC__N_OTHER_EXPR || a->str || !a->a || !nbc__tok_is(a->tok, "*")) {
+      items[k++] = a;
+      continue;
+    }
+    const nbc__type *t = a->a->type;
+    nbc__node *holder = nbc__infer_alloc(I, sizeof *holder);
+    if (!holder) return false;
+    *holder = (nbc__node){.kind = NBC__N_OTHER_EXPR, .tok = a->tok, .var = -1};
+    for (int j = 0; j < t->count; j++) {
+      nbc__node *index = nbc__infer_alloc(I, sizeof *index), *item = nbc__infer_alloc(I, sizeof *item);
+      if (!index || !item) return false;
+      *index = (nbc__node){.kind = NBC__N_INT, .tok = a->tok, .var = -1, .value.i = j};
+      *item = (nbc__node){.kind = NBC__N_SUBSCRIPT, .tok = a->tok, .a = a->a, .b = index,
+                          .c = holder, .var = -1, .alias = "$star"};
+      items[k++] = item;
+    }
+  }
+  n->list.items = items;
+  n->list.count = k;
+  return true;
+}
+
 const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   n->info = NULL;
+  if (!expand_starred(I, n)) return NULL;
   /* x.conjugate() of a number: itself, or a complex's conjugate (numba) */
   if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "conjugate") == 0) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);

@@ -1470,6 +1470,16 @@ static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
   case NBC__N_ATTR:
     return lower_attr(L, n);
   case NBC__N_SUBSCRIPT:
+    if (n->alias && strcmp(n->alias, "$star") == 0 && n->c) { /* f(*t): item i of t */
+      nbc__lval *t = n->c->info;
+      if (n->b->value.i == 0 || !t) { /* the first item evaluates t, the others reuse it */
+        t = nbc__arena_alloc(L->arena, sizeof *t);
+        if (!t) return (nbc__lval){n->type, nbc__lower_zero(L, n->type)};
+        *t = nbc__lower_expr(L, n->a);
+        n->c->info = t;
+      }
+      return nbc__lower_tuple_at(L, *t, (int)n->b->value.i);
+    }
     return nbc__lower_subscript(L, n);
   case NBC__N_CALL:
     return nbc__lower_call(L, n);
