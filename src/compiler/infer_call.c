@@ -1091,9 +1091,11 @@ static const nbc__type *call_carray(infer *I, nbc__node *n, const char *fname,
   const nbc__type *dtype_arg = npos > 2 ? types[2] : NULL;
   for (int i = npos; i < nargs; i++) {
     const char *kw = n->list.items[i]->str;
-    if (kw && strcmp(kw, "dtype") == 0 && !dtype_arg) dtype_arg = types[i];
-    else return TYPING(I, n->list.items[i], "%s() got an unexpected keyword argument '%s'",
-                       what, kw ? kw : "?"), NULL;
+    if (!kw || strcmp(kw, "dtype") != 0 || dtype_arg)
+      return TYPING(I, n->list.items[i], "%s() got an unexpected keyword argument '%s'", what,
+                    kw ? kw : "?"),
+             NULL;
+    dtype_arg = types[i];
   }
   if (npos < 2 || npos > 3)
     return TYPING(I, n, "%s() takes a pointer, a shape and an optional dtype (%d given)", what,
