@@ -389,22 +389,29 @@ static PyGetSetDef type_getset[] = {
  * (the C parser says so), so code that defines such classes still imports. The classes of
  * this file make their objects themselves. */
 static PyObject *type_base_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
-  (void)args;
-  (void)kwargs;
+  nbc__py_state *st = (nbc__py_state *)PyType_GetModuleState(cls);
+  PyErr_Clear(); /* a class derived in Python has no module of its own */
+  PyObject *name = NULL;
+  static char *kwlist[] = {"name", NULL};
+  /* Type(name) itself; a derived class's arguments are its own __init__'s */
+  if (st && cls == st->NbTypeType &&
+      !PyArg_ParseTupleAndKeywords(args, kwargs, "|U:Type", kwlist, &name))
+    return NULL;
   NbType *t = (NbType *)cls->tp_alloc(cls, 0);
   if (!t) return NULL;
   t->kind = T_OTHER;
-  t->name = PyUnicode_FromString(cls->tp_name);
+  t->name = name ? Py_NewRef(name) : PyUnicode_FromString(cls->tp_name);
   t->sigtext = t->name ? Py_NewRef(t->name) : NULL;
   if (!t->name) Py_CLEAR(t);
   return (PyObject *)t;
 }
 
+/* Type.__init__(self, name=None) as a derived class's __init__ calls it: names the object.
+ * The objects of nbcuda's own classes (float32, arrays, tuples) are shared and never
+ * renamed. */
 static int type_base_init(NbType *self, PyObject *args, PyObject *kwargs) {
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  if (!st || PyObject_TypeCheck(self, st->NbArrayType) ||
-      PyObject_TypeCheck(self, st->NbTupleType) || PyObject_TypeCheck(self, st->NbUniTupleType))
-    return 0; /* made whole by their constructors */
+  PyTypeObject *tp = Py_TYPE(self);
+  if ((tp->tp_flags & Py_TPFLAGS_HEAPTYPE) && ((PyHeapTypeObject *)tp)->ht_module) return 0;
   static char *kwlist[] = {"name", NULL};
   PyObject *name = NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|U:Type", kwlist, &name)) return -1;

@@ -201,6 +201,10 @@ def test_types_derived_in_python(cuda):
     s = StructModelType()
     assert str(s) == "TestStruct" and s.name == "TestStruct" and isinstance(s, t.Type)
     assert str(Bare()) == "Bare" and str(t.Type("opaque")) == "opaque"
+    t.Type.__init__(t.float32, "renamed")  # nbcuda's own objects are shared: never renamed
+    assert str(t.float32) == "float32" and t.float32.signature_text == "float32"
+    with pytest.raises(TypeError):
+        t.Type(3)
     with pytest.raises(TypeError, match="cannot be indexed"):
         s[:]
 
