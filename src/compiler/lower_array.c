@@ -616,10 +616,9 @@ nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call) 
     stride[k] = nbc__lower_array_field(L, arr, 6, k).v;
   }
   const char *nitems = nbc__lower_array_field(L, arr, 2, -1).v;
-  if (os != ns) {
-    char o[24], s[24];
-    snprintf(o, sizeof o, "%lld", (long long)os);
-    snprintf(s, sizeof s, "%lld", (long long)ns);
+  if (os != ns) { /* (the sizes as operands live in the arena: strides keep s) */
+    const char *o = nbc__arena_printf(L->arena, "%lld", (long long)os);
+    const char *s = nbc__arena_printf(L->arena, "%lld", (long long)ns);
     int last = nd - 1;
     const char *p1 = icmp(L, "ne", shape[last], "1"), *p2 = icmp(L, "ne", nitems, "0");
     const char *p3 = icmp(L, "ne", stride[last], o), *c12 = tmp(L), *c123 = tmp(L);
@@ -682,8 +681,7 @@ nbc__lval nbc__lower_carray(nbc__lowerer *L, nbc__node *n, const nbc__call *call
     nbc__lval d = call->argtypes[1]->kind == NBC__T_TUPLE ? nbc__lower_tuple_at(L, shp, k) : shp;
     shape[k] = nbc__lower_convert(L, d, T(NBC__T_INT64)).v;
   }
-  char isz[24];
-  snprintf(isz, sizeof isz, "%lld", (long long)nbc__type_size(at->dtype));
+  const char *isz = nbc__arena_printf(L->arena, "%lld", (long long)nbc__type_size(at->dtype));
   const char *step = isz, *nitems = "1";
   for (int i = 0; i < nd; i++) { /* C: the last axis is the densest; F: the first */
     int k = at->layout == 'C' ? nd - 1 - i : i;
