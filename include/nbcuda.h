@@ -910,6 +910,11 @@ const nbc_param_info_t *nbc_signature_param(const nbc_signature_t *sig, int inde
 /* Bytes of the packed parameter buffer of all arguments: exactly the end of the last one
  * (no padding after it), the size CU_LAUNCH_PARAM_BUFFER_SIZE must give. */
 size_t nbc_signature_params_size(const nbc_signature_t *sig);
+/* Whether an array of ndim extents shape and byte strides, elements of itemsize bytes, is
+ * contiguous in order 'C' (the last axis densest) or 'F' (the first); an array with an empty
+ * axis is both, whatever its strides (numpy's rule). The check the packing below makes. */
+int nbc_array_is_contiguous(char order, int ndim, const int64_t *shape,
+                            const int64_t *strides, int64_t itemsize);
 /* Writes array argument `index` into params: its data pointer, shape and strides (bytes;
  * NULL: contiguous in the layout's order, C for 'A'). The element (dtype_kind, itemsize),
  * ndim and, for layouts C and F, the contiguity must match the signature, else

@@ -2106,11 +2106,15 @@ static const nbc__type *call_print(infer *I, nbc__node *n) {
  * argument becomes its items, SUBSCRIPT nodes t[i] marked "$star" that share t and, in c, a
  * node whose info the lowering keeps t's value in, so t is evaluated once (at item 0).
  * false after an error. */
+static bool is_starred(const nbc__node *a) {
+  return a->kind == NBC__N_OTHER_EXPR && !a->str && a->a && nbc__tok_is(a->tok, "*");
+}
+
 static bool expand_starred(infer *I, nbc__node *n) {
   int extra = 0, starred = 0;
   for (int i = 0; i < n->list.count; i++) {
     nbc__node *a = n->list.items[i];
-    if (a->kind != NBC__N_OTHER_EXPR || a->str || !a->a || !nbc__tok_is(a->tok, "*")) continue;
+    if (!is_starred(a)) continue;
     starred++;
     const nbc__type *t = nbc__infer_expr(I, a->a);
     if (!t) return false;
@@ -2127,7 +2131,7 @@ static bool expand_starred(infer *I, nbc__node *n) {
   int k = 0;
   for (int i = 0; i < n->list.count; i++) {
     nbc__node *a = n->list.items[i];
-    if (a->kind != NBC__N_OTHER_EXPR || a->str || !a->a || !nbc__tok_is(a->tok, "*")) {
+    if (!is_starred(a)) {
       items[k++] = a;
       continue;
     }
@@ -2136,7 +2140,8 @@ static bool expand_starred(infer *I, nbc__node *n) {
     if (!holder) return false;
     *holder = (nbc__node){.kind = NBC__N_OTHER_EXPR, .tok = a->tok, .var = -1};
     for (int j = 0; j < t->count; j++) {
-      nbc__node *index = nbc__infer_alloc(I, sizeof *index), *item = nbc__infer_alloc(I, sizeof *item);
+      nbc__node *index = nbc__infer_alloc(I, sizeof *index);
+      nbc__node *item = nbc__infer_alloc(I, sizeof *item);
       if (!index || !item) return false;
       *index = (nbc__node){.kind = NBC__N_INT, .tok = a->tok, .var = -1, .value.i = j};
       *item = (nbc__node){.kind = NBC__N_SUBSCRIPT, .tok = a->tok, .a = a->a, .b = index,

@@ -318,17 +318,22 @@ static const char *adjust_bound(nbc__lowerer *L, const char *x, const char *n, c
   return select64(L, icmp(L, "sge", y, n), high, r);
 }
 
-/* A view of arr's memory, of array type vt: arr's meminfo, parent and itemsize, nitems
- * elements, data at element pointer pt (NULL: arr's own), vt->ndim extents and strides.
- * Basic indexing, a.T and a.reshape(...) make their views so. */
+/* A view of arr's memory, of array type vt: arr's meminfo and parent, nitems elements, arr's
+ * itemsize (vt's dtype's size when the view reads another dtype: a.view(dtype), a.real),
+ * data at element pointer pt (NULL: arr's own), vt->ndim extents and strides. Basic
+ * indexing, a.T, a.reshape(...) and the views of other dtypes make their views so. */
 static nbc__lval make_view(nbc__lowerer *L, nbc__lval arr, const nbc__type *vt, const char *pt,
                            const char *nitems, const char *const *shape,
                            const char *const *stride) {
   const char *aty = ltype(L, arr.type), *vty = ltype(L, vt), *cur = "undef";
+  bool retyped = !nbc__type_equal(vt->dtype, arr.type->dtype);
   for (int f = 0; f <= 3; f++) { /* meminfo, parent, nitems, itemsize */
     const char *x = tmp(L), *v = tmp(L);
     if (f == 2) {
       EMIT("%s = insertvalue %s %s, i64 %s, 2", x, vty, cur, nitems);
+    } else if (f == 3 && retyped) {
+      EMIT("%s = insertvalue %s %s, i64 %lld, 3", x, vty, cur,
+           (long long)nbc__type_size(vt->dtype));
     } else {
       const char *ft = f < 2 ? "i8*" : "i64";
       EMIT("%s = extractvalue %s %s, %d", v, aty, arr.v, f);
@@ -530,28 +535,32 @@ static nbc__lval permuted_view(nbc__lowerer *L, nbc__lval arr, const nbc__type *
   return make_view(L, arr, vt, NULL, nbc__lower_array_field(L, arr, 2, -1).v, shape, stride);
 }
 
-/* a.real / a.imag of a complex array: the same shape and strides over one float of each
- * element (the data pointer moved by one float for imag), itemsize that float's. */
-static nbc__lval complex_part_view(nbc__lowerer *L, nbc__lval arr, const nbc__type *vt,
-                                   bool imag) {
-  const char *ft = nbc__lower_mtype(L, vt->dtype);
-  const char *data = nbc__lower_array_field(L, arr, 4, -1).v, *p = tmp(L);
-  EMIT("%s = bitcast %s* %s to %s*", p, nbc__lower_mtype(L, arr.type->dtype), data, ft);
-  if (imag) {
-    const char *q = tmp(L);
-    EMIT("%s = getelementptr %s, %s* %s, i64 1", q, ft, ft, p);
-    p = q;
-  }
-  const char *shape[32], *stride[32];
+/* arr's data pointer as a pointer to vt's elements, and its extents and strides (up to 32):
+ * what a view of another dtype starts from. */
+static const char *retyped_geometry(nbc__lowerer *L, nbc__lval arr, const nbc__type *vt,
+                                    const char **shape, const char **stride) {
+  const char *p = tmp(L);
+  EMIT("%s = bitcast %s* %s to %s*", p, nbc__lower_mtype(L, arr.type->dtype),
+       nbc__lower_array_field(L, arr, 4, -1).v, nbc__lower_mtype(L, vt->dtype));
   for (int k = 0; k < vt->ndim && k < 32; k++) {
     shape[k] = nbc__lower_array_field(L, arr, 5, k).v;
     stride[k] = nbc__lower_array_field(L, arr, 6, k).v;
   }
-  nbc__lval v = make_view(L, arr, vt, p, nbc__lower_array_field(L, arr, 2, -1).v, shape, stride);
-  const char *x = tmp(L);
-  EMIT("%s = insertvalue %s %s, i64 %d, 3", x, ltype(L, vt), v.v,
-       (int)nbc__type_size(vt->dtype));
-  return (nbc__lval){vt, x};
+  return p;
+}
+
+/* a.real / a.imag of a complex array: the same shape and strides over one float of each
+ * element (the data pointer moved by one float for imag), itemsize that float's. */
+static nbc__lval complex_part_view(nbc__lowerer *L, nbc__lval arr, const nbc__type *vt,
+                                   bool imag) {
+  const char *shape[32], *stride[32];
+  const char *p = retyped_geometry(L, arr, vt, shape, stride);
+  if (imag) {
+    const char *ft = nbc__lower_mtype(L, vt->dtype), *q = tmp(L);
+    EMIT("%s = getelementptr %s, %s* %s, i64 1", q, ft, ft, p);
+    p = q;
+  }
+  return make_view(L, arr, vt, p, nbc__lower_array_field(L, arr, 2, -1).v, shape, stride);
 }
 
 nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
@@ -607,14 +616,8 @@ nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call) 
   nbc__lval arr = nbc__lower_expr(L, n->a->a);
   int nd = vt->ndim;
   int64_t os = (int64_t)nbc__type_size(arr.type->dtype), ns = (int64_t)nbc__type_size(vt->dtype);
-  const char *ft = nbc__lower_mtype(L, vt->dtype), *p = tmp(L);
-  EMIT("%s = bitcast %s* %s to %s*", p, nbc__lower_mtype(L, arr.type->dtype),
-       nbc__lower_array_field(L, arr, 4, -1).v, ft);
   const char *shape[32], *stride[32];
-  for (int k = 0; k < nd && k < 32; k++) {
-    shape[k] = nbc__lower_array_field(L, arr, 5, k).v;
-    stride[k] = nbc__lower_array_field(L, arr, 6, k).v;
-  }
+  const char *p = retyped_geometry(L, arr, vt, shape, stride);
   const char *nitems = nbc__lower_array_field(L, arr, 2, -1).v;
   if (os != ns) { /* (the sizes as operands live in the arena: strides keep s) */
     const char *o = nbc__arena_printf(L->arena, "%lld", (long long)os);
@@ -663,10 +666,7 @@ nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call) 
     }
     nitems = op64(L, "sdiv", op64(L, "mul", nitems, o), s);
   }
-  nbc__lval v = make_view(L, arr, vt, p, nitems, shape, stride);
-  const char *x = tmp(L);
-  EMIT("%s = insertvalue %s %s, i64 %lld, 3", x, ltype(L, vt), v.v, (long long)ns);
-  return (nbc__lval){vt, x};
+  return make_view(L, arr, vt, p, nitems, shape, stride);
 }
 
 /* carray(ptr, shape) / farray(ptr, shape) as numba's np_cfarray: an array with no meminfo or

@@ -266,17 +266,17 @@ static const nbc_param_info_t *packable_param(const nbc_signature_t *sig, int in
 
 /* Whether strides describe the dense layout ('C' or 'F') of shape; axes of length 1 may
  * have any stride, as in numpy's contiguity flags. */
-static bool is_contiguous(char layout, int ndim, const int64_t *shape, const int64_t *strides,
-                          int64_t itemsize) {
+int nbc_array_is_contiguous(char order, int ndim, const int64_t *shape,
+                            const int64_t *strides, int64_t itemsize) {
   for (int d = 0; d < ndim; d++)
-    if (shape[d] == 0) return true; /* an empty array is both, whatever its strides (numpy) */
+    if (shape[d] == 0) return 1; /* an empty array is both, whatever its strides (numpy) */
   int64_t expect = itemsize;
   for (int k = 0; k < ndim; k++) {
-    int d = layout == 'C' ? ndim - 1 - k : k;
-    if (shape[d] != 1 && strides[d] != expect) return false;
+    int d = order == 'C' ? ndim - 1 - k : k;
+    if (shape[d] != 1 && strides[d] != expect) return 0;
     expect *= shape[d];
   }
-  return true;
+  return 1;
 }
 
 /* Stores one eight-byte word of a packed parameter (the buffer need not be aligned). */
@@ -323,7 +323,7 @@ static nbc_status_t pack_array(const nbc_param_info_t *p, void *params, int argn
   /* Without strides the dense strides below are in the layout's own order, contiguous by
    * construction ('A' arrays without strides are C order). */
   if (strides && (p->layout == 'C' || p->layout == 'F') &&
-      !is_contiguous(p->layout, ndim, shape, strides, itemsize))
+      !nbc_array_is_contiguous(p->layout, ndim, shape, strides, itemsize))
     return sig_fail(NBC_INVALID_ARGUMENT, "%sexpected %s, got a non-%s-contiguous array",
                     arg_prefix(w, argno), p->type_name, p->layout == 'C' ? "C" : "F");
   char *dst = (char *)params + p->offset;

@@ -560,21 +560,14 @@ static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
       (PyUnicode_CompareWithASCIIString(mod, "numba.np.numpy_support") == 0 ||
        PyUnicode_CompareWithASCIIString(mod, "numba.cuda.np.numpy_support") == 0);
   Py_DECREF(mod);
-  if (numpy_support) {
-    PyObject *q = PyObject_GetAttrString(value, "__qualname__");
-    int c = q && PyUnicode_Check(q) && PyUnicode_CompareWithASCIIString(q, "carray") == 0;
-    int f = q && PyUnicode_Check(q) && PyUnicode_CompareWithASCIIString(q, "farray") == 0;
-    Py_XDECREF(q);
-    PyErr_Clear();
-    if (!c && !f) return 0;
-    g->kind = NBC_GLOBAL_CUDA_NAME;
-    g->name = c ? "carray" : "farray";
-    return 1;
-  }
-  if (!numba && !libdevice) return 0;
+  if (!numba && !libdevice && !numpy_support) return 0;
   PyObject *q = PyObject_GetAttrString(value, "__qualname__");
   if (q && libdevice) Py_SETREF(q, PyUnicode_FromFormat("libdevice.%U", q));
-  if (!q || !PyUnicode_Check(q) || PyList_Append(d->sess->keep, q) < 0) {
+  /* of numpy_support's functions, only those two are kernel-language names */
+  int other = numpy_support && q && PyUnicode_Check(q) &&
+              PyUnicode_CompareWithASCIIString(q, "carray") != 0 &&
+              PyUnicode_CompareWithASCIIString(q, "farray") != 0;
+  if (!q || !PyUnicode_Check(q) || other || PyList_Append(d->sess->keep, q) < 0) {
     Py_XDECREF(q);
     PyErr_Clear();
     return 0;

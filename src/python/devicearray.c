@@ -320,15 +320,7 @@ int nbc__py_array_alive(nbc__py_state *st, const ArrayObject *a, const char *cal
 }
 
 int nbc__py_is_contig(const ArrayObject *a, char order) {
-  for (int d = 0; d < a->ndim; d++)
-    if (a->shape[d] == 0) return 1; /* an empty array is both, whatever its strides (numpy) */
-  int64_t expect = a->itemsize;
-  for (int k = 0; k < a->ndim; k++) {
-    int d = order == 'C' ? a->ndim - 1 - k : k;
-    if (a->shape[d] != 1 && a->strides[d] != expect) return 0;
-    expect *= a->shape[d];
-  }
-  return 1;
+  return nbc_array_is_contiguous(order, a->ndim, a->shape, a->strides, a->itemsize);
 }
 
 /* The array's element count from its shape: ValueError for a negative extent, or for

@@ -137,6 +137,34 @@ static PyObject *type_richcompare(PyObject *a, PyObject *b, int op) {
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
+/* The signature spelling of an array type: base[:, ::1] for layout 'C' ('::1' on the last
+ * dimension for 'C', on the first for 'F', none for 'A'). */
+static PyObject *array_sigtext(PyObject *base, long ndim, char layout) {
+  PyObject *sig = PyUnicode_FromFormat("%U[", base);
+  for (long i = 0; sig && i < ndim; i++) {
+    int unit = (layout == 'C' && i == ndim - 1) || (layout == 'F' && i == 0);
+    Py_SETREF(sig, PyUnicode_FromFormat("%U%s%s", sig, i ? ", " : "", unit ? "::1" : ":"));
+  }
+  if (sig) Py_SETREF(sig, PyUnicode_FromFormat("%U]", sig));
+  return sig;
+}
+
+/* The array type of ndim dimensions of dtype (a scalar or record type) in layout. */
+static PyObject *array_type(nbc__py_state *st, NbType *dtype, int ndim, char layout) {
+  /* numba prints an array of a packed record "unaligned array(...)" */
+  PyObject *name = PyUnicode_FromFormat("%sarray(%U, %dd, %c)", dtype->packed ? "unaligned " : "",
+                                        dtype->name, ndim, layout);
+  PyObject *sig = name ? array_sigtext(dtype->sigtext, ndim, layout) : NULL;
+  NbType *t = name && sig ? type_new(st, T_ARRAY, name, sig) : NULL;
+  Py_XDECREF(name);
+  Py_XDECREF(sig);
+  if (!t) return NULL;
+  t->dtype = Py_NewRef(dtype);
+  t->ndim = ndim;
+  t->layout = layout;
+  return (PyObject *)t;
+}
+
 /* float32[:, ::1] and friends: each index must be ':' or '::1'. */
 static PyObject *type_getitem(NbType *self, PyObject *key) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
@@ -168,26 +196,7 @@ static PyObject *type_getitem(NbType *self, PyObject *key) {
   }
   if (ndim == 0 || (unit_first && unit_last && ndim > 1)) goto bad;
   Py_DECREF(items);
-  char layout = unit_last ? 'C' : unit_first ? 'F' : 'A';
-  /* numba prints an array of a packed record "unaligned array(...)" */
-  PyObject *name = PyUnicode_FromFormat("%sarray(%U, %zdd, %c)",
-                                        self->packed ? "unaligned " : "",
-                                        self->name, ndim, layout);
-  PyObject *sig = PyUnicode_FromFormat("%U[", self->sigtext);
-  for (Py_ssize_t i = 0; sig && i < ndim; i++) {
-    int unit = (layout == 'C' && i == ndim - 1) || (layout == 'F' && i == 0);
-    PyObject *next = PyUnicode_FromFormat("%U%s%s", sig, i ? ", " : "", unit ? "::1" : ":");
-    Py_SETREF(sig, next);
-  }
-  if (sig) Py_SETREF(sig, PyUnicode_FromFormat("%U]", sig));
-  NbType *t = name && sig ? type_new(st, T_ARRAY, name, sig) : NULL;
-  Py_XDECREF(name);
-  Py_XDECREF(sig);
-  if (!t) return NULL;
-  t->dtype = Py_NewRef(self);
-  t->ndim = (int)ndim;
-  t->layout = layout;
-  return (PyObject *)t;
+  return array_type(st, self, (int)ndim, unit_last ? 'C' : unit_first ? 'F' : 'A');
 bad:
   Py_DECREF(items);
   if (!PyErr_Occurred())
@@ -492,19 +501,8 @@ static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) 
                  readonly ? "readonly=True" : !aligned ? "aligned=False" : "name=");
     return NULL;
   }
-  /* the slices: '::1' on the last dimension for 'C', on the first for 'F' */
-  PyObject *key = PyTuple_New(ndim);
-  for (int d = 0; key && d < ndim; d++) {
-    int unit = (layout[0] == 'C' && d == ndim - 1) || (layout[0] == 'F' && d == 0);
-    PyObject *one = unit ? PyLong_FromLong(1) : NULL;
-    PyObject *slice = !unit || one ? PySlice_New(NULL, NULL, one) : NULL;
-    Py_XDECREF(one);
-    if (!slice) Py_CLEAR(key);
-    else PyTuple_SET_ITEM(key, d, slice);
-  }
-  PyObject *r = key ? type_getitem((NbType *)dtype, key) : NULL;
-  Py_XDECREF(key);
-  return r;
+  /* a 1-d array contiguous in either order is C, as float32[::1] spells it */
+  return array_type(st, (NbType *)dtype, ndim, ndim == 1 && layout[0] == 'F' ? 'C' : layout[0]);
 }
 
 
@@ -998,14 +996,7 @@ static PyObject *numba_type_text(nbc__py_state *st, PyObject *obj) {
   PyObject *text = NULL;
   const char *lay = PyUnicode_Check(layout) ? PyUnicode_AsUTF8(layout) : "A";
   long n = ndim ? PyLong_AsLong(ndim) : -1;
-  if (dtext && n > 0 && lay) {
-    text = PyUnicode_FromFormat("%U[", dtext);
-    for (long i = 0; text && i < n; i++) {
-      int unit = (lay[0] == 'C' && i == n - 1) || (lay[0] == 'F' && i == 0);
-      Py_SETREF(text, PyUnicode_FromFormat("%U%s%s", text, i ? ", " : "", unit ? "::1" : ":"));
-    }
-    if (text) Py_SETREF(text, PyUnicode_FromFormat("%U]", text));
-  }
+  if (dtext && n > 0 && lay) text = array_sigtext(dtext, n, lay[0]);
   Py_DECREF(layout);
   Py_XDECREF(dtype);
   Py_XDECREF(ndim);

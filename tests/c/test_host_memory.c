@@ -509,8 +509,8 @@ TEST(no_nvjitlink) {
   ASSERT_CONTAINS(nbc_last_error(), "NBCUDA_NVJITLINK=/nonexistent/libnvJitLink.so");
 }
 
-TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies) X(out_of_memory_any_driver) X(out_of_memory)
-              X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
+TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
+              X(out_of_memory_any_driver) X(out_of_memory) X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
                   X(many_allocations_and_reset) X(allocations_from_threads)
                   X(module_load_and_launch) X(launch_failures) X(module_failures)
                       X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading) X(link_cudadevrt)

@@ -144,6 +144,32 @@ TEST(pack_array_errors) {
   nbc_signature_destroy(sig);
 }
 
+/* The contiguity rule packing applies: dense strides in the order's direction, axes of one
+ * element ignored, and any empty axis making the array both C and F (numpy's rule: its
+ * np.zeros((1, 0, 2)) has strides (0, 0, 0)). */
+TEST(contiguity) {
+  int64_t shape[3] = {2, 3, 4}, c[3] = {48, 16, 4}, f[3] = {4, 8, 24};
+  ASSERT(nbc_array_is_contiguous('C', 3, shape, c, 4));
+  ASSERT(!nbc_array_is_contiguous('F', 3, shape, c, 4));
+  ASSERT(nbc_array_is_contiguous('F', 3, shape, f, 4));
+  ASSERT(!nbc_array_is_contiguous('C', 3, shape, f, 4));
+  int64_t one[3] = {1, 3, 1}, odd[3] = {999, 4, 777};
+  ASSERT(nbc_array_is_contiguous('C', 3, one, odd, 4));
+  ASSERT(nbc_array_is_contiguous('F', 3, one, odd, 4));
+  int64_t empty[3] = {1, 0, 2}, zeros[3] = {0, 0, 0};
+  ASSERT(nbc_array_is_contiguous('C', 3, empty, zeros, 8));
+  ASSERT(nbc_array_is_contiguous('F', 3, empty, zeros, 8));
+  int64_t gap[1] = {8};
+  ASSERT(!nbc_array_is_contiguous('C', 1, shape, gap, 4));
+  ASSERT(nbc_array_is_contiguous('C', 0, NULL, NULL, 4)); /* a 0-d array */
+  /* the packing takes the empty array for a C-contiguous parameter */
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(float64[:, :, ::1])", &sig));
+  char buf[128];
+  ASSERT_OK(nbc_signature_pack_array(sig, 0, buf, 0, 'f', 8, 3, empty, zeros));
+  nbc_signature_destroy(sig);
+}
+
 TEST(pack_scalars) {
   nbc_signature_t *sig = NULL;
   ASSERT_OK(nbc_signature_parse("void(int8, uint16, boolean, float32, float16, complex128, "
@@ -386,6 +412,6 @@ TEST(enum_members) {
 }
 
 TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records)
-              X(pack_array_errors) X(pack_scalars) X(tuples_of_arrays) X(bad_signatures)
-                  X(tuples) X(pointers) X(enum_members))
+              X(pack_array_errors) X(contiguity) X(pack_scalars) X(tuples_of_arrays)
+                  X(bad_signatures) X(tuples) X(pointers) X(enum_members))
 TEST_MAIN()
