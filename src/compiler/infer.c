@@ -1632,9 +1632,103 @@ static int param_isinstance(infer *I, nbc__list *top, nbc__node *s, const nbc__n
   return nbc__infer_isinstance(I, I->fn->vars[v].type, c->list.items[1]);
 }
 
+/* The parameter named name when it still holds its argument at the if statement s (the
+ * rule of param_isinstance: bound nowhere but in s's own branches, and not in a loop when it
+ * is bound there); its variable's index, or -1. */
+static int unbound_param(infer *I, nbc__list *top, nbc__node *s, const char *name,
+                         bool in_loop) {
+  int v = nbc__infer_var_find(I, name);
+  if (v < 0 || !I->fn->vars[v].is_param || !I->fn->vars[v].type) return -1;
+  const nbc__node *unused;
+  int all = local_bindings(top, name, &unused);
+  int inside = local_bindings(&s->body, name, &unused) + local_bindings(&s->orelse, name, &unused);
+  return all != inside || (all && in_loop) ? -1 : v;
+}
+
+/* An operand numba's semantic constants make a compile-time integer before its dead branch
+ * pruning: an integer literal (or its negation), `a.ndim` of an array parameter, `len(t)` of
+ * a tuple parameter (the builtin len), or a parameter whose argument was a constant integer.
+ * False when e is none of these. */
+static bool prune_operand(infer *I, nbc__list *top, nbc__node *s, nbc__node *e, bool in_loop,
+                          int64_t *pv) {
+  if (e->kind == NBC__N_INT && !e->big) return *pv = e->value.i, true;
+  if (e->kind == NBC__N_UNARY && e->op == NBC__OP_NEG && e->a && e->a->kind == NBC__N_INT &&
+      !e->a->big)
+    return *pv = -e->a->value.i, true;
+  if (e->kind == NBC__N_NAME) {
+    int v = unbound_param(I, top, s, e->str, in_loop);
+    const nbc__literal *lit = v >= 0 ? I->fn->vars[v].literal : NULL;
+    if (!lit || !lit->set || lit->count != 0 || !nbc__type_is_int(I->fn->vars[v].type))
+      return false;
+    return *pv = lit->value[0], true;
+  }
+  if (e->kind == NBC__N_ATTR && e->a && e->a->kind == NBC__N_NAME && !strcmp(e->str, "ndim")) {
+    int v = unbound_param(I, top, s, e->a->str, in_loop);
+    const nbc__type *t = v >= 0 ? I->fn->vars[v].type : NULL;
+    if (!t || t->kind != NBC__T_ARRAY) return false;
+    return *pv = t->ndim, true;
+  }
+  if (e->kind == NBC__N_CALL && e->a && e->a->kind == NBC__N_NAME && !strcmp(e->a->str, "len") &&
+      e->list.count == 1 && e->list.items[0]->kind == NBC__N_NAME) {
+    const nbc__node *unused;
+    int v = unbound_param(I, top, s, e->list.items[0]->str, in_loop);
+    const nbc__type *t = v >= 0 ? I->fn->vars[v].type : NULL;
+    /* the builtin: not a parameter, a local or a global of that name */
+    if (!t || t->kind != NBC__T_TUPLE || local_bindings(top, "len", &unused) != 0 ||
+        nbc__infer_var_find(I, "len") >= 0 || !nbc__infer_expr(I, e->a) || e->a->var >= 0 ||
+        !nbc__infer_is_builtin(e->a->info))
+      return false;
+    return *pv = t->count, true;
+  }
+  return false;
+}
+
+/* `if a.ndim == 2:`, `if len(t) != 3:` and other single comparisons of prune_operand's
+ * integers, and `if p is None:` / `if p is not None:` of a parameter that is None or not
+ * Optional: 1 or 0 by their values; -1 when c is not one. */
+static int param_const_compare(infer *I, nbc__list *top, nbc__node *s, nbc__node *c,
+                               bool in_loop) {
+  if (c->kind != NBC__N_COMPARE || c->list.count != 1) return -1;
+  nbc__op op = c->ops[0];
+  if (op == NBC__OP_IS || op == NBC__OP_ISNOT) { /* `p is None` of a parameter not Optional */
+    nbc__node *p = c->a, *none = c->list.items[0];
+    if (p->kind == NBC__N_NONE) p = none, none = c->a;
+    int v = none->kind == NBC__N_NONE && p->kind == NBC__N_NAME
+                ? unbound_param(I, top, s, p->str, in_loop)
+                : -1;
+    if (v < 0 || I->fn->vars[v].type->kind == NBC__T_OPTIONAL) return -1;
+    return (I->fn->vars[v].type->kind == NBC__T_NONE) == (op == NBC__OP_IS);
+  }
+  if (op != NBC__OP_EQ && op != NBC__OP_NE && op != NBC__OP_LT && op != NBC__OP_LE &&
+      op != NBC__OP_GT && op != NBC__OP_GE)
+    return -1;
+  int64_t l, r;
+  if (!prune_operand(I, top, s, c->a, in_loop, &l) ||
+      !prune_operand(I, top, s, c->list.items[0], in_loop, &r))
+    return -1;
+  switch (op) {
+  case NBC__OP_EQ: return l == r;
+  case NBC__OP_NE: return l != r;
+  case NBC__OP_LT: return l < r;
+  case NBC__OP_LE: return l <= r;
+  case NBC__OP_GT: return l > r;
+  default: return l >= r;
+  }
+}
+
 /* body's statement i replaced by the statements of branch (the taken branch of a pruned if);
- * false when out of memory. */
+ * what follows a return, raise, break or continue of branch is dropped, as Python's compiler
+ * drops unreachable code (`if p is None: return 0` then code using p); false when out of
+ * memory. */
 static bool splice(nbc__ctx *ctx, nbc__list *body, int i, const nbc__list *branch) {
+  int after = body->count - i - 1;
+  for (int k = 0; k < branch->count; k++) {
+    nbc__node_kind kind = branch->items[k]->kind;
+    if (kind == NBC__N_RETURN || kind == NBC__N_RAISE || kind == NBC__N_BREAK ||
+        kind == NBC__N_CONTINUE)
+      after = 0;
+  }
+  body->count = i + 1 + after;
   int count = body->count - 1 + branch->count;
   nbc__node **items = nbc__arena_alloc(ctx->arena, sizeof *items * (size_t)(count ? count : 1));
   if (!items) return false;
@@ -1649,12 +1743,14 @@ static bool splice(nbc__ctx *ctx, nbc__list *body, int i, const nbc__list *branc
   return true;
 }
 
-/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant, and
- * `if isinstance(p, T):` of a parameter: the branch not taken is dropped before typing (numba's
- * dead branch pruning of literal arguments; for isinstance nbcuda goes further than numba-cuda,
+/* `if flag:` (or `if not flag:`) of a parameter whose argument was a constant,
+ * `if isinstance(p, T):` of a parameter and `if a.ndim == 2:` / `if len(t) == 3:` (numba's
+ * semantic constants compared, param_const_compare): the branch not taken is dropped before
+ * typing (numba's dead branch pruning; for isinstance nbcuda goes further than numba-cuda,
  * which types both branches), from this specialisation's own copy of the function, before its
- * variables are collected; a decided isinstance leaves the taken branch in the if's place.
- * Returns whether an isinstance() test was decided (the if replaced by its taken branch, so
+ * variables are collected; a decided isinstance or comparison leaves the taken branch in the
+ * if's place.
+ * Returns whether such a test was decided (the if replaced by its taken branch, so
  * the function's SSA webs must be split again: a parameter rebound there no longer meets its
  * old value); false also when out of memory (I->failed). */
 static bool prune_literal_ifs(infer *I, nbc__list *top, nbc__list *body, bool in_loop) {
@@ -1666,6 +1762,7 @@ static bool prune_literal_ifs(infer *I, nbc__list *top, nbc__list *body, bool in
     bool negate = c && c->kind == NBC__N_UNARY && c->op == NBC__OP_NOT;
     if (negate) c = c->a;
     int known = c ? param_isinstance(I, top, s, c, in_loop) : -1;
+    if (known < 0 && c) known = param_const_compare(I, top, s, (nbc__node *)c, in_loop);
     if (known >= 0) { /* numba prunes the other branch: the if is its taken branch */
       if (!splice(I->ctx, body, i, (known != 0) != negate ? &s->body : &s->orelse)) {
         nbc__diag_oom(I->ctx);

@@ -1974,7 +1974,7 @@ static bool declared_signature(infer *I, nbc__node *n, const nbc__global *G,
       nbc__infer_cast(n->list.items[i], chosen.args[i]);
     types[i] = chosen.args[i];
   }
-  *pret = chosen.ret ? chosen.ret : T(NBC__T_VOID);
+  *pret = chosen.ret; /* "(args)": the return type is inferred, as numba does */
   return true;
 }
 
@@ -1996,7 +1996,7 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
         !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD) &&
         !is_kind(types[i], NBC__T_POINTER) && !is_kind(types[i], NBC__T_ENUM) &&
-        !(is_kind(types[i], NBC__T_RANGE) && types[i]->dtype))
+        !is_kind(types[i], NBC__T_NONE) && !(is_kind(types[i], NBC__T_RANGE) && types[i]->dtype))
       return TYPING(I, n->list.items[i], "cannot pass a value of type %s to '%s'",
                     nbc__infer_tname(I, types[i]), G->g.name),
              NULL;

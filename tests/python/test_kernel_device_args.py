@@ -6,6 +6,7 @@ test_intrinsics, test_enums) pass to and get from device functions, under nbcuda
 - a device function jitted with signatures (`jit("int32(int32, int32)", device=True)`, or a
   list of them) is called with its arguments converted to the signature numba's overload
   resolution picks (float32 arguments to an int32 signature are converted, not specialised);
+  a signature of arguments only (`"(int64, int64)"`) leaves the return type to inference;
 - types and functions are arguments of device functions, as numba's function and
   NumberClass types are: `helper(ary, uint32, cuda.atomic.add, other_device_function)`, the
   callee specialised for each;
@@ -64,6 +65,16 @@ def rgba(r, g, b, a):
 @cuda.jit(["float32(float32)", "float64(float64)"], device=True)
 def twice(x):
     return x * 2
+
+
+@cuda.jit(["(int64, int64)", "(float64, float64)"], device=True)
+def add_inferred(x, y):  # signatures of arguments only: the return type is inferred
+    return x + y
+
+
+def inferred_caller(out, n, f):
+    out[0] = add_inferred(n, n)
+    out[1] = add_inferred(f, 2.5)
 
 
 def rgba_caller(x, channels):
@@ -200,6 +211,7 @@ KERNELS = {
     "local_constant_shapes": "void(int32[::1])",
     "rgba_caller": "void(int32[::1], float32[:, ::1])",
     "twice_caller": "void(float64[::1], float32, int32)",
+    "inferred_caller": "void(float64[::1], int64, float64)",
     "atomic_add_shared": "void(uint32[::1], uint32[::1])",
     "atomic_or_shared": "void(uint32[::1], uint32[::1])",
     "atomic_sub_shared_f64": "void(float64[::1], uint32[::1])",
@@ -317,6 +329,9 @@ def run_all(lib, m):
     got = np.zeros(2)
     lib.jit(KERNELS["twice_caller"])(m.twice_caller)[1, 1](got, np.float32(1.25), 2**30 + 1)
     out["twice_caller"] = got
+    got = np.zeros(2)
+    lib.jit(KERNELS["inferred_caller"])(m.inferred_caller)[1, 1](got, 2**40 + 3, 1.25)
+    out["inferred_caller"] = got
     idx = rng.integers(0, 1000, 32).astype(np.uint32)
     for name in ("atomic_add_shared", "atomic_or_shared", "atomic_xor_global",
                  "atomic_sub_shared_f64", "atomic_or_sized"):
@@ -353,6 +368,7 @@ def expected(channels, idx, x):
     v = ((c[0] & 0xFF) << 16) | ((c[1] & 0xFF) << 8) | (c[2] & 0xFF) | ((c[3] & 0xFF) << 24)
     want["rgba_caller"] = v.astype(np.uint32).view(np.int32)
     want["twice_caller"] = [2.5, 2.0 * (2**30 + 1)]
+    want["inferred_caller"] = [2.0 * (2**40 + 3), 3.75]
     bins = idx % 32
     add = np.zeros(32, np.uint32)
     np.add.at(add, bins, 1)

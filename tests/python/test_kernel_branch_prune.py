@@ -1,0 +1,112 @@
+"""numba's dead branch pruning of semantic constants: `if a.ndim == 2:`, `if len(t) == 3:`,
+`if p is None:` of a parameter that is None (or is not Optional), and comparisons of integer
+literals and constant integer arguments keep only the branch taken, so the other one need not
+type — the generic device function that indexes `a[i, j]` only when `a.ndim == 2`, or uses `b`
+only when it is not None. Code after a return (or raise, break, continue) of the taken branch
+is unreachable and not typed either, as Python's compiler drops it. A parameter rebound before
+the test (or in a loop around it) is not a constant there: both branches type, as in numba.
+CI: ptxas, the pruned branches' absence, the errors; the GPU compares with numpy and
+numba-cuda."""
+import numpy as np
+import pytest
+
+import nbcuda as cuda
+from conftest import assert_same_as_numba_cuda, load_kernel_module
+from test_compile import compile_checked
+
+SOURCE = '''
+@cuda.jit(device=True)
+def last(a):
+    if a.ndim == 2:
+        return a[0, a.shape[1] - 1]
+    elif a.ndim != 1:
+        return a[0, 0, 0]
+    return a[a.shape[0] - 1]
+
+
+@cuda.jit(device=True)
+def third_or_first(t):
+    if len(t) >= 3:
+        return t[2]
+    return t[0]
+
+
+@cuda.jit(device=True)
+def plus_first(x, b):
+    if b is None:
+        return x
+    return x + b[0]
+
+
+@cuda.jit(device=True)
+def unless_none(x, b):
+    if b is not None:
+        x += b[1]
+    return x
+
+
+def kernel(out, v, m):
+    out[0] = last(v)
+    out[1] = last(m)
+    out[2] = third_or_first((1.0, 2.0, 3.0))
+    out[3] = third_or_first((4.0, 5.0))
+    out[4] = plus_first(1.5, None)
+    out[5] = plus_first(1.5, v)
+    out[6] = unless_none(2.5, None)
+    out[7] = unless_none(2.5, v)
+'''
+
+SIG = "void(float64[::1], float64[::1], float64[:, ::1])"
+
+
+@pytest.fixture
+def m(tmp_path):
+    return load_kernel_module(tmp_path, "prune", SOURCE, cuda)
+
+
+def test_pruned_branches_need_not_type(m, tmp_path):
+    compile_checked(m.kernel, SIG, tmp_path)
+
+
+def test_the_untaken_branch_is_gone(tmp_path):
+    src = ("def k(out, a):\n    if a.ndim == 1:\n        out[0] = 11\n    else:\n"
+           "        out[0] = 22\n")
+    k = load_kernel_module(tmp_path, "prune_gone", src, cuda)
+    ptx = compile_checked(k.k, "void(int64[::1], float32[:, :])", tmp_path)
+    assert "22;" in ptx and "11;" not in ptx and "setp" not in ptx
+
+
+@pytest.mark.parametrize("src, sig", [
+    # rebound before the test: a.ndim is not the argument's any more, both branches type
+    ("def k(out, a):\n    a = out\n    if a.ndim == 2:\n        out[0] = a[0, 0]\n",
+     "void(int64[::1], float32[:, :])"),
+    # a module's own len is not the builtin: its answer is not known before typing
+    ("def len(t):\n    return 3\n\n\ndef k(out, t):\n    if len(t) == 3:\n"
+     "        out[0] = t[2]\n", "void(int64[::1], UniTuple(int64, 2))"),
+    # a local tuple is no argument: numba prunes arguments' semantic constants only
+    ("def k(out, a):\n    t = (1, 2)\n    if len(t) == 3:\n        out[0] = t[2]\n",
+     "void(int64[::1], float32[::1])"),
+])
+def test_not_constant_is_not_pruned(tmp_path, src, sig):
+    k = load_kernel_module(tmp_path, "prune_no", src, cuda)
+    with pytest.raises(cuda.TypingError):
+        cuda.compile_ptx(k.k, sig, cc=(9, 0))
+
+
+def run_all(lib, m):
+    out = lib.to_device(np.zeros(8))
+    v = np.arange(1.0, 5.0)
+    mat = np.arange(6.0).reshape(2, 3)
+    lib.jit(SIG)(m.kernel)[1, 1](out, v, mat)
+    return {"out": out.copy_to_host()}
+
+
+def test_launches_on_the_test_driver(m, tdrv):
+    run_all(cuda, m)
+
+
+@pytest.mark.gpu
+def test_matches_numpy_and_numba_cuda(gpu, tmp_path, m):
+    mine = run_all(cuda, m)
+    np.testing.assert_array_equal(mine["out"], [4.0, 2.0, 3.0, 4.0, 1.5, 2.5, 2.5, 4.5])
+    assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "prune_numba", mine)
