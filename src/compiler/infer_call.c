@@ -672,9 +672,8 @@ static bool bind_args(infer *I, nbc__node *n, const char *what, const char *cons
 
 /* numba-cuda's cache_hints.py: ld<op>(array, i) is element i of the array, loaded with
  * ld.global.<op>; st<op>(array, i, value) stores value, converted to the dtype (numba's
- * context.cast), with st.global.<op> and returns None. The array must be an array (kernels
- * have no pointers to pass instead), i an integer for a 1-d array or a UniTuple of ndim
- * integers, the dtype an integer or a float; the messages are numba's (_validate_arguments,
+ * context.cast), with st.global.<op> and returns None. The array must be an array or a
+ * CPointer, i an integer for a pointer or a 1-d array, or a UniTuple of ndim integers, the dtype an integer or a float; the messages are numba's (_validate_arguments,
  * then _validate_bitwidth: every integer and float here is 8, 16, 32 or 64 bits wide). The
  * arguments may be passed by keyword, as numba's overloads name them. */
 static const nbc__type *call_cache_hint(infer *I, nbc__node *n, const char *fname) {
@@ -684,15 +683,20 @@ static const nbc__type *call_cache_hint(infer *I, nbc__node *n, const char *fnam
   nbc__node *args[3];
   if (!bind_args(I, n, op, params, store ? 3 : 2, args)) return NULL;
   const nbc__type *at = args[0]->type, *it = args[1]->type;
-  if (!is_kind(at, NBC__T_ARRAY))
+  bool pointer = is_kind(at, NBC__T_POINTER);
+  if (!is_kind(at, NBC__T_ARRAY) && !pointer)
     return TYPING(I, args[0], "%s operates on arrays or pointers. Got type %s", op,
                   nbc__infer_tname(I, at)),
            NULL;
   bool valid = false;
   if (nbc__type_is_int(it)) {
-    if (at->ndim != 1)
+    if (!pointer && at->ndim != 1) /* a pointer takes any integer */
       return TYPING(I, args[1], "Expected %d indices, got a scalar", at->ndim), NULL;
     valid = true;
+  } else if (pointer && is_kind(it, NBC__T_TUPLE)) {
+    return TYPING(I, args[1], "Pointers only support scalar indexing, got tuple of %d",
+                  it->count),
+           NULL;
   } else if (is_kind(it, NBC__T_TUPLE) && it->count > 0) {
     bool uni = true;
     for (int k = 1; k < it->count; k++)

@@ -152,6 +152,14 @@ static const char *flat_element(nbc__lowerer *L, nbc__lval arr, nbc__node *index
 static const char *hint_element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval arr,
                                     nbc__node *ix, bool nonneg);
 
+/* numba's CPointer p: the address p[i] finds (no bounds). */
+static const char *pointer_element(nbc__lowerer *L, nbc__lval p, nbc__node *ix) {
+  nbc__lval iv = nbc__lower_convert(L, nbc__lower_expr(L, ix), T(NBC__T_INT64));
+  const char *et = nbc__lower_mtype(L, p.type->dtype), *r = tmp(L);
+  EMIT("%s = getelementptr %s, %s* %s, i64 %s", r, et, et, p.v, iv.v);
+  return r;
+}
+
 const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *parray) {
   nbc__lval arr = nbc__lower_expr(L, s->a);
   if (arr.type && arr.type->kind == NBC__T_FLAT) {
@@ -160,12 +168,7 @@ const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *par
     return flat_element(L, arr, s->b);
   }
   *parray = arr;
-  if (arr.type && arr.type->kind == NBC__T_POINTER) { /* numba's CPointer: p[i], no bounds */
-    nbc__lval iv = nbc__lower_convert(L, nbc__lower_expr(L, s->b), T(NBC__T_INT64));
-    const char *et = nbc__lower_mtype(L, arr.type->dtype), *p = tmp(L);
-    EMIT("%s = getelementptr %s, %s* %s, i64 %s", p, et, et, arr.v, iv.v);
-    return p;
-  }
+  if (arr.type && arr.type->kind == NBC__T_POINTER) return pointer_element(L, arr, s->b);
   if (!arr.type || arr.type->kind != NBC__T_ARRAY) {
     nbc__lower_error(L, s, "'%s' object is not subscriptable as an array",
                      arr.type ? nbc__type_name(L->ctx, arr.type) : "?");
@@ -1139,7 +1142,7 @@ static const char *hint_element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval
 /* cuda.ld<op>(array, i) / cuda.st<op>(array, i, value) as numba-cuda's cache_hints.py
  * emits them: inline asm `ld.global.<op>.b<bits> $0, [$1];` with "=r,l" ("=h,l" for 16
  * bits, "=l,l" for 64) and `st.global.<op>.b<bits> [$0], $1;` with "l,<r|h|l>,~{memory}"
- * on the element's address, found as a[i] finds it. Unlike numba, the asm operand is
+ * on the element's address, found as a[i] (or a CPointer's p[i]) finds it. Unlike numba, the asm operand is
  * always the integer type its constraint names (an i32 for 8-bit elements, truncated or
  * zero-extended; i16 for float16, which lives in an i16 anyway) and floats are bitcast to
  * and from it: libNVVM is strict about operand types. */
@@ -1150,11 +1153,13 @@ nbc__lval nbc__lower_cache_hint(nbc__lowerer *L, nbc__node *n, const nbc__call *
   nbc__node *vn = store ? nbc__call_arg(n, 2, "value") : NULL;
   const nbc__type *rt = store ? T(NBC__T_NONE) : call->ret;
   nbc__lval arr = an ? nbc__lower_expr(L, an) : (nbc__lval){NULL, NULL};
-  if (!arr.type || arr.type->kind != NBC__T_ARRAY || !ix || (store && !vn)) {
+  bool pointer = arr.type && arr.type->kind == NBC__T_POINTER;
+  if (!arr.type || (arr.type->kind != NBC__T_ARRAY && !pointer) || !ix || (store && !vn)) {
     nbc__lower_error(L, n, "%s takes (array, i%s)", op, store ? ", value" : "");
     return (nbc__lval){rt, nbc__lower_zero(L, rt)};
   }
-  const char *ptr = hint_element_ptr(L, n, arr, ix, call->nonneg);
+  const char *ptr = pointer ? pointer_element(L, arr, ix)
+                            : hint_element_ptr(L, n, arr, ix, call->nonneg);
   if (!ptr) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
   const nbc__type *dt = arr.type->dtype;
   const char *et = nbc__lower_mtype(L, dt), *ty = ltype(L, dt);

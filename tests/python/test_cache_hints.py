@@ -1,7 +1,8 @@
 """numba-cuda's cache-hinted loads and stores (cache_hints.py) in kernels: cuda.ldca, ldcg, ldcs,
 ldlu, ldcv load element i of an array with ld.global.<op>; cuda.stcg, stcs, stwb, stwt store a
 value (converted to the dtype) with st.global.<op>. Integer and float arrays of 8 to 64 bits,
-an integer index for 1-d arrays or a tuple of ndim integers, negative indices wrapping around.
+an integer index for 1-d arrays or a tuple of ndim integers, negative indices wrapping around;
+numba's CPointers, any integer index (an offset).
 CI checks typing, messages and code; the gpu test runs copies and transforms through every
 operation and compares them with numpy and numba-cuda (in a fresh interpreter) bit for bit."""
 import re
@@ -37,6 +38,12 @@ def transform_2d(src, scaled, flipped, scale):
     if i < src.shape[0] and j < src.shape[1]:
         cuda.stcs(scaled, (-1 - i, j), cuda.ldcg(src, cuda.grid(2)) * scale)
         cuda.stwb(flipped, (i, -1 - j), cuda.ldcv(src, (i - src.shape[0], j)))
+
+
+def reverse_ptr(dst, src, n):
+    i = cuda.grid(1)
+    if i < n:
+        cuda.stwt(dst, i, cuda.ldcg(src, n - 1 - i))
 """
 
 
@@ -63,9 +70,15 @@ def run(mod, cm):
         copy_1d[3, 128](cm.to_device(x), dst, rev)
         scaled, flipped = cm.device_array(m.shape, dt), cm.device_array(m.shape, dt)
         transform_2d[(3, 3), (8, 8)](cm.to_device(m), scaled, flipped, 1.5)
+        # CPointer arguments take the arrays' addresses
+        src, ptr_rev = cm.to_device(x), cm.device_array(x.size, dt)
+        reverse_ptr = cm.jit(f"void(CPointer({dt}), CPointer({dt}), int64)")(mod.reverse_ptr)
+        reverse_ptr[3, 128](ptr_rev.__cuda_array_interface__["data"][0],
+                            src.__cuda_array_interface__["data"][0], x.size)
         out.update({f"{dt}_copy": dst.copy_to_host(), f"{dt}_rev": rev.copy_to_host(),
                     f"{dt}_scaled": scaled.copy_to_host(),
-                    f"{dt}_flipped": flipped.copy_to_host()})
+                    f"{dt}_flipped": flipped.copy_to_host(),
+                    f"{dt}_ptr_rev": ptr_rev.copy_to_host()})
     return out
 
 
@@ -73,7 +86,7 @@ def expected(dt):
     """numpy's results: the value stored is the product converted to the dtype (numba's cast:
     float rounding to nearest, integers truncated towards zero)."""
     x, m = inputs(dt)
-    return {f"{dt}_copy": np.stack([x] * 4), f"{dt}_rev": x[::-1],
+    return {f"{dt}_copy": np.stack([x] * 4), f"{dt}_rev": x[::-1], f"{dt}_ptr_rev": x[::-1],
             f"{dt}_scaled": (m.astype(np.float64) * 1.5).astype(dt)[::-1],
             f"{dt}_flipped": m[:, ::-1]}
 
@@ -102,6 +115,8 @@ def ops(tmp_path_factory):
     source = "".join(f"def {op}_(a, i):\n    return cuda.{op}(a, i)\n" for op in LOADS)
     source += "".join(f"def {op}_(a, v):\n    return cuda.{op}(a, (0, -1), v)\n"
                       for op in STORES)
+    source += "".join(f"def ptr_{op}(p, v):\n    return cuda.{op}(p, -3, v)\n"
+                      for op in STORES)
     return load_kernel_module(tmp_path_factory.mktemp("ops"), "cache_hint_ops", source, cuda)
 
 
@@ -119,6 +134,17 @@ def test_stores_return_none(ops, op, dtype):
     ptx, rt = ptx_of(getattr(ops, op + "_"), f"({dtype}[:, :], float64)")
     assert rt == "none"
     assert insns(ptx) == [f"st.global.{op[2:]}.b{BITS[dtype]}"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pointers_load_and_store(ops, dtype):
+    # numba's CPointer: any integer index, the element's address as p[i] finds it
+    for op in LOADS:
+        ptx, rt = ptx_of(getattr(ops, op + "_"), f"(CPointer({dtype}), int32)")
+        assert rt == dtype and insns(ptx) == [f"ld.global.{op[2:]}.b{BITS[dtype]}"]
+    for op in STORES:
+        ptx, rt = ptx_of(getattr(ops, "ptr_" + op), f"(CPointer({dtype}), float64)")
+        assert rt == "none" and insns(ptx) == [f"st.global.{op[2:]}.b{BITS[dtype]}"]
 
 
 def bare_names(a, i, v):
@@ -165,6 +191,8 @@ ERRORS = [
      r"Tuple\(int32, int64\) is not a valid index"),
     ("return cuda.ldcg(a, 0)", "(float32,)",
      "ldcg operates on arrays or pointers. Got type float32"),
+    ("return cuda.ldca(a, (0, 1))", "(CPointer(int32),)",
+     "Pointers only support scalar indexing, got tuple of 2"),
     ("cuda.stcs(a, 0, 1j)", "(int32[:],)", r"cannot convert complex128 to int32 in stcs\(\)"),
     ("cuda.stwb(a)", "(int32[:],)", r"stwb\(\) missing required argument: 'i'"),
 ]
