@@ -797,6 +797,17 @@ static const nbc__type *module_attr(infer *I, nbc__node *n, const char *path) {
 }
 
 static const nbc__type *attr_expr(infer *I, nbc__node *n) {
+  /* numba's ArrayCTypes: a.ctypes.data is the address of a's data (uintp); the node becomes
+   * the attribute "ctypes.data" of the array */
+  if (strcmp(n->str, "data") == 0 && n->a && n->a->kind == NBC__N_ATTR &&
+      strcmp(n->a->str, "ctypes") == 0) {
+    const nbc__type *arr = nbc__infer_expr(I, n->a->a);
+    if (!arr) return NULL;
+    if (arr->kind == NBC__T_ARRAY) {
+      n->a = n->a->a;
+      n->str = "ctypes.data";
+    }
+  }
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
   const char *path = nbc__py_module_path(o);
@@ -825,6 +836,7 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
     if (strcmp(n->str, "size") == 0 || strcmp(n->str, "ndim") == 0 ||
         strcmp(n->str, "itemsize") == 0 || strcmp(n->str, "nbytes") == 0)
       return T(NBC__T_INT64);
+    if (strcmp(n->str, "ctypes.data") == 0) return T(NBC__T_UINT64); /* (above) */
     if (strcmp(n->str, "flat") == 0) /* numpy's flat iterator over the array */
       return nbc__type_special(I->ctx, NBC__T_FLAT, NULL, o);
     if (strcmp(n->str, "dtype") == 0 && nbc__type_is_number(o->dtype)) /* numba's DType */

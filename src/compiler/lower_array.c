@@ -572,6 +572,12 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr) {
   if (strcmp(name, "size") == 0) return nbc__lower_array_field(L, arr, 2, -1);
   if (strcmp(name, "itemsize") == 0) return nbc__lower_array_field(L, arr, 3, -1);
   if (strcmp(name, "flat") == 0) return (nbc__lval){n->type, arr.v}; /* the array itself */
+  if (strcmp(name, "ctypes.data") == 0) { /* a.ctypes.data: the data pointer's address */
+    const char *r = tmp(L);
+    EMIT("%s = ptrtoint %s* %s to i64", r, nbc__lower_mtype(L, at->dtype),
+         nbc__lower_array_field(L, arr, 4, -1).v);
+    return (nbc__lval){T(NBC__T_UINT64), r};
+  }
   if (strcmp(name, "nbytes") == 0) /* numba's array_nbytes: size * itemsize */
     return (nbc__lval){T(NBC__T_INT64),
                        op64(L, "mul", nbc__lower_array_field(L, arr, 2, -1).v,

@@ -4,8 +4,9 @@ ValueError; None the dtype's own) reaches the PTX's .align, and a local array is
 where the function begins (numba-cuda's cgutils.alloca_once stores zeros there), so a
 kernel reading an element it never wrote sees 0 under both; shapes may be global constants, a
 tuple or list of them or a global tuple, and the dtype numpy's name of a type ("int32"), as in
-numba-cuda's test_sm_creation. CI: the PTX's alignments and the errors; the GPU compares
-kernels with numba-cuda."""
+numba-cuda's test_sm_creation; `a.ctypes.data` is an array's address (numba's ArrayCTypes),
+aligned as asked. CI: the PTX's alignments and the errors; the GPU compares kernels with
+numba-cuda and checks the addresses' alignment."""
 import inspect
 import re
 
@@ -36,6 +37,40 @@ def test_alignment_reaches_the_ptx(tmp_path):
     assert re.search(r"\.shared \.align 128 \.b8 \w+\[128\]", ptx)
     assert re.search(r"\.extern \.shared \.align 256 \.b8 \w+\[\]", ptx)
     assert re.search(r"\.local \.align 64 \.b8", ptx)
+
+
+def addresses(out, which):
+    loc = cuda.local.array((2, 3), np.uint8, alignment=64)
+    sh = cuda.shared.array(5, np.float64, alignment=256)
+    loc[0, 1] = 7
+    sh[0] = 1.0
+    out[0] = loc.ctypes.data if which == 0 else sh.ctypes.data
+    out[1] = loc[0, 1] + sh[0]
+    out[2] = loc[0:].ctypes.data - loc.ctypes.data   # a view's address is its data's
+
+
+def scalar_ctypes(out, x):
+    out[0] = x.ctypes.data
+
+
+def test_ctypes_data_is_the_arrays_address(tmp_path, tdrv):
+    # numba's ArrayCTypes: a.ctypes.data, the data's address as uint64 (uintp)
+    ptx, _ = cuda.compile_ptx(addresses, "void(uint64[::1], int32)", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    assert "cvta.local.u64" in ptx and "cvta.shared.u64" in ptx
+    cuda.jit("void(uint64[::1], int32)")(addresses)[1, 1](np.zeros(3, np.uint64), 0)
+    with pytest.raises(cuda.TypingError, match="Unknown attribute 'ctypes' of type float64"):
+        cuda.compile_ptx(scalar_ctypes, "void(uint64[::1], float64)", cc=(9, 0))
+
+
+@pytest.mark.gpu
+def test_addresses_are_aligned_on_the_gpu(gpu):
+    k = cuda.jit("void(uint64[::1], int32)")(addresses)
+    for which, align in ((0, 64), (1, 256)):
+        out = np.zeros(3, np.uint64)
+        k[1, 1](out, which)
+        assert out[0] % align == 0 and out[0] != 0
+        assert out[1] == 8 and out[2] == 0
 
 
 def bad_power(a):
