@@ -718,11 +718,13 @@ typedef enum nbc_global_kind {
                                    an IntEnum, whose members are their int values */
   NBC_GLOBAL_ENUM_MEMBER,       /* a member of such a class: the class as for ENUM, and
                                    value.i the member's index in it */
-  NBC_GLOBAL_MODULE             /* any other Python module (`import helpers`): name, its
+  NBC_GLOBAL_MODULE,            /* any other Python module (`import helpers`): name, its
                                    name. `helpers.x` in the code is then resolved as the
                                    global "helpers.x" (the resolver reads the attribute),
                                    so a module's functions, constants and arrays work as
                                    the function's own globals do */
+  NBC_GLOBAL_NONE               /* None, a constant as numba freezes it (`ALIGN = None`,
+                                   then `cuda.local.array(4, f32, alignment=ALIGN)`) */
 } nbc_global_kind_t;
 
 struct nbc_resolver;

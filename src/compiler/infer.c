@@ -456,6 +456,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return T(NBC__T_FLOAT64);
   case NBC_GLOBAL_BOOL:
     return T(NBC__T_BOOL);
+  case NBC_GLOBAL_NONE:
+    return T(NBC__T_NONE);
   case NBC_GLOBAL_MODULE_MATH:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "math", NULL);
   case NBC_GLOBAL_MODULE_CMATH:

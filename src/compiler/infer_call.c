@@ -489,13 +489,18 @@ static int array_shape(infer *I, nbc__node *n, nbc__node *shape, const char *fna
 }
 
 /* numba-cuda's _validate_alignment of a shared/local array's constant `alignment` (None:
- * the dtype's own): *palign 0 for none; false (reported) for an invalid one. A value that is
- * not a constant is ignored, as numba ignores what is not an IntegerLiteral. */
+ * the dtype's own): *palign 0 for none; false (reported) for an invalid one, and for a value
+ * that is neither a constant integer nor None (numba's RequireLiteralValue). */
 static bool array_alignment(infer *I, nbc__node *v, int64_t *palign) {
   *palign = 0;
   if (!v || v->kind == NBC__N_NONE) return true;
   int64_t a;
-  if (!nbc__infer_const_int(I, v, &a)) return true;
+  if (!nbc__infer_const_int(I, v, &a)) {
+    const nbc__type *t = v->kind == NBC__N_STR ? NULL : nbc__infer_expr(I, v);
+    if (t && t->kind == NBC__T_NONE) return true;
+    if (!t && v->kind != NBC__N_STR) return false;
+    return TYPING(I, v, "RequireLiteralValue: alignment must be a constant integer");
+  }
   const char *why = a <= 0 ? "Alignment must be positive"
                     : (a & (a - 1)) != 0 ? "Alignment must be a power of 2"
                     : a % 8 != 0         ? "Alignment must be a multiple of 8"

@@ -1348,6 +1348,8 @@ static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *
   }
   case NBC_GLOBAL_BOOL:
     return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
+  case NBC_GLOBAL_NONE: /* as the literal None */
+    return (nbc__lval){T(NBC__T_NONE), "null"};
   case NBC_GLOBAL_TUPLE: /* numba's frozen global tuple: its constants */
     return n->type ? tuple_constant(L, n->type, &g->g) : (nbc__lval){n->type, "undef"};
   case NBC_GLOBAL_ARRAY: /* numba's frozen global array, in constant memory */

@@ -569,8 +569,12 @@ static nbc_global_t value_of(builder *bd, const nbc__node *v) {
     g.tuple_count = v->list.count;
     return g;
   }
-  value x = eval(bd, v);
   nbc_global_t g = {0};
+  if (v->kind == NBC__N_NONE) { /* `ALIGN = None` */
+    g.kind = NBC_GLOBAL_NONE;
+    return g;
+  }
+  value x = eval(bd, v);
   g.kind = x.kind;
   if (x.kind == NBC_GLOBAL_FLOAT)
     g.value.f = x.f;

@@ -643,6 +643,10 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
   }
   int named = cuda_name(d, value, g);
   if (named) return named < 0 ? -1 : 0;
+  if (value == Py_None) {
+    g->kind = NBC_GLOBAL_NONE;
+    return 0;
+  }
   if (PyBool_Check(value)) {
     g->kind = NBC_GLOBAL_BOOL;
     g->value.i = value == Py_True;

@@ -66,7 +66,8 @@ TEST(constants_follow_python_semantics) {
                            "Z = 1\n"
                            "Z += 2\n"
                            "ANN: int = 9\n"
-                           "PARENS = (TPB + 1) * (2)\n");
+                           "PARENS = (TPB + 1) * (2)\n"
+                           "NOTHING = None\n");
   ASSERT(m);
   ASSERT_INT(m, "TPB", 16);
   ASSERT_INT(m, "N", 1 << 20);
@@ -92,6 +93,7 @@ TEST(constants_follow_python_semantics) {
   ASSERT_INT(m, "OR", 5);
   ASSERT_INT(m, "BITS", (0xF0 | 0x0F) & (~1 ^ 2));
   ASSERT_INT(m, "RSH", -5);
+  ASSERT_KIND(m, "NOTHING", NBC_GLOBAL_NONE); /* None, a constant as numba freezes it */
   /* a tuple of constants: numba freezes it (max(1, 2.5, 2) is 2.5, int(-3.7) is -3) */
   nbc_global_t calls = resolve(m, "CALLS");
   ASSERT_EQ(calls.kind, NBC_GLOBAL_TUPLE);
@@ -118,7 +120,6 @@ TEST(non_constants_are_other) { /* and TUP_T, a tuple of tuples, is a constant *
                            "ARR = np.zeros(4)\n"
                            "S = 'text'\n"
                            "L = [1, 2]\n"
-                           "NONE = None\n"
                            "CPLX = 1j\n"
                            "BIG = 2 ** 63\n"
                            "HUGE = 18446744073709551615\n"
@@ -133,8 +134,8 @@ TEST(non_constants_are_other) { /* and TUP_T, a tuple of tuples, is a constant *
                            "class Klass:\n"
                            "    pass\n");
   ASSERT(m);
-  const char *names[] = {"ARR",  "S",     "L",       "NONE", "CPLX",    "BIG",   "HUGE",
-                         "DIV0", "SHIFT", "UNKNOWN", "REF",  "LOOPVAR", "Klass", "TUP_S"};
+  const char *names[] = {"ARR",     "S",   "L",       "CPLX",  "BIG",  "HUGE", "DIV0",
+                         "SHIFT",   "UNKNOWN", "REF", "LOOPVAR", "Klass", "TUP_S"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (resolve(m, names[i]).kind != NBC_GLOBAL_OTHER)
       TEST_FAIL_("%s is not NBC_GLOBAL_OTHER", names[i]);

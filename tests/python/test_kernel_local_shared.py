@@ -73,6 +73,36 @@ def test_addresses_are_aligned_on_the_gpu(gpu):
         assert out[1] == 8 and out[2] == 0
 
 
+NO_ALIGNMENT = None
+FLOAT_ALIGNMENT = 16.0
+
+
+def global_none_alignment(a):
+    s = cuda.local.array(4, np.float32, alignment=NO_ALIGNMENT)  # a global None: the default
+    s[0] = 1
+    a[0] = s[0] if NO_ALIGNMENT is None else 2
+
+
+def float_alignment(a):
+    s = cuda.local.array(4, np.float32, alignment=FLOAT_ALIGNMENT)
+    a[0] = s[0]
+
+
+def variable_alignment(a, n):
+    s = cuda.local.array(4, np.float32, alignment=n)
+    a[0] = s[0]
+
+
+def test_alignment_is_a_constant_integer_or_none(tmp_path):
+    ptx, _ = cuda.compile_ptx(global_none_alignment, "void(float32[::1])", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    for func, sig in ((float_alignment, "void(float32[::1])"),
+                      (variable_alignment, "void(float32[::1], int64)")):
+        with pytest.raises(cuda.TypingError,
+                           match="RequireLiteralValue: alignment must be a constant integer"):
+            cuda.compile_ptx(func, sig, cc=(9, 0))
+
+
 def bad_power(a):
     s = cuda.shared.array(32, np.float32, alignment=12)
     a[0] = s[0]
