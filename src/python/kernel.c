@@ -525,11 +525,6 @@ static PyObject *kernel_py_func(KernelObject *self, void *c) {
 static PyObject *kernel_forward(KernelObject *self, void *attr) {
   return forward_attr(self->py_func, attr);
 }
-static PyObject *kernel_signatures(KernelObject *self, void *c) {
-  (void)c;
-  if (self->sigtext) return Py_BuildValue("[O]", self->sigtext);
-  return self->specializations ? PyDict_Keys(self->specializations) : PyList_New(0);
-}
 static PyObject *kernel_symbol(KernelObject *self, void *c) {
   (void)c;
   if (!self->result) Py_RETURN_NONE;
@@ -740,6 +735,20 @@ static PyObject *kernel_overloads(KernelObject *self, void *c) {
   }
   Py_XDECREF(all);
   return d;
+}
+
+/* numba's signatures: list(overloads), each overload's tuple of argument types. */
+static PyObject *kernel_signatures(KernelObject *self, void *c) {
+  (void)c;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *all = overload_list(self), *r = all ? PyList_New(0) : NULL;
+  for (Py_ssize_t i = 0; r && i < PyList_GET_SIZE(all); i++) {
+    PyObject *key = argtypes_of(st, (KernelObject *)PyList_GET_ITEM(all, i));
+    if (!key || PyList_Append(r, key) < 0) Py_CLEAR(r);
+    Py_XDECREF(key);
+  }
+  Py_XDECREF(all);
+  return r;
 }
 
 /* numba's nopython_signatures: each overload's signature, void(argument types). */
@@ -1181,7 +1190,8 @@ static PyObject *kernel_targetoptions(KernelObject *self, void *c) {
 
 static PyGetSetDef kernel_getset[] = {
     {"py_func", (getter)kernel_py_func, NULL, "the Python function", NULL},
-    {"signatures", (getter)kernel_signatures, NULL, "the compiled signatures", NULL},
+    {"signatures", (getter)kernel_signatures, NULL,
+     "the compiled signatures: each overload's tuple of argument types, as numba's", NULL},
     {"symbol", (getter)kernel_symbol, NULL, "the kernel entry's name in the PTX", NULL},
     {"overloads", (getter)kernel_overloads, NULL, "{argument types: compiled kernel}", NULL},
     {"nopython_signatures", (getter)kernel_nopython_signatures, NULL,

@@ -158,6 +158,13 @@ def only(texts):
     return text
 
 
+def sig_texts(kernel):
+    """A kernel's signatures (numba's: each overload's tuple of argument types) as signature
+    strings, "void(float32[::1], int64)"."""
+    import nbcuda
+    return [nbcuda.void(*argtypes).signature_text for argtypes in kernel.signatures]
+
+
 def load_kernel_module(tmp_path, name, source, cuda_module):
     """source written to tmp_path/<name>.py (the compilers read a kernel's source from its
     file) and imported with `cuda` bound to cuda_module (nbcuda or numba.cuda). For nbcuda on

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
-from conftest import assert_same_as_numba_cuda, load_kernel_module
+from conftest import assert_same_as_numba_cuda, load_kernel_module, sig_texts
 
 SOURCE = '''
 def named_unituple(r, x):
@@ -67,11 +67,11 @@ def test_signatures_and_launches(m, tdrv):
     run_all(cuda, m)
     k = cuda.jit(m.named_tuple)
     k[1, 1](np.zeros(2, np.int64), np.zeros(1), Circle(1, 2, 2.5))
-    assert k.signatures == ["void(int64[::1], float64[::1], "
+    assert sig_texts(k) == ["void(int64[::1], float64[::1], "
                             "NamedTuple(Circle, x: int64, y: int64, r: float64))"]
     e = cuda.jit(m.empty_tuple)
     e[1, 1](np.ones(1, np.int64), ())
-    assert e.signatures == ["void(int64[::1], Tuple())"]
+    assert sig_texts(e) == ["void(int64[::1], Tuple())"]
     with pytest.raises(cuda.TypingError, match=r"Unknown attribute 'z' of type "
                                                r"NamedTuple\(Point, x: int64, y: int64\)"):
         cuda.compile_ptx(m.no_such_field,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
-from conftest import load_kernel_module, numba_side
+from conftest import load_kernel_module, numba_side, sig_texts
 from test_compile import check_ptx
 
 ALIGNED = np.dtype([("a", np.float64), ("b", np.int32), ("flag", np.bool_),
@@ -267,7 +267,7 @@ def test_recarray_elements_are_record_arguments(tmp_path):
     assert type(rr[1]).__name__ == "record"
     k = cuda.jit(mod.record_arg)
     k[1, 1](rr[1], cuda.device_array(1))
-    assert k.signatures == [f"void({cuda.from_dtype(ALIGNED)}, float64[::1])"]
+    assert sig_texts(k) == [f"void({cuda.from_dtype(ALIGNED)}, float64[::1])"]
 
 
 def test_typeof_records_for_lazy_kernels(tmp_path):
@@ -277,7 +277,7 @@ def test_typeof_records_for_lazy_kernels(tmp_path):
     k[1, 1](rec[0], cuda.device_array(1))
     k[1, 1](cuda.to_device(rec[1]), cuda.device_array(1))  # a device record: the same type
     r = cuda.from_dtype(ALIGNED)
-    assert k.signatures == [f"void({r}, float64[::1])"]
+    assert sig_texts(k) == [f"void({r}, float64[::1])"]
 
 
 def results(cuda_module, directory, packed=True):
