@@ -83,7 +83,8 @@ bool nbc__numpy_constant(const char *name, double *pv) {
   return false;
 }
 
-/* Which loops a ufunc has (numpy's, less float16, long double, complex and object). */
+/* Which loops a ufunc has (numpy's, less float16, long double, complex and object; the
+ * comparisons and logical ufuncs have their complex loops, nbc__type_numpy). */
 typedef enum loops {
   LOOPS_FLOAT,  /* f->f d->d */
   LOOPS_ALL,    /* ?->? b->b ... Q->Q f->f d->d */
@@ -210,10 +211,22 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
   if (nargs != u->nin) return NULL;
   if (u->loops == LOOPS_NUMBER && args[0] && nbc__type_is_complex(args[0])) /* F->F, D->D */
     return *ploop = args[0];
-  bool any_int = false, any_float = false;
+  bool any_int = false, any_float = false, any_complex = false, c64 = true;
   for (int i = 0; i < nargs; i++) {
     const nbc__type *t = args[i];
     if (!t || !nbc__type_is_number(t)) return NULL;
+    any_complex |= nbc__type_is_complex(t);
+    c64 = c64 && (t->kind == NBC__T_COMPLEX64 ||
+                  (!nbc__type_is_complex(t) && can_cast_safe(t, nbc__type_scalar(NBC__T_FLOAT32))));
+  }
+  /* the comparisons and logical ufuncs have numpy's FF->? and DD->? loops: the first that
+   * every argument casts to safely */
+  if (any_complex && u->loops == LOOPS_PRED && !u->math) {
+    *ploop = nbc__type_scalar(c64 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
+    return nbc__type_scalar(NBC__T_BOOL);
+  }
+  for (int i = 0; i < nargs; i++) {
+    const nbc__type *t = args[i];
     if (nbc__type_is_complex(t)) return *pwhy = "complex arguments are not supported", NULL;
     if (t->kind == NBC__T_FLOAT16) return *pwhy = "float16 arguments are not supported", NULL;
     any_int |= nbc__type_is_int(t);
@@ -283,9 +296,31 @@ static nbc__lval lower_bitwise(nbc__lowerer *L, nbc__node *n, const char *name,
   return nbc__lower_binop_values(L, n, op, a, n->list.items[1], b, rt);
 }
 
+/* numba's np_complex_gt_impl... (NumPy's CGT, CGE, CLT, CLE of loops.c.src): complex numbers
+ * ordered by their real parts, then their imaginary parts; a NaN imaginary part makes the
+ * comparison of different real parts false. op is GT, GE, LT or LE. */
+static const char *complex_order(nbc__lowerer *L, nbc__node *n, nbc__op op, nbc__lval a,
+                                 nbc__lval b) {
+  nbc__lval xr = nbc__lower_complex_part(L, a, 0), xi = nbc__lower_complex_part(L, a, 1);
+  nbc__lval yr = nbc__lower_complex_part(L, b, 0), yi = nbc__lower_complex_part(L, b, 1);
+  nbc__op strict = op == NBC__OP_GT || op == NBC__OP_GE ? NBC__OP_GT : NBC__OP_LT;
+  const char *reals = nbc__lower_compare_values(L, n, strict, xr, yr);
+  const char *ordered = nbc__lower_tmp(L), *first = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = fcmp ord %s %s, %s", ordered, nbc__lower_ltype(L, xi.type), xi.v,
+                  yi.v);
+  nbc__lower_emit(L, "%s = and i1 %s, %s", first, reals, ordered);
+  const char *same = nbc__lower_compare_values(L, n, NBC__OP_EQ, xr, yr);
+  const char *imags = nbc__lower_compare_values(L, n, op, xi, yi);
+  const char *second = nbc__lower_tmp(L), *r = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = and i1 %s, %s", second, same, imags);
+  nbc__lower_emit(L, "%s = or i1 %s, %s", r, first, second);
+  return r;
+}
+
 /* The comparison and logical ufuncs: the arguments converted to the loop's type, then
  * compared as the operators compare (an unordered float comparison is false, except for
- * not_equal), or their truth values combined; a bool. */
+ * not_equal; complex numbers ordered as complex_order does), or their truth values
+ * combined; a bool. */
 static nbc__lval lower_predicate(nbc__lowerer *L, nbc__node *n, const struct ufunc *u,
                                  const nbc__call *call) {
   nbc__lval v[2];
@@ -306,7 +341,9 @@ static nbc__lval lower_predicate(nbc__lowerer *L, nbc__node *n, const struct ufu
                  : strcmp(name, "less_equal") == 0    ? NBC__OP_LE
                  : strcmp(name, "equal") == 0         ? NBC__OP_EQ
                                                       : NBC__OP_NE;
-    x = nbc__lower_compare_values(L, n, op, v[0], v[1]);
+    x = nbc__type_is_complex(v[0].type) && op != NBC__OP_EQ && op != NBC__OP_NE
+            ? complex_order(L, n, op, v[0], v[1])
+            : nbc__lower_compare_values(L, n, op, v[0], v[1]);
   }
   return (nbc__lval){nbc__type_scalar(NBC__T_BOOL), x};
 }

@@ -242,11 +242,21 @@ PyObject *nbc__py_source_lines(PyObject *f) {
   return lines_lnum;
 }
 
+/* The name f's def has in its source: its code's co_name (code generating functions may
+ * rename one through __name__, as numba-cuda's test_ufuncs does). A new reference, or NULL
+ * with an exception set. */
+static PyObject *source_name(PyObject *f) {
+  PyObject *code = PyObject_GetAttrString(f, "__code__");
+  PyObject *name = code ? PyObject_GetAttrString(code, "co_name") : NULL;
+  Py_XDECREF(code);
+  return name;
+}
+
 /* The dedented source of f, its first line and the columns removed; new references kept in
  * the session. Returns -1 with an exception set. */
 static int function_source(session *sess, PyObject *f, const char **ptext, int *pline,
                            int *pcol, const char **pfile, const char **pname) {
-  PyObject *fname = PyObject_GetAttrString(f, "__name__");
+  PyObject *fname = source_name(f);
   int is_lambda = fname && PyUnicode_Check(fname) &&
                   PyUnicode_CompareWithASCIIString(fname, "<lambda>") == 0;
   Py_XDECREF(fname);
@@ -315,7 +325,7 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
   Py_DECREF(joined);
   PyObject *code = PyObject_GetAttrString(f, "__code__");
   PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
-  PyObject *name = PyObject_GetAttrString(f, "__name__");
+  PyObject *name = source_name(f);
   Py_XDECREF(code);
   int rc = -1;
   if (text && file && name && PyList_Append(sess->keep, text) == 0 &&
@@ -942,7 +952,7 @@ void nbc__py_compiled_clear(nbc__py_compiled *extras) {
 static resolver_data *site_resolver(session *sess, const nbc_raise_site_t *site) {
   for (int i = 0; site->function && i < sess->nchildren; i++) {
     PyObject *f = sess->children[i]->func;
-    PyObject *name = PyObject_GetAttrString(f, "__name__");
+    PyObject *name = source_name(f);
     PyObject *code = PyObject_GetAttrString(f, "__code__");
     PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
     const char *n = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
