@@ -2,7 +2,8 @@
 templates, as numba-cuda's own test_atomics makes its kernels — compile from the text they
 were made from, which nbcuda keeps through an audit hook (exec_source.c): two templates
 exec'd under "<string>" at the same lines each get their own text, lambdas from eval()
-compile, __future__ flags are honoured, and a text pushed out of the kept window gives the
+compile, __future__ flags are honoured, a function renamed through __name__ is found by its
+code's name, and a text pushed out of the kept window gives the
 clear no-source OSError. On the GPU the generated kernels give numpy's and numba-cuda's
 answers."""
 import __future__
@@ -63,6 +64,17 @@ def test_lambdas_from_exec_and_eval_compile_as_device_functions():
     p5, _ = cuda.compile_ptx(times5, "int64(int64)", device=True, cc=(9, 0))
     assert "shl.b64" in p2 or "add.s64" in p2  # x * 2
     assert "mul.lo.s64" in p5 and p2 != p5
+
+
+def test_a_function_renamed_through_its_name_compiles():
+    # numba-cuda's test_ufuncs: the usecase is `def fn(...)` renamed "sqrt_usecase"; the
+    # source is looked up by the code's name
+    ns = {"np": np}
+    exec("def fn(a0, a1):\n    np.sqrt(a0, a1)\n", ns)
+    fn = ns["fn"]
+    fn.__name__ = "sqrt_usecase"
+    ptx, _ = cuda.compile_ptx(fn, "void(float64[::1], float64[::1])", cc=(9, 0))
+    assert "sqrt.rn.f64" in ptx
 
 
 def test_compile_then_exec_under_a_file_name_of_its_own():
