@@ -48,6 +48,7 @@ import subprocess
 import sys
 import time
 
+os.environ.setdefault("NUMBA_DISABLE_PERFORMANCE_WARNINGS", "1")  # one-block grids: no warnings
 import empty_kernels  # bench/, next to this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

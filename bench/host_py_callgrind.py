@@ -119,7 +119,8 @@ def annotate(path):
 def measure_one(python, op, n):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "cg.out")
-        env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
+        env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1",
+                   NUMBA_DISABLE_PERFORMANCE_WARNINGS="1")
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={path}",
                         python, os.path.abspath(__file__), op, str(n)],
                        env=env, check=True, capture_output=True)

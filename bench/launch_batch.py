@@ -10,9 +10,11 @@ Usage (after building the tests and installing nbcuda): cd bench && python3 laun
 """
 import ctypes
 import glob
+import os
 import statistics
 import time
 
+os.environ.setdefault("NUMBA_DISABLE_PERFORMANCE_WARNINGS", "1")  # one-block grids: no warnings
 import nbcuda as cuda
 
 import empty_kernels  # bench/, next to this script

@@ -6,8 +6,10 @@ Usage: python bench/launch_callgrind.py MODE N, MODE "0" (kernel without argumen
 compile, import and warm-up costs cancel and what is left is one `k[1, 32](...)` launch.
 Used for bench/RESULTS.md "Launch path instruction counts".
 """
+import os
 import sys
 import numpy as np
+os.environ.setdefault("NUMBA_DISABLE_PERFORMANCE_WARNINGS", "1")  # one-block grids: no warnings
 import nbcuda as cuda
 
 import empty_kernels  # bench/, next to this script

@@ -1215,9 +1215,9 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
       (o.fastmath = truthy(a->fastmath, 0)) < 0 || (o.opt = truthy(a->opt, 1)) < 0)
     return NULL;
   if (o.debug && o.opt &&
-      PyErr_WarnEx(PyExc_UserWarning,
+      nbc__py_warn(st, "NumbaInvalidConfigWarning",
                    "debug=True with opt=True is not supported by CUDA. This may result in a "
-                   "crash - set debug=False or opt=False.", 1) < 0)
+                   "crash - set debug=False or opt=False.") < 0)
     return NULL;
   if (for_current_device) {
     if (nbc__py_current_cc(st, &o.cc_major, &o.cc_minor) < 0) return NULL;

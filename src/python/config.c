@@ -1,8 +1,18 @@
-/* config.c — nbcuda.config, numba-cuda's `from numba.cuda import config` for the setting
- * nbcuda reads from it: CUDA_NVRTC_EXTRA_SEARCH_PATHS, the directories (separated by ':')
- * NVRTC searches for #include when it compiles a linked .cu file. As in numba-cuda it starts
- * from the environment variable NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS ("" without it) and is
- * read at each compilation, so a value set before a kernel is first launched takes effect.
+/* config.c — nbcuda.config, numba-cuda's `from numba.cuda import config` for the settings
+ * nbcuda reads from it:
+ * - CUDA_NVRTC_EXTRA_SEARCH_PATHS, the directories (separated by ':') NVRTC searches for
+ *   #include when it compiles a linked .cu file. As in numba-cuda it starts from the
+ *   environment variable NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS ("" without it) and is read at
+ *   each compilation, so a value set before a kernel is first launched takes effect.
+ * - numba's performance warnings (NumbaPerformanceWarning): CUDA_LOW_OCCUPANCY_WARNINGS (a
+ *   launch configured with a grid of fewer than 128 blocks), CUDA_WARN_ON_IMPLICIT_COPY (a
+ *   numpy array passed to a kernel, copied there and back) and DISABLE_PERFORMANCE_WARNINGS,
+ *   which silences both; from NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS (default 1),
+ *   NUMBA_CUDA_WARN_ON_IMPLICIT_COPY (1) and NUMBA_DISABLE_PERFORMANCE_WARNINGS (0), as
+ *   numba's config reads them. The module is of a subclass of ModuleType whose __setattr__
+ *   (and __delattr__) recomputes the two flags the launch path reads (st->warn_*), so
+ *   `config.CUDA_LOW_OCCUPANCY_WARNINGS = 0` takes effect at once and a launch costs no
+ *   attribute lookup.
  * Two facts code written for numba-cuda reads from its config are there too, as False:
  * ENABLE_CUDASIM (nbcuda has no simulator: kernels run on the device) and CUDA_ENABLE_NRT
  * (nbcuda has no Numba runtime: no allocation in kernels). Other attributes may be set on
@@ -14,11 +24,67 @@
 
 static const char search_paths_name[] = "CUDA_NVRTC_EXTRA_SEARCH_PATHS";
 
+/* The integer settings: name, environment variable, default. */
+static const struct {
+  const char *name, *env;
+  long dflt;
+} int_settings[] = {
+    {"CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", 1},
+    {"CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", 1},
+    {"DISABLE_PERFORMANCE_WARNINGS", "NUMBA_DISABLE_PERFORMANCE_WARNINGS", 0},
+};
+
+/* Whether the setting is true now (absent or not answering: false). */
+static int setting_on(PyObject *config, const char *name) {
+  PyObject *v = PyObject_GetAttrString(config, name);
+  int on = v ? PyObject_IsTrue(v) : 0;
+  Py_XDECREF(v);
+  if (on < 0 || !v) PyErr_Clear();
+  return on > 0;
+}
+
+static void refresh_flags(nbc__py_state *st, PyObject *config) {
+  int quiet = setting_on(config, "DISABLE_PERFORMANCE_WARNINGS");
+  st->warn_low_occupancy = !quiet && setting_on(config, "CUDA_LOW_OCCUPANCY_WARNINGS");
+  st->warn_implicit_copy = !quiet && setting_on(config, "CUDA_WARN_ON_IMPLICIT_COPY");
+}
+
+static int config_setattro(PyObject *self, PyObject *name, PyObject *value) {
+  if (PyObject_GenericSetAttr(self, name, value) < 0) return -1;
+  refresh_flags(nbc__py_state_of(self), self);
+  return 0;
+}
+
+static int config_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  return PyModule_Type.tp_traverse(self, visit, arg);
+}
+
+static PyType_Slot config_slots[] = {
+    {Py_tp_setattro, config_setattro}, {Py_tp_traverse, config_traverse}, {0, NULL}};
+static PyType_Spec config_spec = {"nbcuda._Config", 0, 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, config_slots};
+
 int nbc__py_config_init(PyObject *module, nbc__py_state *st) {
   PyObject *config = PyModule_New("nbcuda.config");
   if (!config) return -1;
+  PyObject *cls = PyType_FromModuleAndSpec(module, &config_spec, (PyObject *)&PyModule_Type);
+  int rc = !cls || PyObject_SetAttrString(config, "__class__", cls) < 0 ? -1 : 0;
+  Py_XDECREF(cls);
+  for (size_t i = 0; rc == 0 && i < sizeof int_settings / sizeof int_settings[0]; i++) {
+    const char *env = getenv(int_settings[i].env);
+    char *end = NULL;
+    long v = env && *env ? strtol(env, &end, 10) : int_settings[i].dflt;
+    if (end && *end) v = int_settings[i].dflt; /* not an integer: the default, as numba */
+    rc = PyModule_AddIntConstant(config, int_settings[i].name, v);
+  }
+  if (rc < 0) {
+    Py_DECREF(config);
+    return -1;
+  }
+  refresh_flags(st, config);
   const char *env = getenv("NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS");
-  int rc = PyModule_AddStringConstant(config, search_paths_name, env ? env : "") < 0 ||
+  rc = PyModule_AddStringConstant(config, search_paths_name, env ? env : "") < 0 ||
                    PyModule_AddStringConstant(config, "__doc__",
                                               "numba.cuda.config's settings nbcuda reads "
                                               "(CUDA_NVRTC_EXTRA_SEARCH_PATHS)") < 0 ||

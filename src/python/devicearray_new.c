@@ -497,8 +497,8 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
   }
   /* cuda.In/Out/InOut: the copies a host array gets; a device array is used in place */
   PyObject *value;
-  int copy_in = 1, copy_out = 1;
-  if (nbc__py_arg_hint(st, obj, &value, &copy_in, &copy_out)) {
+  int copy_in = 1, copy_out = 1, hinted = nbc__py_arg_hint(st, obj, &value, &copy_in, &copy_out);
+  if (hinted) {
     if (Py_TYPE(value) == st->DeviceArrayType) return nbc__py_array_view_get(st, value, view);
     obj = value;
   }
@@ -528,6 +528,15 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     }
     Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
     Py_XDECREF(record); /* the view needs kind 'V' and the itemsize only */
+    /* numba's auto_device: a numpy array not wrapped in cuda.In/Out/InOut */
+    int is_ndarray = st->np_ndarray ? PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray)
+                                    : strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0;
+    if (st->warn_implicit_copy && !hinted && is_ndarray &&
+        nbc__py_warn(st, "NumbaPerformanceWarning", "Host array used in CUDA kernel will "
+                     "incur copy overhead to/from device.") < 0) {
+      PyBuffer_Release(&view->buffer);
+      return -1;
+    }
     if (geometry_from_buffer(&tmp, &view->buffer, kind) < 0) {
       PyBuffer_Release(&view->buffer);
       return -1;

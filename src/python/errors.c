@@ -68,6 +68,34 @@ static const char errors_source[] =
     "        except TypeError:  # no consistent method order with these bases\n"
     "            _with_numba[key] = TypingError\n"
     "    return _with_numba[key]\n"
+    "class NumbaWarning(Warning):\n"
+    "    '''numba's base class of its warnings.'''\n"
+    "class NumbaPerformanceWarning(NumbaWarning):\n"
+    "    '''Code that works but will run slowly (a small grid, a host array copied).'''\n"
+    "class NumbaInvalidConfigWarning(NumbaWarning):\n"
+    "    '''An option that is not supported (debug=True with opt=True).'''\n"
+    "_warnings_with_numba = {}\n"
+    "def _warning_class(name):\n"
+    "    '''nbcuda's warning class of that name, or when numba's errors module is loaded (code\n"
+    "    written for numba filters and expects numba's classes), a subclass of it and of\n"
+    "    numba's classes of that name.'''\n"
+    "    import sys\n"
+    "    mine = globals()[name]\n"
+    "    theirs = [getattr(sys.modules.get(m), name, None)\n"
+    "              for m in ('numba.core.errors', 'numba.cuda.core.errors')]\n"
+    "    theirs = [t for t in dict.fromkeys(theirs) if isinstance(t, type) and\n"
+    "              issubclass(t, Warning) and not issubclass(mine, t)]\n"
+    "    key = (mine,) + tuple(t for i, t in enumerate(theirs) if not any(\n"
+    "        issubclass(u, t) for u in theirs[:i] + theirs[i + 1:]))\n"
+    "    if len(key) == 1:\n"
+    "        return mine\n"
+    "    if key not in _warnings_with_numba:\n"
+    "        try:\n"
+    "            _warnings_with_numba[key] = type(name, key, {'__module__': __name__,\n"
+    "                                                         '__doc__': mine.__doc__})\n"
+    "        except TypeError:  # no consistent method order with these bases\n"
+    "            _warnings_with_numba[key] = mine\n"
+    "    return _warnings_with_numba[key]\n"
     "class CCSupportError(RuntimeError):\n"
     "    '''The compute capability is not supported.'''\n"
     "class LinkerError(RuntimeError):\n"
@@ -102,9 +130,12 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
       {"CompileError", &st->CompileError},         {"TypingError", &st->TypingError},
       {"CCSupportError", &st->CCSupportError},     {"LinkerError", &st->LinkerError},
       {"KernelRuntimeError", NULL}, /* offered, never raised */
+      {"NumbaWarning", NULL},       {"NumbaPerformanceWarning", NULL},
+      {"NumbaInvalidConfigWarning", NULL}, /* warned through _warning_class */
   };
   st->typing_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_typing_error_class"));
-  if (!st->typing_error_class) {
+  st->warning_class = Py_XNewRef(PyDict_GetItemString(ns, "_warning_class"));
+  if (!st->typing_error_class || !st->warning_class) {
     PyErr_SetString(PyExc_SystemError, "nbcuda: _typing_error_class not defined");
     goto fail;
   }
@@ -132,6 +163,14 @@ PyObject *nbc__py_typing_error(nbc__py_state *st) {
   }
   Py_DECREF(cls); /* kept alive by the function's cache (or the module) */
   return cls;
+}
+
+int nbc__py_warn(nbc__py_state *st, const char *class_name, const char *message) {
+  PyObject *cls = PyObject_CallFunction(st->warning_class, "s", class_name);
+  if (!cls) return -1;
+  int rc = PyErr_WarnEx(cls, message, 1);
+  Py_DECREF(cls);
+  return rc;
 }
 
 /* CudaAPIError(code, "Call to <fn> results in <CUDA_ERROR_NAME>") for the last driver

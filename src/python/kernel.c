@@ -456,13 +456,21 @@ static int config_same(PyObject *a, PyObject *b) {
 /* k[griddim, blockdim(, stream(, sharedmem))]: the launcher of the last configuration when
  * this one is the same (launchers are immutable), else a new one, which is kept. */
 static PyObject *kernel_getitem(KernelObject *self, PyObject *key) {
-  if (self->last_config && config_same(self->last_config, key))
-    return Py_NewRef(self->last_launcher);
-  PyObject *L = nbc__py_launcher_new(self, key);
-  if (L && PyTuple_CheckExact(key)) {
-    Py_XSETREF(self->last_config, Py_NewRef(key));
-    Py_XSETREF(self->last_launcher, Py_NewRef(L));
+  PyObject *L;
+  if (self->last_config && config_same(self->last_config, key)) {
+    L = Py_NewRef(self->last_launcher);
+  } else {
+    L = nbc__py_launcher_new(self, key);
+    if (L && PyTuple_CheckExact(key)) {
+      Py_XSETREF(self->last_config, Py_NewRef(key));
+      Py_XSETREF(self->last_launcher, Py_NewRef(L));
+    }
   }
+  /* each configuration warns of a small grid, as numba's _LaunchConfiguration does */
+  nbc__py_state *st = L ? nbc__py_state_of((PyObject *)self) : NULL;
+  if (st && st->warn_low_occupancy &&
+      nbc__py_warn_small_grid(st, ((LauncherObject *)L)->grid) < 0)
+    Py_CLEAR(L);
   return L;
 }
 

@@ -79,6 +79,10 @@ typedef struct {
   PyObject *callbacks;
 } LauncherObject;
 
+/* numba's NumbaPerformanceWarning of a configuration of fewer than 128 blocks (when
+ * st->warn_low_occupancy); -1 when the warning is an error. */
+int nbc__py_warn_small_grid(nbc__py_state *st, const unsigned grid[3]);
+
 /* A Python function's attribute (attr is its name): the dunder attributes kernels and device
  * functions forward to the function they were made from. */
 static inline PyObject *forward_attr(PyObject *f, void *attr) {

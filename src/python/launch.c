@@ -389,7 +389,9 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   unsigned grid[3], block[3];
   memcpy(grid, L->grid, sizeof grid);
   memcpy(block, L->block, sizeof block);
-  if (L->ntasks >= 0 && forall_dims(st, L, fn, grid, block) < 0) return NULL;
+  if (L->ntasks >= 0 && (forall_dims(st, L, fn, grid, block) < 0 ||
+                         (st->warn_low_occupancy && nbc__py_warn_small_grid(st, grid) < 0)))
+    return NULL;
   size_t size = nbc_signature_params_size(sig);
   _Alignas(16) char stackbuf[1024];
   char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
@@ -499,6 +501,15 @@ static PyObject *launcher_vectorcall(PyObject *self, PyObject *const *args, size
     return NULL;
   }
   return launch((LauncherObject *)self, args, PyVectorcall_NARGS(nargsf));
+}
+
+int nbc__py_warn_small_grid(nbc__py_state *st, const unsigned grid[3]) {
+  unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+  if (blocks >= 128) return 0;
+  char msg[128];
+  snprintf(msg, sizeof msg, "Grid size %llu will likely result in GPU under-utilization due "
+           "to low occupancy.", blocks);
+  return nbc__py_warn(st, "NumbaPerformanceWarning", msg);
 }
 
 /* A new launcher for the configuration key. */

@@ -58,6 +58,10 @@ typedef struct nbc__py_state {
   PyObject *str_cai;       /* "__cuda_array_interface__" */
   PyObject *str_cuda_stream; /* "__cuda_stream__" */
   PyObject *config;              /* the nbcuda.config module (config.c) */
+  /* config.c: whether a small grid and a host array passed to a kernel warn (numba's
+   * NumbaPerformanceWarning), kept up to date by config's __setattr__ */
+  int warn_low_occupancy, warn_implicit_copy;
+  PyObject *warning_class; /* errors.c's _warning_class(name) */
   PyObject *mapped_array_class;  /* MappedNDArray (hostmemory.c), made on first use */
   PyObject *managed_array_class; /* ManagedNDArray */
   /* devicearray.c's caches, so that device_array/to_device/copy_to_host make no Python-level
@@ -110,6 +114,10 @@ PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status);
 /* The TypingError class to raise now (borrowed): nbcuda's, or with numba's errors module
  * loaded a subclass of it and of numba's TypingError. */
 PyObject *nbc__py_typing_error(nbc__py_state *st);
+/* Warns numba's warning class_name ("NumbaPerformanceWarning", "NumbaInvalidConfigWarning":
+ * nbcuda's, a subclass of numba's too when numba's errors module is loaded); -1 when the
+ * warning is an error (a filter), 0 otherwise. */
+int nbc__py_warn(nbc__py_state *st, const char *class_name, const char *message);
 /* The same, for functions that return int: returns -1. */
 int nbc__py_raise_int(nbc__py_state *st, nbc_status_t status);
 /* numpy's ValueError for a shape whose bytes do not fit ("array is too big; ..."); -1. */

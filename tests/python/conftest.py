@@ -22,6 +22,12 @@ import textwrap
 
 import pytest
 
+# numba's performance warnings (a grid of fewer than 128 blocks, a host array passed to a
+# kernel) are off in the suite, as numba-cuda's CUDATestCase turns them off; the tests of the
+# warnings themselves turn them on (test_perf_warnings.py)
+os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+os.environ.setdefault("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "0")
+
 TESTDRIVER = os.environ.get("NBCUDA_TESTDRIVER", "")
 if TESTDRIVER and not os.environ.get("NBCUDA_DRIVER"):
     os.environ["NBCUDA_DRIVER"] = TESTDRIVER
