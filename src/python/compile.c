@@ -1166,6 +1166,12 @@ typedef struct {
   unsigned nvrtc_flags;
 } link_needs;
 
+int nbc__py_warn_debug_with_opt(nbc__py_state *st) {
+  return nbc__py_warn(st, "NumbaInvalidConfigWarning",
+                      "debug=True with opt=True is not supported by CUDA. This may result in a "
+                      "crash - set debug=False or opt=False.");
+}
+
 static PyObject *do_compile(PyObject *module, compile_args *a, int default_device,
                             const char *default_abi, int for_current_device,
                             link_needs *needs) {
@@ -1214,11 +1220,7 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
   if ((o.debug = truthy(a->debug, 0)) < 0 || (o.lineinfo = truthy(a->lineinfo, 0)) < 0 ||
       (o.fastmath = truthy(a->fastmath, 0)) < 0 || (o.opt = truthy(a->opt, 1)) < 0)
     return NULL;
-  if (o.debug && o.opt &&
-      nbc__py_warn(st, "NumbaInvalidConfigWarning",
-                   "debug=True with opt=True is not supported by CUDA. This may result in a "
-                   "crash - set debug=False or opt=False.") < 0)
-    return NULL;
+  if (o.debug && o.opt && nbc__py_warn_debug_with_opt(st) < 0) return NULL;
   if (for_current_device) {
     if (nbc__py_current_cc(st, &o.cc_major, &o.cc_minor) < 0) return NULL;
   } else if (a->cc && a->cc != Py_None) {

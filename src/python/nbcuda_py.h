@@ -118,6 +118,9 @@ PyObject *nbc__py_typing_error(nbc__py_state *st);
  * nbcuda's, a subclass of numba's too when numba's errors module is loaded); -1 when the
  * warning is an error (a filter), 0 otherwise. */
 int nbc__py_warn(nbc__py_state *st, const char *class_name, const char *message);
+/* numba's NumbaInvalidConfigWarning of debug=True with opt=True (compile.c): compile_ptx and
+ * jit() (when the decorator is made, as numba's) warn it. */
+int nbc__py_warn_debug_with_opt(nbc__py_state *st);
 /* The same, for functions that return int: returns -1. */
 int nbc__py_raise_int(nbc__py_state *st, nbc_status_t status);
 /* numpy's ValueError for a shape whose bytes do not fit ("array is too big; ..."); -1. */

@@ -36,6 +36,10 @@ test_random test_record_dtype test_recursion test_reduction test_slicing test_sm
 test_ssa test_sync test_transpose test_userexc test_vector_type test_warp_ops""".split()
 
 
+MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
+                     "DISABLE_PERFORMANCE_WARNINGS")
+
+
 def compat_numpy():
     import numpy
     for old, new in (("row_stack", "vstack"), ("in1d", "isin"), ("trapz", "trapezoid")):
@@ -88,6 +92,18 @@ def bind_numba_cuda_to_nbcuda():
                 return getattr(self._first, name)
             except AttributeError:
                 return getattr(self._then, name)
+    # numba-cuda's test base and override_config set its config's performance-warning
+    # switches (CUDATestCase turns the warnings off); nbcuda's config follows them
+    import numba.cuda.core.config as real_config
+
+    class Mirrored(types.ModuleType):
+        def __setattr__(self, name, value):
+            super().__setattr__(name, value)
+            if name in MIRRORED_SETTINGS:
+                setattr(nbcuda.config, name, value)
+    real_config.__class__ = Mirrored
+    for name in MIRRORED_SETTINGS:
+        setattr(nbcuda.config, name, getattr(real_config, name))
     bound = Bound("numba.cuda", nbcuda, real)
     sys.modules["numba.cuda"] = bound
     numba.cuda = bound

@@ -89,6 +89,12 @@ def test_environment_sets_the_defaults(run_py):
 def test_debug_with_opt_is_an_invalid_config_warning():
     with pytest.warns(cuda.NumbaInvalidConfigWarning, match="debug=True with opt=True"):
         cuda.compile_ptx(store, "void(float64[::1])", debug=True, opt=True, cc=(9, 0))
+    # jit() warns when the decorator is made (opt defaults to True), as numba's
+    for kwargs in ({"debug": True}, {"debug": True, "opt": True}):
+        with pytest.warns(cuda.NumbaInvalidConfigWarning, match="not supported by CUDA"):
+            cuda.jit(**kwargs)
+    assert caught(lambda: cuda.jit(debug=True, opt=False)) == []
+    assert caught(lambda: cuda.jit(opt=True)) == []
 
 
 def test_numbas_classes_catch_them(tdrv, warn_on):
