@@ -301,7 +301,7 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
     return NULL;
   int lto_on = PyObject_IsTrue(lto);
   if (lto_on < 0) return NULL;
-  int debugging = PyObject_IsTrue(debug), optimising = opt == Py_None || PyObject_IsTrue(opt);
+  int debugging = PyObject_IsTrue(debug), optimising = opt == Py_None ? 1 : PyObject_IsTrue(opt);
   if (debugging < 0 || optimising < 0) return NULL;
   if (debugging && optimising && nbc__py_warn_debug_with_opt(nbc__py_module_state(module)) < 0)
     return NULL;
