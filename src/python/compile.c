@@ -75,7 +75,7 @@ struct session {
  * without an exception when there is none. */
 static PyObject *find_lambda(PyObject *ast, PyObject *tree, PyObject *code) {
   PyObject *lambda_type = PyObject_GetAttrString(ast, "Lambda");
-  PyObject *nodes = lambda_type ? PyObject_CallMethod(ast, "walk", "O", tree) : NULL;
+  PyObject *nodes = lambda_type ? PyObject_CallMethod(ast, "walk", "(O)", tree) : NULL;
   PyObject *it = nodes ? PyObject_GetIter(nodes) : NULL;
   PyObject *first = it ? PyObject_GetAttrString(code, "co_firstlineno") : NULL;
   PyObject *names = first ? PyObject_GetAttrString(code, "co_varnames") : NULL;
@@ -129,7 +129,7 @@ static PyObject *lambda_as_def(PyObject *f, int *pline, PyObject **pfile) {
   PyObject *empty = lines ? PyUnicode_FromString("") : NULL;
   PyObject *full = empty ? PyUnicode_Join(empty, lines) : NULL;
   PyObject *ast = full ? PyImport_ImportModule("ast") : NULL;
-  PyObject *tree = ast ? PyObject_CallMethod(ast, "parse", "O", full) : NULL;
+  PyObject *tree = ast ? PyObject_CallMethod(ast, "parse", "(O)", full) : NULL;
   if (!tree) PyErr_Clear(); /* no file or not parseable: no source */
   PyObject *node = tree ? find_lambda(ast, tree, code) : NULL;
   PyObject *body = node ? PyObject_GetAttrString(node, "body") : NULL;
@@ -216,7 +216,7 @@ static PyObject *exec_source_lines(PyObject *inspect, PyObject *f) {
   PyObject *all = nbc__py_exec_source_lines(code);
   Py_ssize_t line = PyLong_AsSsize_t(first);
   PyObject *rest = all && line >= 1 ? PyList_GetSlice(all, line - 1, PyList_GET_SIZE(all)) : NULL;
-  PyObject *block = rest ? PyObject_CallMethod(inspect, "getblock", "O", rest) : NULL;
+  PyObject *block = rest ? PyObject_CallMethod(inspect, "getblock", "(O)", rest) : NULL;
   PyObject *result = block ? PyTuple_Pack(2, block, first) : NULL;
   Py_XDECREF(block);
   Py_XDECREF(rest);
@@ -235,7 +235,7 @@ static PyObject *exec_source_lines(PyObject *inspect, PyObject *f) {
 
 PyObject *nbc__py_source_lines(PyObject *f) {
   PyObject *inspect = PyImport_ImportModule("inspect");
-  PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "O", f) : NULL;
+  PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "(O)", f) : NULL;
   if (!lines_lnum && inspect && PyErr_ExceptionMatches(PyExc_OSError))
     lines_lnum = exec_source_lines(inspect, f);
   Py_XDECREF(inspect);
@@ -370,7 +370,7 @@ static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
   if (rc == 0 && k && (record || strchr("biufc", k[0])) && ndim >= 1 && ndim <= 32) {
     PyObject *native = record ? Py_NewRef(dtype)
                               : PyObject_CallMethod(dtype, "newbyteorder", "s", "=");
-    PyObject *copy = native ? PyObject_CallMethod(value, "astype", "O", native) : NULL;
+    PyObject *copy = native ? PyObject_CallMethod(value, "astype", "(O)", native) : NULL;
     PyObject *flags = copy ? PyObject_GetAttrString(value, "flags") : NULL;
     PyObject *c_contig = flags ? PyObject_GetAttrString(flags, "c_contiguous") : NULL;
     PyObject *f_contig = c_contig ? PyObject_GetAttrString(flags, "f_contiguous") : NULL;
@@ -910,7 +910,7 @@ int nbc__py_run_source(const char *source, PyObject *filename, PyObject *ns) {
   PyObject *text = PyUnicode_FromString(source);
   PyObject *linecache = text ? PyImport_ImportModule("linecache") : NULL;
   PyObject *cache = linecache ? PyObject_GetAttrString(linecache, "cache") : NULL;
-  PyObject *lines = cache ? PyObject_CallMethod(text, "splitlines", "O", Py_True) : NULL;
+  PyObject *lines = cache ? PyObject_CallMethod(text, "splitlines", "(O)", Py_True) : NULL;
   PyObject *entry = lines ? Py_BuildValue("(nOOO)", PyUnicode_GET_LENGTH(text), Py_None, lines,
                                           filename)
                           : NULL;

@@ -147,7 +147,7 @@ void nbc__py_set_typestr(char *out, char kind, int itemsize) {
  * nbc__py_record_check accepts it. dt: numpy.dtype(dtype), or NULL when not made yet. */
 static int record_arg(nbc__py_state *st, PyObject *dtype, PyObject *dt, PyObject **precord) {
   PyObject *np = nbc__py_numpy(st);
-  PyObject *made = dt ? Py_NewRef(dt) : np ? PyObject_CallMethod(np, "dtype", "O", dtype) : NULL;
+  PyObject *made = dt ? Py_NewRef(dt) : np ? PyObject_CallMethod(np, "dtype", "(O)", dtype) : NULL;
   if (!made || nbc__py_record_check(made) < 0) {
     Py_XDECREF(made);
     return -1;
@@ -176,7 +176,7 @@ int nbc__py_dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pite
   PyObject *np = NULL, *dt = NULL, *str = NULL;
   if (!ts) {
     np = nbc__py_numpy(st);
-    dt = np ? PyObject_CallMethod(np, "dtype", "O", dtype) : NULL;
+    dt = np ? PyObject_CallMethod(np, "dtype", "(O)", dtype) : NULL;
     str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
     ts = str ? PyUnicode_AsUTF8(str) : NULL;
   }
@@ -726,7 +726,7 @@ static PyObject *array_array(ArrayObject *self, PyObject *args, PyObject *kwargs
     return NULL;
   PyObject *host = nbc__py_array_copy_to_host(self, NULL, 0, NULL);
   if (!host || dtype == Py_None) return host;
-  PyObject *r = PyObject_CallMethod(host, "astype", "O", dtype);
+  PyObject *r = PyObject_CallMethod(host, "astype", "(O)", dtype);
   Py_DECREF(host);
   return r;
 }

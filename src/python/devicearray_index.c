@@ -232,7 +232,7 @@ static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *va
   PyObject *np = host ? nbc__py_numpy(st) : NULL;
   PyObject *arr = !np                ? NULL
                   : lhs->kind == 'V' ? record_source(st, lhs, np, host)
-                                     : PyObject_CallMethod(np, "asarray", "O", host);
+                                     : PyObject_CallMethod(np, "asarray", "(O)", host);
   Py_XDECREF(host);
   if (!arr) return NULL;
   Py_buffer b;

@@ -77,7 +77,7 @@ int nbc__py_host_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int w
   if (writable || !PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
   PyErr_Clear();
   PyObject *np = nbc__py_numpy(st);
-  PyObject *arr = np ? PyObject_CallMethod(np, "asarray", "O", obj) : NULL;
+  PyObject *arr = np ? PyObject_CallMethod(np, "asarray", "(O)", obj) : NULL;
   if (!arr) return -1;
   if (PyObject_GetBuffer(arr, view, flags) < 0) {
     Py_DECREF(arr);

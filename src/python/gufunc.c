@@ -532,7 +532,7 @@ static PyObject *gufunc_call(GUFuncObject *self, PyObject *args, PyObject *kwarg
       v = nbc__py_as_device_array(st, module, given);
       host_only = 0;
     } else if (given != Py_None && nargs > nin) {
-      v = PyObject_CallMethod(np, "asarray", "O", given);
+      v = PyObject_CallMethod(np, "asarray", "(O)", given);
     } else {
       v = Py_NewRef(given);
     }
@@ -548,7 +548,7 @@ static PyObject *gufunc_call(GUFuncObject *self, PyObject *args, PyObject *kwarg
       v = nbc__py_as_device_array(st, module, a);
       host_only = 0;
     } else {
-      v = PyObject_CallMethod(np, "asarray", "O", a);
+      v = PyObject_CallMethod(np, "asarray", "(O)", a);
     }
     if (!v || PyList_Append(inputs, v) < 0) {
       Py_XDECREF(v);
@@ -592,7 +592,7 @@ static PyObject *gufunc_call(GUFuncObject *self, PyObject *args, PyObject *kwarg
                    "not support .astype()", (PyObject *)Py_TYPE(v));
       goto done;
     }
-    PyObject *cast = PyObject_CallMethod(v, "astype", "O", want);
+    PyObject *cast = PyObject_CallMethod(v, "astype", "(O)", want);
     if (!cast) goto done;
     PyList_SetItem(inputs, i, cast);
   }

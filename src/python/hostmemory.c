@@ -401,7 +401,7 @@ static int geometry_get(nbc__py_state *st, PyObject *shape, PyObject *dtype, PyO
   if (!np) return -1;
   const char *ts = nbc__py_type_typestr(st, dtype); /* nbcuda.float32 and friends */
   g->dtype = ts ? PyObject_CallMethod(np, "dtype", "s", ts)
-                : PyObject_CallMethod(np, "dtype", "O", dtype);
+                : PyObject_CallMethod(np, "dtype", "(O)", dtype);
   if (!g->dtype) goto fail;
   PyObject *isz = PyObject_GetAttrString(g->dtype, "itemsize");
   Py_ssize_t itemsize = isz ? PyLong_AsSsize_t(isz) : -1;
@@ -804,7 +804,7 @@ static PyObject *pin_all(PyObject *target) {
     if (mapped) {
       /* The device array wraps the mapped address through __cuda_array_interface__; an
        * empty array needs no memory and is copied as is. */
-      PyObject *d = PyObject_CallMethod(module, "to_device", "O", m ? (PyObject *)m : ary);
+      PyObject *d = PyObject_CallMethod(module, "to_device", "(O)", m ? (PyObject *)m : ary);
       if (!d || PyList_Append(devarys, d) < 0) {
         Py_XDECREF(d);
         Py_XDECREF(m);

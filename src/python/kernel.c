@@ -1105,7 +1105,7 @@ static PyObject *kernel_inspect_types(KernelObject *self, PyObject *args, PyObje
   PyObject *all = PyDict_Check(texts) ? PyDict_Values(texts) : Py_BuildValue("[O]", texts);
   Py_DECREF(texts);
   for (Py_ssize_t i = 0; all && i < PyList_GET_SIZE(all); i++) {
-    PyObject *r = PyObject_CallMethod(file, "write", "O", PyList_GET_ITEM(all, i));
+    PyObject *r = PyObject_CallMethod(file, "write", "(O)", PyList_GET_ITEM(all, i));
     if (!r) Py_CLEAR(all);
     Py_XDECREF(r);
   }

@@ -274,7 +274,7 @@ PyObject *nbc__py_link_codes(nbc__py_state *st, PyObject *module, PyObject *link
     PyObject *obj = PyObject_TypeCheck(item, st->LinkableCodeType)
                         ? Py_NewRef(item)
                         : PyObject_CallMethod((PyObject *)st->LinkableCodeType, "from_path",
-                                              "O", item);
+                                              "(O)", item);
     const char *kind = NULL;
     if (!obj || nbc__py_linkable(st, obj, &kind, &data, &name) < 0) {
       Py_XDECREF(obj);

@@ -143,8 +143,8 @@ static PyObject *linkable_from_path(PyObject *cls, PyObject *path) {
     return NULL;
   }
   PyObject *osp = PyImport_ImportModule("os.path");
-  PyObject *parts = osp ? PyObject_CallMethod(osp, "splitext", "O", fspath) : NULL;
-  PyObject *base = parts ? PyObject_CallMethod(osp, "basename", "O", PyTuple_GET_ITEM(parts, 0))
+  PyObject *parts = osp ? PyObject_CallMethod(osp, "splitext", "(O)", fspath) : NULL;
+  PyObject *base = parts ? PyObject_CallMethod(osp, "basename", "(O)", PyTuple_GET_ITEM(parts, 0))
                          : NULL;
   PyObject *klass = base ? class_for_extension(module, PyTuple_GET_ITEM(parts, 1)) : NULL;
   PyObject *result = NULL;

@@ -127,7 +127,7 @@ static PyObject *py_detect(PyObject *module, PyObject *unused) {
   if (!str) return NULL;
   PyObject *sys_stdout = PySys_GetObject("stdout");
   if (sys_stdout && sys_stdout != Py_None) {
-    PyObject *r = PyObject_CallMethod(sys_stdout, "write", "O", str);
+    PyObject *r = PyObject_CallMethod(sys_stdout, "write", "(O)", str);
     if (!r) {
       Py_DECREF(str);
       return NULL;

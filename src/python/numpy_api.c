@@ -168,7 +168,7 @@ PyObject *nbc__py_host_dtype(nbc__py_state *st, PyObject *obj) {
     return dt;
   Py_CLEAR(dt);
   if (PyErr_Occurred()) return NULL;
-  PyObject *arr = PyObject_CallMethod(np, "asarray", "O", obj);
+  PyObject *arr = PyObject_CallMethod(np, "asarray", "(O)", obj);
   dt = arr ? PyObject_GetAttr(arr, st->str_dtype) : NULL;
   Py_XDECREF(arr);
   return dt;

@@ -485,12 +485,12 @@ static PyObject *py_async_set(PyObject *module, PyObject *const *args, Py_ssize_
   if (status == -1 && PyErr_Occurred()) return NULL;
   PyObject *r;
   if (status == 0) {
-    r = PyObject_CallMethod(args[0], "set_result", "O", args[1]);
+    r = PyObject_CallMethod(args[0], "set_result", "(O)", args[1]);
   } else {
     PyObject *exc = PyUnicode_FromFormat("Stream error %ld", status);
     PyObject *e = exc ? PyObject_CallOneArg(PyExc_Exception, exc) : NULL;
     Py_XDECREF(exc);
-    r = e ? PyObject_CallMethod(args[0], "set_exception", "O", e) : NULL;
+    r = e ? PyObject_CallMethod(args[0], "set_exception", "(O)", e) : NULL;
     Py_XDECREF(e);
   }
   if (!r) return NULL;

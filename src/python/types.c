@@ -366,7 +366,7 @@ static PyObject *type_get_numba_type(NbType *self, void *c) {
     Py_XDECREF(name);
     PyObject *same = numba_types ? numba_equivalent(numba_types, self) : NULL;
     PyObject *typeof = same ? PyImport_ImportModule(loaded[i][1]) : NULL;
-    r = typeof ? PyObject_CallMethod(typeof, "typeof", "O", same) : NULL;
+    r = typeof ? PyObject_CallMethod(typeof, "typeof", "(O)", same) : NULL;
     Py_XDECREF(typeof);
     Py_XDECREF(same);
     Py_XDECREF(numba_types);

@@ -82,7 +82,7 @@ int nbc__py_is_device_array(nbc__py_state *st, PyObject *obj) {
 
 PyObject *nbc__py_as_device_array(nbc__py_state *st, PyObject *module, PyObject *obj) {
   if (Py_TYPE(obj) == st->DeviceArrayType) return Py_NewRef(obj);
-  return PyObject_CallMethod(module, "as_cuda_array", "O", obj);
+  return PyObject_CallMethod(module, "as_cuda_array", "(O)", obj);
 }
 
 PyObject *nbc__py_attr_tuple(PyObject *obj, const char *name) {
@@ -149,7 +149,7 @@ PyObject *nbc__py_stage_kernel(PyObject *module, PyObject *py_func, PyObject *so
              PyDict_SetItemString(ns, "__core__", core) == 0 &&
              nbc__py_run_source(PyUnicode_AsUTF8(source), filename, ns) == 0) {
     PyObject *stager = PyDict_GetItemWithError(ns, stager_name);
-    PyObject *jitted = stager ? PyObject_CallMethod(module, "jit", "O", ksig) : NULL;
+    PyObject *jitted = stager ? PyObject_CallMethod(module, "jit", "(O)", ksig) : NULL;
     kernel = jitted ? PyObject_CallOneArg(jitted, stager) : NULL;
     Py_XDECREF(jitted);
   }
@@ -223,7 +223,7 @@ static int ufunc_add(nbc__py_state *st, PyObject *module, UFuncObject *u, PyObje
     goto done;
   }
   restype = ret ? PyUnicode_FromString(ret) : inferred_result(module, u->py_func, text);
-  resdtype = restype ? PyObject_CallMethod(np, "dtype", "O", restype) : NULL;
+  resdtype = restype ? PyObject_CallMethod(np, "dtype", "(O)", restype) : NULL;
   if (!resdtype) goto done;
   Py_SETREF(ksig, PyUnicode_FromFormat("%U%U[:])", ksig, restype));
   name = nbc__py_kernel_name(u->name);
@@ -276,7 +276,7 @@ static PyObject *resolve(nbc__py_state *st, UFuncObject *u, PyObject *argv, PyOb
         if (!actual && pass == 1) continue; /* coercing: a scalar takes any type */
         PyObject *tmp = NULL;
         if (!actual) { /* exact match of scalars: their numpy type */
-          PyObject *a = PyObject_CallMethod(np, "asarray", "O", PyTuple_GET_ITEM(argv, i));
+          PyObject *a = PyObject_CallMethod(np, "asarray", "(O)", PyTuple_GET_ITEM(argv, i));
           actual = tmp = a ? PyObject_GetAttrString(a, "dtype") : NULL;
           Py_XDECREF(a);
           if (!actual) return NULL;
@@ -382,7 +382,7 @@ static PyObject *broadcast_to(nbc__py_state *st, PyObject *module, PyObject *ary
   if (!nbc__py_is_device_array(st, ary)) {
     PyObject *np = nbc__py_numpy(st);
     PyObject *b = np ? PyObject_CallMethod(np, "broadcast_to", "OO", ary, shape) : NULL;
-    PyObject *r = b ? PyObject_CallMethod(np, "ascontiguousarray", "O", b) : NULL;
+    PyObject *r = b ? PyObject_CallMethod(np, "ascontiguousarray", "(O)", b) : NULL;
     Py_XDECREF(b);
     return r;
   }
@@ -454,7 +454,7 @@ static PyObject *ufunc_apply(UFuncObject *self, PyObject *argv, PyObject *out,
     } else {
       scalar = PyLong_Check(arg) || PyFloat_Check(arg) || PyComplex_Check(arg);
       if (!scalar && (scalar = PyObject_IsInstance(arg, number)) < 0) goto done;
-      a = scalar ? Py_NewRef(Py_None) : PyObject_CallMethod(np, "asarray", "O", arg);
+      a = scalar ? Py_NewRef(Py_None) : PyObject_CallMethod(np, "asarray", "(O)", arg);
     }
     if (!a) goto done;
     PyList_SET_ITEM(arrays, i, a);

@@ -158,10 +158,12 @@ def gpu_inputs():
         "matmul": (rng.random((50, 3, 4)), rng.random((50, 4, 6))),
         "matmul_pinned": (rng.random((20, 3, 4)), rng.random((4, 2))),
         "addc": (rng.integers(-9, 9, (7, 11)), 5),
+        # tuples of tuples as inputs: numpy.asarray's arrays (numba-cuda's test_gufunc)
+        "dot_tuples": (((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)), ((1.5, 2.5, 3.5), (4.5, 5.5, 6.5))),
     }
 
 
-CASES = {"dot32": 0, "dot64": 0, "matmul": 1, "matmul_pinned": 1, "addc": 2}
+CASES = {"dot32": 0, "dot64": 0, "matmul": 1, "matmul_pinned": 1, "addc": 2, "dot_tuples": 0}
 
 
 def numba_side(path):
@@ -176,7 +178,7 @@ def numba_side(path):
 
 def expected(name, args):
     if name.startswith("dot"):
-        a, b = args
+        a, b = map(np.asarray, args)
         return (a * b).sum(axis=-1)
     if name.startswith("matmul"):
         return np.matmul(*args)
@@ -226,3 +228,9 @@ def test_random_layouts_never_crash(cuda):
             cuda.guvectorize(["void(float32[:], float32[:], float32[:])"], layout)(dot)
         except (ValueError, NameError, TypeError):
             pass
+
+
+def test_tuple_inputs_are_arrays(cuda, gufuncs, tdrv):
+    # numpy.asarray of a tuple of tuples is one 2-d array, not asarray(*tuple)
+    r = gufuncs[0](*gpu_inputs()["dot_tuples"])
+    assert r.shape == (2,) and r.dtype == np.float64

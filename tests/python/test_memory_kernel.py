@@ -31,6 +31,8 @@ def test_to_device_fortran_and_buffers(cuda):
     assert d.dtype == np.float64 and list(d.copy_to_host()) == [1.0, 2.0]
     d = cuda.to_device([1, 2, 3])  # no buffer: through numpy.asarray like numba
     assert list(d.copy_to_host()) == [1, 2, 3]
+    d = cuda.to_device(((1.0, 2.0), (3.0, 4.0)))  # a tuple is one argument of asarray
+    assert d.shape == (2, 2) and d.copy_to_host().tolist() == [[1.0, 2.0], [3.0, 4.0]]
 
 
 def test_to_device_non_contiguous_is_value_error(cuda):

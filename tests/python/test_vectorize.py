@@ -45,6 +45,12 @@ def test_signatures_make_kernels(cuda, vadd):
     assert "add" in repr(vadd) and vadd.identity is None
 
 
+def test_tuple_arguments_are_arrays(cuda, vadd, tdrv):
+    # numpy.asarray of a tuple is one array, not asarray(*tuple)
+    r = vadd((1.0, 2.0, 3.0), (4.0, 5.0, 6.0))
+    assert r.shape == (3,) and r.dtype == np.float64
+
+
 def test_return_type_inferred_and_type_objects(cuda):
     neg = cuda.vectorize("(int32,)")(clamp)  # numba types the result: int64
     assert list(neg.functions.values())[0][0] == np.dtype("int64")
