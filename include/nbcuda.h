@@ -674,7 +674,8 @@ typedef enum nbc_global_kind {
   NBC_GLOBAL_TYPE,          /* a numba type used as a conversion or dtype: name ("float32") */
   NBC_GLOBAL_FUNCTION,      /* a Python function: source, filename, first_line, name,
                                resolver for its own globals */
-  NBC_GLOBAL_OTHER,         /* something the kernel language cannot use */
+  NBC_GLOBAL_OTHER,         /* something the kernel language cannot use: name NULL, or its
+                               class as Python prints it ("<class 'str'>"), for the error */
   NBC_GLOBAL_MODULE_NUMPY,  /* the numpy module: kernels use its dtypes (np.float32), the
                                constants pi, e, euler_gamma, inf, nan and common ufuncs on
                                scalars (np.sqrt, np.minimum...) */

@@ -525,7 +525,11 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
   case NBC_GLOBAL_OTHER:
     if (nbc__infer_is_builtin(G))
       return nbc__type_special(I->ctx, NBC__T_FUNCTION, G->g.name, NULL);
-    UNSUPPORTED(I, n, "global '%s' is not supported in a kernel", n->str);
+    if (G->g.name) /* the resolver's class of the value, as numba names it */
+      TYPING(I, n, "Untyped global name '%s': Cannot determine Numba type of %s", n->str,
+             G->g.name);
+    else
+      UNSUPPORTED(I, n, "global '%s' is not supported in a kernel", n->str);
     return NULL;
   default:
     TYPING(I, n, "NameError: name '%s' is not defined", n->str);

@@ -788,6 +788,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     g->declared_c_abi = dc_abi;
     return 0;
   }
+  /* A GPU ufunc is no device function (numba: "Untyped global name") */
+  if (Py_TYPE(value) == st->UFuncType || Py_TYPE(value) == st->GUFuncType) return 0;
   /* A function, or a cuda.jit(device=True) wrapper of one (ours or numba's) */
   PyObject *func = NULL;
   if (PyFunction_Check(value)) {
@@ -868,6 +870,14 @@ static int resolve_locked(resolver_data *d, const char *name, nbc_global_t *g) {
   }
   if (!value) return PyErr_Occurred() ? -1 : 1;
   int rc = classify(d, value, g);
+  if (rc == 0 && g->kind == NBC_GLOBAL_OTHER && !g->name) {
+    /* what the compiler cannot use: its class, for numba's "Cannot determine Numba type of
+     * <class '...'>" */
+    PyObject *cls = PyObject_Repr((PyObject *)Py_TYPE(value));
+    if (cls && PyList_Append(d->sess->keep, cls) == 0) g->name = PyUnicode_AsUTF8(cls);
+    Py_XDECREF(cls);
+    if (!g->name) rc = -1;
+  }
   Py_DECREF(value);
   return rc;
 }

@@ -132,7 +132,7 @@ def test_arrays_of_records(tmp_path):
     (writes_through_variable, "cannot modify a read-only array"),
     (const_of_argument, "takes one global array"),
     (huge, "65537 bytes; constant memory holds 65536"),
-    (objects, "global 'OBJ' is not supported in a kernel"),
+    (objects, "Untyped global name 'OBJ': Cannot determine Numba type of <class "),
 ])
 def test_refusals(fn, message):
     with pytest.raises(cuda.TypingError, match=message):

@@ -234,3 +234,15 @@ def test_tuple_inputs_are_arrays(cuda, gufuncs, tdrv):
     # numpy.asarray of a tuple of tuples is one 2-d array, not asarray(*tuple)
     r = gufuncs[0](*gpu_inputs()["dot_tuples"])
     assert r.shape == (2,) and r.dtype == np.float64
+
+
+def test_a_gufunc_is_not_callable_from_a_kernel(cuda, gufuncs):
+    # numba-cuda's test_not_supported_call_from_jit: an untyped global, not a device function
+    dot_gufunc = gufuncs[0]
+
+    def k(a, b, out):
+        dot_gufunc(a, b, out)
+    k.__globals__["dot_gufunc"] = dot_gufunc
+    with pytest.raises(cuda.TypingError, match="Untyped global name 'dot_gufunc': Cannot "
+                                               "determine Numba type of <class '.*GUFunc'>"):
+        cuda.compile_ptx(k, "void(float64[::1], float64[::1], float64[::1])", cc=(9, 0))

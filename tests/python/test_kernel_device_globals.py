@@ -134,7 +134,7 @@ def test_read_only_interfaces_and_records(tmp_path):
     check_ptx(ptx, tmp_path)
     with pytest.raises(cuda.TypingError, match="read-only"):
         cuda.compile_ptx(m.write_read_only, "void(float64[::1])", cc=(9, 0))
-    with pytest.raises(cuda.TypingError, match="global 'RECORDS' is not supported"):
+    with pytest.raises(cuda.TypingError, match="Untyped global name 'RECORDS': Cannot determine Numba type of"):
         cuda.compile_ptx(m.records, "void(float64[::1])", cc=(9, 0))
 
 
