@@ -11,7 +11,8 @@ lacks. Tests that check numba-cuda's own internals (its IR, its dispatcher's cac
 FileCheck of the LLVM it emits) fail here by construction; the figure is informational, not
 a pass/fail gate.
 
-Usage: python tests/gpu/numba_suite.py [--verbose] [module ...]   (default: MODULES)
+Usage: python tests/gpu/numba_suite.py [--verbose] [module ...]
+(default: MODULES, then MODULES_ADDED, each with its own summary line before the total)
 Needs a GPU, numba-cuda, and nbcuda installed. On numpy >= 2.5 the aliases numba needs are
 set here. Without the filecheck package (numba-cuda's testing imports it), a stub stands in
 and the tests that use FileCheck fail."""
@@ -34,6 +35,13 @@ test_iterators test_lang test_laplace test_libdevice test_localmem test_mandel t
 test_minmax test_montecarlo test_nondet test_operator test_powi test_py2_div_issue
 test_random test_record_dtype test_recursion test_reduction test_slicing test_sm_creation
 test_ssa test_sync test_transpose test_userexc test_vector_type test_warp_ops""".split()
+# Added in the sixteenth session: numpy ufuncs in kernels, branch pruning, cache hints, lazy
+# jit, gufuncs and ufuncs (nbcuda's vectorize/guvectorize; the modules that build numba's own
+# from `numba.guvectorize` or its deviceufunc engine are left out), captured device arrays,
+# warnings and errors. Reported after the first set, so the figures of both stay comparable.
+MODULES_ADDED = """test_ufuncs test_analysis test_cache_hints test_cuda_jit_no_types test_gufunc
+test_vectorize test_vectorize_decor test_vectorize_device test_vectorize_scalar_arg
+test_vectorize_complex test_device_array_capture test_warning test_errors""".split()
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
@@ -124,14 +132,10 @@ def first_line(tb):
     return " | ".join(line.strip() for line in lines[i:i + 3])[:300]
 
 
-def main(argv):
-    verbose = "--verbose" in argv
-    mods = [a for a in argv if not a.startswith("--")] or MODULES
-    bind_numba_cuda_to_nbcuda()
+def run_modules(names, verbose):
+    """Runs each module's tests, prints a table row per module; the counts over all."""
     total = collections.Counter()
-    print("| module | run | passed | failed | errors | skipped |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name in mods:
+    for name in names:
         try:
             mod = importlib.import_module(f"numba.cuda.tests.cudapy.{name}")
         except Exception as e:  # the module needs what nbcuda does not have
@@ -156,9 +160,33 @@ def main(argv):
         if verbose:
             for t, tb in result.failures + result.errors:
                 print(f"    {t.id().split('.', 5)[-1]}: {first_line(tb)}", file=sys.stderr)
-    print(f"\nnumba-cuda tests: {total['passed']} of {total['run']} passed "
-          f"({total['failed']} failed, {total['errors']} errors, {total['skipped']} skipped; "
-          f"{total['import failed']} modules did not import)")
+    return total
+
+
+def summary(title, total):
+    return (f"{title}: {total['passed']} of {total['run']} passed "
+            f"({total['failed']} failed, {total['errors']} errors, {total['skipped']} skipped; "
+            f"{total['import failed']} modules did not import)")
+
+
+def main(argv):
+    verbose = "--verbose" in argv
+    named = [a for a in argv if not a.startswith("--")]
+    groups = [("modules asked for", named)] if named else [
+        ("first set", MODULES), ("added set", MODULES_ADDED)]
+    bind_numba_cuda_to_nbcuda()
+    print("| module | run | passed | failed | errors | skipped |")
+    print("|---|---:|---:|---:|---:|---:|")
+    total = collections.Counter()
+    lines = []
+    for title, names in groups:
+        counts = run_modules(names, verbose)
+        total.update(counts)
+        lines.append(summary(title, counts))
+    print()
+    if len(groups) > 1:
+        print("\n".join(lines))
+    print(summary("numba-cuda tests", total))
     return 0
 
 
