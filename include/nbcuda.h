@@ -872,8 +872,11 @@ typedef enum nbc_param_kind {
   NBC_PARAM_TUPLE,      /* a tuple of scalars and arrays (or of such tuples), flattened item
                            by item as numba passes it: items describes each, packed on its
                            own */
-  NBC_PARAM_POINTER     /* numba's CPointer(scalar): an address (8 bytes); dtype_name,
+  NBC_PARAM_POINTER,    /* numba's CPointer(scalar): an address (8 bytes); dtype_name,
                            dtype_kind and itemsize describe what it points to */
+  NBC_PARAM_NONE        /* None ("none"; "void" as an argument is numba's same NoneType):
+                           no bytes, as numba passes nothing for it; the kernel's
+                           `p is None` is a constant */
 } nbc_param_kind_t;
 
 typedef struct nbc_param_info {

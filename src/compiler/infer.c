@@ -1055,6 +1055,13 @@ static const nbc__type *compare_expr(infer *I, nbc__node *n) {
                NULL;
       conv[2 * i] = left;
       conv[2 * i + 1] = right;
+    } else if ((op == NBC__OP_EQ || op == NBC__OP_NE) &&
+               (left->kind == NBC__T_NONE || right->kind == NBC__T_NONE) &&
+               left->kind != NBC__T_OPTIONAL && right->kind != NBC__T_OPTIONAL) {
+      /* None == x: numba's comparison of None with a value of another type is False (the
+       * lowering's constant), with None True */
+      conv[2 * i] = left;
+      conv[2 * i + 1] = right;
     } else if (op == NBC__OP_IS || op == NBC__OP_ISNOT) {
       /* numba's generic_is: values of one type compare with ==, of two types never are the
        * same object (no conversion); arrays and records have no default `is` */

@@ -109,6 +109,10 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     p->ndim = t->ndim;
     p->layout = t->layout;
     p->size = 8 * (size_t)(5 + 2 * t->ndim);
+  } else if (t->kind == NBC__T_NONE) { /* nothing passed */
+    p->kind = NBC_PARAM_NONE;
+    p->size = 0;
+    align = 1;
   } else if (t->kind == NBC__T_TUPLE) {
     /* each item in turn, at its own alignment, as the kernel's flattened parameters (an
      * empty tuple has none, as numba passes nothing for it) */

@@ -1638,13 +1638,10 @@ bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig)
   sig_skip(&s);
   while (*s.p != ')') {
     if (nargs == 256) return sig_error(&s, "%s", "too many arguments");
-    const char *at = s.p;
     const nbc__type *t = sig_type(&s);
     if (!t) return false;
-    if (t->kind == NBC__T_VOID) {
-      s.p = at;
-      return sig_error(&s, "%s", "void is not an argument type");
-    }
+    if (t->kind == NBC__T_VOID) /* numba's void is its none: a None argument */
+      t = nbc__type_scalar(NBC__T_NONE);
     args[nargs++] = t;
     sig_skip(&s);
     if (*s.p == ',') {

@@ -258,6 +258,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     Py_LeaveRecursiveCall();
     return s;
   }
+  if (a == Py_None) return PyUnicode_FromString("none"); /* numba's NoneType: nothing passed */
   if (PyLong_Check(a)) return PyUnicode_FromString("int64"); /* IntEnum members too */
   if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
   if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");

@@ -147,6 +147,11 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
     PyErr_Format(PyExc_TypeError, "argument %d: %s", i + 1, nbc_last_error());
     return -1;
   }
+  if (p->kind == NBC_PARAM_NONE) { /* nothing to pack */
+    if (a == Py_None) return 0;
+    PyErr_Format(PyExc_TypeError, "argument %d: expected None, got %R", i + 1, a);
+    return -1;
+  }
   if (p->kind == NBC_PARAM_POINTER) { /* numba's CPointer: the int address it is given */
     PyObject *v = PyBool_Check(a) ? NULL : PyNumber_Index(a);
     unsigned long long address = v ? PyLong_AsUnsignedLongLong(v) : 0;

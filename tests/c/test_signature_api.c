@@ -391,6 +391,22 @@ TEST(pointers) {
   ASSERT_STATUS(nbc_signature_parse("void(UniTuple(int32, 2)*)", &sig), NBC_SIGNATURE_ERROR);
 }
 
+/* None: numba's NoneType, nothing passed (numba's void as an argument is the same type) */
+TEST(none_arguments) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(int8, none, void, float64)", &sig));
+  ASSERT_STREQ(nbc_signature_text(sig), "void(int8, none, none, float64)");
+  const nbc_param_info_t *n = nbc_signature_param(sig, 1), *f = nbc_signature_param(sig, 3);
+  ASSERT_EQ(n->kind, NBC_PARAM_NONE);
+  ASSERT_EQ(n->size, 0);
+  ASSERT_EQ(nbc_signature_param(sig, 2)->kind, NBC_PARAM_NONE);
+  ASSERT_EQ(f->offset, 8); /* the float64 right after the int8, at its alignment */
+  ASSERT_EQ(nbc_signature_params_size(sig), 16);
+  char buf[16] = {0};
+  ASSERT_STATUS(nbc_signature_pack_int(sig, 1, buf, 1), NBC_INVALID_ARGUMENT);
+  nbc_signature_destroy(sig);
+}
+
 /* numba's EnumMember: passed as its value, the class's qualified name its identity */
 TEST(enum_members) {
   nbc_signature_t *sig = NULL;
@@ -413,5 +429,5 @@ TEST(enum_members) {
 
 TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records)
               X(pack_array_errors) X(contiguity) X(pack_scalars) X(tuples_of_arrays)
-                  X(bad_signatures) X(tuples) X(pointers) X(enum_members))
+                  X(bad_signatures) X(tuples) X(pointers) X(none_arguments) X(enum_members))
 TEST_MAIN()

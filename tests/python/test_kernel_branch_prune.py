@@ -3,7 +3,9 @@
 literals and constant integer arguments keep only the branch taken, so the other one need not
 type — the generic device function that indexes `a[i, j]` only when `a.ndim == 2`, or uses `b`
 only when it is not None. Code after a return (or raise, break, continue) of the taken branch
-is unreachable and not typed either, as Python's compiler drops it. A parameter rebound before
+is unreachable and not typed either, as Python's compiler drops it. Kernels take None (numba's
+NoneType: nothing passed, `x is None` a constant; `y == None` True only for None). A parameter
+rebound before
 the test (or in a loop around it) is not a constant there: both branches type, as in numba.
 CI: ptxas, the pruned branches' absence, the errors; the GPU compares with numpy and
 numba-cuda."""
@@ -43,6 +45,15 @@ def unless_none(x, b):
     if b is not None:
         x += b[1]
     return x
+
+
+def maybe(out, x, y):  # a kernel given None: numba's NoneType, nothing passed
+    if x is None:
+        out[0] = -1.0
+    else:
+        out[0] = x + 1
+    out[1] = y == None  # noqa: E711 (numba: None equals only None)
+    out[2] = y != None  # noqa: E711
 
 
 def kernel(out, v, m):
@@ -98,7 +109,26 @@ def run_all(lib, m):
     v = np.arange(1.0, 5.0)
     mat = np.arange(6.0).reshape(2, 3)
     lib.jit(SIG)(m.kernel)[1, 1](out, v, mat)
-    return {"out": out.copy_to_host()}
+    result = {"out": out.copy_to_host()}
+    lazy = lib.jit(m.maybe)
+    for name, x, y in (("none_int", None, 3), ("float_none", 2.5, None), ("none_none", None,
+                                                                          None)):
+        got = np.zeros(3)
+        lazy[1, 1](got, x, y)
+        result[name] = got
+    return result
+
+
+def test_none_arguments(m, tdrv):
+    k = cuda.jit(m.maybe)
+    k[1, 1](np.zeros(3), None, 3)
+    ptx = k.inspect_asm()
+    sig = cuda.void(cuda.float64[::1], cuda.none, cuda.int64)
+    assert "Ev" in tdrv.last_launch().function.decode()  # numba mangles None as void
+    assert sig.args in [tuple(s) for s in k.signatures]
+    with pytest.raises(TypeError, match="expected None, got 3"):
+        cuda.jit("void(float64[::1], none, int64)")(m.maybe)[1, 1](np.zeros(3), 3, 3)
+    assert ptx
 
 
 def test_launches_on_the_test_driver(m, tdrv):
@@ -109,4 +139,7 @@ def test_launches_on_the_test_driver(m, tdrv):
 def test_matches_numpy_and_numba_cuda(gpu, tmp_path, m):
     mine = run_all(cuda, m)
     np.testing.assert_array_equal(mine["out"], [4.0, 2.0, 3.0, 4.0, 1.5, 2.5, 2.5, 4.5])
+    np.testing.assert_array_equal(mine["none_int"], [-1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(mine["float_none"], [3.5, 1.0, 0.0])
+    np.testing.assert_array_equal(mine["none_none"], [-1.0, 1.0, 0.0])
     assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "prune_numba", mine)
