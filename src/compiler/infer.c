@@ -1883,13 +1883,10 @@ static void cast_returns(nbc__list *body, const nbc__type *ret) {
  * parameter in def->c) is refused where it is compiled or called: through the caller's
  * final walk (so errors keep their order), or directly for the entry (caller NULL). */
 bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def) {
+  /* Defaults are fine: a callee's fill omitted arguments, and the entry's signature gives
+   * every argument (a launch fills omitted ones from __defaults__ first, as numba's
+   * dispatcher does). */
   const nbc__node *note = def->c;
-  /* The entry has no defaults either (its signature gives every argument): the first of
-   * the two notes in the parameter list is reported. */
-  const nbc__node *dflt = caller ? NULL : def->b;
-  if (dflt && (!note || dflt->tok->line < note->tok->line ||
-               (dflt->tok->line == note->tok->line && dflt->tok->col < note->tok->col)))
-    note = dflt;
   if (!note) return true;
   if (caller) return UNSUPPORTED(caller, note, "%s", note->str ? note->str : "?");
   nbc__diag_error(ctx, NBC_UNSUPPORTED, note->tok->file, note->tok->line, note->tok->col, "%s",

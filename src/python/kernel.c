@@ -35,6 +35,7 @@
 static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->py_func);
+  Py_VISIT(self->defaults);
   Py_VISIT(self->specializations);
   Py_VISIT(self->dispatch);
   Py_VISIT(self->last_config);
@@ -63,6 +64,7 @@ static void kernel_dealloc(KernelObject *self) {
   nbc_signature_destroy(self->sig);
   nbc_compile_result_destroy(self->result);
   Py_CLEAR(self->py_func);
+  Py_CLEAR(self->defaults);
   Py_CLEAR(self->sigtext);
   Py_CLEAR(self->specializations);
   Py_CLEAR(self->dispatch);
@@ -86,6 +88,13 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   KernelObject *k = PyObject_GC_New(KernelObject, st->KernelType);
   if (!k) return NULL;
   k->py_func = Py_NewRef(py_func);
+  k->nparams = -1;
+  k->defaults = NULL;
+  if (PyFunction_Check(py_func)) {
+    PyObject *d = PyFunction_GetDefaults(py_func); /* borrowed */
+    k->nparams = ((PyCodeObject *)PyFunction_GetCode(py_func))->co_argcount;
+    if (d && PyTuple_Check(d) && PyTuple_GET_SIZE(d)) k->defaults = Py_NewRef(d);
+  }
   k->sigtext = NULL;
   k->specializations = NULL;
   k->fixed = 0;

@@ -21,6 +21,10 @@
 typedef struct {
   PyObject_HEAD
   PyObject *py_func;
+  /* py_func's parameters and their defaults (__defaults__, NULL for none): a launch with
+   * fewer arguments fills the omitted ones from them, as numba's dispatcher folds them */
+  int nparams;
+  PyObject *defaults;
   PyObject *sigtext;          /* eager: the signature; lazy: NULL */
   PyObject *specializations;  /* lazy: dict sigtext -> Kernel */
   int fixed;                  /* jit([sig, ...]): only these, no new specialisation */

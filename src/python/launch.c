@@ -372,8 +372,28 @@ static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t 
   return 0;
 }
 
-/* The launch itself: pack, launch, copy host arrays back. */
+static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs);
+
+/* The launch itself. Omitted trailing arguments are the function's defaults, as numba's
+ * dispatcher folds them (the hot path: one comparison). */
 static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
+  KernelObject *k = L->kernel;
+  if (nargs >= k->nparams || !k->defaults ||
+      nargs < k->nparams - PyTuple_GET_SIZE(k->defaults))
+    return launch_args(L, args, nargs);
+  Py_ssize_t ndef = PyTuple_GET_SIZE(k->defaults), first = k->nparams - ndef;
+  PyObject *all = PyTuple_New(k->nparams);
+  if (!all) return NULL;
+  for (Py_ssize_t i = 0; i < k->nparams; i++)
+    PyTuple_SET_ITEM(all, i, Py_NewRef(i < nargs ? args[i] : PyTuple_GET_ITEM(k->defaults,
+                                                                               i - first)));
+  PyObject *r = launch_args(L, &PyTuple_GET_ITEM(all, 0), k->nparams);
+  Py_DECREF(all);
+  return r;
+}
+
+/* Pack, launch, copy host arrays back. */
+static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   KernelObject *k = L->kernel;
   if (L->ntasks == 0) Py_RETURN_NONE; /* numba's ForAll: nothing to do, nothing checked */

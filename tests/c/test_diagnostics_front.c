@@ -46,9 +46,6 @@ static const diag_case cases[] = {
     {"x = [1, 2)\n", NBC_SYNTAX_ERROR,
      "t.py:1:10: error: closing parenthesis ')' does not match opening parenthesis '['\nx = "
      "[1, 2)\n         ^"},
-    {"def f(a, b=1):\n    return a\n", NBC_UNSUPPORTED,
-     "t.py:1:11: error: default argument values are not supported in CUDA kernels\ndef f(a, "
-     "b=1):\n          ^"},
     {"def f(a, *args):\n    return a\n", NBC_UNSUPPORTED,
      "t.py:1:10: error: *args parameters are not supported in CUDA kernels\ndef f(a, *args):\n "
      "        ^"},

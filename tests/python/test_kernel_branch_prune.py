@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import nbcuda as cuda
-from conftest import assert_same_as_numba_cuda, load_kernel_module
+from conftest import assert_same_as_numba_cuda, load_kernel_module, sig_texts
 from test_compile import compile_checked
 
 SOURCE = '''
@@ -54,6 +54,12 @@ def maybe(out, x, y):  # a kernel given None: numba's NoneType, nothing passed
         out[0] = x + 1
     out[1] = y == None  # noqa: E711 (numba: None equals only None)
     out[2] = y != None  # noqa: E711
+
+
+def maybe_defaults(out, x, y=None):  # y omitted: its default
+    out[0] = x + 1
+    out[1] = y == None  # noqa: E711
+    out[2] = y is None
 
 
 def kernel(out, v, m):
@@ -110,6 +116,9 @@ def run_all(lib, m):
     mat = np.arange(6.0).reshape(2, 3)
     lib.jit(SIG)(m.kernel)[1, 1](out, v, mat)
     result = {"out": out.copy_to_host()}
+    got = np.zeros(3)
+    lib.jit(m.maybe_defaults)[1, 1](got, 2.0)
+    result["defaults"] = got
     lazy = lib.jit(m.maybe)
     for name, x, y in (("none_int", None, 3), ("float_none", 2.5, None), ("none_none", None,
                                                                           None)):
@@ -117,6 +126,20 @@ def run_all(lib, m):
         lazy[1, 1](got, x, y)
         result[name] = got
     return result
+
+
+def test_omitted_arguments_are_the_defaults(tmp_path, tdrv):
+    # numba's dispatcher folds omitted arguments into their defaults (test_analysis'
+    # test_cond_is_kwarg_none); a lazy kernel specialises on them
+    src = ("def k(out, x=None, y=1000):\n    if x is None:\n        out[0] = 10\n"
+           "    else:\n        out[0] = 40\n    out[1] = y\n")
+    k = cuda.jit(load_kernel_module(tmp_path, "prune_defaults", src, cuda).k)
+    k[1, 1](np.zeros(2))
+    k[1, 1](np.zeros(2), 3)
+    k[1, 1](np.zeros(2), 3, 5)  # the same specialisation as the one before
+    assert sig_texts(k) == ["void(float64[::1], void, int64)", "void(float64[::1], int64, int64)"]
+    with pytest.raises(cuda.TypingError, match="the signature has 0 arguments but 'k' takes 3"):
+        k[1, 1]()
 
 
 def test_none_arguments(m, tdrv):
@@ -142,4 +165,5 @@ def test_matches_numpy_and_numba_cuda(gpu, tmp_path, m):
     np.testing.assert_array_equal(mine["none_int"], [-1.0, 0.0, 1.0])
     np.testing.assert_array_equal(mine["float_none"], [3.5, 1.0, 0.0])
     np.testing.assert_array_equal(mine["none_none"], [-1.0, 1.0, 0.0])
+    np.testing.assert_array_equal(mine["defaults"], [3.0, 1.0, 1.0])
     assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "prune_numba", mine)

@@ -230,10 +230,6 @@ def nested_wrong_arity(a):
     return inner(a, 1)
 
 
-def with_default(a, b=1):
-    return a + b
-
-
 @pytest.mark.parametrize("func, error, message", [
     (missing, cuda.TypingError, r"combine\(\) missing 1 required positional argument: 'a'"),
     (unexpected, cuda.TypingError, r"combine\(\) got an unexpected keyword argument 'd'"),
@@ -248,8 +244,6 @@ def with_default(a, b=1):
     # the captured `a` passed first is not the user's argument: the counts leave it out
     (nested_wrong_arity, cuda.TypingError,
      r"inner\(\) takes 1 positional argument but 2 were given"),
-    (with_default, cuda.CompileError,
-     "default argument values are not supported in CUDA kernels"),
     (bound_twice, cuda.TypingError, r"Cannot unify Function\(combine\) and Function\(scaled\)"),
 ])
 def test_misuse_is_a_clear_error(func, error, message):
