@@ -221,6 +221,12 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
   }
   /* the comparisons and logical ufuncs have numpy's FF->? and DD->? loops: the first that
    * every argument casts to safely */
+  bool minmax = strcmp(u->name, "minimum") == 0 || strcmp(u->name, "maximum") == 0 ||
+                strcmp(u->name, "fmin") == 0 || strcmp(u->name, "fmax") == 0;
+  if (any_complex && minmax) { /* FF->F, DD->D (numba's np_complex_maximum_impl...) */
+    *ploop = nbc__type_scalar(c64 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
+    return *ploop;
+  }
   if (any_complex && u->loops == LOOPS_PRED && !u->math) {
     *ploop = nbc__type_scalar(c64 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
     return nbc__type_scalar(NBC__T_BOOL);
@@ -259,7 +265,7 @@ nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const c
   const struct ufunc *u = ufunc_find(name);
   *pmath = NULL;
   if (!u) return NBC__B_NUMPY;
-  bool fl = nbc__type_is_float(loop);
+  bool fl = nbc__type_is_float(loop) || nbc__type_is_complex(loop);
   if (strcmp(u->name, "absolute") == 0) return NBC__B_ABS;
   if (strcmp(u->name, "minimum") == 0 || strcmp(u->name, "fmin") == 0)
     return fl ? NBC__B_NUMPY : NBC__B_MIN;
@@ -317,6 +323,17 @@ static const char *complex_order(nbc__lowerer *L, nbc__node *n, nbc__op op, nbc_
   return r;
 }
 
+/* Whether the complex number z is NaN: either part is. */
+static const char *complex_isnan(nbc__lowerer *L, nbc__lval z) {
+  nbc__lval re = nbc__lower_complex_part(L, z, 0), im = nbc__lower_complex_part(L, z, 1);
+  const char *ty = nbc__lower_ltype(L, re.type), *r = nbc__lower_tmp(L);
+  const char *i = nbc__lower_tmp(L), *x = nbc__lower_tmp(L);
+  nbc__lower_emit(L, "%s = fcmp uno %s %s, %s", r, ty, re.v, re.v);
+  nbc__lower_emit(L, "%s = fcmp uno %s %s, %s", i, ty, im.v, im.v);
+  nbc__lower_emit(L, "%s = or i1 %s, %s", x, r, i);
+  return x;
+}
+
 /* The comparison and logical ufuncs: the arguments converted to the loop's type, then
  * compared as the operators compare (an unordered float comparison is false, except for
  * not_equal; complex numbers ordered as complex_order does), or their truth values
@@ -358,7 +375,8 @@ nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
     return lower_predicate(L, n, u, call);
   if (u && !u->math && u->loops != LOOPS_ALL && rt && n->list.count == u->nin)
     return lower_bitwise(L, n, u->name, rt);
-  if (n->list.count != 2 || !rt || !nbc__type_is_float(rt)) {
+  bool complex = rt && nbc__type_is_complex(rt);
+  if (n->list.count != 2 || !rt || !(nbc__type_is_float(rt) || complex)) {
     nbc__lower_error(L, n, "numpy.%s of these types is not supported", name);
     return (nbc__lval){rt, "0"};
   }
@@ -368,16 +386,28 @@ nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
   bool is_max = strcmp(name, "maximum") == 0 || strcmp(name, "fmax") == 0;
   bool prefer_nan = strcmp(name, "maximum") == 0 || strcmp(name, "minimum") == 0;
   const char *ty = nbc__lower_ltype(L, rt);
-  const char *nan_of = nbc__lower_tmp(L), *any_nan = nbc__lower_tmp(L);
-  const char *nan_res = nbc__lower_tmp(L), *cmp = nbc__lower_tmp(L);
-  const char *num_res = nbc__lower_tmp(L), *res = nbc__lower_tmp(L);
+  const char *nan_of, *any_nan, *cmp;
+  const char *nan_res = nbc__lower_tmp(L), *num_res = nbc__lower_tmp(L);
+  const char *res = nbc__lower_tmp(L);
   /* maximum: a NaN first operand wins, else the second (NaN or not); fmax: a NaN second
-   * operand loses to the first, else the second. */
-  const char *tested = prefer_nan ? a.v : b.v;
-  nbc__lower_emit(L, "%s = fcmp uno %s %s, %s", nan_of, ty, tested, tested);
-  nbc__lower_emit(L, "%s = fcmp uno %s %s, %s", any_nan, ty, a.v, b.v);
+   * operand loses to the first, else the second. A complex number is NaN when either part
+   * is, and complex numbers are ordered as complex_order orders them (numba's
+   * np_complex_maximum_impl...). */
+  nbc__lval tested = prefer_nan ? a : b;
+  if (complex) {
+    nan_of = complex_isnan(L, tested);
+    any_nan = nbc__lower_tmp(L);
+    nbc__lower_emit(L, "%s = or i1 %s, %s", any_nan, complex_isnan(L, a), complex_isnan(L, b));
+    cmp = complex_order(L, n, is_max ? NBC__OP_GE : NBC__OP_LE, a, b);
+  } else {
+    nan_of = nbc__lower_tmp(L);
+    any_nan = nbc__lower_tmp(L);
+    cmp = nbc__lower_tmp(L);
+    nbc__lower_emit(L, "%s = fcmp uno %s %s, %s", nan_of, ty, tested.v, tested.v);
+    nbc__lower_emit(L, "%s = fcmp uno %s %s, %s", any_nan, ty, a.v, b.v);
+    nbc__lower_emit(L, "%s = fcmp %s %s %s, %s", cmp, is_max ? "oge" : "ole", ty, a.v, b.v);
+  }
   nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", nan_res, nan_of, ty, a.v, ty, b.v);
-  nbc__lower_emit(L, "%s = fcmp %s %s %s, %s", cmp, is_max ? "oge" : "ole", ty, a.v, b.v);
   nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", num_res, cmp, ty, a.v, ty, b.v);
   nbc__lower_emit(L, "%s = select i1 %s, %s %s, %s %s", res, any_nan, ty, nan_res, ty, num_res);
   return (nbc__lval){rt, res};

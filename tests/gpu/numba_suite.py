@@ -96,6 +96,15 @@ def bind_numba_cuda_to_nbcuda():
             self.__file__ = getattr(then, "__file__", None)
 
         def __getattr__(self, name):
+            # numba-cuda's own modules imported during the tests (numba.cuda.bf16's bindings
+            # declare their functions with numba's declare_device and numba's types) get
+            # numba-cuda's names; the tests and their helpers get nbcuda's
+            importer = sys._getframe(1).f_globals.get("__name__", "")
+            if importer.startswith("numba.") and not importer.startswith("numba.cuda.tests"):
+                try:
+                    return getattr(self._then, name)
+                except AttributeError:
+                    pass
             try:
                 return getattr(self._first, name)
             except AttributeError:

@@ -2,7 +2,9 @@
 np.greater/greater_equal/less/less_equal order complex numbers by their real parts, then
 their imaginary parts (NumPy's CGT... macros, numba's np_complex_gt_impl: different real parts
 with a NaN imaginary part compare false), np.equal/not_equal compare both parts,
-np.logical_and/or/xor/not take a complex number's truth (either part non-zero). The loop is
+np.logical_and/or/xor/not take a complex number's truth (either part non-zero),
+np.maximum/minimum (a NaN wins) and np.fmax/fmin (a number wins) pick by that order, a complex
+number being NaN when either part is (numba's np_complex_maximum_impl...). The loop is
 numpy's FF->? when every argument casts safely to complex64, else DD->?; on arrays with an
 output array too (numba-cuda's test_ufuncs). CI: ptxas and the loops' precision; the GPU
 compares with numpy and numba-cuda."""
@@ -34,6 +36,15 @@ def scalars(out, a, b):
 
 def arrays(a, b, out):
     np.less_equal(a, b, out)
+
+
+def extremes(out, a, b):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[0, i] = np.maximum(a[i], b[i])
+        out[1, i] = np.minimum(a[i], b[i])
+        out[2, i] = np.fmax(a[i], b[i])
+        out[3, i] = np.fmin(a[i], b[i])
 '''
 
 SIGS = ["void(boolean[:, ::1], complex64[::1], complex64[::1])",
@@ -45,6 +56,12 @@ NAN = float("nan")
 @pytest.fixture
 def m(tmp_path):
     return load_kernel_module(tmp_path, "complex_ufuncs", SOURCE, cuda)
+
+
+def test_extremes_compile(m, tmp_path):
+    for ct in ("complex64", "complex128"):
+        ptx = compile_checked(m.extremes, f"void({ct}[:, ::1], {ct}[::1], {ct}[::1])", tmp_path)
+        assert ("f64" in ptx) == (ct == "complex128")
 
 
 @pytest.mark.parametrize("sig", SIGS)
@@ -88,6 +105,11 @@ def run_all(lib, m):
     got = np.zeros(a.size, bool)
     lib.jit("void(complex128[::1], complex128[::1], boolean[::1])")(m.arrays)[1, 32](a, b, got)
     out["arrays"] = got
+    for ct in ("complex64", "complex128"):
+        a, b = arg(A, ct), arg(B, ct)
+        got = np.zeros((4, a.size), ct)
+        lib.jit(f"void({ct}[:, ::1], {ct}[::1], {ct}[::1])")(m.extremes)[1, 32](got, a, b)
+        out["extremes_" + ct] = got
     return out
 
 
@@ -102,4 +124,9 @@ def test_matches_numpy_and_numba_cuda(gpu, tmp_path, m):
         np.testing.assert_array_equal(mine[sig], expected(*operands(sig)), err_msg=sig)
     a, b = arg(A, np.complex128), arg(B, np.complex128)
     np.testing.assert_array_equal(mine["arrays"], np.less_equal(a, b))
+    for ct in ("complex64", "complex128"):
+        a, b = arg(A, ct), arg(B, ct)
+        with np.errstate(invalid="ignore"):
+            want = [f(a, b) for f in (np.maximum, np.minimum, np.fmax, np.fmin)]
+        np.testing.assert_array_equal(mine["extremes_" + ct], want, err_msg=ct)
     assert_same_as_numba_cuda(run_all, SOURCE, tmp_path, "complex_ufuncs_numba", mine)
