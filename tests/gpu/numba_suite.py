@@ -37,10 +37,11 @@ test_random test_record_dtype test_recursion test_reduction test_slicing test_sm
 test_ssa test_sync test_transpose test_userexc test_vector_type test_warp_ops""".split()
 # Added in the sixteenth session: numpy ufuncs in kernels, branch pruning, cache hints, lazy
 # jit, gufuncs and ufuncs (nbcuda's vectorize/guvectorize; the modules that build numba's own
-# from `numba.guvectorize` or its deviceufunc engine are left out), captured device arrays,
-# warnings and errors. Reported after the first set, so the figures of both stay comparable.
+# from `numba.vectorize`/`numba.guvectorize(target="cuda")` or its deviceufunc engine are left
+# out), captured device arrays, warnings and errors. Reported after the first set, so the
+# figures of both stay comparable.
 MODULES_ADDED = """test_ufuncs test_analysis test_cache_hints test_cuda_jit_no_types test_gufunc
-test_vectorize test_vectorize_decor test_vectorize_device test_vectorize_scalar_arg
+test_vectorize_decor test_vectorize_device test_vectorize_scalar_arg
 test_vectorize_complex test_device_array_capture test_warning test_errors""".split()
 
 
@@ -96,11 +97,12 @@ def bind_numba_cuda_to_nbcuda():
             self.__file__ = getattr(then, "__file__", None)
 
         def __getattr__(self, name):
-            # numba-cuda's own modules imported during the tests (numba.cuda.bf16's bindings
-            # declare their functions with numba's declare_device and numba's types) get
-            # numba-cuda's names; the tests and their helpers get nbcuda's
+            # numba-cuda's bindings of CUDA's headers (numba.cuda._internal: bf16, fp8, fp16;
+            # imported during the tests) declare their functions with numba's declare_device
+            # and numba's types: they get numba-cuda's names. Everything else, numba-cuda's
+            # helpers the tests call (its random, transpose) included, gets nbcuda's.
             importer = sys._getframe(1).f_globals.get("__name__", "")
-            if importer.startswith("numba.") and not importer.startswith("numba.cuda.tests"):
+            if importer.startswith("numba.cuda._internal"):
                 try:
                     return getattr(self._then, name)
                 except AttributeError:
