@@ -495,27 +495,50 @@ static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_
   Py_RETURN_NONE;
 }
 
-/* A launch dimension: an int or a tuple of up to three ints. */
+/* A launch dimension, as numba's normalize_kernel_dimensions reads it: an integer, or a
+ * tuple or list of one to three integers (numpy integers too); numba's ValueError for more
+ * than three and TypeError for what is not an integer, with its messages, and a ValueError
+ * for a value cuLaunchKernel cannot take (negative, or beyond 32 bits: 2**32 + 1 must not
+ * launch as 1). */
 int nbc__py_dims_arg(PyObject *o, unsigned out[3], const char *what) {
   out[0] = out[1] = out[2] = 1;
-  if (PyLong_Check(o)) {
+  if (PyLong_CheckExact(o)) { /* the common case */
     long long v = PyLong_AsLongLong(o);
-    if (v < 0 || v > UINT_MAX) goto bad; /* 2**32 + 1 must not launch as 1 */
+    if (v < 0 || v > UINT_MAX) goto range;
     out[0] = (unsigned)v;
     return 0;
   }
-  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < 1 || PyTuple_GET_SIZE(o) > 3) goto bad;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
-    PyObject *x = PyTuple_GET_ITEM(o, i);
-    long long v = PyIndex_Check(x) ? PyNumber_AsSsize_t(x, NULL) : -1;
-    if (v < 0 || v > UINT_MAX) goto bad;
+  int seq = PyTuple_Check(o) || PyList_Check(o);
+  PyObject *items = seq ? PySequence_List(o) : Py_BuildValue("[O]", o);
+  if (!items) return -1;
+  Py_ssize_t n = PyList_GET_SIZE(items);
+  if (n > 3 || n < 1) {
+    PyErr_Format(PyExc_ValueError, "%s must be a sequence of 1, 2 or 3 integers, got %R",
+                 what, items);
+    Py_DECREF(items);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *x = PyList_GET_ITEM(items, i);
+    if (!PyIndex_Check(x)) { /* numbers.Integral, bool included */
+      PyErr_Format(PyExc_TypeError, "%s must be a sequence of integers, got %R", what, items);
+      Py_DECREF(items);
+      return -1;
+    }
+    long long v = PyNumber_AsSsize_t(x, NULL);
+    if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+    if (v < 0 || v > UINT_MAX) {
+      Py_DECREF(items);
+      goto range;
+    }
     out[i] = (unsigned)v;
   }
+  Py_DECREF(items);
   return 0;
-bad:
+range:
   PyErr_Clear();
-  PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 non-negative ints, "
-               "got %R", what, o);
+  PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 non-negative ints "
+               "below 2**32, got %R", what, o);
   return -1;
 }
 

@@ -149,9 +149,11 @@ def test_max_cooperative_grid_blocks_is_occupancy_times_sms():
     assert ov.max_cooperative_grid_blocks(blockdim=256, dynsmemsize=0) == b1
     assert ov.max_cooperative_grid_blocks(256, 16384) <= b1
     assert ov.max_cooperative_grid_blocks(32) >= b1
-    for bad in (0, (0, 2), (1, 2, 3, 4), -1, "32"):
+    for bad in (0, (0, 2), (1, 2, 3, 4), -1):
         with pytest.raises(ValueError):
             ov.max_cooperative_grid_blocks(bad)
+    with pytest.raises(TypeError, match="blockdim must be a sequence of integers"):
+        ov.max_cooperative_grid_blocks("32")
     with pytest.raises(ValueError):
         ov.max_cooperative_grid_blocks(32, -1)
 

@@ -50,6 +50,22 @@ def test_every_launch_uses_its_configuration(cuda, tdrv):
         assert dims(tdrv.last_launch()) == ([1, 1, 1], [32, 1, 1], 0, 0)
 
 
+def test_dimensions_as_numba_reads_them(cuda, tdrv):
+    # numba's normalize_kernel_dimensions: an integer or a tuple or list of 1 to 3, with its
+    # errors; numpy integers and bools are integers
+    k = cuda.jit("void()")(nothing)
+    k[[2, 3], np.int64(32)]()
+    assert dims(tdrv.last_launch())[:2] == ([2, 3, 1], [32, 1, 1])
+    with pytest.raises(ValueError, match=r"griddim must be a sequence of 1, 2 or 3 integers, "
+                                         r"got \[1, 2, 3, 4\]"):
+        k[[1, 2, 3, 4], 32]
+    with pytest.raises(TypeError, match=r"blockdim must be a sequence of integers, got "
+                                        r"\[2.0\]"):
+        k[1, 2.0]
+    with pytest.raises(ValueError, match="below 2\\*\\*32"):
+        k[2**32 + 1, 1]
+
+
 def test_bad_configuration_is_not_kept(cuda, tdrv):
     k = cuda.jit("void()")(nothing)
     k[2, 32]()
