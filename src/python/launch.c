@@ -508,33 +508,34 @@ int nbc__py_dims_arg(PyObject *o, unsigned out[3], const char *what) {
     out[0] = (unsigned)v;
     return 0;
   }
-  int seq = PyTuple_Check(o) || PyList_Check(o);
-  PyObject *items = seq ? PySequence_List(o) : Py_BuildValue("[O]", o);
-  if (!items) return -1;
-  Py_ssize_t n = PyList_GET_SIZE(items);
-  if (n > 3 || n < 1) {
-    PyErr_Format(PyExc_ValueError, "%s must be a sequence of 1, 2 or 3 integers, got %R",
-                 what, items);
-    Py_DECREF(items);
-    return -1;
+  if (PyList_Check(o)) { /* as a tuple: an item's __index__ cannot change it under us */
+    PyObject *t = PyList_AsTuple(o);
+    int rc = t ? nbc__py_dims_arg(t, out, what) : -1;
+    Py_XDECREF(t);
+    return rc;
   }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *x = PyList_GET_ITEM(items, i);
-    if (!PyIndex_Check(x)) { /* numbers.Integral, bool included */
-      PyErr_Format(PyExc_TypeError, "%s must be a sequence of integers, got %R", what, items);
-      Py_DECREF(items);
-      return -1;
+  int seq = PyTuple_Check(o);
+  Py_ssize_t n = seq ? PyTuple_GET_SIZE(o) : 1;
+  PyObject *const *items = seq ? &PyTuple_GET_ITEM(o, 0) : &o;
+  /* numba's messages show the dimension as the list it made of it */
+  const char *bad = n > 3 || n < 1 ? "%s must be a sequence of 1, 2 or 3 integers, got %R"
+                                   : NULL;
+  for (Py_ssize_t i = 0; !bad && i < n; i++) {
+    if (!PyIndex_Check(items[i])) { /* numbers.Integral, bool included */
+      bad = "%s must be a sequence of integers, got %R";
+      break;
     }
-    long long v = PyNumber_AsSsize_t(x, NULL);
+    long long v = PyNumber_AsSsize_t(items[i], NULL);
     if (v == -1 && PyErr_Occurred()) PyErr_Clear();
-    if (v < 0 || v > UINT_MAX) {
-      Py_DECREF(items);
-      goto range;
-    }
+    if (v < 0 || v > UINT_MAX) goto range;
     out[i] = (unsigned)v;
   }
-  Py_DECREF(items);
-  return 0;
+  if (!bad) return 0;
+  PyObject *shown = seq ? PySequence_List(o) : Py_BuildValue("[O]", o);
+  if (shown)
+    PyErr_Format(n > 3 || n < 1 ? PyExc_ValueError : PyExc_TypeError, bad, what, shown);
+  Py_XDECREF(shown);
+  return -1;
 range:
   PyErr_Clear();
   PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 non-negative ints "
