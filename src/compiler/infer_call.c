@@ -1711,7 +1711,8 @@ static const nbc__type *call_python(infer *I, nbc__node *n, nbc__global *G,
 }
 
 /* A parameter's default value as the constant the call passes: a number or bool literal
- * (negated or not), or a global name of the function's module bound to one; NULL reported.
+ * (negated or not), None, or a global name of the function's module bound to one; NULL
+ * reported.
  * Python evaluates a default once, where the function is defined: a constant is the same
  * wherever it is copied. */
 static nbc__node *default_value(infer *I, nbc__node *call, const nbc__global *G,
@@ -1721,18 +1722,21 @@ static nbc__node *default_value(infer *I, nbc__node *call, const nbc__global *G,
   switch (lit->kind) {
   case NBC__N_INT: case NBC__N_FLOAT: case NBC__N_COMPLEX: case NBC__N_BOOL:
     return nbc__node_clone(I->ctx, d);
+  case NBC__N_NONE: /* `def f(a, b=None)`: the callee is specialised for a None b */
+    return d == lit ? nbc__node_clone(I->ctx, d) : NULL;
   case NBC__N_NAME: {
     if (d != lit) break;
     nbc_global_t g;
     int rc = nbc__infer_resolve(G->g.resolver ? G->g.resolver : I->fn->resolver, module,
                                 d->str, &g);
     if (rc != 0 || (g.kind != NBC_GLOBAL_INT && g.kind != NBC_GLOBAL_FLOAT &&
-                    g.kind != NBC_GLOBAL_BOOL))
+                    g.kind != NBC_GLOBAL_BOOL && g.kind != NBC_GLOBAL_NONE))
       break;
     nbc__node *v = nbc__node_clone(I->ctx, d);
     if (!v) return NULL;
     v->kind = g.kind == NBC_GLOBAL_INT    ? NBC__N_INT
               : g.kind == NBC_GLOBAL_BOOL ? NBC__N_BOOL
+              : g.kind == NBC_GLOBAL_NONE ? NBC__N_NONE
                                           : NBC__N_FLOAT;
     v->value.i = g.value.i;
     if (g.kind == NBC_GLOBAL_FLOAT) v->value.f = g.value.f;
@@ -1743,7 +1747,7 @@ static nbc__node *default_value(infer *I, nbc__node *call, const nbc__global *G,
     break;
   }
   return TYPING(I, call, "the default value of parameter '%s' of %s() is not supported: "
-                "kernels take a number, a bool, or a global constant of one",
+                "kernels take a number, a bool, None, or a global constant of one",
                 param->str, G->g.name),
          NULL;
 }

@@ -41,6 +41,13 @@ def plus_first(x, b):
 
 
 @cuda.jit(device=True)
+def scaled(x, factor=None):  # a None default: the callee specialised for it
+    if factor is None:
+        return x
+    return x * factor
+
+
+@cuda.jit(device=True)
 def unless_none(x, b):
     if b is not None:
         x += b[1]
@@ -71,6 +78,8 @@ def kernel(out, v, m):
     out[5] = plus_first(1.5, v)
     out[6] = unless_none(2.5, None)
     out[7] = unless_none(2.5, v)
+    out[8] = scaled(2.0)
+    out[9] = scaled(2.0, 3.0)
 '''
 
 SIG = "void(float64[::1], float64[::1], float64[:, ::1])"
@@ -111,7 +120,7 @@ def test_not_constant_is_not_pruned(tmp_path, src, sig):
 
 
 def run_all(lib, m, defaults=True):
-    out = lib.to_device(np.zeros(8))
+    out = lib.to_device(np.zeros(10))
     v = np.arange(1.0, 5.0)
     mat = np.arange(6.0).reshape(2, 3)
     lib.jit(SIG)(m.kernel)[1, 1](out, v, mat)
@@ -162,7 +171,8 @@ def test_launches_on_the_test_driver(m, tdrv):
 @pytest.mark.gpu
 def test_matches_numpy_and_numba_cuda(gpu, tmp_path, m):
     mine = run_all(cuda, m)
-    np.testing.assert_array_equal(mine["out"], [4.0, 2.0, 3.0, 4.0, 1.5, 2.5, 2.5, 4.5])
+    np.testing.assert_array_equal(mine["out"], [4.0, 2.0, 3.0, 4.0, 1.5, 2.5, 2.5, 4.5, 2.0,
+                                                 6.0])
     np.testing.assert_array_equal(mine["none_int"], [-1.0, 0.0, 1.0])
     np.testing.assert_array_equal(mine["float_none"], [3.5, 1.0, 0.0])
     np.testing.assert_array_equal(mine["none_none"], [-1.0, 1.0, 0.0])
