@@ -209,17 +209,19 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
     G->g.array_ndim = ndim;
   }
   if (g->kind == NBC_GLOBAL_DEVICE_ARRAY) { /* its shape and strides, likewise */
-    int ndim = g->array_ndim >= 1 && g->array_ndim <= 32 && g->array_shape && g->array_strides
+    /* -1: no shape the compiler can use (a 0-d array has none to give) */
+    int ndim = g->array_ndim == 0 ? 0
+               : g->array_ndim >= 1 && g->array_ndim <= 32 && g->array_shape && g->array_strides
                    ? g->array_ndim
-                   : 0;
-    int64_t *dims = nbc__infer_alloc(I, sizeof *dims * 2 * (size_t)(ndim ? ndim : 1));
+                   : -1;
+    int64_t *dims = nbc__infer_alloc(I, sizeof *dims * 2 * (size_t)(ndim > 0 ? ndim : 1));
     if (!dims) return NULL;
-    if (ndim) {
+    if (ndim > 0) {
       memcpy(dims, g->array_shape, sizeof *dims * (size_t)ndim);
       memcpy(dims + ndim, g->array_strides, sizeof *dims * (size_t)ndim);
     }
     G->g.array_shape = dims;
-    G->g.array_strides = dims + ndim;
+    G->g.array_strides = dims + (ndim > 0 ? ndim : 0);
     G->g.array_ndim = ndim;
   }
   if (g->kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &G->g, g, 0)) return NULL;
@@ -378,7 +380,7 @@ static const nbc__type *device_array_type(infer *I, const nbc__node *n, const nb
                 n->str, dn);
     return NULL;
   }
-  if (G->g.array_ndim < 1) {
+  if (G->g.array_ndim < 0) {
     UNSUPPORTED(I, n, "global device array '%s' has no shape the compiler can use", n->str);
     return NULL;
   }

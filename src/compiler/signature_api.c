@@ -58,7 +58,7 @@ static bool is_scalar(const nbc__type *t) {
 
 /* Appends the type in signature syntax: "float32", "float32[:, ::1]", "UniTuple(...)". */
 static void print_sig_type(nbc__buf *b, nbc__ctx *ctx, const nbc__type *t) {
-  if (t->kind != NBC__T_ARRAY) {
+  if (t->kind != NBC__T_ARRAY || t->ndim == 0) { /* 0-d: numba's printed array(T, 0d, C) */
     nbc__buf_puts(b, nbc__type_name(ctx, t));
     return;
   }

@@ -1566,11 +1566,41 @@ static const nbc__type *sig_named_tuple(sigp *s) {
   return t->name ? t : NULL;
 }
 
+/* numba's printed array type after its name: array(dtype, <ndim>d, <layout>), the spelling
+ * of every rank, 0-d arrays included (which the slice spelling cannot write). */
+static const nbc__type *sig_printed_array(sigp *s) {
+  if (!sig_expect(s, '(')) return NULL;
+  const char *at = (sig_skip(s), s->p);
+  const nbc__type *e = sig_type(s);
+  if (!e) return NULL;
+  if (!is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD) {
+    s->p = at;
+    return sig_error(s, "%s", "an array holds scalars or records"), NULL;
+  }
+  int64_t ndim = 0;
+  if (!sig_expect(s, ',') || !sig_int(s, &ndim, "the number of dimensions")) return NULL;
+  if (ndim > 32) return sig_error(s, "%s", "an array has at most 32 dimensions"), NULL;
+  if (*s->p != 'd') return sig_error(s, "%s", "expected 'd' after the number of dimensions"),
+                    NULL;
+  s->p++;
+  if (!sig_expect(s, ',')) return NULL;
+  sig_skip(s);
+  char layout = *s->p;
+  if (layout != 'C' && layout != 'F' && layout != 'A')
+    return sig_error(s, "%s", "expected the layout C, F or A"), NULL;
+  s->p++;
+  if (!sig_expect(s, ')')) return NULL;
+  /* numba: the layout of an array of at most one dimension prints as it was made */
+  return nbc__type_array(s->ctx, e, (int)ndim, layout);
+}
+
 static const nbc__type *sig_type(sigp *s) {
   const char *name;
   size_t len;
   const char *at = (sig_skip(s), s->p);
   if (!sig_name(s, &name, &len)) return NULL;
+  if (len == 5 && memcmp(name, "array", 5) == 0 && (sig_skip(s), *s->p == '('))
+    return sig_printed_array(s);
   if (len == 8 && memcmp(name, "UniTuple", 8) == 0) return sig_tuple(s, true);
   if (len == 5 && memcmp(name, "Tuple", 5) == 0) return sig_tuple(s, false);
   if (len == 10 && memcmp(name, "NamedTuple", 10) == 0) return sig_named_tuple(s);

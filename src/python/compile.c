@@ -428,7 +428,7 @@ static int device_array_global(nbc__py_state *st, session *sess, PyObject *value
   }
   nbc__py_array_view_finish(st, &v, 0); /* device memory: nothing is held */
   const char *dtype = nbc__py_scalar_name(v.kind, v.itemsize);
-  if (!dtype || v.kind == 'V' || v.ndim < 1) return 0;
+  if (!dtype || v.kind == 'V' || v.ndim < 0) return 0;
   int readonly = 0;
   if (Py_TYPE(value) != st->DeviceArrayType) { /* the interface's data = (address, readonly) */
     PyObject *cai = PyObject_GetAttr(value, st->str_cai);

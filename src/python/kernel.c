@@ -342,6 +342,11 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   }
   if (record && v.ndim == 0 && Py_TYPE(a) == st->DeviceArrayType)
     return record; /* to_device(record): numba's DeviceRecord, a Record argument */
+  if (n && v.ndim == 0) { /* a 0-d array: numba's array(dtype, 0d, C) */
+    PyObject *s = PyUnicode_FromFormat("array(%s, 0d, C)", n);
+    Py_XDECREF(record);
+    return s;
+  }
   if (!n || v.ndim == 0) {
     Py_XDECREF(record);
     if (!n && v.ndim > 0)
@@ -575,21 +580,8 @@ static PyObject *argtypes_of(nbc__py_state *st, const KernelObject *ov) {
     const nbc_param_info_t *p = nbc_signature_param(ov->sig, i);
     PyObject *t =
         nbc__py_type_from_name(st, p->kind == NBC_PARAM_ARRAY ? p->dtype_name : p->type_name);
-    if (t && p->kind == NBC_PARAM_ARRAY) { /* dtype[:, ::1] as a user would write it */
-      PyObject *index = PyTuple_New(p->ndim);
-      for (int d = 0; index && d < p->ndim; d++) {
-        int unit = (p->layout == 'C' && d == p->ndim - 1) || (p->layout == 'F' && d == 0);
-        PyObject *one = unit ? PyLong_FromLong(1) : NULL;
-        PyObject *slice = !unit || one ? PySlice_New(NULL, NULL, one) : NULL;
-        Py_XDECREF(one);
-        if (!slice)
-          Py_CLEAR(index);
-        else
-          PyTuple_SET_ITEM(index, d, slice);
-      }
-      Py_SETREF(t, index ? PyObject_GetItem(t, index) : NULL);
-      Py_XDECREF(index);
-    }
+    if (t && p->kind == NBC_PARAM_ARRAY) /* dtype[:, ::1], as a user would write it */
+      Py_SETREF(t, nbc__py_array_of(st, t, p->ndim, p->layout));
     if (!t)
       Py_CLEAR(key);
     else
@@ -994,28 +986,16 @@ static PyObject *lto_ptx_text(nbc__py_state *st, KernelObject *ov) {
   return nbc__py_link_ptx(st, code, size, 1, ov->links, &load);
 }
 
-/* A type object for numba's text of a type: a scalar's own object, an array of one as the
- * scalar sliced (int32[:, ::1]), anything else an object that prints the text. */
+/* A type object for numba's text of a type: a scalar's own object, an array of one (0-d too)
+ * as int32[:, ::1] or types.Array make it, anything else an object that prints the text. */
 static PyObject *type_of_text(nbc__py_state *st, const char *text) {
   char dtype[64], layout = 0;
   int ndim = 0, used = 0;
   if (sscanf(text, "array(%63[a-z0-9], %dd, %c)%n", dtype, &ndim, &layout, &used) == 3 &&
-      text[used] == 0 && ndim >= 1 && ndim <= NBC__PY_MAXDIM &&
+      text[used] == 0 && ndim >= 0 && ndim <= NBC__PY_MAXDIM &&
       (layout == 'C' || layout == 'F' || layout == 'A')) {
     PyObject *scalar = PyDict_GetItemString(st->types, dtype);
-    PyObject *axes = scalar ? PyTuple_New(ndim) : NULL;
-    for (int d = 0; axes && d < ndim; d++) {
-      int unit = (layout == 'C' && d == ndim - 1) || (layout == 'F' && d == 0);
-      PyObject *one = unit ? PyLong_FromLong(1) : NULL;
-      PyObject *axis = PySlice_New(NULL, NULL, one);
-      Py_XDECREF(one);
-      if (!axis) Py_CLEAR(axes);
-      else PyTuple_SET_ITEM(axes, d, axis);
-    }
-    PyObject *array = axes ? PyObject_GetItem(scalar, ndim == 1 ? PyTuple_GET_ITEM(axes, 0)
-                                                                : axes)
-                           : NULL;
-    Py_XDECREF(axes);
+    PyObject *array = scalar ? nbc__py_array_of(st, scalar, ndim, layout) : NULL;
     if (array || PyErr_Occurred()) return array;
   }
   return nbc__py_type_from_name(st, text);

@@ -138,8 +138,10 @@ static PyObject *type_richcompare(PyObject *a, PyObject *b, int op) {
 }
 
 /* The signature spelling of an array type: base[:, ::1] for layout 'C' ('::1' on the last
- * dimension for 'C', on the first for 'F', none for 'A'). */
+ * dimension for 'C', on the first for 'F', none for 'A'); a 0-d array, which slices cannot
+ * spell, as numba prints it: array(base, 0d, C). */
 static PyObject *array_sigtext(PyObject *base, long ndim, char layout) {
+  if (ndim == 0) return PyUnicode_FromFormat("array(%U, 0d, %c)", base, layout);
   PyObject *sig = PyUnicode_FromFormat("%U[", base);
   for (long i = 0; sig && i < ndim; i++) {
     int unit = (layout == 'C' && i == ndim - 1) || (layout == 'F' && i == 0);
@@ -163,6 +165,14 @@ static PyObject *array_type(nbc__py_state *st, NbType *dtype, int ndim, char lay
   t->ndim = ndim;
   t->layout = layout;
   return (PyObject *)t;
+}
+
+PyObject *nbc__py_array_of(nbc__py_state *st, PyObject *dtype, int ndim, char layout) {
+  if (!dtype || Py_TYPE(dtype) != st->NbTypeType) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "no array type of %R", dtype);
+    return NULL;
+  }
+  return array_type(st, (NbType *)dtype, ndim, layout);
 }
 
 /* float32[:, ::1] and friends: each index must be ':' or '::1'. */
@@ -486,8 +496,8 @@ static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) 
                  dtype);
     return NULL;
   }
-  if (ndim < 1 || ndim > NBC__PY_MAXDIM) {
-    PyErr_Format(PyExc_ValueError, "Array: ndim must be from 1 to %d, not %d", NBC__PY_MAXDIM,
+  if (ndim < 0 || ndim > NBC__PY_MAXDIM) {
+    PyErr_Format(PyExc_ValueError, "Array: ndim must be from 0 to %d, not %d", NBC__PY_MAXDIM,
                  ndim);
     return NULL;
   }
@@ -996,7 +1006,7 @@ static PyObject *numba_type_text(nbc__py_state *st, PyObject *obj) {
   PyObject *text = NULL;
   const char *lay = PyUnicode_Check(layout) ? PyUnicode_AsUTF8(layout) : "A";
   long n = ndim ? PyLong_AsLong(ndim) : -1;
-  if (dtext && n > 0 && lay) text = array_sigtext(dtext, n, lay[0]);
+  if (dtext && n >= 0 && lay) text = array_sigtext(dtext, n, lay[0]);
   Py_DECREF(layout);
   Py_XDECREF(dtype);
   Py_XDECREF(ndim);

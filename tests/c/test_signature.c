@@ -59,6 +59,15 @@ TEST(scalars) {
   ASSERT_SIG("void()", "void()");
   /* numba's void is its none: as an argument, a None */
   ASSERT_SIG("void(void, none, int32)", "void(none, none, int32)");
+  /* numba's printed array types, 0-d ones (which slices cannot spell) included */
+  ASSERT_SIG("void(array(float32, 0d, C), array(int64, 2d, F))",
+             "void(array(float32, 0d, C), array(int64, 2d, F))");
+  ASSERT_SIG_ERROR("void(array(float32, 33d, C))",
+                   "<signature>:1:23: error: invalid signature: an array has at most 32 "
+                   "dimensions at column 23");
+  ASSERT_SIG_ERROR("void(array(float32, 1d, X))",
+                   "<signature>:1:25: error: invalid signature: expected the layout C, F or A "
+                   "at column 25");
   ASSERT_SIG("()", "?()");
   ASSERT_SIG("uint32(uint32, uint32)", "uint32(uint32, uint32)");
   ASSERT_SIG("boolean(bool_, b1, bool)", "bool(bool, bool, bool)");

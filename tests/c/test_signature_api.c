@@ -396,6 +396,11 @@ TEST(none_arguments) {
   nbc_signature_t *sig = NULL;
   ASSERT_OK(nbc_signature_parse("void(int8, none, void, float64)", &sig));
   ASSERT_STREQ(nbc_signature_text(sig), "void(int8, none, none, float64)");
+  nbc_signature_t *zero = NULL; /* a 0-d array: five words, its canonical text numba's */
+  ASSERT_OK(nbc_signature_parse("void(array(float32, 0d, C))", &zero));
+  ASSERT_STREQ(nbc_signature_text(zero), "void(array(float32, 0d, C))");
+  ASSERT_EQ(nbc_signature_param(zero, 0)->size, 40);
+  nbc_signature_destroy(zero);
   const nbc_param_info_t *n = nbc_signature_param(sig, 1), *f = nbc_signature_param(sig, 3);
   ASSERT_EQ(n->kind, NBC_PARAM_NONE);
   ASSERT_EQ(n->size, 0);

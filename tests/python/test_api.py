@@ -153,7 +153,7 @@ def test_array_types_by_numba_constructor(cuda):
     assert str(t.Array(dtype=t.complex64, ndim=1, layout="C")) == "array(complex64, 1d, C)"
     assert cuda.void(t.Array(t.float32, 1, "C")).signature_text == "void(float32[::1])"
     for bad, err, text in [
-            ((t.float32, 0, "C"), ValueError, "ndim must be from 1 to 32, not 0"),
+            ((t.float32, 33, "C"), ValueError, "ndim must be from 0 to 32, not 33"),
             ((t.float32, 1, "X"), ValueError, "layout must be 'C', 'F' or 'A', not 'X'"),
             ((3, 1, "C"), TypeError, "Array takes a scalar or record type"),
             ((t.float32[:], 1, "C"), TypeError, "Array takes a scalar or record type"),
