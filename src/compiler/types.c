@@ -1370,20 +1370,26 @@ static bool sig_int(sigp *s, int64_t *pv, const char *what) {
   return true;
 }
 
+/* '(' and the element type of an array spelled by name (a scalar or a record), or NULL
+ * reported (what: the message for another type, at its start). */
+static const nbc__type *sig_element(sigp *s, const char *what) {
+  if (!sig_expect(s, '(')) return NULL;
+  const char *at = (sig_skip(s), s->p);
+  const nbc__type *e = sig_type(s);
+  if (e && !is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD) {
+    s->p = at;
+    return sig_error(s, "%s", what), NULL;
+  }
+  return e;
+}
+
 /* numba's nestedarray(scalar, (d0, d1, ...)) after its name: a C array type, its extents in
  * *pshape (arena memory). */
 static const nbc__type *sig_nested_array(sigp *s, const int64_t **pshape) {
   int64_t dims[32];
   int ndim = 0;
-  if (!sig_expect(s, '(')) return NULL;
-  const char *at = (sig_skip(s), s->p);
-  const nbc__type *e = sig_type(s);
-  if (!e) return NULL;
-  if (!is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD) {
-    s->p = at;
-    return sig_error(s, "%s", "a nested array holds scalars or records"), NULL;
-  }
-  if (!sig_expect(s, ',') || !sig_expect(s, '(')) return NULL;
+  const nbc__type *e = sig_element(s, "a nested array holds scalars or records");
+  if (!e || !sig_expect(s, ',') || !sig_expect(s, '(')) return NULL;
   for (;;) {
     sig_skip(s);
     if (*s->p == ')' && ndim > 0) break;
@@ -1569,14 +1575,8 @@ static const nbc__type *sig_named_tuple(sigp *s) {
 /* numba's printed array type after its name: array(dtype, <ndim>d, <layout>), the spelling
  * of every rank, 0-d arrays included (which the slice spelling cannot write). */
 static const nbc__type *sig_printed_array(sigp *s) {
-  if (!sig_expect(s, '(')) return NULL;
-  const char *at = (sig_skip(s), s->p);
-  const nbc__type *e = sig_type(s);
+  const nbc__type *e = sig_element(s, "an array holds scalars or records");
   if (!e) return NULL;
-  if (!is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD) {
-    s->p = at;
-    return sig_error(s, "%s", "an array holds scalars or records"), NULL;
-  }
   int64_t ndim = 0;
   if (!sig_expect(s, ',') || !sig_int(s, &ndim, "the number of dimensions")) return NULL;
   if (ndim > 32) return sig_error(s, "%s", "an array has at most 32 dimensions"), NULL;
