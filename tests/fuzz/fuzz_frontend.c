@@ -41,7 +41,7 @@ static void resolve_name(nbc__module *m, const char *name) {
   nbc_global_t g;
   int rc = nbc__module_resolve(m, name, &g);
   CHECK(rc == 0 || g.kind == NBC_GLOBAL_UNDEFINED);
-  CHECK(g.kind <= NBC_GLOBAL_MODULE); /* the last kind */
+  CHECK(g.kind <= NBC_GLOBAL_NONE); /* the last kind */
   if (rc == 0 && g.kind == NBC_GLOBAL_FUNCTION) CHECK(g.source && g.name);
   if (rc == 0 && g.kind == NBC_GLOBAL_CMATH_FUNCTION) CHECK(g.name != NULL);
   nbc__node *def = nbc__module_function(m, name);
