@@ -182,7 +182,7 @@ const char *nbc__lower_element_ptr(nbc__lowerer *L, nbc__node *s, nbc__lval *par
     nbc__lower_error(L, s, "too many indices");
     return NULL;
   }
-  memcpy(copy, idx, sizeof *idx * (size_t)n);
+  if (n) memcpy(copy, idx, sizeof *idx * (size_t)n); /* a[()]: no index */
   return element_ptr(L, s, arr, copy, n, s->info != NULL);
 }
 
