@@ -13,6 +13,9 @@
  *   (and __delattr__) recomputes the two flags the launch path reads (st->warn_*), so
  *   `config.CUDA_LOW_OCCUPANCY_WARNINGS = 0` takes effect at once and a launch costs no
  *   attribute lookup.
+ * - the defaults of jit's and compile's debug and opt when they are not given:
+ *   CUDA_DEBUGINFO_DEFAULT (NUMBA_CUDA_DEBUGINFO, 0) and OPT (NUMBA_OPT, 3; opt is on unless
+ *   it is 0), read when a decorator is made or a function compiled, as numba reads them.
  * Two facts code written for numba-cuda reads from its config are there too, as False:
  * ENABLE_CUDASIM (nbcuda has no simulator: kernels run on the device) and CUDA_ENABLE_NRT
  * (nbcuda has no Numba runtime: no allocation in kernels). Other attributes may be set on
@@ -32,6 +35,8 @@ static const struct {
     {"CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", 1},
     {"CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", 1},
     {"DISABLE_PERFORMANCE_WARNINGS", "NUMBA_DISABLE_PERFORMANCE_WARNINGS", 0},
+    {"CUDA_DEBUGINFO_DEFAULT", "NUMBA_CUDA_DEBUGINFO", 0},
+    {"OPT", "NUMBA_OPT", 3},
 };
 
 /* Whether the setting is true now (absent or not answering: false). */
@@ -41,6 +46,14 @@ static int setting_on(PyObject *config, const char *name) {
   Py_XDECREF(v);
   if (on < 0 || !v) PyErr_Clear();
   return on > 0;
+}
+
+int nbc__py_config_debug_default(nbc__py_state *st) {
+  return setting_on(st->config, "CUDA_DEBUGINFO_DEFAULT");
+}
+
+int nbc__py_config_opt_default(nbc__py_state *st) {
+  return setting_on(st->config, "OPT");
 }
 
 static void refresh_flags(nbc__py_state *st, PyObject *config) {

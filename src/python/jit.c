@@ -291,7 +291,7 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
                            "inline", "link", "cache", "max_registers", "launch_bounds",
                            "forceinline", "lto", NULL};
-  PyObject *target = Py_None, *device = Py_False, *debug = Py_False, *lineinfo = Py_False;
+  PyObject *target = Py_None, *device = Py_False, *debug = Py_None, *lineinfo = Py_False;
   PyObject *fastmath = Py_False, *opt = Py_None, *inl = Py_None, *link = Py_None;
   PyObject *cache = Py_False, *maxreg = Py_None, *bounds = Py_None, *forceinline = Py_False;
   PyObject *lto = Py_False;
@@ -301,10 +301,15 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
     return NULL;
   int lto_on = PyObject_IsTrue(lto);
   if (lto_on < 0) return NULL;
-  int debugging = PyObject_IsTrue(debug), optimising = opt == Py_None ? 1 : PyObject_IsTrue(opt);
-  if (debugging < 0 || optimising < 0) return NULL;
-  if (debugging && optimising && nbc__py_warn_debug_with_opt(nbc__py_module_state(module)) < 0)
-    return NULL;
+  /* not given: numba's config defaults (NUMBA_CUDA_DEBUGINFO, NUMBA_OPT) */
+  nbc__py_state *st = nbc__py_module_state(module);
+  int debugging = debug == Py_None ? nbc__py_config_debug_default(st) : PyObject_IsTrue(debug);
+  if (debugging < 0) return NULL;
+  int optimising = opt == Py_None ? nbc__py_config_opt_default(st) : PyObject_IsTrue(opt);
+  if (optimising < 0) return NULL;
+  debug = debugging ? Py_True : Py_False;
+  opt = optimising ? Py_True : Py_False;
+  if (debugging && optimising && nbc__py_warn_debug_with_opt(st) < 0) return NULL;
   /* Checked now, as numba does when the decorator is made. */
   nbc_compile_options_t check;
   if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;

@@ -405,6 +405,10 @@ PyObject *nbc__py_enum_arg_text(PyObject *member);
  * a str, or NULL with the error set). */
 int nbc__py_config_init(PyObject *module, nbc__py_state *st);
 PyObject *nbc__py_nvrtc_search_paths(nbc__py_state *st);
+/* numba's defaults of debug (config.CUDA_DEBUGINFO_DEFAULT) and opt (config.OPT != 0) when a
+ * jit() or compile() call does not give them: 1 or 0. */
+int nbc__py_config_debug_default(nbc__py_state *st);
+int nbc__py_config_opt_default(nbc__py_state *st);
 int nbc__py_random_init(PyObject *module, nbc__py_state *st);
 
 /* ======================================================================== cache.c === */

@@ -46,7 +46,7 @@ test_vectorize_complex test_device_array_capture test_warning test_errors""".spl
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
-                     "DISABLE_PERFORMANCE_WARNINGS")
+                     "DISABLE_PERFORMANCE_WARNINGS", "CUDA_DEBUGINFO_DEFAULT", "OPT")
 
 
 def compat_numpy():
@@ -112,7 +112,8 @@ def bind_numba_cuda_to_nbcuda():
             except AttributeError:
                 return getattr(self._then, name)
     # numba-cuda's test base and override_config set its config's performance-warning
-    # switches (CUDATestCase turns the warnings off); nbcuda's config follows them
+    # switches (CUDATestCase turns the warnings off) and debug/opt defaults; nbcuda's config
+    # follows them
     import numba.cuda.core.config as real_config
 
     class Mirrored(types.ModuleType):

@@ -7,7 +7,7 @@ back; config.CUDA_LOW_OCCUPANCY_WARNINGS, CUDA_WARN_ON_IMPLICIT_COPY and
 DISABLE_PERFORMANCE_WARNINGS (from numba's NUMBA_* environment variables) switch them, set at
 run time too. debug=True with opt=True warns NumbaInvalidConfigWarning. When numba's errors
 module is loaded the classes are subclasses of numba's too, so code filtering numba's warnings
-filters nbcuda's."""
+filters nbcuda's. config.CUDA_DEBUGINFO_DEFAULT and OPT are the defaults of debug and opt."""
 import warnings
 
 import numpy as np
@@ -95,6 +95,25 @@ def test_debug_with_opt_is_an_invalid_config_warning():
             cuda.jit(**kwargs)
     assert caught(lambda: cuda.jit(debug=True, opt=False)) == []
     assert caught(lambda: cuda.jit(opt=True)) == []
+
+
+def test_config_gives_debug_and_opt_defaults(monkeypatch):
+    # numba's CUDA_DEBUGINFO_DEFAULT (NUMBA_CUDA_DEBUGINFO) and OPT (NUMBA_OPT): the debug and
+    # opt of a jit() or compile_ptx() that does not give them
+    monkeypatch.setattr(cuda.config, "CUDA_DEBUGINFO_DEFAULT", 1)
+    with pytest.warns(cuda.NumbaInvalidConfigWarning, match="not supported by CUDA"):
+        cuda.jit()
+    with pytest.warns(cuda.NumbaInvalidConfigWarning):
+        ptx, _ = cuda.compile_ptx(store, "void(float64[::1])", cc=(9, 0))
+    assert ".loc" in ptx  # debug information
+    monkeypatch.setattr(cuda.config, "OPT", 0)
+    assert caught(lambda: cuda.jit()) == []  # debug without opt
+    assert caught(lambda: cuda.jit(debug=False)) == []
+    monkeypatch.setattr(cuda.config, "CUDA_DEBUGINFO_DEFAULT", 0)
+    monkeypatch.setattr(cuda.config, "OPT", 3)
+    assert caught(lambda: cuda.jit()) == []
+    ptx, _ = cuda.compile_ptx(store, "void(float64[::1])", cc=(9, 0))
+    assert ".loc" not in ptx
 
 
 def test_numbas_classes_catch_them(tdrv, warn_on):
