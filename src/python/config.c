@@ -99,8 +99,10 @@ int nbc__py_config_init(PyObject *module, nbc__py_state *st) {
   const char *env = getenv("NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS");
   rc = PyModule_AddStringConstant(config, search_paths_name, env ? env : "") < 0 ||
                    PyModule_AddStringConstant(config, "__doc__",
-                                              "numba.cuda.config's settings nbcuda reads "
-                                              "(CUDA_NVRTC_EXTRA_SEARCH_PATHS)") < 0 ||
+                                              "numba.cuda.config's settings nbcuda reads: "
+                                              "CUDA_NVRTC_EXTRA_SEARCH_PATHS, the performance "
+                                              "warnings' switches, the debug and opt "
+                                              "defaults") < 0 ||
                    PyModule_AddObjectRef(config, "ENABLE_CUDASIM", Py_False) < 0 ||
                    PyModule_AddObjectRef(config, "CUDA_ENABLE_NRT", Py_False) < 0 ||
                    PyModule_AddObjectRef(module, "config", config) < 0 ||
