@@ -1635,33 +1635,9 @@ static bool same_args(const nbc__func *f, const nbc__type **args,
   return true;
 }
 
-/* `isinstance(p, spec)`, the condition c of the if statement s, of a parameter p still of its
- * argument's type there: p is bound nowhere but in s's own branches, and when it is bound
- * there, s is not in a loop (the next iteration would see the new binding). 1 or 0 by p's
- * type; -1 when c is not that (or spec names no class: the typing reports it). */
-static int param_isinstance(infer *I, nbc__list *top, nbc__node *s, const nbc__node *c,
-                            bool in_loop) {
-  if (c->kind != NBC__N_CALL || !c->a || c->a->kind != NBC__N_NAME ||
-      strcmp(c->a->str, "isinstance") != 0 || c->list.count != 2 ||
-      c->list.items[0]->kind != NBC__N_NAME)
-    return -1;
-  const nbc__node *unused;
-  /* the builtin: not a parameter, a local or a global of that name */
-  if (local_bindings(top, "isinstance", &unused) != 0 || !nbc__infer_expr(I, c->a) ||
-      c->a->var >= 0 || !nbc__infer_is_builtin(c->a->info))
-    return -1;
-  int v = nbc__infer_var_find(I, c->list.items[0]->str);
-  if (v < 0 || !I->fn->vars[v].is_param || !I->fn->vars[v].type) return -1;
-  const char *name = I->fn->vars[v].name;
-  int all = local_bindings(top, name, &unused);
-  int inside = local_bindings(&s->body, name, &unused) + local_bindings(&s->orelse, name, &unused);
-  if (all != inside || (all && in_loop)) return -1;
-  return nbc__infer_isinstance(I, I->fn->vars[v].type, c->list.items[1]);
-}
-
-/* The parameter named name when it still holds its argument at the if statement s (the
- * rule of param_isinstance: bound nowhere but in s's own branches, and not in a loop when it
- * is bound there); its variable's index, or -1. */
+/* The parameter named name when it still holds its argument at the if statement s: bound
+ * nowhere but in s's own branches, and not in a loop when it is bound there (the next
+ * iteration would see the new binding); its variable's index, or -1. */
 static int unbound_param(infer *I, nbc__list *top, nbc__node *s, const char *name,
                          bool in_loop) {
   int v = nbc__infer_var_find(I, name);
@@ -1670,6 +1646,30 @@ static int unbound_param(infer *I, nbc__list *top, nbc__node *s, const char *nam
   int all = local_bindings(top, name, &unused);
   int inside = local_bindings(&s->body, name, &unused) + local_bindings(&s->orelse, name, &unused);
   return all != inside || (all && in_loop) ? -1 : v;
+}
+
+/* Whether c calls Python's builtin `name` with nargs arguments: not a parameter, a local or
+ * a global of that name. */
+static bool builtin_call(infer *I, nbc__list *top, const nbc__node *c, const char *name,
+                         int nargs) {
+  const nbc__node *unused;
+  return c->kind == NBC__N_CALL && c->a && c->a->kind == NBC__N_NAME &&
+         strcmp(c->a->str, name) == 0 && c->list.count == nargs &&
+         local_bindings(top, name, &unused) == 0 && nbc__infer_expr(I, c->a) &&
+         c->a->var < 0 && nbc__infer_is_builtin(c->a->info);
+}
+
+/* `isinstance(p, spec)`, the condition c of the if statement s, of a parameter p still of its
+ * argument's type there: p is bound nowhere but in s's own branches, and when it is bound
+ * there, s is not in a loop (the next iteration would see the new binding). 1 or 0 by p's
+ * type; -1 when c is not that (or spec names no class: the typing reports it). */
+static int param_isinstance(infer *I, nbc__list *top, nbc__node *s, const nbc__node *c,
+                            bool in_loop) {
+  if (c->kind != NBC__N_CALL || c->list.count != 2 || c->list.items[0]->kind != NBC__N_NAME ||
+      !builtin_call(I, top, c, "isinstance", 2))
+    return -1;
+  int v = unbound_param(I, top, s, c->list.items[0]->str, in_loop);
+  return v < 0 ? -1 : nbc__infer_isinstance(I, I->fn->vars[v].type, c->list.items[1]);
 }
 
 /* An operand numba's semantic constants make a compile-time integer before its dead branch
@@ -1695,16 +1695,10 @@ static bool prune_operand(infer *I, nbc__list *top, nbc__node *s, nbc__node *e, 
     if (!t || t->kind != NBC__T_ARRAY) return false;
     return *pv = t->ndim, true;
   }
-  if (e->kind == NBC__N_CALL && e->a && e->a->kind == NBC__N_NAME && !strcmp(e->a->str, "len") &&
-      e->list.count == 1 && e->list.items[0]->kind == NBC__N_NAME) {
-    const nbc__node *unused;
+  if (e->kind == NBC__N_CALL && e->list.count == 1 && e->list.items[0]->kind == NBC__N_NAME) {
     int v = unbound_param(I, top, s, e->list.items[0]->str, in_loop);
     const nbc__type *t = v >= 0 ? I->fn->vars[v].type : NULL;
-    /* the builtin: not a parameter, a local or a global of that name */
-    if (!t || t->kind != NBC__T_TUPLE || local_bindings(top, "len", &unused) != 0 ||
-        nbc__infer_var_find(I, "len") >= 0 || !nbc__infer_expr(I, e->a) || e->a->var >= 0 ||
-        !nbc__infer_is_builtin(e->a->info))
-      return false;
+    if (!t || t->kind != NBC__T_TUPLE || !builtin_call(I, top, e, "len", 1)) return false;
     return *pv = t->count, true;
   }
   return false;

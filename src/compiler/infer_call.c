@@ -678,8 +678,9 @@ static bool bind_args(infer *I, nbc__node *n, const char *what, const char *cons
 /* numba-cuda's cache_hints.py: ld<op>(array, i) is element i of the array, loaded with
  * ld.global.<op>; st<op>(array, i, value) stores value, converted to the dtype (numba's
  * context.cast), with st.global.<op> and returns None. The array must be an array or a
- * CPointer, i an integer for a pointer or a 1-d array, or a UniTuple of ndim integers, the dtype an integer or a float; the messages are numba's (_validate_arguments,
- * then _validate_bitwidth: every integer and float here is 8, 16, 32 or 64 bits wide). The
+ * CPointer, i an integer for a pointer or a 1-d array, or a UniTuple of ndim integers, the
+ * dtype an integer or a float; the messages are numba's (_validate_arguments, then
+ * _validate_bitwidth: every integer and float here is 8, 16, 32 or 64 bits wide). The
  * arguments may be passed by keyword, as numba's overloads name them. */
 static const nbc__type *call_cache_hint(infer *I, nbc__node *n, const char *fname) {
   static const char *const params[] = {"array", "i", "value"};

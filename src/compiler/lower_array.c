@@ -1148,10 +1148,10 @@ static const char *hint_element_ptr(nbc__lowerer *L, nbc__node *where, nbc__lval
 /* cuda.ld<op>(array, i) / cuda.st<op>(array, i, value) as numba-cuda's cache_hints.py
  * emits them: inline asm `ld.global.<op>.b<bits> $0, [$1];` with "=r,l" ("=h,l" for 16
  * bits, "=l,l" for 64) and `st.global.<op>.b<bits> [$0], $1;` with "l,<r|h|l>,~{memory}"
- * on the element's address, found as a[i] (or a CPointer's p[i]) finds it. Unlike numba, the asm operand is
- * always the integer type its constraint names (an i32 for 8-bit elements, truncated or
- * zero-extended; i16 for float16, which lives in an i16 anyway) and floats are bitcast to
- * and from it: libNVVM is strict about operand types. */
+ * on the element's address, found as a[i] (or a CPointer's p[i]) finds it. Unlike numba,
+ * the asm operand is always the integer type its constraint names (an i32 for 8-bit
+ * elements, truncated or zero-extended; i16 for float16, which lives in an i16 anyway) and
+ * floats are bitcast to and from it: libNVVM is strict about operand types. */
 nbc__lval nbc__lower_cache_hint(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
   const char *op = call->name + 5; /* "ldcg" */
   bool store = op[0] == 's';

@@ -1227,9 +1227,9 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
   o.device = device;
   o.abi = strcmp(abi, "c") == 0 ? NBC_ABI_C : NBC_ABI_NUMBA;
   o.output = strcmp(output, "ltoir") == 0 ? NBC_OUTPUT_LTOIR : NBC_OUTPUT_PTX;
-  if ((o.debug = truthy(a->debug, nbc__py_config_debug_default(st))) < 0 ||
+  if ((o.debug = nbc__py_debug_option(st, a->debug)) < 0 ||
       (o.lineinfo = truthy(a->lineinfo, 0)) < 0 || (o.fastmath = truthy(a->fastmath, 0)) < 0 ||
-      (o.opt = truthy(a->opt, nbc__py_config_opt_default(st))) < 0)
+      (o.opt = nbc__py_opt_option(st, a->opt)) < 0)
     return NULL;
   if (o.debug && o.opt && nbc__py_warn_debug_with_opt(st) < 0) return NULL;
   if (for_current_device) {

@@ -48,11 +48,13 @@ static int setting_on(PyObject *config, const char *name) {
   return on > 0;
 }
 
-int nbc__py_config_debug_default(nbc__py_state *st) {
+int nbc__py_debug_option(nbc__py_state *st, PyObject *given) {
+  if (given && given != Py_None) return PyObject_IsTrue(given);
   return setting_on(st->config, "CUDA_DEBUGINFO_DEFAULT");
 }
 
-int nbc__py_config_opt_default(nbc__py_state *st) {
+int nbc__py_opt_option(nbc__py_state *st, PyObject *given) {
+  if (given && given != Py_None) return PyObject_IsTrue(given);
   return setting_on(st->config, "OPT");
 }
 

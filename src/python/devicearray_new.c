@@ -529,9 +529,9 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
     Py_XDECREF(record); /* the view needs kind 'V' and the itemsize only */
     /* numba's auto_device: a numpy array not wrapped in cuda.In/Out/InOut */
-    int is_ndarray = st->np_ndarray ? PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray)
-                                    : strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0;
-    if (st->warn_implicit_copy && !hinted && is_ndarray &&
+    if (st->warn_implicit_copy && !hinted &&
+        (st->np_ndarray ? PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray)
+                        : strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) &&
         nbc__py_warn(st, "NumbaPerformanceWarning", "Host array used in CUDA kernel will "
                      "incur copy overhead to/from device.") < 0) {
       PyBuffer_Release(&view->buffer);

@@ -303,9 +303,9 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (lto_on < 0) return NULL;
   /* not given: numba's config defaults (NUMBA_CUDA_DEBUGINFO, NUMBA_OPT) */
   nbc__py_state *st = nbc__py_module_state(module);
-  int debugging = debug == Py_None ? nbc__py_config_debug_default(st) : PyObject_IsTrue(debug);
+  int debugging = nbc__py_debug_option(st, debug);
   if (debugging < 0) return NULL;
-  int optimising = opt == Py_None ? nbc__py_config_opt_default(st) : PyObject_IsTrue(opt);
+  int optimising = nbc__py_opt_option(st, opt);
   if (optimising < 0) return NULL;
   debug = debugging ? Py_True : Py_False;
   opt = optimising ? Py_True : Py_False;

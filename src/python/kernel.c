@@ -749,15 +749,9 @@ static PyObject *kernel_overloads(KernelObject *self, void *c) {
 
 /* numba's signatures: list(overloads), each overload's tuple of argument types. */
 static PyObject *kernel_signatures(KernelObject *self, void *c) {
-  (void)c;
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *all = overload_list(self), *r = all ? PyList_New(0) : NULL;
-  for (Py_ssize_t i = 0; r && i < PyList_GET_SIZE(all); i++) {
-    PyObject *key = argtypes_of(st, (KernelObject *)PyList_GET_ITEM(all, i));
-    if (!key || PyList_Append(r, key) < 0) Py_CLEAR(r);
-    Py_XDECREF(key);
-  }
-  Py_XDECREF(all);
+  PyObject *overloads = kernel_overloads(self, c);
+  PyObject *r = overloads ? PyDict_Keys(overloads) : NULL;
+  Py_XDECREF(overloads);
   return r;
 }
 

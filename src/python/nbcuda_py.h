@@ -405,10 +405,11 @@ PyObject *nbc__py_enum_arg_text(PyObject *member);
  * a str, or NULL with the error set). */
 int nbc__py_config_init(PyObject *module, nbc__py_state *st);
 PyObject *nbc__py_nvrtc_search_paths(nbc__py_state *st);
-/* numba's defaults of debug (config.CUDA_DEBUGINFO_DEFAULT) and opt (config.OPT != 0) when a
- * jit() or compile() call does not give them: 1 or 0. */
-int nbc__py_config_debug_default(nbc__py_state *st);
-int nbc__py_config_opt_default(nbc__py_state *st);
+/* A jit() or compile() call's debug and opt: the truth of the value given, or when it gives
+ * none (NULL or None) numba's config default, CUDA_DEBUGINFO_DEFAULT and OPT != 0; 1, 0,
+ * or -1 with an exception set. */
+int nbc__py_debug_option(nbc__py_state *st, PyObject *given);
+int nbc__py_opt_option(nbc__py_state *st, PyObject *given);
 int nbc__py_random_init(PyObject *module, nbc__py_state *st);
 
 /* ======================================================================== cache.c === */
