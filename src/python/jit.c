@@ -189,6 +189,14 @@ static PyObject *device_signatures(nbc__py_state *st, PyObject *sig) {
  * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
  * max_registers as an int, 0 for none, cache, link files, lto); a device function marked
  * forceinline is emitted alwaysinline in every kernel that calls it. */
+/* numba's jit(dispatcher) is a new dispatcher of the same Python function: a kernel or a
+ * device function gives its own; anything else is itself (borrowed) */
+static PyObject *python_function_of(nbc__py_state *st, PyObject *obj) {
+  if (Py_IS_TYPE(obj, st->KernelType)) return ((KernelObject *)obj)->py_func;
+  if (Py_IS_TYPE(obj, st->DeviceFunctionType)) return ((DeviceFunctionObject *)obj)->py_func;
+  return obj;
+}
+
 static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
@@ -205,6 +213,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   /* jit(lto=True): the kernel is LTO-IR, linked by nvJitLink at load (a device function is
    * compiled into its callers: it follows theirs) */
   if (PyTuple_GET_ITEM(config, 11) == Py_True) o.output = NBC_OUTPUT_LTOIR;
+  func = python_function_of(st, func);
   if (!PyFunction_Check(func)) {
     PyErr_Format(PyExc_TypeError, "jit() decorates Python functions, got %R", func);
     return NULL;
@@ -313,7 +322,14 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   /* Checked now, as numba does when the decorator is made. */
   nbc_compile_options_t check;
   if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;
-  int is_func = PyFunction_Check(target);
+  target = python_function_of(st, target);
+  /* numba's sigutils.is_signature (a str, a tuple of types, a signature object) or a list of
+   * signatures; anything else is the function to compile, refused by apply_jit when it is no
+   * Python function */
+  int is_func = target != Py_None && !PyUnicode_Check(target) && !PyTuple_Check(target) &&
+                !PyList_Check(target) && !PyObject_TypeCheck(target, st->NbTypeType) &&
+                Py_TYPE(target) != st->NbSignatureType &&
+                !PyObject_HasAttrString(target, "return_type");
   PyObject *sig = is_func ? Py_None : target;
   if (PyList_Check(sig) && PyList_GET_SIZE(sig) == 0) {
     PyErr_SetString(PyExc_ValueError, "jit() was given an empty list of signatures");

@@ -1213,8 +1213,8 @@ static PyGetSetDef kernel_getset[] = {
 };
 
 static PyObject *kernel_repr(KernelObject *self) {
-  return PyUnicode_FromFormat("<nbcuda kernel %R%s%S>", self->py_func,
-                              self->sigtext ? " " : "", self->sigtext ? self->sigtext : Py_None);
+  if (!self->sigtext) return PyUnicode_FromFormat("<nbcuda kernel %R>", self->py_func);
+  return PyUnicode_FromFormat("<nbcuda kernel %R %S>", self->py_func, self->sigtext);
 }
 
 static PyType_Slot kernel_slots[] = {

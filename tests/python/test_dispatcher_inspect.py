@@ -215,3 +215,27 @@ def test_inspect_types_writes_source_and_variables(tmp_path):
     assert "#   x :: float32" in one.getvalue()
     with pytest.raises(KeyError):
         k.inspect_types(file=one, signature=void(float32[:], float64))
+
+
+def test_jit_of_a_kernel_or_device_function_rejits_its_python_function():
+    """numba's jit(dispatcher): a new dispatcher of the same Python function (numba-cuda's
+    test_analysis.test_issue_5618 relies on it)."""
+    k = cuda.jit(axpy)
+    again = cuda.jit(k)
+    assert type(again) is type(k) and again is not k
+    assert again.py_func is axpy
+    assert repr(again) == f"<nbcuda kernel {axpy!r}>"
+    typed = cuda.jit("void(float32[:], float32)")(k)
+    assert typed.py_func is axpy and "float32" in repr(typed)
+    a = cuda.to_device(np.zeros(4, np.float32))
+    again[1, 4](a, 2.0)
+    if not USING_TESTDRIVER:  # the test driver runs no kernel code
+        assert list(a.copy_to_host()) == [1.0] * 4
+
+    def twice(x):
+        return 2 * x
+
+    d = cuda.jit(device=True)(twice)
+    assert cuda.jit(device=True)(d).py_func is twice
+    with pytest.raises(TypeError, match="decorates Python functions"):
+        cuda.jit(print)
