@@ -580,7 +580,10 @@ typedef enum nbc_function_attr {
   NBC_FUNCTION_ATTR_NUM_REGS,           /* registers per thread */
   NBC_FUNCTION_ATTR_PTX_VERSION,        /* PTX virtual architecture, e.g. 90 */
   NBC_FUNCTION_ATTR_BINARY_VERSION,     /* binary architecture, e.g. 90 */
-  NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES /* dynamic shared memory a launch may ask */
+  NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, /* dynamic shared memory a launch may ask */
+  /* the share of the unified L1/shared memory it prefers as shared memory: a percentage from
+   * 0 (most L1) to 100 (most shared), -1 for the driver's default */
+  NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT
 } nbc_function_attr_t;
 
 /* One attribute of the function in its module's context. A function whose module a context
@@ -588,6 +591,14 @@ typedef enum nbc_function_attr {
  * an unknown attr is NBC_INVALID_ARGUMENT. */
 nbc_status_t nbc_function_attribute(nbc_function_t *function, nbc_function_attr_t attr,
                                     int *pvalue);
+/* cuFuncSetAttribute: sets one of the two attributes a function lets change,
+ * NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES (up to the device's opt-in shared memory
+ * per block less the function's static shared memory) and
+ * NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT (-1 to 100); another attr is
+ * NBC_INVALID_ARGUMENT, a value the driver refuses its CUDA_ERROR_INVALID_VALUE. A launch that
+ * asks for more dynamic shared memory than the function's limit raises the limit itself. */
+nbc_status_t nbc_function_set_attribute(nbc_function_t *function, nbc_function_attr_t attr,
+                                        int value);
 /* cuOccupancyMaxActiveBlocksPerMultiprocessor: how many blocks of block_size threads, each
  * with dynamic_smem bytes of dynamic shared memory, one multiprocessor of the function's
  * device runs at once (0 when such a block cannot run at all). */

@@ -159,6 +159,7 @@ enum {
   X(cuModuleGetFunction, (CUfunction * function, CUmodule module, const char *name))       \
   X(cuModuleGetGlobal, (CUdeviceptr * dptr, size_t *bytes, CUmodule module, const char *name)) \
   X(cuFuncGetAttribute, (int *value, int attribute, CUfunction function))                  \
+  X(cuFuncSetAttribute, (CUfunction function, int attribute, int value))                   \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                                           \
     (int *blocks, CUfunction function, int block_size, size_t dynamic_smem))               \
   X(cuLaunchKernel,                                                                        \

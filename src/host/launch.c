@@ -3,8 +3,13 @@
  *
  * A launch is the hottest host call after queries, so it is one driver call: the function's
  * module fixes the context, the driver validates dimensions and parameters, and nbcuda only
- * formats a message (with the launch configuration and the kernel name) when it fails.
+ * formats a message (with the launch configuration and the kernel name) when it fails. A
+ * launch refused for asking more dynamic shared memory than the kernel's limit (48 KiB until
+ * raised) raises the limit (cuFuncSetAttribute) and is tried once more, so a kernel may use
+ * all the shared memory the device lets a block opt in to without asking for it first.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "host/host.h"
@@ -13,13 +18,39 @@ void *nbc_function_handle(const nbc_function_t *function) {
   return function ? (void *)function->handle : NULL;
 }
 
-static nbc_status_t launch_failed(const nbc_function_t *f, const unsigned grid[3],
-                                  const unsigned block[3], unsigned shared, CUresult res) {
-  return nbc__driver_failf("cuLaunchKernel", res,
-                           " (kernel '%s', grid (%u, %u, %u), block (%u, %u, %u), %u bytes of "
-                           "shared memory)",
-                           f->name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                           shared);
+/* A launch the driver refused for asking more dynamic shared memory than the function's
+ * limit (48 KiB less its static shared memory until raised): 1 when the limit was raised to
+ * `shared` (the launch is tried again), 0 when it already allowed that much or the device
+ * allows no more (the launch fails as it did). */
+static __attribute__((cold, noinline)) int raised_shared_limit(nbc_function_t *f,
+                                                                 unsigned shared, CUresult res) {
+  int limit = 0;
+  if (res != NBC__CUDA_ERROR_INVALID_VALUE || shared == 0 || shared > INT_MAX) return 0;
+  if (nbc_function_attribute(f, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, &limit) !=
+          NBC_OK ||
+      (unsigned)limit >= shared)
+    return 0;
+  return nbc_function_set_attribute(f, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    (int)shared) == NBC_OK;
+}
+
+static __attribute__((cold, noinline)) nbc_status_t launch_failed(
+    nbc_function_t *f, const char *call, const char *what, const unsigned grid[3],
+    const unsigned block[3], unsigned shared, CUresult res) {
+  int limit = -1;
+  if (shared && nbc_function_attribute(f, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       &limit) != NBC_OK)
+    limit = -1;
+  char beyond[160] = "";
+  if (limit >= 0 && shared > (unsigned)limit)
+    snprintf(beyond, sizeof beyond,
+             "; more than the %d bytes of dynamic shared memory the device allows this kernel",
+             limit);
+  return nbc__driver_failf(call, res,
+                           " (%skernel '%s', grid (%u, %u, %u), block (%u, %u, %u), %u bytes of "
+                           "shared memory%s)",
+                           what, f->name, grid[0], grid[1], grid[2], block[0], block[1],
+                           block[2], shared, beyond);
 }
 
 /* A function whose module a context reset unloaded, or a stream that reset destroyed. */
@@ -45,7 +76,12 @@ nbc_status_t nbc_launch(nbc_function_t *function, const unsigned grid[3],
                                         block[1], block[2], shared_bytes,
                                         stream ? stream->handle : NULL, args, NULL);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
-  return launch_failed(function, grid, block, shared_bytes, res);
+  if (raised_shared_limit(function, shared_bytes, res))
+    res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
+                                 block[1], block[2], shared_bytes,
+                                 stream ? stream->handle : NULL, args, NULL);
+  if (res == NBC__CUDA_SUCCESS) return NBC_OK;
+  return launch_failed(function, "cuLaunchKernel", "", grid, block, shared_bytes, res);
 }
 
 /* A cooperative launch (grid synchronisation): cuLaunchKernelEx with the cooperative
@@ -63,12 +99,11 @@ static nbc_status_t launch_cooperative(nbc_function_t *function, const unsigned 
                            shared_bytes, stream ? stream->handle : NULL,
                            &attr,        1};
   CUresult res = nbc__cu.cuLaunchKernelEx(&config, function->handle, NULL, extra);
+  if (res != NBC__CUDA_SUCCESS && raised_shared_limit(function, shared_bytes, res))
+    res = nbc__cu.cuLaunchKernelEx(&config, function->handle, NULL, extra);
   if (res == NBC__CUDA_SUCCESS) return NBC_OK;
-  return nbc__driver_failf("cuLaunchKernelEx", res,
-                           " (cooperative launch of kernel '%s', grid (%u, %u, %u), block "
-                           "(%u, %u, %u), %u bytes of shared memory)",
-                           function->name, grid[0], grid[1], grid[2], block[0], block[1],
-                           block[2], shared_bytes);
+  return launch_failed(function, "cuLaunchKernelEx", "cooperative launch of ", grid, block,
+                       shared_bytes, res);
 }
 
 nbc_status_t nbc_launch_packed_ex(nbc_function_t *function, const unsigned grid[3],
@@ -110,5 +145,11 @@ nbc_status_t nbc_launch_packed(nbc_function_t *function, const unsigned grid[3],
                                         stream ? stream->handle : NULL, NULL,
                                         params_size ? extra : NULL);
   if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
-  return launch_failed(function, grid, block, shared_bytes, res);
+  if (raised_shared_limit(function, shared_bytes, res))
+    res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
+                                 block[1], block[2], shared_bytes,
+                                 stream ? stream->handle : NULL, NULL,
+                                 params_size ? extra : NULL);
+  if (res == NBC__CUDA_SUCCESS) return NBC_OK;
+  return launch_failed(function, "cuLaunchKernel", "", grid, block, shared_bytes, res);
 }

@@ -1,7 +1,9 @@
 /* occupancy.c — what a loaded kernel uses and how many of its blocks fit on the device:
  * cuFuncGetAttribute (registers, static shared, constant and local memory, the largest block)
  * and cuOccupancyMaxActiveBlocksPerMultiprocessor, behind numba's _Kernel.regs_per_thread,
- * shared_mem_per_block, ... and max_cooperative_grid_blocks.
+ * shared_mem_per_block, ... and max_cooperative_grid_blocks; cuFuncSetAttribute for the two
+ * attributes a kernel may change (its dynamic shared memory limit, its shared memory
+ * carveout: numba's jit(shared_memory_carveout=...)).
  *
  * Both are thin: nbcuda's attribute enum is mapped to the driver's numbers explicitly (so the
  * public header needs no cuda.h and its order is its own), and the calls run with the
@@ -22,6 +24,7 @@ static const int driver_attr[] = {
     [NBC_FUNCTION_ATTR_PTX_VERSION] = 5,
     [NBC_FUNCTION_ATTR_BINARY_VERSION] = 6,
     [NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES] = 8,
+    [NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT] = 9,
 };
 #define NATTRS ((int)(sizeof driver_attr / sizeof driver_attr[0]))
 
@@ -52,6 +55,28 @@ nbc_status_t nbc_function_attribute(nbc_function_t *function, nbc_function_attr_
   if (res != NBC__CUDA_SUCCESS)
     return nbc__driver_failf("cuFuncGetAttribute", res, " (kernel '%s', attribute %d)",
                              function->name, driver_attr[attr]);
+  return NBC_OK;
+}
+
+nbc_status_t nbc_function_set_attribute(nbc_function_t *function, nbc_function_attr_t attr,
+                                        int value) {
+  int unused = 0;
+  nbc_status_t st = check("nbc_function_set_attribute", "cuFuncSetAttribute", function, &unused);
+  if (st != NBC_OK) return st;
+  if (attr != NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES &&
+      attr != NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_function_set_attribute: attribute %d cannot be set (only the "
+                          "dynamic shared memory limit and the shared memory carveout can)",
+                          (int)attr);
+  int pushed;
+  st = nbc__context_enter(function->module->context, &pushed);
+  if (st != NBC_OK) return st;
+  CUresult res = nbc__cu.cuFuncSetAttribute(function->handle, driver_attr[attr], value);
+  nbc__context_leave(pushed);
+  if (res != NBC__CUDA_SUCCESS)
+    return nbc__driver_failf("cuFuncSetAttribute", res, " (kernel '%s', attribute %d, value %d)",
+                             function->name, driver_attr[attr], value);
   return NBC_OK;
 }
 

@@ -187,8 +187,9 @@ static PyObject *device_signatures(nbc__py_state *st, PyObject *sig) {
 
 /* What jit(...) was given, kept in the decorator's self tuple:
  * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
- * max_registers as an int, 0 for none, cache, link files, lto); a device function marked
- * forceinline is emitted alwaysinline in every kernel that calls it. */
+ * max_registers as an int, 0 for none, cache, link files, lto, shared memory carveout as an
+ * int, NBC__PY_NO_CARVEOUT for none); a device function marked forceinline is emitted
+ * alwaysinline in every kernel that calls it. */
 /* numba's jit(dispatcher) is a new dispatcher of the same Python function: a kernel or a
  * device function gives its own; anything else is itself (borrowed) */
 static PyObject *python_function_of(nbc__py_state *st, PyObject *obj) {
@@ -242,6 +243,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     return (PyObject *)d;
   }
   unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
+  int carveout = (int)PyLong_AsLong(PyTuple_GET_ITEM(config, 12));
   int cache = PyObject_IsTrue(PyTuple_GET_ITEM(config, 9));
   PyObject *links = PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10)) ? PyTuple_GET_ITEM(config, 10)
                                                                     : NULL;
@@ -250,6 +252,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   if (sig == Py_None) {
     KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
     if (k) k->max_registers = max_registers;
+    if (k) k->carveout = carveout;
     if (k) k->forceinline = forceinline;
     if (k) k->cache = cache;
     if (k) k->links = Py_XNewRef(links);
@@ -259,6 +262,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
     if (!k) return NULL;
     k->max_registers = max_registers;
+    k->carveout = carveout;
     k->forceinline = forceinline;
     k->cache = cache;
     k->links = Py_XNewRef(links);
@@ -269,6 +273,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
       KernelObject *ov =
           text ? nbc__py_kernel_compile(st, func, text, &o, cache, k, links) : NULL;
       if (ov) ov->max_registers = max_registers;
+      if (ov) ov->carveout = carveout;
       int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
       Py_XDECREF(text);
       Py_XDECREF(ov);
@@ -284,6 +289,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   KernelObject *k = nbc__py_kernel_compile(st, func, text, &o, cache, NULL, links);
   Py_DECREF(text);
   if (k) k->max_registers = max_registers;
+  if (k) k->carveout = carveout;
   if (k) k->forceinline = forceinline;
   return (PyObject *)k;
 }
@@ -296,18 +302,57 @@ static PyObject *py_jit_apply(PyObject *self, PyObject *func) {
 static PyMethodDef jit_apply_def = {"jit_decorator", py_jit_apply, METH_O,
                                     "Applies jit's options to a function."};
 
+/* numba's jit(shared_memory_carveout=...): "MaxL1" (0), "MaxShared" (100), "default" (-1),
+ * in any case, or an int from -1 to 100 (the percentage of the unified L1/shared memory
+ * preferred as shared memory); numba's ValueError or TypeError for anything else.
+ * NBC__PY_NO_CARVEOUT for None (and with the error set). */
+static int shared_memory_carveout(PyObject *arg) {
+  if (arg == Py_None) return NBC__PY_NO_CARVEOUT;
+  if (PyUnicode_Check(arg)) {
+    static const struct {
+      const char *name;
+      int value;
+    } names[] = {{"default", -1}, {"maxl1", 0}, {"maxshared", 100}};
+    PyObject *lower = PyObject_CallMethod(arg, "lower", NULL);
+    for (size_t i = 0; lower && i < sizeof names / sizeof names[0]; i++)
+      if (PyUnicode_CompareWithASCIIString(lower, names[i].name) == 0) {
+        Py_DECREF(lower);
+        return names[i].value;
+      }
+    if (lower)
+      PyErr_Format(PyExc_ValueError,
+                   "Invalid carveout value: %U. Must be -1 to 100 or one of ['default', "
+                   "'maxl1', 'maxshared']",
+                   arg);
+    Py_XDECREF(lower);
+    return NBC__PY_NO_CARVEOUT;
+  }
+  if (PyLong_Check(arg)) {
+    int overflow = 0;
+    long v = PyLong_AsLongAndOverflow(arg, &overflow);
+    if (!overflow && v >= -1 && v <= 100) return (int)v;
+    PyErr_SetString(PyExc_ValueError, "Carveout must be between -1 and 100");
+    return NBC__PY_NO_CARVEOUT;
+  }
+  PyErr_Format(PyExc_TypeError, "shared_memory_carveout must be str or int, got %s",
+               Py_TYPE(arg)->tp_name);
+  return NBC__PY_NO_CARVEOUT;
+}
+
 static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
                            "inline", "link", "cache", "max_registers", "launch_bounds",
-                           "forceinline", "lto", NULL};
+                           "forceinline", "lto", "shared_memory_carveout", NULL};
   PyObject *target = Py_None, *device = Py_False, *debug = Py_None, *lineinfo = Py_False;
   PyObject *fastmath = Py_False, *opt = Py_None, *inl = Py_None, *link = Py_None;
   PyObject *cache = Py_False, *maxreg = Py_None, *bounds = Py_None, *forceinline = Py_False;
-  PyObject *lto = Py_False;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOOO:jit", kwlist, &target,
+  PyObject *lto = Py_False, *carveout_arg = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOOOO:jit", kwlist, &target,
                                    &device, &debug, &lineinfo, &fastmath, &opt, &inl, &link,
-                                   &cache, &maxreg, &bounds, &forceinline, &lto))
+                                   &cache, &maxreg, &bounds, &forceinline, &lto, &carveout_arg))
     return NULL;
+  int carveout = shared_memory_carveout(carveout_arg);
+  if (carveout == NBC__PY_NO_CARVEOUT && PyErr_Occurred()) return NULL;
   int lto_on = PyObject_IsTrue(lto);
   if (lto_on < 0) return NULL;
   /* not given: numba's config defaults (NUMBA_CUDA_DEBUGINFO, NUMBA_OPT) */
@@ -356,9 +401,9 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   PyObject *links = nbc__py_link_paths(nbc__py_module_state(module), link);
   if (!links) return NULL;
   PyObject *config =
-      Py_BuildValue("(OOOOOOOOkONO)", sig, device, debug, lineinfo, fastmath, opt, bounds,
+      Py_BuildValue("(OOOOOOOOkONOi)", sig, device, debug, lineinfo, fastmath, opt, bounds,
                     always ? Py_True : forceinline, max_registers, cached ? Py_True : Py_False,
-                    links, lto_on ? Py_True : Py_False);
+                    links, lto_on ? Py_True : Py_False, carveout);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = apply_jit(module, config, target);
@@ -376,7 +421,8 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
 static PyMethodDef kernel_functions[] = {
     {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
      "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
-     "opt=True, launch_bounds=None, max_registers=None, cache=False, lto=False): a kernel "
+     "opt=True, launch_bounds=None, max_registers=None, cache=False, lto=False, "
+     "shared_memory_carveout=None): a kernel "
      "(LTO-IR linked by nvJitLink with lto=True; compiled now "
      "when a signature is given, else per argument "
      "types on first launch) or, with device=True, a device function."},

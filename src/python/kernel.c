@@ -101,6 +101,7 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->dispatch = NULL;
   k->opts = *opts;
   k->max_registers = 0;
+  k->carveout = NBC__PY_NO_CARVEOUT;
   k->forceinline = 0;
   k->cooperative = 0;
   k->fp16 = 0;
@@ -442,6 +443,7 @@ KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *c
                                         : nbc__py_kernel_compile(st, k->py_func, sig, &k->opts,
                                                                  k->cache, k, k->links);
   if (spec) spec->max_registers = k->max_registers;
+  if (spec) spec->carveout = k->carveout;
   int rc = spec ? PyDict_SetItem(k->specializations, sig, (PyObject *)spec) : -1;
   Py_DECREF(sig);
   Py_XDECREF(spec);
@@ -652,7 +654,7 @@ static PyObject *resource_query(KernelObject *self, PyObject *args, PyObject *kw
     return ov ? resource_of(st, ov, attr) : NULL;
   }
   if (self->sigtext) return resource_of(st, self, attr);
-  PyObject *all = overload_list(self), *d = all ? PyDict_New() : NULL;
+  PyObject *all = overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
   for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
     KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
     PyObject *key = argtypes_of(st, ov);
@@ -736,7 +738,7 @@ static PyObject *kernel_max_cooperative_grid_blocks(KernelObject *self, PyObject
 static PyObject *kernel_overloads(KernelObject *self, void *c) {
   (void)c;
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *all = overload_list(self), *d = all ? PyDict_New() : NULL;
+  PyObject *all = overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
   for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
     PyObject *ov = PyList_GET_ITEM(all, i);
     PyObject *key = argtypes_of(st, (KernelObject *)ov);
@@ -858,6 +860,7 @@ static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig) {
     KernelObject *spec = nbc__py_kernel_compile(st, self->py_func, key, &self->opts,
                                                 self->cache, self, self->links);
     if (spec) spec->max_registers = self->max_registers;
+    if (spec) spec->carveout = self->carveout;
     if (spec && PyDict_SetItem(self->specializations, key, (PyObject *)spec) < 0) Py_CLEAR(spec);
     found = (PyObject *)spec;
   }
@@ -919,7 +922,7 @@ static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
 }
 
 /* numba's inspect_*(signature=None): fn's text for the overload of that signature (KeyError
- * when there is none), else a dict signature -> text over the overloads compiled so far —
+ * when there is none), else a dict argument types -> text over the overloads compiled so far —
  * a kernel jitted for one signature too (numba-cuda 0.30's CUDADispatcher answers so). */
 static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject *kwargs,
                                    const char *format, overload_text_fn fn) {
@@ -939,28 +942,19 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
     Py_XDECREF(key);
     return r;
   }
-  PyObject *d = PyDict_New();
-  if (d && self->result) { /* one signature: still a dict, as numba-cuda 0.30's */
-    PyObject *key = kernel_key(st, self->sigtext);
-    PyObject *text = key ? fn(st, self) : NULL;
-    int rc = text ? PyDict_SetItem(d, key, text) : -1;
+  /* keyed as numba's: each overload's tuple of argument types (one signature: still a
+   * dict, as numba-cuda 0.30's) */
+  PyObject *all = overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
+  for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
+    KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
+    if (!ov->result) continue;
+    PyObject *key = argtypes_of(st, ov);
+    PyObject *text = key ? fn(st, ov) : NULL;
+    if (!text || PyDict_SetItem(d, key, text) < 0) Py_CLEAR(d);
     Py_XDECREF(key);
     Py_XDECREF(text);
-    if (rc < 0) Py_CLEAR(d);
-    return d;
   }
-  if (!d || !self->specializations) return d;
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (PyDict_Next(self->specializations, &pos, &key, &value)) {
-    PyObject *text = fn(st, (KernelObject *)value);
-    if (!text || PyDict_SetItem(d, key, text) < 0) {
-      Py_XDECREF(text);
-      Py_DECREF(d);
-      return NULL;
-    }
-    Py_DECREF(text);
-  }
+  Py_XDECREF(all);
   return d;
 }
 

@@ -18,6 +18,8 @@
 
 #define MAX_LOADED 8 /* contexts a kernel is loaded in at once (one per device in use) */
 
+#define NBC__PY_NO_CARVEOUT INT_MIN
+
 typedef struct {
   PyObject_HEAD
   PyObject *py_func;
@@ -31,6 +33,9 @@ typedef struct {
   PyObject *dispatch;         /* fixed: dict argument types -> the overload chosen for them */
   nbc_compile_options_t opts;
   unsigned max_registers;     /* numba's jit(max_registers=N), applied when code is loaded */
+  /* numba's jit(shared_memory_carveout=...) as a percentage (-1: the driver's default), set on
+   * the code when it is loaded; NBC__PY_NO_CARVEOUT when not given */
+  int carveout;
   /* jit(forceinline=True) or inline="always": called from another kernel, it is inlined into
    * its callers (targetoptions says so to the resolver, as numba's dispatcher's does) */
   int forceinline;

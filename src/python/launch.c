@@ -73,6 +73,9 @@ nbc_function_t *nbc__py_kernel_function(nbc__py_state *st, KernelObject *k) {
     s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);
   }
   if (s == NBC_OK) s = nbc_module_get_function(module, nbc_compile_result_symbol(k->result), &fn);
+  if (s == NBC_OK && k->carveout != NBC__PY_NO_CARVEOUT)
+    s = nbc_function_set_attribute(fn, NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                   k->carveout);
   if (s != NBC_OK) {
     nbc_module_destroy(module);
     nbc__py_raise(st, s);

@@ -310,7 +310,8 @@ static int module_exec(PyObject *module) {
       nbc__py_random_init(module, st) < 0 || nbc__py_memptr_init(module, st) < 0 ||
       nbc__py_vectorize_init(module, st) < 0 || nbc__py_gufunc_init(module, st) < 0 ||
       nbc__py_declared_init(module, st) < 0 || nbc__py_linkable_init(module, st) < 0 ||
-      nbc__py_emm_init(module, st) < 0 || nbc__py_config_init(module, st) < 0)
+      nbc__py_emm_init(module, st) < 0 || nbc__py_config_init(module, st) < 0 ||
+      nbc__py_typesdict_init(module, st) < 0)
     return -1;
   if (PyModule_AddStringConstant(module, "__version__", NBC_VERSION_STRING) < 0) return -1;
   return 0;
@@ -329,8 +330,8 @@ static int module_exec(PyObject *module) {
   X(str_dtype) X(dtype_keys) X(dtype_objs) X(StubType) X(IpcHandleType)                 \
   X(IpcArrayHandleType) X(ArgHintType) X(InHintType) X(OutHintType) X(InOutHintType)    \
   X(ReduceType) X(CompileStatsType) X(MemoryPointerType) X(UFuncType) X(GUFuncType)     \
-  X(DeclaredType) X(LinkableCodeType) X(memory_manager) X(emm_classes) X(np_void)         \
-  X(typing_error_class) X(warning_class)
+  X(DeclaredType) X(LinkableCodeType) X(TypesDictType) X(memory_manager) X(emm_classes)   \
+  X(np_void) X(typing_error_class) X(warning_class)
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   nbc__py_state *st = nbc__py_module_state(module);

@@ -45,6 +45,7 @@ typedef struct nbc__py_state {
   PyTypeObject *GUFuncType;        /* gufunc.c */
   PyTypeObject *DeclaredType;      /* declared.c */
   PyTypeObject *LinkableCodeType;  /* linkable.c: numba's LinkableCode */
+  PyTypeObject *TypesDictType;     /* typesdict.c */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -475,6 +476,10 @@ PyObject *nbc__py_link_codes(nbc__py_state *st, PyObject *module, PyObject *link
  * with its kind ("ptx", "cu", "cubin", "fatbin", "ltoir", "o", "a": static), its data as bytes
  * and its name (new references); 0 when not; -1 on error. */
 int nbc__py_linkable_init(PyObject *module, nbc__py_state *st);
+/* typesdict.c: a new empty dict keyed by tuples of types whose lookups also take numba's
+ * type objects (kernels' overloads, inspect_* and resource dicts). */
+PyObject *nbc__py_types_dict_new(nbc__py_state *st);
+int nbc__py_typesdict_init(PyObject *module, nbc__py_state *st);
 int nbc__py_linkable(nbc__py_state *st, PyObject *obj, const char **pkind, PyObject **pdata,
                      PyObject **pname);
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */

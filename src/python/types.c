@@ -243,16 +243,46 @@ static PyObject *make_signature(nbc__py_state *st, NbType *ret, PyObject *args) 
   return (PyObject *)t;
 }
 
-/* float32(float32, int64) builds a signature; float32(1.7) converts a value like numba
- * (numpy's scalar of that type). */
+/* nbcuda's type object equal to obj: obj itself, or for one of numba's scalar and array
+ * types nbcuda's of the same name (arrays by dtype, ndim and layout); NULL with no error set
+ * for anything else. */
+static PyObject *own_type(nbc__py_state *st, PyObject *obj) {
+  PyObject *text;
+  if (is_nbtype(st, obj)) return ((NbType *)obj)->kind == T_SIGNATURE ? NULL : Py_NewRef(obj);
+  if (!nbc__py_is_type(st, obj, &text)) return NULL;
+  Py_DECREF(text);
+  PyObject *layout = PyObject_GetAttrString(obj, "layout");
+  if (!layout) {
+    PyErr_Clear();
+    PyObject *name = PyObject_Str(obj);
+    const char *utf8 = name ? PyUnicode_AsUTF8(name) : NULL;
+    PyObject *t = utf8 ? PyDict_GetItemString(st->types, utf8) : NULL;
+    Py_XDECREF(name);
+    PyErr_Clear();
+    return Py_XNewRef(t);
+  }
+  PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
+  PyObject *ndim = dtype ? PyObject_GetAttrString(obj, "ndim") : NULL;
+  PyObject *base = ndim ? own_type(st, dtype) : NULL;
+  long n = base ? PyLong_AsLong(ndim) : -1;
+  const char *lay = PyUnicode_Check(layout) ? PyUnicode_AsUTF8(layout) : NULL;
+  PyObject *t = NULL;
+  if (base && Py_TYPE(base) == st->NbTypeType && n >= 0 && n <= NBC__PY_MAXDIM && lay &&
+      (lay[0] == 'C' || lay[0] == 'F' || lay[0] == 'A'))
+    t = nbc__py_array_of(st, base, (int)n, lay[0]);
+  Py_DECREF(layout);
+  Py_XDECREF(dtype);
+  Py_XDECREF(ndim);
+  Py_XDECREF(base);
+  PyErr_Clear();
+  return t;
+}
+
+/* float32(float32, int64) builds a signature (numba's type objects taken as nbcuda's);
+ * float32(1.7) converts a value like numba (numpy's scalar of that type). */
 static PyObject *type_call(NbType *self, PyObject *args, PyObject *kwargs) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
   Py_ssize_t n = PyTuple_GET_SIZE(args);
-  int all_types = 1;
-  for (Py_ssize_t i = 0; i < n; i++)
-    if (!is_nbtype(st, PyTuple_GET_ITEM(args, i)) ||
-        ((NbType *)PyTuple_GET_ITEM(args, i))->kind == T_SIGNATURE)
-      all_types = 0;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "type objects take no keyword arguments");
     return NULL;
@@ -261,7 +291,20 @@ static PyObject *type_call(NbType *self, PyObject *args, PyObject *kwargs) {
     PyErr_SetString(PyExc_TypeError, "a signature cannot be called");
     return NULL;
   }
-  if (all_types && (n > 0 || self->kind != T_SCALAR)) return make_signature(st, self, args);
+  PyObject *types = PyTuple_New(n);
+  for (Py_ssize_t i = 0; types && i < n; i++) {
+    PyObject *t = own_type(st, PyTuple_GET_ITEM(args, i));
+    if (!t)
+      Py_CLEAR(types);
+    else
+      PyTuple_SET_ITEM(types, i, t);
+  }
+  if (types && (n > 0 || self->kind != T_SCALAR)) {
+    PyObject *sig = make_signature(st, self, types);
+    Py_DECREF(types);
+    return sig;
+  }
+  Py_XDECREF(types);
   if (self->kind == T_SCALAR && n == 1) {
     PyObject *np = nbc__py_numpy(st);
     if (!np) return NULL;

@@ -211,6 +211,70 @@ TEST(other_device_current) {
   nbc_module_destroy(m);
 }
 
-TEST_LIST(X(attributes) X(max_registers_caps_registers) X(occupancy) X(bad_arguments) X(refused_after_reset)
-              X(other_device_current))
+static int optin_shared(void) {
+  nbc_device_t *dev;
+  int optin = 0;
+  ASSERT_OK(nbc_device_get(0, &dev));
+  ASSERT_OK(nbc_device_attribute_by_name(dev, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", &optin));
+  ASSERT(optin >= 49152);
+  return optin;
+}
+
+/* The carveout and the dynamic shared memory limit can be set, within the driver's bounds;
+ * the other attributes cannot. */
+TEST(set_attribute) {
+  REQUIRE_DRIVER();
+  nbc_function_t *s, *b;
+  nbc_module_t *m = load(&s, &b);
+  ASSERT_OK(nbc_function_set_attribute(s, NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT, 50));
+  ASSERT_EQ(attr(s, NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT), 50);
+  ASSERT_OK(nbc_function_set_attribute(s, NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT, -1));
+  ASSERT_STATUS(
+      nbc_function_set_attribute(s, NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT, 101),
+      NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cuFuncSetAttribute");
+  ASSERT_CONTAINS(nbc_last_error(), "CUDA_ERROR_INVALID_VALUE");
+  ASSERT_CONTAINS(nbc_last_error(), "kernel 'uses_shared', attribute 9, value 101");
+  int most = optin_shared() - 1024; /* less its static shared memory */
+  ASSERT_OK(
+      nbc_function_set_attribute(s, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, most));
+  ASSERT_EQ(attr(s, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES), most);
+  ASSERT_STATUS(
+      nbc_function_set_attribute(s, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, most + 1),
+      NBC_DRIVER_ERROR);
+  ASSERT_STATUS(nbc_function_set_attribute(s, NBC_FUNCTION_ATTR_NUM_REGS, 8),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "attribute 4 cannot be set");
+  ASSERT_STATUS(nbc_function_set_attribute(NULL, NBC_FUNCTION_ATTR_NUM_REGS, 8),
+                NBC_INVALID_ARGUMENT);
+  nbc_module_destroy(m);
+}
+
+/* A launch asking more dynamic shared memory than the default 48 KiB raises the kernel's
+ * limit and runs; more than the device lets a block have fails, saying so. */
+TEST(launch_raises_dynamic_shared_limit) {
+  REQUIRE_DRIVER();
+  nbc_function_t *s, *b;
+  nbc_module_t *m = load(&s, &b);
+  nbc_devptr_t out = 0;
+  ASSERT_OK(nbc_mem_alloc(16, &out));
+  void *args[] = {&out};
+  unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  int most = optin_shared() - 1024;
+  ASSERT_OK(nbc_launch(s, grid, block, 100000, NULL, args));
+  ASSERT_EQ(attr(s, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES), 100000);
+  ASSERT_OK(nbc_launch_packed(s, grid, block, (unsigned)most, NULL, &out, sizeof out));
+  ASSERT_EQ(attr(s, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES), most);
+  ASSERT_OK(nbc_synchronize());
+  ASSERT_STATUS(nbc_launch(s, grid, block, (unsigned)most + 1, NULL, args), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cuLaunchKernel");
+  ASSERT_CONTAINS(nbc_last_error(), "kernel 'uses_shared'");
+  ASSERT_CONTAINS(nbc_last_error(), "bytes of dynamic shared memory the device allows this kernel");
+  ASSERT_OK(nbc_mem_free(out));
+  nbc_module_destroy(m);
+}
+
+TEST_LIST(X(attributes) X(max_registers_caps_registers) X(occupancy) X(bad_arguments)
+              X(refused_after_reset) X(other_device_current) X(set_attribute)
+                  X(launch_raises_dynamic_shared_limit))
 TEST_MAIN()

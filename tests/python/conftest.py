@@ -167,8 +167,14 @@ def only(texts):
 def sig_texts(kernel):
     """A kernel's signatures (numba's: each overload's tuple of argument types) as signature
     strings, "void(float32[::1], int64)"."""
+    return key_texts(kernel.signatures)
+
+
+def key_texts(keys):
+    """Tuples of argument types (numba's keys of `overloads`, inspect_*() and the resource
+    dicts) as signature strings, "void(float32[::1], int64)"."""
     import nbcuda
-    return [nbcuda.void(*argtypes).signature_text for argtypes in kernel.signatures]
+    return [nbcuda.void(*argtypes).signature_text for argtypes in keys]
 
 
 def load_kernel_module(tmp_path, name, source, cuda_module):

@@ -52,7 +52,7 @@ def test_inspect_llvm_is_the_nvvm_ir_per_signature():
 def test_inspect_llvm_of_a_kernel_with_one_signature_is_a_dict_of_one():
     k = cuda.jit("void(float32[::1], float64)")(axpy)
     irs = k.inspect_llvm()  # numba-cuda 0.30's CUDADispatcher: a dict, one signature or not
-    assert list(irs) == ["void(float32[::1], float64)"]
+    assert list(irs) == [(float32[::1], float64)]
     ir = only(irs)
     assert isinstance(ir, str) and "fmul" in ir
     assert "!dbg" not in ir
@@ -239,3 +239,48 @@ def test_jit_of_a_kernel_or_device_function_rejits_its_python_function():
     assert cuda.jit(device=True)(d).py_func is twice
     with pytest.raises(TypeError, match="decorates Python functions"):
         cuda.jit(print)
+
+
+class _NumbaScalar:
+    """Stands in for a numba scalar type: nbcuda knows numba's types by their classes'
+    module and their attributes; equal to nbcuda's, with a hash of its own."""
+    __module__ = "numba.core.types.scalars"
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+    def __hash__(self):
+        return hash(("numba", self.name))
+
+    def __eq__(self, other):
+        return isinstance(other, _NumbaScalar) and other.name == self.name
+
+
+class _NumbaArray(_NumbaScalar):
+    __module__ = "numba.core.types.npytypes"
+
+    def __init__(self, dtype, ndim, layout):
+        super().__init__(f"array({dtype}, {ndim}d, {layout})")
+        self.dtype, self.ndim, self.layout = dtype, ndim, layout
+
+
+def test_dicts_keyed_by_argument_types_take_numbas_types_too():
+    """k.overloads, inspect_*() and get_*() dicts are keyed by tuples of nbcuda's types, as
+    numba's by its own; a key of numba's types (equal, differently hashed) finds the same
+    entry, through [], `in` and get()."""
+    k = cuda.jit(["void(float32[::1], float64)", "void(float64[::1], float64)"])(axpy)
+    theirs = (_NumbaArray(_NumbaScalar("float64"), 1, "C"), _NumbaScalar("float64"))
+    ours = (float64[::1], float64)
+    for d in (k.overloads, k.inspect_asm(), k.inspect_llvm(), k.get_regs_per_thread()):
+        assert list(d) == [(float32[::1], float64), ours]
+        assert d[theirs] == d[ours] and theirs in d and d.get(theirs) == d[ours]
+        absent = (_NumbaArray(_NumbaScalar("int32"), 1, "C"), _NumbaScalar("float64"))
+        assert absent not in d and d.get(absent) is None and d.get(absent, 7) == 7
+        with pytest.raises(KeyError) as e:
+            d[absent]
+        assert e.value.args == (absent,)
+    assert k.signatures == [(float32[::1], float64), ours]
+    assert k.get_regs_per_thread(void(*theirs)) == k.get_regs_per_thread()[ours]

@@ -257,3 +257,79 @@ def test_max_registers_caps_the_kernels_registers(cuda):
 
 def _store_one(a):
     a[0] = 1
+
+
+def _add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = i + 1
+
+
+def test_shared_memory_carveout_is_validated_and_set_on_the_loaded_code(tdrv):
+    # numba-cuda 0.30's jit(shared_memory_carveout=...): "MaxL1", "MaxShared", "default" (any
+    # case) or -1..100, checked when the decorator is made; the value is set on the code when
+    # it is loaded in a context (cuFuncSetAttribute's PREFERRED_SHARED_MEMORY_CARVEOUT)
+    for carveout in ("MaxL1", "maxshared", "Default", 0, 50, 100, -1):
+        before = tdrv.calls("cuFuncSetAttribute")
+        for k in (cuda.jit(shared_memory_carveout=carveout)(_add_one),
+                  cuda.jit("void(int32[::1])", shared_memory_carveout=carveout)(_add_one)):
+            d = cuda.to_device(np.zeros(10, np.int32))
+            k[1, 10](d)
+            k[1, 10](d)  # loaded once: set once
+        assert tdrv.calls("cuFuncSetAttribute") == before + 2
+    plain = cuda.jit("void(int32[::1])")(_add_one)
+    before = tdrv.calls("cuFuncSetAttribute")
+    plain[1, 10](cuda.to_device(np.zeros(10, np.int32)))
+    assert tdrv.calls("cuFuncSetAttribute") == before
+    for bad, exc, msg in ((150, ValueError, "must be between -1 and 100"),
+                          (-2, ValueError, "must be between -1 and 100"),
+                          (101, ValueError, "must be between -1 and 100"),
+                          ("InvalidOption", ValueError, "Invalid carveout value: InvalidOption"),
+                          (2.5, TypeError, "must be str or int, got float")):
+        with pytest.raises(exc, match=msg):
+            cuda.jit(shared_memory_carveout=bad)
+        with pytest.raises(exc, match=msg):
+            cuda.jit("void(int32[::1])", shared_memory_carveout=bad)
+    tdrv.fail("cuFuncSetAttribute", 1, 1)  # CUDA_ERROR_INVALID_VALUE
+    k = cuda.jit("void(int32[::1])", shared_memory_carveout=25)(_add_one)
+    with pytest.raises(cuda.CudaAPIError, match="cuFuncSetAttribute"):
+        k[1, 10](cuda.to_device(np.zeros(10, np.int32)))
+
+
+def test_carveouts_run_the_kernel():
+    for carveout in ("MaxL1", "MaxShared", "default", 0, 50, 100, -1):
+        k = cuda.jit(shared_memory_carveout=carveout)(_add_one)
+        d = cuda.to_device(np.zeros(10, np.int32))
+        k[1, 10](d)
+        if not USING_TESTDRIVER:  # the test driver runs no kernel code
+            np.testing.assert_array_equal(d.copy_to_host(), np.arange(1, 11))
+
+
+def _reverse_through_dynamic_shared(out):
+    sm = cuda.shared.array(0, dtype=float32)
+    n = out.size
+    for j in range(cuda.threadIdx.x, n, cuda.blockDim.x):
+        sm[j] = j
+    cuda.syncthreads()
+    for j in range(cuda.threadIdx.x, n, cuda.blockDim.x):
+        out[j] = sm[n - 1 - j]
+
+
+def test_dynamic_shared_memory_above_48k_raises_the_kernels_limit():
+    # More than the default 48 KiB of dynamic shared memory: the launch raises the kernel's
+    # limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) itself, up to what the device
+    # lets a block opt in to (numba-cuda fails such a launch with CUDA_ERROR_INVALID_VALUE);
+    # beyond that the launch fails saying so
+    k = cuda.jit("void(float32[::1])")(_reverse_through_dynamic_shared)
+    n = 25000  # 100000 bytes
+    out = cuda.device_array(n, np.float32)
+    k[1, 256, 0, n * 4](out)
+    cuda.synchronize()
+    if not USING_TESTDRIVER:
+        np.testing.assert_array_equal(out.copy_to_host(), np.arange(n, dtype=np.float32)[::-1])
+    optin = cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    k[1, 256, 0, optin](out)
+    cuda.synchronize()
+    with pytest.raises(cuda.CudaAPIError,
+                       match="dynamic shared memory the device allows this kernel"):
+        k[1, 256, 0, optin + 4](out)

@@ -25,13 +25,15 @@
  *     calls name are not followed);
  *   - LOCAL_SIZE_BYTES: the `.local` variables of its body (the stack depot);
  *   - NUM_REGS: a fixed 32, or the module's CU_JIT_MAX_REGISTERS when lower; PTX_VERSION / BINARY_VERSION: the target (90 for sm_90);
- *     MAX_DYNAMIC_SHARED_SIZE_BYTES 49152, the default limit. A cubin's functions report
+ *     MAX_DYNAMIC_SHARED_SIZE_BYTES 49152, the default limit, and PREFERRED_SHARED_MEMORY_
+ *     CARVEOUT -1, until cuFuncSetAttribute sets them (as the real driver, the limit up to
+ *     the opt-in shared memory per block less the static). A cubin's functions report
  *     1024 threads and no memory.
  * cuOccupancyMaxActiveBlocksPerMultiprocessor models the occupancy calculator without its
  * allocation granularities: the fewest of the SM's block limit, its threads over the block's
  * threads rounded up to warps, its registers over 32 per thread of those warps, and its
  * shared memory over the block's (static + dynamic + the 1 KB the driver reserves per block);
- * 0 for a block larger than the function's limit or dynamic shared memory above 49152.
+ * 0 for a block larger than the function's limit or dynamic shared memory above its limit.
  *
  * cuLaunchKernel validates the function, context, grid/block dimensions against the
  * device attributes, the dynamic shared memory against the function's limit and the
@@ -61,6 +63,9 @@ struct CUfunc_st {
   /* cuFuncGetAttribute's model (resources_of): what the PTX text declares for it. */
   int max_threads;
   int shared_bytes, const_bytes, local_bytes;
+  /* what cuFuncSetAttribute set: the dynamic shared memory limit (MAX_DYNAMIC_SHARED until
+   * then) and the preferred carveout (-1 until then) */
+  int dynamic_shared_limit, carveout;
 };
 
 /* A module-scope variable in global memory (cuModuleGetGlobal): zeroed host memory behind
@@ -418,6 +423,8 @@ static CUresult load_ptx(struct CUmod_st *m, const char *text, int device_cc, ch
     m->funcs = grown;
     struct CUfunc_st *f = &m->funcs[m->nfuncs++];
     memset(f, 0, sizeof *f);
+    f->dynamic_shared_limit = MAX_DYNAMIC_SHARED;
+    f->carveout = -1;
     e = parse_entry(e, f);
     resources_of(f, t, e);
   }
@@ -465,6 +472,8 @@ static CUresult load_elf(struct CUmod_st *m, const unsigned char *image, int dev
     snprintf(f->name, sizeof f->name, "%s", name + 6);
     f->nparams = -1;
     f->max_threads = 1024;
+    f->dynamic_shared_limit = MAX_DYNAMIC_SHARED;
+    f->carveout = -1;
   }
   return CUDA_SUCCESS;
 }
@@ -621,10 +630,10 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
       *pi = hfunc->mod->target;
       break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-      *pi = MAX_DYNAMIC_SHARED;
+      *pi = hfunc->dynamic_shared_limit;
       break;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
-      *pi = -1;
+      *pi = hfunc->carveout;
       break;
     default:
       *pi = 0;
@@ -650,8 +659,35 @@ static int occupancy_blocks(const struct CUfunc_st *func, const int *a, int bloc
   if (by_threads < blocks) blocks = by_threads;
   if (by_regs < blocks) blocks = by_regs;
   if (by_smem < blocks) blocks = by_smem;
-  if (block_size > func->max_threads || dynamic_smem > MAX_DYNAMIC_SHARED) blocks = 0;
+  if (block_size > func->max_threads || dynamic_smem > (size_t)func->dynamic_shared_limit)
+    blocks = 0;
   return (int)blocks;
+}
+
+/* The two attributes the real driver lets set: the dynamic shared memory limit, up to the
+ * device's opt-in shared memory per block less the function's static shared memory, and the
+ * carveout, -1 to 100; anything else CUDA_ERROR_INVALID_VALUE. */
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  TD_ENTER("cuFuncSetAttribute", "cuFuncSetAttribute");
+  pthread_mutex_lock(&td__lock);
+  CUresult r = function_known(hfunc) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (r == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    int optin = td__devices[hfunc->mod->ctx->device]
+                    .attrs[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN];
+    if (value < 0 || value > optin - hfunc->shared_bytes)
+      r = CUDA_ERROR_INVALID_VALUE;
+    else
+      hfunc->dynamic_shared_limit = value;
+  } else if (r == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) {
+    if (value < -1 || value > 100)
+      r = CUDA_ERROR_INVALID_VALUE;
+    else
+      hfunc->carveout = value;
+  } else if (r == CUDA_SUCCESS) {
+    r = CUDA_ERROR_INVALID_VALUE;
+  }
+  pthread_mutex_unlock(&td__lock);
+  return r;
 }
 
 /* The occupancy calculator for the current context's device. */
@@ -675,7 +711,7 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUf
 /* ---- launch --------------------------------------------------------------------------- */
 
 static CUresult check_dims(const int *a, const unsigned g[3], const unsigned b[3],
-                           unsigned shared) {
+                           unsigned shared, const struct CUfunc_st *f) {
   const int grid_max[3] = {a[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X],
                            a[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y],
                            a[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z]};
@@ -690,7 +726,7 @@ static CUresult check_dims(const int *a, const unsigned g[3], const unsigned b[3
   }
   if (threads > (unsigned long long)a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK])
     return CUDA_ERROR_INVALID_VALUE;
-  if (shared > MAX_DYNAMIC_SHARED) return CUDA_ERROR_INVALID_VALUE;
+  if (shared > (unsigned)f->dynamic_shared_limit) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 
@@ -751,7 +787,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   info->grid[0] = gx, info->grid[1] = gy, info->grid[2] = gz;
   info->block[0] = bx, info->block[1] = by, info->block[2] = bz;
   if (r == CUDA_SUCCESS)
-    r = check_dims(td__devices[ctx->device].attrs, info->grid, info->block, shared);
+    r = check_dims(td__devices[ctx->device].attrs, info->grid, info->block, shared, f);
   /* a cooperative grid must be resident at once: occupancy x multiprocessors blocks */
   if (r == CUDA_SUCCESS && cooperative &&
       (unsigned long long)gx * gy * gz >

@@ -118,6 +118,7 @@ static const proc_row rows[] = {
     ROW("cuModuleGetFunction", 2000, cuModuleGetFunction),
     ROW("cuModuleGetGlobal", 3020, cuModuleGetGlobal_v2),
     ROW("cuFuncGetAttribute", 2020, cuFuncGetAttribute),
+    ROW("cuFuncSetAttribute", 9000, cuFuncSetAttribute),
     ROW("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
         cuOccupancyMaxActiveBlocksPerMultiprocessor),
     ROWPT("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
