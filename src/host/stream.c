@@ -135,6 +135,28 @@ nbc_status_t nbc_stream_synchronize(nbc_stream_t *stream) {
   return nbc__driver_fail("cuStreamSynchronize", res);
 }
 
+nbc_status_t nbc_stream_wait_handle(nbc_stream_t *stream, uintptr_t producer) {
+  NBC__ENSURE_DRIVER();
+  if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuStreamWaitEvent", "stream");
+  CUstream consumer = stream ? stream->handle : NULL;
+  if ((uintptr_t)consumer == producer) return NBC_OK;
+  CUevent event = NULL;
+  const char *call = "cuEventCreate";
+  CUresult res = nbc__cu.cuEventCreate(&event, NBC__CU_EVENT_DISABLE_TIMING);
+  if (res == NBC__CUDA_SUCCESS) {
+    call = "cuEventRecord";
+    res = nbc__cu.cuEventRecord(event, (CUstream)producer);
+  }
+  if (res == NBC__CUDA_SUCCESS) {
+    call = "cuStreamWaitEvent";
+    res = nbc__cu.cuStreamWaitEvent(consumer, event, 0);
+  }
+  if (event) nbc__cu.cuEventDestroy(event); /* a pending wait keeps what it needs */
+  if (res == NBC__CUDA_SUCCESS) return NBC_OK;
+  return nbc__driver_failf(call, res, " (waiting for stream 0x%llx)",
+                           (unsigned long long)producer);
+}
+
 nbc_status_t nbc_stream_query(nbc_stream_t *stream) {
   NBC__ENSURE_DRIVER();
   if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuStreamQuery", "stream");

@@ -13,6 +13,10 @@
  *   (and __delattr__) recomputes the two flags the launch path reads (st->warn_*), so
  *   `config.CUDA_LOW_OCCUPANCY_WARNINGS = 0` takes effect at once and a launch costs no
  *   attribute lookup.
+ * - CUDA_ARRAY_INTERFACE_SYNC (NUMBA_CUDA_ARRAY_INTERFACE_SYNC, 1): whether an object
+ *   whose __cuda_array_interface__ names a stream has that stream synchronized before nbcuda
+ *   uses its memory (as_cuda_array, from_cuda_array_interface, a kernel argument), as the
+ *   interface's version 3 asks of consumers; kept in st->cai_sync like the warnings' flags.
  * - the defaults of jit's and compile's debug and opt when they are not given:
  *   CUDA_DEBUGINFO_DEFAULT (NUMBA_CUDA_DEBUGINFO, 0) and OPT (NUMBA_OPT, 3; opt is on unless
  *   it is 0), read when a decorator is made or a function compiled, as numba reads them.
@@ -37,6 +41,7 @@ static const struct {
     {"DISABLE_PERFORMANCE_WARNINGS", "NUMBA_DISABLE_PERFORMANCE_WARNINGS", 0},
     {"CUDA_DEBUGINFO_DEFAULT", "NUMBA_CUDA_DEBUGINFO", 0},
     {"OPT", "NUMBA_OPT", 3},
+    {"CUDA_ARRAY_INTERFACE_SYNC", "NUMBA_CUDA_ARRAY_INTERFACE_SYNC", 1},
 };
 
 /* Whether the setting is true now (absent or not answering: false). */
@@ -62,6 +67,7 @@ static void refresh_flags(nbc__py_state *st, PyObject *config) {
   int quiet = setting_on(config, "DISABLE_PERFORMANCE_WARNINGS");
   st->warn_low_occupancy = !quiet && setting_on(config, "CUDA_LOW_OCCUPANCY_WARNINGS");
   st->warn_implicit_copy = !quiet && setting_on(config, "CUDA_WARN_ON_IMPLICIT_COPY");
+  st->cai_sync = setting_on(config, "CUDA_ARRAY_INTERFACE_SYNC");
 }
 
 static int config_setattro(PyObject *self, PyObject *name, PyObject *value) {
@@ -104,7 +110,7 @@ int nbc__py_config_init(PyObject *module, nbc__py_state *st) {
                                               "numba.cuda.config's settings nbcuda reads: "
                                               "CUDA_NVRTC_EXTRA_SEARCH_PATHS, the performance "
                                               "warnings' switches, the debug and opt "
-                                              "defaults") < 0 ||
+                                              "defaults, CUDA_ARRAY_INTERFACE_SYNC") < 0 ||
                    PyModule_AddObjectRef(config, "ENABLE_CUDASIM", Py_False) < 0 ||
                    PyModule_AddObjectRef(config, "CUDA_ENABLE_NRT", Py_False) < 0 ||
                    PyModule_AddObjectRef(module, "config", config) < 0 ||

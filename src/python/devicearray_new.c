@@ -221,8 +221,9 @@ static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
 /* numba's from_cuda_array_interface(desc, owner=None, sync=True): a device array over the
  * memory desc describes (no copy), holding owner; a masked array is refused. A stream in desc
  * becomes the array's stream, as external_stream(handle) (numba: "No 'Numba default
- * stream'" without one); with sync, that stream is synchronized first (numba:
- * CUDA_ARRAY_INTERFACE_SYNC, default on). */
+ * stream'" without one); with sync and config.CUDA_ARRAY_INTERFACE_SYNC (default on), that
+ * stream is synchronized first, as numba's. (A kernel argument's stream is not: the launch's
+ * stream waits for it instead, nbc__py_array_view_get's producer.) */
 static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int sync) {
   nbc__py_state *st = nbc__py_module_state(module);
   if (!PyDict_Check(desc)) {
@@ -235,7 +236,7 @@ static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int
     if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
     if (!(ext = PyObject_CallMethod(module, "external_stream", "K", h))) return NULL;
     nbc_stream_t *s = NULL, *temp = NULL;
-    if (sync && nbc__py_stream_arg(st, ext, &s, &temp) == 0) {
+    if (sync && st->cai_sync && nbc__py_stream_arg(st, ext, &s, &temp) == 0) {
       nbc_status_t rc;
       Py_BEGIN_ALLOW_THREADS rc = nbc_stream_synchronize(s);
       Py_END_ALLOW_THREADS nbc_stream_destroy(temp);
@@ -482,8 +483,21 @@ PyMethodDef nbc__py_array_functions[] = {
 
 /* ------------------------------------------------------------ launch views ------------ */
 
+/* The stream a __cuda_array_interface__ names (its "stream": absent or None for none) in
+ * *phandle, 0 for none; -1 with an exception for a value that is not a handle. */
+static int cai_stream(PyObject *cai, uintptr_t *phandle) {
+  *phandle = 0;
+  PyObject *stream = PyDict_Check(cai) ? PyDict_GetItemString(cai, "stream") : NULL;
+  if (!stream || stream == Py_None) return 0;
+  unsigned long long h = PyLong_AsUnsignedLongLong(stream);
+  if (h == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+  *phandle = (uintptr_t)h;
+  return 0;
+}
+
 int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view) {
   view->host = NULL;
+  view->producer = 0;
   if (Py_TYPE(obj) == st->DeviceArrayType) { /* the hot path: plain field reads */
     ArrayObject *a = (ArrayObject *)obj;
     if (nbc__py_array_alive(st, a, "cuLaunchKernel") < 0) return -1;
@@ -509,6 +523,7 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
   PyObject *cai;
   if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
     int rc = geometry_from_cai(&tmp, cai);
+    if (rc == 0 && st->cai_sync) rc = cai_stream(cai, &view->producer);
     Py_DECREF(cai);
     if (rc < 0) return -1;
   } else {

@@ -333,6 +333,7 @@ static int same_record(nbc__py_state *st, PyObject *obj, const nbc_param_info_t 
 static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t *p,
                        nbc__py_array_view *view) {
   view->host = NULL;
+  view->producer = 0;
   if (Py_TYPE(obj) == st->DeviceArrayType) {
     if (same_record(st, obj, p) < 0 || nbc__py_array_view_get(st, obj, view) < 0) return -1;
     int64_t n = 1;
@@ -470,6 +471,13 @@ static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_
   }
   nbc_stream_t *stream = NULL, *temp = NULL;
   if (ok) ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
+  /* __cuda_array_interface__ v3: the memory of an array whose producer named a stream is
+   * used after the work queued there (an event waited for, not a host synchronization) */
+  for (int i = 0; ok && i < nviews; i++) {
+    if (!views[i].producer) continue;
+    nbc_status_t s = nbc_stream_wait_handle(stream, views[i].producer);
+    if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
+  }
   if (ok && k->raises) {
     nbc_status_t s = nbc_debug_exception_clear(fn, stream);
     if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;

@@ -62,6 +62,7 @@ typedef struct nbc__py_state {
   /* config.c: whether a small grid and a host array passed to a kernel warn (numba's
    * NumbaPerformanceWarning), kept up to date by config's __setattr__ */
   int warn_low_occupancy, warn_implicit_copy;
+  int cai_sync; /* CUDA_ARRAY_INTERFACE_SYNC: an interface's stream is synchronized first */
   PyObject *warning_class; /* errors.c's _warning_class(name) */
   PyObject *mapped_array_class;  /* MappedNDArray (hostmemory.c), made on first use */
   PyObject *managed_array_class; /* ManagedNDArray */
@@ -289,6 +290,9 @@ typedef struct nbc__py_array_view {
   Py_buffer buffer;  /* its buffer, held until the copy back */
   size_t nbytes;
   int copy_back;     /* 0 for a host array wrapped in cuda.In */
+  /* the stream an object's __cuda_array_interface__ names (0: none, or CUDA_ARRAY_INTERFACE_SYNC
+   * off): the launch's stream waits for the work queued there so far */
+  uintptr_t producer;
 } nbc__py_array_view;
 /* Fills *view for obj: an nbcuda device array (fast path), an object with
  * __cuda_array_interface__, or a host buffer (copied to the device), any of them possibly

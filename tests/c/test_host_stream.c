@@ -158,6 +158,45 @@ TEST(query_and_synchronize_pending_work) {
   nbc_stream_destroy(s);
 }
 
+/* nbc_stream_wait_handle: the consumer's later work waits for what the producer (known by
+ * its handle only) has queued; the host does not block; nothing for the same stream. */
+TEST(wait_for_a_stream_handle) {
+  REQUIRE_TESTDRIVER();
+  nbc_stream_t *producer, *consumer;
+  ASSERT_OK(nbc_stream_create(&producer));
+  ASSERT_OK(nbc_stream_create(&consumer));
+  static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+                            ".visible .entry k()\n{\n  ret;\n}\n";
+  nbc_module_t *m;
+  nbc_function_t *f;
+  ASSERT_OK(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m));
+  ASSERT_OK(nbc_module_get_function(m, "k", &f));
+  unsigned one[3] = {1, 1, 1};
+  tdrv()->set_launch_delay_ms(200);
+  ASSERT_OK(nbc_launch(f, one, one, 0, producer, NULL));
+  tdrv()->set_launch_delay_ms(0);
+  ASSERT_OK(nbc_stream_query(consumer));
+  int records = tdrv()->calls("cuEventRecord");
+  ASSERT_OK(nbc_stream_wait_handle(consumer, nbc_stream_handle(producer)));
+  ASSERT_EQ(tdrv()->calls("cuEventRecord"), records + 1);
+  ASSERT_STATUS(nbc_stream_query(consumer), NBC_NOT_READY); /* behind the producer's kernel */
+  ASSERT_OK(nbc_stream_synchronize(consumer));
+  ASSERT_OK(nbc_stream_synchronize(producer));
+  ASSERT_OK(nbc_stream_wait_handle(producer, nbc_stream_handle(producer)));
+  ASSERT_EQ(tdrv()->calls("cuEventRecord"), records + 1); /* the same stream: nothing */
+  ASSERT_OK(nbc_stream_wait_handle(NULL, nbc_stream_handle(producer))); /* default stream */
+  tdrv()->fail("cuEventRecord", 1, 400);
+  ASSERT_STATUS(nbc_stream_wait_handle(consumer, nbc_stream_handle(producer)),
+                NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cuEventRecord: CUDA_ERROR_INVALID_HANDLE (400)");
+  ASSERT_CONTAINS(nbc_last_error(), "waiting for stream 0x");
+  ASSERT_OK(nbc_synchronize());
+  nbc_module_destroy(m);
+  nbc_stream_destroy(consumer);
+  nbc_stream_destroy(producer);
+  ASSERT_EQ(tdrv()->live_events(), 0);
+}
+
 TEST(synchronize_and_query_failures) {
   REQUIRE_TESTDRIVER();
   nbc_stream_t *s;
@@ -278,7 +317,8 @@ TEST(callback_failures) {
 }
 
 TEST_LIST(X(create_destroy) X(create_fails) X(default_streams) X(external_streams)
-              X(query_and_synchronize_pending_work) X(synchronize_and_query_failures)
+              X(query_and_synchronize_pending_work) X(wait_for_a_stream_handle)
+                  X(synchronize_and_query_failures)
                   X(default_stream_ops_create_a_context) X(callbacks_fire_in_order)
                       X(callback_on_default_stream) X(callback_failures))
 TEST_MAIN()

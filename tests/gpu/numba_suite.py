@@ -46,7 +46,8 @@ test_vectorize_complex test_device_array_capture test_warning test_errors""".spl
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
-                     "DISABLE_PERFORMANCE_WARNINGS", "CUDA_DEBUGINFO_DEFAULT", "OPT")
+                     "DISABLE_PERFORMANCE_WARNINGS", "CUDA_DEBUGINFO_DEFAULT", "OPT",
+                     "CUDA_ARRAY_INTERFACE_SYNC")
 
 
 def compat_numpy():

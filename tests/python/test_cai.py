@@ -94,3 +94,65 @@ def test_interface_version_and_mask_everywhere():
     # version 0 had no mask: numba ignores the key there
     assert cuda.from_cuda_array_interface(dict(masked, version=0), owner=d).shape == (4,)
     k[1, 1](_Interface(dict(masked, version=0)))
+
+
+def _copy_first(src, out):
+    out[0] = src[0]
+
+
+def test_launch_waits_for_the_interfaces_stream(tdrv):
+    # __cuda_array_interface__ v3: a kernel argument whose producer named a stream is used
+    # after the work queued there: the launch's stream waits for an event recorded on it (the
+    # host does not block, unlike numba's synchronize); not when the launch goes to that very
+    # stream, nor with config.CUDA_ARRAY_INTERFACE_SYNC off
+    k = cuda.jit("void(int32[::1], int32[::1])")(_copy_first)
+    s = cuda.stream()
+    d, out = cuda.device_array(8, np.int32), cuda.device_array(1, np.int32)
+    calls = ("cuEventRecord", "cuStreamWaitEvent", "cuStreamSynchronize")
+
+    def counts():
+        return [tdrv.calls(c) for c in calls]
+
+    before = counts()
+    k[1, 1](Foreign(d, stream=int(s)), out)
+    assert [b - a for a, b in zip(before, counts())] == [1, 1, 0]
+    before = counts()
+    k[1, 1, s](Foreign(d, stream=int(s)), out)  # the same stream: ordered already
+    k[1, 1](Foreign(d, stream=None), out)       # no stream: nothing to wait for
+    k[1, 1](Foreign(d), out)
+    assert counts() == before
+    assert cuda.config.CUDA_ARRAY_INTERFACE_SYNC == 1
+    cuda.config.CUDA_ARRAY_INTERFACE_SYNC = 0
+    try:
+        k[1, 1](Foreign(d, stream=int(s)), out)
+        cuda.as_cuda_array(Foreign(d, stream=int(s)))
+        assert counts() == before
+    finally:
+        cuda.config.CUDA_ARRAY_INTERFACE_SYNC = 1
+    with pytest.raises(TypeError):
+        k[1, 1](Foreign(d, stream="s"), out)
+    tdrv.fail("cuStreamWaitEvent", 1, 400)  # CUDA_ERROR_INVALID_HANDLE
+    with pytest.raises(cuda.CudaAPIError, match="cuStreamWaitEvent.*waiting for stream"):
+        k[1, 1](Foreign(d, stream=int(s)), out)
+
+
+def _slow_write(x):
+    for _ in range(100):
+        cuda.nanosleep(1000000)  # about 0.1 s in all
+    x[0] = 42
+
+
+@pytest.mark.gpu
+def test_launch_on_another_stream_sees_the_producers_result(gpu):
+    # the producer's kernel is still sleeping when the consumer's launch is queued on another
+    # stream; the consumer reads what the producer wrote, not the zero before it
+    slow = cuda.jit("void(int32[::1])")(_slow_write)
+    k = cuda.jit("void(int32[::1], int32[::1])")(_copy_first)
+    producer, consumer = cuda.stream(), cuda.stream()
+    x = cuda.to_device(np.zeros(1, np.int32))
+    out = cuda.to_device(np.full(1, -1, np.int32))
+    cuda.synchronize()
+    slow[1, 1, producer](x)
+    k[1, 1, consumer](Foreign(x, stream=int(producer)), out)
+    consumer.synchronize()
+    assert out.copy_to_host()[0] == 42
