@@ -137,19 +137,25 @@ TEST(external_streams) {
   ASSERT_STATUS(nbc_external_stream(1, NULL), NBC_INVALID_ARGUMENT);
 }
 
+/* A module with one kernel that does nothing, `k`, in *pf. */
+static nbc_module_t *empty_kernel(nbc_function_t **pf) {
+  static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+                            ".visible .entry k()\n{\n  ret;\n}\n";
+  nbc_module_t *m;
+  ASSERT_OK(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m));
+  ASSERT_OK(nbc_module_get_function(m, "k", pf));
+  return m;
+}
+
 TEST(query_and_synchronize_pending_work) {
   REQUIRE_TESTDRIVER();
   nbc_stream_t *s;
   ASSERT_OK(nbc_stream_create(&s));
   ASSERT_OK(nbc_stream_query(s));
-  tdrv()->set_launch_delay_ms(200);
-  static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
-                            ".visible .entry k()\n{\n  ret;\n}\n";
-  nbc_module_t *m;
   nbc_function_t *f;
-  ASSERT_OK(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m));
-  ASSERT_OK(nbc_module_get_function(m, "k", &f));
+  nbc_module_t *m = empty_kernel(&f);
   unsigned one[3] = {1, 1, 1};
+  tdrv()->set_launch_delay_ms(200);
   ASSERT_OK(nbc_launch(f, one, one, 0, s, NULL));
   ASSERT_STATUS(nbc_stream_query(s), NBC_NOT_READY);
   ASSERT_OK(nbc_stream_synchronize(s));
@@ -165,12 +171,8 @@ TEST(wait_for_a_stream_handle) {
   nbc_stream_t *producer, *consumer;
   ASSERT_OK(nbc_stream_create(&producer));
   ASSERT_OK(nbc_stream_create(&consumer));
-  static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
-                            ".visible .entry k()\n{\n  ret;\n}\n";
-  nbc_module_t *m;
   nbc_function_t *f;
-  ASSERT_OK(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m));
-  ASSERT_OK(nbc_module_get_function(m, "k", &f));
+  nbc_module_t *m = empty_kernel(&f);
   unsigned one[3] = {1, 1, 1};
   tdrv()->set_launch_delay_ms(200);
   ASSERT_OK(nbc_launch(f, one, one, 0, producer, NULL));
