@@ -19,6 +19,7 @@ typedef struct {
    * it was given none and is specialised per call. */
   PyObject *signatures;
   nbc_compile_options_t opts; /* jit's debug, lineinfo, fastmath, opt: for inspect_asm */
+  PyObject *jit_config;       /* what jit() was given (its config tuple): for pickling */
 } DeviceFunctionObject;
 
 const char *nbc__py_devfn_signatures(nbc__py_state *st, PyObject *obj) {
@@ -32,6 +33,7 @@ const char *nbc__py_devfn_signatures(nbc__py_state *st, PyObject *obj) {
 static int devfn_traverse(DeviceFunctionObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(self->py_func);
+  Py_VISIT(self->jit_config);
   return 0;
 }
 
@@ -40,6 +42,7 @@ static void devfn_dealloc(DeviceFunctionObject *self) {
   PyObject_GC_UnTrack(self);
   Py_CLEAR(self->py_func);
   Py_CLEAR(self->signatures);
+  Py_CLEAR(self->jit_config);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -129,6 +132,8 @@ static PyObject *devfn_inspect_sass(DeviceFunctionObject *self, PyObject *args, 
 }
 
 static PyMethodDef devfn_methods[] = {
+    {"__reduce__", nbc__py_jitted_reduce, METH_NOARGS,
+     "Pickles the device function as its Python function and jit()'s options."},
     {"inspect_asm", (PyCFunction)(void (*)(void))devfn_inspect_asm,
      METH_VARARGS | METH_KEYWORDS,
      "inspect_asm(signature=None): the device function's PTX for that signature (a dict over "
@@ -198,7 +203,7 @@ static PyObject *python_function_of(nbc__py_state *st, PyObject *obj) {
   return obj;
 }
 
-static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
+static PyObject *build(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
   int device = PyObject_IsTrue(PyTuple_GET_ITEM(config, 1));
@@ -231,6 +236,7 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
     d->py_func = Py_NewRef(func);
     d->forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
     d->signatures = NULL;
+    d->jit_config = NULL;
     d->opts = o;
     d->opts.device = 1;
     d->opts.abi = NBC_ABI_NUMBA;
@@ -294,9 +300,32 @@ static PyObject *apply_jit(PyObject *module, PyObject *config, PyObject *func) {
   return (PyObject *)k;
 }
 
+PyObject *nbc__py_jit_apply(PyObject *module, PyObject *config, PyObject *func) {
+  nbc__py_state *st = nbc__py_module_state(module);
+  PyObject *r = build(module, config, func);
+  if (r && Py_IS_TYPE(r, st->KernelType))
+    Py_XSETREF(((KernelObject *)r)->jit_config, Py_NewRef(config));
+  else if (r)
+    Py_XSETREF(((DeviceFunctionObject *)r)->jit_config, Py_NewRef(config));
+  return r;
+}
+
+PyObject *nbc__py_jit_config(nbc__py_state *st, PyObject *obj, PyObject **pfunc) {
+  if (Py_IS_TYPE(obj, st->KernelType)) {
+    *pfunc = ((KernelObject *)obj)->py_func;
+    return ((KernelObject *)obj)->jit_config;
+  }
+  if (Py_IS_TYPE(obj, st->DeviceFunctionType)) {
+    *pfunc = ((DeviceFunctionObject *)obj)->py_func;
+    return ((DeviceFunctionObject *)obj)->jit_config;
+  }
+  *pfunc = NULL;
+  return NULL;
+}
+
 static PyObject *py_jit_apply(PyObject *self, PyObject *func) {
   /* self is (module, config) */
-  return apply_jit(PyTuple_GET_ITEM(self, 0), PyTuple_GET_ITEM(self, 1), func);
+  return nbc__py_jit_apply(PyTuple_GET_ITEM(self, 0), PyTuple_GET_ITEM(self, 1), func);
 }
 
 static PyMethodDef jit_apply_def = {"jit_decorator", py_jit_apply, METH_O,
@@ -369,7 +398,7 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;
   target = python_function_of(st, target);
   /* numba's sigutils.is_signature (a str, a tuple of types, a signature object) or a list of
-   * signatures; anything else is the function to compile, refused by apply_jit when it is no
+   * signatures; anything else is the function to compile, refused by build() when it is no
    * Python function */
   int is_func = target != Py_None && !PyUnicode_Check(target) && !PyTuple_Check(target) &&
                 !PyList_Check(target) && !PyObject_TypeCheck(target, st->NbTypeType) &&
@@ -406,7 +435,7 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
                     links, lto_on ? Py_True : Py_False, carveout);
   if (!config) return NULL;
   if (is_func) {
-    PyObject *r = apply_jit(module, config, target);
+    PyObject *r = nbc__py_jit_apply(module, config, target);
     Py_DECREF(config);
     return r;
   }

@@ -43,6 +43,7 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->links);
   Py_VISIT(self->referenced);
   Py_VISIT(self->raises);
+  Py_VISIT(self->jit_config);
   return 0;
 }
 
@@ -73,6 +74,7 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->links);
   Py_CLEAR(self->referenced);
   Py_CLEAR(self->raises);
+  Py_CLEAR(self->jit_config);
   kernel_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -101,6 +103,7 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->dispatch = NULL;
   k->opts = *opts;
   k->max_registers = 0;
+  k->jit_config = NULL;
   k->carveout = NBC__PY_NO_CARVEOUT;
   k->forceinline = 0;
   k->cooperative = 0;
@@ -1127,6 +1130,8 @@ static PyObject *kernel_configure(KernelObject *self, PyObject *args, PyObject *
   {#name, (PyCFunction)(void (*)(void))kernel_##name, METH_VARARGS | METH_KEYWORDS, doc}
 
 static PyMethodDef kernel_methods[] = {
+    {"__reduce__", nbc__py_jitted_reduce, METH_NOARGS,
+     "Pickles the kernel as its Python function and jit()'s options (serialize.c)."},
     {"compile", (PyCFunction)kernel_compile_sig, METH_O,
      "compile(signature): the kernel compiled for it (jit without signatures keeps it for its "
      "launches; jit with signatures has only those: RuntimeError otherwise)."},

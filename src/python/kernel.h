@@ -71,6 +71,9 @@ typedef struct {
   /* The global device arrays the code refers to by address (a list, or NULL for none):
    * kept alive with it. */
   PyObject *referenced;
+  /* What jit() was given (jit.c's config tuple), for pickling: NULL for an overload a
+   * dispatcher made. */
+  PyObject *jit_config;
 } KernelObject;
 
 typedef struct {
@@ -99,6 +102,16 @@ static inline PyObject *forward_attr(PyObject *f, void *attr) {
 }
 
 /* ======================================================================= kernel.c === */
+/* jit.c: jit()'s options (config) applied to a Python function, as the decorator does: a
+ * kernel or a device function that remembers config (serialize.c pickles it). */
+PyObject *nbc__py_jit_apply(PyObject *module, PyObject *config, PyObject *func);
+/* jit.c: the config tuple and Python function (borrowed, *pfunc) of a kernel or device
+ * function jit() made; NULL (no error) for anything else. */
+PyObject *nbc__py_jit_config(nbc__py_state *st, PyObject *obj, PyObject **pfunc);
+/* serialize.c: __reduce__ of kernels and device functions, and of configured launches. */
+PyObject *nbc__py_jitted_reduce(PyObject *self, PyObject *unused);
+PyObject *nbc__py_launcher_reduce(PyObject *self, PyObject *unused);
+
 /* A kernel of py_func with these options, nothing compiled yet (jit() without a signature,
  * or the start of nbc__py_kernel_compile); NULL with the error set. */
 KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,

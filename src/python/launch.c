@@ -701,8 +701,15 @@ static PyGetSetDef launcher_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+static PyMethodDef launcher_methods[] = {
+    {"__reduce__", nbc__py_launcher_reduce, METH_NOARGS,
+     "Pickles the configuration as kernel.configure(griddim, blockdim, stream, sharedmem)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyType_Slot launcher_slots[] = {
     {Py_tp_dealloc, launcher_dealloc},
+    {Py_tp_methods, launcher_methods},
     {Py_tp_traverse, launcher_traverse},
     {Py_tp_clear, launcher_clear},
     {Py_tp_getset, launcher_getset},

@@ -484,6 +484,7 @@ int nbc__py_linkable_init(PyObject *module, nbc__py_state *st);
  * type objects (kernels' overloads, inspect_* and resource dicts). */
 PyObject *nbc__py_types_dict_new(nbc__py_state *st);
 int nbc__py_typesdict_init(PyObject *module, nbc__py_state *st);
+int nbc__py_serialize_init(PyObject *module, nbc__py_state *st);
 int nbc__py_linkable(nbc__py_state *st, PyObject *obj, const char **pkind, PyObject **pdata,
                      PyObject **pname);
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */
