@@ -527,12 +527,31 @@ static PyObject *kernel_forall(KernelObject *self, PyObject *args, PyObject *kwa
 
 /* numba's Dispatcher.specialize(*args): the kernel compiled for these arguments' types, a
  * kernel of its own (specialized is True). */
+static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig);
+
+/* numba's specialize(*args): the kernel compiled for the arguments' types. Given type
+ * objects (nbcuda's or numba's: k.specialize(float32[::1])) it is compiled for those types,
+ * where numba would type each as a reference to a type. */
 static PyObject *kernel_specialize(KernelObject *self, PyObject *const *args, Py_ssize_t n) {
   if (self->sigtext) {
     PyErr_SetString(PyExc_RuntimeError, "Dispatcher already specialized");
     return NULL;
   }
-  KernelObject *k = nbc__py_specialize(nbc__py_state_of((PyObject *)self), self, args, n);
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  int types = n > 0 && !self->fixed;
+  for (Py_ssize_t i = 0; types && i < n; i++) {
+    PyObject *text = NULL;
+    types = nbc__py_is_type(st, args[i], &text);
+    Py_XDECREF(text);
+  }
+  if (types) {
+    PyObject *sig = PyTuple_New(n);
+    for (Py_ssize_t i = 0; sig && i < n; i++) PyTuple_SET_ITEM(sig, i, Py_NewRef(args[i]));
+    PyObject *r = sig ? kernel_compile_sig(self, sig) : NULL;
+    Py_XDECREF(sig);
+    return r;
+  }
+  KernelObject *k = nbc__py_specialize(st, self, args, n);
   return Py_XNewRef((PyObject *)k);
 }
 
@@ -750,6 +769,12 @@ static PyObject *kernel_overloads(KernelObject *self, void *c) {
   }
   Py_XDECREF(all);
   return d;
+}
+
+static PyObject *kernel_specializations(KernelObject *self, void *c) {
+  if (self->sigtext || self->fixed)
+    return nbc__py_types_dict_new(nbc__py_state_of((PyObject *)self));
+  return kernel_overloads(self, c);
 }
 
 /* numba's signatures: list(overloads), each overload's tuple of argument types. */
@@ -1185,6 +1210,9 @@ static PyGetSetDef kernel_getset[] = {
      "the compiled signatures: each overload's tuple of argument types, as numba's", NULL},
     {"symbol", (getter)kernel_symbol, NULL, "the kernel entry's name in the PTX", NULL},
     {"overloads", (getter)kernel_overloads, NULL, "{argument types: compiled kernel}", NULL},
+    {"specializations", (getter)kernel_specializations, NULL,
+     "{argument types: kernel} of a kernel jitted without signatures: those specialize() and "
+     "launches made so far (numba's keeps specialize()'s only); empty for the others", NULL},
     {"nopython_signatures", (getter)kernel_nopython_signatures, NULL,
      "the overloads' signatures, void(argument types)", NULL},
     {"func_code", (getter)kernel_forward, NULL, "the Python function's code object",
@@ -1225,7 +1253,8 @@ static PyType_Slot kernel_slots[] = {
     {Py_tp_call, kernel_call},
     {Py_tp_methods, kernel_methods},
     {Py_tp_getset, kernel_getset},
-    {Py_tp_doc, (void *)"A CUDA kernel: launch it with kernel[griddim, blockdim](args)."},
+    /* no Py_tp_doc: a type made from a spec sets its doc over the __doc__ getset, and a
+     * kernel's __doc__ is its function's, as numba's dispatcher's (numba issue #5902) */
     {0, NULL},
 };
 

@@ -12,7 +12,8 @@ FileCheck of the LLVM it emits) fail here by construction; the figure is informa
 a pass/fail gate.
 
 Usage: python tests/gpu/numba_suite.py [--verbose] [module ...]
-(default: MODULES, then MODULES_ADDED, each with its own summary line before the total)
+(default: MODULES, MODULES_ADDED, then MODULES_THIRD, each with its own summary line before
+the total)
 Needs a GPU, numba-cuda, and nbcuda installed. On numpy >= 2.5 the aliases numba needs are
 set here. Without the filecheck package (numba-cuda's testing imports it), a stub stands in
 and the tests that use FileCheck fail."""
@@ -43,6 +44,11 @@ test_ssa test_sync test_transpose test_userexc test_vector_type test_warp_ops"""
 MODULES_ADDED = """test_ufuncs test_analysis test_cache_hints test_cuda_jit_no_types test_gufunc
 test_vectorize_decor test_vectorize_device test_vectorize_scalar_arg
 test_vectorize_complex test_device_array_capture test_warning test_errors""".split()
+# Added in the seventeenth session: the dispatcher's API (signatures, specialisation, launch
+# bounds, carveouts, resources), pickling, the CUDA array interface, opt, gufunc scheduling
+# and the stream API; reported as a third set.
+MODULES_THIRD = """test_dispatcher test_serialize test_cuda_array_interface test_optimization
+test_gufunc_scheduling test_stream_api""".split()
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
@@ -186,7 +192,7 @@ def main(argv):
     verbose = "--verbose" in argv
     named = [a for a in argv if not a.startswith("--")]
     groups = [("modules asked for", named)] if named else [
-        ("first set", MODULES), ("added set", MODULES_ADDED)]
+        ("first set", MODULES), ("added set", MODULES_ADDED), ("third set", MODULES_THIRD)]
     bind_numba_cuda_to_nbcuda()
     print("| module | run | passed | failed | errors | skipped |")
     print("|---|---:|---:|---:|---:|---:|")

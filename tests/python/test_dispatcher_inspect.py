@@ -284,3 +284,36 @@ def test_dicts_keyed_by_argument_types_take_numbas_types_too():
         assert e.value.args == (absent,)
     assert k.signatures == [(float32[::1], float64), ours]
     assert k.get_regs_per_thread(void(*theirs)) == k.get_regs_per_thread()[ours]
+
+
+def test_kernel_and_device_function_doc_is_their_functions():
+    # numba issue #5902: jitting keeps the function's docstring
+    @cuda.jit
+    def add_kernel(a, b):
+        """Add two integers, kernel version"""
+
+    @cuda.jit(device=True)
+    def add_device(a, b):
+        """Add two integers, device version"""
+
+    assert add_kernel.__doc__ == "Add two integers, kernel version"
+    assert add_device.__doc__ == "Add two integers, device version"
+
+
+def test_specialize_with_types_and_specializations():
+    # numba's tests specialize with type objects (k.specialize(float32[::1])): the kernel is
+    # compiled for those types; `specializations` lists a lazy kernel's specialisations
+    k = cuda.jit(axpy)
+    assert len(k.specializations) == 0
+    f32 = k.specialize(float32[::1], float64)
+    assert f32.specialized and len(k.specializations) == 1
+    assert k.specialize(float32[::1], float64) is f32
+    f64 = k.specialize(float64[::1], float64)
+    assert f64 is not f32 and len(k.specializations) == 2
+    assert k.specializations[(float64[::1], float64)] is f64
+    with pytest.raises(RuntimeError, match="Dispatcher already specialized"):
+        f32.specialize(float32[::1], float64)
+    eager = cuda.jit("void(float32[::1], float64)")(axpy)
+    assert len(eager.specializations) == 0
+    with pytest.raises(RuntimeError, match="Dispatcher already specialized"):
+        eager.specialize(float32[::1], float64)
