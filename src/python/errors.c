@@ -15,6 +15,9 @@
  * Code written for numba catches numba's TypingError. When numba's errors module is loaded
  * (never imported here), the TypingError raised is a subclass of both nbcuda's and numba's
  * (_typing_error_class), made once per set of numba classes; its str() is the message alone.
+ * So are the warnings (_warning_class) and, when numba-cuda's driver module or cuda.core is
+ * loaded, a failed driver call's CudaAPIError (_api_error_class: numba-cuda's CudaAPIError and
+ * cuda.core's CUDAError, which numba-cuda 0.30 raises from launches).
  */
 #include "nbcuda_py.h"
 
@@ -43,59 +46,58 @@ static const char errors_source[] =
     "    '''The Python function cannot be compiled (file:line:col, source line, caret).'''\n"
     "class TypingError(CompileError):\n"
     "    '''Typing failed under numba's rules (file:line:col, source line, caret).'''\n"
-    "_with_numba = {}\n"
+    "_combined_classes = {}\n"
+    "def _combined(mine, theirs, attrs=None):\n"
+    "    '''mine, or when some of theirs (classes of numba, numba-cuda or cuda.core that code\n"
+    "    written for numba-cuda catches or filters) are loaded, a subclass of mine and them.'''\n"
+    "    theirs = [t for t in dict.fromkeys(theirs)  # numba-cuda may re-export numba's\n"
+    "              if isinstance(t, type) and issubclass(t, BaseException) and\n"
+    "              not issubclass(mine, t)]\n"
+    "    # the most derived of them only: a subclass listed with its base has no method order\n"
+    "    key = (mine,) + tuple(t for i, t in enumerate(theirs) if not any(\n"
+    "        issubclass(u, t) for u in theirs[:i] + theirs[i + 1:]))\n"
+    "    if len(key) == 1:\n"
+    "        return mine\n"
+    "    if key not in _combined_classes:\n"
+    "        ns = {'__module__': __name__, '__doc__': mine.__doc__}\n"
+    "        ns.update(attrs or {})\n"
+    "        try:\n"
+    "            _combined_classes[key] = type(mine.__name__, key, ns)\n"
+    "        except TypeError:  # no consistent method order with these bases\n"
+    "            _combined_classes[key] = mine\n"
+    "    return _combined_classes[key]\n"
+    "def _loaded(*names):\n"
+    "    '''The classes 'module:name' of the modules already imported (imports nothing).'''\n"
+    "    import sys\n"
+    "    return [getattr(sys.modules.get(m), n, None) for m, n in (x.split(':') for x in names)]\n"
+    "def _numba_error_init(self, msg):\n"
+    "    Exception.__init__(self, msg)\n"
+    "    self.msg, self.loc = msg, None  # numba's NumbaError attributes\n"
     "def _typing_error_class():\n"
     "    '''TypingError, or when numba's errors module is loaded (code written for numba, which\n"
     "    catches numba's TypingError), a subclass of it and of numba's TypingError classes.'''\n"
-    "    import sys\n"
-    "    theirs = [getattr(sys.modules.get(name), 'TypingError', None)\n"
-    "              for name in ('numba.core.errors', 'numba.cuda.core.errors')]\n"
-    "    theirs = [t for t in dict.fromkeys(theirs)  # numba-cuda may re-export numba's\n"
-    "              if isinstance(t, type) and issubclass(t, Exception)]\n"
-    "    # the most derived of them only: a subclass listed with its base has no method order\n"
-    "    key = (TypingError,) + tuple(t for i, t in enumerate(theirs) if not any(\n"
-    "        issubclass(u, t) for u in theirs[:i] + theirs[i + 1:]))\n"
-    "    if len(key) == 1:\n"
-    "        return TypingError\n"
-    "    if key not in _with_numba:\n"
-    "        def __init__(self, msg):\n"
-    "            Exception.__init__(self, msg)\n"
-    "            self.msg, self.loc = msg, None  # numba's NumbaError attributes\n"
-    "        try:\n"
-    "            _with_numba[key] = type('TypingError', key, {\n"
-    "                '__module__': __name__, '__doc__': TypingError.__doc__,\n"
-    "                '__init__': __init__, '__str__': Exception.__str__})\n"
-    "        except TypeError:  # no consistent method order with these bases\n"
-    "            _with_numba[key] = TypingError\n"
-    "    return _with_numba[key]\n"
+    "    return _combined(TypingError, _loaded('numba.core.errors:TypingError',\n"
+    "                                          'numba.cuda.core.errors:TypingError'),\n"
+    "                     {'__init__': _numba_error_init, '__str__': Exception.__str__})\n"
+    "def _api_error_class():\n"
+    "    '''CudaAPIError, or when numba-cuda's driver module or cuda.core is loaded, a subclass\n"
+    "    of it and of numba-cuda's CudaAPIError and cuda.core's CUDAError (numba-cuda 0.30\n"
+    "    raises the latter from launches), which code written for numba-cuda catches.'''\n"
+    "    return _combined(CudaAPIError, _loaded('numba.cuda.cudadrv.driver:CudaAPIError',\n"
+    "                                           'cuda.core._utils.cuda_utils:CUDAError'),\n"
+    "                     {'__init__': CudaAPIError.__init__, '__str__': CudaAPIError.__str__})\n"
     "class NumbaWarning(Warning):\n"
     "    '''numba's base class of its warnings.'''\n"
     "class NumbaPerformanceWarning(NumbaWarning):\n"
     "    '''Code that works but will run slowly (a small grid, a host array copied).'''\n"
     "class NumbaInvalidConfigWarning(NumbaWarning):\n"
     "    '''An option that is not supported (debug=True with opt=True).'''\n"
-    "_warnings_with_numba = {}\n"
     "def _warning_class(name):\n"
     "    '''nbcuda's warning class of that name, or when numba's errors module is loaded (code\n"
     "    written for numba filters and expects numba's classes), a subclass of it and of\n"
     "    numba's classes of that name.'''\n"
-    "    import sys\n"
-    "    mine = globals()[name]\n"
-    "    theirs = [getattr(sys.modules.get(m), name, None)\n"
-    "              for m in ('numba.core.errors', 'numba.cuda.core.errors')]\n"
-    "    theirs = [t for t in dict.fromkeys(theirs) if isinstance(t, type) and\n"
-    "              issubclass(t, Warning) and not issubclass(mine, t)]\n"
-    "    key = (mine,) + tuple(t for i, t in enumerate(theirs) if not any(\n"
-    "        issubclass(u, t) for u in theirs[:i] + theirs[i + 1:]))\n"
-    "    if len(key) == 1:\n"
-    "        return mine\n"
-    "    if key not in _warnings_with_numba:\n"
-    "        try:\n"
-    "            _warnings_with_numba[key] = type(name, key, {'__module__': __name__,\n"
-    "                                                         '__doc__': mine.__doc__})\n"
-    "        except TypeError:  # no consistent method order with these bases\n"
-    "            _warnings_with_numba[key] = mine\n"
-    "    return _warnings_with_numba[key]\n"
+    "    return _combined(globals()[name], _loaded('numba.core.errors:' + name,\n"
+    "                                              'numba.cuda.core.errors:' + name))\n"
     "class CCSupportError(RuntimeError):\n"
     "    '''The compute capability is not supported.'''\n"
     "class LinkerError(RuntimeError):\n"
@@ -135,7 +137,8 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
   };
   st->typing_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_typing_error_class"));
   st->warning_class = Py_XNewRef(PyDict_GetItemString(ns, "_warning_class"));
-  if (!st->typing_error_class || !st->warning_class) {
+  st->api_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_api_error_class"));
+  if (!st->typing_error_class || !st->warning_class || !st->api_error_class) {
     PyErr_SetString(PyExc_SystemError, "nbcuda: _typing_error_class not defined");
     goto fail;
   }
@@ -189,12 +192,19 @@ static PyObject *raise_api_error(nbc__py_state *st, const char *fallback) {
   } else
     msg = PyUnicode_FromString(fallback);
   if (!msg) return NULL;
-  PyObject *exc = PyObject_CallFunction(st->CudaAPIError, "iO", code, msg);
+  /* CudaAPIError, or its subclass that is numba-cuda's and cuda.core's class too */
+  PyObject *cls = PyObject_CallNoArgs(st->api_error_class);
+  if (!cls) {
+    PyErr_Clear();
+    cls = Py_NewRef(st->CudaAPIError);
+  }
+  PyObject *exc = PyObject_CallFunction(cls, "iO", code, msg);
   Py_DECREF(msg);
   if (exc) {
-    PyErr_SetObject(st->CudaAPIError, exc);
+    PyErr_SetObject(cls, exc);
     Py_DECREF(exc);
   }
+  Py_DECREF(cls);
   return NULL;
 }
 

@@ -82,6 +82,43 @@ for _ in range(2):
     assert out[2] == "True True False True TypingError"
 
 
+def test_api_errors_are_numba_cudas_and_cuda_cores_once_loaded(run_py):
+    # numba-cuda's CudaAPIError and cuda.core's CUDAError (numba-cuda 0.30 raises the latter
+    # from launches): once their modules are loaded, a failed driver call's CudaAPIError is an
+    # instance of both (stand-in modules; nbcuda imports neither)
+    out = run_py(r"""
+import sys, types
+import numpy as np
+import nbcuda as cuda
+exec("def noop(a):\n    pass\n")
+k = cuda.jit("void(float32[::1])")(noop)
+def fail():
+    try:
+        k[1, 2048](cuda.device_array(4, np.float32))
+    except cuda.CudaAPIError as e:
+        return e
+e = fail()
+print(type(e) is cuda.CudaAPIError, e.code, "CUDA_ERROR_INVALID_VALUE" in str(e))
+class CudaDriverError(Exception):
+    pass
+class CudaAPIError(CudaDriverError):
+    def __init__(self, code, msg):
+        super().__init__(code, msg)
+class CUDAError(Exception):
+    pass
+for name, attr, cls in (("numba.cuda.cudadrv.driver", "CudaAPIError", CudaAPIError),
+                        ("cuda.core._utils.cuda_utils", "CUDAError", CUDAError)):
+    m = types.ModuleType(name)
+    setattr(m, attr, cls)
+    sys.modules[name] = m
+e = fail()
+print(isinstance(e, CudaAPIError), isinstance(e, CUDAError), type(e).__name__, e.code,
+      str(e).startswith("[1] Call to cuLaunchKernel"), fail().__class__ is type(e))
+""").stdout.split("\n")
+    assert out[0] == "True 1 True"
+    assert out[1] == "True True CudaAPIError 1 True True"
+
+
 def test_typing_errors_are_caught_by_numbas_class(run_py, tmp_path):
     pytest.importorskip("numba")
     (tmp_path / "bad_kernel.py").write_text(BAD_KERNEL)
