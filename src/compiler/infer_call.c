@@ -1538,7 +1538,8 @@ static const nbc__type *call_iterable(infer *I, nbc__node *n, const char *name,
 
 /* A Python function: find its FUNCDEF and nbc__infer_specialise it for the argument types. */
 /* A call of a function declared with its signature (numba's declare_device): the
- * arguments convert to the declared parameter types, the result is the declared type. */
+ * arguments convert to the declared parameter types, the result is the declared type (a
+ * scalar, or a CPointer as numba's cooperative-groups example returns). */
 static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global *G,
                                       const nbc__type **types, int nargs) {
   const char *name = G->g.name ? G->g.name : "?";
@@ -1557,9 +1558,10 @@ static const nbc__type *call_declared(infer *I, nbc__node *n, const nbc__global 
                         "'%s'", name, G->g.signature),
            NULL;
   bool void_ret = sig.ret->kind == NBC__T_VOID || sig.ret->kind == NBC__T_NONE;
-  if (!void_ret && !nbc__type_is_number(sig.ret))
+  if (!void_ret && !nbc__type_is_number(sig.ret) && !is_kind(sig.ret, NBC__T_POINTER))
     return UNSUPPORTED(I, n, "declared device function '%s' returns %s; nbcuda declares "
-                             "functions of scalars", name, nbc__infer_tname(I, sig.ret)),
+                             "functions of scalars and pointers to them", name,
+                       nbc__infer_tname(I, sig.ret)),
            NULL;
   if (sig.nargs != nargs)
     return TYPING(I, n, "%s() takes %d positional argument%s but %d %s given", name,

@@ -4,7 +4,8 @@
  * NVRTC is optional: it is dlopen'ed the first time it is needed (nbc__load_toolkit_symbols,
  * NBCUDA_NVRTC overriding the search), and its absence is NBC_NO_NVRTC with every place
  * searched. The source is compiled for the device's architecture (-arch=sm_XY, or
- * -arch=compute_XY with -dlto for LTO-IR) with the toolkit's include directory, as numba-cuda
+ * -arch=compute_XY with -dlto for LTO-IR) with the toolkit's include directory (and its cccl/,
+ * where CUDA 13 keeps libcu++), as numba-cuda
  * compiles link files, with -lineinfo / -G when the flags ask (numba's compile_all) and -I for
  * each directory of the extra search paths (numba's CUDA_NVRTC_EXTRA_SEARCH_PATHS, ':'
  * separated); a failure carries NVRTC's log. What NVRTC made is kept for the process
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host/host.h"
 
@@ -60,8 +62,11 @@ static void load_rtc(void) {
                                          sizeof rtc_path, rtc_error, sizeof rtc_error) == 0;
 }
 
-/* The toolkit's include directory beside the library's lib64/ (for cuda_fp16.h & co.). */
-static void include_option(char *out, size_t size) {
+/* The toolkit's include directory beside the library's lib64/ (for cuda_fp16.h & co.) in
+ * out, and in cccl_out its cccl/ subdirectory where the toolkit has one (CUDA 13 keeps
+ * libcu++, CUB and Thrust there: <cuda/std/...>, which cooperative_groups.h and
+ * <cuda/barrier> include), else "". */
+static void include_options(char *out, char *cccl_out, size_t size) {
   char dir[4200];
   snprintf(dir, sizeof dir, "%s", rtc_path);
   char *slash = strrchr(dir, '/');
@@ -69,6 +74,8 @@ static void include_option(char *out, size_t size) {
   slash = strrchr(dir, '/');
   if (slash) *slash = '\0';
   snprintf(out, size, "-I%s/include", slash ? dir : "/usr/local/cuda");
+  snprintf(cccl_out, size, "%s/cccl", out);
+  if (access(cccl_out + 2, F_OK) != 0) cccl_out[0] = '\0';
 }
 
 static nbc_status_t fail(nvrtc_program *prog, const char *call, int r, const char *name) {
@@ -87,17 +94,17 @@ static nbc_status_t fail(nvrtc_program *prog, const char *call, int r, const cha
   return st;
 }
 
-/* The options: -arch, the toolkit's include directory, -rdc=true, the flags' own and one -I
+/* The options: -arch, the toolkit's include directories, -rdc=true, the flags' own and one -I
  * per directory of search_paths; malloc'd (free() it and its strings' block *pblock), or
  * NULL when out of memory. */
 static const char **options_for(int cc_major, int cc_minor, unsigned flags,
                                 const char *search_paths, int *pcount, char **pblock) {
   int dirs = 0;
-  size_t bytes = 48 + 4300;
+  size_t bytes = 48 + 2 * 4300;
   for (const char *p = search_paths; p && *p; p++)
     dirs += *p == ':';
   if (search_paths && *search_paths) bytes += strlen(search_paths) + 3 * ((size_t)dirs + 1) + 1;
-  const char **options = malloc(sizeof *options * (size_t)(6 + dirs + 1));
+  const char **options = malloc(sizeof *options * (size_t)(7 + dirs + 1));
   char *block = malloc(bytes);
   if (!options || !block) {
     free(options);
@@ -105,11 +112,12 @@ static const char **options_for(int cc_major, int cc_minor, unsigned flags,
     return NULL;
   }
   int lto = (flags & NBC_NVRTC_LTO) != 0, n = 0;
-  char *arch = block, *include = block + 48, *next = block + 48 + 4300;
+  char *arch = block, *include = block + 48, *cccl = include + 4300, *next = cccl + 4300;
   snprintf(arch, 48, "-arch=%s_%d%d", lto ? "compute" : "sm", cc_major, cc_minor);
-  include_option(include, 4300);
+  include_options(include, cccl, 4300);
   options[n++] = arch;
   options[n++] = include;
+  if (*cccl) options[n++] = cccl;
   options[n++] = "-rdc=true";
   if (lto) options[n++] = "-dlto";
   if (flags & NBC_NVRTC_LINEINFO) options[n++] = "-lineinfo";

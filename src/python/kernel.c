@@ -828,6 +828,13 @@ static PyObject *kernel_stats(KernelObject *self, void *c) {
 }
 
 /* numba's `specialized`: jit with one signature (not a list, not lazily compiled). */
+/* numba's _Kernel.cooperative: whether the compiled code synchronises the grid (this_grid(),
+ * sync_group(), a declare_device(use_cooperative=True) function); False before compiling. */
+static PyObject *kernel_cooperative(KernelObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(self->cooperative);
+}
+
 static PyObject *kernel_specialized(KernelObject *self, void *c) {
   (void)c;
   return PyBool_FromLong(self->sigtext != NULL);
@@ -1218,6 +1225,8 @@ static PyGetSetDef kernel_getset[] = {
     {"func_code", (getter)kernel_forward, NULL, "the Python function's code object",
      "__code__"},
     {"specialized", (getter)kernel_specialized, NULL, "compiled for one signature", NULL},
+    {"cooperative", (getter)kernel_cooperative, NULL,
+     "the code synchronises the grid: launched cooperatively, linked with libcudadevrt", NULL},
     {"targetoptions", (getter)kernel_targetoptions, NULL, "jit's options, as numba's", NULL},
     {"_type_annotation", (getter)kernel_type_annotation, NULL,
      "numba's: typemap, {variable: type} of a compiled kernel (None before)", NULL},

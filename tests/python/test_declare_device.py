@@ -401,3 +401,45 @@ else:
            "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__))] +
                                          [p for p in sys.path if p])}
     run_py(code, env=env)
+
+
+CTA_BARRIER_CU = r"""
+#include <cooperative_groups.h>
+#include <cuda/barrier>
+
+namespace cg = cooperative_groups;
+
+extern "C" __device__ int cta_barrier(int **ret) {
+    auto cta = cg::this_thread_block();
+    __shared__ cuda::barrier<cuda::thread_scope_block> barrier;
+    if (threadIdx.x == 0) init(&barrier, blockDim.x);
+    cta.sync();
+    auto token = barrier.arrive();
+    barrier.wait(std::move(token));
+    *ret = nullptr;
+    return 0;
+}
+"""
+
+
+def test_cooperative_declared_function_returning_a_pointer(tmp_path):
+    # numba-cuda's test_external_cooperative_func: a declared function returning
+    # CPointer(int32), in CUDA C++ that includes libcu++ (<cuda/barrier>, under the toolkit's
+    # include/cccl/ in CUDA 13), declared use_cooperative: the kernel is cooperative
+    src = tmp_path / "cta_barrier.cu"
+    src.write_text(CTA_BARRIER_CU)
+    cta_barrier = cuda.declare_device("cta_barrier", sig="CPointer(int32)()", link=[str(src)],
+                                      use_cooperative=True)
+
+    @cuda.jit("void()")
+    def kernel():
+        cta_barrier()
+
+    overload = kernel.overloads[()]
+    assert overload.cooperative
+    blocks = overload.max_cooperative_grid_blocks(32)
+    assert blocks > 0
+    kernel[blocks, 32]()
+    cuda.synchronize()
+    plain = cuda.jit("void(float32[::1], float32[::1], float32[::1])")(product_plus_index)
+    assert not plain.cooperative
