@@ -74,6 +74,16 @@ static bool clone_child(nbc__ctx *ctx, nbc__node **dst, const nbc__node *src) {
   return *dst != NULL;
 }
 
+nbc__node *nbc__node_new(nbc__arena *arena, nbc__node_kind kind, const nbc__token *tok) {
+  nbc__node *n = nbc__arena_alloc(arena, sizeof *n);
+  if (n) {
+    n->kind = kind;
+    n->tok = tok;
+    n->var = -1;
+  }
+  return n;
+}
+
 nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node) {
   if (!node) return NULL;
   nbc__node *n = nbc__arena_alloc(ctx->arena, sizeof *n);

@@ -40,6 +40,14 @@ static bool names_has(const names *s, const char *name) {
   return false;
 }
 
+static void names_remove(names *s, const char *name) {
+  for (int i = 0; i < s->count; i++)
+    if (strcmp(s->items[i], name) == 0) {
+      s->items[i] = s->items[--s->count];
+      return;
+    }
+}
+
 static bool names_add(lifter *L, names *s, const char *name) {
   if (names_has(s, name)) return true;
   if (s->count == s->cap) {
@@ -64,6 +72,21 @@ static bool fail(lifter *L, const nbc__node *at, nbc_status_t code, const char *
     nbc__diag_error(L->ctx, code, at->tok->file, at->tok->line, at->tok->col, fmt, name);
   L->failed = true;
   return false;
+}
+
+/* A new node of that kind at tok's position (NULL after reporting out of memory). */
+static nbc__node *new_node(lifter *L, nbc__node_kind kind, const nbc__token *tok) {
+  nbc__node *n = nbc__node_new(L->ctx->arena, kind, tok);
+  if (!n) {
+    nbc__diag_oom(L->ctx);
+    L->failed = true;
+  }
+  return n;
+}
+
+/* `nonlocal a, b` (parse.c keeps the names of an OTHER_STMT "nonlocal"). */
+static bool is_nonlocal(const nbc__node *s) {
+  return s->kind == NBC__N_OTHER_STMT && s->str && strcmp(s->str, "nonlocal") == 0;
 }
 
 /* ------------------------------------------------------------- what binds a name -- */
@@ -123,11 +146,31 @@ static void bound_names(lifter *L, const nbc__list *body, names *vars, names *ne
   }
 }
 
-/* The names a nested function binds itself: its parameters, variables and nested ones. */
+/* The names a body's `nonlocal` statements declare (not those of functions nested in it). */
+static void nonlocal_names(lifter *L, const nbc__list *body, names *out) {
+  for (int i = 0; i < body->count; i++) {
+    const nbc__node *s = body->items[i];
+    if (is_nonlocal(s)) {
+      for (int k = 0; k < s->list.count; k++)
+        names_add(L, out, s->list.items[k]->str);
+    } else if (s->kind == NBC__N_IF || s->kind == NBC__N_WHILE || s->kind == NBC__N_FOR ||
+               s->kind == NBC__N_TRY) {
+      nonlocal_names(L, &s->body, out);
+      nonlocal_names(L, &s->orelse, out);
+    }
+  }
+}
+
+/* The names a nested function binds itself: its parameters, variables and nested ones; a
+ * variable it declares nonlocal is its enclosing function's. */
 static void own_names(lifter *L, const nbc__node *def, names *out) {
   for (int i = 0; i < def->params.count; i++)
     names_add(L, out, def->params.items[i]->str);
   bound_names(L, &def->body, out, NULL);
+  names nonlocal = {0};
+  nonlocal_names(L, &def->body, &nonlocal);
+  for (int i = 0; i < nonlocal.count; i++)
+    names_remove(out, nonlocal.items[i]);
 }
 
 /* ------------------------------------------------------------- the nested functions -- */
@@ -137,6 +180,10 @@ typedef struct {
   nbc__node *def; /* the FUNCDEF (a lambda's too), lifted in place */
   names captured; /* the enclosing function's variables it reads */
   names calls;    /* the siblings it names */
+  /* the enclosing function's variables it assigns (declared nonlocal, or assigned by a
+   * sibling it calls): it returns their values after its own, and its calls assign them */
+  names writes;
+  bool returns_value; /* a `return <value>` of its own */
 } lifted;
 
 typedef struct {
@@ -145,6 +192,10 @@ typedef struct {
   names vars;             /* its variables (parameters included) */
   lifted *items;
   int count;
+  /* the calls of functions with writes rewritten as assignments (the only calls of them
+   * allowed) */
+  const nbc__node **assigned_calls;
+  int nassigned, assigned_cap;
 } family;
 
 static lifted *family_find(family *F, const char *name) {
@@ -191,22 +242,213 @@ static void collect(family *F, nbc__list *body, bool count_only) {
       return;
     }
     /* the statement becomes a `pass` at its position */
-    nbc__node *pass = nbc__arena_alloc(F->L->ctx->arena, sizeof *pass);
-    if (!pass) {
-      nbc__diag_oom(F->L->ctx);
-      F->L->failed = true;
-      return;
-    }
-    memset(pass, 0, sizeof *pass);
-    pass->kind = NBC__N_PASS;
-    pass->tok = s->tok;
-    pass->var = -1;
+    nbc__node *pass = new_node(F->L, NBC__N_PASS, s->tok);
+    if (!pass) return;
     body->items[i] = pass;
     lifted *d = &F->items[F->count++];
     memset(d, 0, sizeof *d);
     d->name = name;
     d->def = def;
   }
+}
+
+/* ------------------------------------------------------------------ nonlocal writes -- */
+/* A nested function that assigns its enclosing function's variables (nonlocal) cannot share
+ * them: lifted, it gets their values as captured parameters and gives them back. Its returns
+ * become `return (value, w1, ..., wk)` (`return (w1, ..., wk)` when it returns no value),
+ * and each call, which must be a statement or an assignment's whole value, assigns them:
+ *
+ *     x = 1000                                  x = 1000
+ *     def closure(t):                           (x,) = closure(x, n)
+ *         nonlocal x              =>            def k.<locals>.closure(x, t):
+ *         x = t                                     x = t
+ *     closure(n)                                    return (x,)
+ */
+
+/* Whether the body's own statements (not nested functions') return a value. */
+static bool returns_value(const nbc__list *body) {
+  for (int i = 0; i < body->count; i++) {
+    const nbc__node *s = body->items[i];
+    if (s->kind == NBC__N_RETURN && s->a) return true;
+    if ((s->kind == NBC__N_IF || s->kind == NBC__N_WHILE || s->kind == NBC__N_FOR ||
+         s->kind == NBC__N_TRY) &&
+        (returns_value(&s->body) || returns_value(&s->orelse)))
+      return true;
+  }
+  return false;
+}
+
+/* Whether control cannot leave the body at its end: it ends in a return or raise, or an
+ * if/else whose branches both cannot. */
+static bool ends_in_return(const nbc__list *body) {
+  if (!body->count) return false;
+  const nbc__node *last = body->items[body->count - 1];
+  if (last->kind == NBC__N_RETURN || last->kind == NBC__N_RAISE) return true;
+  return last->kind == NBC__N_IF && last->orelse.count && ends_in_return(&last->body) &&
+         ends_in_return(&last->orelse);
+}
+
+/* (first, w1, ..., wk): a TUPLE of first (unless NULL) and NAMEs of the writes. */
+static nbc__node *writes_tuple(lifter *L, const lifted *d, nbc__node *first,
+                               const nbc__token *tok) {
+  nbc__node *t = new_node(L, NBC__N_TUPLE, tok);
+  int n = d->writes.count + (first != NULL);
+  nbc__node **items = t ? nbc__arena_alloc(L->ctx->arena, sizeof *items * (size_t)n) : NULL;
+  if (!items) {
+    if (t) nbc__diag_oom(L->ctx);
+    L->failed = true;
+    return NULL;
+  }
+  int k = 0;
+  if (first) items[k++] = first;
+  for (int i = 0; i < d->writes.count; i++) {
+    nbc__node *name = new_node(L, NBC__N_NAME, tok);
+    if (!name) return NULL;
+    name->str = d->writes.items[i];
+    items[k++] = name;
+  }
+  t->list.items = items;
+  t->list.count = n;
+  return t;
+}
+
+/* The function's own returns give the writes back; `nonlocal` statements become `pass`. */
+static void rewrite_returns(lifter *L, const lifted *d, nbc__list *body) {
+  for (int i = 0; i < body->count && !L->failed; i++) {
+    nbc__node *s = body->items[i];
+    if (is_nonlocal(s)) {
+      s->kind = NBC__N_PASS;
+      s->list.count = 0;
+    } else if (s->kind == NBC__N_RETURN) {
+      nbc__node *first = NULL;
+      if (d->returns_value) first = s->a ? s->a : new_node(L, NBC__N_NONE, s->tok);
+      if (!L->failed) s->a = writes_tuple(L, d, first, s->tok);
+    } else if (s->kind == NBC__N_IF || s->kind == NBC__N_WHILE || s->kind == NBC__N_FOR ||
+               s->kind == NBC__N_TRY) {
+      rewrite_returns(L, d, &s->body);
+      rewrite_returns(L, d, &s->orelse);
+    }
+  }
+}
+
+/* The returns of d, and one more at its end when control can get there. */
+static void give_back_writes(lifter *L, lifted *d) {
+  nbc__list *body = &d->def->body;
+  rewrite_returns(L, d, body);
+  if (L->failed || ends_in_return(body)) return;
+  nbc__node *ret = new_node(L, NBC__N_RETURN, d->def->tok);
+  nbc__node **items =
+      ret ? nbc__arena_alloc(L->ctx->arena, sizeof *items * (size_t)(body->count + 1)) : NULL;
+  if (!items) {
+    if (ret) nbc__diag_oom(L->ctx);
+    L->failed = true;
+    return;
+  }
+  ret->a = writes_tuple(L, d, d->returns_value ? new_node(L, NBC__N_NONE, ret->tok) : NULL,
+                        ret->tok);
+  if (body->count) memcpy(items, body->items, sizeof *items * (size_t)body->count);
+  items[body->count] = ret;
+  body->items = items;
+  body->count++;
+}
+
+/* The nested function with writes that call n calls (by its name), or NULL. */
+static lifted *writing_callee(family *F, const nbc__node *n) {
+  if (!n || n->kind != NBC__N_CALL || !n->a || n->a->kind != NBC__N_NAME) return NULL;
+  lifted *d = family_find(F, n->a->str);
+  return d && d->writes.count ? d : NULL;
+}
+
+static bool remember_call(family *F, const nbc__node *call) {
+  if (F->nassigned == F->assigned_cap) {
+    int cap = F->assigned_cap ? 2 * F->assigned_cap : 8;
+    const nbc__node **items = nbc__arena_alloc(F->L->ctx->arena, sizeof *items * (size_t)cap);
+    if (!items) {
+      nbc__diag_oom(F->L->ctx);
+      F->L->failed = true;
+      return false;
+    }
+    if (F->nassigned) memcpy(items, F->assigned_calls, sizeof *items * (size_t)F->nassigned);
+    F->assigned_calls = items;
+    F->assigned_cap = cap;
+  }
+  F->assigned_calls[F->nassigned++] = call;
+  return true;
+}
+
+static bool call_assigned(const family *F, const nbc__node *call) {
+  for (int i = 0; i < F->nassigned; i++)
+    if (F->assigned_calls[i] == call) return true;
+  return false;
+}
+
+/* Calls of functions with writes, as statements or assignments' values, become assignments
+ * of what they give back (in this body's own statements; a nested function's are rewritten
+ * when it is). */
+static void rewrite_calls(family *F, nbc__list *body) {
+  lifter *L = F->L;
+  for (int i = 0; i < body->count && !L->failed; i++) {
+    nbc__node *s = body->items[i];
+    lifted *d = NULL;
+    if (s->kind == NBC__N_EXPR_STMT && (d = writing_callee(F, s->a))) {
+      /* the value it returns, if any, goes to a variable nothing reads */
+      nbc__node *sink = NULL;
+      if (d->returns_value && (sink = new_node(L, NBC__N_NAME, s->tok)))
+        sink->str = "__nonlocal_result";
+      nbc__node *target = L->failed ? NULL : writes_tuple(L, d, sink, s->tok);
+      nbc__node **targets = target ? nbc__arena_alloc(L->ctx->arena, sizeof *targets) : NULL;
+      if (!targets) {
+        if (target) nbc__diag_oom(L->ctx);
+        L->failed = true;
+        return;
+      }
+      targets[0] = target;
+      nbc__node *call = s->a;
+      s->kind = NBC__N_ASSIGN;
+      s->list.items = targets;
+      s->list.count = 1;
+      s->a = call;
+      remember_call(F, call);
+    } else if (s->kind == NBC__N_ASSIGN && (d = writing_callee(F, s->a))) {
+      if (s->list.count != 1 || !d->returns_value) {
+        fail(L, s, NBC_UNSUPPORTED,
+             d->returns_value
+                 ? "a call of nested function '%s', which assigns variables of the function "
+                   "that defines it (nonlocal), can be assigned to one target only"
+                 : "nested function '%s' returns no value: its call cannot be assigned",
+             d->name);
+        return;
+      }
+      nbc__node *target = writes_tuple(L, d, s->list.items[0], s->tok);
+      if (!target) return;
+      s->list.items[0] = target;
+      remember_call(F, s->a);
+    } else if (s->kind == NBC__N_IF || s->kind == NBC__N_WHILE || s->kind == NBC__N_FOR ||
+               s->kind == NBC__N_TRY) {
+      rewrite_calls(F, &s->body);
+      rewrite_calls(F, &s->orelse);
+    }
+  }
+}
+
+/* d's nonlocal declarations: each a variable of the enclosing function, which d then assigns
+ * and captures. */
+static void declared_writes(family *F, lifted *d) {
+  names declared = {0};
+  nonlocal_names(F->L, &d->def->body, &declared);
+  for (int i = 0; i < declared.count && !F->L->failed; i++) {
+    const char *v = declared.items[i];
+    if (!names_has(&F->vars, v)) {
+      fail(F->L, d->def, NBC_UNSUPPORTED,
+           "nonlocal '%s' is not a variable of the function that defines the nested function "
+           "(nbcuda lifts nested functions one level at a time)",
+           v);
+      return;
+    }
+    names_add(F->L, &d->writes, v);
+    names_add(F->L, &d->captured, v);
+  }
+  d->returns_value = returns_value(&d->def->body);
 }
 
 /* ----------------------------------------------------------------------- the walk -- */
@@ -268,17 +510,9 @@ static void pass_captured(walker *W, nbc__node *call, const lifted *target) {
     return;
   }
   for (int i = 0; i < k; i++) {
-    nbc__node *arg = nbc__arena_alloc(W->F->L->ctx->arena, sizeof *arg);
-    if (!arg) {
-      nbc__diag_oom(W->F->L->ctx);
-      W->F->L->failed = true;
-      return;
-    }
-    memset(arg, 0, sizeof *arg);
-    arg->kind = NBC__N_NAME;
-    arg->tok = call->tok;
+    nbc__node *arg = new_node(W->F->L, NBC__N_NAME, call->tok);
+    if (!arg) return;
     arg->str = target->captured.items[i];
-    arg->var = -1;
     items[i] = arg;
   }
   if (call->list.count) memcpy(items + k, call->list.items, sizeof *items * call->list.count);
@@ -311,6 +545,20 @@ static void walk_def(walker *W, nbc__node *def, const scope *sc) {
       return;
     }
   }
+  /* a function nested in a nested one whose nonlocal names a variable of the function
+   * lifted from: the function between would get a copy of it (its parameter) */
+  if (sc->up && !W->rewrite) {
+    names declared = {0};
+    nonlocal_names(W->F->L, &def->body, &declared);
+    for (int i = 0; i < declared.count; i++)
+      if (!bound_inside(sc, declared.items[i]) && names_has(&W->F->vars, declared.items[i])) {
+        fail(W->F->L, def, NBC_UNSUPPORTED,
+             "nonlocal '%s' names a variable two functions out: nbcuda supports nonlocal for "
+             "the variables of the function that defines the nested function",
+             declared.items[i]);
+        return;
+      }
+  }
   scope inner = {sc, {0}};
   own_names(W->F->L, def, &inner.bound);
   walk_list(W, &def->body, &inner);
@@ -328,6 +576,14 @@ static void walk(walker *W, nbc__node *n, const scope *sc) {
         name_use(W, n->a, sc, true);
       } else if (!bound_inside(sc, n->a->str)) {
         const lifted *target = family_find(W->F, n->a->str);
+        if (target && target->writes.count && !call_assigned(W->F, n)) {
+          fail(W->F->L, n, NBC_UNSUPPORTED,
+               "nested function '%s' assigns variables of the function that defines it "
+               "(nonlocal): a call of it must be a statement of its own or the whole value of "
+               "an assignment",
+               target->name);
+          return;
+        }
         if (target) pass_captured(W, n, target);
       }
     } else {
@@ -371,6 +627,12 @@ static void propagate(family *F) {
           names_add(F->L, &d->captured, v);
           changed = true;
         }
+        for (int k = 0; e && k < e->writes.count; k++) {
+          const char *v = e->writes.items[k];
+          if (names_has(&d->writes, v) || names_has(&mine, v)) continue;
+          names_add(F->L, &d->writes, v);
+          changed = true;
+        }
       }
     }
   }
@@ -387,16 +649,9 @@ static bool make_lifted(family *F, lifted *d) {
     return false;
   }
   for (int i = 0; i < k; i++) {
-    nbc__node *p = nbc__arena_alloc(ctx->arena, sizeof *p);
-    if (!p) {
-      nbc__diag_oom(ctx);
-      return false;
-    }
-    memset(p, 0, sizeof *p);
-    p->kind = NBC__N_NAME;
-    p->tok = d->def->tok;
+    nbc__node *p = new_node(F->L, NBC__N_NAME, d->def->tok);
+    if (!p) return false;
     p->str = d->captured.items[i];
-    p->var = -1;
     params[i] = p;
   }
   if (n) memcpy(params + k, d->def->params.items, sizeof *params * (size_t)n);
@@ -410,7 +665,7 @@ bool nbc__closure_lift(nbc__ctx *ctx, nbc__node *def, const nbc__scope *parent,
                        const nbc__scope **pscope) {
   *pscope = parent;
   lifter L = {ctx, false};
-  family F = {&L, def, {0}, NULL, 0};
+  family F = {&L, def, {0}, NULL, 0, NULL, 0, 0};
   collect(&F, &def->body, true);
   if (!F.count) return true;
   F.items = nbc__arena_alloc(ctx->arena, sizeof *F.items * (size_t)F.count);
@@ -432,6 +687,9 @@ bool nbc__closure_lift(nbc__ctx *ctx, nbc__node *def, const nbc__scope *parent,
                   "'%s' names both a nested function and a variable (a name can be bound to "
                   "one function only)",
                   F.items[i].name);
+  for (int i = 0; i < F.count && !L.failed; i++)
+    declared_writes(&F, &F.items[i]);
+  if (L.failed) return false;
   /* Read: what each nested function captures and which siblings it calls; the outer body
    * is walked for its misuses of nested functions and stray lambdas. */
   scope top = {NULL, {0}};
@@ -442,6 +700,14 @@ bool nbc__closure_lift(nbc__ctx *ctx, nbc__node *def, const nbc__scope *parent,
     walk_def(&W, F.items[i].def, &top);
   }
   propagate(&F);
+  if (L.failed) return false;
+  /* nonlocal: returns give the writes back, calls assign them (before the walk below
+   * checks that no other call of such a function is left) */
+  for (int i = 0; i < F.count && !L.failed; i++)
+    if (F.items[i].writes.count) give_back_writes(&L, &F.items[i]);
+  rewrite_calls(&F, &def->body);
+  for (int i = 0; i < F.count && !L.failed; i++)
+    rewrite_calls(&F, &F.items[i].def->body);
   if (L.failed) return false;
   /* Write: every call of a nested function passes its captured variables first. */
   W.rewrite = true;

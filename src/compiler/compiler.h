@@ -231,6 +231,9 @@ bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *e
  * ellipsis, and of type none (ast.c). */
 bool nbc__index_is_newaxis(const nbc__node *item);
 /* Deep copy of a function's subtree (each specialisation types its own copy). */
+/* A new node of that kind at tok's position (the arena's memory is zeroed; var is -1), or
+ * NULL when the arena is out of memory. */
+nbc__node *nbc__node_new(nbc__arena *arena, nbc__node_kind kind, const nbc__token *tok);
 nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node);
 /* The argument a CALL passes for the parameter at position pos named name: its positional
  * argument, else the value of its keyword argument of that name; NULL when it passes none. */

@@ -68,15 +68,8 @@ typedef struct {
 } rewriter;
 
 static nbc__node *new_node(rewriter *R, nbc__node_kind kind, const nbc__token *tok) {
-  nbc__node *n = nbc__arena_alloc(R->ctx->arena, sizeof *n);
-  if (!n) {
-    R->oom = true;
-    return NULL;
-  }
-  memset(n, 0, sizeof *n);
-  n->kind = kind;
-  n->tok = tok;
-  n->var = -1;
+  nbc__node *n = nbc__node_new(R->ctx->arena, kind, tok);
+  if (!n) R->oom = true;
   return n;
 }
 

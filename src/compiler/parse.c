@@ -319,13 +319,29 @@ static nbc__node *import_from(parser *p) {
 
 /* A statement the kernel language has no use for (global, nonlocal, del):
  * an OTHER_STMT at its keyword, which infer.c reports if a compiled function reaches it.
+ * `nonlocal a, b` keeps its names: str "nonlocal", list the NAME nodes (closure.c lifts a
+ * nested function that assigns its enclosing function's variables and drops the statement).
  * The rest of the statement is skipped (brackets are balanced by the tokenizer, so the
  * next NEWLINE at this level ends it). */
 static nbc__node *other_simple_stmt(parser *p) {
   const nbc__token *t = p->tok;
   nbc__node *n = nbc__parse_new_node(p, NBC__N_OTHER_STMT, t);
   if (!n) return NULL;
+  bool nonlocal = is(p, "nonlocal");
   advance(p);
+  if (nonlocal) {
+    vec names = {0};
+    do {
+      if (!is_kind(p, NBC__TOK_NAME)) break;
+      nbc__node *name = nbc__parse_new_node(p, NBC__N_NAME, p->tok);
+      if (!name || !(name->str = nbc__parse_tok_text(p, p->tok)) ||
+          !nbc__parse_push(p, &names, name))
+        return NULL;
+      advance(p);
+    } while (accept(p, ","));
+    n->str = "nonlocal";
+    n->list = to_list(names);
+  }
   int depth = 0;
   while (!is_kind(p, NBC__TOK_EOF)) {
     if (depth == 0 && (is_kind(p, NBC__TOK_NEWLINE) || is(p, ";"))) break;
