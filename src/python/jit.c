@@ -393,6 +393,14 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   debug = debugging ? Py_True : Py_False;
   opt = optimising ? Py_True : Py_False;
   if (debugging && optimising && nbc__py_warn_debug_with_opt(st) < 0) return NULL;
+  int lines = PyObject_IsTrue(lineinfo);
+  if (lines < 0) return NULL;
+  if (debugging && lines &&
+      nbc__py_warn(st, "NumbaInvalidConfigWarning",
+                   "debug and lineinfo are mutually exclusive. Use debug to get full debug "
+                   "info (this disables some optimizations), or lineinfo for line info only "
+                   "with code generation unaffected.") < 0)
+    return NULL;
   /* Checked now, as numba does when the decorator is made. */
   nbc_compile_options_t check;
   if (nbc__py_launch_bounds(bounds, &check) < 0) return NULL;

@@ -850,10 +850,15 @@ static PyObject *kernel_key(nbc__py_state *st, PyObject *sig) {
   PyObject *key = NULL;
   if (ret && strcmp(ret, "none") && strcmp(ret, "void"))
     PyErr_Format(PyExc_TypeError, "a kernel returns nothing: %U returns %s", text, ret);
-  else if (!ret)
-    key = PyUnicode_FromFormat("void%s", canon);
-  else
-    key = PyUnicode_FromFormat("void%s", strchr(canon, '('));
+  else {
+    /* "(int32,)", a tuple of one argument type's spelling, is "void(int32)" */
+    const char *args = ret ? strchr(canon, '(') : canon;
+    size_t len = strlen(args);
+    int one = len >= 3 && strcmp(args + len - 2, ",)") == 0;
+    PyObject *inner = PyUnicode_FromStringAndSize(args, (Py_ssize_t)(one ? len - 2 : len));
+    key = inner ? PyUnicode_FromFormat("void%U%s", inner, one ? ")" : "") : NULL;
+    Py_XDECREF(inner);
+  }
   nbc_signature_destroy(csig);
   Py_DECREF(text);
   return key;
@@ -965,14 +970,23 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
   PyObject *sig = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &sig)) return NULL;
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  /* numba's _Kernel.inspect_asm(cc) of an overload: a compute capability, (9, 0); the code is
+   * the current device's */
+  int cc = self->result && PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) >= 2;
+  for (Py_ssize_t i = 0; cc && i < PyTuple_GET_SIZE(sig); i++)
+    cc = PyLong_CheckExact(PyTuple_GET_ITEM(sig, i));
+  if (cc) return fn(st, self);
   if (sig != Py_None) {
     PyObject *key = kernel_key(st, sig);
     PyObject *found = key ? overload_of(st, self, key) : NULL;
     PyObject *r = NULL;
-    if (found && ((KernelObject *)found)->result)
+    if (found && ((KernelObject *)found)->result) {
       r = fn(st, (KernelObject *)found);
-    else if (key && !PyErr_Occurred())
-      PyErr_SetObject(PyExc_KeyError, sig);
+    } else if (key && !PyErr_Occurred()) {
+      PyObject *exc_args = PyTuple_Pack(1, sig); /* KeyError(sig), a tuple kept whole */
+      if (exc_args) PyErr_SetObject(PyExc_KeyError, exc_args);
+      Py_XDECREF(exc_args);
+    }
     Py_XDECREF(found);
     Py_XDECREF(key);
     return r;

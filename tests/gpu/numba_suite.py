@@ -45,10 +45,12 @@ MODULES_ADDED = """test_ufuncs test_analysis test_cache_hints test_cuda_jit_no_t
 test_vectorize_decor test_vectorize_device test_vectorize_scalar_arg
 test_vectorize_complex test_device_array_capture test_warning test_errors""".split()
 # Added in the seventeenth session: the dispatcher's API (signatures, specialisation, launch
-# bounds, carveouts, resources), pickling, the CUDA array interface, opt, gufunc scheduling
-# and the stream API; reported as a third set.
+# bounds, carveouts, resources), pickling, the CUDA array interface, opt, gufunc scheduling,
+# the stream API, cooperative groups, line and debug info (many of whose checks run numba's
+# FileCheck over numba's own LLVM); reported as a third set.
 MODULES_THIRD = """test_dispatcher test_serialize test_cuda_array_interface test_optimization
-test_gufunc_scheduling test_stream_api""".split()
+test_gufunc_scheduling test_stream_api test_cooperative_groups test_lineinfo
+test_debuginfo""".split()
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",

@@ -317,3 +317,25 @@ def test_specialize_with_types_and_specializations():
     assert len(eager.specializations) == 0
     with pytest.raises(RuntimeError, match="Dispatcher already specialized"):
         eager.specialize(float32[::1], float64)
+
+
+def _one_argument(x):
+    z = x  # noqa: F841
+
+
+def test_a_one_argument_signature_is_found_as_a_tuple_or_text():
+    # (int32,) and "(int32,)" (a tuple of one type, printed with its comma) name the same
+    # overload as "void(int32)"
+    k = cuda.jit("void(int32)")(_one_argument)
+    ir = only(k.inspect_llvm())
+    for key in ((cuda.int32,), "(int32,)", "void(int32)", void(cuda.int32)):
+        assert k.inspect_llvm(key) == ir
+    lazy = cuda.jit(_one_argument)
+    lazy.compile((cuda.int32,))
+    assert lazy.inspect_llvm((cuda.int32,)) == lazy.inspect_llvm("void(int32)")
+    # numba's _Kernel.inspect_asm(cc): an overload given a compute capability
+    overload = k.overloads[(cuda.int32,)]
+    assert overload.inspect_asm((9, 0)) == k.inspect_asm((cuda.int32,))
+    with pytest.raises(KeyError) as e:
+        k.inspect_llvm((cuda.float32,))
+    assert e.value.args == ((cuda.float32,),)

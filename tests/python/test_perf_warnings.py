@@ -95,6 +95,11 @@ def test_debug_with_opt_is_an_invalid_config_warning():
             cuda.jit(**kwargs)
     assert caught(lambda: cuda.jit(debug=True, opt=False)) == []
     assert caught(lambda: cuda.jit(opt=True)) == []
+    # and debug with lineinfo, as numba's decorator
+    with pytest.warns(cuda.NumbaInvalidConfigWarning,
+                      match="debug and lineinfo are mutually exclusive"):
+        cuda.jit(debug=True, lineinfo=True, opt=False)
+    assert caught(lambda: cuda.jit(lineinfo=True)) == []
 
 
 def test_config_gives_debug_and_opt_defaults(monkeypatch):
