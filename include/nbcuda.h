@@ -922,6 +922,11 @@ int nbc_signature_nargs(const nbc_signature_t *sig);
  * accepts them all. The compiler resolves typing overloads with the same rating. */
 int nbc_signature_best_match(const nbc_signature_t *actual,
                              const nbc_signature_t *const *candidates, int ncandidates);
+/* The same, with in *psecond (when not NULL) the first other candidate rated as well as the
+ * one returned (-1 when none): numba's dispatcher refuses such an ambiguous call. */
+int nbc_signature_best_matches(const nbc_signature_t *actual,
+                               const nbc_signature_t *const *candidates, int ncandidates,
+                               int *psecond);
 /* The declared return type as numba prints it, NULL when only arguments were given. Lives
  * with the signature. */
 const char *nbc_signature_return_type(const nbc_signature_t *sig);
@@ -972,8 +977,9 @@ nbc_status_t nbc_signature_pack_record(const nbc_signature_t *sig, int index, vo
                                        nbc_devptr_t data, int itemsize);
 /* Writes scalar argument `index` converted to its declared type as numba converts Python
  * values: integers wrap to the width (a float argument to an integer parameter truncates),
- * bool is 0/1, floats round to float32/float16, complex takes (re, im) and integer/float
- * parameters take re only. */
+ * bool is 0/1, floats round to float32/float16, complex takes (re, im); a complex value for
+ * an integer, float or boolean parameter is NBC_INVALID_ARGUMENT (numba has no conversion
+ * from complex to a real type). */
 nbc_status_t nbc_signature_pack_int(const nbc_signature_t *sig, int index, void *params,
                                     int64_t value);
 nbc_status_t nbc_signature_pack_float(const nbc_signature_t *sig, int index, void *params,

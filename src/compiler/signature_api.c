@@ -212,8 +212,15 @@ int nbc_signature_nargs(const nbc_signature_t *sig) { return sig ? sig->nargs : 
 
 int nbc_signature_best_match(const nbc_signature_t *actual,
                              const nbc_signature_t *const *candidates, int ncandidates) {
+  return nbc_signature_best_matches(actual, candidates, ncandidates, NULL);
+}
+
+int nbc_signature_best_matches(const nbc_signature_t *actual,
+                               const nbc_signature_t *const *candidates, int ncandidates,
+                               int *psecond) {
+  if (psecond) *psecond = -1;
   if (!actual || !candidates) return -1;
-  int best = -1, best_rate[3] = {0, 0, 0};
+  int best = -1, second = -1, best_rate[3] = {0, 0, 0};
   for (int i = 0; i < ncandidates; i++) {
     const nbc_signature_t *c = candidates[i];
     int rate[3];
@@ -222,9 +229,13 @@ int nbc_signature_best_match(const nbc_signature_t *actual,
       continue;
     if (best < 0 || nbc__type_rate_less(rate, best_rate)) {
       best = i;
+      second = -1;
       memcpy(best_rate, rate, sizeof rate);
+    } else if (second < 0 && !nbc__type_rate_less(best_rate, rate)) {
+      second = i; /* as good as the best so far */
     }
   }
+  if (psecond) *psecond = second;
   return best;
 }
 
@@ -456,11 +467,16 @@ static int64_t trunc_to_int64(double v) {
 
 /* The common part of the three scalar packers. */
 /* One scalar described by p converted as numba converts it. */
+/* is_int: i is the value; else re (and im for a complex value, is_complex). */
 static nbc_status_t pack_value(const nbc_param_info_t *p, void *params, bool is_int, int64_t i,
-                               double re, double im) {
+                               double re, double im, bool is_complex) {
   if (!p || !params) return sig_fail(NBC_INVALID_ARGUMENT, "nbc_param_pack: NULL argument");
   if (p->kind != NBC_PARAM_SCALAR)
     return sig_fail(NBC_INVALID_ARGUMENT, "expected %s, got a scalar", p->type_name);
+  /* numba converts no complex value to a real type (can_convert: none) */
+  if (is_complex && p->dtype_kind != 'c')
+    return sig_fail(NBC_INVALID_ARGUMENT, "expected %s, got a complex value (numba converts "
+                    "no complex to a real type)", p->type_name);
   char *dst = (char *)params + p->offset;
   switch (p->dtype_kind) {
   case 'b': {
@@ -484,36 +500,36 @@ static nbc_status_t pack_value(const nbc_param_info_t *p, void *params, bool is_
 }
 
 static nbc_status_t pack_scalar(const nbc_signature_t *sig, int index, void *params,
-                                bool is_int, int64_t i, double re, double im) {
+                                bool is_int, int64_t i, double re, double im, bool is_complex) {
   nbc_status_t st = NBC_OK;
   const nbc_param_info_t *p = packable_param(sig, index, params, NBC_PARAM_SCALAR, &st);
-  return p ? pack_value(p, params, is_int, i, re, im) : st;
+  return p ? pack_value(p, params, is_int, i, re, im, is_complex) : st;
 }
 
 nbc_status_t nbc_param_pack_int(const nbc_param_info_t *p, void *params, int64_t value) {
-  return pack_value(p, params, true, value, 0.0, 0.0);
+  return pack_value(p, params, true, value, 0.0, 0.0, false);
 }
 
 nbc_status_t nbc_param_pack_float(const nbc_param_info_t *p, void *params, double value) {
-  return pack_value(p, params, false, 0, value, 0.0);
+  return pack_value(p, params, false, 0, value, 0.0, false);
 }
 
 nbc_status_t nbc_param_pack_complex(const nbc_param_info_t *p, void *params, double re,
                                     double im) {
-  return pack_value(p, params, false, 0, re, im);
+  return pack_value(p, params, false, 0, re, im, true);
 }
 
 nbc_status_t nbc_signature_pack_int(const nbc_signature_t *sig, int index, void *params,
                                     int64_t value) {
-  return pack_scalar(sig, index, params, true, value, 0.0, 0.0);
+  return pack_scalar(sig, index, params, true, value, 0.0, 0.0, false);
 }
 
 nbc_status_t nbc_signature_pack_float(const nbc_signature_t *sig, int index, void *params,
                                       double value) {
-  return pack_scalar(sig, index, params, false, 0, value, 0.0);
+  return pack_scalar(sig, index, params, false, 0, value, 0.0, false);
 }
 
 nbc_status_t nbc_signature_pack_complex(const nbc_signature_t *sig, int index, void *params,
                                         double re, double im) {
-  return pack_scalar(sig, index, params, false, 0, re, im);
+  return pack_scalar(sig, index, params, false, 0, re, im, true);
 }

@@ -377,8 +377,30 @@ static PyObject *typeof_signature(nbc__py_state *st, PyObject *const *args, Py_s
   return nbc__py_join_texts(st, "void(", args, n, typeof_arg);
 }
 
-/* jit([sig, ...]): the overload the arguments match best (the first of equal cost), or a
- * TypeError like numba's "No matching definition for argument type(s) ...". */
+static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *sig);
+
+/* numba's TypeError for arguments two overloads match equally well: "Ambiguous overloading
+ * for <function> (argument types):\n(first) -> none\n(second) -> none". */
+static void ambiguous(nbc__py_state *st, KernelObject *k, const nbc_signature_t *actual,
+                      const nbc_signature_t *first, const nbc_signature_t *second) {
+  PyObject *a = signature_argtypes(st, actual), *f = signature_argtypes(st, first);
+  PyObject *g = signature_argtypes(st, second);
+  PyObject *ra = a ? PyObject_Repr(a) : NULL, *rf = f ? PyObject_Repr(f) : NULL;
+  PyObject *rg = g ? PyObject_Repr(g) : NULL;
+  if (ra && rf && rg) /* a tuple of one prints "(t,)"; numba's signatures print "(t)" too */
+    PyErr_Format(PyExc_TypeError, "Ambiguous overloading for %R %U:\n%U -> none\n%U -> none",
+                 k->py_func, ra, rf, rg);
+  Py_XDECREF(a);
+  Py_XDECREF(f);
+  Py_XDECREF(g);
+  Py_XDECREF(ra);
+  Py_XDECREF(rf);
+  Py_XDECREF(rg);
+}
+
+/* jit([sig, ...]): the overload the arguments match best, or a TypeError like numba's: "No
+ * matching definition for argument type(s) ..." when none does, "Ambiguous overloading ..."
+ * when two match equally well. */
 static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObject *const *args,
                                      Py_ssize_t n) {
   PyObject *text = typeof_signature(st, args, n);
@@ -400,7 +422,7 @@ static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObjec
     nbc__py_raise(st, s);
     return NULL;
   }
-  /* The overloads in the order jit() was given them: on equal ratings the first wins. */
+  /* The overloads in the order jit() was given them. */
   KernelObject *best = NULL;
   PyObject *overloads = k->specializations ? PyDict_Values(k->specializations) : PyList_New(0);
   Py_ssize_t count = overloads ? PyList_GET_SIZE(overloads) : 0;
@@ -408,8 +430,11 @@ static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObjec
   if (overloads && sigs) {
     for (Py_ssize_t i = 0; i < count; i++)
       sigs[i] = ((KernelObject *)PyList_GET_ITEM(overloads, i))->sig;
-    int chosen = nbc_signature_best_match(actual, sigs, (int)count);
-    if (chosen >= 0) best = (KernelObject *)PyList_GET_ITEM(overloads, chosen);
+    int second = -1, chosen = nbc_signature_best_matches(actual, sigs, (int)count, &second);
+    if (chosen >= 0 && second >= 0)
+      ambiguous(st, k, actual, sigs[chosen], sigs[second]);
+    else if (chosen >= 0)
+      best = (KernelObject *)PyList_GET_ITEM(overloads, chosen);
   } else if (!PyErr_Occurred()) {
     PyErr_NoMemory();
   }
@@ -598,10 +623,14 @@ static PyObject *resource_of(nbc__py_state *st, KernelObject *ov, nbc_function_a
 /* numba's key of an overload: the tuple of its argument types (nbcuda's type objects, so
  * k.overloads[(nbcuda.float32[::1], nbcuda.int64)] finds it). */
 static PyObject *argtypes_of(nbc__py_state *st, const KernelObject *ov) {
-  int n = nbc_signature_nargs(ov->sig);
+  return signature_argtypes(st, ov->sig);
+}
+
+static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *sig) {
+  int n = nbc_signature_nargs(sig);
   PyObject *key = PyTuple_New(n);
   for (int i = 0; key && i < n; i++) {
-    const nbc_param_info_t *p = nbc_signature_param(ov->sig, i);
+    const nbc_param_info_t *p = nbc_signature_param(sig, i);
     PyObject *t =
         nbc__py_type_from_name(st, p->kind == NBC_PARAM_ARRAY ? p->dtype_name : p->type_name);
     if (t && p->kind == NBC_PARAM_ARRAY) /* dtype[:, ::1], as a user would write it */

@@ -127,6 +127,13 @@ int nbc__py_launch_views(const nbc_signature_t *sig) {
 /* Argument i (or an item of it), described by p: a scalar converted as numba converts it,
  * a tuple packed item by item, an array item of a tuple (a view taken into V, as for an
  * array argument: a host array is copied there and back). */
+/* numba converts no complex value to a real type: a TypeError naming the argument. */
+static int complex_refused(const nbc_param_info_t *p, int i, PyObject *a) {
+  PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %R (numba converts no complex "
+               "value to a real type)", i + 1, p->type_name, a);
+  return -1;
+}
+
 static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
                       PyObject *a, views_in_use *V) {
   nbc_status_t s;
@@ -179,6 +186,7 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
   } else if (PyFloat_Check(a)) {
     s = nbc_param_pack_float(p, buf, PyFloat_AS_DOUBLE(a));
   } else if (PyComplex_Check(a)) {
+    if (p->dtype_kind != 'c') return complex_refused(p, i, a);
     Py_complex c = PyComplex_AsCComplex(a);
     s = nbc_param_pack_complex(p, buf, c.real, c.imag);
   } else if (PyIndex_Check(a)) { /* numpy integers */
@@ -198,6 +206,7 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
     Py_XDECREF(v);
     return r;
   } else if (PyObject_HasAttrString(a, "__complex__")) {
+    if (p->dtype_kind != 'c') return complex_refused(p, i, a);
     Py_complex c = PyComplex_AsCComplex(a);
     if (PyErr_Occurred()) return -1;
     s = nbc_param_pack_complex(p, buf, c.real, c.imag);

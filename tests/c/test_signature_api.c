@@ -211,6 +211,10 @@ TEST(pack_scalars) {
   ASSERT_OK(nbc_signature_pack_float(sig, 6, buf, 1e300));
   memcpy(&i64, buf + nbc_signature_param(sig, 6)->offset, 8);
   ASSERT_EQ(i64, INT64_MAX);
+  /* numba converts no complex value to a real type */
+  ASSERT_STATUS(nbc_signature_pack_complex(sig, 6, buf, 1.0, 0.0), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "expected int64, got a complex value");
+  ASSERT_STATUS(nbc_signature_pack_complex(sig, 2, buf, 1.0, 0.0), NBC_INVALID_ARGUMENT);
   nbc_signature_destroy(sig);
 }
 
@@ -331,14 +335,20 @@ TEST(tuples) {
 }
 
 /* The best of several signatures for given argument types, by numba's rating. */
-static int best_of(const char *actual_text, const char *const *texts, int n) {
+static int best_of2(const char *actual_text, const char *const *texts, int n, int *psecond) {
   nbc_signature_t *actual, *cands[4];
   ASSERT_OK(nbc_signature_parse(actual_text, &actual));
   for (int i = 0; i < n; i++) ASSERT_OK(nbc_signature_parse(texts[i], &cands[i]));
-  int r = nbc_signature_best_match(actual, (const nbc_signature_t *const *)cands, n);
+  int r = psecond ? nbc_signature_best_matches(actual, (const nbc_signature_t *const *)cands, n,
+                                               psecond)
+                  : nbc_signature_best_match(actual, (const nbc_signature_t *const *)cands, n);
   for (int i = 0; i < n; i++) nbc_signature_destroy(cands[i]);
   nbc_signature_destroy(actual);
   return r;
+}
+
+static int best_of(const char *actual_text, const char *const *texts, int n) {
+  return best_of2(actual_text, texts, n, NULL);
 }
 
 TEST(best_match) {
@@ -357,6 +367,19 @@ TEST(best_match) {
   const char *same[] = {"void(float64)", "void(float64)"};
   ASSERT_EQ(best_of("void(float64)", same, 2), 0);
   ASSERT_EQ(nbc_signature_best_match(NULL, NULL, 0), -1);
+  /* ...which best_matches reports as the second equal one (numba's ambiguity); a better
+   * candidate after a tie clears it */
+  int second = 7;
+  ASSERT_EQ(best_of2("void(float64)", same, 2, &second), 0);
+  ASSERT_EQ(second, 1);
+  const char *tie[] = {"void(float32, float64)", "void(float64, float32)", "void(int64, int64)"};
+  ASSERT_EQ(best_of2("void(float64, float64)", tie, 3, &second), 0);
+  ASSERT_EQ(second, 1);
+  const char *tie_then_exact[] = {"void(float32)", "void(int32)", "void(float64)"};
+  ASSERT_EQ(best_of2("void(float64)", tie_then_exact, 3, &second), 2);
+  ASSERT_EQ(second, -1);
+  ASSERT_EQ(best_of2("void(float64)", scalars, 2, &second), 1);
+  ASSERT_EQ(second, -1);
 }
 
 /* numba's CPointer: an 8-byte address, spelled CPointer(T) or as numba prints it, T* */

@@ -166,3 +166,33 @@ def test_integers_of_either_signedness_on_the_gpu(gpu):
     cuda.jit("void(int32[:])")(bump)[1, 1](d)  # read as int32: -8 + 1, -8 >> 1 (arithmetic)
     np.testing.assert_array_equal(d.copy_to_host(),
                                   np.array([-7, -4], np.int32).view(np.uint32))
+
+
+def _add(r, x, y):
+    r[0] = x + y
+
+
+def test_ambiguous_overloads_and_complex_arguments_are_refused():
+    # numba's dispatcher: two overloads rated equally for the arguments are a TypeError naming
+    # both; a complex argument converts to no real parameter (also with one signature)
+    f = cuda.jit(["(float64[::1], float32, float64)", "(float64[::1], float64, float32)",
+                  "(float64[::1], int64, int64)"])(_add)
+    r = cuda.device_array(1, np.float64)
+    with pytest.raises(TypeError) as e:
+        f[1, 1](r, 1.0, 2.0)
+    msg = str(e.value)
+    assert msg.startswith("Ambiguous overloading for <function _add")
+    assert ("(Array(float64, 1, 'C', False, aligned=True), float64, float64):\n"
+            "(Array(float64, 1, 'C', False, aligned=True), float32, float64) -> none\n"
+            "(Array(float64, 1, 'C', False, aligned=True), float64, float32) -> none") in msg
+    assert "int64" not in msg
+    f[1, 1](r, np.float32(1.0), 2.0)  # exact for the first: no ambiguity
+    one = cuda.jit("(int32[::1], int32, int32)")(_add)
+    ri = cuda.device_array(1, np.int32)
+    one[1, 1](ri, 12.3, 4)  # float to int: unsafe, allowed as numba allows it
+    for bad in (45.6j, np.complex64(1)):
+        with pytest.raises(TypeError, match=r"argument 3: expected int32, got .* \(numba "
+                                             "converts no complex value to a real type"):
+            one[1, 1](ri, 1, bad)
+    with pytest.raises(TypeError, match="No matching definition"):
+        f[1, 1](r, 1j, 2.0)
