@@ -81,11 +81,33 @@ def early_return(out, a):
     out[1] = where
 
 
+def results_of_several_types(out, n):
+    x = 0
+    y = 0.0
+
+    def a():
+        nonlocal x
+        x += 1
+        return x
+
+    def b():
+        nonlocal y
+        y += 0.5
+        return (y, 2)
+
+    a()  # the results nobody reads are of different types
+    b()
+    while x < n:
+        a()
+    out[0] = x + y
+
+
 CASES = [
     (can_prune, "void(float64[::1])", lambda: (np.zeros(1),)),
     (cannot_prune, "void(int64, float64[::1])", lambda: (0, np.zeros(1))),
     (cannot_prune, "void(int64, float64[::1])", lambda: (7, np.full(1, 5.0))),
     (counter, "void(int64[::1], int64)", lambda: (np.zeros(3, np.int64), 5)),
+    (results_of_several_types, "void(float64[::1], int64)", lambda: (np.zeros(1), 4)),
     (early_return, "void(float64[::1], float64[::1])",
      lambda: (np.zeros(2), np.array([0.5, 3.0, 2.0, 7.5, 1.0]))),
 ]
