@@ -279,7 +279,8 @@ nbc_status_t nbc_stream_synchronize(nbc_stream_t *stream);
 /* Orders the work queued on stream from now on after the work queued so far on the stream
  * whose driver handle is `producer` (a CUstream of another library, 0x1 for the legacy
  * default stream, 0x2 for the per-thread one): an event recorded there that stream waits
- * for, the host not blocked. Nothing when producer is stream's own handle. What a consumer of
+ * for, the host not blocked. Nothing when producer is stream's own handle (for the default
+ * stream, NULL or handle 0: 0x1, or 0x2 with the per-thread default stream). What a consumer of
  * a __cuda_array_interface__ naming a stream does before using its memory. */
 nbc_status_t nbc_stream_wait_handle(nbc_stream_t *stream, uintptr_t producer);
 /* NBC_OK when all work is done, NBC_NOT_READY while pending, else an error. */

@@ -139,7 +139,11 @@ nbc_status_t nbc_stream_wait_handle(nbc_stream_t *stream, uintptr_t producer) {
   NBC__ENSURE_DRIVER();
   if (NBC__STREAM_GONE(stream)) return nbc__outlived_fail("cuStreamWaitEvent", "stream");
   CUstream consumer = stream ? stream->handle : NULL;
-  if ((uintptr_t)consumer == producer) return NBC_OK;
+  /* the same stream: handle 0 is the legacy default stream (0x1), or the per-thread one
+   * (0x2) when the driver's entry points are the per-thread-default-stream variants */
+  uintptr_t same = (uintptr_t)consumer;
+  if (!same) same = nbc_driver_per_thread_default_stream() ? 2 : 1;
+  if ((uintptr_t)consumer == producer || same == producer) return NBC_OK;
   CUevent event = NULL;
   const char *call = "cuEventCreate";
   CUresult res = nbc__cu.cuEventCreate(&event, NBC__CU_EVENT_DISABLE_TIMING);

@@ -187,6 +187,11 @@ TEST(wait_for_a_stream_handle) {
   ASSERT_OK(nbc_stream_wait_handle(producer, nbc_stream_handle(producer)));
   ASSERT_EQ(tdrv()->calls("cuEventRecord"), records + 1); /* the same stream: nothing */
   ASSERT_OK(nbc_stream_wait_handle(NULL, nbc_stream_handle(producer))); /* default stream */
+  records = tdrv()->calls("cuEventRecord");
+  /* the default stream is the legacy one (0x1) unless per-thread mode is on (0x2) */
+  uintptr_t own = nbc_driver_per_thread_default_stream() ? 2 : 1;
+  ASSERT_OK(nbc_stream_wait_handle(NULL, own));
+  ASSERT_EQ(tdrv()->calls("cuEventRecord"), records);
   tdrv()->fail("cuEventRecord", 1, 400);
   ASSERT_STATUS(nbc_stream_wait_handle(consumer, nbc_stream_handle(producer)),
                 NBC_DRIVER_ERROR);

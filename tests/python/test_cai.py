@@ -119,6 +119,7 @@ def test_launch_waits_for_the_interfaces_stream(tdrv):
     before = counts()
     k[1, 1, s](Foreign(d, stream=int(s)), out)  # the same stream: ordered already
     k[1, 1](Foreign(d, stream=None), out)       # no stream: nothing to wait for
+    k[1, 1](Foreign(d, stream=1), out)          # the legacy default stream: the launch's
     k[1, 1](Foreign(d), out)
     assert counts() == before
     assert cuda.config.CUDA_ARRAY_INTERFACE_SYNC == 1
