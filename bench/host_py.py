@@ -130,6 +130,13 @@ def cuda_api_statements(cuda, np, kernels, skip=()):
         "launch, 4 arrays": "kernels[4][1, 32](a, b, c, d)",
         "launch, 4 arrays (configured once)": "launch[4](a, b, c, d)",
     }
+    # a CuPy array (__cuda_array_interface__ naming CuPy's current stream): what interop costs
+    try:
+        import cupy
+        ns["cp_a"] = cupy.ones(1024, cupy.float32)
+        statements["launch, 1 CuPy array"] = "kernels[1][1, 32](cp_a)"
+    except ImportError:
+        pass
     return ns, {k: v for k, v in statements.items() if k not in skip}, cuda.synchronize
 
 
