@@ -193,8 +193,8 @@ static PyObject *device_signatures(nbc__py_state *st, PyObject *sig) {
 /* What jit(...) was given, kept in the decorator's self tuple:
  * (sig or None, device, debug, lineinfo, fastmath, opt, launch_bounds, forceinline,
  * max_registers as an int, 0 for none, cache, link files, lto, shared memory carveout as an
- * int, NBC__PY_NO_CARVEOUT for none); a device function marked forceinline is emitted
- * alwaysinline in every kernel that calls it. */
+ * int, NBC__PY_NO_CARVEOUT for none, extensions as a tuple); a device function marked
+ * forceinline is emitted alwaysinline in every kernel that calls it. */
 /* numba's jit(dispatcher) is a new dispatcher of the same Python function: a kernel or a
  * device function gives its own; anything else is itself (borrowed) */
 static PyObject *python_function_of(nbc__py_state *st, PyObject *obj) {
@@ -250,6 +250,7 @@ static PyObject *build(PyObject *module, PyObject *config, PyObject *func) {
   }
   unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
   int carveout = (int)PyLong_AsLong(PyTuple_GET_ITEM(config, 12));
+  PyObject *extensions = PyTuple_GET_ITEM(config, 13);
   int cache = PyObject_IsTrue(PyTuple_GET_ITEM(config, 9));
   PyObject *links = PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10)) ? PyTuple_GET_ITEM(config, 10)
                                                                     : NULL;
@@ -259,6 +260,8 @@ static PyObject *build(PyObject *module, PyObject *config, PyObject *func) {
     KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
     if (k) k->max_registers = max_registers;
     if (k) k->carveout = carveout;
+    if (k && PyTuple_GET_SIZE(extensions) && !(k->extensions = PySequence_List(extensions)))
+      Py_CLEAR(k);
     if (k) k->forceinline = forceinline;
     if (k) k->cache = cache;
     if (k) k->links = Py_XNewRef(links);
@@ -269,6 +272,8 @@ static PyObject *build(PyObject *module, PyObject *config, PyObject *func) {
     if (!k) return NULL;
     k->max_registers = max_registers;
     k->carveout = carveout;
+    if (PyTuple_GET_SIZE(extensions) && !(k->extensions = PySequence_List(extensions)))
+      goto fail;
     k->forceinline = forceinline;
     k->cache = cache;
     k->links = Py_XNewRef(links);
@@ -297,6 +302,8 @@ static PyObject *build(PyObject *module, PyObject *config, PyObject *func) {
   if (k) k->max_registers = max_registers;
   if (k) k->carveout = carveout;
   if (k) k->forceinline = forceinline;
+  if (k && PyTuple_GET_SIZE(extensions) && !(k->extensions = PySequence_List(extensions)))
+    Py_CLEAR(k);
   return (PyObject *)k;
 }
 
@@ -371,14 +378,16 @@ static int shared_memory_carveout(PyObject *arg) {
 static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
                            "inline", "link", "cache", "max_registers", "launch_bounds",
-                           "forceinline", "lto", "shared_memory_carveout", NULL};
+                           "forceinline", "lto", "shared_memory_carveout", "extensions",
+                           NULL};
   PyObject *target = Py_None, *device = Py_False, *debug = Py_None, *lineinfo = Py_False;
   PyObject *fastmath = Py_False, *opt = Py_None, *inl = Py_None, *link = Py_None;
   PyObject *cache = Py_False, *maxreg = Py_None, *bounds = Py_None, *forceinline = Py_False;
-  PyObject *lto = Py_False, *carveout_arg = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOOOO:jit", kwlist, &target,
+  PyObject *lto = Py_False, *carveout_arg = Py_None, *extensions = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOOOOO:jit", kwlist, &target,
                                    &device, &debug, &lineinfo, &fastmath, &opt, &inl, &link,
-                                   &cache, &maxreg, &bounds, &forceinline, &lto, &carveout_arg))
+                                   &cache, &maxreg, &bounds, &forceinline, &lto, &carveout_arg,
+                                   &extensions))
     return NULL;
   int carveout = shared_memory_carveout(carveout_arg);
   if (carveout == NBC__PY_NO_CARVEOUT && PyErr_Occurred()) return NULL;
@@ -437,10 +446,16 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (cached < 0) return NULL;
   PyObject *links = nbc__py_link_paths(nbc__py_module_state(module), link);
   if (!links) return NULL;
+  /* numba's extensions: a sequence of objects with prepare_args(), kept as a tuple */
+  extensions = extensions == Py_None ? PyTuple_New(0) : PySequence_Tuple(extensions);
+  if (!extensions) {
+    Py_DECREF(links);
+    return NULL;
+  }
   PyObject *config =
-      Py_BuildValue("(OOOOOOOOkONOi)", sig, device, debug, lineinfo, fastmath, opt, bounds,
+      Py_BuildValue("(OOOOOOOOkONOiN)", sig, device, debug, lineinfo, fastmath, opt, bounds,
                     always ? Py_True : forceinline, max_registers, cached ? Py_True : Py_False,
-                    links, lto_on ? Py_True : Py_False, carveout);
+                    links, lto_on ? Py_True : Py_False, carveout, extensions);
   if (!config) return NULL;
   if (is_func) {
     PyObject *r = nbc__py_jit_apply(module, config, target);

@@ -44,6 +44,7 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->referenced);
   Py_VISIT(self->raises);
   Py_VISIT(self->jit_config);
+  Py_VISIT(self->extensions);
   return 0;
 }
 
@@ -75,6 +76,7 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->referenced);
   Py_CLEAR(self->raises);
   Py_CLEAR(self->jit_config);
+  Py_CLEAR(self->extensions);
   kernel_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -104,6 +106,7 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->opts = *opts;
   k->max_registers = 0;
   k->jit_config = NULL;
+  k->extensions = NULL;
   k->carveout = NBC__PY_NO_CARVEOUT;
   k->forceinline = 0;
   k->cooperative = 0;
@@ -626,6 +629,10 @@ static PyObject *argtypes_of(nbc__py_state *st, const KernelObject *ov) {
   return signature_argtypes(st, ov->sig);
 }
 
+PyObject *nbc__py_kernel_argtypes(nbc__py_state *st, const KernelObject *ov) {
+  return argtypes_of(st, ov);
+}
+
 static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *sig) {
   int n = nbc_signature_nargs(sig);
   PyObject *key = PyTuple_New(n);
@@ -798,6 +805,21 @@ static PyObject *kernel_overloads(KernelObject *self, void *c) {
   }
   Py_XDECREF(all);
   return d;
+}
+
+/* numba's extensions list: mutable, kept (launches read it). */
+static PyObject *kernel_get_extensions(KernelObject *self, void *c) {
+  (void)c;
+  if (!self->extensions && !(self->extensions = PyList_New(0))) return NULL;
+  return Py_NewRef(self->extensions);
+}
+
+static int kernel_set_extensions(KernelObject *self, PyObject *value, void *c) {
+  (void)c;
+  PyObject *list = value ? PySequence_List(value) : PyList_New(0);
+  if (!list) return -1;
+  Py_XSETREF(self->extensions, list);
+  return 0;
 }
 
 static PyObject *kernel_specializations(KernelObject *self, void *c) {
@@ -1260,6 +1282,10 @@ static PyGetSetDef kernel_getset[] = {
      "the compiled signatures: each overload's tuple of argument types, as numba's", NULL},
     {"symbol", (getter)kernel_symbol, NULL, "the kernel entry's name in the PTX", NULL},
     {"overloads", (getter)kernel_overloads, NULL, "{argument types: compiled kernel}", NULL},
+    {"extensions", (getter)kernel_get_extensions, (setter)kernel_set_extensions,
+     "numba's extensions: objects whose prepare_args(ty, val, stream=, retr=) returns each "
+     "argument's (type, value) before a launch; retr collects callables run after it",
+     NULL},
     {"specializations", (getter)kernel_specializations, NULL,
      "{argument types: kernel} of a kernel jitted without signatures: those specialize() and "
      "launches made so far (numba's keeps specialize()'s only); empty for the others", NULL},

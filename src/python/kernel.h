@@ -74,6 +74,10 @@ typedef struct {
   /* What jit() was given (jit.c's config tuple), for pickling: NULL for an overload a
    * dispatcher made. */
   PyObject *jit_config;
+  /* numba's extensions (jit(extensions=[...]), k.extensions): objects whose
+   * prepare_args(ty, val, stream=, retr=) replaces each argument before a launch; NULL for
+   * none yet (a list once read or given). */
+  PyObject *extensions;
 } KernelObject;
 
 typedef struct {
@@ -111,6 +115,10 @@ PyObject *nbc__py_jit_config(nbc__py_state *st, PyObject *obj, PyObject **pfunc)
 /* serialize.c: __reduce__ of kernels and device functions, and of configured launches. */
 PyObject *nbc__py_jitted_reduce(PyObject *self, PyObject *unused);
 PyObject *nbc__py_launcher_reduce(PyObject *self, PyObject *unused);
+
+/* kernel.c: the argument types of a compiled kernel, as numba keys its overloads (a new
+ * tuple of nbcuda's type objects). */
+PyObject *nbc__py_kernel_argtypes(nbc__py_state *st, const KernelObject *ov);
 
 /* A kernel of py_func with these options, nothing compiled yet (jit() without a signature,
  * or the start of nbc__py_kernel_compile); NULL with the error set. */

@@ -389,18 +389,77 @@ static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_
 
 /* The launch itself. Omitted trailing arguments are the function's defaults, as numba's
  * dispatcher folds them (the hot path: one comparison). */
+/* numba's extensions: each argument through every extension's prepare_args(ty, val,
+ * stream=, retr=) (ty: the argument's type in the overload the arguments choose, None when
+ * they choose none before the extensions ran), then the launch with what they return, then
+ * the callables they put in retr. */
+static PyObject *launch_extended(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)L);
+  KernelObject *k = L->kernel;
+  KernelObject *ov = k->sigtext ? k : nbc__py_specialize(st, k, args, nargs);
+  PyObject *types = ov ? nbc__py_kernel_argtypes(st, ov) : NULL;
+  if (!types) PyErr_Clear(); /* an argument only an extension makes launchable */
+  PyObject *retr = PyList_New(0), *prepared = retr ? PyTuple_New(nargs) : NULL;
+  PyObject *kwargs = prepared ? Py_BuildValue("{sOsO}", "stream",
+                                              L->stream ? L->stream : Py_None, "retr", retr)
+                              : NULL;
+  PyObject *extensions = kwargs ? PySequence_Tuple(k->extensions) : NULL;
+  PyObject *r = NULL;
+  for (Py_ssize_t i = 0; extensions && i < nargs; i++) {
+    PyObject *ty = types && i < PyTuple_GET_SIZE(types) ? PyTuple_GET_ITEM(types, i) : Py_None;
+    PyObject *val = Py_NewRef(args[i]);
+    Py_INCREF(ty);
+    for (Py_ssize_t e = 0; val && e < PyTuple_GET_SIZE(extensions); e++) {
+      PyObject *meth = PyObject_GetAttrString(PyTuple_GET_ITEM(extensions, e), "prepare_args");
+      PyObject *call_args = meth ? PyTuple_Pack(2, ty, val) : NULL;
+      PyObject *out = call_args ? PyObject_Call(meth, call_args, kwargs) : NULL;
+      Py_XDECREF(meth);
+      Py_XDECREF(call_args);
+      Py_CLEAR(val);
+      if (out && (!PyTuple_Check(out) || PyTuple_GET_SIZE(out) != 2)) {
+        PyErr_Format(PyExc_TypeError, "an extension's prepare_args must return (type, value), "
+                     "got %R", out);
+        Py_CLEAR(out);
+      }
+      if (out) {
+        Py_SETREF(ty, Py_NewRef(PyTuple_GET_ITEM(out, 0)));
+        val = Py_NewRef(PyTuple_GET_ITEM(out, 1));
+        Py_DECREF(out);
+      }
+    }
+    Py_DECREF(ty);
+    if (!val) goto done;
+    PyTuple_SET_ITEM(prepared, i, val);
+  }
+  if (extensions) r = launch_args(L, &PyTuple_GET_ITEM(prepared, 0), nargs);
+  for (Py_ssize_t i = 0; r && i < PyList_GET_SIZE(retr); i++) {
+    PyObject *done = PyObject_CallNoArgs(PyList_GET_ITEM(retr, i));
+    if (!done) Py_CLEAR(r);
+    Py_XDECREF(done);
+  }
+done:
+  Py_XDECREF(types);
+  Py_XDECREF(retr);
+  Py_XDECREF(prepared);
+  Py_XDECREF(kwargs);
+  Py_XDECREF(extensions);
+  return r;
+}
+
 static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
   KernelObject *k = L->kernel;
+  int extended = __builtin_expect(k->extensions != NULL, 0) && PyList_GET_SIZE(k->extensions);
   if (nargs >= k->nparams || !k->defaults ||
       nargs < k->nparams - PyTuple_GET_SIZE(k->defaults))
-    return launch_args(L, args, nargs);
+    return extended ? launch_extended(L, args, nargs) : launch_args(L, args, nargs);
   Py_ssize_t ndef = PyTuple_GET_SIZE(k->defaults), first = k->nparams - ndef;
   PyObject *all = PyTuple_New(k->nparams);
   if (!all) return NULL;
   for (Py_ssize_t i = 0; i < k->nparams; i++)
     PyTuple_SET_ITEM(all, i, Py_NewRef(i < nargs ? args[i] : PyTuple_GET_ITEM(k->defaults,
                                                                                i - first)));
-  PyObject *r = launch_args(L, &PyTuple_GET_ITEM(all, 0), k->nparams);
+  PyObject *r = extended ? launch_extended(L, &PyTuple_GET_ITEM(all, 0), k->nparams)
+                         : launch_args(L, &PyTuple_GET_ITEM(all, 0), k->nparams);
   Py_DECREF(all);
   return r;
 }

@@ -224,7 +224,7 @@ PyObject *nbc__py_launcher_reduce(PyObject *self, PyObject *unused) {
 static PyObject *py_rebuild_jit(PyObject *module, PyObject *args) {
   PyObject *config, *fstate;
   if (!PyArg_ParseTuple(args, "O!O:_rebuild_jit", &PyTuple_Type, &config, &fstate)) return NULL;
-  if (PyTuple_GET_SIZE(config) != 13) {
+  if (PyTuple_GET_SIZE(config) != 14) {
     PyErr_SetString(PyExc_ValueError, "_rebuild_jit: not the options of a pickled kernel");
     return NULL;
   }

@@ -333,3 +333,53 @@ def test_dynamic_shared_memory_above_48k_raises_the_kernels_limit():
     with pytest.raises(cuda.CudaAPIError,
                        match="dynamic shared memory the device allows this kernel"):
         k[1, 256, 0, optin + 4](out)
+
+
+class _DefaultIn:
+    """numba-cuda's test_retrieve_autoconverted_arrays extension: a host array is copied in
+    only (cuda.In) unless the caller wrapped it already."""
+
+    def __init__(self):
+        self.seen = []
+
+    def prepare_args(self, ty, val, **kwargs):
+        self.seen.append((ty, sorted(kwargs)))
+        if isinstance(val, np.ndarray):
+            kwargs["retr"].append(lambda: self.seen.append("retrieved"))
+            return ty, cuda.In(val)
+        return ty, val
+
+
+def _set_three(arr):
+    arr[0] = 3
+
+
+def test_extensions_prepare_each_argument(tdrv):
+    # numba's extensions: k.extensions (or jit(extensions=[...])) objects whose
+    # prepare_args(ty, val, stream=, retr=) replaces each argument; retr's callables run after
+    # the launch
+    ext = _DefaultIn()
+    k = cuda.jit(_set_three)
+    assert k.extensions == []
+    k.extensions.append(ext)
+    host = np.zeros(1, np.int64)
+    before = tdrv.calls("cuMemcpyDtoH")
+    k[1, 1](host)
+    assert tdrv.calls("cuMemcpyDtoH") == before  # cuda.In: not copied back
+    cuda.jit(_set_three)[1, 1](host)
+    assert tdrv.calls("cuMemcpyDtoH") == before + 1  # without it: copied back
+    assert ext.seen[0] == (int64[::1], ["retr", "stream"]) and ext.seen[-1] == "retrieved"
+    eager = cuda.jit("void(int64[::1])", extensions=[_DefaultIn()])(_set_three)
+    assert len(eager.extensions) == 1
+    eager[1, 1](host)
+    assert eager.extensions[0].seen[0][0] == int64[::1]
+
+    class Bad:
+        def prepare_args(self, ty, val, **kwargs):
+            return val
+
+    k.extensions = [Bad()]
+    with pytest.raises(TypeError, match="prepare_args must return \\(type, value\\)"):
+        k[1, 1](host)
+    k.extensions = []
+    k[1, 1](host)  # none left: the plain launch
