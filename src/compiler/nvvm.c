@@ -560,7 +560,14 @@ bool nbc__nvvm_compile(nbc__ctx *ctx, const char *ir, size_t size, bool needs_li
   }
   const nbc_compile_options_t *o = ctx->options;
   char arch[128];
-  st = nbc__nvvm_arch(o->cc_major, o->cc_minor, o->cc_arch, arch, sizeof arch);
+  int cc_major = o->cc_major, cc_minor = o->cc_minor;
+  /* a kernel bounding its blocks per cluster needs clusters (compute capability 9.0): with
+   * no cc given it is compiled for at least that, or libNVVM drops the .maxclusterrank */
+  if (!cc_major && !cc_minor && !o->device && o->nlaunch_bounds >= 3 && o->launch_bounds[2]) {
+    nbc__nvvm_default_cc(&cc_major, &cc_minor);
+    if (cc_major * 10 + cc_minor < 90) cc_major = 9, cc_minor = 0;
+  }
+  st = nbc__nvvm_arch(cc_major, cc_minor, o->cc_arch, arch, sizeof arch);
   if (st != NBC_OK) {
     fail(ctx, st, "%s", arch);
     return false;

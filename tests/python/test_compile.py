@@ -12,7 +12,7 @@ import pytest
 
 import nbcuda as cuda
 from nbcuda import float32, int32
-from conftest import corpus_dir, load_kernel_module
+from conftest import corpus_dir, load_kernel_module, only
 
 
 def load_corpus():
@@ -483,6 +483,14 @@ def test_launch_bounds_reach_the_ptx():
     ptx, _ = cuda.compile_ptx(kernel, sig, cc=(9, 0), launch_bounds=(128, 2, 4))
     assert ".maxntid 128, 1, 1" in ptx and ".minnctapersm 2" in ptx
     assert ".maxclusterrank 4" in ptx
+    # with no cc, a cluster bound compiles for 9.0 (clusters' first), not the default 7.5 at
+    # which libNVVM drops the directive; a jitted kernel too (numba-cuda's launch bounds test)
+    ptx, _ = cuda.compile_ptx(kernel, sig, launch_bounds=(128, 2, 4))
+    assert ".target sm_90" in ptx and ".maxclusterrank 4" in ptx
+    ptx, _ = cuda.compile_ptx(kernel, sig, launch_bounds=(128, 2))
+    assert ".target sm_75" in ptx
+    k = cuda.jit(sig, launch_bounds=(128, 1, 2))(kernel)
+    assert ".maxclusterrank 2" in only(k.inspect_asm())
     with pytest.raises(ValueError, match=r"^Got 4 launch bounds: \(1, 2, 3, 4\)\. A maximum"):
         cuda.compile_ptx(kernel, sig, launch_bounds=(1, 2, 3, 4))
     with pytest.raises(TypeError, match="launch bound 0 must be an int"):
