@@ -66,22 +66,29 @@ static __attribute__((cold, noinline)) nbc_status_t launch_refused(const nbc_fun
                            f->name);
 }
 
+/* cuLaunchKernel with the parameters as pointers (args) or packed (extra); once more after
+ * raising the kernel's dynamic shared memory limit when that refused it. */
+static inline __attribute__((always_inline)) nbc_status_t launch_kernel(
+    nbc_function_t *function, const unsigned grid[3], const unsigned block[3],
+    unsigned shared_bytes, nbc_stream_t *stream, void **args, void **extra) {
+  CUresult res;
+  for (int again = 0;; again = 1) {
+    res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
+                                 block[1], block[2], shared_bytes,
+                                 stream ? stream->handle : NULL, args, extra);
+    if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
+    if (again || !raised_shared_limit(function, shared_bytes, res)) break;
+  }
+  return launch_failed(function, "cuLaunchKernel", "", grid, block, shared_bytes, res);
+}
+
 nbc_status_t nbc_launch(nbc_function_t *function, const unsigned grid[3],
                         const unsigned block[3], unsigned shared_bytes, nbc_stream_t *stream,
                         void **args) {
   if (__builtin_expect(!function || !grid || !block, 0))
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_launch: NULL function or dimensions");
   if (__builtin_expect(gone(function, stream), 0)) return launch_refused(function, stream);
-  CUresult res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
-                                        block[1], block[2], shared_bytes,
-                                        stream ? stream->handle : NULL, args, NULL);
-  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
-  if (raised_shared_limit(function, shared_bytes, res))
-    res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
-                                 block[1], block[2], shared_bytes,
-                                 stream ? stream->handle : NULL, args, NULL);
-  if (res == NBC__CUDA_SUCCESS) return NBC_OK;
-  return launch_failed(function, "cuLaunchKernel", "", grid, block, shared_bytes, res);
+  return launch_kernel(function, grid, block, shared_bytes, stream, args, NULL);
 }
 
 /* A cooperative launch (grid synchronisation): cuLaunchKernelEx with the cooperative
@@ -140,16 +147,6 @@ nbc_status_t nbc_launch_packed(nbc_function_t *function, const unsigned grid[3],
   void *extra[] = {NBC__CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)params,
                    NBC__CU_LAUNCH_PARAM_BUFFER_SIZE, &size, NBC__CU_LAUNCH_PARAM_END};
   if (__builtin_expect(gone(function, stream), 0)) return launch_refused(function, stream);
-  CUresult res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
-                                        block[1], block[2], shared_bytes,
-                                        stream ? stream->handle : NULL, NULL,
-                                        params_size ? extra : NULL);
-  if (__builtin_expect(res == NBC__CUDA_SUCCESS, 1)) return NBC_OK;
-  if (raised_shared_limit(function, shared_bytes, res))
-    res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
-                                 block[1], block[2], shared_bytes,
-                                 stream ? stream->handle : NULL, NULL,
-                                 params_size ? extra : NULL);
-  if (res == NBC__CUDA_SUCCESS) return NBC_OK;
-  return launch_failed(function, "cuLaunchKernel", "", grid, block, shared_bytes, res);
+  return launch_kernel(function, grid, block, shared_bytes, stream, NULL,
+                       params_size ? extra : NULL);
 }
