@@ -203,6 +203,17 @@ static PyObject *python_function_of(nbc__py_state *st, PyObject *obj) {
   return obj;
 }
 
+/* The options of config a kernel keeps: the register cap and carveout it is loaded with,
+ * forceinline, numba's extensions. -1 with the error set. */
+static int kernel_options(KernelObject *k, PyObject *config) {
+  k->max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
+  k->carveout = (int)PyLong_AsLong(PyTuple_GET_ITEM(config, 12));
+  k->forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
+  PyObject *extensions = PyTuple_GET_ITEM(config, 13);
+  if (PyTuple_GET_SIZE(extensions) && !(k->extensions = PySequence_List(extensions))) return -1;
+  return 0;
+}
+
 static PyObject *build(PyObject *module, PyObject *config, PyObject *func) {
   nbc__py_state *st = nbc__py_module_state(module);
   PyObject *sig = PyTuple_GET_ITEM(config, 0);
@@ -248,63 +259,39 @@ static PyObject *build(PyObject *module, PyObject *config, PyObject *func) {
     }
     return (PyObject *)d;
   }
-  unsigned max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
-  int carveout = (int)PyLong_AsLong(PyTuple_GET_ITEM(config, 12));
-  PyObject *extensions = PyTuple_GET_ITEM(config, 13);
   int cache = PyObject_IsTrue(PyTuple_GET_ITEM(config, 9));
   PyObject *links = PyTuple_GET_SIZE(PyTuple_GET_ITEM(config, 10)) ? PyTuple_GET_ITEM(config, 10)
                                                                     : NULL;
   if (cache && nbc__py_cache_check(func) < 0) return NULL;
-  int forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
-  if (sig == Py_None) {
-    KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
-    if (k) k->max_registers = max_registers;
-    if (k) k->carveout = carveout;
-    if (k && PyTuple_GET_SIZE(extensions) && !(k->extensions = PySequence_List(extensions)))
-      Py_CLEAR(k);
-    if (k) k->forceinline = forceinline;
-    if (k) k->cache = cache;
-    if (k) k->links = Py_XNewRef(links);
+  if (sig != Py_None && !PyList_Check(sig)) { /* one signature: compiled now */
+    PyObject *text = nbc__py_signature_text(st, sig);
+    KernelObject *k = text ? nbc__py_kernel_compile(st, func, text, &o, cache, NULL, links) : NULL;
+    Py_XDECREF(text);
+    if (k && kernel_options(k, config) < 0) Py_CLEAR(k);
     return (PyObject *)k;
   }
-  if (PyList_Check(sig)) { /* several signatures: each compiled now, chosen per launch */
-    KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
-    if (!k) return NULL;
-    k->max_registers = max_registers;
-    k->carveout = carveout;
-    if (PyTuple_GET_SIZE(extensions) && !(k->extensions = PySequence_List(extensions)))
-      goto fail;
-    k->forceinline = forceinline;
-    k->cache = cache;
-    k->links = Py_XNewRef(links);
-    k->fixed = 1;
-    if (!(k->specializations = PyDict_New())) goto fail;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sig); i++) {
-      PyObject *text = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
-      KernelObject *ov =
-          text ? nbc__py_kernel_compile(st, func, text, &o, cache, k, links) : NULL;
-      if (ov) ov->max_registers = max_registers;
-      if (ov) ov->carveout = carveout;
-      int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
-      Py_XDECREF(text);
-      Py_XDECREF(ov);
-      if (rc < 0) goto fail;
-    }
-    return (PyObject *)k;
-  fail:
-    Py_DECREF(k);
-    return NULL;
+  /* a dispatcher: specialised per launch (no signature) or over the signatures given, each
+   * compiled now and chosen per launch; its overloads take its load options */
+  KernelObject *k = nbc__py_kernel_alloc(st, func, &o);
+  if (!k) return NULL;
+  if (kernel_options(k, config) < 0) goto fail;
+  k->cache = cache;
+  k->links = Py_XNewRef(links);
+  if (sig == Py_None) return (PyObject *)k;
+  k->fixed = 1;
+  if (!(k->specializations = PyDict_New())) goto fail;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sig); i++) {
+    PyObject *text = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
+    KernelObject *ov = text ? nbc__py_kernel_compile(st, func, text, &o, cache, k, links) : NULL;
+    int rc = ov ? PyDict_SetItem(k->specializations, text, (PyObject *)ov) : -1;
+    Py_XDECREF(text);
+    Py_XDECREF(ov);
+    if (rc < 0) goto fail;
   }
-  PyObject *text = nbc__py_signature_text(st, sig);
-  if (!text) return NULL;
-  KernelObject *k = nbc__py_kernel_compile(st, func, text, &o, cache, NULL, links);
-  Py_DECREF(text);
-  if (k) k->max_registers = max_registers;
-  if (k) k->carveout = carveout;
-  if (k) k->forceinline = forceinline;
-  if (k && PyTuple_GET_SIZE(extensions) && !(k->extensions = PySequence_List(extensions)))
-    Py_CLEAR(k);
   return (PyObject *)k;
+fail:
+  Py_DECREF(k);
+  return NULL;
 }
 
 PyObject *nbc__py_jit_apply(PyObject *module, PyObject *config, PyObject *func) {

@@ -193,14 +193,18 @@ static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owne
 }
 
 /* Compiles py_func for sigtext as a kernel (Numba ABI) and parses the parameter layout;
- * through the disk cache when owner (the dispatcher that counts the stats; NULL: the new
- * kernel itself) was jitted with cache=True. */
+ * through the disk cache when owner (the dispatcher that counts the stats and whose load
+ * options the overload takes; NULL: the new kernel itself) was jitted with cache=True. */
 KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObject *sigtext,
                                      const nbc_compile_options_t *opts, int cache,
                                      KernelObject *owner, PyObject *links) {
   KernelObject *k = nbc__py_kernel_alloc(st, py_func, opts);
   if (!k) return NULL;
   k->cache = cache;
+  if (owner) { /* the dispatcher's load options */
+    k->max_registers = owner->max_registers;
+    k->carveout = owner->carveout;
+  }
   k->sigtext = Py_NewRef(sigtext);
   const char *sig = PyUnicode_AsUTF8(sigtext);
   if (!sig) goto fail;
@@ -473,8 +477,6 @@ KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *c
   KernelObject *spec = PyErr_Occurred() ? NULL
                                         : nbc__py_kernel_compile(st, k->py_func, sig, &k->opts,
                                                                  k->cache, k, k->links);
-  if (spec) spec->max_registers = k->max_registers;
-  if (spec) spec->carveout = k->carveout;
   int rc = spec ? PyDict_SetItem(k->specializations, sig, (PyObject *)spec) : -1;
   Py_DECREF(sig);
   Py_XDECREF(spec);
@@ -950,8 +952,6 @@ static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig) {
     if (!self->specializations && !(self->specializations = PyDict_New())) goto done;
     KernelObject *spec = nbc__py_kernel_compile(st, self->py_func, key, &self->opts,
                                                 self->cache, self, self->links);
-    if (spec) spec->max_registers = self->max_registers;
-    if (spec) spec->carveout = self->carveout;
     if (spec && PyDict_SetItem(self->specializations, key, (PyObject *)spec) < 0) Py_CLEAR(spec);
     found = (PyObject *)spec;
   }

@@ -125,8 +125,9 @@ PyObject *nbc__py_kernel_argtypes(nbc__py_state *st, const KernelObject *ov);
 KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
                                    const nbc_compile_options_t *opts);
 /* py_func compiled for sigtext as a kernel, its parameter layout parsed; through the disk
- * cache when cache is set, the stats counted on owner (NULL: the new kernel itself); links:
- * jit(link=[...])'s files, or NULL. A new reference, or NULL with the error set. */
+ * cache when cache is set, the stats counted on owner (NULL: the new kernel itself), whose
+ * load options (register cap, carveout) the kernel takes; links: jit(link=[...])'s files, or
+ * NULL. A new reference, or NULL with the error set. */
 KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObject *sigtext,
                                      const nbc_compile_options_t *opts, int cache,
                                      KernelObject *owner, PyObject *links);
