@@ -168,6 +168,13 @@ PyObject *nbc__py_typing_error(nbc__py_state *st) {
   return cls;
 }
 
+PyObject *nbc__py_key_error(PyObject *key) {
+  PyObject *args = PyTuple_Pack(1, key);
+  if (args) PyErr_SetObject(PyExc_KeyError, args);
+  Py_XDECREF(args);
+  return NULL;
+}
+
 int nbc__py_warn(nbc__py_state *st, const char *class_name, const char *message) {
   PyObject *cls = PyObject_CallFunction(st->warning_class, "s", class_name);
   if (!cls) return -1;

@@ -555,13 +555,12 @@ static PyObject *kernel_forall(KernelObject *self, PyObject *args, PyObject *kwa
   return (PyObject *)L;
 }
 
-/* numba's Dispatcher.specialize(*args): the kernel compiled for these arguments' types, a
- * kernel of its own (specialized is True). */
 static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig);
 
-/* numba's specialize(*args): the kernel compiled for the arguments' types. Given type
- * objects (nbcuda's or numba's: k.specialize(float32[::1])) it is compiled for those types,
- * where numba would type each as a reference to a type. */
+/* numba's Dispatcher.specialize(*args): the kernel compiled for these arguments' types, a
+ * kernel of its own (specialized is True). Given type objects (nbcuda's or numba's:
+ * k.specialize(float32[::1])) it is compiled for those types, where numba would type each as
+ * a reference to a type. */
 static PyObject *kernel_specialize(KernelObject *self, PyObject *const *args, Py_ssize_t n) {
   if (self->sigtext) {
     PyErr_SetString(PyExc_RuntimeError, "Dispatcher already specialized");
@@ -627,12 +626,8 @@ static PyObject *resource_of(nbc__py_state *st, KernelObject *ov, nbc_function_a
 
 /* numba's key of an overload: the tuple of its argument types (nbcuda's type objects, so
  * k.overloads[(nbcuda.float32[::1], nbcuda.int64)] finds it). */
-static PyObject *argtypes_of(nbc__py_state *st, const KernelObject *ov) {
-  return signature_argtypes(st, ov->sig);
-}
-
 PyObject *nbc__py_kernel_argtypes(nbc__py_state *st, const KernelObject *ov) {
-  return argtypes_of(st, ov);
+  return signature_argtypes(st, ov->sig);
 }
 
 static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *sig) {
@@ -695,9 +690,7 @@ static KernelObject *overload_for(nbc__py_state *st, KernelObject *k, PyObject *
     PyObject *args = PyObject_HasAttrString(signature, "args")
                          ? PyObject_GetAttrString(signature, "args")
                          : Py_NewRef(signature);
-    PyObject *exc_args = args ? PyTuple_Pack(1, args) : NULL; /* KeyError(key), as a dict */
-    if (exc_args) PyErr_SetObject(PyExc_KeyError, exc_args);
-    Py_XDECREF(exc_args);
+    if (args) nbc__py_key_error(args);
     Py_XDECREF(args);
   }
   return found;
@@ -717,7 +710,7 @@ static PyObject *resource_query(KernelObject *self, PyObject *args, PyObject *kw
   PyObject *all = overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
   for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
     KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
-    PyObject *key = argtypes_of(st, ov);
+    PyObject *key = nbc__py_kernel_argtypes(st, ov);
     PyObject *value = key ? resource_of(st, ov, attr) : NULL;
     if (!value || PyDict_SetItem(d, key, value) < 0) Py_CLEAR(d);
     Py_XDECREF(key);
@@ -801,7 +794,7 @@ static PyObject *kernel_overloads(KernelObject *self, void *c) {
   PyObject *all = overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
   for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
     PyObject *ov = PyList_GET_ITEM(all, i);
-    PyObject *key = argtypes_of(st, (KernelObject *)ov);
+    PyObject *key = nbc__py_kernel_argtypes(st, (KernelObject *)ov);
     if (!key || PyDict_SetItem(d, key, ov) < 0) Py_CLEAR(d);
     Py_XDECREF(key);
   }
@@ -846,7 +839,7 @@ static PyObject *kernel_nopython_signatures(KernelObject *self, void *c) {
   PyObject *voidtype = all ? nbc__py_type_from_name(st, "void") : NULL;
   PyObject *r = voidtype ? PyList_New(0) : NULL;
   for (Py_ssize_t i = 0; r && i < PyList_GET_SIZE(all); i++) {
-    PyObject *args = argtypes_of(st, (KernelObject *)PyList_GET_ITEM(all, i));
+    PyObject *args = nbc__py_kernel_argtypes(st, (KernelObject *)PyList_GET_ITEM(all, i));
     PyObject *sig = args ? PyObject_Call(voidtype, args, NULL) : NULL;
     if (!sig || PyList_Append(r, sig) < 0) Py_CLEAR(r);
     Py_XDECREF(sig);
@@ -880,7 +873,6 @@ static PyObject *kernel_stats(KernelObject *self, void *c) {
   return r;
 }
 
-/* numba's `specialized`: jit with one signature (not a list, not lazily compiled). */
 /* numba's _Kernel.cooperative: whether the compiled code synchronises the grid (this_grid(),
  * sync_group(), a declare_device(use_cooperative=True) function); False before compiling. */
 static PyObject *kernel_cooperative(KernelObject *self, void *c) {
@@ -888,6 +880,7 @@ static PyObject *kernel_cooperative(KernelObject *self, void *c) {
   return PyBool_FromLong(self->cooperative);
 }
 
+/* numba's `specialized`: jit with one signature (not a list, not lazily compiled). */
 static PyObject *kernel_specialized(KernelObject *self, void *c) {
   (void)c;
   return PyBool_FromLong(self->sigtext != NULL);
@@ -1034,9 +1027,7 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
     if (found && ((KernelObject *)found)->result) {
       r = fn(st, (KernelObject *)found);
     } else if (key && !PyErr_Occurred()) {
-      PyObject *exc_args = PyTuple_Pack(1, sig); /* KeyError(sig), a tuple kept whole */
-      if (exc_args) PyErr_SetObject(PyExc_KeyError, exc_args);
-      Py_XDECREF(exc_args);
+      nbc__py_key_error(sig);
     }
     Py_XDECREF(found);
     Py_XDECREF(key);
@@ -1048,7 +1039,7 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
   for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
     KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
     if (!ov->result) continue;
-    PyObject *key = argtypes_of(st, ov);
+    PyObject *key = nbc__py_kernel_argtypes(st, ov);
     PyObject *text = key ? fn(st, ov) : NULL;
     if (!text || PyDict_SetItem(d, key, text) < 0) Py_CLEAR(d);
     Py_XDECREF(key);

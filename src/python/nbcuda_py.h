@@ -117,6 +117,9 @@ PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status);
 /* The TypingError class to raise now (borrowed): nbcuda's, or with numba's errors module
  * loaded a subclass of it and of numba's TypingError. */
 PyObject *nbc__py_typing_error(nbc__py_state *st);
+/* KeyError(key), as a dict raises it: a tuple key stays whole (PyErr_SetObject would take
+ * it for the arguments). Returns NULL. */
+PyObject *nbc__py_key_error(PyObject *key);
 /* Warns numba's warning class_name ("NumbaPerformanceWarning", "NumbaInvalidConfigWarning":
  * nbcuda's, a subclass of numba's too when numba's errors module is loaded); -1 when the
  * warning is an error (a filter), 0 otherwise. */

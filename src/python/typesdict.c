@@ -30,10 +30,7 @@ static PyObject *find_equal(PyObject *self, PyObject *key) {
 static PyObject *typesdict_missing(PyObject *self, PyObject *key) {
   PyObject *v = find_equal(self, key);
   if (v || PyErr_Occurred()) return v;
-  PyObject *args = PyTuple_Pack(1, key); /* KeyError(key), a tuple key kept whole */
-  if (args) PyErr_SetObject(PyExc_KeyError, args);
-  Py_XDECREF(args);
-  return NULL;
+  return nbc__py_key_error(key);
 }
 
 static int typesdict_contains(PyObject *self, PyObject *key) {
