@@ -250,16 +250,17 @@ static PyObject *own_type(nbc__py_state *st, PyObject *obj) {
   PyObject *text;
   if (is_nbtype(st, obj)) return ((NbType *)obj)->kind == T_SIGNATURE ? NULL : Py_NewRef(obj);
   if (!nbc__py_is_type(st, obj, &text)) return NULL;
+  /* a scalar: nbcuda's of the name numba_type_text gives it */
+  PyObject *scalar = PyDict_GetItemWithError(st->types, text);
   Py_DECREF(text);
+  if (scalar || PyErr_Occurred()) {
+    PyErr_Clear();
+    return Py_XNewRef(scalar);
+  }
   PyObject *layout = PyObject_GetAttrString(obj, "layout");
   if (!layout) {
     PyErr_Clear();
-    PyObject *name = PyObject_Str(obj);
-    const char *utf8 = name ? PyUnicode_AsUTF8(name) : NULL;
-    PyObject *t = utf8 ? PyDict_GetItemString(st->types, utf8) : NULL;
-    Py_XDECREF(name);
-    PyErr_Clear();
-    return Py_XNewRef(t);
+    return NULL;
   }
   PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
   PyObject *ndim = dtype ? PyObject_GetAttrString(obj, "ndim") : NULL;
