@@ -48,19 +48,27 @@ static void names_remove(names *s, const char *name) {
     }
 }
 
+/* A copy of an array of count pointers with room for twice *cap (8 at first) in the arena,
+ * *cap updated; NULL after reporting out of memory. */
+static void *grown(lifter *L, const void *items, int count, int *cap) {
+  int n = *cap ? 2 * *cap : 8;
+  void *copy = nbc__arena_alloc(L->ctx->arena, sizeof(void *) * (size_t)n);
+  if (!copy) {
+    nbc__diag_oom(L->ctx);
+    L->failed = true;
+    return NULL;
+  }
+  if (count) memcpy(copy, items, sizeof(void *) * (size_t)count);
+  *cap = n;
+  return copy;
+}
+
 static bool names_add(lifter *L, names *s, const char *name) {
   if (names_has(s, name)) return true;
   if (s->count == s->cap) {
-    int cap = s->cap ? 2 * s->cap : 8;
-    const char **items = nbc__arena_alloc(L->ctx->arena, sizeof *items * (size_t)cap);
-    if (!items) {
-      nbc__diag_oom(L->ctx);
-      L->failed = true;
-      return false;
-    }
-    if (s->count) memcpy(items, s->items, sizeof *items * (size_t)s->count);
+    const char **items = grown(L, s->items, s->count, &s->cap);
+    if (!items) return false;
     s->items = items;
-    s->cap = cap;
   }
   s->items[s->count++] = name;
   return true;
@@ -361,16 +369,9 @@ static lifted *writing_callee(family *F, const nbc__node *n) {
 
 static bool remember_call(family *F, const nbc__node *call) {
   if (F->nassigned == F->assigned_cap) {
-    int cap = F->assigned_cap ? 2 * F->assigned_cap : 8;
-    const nbc__node **items = nbc__arena_alloc(F->L->ctx->arena, sizeof *items * (size_t)cap);
-    if (!items) {
-      nbc__diag_oom(F->L->ctx);
-      F->L->failed = true;
-      return false;
-    }
-    if (F->nassigned) memcpy(items, F->assigned_calls, sizeof *items * (size_t)F->nassigned);
+    const nbc__node **items = grown(F->L, F->assigned_calls, F->nassigned, &F->assigned_cap);
+    if (!items) return false;
     F->assigned_calls = items;
-    F->assigned_cap = cap;
   }
   F->assigned_calls[F->nassigned++] = call;
   return true;
