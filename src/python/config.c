@@ -10,7 +10,7 @@
  *   which silences both; from NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS (default 1),
  *   NUMBA_CUDA_WARN_ON_IMPLICIT_COPY (1) and NUMBA_DISABLE_PERFORMANCE_WARNINGS (0), as
  *   numba's config reads them. The module is of a subclass of ModuleType whose __setattr__
- *   (and __delattr__) recomputes the two flags the launch path reads (st->warn_*), so
+ *   (and __delattr__) recomputes the flags the launch path reads (st->warn_*, st->cai_sync), so
  *   `config.CUDA_LOW_OCCUPANCY_WARNINGS = 0` takes effect at once and a launch costs no
  *   attribute lookup.
  * - CUDA_ARRAY_INTERFACE_SYNC (NUMBA_CUDA_ARRAY_INTERFACE_SYNC, 1): whether an object
