@@ -129,28 +129,36 @@ static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind
 }
 
 /* Fills a from __cuda_array_interface__ of obj (dict already fetched). */
-static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
+/* cai[key] (borrowed), NULL when absent or on an error (a key whose __eq__ raised). */
+static PyObject *cai_item(PyObject *cai, PyObject *key) {
+  return PyDict_GetItemWithError(cai, key);
+}
+
+static int geometry_from_cai(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
   if (!PyDict_Check(cai)) {
     PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
     return -1;
   }
   /* numba's from_cuda_array_interface: an int version is required (numba fails comparing
    * it otherwise), and from version 1 on a mask is refused */
-  PyObject *version = PyDict_GetItemString(cai, "version");
+  PyObject *version = cai_item(cai, st->str_version);
   if (!version || !PyLong_Check(version)) {
-    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ needs an int 'version'");
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ needs an int 'version'");
     return -1;
   }
-  PyObject *mask = PyDict_GetItemString(cai, "mask");
+  PyObject *mask = cai_item(cai, st->str_mask);
+  if (!mask && PyErr_Occurred()) return -1;
   if (PyLong_AsLong(version) >= 1 && mask && mask != Py_None) {
     PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
     return -1;
   }
   if (PyErr_Occurred()) return -1; /* a version beyond a C long */
-  PyObject *shape = PyDict_GetItemString(cai, "shape");
-  PyObject *typestr = PyDict_GetItemString(cai, "typestr");
-  PyObject *data = PyDict_GetItemString(cai, "data");
-  PyObject *strides = PyDict_GetItemString(cai, "strides");
+  PyObject *shape = cai_item(cai, st->str_shape);
+  PyObject *typestr = shape ? cai_item(cai, st->str_typestr) : NULL;
+  PyObject *data = typestr ? cai_item(cai, st->str_data) : NULL;
+  PyObject *strides = data ? cai_item(cai, st->str_strides) : NULL;
+  if (PyErr_Occurred()) return -1;
   if (!shape || !typestr || !data || !PyTuple_Check(shape) || !PyUnicode_Check(typestr) ||
       !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1) {
     PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ needs shape, typestr, data");
@@ -202,15 +210,16 @@ static int geometry_from_cai(ArrayObject *a, PyObject *cai) {
 /* A structured interface's dtype, from its typestr and descr (geometry_from_cai checked the
  * dict and its typestr); 0 or -1. */
 static int cai_record(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
-  a->dtype = nbc__py_record_from_cai(st, PyDict_GetItemString(cai, "typestr"),
-                                     PyDict_GetItemString(cai, "descr"), a->itemsize);
+  PyObject *descr = cai_item(cai, st->str_descr);
+  if (!descr && PyErr_Occurred()) return -1;
+  a->dtype = nbc__py_record_from_cai(st, cai_item(cai, st->str_typestr), descr, a->itemsize);
   return a->dtype ? 0 : -1;
 }
 
 static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
   ArrayObject *a = nbc__py_array_alloc(st);
   if (!a) return NULL;
-  if (geometry_from_cai(a, cai) < 0 || (a->kind == 'V' && cai_record(st, a, cai) < 0)) {
+  if (geometry_from_cai(st, a, cai) < 0 || (a->kind == 'V' && cai_record(st, a, cai) < 0)) {
     Py_DECREF(a);
     return NULL;
   }
@@ -230,7 +239,8 @@ static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int
     PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
     return NULL;
   }
-  PyObject *stream = PyDict_GetItemString(desc, "stream"), *ext = NULL;
+  PyObject *stream = cai_item(desc, st->str_stream), *ext = NULL;
+  if (!stream && PyErr_Occurred()) return NULL;
   if (stream && stream != Py_None) {
     unsigned long long h = PyLong_AsUnsignedLongLong(stream);
     if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
@@ -485,13 +495,38 @@ PyMethodDef nbc__py_array_functions[] = {
 
 /* The stream a __cuda_array_interface__ names (its "stream": absent or None for none) in
  * *phandle, 0 for none; -1 with an exception for a value that is not a handle. */
-static int cai_stream(PyObject *cai, uintptr_t *phandle) {
+static int cai_stream(nbc__py_state *st, PyObject *cai, uintptr_t *phandle) {
   *phandle = 0;
-  PyObject *stream = PyDict_Check(cai) ? PyDict_GetItemString(cai, "stream") : NULL;
-  if (!stream || stream == Py_None) return 0;
+  PyObject *stream = cai_item(cai, st->str_stream); /* geometry_from_cai checked: a dict */
+  if (!stream) return PyErr_Occurred() ? -1 : 0;
+  if (stream == Py_None) return 0;
   unsigned long long h = PyLong_AsUnsignedLongLong(stream);
   if (h == (unsigned long long)-1 && PyErr_Occurred()) return -1;
   *phandle = (uintptr_t)h;
+  return 0;
+}
+
+/* An array's pointer and geometry into a view. */
+static void view_geometry(nbc__py_array_view *view, const ArrayObject *a) {
+  view->data = a->data;
+  view->kind = a->kind;
+  view->itemsize = a->itemsize;
+  view->ndim = a->ndim;
+  memcpy(view->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+  memcpy(view->strides, a->strides, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+int nbc__py_cai_view(nbc__py_state *st, PyObject *cai, nbc__py_array_view *view) {
+  view->host = NULL;
+  view->producer = 0;
+  ArrayObject tmp;
+  int64_t dims[2 * NBC__PY_MAXDIM];
+  tmp.shape = dims; /* room for any ndim: nbc__py_array_set_ndim allocates nothing */
+  tmp.strides = dims + NBC__PY_MAXDIM;
+  if (geometry_from_cai(st, &tmp, cai) < 0 ||
+      (st->cai_sync && cai_stream(st, cai, &view->producer) < 0))
+    return -1;
+  view_geometry(view, &tmp);
   return 0;
 }
 
@@ -501,12 +536,7 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
   if (Py_TYPE(obj) == st->DeviceArrayType) { /* the hot path: plain field reads */
     ArrayObject *a = (ArrayObject *)obj;
     if (nbc__py_array_alive(st, a, "cuLaunchKernel") < 0) return -1;
-    view->data = a->data;
-    view->kind = a->kind;
-    view->itemsize = a->itemsize;
-    view->ndim = a->ndim;
-    memcpy(view->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
-    memcpy(view->strides, a->strides, sizeof(int64_t) * (size_t)a->ndim);
+    view_geometry(view, a);
     return 0;
   }
   /* cuda.In/Out/InOut: the copies a host array gets; a device array is used in place */
@@ -516,81 +546,78 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     if (Py_TYPE(value) == st->DeviceArrayType) return nbc__py_array_view_get(st, value, view);
     obj = value;
   }
+  PyObject *cai;
+  if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
+    int rc = nbc__py_cai_view(st, cai, view);
+    Py_DECREF(cai);
+    return rc;
+  }
   ArrayObject tmp;
   int64_t dims[2 * NBC__PY_MAXDIM];
   tmp.shape = dims; /* room for any ndim: nbc__py_array_set_ndim allocates nothing */
   tmp.strides = dims + NBC__PY_MAXDIM;
-  PyObject *cai;
-  if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
-    int rc = geometry_from_cai(&tmp, cai);
-    if (rc == 0 && st->cai_sync) rc = cai_stream(cai, &view->producer);
-    Py_DECREF(cai);
-    if (rc < 0) return -1;
-  } else {
-    PyObject *holder = NULL, *record = NULL;
-    char kind;
-    int itemsize;
-    /* only a copy back needs a writable buffer (cuda.In takes read-only arrays) */
-    if (nbc__py_host_buffer(st, obj, &view->buffer, copy_out, &holder, &kind, &itemsize,
-                            &record) < 0) {
-      if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
-          !PyErr_ExceptionMatches(PyExc_TypeError))
-        return -1;
-      PyErr_Format(PyExc_TypeError, "cannot pass %s as an array to a kernel: it is not a "
-                   "device array, has no __cuda_array_interface__ and no %sbuffer",
-                   Py_TYPE(obj)->tp_name, copy_out ? "writable " : "");
+  PyObject *holder = NULL, *record = NULL;
+  char kind;
+  int itemsize;
+  /* only a copy back needs a writable buffer (cuda.In takes read-only arrays) */
+  if (nbc__py_host_buffer(st, obj, &view->buffer, copy_out, &holder, &kind, &itemsize,
+                          &record) < 0) {
+    if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
+        !PyErr_ExceptionMatches(PyExc_TypeError))
       return -1;
-    }
-    Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
-    Py_XDECREF(record); /* the view needs kind 'V' and the itemsize only */
-    /* numba's auto_device: a numpy array not wrapped in cuda.In/Out/InOut */
-    if (st->warn_implicit_copy && !hinted &&
-        (st->np_ndarray ? PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray)
-                        : strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) &&
-        nbc__py_warn(st, "NumbaPerformanceWarning", "Host array used in CUDA kernel will "
-                     "incur copy overhead to/from device.") < 0) {
-      PyBuffer_Release(&view->buffer);
-      return -1;
-    }
-    if (geometry_from_buffer(&tmp, &view->buffer, kind) < 0) {
-      PyBuffer_Release(&view->buffer);
-      return -1;
-    }
-    tmp.data = 0;
-    view->nbytes = tmp.nbytes;
-    if (tmp.nbytes) {
-      nbc_status_t s = nbc_mem_alloc(tmp.nbytes, &tmp.data);
-      if (s == NBC_OK && copy_in)
-        s = nbc__py_copy_htod(tmp.data, view->buffer.buf, tmp.nbytes, NULL);
-      if (s != NBC_OK) {
-        if (tmp.data) nbc_mem_free(tmp.data);
-        PyBuffer_Release(&view->buffer);
-        return nbc__py_raise_int(st, s);
-      }
-    }
-    view->host = Py_NewRef(obj);
-    view->copy_back = copy_out;
+    PyErr_Format(PyExc_TypeError, "cannot pass %s as an array to a kernel: it is not a "
+                 "device array, has no __cuda_array_interface__ and no %sbuffer",
+                 Py_TYPE(obj)->tp_name, copy_out ? "writable " : "");
+    return -1;
   }
-  view->data = tmp.data;
-  view->kind = tmp.kind;
-  view->itemsize = tmp.itemsize;
-  view->ndim = tmp.ndim;
-  memcpy(view->shape, tmp.shape, sizeof(int64_t) * (size_t)tmp.ndim);
-  memcpy(view->strides, tmp.strides, sizeof(int64_t) * (size_t)tmp.ndim);
+  Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
+  Py_XDECREF(record); /* the view needs kind 'V' and the itemsize only */
+  /* numba's auto_device: a numpy array not wrapped in cuda.In/Out/InOut */
+  if (st->warn_implicit_copy && !hinted &&
+      (st->np_ndarray ? PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray)
+                      : strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) &&
+      nbc__py_warn(st, "NumbaPerformanceWarning", "Host array used in CUDA kernel will "
+                   "incur copy overhead to/from device.") < 0) {
+    PyBuffer_Release(&view->buffer);
+    return -1;
+  }
+  if (geometry_from_buffer(&tmp, &view->buffer, kind) < 0) {
+    PyBuffer_Release(&view->buffer);
+    return -1;
+  }
+  tmp.data = 0;
+  view->nbytes = tmp.nbytes;
+  if (tmp.nbytes) {
+    nbc_status_t s = nbc_mem_alloc(tmp.nbytes, &tmp.data);
+    if (s == NBC_OK && copy_in)
+      s = nbc__py_copy_htod(tmp.data, view->buffer.buf, tmp.nbytes, NULL);
+    if (s != NBC_OK) {
+      if (tmp.data) nbc_mem_free(tmp.data);
+      PyBuffer_Release(&view->buffer);
+      return nbc__py_raise_int(st, s);
+    }
+  }
+  view->host = Py_NewRef(obj);
+  view->copy_back = copy_out;
+  view_geometry(view, &tmp);
   return 0;
 }
 
-char nbc__py_view_layout(const nbc__py_array_view *v) {
+char nbc__py_layout(int ndim, int64_t itemsize, const int64_t *shape, const int64_t *strides) {
   int c = 1, f = 1;
-  int64_t ec = v->itemsize, ef = v->itemsize;
-  for (int k = 0; k < v->ndim; k++) {
-    int dc = v->ndim - 1 - k, df = k;
-    if (v->shape[dc] > 1 && v->strides[dc] != ec) c = 0;
-    if (v->shape[df] > 1 && v->strides[df] != ef) f = 0;
-    ec *= v->shape[dc];
-    ef *= v->shape[df];
+  int64_t ec = itemsize, ef = itemsize;
+  for (int k = 0; k < ndim; k++) {
+    int dc = ndim - 1 - k, df = k;
+    if (shape[dc] > 1 && strides[dc] != ec) c = 0;
+    if (shape[df] > 1 && strides[df] != ef) f = 0;
+    ec *= shape[dc];
+    ef *= shape[df];
   }
-  return c ? 'C' : (f && v->ndim > 1) ? 'F' : 'A';
+  return c ? 'C' : (f && ndim > 1) ? 'F' : 'A';
+}
+
+char nbc__py_view_layout(const nbc__py_array_view *v) {
+  return nbc__py_layout(v->ndim, v->itemsize, v->shape, v->strides);
 }
 
 int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back) {

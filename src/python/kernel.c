@@ -23,6 +23,7 @@
  * numba's _Kernel properties (regs_per_thread, ...) and max_cooperative_grid_blocks; the code
  * is loaded in the current context as for a launch and asked with nbc_function_attribute.
  */
+#include "devicearray.h"
 #include "kernel.h"
 
 #include <limits.h>
@@ -45,6 +46,7 @@ static int kernel_traverse(KernelObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->raises);
   Py_VISIT(self->jit_config);
   Py_VISIT(self->extensions);
+  Py_VISIT(self->last_overload);
   return 0;
 }
 
@@ -77,6 +79,7 @@ static void kernel_dealloc(KernelObject *self) {
   Py_CLEAR(self->raises);
   Py_CLEAR(self->jit_config);
   Py_CLEAR(self->extensions);
+  Py_CLEAR(self->last_overload);
   kernel_clear(self);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -121,6 +124,8 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->links = NULL;
   k->raises = NULL;
   k->referenced = NULL;
+  k->nlast_codes = 0;
+  k->last_overload = NULL;
   PyObject_GC_Track(k);
   return k;
 }
@@ -316,8 +321,13 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
    * (no copy for those), host buffers through the buffer protocol (no copy either). */
   nbc__py_array_view v;
   v.host = NULL;
-  if (Py_TYPE(a) == st->DeviceArrayType || PyObject_HasAttr(a, st->str_cai)) {
+  PyObject *cai = NULL;
+  if (Py_TYPE(a) == st->DeviceArrayType) {
     if (nbc__py_array_view_get(st, a, &v) < 0) return NULL;
+  } else if (nbc__py_optional_attr(a, st->str_cai, &cai)) {
+    int rc = nbc__py_cai_view(st, cai, &v);
+    Py_DECREF(cai);
+    if (rc < 0) return NULL;
   } else {
     Py_buffer b;
     if (PyObject_GetBuffer(a, &b, PyBUF_RECORDS_RO) < 0) {
@@ -460,9 +470,8 @@ static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObjec
 }
 
 /* The specialisation of a lazy kernel for these arguments (compiled on first use). */
-KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
-                                 Py_ssize_t n) {
-  if (k->fixed) return select_overload(st, k, args, n);
+static KernelObject *lazy_specialization(nbc__py_state *st, KernelObject *k,
+                                         PyObject *const *args, Py_ssize_t n) {
   PyObject *sig = typeof_signature(st, args, n);
   if (!sig) return NULL;
   if (!k->specializations && !(k->specializations = PyDict_New())) {
@@ -481,6 +490,65 @@ KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *c
   Py_DECREF(sig);
   Py_XDECREF(spec);
   return rc == 0 ? spec : NULL;
+}
+
+/* The code of an array's numba type (fast_type_code): element kind and size, ndim, layout;
+ * 0 for records and elements numba has no type for. */
+static uint64_t array_type_code(char kind, int itemsize, int ndim, const int64_t *shape,
+                                const int64_t *strides) {
+  if (kind == 'V' || !nbc__py_scalar_name(kind, itemsize)) return 0;
+  char layout = nbc__py_layout(ndim, itemsize, shape, strides);
+  return 1 | (uint64_t)(unsigned char)kind << 8 | (uint64_t)(uint16_t)itemsize << 16 |
+         (uint64_t)(uint8_t)ndim << 32 | (uint64_t)(unsigned char)layout << 40;
+}
+
+/* A code of an argument's numba type for the kinds of argument launches see most: an array
+ * of numbers (an nbcuda device array, or an object with __cuda_array_interface__), an exact
+ * bool, int, float or complex; 0 for any other (typed in full by typeof_arg each time; an
+ * interface that does not parse is too, with its error). Equal codes are equal types:
+ * typeof_arg spells such an argument from exactly these. */
+static uint64_t fast_type_code(nbc__py_state *st, PyObject *a) {
+  PyTypeObject *t = Py_TYPE(a);
+  if (t == st->DeviceArrayType) {
+    ArrayObject *x = (ArrayObject *)a;
+    return array_type_code(x->kind, x->itemsize, x->ndim, x->shape, x->strides);
+  }
+  if (t == &PyBool_Type) return 2;
+  if (t == &PyLong_Type) return 3;
+  if (t == &PyFloat_Type) return 4;
+  if (t == &PyComplex_Type) return 5;
+  PyObject *cai;
+  if (t == &PyTuple_Type || a == Py_None || !nbc__py_optional_attr(a, st->str_cai, &cai))
+    return 0;
+  nbc__py_array_view v;
+  int rc = nbc__py_cai_view(st, cai, &v);
+  Py_DECREF(cai);
+  if (rc < 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  return array_type_code(v.kind, v.itemsize, v.ndim, v.shape, v.strides);
+}
+
+/* The kernel a lazy or jit([sigs]) kernel launches for these arguments. The last answer is
+ * given again when the arguments' type codes are the last ones (the text of their types,
+ * and the dict lookups behind it, are then not made). */
+KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
+                                 Py_ssize_t n) {
+  uint64_t codes[NBC__PY_FAST_ARGS];
+  int coded = n <= NBC__PY_FAST_ARGS;
+  for (Py_ssize_t i = 0; coded && i < n; i++) coded = (codes[i] = fast_type_code(st, args[i])) != 0;
+  if (coded && k->last_overload && k->nlast_codes == n &&
+      memcmp(codes, k->last_codes, sizeof codes[0] * (size_t)n) == 0)
+    return (KernelObject *)k->last_overload;
+  KernelObject *ov = k->fixed ? select_overload(st, k, args, n)
+                              : lazy_specialization(st, k, args, n);
+  if (ov && coded) {
+    memcpy(k->last_codes, codes, sizeof codes[0] * (size_t)n);
+    k->nlast_codes = (int)n;
+    Py_XSETREF(k->last_overload, Py_NewRef((PyObject *)ov));
+  }
+  return ov;
 }
 
 /* Whether two launch configurations (k[...]'s tuples) are the same: item by item, the same

@@ -19,6 +19,7 @@
 #define MAX_LOADED 8 /* contexts a kernel is loaded in at once (one per device in use) */
 
 #define NBC__PY_NO_CARVEOUT INT_MIN
+#define NBC__PY_FAST_ARGS 8 /* the most arguments the dispatch's last answer remembers */
 
 typedef struct {
   PyObject_HEAD
@@ -78,6 +79,12 @@ typedef struct {
    * prepare_args(ty, val, stream=, retr=) replaces each argument before a launch; NULL for
    * none yet (a list once read or given). */
   PyObject *extensions;
+  /* The dispatch's last answer (nbc__py_specialize): the arguments' type codes
+   * (fast_type_code) and the overload they chose, a strong reference (NULL for none): the same
+   * kinds of arguments, launch after launch, are not typed again. */
+  uint64_t last_codes[NBC__PY_FAST_ARGS];
+  int nlast_codes;
+  PyObject *last_overload;
 } KernelObject;
 
 typedef struct {

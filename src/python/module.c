@@ -292,6 +292,12 @@ static int module_exec(PyObject *module) {
   st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
   st->str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__");
   if (!st->module_name || !st->str_cai || !st->str_cuda_stream) return -1;
+  struct { PyObject **slot; const char *text; } keys[] = {
+      {&st->str_version, "version"}, {&st->str_mask, "mask"},       {&st->str_shape, "shape"},
+      {&st->str_typestr, "typestr"}, {&st->str_data, "data"},       {&st->str_strides, "strides"},
+      {&st->str_descr, "descr"},     {&st->str_stream, "stream"}};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (!(*keys[i].slot = PyUnicode_InternFromString(keys[i].text))) return -1;
   if (PyModule_AddFunctions(module, module_functions) < 0) return -1;
   st->RuntimeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &runtime_spec, NULL);
   if (!st->RuntimeType) return -1;
@@ -325,8 +331,10 @@ static int module_exec(PyObject *module) {
   X(NbTupleType) X(NbUniTupleType) X(KernelType) X(LauncherType)                          \
   X(DeviceFunctionType) X(RequireContextType) X(ScopeType) X(RuntimeType) X(gpus)          \
   X(devices) X(managed) X(contexts) X(types) X(memory_info) X(numpy) X(module_name)        \
-  X(dispatcher) X(str_cai) X(str_cuda_stream) X(HostMemType) X(mapped_array_class) X(config) \
-  X(managed_array_class) X(np_empty) X(np_ndarray) X(np_dtype) X(str_C) X(str_F)          \
+  X(dispatcher) X(str_cai) X(str_cuda_stream) X(str_version) X(str_mask) X(str_shape)   \
+  X(str_typestr) X(str_data) X(str_strides) X(str_descr) X(str_stream) X(HostMemType)   \
+  X(mapped_array_class) X(config) X(managed_array_class) X(np_empty) X(np_ndarray)       \
+  X(np_dtype) X(str_C) X(str_F)                                                           \
   X(str_dtype) X(dtype_keys) X(dtype_objs) X(StubType) X(IpcHandleType)                 \
   X(IpcArrayHandleType) X(ArgHintType) X(InHintType) X(OutHintType) X(InOutHintType)    \
   X(ReduceType) X(CompileStatsType) X(MemoryPointerType) X(UFuncType) X(GUFuncType)     \

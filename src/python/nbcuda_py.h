@@ -59,6 +59,10 @@ typedef struct nbc__py_state {
   PyObject *dispatcher;    /* the callback dispatcher thread (stream.c), or NULL */
   PyObject *str_cai;       /* "__cuda_array_interface__" */
   PyObject *str_cuda_stream; /* "__cuda_stream__" */
+  /* the keys of a __cuda_array_interface__ dict, interned once: a launch with a foreign
+   * array reads them per argument (PyDict_GetItemString made and hashed a str per key) */
+  PyObject *str_version, *str_mask, *str_shape, *str_typestr, *str_data, *str_strides,
+      *str_descr, *str_stream;
   PyObject *config;              /* the nbcuda.config module (config.c) */
   /* config.c: whether a small grid and a host array passed to a kernel warn (numba's
    * NumbaPerformanceWarning), kept up to date by config's __setattr__ */
@@ -303,8 +307,12 @@ typedef struct nbc__py_array_view {
  * wrapped in cuda.In/Out/InOut (arghint.c). 0 on success, -1 with
  * an exception set; on success the caller calls nbc__py_array_view_finish. */
 int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view);
-/* numba's layout of a view's geometry: 'C' when C-contiguous (1-D and 0-d included), 'F'
- * when Fortran-contiguous with 2 or more dimensions, else 'A'. */
+/* The view of a __cuda_array_interface__ dict (its stream in view->producer when
+ * CUDA_ARRAY_INTERFACE_SYNC); 0, or -1 with an exception set. Nothing to finish. */
+int nbc__py_cai_view(nbc__py_state *st, PyObject *cai, nbc__py_array_view *view);
+/* numba's layout of an array's geometry: 'C' when C-contiguous (1-D and 0-d included), 'F'
+ * when Fortran-contiguous with 2 or more dimensions, else 'A'; that of a view. */
+char nbc__py_layout(int ndim, int64_t itemsize, const int64_t *shape, const int64_t *strides);
 char nbc__py_view_layout(const nbc__py_array_view *v);
 /* Copies a host argument back and releases what the view holds; -1 with an exception set
  * when the copy failed (the view is released either way). */

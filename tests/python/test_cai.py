@@ -96,6 +96,32 @@ def test_interface_version_and_mask_everywhere():
     k[1, 1](_Interface(dict(masked, version=0)))
 
 
+class _RaisingKey(str):
+    """A str key equal in hash to a real one whose comparison raises."""
+
+    def __hash__(self):
+        return hash(str(self))
+
+    def __eq__(self, other):
+        raise RuntimeError("comparison refused")
+
+
+def test_interface_lookup_errors_propagate():
+    # the interface's keys are looked up by their interned names; an error raised while
+    # comparing a key is the caller's error, never swallowed or turned into a crash
+    d = cuda.device_array(4, np.float64)
+    k = cuda.jit("void(float64[:])")(_touch)
+    for key in ("version", "shape", "stream"):
+        desc = dict(d.__cuda_array_interface__)
+        desc.pop(key)
+        desc[_RaisingKey(key)] = 0
+        for call in (lambda: k[1, 1](_Interface(desc)),
+                     lambda: cuda.as_cuda_array(_Interface(desc)),
+                     lambda: cuda.from_cuda_array_interface(desc, owner=d)):
+            with pytest.raises(RuntimeError, match="comparison refused"):
+                call()
+
+
 def _copy_first(src, out):
     out[0] = src[0]
 

@@ -196,3 +196,50 @@ def test_ambiguous_overloads_and_complex_arguments_are_refused():
             one[1, 1](ri, 1, bad)
     with pytest.raises(TypeError, match="No matching definition"):
         f[1, 1](r, 1j, 2.0)
+
+
+def two(a, v):
+    pass
+
+
+class _Foreign:
+    def __init__(self, d):
+        self.__cuda_array_interface__ = dict(d.__cuda_array_interface__)
+
+
+def test_the_last_dispatch_answer_is_only_reused_for_the_same_types(tdrv):
+    """A launch reuses the kernel the previous one chose when its arguments have the same
+    types (the dispatch remembers its last answer); any other types choose again. Launched in
+    turns, every kind of argument gets the kernel a fresh dispatcher compiles for it."""
+    d32 = cuda.device_array(16, np.float32)
+    combos = [
+        (d32, 1), (d32, 1.5), (d32, True), (d32, 1 + 2j), (d32, np.float32(1.5)),
+        (cuda.device_array(16, np.float64), 1), (cuda.device_array(16, np.int8), 1),
+        (cuda.device_array((4, 4), np.float32), 1),
+        (cuda.device_array((4, 4), np.float32, order="F"), 1),
+        (d32[::2], 1), (cuda.device_array((), np.float32), 1),
+        (_Foreign(cuda.device_array(16, np.float64)[::2]), 1),
+        (_Foreign(cuda.device_array((4, 4), np.int32, order="F")), 2.5),
+    ]
+
+    def types_of(name):  # the mangled name less its per-compilation prefix
+        return name[name.index(b"B2v"):].split(b"E", 1)[1]
+
+    expected = []
+    for a, v in combos:
+        cuda.jit(two)[1, 1](a, v)
+        expected.append(types_of(tdrv.last_launch().function))
+    assert len(set(expected)) == len(combos)
+    k = cuda.jit(two)
+    for _ in range(2):
+        for (a, v), want in zip(combos, expected):
+            k[1, 1](a, v)
+            assert types_of(tdrv.last_launch().function) == want
+            k[1, 1](a, v)  # the same again: the remembered answer
+            assert types_of(tdrv.last_launch().function) == want
+    assert len(k.overloads) == len(combos)
+    several = cuda.jit(SIGS)(scale)
+    d64 = cuda.device_array(8, np.float64)
+    for a, name in ((d32, b"ArrayIfLi1E"), (d64, b"ArrayIdLi1E"), (_Foreign(d32), b"ArrayIfLi1E")):
+        several[1, 32](a, 2.0)
+        assert name in tdrv.last_launch().function
