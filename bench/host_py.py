@@ -99,8 +99,14 @@ def cuda_api_statements(cuda, np, kernels, skip=()):
     dev = cuda.get_current_device()
     host, out = np.ones(256, np.float32), np.empty(1024, np.float32)
     a, b, c, d = [cuda.to_device(np.ones(1024, np.float32)) for _ in range(4)]
+    # the same kernels jitted without a signature: each launch types its arguments (compiled
+    # here, by a first launch, so that no timed batch compiles)
+    lazy = [cuda.jit(f) for f in empty_kernels.KERNELS]
+    lazy[1][1, 32](a)
+    lazy[4][1, 32](a, b, c, d)
+    cuda.synchronize()
     ns = dict(cuda=cuda, np=np, ctx=ctx, s=s, ev=ev, ev2=ev2, dev=dev, host=host, out=out,
-              kernels=kernels, launch=[kernels[i][1, 32] for i in range(5)],
+              kernels=kernels, launch=[kernels[i][1, 32] for i in range(5)], lazy=lazy,
               a=a, b=b, c=c, d=d)
     statements = {
         "current_context()": "cuda.current_context()",
@@ -129,12 +135,17 @@ def cuda_api_statements(cuda, np, kernels, skip=()):
         "launch, 3 arrays": "kernels[3][1, 32](a, b, c)",
         "launch, 4 arrays": "kernels[4][1, 32](a, b, c, d)",
         "launch, 4 arrays (configured once)": "launch[4](a, b, c, d)",
+        "launch, 1 array (jit without signature)": "lazy[1][1, 32](a)",
+        "launch, 4 arrays (jit without signature)": "lazy[4][1, 32](a, b, c, d)",
     }
     # a CuPy array (__cuda_array_interface__ naming CuPy's current stream): what interop costs
     try:
         import cupy
         ns["cp_a"] = cupy.ones(1024, cupy.float32)
         statements["launch, 1 CuPy array"] = "kernels[1][1, 32](cp_a)"
+        lazy[1][1, 32](ns["cp_a"])
+        cuda.synchronize()
+        statements["launch, 1 CuPy array (jit without signature)"] = "lazy[1][1, 32](cp_a)"
     except ImportError:
         pass
     return ns, {k: v for k, v in statements.items() if k not in skip}, cuda.synchronize
