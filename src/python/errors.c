@@ -175,9 +175,43 @@ PyObject *nbc__py_key_error(PyObject *key) {
   return NULL;
 }
 
+/* Which of numba's errors modules are loaded, as a bitmask (the bases _warning_class joins);
+ * -1 on an error. */
+static int numba_errors_loaded(nbc__py_state *st) {
+  PyObject *modules = PyImport_GetModuleDict();
+  int bits = 0;
+  for (int i = 0; i < 2; i++) {
+    if (!st->str_numba_errors[i] &&
+        !(st->str_numba_errors[i] =
+              PyUnicode_InternFromString(i ? "numba.cuda.core.errors" : "numba.core.errors")))
+      return -1;
+    if (PyDict_GetItemWithError(modules, st->str_numba_errors[i])) bits |= 1 << i;
+    else if (PyErr_Occurred()) return -1;
+  }
+  return bits;
+}
+
+/* The warning is issued through Python's warnings (its filters, once per location by
+ * default); the class is _warning_class's, asked once per name while the numba modules it
+ * joins stay the same (a launch of a small grid warns each time: no Python call then). */
 int nbc__py_warn(nbc__py_state *st, const char *class_name, const char *message) {
-  PyObject *cls = PyObject_CallFunction(st->warning_class, "s", class_name);
-  if (!cls) return -1;
+  int numba = numba_errors_loaded(st);
+  if (numba < 0) return -1;
+  if (numba != st->warning_numba) {
+    Py_CLEAR(st->warning_classes);
+    st->warning_numba = numba;
+  }
+  if (!st->warning_classes && !(st->warning_classes = PyDict_New())) return -1;
+  PyObject *cls = PyDict_GetItemString(st->warning_classes, class_name);
+  if (cls) {
+    Py_INCREF(cls);
+  } else {
+    cls = PyObject_CallFunction(st->warning_class, "s", class_name);
+    if (!cls || PyDict_SetItemString(st->warning_classes, class_name, cls) < 0) {
+      Py_XDECREF(cls);
+      return -1;
+    }
+  }
   int rc = PyErr_WarnEx(cls, message, 1);
   Py_DECREF(cls);
   return rc;

@@ -69,6 +69,11 @@ typedef struct nbc__py_state {
   int warn_low_occupancy, warn_implicit_copy;
   int cai_sync; /* CUDA_ARRAY_INTERFACE_SYNC: an interface's stream is synchronized first */
   PyObject *warning_class; /* errors.c's _warning_class(name) */
+  /* the classes _warning_class gave, by name (a dict, NULL for none yet), and which of
+   * numba's errors modules were loaded then (a bitmask): made again when that changes */
+  PyObject *warning_classes;
+  int warning_numba;
+  PyObject *str_numba_errors[2]; /* "numba.core.errors", "numba.cuda.core.errors" */
   PyObject *mapped_array_class;  /* MappedNDArray (hostmemory.c), made on first use */
   PyObject *managed_array_class; /* ManagedNDArray */
   /* devicearray.c's caches, so that device_array/to_device/copy_to_host make no Python-level

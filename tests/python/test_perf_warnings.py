@@ -126,3 +126,23 @@ def test_numbas_classes_catch_them(tdrv, warn_on):
     k = cuda.jit("void(float64[::1])")(store)
     with pytest.warns(errors.NumbaPerformanceWarning, match="Grid size 1"):
         k[1, 1]
+
+
+def test_numbas_classes_join_when_numba_is_loaded_later(tdrv, warn_on, monkeypatch):
+    # the class is looked up once per name while numba's errors modules stay as they are; a
+    # module loaded (or gone) since makes it again, so filters on numba's class apply at once
+    import sys
+    import types
+    for name in ("numba.core.errors", "numba.cuda.core.errors"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    k = cuda.jit("void(float64[::1])")(store)
+    for _ in range(2):
+        assert caught(lambda: k[1, 1]) == [(cuda.NumbaPerformanceWarning, SMALL)]
+    fake = types.ModuleType("numba.core.errors")
+    fake.NumbaPerformanceWarning = type("NumbaPerformanceWarning", (Warning,), {})
+    monkeypatch.setitem(sys.modules, "numba.core.errors", fake)
+    [(cls, text)] = caught(lambda: k[1, 1])
+    assert issubclass(cls, fake.NumbaPerformanceWarning)
+    assert issubclass(cls, cuda.NumbaPerformanceWarning) and text == SMALL
+    del sys.modules["numba.core.errors"]
+    assert caught(lambda: k[1, 1]) == [(cuda.NumbaPerformanceWarning, SMALL)]
