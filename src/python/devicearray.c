@@ -867,18 +867,25 @@ static PyObject *get_cai(ArrayObject *self, void *c) {
     nbc_stream_destroy(temp);
     if (h && !(stream = PyLong_FromUnsignedLongLong((unsigned long long)h))) return NULL;
   }
-  PyObject *shape = nbc__py_int64_tuple(self->shape, self->ndim);
-  PyObject *strides = nbc__py_is_contig(self, 'C')
-                          ? Py_NewRef(Py_None)
-                          : nbc__py_int64_tuple(self->strides, self->ndim);
-  PyObject *d = shape && strides
-                    ? Py_BuildValue("{s:O,s:O,s:(KO),s:s,s:O,s:i}", "shape", shape, "strides",
-                                    strides, "data", (unsigned long long)self->data, Py_False,
-                                    "typestr", self->typestr, "stream", stream, "version", 3)
-                    : NULL;
-  Py_XDECREF(shape);
-  Py_XDECREF(strides);
-  if (stream != Py_None) Py_DECREF(stream);
+  /* made item by item under the interned keys (a dict other libraries read per launch) */
+  nbc__py_state *st = state((PyObject *)self);
+  PyObject *keys[] = {st->str_shape, st->str_strides, st->str_data, st->str_typestr,
+                      st->str_stream, st->str_version};
+  PyObject *ptr = PyLong_FromUnsignedLongLong((unsigned long long)self->data);
+  PyObject *values[] = {
+      nbc__py_int64_tuple(self->shape, self->ndim),
+      nbc__py_is_contig(self, 'C') ? Py_NewRef(Py_None)
+                                   : nbc__py_int64_tuple(self->strides, self->ndim),
+      ptr ? PyTuple_Pack(2, ptr, Py_False) : NULL,
+      PyUnicode_FromString(self->typestr),
+      stream == Py_None ? Py_NewRef(Py_None) : stream,
+      PyLong_FromLong(3)};
+  Py_XDECREF(ptr);
+  enum { NITEMS = sizeof keys / sizeof keys[0] };
+  PyObject *d = PyDict_New();
+  for (int i = 0; i < NITEMS; i++)
+    if (d && (!values[i] || PyDict_SetItem(d, keys[i], values[i]) < 0)) Py_CLEAR(d);
+  for (int i = 0; i < NITEMS; i++) Py_XDECREF(values[i]);
   if (d && self->kind == 'V' && add_descr(self, d) < 0) Py_CLEAR(d);
   return d;
 }
