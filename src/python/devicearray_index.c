@@ -14,6 +14,9 @@
  */
 #include "devicearray.h"
 
+#include <float.h>
+#include <limits.h>
+#include <math.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ views ------------------- */
@@ -266,6 +269,85 @@ static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *va
   return r;
 }
 
+/* The element a Python scalar stores into lhs's dtype, in elem, when converting it needs no
+ * numpy: an int that fits an integer or converts to a float or complex, a float or complex
+ * into a float or complex type that holds it, a bool; 0 for any other value or dtype (numpy
+ * converts those, with its own rounding, wrapping and warnings: assign_source). */
+static int scalar_element(const ArrayObject *lhs, PyObject *value, char elem[16]) {
+  PyTypeObject *t = Py_TYPE(value);
+  char kind = lhs->kind;
+  int n = lhs->itemsize;
+  if (lhs->typestr[0] == '>') return 0;
+  double re = 0, im = 0;
+  if (t == &PyBool_Type || t == &PyLong_Type) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return 0;
+    }
+    if (kind == 'b' && n == 1) {
+      elem[0] = v != 0;
+      return 1;
+    }
+    if (kind == 'i' || kind == 'u') {
+      long long lo = kind == 'u' ? 0 : n == 8 ? LLONG_MIN : -(1LL << (8 * n - 1));
+      long long hi = n == 8 ? LLONG_MAX : kind == 'u' ? (1LL << (8 * n)) - 1
+                                                      : (1LL << (8 * n - 1)) - 1;
+      if (v < lo || v > hi || (n != 1 && n != 2 && n != 4 && n != 8)) return 0;
+      /* little-endian: the low n bytes of the value */
+      memcpy(elem, &v, (size_t)n);
+      return 1;
+    }
+    if (t == &PyBool_Type) return 0;
+    if ((kind == 'f' && n == 4) || (kind == 'c' && n == 8)) { /* rounded once, as numpy */
+      float parts[2] = {(float)v, 0};
+      memcpy(elem, parts, (size_t)n);
+      return 1;
+    }
+    re = (double)v;
+  } else if (t == &PyFloat_Type) {
+    re = PyFloat_AS_DOUBLE(value);
+  } else if (t == &PyComplex_Type && kind == 'c') {
+    re = PyComplex_RealAsDouble(value);
+    im = PyComplex_ImagAsDouble(value);
+  } else {
+    return 0;
+  }
+  int single = (kind == 'f' && n == 4) || (kind == 'c' && n == 8);
+  if (single && ((isfinite(re) && fabs(re) > FLT_MAX) || (isfinite(im) && fabs(im) > FLT_MAX)))
+    return 0; /* numpy warns of the overflow to inf */
+  if (single) {
+    float parts[2] = {(float)re, (float)im};
+    memcpy(elem, parts, (size_t)n);
+    return 1;
+  }
+  if ((kind == 'f' && n == 8) || (kind == 'c' && n == 16)) {
+    double parts[2] = {re, im};
+    memcpy(elem, parts, (size_t)n);
+    return 1;
+  }
+  return 0;
+}
+
+/* Whether value's buffer holds exactly the bytes d[key] = value stores (its dtype is the
+ * target's, its shape the target's, contiguous in the order the copy reads): then *b is
+ * that buffer (the caller releases it) and numpy converts nothing; 0 otherwise. */
+static int same_bytes_source(const ArrayObject *lhs, PyObject *value, int f, Py_buffer *b) {
+  if (!PyObject_CheckBuffer(value)) return 0;
+  if (PyObject_GetBuffer(value, b, PyBUF_RECORDS_RO) < 0) {
+    PyErr_Clear();
+    b->obj = NULL;
+    return 0;
+  }
+  int same = b->ndim == lhs->ndim && b->itemsize == lhs->itemsize &&
+             nbc__py_format_kind(b->format, b->itemsize) == lhs->kind &&
+             PyBuffer_IsContiguous(b, f ? 'F' : 'C');
+  for (int d = 0; same && d < b->ndim; d++) same = b->shape[d] == lhs->shape[d];
+  if (!same) PyBuffer_Release(b); /* sets b->obj to NULL */
+  return same;
+}
+
 /* d[key] = value (numba's _do_setitem): host values, scalars and device arrays, broadcast
  * as numpy does, copied into the indexed part of d: on stream (borrowed, checked; NULL: the
  * default stream, synchronously). numba queues an assignment kernel there; nbcuda queues
@@ -284,23 +366,41 @@ static int do_setitem(ArrayObject *self, PyObject *key, PyObject *value, PyObjec
                                 strides, stream);
   if (!lhs) return -1;
   int c = nbc__py_is_contig(lhs, 'C'), f = !c && nbc__py_is_contig(lhs, 'F');
-  PyObject *src = assign_source(st, lhs, value, f);
+  /* the host bytes, in the target's order: a scalar's element repeated or a buffer of the
+   * target's dtype and shape (no numpy), or the value converted and broadcast by numpy */
+  char elem[16], small[256], *filled = NULL;
+  PyObject *src = NULL;
   Py_buffer b;
+  b.obj = NULL;
+  const char *host = NULL;
+  if (lhs->kind != 'V' && scalar_element(lhs, value, elem)) {
+    filled = lhs->nbytes <= sizeof small ? small : PyMem_Malloc(lhs->nbytes);
+    for (size_t at = 0; filled && at < lhs->nbytes; at += (size_t)lhs->itemsize)
+      memcpy(filled + at, elem, (size_t)lhs->itemsize);
+    if (!filled) PyErr_NoMemory();
+    host = filled;
+  } else if (lhs->kind != 'V' && Py_TYPE(value) != st->DeviceArrayType &&
+             same_bytes_source(lhs, value, f, &b)) {
+    host = b.buf;
+  } else if ((src = assign_source(st, lhs, value, f)) &&
+             PyObject_GetBuffer(src, &b, PyBUF_ANY_CONTIGUOUS) == 0) {
+    host = b.buf;
+  }
   nbc_stream_t *s = NULL, *temp = NULL;
   int rc = -1;
-  if (src && nbc__py_stream_arg(st, stream, &s, &temp) == 0 &&
-      PyObject_GetBuffer(src, &b, PyBUF_ANY_CONTIGUOUS) == 0) {
+  if (host && nbc__py_stream_arg(st, stream, &s, &temp) == 0) {
     nbc_status_t status = NBC_OK;
     if (lhs->nbytes == 0)
       status = NBC_OK;
     else if (c || f)
-      status = nbc__py_copy_htod(lhs->data, b.buf, lhs->nbytes, s);
+      status = nbc__py_copy_htod(lhs->data, host, lhs->nbytes, s);
     else
-      status = scatter_htod(lhs->data, lhs, b.buf, s);
+      status = scatter_htod(lhs->data, lhs, host, s);
     if (status == NBC_OK && lhs->nbytes) status = nbc__py_wait_copy(s);
-    PyBuffer_Release(&b);
     rc = status == NBC_OK ? 0 : nbc__py_raise_int(st, status);
   }
+  if (b.obj) PyBuffer_Release(&b);
+  if (filled != small) PyMem_Free(filled);
   nbc_stream_destroy(temp);
   Py_XDECREF(src);
   Py_DECREF(lhs);

@@ -165,3 +165,81 @@ def test_arrays_made_after_others_died_are_new(cuda):
         h = np.arange(7, dtype=np.int16)
         made["1d"].copy_to_device(h)
         assert np.array_equal(made["1d"].copy_to_host(), h)
+
+
+SCALAR_DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                 "uint64", "float16", "float32", "float64", "complex64", "complex128"]
+SCALARS = [0, 1, -1, 127, 128, 255, 256, -129, 2**31, -2**31 - 1, 2**53 + 1, 2**63 - 1,
+           -2**63, 2**64, 16777217, True, False, 1.5, -2.5, 0.1, 1e300, -1e39, 3.4e38,
+           float("inf"), float("nan"), 1e-50, 3 + 4j, -0.0]
+
+
+def _numpy_assigned(base, index, value):
+    """What d[index] = value gives by the general path: numpy converts the value
+    (asarray, cast to the target's dtype), or the exception it raises."""
+    import warnings
+    h = base.copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            h[index] = np.asarray(np.asarray(value), dtype=h.dtype)
+    except Exception as e:  # noqa: BLE001 - compared by type below
+        return type(e)
+    return h
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_scalar_assignment_gives_numpys_conversion(cuda, dtype):
+    """d[key] = scalar stores the element without numpy when the conversion is exact (or rounds
+    as numpy's cast does); every value, in every dtype, at one element, a strided slice and a
+    whole F-ordered 2-D array, ends as numpy's conversion left it (or raises its exception)."""
+    import warnings
+    base = (np.arange(12) % 3).astype(dtype)
+    for value in SCALARS:
+        for shape, index in (((12,), 5), ((12,), slice(1, None, 3)),
+                             ((3, 4), (slice(None), 1))):
+            start = np.asfortranarray(base.reshape(shape)) if len(shape) > 1 else base
+            want = _numpy_assigned(start, index, value)
+            d = cuda.to_device(start)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    d[index] = value
+            except Exception as e:  # noqa: BLE001
+                assert want is type(e), (dtype, value, index)
+                continue
+            assert not isinstance(want, type), (dtype, value, index, want)
+            np.testing.assert_array_equal(d.copy_to_host(), want,
+                                          err_msg=f"{dtype} {value!r} {index}")
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int16", "uint64", "float32", "complex128"])
+def test_array_assignment_gives_numpys_conversion(cuda, dtype):
+    """d[key] = host_array copies the array's own bytes when its dtype and shape are the
+    target's and it is contiguous in the target's order; any other array (another dtype, a
+    shape numpy broadcasts, the other order, strided) is converted by numpy. Each ends as
+    numpy's conversion left it."""
+    base = np.zeros((4, 6), dtype)
+    src = (np.arange(24) % 5).reshape(4, 6)
+    for target_order in ("C", "F"):
+        start = np.asarray(base, order=target_order)
+        for index, value in (
+                ((slice(None), slice(None)), src.astype(dtype)),                 # same bytes
+                ((slice(None), slice(None)), np.asfortranarray(src.astype(dtype))),
+                ((slice(None), slice(None)), src.astype("float64")),             # converted
+                ((slice(None), slice(None)), src[0].astype(dtype)),              # broadcast
+                ((slice(1, 3), slice(None)), src[:2].astype(dtype)),
+                ((slice(None), slice(None, None, 2)), src[:, ::2].astype(dtype)),  # strided
+                ((slice(None), slice(None, None, 2)), src.astype(dtype)[:, ::2]),
+                ((2, slice(None)), src[2].astype(dtype)),
+                ((slice(None), 1), src[:, 1].astype(dtype)),
+                ((slice(None), slice(None)), src[:3].astype(dtype))):          # wrong shape
+            want = _numpy_assigned(start, index, value)
+            d = cuda.to_device(start)
+            try:
+                d[index] = value
+            except Exception as e:  # noqa: BLE001
+                assert want is type(e), (index, value.shape)
+                continue
+            assert not isinstance(want, type), (index, value.shape, want)
+            np.testing.assert_array_equal(d.copy_to_host(), want)
