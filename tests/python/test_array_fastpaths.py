@@ -171,7 +171,8 @@ SCALAR_DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", 
                  "uint64", "float16", "float32", "float64", "complex64", "complex128"]
 SCALARS = [0, 1, -1, 127, 128, 255, 256, -129, 2**31, -2**31 - 1, 2**53 + 1, 2**63 - 1,
            -2**63, 2**64, 16777217, True, False, 1.5, -2.5, 0.1, 1e300, -1e39, 3.4e38,
-           float("inf"), float("nan"), 1e-50, 3 + 4j, -0.0]
+           float("inf"), float("nan"), 1e-50, 3 + 4j, -0.0, np.float64(0.1), np.float64(1e300),
+           np.complex128(1 - 2j), np.float32(0.1), np.int32(-7), np.bool_(True)]
 
 
 def _numpy_assigned(base, index, value):
