@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 nbc__py_state *nbc__py_module_state(PyObject *module) {
   return (nbc__py_state *)PyModule_GetState(module);
@@ -33,13 +34,83 @@ nbc__py_state *nbc__py_state_of(PyObject *self) {
 
 /* Hot functions take METH_FASTCALL | METH_KEYWORDS and handle the common calls (positional
  * arguments only) themselves, because PyArg_ParseTupleAndKeywords costs more than the
- * driver call they wrap. Everything else — keywords, wrong counts — comes here and is parsed
- * by PyArg_ParseTupleAndKeywords itself with the function's format and keyword list, so the
- * results and the error messages are exactly those of a METH_VARARGS | METH_KEYWORDS
- * function. "O" results are borrowed from the caller's vector, which outlives the call. */
+ * driver call they wrap. Everything else — keywords, wrong counts — comes here. A well-formed
+ * call of a function whose format has only O, p and s codes (every keyword one of kwlist,
+ * given once, the required arguments there, an s a str without NUL) is read off the vector
+ * directly (parse_direct: `device_array(n, dtype=...)`, `to_device(h, stream=s)` make no tuple
+ * or dict); any other is parsed by PyArg_ParseTupleAndKeywords itself with the function's
+ * format and keyword list, so the results and the error messages are exactly those of a
+ * METH_VARARGS | METH_KEYWORDS function. "O" results are borrowed from the caller's vector,
+ * which outlives the call. */
+
+/* parse_direct's limit on a function's parameters. */
+#define DIRECT_MAX_PARAMS 8
+
+/* 1 with the outputs set, 0 when the call is not one parse_direct reads (nothing set), -1
+ * with an exception (a p argument whose truth raised, as PyArg's "p" would raise it). */
+static int parse_direct(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                        const char *fmt, char **kwlist, va_list va) {
+  char codes[DIRECT_MAX_PARAMS];
+  int n = 0, required = -1;
+  for (const char *f = fmt; *f && *f != ':'; f++) {
+    if (*f == '|') {
+      required = n;
+      continue;
+    }
+    if ((*f != 'O' && *f != 'p' && *f != 's') || n == DIRECT_MAX_PARAMS) return 0;
+    codes[n++] = *f;
+  }
+  if (required < 0) required = n;
+  for (int i = 0; i <= n; i++)
+    if ((kwlist[i] == NULL) != (i == n)) return 0; /* a name per code */
+  if (nargs > n) return 0;
+  PyObject *given[DIRECT_MAX_PARAMS] = {NULL};
+  for (Py_ssize_t i = 0; i < nargs; i++) given[i] = args[i];
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; k++) {
+    PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+    int j = 0;
+    while (j < n && PyUnicode_CompareWithASCIIString(name, kwlist[j]) != 0) j++;
+    if (j == n || given[j]) return 0; /* unknown, or given twice */
+    given[j] = args[nargs + k];
+  }
+  for (int i = 0; i < required; i++)
+    if (!given[i]) return 0;
+  const char *text[DIRECT_MAX_PARAMS];
+  int truth[DIRECT_MAX_PARAMS];
+  for (int i = 0; i < n; i++) { /* converted first: a refusal leaves the outputs alone */
+    if (!given[i] || codes[i] == 'O') continue;
+    if (codes[i] == 'p' && (truth[i] = PyObject_IsTrue(given[i])) < 0) return -1;
+    if (codes[i] == 's') {
+      Py_ssize_t len;
+      if (!PyUnicode_Check(given[i])) return 0;
+      if (!(text[i] = PyUnicode_AsUTF8AndSize(given[i], &len))) return -1;
+      if ((size_t)len != strlen(text[i])) return 0;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    if (codes[i] == 'O') {
+      PyObject **out = va_arg(va, PyObject **);
+      if (given[i]) *out = given[i];
+    } else if (codes[i] == 'p') {
+      int *out = va_arg(va, int *);
+      if (given[i]) *out = truth[i];
+    } else {
+      const char **out = va_arg(va, const char **);
+      if (given[i]) *out = text[i];
+    }
+  }
+  return 1;
+}
+
 int nbc__py_parse_slow(PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames,
                        const char *fmt, char **kwlist, ...) {
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  va_list direct;
+  va_start(direct, kwlist);
+  int rc = parse_direct(args, nargs, kwnames, fmt, kwlist, direct);
+  va_end(direct);
+  if (rc != 0) return rc > 0;
   PyObject *tuple = PyTuple_New(nargs), *dict = NULL;
   if (!tuple) return 0;
   for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));

@@ -102,9 +102,10 @@ nbc__py_state *nbc__py_state_of(PyObject *self);
 nbc__py_state *nbc__py_module_state(PyObject *module);
 
 /* ======================================================================= module.c === */
-/* The slow path of a METH_FASTCALL | METH_KEYWORDS function: parses its vector with
- * PyArg_ParseTupleAndKeywords(fmt, kwlist, ...) semantics and messages. 1 on success, 0 with
- * an exception set. The fast path (positional arguments only) stays in the caller. */
+/* The slow path of a METH_FASTCALL | METH_KEYWORDS function (calls with keywords, wrong
+ * counts): parses its vector with PyArg_ParseTupleAndKeywords(fmt, kwlist, ...) semantics and
+ * messages, reading well-formed calls of O/p/s formats directly. 1 on success, 0 with an
+ * exception set. The fast path (positional arguments only) stays in the caller. */
 int nbc__py_parse_slow(PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames,
                        const char *fmt, char **kwlist, ...);
 
