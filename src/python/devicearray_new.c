@@ -420,13 +420,42 @@ static PyObject *py_device_array(PyObject *module, PyObject *const *args, Py_ssi
                            stream_obj);
 }
 
+/* The order a contiguous array is in ('C' first, as numba's _order_like_array): of a device
+ * array, or of a host buffer's strides; 0 for a strided one or no buffer. */
+static char contiguous_order(nbc__py_state *st, PyObject *ary) {
+  if (Py_TYPE(ary) == st->DeviceArrayType) {
+    ArrayObject *a = (ArrayObject *)ary;
+    return nbc__py_is_contig(a, 'C') ? 'C' : nbc__py_is_contig(a, 'F') ? 'F' : 0;
+  }
+  Py_buffer b;
+  if (!PyObject_CheckBuffer(ary) || PyObject_GetBuffer(ary, &b, PyBUF_STRIDES) < 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  char order = PyBuffer_IsContiguous(&b, 'C') ? 'C' : PyBuffer_IsContiguous(&b, 'F') ? 'F' : 0;
+  PyBuffer_Release(&b);
+  return order;
+}
+
 static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"ary", "stream", NULL};
   PyObject *ary, *stream_obj = NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:device_array_like", kwlist, &ary,
                                    &stream_obj))
     return NULL;
-  /* numba: device_array in ary's own layout (order, and strides when not contiguous) */
+  /* numba: device_array in ary's own layout (order, and strides when not contiguous); a
+   * contiguous array's is its order, read here without numpy's flags */
+  nbc__py_state *st = nbc__py_module_state(module);
+  char order = contiguous_order(st, ary);
+  if (order && !st->str_dtype && !nbc__py_numpy(st)) return NULL; /* its "dtype" string */
+  if (order) {
+    PyObject *shape = PyObject_GetAttr(ary, st->str_shape);
+    PyObject *dtype = shape ? PyObject_GetAttr(ary, st->str_dtype) : NULL;
+    PyObject *r = dtype ? make_device_array(st, shape, dtype, NULL, order, stream_obj) : NULL;
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    return r;
+  }
   PyObject *extra = stream_obj ? Py_BuildValue("{sO}", "stream", stream_obj)
                                : Py_BuildValue("{si}", "stream", 0);
   PyObject *r = extra ? nbc__py_like_call(module, "device_array", ary, extra) : NULL;

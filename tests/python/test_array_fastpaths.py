@@ -136,6 +136,37 @@ def test_device_array_like_keeps_the_layout(cuda):
     assert cuda.device_array_like(np.zeros(3, np.int16)).dtype == np.int16
 
 
+def _numba_like(a):
+    """numba's device_array_like geometry: shape, dtype, and strides contiguous in the
+    source's order (_order_like_array, _contiguous_strides_like_array)."""
+    c, f = a.flags["C_CONTIGUOUS"], a.flags["F_CONTIGUOUS"]
+    order = "F" if f and not c else "C"
+    if c or f or a.ndim <= 1:  # dense in that order
+        perm = range(a.ndim) if order == "F" else reversed(range(a.ndim))
+    else:
+        perm = sorted(range(a.ndim), key=lambda i: a.strides[i])
+    strides, step = [0] * a.ndim, a.itemsize
+    for i in perm:
+        strides[i] = step
+        step *= a.shape[i]
+    return a.shape, a.dtype, tuple(strides)
+
+
+def test_device_array_like_matches_numbas_rule(cuda):
+    # contiguous sources take the fast path (their order from the buffer or the device array),
+    # strided ones the general one: both give numba's geometry
+    rec = np.dtype([("x", np.float32), ("y", np.int16)])
+    base = np.zeros((4, 6))
+    sources = [base, np.asfortranarray(base), base[:1, :], base[:, :1], base[:0], base[::2],
+               base.T, np.zeros((2, 3, 4), rec), np.zeros((), np.int8), np.zeros(5, bool),
+               np.asfortranarray(np.zeros((1, 5, 1), np.complex64)), base[:, ::2]]
+    for a in sources:
+        want = _numba_like(a)
+        for src in (a, cuda.to_device(a) if a.flags.contiguous or a.flags.f_contiguous else a):
+            d = cuda.device_array_like(src)
+            assert (d.shape, d.dtype, d.strides) == want, (a.shape, a.strides, a.dtype)
+
+
 def describe(d):
     cai = d.__cuda_array_interface__
     return (d.shape, d.strides, d.dtype, d.size, d.nbytes, cai["typestr"], cai["strides"],
