@@ -374,7 +374,7 @@ nbc_status_t nbc__py_copy_dtoh(void *dst, nbc_devptr_t src, size_t n, nbc_stream
 }
 
 /* Device to device: a peer copy between arrays of two contexts (devices), else within one. */
-static nbc_status_t copy_dtod(const ArrayObject *dst, const ArrayObject *src, size_t n) {
+nbc_status_t nbc__py_copy_dtod(const ArrayObject *dst, const ArrayObject *src, size_t n) {
   nbc_status_t rc;
   int peer = dst->cctx && src->cctx && dst->cctx != src->cctx;
   if (n < 65536)
@@ -672,7 +672,7 @@ int nbc__py_array_copy_from(nbc__py_state *st, ArrayObject *self, PyObject *ary,
       PyErr_SetString(PyExc_ValueError, "copy_to_device: sizes differ");
       return -1;
     }
-    if (self->nbytes) rc = copy_dtod(self, src, self->nbytes);
+    if (self->nbytes) rc = nbc__py_copy_dtod(self, src, self->nbytes);
   } else {
     Py_buffer view;
     PyObject *holder = NULL, *record = NULL;

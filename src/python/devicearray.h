@@ -74,6 +74,9 @@ void nbc__py_array_dense_strides(ArrayObject *a, char order);
  * released for large copies. */
 nbc_status_t nbc__py_copy_htod(nbc_devptr_t dst, const void *src, size_t n, nbc_stream_t *s);
 nbc_status_t nbc__py_copy_dtoh(void *dst, nbc_devptr_t src, size_t n, nbc_stream_t *s);
+/* Device to device (a peer copy between two contexts' arrays), with the GIL released for large
+ * copies; on the default stream, ordered after and before other work there, not waited for. */
+nbc_status_t nbc__py_copy_dtod(const ArrayObject *dst, const ArrayObject *src, size_t n);
 /* The stream a method given `stream` uses: arg, or self's own for 0 (borrowed). */
 PyObject *nbc__py_own_stream(const ArrayObject *self, PyObject *arg);
 /* The stream an array is to be bound to, checked: a new reference in *pout, or NULL for none;

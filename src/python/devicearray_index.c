@@ -349,6 +349,18 @@ static int same_bytes_source(const ArrayObject *lhs, PyObject *value, int f, Py_
   return same;
 }
 
+/* Whether a device array value can be copied into lhs on the device: the same dtype and shape,
+ * both contiguous in the same order, and memory that does not overlap lhs's (numpy's
+ * semantics for d[1:] = d[:-1] need the value read before it is written: the host copy). */
+static int device_copyable(const ArrayObject *lhs, const ArrayObject *src, int c, int f) {
+  if (src->kind != lhs->kind || src->itemsize != lhs->itemsize || src->ndim != lhs->ndim ||
+      lhs->kind == 'V' || !(c ? nbc__py_is_contig(src, 'C') : f && nbc__py_is_contig(src, 'F')))
+    return 0;
+  for (int d = 0; d < lhs->ndim; d++)
+    if (src->shape[d] != lhs->shape[d]) return 0;
+  return lhs->data + lhs->nbytes <= src->data || src->data + src->nbytes <= lhs->data;
+}
+
 /* d[key] = value (numba's _do_setitem): host values, scalars and device arrays, broadcast
  * as numpy does, copied into the indexed part of d: on stream (borrowed, checked; NULL: the
  * default stream, synchronously). numba queues an assignment kernel there; nbcuda queues
@@ -367,6 +379,28 @@ static int do_setitem(ArrayObject *self, PyObject *key, PyObject *value, PyObjec
                                 strides, stream);
   if (!lhs) return -1;
   int c = nbc__py_is_contig(lhs, 'C'), f = !c && nbc__py_is_contig(lhs, 'F');
+  if (Py_TYPE(value) == st->DeviceArrayType &&
+      device_copyable(lhs, (ArrayObject *)value, c, f)) {
+    /* on the device: a copy on the default stream (after the work queued on the array's
+     * stream, which is blocking), waited for as numba's setitem without a stream waits */
+    nbc_stream_t *s = NULL, *temp = NULL;
+    int rc = nbc__py_array_alive(st, (ArrayObject *)value, "cuMemcpyDtoD") < 0 ||
+                     nbc__py_stream_arg(st, stream, &s, &temp) < 0
+                 ? -1
+                 : 0;
+    nbc_status_t status = NBC_OK;
+    if (rc == 0 && lhs->nbytes) {
+      status = nbc__py_copy_dtod(lhs, (ArrayObject *)value, lhs->nbytes);
+      if (status == NBC_OK) {
+        Py_BEGIN_ALLOW_THREADS status = nbc_stream_synchronize(NULL);
+        Py_END_ALLOW_THREADS
+      }
+    }
+    if (rc == 0 && status != NBC_OK) rc = nbc__py_raise_int(st, status);
+    nbc_stream_destroy(temp);
+    Py_DECREF(lhs);
+    return rc;
+  }
   /* the host bytes, in the target's order: a scalar's element repeated or a buffer of the
    * target's dtype and shape (no numpy), or the value converted and broadcast by numpy */
   char elem[16], small[256], *filled = NULL;

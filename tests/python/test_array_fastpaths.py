@@ -275,3 +275,35 @@ def test_array_assignment_gives_numpys_conversion(cuda, dtype):
                 continue
             assert not isinstance(want, type), (index, value.shape, want)
             np.testing.assert_array_equal(d.copy_to_host(), want)
+
+
+def test_device_array_assignment_gives_numpys_result(cuda):
+    """d[key] = device_array copies on the device when the value has the target's dtype and
+    shape, both contiguous in one order, and the two do not overlap; any other value (another
+    dtype, a broadcast shape, the other order, strided, overlapping: d[1:] = d[:-1]) goes
+    through the host. Each ends as numpy's assignment of the same values."""
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)
+    other = (np.arange(24, dtype=np.float32) * 10).reshape(4, 6)
+    s = cuda.stream()
+    cases = [
+        ((slice(None),), lambda d, o: o),                                   # whole, on device
+        ((slice(1, 3),), lambda d, o: o[1:3]),
+        ((slice(1, None),), lambda d, o: d[:-1]),                           # overlapping
+        ((slice(None, -1),), lambda d, o: d[1:]),
+        ((slice(None),), lambda d, o: o.T.T),
+        ((slice(None),), lambda d, o: cuda.to_device(np.asfortranarray(other))),  # other order
+        ((slice(None),), lambda d, o: o[0]),                                # broadcast
+        ((slice(None), slice(None, None, 2)), lambda d, o: o[:, ::2]),      # strided
+        ((slice(None),), lambda d, o: cuda.to_device(other.astype(np.float64))),  # other dtype
+        ((2,), lambda d, o: o[3]),
+        ((slice(0, 0),), lambda d, o: o[:0]),
+    ]
+    for stream in (0, s):
+        for key, pick in cases:
+            d = cuda.to_device(h, stream=stream)
+            o = cuda.to_device(other)
+            value = pick(d, o)
+            want = h.copy()
+            want[key] = value.copy_to_host()
+            d[key] = value
+            np.testing.assert_array_equal(d.copy_to_host(), want, err_msg=str(key))
