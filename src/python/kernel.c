@@ -502,11 +502,40 @@ static uint64_t array_type_code(char kind, int itemsize, int ndim, const int64_t
          (uint64_t)(uint8_t)ndim << 32 | (uint64_t)(unsigned char)layout << 40;
 }
 
+/* The code of a numpy scalar's numba type (fast_type_code), by its type: numpy's scalar types
+ * are typed by their type alone (numpy.float32 is float32), so the first of each is typed in
+ * full and its answer kept; other numpy types (arrays, records, dates) keep 0. */
+static uint64_t numpy_scalar_code(nbc__py_state *st, PyObject *a) {
+  if (!st->np_scalar_codes && !(st->np_scalar_codes = PyDict_New())) goto error;
+  PyObject *known = PyDict_GetItemWithError(st->np_scalar_codes, (PyObject *)Py_TYPE(a));
+  if (known) return PyLong_AsUnsignedLongLong(known);
+  if (PyErr_Occurred()) goto error;
+  PyObject *text = typeof_arg(st, a);
+  if (!text) goto error;
+  const char *name = PyUnicode_AsUTF8(text);
+  uint64_t code = 0;
+  for (const char *k = "biufc"; name && !code && *k; k++)
+    for (int size = 1; !code && size <= 16; size *= 2) {
+      const char *n = nbc__py_scalar_name(*k, size);
+      if (n && strcmp(n, name) == 0) /* one code per type: its place in the dict */
+        code = 6 | (uint64_t)(PyDict_GET_SIZE(st->np_scalar_codes) + 1) << 8;
+    }
+  Py_DECREF(text);
+  PyObject *value = name ? PyLong_FromUnsignedLongLong(code) : NULL;
+  int rc = value ? PyDict_SetItem(st->np_scalar_codes, (PyObject *)Py_TYPE(a), value) : -1;
+  Py_XDECREF(value);
+  if (rc < 0) goto error;
+  return code;
+error:
+  PyErr_Clear(); /* typed in full again, which reports it */
+  return 0;
+}
+
 /* A code of an argument's numba type for the kinds of argument launches see most: an array
  * of numbers (an nbcuda device array, or an object with __cuda_array_interface__), an exact
- * bool, int, float or complex; 0 for any other (typed in full by typeof_arg each time; an
- * interface that does not parse is too, with its error). Equal codes are equal types:
- * typeof_arg spells such an argument from exactly these. */
+ * bool, int, float or complex, a numpy scalar of a number type; 0 for any other (typed in
+ * full by typeof_arg each time; an interface that does not parse is too, with its error).
+ * Equal codes are equal types: typeof_arg spells such an argument from exactly these. */
 static uint64_t fast_type_code(nbc__py_state *st, PyObject *a) {
   PyTypeObject *t = Py_TYPE(a);
   if (t == st->DeviceArrayType) {
@@ -517,6 +546,8 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a) {
   if (t == &PyLong_Type) return 3;
   if (t == &PyFloat_Type) return 4;
   if (t == &PyComplex_Type) return 5;
+  if (strncmp(t->tp_name, "numpy.", 6) == 0 && t != (PyTypeObject *)st->np_ndarray)
+    return numpy_scalar_code(st, a);
   PyObject *cai;
   if (t == &PyTuple_Type || a == Py_None || !nbc__py_optional_attr(a, st->str_cai, &cai))
     return 0;

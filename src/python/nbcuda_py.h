@@ -82,6 +82,9 @@ typedef struct nbc__py_state {
    * numpy dtype object of each code. */
   PyObject *np_empty, *np_ndarray, *np_dtype, *str_C, *str_F, *str_dtype;
   PyObject *np_void; /* numpy.void, a record argument's type (kernel.c), found on first use */
+  /* kernel.c's dispatch: {numpy type: the code of its scalars' numba type, 0 for a type
+   * whose instances are not typed by their type alone (ndarray, void, datetime64...)} */
+  PyObject *np_scalar_codes;
   void **np_api; /* numpy's C API table (numpy_api.c), NULL when not usable */
   PyObject *dtype_keys, *dtype_objs; /* lists */
   /* emm.c: the EMM plugin class of set_memory_manager() (NULL: nbcuda's own allocation),
