@@ -272,8 +272,8 @@ static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *va
 /* The element a Python scalar stores into lhs's dtype, in elem, when converting it needs no
  * numpy: an int that fits an integer or converts to a float or complex, a float or complex
  * (numpy.float64 and complex128 are ones) into a float or complex type that holds it, a
- * bool; 0 for any other value or dtype (numpy
- * converts those, with its own rounding, wrapping and warnings: assign_source). */
+ * bool; 0 for any other value or dtype (numpy converts those, with its own rounding,
+ * wrapping and warnings: assign_source). */
 static int scalar_element(const ArrayObject *lhs, PyObject *value, char elem[16]) {
   PyTypeObject *t = Py_TYPE(value);
   char kind = lhs->kind;
