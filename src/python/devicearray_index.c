@@ -379,36 +379,22 @@ static int do_setitem(ArrayObject *self, PyObject *key, PyObject *value, PyObjec
                                 strides, stream);
   if (!lhs) return -1;
   int c = nbc__py_is_contig(lhs, 'C'), f = !c && nbc__py_is_contig(lhs, 'F');
-  if (Py_TYPE(value) == st->DeviceArrayType &&
-      device_copyable(lhs, (ArrayObject *)value, c, f)) {
-    /* on the device: a copy on the default stream (after the work queued on the array's
-     * stream, which is blocking), waited for as numba's setitem without a stream waits */
-    nbc_stream_t *s = NULL, *temp = NULL;
-    int rc = nbc__py_array_alive(st, (ArrayObject *)value, "cuMemcpyDtoD") < 0 ||
-                     nbc__py_stream_arg(st, stream, &s, &temp) < 0
-                 ? -1
-                 : 0;
-    nbc_status_t status = NBC_OK;
-    if (rc == 0 && lhs->nbytes) {
-      status = nbc__py_copy_dtod(lhs, (ArrayObject *)value, lhs->nbytes);
-      if (status == NBC_OK) {
-        Py_BEGIN_ALLOW_THREADS status = nbc_stream_synchronize(NULL);
-        Py_END_ALLOW_THREADS
-      }
-    }
-    if (rc == 0 && status != NBC_OK) rc = nbc__py_raise_int(st, status);
-    nbc_stream_destroy(temp);
-    Py_DECREF(lhs);
-    return rc;
-  }
-  /* the host bytes, in the target's order: a scalar's element repeated or a buffer of the
-   * target's dtype and shape (no numpy), or the value converted and broadcast by numpy */
+  /* the bytes: on the device, a device array copied there (on the default stream, after
+   * the work queued on the array's stream, which is blocking; waited for as numba's setitem
+   * without a stream waits); else on the host, in the target's order, a scalar's element
+   * repeated or a buffer of the target's dtype and shape (no numpy), or the value converted
+   * and broadcast by numpy */
+  int on_device = Py_TYPE(value) == st->DeviceArrayType &&
+                  device_copyable(lhs, (ArrayObject *)value, c, f);
   char elem[16], small[256], *filled = NULL;
   PyObject *src = NULL;
   Py_buffer b;
   b.obj = NULL;
   const char *host = NULL;
-  if (lhs->kind != 'V' && scalar_element(lhs, value, elem)) {
+  if (on_device) {
+    if (nbc__py_array_alive(st, (ArrayObject *)value, "cuMemcpyDtoD") < 0)
+      on_device = 0; /* its error stands: nothing is copied */
+  } else if (lhs->kind != 'V' && scalar_element(lhs, value, elem)) {
     filled = lhs->nbytes <= sizeof small ? small : PyMem_Malloc(lhs->nbytes);
     for (size_t at = 0; filled && at < lhs->nbytes; at += (size_t)lhs->itemsize)
       memcpy(filled + at, elem, (size_t)lhs->itemsize);
@@ -423,15 +409,24 @@ static int do_setitem(ArrayObject *self, PyObject *key, PyObject *value, PyObjec
   }
   nbc_stream_t *s = NULL, *temp = NULL;
   int rc = -1;
-  if (host && nbc__py_stream_arg(st, stream, &s, &temp) == 0) {
+  if ((on_device || host) && nbc__py_stream_arg(st, stream, &s, &temp) == 0) {
     nbc_status_t status = NBC_OK;
     if (lhs->nbytes == 0)
       status = NBC_OK;
+    else if (on_device)
+      status = nbc__py_copy_dtod(lhs, (ArrayObject *)value, lhs->nbytes);
     else if (c || f)
       status = nbc__py_copy_htod(lhs->data, host, lhs->nbytes, s);
     else
       status = scatter_htod(lhs->data, lhs, host, s);
-    if (status == NBC_OK && lhs->nbytes) status = nbc__py_wait_copy(s);
+    if (status == NBC_OK && lhs->nbytes) {
+      if (on_device) {
+        Py_BEGIN_ALLOW_THREADS status = nbc_stream_synchronize(NULL);
+        Py_END_ALLOW_THREADS
+      } else {
+        status = nbc__py_wait_copy(s);
+      }
+    }
     rc = status == NBC_OK ? 0 : nbc__py_raise_int(st, status);
   }
   if (b.obj) PyBuffer_Release(&b);

@@ -128,12 +128,8 @@ static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind
   return 0;
 }
 
-/* Fills a from __cuda_array_interface__ of obj (dict already fetched). */
-/* cai[key] (borrowed), NULL when absent or on an error (a key whose __eq__ raised). */
-static PyObject *cai_item(PyObject *cai, PyObject *key) {
-  return PyDict_GetItemWithError(cai, key);
-}
-
+/* Fills a from __cuda_array_interface__ of obj (dict already fetched). Its keys are read by
+ * their interned names; a lookup error (a key whose __eq__ raised) is the caller's. */
 static int geometry_from_cai(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
   if (!PyDict_Check(cai)) {
     PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
@@ -141,23 +137,23 @@ static int geometry_from_cai(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
   }
   /* numba's from_cuda_array_interface: an int version is required (numba fails comparing
    * it otherwise), and from version 1 on a mask is refused */
-  PyObject *version = cai_item(cai, st->str_version);
+  PyObject *version = PyDict_GetItemWithError(cai, st->str_version);
   if (!version || !PyLong_Check(version)) {
     if (!PyErr_Occurred())
       PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ needs an int 'version'");
     return -1;
   }
-  PyObject *mask = cai_item(cai, st->str_mask);
+  PyObject *mask = PyDict_GetItemWithError(cai, st->str_mask);
   if (!mask && PyErr_Occurred()) return -1;
   if (PyLong_AsLong(version) >= 1 && mask && mask != Py_None) {
     PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
     return -1;
   }
   if (PyErr_Occurred()) return -1; /* a version beyond a C long */
-  PyObject *shape = cai_item(cai, st->str_shape);
-  PyObject *typestr = shape ? cai_item(cai, st->str_typestr) : NULL;
-  PyObject *data = typestr ? cai_item(cai, st->str_data) : NULL;
-  PyObject *strides = data ? cai_item(cai, st->str_strides) : NULL;
+  PyObject *shape = PyDict_GetItemWithError(cai, st->str_shape);
+  PyObject *typestr = shape ? PyDict_GetItemWithError(cai, st->str_typestr) : NULL;
+  PyObject *data = typestr ? PyDict_GetItemWithError(cai, st->str_data) : NULL;
+  PyObject *strides = data ? PyDict_GetItemWithError(cai, st->str_strides) : NULL;
   if (PyErr_Occurred()) return -1;
   if (!shape || !typestr || !data || !PyTuple_Check(shape) || !PyUnicode_Check(typestr) ||
       !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1) {
@@ -210,9 +206,10 @@ static int geometry_from_cai(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
 /* A structured interface's dtype, from its typestr and descr (geometry_from_cai checked the
  * dict and its typestr); 0 or -1. */
 static int cai_record(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
-  PyObject *descr = cai_item(cai, st->str_descr);
+  PyObject *descr = PyDict_GetItemWithError(cai, st->str_descr);
   if (!descr && PyErr_Occurred()) return -1;
-  a->dtype = nbc__py_record_from_cai(st, cai_item(cai, st->str_typestr), descr, a->itemsize);
+  PyObject *typestr = PyDict_GetItemWithError(cai, st->str_typestr);
+  a->dtype = nbc__py_record_from_cai(st, typestr, descr, a->itemsize);
   return a->dtype ? 0 : -1;
 }
 
@@ -239,7 +236,7 @@ static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int
     PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
     return NULL;
   }
-  PyObject *stream = cai_item(desc, st->str_stream), *ext = NULL;
+  PyObject *stream = PyDict_GetItemWithError(desc, st->str_stream), *ext = NULL;
   if (!stream && PyErr_Occurred()) return NULL;
   if (stream && stream != Py_None) {
     unsigned long long h = PyLong_AsUnsignedLongLong(stream);
@@ -447,7 +444,6 @@ static PyObject *py_device_array_like(PyObject *module, PyObject *args, PyObject
    * contiguous array's is its order, read here without numpy's flags */
   nbc__py_state *st = nbc__py_module_state(module);
   char order = contiguous_order(st, ary);
-  if (order && !st->str_dtype && !nbc__py_numpy(st)) return NULL; /* its "dtype" string */
   if (order) {
     PyObject *shape = PyObject_GetAttr(ary, st->str_shape);
     PyObject *dtype = shape ? PyObject_GetAttr(ary, st->str_dtype) : NULL;
@@ -526,7 +522,8 @@ PyMethodDef nbc__py_array_functions[] = {
  * *phandle, 0 for none; -1 with an exception for a value that is not a handle. */
 static int cai_stream(nbc__py_state *st, PyObject *cai, uintptr_t *phandle) {
   *phandle = 0;
-  PyObject *stream = cai_item(cai, st->str_stream); /* geometry_from_cai checked: a dict */
+  /* geometry_from_cai checked that cai is a dict */
+  PyObject *stream = PyDict_GetItemWithError(cai, st->str_stream);
   if (!stream) return PyErr_Occurred() ? -1 : 0;
   if (stream == Py_None) return 0;
   unsigned long long h = PyLong_AsUnsignedLongLong(stream);

@@ -181,10 +181,6 @@ static int numba_errors_loaded(nbc__py_state *st) {
   PyObject *modules = PyImport_GetModuleDict();
   int bits = 0;
   for (int i = 0; i < 2; i++) {
-    if (!st->str_numba_errors[i] &&
-        !(st->str_numba_errors[i] =
-              PyUnicode_InternFromString(i ? "numba.cuda.core.errors" : "numba.core.errors")))
-      return -1;
     if (PyDict_GetItemWithError(modules, st->str_numba_errors[i])) bits |= 1 << i;
     else if (PyErr_Occurred()) return -1;
   }

@@ -359,14 +359,16 @@ static PyMethodDef module_functions[] = {
 
 static int module_exec(PyObject *module) {
   nbc__py_state *st = nbc__py_module_state(module);
-  st->module_name = PyUnicode_InternFromString("nbcuda");
-  st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
-  st->str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__");
-  if (!st->module_name || !st->str_cai || !st->str_cuda_stream) return -1;
+  /* the strings the hot paths look things up by, interned once */
   struct { PyObject **slot; const char *text; } keys[] = {
+      {&st->module_name, "nbcuda"},
+      {&st->str_cai, "__cuda_array_interface__"},
+      {&st->str_cuda_stream, "__cuda_stream__"},
       {&st->str_version, "version"}, {&st->str_mask, "mask"},       {&st->str_shape, "shape"},
       {&st->str_typestr, "typestr"}, {&st->str_data, "data"},       {&st->str_strides, "strides"},
-      {&st->str_descr, "descr"},     {&st->str_stream, "stream"}};
+      {&st->str_descr, "descr"},     {&st->str_stream, "stream"},   {&st->str_dtype, "dtype"},
+      {&st->str_numba_errors[0], "numba.core.errors"},
+      {&st->str_numba_errors[1], "numba.cuda.core.errors"}};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!(*keys[i].slot = PyUnicode_InternFromString(keys[i].text))) return -1;
   if (PyModule_AddFunctions(module, module_functions) < 0) return -1;

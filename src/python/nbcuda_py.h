@@ -73,13 +73,13 @@ typedef struct nbc__py_state {
    * numba's errors modules were loaded then (a bitmask): made again when that changes */
   PyObject *warning_classes;
   int warning_numba;
-  PyObject *str_numba_errors[2]; /* "numba.core.errors", "numba.cuda.core.errors" */
+  PyObject *str_numba_errors[2]; /* "numba.core.errors", "numba.cuda.core.errors" (interned) */
   PyObject *mapped_array_class;  /* MappedNDArray (hostmemory.c), made on first use */
   PyObject *managed_array_class; /* ManagedNDArray */
   /* devicearray.c's caches, so that device_array/to_device/copy_to_host make no Python-level
    * numpy calls per call: numpy.empty, numpy.ndarray, numpy.dtype, the order strings; the
    * dtype arguments seen (compared by identity) with their codes, kind << 8 | itemsize; the
-   * numpy dtype object of each code. */
+   * numpy dtype object of each code. ("dtype", interned when the module is made.) */
   PyObject *np_empty, *np_ndarray, *np_dtype, *str_C, *str_F, *str_dtype;
   PyObject *np_void; /* numpy.void, a record argument's type (kernel.c), found on first use */
   /* kernel.c's dispatch: {numpy type: the code of its scalars' numba type, 0 for a type

@@ -82,9 +82,8 @@ PyObject *nbc__py_numpy(nbc__py_state *st) {
   st->np_dtype = st->np_ndarray ? PyObject_GetAttrString(np, "dtype") : NULL;
   st->str_C = PyUnicode_InternFromString("C");
   st->str_F = PyUnicode_InternFromString("F");
-  st->str_dtype = PyUnicode_InternFromString("dtype");
   if (!st->np_empty || !st->np_ndarray || !st->np_dtype || !st->str_C || !st->str_F ||
-      !st->str_dtype || !PyType_Check(st->np_ndarray) || !PyType_Check(st->np_dtype)) {
+      !PyType_Check(st->np_ndarray) || !PyType_Check(st->np_dtype)) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "numpy lacks empty/ndarray/dtype");
     Py_CLEAR(st->np_empty);
     Py_CLEAR(st->np_ndarray);
