@@ -124,9 +124,6 @@ int nbc__py_launch_views(const nbc_signature_t *sig) {
   return n;
 }
 
-/* Argument i (or an item of it), described by p: a scalar converted as numba converts it,
- * a tuple packed item by item, an array item of a tuple (a view taken into V, as for an
- * array argument: a host array is copied there and back). */
 /* numba converts no complex value to a real type: a TypeError naming the argument. */
 static int complex_refused(const nbc_param_info_t *p, int i, PyObject *a) {
   PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %R (numba converts no complex "
@@ -134,6 +131,9 @@ static int complex_refused(const nbc_param_info_t *p, int i, PyObject *a) {
   return -1;
 }
 
+/* Argument i (or an item of it), described by p: a scalar converted as numba converts it,
+ * a tuple packed item by item, an array item of a tuple (a view taken into V, as for an
+ * array argument: a host array is copied there and back). */
 static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
                       PyObject *a, views_in_use *V) {
   nbc_status_t s;
@@ -387,8 +387,6 @@ static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t 
 
 static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs);
 
-/* The launch itself. Omitted trailing arguments are the function's defaults, as numba's
- * dispatcher folds them (the hot path: one comparison). */
 /* numba's extensions: each argument through every extension's prepare_args(ty, val,
  * stream=, retr=) (ty: the argument's type in the overload the arguments choose, None when
  * they choose none before the extensions ran), then the launch with what they return, then
@@ -446,20 +444,24 @@ done:
   return r;
 }
 
+/* The launch itself. Omitted trailing arguments are the function's defaults, as numba's
+ * dispatcher folds them (the hot path: one comparison). */
 static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
   KernelObject *k = L->kernel;
-  int extended = __builtin_expect(k->extensions != NULL, 0) && PyList_GET_SIZE(k->extensions);
+  PyObject *(*run)(LauncherObject *, PyObject *const *, Py_ssize_t) =
+      __builtin_expect(k->extensions != NULL, 0) && PyList_GET_SIZE(k->extensions)
+          ? launch_extended
+          : launch_args;
   if (nargs >= k->nparams || !k->defaults ||
       nargs < k->nparams - PyTuple_GET_SIZE(k->defaults))
-    return extended ? launch_extended(L, args, nargs) : launch_args(L, args, nargs);
+    return run(L, args, nargs);
   Py_ssize_t ndef = PyTuple_GET_SIZE(k->defaults), first = k->nparams - ndef;
   PyObject *all = PyTuple_New(k->nparams);
   if (!all) return NULL;
   for (Py_ssize_t i = 0; i < k->nparams; i++)
     PyTuple_SET_ITEM(all, i, Py_NewRef(i < nargs ? args[i] : PyTuple_GET_ITEM(k->defaults,
                                                                                i - first)));
-  PyObject *r = extended ? launch_extended(L, &PyTuple_GET_ITEM(all, 0), k->nparams)
-                         : launch_args(L, &PyTuple_GET_ITEM(all, 0), k->nparams);
+  PyObject *r = run(L, &PyTuple_GET_ITEM(all, 0), k->nparams);
   Py_DECREF(all);
   return r;
 }
