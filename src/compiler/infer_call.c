@@ -551,6 +551,9 @@ static const nbc__type *call_array(infer *I, nbc__node *n, const char *fname) {
       return TYPING(I, shape, "array too large in %s()", fname), NULL;
     total *= dims[i];
   }
+  /* only a 1-d shared array may have no elements: it is the dynamic shared memory */
+  if (total == 0 && !(shared && ndim == 1))
+    return TYPING(I, shape, "ValueError: array length <= 0 in %s()", fname), NULL;
   int64_t align;
   if (!array_alignment(I, alignment, &align)) return NULL;
   nbc__call *c = call_new(I, n, shared ? NBC__B_CUDA_SHARED_ARRAY : NBC__B_CUDA_LOCAL_ARRAY,

@@ -907,6 +907,22 @@ nbc__lval nbc__lower_device_array_global(nbc__lowerer *L, const nbc__type *at,
   return constant_geometry(L, at, data, g->array_shape, g->array_strides, total);
 }
 
+/* The dynamic shared memory as a 1-d array: as numba-cuda, its length is the size given at
+ * launch (the %dynamic_smem_size register, which NVVM has no intrinsic for) over the item
+ * size, so len(), bounds and slices see the elements the launch made room for. */
+static nbc__lval dynamic_shared_array(nbc__lowerer *L, const nbc__type *at, const char *data) {
+  int64_t zero = 0;
+  nbc__lval a = fixed_array(L, at, data, &zero, 0);
+  const char *aty = ltype(L, at), *bytes = tmp(L), *wide = tmp(L), *count = tmp(L);
+  const char *with_count = tmp(L), *with_shape = tmp(L);
+  EMIT("%s = call i32 asm sideeffect \"mov.u32 $0, %%dynamic_smem_size;\", \"=r\"()", bytes);
+  EMIT("%s = zext i32 %s to i64", wide, bytes);
+  EMIT("%s = udiv i64 %s, %zu", count, wide, nbc__type_size(at->dtype));
+  EMIT("%s = insertvalue %s %s, i64 %s, 2", with_count, aty, a.v, count);
+  EMIT("%s = insertvalue %s %s, i64 %s, 5, 0", with_shape, aty, with_count, count);
+  return (nbc__lval){at, with_shape};
+}
+
 /* cuda.shared.array / cuda.local.array: a fixed-size buffer wrapped in the array struct
  * (C layout, constant shape and strides, which LLVM folds into the address arithmetic); a
  * local one zero-filled at the function's entry, as numba-cuda does. */
@@ -941,6 +957,7 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
     EMIT("%s = getelementptr [%lld x %s], [%lld x %s] addrspace(3)* %s, i64 0, i64 0", p,
          (long long)total, et, (long long)total, et, g);
     EMIT("%s = addrspacecast %s addrspace(3)* %s to %s*", data, et, p, et);
+    if (total == 0) return dynamic_shared_array(L, at, data);
   } else {
     const char *aty = nbc__arena_printf(L->arena, "[%lld x %s]", (long long)total, et);
     /* records are [size x i8]: their fields' accesses assume the alignment the record's

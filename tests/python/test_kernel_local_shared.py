@@ -5,7 +5,9 @@ where the function begins (numba-cuda's cgutils.alloca_once stores zeros there),
 kernel reading an element it never wrote sees 0 under both; shapes may be global constants, a
 tuple or list of them or a global tuple, and the dtype numpy's name of a type ("int32"), as in
 numba-cuda's test_sm_creation; `a.ctypes.data` is an array's address (numba's ArrayCTypes),
-aligned as asked. CI: the PTX's alignments and the errors; the GPU compares kernels with
+aligned as asked; `cuda.shared.array(0, dtype)`, the dynamic shared memory, is as long as
+the launch's shared-memory size over the item size (numba-cuda reads %dynamic_smem_size), and
+any other array with no elements is refused ("array length <= 0"). CI: the PTX's alignments and the errors; the GPU compares kernels with
 numba-cuda and checks the addresses' alignment."""
 import inspect
 import re
@@ -259,4 +261,74 @@ def test_shape_and_dtype_forms_match_numba_cuda(gpu, tmp_path):
         results.append(out)
     i, j = np.meshgrid(np.arange(5), np.arange(6), indexing="ij")
     np.testing.assert_array_equal(results[0], i + i * 10 + j + 0.5 - j + 5 + 6)
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def dynamic_views(x):
+    # numba-cuda's test_sm dynamic-shared-memory slices: the array's length is the size the
+    # launch gave over the item size, so slices start and end where they say
+    dyn = cuda.shared.array(0, dtype=np.int32)
+    a = dyn[1:3]
+    b = dyn[4:6]
+    back = dyn[7:5:-1]
+    for j in range(8):
+        dyn[j] = 99
+    a[0] = 1
+    a[1] = 2
+    b[0] = 3
+    b[1] = 4
+    back[0] = 5
+    dyn[len(dyn) - 1] = 42
+    for j in range(8):
+        x[j] = dyn[j]
+    x[8] = len(dyn)
+    x[9] = dyn.size
+    x[10] = dyn.shape[0]
+    x[11] = dyn[-1]  # the last element the launch made room for
+    x[12] = dyn[::2].size
+
+
+def test_dynamic_shared_array_length_is_read_at_run_time(tmp_path):
+    ptx, _ = cuda.compile_ptx(dynamic_views, "void(int32[::1])", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    assert "%dynamic_smem_size" in ptx
+    assert re.search(r"\.extern \.shared \.align \d+ \.b8 \w+\[\]", ptx)
+
+
+ZERO_LENGTH_SOURCE = '''
+import numpy as np
+import nbcuda as cuda
+
+
+def local_zero(x):
+    a = cuda.local.array(0, np.int32)
+    x[0] = a.size
+
+
+def shared_2d_zero(x):
+    a = cuda.shared.array((0, 4), np.int32)
+    x[0] = a.size
+'''
+
+
+def test_zero_length_arrays_other_than_dynamic_shared_are_refused(tmp_path):
+    # numba-cuda's _generic_array: "array length <= 0" unless a 1-d shared array
+    m = load_kernel_module(tmp_path, "zero_length", ZERO_LENGTH_SOURCE, cuda)
+    for fn in (m.local_zero, m.shared_2d_zero):
+        with pytest.raises(cuda.TypingError, match="array length <= 0"):
+            cuda.compile_ptx(fn, "void(int32[::1])", cc=(9, 0))
+
+
+@pytest.mark.gpu
+def test_dynamic_shared_views_match_numba_cuda(gpu):
+    numba_cuda = pytest.importorskip("numba.cuda")
+    results = []
+    for lib in (cuda, numba_cuda):
+        k = lib.jit("void(int32[::1])")(dynamic_views)
+        out = np.zeros(13, np.int32)
+        k[1, 1, 0, 10 * 4](out)  # ten int32 of dynamic shared memory
+        results.append(out)
+    expected = [99, 1, 2, 99, 3, 4, 5, 99]
+    np.testing.assert_array_equal(results[0][:8], expected)
+    assert list(results[0][8:]) == [10, 10, 10, 42, 5]
     np.testing.assert_array_equal(results[0], results[1])
