@@ -105,6 +105,7 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->sigtext = NULL;
   k->specializations = NULL;
   k->fixed = 0;
+  k->overload = 0;
   k->dispatch = NULL;
   k->opts = *opts;
   k->max_registers = 0;
@@ -207,6 +208,7 @@ KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObj
   if (!k) return NULL;
   k->cache = cache;
   if (owner) { /* the dispatcher's load options */
+    k->overload = 1;
     k->max_registers = owner->max_registers;
     k->carveout = owner->carveout;
   }
@@ -1118,7 +1120,8 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
   int cc = self->result && PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) >= 2;
   for (Py_ssize_t i = 0; cc && i < PyTuple_GET_SIZE(sig); i++)
     cc = PyLong_CheckExact(PyTuple_GET_ITEM(sig, i));
-  if (cc) return fn(st, self);
+  /* an overload of a dispatcher (numba's _Kernel: d.overloads[sig]) has one text */
+  if (cc || (sig == Py_None && self->overload && self->result)) return fn(st, self);
   if (sig != Py_None) {
     PyObject *key = kernel_key(st, sig);
     PyObject *found = key ? overload_of(st, self, key) : NULL;
@@ -1324,9 +1327,9 @@ static PyMethodDef kernel_methods[] = {
      "launches; jit with signatures has only those: RuntimeError otherwise)."},
     KW_METHOD(configure, "configure(griddim, blockdim, stream=0, sharedmem=0): k[griddim, "
               "blockdim, stream, sharedmem]."),
-    KW_METHOD(inspect_asm, "inspect_asm(signature=None): the PTX of that overload, or of the "
-              "kernel (a dict signature -> PTX for kernels jitted without one or with "
-              "several)."),
+    KW_METHOD(inspect_asm, "inspect_asm(signature=None): the PTX of that overload, or a dict "
+              "argument types -> PTX of all; an overload (k.overloads[types], numba's "
+              "_Kernel) gives its own PTX."),
     KW_METHOD(inspect_llvm, "inspect_llvm(signature=None): the NVVM IR handed to libNVVM, as "
               "inspect_asm gives PTX."),
     KW_METHOD(inspect_types, "inspect_types(file=None, signature=None): writes each "

@@ -31,6 +31,7 @@ typedef struct {
   PyObject *sigtext;          /* eager: the signature; lazy: NULL */
   PyObject *specializations;  /* lazy: dict sigtext -> Kernel */
   int fixed;                  /* jit([sig, ...]): only these, no new specialisation */
+  int overload;               /* made by a dispatcher for one signature (numba's _Kernel) */
   PyObject *dispatch;         /* fixed: dict argument types -> the overload chosen for them */
   nbc_compile_options_t opts;
   unsigned max_registers;     /* numba's jit(max_registers=N), applied when code is loaded */

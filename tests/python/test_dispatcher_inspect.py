@@ -49,6 +49,18 @@ def test_inspect_llvm_is_the_nvvm_ir_per_signature():
         k.inspect_llvm((float64[::1], float64))
 
 
+def test_an_overload_inspects_as_its_own_text():
+    # numba's _Kernel (d.overloads[types], as numba-cuda's test_array_alignment reads it):
+    # inspect_llvm() and inspect_asm() of one overload are its text, not a dict
+    for k in (cuda.jit(axpy), cuda.jit(["void(float32[::1], float64)"])(axpy)):
+        if not k.signatures:
+            k.compile((float32[::1], float64))
+        overload = k.overloads[k.signatures[0]]
+        assert overload.inspect_llvm() == k.inspect_llvm((float32[::1], float64))
+        assert overload.inspect_asm() == k.inspect_asm((float32[::1], float64))
+        assert isinstance(overload.inspect_asm(), str)
+
+
 def test_inspect_llvm_of_a_kernel_with_one_signature_is_a_dict_of_one():
     k = cuda.jit("void(float32[::1], float64)")(axpy)
     irs = k.inspect_llvm()  # numba-cuda 0.30's CUDADispatcher: a dict, one signature or not
