@@ -693,7 +693,14 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
   const char *tp = Py_TYPE(value)->tp_name;
   int is_ufunc = strcmp(tp, "numpy.ufunc") == 0;
   if (is_ufunc || strncmp(tp, "numpy.dtype", 11) == 0) { /* np.sqrt, np.dtype('float32') */
-    PyObject *n = PyObject_GetAttrString(value, is_ufunc ? "__name__" : "name");
+    /* a structured dtype by numba's Record(...) text (its name is only "void<bits>") */
+    PyObject *fields = is_ufunc ? NULL : PyObject_GetAttrString(value, "fields");
+    int record = fields && fields != Py_None;
+    Py_XDECREF(fields);
+    PyErr_Clear();
+    PyObject *n = record     ? nbc__py_record_text(NULL, value)
+                  : is_ufunc ? PyObject_GetAttrString(value, "__name__")
+                             : PyObject_GetAttrString(value, "name");
     if (!n || !PyUnicode_Check(n) || PyList_Append(sess->keep, n) < 0) {
       Py_XDECREF(n);
       PyErr_Clear();

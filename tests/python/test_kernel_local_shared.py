@@ -297,7 +297,6 @@ def test_dynamic_shared_array_length_is_read_at_run_time(tmp_path):
 
 ZERO_LENGTH_SOURCE = '''
 import numpy as np
-import nbcuda as cuda
 
 
 def local_zero(x):
@@ -331,4 +330,56 @@ def test_dynamic_shared_views_match_numba_cuda(gpu):
     expected = [99, 1, 2, 99, 3, 4, 5, 99]
     np.testing.assert_array_equal(results[0][:8], expected)
     assert list(results[0][8:]) == [10, 10, 10, 42, 5]
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+RECORD_SOURCE = '''
+import numpy as np
+
+POINT = np.dtype([("a", np.uint8), ("b", np.int32), ("c", np.float64)], align=True)
+
+
+def records_in_local_and_shared(out, addresses):
+    # a structured numpy dtype as the element type (numba-cuda's test_array_alignment)
+    loc = cuda.local.array(4, dtype=POINT)
+    sh = cuda.shared.array(4, dtype=POINT, alignment=64)
+    i = cuda.threadIdx.x
+    loc[i].a = i + 1
+    loc[i].b = -i
+    loc[i].c = i * 0.5
+    sh[i] = loc[i]
+    cuda.syncthreads()
+    out[i] = sh[3 - i]
+    if i == 0:
+        addresses[0] = sh.ctypes.data
+'''
+
+
+def _record_kernel(tmp_path, lib, name):
+    return load_kernel_module(tmp_path, name, RECORD_SOURCE, lib)
+
+
+def test_structured_dtype_globals_make_record_arrays(tmp_path):
+    m = _record_kernel(tmp_path, cuda, "records_local_shared")
+    sig = "void(Record(a[type=uint8;offset=0],b[type=int32;offset=4],c[type=float64;offset=8];" \
+          "16;True)[::1], uint64[::1])"
+    ptx, _ = cuda.compile_ptx(m.records_in_local_and_shared, sig, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    assert re.search(r"\.shared \.align 64 \.b8 \w+\[64\]", ptx)
+
+
+@pytest.mark.gpu
+def test_structured_dtype_arrays_match_numba_cuda(gpu, tmp_path):
+    numba_cuda = pytest.importorskip("numba.cuda")
+    results = []
+    for lib in (cuda, numba_cuda):
+        m = _record_kernel(tmp_path, lib, f"records_{lib.__name__.replace('.', '_')}")
+        out = np.zeros(4, m.POINT)
+        addresses = np.zeros(1, np.uint64)
+        lib.jit(m.records_in_local_and_shared)[1, 4](out, addresses)
+        assert addresses[0] % 64 == 0
+        results.append(out)
+    assert list(results[0]["a"]) == [4, 3, 2, 1]
+    assert list(results[0]["b"]) == [-3, -2, -1, 0]
+    assert list(results[0]["c"]) == [1.5, 1.0, 0.5, 0.0]
     np.testing.assert_array_equal(results[0], results[1])
