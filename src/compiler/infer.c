@@ -297,6 +297,13 @@ bool nbc__infer_is_builtin(const nbc__global *G) {
   return G && G->g.kind == NBC_GLOBAL_OTHER && !G->module;
 }
 
+bool nbc__infer_untyped_global(infer *I, const nbc__node *n) {
+  if (n->kind != NBC__N_NAME || nbc__infer_var_find(I, n->str) >= 0) return false;
+  nbc_global_t g;
+  return nbc__infer_resolve(I->fn->resolver, I->fn->module, n->str, &g) == 0 &&
+         g.kind == NBC_GLOBAL_OTHER;
+}
+
 static const nbc__type *cuda_name_type(infer *I, const nbc__node *n, const char *name);
 
 /* Constant memory is 64 KiB per module; numba lets ptxas refuse more, nbcuda says it here. */

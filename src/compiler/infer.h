@@ -81,6 +81,10 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n);
 /* A compile-time integer: a literal, its negation or a global integer constant. */
 bool nbc__infer_const_int(infer *I, const nbc__node *n, int64_t *pv);
 bool nbc__infer_is_builtin(const nbc__global *G);
+/* Whether n names a global (or closure variable) the kernel language has no type for (a
+ * str, a list...), looked up without reporting it: a caller that wants a constant says what
+ * it wanted instead. */
+bool nbc__infer_untyped_global(infer *I, const nbc__node *n);
 /* Whether the integer expression n is known never to be negative (the final walk's
  * analysis; false before it), so an index by it needs no wraparound. */
 bool nbc__infer_nonneg(infer *I, const nbc__node *n);

@@ -496,9 +496,10 @@ static bool array_alignment(infer *I, nbc__node *v, int64_t *palign) {
   if (!v || v->kind == NBC__N_NONE) return true;
   int64_t a;
   if (!nbc__infer_const_int(I, v, &a)) {
-    const nbc__type *t = v->kind == NBC__N_STR ? NULL : nbc__infer_expr(I, v);
+    bool constant_other = v->kind == NBC__N_STR || nbc__infer_untyped_global(I, v);
+    const nbc__type *t = constant_other ? NULL : nbc__infer_expr(I, v);
     if (t && t->kind == NBC__T_NONE) return true;
-    if (!t && v->kind != NBC__N_STR) return false;
+    if (!t && !constant_other) return false;
     return TYPING(I, v, "RequireLiteralValue: alignment must be a constant integer");
   }
   const char *why = a <= 0 ? "Alignment must be positive"

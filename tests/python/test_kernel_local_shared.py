@@ -90,6 +90,15 @@ def float_alignment(a):
     a[0] = s[0]
 
 
+STRING_ALIGNMENT = "16"
+
+
+def string_alignment(a):
+    # a global the kernel language has no type for: numba's RequireLiteralValue too
+    s = cuda.shared.array(4, np.float32, alignment=STRING_ALIGNMENT)
+    a[0] = s[0]
+
+
 def variable_alignment(a, n):
     s = cuda.local.array(4, np.float32, alignment=n)
     a[0] = s[0]
@@ -99,6 +108,7 @@ def test_alignment_is_a_constant_integer_or_none(tmp_path):
     ptx, _ = cuda.compile_ptx(global_none_alignment, "void(float32[::1])", cc=(9, 0))
     check_ptx(ptx, tmp_path)
     for func, sig in ((float_alignment, "void(float32[::1])"),
+                      (string_alignment, "void(float32[::1])"),
                       (variable_alignment, "void(float32[::1], int64)")):
         with pytest.raises(cuda.TypingError,
                            match="RequireLiteralValue: alignment must be a constant integer"):
