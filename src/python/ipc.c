@@ -563,8 +563,25 @@ static PyObject *array_handle_make(nbc__py_state *st, PyObject *ipc_handle, PyOb
 
 /* Exports memory (an object with __cuda_array_interface__) of ctx (NULL: current): the
  * IpcHandle, and its array desc in *pdesc when pdesc is not NULL. */
+/* The IpcHandle of [ptr, ptr + bytes) in ctx (NULL: the current context), owned by memory. */
+static PyObject *export_range(nbc__py_state *st, PyObject *memory, nbc_context_t *ctx,
+                              unsigned long long ptr, size_t bytes) {
+  if (!ptr || !bytes) {
+    PyErr_SetString(PyExc_ValueError, "cannot share an empty array over IPC");
+    return NULL;
+  }
+  nbc_ipc_handle_t h;
+  nbc_status_t s = nbc_ipc_get_handle(ctx, ptr, bytes, &h);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  return (PyObject *)handle_new(st, &h, memory);
+}
+
 static PyObject *export(nbc__py_state *st, PyObject *memory, nbc_context_t *ctx,
                         PyObject **pdesc) {
+  nbc_devptr_t mptr;
+  size_t msize;
+  if (!pdesc && nbc__py_memptr_range(st, memory, &mptr, &msize)) /* numba's array.gpu_data */
+    return export_range(st, memory, ctx, mptr, msize);
   PyObject *cai = PyObject_GetAttr(memory, st->str_cai);
   if (!cai) return NULL;
   PyObject *data = PyDict_Check(cai) ? PyDict_GetItemString(cai, "data") : NULL;
@@ -581,17 +598,7 @@ static PyObject *export(nbc__py_state *st, PyObject *memory, nbc_context_t *ctx,
   size_t bytes;
   desc = array_desc(st, shape, typestr, strides ? strides : Py_None, &bytes);
   if (!desc) goto done;
-  if (!ptr || !bytes) {
-    PyErr_SetString(PyExc_ValueError, "cannot share an empty array over IPC");
-    goto done;
-  }
-  nbc_ipc_handle_t h;
-  nbc_status_t s = nbc_ipc_get_handle(ctx, ptr, bytes, &h);
-  if (s != NBC_OK) {
-    nbc__py_raise(st, s);
-    goto done;
-  }
-  result = (PyObject *)handle_new(st, &h, memory);
+  result = export_range(st, memory, ctx, ptr, bytes);
   if (result && pdesc) *pdesc = Py_NewRef(desc);
 done:
   Py_DECREF(cai);

@@ -94,6 +94,13 @@ static MemPtrObject *memptr_new(nbc__py_state *st) {
   return m;
 }
 
+int nbc__py_memptr_range(nbc__py_state *st, PyObject *obj, nbc_devptr_t *pptr, size_t *psize) {
+  if (!PyObject_TypeCheck(obj, st->MemoryPointerType)) return 0;
+  *pptr = ((MemPtrObject *)obj)->ptr;
+  *psize = ((MemPtrObject *)obj)->size;
+  return 1;
+}
+
 PyObject *nbc__py_memptr_view(nbc__py_state *st, PyObject *owner, PyObject *context,
                               nbc_context_t *cctx, unsigned lifetime, nbc_devptr_t ptr,
                               size_t size) {

@@ -545,6 +545,8 @@ PyObject *nbc__py_stage_kernel(PyObject *module, PyObject *py_func, PyObject *so
 int nbc__py_gufunc_init(PyObject *module, nbc__py_state *st);
 /* memorypointer.c: MemoryPointer (Context.memalloc, DeviceNDArray.gpu_data). */
 int nbc__py_memptr_init(PyObject *module, nbc__py_state *st);
+/* Whether obj is a MemoryPointer; if so, its address and size in bytes. */
+int nbc__py_memptr_range(nbc__py_state *st, PyObject *obj, nbc_devptr_t *pptr, size_t *psize);
 /* A MemoryPointer over [ptr, ptr + size) that keeps owner (which keeps the memory) alive. */
 PyObject *nbc__py_memptr_view(nbc__py_state *st, PyObject *owner, PyObject *context,
                               nbc_context_t *cctx, unsigned lifetime, nbc_devptr_t ptr,
@@ -552,8 +554,8 @@ PyObject *nbc__py_memptr_view(nbc__py_state *st, PyObject *owner, PyObject *cont
 int nbc__py_ipc_init(PyObject *module, nbc__py_state *st);
 /* DeviceNDArray.get_ipc_handle() (METH_NOARGS): an IpcArrayHandle of the array's memory. */
 PyObject *nbc__py_ipc_array_get_handle(PyObject *array, PyObject *unused);
-/* Context.get_ipc_handle(memory) (METH_O): an IpcHandle of memory (an object with
- * __cuda_array_interface__) in that context. */
+/* Context.get_ipc_handle(memory) (METH_O): an IpcHandle of memory (a MemoryPointer, as
+ * numba's array.gpu_data, or an object with __cuda_array_interface__) in that context. */
 PyObject *nbc__py_ipc_context_get_handle(PyObject *context, PyObject *memory);
 
 /* compile.c: numba's launch_bounds argument (None, an int, or a tuple of one to three ints)

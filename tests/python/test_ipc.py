@@ -1,5 +1,6 @@
 """CUDA IPC as numba.cuda offers it: DeviceNDArray.get_ipc_handle(), Context.get_ipc_handle(),
-IpcHandle / IpcArrayHandle (pickling, open, close, `with h as arr:`) and open_ipc_array.
+IpcHandle / IpcArrayHandle (pickling, open, close, `with h as arr:`) and open_ipc_array;
+Context.get_ipc_handle takes an array or, as numba's, a MemoryPointer (`array.gpu_data`).
 
 CUDA refuses to open a handle in the process that made it. On the test driver the tests that
 open their own handles set NBCUDA_TESTDRIVER_IPC_SAME_PROCESS=1 (the `same_process` fixture),
@@ -176,6 +177,15 @@ def test_context_get_ipc_handle(cuda, same_process):
     arr = other.open_array(ctx, shape=10, dtype=np.intp)
     np.testing.assert_equal(arr.copy_to_host(), a)
     other.close()
+    # numba's own tests export array.gpu_data, a MemoryPointer (of a view: its own range)
+    for exported, start, size in ((d, 0, 80), (d[3:8], 24, 40)):
+        memory = exported.gpu_data
+        ipch = ctx.get_ipc_handle(memory)
+        assert ipch.base is memory and ipch.size == size and ipch.offset == start
+        other = reopened(ipch)
+        arr = other.open_array(ctx, shape=size // 8, dtype=np.intp)
+        np.testing.assert_equal(arr.copy_to_host(), a[start // 8:(start + size) // 8])
+        other.close()
     with pytest.raises(TypeError, match="expected a Context"):
         other.open(42)
     with pytest.raises(NotImplementedError, match="open_staged"):
@@ -268,10 +278,11 @@ def test_two_processes_raw_handle(cuda, gpu):
     import concurrent.futures
     a = np.arange(10, dtype=np.intp)
     d = cuda.to_device(a)
-    ipch = cuda.current_context().get_ipc_handle(d)
-    with concurrent.futures.ProcessPoolExecutor(mp_context=mp.get_context("spawn")) as exe:
-        out = exe.submit(_child_raw, ipch.handle.reserved, ipch.size, os.getpid()).result(60)
-    np.testing.assert_equal(out, a)
+    for memory in (d, d.gpu_data):  # an array, or its MemoryPointer as numba's tests give it
+        ipch = cuda.current_context().get_ipc_handle(memory)
+        with concurrent.futures.ProcessPoolExecutor(mp_context=mp.get_context("spawn")) as exe:
+            out = exe.submit(_child_raw, ipch.handle.reserved, ipch.size, os.getpid()).result(60)
+        np.testing.assert_equal(out, a)
 
 
 @pytest.mark.parametrize("shape, strides", [((4, 2**62), None), ((2**62,), (2**62,)),
