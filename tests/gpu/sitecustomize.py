@@ -1,8 +1,11 @@
 """Loaded on the GPU machine by tests/gpu/run.sh (PYTHONPATH): numba-cuda 0.30.4 breaks on
 numpy 2.5, so the names it still uses are aliased — lazily, when numba is first imported,
 so that processes that never import numba (e.g. the check that `import nbcuda` does not pull
-in numpy) are left untouched."""
+in numpy) are left untouched. Under numba_suite.py (NBCUDA_STUB_FILECHECK set), the
+processes its tests spawn get its stand-in for the filecheck package as well, without which
+numba-cuda's testing module does not import."""
 import importlib.abc
+import os
 import sys
 
 
@@ -18,3 +21,7 @@ class _AliasNumpyForNumba(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _AliasNumpyForNumba())
+
+if os.environ.get("NBCUDA_STUB_FILECHECK"):
+    from numba_suite import stub_filecheck
+    stub_filecheck()
