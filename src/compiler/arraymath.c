@@ -14,6 +14,12 @@
  *              numbers compare by real then imaginary part; an empty array raises ValueError
  *   argmin, argmax   the flat index of the first extreme (the first NaN for floats)
  *   all, any   the truth of every / some element
+ *   nansum, nanprod, nanmean, nanvar, nanstd   the same over the elements that are not NaN
+ *              (numba's np_nan* overloads: nansum/nanprod accumulate in int64 for integers,
+ *              nanmean in float64 or complex128 and give NaN when no element counts)
+ *   nanmin, nanmax   the first element, then each later one not NaN that does not compare
+ *              beyond it (complex numbers by real part, then imaginary)
+ *   count_nonzero   the number of elements != 0 (int64)
  *
  * The builtins over an iterable are numba's cpython/builtins.py: sum(it, start=0) is
  * `acc = start; for x in it: acc = acc + x` (a tuple's items unrolled), min(it) and max(it)
@@ -31,11 +37,23 @@
 static const char *const reductions[] = {"sum",    "prod", "mean", "var",  "std",
                                          "min",    "max",  "amin", "amax", "argmin",
                                          "argmax", "all",  "any",  NULL};
+/* numpy's functions only, not array methods */
+static const char *const function_reductions[] = {
+    "amin",   "amax",   "nansum", "nanprod", "nanmean",       "nanvar",
+    "nanstd", "nanmin", "nanmax", "count_nonzero", NULL};
+
+static bool listed(const char *const *list, const char *name) {
+  for (int i = 0; name && list[i]; i++)
+    if (strcmp(list[i], name) == 0) return true;
+  return false;
+}
 
 bool nbc__array_reduction_exists(const char *name) {
-  for (int i = 0; name && reductions[i]; i++)
-    if (strcmp(reductions[i], name) == 0) return true;
-  return false;
+  return listed(reductions, name) || listed(function_reductions, name);
+}
+
+bool nbc__array_reduction_is_method(const char *name) {
+  return listed(reductions, name) && !listed(function_reductions, name);
 }
 
 /* The name numba exports type t under (numba.boolean for bool). */
@@ -110,6 +128,62 @@ static void truth(nbc__buf *b, int ndim, bool all) {
                   idx.data, in + 4, "", all ? "False" : "True", all ? "True" : "False");
 }
 
+/* Opens the loops of a NaN-skipping reduction (numba's get_isnan: floats and complex numbers
+ * are tested, other elements never are NaN): each element in v, the body's indentation
+ * returned. */
+static int open_nan_skip(nbc__buf *b, int ndim, const nbc__type *dt) {
+  nbc__buf idx;
+  nbc__buf_init(&idx, b->arena);
+  int in = open_loops(b, ndim, &idx);
+  nbc__buf_printf(b, "%*sv = a[%s]\n", in, "", idx.data);
+  if (nbc__type_is_complex(dt))
+    nbc__buf_printf(b, "%*sif not (math.isnan(v.real) or math.isnan(v.imag)):\n", in, "");
+  else if (nbc__type_is_float(dt))
+    nbc__buf_printf(b, "%*sif not math.isnan(v):\n", in, "");
+  else
+    return in;
+  return in + 4;
+}
+
+/* numba's np.nanmin / np.nanmax (nan_min_max_factory): the first element, then each later one
+ * that is not NaN and not beyond it; a NaN first element is replaced by the first number
+ * after it. */
+static void nan_extreme(nbc__buf *b, int ndim, const nbc__type *dt, const char *sign) {
+  nbc__buf_puts(b, "    if a.size == 0:\n        raise ValueError(\"zero-size array to "
+                   "reduction operation not possible\")\n    r = a[");
+  first_index(b, ndim);
+  nbc__buf_puts(b, "]\n");
+  nbc__buf idx;
+  nbc__buf_init(&idx, b->arena);
+  int in = open_loops(b, ndim, &idx);
+  nbc__buf_printf(b, "%*sv = a[%s]\n", in, "", idx.data);
+  if (nbc__type_is_complex(dt)) {
+    nbc__buf_printf(b, "%*sif math.isnan(r.real) and not math.isnan(v.real):\n%*sr = v\n", in,
+                    "", in + 4, "");
+    nbc__buf_printf(b, "%*selif v.real %s r.real:\n%*sr = v\n", in, "", sign, in + 4, "");
+    nbc__buf_printf(b, "%*selif v.real == r.real and v.imag %s r.imag:\n%*sr = v\n", in, "",
+                    sign, in + 4, "");
+  } else {
+    if (nbc__type_is_float(dt))
+      nbc__buf_printf(b, "%*sif not math.isnan(v):\n", in, ""), in += 4;
+    /* numba's `if not comparison_op(return_val, v)`: the comparison reversed */
+    nbc__buf_printf(b, "%*sif not r %s v:\n%*sr = v\n", in, "", sign,
+                    in + 4, "");
+  }
+  nbc__buf_puts(b, "    return r\n");
+}
+
+/* _nanmean(a), which nanvar and nanstd use too: numba's c = 0.0, count = 0 and np.divide(c,
+ * count), NaN (NaN + NaNj for complex numbers) when every element is NaN or there is none. */
+static void nan_mean(nbc__buf *b, int ndim, const nbc__type *dt) {
+  bool cx = nbc__type_is_complex(dt);
+  nbc__buf_printf(b, "def _nanmean(a):\n    c = %s\n    n = 0\n", cx ? "0j" : "0.0");
+  int in = open_nan_skip(b, ndim, dt);
+  nbc__buf_printf(b, "%*sc += v\n%*sn += 1\n", in, "", in, "");
+  nbc__buf_printf(b, "    if n == 0:\n        return %s\n    return c / n\n\n\n",
+                  cx ? "complex(math.nan, math.nan)" : "math.nan");
+}
+
 /* _mean(a), which var and std use too. */
 static void mean(nbc__buf *b, int ndim, const nbc__type *dt, nbc__ctx *ctx) {
   bool integral = nbc__type_is_int(dt) || dt->kind == NBC__T_BOOL;
@@ -125,9 +199,13 @@ const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const n
   int nd = a->ndim;
   nbc__buf b;
   nbc__buf_init(&b, ctx->arena);
-  nbc__buf_puts(&b, "import math\nfrom numba import boolean, float64, ");
-  nbc__buf_printf(&b, "%s", numba_name(ctx, sum_type(dt)));
-  if (dt != sum_type(dt)) nbc__buf_printf(&b, ", %s", numba_name(ctx, dt));
+  /* the type names the bodies use: the accumulators, the element type, int64 (nansum's) */
+  nbc__buf_puts(&b, "import math\nfrom numba import boolean, float64, int64");
+  const nbc__type *named[2] = {sum_type(dt), dt};
+  for (int i = 0; i < 2; i++)
+    if (named[i]->kind != NBC__T_BOOL && named[i]->kind != NBC__T_FLOAT64 &&
+        named[i]->kind != NBC__T_INT64 && (i == 0 || named[1] != named[0]))
+      nbc__buf_printf(&b, ", %s", numba_name(ctx, named[i]));
   nbc__buf_puts(&b, "\n\n\n");
   if (strcmp(name, "mean") == 0 || strcmp(name, "var") == 0 || strcmp(name, "std") == 0)
     mean(&b, nd, dt, ctx);
@@ -160,6 +238,35 @@ const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const n
   } else if (strcmp(name, "all") == 0 || strcmp(name, "any") == 0) {
     nbc__buf_printf(&b, "def _%s(a):\n", name);
     truth(&b, nd, name[1] == 'l');
+  } else if (strcmp(name, "nansum") == 0 || strcmp(name, "nanprod") == 0) {
+    /* numba's retty: intp for integers (and bools, which c += v makes int64), else the
+     * dtype */
+    bool sum = name[3] == 's', integral = nbc__type_is_int(dt) || dt->kind == NBC__T_BOOL;
+    nbc__buf_printf(&b, "def _%s(a):\n    c = %s(%d)\n", name,
+                    integral ? "int64" : numba_name(ctx, dt), !sum);
+    int in = open_nan_skip(&b, nd, dt);
+    nbc__buf_printf(&b, "%*sc %s= v\n    return c\n", in, "", sum ? "+" : "*");
+  } else if (strcmp(name, "nanmean") == 0 || strcmp(name, "nanvar") == 0 ||
+             strcmp(name, "nanstd") == 0) {
+    nan_mean(&b, nd, dt);
+    if (strcmp(name, "nanmean") != 0) {
+      nbc__buf_puts(&b, "def _nanvar(a):\n    m = _nanmean(a)\n    ssd = 0.0\n    n = 0\n");
+      int in = open_nan_skip(&b, nd, dt);
+      nbc__buf_printf(&b, "%*sval = v - m\n%*sssd += (val * val.conjugate()).real\n"
+                          "%*sn += 1\n", in, "", in, "", in, "");
+      nbc__buf_puts(&b, "    if n == 0:\n        return math.nan\n    return ssd / n\n\n\n");
+      if (name[3] == 's') nbc__buf_puts(&b, "def _nanstd(a):\n    return _nanvar(a) ** 0.5\n");
+    }
+  } else if (strcmp(name, "nanmin") == 0 || strcmp(name, "nanmax") == 0) {
+    nbc__buf_printf(&b, "def _%s(a):\n", name);
+    nan_extreme(&b, nd, dt, name[4] == 'i' ? "<" : ">");
+  } else if (strcmp(name, "count_nonzero") == 0) {
+    nbc__buf idx;
+    nbc__buf_init(&idx, ctx->arena);
+    nbc__buf_puts(&b, "def _count_nonzero(a):\n    c = 0\n");
+    int in = open_loops(&b, nd, &idx);
+    nbc__buf_printf(&b, "%*sif a[%s] != 0:\n%*sc += 1\n    return c\n", in, "", idx.data,
+                    in + 4, "");
   }
   return b.oom ? NULL : b.data;
 }

@@ -426,6 +426,9 @@ const char *nbc__cmath_source(void);
  * all any), numba's arraymath.py in the kernel language: whether name is one, and the Python
  * source of `_<name>(a)` for arrays of type a (NULL when out of memory or a has no rank). */
 bool nbc__array_reduction_exists(const char *name);
+/* Whether the reduction is an array method too (a.sum()); np.amin, np.nan* and
+ * np.count_nonzero are numpy functions only. */
+bool nbc__array_reduction_is_method(const char *name);
 const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const nbc__type *a);
 /* The builtins sum(it, start), min(it) and max(it) of a 1-d array or a tuple, as numba's
  * cpython/builtins.py: the source of `_sum(a, start)`, `_min(a)` or `_max(a)`. */

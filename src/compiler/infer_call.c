@@ -1452,11 +1452,6 @@ static nbc__global *generated_function(infer *I, const char *name, const char *s
   return G;
 }
 
-/* The reductions that are array methods too (np.amin and np.amax are functions only). */
-static bool is_reduction_method(const char *name) {
-  return nbc__array_reduction_exists(name) && strcmp(name, "amin") != 0 &&
-         strcmp(name, "amax") != 0;
-}
 
 /* a.sum(), np.sum(a) and the other reductions of arrays: a call of arraymath.c's function for
  * the array's type, the array its one argument (the call node's list becomes that). */
@@ -2257,7 +2252,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
     }
   }
   /* a.sum() and the other reductions of an array */
-  if (n->a->kind == NBC__N_ATTR && is_reduction_method(n->a->str)) {
+  if (n->a->kind == NBC__N_ATTR && nbc__array_reduction_is_method(n->a->str)) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);
     /* (the list holds the array once rewritten, for the walks after the first) */
     bool rewritten = n->list.count == 1 && n->list.items[0] == n->a->a;
