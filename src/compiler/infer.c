@@ -167,9 +167,28 @@ void nbc__infer_cast(nbc__node *n, const nbc__type *to) {
 
 /* --------------------------------------------------------------------- globals */
 
-/* A global tuple's items copied into *to (they outlive the resolver's call): kinds, values and
- * nested tuples; a deeper nesting than 8 or a malformed count leaves the tuple empty of them
- * (OTHER items, refused when typed). */
+/* A global array's elements, shape and dtype name copied into *to (they outlive the
+ * resolver's call). */
+static bool copy_array(infer *I, nbc_global_t *to, const nbc_global_t *from) {
+  void *data = nbc__infer_alloc(I, from->array_bytes ? from->array_bytes : 1);
+  int ndim = from->array_ndim >= 1 && from->array_ndim <= 32 && from->array_shape
+                 ? from->array_ndim : 0;
+  int64_t *shape = nbc__infer_alloc(I, sizeof *shape * (size_t)(ndim ? ndim : 1));
+  if (!data || !shape) return false;
+  if (from->array_bytes && from->array_data) memcpy(data, from->array_data, from->array_bytes);
+  if (ndim) memcpy(shape, from->array_shape, sizeof *shape * (size_t)ndim);
+  to->array_data = from->array_data ? data : NULL;
+  to->array_bytes = from->array_bytes;
+  to->array_shape = shape;
+  to->array_ndim = ndim;
+  to->array_layout = from->array_layout;
+  to->name = from->name ? nbc__arena_strdup(I->ctx->arena, from->name) : NULL;
+  return !from->name || to->name;
+}
+
+/* A global tuple's items copied into *to (they outlive the resolver's call): kinds, values,
+ * arrays and nested tuples; a deeper nesting than 8 or a malformed count leaves the tuple
+ * empty of them (OTHER items, refused when typed). */
 static bool copy_tuple(infer *I, nbc_global_t *to, const nbc_global_t *from, int depth) {
   int count = from->tuple_count >= 0 && from->tuple_count <= 64 && from->tuple_items
                   ? from->tuple_count : 0;
@@ -182,6 +201,7 @@ static bool copy_tuple(infer *I, nbc_global_t *to, const nbc_global_t *from, int
     items[i].value = it->value;
     if (items[i].kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &items[i], it, depth + 1))
       return false;
+    if (items[i].kind == NBC_GLOBAL_ARRAY && !copy_array(I, &items[i], it)) return false;
   }
   to->tuple_items = items;
   to->tuple_count = count;
@@ -197,17 +217,7 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   if (g->source) G->g.source = nbc__arena_strdup(a, g->source);
   if (g->filename) G->g.filename = nbc__arena_strdup(a, g->filename);
   if (g->signature) G->g.signature = nbc__arena_strdup(a, g->signature);
-  if (g->kind == NBC_GLOBAL_ARRAY) { /* the elements and shape outlive the resolver's call */
-    void *data = nbc__infer_alloc(I, g->array_bytes ? g->array_bytes : 1);
-    int ndim = g->array_ndim >= 1 && g->array_ndim <= 32 && g->array_shape ? g->array_ndim : 0;
-    int64_t *shape = nbc__infer_alloc(I, sizeof *shape * (size_t)(ndim ? ndim : 1));
-    if (!data || !shape) return NULL;
-    if (g->array_bytes && g->array_data) memcpy(data, g->array_data, g->array_bytes);
-    if (ndim) memcpy(shape, g->array_shape, sizeof *shape * (size_t)ndim);
-    G->g.array_data = g->array_data ? data : NULL;
-    G->g.array_shape = shape;
-    G->g.array_ndim = ndim;
-  }
+  if (g->kind == NBC_GLOBAL_ARRAY && !copy_array(I, &G->g, g)) return NULL;
   if (g->kind == NBC_GLOBAL_DEVICE_ARRAY) { /* its shape and strides, likewise */
     /* -1: no shape the compiler can use (a 0-d array has none to give) */
     int ndim = g->array_ndim == 0 ? 0
@@ -329,8 +339,8 @@ static bool is_record_text(const char *name) {
 
 /* A global array's element type from the resolver's dtype name (numba's or numpy's, or a
  * Record's text), or NULL when it is none or not a number or record. */
-static const nbc__type *global_array_dtype(infer *I, const nbc__global *G) {
-  const char *dn = G->g.name;
+static const nbc__type *global_array_dtype(infer *I, const nbc_global_t *g) {
+  const char *dn = g->name;
   if (is_record_text(dn)) return record_by_text(I, dn); /* an array of records */
   const nbc__type *dt = dn ? nbc__type_by_name(dn, strlen(dn)) : NULL;
   if (!dt) dt = nbc__numpy_dtype(dn);
@@ -340,37 +350,37 @@ static const nbc__type *global_array_dtype(infer *I, const nbc__global *G) {
 /* A global array: numba's readonly array(dtype, ndim, C or F) of the frozen elements, once the
  * resolver's description is checked (a known dtype, 1..32 dimensions, the byte count of the
  * shape, within constant memory). */
-static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
-  const char *dn = G->g.name ? G->g.name : "?";
-  const nbc__type *dt = global_array_dtype(I, G);
+static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
+  const char *dn = g->name ? g->name : "?";
+  const nbc__type *dt = global_array_dtype(I, g);
   if (!dt) {
     if (I->failed) return NULL;
     UNSUPPORTED(I, n, "global array '%s' of dtype %s is not supported in a kernel", n->str, dn);
     return NULL;
   }
-  if (G->g.array_ndim < 1 || (G->g.array_bytes && !G->g.array_data)) {
+  if (g->array_ndim < 1 || (g->array_bytes && !g->array_data)) {
     UNSUPPORTED(I, n, "global array '%s' has no elements or shape the compiler can use",
                 n->str);
     return NULL;
   }
   uint64_t count = 1;
-  for (int d = 0; d < G->g.array_ndim; d++) {
-    int64_t e = G->g.array_shape[d];
+  for (int d = 0; d < g->array_ndim; d++) {
+    int64_t e = g->array_shape[d];
     if (e < 0 || (e && count > UINT64_MAX / (uint64_t)e)) count = UINT64_MAX;
     else count *= (uint64_t)e;
   }
-  if (count == UINT64_MAX || count * nbc__type_size(dt) != G->g.array_bytes) {
+  if (count == UINT64_MAX || count * nbc__type_size(dt) != g->array_bytes) {
     UNSUPPORTED(I, n, "global array '%s': %zu bytes do not make its shape of %s", n->str,
-                G->g.array_bytes, dn);
+                g->array_bytes, dn);
     return NULL;
   }
-  if (G->g.array_bytes > CONST_MEMORY_BYTES) {
+  if (g->array_bytes > CONST_MEMORY_BYTES) {
     UNSUPPORTED(I, n, "global array '%s' has %zu bytes; constant memory holds %d", n->str,
-                G->g.array_bytes, CONST_MEMORY_BYTES);
+                g->array_bytes, CONST_MEMORY_BYTES);
     return NULL;
   }
-  char layout = G->g.array_layout == 'F' && G->g.array_ndim > 1 ? 'F' : 'C';
-  nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, dt, G->g.array_ndim, layout);
+  char layout = g->array_layout == 'F' && g->array_ndim > 1 ? 'F' : 'C';
+  nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, dt, g->array_ndim, layout);
   if (t) t->readonly = true;
   return t;
 }
@@ -380,7 +390,7 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
  * read-only. */
 static const nbc__type *device_array_type(infer *I, const nbc__node *n, const nbc__global *G) {
   const char *dn = G->g.name ? G->g.name : "?";
-  const nbc__type *dt = global_array_dtype(I, G);
+  const nbc__type *dt = global_array_dtype(I, &G->g);
   if (!dt) {
     if (I->failed) return NULL;
     UNSUPPORTED(I, n, "global device array '%s' of dtype %s is not supported in a kernel",
@@ -436,13 +446,16 @@ int nbc__infer_enum_member(infer *I, const nbc__node *n, const nbc_global_t *g,
   return i;
 }
 
-/* A frozen global tuple's type: int64, float64 and bool items, and tuples of them. */
+/* A frozen global tuple's type: int64, float64 and bool items, numpy arrays (readonly, in
+ * constant memory) and tuples of them. */
 static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
   const nbc__type *items[64];
   for (int i = 0; i < g->tuple_count; i++) {
     const nbc_global_t *it = &g->tuple_items[i];
     if (it->kind == NBC_GLOBAL_TUPLE) {
       if (!(items[i] = global_tuple_type(I, n, it))) return NULL;
+    } else if (it->kind == NBC_GLOBAL_ARRAY) { /* frozen in constant memory, as numba does */
+      if (!(items[i] = const_array_type(I, n, it))) return NULL;
     } else if (it->kind == NBC_GLOBAL_INT || it->kind == NBC_GLOBAL_FLOAT ||
                it->kind == NBC_GLOBAL_BOOL) {
       items[i] = T(it->kind == NBC_GLOBAL_INT     ? NBC__T_INT64
@@ -515,7 +528,7 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
   case NBC_GLOBAL_CUDA_NAME:
     return cuda_name_type(I, n, G->g.name);
   case NBC_GLOBAL_ARRAY:
-    return const_array_type(I, n, G);
+    return const_array_type(I, n, &G->g);
   case NBC_GLOBAL_DEVICE_ARRAY:
     return device_array_type(I, n, G);
   case NBC_GLOBAL_ENUM:

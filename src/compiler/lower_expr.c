@@ -1310,6 +1310,11 @@ static nbc__lval tuple_constant(nbc__lowerer *L, const nbc__type *tt, const nbc_
       items[i] = tuple_constant(L, t, it);
       continue;
     }
+    if (it->kind == NBC_GLOBAL_ARRAY) {
+      items[i] = t->kind == NBC__T_ARRAY ? nbc__lower_const_array(L, t, it)
+                                         : (nbc__lval){t, "undef"};
+      continue;
+    }
     const char *v = it->kind == NBC_GLOBAL_FLOAT  ? nbc__lower_const_float(L, t, it->value.f)
                     : it->kind == NBC_GLOBAL_BOOL ? (it->value.i ? "true" : "false")
                                                   : nbc__lower_const_int(L, t, it->value.i);

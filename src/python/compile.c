@@ -590,9 +590,9 @@ static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
 
 static int classify(resolver_data *d, PyObject *value, nbc_global_t *g);
 
-/* A tuple of numbers (Python's or numpy's) and such tuples, which numba freezes as a constant:
- * its items in memory the session keeps; OTHER when an item is anything else or there are
- * over 64. */
+/* A tuple of numbers (Python's or numpy's), numpy arrays and such tuples, which numba freezes
+ * as a constant (the arrays in constant memory): its items in memory the session keeps; OTHER
+ * when an item is anything else or there are over 64. */
 static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
   Py_ssize_t n = PyTuple_GET_SIZE(value);
   if (n > 64) return 0;
@@ -609,7 +609,8 @@ static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
     if (!PyNumber_Check(item) && !PyTuple_Check(item)) return 0; /* OTHER */
     if (classify(d, item, &items[i]) < 0) return -1;
     if (items[i].kind != NBC_GLOBAL_INT && items[i].kind != NBC_GLOBAL_FLOAT &&
-        items[i].kind != NBC_GLOBAL_BOOL && items[i].kind != NBC_GLOBAL_TUPLE)
+        items[i].kind != NBC_GLOBAL_BOOL && items[i].kind != NBC_GLOBAL_TUPLE &&
+        items[i].kind != NBC_GLOBAL_ARRAY)
       return 0;
   }
   g->kind = NBC_GLOBAL_TUPLE;

@@ -182,3 +182,54 @@ def test_kernels_read_frozen_records(gpu):
                   float(a["a"]) + a["b"] + a["x"] + float(a["y"]) + a["z"],
                   REC_PACKED[i]["i"] + REC_PACKED[i]["y"]]
         np.testing.assert_array_equal(out, expect)
+
+
+TUPLE_SOURCE = '''
+import numpy as np
+from numba import literal_unroll
+
+# numba freezes a global tuple of arrays too (numba-cuda's test_array_reductions unrolls such
+# tuples): each array in constant memory, the tuple's other items constants
+CASES = (np.float64([1.0, 2.0, np.nan]), np.float64([-0.0, -1.5]),
+         np.float64([5.0, 3.0, 1.0, 7.0]))
+MIXED = (np.int32([4, 5, 6]), 2.5, (np.float32([1.5, -1.0]), 7))
+
+
+def unrolled(out, j):
+    i = 0
+    for arr in literal_unroll(CASES):
+        out[i] = np.nansum(arr) + arr[j % arr.shape[0]]
+        i += 1
+    ints = MIXED[0]
+    out[3] = ints[j % 3] + MIXED[1] + MIXED[2][0][j % 2] + MIXED[2][1] + len(CASES[2])
+'''
+
+
+def _tuple_kernels(tmp_path, lib):
+    from conftest import load_kernel_module
+    return load_kernel_module(tmp_path, f"const_tuples_{lib.__name__.replace('.', '_')}",
+                              TUPLE_SOURCE, lib)
+
+
+def test_tuples_of_arrays_are_frozen(tmp_path):
+    m = _tuple_kernels(tmp_path, cuda)
+    ptx, _ = cuda.compile_ptx(m.unrolled, "void(float64[::1], int64)", cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    # each array once in constant memory, read at a run-time index
+    assert len([line for line in ptx.splitlines() if line.startswith(".const")]) == 5
+    assert "ld.const.f64" in ptx and ("ld.const.u32" in ptx or "ld.const.s32" in ptx)
+
+
+@pytest.mark.gpu
+def test_tuples_of_arrays_match_numpy_and_numba_cuda(gpu, tmp_path):
+    results = []
+    for lib in (cuda, pytest.importorskip("numba.cuda")):
+        m = _tuple_kernels(tmp_path, lib)
+        out = np.zeros(4)
+        lib.jit("void(float64[::1], int64)")(m.unrolled)[1, 1](out, 5)
+        results.append(out)
+    m = _tuple_kernels(tmp_path, cuda)
+    expect = [np.nansum(a) + a[5 % a.shape[0]] for a in m.CASES]
+    expect.append(6 + 2.5 + -1.0 + 7 + 4)
+    np.testing.assert_array_equal(results[0], expect)
+    np.testing.assert_array_equal(results[0], results[1])
