@@ -225,7 +225,7 @@ const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const n
     nbc__buf_printf(&b, "def _%s(a):\n", name);
     accumulate(&b, nd, init, sum ? "+" : "*");
     nbc__buf_puts(&b, "    return c\n");
-  } else if (strstr(name, "min") || strstr(name, "max")) {
+  } else if (strncmp(name, "nan", 3) != 0 && (strstr(name, "min") || strstr(name, "max"))) {
     bool arg = name[0] == 'a' && name[1] == 'r', is_min = strstr(name, "min") != NULL;
     const char *empty = arg ? (is_min ? "attempt to get argmin of an empty sequence"
                                       : "attempt to get argmax of an empty sequence")

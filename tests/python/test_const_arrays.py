@@ -186,7 +186,6 @@ def test_kernels_read_frozen_records(gpu):
 
 TUPLE_SOURCE = '''
 import numpy as np
-from numba import literal_unroll
 
 # numba freezes a global tuple of arrays too (numba-cuda's test_array_reductions unrolls such
 # tuples): each array in constant memory, the tuple's other items constants
@@ -197,7 +196,7 @@ MIXED = (np.int32([4, 5, 6]), 2.5, (np.float32([1.5, -1.0]), 7))
 
 def unrolled(out, j):
     i = 0
-    for arr in literal_unroll(CASES):
+    for arr in cuda.literal_unroll(CASES):
         out[i] = np.nansum(arr) + arr[j % arr.shape[0]]
         i += 1
     ints = MIXED[0]
