@@ -69,9 +69,11 @@ static const nbc__type *sum_type(const nbc__type *dt) {
   return dt;
 }
 
-/* Opens the loops over every element of a rank-ndim array `a` (indentation 4 per level) and
- * leaves the element's index expression in idx; returns the body's indentation. */
+/* Opens the loops over every element of a rank-ndim array `a` (indentation 4 per level; none
+ * for a 0-d array) and leaves the element's index expression in idx; returns the body's
+ * indentation. */
 static int open_loops(nbc__buf *b, int ndim, nbc__buf *idx) {
+  if (ndim == 0) nbc__buf_puts(idx, "()"); /* a 0-d array's one element: a[()] */
   for (int d = 0; d < ndim; d++) {
     nbc__buf_printf(b, "%*sfor i%d in range(a.shape[%d]):\n", 4 + 4 * d, "", d, d);
     nbc__buf_printf(idx, "%si%d", d ? ", " : "", d);
@@ -81,6 +83,7 @@ static int open_loops(nbc__buf *b, int ndim, nbc__buf *idx) {
 
 /* The index of the first element: a[0, 0, ...]. */
 static void first_index(nbc__buf *b, int ndim) {
+  if (ndim == 0) nbc__buf_puts(b, "()");
   for (int d = 0; d < ndim; d++)
     nbc__buf_puts(b, d ? ", 0" : "0");
 }
@@ -194,7 +197,7 @@ static void mean(nbc__buf *b, int ndim, const nbc__type *dt, nbc__ctx *ctx) {
 }
 
 const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const nbc__type *a) {
-  if (a->kind != NBC__T_ARRAY || a->ndim < 1 || !a->dtype) return NULL;
+  if (a->kind != NBC__T_ARRAY || a->ndim < 0 || !a->dtype) return NULL;
   const nbc__type *dt = a->dtype;
   int nd = a->ndim;
   nbc__buf b;

@@ -171,12 +171,15 @@ void nbc__infer_cast(nbc__node *n, const nbc__type *to) {
  * resolver's call). */
 static bool copy_array(infer *I, nbc_global_t *to, const nbc_global_t *from) {
   void *data = nbc__infer_alloc(I, from->array_bytes ? from->array_bytes : 1);
-  int ndim = from->array_ndim >= 1 && from->array_ndim <= 32 && from->array_shape
-                 ? from->array_ndim : 0;
-  int64_t *shape = nbc__infer_alloc(I, sizeof *shape * (size_t)(ndim ? ndim : 1));
+  /* -1: no shape the compiler can use */
+  int ndim = from->array_ndim == 0 ? 0
+             : from->array_ndim >= 1 && from->array_ndim <= 32 && from->array_shape
+                 ? from->array_ndim
+                 : -1;
+  int64_t *shape = nbc__infer_alloc(I, sizeof *shape * (size_t)(ndim > 0 ? ndim : 1));
   if (!data || !shape) return false;
   if (from->array_bytes && from->array_data) memcpy(data, from->array_data, from->array_bytes);
-  if (ndim) memcpy(shape, from->array_shape, sizeof *shape * (size_t)ndim);
+  if (ndim > 0) memcpy(shape, from->array_shape, sizeof *shape * (size_t)ndim);
   to->array_data = from->array_data ? data : NULL;
   to->array_bytes = from->array_bytes;
   to->array_shape = shape;
@@ -358,7 +361,7 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
     UNSUPPORTED(I, n, "global array '%s' of dtype %s is not supported in a kernel", n->str, dn);
     return NULL;
   }
-  if (g->array_ndim < 1 || (g->array_bytes && !g->array_data)) {
+  if (g->array_ndim < 0 || (g->array_bytes && !g->array_data)) {
     UNSUPPORTED(I, n, "global array '%s' has no elements or shape the compiler can use",
                 n->str);
     return NULL;

@@ -1463,9 +1463,9 @@ static const nbc__type *call_reduction(infer *I, nbc__node *n, const char *name,
            NULL;
   const nbc__type *t = nbc__infer_expr(I, array);
   if (!t) return NULL;
-  if (t->kind != NBC__T_ARRAY || t->ndim < 1)
-    return TYPING(I, n, "%s() of %s is not supported in kernels (arrays of one or more "
-                        "dimensions are)", name, nbc__infer_tname(I, t)),
+  if (t->kind != NBC__T_ARRAY)
+    return TYPING(I, n, "%s() of %s is not supported in kernels (arrays are)", name,
+                  nbc__infer_tname(I, t)),
            NULL;
   if (nbc__type_is_complex(t->dtype) && strncmp(name, "arg", 3) == 0)
     return TYPING(I, n, "%s() of %s: complex numbers have no order", name,

@@ -349,8 +349,8 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
 /* A numpy array global, which numba freezes into the code as constant memory: its elements
  * in native byte order, in Fortran order when the array is Fortran-contiguous and not C
  * (numba's tobytes(order='A') and layout F), else C order; its dtype's name (for records
- * numba's Record(...) text) and shape, kept in the session. Arrays of other than numbers and
- * records (and 0-d ones) are left as OTHER: the compiler says it cannot use them. */
+ * numba's Record(...) text) and shape (none for a 0-d array), kept in the session. Arrays of
+ * other than numbers and records are left as OTHER: the compiler says it cannot use them. */
 static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
   PyObject *dtype = PyObject_GetAttrString(value, "dtype");
   PyObject *kind = dtype ? PyObject_GetAttrString(dtype, "kind") : NULL;
@@ -361,13 +361,13 @@ static int array_global(session *sess, PyObject *value, nbc_global_t *g) {
   Py_ssize_t ndim = shape && PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
   /* a structured dtype: its elements as they are, named by numba's Record(...) text (which
    * refuses raw bytes and what records cannot hold: strings, objects, other byte orders) */
-  int record = rc == 0 && k && k[0] == 'V' && ndim >= 1 && ndim <= 32;
+  int record = rc == 0 && k && k[0] == 'V' && ndim <= 32;
   if (record) {
     Py_SETREF(name, nbc__py_record_text(NULL, dtype));
     if (!name) PyErr_Clear(); /* left OTHER: the compiler says it cannot use it */
     record = name != NULL;
   }
-  if (rc == 0 && k && (record || strchr("biufc", k[0])) && ndim >= 1 && ndim <= 32) {
+  if (rc == 0 && k && (record || strchr("biufc", k[0])) && ndim <= 32) {
     PyObject *native = record ? Py_NewRef(dtype)
                               : PyObject_CallMethod(dtype, "newbyteorder", "s", "=");
     PyObject *copy = native ? PyObject_CallMethod(value, "astype", "(O)", native) : NULL;

@@ -192,6 +192,9 @@ import numpy as np
 CASES = (np.float64([1.0, 2.0, np.nan]), np.float64([-0.0, -1.5]),
          np.float64([5.0, 3.0, 1.0, 7.0]))
 MIXED = (np.int32([4, 5, 6]), 2.5, (np.float32([1.5, -1.0]), 7))
+# 0-d and empty arrays too (numba-cuda's test_count_nonzero_basic)
+ODD = (np.array(0), np.float64([]), np.array(2.5), np.int64([1, 0, 2]))
+SCALAR = np.array(7, np.int16)
 
 
 def unrolled(out, j):
@@ -201,6 +204,11 @@ def unrolled(out, j):
         i += 1
     ints = MIXED[0]
     out[3] = ints[j % 3] + MIXED[1] + MIXED[2][0][j % 2] + MIXED[2][1] + len(CASES[2])
+    k = 4
+    for arr in cuda.literal_unroll(ODD):
+        out[k] = np.count_nonzero(arr) + arr.sum()
+        k += 1
+    out[k] = SCALAR[()] + SCALAR.max()
 '''
 
 
@@ -214,7 +222,7 @@ def test_tuples_of_arrays_are_frozen(tmp_path):
     m = _tuple_kernels(tmp_path, cuda)
     ptx, _ = cuda.compile_ptx(m.unrolled, "void(float64[::1], int64)", cc=(9, 0))
     check_ptx(ptx, tmp_path)
-    # each array once in constant memory, read at a run-time index
+    # each array read at a run-time index once in constant memory
     assert len([line for line in ptx.splitlines() if line.startswith(".const")]) == 5
     assert "ld.const.f64" in ptx and ("ld.const.u32" in ptx or "ld.const.s32" in ptx)
 
@@ -224,11 +232,12 @@ def test_tuples_of_arrays_match_numpy_and_numba_cuda(gpu, tmp_path):
     results = []
     for lib in (cuda, pytest.importorskip("numba.cuda")):
         m = _tuple_kernels(tmp_path, lib)
-        out = np.zeros(4)
+        out = np.zeros(9)
         lib.jit("void(float64[::1], int64)")(m.unrolled)[1, 1](out, 5)
         results.append(out)
     m = _tuple_kernels(tmp_path, cuda)
     expect = [np.nansum(a) + a[5 % a.shape[0]] for a in m.CASES]
     expect.append(6 + 2.5 + -1.0 + 7 + 4)
+    expect += [np.count_nonzero(a) + a.sum() for a in m.ODD] + [14]
     np.testing.assert_array_equal(results[0], expect)
     np.testing.assert_array_equal(results[0], results[1])
