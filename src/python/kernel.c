@@ -538,7 +538,7 @@ error:
  * bool, int, float or complex, a numpy scalar of a number type; 0 for any other (typed in
  * full by typeof_arg each time; an interface that does not parse is too, with its error).
  * Equal codes are equal types: typeof_arg spells such an argument from exactly these. */
-static uint64_t fast_type_code(nbc__py_state *st, PyObject *a) {
+static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, PyObject **pcai) {
   PyTypeObject *t = Py_TYPE(a);
   if (t == st->DeviceArrayType) {
     ArrayObject *x = (ArrayObject *)a;
@@ -554,12 +554,13 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a) {
   if (t == &PyTuple_Type || a == Py_None || !nbc__py_optional_attr(a, st->str_cai, &cai))
     return 0;
   nbc__py_array_view v;
-  int rc = nbc__py_cai_view(st, cai, &v);
-  Py_DECREF(cai);
-  if (rc < 0) {
+  if (nbc__py_cai_view(st, cai, &v) < 0) {
+    Py_DECREF(cai);
     PyErr_Clear();
     return 0;
   }
+  if (pcai) *pcai = cai; /* the launch packs from it (nbc__py_specialize) */
+  else Py_DECREF(cai);
   return array_type_code(v.kind, v.itemsize, v.ndim, v.shape, v.strides);
 }
 
@@ -567,10 +568,11 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a) {
  * given again when the arguments' type codes are the last ones (the text of their types,
  * and the dict lookups behind it, are then not made). */
 KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
-                                 Py_ssize_t n) {
+                                 Py_ssize_t n, PyObject **cais) {
   uint64_t codes[NBC__PY_FAST_ARGS];
   int coded = n <= NBC__PY_FAST_ARGS;
-  for (Py_ssize_t i = 0; coded && i < n; i++) coded = (codes[i] = fast_type_code(st, args[i])) != 0;
+  for (Py_ssize_t i = 0; coded && i < n; i++)
+    coded = (codes[i] = fast_type_code(st, args[i], cais ? &cais[i] : NULL)) != 0;
   if (coded && k->last_overload && k->nlast_codes == n &&
       memcmp(codes, k->last_codes, sizeof codes[0] * (size_t)n) == 0)
     return (KernelObject *)k->last_overload;
@@ -681,7 +683,7 @@ static PyObject *kernel_specialize(KernelObject *self, PyObject *const *args, Py
     Py_XDECREF(sig);
     return r;
   }
-  KernelObject *k = nbc__py_specialize(st, self, args, n);
+  KernelObject *k = nbc__py_specialize(st, self, args, n, NULL);
   return Py_XNewRef((PyObject *)k);
 }
 

@@ -386,6 +386,8 @@ static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t 
 }
 
 static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs);
+static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject *const *args,
+                                    Py_ssize_t nargs, PyObject *const *cais);
 
 /* numba's extensions: each argument through every extension's prepare_args(ty, val,
  * stream=, retr=) (ty: the argument's type in the overload the arguments choose, None when
@@ -394,7 +396,7 @@ static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_
 static PyObject *launch_extended(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   KernelObject *k = L->kernel;
-  KernelObject *ov = k->sigtext ? k : nbc__py_specialize(st, k, args, nargs);
+  KernelObject *ov = k->sigtext ? k : nbc__py_specialize(st, k, args, nargs, NULL);
   PyObject *types = ov ? nbc__py_kernel_argtypes(st, ov) : NULL;
   if (!types) PyErr_Clear(); /* an argument only an extension makes launchable */
   PyObject *retr = PyList_New(0), *prepared = retr ? PyTuple_New(nargs) : NULL;
@@ -466,15 +468,27 @@ static PyObject *launch(LauncherObject *L, PyObject *const *args, Py_ssize_t nar
   return r;
 }
 
-/* Pack, launch, copy host arrays back. */
+/* Pack, launch, copy host arrays back: the kernel's own code, or, for a kernel without one
+ * signature, the overload the arguments choose (packed from the array interfaces read to
+ * choose it). */
 static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs) {
-  nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   KernelObject *k = L->kernel;
   if (L->ntasks == 0) Py_RETURN_NONE; /* numba's ForAll: nothing to do, nothing checked */
-  if (!k->sigtext) {
-    k = nbc__py_specialize(st, k, args, nargs);
-    if (!k) return NULL;
-  }
+  if (k->sigtext) return launch_kernel_args(L, k, args, nargs, NULL);
+  PyObject *cais[NBC__PY_FAST_ARGS];
+  Py_ssize_t ncais = nargs < NBC__PY_FAST_ARGS ? nargs : NBC__PY_FAST_ARGS;
+  for (Py_ssize_t i = 0; i < ncais; i++) cais[i] = NULL;
+  KernelObject *ov = nbc__py_specialize(nbc__py_state_of((PyObject *)L), k, args, nargs, cais);
+  PyObject *r = ov ? launch_kernel_args(L, ov, args, nargs, cais) : NULL;
+  for (Py_ssize_t i = 0; i < ncais; i++) Py_XDECREF(cais[i]);
+  return r;
+}
+
+/* cais: NULL, or for each of the first NBC__PY_FAST_ARGS arguments the
+ * __cuda_array_interface__ dict already read from it (NULL: none). */
+static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject *const *args,
+                                    Py_ssize_t nargs, PyObject *const *cais) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   if (L->callbacks && PyList_GET_SIZE(L->callbacks) && run_pre_launch(L, k) < 0) return NULL;
   const nbc_signature_t *sig = k->sig;
   int n = nbc_signature_nargs(sig);
@@ -516,7 +530,8 @@ static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
     } else if (p->kind == NBC_PARAM_ARRAY) {
       nbc__py_array_view *v = &views[nviews];
-      if (nbc__py_array_view_get(st, args[i], v) < 0) {
+      PyObject *cai = cais && i < NBC__PY_FAST_ARGS ? cais[i] : NULL; /* i < nargs */
+      if ((cai ? nbc__py_cai_view(st, cai, v) : nbc__py_array_view_get(st, args[i], v)) < 0) {
         ok = 0;
         break;
       }

@@ -183,3 +183,31 @@ def test_launch_on_another_stream_sees_the_producers_result(gpu):
     k[1, 1, consumer](Foreign(x, stream=int(producer)), out)
     consumer.synchronize()
     assert out.copy_to_host()[0] == 42
+
+
+class _CountedInterface:
+    """An array whose interface is made anew at each read, as CuPy's is."""
+    def __init__(self, array):
+        self.array, self.reads = array, 0
+
+    @property
+    def __cuda_array_interface__(self):
+        self.reads += 1
+        return dict(self.array.__cuda_array_interface__)
+
+
+def _untyped(a, b):
+    b[0] = a[0]
+
+
+def test_a_launch_reads_each_interface_once():
+    # the dispatch of a kernel without a signature types the arguments from the interfaces
+    # it reads, and the launch packs from those same dicts
+    a = _CountedInterface(cuda.to_device(np.arange(4, dtype=np.float32)))
+    b = _CountedInterface(cuda.device_array(4, np.float32))
+    for k in (cuda.jit(_untyped), cuda.jit("void(float32[::1], float32[::1])")(_untyped)):
+        k[1, 1](a, b)  # the first launch compiles (the lazy one types in full)
+        a.reads = b.reads = 0
+        for _ in range(3):
+            k[1, 1](a, b)
+        assert (a.reads, b.reads) == (3, 3)
