@@ -602,7 +602,8 @@ TEST(global_array_is_constant_memory) {
   } bad[] = {{{"float64", 12, 1}, "12 bytes do not make its shape of float64"},
              {{"float32", 8, 1}, "8 bytes do not make its shape of float32"},
              {{"object", 12, 1}, "of dtype object is not supported"},
-             {{"float32", 12, 0}, "has no elements or shape"}};
+             {{"float32", 12, 0}, "12 bytes do not make its shape of float32"}, /* 0-d */
+             {{"float32", 12, 33}, "has no elements or shape"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     nbc_resolver_t b = {resolve_lut, (void *)&bad[i].desc};
     nbc_status_t st = nbc_compile(&s, "k", "void(float32[::1], int64)", &o, &b, &r);

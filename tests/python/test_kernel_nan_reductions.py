@@ -4,7 +4,8 @@ np.count_nonzero of a whole array of any rank and layout): numba's result types 
 nanprod accumulate integers in int64, nanmean in float64 or complex128), NaN from
 nanmean/nanvar/nanstd when no element counts (numba's np.divide by a count of 0), nanmin and
 nanmax of an empty array raising ValueError; they are numpy functions only (`a.nansum()` is
-not an array method). CI: types and PTX; the GPU compares results with numpy and numba-cuda.
+not an array method). CI: types and PTX; the GPU compares results with numpy and numba-cuda
+(nanmin and nanmax with numpy only: numba-cuda 0.30.4 cannot compile them in a kernel).
 """
 import numpy as np
 import pytest
@@ -90,25 +91,25 @@ def reduce_rows(out, counts, a, c, k):
         out[i, 2] = np.nanmean(row)
         out[i, 3] = np.nanvar(row)
         out[i, 4] = np.nanstd(row)
-        out[i, 5] = np.nanmin(row)
-        out[i, 6] = np.nanmax(row)
         z = np.nanmean(c[i])
-        out[i, 7] = z.real + np.nanvar(c[i])
-        m = np.nanmin(c[i])
-        x = np.nanmax(c[i])
-        out[i, 8] = m.real + x.imag
+        out[i, 5] = z.real + np.nanvar(c[i])
         counts[i, 0] = np.count_nonzero(row)
         counts[i, 1] = np.nansum(k[i])
         counts[i, 2] = np.count_nonzero(k[i])
 
 
-def int_extremes(out, k):
-    # numba-cuda 0.30.4 cannot compile nanmin/nanmax of integer arrays (its next(it).take(0)
-    # of a 0-d array fails to lower): nbcuda's are compared with numpy only
+def extremes(out, ints, a, c, k):
+    # numba-cuda 0.30.4 cannot compile nanmin/nanmax in a kernel (its next(it).take(0) of a
+    # 0-d array fails to lower): nbcuda's are compared with numpy only
     i = cuda.grid(1)
-    if i < k.shape[0]:
-        out[i, 0] = np.nanmin(k[i])
-        out[i, 1] = np.nanmax(k[i])
+    if i < a.shape[0]:
+        out[i, 0] = np.nanmin(a[i])
+        out[i, 1] = np.nanmax(a[i])
+        m = np.nanmin(c[i])
+        x = np.nanmax(c[i])
+        out[i, 2] = m.real + x.imag
+        ints[i, 0] = np.nanmin(k[i])
+        ints[i, 1] = np.nanmax(k[i])
 '''
 SIG = "void(float64[:, ::1], int64[:, ::1], float64[:, ::1], complex128[:, ::1], int32[:, ::1])"
 
@@ -133,7 +134,7 @@ def run(lib, tmp_path):
     m = load_kernel_module(tmp_path, f"nan_reductions_{lib.__name__.replace('.', '_')}",
                            KERNEL_SOURCE, lib)
     a, c, k = inputs()
-    out = np.full((a.shape[0], 9), 99.0)
+    out = np.full((a.shape[0], 6), 99.0)
     counts = np.full((a.shape[0], 3), -1, np.int64)
     lib.jit(SIG)(m.reduce_rows)[2, 32](out, counts, a, c, k)
     return out, counts
@@ -161,24 +162,33 @@ def test_results_match_numpy_and_numba_cuda(gpu, tmp_path):
         np.testing.assert_allclose(out[:, 2], np.nanmean(a, axis=1), rtol=1e-13)
         np.testing.assert_allclose(out[:, 3], np.nanvar(a, axis=1), rtol=1e-12)
         np.testing.assert_allclose(out[:, 4], np.nanstd(a, axis=1), rtol=1e-12)
-        np.testing.assert_array_equal(out[:, 5], np.nanmin(a, axis=1))
-        np.testing.assert_array_equal(out[:, 6], np.nanmax(a, axis=1))
-        np.testing.assert_allclose(out[:, 7], np.nanmean(c, axis=1).real + np.nanvar(c, axis=1),
+        np.testing.assert_allclose(out[:, 5], np.nanmean(c, axis=1).real + np.nanvar(c, axis=1),
                                    rtol=1e-12)
-    cmin = np.array([numpy_nan_extreme(r, min) for r in c])
-    cmax = np.array([numpy_nan_extreme(r, max) for r in c])
-    np.testing.assert_array_equal(out[:, 8], cmin.real + cmax.imag)
     np.testing.assert_array_equal(counts[:, 0], np.count_nonzero(a, axis=1))
     np.testing.assert_array_equal(counts[:, 1], k.sum(axis=1))
     np.testing.assert_array_equal(counts[:, 2], np.count_nonzero(k, axis=1))
-    m = load_kernel_module(tmp_path, "nan_reductions_ints", KERNEL_SOURCE, cuda)
-    extremes = np.zeros((k.shape[0], 2), np.int32)
-    cuda.jit("void(int32[:, ::1], int32[:, ::1])")(m.int_extremes)[2, 32](extremes, k)
-    np.testing.assert_array_equal(extremes, np.stack([k.min(axis=1), k.max(axis=1)], axis=1))
-    assert np.isnan(out[3, 2:7]).all()
+    assert np.isnan(out[3, 2:5]).all()
     theirs = run(pytest.importorskip("numba.cuda"), tmp_path)
     np.testing.assert_array_equal(out, theirs[0])
     np.testing.assert_array_equal(counts, theirs[1])
+
+
+@pytest.mark.gpu
+def test_nanmin_nanmax_match_numpy(gpu, tmp_path):
+    a, c, k = inputs()
+    m = load_kernel_module(tmp_path, "nan_extremes", KERNEL_SOURCE, cuda)
+    out = np.full((a.shape[0], 3), 99.0)
+    ints = np.zeros((a.shape[0], 2), np.int32)
+    sig = "void(float64[:, ::1], int32[:, ::1], float64[:, ::1], complex128[:, ::1], " \
+          "int32[:, ::1])"
+    cuda.jit(sig)(m.extremes)[2, 32](out, ints, a, c, k)
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):  # row 3: all NaN
+        np.testing.assert_array_equal(out[:, 0], np.nanmin(a, axis=1))
+        np.testing.assert_array_equal(out[:, 1], np.nanmax(a, axis=1))
+    cmin = np.array([numpy_nan_extreme(r, min) for r in c])
+    cmax = np.array([numpy_nan_extreme(r, max) for r in c])
+    np.testing.assert_array_equal(out[:, 2], cmin.real + cmax.imag)
+    np.testing.assert_array_equal(ints, np.stack([k.min(axis=1), k.max(axis=1)], axis=1))
 
 
 def empty_nanmin(out, a):
@@ -199,8 +209,8 @@ def test_result_types_match_numba_cuda(gpu):
     ncuda = pytest.importorskip("numba.cuda")
     for fn in FUNCS:
         for sig in SIGS:
-            if fn in (r_nanmin, r_nanmax) and "float" not in sig and "complex" not in sig:
-                continue  # numba-cuda 0.30.4 cannot compile these (see int_extremes)
+            if fn in (r_nanmin, r_nanmax):
+                continue  # numba-cuda 0.30.4 cannot compile these (see extremes)
             mine = str(cuda.compile_ptx(fn, sig, device=True, cc=(9, 0))[1])
             theirs = str(ncuda.compile_ptx(fn, sig, device=True, cc=(9, 0))[1])
             assert mine == theirs, (fn.__name__, sig)
