@@ -54,9 +54,10 @@ test_gufunc_scheduling test_stream_api test_lineinfo test_debuginfo
 test_retrieve_autoconverted_arrays""".split()
 # Added in the nineteenth session: shared memory (dynamic shared slices), array alignment,
 # the compiler API, print, IPC (children spawned by multiprocessing, which import numba-cuda's
-# testing: sitecustomize.py gives them the filecheck stand-in), compiling in threads.
+# testing: sitecustomize.py gives them the filecheck stand-in), compiling in threads, array
+# reductions (numpy's nan* functions over global tuples of arrays).
 MODULES_FOURTH = """test_sm test_array_alignment test_compiler test_print test_ipc
-test_multithreads test_typeconv""".split()
+test_multithreads test_typeconv test_array_reductions""".split()
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
