@@ -562,10 +562,9 @@ static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) 
 
 
 const char *nbc__py_scalar_name(char kind, long itemsize) {
-  for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++) {
-    const char *ts = scalar_defs[i].typestr;
-    if (ts[1] == kind && atol(ts + 2) == itemsize) return scalar_defs[i].name;
-  }
+  for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++)
+    if (scalar_defs[i].typestr[1] == kind && scalar_defs[i].bits == itemsize * 8)
+      return scalar_defs[i].name;
   return NULL;
 }
 
