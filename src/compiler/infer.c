@@ -1476,7 +1476,12 @@ static void ret_stmt(infer *I, nbc__node *s) {
                nbc__infer_tname(I, t), nbc__infer_tname(I, declared));
       return;
     }
-    if (!nbc__type_can_convert(t, declared)) {
+    /* numba's Optional(T).can_convert_to: whatever T converts to (None raising TypeError
+     * when the value is converted, lower_expr.c) */
+    const nbc__type *value = t->kind == NBC__T_OPTIONAL && declared->kind != NBC__T_OPTIONAL
+                                 ? t->dtype
+                                 : t;
+    if (!nbc__type_can_convert(value, declared)) {
       TYPING(I, s->a ? s->a : s, "cannot convert the returned %s to the declared %s",
              nbc__infer_tname(I, t), nbc__infer_tname(I, declared));
       return;

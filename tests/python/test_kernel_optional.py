@@ -2,7 +2,8 @@
 on others (`return`, `return None`, or falling off the end) returns OptionalType(T), and so
 does a variable assigned both; `x is None` / `x is not None` test it, and wherever a T is
 needed the Optional converts to one, raising numba's TypeError("expected T, got None") when it
-is None (the thread ends; a debug=True kernel reports it). numba-cuda's recursion test
+is None (the thread ends; a debug=True kernel reports it), a function declaring the value's
+type (`int32(int64)`) among those places. numba-cuda's recursion test
 "optional_return" (bar calling foo and itself) is among the kernels; numba-cuda 0.30.4 skips
 that test ("Needs insert_unresolved_ref support") and cannot compile it, nor `v > best` of a
 variable None before a loop (gt(float64, none)): those two are compared with Python only. CI: they compile and ptxas accepts them; the GPU compares with Python and
@@ -112,6 +113,17 @@ def forms_kernel(out, xs):
 
 def used_as_value(out, x):
     out[0] = foo(x) + 1      # TypeError when foo returns None
+
+
+@cuda.jit("int32(int64)", device=True)
+def declared_int32(x):
+    # numba-cuda's test_compile_cabi_calling_device_function_returning_optional: the returned
+    # OptionalType(int64) converts to the declared int32 (None: the TypeError)
+    return foo(x)
+
+
+def returned_as_declared(out, x):
+    out[0] = declared_int32(x)
 '''
 
 SIG = "void(float64[:, ::1], int64[::1], float64[::1])"
@@ -157,6 +169,11 @@ def test_types_and_ptx(m, tmp_path):
     ptx, _ = cuda.compile_ptx(m.used_as_value, "void(int64[::1], int64)", cc=(9, 0),
                               debug=True, opt=False)
     check_ptx(ptx, tmp_path)
+    # an Optional returned where the signature declares its value's type, also through the
+    # C ABI as numba-cuda's test_compiler compiles it
+    code, resty = cuda.compile(m.declared_int32.py_func, cuda.int32(cuda.int64), device=True,
+                               output="ltoir", abi="c", cc=(9, 0))
+    assert isinstance(code, bytes) and str(resty) == "int32"
 
 
 def test_none_and_arrays_do_not_unify(tmp_path):
@@ -212,3 +229,9 @@ def test_optional_matches_python_and_numba_cuda(gpu, tmp_path, m):
     assert out[0] == 9
     with pytest.raises(TypeError, match="expected int64, got None"):
         k[1, 1](out, 1)
+    k = cuda.jit("void(int32[::1], int64)", debug=True, opt=False)(m.returned_as_declared)
+    small = np.zeros(1, np.int32)
+    k[1, 1](small, 9)
+    assert small[0] == 8
+    with pytest.raises(TypeError, match="expected int64, got None"):
+        k[1, 1](small, 1)
