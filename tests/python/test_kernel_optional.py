@@ -223,15 +223,11 @@ def test_optional_matches_python_and_numba_cuda(gpu, tmp_path, m):
     ncuda = pytest.importorskip("numba.cuda")
     theirs = run(ncuda, load_kernel_module(tmp_path, "optional_numba", SOURCE, ncuda))
     np.testing.assert_array_equal(mine[:, :2], theirs[:, :2])
-    k = cuda.jit("void(int64[::1], int64)", debug=True, opt=False)(m.used_as_value)
-    out = np.zeros(1, np.int64)
-    k[1, 1](out, 9)
-    assert out[0] == 9
-    with pytest.raises(TypeError, match="expected int64, got None"):
-        k[1, 1](out, 1)
-    k = cuda.jit("void(int32[::1], int64)", debug=True, opt=False)(m.returned_as_declared)
-    small = np.zeros(1, np.int32)
-    k[1, 1](small, 9)
-    assert small[0] == 8
-    with pytest.raises(TypeError, match="expected int64, got None"):
-        k[1, 1](small, 1)
+    for fn, dtype, value in ((m.used_as_value, np.int64, 9),
+                             (m.returned_as_declared, np.int32, 8)):
+        out = np.zeros(1, dtype)
+        k = cuda.jit(f"void({np.dtype(dtype).name}[::1], int64)", debug=True, opt=False)(fn)
+        k[1, 1](out, 9)
+        assert out[0] == value
+        with pytest.raises(TypeError, match="expected int64, got None"):
+            k[1, 1](out, 1)
