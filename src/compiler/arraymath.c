@@ -177,14 +177,21 @@ static void nan_extreme(nbc__buf *b, int ndim, const nbc__type *dt, const char *
 }
 
 /* _nanmean(a), which nanvar and nanstd use too: numba's c = 0.0, count = 0 and np.divide(c,
- * count), NaN (NaN + NaNj for complex numbers) when every element is NaN or there is none. */
+ * count), NaN (NaN + NaNj for complex numbers) when every element is NaN or there is none. A
+ * complex c is divided as numpy's (and numba's npyfuncs) complex division divides by count +
+ * 0j: each part plus the other times 0, times the reciprocal of count. */
 static void nan_mean(nbc__buf *b, int ndim, const nbc__type *dt) {
   bool cx = nbc__type_is_complex(dt);
   nbc__buf_printf(b, "def _nanmean(a):\n    c = %s\n    n = 0\n", cx ? "0j" : "0.0");
   int in = open_nan_skip(b, ndim, dt);
   nbc__buf_printf(b, "%*sc += v\n%*sn += 1\n", in, "", in, "");
-  nbc__buf_printf(b, "    if n == 0:\n        return %s\n    return c / n\n\n\n",
-                  cx ? "complex(math.nan, math.nan)" : "math.nan");
+  if (cx)
+    nbc__buf_puts(b, "    if n == 0:\n        return complex(math.nan, math.nan)\n"
+                     "    scl = 1.0 / n\n"
+                     "    return complex((c.real + c.imag * 0.0) * scl, "
+                     "(c.imag - c.real * 0.0) * scl)\n\n\n");
+  else
+    nbc__buf_puts(b, "    if n == 0:\n        return math.nan\n    return c / n\n\n\n");
 }
 
 /* _mean(a), which var and std use too. */

@@ -204,16 +204,17 @@ def unrolled(out, j):
         i += 1
     ints = MIXED[0]
     out[3] = ints[j % 3] + MIXED[1] + MIXED[2][0][j % 2] + MIXED[2][1] + len(CASES[2])
-    k = 4
+
+
+def zero_d_reductions(out):
+    # numba-cuda 0.30.4 cannot compile max() of a 0-d array, nor unroll a global tuple of
+    # arrays of several ranks (getiter of the tuple): compared with numpy only
+    k = 0
     for arr in cuda.literal_unroll(ODD):
         out[k] = np.count_nonzero(arr)
         k += 1
     out[k] = SCALAR[()]
-
-
-def zero_d_reductions(out):
-    # numba-cuda 0.30.4 cannot compile max() of a 0-d array: compared with numpy only
-    out[0] = SCALAR.max() + SCALAR.sum() + ODD[2].mean() + ODD[0].argmax()
+    out[k + 1] = SCALAR.max() + SCALAR.sum() + ODD[2].mean() + ODD[0].argmax()
 '''
 
 
@@ -239,15 +240,15 @@ def test_tuples_of_arrays_match_numpy_and_numba_cuda(gpu, tmp_path):
     results = []
     for lib in (cuda, pytest.importorskip("numba.cuda")):
         m = _tuple_kernels(tmp_path, lib)
-        out = np.zeros(9)
+        out = np.zeros(4)
         lib.jit("void(float64[::1], int64)")(m.unrolled)[1, 1](out, 5)
         results.append(out)
     m = _tuple_kernels(tmp_path, cuda)
     expect = [np.nansum(a) + a[5 % a.shape[0]] for a in m.CASES]
     expect.append(6 + 2.5 + -1.0 + 7 + 4)
-    expect += [np.count_nonzero(a) for a in m.ODD] + [7]
     np.testing.assert_array_equal(results[0], expect)
     np.testing.assert_array_equal(results[0], results[1])
-    out = np.zeros(1)
+    out = np.zeros(6)
     cuda.jit("void(float64[::1])")(m.zero_d_reductions)[1, 1](out)
-    assert out[0] == 7 + 7 + 2.5 + 0
+    np.testing.assert_array_equal(out, [np.count_nonzero(a) for a in m.ODD] +
+                                  [7, 7 + 7 + 2.5 + 0])
