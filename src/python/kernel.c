@@ -252,6 +252,21 @@ int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj) {
   return PyObject_TypeCheck(obj, (PyTypeObject *)st->np_void);
 }
 
+/* TypeError for an argument whose elements kernels cannot take (strings, dates, objects):
+ * its type and, for an array, its dtype. */
+static void element_refused(PyObject *a) {
+  PyObject *dt = PyObject_GetAttrString(a, "dtype");
+  if (!dt) PyErr_Clear();
+  if (dt)
+    PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s: arrays of %R "
+                 "cannot be passed to kernels (their elements are numbers, booleans or "
+                 "records of them)", Py_TYPE(a)->tp_name, dt);
+  else
+    PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s",
+                 Py_TYPE(a)->tp_name);
+  Py_XDECREF(dt);
+}
+
 /* numba's typeof for the lazy jit: the signature spelling of one argument. */
 static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   PyObject *value;
@@ -336,8 +351,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
       PyErr_Clear();
       int member = nbc__py_is_enum_member(a); /* numba's EnumMember: Enum<int64>(mod.Color) */
       if (member) return member > 0 ? nbc__py_enum_arg_text(a) : NULL;
-      PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s",
-                   Py_TYPE(a)->tp_name);
+      element_refused(a);
       return NULL;
     }
     v.kind = nbc__py_format_kind(b.format, b.itemsize); /* 'V' for records ("T{...}") */
@@ -373,9 +387,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   if (!n || v.ndim == 0) {
     Py_XDECREF(record);
     if (!n && v.ndim > 0)
-      PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s: numba has no "
-                   "type for its elements (%d bytes each%s)", Py_TYPE(a)->tp_name, v.itemsize,
-                   v.kind ? "" : ", a format nbcuda does not know");
+      element_refused(a);
     else
       PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R", a);
     return NULL;

@@ -94,8 +94,12 @@ def test_lazy_kernel_refuses_types_numba_lacks(cuda, tdrv):
     # numpy's long double (float128) and its complex have no numba type: a clear TypeError,
     # not a float64 reading of 16-byte elements
     k = cuda.jit(fill)
-    with pytest.raises(TypeError, match=r"numba has no type for its elements \(16 bytes"):
+    with pytest.raises(TypeError, match=r"arrays of dtype\('float128'\) cannot be passed"):
         k[1, 1](np.zeros(4, np.longdouble))
+    # strings and dates (numba's CharSeq, NPDatetime) are not supported: the dtype is named
+    for dtype in ("<U12", "S4", "datetime64[D]", "timedelta64[s]", object):
+        with pytest.raises(TypeError, match=r"arrays of dtype\(.*\) cannot be passed"):
+            k[1, 1](np.zeros(3, dtype))
     with pytest.raises(TypeError, match=r"numba has no type for numpy's dtype\('complex256'\)"):
         k[1, 1](np.clongdouble(1))
     assert k.signatures == []
