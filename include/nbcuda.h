@@ -471,6 +471,18 @@ void nbc_ipc_handle_from_bytes(const void *bytes, uint64_t offset, uint64_t size
  * nbc_ipc_close; opening one handle twice in a context maps it once (the driver counts). */
 nbc_status_t nbc_ipc_open(const nbc_ipc_handle_t *handle, nbc_context_t *context,
                           nbc_devptr_t *pptr);
+/* *ppeer: whether nbc_ipc_open can map the handle in context (NULL: the current context):
+ * its exporting device is context's or a peer of it, or the handle names none (made from raw
+ * bytes). 0: nbc_ipc_open_staged is the way, as numba's IpcHandle.open chooses. */
+nbc_status_t nbc_ipc_source_is_peer(const nbc_ipc_handle_t *handle, nbc_context_t *context,
+                                    int *ppeer);
+/* numba's staged open: a copy of the handle's memory in new device memory of context (NULL:
+ * the current context), made by mapping the handle in the exporting device's primary context,
+ * copying device to device (the driver stages through the host between devices that are not
+ * peers) and unmapping. *pptr is the copy: nbc_mem_free it. A handle that names no exporting
+ * device (nbc_ipc_handle_from_bytes) is NBC_INVALID_ARGUMENT. */
+nbc_status_t nbc_ipc_open_staged(const nbc_ipc_handle_t *handle, nbc_context_t *context,
+                                 nbc_devptr_t *pptr);
 /* Unmaps what nbc_ipc_open returned as ptr (cuIpcCloseMemHandle in the opening context).
  * A pointer nbc_ipc_open did not return, or one closed already, is NBC_INVALID_ARGUMENT;
  * after a reset of the opening context the mapping is gone already, and closing is a no-op. */

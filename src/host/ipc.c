@@ -144,34 +144,42 @@ static nbc_status_t is_source(nbc_device_t *device, const nbc_ipc_handle_t *h, i
 
 /* Refuses a handle whose device this process does not see, or that the opening device
  * cannot reach; handles without an identity pass. */
-static nbc_status_t check_source(const nbc_ipc_handle_t *h, nbc_device_t *target) {
+/* The exporting device h names, among this process's: *psource NULL when h names none (a
+ * handle made from raw bytes); NBC_INVALID_DEVICE (numba's message) when none matches. */
+static nbc_status_t find_source(const nbc_ipc_handle_t *h, nbc_device_t **psource) {
+  *psource = NULL;
   if (h->pci_bus_id < 0 && !h->uuid[0]) return NBC_OK;
   nbc_device_t *devices;
   int count;
   nbc_status_t st = nbc__devices(&devices, &count);
   if (st != NBC_OK) return st;
-  nbc_device_t *source = NULL;
-  for (int i = 0; i < count && !source; i++) {
+  for (int i = 0; i < count && !*psource; i++) {
     int match;
     if ((st = is_source(&devices[i], h, &match)) != NBC_OK) return st;
-    if (match) source = &devices[i];
+    if (match) *psource = &devices[i];
   }
+  if (*psource) return NBC_OK;
   char what[128];
   describe_source(h, what, sizeof what);
-  if (!source)
-    return nbc__set_error(NBC_INVALID_DEVICE,
-                          "No device of %s is found. Target device may not be visible in this "
-                          "process.",
-                          what);
-  if (source == target) return NBC_OK;
+  return nbc__set_error(NBC_INVALID_DEVICE,
+                        "No device of %s is found. Target device may not be visible in this "
+                        "process.",
+                        what);
+}
+
+static nbc_status_t check_source(const nbc_ipc_handle_t *h, nbc_device_t *target) {
+  nbc_device_t *source;
+  nbc_status_t st = find_source(h, &source);
+  if (st != NBC_OK || !source || source == target) return st;
+  char what[128];
+  describe_source(h, what, sizeof what);
   int can = 0;
   if ((st = nbc_device_can_access_peer(target, source, &can)) != NBC_OK) return st;
   if (!can)
     return nbc__set_error(NBC_INVALID_DEVICE,
-                          "cannot open IPC memory of device %d %s in a context of device %d: "
-                          "device %d has no peer access to it (numba copies such memory "
-                          "through the host; nbcuda does not: open it in device %d's context)",
-                          source->id, what, target->id, target->id, source->id);
+                          "cannot map IPC memory of device %d %s in a context of device %d: "
+                          "device %d has no peer access to it (nbc_ipc_open_staged copies it)",
+                          source->id, what, target->id, target->id);
   return NBC_OK;
 }
 
@@ -235,6 +243,80 @@ nbc_status_t nbc_ipc_open(const nbc_ipc_handle_t *handle, nbc_context_t *context
   m->record.bytes = (size_t)handle->size;
   nbc__ptrtable_insert(&table, &m->record);
   *pptr = (nbc_devptr_t)m->record.address;
+  return NBC_OK;
+}
+
+/* The arguments of nbc_ipc_source_is_peer and nbc_ipc_open_staged (out: their result
+ * pointer): *pcontext (NULL: the current context) and the exporting device the handle names
+ * (NULL: none). */
+static nbc_status_t context_and_source(const char *fn, const nbc_ipc_handle_t *handle,
+                                       const void *out, nbc_context_t **pcontext,
+                                       nbc_device_t **psource) {
+  *psource = NULL;
+  if (!handle || !out) return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: NULL argument", fn);
+  nbc_status_t st = context_or_current(pcontext);
+  return st == NBC_OK ? find_source(handle, psource) : st;
+}
+
+nbc_status_t nbc_ipc_source_is_peer(const nbc_ipc_handle_t *handle, nbc_context_t *context,
+                                    int *ppeer) {
+  if (ppeer) *ppeer = 1;
+  nbc_device_t *source;
+  nbc_status_t st =
+      context_and_source("nbc_ipc_source_is_peer", handle, ppeer, &context, &source);
+  if (st != NBC_OK || !source || source == context->device) return st;
+  return nbc_device_can_access_peer(context->device, source, ppeer);
+}
+
+/* Unmaps a mapping made by map_handle in context (the caller's status is kept: st). */
+static nbc_status_t unmap_in(nbc_context_t *context, CUdeviceptr base, nbc_status_t st) {
+  int pushed;
+  nbc_status_t entered = nbc__context_enter(context, &pushed);
+  if (entered != NBC_OK) return st != NBC_OK ? st : entered;
+  CUresult res = nbc__cu.cuIpcCloseMemHandle(base);
+  nbc__context_leave(pushed);
+  if (res != NBC__CUDA_SUCCESS && st == NBC_OK)
+    st = nbc__driver_failf("cuIpcCloseMemHandle", res, " (staging mapping at 0x%llx)",
+                           (unsigned long long)base);
+  return st;
+}
+
+nbc_status_t nbc_ipc_open_staged(const nbc_ipc_handle_t *handle, nbc_context_t *context,
+                                 nbc_devptr_t *pptr) {
+  if (pptr) *pptr = 0;
+  nbc_device_t *source;
+  nbc_status_t st = context_and_source("nbc_ipc_open_staged", handle, pptr, &context, &source);
+  if (st != NBC_OK) return st;
+  if (!source)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_ipc_open_staged: the handle names no exporting device (one made "
+                          "from raw bytes): IPC handle doesn't have source info");
+  nbc_context_t *exporter;
+  if ((st = nbc_device_primary_context(source, &exporter)) != NBC_OK) return st;
+  /* mapped in a context of the exporting device, where the driver always can */
+  CUdeviceptr base = 0;
+  int pushed;
+  if ((st = nbc__context_enter(exporter, &pushed)) != NBC_OK) return st;
+  st = map_handle(handle, &base);
+  nbc__context_leave(pushed);
+  if (st != NBC_OK) return st;
+  if ((st = check_extent(handle, base)) != NBC_OK) return unmap_in(exporter, base, st);
+  /* copied into memory of context (the driver stages it through the host when the devices
+   * are not peers) and waited for, so that the mapping can go */
+  nbc_devptr_t copy = 0;
+  if ((st = nbc__context_enter(context, &pushed)) == NBC_OK) {
+    st = nbc_mem_alloc((size_t)handle->size, &copy);
+    if (st == NBC_OK && handle->size)
+      st = nbc_memcpy_dtod(copy, (nbc_devptr_t)(base + handle->offset), (size_t)handle->size);
+    if (st == NBC_OK) st = nbc_context_synchronize(context);
+    nbc__context_leave(pushed);
+  }
+  st = unmap_in(exporter, base, st);
+  if (st != NBC_OK) {
+    if (copy) nbc_mem_free(copy);
+    return st;
+  }
+  *pptr = copy;
   return NBC_OK;
 }
 

@@ -21,8 +21,10 @@
  *     open() gives the array in the current context, close() unmaps, and `with h as arr:`
  *     does both. open_ipc_array returns one of these over a handle made from raw bytes,
  *     which is the same context manager, and closes the mapping even when the block raises.
- * numba's staged open (copying through the host when the opening device has no peer access
- * to the exporting one) is not offered: such an open raises with a message that says so.
+ * numba's staged open (open_staged(context), and what open()/open_array() do when the opening
+ * device has no peer access to the exporting one): a copy in new memory of the opening
+ * context (nbc_ipc_open_staged), owned by the MemoryPointer (or array) returned, the handle
+ * then open with nothing mapped, as numba's _StagedIpcImpl.
  */
 #include "nbcuda_py.h"
 
@@ -32,6 +34,7 @@ typedef struct {
   PyObject_HEAD nbc_ipc_handle_t h;
   PyObject *base;      /* the exported memory's owner, or NULL (unpickled, from bytes) */
   nbc_devptr_t opened; /* the mapped range while open, else 0 */
+  int staged;          /* open through a staged copy (nothing mapped) */
 } IpcHandleObject;
 
 typedef struct {
@@ -154,6 +157,7 @@ static IpcHandleObject *handle_new(nbc__py_state *st, const nbc_ipc_handle_t *h,
   o->h = *h;
   o->base = Py_XNewRef(base);
   o->opened = 0;
+  o->staged = 0;
   PyObject_GC_Track(o);
   return o;
 }
@@ -178,47 +182,89 @@ static void handle_dealloc(IpcHandleObject *self) {
   Py_DECREF(tp);
 }
 
-/* Maps the handle in context (None: current); the pointer, or 0 with an exception. */
-static nbc_devptr_t handle_map(IpcHandleObject *self, PyObject *context) {
+/* numba's errors for a status of nbc_ipc_open(_staged): RuntimeError for a device it cannot
+ * find. */
+static void open_failed(nbc__py_state *st, nbc_status_t s) {
+  if (s == NBC_INVALID_DEVICE)
+    PyErr_SetString(PyExc_RuntimeError, nbc_last_error());
+  else
+    nbc__py_raise(st, s);
+}
+
+/* The handle's checks before an open, and the C context of `context` (None: the current
+ * one); 0, or -1 with numba's ValueError. */
+static int open_checks(IpcHandleObject *self, PyObject *context, nbc_context_t **pctx) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
   if (self->base) {
     PyErr_SetString(PyExc_ValueError, "opening IpcHandle from original process");
-    return 0;
+    return -1;
   }
-  if (self->opened) {
+  if (self->opened || self->staged) {
     PyErr_SetString(PyExc_ValueError, "IpcHandle is already opened");
-    return 0;
+    return -1;
   }
-  nbc_context_t *ctx;
-  if (context_arg(st, context, &ctx) < 0) return 0;
+  if (context_arg(st, context, pctx) < 0) return -1;
+  nbc_status_t s = *pctx ? NBC_OK : nbc_current_context(-1, pctx);
+  return s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+}
+
+/* Maps the handle in ctx; the pointer, or 0 with an exception. */
+static nbc_devptr_t handle_map(IpcHandleObject *self, nbc_context_t *ctx) {
   nbc_devptr_t ptr = 0;
   nbc_status_t s = nbc_ipc_open(&self->h, ctx, &ptr);
-  if (s == NBC_INVALID_DEVICE) { /* numba's RuntimeError for a device it cannot find */
-    PyErr_SetString(PyExc_RuntimeError, nbc_last_error());
-    return 0;
-  }
   if (s != NBC_OK) {
-    nbc__py_raise(st, s);
+    open_failed(nbc__py_state_of((PyObject *)self), s);
     return 0;
   }
   self->opened = ptr;
   return ptr;
 }
 
+/* numba's staged open in ctx: a MemoryPointer owning a copy of the memory. */
+static PyObject *handle_stage(IpcHandleObject *self, nbc_context_t *ctx) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  nbc_devptr_t ptr = 0;
+  nbc_status_t s = nbc_ipc_open_staged(&self->h, ctx, &ptr);
+  if (s != NBC_OK) {
+    open_failed(st, s);
+    return NULL;
+  }
+  PyObject *ctx_obj = nbc__py_context_object(st, ctx);
+  PyObject *memory = ctx_obj ? nbc__py_memptr_owned(st, ctx_obj, ctx, ptr, (size_t)self->h.size)
+                             : NULL;
+  Py_XDECREF(ctx_obj);
+  if (!memory) {
+    nbc_mem_free(ptr);
+    return NULL;
+  }
+  self->staged = 1;
+  return memory;
+}
+
+/* Whether ctx's device can map the handle (numba's can_access_peer); -1 with an exception. */
+static int maps_directly(IpcHandleObject *self, nbc_context_t *ctx) {
+  int peer = 1;
+  nbc_status_t s = nbc_ipc_source_is_peer(&self->h, ctx, &peer);
+  if (s != NBC_OK) {
+    open_failed(nbc__py_state_of((PyObject *)self), s);
+    return -1;
+  }
+  return peer;
+}
+
 /* open(context=None): numba's MemoryPointer over the mapped range, owned by the handle (the
- * mapping stays until close() or the handle's death). */
+ * mapping stays until close() or the handle's death); from a device without peer access to
+ * the exporting one, a staged copy, as numba's open chooses open_staged. */
 static PyObject *handle_open(IpcHandleObject *self, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs > 1) return PyErr_Format(PyExc_TypeError, "open() takes at most 1 argument");
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *context = nargs ? args[0] : Py_None;
-  nbc_devptr_t ptr = handle_map(self, context);
-  if (!ptr) return NULL;
   nbc_context_t *ctx = NULL;
-  PyObject *ctx_obj = NULL, *memory = NULL;
-  if (context_arg(st, context, &ctx) == 0) {
-    nbc_status_t s = ctx ? NBC_OK : nbc_current_context(-1, &ctx);
-    ctx_obj = s == NBC_OK ? nbc__py_context_object(st, ctx) : nbc__py_raise(st, s);
-  }
+  if (open_checks(self, nargs ? args[0] : Py_None, &ctx) < 0) return NULL;
+  int direct = maps_directly(self, ctx);
+  if (direct <= 0) return direct < 0 ? NULL : handle_stage(self, ctx);
+  nbc_devptr_t ptr = handle_map(self, ctx);
+  if (!ptr) return NULL;
+  PyObject *memory = NULL, *ctx_obj = nbc__py_context_object(st, ctx);
   if (ctx_obj)
     memory = nbc__py_memptr_view(st, (PyObject *)self, ctx_obj, ctx, nbc_context_lifetime(ctx),
                                  ptr, (size_t)self->h.size);
@@ -230,17 +276,18 @@ static PyObject *handle_open(IpcHandleObject *self, PyObject *const *args, Py_ss
   return memory;
 }
 
+/* open_staged(context): numba's copy of the memory in context's device, whichever device
+ * that is (a MemoryPointer owning it; the handle is open until close()). */
 static PyObject *handle_open_staged(IpcHandleObject *self, PyObject *context) {
-  (void)self;
-  (void)context;
-  PyErr_SetString(PyExc_NotImplementedError,
-                  "nbcuda does not stage IPC memory through the host (numba's open_staged): "
-                  "open the handle in a context of the exporting device or of a peer of it");
-  return NULL;
+  nbc_context_t *ctx = NULL;
+  if (open_checks(self, context, &ctx) < 0) return NULL;
+  return handle_stage(self, ctx);
 }
 
-/* The device array over the mapping: from_cuda_array_interface, owned by the handle. */
-static PyObject *array_over(IpcHandleObject *self, nbc_devptr_t ptr, PyObject *desc) {
+/* The device array over ptr: from_cuda_array_interface, owned by owner (the handle, for a
+ * mapping; the MemoryPointer of a staged copy). */
+static PyObject *array_over(IpcHandleObject *self, nbc_devptr_t ptr, PyObject *desc,
+                            PyObject *owner) {
   PyObject *module = PyType_GetModule(Py_TYPE(self));
   PyObject *dtype = PyDict_GetItemString(desc, "dtype");
   PyObject *typestr = module && dtype ? PyObject_GetAttrString(dtype, "str") : NULL;
@@ -253,7 +300,7 @@ static PyObject *array_over(IpcHandleObject *self, nbc_devptr_t ptr, PyObject *d
   Py_XDECREF(typestr);
   if (cai && nbc__py_cai_set_descr(cai, dtype) < 0) Py_CLEAR(cai); /* a record's fields */
   PyObject *array = cai ? PyObject_CallMethod(module, "from_cuda_array_interface", "OOO", cai,
-                                              (PyObject *)self, Py_False)
+                                              owner, Py_False)
                         : NULL;
   Py_XDECREF(cai);
   return array;
@@ -270,18 +317,35 @@ static PyObject *handle_open_array(IpcHandleObject *self, PyObject *args, PyObje
   PyObject *desc =
       array_desc(nbc__py_state_of((PyObject *)self), shape, dtype, strides, &bytes);
   if (!desc) return NULL;
-  nbc_devptr_t ptr = handle_map(self, context);
-  PyObject *array = ptr ? array_over(self, ptr, desc) : NULL;
-  Py_DECREF(desc);
-  if (ptr && !array) {
-    nbc_ipc_close(ptr);
-    self->opened = 0;
+  nbc_context_t *ctx = NULL;
+  int direct = open_checks(self, context, &ctx) < 0 ? -1 : maps_directly(self, ctx);
+  PyObject *array = NULL;
+  if (direct == 0) { /* a staged copy, which the array owns */
+    PyObject *copy = handle_stage(self, ctx);
+    nbc_devptr_t ptr = 0;
+    size_t size;
+    if (copy) nbc__py_memptr_range(nbc__py_state_of((PyObject *)self), copy, &ptr, &size);
+    array = copy ? array_over(self, ptr, desc, copy) : NULL;
+    Py_XDECREF(copy);
+    if (copy && !array) self->staged = 0;
+  } else if (direct > 0) {
+    nbc_devptr_t ptr = handle_map(self, ctx);
+    array = ptr ? array_over(self, ptr, desc, (PyObject *)self) : NULL;
+    if (ptr && !array) {
+      nbc_ipc_close(ptr);
+      self->opened = 0;
+    }
   }
+  Py_DECREF(desc);
   return array;
 }
 
 static PyObject *handle_close(IpcHandleObject *self, PyObject *unused) {
   (void)unused;
+  if (self->staged) { /* numba's _StagedIpcImpl.close: nothing mapped */
+    self->staged = 0;
+    Py_RETURN_NONE;
+  }
   if (!self->opened) {
     PyErr_SetString(PyExc_ValueError, "IpcHandle not opened");
     return NULL;

@@ -129,6 +129,19 @@ static int usable(MemPtrObject *self, const char *call) {
   return s == NBC_OK ? 0 : nbc__py_raise_int(state(self), s);
 }
 
+PyObject *nbc__py_memptr_owned(nbc__py_state *st, PyObject *context, nbc_context_t *cctx,
+                               nbc_devptr_t ptr, size_t size) {
+  MemPtrObject *m = memptr_new(st);
+  if (!m) return NULL;
+  m->context = Py_NewRef(context);
+  m->cctx = cctx;
+  m->ptr = ptr;
+  m->size = size;
+  m->lifetime = nbc_context_lifetime(cctx);
+  m->live = 1;
+  return (PyObject *)m;
+}
+
 /* ------------------------------------------------------------ Context.memalloc --------- */
 
 /* _memalloc(bytesize): Context.memalloc runs it with its context pushed (context.c). */

@@ -545,6 +545,10 @@ PyObject *nbc__py_stage_kernel(PyObject *module, PyObject *py_func, PyObject *so
 int nbc__py_gufunc_init(PyObject *module, nbc__py_state *st);
 /* memorypointer.c: MemoryPointer (Context.memalloc, DeviceNDArray.gpu_data). */
 int nbc__py_memptr_init(PyObject *module, nbc__py_state *st);
+/* A MemoryPointer owning [ptr, ptr + size) of nbc_mem_alloc'd memory of cctx (its Context
+ * object: context), freed when the pointer is freed or dies. */
+PyObject *nbc__py_memptr_owned(nbc__py_state *st, PyObject *context, nbc_context_t *cctx,
+                               nbc_devptr_t ptr, size_t size);
 /* Whether obj is a MemoryPointer; if so, its address and size in bytes. */
 int nbc__py_memptr_range(nbc__py_state *st, PyObject *obj, nbc_devptr_t *pptr, size_t *psize);
 /* A MemoryPointer over [ptr, ptr + size) that keeps owner (which keeps the memory) alive. */

@@ -220,12 +220,53 @@ TEST(open_on_peer_device) {
   nbc_devptr_t p;
   ASSERT_OK(nbc_ipc_open(&h, ctx1, &p));
   ASSERT_OK(nbc_ipc_close(p));
-  /* The refusal when the devices are not peers is not reachable on the fixture (every
-   * device is a peer of every other); a failing peer query is reported. */
+  /* a failing peer query is reported */
   tdrv()->fail("cuDeviceCanAccessPeer", 1, 999);
   ASSERT_STATUS(nbc_ipc_open(&h, ctx1, &p), NBC_DRIVER_ERROR);
   ASSERT_CONTAINS(nbc_last_error(), "cuDeviceCanAccessPeer: CUDA_ERROR_UNKNOWN (999)");
   expect_mappings(0);
+  ASSERT_OK(nbc_mem_free(d));
+}
+
+/* Devices that are not peers (the fixture's NBCUDA_TESTDRIVER_NO_PEER_ACCESS): the map is
+ * refused, and nbc_ipc_open_staged copies the memory into the opening context instead
+ * (mapped in the exporting device's context only while copying). */
+TEST(staged_open_without_peer_access) {
+  REQUIRE_TESTDRIVER();
+  REQUIRE_DEVICES(2);
+  allow_same_process();
+  nbc_devptr_t d = iota(32);
+  nbc_ipc_handle_t h;
+  ASSERT_OK(nbc_ipc_get_handle(NULL, d + 8 * sizeof(int32_t), 16 * sizeof(int32_t), &h));
+  nbc_device_t *dev1;
+  nbc_context_t *ctx1;
+  ASSERT_OK(nbc_device_get(1, &dev1));
+  ASSERT_OK(nbc_device_primary_context(dev1, &ctx1));
+  setenv("NBCUDA_TESTDRIVER_NO_PEER_ACCESS", "1", 1);
+  int peer = -1;
+  ASSERT_OK(nbc_ipc_source_is_peer(&h, ctx1, &peer));
+  ASSERT_EQ(peer, 0);
+  nbc_devptr_t p = 0;
+  ASSERT_STATUS(nbc_ipc_open(&h, ctx1, &p), NBC_INVALID_DEVICE);
+  ASSERT_CONTAINS(nbc_last_error(), "has no peer access to it (nbc_ipc_open_staged copies it)");
+  nbc_devptr_t copy = 0;
+  ASSERT_OK(nbc_ipc_open_staged(&h, ctx1, &copy));
+  unsetenv("NBCUDA_TESTDRIVER_NO_PEER_ACCESS");
+  expect_mappings(0);
+  int32_t got[16];
+  ASSERT_OK(nbc_memcpy_dtoh(got, copy, sizeof got));
+  for (int i = 0; i < 16; i++)
+    ASSERT_EQ(got[i], 8 + i);
+  ASSERT_OK(nbc_ipc_source_is_peer(&h, ctx1, &peer));
+  ASSERT_EQ(peer, 1);
+  /* a handle from raw bytes names no exporting device: mapped anywhere, never staged */
+  nbc_ipc_handle_t raw;
+  nbc_ipc_handle_from_bytes(h.bytes, h.offset, h.size, &raw);
+  ASSERT_OK(nbc_ipc_source_is_peer(&raw, ctx1, &peer));
+  ASSERT_EQ(peer, 1);
+  ASSERT_STATUS(nbc_ipc_open_staged(&raw, ctx1, &copy), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "doesn't have source info");
+  ASSERT_OK(nbc_mem_free(copy));
   ASSERT_OK(nbc_mem_free(d));
 }
 
@@ -297,7 +338,7 @@ TEST(cross_process) {
 
 TEST_LIST(X(handle_fields) X(handle_errors) X(get_handle_driver_failure)
               X(same_process_open_refused) X(open_read_write_close) X(open_from_bytes)
-                  X(unknown_source_device) X(open_on_peer_device) X(reset_unmaps)
-                      X(cross_process))
+                  X(unknown_source_device) X(open_on_peer_device)
+                      X(staged_open_without_peer_access) X(reset_unmaps) X(cross_process))
 
 TEST_MAIN()

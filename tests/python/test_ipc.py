@@ -1,6 +1,8 @@
 """CUDA IPC as numba.cuda offers it: DeviceNDArray.get_ipc_handle(), Context.get_ipc_handle(),
 IpcHandle / IpcArrayHandle (pickling, open, close, `with h as arr:`) and open_ipc_array;
-Context.get_ipc_handle takes an array or, as numba's, a MemoryPointer (`array.gpu_data`).
+Context.get_ipc_handle takes an array or, as numba's, a MemoryPointer (`array.gpu_data`);
+open_staged copies the memory, which open()/open_array() do from a device without peer
+access to the exporting one.
 
 CUDA refuses to open a handle in the process that made it. On the test driver the tests that
 open their own handles set NBCUDA_TESTDRIVER_IPC_SAME_PROCESS=1 (the `same_process` fixture),
@@ -188,8 +190,60 @@ def test_context_get_ipc_handle(cuda, same_process):
         other.close()
     with pytest.raises(TypeError, match="expected a Context"):
         other.open(42)
-    with pytest.raises(NotImplementedError, match="open_staged"):
-        other.open_staged(ctx)
+
+
+def test_open_staged_copies_the_memory(cuda, same_process):
+    # numba's _StagedIpcImpl: a copy in new memory of the context, which the returned
+    # MemoryPointer owns; the handle is open (nothing mapped) until close()
+    a = np.arange(10, dtype=np.intp)
+    d = cuda.to_device(a)
+    ctx = cuda.current_context()
+    other = reopened(ctx.get_ipc_handle(d[2:7]))
+    copy = other.open_staged(ctx)
+    assert isinstance(copy, cuda.MemoryPointer) and copy.size == 40 and copy.owner is copy
+    assert same_process.live_ipc_mappings() == 0  # mapped only while copying
+    desc = {"shape": (5,), "typestr": np.dtype(np.intp).str, "version": 3, "strides": None,
+            "data": (copy.device_pointer, False)}
+    view = cuda.from_cuda_array_interface(desc, owner=copy)
+    np.testing.assert_equal(view.copy_to_host(), a[2:7])
+    view.copy_to_device(np.zeros(5, np.intp))  # a copy: the exporter's memory is untouched
+    np.testing.assert_equal(d.copy_to_host(), a)
+    with pytest.raises(ValueError, match="IpcHandle is already opened"):
+        other.open(ctx)
+    other.close()
+    with pytest.raises(ValueError, match="IpcHandle not opened"):
+        other.close()
+    raw = cuda.open_ipc_array(ctx.get_ipc_handle(d).handle.reserved, shape=10, dtype=np.intp)
+    with pytest.raises(ValueError, match="doesn't have source info"):
+        raw._ipc_handle.open_staged(ctx)
+
+
+def test_open_without_peer_access_stages(cuda, same_process, monkeypatch):
+    # numba's IpcHandle.open: open_staged when the opening device cannot reach the exporting
+    # one (the test driver's NBCUDA_TESTDRIVER_NO_PEER_ACCESS)
+    if len(cuda.gpus) < 2:
+        pytest.skip("needs two devices")
+    a = np.arange(6, dtype=np.float64)
+    d = cuda.to_device(a)
+    ipch = cuda.current_context().get_ipc_handle(d)
+    monkeypatch.setenv("NBCUDA_TESTDRIVER_NO_PEER_ACCESS", "1")
+    with cuda.gpus[1]:
+        ctx1 = cuda.current_context()
+        h = reopened(ipch)
+        memory = h.open(ctx1)
+        assert memory.owner is memory and memory.context is ctx1  # a copy on device 1
+        h.close()
+        arr = reopened(ipch).open_array(ctx1, shape=6, dtype=np.float64)
+        np.testing.assert_equal(arr.copy_to_host(), a)
+        with reopened(d.get_ipc_handle()) as arr:
+            np.testing.assert_equal(arr.copy_to_host(), a)
+        assert same_process.live_ipc_mappings() == 0
+    monkeypatch.delenv("NBCUDA_TESTDRIVER_NO_PEER_ACCESS")
+    with cuda.gpus[1]:
+        h = reopened(ipch)
+        mapped = h.open(cuda.current_context())
+        assert mapped.owner is h  # a peer: mapped, as before
+        h.close()
 
 
 def test_open_ipc_array_from_bytes(cuda, same_process):
@@ -271,6 +325,30 @@ def test_two_processes_array_handle(cuda, gpu, index):
         seen = exe.submit(_child_double, view.get_ipc_handle(), os.getpid()).result(timeout=60)
     np.testing.assert_equal(seen, expect)
     np.testing.assert_equal(view.copy_to_host(), expect * 2)
+
+
+def _child_staged(handle, parent_pid):
+    import nbcuda as cuda
+    assert os.getpid() != parent_pid
+    ctx = cuda.current_context()
+    copy = handle.open_staged(ctx)
+    desc = {"shape": (handle.size // 8,), "typestr": np.dtype(np.intp).str, "version": 3,
+            "strides": None, "data": (copy.device_pointer, False)}
+    host = cuda.from_cuda_array_interface(desc, owner=copy).copy_to_host()
+    handle.close()
+    return host
+
+
+@pytest.mark.gpu
+def test_two_processes_staged(cuda, gpu):
+    # numba-cuda's TestIpcStaged: the child copies the memory into its own allocation
+    import concurrent.futures
+    a = np.arange(10, dtype=np.intp)
+    d = cuda.to_device(a)
+    ipch = cuda.current_context().get_ipc_handle(d.gpu_data)
+    with concurrent.futures.ProcessPoolExecutor(mp_context=mp.get_context("spawn")) as exe:
+        out = exe.submit(_child_staged, ipch, os.getpid()).result(60)
+    np.testing.assert_equal(out, a)
 
 
 @pytest.mark.gpu

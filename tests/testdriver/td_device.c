@@ -182,8 +182,11 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevic
   TD_ENTER("cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer");
   if (!canAccessPeer) return CUDA_ERROR_INVALID_VALUE;
   if (!td__device_valid(dev) || !td__device_valid(peerDev)) return CUDA_ERROR_INVALID_DEVICE;
-  /* A device is not its own peer (the real driver answers 0 for dev == peerDev). */
-  *canAccessPeer = dev != peerDev;
+  /* A device is not its own peer (the real driver answers 0 for dev == peerDev); with
+   * NBCUDA_TESTDRIVER_NO_PEER_ACCESS=1 (read at each call) no device is another's, as on
+   * machines without P2P. */
+  const char *none = getenv("NBCUDA_TESTDRIVER_NO_PEER_ACCESS");
+  *canAccessPeer = dev != peerDev && !(none && none[0] == '1');
   return CUDA_SUCCESS;
 }
 
