@@ -1007,7 +1007,7 @@ static PyObject *site_class(nbc__py_state *st, resolver_data *d, const nbc_raise
   if (PyErr_Occurred()) PyErr_Clear();
   if (v && PyExceptionClass_Check(v)) return v;
   Py_XDECREF(v);
-  PyErr_Format(nbc__py_typing_error(st),
+  PyErr_Format(nbc__py_typing_error(st, NULL),
                "%s:%d: debug=True: '%s', raised in function '%s', is not an exception class "
                "the function can see", site->filename, site->line, site->exception,
                site->function);

@@ -73,11 +73,13 @@ static const char errors_source[] =
     "def _numba_error_init(self, msg):\n"
     "    Exception.__init__(self, msg)\n"
     "    self.msg, self.loc = msg, None  # numba's NumbaError attributes\n"
-    "def _typing_error_class():\n"
+    "def _typing_error_class(builtin=None):\n"
     "    '''TypingError, or when numba's errors module is loaded (code written for numba, which\n"
-    "    catches numba's TypingError), a subclass of it and of numba's TypingError classes.'''\n"
+    "    catches numba's TypingError), a subclass of it and of numba's TypingError classes;\n"
+    "    and of builtin (ValueError, TypeError) for what numba raises as that.'''\n"
     "    return _combined(TypingError, _loaded('numba.core.errors:TypingError',\n"
-    "                                          'numba.cuda.core.errors:TypingError'),\n"
+    "                                          'numba.cuda.core.errors:TypingError') +\n"
+    "                     ([builtin] if builtin else []),\n"
     "                     {'__init__': _numba_error_init, '__str__': Exception.__str__})\n"
     "def _api_error_class():\n"
     "    '''CudaAPIError, or when numba-cuda's driver module or cuda.core is loaded, a subclass\n"
@@ -158,8 +160,23 @@ fail:
   return -1;
 }
 
-PyObject *nbc__py_typing_error(nbc__py_state *st) {
-  PyObject *cls = PyObject_CallNoArgs(st->typing_error_class);
+PyObject *nbc__py_typing_error(nbc__py_state *st, const char *message) {
+  /* numba raises a ValueError (an invalid alignment, a shape of no elements) or TypeError (a
+   * kernel returning a value) as such: the diagnostic says which */
+  const char *end = message ? strchr(message, '\n') : NULL;
+  size_t first = message ? (end ? (size_t)(end - message) : strlen(message)) : 0;
+  PyObject *builtin = NULL;
+  static const struct {
+    const char *marker;
+    PyObject **cls;
+  } builtins[] = {{": error: ValueError: ", &PyExc_ValueError},
+                  {": error: TypeError: ", &PyExc_TypeError}};
+  for (size_t i = 0; message && !builtin && i < sizeof builtins / sizeof builtins[0]; i++) {
+    const char *at = strstr(message, builtins[i].marker);
+    if (at && (size_t)(at - message) < first) builtin = *builtins[i].cls;
+  }
+  PyObject *cls = builtin ? PyObject_CallOneArg(st->typing_error_class, builtin)
+                          : PyObject_CallNoArgs(st->typing_error_class);
   if (!cls) { /* cannot happen; the plain class then, the reason dropped */
     PyErr_Clear();
     return st->TypingError;
@@ -289,7 +306,7 @@ PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status) {
   case NBC_COMPILE_ERROR: cls = st->CompileError; break;
   case NBC_UNSUPPORTED:
   case NBC_TYPING_ERROR:
-  case NBC_SIGNATURE_ERROR: cls = nbc__py_typing_error(st); break;
+  case NBC_SIGNATURE_ERROR: cls = nbc__py_typing_error(st, msg); break;
   default: cls = PyExc_SystemError; break;
   }
   PyErr_SetString(cls, msg);
