@@ -1,7 +1,7 @@
 /* test_compile.c — the public nbc_compile API end to end, proven with NVIDIA's own tools.
  *
- * Every case of the corpus (the .py files of tests/corpus, read from each file's CASES list) is compiled
- * as numba would compile it — device functions with the C ABI and with the Numba ABI,
+ * Every case of the corpus (the .py files of tests/corpus, read from each file's CASES list)
+ * is compiled as numba would compile it — device functions with the C ABI and with the Numba ABI,
  * kernels with the Numba ABI — and the PTX must pass `ptxas -arch=sm_90` (device functions
  * with -c) while the LTO-IR must link with nvJitLink (-arch=sm_90 -lto), a kernel's entry
  * surviving the link. Then the options' visible effects in the PTX (fastmath, lineinfo,

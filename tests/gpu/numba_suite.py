@@ -46,9 +46,10 @@ test_vectorize_decor test_vectorize_device test_vectorize_scalar_arg
 test_vectorize_complex test_device_array_capture test_warning test_errors""".split()
 # Added in the seventeenth session: the dispatcher's API (signatures, specialisation, launch
 # bounds, carveouts, resources), pickling, the CUDA array interface, opt, gufunc scheduling,
-# the stream API, extensions (retrieve_autoconverted_arrays), line and debug info (many of whose checks run numba's FileCheck over numba's
-# own LLVM); reported as a third set. (test_cooperative_groups imports cffi, which the GPU
-# machine lacks; its checks are ported to tests/python/test_declare_device.py.)
+# the stream API, extensions (retrieve_autoconverted_arrays), line and debug info (many of
+# whose checks run numba's FileCheck over numba's own LLVM); reported as a third set.
+# (test_cooperative_groups imports cffi, which the GPU machine lacks; its checks are ported to
+# tests/python/test_declare_device.py.)
 MODULES_THIRD = """test_dispatcher test_serialize test_cuda_array_interface test_optimization
 test_gufunc_scheduling test_stream_api test_lineinfo test_debuginfo
 test_retrieve_autoconverted_arrays""".split()

@@ -59,7 +59,8 @@ def test_array_handle_round_trip(cuda, same_process):
     h2.close()
 
 
-@pytest.mark.parametrize("index", [slice(3, None), slice(3, 8), slice(None, 8), slice(None, None, 2)])
+@pytest.mark.parametrize("index", [slice(3, None), slice(3, 8), slice(None, 8),
+                                   slice(None, None, 2)])
 def test_views_share_their_range(cuda, same_process, index):
     d = cuda.to_device(np.arange(10, dtype=np.intp))
     view = d[index]

@@ -7,8 +7,9 @@ tuple or list of them or a global tuple, and the dtype numpy's name of a type ("
 numba-cuda's test_sm_creation; `a.ctypes.data` is an array's address (numba's ArrayCTypes),
 aligned as asked; `cuda.shared.array(0, dtype)`, the dynamic shared memory, is as long as
 the launch's shared-memory size over the item size (numba-cuda reads %dynamic_smem_size), and
-any other array with no elements is refused ("array length <= 0"). CI: the PTX's alignments and the errors; the GPU compares kernels with
-numba-cuda and checks the addresses' alignment."""
+any other array with no elements is refused ("array length <= 0"); a structured numpy dtype
+makes arrays of records. CI: the PTX's alignments and the errors; the GPU compares kernels
+with numba-cuda and checks the addresses' alignment."""
 import inspect
 import re
 

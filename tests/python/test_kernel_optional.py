@@ -3,11 +3,11 @@ on others (`return`, `return None`, or falling off the end) returns OptionalType
 does a variable assigned both; `x is None` / `x is not None` test it, and wherever a T is
 needed the Optional converts to one, raising numba's TypeError("expected T, got None") when it
 is None (the thread ends; a debug=True kernel reports it), a function declaring the value's
-type (`int32(int64)`) among those places. numba-cuda's recursion test
-"optional_return" (bar calling foo and itself) is among the kernels; numba-cuda 0.30.4 skips
-that test ("Needs insert_unresolved_ref support") and cannot compile it, nor `v > best` of a
-variable None before a loop (gt(float64, none)): those two are compared with Python only. CI: they compile and ptxas accepts them; the GPU compares with Python and
-numba-cuda."""
+type (`int32(int64)`) among those places. numba-cuda's recursion test "optional_return" (bar
+calling foo and itself) is among the kernels; numba-cuda 0.30.4 skips that test ("Needs
+insert_unresolved_ref support") and cannot compile it, nor `v > best` of a variable None
+before a loop (gt(float64, none)): those two are compared with Python only. CI: they compile
+and ptxas accepts them; the GPU compares with Python and numba-cuda."""
 import numpy as np
 import pytest
 
