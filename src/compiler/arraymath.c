@@ -156,22 +156,20 @@ static void nan_extreme(nbc__buf *b, int ndim, const nbc__type *dt, const char *
                    "reduction operation not possible\")\n    r = a[");
   first_index(b, ndim);
   nbc__buf_puts(b, "]\n");
-  nbc__buf idx;
-  nbc__buf_init(&idx, b->arena);
-  int in = open_loops(b, ndim, &idx);
-  nbc__buf_printf(b, "%*sv = a[%s]\n", in, "", idx.data);
   if (nbc__type_is_complex(dt)) {
+    nbc__buf idx;
+    nbc__buf_init(&idx, b->arena);
+    int in = open_loops(b, ndim, &idx);
+    nbc__buf_printf(b, "%*sv = a[%s]\n", in, "", idx.data);
     nbc__buf_printf(b, "%*sif math.isnan(r.real) and not math.isnan(v.real):\n%*sr = v\n", in,
                     "", in + 4, "");
     nbc__buf_printf(b, "%*selif v.real %s r.real:\n%*sr = v\n", in, "", sign, in + 4, "");
     nbc__buf_printf(b, "%*selif v.real == r.real and v.imag %s r.imag:\n%*sr = v\n", in, "",
                     sign, in + 4, "");
   } else {
-    if (nbc__type_is_float(dt))
-      nbc__buf_printf(b, "%*sif not math.isnan(v):\n", in, ""), in += 4;
+    int in = open_nan_skip(b, ndim, dt);
     /* numba's `if not comparison_op(return_val, v)`: the comparison reversed */
-    nbc__buf_printf(b, "%*sif not r %s v:\n%*sr = v\n", in, "", sign,
-                    in + 4, "");
+    nbc__buf_printf(b, "%*sif not r %s v:\n%*sr = v\n", in, "", sign, in + 4, "");
   }
   nbc__buf_puts(b, "    return r\n");
 }

@@ -1452,7 +1452,6 @@ static nbc__global *generated_function(infer *I, const char *name, const char *s
   return G;
 }
 
-
 /* a.sum(), np.sum(a) and the other reductions of arrays: a call of arraymath.c's function for
  * the array's type, the array its one argument (the call node's list becomes that). */
 static const nbc__type *call_reduction(infer *I, nbc__node *n, const char *name,

@@ -142,8 +142,6 @@ static nbc_status_t is_source(nbc_device_t *device, const nbc_ipc_handle_t *h, i
   return NBC_OK;
 }
 
-/* Refuses a handle whose device this process does not see, or that the opening device
- * cannot reach; handles without an identity pass. */
 /* The exporting device h names, among this process's: *psource NULL when h names none (a
  * handle made from raw bytes); NBC_INVALID_DEVICE (numba's message) when none matches. */
 static nbc_status_t find_source(const nbc_ipc_handle_t *h, nbc_device_t **psource) {
@@ -167,6 +165,8 @@ static nbc_status_t find_source(const nbc_ipc_handle_t *h, nbc_device_t **psourc
                         what);
 }
 
+/* Refuses a handle whose device this process does not see, or that the opening device
+ * cannot reach; handles without an identity pass. */
 static nbc_status_t check_source(const nbc_ipc_handle_t *h, nbc_device_t *target) {
   nbc_device_t *source;
   nbc_status_t st = find_source(h, &source);

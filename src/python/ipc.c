@@ -220,8 +220,9 @@ static nbc_devptr_t handle_map(IpcHandleObject *self, nbc_context_t *ctx) {
   return ptr;
 }
 
-/* numba's staged open in ctx: a MemoryPointer owning a copy of the memory. */
-static PyObject *handle_stage(IpcHandleObject *self, nbc_context_t *ctx) {
+/* numba's staged open in ctx: a MemoryPointer owning a copy of the memory, whose address
+ * goes to *pptr (pptr may be NULL). */
+static PyObject *handle_stage(IpcHandleObject *self, nbc_context_t *ctx, nbc_devptr_t *pptr) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
   nbc_devptr_t ptr = 0;
   nbc_status_t s = nbc_ipc_open_staged(&self->h, ctx, &ptr);
@@ -238,6 +239,7 @@ static PyObject *handle_stage(IpcHandleObject *self, nbc_context_t *ctx) {
     return NULL;
   }
   self->staged = 1;
+  if (pptr) *pptr = ptr;
   return memory;
 }
 
@@ -261,7 +263,7 @@ static PyObject *handle_open(IpcHandleObject *self, PyObject *const *args, Py_ss
   nbc_context_t *ctx = NULL;
   if (open_checks(self, nargs ? args[0] : Py_None, &ctx) < 0) return NULL;
   int direct = maps_directly(self, ctx);
-  if (direct <= 0) return direct < 0 ? NULL : handle_stage(self, ctx);
+  if (direct <= 0) return direct < 0 ? NULL : handle_stage(self, ctx, NULL);
   nbc_devptr_t ptr = handle_map(self, ctx);
   if (!ptr) return NULL;
   PyObject *memory = NULL, *ctx_obj = nbc__py_context_object(st, ctx);
@@ -281,7 +283,7 @@ static PyObject *handle_open(IpcHandleObject *self, PyObject *const *args, Py_ss
 static PyObject *handle_open_staged(IpcHandleObject *self, PyObject *context) {
   nbc_context_t *ctx = NULL;
   if (open_checks(self, context, &ctx) < 0) return NULL;
-  return handle_stage(self, ctx);
+  return handle_stage(self, ctx, NULL);
 }
 
 /* The device array over ptr: from_cuda_array_interface, owned by owner (the handle, for a
@@ -321,10 +323,8 @@ static PyObject *handle_open_array(IpcHandleObject *self, PyObject *args, PyObje
   int direct = open_checks(self, context, &ctx) < 0 ? -1 : maps_directly(self, ctx);
   PyObject *array = NULL;
   if (direct == 0) { /* a staged copy, which the array owns */
-    PyObject *copy = handle_stage(self, ctx);
     nbc_devptr_t ptr = 0;
-    size_t size;
-    if (copy) nbc__py_memptr_range(nbc__py_state_of((PyObject *)self), copy, &ptr, &size);
+    PyObject *copy = handle_stage(self, ctx, &ptr);
     array = copy ? array_over(self, ptr, desc, copy) : NULL;
     Py_XDECREF(copy);
     if (copy && !array) self->staged = 0;
