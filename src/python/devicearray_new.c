@@ -128,33 +128,73 @@ static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind
   return 0;
 }
 
-/* Fills a from __cuda_array_interface__ of obj (dict already fetched). Its keys are read by
- * their interned names; a lookup error (a key whose __eq__ raised) is the caller's. */
-static int geometry_from_cai(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
+/* The entries of an interface dict nbcuda reads (NULL: absent). */
+typedef struct {
+  PyObject *version, *mask, *shape, *typestr, *data, *strides, *stream;
+} cai_entries;
+
+/* Reads cai's entries in one pass over the dict, matching the keys by identity (CuPy's,
+ * PyTorch's and any Python literal keys are the interned strings the module state holds:
+ * 200 instructions fewer than seven lookups); only when some key is not one of those are
+ * the entries still missing looked up by value. -1 with TypeError when cai is not a dict, or
+ * with a lookup's error (a key whose __eq__ raised). */
+static int cai_read(nbc__py_state *st, PyObject *cai, cai_entries *e) {
   if (!PyDict_Check(cai)) {
     PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ must be a dict");
     return -1;
   }
+  *e = (cai_entries){0};
+  PyObject *const names[] = {st->str_version, st->str_mask,    st->str_shape, st->str_typestr,
+                             st->str_data,    st->str_strides, st->str_stream};
+  PyObject **slots[] = {&e->version, &e->mask,    &e->shape, &e->typestr,
+                        &e->data,    &e->strides, &e->stream};
+  enum { N = sizeof names / sizeof names[0] };
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  int strangers = 0;
+  while (PyDict_Next(cai, &pos, &key, &value)) {
+    int i = 0;
+    while (i < N && key != names[i]) i++;
+    if (i < N)
+      *slots[i] = value;
+    else if (key != st->str_descr)
+      strangers = 1;
+  }
+  for (int i = 0; strangers && i < N; i++)
+    if (!*slots[i] && !(*slots[i] = PyDict_GetItemWithError(cai, names[i])) && PyErr_Occurred())
+      return -1;
+  return 0;
+}
+
+/* An unsigned 64-bit integer (a pointer or a stream handle) from an int; -1 with the error
+ * set. Pointers below 2**63 (all of them in practice) take PyLong_AsLongLongAndOverflow's
+ * digit loop, not PyLong_AsUnsignedLongLong's byte-array conversion. */
+static int cai_u64(PyObject *o, unsigned long long *pv) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (!overflow && v >= 0) {
+    *pv = (unsigned long long)v;
+    return 0;
+  }
+  if (v == -1 && PyErr_Occurred()) return -1;
+  *pv = PyLong_AsUnsignedLongLong(o);
+  return *pv == (unsigned long long)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* Fills a from an interface's entries (cai_read). */
+static int geometry_from_cai(ArrayObject *a, const cai_entries *e) {
   /* numba's from_cuda_array_interface: an int version is required (numba fails comparing
    * it otherwise), and from version 1 on a mask is refused */
-  PyObject *version = PyDict_GetItemWithError(cai, st->str_version);
-  if (!version || !PyLong_Check(version)) {
-    if (!PyErr_Occurred())
-      PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ needs an int 'version'");
+  if (!e->version || !PyLong_Check(e->version)) {
+    PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ needs an int 'version'");
     return -1;
   }
-  PyObject *mask = PyDict_GetItemWithError(cai, st->str_mask);
-  if (!mask && PyErr_Occurred()) return -1;
-  if (PyLong_AsLong(version) >= 1 && mask && mask != Py_None) {
+  if (PyLong_AsLong(e->version) >= 1 && e->mask && e->mask != Py_None) {
     PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
     return -1;
   }
   if (PyErr_Occurred()) return -1; /* a version beyond a C long */
-  PyObject *shape = PyDict_GetItemWithError(cai, st->str_shape);
-  PyObject *typestr = shape ? PyDict_GetItemWithError(cai, st->str_typestr) : NULL;
-  PyObject *data = typestr ? PyDict_GetItemWithError(cai, st->str_data) : NULL;
-  PyObject *strides = data ? PyDict_GetItemWithError(cai, st->str_strides) : NULL;
-  if (PyErr_Occurred()) return -1;
+  PyObject *shape = e->shape, *typestr = e->typestr, *data = e->data, *strides = e->strides;
   if (!shape || !typestr || !data || !PyTuple_Check(shape) || !PyUnicode_Check(typestr) ||
       !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1) {
     PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ needs shape, typestr, data");
@@ -166,8 +206,11 @@ static int geometry_from_cai(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
     return -1;
   }
   a->kind = ts[1] == '?' ? 'b' : ts[1];
-  a->itemsize = atoi(ts + 2);
-  if (!strchr("biufcV", a->kind) || a->itemsize <= 0) { /* 'V': wrap_cai reads descr */
+  a->itemsize = 0; /* the digits after the kind, all of them ("<f4", "|V16") */
+  const char *digit = ts + 2;
+  while (*digit >= '0' && *digit <= '9' && a->itemsize < 1 << 20)
+    a->itemsize = a->itemsize * 10 + (*digit++ - '0');
+  if (*digit || !strchr("biufcV", a->kind) || a->itemsize <= 0) { /* 'V': see cai_record */
     PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr);
     return -1;
   }
@@ -196,9 +239,11 @@ static int geometry_from_cai(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
   } else {
     nbc__py_array_dense_strides(a, 'C');
   }
-  a->data = (nbc_devptr_t)PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+  unsigned long long ptr;
+  if (cai_u64(PyTuple_GET_ITEM(data, 0), &ptr) < 0) return -1;
+  a->data = (nbc_devptr_t)ptr;
   a->nbytes = (size_t)(n * a->itemsize);
-  return PyErr_Occurred() ? -1 : 0;
+  return 0;
 }
 
 /* ------------------------------------------------------------ factories --------------- */
@@ -214,9 +259,11 @@ static int cai_record(nbc__py_state *st, ArrayObject *a, PyObject *cai) {
 }
 
 static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
+  cai_entries e;
+  if (cai_read(st, cai, &e) < 0) return NULL;
   ArrayObject *a = nbc__py_array_alloc(st);
   if (!a) return NULL;
-  if (geometry_from_cai(st, a, cai) < 0 || (a->kind == 'V' && cai_record(st, a, cai) < 0)) {
+  if (geometry_from_cai(a, &e) < 0 || (a->kind == 'V' && cai_record(st, a, cai) < 0)) {
     Py_DECREF(a);
     return NULL;
   }
@@ -520,14 +567,11 @@ PyMethodDef nbc__py_array_functions[] = {
 
 /* The stream a __cuda_array_interface__ names (its "stream": absent or None for none) in
  * *phandle, 0 for none; -1 with an exception for a value that is not a handle. */
-static int cai_stream(nbc__py_state *st, PyObject *cai, uintptr_t *phandle) {
+static int cai_stream(const cai_entries *e, uintptr_t *phandle) {
   *phandle = 0;
-  /* geometry_from_cai checked that cai is a dict */
-  PyObject *stream = PyDict_GetItemWithError(cai, st->str_stream);
-  if (!stream) return PyErr_Occurred() ? -1 : 0;
-  if (stream == Py_None) return 0;
-  unsigned long long h = PyLong_AsUnsignedLongLong(stream);
-  if (h == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+  if (!e->stream || e->stream == Py_None) return 0;
+  unsigned long long h;
+  if (cai_u64(e->stream, &h) < 0) return -1;
   *phandle = (uintptr_t)h;
   return 0;
 }
@@ -549,8 +593,9 @@ int nbc__py_cai_view(nbc__py_state *st, PyObject *cai, nbc__py_array_view *view)
   int64_t dims[2 * NBC__PY_MAXDIM];
   tmp.shape = dims; /* room for any ndim: nbc__py_array_set_ndim allocates nothing */
   tmp.strides = dims + NBC__PY_MAXDIM;
-  if (geometry_from_cai(st, &tmp, cai) < 0 ||
-      (st->cai_sync && cai_stream(st, cai, &view->producer) < 0))
+  cai_entries e;
+  if (cai_read(st, cai, &e) < 0 || geometry_from_cai(&tmp, &e) < 0 ||
+      (st->cai_sync && cai_stream(&e, &view->producer) < 0))
     return -1;
   view_geometry(view, &tmp);
   return 0;

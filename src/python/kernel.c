@@ -549,8 +549,9 @@ error:
  * of numbers (an nbcuda device array, or an object with __cuda_array_interface__), an exact
  * bool, int, float or complex, a numpy scalar of a number type; 0 for any other (typed in
  * full by typeof_arg each time; an interface that does not parse is too, with its error).
- * Equal codes are equal types: typeof_arg spells such an argument from exactly these. */
-static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, PyObject **pcai) {
+ * Equal codes are equal types: typeof_arg spells such an argument from exactly these. An
+ * interface is parsed into *pview when given (its ndim left -1 otherwise). */
+static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, nbc__py_array_view *pview) {
   PyTypeObject *t = Py_TYPE(a);
   if (t == st->DeviceArrayType) {
     ArrayObject *x = (ArrayObject *)a;
@@ -565,26 +566,26 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, PyObject **pcai) 
   PyObject *cai;
   if (t == &PyTuple_Type || a == Py_None || !nbc__py_optional_attr(a, st->str_cai, &cai))
     return 0;
-  nbc__py_array_view v;
-  if (nbc__py_cai_view(st, cai, &v) < 0) {
-    Py_DECREF(cai);
+  nbc__py_array_view local, *v = pview ? pview : &local;
+  int rc = nbc__py_cai_view(st, cai, v);
+  Py_DECREF(cai);
+  if (rc < 0) {
+    v->ndim = -1;
     PyErr_Clear();
     return 0;
   }
-  if (pcai) *pcai = cai; /* the launch packs from it (nbc__py_specialize) */
-  else Py_DECREF(cai);
-  return array_type_code(v.kind, v.itemsize, v.ndim, v.shape, v.strides);
+  return array_type_code(v->kind, v->itemsize, v->ndim, v->shape, v->strides);
 }
 
 /* The kernel a lazy or jit([sigs]) kernel launches for these arguments. The last answer is
  * given again when the arguments' type codes are the last ones (the text of their types,
  * and the dict lookups behind it, are then not made). */
 KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
-                                 Py_ssize_t n, PyObject **cais) {
+                                 Py_ssize_t n, nbc__py_array_view *views) {
   uint64_t codes[NBC__PY_FAST_ARGS];
   int coded = n <= NBC__PY_FAST_ARGS;
   for (Py_ssize_t i = 0; coded && i < n; i++)
-    coded = (codes[i] = fast_type_code(st, args[i], cais ? &cais[i] : NULL)) != 0;
+    coded = (codes[i] = fast_type_code(st, args[i], views ? &views[i] : NULL)) != 0;
   if (coded && k->last_overload && k->nlast_codes == n &&
       memcmp(codes, k->last_codes, sizeof codes[0] * (size_t)n) == 0)
     return (KernelObject *)k->last_overload;

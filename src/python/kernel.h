@@ -141,13 +141,12 @@ KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObj
                                      KernelObject *owner, PyObject *links);
 /* The kernel a kernel without one signature launches for these arguments: the overload
  * they match (jit([sig, ...])) or the specialisation for their types, compiled on first
- * use. Borrowed (k keeps it), or NULL with the error set. cais (NULL, or a slot set to
- * NULL for each of the first NBC__PY_FAST_ARGS arguments): the __cuda_array_interface__
- * dicts read to type the arguments, new references in their arguments' slots, for the
- * launch to pack from instead of asking the objects again (CuPy and PyTorch make theirs
- * anew at each read). */
+ * use. Borrowed (k keeps it), or NULL with the error set. views (NULL, or one for each of
+ * the first NBC__PY_FAST_ARGS arguments, each with ndim -1): the __cuda_array_interface__
+ * of an argument read to type it is parsed into its view, for the launch to pack from
+ * instead of asking the object again (CuPy and PyTorch make theirs anew at each read). */
 KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *const *args,
-                                 Py_ssize_t n, PyObject **cais);
+                                 Py_ssize_t n, nbc__py_array_view *views);
 /* Whether obj is a numpy.void (a record scalar); numpy is imported by then. */
 int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj);
 

@@ -387,7 +387,7 @@ static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t 
 
 static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_t nargs);
 static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject *const *args,
-                                    Py_ssize_t nargs, PyObject *const *cais);
+                                    Py_ssize_t nargs, const nbc__py_array_view *parsed);
 
 /* numba's extensions: each argument through every extension's prepare_args(ty, val,
  * stream=, retr=) (ty: the argument's type in the overload the arguments choose, None when
@@ -475,19 +475,16 @@ static PyObject *launch_args(LauncherObject *L, PyObject *const *args, Py_ssize_
   KernelObject *k = L->kernel;
   if (L->ntasks == 0) Py_RETURN_NONE; /* numba's ForAll: nothing to do, nothing checked */
   if (k->sigtext) return launch_kernel_args(L, k, args, nargs, NULL);
-  PyObject *cais[NBC__PY_FAST_ARGS];
-  Py_ssize_t ncais = nargs < NBC__PY_FAST_ARGS ? nargs : NBC__PY_FAST_ARGS;
-  for (Py_ssize_t i = 0; i < ncais; i++) cais[i] = NULL;
-  KernelObject *ov = nbc__py_specialize(nbc__py_state_of((PyObject *)L), k, args, nargs, cais);
-  PyObject *r = ov ? launch_kernel_args(L, ov, args, nargs, cais) : NULL;
-  for (Py_ssize_t i = 0; i < ncais; i++) Py_XDECREF(cais[i]);
-  return r;
+  nbc__py_array_view parsed[NBC__PY_FAST_ARGS];
+  for (Py_ssize_t i = 0; i < nargs && i < NBC__PY_FAST_ARGS; i++) parsed[i].ndim = -1;
+  KernelObject *ov = nbc__py_specialize(nbc__py_state_of((PyObject *)L), k, args, nargs, parsed);
+  return ov ? launch_kernel_args(L, ov, args, nargs, parsed) : NULL;
 }
 
-/* cais: NULL, or for each of the first NBC__PY_FAST_ARGS arguments the
- * __cuda_array_interface__ dict already read from it (NULL: none). */
+/* parsed: NULL, or for each of the first NBC__PY_FAST_ARGS arguments the view its
+ * __cuda_array_interface__ was parsed into to choose the kernel (ndim -1: none). */
 static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject *const *args,
-                                    Py_ssize_t nargs, PyObject *const *cais) {
+                                    Py_ssize_t nargs, const nbc__py_array_view *parsed) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)L);
   if (L->callbacks && PyList_GET_SIZE(L->callbacks) && run_pre_launch(L, k) < 0) return NULL;
   const nbc_signature_t *sig = k->sig;
@@ -529,13 +526,16 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
                                                 a->ndim, a->shape, a->strides);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
     } else if (p->kind == NBC_PARAM_ARRAY) {
-      nbc__py_array_view *v = &views[nviews];
-      PyObject *cai = cais && i < NBC__PY_FAST_ARGS ? cais[i] : NULL; /* i < nargs */
-      if ((cai ? nbc__py_cai_view(st, cai, v) : nbc__py_array_view_get(st, args[i], v)) < 0) {
+      const nbc__py_array_view *v = &views[nviews];
+      if (parsed && i < NBC__PY_FAST_ARGS && parsed[i].ndim >= 0) { /* i < nargs */
+        v = &parsed[i]; /* views keeps its producer only: it holds no host copy */
+        if (v->producer) views[nviews++] = (nbc__py_array_view){.producer = v->producer};
+      } else if (nbc__py_array_view_get(st, args[i], &views[nviews]) < 0) {
         ok = 0;
         break;
+      } else {
+        nviews++;
       }
-      nviews++;
       nbc_status_t s = nbc_signature_pack_array(sig, i, buf, v->data, v->kind, v->itemsize,
                                                 v->ndim, v->shape, v->strides);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;

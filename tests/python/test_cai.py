@@ -211,3 +211,45 @@ def test_a_launch_reads_each_interface_once():
         for _ in range(3):
             k[1, 1](a, b)
         assert (a.reads, b.reads) == (3, 3)
+
+
+def _uninterned(text):
+    """An equal str that is not the interned object (as a key read from JSON or built)."""
+    s = "".join(list(text))
+    assert s == text and s is not text
+    return s
+
+
+def test_interface_keys_match_by_value_and_wide_values():
+    # the interface's keys are matched by identity first (interned literals) and then by
+    # value: a dict with equal but distinct key objects describes the same array; a typestr
+    # is its kind and all of its digits; pointers and handles above 2**63 are read whole
+    d = cuda.to_device(np.arange(4, dtype=np.float32))
+    desc = dict(d.__cuda_array_interface__)
+    rebuilt = {_uninterned(key): v for key, v in desc.items()}
+    view = cuda.as_cuda_array(_Interface(rebuilt))
+    assert (view.shape, view.dtype, view.device_ctypes_pointer.value) == (
+        (4,), np.float32, d.device_ctypes_pointer.value)
+    for bad in ("<f4x", "<f", "<f4 ", ">f4"):
+        with pytest.raises(TypeError, match="unsupported typestr"):
+            cuda.as_cuda_array(_Interface(dict(desc, typestr=bad)))
+    high = dict(desc, data=(2**63 + 256, False), stream=None)
+    assert cuda.as_cuda_array(_Interface(high)).device_ctypes_pointer.value == 2**63 + 256
+    with pytest.raises(OverflowError):
+        cuda.as_cuda_array(_Interface(dict(desc, data=(2**64, False))))
+    with pytest.raises(OverflowError):
+        cuda.as_cuda_array(_Interface(dict(desc, data=(-1, False))))
+
+
+def test_launch_packs_an_interface_with_equal_keys(tdrv):
+    # a kernel argument whose interface has equal but not identical keys is packed as the
+    # array it describes, with and without a signature
+    import struct
+    d = cuda.to_device(np.arange(4, dtype=np.float32))
+    rebuilt = {_uninterned(key): v for key, v in d.__cuda_array_interface__.items()}
+    out = cuda.device_array(4, np.float32)
+    for k in (cuda.jit(_untyped), cuda.jit("void(float32[::1], float32[::1])")(_untyped)):
+        k[1, 1](_Interface(rebuilt), out)
+        words = struct.unpack("<7q", bytes(tdrv.last_launch().param_bytes[:56]))
+        # meminfo, parent, nitems, itemsize, data, shape, strides
+        assert words[2:] == (4, 4, d.device_ctypes_pointer.value, 4, 4)
