@@ -307,15 +307,11 @@ static const char *arg_prefix(char buf[32], int argno) {
   return buf;
 }
 
-/* Writes an array described by p (an ARRAY parameter, argno its 1-based index, or an array
- * item of a TUPLE one, argno 0). Validates everything before the first store, so a refused
- * argument leaves the buffer as it was; the words are then stored in place (this runs once
- * per array argument per launch). */
-static nbc_status_t pack_array(const nbc_param_info_t *p, void *params, int argno,
-                               nbc_devptr_t data, char dtype_kind, int itemsize, int ndim,
-                               const int64_t *shape, const int64_t *strides) {
+/* The error pack_array reports for an array it refuses (the checks again, in order, to say
+ * which failed; off the hot path). */
+static nbc_status_t array_refused(const nbc_param_info_t *p, int argno, char dtype_kind,
+                                  int itemsize, int ndim, const int64_t *shape) {
   char w[32];
-  /* int32 data for uint32[:] (or the reverse) is the same bits, read as the signature says */
   int same_integers = (dtype_kind == 'i' || dtype_kind == 'u') &&
                       (p->dtype_kind == 'i' || p->dtype_kind == 'u');
   if ((dtype_kind != p->dtype_kind && !same_integers) || itemsize != p->itemsize)
@@ -327,20 +323,36 @@ static nbc_status_t pack_array(const nbc_param_info_t *p, void *params, int argn
                     arg_prefix(w, argno), p->type_name, ndim);
   if (ndim > 0 && !shape)
     return sig_fail(NBC_INVALID_ARGUMENT, "%sshape is NULL", arg_prefix(w, argno));
-  if (ndim > 64)
-    return sig_fail(NBC_INVALID_ARGUMENT, "%smore than 64 dimensions", arg_prefix(w, argno));
-  int64_t nitems = 1;
-  for (int d = 0; d < ndim; d++) {
+  for (int d = 0; d < ndim; d++)
     if (shape[d] < 0)
       return sig_fail(NBC_INVALID_ARGUMENT, "%snegative extent", arg_prefix(w, argno));
+  return sig_fail(NBC_INVALID_ARGUMENT, "%sexpected %s, got a non-%s-contiguous array",
+                  arg_prefix(w, argno), p->type_name, p->layout == 'C' ? "C" : "F");
+}
+
+/* Writes an array described by p (an ARRAY parameter, argno its 1-based index, or an array
+ * item of a TUPLE one, argno 0). Validates everything before the first store, so a refused
+ * argument leaves the buffer as it was (array_refused says why); the words are then stored
+ * in place (this runs once per array argument per launch). */
+static nbc_status_t pack_array(const nbc_param_info_t *p, void *params, int argno,
+                               nbc_devptr_t data, char dtype_kind, int itemsize, int ndim,
+                               const int64_t *shape, const int64_t *strides) {
+  /* int32 data for uint32[:] (or the reverse) is the same bits, read as the signature says */
+  if (__builtin_expect(dtype_kind != p->dtype_kind, 0) &&
+      !((dtype_kind == 'i' || dtype_kind == 'u') && (p->dtype_kind == 'i' || p->dtype_kind == 'u')))
+    goto refused;
+  if (itemsize != p->itemsize || ndim != p->ndim || (ndim > 0 && !shape)) goto refused;
+  int64_t nitems = 1;
+  int negative = 0;
+  for (int d = 0; d < ndim; d++) {
+    negative |= shape[d] < 0;
     nitems *= shape[d];
   }
   /* Without strides the dense strides below are in the layout's own order, contiguous by
    * construction ('A' arrays without strides are C order). */
-  if (strides && (p->layout == 'C' || p->layout == 'F') &&
-      !nbc_array_is_contiguous(p->layout, ndim, shape, strides, itemsize))
-    return sig_fail(NBC_INVALID_ARGUMENT, "%sexpected %s, got a non-%s-contiguous array",
-                    arg_prefix(w, argno), p->type_name, p->layout == 'C' ? "C" : "F");
+  if (negative || (strides && (p->layout == 'C' || p->layout == 'F') &&
+                   !nbc_array_is_contiguous(p->layout, ndim, shape, strides, itemsize)))
+    goto refused;
   char *dst = (char *)params + p->offset;
   put_word(dst, 0, 0); /* meminfo */
   put_word(dst, 1, 0); /* parent */
@@ -359,15 +371,21 @@ static nbc_status_t pack_array(const nbc_param_info_t *p, void *params, int argn
     }
   }
   return NBC_OK;
+refused:
+  return array_refused(p, argno, dtype_kind, itemsize, ndim, shape);
 }
 
 nbc_status_t nbc_signature_pack_array(const nbc_signature_t *sig, int index, void *params,
                                       nbc_devptr_t data, char dtype_kind, int itemsize,
                                       int ndim, const int64_t *shape, const int64_t *strides) {
+  if (__builtin_expect(sig && params && index >= 0 && index < sig->nargs && sig->packable &&
+                           sig->params[index].kind == NBC_PARAM_ARRAY,
+                       1))
+    return pack_array(&sig->params[index], params, index + 1, data, dtype_kind, itemsize, ndim,
+                      shape, strides);
   nbc_status_t st = NBC_OK;
-  const nbc_param_info_t *p = packable_param(sig, index, params, NBC_PARAM_ARRAY, &st);
-  if (!p) return st;
-  return pack_array(p, params, index + 1, data, dtype_kind, itemsize, ndim, shape, strides);
+  packable_param(sig, index, params, NBC_PARAM_ARRAY, &st); /* says what is wrong */
+  return st;
 }
 
 nbc_status_t nbc_param_pack_array(const nbc_param_info_t *p, void *params, nbc_devptr_t data,

@@ -137,6 +137,15 @@ TEST(pack_array_errors) {
   ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0, 'f', 4, 1, shape, strides),
                 NBC_INVALID_ARGUMENT);
   ASSERT_CONTAINS(nbc_last_error(), "non-C-contiguous");
+  int64_t negative[1] = {-4};
+  memset(buf, 0x5a, sizeof buf);
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0, 'f', 4, 1, negative, NULL),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "argument 1: negative extent");
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 0, buf, 0, 'f', 4, 1, NULL, NULL),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "argument 1: shape is NULL");
+  for (size_t i = 0; i < sizeof buf; i++) ASSERT_EQ(buf[i], 0x5a); /* refused: untouched */
   ASSERT_STATUS(nbc_signature_pack_array(sig, 1, buf, 0, 'i', 8, 1, shape, NULL),
                 NBC_INVALID_ARGUMENT);
   ASSERT_STATUS(nbc_signature_pack_int(sig, 0, buf, 1), NBC_INVALID_ARGUMENT);
