@@ -297,6 +297,21 @@ def test_cupy_arrays_are_accepted(gpu, tmp_path):
         inc[1, 32](a)
         nbcuda.synchronize()
         assert (a.get() == np.arange(10) + 1).all()
+
+        @nbcuda.jit
+        def add(a, b, out):  # typed from the interfaces, packed from the views parsed then
+            i, j = nbcuda.grid(2)
+            if i < out.shape[0] and j < out.shape[1]:
+                out[i, j] = a[i, j] + b[i, j]
+
+        x = cupy.arange(48, dtype=cupy.float64).reshape(4, 12)[:, ::2]  # strided
+        out = cupy.zeros((4, 6))
+        for scale in (1, 2, 3):  # the second and third launch reuse the dispatch
+            with cupy.cuda.Stream(non_blocking=True):  # the interfaces read name it
+                y = x * scale  # queued there: the launch's stream waits for it
+                add[(1, 1), (8, 8)](x, y, out)
+            nbcuda.synchronize()
+            assert (out.get() == x.get() * (1 + scale)).all(), scale
         print("ok")
     """))
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
