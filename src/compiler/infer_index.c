@@ -45,10 +45,22 @@ const nbc__type *nbc__infer_record_subscript(infer *I, nbc__node *n, const nbc__
   return nbc__infer_record_field(I, n, r, n->b->str);
 }
 
-/* Types one array index (an integer) and converts it to intp. */
+/* Types one array index (an integer) and converts it to intp. A 0-d array of integers is
+ * the integer it holds (numba's "0-d array used as integer index"): the node becomes its
+ * read, idx[()]. */
 static bool index_item(infer *I, nbc__node *idx) {
   const nbc__type *t = nbc__infer_expr(I, idx);
   if (!t) return false;
+  if (t->kind == NBC__T_ARRAY && t->ndim == 0 && nbc__type_is_int(t->dtype)) {
+    nbc__node *held = nbc__infer_alloc(I, sizeof *held);
+    nbc__node *empty = nbc__infer_alloc(I, sizeof *empty);
+    if (!held || !empty) return false;
+    *held = *idx;
+    *empty = (nbc__node){.kind = NBC__N_TUPLE, .tok = idx->tok, .var = -1};
+    *idx = (nbc__node){.kind = NBC__N_SUBSCRIPT, .tok = held->tok, .a = held, .b = empty,
+                       .var = -1};
+    if (!(t = nbc__infer_expr(I, idx))) return false;
+  }
   if (!nbc__type_is_int(t) && t->kind != NBC__T_BOOL) {
     return TYPING(I, idx, "array index must be an integer, not %s", nbc__infer_tname(I, t));
   }

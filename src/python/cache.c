@@ -14,9 +14,12 @@
  *
  * The key: nbcuda's version and the size and time of the extension module's own file (a
  * rebuilt nbcuda never reads an older one's code), the source path, qualname and first line,
- * the signature, every compile option and the environment variables that pick the default
- * compute capability. As in numba, only the function's own file is watched: a changed device
- * function in another module or a changed global value is not seen (clear the cache).
+ * the signature, every compile option, the environment variables that pick the default
+ * compute capability, and, as numba's index key has it, a digest (sha256) of the pickled
+ * contents of the function's closure cells: closures made by one factory with other captured
+ * values are other entries. A closure whose contents do not pickle is not cached. As in numba,
+ * only the function's own file is watched: a changed device function in another module or a
+ * changed global value is not seen (clear the cache).
  * Functions without a source file (the REPL, exec) cannot be cached: jit(cache=True) refuses
  * them as numba does.
  */
@@ -123,9 +126,46 @@ int nbc__py_cache_check(PyObject *py_func) {
   return -1;
 }
 
+/* The sha256 (hex) of pickle.dumps(tuple of py_func's closure cell contents) into out, "-"
+ * for a function without a closure; -1 (no exception set) when the contents do not pickle
+ * or a cell is empty: such a function is not cached. */
+static int closure_digest(PyObject *py_func, char out[65]) {
+  PyObject *cells = PyFunction_Check(py_func) ? PyFunction_GetClosure(py_func) : NULL;
+  if (!cells || cells == Py_None || !PyTuple_GET_SIZE(cells)) {
+    strcpy(out, "-");
+    return 0;
+  }
+  PyObject *values = PyTuple_New(PyTuple_GET_SIZE(cells)), *digest = NULL;
+  for (Py_ssize_t i = 0; values && i < PyTuple_GET_SIZE(cells); i++) {
+    PyObject *v = PyCell_GET(PyTuple_GET_ITEM(cells, i));
+    if (!v) {
+      Py_CLEAR(values);
+      break;
+    }
+    PyTuple_SET_ITEM(values, i, Py_NewRef(v));
+  }
+  PyObject *pickle = values ? PyImport_ImportModule("pickle") : NULL;
+  PyObject *bytes = pickle ? PyObject_CallMethod(pickle, "dumps", "Oi", values, 4) : NULL;
+  PyObject *hashlib = bytes ? PyImport_ImportModule("hashlib") : NULL;
+  PyObject *h = hashlib ? PyObject_CallMethod(hashlib, "sha256", "O", bytes) : NULL;
+  digest = h ? PyObject_CallMethod(h, "hexdigest", NULL) : NULL;
+  const char *text = digest && PyUnicode_Check(digest) ? PyUnicode_AsUTF8(digest) : NULL;
+  int ok = text && strlen(text) == 64;
+  if (ok) memcpy(out, text, 65);
+  Py_XDECREF(values);
+  Py_XDECREF(pickle);
+  Py_XDECREF(bytes);
+  Py_XDECREF(hashlib);
+  Py_XDECREF(h);
+  Py_XDECREF(digest);
+  PyErr_Clear();
+  return ok ? 0 : -1;
+}
+
 /* The key text of a compilation (see the top of the file); malloc'd. */
 static char *key_text(const char *file, const char *qualname, long line, const char *sig,
-                      const nbc_compile_options_t *o, const char *module_file) {
+                      const nbc_compile_options_t *o, const char *module_file,
+                      const char *closure) {
   long long mtime = 0, size = 0;
   if (module_file) stamp_of(module_file, &mtime, &size);
   const char *e1 = getenv("NBCUDA_DEFAULT_PTX_CC"), *e2 = getenv("NUMBA_CUDA_DEFAULT_PTX_CC");
@@ -135,11 +175,11 @@ static char *key_text(const char *file, const char *qualname, long line, const c
       "nbcuda %s build %lld %lld\nfile %s\nfunction %s %ld\nsignature %s\n"
       "options debug=%d lineinfo=%d device=%d fastmath=%d opt=%d cc=%d.%d%c abi=%d "
       "output=%d forceinline=%d bounds=%d:%u,%u,%u\n"
-      "env NBCUDA_DEFAULT_PTX_CC=%s NUMBA_CUDA_DEFAULT_PTX_CC=%s\n",
+      "env NBCUDA_DEFAULT_PTX_CC=%s NUMBA_CUDA_DEFAULT_PTX_CC=%s\nclosure %s\n",
       NBC_VERSION_STRING, size, mtime, file, qualname, line, sig, o->debug, o->lineinfo,
       o->device, o->fastmath, o->opt, o->cc_major, o->cc_minor, o->cc_arch ? o->cc_arch : '-',
       (int)o->abi, (int)o->output, o->forceinline, o->nlaunch_bounds, o->launch_bounds[0],
-      o->launch_bounds[1], o->launch_bounds[2], e1 ? e1 : "", e2 ? e2 : "");
+      o->launch_bounds[1], o->launch_bounds[2], e1 ? e1 : "", e2 ? e2 : "", closure);
   return n < 0 ? NULL : key;
 }
 
@@ -198,7 +238,10 @@ int nbc__py_cache_load(nbc__py_state *st, PyObject *py_func, const char *sig,
   char file[PATH_MAX], dir[PATH_MAX];
   PyObject *qual = NULL;
   long line = 0;
-  if (function_origin(py_func, file, sizeof file, &qual, &line) < 0) return 0;
+  char closure[65];
+  if (closure_digest(py_func, closure) < 0 ||
+      function_origin(py_func, file, sizeof file, &qual, &line) < 0)
+    return 0;
   const char *qualname = PyUnicode_AsUTF8(qual);
   char *slash = strrchr(file, '/');
   const char *base = slash ? slash + 1 : file;
@@ -207,7 +250,7 @@ int nbc__py_cache_load(nbc__py_state *st, PyObject *py_func, const char *sig,
   PyObject *mod_file = PyModule_GetFilenameObject(PyType_GetModule(st->KernelType));
   const char *mf = mod_file ? PyUnicode_AsUTF8(mod_file) : NULL;
   PyErr_Clear();
-  char *key = qualname ? key_text(file, qualname, line, sig, o, mf) : NULL;
+  char *key = qualname ? key_text(file, qualname, line, sig, o, mf, closure) : NULL;
   Py_XDECREF(mod_file);
   if (!key || stamp_of(file, &slot->mtime, &slot->size) != 0 ||
       cache_dir(srcdir, dir, sizeof dir) != 0) {

@@ -160,3 +160,61 @@ def test_a_kernel_from_the_cache_is_typed_again_for_its_typemap(module_dir, run_
     out = run_py(code.format(where=str(module_dir))).stdout.strip().splitlines()[-1]
     assert out == ("{'void(float32[::1], float32)': 1} {'a': 'array(float32, 1d, C)', "
                    "'f': 'float32', 'i': 'int64'}")
+
+
+CLOSURES = '''
+import numpy as np
+import nbcuda as cuda
+
+
+def make_closure(x):
+    @cuda.jit("void(int64[::1], int64[::1])", cache=True)
+    def closure(r, y):
+        r[0] = x + y[0]
+    return closure
+
+
+closures = [make_closure(x) for x in (3, 5, 7, 9)]
+again = make_closure(5)  # the same captured value: the same entry as closures[1]
+
+
+def make_unpicklable():
+    d = cuda.to_device(np.arange(3))  # captured by address, and does not pickle: not cached
+
+    @cuda.jit("void(int64[::1])", cache=True)
+    def uses_array(r):
+        r[0] = d[1]
+    return uses_array
+
+
+unpicklable = make_unpicklable()
+'''
+
+CLOSURE_REPORT = '''
+import sys, json
+sys.path.insert(0, {where!r})
+import closures as m
+ks = m.closures + [m.again, m.unpicklable]
+print(json.dumps([["".join(k.inspect_asm().values()), k.stats.cache_hits,
+                   k.stats.cache_misses] for k in ks]))
+'''
+
+
+def test_closures_with_other_captured_values_are_other_entries(tmp_path, run_py):
+    # numba's index key holds the pickled closure cells: a factory's closures over 3, 5, 7 and
+    # 9 are four entries, each with its own constant, and one over 5 again is the second's
+    (tmp_path / "closures.py").write_text(CLOSURES)
+    import json
+    sig = "void(int64[::1], int64[::1])"
+    runs = []
+    for _ in range(2):
+        p = run_py(CLOSURE_REPORT.format(where=str(tmp_path)))
+        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    asm = [k[0] for k in first[:4]]
+    assert len(set(asm)) == 4 and first[4][0] == asm[1]
+    assert [k[0] for k in second] == [k[0] for k in first]  # the same code from the cache
+    assert [k[2] for k in first[:4]] == [{sig: 1}] * 4 and first[4][1] == {sig: 1}
+    assert [k[1] for k in second[:5]] == [{sig: 1}] * 5
+    assert second[5][1:] == [{}, {"void(int64[::1])": 1}]  # compiled again each time
+    assert len(files(tmp_path / "__pycache__")) == 4
