@@ -169,12 +169,13 @@ static void dump_list_inline(nbc__buf *out, const nbc__list *l) {
   }
 }
 
-/* A def's or a lambda's parameters: "(params a (= b 2))". */
+/* A def's or a lambda's parameters: "(params a (= b 2) *rest)". */
 static void dump_params(nbc__buf *out, const nbc__list *l) {
   nbc__buf_puts(out, "(params");
   for (int i = 0; i < l->count; i++) {
     const nbc__node *p = l->items[i];
-    nbc__buf_printf(out, p->a ? " (= %s " : " %s", p->str ? p->str : "?");
+    nbc__buf_printf(out, p->a ? " (= %s%s " : " %s%s", p->vararg ? "*" : "",
+                    p->str ? p->str : "?");
     if (p->a) {
       dump_expr(out, p->a);
       nbc__buf_puts(out, ")");

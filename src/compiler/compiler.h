@@ -170,9 +170,10 @@ typedef struct nbc__list {
  *   ASSIGN targets list = value a (`x = y = v` has two targets); AUGASSIGN a op= b;
  *   EXPR_STMT a; IF a: body else orelse (elif is a nested IF in orelse); WHILE a: body;
  *   FOR a (target) in b: body (orelse: the for-else, refused); RETURN a (may be NULL);
- *   FUNCDEF str = name, params (NAME nodes, a = the default value or NULL), body,
- *   decorators list, c = NULL or, when the parameter list has what a function cannot
- *   (*args, **kwargs, keyword-only parameters), an OTHER_EXPR at the first such token whose
+ *   FUNCDEF str = name, params (NAME nodes, a = the default value or NULL; a last `*args` is
+ *   one with vararg set: a device function's extra positional arguments, as a tuple),
+ *   body, decorators list, c = NULL or, when the parameter list has what a function cannot
+ *   (**kwargs, keyword-only parameters), an OTHER_EXPR at the first such token whose
  *   str is the message infer.c reports if the function is compiled or called; b likewise at
  *   the first default's '=' (defaults are for device functions: a kernel has none);
  *   a lambda is a FUNCDEF too, str "<lambda>", its body one RETURN of its expression;
@@ -204,6 +205,7 @@ struct nbc__node {
   const char *str;
   const char *alias;
   bool big;              /* INT: see above */
+  bool vararg;           /* FUNCDEF params: the `*args` parameter (the last one) */
   /* Filled by infer.c: */
   const struct nbc__type *type;   /* type of an expression */
   int var;                        /* NAME: index of the local variable, or -1 */

@@ -1911,7 +1911,15 @@ bool nbc__infer_check_params(nbc__ctx *ctx, infer *caller, const nbc__node *def)
    * every argument (a launch fills omitted ones from __defaults__ first, as numba's
    * dispatcher does). */
   const nbc__node *note = def->c;
-  if (!note) return true;
+  if (!note) {
+    /* *args gathers a call's extra arguments (call_user): the entry has no call */
+    const nbc__node *last = def->params.count ? def->params.items[def->params.count - 1] : NULL;
+    if (caller || !last || !last->vararg) return true;
+    nbc__diag_error(ctx, NBC_UNSUPPORTED, last->tok->file, last->tok->line, last->tok->col,
+                    "*args parameters are not supported in CUDA kernels (a device function "
+                    "called from one may have them)");
+    return false;
+  }
   if (caller) return UNSUPPORTED(caller, note, "%s", note->str ? note->str : "?");
   nbc__diag_error(ctx, NBC_UNSUPPORTED, note->tok->file, note->tok->line, note->tok->col, "%s",
                   note->str ? note->str : "?");

@@ -1784,21 +1784,41 @@ static const nbc__type *call_user(infer *I, nbc__node *n, nbc__global *G,
   if (!def) return NULL;
   int np = def->params.count, npos = positional(n);
   int hidden = G->nested ? G->nested->ncaptured : 0;
-  if (npos == nargs && nargs == np) return call_function(I, n, G, def, module, types, nargs);
-  if (npos > np) return arity_error(I, n, G, np, npos);
+  /* *args: the positional arguments past the others, as one tuple ("$varargs", made once:
+   * the next pass finds the call's list already bound) */
+  bool vararg = np && def->params.items[np - 1]->vararg;
+  int fixed = np - vararg;
+  if (npos == nargs && nargs == np &&
+      (!vararg || (n->list.items[np - 1]->alias &&
+                   strcmp(n->list.items[np - 1]->alias, "$varargs") == 0)))
+    return call_function(I, n, G, def, module, types, nargs);
+  if (npos > np && !vararg) return arity_error(I, n, G, np, npos);
   nbc__node **bound = nbc__infer_alloc(I, sizeof *bound * (size_t)(np ? np : 1));
   const nbc__type **btypes = nbc__infer_alloc(I, sizeof *btypes * (size_t)(np ? np : 1));
   if (!bound || !btypes) return NULL;
-  for (int i = 0; i < npos; i++) {
+  for (int i = 0; i < npos && i < fixed; i++) {
     bound[i] = n->list.items[i];
     btypes[i] = types[i];
+  }
+  if (vararg) {
+    int extra = npos > fixed ? npos - fixed : 0;
+    nbc__node *t = nbc__infer_alloc(I, sizeof *t);
+    nbc__node **items = nbc__infer_alloc(I, sizeof *items * (size_t)(extra ? extra : 1));
+    if (!t || !items) return NULL;
+    for (int i = 0; i < extra; i++) items[i] = n->list.items[fixed + i];
+    *t = (nbc__node){.kind = NBC__N_TUPLE, .tok = n->tok, .var = -1, .alias = "$varargs",
+                     .list = {items, extra}};
+    t->type = nbc__type_tuple(I->ctx, types + fixed, extra);
+    if (!t->type) return NULL;
+    bound[np - 1] = t;
+    btypes[np - 1] = t->type;
   }
   for (int k = npos; k < nargs; k++) {
     nbc__node *kw = n->list.items[k];
     int j = hidden;
-    while (j < np && strcmp(def->params.items[j]->str, kw->str) != 0)
+    while (j < fixed && strcmp(def->params.items[j]->str, kw->str) != 0)
       j++;
-    if (j == np)
+    if (j == fixed)
       return TYPING(I, kw, "%s() got an unexpected keyword argument '%s'", G->g.name, kw->str),
              NULL;
     if (bound[j])
@@ -1807,10 +1827,10 @@ static const nbc__type *call_user(infer *I, nbc__node *n, nbc__global *G,
     bound[j] = kw->a;
     btypes[j] = types[k];
   }
-  for (int j = hidden; j < np; j++)
+  for (int j = hidden; j < fixed; j++)
     if (!bound[j] && !def->params.items[j]->a)
       return missing_error(I, n, G->g.name, def, bound, hidden);
-  for (int j = hidden; j < np; j++) {
+  for (int j = hidden; j < fixed; j++) {
     if (bound[j]) continue;
     bound[j] = default_value(I, n, G, module, def->params.items[j]);
     btypes[j] = bound[j] ? nbc__infer_expr(I, bound[j]) : NULL;
@@ -2118,7 +2138,8 @@ static const nbc__type *call_print(infer *I, nbc__node *n) {
 
 /* f(*t): a tuple's items as positional arguments, as numba unpacks them. Each starred
  * argument becomes its items, SUBSCRIPT nodes t[i] marked "$star" that share t and, in c, a
- * node whose info the lowering keeps t's value in, so t is evaluated once (at item 0).
+ * node whose info the lowering keeps t's value in, so t is evaluated once (at item 0); a
+ * variable holding an empty tuple (a device function's empty *args) becomes nothing.
  * false after an error. */
 static bool is_starred(const nbc__node *a) {
   return a->kind == NBC__N_OTHER_EXPR && !a->str && a->a && nbc__tok_is(a->tok, "*");
@@ -2135,7 +2156,8 @@ static bool expand_starred(infer *I, nbc__node *n) {
     if (t->kind != NBC__T_TUPLE)
       return TYPING(I, a, "*args in a call unpacks a tuple in kernels, not %s",
                     nbc__infer_tname(I, t));
-    if (t->count == 0)
+    /* an empty tuple gives no item to evaluate it at: only a variable's (no effects) */
+    if (t->count == 0 && a->a->kind != NBC__N_NAME)
       return UNSUPPORTED(I, a, "unpacking an empty tuple into a call is not supported");
     extra += t->count - 1;
   }

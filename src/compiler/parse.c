@@ -598,24 +598,35 @@ static bool param_note(parser *p, nbc__node **pnote, const nbc__token *t, const 
  * in *pnote, the first default in *pdefault (see compiler.h: FUNCDEF's c and b). */
 bool nbc__parse_params(parser *p, vec *out, nbc__node **pnote, nbc__node **pdefault,
                        const char *closer) {
-  bool annotations = strcmp(closer, ")") == 0;
+  bool annotations = strcmp(closer, ")") == 0, starred = false;
   while (!is(p, closer)) {
     const nbc__token *t = p->tok;
     if (accept(p, "/")) {
       /* Positional-only marker. */
+    } else if (is(p, "*") && p->tok[1].kind == NBC__TOK_NAME && !starred) {
+      /* *args: a parameter of its own (a device function's extra positional arguments);
+       * any parameter after it is keyword-only, noted below */
+      advance(p);
+      nbc__node *n = nbc__parse_new_node(p, NBC__N_NAME, t); /* at the '*' */
+      if (!n || !(n->str = nbc__parse_tok_text(p, p->tok))) return false;
+      n->vararg = true;
+      starred = true;
+      advance(p);
+      if (annotations && accept(p, ":") && !nbc__parse_expression(p)) return false;
+      if (!nbc__parse_push(p, out, n)) return false;
     } else if (is(p, "*") || is(p, "**")) {
       bool twice = is(p, "**");
       advance(p);
-      const char *why = twice                        ? "**kwargs parameters are not supported in "
-                                                       "CUDA kernels"
-                        : is(p, ",") || is(p, closer) ? "keyword-only parameters are not "
-                                                       "supported in CUDA kernels"
-                                                     : "*args parameters are not supported in "
-                                                       "CUDA kernels";
+      const char *why = twice ? "**kwargs parameters are not supported in CUDA kernels"
+                              : "keyword-only parameters are not supported in CUDA kernels";
       if (!param_note(p, pnote, t, why)) return false;
+      starred = true;
       if (is_kind(p, NBC__TOK_NAME)) advance(p);
       if (annotations && accept(p, ":") && !nbc__parse_expression(p)) return false;
     } else if (is_kind(p, NBC__TOK_NAME)) {
+      if (starred && !param_note(p, pnote, t, "keyword-only parameters are not supported in "
+                                                  "CUDA kernels"))
+        return false;
       nbc__node *n = nbc__parse_new_node(p, NBC__N_NAME, t);
       if (!n || !(n->str = nbc__parse_tok_text(p, t))) return false;
       for (int i = 0; i < out->count; i++)

@@ -1133,7 +1133,7 @@ TEST(host_code_does_not_stop_a_file) {
                "(compiled)");
   /* Compiling (or calling) a host function reports its first unsupported construct. */
   ASSERT_STREQ(host_app_error("run", "(int64,)", 1),
-               "host_app.py:51:14: error: *args parameters are not supported in CUDA kernels");
+               "host_app.py:51:21: error: **kwargs parameters are not supported in CUDA kernels");
   ASSERT_STREQ(host_app_error("main", "()", 1),
                "host_app.py:60:5: error: unsupported statement: 'global'");
   ASSERT_STREQ(host_app_error("numbers", "()", 1),

@@ -188,7 +188,7 @@ TEST(imports_and_module_level_host_code) {
                             "  (other 'with'\n"
                             "    (= data (call (. fh read))))\n"
                             "  (other 'class' K\n"
-                            "    (def method (params self (= a 1))\n"
+                            "    (def method (params self (= a 1) *args)\n"
                             "      (other 'with'\n"
                             "        (pass))))\n"
                             "  (raise (call SystemExit 0))\n"
@@ -220,7 +220,7 @@ TEST(host_code_in_function_bodies_is_kept) {
                     "    async def co(): pass\n"
                     "    x = 123456789012345678901234567890\n";
   ASSERT_STREQ(fe_ast(src), "(module\n"
-                            "  (def main (params (= n 10) (= k 1))\n"
+                            "  (def main (params (= n 10) *args (= k 1))\n"
                             "    (other 'global')\n"
                             "    (import os)\n"
                             "    (from a import b)\n"
@@ -243,8 +243,13 @@ TEST(host_code_in_function_bodies_is_kept) {
   ASSERT(m);
   nbc__node *def = m->ast->body.items[0];
   ASSERT(def->c && def->c->kind == NBC__N_OTHER_EXPR);
-  ASSERT_STREQ(def->c->str, "*args parameters are not supported in CUDA kernels");
-  ASSERT_EQ(def->c->tok->col, 16);
+  ASSERT_STREQ(def->c->str, "keyword-only parameters are not supported in CUDA kernels");
+  ASSERT_EQ(def->c->tok->col, 23); /* k, after *args */
+  /* *args is a parameter of its own, at its '*' (device functions gather extra arguments) */
+  ASSERT_EQ(def->params.count, 3);
+  ASSERT(def->params.items[1]->vararg && !def->params.items[0]->vararg);
+  ASSERT_STREQ(def->params.items[1]->str, "args");
+  ASSERT_EQ(def->params.items[1]->tok->col, 16);
   ASSERT(def->b && def->b->kind == NBC__N_OTHER_EXPR);
   ASSERT_STREQ(def->b->str, "default argument values are not supported in CUDA kernels");
   ASSERT_EQ(def->b->tok->line, 1);
