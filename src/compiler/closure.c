@@ -13,9 +13,11 @@
  * A call passes the variables' values at the call, which is what Python's cells give. `f =
  * lambda params: value` is the def of f. Nested functions may call each other and themselves
  * (a call of a sibling passes the sibling's captured variables, so the caller captures them
- * too) and have nested functions of their own, lifted when they are compiled. As in numba, a
- * nested function can only be called: passing it, storing it or returning it is refused, and
- * so is a lambda anywhere but `name = lambda` (infer.c). Each specialisation of the enclosing
+ * too) and have nested functions of their own, lifted when they are compiled. One that
+ * captures no variable may also be passed to a device function as a value (numba's
+ * make_function_to_jit_function: it is called there like a global function); one that
+ * captures is refused there, as numba refuses a closure over non-constant values. A lambda
+ * anywhere but `name = lambda` is refused (infer.c). Each specialisation of the enclosing
  * function lifts from its own copy of the tree; the lifted functions are named after Python's
  * __qualname__ ("k.<locals>.inner"), which no global can be called.
  */
@@ -192,6 +194,7 @@ typedef struct {
    * sibling it calls): it returns their values after its own, and its calls assign them */
   names writes;
   bool returns_value; /* a `return <value>` of its own */
+  const nbc__node *passed; /* its first use as a value (an argument), or NULL */
 } lifted;
 
 typedef struct {
@@ -488,9 +491,8 @@ static void name_use(walker *W, nbc__node *n, const scope *sc, bool callee) {
   if (bound_inside(sc, n->str)) return;
   lifted *target = family_find(W->F, n->str);
   if (target) {
-    if (!callee) {
-      fail(W->F->L, n, NBC_UNSUPPORTED,
-           "nested function '%s' can only be called (numba inlines it at its calls)", n->str);
+    if (!callee) { /* checked once its captures are known (nbc__closure_lift) */
+      if (!target->passed) target->passed = n;
       return;
     }
     if (W->in) names_add(W->F->L, &W->in->calls, n->str);
@@ -701,6 +703,16 @@ bool nbc__closure_lift(nbc__ctx *ctx, nbc__node *def, const nbc__scope *parent,
     walk_def(&W, F.items[i].def, &top);
   }
   propagate(&F);
+  /* A nested function used as a value (given to a device function, numba's
+   * make_function_to_jit_function) is called where its captured variables are not: it may
+   * capture none, and assign none. */
+  for (int i = 0; i < F.count && !L.failed; i++)
+    if (F.items[i].passed && (F.items[i].captured.count || F.items[i].writes.count))
+      fail(&L, F.items[i].passed, NBC_UNSUPPORTED,
+           "nested function '%s' is used as a value but reads or assigns variables of the "
+           "function that defines it: only one that captures none may be passed (numba: "
+           "cannot capture the non-constant value)",
+           F.items[i].name);
   if (L.failed) return false;
   /* nonlocal: returns give the writes back, calls assign them (before the walk below
    * checks that no other call of such a function is left) */

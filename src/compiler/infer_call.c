@@ -1919,8 +1919,9 @@ static const nbc__type *function_argument(infer *I, nbc__node *a, const nbc__typ
                                           const char *callee) {
   const nbc__global *F = NULL;
   if (a->kind == NBC__N_NAME) F = a->var < 0 ? a->info : I->fn->vars[a->var].function;
+  /* a nested function that captures nothing (closure.c) is called like a global one */
   if (F && (F->g.kind == NBC_GLOBAL_FUNCTION || F->g.kind == NBC_GLOBAL_DECLARED) &&
-      !F->nested) {
+      (!F->nested || !F->nested->ncaptured)) {
     if (t->ref == F) return t;
     nbc__type *r = nbc__infer_alloc(I, sizeof *r);
     if (!r) return NULL;

@@ -197,7 +197,7 @@ def too_many(a):
 
 def nested_as_value(a):
     def inner(v):
-        return v
+        return v + a  # captures a: it can only be called where a is
     g = inner
     return g(a)
 
@@ -236,7 +236,8 @@ def nested_wrong_arity(a):
     (twice_given, cuda.TypingError, r"combine\(\) got multiple values for argument 'b'"),
     (too_many, cuda.TypingError,
      r"combine\(\) takes 3 positional arguments but 4 were given"),
-    (nested_as_value, cuda.CompileError, "nested function 'inner' can only be called"),
+    (nested_as_value, cuda.CompileError,
+     "nested function 'inner' is used as a value but reads or assigns variables"),
     (stray_lambda, cuda.CompileError, "a lambda can only be assigned to a name and called"),
     (default_reads_variable, cuda.CompileError,
      "the default value of a nested function's parameter reads the variable 'k'"),
