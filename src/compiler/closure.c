@@ -13,11 +13,11 @@
  * A call passes the variables' values at the call, which is what Python's cells give. `f =
  * lambda params: value` is the def of f. Nested functions may call each other and themselves
  * (a call of a sibling passes the sibling's captured variables, so the caller captures them
- * too) and have nested functions of their own, lifted when they are compiled. One that
- * captures no variable may also be passed to a device function as a value (numba's
- * make_function_to_jit_function: it is called there like a global function); one that
- * captures is refused there, as numba refuses a closure over non-constant values. A lambda
- * anywhere but `name = lambda` is refused (infer.c). Each specialisation of the enclosing
+ * too) and have nested functions of their own, lifted when they are compiled. One may also
+ * be passed to a device function as a value (numba's make_function_to_jit_function: it is
+ * called there like a global function) when the variables it reads are constants, whose
+ * values are baked into it as numba bakes them (bake_constants). A lambda anywhere but
+ * `name = lambda` is refused (infer.c). Each specialisation of the enclosing
  * function lifts from its own copy of the tree; the lifted functions are named after Python's
  * __qualname__ ("k.<locals>.inner"), which no global can be called.
  */
@@ -611,6 +611,146 @@ static void walk(walker *W, nbc__node *n, const scope *sc) {
   }
 }
 
+/* ------------------------------------------- nested functions used as values -- */
+
+/* Whether e is a literal numba can bake in (a number, bool or None, negated or not). */
+static bool is_literal(const nbc__node *e) {
+  if (e && e->kind == NBC__N_UNARY && (e->op == NBC__OP_NEG || e->op == NBC__OP_POS)) e = e->a;
+  return e && ((e->kind == NBC__N_INT && !e->big) || e->kind == NBC__N_FLOAT ||
+               e->kind == NBC__N_COMPLEX || e->kind == NBC__N_BOOL || e->kind == NBC__N_NONE);
+}
+
+static bool target_has(const nbc__node *t, const char *name) {
+  if (!t) return false;
+  if (t->kind == NBC__N_NAME) return strcmp(t->str, name) == 0;
+  if (t->kind == NBC__N_TUPLE || t->kind == NBC__N_LIST)
+    for (int i = 0; i < t->list.count; i++)
+      if (target_has(t->list.items[i], name)) return true;
+  return false;
+}
+
+/* Counts the definitions of variable `name` in a body (not in nested functions); *pvalue
+ * is the value of the last one that is a plain `name = value`, else NULL. */
+static void definitions(const nbc__list *body, const char *name, int *pcount,
+                        const nbc__node **pvalue) {
+  for (int i = 0; i < body->count; i++) {
+    const nbc__node *s = body->items[i];
+    switch (s->kind) {
+    case NBC__N_ASSIGN:
+      for (int k = 0; k < s->list.count; k++)
+        if (target_has(s->list.items[k], name)) {
+          (*pcount)++;
+          bool plain = s->list.count == 1 && s->list.items[k]->kind == NBC__N_NAME;
+          *pvalue = plain ? s->a : NULL;
+        }
+      break;
+    case NBC__N_AUGASSIGN:
+      if (target_has(s->a, name)) {
+        (*pcount)++;
+        *pvalue = NULL;
+      }
+      break;
+    case NBC__N_FOR:
+      if (target_has(s->a, name)) {
+        (*pcount)++;
+        *pvalue = NULL;
+      }
+      /* fall through */
+    case NBC__N_IF:
+    case NBC__N_WHILE:
+    case NBC__N_TRY:
+      definitions(&s->body, name, pcount, pvalue);
+      definitions(&s->orelse, name, pcount, pvalue);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+/* Whether a body defines a function of its own (def or lambda) anywhere. */
+static bool defines_functions(const nbc__node *n) {
+  if (!n) return false;
+  if (n->kind == NBC__N_FUNCDEF) return true;
+  if (defines_functions(n->a) || defines_functions(n->b) || defines_functions(n->c))
+    return true;
+  const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < lists[k]->count; i++)
+      if (defines_functions(lists[k]->items[i])) return true;
+  return false;
+}
+
+/* Every read of variable `name` in n made a copy of the literal value. */
+static bool substitute(lifter *L, nbc__node *n, const char *name, const nbc__node *value) {
+  if (!n) return true;
+  if (n->kind == NBC__N_NAME && strcmp(n->str, name) == 0) {
+    nbc__node *copy = nbc__node_clone(L->ctx, value);
+    if (!copy) {
+      nbc__diag_oom(L->ctx);
+      return false;
+    }
+    const nbc__token *tok = n->tok;
+    *n = *copy;
+    n->tok = tok;
+    return true;
+  }
+  if (!substitute(L, n->a, name, value) || !substitute(L, n->b, name, value) ||
+      !substitute(L, n->c, name, value))
+    return false;
+  nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < lists[k]->count; i++)
+      if (!substitute(L, lists[k]->items[i], name, value)) return false;
+  return true;
+}
+
+/* A nested function used as a value (given to a device function, numba's
+ * make_function_to_jit_function) is called where the enclosing function's variables are
+ * not: as numba does, the variables it reads must be constants, each defined once by a
+ * literal (`y = 10`), and their values are baked into it; any other is refused with numba's
+ * message. It may assign none, and a function it calls may not read those constants. */
+static bool bake_constants(family *F, lifted *d) {
+  lifter *L = F->L;
+  if (d->writes.count)
+    return fail(L, d->passed, NBC_UNSUPPORTED,
+                "nested function '%s' assigns variables of the function that defines it "
+                "(nonlocal): it can only be called, not used as a value",
+                d->name);
+  for (int i = 0; i < d->captured.count; i++) {
+    const char *v = d->captured.items[i];
+    int count = 0;
+    const nbc__node *value = NULL;
+    for (int k = 0; k < F->outer->params.count; k++)
+      count += strcmp(F->outer->params.items[k]->str, v) == 0;
+    definitions(&F->outer->body, v, &count, &value);
+    for (int k = 0; k < F->count; k++) /* a sibling's nonlocal assignment */
+      count += names_has(&F->items[k].writes, v);
+    if (count > 1)
+      return fail(L, d->passed, NBC_TYPING_ERROR,
+                  "Cannot capture a constant value for variable '%s' as there are multiple "
+                  "definitions present.",
+                  v);
+    bool callee_reads = false;
+    for (int c = 0; c < d->calls.count && !callee_reads; c++) {
+      const lifted *e = family_find(F, d->calls.items[c]);
+      callee_reads = e && names_has(&e->captured, v);
+    }
+    bool nests = false;
+    for (int k = 0; k < d->def->body.count && !nests; k++)
+      nests = defines_functions(d->def->body.items[k]);
+    if (count != 1 || !is_literal(value) || callee_reads || nests)
+      return fail(L, d->passed, NBC_TYPING_ERROR,
+                  "Cannot capture the non-constant value associated with variable '%s' in a "
+                  "function that may escape.",
+                  v);
+    for (int k = 0; k < d->def->body.count; k++)
+      if (!substitute(L, d->def->body.items[k], v, value)) return L->failed = true, false;
+  }
+  d->captured.count = 0;
+  return true;
+}
+
 /* --------------------------------------------------------------------- the lifting -- */
 
 /* Captured variables flow from callee to caller among siblings until nothing changes. */
@@ -703,16 +843,9 @@ bool nbc__closure_lift(nbc__ctx *ctx, nbc__node *def, const nbc__scope *parent,
     walk_def(&W, F.items[i].def, &top);
   }
   propagate(&F);
-  /* A nested function used as a value (given to a device function, numba's
-   * make_function_to_jit_function) is called where its captured variables are not: it may
-   * capture none, and assign none. */
   for (int i = 0; i < F.count && !L.failed; i++)
     if (F.items[i].passed && (F.items[i].captured.count || F.items[i].writes.count))
-      fail(&L, F.items[i].passed, NBC_UNSUPPORTED,
-           "nested function '%s' is used as a value but reads or assigns variables of the "
-           "function that defines it: only one that captures none may be passed (numba: "
-           "cannot capture the non-constant value)",
-           F.items[i].name);
+      bake_constants(&F, &F.items[i]);
   if (L.failed) return false;
   /* nonlocal: returns give the writes back, calls assign them (before the walk below
    * checks that no other call of such a function is left) */

@@ -951,9 +951,8 @@ TEST(nested_functions_and_defaults) {
     const char *src, *error;
   } bad[] = {
       {"def f(a):\n    def g(v):\n        return v + a\n    h = g\n    return h(a)\n",
-       "n.py:4:9: error: nested function 'g' is used as a value but reads or assigns variables "
-       "of the function that defines it: only one that captures none may be passed (numba: "
-       "cannot capture the non-constant value)"},
+       "n.py:4:9: error: Cannot capture the non-constant value associated with variable 'a' "
+       "in a function that may escape."},
       {"def f(a):\n    return (lambda v: v)(a)\n",
        "n.py:2:13: error: a lambda can only be assigned to a name and called"},
       {"def g(a, b):\n    return a\ndef f(a):\n    return g(a, a, b=1)\n",

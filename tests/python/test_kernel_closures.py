@@ -236,8 +236,9 @@ def nested_wrong_arity(a):
     (twice_given, cuda.TypingError, r"combine\(\) got multiple values for argument 'b'"),
     (too_many, cuda.TypingError,
      r"combine\(\) takes 3 positional arguments but 4 were given"),
-    (nested_as_value, cuda.CompileError,
-     "nested function 'inner' is used as a value but reads or assigns variables"),
+    (nested_as_value, cuda.TypingError,
+     "Cannot capture the non-constant value associated with variable 'a' in a function that "
+     "may escape"),
     (stray_lambda, cuda.CompileError, "a lambda can only be assigned to a name and called"),
     (default_reads_variable, cuda.CompileError,
      "the default value of a nested function's parameter reads the variable 'k'"),

@@ -184,11 +184,16 @@ def apply_functions(out, x):
     out[2, i] = apply(math.exp, x[i])   # (numba-cuda 0.30.4 cannot pass np.exp: KeyError)
     out[3, i] = apply(twice, x[i])
 
-    def plus_half(v):  # nested functions that capture nothing are passed as global ones are
+    def plus_half(v):  # nested functions reading no variable are passed as global ones are
         return v + 0.5
     cube = lambda v: v * v * v  # noqa: E731
+    k = 3.0  # a constant, defined once: baked into what reads it, as numba bakes it
+
+    def scaled(v):
+        return v * k - 1
     out[4, i] = apply(plus_half, x[i])
     out[5, i] = apply(cube, x[i])
+    out[6, i] = apply(scaled, x[i]) + scaled(1.0)
 
 
 def apply_numpy(out, x):         # compiled only: numba-cuda 0.30.4 cannot pass np.exp
@@ -280,6 +285,16 @@ def nested_passed(out):
     out[0] = apply(inner, out[0])
 
 
+def nested_passed_twice_defined(out):
+    k = 1.0
+    if out[0] > 0:
+        k = 2.0
+
+    def inner(v):
+        return v * k
+    out[0] = apply(inner, out[0])
+
+
 def bit_count_of_float(out):
     out[0] = out[0].bit_count()
 
@@ -308,7 +323,10 @@ def shape_bound_twice(out):
                               r"array\(float64, 1d, C\), int64: add\(\) was jitted for "
                               r"'int32\(int32, int32\)'"),
     ("builtin_passed", r"cannot pass Function\(abs\) to 'apply'"),
-    ("nested_passed", r"nested function 'inner' is used as a value but reads or assigns"),
+    ("nested_passed", r"Cannot capture the non-constant value associated with variable 'out' "
+                      r"in a function that may escape"),
+    ("nested_passed_twice_defined", r"Cannot capture a constant value for variable 'k' as "
+                                    r"there are multiple definitions present"),
     ("bit_count_of_float", "Unknown attribute 'bit_count' of type float64"),
     ("bit_count_with_argument", r"bit_count\(\) takes no arguments"),
     ("shape_bound_twice", r"the shape of cuda.local.array\(\) must be a constant integer"),
@@ -350,7 +368,7 @@ def run_all(lib, m):
         lib.jit(KERNELS[name])(getattr(m, name))[1, (4, 8)](got)
         out[name] = got
     x = rng.uniform(0, 4, 32)
-    got = np.zeros((6, 32))
+    got = np.zeros((7, 32))
     lib.jit(KERNELS["apply_functions"])(m.apply_functions)[1, 32](got, x)
     out["apply_functions"] = got
     got = np.zeros(4, np.int32)
@@ -393,7 +411,8 @@ def expected(channels, idx, x):
     sub = np.full(32, 100.0)
     np.subtract.at(sub, bins, 1.5)
     want["atomic_sub_shared_f64"] = sub
-    want["apply_functions"] = np.stack([np.sqrt(x), x, np.exp(x), 2 * x, x + 0.5, x * x * x])
+    want["apply_functions"] = np.stack([np.sqrt(x), x, np.exp(x), 2 * x, x + 0.5, x * x * x,
+                                         x * 3.0 - 1 + 2.0])
     want["bit_count"] = [5, 16, 2, 64]
     want["enum_returnedTrue"] = [True, True]
     want["enum_returnedFalse"] = [False, False]
