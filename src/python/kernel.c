@@ -171,6 +171,16 @@ static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func,
   return rc;
 }
 
+/* Stores k's freshly compiled code in the cache slot, unless it calls declared functions (a
+ * hit would not know their files) or holds device arrays' addresses, which another process
+ * does not have. */
+static void cache_store_keepable(const KernelObject *k, PyObject *jit_links,
+                                 const nbc__py_cache_slot *slot) {
+  int declared = k->links && (!jit_links || PyTuple_GET_SIZE(k->links) >
+                                                PyTuple_GET_SIZE(jit_links));
+  if (!declared && !k->referenced) nbc__py_cache_store(slot, k->result);
+}
+
 /* The compiled code of py_func for sig: from the disk cache when jit(cache=True) and it holds
  * a current copy, else compiled (and then stored there); stats counted on owner. */
 static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owner,
@@ -187,15 +197,74 @@ static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owne
     k->fp16 = nbc_compile_result_uses_fp16(k->result);
   } else {
     rc = compile_linked(st, k, py_func, sig, jit_links);
-    /* Code that calls declared functions is not kept: a hit would not know their files;
-     * nor code holding device arrays' addresses, which another process does not have. */
-    int declared = k->links && (!jit_links || PyTuple_GET_SIZE(k->links) >
-                                                  PyTuple_GET_SIZE(jit_links));
-    if (rc == 0 && !declared && !k->referenced) nbc__py_cache_store(&slot, k->result);
+    if (rc == 0) cache_store_keepable(k, jit_links, &slot);
   }
   nbc__py_cache_slot_free(&slot);
   if (rc == 0) rc = count_up(hit ? &owner->cache_hits : &owner->cache_misses, sigtext);
   return rc;
+}
+
+/* numba's recompile() of one compiled kernel k (an eager kernel, or a dispatcher's overload;
+ * owner: the one jitted, whose cache flag counts): compiled afresh from its source, globals
+ * read again, and written over its disk cache entry; the modules loaded from the old code are
+ * unloaded, so the next launch loads the new. On failure k keeps its old code. */
+static int recompile_one(nbc__py_state *st, KernelObject *k, KernelObject *owner,
+                         PyObject *jit_links) {
+  const char *sig = PyUnicode_AsUTF8(k->sigtext);
+  if (!sig) return -1;
+  nbc_compile_result_t *old = k->result;
+  PyObject *old_links = k->links;
+  k->result = NULL;
+  k->links = NULL;
+  if (compile_linked(st, k, k->py_func, sig, jit_links) < 0) {
+    nbc_compile_result_destroy(k->result);
+    k->result = old;
+    Py_XSETREF(k->links, old_links);
+    return -1;
+  }
+  if (!k->links) k->links = Py_XNewRef(jit_links);
+  Py_XDECREF(old_links);
+  nbc_compile_result_destroy(old);
+  for (int i = 0; i < k->nloaded; i++)
+    if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
+      nbc_module_destroy(k->loaded[i].module);
+  k->nloaded = 0;
+  if (owner->cache && !k->opts.debug) {
+    nbc__py_cache_slot slot;
+    nbc_compile_result_t *stale = NULL;
+    nbc__py_cache_load(st, k->py_func, sig, &k->opts, &slot, &stale);
+    nbc_compile_result_destroy(stale);
+    cache_store_keepable(k, jit_links, &slot);
+    nbc__py_cache_slot_free(&slot);
+  }
+  return 0;
+}
+
+/* jit(link=[...])'s files of the kernel jitted (a tuple, or NULL for none). */
+static PyObject *jit_links_of(const KernelObject *k) {
+  PyObject *links = k->jit_config ? PyTuple_GET_ITEM(k->jit_config, 10) : k->links;
+  return links && PyTuple_GET_SIZE(links) ? links : NULL;
+}
+
+/* numba's Dispatcher.recompile(): every signature compiled so far compiled afresh (a global
+ * changed since is read again), the disk cache rewritten. */
+static PyObject *kernel_recompile(KernelObject *self, PyObject *unused) {
+  (void)unused;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *jit_links = jit_links_of(self);
+  if (self->sigtext) {
+    if (recompile_one(st, self, self, jit_links) < 0) return NULL;
+    Py_RETURN_NONE;
+  }
+  PyObject *overloads = self->specializations ? PyDict_Values(self->specializations) : NULL;
+  if (self->specializations && !overloads) return NULL;
+  for (Py_ssize_t i = 0; overloads && i < PyList_GET_SIZE(overloads); i++)
+    if (recompile_one(st, (KernelObject *)PyList_GET_ITEM(overloads, i), self, jit_links) < 0) {
+      Py_DECREF(overloads);
+      return NULL;
+    }
+  Py_XDECREF(overloads);
+  Py_RETURN_NONE;
 }
 
 /* Compiles py_func for sigtext as a kernel (Numba ABI) and parses the parameter layout;
@@ -1337,6 +1406,9 @@ static PyObject *kernel_configure(KernelObject *self, PyObject *args, PyObject *
 static PyMethodDef kernel_methods[] = {
     {"__reduce__", nbc__py_jitted_reduce, METH_NOARGS,
      "Pickles the kernel as its Python function and jit()'s options (serialize.c)."},
+    {"recompile", (PyCFunction)kernel_recompile, METH_NOARGS,
+     "recompile(): every signature compiled so far compiled afresh from the source (globals "
+     "read again) and the disk cache rewritten, as numba's Dispatcher.recompile()."},
     {"compile", (PyCFunction)kernel_compile_sig, METH_O,
      "compile(signature): the kernel compiled for it (jit without signatures keeps it for its "
      "launches; jit with signatures has only those: RuntimeError otherwise)."},

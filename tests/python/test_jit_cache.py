@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+from conftest import real_gpu_present
+
 KERNELS = '''
 import numpy as np
 import nbcuda as cuda
@@ -219,3 +221,63 @@ def test_closures_with_other_captured_values_are_other_entries(tmp_path, run_py)
     assert [k[1] for k in second[:5]] == [{sig: 1}] * 5
     assert second[5][1:] == [{}, {"void(int64[::1])": 1}]  # compiled again each time
     assert len(files(tmp_path / "__pycache__")) == 4
+
+
+RECOMPILE = '''
+import sys, json
+sys.path.insert(0, {where!r})
+import numpy as np
+import nbcuda as cuda
+import glob_kernels as m
+out = []
+m.lazy[1, 1](np.zeros(1, np.int64))
+ran = []
+for k in (m.eager, m.lazy):
+    a = np.ones(1, np.int64)
+    k[1, 1](a)  # loads the old code
+    before = "".join(k.inspect_asm().values())
+    m.G = 7
+    k.recompile()
+    after = "".join(k.inspect_asm().values())
+    k[1, 1](a)  # the new code: the old module was unloaded
+    ran.append(int(a[0]))
+    m.G = 5
+    out.append([" 5;" in before, " 7;" in after, " 5;" in after])
+m.G = object()  # no longer compiles: the error is raised, the code compiled last stays
+try:
+    m.eager.recompile()
+except cuda.TypingError:
+    out.append(" 7;" in "".join(m.eager.inspect_asm().values()))
+m.G = 5
+print(json.dumps([out, m.eager.stats.cache_misses, m.lazy.stats.cache_misses, ran]))
+'''
+
+GLOBALS = '''
+import nbcuda as cuda
+G = 5
+
+@cuda.jit("void(int64[::1])", cache=True)
+def eager(a):
+    a[0] = a[0] * G
+
+@cuda.jit(cache=True)
+def lazy(a):
+    a[0] = a[0] * G
+'''
+
+
+def test_recompile_reads_globals_again_and_rewrites_the_cache(tmp_path, run_py):
+    # numba's Dispatcher.recompile(): each signature compiled afresh (a global changed since
+    # is read again), the new code written over the cache entry: the next process loads it
+    import json
+    (tmp_path / "glob_kernels.py").write_text(GLOBALS)
+    p = run_py(RECOMPILE.format(where=str(tmp_path)))
+    out, eager_misses, lazy_misses, ran = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out == [[True, True, False], [True, True, False], True]
+    if real_gpu_present():  # 1 * 5, then * 7
+        assert ran == [35, 35]
+    assert eager_misses == {"void(int64[::1])": 1} and lazy_misses == {"void(int64[::1])": 1}
+    again = run_py("import sys; sys.path.insert(0, %r)\nimport glob_kernels as m\n"
+                   "print(' 7;' in ''.join(m.eager.inspect_asm().values()), "
+                   "m.eager.stats.cache_hits)" % str(tmp_path))
+    assert again.stdout.strip().splitlines()[-1] == "True {'void(int64[::1])': 1}"
