@@ -754,8 +754,10 @@ typedef enum nbc_global_kind {
                                    global "helpers.x" (the resolver reads the attribute),
                                    so a module's functions, constants and arrays work as
                                    the function's own globals do */
-  NBC_GLOBAL_NONE               /* None, a constant as numba freezes it (`ALIGN = None`,
+  NBC_GLOBAL_NONE,              /* None, a constant as numba freezes it (`ALIGN = None`,
                                    then `cuda.local.array(4, f32, alignment=ALIGN)`) */
+  NBC_GLOBAL_CFFI               /* a cffi.FFI object: kernels call its from_buffer(array),
+                                   a CPointer to the array's data (numba's cffi support) */
 } nbc_global_kind_t;
 
 struct nbc_resolver;

@@ -681,7 +681,9 @@ typedef struct nbc__global {
                argtypes the pointer and the shape (an integer or a tuple of them); ret the  \
                array (layout C or F); lower_array.c */                                       \
   X(VIEW) /* a.view(dtype): the callee is the attribute node; argtypes the dtype's DTYPE;   \
-             ret the array reinterpreted (same ndim and layout); lower_array.c */
+             ret the array reinterpreted (same ndim and layout); lower_array.c */          \
+  X(FROM_BUFFER) /* ffi.from_buffer(array) of a cffi.FFI global: ret CPointer(dtype), the  \
+                    array's data pointer (numba's cffi_utils) */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,

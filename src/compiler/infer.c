@@ -536,6 +536,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return device_array_type(I, n, G);
   case NBC_GLOBAL_ENUM:
     return enum_class_type(I, n, &G->g);
+  case NBC_GLOBAL_CFFI: /* a cffi.FFI object: only its from_buffer (attr_expr) */
+    return nbc__type_special(I->ctx, NBC__T_MODULE, "cffi.FFI", NULL);
   case NBC_GLOBAL_MODULE: /* named by the path the code reaches it by: "helpers.sub" */
     return nbc__type_special(I->ctx, NBC__T_MODULE,
                              nbc__arena_printf(I->ctx->arena, "%s%s", NBC__PY_MODULE_PREFIX,
@@ -851,6 +853,13 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
     if (strcmp(o->name, "cmath") == 0) return cmath_attr(I, n);
     if (strcmp(o->name, "numpy") == 0) return numpy_attr(I, n);
     if (strcmp(o->name, "numba") == 0) return numba_attr(I, n);
+    if (strcmp(o->name, "cffi.FFI") == 0) {
+      if (strcmp(n->str, "from_buffer") == 0)
+        return nbc__type_special(I->ctx, NBC__T_FUNCTION, "cffi.from_buffer", NULL);
+      return UNSUPPORTED(I, n, "'ffi.%s' is not supported in kernels: of a cffi.FFI object "
+                         "they call from_buffer(array)", n->str),
+             NULL;
+    }
     if (strcmp(o->name, "operator") == 0)
       return module_function(I, n, "operator", n->str, nbc__operator_exists,
                              "operator function ");
@@ -1538,7 +1547,8 @@ static void stmt(infer *I, nbc__node *s) {
     if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
         t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT &&
-        t->kind != NBC__T_OPTIONAL && !(t->kind == NBC__T_RANGE && t->dtype))
+        t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_POINTER &&
+        !(t->kind == NBC__T_RANGE && t->dtype))
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }

@@ -2191,6 +2191,30 @@ static bool expand_starred(infer *I, nbc__node *n) {
   return true;
 }
 
+/* ffi.from_buffer(a) of a cffi.FFI global (numba's cffi_utils): a CPointer to the data of
+ * a contiguous array, which a declared function takes ("float32(CPointer(float32), int32)");
+ * numba's messages for anything else. */
+static const nbc__type *call_from_buffer(infer *I, nbc__node *n, const nbc__type **types,
+                                         int nargs) {
+  if (!no_keywords(I, n, "from_buffer")) return NULL;
+  if (nargs != 1)
+    return TYPING(I, n, "from_buffer() takes one argument, an array (%d given)", nargs), NULL;
+  const nbc__type *a = types[0];
+  if (a->kind != NBC__T_ARRAY)
+    return TYPING(I, n->list.items[0], "from_buffer() takes an array, not %s",
+                  nbc__infer_tname(I, a)),
+           NULL;
+  if (a->layout != 'C' && a->layout != 'F')
+    return TYPING(I, n->list.items[0], "from_buffer() unsupported on non-contiguous buffers "
+                  "(got %s)", nbc__infer_tname(I, a)),
+           NULL;
+  nbc__call *c = call_new(I, n, NBC__B_FROM_BUFFER, "from_buffer", 1);
+  if (!c) return NULL;
+  c->argtypes[0] = a;
+  c->ret = nbc__type_pointer(I->ctx, a->dtype);
+  return c->ret;
+}
+
 const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   n->info = NULL;
   if (!expand_starred(I, n)) return NULL;
@@ -2331,5 +2355,6 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (strcmp(f->name, "operator.setitem") == 0) return call_setitem(I, n);
   if (strncmp(f->name, "operator.", 9) == 0) return nbc__infer_operator_call(I, n, f->name + 9);
   if (strncmp(f->name, "cuda.", 5) == 0) return call_cuda(I, n, f->name, types, nargs);
+  if (strcmp(f->name, "cffi.from_buffer") == 0) return call_from_buffer(I, n, types, nargs);
   return UNSUPPORTED(I, n, "unsupported call of %s", nbc__infer_tname(I, f)), NULL;
 }

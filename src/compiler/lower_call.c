@@ -455,6 +455,9 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
         nbc__lower_binop_values(L, n, NBC__OP_MOD, a, n->list.items[1], b, rt->items[1])};
     return nbc__lower_make_tuple(L, rt, items);
   }
+  case NBC__B_FROM_BUFFER: /* the array's data pointer, the CPointer's own LLVM type */
+    return (nbc__lval){rt, nbc__lower_array_field(L, nbc__lower_expr(L, n->list.items[0]), 4,
+                                                  -1).v};
   case NBC__B_CONJUGATE: {
     nbc__lval v = nbc__lower_expr(L, n->a->a);
     return nbc__type_is_complex(v.type) ? nbc__lower_complex_conjugate(L, v) : v;

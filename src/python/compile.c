@@ -619,6 +619,22 @@ static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
   return 0;
 }
 
+/* Whether value is a cffi.FFI object (1), without importing cffi: only when some code has
+ * (0 otherwise; -1 on a Python error). */
+static int is_cffi_ffi(PyObject *value) {
+  PyObject *modules = PySys_GetObject("modules"); /* borrowed */
+  PyObject *cffi = modules ? PyDict_GetItemString(modules, "cffi") : NULL;
+  if (!cffi) return 0;
+  PyObject *cls = PyObject_GetAttrString(cffi, "FFI");
+  if (!cls) {
+    PyErr_Clear();
+    return 0;
+  }
+  int r = PyType_Check(cls) ? PyObject_IsInstance(value, cls) : 0;
+  Py_DECREF(cls);
+  return r;
+}
+
 /* Fills g for value; 0 on success (kind may be OTHER), -1 on a Python error. */
 static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
   nbc__py_state *st = d->st;
@@ -685,6 +701,11 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
         g->name = t->tp_name + 6; /* "float32"; the compiler knows numpy's names */
         return 0;
       }
+  }
+  int ffi = is_cffi_ffi(value);
+  if (ffi) { /* numba's cffi support: kernels call ffi.from_buffer(array) */
+    if (ffi > 0) g->kind = NBC_GLOBAL_CFFI;
+    return ffi < 0 ? -1 : 0;
   }
   int enum_kind = nbc__py_is_enum_class(value);
   if (enum_kind == 0 && nbc__py_is_enum_member(value) > 0) enum_kind = 2;

@@ -443,3 +443,60 @@ def test_cooperative_declared_function_returning_a_pointer(tmp_path):
     cuda.synchronize()
     plain = cuda.jit("void(float32[::1], float32[::1], float32[::1])")(product_plus_index)
     assert not plain.cooperative
+
+
+SUM_CU = r"""
+extern "C" __device__ int sum_reduce(float *ret, float *array, int n) {
+  float s = 0;
+  for (int i = 0; i < n; i++) s += array[i];
+  *ret = s;
+  return 0;
+}
+"""
+
+sum_reduce = cuda.declare_device("sum_reduce", "float32(CPointer(float32), int32)")
+
+
+@pytest.fixture
+def ffi(monkeypatch):
+    """A cffi.FFI object; where cffi is not installed (the GPU machine), an object of a
+    stand-in cffi.FFI class: nbcuda recognises instances of sys.modules['cffi'].FFI."""
+    try:
+        import cffi
+    except ImportError:
+        import types
+        cffi = types.ModuleType("cffi")
+        cffi.FFI = type("FFI", (), {})
+        monkeypatch.setitem(sys.modules, "cffi", cffi)
+    return cffi.FFI()
+
+
+def test_ffi_from_buffer_passes_an_arrays_data(ffi, tmp_path):
+    # numba-cuda's FFI example: ffi.from_buffer(array) is a CPointer to the array's data,
+    # which a declared function takes
+    src = tmp_path / "sum.cu"
+    src.write_text(SUM_CU)
+
+    def reduction_caller(result, array):
+        array_ptr = ffi.from_buffer(array)
+        result[()] = sum_reduce(array_ptr, len(array))
+
+    sig = "void(array(float32, 0d, C), float32[::1])"
+    k = cuda.jit(sig, link=[str(src)])(reduction_caller)
+    assert "call.uni" in "".join(k.inspect_asm().values())
+    a = np.arange(100, dtype=np.float32)
+    result = cuda.device_array((), np.float32)
+    k[1, 1](result, cuda.to_device(a))
+    if not USING_TESTDRIVER:
+        assert result.copy_to_host() == a.sum()
+
+    def strided(result, array):
+        result[()] = sum_reduce(ffi.from_buffer(array[::2]), 3)
+
+    def other_method(result, array):
+        result[()] = ffi.cast("float *", 0)
+
+    for fn, message in ((strided, r"from_buffer\(\) unsupported on non-contiguous buffers"),
+                        (other_method, r"'ffi.cast' is not supported in kernels")):
+        with pytest.raises(cuda.CompileError, match=message):
+            cuda.compile_ptx(fn, sig, cc=(9, 0))
