@@ -267,6 +267,63 @@ static PyObject *kernel_recompile(KernelObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* numba's Dispatcher.disable_compile(val=True): a kernel jitted without signatures stops
+ * compiling new ones (its launches then choose among those compiled, converting arguments as
+ * jit([sigs]) does: numba's jit([sigs]) is this call after compiling them), or starts again
+ * (val false). Disabling needs one signature compiled (numba's assertion). A kernel jitted
+ * with one signature never compiles another: enabling it is refused. */
+static PyObject *kernel_disable_compile(KernelObject *self, PyObject *const *args,
+                                        Py_ssize_t nargs) {
+  if (nargs > 1) {
+    PyErr_Format(PyExc_TypeError, "disable_compile() takes at most 1 argument (%zd given)",
+                 nargs);
+    return NULL;
+  }
+  int disable = nargs ? PyObject_IsTrue(args[0]) : 1;
+  if (disable < 0) return NULL;
+  if (self->sigtext) {
+    if (disable) Py_RETURN_NONE;
+    PyErr_SetString(PyExc_NotImplementedError, "a kernel jitted with one signature compiles "
+                    "no other: jit it without a signature to compile per argument types");
+    return NULL;
+  }
+  if (disable && (!self->specializations || !PyDict_GET_SIZE(self->specializations))) {
+    PyErr_SetString(PyExc_AssertionError, "disable_compile() needs a signature compiled");
+    return NULL;
+  }
+  self->fixed = disable;
+  Py_CLEAR(self->dispatch); /* the choices made in the other mode */
+  Py_CLEAR(self->last_overload);
+  self->nlast_codes = 0;
+  Py_RETURN_NONE;
+}
+
+/* numba's _can_compile: whether a launch with new argument types compiles a specialisation. */
+static PyObject *kernel_can_compile(KernelObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(!self->sigtext && !self->fixed);
+}
+
+static PyObject *typeof_signature(nbc__py_state *st, PyObject *const *args, Py_ssize_t n);
+static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *sig);
+
+/* numba's Dispatcher.typeof_pyval(val): the type a launch gives the argument val (the type
+ * object, as k.signatures holds them). */
+static PyObject *kernel_typeof_pyval(KernelObject *self, PyObject *val) {
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *text = typeof_signature(st, &val, 1);
+  if (!text) return NULL;
+  nbc_signature_t *sig = NULL;
+  nbc_status_t s = nbc_signature_parse(PyUnicode_AsUTF8(text), &sig);
+  Py_DECREF(text);
+  if (s != NBC_OK) return nbc__py_raise(st, s);
+  PyObject *types = signature_argtypes(st, sig);
+  nbc_signature_destroy(sig);
+  PyObject *t = types ? Py_NewRef(PyTuple_GET_ITEM(types, 0)) : NULL;
+  Py_XDECREF(types);
+  return t;
+}
+
 /* Compiles py_func for sigtext as a kernel (Numba ABI) and parses the parameter layout;
  * through the disk cache when owner (the dispatcher that counts the stats and whose load
  * options the overload takes; NULL: the new kernel itself) was jitted with cache=True. */
@@ -1406,6 +1463,10 @@ static PyObject *kernel_configure(KernelObject *self, PyObject *args, PyObject *
 static PyMethodDef kernel_methods[] = {
     {"__reduce__", nbc__py_jitted_reduce, METH_NOARGS,
      "Pickles the kernel as its Python function and jit()'s options (serialize.c)."},
+    {"disable_compile", (PyCFunction)(void (*)(void))kernel_disable_compile, METH_FASTCALL,
+     "disable_compile(val=True): no new signature compiled at launch (numba's)."},
+    {"typeof_pyval", (PyCFunction)kernel_typeof_pyval, METH_O,
+     "typeof_pyval(val): the type a launch gives the argument val."},
     {"recompile", (PyCFunction)kernel_recompile, METH_NOARGS,
      "recompile(): every signature compiled so far compiled afresh from the source (globals "
      "read again) and the disk cache rewritten, as numba's Dispatcher.recompile()."},
@@ -1457,6 +1518,8 @@ static PyObject *kernel_targetoptions(KernelObject *self, void *c) {
 }
 
 static PyGetSetDef kernel_getset[] = {
+    {"_can_compile", (getter)kernel_can_compile, NULL,
+     "Whether a launch with new argument types compiles (numba's).", NULL},
     {"py_func", (getter)kernel_py_func, NULL, "the Python function", NULL},
     {"signatures", (getter)kernel_signatures, NULL,
      "the compiled signatures: each overload's tuple of argument types, as numba's", NULL},

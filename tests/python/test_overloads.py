@@ -249,3 +249,36 @@ def test_the_last_dispatch_answer_is_only_reused_for_the_same_types(tdrv):
     for a, name in ((d32, b"ArrayIfLi1E"), (d64, b"ArrayIdLi1E"), (_Foreign(d32), b"ArrayIfLi1E")):
         several[1, 32](a, 2.0)
         assert name in tdrv.last_launch().function
+
+
+def test_disable_compile_and_typeof_pyval(tdrv):
+    # numba's disable_compile(): a lazy kernel stops compiling new signatures and chooses among
+    # those it has, as jit([sigs]) does; disable_compile(False) compiles again
+    k = cuda.jit(put)
+    d32 = cuda.device_array(2, np.float32)
+    assert k._can_compile
+    k[1, 1](d32, 1.5)
+    assert sig_texts(k) == ["void(float32[::1], float64)"]
+    k.disable_compile()
+    assert not k._can_compile
+    k[1, 1](d32, 2)  # an int converts to the float64 overload's parameter
+    assert sig_texts(k) == ["void(float32[::1], float64)"]
+    with pytest.raises(TypeError, match="No matching definition"):
+        k[1, 1](cuda.device_array(2, np.int64), 2)
+    with pytest.raises(RuntimeError, match="Compilation disabled"):
+        k.compile("void(int64[::1], float64)")
+    k.disable_compile(False)
+    k[1, 1](cuda.device_array(2, np.int64), 2)
+    assert len(k.overloads) == 2 and k._can_compile
+    with pytest.raises(AssertionError):
+        cuda.jit(put).disable_compile()  # nothing compiled yet
+    eager = cuda.jit("void(float32[::1], float32)")(put)
+    eager.disable_compile()
+    assert not eager._can_compile
+    with pytest.raises(NotImplementedError, match="one signature compiles no other"):
+        eager.disable_compile(False)
+    # numba's typeof_pyval: the type a launch gives an argument
+    assert str(k.typeof_pyval(np.zeros((2, 3), np.int16))) == "array(int16, 2d, C)"
+    assert str(k.typeof_pyval(1.5)) == "float64" and str(k.typeof_pyval(np.float32(1))) == \
+        "float32"
+    assert str(k.typeof_pyval(d32)) == "array(float32, 1d, C)"
