@@ -1232,9 +1232,9 @@ static PyObject *llvm_text(nbc__py_state *st, KernelObject *ov) {
   return text;
 }
 
-/* inspect_sass: nvdisasm's listing of the overload's code linked (with its link files) for
- * the current device, as the launch would load it. */
-static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
+/* nvdisasm's output (flag -gi or -cfg) for the overload's code linked (with its link files)
+ * for the current device, as the launch would load it. */
+static PyObject *disassembled(nbc__py_state *st, KernelObject *ov, const char *flag) {
   size_t size = 0;
   const char *code = nbc_compile_result_code(ov->result, &size);
   nbc_module_load_options_t load = {.max_registers = ov->max_registers,
@@ -1242,9 +1242,19 @@ static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
                                     .fp16 = ov->fp16};
   PyObject *cubin =
       nbc__py_link_cubin(st, code, size, ov->opts.output == NBC_OUTPUT_LTOIR, ov->links, &load);
-  PyObject *listing = cubin ? nbc__py_disassemble(st, cubin) : NULL;
+  PyObject *listing = cubin ? nbc__py_disassemble(st, cubin, flag) : NULL;
   Py_XDECREF(cubin);
   return listing;
+}
+
+/* inspect_sass: the listing, with line info. */
+static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
+  return disassembled(st, ov, "-gi");
+}
+
+/* inspect_sass_cfg: the control flow graph, in DOT. */
+static PyObject *sass_cfg_text(nbc__py_state *st, KernelObject *ov) {
+  return disassembled(st, ov, "-cfg");
 }
 
 /* numba's inspect_*(signature=None): fn's text for the overload of that signature (KeyError
@@ -1435,6 +1445,10 @@ static PyObject *kernel_inspect_llvm(KernelObject *self, PyObject *args, PyObjec
 static PyObject *kernel_inspect_sass(KernelObject *self, PyObject *args, PyObject *kwargs) {
   return inspect_overloads(self, args, kwargs, "|O:inspect_sass", sass_text);
 }
+static PyObject *kernel_inspect_sass_cfg(KernelObject *self, PyObject *args,
+                                         PyObject *kwargs) {
+  return inspect_overloads(self, args, kwargs, "|O:inspect_sass_cfg", sass_cfg_text);
+}
 static PyObject *kernel_inspect_lto_ptx(KernelObject *self, PyObject *args, PyObject *kwargs) {
   return inspect_overloads(self, args, kwargs, "|O:inspect_lto_ptx", lto_ptx_text);
 }
@@ -1485,6 +1499,8 @@ static PyMethodDef kernel_methods[] = {
               "(sys.stdout)."),
     KW_METHOD(inspect_sass, "inspect_sass(signature=None): nvdisasm's listing of the code "
               "linked for the current device, as inspect_asm gives PTX."),
+    KW_METHOD(inspect_sass_cfg, "inspect_sass_cfg(signature=None): nvdisasm's control flow "
+              "graph (DOT) of the code linked for the current device."),
     KW_METHOD(inspect_lto_ptx, "inspect_lto_ptx(signature=None): the PTX nvJitLink makes of a "
               "jit(lto=True) kernel's LTO-IR for the current device, as inspect_asm gives "
               "PTX."),

@@ -483,9 +483,10 @@ PyObject *nbc__py_link_cubin(nbc__py_state *st, const char *code, size_t size, i
 /* The same link to PTX (nvJitLink -ptx; a str): numba's inspect_lto_ptx. */
 PyObject *nbc__py_link_ptx(nbc__py_state *st, const char *code, size_t size, int lto,
                            PyObject *links, const nbc_module_load_options_t *options);
-/* sass.c: nvdisasm's listing of a cubin (numba's inspect_sass: `nvdisasm -gi`); nvdisasm is
- * looked for on PATH, in the toolkit and in a Python-packaged toolkit. */
-PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin);
+/* sass.c: nvdisasm's output for a cubin with flag "-gi" (numba's inspect_sass: the listing)
+ * or "-cfg" (inspect_sass_cfg: the control flow graph in DOT); nvdisasm is looked for on
+ * PATH, in the toolkit and in a Python-packaged toolkit. */
+PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin, const char *flag);
 /* The whole file through io.open(path, mode).read() (OSError naming the file on failure; the
  * file is closed also after a failed read). */
 PyObject *nbc__py_read_file(PyObject *path, const char *mode);

@@ -1,5 +1,6 @@
-/* sass.c — SASS listings for Kernel.inspect_sass(): nvdisasm run on the kernel's cubin, as
- * numba-cuda runs it (`nvdisasm -gi FILE`: line info in the listing).
+/* sass.c — SASS listings for Kernel.inspect_sass() and their control flow graphs for
+ * inspect_sass_cfg(): nvdisasm run on the kernel's cubin, as numba-cuda runs it (`nvdisasm -gi
+ * FILE`: line info in the listing; `nvdisasm -cfg FILE`: the graph in DOT).
  *
  * nvdisasm reads only files: the cubin goes to a temporary file (mkstemp), removed after the
  * run. nvdisasm is looked for on PATH, then in $CUDA_HOME/bin, $CUDA_PATH/bin,
@@ -87,14 +88,14 @@ static char *read_all(int fd, size_t *plen) {
 }
 
 typedef struct {
-  const char *tool, *file;
+  const char *tool, *flag, *file;
   char *out, *err; /* malloc'd */
   size_t out_len, err_len;
   int status;      /* waitpid's; -1 when the child could not be made */
   int exec_failed; /* the exec itself failed (127 from the child) */
 } run_result;
 
-/* Runs `tool -gi file`, collecting stdout and stderr. */
+/* Runs `tool <flag> file` (-gi, -cfg), collecting stdout and stderr. */
 static void run_tool(run_result *r) {
   int out[2], err[2];
   r->status = -1;
@@ -110,7 +111,7 @@ static void run_tool(run_result *r) {
     dup2(err[1], 2);
     close(out[0]);
     close(err[0]);
-    execl(r->tool, r->tool, "-gi", r->file, (char *)NULL);
+    execl(r->tool, r->tool, r->flag, r->file, (char *)NULL);
     _exit(127);
   }
   close(out[1]);
@@ -131,7 +132,7 @@ static void run_tool(run_result *r) {
   r->exec_failed = WIFEXITED(r->status) && WEXITSTATUS(r->status) == 127 && r->out_len == 0;
 }
 
-PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin) {
+PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin, const char *flag) {
   (void)st;
   char tool[4096];
   if (!find_nvdisasm(tool, sizeof tool)) {
@@ -160,7 +161,7 @@ PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin) {
     left -= (size_t)n;
   }
   close(fd);
-  run_result r = {.tool = tool, .file = file};
+  run_result r = {.tool = tool, .flag = flag, .file = file};
   Py_BEGIN_ALLOW_THREADS run_tool(&r);
   Py_END_ALLOW_THREADS unlink(file);
   PyObject *listing = NULL;
@@ -169,7 +170,7 @@ PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin) {
   } else if (!r.out || !r.err) {
     PyErr_NoMemory();
   } else if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-    PyErr_Format(PyExc_RuntimeError, "%s -gi failed (status %d):\n%s", tool,
+    PyErr_Format(PyExc_RuntimeError, "%s %s failed (status %d):\n%s", tool, flag,
                  WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1, r.err);
   } else {
     listing = PyUnicode_DecodeUTF8(r.out, (Py_ssize_t)r.out_len, "replace");

@@ -85,6 +85,21 @@ def test_inspect_sass_lists_the_kernel_or_says_nvdisasm_is_missing():
     assert k.inspect_sass(void(float32[::1], float64)) == sass
 
 
+def test_inspect_sass_cfg_is_nvdisasms_graph():
+    # numba's inspect_sass_cfg: `nvdisasm -cfg` of the same code, a DOT digraph per overload
+    k = cuda.jit("void(float32[::1], float64)")(axpy)
+    if not nvdisasm_available():
+        with pytest.raises(RuntimeError, match="nvdisasm was not found"):
+            k.inspect_sass_cfg()
+        return
+    cfg = only(k.inspect_sass_cfg())
+    assert cfg.lstrip().startswith("digraph") and k.symbol in cfg and "EXIT" in cfg
+    assert k.inspect_sass_cfg(void(float32[::1], float64)) == cfg
+    lazy = cuda.jit(axpy)
+    lazy.compile("void(float32[::1], float64)")
+    assert list(lazy.inspect_sass_cfg().values())[0].lstrip().startswith("digraph")
+
+
 def test_inspect_sass_without_nvdisasm_is_a_runtime_error(monkeypatch, tmp_path):
     if os.access("/usr/local/cuda/bin/nvdisasm", os.X_OK):
         pytest.skip("/usr/local/cuda/bin/nvdisasm exists: it is always looked at")
