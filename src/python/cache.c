@@ -239,9 +239,11 @@ int nbc__py_cache_load(nbc__py_state *st, PyObject *py_func, const char *sig,
   PyObject *qual = NULL;
   long line = 0;
   char closure[65];
-  if (closure_digest(py_func, closure) < 0 ||
-      function_origin(py_func, file, sizeof file, &qual, &line) < 0)
+  if (closure_digest(py_func, closure) < 0) {
+    slot->uncacheable = "as the values its closure captures do not pickle";
     return 0;
+  }
+  if (function_origin(py_func, file, sizeof file, &qual, &line) < 0) return 0;
   const char *qualname = PyUnicode_AsUTF8(qual);
   char *slash = strrchr(file, '/');
   const char *base = slash ? slash + 1 : file;

@@ -173,12 +173,29 @@ static int compile_linked(nbc__py_state *st, KernelObject *k, PyObject *py_func,
 
 /* Stores k's freshly compiled code in the cache slot, unless it calls declared functions (a
  * hit would not know their files) or holds device arrays' addresses, which another process
- * does not have. */
-static void cache_store_keepable(const KernelObject *k, PyObject *jit_links,
-                                 const nbc__py_cache_slot *slot) {
+ * does not have, or its closure does not pickle (no key): then a NumbaWarning says so, as
+ * numba warns of a function it cannot cache (numba-cuda raises PicklingError for the device
+ * arrays; nbcuda runs the code, uncached). -1 when the warning is an error. */
+static int cache_store_keepable(nbc__py_state *st, const KernelObject *k, PyObject *jit_links,
+                                const nbc__py_cache_slot *slot) {
   int declared = k->links && (!jit_links || PyTuple_GET_SIZE(k->links) >
                                                 PyTuple_GET_SIZE(jit_links));
-  if (!declared && !k->referenced) nbc__py_cache_store(slot, k->result);
+  const char *why = slot->uncacheable          ? slot->uncacheable
+                    : k->referenced            ? "as it uses dynamic globals (device arrays)"
+                    : declared                 ? "as it calls declared device functions"
+                                               : NULL;
+  if (!why) {
+    nbc__py_cache_store(slot, k->result);
+    return 0;
+  }
+  PyObject *qual = PyObject_GetAttrString(k->py_func, "__qualname__");
+  const char *name = qual && PyUnicode_Check(qual) ? PyUnicode_AsUTF8(qual) : NULL;
+  char msg[512];
+  snprintf(msg, sizeof msg, "Cannot cache compiled function \"%s\" %s", name ? name : "?",
+           why);
+  Py_XDECREF(qual);
+  PyErr_Clear();
+  return nbc__py_warn(st, "NumbaWarning", msg);
 }
 
 /* The compiled code of py_func for sig: from the disk cache when jit(cache=True) and it holds
@@ -197,7 +214,7 @@ static int compile_cached(nbc__py_state *st, KernelObject *k, KernelObject *owne
     k->fp16 = nbc_compile_result_uses_fp16(k->result);
   } else {
     rc = compile_linked(st, k, py_func, sig, jit_links);
-    if (rc == 0) cache_store_keepable(k, jit_links, &slot);
+    if (rc == 0) rc = cache_store_keepable(st, k, jit_links, &slot);
   }
   nbc__py_cache_slot_free(&slot);
   if (rc == 0) rc = count_up(hit ? &owner->cache_hits : &owner->cache_misses, sigtext);
@@ -234,8 +251,9 @@ static int recompile_one(nbc__py_state *st, KernelObject *k, KernelObject *owner
     nbc_compile_result_t *stale = NULL;
     nbc__py_cache_load(st, k->py_func, sig, &k->opts, &slot, &stale);
     nbc_compile_result_destroy(stale);
-    cache_store_keepable(k, jit_links, &slot);
+    int rc = cache_store_keepable(st, k, jit_links, &slot);
     nbc__py_cache_slot_free(&slot);
+    return rc;
   }
   return 0;
 }

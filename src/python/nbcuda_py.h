@@ -445,6 +445,7 @@ int nbc__py_random_init(PyObject *module, nbc__py_state *st);
 typedef struct nbc__py_cache_slot {
   char *path, *key;
   long long mtime, size;
+  const char *uncacheable; /* why the function cannot be kept (its closure), or NULL */
 } nbc__py_cache_slot;
 /* 0 when py_func has a source file to cache for; else numba's RuntimeError. */
 int nbc__py_cache_check(PyObject *py_func);

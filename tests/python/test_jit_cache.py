@@ -281,3 +281,46 @@ def test_recompile_reads_globals_again_and_rewrites_the_cache(tmp_path, run_py):
                    "print(' 7;' in ''.join(m.eager.inspect_asm().values()), "
                    "m.eager.stats.cache_hits)" % str(tmp_path))
     assert again.stdout.strip().splitlines()[-1] == "True {'void(int64[::1])': 1}"
+
+
+UNCACHEABLE = '''
+import warnings
+import numpy as np
+import nbcuda as cuda
+
+d = cuda.to_device(np.arange(3))
+
+
+@cuda.jit("void(int64[::1])", cache=True)
+def uses_global_array(r):
+    r[0] = d[1]
+
+
+def make():
+    local = cuda.to_device(np.arange(3))
+
+    @cuda.jit("void(int64[::1])", cache=True)
+    def uses_captured_array(r):
+        r[0] = local[1]
+    return uses_captured_array
+'''
+
+
+def test_a_kernel_that_cannot_be_cached_says_so(tmp_path, run_py):
+    # numba warns of a function it cannot cache (numba-cuda raises PicklingError for device
+    # arrays): nbcuda compiles such a kernel, runs it uncached, and warns with numba's words
+    (tmp_path / "uncacheable.py").write_text(UNCACHEABLE)
+    p = run_py("import sys, warnings\nsys.path.insert(0, %r)\n"
+               "with warnings.catch_warnings(record=True) as w:\n"
+               "    warnings.simplefilter('always')\n"
+               "    import uncacheable as m\n"
+               "    m.make()\n"
+               "for x in w:\n"
+               "    print(type(x.message).__name__, x.message)\n" % str(tmp_path))
+    lines = p.stdout.strip().splitlines()
+    assert lines == [
+        'NumbaWarning Cannot cache compiled function "uses_global_array" as it uses dynamic '
+        'globals (device arrays)',
+        'NumbaWarning Cannot cache compiled function "make.<locals>.uses_captured_array" as '
+        'the values its closure captures do not pickle']
+    assert not files(tmp_path / "__pycache__")
