@@ -1031,7 +1031,7 @@ static void debug_header(nbc__lowerer *L, const nbc__func *entry) {
                   "emissionKind: %s)\n",
                   L->cu_meta, L->file_meta, NBC_VERSION_STRING,
                   L->ctx->options->opt ? "true" : "false",
-                  full ? "FullDebug" : "LineTablesOnly");
+                  full ? "FullDebug" : "DebugDirectivesOnly");
   nbc__buf_printf(&L->meta, "!%d = !DISubroutineType(types: !{})\n", L->subroutine_meta);
   nbc__buf_printf(&L->meta, "!%d = !{i32 2, !\"Debug Info Version\", i32 3}\n", flags);
   nbc__buf_printf(&L->meta, "!%d = !{i32 2, !\"Dwarf Version\", i32 4}\n", dwarf);

@@ -134,6 +134,10 @@ def test_lineinfo_points_at_this_file():
     ptx, _ = cuda.compile(kernel, "void(float32[:], float32[:])", device=False, abi="numba",
                           lineinfo=True)
     assert ".loc" in ptx and ".file" in ptx and "test_compile.py" in ptx
+    # line tables only, as numba's DebugDirectivesOnly and nvcc's -lineinfo: no DWARF sections
+    assert ".section" not in ptx
+    ir = cuda.jit("void(float32[:], float32[:])", lineinfo=True)(kernel).inspect_llvm()
+    assert "emissionKind: DebugDirectivesOnly" in "".join(ir.values())
 
 
 def test_debug_emits_dwarf():
