@@ -167,15 +167,22 @@ void nbc__infer_cast(nbc__node *n, const nbc__type *to) {
 
 /* --------------------------------------------------------------------- globals */
 
+/* A global array's number of dimensions as the compiler takes it: 0 for a 0-d array (it has
+ * no shape to give), -1 for no shape it can use (over 32 dimensions, or the shape, or the
+ * strides when asked for, missing). */
+static int global_array_ndim(const nbc_global_t *g, bool strides) {
+  if (g->array_ndim == 0) return 0;
+  return g->array_ndim >= 1 && g->array_ndim <= 32 && g->array_shape &&
+                 (!strides || g->array_strides)
+             ? g->array_ndim
+             : -1;
+}
+
 /* A global array's elements, shape and dtype name copied into *to (they outlive the
  * resolver's call). */
 static bool copy_array(infer *I, nbc_global_t *to, const nbc_global_t *from) {
   void *data = nbc__infer_alloc(I, from->array_bytes ? from->array_bytes : 1);
-  /* -1: no shape the compiler can use */
-  int ndim = from->array_ndim == 0 ? 0
-             : from->array_ndim >= 1 && from->array_ndim <= 32 && from->array_shape
-                 ? from->array_ndim
-                 : -1;
+  int ndim = global_array_ndim(from, false);
   int64_t *shape = nbc__infer_alloc(I, sizeof *shape * (size_t)(ndim > 0 ? ndim : 1));
   if (!data || !shape) return false;
   if (from->array_bytes && from->array_data) memcpy(data, from->array_data, from->array_bytes);
@@ -222,11 +229,7 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   if (g->signature) G->g.signature = nbc__arena_strdup(a, g->signature);
   if (g->kind == NBC_GLOBAL_ARRAY && !copy_array(I, &G->g, g)) return NULL;
   if (g->kind == NBC_GLOBAL_DEVICE_ARRAY) { /* its shape and strides, likewise */
-    /* -1: no shape the compiler can use (a 0-d array has none to give) */
-    int ndim = g->array_ndim == 0 ? 0
-               : g->array_ndim >= 1 && g->array_ndim <= 32 && g->array_shape && g->array_strides
-                   ? g->array_ndim
-                   : -1;
+    int ndim = global_array_ndim(g, true);
     int64_t *dims = nbc__infer_alloc(I, sizeof *dims * 2 * (size_t)(ndim > 0 ? ndim : 1));
     if (!dims) return NULL;
     if (ndim > 0) {

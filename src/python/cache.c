@@ -230,20 +230,18 @@ done:
   return r;
 }
 
-int nbc__py_cache_load(nbc__py_state *st, PyObject *py_func, const char *sig,
-                       const nbc_compile_options_t *o, nbc__py_cache_slot *slot,
-                       nbc_compile_result_t **presult) {
+void nbc__py_cache_slot_make(nbc__py_state *st, PyObject *py_func, const char *sig,
+                             const nbc_compile_options_t *o, nbc__py_cache_slot *slot) {
   memset(slot, 0, sizeof *slot);
-  *presult = NULL;
   char file[PATH_MAX], dir[PATH_MAX];
   PyObject *qual = NULL;
   long line = 0;
   char closure[65];
   if (closure_digest(py_func, closure) < 0) {
     slot->uncacheable = "as the values its closure captures do not pickle";
-    return 0;
+    return;
   }
-  if (function_origin(py_func, file, sizeof file, &qual, &line) < 0) return 0;
+  if (function_origin(py_func, file, sizeof file, &qual, &line) < 0) return;
   const char *qualname = PyUnicode_AsUTF8(qual);
   char *slash = strrchr(file, '/');
   const char *base = slash ? slash + 1 : file;
@@ -259,7 +257,7 @@ int nbc__py_cache_load(nbc__py_state *st, PyObject *py_func, const char *sig,
     free(key);
     Py_DECREF(qual);
     PyErr_Clear();
-    return 0;
+    return;
   }
   /* <stem>.<qualname>-<line>.<hash>.nbcuda, the qualname's <locals> and dots made plain */
   const char *dot = strrchr(base, '.');
@@ -273,12 +271,18 @@ int nbc__py_cache_load(nbc__py_state *st, PyObject *py_func, const char *sig,
                       (unsigned long long)fnv1a(key, strlen(key))) < 0) {
     free(qn);
     free(key);
-    return 0;
+    return;
   }
   free(qn);
   slot->path = path;
   slot->key = key;
-  *presult = read_entry(slot);
+}
+
+int nbc__py_cache_load(nbc__py_state *st, PyObject *py_func, const char *sig,
+                       const nbc_compile_options_t *o, nbc__py_cache_slot *slot,
+                       nbc_compile_result_t **presult) {
+  nbc__py_cache_slot_make(st, py_func, sig, o, slot);
+  *presult = slot->path ? read_entry(slot) : NULL;
   return *presult ? 1 : 0;
 }
 

@@ -58,13 +58,19 @@ static int kernel_clear(KernelObject *self) {
   return 0;
 }
 
+/* Unloads the modules loaded from k's code; those of contexts reset since (close(),
+ * Device.reset()) are gone already. */
+static void unload_modules(KernelObject *k) {
+  for (int i = 0; i < k->nloaded; i++)
+    if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
+      nbc_module_destroy(k->loaded[i].module);
+  k->nloaded = 0;
+}
+
 static void kernel_dealloc(KernelObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
-  /* Modules of contexts reset since (close(), Device.reset()) are gone already. */
-  for (int i = 0; i < self->nloaded; i++)
-    if (nbc_context_lifetime(self->loaded[i].ctx) == self->loaded[i].lifetime)
-      nbc_module_destroy(self->loaded[i].module);
+  unload_modules(self);
   nbc_signature_destroy(self->sig);
   nbc_compile_result_destroy(self->result);
   Py_CLEAR(self->py_func);
@@ -242,15 +248,10 @@ static int recompile_one(nbc__py_state *st, KernelObject *k, KernelObject *owner
   if (!k->links) k->links = Py_XNewRef(jit_links);
   Py_XDECREF(old_links);
   nbc_compile_result_destroy(old);
-  for (int i = 0; i < k->nloaded; i++)
-    if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
-      nbc_module_destroy(k->loaded[i].module);
-  k->nloaded = 0;
+  unload_modules(k);
   if (owner->cache && !k->opts.debug) {
-    nbc__py_cache_slot slot;
-    nbc_compile_result_t *stale = NULL;
-    nbc__py_cache_load(st, k->py_func, sig, &k->opts, &slot, &stale);
-    nbc_compile_result_destroy(stale);
+    nbc__py_cache_slot slot; /* written over, not read */
+    nbc__py_cache_slot_make(st, k->py_func, sig, &k->opts, &slot);
     int rc = cache_store_keepable(st, k, jit_links, &slot);
     nbc__py_cache_slot_free(&slot);
     return rc;

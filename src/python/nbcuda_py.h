@@ -449,6 +449,11 @@ typedef struct nbc__py_cache_slot {
 } nbc__py_cache_slot;
 /* 0 when py_func has a source file to cache for; else numba's RuntimeError. */
 int nbc__py_cache_check(PyObject *py_func);
+/* The slot of py_func's compilation for sig and o (no path when it cannot be cached; the
+ * reason in uncacheable when it is its closure): where nbc__py_cache_store writes. Never
+ * raises; the slot is freed with nbc__py_cache_slot_free. */
+void nbc__py_cache_slot_make(nbc__py_state *st, PyObject *py_func, const char *sig,
+                             const nbc_compile_options_t *o, nbc__py_cache_slot *slot);
 /* 1 with the cached result of py_func for sig and o when the cache holds a current one;
  * 0 on a miss (the slot says where the result goes: nbc__py_cache_store after compiling).
  * Never raises. The slot is freed with nbc__py_cache_slot_free either way. */
