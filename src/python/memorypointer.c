@@ -111,7 +111,7 @@ PyObject *nbc__py_memptr_view(nbc__py_state *st, PyObject *owner, PyObject *cont
   m->context = Py_XNewRef(context);
   m->cctx = cctx;
   m->lifetime = lifetime;
-  m->owner = Py_NewRef(owner);
+  m->owner = Py_XNewRef(owner); /* NULL: the memory is its own */
   m->live = 1;
   return (PyObject *)m;
 }
@@ -131,15 +131,7 @@ static int usable(MemPtrObject *self, const char *call) {
 
 PyObject *nbc__py_memptr_owned(nbc__py_state *st, PyObject *context, nbc_context_t *cctx,
                                nbc_devptr_t ptr, size_t size) {
-  MemPtrObject *m = memptr_new(st);
-  if (!m) return NULL;
-  m->context = Py_NewRef(context);
-  m->cctx = cctx;
-  m->ptr = ptr;
-  m->size = size;
-  m->lifetime = nbc_context_lifetime(cctx);
-  m->live = 1;
-  return (PyObject *)m;
+  return nbc__py_memptr_view(st, NULL, context, cctx, nbc_context_lifetime(cctx), ptr, size);
 }
 
 /* ------------------------------------------------------------ Context.memalloc --------- */

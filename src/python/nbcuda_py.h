@@ -560,7 +560,8 @@ PyObject *nbc__py_memptr_owned(nbc__py_state *st, PyObject *context, nbc_context
                                nbc_devptr_t ptr, size_t size);
 /* Whether obj is a MemoryPointer; if so, its address and size in bytes. */
 int nbc__py_memptr_range(nbc__py_state *st, PyObject *obj, nbc_devptr_t *pptr, size_t *psize);
-/* A MemoryPointer over [ptr, ptr + size) that keeps owner (which keeps the memory) alive. */
+/* A MemoryPointer over [ptr, ptr + size) that keeps owner (which keeps the memory) alive;
+ * owner NULL: the pointer owns the memory (nbc__py_memptr_owned). */
 PyObject *nbc__py_memptr_view(nbc__py_state *st, PyObject *owner, PyObject *context,
                               nbc_context_t *cctx, unsigned lifetime, nbc_devptr_t ptr,
                               size_t size);
