@@ -51,6 +51,7 @@ typedef struct {
   PyObject *outputsig; /* the same per output */
   PyObject *functions; /* dict: input dtypes -> (output dtypes, kernel), in signature order */
   PyObject *identity;
+  PyObject *sigs; /* list: the type signatures guvectorize() was given (what pickling sends) */
 } GUFuncObject;
 
 static const char kernel_template[] = "def __gufunc_%U(%U):\n"
@@ -167,6 +168,7 @@ static int gufunc_traverse(GUFuncObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->outputsig);
   Py_VISIT(self->functions);
   Py_VISIT(self->identity);
+  Py_VISIT(self->sigs);
   return 0;
 }
 
@@ -178,6 +180,7 @@ static int gufunc_clear(GUFuncObject *self) {
   Py_CLEAR(self->outputsig);
   Py_CLEAR(self->functions);
   Py_CLEAR(self->identity);
+  Py_CLEAR(self->sigs);
   return 0;
 }
 
@@ -672,6 +675,28 @@ static PyObject *gufunc_repr(GUFuncObject *self) {
                               self->name, self->signature, PyDict_Size(self->functions));
 }
 
+/* Pickled as guvectorize(signatures, layout, identity=...)(py_func). */
+static PyObject *gufunc_pickle(GUFuncObject *self, PyObject *unused) {
+  (void)unused;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *texts = st ? nbc__py_signature_texts(st, self->sigs) : NULL;
+  PyObject *args = texts ? PyTuple_Pack(2, texts, self->signature) : NULL;
+  PyObject *kwargs = args ? Py_BuildValue("{sO}", "identity", self->identity) : NULL;
+  PyObject *r = kwargs ? nbc__py_decorated_reduce((PyObject *)self, "guvectorize", args,
+                                                  kwargs, self->py_func)
+                       : NULL;
+  Py_XDECREF(texts);
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  return r;
+}
+
+static PyMethodDef gufunc_methods[] = {
+    {"__reduce__", (PyCFunction)gufunc_pickle, METH_NOARGS,
+     "Pickles the gufunc as its core function, type signatures, layout and identity."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMemberDef gufunc_members[] = {
     {"__name__", T_OBJECT, offsetof(GUFuncObject, name), READONLY, "the function's name"},
     {"py_func", T_OBJECT, offsetof(GUFuncObject, py_func), READONLY, "the core function"},
@@ -691,6 +716,7 @@ static PyType_Slot gufunc_slots[] = {
     {Py_tp_dealloc, gufunc_dealloc},
     {Py_tp_repr, gufunc_repr},
     {Py_tp_members, gufunc_members},
+    {Py_tp_methods, gufunc_methods},
     {Py_tp_doc, (void *)"A generalized GPU ufunc made by guvectorize(): call it with arrays "
                         "(out=, stream=)."},
     {0, NULL},
@@ -719,6 +745,7 @@ static PyObject *build(PyObject *self, PyObject *func) {
   g->py_func = Py_NewRef(func);
   g->signature = Py_NewRef(PyTuple_GET_ITEM(self, 1));
   g->identity = Py_NewRef(PyTuple_GET_ITEM(self, 2));
+  g->sigs = Py_NewRef(PyTuple_GET_ITEM(self, 0));
   g->functions = PyDict_New();
   g->name = PyObject_GetAttrString(func, "__name__");
   g->inputsig = g->outputsig = NULL;

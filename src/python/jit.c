@@ -177,12 +177,7 @@ static PyType_Spec devfn_spec = {
 /* A device function's signature, or list of them, as their canonical texts joined by ';'. */
 static PyObject *device_signatures(nbc__py_state *st, PyObject *sig) {
   if (!PyList_Check(sig)) return nbc__py_signature_text(st, sig);
-  PyObject *texts = PyList_New(0), *joined = NULL;
-  for (Py_ssize_t i = 0; texts && i < PyList_GET_SIZE(sig); i++) {
-    PyObject *t = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
-    if (!t || PyList_Append(texts, t) < 0) Py_CLEAR(texts);
-    Py_XDECREF(t);
-  }
+  PyObject *texts = nbc__py_signature_texts(st, sig), *joined = NULL;
   PyObject *sep = texts ? PyUnicode_FromString(";") : NULL;
   if (sep) joined = PyUnicode_Join(sep, texts);
   Py_XDECREF(sep);

@@ -153,6 +153,8 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st);
 /* The signature text of a sig argument (str, a type-built signature, a tuple or list of
  * types); a new reference to a str, or NULL with an exception set. */
 PyObject *nbc__py_signature_text(nbc__py_state *st, PyObject *sig);
+/* A list of such sig arguments as a new list of their texts. */
+PyObject *nbc__py_signature_texts(nbc__py_state *st, PyObject *sigs);
 /* The signatures a DeviceFunction (jit(sig, device=True)) was given, joined by ';' (utf-8 of
  * a str it keeps), or NULL: obj is no DeviceFunction, or it has none (jit.c). */
 const char *nbc__py_devfn_signatures(nbc__py_state *st, PyObject *obj);
@@ -515,6 +517,10 @@ int nbc__py_linkable_init(PyObject *module, nbc__py_state *st);
 PyObject *nbc__py_types_dict_new(nbc__py_state *st);
 int nbc__py_typesdict_init(PyObject *module, nbc__py_state *st);
 int nbc__py_serialize_init(PyObject *module, nbc__py_state *st);
+/* What pickles an object a decorator of the module made from func (vectorize, guvectorize):
+ * unpickling calls nbcuda.<decorator>(*args, **kwargs)(func) (serialize.c). */
+PyObject *nbc__py_decorated_reduce(PyObject *self, const char *decorator, PyObject *args,
+                                   PyObject *kwargs, PyObject *func);
 int nbc__py_linkable(nbc__py_state *st, PyObject *obj, const char **pkind, PyObject **pdata,
                      PyObject **pname);
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */

@@ -12,11 +12,13 @@
  * calls through its closure travels with it. The code keeps its file and line, from which
  * nbcuda reads the source it compiles. A configured launch `k[grid, block, stream, shared]`
  * travels as `k.configure(grid, block, stream, shared)`; one with pre-launch callbacks is
- * refused, as numba refuses it.
+ * refused, as numba refuses it. A GPU ufunc or gufunc travels as the call of its decorator
+ * (vectorize or guvectorize, their arguments as given, signatures as text) on its function.
  */
 #include "nbcuda_py.h"
 
 #include <marshal.h>
+#include <string.h>
 
 #include "kernel.h"
 
@@ -148,18 +150,7 @@ static PyObject *function_from_state(PyObject *state) {
 static PyObject *config_state(nbc__py_state *st, PyObject *config) {
   PyObject *sig = PyTuple_GET_ITEM(config, 0), *text;
   if (sig == Py_None || PyUnicode_Check(sig)) return Py_NewRef(config);
-  if (PyList_Check(sig)) {
-    text = PyList_New(PyList_GET_SIZE(sig));
-    for (Py_ssize_t i = 0; text && i < PyList_GET_SIZE(sig); i++) {
-      PyObject *t = nbc__py_signature_text(st, PyList_GET_ITEM(sig, i));
-      if (!t)
-        Py_CLEAR(text);
-      else
-        PyList_SET_ITEM(text, i, t);
-    }
-  } else {
-    text = nbc__py_signature_text(st, sig);
-  }
+  text = PyList_Check(sig) ? nbc__py_signature_texts(st, sig) : nbc__py_signature_text(st, sig);
   if (!text) return NULL;
   PyObject *copy = PyTuple_New(PyTuple_GET_SIZE(config));
   if (!copy) {
@@ -219,6 +210,46 @@ PyObject *nbc__py_launcher_reduce(PyObject *self, PyObject *unused) {
   return r;
 }
 
+/* The decorators whose products pickle as nbc__py_decorated_reduce describes. */
+static const char *const decorators[] = {"vectorize", "guvectorize"};
+
+PyObject *nbc__py_decorated_reduce(PyObject *self, const char *decorator, PyObject *args,
+                                   PyObject *kwargs, PyObject *func) {
+  PyObject *module = PyType_GetModule(Py_TYPE(self));
+  PyObject *rebuild = module ? PyObject_GetAttrString(module, "_rebuild_decorated") : NULL;
+  PyObject *fstate = rebuild ? function_state(func) : NULL;
+  PyObject *r = fstate ? Py_BuildValue("(O(sOOO))", rebuild, decorator, args, kwargs, fstate)
+                       : NULL;
+  Py_XDECREF(rebuild);
+  Py_XDECREF(fstate);
+  return r;
+}
+
+/* nbcuda._rebuild_decorated(decorator, args, kwargs, function state): what a pickled ufunc or
+ * gufunc is made again by. */
+static PyObject *py_rebuild_decorated(PyObject *module, PyObject *args) {
+  const char *decorator;
+  PyObject *dargs, *kwargs, *fstate;
+  if (!PyArg_ParseTuple(args, "sO!O!O:_rebuild_decorated", &decorator, &PyTuple_Type, &dargs,
+                        &PyDict_Type, &kwargs, &fstate))
+    return NULL;
+  size_t i = 0;
+  while (i < sizeof decorators / sizeof *decorators && strcmp(decorators[i], decorator)) i++;
+  if (i == sizeof decorators / sizeof *decorators) {
+    PyErr_Format(PyExc_ValueError, "_rebuild_decorated: %s is not a decorator of nbcuda",
+                 decorator);
+    return NULL;
+  }
+  PyObject *make = PyObject_GetAttrString(module, decorator);
+  PyObject *wrap = make ? PyObject_Call(make, dargs, kwargs) : NULL;
+  PyObject *func = wrap ? function_from_state(fstate) : NULL;
+  PyObject *r = func ? PyObject_CallOneArg(wrap, func) : NULL;
+  Py_XDECREF(func);
+  Py_XDECREF(wrap);
+  Py_XDECREF(make);
+  return r;
+}
+
 /* nbcuda._rebuild_jit(config, function state): what a pickled kernel or device function is
  * made again by. */
 static PyObject *py_rebuild_jit(PyObject *module, PyObject *args) {
@@ -237,6 +268,9 @@ static PyObject *py_rebuild_jit(PyObject *module, PyObject *args) {
 static PyMethodDef serialize_functions[] = {
     {"_rebuild_jit", py_rebuild_jit, METH_VARARGS,
      "_rebuild_jit(config, function): a pickled kernel or device function made again."},
+    {"_rebuild_decorated", py_rebuild_decorated, METH_VARARGS,
+     "_rebuild_decorated(decorator, args, kwargs, function): a pickled ufunc or gufunc made "
+     "again."},
     {NULL, NULL, 0, NULL},
 };
 

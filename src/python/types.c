@@ -971,6 +971,18 @@ static PyObject *element_text(nbc__py_state *st, PyObject *item) {
   return NULL;
 }
 
+PyObject *nbc__py_signature_texts(nbc__py_state *st, PyObject *sigs) {
+  PyObject *texts = PyList_New(PyList_GET_SIZE(sigs));
+  for (Py_ssize_t i = 0; texts && i < PyList_GET_SIZE(sigs); i++) {
+    PyObject *t = nbc__py_signature_text(st, PyList_GET_ITEM(sigs, i));
+    if (!t)
+      Py_CLEAR(texts);
+    else
+      PyList_SET_ITEM(texts, i, t);
+  }
+  return texts;
+}
+
 PyObject *nbc__py_signature_text(nbc__py_state *st, PyObject *sig) {
   if (PyUnicode_Check(sig)) return Py_NewRef(sig);
   if (is_nbtype(st, sig)) return Py_NewRef(((NbType *)sig)->sigtext);

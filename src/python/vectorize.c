@@ -44,6 +44,7 @@ typedef struct {
   PyObject *functions; /* dict: tuple of argument dtypes -> (result dtype, kernel), in the
                         * order of the signatures (numba's kernelmap) */
   PyObject *identity;  /* None, 0, 1 or "reorderable" */
+  PyObject *sigs;      /* list: the signatures vectorize() was given (what pickling sends) */
 } UFuncObject;
 
 static const char kernel_template[] =
@@ -106,6 +107,7 @@ static int ufunc_traverse(UFuncObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->py_func);
   Py_VISIT(self->functions);
   Py_VISIT(self->identity);
+  Py_VISIT(self->sigs);
   return 0;
 }
 
@@ -114,6 +116,7 @@ static int ufunc_clear(UFuncObject *self) {
   Py_CLEAR(self->py_func);
   Py_CLEAR(self->functions);
   Py_CLEAR(self->identity);
+  Py_CLEAR(self->sigs);
   return 0;
 }
 
@@ -718,7 +721,25 @@ static PyObject *ufunc_repr(UFuncObject *self) {
                               PyDict_Size(self->functions));
 }
 
+/* Pickled as vectorize(signatures, identity=...)(py_func), compiled again where it lands. */
+static PyObject *ufunc_pickle(UFuncObject *self, PyObject *unused) {
+  (void)unused;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  PyObject *texts = st ? nbc__py_signature_texts(st, self->sigs) : NULL;
+  PyObject *args = texts ? PyTuple_Pack(1, texts) : NULL;
+  PyObject *kwargs = args ? Py_BuildValue("{sO}", "identity", self->identity) : NULL;
+  PyObject *r = kwargs ? nbc__py_decorated_reduce((PyObject *)self, "vectorize", args, kwargs,
+                                                  self->py_func)
+                       : NULL;
+  Py_XDECREF(texts);
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  return r;
+}
+
 static PyMethodDef ufunc_methods[] = {
+    {"__reduce__", (PyCFunction)ufunc_pickle, METH_NOARGS,
+     "Pickles the ufunc as its scalar function, signatures and identity."},
     {"reduce", (PyCFunction)(void (*)(void))ufunc_reduce, METH_VARARGS | METH_KEYWORDS,
      "reduce(arg, stream=0): folds a 1-D array with a binary ufunc (numba's pairwise "
      "order)."},
@@ -770,6 +791,7 @@ static PyObject *build(PyObject *self, PyObject *func) {
   if (!u) return NULL;
   u->py_func = Py_NewRef(func);
   u->identity = Py_NewRef(PyTuple_GET_ITEM(self, 1));
+  u->sigs = Py_NewRef(PyTuple_GET_ITEM(self, 0));
   u->functions = PyDict_New();
   u->name = PyObject_GetAttrString(func, "__name__");
   PyObject_GC_Track(u);

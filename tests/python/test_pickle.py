@@ -128,3 +128,43 @@ def test_bad_states_are_refused():
         rebuild(config, fstate[:1] + (b"\xe9\x00\x00\x00\x00",) + fstate[2:])
     with pytest.raises(ValueError, match="not the state of a pickled nbcuda function"):
         rebuild(config, ("other",) + fstate[1:])
+
+
+def _local_ufuncs():
+    @cuda.vectorize(["intp(intp)", cuda.float64(cuda.float64)], identity=1)
+    def twice(x):
+        return x * 2
+
+    @cuda.guvectorize([(cuda.float64[:], cuda.float64[:])], "(n)->()")
+    def total(a, out):
+        s = 0.0
+        for v in a:
+            s += v
+        out[0] = s
+
+    return twice, total
+
+
+def test_ufuncs_and_gufuncs_round_trip():
+    """numba's test_pickling_vectorize: a GPU ufunc (and a gufunc) pickles as its function,
+    signatures, layout and identity, and is compiled again where it is loaded."""
+    twice, total = _local_ufuncs()
+    u = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(twice))))
+    assert type(u) is type(twice) and u is not twice and u.identity == 1
+    assert list(u.functions) == list(twice.functions)
+    g = pickle.loads(pickle.dumps(total))
+    assert type(g) is type(total) and g.signature == "(n)->()"
+    assert list(g.functions) == list(total.functions)
+    ints, x = np.arange(10), np.arange(12.0).reshape(3, 4)
+    got_u, got_g = u(ints), g(x)
+    assert got_u.dtype == twice(ints).dtype and got_g.shape == (3,)
+    if not USING_TESTDRIVER:
+        np.testing.assert_equal(got_u, ints * 2)
+        np.testing.assert_equal(got_g, x.sum(axis=1))
+
+
+def test_only_nbcuda_decorators_rebuild():
+    _, (name, args, kwargs, fstate) = _local_ufuncs()[0].__reduce__()
+    assert name == "vectorize" and args == (["intp(intp)", "float64(float64)"],)
+    with pytest.raises(ValueError, match="os.system is not a decorator of nbcuda"):
+        cuda._rebuild_decorated("os.system", (), {}, fstate)
