@@ -285,6 +285,9 @@ typedef enum nbc__type_kind {
   NBC__T_OPTIONAL,  /* numba's Optional(dtype): a dtype value or None (a variable or a
                        function's result that is None on some paths); used where a dtype is
                        needed it converts to one, raising TypeError when it is None */
+  NBC__T_DATETIME,  /* numpy's datetime64 (numba's NPDatetime): count its unit's code, name
+                       its unit ("D", "" for the generic one); an int64 value, NaT INT64_MIN */
+  NBC__T_TIMEDELTA, /* numpy's timedelta64 (numba's NPTimedelta): as DATETIME */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -394,6 +397,28 @@ bool nbc__type_rate_less(const int rate[3], const int best[3]);
 /* A MODULE / FUNCTION / DTYPE type in the arena (name copied). */
 const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
                                    const nbc__type *dtype);
+/* ===================================================================== datetime.c === */
+/* numba's unit codes: Y 0, M 1, W 2, D 4, h 5, m 6, s 7, ms 8, us 9, ns 10, ps 11, fs 12,
+ * as 13, generic 14 (3 is unused). */
+#define NBC__DT_UNITS 15
+#define NBC__DT_GENERIC 14
+/* The DATETIME or TIMEDELTA type of a unit code (interned), or NULL for no such unit. */
+const nbc__type *nbc__type_datetime(nbc__type_kind kind, int unit);
+/* The code of a unit's name ("D", "ms", "" generic), or -1. */
+int nbc__datetime_unit(const char *name, size_t len);
+bool nbc__type_is_datetime(const nbc__type *t); /* a DATETIME or TIMEDELTA */
+/* The integer that converts a count of unit `from` to unit `to` (numba's
+ * get_timedelta_conversion_factor), or 0 when none does (to is coarser, or Y/M to finer). */
+int64_t nbc__datetime_factor(int from, int to);
+/* The finer of two units, the generic one giving way (numba's get_best_unit). */
+int nbc__datetime_best_unit(int a, int b);
+/* Operators with a datetime64 or timedelta64 operand, as nbc__type_binop_sig (which calls
+ * these): pargs receive the operands' types after conversion (integers become int64). */
+const nbc__type *nbc__datetime_binop_sig(nbc__op op, const nbc__type *a, const nbc__type *b,
+                                         const nbc__type **pargs, const char **pwhy);
+const nbc__type *nbc__datetime_unop_sig(nbc__op op, const nbc__type *a, const nbc__type **parg,
+                                        const char **pwhy);
+
 /* The typing functions with the signature numba's overload resolution chose: pargs[i]
  * receives the type operand i is converted to before the operation (may be NULL). Every
  * operation's operands are converted to these types by lower.c (infer.c sets ->cast). */

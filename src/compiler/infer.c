@@ -1268,7 +1268,7 @@ static void stmts(infer *I, nbc__list *body);
  * `where` says which): a number that converts, cast there; else numba's error. */
 static void store_number(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t,
                          const nbc__type *dt, const char *where) {
-  if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, dt)) {
+  if (!(nbc__type_is_number(t) || nbc__type_is_datetime(t)) || !nbc__type_can_convert(t, dt)) {
     TYPING(I, value ? value : target, "Cannot convert %s to %s in %s assignment",
            nbc__infer_tname(I, t), nbc__infer_tname(I, dt), where);
     return;
@@ -1474,7 +1474,8 @@ static bool always_returns(const nbc__list *body) {
 static void ret_stmt(infer *I, nbc__node *s) {
   const nbc__type *t = s->a ? expr_keeping_optional(I, s->a) : T(NBC__T_NONE);
   if (!t) return;
-  if (s->a && !nbc__type_is_number(t) && t->kind != NBC__T_NONE && t->kind != NBC__T_TUPLE &&
+  if (s->a && !nbc__type_is_number(t) && !nbc__type_is_datetime(t) && t->kind != NBC__T_NONE &&
+      t->kind != NBC__T_TUPLE &&
       t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR && t->kind != NBC__T_RECORD &&
       t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_ENUM) {
     TYPING(I, s->a, "cannot return a value of type %s", nbc__infer_tname(I, t));
@@ -1547,7 +1548,8 @@ static void stmt(infer *I, nbc__node *s) {
     if (t && t->kind == NBC__T_FUNCTION && (s->a->kind == NBC__N_ATTR || bind_function(I, s)))
       return;
     /* (a dtype may be named: `d = a.dtype`, `d = np.float32`, then d(x), local.array(n, d)) */
-    if (t && !nbc__type_is_number(t) && t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE &&
+    if (t && !nbc__type_is_number(t) && !nbc__type_is_datetime(t) && t->kind != NBC__T_ARRAY &&
+        t->kind != NBC__T_TUPLE &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
         t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT &&
         t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_POINTER &&

@@ -137,6 +137,15 @@ nbc__lval nbc__lower_load_aligned(nbc__lowerer *L, const nbc__type *t, const cha
 void nbc__lower_store_aligned(nbc__lowerer *L, nbc__lval v, const char *ptr, int align);
 
 /* Helpers of lower_expr.c that lower_call.c shares. */
+/* lower_datetime.c: operators on datetime64 / timedelta64 values (types from datetime.c's
+ * typing: rt the result, a and b converted to the operand types it chose). */
+nbc__lval nbc__lower_datetime_binop(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
+                                    nbc__lval b, const nbc__type *rt);
+const char *nbc__lower_datetime_compare(nbc__lowerer *L, nbc__node *where, nbc__op op,
+                                        nbc__lval a, nbc__lval b);
+nbc__lval nbc__lower_datetime_unary(nbc__lowerer *L, nbc__op op, nbc__lval a); /* - + */
+nbc__lval nbc__lower_datetime_abs(nbc__lowerer *L, nbc__lval a);
+
 static inline bool nbc__lower_is_half(const nbc__type *t) {
   return t && t->kind == NBC__T_FLOAT16;
 }

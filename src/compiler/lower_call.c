@@ -340,6 +340,7 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
   }
   case NBC__B_ABS: {
     nbc__lval arg0 = nbc__lower_expr(L, n->list.items[0]);
+    if (nbc__type_is_datetime(arg0.type)) return nbc__lower_datetime_abs(L, arg0);
     if (arg0.type && nbc__type_is_complex(arg0.type)) /* numba: math.hypot(re, im) */
       return nbc__lower_convert(L, nbc__lower_complex_abs(L, arg0), rt);
     nbc__lval v = nbc__lower_convert(L, arg0, rt);

@@ -402,6 +402,8 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   if (nbc__lower_failed(L)) return (nbc__lval){to, nbc__lower_zero(L, to)};
   if (from->kind == NBC__T_OPTIONAL || to->kind == NBC__T_OPTIONAL)
     return optional_convert(L, v, to);
+  if (nbc__type_is_datetime(from) && to->kind == NBC__T_INT64) /* int(td): the count itself */
+    return (nbc__lval){to, v.v};
   if (nbc__type_is_complex(from) || nbc__type_is_complex(to))
     return nbc__lower_complex_convert(L, v, to);
   nbc__lval r = {to, NULL};
@@ -844,6 +846,8 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   nbc__lval r = {rt, NULL};
   if (nbc__lower_failed(L)) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
   if (rt && nbc__type_is_complex(rt)) return nbc__lower_complex_binop(L, where, op, a, b, rt);
+  if (nbc__type_is_datetime(a.type) || nbc__type_is_datetime(b.type))
+    return nbc__lower_datetime_binop(L, where, op, a, b, rt);
   if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
     nbc__lower_error(L, where, "unsupported operand types for %s: %s and %s", nbc__op_text(op),
                      a.type ? nbc__type_name(L->ctx, a.type) : "?",
@@ -1106,6 +1110,9 @@ const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op
     if (op == NBC__OP_IS || op == NBC__OP_EQ) return both ? "true" : "false";
     if (op == NBC__OP_ISNOT || op == NBC__OP_NE) return both ? "false" : "true";
   }
+  if (nbc__type_is_datetime(a.type) && b.type && a.type->kind == b.type->kind &&
+      op != NBC__OP_IN && op != NBC__OP_NOTIN)
+    return nbc__lower_datetime_compare(L, where, op, a, b);
   const nbc__type *ct = compare_type(L, a.type, b.type);
   if (ct && nbc__type_is_complex(ct)) return nbc__lower_complex_compare(L, where, op, a, b, ct);
   if (!ct || !(is_int(ct) || is_float(ct) || is_bool(ct))) {
@@ -1248,6 +1255,8 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
     EMIT("%s = xor i1 %s, true", x, t);
     return (nbc__lval){T(NBC__T_BOOL), x};
   }
+  if (nbc__type_is_datetime(a.type) && (n->op == NBC__OP_NEG || n->op == NBC__OP_POS))
+    return nbc__lower_datetime_unary(L, n->op, a);
   if (rt && nbc__type_is_complex(rt) && (n->op == NBC__OP_NEG || n->op == NBC__OP_POS)) {
     a = nbc__lower_convert(L, a, rt);
     return n->op == NBC__OP_POS ? a : nbc__lower_complex_neg(L, a);

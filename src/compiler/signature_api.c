@@ -49,11 +49,14 @@ static char scalar_kind(const nbc__type *t) {
   if (nbc__type_is_int(t)) return nbc__type_is_signed(t) ? 'i' : 'u';
   if (nbc__type_is_float(t)) return 'f';
   if (nbc__type_is_complex(t)) return 'c';
+  if (t->kind == NBC__T_DATETIME) return 'M';
+  if (t->kind == NBC__T_TIMEDELTA) return 'm';
   return 0;
 }
 
+/* A number, or a datetime64 / timedelta64 (an int64 count, passed and stored as one). */
 static bool is_scalar(const nbc__type *t) {
-  return t->kind >= NBC__T_BOOL && t->kind <= NBC__T_COMPLEX128;
+  return (t->kind >= NBC__T_BOOL && t->kind <= NBC__T_COMPLEX128) || nbc__type_is_datetime(t);
 }
 
 /* Appends the type in signature syntax: "float32", "float32[:, ::1]", "UniTuple(...)". */
@@ -507,6 +510,13 @@ static nbc_status_t pack_value(const nbc_param_info_t *p, void *params, bool is_
     store_int(dst, p->itemsize, is_int ? (uint64_t)i : (uint64_t)trunc_to_int64(re));
     break;
   case 'f': store_float(dst, p->itemsize, is_int ? (double)i : re); break;
+  case 'M': /* datetime64 / timedelta64: the int64 count of its unit (NaT INT64_MIN) */
+  case 'm':
+    if (!is_int)
+      return sig_fail(NBC_INVALID_ARGUMENT, "expected %s, given as its int64 count",
+                      p->type_name);
+    store_int(dst, 8, (uint64_t)i);
+    break;
   case 'c':
     store_float(dst, p->itemsize / 2, is_int ? (double)i : re);
     store_float(dst + p->itemsize / 2, p->itemsize / 2, is_int ? 0.0 : im);

@@ -278,6 +278,9 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
     return nbc__type_equal(a->dtype ? a->dtype : S_(INT64), b->dtype ? b->dtype : S_(INT64));
   case NBC__T_VECTOR:
     return a->count == b->count && nbc__type_equal(a->dtype, b->dtype);
+  case NBC__T_DATETIME:
+  case NBC__T_TIMEDELTA: /* interned, but compare the unit anyway */
+    return a->count == b->count;
   case NBC__T_RECORD:
     if (a->count != b->count || a->size != b->size || a->aligned != b->aligned) return false;
     for (int i = 0; i < a->count; i++)
@@ -315,6 +318,7 @@ bool nbc__type_is_number(const nbc__type *t) {
 
 size_t nbc__type_size(const nbc__type *t) {
   if (t && t->kind == NBC__T_RECORD) return (size_t)t->size;
+  if (nbc__type_is_datetime(t)) return 8;
   return t && is_scalar_kind(t->kind) ? scalar_sizes[t->kind - NBC__T_BOOL] : 0;
 }
 int nbc__type_bits(const nbc__type *t) {
@@ -422,6 +426,11 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     return;
   case NBC__T_VECTOR:
     nbc__buf_puts(out, t->name ? t->name : "vector");
+    return;
+  case NBC__T_DATETIME: /* numba's names; the signature parser reads them back */
+  case NBC__T_TIMEDELTA:
+    nbc__buf_printf(out, "%s[%s]", t->kind == NBC__T_DATETIME ? "datetime64" : "timedelta64",
+                    t->name);
     return;
   case NBC__T_MODULE:
     if (nbc__py_module_path(t)) /* numba's Module(<module 'hm'>) */
@@ -777,6 +786,8 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
   if (!pargs) pargs = argbuf;
   const nbc__type *r = NULL;
   if (pwhy) *pwhy = NULL;
+  if (a && b && (nbc__type_is_datetime(a) || nbc__type_is_datetime(b)))
+    return nbc__datetime_binop_sig(op, a, b, pargs, pwhy);
   if (!nbc__type_is_number(a) || !nbc__type_is_number(b)) goto fail;
   switch (op) {
   case NBC__OP_ADD:
@@ -846,6 +857,7 @@ const nbc__type *nbc__type_unop_sig(nbc__op op, const nbc__type *a, const nbc__t
   if (!parg) parg = argbuf;
   const nbc__type *r = NULL;
   if (pwhy) *pwhy = NULL;
+  if (nbc__type_is_datetime(a)) return nbc__datetime_unop_sig(op, a, parg, pwhy);
   if (!nbc__type_is_number(a)) goto fail;
   switch (op) {
   case NBC__OP_NEG:
@@ -976,6 +988,19 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
   if (!pargs) pargs = argbuf;
   if (pwhy) *pwhy = NULL;
   if (nargs < 0 || nargs > 64) goto fail;
+  if (nargs == 1 && nbc__type_is_datetime(args[0])) { /* numba's npdatetime templates */
+    pargs[0] = args[0];
+    bool td = args[0]->kind == NBC__T_TIMEDELTA;
+    if (strcmp(name, "abs") == 0 && td) return args[0];
+    if (strcmp(name, "int") == 0 && (td || args[0]->count == 10)) return S_(INT64);
+    if (strcmp(name, "int") == 0) {
+      if (pwhy) /* numba: "Only datetime64[ns] can be converted" */
+        *pwhy = "int() of a datetime64 is not supported but for datetime64[ns] (only its "
+                "count of nanoseconds converts)";
+      return NULL;
+    }
+    goto fail;
+  }
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(args[i])) goto fail;
   if (strcmp(name, "abs") == 0 && nargs == 1) {
@@ -1376,7 +1401,7 @@ static const nbc__type *sig_element(sigp *s, const char *what) {
   if (!sig_expect(s, '(')) return NULL;
   const char *at = (sig_skip(s), s->p);
   const nbc__type *e = sig_type(s);
-  if (e && !is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD) {
+  if (e && !is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD && !nbc__type_is_datetime(e)) {
     s->p = at;
     return sig_error(s, "%s", what), NULL;
   }
@@ -1572,6 +1597,32 @@ static const nbc__type *sig_named_tuple(sigp *s) {
   return t->name ? t : NULL;
 }
 
+/* A datetime64 or timedelta64 after its name: numba's NPDatetime('D') / NPTimedelta('D')
+ * (quote either way; '' the generic unit) when quoted, else its printed datetime64[D]. */
+static const nbc__type *sig_datetime(sigp *s, nbc__type_kind kind, bool quoted) {
+  char open = quoted ? '(' : '[', close = quoted ? ')' : ']';
+  if (!sig_expect(s, open)) return NULL;
+  sig_skip(s);
+  char quote = quoted ? *s->p : 0;
+  if (quoted && quote != '\'' && quote != '"')
+    return sig_error(s, "%s", "expected a quoted unit, as NPDatetime('D')"), NULL;
+  if (quoted) s->p++;
+  const char *start = s->p;
+  while ((*s->p >= 'a' && *s->p <= 'z') || (*s->p >= 'A' && *s->p <= 'Z')) s->p++;
+  int unit = nbc__datetime_unit(start, (size_t)(s->p - start));
+  if (unit < 0) {
+    s->p = start;
+    return sig_error(s, "%s", "unknown datetime unit (Y M W D h m s ms us ns ps fs as, or "
+                              "none)"), NULL;
+  }
+  if (quoted && *s->p++ != quote) return sig_error(s, "%s", "expected the unit's closing quote"),
+                                         NULL;
+  if (!sig_expect(s, close)) return NULL;
+  const nbc__type *t = nbc__type_datetime(kind, unit);
+  sig_skip(s);
+  return *s->p == '[' ? sig_array(s, t) : t;
+}
+
 /* numba's printed array type after its name: array(dtype, <ndim>d, <layout>), the spelling
  * of every rank, 0-d arrays included (which the slice spelling cannot write). */
 static const nbc__type *sig_printed_array(sigp *s) {
@@ -1605,6 +1656,12 @@ static const nbc__type *sig_type(sigp *s) {
   if (len == 5 && memcmp(name, "Tuple", 5) == 0) return sig_tuple(s, false);
   if (len == 10 && memcmp(name, "NamedTuple", 10) == 0) return sig_named_tuple(s);
   if (len == 8 && memcmp(name, "CPointer", 8) == 0) return sig_pointer(s);
+  if ((len == 10 && memcmp(name, "NPDatetime", 10) == 0) ||
+      (len == 10 && memcmp(name, "datetime64", 10) == 0))
+    return sig_datetime(s, NBC__T_DATETIME, name[0] == 'N');
+  if ((len == 11 && memcmp(name, "NPTimedelta", 11) == 0) ||
+      (len == 11 && memcmp(name, "timedelta64", 11) == 0))
+    return sig_datetime(s, NBC__T_TIMEDELTA, name[0] == 'N');
   if (len == 4 && memcmp(name, "Enum", 4) == 0 && *s->p == '<') return sig_enum(s);
   if (len == 6 && memcmp(name, "Record", 6) == 0) {
     const nbc__type *r = sig_record(s);

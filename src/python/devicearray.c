@@ -75,6 +75,7 @@ const char nbc__py_noncontig_msg[] =
 
 /* A dtype as a code, kind << 8 | itemsize (0 when it does not fit). */
 static unsigned short dtype_code(char kind, int itemsize) {
+  if (kind == 'M' || kind == 'm') return 0; /* dates: the kind and size do not say the unit */
   return itemsize > 0 && itemsize < 256 ? (unsigned short)(((unsigned char)kind << 8) | itemsize)
                                         : 0;
 }
@@ -96,7 +97,8 @@ static void cache_put(PyObject **plist, unsigned short *codes, PyObject *obj,
 }
 
 /* The numpy dtype object of (kind, itemsize), made once per dtype; a new reference. Kind 'V'
- * is never cached: its arrays hold their own dtype and only raw bytes come here. */
+ * is never cached: its arrays hold their own dtype and only raw bytes come here; nor are dates
+ * (their typestr, "<M8[D]", says their unit). */
 static PyObject *dtype_object(nbc__py_state *st, char kind, int itemsize, const char *typestr) {
   unsigned short code = kind == 'V' ? 0 : dtype_code(kind, itemsize);
   if (code && st->dtype_objs)
@@ -143,6 +145,16 @@ void nbc__py_set_typestr(char *out, char kind, int itemsize) {
   *out = 0;
 }
 
+int nbc__py_set_dtype_typestr(char *out, PyObject *dtype) {
+  PyObject *str = PyObject_GetAttrString(dtype, "str");
+  const char *ts = str && PyUnicode_Check(str) ? PyUnicode_AsUTF8(str) : NULL;
+  int ok = ts && strlen(ts) < 16;
+  if (ok) strcpy(out, ts);
+  else if (ts) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", dtype);
+  Py_XDECREF(str);
+  return ok ? 0 : -1;
+}
+
 /* A structured (or raw bytes) dtype argument: the numpy dtype itself in *precord, once
  * nbc__py_record_check accepts it. dt: numpy.dtype(dtype), or NULL when not made yet. */
 static int record_arg(nbc__py_state *st, PyObject *dtype, PyObject *dt, PyObject **precord) {
@@ -186,6 +198,11 @@ int nbc__py_dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pite
     *pitemsize = atoi(ts + 2);
     if (*pkind == 'V' && *pitemsize > 0) {
       rc = record_arg(st, dtype, dt, precord);
+    } else if ((*pkind == 'M' || *pkind == 'm') && ts[0] != '>' && nbc__py_datetime_name(ts)) {
+      /* dates keep their dtype too: their unit is in it */
+      PyObject *made = dt ? Py_NewRef(dt) : PyObject_CallFunction(st->np_dtype, "s", ts);
+      *precord = made;
+      rc = made ? 0 : -1;
     } else {
       rc = (ts[0] != '>' && strchr("biufc", *pkind) && *pitemsize > 0) ? 0 : -1;
       if (rc < 0) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", dtype);

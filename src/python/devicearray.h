@@ -53,6 +53,9 @@ extern const char nbc__py_noncontig_msg[];
 int nbc__py_array_set_ndim(ArrayObject *a, int ndim);
 /* numpy's typestr of (kind, itemsize) into out (16 bytes): "<f4", "|b1", "|V16". */
 void nbc__py_set_typestr(char *out, char kind, int itemsize);
+/* numpy's typestr of a dtype object (its str, "<M8[D]") into out (16 bytes); -1 with
+ * TypeError when it does not fit. Dates take their typestr so: it holds their unit. */
+int nbc__py_set_dtype_typestr(char *out, PyObject *dtype);
 /* A dtype argument (nbcuda type, numpy dtype, anything numpy.dtype() takes) as its kind and
  * itemsize; for a structured dtype the numpy dtype itself in *precord (a new reference, else
  * NULL). 0, or -1 with TypeError. */

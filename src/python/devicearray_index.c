@@ -642,6 +642,9 @@ PyObject *nbc__py_array_view_dtype(ArrayObject *self, PyObject *dtype) {
   PyObject *v = view_as(st, self, kind, itemsize);
   if (v) Py_XSETREF(((ArrayObject *)v)->dtype, record); /* NULL: made from the typestr */
   else Py_XDECREF(record);
+  if (v && (kind == 'M' || kind == 'm') &&
+      nbc__py_set_dtype_typestr(((ArrayObject *)v)->typestr, record) < 0)
+    Py_CLEAR(v);
   return v;
 }
 

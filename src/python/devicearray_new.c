@@ -109,7 +109,8 @@ fail:
 /* Geometry of a buffer into an array object; -1 with TypeError for unsupported formats.
  * kind: the element's kind letter when nbc__py_host_buffer knew it, else 0 (read the
  * format). */
-static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind) {
+static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind,
+                                PyObject *dtype) {
   a->kind = kind ? kind : nbc__py_format_kind(view->format, view->itemsize);
   if (!a->kind) {
     PyErr_Format(PyExc_TypeError, "unsupported buffer format '%s' (numeric little-endian "
@@ -118,6 +119,12 @@ static int geometry_from_buffer(ArrayObject *a, const Py_buffer *view, char kind
   }
   a->itemsize = (int)view->itemsize;
   nbc__py_set_typestr(a->typestr, a->kind, a->itemsize);
+  if ((a->kind == 'M' || a->kind == 'm') &&
+      (!dtype || nbc__py_set_dtype_typestr(a->typestr, dtype) < 0)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a datetime64 buffer without its "
+                                                            "dtype");
+    return -1;
+  }
   if (nbc__py_array_set_ndim(a, view->ndim) < 0) return -1;
   a->nbytes = (size_t)view->len;
   for (int d = 0; d < view->ndim; d++) {
@@ -210,11 +217,13 @@ static int geometry_from_cai(ArrayObject *a, const cai_entries *e) {
   const char *digit = ts + 2;
   while (*digit >= '0' && *digit <= '9' && a->itemsize < 1 << 20)
     a->itemsize = a->itemsize * 10 + (*digit++ - '0');
-  if (*digit || !strchr("biufcV", a->kind) || a->itemsize <= 0) { /* 'V': see cai_record */
-    PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr);
+  int dates = (a->kind == 'M' || a->kind == 'm') && nbc__py_datetime_name(ts);
+  if ((*digit && !dates) || !strchr("biufcVMm", a->kind) || a->itemsize <= 0) {
+    PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr); /* 'V': see cai_record */
     return -1;
   }
   nbc__py_set_typestr(a->typestr, a->kind, a->itemsize);
+  if (dates) strcpy(a->typestr, ts); /* "<M8[D]": nbc__py_datetime_name checked its length */
   Py_ssize_t nd = PyTuple_GET_SIZE(shape);
   if (nd > NBC__PY_MAXDIM) {
     PyErr_SetString(PyExc_ValueError, "too many dimensions");
@@ -354,7 +363,8 @@ static PyObject *py_to_device(PyObject *module, PyObject *const *args, Py_ssize_
   if (a) a->dtype = record; /* a structured dtype; NULL for scalars, made on first use */
   else Py_XDECREF(record);
   int ok = a && nbc__py_stream_to_bind(st, stream_obj, &a->stream) == 0 &&
-           geometry_from_buffer(a, &view, kind) == 0 && nbc__py_array_allocate(st, a) == 0;
+           geometry_from_buffer(a, &view, kind, a->dtype) == 0 &&
+           nbc__py_array_allocate(st, a) == 0;
   if (ok && copy && a->nbytes) {
     nbc_stream_t *s = NULL, *temp = NULL;
     ok = nbc__py_stream_arg(st, a->stream, &s, &temp) == 0;
@@ -416,6 +426,8 @@ static PyObject *make_device_array(nbc__py_state *st, PyObject *shape, PyObject 
   }
   if (nbc__py_stream_to_bind(st, stream, &a->stream) < 0) goto fail;
   nbc__py_set_typestr(a->typestr, a->kind, a->itemsize);
+  if ((a->kind == 'M' || a->kind == 'm') && nbc__py_set_dtype_typestr(a->typestr, a->dtype) < 0)
+    goto fail;
   /* an int shape is one dimension: read as is, without a tuple */
   PyObject *seq = PyLong_Check(shape) ? NULL : PySequence_Tuple(shape);
   if (!seq && !PyLong_Check(shape)) goto fail;
@@ -581,6 +593,7 @@ static void view_geometry(nbc__py_array_view *view, const ArrayObject *a) {
   view->data = a->data;
   view->kind = a->kind;
   view->itemsize = a->itemsize;
+  view->datetime = a->kind == 'M' || a->kind == 'm' ? nbc__py_datetime_name(a->typestr) : NULL;
   view->ndim = a->ndim;
   memcpy(view->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
   memcpy(view->strides, a->strides, sizeof(int64_t) * (size_t)a->ndim);
@@ -642,7 +655,7 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     return -1;
   }
   Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
-  Py_XDECREF(record); /* the view needs kind 'V' and the itemsize only */
+  /* record: a structured dtype or a date's (its unit); the view keeps neither */
   /* numba's auto_device: a numpy array not wrapped in cuda.In/Out/InOut */
   if (st->warn_implicit_copy && !hinted &&
       (st->np_ndarray ? PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray)
@@ -650,9 +663,12 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
       nbc__py_warn(st, "NumbaPerformanceWarning", "Host array used in CUDA kernel will "
                    "incur copy overhead to/from device.") < 0) {
     PyBuffer_Release(&view->buffer);
+    Py_XDECREF(record);
     return -1;
   }
-  if (geometry_from_buffer(&tmp, &view->buffer, kind) < 0) {
+  int rc = geometry_from_buffer(&tmp, &view->buffer, kind, record);
+  Py_XDECREF(record);
+  if (rc < 0) {
     PyBuffer_Release(&view->buffer);
     return -1;
   }

@@ -412,6 +412,33 @@ static void element_refused(PyObject *a) {
   Py_XDECREF(dt);
 }
 
+static PyObject *typeof_arg(nbc__py_state *st, PyObject *a);
+
+/* A numpy array of datetime64 or timedelta64: typed as its int64 view, whose element type's
+ * name is then the dates' ("datetime64[D][::1]"). */
+static PyObject *typeof_dates(nbc__py_state *st, PyObject *a) {
+  PyObject *dt = PyObject_GetAttr(a, st->str_dtype);
+  PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
+  const char *name = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
+                                                 : NULL;
+  Py_XDECREF(str);
+  PyObject *text = NULL;
+  if (name) {
+    PyObject *as_int = PyObject_CallMethod(a, "view", "s", "i8");
+    PyObject *t = as_int ? typeof_arg(st, as_int) : NULL; /* "int64[::1]", "array(int64, 0d, C)" */
+    const char *s = t ? PyUnicode_AsUTF8(t) : NULL;
+    if (s && strncmp(s, "int64[", 6) == 0)
+      text = PyUnicode_FromFormat("%s%s", name, s + 5);
+    else if (s && strncmp(s, "array(int64,", 12) == 0)
+      text = PyUnicode_FromFormat("array(%s,%s", name, s + 12);
+    Py_XDECREF(as_int);
+    Py_XDECREF(t);
+  }
+  if (!text && !PyErr_Occurred()) element_refused(a);
+  Py_XDECREF(dt);
+  return text;
+}
+
 /* numba's typeof for the lazy jit: the signature spelling of one argument. */
 static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   PyObject *value;
@@ -470,6 +497,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
     const char *ts = str ? PyUnicode_AsUTF8(str) : NULL;
     const char *n = ts ? nbc__py_scalar_name(ts[1], atol(ts + 2)) : NULL;
+    if (!n && ts) n = nbc__py_datetime_name(ts); /* numba's NPDatetime / NPTimedelta */
     PyObject *r = n ? PyUnicode_FromString(n) : NULL;
     if (!n && !PyErr_Occurred())
       PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R: numba has no type for "
@@ -483,6 +511,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
    * (no copy for those), host buffers through the buffer protocol (no copy either). */
   nbc__py_array_view v;
   v.host = NULL;
+  v.datetime = NULL;
   PyObject *cai = NULL;
   if (Py_TYPE(a) == st->DeviceArrayType) {
     if (nbc__py_array_view_get(st, a, &v) < 0) return NULL;
@@ -492,6 +521,9 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     if (rc < 0) return NULL;
   } else {
     Py_buffer b;
+    char nk = nbc__py_numpy_kind(st, a);
+    if (nk == 'M' || nk == 'm') /* numpy exports no buffer of dates: their int64 view's */
+      return typeof_dates(st, a);
     if (PyObject_GetBuffer(a, &b, PyBUF_RECORDS_RO) < 0) {
       PyErr_Clear();
       int member = nbc__py_is_enum_member(a); /* numba's EnumMember: Enum<int64>(mod.Color) */
@@ -514,6 +546,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     PyBuffer_Release(&b);
   }
   const char *n = nbc__py_scalar_name(v.kind, v.itemsize);
+  if (!n && (v.kind == 'M' || v.kind == 'm')) n = v.datetime; /* numba's NPDatetime(unit) */
   PyObject *record = NULL; /* an array of records: its element type's text */
   if (v.kind == 'V') {
     PyObject *dt = PyObject_GetAttrString(a, "dtype");

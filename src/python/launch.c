@@ -134,6 +134,40 @@ static int complex_refused(const nbc_param_info_t *p, int i, PyObject *a) {
 /* Argument i (or an item of it), described by p: a scalar converted as numba converts it,
  * a tuple packed item by item, an array item of a tuple (a view taken into V, as for an
  * array argument: a host array is copied there and back). */
+/* An array of dates for an array parameter (its kind checked by the pack): its unit must be
+ * the parameter's (element: nbc__py_datetime_name of the array's typestr). 0, or -1 with
+ * TypeError. */
+static int dates_match(const nbc_param_info_t *p, const char *element, int i) {
+  if (element && strcmp(element, p->dtype_name) == 0) return 0;
+  PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got an array of %s", i + 1,
+               p->type_name, element ? element : "dates of another unit");
+  return -1;
+}
+
+/* A datetime64 or timedelta64 argument: a numpy scalar of the parameter's unit, packed as its
+ * int64 count (numba passes val.view(np.int64)). */
+static int pack_datetime(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
+                         PyObject *a) {
+  PyObject *dt = PyObject_GetAttr(a, st->str_dtype);
+  PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
+  const char *name = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
+                                                 : NULL;
+  Py_XDECREF(dt);
+  Py_XDECREF(str);
+  PyErr_Clear();
+  if (!name || strcmp(name, p->dtype_name) != 0) {
+    PyErr_Format(PyExc_TypeError, "argument %d: expected %s (a numpy scalar of that unit), got "
+                 "%R", i + 1, p->type_name, a);
+    return -1;
+  }
+  PyObject *count = PyObject_CallMethod(a, "view", "s", "i8");
+  long long v = count ? PyLong_AsLongLong(count) : -1;
+  Py_XDECREF(count);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  nbc_status_t s = nbc_param_pack_int(p, buf, v);
+  return s == NBC_OK ? 0 : argument_refused(st, s);
+}
+
 static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
                       PyObject *a, views_in_use *V) {
   nbc_status_t s;
@@ -153,6 +187,7 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
     V->count++;
     s = nbc_param_pack_array(p, buf, v->data, v->kind, v->itemsize, v->ndim, v->shape,
                              v->strides);
+    if (s == NBC_OK && (v->kind == 'M' || v->kind == 'm')) return dates_match(p, v->datetime, i);
     if (s == NBC_OK) return 0;
     PyErr_Format(PyExc_TypeError, "argument %d: %s", i + 1, nbc_last_error());
     return -1;
@@ -175,6 +210,7 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
     s = nbc_param_pack_pointer(p, buf, address);
     return s == NBC_OK ? 0 : argument_refused(st, s);
   }
+  if (p->dtype_kind == 'M' || p->dtype_kind == 'm') return pack_datetime(st, p, i, buf, a);
   if (PyLong_Check(a)) { /* bool included */
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
@@ -525,6 +561,8 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
       nbc_status_t s = nbc_signature_pack_array(sig, i, buf, a->data, a->kind, a->itemsize,
                                                 a->ndim, a->shape, a->strides);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
+      else if (a->kind == 'M' || a->kind == 'm')
+        ok = dates_match(p, nbc__py_datetime_name(a->typestr), i) == 0;
     } else if (p->kind == NBC_PARAM_ARRAY) {
       const nbc__py_array_view *v = &views[nviews];
       if (parsed && i < NBC__PY_FAST_ARGS && parsed[i].ndim >= 0) { /* i < nargs */
@@ -539,6 +577,7 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
       nbc_status_t s = nbc_signature_pack_array(sig, i, buf, v->data, v->kind, v->itemsize,
                                                 v->ndim, v->shape, v->strides);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
+      else if (v->kind == 'M' || v->kind == 'm') ok = dates_match(p, v->datetime, i) == 0;
     } else if (p->kind == NBC_PARAM_RECORD) {
       nbc__py_array_view *v = &views[nviews];
       if (record_view(st, args[i], p, v) < 0) {

@@ -16,7 +16,7 @@
  * array is a view whose owner is the array. Unlike numba, memset and view refuse ranges
  * outside the memory (ValueError) instead of passing them to the driver, and memory that was
  * freed cannot be used any more: ValueError after free(), CudaAPIError after a reset of its
- * context (as arrays).
+ * context (as arrays). Pointers to the same address and size compare equal.
  */
 #include "nbcuda_py.h"
 
@@ -372,7 +372,25 @@ static PyGetSetDef memptr_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* Two pointers are equal when they name the same memory: address and size (numba's views
+ * share one gpu_data object, `a.view(np.int64).gpu_data == a.gpu_data`; here each access
+ * makes one). Hashed the same way. */
+static PyObject *memptr_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b) != Py_TYPE(a)) Py_RETURN_NOTIMPLEMENTED;
+  const MemPtrObject *x = (const MemPtrObject *)a, *y = (const MemPtrObject *)b;
+  int same = x->ptr == y->ptr && x->size == y->size;
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static Py_hash_t memptr_hash(PyObject *self) {
+  const MemPtrObject *m = (const MemPtrObject *)self;
+  Py_hash_t h = (Py_hash_t)(m->ptr ^ (m->size * 1000003u));
+  return h == -1 ? -2 : h;
+}
+
 static PyType_Slot memptr_slots[] = {
+    {Py_tp_richcompare, memptr_richcompare},
+    {Py_tp_hash, memptr_hash},
     {Py_tp_dealloc, memptr_dealloc},
     {Py_tp_traverse, memptr_traverse},
     {Py_tp_clear, memptr_clear},

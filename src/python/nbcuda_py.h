@@ -173,6 +173,9 @@ int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname);
  * reads: "Record(a[type=float64;offset=0],b[type=int32;offset=8];16;True)"; NULL with
  * TypeError for fields nbcuda does not support (strings, objects, big-endian numbers). */
 PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype);
+/* numba's name of numpy's datetime64 / timedelta64 typestr ("<M8[D]" -> "datetime64[D]", a
+ * static string), or NULL for any other typestr (multiples of a unit, "M8[25s]", included). */
+const char *nbc__py_datetime_name(const char *ts);
 /* The type name of numpy's scalar kind ('b', 'i', 'u', 'f', 'c') and itemsize ("float64",
  * "bool"), or NULL where numba has none (float128, clongdouble...). */
 const char *nbc__py_scalar_name(char kind, long itemsize);
@@ -302,6 +305,8 @@ typedef struct nbc__py_array_view {
   nbc_devptr_t data;
   char kind;         /* numpy kind letter */
   int itemsize;
+  const char *datetime; /* kinds 'M' and 'm': numba's name of the element ("datetime64[D]",
+                         * static), which says the unit; NULL for other kinds */
   int ndim;
   int64_t shape[NBC__PY_MAXDIM];
   int64_t strides[NBC__PY_MAXDIM];

@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-enum { T_SCALAR, T_VOID, T_ARRAY, T_SIGNATURE, T_OTHER, T_RECORD };
+enum { T_SCALAR, T_VOID, T_ARRAY, T_SIGNATURE, T_OTHER, T_RECORD, T_DATETIME };
 
 typedef struct {
   PyObject_HEAD
@@ -178,7 +178,7 @@ PyObject *nbc__py_array_of(nbc__py_state *st, PyObject *dtype, int ndim, char la
 /* float32[:, ::1] and friends: each index must be ':' or '::1'. */
 static PyObject *type_getitem(NbType *self, PyObject *key) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  if (self->kind != T_SCALAR && self->kind != T_RECORD) {
+  if (self->kind != T_SCALAR && self->kind != T_RECORD && self->kind != T_DATETIME) {
     PyErr_Format(PyExc_TypeError, "'%U' cannot be indexed", self->name);
     return NULL;
   }
@@ -535,7 +535,8 @@ static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) 
   nbc__py_state *st = (nbc__py_state *)PyType_GetModuleState(cls);
   if (!st) return NULL;
   if (Py_TYPE(dtype) != st->NbTypeType ||
-      (((NbType *)dtype)->kind != T_SCALAR && ((NbType *)dtype)->kind != T_RECORD)) {
+      (((NbType *)dtype)->kind != T_SCALAR && ((NbType *)dtype)->kind != T_RECORD &&
+       ((NbType *)dtype)->kind != T_DATETIME)) {
     PyErr_Format(PyExc_TypeError, "Array takes a scalar or record type such as float32, not %R",
                  dtype);
     return NULL;
@@ -560,6 +561,37 @@ static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) 
 }
 
 
+
+/* numba's names of numpy's datetime64 and timedelta64 of each unit it knows. */
+static const char *const datetime_units[] = {"Y",  "M",  "W",  "D",  "h",  "m",  "s", "ms",
+                                             "us", "ns", "ps", "fs", "as", ""};
+#define DT_NAMES_(prefix)                                                                      \
+  {prefix "[Y]",  prefix "[M]",  prefix "[W]",  prefix "[D]",  prefix "[h]",                   \
+   prefix "[m]",  prefix "[s]",  prefix "[ms]", prefix "[us]", prefix "[ns]",                  \
+   prefix "[ps]", prefix "[fs]", prefix "[as]", prefix "[]"}
+static const char *const datetime_names[2][14] = {DT_NAMES_("datetime64"),
+                                                  DT_NAMES_("timedelta64")};
+#undef DT_NAMES_
+
+const char *nbc__py_datetime_name(const char *ts) {
+  if (!ts || (ts[0] != '<' && ts[0] != '=' && ts[0] != '|') || (ts[1] != 'M' && ts[1] != 'm') ||
+      ts[2] != '8')
+    return NULL;
+  const char *unit = "";
+  size_t len = 0;
+  if (ts[3] == '[') {
+    unit = ts + 4;
+    const char *end = strchr(unit, ']');
+    if (!end || end[1]) return NULL;
+    len = (size_t)(end - unit);
+  } else if (ts[3]) {
+    return NULL;
+  }
+  for (int u = 0; u < 14; u++)
+    if (strlen(datetime_units[u]) == len && memcmp(datetime_units[u], unit, len) == 0)
+      return datetime_names[ts[1] == 'm'][u];
+  return NULL; /* a multiple of a unit ("M8[25s]"): numba has no type for it */
+}
 
 const char *nbc__py_scalar_name(char kind, long itemsize) {
   for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++)
@@ -700,9 +732,19 @@ static PyObject *py_from_dtype(PyObject *module, PyObject *arg) {
     const char *n = k && dtype_ints(dtype, "itemsize", &itemsize) == 0
                         ? nbc__py_scalar_name(k[0], itemsize)
                         : NULL;
-    if (n) result = nbc__py_type_from_name(st, n);
-    else if (!PyErr_Occurred())
+    PyObject *str = !n && k && (k[0] == 'M' || k[0] == 'm') ? PyObject_GetAttrString(dtype, "str")
+                                                             : NULL;
+    const char *dn = str ? nbc__py_datetime_name(PyUnicode_AsUTF8(str)) : NULL;
+    Py_XDECREF(str);
+    if (dn) { /* numba's NPDatetime / NPTimedelta, named as numba prints them */
+      PyObject *text = PyUnicode_FromString(dn);
+      result = text ? (PyObject *)type_new(st, T_DATETIME, text, text) : NULL;
+      Py_XDECREF(text);
+    } else if (n) {
+      result = nbc__py_type_from_name(st, n);
+    } else if (!PyErr_Occurred()) {
       PyErr_Format(PyExc_NotImplementedError, "unsupported dtype %R", dtype);
+    }
     Py_XDECREF(kind);
   }
   Py_XDECREF(names);
