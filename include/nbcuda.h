@@ -756,8 +756,11 @@ typedef enum nbc_global_kind {
                                    the function's own globals do */
   NBC_GLOBAL_NONE,              /* None, a constant as numba freezes it (`ALIGN = None`,
                                    then `cuda.local.array(4, f32, alignment=ALIGN)`) */
-  NBC_GLOBAL_CFFI               /* a cffi.FFI object: kernels call its from_buffer(array),
+  NBC_GLOBAL_CFFI,              /* a cffi.FFI object: kernels call its from_buffer(array),
                                    a CPointer to the array's data (numba's cffi support) */
+  NBC_GLOBAL_DATETIME           /* a numpy datetime64 or timedelta64 scalar, a constant as
+                                   numba freezes it: name its type ("datetime64[D]",
+                                   "timedelta64[s]"), value.i its int64 count (NaT INT64_MIN) */
 } nbc_global_kind_t;
 
 struct nbc_resolver;
@@ -915,8 +918,9 @@ typedef struct nbc_param_info {
   nbc_param_kind_t kind;
   const char *type_name;  /* numba's printed type: "float32", "array(float32, 2d, C)" */
   const char *dtype_name; /* the scalar or element type: "float32"; "" for OTHER */
-  char dtype_kind;        /* numpy's kind: 'b' bool, 'i', 'u', 'f', 'c', 'V' record; 0 for
-                             OTHER */
+  char dtype_kind;        /* numpy's kind: 'b' bool, 'i', 'u', 'f', 'c', 'V' record, 'M'
+                             datetime64, 'm' timedelta64 (dtype_name says the unit: an array
+                             of another unit packs alike, the caller checks); 0 for OTHER */
   int itemsize;           /* bytes of the scalar, record or element */
   int ndim;               /* arrays */
   char layout;            /* arrays: 'C', 'F' or 'A' */
@@ -994,7 +998,8 @@ nbc_status_t nbc_signature_pack_record(const nbc_signature_t *sig, int index, vo
  * values: integers wrap to the width (a float argument to an integer parameter truncates),
  * bool is 0/1, floats round to float32/float16, complex takes (re, im); a complex value for
  * an integer, float or boolean parameter is NBC_INVALID_ARGUMENT (numba has no conversion
- * from complex to a real type). */
+ * from complex to a real type). A datetime64 or timedelta64 parameter takes its int64
+ * count through nbc_signature_pack_int only. */
 nbc_status_t nbc_signature_pack_int(const nbc_signature_t *sig, int index, void *params,
                                     int64_t value);
 nbc_status_t nbc_signature_pack_float(const nbc_signature_t *sig, int index, void *params,

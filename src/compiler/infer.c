@@ -486,6 +486,16 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
     return T(NBC__T_BOOL);
   case NBC_GLOBAL_NONE:
     return T(NBC__T_NONE);
+  case NBC_GLOBAL_DATETIME: { /* its type's name: datetime64[D] */
+    nbc__signature sig;
+    const char *text = nbc__arena_printf(I->ctx->arena, "(%s)", G->g.name ? G->g.name : "?");
+    if (text && nbc__signature_parse(I->ctx, text, &sig) && sig.nargs == 1 &&
+        nbc__type_is_datetime(sig.args[0]))
+      return sig.args[0];
+    I->failed = true;
+    return UNSUPPORTED(I, n, "global '%s': not a datetime64 or timedelta64 type: %s", n->str,
+                       G->g.name ? G->g.name : "(none)"), NULL;
+  }
   case NBC_GLOBAL_MODULE_MATH:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "math", NULL);
   case NBC_GLOBAL_MODULE_CMATH:
@@ -1164,8 +1174,9 @@ static const nbc__type *tuple_expr(infer *I, nbc__node *n) {
     items[i] = nbc__infer_expr(I, n->list.items[i]);
     if (!items[i])
       ok = false;
-    else if (!nbc__type_is_number(items[i]) && items[i]->kind != NBC__T_TUPLE &&
-             items[i]->kind != NBC__T_ARRAY && items[i]->kind != NBC__T_VECTOR) {
+    else if (!nbc__type_is_number(items[i]) && !nbc__type_is_datetime(items[i]) &&
+             items[i]->kind != NBC__T_TUPLE && items[i]->kind != NBC__T_ARRAY &&
+             items[i]->kind != NBC__T_VECTOR) {
       /* a recursive call's value in its own return (numba's issue 4387, make_list(n) ->
        * (n, make_list(n - 1))): the type would grow without end */
       const nbc__node *it = n->list.items[i];

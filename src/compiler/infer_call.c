@@ -2026,7 +2026,8 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
         !(types[i] = function_argument(I, n->list.items[i], types[i], G->g.name)))
       return NULL;
   for (int i = 0; i < nargs; i++)
-    if (!nbc__type_is_number(types[i]) && !is_kind(types[i], NBC__T_DTYPE) &&
+    if (!nbc__type_is_number(types[i]) && !nbc__type_is_datetime(types[i]) &&
+        !is_kind(types[i], NBC__T_DTYPE) &&
         !is_kind(types[i], NBC__T_FUNCTION) && !is_kind(types[i], NBC__T_ARRAY) &&
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
         !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD) &&

@@ -194,7 +194,7 @@ const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
     return "zeroinitializer";
   if (is_bool(t)) return "false";
   if (is_float(t)) return nbc__lower_const_float(L, t, 0.0);
-  if (is_int(t)) return "0";
+  if (is_int(t) || nbc__type_is_datetime(t)) return "0";
   return "null";
 }
 
@@ -1362,6 +1362,8 @@ static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *
   }
   case NBC_GLOBAL_BOOL:
     return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
+  case NBC_GLOBAL_DATETIME: /* numba's frozen np.datetime64 / np.timedelta64: its count */
+    return (nbc__lval){n->type, nbc__lower_const_int(L, T(NBC__T_INT64), g->g.value.i)};
   case NBC_GLOBAL_NONE: /* as the literal None */
     return (nbc__lval){T(NBC__T_NONE), "null"};
   case NBC_GLOBAL_TUPLE: /* numba's frozen global tuple: its constants */

@@ -62,7 +62,8 @@ test_multithreads test_typeconv test_array_reductions""".split()
 # Added in the twentieth session: nested functions passed as values (make_function), the
 # disk cache (whose file-counting checks read numba's index-and-overloads layout), fork
 # detection, launch-config-sensitive dispatchers, numba's debug dumps, @overload interop, and
-# arrays of strings and dates, which nbcuda does not have (their counts say so).
+# arrays of strings, which nbcuda does not have (their counts say so), and dates (nbcuda has
+# them since the twenty-first session).
 MODULES_FIFTH = """test_make_function_to_jit_function test_caching test_multiprocessing
 test_launch_config_sensitive test_debug test_numba_interop test_const_string
 test_datetime""".split()
@@ -161,6 +162,12 @@ def bind_numba_cuda_to_nbcuda():
     # `from numba.cuda.compiler import compile_ptx` too gets nbcuda's
     import numba.cuda.compiler as real_compiler
     sys.modules["numba.cuda.compiler"] = Bound("numba.cuda.compiler", nbcuda, real_compiler)
+    # numba.vectorize / numba.guvectorize with target="cuda" make nbcuda's GPU ufuncs (what
+    # `cuda.vectorize` gives an `import nbcuda as cuda` user); other targets stay numba's
+    for name in ("vectorize", "guvectorize"):
+        def routed(*args, _numba=getattr(numba, name), _ours=getattr(nbcuda, name), **kwargs):
+            return (_ours if kwargs.get("target") == "cuda" else _numba)(*args, **kwargs)
+        setattr(numba, name, routed)
 
 
 def first_line(tb):

@@ -12,7 +12,7 @@ import nbcuda as cuda
 from conftest import USING_TESTDRIVER, numba_side
 from test_compile import compile_checked
 
-NAT = np.datetime64("NaT")
+NAT = np.datetime64("NaT", "D")
 
 
 # ------------------------------------------------------------ kernels (numba's language) --
@@ -84,6 +84,25 @@ def r_neg(a, b):
     return -a
 
 
+T0 = np.datetime64("2005-03-01", "D")  # globals are frozen as numba freezes them
+WEEK = np.timedelta64(7, "D")
+
+
+@cuda.jit(device=True)
+def span(a, b):
+    if a > b:
+        return a - b
+    return b - a
+
+
+def k_globals(a, weeks, spans, pairs):
+    for i in range(a.size):
+        weeks[i] = (a[i] - T0) // WEEK
+        spans[i] = span(a[i], T0)
+        t = (a[i], spans[i])
+        pairs[i] = t[0] + t[1]
+
+
 def k_numpy_only(a, b, fdiv, mod):
     # td // td and td % td: numpy's answers (numba-cuda types // as float64 and has no %)
     for i in range(a.size):
@@ -102,7 +121,7 @@ def _inputs():
     month[5] = NAT
     year = (np.arange(n) * 13 - 400).astype("datetime64[Y]")
     dd = rng.integers(-5000, 5000, n).astype("timedelta64[D]")
-    dd[7] = np.timedelta64("NaT")
+    dd[7] = np.timedelta64("NaT", "D")
     dh = rng.integers(-100000, 100000, n).astype("timedelta64[h]")
     k = rng.integers(-9, 9, n)
     k[0] = 0
@@ -113,7 +132,7 @@ def _inputs():
     sec[9] = NAT
     s = rng.integers(-3, 3, n).astype("timedelta64[s]")
     t = (s.astype("timedelta64[ms]") + rng.integers(-1, 2, n).astype("timedelta64[ms]"))
-    t[11] = np.timedelta64("NaT")
+    t[11] = np.timedelta64("NaT", "ms")
     return dict(day=day, month=month, year=year, dd=dd, dh=dh, k=k, f=f, sec=sec, s=s, t=t)
 
 
@@ -295,3 +314,30 @@ def test_floor_division_and_modulo_match_numpy():
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(fdiv, a // b)
         np.testing.assert_array_equal(mod, a % b)
+
+
+def test_globals_device_functions_and_ufuncs(tdrv):
+    a = np.arange("2005-02", "2006-02", dtype="datetime64[D]")
+    weeks, spans, pairs = np.zeros(a.size, np.int64), np.zeros(a.size, "m8[D]"), \
+        np.zeros(a.size, "M8[D]")
+    k = cuda.jit(k_globals)
+    k[1, 1](a, weeks, spans, pairs)
+    b = a + np.arange(a.size).astype("m8[D]")
+
+    @cuda.vectorize([(cuda.from_dtype(a.dtype), cuda.from_dtype(a.dtype))])
+    def timediff(start, end):  # numba's test_ufunc
+        return end - start
+
+    @cuda.guvectorize([(cuda.from_dtype(a.dtype), cuda.from_dtype(a.dtype),
+                        cuda.from_dtype(np.dtype("m8[D]"))[:])], "(),()->()")
+    def timediff_g(start, end, out):  # numba's test_gufunc
+        out[0] = end - start
+
+    delta, delta_g = timediff(a, b), timediff_g(a, b)
+    assert delta.dtype == delta_g.dtype == np.dtype("m8[D]")
+    if not USING_TESTDRIVER:
+        np.testing.assert_array_equal(weeks, (a - T0) // WEEK)
+        np.testing.assert_array_equal(spans, abs(a - T0))
+        np.testing.assert_array_equal(pairs, a + abs(a - T0))
+        np.testing.assert_array_equal(delta, b - a)
+        np.testing.assert_array_equal(delta_g, b - a)
