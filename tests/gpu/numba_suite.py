@@ -12,7 +12,8 @@ FileCheck of the LLVM it emits) fail here by construction; the figure is informa
 a pass/fail gate.
 
 Usage: python tests/gpu/numba_suite.py [--verbose] [module ...]
-(default: MODULES, MODULES_ADDED, MODULES_THIRD, MODULES_FOURTH, then MODULES_FIFTH, each with
+(default: MODULES, MODULES_ADDED, MODULES_THIRD, MODULES_FOURTH, MODULES_FIFTH, then
+MODULES_SIXTH, each with
 its own summary line before the total)
 Needs a GPU, numba-cuda, and nbcuda installed. On numpy >= 2.5 the aliases numba needs are
 set here. Without the filecheck package (numba-cuda's testing imports it), a stub stands in
@@ -67,6 +68,9 @@ test_multithreads test_typeconv test_array_reductions""".split()
 MODULES_FIFTH = """test_make_function_to_jit_function test_caching test_multiprocessing
 test_launch_config_sensitive test_debug test_numba_interop test_const_string
 test_datetime""".split()
+# Added in the twenty-first session, once numba.vectorize/guvectorize(target="cuda") make
+# nbcuda's ufuncs here: numba's ufunc and scalar-gufunc tests.
+MODULES_SIXTH = """test_vectorize test_gufunc_scalar""".split()
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
@@ -219,7 +223,8 @@ def main(argv):
     named = [a for a in argv if not a.startswith("--")]
     groups = [("modules asked for", named)] if named else [
         ("first set", MODULES), ("added set", MODULES_ADDED), ("third set", MODULES_THIRD),
-        ("fourth set", MODULES_FOURTH), ("fifth set", MODULES_FIFTH)]
+        ("fourth set", MODULES_FOURTH), ("fifth set", MODULES_FIFTH),
+        ("sixth set", MODULES_SIXTH)]
     bind_numba_cuda_to_nbcuda()
     print("| module | run | passed | failed | errors | skipped |")
     print("|---|---:|---:|---:|---:|---:|")
