@@ -32,7 +32,9 @@
  *
  * Where numba is broken nbcuda does what its users would expect: the fallback signature is the
  * first the inputs cast to safely (numba tests the opposite direction, numpy.can_cast(signature
- * type, input type), so float64 inputs select a float32 kernel and are cast down), and type
+ * type, input type), so float64 inputs select a float32 kernel and are cast down; a scalar
+ * input selects a signature whose type holds its value exactly, so `twice(10)` runs an int32
+ * kernel as in numba), and type
  * signatures are required (numba-cuda's dynamic guvectorize fails with an option error).
  */
 #include "nbcuda_py.h"
@@ -411,9 +413,36 @@ fail:
   return -1;
 }
 
+/* Whether input v (of dtype have) may be given to a kernel taking dtype want: numpy casts
+ * have to want safely, or v is a 0-d host array (a Python or numpy scalar) whose value want
+ * holds exactly (`twice(10)` for an int32 signature, as numba-cuda answers it). 1, 0 or -1. */
+static int input_casts(nbc__py_state *st, PyObject *np, PyObject *v, PyObject *have,
+                       PyObject *want) {
+  PyObject *r = PyObject_CallMethod(np, "can_cast", "OO", have, want);
+  int ok = r ? PyObject_IsTrue(r) : -1;
+  Py_XDECREF(r);
+  if (ok != 0 || nbc__py_is_device_array(st, v)) return ok;
+  if (nbc__py_attr_ssize(v, "ndim") != 0) { /* not a scalar (or no ndim at all) */
+    PyErr_Clear();
+    return 0;
+  }
+  PyObject *cast = PyObject_CallMethod(v, "astype", "O", want);
+  PyObject *same = cast ? PyObject_RichCompare(cast, v, Py_EQ) : NULL;
+  ok = same ? PyObject_IsTrue(same) : 0;
+  Py_XDECREF(cast);
+  Py_XDECREF(same);
+  if (ok < 0 || PyErr_Occurred()) { /* a value that does not convert: no */
+    PyErr_Clear();
+    ok = 0;
+  }
+  return ok;
+}
+
 /* The kernelmap key for the inputs' dtypes: theirs exactly, else the first signature they all
- * cast to safely. A borrowed reference, or NULL with TypeError "no matching signature". */
-static PyObject *select_types(nbc__py_state *st, GUFuncObject *g, PyObject *indtypes) {
+ * cast to (input_casts). A borrowed reference, or NULL with TypeError "no matching
+ * signature". */
+static PyObject *select_types(nbc__py_state *st, GUFuncObject *g, PyObject *inputs,
+                              PyObject *indtypes) {
   PyObject *hit = PyDict_GetItemWithError(g->functions, indtypes);
   if (hit || PyErr_Occurred()) return hit ? indtypes : NULL;
   PyObject *np = nbc__py_numpy(st);
@@ -422,13 +451,10 @@ static PyObject *select_types(nbc__py_state *st, GUFuncObject *g, PyObject *indt
   PyObject *key, *value;
   while (PyDict_Next(g->functions, &pos, &key, &value)) {
     int all = PyTuple_GET_SIZE(key) == PyTuple_GET_SIZE(indtypes);
-    for (Py_ssize_t i = 0; all && i < PyTuple_GET_SIZE(key); i++) {
-      PyObject *r = PyObject_CallMethod(np, "can_cast", "OO", PyTuple_GET_ITEM(indtypes, i),
-                                        PyTuple_GET_ITEM(key, i));
-      all = r ? PyObject_IsTrue(r) : -1;
-      Py_XDECREF(r);
-      if (all < 0) return NULL;
-    }
+    for (Py_ssize_t i = 0; all > 0 && i < PyTuple_GET_SIZE(key); i++)
+      all = input_casts(st, np, PyList_GET_ITEM(inputs, i), PyTuple_GET_ITEM(indtypes, i),
+                        PyTuple_GET_ITEM(key, i));
+    if (all < 0) return NULL;
     if (all) return key;
   }
   PyErr_SetString(PyExc_TypeError, "no matching signature");
@@ -568,7 +594,7 @@ static PyObject *gufunc_call(GUFuncObject *self, PyObject *args, PyObject *kwarg
     PyTuple_SET_ITEM(indtypes, i, dt);
   }
   if (!indtypes) goto done;
-  PyObject *key = select_types(st, self, indtypes);
+  PyObject *key = select_types(st, self, inputs, indtypes);
   PyObject *entry = key ? PyDict_GetItemWithError(self->functions, key) : NULL;
   if (!entry) goto done;
   PyObject *outdtypes = PyTuple_GET_ITEM(entry, 0), *kernel = PyTuple_GET_ITEM(entry, 1);

@@ -1125,8 +1125,10 @@ int nbc__py_is_type(nbc__py_state *st, PyObject *obj, PyObject **pname) {
     return 0;
   }
   const char *m = PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
-  /* numba's (numba.core.types) and numba-cuda 0.30's own copy of them (numba.cuda.types) */
+  /* numba's (numba.core.types; numba.np.types: NPDatetime, NPTimedelta) and numba-cuda
+   * 0.30's own copy of them (numba.cuda.types) */
   int is = m && (strncmp(m, "numba.core.types", 16) == 0 ||
+                 strncmp(m, "numba.np.types", 14) == 0 ||
                  strncmp(m, "numba.cuda.types", 16) == 0);
   Py_DECREF(mod);
   if (!is) return 0;

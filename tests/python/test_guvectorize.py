@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import sig_texts
+from conftest import USING_TESTDRIVER, sig_texts
 
 np = pytest.importorskip("numpy")
 
@@ -119,6 +119,27 @@ def test_type_selection(cuda, gufuncs):
         gdot(x.astype(np.complex64), x)
     with pytest.raises(TypeError, match="does not support .astype"):
         gdot(cuda.to_device(x.astype(np.float16)), cuda.to_device(x.astype(np.float16)))
+
+
+def twice(inp, out):
+    out[0] = inp * 2
+
+
+def test_scalars_select_a_signature_that_holds_their_value(cuda):
+    # numba-cuda's test_gufunc_scalar_output_bug: twice(10) for an int32 signature (a Python
+    # int is int64); a value int32 cannot hold, or an int64 array, matches nothing
+    g = cuda.guvectorize(["void(int32, int32[:])"], "()->()")(twice)
+    assert g(10).dtype == np.int32 and g(np.int64(-7)).dtype == np.int32
+    if not USING_TESTDRIVER:
+        assert g(10) == 20 and g(np.int64(-7)) == -14
+    assert g(np.arange(3, dtype=np.int32)).dtype == np.int32
+    for bad in (2**40, np.arange(3), 1.5):
+        with pytest.raises(TypeError, match="no matching signature"):
+            g(bad)
+    f = cuda.guvectorize(["void(float32, float32[:])"], "()->()")(twice)
+    assert f(3).dtype == np.float32 and f(0.5).dtype == np.float32
+    with pytest.raises(TypeError, match="no matching signature"):
+        f(0.1)  # float32 does not hold 0.1 exactly
 
 
 def test_decorator_errors(cuda):
