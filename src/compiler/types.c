@@ -1314,8 +1314,8 @@ static const nbc__type *sig_tuple(sigp *s, bool uni) {
 /* Whether a signature's tuple may hold these items (scalars, arrays, tuples); reported. */
 static bool sig_tuple_items_ok(sigp *s, const nbc__type *const *items, int count) {
   for (int i = 0; i < count; i++)
-    if (!is_scalar_kind(items[i]->kind) && items[i]->kind != NBC__T_TUPLE &&
-        items[i]->kind != NBC__T_ARRAY)
+    if (!is_scalar_kind(items[i]->kind) && !nbc__type_is_datetime(items[i]) &&
+        items[i]->kind != NBC__T_TUPLE && items[i]->kind != NBC__T_ARRAY)
       return sig_error(s, "%s", "tuples may only hold scalars, arrays and tuples of them");
   return true;
 }

@@ -99,6 +99,25 @@ TEST(tuples) {
   ASSERT_SIG("(Tuple(float64, int32),)", "?(Tuple(float64, int32))");
 }
 
+/* numba's NPDatetime / NPTimedelta, in its constructor's spelling and as it prints them */
+TEST(dates) {
+  ASSERT_SIG("void(NPDatetime('D'), NPTimedelta(\"ms\"), NPDatetime(''))",
+             "void(datetime64[D], timedelta64[ms], datetime64[])");
+  ASSERT_SIG("timedelta64[s](datetime64[Y][:], NPTimedelta('W')[::1])",
+             "timedelta64[s](array(datetime64[Y], 1d, A), array(timedelta64[W], 1d, C))");
+  ASSERT_SIG("void(array(datetime64[ns], 2d, F), UniTuple(timedelta64[h], 2))",
+             "void(array(datetime64[ns], 2d, F), UniTuple(timedelta64[h] x 2))");
+  ASSERT_SIG_ERROR("void(NPDatetime('Q'))",
+                   "<signature>:1:18: error: invalid signature: unknown datetime unit (Y M W D "
+                   "h m s ms us ns ps fs as, or none) at column 18");
+  ASSERT_SIG_ERROR("void(NPDatetime(D))",
+                   "<signature>:1:17: error: invalid signature: expected a quoted unit, as "
+                   "NPDatetime('D') at column 17");
+  ASSERT_SIG_ERROR("void(datetime64[:])", /* the unit first: datetime64[D][:] */
+                   "<signature>:1:17: error: invalid signature: expected ']' but found ':' at "
+                   "column 17");
+}
+
 TEST(errors) {
   ASSERT_SIG_ERROR(
       "float32(floot32)",
@@ -153,5 +172,5 @@ TEST(no_crash_on_garbage) {
   }
 }
 
-TEST_LIST(X(scalars) X(aliases) X(arrays) X(tuples) X(errors) X(no_crash_on_garbage))
+TEST_LIST(X(scalars) X(aliases) X(arrays) X(tuples) X(dates) X(errors) X(no_crash_on_garbage))
 TEST_MAIN()

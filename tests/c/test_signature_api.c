@@ -227,6 +227,32 @@ TEST(pack_scalars) {
   nbc_signature_destroy(sig);
 }
 
+/* datetime64 / timedelta64: int64 counts, kinds 'M' and 'm'; the name says the unit */
+TEST(dates) {
+  nbc_signature_t *sig = NULL;
+  ASSERT_OK(nbc_signature_parse("void(datetime64[D], timedelta64[s][::1])", &sig));
+  const nbc_param_info_t *p = nbc_signature_param(sig, 0), *a = nbc_signature_param(sig, 1);
+  ASSERT_EQ(p->kind, NBC_PARAM_SCALAR);
+  ASSERT_EQ(p->dtype_kind, 'M');
+  ASSERT_EQ(p->itemsize, 8);
+  ASSERT_STREQ(p->dtype_name, "datetime64[D]");
+  ASSERT_EQ(a->kind, NBC_PARAM_ARRAY);
+  ASSERT_EQ(a->dtype_kind, 'm');
+  ASSERT_STREQ(a->dtype_name, "timedelta64[s]");
+  char buf[128];
+  ASSERT_OK(nbc_signature_pack_int(sig, 0, buf, INT64_MIN)); /* NaT */
+  int64_t v;
+  memcpy(&v, buf + p->offset, 8);
+  ASSERT_EQ(v, INT64_MIN);
+  ASSERT_STATUS(nbc_signature_pack_float(sig, 0, buf, 1.0), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "expected datetime64[D], given as its int64 count");
+  int64_t shape[1] = {4};
+  ASSERT_OK(nbc_signature_pack_array(sig, 1, buf, 0x1000, 'm', 8, 1, shape, NULL));
+  ASSERT_STATUS(nbc_signature_pack_array(sig, 1, buf, 0x1000, 'i', 8, 1, shape, NULL),
+                NBC_INVALID_ARGUMENT);
+  nbc_signature_destroy(sig);
+}
+
 /* A tuple holding arrays (numba's tuples of arrays): each array item is flattened as an
  * array argument is, at its own offset, and packed with nbc_param_pack_array. */
 TEST(tuples_of_arrays) {
@@ -466,5 +492,6 @@ TEST(enum_members) {
 
 TEST_LIST(X(best_match) X(layout) X(size_ends_at_the_last_parameter) X(pack_arrays) X(records)
               X(pack_array_errors) X(contiguity) X(pack_scalars) X(tuples_of_arrays)
-                  X(bad_signatures) X(tuples) X(pointers) X(none_arguments) X(enum_members))
+                  X(bad_signatures) X(tuples) X(pointers) X(none_arguments) X(enum_members)
+                      X(dates))
 TEST_MAIN()
