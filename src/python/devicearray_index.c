@@ -228,6 +228,17 @@ static PyObject *record_source(nbc__py_state *st, ArrayObject *lhs, PyObject *np
 /* The host value of d[key] = value, checked as numba checks it (no more dimensions than
  * the target; each axis of the value 1 or the target's) and broadcast, in the target's
  * dtype and in C order, or F order for an F-contiguous target. */
+/* Dates given to an array of dates: numpy's array of them in the array's unit, as its int64
+ * view (numpy exports no buffer of dates; the bytes are the same). */
+static PyObject *dates_source(ArrayObject *lhs, PyObject *np, PyObject *host) {
+  PyObject *dt = nbc__py_array_dtype_obj(lhs);
+  PyObject *arr = dt ? PyObject_CallMethod(np, "asarray", "OO", host, dt) : NULL;
+  PyObject *ints = arr ? PyObject_CallMethod(arr, "view", "s", "i8") : NULL;
+  Py_XDECREF(dt);
+  Py_XDECREF(arr);
+  return ints;
+}
+
 static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *value, int f) {
   PyObject *host = Py_TYPE(value) == st->DeviceArrayType
                        ? nbc__py_array_copy_to_host((ArrayObject *)value, NULL, 0, NULL)
@@ -235,6 +246,7 @@ static PyObject *assign_source(nbc__py_state *st, ArrayObject *lhs, PyObject *va
   PyObject *np = host ? nbc__py_numpy(st) : NULL;
   PyObject *arr = !np                ? NULL
                   : lhs->kind == 'V' ? record_source(st, lhs, np, host)
+                  : lhs->kind == 'M' || lhs->kind == 'm' ? dates_source(lhs, np, host)
                                      : PyObject_CallMethod(np, "asarray", "(O)", host);
   Py_XDECREF(host);
   if (!arr) return NULL;

@@ -264,6 +264,19 @@ def test_device_arrays_of_dates(tdrv):
     assert e.dtype == np.dtype("m8[ms]") and e.copy_to_host().dtype == np.dtype("m8[ms]")
     wrapped = cuda.from_cuda_array_interface(d.__cuda_array_interface__, owner=d)
     assert wrapped.dtype == arr.dtype
+    # copies both ways into existing arrays, and assignments (a date of another unit is
+    # converted to the array's, as numpy converts it)
+    host = np.zeros_like(arr)
+    d.copy_to_host(host)
+    np.testing.assert_array_equal(host, arr)
+    d.copy_to_device(arr[::-1].copy())
+    d[0] = np.datetime64("2001-01-01", "D")
+    d[1:3] = np.array(["2010-01-01", "2010-01-02"], dtype="M8[D]")
+    d[5] = np.datetime64("2011-01-01T12", "h")
+    want = arr[::-1].copy()
+    want[0], want[1:3], want[5] = "2001-01-01", ["2010-01-01", "2010-01-02"], "2011-01-01"
+    np.testing.assert_array_equal(d.copy_to_host(), want)
+    assert d[2] == want[2] and d[1:4].copy_to_host().dtype == arr.dtype
 
 
 def test_launches_type_and_check_units(tdrv):
