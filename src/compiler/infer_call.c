@@ -301,7 +301,7 @@ static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *na
   const nbc__type *elems[8];
   for (int k = 0; k < nin; k++) {
     elems[k] = types[k]->kind == NBC__T_ARRAY ? types[k]->dtype : types[k];
-    if (!elems[k] || !nbc__type_is_number(elems[k]))
+    if (!elems[k] || !(nbc__type_is_number(elems[k]) || nbc__type_is_datetime(elems[k])))
       return arg_list_error(I, n, what, types, nargs);
   }
   const nbc__type *loop = NULL;

@@ -9,7 +9,7 @@
  *    `byte` is uint8);
  *  - constants: np.pi, np.e, np.euler_gamma, np.inf, np.nan (numba freezes them as float64);
  *  - ufuncs on scalars: the common ones with a math equivalent (sqrt, exp, log, sin,
- *    arctan2, ...), absolute, floor/ceil/trunc, isnan/isinf/isfinite and
+ *    arctan2, ...), absolute, floor/ceil/trunc, isnan/isinf/isfinite, isnat (of dates) and
  *    minimum/maximum/fmin/fmax, the bitwise ones (bitwise_and/or/xor, invert, left_shift,
  *    right_shift) and conjugate. Everything else of numpy is refused by name.
  *
@@ -93,6 +93,7 @@ typedef enum loops {
   LOOPS_INT,    /* ?->? b->b ... Q->Q: the bitwise ufuncs */
   LOOPS_SHIFT,  /* b->b ... Q->Q: left_shift, right_shift */
   LOOPS_NUMBER, /* b->b ... d->d, and complex: conjugate */
+  LOOPS_DATES,  /* M->? m->?: isnat */
 } loops;
 
 static const struct ufunc {
@@ -159,6 +160,7 @@ static const struct ufunc {
     {"logical_or", NULL, 2, LOOPS_PRED, NULL},
     {"logical_xor", NULL, 2, LOOPS_PRED, NULL},
     {"logical_not", NULL, 1, LOOPS_PRED, NULL},
+    {"isnat", NULL, 1, LOOPS_DATES, NULL},
 };
 
 static const struct ufunc *ufunc_find(const char *name) {
@@ -209,6 +211,12 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
   *pwhy = NULL;
   if (!u) return *pwhy = "unknown NumPy ufunc", NULL;
   if (nargs != u->nin) return NULL;
+  if (u->loops == LOOPS_DATES) { /* the argument itself; NaT is INT64_MIN */
+    if (!nbc__type_is_datetime(args[0]))
+      return *pwhy = "it takes a datetime64 or timedelta64 (numpy's isnat)", NULL;
+    *ploop = args[0];
+    return nbc__type_scalar(NBC__T_BOOL);
+  }
   if (u->loops == LOOPS_NUMBER && args[0] && nbc__type_is_complex(args[0])) /* F->F, D->D */
     return *ploop = args[0];
   bool any_int = false, any_float = false, any_complex = false, c64 = true;
@@ -371,6 +379,12 @@ nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
   const nbc__type *rt = call->ret;
   const char *name = call->name ? call->name : "?";
   const struct ufunc *u = ufunc_find(name);
+  if (u && u->loops == LOOPS_DATES && n->list.count == 1) { /* isnat */
+    nbc__lval v = nbc__lower_expr(L, n->list.items[0]);
+    const char *x = nbc__lower_tmp(L);
+    nbc__lower_emit(L, "%s = icmp eq i64 %s, -9223372036854775808", x, v.v);
+    return (nbc__lval){nbc__type_scalar(NBC__T_BOOL), x};
+  }
   if (u && u->loops == LOOPS_PRED && !u->math && n->list.count == u->nin)
     return lower_predicate(L, n, u, call);
   if (u && !u->math && u->loops != LOOPS_ALL && rt && n->list.count == u->nin)

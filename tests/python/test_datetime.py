@@ -84,6 +84,10 @@ def r_neg(a, b):
     return -a
 
 
+def r_isnat(a, b):
+    return np.isnat(a)
+
+
 T0 = np.datetime64("2005-03-01", "D")  # globals are frozen as numba freezes them
 WEEK = np.timedelta64(7, "D")
 
@@ -101,6 +105,15 @@ def k_globals(a, weeks, spans, pairs):
         spans[i] = span(a[i], T0)
         t = (a[i], spans[i])
         pairs[i] = t[0] + t[1]
+
+
+def k_isnat(day, dd, out):
+    for i in range(day.size):
+        out[i] = np.isnat(day[i]) or np.isnat(dd[i] - dd[0])
+
+
+def k_isnat_arrays(day, out):
+    np.isnat(day, out)  # numpy's ufunc with an explicit output
 
 
 def k_numpy_only(a, b, fdiv, mod):
@@ -164,6 +177,10 @@ def run_kernels(cu):
     cu.jit(k_dates)[1, 1](x["day"], x["month"], x["year"], x["dd"], x["dh"], *dates.values())
     out.update(dates)
 
+    nat = empty(np.bool_)
+    cu.jit(k_isnat)[1, 1](x["day"], x["dd"], nat)
+    out["nat"] = nat
+
     cmps = {m: empty(np.bool_) for m in ("eq", "ne", "lt", "le", "gt", "ge", "tlt", "teq")}
     cu.jit(k_compare)[1, 1](x["day"], x["sec"], x["s"], x["t"], *cmps.values())
     out.update(cmps)
@@ -190,6 +207,7 @@ def numpy_expected():
             "eq": day == x["sec"], "ne": day != x["sec"], "lt": day < x["sec"],
             "le": day <= x["sec"], "gt": day > x["sec"], "ge": day >= x["sec"],
             "tlt": x["s"] < x["t"], "teq": x["s"] == x["t"],
+            "nat": np.isnat(day) | np.isnat(dd - dd[0]),
         }
 
 
@@ -226,6 +244,8 @@ def test_every_kernel_compiles_to_ptx_ptxas_accepts(tmp_path):
                  "timedelta64[D][::1], datetime64[h][::1])",
         k_compare: "void(datetime64[D][::1], datetime64[s][::1], timedelta64[s][::1], "
                    "timedelta64[ms][::1], " + ", ".join(["boolean[::1]"] * 8) + ")",
+        k_isnat: "void(datetime64[D][::1], timedelta64[D][::1], boolean[::1])",
+        k_isnat_arrays: "void(datetime64[D][:, :], boolean[:, ::1])",
         k_numpy_only: "void(timedelta64[s][::1], timedelta64[ms][::1], int64[::1], "
                       "timedelta64[ms][::1])",
     }
@@ -242,6 +262,7 @@ def test_every_kernel_compiles_to_ptx_ptxas_accepts(tmp_path):
     (r_int, "(datetime64[D], int64)",
      "int\\(\\) of a datetime64 is not supported but for datetime64\\[ns\\]"),
     (r_neg, "(datetime64[D], int64)", "Invalid use of -"),
+    (r_isnat, "(float64, int64)", "numpy.isnat: it takes a datetime64 or timedelta64"),
 ])
 def test_operations_numba_refuses(fn, types, message):
     with pytest.raises(cuda.TypingError, match=message):
@@ -327,6 +348,10 @@ def test_floor_division_and_modulo_match_numpy():
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(fdiv, a // b)
         np.testing.assert_array_equal(mod, a % b)
+    day = x["day"].reshape(8, 8)
+    nat = np.zeros(day.shape, np.bool_)
+    cuda.jit(k_isnat_arrays)[1, 1](day, nat)
+    np.testing.assert_array_equal(nat, np.isnat(day))
 
 
 def test_globals_device_functions_and_ufuncs(tdrv):
