@@ -684,14 +684,17 @@ static KernelObject *lazy_specialization(nbc__py_state *st, KernelObject *k,
   return rc == 0 ? spec : NULL;
 }
 
-/* The code of an array's numba type (fast_type_code): element kind and size, ndim, layout;
- * 0 for records and elements numba has no type for. */
+/* The code of an array's numba type (fast_type_code): element kind and size (for dates their
+ * unit: datetime, nbc__py_datetime_name's answer), ndim, layout; 0 for records and elements
+ * numba has no type for. */
 static uint64_t array_type_code(char kind, int itemsize, int ndim, const int64_t *shape,
-                                const int64_t *strides) {
-  if (kind == 'V' || !nbc__py_scalar_name(kind, itemsize)) return 0;
+                                const int64_t *strides, const char *datetime) {
+  int unit = kind == 'M' || kind == 'm' ? nbc__py_datetime_code(datetime) : 0;
+  if (kind == 'V' || (!unit && !nbc__py_scalar_name(kind, itemsize))) return 0;
   char layout = nbc__py_layout(ndim, itemsize, shape, strides);
   return 1 | (uint64_t)(unsigned char)kind << 8 | (uint64_t)(uint16_t)itemsize << 16 |
-         (uint64_t)(uint8_t)ndim << 32 | (uint64_t)(unsigned char)layout << 40;
+         (uint64_t)(uint8_t)ndim << 32 | (uint64_t)(unsigned char)layout << 40 |
+         (uint64_t)unit << 48;
 }
 
 /* The code of a numpy scalar's numba type (fast_type_code), by its type: numpy's scalar types
@@ -733,7 +736,9 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, nbc__py_array_vie
   PyTypeObject *t = Py_TYPE(a);
   if (t == st->DeviceArrayType) {
     ArrayObject *x = (ArrayObject *)a;
-    return array_type_code(x->kind, x->itemsize, x->ndim, x->shape, x->strides);
+    const char *dates = x->kind == 'M' || x->kind == 'm' ? nbc__py_datetime_name(x->typestr)
+                                                         : NULL;
+    return array_type_code(x->kind, x->itemsize, x->ndim, x->shape, x->strides, dates);
   }
   if (t == &PyBool_Type) return 2;
   if (t == &PyLong_Type) return 3;
@@ -752,7 +757,8 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, nbc__py_array_vie
     PyErr_Clear();
     return 0;
   }
-  return array_type_code(v->kind, v->itemsize, v->ndim, v->shape, v->strides);
+  return array_type_code(v->kind, v->itemsize, v->ndim, v->shape, v->strides,
+                         v->kind == 'M' || v->kind == 'm' ? v->datetime : NULL);
 }
 
 /* The kernel a lazy or jit([sigs]) kernel launches for these arguments. The last answer is

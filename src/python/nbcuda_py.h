@@ -176,6 +176,8 @@ PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype);
 /* numba's name of numpy's datetime64 / timedelta64 typestr ("<M8[D]" -> "datetime64[D]", a
  * static string), or NULL for any other typestr (multiples of a unit, "M8[25s]", included). */
 const char *nbc__py_datetime_name(const char *ts);
+/* A small number (1..28) naming one of those static names, 0 for any other pointer. */
+int nbc__py_datetime_code(const char *name);
 /* The type name of numpy's scalar kind ('b', 'i', 'u', 'f', 'c') and itemsize ("float64",
  * "bool"), or NULL where numba has none (float128, clongdouble...). */
 const char *nbc__py_scalar_name(char kind, long itemsize);

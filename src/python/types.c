@@ -593,6 +593,13 @@ const char *nbc__py_datetime_name(const char *ts) {
   return NULL; /* a multiple of a unit ("M8[25s]"): numba has no type for it */
 }
 
+int nbc__py_datetime_code(const char *name) {
+  for (int k = 0; k < 2; k++)
+    for (int u = 0; u < 14; u++)
+      if (datetime_names[k][u] == name) return 1 + 14 * k + u;
+  return 0;
+}
+
 const char *nbc__py_scalar_name(char kind, long itemsize) {
   for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++)
     if (scalar_defs[i].typestr[1] == kind && scalar_defs[i].bits == itemsize * 8)
