@@ -1343,7 +1343,8 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
                  nbc__infer_tname(I, ft));
         return;
       }
-      if (!nbc__type_is_number(t) || !nbc__type_can_convert(t, ft)) {
+      if (!(nbc__type_is_number(t) || nbc__type_is_datetime(t)) ||
+          !nbc__type_can_convert(t, ft)) {
         TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
                "assignment", nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
         return;

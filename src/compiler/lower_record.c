@@ -120,7 +120,7 @@ void nbc__lower_field_augassign(nbc__lowerer *L, nbc__node *s) {
   const char *p = field_ptr(L, t, &i);
   if (!p) return;
   const nbc__type *r = t->a->type, *ft = r->items[i];
-  if (!nbc__type_is_number(ft)) {
+  if (!nbc__type_is_number(ft) && !nbc__type_is_datetime(ft)) {
     nbc__lower_error(L, s, "unsupported operand types for %s=: %s", nbc__op_text(s->op),
                      nbc__type_name(L->ctx, ft));
     return;

@@ -1464,6 +1464,7 @@ static const nbc__type *sig_record(sigp *s) {
       return NULL;
     }
     if (!is_scalar_kind(types[count]->kind) && types[count]->kind != NBC__T_RECORD &&
+        !nbc__type_is_datetime(types[count]) &&
         !shapes[count]) {
       s->p = at;
       return sig_error(s, "%s", "record fields must be scalars, records or "

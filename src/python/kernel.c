@@ -412,31 +412,33 @@ static void element_refused(PyObject *a) {
   Py_XDECREF(dt);
 }
 
-static PyObject *typeof_arg(nbc__py_state *st, PyObject *a);
-
-/* A numpy array of datetime64 or timedelta64: typed as its int64 view, whose element type's
- * name is then the dates' ("datetime64[D][::1]"). */
-static PyObject *typeof_dates(nbc__py_state *st, PyObject *a) {
-  PyObject *dt = PyObject_GetAttr(a, st->str_dtype);
-  PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
-  const char *name = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
-                                                 : NULL;
-  Py_XDECREF(str);
-  PyObject *text = NULL;
-  if (name) {
-    PyObject *as_int = PyObject_CallMethod(a, "view", "s", "i8");
-    PyObject *t = as_int ? typeof_arg(st, as_int) : NULL; /* "int64[::1]", "array(int64, 0d, C)" */
-    const char *s = t ? PyUnicode_AsUTF8(t) : NULL;
-    if (s && strncmp(s, "int64[", 6) == 0)
-      text = PyUnicode_FromFormat("%s%s", name, s + 5);
-    else if (s && strncmp(s, "array(int64,", 12) == 0)
-      text = PyUnicode_FromFormat("array(%s,%s", name, s + 12);
-    Py_XDECREF(as_int);
-    Py_XDECREF(t);
+/* An exact numpy array of dates or records (numpy exports no buffer of dates, nor of records
+ * holding them): its geometry read from the array itself. 1 when *v is filled, 0 when a is
+ * not such an array (the buffer protocol then judges it). */
+static int ndarray_geometry(nbc__py_state *st, PyObject *a, nbc__py_array_view *v) {
+  char kind = nbc__py_numpy_kind(st, a);
+  if (kind != 'M' && kind != 'm' && kind != 'V') return 0;
+  PyObject *dt = nbc__py_numpy_dtype_of(st, a);
+  Py_ssize_t itemsize = dt ? nbc__py_attr_ssize(dt, "itemsize") : -1;
+  PyObject *str = dt && kind != 'V' ? PyObject_GetAttrString(dt, "str") : NULL;
+  Py_buffer b;
+  int ok = itemsize > 0 && itemsize <= INT32_MAX &&
+           nbc__py_numpy_view(st, a, 0, (int)itemsize, &b);
+  if (ok) {
+    v->kind = kind;
+    v->itemsize = (int)itemsize;
+    v->ndim = b.ndim;
+    for (int d = 0; d < b.ndim; d++) {
+      v->shape[d] = b.shape[d];
+      v->strides[d] = b.strides[d];
+    }
+    v->datetime = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
+                                              : NULL;
   }
-  if (!text && !PyErr_Occurred()) element_refused(a);
   Py_XDECREF(dt);
-  return text;
+  Py_XDECREF(str);
+  PyErr_Clear();
+  return ok;
 }
 
 /* numba's typeof for the lazy jit: the signature spelling of one argument. */
@@ -521,9 +523,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     if (rc < 0) return NULL;
   } else {
     Py_buffer b;
-    char nk = nbc__py_numpy_kind(st, a);
-    if (nk == 'M' || nk == 'm') /* numpy exports no buffer of dates: their int64 view's */
-      return typeof_dates(st, a);
+    if (ndarray_geometry(st, a, &v)) goto typed;
     if (PyObject_GetBuffer(a, &b, PyBUF_RECORDS_RO) < 0) {
       PyErr_Clear();
       int member = nbc__py_is_enum_member(a); /* numba's EnumMember: Enum<int64>(mod.Color) */
@@ -545,6 +545,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     }
     PyBuffer_Release(&b);
   }
+typed:;
   const char *n = nbc__py_scalar_name(v.kind, v.itemsize);
   if (!n && (v.kind == 'M' || v.kind == 'm')) n = v.datetime; /* numba's NPDatetime(unit) */
   PyObject *record = NULL; /* an array of records: its element type's text */

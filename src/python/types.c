@@ -614,6 +614,16 @@ static int dtype_ints(PyObject *dtype, const char *attr, long *pv) {
   return *pv == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
+/* numba's name of a datetime64 / timedelta64 dtype object ("datetime64[ns]"), or NULL. */
+static const char *field_datetime_name(PyObject *fdt) {
+  PyObject *str = PyObject_GetAttrString(fdt, "str");
+  const char *n = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
+                                              : NULL;
+  Py_XDECREF(str);
+  PyErr_Clear();
+  return n;
+}
+
 /* A numpy scalar dtype's scalar name ("float64"), NULL with TypeError for anything else
  * (field_type_text has taken subarrays apart: numpy's base of one is never one itself). */
 static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
@@ -627,9 +637,12 @@ static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
     if (o[0] == '>')
       PyErr_Format(PyExc_TypeError, "record field '%U' (%R) is big-endian: only native byte "
                    "order is supported", name, fdt);
-    else if (!(n = nbc__py_scalar_name(k[0], itemsize)))
+    else if (!(n = nbc__py_scalar_name(k[0], itemsize)) && (k[0] == 'M' || k[0] == 'm'))
+      n = field_datetime_name(fdt); /* datetime64[ns], or NULL */
+    if (!n && !PyErr_Occurred())
       PyErr_Format(PyExc_TypeError, "record field '%U' has dtype %R: record fields must be "
-                   "booleans, integers, floats or complex numbers", name, fdt);
+                   "booleans, integers, floats, complex numbers or dates of one unit", name,
+                   fdt);
   }
   Py_XDECREF(kind);
   Py_XDECREF(order);

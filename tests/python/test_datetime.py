@@ -379,3 +379,36 @@ def test_globals_device_functions_and_ufuncs(tdrv):
         np.testing.assert_array_equal(pairs, a + abs(a - T0))
         np.testing.assert_array_equal(delta, b - a)
         np.testing.assert_array_equal(delta_g, b - a)
+
+
+def k_records(a, out):
+    for i in range(a.size):
+        a[i].t = a[i].t + a[i].d
+        a[i].t += a[i].d
+        out[i] = a[i].t - a[0].t
+        a[i]["v"] = out[i] / a[i].d
+
+
+def test_records_with_date_fields(tdrv):
+    rec = np.dtype([("t", "M8[ns]"), ("v", "f8"), ("d", "m8[s]")], align=True)
+    assert str(cuda.from_dtype(rec)) == ("Record(t[type=datetime64[ns];offset=0],v[type=float64;"
+                                         "offset=8],d[type=timedelta64[s];offset=16];24;True)")
+    a = np.zeros(6, rec)
+    a["t"] = (np.arange(6) * 1000).astype("M8[s]")
+    a["d"] = np.arange(1, 7).astype("m8[s]")
+    a["d"][3] = np.timedelta64("NaT", "s")
+    want = a.copy()
+    want["t"] = want["t"] + 2 * want["d"]
+    out_want = want["t"] - want["t"][0]
+    with np.errstate(all="ignore"):
+        want["v"] = out_want / want["d"]
+    out = np.zeros(6, "m8[ns]")
+    k = cuda.jit(k_records)
+    k[1, 1](a, out)
+    d = cuda.to_device(a)
+    assert d.dtype == rec and d.copy_to_host().dtype == rec
+    assert [str(t) for t in k.signatures[0]][1] == "array(timedelta64[ns], 1d, C)"
+    if not USING_TESTDRIVER:
+        np.testing.assert_array_equal(out, out_want)
+        np.testing.assert_array_equal(a["t"], want["t"])
+        np.testing.assert_array_equal(a["v"], want["v"])

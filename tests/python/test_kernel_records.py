@@ -145,7 +145,7 @@ def test_from_dtype_prints_numbas_record_types():
         f"Record(r[type={p};offset=0];11;False)")
     with pytest.raises(TypeError, match="big-endian"):
         cuda.from_dtype(np.dtype([("v", ">f8")]))
-    with pytest.raises(TypeError, match="must be booleans, integers, floats or complex"):
+    with pytest.raises(TypeError, match="must be booleans, integers, floats, complex numbers or dates"):
         cuda.from_dtype(np.dtype([("s", "S4")]))
     with pytest.raises(TypeError, match="not an identifier"):
         cuda.from_dtype(np.dtype([("a b", np.int32)]))
