@@ -200,7 +200,9 @@ int nbc__py_dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pite
       rc = record_arg(st, dtype, dt, precord);
     } else if ((*pkind == 'M' || *pkind == 'm') && ts[0] != '>' && nbc__py_datetime_name(ts)) {
       /* dates keep their dtype too: their unit is in it */
-      PyObject *made = dt ? Py_NewRef(dt) : PyObject_CallFunction(st->np_dtype, "s", ts);
+      PyObject *made = dt                  ? Py_NewRef(dt)
+                       : nbc__py_numpy(st) ? PyObject_CallFunction(st->np_dtype, "s", ts)
+                                           : NULL;
       *precord = made;
       rc = made ? 0 : -1;
     } else {

@@ -571,6 +571,7 @@ static const char *const datetime_units[] = {"Y",  "M",  "W",  "D",  "h",  "m", 
    prefix "[ps]", prefix "[fs]", prefix "[as]", prefix "[]"}
 static const char *const datetime_names[2][14] = {DT_NAMES_("datetime64"),
                                                   DT_NAMES_("timedelta64")};
+static const char *const datetime_typestrs[2][14] = {DT_NAMES_("<M8"), DT_NAMES_("<m8")};
 #undef DT_NAMES_
 
 const char *nbc__py_datetime_name(const char *ts) {
@@ -758,7 +759,10 @@ static PyObject *py_from_dtype(PyObject *module, PyObject *arg) {
     Py_XDECREF(str);
     if (dn) { /* numba's NPDatetime / NPTimedelta, named as numba prints them */
       PyObject *text = PyUnicode_FromString(dn);
-      result = text ? (PyObject *)type_new(st, T_DATETIME, text, text) : NULL;
+      NbType *t = text ? type_new(st, T_DATETIME, text, text) : NULL;
+      int code = nbc__py_datetime_code(dn) - 1;
+      if (t) t->typestr = datetime_typestrs[code / 14][code % 14]; /* a dtype of arrays */
+      result = (PyObject *)t;
       Py_XDECREF(text);
     } else if (n) {
       result = nbc__py_type_from_name(st, n);
@@ -1098,7 +1102,9 @@ PyObject *nbc__py_type_from_name(nbc__py_state *st, const char *name) {
 }
 
 const char *nbc__py_type_typestr(nbc__py_state *st, PyObject *obj) {
-  if (Py_TYPE(obj) != st->NbTypeType || ((NbType *)obj)->kind != T_SCALAR) return NULL;
+  if (Py_TYPE(obj) != st->NbTypeType ||
+      (((NbType *)obj)->kind != T_SCALAR && ((NbType *)obj)->kind != T_DATETIME))
+    return NULL;
   return ((NbType *)obj)->typestr;
 }
 

@@ -281,6 +281,7 @@ def test_device_arrays_of_dates(tdrv):
     np.testing.assert_array_equal(viewed.copy_to_host(), arr.view(np.int64))
     back = viewed.view("m8[s]")
     assert back.dtype == np.dtype("m8[s]") and back.__cuda_array_interface__["typestr"] == "<m8[s]"
+    assert cuda.device_array(3, cuda.from_dtype(np.dtype("m8[us]"))).dtype == np.dtype("m8[us]")
     e = cuda.device_array((2, 3), dtype="timedelta64[ms]")
     assert e.dtype == np.dtype("m8[ms]") and e.copy_to_host().dtype == np.dtype("m8[ms]")
     wrapped = cuda.from_cuda_array_interface(d.__cuda_array_interface__, owner=d)
