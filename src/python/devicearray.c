@@ -288,6 +288,7 @@ ArrayObject *nbc__py_array_alloc(nbc__py_state *st) {
   a->base = a->context = a->dtype = a->stream = NULL;
   a->cctx = NULL;
   a->lifetime = 0;
+  a->type_code = 0;
   PyObject_GC_Track(a);
   return a;
 }

@@ -38,6 +38,10 @@ typedef struct {
   /* the stream the array is bound to (numba's DeviceNDArray.stream): a Stream or an object
    * with __cuda_stream__, or NULL for numba's 0; methods given stream=0 use it */
   PyObject *stream;
+  /* the code of its numba type for lazy kernels' dispatch (kernel.c's fast_type_code),
+   * computed on the first launch that asks: an array's geometry never changes once made;
+   * 0 until then (and for arrays that have no such code) */
+  uint64_t type_code;
   int64_t dims[2 * INLINE_DIMS];
 } ArrayObject;
 

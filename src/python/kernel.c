@@ -737,9 +737,11 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, nbc__py_array_vie
   PyTypeObject *t = Py_TYPE(a);
   if (t == st->DeviceArrayType) {
     ArrayObject *x = (ArrayObject *)a;
+    if (x->type_code) return x->type_code;
     const char *dates = x->kind == 'M' || x->kind == 'm' ? nbc__py_datetime_name(x->typestr)
                                                          : NULL;
-    return array_type_code(x->kind, x->itemsize, x->ndim, x->shape, x->strides, dates);
+    return x->type_code = array_type_code(x->kind, x->itemsize, x->ndim, x->shape, x->strides,
+                                          dates);
   }
   if (t == &PyBool_Type) return 2;
   if (t == &PyLong_Type) return 3;

@@ -601,11 +601,26 @@ int nbc__py_datetime_code(const char *name) {
   return 0;
 }
 
+/* scalar_defs' index of (kind, itemsize), built from the table when the module loads (the
+ * same bytes each time): a launch asks once per array argument (lazy kernels' type codes),
+ * where the table's search cost ~100 instructions. Indexed by kind letter and log2(itemsize)
+ * (1..16 bytes); -1: none. */
+static signed char scalar_index[128][5];
+
+static void build_scalar_index(void) {
+  memset(scalar_index, -1, sizeof scalar_index);
+  for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++) {
+    int bytes = scalar_defs[i].bits / 8, lg = 0;
+    while ((1 << lg) < bytes) lg++;
+    scalar_index[(unsigned char)scalar_defs[i].typestr[1] & 127][lg] = (signed char)i;
+  }
+}
+
 const char *nbc__py_scalar_name(char kind, long itemsize) {
-  for (size_t i = 0; i < sizeof scalar_defs / sizeof scalar_defs[0]; i++)
-    if (scalar_defs[i].typestr[1] == kind && scalar_defs[i].bits == itemsize * 8)
-      return scalar_defs[i].name;
-  return NULL;
+  int lg = itemsize == 1 ? 0 : itemsize == 2 ? 1 : itemsize == 4 ? 2 : itemsize == 8 ? 3
+         : itemsize == 16 ? 4 : -1;
+  int i = lg >= 0 && (unsigned char)kind < 128 ? scalar_index[(unsigned char)kind][lg] : -1;
+  return i >= 0 ? scalar_defs[i].name : NULL;
 }
 
 static int dtype_ints(PyObject *dtype, const char *attr, long *pv) {
@@ -955,6 +970,7 @@ static PyMethodDef types_functions[] = {
 };
 
 int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
+  build_scalar_index();
   st->NbTypeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &type_spec, NULL);
   st->NbSignatureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &signature_spec, NULL);
   if (!st->NbTypeType || !st->NbSignatureType) return -1;
