@@ -242,7 +242,7 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   }
   if (g->kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &G->g, g, 0)) return NULL;
   if (g->kind == NBC_GLOBAL_ENUM || g->kind == NBC_GLOBAL_ENUM_MEMBER) { /* values, names */
-    if (!copy_tuple(I, &G->g, g, 8)) return NULL;
+    if (!copy_tuple(I, &G->g, g, 0)) return NULL; /* values may be tuples of numbers */
     const char **names = nbc__infer_alloc(I, sizeof *names * (size_t)(G->g.tuple_count + 1));
     if (!names) return NULL;
     for (int i = 0; i < G->g.tuple_count; i++)
@@ -413,20 +413,40 @@ static const nbc__type *device_array_type(infer *I, const nbc__node *n, const nb
   return t;
 }
 
+static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nbc_global_t *g);
+
+/* Whether t is a tuple of numbers (or of such tuples): an enum's tuple values. */
+static bool numbers_tuple(const nbc__type *t) {
+  if (!t || t->kind != NBC__T_TUPLE) return false;
+  for (int i = 0; i < t->count; i++)
+    if (!nbc__type_is_number(t->items[i]) && !numbers_tuple(t->items[i])) return false;
+  return true;
+}
+
 /* An enum class global's type (NBC__T_ENUM_CLASS): its members' values must be all ints
- * (int64) or all floats (float64), as numba's EnumClass needs one value type. */
+ * (int64), all floats (float64) or all tuples of one type of numbers (Python's Planet example,
+ * MERCURY = (3.303e+23, 2.4397e6)), as numba's EnumClass needs one value type. */
 static const nbc__type *enum_class_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
-  bool ints = g->tuple_count > 0, floats = g->tuple_count > 0;
+  bool ints = g->tuple_count > 0, floats = g->tuple_count > 0, tuples = g->tuple_count > 0;
   for (int i = 0; i < g->tuple_count; i++) {
     ints = ints && g->tuple_items[i].kind == NBC_GLOBAL_INT;
     floats = floats && g->tuple_items[i].kind == NBC_GLOBAL_FLOAT;
+    tuples = tuples && g->tuple_items[i].kind == NBC_GLOBAL_TUPLE;
   }
-  if (!ints && !floats)
-    return UNSUPPORTED(I, n, "enum class '%s': kernels use enums whose members are all ints or "
-                             "all floats", g->name ? g->name : "?"),
+  const nbc__type *vt = ints ? T(NBC__T_INT64) : floats ? T(NBC__T_FLOAT64) : NULL;
+  for (int i = 0; tuples && i < g->tuple_count; i++) {
+    const nbc__type *t = global_tuple_type(I, n, &g->tuple_items[i]);
+    if (!t) return NULL;
+    tuples = numbers_tuple(t) && (!vt || nbc__type_equal(vt, t));
+    vt = t;
+  }
+  if (!ints && !floats && !tuples)
+    return UNSUPPORTED(I, n, "enum class '%s': kernels use enums whose members are all ints, "
+                             "all floats or all tuples of one type of numbers",
+                       g->name ? g->name : "?"),
            NULL;
-  return nbc__type_enum(I->ctx, NBC__T_ENUM_CLASS, g->name ? g->name : "?",
-                        T(ints ? NBC__T_INT64 : NBC__T_FLOAT64), g->enum_int != 0);
+  return nbc__type_enum(I->ctx, NBC__T_ENUM_CLASS, g->name ? g->name : "?", vt,
+                        g->enum_int != 0);
 }
 
 /* The type of member `index` of enum class ct: an IntEnum's member is its int value (numba's
@@ -1564,7 +1584,7 @@ static void stmt(infer *I, nbc__node *s) {
         t->kind != NBC__T_TUPLE &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
         t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT &&
-        t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_POINTER &&
+        t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_POINTER && t->kind != NBC__T_ENUM &&
         !(t->kind == NBC__T_RANGE && t->dtype))
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;

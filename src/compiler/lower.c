@@ -429,6 +429,8 @@ static bool scalar_members(const nbc__type *t, int *pcount, const nbc__type **pm
 
 void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc__lval value,
                         bool *pfirst) {
+  if (t->kind == NBC__T_ENUM) /* numba's EnumModel proxies its value's model */
+    t = t->dtype;
   const char *sep = *pfirst ? "" : ", ";
   int count;
   const nbc__type *member;
@@ -485,6 +487,10 @@ void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc_
  * their types into types, and returns the rebuilt value (instructions go to the body). */
 static nbc__lval unflatten_param(nbc__lowerer *L, const nbc__type *t, int index, int *pk,
                                  nbc__buf *params, nbc__buf *types) {
+  if (t->kind == NBC__T_ENUM) { /* a member is its value (numba's EnumModel) */
+    nbc__lval m = unflatten_param(L, t->dtype, index, pk, params, types);
+    return (nbc__lval){t, m.v};
+  }
   nbc__lval v = {t, "undef"};
   int count;
   const nbc__type *member;

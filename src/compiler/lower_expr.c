@@ -1339,6 +1339,8 @@ nbc__lval nbc__lower_enum_member(nbc__lowerer *L, const nbc_global_t *g, int ind
   if (!t || index < 0 || index >= g->tuple_count) return (nbc__lval){t, "undef"};
   const nbc_global_t *v = &g->tuple_items[index];
   const nbc__type *vt = t->kind == NBC__T_ENUM ? t->dtype : t;
+  if (v->kind == NBC_GLOBAL_TUPLE) /* a tuple value: its constants */
+    return (nbc__lval){t, tuple_constant(L, vt, v).v};
   const char *c = v->kind == NBC_GLOBAL_FLOAT ? nbc__lower_const_float(L, vt, v->value.f)
                                               : nbc__lower_const_int(L, vt, v->value.i);
   return (nbc__lval){t, c};

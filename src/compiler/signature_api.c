@@ -78,6 +78,12 @@ static void print_sig_type(nbc__buf *b, nbc__ctx *ctx, const nbc__type *t) {
 /* Fills one parameter's description and advances *poffset past it. */
 static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *p,
                            size_t *poffset, bool *ppackable) {
+  if (t->kind == NBC__T_ENUM && t->dtype->kind == NBC__T_TUPLE) {
+    /* a member whose value is a tuple is passed as that tuple, named as the member's type */
+    describe_param(ctx, t->dtype, p, poffset, ppackable);
+    p->type_name = nbc__type_name(ctx, t);
+    return;
+  }
   size_t align = 8;
   p->type_name = nbc__type_name(ctx, t);
   p->dtype_name = "";

@@ -3,9 +3,9 @@
  * IntEnum, IntEnumMember, which is an int wherever a number is needed: ints are ints here
  * already, so only plain Enums need what follows). A class is identified by its qualified
  * name, "module.QualName", which is the name in the type "Enum<int64>(module.QualName)". Its
- * members' values must be all ints or all floats (numba's one value type): the resolver hands
- * every value over (others as OTHER) and the compiler says so; a kernel argument's type is
- * refused here.
+ * members' values must be all ints, all floats or all tuples of one type of numbers (numba's
+ * one value type): the resolver hands every value over (others as OTHER) and the compiler says
+ * so; a kernel argument's type is refused here.
  */
 #include "nbcuda_py.h"
 
@@ -42,27 +42,41 @@ PyObject *nbc__py_enum_class_name(PyObject *cls) {
   return name;
 }
 
-/* 'i' when every member's value is an int (not a bool), 'f' when every one is a float, 0
- * otherwise (-1 with the error set). */
-static int value_kind(PyObject *cls) {
-  PyObject *members = PyObject_GetAttrString(cls, "__members__");
-  PyObject *values = members ? PyMapping_Values(members) : NULL;
-  Py_XDECREF(members);
-  if (!values) return -1;
-  int kind = PyList_GET_SIZE(values) ? 'i' | 'f' << 8 : 0;
-  for (Py_ssize_t i = 0; kind && i < PyList_GET_SIZE(values); i++) {
-    PyObject *v = PyObject_GetAttrString(PyList_GET_ITEM(values, i), "value");
-    if (!v) {
-      Py_DECREF(values);
-      return -1;
-    }
-    int is_int = PyLong_Check(v) && !PyBool_Check(v), is_float = PyFloat_Check(v);
-    Py_DECREF(v);
-    if (!is_int) kind &= ~0xff;
-    if (!is_float) kind &= ~0xff00;
+/* A member's value as a global: an int (int64), a float, or a tuple of those (nested tuples
+ * too), the items' storage kept alive by keep; anything else OTHER (the compiler says what
+ * enums it takes). */
+static int member_value(PyObject *value, PyObject *keep, nbc_global_t *g) {
+  memset(g, 0, sizeof *g);
+  if (PyLong_Check(value) && !PyBool_Check(value)) {
+    int overflow = 0;
+    g->kind = NBC_GLOBAL_INT;
+    g->value.i = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow) g->kind = NBC_GLOBAL_OTHER; /* beyond int64 */
+    return PyErr_Occurred() ? -1 : 0;
   }
-  Py_DECREF(values);
-  return kind & 0xff ? 'i' : kind ? 'f' : 0;
+  if (PyFloat_Check(value)) {
+    g->kind = NBC_GLOBAL_FLOAT;
+    g->value.f = PyFloat_AsDouble(value);
+    return 0;
+  }
+  if (!PyTuple_CheckExact(value) || PyTuple_GET_SIZE(value) > 64) {
+    g->kind = NBC_GLOBAL_OTHER;
+    return 0;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(value);
+  PyObject *store = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(nbc_global_t) * (n ? n : 1));
+  if (!store || PyList_Append(keep, store) < 0) {
+    Py_XDECREF(store);
+    return -1;
+  }
+  Py_DECREF(store); /* keep holds it */
+  nbc_global_t *items = (nbc_global_t *)PyBytes_AS_STRING(store);
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (member_value(PyTuple_GET_ITEM(value, i), keep, &items[i]) < 0) return -1;
+  g->kind = NBC_GLOBAL_TUPLE;
+  g->tuple_items = items;
+  g->tuple_count = (int)n;
+  return 0;
 }
 
 int nbc__py_enum_describe(PyObject *cls, PyObject *keep, nbc_global_t *g) {
@@ -89,19 +103,7 @@ int nbc__py_enum_describe(PyObject *cls, PyObject *keep, nbc_global_t *g) {
     PyObject *value = PyObject_GetAttrString(PyTuple_GET_ITEM(pair, 1), "value");
     memset(&v[i], 0, sizeof v[i]);
     nm[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(pair, 0));
-    if (!value || !nm[i]) {
-      rc = -1;
-    } else if (PyLong_Check(value) && !PyBool_Check(value)) {
-      int overflow = 0;
-      v[i].kind = NBC_GLOBAL_INT;
-      v[i].value.i = PyLong_AsLongLongAndOverflow(value, &overflow);
-      if (overflow) v[i].kind = NBC_GLOBAL_OTHER; /* beyond int64 */
-    } else if (PyFloat_Check(value)) {
-      v[i].kind = NBC_GLOBAL_FLOAT;
-      v[i].value.f = PyFloat_AsDouble(value);
-    } else {
-      v[i].kind = NBC_GLOBAL_OTHER; /* the compiler says it needs ints or floats */
-    }
+    if (!value || !nm[i] || member_value(value, keep, &v[i]) < 0) rc = -1;
     Py_XDECREF(value);
   }
   if (rc == 0 && !PyErr_Occurred()) {
@@ -148,17 +150,43 @@ int nbc__py_enum_member_describe(PyObject *member, PyObject *keep, nbc_global_t 
   return PyErr_Occurred() ? -1 : 0;
 }
 
-PyObject *nbc__py_enum_arg_text(PyObject *member) {
+PyObject *nbc__py_enum_arg_text(PyObject *member, PyObject *(*value_text)(PyObject *value,
+                                                                          void *data),
+                                void *data) {
   PyObject *cls = (PyObject *)Py_TYPE(member);
-  int kind = value_kind(cls);
-  if (kind < 0) return NULL;
-  PyObject *qual = kind ? nbc__py_enum_class_name(cls) : NULL;
-  if (!kind)
+  PyObject *members = PyObject_GetAttrString(cls, "__members__");
+  PyObject *values = members ? PyMapping_Values(members) : NULL;
+  Py_XDECREF(members);
+  if (!values) return NULL;
+  PyObject *first = NULL; /* the value type all members share */
+  int same = PyList_GET_SIZE(values) > 0;
+  for (Py_ssize_t i = 0; same && i < PyList_GET_SIZE(values); i++) {
+    PyObject *v = PyObject_GetAttrString(PyList_GET_ITEM(values, i), "value");
+    PyObject *t = v && !PyBool_Check(v) ? value_text(v, data) : NULL;
+    Py_XDECREF(v);
+    if (!t) {
+      PyErr_Clear();
+      same = 0;
+    } else if (!first) {
+      first = t;
+    } else {
+      same = PyUnicode_Compare(first, t) == 0;
+      Py_DECREF(t);
+    }
+  }
+  Py_DECREF(values);
+  const char *ft = same && first ? PyUnicode_AsUTF8(first) : NULL;
+  /* numbers, or tuples of them: what the compiler takes */
+  if (ft && strcmp(ft, "int64") && strcmp(ft, "float64") && strncmp(ft, "UniTuple(", 9) &&
+      strncmp(ft, "Tuple(", 6))
+    ft = NULL;
+  PyObject *qual = ft ? nbc__py_enum_class_name(cls) : NULL;
+  PyObject *text = qual ? PyUnicode_FromFormat("Enum<%s>(%U)", ft, qual) : NULL;
+  if (!ft && !PyErr_Occurred())
     PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R: kernels take members of "
-                 "enums whose values are all ints or all floats", member);
-  PyObject *text =
-      qual ? PyUnicode_FromFormat("Enum<%s>(%U)", kind == 'i' ? "int64" : "float64", qual)
-           : NULL;
+                 "enums whose values are all ints, all floats or all tuples of one type of "
+                 "numbers", member);
+  Py_XDECREF(first);
   Py_XDECREF(qual);
   return text;
 }

@@ -441,6 +441,13 @@ static int ndarray_geometry(nbc__py_state *st, PyObject *a, nbc__py_array_view *
   return ok;
 }
 
+static PyObject *typeof_arg(nbc__py_state *st, PyObject *a);
+
+/* The type of an enum member's value (nbc__py_enum_arg_text's callback). */
+static PyObject *enum_value_text(PyObject *value, void *st) {
+  return typeof_arg((nbc__py_state *)st, value);
+}
+
 /* numba's typeof for the lazy jit: the signature spelling of one argument. */
 static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   PyObject *value;
@@ -527,7 +534,7 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     if (PyObject_GetBuffer(a, &b, PyBUF_RECORDS_RO) < 0) {
       PyErr_Clear();
       int member = nbc__py_is_enum_member(a); /* numba's EnumMember: Enum<int64>(mod.Color) */
-      if (member) return member > 0 ? nbc__py_enum_arg_text(a) : NULL;
+      if (member) return member > 0 ? nbc__py_enum_arg_text(a, enum_value_text, st) : NULL;
       element_refused(a);
       return NULL;
     }

@@ -171,6 +171,14 @@ static int pack_datetime(nbc__py_state *st, const nbc_param_info_t *p, int i, ch
 static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
                       PyObject *a, views_in_use *V) {
   nbc_status_t s;
+  if (p->kind == NBC_PARAM_TUPLE && !PyTuple_Check(a) && nbc__py_is_enum_member(a) > 0) {
+    PyObject *v = PyObject_GetAttrString(a, "value"); /* a member whose value is a tuple */
+    int r = v && PyTuple_Check(v) ? pack_value(st, p, i, buf, v, V) : -1;
+    if (v && !PyTuple_Check(v))
+      PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %R", i + 1, p->type_name, a);
+    Py_XDECREF(v);
+    return r;
+  }
   if (p->kind == NBC_PARAM_TUPLE) {
     if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) != p->nitems) {
       PyErr_Format(PyExc_TypeError, "argument %d: expected %s, got %R", i + 1, p->type_name,

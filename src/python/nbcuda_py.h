@@ -429,15 +429,18 @@ int nbc__py_arg_hint(nbc__py_state *st, PyObject *obj, PyObject **pvalue, int *p
 /* enums.c: enum.Enum classes and members (1/0, or -1 with the error set); a class's
  * identity "module.QualName" (new reference); an Enum class (or the class of a member) as a
  * resolver answer (NBC_GLOBAL_ENUM, or ENUM_MEMBER with the member's index; values that are
- * not ints or floats given as OTHER, for the compiler to refuse), strings and arrays kept
- * alive in keep;
- * a member's kernel argument type, "Enum<int64>(module.QualName)". */
+ * not ints, floats or tuples of them given as OTHER, for the compiler to refuse), strings and
+ * arrays kept alive in keep;
+ * a member's kernel argument type, "Enum<int64>(module.QualName)", from value_text, the
+ * kernel argument type of each member's value (kernel.c's typeof), which must be one. */
 int nbc__py_is_enum_class(PyObject *obj);
 int nbc__py_is_enum_member(PyObject *obj);
 PyObject *nbc__py_enum_class_name(PyObject *cls);
 int nbc__py_enum_describe(PyObject *cls, PyObject *keep, nbc_global_t *g);
 int nbc__py_enum_member_describe(PyObject *member, PyObject *keep, nbc_global_t *g);
-PyObject *nbc__py_enum_arg_text(PyObject *member);
+PyObject *nbc__py_enum_arg_text(PyObject *member, PyObject *(*value_text)(PyObject *value,
+                                                                          void *data),
+                                void *data);
 /* config.c: the nbcuda.config module; its CUDA_NVRTC_EXTRA_SEARCH_PATHS (a new reference to
  * a str, or NULL with the error set). */
 int nbc__py_config_init(PyObject *module, nbc__py_state *st);

@@ -485,6 +485,17 @@ TEST(enum_members) {
   ASSERT_OK(nbc_signature_pack_int(sig, 0, buf, 3));
   ASSERT_EQ(word(buf, 0), 3);
   nbc_signature_destroy(sig);
+  /* a member whose value is a tuple of numbers is passed as that tuple */
+  ASSERT_OK(nbc_signature_parse("void(Enum<UniTuple(float64 x 2)>(m.Body), int32)", &sig));
+  p = nbc_signature_param(sig, 0);
+  ASSERT_EQ(p->kind, NBC_PARAM_TUPLE);
+  ASSERT_EQ(p->nitems, 2);
+  ASSERT_STREQ(p->type_name, "Enum<UniTuple(float64 x 2)>(m.Body)");
+  ASSERT_EQ(p->items[1].offset, 8);
+  ASSERT_EQ(nbc_signature_param(sig, 1)->offset, 16);
+  nbc_signature_destroy(sig);
+  ASSERT_STATUS(nbc_signature_parse("void(Enum<UniTuple(float64[:] x 2)>(C))", &sig),
+                NBC_SIGNATURE_ERROR);
   ASSERT_STATUS(nbc_signature_parse("void(Enum<float32[:]>(C))", &sig), NBC_SIGNATURE_ERROR);
   ASSERT_STATUS(nbc_signature_parse("void(Enum<int64>())", &sig), NBC_SIGNATURE_ERROR);
   ASSERT_STATUS(nbc_signature_parse("void(Enum<int64>(C)", &sig), NBC_SIGNATURE_ERROR);

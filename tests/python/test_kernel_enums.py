@@ -40,6 +40,12 @@ class Planet(Enum):
     HOME = 5.976      # an alias of EARTH
 
 
+class Body(Enum):      # Python's documentation example: tuple values (mass, radius)
+    MERCURY = (3.303e+23, 2.4397e6)
+    VENUS = (4.869e+24, 6.0518e6)
+    EARTH = (5.976e+24, 6.37814e6)
+
+
 class Shape(IntEnum):
     circle = 2
     square = 500
@@ -75,6 +81,16 @@ def getattr_getitem(out):
     out[5] = is_red(Color.red) and not is_red(Color.blue)
     out[6] = Color.green.value
     out[7] = Planet.MARS.value
+
+
+def gravity(body, out):
+    G = 6.673e-11
+    mass, radius = body.value
+    out[0] = G * mass / (radius * radius)
+    out[1] = Body.EARTH.value[0] / mass
+    home = Body.EARTH
+    out[2] = body == home
+    out[3] = body is Body.VENUS
 
 
 def cross_class(out):                      # Python: members of two classes are not equal
@@ -113,11 +129,14 @@ def pairs(m):
     return [(m.Color.red, m.Color.red), (m.Color.red, m.Color.green),
             (m.Planet.EARTH, m.Planet.EARTH), (m.Planet.MARS, m.Planet.HOME),
             (m.Color.blue, m.Shake.mint), (m.Shape.circle, m.Shape.circle),
-            (m.Shape.circle, m.RequestError.dummy)]
+            (m.Shape.circle, m.RequestError.dummy), (m.Body.EARTH, m.Body.EARTH),
+            (m.Body.EARTH, m.Body.MERCURY)]
 
 
 @pytest.mark.parametrize("name, sig", [("getattr_getitem", "void(float64[::1])"),
                                        ("cross_class", "void(boolean[::1])"),
+                                       ("gravity", "void(Enum<UniTuple(float64 x 2)>"
+                                                   "(enums.Body), float64[::1])"),
                                        ("int_coerce", "void(int64, int32[::1])"),
                                        ("int_cast", "void(int64, int32[::1])")])
 def test_compiles_and_ptxas_accepts(m, name, sig, tmp_path):
@@ -130,11 +149,12 @@ def test_members_are_kernel_arguments(m):
     for a, b in pairs(m):
         k[1, 1](a, b, np.zeros(4, bool))  # the test driver runs no code
     types = {t for key in k.overloads for t in map(str, key)}
-    assert {t.split("(")[0] + "(" + t.split(".")[-1] for t in types if "Enum" in t} == {
-        "Enum<int64>(Color)", "Enum<float64>(Planet)", "Enum<int64>(Shake)"}
+    assert {t.split(">(")[0] + ">(" + t.split(".")[-1] for t in types if "Enum" in t} == {
+        "Enum<int64>(Color)", "Enum<float64>(Planet)", "Enum<int64>(Shake)",
+        "Enum<UniTuple(float64 x 2)>(Body)"}
     assert "int64" in types  # IntEnum members are their ints
-    with pytest.raises(TypeError, match="members of enums whose values are all ints or all "
-                                        "floats"):
+    with pytest.raises(TypeError, match="members of enums whose values are all ints, all "
+                                        "floats or all tuples of one type of numbers"):
         import enum
         k[1, 1](enum.Enum("Odd", {"a": "x"}).a, 1, np.zeros(4, bool))
 
@@ -151,6 +171,15 @@ class Mixed(Enum):
 class Color(Enum):
     red = 1
     green = 2
+
+
+class Ragged(Enum):
+    a = (1.0, 2.0)
+    b = (1.0, 2.0, 3.0)
+
+
+def ragged(out):
+    out[0] = Ragged.a.value[0]
 
 
 def mixed(out):
@@ -175,7 +204,8 @@ def arithmetic(out):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("mixed", "kernels use enums whose members are all ints or all floats"),
+    ("mixed", "kernels use enums whose members are all ints, all floats or all tuples"),
+    ("ragged", "kernels use enums whose members are all ints, all floats or all tuples"),
     ("ordered", r"Invalid use of < with parameters \(Enum<int64>\(.*Color\)"),
     ("unknown", "Unknown attribute 'purple' of enum class"),
     ("by_number", "an enum class is indexed by a member's name"),
@@ -206,6 +236,11 @@ def run_all(lib, m):
         got = np.zeros(2, bool)
         lib.jit(m.cross_class)[1, 1](got)
         out["cross_class"] = got
+    k = lib.jit(m.gravity)
+    for body in (m.Body.MERCURY, m.Body.EARTH):
+        got = np.zeros(4)
+        k[1, 1](body, got)
+        out[f"gravity_{body.name}"] = got
     for name in ("int_coerce", "int_cast"):
         k = lib.jit(m.__dict__[name])
         for x in (300, 450, 550):
@@ -233,6 +268,10 @@ def test_enums_match_python_and_numba_cuda(gpu, tmp_path, m):
         assert mine[f"int_coerce{x}"][0] == want and mine[f"int_cast{x}"][0] == want
     np.testing.assert_array_equal(mine["vectorized"], [m.vectorized(x) for x in
                                                        (2, 404, 500, 404)])
+    for body in (m.Body.MERCURY, m.Body.EARTH):
+        want = np.zeros(4)
+        m.gravity(body, want)  # Python runs the kernel's body as a function
+        np.testing.assert_allclose(mine[f"gravity_{body.name}"], want, rtol=1e-15)
     ncuda = pytest.importorskip("numba.cuda")
     theirs = run_all(ncuda, load_kernel_module(tmp_path, "enums_numba", SOURCE, ncuda))
     for key in set(mine) - {f"compare{CROSS_CLASS}", "cross_class"}:
