@@ -161,7 +161,7 @@ typedef struct nbc__list {
 
 /* One AST node. Which fields are used depends on kind:
  *   INT value.i (big: the literal exceeds INT64_MAX and value.i holds its uint64 bits);
- *   FLOAT value.f; COMPLEX value.f (imaginary part); BOOL value.i; STR str;
+ *   FLOAT value.f; COMPLEX value.f (imaginary part); BOOL value.i; STR str (value.i 1: bytes);
  *   NAME str; ATTR a.str (a: object, str: attribute); SUBSCRIPT a[b] (b may be a TUPLE);
  *   SLICE a:b:c (each may be NULL); CALL a(args) with list = the positional args followed
  *   by the keyword args (KEYWORD nodes: str = name, a = value); BINOP a op b; UNARY op a;
@@ -288,6 +288,10 @@ typedef enum nbc__type_kind {
   NBC__T_DATETIME,  /* numpy's datetime64 (numba's NPDatetime): count its unit's code, name
                        its unit ("D", "" for the generic one); an int64 value, NaT INT64_MIN */
   NBC__T_TIMEDELTA, /* numpy's timedelta64 (numba's NPTimedelta): as DATETIME */
+  NBC__T_CHARSEQ,   /* numpy's S<n> (numba's CharSeq, printed [char x n]): count bytes, a
+                       value [n x i8]; shorter contents are padded with zeros */
+  NBC__T_UNICHARSEQ, /* numpy's U<n> (numba's UnicodeCharSeq, [unichr x n]): count UCS-4
+                       code points, a value [n x i32] */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -397,6 +401,10 @@ bool nbc__type_rate_less(const int rate[3], const int best[3]);
 /* A MODULE / FUNCTION / DTYPE type in the arena (name copied). */
 const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
                                    const nbc__type *dtype);
+/* numpy's fixed-size strings: a CHARSEQ or UNICHARSEQ type of count characters. */
+const nbc__type *nbc__type_charseq(nbc__ctx *ctx, nbc__type_kind kind, int64_t count);
+bool nbc__type_is_charseq(const nbc__type *t); /* a CHARSEQ or UNICHARSEQ */
+
 /* ===================================================================== datetime.c === */
 /* numba's unit codes: Y 0, M 1, W 2, D 4, h 5, m 6, s 7, ms 8, us 9, ns 10, ps 11, fs 12,
  * as 13, generic 14 (3 is unused). */

@@ -1297,6 +1297,35 @@ static void stmts(infer *I, nbc__list *body);
 
 /* An element store of a t value into an element of type dt (an array's or a pointer's,
  * `where` says which): a number that converts, cast there; else numba's error. */
+/* The characters of a string literal in its own type: b"..." a CharSeq of its bytes, "..." a
+ * UnicodeCharSeq of its code points (the lexer keeps text as UTF-8). */
+static const nbc__type *string_literal_type(infer *I, nbc__node *n) {
+  const unsigned char *s = (const unsigned char *)(n->str ? n->str : "");
+  int64_t count = 0;
+  for (; *s; s++)
+    count += n->value.i || (*s & 0xc0) != 0x80; /* bytes, or UTF-8 lead bytes */
+  const nbc__type *t =
+      nbc__type_charseq(I->ctx, n->value.i ? NBC__T_CHARSEQ : NBC__T_UNICHARSEQ, count);
+  n->type = t;
+  return t;
+}
+
+/* A string stored into an element or field of string type dt (numpy's S<n> or U<n>): a
+ * literal of the same kind is written padded with zeros, or cut, to dt's length (numpy's and
+ * numba's assignment); any other value must have dt's type. */
+static void store_string(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t,
+                         const nbc__type *dt, const char *where) {
+  if (value && value->kind == NBC__N_STR && t && t->kind == dt->kind) {
+    value->type = dt; /* lowered as a constant of dt's length */
+    return;
+  }
+  if (!nbc__type_equal(t, dt))
+    TYPING(I, value ? value : target, "Cannot convert %s to %s in %s assignment%s",
+           nbc__infer_tname(I, t), nbc__infer_tname(I, dt), where,
+           t && t->kind != dt->kind && nbc__type_is_charseq(t)
+               ? " (bytes go to S arrays, str to U arrays)" : "");
+}
+
 static void store_number(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t,
                          const nbc__type *dt, const char *where) {
   if (!(nbc__type_is_number(t) || nbc__type_is_datetime(t)) || !nbc__type_can_convert(t, dt)) {
@@ -1363,6 +1392,10 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
                  nbc__infer_tname(I, ft));
         return;
       }
+      if (nbc__type_is_charseq(ft)) {
+        store_string(I, target, value, t, ft, "a record field");
+        return;
+      }
       if (!(nbc__type_is_number(t) || nbc__type_is_datetime(t)) ||
           !nbc__type_can_convert(t, ft)) {
         TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
@@ -1417,6 +1450,10 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
       if (!nbc__type_equal(t, dt))
         TYPING(I, value ? value : target, "Cannot convert %s to %s in an array assignment",
                nbc__infer_tname(I, t), nbc__infer_tname(I, dt));
+      return;
+    }
+    if (nbc__type_is_charseq(dt)) {
+      store_string(I, target, value, t, dt, "an array");
       return;
     }
     store_number(I, target, value, t, dt, "an array");
@@ -1573,7 +1610,9 @@ static void stmt(infer *I, nbc__node *s) {
     bool names = s->list.count > 0;
     for (int k = 0; k < s->list.count; k++)
       names = names && s->list.items[k]->kind == NBC__N_NAME;
-    const nbc__type *t = names ? expr_keeping_optional(I, s->a) : nbc__infer_expr(I, s->a);
+    const nbc__type *t = s->a->kind == NBC__N_STR ? string_literal_type(I, s->a)
+                         : names                  ? expr_keeping_optional(I, s->a)
+                                                  : nbc__infer_expr(I, s->a);
     for (int k = 0; k < s->list.count; k++)
       assign_target(I, s->list.items[k], s->a, t);
     /* a function bound to a name; one of a module (`s = math.sqrt`) is its type alone */
@@ -1581,7 +1620,7 @@ static void stmt(infer *I, nbc__node *s) {
       return;
     /* (a dtype may be named: `d = a.dtype`, `d = np.float32`, then d(x), local.array(n, d)) */
     if (t && !nbc__type_is_number(t) && !nbc__type_is_datetime(t) && t->kind != NBC__T_ARRAY &&
-        t->kind != NBC__T_TUPLE &&
+        t->kind != NBC__T_TUPLE && !nbc__type_is_charseq(t) &&
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
         t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT &&
         t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_POINTER && t->kind != NBC__T_ENUM &&

@@ -228,6 +228,9 @@ const char *nbc__lower_ltype(nbc__lowerer *L, const nbc__type *t) {
   }
   if (t->kind == NBC__T_FLAT) return nbc__lower_ltype(L, t->dtype); /* the array itself */
   if (nbc__type_is_datetime(t)) return "i64"; /* numba's NPDatetimeModel */
+  if (nbc__type_is_charseq(t)) /* numba's CharSeq models: the characters themselves */
+    return nbc__arena_printf(L->arena, "[%lld x %s]", (long long)t->size,
+                             t->kind == NBC__T_CHARSEQ ? "i8" : "i32");
   if (t->kind == NBC__T_ENUM) return nbc__lower_ltype(L, t->dtype); /* the member's value */
   if (t->kind == NBC__T_OPTIONAL) /* numba's OptionalModel: the data, then a valid bit */
     return nbc__arena_printf(L->arena, "{%s, i1}", nbc__lower_ltype(L, t->dtype));
@@ -313,6 +316,8 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
   case NBC__T_VECTOR:
     mangle_ident(L, b, t->name);
     return;
+  case NBC__T_CHARSEQ:
+  case NBC__T_UNICHARSEQ:
   case NBC__T_DATETIME: /* numba mangles these by their names: datetime64[D] */
   case NBC__T_TIMEDELTA:
   case NBC__T_ENUM:    /* numba mangles an EnumMember by its name, as a CPointer */

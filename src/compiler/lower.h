@@ -137,6 +137,10 @@ nbc__lval nbc__lower_load_aligned(nbc__lowerer *L, const nbc__type *t, const cha
 void nbc__lower_store_aligned(nbc__lowerer *L, nbc__lval v, const char *ptr, int align);
 
 /* Helpers of lower_expr.c that lower_call.c shares. */
+/* A constant of string type t (CHARSEQ or UNICHARSEQ) holding text (UTF-8), cut or padded
+ * with zeros to t's length. */
+nbc__lval nbc__lower_string_constant(nbc__lowerer *L, const nbc__type *t, const char *text);
+
 /* lower_datetime.c: operators on datetime64 / timedelta64 values (types from datetime.c's
  * typing: rt the result, a and b converted to the operand types it chose). */
 nbc__lval nbc__lower_datetime_binop(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,

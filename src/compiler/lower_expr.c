@@ -190,7 +190,7 @@ const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
   if (!t) return "null";
   if (t->kind == NBC__T_ENUM) t = t->dtype; /* a member is its value */
   if (t->kind == NBC__T_ARRAY || t->kind == NBC__T_TUPLE || t->kind == NBC__T_VECTOR ||
-      t->kind == NBC__T_OPTIONAL || nbc__type_is_complex(t))
+      t->kind == NBC__T_OPTIONAL || nbc__type_is_complex(t) || nbc__type_is_charseq(t))
     return "zeroinitializer";
   if (is_bool(t)) return "false";
   if (is_float(t)) return nbc__lower_const_float(L, t, 0.0);
@@ -1463,6 +1463,28 @@ static nbc__lval lower_attr(nbc__lowerer *L, nbc__node *n) {
 
 /* --------------------------------------------------------------- dispatch ----------- */
 
+nbc__lval nbc__lower_string_constant(nbc__lowerer *L, const nbc__type *t, const char *text) {
+  nbc__buf b;
+  nbc__buf_init(&b, L->arena);
+  const unsigned char *s = (const unsigned char *)(text ? text : "");
+  bool bytes = t->kind == NBC__T_CHARSEQ;
+  nbc__buf_puts(&b, "[");
+  for (int64_t i = 0; i < t->size; i++) {
+    uint32_t c = 0; /* past the text: zeros, as numpy pads */
+    if (*s && bytes) {
+      c = *s++;
+    } else if (*s) { /* one UTF-8 sequence: its code point */
+      int more = *s >= 0xf0 ? 3 : *s >= 0xe0 ? 2 : *s >= 0xc0 ? 1 : 0;
+      c = more ? *s & (0x3f >> more) : *s;
+      for (s++; more > 0 && (*s & 0xc0) == 0x80; more--) c = c << 6 | (*s++ & 0x3f);
+    }
+    nbc__buf_printf(&b, "%s%s %u", i ? ", " : "", bytes ? "i8" : "i32", (unsigned)c);
+  }
+  nbc__buf_puts(&b, "]");
+  if (t->size == 0) return (nbc__lval){t, "zeroinitializer"};
+  return (nbc__lval){t, b.data ? b.data : "zeroinitializer"};
+}
+
 static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
   switch (n->kind) {
   case NBC__N_INT: {
@@ -1483,6 +1505,10 @@ static nbc__lval lower_raw(nbc__lowerer *L, nbc__node *n) {
   }
   case NBC__N_BOOL:
     return (nbc__lval){T(NBC__T_BOOL), n->value.i ? "true" : "false"};
+  case NBC__N_STR: /* a string literal stored as numpy's S<n> or U<n> (infer typed it) */
+    if (nbc__type_is_charseq(n->type)) return nbc__lower_string_constant(L, n->type, n->str);
+    nbc__lower_error(L, n, "strings are not supported in kernels");
+    return (nbc__lval){n->type, "undef"};
   case NBC__N_NONE:
     return (nbc__lval){n->type ? n->type : T(NBC__T_VOID), "null"};
   case NBC__N_NAME:

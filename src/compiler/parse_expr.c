@@ -110,7 +110,10 @@ static nbc__node *strings(parser *p) {
   if (b.oom) return nbc__parse_oom(p);
   if (any_f) return other_expr(p, first, NULL);
   nbc__node *n = nbc__parse_new_node(p, NBC__N_STR, first);
-  if (n) n->str = b.data;
+  if (n) {
+    n->str = b.data;
+    n->value.i = any_bytes; /* b"..." */
+  }
   return n;
 }
 

@@ -108,12 +108,15 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     p->dtype_kind = 'V';
     p->itemsize = (int)t->size;
     p->size = 8;
-  } else if (t->kind == NBC__T_ARRAY &&
-             (is_scalar(t->dtype) || t->dtype->kind == NBC__T_RECORD)) {
+  } else if (t->kind == NBC__T_ARRAY && (is_scalar(t->dtype) || t->dtype->kind == NBC__T_RECORD ||
+                                         nbc__type_is_charseq(t->dtype))) {
     bool record = t->dtype->kind == NBC__T_RECORD;
     p->kind = NBC_PARAM_ARRAY;
     p->dtype_name = nbc__type_name(ctx, t->dtype);
-    p->dtype_kind = record ? 'V' : scalar_kind(t->dtype);
+    p->dtype_kind = record                                ? 'V'
+                    : t->dtype->kind == NBC__T_CHARSEQ    ? 'S'
+                    : t->dtype->kind == NBC__T_UNICHARSEQ ? 'U'
+                                                          : scalar_kind(t->dtype);
     p->itemsize = record ? (int)t->dtype->size : (int)nbc__type_size(t->dtype);
     p->ndim = t->ndim;
     p->layout = t->layout;

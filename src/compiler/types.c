@@ -215,6 +215,8 @@ static int pow2_dividing(int64_t x, int cap) {
  * a record's nbc__type_record_align. */
 static int natural_align(const nbc__type *e) {
   if (e->kind == NBC__T_RECORD) return nbc__type_record_align(e);
+  if (e->kind == NBC__T_CHARSEQ) return 1;
+  if (e->kind == NBC__T_UNICHARSEQ) return 4;
   return (int)nbc__type_size(e) / (nbc__type_is_complex(e) ? 2 : 1);
 }
 
@@ -234,6 +236,19 @@ int nbc__type_record_field_align(const nbc__type *record, int i) {
   bool array = f->kind == NBC__T_ARRAY;
   int natural = natural_align(array ? f->dtype : f);
   return pow2_dividing(record->field_offsets[i] | record->size | (array ? natural : 0), natural);
+}
+
+const nbc__type *nbc__type_charseq(nbc__ctx *ctx, nbc__type_kind kind, int64_t count) {
+  nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
+  if (!t) return NULL;
+  memset(t, 0, sizeof *t);
+  t->kind = kind;
+  t->size = count;
+  return t;
+}
+
+bool nbc__type_is_charseq(const nbc__type *t) {
+  return t && (t->kind == NBC__T_CHARSEQ || t->kind == NBC__T_UNICHARSEQ);
 }
 
 const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const char *name,
@@ -281,6 +296,9 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
   case NBC__T_DATETIME:
   case NBC__T_TIMEDELTA: /* interned, but compare the unit anyway */
     return a->count == b->count;
+  case NBC__T_CHARSEQ:
+  case NBC__T_UNICHARSEQ:
+    return a->size == b->size;
   case NBC__T_RECORD:
     if (a->count != b->count || a->size != b->size || a->aligned != b->aligned) return false;
     for (int i = 0; i < a->count; i++)
@@ -319,6 +337,8 @@ bool nbc__type_is_number(const nbc__type *t) {
 size_t nbc__type_size(const nbc__type *t) {
   if (t && t->kind == NBC__T_RECORD) return (size_t)t->size;
   if (nbc__type_is_datetime(t)) return 8;
+  if (t && t->kind == NBC__T_CHARSEQ) return (size_t)t->size;
+  if (t && t->kind == NBC__T_UNICHARSEQ) return 4 * (size_t)t->size;
   return t && is_scalar_kind(t->kind) ? scalar_sizes[t->kind - NBC__T_BOOL] : 0;
 }
 int nbc__type_bits(const nbc__type *t) {
@@ -426,6 +446,11 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     return;
   case NBC__T_VECTOR:
     nbc__buf_puts(out, t->name ? t->name : "vector");
+    return;
+  case NBC__T_CHARSEQ: /* numba's names; the signature parser reads them back */
+  case NBC__T_UNICHARSEQ:
+    nbc__buf_printf(out, "[%s x %lld]", t->kind == NBC__T_CHARSEQ ? "char" : "unichr",
+                    (long long)t->size);
     return;
   case NBC__T_DATETIME: /* numba's names; the signature parser reads them back */
   case NBC__T_TIMEDELTA:
@@ -1401,7 +1426,8 @@ static const nbc__type *sig_element(sigp *s, const char *what) {
   if (!sig_expect(s, '(')) return NULL;
   const char *at = (sig_skip(s), s->p);
   const nbc__type *e = sig_type(s);
-  if (e && !is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD && !nbc__type_is_datetime(e)) {
+  if (e && !is_scalar_kind(e->kind) && e->kind != NBC__T_RECORD && !nbc__type_is_datetime(e) &&
+      !nbc__type_is_charseq(e)) {
     s->p = at;
     return sig_error(s, "%s", what), NULL;
   }
@@ -1464,7 +1490,7 @@ static const nbc__type *sig_record(sigp *s) {
       return NULL;
     }
     if (!is_scalar_kind(types[count]->kind) && types[count]->kind != NBC__T_RECORD &&
-        !nbc__type_is_datetime(types[count]) &&
+        !nbc__type_is_datetime(types[count]) && !nbc__type_is_charseq(types[count]) &&
         !shapes[count]) {
       s->p = at;
       return sig_error(s, "%s", "record fields must be scalars, records or "
@@ -1659,10 +1685,35 @@ static const nbc__type *sig_printed_array(sigp *s) {
   return nbc__type_array(s->ctx, e, (int)ndim, layout);
 }
 
+/* numba's printed CharSeq / UnicodeCharSeq, [char x 12] / [unichr x 12], at its '['; then an
+ * array of them when '[' follows. */
+static const nbc__type *sig_charseq(sigp *s) {
+  s->p++; /* '[' */
+  sig_skip(s);
+  nbc__type_kind kind = strncmp(s->p, "char", 4) == 0     ? NBC__T_CHARSEQ
+                        : strncmp(s->p, "unichr", 6) == 0 ? NBC__T_UNICHARSEQ
+                                                          : NBC__T_VOID;
+  if (kind == NBC__T_VOID)
+    return sig_error(s, "%s", "expected [char x N] or [unichr x N]"), NULL;
+  s->p += kind == NBC__T_CHARSEQ ? 4 : 6;
+  sig_skip(s);
+  int64_t n = 0;
+  if (*s->p != 'x') return sig_error(s, "%s", "expected 'x' and a length"), NULL;
+  s->p++;
+  if (!sig_int(s, &n, "a length")) return NULL;
+  if (n < 1 || n > (1 << 24)) return sig_error(s, "%s", "a string length from 1 to 2**24"), NULL;
+  if (!sig_expect(s, ']')) return NULL;
+  const nbc__type *t = nbc__type_charseq(s->ctx, kind, n);
+  if (!t) return nbc__diag_oom(s->ctx), NULL;
+  sig_skip(s);
+  return *s->p == '[' ? sig_array(s, t) : t;
+}
+
 static const nbc__type *sig_type(sigp *s) {
   const char *name;
   size_t len;
   const char *at = (sig_skip(s), s->p);
+  if (*s->p == '[') return sig_charseq(s);
   if (!sig_name(s, &name, &len)) return NULL;
   if (len == 5 && memcmp(name, "array", 5) == 0 && (sig_skip(s), *s->p == '('))
     return sig_printed_array(s);

@@ -118,8 +118,9 @@ char nbc__py_format_kind(const char *format, Py_ssize_t itemsize) {
   if (format[0] == 'Z') return (format[1] == 'e' || format[1] == 'f' || format[1] == 'd') ? 'c' : 0;
   if (format[0] == 'T' && format[1] == '{') return 'V'; /* numpy's structured dtypes */
   if (format[0] >= '0' && format[0] <= '9') { /* "8x": numpy's raw bytes, np.dtype('V8') */
-    while (*format >= '0' && *format <= '9') format++;
-    return format[0] == 'x' && format[1] == '\0' ? 'V' : 0;
+    while (*format >= '0' && *format <= '9') format++; /* "12s", "12w": S12, U12 */
+    if (format[1] != '\0') return 0;
+    return format[0] == 'x' ? 'V' : format[0] == 's' ? 'S' : format[0] == 'w' ? 'U' : 0;
   }
   if (format[1] != '\0') return 0;
   switch (format[0]) {
@@ -131,15 +132,15 @@ char nbc__py_format_kind(const char *format, Py_ssize_t itemsize) {
   }
 }
 
-/* "<f4", "|b1", "|V16": written by hand because snprintf costs as much as the rest of
- * to_device. */
+/* "<f4", "|b1", "|V16", "|S12", "<U12" (characters, 4 bytes each): written by hand because
+ * snprintf costs as much as the rest of to_device. */
 void nbc__py_set_typestr(char *out, char kind, int itemsize) {
   char digits[12];
   int n = 0;
-  unsigned v = itemsize > 0 ? (unsigned)itemsize : 0;
+  unsigned v = itemsize > 0 ? (unsigned)itemsize / (kind == 'U' ? 4 : 1) : 0;
   do digits[n++] = (char)('0' + v % 10);
   while ((v /= 10) != 0);
-  *out++ = itemsize == 1 || kind == 'V' ? '|' : '<';
+  *out++ = itemsize == 1 || kind == 'V' || kind == 'S' ? '|' : '<';
   *out++ = kind;
   while (n > 0) *out++ = digits[--n];
   *out = 0;
@@ -195,7 +196,7 @@ int nbc__py_dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pite
   int rc = -1;
   if (ts) {
     *pkind = ts[1];
-    *pitemsize = atoi(ts + 2);
+    *pitemsize = atoi(ts + 2) * (ts[1] == 'U' ? 4 : 1); /* "<U12": characters of 4 bytes */
     if (*pkind == 'V' && *pitemsize > 0) {
       rc = record_arg(st, dtype, dt, precord);
     } else if ((*pkind == 'M' || *pkind == 'm') && ts[0] != '>' && nbc__py_datetime_name(ts)) {
@@ -206,7 +207,7 @@ int nbc__py_dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pite
       *precord = made;
       rc = made ? 0 : -1;
     } else {
-      rc = (ts[0] != '>' && strchr("biufc", *pkind) && *pitemsize > 0) ? 0 : -1;
+      rc = (ts[0] != '>' && strchr("biufcSU", *pkind) && *pitemsize > 0) ? 0 : -1;
       if (rc < 0) PyErr_Format(PyExc_TypeError, "unsupported dtype %R", dtype);
     }
   }

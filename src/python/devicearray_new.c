@@ -218,7 +218,8 @@ static int geometry_from_cai(ArrayObject *a, const cai_entries *e) {
   while (*digit >= '0' && *digit <= '9' && a->itemsize < 1 << 20)
     a->itemsize = a->itemsize * 10 + (*digit++ - '0');
   int dates = (a->kind == 'M' || a->kind == 'm') && nbc__py_datetime_name(ts);
-  if ((*digit && !dates) || !strchr("biufcVMm", a->kind) || a->itemsize <= 0) {
+  if (a->kind == 'U') a->itemsize *= 4; /* "<U12": characters of 4 bytes */
+  if ((*digit && !dates) || !strchr("biufcVMmSU", a->kind) || a->itemsize <= 0) {
     PyErr_Format(PyExc_TypeError, "unsupported typestr %R", typestr); /* 'V': see cai_record */
     return -1;
   }

@@ -555,15 +555,18 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
 typed:;
   const char *n = nbc__py_scalar_name(v.kind, v.itemsize);
   if (!n && (v.kind == 'M' || v.kind == 'm')) n = v.datetime; /* numba's NPDatetime(unit) */
-  PyObject *record = NULL; /* an array of records: its element type's text */
+  PyObject *record = NULL; /* an array of records or strings: its element type's text */
   if (v.kind == 'V') {
     PyObject *dt = PyObject_GetAttrString(a, "dtype");
     record = dt ? nbc__py_record_text(st, dt) : NULL;
     Py_XDECREF(dt);
     if (!record) return NULL;
     n = PyUnicode_AsUTF8(record);
+  } else if (v.kind == 'S' || v.kind == 'U') { /* numba's CharSeq and UnicodeCharSeq */
+    record = nbc__py_string_type_text((Py_UCS4)v.kind, v.itemsize);
+    if (record) n = PyUnicode_AsUTF8(record);
   }
-  if (record && v.ndim == 0 && Py_TYPE(a) == st->DeviceArrayType)
+  if (record && v.ndim == 0 && Py_TYPE(a) == st->DeviceArrayType && v.kind == 'V')
     return record; /* to_device(record): numba's DeviceRecord, a Record argument */
   if (n && v.ndim == 0) { /* a 0-d array: numba's array(dtype, 0d, C) */
     PyObject *s = PyUnicode_FromFormat("array(%s, 0d, C)", n);

@@ -176,6 +176,9 @@ PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype);
 /* numba's name of numpy's datetime64 / timedelta64 typestr ("<M8[D]" -> "datetime64[D]", a
  * static string), or NULL for any other typestr (multiples of a unit, "M8[25s]", included). */
 const char *nbc__py_datetime_name(const char *ts);
+/* numba's name of numpy's S<n> / U<n> element ('S' or 'U', itemsize in bytes): "[char x 12]",
+ * "[unichr x 12]"; NULL (no error) for anything else. */
+PyObject *nbc__py_string_type_text(Py_UCS4 kind, long itemsize);
 /* A small number (1..28) naming one of those static names, 0 for any other pointer. */
 int nbc__py_datetime_code(const char *name);
 /* The type name of numpy's scalar kind ('b', 'i', 'u', 'f', 'c') and itemsize ("float64",

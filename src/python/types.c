@@ -594,6 +594,13 @@ const char *nbc__py_datetime_name(const char *ts) {
   return NULL; /* a multiple of a unit ("M8[25s]"): numba has no type for it */
 }
 
+PyObject *nbc__py_string_type_text(Py_UCS4 kind, long itemsize) {
+  if (kind == 'S' && itemsize > 0) return PyUnicode_FromFormat("[char x %ld]", itemsize);
+  if (kind == 'U' && itemsize > 0 && itemsize % 4 == 0)
+    return PyUnicode_FromFormat("[unichr x %ld]", itemsize / 4);
+  return NULL;
+}
+
 int nbc__py_datetime_code(const char *name) {
   for (int k = 0; k < 2; k++)
     for (int u = 0; u < 14; u++)
@@ -657,8 +664,8 @@ static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
       n = field_datetime_name(fdt); /* datetime64[ns], or NULL */
     if (!n && !PyErr_Occurred())
       PyErr_Format(PyExc_TypeError, "record field '%U' has dtype %R: record fields must be "
-                   "booleans, integers, floats, complex numbers or dates of one unit", name,
-                   fdt);
+                   "booleans, integers, floats, complex numbers, dates of one unit or strings",
+                   name, fdt);
   }
   Py_XDECREF(kind);
   Py_XDECREF(order);
@@ -694,6 +701,17 @@ static PyObject *field_type_text(PyObject *fdt, PyObject *name) {
     return text;
   }
   Py_DECREF(sub);
+  PyObject *kind = PyObject_GetAttrString(fdt, "kind");
+  long itemsize = -1;
+  int string = kind && PyUnicode_Check(kind) &&
+               (PyUnicode_CompareWithASCIIString(kind, "S") == 0 ||
+                PyUnicode_CompareWithASCIIString(kind, "U") == 0) &&
+               dtype_ints(fdt, "itemsize", &itemsize) == 0;
+  PyObject *text = NULL;
+  if (string) /* numba's CharSeq and UnicodeCharSeq: [char x 12], [unichr x 12] */
+    text = nbc__py_string_type_text(PyUnicode_READ_CHAR(kind, 0), itemsize);
+  Py_XDECREF(kind);
+  if (string || PyErr_Occurred()) return text;
   const char *n = field_scalar_name(fdt, name);
   return n ? PyUnicode_FromString(n) : NULL;
 }

@@ -118,6 +118,21 @@ TEST(dates) {
                    "column 17");
 }
 
+/* numba's CharSeq / UnicodeCharSeq, as it prints them */
+TEST(strings) {
+  ASSERT_SIG("void([char x 5][::1], array([unichr x 12], 2d, C))",
+             "void(array([char x 5], 1d, C), array([unichr x 12], 2d, C))");
+  ASSERT_SIG("void(Record(x[type=int32;offset=0],y[type=[unichr x 3];offset=4];16;False)[:])",
+             "void(unaligned array(Record(x[type=int32;offset=0],y[type=[unichr x 3];offset=4];16;"
+             "False), 1d, A))");
+  ASSERT_SIG_ERROR("void([str x 5])",
+                   "<signature>:1:7: error: invalid signature: expected [char x N] or [unichr "
+                   "x N] at column 7");
+  ASSERT_SIG_ERROR("void([char x 0])",
+                   "<signature>:1:15: error: invalid signature: a string length from 1 to "
+                   "2**24 at column 15");
+}
+
 TEST(errors) {
   ASSERT_SIG_ERROR(
       "float32(floot32)",
@@ -172,5 +187,6 @@ TEST(no_crash_on_garbage) {
   }
 }
 
-TEST_LIST(X(scalars) X(aliases) X(arrays) X(tuples) X(dates) X(errors) X(no_crash_on_garbage))
+TEST_LIST(X(scalars) X(aliases) X(arrays) X(tuples) X(dates) X(strings) X(errors)
+              X(no_crash_on_garbage))
 TEST_MAIN()

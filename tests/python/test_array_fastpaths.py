@@ -22,7 +22,8 @@ def test_device_array_dtype_errors_are_not_cached(cuda):
         with pytest.raises(TypeError, match="unsupported dtype"):
             cuda.device_array(3, np.dtype(">f4"))
         with pytest.raises(TypeError):
-            cuda.device_array(3, "U4")
+            cuda.device_array(3, "O")
+    assert cuda.device_array(3, "U4").dtype == np.dtype("U4")  # strings are device arrays now
 
 
 def test_device_array_keywords_and_shapes(cuda):

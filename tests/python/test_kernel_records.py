@@ -145,8 +145,10 @@ def test_from_dtype_prints_numbas_record_types():
         f"Record(r[type={p};offset=0];11;False)")
     with pytest.raises(TypeError, match="big-endian"):
         cuda.from_dtype(np.dtype([("v", ">f8")]))
-    with pytest.raises(TypeError, match="must be booleans, integers, floats, complex numbers or dates"):
-        cuda.from_dtype(np.dtype([("s", "S4")]))
+    with pytest.raises(TypeError, match="must be booleans, integers, floats, complex numbers"):
+        cuda.from_dtype(np.dtype([("s", "O")]))
+    assert str(cuda.from_dtype(np.dtype([("s", "S4"), ("u", "U2")]))) == (
+        "Record(s[type=[char x 4];offset=0],u[type=[unichr x 2];offset=4];12;False)")
     with pytest.raises(TypeError, match="not an identifier"):
         cuda.from_dtype(np.dtype([("a b", np.int32)]))
 
