@@ -63,8 +63,7 @@ test_multithreads test_typeconv test_array_reductions""".split()
 # Added in the twentieth session: nested functions passed as values (make_function), the
 # disk cache (whose file-counting checks read numba's index-and-overloads layout), fork
 # detection, launch-config-sensitive dispatchers, numba's debug dumps, @overload interop, and
-# arrays of strings, which nbcuda does not have (their counts say so), and dates (nbcuda has
-# them since the twenty-first session).
+# arrays of strings and dates (which nbcuda has since the twenty-first session).
 MODULES_FIFTH = """test_make_function_to_jit_function test_caching test_multiprocessing
 test_launch_config_sensitive test_debug test_numba_interop test_const_string
 test_datetime""".split()
