@@ -361,6 +361,8 @@ int nbc__type_record_field_align(const nbc__type *record, int i);
 int nbc__type_record_align(const nbc__type *record);
 bool nbc__type_equal(const nbc__type *a, const nbc__type *b);
 bool nbc__type_is_int(const nbc__type *t);     /* int8..uint64 (not bool) */
+/* A tuple of numbers or of such tuples (an enum's tuple values, numba's one value type). */
+bool nbc__type_is_numbers_tuple(const nbc__type *t);
 bool nbc__type_is_signed(const nbc__type *t);
 bool nbc__type_is_float(const nbc__type *t);   /* float16/32/64 */
 bool nbc__type_is_complex(const nbc__type *t);

@@ -415,14 +415,6 @@ static const nbc__type *device_array_type(infer *I, const nbc__node *n, const nb
 
 static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nbc_global_t *g);
 
-/* Whether t is a tuple of numbers (or of such tuples): an enum's tuple values. */
-static bool numbers_tuple(const nbc__type *t) {
-  if (!t || t->kind != NBC__T_TUPLE) return false;
-  for (int i = 0; i < t->count; i++)
-    if (!nbc__type_is_number(t->items[i]) && !numbers_tuple(t->items[i])) return false;
-  return true;
-}
-
 /* An enum class global's type (NBC__T_ENUM_CLASS): its members' values must be all ints
  * (int64), all floats (float64) or all tuples of one type of numbers (Python's Planet example,
  * MERCURY = (3.303e+23, 2.4397e6)), as numba's EnumClass needs one value type. */
@@ -437,7 +429,7 @@ static const nbc__type *enum_class_type(infer *I, const nbc__node *n, const nbc_
   for (int i = 0; tuples && i < g->tuple_count; i++) {
     const nbc__type *t = global_tuple_type(I, n, &g->tuple_items[i]);
     if (!t) return NULL;
-    tuples = numbers_tuple(t) && (!vt || nbc__type_equal(vt, t));
+    tuples = nbc__type_is_numbers_tuple(t) && (!vt || nbc__type_equal(vt, t));
     vt = t;
   }
   if (!ints && !floats && !tuples)

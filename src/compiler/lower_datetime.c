@@ -97,6 +97,21 @@ static const char *month_to_days(nbc__lowerer *L, const char *m) {
   return emit2(L, "add", emit2(L, "add", year_to_days(L, year), acc), one);
 }
 
+/* A count of unit `from` of a date of kind (DATETIME or TIMEDELTA) in unit `to`, by numba's
+ * integer factor; none: reported. */
+static const char *in_unit(nbc__lowerer *L, nbc__node *where, nbc__type_kind kind,
+                           const char *v, int from, int to) {
+  int64_t f = nbc__datetime_factor(from, to);
+  if (!f) {
+    const char *name = kind == NBC__T_DATETIME ? "datetime64" : "timedelta64";
+    nbc__lower_error(L, where, "cannot convert %s[%s] to %s[%s]", name,
+                     nbc__type_datetime(kind, from)->name, name,
+                     nbc__type_datetime(kind, to)->name);
+    return v;
+  }
+  return scaled(L, v, f);
+}
+
 /* A datetime of unit `from` in unit `to` (numba's convert_datetime_for_arith): years and
  * months become days (or weeks) by the calendar, then an integer factor. */
 static const char *datetime_in(nbc__lowerer *L, nbc__node *where, const char *v, int from,
@@ -114,27 +129,13 @@ static const char *datetime_in(nbc__lowerer *L, nbc__node *where, const char *v,
       from = 4;
     }
   }
-  int64_t f = nbc__datetime_factor(from, to);
-  if (!f) {
-    nbc__lower_error(L, where, "cannot convert datetime64[%s] to datetime64[%s]",
-                     nbc__type_datetime(NBC__T_DATETIME, from)->name,
-                     nbc__type_datetime(NBC__T_DATETIME, to)->name);
-    return v;
-  }
-  return scaled(L, v, f);
+  return in_unit(L, where, NBC__T_DATETIME, v, from, to);
 }
 
-/* A timedelta of unit `from` in unit `to`; 0 factor: no conversion (reported). */
+/* A timedelta of unit `from` in unit `to`. */
 static const char *timedelta_in(nbc__lowerer *L, nbc__node *where, const char *v, int from,
                                 int to) {
-  int64_t f = nbc__datetime_factor(from, to);
-  if (!f) {
-    nbc__lower_error(L, where, "cannot convert timedelta64[%s] to timedelta64[%s]",
-                     nbc__type_datetime(NBC__T_TIMEDELTA, from)->name,
-                     nbc__type_datetime(NBC__T_TIMEDELTA, to)->name);
-    return v;
-  }
-  return scaled(L, v, f);
+  return in_unit(L, where, NBC__T_TIMEDELTA, v, from, to);
 }
 
 /* Two timedeltas in the unit of the one the other converts to (numba's normalize_timedeltas);

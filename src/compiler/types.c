@@ -315,6 +315,14 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
   }
 }
 
+bool nbc__type_is_numbers_tuple(const nbc__type *t) {
+  if (!t || t->kind != NBC__T_TUPLE) return false;
+  for (int i = 0; i < t->count; i++)
+    if (!nbc__type_is_number(t->items[i]) && !nbc__type_is_numbers_tuple(t->items[i]))
+      return false;
+  return true;
+}
+
 bool nbc__type_is_int(const nbc__type *t) {
   return t && t->kind >= NBC__T_INT8 && t->kind <= NBC__T_UINT64;
 }
@@ -1571,21 +1579,13 @@ static const nbc__type *sig_pointer(sigp *s) {
   return nbc__type_pointer(s->ctx, t);
 }
 
-/* Whether t is a tuple of numbers (or of such tuples). */
-static bool sig_numbers_tuple(const nbc__type *t) {
-  if (t->kind != NBC__T_TUPLE) return false;
-  for (int i = 0; i < t->count; i++)
-    if (!nbc__type_is_number(t->items[i]) && !sig_numbers_tuple(t->items[i])) return false;
-  return true;
-}
-
 /* Enum<dtype>(class): after "Enum"; the class's qualified name runs to the ')' (it may hold
  * dots and "<locals>"). */
 static const nbc__type *sig_enum(sigp *s) {
   s->p++; /* '<' */
   const char *at = (sig_skip(s), s->p);
   const nbc__type *t = sig_type(s);
-  if (t && !nbc__type_is_number(t) && !sig_numbers_tuple(t)) {
+  if (t && !nbc__type_is_number(t) && !nbc__type_is_numbers_tuple(t)) {
     s->p = at;
     return sig_error(s, "%s", "an Enum of other than numbers or tuples of them"), NULL;
   }

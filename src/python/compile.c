@@ -738,15 +738,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     return device_array_global(st, sess, value, g);
   if (strncmp(tp, "numpy.", 6) == 0) { /* numpy scalars, without importing numpy */
     if (strcmp(tp, "numpy.datetime64") == 0 || strcmp(tp, "numpy.timedelta64") == 0) {
-      PyObject *dt = PyObject_GetAttr(value, st->str_dtype);
-      PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
-      const char *name = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
-                                                     : NULL;
-      PyObject *count = name ? PyObject_CallMethod(value, "view", "s", "i8") : NULL;
-      long long v = count ? PyLong_AsLongLong(count) : 0;
-      Py_XDECREF(dt);
-      Py_XDECREF(str);
-      Py_XDECREF(count);
+      long long v;
+      const char *name = nbc__py_datetime_scalar(st, value, &v);
       if (PyErr_Occurred()) return -1;
       if (name) { /* a multiple of a unit stays unknown to the kernel (OTHER) */
         g->kind = NBC_GLOBAL_DATETIME;

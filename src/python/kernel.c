@@ -420,7 +420,6 @@ static int ndarray_geometry(nbc__py_state *st, PyObject *a, nbc__py_array_view *
   if (kind != 'M' && kind != 'm' && kind != 'V') return 0;
   PyObject *dt = nbc__py_numpy_dtype_of(st, a);
   Py_ssize_t itemsize = dt ? nbc__py_attr_ssize(dt, "itemsize") : -1;
-  PyObject *str = dt && kind != 'V' ? PyObject_GetAttrString(dt, "str") : NULL;
   Py_buffer b;
   int ok = itemsize > 0 && itemsize <= INT32_MAX &&
            nbc__py_numpy_view(st, a, 0, (int)itemsize, &b);
@@ -432,11 +431,9 @@ static int ndarray_geometry(nbc__py_state *st, PyObject *a, nbc__py_array_view *
       v->shape[d] = b.shape[d];
       v->strides[d] = b.strides[d];
     }
-    v->datetime = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
-                                              : NULL;
+    v->datetime = kind != 'V' ? nbc__py_dtype_datetime_name(dt) : NULL;
   }
   Py_XDECREF(dt);
-  Py_XDECREF(str);
   PyErr_Clear();
   return ok;
 }

@@ -148,22 +148,14 @@ static int dates_match(const nbc_param_info_t *p, const char *element, int i) {
  * int64 count (numba passes val.view(np.int64)). */
 static int pack_datetime(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
                          PyObject *a) {
-  PyObject *dt = PyObject_GetAttr(a, st->str_dtype);
-  PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
-  const char *name = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
-                                                 : NULL;
-  Py_XDECREF(dt);
-  Py_XDECREF(str);
-  PyErr_Clear();
+  long long v;
+  const char *name = nbc__py_datetime_scalar(st, a, &v);
+  if (PyErr_Occurred()) return -1;
   if (!name || strcmp(name, p->dtype_name) != 0) {
     PyErr_Format(PyExc_TypeError, "argument %d: expected %s (a numpy scalar of that unit), got "
                  "%R", i + 1, p->type_name, a);
     return -1;
   }
-  PyObject *count = PyObject_CallMethod(a, "view", "s", "i8");
-  long long v = count ? PyLong_AsLongLong(count) : -1;
-  Py_XDECREF(count);
-  if (v == -1 && PyErr_Occurred()) return -1;
   nbc_status_t s = nbc_param_pack_int(p, buf, v);
   return s == NBC_OK ? 0 : argument_refused(st, s);
 }

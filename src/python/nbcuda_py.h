@@ -179,6 +179,11 @@ const char *nbc__py_datetime_name(const char *ts);
 /* numba's name of numpy's S<n> / U<n> element ('S' or 'U', itemsize in bytes): "[char x 12]",
  * "[unichr x 12]"; NULL (no error) for anything else. */
 PyObject *nbc__py_string_type_text(Py_UCS4 kind, long itemsize);
+/* The same name of a numpy dtype object (its str), NULL for another (errors cleared). */
+const char *nbc__py_dtype_datetime_name(PyObject *dtype);
+/* A numpy datetime64 / timedelta64 scalar: the name of its type (as above) and its int64
+ * count in *pcount; NULL for any other value, or with a Python error set. */
+const char *nbc__py_datetime_scalar(nbc__py_state *st, PyObject *value, long long *pcount);
 /* A small number (1..28) naming one of those static names, 0 for any other pointer. */
 int nbc__py_datetime_code(const char *name);
 /* The type name of numpy's scalar kind ('b', 'i', 'u', 'f', 'c') and itemsize ("float64",

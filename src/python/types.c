@@ -637,14 +637,23 @@ static int dtype_ints(PyObject *dtype, const char *attr, long *pv) {
   return *pv == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* numba's name of a datetime64 / timedelta64 dtype object ("datetime64[ns]"), or NULL. */
-static const char *field_datetime_name(PyObject *fdt) {
-  PyObject *str = PyObject_GetAttrString(fdt, "str");
+const char *nbc__py_dtype_datetime_name(PyObject *dtype) {
+  PyObject *str = dtype ? PyObject_GetAttrString(dtype, "str") : NULL;
   const char *n = str && PyUnicode_Check(str) ? nbc__py_datetime_name(PyUnicode_AsUTF8(str))
                                               : NULL;
   Py_XDECREF(str);
   PyErr_Clear();
   return n;
+}
+
+const char *nbc__py_datetime_scalar(nbc__py_state *st, PyObject *value, long long *pcount) {
+  PyObject *dt = PyObject_GetAttr(value, st->str_dtype);
+  const char *name = nbc__py_dtype_datetime_name(dt); /* clears a missing dtype's error */
+  Py_XDECREF(dt);
+  PyObject *count = name ? PyObject_CallMethod(value, "view", "s", "i8") : NULL;
+  *pcount = count ? PyLong_AsLongLong(count) : 0;
+  Py_XDECREF(count);
+  return PyErr_Occurred() ? NULL : name;
 }
 
 /* A numpy scalar dtype's scalar name ("float64"), NULL with TypeError for anything else
@@ -661,7 +670,7 @@ static const char *field_scalar_name(PyObject *fdt, PyObject *name) {
       PyErr_Format(PyExc_TypeError, "record field '%U' (%R) is big-endian: only native byte "
                    "order is supported", name, fdt);
     else if (!(n = nbc__py_scalar_name(k[0], itemsize)) && (k[0] == 'M' || k[0] == 'm'))
-      n = field_datetime_name(fdt); /* datetime64[ns], or NULL */
+      n = nbc__py_dtype_datetime_name(fdt); /* datetime64[ns], or NULL */
     if (!n && !PyErr_Occurred())
       PyErr_Format(PyExc_TypeError, "record field '%U' has dtype %R: record fields must be "
                    "booleans, integers, floats, complex numbers, dates of one unit or strings",
@@ -786,10 +795,8 @@ static PyObject *py_from_dtype(PyObject *module, PyObject *arg) {
     const char *n = k && dtype_ints(dtype, "itemsize", &itemsize) == 0
                         ? nbc__py_scalar_name(k[0], itemsize)
                         : NULL;
-    PyObject *str = !n && k && (k[0] == 'M' || k[0] == 'm') ? PyObject_GetAttrString(dtype, "str")
-                                                             : NULL;
-    const char *dn = str ? nbc__py_datetime_name(PyUnicode_AsUTF8(str)) : NULL;
-    Py_XDECREF(str);
+    const char *dn = !n && k && (k[0] == 'M' || k[0] == 'm') ? nbc__py_dtype_datetime_name(dtype)
+                                                              : NULL;
     if (dn) { /* numba's NPDatetime / NPTimedelta, named as numba prints them */
       PyObject *text = PyUnicode_FromString(dn);
       NbType *t = text ? type_new(st, T_DATETIME, text, text) : NULL;
