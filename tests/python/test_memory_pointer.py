@@ -147,6 +147,10 @@ def test_gpu_data_of_arrays(cuda):
     g.view(0, 8).memset(0)
     assert list(x.copy_to_host()[:3]) == [0, 0, 2]
     assert cuda.device_array(0, np.float32).gpu_data.size == 0
+    # pointers to the same address and size are equal (and hash alike), others are not
+    assert x.gpu_data == g and hash(x.gpu_data) == hash(g) and not (x.gpu_data != g)
+    assert x.view(np.int32).gpu_data == g and len({g, x.gpu_data}) == 1
+    assert g.view(0, 8) != g and y.gpu_data != g and (g == 40) is False
 
 
 def test_memhostalloc(cuda, tdrv):
