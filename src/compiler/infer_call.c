@@ -1509,7 +1509,10 @@ static const nbc__type *call_iterable(infer *I, nbc__node *n, const char *name,
   const nbc__type *items = array || range ? it->dtype : it->items[0];
   for (int k = 0; tuple && k < it->count; k++)
     if (!nbc__type_is_number(it->items[k])) items = it->items[k];
-  if (!nbc__type_is_number(items) || (!sum && nbc__type_is_complex(items)))
+  bool dates = !sum && nbc__type_is_datetime(items); /* of one type, as numba unifies them */
+  for (int k = 0; dates && tuple && k < it->count; k++)
+    dates = nbc__type_equal(it->items[k], items);
+  if (!dates && (!nbc__type_is_number(items) || (!sum && nbc__type_is_complex(items))))
     return TYPING(I, n, "%s() of %s: %s", name, nbc__infer_tname(I, it),
                   sum ? "its items are not numbers" : "its items have no order"),
            NULL;

@@ -133,7 +133,7 @@ static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call
 /* --------------------------------------------------------------- calls -------------- */
 
 /* min/max as numba's do_minmax: a running select that keeps the earlier value on ties and
- * NaN comparisons (max: v > acc ? v : acc). Two float32/float64 arguments are numba-cuda's
+ * NaN or NaT comparisons (max: v > acc ? v : acc). Two float32/float64 arguments are numba-cuda's
  * own lowering instead (cudaimpl's ptx_max_f4/f8...): libdevice's fmax/fmin, which return the
  * other argument when one is NaN, in float32 when both are, else in float64. */
 static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
@@ -152,7 +152,7 @@ static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
     for (int i = 0; i < n->list.count && i < 64; i++)
       vals[count++] = nbc__lower_expr(L, n->list.items[i]);
   }
-  if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
+  if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt) || nbc__type_is_datetime(rt))) {
     nbc__lower_error(L, n, "%s() of these types is not supported", is_max ? "max" : "min");
     return (nbc__lval){rt, "0"};
   }

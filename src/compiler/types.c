@@ -1034,6 +1034,14 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     }
     goto fail;
   }
+  if (nargs >= 2 && nbc__type_is_datetime(args[0]) &&
+      (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)) {
+    for (int i = 0; i < nargs; i++) /* numba: dates or timedeltas of one unit, none mixed */
+      if (!nbc__type_equal(args[i], args[0])) goto fail;
+    for (int i = 0; i < nargs; i++)
+      pargs[i] = args[0];
+    return args[0];
+  }
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(args[i])) goto fail;
   if (strcmp(name, "abs") == 0 && nargs == 1) {

@@ -64,6 +64,22 @@ def k_compare(a, b, s, t, eq, ne, lt, le, gt, ge, tlt, teq):
         teq[i] = s[i] == t[i]
 
 
+def k_minmax(day, later, dd, hi, lo, thi, tup, ends):
+    # min/max of one unit, as Python's builtins: a NaT compares False, so the earlier value
+    # is kept where one is NaT
+    for i in range(day.size):
+        hi[i] = max(day[i], later[i])
+        lo[i] = min(later[i], day[i], day[0])
+        thi[i] = max(dd[i], -dd[i])
+        tup[i] = min((later[i], day[i]))
+    ends[0] = max(day)
+    ends[1] = min(later)
+
+
+def r_max(a, b):
+    return max(a, b)
+
+
 def r_add(a, b):
     return a + b
 
@@ -181,6 +197,12 @@ def run_kernels(cu):
     cu.jit(k_isnat)[1, 1](x["day"], x["dd"], nat)
     out["nat"] = nat
 
+    later = x["day"] + x["dd"]
+    mm = {"hi": empty("M8[D]"), "lo": empty("M8[D]"), "thi": empty("m8[D]"),
+          "tup": empty("M8[D]"), "ends": np.zeros(2, "M8[D]")}
+    cu.jit(k_minmax)[1, 1](x["day"], later, x["dd"], *mm.values())
+    out.update(mm)
+
     cmps = {m: empty(np.bool_) for m in ("eq", "ne", "lt", "le", "gt", "ge", "tlt", "teq")}
     cu.jit(k_compare)[1, 1](x["day"], x["sec"], x["s"], x["t"], *cmps.values())
     out.update(cmps)
@@ -192,9 +214,15 @@ def numpy_expected():
     astype, which numpy needs spelled out)."""
     x = _inputs()
     day, month, year, dd, dh = x["day"], x["month"], x["year"], x["dd"], x["dh"]
+    later = day + dd
     with np.errstate(all="ignore"):
         by_hour = dh + day
         return {
+            "hi": np.array([max(a, b) for a, b in zip(day, later)]),  # Python's builtins
+            "lo": np.array([min(b, a, day[0]) for a, b in zip(day, later)]),
+            "thi": np.array([max(t, -t) for t in dd]),
+            "tup": np.array([min((b, a)) for a, b in zip(day, later)]),
+            "ends": np.array([max(day), min(later)]),
             "diff": (day + dd) - day,
             "matches": day == day[5], "outdelta": day - dd[0],
             "add": dh + dd, "sub": dd - dh, "neg": -dh + dd, "ab": abs(dh),
@@ -246,6 +274,9 @@ def test_every_kernel_compiles_to_ptx_ptxas_accepts(tmp_path):
                    "timedelta64[ms][::1], " + ", ".join(["boolean[::1]"] * 8) + ")",
         k_isnat: "void(datetime64[D][::1], timedelta64[D][::1], boolean[::1])",
         k_isnat_arrays: "void(datetime64[D][:, :], boolean[:, ::1])",
+        k_minmax: "void(datetime64[D][::1], datetime64[D][::1], timedelta64[D][::1], "
+                  "datetime64[D][::1], datetime64[D][::1], timedelta64[D][::1], "
+                  "datetime64[D][::1], datetime64[D][::1])",
         k_numpy_only: "void(timedelta64[s][::1], timedelta64[ms][::1], int64[::1], "
                       "timedelta64[ms][::1])",
     }
@@ -263,6 +294,8 @@ def test_every_kernel_compiles_to_ptx_ptxas_accepts(tmp_path):
      "int\\(\\) of a datetime64 is not supported but for datetime64\\[ns\\]"),
     (r_neg, "(datetime64[D], int64)", "Invalid use of -"),
     (r_isnat, "(float64, int64)", "numpy.isnat: it takes a datetime64 or timedelta64"),
+    (r_max, "(datetime64[D], datetime64[s])", "Invalid use of max"),  # numba: one unit only
+    (r_max, "(timedelta64[D], int64)", "Invalid use of max"),
 ])
 def test_operations_numba_refuses(fn, types, message):
     with pytest.raises(cuda.TypingError, match=message):
