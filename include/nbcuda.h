@@ -345,6 +345,12 @@ nbc_status_t nbc_mem_free(nbc_devptr_t ptr);
 nbc_status_t nbc_memcpy_htod(nbc_devptr_t dst, const void *src, size_t bytes);
 nbc_status_t nbc_memcpy_dtoh(void *dst, nbc_devptr_t src, size_t bytes);
 nbc_status_t nbc_memcpy_dtod(nbc_devptr_t dst, nbc_devptr_t src, size_t bytes);
+/* nbc_memcpy_dtoh into ordinary (pageable) host memory, such as a new array's: up to 1 MiB the
+ * copy goes through a page-locked buffer of the current context and memcpy, which on an H200
+ * is 0.6-18 us faster than the driver's own path into pageable memory (staging.c); a larger
+ * copy, or a buffer busy with another thread's copy, goes directly. Complete on return, as
+ * nbc_memcpy_dtoh. Not for page-locked dst: the direct copy into it is the faster. */
+nbc_status_t nbc_memcpy_dtoh_pageable(void *dst, nbc_devptr_t src, size_t bytes);
 /* dst[j, i] = src[i, j]: the transpose of the rows x cols array at src (strides in bytes, not
  * negative) written C-contiguous (cols x rows) to dst, by a kernel on the device in the
  * current context, queued on stream (NULL: the default stream) — numba's transpose(). The

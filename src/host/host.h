@@ -48,6 +48,12 @@ struct nbc_context {
   pthread_mutex_t transpose_lock;
   struct nbc_module *transpose_module;
   nbc_function_t *transpose_fn[4];
+  /* staging.c: a page-locked buffer for copies into pageable memory, used by one copy at a
+   * time (staging_busy), freed by a reset; staging_failed once it could not be allocated. */
+  atomic_flag staging_busy;
+  void *staging;
+  size_t staging_bytes;
+  int staging_failed;
 };
 
 /* Streams and events remember the context they were made in and its lifetime then: once that
@@ -198,6 +204,10 @@ nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *co
 /* Frees a tracked device allocation now, bypassing deferral; an address nbcuda does not
  * track is left alone (its context was reset since). */
 nbc_status_t nbc__memory_free_now(nbc_devptr_t ptr);
+
+/* staging.c --------------------------------------------------------------------------- */
+/* Frees context's staging buffer (context current), waiting for a copy using it. */
+void nbc__staging_release(nbc_context_t *context);
 
 /* hostmem.c --------------------------------------------------------------------------- */
 /* Frees page-locked host memory now, bypassing deferral (cuMemFreeHost). */

@@ -38,6 +38,7 @@ static nbc_context_t *owner_of(CUdeviceptr ptr) {
 
 void nbc__memory_release_context(nbc_context_t *context) {
   nbc__defer_flush(context); /* the queued frees, while their addresses are still ours */
+  nbc__staging_release(context);
   nbc__ptr_record_t *mine = nbc__ptrtable_detach_context(&table, context);
   while (mine) {
     nbc__ptr_record_t *next = mine->next;

@@ -394,6 +394,14 @@ nbc_status_t nbc__py_copy_dtoh(void *dst, nbc_devptr_t src, size_t n, nbc_stream
   Py_END_ALLOW_THREADS return rc;
 }
 
+nbc_status_t nbc__py_copy_dtoh_new(void *dst, nbc_devptr_t src, size_t n, nbc_stream_t *s) {
+  nbc_status_t rc;
+  if (s) return nbc__py_copy_dtoh(dst, src, n, s);
+  if (n < 65536) return nbc_memcpy_dtoh_pageable(dst, src, n);
+  Py_BEGIN_ALLOW_THREADS rc = nbc_memcpy_dtoh_pageable(dst, src, n);
+  Py_END_ALLOW_THREADS return rc;
+}
+
 /* Device to device: a peer copy between arrays of two contexts (devices), else within one. */
 nbc_status_t nbc__py_copy_dtod(const ArrayObject *dst, const ArrayObject *src, size_t n) {
   nbc_status_t rc;
@@ -596,7 +604,8 @@ static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyOb
     Py_XDECREF(shape);
     Py_XDECREF(strides);
   } else if (nbc__py_stream_arg(st, stream_obj, &s, &temp) == 0 && extent) {
-    rc = nbc__py_copy_dtoh(view.buf, self->data, extent, s);
+    rc = ary == Py_None ? nbc__py_copy_dtoh_new(view.buf, self->data, extent, s)
+                        : nbc__py_copy_dtoh(view.buf, self->data, extent, s);
     if (rc == NBC_OK && ary == Py_None) rc = nbc__py_wait_copy(s);
   }
   nbc_stream_destroy(temp);
@@ -651,7 +660,8 @@ PyObject *nbc__py_array_copy_to_host(ArrayObject *self, PyObject *const *args,
   if (nbc__py_stream_arg(st, stream_obj, &s, &temp) < 0) {
     rc = NBC_INTERNAL;
   } else if (self->nbytes) {
-    rc = nbc__py_copy_dtoh(view.buf, self->data, self->nbytes, s);
+    rc = ary == Py_None ? nbc__py_copy_dtoh_new(view.buf, self->data, self->nbytes, s)
+                        : nbc__py_copy_dtoh(view.buf, self->data, self->nbytes, s);
     if (rc == NBC_OK && ary == Py_None) rc = nbc__py_wait_copy(s);
   }
   nbc_stream_destroy(temp);

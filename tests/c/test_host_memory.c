@@ -234,6 +234,50 @@ TEST(many_allocations_and_reset) {
   expect_live_allocations(0);
 }
 
+/* nbc_memcpy_dtoh_pageable: the bytes of a direct copy at every size (through the context's
+ * page-locked buffer up to 1 MiB, grown as needed, directly beyond), the driver's error
+ * status when the copy fails, and the buffer freed by a reset of its context and made anew
+ * after it. */
+TEST(staged_copy_to_pageable) {
+  REQUIRE_DRIVER();
+  enum { BIG = (2 << 20) + 3 };
+  unsigned char *in = malloc(BIG), *out = malloc(BIG);
+  ASSERT(in && out);
+  for (size_t i = 0; i < BIG; i++) in[i] = (unsigned char)(i * 7 + (i >> 12));
+  nbc_devptr_t p;
+  ASSERT_OK(nbc_mem_alloc(BIG, &p));
+  ASSERT_OK(nbc_memcpy_htod(p, in, BIG));
+  int hosts = tdrv_present() ? tdrv()->live_host_allocations() : 0;
+  static const size_t sizes[] = {0, 1, 8, 4096, 65536, 65537, 300000, 1 << 20, (1 << 20) + 1,
+                                 BIG, 5};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    memset(out, 0xee, BIG);
+    ASSERT_OK(nbc_memcpy_dtoh_pageable(out, p + 3, sizes[k] > BIG - 3 ? BIG - 3 : sizes[k]));
+    size_t n = sizes[k] > BIG - 3 ? BIG - 3 : sizes[k];
+    ASSERT(memcmp(out, in + 3, n) == 0);
+    if (n < BIG) ASSERT_EQ(out[n], 0xee); /* nothing written past the end */
+  }
+  if (tdrv_present()) { /* one buffer, grown to 1 MiB (the older ones freed) */
+    ASSERT_EQ(tdrv()->live_host_allocations(), hosts + 1);
+    tdrv()->fail("cuMemcpyDtoH", 1, 700);
+    ASSERT_STATUS(nbc_memcpy_dtoh_pageable(out, p, 64), NBC_DRIVER_ERROR);
+    ASSERT_STREQ(nbc_last_error(), "cuMemcpyDtoH: CUDA_ERROR_ILLEGAL_ADDRESS (700) (64 bytes)");
+    ASSERT_STATUS(nbc_memcpy_dtoh_pageable(out, p + BIG, 64), NBC_DRIVER_ERROR); /* past it */
+  }
+  nbc_context_t *ctx = NULL;
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  ASSERT_OK(nbc_context_reset(ctx)); /* frees p and the buffer */
+  if (tdrv_present()) ASSERT_EQ(tdrv()->live_host_allocations(), hosts);
+  ASSERT_OK(nbc_mem_alloc(64, &p));
+  ASSERT_OK(nbc_memcpy_htod(p, in, 64));
+  memset(out, 0, 64);
+  ASSERT_OK(nbc_memcpy_dtoh_pageable(out, p, 64));
+  ASSERT(memcmp(out, in, 64) == 0);
+  ASSERT_OK(nbc_mem_free(p));
+  free(in);
+  free(out);
+}
+
 enum { THREAD_ROUNDS = 500 };
 
 static void *alloc_free_rounds(void *failed) {
@@ -246,6 +290,39 @@ static void *alloc_free_rounds(void *failed) {
     }
   }
   return NULL;
+}
+
+/* Threads copying at once through the staging buffer (or, finding it busy, directly): every
+ * thread reads its own bytes. */
+static nbc_devptr_t staged_src;
+
+static void *staged_copy_rounds(void *arg) {
+  int id = *(int *)arg;
+  unsigned char buf[4096];
+  for (int i = 0; i < THREAD_ROUNDS; i++) {
+    if (nbc_memcpy_dtoh_pageable(buf, staged_src + (nbc_devptr_t)id * 4096, sizeof buf) !=
+            NBC_OK ||
+        buf[0] != id || buf[4095] != id) {
+      *(int *)arg = -1;
+      break;
+    }
+  }
+  return NULL;
+}
+
+TEST(staged_copies_from_threads) {
+  REQUIRE_DRIVER();
+  unsigned char in[4 * 4096];
+  for (int t = 0; t < 4; t++) memset(in + t * 4096, t, 4096);
+  ASSERT_OK(nbc_mem_alloc(sizeof in, &staged_src));
+  ASSERT_OK(nbc_memcpy_htod(staged_src, in, sizeof in));
+  pthread_t t[4];
+  int ids[4] = {0, 1, 2, 3};
+  for (int i = 0; i < 4; i++)
+    ASSERT_EQ(pthread_create(&t[i], NULL, staged_copy_rounds, &ids[i]), 0);
+  for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_join(t[i], NULL), 0);
+  for (int i = 0; i < 4; i++) ASSERT_EQ(ids[i], i);
+  ASSERT_OK(nbc_mem_free(staged_src));
 }
 
 /* Four threads allocating and freeing at once share the address table. */
@@ -512,6 +589,7 @@ TEST(no_nvjitlink) {
 TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
               X(out_of_memory_any_driver) X(out_of_memory) X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
                   X(many_allocations_and_reset) X(allocations_from_threads)
+                  X(staged_copy_to_pageable) X(staged_copies_from_threads)
                   X(module_load_and_launch) X(launch_failures) X(module_failures)
                       X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading) X(link_cudadevrt)
                           X(no_nvjitlink))

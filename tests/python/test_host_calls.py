@@ -255,3 +255,33 @@ def test_memory_info_follows_the_driver(cuda, tdrv):
     del d
     m3 = ctx.get_memory_info()
     assert m3 == m and type(m3) is type(m)
+
+
+# ------------------------------------------------------------- copies to new host arrays ---
+
+def test_copies_to_new_arrays_through_the_staging_buffer(cuda, tdrv):
+    """copy_to_host() into an array it makes, and d[i], copy up to 1 MiB through the context's
+    page-locked buffer (nbc_memcpy_dtoh_pageable): the same bytes at every size, layout and
+    offset, one buffer (allocated once and grown, not per copy), and the direct path for a
+    caller's own array and for a stream."""
+    allocs = tdrv.calls("cuMemHostAlloc")
+    for n in (1, 3, 1000, 8192, 70001, 131072, 131073, 400000):
+        a = np.arange(n, dtype=np.float64) * 1.5 - 7
+        d = cuda.to_device(a)
+        np.testing.assert_array_equal(d.copy_to_host(), a)
+        assert d[n - 1] == a[n - 1] and d[0] == a[0]
+        np.testing.assert_array_equal(d[1::3].copy_to_host(), a[1::3])  # strided: packed
+    f = np.asfortranarray(np.arange(600, dtype=np.int32).reshape(20, 30))
+    np.testing.assert_array_equal(cuda.to_device(f).copy_to_host(), f)
+    grown = tdrv.calls("cuMemHostAlloc") - allocs
+    assert 1 <= grown <= 5  # 64 KiB, then powers of two up to 1 MiB: never per copy
+    for _ in range(20):
+        cuda.to_device(np.ones(1000)).copy_to_host()
+    assert tdrv.calls("cuMemHostAlloc") - allocs == grown
+    out = np.zeros(1000)
+    cuda.to_device(np.full(1000, 2.0)).copy_to_host(out)  # the caller's array: direct
+    assert (out == 2).all()
+    s = cuda.stream()
+    np.testing.assert_array_equal(cuda.to_device(np.arange(5.0)).copy_to_host(stream=s),
+                                  np.arange(5.0))
+    assert tdrv.calls("cuMemHostAlloc") - allocs == grown
