@@ -1,6 +1,8 @@
 /* staging_probe.c — is a small synchronous copy between pageable host memory and the device
  * faster through a pinned staging buffer (memcpy + a copy from page-locked memory) than
- * through the driver's own pageable path? Median ns per copy, both ways, several sizes.
+ * through the driver's own pageable path? Median ns per copy, both ways, several sizes; and
+ * what asking the driver whether host memory is page-locked costs (cuPointerGetAttribute,
+ * cuMemHostGetFlags), on pageable and on page-locked memory.
  * Build: gcc -O2 bench/staging_probe.c -I$CUDA_HOME/include -lcuda -o staging_probe */
 #include <cuda.h>
 #include <stdio.h>
@@ -32,7 +34,8 @@ static double samples[REPS];
     }                                                                                          \
   } while (0)
 
-/* mode 0 pageable h2d, 1 staged h2d, 2 pageable d2h, 3 staged d2h */
+/* mode 0 pageable h2d, 1 staged h2d, 2 pageable d2h, 3 staged d2h, 4 pointer attribute,
+ * 5 host flags (of host when n is 0, else of pinned) */
 static double run(int mode, CUdeviceptr d, char *host, char *pinned, size_t n) {
   for (int i = 0; i < REPS; i++) {
     double t0 = now_ns();
@@ -43,10 +46,21 @@ static double run(int mode, CUdeviceptr d, char *host, char *pinned, size_t n) {
       CHECK(cuMemcpyHtoD(d, pinned, n));
       break;
     case 2: CHECK(cuMemcpyDtoH(host, d, n)); break;
-    default:
+    case 3:
       CHECK(cuMemcpyDtoH(pinned, d, n));
       memcpy(host, pinned, n);
       break;
+    case 4: {
+      unsigned type = 0;
+      (void)cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                  (CUdeviceptr)(n ? pinned : host));
+      break;
+    }
+    default: {
+      unsigned flags = 0;
+      (void)cuMemHostGetFlags(&flags, n ? pinned : host);
+      break;
+    }
     }
     samples[i] = now_ns() - t0;
   }
@@ -68,7 +82,8 @@ int main(void) {
   char *host = malloc(max), *pinned;
   CHECK(cuMemHostAlloc((void **)&pinned, max, CU_MEMHOSTALLOC_PORTABLE));
   memset(host, 1, max);
-  printf("| bytes | h2d pageable | h2d staged | d2h pageable | d2h staged |\n|---:|---:|---:|---:|---:|\n");
+  printf("| bytes | h2d pageable | h2d staged | d2h pageable | d2h staged |\n"
+         "|---:|---:|---:|---:|---:|\n");
   for (int round = 0; round < 2; round++)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
       size_t n = sizes[i];
@@ -76,5 +91,17 @@ int main(void) {
       double c = run(2, d, host, pinned, n), e = run(3, d, host, pinned, n);
       if (round) printf("| %zu | %.0f | %.0f | %.0f | %.0f |\n", n, a, b, c, e);
     }
+  unsigned type = 0, flags = 0;
+  CUresult a = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)host);
+  CUresult b = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                     (CUdeviceptr)(pinned + 100));
+  CUresult c = cuMemHostGetFlags(&flags, host), e = cuMemHostGetFlags(&flags, pinned + 100);
+  printf("\npointer attribute: pageable %d, page-locked (inside) %d -> type %u; host flags: "
+         "pageable %d, page-locked (inside) %d\n", a, b, type, c, e);
+  printf("| query | pageable ns | page-locked ns |\n|---|---:|---:|\n");
+  printf("| cuPointerGetAttribute(MEMORY_TYPE) | %.0f | %.0f |\n", run(4, d, host, pinned, 0),
+         run(4, d, host, pinned, 1));
+  printf("| cuMemHostGetFlags | %.0f | %.0f |\n", run(5, d, host, pinned, 0),
+         run(5, d, host, pinned, 1));
   return 0;
 }
