@@ -137,6 +137,14 @@ nbc_status_t nbc_mem_host_unregister(void *ptr) {
   return NBC_OK;
 }
 
+int nbc_mem_host_pagelocked_by_nbcuda(const void *ptr) {
+  nbc_context_t *context;
+  int outlived;
+  if (!ptr) return 0;
+  if (lookup(ptr, ALLOCATED, &context, &outlived) && !outlived) return 1;
+  return lookup(ptr, REGISTERED, &context, &outlived) && !outlived;
+}
+
 nbc_status_t nbc_mem_host_device_pointer(void *ptr, nbc_devptr_t *pdptr) {
   if (!pdptr)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_host_device_pointer: pdptr is NULL");

@@ -604,8 +604,9 @@ static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyOb
     Py_XDECREF(shape);
     Py_XDECREF(strides);
   } else if (nbc__py_stream_arg(st, stream_obj, &s, &temp) == 0 && extent) {
-    rc = ary == Py_None ? nbc__py_copy_dtoh_new(view.buf, self->data, extent, s)
-                        : nbc__py_copy_dtoh(view.buf, self->data, extent, s);
+    rc = ary == Py_None || nbc__py_numpy_pageable(st, ary)
+             ? nbc__py_copy_dtoh_new(view.buf, self->data, extent, s)
+             : nbc__py_copy_dtoh(view.buf, self->data, extent, s);
     if (rc == NBC_OK && ary == Py_None) rc = nbc__py_wait_copy(s);
   }
   nbc_stream_destroy(temp);
@@ -660,8 +661,9 @@ PyObject *nbc__py_array_copy_to_host(ArrayObject *self, PyObject *const *args,
   if (nbc__py_stream_arg(st, stream_obj, &s, &temp) < 0) {
     rc = NBC_INTERNAL;
   } else if (self->nbytes) {
-    rc = ary == Py_None ? nbc__py_copy_dtoh_new(view.buf, self->data, self->nbytes, s)
-                        : nbc__py_copy_dtoh(view.buf, self->data, self->nbytes, s);
+    rc = ary == Py_None || nbc__py_numpy_pageable(st, ary)
+             ? nbc__py_copy_dtoh_new(view.buf, self->data, self->nbytes, s)
+             : nbc__py_copy_dtoh(view.buf, self->data, self->nbytes, s);
     if (rc == NBC_OK && ary == Py_None) rc = nbc__py_wait_copy(s);
   }
   nbc_stream_destroy(temp);

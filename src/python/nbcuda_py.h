@@ -243,6 +243,11 @@ PyObject *nbc__py_numpy_empty(nbc__py_state *st, PyObject *dtype, int ndim, cons
  * exact ndarray, unaligned, read-only but writable asked, C API table not usable). */
 int nbc__py_numpy_view(nbc__py_state *st, PyObject *obj, int writable, int itemsize,
                        Py_buffer *view);
+/* 1 when obj is an exact ndarray whose memory numpy itself allocated (the array, or the one
+ * it views, owns its data) and nbcuda did not page-lock (cuda.pinned): ordinary pageable
+ * memory, which copies from the device reach faster through nbcuda's staging buffer; 0 when
+ * it may be page-locked (pinned_array, mapped_array, another library's memory) or unknown. */
+int nbc__py_numpy_pageable(nbc__py_state *st, PyObject *obj);
 /* obj.dtype; for an exact ndarray read from the array itself. A new reference. */
 PyObject *nbc__py_numpy_dtype_of(nbc__py_state *st, PyObject *obj);
 /* The kind letter of a numpy array's dtype ('f', 'V', ...), read from its descriptor when

@@ -45,8 +45,8 @@ typedef struct {
   char kind;
 } np_descr_head;
 
-enum { NP_C_CONTIGUOUS = 0x0001, NP_F_CONTIGUOUS = 0x0002, NP_ALIGNED = 0x0100,
-       NP_WRITEABLE = 0x0400 };
+enum { NP_C_CONTIGUOUS = 0x0001, NP_F_CONTIGUOUS = 0x0002, NP_OWNDATA = 0x0004,
+       NP_ALIGNED = 0x0100, NP_WRITEABLE = 0x0400 };
 enum { SLOT_GET_ABI_VERSION = 0, SLOT_ARRAY_TYPE = 2, SLOT_NEW_FROM_DESCR = 94 };
 
 typedef unsigned (*np_abi_version_fn)(void);
@@ -137,6 +137,17 @@ int nbc__py_numpy_view(nbc__py_state *st, PyObject *obj, int writable, int items
   view->shape = a->dimensions;
   view->strides = a->strides;
   return 1;
+}
+
+int nbc__py_numpy_pageable(nbc__py_state *st, PyObject *obj) {
+  if (!st->np_api || Py_TYPE(obj) != (PyTypeObject *)st->np_ndarray) return 0;
+  const np_array_fields *a = (const np_array_fields *)obj, *root = a;
+  for (int depth = 0; root->base; depth++) { /* views of views: the array that owns it */
+    if (depth == 16 || Py_TYPE(root->base) != (PyTypeObject *)st->np_ndarray) return 0;
+    root = (const np_array_fields *)root->base;
+  }
+  return (root->flags & NP_OWNDATA) && !nbc_mem_host_pagelocked_by_nbcuda(root->data) &&
+         !nbc_mem_host_pagelocked_by_nbcuda(a->data);
 }
 
 PyObject *nbc__py_numpy_dtype_of(nbc__py_state *st, PyObject *obj) {
