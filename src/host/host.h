@@ -33,6 +33,8 @@ struct nbc_device {
 
 struct nbc_module; /* module.c */
 
+#define NBC__IDLE_STREAMS 8u
+
 struct nbc_context {
   nbc_device_t *device;
   _Atomic(CUcontext) handle; /* retained primary context, NULL until retained / after reset */
@@ -54,6 +56,11 @@ struct nbc_context {
   void *staging;
   size_t staging_bytes;
   int staging_failed;
+  /* stream.c: streams nbc_stream_create made and nbc_stream_destroy found idle, kept for the
+   * next create (under idle_busy; they belong to the context's lifetime idle_lifetime). */
+  atomic_int idle_busy;
+  unsigned idle_count, idle_lifetime;
+  CUstream idle_streams[NBC__IDLE_STREAMS];
 };
 
 /* Streams and events remember the context they were made in and its lifetime then: once that
@@ -204,6 +211,10 @@ nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *co
 /* Frees a tracked device allocation now, bypassing deferral; an address nbcuda does not
  * track is left alone (its context was reset since). */
 nbc_status_t nbc__memory_free_now(nbc_devptr_t ptr);
+
+/* stream.c ---------------------------------------------------------------------------- */
+/* Destroys the idle streams context keeps for reuse (context current). */
+void nbc__stream_release_idle(nbc_context_t *context);
 
 /* staging.c --------------------------------------------------------------------------- */
 /* Frees context's staging buffer (context current), waiting for a copy using it. */

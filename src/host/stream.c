@@ -9,6 +9,14 @@
  * With NBCUDA_PER_THREAD_DEFAULT_STREAM=1 the entry points are the driver's _ptsz variants,
  * so handle 0 (the default stream) means the calling thread's default stream, as in CUDA.
  *
+ * Making a stream costs the driver some 5 µs (cuStreamCreate + cuStreamDestroy, H200), so a
+ * stream nbc_stream_destroy finds idle (cuStreamQuery: nothing queued is pending, no capture)
+ * is not destroyed but kept by its context, up to NBC__IDLE_STREAMS, and the next
+ * nbc_stream_create there takes it: the same blocking stream as a new one, since nothing
+ * nbcuda offers changes a stream's settings. A busy stream is destroyed as before (its work
+ * completes). The kept streams go with their context: nbc_context_reset destroys them, and
+ * after a release of the context they are forgotten (the driver destroyed them).
+ *
  * Callbacks go through cuStreamAddCallback with flags 0, like numba. The driver calls them on
  * one of ITS threads once the work queued before them has completed; the trampoline passes
  * the nbcuda stream, the status and the user's argument, then frees its small record. The
@@ -30,6 +38,54 @@ static int is_singleton(const nbc_stream_t *s) {
   return s == &default_stream || s == &legacy_stream || s == &per_thread_stream;
 }
 
+/* An idle stream context kept, or NULL; stale ones (of a lifetime before a release) are
+ * dropped. */
+static CUstream take_idle(nbc_context_t *context, unsigned lifetime) {
+  CUstream h = NULL;
+  nbc__spin_lock(&context->idle_busy);
+  if (context->idle_lifetime != lifetime) context->idle_count = 0;
+  if (context->idle_count) h = context->idle_streams[--context->idle_count];
+  nbc__spin_unlock(&context->idle_busy);
+  return h;
+}
+
+/* Keeps stream's driver stream for reuse when it is idle and there is room: 1 (also when
+ * its context was released meanwhile, which destroyed it), else 0: the caller destroys it. */
+static int keep_idle(const nbc_stream_t *stream) {
+  nbc_context_t *context = stream->context;
+  if (context->idle_count >= NBC__IDLE_STREAMS || /* a racy peek: the lock decides */
+      nbc__cu.cuStreamQuery(stream->handle) != NBC__CUDA_SUCCESS)
+    return 0;
+  int kept = 0;
+  nbc__spin_lock(&context->idle_busy);
+  unsigned now = atomic_load(&context->lifetime);
+  if (stream->lifetime != now) {
+    nbc__spin_unlock(&context->idle_busy);
+    return 1;
+  }
+  if (context->idle_lifetime != now) {
+    context->idle_count = 0;
+    context->idle_lifetime = now;
+  }
+  if (context->idle_count < NBC__IDLE_STREAMS) {
+    context->idle_streams[context->idle_count++] = stream->handle;
+    kept = 1;
+  }
+  nbc__spin_unlock(&context->idle_busy);
+  return kept;
+}
+
+void nbc__stream_release_idle(nbc_context_t *context) {
+  CUstream idle[NBC__IDLE_STREAMS];
+  unsigned lifetime = atomic_load(&context->lifetime), n;
+  nbc__spin_lock(&context->idle_busy);
+  n = context->idle_lifetime == lifetime ? context->idle_count : 0;
+  for (unsigned i = 0; i < n; i++) idle[i] = context->idle_streams[i];
+  context->idle_count = 0;
+  nbc__spin_unlock(&context->idle_busy);
+  for (unsigned i = 0; i < n; i++) nbc__cu.cuStreamDestroy(idle[i]);
+}
+
 nbc_status_t nbc_stream_create(nbc_stream_t **pstream) {
   if (!pstream) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_stream_create: pstream is NULL");
   *pstream = NULL;
@@ -38,14 +94,16 @@ nbc_status_t nbc_stream_create(nbc_stream_t **pstream) {
   if (st != NBC_OK) return st;
   nbc_stream_t *s = nbc__spares_take(&spares, sizeof *s);
   if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  CUresult res = nbc__cu.cuStreamCreate(&s->handle, 0);
+  unsigned lifetime = atomic_load(&context->lifetime);
+  s->handle = take_idle(context, lifetime);
+  CUresult res = s->handle ? NBC__CUDA_SUCCESS : nbc__cu.cuStreamCreate(&s->handle, 0);
   if (res != NBC__CUDA_SUCCESS) {
     nbc__spares_give(&spares, s);
     return nbc__driver_fail("cuStreamCreate", res);
   }
   s->kind = NBC_STREAM_CREATED;
   s->context = context;
-  s->lifetime = atomic_load(&context->lifetime);
+  s->lifetime = lifetime;
   *pstream = s;
   return NBC_OK;
 }
@@ -53,7 +111,7 @@ nbc_status_t nbc_stream_create(nbc_stream_t **pstream) {
 void nbc_stream_destroy(nbc_stream_t *stream) {
   if (!stream || is_singleton(stream)) return;
   /* A reset destroyed it with its context already. */
-  if (stream->kind == NBC_STREAM_CREATED && !NBC__STREAM_GONE(stream))
+  if (stream->kind == NBC_STREAM_CREATED && !NBC__STREAM_GONE(stream) && !keep_idle(stream))
     nbc__cu.cuStreamDestroy(stream->handle);
   nbc__spares_give(&spares, stream);
 }

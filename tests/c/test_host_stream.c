@@ -46,7 +46,18 @@ TEST(create_destroy) {
   nbc_stream_repr(s, repr, sizeof repr);
   snprintf(expected, sizeof expected, "<CUDA stream %" PRIuPTR ">", nbc_stream_handle(s));
   ASSERT_STREQ(repr, expected);
+  /* Idle, it is kept for the next create (the driver is not asked for another), and a reset
+   * of its context destroys it. */
+  uintptr_t handle = nbc_stream_handle(s);
+  int creates = tdrv_present() ? tdrv()->calls("cuStreamCreate") : 0;
   nbc_stream_destroy(s);
+  expect_live_streams(1);
+  ASSERT_OK(nbc_stream_create(&s));
+  ASSERT_EQ(nbc_stream_handle(s), handle);
+  if (tdrv_present()) ASSERT_EQ(tdrv()->calls("cuStreamCreate"), creates);
+  ASSERT_OK(nbc_stream_query(s));
+  nbc_stream_destroy(s);
+  ASSERT_OK(nbc_context_reset(ctx));
   expect_live_streams(0);
   nbc_stream_destroy(NULL);
   ASSERT_STATUS(nbc_stream_create(NULL), NBC_INVALID_ARGUMENT);
@@ -123,6 +134,10 @@ TEST(external_streams) {
   expect_live_streams(1);
   ASSERT_OK(nbc_stream_synchronize(owned)); /* so the driver's stream still exists */
   nbc_stream_destroy(owned);
+  expect_live_streams(1); /* idle: kept for the next nbc_stream_create */
+  nbc_context_t *ctx;
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  ASSERT_OK(nbc_context_reset(ctx));
   expect_live_streams(0);
   /* An external handle that is one of the default streams prints as such. */
   nbc_stream_t *zero;
@@ -160,8 +175,27 @@ TEST(query_and_synchronize_pending_work) {
   ASSERT_STATUS(nbc_stream_query(s), NBC_NOT_READY);
   ASSERT_OK(nbc_stream_synchronize(s));
   ASSERT_OK(nbc_stream_query(s));
+  /* A stream destroyed with work pending is destroyed (its work completes), not kept; at
+   * most NBC__IDLE_STREAMS (8) idle ones are. */
+  nbc_context_t *ctx;
+  ASSERT_OK(nbc_current_context(-1, &ctx));
   nbc_module_destroy(m);
+  ASSERT_OK(nbc_context_reset(ctx)); /* none kept from earlier tests */
+  m = empty_kernel(&f);
+  int destroys = tdrv()->calls("cuStreamDestroy"), live = tdrv()->live_streams();
+  ASSERT_OK(nbc_launch(f, one, one, 0, s, NULL));
   nbc_stream_destroy(s);
+  ASSERT_EQ(tdrv()->calls("cuStreamDestroy"), destroys + 1);
+  ASSERT_EQ(tdrv()->live_streams(), live - 1);
+  tdrv()->set_launch_delay_ms(0);
+  nbc_stream_t *many[10];
+  for (int i = 0; i < 10; i++) ASSERT_OK(nbc_stream_create(&many[i]));
+  for (int i = 0; i < 10; i++) nbc_stream_destroy(many[i]);
+  ASSERT_EQ(tdrv()->calls("cuStreamDestroy"), destroys + 1 + 2);
+  ASSERT_EQ(tdrv()->live_streams(), live - 1 + 8);
+  nbc_module_destroy(m);
+  ASSERT_OK(nbc_context_reset(ctx));
+  ASSERT_EQ(tdrv()->live_streams(), live - 1);
 }
 
 /* nbc_stream_wait_handle: the consumer's later work waits for what the producer (known by

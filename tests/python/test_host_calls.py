@@ -126,6 +126,7 @@ def test_factories_inside_require_context_use_the_attached_context(cuda, tdrv):
 def test_factory_failure_leaves_nothing_behind(cuda, tdrv):
     cuda.current_context()
     gc.collect()  # streams and events of earlier tests held in cycles must not die midway
+    held = [cuda.stream() for _ in range(8)]  # no idle stream left: stream() asks the driver
     streams, events = tdrv.live_streams(), tdrv.live_events()
     tdrv.fail("cuEventCreate", 1, 2)
     with pytest.raises(cuda.CudaAPIError, match=r"\[2\] Call to cuEventCreate results in "
@@ -140,6 +141,7 @@ def test_factory_failure_leaves_nothing_behind(cuda, tdrv):
                                                 "CUDA_ERROR_INVALID_CONTEXT"):
         cuda.default_stream()
     assert (tdrv.live_streams(), tdrv.live_events()) == (streams, events)
+    del held
 
 
 # ------------------------------------------------------------------ synchronize --------

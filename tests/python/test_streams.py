@@ -1,5 +1,6 @@
 """Streams, events, callbacks and async_done (no Python on the driver's thread), profiler."""
 import asyncio
+import gc
 import re
 import threading
 import time
@@ -29,16 +30,39 @@ def test_stream_reprs_and_handles(cuda):
 
 
 def test_created_streams_are_destroyed_external_never(cuda, tdrv):
-    before = tdrv.live_streams()
+    """A stream that dies idle is kept by its context for the next stream() (the driver's
+    cuStreamCreate + cuStreamDestroy cost ~5 us), at most 8; one with work pending is destroyed
+    (its work completes); a reset of the context destroys the kept ones; an external stream
+    is never destroyed."""
+    ctx = cuda.current_context()
+    held = [cuda.stream() for _ in range(8)]  # the kept streams, if any, taken
+    before, creates = tdrv.live_streams(), tdrv.calls("cuStreamCreate")
     s = cuda.stream()
-    assert tdrv.live_streams() == before + 1
+    handle = int(s)
+    assert tdrv.live_streams() == before + 1 and tdrv.calls("cuStreamCreate") == creates + 1
     del s
-    assert tdrv.live_streams() == before
+    assert tdrv.live_streams() == before + 1  # kept
+    s = cuda.stream()
+    assert int(s) == handle and tdrv.calls("cuStreamCreate") == creates + 1
     real = cuda.stream()
     ext = cuda.external_stream(int(real))
     del ext
-    assert tdrv.live_streams() == before + 1
-    del real
+    assert tdrv.live_streams() == before + 2
+    k = cuda.jit("void(int32[:])")(lambda a: None)
+    d = cuda.device_array(1, dtype=cuda.int32)
+    tdrv.set_launch_delay_ms(200)
+    try:
+        k[1, 1, s](d)  # pending when s dies
+        del s, k  # the kernel keeps its last launch configuration, s with it
+        gc.collect()
+    finally:
+        tdrv.set_launch_delay_ms(0)
+    assert tdrv.live_streams() == before + 1  # destroyed, not kept
+    del real, held
+    gc.collect()
+    kept = tdrv.live_streams()
+    ctx.reset()
+    assert tdrv.live_streams() == kept - 8  # at most 8 kept, destroyed by the reset
 
 
 def test_stream_synchronize_and_auto_synchronize(cuda, tdrv):
