@@ -484,11 +484,13 @@ int nbc__py_check_dtype(ArrayObject *self, PyObject *other) {
   return same == 1 ? 0 : -1;
 }
 
-/* nbc__py_check_dtype against a host object, when self's or its dtype is structured (for a
- * numpy array, a read of its descriptor says; other objects count as scalar unless self is
+/* nbc__py_check_dtype against a host object, when self's or its dtype is structured or the
+ * host's holds objects, which bytes from the device would make into references to nothing (for
+ * a numpy array, a read of its descriptor says; other objects count as scalar unless self is
  * structured). */
 static int check_host_dtype(nbc__py_state *st, ArrayObject *self, PyObject *host) {
-  if (self->kind != 'V' && nbc__py_numpy_kind(st, host) != 'V') return 0;
+  char kind = nbc__py_numpy_kind(st, host);
+  if (self->kind != 'V' && kind != 'V' && kind != 'O') return 0;
   PyObject *dt = nbc__py_host_dtype(st, host);
   int rc = dt ? nbc__py_check_dtype(self, dt) : -1;
   Py_XDECREF(dt);

@@ -773,6 +773,7 @@ PyObject *nbc__py_array_transpose(ArrayObject *self, PyObject *args, PyObject *k
     long a0 = -1, a1 = -1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
       long v = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+      if (v == -1 && PyErr_Occurred()) break;
       if (v != i) identity = 0;
       if (i == 0) a0 = v;
       if (i == 1) a1 = v;

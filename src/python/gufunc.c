@@ -536,7 +536,7 @@ static PyObject *gufunc_call(GUFuncObject *self, PyObject *args, PyObject *kwarg
         goto done;
       }
   }
-  if (!out && nargs != nin && nargs != nin + nout) {
+  if ((!out || nargs < nin) && nargs != nin && nargs != nin + nout) { /* out= gives no inputs */
     PyErr_Format(PyExc_TypeError, "This gufunc accepts %zd positional argument%s (when "
                  "providing input only) or %zd positional argument%s (when providing input "
                  "and output). Got %zd positional argument%s.", nin, nin != 1 ? "s" : "",

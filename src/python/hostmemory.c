@@ -506,6 +506,11 @@ static PyObject *host_array(PyObject *module, enum host_kind kind, PyObject *sha
   geometry g;
   if (geometry_get(st, shape, dtype, strides, order, &g) < 0) return NULL;
   PyObject *result = NULL, *cls = NULL;
+  /* numpy would make an array of objects over the new memory's garbage */
+  if (nbc__py_objects_check(g.dtype, kind_names[kind]) < 0) {
+    geometry_clear(&g);
+    return NULL;
+  }
   HostMemObject *m = hostmem_new(st, kind);
   if (!m) goto done;
   if (kind != HOST_PINNED) {

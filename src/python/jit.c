@@ -204,6 +204,7 @@ static int kernel_options(KernelObject *k, PyObject *config) {
   k->max_registers = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(config, 8));
   k->carveout = (int)PyLong_AsLong(PyTuple_GET_ITEM(config, 12));
   k->forceinline = PyObject_IsTrue(PyTuple_GET_ITEM(config, 7));
+  if (PyErr_Occurred()) return -1; /* a pickled config's ints out of range */
   PyObject *extensions = PyTuple_GET_ITEM(config, 13);
   if (PyTuple_GET_SIZE(extensions) && !(k->extensions = PySequence_List(extensions))) return -1;
   return 0;
@@ -357,6 +358,17 @@ static int shared_memory_carveout(PyObject *arg) {
   return NBC__PY_NO_CARVEOUT;
 }
 
+/* Replaces each of the n options by Py_True or Py_False (borrowed), its truth; -1 with the
+ * error set when one's __bool__ raises. */
+static int truths(PyObject **options[], size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    int truth = PyObject_IsTrue(*options[i]);
+    if (truth < 0) return -1;
+    *options[i] = truth ? Py_True : Py_False;
+  }
+  return 0;
+}
+
 static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"func_or_sig", "device", "debug", "lineinfo", "fastmath", "opt",
                            "inline", "link", "cache", "max_registers", "launch_bounds",
@@ -375,6 +387,9 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (carveout == NBC__PY_NO_CARVEOUT && PyErr_Occurred()) return NULL;
   int lto_on = PyObject_IsTrue(lto);
   if (lto_on < 0) return NULL;
+  /* the config holds True or False: build() reads these options without an error path */
+  PyObject **flags[] = {&device, &lineinfo, &fastmath, &forceinline};
+  if (truths(flags, sizeof flags / sizeof *flags) < 0) return NULL;
   /* not given: numba's config defaults (NUMBA_CUDA_DEBUGINFO, NUMBA_OPT) */
   nbc__py_state *st = nbc__py_module_state(module);
   int debugging = nbc__py_debug_option(st, debug);

@@ -242,7 +242,8 @@ static PyObject *memptr_memset(MemPtrObject *self, PyObject *args, PyObject *kwa
   if (usable(self, "cuMemsetD8") < 0) return NULL;
   nbc__py_state *st = state(self);
   nbc_stream_t *stream = NULL, *temp = NULL;
-  int given = stream_obj && PyObject_IsTrue(stream_obj) == 1; /* numba: `if stream:` */
+  int given = stream_obj ? PyObject_IsTrue(stream_obj) : 0; /* numba: `if stream:` */
+  if (given < 0) return NULL;
   if (given && nbc__py_stream_arg(st, stream_obj, &stream, &temp) < 0) return NULL;
   nbc_status_t s;
   if (given)

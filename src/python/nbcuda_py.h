@@ -262,6 +262,9 @@ PyObject *nbc__py_host_dtype(nbc__py_state *st, PyObject *obj);
  * bytes such as numpy.dtype('V8')); -1 with TypeError for a subarray dtype
  * (numpy.dtype((numpy.float32, 3))) or one holding Python objects. */
 int nbc__py_record_check(PyObject *dtype);
+/* 0 unless the numpy dtype holds Python objects: then -1 with TypeError saying they cannot live
+ * in `memory` ("device", "pinned", ...) memory, whose bytes are no objects' references. */
+int nbc__py_objects_check(PyObject *dtype, const char *memory);
 /* The numpy dtype of an imported __cuda_array_interface__ whose typestr is "|V<itemsize>":
  * from descr (fields, offsets and padding, as numpy's dtype.descr lists them), or raw bytes
  * (numpy.dtype(typestr)) when descr is NULL, None or the default [('', typestr)]. A new

@@ -184,23 +184,28 @@ PyObject *nbc__py_host_dtype(nbc__py_state *st, PyObject *obj) {
   return dt;
 }
 
+int nbc__py_objects_check(PyObject *dtype, const char *memory) {
+  PyObject *hasobject = PyObject_GetAttrString(dtype, "hasobject");
+  int objects = hasobject ? PyObject_IsTrue(hasobject) : -1;
+  Py_XDECREF(hasobject);
+  if (objects > 0)
+    PyErr_Format(PyExc_TypeError, "dtype %R holds Python objects, which cannot live in "
+                 "%s memory", dtype, memory);
+  return objects ? -1 : 0;
+}
+
 int nbc__py_record_check(PyObject *dtype) {
   PyObject *sub = PyObject_GetAttrString(dtype, "subdtype");
-  PyObject *hasobject = sub ? PyObject_GetAttrString(dtype, "hasobject") : NULL;
-  int objects = hasobject ? PyObject_IsTrue(hasobject) : -1, rc = -1;
-  if (objects < 0) {
+  int rc = -1;
+  if (!sub) {
     /* the error is set */
   } else if (sub != Py_None) {
     PyErr_Format(PyExc_TypeError, "subarray dtype %R is not supported as an element type: use "
                  "an array of its base dtype with the extra dimensions", dtype);
-  } else if (objects) {
-    PyErr_Format(PyExc_TypeError, "dtype %R holds Python objects, which cannot live in "
-                 "device memory", dtype);
   } else {
-    rc = 0;
+    rc = nbc__py_objects_check(dtype, "device");
   }
   Py_XDECREF(sub);
-  Py_XDECREF(hasobject);
   return rc;
 }
 

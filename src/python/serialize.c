@@ -250,18 +250,50 @@ static PyObject *py_rebuild_decorated(PyObject *module, PyObject *args) {
   return r;
 }
 
+/* A pickled jit() config as jit() makes one: its flags True or False, its links and extensions
+ * through jit()'s own checks into tuples, its two ints checked (a pickle is data: jit.c reads
+ * the config's items without checking their types). A new reference; NULL with the error
+ * set. */
+static PyObject *config_checked(nbc__py_state *st, PyObject *config) {
+  if (PyTuple_GET_SIZE(config) != 14 || !PyLong_Check(PyTuple_GET_ITEM(config, 8)) ||
+      !PyLong_Check(PyTuple_GET_ITEM(config, 12))) {
+    PyErr_SetString(PyExc_ValueError, "_rebuild_jit: not the options of a pickled kernel");
+    return NULL;
+  }
+  PyObject *items = PySequence_List(config), *r = NULL;
+  if (!items) return NULL;
+  static const int flags[] = {1, 2, 3, 4, 5, 7, 9, 11}; /* None stays: opt's "the default" */
+  for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+    PyObject *flag = PyList_GET_ITEM(items, flags[i]);
+    int truth = flag == Py_None ? 0 : PyObject_IsTrue(flag);
+    if (truth < 0) {
+      Py_DECREF(items);
+      return NULL;
+    }
+    if (flag != Py_None) PyList_SetItem(items, flags[i], PyBool_FromLong(truth));
+  }
+  PyObject *links = nbc__py_link_paths(st, PyList_GET_ITEM(items, 10));
+  PyObject *extensions = links ? PySequence_Tuple(PyList_GET_ITEM(items, 13)) : NULL;
+  if (extensions) { /* PyList_SetItem takes the new items and drops the old */
+    if (PyList_SetItem(items, 10, links) == 0 && PyList_SetItem(items, 13, extensions) == 0)
+      r = PyList_AsTuple(items);
+  } else {
+    Py_XDECREF(links);
+  }
+  Py_XDECREF(items);
+  return r;
+}
+
 /* nbcuda._rebuild_jit(config, function state): what a pickled kernel or device function is
  * made again by. */
 static PyObject *py_rebuild_jit(PyObject *module, PyObject *args) {
   PyObject *config, *fstate;
   if (!PyArg_ParseTuple(args, "O!O:_rebuild_jit", &PyTuple_Type, &config, &fstate)) return NULL;
-  if (PyTuple_GET_SIZE(config) != 14) {
-    PyErr_SetString(PyExc_ValueError, "_rebuild_jit: not the options of a pickled kernel");
-    return NULL;
-  }
-  PyObject *func = function_from_state(fstate);
+  config = config_checked(nbc__py_module_state(module), config);
+  PyObject *func = config ? function_from_state(fstate) : NULL;
   PyObject *r = func ? nbc__py_jit_apply(module, config, func) : NULL;
   Py_XDECREF(func);
+  Py_XDECREF(config);
   return r;
 }
 

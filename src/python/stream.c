@@ -480,6 +480,7 @@ static PyObject *py_async_set(PyObject *module, PyObject *const *args, Py_ssize_
   if (!done) return NULL;
   int is_done = PyObject_IsTrue(done);
   Py_DECREF(done);
+  if (is_done < 0) return NULL;
   if (is_done) Py_RETURN_NONE;
   long status = PyLong_AsLong(args[2]);
   if (status == -1 && PyErr_Occurred()) return NULL;

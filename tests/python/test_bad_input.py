@@ -415,7 +415,7 @@ def _invoke(fn, args, kwargs):
     # Through functools.partial: its C call path checks the result (the interpreter's fast
     # path for builtins does not), so a C function that returns a result with an exception
     # set raises SystemError here instead of in a later, unrelated call.
-    functools.partial(fn, *args, **kwargs)()
+    return functools.partial(fn, *args, **kwargs)()
 
 
 LOG_OK = bool(os.environ.get("NBCUDA_BAD_INPUT_LOG_OK"))  # prints "OK <call>" per success
@@ -428,12 +428,14 @@ class Runner:
         self.calls = 0
 
     def call(self, label, fn, *args, **kwargs):
+        """fn(*args, **kwargs)'s result, or None when it raised."""
         print("CALL", label, flush=True)
         self.calls += 1
         try:
-            _invoke(fn, args, kwargs)
+            result = _invoke(fn, args, kwargs)
             if LOG_OK:
                 print("OK", label, flush=True)
+            return result
         except SystemError as e:
             self.bad.append(f"{label}: SystemError: {e}")
         except Exception as e:  # noqa: BLE001 - any Exception is a clean answer
@@ -442,6 +444,14 @@ class Runner:
                 self.bad.append(f"{label}: {type(e).__name__} without a message")
         except BaseException as e:  # noqa: BLE001
             self.bad.append(f"{label}: {type(e).__name__} is not an Exception: {e}")
+
+    def finish(self):
+        """Reports to the parent and ends the child."""
+        print(f"DONE {self.calls} calls", flush=True)
+        for line in self.bad:
+            print("BAD", line, flush=True)
+        sys.stdout.flush()
+        os._exit(1 if self.bad else 0)  # skips atexit/finalizers: their faults are reported apart
 
 
 def _fuzz_callable(run, label, fn, hostile, valid):
@@ -571,11 +581,7 @@ def run_group(group):
             if label in SKIP:
                 continue
             _fuzz_callable(run, label, fn, hostile, valid)
-    print(f"DONE {run.calls} calls", flush=True)
-    for line in run.bad:
-        print("BAD", line, flush=True)
-    sys.stdout.flush()
-    os._exit(1 if run.bad else 0)  # skips atexit/finalizers: their faults are reported apart
+    run.finish()
 
 
 # ---------------------------------------------------------------------------- the tests
@@ -586,9 +592,9 @@ def run_group(group):
 GROUP_TIMEOUT = float(os.environ.get("NBCUDA_BAD_INPUT_TIMEOUT", "60"))
 
 
-def _run_child(group, timeout=GROUP_TIMEOUT):
+def _run_child(group, timeout=GROUP_TIMEOUT, script=__file__):
     with tempfile.TemporaryFile("w+") as out:
-        p = subprocess.Popen([sys.executable, "-X", "faulthandler", os.path.abspath(__file__),
+        p = subprocess.Popen([sys.executable, "-X", "faulthandler", os.path.abspath(script),
                               group], stdout=out, stderr=subprocess.STDOUT, text=True)
         try:
             rc = p.wait(timeout=timeout)
@@ -601,9 +607,10 @@ def _run_child(group, timeout=GROUP_TIMEOUT):
     return rc, text
 
 
-@pytest.mark.parametrize("group", GROUPS)
-def test_hostile_arguments(cuda, tdrv, group):
-    rc, text = _run_child(group)
+def check_child(group, script=__file__):
+    """Runs one group in a child (run_group of `script`); fails the test on a crash, a hang or
+    a bad answer; returns the number of calls made."""
+    rc, text = _run_child(group, script=script)
     lines = text.splitlines()
     calls = [line[5:] for line in lines if line.startswith("CALL ")]
     bad = [line[4:] for line in lines if line.startswith("BAD ")]
@@ -614,7 +621,12 @@ def test_hostile_arguments(cuda, tdrv, group):
         pytest.fail(f"group {group}: the child died ({rc}) in {last}\n{tail}")
     assert not bad, f"group {group}: " + "\n".join(bad)
     assert rc == 0, text[-2000:]
-    assert len(calls) > 50
+    return len(calls)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_hostile_arguments(cuda, tdrv, group):
+    assert check_child(group) > 50
 
 
 def test_introspection_finds_the_api(cuda, tdrv):
