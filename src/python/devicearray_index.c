@@ -520,15 +520,17 @@ static int reshape_dims(ArrayObject *self, PyObject *args, int64_t *dims, int *p
   return 0;
 }
 
-/* Dense strides for shape in order 'C' or 'F'. */
-static void dense_strides_of(int ndim, const int64_t *shape, int itemsize, char order,
-                             int64_t *strides) {
+/* Dense strides for shape in order 'C' or 'F'; -1 with numpy's "array is too big" when the
+ * bytes they span overflow (an empty shape can have such extents). */
+static int dense_strides_of(int ndim, const int64_t *shape, int itemsize, char order,
+                            int64_t *strides) {
   int64_t s = itemsize;
   for (int k = 0; k < ndim; k++) {
     int d = order == 'F' ? k : ndim - 1 - k;
     strides[d] = s;
-    s *= shape[d];
+    if (__builtin_mul_overflow(s, shape[d], &s)) return nbc__py_too_big();
   }
+  return 0;
 }
 
 /* numba's order argument: 'C', 'F', or 'A' (F for an F-contiguous array, else C). */
@@ -570,7 +572,7 @@ PyObject *nbc__py_array_reshape(ArrayObject *self, PyObject *args, PyObject *kwa
     PyErr_SetString(PyExc_NotImplementedError, "operation requires copying");
     return NULL;
   }
-  dense_strides_of(ndim, dims, self->itemsize, o, strides);
+  if (dense_strides_of(ndim, dims, self->itemsize, o, strides) < 0) return NULL;
   return (PyObject *)array_view(st, self, self->data, ndim, dims, strides, NULL);
 }
 
