@@ -773,6 +773,10 @@ int nbc__enum_member_index(const nbc_global_t *g, const char *name);
 /* The numpy names kernels use (`import numpy as np`): dtypes, constants, ufuncs. */
 /* A numpy dtype attribute (np.float32, np.double, np.bool_, np.byte = int8...), or NULL. */
 const nbc__type *nbc__numpy_dtype(const char *name);
+/* What numpy.dtype(text) is, for the texts that name a type kernels have: a numpy name
+ * ("float32", "double"), a type code with an optional '<', '=' or '|' ("f4", "<i8", "?", "d")
+ * or a date ("M8[D]", "<m8[s]", "datetime64[ms]"); NULL for any other. */
+const nbc__type *nbc__numpy_dtype_string(const char *text);
 /* np.pi, np.e, np.euler_gamma, np.inf, np.nan. */
 bool nbc__numpy_constant(const char *name, double *pv);
 /* numpy's __name__ of a ufunc kernels support ("absolute" for "abs"), or NULL. */

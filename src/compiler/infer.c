@@ -731,6 +731,8 @@ static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
                              "parameter tuple or a parameter array's .shape"),
            NULL;
   if (nbc__numpy_constant(n->str, &v)) return float_attr(I, n, v);
+  if (strcmp(n->str, "dtype") == 0) /* np.dtype("float32"): infer_call.c's call_np_dtype */
+    return nbc__type_special(I->ctx, NBC__T_FUNCTION, "numpy.dtype", NULL);
   const nbc__type *t = nbc__numpy_dtype(n->str);
   if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
   const char *u = nbc__numpy_ufunc(n->str);

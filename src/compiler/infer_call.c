@@ -373,13 +373,37 @@ static const nbc__type *dtype_of(infer *I, nbc__node *n, const nbc__type *t) {
  * ("int32"), which numba-cuda accepts too. */
 static const nbc__type *array_dtype(infer *I, nbc__node *n) {
   if (n->kind == NBC__N_STR) {
-    const nbc__type *t = n->str ? nbc__numpy_dtype(n->str) : NULL;
+    const nbc__type *t = nbc__numpy_dtype_string(n->str);
     if (!t || !nbc__type_is_number(t))
       return TYPING(I, n, "Invalid NumPy dtype specified: '%s'", n->str ? n->str : ""), NULL;
     return t;
   }
   const nbc__type *t = nbc__infer_expr(I, n);
   return t ? dtype_of(I, n, t) : NULL;
+}
+
+/* numpy.dtype(x) as numba types it: x a string naming a type kernels have ("float32", "f4",
+ * "<i8", "M8[D]") or a type (np.float32), giving that type as a value (a dtype argument of
+ * cuda.local.array, a.view, a.astype...); it has no run-time value. */
+static const nbc__type *call_np_dtype(infer *I, nbc__node *n) {
+  if (!no_keywords(I, n, "numpy.dtype")) return NULL;
+  nbc__node *a = n->list.count == 1 ? n->list.items[0] : NULL;
+  const nbc__type *arg = a && a->kind != NBC__N_STR ? nbc__infer_expr(I, a) : NULL;
+  if (a && a->kind != NBC__N_STR && !arg) return NULL; /* reported */
+  const nbc__type *t = !a                        ? NULL
+                       : a->kind == NBC__N_STR   ? nbc__numpy_dtype_string(a->str)
+                       : is_kind(arg, NBC__T_DTYPE) ? arg->dtype
+                                                 : NULL;
+  if (!t) {
+    if (a && a->kind == NBC__N_STR)
+      return TYPING(I, n, "numpy.dtype('%s'): not a type kernels have (numbers, booleans and "
+                    "datetime64/timedelta64 are)", a->str ? a->str : ""),
+             NULL;
+    return TYPING(I, n, "numpy.dtype() takes one string literal (\"float32\", \"f4\") or "
+                  "type (np.float32)"),
+           NULL;
+  }
+  return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
 }
 
 /* numba's text of an argument's type as its "No implementation of function" message shows
@@ -2318,6 +2342,8 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (f && f->kind == NBC__T_FUNCTION && f->name && strncmp(f->name, "cuda.", 5) == 0 &&
       nbc__cuda_name_call(nbc__cuda_name_find(f->name + 5)) == NBC__KERNEL_CALL_ARRAY)
     return call_array(I, n, f->name); /* its arguments are not values */
+  if (f && f->kind == NBC__T_FUNCTION && f->name && strcmp(f->name, "numpy.dtype") == 0)
+    return call_np_dtype(I, n); /* nor is its string */
   const nbc__type *types[64];
   int nargs = n->list.count;
   if (nargs > 64) return UNSUPPORTED(I, n, "calls with more than 64 arguments"), NULL;

@@ -310,6 +310,8 @@ static nbc__lval call_libdevice(nbc__lowerer *L, nbc__node *n, const nbc__call *
 }
 
 nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
+  if (n->type && n->type->kind == NBC__T_DTYPE) /* np.dtype("f4"): no run-time value */
+    return (nbc__lval){n->type, "undef"};
   const nbc__call *call = n->info;
   if (!call) {
     nbc__lower_error(L, n, "unsupported call");

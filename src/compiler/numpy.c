@@ -66,6 +66,44 @@ const nbc__type *nbc__numpy_dtype(const char *name) {
   return NULL;
 }
 
+const nbc__type *nbc__numpy_dtype_string(const char *text) {
+  if (!text) return NULL;
+  const nbc__type *t = nbc__numpy_dtype(text);
+  if (t) return t;
+  const char *s = text;
+  if (*s == '<' || *s == '=' || *s == '|') s++; /* this machine's order; '>' is not it */
+  static const struct {
+    const char *code;
+    nbc__type_kind kind;
+  } codes[] = {{"?", NBC__T_BOOL},     {"b1", NBC__T_BOOL},     {"b", NBC__T_INT8},
+               {"i1", NBC__T_INT8},    {"B", NBC__T_UINT8},     {"u1", NBC__T_UINT8},
+               {"h", NBC__T_INT16},    {"i2", NBC__T_INT16},    {"H", NBC__T_UINT16},
+               {"u2", NBC__T_UINT16},  {"i", NBC__T_INT32},     {"i4", NBC__T_INT32},
+               {"I", NBC__T_UINT32},   {"u4", NBC__T_UINT32},   {"l", NBC__T_INT64},
+               {"q", NBC__T_INT64},    {"i8", NBC__T_INT64},    {"L", NBC__T_UINT64},
+               {"Q", NBC__T_UINT64},   {"u8", NBC__T_UINT64},   {"e", NBC__T_FLOAT16},
+               {"f2", NBC__T_FLOAT16}, {"f", NBC__T_FLOAT32},   {"f4", NBC__T_FLOAT32},
+               {"d", NBC__T_FLOAT64},  {"f8", NBC__T_FLOAT64},  {"F", NBC__T_COMPLEX64},
+               {"c8", NBC__T_COMPLEX64}, {"D", NBC__T_COMPLEX128}, {"c16", NBC__T_COMPLEX128}};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+    if (strcmp(codes[i].code, s) == 0) return nbc__type_scalar(codes[i].kind);
+  /* dates: M8[unit], m8[unit], datetime64[unit], timedelta64[unit] */
+  nbc__type_kind kind = NBC__T_VOID;
+  size_t skip = 0;
+  if (strncmp(s, "M8[", 3) == 0 || strncmp(s, "m8[", 3) == 0) {
+    kind = s[0] == 'M' ? NBC__T_DATETIME : NBC__T_TIMEDELTA;
+    skip = 3;
+  } else if (strncmp(text, "datetime64[", 11) == 0 || strncmp(text, "timedelta64[", 12) == 0) {
+    kind = text[0] == 'd' ? NBC__T_DATETIME : NBC__T_TIMEDELTA;
+    s = text;
+    skip = kind == NBC__T_DATETIME ? 11 : 12;
+  }
+  const char *close = kind != NBC__T_VOID ? strchr(s + skip, ']') : NULL;
+  if (!close || close[1]) return NULL;
+  int unit = nbc__datetime_unit(s + skip, (size_t)(close - s - skip));
+  return unit >= 0 ? nbc__type_datetime(kind, unit) : NULL;
+}
+
 bool nbc__numpy_constant(const char *name, double *pv) {
   static const struct {
     const char *name;
