@@ -521,14 +521,16 @@ static int reshape_dims(ArrayObject *self, PyObject *args, int64_t *dims, int *p
 }
 
 /* Dense strides for shape in order 'C' or 'F'; -1 with numpy's "array is too big" when the
- * bytes they span overflow (an empty shape can have such extents). */
+ * bytes of the extents other than 0 overflow (as numpy refuses them even in an empty shape:
+ * the strides and the product of the extents would overflow). */
 static int dense_strides_of(int ndim, const int64_t *shape, int itemsize, char order,
                             int64_t *strides) {
-  int64_t s = itemsize;
+  int64_t s = itemsize, bytes = itemsize; /* s is bytes until an extent is 0, then 0 */
   for (int k = 0; k < ndim; k++) {
     int d = order == 'F' ? k : ndim - 1 - k;
     strides[d] = s;
-    if (__builtin_mul_overflow(s, shape[d], &s)) return nbc__py_too_big();
+    if (shape[d] && __builtin_mul_overflow(bytes, shape[d], &bytes)) return nbc__py_too_big();
+    s *= shape[d];
   }
   return 0;
 }

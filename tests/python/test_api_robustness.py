@@ -1296,10 +1296,11 @@ def test_async_set_future_whose_done_raises(cuda, tdrv):
 
 
 def test_reshape_of_empty_array_to_huge_extents(cuda, tdrv):
-    # the dense strides of (0, 2**63 - 1) overflowed int64 (undefined behaviour, UBSan)
+    # the dense strides of (0, 2**63 - 1), the size of (2**62, 2**62, 0) overflowed int64
+    # (undefined behaviour, UBSan)
     import numpy as np
     d = cuda.to_device(np.zeros((0, 3)))
-    for shape in [(0, 2**63 - 1), (0, 2**61, 5)]:
+    for shape in [(0, 2**63 - 1), (0, 2**61, 5), (2**62, 2**62, 0, 0), (2**62, 0, 4)]:
         with pytest.raises(ValueError, match="array is too big"):
             d.reshape(*shape)
     assert d.reshape(3, 0).shape == (3, 0)
