@@ -22,18 +22,20 @@ LETTERS = {"float16": "h", "float32": "f", "float64": "d", "bool": "b", "int8": 
            "int64": "l", "uint64": "L"}
 
 
-def signatures():
-    """cuda_fp16.h function name -> (return letter, argument letters), one case each."""
+def signatures(bindings=cuda_fp16, letters=LETTERS):
+    """numba-cuda's generated bindings (cuda_fp16, cuda_bf16): each header function's name ->
+    (return letter, argument letters), for those of one case over the letters' types."""
     found = {}
-    for obj, ftype in cuda_fp16.typing_registry.globals:
-        cases = getattr(ftype.templates[0], "cases", None)
+    for obj, ftype in bindings.typing_registry.globals:
         name = getattr(obj, "__name__", None)
-        if not cases or len(cases) != 1 or not name:
-            continue
-        sig = cases[0]
-        types = [str(sig.return_type)] + [str(a) for a in sig.args]
-        if all(t in LETTERS for t in types):
-            found[name] = (LETTERS[types[0]], "".join(LETTERS[t] for t in types[1:]))
+        for template in getattr(ftype, "templates", []):
+            cases = getattr(template, "cases", None)
+            if not cases or len(cases) != 1 or not name:
+                continue
+            sig = cases[0]
+            types = [str(sig.return_type)] + [str(a) for a in sig.args]
+            if all(t in letters for t in types):
+                found[name] = (letters[types[0]], "".join(letters[t] for t in types[1:]))
     return found
 
 

@@ -129,7 +129,7 @@ static int mentions(const char *code, size_t size, const char *prefix) {
 static void note_needs(nbc_compile_result_t *r, const char *code, size_t size) {
   r->cooperative |= mentions(code, size, "cudaCGGetIntrinsicHandle") ||
                     mentions(code, size, "cudaCGSynchronize");
-  r->fp16 |= mentions(code, size, "nbc_fp16_");
+  r->fp16 |= mentions(code, size, "nbc_fp16_") || mentions(code, size, "nbc_bf16_");
 }
 
 int nbc_compile_result_cooperative(const nbc_compile_result_t *result) {

@@ -292,6 +292,8 @@ typedef enum nbc__type_kind {
                        value [n x i8]; shorter contents are padded with zeros */
   NBC__T_UNICHARSEQ, /* numpy's U<n> (numba's UnicodeCharSeq, [unichr x n]): count UCS-4
                        code points, a value [n x i32] */
+  NBC__T_BFLOAT16,  /* numba-cuda's bfloat16 (printed __nv_bfloat16, as numba names it): its 16
+                       bits in an i16; arithmetic through cuda_bf16.h (bf16.c) */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
@@ -504,6 +506,7 @@ typedef enum nbc__kernel_call {
   NBC__KERNEL_CALL_LIBDEVICE,   /* libdevice.<f>(...): numba.cuda.libdevice's functions */
   NBC__KERNEL_CALL_THIS_GRID,   /* cg.this_grid(): the GridGroup of a cooperative launch */
   NBC__KERNEL_CALL_FP16,        /* fp16.<f>(...): numba.cuda.fp16's cuda_fp16.h functions */
+  NBC__KERNEL_CALL_BF16,        /* bf16.<f>(...): numba.cuda.bf16's cuda_bf16.h functions */
   NBC__KERNEL_CALL_VECTOR,      /* float32x4(...), int2(...): a vector type's constructor */
   NBC__KERNEL_CALL_CACHE_HINT,  /* ldcg(array, i), stwt(array, i, value), ...: loads and
                                    stores with a cache operator (numba's cache_hints.py) */
@@ -523,6 +526,32 @@ nbc__kernel_call nbc__cuda_name_call(const nbc_kernel_name_t *entry);
 bool nbc__libdevice_find(const char *name, const nbc__type **pret, const char **pcodes);
 /* The type of a libdevice argument type letter (f d h i l). */
 const nbc__type *nbc__libdevice_type(char letter);
+/* bf16.c: numba.cuda.bf16 (cuda_bf16.h through the same shim as fp16.c's functions). */
+/* The bfloat16 type (one instance). */
+const nbc__type *nbc__type_bfloat16(void);
+bool nbc__type_is_bf16(const nbc__type *t);
+/* fp16.c: numba.cuda.bf16's function `name` (exported name "hadd", or cuda_bf16.h's
+ * "__hadd", as numba-cuda's objects are named): as nbc__fp16_find; its wrapper in the same
+ * shim is nbc_bf16_<cuda_bf16.h name>. */
+bool nbc__bf16_find(nbc__ctx *ctx, const char *name, const nbc__type **pret,
+                    const nbc__type *args[4], int *pnargs, const char **psymbol);
+/* numba-cuda's typing of op between a and b when one is bfloat16: *pargs the operands'
+ * conversions (bfloat16 both for + - * / and comparisons of bfloat16, int8 and uint8 values,
+ * which cuda_bf16.h computes; else float32 stands for bfloat16 in numba's usual rules), the
+ * result, or NULL. */
+const nbc__type *nbc__bf16_binop_sig(nbc__op op, const nbc__type *a, const nbc__type *b,
+                                     const nbc__type **pargs, const char **pwhy);
+/* The cuda_bf16.h function an operator of two bfloat16 values is (+ __hadd, != __hneu...),
+ * or of one (- __hneg); NULL for others. */
+const char *nbc__bf16_operator_function(nbc__op op, bool unary);
+/* The cuda_bf16.h function converting a number to bfloat16 (its C++ constructor), or from
+ * bfloat16 to an integer (its conversion operator, toward zero); NULL for the conversions
+ * lowered inline (to float32, float64, float16, bool) or none. */
+const char *nbc__bf16_conversion_function(const nbc__type *from, const nbc__type *to);
+/* The bfloat16 function numba-cuda's overload of math.<name> calls (math.sqrt: hsqrt), or
+ * NULL (numba then computes in float32). */
+const char *nbc__bf16_math_function(const char *name);
+
 /* fp16.c: numba.cuda.fp16's function `name` (as exported, "hadd", "__hsub_sat"): its return
  * type, argument types (up to 4; *pnargs of them) and the symbol of its Numba-ABI wrapper in
  * the shim (nbc_fp16_shim_source). false when there is none. */

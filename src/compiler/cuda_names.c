@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
+#include "compiler/bf16_funcs.h"
 #include "compiler/fp16_funcs.h"
 #include "compiler/libdevice_funcs.h"
 
@@ -216,19 +217,33 @@
 #define FP16_PUBLIC_ENTRY_(name, cname, ret, codes) {"fp16." #name, NBC_KERNEL_FUNCTION},
 #define FP16_CALL_ENTRY_(name, cname, ret, codes) NBC__KERNEL_CALL_FP16,
 
+/* numba.cuda.bf16: cuda_bf16.h's scalar functions (bf16_funcs.h; fp16.c), after fp16's: each
+ * by its exported name, then by cuda_bf16.h's where that differs (numba-cuda's objects carry
+ * it). Its
+ * type, bf16.bfloat16, is a dtype (infer.c's cuda_attr). */
+#define BF16_PUBLIC_ENTRY_(name, cname, ret, codes) {"bf16." #name, NBC_KERNEL_FUNCTION},
+#define BF16_CNAME_ENTRY_(cname) {"bf16." #cname, NBC_KERNEL_FUNCTION},
+#define BF16_CALL_ENTRY_(name, cname, ret, codes) NBC__KERNEL_CALL_BF16,
+#define BF16_CNAME_CALL_ENTRY_(cname) NBC__KERNEL_CALL_BF16,
+
 #define PUBLIC_ENTRY_(name, kind, call) {name, NBC_KERNEL_##kind},
 static const nbc_kernel_name_t names[] = {KERNEL_NAMES(PUBLIC_ENTRY_){"libdevice",
                                                                       NBC_KERNEL_NAMESPACE},
                                           LIBDEVICE_FUNCS(LD_PUBLIC_ENTRY_){
                                               "fp16", NBC_KERNEL_NAMESPACE},
-                                          FP16_FUNCS(FP16_PUBLIC_ENTRY_)};
+                                          FP16_FUNCS(FP16_PUBLIC_ENTRY_){
+                                              "bf16", NBC_KERNEL_NAMESPACE},
+                                          BF16_FUNCS(BF16_PUBLIC_ENTRY_)
+                                              BF16_CNAMES(BF16_CNAME_ENTRY_)};
 #undef PUBLIC_ENTRY_
 
 /* calls[i] is how infer_call.c types a call of names[i]. */
 #define CALL_ENTRY_(name, kind, call) NBC__KERNEL_CALL_##call,
 static const nbc__kernel_call calls[] = {KERNEL_NAMES(CALL_ENTRY_) NBC__KERNEL_CALL_NONE,
                                          LIBDEVICE_FUNCS(LD_CALL_ENTRY_) NBC__KERNEL_CALL_NONE,
-                                         FP16_FUNCS(FP16_CALL_ENTRY_)};
+                                         FP16_FUNCS(FP16_CALL_ENTRY_) NBC__KERNEL_CALL_NONE,
+                                         BF16_FUNCS(BF16_CALL_ENTRY_)
+                                             BF16_CNAMES(BF16_CNAME_CALL_ENTRY_)};
 #undef CALL_ENTRY_
 
 typedef struct {

@@ -1,5 +1,6 @@
-/* fp16.c — numba.cuda.fp16 in kernels: cuda_fp16.h's scalar functions (hadd, hsqrt, hfma,
- * __half2int_rn, ...), as numba-cuda binds them.
+/* fp16.c — numba.cuda.fp16 and numba.cuda.bf16 in kernels: cuda_fp16.h's and cuda_bf16.h's
+ * scalar functions (hadd, hsqrt, hfma, __half2int_rn, __float2bfloat16, ...), as numba-cuda
+ * binds them (bf16.c has bfloat16's type, operators and conversions).
  *
  * numba-cuda calls cuda_fp16.h's own functions through small CUDA C++ wrappers compiled with
  * NVRTC and linked with the kernel, so its results are CUDA's bit for bit. nbcuda does the same:
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/bf16_funcs.h"
 #include "compiler/compiler.h"
 #include "compiler/fp16_funcs.h"
 
@@ -32,14 +34,24 @@ typedef struct {
   const char *name, *cname;
   char ret;
   const char *codes;
-} fp16_func;
+} half_func;
 
-#define FP16_ENTRY_(name, cname, ret, codes) {#name, #cname, ret, codes},
-static const fp16_func funcs[] = {FP16_FUNCS(FP16_ENTRY_)};
-#undef FP16_ENTRY_
+#define HALF_ENTRY_(name, cname, ret, codes) {#name, #cname, ret, codes},
+static const half_func fp16_funcs[] = {FP16_FUNCS(HALF_ENTRY_)};
+static const half_func bf16_funcs[] = {BF16_FUNCS(HALF_ENTRY_)};
+#undef HALF_ENTRY_
+
+/* The two tables and the prefix of their wrappers' names. */
+static const struct {
+  const half_func *funcs;
+  size_t count;
+  const char *prefix;
+} tables[] = {{fp16_funcs, sizeof fp16_funcs / sizeof fp16_funcs[0], "nbc_fp16_"},
+              {bf16_funcs, sizeof bf16_funcs / sizeof bf16_funcs[0], "nbc_bf16_"}};
 
 static const nbc__type *type_of(char letter) {
   switch (letter) {
+  case 'B': return nbc__type_bfloat16();
   case 'h': return nbc__type_scalar(NBC__T_FLOAT16);
   case 'f': return nbc__type_scalar(NBC__T_FLOAT32);
   case 'd': return nbc__type_scalar(NBC__T_FLOAT64);
@@ -55,10 +67,10 @@ static const nbc__type *type_of(char letter) {
   }
 }
 
-/* The C type a wrapper uses for a value of that letter (float16: its bits). */
+/* The C type a wrapper uses for a value of that letter (float16, bfloat16: their bits). */
 static const char *c_type(char letter) {
   switch (letter) {
-  case 'h': return "unsigned short";
+  case 'h': case 'B': return "unsigned short";
   case 'f': return "float";
   case 'd': return "double";
   case 'b': return "unsigned char";
@@ -73,19 +85,31 @@ static const char *c_type(char letter) {
   }
 }
 
-bool nbc__fp16_find(nbc__ctx *ctx, const char *name, const nbc__type **pret,
-                    const nbc__type *args[4], int *pnargs, const char **psymbol) {
-  for (size_t i = 0; name && i < sizeof funcs / sizeof funcs[0]; i++) {
-    if (strcmp(funcs[i].name, name) != 0) continue;
-    *pret = type_of(funcs[i].ret);
+/* Function `name` of table t (its exported name, or the C function's): as nbc__fp16_find. */
+static bool find(int t, nbc__ctx *ctx, const char *name, const nbc__type **pret,
+                 const nbc__type *args[4], int *pnargs, const char **psymbol) {
+  for (size_t i = 0; name && i < tables[t].count; i++) {
+    const half_func *f = &tables[t].funcs[i];
+    if (strcmp(f->name, name) != 0 && (t == 0 || strcmp(f->cname, name) != 0)) continue;
+    *pret = type_of(f->ret);
     int n = 0;
-    for (const char *c = funcs[i].codes; *c && n < 4; c++)
+    for (const char *c = f->codes; *c && n < 4; c++)
       args[n++] = type_of(*c);
     *pnargs = n;
-    *psymbol = nbc__arena_printf(ctx->arena, "nbc_fp16_%s", funcs[i].cname);
+    *psymbol = nbc__arena_printf(ctx->arena, "%s%s", tables[t].prefix, f->cname);
     return *psymbol != NULL;
   }
   return false;
+}
+
+bool nbc__fp16_find(nbc__ctx *ctx, const char *name, const nbc__type **pret,
+                    const nbc__type *args[4], int *pnargs, const char **psymbol) {
+  return find(0, ctx, name, pret, args, pnargs, psymbol);
+}
+
+bool nbc__bf16_find(nbc__ctx *ctx, const char *name, const nbc__type **pret,
+                    const nbc__type *args[4], int *pnargs, const char **psymbol) {
+  return find(1, ctx, name, pret, args, pnargs, psymbol);
 }
 
 /* Appends printf-style text to the malloc'd buffer *pbuf (length *plen, capacity *pcap);
@@ -114,27 +138,42 @@ static bool append(char **pbuf, size_t *plen, size_t *pcap, const char *fmt, ...
 static char *shim_text;
 static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 
+/* How a value of that letter reaches the function: a float16's or bfloat16's bits become
+ * one. */
+static const char *arg_wrap(char letter) {
+  return letter == 'h' ? "__ushort_as_half" : letter == 'B' ? "__ushort_as_bfloat16" : "";
+}
+
 static void make_shim(void) {
-  size_t len = 0, cap = 1 << 16;
+  size_t len = 0, cap = 1 << 17;
   char *buf = malloc(cap);
-  bool ok = buf && append(&buf, &len, &cap, "#include <cuda_fp16.h>\n");
-  for (size_t i = 0; ok && i < sizeof funcs / sizeof funcs[0]; i++) {
-    bool seen = false; /* hadd and __hadd are one function */
-    for (size_t j = 0; j < i && !seen; j++) seen = strcmp(funcs[j].cname, funcs[i].cname) == 0;
-    if (seen) continue;
-    const fp16_func *f = &funcs[i];
-    ok = append(&buf, &len, &cap, "extern \"C\" __device__ int nbc_fp16_%s(%s *ret", f->cname,
-                c_type(f->ret));
-    for (int a = 0; ok && f->codes[a]; a++)
-      ok = append(&buf, &len, &cap, ", %s a%d", c_type(f->codes[a]), a);
-    const char *wrap = f->ret == 'h'   ? "__half_as_ushort("
-                       : f->ret == 'b' ? "(unsigned char)("
-                                       : "(";
-    ok = ok && append(&buf, &len, &cap, ") {\n  *ret = %s%s(", wrap, f->cname);
-    for (int a = 0; ok && f->codes[a]; a++)
-      ok = append(&buf, &len, &cap, f->codes[a] == 'h' ? "%s__ushort_as_half(a%d)" : "%sa%d",
-                  a ? ", " : "", a);
-    ok = ok && append(&buf, &len, &cap, "));\n  return 0;\n}\n");
+  bool ok = buf && append(&buf, &len, &cap, "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n");
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+    const half_func *funcs = tables[t].funcs;
+    /* cuda_bf16.h has bfloat16's arithmetic from compute capability 8.0, as numba-cuda's
+     * bfloat16 needs: below it the bf16 wrappers are left out (a kernel calling one does
+     * not link) and the fp16 ones serve alone */
+    if (t == 1) ok = ok && append(&buf, &len, &cap, "#if !defined(__CUDA_ARCH__) || "
+                                                     "__CUDA_ARCH__ >= 800\n");
+    for (size_t i = 0; ok && i < tables[t].count; i++) {
+      bool seen = false; /* hadd and __hadd are one function */
+      for (size_t j = 0; j < i && !seen; j++) seen = strcmp(funcs[j].cname, funcs[i].cname) == 0;
+      if (seen) continue;
+      const half_func *f = &funcs[i];
+      ok = append(&buf, &len, &cap, "extern \"C\" __device__ int %s%s(%s *ret", tables[t].prefix,
+                  f->cname, c_type(f->ret));
+      for (int a = 0; ok && f->codes[a]; a++)
+        ok = append(&buf, &len, &cap, ", %s a%d", c_type(f->codes[a]), a);
+      const char *wrap = f->ret == 'h'   ? "__half_as_ushort("
+                         : f->ret == 'B' ? "__bfloat16_as_ushort("
+                         : f->ret == 'b' ? "(unsigned char)("
+                                         : "(";
+      ok = ok && append(&buf, &len, &cap, ") {\n  *ret = %s%s(", wrap, f->cname);
+      for (int a = 0; ok && f->codes[a]; a++)
+        ok = append(&buf, &len, &cap, "%s%s(a%d)", a ? ", " : "", arg_wrap(f->codes[a]), a);
+      ok = ok && append(&buf, &len, &cap, "));\n  return 0;\n}\n");
+    }
+    if (t == 1) ok = ok && append(&buf, &len, &cap, "#endif\n");
   }
   if (!ok) {
     free(buf);

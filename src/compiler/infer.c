@@ -786,7 +786,8 @@ static const nbc__type *cuda_attr(infer *I, const nbc__node *n, const char *mod,
       return T(NBC__T_INT32);
     }
   }
-  const nbc__type *t = top ? nbc__type_by_name(a, strlen(a)) : NULL;
+  bool bf16 = strcmp(mod, "cuda.bf16") == 0 && strcmp(a, "bfloat16") == 0; /* its type */
+  const nbc__type *t = top || bf16 ? nbc__type_by_name(a, strlen(a)) : NULL;
   if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, a, t);
   UNSUPPORTED(I, n, "unsupported attribute '%s.%s'", mod, a);
   return NULL;
@@ -1190,7 +1191,7 @@ static const nbc__type *tuple_expr(infer *I, nbc__node *n) {
       ok = false;
     else if (!nbc__type_is_number(items[i]) && !nbc__type_is_datetime(items[i]) &&
              items[i]->kind != NBC__T_TUPLE && items[i]->kind != NBC__T_ARRAY &&
-             items[i]->kind != NBC__T_VECTOR) {
+             items[i]->kind != NBC__T_VECTOR && !nbc__type_is_bf16(items[i])) {
       /* a recursive call's value in its own return (numba's issue 4387, make_list(n) ->
        * (n, make_list(n - 1))): the type would grow without end */
       const nbc__node *it = n->list.items[i];
@@ -1540,7 +1541,7 @@ static void ret_stmt(infer *I, nbc__node *s) {
   if (s->a && !nbc__type_is_number(t) && !nbc__type_is_datetime(t) && t->kind != NBC__T_NONE &&
       t->kind != NBC__T_TUPLE &&
       t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR && t->kind != NBC__T_RECORD &&
-      t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_ENUM) {
+      t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_ENUM && !nbc__type_is_bf16(t)) {
     TYPING(I, s->a, "cannot return a value of type %s", nbc__infer_tname(I, t));
     return;
   }
@@ -1618,7 +1619,7 @@ static void stmt(infer *I, nbc__node *s) {
         t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
         t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT &&
         t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_POINTER && t->kind != NBC__T_ENUM &&
-        !(t->kind == NBC__T_RANGE && t->dtype))
+        !nbc__type_is_bf16(t) && !(t->kind == NBC__T_RANGE && t->dtype))
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }

@@ -93,6 +93,10 @@ static const nbc__type *call_builtin(infer *I, nbc__node *n, const char *name,
                                      const nbc__type **types, int nargs) {
   nbc__builtin b;
   if (!no_keywords(I, n, name)) return NULL;
+  bool via_float32 = strcmp(name, "abs") == 0 || strcmp(name, "round") == 0 ||
+                     strcmp(name, "bool") == 0; /* numba-cuda: of a bfloat16's float32 */
+  for (int i = 0; via_float32 && i < nargs; i++)
+    if (nbc__type_is_bf16(types[i])) types[i] = T(NBC__T_FLOAT32);
   if (strcmp(name, "sum") == 0 ||
       ((strcmp(name, "min") == 0 || strcmp(name, "max") == 0) && nargs == 1 &&
        (is_kind(types[0], NBC__T_ARRAY) || is_kind(types[0], NBC__T_TUPLE))))
@@ -220,7 +224,13 @@ static const nbc__type *call_math(infer *I, nbc__node *n, const char *name,
   const nbc__type *hret, *hparams[4];
   int hn = 0;
   const char *symbol;
-  if (hname && nbc__fp16_find(I->ctx, hname, &hret, hparams, &hn, &symbol) && hn == 1) {
+  /* numba-cuda's bf16.py overloads (hsqrt...); its other math functions take its float32 */
+  bool bf16 = nargs == 1 && nbc__type_is_bf16(types[0]);
+  const char *bname = bf16 ? nbc__bf16_math_function(name) : NULL;
+  bool wrapped = bname ? nbc__bf16_find(I->ctx, bname, &hret, hparams, &hn, &symbol)
+                       : hname && nbc__fp16_find(I->ctx, hname, &hret, hparams, &hn, &symbol);
+  if (bf16 && !wrapped) types[0] = T(NBC__T_FLOAT32);
+  if (wrapped && hn == 1) {
     nbc__call *c = call_new(I, n, NBC__B_EXTERN, symbol, 1);
     if (!c) return NULL;
     c->argtypes[0] = hparams[0];
@@ -1067,20 +1077,24 @@ static const nbc__type *call_libdevice(infer *I, nbc__node *n, const char *fname
   return c->ret;
 }
 
-/* numba.cuda.fp16.<f>(...): cuda_fp16.h's function through its Numba-ABI wrapper in the fp16
- * shim (fp16.c), typed by numba-cuda's signature: the arguments convert to the parameter
- * types; lowered as a declared device function. */
+/* numba.cuda.fp16.<f>(...) and numba.cuda.bf16.<f>(...): cuda_fp16.h's or cuda_bf16.h's
+ * function through its Numba-ABI wrapper in the shim (fp16.c), typed by numba-cuda's
+ * signature: the arguments convert to the parameter types; lowered as a declared device
+ * function. */
 static const nbc__type *call_fp16(infer *I, nbc__node *n, const char *fname,
                                   const nbc__type **types, int nargs) {
   const nbc__type *ret, *params[4];
   int nparams = 0;
   const char *symbol;
   if (!no_keywords(I, n, fname)) return NULL;
-  if (!nbc__fp16_find(I->ctx, fname + strlen("cuda.fp16."), &ret, params, &nparams, &symbol))
-    return UNSUPPORTED(I, n, "unknown fp16 function %s", fname), NULL;
+  bool bf16 = strncmp(fname, "cuda.bf16.", 10) == 0;
+  if (!(bf16 ? nbc__bf16_find : nbc__fp16_find)(I->ctx, fname + 10, &ret, params, &nparams,
+                                                &symbol))
+    return UNSUPPORTED(I, n, "unknown %s function %s", bf16 ? "bf16" : "fp16", fname), NULL;
   if (nargs != nparams) return arg_list_error(I, n, fname, types, nargs);
   for (int i = 0; i < nargs; i++)
-    if (!nbc__type_is_number(types[i]) || !nbc__type_can_convert(types[i], params[i]))
+    if (!(nbc__type_is_number(types[i]) || nbc__type_is_bf16(types[i])) ||
+        !nbc__type_can_convert(types[i], params[i]))
       return arg_list_error(I, n, fname, types, nargs);
   nbc__call *c = call_new(I, n, NBC__B_EXTERN, symbol, nargs);
   if (!c) return NULL;
@@ -1192,6 +1206,7 @@ static const nbc__type *call_cuda(infer *I, nbc__node *n, const char *fname,
   case NBC__KERNEL_CALL_THIS_GRID: /* numba's GridGroup: the grid of the cooperative launch */
     return call_no_args(I, n, fname, types, nargs, NBC__B_CG_THIS_GRID, T(NBC__T_GRID_GROUP));
   case NBC__KERNEL_CALL_FP16:
+  case NBC__KERNEL_CALL_BF16:
     return call_fp16(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_VECTOR:
     return call_vector(I, n, fname, types, nargs);
@@ -2054,7 +2069,7 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
       return NULL;
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_is_number(types[i]) && !nbc__type_is_datetime(types[i]) &&
-        !is_kind(types[i], NBC__T_DTYPE) &&
+        !is_kind(types[i], NBC__T_DTYPE) && !nbc__type_is_bf16(types[i]) &&
         !is_kind(types[i], NBC__T_FUNCTION) && !is_kind(types[i], NBC__T_ARRAY) &&
         !is_kind(types[i], NBC__T_TUPLE) && !is_kind(types[i], NBC__T_VECTOR) &&
         !is_kind(types[i], NBC__T_GRID_GROUP) && !is_kind(types[i], NBC__T_RECORD) &&
@@ -2356,7 +2371,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
            NULL;
   if (f->kind == NBC__T_DTYPE) {
     if (!no_keywords(I, n, f->name)) return NULL;
-    if (npos != 1 || !nbc__type_is_number(types[0]) ||
+    if (npos != 1 || !(nbc__type_is_number(types[0]) || nbc__type_is_bf16(types[0])) ||
         !nbc__type_can_convert(types[0], f->dtype))
       return arg_list_error(I, n, nbc__infer_tname(I, f), types, nargs);
     nbc__call *c = call_new(I, n, NBC__B_CAST, f->name, 1);

@@ -168,6 +168,7 @@ static const char *scalar_ltype(const nbc__type *t) {
   /* libNVVM 13 silently drops computations on LLVM's half type, so float16 lives in an i16
    * (its IEEE bits) everywhere, and lower_expr.c computes in float32 (see there). */
   case NBC__T_FLOAT16: return "i16";
+  case NBC__T_BFLOAT16: return "i16"; /* its bits, as numba-cuda's model */
   case NBC__T_FLOAT32: return "float";
   case NBC__T_FLOAT64: return "double";
   case NBC__T_COMPLEX64: return "{float, float}";
@@ -292,6 +293,7 @@ static void mangle_type(nbc__lowerer *L, nbc__buf *b, const nbc__type *t) {
   case NBC__T_INT64: nbc__buf_puts(b, "x"); return;
   case NBC__T_UINT64: nbc__buf_puts(b, "y"); return;
   case NBC__T_FLOAT16: nbc__buf_puts(b, "Dh"); return;
+  case NBC__T_BFLOAT16: nbc__buf_puts(b, "DF16b"); return;
   case NBC__T_FLOAT32: nbc__buf_puts(b, "f"); return;
   case NBC__T_FLOAT64: nbc__buf_puts(b, "d"); return;
   case NBC__T_ARRAY:

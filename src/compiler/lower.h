@@ -251,6 +251,14 @@ const char *nbc__lower_complex_truth(nbc__lowerer *L, nbc__lval z);
 /* Conversions to, from and between complex types (from: a number or complex; to: complex or
  * bool). */
 nbc__lval nbc__lower_complex_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to);
+
+/* lower_bf16.c: bfloat16 conversions (either side bfloat16), + - * / and comparisons of two
+ * bfloat16 values (the operands converted to it; a comparison's result converted to rt),
+ * and unary minus. */
+nbc__lval nbc__lower_bf16_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to);
+nbc__lval nbc__lower_bf16_binop(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
+                                nbc__lval b, const nbc__type *rt);
+nbc__lval nbc__lower_bf16_neg(nbc__lowerer *L, nbc__lval a);
 nbc__lval nbc__lower_complex_binop(nbc__lowerer *L, nbc__node *where, nbc__op op, nbc__lval a,
                                    nbc__lval b, const nbc__type *ct);
 const char *nbc__lower_complex_compare(nbc__lowerer *L, nbc__node *where, nbc__op op,

@@ -194,7 +194,7 @@ const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
     return "zeroinitializer";
   if (is_bool(t)) return "false";
   if (is_float(t)) return nbc__lower_const_float(L, t, 0.0);
-  if (is_int(t) || nbc__type_is_datetime(t)) return "0";
+  if (is_int(t) || nbc__type_is_datetime(t) || t->kind == NBC__T_BFLOAT16) return "0";
   return "null";
 }
 
@@ -310,6 +310,8 @@ const char *nbc__lower_truth(nbc__lowerer *L, nbc__lval v) {
     EMIT("%s = icmp ne %s %s, 0", x, ltype(L, v.type), v.v);
   } else if (nbc__lower_is_half(v.type)) { /* -0.0 is false too: compare the value, not the bits */
     EMIT("%s = fcmp une float %s, 0.0", x, half_to_float(L, v.v));
+  } else if (nbc__type_is_bf16(v.type)) { /* its float32 value, exactly */
+    EMIT("%s = fcmp une float %s, 0.0", x, nbc__lower_convert(L, v, T(NBC__T_FLOAT32)).v);
   } else if (is_float(v.type)) {
     EMIT("%s = fcmp une %s %s, %s", x, ltype(L, v.type), v.v,
          nbc__lower_const_float(L, v.type, 0.0));
@@ -406,6 +408,7 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
     return (nbc__lval){to, v.v};
   if (nbc__type_is_complex(from) || nbc__type_is_complex(to))
     return nbc__lower_complex_convert(L, v, to);
+  if (nbc__type_is_bf16(from) || nbc__type_is_bf16(to)) return nbc__lower_bf16_convert(L, v, to);
   nbc__lval r = {to, NULL};
   long lit;
   bool constant = int_literal(v.v, &lit) || float_literal(v.v, &(double){0});
@@ -848,6 +851,7 @@ nbc__lval nbc__lower_binop_values(nbc__lowerer *L, nbc__node *where, nbc__op op,
   if (rt && nbc__type_is_complex(rt)) return nbc__lower_complex_binop(L, where, op, a, b, rt);
   if (nbc__type_is_datetime(a.type) || nbc__type_is_datetime(b.type))
     return nbc__lower_datetime_binop(L, where, op, a, b, rt);
+  if (nbc__type_is_bf16(rt)) return nbc__lower_bf16_binop(L, where, op, a, b, rt);
   if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
     nbc__lower_error(L, where, "unsupported operand types for %s: %s and %s", nbc__op_text(op),
                      a.type ? nbc__type_name(L->ctx, a.type) : "?",
@@ -1113,6 +1117,14 @@ const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op
   if (nbc__type_is_datetime(a.type) && b.type && a.type->kind == b.type->kind &&
       op != NBC__OP_IN && op != NBC__OP_NOTIN)
     return nbc__lower_datetime_compare(L, where, op, a, b);
+  if (nbc__type_is_bf16(a.type) || nbc__type_is_bf16(b.type)) { /* bf16.c's typing */
+    const nbc__type *conv[2];
+    nbc__bf16_binop_sig(op, a.type, b.type, conv, NULL);
+    if (nbc__type_is_bf16(conv[0]))
+      return nbc__lower_bf16_binop(L, where, op, a, b, T(NBC__T_BOOL)).v;
+    a = nbc__lower_convert(L, a, conv[0]);
+    b = nbc__lower_convert(L, b, conv[1]);
+  }
   const nbc__type *ct = compare_type(L, a.type, b.type);
   if (ct && nbc__type_is_complex(ct)) return nbc__lower_complex_compare(L, where, op, a, b, ct);
   if (!ct || !(is_int(ct) || is_float(ct) || is_bool(ct))) {
@@ -1261,6 +1273,8 @@ static nbc__lval lower_unary(nbc__lowerer *L, nbc__node *n) {
     a = nbc__lower_convert(L, a, rt);
     return n->op == NBC__OP_POS ? a : nbc__lower_complex_neg(L, a);
   }
+  if (nbc__type_is_bf16(rt)) /* cuda_bf16.hpp's unary + and - */
+    return n->op == NBC__OP_POS ? a : nbc__lower_bf16_neg(L, a);
   if (!rt || !(is_int(rt) || is_float(rt) || is_bool(rt))) {
     nbc__lower_error(L, n, "bad operand type for unary %s: '%s'", nbc__op_text(n->op),
                      a.type ? nbc__type_name(L->ctx, a.type) : "?");

@@ -727,6 +727,17 @@ static void bind_import(builder *bd, const nbc__node *s, bool conditional) {
   }
 }
 
+/* The modules of numba.cuda's half-precision functions: nbcuda.bf16 / numba.cuda.bf16 (and
+ * the bindings numba-cuda generates them into), nbcuda.fp16 / numba.cuda.fp16. */
+static bool half_module(const char *mod) {
+  static const char *const mods[] = {"numba.cuda.bf16", "nbcuda.bf16",
+                                     "numba.cuda._internal.cuda_bf16", "numba.cuda.fp16",
+                                     "nbcuda.fp16"};
+  for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
+    if (strcmp(mod, mods[i]) == 0) return true;
+  return false;
+}
+
 static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) {
   const char *mod = s->str;
   bool types_module = strcmp(mod, "numba") == 0 || strcmp(mod, "nbcuda") == 0 ||
@@ -763,6 +774,13 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
                 strcmp(mod, "numba.cuda.np.numpy_support") == 0) &&
                (strcmp(name, "carray") == 0 || strcmp(name, "farray") == 0)) {
       g = of_kind(NBC_GLOBAL_CUDA_NAME, nbc__cuda_name_find(name)->name); /* numba's carray */
+    } else if (half_module(mod)) { /* numba.cuda.bf16's and fp16's functions, bfloat16 */
+      char full[160];
+      snprintf(full, sizeof full, "%s.%s", strstr(mod, "bf16") ? "bf16" : "fp16", name);
+      if (strcmp(name, "bfloat16") == 0 || strcmp(name, "nv_bfloat16") == 0)
+        g = of_kind(NBC_GLOBAL_TYPE, "bfloat16");
+      else if (nbc__cuda_name_find(full))
+        g = of_kind(NBC_GLOBAL_CUDA_NAME, nbc__cuda_name_find(full)->name);
     } else if (strcmp(mod, "numpy") == 0) {
       const nbc__type *t = nbc__numpy_dtype(name);
       if (t)
@@ -773,7 +791,7 @@ static void bind_import_from(builder *bd, const nbc__node *s, bool conditional) 
       } else if (nbc__numpy_ufunc(name))
         g = of_kind(NBC_GLOBAL_NUMPY_FUNCTION, nbc__numpy_ufunc(name));
     } else if (!types_module && !is_cuda_module(mod) && strcmp(mod, "numba.cuda.stubs") != 0 &&
-               strcmp(mod, "numba.cuda.intrinsics") != 0) {
+               strcmp(mod, "numba.cuda.intrinsics") != 0 && !half_module(mod)) {
       const char *path = module_file(bd->ctx, bd->m->file, mod, false);
       if (path) {
         bind_program_module(bd, as, path, name, conditional);

@@ -344,6 +344,7 @@ bool nbc__type_is_number(const nbc__type *t) {
 
 size_t nbc__type_size(const nbc__type *t) {
   if (t && t->kind == NBC__T_RECORD) return (size_t)t->size;
+  if (t && t->kind == NBC__T_BFLOAT16) return 2;
   if (nbc__type_is_datetime(t)) return 8;
   if (t && t->kind == NBC__T_CHARSEQ) return (size_t)t->size;
   if (t && t->kind == NBC__T_UNICHARSEQ) return 4 * (size_t)t->size;
@@ -455,6 +456,9 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
   case NBC__T_VECTOR:
     nbc__buf_puts(out, t->name ? t->name : "vector");
     return;
+  case NBC__T_BFLOAT16: /* numba-cuda's name; the signature parser reads it back */
+    nbc__buf_puts(out, "__nv_bfloat16");
+    return;
   case NBC__T_CHARSEQ: /* numba's names; the signature parser reads them back */
   case NBC__T_UNICHARSEQ:
     nbc__buf_printf(out, "[%s x %lld]", t->kind == NBC__T_CHARSEQ ? "char" : "unichr",
@@ -550,6 +554,9 @@ static const struct {
 };
 
 const nbc__type *nbc__type_by_name(const char *name, size_t len) {
+  if ((len == 8 && memcmp(name, "bfloat16", 8) == 0) ||
+      (len == 13 && memcmp(name, "__nv_bfloat16", 13) == 0))
+    return nbc__type_bfloat16();
   for (size_t i = 0; i < sizeof type_aliases / sizeof type_aliases[0]; i++)
     if (strlen(type_aliases[i].name) == len && memcmp(type_aliases[i].name, name, len) == 0)
       return &scalar_types[type_aliases[i].kind];
@@ -618,6 +625,17 @@ int nbc__type_conversion(const nbc__type *from, const nbc__type *to) {
     return conv_table[from->kind - NBC__T_BOOL][to->kind - NBC__T_BOOL];
   }
   if (nbc__type_equal(from, to)) return NBC__CONV_EXACT;
+  if (nbc__type_is_bf16(from) || nbc__type_is_bf16(to)) { /* numba-cuda's Bfloat16 rules */
+    const nbc__type *o = nbc__type_is_bf16(from) ? to : from;
+    bool out = nbc__type_is_bf16(from);
+    if (o->kind == NBC__T_FLOAT32 || o->kind == NBC__T_FLOAT64)
+      return out ? NBC__CONV_SAFE : NBC__CONV_UNSAFE;
+    if (o->kind == NBC__T_INT8 || o->kind == NBC__T_UINT8)
+      return out ? NBC__CONV_UNSAFE : NBC__CONV_SAFE;
+    if (nbc__type_is_int(o) || o->kind == NBC__T_FLOAT16 || o->kind == NBC__T_BOOL)
+      return NBC__CONV_UNSAFE;
+    return NBC__CONV_NONE;
+  }
   if (from->kind == NBC__T_ARRAY && to->kind == NBC__T_ARRAY) {
     /* numba: an array converts to another layout only towards A (and to readonly). */
     if (from->ndim != to->ndim || !nbc__type_equal(from->dtype, to->dtype))
@@ -821,6 +839,8 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
   if (pwhy) *pwhy = NULL;
   if (a && b && (nbc__type_is_datetime(a) || nbc__type_is_datetime(b)))
     return nbc__datetime_binop_sig(op, a, b, pargs, pwhy);
+  if (nbc__type_is_bf16(a) || nbc__type_is_bf16(b))
+    return nbc__bf16_binop_sig(op, a, b, pargs, pwhy);
   if (!nbc__type_is_number(a) || !nbc__type_is_number(b)) goto fail;
   switch (op) {
   case NBC__OP_ADD:
@@ -891,6 +911,10 @@ const nbc__type *nbc__type_unop_sig(nbc__op op, const nbc__type *a, const nbc__t
   const nbc__type *r = NULL;
   if (pwhy) *pwhy = NULL;
   if (nbc__type_is_datetime(a)) return nbc__datetime_unop_sig(op, a, parg, pwhy);
+  if (nbc__type_is_bf16(a)) { /* cuda_bf16.hpp's unary - and +; the rest via float32 */
+    if (op == NBC__OP_NEG || op == NBC__OP_POS) return *parg = a;
+    a = S_(FLOAT32);
+  }
   if (!nbc__type_is_number(a)) goto fail;
   switch (op) {
   case NBC__OP_NEG:
@@ -979,6 +1003,12 @@ const nbc__type *nbc__type_unify(nbc__ctx *ctx, const nbc__type *a, const nbc__t
                                                   : nbc__type_unify(ctx, x, y);
     return u && nbc__type_is_number(u) ? nbc__type_optional(ctx, u) : NULL;
   }
+  if (nbc__type_is_bf16(a) || nbc__type_is_bf16(b)) { /* numba-cuda's Bfloat16.unify */
+    const nbc__type *o = nbc__type_is_bf16(a) ? b : a;
+    if (o->kind == NBC__T_INT8 || o->kind == NBC__T_UINT8) return nbc__type_bfloat16();
+    if (!nbc__type_is_number(o) || nbc__type_is_complex(o)) return NULL;
+    return nbc__type_unify(ctx, S_(FLOAT32), o);
+  }
   bool na = nbc__type_is_number(a) && a->kind != NBC__T_BOOL;
   bool nb = nbc__type_is_number(b) && b->kind != NBC__T_BOOL;
   if (na && nb) return numpy_promote(a, b);
@@ -1008,7 +1038,8 @@ bool nbc__type_truth(const nbc__type *t, const char **pwhy) {
     if (pwhy) *pwhy = "the truth value of a float16 is not supported";
     return false;
   }
-  if (t && (nbc__type_is_number(t) || t->kind == NBC__T_NONE)) return true;
+  if (t && (nbc__type_is_number(t) || t->kind == NBC__T_NONE || nbc__type_is_bf16(t)))
+    return true;
   if (pwhy) *pwhy = "no truth value";
   return false;
 }

@@ -561,18 +561,23 @@ static int cuda_name(resolver_data *d, PyObject *value, nbc_global_t *g) {
               (PyUnicode_CompareWithASCIIString(mod, "numba.cuda.stubs") == 0 ||
                PyUnicode_CompareWithASCIIString(mod, "numba.cuda.intrinsics") == 0 ||
                PyUnicode_CompareWithASCIIString(mod, "numba.cuda.cache_hints") == 0);
-  /* numba.cuda.libdevice's functions are plain functions of that module: "libdevice.<f>" */
+  /* numba.cuda.libdevice's functions are plain functions of that module: "libdevice.<f>";
+   * numba.cuda.bf16's are those of the bindings numba-cuda generates, named as cuda_bf16.h's
+   * ("__hadd"): "bf16.__hadd" */
   int libdevice = PyUnicode_Check(mod) && PyFunction_Check(value) &&
                   PyUnicode_CompareWithASCIIString(mod, "numba.cuda.libdevice") == 0;
+  int bf16 = PyUnicode_Check(mod) && PyFunction_Check(value) &&
+             PyUnicode_CompareWithASCIIString(mod, "numba.cuda._internal.cuda_bf16") == 0;
   /* numba's carray and farray (numba.carray, numba-cuda's numba.cuda.np.numpy_support's) */
   int numpy_support =
       PyUnicode_Check(mod) && PyFunction_Check(value) &&
       (PyUnicode_CompareWithASCIIString(mod, "numba.np.numpy_support") == 0 ||
        PyUnicode_CompareWithASCIIString(mod, "numba.cuda.np.numpy_support") == 0);
   Py_DECREF(mod);
-  if (!numba && !libdevice && !numpy_support) return 0;
+  if (!numba && !libdevice && !numpy_support && !bf16) return 0;
   PyObject *q = PyObject_GetAttrString(value, "__qualname__");
   if (q && libdevice) Py_SETREF(q, PyUnicode_FromFormat("libdevice.%U", q));
+  if (q && bf16) Py_SETREF(q, PyUnicode_FromFormat("bf16.%U", q));
   /* of numpy_support's functions, only those two are kernel-language names */
   int other = numpy_support && q && PyUnicode_Check(q) &&
               PyUnicode_CompareWithASCIIString(q, "carray") != 0 &&

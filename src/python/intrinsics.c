@@ -48,6 +48,9 @@ static PyObject *members_of(StubObject *s) {
       return NULL;
     }
   }
+  /* nbcuda.bf16.bfloat16: the type (types.c), as numba.cuda.bf16's */
+  PyObject *bf16 = strcmp(ns, "bf16") == 0 ? PyDict_GetItemString(st->types, "bfloat16") : NULL;
+  if (bf16 && PyDict_SetItemString(s->members, "bfloat16", bf16) < 0) return NULL;
   s->filled = 1;
   return s->members;
 }
@@ -224,12 +227,17 @@ int nbc__py_intrinsics_init(PyObject *module, nbc__py_state *st) {
       Py_XDECREF(target);
       if (bad) return -1;
     }
-  /* `from nbcuda.libdevice import fast_expf`, as numba.cuda.libdevice is a module: the
-   * namespace stands in sys.modules for it (nbcuda is no package). */
-  PyObject *libdevice = PyObject_GetAttrString(module, "libdevice");
-  int rc = libdevice ? PyDict_SetItemString(PyImport_GetModuleDict(), "nbcuda.libdevice",
-                                            libdevice)
-                     : -1;
-  Py_XDECREF(libdevice);
-  return rc;
+  /* `from nbcuda.libdevice import fast_expf`, `from nbcuda.bf16 import hadd`, as
+   * numba.cuda.libdevice, .fp16 and .bf16 are modules: each namespace stands in sys.modules
+   * for it (nbcuda is no package). */
+  static const char *const submodules[] = {"libdevice", "fp16", "bf16"};
+  for (size_t m = 0; m < sizeof submodules / sizeof submodules[0]; m++) {
+    char full[32];
+    snprintf(full, sizeof full, "nbcuda.%s", submodules[m]);
+    PyObject *ns = PyObject_GetAttrString(module, submodules[m]);
+    int rc = ns ? PyDict_SetItemString(PyImport_GetModuleDict(), full, ns) : -1;
+    Py_XDECREF(ns);
+    if (rc < 0) return -1;
+  }
+  return 0;
 }

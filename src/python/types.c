@@ -307,6 +307,9 @@ static PyObject *type_call(NbType *self, PyObject *args, PyObject *kwargs) {
   }
   Py_XDECREF(types);
   if (self->kind == T_SCALAR && n == 1) {
+    if (!self->typestr)
+      return PyErr_Format(PyExc_TypeError, "%U values exist in kernels only: numpy has no such "
+                          "type (convert it in the kernel, as float32(x))", self->name);
     PyObject *np = nbc__py_numpy(st);
     if (!np) return NULL;
     PyObject *dt = PyObject_CallMethod(np, "dtype", "s", self->typestr);
@@ -1027,6 +1030,17 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
     Py_DECREF(t);
     if (rc < 0) return -1;
   }
+  /* numba-cuda's bfloat16 (numba.cuda.types.bfloat16, printed __nv_bfloat16): a type of
+   * kernels only, numpy having none (no typestr); also nbcuda.bf16.bfloat16 (intrinsics.c) */
+  PyObject *bf_name = PyUnicode_FromString("__nv_bfloat16");
+  NbType *bf = bf_name ? type_new(st, T_SCALAR, bf_name, bf_name) : NULL;
+  Py_XDECREF(bf_name);
+  if (!bf) return -1;
+  bf->bitwidth = 16;
+  int bf_rc = PyModule_AddObjectRef(module, "bfloat16", (PyObject *)bf);
+  if (bf_rc == 0) bf_rc = PyDict_SetItemString(st->types, "bfloat16", (PyObject *)bf);
+  Py_DECREF(bf);
+  if (bf_rc < 0) return -1;
   PyObject *none_name = PyUnicode_FromString("none"), *void_sig = PyUnicode_FromString("void");
   NbType *v = none_name && void_sig ? type_new(st, T_VOID, none_name, void_sig) : NULL;
   Py_XDECREF(none_name);
