@@ -1323,7 +1323,8 @@ static void store_string(infer *I, nbc__node *target, nbc__node *value, const nb
 
 static void store_number(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t,
                          const nbc__type *dt, const char *where) {
-  if (!(nbc__type_is_number(t) || nbc__type_is_datetime(t)) || !nbc__type_can_convert(t, dt)) {
+  if (!(nbc__type_is_number(t) || nbc__type_is_datetime(t) || nbc__type_is_bf16(t)) ||
+      !nbc__type_can_convert(t, dt)) {
     TYPING(I, value ? value : target, "Cannot convert %s to %s in %s assignment",
            nbc__infer_tname(I, t), nbc__infer_tname(I, dt), where);
     return;

@@ -416,6 +416,23 @@ static const nbc__type *call_np_dtype(infer *I, nbc__node *n) {
   return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
 }
 
+/* float("nan"), float("-inf"), float("1.5"): the number Python's float() makes of the literal,
+ * the call becoming that constant (numba types float() of a string literal and folds it). */
+static const nbc__type *float_of_string(infer *I, nbc__node *n) {
+  const char *text = n->list.items[0]->str ? n->list.items[0]->str : "";
+  while (*text == ' ' || *text == '\t' || *text == '\n') text++;
+  char *end = NULL;
+  double v = strtod(text, &end);
+  while (end && (*end == ' ' || *end == '\t' || *end == '\n')) end++;
+  bool hex = strchr(text, 'x') || strchr(text, 'X'); /* strtod reads hex, Python does not */
+  if (!end || end == text || *end || hex)
+    return TYPING(I, n, "could not convert string to float: '%s'", text), NULL;
+  n->kind = NBC__N_FLOAT;
+  n->value.f = v;
+  n->list.count = 0;
+  return nbc__infer_expr(I, n);
+}
+
 /* numba's text of an argument's type as its "No implementation of function" message shows
  * it: a constant integer is Literal[int](v), a list of them list(int64)<iv=[...]>, a tuple
  * Tuple(items), a type class(type), anything else its type. */
@@ -2354,6 +2371,9 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
     return call_print(I, n);
   if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "isinstance") == 0)
     return call_isinstance(I, n); /* its second argument is not a value */
+  if (pg && nbc__infer_is_builtin(pg) && strcmp(pg->g.name, "float") == 0 &&
+      n->list.count == 1 && n->list.items[0]->kind == NBC__N_STR)
+    return float_of_string(I, n); /* float("nan"): a constant, as numba folds it */
   if (f && f->kind == NBC__T_FUNCTION && f->name && strncmp(f->name, "cuda.", 5) == 0 &&
       nbc__cuda_name_call(nbc__cuda_name_find(f->name + 5)) == NBC__KERNEL_CALL_ARRAY)
     return call_array(I, n, f->name); /* its arguments are not values */

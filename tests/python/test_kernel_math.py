@@ -78,3 +78,22 @@ def test_results_are_numpys_and_numbas(gpu, tmp_path, monkeypatch):
     import numba_math_kernels as t
     for mine, theirs in zip((mant, expo, frac, whole), run(ncuda, t.split)):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def float_of_strings(out):
+    out[0] = float("nan")
+    out[1] = float(" -inf ")
+    out[2] = float("1.5e3")
+
+
+def float_of_bad_string(out):
+    out[0] = float("1.5x")
+
+
+def test_float_of_a_string_literal_is_its_constant(tmp_path):
+    """numba folds float("nan") (and any literal Python's float() reads) into the constant."""
+    ptx, _ = cuda.compile_ptx(float_of_strings, "void(float64[::1])", cc=(9, 0))
+    for bits in (0x7FF8000000000000, -0x10000000000000, 0x4097700000000000):  # nan, -inf, 1500
+        assert str(bits) in ptx
+    with pytest.raises(cuda.TypingError, match="could not convert string to float: '1.5x'"):
+        cuda.compile_ptx(float_of_bad_string, "void(float64[::1])", cc=(9, 0))
