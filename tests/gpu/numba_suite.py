@@ -13,8 +13,7 @@ a pass/fail gate.
 
 Usage: python tests/gpu/numba_suite.py [--verbose] [module ...]
 (default: MODULES, MODULES_ADDED, MODULES_THIRD, MODULES_FOURTH, MODULES_FIFTH, then
-MODULES_SIXTH, each with
-its own summary line before the total)
+MODULES_SIXTH, MODULES_SEVENTH, each with its own summary line before the total)
 Needs a GPU, numba-cuda, and nbcuda installed. On numpy >= 2.5 the aliases numba needs are
 set here. Without the filecheck package (numba-cuda's testing imports it), a stub stands in
 and the tests that use FileCheck fail."""
@@ -70,6 +69,9 @@ test_datetime""".split()
 # Added in the twenty-first session, once numba.vectorize/guvectorize(target="cuda") make
 # nbcuda's ufuncs here: numba's ufunc and scalar-gufunc tests.
 MODULES_SIXTH = """test_vectorize test_gufunc_scalar""".split()
+# Added in the twenty-second session, with bfloat16: numba-cuda's bf16 tests (they import
+# ml_dtypes) and its CuPy bfloat16 interop (arrays of bfloat16, which nbcuda lacks).
+MODULES_SEVENTH = """test_bfloat16 test_bfloat16_bindings test_cupy_bfloat16_interop""".split()
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
@@ -223,7 +225,7 @@ def main(argv):
     groups = [("modules asked for", named)] if named else [
         ("first set", MODULES), ("added set", MODULES_ADDED), ("third set", MODULES_THIRD),
         ("fourth set", MODULES_FOURTH), ("fifth set", MODULES_FIFTH),
-        ("sixth set", MODULES_SIXTH)]
+        ("sixth set", MODULES_SIXTH), ("seventh set", MODULES_SEVENTH)]
     bind_numba_cuda_to_nbcuda()
     print("| module | run | passed | failed | errors | skipped |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -83,7 +83,7 @@ if want numba; then
   python3 -c "import nbcuda" 2>/dev/null || python3 -m pip install -q --no-build-isolation --no-deps .
   # numba-cuda's warning tests expect its default switches: none of them off
   env -u NUMBA_DISABLE_PERFORMANCE_WARNINGS python3 tests/gpu/numba_suite.py --verbose >"$LOG/numba_suite.log" 2>&1
-  grep -E "^\| |^numba-cuda tests|^(first|added|third|fourth|fifth|sixth) set" "$LOG/numba_suite.log" |
+  grep -E "^\| |^numba-cuda tests|^(first|added|third|fourth|fifth|sixth|seventh) set" "$LOG/numba_suite.log" |
     tail -n 80
   record "numba-cuda's tests (info)" done "$(grep -E '^numba-cuda tests' "$LOG/numba_suite.log")"
 fi
