@@ -39,7 +39,7 @@ def ops(x, y, out, flags, ints):
         out[10, i] = float32(math.floor(a))  # numba-cuda's overload: hfloor
         out[11, i] = float32(math.exp(a))
         out[12, i] = a * int16(3)  # float32: int16 converts to bfloat16 unsafely
-        out[13, i] = float32(a + bfloat16(int8(2)))
+        out[13, i] = float32(a + bfloat16(int16(2)))  # numba-cuda lowers no int8 -> bfloat16
         out[14, i] = math.fabs(a)  # no overload: float32
         out[15, i] = float32(hrcp(hneg(b)))
         out[16, i] = float32(float2bfloat16_rz(x[i]))
