@@ -25,6 +25,9 @@ if ((${#missing[@]})); then
   for m in "${missing[@]}"; do pkgs+=("${m//_/-}"); done
   "$PY" -m pip install -q "${pkgs[@]}"
 fi
+# ml_dtypes (numpy arrays of bfloat16, as numba-cuda's bfloat16 tests use): optional.
+"$PY" -c "import ml_dtypes" >/dev/null 2>&1 || "$PY" -m pip install -q ml_dtypes ||
+  echo "deps.sh: ml_dtypes not installed (tests of bfloat16 arrays will be skipped)" >&2
 # nvdisasm (Kernel.inspect_sass) is not in every toolkit image: the Python-packaged one then.
 if ! command -v nvdisasm >/dev/null 2>&1 && [ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvdisasm" ] &&
   ! "$PY" -m pip show -q nvidia-cuda-nvdisasm >/dev/null 2>&1; then

@@ -109,11 +109,12 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     p->itemsize = (int)t->size;
     p->size = 8;
   } else if (t->kind == NBC__T_ARRAY && (is_scalar(t->dtype) || t->dtype->kind == NBC__T_RECORD ||
-                                         nbc__type_is_charseq(t->dtype))) {
+                                         nbc__type_is_charseq(t->dtype) ||
+                                         nbc__type_is_bf16(t->dtype))) {
     bool record = t->dtype->kind == NBC__T_RECORD;
     p->kind = NBC_PARAM_ARRAY;
     p->dtype_name = nbc__type_name(ctx, t->dtype);
-    p->dtype_kind = record                                ? 'V'
+    p->dtype_kind = record || nbc__type_is_bf16(t->dtype) ? 'V' /* ml_dtypes' bfloat16: V2 */
                     : t->dtype->kind == NBC__T_CHARSEQ    ? 'S'
                     : t->dtype->kind == NBC__T_UNICHARSEQ ? 'U'
                                                           : scalar_kind(t->dtype);

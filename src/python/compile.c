@@ -700,10 +700,14 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
   }
   if (PyType_Check(value)) { /* np.float32 & co: subclasses of numpy.generic */
     const PyTypeObject *t = (const PyTypeObject *)value;
+    /* ml_dtypes.bfloat16, numba-cuda's bfloat16 as it types ml_dtypes' and CuPy's arrays */
+    const char *dot = strrchr(t->tp_name, '.');
+    int bf16 = strcmp(dot ? dot + 1 : t->tp_name, "bfloat16") == 0;
     for (const PyTypeObject *b = t; b; b = b->tp_base)
-      if (strcmp(b->tp_name, "numpy.generic") == 0 && strncmp(t->tp_name, "numpy.", 6) == 0) {
+      if (strcmp(b->tp_name, "numpy.generic") == 0 &&
+          (strncmp(t->tp_name, "numpy.", 6) == 0 || bf16)) {
         g->kind = NBC_GLOBAL_TYPE;
-        g->name = t->tp_name + 6; /* "float32"; the compiler knows numpy's names */
+        g->name = bf16 ? "bfloat16" : t->tp_name + 6; /* "float32": numpy's names */
         return 0;
       }
   }

@@ -728,8 +728,22 @@ static PyObject *field_type_text(PyObject *fdt, PyObject *name) {
   return n ? PyUnicode_FromString(n) : NULL;
 }
 
+/* Whether dtype is ml_dtypes' bfloat16 (kind 'V', 2 bytes, no fields: numba-cuda's bfloat16,
+ * as it types CuPy's and ml_dtypes' arrays of it). 1, 0, or -1 with an error set. */
+static int is_ml_bfloat16(PyObject *dtype) {
+  PyObject *name = PyObject_GetAttrString(dtype, "name");
+  if (!name) return -1;
+  int is = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0;
+  Py_DECREF(name);
+  long size = -1;
+  if (is && dtype_ints(dtype, "itemsize", &size) < 0) return -1;
+  return is && size == 2;
+}
+
 PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype) {
   (void)st;
+  int bf16 = is_ml_bfloat16(dtype);
+  if (bf16) return bf16 < 0 ? NULL : PyUnicode_FromString("__nv_bfloat16");
   PyObject *names = PyObject_GetAttrString(dtype, "names");
   PyObject *fields = names ? PyObject_GetAttrString(dtype, "fields") : NULL;
   PyObject *aligned = fields ? PyObject_GetAttrString(dtype, "isalignedstruct") : NULL;

@@ -196,3 +196,57 @@ def test_bfloat16_results_match_bfloat16_arithmetic_and_numba_cuda(gpu, tmp_path
     theirs = numba_side("test_bfloat16", f"t.run(t.load_kernels(pathlib.Path({str(tmp_path)!r}), "
                         "cuda, 'numba.cuda'), cuda, *t.inputs())", tmp_path / "numba.npz")
     assert_same_bits(mine, theirs)
+
+
+# ------------------------------------------------------------------ arrays of bfloat16 ---
+
+def scale_and_shift(a, b, out):
+    # numba-cuda's test_cupy_bfloat16_interop kernel: int64 * bfloat16 is float64, stored
+    # into a bfloat16 array by __double2bfloat16
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = 2 * a[i] + 4 * b[i] + ml_dtypes.bfloat16(3.0)
+
+
+def copy_negated(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = -a[i]
+
+
+def test_arrays_of_ml_dtypes_bfloat16_type_and_launch(tdrv):
+    """numpy arrays of ml_dtypes.bfloat16 (typestr <V2, named bfloat16) are numba-cuda's
+    array(bfloat16): as host arrays, as device arrays, and with ml_dtypes.bfloat16 called in
+    the kernel."""
+    global ml_dtypes
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = np.arange(5).astype(ml_dtypes.bfloat16)
+    out = np.zeros(5, ml_dtypes.bfloat16)
+    k = cuda.jit(scale_and_shift)
+    k[1, 32](a, np.arange(5), out)
+    k[1, 32](cuda.to_device(a), cuda.to_device(np.arange(5)), cuda.to_device(out))
+    assert [str(t) for t in k.signatures[0]] == [
+        "array(__nv_bfloat16, 1d, C)", "array(int64, 1d, C)", "array(__nv_bfloat16, 1d, C)"]
+    d = cuda.to_device(a)
+    assert d.dtype == a.dtype and d.copy_to_host().dtype == a.dtype
+    eager = cuda.jit((cuda.bfloat16[::1], cuda.bfloat16[::1]))(copy_negated)
+    eager[1, 32](d, cuda.device_array_like(d))
+    with pytest.raises(TypeError, match="argument 1"):
+        eager[1, 32](cuda.to_device(np.zeros(5, np.float16)), d)
+
+
+@pytest.mark.gpu
+def test_arrays_of_bfloat16_match_float64_rounded_and_numba_cuda(gpu):
+    global ml_dtypes
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    if not cuda.is_bfloat16_supported():
+        pytest.skip("bfloat16 needs compute capability 8.0")
+    a = (np.arange(300) * 1.37 - 150).astype(ml_dtypes.bfloat16)
+    b = np.arange(300) * 7
+    out = np.zeros(300, ml_dtypes.bfloat16)
+    cuda.jit(scale_and_shift)[3, 128](a, b, out)
+    want = (2 * a.astype(np.float64) + 4 * b + 3.0).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
+    neg = np.zeros_like(a)
+    cuda.jit(copy_negated)[3, 128](cuda.to_device(a), neg)
+    np.testing.assert_array_equal(neg.view(np.uint16), (-a).view(np.uint16))
