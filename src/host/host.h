@@ -51,8 +51,9 @@ struct nbc_context {
   struct nbc_module *transpose_module;
   nbc_function_t *transpose_fn[4];
   /* staging.c: a page-locked buffer for copies into pageable memory, used by one copy at a
-   * time (staging_busy), freed by a reset; staging_failed once it could not be allocated. */
-  atomic_flag staging_busy;
+   * time (staging_busy, spares.c's spin lock, tried), freed by a reset; staging_failed once it
+   * could not be allocated. */
+  atomic_int staging_busy;
   void *staging;
   size_t staging_bytes;
   int staging_failed;

@@ -43,26 +43,25 @@ static void *buffer_for(nbc_context_t *context, size_t bytes) {
 nbc_status_t nbc_memcpy_dtoh_pageable(void *dst, nbc_devptr_t src, size_t bytes) {
   nbc_context_t *context;
   if (bytes == 0 || bytes > NBC__STAGING_MAX || nbc__context_ensure(&context) != NBC_OK ||
-      atomic_flag_test_and_set_explicit(&context->staging_busy, memory_order_acquire))
+      atomic_exchange_explicit(&context->staging_busy, 1, memory_order_acquire)) /* taken */
     return nbc_memcpy_dtoh(dst, src, bytes);
   void *staging = buffer_for(context, bytes);
   if (!staging) {
-    atomic_flag_clear_explicit(&context->staging_busy, memory_order_release);
+    nbc__spin_unlock(&context->staging_busy);
     return nbc_memcpy_dtoh(dst, src, bytes);
   }
   CUresult res = nbc__cu.cuMemcpyDtoH(staging, src, bytes);
   if (res == NBC__CUDA_SUCCESS) memcpy(dst, staging, bytes);
-  atomic_flag_clear_explicit(&context->staging_busy, memory_order_release);
+  nbc__spin_unlock(&context->staging_busy);
   if (res == NBC__CUDA_SUCCESS) return NBC_OK;
   return nbc__driver_failf("cuMemcpyDtoH", res, " (%zu bytes)", bytes);
 }
 
 void nbc__staging_release(nbc_context_t *context) {
-  while (atomic_flag_test_and_set_explicit(&context->staging_busy, memory_order_acquire))
-    ; /* a copy of another thread finishing with it */
+  nbc__spin_lock(&context->staging_busy); /* a copy of another thread finishing with it */
   if (context->staging) nbc__cu.cuMemFreeHost(context->staging);
   context->staging = NULL;
   context->staging_bytes = 0;
   context->staging_failed = 0;
-  atomic_flag_clear_explicit(&context->staging_busy, memory_order_release);
+  nbc__spin_unlock(&context->staging_busy);
 }

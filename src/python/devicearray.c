@@ -394,9 +394,11 @@ nbc_status_t nbc__py_copy_dtoh(void *dst, nbc_devptr_t src, size_t n, nbc_stream
   Py_END_ALLOW_THREADS return rc;
 }
 
-nbc_status_t nbc__py_copy_dtoh_new(void *dst, nbc_devptr_t src, size_t n, nbc_stream_t *s) {
+nbc_status_t nbc__py_copy_dtoh_into(nbc__py_state *st, PyObject *host, void *dst,
+                                    nbc_devptr_t src, size_t n, nbc_stream_t *s) {
   nbc_status_t rc;
-  if (s) return nbc__py_copy_dtoh(dst, src, n, s);
+  if (s || (host && host != Py_None && !nbc__py_numpy_pageable(st, host)))
+    return nbc__py_copy_dtoh(dst, src, n, s);
   if (n < 65536) return nbc_memcpy_dtoh_pageable(dst, src, n);
   Py_BEGIN_ALLOW_THREADS rc = nbc_memcpy_dtoh_pageable(dst, src, n);
   Py_END_ALLOW_THREADS return rc;
@@ -606,9 +608,7 @@ static PyObject *copy_strided_to_host(nbc__py_state *st, ArrayObject *self, PyOb
     Py_XDECREF(shape);
     Py_XDECREF(strides);
   } else if (nbc__py_stream_arg(st, stream_obj, &s, &temp) == 0 && extent) {
-    rc = ary == Py_None || nbc__py_numpy_pageable(st, ary)
-             ? nbc__py_copy_dtoh_new(view.buf, self->data, extent, s)
-             : nbc__py_copy_dtoh(view.buf, self->data, extent, s);
+    rc = nbc__py_copy_dtoh_into(st, ary, view.buf, self->data, extent, s);
     if (rc == NBC_OK && ary == Py_None) rc = nbc__py_wait_copy(s);
   }
   nbc_stream_destroy(temp);
@@ -663,9 +663,7 @@ PyObject *nbc__py_array_copy_to_host(ArrayObject *self, PyObject *const *args,
   if (nbc__py_stream_arg(st, stream_obj, &s, &temp) < 0) {
     rc = NBC_INTERNAL;
   } else if (self->nbytes) {
-    rc = ary == Py_None || nbc__py_numpy_pageable(st, ary)
-             ? nbc__py_copy_dtoh_new(view.buf, self->data, self->nbytes, s)
-             : nbc__py_copy_dtoh(view.buf, self->data, self->nbytes, s);
+    rc = nbc__py_copy_dtoh_into(st, ary, view.buf, self->data, self->nbytes, s);
     if (rc == NBC_OK && ary == Py_None) rc = nbc__py_wait_copy(s);
   }
   nbc_stream_destroy(temp);

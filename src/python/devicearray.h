@@ -81,10 +81,11 @@ void nbc__py_array_dense_strides(ArrayObject *a, char order);
  * released for large copies. */
 nbc_status_t nbc__py_copy_htod(nbc_devptr_t dst, const void *src, size_t n, nbc_stream_t *s);
 nbc_status_t nbc__py_copy_dtoh(void *dst, nbc_devptr_t src, size_t n, nbc_stream_t *s);
-/* The same into pageable host memory (a numpy array nbcuda has just made, or one
- * nbc__py_numpy_pageable vouches for): without a stream through the context's page-locked
- * staging buffer (nbc_memcpy_dtoh_pageable). */
-nbc_status_t nbc__py_copy_dtoh_new(void *dst, nbc_devptr_t src, size_t n, nbc_stream_t *s);
+/* The same into the memory of host (NULL or None: memory nbcuda has just made): without a
+ * stream, when that memory is pageable (nbcuda's own, or what nbc__py_numpy_pageable vouches
+ * for), through the context's page-locked staging buffer (nbc_memcpy_dtoh_pageable). */
+nbc_status_t nbc__py_copy_dtoh_into(nbc__py_state *st, PyObject *host, void *dst,
+                                    nbc_devptr_t src, size_t n, nbc_stream_t *s);
 /* Device to device (a peer copy between two contexts' arrays), with the GIL released for large
  * copies; on the default stream, ordered after and before other work there, not waited for. */
 nbc_status_t nbc__py_copy_dtod(const ArrayObject *dst, const ArrayObject *src, size_t n);

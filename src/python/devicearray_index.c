@@ -155,8 +155,8 @@ static PyObject *do_getitem(ArrayObject *self, PyObject *key, PyObject *stream) 
   nbc_stream_t *s = NULL, *temp = NULL;
   nbc_status_t rc = NBC_OK;
   if (nbc__py_stream_arg(st, stream, &s, &temp) == 0) {
-    rc = nbc__py_copy_dtoh_new(view.buf, self->data + (nbc_devptr_t)offset,
-                               (size_t)self->itemsize, s);
+    rc = nbc__py_copy_dtoh_into(st, NULL, view.buf, self->data + (nbc_devptr_t)offset,
+                                (size_t)self->itemsize, s);
     if (rc == NBC_OK) rc = nbc__py_wait_copy(s); /* the value is read below */
   }
   nbc_stream_destroy(temp);

@@ -712,9 +712,8 @@ int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int c
   if (!view->host) return 0;
   nbc_status_t s = NBC_OK;
   if (copy_back && view->copy_back && view->nbytes)
-    s = nbc__py_numpy_pageable(st, view->host)
-            ? nbc__py_copy_dtoh_new(view->buffer.buf, view->data, view->nbytes, NULL)
-            : nbc__py_copy_dtoh(view->buffer.buf, view->data, view->nbytes, NULL);
+    s = nbc__py_copy_dtoh_into(st, view->host, view->buffer.buf, view->data, view->nbytes,
+                               NULL);
   if (view->data) nbc_mem_free(view->data);
   PyBuffer_Release(&view->buffer);
   Py_CLEAR(view->host);

@@ -704,17 +704,8 @@ static PyObject *gufunc_repr(GUFuncObject *self) {
 /* Pickled as guvectorize(signatures, layout, identity=...)(py_func). */
 static PyObject *gufunc_pickle(GUFuncObject *self, PyObject *unused) {
   (void)unused;
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *texts = st ? nbc__py_signature_texts(st, self->sigs) : NULL;
-  PyObject *args = texts ? PyTuple_Pack(2, texts, self->signature) : NULL;
-  PyObject *kwargs = args ? Py_BuildValue("{sO}", "identity", self->identity) : NULL;
-  PyObject *r = kwargs ? nbc__py_decorated_reduce((PyObject *)self, "guvectorize", args,
-                                                  kwargs, self->py_func)
-                       : NULL;
-  Py_XDECREF(texts);
-  Py_XDECREF(args);
-  Py_XDECREF(kwargs);
-  return r;
+  return nbc__py_decorated_reduce((PyObject *)self, "guvectorize", self->sigs, self->signature,
+                                  self->identity, self->py_func);
 }
 
 static PyMethodDef gufunc_methods[] = {

@@ -544,9 +544,10 @@ PyObject *nbc__py_types_dict_new(nbc__py_state *st);
 int nbc__py_typesdict_init(PyObject *module, nbc__py_state *st);
 int nbc__py_serialize_init(PyObject *module, nbc__py_state *st);
 /* What pickles an object a decorator of the module made from func (vectorize, guvectorize):
- * unpickling calls nbcuda.<decorator>(*args, **kwargs)(func) (serialize.c). */
-PyObject *nbc__py_decorated_reduce(PyObject *self, const char *decorator, PyObject *args,
-                                   PyObject *kwargs, PyObject *func);
+ * unpickling calls nbcuda.<decorator>(sigs' texts[, layout], identity=identity)(func)
+ * (serialize.c); layout NULL for vectorize. */
+PyObject *nbc__py_decorated_reduce(PyObject *self, const char *decorator, PyObject *sigs,
+                                   PyObject *layout, PyObject *identity, PyObject *func);
 int nbc__py_linkable(nbc__py_state *st, PyObject *obj, const char **pkind, PyObject **pdata,
                      PyObject **pname);
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */

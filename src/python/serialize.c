@@ -213,13 +213,20 @@ PyObject *nbc__py_launcher_reduce(PyObject *self, PyObject *unused) {
 /* The decorators whose products pickle as nbc__py_decorated_reduce describes. */
 static const char *const decorators[] = {"vectorize", "guvectorize"};
 
-PyObject *nbc__py_decorated_reduce(PyObject *self, const char *decorator, PyObject *args,
-                                   PyObject *kwargs, PyObject *func) {
-  PyObject *module = PyType_GetModule(Py_TYPE(self));
+PyObject *nbc__py_decorated_reduce(PyObject *self, const char *decorator, PyObject *sigs,
+                                   PyObject *layout, PyObject *identity, PyObject *func) {
+  nbc__py_state *st = nbc__py_state_of(self);
+  PyObject *texts = st ? nbc__py_signature_texts(st, sigs) : NULL;
+  PyObject *args = !texts ? NULL : layout ? PyTuple_Pack(2, texts, layout) : PyTuple_Pack(1, texts);
+  PyObject *kwargs = args ? Py_BuildValue("{sO}", "identity", identity) : NULL;
+  PyObject *module = kwargs ? PyType_GetModule(Py_TYPE(self)) : NULL;
   PyObject *rebuild = module ? PyObject_GetAttrString(module, "_rebuild_decorated") : NULL;
   PyObject *fstate = rebuild ? function_state(func) : NULL;
   PyObject *r = fstate ? Py_BuildValue("(O(sOOO))", rebuild, decorator, args, kwargs, fstate)
                        : NULL;
+  Py_XDECREF(texts);
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
   Py_XDECREF(rebuild);
   Py_XDECREF(fstate);
   return r;

@@ -742,16 +742,16 @@ static int is_ml_bfloat16(PyObject *dtype) {
 
 PyObject *nbc__py_record_text(nbc__py_state *st, PyObject *dtype) {
   (void)st;
-  int bf16 = is_ml_bfloat16(dtype);
-  if (bf16) return bf16 < 0 ? NULL : PyUnicode_FromString("__nv_bfloat16");
   PyObject *names = PyObject_GetAttrString(dtype, "names");
   PyObject *fields = names ? PyObject_GetAttrString(dtype, "fields") : NULL;
   PyObject *aligned = fields ? PyObject_GetAttrString(dtype, "isalignedstruct") : NULL;
   long size = -1;
   PyObject *text = NULL;
   if (!aligned || dtype_ints(dtype, "itemsize", &size) < 0) goto done;
-  if (!PyTuple_Check(names) || !PyMapping_Check(fields)) {
-    PyErr_Format(PyExc_TypeError, "%R is not a structured dtype", dtype);
+  if (!PyTuple_Check(names) || !PyMapping_Check(fields)) { /* no fields: bfloat16 or none */
+    int bf16 = is_ml_bfloat16(dtype);
+    if (bf16 > 0) text = PyUnicode_FromString("__nv_bfloat16");
+    else if (bf16 == 0) PyErr_Format(PyExc_TypeError, "%R is not a structured dtype", dtype);
     goto done;
   }
   text = PyUnicode_FromString("Record(");

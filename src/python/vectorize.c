@@ -724,17 +724,8 @@ static PyObject *ufunc_repr(UFuncObject *self) {
 /* Pickled as vectorize(signatures, identity=...)(py_func), compiled again where it lands. */
 static PyObject *ufunc_pickle(UFuncObject *self, PyObject *unused) {
   (void)unused;
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *texts = st ? nbc__py_signature_texts(st, self->sigs) : NULL;
-  PyObject *args = texts ? PyTuple_Pack(1, texts) : NULL;
-  PyObject *kwargs = args ? Py_BuildValue("{sO}", "identity", self->identity) : NULL;
-  PyObject *r = kwargs ? nbc__py_decorated_reduce((PyObject *)self, "vectorize", args, kwargs,
-                                                  self->py_func)
-                       : NULL;
-  Py_XDECREF(texts);
-  Py_XDECREF(args);
-  Py_XDECREF(kwargs);
-  return r;
+  return nbc__py_decorated_reduce((PyObject *)self, "vectorize", self->sigs, NULL,
+                                  self->identity, self->py_func);
 }
 
 static PyMethodDef ufunc_methods[] = {
