@@ -32,12 +32,15 @@ const nbc__type *nbc__type_bfloat16(void) { return &bfloat16_type; }
 
 bool nbc__type_is_bf16(const nbc__type *t) { return t && t->kind == NBC__T_BFLOAT16; }
 
+/* Whether t is bfloat16 or converts to it safely (int8, uint8: numba-cuda's rule). */
+static bool bf16_operand(const nbc__type *t) {
+  return nbc__type_is_bf16(t) || (t && (t->kind == NBC__T_INT8 || t->kind == NBC__T_UINT8));
+}
+
 const nbc__type *nbc__bf16_binop_sig(nbc__op op, const nbc__type *a, const nbc__type *b,
                                      const nbc__type **pargs, const char **pwhy) {
   const nbc__type *f32 = nbc__type_scalar(NBC__T_FLOAT32);
-  bool small_a = nbc__type_is_bf16(a) || (a && (a->kind == NBC__T_INT8 || a->kind == NBC__T_UINT8));
-  bool small_b = nbc__type_is_bf16(b) || (b && (b->kind == NBC__T_INT8 || b->kind == NBC__T_UINT8));
-  if (small_a && small_b && nbc__bf16_operator_function(op, false)) {
+  if (bf16_operand(a) && bf16_operand(b) && nbc__bf16_operator_function(op, false)) {
     pargs[0] = pargs[1] = &bfloat16_type;
     bool compare = op == NBC__OP_EQ || op == NBC__OP_NE || op == NBC__OP_LT ||
                    op == NBC__OP_LE || op == NBC__OP_GT || op == NBC__OP_GE;

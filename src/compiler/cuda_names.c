@@ -219,8 +219,7 @@
 
 /* numba.cuda.bf16: cuda_bf16.h's scalar functions (bf16_funcs.h; fp16.c), after fp16's: each
  * by its exported name, then by cuda_bf16.h's where that differs (numba-cuda's objects carry
- * it). Its
- * type, bf16.bfloat16, is a dtype (infer.c's cuda_attr). */
+ * it). Its type, bf16.bfloat16, is a dtype (infer.c's cuda_attr). */
 #define BF16_PUBLIC_ENTRY_(name, cname, ret, codes) {"bf16." #name, NBC_KERNEL_FUNCTION},
 #define BF16_CNAME_ENTRY_(cname) {"bf16." #cname, NBC_KERNEL_FUNCTION},
 #define BF16_CALL_ENTRY_(name, cname, ret, codes) NBC__KERNEL_CALL_BF16,

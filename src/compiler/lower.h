@@ -252,6 +252,13 @@ const char *nbc__lower_complex_truth(nbc__lowerer *L, nbc__lval z);
  * bool). */
 nbc__lval nbc__lower_complex_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to);
 
+/* lower_call.c: a call of an external device function with the Numba ABI, declared once as
+ * `i32 @symbol(RT*, params...)`: the values vals converted to argtypes, the result through a
+ * slot. */
+nbc__lval nbc__lower_extern_call(nbc__lowerer *L, const char *symbol, const nbc__type *rt,
+                                 const nbc__type *const *argtypes, const nbc__lval *vals,
+                                 int nargs);
+
 /* lower_bf16.c: bfloat16 conversions (either side bfloat16), + - * / and comparisons of two
  * bfloat16 values (the operands converted to it; a comparison's result converted to rt),
  * and unary minus. */

@@ -5,28 +5,14 @@
  */
 #include "compiler/lower.h"
 
-/* A call of wrapper nbc_bf16_<function>: Numba ABI, the result through a slot; the arguments
- * already of the wrapper's parameter types. */
+/* A call of wrapper nbc_bf16_<function> (nbc__lower_extern_call); the arguments already of
+ * the wrapper's parameter types. */
 static nbc__lval wrapper_call(nbc__lowerer *L, const char *function, const nbc__type *rt,
                               const nbc__lval *args, int nargs) {
-  const char *rmt = nbc__lower_mtype(L, rt);
-  nbc__buf decl, call;
-  nbc__buf_init(&decl, L->arena);
-  nbc__buf_init(&call, L->arena);
-  nbc__buf_printf(&decl, "declare i32 @nbc_bf16_%s(%s*", function, rmt);
-  const char *slot = nbc__lower_alloca(L, rmt);
-  nbc__buf_printf(&call, "%s* %s", rmt, slot);
-  for (int i = 0; i < nargs; i++) {
-    const char *mt = nbc__lower_mtype(L, args[i].type);
-    nbc__buf_printf(&decl, ", %s", mt);
-    nbc__buf_printf(&call, ", %s %s", mt, nbc__lower_to_memory(L, args[i]));
-  }
-  nbc__buf_puts(&decl, ")");
-  nbc__lower_declare(L, decl.data);
-  const char *st = tmp(L), *x = tmp(L);
-  EMIT("%s = call i32 @nbc_bf16_%s(%s)", st, function, call.data);
-  EMIT("%s = load %s, %s* %s", x, rmt, rmt, slot);
-  return (nbc__lval){rt, nbc__lower_from_memory(L, rt, x)};
+  const nbc__type *argtypes[2];
+  for (int i = 0; i < nargs && i < 2; i++) argtypes[i] = args[i].type;
+  return nbc__lower_extern_call(L, nbc__arena_printf(L->arena, "nbc_bf16_%s", function), rt,
+                                argtypes, args, nargs);
 }
 
 /* A bfloat16's value as float32, exactly. */

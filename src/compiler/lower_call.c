@@ -180,9 +180,10 @@ static nbc__lval minmax(nbc__lowerer *L, nbc__node *n, bool is_max) {
 }
 
 /* A call with the Numba ABI, `i32 @symbol(RT* ret, flattened args...)`: the result through a
- * slot, the arguments converted to argtypes. */
-static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbol,
-                                const nbc__type *rt, const nbc__type *const *argtypes) {
+ * slot, the values vals converted to argtypes (those without a run-time value not passed). */
+static nbc__lval numba_abi_call_values(nbc__lowerer *L, const char *symbol, const nbc__type *rt,
+                                       const nbc__type *const *argtypes, const nbc__lval *vals,
+                                       int nargs) {
   const char *rmt = nbc__lower_ret_type(L, rt);
   const char *slot = nbc__lower_alloca(L, rmt);
   EMIT("store %s %s, %s* %s", rmt, strcmp(rmt, "i8") == 0 ? "0" : nbc__lower_zero(L, rt), rmt,
@@ -191,11 +192,10 @@ static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbo
   nbc__buf_init(&args, L->arena);
   nbc__buf_printf(&args, "%s* %s", rmt, slot);
   bool first = false;
-  for (int i = 0; i < n->list.count; i++) {
+  for (int i = 0; i < nargs; i++) {
     if (!nbc__lower_has_value(argtypes[i])) continue; /* compile-time values: none passed */
-    nbc__lval v = nbc__lower_expr(L, n->list.items[i]);
-    v = nbc__lower_convert(L, v, argtypes[i]);
-    nbc__lower_flatten(L, &args, argtypes[i], v, &first);
+    nbc__lower_flatten(L, &args, argtypes[i], nbc__lower_convert(L, vals[i], argtypes[i]),
+                       &first);
   }
   const char *st = tmp(L);
   EMIT("%s = call i32 @%s(%s)", st, symbol, args.data);
@@ -207,6 +207,18 @@ static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbo
     return (nbc__lval){rt, x};
   }
   return nbc__lower_load(L, rt, slot);
+}
+
+/* The same with call n's arguments lowered. */
+static nbc__lval numba_abi_call(nbc__lowerer *L, nbc__node *n, const char *symbol,
+                                const nbc__type *rt, const nbc__type *const *argtypes) {
+  int nargs = n->list.count;
+  nbc__lval *vals = nbc__arena_alloc(L->arena, sizeof *vals * (size_t)(nargs ? nargs : 1));
+  if (!vals) return (nbc__lval){rt, nbc__lower_zero(L, rt)};
+  for (int i = 0; i < nargs; i++)
+    vals[i] = nbc__lower_has_value(argtypes[i]) ? nbc__lower_expr(L, n->list.items[i])
+                                                : (nbc__lval){argtypes[i], "undef"};
+  return numba_abi_call_values(L, symbol, rt, argtypes, vals, nargs);
 }
 
 static nbc__lval call_python(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
@@ -251,18 +263,28 @@ static nbc__lval call_extern_c(nbc__lowerer *L, nbc__node *n, const nbc__call *c
   return (nbc__lval){call->ret, nbc__lower_from_memory(L, call->ret, r)};
 }
 
-/* A declared device function (declare_device), with the Numba ABI: declared once as
- * `i32 @name(RT*, params...)`. */
-static nbc__lval call_extern(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  if (call->c_abi) return call_extern_c(L, n, call);
+nbc__lval nbc__lower_extern_call(nbc__lowerer *L, const char *symbol, const nbc__type *rt,
+                                 const nbc__type *const *argtypes, const nbc__lval *vals,
+                                 int nargs) {
   nbc__buf decl;
   nbc__buf_init(&decl, L->arena);
-  nbc__buf_printf(&decl, "declare i32 @%s(%s*", call->name, nbc__lower_mtype(L, call->ret));
-  for (int i = 0; i < call->nargs; i++)
-    nbc__buf_printf(&decl, ", %s", nbc__lower_mtype(L, call->argtypes[i]));
+  nbc__buf_printf(&decl, "declare i32 @%s(%s*", symbol, nbc__lower_mtype(L, rt));
+  for (int i = 0; i < nargs; i++)
+    nbc__buf_printf(&decl, ", %s", nbc__lower_mtype(L, argtypes[i]));
   nbc__buf_puts(&decl, ")");
   nbc__lower_declare(L, decl.data);
-  return numba_abi_call(L, n, call->name, call->ret, call->argtypes);
+  return numba_abi_call_values(L, symbol, rt, argtypes, vals, nargs);
+}
+
+/* A declared device function (declare_device, the fp16/bf16 wrappers), with the Numba ABI. */
+static nbc__lval call_extern(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+  if (call->c_abi) return call_extern_c(L, n, call);
+  nbc__lval *vals = nbc__arena_alloc(L->arena, sizeof *vals * (size_t)(call->nargs + 1));
+  if (!vals) return (nbc__lval){call->ret, nbc__lower_zero(L, call->ret)};
+  for (int i = 0; i < call->nargs && i < n->list.count; i++)
+    vals[i] = nbc__lower_expr(L, n->list.items[i]);
+  return nbc__lower_extern_call(L, call->name, call->ret, call->argtypes, vals,
+                                call->nargs < n->list.count ? call->nargs : n->list.count);
 }
 
 /* numba.cuda.libdevice.<f>: libdevice's __nv_<f> with numba-cuda's prototype; results

@@ -194,7 +194,7 @@ const char *nbc__lower_zero(nbc__lowerer *L, const nbc__type *t) {
     return "zeroinitializer";
   if (is_bool(t)) return "false";
   if (is_float(t)) return nbc__lower_const_float(L, t, 0.0);
-  if (is_int(t) || nbc__type_is_datetime(t) || t->kind == NBC__T_BFLOAT16) return "0";
+  if (is_int(t) || nbc__type_is_datetime(t) || nbc__type_is_bf16(t)) return "0";
   return "null";
 }
 
@@ -1119,7 +1119,11 @@ const char *nbc__lower_compare_values(nbc__lowerer *L, nbc__node *where, nbc__op
     return nbc__lower_datetime_compare(L, where, op, a, b);
   if (nbc__type_is_bf16(a.type) || nbc__type_is_bf16(b.type)) { /* bf16.c's typing */
     const nbc__type *conv[2];
-    nbc__bf16_binop_sig(op, a.type, b.type, conv, NULL);
+    if (!nbc__bf16_binop_sig(op, a.type, b.type, conv, NULL)) {
+      nbc__lower_error(L, where, "unsupported comparison %s between %s and %s", nbc__op_text(op),
+                       nbc__type_name(L->ctx, a.type), nbc__type_name(L->ctx, b.type));
+      return "false";
+    }
     if (nbc__type_is_bf16(conv[0]))
       return nbc__lower_bf16_binop(L, where, op, a, b, T(NBC__T_BOOL)).v;
     a = nbc__lower_convert(L, a, conv[0]);
