@@ -257,6 +257,7 @@ nbc_status_t nbc_context_reset(nbc_context_t *context) {
   nbc__module_release_context(context);
   nbc__memory_release_context(context);
   nbc__stream_release_idle(context);
+  nbc__event_release_idle(context);
   nbc__context_leave(pushed);
   return NBC_OK;
 }

@@ -33,7 +33,16 @@ struct nbc_device {
 
 struct nbc_module; /* module.c */
 
+/* kept.c: driver handles of one kind that died unused, kept by their context for the next
+ * create, under the context's kept_busy; those of another lifetime than the context's are
+ * stale (a release destroyed them). */
+#define NBC__KEPT_MAX 16u
+typedef struct nbc__kept {
+  unsigned count, lifetime;
+  void *handles[NBC__KEPT_MAX];
+} nbc__kept_t;
 #define NBC__IDLE_STREAMS 8u
+#define NBC__IDLE_EVENTS 16u
 
 struct nbc_context {
   nbc_device_t *device;
@@ -57,11 +66,10 @@ struct nbc_context {
   void *staging;
   size_t staging_bytes;
   int staging_failed;
-  /* stream.c: streams nbc_stream_create made and nbc_stream_destroy found idle, kept for the
-   * next create (under idle_busy; they belong to the context's lifetime idle_lifetime). */
-  atomic_int idle_busy;
-  unsigned idle_count, idle_lifetime;
-  CUstream idle_streams[NBC__IDLE_STREAMS];
+  /* kept.c, under kept_busy: streams nbc_stream_destroy found idle and events
+   * nbc_event_destroy found complete ([1]: timing, [0]: not), for the next create. */
+  atomic_int kept_busy;
+  nbc__kept_t kept_streams, kept_events[2];
 };
 
 /* Streams and events remember the context they were made in and its lifetime then: once that
@@ -77,6 +85,7 @@ struct nbc_stream {
 struct nbc_event {
   CUevent handle;
   int timing;
+  int recorded; /* cuEventRecord succeeded on it since nbc_event_create */
   nbc_context_t *context;
   unsigned lifetime;
 };
@@ -213,9 +222,26 @@ nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *co
  * track is left alone (its context was reset since). */
 nbc_status_t nbc__memory_free_now(nbc_devptr_t ptr);
 
+/* kept.c ------------------------------------------------------------------------------ */
+/* A handle kept of the context's current lifetime (lifetime), or NULL. */
+void *nbc__kept_take(nbc_context_t *context, nbc__kept_t *kept, unsigned lifetime);
+/* Keeps handle, made in the context's lifetime `lifetime`, when fewer than limit are kept: 1,
+ * also when the context was released since (the driver destroyed it); 0: the caller destroys
+ * it. */
+int nbc__kept_give(nbc_context_t *context, nbc__kept_t *kept, unsigned limit, unsigned lifetime,
+                   void *handle);
+/* Empties the list into out, returning how many of the current lifetime it held, for the
+ * caller to destroy. */
+unsigned nbc__kept_drain(nbc_context_t *context, nbc__kept_t *kept,
+                         void *out[NBC__KEPT_MAX]);
+
 /* stream.c ---------------------------------------------------------------------------- */
 /* Destroys the idle streams context keeps for reuse (context current). */
 void nbc__stream_release_idle(nbc_context_t *context);
+
+/* event.c ----------------------------------------------------------------------------- */
+/* Destroys the complete events context keeps for reuse (context current). */
+void nbc__event_release_idle(nbc_context_t *context);
 
 /* staging.c --------------------------------------------------------------------------- */
 /* Frees context's staging buffer (context current), waiting for a copy using it. */

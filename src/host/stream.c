@@ -38,51 +38,20 @@ static int is_singleton(const nbc_stream_t *s) {
   return s == &default_stream || s == &legacy_stream || s == &per_thread_stream;
 }
 
-/* An idle stream context kept, or NULL; stale ones (of a lifetime before a release) are
- * dropped. */
-static CUstream take_idle(nbc_context_t *context, unsigned lifetime) {
-  CUstream h = NULL;
-  nbc__spin_lock(&context->idle_busy);
-  if (context->idle_lifetime != lifetime) context->idle_count = 0;
-  if (context->idle_count) h = context->idle_streams[--context->idle_count];
-  nbc__spin_unlock(&context->idle_busy);
-  return h;
-}
-
 /* Keeps stream's driver stream for reuse when it is idle and there is room: 1 (also when
  * its context was released meanwhile, which destroyed it), else 0: the caller destroys it. */
 static int keep_idle(const nbc_stream_t *stream) {
   nbc_context_t *context = stream->context;
-  if (context->idle_count >= NBC__IDLE_STREAMS || /* a racy peek: the lock decides */
+  if (context->kept_streams.count >= NBC__IDLE_STREAMS || /* a racy peek: the lock decides */
       nbc__cu.cuStreamQuery(stream->handle) != NBC__CUDA_SUCCESS)
     return 0;
-  int kept = 0;
-  nbc__spin_lock(&context->idle_busy);
-  unsigned now = atomic_load(&context->lifetime);
-  if (stream->lifetime != now) {
-    nbc__spin_unlock(&context->idle_busy);
-    return 1;
-  }
-  if (context->idle_lifetime != now) {
-    context->idle_count = 0;
-    context->idle_lifetime = now;
-  }
-  if (context->idle_count < NBC__IDLE_STREAMS) {
-    context->idle_streams[context->idle_count++] = stream->handle;
-    kept = 1;
-  }
-  nbc__spin_unlock(&context->idle_busy);
-  return kept;
+  return nbc__kept_give(context, &context->kept_streams, NBC__IDLE_STREAMS, stream->lifetime,
+                        stream->handle);
 }
 
 void nbc__stream_release_idle(nbc_context_t *context) {
-  CUstream idle[NBC__IDLE_STREAMS];
-  unsigned lifetime = atomic_load(&context->lifetime), n;
-  nbc__spin_lock(&context->idle_busy);
-  n = context->idle_lifetime == lifetime ? context->idle_count : 0;
-  for (unsigned i = 0; i < n; i++) idle[i] = context->idle_streams[i];
-  context->idle_count = 0;
-  nbc__spin_unlock(&context->idle_busy);
+  void *idle[NBC__KEPT_MAX];
+  unsigned n = nbc__kept_drain(context, &context->kept_streams, idle);
   for (unsigned i = 0; i < n; i++) nbc__cu.cuStreamDestroy(idle[i]);
 }
 
@@ -95,7 +64,7 @@ nbc_status_t nbc_stream_create(nbc_stream_t **pstream) {
   nbc_stream_t *s = nbc__spares_take(&spares, sizeof *s);
   if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   unsigned lifetime = atomic_load(&context->lifetime);
-  s->handle = take_idle(context, lifetime);
+  s->handle = nbc__kept_take(context, &context->kept_streams, lifetime);
   CUresult res = s->handle ? NBC__CUDA_SUCCESS : nbc__cu.cuStreamCreate(&s->handle, 0);
   if (res != NBC__CUDA_SUCCESS) {
     nbc__spares_give(&spares, s);

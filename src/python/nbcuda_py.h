@@ -52,6 +52,7 @@ typedef struct nbc__py_state {
   PyObject *devices;       /* list: Device per ordinal (None until made) */
   PyObject *managed;       /* list: _DeviceContextManager per ordinal */
   PyObject *contexts;      /* list: Context per ordinal */
+  PyObject *default_streams; /* list: default, legacy, per-thread Stream per ordinal (stream.c) */
   PyObject *types;         /* dict: numba type name/alias -> type object */
   PyObject *memory_info;   /* the MemoryInfo namedtuple class */
   PyObject *numpy;         /* the numpy module, imported on first need */

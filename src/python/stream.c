@@ -389,6 +389,35 @@ static nbc_status_t make_in_context(void *arg) {
   return m->factory ? m->factory(&m->s) : nbc_external_stream(m->handle, &m->s);
 }
 
+/* The default, legacy and per-thread default streams are immutable singletons of the C
+ * library, so their Stream objects are made once per context and handed out again:
+ * default_stream() builds no object (numba makes a new one per call; nothing tells them
+ * apart but `is`). The slot of the stream m makes in ctx, in st->default_streams (3 per
+ * ordinal, which the module state owns: a Context holding its streams would be a cycle
+ * through Streams the GC does not track), or NULL for other streams or without memory. A
+ * slot holds None or a Stream, which is handed out only when it belongs to ctx (the
+ * ordinal's Context object may have been replaced). */
+static PyObject **default_stream_slot(nbc__py_state *st, const stream_make *m,
+                                      PyObject *ctx) {
+  int kind = m->factory == nbc_default_stream           ? 0
+             : m->factory == nbc_legacy_default_stream  ? 1
+             : m->factory == nbc_per_thread_default_stream ? 2
+                                                           : -1;
+  if (kind < 0) return NULL;
+  nbc_device_t *dev = nbc_context_device(nbc__py_context_handle(ctx));
+  Py_ssize_t at = (Py_ssize_t)(dev ? nbc_device_id(dev) : 0) * 3 + kind;
+  if (!st->default_streams && !(st->default_streams = PyList_New(0))) {
+    PyErr_Clear();
+    return NULL;
+  }
+  while (PyList_GET_SIZE(st->default_streams) <= at)
+    if (PyList_Append(st->default_streams, Py_None) < 0) {
+      PyErr_Clear();
+      return NULL;
+    }
+  return &PyList_GET_ITEM(st->default_streams, at);
+}
+
 /* Like numba's (require_context) factories: a context is made current first, and the
  * stream keeps a reference to it. A created stream knows its context (nbc_stream_create makes
  * one current as needed); the others are made inside nbc_require_context
@@ -406,8 +435,14 @@ static PyObject *make_stream(nbc__py_state *st, stream_make *m) {
     nbc_stream_destroy(m->s);
     return NULL;
   }
+  PyObject **slot = default_stream_slot(st, m, ctx);
+  if (slot && *slot != Py_None && ((StreamObject *)*slot)->context == ctx) {
+    Py_DECREF(ctx);
+    return Py_NewRef(*slot);
+  }
   PyObject *o = stream_wrap(st, m->s, ctx);
   Py_DECREF(ctx);
+  if (o && slot) Py_SETREF(*slot, Py_NewRef(o));
   return o;
 }
 

@@ -520,6 +520,11 @@ static void *thread_stack(void *arg) {
     return (void *)"wrong current device";
   nbc_stream_t *s;
   if (nbc_stream_create(&s) != NBC_OK) return (void *)"stream";
+  nbc_event_t *e;
+  if (nbc_event_create(1, &e) != NBC_OK) return (void *)"event";
+  if (nbc_event_record(e, s) != NBC_OK || nbc_event_synchronize(e) != NBC_OK)
+    return (void *)"event record";
+  nbc_event_destroy(e);
   nbc_stream_destroy(s);
   for (int i = 0; i < 1 + id % 5; i++)
     if (nbc_context_pop(c) != NBC_OK) return (void *)"pop failed";
@@ -548,10 +553,11 @@ TEST(sixty_four_threads_own_stacks) {
   if (!tdrv_present()) return;
   ASSERT_EQ(tdrv()->primary_refcount(0), 1); /* retained once, shared by all threads */
   ASSERT_EQ(tdrv()->primary_refcount(1), 1);
-  /* Idle streams the threads left are kept for reuse until the contexts are released; none
-   * is lost on the way. */
+  /* Idle streams and complete events the threads left are kept for reuse until the contexts
+   * are released; none is lost on the way. */
   ASSERT_OK(nbc_close());
   ASSERT_EQ(tdrv()->live_streams(), 0);
+  ASSERT_EQ(tdrv()->live_events(), 0);
 }
 
 TEST_LIST(X(reset_outlives_streams_events_functions) X(context_lifetime_counts_resets) X(lazy_context_is_device0_primary) X(devnum_pushes_every_call)

@@ -1,6 +1,7 @@
-/* test_host_event.c — events: create with and without timing (and failing), record on
- * streams, query pending/done, synchronize, stream waits, elapsed time (recorded, unrecorded,
- * non-timing events) and fault injection on every call.
+/* test_host_event.c — events: create with and without timing (and failing), complete events
+ * kept for the next create, record on streams, query pending/done, synchronize, stream waits,
+ * elapsed time (recorded, unrecorded, kept, non-timing events) and fault injection on every
+ * call.
  *
  * Runs against the test driver (CI) and the real driver (GPU machine). Tests that make a
  * kernel "run" for a set time (the fixture's launch delay) or inject faults need
@@ -45,8 +46,62 @@ TEST(create_destroy) {
   nbc_event_destroy(a);
   nbc_event_destroy(b);
   nbc_event_destroy(NULL);
+  if (fixture) ASSERT_EQ(tdrv()->live_events(), 2); /* complete: kept for the next create */
+  ASSERT_OK(nbc_context_reset(ctx));
   if (fixture) ASSERT_EQ(tdrv()->live_events(), 0);
   ASSERT_STATUS(nbc_event_create(1, NULL), NBC_INVALID_ARGUMENT);
+}
+
+/* Complete events are kept by their context (up to 16 of each timing) and made again by the
+ * next create of that timing; pending ones are destroyed; a reset destroys the kept ones. A
+ * kept event that was recorded behaves as a new one: elapsed time without a new record is
+ * CUDA_ERROR_INVALID_HANDLE, as the driver answers for a new event. */
+TEST(complete_events_kept) {
+  REQUIRE_DRIVER();
+  int fixture = tdrv_present();
+  nbc_context_t *ctx = NULL;
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  ASSERT_OK(nbc_context_reset(ctx)); /* none kept from earlier tests */
+  nbc_event_t *start, *end;
+  ASSERT_OK(nbc_event_create(1, &start));
+  ASSERT_OK(nbc_event_create(1, &end));
+  ASSERT_OK(nbc_event_record(start, NULL));
+  ASSERT_OK(nbc_event_record(end, NULL));
+  ASSERT_OK(nbc_event_synchronize(end));
+  float ms = -1;
+  ASSERT_OK(nbc_event_elapsed_time(start, end, &ms));
+  ASSERT(ms >= 0);
+  nbc_event_destroy(start);
+  nbc_event_destroy(end);
+  int creates = fixture ? tdrv()->calls("cuEventCreate") : 0;
+  ASSERT_OK(nbc_event_create(1, &start));
+  ASSERT_OK(nbc_event_create(1, &end));
+  if (fixture) ASSERT_EQ(tdrv()->calls("cuEventCreate"), creates); /* both kept ones */
+  ASSERT_OK(nbc_event_query(start));
+  ASSERT_OK(nbc_event_wait(start, NULL));
+  ASSERT_STATUS(nbc_event_elapsed_time(start, end, &ms), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuEventElapsedTime: CUDA_ERROR_INVALID_HANDLE (400)");
+  ASSERT_OK(nbc_event_record(start, NULL));
+  ASSERT_STATUS(nbc_event_elapsed_time(start, end, &ms), NBC_DRIVER_ERROR); /* end: not yet */
+  ASSERT_OK(nbc_event_record(end, NULL));
+  ASSERT_OK(nbc_event_synchronize(end));
+  ASSERT_OK(nbc_event_elapsed_time(start, end, &ms));
+  ASSERT(ms >= 0);
+  /* A non-timing create does not take a timing event. */
+  nbc_event_t *plain;
+  nbc_event_destroy(start);
+  ASSERT_OK(nbc_event_create(0, &plain));
+  ASSERT_EQ(nbc_event_is_timing(plain), 0);
+  if (fixture) ASSERT_EQ(tdrv()->calls("cuEventCreate"), creates + 1);
+  nbc_event_destroy(plain);
+  nbc_event_destroy(end);
+  /* At most 16 of each timing are kept. */
+  nbc_event_t *many[20];
+  for (int i = 0; i < 20; i++) ASSERT_OK(nbc_event_create(1, &many[i]));
+  for (int i = 0; i < 20; i++) nbc_event_destroy(many[i]);
+  if (fixture) ASSERT_EQ(tdrv()->live_events(), 16 + 1);
+  ASSERT_OK(nbc_context_reset(ctx));
+  if (fixture) ASSERT_EQ(tdrv()->live_events(), 0);
 }
 
 TEST(create_fails) {
@@ -76,7 +131,15 @@ TEST(record_query_synchronize) {
   ASSERT_OK(nbc_event_query(e));
   ASSERT_OK(nbc_event_record(e, NULL)); /* the default stream */
   ASSERT_OK(nbc_event_synchronize(e));
+  /* Destroyed while its record is pending, an event is destroyed, not kept. */
+  ASSERT_OK(nbc_launch(f, one, one, 0, s, NULL));
+  ASSERT_OK(nbc_event_record(e, s));
+  int destroys = tdrv()->calls("cuEventDestroy"), live = tdrv()->live_events();
   nbc_event_destroy(e);
+  ASSERT_EQ(tdrv()->calls("cuEventDestroy"), destroys + 1);
+  ASSERT_EQ(tdrv()->live_events(), live - 1);
+  ASSERT_OK(nbc_stream_synchronize(s));
+  tdrv()->set_launch_delay_ms(0);
   nbc_module_destroy(m);
   nbc_stream_destroy(s);
 }
@@ -169,6 +232,19 @@ TEST(elapsed_time_unrecorded) {
   ASSERT_STREQ(nbc_last_error(), "cuEventElapsedTime: CUDA_ERROR_INVALID_HANDLE (400)");
   nbc_event_destroy(start);
   nbc_event_destroy(end);
+  /* A kept event that was recorded answers as a new one. */
+  ASSERT_OK(nbc_event_create(1, &start));
+  ASSERT_OK(nbc_event_record(start, NULL));
+  ASSERT_OK(nbc_event_synchronize(start));
+  nbc_event_destroy(start);
+  ASSERT_OK(nbc_event_create(1, &start));
+  ASSERT_OK(nbc_event_create(1, &end));
+  ASSERT_OK(nbc_event_record(end, NULL));
+  ASSERT_OK(nbc_event_synchronize(end));
+  ASSERT_STATUS(nbc_event_elapsed_time(start, end, &ms), NBC_DRIVER_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "cuEventElapsedTime: CUDA_ERROR_INVALID_HANDLE (400)");
+  nbc_event_destroy(start);
+  nbc_event_destroy(end);
 }
 
 TEST(elapsed_time_non_timing) {
@@ -190,7 +266,7 @@ TEST(elapsed_time_non_timing) {
   nbc_event_destroy(plain);
 }
 
-TEST_LIST(X(create_destroy) X(create_fails) X(record_query_synchronize)
-              X(record_query_synchronize_failures) X(wait) X(elapsed_time)
-                  X(elapsed_time_unrecorded) X(elapsed_time_non_timing))
+TEST_LIST(X(create_destroy) X(complete_events_kept) X(create_fails)
+              X(record_query_synchronize) X(record_query_synchronize_failures) X(wait)
+                  X(elapsed_time) X(elapsed_time_unrecorded) X(elapsed_time_non_timing))
 TEST_MAIN()

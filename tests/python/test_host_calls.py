@@ -127,6 +127,7 @@ def test_factory_failure_leaves_nothing_behind(cuda, tdrv):
     cuda.current_context()
     gc.collect()  # streams and events of earlier tests held in cycles must not die midway
     held = [cuda.stream() for _ in range(8)]  # no idle stream left: stream() asks the driver
+    held += [cuda.event() for _ in range(16)]  # nor a kept event: event() asks the driver
     streams, events = tdrv.live_streams(), tdrv.live_events()
     tdrv.fail("cuEventCreate", 1, 2)
     with pytest.raises(cuda.CudaAPIError, match=r"\[2\] Call to cuEventCreate results in "

@@ -106,6 +106,48 @@ def test_events(cuda):
         a.record("x")
 
 
+def test_default_streams_are_made_once_per_context(cuda):
+    """The three default streams are singletons of the C library: their Stream objects are
+    made once per context and handed out again (numba makes a new equal one per call)."""
+    ctx = cuda.current_context()
+    for make in (cuda.default_stream, cuda.legacy_default_stream,
+                 cuda.per_thread_default_stream):
+        s = make()
+        assert make() is s and s.context is ctx
+    assert cuda.default_stream() is not cuda.legacy_default_stream()
+    if len(cuda.gpus) > 1:
+        with cuda.gpus[1]:
+            other = cuda.default_stream()
+            assert other.context is cuda.current_context() and other.context is not ctx
+            assert cuda.default_stream() is other
+        assert cuda.default_stream().context is ctx
+
+
+def test_kept_event_answers_as_a_new_one(cuda):
+    """An event that died complete is kept for the next event(); recorded before, it still
+    answers elapsed_time as a new unrecorded event does (the driver's INVALID_HANDLE)."""
+    fresh, b = cuda.event(), cuda.event()
+    b.record()
+    b.synchronize()
+    with pytest.raises(cuda.CudaAPIError, match="CUDA_ERROR_INVALID_HANDLE") as new_error:
+        cuda.event_elapsed_time(fresh, b)
+    for _ in range(3):
+        a = cuda.event()
+        a.record()
+        a.synchronize()
+        assert cuda.event_elapsed_time(b, a) >= 0
+        del a
+        e = cuda.event()
+        assert e.query() is True
+        e.wait(cuda.default_stream())
+        with pytest.raises(cuda.CudaAPIError, match="CUDA_ERROR_INVALID_HANDLE") as error:
+            cuda.event_elapsed_time(e, b)
+        assert str(error.value) == str(new_error.value)
+        e.record()
+        e.synchronize()
+        assert cuda.event_elapsed_time(b, e) >= 0
+
+
 def test_event_query_false_while_pending(cuda, tdrv):
     s = cuda.stream()
     tdrv.set_launch_delay_ms(300)
