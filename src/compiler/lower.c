@@ -123,8 +123,9 @@ void nbc__lower_block(nbc__lowerer *L, int label) {
   L->terminated = false;
 }
 
-const char *nbc__lower_alloca_aligned(nbc__lowerer *L, const char *type, int align) {
-  const char *name = nbc__lower_tmp(L);
+const char *nbc__lower_alloca_aligned(nbc__lowerer *L, const char *type, int align,
+                                      const char *name) {
+  if (!name) name = nbc__lower_tmp(L);
   if (align)
     nbc__buf_printf(&L->allocas, "  %s = alloca %s, align %d%s\n", name, type, align,
                     dbg_suffix(L));
@@ -134,7 +135,7 @@ const char *nbc__lower_alloca_aligned(nbc__lowerer *L, const char *type, int ali
 }
 
 const char *nbc__lower_alloca(nbc__lowerer *L, const char *type) {
-  return nbc__lower_alloca_aligned(L, type, 0);
+  return nbc__lower_alloca_aligned(L, type, 0, NULL);
 }
 
 void nbc__lower_declare(nbc__lowerer *L, const char *decl) {
@@ -921,6 +922,7 @@ static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
   nbc__buf_init(&L->allocas, L->arena);
   nbc__buf_init(&L->body, L->arena);
   L->tmp = 0;
+  L->lmem_count = 0;
   L->label = 0;
   L->terminated = false;
   L->loop_depth = 0;

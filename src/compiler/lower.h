@@ -51,6 +51,7 @@ typedef struct nbc__lowerer {
   nbc__buf allocas; /* the entry block's allocas */
   nbc__buf body;    /* everything after them */
   int tmp, label;
+  int lmem_count;       /* local arrays: %"_cudapy_lmem", %"_cudapy_lmem.1", ... as numba's */
   const char **slots;   /* alloca of each variable */
   const char *ret_slot; /* Numba ABI: the return pointer parameter */
   bool terminated;      /* the current block has its terminator */
@@ -87,8 +88,9 @@ const char *nbc__lower_alloca(nbc__lowerer *L, const char *type);
 nbc__lval nbc__lower_range_value(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 nbc__lval nbc__lower_range_len(nbc__lowerer *L, nbc__lval r);
 nbc__lval nbc__lower_range_item(nbc__lowerer *L, nbc__lval r, nbc__lval i);
-/* The same with an alignment (0: the type's own); a local array of records needs one. */
-const char *nbc__lower_alloca_aligned(nbc__lowerer *L, const char *type, int align);
+/* The same with an alignment (0: the type's own) and, unless NULL, a name of its own. */
+const char *nbc__lower_alloca_aligned(nbc__lowerer *L, const char *type, int align,
+                                      const char *name);
 void nbc__lower_declare(nbc__lowerer *L, const char *decl);
 void nbc__lower_error(nbc__lowerer *L, const nbc__node *node, const char *fmt, ...);
 bool nbc__lower_failed(const nbc__lowerer *L);

@@ -943,7 +943,7 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
   long long align = call->alignment > 16 ? (long long)call->alignment : 16;
   if (shared) {
     int id = L->shared_count++;
-    const char *g = nbc__arena_printf(L->arena, "@_cudapy_smem_%d", id);
+    const char *g = nbc__arena_printf(L->arena, "@\"_cudapy_smem_%d\"", id);
     if (total == 0) {
       /* Size 0 is numba's way to ask for the dynamic shared memory. */
       nbc__buf_printf(&L->globals, "%s = external addrspace(3) global [0 x %s], align %lld\n",
@@ -959,16 +959,27 @@ nbc__lval nbc__lower_local_or_shared_array(nbc__lowerer *L, nbc__node *n, const 
     EMIT("%s = addrspacecast %s addrspace(3)* %s to %s*", data, et, p, et);
     if (total == 0) return dynamic_shared_array(L, at, data);
   } else {
-    const char *aty = nbc__arena_printf(L->arena, "[%lld x %s]", (long long)total, et);
     /* records are [size x i8]: their fields' accesses assume the alignment the record's
-     * layout gives (lower_record.c), which the array must then start on */
+     * layout gives (lower_record.c, at most 8), which the array must then start on: without
+     * an alignment asked for, it is allocated as i64s, whose own alignment that is (an
+     * alloca says `align` only when asked, as numba-cuda's, whose tests read the IR) */
     bool records = at->dtype->kind == NBC__T_RECORD;
-    int want = call->alignment ? (int)align : records ? 16 : 0;
-    const char *slot = nbc__lower_alloca_aligned(L, aty, want);
+    bool words = records && !call->alignment;
+    long long bytes = (long long)total * (long long)nbc__type_size(at->dtype);
+    const char *aty = words ? nbc__arena_printf(L->arena, "[%lld x i64]", (bytes + 7) / 8)
+                            : nbc__arena_printf(L->arena, "[%lld x %s]", (long long)total, et);
+    int n = L->lmem_count++;
+    const char *name = n ? nbc__arena_printf(L->arena, "%%\"_cudapy_lmem.%d\"", n)
+                         : "%\"_cudapy_lmem\"";
+    const char *slot =
+        nbc__lower_alloca_aligned(L, aty, call->alignment ? (int)align : 0, name);
     /* zero-filled where it is allocated, as numba-cuda's cgutils.alloca_once fills it: a
      * kernel that reads an element before writing it sees 0 under both */
     nbc__buf_printf(&L->allocas, "  store %s zeroinitializer, %s* %s\n", aty, aty, slot);
-    EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 0", data, aty, aty, slot);
+    if (words)
+      EMIT("%s = bitcast %s* %s to %s*", data, aty, slot, et);
+    else
+      EMIT("%s = getelementptr %s, %s* %s, i64 0, i64 0", data, aty, aty, slot);
   }
   return fixed_array(L, at, data, call->shape, total);
 }

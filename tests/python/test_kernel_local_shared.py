@@ -42,6 +42,38 @@ def test_alignment_reaches_the_ptx(tmp_path):
     assert re.search(r"\.local \.align 64 \.b8", ptx)
 
 
+REC = np.dtype([("a", np.uint8), ("b", np.int32), ("c", np.float64)])
+
+
+def named(out, x):
+    f = cuda.local.array(4, np.float32)
+    r = cuda.local.array(3, REC)  # packed records: 8-byte words, no `align` written
+    b = cuda.local.array(8, np.uint8, alignment=64)
+    s = cuda.shared.array(8, np.float32, alignment=256)
+    t = cuda.shared.array(4, np.int32)
+    i = cuda.grid(1)
+    f[i % 4] = x[i]
+    r[1].c = x[i]
+    r[2].b = 3
+    b[0] = 1
+    s[0] = 1
+    t[0] = 2
+    out[i] = f[0] + r[1].c + r[2].b + b[0] + s[0] + t[0]
+
+
+def test_arrays_named_and_aligned_as_numba_cudas_ir(tmp_path):
+    """numba-cuda's test_array_alignment reads the IR: a local array is an alloca named
+    %"_cudapy_lmem" (then .1, .2, ...) that says `align N` only when an alignment was asked
+    for; a shared one the global @"_cudapy_smem_<n>" with its alignment, 16 at least."""
+    k = cuda.jit("void(float64[::1], float64[::1])")(named)
+    ir = k.inspect_llvm(k.signatures[0])
+    allocas = re.findall(r'^\s*(%"_cudapy_lmem[.\d]*") = alloca (.*)$', ir, re.MULTILINE)
+    assert allocas == [('%"_cudapy_lmem"', "[4 x float]"), ('%"_cudapy_lmem.1"', "[5 x i64]"),
+                       ('%"_cudapy_lmem.2"', "[8 x i8], align 64")]
+    assert re.findall(r'^@"_cudapy_smem_\d+".*?align (\d+)', ir, re.MULTILINE) == ["256", "16"]
+    check_ptx(k.inspect_asm(k.signatures[0]), tmp_path)
+
+
 def addresses(out, which):
     loc = cuda.local.array((2, 3), np.uint8, alignment=64)
     sh = cuda.shared.array(5, np.float64, alignment=256)
