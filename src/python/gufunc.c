@@ -415,13 +415,18 @@ fail:
 
 /* Whether input v (of dtype have) may be given to a kernel taking dtype want: numpy casts
  * have to want safely, or v is a 0-d host array (a Python or numpy scalar) whose value want
- * holds exactly (`twice(10)` for an int32 signature, as numba-cuda answers it). 1, 0 or -1. */
+ * holds exactly (`twice(10)` for an int32 signature, as numba-cuda answers it). A device
+ * array, which cannot be cast, is matched as numba-cuda's _search_matching_signature matches
+ * every input, can_cast(want, have), so that the caller's error is numba's: "no matching
+ * signature", or the one saying it does not support .astype(). 1, 0 or -1. */
 static int input_casts(nbc__py_state *st, PyObject *np, PyObject *v, PyObject *have,
                        PyObject *want) {
-  PyObject *r = PyObject_CallMethod(np, "can_cast", "OO", have, want);
+  int device = nbc__py_is_device_array(st, v);
+  PyObject *r = device ? PyObject_CallMethod(np, "can_cast", "OO", want, have)
+                       : PyObject_CallMethod(np, "can_cast", "OO", have, want);
   int ok = r ? PyObject_IsTrue(r) : -1;
   Py_XDECREF(r);
-  if (ok != 0 || nbc__py_is_device_array(st, v)) return ok;
+  if (ok != 0 || device) return ok;
   if (nbc__py_attr_ssize(v, "ndim") != 0) { /* not a scalar (or no ndim at all) */
     PyErr_Clear();
     return 0;
