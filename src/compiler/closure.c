@@ -215,6 +215,41 @@ static lifted *family_find(family *F, const char *name) {
   return NULL;
 }
 
+static void definitions(const nbc__list *body, const char *name, int *pcount,
+                        const nbc__node **pvalue);
+
+/* Adds the names n (a nested function's body, defs inside included) mentions to out. */
+static void mentioned_names(lifter *L, const nbc__node *n, names *out) {
+  if (!n) return;
+  if (n->kind == NBC__N_NAME && n->str) names_add(L, out, n->str);
+  mentioned_names(L, n->a, out);
+  mentioned_names(L, n->b, out);
+  mentioned_names(L, n->c, out);
+  const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < lists[k]->count; i++) mentioned_names(L, lists[k]->items[i], out);
+}
+
+/* A nested function defined twice, in two branches, usually reads a variable each branch
+ * defines: numba reports that variable (it cannot capture one with several definitions),
+ * so the message is numba's then. The variable, or NULL. */
+static const char *captured_redefined(family *F, const nbc__node *def) {
+  names own = {0}, read = {0};
+  own_names(F->L, def, &own);
+  for (int k = 0; k < def->body.count; k++) mentioned_names(F->L, def->body.items[k], &read);
+  for (int i = 0; i < read.count; i++) {
+    const char *v = read.items[i];
+    if (names_has(&own, v)) continue;
+    int count = 0;
+    const nbc__node *value = NULL;
+    for (int k = 0; k < F->outer->params.count; k++)
+      count += strcmp(F->outer->params.items[k]->str, v) == 0;
+    definitions(&F->outer->body, v, &count, &value);
+    if (count > 1) return v;
+  }
+  return NULL;
+}
+
 /* Collects the nested defs and `f = lambda` of a body into F (first pass: counting when
  * F->items is NULL) and replaces their statements with `pass`. */
 static void collect(family *F, nbc__list *body, bool count_only) {
@@ -239,6 +274,14 @@ static void collect(family *F, nbc__list *body, bool count_only) {
       continue;
     }
     if (family_find(F, name)) {
+      const char *v = captured_redefined(F, def);
+      if (v) {
+        fail(F->L, s, NBC_TYPING_ERROR,
+             "Cannot capture a constant value for variable '%s' as there are multiple "
+             "definitions present.",
+             v);
+        return;
+      }
       fail(F->L, s, NBC_UNSUPPORTED,
            "nested function '%s' is defined more than once (a name can be bound to one "
            "function only)",

@@ -295,6 +295,24 @@ def nested_passed_twice_defined(out):
     out[0] = apply(inner, out[0])
 
 
+def nested_defined_in_both_branches(out):
+    # numba-cuda's test_multiply_defined_freevar: numba reports the variable
+    if out[0] > 0:
+        x = 3.0
+
+        def inner(y):
+            return y + x
+
+        out[0] = apply(inner, 1.0)
+    else:
+        x = 6.0
+
+        def inner(y):
+            return y + x
+
+        out[0] = apply(inner, 2.0)
+
+
 def bit_count_of_float(out):
     out[0] = out[0].bit_count()
 
@@ -327,6 +345,8 @@ def shape_bound_twice(out):
                       r"in a function that may escape"),
     ("nested_passed_twice_defined", r"Cannot capture a constant value for variable 'k' as "
                                     r"there are multiple definitions present"),
+    ("nested_defined_in_both_branches", r"Cannot capture a constant value for variable 'x' "
+                                        r"as there are multiple definitions present"),
     ("bit_count_of_float", "Unknown attribute 'bit_count' of type float64"),
     ("bit_count_with_argument", r"bit_count\(\) takes no arguments"),
     ("shape_bound_twice", r"the shape of cuda.local.array\(\) must be a constant integer"),
