@@ -74,6 +74,9 @@ typedef struct nbc__ctx {
  * kept) and sets ctx->status to status. line/col are 1-based positions in file->text. */
 void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, int line,
                      int col, const char *fmt, ...);
+/* After an error: adds a line "During: <what>" saying what was being done when it happened
+ * (numba's error context: the call whose callee failed to type), innermost first. */
+void nbc__diag_during(nbc__ctx *ctx, const char *fmt, ...);
 /* An internal bug: message names the C file and line; status NBC_INTERNAL. */
 void nbc__diag_bug(nbc__ctx *ctx, const char *cfile, int cline, const char *fmt, ...);
 #define NBC__BUG(ctx, ...) nbc__diag_bug((ctx), __FILE__, __LINE__, __VA_ARGS__)

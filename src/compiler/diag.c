@@ -110,6 +110,16 @@ void nbc__diag_bug(nbc__ctx *ctx, const char *cfile, int cline, const char *fmt,
   va_end(ap);
 }
 
+void nbc__diag_during(nbc__ctx *ctx, const char *fmt, ...) {
+  if (ctx->status == NBC_OK || ctx->status == NBC_NO_MEMORY || ctx->status == NBC_INTERNAL)
+    return;
+  nbc__buf_puts(&ctx->diag, "\nDuring: ");
+  va_list ap;
+  va_start(ap, fmt);
+  nbc__buf_vprintf(&ctx->diag, fmt, ap);
+  va_end(ap);
+}
+
 void nbc__diag_oom(nbc__ctx *ctx) {
   if (ctx->status != NBC_OK) return;
   ctx->status = NBC_NO_MEMORY;

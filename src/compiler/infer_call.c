@@ -2060,8 +2060,9 @@ static bool declared_signature(infer *I, nbc__node *n, const nbc__global *G,
       if (i) nbc__buf_puts(&b, ", ");
       nbc__type_print(&b, types[i]);
     }
-    return TYPING(I, n, "No matching definition for argument type(s) %s: %s() was jitted "
-                        "for '%s'", b.data ? b.data : "", G->g.name, G->g.signature);
+    return TYPING(I, n, "Invalid use of type(CUDADispatcher(<function %s>)) with parameters "
+                        "(%s): no matching definition; %s() was jitted for '%s'",
+                  G->g.name, b.data ? b.data : "", G->g.name, G->g.signature);
   }
   for (int i = 0; i < nargs; i++) {
     if (!nbc__type_equal(chosen.args[i], types[i]))
@@ -2115,7 +2116,15 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
     }
     return I->final ? NULL : I->deferred_ret;
   }
-  if (!callee) return NULL;
+  if (!callee) {
+    const nbc__token *tok = n->tok;
+    const nbc__file *f = tok ? tok->file : NULL;
+    nbc__diag_during(I->ctx, "resolving callee type: type(CUDADispatcher(<function %s>))",
+                     def->str ? def->str : G->g.name);
+    nbc__diag_during(I->ctx, "typing of call at %s (%d)", f && f->name ? f->name : "<string>",
+                     tok ? tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0) : 0);
+    return NULL;
+  }
   const nbc__type *ret = callee->ret;
   if (callee->inferring && !ret) { /* a recursive call: the returns typed so far */
     ret = callee->ret_estimate;

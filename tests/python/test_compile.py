@@ -217,6 +217,27 @@ def test_typing_error_shows_file_line_and_caret():
         cuda.compile(bad_types, "float32(float32)")
 
 
+@cuda.jit(device=True)
+def calls_undefined(x):
+    return floor(x)  # noqa: F821
+
+
+def kernel_calling_a_bad_device_function(out):
+    out[0] = calls_undefined(1.5)
+
+
+def test_error_in_a_called_device_function_names_the_call():
+    """As numba's TypingError (its test_errors.test_typing_error): the callee's error, then
+    the call that typed it."""
+    with pytest.raises(cuda.TypingError) as info:
+        cuda.compile_ptx(kernel_calling_a_bad_device_function, "void(float64[::1])")
+    msg = str(info.value)
+    assert "NameError: name 'floor' is not defined" in msg
+    line = kernel_calling_a_bad_device_function.__code__.co_firstlineno + 1
+    assert msg.endswith("\nDuring: resolving callee type: type(CUDADispatcher(<function "
+                        f"calls_undefined>))\nDuring: typing of call at {__file__} ({line})")
+
+
 def test_signature_errors():
     with pytest.raises(cuda.TypingError, match="signature"):
         cuda.compile(add, "float32(float32, notatype)")

@@ -337,9 +337,9 @@ def shape_bound_twice(out):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("no_matching_signature", r"No matching definition for argument type\(s\) "
-                              r"array\(float64, 1d, C\), int64: add\(\) was jitted for "
-                              r"'int32\(int32, int32\)'"),
+    ("no_matching_signature", r"Invalid use of type\(CUDADispatcher\(<function add>\)\) with "
+                              r"parameters \(array\(float64, 1d, C\), int64\): no matching "
+                              r"definition; add\(\) was jitted for 'int32\(int32, int32\)'"),
     ("builtin_passed", r"cannot pass Function\(abs\) to 'apply'"),
     ("nested_passed", r"Cannot capture the non-constant value associated with variable 'out' "
                       r"in a function that may escape"),
