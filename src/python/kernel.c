@@ -1289,6 +1289,29 @@ static nbc_compile_result_t *compile_to_ir(nbc__py_state *st, KernelObject *ov) 
   return result;
 }
 
+/* inspect_asm(cc): the overload's code compiled for compute capability major.minor (its own
+ * when that is the one it was compiled for; nbcuda compiles kernels for the default PTX cc). */
+static PyObject *asm_text_for_cc(nbc__py_state *st, KernelObject *ov, int major, int minor) {
+  int have_major = ov->opts.cc_major, have_minor = ov->opts.cc_minor;
+  if (!have_major && !have_minor) nbc_default_ptx_cc(&have_major, &have_minor);
+  if (major == have_major && minor == have_minor && !ov->opts.cc_arch) return asm_text(st, ov);
+  const char *sig = PyUnicode_AsUTF8(ov->sigtext);
+  if (!sig) return NULL;
+  nbc_compile_options_t opts = ov->opts;
+  opts.cc_major = major;
+  opts.cc_minor = minor;
+  opts.cc_arch = 0;
+  nbc_compile_result_t *result = NULL;
+  if (nbc__py_compile_function(st, ov->py_func, sig, &opts, &result) < 0) return NULL;
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(result, &size);
+  PyObject *text = opts.output == NBC_OUTPUT_LTOIR
+                       ? PyBytes_FromStringAndSize(code, (Py_ssize_t)size)
+                       : PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
+  nbc_compile_result_destroy(result);
+  return text;
+}
+
 /* inspect_llvm: the NVVM IR the compiler hands libNVVM for this overload. */
 static PyObject *llvm_text(nbc__py_state *st, KernelObject *ov) {
   nbc_compile_result_t *result = compile_to_ir(st, ov);
@@ -1334,11 +1357,14 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
   PyObject *sig = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &sig)) return NULL;
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  /* numba's _Kernel.inspect_asm(cc) of an overload: a compute capability, (9, 0); the code is
-   * the current device's */
-  int cc = self->result && PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) >= 2;
+  /* numba's _Kernel.inspect_asm(cc) of an overload: a compute capability, (9, 0): the code
+   * compiled for it */
+  int cc = self->result && PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) == 2;
   for (Py_ssize_t i = 0; cc && i < PyTuple_GET_SIZE(sig); i++)
     cc = PyLong_CheckExact(PyTuple_GET_ITEM(sig, i));
+  if (cc && fn == asm_text)
+    return asm_text_for_cc(st, self, (int)PyLong_AsLong(PyTuple_GET_ITEM(sig, 0)),
+                           (int)PyLong_AsLong(PyTuple_GET_ITEM(sig, 1)));
   /* an overload of a dispatcher (numba's _Kernel: d.overloads[sig]) has one text */
   if (cc || (sig == Py_None && self->overload && self->result)) return fn(st, self);
   if (sig != Py_None) {

@@ -4,6 +4,7 @@ nopython_signatures, func_code, and the launch configuration's attributes (gridd
 stream, sharedmem, dispatcher, pre_launch_callbacks), each as numba-cuda has them."""
 import math
 import os
+import re
 import shutil
 import sys
 
@@ -360,9 +361,14 @@ def test_a_one_argument_signature_is_found_as_a_tuple_or_text():
     lazy = cuda.jit(_one_argument)
     lazy.compile((cuda.int32,))
     assert lazy.inspect_llvm((cuda.int32,)) == lazy.inspect_llvm("void(int32)")
-    # numba's _Kernel.inspect_asm(cc): an overload given a compute capability
+    # numba's _Kernel.inspect_asm(cc): an overload given a compute capability has the code
+    # compiled for it (numba-cuda's test_lineinfo_with_compile_internal reads the .target)
     overload = k.overloads[(cuda.int32,)]
-    assert overload.inspect_asm((9, 0)) == k.inspect_asm((cuda.int32,))
+    own = k.inspect_asm((cuda.int32,))
+    default = tuple(int(c) for c in re.search(r"\.target sm_(\d+)(\d)", own).groups())
+    assert overload.inspect_asm(default) == own  # the code compiled (the default PTX cc)
+    for cc in ((9, 0), (8, 6)):
+        assert ".target sm_%d%d\n" % cc in overload.inspect_asm(cc)
     with pytest.raises(KeyError) as e:
         k.inspect_llvm((cuda.float32,))
     assert e.value.args == ((cuda.float32,),)
