@@ -63,6 +63,7 @@ struct session {
   PyObject *links; /* files of the declare_device() functions met (list of str) */
   int cooperative;  /* one of them was declared use_cooperative=True */
   PyObject *referenced; /* global device arrays the code refers to by address (list) */
+  PyObject *textless; /* functions whose source no file holds (exec_source.c's), or NULL */
 };
 
 /* ------------------------------------------------------------ source ------------------ */
@@ -233,13 +234,22 @@ static PyObject *exec_source_lines(PyObject *inspect, PyObject *f) {
   return result;
 }
 
-PyObject *nbc__py_source_lines(PyObject *f) {
+/* nbc__py_source_lines, *pkept set when the text is exec_source.c's (no file holds it). */
+static PyObject *source_lines(PyObject *f, int *pkept) {
   PyObject *inspect = PyImport_ImportModule("inspect");
   PyObject *lines_lnum = inspect ? PyObject_CallMethod(inspect, "getsourcelines", "(O)", f) : NULL;
-  if (!lines_lnum && inspect && PyErr_ExceptionMatches(PyExc_OSError))
+  *pkept = 0;
+  if (!lines_lnum && inspect && PyErr_ExceptionMatches(PyExc_OSError)) {
     lines_lnum = exec_source_lines(inspect, f);
+    *pkept = lines_lnum != NULL;
+  }
   Py_XDECREF(inspect);
   return lines_lnum;
+}
+
+PyObject *nbc__py_source_lines(PyObject *f) {
+  int kept;
+  return source_lines(f, &kept);
 }
 
 /* The name f's def has in its source: its code's co_name (code generating functions may
@@ -276,9 +286,15 @@ static int function_source(session *sess, PyObject *f, const char **ptext, int *
     if (file) return *ptext && *pfile ? 0 : -1;
     /* no source found: inspect's own error, below, says why */
   }
-  PyObject *lines_lnum = nbc__py_source_lines(f);
+  int kept = 0;
+  PyObject *lines_lnum = source_lines(f, &kept);
   if (!lines_lnum) {
     if (PyErr_ExceptionMatches(PyExc_OSError)) no_source_error(f);
+    return -1;
+  }
+  if (kept && ((!sess->textless && !(sess->textless = PyList_New(0))) ||
+               PyList_Append(sess->textless, f) < 0)) {
+    Py_DECREF(lines_lnum);
     return -1;
   }
   PyObject *lines = PyTuple_GetItem(lines_lnum, 0);
@@ -957,6 +973,22 @@ static void session_free(session *sess) {
   Py_CLEAR(sess->exc_tb);
   Py_CLEAR(sess->links);
   Py_CLEAR(sess->referenced);
+  Py_CLEAR(sess->textless);
+}
+
+/* numba's NumbaDebugInfoWarning, once per function compiled with debug info whose source no
+ * file holds (exec() of a string: nbcuda compiled it from the text it kept, a debugger finds
+ * no file). -1 when a warning filter makes it an error. */
+static int warn_textless(nbc__py_state *st, const session *sess) {
+  for (Py_ssize_t i = 0; sess->textless && i < PyList_GET_SIZE(sess->textless); i++) {
+    PyObject *msg = PyUnicode_FromFormat("Could not find source for function: %S. Debug line "
+                                         "information may be inaccurate.",
+                                         PyList_GET_ITEM(sess->textless, i));
+    int rc = msg ? nbc__py_warn(st, "NumbaDebugInfoWarning", PyUnicode_AsUTF8(msg)) : -1;
+    Py_XDECREF(msg);
+    if (rc < 0) return -1;
+  }
+  return 0;
 }
 
 /* ------------------------------------------------------------ built-in kernel code ---- */
@@ -1105,7 +1137,8 @@ int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const c
     }
     func = inner;
   }
-  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL, PyList_New(0), 0, PyList_New(0)};
+  session sess = {PyList_New(0), NULL, 0, 0, NULL, NULL, NULL, PyList_New(0), 0, PyList_New(0),
+                  NULL};
   if (!sess.keep || !sess.links || !sess.referenced) {
     session_free(&sess);
     Py_DECREF(func);
@@ -1125,7 +1158,11 @@ int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const c
   Py_BEGIN_ALLOW_THREADS s = nbc_compile(&src, name, sig, options, &top->r, presult);
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;
-    if (extras) {
+    if ((options->debug || options->lineinfo) && warn_textless(st, &sess) < 0) {
+      rc = -1;
+      nbc_compile_result_destroy(*presult);
+      *presult = NULL;
+    } else if (extras) {
       extras->raises = raise_table(st, &sess, *presult);
       if (!extras->raises && PyErr_Occurred()) {
         rc = -1;

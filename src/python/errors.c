@@ -94,6 +94,8 @@ static const char errors_source[] =
     "    '''Code that works but will run slowly (a small grid, a host array copied).'''\n"
     "class NumbaInvalidConfigWarning(NumbaWarning):\n"
     "    '''An option that is not supported (debug=True with opt=True).'''\n"
+    "class NumbaDebugInfoWarning(NumbaWarning):\n"
+    "    '''Debug information that may be inaccurate (a function whose source no file holds).'''\n"
     "def _warning_class(name):\n"
     "    '''nbcuda's warning class of that name, or when numba's errors module is loaded (code\n"
     "    written for numba filters and expects numba's classes), a subclass of it and of\n"
@@ -135,7 +137,8 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
       {"CCSupportError", &st->CCSupportError},     {"LinkerError", &st->LinkerError},
       {"KernelRuntimeError", NULL}, /* offered, never raised */
       {"NumbaWarning", NULL},       {"NumbaPerformanceWarning", NULL},
-      {"NumbaInvalidConfigWarning", NULL}, /* warned through _warning_class */
+      /* warned through _warning_class */
+      {"NumbaInvalidConfigWarning", NULL}, {"NumbaDebugInfoWarning", NULL},
   };
   st->typing_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_typing_error_class"));
   st->warning_class = Py_XNewRef(PyDict_GetItemString(ns, "_warning_class"));

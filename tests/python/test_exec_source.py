@@ -156,3 +156,36 @@ def test_inspect_types_shows_the_generated_text():
     text = out.getvalue()
     assert "# File: <string>" in text and "# --- LINE 2 ---" in text
     assert "cuda.atomic.max(res, 0, ary[tx])" in text and "#   tx :: int32" in text
+
+
+def _from_a_file(a):
+    a[0] = 1
+
+
+def test_debug_info_of_a_function_no_file_holds_warns_as_numba():
+    """numba-cuda's test_missing_source: compiled with debug info (debug or lineinfo), a
+    function made by exec() of a string warns NumbaDebugInfoWarning, naming the function (a
+    debugger finds no file for its lines); without debug info, or from a file, nothing."""
+    import warnings
+    made = {}
+    exec("def empty(a):\n    a[0] = 1\n", {}, made)
+    for options, warns in (({"debug": True, "opt": False}, True), ({"lineinfo": True}, True),
+                           ({}, False)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            cuda.compile_ptx(made["empty"], "void(int32[::1])", **options)
+        infos = [x for x in w if x.category.__name__ == "NumbaDebugInfoWarning"]
+        assert len(infos) == warns, (options, [str(x.message) for x in w])
+        if warns:
+            assert issubclass(infos[0].category, cuda.NumbaDebugInfoWarning)
+            assert str(infos[0].message) == (f"Could not find source for function: "
+                                             f"{made['empty']}. Debug line information may "
+                                             f"be inaccurate.")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        cuda.compile_ptx(_from_a_file, "void(int32[::1])", debug=True, opt=False)
+    assert not [x for x in w if x.category.__name__ == "NumbaDebugInfoWarning"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cuda.NumbaDebugInfoWarning)
+        with pytest.raises(cuda.NumbaDebugInfoWarning):
+            cuda.compile_ptx(made["empty"], "void(int32[::1])", lineinfo=True)
