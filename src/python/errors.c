@@ -73,6 +73,21 @@ static const char errors_source[] =
     "def _numba_error_init(self, msg):\n"
     "    Exception.__init__(self, msg)\n"
     "    self.msg, self.loc = msg, None  # numba's NumbaError attributes\n"
+    "def _rebuild_error(factory, builtin, args, state):\n"
+    "    '''Unpickles an exception of a combined class (one made by a _*_class factory below):\n"
+    "    its class made here again by the same factory, with the classes loaded here.'''\n"
+    "    import builtins\n"
+    "    cls = globals()[factory](*([getattr(builtins, builtin)] if builtin else []))\n"
+    "    e = cls.__new__(cls, *args)\n"
+    "    e.args = args\n"
+    "    e.__dict__.update(state or {})\n"
+    "    return e\n"
+    "def _reducer(factory, builtin=None):\n"
+    "    '''The __reduce__ of a combined class: pickle finds no such class by its name (a pool\n"
+    "    process returning one to its parent pickles it).'''\n"
+    "    def __reduce__(self):\n"
+    "        return (_rebuild_error, (factory, builtin, self.args, dict(self.__dict__)))\n"
+    "    return __reduce__\n"
     "def _typing_error_class(builtin=None):\n"
     "    '''TypingError, or when numba's errors module is loaded (code written for numba, which\n"
     "    catches numba's TypingError), a subclass of it and of numba's TypingError classes;\n"
@@ -80,14 +95,22 @@ static const char errors_source[] =
     "    return _combined(TypingError, _loaded('numba.core.errors:TypingError',\n"
     "                                          'numba.cuda.core.errors:TypingError') +\n"
     "                     ([builtin] if builtin else []),\n"
-    "                     {'__init__': _numba_error_init, '__str__': Exception.__str__})\n"
+    "                     {'__init__': _numba_error_init, '__str__': Exception.__str__,\n"
+    "                      '__reduce__': _reducer('_typing_error_class',\n"
+    "                                             builtin.__name__ if builtin else None)})\n"
     "def _api_error_class():\n"
     "    '''CudaAPIError, or when numba-cuda's driver module or cuda.core is loaded, a subclass\n"
     "    of it and of numba-cuda's CudaAPIError and cuda.core's CUDAError (numba-cuda 0.30\n"
     "    raises the latter from launches), which code written for numba-cuda catches.'''\n"
     "    return _combined(CudaAPIError, _loaded('numba.cuda.cudadrv.driver:CudaAPIError',\n"
     "                                           'cuda.core._utils.cuda_utils:CUDAError'),\n"
-    "                     {'__init__': CudaAPIError.__init__, '__str__': CudaAPIError.__str__})\n"
+    "                     {'__init__': CudaAPIError.__init__, '__str__': CudaAPIError.__str__,\n"
+    "                      '__reduce__': _reducer('_api_error_class')})\n"
+    "def _driver_error_class():\n"
+    "    '''CudaDriverError (use after fork), or when numba-cuda's error module is loaded, a\n"
+    "    subclass of it and of numba-cuda's CudaDriverError.'''\n"
+    "    return _combined(CudaDriverError, _loaded('numba.cuda.cudadrv.error:CudaDriverError'),\n"
+    "                     {'__reduce__': _reducer('_driver_error_class')})\n"
     "class NumbaWarning(Warning):\n"
     "    '''numba's base class of its warnings.'''\n"
     "class NumbaPerformanceWarning(NumbaWarning):\n"
@@ -139,11 +162,15 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
       {"NumbaWarning", NULL},       {"NumbaPerformanceWarning", NULL},
       /* warned through _warning_class */
       {"NumbaInvalidConfigWarning", NULL}, {"NumbaDebugInfoWarning", NULL},
+      /* pickle's way back to a combined class's exception */
+      {"_rebuild_error", NULL},
   };
   st->typing_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_typing_error_class"));
   st->warning_class = Py_XNewRef(PyDict_GetItemString(ns, "_warning_class"));
   st->api_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_api_error_class"));
-  if (!st->typing_error_class || !st->warning_class || !st->api_error_class) {
+  st->driver_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_driver_error_class"));
+  if (!st->typing_error_class || !st->warning_class || !st->api_error_class ||
+      !st->driver_error_class) {
     PyErr_SetString(PyExc_SystemError, "nbcuda: _typing_error_class not defined");
     goto fail;
   }
@@ -286,7 +313,13 @@ PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status) {
     if (nbc_last_driver_error() != 0) return raise_api_error(st, msg);
     cls = PyExc_MemoryError;
     break;
-  case NBC_FORKED: cls = st->CudaDriverError; break;
+  case NBC_FORKED: { /* CudaDriverError, or its subclass that is numba-cuda's class too */
+    PyObject *combined = PyObject_CallNoArgs(st->driver_error_class);
+    if (!combined) return NULL;
+    PyErr_SetString(combined, msg);
+    Py_DECREF(combined);
+    return NULL;
+  }
   case NBC_INVALID_ARGUMENT:
   case NBC_NOT_TIMING_EVENT: cls = PyExc_ValueError; break;
   case NBC_INVALID_DEVICE: cls = PyExc_IndexError; break;

@@ -413,7 +413,8 @@ static int module_exec(PyObject *module) {
   X(ReduceType) X(CompileStatsType) X(MemoryPointerType) X(UFuncType) X(GUFuncType)     \
   X(DeclaredType) X(LinkableCodeType) X(TypesDictType) X(memory_manager) X(emm_classes)   \
   X(np_void) X(np_scalar_codes) X(typing_error_class) X(warning_class) X(api_error_class)   \
-  X(warning_classes) X(str_numba_errors[0]) X(str_numba_errors[1]) X(default_streams)
+  X(warning_classes) X(str_numba_errors[0]) X(str_numba_errors[1]) X(default_streams)    \
+  X(driver_error_class)
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   nbc__py_state *st = nbc__py_module_state(module);

@@ -28,6 +28,7 @@ typedef struct nbc__py_state {
   PyObject *LinkerError;
   PyObject *typing_error_class; /* errors.c's _typing_error_class() */
   PyObject *api_error_class;    /* errors.c's _api_error_class() */
+  PyObject *driver_error_class; /* errors.c's _driver_error_class() */
   /* heap types */
   PyTypeObject *DeviceType, *ManagedDeviceType, *DeviceListType, *ContextType;
   PyTypeObject *StreamType, *EventType, *DeviceArrayType, *NbTypeType, *KernelType;

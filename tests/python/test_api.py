@@ -76,10 +76,15 @@ for _ in range(2):
     except TypingError as e:
         print(isinstance(e, cuda.TypingError), isinstance(e, CudaTypingError) == (_ == 0),
               str(e).startswith("decorated"), e.msg == str(e), type(e).__name__)
+        import pickle  # pickled (a pool process's error), the class is made again
+        back = pickle.loads(pickle.dumps(e))
+        print(type(back) is type(e), str(back) == str(e), back.msg == e.msg)
 """, env={"PYTHONPATH": str(tmp_path)}).stdout.split("\n")
     assert out[0] == "True True"
     assert out[1] == "True True False True TypingError"
-    assert out[2] == "True True False True TypingError"
+    assert out[2] == "True True True"
+    assert out[3] == "True True False True TypingError"
+    assert out[4] == "True True True"
 
 
 def test_api_errors_are_numba_cudas_and_cuda_cores_once_loaded(run_py):
@@ -114,9 +119,36 @@ for name, attr, cls in (("numba.cuda.cudadrv.driver", "CudaAPIError", CudaAPIErr
 e = fail()
 print(isinstance(e, CudaAPIError), isinstance(e, CUDAError), type(e).__name__, e.code,
       str(e).startswith("[1] Call to cuLaunchKernel"), fail().__class__ is type(e))
+import pickle  # a pool process sends its exception back pickled: the class is made again
+back = pickle.loads(pickle.dumps(e))
+print(type(back) is type(e), back.code, str(back) == str(e), back.msg == e.msg)
 """).stdout.split("\n")
     assert out[0] == "True 1 True"
     assert out[1] == "True True CudaAPIError 1 True True"
+    assert out[2] == "True 1 True True"
+
+
+def test_fork_error_is_numba_cudas_class_across_a_process_pool(run_py):
+    # numba-cuda's test_fork: a fork-context pool's worker using CUDA initialised before the
+    # fork raises CudaDriverError, which the parent receives (pickled) as numba-cuda's class
+    out = run_py(r"""
+import concurrent.futures, multiprocessing as mp, sys, types
+import numpy as np
+import nbcuda as cuda
+class CudaDriverError(Exception):
+    pass
+m = types.ModuleType("numba.cuda.cudadrv.error")
+m.CudaDriverError = CudaDriverError
+sys.modules[m.__name__] = m
+cuda.current_context()
+with concurrent.futures.ProcessPoolExecutor(mp_context=mp.get_context("fork")) as exe:
+    future = exe.submit(cuda.to_device, np.arange(1))
+try:
+    future.result()
+except CudaDriverError as e:
+    print(isinstance(e, cuda.CudaDriverError), "CUDA initialized before forking" in str(e))
+""").stdout.split("\n")
+    assert out[0] == "True True"
 
 
 def test_typing_errors_are_caught_by_numbas_class(run_py, tmp_path):
