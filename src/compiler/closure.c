@@ -230,10 +230,34 @@ static void mentioned_names(lifter *L, const nbc__node *n, names *out) {
     for (int i = 0; i < lists[k]->count; i++) mentioned_names(L, lists[k]->items[i], out);
 }
 
-/* A nested function defined twice, in two branches, usually reads a variable each branch
- * defines: numba reports that variable (it cannot capture one with several definitions),
- * so the message is numba's then. The variable, or NULL. */
-static const char *captured_redefined(family *F, const nbc__node *def) {
+/* Whether n passes `name` as a call's argument (a function used as a value). */
+static bool passed_as_argument(const nbc__node *n, const char *name) {
+  if (!n) return false;
+  if (n->kind == NBC__N_CALL)
+    for (int i = 0; i < n->list.count; i++) {
+      const nbc__node *a = n->list.items[i];
+      if (a->kind == NBC__N_KEYWORD) a = a->a;
+      if (a && a->kind == NBC__N_NAME && a->str && strcmp(a->str, name) == 0) return true;
+    }
+  if (passed_as_argument(n->a, name) || passed_as_argument(n->b, name) ||
+      passed_as_argument(n->c, name))
+    return true;
+  const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < lists[k]->count; i++)
+      if (passed_as_argument(lists[k]->items[i], name)) return true;
+  return false;
+}
+
+/* A nested function defined twice, in two branches, and passed as a value usually reads a
+ * variable each branch defines: numba reports that variable (it cannot capture one with
+ * several definitions for a function that escapes), so the message is numba's then. The
+ * variable, or NULL. */
+static const char *captured_redefined(family *F, const nbc__node *def, const char *name) {
+  bool passed = false;
+  for (int k = 0; k < F->outer->body.count && !passed; k++)
+    passed = passed_as_argument(F->outer->body.items[k], name);
+  if (!passed) return NULL;
   names own = {0}, read = {0};
   own_names(F->L, def, &own);
   for (int k = 0; k < def->body.count; k++) mentioned_names(F->L, def->body.items[k], &read);
@@ -274,7 +298,7 @@ static void collect(family *F, nbc__list *body, bool count_only) {
       continue;
     }
     if (family_find(F, name)) {
-      const char *v = captured_redefined(F, def);
+      const char *v = captured_redefined(F, def, name);
       if (v) {
         fail(F->L, s, NBC_TYPING_ERROR,
              "Cannot capture a constant value for variable '%s' as there are multiple "
