@@ -210,6 +210,14 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
       lto = 1;
       break;
     }
+  /* bfloat16's wrappers exist from compute capability 8.0 (fp16.c): below it a kernel using
+   * them is refused by name rather than by nvJitLink's undefined reference */
+  for (int i = 0; fp16 && cc_major < 8 && i < count; i++)
+    if (images[i].data && memmem(images[i].data, images[i].size, "nbc_bf16_", 9))
+      return nbc__set_error(NBC_LINK_ERROR,
+                            "bfloat16 (numba.cuda.bf16) needs compute capability 8.0 or "
+                            "above, as numba-cuda's: cannot link for sm_%d%d",
+                            cc_major, cc_minor);
   size_t shim_size = 0;
   if (fp16) { /* compiled before the link starts: NVRTC's failure is its own error */
     const char *source = nbc_fp16_shim_source();

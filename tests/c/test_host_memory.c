@@ -577,6 +577,33 @@ TEST(link_cudadevrt) {
   nbc_module_destroy(m);
 }
 
+/* A kernel calling bfloat16's wrappers links from compute capability 8.0 (the shim's wrappers
+ * exist there); below it the link is refused with a message that says so. */
+TEST(link_bfloat16_needs_cc_80) {
+  struct stat st;
+  if (stat("/usr/local/cuda/lib64/libnvJitLink.so.13", &st) != 0) SKIP("no nvJitLink 13");
+  static const char bf16_ptx[] =
+      ".version 8.0\n.target sm_75\n.address_size 64\n"
+      ".extern .func (.param .b32 func_retval0) nbc_bf16___hadd(.param .b64 p0, "
+      ".param .b32 p1, .param .b32 p2);\n"
+      ".visible .entry k(.param .u64 out)\n{\n  .reg .b64 %rd<2>;\n  .reg .b32 %r<2>;\n"
+      "  ld.param.u64 %rd1, [out];\n"
+      "  { .param .b64 a0; st.param.b64 [a0], %rd1; .param .b32 a1; st.param.b32 [a1], 0;\n"
+      "    .param .b32 a2; st.param.b32 [a2], 0; .param .b32 r0;\n"
+      "    call.uni (r0), nbc_bf16___hadd, (a0, a1, a2); ld.param.b32 %r1, [r0]; }\n"
+      "  ret;\n}\n";
+  nbc_image_t images[1] = {{bf16_ptx, strlen(bf16_ptx), NBC_IMAGE_PTX}};
+  void *cubin = NULL;
+  size_t size = 0;
+  nbc_module_load_options_t with = {.fp16 = 1};
+  ASSERT_STATUS(nbc_link_cubin(images, 1, 7, 5, &with, &cubin, &size), NBC_LINK_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "bfloat16 (numba.cuda.bf16) needs compute capability 8.0 or "
+                                 "above, as numba-cuda's: cannot link for sm_75");
+  if (stat("/usr/local/cuda/lib64/libnvrtc.so.13", &st) != 0) SKIP("no NVRTC 13");
+  ASSERT_OK(nbc_link_cubin(images, 1, 8, 0, &with, &cubin, &size));
+  nbc_cubin_free(cubin);
+}
+
 TEST(no_nvjitlink) {
   setenv("NBCUDA_NVJITLINK", "/nonexistent/libnvJitLink.so", 1);
   REQUIRE_DRIVER();
@@ -592,5 +619,5 @@ TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
                   X(staged_copy_to_pageable) X(staged_copies_from_threads)
                   X(module_load_and_launch) X(launch_failures) X(module_failures)
                       X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading) X(link_cudadevrt)
-                          X(no_nvjitlink))
+                          X(link_bfloat16_needs_cc_80) X(no_nvjitlink))
 TEST_MAIN()
