@@ -1362,9 +1362,11 @@ static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject 
   int cc = self->result && PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) == 2;
   for (Py_ssize_t i = 0; cc && i < PyTuple_GET_SIZE(sig); i++)
     cc = PyLong_CheckExact(PyTuple_GET_ITEM(sig, i));
-  if (cc && fn == asm_text)
-    return asm_text_for_cc(st, self, (int)PyLong_AsLong(PyTuple_GET_ITEM(sig, 0)),
-                           (int)PyLong_AsLong(PyTuple_GET_ITEM(sig, 1)));
+  if (cc && fn == asm_text) {
+    int major, minor;
+    if (PyArg_ParseTuple(sig, "ii:inspect_asm", &major, &minor) == 0) return NULL;
+    return asm_text_for_cc(st, self, major, minor);
+  }
   /* an overload of a dispatcher (numba's _Kernel: d.overloads[sig]) has one text */
   if (cc || (sig == Py_None && self->overload && self->result)) return fn(st, self);
   if (sig != Py_None) {
