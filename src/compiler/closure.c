@@ -218,6 +218,17 @@ static lifted *family_find(family *F, const char *name) {
 static void definitions(const nbc__list *body, const char *name, int *pcount,
                         const nbc__node **pvalue);
 
+/* How many times the enclosing function binds variable v (a parameter, assignments); *pvalue
+ * as definitions() gives it. */
+static int outer_definitions(const family *F, const char *v, const nbc__node **pvalue) {
+  int count = 0;
+  *pvalue = NULL;
+  for (int k = 0; k < F->outer->params.count; k++)
+    count += strcmp(F->outer->params.items[k]->str, v) == 0;
+  definitions(&F->outer->body, v, &count, pvalue);
+  return count;
+}
+
 /* Adds the names n (a nested function's body, defs inside included) mentions to out. */
 static void mentioned_names(lifter *L, const nbc__node *n, names *out) {
   if (!n) return;
@@ -264,12 +275,8 @@ static const char *captured_redefined(family *F, const nbc__node *def, const cha
   for (int i = 0; i < read.count; i++) {
     const char *v = read.items[i];
     if (names_has(&own, v)) continue;
-    int count = 0;
-    const nbc__node *value = NULL;
-    for (int k = 0; k < F->outer->params.count; k++)
-      count += strcmp(F->outer->params.items[k]->str, v) == 0;
-    definitions(&F->outer->body, v, &count, &value);
-    if (count > 1) return v;
+    const nbc__node *value;
+    if (outer_definitions(F, v, &value) > 1) return v;
   }
   return NULL;
 }
@@ -786,11 +793,8 @@ static bool bake_constants(family *F, lifted *d) {
                 d->name);
   for (int i = 0; i < d->captured.count; i++) {
     const char *v = d->captured.items[i];
-    int count = 0;
-    const nbc__node *value = NULL;
-    for (int k = 0; k < F->outer->params.count; k++)
-      count += strcmp(F->outer->params.items[k]->str, v) == 0;
-    definitions(&F->outer->body, v, &count, &value);
+    const nbc__node *value;
+    int count = outer_definitions(F, v, &value);
     for (int k = 0; k < F->count; k++) /* a sibling's nonlocal assignment */
       count += names_has(&F->items[k].writes, v);
     if (count > 1)

@@ -114,13 +114,7 @@ const nbc_raise_site_t *nbc_compile_result_raise_site(const nbc_compile_result_t
 /* Whether code names a symbol starting with prefix: external functions appear in the PTX's
  * .extern declarations, in LTO-IR's string table and in NVVM IR alike. */
 static int mentions(const char *code, size_t size, const char *prefix) {
-  size_t n = strlen(prefix);
-  for (const char *p = code; code && size >= n && p <= code + size - n; p++) {
-    p = memchr(p, prefix[0], (size_t)(code + size - n + 1 - p));
-    if (!p) break;
-    if (memcmp(p, prefix, n) == 0) return 1;
-  }
-  return 0;
+  return code && memmem(code, size, prefix, strlen(prefix)) != NULL;
 }
 
 /* What linking code (size bytes) needs: cudadevrt's grid functions, numba.cuda.fp16's

@@ -109,6 +109,10 @@ typedef struct nbc__token {
   bool huge;          /* INT that does not fit uint64 either */
 } nbc__token;
 
+/* diag.c: the line of tok as the user's file numbers it (file->first_line is where the
+ * source given to the compiler starts in that file); 0 for NULL. */
+int nbc__token_user_line(const nbc__token *tok);
+
 /* Tokenizes the whole file into an array terminated by an EOF token. Reports errors (bad
  * indentation, unterminated string, bad number, unexpected character) and returns NULL. */
 nbc__token *nbc__lex(nbc__ctx *ctx, const nbc__file *file, int *pcount);

@@ -110,6 +110,12 @@ void nbc__diag_bug(nbc__ctx *ctx, const char *cfile, int cline, const char *fmt,
   va_end(ap);
 }
 
+int nbc__token_user_line(const nbc__token *tok) {
+  if (!tok) return 0;
+  const nbc__file *f = tok->file;
+  return tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0);
+}
+
 void nbc__diag_during(nbc__ctx *ctx, const char *fmt, ...) {
   if (ctx->status == NBC_OK || ctx->status == NBC_NO_MEMORY || ctx->status == NBC_INTERNAL)
     return;

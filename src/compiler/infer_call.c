@@ -2122,7 +2122,7 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
     nbc__diag_during(I->ctx, "resolving callee type: type(CUDADispatcher(<function %s>))",
                      def->str ? def->str : G->g.name);
     nbc__diag_during(I->ctx, "typing of call at %s (%d)", f && f->name ? f->name : "<string>",
-                     tok ? tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0) : 0);
+                     nbc__token_user_line(tok));
     return NULL;
   }
   const nbc__type *ret = callee->ret;

@@ -63,7 +63,7 @@ static const char *dbg_suffix(nbc__lowerer *L) {
 void nbc__lower_set_loc(nbc__lowerer *L, const nbc__node *node) {
   if (!L->debug_info || !node || !node->tok || L->sp_meta <= 0) return;
   const nbc__file *f = node->tok->file;
-  int line = node->tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0);
+  int line = nbc__token_user_line(node->tok);
   int col = node->tok->col + (f && f->col_offset > 0 ? f->col_offset : 0);
   if (line == L->loc_line && col == L->loc_col && L->loc_meta > 0) return;
   L->loc_meta = L->next_meta++;
@@ -912,9 +912,7 @@ static void lower_block(nbc__lowerer *L, const nbc__list *body) {
 
 static int def_line(const nbc__func *fn) {
   const nbc__token *tok = fn->def ? fn->def->tok : NULL;
-  if (!tok) return 1;
-  const nbc__file *f = tok->file;
-  return tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0);
+  return tok ? nbc__token_user_line(tok) : 1;
 }
 
 static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {

@@ -132,8 +132,7 @@ static int record(nbc__lowerer *L, const nbc__node *stmt, const char *exception,
     const nbc__file *f = stmt->tok ? stmt->tok->file : NULL;
     r->function = L->fn->name ? L->fn->name : L->fn->symbol;
     r->filename = f && f->name ? f->name : "<string>";
-    r->line = stmt->tok ? stmt->tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0)
-                        : 0;
+    r->line = nbc__token_user_line(stmt->tok);
   }
   return r->code;
 }

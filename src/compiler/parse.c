@@ -56,11 +56,6 @@ const char *nbc__parse_describe(parser *p, const nbc__token *t) {
   return s ? s : "token";
 }
 
-/* The line of a token as the user's file numbers it (for "on line N" in messages). */
-static int user_line(const nbc__token *t) {
-  return t->line + (t->file && t->file->first_line > 0 ? t->file->first_line - 1 : 0);
-}
-
 static void *error_status(parser *p, nbc_status_t status, const nbc__token *t, const char *fmt,
                           va_list ap) {
   if (failed(p)) return NULL;
@@ -435,14 +430,14 @@ static bool block(parser *p, vec *out, const char *what, const nbc__token *kw) {
   if (!is_kind(p, NBC__TOK_NEWLINE)) {
     if (is_kind(p, NBC__TOK_EOF))
       return nbc__parse_syntax(p, p->tok, "expected an indented block after %s on line %d",
-                               what, user_line(kw)),
+                               what, nbc__token_user_line(kw)),
              false;
     return simple_stmts(p, out);
   }
   advance(p);
   if (!is_kind(p, NBC__TOK_INDENT))
     return nbc__parse_syntax(p, p->tok, "expected an indented block after %s on line %d", what,
-                             user_line(kw)),
+                             nbc__token_user_line(kw)),
            false;
   advance(p);
   if (!nbc__parse_enter(p)) return false;
