@@ -190,6 +190,19 @@ fail:
   return -1;
 }
 
+/* The class a _*_class factory of errors_source makes (called with arg unless NULL): the
+ * plain class, or its subclass that is numba's (cuda.core's) class too. Borrowed: the
+ * factory's cache (or the module) keeps it. On a failure, which cannot happen, plain. */
+static PyObject *combined_class(PyObject *factory, PyObject *arg, PyObject *plain) {
+  PyObject *cls = arg ? PyObject_CallOneArg(factory, arg) : PyObject_CallNoArgs(factory);
+  if (!cls) {
+    PyErr_Clear();
+    return plain;
+  }
+  Py_DECREF(cls);
+  return cls;
+}
+
 PyObject *nbc__py_typing_error(nbc__py_state *st, const char *message) {
   /* numba raises a ValueError (an invalid alignment, a shape of no elements) or TypeError (a
    * kernel returning a value) as such: the diagnostic says which */
@@ -205,14 +218,7 @@ PyObject *nbc__py_typing_error(nbc__py_state *st, const char *message) {
     const char *at = strstr(message, builtins[i].marker);
     if (at && (size_t)(at - message) < first) builtin = *builtins[i].cls;
   }
-  PyObject *cls = builtin ? PyObject_CallOneArg(st->typing_error_class, builtin)
-                          : PyObject_CallNoArgs(st->typing_error_class);
-  if (!cls) { /* cannot happen; the plain class then, the reason dropped */
-    PyErr_Clear();
-    return st->TypingError;
-  }
-  Py_DECREF(cls); /* kept alive by the function's cache (or the module) */
-  return cls;
+  return combined_class(st->typing_error_class, builtin, st->TypingError);
 }
 
 PyObject *nbc__py_key_error(PyObject *key) {
@@ -277,18 +283,13 @@ static PyObject *raise_api_error(nbc__py_state *st, const char *fallback) {
     msg = PyUnicode_FromString(fallback);
   if (!msg) return NULL;
   /* CudaAPIError, or its subclass that is numba-cuda's and cuda.core's class too */
-  PyObject *cls = PyObject_CallNoArgs(st->api_error_class);
-  if (!cls) {
-    PyErr_Clear();
-    cls = Py_NewRef(st->CudaAPIError);
-  }
+  PyObject *cls = combined_class(st->api_error_class, NULL, st->CudaAPIError);
   PyObject *exc = PyObject_CallFunction(cls, "iO", code, msg);
   Py_DECREF(msg);
   if (exc) {
     PyErr_SetObject(cls, exc);
     Py_DECREF(exc);
   }
-  Py_DECREF(cls);
   return NULL;
 }
 
@@ -313,13 +314,9 @@ PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status) {
     if (nbc_last_driver_error() != 0) return raise_api_error(st, msg);
     cls = PyExc_MemoryError;
     break;
-  case NBC_FORKED: { /* CudaDriverError, or its subclass that is numba-cuda's class too */
-    PyObject *combined = PyObject_CallNoArgs(st->driver_error_class);
-    if (!combined) return NULL;
-    PyErr_SetString(combined, msg);
-    Py_DECREF(combined);
-    return NULL;
-  }
+  case NBC_FORKED: /* CudaDriverError, or its subclass that is numba-cuda's class too */
+    cls = combined_class(st->driver_error_class, NULL, st->CudaDriverError);
+    break;
   case NBC_INVALID_ARGUMENT:
   case NBC_NOT_TIMING_EVENT: cls = PyExc_ValueError; break;
   case NBC_INVALID_DEVICE: cls = PyExc_IndexError; break;
