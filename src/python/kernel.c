@@ -1268,25 +1268,37 @@ done:
 /* The text one overload's inspect_*() gives; NULL with the error set. */
 typedef PyObject *(*overload_text_fn)(nbc__py_state *st, KernelObject *ov);
 
-/* inspect_asm: the PTX (bytes of LTO-IR for jit(lto=True)). */
+/* A result's code as inspect_asm gives it: the PTX, or bytes of LTO-IR (jit(lto=True)). */
+static PyObject *code_text(const nbc_compile_result_t *result, nbc_output_t output) {
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(result, &size);
+  if (output == NBC_OUTPUT_LTOIR) return PyBytes_FromStringAndSize(code, (Py_ssize_t)size);
+  return PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
+}
+
+/* inspect_asm: the overload's code. */
 static PyObject *asm_text(nbc__py_state *st, KernelObject *ov) {
   (void)st;
-  size_t size = 0;
-  const char *code = nbc_compile_result_code(ov->result, &size);
-  if (ov->opts.output == NBC_OUTPUT_LTOIR) return PyBytes_FromStringAndSize(code, (Py_ssize_t)size);
-  return PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
+  return code_text(ov->result, ov->opts.output);
+}
+
+/* The overload compiled again with opts (its own, changed): what is not kept with its code.
+ * NULL with an exception set. */
+static nbc_compile_result_t *compile_again(nbc__py_state *st, KernelObject *ov,
+                                           const nbc_compile_options_t *opts) {
+  const char *sig = PyUnicode_AsUTF8(ov->sigtext);
+  if (!sig) return NULL;
+  nbc_compile_result_t *result = NULL;
+  if (nbc__py_compile_function(st, ov->py_func, sig, opts, &result) < 0) return NULL;
+  return result;
 }
 
 /* The overload compiled again, stopping before libNVVM (NBC_OUTPUT_NVVM_IR): its IR and
  * typed variables, which are not kept with the code. NULL with an exception set. */
 static nbc_compile_result_t *compile_to_ir(nbc__py_state *st, KernelObject *ov) {
-  const char *sig = PyUnicode_AsUTF8(ov->sigtext);
-  if (!sig) return NULL;
   nbc_compile_options_t opts = ov->opts;
   opts.output = NBC_OUTPUT_NVVM_IR;
-  nbc_compile_result_t *result = NULL;
-  if (nbc__py_compile_function(st, ov->py_func, sig, &opts, &result) < 0) return NULL;
-  return result;
+  return compile_again(st, ov, &opts);
 }
 
 /* inspect_asm(cc): the overload's code compiled for compute capability major.minor (its own
@@ -1295,19 +1307,12 @@ static PyObject *asm_text_for_cc(nbc__py_state *st, KernelObject *ov, int major,
   int have_major = ov->opts.cc_major, have_minor = ov->opts.cc_minor;
   if (!have_major && !have_minor) nbc_default_ptx_cc(&have_major, &have_minor);
   if (major == have_major && minor == have_minor && !ov->opts.cc_arch) return asm_text(st, ov);
-  const char *sig = PyUnicode_AsUTF8(ov->sigtext);
-  if (!sig) return NULL;
   nbc_compile_options_t opts = ov->opts;
   opts.cc_major = major;
   opts.cc_minor = minor;
   opts.cc_arch = 0;
-  nbc_compile_result_t *result = NULL;
-  if (nbc__py_compile_function(st, ov->py_func, sig, &opts, &result) < 0) return NULL;
-  size_t size = 0;
-  const char *code = nbc_compile_result_code(result, &size);
-  PyObject *text = opts.output == NBC_OUTPUT_LTOIR
-                       ? PyBytes_FromStringAndSize(code, (Py_ssize_t)size)
-                       : PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
+  nbc_compile_result_t *result = compile_again(st, ov, &opts);
+  PyObject *text = result ? code_text(result, opts.output) : NULL;
   nbc_compile_result_destroy(result);
   return text;
 }
