@@ -369,6 +369,10 @@ def test_a_one_argument_signature_is_found_as_a_tuple_or_text():
     assert overload.inspect_asm(default) == own  # the code compiled (the default PTX cc)
     for cc in ((9, 0), (8, 6)):
         assert ".target sm_%d%d\n" % cc in overload.inspect_asm(cc)
+    with pytest.raises(OverflowError):
+        overload.inspect_asm((2**40, 0))
+    with pytest.raises(cuda.CCSupportError, match="compute capability 1.0 is not supported"):
+        overload.inspect_asm((1, 0))
     with pytest.raises(KeyError) as e:
         k.inspect_llvm((cuda.float32,))
     assert e.value.args == ((cuda.float32,),)
