@@ -218,6 +218,14 @@ nbc_status_t nbc_context_pop(nbc_context_t *context);
 /* Frees what nbcuda holds in the context (pending deallocations); does not destroy it. */
 nbc_status_t nbc_context_reset(nbc_context_t *context);
 nbc_status_t nbc_context_synchronize(nbc_context_t *context);
+/* Frees the device blocks the context keeps for reuse. nbc_mem_free keeps a freed block of up
+ * to 4 MiB (32 MiB in all, at most 16 blocks; the environment variable NBCUDA_REUSE_BYTES sets
+ * the total, 0 turns reuse off) and the next nbc_mem_alloc of the same size in that context
+ * takes it back, after a cuCtxSynchronize unless one begun after the free has completed since
+ * (what the cuMemFree it saves would have waited for). nbc_context_get_memory_info, a reset and
+ * an allocation that runs out of memory free them first; managed memory and memory exported
+ * through IPC are freed at once. */
+nbc_status_t nbc_context_release_freed(nbc_context_t *context);
 /* How many times the context was reset (nbc_device_reset, nbc_close): memory, streams, events
  * and modules made in it during one lifetime are gone once the number changes, and their
  * addresses may belong to new allocations. 0 for NULL. Record it when allocating, compare

@@ -204,6 +204,7 @@ nbc_status_t nbc_context_get_memory_info(nbc_context_t *context, size_t *pfree,
   int pushed;
   nbc_status_t st = nbc__context_enter(context, &pushed);
   if (st != NBC_OK) return st;
+  nbc__memory_release_kept(context); /* counted free, as if freed at once */
   CUresult res = nbc__cu.cuMemGetInfo(pfree, ptotal);
   nbc__context_leave(pushed);
   if (res != NBC__CUDA_SUCCESS) return nbc__driver_fail("cuMemGetInfo", res);
@@ -268,17 +269,29 @@ nbc_status_t nbc_context_synchronize(nbc_context_t *context) {
   int pushed;
   nbc_status_t st = nbc__context_enter(context, &pushed);
   if (st != NBC_OK) return st;
-  CUresult res = nbc__cu.cuCtxSynchronize();
+  CUresult res = nbc__context_sync(context);
   nbc__context_leave(pushed);
   if (res != NBC__CUDA_SUCCESS) return nbc__driver_fail("cuCtxSynchronize", res);
   return NBC_OK;
+}
+
+CUresult nbc__context_sync(nbc_context_t *context) {
+  unsigned ticket = atomic_fetch_add_explicit(&context->sync_started, 1, memory_order_acq_rel) + 1;
+  CUresult res = nbc__cu.cuCtxSynchronize();
+  if (res != NBC__CUDA_SUCCESS) return res;
+  unsigned done = atomic_load_explicit(&context->sync_done, memory_order_relaxed);
+  while ((int)(ticket - done) > 0 &&
+         !atomic_compare_exchange_weak_explicit(&context->sync_done, &done, ticket,
+                                                memory_order_release, memory_order_relaxed)) {
+  }
+  return res;
 }
 
 nbc_status_t nbc_synchronize(void) {
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
-  NBC__CHECK("cuCtxSynchronize", nbc__cu.cuCtxSynchronize());
+  NBC__CHECK("cuCtxSynchronize", nbc__context_sync(context));
   return NBC_OK;
 }
 

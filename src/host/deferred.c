@@ -2,8 +2,9 @@
  *
  * numba queues every deallocation and flushes the queue now and then; inside defer_cleanup()
  * the flush is a no-op, so memory freed in the block stays valid until the block ends (work
- * still queued on a stream may be reading it). nbcuda frees at once outside such a scope, and
- * inside one it does what numba guarantees: each context counts its open scopes, and a free
+ * still queued on a stream may be reading it). nbcuda frees at once outside such a scope (to
+ * the blocks kept for reuse, reuse.c, when it may), and inside one it does what numba
+ * guarantees: each context counts its open scopes, and a free
  * of that context's memory (nbc_mem_free, nbc_mem_host_free) is queued while the count is
  * above zero. The queue is performed, oldest first, when the outermost scope ends, and by
  * nbc_context_reset (a reset frees everything anyway, and the queued addresses must not

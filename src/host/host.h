@@ -41,6 +41,18 @@ typedef struct nbc__kept {
   unsigned count, lifetime;
   void *handles[NBC__KEPT_MAX];
 } nbc__kept_t;
+/* reuse.c: a context's freed device blocks kept for reuse (a zeroed one is empty). */
+#define NBC__REUSE_MAX 16u
+typedef struct nbc__reuse_block {
+  CUdeviceptr ptr;
+  size_t bytes;
+  unsigned freed_at; /* the context's sync_started when it was freed */
+} nbc__reuse_block_t;
+typedef struct nbc__reuse {
+  unsigned count, lifetime; /* blocks of another lifetime than the context's are gone */
+  size_t bytes;             /* the blocks' total */
+  nbc__reuse_block_t blocks[NBC__REUSE_MAX]; /* oldest first */
+} nbc__reuse_t;
 #define NBC__IDLE_STREAMS 8u
 #define NBC__IDLE_EVENTS 16u
 
@@ -70,6 +82,13 @@ struct nbc_context {
    * nbc_event_destroy found complete ([1]: timing, [0]: not), for the next create. */
   atomic_int kept_busy;
   nbc__kept_t kept_streams, kept_events[2];
+  /* reuse.c, under reuse_busy: device blocks freed and kept for the next allocation of their
+   * size. sync_started / sync_done: the tickets of the context-wide synchronizations nbcuda
+   * made (the last one begun, the newest one completed), which tell whether a kept block's
+   * last use is known to be over. */
+  atomic_int reuse_busy;
+  nbc__reuse_t reuse;
+  atomic_uint sync_started, sync_done;
 };
 
 /* Streams and events remember the context they were made in and its lifetime then: once that
@@ -179,6 +198,7 @@ typedef struct nbc__ptr_record {
   unsigned lifetime; /* context->lifetime when made */
   nbc_context_t *context;
   size_t bytes;
+  unsigned flags; /* the owner's (memory.c: NBC__MEM_FREE_AT_ONCE) */
   struct nbc__ptr_record *next; /* the table's chain, or the list detach_context returns */
 } nbc__ptr_record_t;
 
@@ -206,6 +226,12 @@ nbc__ptr_record_t *nbc__ptrtable_remove(nbc__ptrtable_t *table, uintptr_t addres
  * is none. */
 int nbc__ptrtable_find(nbc__ptrtable_t *table, uintptr_t address, int tag,
                        nbc__ptr_record_t *pcopy);
+/* Finds the record of (address, from) and copies it to *pcopy: 0 when there is none, -1 when
+ * its flags include one of `unless` (left as it is), else 1 with the record's tag now `to`. */
+int nbc__ptrtable_retag(nbc__ptrtable_t *table, uintptr_t address, int from, int to,
+                        unsigned unless, nbc__ptr_record_t *pcopy);
+/* Sets flags in the record of (address, tag): 1, or 0 when there is none. */
+int nbc__ptrtable_set_flags(nbc__ptrtable_t *table, uintptr_t address, int tag, unsigned flags);
 /* Takes every record of context out of the table and returns them as a list linked through
  * next (the caller frees each: free() for records made by add). */
 nbc__ptr_record_t *nbc__ptrtable_detach_context(nbc__ptrtable_t *table,
@@ -215,12 +241,37 @@ nbc__ptr_record_t *nbc__ptrtable_detach_context(nbc__ptrtable_t *table,
 /* Performs the context's deferred frees, then frees every allocation nbcuda made in context
  * and still tracks (context must be current). */
 void nbc__memory_release_context(nbc_context_t *context);
-/* Records a device allocation of context (so a reset frees it and nbc_mem_free finds it);
- * NBC_NO_MEMORY when the record cannot be made. */
-nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *context);
+/* Records a device allocation of context (so a reset frees it and nbc_mem_free finds it),
+ * with flags (NBC__MEM_FREE_AT_ONCE: managed memory, never kept for reuse); NBC_NO_MEMORY
+ * when the record cannot be made. */
+nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *context,
+                               unsigned flags);
 /* Frees a tracked device allocation now, bypassing deferral; an address nbcuda does not
  * track is left alone (its context was reset since). */
 nbc_status_t nbc__memory_free_now(nbc_devptr_t ptr);
+
+/* Frees the device blocks context keeps for reuse (reuse.c): whether there were any. */
+int nbc__memory_release_kept(nbc_context_t *context);
+/* Marks the tracked allocation at base as exported through IPC: its free goes to the driver
+ * (another process may map it), never to the blocks kept for reuse. */
+void nbc__memory_exported(nbc_devptr_t base);
+#define NBC__MEM_FREE_AT_ONCE 1u /* a record flag: freed by the driver, never kept */
+#define NBC__MEM_TAG_KEPT 1      /* the tag of a kept block's record (a live one's is 0) */
+
+/* reuse.c ----------------------------------------------------------------------------- */
+/* Keeps a freed block of the context's lifetime `lifetime` for reuse: 1, or 0 when it is not
+ * kept (too large, reuse disabled, another lifetime): the caller frees it. Keeping it may push
+ * the oldest kept block out: *pevicted is then its address (else 0), for the caller to free. */
+int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, size_t bytes,
+                    CUdeviceptr *pevicted);
+/* Takes a kept block of exactly bytes: 1, with *pptr, and *pidle 1 when its last use is known
+ * to be over (a context synchronization begun after its free completed); else 0. */
+int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int *pidle);
+/* Empties the context's kept blocks into out (of the current lifetime), for the caller to
+ * free; returns how many. */
+unsigned nbc__reuse_drain(nbc_context_t *context, CUdeviceptr out[NBC__REUSE_MAX]);
+/* cuCtxSynchronize of the current context, which is context, with its ticket counted. */
+CUresult nbc__context_sync(nbc_context_t *context);
 
 /* kept.c ------------------------------------------------------------------------------ */
 /* A handle kept of the context's current lifetime (lifetime), or NULL. */

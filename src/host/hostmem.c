@@ -182,7 +182,7 @@ nbc_status_t nbc_mem_alloc_managed(size_t bytes, int attach_global, nbc_devptr_t
     return nbc__driver_failf("cuMemAllocManaged", res,
                              " (allocating %zu bytes of managed memory on device %d)", bytes,
                              context->device->id);
-  st = nbc__memory_track(ptr, bytes, context);
+  st = nbc__memory_track(ptr, bytes, context, NBC__MEM_FREE_AT_ONCE);
   if (st != NBC_OK) {
     nbc__cu.cuMemFree(ptr);
     return st;

@@ -80,6 +80,7 @@ static nbc_status_t export_range(nbc_devptr_t ptr, size_t bytes, nbc_ipc_handle_
   if (res != NBC__CUDA_SUCCESS)
     return nbc__driver_failf("cuIpcGetMemHandle", res, " (allocation at 0x%llx)",
                              (unsigned long long)base);
+  nbc__memory_exported(base); /* its free goes to the driver: another process may map it */
   memcpy(h->bytes, driver_handle.reserved, NBC_IPC_HANDLE_SIZE);
   h->offset = offset;
   h->size = bytes;

@@ -7,7 +7,11 @@
  * does not know is still passed to the driver, which judges it.
  *
  * nbc_mem_free inside a deferred-cleanup scope of the allocation's context only queues the free
- * (deferred.c); nbc_context_reset performs the queue before freeing what is left.
+ * (deferred.c); nbc_context_reset performs the queue before freeing what is left. Elsewhere a
+ * freed block of up to 4 MiB is kept for the next allocation of its size (reuse.c): its record
+ * stays in the table, tagged NBC__MEM_TAG_KEPT (a reset frees it with the rest, and a second
+ * free of it is refused as the driver refuses one); managed memory and memory exported through
+ * IPC are marked NBC__MEM_FREE_AT_ONCE and go to the driver.
  *
  * Copies take device addresses, not contexts: they call the driver directly, and only when the
  * driver says CUDA_ERROR_INVALID_CONTEXT on a thread with no context at all is a context
@@ -19,8 +23,10 @@
 
 static nbc__ptrtable_t table; /* zeroed: empty and unlocked */
 
-nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *context) {
+nbc_status_t nbc__memory_track(nbc_devptr_t ptr, size_t bytes, nbc_context_t *context,
+                               unsigned flags) {
   nbc__ptr_record_t r = {.address = (uintptr_t)ptr,
+                         .flags = flags,
                          .lifetime =
                              atomic_load_explicit(&context->lifetime, memory_order_relaxed),
                          .context = context,
@@ -36,8 +42,50 @@ static nbc_context_t *owner_of(CUdeviceptr ptr) {
   return nbc__ptrtable_find(&table, (uintptr_t)ptr, 0, &r) ? r.context : NULL;
 }
 
+/* cuMemFree of a kept block (its record goes): NBC_OK, also when a reset took it first. */
+static nbc_status_t free_kept(CUdeviceptr ptr) {
+  nbc__ptr_record_t r;
+  if (!nbc__ptrtable_take(&table, (uintptr_t)ptr, NBC__MEM_TAG_KEPT, &r)) return NBC_OK;
+  CUresult res = nbc__cu.cuMemFree(ptr);
+  if (res == NBC__CUDA_SUCCESS) return NBC_OK;
+  return nbc__driver_failf("cuMemFree", res, " (address 0x%llx, a freed block kept for reuse)",
+                           (unsigned long long)ptr);
+}
+
+/* Frees the context's kept blocks: the first failure's status. *pany: whether there were. */
+static nbc_status_t release_kept(nbc_context_t *context, int *pany) {
+  CUdeviceptr kept[NBC__REUSE_MAX];
+  unsigned n = nbc__reuse_drain(context, kept);
+  nbc_status_t st = NBC_OK;
+  for (unsigned i = 0; i < n; i++) {
+    nbc_status_t s = free_kept(kept[i]);
+    if (st == NBC_OK) st = s;
+  }
+  if (pany) *pany = n > 0;
+  return st;
+}
+
+int nbc__memory_release_kept(nbc_context_t *context) {
+  int any;
+  (void)release_kept(context, &any);
+  return any;
+}
+
+nbc_status_t nbc_context_release_freed(nbc_context_t *context) {
+  if (!context)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_context_release_freed: context is NULL");
+  NBC__ENSURE_DRIVER();
+  return release_kept(context, NULL);
+}
+
+void nbc__memory_exported(nbc_devptr_t base) {
+  (void)nbc__ptrtable_set_flags(&table, (uintptr_t)base, 0, NBC__MEM_FREE_AT_ONCE);
+}
+
 void nbc__memory_release_context(nbc_context_t *context) {
   nbc__defer_flush(context); /* the queued frees, while their addresses are still ours */
+  CUdeviceptr kept[NBC__REUSE_MAX]; /* the kept blocks' records go with the rest below */
+  (void)nbc__reuse_drain(context, kept);
   nbc__staging_release(context);
   nbc__ptr_record_t *mine = nbc__ptrtable_detach_context(&table, context);
   while (mine) {
@@ -48,6 +96,25 @@ void nbc__memory_release_context(nbc_context_t *context) {
   }
 }
 
+/* A kept block of bytes for context, tracked again: 1 with *pptr, or 0 (none, or the
+ * synchronization its reuse needs failed: the block is freed, and the driver's allocation
+ * will say why). */
+static int reuse(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr) {
+  CUdeviceptr ptr;
+  int idle;
+  nbc__ptr_record_t r;
+  if (!nbc__reuse_take(context, bytes, &ptr, &idle)) return 0;
+  if (!nbc__ptrtable_retag(&table, (uintptr_t)ptr, NBC__MEM_TAG_KEPT, 0, 0, &r))
+    return 0; /* a reset freed it meanwhile */
+  /* first what its free would have waited for (reuse.c) */
+  if (idle || nbc__context_sync(context) == NBC__CUDA_SUCCESS) {
+    *pptr = ptr;
+    return 1;
+  }
+  if (nbc__ptrtable_take(&table, (uintptr_t)ptr, 0, &r)) (void)nbc__cu.cuMemFree(ptr);
+  return 0;
+}
+
 /* cuMemAlloc in the current context, which goes to *pcontext when that is not NULL. */
 static nbc_status_t alloc_current(size_t bytes, nbc_devptr_t *pptr, nbc_context_t **pcontext) {
   nbc_context_t *context;
@@ -56,11 +123,17 @@ static nbc_status_t alloc_current(size_t bytes, nbc_devptr_t *pptr, nbc_context_
   if (pcontext) *pcontext = context;
   if (!bytes && pcontext) return NBC_OK;
   CUdeviceptr ptr = 0;
+  if (reuse(context, bytes, &ptr)) {
+    *pptr = ptr;
+    return NBC_OK;
+  }
   CUresult res = nbc__cu.cuMemAlloc(&ptr, bytes);
+  if (res == NBC__CUDA_ERROR_OUT_OF_MEMORY && nbc__memory_release_kept(context))
+    res = nbc__cu.cuMemAlloc(&ptr, bytes);
   if (res != NBC__CUDA_SUCCESS)
     return nbc__driver_failf("cuMemAlloc", res, " (allocating %zu bytes on device %d)", bytes,
                              context->device->id);
-  st = nbc__memory_track(ptr, bytes, context);
+  st = nbc__memory_track(ptr, bytes, context, 0);
   if (st != NBC_OK) {
     nbc__cu.cuMemFree(ptr);
     return st;
@@ -84,11 +157,35 @@ nbc_status_t nbc_mem_alloc_current(size_t bytes, nbc_devptr_t *pptr, nbc_context
   return alloc_current(bytes, pptr, pcontext);
 }
 
-/* Frees ptr now; untracked addresses go to the driver only when pass_unknown is set. */
+/* Keeps the block of record r (retagged kept) for reuse: 1, with *pst the status of freeing
+ * the kept block it pushed out; or 0, retagged back, for the caller to free. */
+static int keep(const nbc__ptr_record_t *r, nbc_status_t *pst) {
+  CUdeviceptr evicted;
+  *pst = NBC_OK;
+  if (nbc__reuse_keep(r->context, r->lifetime, (CUdeviceptr)r->address, r->bytes, &evicted)) {
+    if (evicted) *pst = free_kept(evicted);
+    return 1;
+  }
+  nbc__ptr_record_t back;
+  (void)nbc__ptrtable_retag(&table, r->address, NBC__MEM_TAG_KEPT, 0, 0, &back);
+  return 0;
+}
+
+/* Frees ptr now (to the blocks kept for reuse when it may be); untracked addresses go to the
+ * driver only when pass_unknown is set, and a kept one is a double free. */
 static nbc_status_t free_now(nbc_devptr_t ptr, int pass_unknown) {
   nbc__ptr_record_t r;
-  int known = nbc__ptrtable_take(&table, (uintptr_t)ptr, 0, &r);
-  if (!known && !pass_unknown) return NBC_OK;
+  int found = nbc__ptrtable_retag(&table, (uintptr_t)ptr, 0, NBC__MEM_TAG_KEPT,
+                                  NBC__MEM_FREE_AT_ONCE, &r);
+  nbc_status_t st;
+  if (found > 0 && keep(&r, &st)) return st;
+  if (!found) {
+    if (nbc__ptrtable_find(&table, (uintptr_t)ptr, NBC__MEM_TAG_KEPT, &r))
+      return nbc__driver_failf("cuMemFree", NBC__CUDA_ERROR_INVALID_VALUE,
+                               " (address 0x%llx was freed already)", (unsigned long long)ptr);
+    if (!pass_unknown) return NBC_OK;
+  }
+  int known = found && nbc__ptrtable_take(&table, (uintptr_t)ptr, 0, &r);
   CUresult res = nbc__cu.cuMemFree(ptr);
   if (res != NBC__CUDA_SUCCESS) {
     /* the driver still holds it allocated (add reuses the spare that take just left) */

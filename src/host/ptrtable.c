@@ -94,6 +94,29 @@ int nbc__ptrtable_find(nbc__ptrtable_t *table, uintptr_t address, int tag,
   return record != NULL;
 }
 
+int nbc__ptrtable_retag(nbc__ptrtable_t *table, uintptr_t address, int from, int to,
+                        unsigned unless, nbc__ptr_record_t *pcopy) {
+  nbc__spin_lock(&table->busy);
+  nbc__ptr_record_t *record = *link_of(table, address, from);
+  int found = 0;
+  if (record) {
+    *pcopy = *record;
+    found = record->flags & unless ? -1 : 1;
+    if (found > 0) record->tag = to; /* the bucket is the address's: the chain stays */
+  }
+  nbc__spin_unlock(&table->busy);
+  if (record) pcopy->next = NULL;
+  return found;
+}
+
+int nbc__ptrtable_set_flags(nbc__ptrtable_t *table, uintptr_t address, int tag, unsigned flags) {
+  nbc__spin_lock(&table->busy);
+  nbc__ptr_record_t *record = *link_of(table, address, tag);
+  if (record) record->flags |= flags;
+  nbc__spin_unlock(&table->busy);
+  return record != NULL;
+}
+
 nbc__ptr_record_t *nbc__ptrtable_detach_context(nbc__ptrtable_t *table,
                                                 const nbc_context_t *context) {
   nbc__ptr_record_t *detached = NULL;

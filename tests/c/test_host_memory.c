@@ -16,6 +16,7 @@
 #include "nbcuda.h"
 #include "test.h"
 #include "testdriver.h"
+#include "host_util.h"
 
 static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
                           ".visible .entry empty()\n{\n  ret;\n}\n"
@@ -23,7 +24,7 @@ static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
                           "  .param .f32 scale_p1,\n  .param .u32 scale_p2\n)\n{\n  ret;\n}\n";
 
 static void expect_live_allocations(int n) {
-  if (tdrv_present()) ASSERT_EQ(tdrv()->live_allocations(), n);
+  if (tdrv_present()) ASSERT_EQ(live_allocations_released(), n);
 }
 
 static void expect_live_modules(int n) {
@@ -154,6 +155,99 @@ TEST(out_of_memory) {
   ASSERT_OK(nbc_mem_free(p));
 }
 
+/* Freed blocks kept for reuse (src/host/reuse.c): the next allocation of the size takes one
+ * back, synchronizing the context first unless a synchronization begun after the free has
+ * completed since; sizes do not mix; a double free of a kept block is refused as the driver
+ * refuses one; memory info, a release and a reset free them; managed and IPC-exported memory
+ * is freed at once; at most 16 are kept (the oldest goes); a failed synchronization falls back
+ * to a new allocation. */
+TEST(freed_blocks_reused) {
+  REQUIRE_TESTDRIVER();
+  nbc_context_t *ctx;
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  int allocs = tdrv()->calls("cuMemAlloc"), frees = tdrv()->calls("cuMemFree");
+  int syncs = tdrv()->calls("cuCtxSynchronize");
+  nbc_devptr_t p, q, r;
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_EQ(tdrv()->live_allocations(), 1); /* kept */
+  ASSERT_OK(nbc_mem_alloc(1024, &q));
+  ASSERT(q == p);
+  ASSERT_EQ(tdrv()->calls("cuMemAlloc"), allocs + 1);
+  ASSERT_EQ(tdrv()->calls("cuCtxSynchronize"), syncs + 1); /* what cuMemFree waits for */
+  ASSERT_OK(nbc_mem_free(q));
+  ASSERT_OK(nbc_synchronize());
+  ASSERT_OK(nbc_mem_alloc(1024, &q)); /* synchronized after the free: reused at once */
+  ASSERT(q == p);
+  ASSERT_EQ(tdrv()->calls("cuCtxSynchronize"), syncs + 2);
+  ASSERT_OK(nbc_mem_alloc(2048, &r)); /* no block of this size */
+  ASSERT_EQ(tdrv()->calls("cuMemAlloc"), allocs + 2);
+  ASSERT_OK(nbc_mem_free(q));
+  ASSERT_STATUS(nbc_mem_free(q), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "was freed already");
+  ASSERT_OK(nbc_mem_free(r));
+  ASSERT_EQ(tdrv()->live_allocations(), 2);
+  ASSERT_EQ(tdrv()->calls("cuMemFree"), frees);
+  size_t free_bytes, total;
+  ASSERT_OK(nbc_context_get_memory_info(ctx, &free_bytes, &total)); /* counted free */
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+  ASSERT_EQ(tdrv()->calls("cuMemFree"), frees + 2);
+  /* managed memory and exported memory: freed at once */
+  ASSERT_OK(nbc_mem_alloc_managed(1024, 1, &p));
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  nbc_ipc_handle_t h;
+  ASSERT_OK(nbc_ipc_get_handle(ctx, p, 0, &h));
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+  /* at most 16 kept: the 17th free pushes the oldest out */
+  nbc_devptr_t many[17];
+  for (int i = 0; i < 17; i++) ASSERT_OK(nbc_mem_alloc(512 * (size_t)(i + 1), &many[i]));
+  frees = tdrv()->calls("cuMemFree");
+  for (int i = 0; i < 17; i++) ASSERT_OK(nbc_mem_free(many[i]));
+  ASSERT_EQ(tdrv()->calls("cuMemFree"), frees + 1);
+  ASSERT_EQ(tdrv()->live_allocations(), 16);
+  ASSERT_OK(nbc_mem_alloc(512, &p)); /* the oldest's size: gone, a new one */
+  ASSERT_OK(nbc_mem_alloc(512 * 17, &q)); /* the newest's: kept */
+  ASSERT(q == many[16]);
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_OK(nbc_mem_free(q));
+  ASSERT_OK(nbc_context_release_freed(ctx));
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+  ASSERT_OK(nbc_context_release_freed(ctx)); /* nothing left: nothing to do */
+  /* a failed synchronization: the kept block is freed, a new one allocated */
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  ASSERT_OK(nbc_mem_free(p));
+  tdrv()->fail("cuCtxSynchronize", 1, 999);
+  allocs = tdrv()->calls("cuMemAlloc");
+  ASSERT_OK(nbc_mem_alloc(1024, &q));
+  ASSERT_EQ(tdrv()->calls("cuMemAlloc"), allocs + 1);
+  ASSERT_EQ(tdrv()->live_allocations(), 1);
+  /* a reset frees the kept blocks with the rest */
+  ASSERT_OK(nbc_mem_alloc(4096, &r));
+  ASSERT_OK(nbc_mem_free(r));
+  ASSERT_EQ(tdrv()->live_allocations(), 2);
+  ASSERT_OK(nbc_context_reset(ctx));
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+  ASSERT_OK(nbc_mem_alloc(4096, &r)); /* the reset's blocks are never handed out */
+  ASSERT_OK(nbc_mem_free(r));
+  ASSERT_STATUS(nbc_context_release_freed(NULL), NBC_INVALID_ARGUMENT);
+}
+
+/* An allocation that runs out of memory frees the kept blocks and tries again. */
+TEST(kept_blocks_freed_when_out_of_memory) {
+  REQUIRE_TESTDRIVER();
+  setenv("NBCUDA_TESTDRIVER_MEM", "1M", 1);
+  nbc_devptr_t p[3], q;
+  for (int i = 0; i < 3; i++) ASSERT_OK(nbc_mem_alloc((size_t)256 << 10, &p[i]));
+  for (int i = 0; i < 3; i++) ASSERT_OK(nbc_mem_free(p[i]));
+  ASSERT_EQ(tdrv()->live_allocations(), 3);
+  ASSERT_OK(nbc_mem_alloc((size_t)512 << 10, &q));
+  ASSERT_EQ(tdrv()->live_allocations(), 1);
+  ASSERT_OK(nbc_mem_free(q));
+}
+
 TEST(copy_failures) {
   REQUIRE_TESTDRIVER();
   int x = 0;
@@ -173,13 +267,21 @@ TEST(copy_failures) {
   ASSERT_STATUS(nbc_memcpy_htod_async(p, &x, 4, NULL), NBC_DRIVER_ERROR);
   tdrv()->fail("cuMemcpyDtoHAsync", 1, 700);
   ASSERT_STATUS(nbc_memcpy_dtoh_async(&x, p, 4, NULL), NBC_DRIVER_ERROR);
+  ASSERT_OK(nbc_mem_free(p)); /* kept for reuse: no driver call */
+  ASSERT_STATUS(nbc_mem_free(p), NBC_DRIVER_ERROR); /* a double free, refused as the driver's */
+  ASSERT_CONTAINS(nbc_last_error(), "cuMemFree: CUDA_ERROR_INVALID_VALUE (1) (address 0x");
+  ASSERT_CONTAINS(nbc_last_error(), "was freed already)");
+  ASSERT_EQ(live_allocations_released(), 0);
+  /* A block too large to keep goes to the driver, whose failure is the free's. */
+  nbc_devptr_t big;
+  ASSERT_OK(nbc_mem_alloc((size_t)8 << 20, &big));
   tdrv()->fail("cuMemFree", 1, 999);
-  ASSERT_STATUS(nbc_mem_free(p), NBC_DRIVER_ERROR);
+  ASSERT_STATUS(nbc_mem_free(big), NBC_DRIVER_ERROR);
   ASSERT_CONTAINS(nbc_last_error(), "cuMemFree: CUDA_ERROR_UNKNOWN (999) (address 0x");
   ASSERT_EQ(tdrv()->live_allocations(), 1);
-  ASSERT_OK(nbc_mem_free(p)); /* still tracked, freed now */
+  ASSERT_OK(nbc_mem_free(big)); /* still tracked, freed now */
   ASSERT_EQ(tdrv()->live_allocations(), 0);
-  ASSERT_STATUS(nbc_mem_free(p), NBC_DRIVER_ERROR); /* double free: the driver refuses */
+  ASSERT_STATUS(nbc_mem_free(big), NBC_DRIVER_ERROR); /* double free: the driver refuses */
 }
 
 TEST(copy_creates_context_when_none) {
@@ -614,10 +716,12 @@ TEST(no_nvjitlink) {
 }
 
 TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
-              X(out_of_memory_any_driver) X(out_of_memory) X(copy_failures) X(copy_creates_context_when_none) X(alloc_failure_injected)
-                  X(many_allocations_and_reset) X(allocations_from_threads)
-                  X(staged_copy_to_pageable) X(staged_copies_from_threads)
-                  X(module_load_and_launch) X(launch_failures) X(module_failures)
-                      X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading) X(link_cudadevrt)
-                          X(link_bfloat16_needs_cc_80) X(no_nvjitlink))
+              X(out_of_memory_any_driver) X(out_of_memory) X(freed_blocks_reused)
+              X(kept_blocks_freed_when_out_of_memory) X(copy_failures)
+              X(copy_creates_context_when_none) X(alloc_failure_injected)
+              X(many_allocations_and_reset) X(allocations_from_threads)
+              X(staged_copy_to_pageable) X(staged_copies_from_threads)
+              X(module_load_and_launch) X(launch_failures) X(module_failures)
+              X(link_ptx_with_nvjitlink) X(link_errors) X(link_to_cubin_without_loading)
+              X(link_cudadevrt) X(link_bfloat16_needs_cc_80) X(no_nvjitlink))
 TEST_MAIN()

@@ -76,6 +76,7 @@ static void check_scope(nbc_device_t *d) {
   nbc_context_t *c;
   ASSERT_OK(nbc_current_context(-1, &c));
   ASSERT(nbc_context_device(c) == d);
+  ASSERT_OK(nbc_context_release_freed(c)); /* a kept block would be reused */
   size_t before = tdrv_present() ? tdrv()->allocated_bytes(nbc_device_id(d)) : 0;
   nbc_devptr_t p;
   ASSERT_OK(nbc_mem_alloc(4096, &p));

@@ -108,6 +108,7 @@ class TestDriver:
             ("tdrv_profiler_state", ctypes.c_int, []),
             ("tdrv_host_callbacks_run", ctypes.c_int, []),
             ("tdrv_primary_reset_count", ctypes.c_int, [ctypes.c_int]),
+            ("tdrv_primary_refcount", ctypes.c_int, [ctypes.c_int]),
         ]:
             fn = getattr(lib, name)
             fn.restype = res
@@ -121,6 +122,16 @@ class TestDriver:
 
     def stack_depth(self):
         return self.lib.tdrv_context_stack_depth()
+
+    def live_allocations_released(self):
+        """live_allocations() once every retained primary context freed the blocks nbcuda keeps
+        for reuse (src/host/reuse.c): get_memory_info() frees them, its answer counting them
+        free. A test that checks an array's memory went back counts with this."""
+        import nbcuda
+        for i in range(len(nbcuda.gpus)):
+            if self.lib.tdrv_primary_refcount(i) > 0:
+                nbcuda.gpus[i].get_primary_context().get_memory_info()
+        return self.lib.tdrv_live_allocations()
 
     def last_launch(self):
         info = LaunchInfo()

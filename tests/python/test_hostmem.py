@@ -79,11 +79,11 @@ def test_allocation_failures_are_cuda_api_errors(cuda, tdrv):
     with pytest.raises(cuda.CudaAPIError, match="cuMemHostGetDevicePointer"):
         cuda.mapped_array(10)
     assert tdrv.live_host_allocations() == n  # nothing leaked on either failure
-    allocs = tdrv.live_allocations()
+    allocs = tdrv.live_allocations_released()
     tdrv.fail("cuMemAllocManaged", 1, 2)
     with pytest.raises(cuda.CudaAPIError, match="cuMemAllocManaged"):
         cuda.managed_array(10)
-    assert tdrv.live_allocations() == allocs
+    assert tdrv.live_allocations_released() == allocs
 
 
 # ---------------------------------------------------------------- mapped_array -----------
@@ -133,22 +133,22 @@ def test_mapped_array_stream(cuda):
 def test_mapped_array_as_kernel_argument(cuda, tdrv):
     k = cuda.jit("void(int64[:])")(fill_iota)
     m = cuda.mapped_array(8, dtype=np.int64)
-    allocs = tdrv.live_allocations()
+    allocs = tdrv.live_allocations_released()
     k[1, 1](m)
     info = tdrv.last_launch()
     off = info.param_offset[4] if info.param_size[0] else 32  # meminfo, parent, nitems, itemsize
     data = struct.unpack("<q", bytes(info.param_bytes[off:off + 8]))[0]
     assert data == m.__cuda_array_interface__["data"][0]
-    assert tdrv.live_allocations() == allocs  # passed by address, not copied
+    assert tdrv.live_allocations_released() == allocs  # passed by address, not copied
 
 
 # ---------------------------------------------------------------- managed_array ----------
 
 def test_managed_array(cuda, tdrv):
-    allocs = tdrv.live_allocations()
+    allocs = tdrv.live_allocations_released()
     g = cuda.managed_array((2, 3), dtype="f8", order="F")
     assert type(g).__name__ == "ManagedNDArray" and g.flags.f_contiguous
-    assert tdrv.live_allocations() == allocs + 1
+    assert tdrv.live_allocations_released() == allocs + 1
     cai = g.__cuda_array_interface__
     assert cai["data"][0] == g.ctypes.data and cai["strides"] == (8, 16)
     g[:] = np.arange(6).reshape(2, 3)
@@ -157,7 +157,7 @@ def test_managed_array(cuda, tdrv):
     h[:] = 5
     assert h.sum() == 20
     del g, h
-    assert tdrv.live_allocations() == allocs
+    assert tdrv.live_allocations_released() == allocs
 
 
 def test_like_functions(cuda):
@@ -234,35 +234,35 @@ def test_mapped_scope_yields_device_arrays(cuda, tdrv):
 
 def test_defer_cleanup_delays_frees_to_outermost_exit(cuda, tdrv):
     cuda.current_context()
-    n = tdrv.live_allocations()
+    n = tdrv.live_allocations_released()
     with cuda.defer_cleanup() as r:
         assert r is None
         d = cuda.device_array(100)
         del d
-        assert tdrv.live_allocations() == n + 1
+        assert tdrv.live_allocations_released() == n + 1
         with cuda.defer_cleanup():
             e = cuda.to_device(np.arange(4.0))
             del e
-        assert tdrv.live_allocations() == n + 2  # the inner exit is not the outermost
+        assert tdrv.live_allocations_released() == n + 2  # the inner exit is not the outermost
         p = cuda.pinned_array(8)
         hosts = tdrv.live_host_allocations()
         del p
         assert tdrv.live_host_allocations() == hosts
-    assert tdrv.live_allocations() == n
+    assert tdrv.live_allocations_released() == n
     assert tdrv.live_host_allocations() == hosts - 1
 
 
 def test_defer_cleanup_flushes_when_the_body_raises(cuda, tdrv):
-    n = tdrv.live_allocations()
+    n = tdrv.live_allocations_released()
     with pytest.raises(RuntimeError, match="body"):
         with cuda.defer_cleanup():
             d = cuda.device_array(10)
             del d
             raise RuntimeError("body")
-    assert tdrv.live_allocations() == n
+    assert tdrv.live_allocations_released() == n
     d = cuda.device_array(10)  # outside: frees are immediate again
     del d
-    assert tdrv.live_allocations() == n
+    assert tdrv.live_allocations_released() == n
 
 
 # ---------------------------------------------------------------- get_primary_context ----

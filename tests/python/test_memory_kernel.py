@@ -58,11 +58,11 @@ def test_to_device_with_stream_copy_and_to(cuda):
 
 
 def test_device_arrays_free_their_memory(cuda, tdrv):
-    before = tdrv.live_allocations()
+    before = tdrv.live_allocations_released()
     d = cuda.to_device(np.ones(100))
-    assert tdrv.live_allocations() == before + 1
+    assert tdrv.live_allocations_released() == before + 1
     del d
-    assert tdrv.live_allocations() == before
+    assert tdrv.live_allocations_released() == before
 
 
 def test_device_array_and_cai(cuda):
@@ -156,12 +156,12 @@ def fill2d(a):
 def test_launch_with_host_array_copies_back(cuda, tdrv):
     k = cuda.jit("void(float64[:, ::1])")(fill2d)
     h = np.zeros((2, 3))
-    allocs = tdrv.live_allocations()
+    allocs = tdrv.live_allocations_released()
     k[1, 1](h)
     info = tdrv.last_launch()
     u = lambda i: struct.unpack("<q", words(info, i))[0]  # noqa: E731
     assert [u(i) for i in (2, 3, 5, 6, 7, 8)] == [6, 8, 2, 3, 24, 8]
-    assert tdrv.live_allocations() == allocs  # the temporary device copy is freed
+    assert tdrv.live_allocations_released() == allocs  # the temporary device copy is freed
 
 
 def test_launch_accepts_cai_objects(cuda, tdrv):

@@ -36,9 +36,9 @@ def memset_sequence(ctx, stream):
 
 def test_memalloc_gives_numbas_memory_pointer(cuda, tdrv):
     ctx = cuda.current_context()
-    live = tdrv.live_allocations()
+    live = tdrv.live_allocations_released()
     p = ctx.memalloc(1024)
-    assert tdrv.live_allocations() == live + 1
+    assert tdrv.live_allocations_released() == live + 1
     assert isinstance(p, cuda.MemoryPointer)
     assert p.size == p._cuda_memsize_ == 1024 and p.__cuda_memory__ is True
     assert p.context is ctx and p.owner is p
@@ -47,7 +47,7 @@ def test_memalloc_gives_numbas_memory_pointer(cuda, tdrv):
     assert p.device_ctypes_pointer.value == p.device_pointer
     assert "MemoryPointer" in repr(p) and "1024 bytes" in repr(p)
     del p
-    assert tdrv.live_allocations() == live
+    assert tdrv.live_allocations_released() == live
 
 
 def test_memset_view_and_stream(cuda):
@@ -63,25 +63,25 @@ def test_memset_view_and_stream(cuda):
 
 
 def test_views_keep_the_memory_alive(cuda, tdrv):
-    live = tdrv.live_allocations()
+    live = tdrv.live_allocations_released()
     p = cuda.current_context().memalloc(64)
     v = p.view(8, 16)
     del p
     gc.collect()
-    assert tdrv.live_allocations() == live + 1
+    assert tdrv.live_allocations_released() == live + 1
     v.memset(9)  # still usable
     del v
-    assert tdrv.live_allocations() == live
+    assert tdrv.live_allocations_released() == live
 
 
 def test_free_frees_now_and_once(cuda, tdrv):
-    live = tdrv.live_allocations()
+    live = tdrv.live_allocations_released()
     p = cuda.current_context().memalloc(64)
     v = p.view(0, 8)
     v.free()  # a view frees nothing, as numba's plain MemoryPointer
-    assert tdrv.live_allocations() == live + 1
+    assert tdrv.live_allocations_released() == live + 1
     p.free()
-    assert tdrv.live_allocations() == live
+    assert tdrv.live_allocations_released() == live
     assert "freed" in repr(p)
     with pytest.raises(RuntimeError, match="Freeing dead memory"):
         p.free()
@@ -208,13 +208,13 @@ def test_mempin(cuda):
 
 def test_context_defer_cleanup(cuda, tdrv):
     ctx = cuda.current_context()
-    live = tdrv.live_allocations()
+    live = tdrv.live_allocations_released()
     with ctx.defer_cleanup():
         with ctx.defer_cleanup():  # nested
             p = ctx.memalloc(1 << 20)
             del p
-        assert tdrv.live_allocations() == live + 1
-    assert tdrv.live_allocations() == live
+        assert tdrv.live_allocations_released() == live + 1
+    assert tdrv.live_allocations_released() == live
     assert ctx.prepare_for_use() is None
 
 

@@ -238,22 +238,22 @@ def test_copy_to_device_views(cuda):
 
 def test_views_keep_the_allocation_alive(cuda, tdrv):
     gc.collect()
-    live = tdrv.live_allocations()
+    live = tdrv.live_allocations_released()
     d = cuda.to_device(np.arange(100, dtype=np.float64))
-    assert tdrv.live_allocations() == live + 1
+    assert tdrv.live_allocations_released() == live + 1
     v = d[10:20][::2]
     r = d.reshape(10, 10)[3]
     del d
     gc.collect()
-    assert tdrv.live_allocations() == live + 1
+    assert tdrv.live_allocations_released() == live + 1
     np.testing.assert_array_equal(v.copy_to_host(), np.arange(10, 20, 2))
     np.testing.assert_array_equal(r.copy_to_host(), np.arange(30, 40))
     del v
     gc.collect()
-    assert tdrv.live_allocations() == live + 1
+    assert tdrv.live_allocations_released() == live + 1
     del r
     gc.collect()
-    assert tdrv.live_allocations() == live
+    assert tdrv.live_allocations_released() == live
 
 
 def test_views_as_kernel_arguments(cuda, tdrv):
@@ -335,7 +335,7 @@ def test_reset_of_one_device_leaves_the_other(cuda, clean, tdrv):
     with cuda.gpus[1]:
         a1 = cuda.to_device(np.arange(4, dtype=np.float32))
         k[1, 1](a1)
-    live = tdrv.live_allocations()
+    live = tdrv.live_allocations_released()
     loads = tdrv.calls("cuModuleLoadDataEx")
     cuda.gpus[1].reset()
     with cuda.gpus[0]:
@@ -348,13 +348,13 @@ def test_reset_of_one_device_leaves_the_other(cuda, clean, tdrv):
     with cuda.gpus[1]:
         k[1, 1](cuda.to_device(np.zeros(4, dtype=np.float32)))
     assert tdrv.calls("cuModuleLoadDataEx") == loads + 1  # device 1 loads again
-    live = tdrv.live_allocations()
+    live = tdrv.live_allocations_released()
     del a1
     gc.collect()
-    assert tdrv.live_allocations() == live  # already freed by the reset
+    assert tdrv.live_allocations_released() == live  # already freed by the reset
     del a0
     gc.collect()
-    assert tdrv.live_allocations() == live - 1  # device 0's array is freed as usual
+    assert tdrv.live_allocations_released() == live - 1  # device 0's array is freed as usual
 
 
 # ---- on the GPU: kernels on views

@@ -1,0 +1,120 @@
+/* reuse.c — freed device blocks kept by their context for the next allocation of their size.
+ *
+ * cuMemAlloc + cuMemFree cost the driver some 2.1 µs (H200), and cuMemFree waits for the
+ * device's work queued before it (the driver's own guarantee that a freed address handed out
+ * again is no longer read or written by anything in flight). nbc_mem_free keeps a small block
+ * instead (memory.c); the next allocation of the same size in that context takes it back and
+ * gives the same guarantee the cheaper way: unless a context-wide synchronization begun after
+ * the free has completed since (the sync tickets of context.c), it synchronizes the context
+ * first (cuCtxSynchronize of an idle device: some 0.4 µs). So a reused block is as safe as a
+ * new one, and a free never waits.
+ *
+ * Held back: at most NBC__REUSE_MAX blocks of at most 4 MiB each and 32 MiB in all per
+ * context (NBCUDA_REUSE_BYTES sets the total, 0 turns reuse off); a block pushed out by a
+ * newer one is freed then. Blocks go back to the driver on nbc_context_get_memory_info (its
+ * answer counts them free, as if freed at once), on nbc_context_release_freed, on a reset, and
+ * when an allocation runs out of memory (it is retried). Blocks exported through IPC are never
+ * kept: another process may map them.
+ *
+ * The list belongs to the context's lifetime, as kept.c's: after a release (reset) the driver
+ * has freed what it held. Every section moves a few words under the context's reuse_busy spin
+ * lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+
+#define BLOCK_BYTES_MAX ((size_t)4 << 20)
+#define TOTAL_BYTES_DEFAULT ((size_t)32 << 20)
+
+/* The total a context may hold back, read once from NBCUDA_REUSE_BYTES. */
+static size_t total_limit(void) {
+  static _Atomic size_t cached = SIZE_MAX; /* SIZE_MAX: not read yet */
+  size_t limit = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (__builtin_expect(limit != SIZE_MAX, 1)) return limit;
+  const char *env = getenv("NBCUDA_REUSE_BYTES");
+  limit = TOTAL_BYTES_DEFAULT;
+  if (env && *env) {
+    char *end;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (*end == '\0' && v < SIZE_MAX) limit = (size_t)v;
+  }
+  atomic_store_explicit(&cached, limit, memory_order_relaxed);
+  return limit;
+}
+
+static int sync_after(const nbc_context_t *context, unsigned freed_at) {
+  unsigned done = atomic_load_explicit(&context->sync_done, memory_order_acquire);
+  return (int)(done - freed_at) > 0;
+}
+
+/* Drops blocks of an older lifetime (the driver freed them). Lock held. */
+static void current_lifetime(nbc__reuse_t *reuse, unsigned lifetime) {
+  if (reuse->lifetime == lifetime) return;
+  reuse->count = 0;
+  reuse->bytes = 0;
+  reuse->lifetime = lifetime;
+}
+
+int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, size_t bytes,
+                    CUdeviceptr *pevicted) {
+  *pevicted = 0;
+  size_t limit = total_limit();
+  if (bytes == 0 || bytes > BLOCK_BYTES_MAX || bytes > limit) return 0;
+  unsigned freed_at = atomic_load_explicit(&context->sync_started, memory_order_acquire);
+  int kept = 0;
+  nbc__spin_lock(&context->reuse_busy);
+  nbc__reuse_t *reuse = &context->reuse;
+  if (lifetime == atomic_load(&context->lifetime)) {
+    current_lifetime(reuse, lifetime);
+    if (reuse->count == NBC__REUSE_MAX || reuse->bytes + bytes > limit) {
+      /* the oldest makes room (one is enough: every block is at most limit) */
+      *pevicted = reuse->blocks[0].ptr;
+      reuse->bytes -= reuse->blocks[0].bytes;
+      memmove(&reuse->blocks[0], &reuse->blocks[1], --reuse->count * sizeof reuse->blocks[0]);
+      while (reuse->count && reuse->bytes + bytes > limit) { /* cannot happen; bounded anyway */
+        reuse->bytes -= reuse->blocks[0].bytes;
+        memmove(&reuse->blocks[0], &reuse->blocks[1], --reuse->count * sizeof reuse->blocks[0]);
+      }
+    }
+    reuse->blocks[reuse->count++] = (nbc__reuse_block_t){ptr, bytes, freed_at};
+    reuse->bytes += bytes;
+    kept = 1;
+  }
+  nbc__spin_unlock(&context->reuse_busy);
+  return kept;
+}
+
+int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int *pidle) {
+  int found = 0;
+  unsigned freed_at = 0;
+  nbc__spin_lock(&context->reuse_busy);
+  nbc__reuse_t *reuse = &context->reuse;
+  current_lifetime(reuse, atomic_load(&context->lifetime));
+  for (unsigned i = reuse->count; i-- > 0;) { /* the newest first: the likeliest idle */
+    if (reuse->blocks[i].bytes != bytes) continue;
+    *pptr = reuse->blocks[i].ptr;
+    freed_at = reuse->blocks[i].freed_at;
+    reuse->bytes -= bytes;
+    memmove(&reuse->blocks[i], &reuse->blocks[i + 1],
+            (--reuse->count - i) * sizeof reuse->blocks[0]);
+    found = 1;
+    break;
+  }
+  nbc__spin_unlock(&context->reuse_busy);
+  if (found) *pidle = sync_after(context, freed_at);
+  return found;
+}
+
+unsigned nbc__reuse_drain(nbc_context_t *context, CUdeviceptr out[NBC__REUSE_MAX]) {
+  nbc__spin_lock(&context->reuse_busy);
+  nbc__reuse_t *reuse = &context->reuse;
+  current_lifetime(reuse, atomic_load(&context->lifetime));
+  unsigned n = reuse->count;
+  for (unsigned i = 0; i < n; i++) out[i] = reuse->blocks[i].ptr;
+  reuse->count = 0;
+  reuse->bytes = 0;
+  nbc__spin_unlock(&context->reuse_busy);
+  return n;
+}

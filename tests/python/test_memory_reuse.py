@@ -1,0 +1,71 @@
+"""Freed device memory kept for reuse (src/host/reuse.c): the next array of the same size in
+the context gets the block back, after the work queued before the free is done (what the
+cuMemFree it saves waits for); get_memory_info() counts kept blocks free."""
+import pytest
+
+np = pytest.importorskip("numpy")
+
+
+def _address(a):
+    return a.__cuda_array_interface__["data"][0]
+
+
+def _noop(a):
+    pass
+
+
+def test_a_freed_block_is_reused_with_the_new_contents(cuda):
+    a = cuda.to_device(np.arange(256, dtype=np.float32))
+    where = _address(a)
+    del a
+    b = cuda.to_device(np.full(256, 7, dtype=np.float32))
+    assert _address(b) == where
+    np.testing.assert_array_equal(b.copy_to_host(), np.full(256, 7, dtype=np.float32))
+    c = cuda.device_array(512, dtype=np.float32)  # another size: another block
+    assert _address(c) != where
+
+
+def test_reuse_waits_for_work_queued_before_the_free(cuda, tdrv):
+    k = cuda.jit("void(int32[:])")(_noop)
+    s = cuda.stream()
+    a = cuda.device_array(64, dtype=np.int32)
+    k[1, 1, s](a)
+    s.synchronize()
+    syncs = tdrv.calls("cuCtxSynchronize")
+    tdrv.set_launch_delay_ms(300)
+    try:
+        k[1, 1, s](a)  # 'runs' 300 ms
+    finally:
+        tdrv.set_launch_delay_ms(0)
+    assert not s.query()
+    where = _address(a)
+    del a  # no wait here
+    assert not s.query()
+    b = cuda.device_array(64, dtype=np.int32)
+    assert _address(b) == where
+    assert s.query()  # the kernel that used the block was done first
+    assert tdrv.calls("cuCtxSynchronize") == syncs + 1
+    del b
+    cuda.synchronize()  # begun after the free: the next reuse needs no synchronization
+    c = cuda.device_array(64, dtype=np.int32)
+    assert _address(c) == where and tdrv.calls("cuCtxSynchronize") == syncs + 2
+
+
+def test_memory_info_counts_kept_blocks_free(cuda, tdrv):
+    ctx = cuda.current_context()
+    free0, _ = ctx.get_memory_info()
+    a = cuda.device_array(1 << 20, dtype=np.uint8)
+    free1, _ = ctx.get_memory_info()
+    assert free1 < free0
+    live = tdrv.live_allocations()
+    del a
+    assert tdrv.live_allocations() == live  # kept
+    free2, _ = ctx.get_memory_info()
+    assert free2 == free0 and tdrv.live_allocations() == live - 1
+
+
+def test_large_blocks_are_freed_at_once(cuda, tdrv):
+    a = cuda.device_array(8 << 20, dtype=np.uint8)  # above the 4 MiB a kept block may have
+    live = tdrv.live_allocations()
+    del a
+    assert tdrv.live_allocations() == live - 1
