@@ -276,14 +276,13 @@ nbc_status_t nbc_context_synchronize(nbc_context_t *context) {
 }
 
 CUresult nbc__context_sync(nbc_context_t *context) {
-  unsigned ticket = atomic_fetch_add_explicit(&context->sync_started, 1, memory_order_acq_rel) + 1;
+  /* the blocks kept so far were freed before this synchronization began (reuse.c) */
+  unsigned kept = atomic_load_explicit(&context->kept_frees, memory_order_acquire);
   CUresult res = nbc__cu.cuCtxSynchronize();
-  if (res != NBC__CUDA_SUCCESS) return res;
-  unsigned done = atomic_load_explicit(&context->sync_done, memory_order_relaxed);
-  while ((int)(ticket - done) > 0 &&
-         !atomic_compare_exchange_weak_explicit(&context->sync_done, &done, ticket,
-                                                memory_order_release, memory_order_relaxed)) {
-  }
+  /* a plain store: a racing older value only costs a later reuse one more synchronization */
+  if (res == NBC__CUDA_SUCCESS &&
+      (int)(kept - atomic_load_explicit(&context->synced_frees, memory_order_relaxed)) > 0)
+    atomic_store_explicit(&context->synced_frees, kept, memory_order_release);
   return res;
 }
 

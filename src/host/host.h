@@ -46,7 +46,7 @@ typedef struct nbc__kept {
 typedef struct nbc__reuse_block {
   CUdeviceptr ptr;
   size_t bytes;
-  unsigned freed_at; /* the context's sync_started when it was freed */
+  unsigned number; /* the context's kept_frees when it was kept */
 } nbc__reuse_block_t;
 typedef struct nbc__reuse {
   unsigned count, lifetime; /* blocks of another lifetime than the context's are gone */
@@ -83,12 +83,12 @@ struct nbc_context {
   atomic_int kept_busy;
   nbc__kept_t kept_streams, kept_events[2];
   /* reuse.c, under reuse_busy: device blocks freed and kept for the next allocation of their
-   * size. sync_started / sync_done: the tickets of the context-wide synchronizations nbcuda
-   * made (the last one begun, the newest one completed), which tell whether a kept block's
-   * last use is known to be over. */
+   * size. kept_frees numbers the blocks kept (bumped under the lock); synced_frees is the
+   * number a context-wide synchronization nbcuda made read before it began, once it has
+   * completed: blocks numbered up to it are known to be no longer in use. */
   atomic_int reuse_busy;
   nbc__reuse_t reuse;
-  atomic_uint sync_started, sync_done;
+  atomic_uint kept_frees, synced_frees;
 };
 
 /* Streams and events remember the context they were made in and its lifetime then: once that

@@ -5,7 +5,8 @@
  * again is no longer read or written by anything in flight). nbc_mem_free keeps a small block
  * instead (memory.c); the next allocation of the same size in that context takes it back and
  * gives the same guarantee the cheaper way: unless a context-wide synchronization begun after
- * the free has completed since (the sync tickets of context.c), it synchronizes the context
+ * the free has completed since (the numbers of kept blocks, kept_frees and synced_frees of the
+ * context), it synchronizes the context
  * first (cuCtxSynchronize of an idle device: some 0.4 µs). So a reused block is as safe as a
  * new one, and a free never waits.
  *
@@ -44,9 +45,10 @@ static size_t total_limit(void) {
   return limit;
 }
 
-static int sync_after(const nbc_context_t *context, unsigned freed_at) {
-  unsigned done = atomic_load_explicit(&context->sync_done, memory_order_acquire);
-  return (int)(done - freed_at) > 0;
+/* Whether a synchronization begun after block `number` was kept has completed. */
+static int synced_since(const nbc_context_t *context, unsigned number) {
+  unsigned synced = atomic_load_explicit(&context->synced_frees, memory_order_acquire);
+  return (int)(synced - number) >= 0;
 }
 
 /* Drops blocks of an older lifetime (the driver freed them). Lock held. */
@@ -62,7 +64,6 @@ int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, 
   *pevicted = 0;
   size_t limit = total_limit();
   if (bytes == 0 || bytes > BLOCK_BYTES_MAX || bytes > limit) return 0;
-  unsigned freed_at = atomic_load_explicit(&context->sync_started, memory_order_acquire);
   int kept = 0;
   nbc__spin_lock(&context->reuse_busy);
   nbc__reuse_t *reuse = &context->reuse;
@@ -78,7 +79,9 @@ int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, 
         memmove(&reuse->blocks[0], &reuse->blocks[1], --reuse->count * sizeof reuse->blocks[0]);
       }
     }
-    reuse->blocks[reuse->count++] = (nbc__reuse_block_t){ptr, bytes, freed_at};
+    unsigned number = atomic_load_explicit(&context->kept_frees, memory_order_relaxed) + 1;
+    atomic_store_explicit(&context->kept_frees, number, memory_order_release); /* locked */
+    reuse->blocks[reuse->count++] = (nbc__reuse_block_t){ptr, bytes, number};
     reuse->bytes += bytes;
     kept = 1;
   }
@@ -88,14 +91,15 @@ int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, 
 
 int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int *pidle) {
   int found = 0;
-  unsigned freed_at = 0;
+  unsigned number = 0;
+  if (!__atomic_load_n(&context->reuse.count, __ATOMIC_RELAXED)) return 0; /* a hint */
   nbc__spin_lock(&context->reuse_busy);
   nbc__reuse_t *reuse = &context->reuse;
   current_lifetime(reuse, atomic_load(&context->lifetime));
   for (unsigned i = reuse->count; i-- > 0;) { /* the newest first: the likeliest idle */
     if (reuse->blocks[i].bytes != bytes) continue;
     *pptr = reuse->blocks[i].ptr;
-    freed_at = reuse->blocks[i].freed_at;
+    number = reuse->blocks[i].number;
     reuse->bytes -= bytes;
     memmove(&reuse->blocks[i], &reuse->blocks[i + 1],
             (--reuse->count - i) * sizeof reuse->blocks[0]);
@@ -103,11 +107,12 @@ int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int
     break;
   }
   nbc__spin_unlock(&context->reuse_busy);
-  if (found) *pidle = sync_after(context, freed_at);
+  if (found) *pidle = synced_since(context, number);
   return found;
 }
 
 unsigned nbc__reuse_drain(nbc_context_t *context, CUdeviceptr out[NBC__REUSE_MAX]) {
+  if (!__atomic_load_n(&context->reuse.count, __ATOMIC_RELAXED)) return 0; /* a hint */
   nbc__spin_lock(&context->reuse_busy);
   nbc__reuse_t *reuse = &context->reuse;
   current_lifetime(reuse, atomic_load(&context->lifetime));
