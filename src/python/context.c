@@ -592,8 +592,9 @@ static PyObject *py_require_context(PyObject *module, PyObject *fn) {
   return (PyObject *)r;
 }
 
-static PyObject *py_synchronize(PyObject *module, PyObject *unused) {
-  (void)unused;
+static PyObject *py_synchronize(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  (void)args;
+  if (nbc__py_no_args("synchronize", nargs) < 0) return NULL;
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s = nbc_synchronize();
   Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
@@ -682,7 +683,8 @@ static PyMethodDef context_functions[] = {
      "pushes device n's primary context."},
     {"require_context", py_require_context, METH_O,
      "Decorator: runs the function with a context attached; switching is refused."},
-    {"synchronize", py_synchronize, METH_NOARGS, "Synchronizes the current context."},
+    {"synchronize", (PyCFunction)(void (*)(void))py_synchronize, METH_FASTCALL,
+     "Synchronizes the current context."},
     {"close", py_close, METH_NOARGS,
      "Pops this thread's contexts; on the main thread also resets every device."},
     {"profile_start", py_profile_start, METH_NOARGS, "Starts the CUDA profiler."},

@@ -469,8 +469,10 @@ static PyObject *py_select_device(PyObject *module, PyObject *arg) {
   return nbc__py_device_object(st, dev);
 }
 
-static PyObject *py_get_current_device(PyObject *module, PyObject *unused) {
-  (void)unused;
+static PyObject *py_get_current_device(PyObject *module, PyObject *const *args,
+                                       Py_ssize_t nargs) {
+  (void)args;
+  if (nbc__py_no_args("get_current_device", nargs) < 0) return NULL;
   nbc__py_state *st = nbc__py_module_state(module);
   nbc_device_t *dev = NULL;
   nbc_status_t s = nbc_get_current_device(&dev);
@@ -516,7 +518,7 @@ static PyMethodDef device_functions[] = {
      "Whether the current device has compute capability >= 8.9."},
     {"select_device", py_select_device, METH_O,
      "Pushes device i's primary context (nothing pops it) and returns the Device."},
-    {"get_current_device", py_get_current_device, METH_NOARGS,
+    {"get_current_device", (PyCFunction)(void (*)(void))py_get_current_device, METH_FASTCALL,
      "The Device of the current context (creates device 0's if none)."},
     {"list_devices", py_list_devices, METH_NOARGS, "The device list (gpus)."},
     {NULL, NULL, 0, NULL},

@@ -146,6 +146,15 @@ int nbc__py_warn(nbc__py_state *st, const char *class_name, const char *message)
 int nbc__py_warn_debug_with_opt(nbc__py_state *st);
 /* The same, for functions that return int: returns -1. */
 int nbc__py_raise_int(nbc__py_state *st, nbc_status_t status);
+
+/* The check of a module function that takes no arguments, declared METH_FASTCALL rather than
+ * METH_NOARGS because the interpreter (3.11, 3.12) specializes its calls of METH_FASTCALL
+ * builtins only: CPython's TypeError when any are given (keywords it refuses itself). */
+static inline int nbc__py_no_args(const char *name, Py_ssize_t nargs) {
+  if (__builtin_expect(nargs == 0, 1)) return 0;
+  PyErr_Format(PyExc_TypeError, "nbcuda.%s() takes no arguments (%zd given)", name, nargs);
+  return -1;
+}
 /* numpy's ValueError for a shape whose bytes do not fit ("array is too big; ..."); -1. */
 int nbc__py_too_big(void);
 

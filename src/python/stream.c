@@ -456,20 +456,25 @@ PyObject *nbc__py_default_stream(nbc__py_state *st) {
   return make_stream(st, &m);
 }
 
-static PyObject *py_stream(PyObject *m, PyObject *u) {
-  (void)u;
+static PyObject *py_stream(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  (void)args;
+  if (nbc__py_no_args("stream", nargs) < 0) return NULL;
   return factory_stream(m, nbc_stream_create);
 }
-static PyObject *py_default_stream(PyObject *m, PyObject *u) {
-  (void)u;
+static PyObject *py_default_stream(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  (void)args;
+  if (nbc__py_no_args("default_stream", nargs) < 0) return NULL;
   return nbc__py_default_stream(nbc__py_module_state(m));
 }
-static PyObject *py_legacy_default_stream(PyObject *m, PyObject *u) {
-  (void)u;
+static PyObject *py_legacy_default_stream(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  (void)args;
+  if (nbc__py_no_args("legacy_default_stream", nargs) < 0) return NULL;
   return factory_stream(m, nbc_legacy_default_stream);
 }
-static PyObject *py_per_thread_default_stream(PyObject *m, PyObject *u) {
-  (void)u;
+static PyObject *py_per_thread_default_stream(PyObject *m, PyObject *const *args,
+                                              Py_ssize_t nargs) {
+  (void)args;
+  if (nbc__py_no_args("per_thread_default_stream", nargs) < 0) return NULL;
   return factory_stream(m, nbc_per_thread_default_stream);
 }
 
@@ -535,12 +540,14 @@ static PyObject *py_async_set(PyObject *module, PyObject *const *args, Py_ssize_
 }
 
 static PyMethodDef stream_functions[] = {
-    {"stream", py_stream, METH_NOARGS, "A new stream (cuStreamCreate)."},
-    {"default_stream", py_default_stream, METH_NOARGS, "The default stream (handle 0)."},
-    {"legacy_default_stream", py_legacy_default_stream, METH_NOARGS,
-     "The legacy default stream (handle 1)."},
-    {"per_thread_default_stream", py_per_thread_default_stream, METH_NOARGS,
-     "The per-thread default stream (handle 2)."},
+    {"stream", (PyCFunction)(void (*)(void))py_stream, METH_FASTCALL,
+     "A new stream (cuStreamCreate)."},
+    {"default_stream", (PyCFunction)(void (*)(void))py_default_stream, METH_FASTCALL,
+     "The default stream (handle 0)."},
+    {"legacy_default_stream", (PyCFunction)(void (*)(void))py_legacy_default_stream,
+     METH_FASTCALL, "The legacy default stream (handle 1)."},
+    {"per_thread_default_stream", (PyCFunction)(void (*)(void))py_per_thread_default_stream,
+     METH_FASTCALL, "The per-thread default stream (handle 2)."},
     {"external_stream", py_external_stream, METH_O,
      "Wraps a CUstream handle (an int) that the caller owns."},
     {"_dispatch_callbacks", py_dispatch_callbacks, METH_NOARGS,

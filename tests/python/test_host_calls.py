@@ -10,6 +10,9 @@ behaviour and the error messages of the plain paths they short-cut.
   the non-blocking query and keep the GIL; pending work still gets the blocking call with
   the GIL released, and its errors.
 - get_memory_info() fills the MemoryInfo namedtuple without calling the class.
+- synchronize(), stream(), the default streams' factories and get_current_device() are
+  METH_FASTCALL (calls of those the interpreter specializes) and refuse arguments as
+  CPython refuses them for a function that takes none.
 """
 import gc
 import threading
@@ -79,6 +82,18 @@ def test_event_timing_argument(cuda):
         cuda.event(Bad())
     with pytest.raises(ValueError, match="no truth"):
         cuda.event(timing=Bad())
+
+
+@pytest.mark.parametrize("name", ["synchronize", "stream", "default_stream",
+                                  "legacy_default_stream", "per_thread_default_stream",
+                                  "get_current_device"])
+def test_functions_without_arguments_refuse_them(cuda, name):
+    f = getattr(cuda, name)
+    with pytest.raises(TypeError, match=rf"^nbcuda\.{name}\(\) takes no arguments \(2 given\)$"):
+        f(1, 2)
+    with pytest.raises(TypeError, match=rf"^nbcuda\.{name}\(\) takes no keyword arguments$"):
+        f(x=1)
+    f()
 
 
 def test_current_context_argument(cuda):
