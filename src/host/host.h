@@ -261,9 +261,10 @@ void nbc__memory_exported(nbc_devptr_t base);
 /* reuse.c ----------------------------------------------------------------------------- */
 /* Keeps a freed block of the context's lifetime `lifetime` for reuse: 1, or 0 when it is not
  * kept (too large, reuse disabled, another lifetime): the caller frees it. Keeping it may push
- * the oldest kept block out: *pevicted is then its address (else 0), for the caller to free. */
+ * the oldest kept blocks out: their addresses go to evicted (*pevicted of them), for the
+ * caller to free. */
 int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, size_t bytes,
-                    CUdeviceptr *pevicted);
+                    CUdeviceptr evicted[NBC__REUSE_MAX], unsigned *pevicted);
 /* Takes a kept block of exactly bytes: 1, with *pptr, and *pidle 1 when its last use is known
  * to be over (a context synchronization begun after its free completed); else 0. */
 int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int *pidle);

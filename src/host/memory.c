@@ -158,12 +158,17 @@ nbc_status_t nbc_mem_alloc_current(size_t bytes, nbc_devptr_t *pptr, nbc_context
 }
 
 /* Keeps the block of record r (retagged kept) for reuse: 1, with *pst the status of freeing
- * the kept block it pushed out; or 0, retagged back, for the caller to free. */
+ * the kept blocks it pushed out; or 0, retagged back, for the caller to free. */
 static int keep(const nbc__ptr_record_t *r, nbc_status_t *pst) {
-  CUdeviceptr evicted;
+  CUdeviceptr evicted[NBC__REUSE_MAX];
+  unsigned n;
   *pst = NBC_OK;
-  if (nbc__reuse_keep(r->context, r->lifetime, (CUdeviceptr)r->address, r->bytes, &evicted)) {
-    if (evicted) *pst = free_kept(evicted);
+  if (nbc__reuse_keep(r->context, r->lifetime, (CUdeviceptr)r->address, r->bytes, evicted,
+                      &n)) {
+    for (unsigned i = 0; i < n; i++) {
+      nbc_status_t s = free_kept(evicted[i]);
+      if (*pst == NBC_OK) *pst = s;
+    }
     return 1;
   }
   nbc__ptr_record_t back;

@@ -60,7 +60,7 @@ static void current_lifetime(nbc__reuse_t *reuse, unsigned lifetime) {
 }
 
 int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, size_t bytes,
-                    CUdeviceptr *pevicted) {
+                    CUdeviceptr evicted[NBC__REUSE_MAX], unsigned *pevicted) {
   *pevicted = 0;
   size_t limit = total_limit();
   if (bytes == 0 || bytes > BLOCK_BYTES_MAX || bytes > limit) return 0;
@@ -69,16 +69,16 @@ int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, 
   nbc__reuse_t *reuse = &context->reuse;
   if (lifetime == atomic_load(&context->lifetime)) {
     current_lifetime(reuse, lifetime);
-    if (reuse->count == NBC__REUSE_MAX || reuse->bytes + bytes > limit) {
-      /* the oldest makes room (one is enough: every block is at most limit) */
-      *pevicted = reuse->blocks[0].ptr;
-      reuse->bytes -= reuse->blocks[0].bytes;
-      memmove(&reuse->blocks[0], &reuse->blocks[1], --reuse->count * sizeof reuse->blocks[0]);
-      while (reuse->count && reuse->bytes + bytes > limit) { /* cannot happen; bounded anyway */
-        reuse->bytes -= reuse->blocks[0].bytes;
-        memmove(&reuse->blocks[0], &reuse->blocks[1], --reuse->count * sizeof reuse->blocks[0]);
-      }
+    /* the oldest make room: one for the count, as many as the bytes need (bytes <= limit) */
+    unsigned out = 0;
+    while (out < reuse->count &&
+           (reuse->count - out == NBC__REUSE_MAX || reuse->bytes + bytes > limit)) {
+      evicted[out] = reuse->blocks[out].ptr;
+      reuse->bytes -= reuse->blocks[out++].bytes;
     }
+    reuse->count -= out;
+    memmove(&reuse->blocks[0], &reuse->blocks[out], reuse->count * sizeof reuse->blocks[0]);
+    *pevicted = out;
     unsigned number = atomic_load_explicit(&context->kept_frees, memory_order_relaxed) + 1;
     atomic_store_explicit(&context->kept_frees, number, memory_order_release); /* locked */
     reuse->blocks[reuse->count++] = (nbc__reuse_block_t){ptr, bytes, number};

@@ -235,6 +235,34 @@ TEST(freed_blocks_reused) {
   ASSERT_STATUS(nbc_context_release_freed(NULL), NBC_INVALID_ARGUMENT);
 }
 
+/* The 32 MiB a context keeps at most: a block that does not fit pushes out as many of the
+ * oldest as it needs (each freed), and a block above 4 MiB is not kept. */
+TEST(kept_bytes_limited) {
+  REQUIRE_TESTDRIVER();
+  nbc_context_t *ctx;
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  ASSERT_OK(nbc_context_release_freed(ctx));
+  nbc_devptr_t small[4], big[8];
+  for (int i = 0; i < 4; i++) ASSERT_OK(nbc_mem_alloc(1024, &small[i]));
+  for (int i = 0; i < 8; i++) ASSERT_OK(nbc_mem_alloc((size_t)4 << 20, &big[i]));
+  for (int i = 0; i < 4; i++) ASSERT_OK(nbc_mem_free(small[i]));
+  int frees = tdrv()->calls("cuMemFree");
+  for (int i = 0; i < 7; i++) ASSERT_OK(nbc_mem_free(big[i]));
+  ASSERT_EQ(tdrv()->calls("cuMemFree"), frees); /* 28 MiB and 4 KiB kept */
+  ASSERT_OK(nbc_mem_free(big[7])); /* 4 MiB more: the four small ones go */
+  ASSERT_EQ(tdrv()->calls("cuMemFree"), frees + 4);
+  ASSERT_EQ(tdrv()->live_allocations(), 8);
+  nbc_devptr_t p;
+  ASSERT_OK(nbc_mem_alloc((size_t)4 << 20, &p));
+  ASSERT(p == big[7]); /* the newest of its size */
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_OK(nbc_mem_alloc(((size_t)4 << 20) + 1, &p)); /* too large to keep */
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_EQ(tdrv()->live_allocations(), 8);
+  ASSERT_OK(nbc_context_release_freed(ctx));
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+}
+
 /* An allocation that runs out of memory frees the kept blocks and tries again. */
 TEST(kept_blocks_freed_when_out_of_memory) {
   REQUIRE_TESTDRIVER();
@@ -716,7 +744,7 @@ TEST(no_nvjitlink) {
 }
 
 TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
-              X(out_of_memory_any_driver) X(out_of_memory) X(freed_blocks_reused)
+              X(out_of_memory_any_driver) X(out_of_memory) X(freed_blocks_reused) X(kept_bytes_limited)
               X(kept_blocks_freed_when_out_of_memory) X(copy_failures)
               X(copy_creates_context_when_none) X(alloc_failure_injected)
               X(many_allocations_and_reset) X(allocations_from_threads)
