@@ -110,6 +110,7 @@ enum {
   X(cuDevicePrimaryCtxRetain, (CUcontext * pctx, CUdevice dev))                            \
   X(cuDevicePrimaryCtxRelease, (CUdevice dev))                                             \
   X(cuDevicePrimaryCtxReset, (CUdevice dev))                                               \
+  X(cuDevicePrimaryCtxGetState, (CUdevice dev, unsigned int *flags, int *active))          \
   X(cuCtxGetCurrent, (CUcontext * pctx))                                                   \
   X(cuCtxPushCurrent, (CUcontext ctx))                                                     \
   X(cuCtxPopCurrent, (CUcontext * pctx))                                                   \

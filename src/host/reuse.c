@@ -15,7 +15,11 @@
  * newer one is freed then. Blocks go back to the driver on nbc_context_get_memory_info (its
  * answer counts them free, as if freed at once), on nbc_context_release_freed, on a reset, and
  * when an allocation runs out of memory (it is retried). Blocks exported through IPC are never
- * kept: another process may map them.
+ * kept: another process may map them. Nor is a block freed while another device's primary
+ * context is active in the process (cuDevicePrimaryCtxGetState; nbcuda's or another library's):
+ * a peer copy or a kernel with peer access there could still be reading it, and synchronizing
+ * the block's own context would not wait for that. (Contexts made with cuCtxCreate, which
+ * nothing of numba's uses, are not seen.)
  *
  * The list belongs to the context's lifetime, as kept.c's: after a release (reset) the driver
  * has freed what it held. Every section moves a few words under the context's reuse_busy spin
@@ -46,6 +50,25 @@ static size_t total_limit(void) {
 }
 
 /* Whether a synchronization begun after block `number` was kept has completed. */
+/* Whether a device other than context's has an active primary context in this process
+ * (nbcuda's, or another library's): work queued there could still use the block, and
+ * synchronizing context would not wait for it. */
+static int other_device_active(const nbc_context_t *context) {
+  nbc_device_t *devices;
+  int count;
+  if (nbc__devices(&devices, &count) != NBC_OK) return 1;
+  for (int i = 0; i < count; i++) {
+    if (devices[i].primary == context) continue;
+    unsigned flags;
+    int active = 1;
+    if (nbc__cu.cuDevicePrimaryCtxGetState(devices[i].handle, &flags, &active) !=
+            NBC__CUDA_SUCCESS ||
+        active)
+      return 1;
+  }
+  return 0;
+}
+
 static int synced_since(const nbc_context_t *context, unsigned number) {
   unsigned synced = atomic_load_explicit(&context->synced_frees, memory_order_acquire);
   return (int)(synced - number) >= 0;
@@ -63,7 +86,8 @@ int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, 
                     CUdeviceptr evicted[NBC__REUSE_MAX], unsigned *pevicted) {
   *pevicted = 0;
   size_t limit = total_limit();
-  if (bytes == 0 || bytes > BLOCK_BYTES_MAX || bytes > limit) return 0;
+  if (bytes == 0 || bytes > BLOCK_BYTES_MAX || bytes > limit || other_device_active(context))
+    return 0;
   int kept = 0;
   nbc__spin_lock(&context->reuse_busy);
   nbc__reuse_t *reuse = &context->reuse;

@@ -263,6 +263,26 @@ TEST(kept_bytes_limited) {
   ASSERT_EQ(tdrv()->live_allocations(), 0);
 }
 
+/* While another device's primary context is active (nbcuda's here), a free goes to the
+ * driver: work there (a peer copy, a kernel with peer access) could still read the block. */
+TEST(no_reuse_while_another_device_is_active) {
+  REQUIRE_TESTDRIVER();
+  REQUIRE_DEVICES(2);
+  nbc_device_t *d1;
+  nbc_context_t *c1;
+  ASSERT_OK(nbc_device_get(1, &d1));
+  nbc_devptr_t p;
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  ASSERT_OK(nbc_device_primary_context(d1, &c1)); /* device 1's primary context retained */
+  int frees = tdrv()->calls("cuMemFree");
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_EQ(tdrv()->calls("cuMemFree"), frees + 1);
+  ASSERT_OK(nbc_device_release_primary_context(d1));
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  ASSERT_OK(nbc_mem_free(p)); /* device 0 alone again: kept */
+  ASSERT_EQ(tdrv()->calls("cuMemFree"), frees + 1);
+}
+
 /* An allocation that runs out of memory frees the kept blocks and tries again. */
 TEST(kept_blocks_freed_when_out_of_memory) {
   REQUIRE_TESTDRIVER();
@@ -745,6 +765,7 @@ TEST(no_nvjitlink) {
 
 TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
               X(out_of_memory_any_driver) X(out_of_memory) X(freed_blocks_reused) X(kept_bytes_limited)
+              X(no_reuse_while_another_device_is_active)
               X(kept_blocks_freed_when_out_of_memory) X(copy_failures)
               X(copy_creates_context_when_none) X(alloc_failure_injected)
               X(many_allocations_and_reset) X(allocations_from_threads)
