@@ -69,3 +69,18 @@ def test_large_blocks_are_freed_at_once(cuda, tdrv):
     live = tdrv.live_allocations()
     del a
     assert tdrv.live_allocations() == live - 1
+
+
+def test_reuse_turned_off_by_the_environment(tdrv, run_py):
+    """NBCUDA_REUSE_BYTES=0: every free goes to the driver at once."""
+    p = run_py("""
+        import ctypes, os
+        import numpy as np
+        import nbcuda as cuda
+        t = ctypes.CDLL(os.environ["NBCUDA_TESTDRIVER"])
+        a = cuda.device_array(256, dtype=np.float32)
+        live = t.tdrv_live_allocations()
+        del a
+        print(live - t.tdrv_live_allocations())
+    """, env={"NBCUDA_REUSE_BYTES": "0"})
+    assert p.stdout.split() == ["1"]
