@@ -222,10 +222,11 @@ nbc_status_t nbc_context_synchronize(nbc_context_t *context);
  * to 4 MiB (32 MiB in all, at most 16 blocks; the environment variable NBCUDA_REUSE_BYTES sets
  * the total, 0 turns reuse off) and the next nbc_mem_alloc of the same size in that context
  * takes it back, after a cuCtxSynchronize unless one begun after the free has completed since
- * (what the cuMemFree it saves would have waited for). nbc_context_get_memory_info, a reset and
- * an allocation that runs out of memory free them first; managed memory, memory exported
- * through IPC and memory freed while another device's primary context is active are freed at
- * once. */
+ * (what the cuMemFree it saves would have waited for; not when kernels were launched in the
+ * context since the free: then the allocation goes to the driver, waiting for nothing).
+ * nbc_context_get_memory_info, a reset and an allocation that runs out of memory free them
+ * first; managed memory, memory exported through IPC and memory freed while another device's
+ * primary context is active are freed at once. */
 nbc_status_t nbc_context_release_freed(nbc_context_t *context);
 /* How many times the context was reset (nbc_device_reset, nbc_close): memory, streams, events
  * and modules made in it during one lifetime are gone once the number changes, and their

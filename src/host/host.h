@@ -46,7 +46,8 @@ typedef struct nbc__kept {
 typedef struct nbc__reuse_block {
   CUdeviceptr ptr;
   size_t bytes;
-  unsigned number; /* the context's kept_frees when it was kept */
+  unsigned number;   /* the context's kept_frees when it was kept */
+  unsigned launches; /* the context's launches then */
 } nbc__reuse_block_t;
 typedef struct nbc__reuse {
   unsigned count, lifetime; /* blocks of another lifetime than the context's are gone */
@@ -89,7 +90,16 @@ struct nbc_context {
   atomic_int reuse_busy;
   nbc__reuse_t reuse;
   atomic_uint kept_frees, synced_frees;
+  /* launch.c: a count of the kernels launched in the context, bumped without a read-modify-
+   * write (concurrent launches may count once): reuse.c only asks whether it changed. */
+  unsigned launches;
 };
+
+/* Counts a kernel launched in context (see launches). */
+static inline void nbc__count_launch(nbc_context_t *context) {
+  __atomic_store_n(&context->launches, __atomic_load_n(&context->launches, __ATOMIC_RELAXED) + 1,
+                   __ATOMIC_RELAXED);
+}
 
 /* Streams and events remember the context they were made in and its lifetime then: once that
  * context was reset, the driver has destroyed them with it and their handles point at freed
@@ -266,7 +276,10 @@ void nbc__memory_exported(nbc_devptr_t base);
 int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, size_t bytes,
                     CUdeviceptr evicted[NBC__REUSE_MAX], unsigned *pevicted);
 /* Takes a kept block of exactly bytes: 1, with *pptr, and *pidle 1 when its last use is known
- * to be over (a context synchronization begun after its free completed); else 0. */
+ * to be over (a context synchronization begun after its free completed), 0 when the caller must
+ * synchronize the context first; else 0. A block that would need the synchronization while
+ * kernels were launched in the context since its free is left kept: the synchronization would
+ * wait for those too, where the allocation it saves would not wait at all. */
 int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int *pidle);
 /* Empties the context's kept blocks into out (of the current lifetime), for the caller to
  * free; returns how many. */

@@ -72,6 +72,7 @@ static inline __attribute__((always_inline)) nbc_status_t launch_kernel(
     nbc_function_t *function, const unsigned grid[3], const unsigned block[3],
     unsigned shared_bytes, nbc_stream_t *stream, void **args, void **extra) {
   CUresult res;
+  nbc__count_launch(function->module->context);
   for (int again = 0;; again = 1) {
     res = nbc__cu.cuLaunchKernel(function->handle, grid[0], grid[1], grid[2], block[0],
                                  block[1], block[2], shared_bytes,
@@ -105,6 +106,7 @@ static nbc_status_t launch_cooperative(nbc_function_t *function, const unsigned 
                            block[1],     block[2],
                            shared_bytes, stream ? stream->handle : NULL,
                            &attr,        1};
+  nbc__count_launch(function->module->context);
   CUresult res = nbc__cu.cuLaunchKernelEx(&config, function->handle, NULL, extra);
   if (res != NBC__CUDA_SUCCESS && raised_shared_limit(function, shared_bytes, res))
     res = nbc__cu.cuLaunchKernelEx(&config, function->handle, NULL, extra);

@@ -6,9 +6,12 @@
  * instead (memory.c); the next allocation of the same size in that context takes it back and
  * gives the same guarantee the cheaper way: unless a context-wide synchronization begun after
  * the free has completed since (the numbers of kept blocks, kept_frees and synced_frees of the
- * context), it synchronizes the context
- * first (cuCtxSynchronize of an idle device: some 0.4 µs). So a reused block is as safe as a
- * new one, and a free never waits.
+ * context), it synchronizes the context first (cuCtxSynchronize of an idle device: some
+ * 0.3 µs). So a reused block is as safe as a new one, and a free never waits. That
+ * synchronization would also wait for work queued after the free, which neither the saved
+ * cuMemFree nor cuMemAlloc waits for: a block that needs it while kernels were launched in the
+ * context since its free (the context's launch count, launch.c) stays kept, and the allocation
+ * goes to the driver, so reuse never makes an allocation wait for later work nbcuda queued.
  *
  * Held back: at most NBC__REUSE_MAX blocks of at most 4 MiB each and 32 MiB in all per
  * context (NBCUDA_REUSE_BYTES sets the total, 0 turns reuse off); a block pushed out by a
@@ -105,7 +108,8 @@ int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, 
     *pevicted = out;
     unsigned number = atomic_load_explicit(&context->kept_frees, memory_order_relaxed) + 1;
     atomic_store_explicit(&context->kept_frees, number, memory_order_release); /* locked */
-    reuse->blocks[reuse->count++] = (nbc__reuse_block_t){ptr, bytes, number};
+    reuse->blocks[reuse->count++] = (nbc__reuse_block_t){
+        ptr, bytes, number, __atomic_load_n(&context->launches, __ATOMIC_RELAXED)};
     reuse->bytes += bytes;
     kept = 1;
   }
@@ -115,15 +119,18 @@ int nbc__reuse_keep(nbc_context_t *context, unsigned lifetime, CUdeviceptr ptr, 
 
 int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int *pidle) {
   int found = 0;
-  unsigned number = 0;
   if (!__atomic_load_n(&context->reuse.count, __ATOMIC_RELAXED)) return 0; /* a hint */
+  unsigned launches = __atomic_load_n(&context->launches, __ATOMIC_RELAXED);
   nbc__spin_lock(&context->reuse_busy);
   nbc__reuse_t *reuse = &context->reuse;
   current_lifetime(reuse, atomic_load(&context->lifetime));
   for (unsigned i = reuse->count; i-- > 0;) { /* the newest first: the likeliest idle */
-    if (reuse->blocks[i].bytes != bytes) continue;
-    *pptr = reuse->blocks[i].ptr;
-    number = reuse->blocks[i].number;
+    const nbc__reuse_block_t *b = &reuse->blocks[i];
+    if (b->bytes != bytes) continue;
+    int idle = synced_since(context, b->number);
+    if (!idle && b->launches != launches) continue; /* a synchronization would wait for more */
+    *pptr = b->ptr;
+    *pidle = idle;
     reuse->bytes -= bytes;
     memmove(&reuse->blocks[i], &reuse->blocks[i + 1],
             (--reuse->count - i) * sizeof reuse->blocks[0]);
@@ -131,7 +138,6 @@ int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int
     break;
   }
   nbc__spin_unlock(&context->reuse_busy);
-  if (found) *pidle = synced_since(context, number);
   return found;
 }
 

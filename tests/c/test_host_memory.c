@@ -283,6 +283,35 @@ TEST(no_reuse_while_another_device_is_active) {
   ASSERT_EQ(tdrv()->calls("cuMemFree"), frees + 1);
 }
 
+/* A kept block whose reuse would need a synchronization while kernels were launched since its
+ * free stays kept: the allocation goes to the driver and waits for nothing. After a
+ * synchronization the block is reused without another. */
+TEST(no_reuse_wait_for_kernels_launched_after_the_free) {
+  REQUIRE_TESTDRIVER();
+  nbc_module_t *m;
+  nbc_function_t *f;
+  ASSERT_OK(nbc_module_load_data(ptx, strlen(ptx), NBC_IMAGE_AUTO, &m));
+  ASSERT_OK(nbc_module_get_function(m, "empty", &f));
+  unsigned one[3] = {1, 1, 1};
+  nbc_devptr_t p, q, r;
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  ASSERT_OK(nbc_mem_free(p));
+  ASSERT_OK(nbc_launch(f, one, one, 0, NULL, NULL)); /* after the free */
+  int allocs = tdrv()->calls("cuMemAlloc"), syncs = tdrv()->calls("cuCtxSynchronize");
+  ASSERT_OK(nbc_mem_alloc(1024, &q));
+  ASSERT(q != p);
+  ASSERT_EQ(tdrv()->calls("cuMemAlloc"), allocs + 1);
+  ASSERT_EQ(tdrv()->calls("cuCtxSynchronize"), syncs);
+  ASSERT_OK(nbc_synchronize());
+  ASSERT_OK(nbc_mem_alloc(1024, &r)); /* synchronized since: reused at once */
+  ASSERT(r == p);
+  ASSERT_EQ(tdrv()->calls("cuMemAlloc"), allocs + 1);
+  ASSERT_EQ(tdrv()->calls("cuCtxSynchronize"), syncs + 1);
+  ASSERT_OK(nbc_mem_free(q));
+  ASSERT_OK(nbc_mem_free(r));
+  nbc_module_destroy(m);
+}
+
 /* An allocation that runs out of memory frees the kept blocks and tries again. */
 TEST(kept_blocks_freed_when_out_of_memory) {
   REQUIRE_TESTDRIVER();
@@ -766,6 +795,7 @@ TEST(no_nvjitlink) {
 TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
               X(out_of_memory_any_driver) X(out_of_memory) X(freed_blocks_reused) X(kept_bytes_limited)
               X(no_reuse_while_another_device_is_active)
+              X(no_reuse_wait_for_kernels_launched_after_the_free)
               X(kept_blocks_freed_when_out_of_memory) X(copy_failures)
               X(copy_creates_context_when_none) X(alloc_failure_injected)
               X(many_allocations_and_reset) X(allocations_from_threads)

@@ -51,6 +51,27 @@ def test_reuse_waits_for_work_queued_before_the_free(cuda, tdrv):
     assert _address(c) == where and tdrv.calls("cuCtxSynchronize") == syncs + 2
 
 
+def test_no_reuse_waits_for_a_kernel_launched_after_the_free(cuda, tdrv):
+    """The synchronization a reuse needs would wait for work queued after the free too: with a
+    kernel launched since, the allocation goes to the driver and returns at once."""
+    k = cuda.jit("void(int32[:])")(_noop)
+    scratch = cuda.device_array(4, dtype=np.int32)
+    s = cuda.stream()
+    a = cuda.device_array(64, dtype=np.int32)
+    where = _address(a)
+    cuda.synchronize()
+    del a
+    tdrv.set_launch_delay_ms(300)
+    try:
+        k[1, 1, s](scratch)  # 'runs' 300 ms, queued after the free
+    finally:
+        tdrv.set_launch_delay_ms(0)
+    b = cuda.device_array(64, dtype=np.int32)
+    assert not s.query()  # the allocation did not wait for it
+    assert _address(b) != where
+    s.synchronize()
+
+
 def test_memory_info_counts_kept_blocks_free(cuda, tdrv):
     ctx = cuda.current_context()
     free0, _ = ctx.get_memory_info()
