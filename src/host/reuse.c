@@ -62,6 +62,8 @@ static int other_device_active(const nbc_context_t *context) {
   if (nbc__devices(&devices, &count) != NBC_OK) return 1;
   for (int i = 0; i < count; i++) {
     if (devices[i].primary == context) continue;
+    if (atomic_load_explicit(&devices[i].primary->handle, memory_order_relaxed))
+      return 1; /* nbcuda's own: no need to ask */
     unsigned flags;
     int active = 1;
     if (nbc__cu.cuDevicePrimaryCtxGetState(devices[i].handle, &flags, &active) !=
