@@ -120,6 +120,20 @@ nbc__node *nbc__call_arg(const nbc__node *call, int pos, const char *name) {
   return NULL;
 }
 
+bool nbc__node_any(const nbc__node *n, bool (*pred)(const nbc__node *, const void *),
+                   const void *arg) {
+  if (!n) return false;
+  if (pred(n, arg)) return true;
+  if (nbc__node_any(n->a, pred, arg) || nbc__node_any(n->b, pred, arg) ||
+      nbc__node_any(n->c, pred, arg))
+    return true;
+  const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < lists[k]->count; i++)
+      if (nbc__node_any(lists[k]->items[i], pred, arg)) return true;
+  return false;
+}
+
 /* ---------------------------------------------------------------------- dumping --- */
 
 /* Python's repr of a float: the shortest %g that reads back the same, with ".0" added

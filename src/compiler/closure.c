@@ -241,22 +241,14 @@ static void mentioned_names(lifter *L, const nbc__node *n, names *out) {
     for (int i = 0; i < lists[k]->count; i++) mentioned_names(L, lists[k]->items[i], out);
 }
 
-/* Whether n passes `name` as a call's argument (a function used as a value). */
-static bool passed_as_argument(const nbc__node *n, const char *name) {
-  if (!n) return false;
-  if (n->kind == NBC__N_CALL)
-    for (int i = 0; i < n->list.count; i++) {
-      const nbc__node *a = n->list.items[i];
-      if (a->kind == NBC__N_KEYWORD) a = a->a;
-      if (a && a->kind == NBC__N_NAME && a->str && strcmp(a->str, name) == 0) return true;
-    }
-  if (passed_as_argument(n->a, name) || passed_as_argument(n->b, name) ||
-      passed_as_argument(n->c, name))
-    return true;
-  const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
-  for (int k = 0; k < 3; k++)
-    for (int i = 0; i < lists[k]->count; i++)
-      if (passed_as_argument(lists[k]->items[i], name)) return true;
+/* Whether n is a call passing `name` (a char *) as an argument: a function used as a value. */
+static bool passes_as_argument(const nbc__node *n, const void *name) {
+  if (n->kind != NBC__N_CALL) return false;
+  for (int i = 0; i < n->list.count; i++) {
+    const nbc__node *a = n->list.items[i];
+    if (a->kind == NBC__N_KEYWORD) a = a->a;
+    if (a && a->kind == NBC__N_NAME && a->str && strcmp(a->str, name) == 0) return true;
+  }
   return false;
 }
 
@@ -267,7 +259,7 @@ static bool passed_as_argument(const nbc__node *n, const char *name) {
 static const char *captured_redefined(family *F, const nbc__node *def, const char *name) {
   bool passed = false;
   for (int k = 0; k < F->outer->body.count && !passed; k++)
-    passed = passed_as_argument(F->outer->body.items[k], name);
+    passed = nbc__node_any(F->outer->body.items[k], passes_as_argument, name);
   if (!passed) return NULL;
   names own = {0}, read = {0};
   own_names(F->L, def, &own);
@@ -742,17 +734,10 @@ static void definitions(const nbc__list *body, const char *name, int *pcount,
   }
 }
 
-/* Whether a body defines a function of its own (def or lambda) anywhere. */
-static bool defines_functions(const nbc__node *n) {
-  if (!n) return false;
-  if (n->kind == NBC__N_FUNCDEF) return true;
-  if (defines_functions(n->a) || defines_functions(n->b) || defines_functions(n->c))
-    return true;
-  const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
-  for (int k = 0; k < 3; k++)
-    for (int i = 0; i < lists[k]->count; i++)
-      if (defines_functions(lists[k]->items[i])) return true;
-  return false;
+/* Whether n is a function definition (def or lambda). */
+static bool is_function_definition(const nbc__node *n, const void *unused) {
+  (void)unused;
+  return n->kind == NBC__N_FUNCDEF;
 }
 
 /* Every read of variable `name` in n made a copy of the literal value. */
@@ -809,7 +794,7 @@ static bool bake_constants(family *F, lifted *d) {
     }
     bool nests = false;
     for (int k = 0; k < d->def->body.count && !nests; k++)
-      nests = defines_functions(d->def->body.items[k]);
+      nests = nbc__node_any(d->def->body.items[k], is_function_definition, NULL);
     if (count != 1 || !is_literal(value) || callee_reads || nests)
       return fail(L, d->passed, NBC_TYPING_ERROR,
                   "Cannot capture the non-constant value associated with variable '%s' in a "

@@ -247,6 +247,10 @@ nbc__node *nbc__node_clone(nbc__ctx *ctx, const nbc__node *node);
 /* The argument a CALL passes for the parameter at position pos named name: its positional
  * argument, else the value of its keyword argument of that name; NULL when it passes none. */
 nbc__node *nbc__call_arg(const nbc__node *call, int pos, const char *name);
+/* Whether pred(node, arg) holds for n or any node below it (its operands a, b, c and the
+ * nodes of its list, body and orelse, nested functions included); false for NULL. */
+bool nbc__node_any(const nbc__node *n, bool (*pred)(const nbc__node *, const void *),
+                   const void *arg);
 /* Prints the AST as an indented S-expression (for --dump=ast). */
 void nbc__node_dump(nbc__buf *out, const nbc__node *node, int indent);
 const char *nbc__node_kind_name(nbc__node_kind kind);

@@ -1910,29 +1910,26 @@ static bool names(const nbc__node *e, const char *name) {
   return false;
 }
 
-/* Whether the subtree uses `name` where numba needs a literal: the shape of a shared or local
- * array (`cuda.shared.array(n, ...)`, `(n, 4)`), or an `if` that numba prunes when it is a
- * literal (`if flag:`, `if not flag:`). */
-static bool needs_literal(const nbc__node *n, const char *name) {
-  if (!n) return false;
+/* Whether node n uses `name` (a char *) where numba needs a literal: the shape of a shared or
+ * local array (`cuda.shared.array(n, ...)`, `(n, 4)`), or an `if` that numba prunes when it
+ * is a literal (`if flag:`, `if not flag:`). */
+static bool needs_literal_here(const nbc__node *n, const void *pname) {
+  const char *name = pname;
   if (n->kind == NBC__N_IF) {
     const nbc__node *c = n->a;
     if (c && c->kind == NBC__N_UNARY && c->op == NBC__OP_NOT) c = c->a;
     if (c && c->kind == NBC__N_NAME && c->str && strcmp(c->str, name) == 0) return true;
   }
-  if (n->kind == NBC__N_CALL && n->a && n->a->kind == NBC__N_ATTR && n->a->str &&
-      strcmp(n->a->str, "array") == 0 && n->a->a &&
-      (n->a->a->kind == NBC__N_ATTR || n->a->a->kind == NBC__N_NAME) && n->a->a->str &&
-      (strcmp(n->a->a->str, "shared") == 0 || strcmp(n->a->a->str, "local") == 0) &&
-      names(nbc__call_arg(n, 0, "shape"), name))
-    return true;
-  if (needs_literal(n->a, name) || needs_literal(n->b, name) || needs_literal(n->c, name))
-    return true;
-  const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
-  for (int k = 0; k < 3; k++)
-    for (int i = 0; i < lists[k]->count; i++)
-      if (needs_literal(lists[k]->items[i], name)) return true;
-  return false;
+  return n->kind == NBC__N_CALL && n->a && n->a->kind == NBC__N_ATTR && n->a->str &&
+         strcmp(n->a->str, "array") == 0 && n->a->a &&
+         (n->a->a->kind == NBC__N_ATTR || n->a->a->kind == NBC__N_NAME) && n->a->a->str &&
+         (strcmp(n->a->a->str, "shared") == 0 || strcmp(n->a->a->str, "local") == 0) &&
+         names(nbc__call_arg(n, 0, "shape"), name);
+}
+
+/* The same anywhere in the subtree n. */
+static bool needs_literal(const nbc__node *n, const char *name) {
+  return nbc__node_any(n, needs_literal_here, name);
 }
 
 /* The constants among a call's arguments that def needs as constants (needs_literal), as

@@ -52,17 +52,22 @@ static nbc_status_t free_kept(CUdeviceptr ptr) {
                            (unsigned long long)ptr);
 }
 
+/* free_kept of n blocks: the first failure's status. */
+static nbc_status_t free_kept_blocks(const CUdeviceptr *blocks, unsigned n) {
+  nbc_status_t st = NBC_OK;
+  for (unsigned i = 0; i < n; i++) {
+    nbc_status_t s = free_kept(blocks[i]);
+    if (st == NBC_OK) st = s;
+  }
+  return st;
+}
+
 /* Frees the context's kept blocks: the first failure's status. *pany: whether there were. */
 static nbc_status_t release_kept(nbc_context_t *context, int *pany) {
   CUdeviceptr kept[NBC__REUSE_MAX];
   unsigned n = nbc__reuse_drain(context, kept);
-  nbc_status_t st = NBC_OK;
-  for (unsigned i = 0; i < n; i++) {
-    nbc_status_t s = free_kept(kept[i]);
-    if (st == NBC_OK) st = s;
-  }
   if (pany) *pany = n > 0;
-  return st;
+  return free_kept_blocks(kept, n);
 }
 
 int nbc__memory_release_kept(nbc_context_t *context) {
@@ -165,10 +170,7 @@ static int keep(const nbc__ptr_record_t *r, nbc_status_t *pst) {
   *pst = NBC_OK;
   if (nbc__reuse_keep(r->context, r->lifetime, (CUdeviceptr)r->address, r->bytes, evicted,
                       &n)) {
-    for (unsigned i = 0; i < n; i++) {
-      nbc_status_t s = free_kept(evicted[i]);
-      if (*pst == NBC_OK) *pst = s;
-    }
+    *pst = free_kept_blocks(evicted, n);
     return 1;
   }
   nbc__ptr_record_t back;
