@@ -42,12 +42,14 @@ static nbc_context_t *owner_of(CUdeviceptr ptr) {
   return nbc__ptrtable_find(&table, (uintptr_t)ptr, 0, &r) ? r.context : NULL;
 }
 
-/* cuMemFree of a kept block (its record goes): NBC_OK, also when a reset took it first. */
+/* cuMemFree of a kept block (its record goes): NBC_OK, also when a reset took it first. When
+ * the driver refuses, the record stays (a reset frees the block, a second free is refused). */
 static nbc_status_t free_kept(CUdeviceptr ptr) {
   nbc__ptr_record_t r;
   if (!nbc__ptrtable_take(&table, (uintptr_t)ptr, NBC__MEM_TAG_KEPT, &r)) return NBC_OK;
   CUresult res = nbc__cu.cuMemFree(ptr);
   if (res == NBC__CUDA_SUCCESS) return NBC_OK;
+  (void)nbc__ptrtable_add(&table, &r); /* the spare take just left */
   return nbc__driver_failf("cuMemFree", res, " (address 0x%llx, a freed block kept for reuse)",
                            (unsigned long long)ptr);
 }
@@ -116,7 +118,9 @@ static int reuse(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr) {
     *pptr = ptr;
     return 1;
   }
-  if (nbc__ptrtable_take(&table, (uintptr_t)ptr, 0, &r)) (void)nbc__cu.cuMemFree(ptr);
+  if (nbc__ptrtable_take(&table, (uintptr_t)ptr, 0, &r) &&
+      nbc__cu.cuMemFree(ptr) != NBC__CUDA_SUCCESS)
+    (void)nbc__ptrtable_add(&table, &r); /* the driver still holds it: a reset frees it */
   return 0;
 }
 

@@ -216,6 +216,16 @@ TEST(freed_blocks_reused) {
   ASSERT_OK(nbc_context_release_freed(ctx));
   ASSERT_EQ(tdrv()->live_allocations(), 0);
   ASSERT_OK(nbc_context_release_freed(ctx)); /* nothing left: nothing to do */
+  /* the driver refusing to free a kept block: the release says so, naming the block */
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  ASSERT_OK(nbc_mem_free(p));
+  tdrv()->fail("cuMemFree", 1, 999);
+  ASSERT_STATUS(nbc_context_release_freed(ctx), NBC_DRIVER_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "cuMemFree: CUDA_ERROR_UNKNOWN (999) (address 0x");
+  ASSERT_CONTAINS(nbc_last_error(), "a freed block kept for reuse)");
+  ASSERT_EQ(tdrv()->live_allocations(), 1); /* the driver still holds it; a reset frees it */
+  ASSERT_STATUS(nbc_mem_free(p), NBC_DRIVER_ERROR); /* still known as freed */
+  ASSERT_CONTAINS(nbc_last_error(), "was freed already");
   /* a failed synchronization: the kept block is freed, a new one allocated */
   ASSERT_OK(nbc_mem_alloc(1024, &p));
   ASSERT_OK(nbc_mem_free(p));
@@ -223,11 +233,11 @@ TEST(freed_blocks_reused) {
   allocs = tdrv()->calls("cuMemAlloc");
   ASSERT_OK(nbc_mem_alloc(1024, &q));
   ASSERT_EQ(tdrv()->calls("cuMemAlloc"), allocs + 1);
-  ASSERT_EQ(tdrv()->live_allocations(), 1);
+  ASSERT_EQ(tdrv()->live_allocations(), 2);
   /* a reset frees the kept blocks with the rest */
   ASSERT_OK(nbc_mem_alloc(4096, &r));
   ASSERT_OK(nbc_mem_free(r));
-  ASSERT_EQ(tdrv()->live_allocations(), 2);
+  ASSERT_EQ(tdrv()->live_allocations(), 3);
   ASSERT_OK(nbc_context_reset(ctx));
   ASSERT_EQ(tdrv()->live_allocations(), 0);
   ASSERT_OK(nbc_mem_alloc(4096, &r)); /* the reset's blocks are never handed out */
