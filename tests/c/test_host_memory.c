@@ -322,6 +322,24 @@ TEST(no_reuse_wait_for_kernels_launched_after_the_free) {
   nbc_module_destroy(m);
 }
 
+/* A reuse whose synchronization fails frees the block and allocates anew; when the driver
+ * refuses that free too, the block stays known until a reset frees it. */
+TEST(failed_reuse_keeps_what_the_driver_holds) {
+  REQUIRE_TESTDRIVER();
+  nbc_context_t *ctx;
+  ASSERT_OK(nbc_current_context(-1, &ctx));
+  nbc_devptr_t p, q;
+  ASSERT_OK(nbc_mem_alloc(1024, &p));
+  ASSERT_OK(nbc_mem_free(p));
+  tdrv()->fail("cuCtxSynchronize", 1, 999);
+  tdrv()->fail("cuMemFree", 1, 999);
+  ASSERT_OK(nbc_mem_alloc(1024, &q));
+  ASSERT(q != p);
+  ASSERT_EQ(tdrv()->live_allocations(), 2);
+  ASSERT_OK(nbc_context_reset(ctx));
+  ASSERT_EQ(tdrv()->live_allocations(), 0);
+}
+
 /* An allocation that runs out of memory frees the kept blocks and tries again. */
 TEST(kept_blocks_freed_when_out_of_memory) {
   REQUIRE_TESTDRIVER();
@@ -806,6 +824,7 @@ TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
               X(out_of_memory_any_driver) X(out_of_memory) X(freed_blocks_reused) X(kept_bytes_limited)
               X(no_reuse_while_another_device_is_active)
               X(no_reuse_wait_for_kernels_launched_after_the_free)
+              X(failed_reuse_keeps_what_the_driver_holds)
               X(kept_blocks_freed_when_out_of_memory) X(copy_failures)
               X(copy_creates_context_when_none) X(alloc_failure_injected)
               X(many_allocations_and_reset) X(allocations_from_threads)
