@@ -118,26 +118,6 @@ PyObject *nbc__py_context_call(nbc__py_state *st, nbc_context_fn fn, void *arg) 
   return nbc__py_context_object(st, c.ctx);
 }
 
-/* MemoryInfo = namedtuple("MemoryInfo", "free,total"), made on first use. */
-static PyObject *memory_info_class(nbc__py_state *st) {
-  if (st->memory_info) return st->memory_info;
-  PyObject *collections = PyImport_ImportModule("collections");
-  if (!collections) return NULL;
-  st->memory_info = PyObject_CallMethod(collections, "namedtuple", "ss", "MemoryInfo",
-                                        "free,total");
-  Py_DECREF(collections);
-  /* get_memory_info fills instances itself: it must be a tuple subclass, as namedtuples are. */
-  if (st->memory_info && (!PyType_Check(st->memory_info) ||
-                          !PyType_IsSubtype((PyTypeObject *)st->memory_info, &PyTuple_Type))) {
-    PyErr_SetString(PyExc_SystemError, "collections.namedtuple did not make a tuple class");
-    Py_CLEAR(st->memory_info);
-  }
-  if (st->memory_info && PyObject_SetAttrString(st->memory_info, "__module__",
-                                                st->module_name) < 0)
-    Py_CLEAR(st->memory_info);
-  return st->memory_info;
-}
-
 /* The MemoryInfo is built as tuple.__new__ would build it (tp_alloc, then the items):
  * calling the class runs namedtuple's Python __new__, which costs more than the driver. */
 static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) {
@@ -149,8 +129,7 @@ static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) 
   if (s != NBC_OK) return nbc__py_raise(st, s);
   if (self->memory_info && self->info_free == free_bytes && self->info_total == total)
     return Py_NewRef(self->memory_info);
-  PyObject *cls = memory_info_class(st);
-  if (!cls) return NULL;
+  PyObject *cls = st->memory_info; /* emm.c's, made at import */
   PyObject *f = PyLong_FromSize_t(free_bytes), *t = f ? PyLong_FromSize_t(total) : NULL;
   PyObject *info = t ? ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 2) : NULL;
   if (!info) {
@@ -662,20 +641,6 @@ static PyObject *py_profiling(PyObject *module, PyObject *unused) {
   return scope;
 }
 
-/* The module's __getattr__ (PEP 562), for names made on first use: MemoryInfo (importing
- * nbcuda builds no namedtuple). */
-static PyObject *py_module_getattr(PyObject *module, PyObject *name) {
-  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "MemoryInfo") == 0) {
-    PyObject *cls = memory_info_class(nbc__py_module_state(module));
-    if (!cls || PyObject_SetAttr(module, name, cls) < 0) return NULL;
-    return Py_NewRef(cls);
-  }
-  PyObject *emm = nbc__py_emm_class(module, name);
-  if (emm || PyErr_Occurred()) return emm;
-  PyErr_Format(PyExc_AttributeError, "module 'nbcuda' has no attribute %R", name);
-  return NULL;
-}
-
 static PyMethodDef context_functions[] = {
     {"current_context", (PyCFunction)(void (*)(void))py_current_context,
      METH_FASTCALL | METH_KEYWORDS,
@@ -691,8 +656,6 @@ static PyMethodDef context_functions[] = {
     {"profile_stop", py_profile_stop, METH_NOARGS, "Stops the CUDA profiler."},
     {"profiling", py_profiling, METH_NOARGS,
      "Context manager: profile_start(), then profile_stop() even when the body raises."},
-    {"__getattr__", py_module_getattr, METH_O,
-     "Names made on first use (MemoryInfo, the EMM plugin base classes)."},
     {NULL, NULL, 0, NULL},
 };
 

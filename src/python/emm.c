@@ -24,8 +24,11 @@
  * What nbcuda does not route to the plugin, where numba does: pinned and mapped host memory
  * (memhostalloc, mempin: nbcuda's own, which HostOnlyCUDAMemoryManager's methods also give),
  * IPC handles (Context.get_ipc_handle works on any device memory: GetIpcHandleMixin's method
- * calls it) and defer_cleanup (nbcuda's own scope). The base classes are Python, made on first
- * use from the text below.
+ * calls it) and defer_cleanup (nbcuda's own scope). The base classes and MemoryInfo (numba's
+ * namedtuple, which get_memory_info returns) are Python, made from the text below when the
+ * module is imported: they are plain module attributes, not names a module __getattr__ makes
+ * on first use, since CPython does not specialize attribute loads (cuda.synchronize) on a
+ * module that has a __getattr__.
  */
 #include "nbcuda_py.h"
 
@@ -36,6 +39,9 @@
 
 static const char classes_source[] =
     "from abc import ABCMeta, abstractmethod\n"
+    "from collections import namedtuple\n"
+    "\n"
+    "MemoryInfo = namedtuple('MemoryInfo', 'free,total')\n"
     "\n"
     "\n"
     "class BaseCUDAMemoryManager(object, metaclass=ABCMeta):\n"
@@ -109,40 +115,45 @@ static const char classes_source[] =
     "        return self.context.get_ipc_handle(memory)\n"
     "\n"
     "\n"
-    "for _c in (BaseCUDAMemoryManager, HostOnlyCUDAMemoryManager, GetIpcHandleMixin):\n"
+    "for _c in (MemoryInfo, BaseCUDAMemoryManager, HostOnlyCUDAMemoryManager, "
+    "GetIpcHandleMixin):\n"
     "    _c.__module__ = 'nbcuda'\n";
 
-static const char *const class_names[] = {"BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager",
-                                          "GetIpcHandleMixin"};
+static const char *const class_names[] = {"MemoryInfo", "BaseCUDAMemoryManager",
+                                          "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin"};
 
-PyObject *nbc__py_emm_class(PyObject *module, PyObject *name) {
-  int known = 0;
-  for (size_t i = 0; PyUnicode_Check(name) && i < sizeof class_names / sizeof *class_names; i++)
-    known |= PyUnicode_CompareWithASCIIString(name, class_names[i]) == 0;
-  if (!known) return NULL;
-  nbc__py_state *st = nbc__py_module_state(module);
-  if (!st->emm_classes) {
-    PyObject *ns = PyDict_New();
-    PyObject *filename = PyUnicode_FromString("<nbcuda emm>");
-    PyObject *builtins = PyEval_GetBuiltins();
-    int ok = ns && filename && PyDict_SetItemString(ns, "__builtins__", builtins) == 0 &&
-             PyDict_SetItemString(ns, "__name__", st->module_name) == 0 &&
-             PyDict_SetItemString(ns, "_nbcuda", module) == 0;
-    PyObject *code = ok ? Py_CompileString(classes_source, "<nbcuda emm>", Py_file_input) : NULL;
-    PyObject *r = code ? PyEval_EvalCode(code, ns, ns) : NULL;
-    Py_XDECREF(code);
-    Py_XDECREF(filename);
-    if (!r) {
-      Py_XDECREF(ns);
-      return NULL;
-    }
-    Py_DECREF(r);
-    st->emm_classes = ns;
+/* Runs classes_source in a namespace of its own (kept in st->emm_classes) and makes its
+ * classes attributes of the module; st->memory_info is MemoryInfo. */
+static int make_classes(PyObject *module, nbc__py_state *st) {
+  PyObject *ns = PyDict_New();
+  int ok = ns && PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) == 0 &&
+           PyDict_SetItemString(ns, "__name__", st->module_name) == 0 &&
+           PyDict_SetItemString(ns, "_nbcuda", module) == 0;
+  PyObject *code = ok ? Py_CompileString(classes_source, "<nbcuda emm>", Py_file_input) : NULL;
+  PyObject *r = code ? PyEval_EvalCode(code, ns, ns) : NULL;
+  Py_XDECREF(code);
+  if (!r) {
+    Py_XDECREF(ns);
+    return -1;
   }
-  PyObject *cls = PyDict_GetItemWithError(st->emm_classes, name);
-  if (!cls) return NULL;
-  if (PyObject_SetAttr(module, name, cls) < 0) return NULL;
-  return Py_NewRef(cls);
+  Py_DECREF(r);
+  st->emm_classes = ns;
+  for (size_t i = 0; i < sizeof class_names / sizeof *class_names; i++) {
+    PyObject *cls = PyDict_GetItemString(ns, class_names[i]);
+    if (!cls || PyModule_AddObjectRef(module, class_names[i], cls) < 0) {
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_SystemError, "nbcuda: the EMM source made no %s", class_names[i]);
+      return -1;
+    }
+  }
+  /* get_memory_info fills instances itself: it must be a tuple subclass, as namedtuples are. */
+  PyObject *info = PyDict_GetItemString(ns, "MemoryInfo");
+  if (!PyType_Check(info) || !PyType_IsSubtype((PyTypeObject *)info, &PyTuple_Type)) {
+    PyErr_SetString(PyExc_SystemError, "collections.namedtuple did not make a tuple class");
+    return -1;
+  }
+  st->memory_info = Py_NewRef(info);
+  return 0;
 }
 
 /* cls(context=context), as numba makes a plugin instance; a new reference or NULL. */
@@ -257,6 +268,6 @@ static PyMethodDef emm_functions[] = {
 };
 
 int nbc__py_emm_init(PyObject *module, nbc__py_state *st) {
-  (void)st;
+  if (make_classes(module, st) < 0) return -1;
   return PyModule_AddFunctions(module, emm_functions);
 }

@@ -55,7 +55,7 @@ typedef struct nbc__py_state {
   PyObject *contexts;      /* list: Context per ordinal */
   PyObject *default_streams; /* list: default, legacy, per-thread Stream per ordinal (stream.c) */
   PyObject *types;         /* dict: numba type name/alias -> type object */
-  PyObject *memory_info;   /* the MemoryInfo namedtuple class */
+  PyObject *memory_info;   /* the MemoryInfo namedtuple class (emm.c) */
   PyObject *numpy;         /* the numpy module, imported on first need */
   PyObject *module_name;   /* "nbcuda" */
   PyObject *dispatcher;    /* the callback dispatcher thread (stream.c), or NULL */
@@ -310,7 +310,8 @@ int nbc__py_cai_set_descr(PyObject *cai, PyObject *dtype);
 PyObject *nbc__py_device_alloc(nbc__py_state *st, size_t nbytes, nbc_devptr_t *pptr,
                                nbc_context_t **pctx, PyObject **powner);
 /* ========================================================================== emm.c === */
-/* numba's External Memory Management plugins: set_memory_manager, the base classes. */
+/* numba's External Memory Management plugins: set_memory_manager, the base classes and
+ * MemoryInfo, made at import (no module __getattr__: see emm.c). */
 int nbc__py_emm_init(PyObject *module, nbc__py_state *st);
 /* 1 when a plugin allocates device memory (set, or named by NUMBA_CUDA_MEMORY_MANAGER), 0 when
  * nbcuda does, -1 on error (the named module cannot be imported). */
@@ -321,9 +322,6 @@ PyObject *nbc__py_emm_memalloc(nbc__py_state *st, PyObject *context, size_t size
                                nbc_devptr_t *pptr);
 /* The plugin serving context gets reset() (Context.reset, close) and is dropped; 0 or -1. */
 int nbc__py_emm_reset(PyObject *context);
-/* BaseCUDAMemoryManager, HostOnlyCUDAMemoryManager, GetIpcHandleMixin (module __getattr__):
- * a new reference, or NULL with no error set for other names. */
-PyObject *nbc__py_emm_class(PyObject *module, PyObject *name);
 /* context.c: a Context object's C context, and its plugin slot (emm.c). */
 nbc_context_t *nbc__py_context_handle(PyObject *context);
 PyObject **nbc__py_context_manager_slot(PyObject *context);

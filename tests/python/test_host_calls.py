@@ -13,7 +13,11 @@ behaviour and the error messages of the plain paths they short-cut.
 - synchronize(), stream(), the default streams' factories and get_current_device() are
   METH_FASTCALL (calls of those the interpreter specializes) and refuse arguments as
   CPython refuses them for a function that takes none.
+- The module has no __getattr__ (MemoryInfo and the EMM base classes are made at import), so
+  the interpreter specializes the loads of its attributes (cuda.synchronize).
 """
+import dis
+import sys
 import gc
 import threading
 import time
@@ -238,6 +242,26 @@ def test_pending_synchronize_reports_the_blocking_calls_error(cuda, tdrv, what):
     finally:
         tdrv.set_launch_delay_ms(0)
         s.synchronize()
+
+
+# ------------------------------------------------------------------ module attributes --
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="specializing interpreter: 3.11+")
+def test_module_attribute_loads_are_specialized(cuda):
+    """CPython refuses to specialize an attribute load on a module whose dict has a
+    __getattr__ (PEP 562); every nbcuda.X would then take the generic lookup."""
+    assert "__getattr__" not in vars(cuda)
+    for name in ("MemoryInfo", "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager",
+                 "GetIpcHandleMixin"):
+        assert name in vars(cuda) and getattr(cuda, name).__module__ == "nbcuda"
+
+    def load():
+        return cuda.default_stream
+
+    for _ in range(200):
+        load()
+    ops = [i.opname for i in dis.get_instructions(load, adaptive=True)]
+    assert any(op.startswith("LOAD_ATTR") and op.endswith("MODULE") for op in ops), ops
 
 
 # ------------------------------------------------------------------ MemoryInfo ---------
