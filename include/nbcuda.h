@@ -228,6 +228,9 @@ nbc_status_t nbc_context_synchronize(nbc_context_t *context);
  * first; managed memory, memory exported through IPC and memory freed while another device's
  * primary context is active are freed at once. */
 nbc_status_t nbc_context_release_freed(nbc_context_t *context);
+/* How many freed blocks the context keeps for reuse now, and their bytes (either pointer may
+ * be NULL): what nbc_context_release_freed would give back to the driver. */
+nbc_status_t nbc_context_freed_kept(nbc_context_t *context, size_t *pblocks, size_t *pbytes);
 /* How many times the context was reset (nbc_device_reset, nbc_close): memory, streams, events
  * and modules made in it during one lifetime are gone once the number changes, and their
  * addresses may belong to new allocations. 0 for NULL. Record it when allocating, compare

@@ -284,6 +284,8 @@ int nbc__reuse_take(nbc_context_t *context, size_t bytes, CUdeviceptr *pptr, int
 /* Empties the context's kept blocks into out (of the current lifetime), for the caller to
  * free; returns how many. */
 unsigned nbc__reuse_drain(nbc_context_t *context, CUdeviceptr out[NBC__REUSE_MAX]);
+/* How many blocks the context keeps, and their bytes (those of another lifetime are gone). */
+void nbc__reuse_count(nbc_context_t *context, size_t *pblocks, size_t *pbytes);
 /* cuCtxSynchronize of the current context, which is context; once it succeeds, the blocks
  * kept before it began count as no longer in use (synced_frees, reuse.c). */
 CUresult nbc__context_sync(nbc_context_t *context);

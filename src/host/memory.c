@@ -85,6 +85,16 @@ nbc_status_t nbc_context_release_freed(nbc_context_t *context) {
   return release_kept(context, NULL);
 }
 
+nbc_status_t nbc_context_freed_kept(nbc_context_t *context, size_t *pblocks, size_t *pbytes) {
+  if (!context)
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_context_freed_kept: context is NULL");
+  size_t blocks, bytes;
+  nbc__reuse_count(context, &blocks, &bytes);
+  if (pblocks) *pblocks = blocks;
+  if (pbytes) *pbytes = bytes;
+  return NBC_OK;
+}
+
 void nbc__memory_exported(nbc_devptr_t base) {
   (void)nbc__ptrtable_set_flags(&table, (uintptr_t)base, 0, NBC__MEM_FREE_AT_ONCE);
 }

@@ -155,3 +155,12 @@ unsigned nbc__reuse_drain(nbc_context_t *context, CUdeviceptr out[NBC__REUSE_MAX
   nbc__spin_unlock(&context->reuse_busy);
   return n;
 }
+
+void nbc__reuse_count(nbc_context_t *context, size_t *pblocks, size_t *pbytes) {
+  nbc__spin_lock(&context->reuse_busy);
+  nbc__reuse_t *reuse = &context->reuse;
+  current_lifetime(reuse, atomic_load(&context->lifetime));
+  *pblocks = reuse->count;
+  *pbytes = reuse->bytes;
+  nbc__spin_unlock(&context->reuse_busy);
+}

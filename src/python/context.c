@@ -37,6 +37,9 @@ typedef struct {
   /* The EMM plugin instance of set_memory_manager() serving this context (emm.c), made at
    * its first device allocation; NULL: nbcuda's own allocation. */
   PyObject *manager;
+  /* Context.memory_manager while no plugin is set (emm.c's NumbaCUDAMemoryManager) and
+   * Context.deallocations (deallocs.c), made on first use. */
+  PyObject *own_manager, *deallocations;
 } ContextObject;
 
 PyObject **nbc__py_context_manager_slot(PyObject *context) {
@@ -54,6 +57,8 @@ static int context_traverse(ContextObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->device);
   Py_VISIT(self->memory_info);
   Py_VISIT(self->manager);
+  Py_VISIT(self->own_manager);
+  Py_VISIT(self->deallocations);
   return 0;
 }
 
@@ -63,6 +68,8 @@ static void context_dealloc(ContextObject *self) {
   Py_CLEAR(self->device);
   Py_CLEAR(self->memory_info);
   Py_CLEAR(self->manager);
+  Py_CLEAR(self->own_manager);
+  Py_CLEAR(self->deallocations);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -86,7 +93,7 @@ PyObject *nbc__py_context_object(nbc__py_state *st, nbc_context_t *ctx) {
   c->device = device;
   c->memory_info = NULL;
   c->info_free = c->info_total = 0;
-  c->manager = NULL;
+  c->manager = c->own_manager = c->deallocations = NULL;
   PyObject_GC_Track(c);
   PyList_SetItem(st->contexts, id, Py_NewRef(c));
   return (PyObject *)c;
@@ -233,6 +240,28 @@ static PyObject *context_get_device(ContextObject *self, void *c) {
   return Py_NewRef(self->device);
 }
 
+/* numba's Context.memory_manager: the EMM plugin's instance serving the context when a plugin
+ * is set, else nbcuda's own (NumbaCUDAMemoryManager, emm.c). */
+static PyObject *context_get_memory_manager(ContextObject *self, void *c) {
+  (void)c;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
+  int plugin = nbc__py_emm_active(st);
+  if (plugin < 0) return NULL;
+  if (plugin) return nbc__py_emm_manager(st, (PyObject *)self);
+  if (!self->own_manager && !(self->own_manager = nbc__py_emm_own_manager(st, (PyObject *)self)))
+    return NULL;
+  return Py_NewRef(self->own_manager);
+}
+
+static PyObject *context_get_deallocations(ContextObject *self, void *c) {
+  (void)c;
+  if (!self->deallocations &&
+      !(self->deallocations =
+            nbc__py_deallocs_new(nbc__py_state_of((PyObject *)self), (PyObject *)self)))
+    return NULL;
+  return Py_NewRef(self->deallocations);
+}
+
 static PyObject *context_get_handle(ContextObject *self, void *c) {
   (void)c;
   return PyLong_FromVoidPtr(nbc_context_handle(self->ctx));
@@ -356,6 +385,10 @@ static PyMethodDef context_methods[] = {
 static PyGetSetDef context_getset[] = {
     {"device", (getter)context_get_device, NULL, "the Device", NULL},
     {"handle", (getter)context_get_handle, NULL, "the CUcontext as an int", NULL},
+    {"memory_manager", (getter)context_get_memory_manager, NULL,
+     "the EMM plugin instance serving the context, or nbcuda's own manager", NULL},
+    {"deallocations", (getter)context_get_deallocations, NULL,
+     "freed memory the driver does not have back yet (numba's pending deallocations)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

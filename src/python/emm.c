@@ -115,12 +115,41 @@ static const char classes_source[] =
     "        return self.context.get_ipc_handle(memory)\n"
     "\n"
     "\n"
+    "class NumbaCUDAMemoryManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):\n"
+    "    \"\"\"nbcuda's own device memory, as numba's default memory manager: what\n"
+    "    Context.memory_manager is while no plugin is set. It delegates to the context.\"\"\"\n"
+    "\n"
+    "    def initialize(self):\n"
+    "        pass\n"
+    "\n"
+    "    def memalloc(self, size):\n"
+    "        return self.context.memalloc(size)\n"
+    "\n"
+    "    def memallocmanaged(self, size, attach_global):\n"
+    "        return self.context.memallocmanaged(size, attach_global)\n"
+    "\n"
+    "    def get_memory_info(self):\n"
+    "        return self.context.get_memory_info()\n"
+    "\n"
+    "    def reset(self):\n"
+    "        self.context.reset()\n"
+    "\n"
+    "    @property\n"
+    "    def deallocations(self):\n"
+    "        return self.context.deallocations\n"
+    "\n"
+    "    @property\n"
+    "    def interface_version(self):\n"
+    "        return 1\n"
+    "\n"
+    "\n"
     "for _c in (MemoryInfo, BaseCUDAMemoryManager, HostOnlyCUDAMemoryManager, "
-    "GetIpcHandleMixin):\n"
+    "GetIpcHandleMixin, NumbaCUDAMemoryManager):\n"
     "    _c.__module__ = 'nbcuda'\n";
 
 static const char *const class_names[] = {"MemoryInfo", "BaseCUDAMemoryManager",
-                                          "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin"};
+                                          "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin",
+                                          "NumbaCUDAMemoryManager"};
 
 /* Runs classes_source in a namespace of its own (kept in st->emm_classes) and makes its
  * classes attributes of the module; st->memory_info is MemoryInfo. */
@@ -222,6 +251,15 @@ static PyObject *manager_of(nbc__py_state *st, PyObject *context) {
   Py_DECREF(r);
   *slot = m;
   return m;
+}
+
+PyObject *nbc__py_emm_manager(nbc__py_state *st, PyObject *context) {
+  return Py_XNewRef(manager_of(st, context));
+}
+
+PyObject *nbc__py_emm_own_manager(nbc__py_state *st, PyObject *context) {
+  PyObject *cls = PyDict_GetItemString(st->emm_classes, "NumbaCUDAMemoryManager");
+  return cls ? instance(cls, context) : NULL;
 }
 
 PyObject *nbc__py_emm_memalloc(nbc__py_state *st, PyObject *context, size_t size,

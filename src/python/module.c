@@ -389,7 +389,8 @@ static int module_exec(PyObject *module) {
       nbc__py_random_init(module, st) < 0 || nbc__py_memptr_init(module, st) < 0 ||
       nbc__py_vectorize_init(module, st) < 0 || nbc__py_gufunc_init(module, st) < 0 ||
       nbc__py_declared_init(module, st) < 0 || nbc__py_linkable_init(module, st) < 0 ||
-      nbc__py_emm_init(module, st) < 0 || nbc__py_config_init(module, st) < 0 ||
+      nbc__py_emm_init(module, st) < 0 || nbc__py_deallocs_init(module, st) < 0 ||
+      nbc__py_config_init(module, st) < 0 ||
       nbc__py_typesdict_init(module, st) < 0 || nbc__py_serialize_init(module, st) < 0)
     return -1;
   if (PyModule_AddStringConstant(module, "__version__", NBC_VERSION_STRING) < 0) return -1;
@@ -414,7 +415,7 @@ static int module_exec(PyObject *module) {
   X(DeclaredType) X(LinkableCodeType) X(TypesDictType) X(memory_manager) X(emm_classes)   \
   X(np_void) X(np_scalar_codes) X(typing_error_class) X(warning_class) X(api_error_class)   \
   X(warning_classes) X(str_numba_errors[0]) X(str_numba_errors[1]) X(default_streams)    \
-  X(driver_error_class)
+  X(driver_error_class) X(DeallocsType)
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   nbc__py_state *st = nbc__py_module_state(module);

@@ -48,6 +48,7 @@ typedef struct nbc__py_state {
   PyTypeObject *DeclaredType;      /* declared.c */
   PyTypeObject *LinkableCodeType;  /* linkable.c: numba's LinkableCode */
   PyTypeObject *TypesDictType;     /* typesdict.c */
+  PyTypeObject *DeallocsType;      /* deallocs.c: numba's _PendingDeallocs */
   /* caches, built lazily */
   PyObject *gpus;          /* the _DeviceList singleton */
   PyObject *devices;       /* list: Device per ordinal (None until made) */
@@ -322,9 +323,20 @@ PyObject *nbc__py_emm_memalloc(nbc__py_state *st, PyObject *context, size_t size
                                nbc_devptr_t *pptr);
 /* The plugin serving context gets reset() (Context.reset, close) and is dropped; 0 or -1. */
 int nbc__py_emm_reset(PyObject *context);
+/* Context.memory_manager: the plugin instance serving context (a plugin is set; made on first
+ * use), or a new NumbaCUDAMemoryManager(context=context), nbcuda's own, delegating to the
+ * context; a new reference or NULL. */
+PyObject *nbc__py_emm_manager(nbc__py_state *st, PyObject *context);
+PyObject *nbc__py_emm_own_manager(nbc__py_state *st, PyObject *context);
 /* context.c: a Context object's C context, and its plugin slot (emm.c). */
 nbc_context_t *nbc__py_context_handle(PyObject *context);
 PyObject **nbc__py_context_manager_slot(PyObject *context);
+
+/* ===================================================================== deallocs.c === */
+/* Context.deallocations: the context's frees queued by defer_cleanup() plus its blocks kept
+ * for reuse, numba's _PendingDeallocs (len, clear, disable, is_disabled). */
+int nbc__py_deallocs_init(PyObject *module, nbc__py_state *st);
+PyObject *nbc__py_deallocs_new(nbc__py_state *st, PyObject *context);
 
 /* A view of any array argument for a kernel launch: device memory, element, geometry. */
 #define NBC__PY_MAXDIM 32

@@ -208,6 +208,10 @@ TEST(freed_blocks_reused) {
   for (int i = 0; i < 17; i++) ASSERT_OK(nbc_mem_free(many[i]));
   ASSERT_EQ(tdrv()->calls("cuMemFree"), frees + 1);
   ASSERT_EQ(tdrv()->live_allocations(), 16);
+  size_t blocks = 0, bytes = 0;
+  ASSERT_OK(nbc_context_freed_kept(ctx, &blocks, &bytes)); /* sizes 2 to 17 times 512 */
+  ASSERT_EQ(blocks, 16);
+  ASSERT_EQ(bytes, 512 * (17 * 18 / 2 - 1));
   ASSERT_OK(nbc_mem_alloc(512, &p)); /* the oldest's size: gone, a new one */
   ASSERT_OK(nbc_mem_alloc(512 * 17, &q)); /* the newest's: kept */
   ASSERT(q == many[16]);
@@ -215,6 +219,8 @@ TEST(freed_blocks_reused) {
   ASSERT_OK(nbc_mem_free(q));
   ASSERT_OK(nbc_context_release_freed(ctx));
   ASSERT_EQ(tdrv()->live_allocations(), 0);
+  ASSERT_OK(nbc_context_freed_kept(ctx, &blocks, NULL));
+  ASSERT_EQ(blocks, 0);
   ASSERT_OK(nbc_context_release_freed(ctx)); /* nothing left: nothing to do */
   /* the driver refusing to free a kept block: the release says so, naming the block */
   ASSERT_OK(nbc_mem_alloc(1024, &p));
@@ -243,6 +249,7 @@ TEST(freed_blocks_reused) {
   ASSERT_OK(nbc_mem_alloc(4096, &r)); /* the reset's blocks are never handed out */
   ASSERT_OK(nbc_mem_free(r));
   ASSERT_STATUS(nbc_context_release_freed(NULL), NBC_INVALID_ARGUMENT);
+  ASSERT_STATUS(nbc_context_freed_kept(NULL, NULL, NULL), NBC_INVALID_ARGUMENT);
 }
 
 /* The 32 MiB a context keeps at most: a block that does not fit pushes out as many of the

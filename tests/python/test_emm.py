@@ -113,6 +113,20 @@ print(bool(np.array_equal(got, 5 * x)) if real else "not run", allocs)
     assert out[0].split()[0] in ("True", "not")
 
 
+def test_memory_manager_is_the_plugin_instance(run_py):
+    out = run(run_py, r'''
+ctx = cuda.current_context()
+print(type(ctx.memory_manager).__name__)  # nbcuda's own until a plugin is set
+cuda.set_memory_manager(Logging)
+m = ctx.memory_manager
+print(type(m).__name__, m is ctx.memory_manager, m.context is ctx, log)
+d = cuda.device_array(4, np.float32)  # the same instance serves the allocation
+print(m is ctx.memory_manager, log)
+''')
+    assert out == ["NumbaCUDAMemoryManager", "Logging True True ['initialize']",
+                   "True ['initialize', 'alloc 16']"]
+
+
 def test_reset_and_close_reach_the_plugin(run_py):
     out = run(run_py, r'''
 cuda.set_memory_manager(Logging)

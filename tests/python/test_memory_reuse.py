@@ -105,3 +105,54 @@ def test_reuse_turned_off_by_the_environment(tdrv, run_py):
         print(live - t.tdrv_live_allocations())
     """, env={"NBCUDA_REUSE_BYTES": "0"})
     assert p.stdout.split() == ["1"]
+
+
+def test_deallocations_count_the_kept_blocks(cuda):
+    """numba-cuda's test_cuda_array_interface.test_ownership: memory freed and not yet given
+    back to the driver is pending in ctx.memory_manager.deallocations; clear() gives it back."""
+    ctx = cuda.current_context()
+    deallocs = ctx.memory_manager.deallocations
+    assert deallocs is ctx.deallocations
+    deallocs.clear()
+    assert len(deallocs) == 0
+    d_arr = cuda.to_device(np.arange(100))
+    cvted = cuda.as_cuda_array(d_arr)
+    del d_arr
+    assert len(deallocs) == 0  # cvted holds the memory
+    np.testing.assert_equal(cvted.copy_to_host(), np.arange(100))
+    del cvted
+    assert len(deallocs) == 1
+    deallocs.clear()
+    assert len(deallocs) == 0
+    assert "pending deallocations" in repr(deallocs)
+
+
+def test_deallocations_clear_waits_while_cleanup_is_deferred(cuda):
+    ctx = cuda.current_context()
+    ctx.deallocations.clear()
+    assert not ctx.deallocations.is_disabled
+    kept = cuda.device_array(64, dtype=np.int32)
+    del kept  # kept for reuse: 1 pending
+    with ctx.deallocations.disable():
+        assert ctx.deallocations.is_disabled
+        a = cuda.device_array(1000, dtype=np.int32)
+        del a  # queued until the block ends
+        assert len(ctx.deallocations) == 2
+        ctx.deallocations.clear()  # numba: nothing while disabled
+        assert len(ctx.deallocations) == 2
+    assert not ctx.deallocations.is_disabled
+    assert len(ctx.deallocations) == 2  # the queued free ran, and its block was kept
+    ctx.deallocations.clear()
+    assert len(ctx.deallocations) == 0
+
+
+def test_own_memory_manager_delegates_to_the_context(cuda):
+    ctx = cuda.current_context()
+    m = ctx.memory_manager
+    assert m is ctx.memory_manager and m.context is ctx
+    assert type(m) is cuda.NumbaCUDAMemoryManager
+    assert isinstance(m, cuda.HostOnlyCUDAMemoryManager) and m.interface_version == 1
+    assert m.get_memory_info() == ctx.get_memory_info()
+    p = m.memalloc(256)
+    assert p.size == 256
+    m.initialize()
