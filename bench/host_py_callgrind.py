@@ -62,6 +62,8 @@ OPS = {
     "launch4": ("k4[1, 32](a, b, c, d)", ["nbc_launch_packed"]),
     "launch4_configured": ("L4(a, b, c, d)", ["nbc_launch_packed"]),
     "launch0_stream": ("k0[1, 32, s]()", ["nbc_launch_packed"]),
+    "launch1_lazy": ("z1[1, 32](a)", ["nbc_launch_packed"]),
+    "launch4_lazy": ("z4[1, 32](a, b, c, d)", ["nbc_launch_packed"]),
 }
 
 
@@ -83,6 +85,7 @@ def run(op, n):
         for i, k in enumerate(empty_kernels.jit_all(cuda)):
             ns[f"k{i}"] = k
         ns["L4"] = ns["k4"][1, 32]
+        ns["z1"], ns["z4"] = cuda.jit(empty_kernels.k1), cuda.jit(empty_kernels.k4)
     stmt = OPS[op][0]
     src = f"def _loop(_n):\n    for _ in range(_n):\n        {stmt}\n"
     exec(compile(src, f"<{op}>", "exec"), ns)
