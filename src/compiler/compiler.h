@@ -382,6 +382,7 @@ bool nbc__type_is_complex(const nbc__type *t);
 /* The type of a complex type's parts: float32 for complex64, float64 for complex128. */
 const nbc__type *nbc__type_complex_part(const nbc__type *t);
 bool nbc__type_is_number(const nbc__type *t);  /* bool, int, float, complex */
+bool nbc__type_is_int_enum(const nbc__type *t); /* a member of an IntEnum (IntEnumMember) */
 int nbc__type_bits(const nbc__type *t);        /* scalar width in bits (bool: 1) */
 size_t nbc__type_size(const nbc__type *t);     /* scalar (or record) storage bytes */
 /* numba's printed name: "float64", "bool", "array(float32, 2d, C)", "UniTuple(int64 x 2)"

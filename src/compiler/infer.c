@@ -441,11 +441,11 @@ static const nbc__type *enum_class_type(infer *I, const nbc__node *n, const nbc_
                         g->enum_int != 0);
 }
 
-/* The type of member `index` of enum class ct: an IntEnum's member is its int value (numba's
- * IntEnumMember converts to one wherever a number is needed), another's an ENUM value. */
+/* The type of a member of enum class ct: an ENUM value; an IntEnum's (numba's IntEnumMember)
+ * is used as its int value wherever a number is needed (nbc__infer_expr). */
 static const nbc__type *enum_member_type(infer *I, const nbc__type *ct) {
   if (!ct) return NULL;
-  return ct->int_enum ? ct->dtype : nbc__type_enum(I->ctx, NBC__T_ENUM, ct->name, ct->dtype, false);
+  return nbc__type_enum(I->ctx, NBC__T_ENUM, ct->name, ct->dtype, ct->int_enum);
 }
 
 int nbc__enum_member_index(const nbc_global_t *g, const char *name) {
@@ -871,6 +871,10 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   }
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
+  if (nbc__type_is_int_enum(n->a->type) && strcmp(n->str, "value") == 0) { /* m.value: m itself */
+    n->a->cast = NULL;
+    return n->a->type->dtype;
+  }
   const char *path = nbc__py_module_path(o);
   if (path) return module_attr(I, n, path);
   if (o->kind == NBC__T_RECORD) return nbc__infer_record_field(I, n, o, n->str);
@@ -1067,7 +1071,7 @@ static bool comparable(nbc__op op, const nbc__type *a, const nbc__type *b) {
   return nbc__type_binop_sig(op, a, b, conv, &why) != NULL;
 }
 
-/* An expression that may stay Optional (see keep_optional). */
+/* An expression that may stay Optional or an IntEnum member (see keep_optional). */
 static const nbc__type *expr_keeping_optional(infer *I, nbc__node *n) {
   I->keep_optional = true;
   const nbc__type *t = nbc__infer_expr(I, n);
@@ -1279,7 +1283,9 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n) {
   n->cast = NULL;
   const nbc__type *t = expr_inner(I, n);
   n->type = t;
-  if (t && t->kind == NBC__T_OPTIONAL && !keep) { /* numba: used as a value, TypeError if None */
+  /* numba: an Optional used as a value (TypeError if None); an IntEnum member used as its int
+   * (kept for `is`, `.value`, and assigned to a name or returned as it is) */
+  if (t && (t->kind == NBC__T_OPTIONAL || nbc__type_is_int_enum(t)) && !keep) {
     n->cast = t->dtype;
     return t->dtype;
   }

@@ -2078,6 +2078,15 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
   if (def->params.count != nargs) return arity_error(I, n, G, def->params.count, nargs);
   const nbc__type *declared = NULL;
   if (G->g.signature && !declared_signature(I, n, G, types, nargs, &declared)) return NULL;
+  /* an IntEnum member passed positionally stays one (numba's IntEnumMember parameter: `is`
+   * and `.value` in the callee), where call_args used it as its int */
+  for (int i = 0; !G->g.signature && positional(n) == nargs && i < nargs; i++) {
+    nbc__node *a = n->list.items[i];
+    if (nbc__type_is_int_enum(a->type) && a->cast == types[i]) {
+      a->cast = NULL;
+      types[i] = a->type;
+    }
+  }
   for (int i = 0; i < nargs; i++)
     if (is_kind(types[i], NBC__T_FUNCTION) &&
         !(types[i] = function_argument(I, n->list.items[i], types[i], G->g.name)))

@@ -404,6 +404,8 @@ nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to) 
   if (nbc__lower_failed(L)) return (nbc__lval){to, nbc__lower_zero(L, to)};
   if (from->kind == NBC__T_OPTIONAL || to->kind == NBC__T_OPTIONAL)
     return optional_convert(L, v, to);
+  if (nbc__type_is_int_enum(from)) /* an IntEnum member is its int value */
+    return nbc__lower_convert(L, (nbc__lval){from->dtype, v.v}, to);
   if (nbc__type_is_datetime(from) && to->kind == NBC__T_INT64) /* int(td): the count itself */
     return (nbc__lval){to, v.v};
   if (nbc__type_is_complex(from) || nbc__type_is_complex(to))

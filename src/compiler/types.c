@@ -288,7 +288,8 @@ bool nbc__type_equal(const nbc__type *a, const nbc__type *b) {
     return nbc__type_equal(a->dtype, b->dtype);
   case NBC__T_ENUM:
   case NBC__T_ENUM_CLASS: /* one class: its qualified name */
-    return strcmp(a->name, b->name) == 0 && nbc__type_equal(a->dtype, b->dtype);
+    return strcmp(a->name, b->name) == 0 && nbc__type_equal(a->dtype, b->dtype) &&
+           a->int_enum == b->int_enum;
   case NBC__T_RANGE: /* range_state_<counter>: the counter type, int64 when not given */
     return nbc__type_equal(a->dtype ? a->dtype : S_(INT64), b->dtype ? b->dtype : S_(INT64));
   case NBC__T_VECTOR:
@@ -338,6 +339,10 @@ bool nbc__type_is_complex(const nbc__type *t) {
 const nbc__type *nbc__type_complex_part(const nbc__type *t) {
   return nbc__type_scalar(t->kind == NBC__T_COMPLEX64 ? NBC__T_FLOAT32 : NBC__T_FLOAT64);
 }
+bool nbc__type_is_int_enum(const nbc__type *t) {
+  return t && t->kind == NBC__T_ENUM && t->int_enum;
+}
+
 bool nbc__type_is_number(const nbc__type *t) {
   return t && is_scalar_kind(t->kind);
 }
@@ -443,9 +448,12 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
     nbc__type_print(out, t->dtype);
     nbc__buf_puts(out, ")");
     return;
-  case NBC__T_ENUM: /* numba's EnumMember name; the signature parser reads it back */
+  case NBC__T_ENUM: /* numba's EnumMember / IntEnumMember name; the signature parser reads it
+                       back */
   case NBC__T_ENUM_CLASS:
-    nbc__buf_puts(out, t->kind == NBC__T_ENUM ? "Enum<" : "EnumClass<");
+    nbc__buf_puts(out, t->kind == NBC__T_ENUM_CLASS ? "EnumClass<"
+                       : t->int_enum                ? "IntEnum<"
+                                                    : "Enum<");
     nbc__type_print(out, t->dtype);
     nbc__buf_printf(out, ">(%s)", t->name);
     return;
@@ -625,6 +633,8 @@ int nbc__type_conversion(const nbc__type *from, const nbc__type *to) {
     return conv_table[from->kind - NBC__T_BOOL][to->kind - NBC__T_BOOL];
   }
   if (nbc__type_equal(from, to)) return NBC__CONV_EXACT;
+  if (nbc__type_is_int_enum(from)) /* numba's IntEnumMember: as its value */
+    return nbc__type_conversion(from->dtype, to);
   if (nbc__type_is_bf16(from) || nbc__type_is_bf16(to)) { /* numba-cuda's Bfloat16 rules */
     const nbc__type *o = nbc__type_is_bf16(from) ? to : from;
     bool out = nbc__type_is_bf16(from);
@@ -993,6 +1003,9 @@ const nbc__type *nbc__type_unify(nbc__ctx *ctx, const nbc__type *a, const nbc__t
   if (!a) return b;
   if (!b) return a;
   if (nbc__type_equal(a, b)) return a;
+  /* numba's IntEnumMember unifies with anything else as its integer value */
+  if (nbc__type_is_int_enum(a)) return nbc__type_unify(ctx, a->dtype, b);
+  if (nbc__type_is_int_enum(b)) return nbc__type_unify(ctx, a, b->dtype);
   /* numba's Optional: a number and None, or an Optional and either */
   if (a->kind == NBC__T_OPTIONAL || b->kind == NBC__T_OPTIONAL ||
       a->kind == NBC__T_NONE || b->kind == NBC__T_NONE) {
@@ -1240,6 +1253,7 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
  *              | ('Tuple' '(' [type {',' type}] ')') | ('Tuple' '((' [type {',' type}] '))')
  *              | ('CPointer' '(' NAME ')') | NAME '*'      (numba's CPointer of a number)
  *              | 'Enum<' NAME '>(' qualified class name ')'  (numba's EnumMember)
+ *              | 'IntEnum<' NAME '>(' qualified class name ')'  (numba's IntEnumMember)
  *   record    := numba's printed Record(...) (sig_record)
  *   dim       := ':' | '::1'
  * Layout: '::1' last is C (also for one dimension), '::1' first is F, none is A. */
@@ -1618,15 +1632,19 @@ static const nbc__type *sig_pointer(sigp *s) {
   return nbc__type_pointer(s->ctx, t);
 }
 
-/* Enum<dtype>(class): after "Enum"; the class's qualified name runs to the ')' (it may hold
- * dots and "<locals>"). */
-static const nbc__type *sig_enum(sigp *s) {
+/* Enum<dtype>(class), IntEnum<dtype>(class) (int_enum): after the name; the class's qualified
+ * name runs to the ')' (it may hold dots and "<locals>"). */
+static const nbc__type *sig_enum(sigp *s, bool int_enum) {
   s->p++; /* '<' */
   const char *at = (sig_skip(s), s->p);
   const nbc__type *t = sig_type(s);
   if (t && !nbc__type_is_number(t) && !nbc__type_is_numbers_tuple(t)) {
     s->p = at;
     return sig_error(s, "%s", "an Enum of other than numbers or tuples of them"), NULL;
+  }
+  if (t && int_enum && !nbc__type_is_int(t)) {
+    s->p = at;
+    return sig_error(s, "%s", "an IntEnum of other than integers"), NULL;
   }
   if (!t) return NULL;
   sig_skip(s);
@@ -1640,7 +1658,7 @@ static const nbc__type *sig_enum(sigp *s) {
     return sig_error(s, "%s", "expected the enum class's name and ')'"), NULL;
   const char *name = nbc__arena_printf(s->ctx->arena, "%.*s", (int)(s->p - start), start);
   s->p++;
-  return name ? nbc__type_enum(s->ctx, NBC__T_ENUM, name, t, false) : NULL;
+  return name ? nbc__type_enum(s->ctx, NBC__T_ENUM, name, t, int_enum) : NULL;
 }
 
 /* NamedTuple(Point, x: int64, y: float64): numba's NamedTuple/NamedUniTuple of the class
@@ -1766,7 +1784,8 @@ static const nbc__type *sig_type(sigp *s) {
   if ((len == 11 && memcmp(name, "NPTimedelta", 11) == 0) ||
       (len == 11 && memcmp(name, "timedelta64", 11) == 0))
     return sig_datetime(s, NBC__T_TIMEDELTA, name[0] == 'N');
-  if (len == 4 && memcmp(name, "Enum", 4) == 0 && *s->p == '<') return sig_enum(s);
+  if (len == 4 && memcmp(name, "Enum", 4) == 0 && *s->p == '<') return sig_enum(s, false);
+  if (len == 7 && memcmp(name, "IntEnum", 7) == 0 && *s->p == '<') return sig_enum(s, true);
   if (len == 6 && memcmp(name, "Record", 6) == 0) {
     const nbc__type *r = sig_record(s);
     sig_skip(s);

@@ -1,7 +1,7 @@
 /* enums.c — enum.Enum classes and members as numba-cuda types them: a class a kernel names is
  * numba's EnumClass (its members become constants), a member numba's EnumMember (or, for an
- * IntEnum, IntEnumMember, which is an int wherever a number is needed: ints are ints here
- * already, so only plain Enums need what follows). A class is identified by its qualified
+ * IntEnum, IntEnumMember, "IntEnum<int64>(module.QualName)", which is an int wherever a number
+ * is needed but keeps its class for `is` and `.value`). A class is identified by its qualified
  * name, "module.QualName", which is the name in the type "Enum<int64>(module.QualName)". Its
  * members' values must be all ints, all floats or all tuples of one type of numbers (numba's
  * one value type): the resolver hands every value over (others as OTHER) and the compiler says
@@ -25,6 +25,18 @@ int nbc__py_is_enum_class(PyObject *obj) {
   PyObject *base = enum_base();
   if (!base) return -1;
   return obj != base && PyType_IsSubtype((PyTypeObject *)obj, (PyTypeObject *)base);
+}
+
+/* 1 when the enum class cls is an IntEnum, 0 when not, -1 with an error. */
+static int is_int_enum_class(PyObject *cls) {
+  PyObject *m = PyImport_ImportModule("enum");
+  PyObject *intenum = m ? PyObject_GetAttrString(m, "IntEnum") : NULL;
+  Py_XDECREF(m);
+  int is_int = intenum && PyType_Check(intenum)
+                   ? PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)intenum)
+                   : -1;
+  Py_XDECREF(intenum);
+  return is_int;
 }
 
 int nbc__py_is_enum_member(PyObject *obj) {
@@ -107,13 +119,7 @@ int nbc__py_enum_describe(PyObject *cls, PyObject *keep, nbc_global_t *g) {
     Py_XDECREF(value);
   }
   if (rc == 0 && !PyErr_Occurred()) {
-    PyObject *intenum = NULL, *m = PyImport_ImportModule("enum");
-    intenum = m ? PyObject_GetAttrString(m, "IntEnum") : NULL;
-    Py_XDECREF(m);
-    int is_int = intenum && PyType_Check(intenum)
-                     ? PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)intenum)
-                     : -1;
-    Py_XDECREF(intenum);
+    int is_int = is_int_enum_class(cls);
     if (is_int < 0) {
       rc = -1;
     } else {
@@ -180,8 +186,11 @@ PyObject *nbc__py_enum_arg_text(PyObject *member, PyObject *(*value_text)(PyObje
   if (ft && strcmp(ft, "int64") && strcmp(ft, "float64") && strncmp(ft, "UniTuple(", 9) &&
       strncmp(ft, "Tuple(", 6))
     ft = NULL;
-  PyObject *qual = ft ? nbc__py_enum_class_name(cls) : NULL;
-  PyObject *text = qual ? PyUnicode_FromFormat("Enum<%s>(%U)", ft, qual) : NULL;
+  int is_int = ft ? is_int_enum_class(cls) : 0; /* numba's IntEnumMember */
+  PyObject *qual = ft && is_int >= 0 ? nbc__py_enum_class_name(cls) : NULL;
+  PyObject *text = qual ? PyUnicode_FromFormat("%s<%s>(%U)", is_int ? "IntEnum" : "Enum", ft,
+                                               qual)
+                        : NULL;
   if (!ft && !PyErr_Occurred())
     PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R: kernels take members of "
                  "enums whose values are all ints, all floats or all tuples of one type of "
