@@ -1177,6 +1177,30 @@ const char *nbc__py_type_typestr(nbc__py_state *st, PyObject *obj) {
   return ((NbType *)obj)->typestr;
 }
 
+/* numba's EnumMember / IntEnumMember type (its instance_class an enum class): the spelling
+ * with the class's qualified name, which numba's str() leaves out ("Enum<int64>(Color)");
+ * NULL with no error for other objects. */
+static PyObject *numba_type_text(nbc__py_state *st, PyObject *obj);
+
+static PyObject *enum_member_text(nbc__py_state *st, PyObject *obj) {
+  PyObject *cls = PyObject_GetAttrString(obj, "instance_class");
+  int is_enum = cls ? nbc__py_is_enum_class(cls) : (PyErr_Clear(), 0);
+  PyObject *dtype = is_enum > 0 ? PyObject_GetAttrString(obj, "dtype") : NULL;
+  PyObject *dtext = dtype ? numba_type_text(st, dtype) : NULL;
+  PyObject *qual = dtext ? nbc__py_enum_class_name(cls) : NULL;
+  PyObject *name = qual ? PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__name__") : NULL;
+  int int_enum = name && PyUnicode_CompareWithASCIIString(name, "IntEnumMember") == 0;
+  PyObject *text = name ? PyUnicode_FromFormat("%s<%U>(%U)", int_enum ? "IntEnum" : "Enum",
+                                               dtext, qual)
+                        : NULL;
+  Py_XDECREF(cls);
+  Py_XDECREF(dtype);
+  Py_XDECREF(dtext);
+  Py_XDECREF(qual);
+  Py_XDECREF(name);
+  return text;
+}
+
 /* The signature spelling of one of numba's own type objects: scalars print as their name
  * ("bool" is spelled "boolean"), arrays are rebuilt from dtype, ndim and layout. */
 static PyObject *numba_type_text(nbc__py_state *st, PyObject *obj) {
@@ -1185,6 +1209,8 @@ static PyObject *numba_type_text(nbc__py_state *st, PyObject *obj) {
   PyObject *layout = PyObject_GetAttrString(obj, "layout");
   if (!layout) {
     PyErr_Clear();
+    PyObject *members = enum_member_text(st, obj);
+    if (members || PyErr_Occurred()) return members;
     PyObject *s = PyObject_Str(obj);
     if (s && PyUnicode_CompareWithASCIIString(s, "bool") == 0)
       Py_SETREF(s, PyUnicode_FromString("boolean"));

@@ -127,6 +127,10 @@ def int_enum_arg(a, out):
     out[6] = a == RequestError.dummy       # == compares the ints
 
 
+def is_circle_arg(a, out):
+    out[0] = a is Shape.circle
+
+
 def vectorized(x):
     if x != RequestError.not_found:
         return RequestError["internal_error"]
@@ -158,6 +162,28 @@ def pairs(m):
                                                         "int64[::1])")])
 def test_compiles_and_ptxas_accepts(m, name, sig, tmp_path):
     ptx, _ = cuda.compile_ptx(getattr(m, name), sig, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+
+
+def test_numba_enum_member_types_in_signatures(m, tmp_path):
+    """numba's EnumMember / IntEnumMember type objects in a signature name their class by its
+    qualified name, as the members' own types do (numba's str() gives "IntEnum<int64>(Shape)"):
+    `a is Shape.circle` then compares the values (a setp), not two classes (a constant)."""
+    class IntEnumMember:  # stands in for numba.core.types.IntEnumMember (no numba on CI)
+        def __init__(self, cls, dtype):
+            self.instance_class, self.dtype = cls, dtype
+
+    class EnumMember(IntEnumMember):
+        pass
+
+    for c in (IntEnumMember, EnumMember):
+        c.__module__ = "numba.core.types.misc"
+    ptx, _ = cuda.compile_ptx(m.is_circle_arg, (IntEnumMember(m.Shape, cuda.int64),
+                                                cuda.boolean[::1]), cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    assert "setp.eq.s64" in ptx
+    ptx, _ = cuda.compile_ptx(m.compare, (EnumMember(m.Color, cuda.int64),) * 2 +
+                              (cuda.boolean[::1],), cc=(9, 0))
     check_ptx(ptx, tmp_path)
 
 
