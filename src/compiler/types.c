@@ -451,9 +451,10 @@ void nbc__type_print(nbc__buf *out, const nbc__type *t) {
   case NBC__T_ENUM: /* numba's EnumMember / IntEnumMember name; the signature parser reads it
                        back */
   case NBC__T_ENUM_CLASS:
-    nbc__buf_puts(out, t->kind == NBC__T_ENUM_CLASS ? "EnumClass<"
-                       : t->int_enum                ? "IntEnum<"
-                                                    : "Enum<");
+    if (t->kind == NBC__T_ENUM_CLASS)
+      nbc__buf_puts(out, t->int_enum ? "IntEnumClass<" : "EnumClass<");
+    else
+      nbc__buf_puts(out, t->int_enum ? "IntEnum<" : "Enum<");
     nbc__type_print(out, t->dtype);
     nbc__buf_printf(out, ">(%s)", t->name);
     return;
