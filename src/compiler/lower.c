@@ -977,6 +977,7 @@ static void lower_function(nbc__lowerer *L, nbc__func *fn, nbc__buf *out) {
         nbc__lower_emit(L, "store %s %s, %s* %s", ty, cv.v, ty, L->slots[i]);
       }
   }
+  nbc__lower_debug_variables(L, fn, def_line(fn));
 
   lower_block(L, &fn->def->body);
   if (nbc__lower_failed(L)) return;

@@ -3,6 +3,7 @@ options, ABIs, the resolver (globals, closures, helpers, types), errors and mess
 import importlib.util
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -145,6 +146,45 @@ def test_debug_emits_dwarf():
         warnings.simplefilter("ignore")
         ptx, _ = cuda.compile(add, "float32(float32, float32)", debug=True, opt=False)
     assert ".section .debug_info" in ptx or ".section\t.debug_info" in ptx
+
+
+def debug_locals(depth, scale, out, flag):
+    acc = 0
+    for i in range(depth):
+        acc += i
+    same = depth == acc
+    out[0] = acc * scale if flag and not same else 0.5
+
+
+def test_debug_describes_variables(tmp_path):
+    """debug=True: each number-typed parameter and local gets a DILocalVariable (parameters
+    with their position) and a dbg.declare on its slot, as numba-cuda's debug kernels (its
+    test_debuginfo: bool as DW_ATE_boolean, parameters through dbg.declare); arrays are not
+    described; lineinfo alone describes nothing."""
+    sig = "void(int32, float64, float64[::1], boolean)"
+    k = cuda.jit(sig, debug=True, opt=False)(debug_locals)
+    ir = "".join(k.inspect_llvm().values())
+    variables = dict(re.findall(r'^!(\d+) = !DILocalVariable\(name: "(\w+)"', ir, re.M))
+    assert set(variables.values()) == {"depth", "scale", "flag", "acc", "i", "same"}
+    for n, name in enumerate(("depth", "scale"), start=1):
+        assert re.search(rf'!DILocalVariable\(name: "{name}", arg: {n},', ir)
+    assert re.search(r'!DILocalVariable\(name: "flag", arg: 4,', ir)
+    for meta in variables:
+        assert re.search(rf"call void @llvm.dbg.declare\(metadata \S+ %\S+, metadata !{meta},", ir)
+    same = next(m for m, name in variables.items() if name == "same")
+    ty = re.search(rf'^!{same} = .*type: !(\d+)\)', ir, re.M).group(1)
+    assert re.search(rf"^!{ty} = !DIBasicType\(name: \"bool\", size: 8, encoding: DW_ATE_boolean",
+                     ir, re.M)
+    scale = next(m for m, name in variables.items() if name == "scale")
+    ty = re.search(rf'^!{scale} = .*type: !(\d+)\)', ir, re.M).group(1)
+    assert re.search(rf"^!{ty} = !DIBasicType\(name: \"float64\", size: 64, encoding: DW_ATE_float",
+                     ir, re.M)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptx, _ = cuda.compile_ptx(debug_locals, sig, debug=True, opt=False, cc=(9, 0))
+    check_ptx(ptx, tmp_path)
+    ir = "".join(cuda.jit(sig, lineinfo=True)(debug_locals).inspect_llvm().values())
+    assert "DILocalVariable" not in ir and "dbg.declare" not in ir
 
 
 def fma_like(a, b, c):
