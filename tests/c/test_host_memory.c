@@ -828,7 +828,8 @@ TEST(no_nvjitlink) {
 }
 
 TEST_LIST(X(alloc_copy_free) X(alloc_current_says_context) X(async_copies)
-              X(out_of_memory_any_driver) X(out_of_memory) X(freed_blocks_reused) X(kept_bytes_limited)
+              X(out_of_memory_any_driver) X(out_of_memory) X(freed_blocks_reused)
+              X(kept_bytes_limited)
               X(no_reuse_while_another_device_is_active)
               X(no_reuse_wait_for_kernels_launched_after_the_free)
               X(failed_reuse_keeps_what_the_driver_holds)
