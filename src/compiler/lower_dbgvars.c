@@ -13,25 +13,20 @@
 
 #include "compiler/lower.h"
 
-/* numba's DWARF encoding and size in bits of a number type t, false for others. */
-static bool basic_type(const nbc__type *t, const char **pencoding, int *pbits) {
+/* The number type a variable of type t is described as (an IntEnum member as its int), with
+ * numba's DWARF encoding and size in bits; NULL for other types. */
+static const nbc__type *basic_type(const nbc__type *t, const char **pencoding, int *pbits) {
   if (nbc__type_is_int_enum(t)) t = t->dtype;
-  if (t->kind == NBC__T_BOOL) {
+  if (t->kind == NBC__T_BOOL)
     *pencoding = "DW_ATE_boolean";
-    *pbits = 8;
-    return true;
-  }
-  if (nbc__type_is_int(t)) {
+  else if (nbc__type_is_int(t))
     *pencoding = nbc__type_is_signed(t) ? "DW_ATE_signed" : "DW_ATE_unsigned";
-    *pbits = nbc__type_bits(t);
-    return true;
-  }
-  if (t->kind == NBC__T_FLOAT16 || t->kind == NBC__T_FLOAT32 || t->kind == NBC__T_FLOAT64) {
+  else if (t->kind == NBC__T_FLOAT16 || t->kind == NBC__T_FLOAT32 || t->kind == NBC__T_FLOAT64)
     *pencoding = "DW_ATE_float";
-    *pbits = nbc__type_bits(t);
-    return true;
-  }
-  return false;
+  else
+    return NULL;
+  *pbits = t->kind == NBC__T_BOOL ? 8 : nbc__type_bits(t);
+  return t;
 }
 
 static bool identifier(const char *name) {
@@ -48,16 +43,16 @@ void nbc__lower_debug_variables(nbc__lowerer *L, const nbc__func *fn, int line) 
     const nbc__var *v = &fn->vars[i];
     const char *encoding;
     int bits;
-    if (!L->slots[i] || !v->type || !identifier(v->name) ||
-        !basic_type(v->type, &encoding, &bits))
-      continue;
+    const nbc__type *shown = L->slots[i] && v->type && identifier(v->name)
+                                 ? basic_type(v->type, &encoding, &bits)
+                                 : NULL;
+    if (!shown) continue;
     if (!loc) { /* where the declarations are: the def line */
       loc = L->next_meta++;
       nbc__buf_printf(&L->meta, "!%d = !DILocation(line: %d, column: 1, scope: !%d)\n", loc,
                       line, L->sp_meta);
       nbc__lower_declare(L, "declare void @llvm.dbg.declare(metadata, metadata, metadata)");
     }
-    const nbc__type *shown = nbc__type_is_int_enum(v->type) ? v->type->dtype : v->type;
     int *type_meta = &L->basic_type_meta[shown->kind];
     if (!*type_meta) {
       *type_meta = L->next_meta++;

@@ -52,7 +52,6 @@ static size_t total_limit(void) {
   return limit;
 }
 
-/* Whether a synchronization begun after block `number` was kept has completed. */
 /* Whether a device other than context's has an active primary context in this process
  * (nbcuda's, or another library's): work queued there could still use the block, and
  * synchronizing context would not wait for it. */
@@ -74,6 +73,7 @@ static int other_device_active(const nbc_context_t *context) {
   return 0;
 }
 
+/* Whether a synchronization begun after block `number` was kept has completed. */
 static int synced_since(const nbc_context_t *context, unsigned number) {
   unsigned synced = atomic_load_explicit(&context->synced_frees, memory_order_acquire);
   return (int)(synced - number) >= 0;

@@ -700,10 +700,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     g->value.i = value == Py_True;
     return 0;
   }
-  if (PyLong_Check(value) && !PyLong_CheckExact(value)) { /* an IntEnum member (Shape.circle) */
-    int member = nbc__py_is_enum_member(value);
-    if (member) return member < 0 ? -1 : nbc__py_enum_member_describe(value, sess->keep, g);
-  }
+  int member = nbc__py_is_int_enum_member(value); /* Shape.circle: not an int constant */
+  if (member) return member < 0 ? -1 : nbc__py_enum_member_describe(value, sess->keep, g);
   if (PyLong_Check(value)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);

@@ -38,22 +38,25 @@ static void deallocs_dealloc(DeallocsObject *self) {
   Py_DECREF(tp);
 }
 
-/* The queued frees and the defer_cleanup() depth of the context; -1 with the error raised. */
-static int deferred(DeallocsObject *self, size_t *ppending, unsigned *pdepth) {
-  nbc_status_t s = nbc_context_deferred(nbc__py_context_handle(self->context), ppending, pdepth);
+/* 0 for NBC_OK, else -1 with the status raised. */
+static int checked(DeallocsObject *self, nbc_status_t s) {
   if (s == NBC_OK) return 0;
   nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
   return -1;
 }
 
+/* The queued frees and the defer_cleanup() depth of the context; -1 with the error raised. */
+static int deferred(DeallocsObject *self, size_t *ppending, unsigned *pdepth) {
+  return checked(self,
+                 nbc_context_deferred(nbc__py_context_handle(self->context), ppending, pdepth));
+}
+
 static Py_ssize_t deallocs_len(DeallocsObject *self) {
   size_t pending = 0, kept = 0;
-  if (deferred(self, &pending, NULL) < 0) return -1;
-  nbc_status_t s = nbc_context_freed_kept(nbc__py_context_handle(self->context), &kept, NULL);
-  if (s != NBC_OK) {
-    nbc__py_raise(nbc__py_state_of((PyObject *)self), s);
+  if (deferred(self, &pending, NULL) < 0 ||
+      checked(self, nbc_context_freed_kept(nbc__py_context_handle(self->context), &kept,
+                                           NULL)) < 0)
     return -1;
-  }
   return (Py_ssize_t)(pending + kept);
 }
 
@@ -64,8 +67,7 @@ static PyObject *deallocs_clear(DeallocsObject *self, PyObject *unused) {
   if (depth) Py_RETURN_NONE; /* disabled: the queued frees wait for the block's end */
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s = nbc_context_release_freed(nbc__py_context_handle(self->context));
-  Py_END_ALLOW_THREADS if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of((PyObject *)self),
-                                                             s);
+  Py_END_ALLOW_THREADS if (checked(self, s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 

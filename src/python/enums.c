@@ -156,6 +156,21 @@ int nbc__py_enum_member_describe(PyObject *member, PyObject *keep, nbc_global_t 
   return PyErr_Occurred() ? -1 : 0;
 }
 
+PyObject *nbc__py_enum_type_text(PyObject *cls, const char *value_type) {
+  int is_int = is_int_enum_class(cls); /* numba's IntEnumMember */
+  PyObject *qual = is_int >= 0 ? nbc__py_enum_class_name(cls) : NULL;
+  PyObject *text = qual ? PyUnicode_FromFormat("%s<%s>(%U)", is_int ? "IntEnum" : "Enum",
+                                               value_type, qual)
+                        : NULL;
+  Py_XDECREF(qual);
+  return text;
+}
+
+int nbc__py_is_int_enum_member(PyObject *obj) {
+  if (!PyLong_Check(obj) || PyLong_CheckExact(obj) || PyBool_Check(obj)) return 0;
+  return nbc__py_is_enum_member(obj);
+}
+
 PyObject *nbc__py_enum_arg_text(PyObject *member, PyObject *(*value_text)(PyObject *value,
                                                                           void *data),
                                 void *data) {
@@ -186,16 +201,11 @@ PyObject *nbc__py_enum_arg_text(PyObject *member, PyObject *(*value_text)(PyObje
   if (ft && strcmp(ft, "int64") && strcmp(ft, "float64") && strncmp(ft, "UniTuple(", 9) &&
       strncmp(ft, "Tuple(", 6))
     ft = NULL;
-  int is_int = ft ? is_int_enum_class(cls) : 0; /* numba's IntEnumMember */
-  PyObject *qual = ft && is_int >= 0 ? nbc__py_enum_class_name(cls) : NULL;
-  PyObject *text = qual ? PyUnicode_FromFormat("%s<%s>(%U)", is_int ? "IntEnum" : "Enum", ft,
-                                               qual)
-                        : NULL;
+  PyObject *text = ft ? nbc__py_enum_type_text(cls, ft) : NULL;
   if (!ft && !PyErr_Occurred())
     PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R: kernels take members of "
                  "enums whose values are all ints, all floats or all tuples of one type of "
                  "numbers", member);
   Py_XDECREF(first);
-  Py_XDECREF(qual);
   return text;
 }

@@ -479,10 +479,8 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     return s;
   }
   if (a == Py_None) return PyUnicode_FromString("none"); /* numba's NoneType: nothing passed */
-  if (PyLong_Check(a) && !PyLong_CheckExact(a) && !PyBool_Check(a)) {
-    int member = nbc__py_is_enum_member(a); /* numba's IntEnumMember: IntEnum<int64>(m.Shape) */
-    if (member) return member > 0 ? nbc__py_enum_arg_text(a, enum_value_text, st) : NULL;
-  }
+  int member = nbc__py_is_int_enum_member(a); /* numba's IntEnumMember: IntEnum<int64>(m.S) */
+  if (member) return member > 0 ? nbc__py_enum_arg_text(a, enum_value_text, st) : NULL;
   if (PyLong_Check(a)) return PyUnicode_FromString("int64");
   if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
   if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");

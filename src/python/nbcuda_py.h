@@ -473,6 +473,12 @@ int nbc__py_arg_hint(nbc__py_state *st, PyObject *obj, PyObject **pvalue, int *p
 int nbc__py_is_enum_class(PyObject *obj);
 int nbc__py_is_enum_member(PyObject *obj);
 PyObject *nbc__py_enum_class_name(PyObject *cls);
+/* The type of a member of enum class cls whose value type is value_type ("int64"):
+ * "Enum<int64>(module.QualName)", "IntEnum<...>(...)" for an IntEnum (numba's EnumMember,
+ * IntEnumMember); a new reference or NULL. */
+PyObject *nbc__py_enum_type_text(PyObject *cls, const char *value_type);
+/* 1 when obj is an IntEnum member (an int that is an enum member), 0 when not, -1 on error. */
+int nbc__py_is_int_enum_member(PyObject *obj);
 int nbc__py_enum_describe(PyObject *cls, PyObject *keep, nbc_global_t *g);
 int nbc__py_enum_member_describe(PyObject *member, PyObject *keep, nbc_global_t *g);
 PyObject *nbc__py_enum_arg_text(PyObject *member, PyObject *(*value_text)(PyObject *value,

@@ -1187,17 +1187,10 @@ static PyObject *enum_member_text(nbc__py_state *st, PyObject *obj) {
   int is_enum = cls ? nbc__py_is_enum_class(cls) : (PyErr_Clear(), 0);
   PyObject *dtype = is_enum > 0 ? PyObject_GetAttrString(obj, "dtype") : NULL;
   PyObject *dtext = dtype ? numba_type_text(st, dtype) : NULL;
-  PyObject *qual = dtext ? nbc__py_enum_class_name(cls) : NULL;
-  PyObject *name = qual ? PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__name__") : NULL;
-  int int_enum = name && PyUnicode_CompareWithASCIIString(name, "IntEnumMember") == 0;
-  PyObject *text = name ? PyUnicode_FromFormat("%s<%U>(%U)", int_enum ? "IntEnum" : "Enum",
-                                               dtext, qual)
-                        : NULL;
+  PyObject *text = dtext ? nbc__py_enum_type_text(cls, PyUnicode_AsUTF8(dtext)) : NULL;
   Py_XDECREF(cls);
   Py_XDECREF(dtype);
   Py_XDECREF(dtext);
-  Py_XDECREF(qual);
-  Py_XDECREF(name);
   return text;
 }
 
