@@ -156,3 +156,21 @@ def test_own_memory_manager_delegates_to_the_context(cuda):
     p = m.memalloc(256)
     assert p.size == 256
     m.initialize()
+
+
+def test_deallocations_clear_reports_a_refused_free(cuda, tdrv):
+    """The driver refusing to free a kept block: clear() raises its error; the block is no
+    longer pending (nor reused), and the driver keeps it until the context is reset."""
+    ctx = cuda.current_context()
+    ctx.deallocations.clear()
+    live = tdrv.live_allocations()
+    a = cuda.device_array(64, dtype=np.int32)
+    del a
+    assert len(ctx.deallocations) == 1
+    tdrv.fail("cuMemFree", 1, 999)
+    with pytest.raises(cuda.CudaAPIError, match="a freed block kept for reuse"):
+        ctx.deallocations.clear()
+    assert len(ctx.deallocations) == 0
+    assert tdrv.live_allocations() == live + 1
+    ctx.reset()
+    assert tdrv.live_allocations() == live
