@@ -689,6 +689,8 @@ typedef struct nbc_compile_options {
   int nlaunch_bounds;   /* kernels: how many of launch_bounds are given (0-3) */
   unsigned launch_bounds[3]; /* max threads per block, min blocks per SM, max blocks per
                                 cluster (numba's launch_bounds; ignored for device functions) */
+  int keep_ir;          /* keep the NVVM IR handed to libNVVM with the result
+                           (nbc_compile_result_ir): numba's DUMP_LLVM without a second compile */
 } nbc_compile_options_t;
 
 /* Defaults of numba's compile(): device=1, opt=1, abi C, PTX, everything else 0. */
@@ -856,6 +858,9 @@ nbc_status_t nbc_compile(const nbc_source_t *source, const char *name, const cha
 void nbc_compile_result_destroy(nbc_compile_result_t *result);
 /* PTX text (NUL-terminated; size excludes the NUL) or LTO-IR bytes. Live with the result. */
 const char *nbc_compile_result_code(const nbc_compile_result_t *result, size_t *psize);
+/* The NVVM IR libNVVM compiled into the code (NUL-terminated; size excludes the NUL), when the
+ * options asked to keep it (keep_ir); else NULL and size 0. Lives with the result. */
+const char *nbc_compile_result_ir(const nbc_compile_result_t *result, size_t *psize);
 /* The return type as numba prints it: "float64", "void", ... */
 const char *nbc_compile_result_return_type(const nbc_compile_result_t *result);
 /* The symbol of the compiled function in the code (the kernel entry's name). */

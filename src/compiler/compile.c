@@ -24,6 +24,8 @@
 struct nbc_compile_result {
   char *code;
   size_t size;
+  char *ir; /* the NVVM IR of the code when the options kept it (keep_ir), else NULL */
+  size_t ir_size;
   char *return_type;
   char *symbol;
   char *log;
@@ -163,6 +165,7 @@ static char *dup_text(const char *s, size_t n) {
 void nbc_compile_result_destroy(nbc_compile_result_t *result) {
   if (!result) return;
   free(result->code);
+  free(result->ir);
   free(result->return_type);
   free(result->symbol);
   free(result->log);
@@ -175,6 +178,11 @@ void nbc_compile_result_destroy(nbc_compile_result_t *result) {
 const char *nbc_compile_result_code(const nbc_compile_result_t *result, size_t *psize) {
   if (psize) *psize = result ? result->size : 0;
   return result ? result->code : NULL;
+}
+
+const char *nbc_compile_result_ir(const nbc_compile_result_t *result, size_t *psize) {
+  if (psize) *psize = result && result->ir ? result->ir_size : 0;
+  return result ? result->ir : NULL;
 }
 
 const char *nbc_compile_result_return_type(const nbc_compile_result_t *result) {
@@ -363,6 +371,11 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   if (ctx.options && ctx.options->output == NBC_OUTPUT_LTOIR) note_needs(result, ir.data, ir.len);
   result->log = out.log;
   out.code = out.log = NULL;
+  if (o->keep_ir) {
+    result->ir = dup_text(ir.data ? ir.data : "", ir.len);
+    result->ir_size = ir.len;
+    if (!result->ir) goto oom;
+  }
   result->return_type = dup_text(nbc__type_name(&ctx, ctx.program->entry->ret),
                                  strlen(nbc__type_name(&ctx, ctx.program->entry->ret)));
   result->symbol = dup_text(ctx.program->entry->symbol, strlen(ctx.program->entry->symbol));

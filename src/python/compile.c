@@ -1157,10 +1157,12 @@ int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const c
   top = resolver_for(st, &sess, func);
   if (!top) goto done;
   nbc_status_t s;
-  Py_BEGIN_ALLOW_THREADS s = nbc_compile(&src, name, sig, options, &top->r, presult);
+  nbc_compile_options_t opts = nbc__py_dump_options(st, options);
+  Py_BEGIN_ALLOW_THREADS s = nbc_compile(&src, name, sig, &opts, &top->r, presult);
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;
-    if ((options->debug || options->lineinfo) && warn_textless(st, &sess) < 0) {
+    if (nbc__py_dump_compiled(st, func, &opts, *presult) < 0 ||
+        ((options->debug || options->lineinfo) && warn_textless(st, &sess) < 0)) {
       rc = -1;
       nbc_compile_result_destroy(*presult);
       *presult = NULL;

@@ -20,6 +20,10 @@
  * - the defaults of jit's and compile's debug and opt when they are not given:
  *   CUDA_DEBUGINFO_DEFAULT (NUMBA_CUDA_DEBUGINFO, 0) and OPT (NUMBA_OPT, 3; opt is on unless
  *   it is 0), read when a decorator is made or a function compiled, as numba reads them.
+ * - numba's dumps of each compilation, printed to sys.stdout (dump.c): DUMP_LLVM
+ *   (NUMBA_DUMP_LLVM) the NVVM IR handed to libNVVM and DUMP_ASSEMBLY (NUMBA_DUMP_ASSEMBLY)
+ *   the PTX it made, both defaulting to NUMBA_DEBUG (0) as numba's do; read at each
+ *   compilation.
  * Two facts code written for numba-cuda reads from its config are there too, as False:
  * ENABLE_CUDASIM (nbcuda has no simulator: kernels run on the device) and CUDA_ENABLE_NRT
  * (nbcuda has no Numba runtime: no allocation in kernels). Other attributes may be set on
@@ -31,7 +35,9 @@
 
 static const char search_paths_name[] = "CUDA_NVRTC_EXTRA_SEARCH_PATHS";
 
-/* The integer settings: name, environment variable, default. */
+/* The integer settings: name, environment variable, default (FROM_DEBUG: NUMBA_DEBUG's value,
+ * 0 without it). */
+enum { FROM_DEBUG = -1 };
 static const struct {
   const char *name, *env;
   long dflt;
@@ -42,7 +48,18 @@ static const struct {
     {"CUDA_DEBUGINFO_DEFAULT", "NUMBA_CUDA_DEBUGINFO", 0},
     {"OPT", "NUMBA_OPT", 3},
     {"CUDA_ARRAY_INTERFACE_SYNC", "NUMBA_CUDA_ARRAY_INTERFACE_SYNC", 1},
+    {"DUMP_LLVM", "NUMBA_DUMP_LLVM", FROM_DEBUG},
+    {"DUMP_ASSEMBLY", "NUMBA_DUMP_ASSEMBLY", FROM_DEBUG},
 };
+
+/* The environment variable's integer value; dflt when it is unset, empty or not an integer
+ * (as numba's _readenv). */
+static long env_int(const char *name, long dflt) {
+  const char *env = getenv(name);
+  char *end = NULL;
+  long v = env && *env ? strtol(env, &end, 10) : dflt;
+  return end && *end ? dflt : v;
+}
 
 /* Whether the setting is true now (absent or not answering: false). */
 static int setting_on(PyObject *config, const char *name) {
@@ -62,6 +79,8 @@ int nbc__py_opt_option(nbc__py_state *st, PyObject *given) {
   if (given && given != Py_None) return PyObject_IsTrue(given);
   return setting_on(st->config, "OPT");
 }
+
+int nbc__py_config_on(nbc__py_state *st, const char *name) { return setting_on(st->config, name); }
 
 static void refresh_flags(nbc__py_state *st, PyObject *config) {
   int quiet = setting_on(config, "DISABLE_PERFORMANCE_WARNINGS");
@@ -93,11 +112,10 @@ int nbc__py_config_init(PyObject *module, nbc__py_state *st) {
   int rc = !cls || PyObject_SetAttrString(config, "__class__", cls) < 0 ? -1 : 0;
   Py_XDECREF(cls);
   for (size_t i = 0; rc == 0 && i < sizeof int_settings / sizeof int_settings[0]; i++) {
-    const char *env = getenv(int_settings[i].env);
-    char *end = NULL;
-    long v = env && *env ? strtol(env, &end, 10) : int_settings[i].dflt;
-    if (end && *end) v = int_settings[i].dflt; /* not an integer: the default, as numba */
-    rc = PyModule_AddIntConstant(config, int_settings[i].name, v);
+    long dflt = int_settings[i].dflt == FROM_DEBUG ? env_int("NUMBA_DEBUG", 0)
+                                                   : int_settings[i].dflt;
+    rc = PyModule_AddIntConstant(config, int_settings[i].name,
+                                 env_int(int_settings[i].env, dflt));
   }
   if (rc < 0) {
     Py_DECREF(config);
@@ -110,7 +128,8 @@ int nbc__py_config_init(PyObject *module, nbc__py_state *st) {
                                               "numba.cuda.config's settings nbcuda reads: "
                                               "CUDA_NVRTC_EXTRA_SEARCH_PATHS, the performance "
                                               "warnings' switches, the debug and opt "
-                                              "defaults, CUDA_ARRAY_INTERFACE_SYNC") < 0 ||
+                                              "defaults, CUDA_ARRAY_INTERFACE_SYNC, "
+                                              "DUMP_LLVM and DUMP_ASSEMBLY") < 0 ||
                    PyModule_AddObjectRef(config, "ENABLE_CUDASIM", Py_False) < 0 ||
                    PyModule_AddObjectRef(config, "CUDA_ENABLE_NRT", Py_False) < 0 ||
                    PyModule_AddObjectRef(module, "config", config) < 0 ||

@@ -493,6 +493,16 @@ PyObject *nbc__py_nvrtc_search_paths(nbc__py_state *st);
  * or -1 with an exception set. */
 int nbc__py_debug_option(nbc__py_state *st, PyObject *given);
 int nbc__py_opt_option(nbc__py_state *st, PyObject *given);
+/* Whether nbcuda.config's setting `name` is true now (absent or not answering: false). */
+int nbc__py_config_on(nbc__py_state *st, const char *name);
+/* dump.c: numba's DUMP_LLVM / DUMP_ASSEMBLY. nbc__py_dump_options: the options of a
+ * compilation with keep_ir set when config.DUMP_LLVM asks for its IR. nbc__py_dump_compiled:
+ * after it, the IR and the PTX printed to sys.stdout as numba prints them, each under a
+ * "LLVM DUMP <name>" / "ASSEMBLY <name>" rule (name: the function's __qualname__); 0, or -1
+ * with an exception set. Compilations that stop at the IR (inspect_llvm) print nothing. */
+nbc_compile_options_t nbc__py_dump_options(nbc__py_state *st, const nbc_compile_options_t *o);
+int nbc__py_dump_compiled(nbc__py_state *st, PyObject *func, const nbc_compile_options_t *o,
+                          const nbc_compile_result_t *result);
 int nbc__py_random_init(PyObject *module, nbc__py_state *st);
 
 /* ======================================================================== cache.c === */

@@ -791,6 +791,33 @@ TEST(nvvm_ir_output) {
 
 /* Grid synchronisation: the result says it needs cudadevrt and a cooperative launch, also
  * when it is made again from the code (a cache's copy). */
+/* keep_ir: the result of a compile to PTX also holds the IR libNVVM compiled (numba's
+ * DUMP_LLVM), the same text an NBC_OUTPUT_NVVM_IR compile gives; without it, none. */
+TEST(kept_ir_is_the_compiled_ir) {
+  require_nvvm();
+  const char *src = "def add(a, b):\n    return a + b\n";
+  nbc_compile_options_t o = options();
+  nbc_source_t s = {src, 0, "m.py", 1, 0};
+  nbc_compile_result_t *plain = NULL, *kept = NULL, *ir_only = NULL;
+  ASSERT_OK(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &plain));
+  size_t size = 1;
+  ASSERT(nbc_compile_result_ir(plain, &size) == NULL && size == 0);
+  o.keep_ir = 1;
+  ASSERT_OK(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &kept));
+  ASSERT_CONTAINS(nbc_compile_result_code(kept, NULL), ".visible .func");
+  ASSERT_STREQ(nbc_compile_result_code(kept, NULL), nbc_compile_result_code(plain, NULL));
+  o.keep_ir = 0;
+  o.output = NBC_OUTPUT_NVVM_IR;
+  ASSERT_OK(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &ir_only));
+  const char *ir = nbc_compile_result_ir(kept, &size);
+  ASSERT(ir && size == strlen(ir));
+  ASSERT_STREQ(ir, nbc_compile_result_code(ir_only, NULL));
+  ASSERT(nbc_compile_result_ir(NULL, &size) == NULL && size == 0);
+  nbc_compile_result_destroy(plain);
+  nbc_compile_result_destroy(kept);
+  nbc_compile_result_destroy(ir_only);
+}
+
 TEST(grid_sync_result_is_cooperative) {
   require_nvvm();
   nbc_compile_options_t o = kernel_options();
@@ -1339,7 +1366,7 @@ TEST_LIST(X(launch_bounds) X(result_variables) X(program_modules_are_files_next_
           X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
           X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
           X(host_code_does_not_stop_a_file) X(concurrent_compiles) X(declared_device_function)
-          X(nvvm_ir_output) X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
+          X(nvvm_ir_output) X(kept_ir_is_the_compiled_ir) X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
           X(cmath_and_complex_arguments) X(operator_module) X(nested_functions_and_defaults)
           X(vector_types) X(debug_kernel_raise_sites) X(tuples_global_and_indexed))
 TEST_MAIN()

@@ -76,7 +76,7 @@ MODULES_SEVENTH = """test_bfloat16 test_bfloat16_bindings test_cupy_bfloat16_int
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
                      "DISABLE_PERFORMANCE_WARNINGS", "CUDA_DEBUGINFO_DEFAULT", "OPT",
-                     "CUDA_ARRAY_INTERFACE_SYNC")
+                     "CUDA_ARRAY_INTERFACE_SYNC", "DUMP_LLVM", "DUMP_ASSEMBLY")
 
 
 def compat_numpy():
