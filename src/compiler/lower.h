@@ -39,7 +39,11 @@ typedef struct nbc__lowerer {
   int next_meta;   /* metadata numbering */
   bool debug_info; /* debug or lineinfo */
   int cu_meta, file_meta, subroutine_meta;
-  int basic_type_meta[NBC__T_KIND_COUNT_]; /* lower_dbgvars.c: each number type's DIBasicType */
+  /* lower_dbgvars.c: each number type's DIBasicType, the byte type (i8) and the composite
+   * types (arrays, tuples, complex) already described, by type */
+  int basic_type_meta[NBC__T_KIND_COUNT_];
+  int byte_type_meta;
+  struct nbc__di_type *di_types;
   int shared_count;
   int const_count; /* constant arrays (_cudapy_cmem, _cudapy_cmem.1, ...) */
   const char **strings; /* print's string constants: @__conststring__<i> is strings[i] */
@@ -62,8 +66,9 @@ typedef struct nbc__lowerer {
   int loop_break[NBC__LOWER_MAX_LOOPS], loop_continue[NBC__LOWER_MAX_LOOPS];
 } nbc__lowerer;
 
-/* lower_dbgvars.c: with options->debug, the function's number-typed parameters and locals
- * described (DILocalVariable, llvm.dbg.declare on their slots) at its def line. */
+/* lower_dbgvars.c: with options->debug, the function's parameters and locals of numbers,
+ * complex numbers, arrays and tuples of them described (DILocalVariable, llvm.dbg.declare on
+ * their slots) at its def line. */
 void nbc__lower_debug_variables(nbc__lowerer *L, const nbc__func *fn, int line);
 
 /* lower.c */

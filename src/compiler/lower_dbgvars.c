@@ -1,20 +1,44 @@
-/* lower_dbgvars.c — a debug build's variables (options->debug): each parameter and local of
- * a number type gets a DILocalVariable (a parameter with its position, `arg: n`) and an
- * llvm.dbg.declare on its stack slot, so that cuda-gdb shows them by name in the Python
- * function (`info locals`, `print z`), as numba-cuda's debug kernels do. The slot is stable
- * for the whole function (the alloca every variable has, lower.c), which ptxas keeps at
- * -O0 (numba's reason too for describing parameters with dbg.declare).
+/* lower_dbgvars.c — a debug build's variables (options->debug): each parameter and local gets
+ * a DILocalVariable (a parameter with its position, `arg: n`) and an llvm.dbg.declare on its
+ * stack slot, so that cuda-gdb shows them by name in the Python function (`info locals`,
+ * `print z`, `print a.shape`), as numba-cuda's debug kernels do. The slot is stable for the
+ * whole function (the alloca every variable has, lower.c), which ptxas keeps at -O0 (numba's
+ * reason too for describing parameters with dbg.declare).
  *
- * Variables of other types (arrays, tuples, records, Optional) are not described; nor are
+ * The types described are numba's, laid out as the slot's LLVM type (nbc__lower_ltype):
+ * - numbers as DIBasicType (numba's names; bool DW_ATE_boolean of 8 bits, an IntEnum member
+ *   as its int);
+ * - complex numbers as a structure of `real` and `imag`;
+ * - arrays as numba's array structure: `meminfo`, `parent` (byte pointers), `nitems`,
+ *   `itemsize`, `data` (a pointer to the element: its number type, else bytes), `shape` and
+ *   `strides` (arrays of ndim int64);
+ * - tuples as a structure of members f0, f1, ... at the offsets of the LLVM structure's
+ *   natural layout (numba's own tuple descriptions add the members' sizes without their
+ *   alignment; these match the memory).
+ * Variables of other types (records, Optional, strings, dates...) are not described; nor are
  * the compiler's own hidden ones (names that are not Python identifiers).
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "compiler/lower.h"
 
-/* The number type a variable of type t is described as (an IntEnum member as its int), with
- * numba's DWARF encoding and size in bits; NULL for other types. */
+/* A type described: its metadata node and the size and alignment in bits of its LLVM value
+ * type; meta 0 for a type not described. */
+typedef struct {
+  int meta;
+  long long bits, align;
+} described;
+
+struct nbc__di_type { /* the lowerer's list of composite types already described */
+  const nbc__type *type;
+  described d;
+  struct nbc__di_type *next;
+};
+
+/* The number type t is described as (an IntEnum member as its int), with numba's DWARF
+ * encoding and size in bits; NULL for other types. */
 static const nbc__type *basic_type(const nbc__type *t, const char **pencoding, int *pbits) {
   if (nbc__type_is_int_enum(t)) t = t->dtype;
   if (t->kind == NBC__T_BOOL)
@@ -29,6 +53,134 @@ static const nbc__type *basic_type(const nbc__type *t, const char **pencoding, i
   return t;
 }
 
+static int new_meta(nbc__lowerer *L) { return L->next_meta++; }
+
+static described describe_basic(nbc__lowerer *L, const nbc__type *t) {
+  const char *encoding;
+  int bits;
+  const nbc__type *shown = basic_type(t, &encoding, &bits);
+  if (!shown) return (described){0, 0, 0};
+  int *meta = &L->basic_type_meta[shown->kind];
+  if (!*meta) {
+    *meta = new_meta(L);
+    nbc__buf_printf(&L->meta, "!%d = !DIBasicType(name: \"%s\", size: %d, encoding: %s)\n",
+                    *meta, nbc__type_name(L->ctx, shown), bits, encoding);
+  }
+  return (described){*meta, bits, bits};
+}
+
+/* numba's "i8": the bytes a pointer points at when their type is not described. */
+static int byte_type(nbc__lowerer *L) {
+  if (!L->byte_type_meta) {
+    L->byte_type_meta = new_meta(L);
+    nbc__buf_printf(&L->meta,
+                    "!%d = !DIBasicType(name: \"i8\", size: 8, encoding: DW_ATE_unsigned)\n",
+                    L->byte_type_meta);
+  }
+  return L->byte_type_meta;
+}
+
+static int pointer_to(nbc__lowerer *L, int base) {
+  int m = new_meta(L);
+  nbc__buf_printf(&L->meta, "!%d = !DIDerivedType(tag: DW_TAG_pointer_type, baseType: !%d, "
+                  "size: 64)\n", m, base);
+  return m;
+}
+
+static int member(nbc__lowerer *L, const char *name, int base, long long bits,
+                  long long offset) {
+  int m = new_meta(L);
+  nbc__buf_printf(&L->meta, "!%d = !DIDerivedType(tag: DW_TAG_member, name: \"%s\", "
+                  "baseType: !%d, size: %lld, offset: %lld)\n", m, name, base, bits, offset);
+  return m;
+}
+
+/* A structure type of the members (their metadata), named as numba names the type. */
+static int structure(nbc__lowerer *L, const nbc__type *t, const int *members, int n,
+                     long long bits) {
+  nbc__buf list;
+  nbc__buf_init(&list, L->arena);
+  for (int i = 0; i < n; i++) nbc__buf_printf(&list, "%s!%d", i ? ", " : "", members[i]);
+  int elements = new_meta(L), m = new_meta(L);
+  nbc__buf_printf(&L->meta, "!%d = !{%s}\n", elements, list.data ? list.data : "");
+  nbc__buf_printf(&L->meta, "!%d = distinct !DICompositeType(tag: DW_TAG_structure_type, "
+                  "name: \"%s\", size: %lld, elements: !%d)\n", m, nbc__type_name(L->ctx, t),
+                  bits, elements);
+  return m;
+}
+
+static described describe(nbc__lowerer *L, const nbc__type *t);
+
+static described describe_complex(nbc__lowerer *L, const nbc__type *t) {
+  described p = describe_basic(L, nbc__type_complex_part(t));
+  int members[2] = {member(L, "real", p.meta, p.bits, 0),
+                    member(L, "imag", p.meta, p.bits, p.bits)};
+  return (described){structure(L, t, members, 2, 2 * p.bits), 2 * p.bits, p.align};
+}
+
+/* numba's array structure {i8*, i8*, i64, i64, T*, [n x i64], [n x i64]}. */
+static described describe_array(nbc__lowerer *L, const nbc__type *t) {
+  described int64 = describe_basic(L, nbc__type_scalar(NBC__T_INT64));
+  described element = describe(L, t->dtype);
+  int byte_pointer = pointer_to(L, byte_type(L));
+  int data = pointer_to(L, element.meta ? element.meta : byte_type(L));
+  long long dims = 64LL * t->ndim;
+  int range = new_meta(L), ranges = new_meta(L), extents = new_meta(L);
+  nbc__buf_printf(&L->meta, "!%d = !DISubrange(count: %d)\n", range, t->ndim);
+  nbc__buf_printf(&L->meta, "!%d = !{!%d}\n", ranges, range);
+  nbc__buf_printf(&L->meta, "!%d = !DICompositeType(tag: DW_TAG_array_type, name: "
+                  "\"UniTuple(int64 x %d)\", baseType: !%d, size: %lld, elements: !%d)\n",
+                  extents, t->ndim, int64.meta, dims, ranges);
+  int members[7] = {member(L, "meminfo", byte_pointer, 64, 0),
+                    member(L, "parent", byte_pointer, 64, 64),
+                    member(L, "nitems", int64.meta, 64, 128),
+                    member(L, "itemsize", int64.meta, 64, 192),
+                    member(L, "data", data, 64, 256),
+                    member(L, "shape", extents, dims, 320),
+                    member(L, "strides", extents, dims, 320 + dims)};
+  long long bits = 320 + 2 * dims;
+  return (described){structure(L, t, members, 7, bits), bits, 64};
+}
+
+/* A tuple: its items at the offsets of the LLVM structure's natural layout. */
+static described describe_tuple(nbc__lowerer *L, const nbc__type *t) {
+  int *members = nbc__arena_alloc(L->arena, sizeof *members * (size_t)(t->count ? t->count : 1));
+  if (!members) return (described){0, 0, 0};
+  long long offset = 0, align = 8;
+  for (int i = 0; i < t->count; i++) {
+    described item = describe(L, t->items[i]);
+    if (!item.meta) return (described){0, 0, 0};
+    offset = (offset + item.align - 1) / item.align * item.align;
+    char name[24];
+    snprintf(name, sizeof name, "f%d", i);
+    members[i] = member(L, name, item.meta, item.bits, offset);
+    offset += item.bits;
+    if (item.align > align) align = item.align;
+  }
+  long long bits = (offset + align - 1) / align * align;
+  return (described){structure(L, t, members, t->count, bits), bits, align};
+}
+
+/* The type described (each composite once per module); meta 0 when it is not described. */
+static described describe(nbc__lowerer *L, const nbc__type *t) {
+  if (!t) return (described){0, 0, 0};
+  if (nbc__type_is_int_enum(t)) t = t->dtype;
+  if (t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE && t->kind != NBC__T_COMPLEX64 &&
+      t->kind != NBC__T_COMPLEX128)
+    return describe_basic(L, t);
+  for (struct nbc__di_type *e = L->di_types; e; e = e->next)
+    if (e->type == t) return e->d;
+  described d = t->kind == NBC__T_ARRAY ? describe_array(L, t)
+                : t->kind == NBC__T_TUPLE ? describe_tuple(L, t)
+                                          : describe_complex(L, t);
+  struct nbc__di_type *e = nbc__arena_alloc(L->arena, sizeof *e);
+  if (e) {
+    *e = (struct nbc__di_type){t, d, L->di_types};
+    L->di_types = e;
+  }
+  return d;
+}
+
 static bool identifier(const char *name) {
   if (!name || !(isalpha((unsigned char)name[0]) || name[0] == '_')) return false;
   for (const char *p = name; *p; p++)
@@ -41,29 +193,20 @@ void nbc__lower_debug_variables(nbc__lowerer *L, const nbc__func *fn, int line) 
   int loc = 0;
   for (int i = 0; i < fn->nvars; i++) {
     const nbc__var *v = &fn->vars[i];
-    const char *encoding;
-    int bits;
-    const nbc__type *shown = L->slots[i] && v->type && identifier(v->name)
-                                 ? basic_type(v->type, &encoding, &bits)
-                                 : NULL;
-    if (!shown) continue;
+    if (!L->slots[i] || !v->type || !identifier(v->name)) continue;
+    described type = describe(L, v->type);
+    if (!type.meta) continue;
     if (!loc) { /* where the declarations are: the def line */
       loc = L->next_meta++;
       nbc__buf_printf(&L->meta, "!%d = !DILocation(line: %d, column: 1, scope: !%d)\n", loc,
                       line, L->sp_meta);
       nbc__lower_declare(L, "declare void @llvm.dbg.declare(metadata, metadata, metadata)");
     }
-    int *type_meta = &L->basic_type_meta[shown->kind];
-    if (!*type_meta) {
-      *type_meta = L->next_meta++;
-      nbc__buf_printf(&L->meta, "!%d = !DIBasicType(name: \"%s\", size: %d, encoding: %s)\n",
-                      *type_meta, nbc__type_name(L->ctx, shown), bits, encoding);
-    }
     int var_meta = L->next_meta++;
     nbc__buf_printf(&L->meta, "!%d = !DILocalVariable(name: \"%s\", ", var_meta, v->name);
     if (v->is_param) nbc__buf_printf(&L->meta, "arg: %d, ", v->param_index + 1);
     nbc__buf_printf(&L->meta, "scope: !%d, file: !%d, line: %d, type: !%d)\n", L->sp_meta,
-                    L->file_meta, line, *type_meta);
+                    L->file_meta, line, type.meta);
     nbc__buf_printf(&L->allocas,
                     "  call void @llvm.dbg.declare(metadata %s* %s, metadata !%d, metadata "
                     "!DIExpression()), !dbg !%d\n",

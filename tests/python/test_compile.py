@@ -45,14 +45,15 @@ def ptxas():
     return None
 
 
-def check_ptx(ptx, tmp_path, arch="sm_90"):
+def check_ptx(ptx, tmp_path, arch="sm_90", debug=False):
+    """ptxas accepts the PTX (with -g, its debug sections too, when debug)."""
     exe = ptxas()
     if not exe:
         pytest.skip("ptxas not found")
     src = tmp_path / "k.ptx"
     src.write_text(ptx)
-    p = subprocess.run([exe, f"-arch={arch}", str(src), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
+    p = subprocess.run([exe, f"-arch={arch}", *(["-g"] if debug else []), str(src), "-o",
+                        str(tmp_path / "k.cubin")], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
 
 
@@ -82,6 +83,18 @@ def test_corpus_compiles_and_ptxas_accepts(mod, fname, sig, kind, tmp_path):
         assert ".visible .entry" in ptx and "func_retval" not in ptx
         assert str(resty) == "none"
     check_ptx(ptx, tmp_path)
+
+
+@pytest.mark.parametrize("mod,fname,sig,kind", CORPUS)
+def test_corpus_compiles_with_debug_info(mod, fname, sig, kind, tmp_path):
+    """debug=True over the corpus: every variable libNVVM is told about (numbers, arrays,
+    tuples, complex) is described in a form libNVVM and ptxas -g accept."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumbaInvalidConfigWarning is not the point here
+        ptx, _ = cuda.compile(getattr(mod, fname), sig, device=kind == "device", debug=True,
+                              opt=False, cc=(9, 0), abi="c" if kind == "device" else "numba")
+    assert ".section\t.debug_info" in ptx
+    check_ptx(ptx, tmp_path, debug=True)
 
 
 def add(a, b):
@@ -159,18 +172,18 @@ def debug_locals(depth, scale, out, flag):
 def test_debug_describes_variables(tmp_path):
     """debug=True: each number-typed parameter and local gets a DILocalVariable (parameters
     with their position) and a dbg.declare on its slot, as numba-cuda's debug kernels (its
-    test_debuginfo: bool as DW_ATE_boolean, parameters through dbg.declare); arrays are not
-    described; lineinfo alone describes nothing."""
+    test_debuginfo: bool as DW_ATE_boolean, parameters through dbg.declare); lineinfo alone
+    describes nothing."""
     sig = "void(int32, float64, float64[::1], boolean)"
     k = cuda.jit(sig, debug=True, opt=False)(debug_locals)
     ir = "".join(k.inspect_llvm().values())
     variables = dict(re.findall(r'^!(\d+) = !DILocalVariable\(name: "(\w+)"', ir, re.M))
-    assert set(variables.values()) == {"depth", "scale", "flag", "acc", "i", "same"}
+    assert set(variables.values()) == {"depth", "scale", "out", "flag", "acc", "i", "same"}
     for n, name in enumerate(("depth", "scale"), start=1):
         assert re.search(rf'!DILocalVariable\(name: "{name}", arg: {n},', ir)
     assert re.search(r'!DILocalVariable\(name: "flag", arg: 4,', ir)
     for meta in variables:
-        assert re.search(rf"call void @llvm.dbg.declare\(metadata \S+ %\S+, metadata !{meta},", ir)
+        assert re.search(rf"call void @llvm.dbg.declare\(metadata .+\* %\S+, metadata !{meta},", ir)
     same = next(m for m, name in variables.items() if name == "same")
     ty = re.search(rf'^!{same} = .*type: !(\d+)\)', ir, re.M).group(1)
     assert re.search(rf"^!{ty} = !DIBasicType\(name: \"bool\", size: 8, encoding: DW_ATE_boolean",
@@ -182,9 +195,83 @@ def test_debug_describes_variables(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ptx, _ = cuda.compile_ptx(debug_locals, sig, debug=True, opt=False, cc=(9, 0))
-    check_ptx(ptx, tmp_path)
+    check_ptx(ptx, tmp_path, debug=True)
     ir = "".join(cuda.jit(sig, lineinfo=True)(debug_locals).inspect_llvm().values())
     assert "DILocalVariable" not in ir and "dbg.declare" not in ir
+
+
+def debug_composites(a, b, z, f):
+    t = (1, 2)
+    u = (f, (z, a[0, 0] > 0))
+    a[0, 0] = t[0] + u[1][0].real + b[0]
+
+
+def described_type(ir, meta):
+    """The debug type of metadata node !meta: a basic type's (name, bits), a pointer's
+    ("*", pointee), an array type's ("[]", count, element), or a structure's (name, bits,
+    [(member, offset, type), ...])."""
+    line = re.search(rf"^!{meta} = (.*)$", ir, re.M).group(1)
+    field = lambda key: re.search(rf"\b{key}: (!?\d+|\"[^\"]*\"|\w+)", line).group(1)
+    ref = lambda key: described_type(ir, field(key)[1:])
+    if "DIBasicType" in line:
+        return field("name").strip('"'), int(field("size"))
+    if "DW_TAG_pointer_type" in line:
+        return "*", ref("baseType")
+    nodes = re.search(rf"^!{field('elements')[1:]} = !{{(.*)}}$", ir, re.M).group(1)
+    elements = [e.strip()[1:] for e in nodes.split(",") if e.strip()]
+    if "DW_TAG_array_type" in line:
+        (sub,) = elements
+        count = re.search(rf"^!{sub} = !DISubrange\(count: (\d+)\)", ir, re.M).group(1)
+        return "[]", int(count), ref("baseType")
+    members = []
+    for m in elements:
+        mline = re.search(rf"^!{m} = (.*)$", ir, re.M).group(1)
+        assert "DW_TAG_member" in mline
+        name = re.search(r'name: "(\w+)"', mline).group(1)
+        offset = int(re.search(r"offset: (\d+)", mline).group(1))
+        base = re.search(r"baseType: !(\d+)", mline).group(1)
+        members.append((name, offset, described_type(ir, base)))
+    return field("name").strip('"'), int(field("size")), members
+
+
+def test_debug_describes_arrays_tuples_and_complex(tmp_path):
+    """debug=True describes arrays as numba's array structure, complex numbers as real and
+    imag, tuples as members f0, f1... at the offsets of their LLVM layout (numba's own tuple
+    descriptions ignore alignment: these match memory), so that cuda-gdb can print them."""
+    sig = "void(float64[:, :], int16[:], complex64, boolean)"
+    k = cuda.jit(sig, debug=True, opt=False)(debug_composites)
+    ir = "".join(k.inspect_llvm().values())
+    types = {name: described_type(ir, ty) for name, ty in re.findall(
+        r'^!\d+ = !DILocalVariable\(name: "(\w+)".*type: !(\d+)\)', ir, re.M)}
+    i64, byte = ("int64", 64), ("i8", 8)
+
+    def array(name, element, ndim):
+        dims = ("[]", ndim, i64)
+        return (name, 320 + 128 * ndim,
+                [("meminfo", 0, ("*", byte)), ("parent", 64, ("*", byte)),
+                 ("nitems", 128, i64), ("itemsize", 192, i64), ("data", 256, ("*", element)),
+                 ("shape", 320, dims), ("strides", 320 + 64 * ndim, dims)])
+    c64 = ("complex64", 64, [("real", 0, ("float32", 32)), ("imag", 32, ("float32", 32))])
+    assert types["a"] == array("array(float64, 2d, A)", ("float64", 64), 2)
+    assert types["b"] == array("array(int16, 1d, A)", ("int16", 16), 1)
+    assert types["z"] == c64
+    assert types["f"] == ("bool", 8)
+    assert types["t"] == ("UniTuple(int64 x 2)", 128, [("f0", 0, i64), ("f1", 64, i64)])
+    inner = ("Tuple(complex64, bool)", 96, [("f0", 0, c64), ("f1", 64, ("bool", 8))])
+    assert types["u"] == ("Tuple(bool, Tuple(complex64, bool))", 128,
+                          [("f0", 0, ("bool", 8)), ("f1", 32, inner)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptx, _ = cuda.compile_ptx(debug_composites, sig, debug=True, opt=False, cc=(9, 0))
+    check_ptx(ptx, tmp_path, debug=True)
+    # the DWARF ptxas -g writes into the cubin has them: the 2-d array's strides at byte 56
+    if shutil.which("readelf"):
+        dwarf = subprocess.run(["readelf", "--debug-dump=info", str(tmp_path / "k.cubin")],
+                               capture_output=True, text=True).stdout
+        assert re.search(r"DW_AT_name\s*: array\(float64, 2d, A\)\s*\n.*DW_AT_byte_size\s*: 72",
+                         dwarf)
+        assert re.search(r"DW_AT_name\s*: strides\s*\n(.*\n){0,4}.*DW_OP_plus_uconst: 56", dwarf)
+        assert "Tuple(bool, Tuple(complex64, bool))" in dwarf
 
 
 def fma_like(a, b, c):
