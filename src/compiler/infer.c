@@ -1317,6 +1317,15 @@ static const nbc__type *string_literal_type(infer *I, nbc__node *n) {
 static void store_string(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t,
                          const nbc__type *dt, const char *where) {
   if (value && value->kind == NBC__N_STR && t && t->kind == dt->kind) {
+    if (value == I->chained_literal) {
+      if (I->chained_literal_type && !nbc__type_equal(I->chained_literal_type, dt)) {
+        TYPING(I, value, "Cannot store one string literal as %s and as %s in one assignment: "
+               "assign it to each target separately", nbc__infer_tname(I,
+               I->chained_literal_type), nbc__infer_tname(I, dt));
+        return;
+      }
+      I->chained_literal_type = dt;
+    }
     value->type = dt; /* lowered as a constant of dt's length */
     return;
   }
@@ -1615,8 +1624,22 @@ static void stmt(infer *I, nbc__node *s) {
     const nbc__type *t = s->a->kind == NBC__N_STR ? string_literal_type(I, s->a)
                          : names                  ? expr_keeping_optional(I, s->a)
                                                   : nbc__infer_expr(I, s->a);
+    bool chained = s->a->kind == NBC__N_STR && s->list.count > 1;
+    I->chained_literal = chained ? s->a : NULL;
+    I->chained_literal_type = NULL;
     for (int k = 0; k < s->list.count; k++)
       assign_target(I, s->list.items[k], s->a, t);
+    if (chained && I->chained_literal_type && !nbc__type_equal(I->chained_literal_type, t))
+      for (int k = 0; k < s->list.count; k++) {
+        nbc__node_kind kind = s->list.items[k]->kind; /* targets that take the literal's type */
+        if (kind == NBC__N_NAME || kind == NBC__N_TUPLE || kind == NBC__N_LIST) {
+          TYPING(I, s->a, "Cannot store one string literal as %s and as %s in one "
+                 "assignment: assign it to each target separately", nbc__infer_tname(I, t),
+                 nbc__infer_tname(I, I->chained_literal_type));
+          break;
+        }
+      }
+    I->chained_literal = NULL;
     /* a function bound to a name; one of a module (`s = math.sqrt`) is its type alone */
     if (t && t->kind == NBC__T_FUNCTION && (s->a->kind == NBC__N_ATTR || bind_function(I, s)))
       return;

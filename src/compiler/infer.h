@@ -52,6 +52,11 @@ typedef struct infer {
   /* The expression being typed may stay numba's Optional (an assigned or returned value, an
    * operand of `is`); anywhere else nbc__infer_expr converts an Optional to its type. */
   bool keep_optional;
+  /* A string literal assigned to several targets (`a[0] = r.name = "ab"`) and the string
+   * type its first string target stores it as: it is lowered once, so every target must
+   * take it at that length. */
+  const nbc__node *chained_literal;
+  const nbc__type *chained_literal_type;
   vardef *defs;
   nbc__func **callees;
   int ncallees, capcallees;

@@ -140,3 +140,30 @@ def test_results_match_numpy_and_numba_cuda(tmp_path):
     theirs = numba_side("test_strings", "t.run_numba_cases(cuda)", tmp_path / "numba.npz")
     for key in ours:
         np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
+
+
+def test_one_string_literal_stored_at_two_lengths_is_refused():
+    """`a[0] = r.y = "ABC"` stores one literal, lowered once: targets of one string type take
+    it; targets of two lengths (or a name, which keeps the literal's own length, beside a
+    longer element) are refused with a typing error, not a compiler failure (found by the
+    fuzzer)."""
+    rec = "Record(x[type=int32;offset=0],y[type=[unichr x 12];offset=4];52;False)[::1]"
+
+    def two_lengths(out, recs):
+        out[0] = recs[0]["y"] = "ABC"
+
+    def name_and_element(out, recs):
+        x = out[0] = "ABC"  # noqa: F841
+
+    for f in (two_lengths, name_and_element):
+        with pytest.raises(cuda.TypingError, match="Cannot store one string literal as"):
+            cuda.compile_ptx(f, f"void([unichr x 6][::1], {rec})")
+
+    def same_length(out, out2):
+        out[0] = out2[0] = "ABC"
+
+    def two_fields(out, recs):
+        recs[0].y = recs[1].y = "ABCD"
+
+    cuda.compile_ptx(same_length, "void([unichr x 6][::1], [unichr x 6][::1])")
+    cuda.compile_ptx(two_fields, f"void([unichr x 6][::1], {rec})")
