@@ -15,8 +15,10 @@
  * - tuples as a structure of members f0, f1, ... at the offsets of the LLVM structure's
  *   natural layout (numba's own tuple descriptions add the members' sizes without their
  *   alignment; these match the memory).
- * Variables of other types (records, Optional, strings, dates...) are not described; nor are
- * the compiler's own hidden ones (names that are not Python identifiers).
+ * A name bound again with another type is a separate variable (ssa.c) with its own slot: each
+ * is described under its version's name, `foo`, `foo.1`, `foo.2`... (numba describes one
+ * variable of a union type instead). Variables of other types (records, Optional, strings,
+ * dates...) are not described; nor are the compiler's own hidden ones (`$...`).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -37,8 +39,8 @@ struct nbc__di_type { /* the lowerer's list of composite types already described
   struct nbc__di_type *next;
 };
 
-/* The number type t is described as (an IntEnum member as its int), with numba's DWARF
- * encoding and size in bits; NULL for other types. */
+/* The number type t is described as (an IntEnum member as its int; a grid group as numba's
+ * GridGroup handle), with numba's DWARF encoding and size in bits; NULL for other types. */
 static const nbc__type *basic_type(const nbc__type *t, const char **pencoding, int *pbits) {
   if (nbc__type_is_int_enum(t)) t = t->dtype;
   if (t->kind == NBC__T_BOOL)
@@ -47,9 +49,11 @@ static const nbc__type *basic_type(const nbc__type *t, const char **pencoding, i
     *pencoding = nbc__type_is_signed(t) ? "DW_ATE_signed" : "DW_ATE_unsigned";
   else if (t->kind == NBC__T_FLOAT16 || t->kind == NBC__T_FLOAT32 || t->kind == NBC__T_FLOAT64)
     *pencoding = "DW_ATE_float";
+  else if (t->kind == NBC__T_GRID_GROUP) /* numba's GridGroup: its 64-bit handle */
+    *pencoding = "DW_ATE_unsigned";
   else
     return NULL;
-  *pbits = t->kind == NBC__T_BOOL ? 8 : nbc__type_bits(t);
+  *pbits = t->kind == NBC__T_BOOL ? 8 : t->kind == NBC__T_GRID_GROUP ? 64 : nbc__type_bits(t);
   return t;
 }
 
@@ -181,11 +185,15 @@ static described describe(nbc__lowerer *L, const nbc__type *t) {
   return d;
 }
 
-static bool identifier(const char *name) {
+/* A Python variable's name, or one of its versions (ssa.c's `name.1`, `name.2`... for a name
+ * bound again with another type or in a separate web); the compiler's own start with '$'. */
+static bool user_name(const char *name) {
   if (!name || !(isalpha((unsigned char)name[0]) || name[0] == '_')) return false;
-  for (const char *p = name; *p; p++)
-    if (!isalnum((unsigned char)*p) && *p != '_') return false;
-  return true;
+  const char *p = name;
+  while (isalnum((unsigned char)*p) || *p == '_') p++;
+  if (*p == '.' && isdigit((unsigned char)p[1]))
+    for (p++; isdigit((unsigned char)*p);) p++;
+  return *p == '\0';
 }
 
 void nbc__lower_debug_variables(nbc__lowerer *L, const nbc__func *fn, int line) {
@@ -193,7 +201,7 @@ void nbc__lower_debug_variables(nbc__lowerer *L, const nbc__func *fn, int line) 
   int loc = 0;
   for (int i = 0; i < fn->nvars; i++) {
     const nbc__var *v = &fn->vars[i];
-    if (!L->slots[i] || !v->type || !identifier(v->name)) continue;
+    if (!L->slots[i] || !v->type || !user_name(v->name)) continue;
     described type = describe(L, v->type);
     if (!type.meta) continue;
     if (!loc) { /* where the declarations are: the def line */

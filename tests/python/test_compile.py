@@ -274,6 +274,39 @@ def test_debug_describes_arrays_tuples_and_complex(tmp_path):
         assert "Tuple(bool, Tuple(complex64, bool))" in dwarf
 
 
+def debug_rebound(x, out):
+    foo = 100
+    foo = 2.5 * x
+    foo = foo > 1
+    out[0] = foo
+
+
+def debug_grid(x):
+    g = cuda.cg.this_grid()  # noqa: F841
+
+
+def test_debug_describes_each_version_of_a_rebound_name_and_grid_groups(tmp_path):
+    """A name bound again with another type is a separate variable with its own slot: each is
+    described under its version's name (foo, foo.1, foo.2), so `info locals` shows them all;
+    a grid group is numba's GridGroup, a 64-bit unsigned handle."""
+    sig = "void(float64, boolean[::1])"
+    ir = "".join(cuda.jit(sig, debug=True, opt=False)(debug_rebound).inspect_llvm().values())
+    types = {name: described_type(ir, ty) for name, ty in re.findall(
+        r'^!\d+ = !DILocalVariable\(name: "([\w.]+)".*type: !(\d+)\)', ir, re.M)}
+    assert types["foo"] == ("int64", 64)
+    assert types["foo.1"] == ("float64", 64)
+    assert types["foo.2"] == ("bool", 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptx, _ = cuda.compile_ptx(debug_rebound, sig, debug=True, opt=False, cc=(9, 0))
+    check_ptx(ptx, tmp_path, debug=True)
+    ir = "".join(cuda.jit("void(int32)", debug=True, opt=False)(debug_grid)
+                 .inspect_llvm().values())
+    ty = re.search(r'DILocalVariable\(name: "g",.*type: !(\d+)\)', ir).group(1)
+    assert re.search(rf'^!{ty} = !DIBasicType\(name: "GridGroup", size: 64, '
+                     r"encoding: DW_ATE_unsigned\)", ir, re.M)
+
+
 def fma_like(a, b, c):
     return a * b + c
 
