@@ -7,18 +7,23 @@
  *
  * The types described are numba's, laid out as the slot's LLVM type (nbc__lower_ltype):
  * - numbers as DIBasicType (numba's names; bool DW_ATE_boolean of 8 bits, an IntEnum member
- *   as its int);
+ *   as its int, dates and time deltas as their int64, a grid group as numba's GridGroup
+ *   handle);
  * - complex numbers as a structure of `real` and `imag`;
  * - arrays as numba's array structure: `meminfo`, `parent` (byte pointers), `nitems`,
- *   `itemsize`, `data` (a pointer to the element: its number type, else bytes), `shape` and
- *   `strides` (arrays of ndim int64);
+ *   `itemsize`, `data` (a pointer to the element), `shape` and `strides` (arrays of ndim
+ *   int64);
  * - tuples as a structure of members f0, f1, ... at the offsets of the LLVM structure's
- *   natural layout (numba's own tuple descriptions add the members' sizes without their
- *   alignment; these match the memory).
+ *   natural layout (numba-cuda's own tuple descriptions add the members' sizes without their
+ *   alignment; these match the memory), an Optional as numba's {data, valid};
+ * - a record (its value is a pointer to its bytes) as a pointer to a structure of its fields
+ *   at their offsets: array fields as arrays of their extents, strings as arrays of their
+ *   characters (uint8 for S<n>, uint32 for U<n>), nested records as structures, a field of
+ *   any other type as its bytes.
  * A name bound again with another type is a separate variable (ssa.c) with its own slot: each
  * is described under its version's name, `foo`, `foo.1`, `foo.2`... (numba describes one
- * variable of a union type instead). Variables of other types (records, Optional, strings,
- * dates...) are not described; nor are the compiler's own hidden ones (`$...`).
+ * variable of a union type instead). Variables of other types (strings, vector types...) are
+ * not described; nor are the compiler's own hidden ones (`$...`).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -35,6 +40,7 @@ typedef struct {
 
 struct nbc__di_type { /* the lowerer's list of composite types already described */
   const nbc__type *type;
+  bool bytes; /* a record's bytes (the structure), not its value (a pointer to them) */
   described d;
   struct nbc__di_type *next;
 };
@@ -51,20 +57,37 @@ static const nbc__type *basic_type(const nbc__type *t, const char **pencoding, i
     *pencoding = "DW_ATE_float";
   else if (t->kind == NBC__T_GRID_GROUP) /* numba's GridGroup: its 64-bit handle */
     *pencoding = "DW_ATE_unsigned";
+  else if (nbc__type_is_datetime(t)) /* numba's NPDatetime/NPTimedelta models: an int64 */
+    *pencoding = "DW_ATE_signed";
   else
     return NULL;
-  *pbits = t->kind == NBC__T_BOOL ? 8 : t->kind == NBC__T_GRID_GROUP ? 64 : nbc__type_bits(t);
+  *pbits = t->kind == NBC__T_BOOL ? 8 : t->kind == NBC__T_GRID_GROUP ? 64
+           : nbc__type_is_datetime(t) ? 64 : nbc__type_bits(t);
   return t;
 }
 
 static int new_meta(nbc__lowerer *L) { return L->next_meta++; }
+
+/* text as the inside of an LLVM string: '"', '\\' and bytes outside printable ASCII as \XX
+ * (a record's field names are any str numpy accepts). */
+static const char *ir_text(nbc__lowerer *L, const char *text) {
+  nbc__buf b;
+  nbc__buf_init(&b, L->arena);
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+    if (*p == '"' || *p == '\\' || *p < 0x20 || *p > 0x7e)
+      nbc__buf_printf(&b, "\\%02X", *p);
+    else
+      nbc__buf_append(&b, (const char *)p, 1);
+  return b.data ? b.data : "";
+}
 
 static described describe_basic(nbc__lowerer *L, const nbc__type *t) {
   const char *encoding;
   int bits;
   const nbc__type *shown = basic_type(t, &encoding, &bits);
   if (!shown) return (described){0, 0, 0};
-  int *meta = &L->basic_type_meta[shown->kind];
+  int unit_meta = 0; /* dates: one per unit, which the kind does not tell */
+  int *meta = nbc__type_is_datetime(shown) ? &unit_meta : &L->basic_type_meta[shown->kind];
   if (!*meta) {
     *meta = new_meta(L);
     nbc__buf_printf(&L->meta, "!%d = !DIBasicType(name: \"%s\", size: %d, encoding: %s)\n",
@@ -95,7 +118,8 @@ static int member(nbc__lowerer *L, const char *name, int base, long long bits,
                   long long offset) {
   int m = new_meta(L);
   nbc__buf_printf(&L->meta, "!%d = !DIDerivedType(tag: DW_TAG_member, name: \"%s\", "
-                  "baseType: !%d, size: %lld, offset: %lld)\n", m, name, base, bits, offset);
+                  "baseType: !%d, size: %lld, offset: %lld)\n", m, ir_text(L, name), base, bits,
+                  offset);
   return m;
 }
 
@@ -108,12 +132,13 @@ static int structure(nbc__lowerer *L, const nbc__type *t, const int *members, in
   int elements = new_meta(L), m = new_meta(L);
   nbc__buf_printf(&L->meta, "!%d = !{%s}\n", elements, list.data ? list.data : "");
   nbc__buf_printf(&L->meta, "!%d = distinct !DICompositeType(tag: DW_TAG_structure_type, "
-                  "name: \"%s\", size: %lld, elements: !%d)\n", m, nbc__type_name(L->ctx, t),
-                  bits, elements);
+                  "name: \"%s\", size: %lld, elements: !%d)\n", m,
+                  ir_text(L, nbc__type_name(L->ctx, t)), bits, elements);
   return m;
 }
 
 static described describe(nbc__lowerer *L, const nbc__type *t);
+static described record_bytes(nbc__lowerer *L, const nbc__type *t);
 
 static described describe_complex(nbc__lowerer *L, const nbc__type *t) {
   described p = describe_basic(L, nbc__type_complex_part(t));
@@ -125,7 +150,8 @@ static described describe_complex(nbc__lowerer *L, const nbc__type *t) {
 /* numba's array structure {i8*, i8*, i64, i64, T*, [n x i64], [n x i64]}. */
 static described describe_array(nbc__lowerer *L, const nbc__type *t) {
   described int64 = describe_basic(L, nbc__type_scalar(NBC__T_INT64));
-  described element = describe(L, t->dtype);
+  described element = t->dtype && t->dtype->kind == NBC__T_RECORD ? record_bytes(L, t->dtype)
+                                                                   : describe(L, t->dtype);
   int byte_pointer = pointer_to(L, byte_type(L));
   int data = pointer_to(L, element.meta ? element.meta : byte_type(L));
   long long dims = 64LL * t->ndim;
@@ -146,43 +172,131 @@ static described describe_array(nbc__lowerer *L, const nbc__type *t) {
   return (described){structure(L, t, members, 7, bits), bits, 64};
 }
 
-/* A tuple: its items at the offsets of the LLVM structure's natural layout. */
-static described describe_tuple(nbc__lowerer *L, const nbc__type *t) {
-  int *members = nbc__arena_alloc(L->arena, sizeof *members * (size_t)(t->count ? t->count : 1));
+/* A structure of the items (a tuple's f0, f1..., an Optional's data and valid) at the offsets
+ * of the LLVM structure's natural layout; meta 0 when an item is not described. */
+static described describe_items(nbc__lowerer *L, const nbc__type *t, const nbc__type **items,
+                                const char *const *names, int count) {
+  int *members = nbc__arena_alloc(L->arena, sizeof *members * (size_t)(count ? count : 1));
   if (!members) return (described){0, 0, 0};
   long long offset = 0, align = 8;
-  for (int i = 0; i < t->count; i++) {
-    described item = describe(L, t->items[i]);
+  for (int i = 0; i < count; i++) {
+    described item = describe(L, items[i]);
     if (!item.meta) return (described){0, 0, 0};
     offset = (offset + item.align - 1) / item.align * item.align;
     char name[24];
-    snprintf(name, sizeof name, "f%d", i);
-    members[i] = member(L, name, item.meta, item.bits, offset);
+    if (!names) snprintf(name, sizeof name, "f%d", i);
+    members[i] = member(L, names ? names[i] : name, item.meta, item.bits, offset);
     offset += item.bits;
     if (item.align > align) align = item.align;
   }
   long long bits = (offset + align - 1) / align * align;
-  return (described){structure(L, t, members, t->count, bits), bits, align};
+  return (described){structure(L, t, members, count, bits), bits, align};
 }
 
-/* The type described (each composite once per module); meta 0 when it is not described. */
-static described describe(nbc__lowerer *L, const nbc__type *t) {
-  if (!t) return (described){0, 0, 0};
-  if (nbc__type_is_int_enum(t)) t = t->dtype;
-  if (t->kind != NBC__T_ARRAY && t->kind != NBC__T_TUPLE && t->kind != NBC__T_COMPLEX64 &&
-      t->kind != NBC__T_COMPLEX128)
-    return describe_basic(L, t);
+/* An array type of the element over the extents (numba's shape order: the last varies
+ * fastest). */
+static int array_of(nbc__lowerer *L, const char *name, int element, long long bits,
+                    const int64_t *extents, int ndim) {
+  nbc__buf list;
+  nbc__buf_init(&list, L->arena);
+  for (int d = 0; d < ndim; d++) {
+    int range = new_meta(L);
+    nbc__buf_printf(&L->meta, "!%d = !DISubrange(count: %lld)\n", range,
+                    (long long)extents[d]);
+    nbc__buf_printf(&list, "%s!%d", d ? ", " : "", range);
+  }
+  int ranges = new_meta(L), m = new_meta(L);
+  nbc__buf_printf(&L->meta, "!%d = !{%s}\n", ranges, list.data ? list.data : "");
+  nbc__buf_printf(&L->meta, "!%d = !DICompositeType(tag: DW_TAG_array_type, name: \"%s\", "
+                  "baseType: !%d, size: %lld, elements: !%d)\n", m, ir_text(L, name), element,
+                  bits, ranges);
+  return m;
+}
+
+/* A record's bytes as a structure of its fields at their offsets: numbers, complex numbers
+ * and nested records as themselves, array fields as arrays of their extents, strings as
+ * arrays of characters, anything else as the field's bytes. */
+static described describe_record(nbc__lowerer *L, const nbc__type *t) {
+  int *members = nbc__arena_alloc(L->arena, sizeof *members * (size_t)(t->count ? t->count : 1));
+  if (!members) return (described){0, 0, 0};
+  for (int i = 0; i < t->count; i++) {
+    const nbc__type *f = t->items[i];
+    long long bits = 8LL * nbc__type_record_field_size(t, i);
+    int type = 0;
+    if (f->kind == NBC__T_ARRAY && t->field_shapes[i]) {
+      described e = describe(L, f->dtype);
+      if (e.meta)
+        type = array_of(L, nbc__type_name(L->ctx, f), e.meta, bits, t->field_shapes[i],
+                        f->ndim);
+    } else if (nbc__type_is_charseq(f)) {
+      described c = describe_basic(L, nbc__type_scalar(f->kind == NBC__T_CHARSEQ ? NBC__T_UINT8
+                                                                                : NBC__T_UINT32));
+      int64_t n = f->size;
+      type = array_of(L, nbc__type_name(L->ctx, f), c.meta, bits, &n, 1);
+    } else if (f->kind != NBC__T_ARRAY) {
+      type = (f->kind == NBC__T_RECORD ? record_bytes(L, f) : describe(L, f)).meta;
+    }
+    if (!type) { /* the field's bytes */
+      int64_t n = bits / 8;
+      type = array_of(L, "bytes", byte_type(L), bits, &n, 1);
+    }
+    members[i] = member(L, t->field_names[i], type, bits, 8LL * t->field_offsets[i]);
+  }
+  long long bits = 8LL * t->size;
+  return (described){structure(L, t, members, t->count, bits), bits, 8};
+}
+
+static described *cached(nbc__lowerer *L, const nbc__type *t, bool bytes) {
   for (struct nbc__di_type *e = L->di_types; e; e = e->next)
-    if (e->type == t) return e->d;
-  described d = t->kind == NBC__T_ARRAY ? describe_array(L, t)
-                : t->kind == NBC__T_TUPLE ? describe_tuple(L, t)
-                                          : describe_complex(L, t);
+    if (e->type == t && e->bytes == bytes) return &e->d;
+  return NULL;
+}
+
+static described cache(nbc__lowerer *L, const nbc__type *t, bool bytes, described d) {
   struct nbc__di_type *e = nbc__arena_alloc(L->arena, sizeof *e);
   if (e) {
-    *e = (struct nbc__di_type){t, d, L->di_types};
+    *e = (struct nbc__di_type){t, bytes, d, L->di_types};
     L->di_types = e;
   }
   return d;
+}
+
+/* A record's bytes: the structure of its fields (each record type once per module). */
+static described record_bytes(nbc__lowerer *L, const nbc__type *t) {
+  described *d = cached(L, t, true);
+  return d ? *d : cache(L, t, true, describe_record(L, t));
+}
+
+/* The value of type t described (each composite once per module); meta 0 when it is not: a
+ * record's value is a pointer to its bytes. */
+static described describe(nbc__lowerer *L, const nbc__type *t) {
+  if (!t) return (described){0, 0, 0};
+  if (nbc__type_is_int_enum(t)) t = t->dtype;
+  switch (t->kind) {
+  case NBC__T_ARRAY: case NBC__T_TUPLE: case NBC__T_COMPLEX64: case NBC__T_COMPLEX128:
+  case NBC__T_RECORD: case NBC__T_OPTIONAL:
+    break;
+  default:
+    return describe_basic(L, t);
+  }
+  described *d = cached(L, t, false);
+  if (d) return *d;
+  described v = {0, 0, 0};
+  if (t->kind == NBC__T_ARRAY) {
+    v = describe_array(L, t);
+  } else if (t->kind == NBC__T_TUPLE) {
+    v = describe_items(L, t, t->items, NULL, t->count);
+  } else if (t->kind == NBC__T_OPTIONAL) { /* numba's OptionalModel {data, valid} */
+    const nbc__type *items[2] = {t->dtype, nbc__type_scalar(NBC__T_BOOL)};
+    const char *names[2] = {"data", "valid"};
+    v = describe_items(L, t, items, names, 2);
+  } else if (t->kind == NBC__T_RECORD) {
+    described bytes = record_bytes(L, t);
+    if (bytes.meta) v = (described){pointer_to(L, bytes.meta), 64, 64};
+  } else {
+    v = describe_complex(L, t);
+  }
+  return cache(L, t, false, v);
 }
 
 /* A Python variable's name, or one of its versions (ssa.c's `name.1`, `name.2`... for a name

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 import nbcuda as cuda
@@ -208,8 +209,8 @@ def debug_composites(a, b, z, f):
 
 def described_type(ir, meta):
     """The debug type of metadata node !meta: a basic type's (name, bits), a pointer's
-    ("*", pointee), an array type's ("[]", count, element), or a structure's (name, bits,
-    [(member, offset, type), ...])."""
+    ("*", pointee), an array type's ("[]", count or (counts...), element), or a structure's
+    (name, bits, [(member, offset, type), ...])."""
     line = re.search(rf"^!{meta} = (.*)$", ir, re.M).group(1)
     field = lambda key: re.search(rf"\b{key}: (!?\d+|\"[^\"]*\"|\w+)", line).group(1)
     ref = lambda key: described_type(ir, field(key)[1:])
@@ -220,9 +221,9 @@ def described_type(ir, meta):
     nodes = re.search(rf"^!{field('elements')[1:]} = !{{(.*)}}$", ir, re.M).group(1)
     elements = [e.strip()[1:] for e in nodes.split(",") if e.strip()]
     if "DW_TAG_array_type" in line:
-        (sub,) = elements
-        count = re.search(rf"^!{sub} = !DISubrange\(count: (\d+)\)", ir, re.M).group(1)
-        return "[]", int(count), ref("baseType")
+        counts = tuple(int(re.search(rf"^!{sub} = !DISubrange\(count: (\d+)\)", ir,
+                                     re.M).group(1)) for sub in elements)
+        return "[]", counts[0] if len(counts) == 1 else counts, ref("baseType")
     members = []
     for m in elements:
         mline = re.search(rf"^!{m} = (.*)$", ir, re.M).group(1)
@@ -305,6 +306,49 @@ def test_debug_describes_each_version_of_a_rebound_name_and_grid_groups(tmp_path
     ty = re.search(r'DILocalVariable\(name: "g",.*type: !(\d+)\)', ir).group(1)
     assert re.search(rf'^!{ty} = !DIBasicType\(name: "GridGroup", size: 64, '
                      r"encoding: DW_ATE_unsigned\)", ir, re.M)
+
+
+DEBUG_INNER = np.dtype([("p", np.float32), ("q", np.int8)])
+DEBUG_RECORD = np.dtype([("x", np.int32), ("y", "U3"), ("v", np.float64, (2, 3)), ("s", "S4"),
+                         ("inner", DEBUG_INNER), ("z", np.complex64), ("t", "M8[s]")],
+                        align=True)
+
+
+def debug_records(a, n):
+    r = a[0]
+    o = a[0].x if n > 0 else None
+    if o is not None:
+        a[1].x = o + r.inner.q
+
+
+def test_debug_describes_records_and_optionals(tmp_path):
+    """A record variable (a pointer to its bytes) is described as a pointer to a structure of
+    its fields at their offsets — array fields as arrays of their extents, strings as arrays
+    of characters, nested records as structures, dates as int64 —, an array of records with
+    that structure as its data's type, an Optional as numba's {data, valid}."""
+    rec = cuda.from_dtype(DEBUG_RECORD)
+    sig = (rec[::1], cuda.int64)
+    ir = "".join(cuda.jit(sig, debug=True, opt=False)(debug_records).inspect_llvm().values())
+    types = {name: described_type(ir, ty) for name, ty in re.findall(
+        r'^!\d+ = !DILocalVariable\(name: "([\w.]+)".*type: !(\d+)\)', ir, re.M)}
+    fields = [("x", 0, ("int32", 32)), ("y", 32, ("[]", 3, ("uint32", 32))),
+              ("v", 128, ("[]", (2, 3), ("float64", 64))), ("s", 512, ("[]", 4, ("uint8", 8))),
+              ("inner", 544, (str(cuda.from_dtype(DEBUG_INNER)), 40,
+                              [("p", 0, ("float32", 32)), ("q", 32, ("int8", 8))])),
+              ("z", 608, ("complex64", 64, [("real", 0, ("float32", 32)),
+                                            ("imag", 32, ("float32", 32))])),
+              ("t", 704, ("datetime64[s]", 64))]
+    record = (str(rec), 8 * DEBUG_RECORD.itemsize, fields)
+    assert [(n, 8 * DEBUG_RECORD.fields[n][1]) for n, _, _ in fields] == \
+        [(n, off) for n, off, _ in fields]
+    assert types["r"] == ("*", record)
+    assert dict((m, t) for m, _, t in types["a"][2])["data"] == ("*", record)
+    assert types["o"] == ("OptionalType(int32)", 64, [("data", 0, ("int32", 32)),
+                                                     ("valid", 32, ("bool", 8))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptx, _ = cuda.compile_ptx(debug_records, sig, debug=True, opt=False, cc=(9, 0))
+    check_ptx(ptx, tmp_path, debug=True)
 
 
 def fma_like(a, b, c):
