@@ -22,8 +22,9 @@
  *   any other type as its bytes.
  * A name bound again with another type is a separate variable (ssa.c) with its own slot: each
  * is described under its version's name, `foo`, `foo.1`, `foo.2`... (numba describes one
- * variable of a union type instead). Variables of other types (strings, vector types...) are
- * not described; nor are the compiler's own hidden ones (`$...`).
+ * variable of a union type instead). Strings are arrays of their characters, CUDA vector
+ * types (float32x4...) structures of x, y, z, w. Variables of other types (ranges, functions,
+ * pointers...) are not described; nor are the compiler's own hidden ones (`$...`).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -213,6 +214,18 @@ static int array_of(nbc__lowerer *L, const char *name, int element, long long bi
   return m;
 }
 
+/* A string (numpy's S<n> or U<n>, numba's [char x n] / [unichr x n]) as the array of its n
+ * characters: uint8 bytes or uint32 code points. */
+static described string_chars(nbc__lowerer *L, const nbc__type *t) {
+  int char_bits = t->kind == NBC__T_CHARSEQ ? 8 : 32;
+  described c = describe_basic(L, nbc__type_scalar(char_bits == 8 ? NBC__T_UINT8
+                                                                  : NBC__T_UINT32));
+  int64_t n = t->size;
+  long long bits = char_bits * (long long)n;
+  return (described){array_of(L, nbc__type_name(L->ctx, t), c.meta, bits, &n, 1), bits,
+                     char_bits};
+}
+
 /* A record's bytes as a structure of its fields at their offsets: numbers, complex numbers
  * and nested records as themselves, array fields as arrays of their extents, strings as
  * arrays of characters, anything else as the field's bytes. */
@@ -229,10 +242,7 @@ static described describe_record(nbc__lowerer *L, const nbc__type *t) {
         type = array_of(L, nbc__type_name(L->ctx, f), e.meta, bits, t->field_shapes[i],
                         f->ndim);
     } else if (nbc__type_is_charseq(f)) {
-      described c = describe_basic(L, nbc__type_scalar(f->kind == NBC__T_CHARSEQ ? NBC__T_UINT8
-                                                                                : NBC__T_UINT32));
-      int64_t n = f->size;
-      type = array_of(L, nbc__type_name(L->ctx, f), c.meta, bits, &n, 1);
+      type = string_chars(L, f).meta;
     } else if (f->kind != NBC__T_ARRAY) {
       type = (f->kind == NBC__T_RECORD ? record_bytes(L, f) : describe(L, f)).meta;
     }
@@ -274,7 +284,8 @@ static described describe(nbc__lowerer *L, const nbc__type *t) {
   if (nbc__type_is_int_enum(t)) t = t->dtype;
   switch (t->kind) {
   case NBC__T_ARRAY: case NBC__T_TUPLE: case NBC__T_COMPLEX64: case NBC__T_COMPLEX128:
-  case NBC__T_RECORD: case NBC__T_OPTIONAL:
+  case NBC__T_RECORD: case NBC__T_OPTIONAL: case NBC__T_VECTOR: case NBC__T_CHARSEQ:
+  case NBC__T_UNICHARSEQ:
     break;
   default:
     return describe_basic(L, t);
@@ -290,6 +301,12 @@ static described describe(nbc__lowerer *L, const nbc__type *t) {
     const nbc__type *items[2] = {t->dtype, nbc__type_scalar(NBC__T_BOOL)};
     const char *names[2] = {"data", "valid"};
     v = describe_items(L, t, items, names, 2);
+  } else if (t->kind == NBC__T_VECTOR) { /* numba's float32x4...: members x, y, z, w */
+    const nbc__type *items[4] = {t->dtype, t->dtype, t->dtype, t->dtype};
+    const char *names[4] = {"x", "y", "z", "w"};
+    if (t->count >= 1 && t->count <= 4) v = describe_items(L, t, items, names, t->count);
+  } else if (nbc__type_is_charseq(t)) { /* its characters, as a string field's */
+    v = string_chars(L, t);
   } else if (t->kind == NBC__T_RECORD) {
     described bytes = record_bytes(L, t);
     if (bytes.meta) v = (described){pointer_to(L, bytes.meta), 64, 64};

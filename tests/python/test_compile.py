@@ -321,6 +321,32 @@ def debug_records(a, n):
         a[1].x = o + r.inner.q
 
 
+def debug_strings_and_vectors(a, out):
+    v = cuda.float32x3(1.0, 2.0, a[0])
+    s = "héllo"  # noqa: F841
+    b = b"ab"  # noqa: F841
+    out[0] = v.z
+
+
+def test_debug_describes_strings_and_vector_types(tmp_path):
+    """A string is the array of its characters (code points for str, bytes for bytes), a
+    CUDA vector type numba's structure of x, y, z, w."""
+    sig = "void(float32[::1], float32[::1])"
+    k = cuda.jit(sig, debug=True, opt=False)(debug_strings_and_vectors)
+    ir = "".join(k.inspect_llvm().values())
+    types = {name: described_type(ir, ty) for name, ty in re.findall(
+        r'^!\d+ = !DILocalVariable\(name: "([\w.]+)".*type: !(\d+)\)', ir, re.M)}
+    f32 = ("float32", 32)
+    assert types["v"] == ("float32x3", 96, [("x", 0, f32), ("y", 32, f32), ("z", 64, f32)])
+    assert types["s"] == ("[]", 5, ("uint32", 32))
+    assert types["b"] == ("[]", 2, ("uint8", 8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptx, _ = cuda.compile_ptx(debug_strings_and_vectors, sig, debug=True, opt=False,
+                                  cc=(9, 0))
+    check_ptx(ptx, tmp_path, debug=True)
+
+
 def test_debug_describes_records_and_optionals(tmp_path):
     """A record variable (a pointer to its bytes) is described as a pointer to a structure of
     its fields at their offsets — array fields as arrays of their extents, strings as arrays
