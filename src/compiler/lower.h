@@ -66,9 +66,8 @@ typedef struct nbc__lowerer {
   int loop_break[NBC__LOWER_MAX_LOOPS], loop_continue[NBC__LOWER_MAX_LOOPS];
 } nbc__lowerer;
 
-/* lower_dbgvars.c: with options->debug, the function's parameters and locals of numbers,
- * complex numbers, arrays and tuples of them described (DILocalVariable, llvm.dbg.declare on
- * their slots) at its def line. */
+/* lower_dbgvars.c: with options->debug, the function's parameters and locals described
+ * (DILocalVariable with numba's types, llvm.dbg.declare on their slots) at its def line. */
 void nbc__lower_debug_variables(nbc__lowerer *L, const nbc__func *fn, int line);
 
 /* lower.c */

@@ -46,8 +46,9 @@ struct nbc__di_type { /* the lowerer's list of composite types already described
   struct nbc__di_type *next;
 };
 
-/* The number type t is described as (an IntEnum member as its int; a grid group as numba's
- * GridGroup handle), with numba's DWARF encoding and size in bits; NULL for other types. */
+/* The basic type t is described as — a number (an IntEnum member as its int), a grid group
+ * (numba's GridGroup handle) or a date or time delta (its int64) — with numba's DWARF encoding
+ * and size in bits; NULL for other types. */
 static const nbc__type *basic_type(const nbc__type *t, const char **pencoding, int *pbits) {
   if (nbc__type_is_int_enum(t)) t = t->dtype;
   if (t->kind == NBC__T_BOOL)
