@@ -1311,6 +1311,13 @@ static const nbc__type *string_literal_type(infer *I, nbc__node *n) {
   return t;
 }
 
+/* A string literal one assignment would store as two string types: it is lowered once. */
+static void chained_literal_error(infer *I, nbc__node *literal, const nbc__type *a,
+                                  const nbc__type *b) {
+  TYPING(I, literal, "Cannot store one string literal as %s and as %s in one assignment: "
+         "assign it to each target separately", nbc__infer_tname(I, a), nbc__infer_tname(I, b));
+}
+
 /* A string stored into an element or field of string type dt (numpy's S<n> or U<n>): a
  * literal of the same kind is written padded with zeros, or cut, to dt's length (numpy's and
  * numba's assignment); any other value must have dt's type. */
@@ -1319,9 +1326,7 @@ static void store_string(infer *I, nbc__node *target, nbc__node *value, const nb
   if (value && value->kind == NBC__N_STR && t && t->kind == dt->kind) {
     if (value == I->chained_literal) {
       if (I->chained_literal_type && !nbc__type_equal(I->chained_literal_type, dt)) {
-        TYPING(I, value, "Cannot store one string literal as %s and as %s in one assignment: "
-               "assign it to each target separately", nbc__infer_tname(I,
-               I->chained_literal_type), nbc__infer_tname(I, dt));
+        chained_literal_error(I, value, I->chained_literal_type, dt);
         return;
       }
       I->chained_literal_type = dt;
@@ -1633,9 +1638,7 @@ static void stmt(infer *I, nbc__node *s) {
       for (int k = 0; k < s->list.count; k++) {
         nbc__node_kind kind = s->list.items[k]->kind; /* targets that take the literal's type */
         if (kind == NBC__N_NAME || kind == NBC__N_TUPLE || kind == NBC__N_LIST) {
-          TYPING(I, s->a, "Cannot store one string literal as %s and as %s in one "
-                 "assignment: assign it to each target separately", nbc__infer_tname(I, t),
-                 nbc__infer_tname(I, I->chained_literal_type));
+          chained_literal_error(I, s->a, t, I->chained_literal_type);
           break;
         }
       }

@@ -51,20 +51,24 @@ struct nbc__di_type { /* the lowerer's list of composite types already described
  * and size in bits; NULL for other types. */
 static const nbc__type *basic_type(const nbc__type *t, const char **pencoding, int *pbits) {
   if (nbc__type_is_int_enum(t)) t = t->dtype;
-  if (t->kind == NBC__T_BOOL)
+  *pbits = nbc__type_bits(t);
+  if (t->kind == NBC__T_BOOL) {
     *pencoding = "DW_ATE_boolean";
-  else if (nbc__type_is_int(t))
+    *pbits = 8;
+  } else if (nbc__type_is_int(t)) {
     *pencoding = nbc__type_is_signed(t) ? "DW_ATE_signed" : "DW_ATE_unsigned";
-  else if (t->kind == NBC__T_FLOAT16 || t->kind == NBC__T_FLOAT32 || t->kind == NBC__T_FLOAT64)
+  } else if (t->kind == NBC__T_FLOAT16 || t->kind == NBC__T_FLOAT32 ||
+             t->kind == NBC__T_FLOAT64) {
     *pencoding = "DW_ATE_float";
-  else if (t->kind == NBC__T_GRID_GROUP) /* numba's GridGroup: its 64-bit handle */
+  } else if (t->kind == NBC__T_GRID_GROUP) { /* numba's GridGroup: its 64-bit handle */
     *pencoding = "DW_ATE_unsigned";
-  else if (nbc__type_is_datetime(t)) /* numba's NPDatetime/NPTimedelta models: an int64 */
+    *pbits = 64;
+  } else if (nbc__type_is_datetime(t)) { /* numba's NPDatetime/NPTimedelta models: an int64 */
     *pencoding = "DW_ATE_signed";
-  else
+    *pbits = 64;
+  } else {
     return NULL;
-  *pbits = t->kind == NBC__T_BOOL ? 8 : t->kind == NBC__T_GRID_GROUP ? 64
-           : nbc__type_is_datetime(t) ? 64 : nbc__type_bits(t);
+  }
   return t;
 }
 
@@ -141,6 +145,14 @@ static int structure(nbc__lowerer *L, const nbc__type *t, const int *members, in
 
 static described describe(nbc__lowerer *L, const nbc__type *t);
 static described record_bytes(nbc__lowerer *L, const nbc__type *t);
+static int array_of(nbc__lowerer *L, const char *name, int element, long long bits,
+                    const int64_t *extents, int ndim);
+
+/* A value of type t as memory holds it (an array's element, a record's field): a record as
+ * its bytes, anything else as its value. */
+static described in_memory(nbc__lowerer *L, const nbc__type *t) {
+  return t && t->kind == NBC__T_RECORD ? record_bytes(L, t) : describe(L, t);
+}
 
 static described describe_complex(nbc__lowerer *L, const nbc__type *t) {
   described p = describe_basic(L, nbc__type_complex_part(t));
@@ -152,17 +164,13 @@ static described describe_complex(nbc__lowerer *L, const nbc__type *t) {
 /* numba's array structure {i8*, i8*, i64, i64, T*, [n x i64], [n x i64]}. */
 static described describe_array(nbc__lowerer *L, const nbc__type *t) {
   described int64 = describe_basic(L, nbc__type_scalar(NBC__T_INT64));
-  described element = t->dtype && t->dtype->kind == NBC__T_RECORD ? record_bytes(L, t->dtype)
-                                                                   : describe(L, t->dtype);
+  described element = in_memory(L, t->dtype);
   int byte_pointer = pointer_to(L, byte_type(L));
   int data = pointer_to(L, element.meta ? element.meta : byte_type(L));
   long long dims = 64LL * t->ndim;
-  int range = new_meta(L), ranges = new_meta(L), extents = new_meta(L);
-  nbc__buf_printf(&L->meta, "!%d = !DISubrange(count: %d)\n", range, t->ndim);
-  nbc__buf_printf(&L->meta, "!%d = !{!%d}\n", ranges, range);
-  nbc__buf_printf(&L->meta, "!%d = !DICompositeType(tag: DW_TAG_array_type, name: "
-                  "\"UniTuple(int64 x %d)\", baseType: !%d, size: %lld, elements: !%d)\n",
-                  extents, t->ndim, int64.meta, dims, ranges);
+  int64_t ndim = t->ndim;
+  int extents = array_of(L, nbc__arena_printf(L->arena, "UniTuple(int64 x %d)", t->ndim),
+                         int64.meta, dims, &ndim, 1);
   int members[7] = {member(L, "meminfo", byte_pointer, 64, 0),
                     member(L, "parent", byte_pointer, 64, 64),
                     member(L, "nitems", int64.meta, 64, 128),
@@ -238,14 +246,14 @@ static described describe_record(nbc__lowerer *L, const nbc__type *t) {
     long long bits = 8LL * nbc__type_record_field_size(t, i);
     int type = 0;
     if (f->kind == NBC__T_ARRAY && t->field_shapes[i]) {
-      described e = describe(L, f->dtype);
+      described e = in_memory(L, f->dtype);
       if (e.meta)
         type = array_of(L, nbc__type_name(L->ctx, f), e.meta, bits, t->field_shapes[i],
                         f->ndim);
     } else if (nbc__type_is_charseq(f)) {
       type = string_chars(L, f).meta;
     } else if (f->kind != NBC__T_ARRAY) {
-      type = (f->kind == NBC__T_RECORD ? record_bytes(L, f) : describe(L, f)).meta;
+      type = in_memory(L, f).meta;
     }
     if (!type) { /* the field's bytes */
       int64_t n = bits / 8;
@@ -282,15 +290,8 @@ static described record_bytes(nbc__lowerer *L, const nbc__type *t) {
  * record's value is a pointer to its bytes. */
 static described describe(nbc__lowerer *L, const nbc__type *t) {
   if (!t) return (described){0, 0, 0};
-  if (nbc__type_is_int_enum(t)) t = t->dtype;
-  switch (t->kind) {
-  case NBC__T_ARRAY: case NBC__T_TUPLE: case NBC__T_COMPLEX64: case NBC__T_COMPLEX128:
-  case NBC__T_RECORD: case NBC__T_OPTIONAL: case NBC__T_VECTOR: case NBC__T_CHARSEQ:
-  case NBC__T_UNICHARSEQ:
-    break;
-  default:
-    return describe_basic(L, t);
-  }
+  described basic = describe_basic(L, t);
+  if (basic.meta) return basic;
   described *d = cached(L, t, false);
   if (d) return *d;
   described v = {0, 0, 0};
@@ -311,7 +312,7 @@ static described describe(nbc__lowerer *L, const nbc__type *t) {
   } else if (t->kind == NBC__T_RECORD) {
     described bytes = record_bytes(L, t);
     if (bytes.meta) v = (described){pointer_to(L, bytes.meta), 64, 64};
-  } else {
+  } else if (nbc__type_is_complex(t)) {
     v = describe_complex(L, t);
   }
   return cache(L, t, false, v);

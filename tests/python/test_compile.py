@@ -347,6 +347,26 @@ def test_debug_describes_strings_and_vector_types(tmp_path):
     check_ptx(ptx, tmp_path, debug=True)
 
 
+DEBUG_NESTED_ARRAY = np.dtype([("x", np.int32), ("arr", DEBUG_INNER, (2,))], align=True)
+
+
+def debug_record_array_field(a):
+    r = a[0]  # noqa: F841
+    a[0].x = 1
+
+
+def test_debug_describes_an_array_field_of_records_as_their_bytes():
+    """A record field that is an array of records holds the records themselves: its elements
+    are described as their structure, not as pointers (a record variable's form)."""
+    sig = (cuda.from_dtype(DEBUG_NESTED_ARRAY)[::1],)
+    k = cuda.jit(sig, debug=True, opt=False)(debug_record_array_field)
+    ir = "".join(k.inspect_llvm().values())
+    ty = re.search(r'DILocalVariable\(name: "r",.*type: !(\d+)\)', ir).group(1)
+    inner = (str(cuda.from_dtype(DEBUG_INNER)), 40, [("p", 0, ("float32", 32)),
+                                                      ("q", 32, ("int8", 8))])
+    assert described_type(ir, ty)[1][2][1] == ("arr", 32, ("[]", 2, inner))
+
+
 def test_debug_describes_records_and_optionals(tmp_path):
     """A record variable (a pointer to its bytes) is described as a pointer to a structure of
     its fields at their offsets — array fields as arrays of their extents, strings as arrays
