@@ -473,3 +473,24 @@ def test_dump_settings_come_from_numbas_environment_variables(tmp_path):
     assert run(NUMBA_DEBUG="1") == ("1 1", ["LLVM DUMP f", "ASSEMBLY f"])
     assert run(NUMBA_DEBUG="1", NUMBA_DUMP_LLVM="0") == ("0 1", ["ASSEMBLY f"])
     assert run(NUMBA_DUMP_LLVM="yes") == ("0 0", [])  # not an integer: the default, as numba
+
+
+def test_dumps_without_stdout_or_with_a_failing_one(dumps, monkeypatch):
+    """With no sys.stdout (None, as under pythonw) the dumps are skipped and the compile
+    succeeds; a sys.stdout whose write fails makes the compile raise that error, as numba's
+    print would."""
+    dumps.DUMP_LLVM, dumps.DUMP_ASSEMBLY = 1, 1
+    monkeypatch.setattr(sys, "stdout", None)
+    ptx, _ = cuda.compile_ptx(axpy, (float32[::1], float64))
+    assert ".entry" in ptx
+
+    class Broken:
+        def write(self, text):
+            raise OSError("stdout is gone")
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    with pytest.raises(OSError, match="stdout is gone"):
+        cuda.compile_ptx(axpy, (float32[::1], float64))
+    monkeypatch.undo()
+    dumps.DUMP_LLVM, dumps.DUMP_ASSEMBLY = 0, 0
+    cuda.compile_ptx(axpy, (float32[::1], float64))  # the failed compile left nothing behind
