@@ -5,7 +5,7 @@
  * nvJitLink, libcudart/NVRTC) is loaded lazily at run time with dlopen; nothing is linked
  * at build time.
  *
- * Conventions (see docs/ and STYLE.md):
+ * Conventions:
  *   - functions are nbc_<object>_<verb>; the object acted on comes first, outputs last and
  *     named p...;
  *   - every fallible function returns nbc_status_t (NBC_OK == 0); on failure a message
@@ -31,10 +31,20 @@
 extern "C" {
 #endif
 
+/* The version of this header. It is the one place the version is written: CMake and the
+ * Python package read it from here. */
 #define NBC_VERSION_MAJOR 0
 #define NBC_VERSION_MINOR 1
 #define NBC_VERSION_PATCH 0
 #define NBC_VERSION_STRING "0.1.0"
+#define NBC_VERSION (NBC_VERSION_MAJOR * 10000 + NBC_VERSION_MINOR * 100 + NBC_VERSION_PATCH)
+
+/* The version of the libnbcuda actually running, encoded as NBC_VERSION: a program compiled
+ * against one header and run with another library detects the mismatch by comparing
+ * nbc_version() with NBC_VERSION. */
+int nbc_version(void);
+/* The running library's version as "MAJOR.MINOR.PATCH"; a static string. */
+const char *nbc_version_string(void);
 
 /* ---------------------------------------------------------------------------------------
  * Status codes. One list generates the enum, nbc_status_name() and nbc_status_string().

@@ -34,7 +34,7 @@ stage() {
 c_tests() { # build-dir compiler extra-cmake-args...
   local dir=$1 cc=$2
   shift 2
-  cmake -S "$ROOT" -B "$dir" -DCMAKE_C_COMPILER="$cc" "$@" >/dev/null &&
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_C_COMPILER="$cc" -DNBCUDA_WERROR=ON "$@" >/dev/null &&
     cmake --build "$dir" -j"$JOBS" &&
     ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300
 }
@@ -48,7 +48,7 @@ stage "C tests (clang, ASan+UBSan)" c_tests "$BUILD/asan" clang -DCMAKE_BUILD_TY
 
 fuzz() {
   cmake -S "$ROOT" -B "$BUILD/fuzz" -DCMAKE_C_COMPILER=clang -DNBCUDA_FUZZ=ON \
-    -DNBCUDA_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+    -DNBCUDA_BUILD_TOOLS=OFF -DNBCUDA_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
     cmake --build "$BUILD/fuzz" -j"$JOBS" || return 1
   local ok=0 target
   for target in "$BUILD"/fuzz/tests/fuzz_*; do
@@ -66,7 +66,7 @@ stage "fuzz (${FUZZ_SECONDS}s per target)" fuzz
 python_tests() {
   [ -f "$ROOT/pyproject.toml" ] || { echo "no pyproject.toml"; return 1; }
   python3 -m venv --system-site-packages "$BUILD/venv" &&
-    "$BUILD/venv/bin/python" -m pip install -q --no-build-isolation "$ROOT" &&
+    "$BUILD/venv/bin/python" -m pip install -q --no-build-isolation -C cmake.define.NBCUDA_WERROR=ON "$ROOT" &&
     NBCUDA_TESTDRIVER=$(ls "$BUILD"/gcc/tests/libnbcuda_testdriver.so) \
       "$BUILD/venv/bin/python" -m pytest -q "$ROOT/tests/python" -p no:cacheprovider
 }
@@ -78,7 +78,8 @@ python_asan_tests() {
   [ -f "$runtime" ] || { echo "no ASan runtime ($runtime)"; return 1; }
   python3 -m venv --system-site-packages "$BUILD/venv-asan" &&
     CC=clang "$BUILD/venv-asan/bin/python" -m pip install -q --no-build-isolation \
-      -C build-dir="$BUILD/asan-skbuild" -C cmake.define.NBCUDA_SANITIZE=ON "$ROOT" &&
+      -C build-dir="$BUILD/asan-skbuild" -C cmake.define.NBCUDA_SANITIZE=ON \
+      -C cmake.define.NBCUDA_WERROR=ON "$ROOT" &&
     LD_PRELOAD=$runtime ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
       NBCUDA_BAD_INPUT_TIMEOUT=600 NBCUDA_TESTDRIVER=$(ls "$BUILD"/gcc/tests/libnbcuda_testdriver.so) \
       "$BUILD/venv-asan/bin/python" -m pytest -q "$ROOT/tests/python" -p no:cacheprovider

@@ -136,7 +136,7 @@ static int cmd_detect(int argc, char **argv) {
 }
 
 static int cmd_version(void) {
-  printf("nbcuda %s\n", NBC_VERSION_STRING);
+  printf("nbcuda %s\n", nbc_version_string());
   int version = 0;
   if (nbc_driver_version(&version) == NBC_OK)
     printf("CUDA driver %d.%d (%s)\n", version / 1000, (version % 1000) / 10,

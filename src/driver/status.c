@@ -1,4 +1,5 @@
-/* status.c — names and descriptions of nbcuda's status codes and of CUDA's CUresult codes.
+/* status.c — names and descriptions of nbcuda's status codes and of CUDA's CUresult codes,
+ * and the library's own version.
  *
  * Both tables come from one list each: NBC_STATUS_MAP in nbcuda.h generates the status enum,
  * its names and its strings; cuda_errors.h (generated from cuda.h by
@@ -68,3 +69,7 @@ nbc_status_t nbc__status_from_curesult(CUresult result) {
     return NBC_DRIVER_ERROR;
   }
 }
+
+int nbc_version(void) { return NBC_VERSION; }
+
+const char *nbc_version_string(void) { return NBC_VERSION_STRING; }

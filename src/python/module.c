@@ -393,7 +393,7 @@ static int module_exec(PyObject *module) {
       nbc__py_config_init(module, st) < 0 ||
       nbc__py_typesdict_init(module, st) < 0 || nbc__py_serialize_init(module, st) < 0)
     return -1;
-  if (PyModule_AddStringConstant(module, "__version__", NBC_VERSION_STRING) < 0) return -1;
+  if (PyModule_AddStringConstant(module, "__version__", nbc_version_string()) < 0) return -1;
   return 0;
 }
 

@@ -4,7 +4,7 @@
 # scikit-build-core drives the build (SKBUILD) or with -DNBCUDA_BUILD_PYTHON=ON.
 #
 # -Wpedantic is left out on purpose: CPython's PyType_Slot tables store function pointers
-# in void * fields, which ISO C forbids; every other warning is an error as elsewhere.
+# in void * fields, which ISO C forbids; warnings are errors under NBCUDA_WERROR as elsewhere.
 option(NBCUDA_BUILD_PYTHON "Build the nbcuda CPython extension module" OFF)
 if(NOT (SKBUILD OR NBCUDA_BUILD_PYTHON))
   return()
@@ -13,7 +13,7 @@ find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)
 file(GLOB NBCUDA_PYTHON_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/python/*.c)
 Python_add_library(nbcuda_python MODULE WITH_SOABI ${NBCUDA_PYTHON_SOURCES})
 set_target_properties(nbcuda_python PROPERTIES OUTPUT_NAME nbcuda C_VISIBILITY_PRESET hidden)
-target_compile_options(nbcuda_python PRIVATE -Wall -Wextra -Werror)
+target_compile_options(nbcuda_python PRIVATE -Wall -Wextra $<$<BOOL:${NBCUDA_WERROR}>:-Werror>)
 target_compile_definitions(nbcuda_python PRIVATE _GNU_SOURCE)
 target_include_directories(nbcuda_python PRIVATE ${PROJECT_SOURCE_DIR}/src
   ${PROJECT_SOURCE_DIR}/src/python)

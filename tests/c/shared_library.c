@@ -12,6 +12,12 @@ int main(int argc, char **argv) {
   int failed = 0;
   /* linked calls: resolved by the dynamic linker at start */
   if (strcmp(nbc_status_string(NBC_OK), "") == 0) failed |= 1;
+  /* the library that runs is the one this header describes */
+  if (nbc_version() != NBC_VERSION || strcmp(nbc_version_string(), NBC_VERSION_STRING) != 0) {
+    fprintf(stderr, "library version %d (%s), header %d (%s)\n", nbc_version(),
+            nbc_version_string(), NBC_VERSION, NBC_VERSION_STRING);
+    failed |= 1;
+  }
   int count = -1;
   nbc_status_t st = nbc_device_count(&count);
   printf("nbc_device_count: %s, %d\n", nbc_status_string(st), count);
@@ -23,7 +29,7 @@ int main(int argc, char **argv) {
   }
   static const char *const exported[] = {"nbc_device_count", "nbc_compile", "nbc_launch_packed",
                                          "nbc_link_cubin", "nbc_fp16_shim_source",
-                                         "nbc_stream_create", "nbc_mem_alloc"};
+                                         "nbc_stream_create", "nbc_mem_alloc", "nbc_version"};
   static const char *const hidden[] = {"nbc__context_ensure", "nbc__set_error", "nbc__cu",
                                        "nbc__compile_ex"};
   for (size_t i = 0; i < sizeof exported / sizeof exported[0]; i++)
