@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/numba_env.h"
 #include "compiler/compiler.h"
 
 /* The subset of nvvm.h we use, declared here so that no CUDA header is needed to build. */
@@ -456,6 +457,14 @@ void nbc_default_ptx_cc(int *pmajor, int *pminor) {
 }
 
 nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char cc_arch, char *out, size_t size) {
+  /* numba-cuda's get_arch_option: NUMBA_FORCE_CUDA_CC replaces whatever was asked for, taken
+   * as given (no closest supported cc, no arch suffix). */
+  int forced = nbc__numba_forced_cc(&cc_major, &cc_minor, out, size);
+  if (forced < 0) return NBC_UNSUPPORTED_CC;
+  if (forced) {
+    snprintf(out, size, "compute_%d%d", cc_major, cc_minor);
+    return NBC_OK;
+  }
   if (cc_major == 0 && cc_minor == 0) nbc__nvvm_default_cc(&cc_major, &cc_minor);
   if (cc_major < 0 || cc_minor < 0 || cc_minor > 9) {
     snprintf(out, size, "invalid compute capability %d.%d", cc_major, cc_minor);

@@ -71,12 +71,23 @@ static int open_driver(void) {
               "CUDA is disabled due to setting NBCUDA_DRIVER=0 in the environment%s%s", "", "");
     return -1;
   }
+  /* numba-cuda's switches, under nbcuda's own: NUMBA_DISABLE_CUDA (an integer, on when not
+   * 0) and NUMBA_CUDA_DRIVER (the driver library's path). */
+  const char *disable = getenv("NUMBA_DISABLE_CUDA");
+  if (disable && *disable && strtol(disable, NULL, 10) != 0) {
+    fail_load(NBC_DRIVER_DISABLED,
+              "CUDA is disabled due to setting NUMBA_DISABLE_CUDA=%s in the environment%s",
+              disable, "");
+    return -1;
+  }
+  if (!env || !*env) env = getenv("NUMBA_CUDA_DRIVER");
   if (env && *env) {
     struct stat st;
     if (stat(env, &st) != 0) {
       fail_load(NBC_NO_DRIVER,
-                "CUDA driver library cannot be found: NBCUDA_DRIVER=%s is not a file%s", env,
-                "");
+                "CUDA driver library cannot be found: %s is not a file (from %s)", env,
+                getenv("NBCUDA_DRIVER") && *getenv("NBCUDA_DRIVER") ? "NBCUDA_DRIVER"
+                                                                    : "NUMBA_CUDA_DRIVER");
       return -1;
     }
     driver_handle = dlopen(env, RTLD_NOW | RTLD_LOCAL);

@@ -4,8 +4,9 @@
  * NVRTC is optional: it is dlopen'ed the first time it is needed (nbc__load_toolkit_symbols,
  * NBCUDA_NVRTC overriding the search), and its absence is NBC_NO_NVRTC with every place
  * searched. The source is compiled for the device's architecture (-arch=sm_XY, or
- * -arch=compute_XY with -dlto for LTO-IR) with the toolkit's include directory (and its cccl/,
- * where CUDA 13 keeps libcu++), as numba-cuda
+ * -arch=compute_XY with -dlto for LTO-IR; NUMBA_FORCE_CUDA_CC replaces it, as in numba-cuda)
+ * with the toolkit's include directory (NUMBA_CUDA_INCLUDE_PATH where the toolkit's headers
+ * are not beside NVRTC; and its cccl/, where CUDA 13 keeps libcu++), as numba-cuda
  * compiles link files, with -lineinfo / -G when the flags ask (numba's compile_all) and -I for
  * each directory of the extra search paths (numba's CUDA_NVRTC_EXTRA_SEARCH_PATHS, ':'
  * separated); a failure carries NVRTC's log. What NVRTC made is kept for the process
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/numba_env.h"
 #include "host/host.h"
 
 typedef struct _nvrtcProgram *nvrtc_program;
@@ -74,6 +76,13 @@ static void include_options(char *out, char *cccl_out, size_t size) {
   slash = strrchr(dir, '/');
   if (slash) *slash = '\0';
   snprintf(out, size, "-I%s/include", slash ? dir : "/usr/local/cuda");
+  /* numba-cuda's CUDA_INCLUDE_PATH: where the toolkit's headers are when they are not found
+   * beside the library (an NVRTC from a wheel, say). */
+  const char *configured = getenv("NUMBA_CUDA_INCLUDE_PATH");
+  char probe[4300];
+  snprintf(probe, sizeof probe, "%s/cuda_device_runtime_api.h", out + 2);
+  if (configured && *configured && access(probe, F_OK) != 0)
+    snprintf(out, size, "-I%s", configured);
   snprintf(cccl_out, size, "%s/cccl", out);
   if (access(cccl_out + 2, F_OK) != 0) cccl_out[0] = '\0';
 }
@@ -210,6 +219,9 @@ nbc_status_t nbc_nvrtc_compile_searching(const char *source, const char *name, i
   if (!name) name = "<source>";
   if (flags & ~(NBC_NVRTC_LTO | NBC_NVRTC_LINEINFO | NBC_NVRTC_DEBUG))
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_nvrtc_compile: unknown flags 0x%x", flags);
+  char why[256];
+  if (nbc__numba_forced_cc(&cc_major, &cc_minor, why, sizeof why) < 0)
+    return nbc__set_error(NBC_UNSUPPORTED_CC, "%s", why);
   pthread_mutex_lock(&cache_lock);
   for (struct compiled *c = cache; c; c = c->next)
     if (c->cc_major == cc_major && c->cc_minor == cc_minor && c->flags == flags &&

@@ -25,7 +25,8 @@
  *   the PTX it made, both defaulting to NUMBA_DEBUG (0) as numba's do; read at each
  *   compilation.
  * Two facts code written for numba-cuda reads from its config are there too, as False:
- * ENABLE_CUDASIM (nbcuda has no simulator: kernels run on the device) and CUDA_ENABLE_NRT
+ * ENABLE_CUDASIM (nbcuda has no simulator: kernels run on the device; importing nbcuda with
+ * NUMBA_ENABLE_CUDASIM set is an ImportError) and CUDA_ENABLE_NRT
  * (nbcuda has no Numba runtime: no allocation in kernels). Other attributes may be set on
  * the module; nbcuda does not read them (setting these two changes nothing).
  */
@@ -105,7 +106,37 @@ static PyType_Slot config_slots[] = {
 static PyType_Spec config_spec = {"nbcuda._Config", 0, 0,
                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, config_slots};
 
+/* numba-cuda's switches nbcuda does not act on are refused where numba would read them, so
+ * that setting one is never silently ignored: the simulator is an ImportError (code expecting
+ * it would otherwise run on a GPU, or fail far from the cause), and the driver-call log's and
+ * the linker log's settings a warning. */
+static const char *const unsupported_switches[] = {
+    "NUMBA_CUDA_LOG_LEVEL", "NUMBA_CUDA_LOG_API_ARGS", "NUMBA_CUDA_LOG_SIZE",
+    "NUMBA_CUDA_VERBOSE_JIT_LOG"};
+
+static int refuse_unsupported_switches(void) {
+  if (env_int("NUMBA_ENABLE_CUDASIM", 0) != 0) {
+    PyErr_SetString(PyExc_ImportError,
+                    "NUMBA_ENABLE_CUDASIM is set, but nbcuda has no CUDA simulator: its kernels "
+                    "are compiled to PTX and run on a GPU. Unset NUMBA_ENABLE_CUDASIM to use "
+                    "nbcuda (compile_ptx and compile work without a GPU), or import numba.cuda "
+                    "to run kernels in numba-cuda's simulator");
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof unsupported_switches / sizeof unsupported_switches[0]; i++) {
+    const char *v = getenv(unsupported_switches[i]);
+    if (v && *v &&
+        PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                         "%s=%s is set, but nbcuda does not log driver API calls or the "
+                         "linker's messages: the setting has no effect",
+                         unsupported_switches[i], v) < 0)
+      return -1;
+  }
+  return 0;
+}
+
 int nbc__py_config_init(PyObject *module, nbc__py_state *st) {
+  if (refuse_unsupported_switches() < 0) return -1;
   PyObject *config = PyModule_New("nbcuda.config");
   if (!config) return -1;
   PyObject *cls = PyType_FromModuleAndSpec(module, &config_spec, (PyObject *)&PyModule_Type);
