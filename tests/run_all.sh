@@ -5,7 +5,9 @@
 #   3. the libFuzzer targets, briefly (NBCUDA_FUZZ_SECONDS, default 30 s each), through the
 #      whole front end, inference and lowering (NBCUDA_FUZZ_PIPELINE=1);
 #   4. the Python module installed into a virtual environment, and its pytest suite;
-#   5. the same suite with the extension built by clang with ASan + UBSan (the sanitizer
+#   5. a manylinux wheel (tools/build_wheels.sh) installed into a fresh virtual environment
+#      with no compiler on PATH, and a smoke test of it (tests/wheel_smoke.py);
+#   6. the pytest suite with the extension built by clang with ASan + UBSan (the sanitizer
 #      runtime preloaded into the interpreter).
 # Each stage prints a line "== stage: ok|FAILED"; the script exits non-zero if any failed.
 set -uo pipefail
@@ -71,6 +73,24 @@ python_tests() {
       "$BUILD/venv/bin/python" -m pytest -q "$ROOT/tests/python" -p no:cacheprovider
 }
 stage "Python module (pytest)" python_tests
+
+# A wheel as users get it: built by tools/build_wheels.sh for this interpreter, installed into
+# a fresh virtual environment (no system site-packages) with no compiler on PATH, smoke-tested
+# on the software driver.
+wheel_test() {
+  local dir=$BUILD/wheel venv=$BUILD/wheel/venv wheel
+  rm -rf "$dir" && mkdir -p "$dir" &&
+    NBCUDA_WHEEL_DIR=$dir/dist tools/build_wheels.sh python3 &&
+    wheel=$(ls "$dir"/dist/nbcuda-*.whl) &&
+    python3 -m venv "$venv" &&
+    "$venv/bin/python" -m pip install -q numpy &&
+    env PATH="$venv/bin" CC=/nonexistent/cc "$venv/bin/python" -m pip install -q --no-index \
+      "$wheel" &&
+    (cd "$dir" && env PATH="$venv/bin" CC=/nonexistent/cc \
+      NBCUDA_DRIVER="$(ls "$BUILD"/gcc/tests/libnbcuda_testdriver.so)" \
+      "$venv/bin/python" "$ROOT/tests/wheel_smoke.py")
+}
+stage "wheel (fresh venv, no compiler)" wheel_test
 
 python_asan_tests() {
   local runtime
