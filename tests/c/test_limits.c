@@ -45,7 +45,8 @@ static void cpu_limit(int seconds) {
   ASSERT(setrlimit(RLIMIT_CPU, &r) == 0);
 }
 
-/* Compiles f of src for sig: the status; the error message in *pmsg (or NULL). */
+/* Compiles f of src for sig: the status; the error message in *pmsg (or NULL; it lives
+ * until the next call). */
 static nbc_status_t compile_src(const char *src, const char *sig, nbc_output_t output,
                                 double time_limit, const char **pmsg) {
   nbc_source_t source = {src, 0, "deep.py", 1, 0};
@@ -55,7 +56,9 @@ static nbc_status_t compile_src(const char *src, const char *sig, nbc_output_t o
   o.time_limit = time_limit;
   nbc_compile_result_t *r = NULL;
   nbc_status_t st = nbc_compile(&source, "f", sig, &o, NULL, &r);
-  *pmsg = st == NBC_OK ? NULL : strdup(nbc_last_error());
+  static char msg[4096];
+  snprintf(msg, sizeof msg, "%s", nbc_last_error());
+  *pmsg = st == NBC_OK ? NULL : msg;
   nbc_compile_result_destroy(r);
   return st;
 }
@@ -79,6 +82,7 @@ static void deep_expression(const char *pre, const char *post, const char *limit
   put_times(&t, post, DEEP);
   put(&t, "\n");
   error_or_ir(t.data, limit);
+  free(t.data);
 }
 
 static const char depth_limit[] = "too many nested expressions or statements (more than 1000)";
@@ -99,6 +103,7 @@ TEST(comparison_chain) {
   put(&t, "\n");
   const char *msg;
   ASSERT_OK(compile_src(t.data, "int32(int32)", NBC_OUTPUT_NVVM_IR, 0, &msg));
+  free(t.data);
 }
 
 TEST(unary_chains) {
@@ -147,6 +152,7 @@ TEST(nested_blocks) {
     put_times(&t, " ", 2001);
     put(&t, "return a\n    return a\n");
     error_or_ir(t.data, "too many levels of indentation");
+    free(t.data);
   }
 }
 
@@ -172,6 +178,7 @@ TEST(elif_chain) {
     } else {
       ASSERT_OK(st);
     }
+    free(t.data);
   }
 }
 
@@ -190,6 +197,7 @@ TEST(many_locals) {
   const char *msg;
   nbc_status_t st = compile_src(t.data, "int32(int32)", NBC_OUTPUT_NVVM_IR, 0, &msg);
   ASSERT_OK(st);
+  free(t.data);
 }
 
 /* 100,000 `x += a` in a row: libNVVM's optimiser recurses along the chain and overflowed an
@@ -207,10 +215,11 @@ TEST(long_dependency_chain) {
   ASSERT_OK(nbc_compile(&source, "f", "int32(int32)", &o, NULL, &r));
   ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), ".func");
   nbc_compile_result_destroy(r);
+  free(t.data);
 }
 
 /* A source libNVVM takes many seconds over: 30 statements of 60 nested `**`. */
-static const char *slow_source(void) {
+static char *slow_source(void) {
   text t = {0};
   put(&t, "def f(a):\n");
   for (int i = 0; i < 30; i++) {
@@ -225,8 +234,9 @@ static const char *slow_source(void) {
 TEST(time_limit_ends_the_compile) {
   require_nvvm();
   const char *msg;
-  ASSERT_STATUS(compile_src(slow_source(), "int32(int32)", NBC_OUTPUT_PTX, 0.5, &msg),
-                NBC_COMPILE_ERROR);
+  char *src = slow_source();
+  ASSERT_STATUS(compile_src(src, "int32(int32)", NBC_OUTPUT_PTX, 0.5, &msg), NBC_COMPILE_ERROR);
+  free(src);
   ASSERT_CONTAINS(msg, "compile exceeded the time limit of 0.5 s");
   /* the child was killed and reaped: this process has none left */
   ASSERT_EQ(waitpid(-1, NULL, WNOHANG), -1);
