@@ -701,6 +701,10 @@ typedef struct nbc_compile_options {
                                 cluster (numba's launch_bounds; ignored for device functions) */
   int keep_ir;          /* keep the NVVM IR handed to libNVVM with the result
                            (nbc_compile_result_ir): numba's DUMP_LLVM without a second compile */
+  double time_limit;    /* seconds libNVVM may run, 0: no limit. With a limit libNVVM runs in a
+                           child process (fork) that is killed at the deadline, and the compile
+                           fails with NBC_COMPILE_ERROR "compile exceeded the time limit of N s"
+                           (the process, its memory and its threads all end with it) */
 } nbc_compile_options_t;
 
 /* Defaults of numba's compile(): device=1, opt=1, abi C, PTX, everything else 0. */

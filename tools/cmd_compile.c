@@ -3,7 +3,7 @@
  *   nbcuda compile FILE.py[:FUNC] --sig SIG [--kernel] [--cc M.m] [--output ptx|ltoir|cubin]
  *                  [--abi c|numba] [--abi-name NAME] [--fastmath] [--lineinfo] [--debug]
  *                  [--no-opt] [--forceinline] [--launch-bounds N[,M[,K]]] [-o OUT]
- *                  [--dump=tokens|ast|types|ir] [--verbose]
+ *                  [--time-limit SECONDS] [--dump=tokens|ast|types|ir] [--verbose]
  *
  * How it works. The arguments become an nbc_compile_options_t and one call to
  * nbc__compile_ex (src/compiler/compile.c), which also times each phase and can stop after
@@ -50,6 +50,8 @@ static const char usage_text[] =
     "                        of FILE decorated jit(device=True, forceinline=True) are\n"
     "                        always inlined into their callers\n"
     "  --launch-bounds B     kernel launch bounds: MAXTHREADS[,MINBLOCKS[,MAXCLUSTER]]\n"
+    "  --time-limit S        end the compile with an error if libNVVM runs longer than S\n"
+    "                        seconds (it then runs in a child process, killed at the limit)\n"
     "  -o OUT                write the code to OUT instead of stdout\n"
     "  --dump=PHASE          print a phase's output instead: tokens, ast, types or ir\n"
     "  --verbose             print the return type and each phase's time to stderr\n"
@@ -188,6 +190,13 @@ int nbc__cli_compile(int argc, char **argv) {
       if (!parse_launch_bounds(v, &o))
         return usage_error("--launch-bounds expects 1 to 3 positive integers N[,M[,K]], not '%s'",
                            v);
+    } else if (option_value(argc, argv, &i, "--time-limit", &v, &err)) {
+      if (err) break;
+      char *end = NULL;
+      errno = 0;
+      o.time_limit = strtod(v, &end);
+      if (errno || end == v || *end || !(o.time_limit > 0) || o.time_limit > 1e9)
+        return usage_error("--time-limit expects a number of seconds above 0, not '%s'", v);
     } else if (option_value(argc, argv, &i, "--abi-name", &v, &err)) {
       o.abi_name = v;
     } else if (option_value(argc, argv, &i, "--abi", &abi, &err)) {

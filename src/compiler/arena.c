@@ -18,6 +18,10 @@
  * is always NUL-terminated, and a failed append sets `oom` instead of failing the caller, so
  * text producers need not check every append: they check `oom` once at the end.
  *
+ * nbc__names maps names to ints for lookups that a scan would make quadratic (a function's
+ * variables by name): open addressing in two arrays from the arena, doubled when half full
+ * (the old arrays stay in the arena, at most as much as the final size).
+ *
  * Tests may cap an arena's total size (nbc__arena_set_limit) to drive every phase through
  * its out-of-memory paths.
  */
@@ -223,4 +227,57 @@ void nbc__buf_printf(nbc__buf *b, const char *fmt, ...) {
   va_start(ap, fmt);
   nbc__buf_vprintf(b, fmt, ap);
   va_end(ap);
+}
+
+/* -------------------------------------------------------------------- the name map --- */
+
+uint32_t nbc__hash_name(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+/* The slot of name, or of the empty slot where it would go. */
+static int names_slot(const char *const *keys, int cap, const char *name) {
+  uint32_t mask = (uint32_t)cap - 1, i = nbc__hash_name(name) & mask;
+  while (keys[i] && strcmp(keys[i], name) != 0)
+    i = (i + 1) & mask;
+  return (int)i;
+}
+
+int nbc__names_get(const nbc__names *m, const char *name) {
+  if (!m->cap) return -1;
+  int i = names_slot(m->keys, m->cap, name);
+  return m->keys[i] ? m->values[i] : -1;
+}
+
+bool nbc__names_set(nbc__names *m, nbc__arena *arena, const char *name, int value) {
+  if (m->cap) { /* a name already in the map: no growth, so no failure */
+    int i = names_slot(m->keys, m->cap, name);
+    if (m->keys[i]) {
+      m->values[i] = value;
+      return true;
+    }
+  }
+  if ((m->count + 1) * 2 > m->cap) {
+    int cap = m->cap ? m->cap * 2 : 64;
+    const char **keys = nbc__arena_alloc(arena, sizeof *keys * (size_t)cap);
+    int *values = nbc__arena_alloc_uninit(arena, sizeof *values * (size_t)cap);
+    if (!keys || !values) return false;
+    for (int i = 0; i < m->cap; i++) {
+      if (!m->keys[i]) continue;
+      int j = names_slot(keys, cap, m->keys[i]);
+      keys[j] = m->keys[i];
+      values[j] = m->values[i];
+    }
+    m->keys = keys;
+    m->values = values;
+    m->cap = cap;
+  }
+  int i = names_slot(m->keys, m->cap, name);
+  m->keys[i] = name;
+  m->values[i] = value;
+  m->count++;
+  return true;
 }

@@ -25,10 +25,12 @@
 
 #include "compiler.h"
 
-/* A set of names (linear: functions have few). */
+/* A set of names in insertion order, with an index by name (a function may have thousands
+ * of variables). Never copied by value: the copies would share the index. */
 typedef struct {
   const char **items;
   int count, cap;
+  nbc__names index; /* each name's position in items */
 } names;
 
 typedef struct lifter {
@@ -37,17 +39,17 @@ typedef struct lifter {
 } lifter;
 
 static bool names_has(const names *s, const char *name) {
-  for (int i = 0; i < s->count; i++)
-    if (strcmp(s->items[i], name) == 0) return true;
-  return false;
+  return nbc__names_get(&s->index, name) >= 0;
 }
 
-static void names_remove(names *s, const char *name) {
-  for (int i = 0; i < s->count; i++)
-    if (strcmp(s->items[i], name) == 0) {
-      s->items[i] = s->items[--s->count];
-      return;
-    }
+/* Removes name (swapping the last name into its place). The index's arrays have room for the
+ * updates: both names are in it already. */
+static void names_remove(lifter *L, names *s, const char *name) {
+  int i = nbc__names_get(&s->index, name);
+  if (i < 0) return;
+  s->items[i] = s->items[--s->count];
+  nbc__names_set(&s->index, L->ctx->arena, s->items[i], i);
+  nbc__names_set(&s->index, L->ctx->arena, name, -1);
 }
 
 /* A copy of an array of count pointers with room for twice *cap (8 at first) in the arena,
@@ -71,6 +73,11 @@ static bool names_add(lifter *L, names *s, const char *name) {
     const char **items = grown(L, s->items, s->count, &s->cap);
     if (!items) return false;
     s->items = items;
+  }
+  if (!nbc__names_set(&s->index, L->ctx->arena, name, s->count)) {
+    nbc__diag_oom(L->ctx);
+    L->failed = true;
+    return false;
   }
   s->items[s->count++] = name;
   return true;
@@ -180,7 +187,7 @@ static void own_names(lifter *L, const nbc__node *def, names *out) {
   names nonlocal = {0};
   nonlocal_names(L, &def->body, &nonlocal);
   for (int i = 0; i < nonlocal.count; i++)
-    names_remove(out, nonlocal.items[i]);
+    names_remove(L, out, nonlocal.items[i]);
 }
 
 /* ------------------------------------------------------------- the nested functions -- */
@@ -193,7 +200,7 @@ typedef struct {
   /* the enclosing function's variables it assigns (declared nonlocal, or assigned by a
    * sibling it calls): it returns their values after its own, and its calls assign them */
   names writes;
-  bool returns_value; /* a `return <value>` of its own */
+  bool returns_value;      /* a `return <value>` of its own */
   const nbc__node *passed; /* its first use as a value (an argument), or NULL */
 } lifted;
 
@@ -238,7 +245,8 @@ static void mentioned_names(lifter *L, const nbc__node *n, names *out) {
   mentioned_names(L, n->c, out);
   const nbc__list *lists[] = {&n->list, &n->body, &n->orelse};
   for (int k = 0; k < 3; k++)
-    for (int i = 0; i < lists[k]->count; i++) mentioned_names(L, lists[k]->items[i], out);
+    for (int i = 0; i < lists[k]->count; i++)
+      mentioned_names(L, lists[k]->items[i], out);
 }
 
 /* Whether n is a call passing `name` (a char *) as an argument: a function used as a value. */
@@ -263,7 +271,8 @@ static const char *captured_redefined(family *F, const nbc__node *def, const cha
   if (!passed) return NULL;
   names own = {0}, read = {0};
   own_names(F->L, def, &own);
-  for (int k = 0; k < def->body.count; k++) mentioned_names(F->L, def->body.items[k], &read);
+  for (int k = 0; k < def->body.count; k++)
+    mentioned_names(F->L, def->body.items[k], &read);
   for (int i = 0; i < read.count; i++) {
     const char *v = read.items[i];
     if (names_has(&own, v)) continue;

@@ -137,7 +137,7 @@ int nbc_compile_result_uses_fp16(const nbc_compile_result_t *result) {
 }
 
 const char *const nbc__compile_phase_names[NBC__PHASE_COUNT] = {"load", "signature", "infer",
-                                                               "lower", "nvvm"};
+                                                                "lower", "nvvm"};
 
 void nbc_compile_options_init(nbc_compile_options_t *options) {
   if (!options) return;
@@ -233,6 +233,11 @@ static nbc_status_t check_options(const nbc_compile_options_t *o) {
     return nbc__set_error(NBC_INVALID_ARGUMENT, "Cannot force-inline kernels");
   if (o->forceinline && o->output != NBC_OUTPUT_LTOIR)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "Can only designate forced inlining in LTO-IR");
+  if (!(o->time_limit >= 0) || o->time_limit > 1e9) /* NaN too */
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "The time limit must be a number of seconds from 0 (none) to 1e9, "
+                          "not %g",
+                          o->time_limit);
   if (o->nlaunch_bounds < 0 || o->nlaunch_bounds > 3)
     return nbc__set_error(NBC_INVALID_ARGUMENT,
                           "Got %d launch bounds. A maximum of three are supported: "
@@ -368,7 +373,8 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   result->code = out.code;
   result->size = out.size;
   note_needs(result, result->code, result->size);
-  if (ctx.options && ctx.options->output == NBC_OUTPUT_LTOIR) note_needs(result, ir.data, ir.len);
+  if (ctx.options && ctx.options->output == NBC_OUTPUT_LTOIR)
+    note_needs(result, ir.data, ir.len);
   result->log = out.log;
   out.code = out.log = NULL;
   if (o->keep_ir) {

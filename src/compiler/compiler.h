@@ -28,7 +28,7 @@
 typedef struct nbc__arena nbc__arena;
 nbc__arena *nbc__arena_create(void);
 void nbc__arena_destroy(nbc__arena *arena);
-void *nbc__arena_alloc(nbc__arena *arena, size_t size);   /* zeroed, 16-byte aligned */
+void *nbc__arena_alloc(nbc__arena *arena, size_t size);        /* zeroed, 16-byte aligned */
 void *nbc__arena_alloc_uninit(nbc__arena *arena, size_t size); /* not zeroed */
 char *nbc__arena_strndup(nbc__arena *arena, const char *s, size_t n);
 char *nbc__arena_strdup(nbc__arena *arena, const char *s);
@@ -50,21 +50,37 @@ void nbc__buf_puts(nbc__buf *b, const char *s);
 void nbc__buf_printf(nbc__buf *b, const char *fmt, ...);
 void nbc__buf_vprintf(nbc__buf *b, const char *fmt, va_list ap);
 
+/* A map from names to non-negative ints in the arena (open addressing, linear probing), so
+ * that a function's thousands of variables are found in O(1), not by a scan. The names are
+ * not copied: they must live as long as the map. A zeroed map is empty. */
+typedef struct nbc__names {
+  const char **keys;
+  int *values;
+  int count, cap;
+} nbc__names;
+/* FNV-1a of a NUL-terminated name. */
+uint32_t nbc__hash_name(const char *s);
+/* The value of name, or -1 when it has none. */
+int nbc__names_get(const nbc__names *m, const char *name);
+/* Sets name's value (value >= 0; -1 removes it, as far as get is concerned); false when out
+ * of memory, which only adding a name can be. */
+bool nbc__names_set(nbc__names *m, nbc__arena *arena, const char *name, int value);
+
 /* ========================================================================= diag.c === */
 /* The source of one Python file (or fragment) as the compiler sees it. */
 typedef struct nbc__file {
-  const char *name;  /* file name for messages */
-  const char *text;  /* NUL-terminated copy in the arena */
+  const char *name; /* file name for messages */
+  const char *text; /* NUL-terminated copy in the arena */
   size_t size;
-  int first_line;    /* line number of text's first line */
-  int col_offset;    /* added to columns in messages */
+  int first_line; /* line number of text's first line */
+  int col_offset; /* added to columns in messages */
 } nbc__file;
 
 /* State of one compilation, passed to every phase. */
 typedef struct nbc__ctx {
   nbc__arena *arena;
-  nbc__buf diag;              /* the first error's full text */
-  nbc_status_t status;        /* NBC_OK until the first error */
+  nbc__buf diag;       /* the first error's full text */
+  nbc_status_t status; /* NBC_OK until the first error */
   const nbc_compile_options_t *options;
   const nbc_resolver_t *resolver;
   struct nbc__program *program; /* infer.c's output */
@@ -84,9 +100,9 @@ void nbc__diag_bug(nbc__ctx *ctx, const char *cfile, int cline, const char *fmt,
 void nbc__diag_oom(nbc__ctx *ctx);
 
 /* ========================================================================== lex.c === */
-#define NBC__TOKEN_KINDS(X)                                                                \
-  X(EOF) X(NEWLINE) X(INDENT) X(DEDENT) X(NAME) X(INT) X(FLOAT) X(IMAG) X(STRING) X(OP)    \
-  X(KEYWORD)
+#define NBC__TOKEN_KINDS(X)                                                                    \
+  X(EOF)                                                                                       \
+  X(NEWLINE) X(INDENT) X(DEDENT) X(NAME) X(INT) X(FLOAT) X(IMAG) X(STRING) X(OP) X(KEYWORD)
 
 typedef enum nbc__tok_kind {
 #define NBC__TOK_ENUM_(k) NBC__TOK_##k,
@@ -98,15 +114,15 @@ typedef struct nbc__token {
   nbc__tok_kind kind;
   const char *start; /* into file->text */
   int len;
-  int line, col;     /* 1-based, in file->text */
+  int line, col; /* 1-based, in file->text */
   const nbc__file *file;
   union {
-    int64_t i;        /* INT; when big, the bits of the uint64 value (if not huge) */
-    double f;         /* FLOAT, IMAG */
+    int64_t i; /* INT; when big, the bits of the uint64 value (if not huge) */
+    double f;  /* FLOAT, IMAG */
   } value;
-  const char *str;    /* STRING: decoded contents (arena); f-strings: the raw text */
-  bool big;           /* INT that does not fit int64 (not a lexing error) */
-  bool huge;          /* INT that does not fit uint64 either */
+  const char *str; /* STRING: decoded contents (arena); f-strings: the raw text */
+  bool big;        /* INT that does not fit int64 (not a lexing error) */
+  bool huge;       /* INT that does not fit uint64 either */
 } nbc__token;
 
 /* diag.c: the line of tok as the user's file numbers it (file->first_line is where the
@@ -123,16 +139,16 @@ const char *nbc__tok_kind_name(nbc__tok_kind kind);
 void nbc__lex_dump(nbc__buf *out, const nbc__token *tokens, int count);
 
 /* ============================================================ parse.c, parse_expr.c === */
-#define NBC__NODE_KINDS(X)                                                                 \
-  /* expressions */                                                                        \
-  X(INT) X(FLOAT) X(COMPLEX) X(BOOL) X(NONE) X(STR) X(NAME) X(ATTR) X(SUBSCRIPT) X(SLICE)  \
-  X(CALL) X(KEYWORD) X(BINOP) X(UNARY) X(BOOLOP) X(COMPARE) X(IFEXP) X(TUPLE) X(LIST)      \
-  X(DICT) X(OTHER_EXPR) X(ELLIPSIS)                                                        \
-  /* statements */                                                                         \
-  X(ASSIGN) X(AUGASSIGN) X(EXPR_STMT) X(IF) X(WHILE) X(FOR) X(BREAK) X(CONTINUE)           \
-  X(RETURN) X(PASS) X(FUNCDEF) X(IMPORT) X(IMPORT_FROM) X(TRY) X(OTHER_STMT) X(MODULE)     \
-  X(ASSERT) /* a: the condition, b: the message or NULL */                                 \
-  X(RAISE)  /* a: the exception or NULL, b: the cause (`from`) or NULL */
+#define NBC__NODE_KINDS(X)                                                                     \
+  /* expressions */                                                                            \
+  X(INT)                                                                                       \
+  X(FLOAT) X(COMPLEX) X(BOOL) X(NONE) X(STR) X(NAME) X(ATTR) X(SUBSCRIPT) X(SLICE) X(CALL)     \
+      X(KEYWORD) X(BINOP) X(UNARY) X(BOOLOP) X(COMPARE) X(IFEXP) X(TUPLE) X(LIST) X(DICT)      \
+          X(OTHER_EXPR) X(ELLIPSIS) /* statements */                                           \
+      X(ASSIGN) X(AUGASSIGN) X(EXPR_STMT) X(IF) X(WHILE) X(FOR) X(BREAK) X(CONTINUE) X(RETURN) \
+          X(PASS) X(FUNCDEF) X(IMPORT) X(IMPORT_FROM) X(TRY) X(OTHER_STMT) X(MODULE)           \
+              X(ASSERT) /* a: the condition, b: the message or NULL */                         \
+      X(RAISE)          /* a: the exception or NULL, b: the cause (`from`) or NULL */
 
 typedef enum nbc__node_kind {
 #define NBC__NODE_ENUM_(k) NBC__N_##k,
@@ -141,14 +157,13 @@ typedef enum nbc__node_kind {
 } nbc__node_kind;
 
 /* Operators, for BINOP, AUGASSIGN, UNARY, BOOLOP and COMPARE (ops[]). */
-#define NBC__OPS(X)                                                                        \
-  X(ADD, "+") X(SUB, "-") X(MUL, "*") X(DIV, "/") X(FLOORDIV, "//") X(MOD, "%")            \
-  X(POW, "**") X(LSHIFT, "<<") X(RSHIFT, ">>") X(BITAND, "&") X(BITOR, "|")                \
-  X(BITXOR, "^") X(MATMUL, "@")                                                            \
-  X(NEG, "-") X(POS, "+") X(INVERT, "~") X(NOT, "not")                                     \
-  X(AND, "and") X(OR, "or")                                                                \
-  X(EQ, "==") X(NE, "!=") X(LT, "<") X(LE, "<=") X(GT, ">") X(GE, ">=") X(IS, "is")        \
-  X(ISNOT, "is not") X(IN, "in") X(NOTIN, "not in")
+#define NBC__OPS(X)                                                                            \
+  X(ADD, "+")                                                                                  \
+  X(SUB, "-") X(MUL, "*") X(DIV, "/") X(FLOORDIV, "//") X(MOD, "%") X(POW, "**")               \
+      X(LSHIFT, "<<") X(RSHIFT, ">>") X(BITAND, "&") X(BITOR, "|") X(BITXOR, "^")              \
+          X(MATMUL, "@") X(NEG, "-") X(POS, "+") X(INVERT, "~") X(NOT, "not") X(AND, "and")    \
+              X(OR, "or") X(EQ, "==") X(NE, "!=") X(LT, "<") X(LE, "<=") X(GT, ">")            \
+                  X(GE, ">=") X(IS, "is") X(ISNOT, "is not") X(IN, "in") X(NOTIN, "not in")
 
 typedef enum nbc__op {
 #define NBC__OP_ENUM_(name, text) NBC__OP_##name,
@@ -200,7 +215,7 @@ struct nbc__node {
   nbc__node_kind kind;
   const nbc__token *tok; /* position for diagnostics */
   nbc__op op;
-  nbc__op *ops;          /* COMPARE: one per comparison */
+  nbc__op *ops; /* COMPARE: one per comparison */
   nbc__node *a, *b, *c;
   nbc__list list;
   nbc__list body, orelse;
@@ -211,13 +226,13 @@ struct nbc__node {
   } value;
   const char *str;
   const char *alias;
-  bool big;              /* INT: see above */
-  bool vararg;           /* FUNCDEF params: the `*args` parameter (the last one) */
+  bool big;    /* INT: see above */
+  bool vararg; /* FUNCDEF params: the `*args` parameter (the last one) */
   /* Filled by infer.c: */
-  const struct nbc__type *type;   /* type of an expression */
-  int var;                        /* NAME: index of the local variable, or -1 */
-  const struct nbc__type *cast;   /* when non-NULL, the value is converted to this type */
-  void *info;                     /* phase-private annotation (e.g. the callee, the global) */
+  const struct nbc__type *type; /* type of an expression */
+  int var;                      /* NAME: index of the local variable, or -1 */
+  const struct nbc__type *cast; /* when non-NULL, the value is converted to this type */
+  void *info;                   /* phase-private annotation (e.g. the callee, the global) */
 };
 
 /* Parses a whole module (all statements; syntax outside the kernel language is kept as
@@ -256,77 +271,79 @@ void nbc__node_dump(nbc__buf *out, const nbc__node *node, int indent);
 const char *nbc__node_kind_name(nbc__node_kind kind);
 
 /* ======================================================================== types.c === */
-#define NBC__SCALAR_TYPES(X)                                                               \
-  X(BOOL, "boolean", 1) X(INT8, "int8", 1) X(INT16, "int16", 2) X(INT32, "int32", 4)       \
-  X(INT64, "int64", 8) X(UINT8, "uint8", 1) X(UINT16, "uint16", 2) X(UINT32, "uint32", 4)  \
-  X(UINT64, "uint64", 8) X(FLOAT16, "float16", 2) X(FLOAT32, "float32", 4)                 \
-  X(FLOAT64, "float64", 8) X(COMPLEX64, "complex64", 8) X(COMPLEX128, "complex128", 16)
+#define NBC__SCALAR_TYPES(X)                                                                   \
+  X(BOOL, "boolean", 1)                                                                        \
+  X(INT8, "int8", 1) X(INT16, "int16", 2) X(INT32, "int32", 4) X(INT64, "int64", 8)            \
+      X(UINT8, "uint8", 1) X(UINT16, "uint16", 2) X(UINT32, "uint32", 4)                       \
+          X(UINT64, "uint64", 8) X(FLOAT16, "float16", 2) X(FLOAT32, "float32", 4)             \
+              X(FLOAT64, "float64", 8) X(COMPLEX64, "complex64", 8)                            \
+                  X(COMPLEX128, "complex128", 16)
 
 typedef enum nbc__type_kind {
   NBC__T_VOID = 0,
 #define NBC__T_ENUM_(name, text, size) NBC__T_##name,
   NBC__SCALAR_TYPES(NBC__T_ENUM_)
 #undef NBC__T_ENUM_
-  NBC__T_NONE,      /* the value None */
-  NBC__T_ARRAY,     /* dtype, ndim, layout */
-  NBC__T_TUPLE,     /* items (UniTuple / Tuple of scalars) */
-  NBC__T_RANGE,     /* range(...) */
-  NBC__T_MODULE,    /* math, cuda, cuda.atomic, cuda.shared, cuda.local, cuda.threadIdx... */
-  NBC__T_FUNCTION,  /* a Python function, a math function, a builtin: see name */
-  NBC__T_DTYPE,     /* a scalar type used as a value (float32 in shared.array(..., float32)) */
+      NBC__T_NONE,   /* the value None */
+  NBC__T_ARRAY,      /* dtype, ndim, layout */
+  NBC__T_TUPLE,      /* items (UniTuple / Tuple of scalars) */
+  NBC__T_RANGE,      /* range(...) */
+  NBC__T_MODULE,     /* math, cuda, cuda.atomic, cuda.shared, cuda.local, cuda.threadIdx... */
+  NBC__T_FUNCTION,   /* a Python function, a math function, a builtin: see name */
+  NBC__T_DTYPE,      /* a scalar type used as a value (float32 in shared.array(..., float32)) */
   NBC__T_GRID_GROUP, /* cuda.cg.this_grid(): the grid of a cooperative launch (an i64 handle of
                         cudadevrt's cudaCGGetIntrinsicHandle), printed GridGroup as numba's */
-  NBC__T_VECTOR,    /* a CUDA vector type (numba's float32x4, int2, ...): dtype, count (1-4),
-                       name "float32x4"; members x, y, z, w */
-  NBC__T_RECORD,    /* numba's Record, a numpy structured dtype: count fields (field_names,
-                       items their types: scalars, or C arrays of scalars for numba's
-                       nestedarray fields, whose extents are field_shapes[i]; field_offsets
-                       in bytes), size in bytes, aligned (numpy's align=True); a value is a
-                       pointer to its bytes */
-  NBC__T_FLAT,      /* a.flat, numpy's flat iterator (numba's NumpyFlatType): dtype the array
-                       type; its value is the array's; len() its size, f[i] its i-th element
-                       in C order */
-  NBC__T_POINTER,   /* numba's CPointer(dtype), printed "dtype*": an address of dtype (a
-                       number) in the generic address space; p[i] loads and stores */
+  NBC__T_VECTOR,     /* a CUDA vector type (numba's float32x4, int2, ...): dtype, count (1-4),
+                        name "float32x4"; members x, y, z, w */
+  NBC__T_RECORD,     /* numba's Record, a numpy structured dtype: count fields (field_names,
+                        items their types: scalars, or C arrays of scalars for numba's
+                        nestedarray fields, whose extents are field_shapes[i]; field_offsets
+                        in bytes), size in bytes, aligned (numpy's align=True); a value is a
+                        pointer to its bytes */
+  NBC__T_FLAT,       /* a.flat, numpy's flat iterator (numba's NumpyFlatType): dtype the array
+                        type; its value is the array's; len() its size, f[i] its i-th element
+                        in C order */
+  NBC__T_POINTER,    /* numba's CPointer(dtype), printed "dtype*": an address of dtype (a
+                        number) in the generic address space; p[i] loads and stores */
   NBC__T_ENUM_CLASS, /* an enum.Enum class (numba's EnumClass): name its qualified name,
                        dtype its members' value type, int_enum for an IntEnum; compile time
                        only (members: its global's) */
-  NBC__T_ENUM,      /* a member of an Enum (not IntEnum) class, numba's EnumMember: name and
-                       dtype as its class's; its value is the member's value */
-  NBC__T_OPTIONAL,  /* numba's Optional(dtype): a dtype value or None (a variable or a
-                       function's result that is None on some paths); used where a dtype is
-                       needed it converts to one, raising TypeError when it is None */
-  NBC__T_DATETIME,  /* numpy's datetime64 (numba's NPDatetime): count its unit's code, name
-                       its unit ("D", "" for the generic one); an int64 value, NaT INT64_MIN */
-  NBC__T_TIMEDELTA, /* numpy's timedelta64 (numba's NPTimedelta): as DATETIME */
-  NBC__T_CHARSEQ,   /* numpy's S<n> (numba's CharSeq, printed [char x n]): count bytes, a
-                       value [n x i8]; shorter contents are padded with zeros */
+  NBC__T_ENUM,       /* a member of an Enum (not IntEnum) class, numba's EnumMember: name and
+                        dtype as its class's; its value is the member's value */
+  NBC__T_OPTIONAL,   /* numba's Optional(dtype): a dtype value or None (a variable or a
+                        function's result that is None on some paths); used where a dtype is
+                        needed it converts to one, raising TypeError when it is None */
+  NBC__T_DATETIME,   /* numpy's datetime64 (numba's NPDatetime): count its unit's code, name
+                        its unit ("D", "" for the generic one); an int64 value, NaT INT64_MIN */
+  NBC__T_TIMEDELTA,  /* numpy's timedelta64 (numba's NPTimedelta): as DATETIME */
+  NBC__T_CHARSEQ,    /* numpy's S<n> (numba's CharSeq, printed [char x n]): count bytes, a
+                        value [n x i8]; shorter contents are padded with zeros */
   NBC__T_UNICHARSEQ, /* numpy's U<n> (numba's UnicodeCharSeq, [unichr x n]): count UCS-4
                        code points, a value [n x i32] */
-  NBC__T_BFLOAT16,  /* numba-cuda's bfloat16 (printed __nv_bfloat16, as numba names it): its 16
-                       bits in an i16; arithmetic through cuda_bf16.h (bf16.c) */
+  NBC__T_BFLOAT16,   /* numba-cuda's bfloat16 (printed __nv_bfloat16, as numba names it): its 16
+                        bits in an i16; arithmetic through cuda_bf16.h (bf16.c) */
   NBC__T_KIND_COUNT_
 } nbc__type_kind;
 
 typedef struct nbc__type {
   nbc__type_kind kind;
-  const struct nbc__type *dtype; /* ARRAY element, DTYPE the scalar it names */
-  int ndim;                      /* ARRAY */
-  char layout;                   /* ARRAY: 'C', 'F' or 'A' */
-  bool readonly;                 /* ARRAY; RECORD: an element of a read-only array, whose
-                                    fields cannot be assigned (type equality ignores it) */
-  int count;                     /* TUPLE */
-  const struct nbc__type **items;/* TUPLE */
-  const char *name;              /* MODULE / FUNCTION: "math", "cuda.atomic", "math.sin" */
-  const char *const *field_names;/* RECORD */
-  const int64_t *field_offsets;  /* RECORD */
+  const struct nbc__type *dtype;      /* ARRAY element, DTYPE the scalar it names */
+  int ndim;                           /* ARRAY */
+  char layout;                        /* ARRAY: 'C', 'F' or 'A' */
+  bool readonly;                      /* ARRAY; RECORD: an element of a read-only array, whose
+                                         fields cannot be assigned (type equality ignores it) */
+  int count;                          /* TUPLE */
+  const struct nbc__type **items;     /* TUPLE */
+  const char *name;                   /* MODULE / FUNCTION: "math", "cuda.atomic", "math.sin" */
+  const char *const *field_names;     /* RECORD */
+  const int64_t *field_offsets;       /* RECORD */
   const int64_t *const *field_shapes; /* RECORD: extents of an array field, else NULL */
-  int64_t size;                  /* RECORD: bytes, numpy's itemsize */
-  bool aligned;                  /* RECORD */
-  bool int_enum;                 /* ENUM_CLASS: an IntEnum */
-  const void *ref;               /* FUNCTION passed to a device function: the nbc__global of
-                                    the Python or declared function it is (NULL: named by
-                                    `name` alone, cuda.atomic.add, math.sin...) */
+  int64_t size;                       /* RECORD: bytes, numpy's itemsize */
+  bool aligned;                       /* RECORD */
+  bool int_enum;                      /* ENUM_CLASS: an IntEnum */
+  const void *ref; /* FUNCTION passed to a device function: the nbc__global of
+                      the Python or declared function it is (NULL: named by
+                      `name` alone, cuda.atomic.add, math.sin...) */
 } nbc__type;
 
 /* Interned scalar and void types (static; never freed). */
@@ -373,18 +390,18 @@ int nbc__type_record_field_align(const nbc__type *record, int i);
  * and the alignment a copy of its bytes may assume. */
 int nbc__type_record_align(const nbc__type *record);
 bool nbc__type_equal(const nbc__type *a, const nbc__type *b);
-bool nbc__type_is_int(const nbc__type *t);     /* int8..uint64 (not bool) */
+bool nbc__type_is_int(const nbc__type *t); /* int8..uint64 (not bool) */
 /* A tuple of numbers or of such tuples (an enum's tuple values, numba's one value type). */
 bool nbc__type_is_numbers_tuple(const nbc__type *t);
 bool nbc__type_is_signed(const nbc__type *t);
-bool nbc__type_is_float(const nbc__type *t);   /* float16/32/64 */
+bool nbc__type_is_float(const nbc__type *t); /* float16/32/64 */
 bool nbc__type_is_complex(const nbc__type *t);
 /* The type of a complex type's parts: float32 for complex64, float64 for complex128. */
 const nbc__type *nbc__type_complex_part(const nbc__type *t);
-bool nbc__type_is_number(const nbc__type *t);  /* bool, int, float, complex */
+bool nbc__type_is_number(const nbc__type *t);   /* bool, int, float, complex */
 bool nbc__type_is_int_enum(const nbc__type *t); /* a member of an IntEnum (IntEnumMember) */
-int nbc__type_bits(const nbc__type *t);        /* scalar width in bits (bool: 1) */
-size_t nbc__type_size(const nbc__type *t);     /* scalar (or record) storage bytes */
+int nbc__type_bits(const nbc__type *t);         /* scalar width in bits (bool: 1) */
+size_t nbc__type_size(const nbc__type *t);      /* scalar (or record) storage bytes */
 /* numba's printed name: "float64", "bool", "array(float32, 2d, C)", "UniTuple(int64 x 2)"
  * (numba's own spelling), "Tuple(float64, int32)", "none", "void". */
 void nbc__type_print(nbc__buf *out, const nbc__type *t);
@@ -404,8 +421,13 @@ const nbc__type *nbc__type_unify(nbc__ctx *ctx, const nbc__type *a, const nbc__t
 bool nbc__type_can_convert(const nbc__type *from, const nbc__type *to);
 
 /* numba's conversion kinds (typeconv Conversion), from the cast graph of its rules. */
-enum { NBC__CONV_EXACT = 1, NBC__CONV_PROMOTE = 2, NBC__CONV_SAFE = 3, NBC__CONV_UNSAFE = 4,
-       NBC__CONV_NONE = 99 };
+enum {
+  NBC__CONV_EXACT = 1,
+  NBC__CONV_PROMOTE = 2,
+  NBC__CONV_SAFE = 3,
+  NBC__CONV_UNSAFE = 4,
+  NBC__CONV_NONE = 99
+};
 int nbc__type_conversion(const nbc__type *from, const nbc__type *to);
 /* numba's Rating of passing args to formals: rate[0..2] = the unsafe, safe and promoting
  * conversions needed; false when an argument does not convert at all (or, without
@@ -483,8 +505,7 @@ bool nbc__array_reduction_is_method(const char *name);
 const char *nbc__array_reduction_source(nbc__ctx *ctx, const char *name, const nbc__type *a);
 /* The builtins sum(it, start), min(it) and max(it) of a 1-d array or a tuple, as numba's
  * cpython/builtins.py: the source of `_sum(a, start)`, `_min(a)` or `_max(a)`. */
-const char *nbc__builtin_reduction_source(nbc__ctx *ctx, const char *name,
-                                          const nbc__type *it);
+const char *nbc__builtin_reduction_source(nbc__ctx *ctx, const char *name, const nbc__type *it);
 #define NBC__ARRAYMATH_FILE "<nbcuda arraymath>"
 /* range(args): the counter type numba iterates with (int32, int64 or uint64), or NULL. */
 const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const char **pwhy);
@@ -578,8 +599,8 @@ bool nbc__fp16_find(nbc__ctx *ctx, const char *name, const nbc__type **pret,
  * mean, used when the caller gives no resolver (CLI, C API) and to find a function's AST. */
 typedef struct nbc__module {
   const nbc__file *file;
-  nbc__node *ast;          /* MODULE */
-  nbc__arena *arena;       /* where the module lives */
+  nbc__node *ast;                /* MODULE */
+  nbc__arena *arena;             /* where the module lives */
   struct nbc__binding *bindings; /* what each global name means (resolve.c) */
   int nbindings, capbindings;
 } nbc__module;
@@ -605,13 +626,13 @@ typedef struct nbc__literal {
 
 typedef struct nbc__var {
   const char *name;
-  const nbc__type *type;     /* unified over all assignments */
+  const nbc__type *type; /* unified over all assignments */
   bool is_param;
   int param_index;
   const struct nbc__global *function; /* a variable bound to a function (`f = helper`): the
                                          global it names, whose calls the variable's are */
-  const nbc__literal *literal; /* a parameter never rebound whose argument was a constant
-                                  the function needs as one (shapes, `if flag:`), or NULL */
+  const nbc__literal *literal;        /* a parameter never rebound whose argument was a constant
+                                         the function needs as one (shapes, `if flag:`), or NULL */
 } nbc__var;
 
 /* One specialisation of a Python function for argument types. */
@@ -655,20 +676,20 @@ typedef struct nbc__func {
   const nbc__module *module; /* for its globals and file */
   const nbc_resolver_t *resolver;
   const nbc__type **argtypes;
-  nbc__literal *literals;    /* per argument, the constants it was specialised for, or NULL */
+  nbc__literal *literals; /* per argument, the constants it was specialised for, or NULL */
   int nargs;
-  const nbc__type *ret;      /* the declared or inferred return type */
+  const nbc__type *ret; /* the declared or inferred return type */
   nbc__var *vars;
   int nvars;
-  bool is_kernel;            /* the entry point compiled with device=False */
-  bool is_entry;             /* the function asked for */
-  bool forceinline;          /* emitted alwaysinline (a callee marked so by its global) */
-  nbc_abi_t abi;             /* the entry's ABI; callees use the Numba ABI internally */
-  struct nbc__func *next;    /* all specialisations, in the order they were created */
+  bool is_kernel;             /* the entry point compiled with device=False */
+  bool is_entry;              /* the function asked for */
+  bool forceinline;           /* emitted alwaysinline (a callee marked so by its global) */
+  nbc_abi_t abi;              /* the entry's ABI; callees use the Numba ABI internally */
+  struct nbc__func *next;     /* all specialisations, in the order they were created */
   struct nbc__func **callees; /* infer.c: the specialisations its calls reach */
   int ncallees;
-  bool reachable;             /* infer.c: reached from the entry */
-  bool inferring;             /* infer.c: being inferred (a self-recursive call reaches it) */
+  bool reachable; /* infer.c: reached from the entry */
+  bool inferring; /* infer.c: being inferred (a self-recursive call reaches it) */
   const struct nbc__type *ret_estimate; /* infer.c: while inferring without a declared return
                                            type, the unification of the returns so far */
   const struct nbc__type *const *partial_ret; /* infer.c: while inferring, the returns typed so
@@ -676,7 +697,7 @@ typedef struct nbc__func {
   const struct nbc__type *handed_ret; /* infer.c: the return type a function it calls (mutual
                                          recursion) was typed with while it was inferring */
   bool handed_mismatch;               /* ... and it was handed another one before */
-  const nbc__scope *scope;    /* its nested functions (closure.c), or NULL */
+  const nbc__scope *scope;            /* its nested functions (closure.c), or NULL */
 } nbc__func;
 
 /* What infer.c records on the typed AST for lower.c (the contract between the two):
@@ -710,7 +731,7 @@ typedef struct nbc__func {
  *    kernel's is "void".
  */
 typedef struct nbc__global {
-  nbc_global_t g;            /* kind and value; strings copied into the arena */
+  nbc_global_t g;                   /* kind and value; strings copied into the arena */
   const struct nbc__module *module; /* the module of a NBC_GLOBAL_FUNCTION */
   /* A nested function (closure.c): its lifted FUNCDEF, how many captured variables its calls
    * pass first, and the scope it belongs to; NULL / 0 for any other global. */
@@ -718,48 +739,51 @@ typedef struct nbc__global {
   const nbc__scope *scope;
 } nbc__global;
 
-#define NBC__BUILTINS(X)                                                                   \
-  X(FUNC) /* a Python function: func */                                                    \
-  X(EXTERN) /* a declared device function (declare_device): name, its symbol */            \
-  X(RANGE) X(LEN) X(ABS) X(MIN) X(MAX) X(INT) X(FLOAT) X(BOOL) X(ROUND)                    \
-  X(CAST)        /* a dtype used as a conversion: float32(x); ret is the dtype */          \
-  X(MATH)        /* math.<name>: name ("sin", "sqrt", ...) */                              \
-  X(CUDA_GRID) X(CUDA_GRIDSIZE) X(CUDA_SYNCTHREADS)                                        \
-  X(CUDA_SHARED_ARRAY) X(CUDA_LOCAL_ARRAY) /* ret: the array type (C layout) */            \
-  X(CUDA_CONST_ARRAY) /* const.array_like(a): a, a global array, already constant memory */ \
-  X(ATOMIC_ADD) X(ATOMIC_SUB) X(ATOMIC_MAX) X(ATOMIC_MIN)                                  \
-  X(ATOMIC_NANMAX) X(ATOMIC_NANMIN) X(ATOMIC_AND) X(ATOMIC_OR) X(ATOMIC_XOR)               \
-  X(ATOMIC_EXCH) X(ATOMIC_INC) X(ATOMIC_DEC)                                               \
-  X(ATOMIC_CAS)  /* cas(ary, idx, old, val) and compare_and_swap(ary, old, val) */         \
-  X(CUDA_INTRINSIC) /* name: "cuda.shfl_sync", "cuda.popc", ... lowered by lower_cuda.c */ \
-  X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */         \
-  X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */   \
-  X(COMPLEX) /* complex(re[, im]); ret complex64 or complex128 */                          \
-  X(DIVMOD) /* divmod(a, b): (a // b, a % b); argtypes: the operands' types for // and % */ \
-  X(CONJUGATE) /* x.conjugate() of a number: the call's callee is the attribute node */  \
-  X(LIBDEVICE) /* libdevice.<f>: name "__nv_<f>"; argtypes: the value arguments (the     \
-                  pointer ones are results, nbc__libdevice_find says which) */           \
-  X(CG_THIS_GRID) /* cg.this_grid(): cudadevrt's cudaCGGetIntrinsicHandle(1) */            \
-  X(CG_SYNC) /* g.sync() of a GridGroup: cudaCGSynchronize(g, 0); the callee is the       \
-                attribute node, as for CONJUGATE */                                      \
-  X(VECTOR) /* a vector type's constructor: ret the vector; argtypes each argument's type   \
-               (scalars convert to its dtype, vectors give their elements in order) */   \
-  X(CACHE_HINT) /* ld<op>(array, i), st<op>(array, i, value): name "cuda.ldcg", ...;      \
-                   argtypes the array, the index and (st) the dtype; lower_array.c */     \
-  X(RESHAPE) /* a.reshape(shape) of a C or F array: the callee is the attribute node;      \
-                argtypes the arguments' types (integers, or one tuple of them); ret the    \
-                view; lower_array.c */                                                     \
-  X(STORE) /* a.fill(v) (numba's a[:] = v) and operator.setitem(a, i, v) (a[i] = v): the  \
-              list is the target (a SUBSCRIPT, typed as an assignment's) and the value */ \
-  X(TRANSPOSE) /* a.transpose(axes) with constant axes: the callee is the attribute node;  \
-                  shape holds the permutation (ret->ndim entries); lower_array.c */        \
-  X(CARRAY) /* carray/farray(ptr, shape[, dtype]): name "cuda.carray" or "cuda.farray";     \
-               argtypes the pointer and the shape (an integer or a tuple of them); ret the  \
-               array (layout C or F); lower_array.c */                                       \
-  X(VIEW) /* a.view(dtype): the callee is the attribute node; argtypes the dtype's DTYPE;   \
-             ret the array reinterpreted (same ndim and layout); lower_array.c */          \
-  X(FROM_BUFFER) /* ffi.from_buffer(array) of a cffi.FFI global: ret CPointer(dtype), the  \
-                    array's data pointer (numba's cffi_utils) */
+#define NBC__BUILTINS(X)                                                                          \
+  X(FUNC)   /* a Python function: func */                                                         \
+  X(EXTERN) /* a declared device function (declare_device): name, its symbol */                   \
+  X(RANGE)                                                                                        \
+  X(LEN) X(ABS) X(MIN) X(MAX) X(INT) X(FLOAT) X(BOOL) X(ROUND)                                    \
+      X(CAST) /* a dtype used as a conversion: float32(x); ret is the dtype */                    \
+      X(MATH) /* math.<name>: name ("sin", "sqrt", ...) */                                        \
+      X(CUDA_GRID) X(CUDA_GRIDSIZE) X(CUDA_SYNCTHREADS) X(CUDA_SHARED_ARRAY)                      \
+          X(CUDA_LOCAL_ARRAY) /* ret: the array type (C layout) */                                \
+      X(CUDA_CONST_ARRAY) /* const.array_like(a): a, a global array, already constant memory      \
+                           */                                                                     \
+      X(ATOMIC_ADD) X(ATOMIC_SUB) X(ATOMIC_MAX) X(ATOMIC_MIN) X(ATOMIC_NANMAX) X(                 \
+          ATOMIC_NANMIN) X(ATOMIC_AND) X(ATOMIC_OR) X(ATOMIC_XOR) X(ATOMIC_EXCH) X(ATOMIC_INC)    \
+          X(ATOMIC_DEC)                                                                           \
+              X(ATOMIC_CAS) /* cas(ary, idx, old, val) and compare_and_swap(ary, old, val) */     \
+      X(CUDA_INTRINSIC) /* name: "cuda.shfl_sync", "cuda.popc", ... lowered by lower_cuda.c */    \
+      X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */            \
+      X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */    \
+      X(COMPLEX) /* complex(re[, im]); ret complex64 or complex128 */                             \
+      X(DIVMOD)  /* divmod(a, b): (a // b, a % b); argtypes: the operands' types for // and %     \
+                  */                                                                              \
+      X(CONJUGATE)    /* x.conjugate() of a number: the call's callee is the attribute node */    \
+      X(LIBDEVICE)    /* libdevice.<f>: name "__nv_<f>"; argtypes: the value arguments (the       \
+                         pointer ones are results, nbc__libdevice_find says which) */             \
+      X(CG_THIS_GRID) /* cg.this_grid(): cudadevrt's cudaCGGetIntrinsicHandle(1) */               \
+      X(CG_SYNC)      /* g.sync() of a GridGroup: cudaCGSynchronize(g, 0); the callee is the      \
+                         attribute node, as for CONJUGATE */                                      \
+      X(VECTOR) /* a vector type's constructor: ret the vector; argtypes each argument's type     \
+                   (scalars convert to its dtype, vectors give their elements in order) */        \
+      X(CACHE_HINT) /* ld<op>(array, i), st<op>(array, i, value): name "cuda.ldcg", ...;          \
+                       argtypes the array, the index and (st) the dtype; lower_array.c */         \
+      X(RESHAPE)    /* a.reshape(shape) of a C or F array: the callee is the attribute node;      \
+                       argtypes the arguments' types (integers, or one tuple of them); ret the    \
+                       view; lower_array.c */                                                     \
+      X(STORE) /* a.fill(v) (numba's a[:] = v) and operator.setitem(a, i, v) (a[i] = v): the      \
+                  list is the target (a SUBSCRIPT, typed as an assignment's) and the value */     \
+      X(TRANSPOSE) /* a.transpose(axes) with constant axes: the callee is the attribute node;     \
+                      shape holds the permutation (ret->ndim entries); lower_array.c */           \
+      X(CARRAY)    /* carray/farray(ptr, shape[, dtype]): name "cuda.carray" or "cuda.farray";    \
+                      argtypes the pointer and the shape (an integer or a tuple of them); ret the \
+                      array (layout C or F); lower_array.c */                                     \
+      X(VIEW) /* a.view(dtype): the callee is the attribute node; argtypes the dtype's DTYPE;     \
+                 ret the array reinterpreted (same ndim and layout); lower_array.c */             \
+      X(FROM_BUFFER) /* ffi.from_buffer(array) of a cffi.FFI global: ret CPointer(dtype), the     \
+                        array's data pointer (numba's cffi_utils) */
 
 typedef enum nbc__builtin {
 #define NBC__B_ENUM_(name) NBC__B_##name,
@@ -769,17 +793,17 @@ typedef enum nbc__builtin {
 
 typedef struct nbc__call {
   nbc__builtin builtin;
-  const char *name;            /* MATH: the function name; others: for messages */
-  struct nbc__func *func;      /* FUNC: the callee's specialisation */
-  const nbc__type *ret;        /* the result type */
-  const nbc__type **argtypes;  /* the types the arguments are converted to (as cast) */
+  const char *name;           /* MATH: the function name; others: for messages */
+  struct nbc__func *func;     /* FUNC: the callee's specialisation */
+  const nbc__type *ret;       /* the result type */
+  const nbc__type **argtypes; /* the types the arguments are converted to (as cast) */
   int nargs;
-  int64_t *shape;              /* SHARED/LOCAL_ARRAY: constant shape, ndim = ret->ndim */
-  int64_t alignment;           /* SHARED/LOCAL_ARRAY: the alignment asked for, or 0 */
-  bool nonneg;                 /* CACHE_HINT: every index is known non-negative (infer.c's
-                                  analysis), so none needs the negative-index wraparound */
-  bool c_abi;                  /* EXTERN: a declared function with the C ABI, called as
-                                  `RT @name(args...)` (else `i32 @name(RT*, args...)`) */
+  int64_t *shape;    /* SHARED/LOCAL_ARRAY: constant shape, ndim = ret->ndim */
+  int64_t alignment; /* SHARED/LOCAL_ARRAY: the alignment asked for, or 0 */
+  bool nonneg;       /* CACHE_HINT: every index is known non-negative (infer.c's
+                        analysis), so none needs the negative-index wraparound */
+  bool c_abi;        /* EXTERN: a declared function with the C ABI, called as
+                        `RT @name(args...)` (else `i32 @name(RT*, args...)`) */
 } nbc__call;
 
 /* infer.c's record on a SUBSCRIPT node slicing a tuple (t[1:], t[::-1]): the items taken. */
@@ -791,9 +815,9 @@ typedef struct nbc__tuple_slice {
 /* The typed program: the entry and every callee specialisation. */
 typedef struct nbc__program {
   nbc__func *entry;
-  nbc__func *funcs;          /* list through ->next, entry included */
-  bool uses_libdevice;       /* any __nv_* call was lowered */
-  nbc_raise_site_t *raises;  /* lower_raise.c: a debug kernel's raise sites (arena) */
+  nbc__func *funcs;         /* list through ->next, entry included */
+  bool uses_libdevice;      /* any __nv_* call was lowered */
+  nbc_raise_site_t *raises; /* lower_raise.c: a debug kernel's raise sites (arena) */
   int nraises, capraises;
 } nbc__program;
 
@@ -864,9 +888,9 @@ nbc_status_t nbc__nvvm_version(int *pmajor, int *pminor);
 nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char cc_arch, char *out, size_t size);
 
 typedef struct nbc__nvvm_output {
-  char *code;    /* malloc'd: PTX (NUL-terminated) or LTO-IR bytes */
-  size_t size;   /* PTX: strlen; LTO-IR: bytes */
-  char *log;     /* malloc'd, "" if empty */
+  char *code;  /* malloc'd: PTX (NUL-terminated) or LTO-IR bytes */
+  size_t size; /* PTX: strlen; LTO-IR: bytes */
+  char *log;   /* malloc'd, "" if empty */
 } nbc__nvvm_output;
 
 /* Verifies then compiles the IR (options from ctx->options), lazily adding libdevice when
@@ -902,23 +926,27 @@ int nbc__nvvm_locate(nbc__getenv_fn get, const char *root, bool use_loader,
 /* ====================================================================== compile.c === */
 /* The pipeline's phases, timed by nbc__compile_ex (for the CLI's --verbose). */
 typedef enum nbc__phase {
-  NBC__PHASE_LOAD,      /* lex, parse, resolve, find the function */
+  NBC__PHASE_LOAD, /* lex, parse, resolve, find the function */
   NBC__PHASE_SIGNATURE,
   NBC__PHASE_INFER,
   NBC__PHASE_LOWER,
-  NBC__PHASE_NVVM,      /* libNVVM verify + compile (+ libdevice) */
+  NBC__PHASE_NVVM, /* libNVVM verify + compile (+ libdevice) */
   NBC__PHASE_COUNT
 } nbc__phase;
 extern const char *const nbc__compile_phase_names[NBC__PHASE_COUNT];
 
 /* Which phase's output to return instead of code (the CLI's --dump=). */
 typedef enum nbc__dump {
-  NBC__DUMP_NONE = 0, NBC__DUMP_TOKENS, NBC__DUMP_AST, NBC__DUMP_TYPES, NBC__DUMP_IR
+  NBC__DUMP_NONE = 0,
+  NBC__DUMP_TOKENS,
+  NBC__DUMP_AST,
+  NBC__DUMP_TYPES,
+  NBC__DUMP_IR
 } nbc__dump;
 
 typedef struct nbc__compile_info {
-  nbc__dump dump;                  /* in */
-  double ms[NBC__PHASE_COUNT];     /* out: milliseconds spent in each phase */
+  nbc__dump dump;              /* in */
+  double ms[NBC__PHASE_COUNT]; /* out: milliseconds spent in each phase */
 } nbc__compile_info;
 
 /* nbc_compile with per-phase timing, and optionally stopping after a phase: then the

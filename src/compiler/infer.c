@@ -76,9 +76,7 @@ void *nbc__infer_alloc(infer *I, size_t size) {
 /* -------------------------------------------------------------------- variables */
 
 int nbc__infer_var_find(infer *I, const char *name) {
-  for (int i = 0; i < I->fn->nvars; i++)
-    if (strcmp(I->fn->vars[i].name, name) == 0) return i;
-  return -1;
+  return nbc__names_get(&I->var_index, name);
 }
 
 static int var_add(infer *I, const char *name) {
@@ -91,6 +89,11 @@ static int var_add(infer *I, const char *name) {
     if (I->fn->nvars) memcpy(v, I->fn->vars, sizeof *v * (size_t)I->fn->nvars);
     I->fn->vars = v;
     I->capvars = cap;
+  }
+  if (!nbc__names_set(&I->var_index, I->ctx->arena, name, I->fn->nvars)) {
+    nbc__diag_oom(I->ctx);
+    I->failed = true;
+    return -1;
   }
   nbc__var *v = &I->fn->vars[I->fn->nvars];
   memset(v, 0, sizeof *v);
@@ -201,7 +204,8 @@ static bool copy_array(infer *I, nbc_global_t *to, const nbc_global_t *from) {
  * empty of them (OTHER items, refused when typed). */
 static bool copy_tuple(infer *I, nbc_global_t *to, const nbc_global_t *from, int depth) {
   int count = from->tuple_count >= 0 && from->tuple_count <= 64 && from->tuple_items
-                  ? from->tuple_count : 0;
+                  ? from->tuple_count
+                  : 0;
   nbc_global_t *items = nbc__infer_alloc(I, sizeof *items * (size_t)(count ? count : 1));
   if (!items) return false;
   for (int i = 0; i < count; i++) {
@@ -246,8 +250,8 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
     const char **names = nbc__infer_alloc(I, sizeof *names * (size_t)(G->g.tuple_count + 1));
     if (!names) return NULL;
     for (int i = 0; i < G->g.tuple_count; i++)
-      if (!(names[i] = nbc__arena_strdup(a, g->enum_names && g->enum_names[i]
-                                                ? g->enum_names[i] : "?")))
+      if (!(names[i] = nbc__arena_strdup(a, g->enum_names && g->enum_names[i] ? g->enum_names[i]
+                                                                              : "?")))
         return NULL;
     G->g.enum_names = names;
   }
@@ -255,7 +259,9 @@ static nbc__global *global_new(infer *I, const nbc_global_t *g) {
   return G;
 }
 
-static bool cmath_exists(const char *name) { return nbc__cmath_find(name) != NBC__CMATH_NONE; }
+static bool cmath_exists(const char *name) {
+  return nbc__cmath_find(name) != NBC__CMATH_NONE;
+}
 
 /* <module>.<name> as the FUNCTION type calls dispatch on ("math.sin", "cmath.exp"), or NULL
  * reported as "unsupported <what>'<module>.<name>'" when exists() says there is none. */
@@ -271,10 +277,9 @@ static const nbc__type *module_function(infer *I, const nbc__node *n, const char
   return nbc__type_special(I->ctx, NBC__T_FUNCTION, buf, NULL);
 }
 
-static const char *const builtin_names[] = {"range", "len",   "abs",    "min",
-                                            "max",   "int",   "float",  "bool",
-                                            "round", "print", "complex", "divmod",
-                                            "pow",   "sum",  "tuple", "isinstance"};
+static const char *const builtin_names[] = {
+    "range", "len",   "abs",     "min",    "max", "int", "float", "bool",
+    "round", "print", "complex", "divmod", "pow", "sum", "tuple", "isinstance"};
 
 int nbc__infer_resolve(const nbc_resolver_t *resolver, const nbc__module *module,
                        const char *name, nbc_global_t *g) {
@@ -372,8 +377,10 @@ static const nbc__type *const_array_type(infer *I, const nbc__node *n, const nbc
   uint64_t count = 1;
   for (int d = 0; d < g->array_ndim; d++) {
     int64_t e = g->array_shape[d];
-    if (e < 0 || (e && count > UINT64_MAX / (uint64_t)e)) count = UINT64_MAX;
-    else count *= (uint64_t)e;
+    if (e < 0 || (e && count > UINT64_MAX / (uint64_t)e))
+      count = UINT64_MAX;
+    else
+      count *= (uint64_t)e;
   }
   if (count == UINT64_MAX || count * nbc__type_size(dt) != g->array_bytes) {
     UNSUPPORTED(I, n, "global array '%s': %zu bytes do not make its shape of %s", n->str,
@@ -433,8 +440,9 @@ static const nbc__type *enum_class_type(infer *I, const nbc__node *n, const nbc_
     vt = t;
   }
   if (!ints && !floats && !tuples)
-    return UNSUPPORTED(I, n, "enum class '%s': kernels use enums whose members are all ints, "
-                             "all floats or all tuples of one type of numbers",
+    return UNSUPPORTED(I, n,
+                       "enum class '%s': kernels use enums whose members are all ints, "
+                       "all floats or all tuples of one type of numbers",
                        g->name ? g->name : "?"),
            NULL;
   return nbc__type_enum(I->ctx, NBC__T_ENUM_CLASS, g->name ? g->name : "?", vt,
@@ -506,7 +514,8 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
       return sig.args[0];
     I->failed = true;
     return UNSUPPORTED(I, n, "global '%s': not a datetime64 or timedelta64 type: %s", n->str,
-                       G->g.name ? G->g.name : "(none)"), NULL;
+                       G->g.name ? G->g.name : "(none)"),
+           NULL;
   }
   case NBC_GLOBAL_MODULE_MATH:
     return nbc__type_special(I->ctx, NBC__T_MODULE, "math", NULL);
@@ -564,10 +573,9 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
   case NBC_GLOBAL_CFFI: /* a cffi.FFI object: only its from_buffer (attr_expr) */
     return nbc__type_special(I->ctx, NBC__T_MODULE, "cffi.FFI", NULL);
   case NBC_GLOBAL_MODULE: /* named by the path the code reaches it by: "helpers.sub" */
-    return nbc__type_special(I->ctx, NBC__T_MODULE,
-                             nbc__arena_printf(I->ctx->arena, "%s%s", NBC__PY_MODULE_PREFIX,
-                                               n->str),
-                             NULL);
+    return nbc__type_special(
+        I->ctx, NBC__T_MODULE,
+        nbc__arena_printf(I->ctx->arena, "%s%s", NBC__PY_MODULE_PREFIX, n->str), NULL);
   case NBC_GLOBAL_ENUM_MEMBER:
     if (G->g.value.i < 0 || G->g.value.i >= G->g.tuple_count)
       return UNSUPPORTED(I, n, "global '%s': no such enum member", n->str), NULL;
@@ -594,15 +602,13 @@ static const nbc__type *global_type(infer *I, const nbc__node *n, nbc__global *G
 /* How a function binds one local name (nbc__each_binding): bindings counted, a rebinding
  * (augmented assignment, loop target) as two; value, the last plain `name = value`'s value
  * (NULL when it unpacks). */
-typedef struct {
+typedef struct bindings {
   const char *name;
   int count;
   const nbc__node *value;
 } bindings;
 
-static void count_binding(nbc__node *t, const nbc__node *st, void *data) {
-  bindings *b = data;
-  if (strcmp(t->str, b->name) != 0) return;
+static void add_binding(bindings *b, const nbc__node *t, const nbc__node *st) {
   if (st->kind != NBC__N_ASSIGN) {
     b->count += 2; /* rebinds it: never a constant */
     return;
@@ -611,6 +617,38 @@ static void count_binding(nbc__node *t, const nbc__node *st, void *data) {
   b->value = NULL; /* unpacking: not a constant */
   for (int k = 0; k < st->list.count; k++)
     if (st->list.items[k] == t) b->value = st->a;
+}
+
+static void count_binding(nbc__node *t, const nbc__node *st, void *data) {
+  bindings *b = data;
+  if (strcmp(t->str, b->name) == 0) add_binding(b, t, st);
+}
+
+/* The bindings of every variable of the function at once (I->binds), for the lookups made
+ * per reference: one walk instead of one per reference. */
+typedef struct {
+  infer *I;
+  bindings *binds;
+} all_bindings;
+
+static void note_var_binding(nbc__node *t, const nbc__node *st, void *data) {
+  all_bindings *a = data;
+  int v = nbc__infer_var_find(a->I, t->str);
+  if (v >= 0) add_binding(&a->binds[v], t, st);
+}
+
+/* The bindings of local variable v in the whole function; NULL when out of memory. The
+ * bindings do not change while the function is typed (prune_literal_ifs, ssa.c and
+ * closure.c rewrite it before), so the table is built once. */
+static const bindings *var_bindings(infer *I, int v) {
+  if (!I->binds) {
+    all_bindings a = {I, nbc__infer_alloc(I, sizeof(bindings) * (size_t)(I->fn->nvars + 1))};
+    if (!a.binds) return NULL;
+    nbc__each_binding(&I->fn->def->body, note_var_binding, &a);
+    I->binds = a.binds;
+    I->nbinds = I->fn->nvars;
+  }
+  return v < I->nbinds ? &I->binds[v] : NULL;
 }
 
 static int local_bindings(nbc__list *body, const char *name, const nbc__node **pvalue) {
@@ -630,8 +668,9 @@ static bool const_local_int(infer *I, const nbc__node *n, int64_t *pv, int depth
     return true;
   }
   if (v->is_param || !I->fn->def || depth > 8) return false;
-  const nbc__node *value = NULL;
-  if (local_bindings(&I->fn->def->body, n->str, &value) != 1 || !value) return false;
+  const bindings *b = var_bindings(I, n->var);
+  const nbc__node *value = b ? b->value : NULL;
+  if (!b || b->count != 1 || !value) return false;
   if (value->kind == NBC__N_NAME && value->var >= 0)
     return const_local_int(I, value, pv, depth + 1);
   return nbc__infer_const_int(I, value, pv);
@@ -726,9 +765,10 @@ static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
   double v;
   if (strcmp(n->str, "newaxis") == 0) return T(NBC__T_NONE); /* None: an array index */
   if (strcmp(n->str, "ndindex") == 0) /* desugar.c rewrites the loops it can */
-    return UNSUPPORTED(I, n, "numpy.ndindex(...) is supported as a for loop's iterable, with "
-                             "a shape of known length: integers, a tuple display, a "
-                             "parameter tuple or a parameter array's .shape"),
+    return UNSUPPORTED(I, n,
+                       "numpy.ndindex(...) is supported as a for loop's iterable, with "
+                       "a shape of known length: integers, a tuple display, a "
+                       "parameter tuple or a parameter array's .shape"),
            NULL;
   if (nbc__numpy_constant(n->str, &v)) return float_attr(I, n, v);
   if (strcmp(n->str, "dtype") == 0) /* np.dtype("float32"): infer_call.c's call_np_dtype */
@@ -753,17 +793,19 @@ static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
 /* numba.<name>: its scalar types (numba.float32, numba.boolean, numba.intp...) as dtypes
  * and conversions, numba.types (the same names) and numba.cuda. */
 static const nbc__type *numba_attr(infer *I, nbc__node *n) {
-  if (strcmp(n->str, "cuda") == 0) return nbc__type_special(I->ctx, NBC__T_MODULE, "cuda", NULL);
+  if (strcmp(n->str, "cuda") == 0)
+    return nbc__type_special(I->ctx, NBC__T_MODULE, "cuda", NULL);
   if (strcmp(n->str, "types") == 0)
     return nbc__type_special(I->ctx, NBC__T_MODULE, "numba", NULL);
   if (strcmp(n->str, "carray") == 0 || strcmp(n->str, "farray") == 0) /* numba.carray */
-    return nbc__type_special(I->ctx, NBC__T_FUNCTION, n->str[0] == 'c' ? "cuda.carray"
-                                                                       : "cuda.farray",
-                             NULL);
+    return nbc__type_special(I->ctx, NBC__T_FUNCTION,
+                             n->str[0] == 'c' ? "cuda.carray" : "cuda.farray", NULL);
   const nbc__type *t = nbc__type_by_name(n->str, strlen(n->str));
   if (t) return nbc__type_special(I->ctx, NBC__T_DTYPE, n->str, t);
-  UNSUPPORTED(I, n, "'numba.%s' is not supported in kernels (numba's types, carray, farray "
-              "and numba.cuda are)", n->str);
+  UNSUPPORTED(I, n,
+              "'numba.%s' is not supported in kernels (numba's types, carray, farray "
+              "and numba.cuda are)",
+              n->str);
   return NULL;
 }
 
@@ -871,7 +913,8 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
   }
   const nbc__type *o = nbc__infer_expr(I, n->a);
   if (!o) return NULL;
-  if (nbc__type_is_int_enum(n->a->type) && strcmp(n->str, "value") == 0) { /* m.value: m itself */
+  if (nbc__type_is_int_enum(n->a->type) &&
+      strcmp(n->str, "value") == 0) { /* m.value: m itself */
     n->a->cast = NULL;
     return n->a->type->dtype;
   }
@@ -888,8 +931,10 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
     if (strcmp(o->name, "cffi.FFI") == 0) {
       if (strcmp(n->str, "from_buffer") == 0)
         return nbc__type_special(I->ctx, NBC__T_FUNCTION, "cffi.from_buffer", NULL);
-      return UNSUPPORTED(I, n, "'ffi.%s' is not supported in kernels: of a cffi.FFI object "
-                         "they call from_buffer(array)", n->str),
+      return UNSUPPORTED(I, n,
+                         "'ffi.%s' is not supported in kernels: of a cffi.FFI object "
+                         "they call from_buffer(array)",
+                         n->str),
              NULL;
     }
     if (strcmp(o->name, "operator") == 0)
@@ -925,13 +970,18 @@ static const nbc__type *attr_expr(infer *I, nbc__node *n) {
       }
       if (n->str[0] == 'r' && nbc__type_is_number(o->dtype)) return o;
       if (nbc__type_is_number(o->dtype)) {
-        TYPING(I, n, "the imaginary part of %s would be a new array of zeros, and kernels "
-               "cannot allocate arrays", nbc__infer_tname(I, o));
+        TYPING(I, n,
+               "the imaginary part of %s would be a new array of zeros, and kernels "
+               "cannot allocate arrays",
+               nbc__infer_tname(I, o));
         return NULL;
       }
     }
     if (strcmp(n->str, "T") == 0) { /* numba's transpose: a view, C and F swapped */
-      char layout = o->ndim < 2 ? o->layout : o->layout == 'C' ? 'F' : o->layout == 'F' ? 'C' : 'A';
+      char layout = o->ndim < 2        ? o->layout
+                    : o->layout == 'C' ? 'F'
+                    : o->layout == 'F' ? 'C'
+                                       : 'A';
       nbc__type *t = (nbc__type *)nbc__type_array(I->ctx, o->dtype, o->ndim, layout);
       if (t) t->readonly = o->readonly;
       return t;
@@ -979,9 +1029,12 @@ static const nbc__type *tuple_binop(infer *I, nbc__node *n, const nbc__type *a,
   *perr = true;
   const nbc__type *items[64];
   if (n->op == NBC__OP_ADD && a->kind == NBC__T_TUPLE && b->kind == NBC__T_TUPLE) {
-    if (a->count + b->count > 64) return UNSUPPORTED(I, n, "tuples of more than 64 items"), NULL;
-    for (int i = 0; i < a->count; i++) items[i] = a->items[i];
-    for (int i = 0; i < b->count; i++) items[a->count + i] = b->items[i];
+    if (a->count + b->count > 64)
+      return UNSUPPORTED(I, n, "tuples of more than 64 items"), NULL;
+    for (int i = 0; i < a->count; i++)
+      items[i] = a->items[i];
+    for (int i = 0; i < b->count; i++)
+      items[a->count + i] = b->items[i];
     return nbc__type_tuple(I->ctx, items, a->count + b->count);
   }
   if (n->op != NBC__OP_MUL || (a->kind == NBC__T_TUPLE) == (b->kind == NBC__T_TUPLE)) {
@@ -995,7 +1048,8 @@ static const nbc__type *tuple_binop(infer *I, nbc__node *n, const nbc__type *a,
   if (k < 0) k = 0;
   if (t->count * k > 64) return UNSUPPORTED(I, n, "tuples of more than 64 items"), NULL;
   for (int64_t r = 0; r < k; r++)
-    for (int i = 0; i < t->count; i++) items[r * t->count + i] = t->items[i];
+    for (int i = 0; i < t->count; i++)
+      items[r * t->count + i] = t->items[i];
   return nbc__type_tuple(I->ctx, items, (int)(t->count * k));
 }
 
@@ -1106,8 +1160,10 @@ static const nbc__type *compare_expr(infer *I, nbc__node *n) {
       for (int k = 0; ok_in && k < right->count; k++)
         ok_in = comparable(NBC__OP_EQ, left, right->items[k]);
       if (!ok_in)
-        return UNSUPPORTED(I, n, "unsupported comparison %s %s %s (a kernel tests membership "
-                           "in tuples)", nbc__infer_tname(I, left), nbc__op_text(op),
+        return UNSUPPORTED(I, n,
+                           "unsupported comparison %s %s %s (a kernel tests membership "
+                           "in tuples)",
+                           nbc__infer_tname(I, left), nbc__op_text(op),
                            nbc__infer_tname(I, right)),
                NULL;
       conv[2 * i] = left;
@@ -1201,9 +1257,11 @@ static const nbc__type *tuple_expr(infer *I, nbc__node *n) {
       const nbc__node *it = n->list.items[i];
       const nbc__call *c = it->kind == NBC__N_CALL ? it->info : NULL;
       if (c && c->func && c->func->inferring)
-        return TYPING(I, it, "Return type of recursive function does not converge: '%s' "
+        return TYPING(I, it,
+                      "Return type of recursive function does not converge: '%s' "
                       "returns %s here, and a tuple holding it would need to hold its own "
-                      "return type", c->func->name, nbc__infer_tname(I, items[i])),
+                      "return type",
+                      c->func->name, nbc__infer_tname(I, items[i])),
                NULL;
       return UNSUPPORTED(I, it, "tuples may only hold numbers, not %s",
                          nbc__infer_tname(I, items[i])),
@@ -1264,8 +1322,9 @@ static const nbc__type *expr_inner(infer *I, nbc__node *n) {
   case NBC__N_ELLIPSIS:
     return UNSUPPORTED(I, n, "Ellipsis (...) is only supported as an array index"), NULL;
   case NBC__N_FUNCDEF: /* a lambda closure.c did not lift: not bound to a name */
-    return UNSUPPORTED(I, n, "a lambda can only be assigned to a name and called (numba "
-                             "inlines it at its calls)"),
+    return UNSUPPORTED(I, n,
+                       "a lambda can only be assigned to a name and called (numba "
+                       "inlines it at its calls)"),
            NULL;
   default: {
     if (n->kind == NBC__N_OTHER_EXPR && n->str) return UNSUPPORTED(I, n, "%s", n->str), NULL;
@@ -1314,8 +1373,10 @@ static const nbc__type *string_literal_type(infer *I, nbc__node *n) {
 /* A string literal one assignment would store as two string types: it is lowered once. */
 static void chained_literal_error(infer *I, nbc__node *literal, const nbc__type *a,
                                   const nbc__type *b) {
-  TYPING(I, literal, "Cannot store one string literal as %s and as %s in one assignment: "
-         "assign it to each target separately", nbc__infer_tname(I, a), nbc__infer_tname(I, b));
+  TYPING(I, literal,
+         "Cannot store one string literal as %s and as %s in one assignment: "
+         "assign it to each target separately",
+         nbc__infer_tname(I, a), nbc__infer_tname(I, b));
 }
 
 /* A string stored into an element or field of string type dt (numpy's S<n> or U<n>): a
@@ -1338,7 +1399,8 @@ static void store_string(infer *I, nbc__node *target, nbc__node *value, const nb
     TYPING(I, value ? value : target, "Cannot convert %s to %s in %s assignment%s",
            nbc__infer_tname(I, t), nbc__infer_tname(I, dt), where,
            t && t->kind != dt->kind && nbc__type_is_charseq(t)
-               ? " (bytes go to S arrays, str to U arrays)" : "");
+               ? " (bytes go to S arrays, str to U arrays)"
+               : "");
 }
 
 static void store_number(infer *I, nbc__node *target, nbc__node *value, const nbc__type *t,
@@ -1396,16 +1458,19 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
       if (!ft || !t) return;
       if (ft->kind == NBC__T_RECORD) { /* rec.inner = other: the record's bytes are copied */
         if (!nbc__type_equal(t, ft))
-          TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
-                 "assignment", nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
+          TYPING(I, value ? value : target,
+                 "Cannot convert %s to %s in a record field "
+                 "assignment",
+                 nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
         return;
       }
       if (ft->kind == NBC__T_ARRAY) { /* rec.arr = src: numba copies the field's elements */
         if (t->kind != NBC__T_ARRAY || !nbc__type_equal(t->dtype, ft->dtype))
-          TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
+          TYPING(I, value ? value : target,
+                 "Cannot convert %s to %s in a record field "
                  "assignment (an array field takes an array of its dtype: the field's "
-                 "element count is copied from its data)", nbc__infer_tname(I, t),
-                 nbc__infer_tname(I, ft));
+                 "element count is copied from its data)",
+                 nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
         return;
       }
       if (nbc__type_is_charseq(ft)) {
@@ -1414,8 +1479,10 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
       }
       if (!(nbc__type_is_number(t) || nbc__type_is_datetime(t)) ||
           !nbc__type_can_convert(t, ft)) {
-        TYPING(I, value ? value : target, "Cannot convert %s to %s in a record field "
-               "assignment", nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
+        TYPING(I, value ? value : target,
+               "Cannot convert %s to %s in a record field "
+               "assignment",
+               nbc__infer_tname(I, t), nbc__infer_tname(I, ft));
         return;
       }
       if (value) nbc__infer_cast(value, ft);
@@ -1438,8 +1505,9 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
       return;
     }
     /* a[...] = v, or a.flat[i] = v: the i-th element in C order */
-    const nbc__type *dt = o->kind == NBC__T_FLAT ? nbc__infer_subscript(I, target)
-                                                 : nbc__infer_array_index(I, target, o, target->b);
+    const nbc__type *dt = o->kind == NBC__T_FLAT
+                              ? nbc__infer_subscript(I, target)
+                              : nbc__infer_array_index(I, target, o, target->b);
     target->type = dt;
     if (dt && o->kind == NBC__T_FLAT && o->dtype->readonly) {
       TYPING(I, target, "cannot modify a read-only array");
@@ -1456,7 +1524,8 @@ static void assign_target(infer *I, nbc__node *target, nbc__node *value, const n
         return;
       }
       /* numba-cuda cannot either: an array source needs its runtime's temporary copy */
-      UNSUPPORTED(I, value ? value : target, "assigning %s to an array slice is not "
+      UNSUPPORTED(I, value ? value : target,
+                  "assigning %s to an array slice is not "
                   "supported (a number is; copy the elements in a loop)",
                   nbc__infer_tname(I, t));
       return;
@@ -1560,9 +1629,9 @@ static void ret_stmt(infer *I, nbc__node *s) {
   const nbc__type *t = s->a ? expr_keeping_optional(I, s->a) : T(NBC__T_NONE);
   if (!t) return;
   if (s->a && !nbc__type_is_number(t) && !nbc__type_is_datetime(t) && t->kind != NBC__T_NONE &&
-      t->kind != NBC__T_TUPLE &&
-      t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR && t->kind != NBC__T_RECORD &&
-      t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_ENUM && !nbc__type_is_bf16(t)) {
+      t->kind != NBC__T_TUPLE && t->kind != NBC__T_ARRAY && t->kind != NBC__T_VECTOR &&
+      t->kind != NBC__T_RECORD && t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_ENUM &&
+      !nbc__type_is_bf16(t)) {
     TYPING(I, s->a, "cannot return a value of type %s", nbc__infer_tname(I, t));
     return;
   }
@@ -1576,9 +1645,8 @@ static void ret_stmt(infer *I, nbc__node *s) {
     }
     /* numba's Optional(T).can_convert_to: whatever T converts to (None raising TypeError
      * when the value is converted, lower_expr.c) */
-    const nbc__type *value = t->kind == NBC__T_OPTIONAL && declared->kind != NBC__T_OPTIONAL
-                                 ? t->dtype
-                                 : t;
+    const nbc__type *value =
+        t->kind == NBC__T_OPTIONAL && declared->kind != NBC__T_OPTIONAL ? t->dtype : t;
     if (!nbc__type_can_convert(value, declared)) {
       TYPING(I, s->a ? s->a : s, "cannot convert the returned %s to the declared %s",
              nbc__infer_tname(I, t), nbc__infer_tname(I, declared));
@@ -1648,11 +1716,11 @@ static void stmt(infer *I, nbc__node *s) {
       return;
     /* (a dtype may be named: `d = a.dtype`, `d = np.float32`, then d(x), local.array(n, d)) */
     if (t && !nbc__type_is_number(t) && !nbc__type_is_datetime(t) && t->kind != NBC__T_ARRAY &&
-        t->kind != NBC__T_TUPLE && !nbc__type_is_charseq(t) &&
-        t->kind != NBC__T_NONE && t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR &&
-        t->kind != NBC__T_RECORD && t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT &&
-        t->kind != NBC__T_OPTIONAL && t->kind != NBC__T_POINTER && t->kind != NBC__T_ENUM &&
-        !nbc__type_is_bf16(t) && !(t->kind == NBC__T_RANGE && t->dtype))
+        t->kind != NBC__T_TUPLE && !nbc__type_is_charseq(t) && t->kind != NBC__T_NONE &&
+        t->kind != NBC__T_GRID_GROUP && t->kind != NBC__T_VECTOR && t->kind != NBC__T_RECORD &&
+        t->kind != NBC__T_DTYPE && t->kind != NBC__T_FLAT && t->kind != NBC__T_OPTIONAL &&
+        t->kind != NBC__T_POINTER && t->kind != NBC__T_ENUM && !nbc__type_is_bf16(t) &&
+        !(t->kind == NBC__T_RANGE && t->dtype))
       TYPING(I, s->a, "cannot assign a value of type %s to a variable", nbc__infer_tname(I, t));
     return;
   }
@@ -1679,7 +1747,8 @@ static void stmt(infer *I, nbc__node *s) {
     if (s->b && s->b->kind == NBC__N_CALL && s->b->a &&
         ((s->b->a->kind == NBC__N_NAME && strcmp(s->b->a->str, "literal_unroll") == 0) ||
          (s->b->a->kind == NBC__N_ATTR && strcmp(s->b->a->str, "literal_unroll") == 0))) {
-      UNSUPPORTED(I, s->b, "literal_unroll() takes a tuple that is a parameter of the "
+      UNSUPPORTED(I, s->b,
+                  "literal_unroll() takes a tuple that is a parameter of the "
                   "function, a tuple display, a global tuple or a tuple item of an "
                   "enclosing literal_unroll, and a name as the loop variable");
       return;
@@ -1687,7 +1756,8 @@ static void stmt(infer *I, nbc__node *s) {
     if (!s->b || s->b->kind != NBC__N_CALL || !s->b->a || s->b->a->kind != NBC__N_NAME ||
         strcmp(s->b->a->str, "range") != 0 || nbc__infer_var_find(I, "range") >= 0) {
       nbc__infer_expr(I, s->b);
-      UNSUPPORTED(I, s->b ? s->b : s, "for loops must iterate over range(...), an array, "
+      UNSUPPORTED(I, s->b ? s->b : s,
+                  "for loops must iterate over range(...), an array, "
                   "enumerate(...) or zip(...)");
       return;
     }
@@ -1767,8 +1837,8 @@ static bool same_literal(const nbc__literal *a, const nbc__literal *b) {
   return true;
 }
 
-static bool same_args(const nbc__func *f, const nbc__type **args,
-                      const nbc__literal *literals, int nargs) {
+static bool same_args(const nbc__func *f, const nbc__type **args, const nbc__literal *literals,
+                      int nargs) {
   if (f->nargs != nargs) return false;
   for (int i = 0; i < nargs; i++)
     if (!nbc__type_equal(f->argtypes[i], args[i]) ||
@@ -1786,7 +1856,8 @@ static int unbound_param(infer *I, nbc__list *top, nbc__node *s, const char *nam
   if (v < 0 || !I->fn->vars[v].is_param || !I->fn->vars[v].type) return -1;
   const nbc__node *unused;
   int all = local_bindings(top, name, &unused);
-  int inside = local_bindings(&s->body, name, &unused) + local_bindings(&s->orelse, name, &unused);
+  int inside =
+      local_bindings(&s->body, name, &unused) + local_bindings(&s->orelse, name, &unused);
   return all != inside || (all && in_loop) ? -1 : v;
 }
 
@@ -1797,8 +1868,8 @@ static bool builtin_call(infer *I, nbc__list *top, const nbc__node *c, const cha
   const nbc__node *unused;
   return c->kind == NBC__N_CALL && c->a && c->a->kind == NBC__N_NAME &&
          strcmp(c->a->str, name) == 0 && c->list.count == nargs &&
-         local_bindings(top, name, &unused) == 0 && nbc__infer_expr(I, c->a) &&
-         c->a->var < 0 && nbc__infer_is_builtin(c->a->info);
+         local_bindings(top, name, &unused) == 0 && nbc__infer_expr(I, c->a) && c->a->var < 0 &&
+         nbc__infer_is_builtin(c->a->info);
 }
 
 /* `isinstance(p, spec)`, the condition c of the if statement s, of a parameter p still of its
@@ -1870,12 +1941,18 @@ static int param_const_compare(infer *I, nbc__list *top, nbc__node *s, nbc__node
       !prune_operand(I, top, s, c->list.items[0], in_loop, &r))
     return -1;
   switch (op) {
-  case NBC__OP_EQ: return l == r;
-  case NBC__OP_NE: return l != r;
-  case NBC__OP_LT: return l < r;
-  case NBC__OP_LE: return l <= r;
-  case NBC__OP_GT: return l > r;
-  default: return l >= r;
+  case NBC__OP_EQ:
+    return l == r;
+  case NBC__OP_NE:
+    return l != r;
+  case NBC__OP_LT:
+    return l < r;
+  case NBC__OP_LE:
+    return l <= r;
+  case NBC__OP_GT:
+    return l > r;
+  default:
+    return l >= r;
   }
 }
 
@@ -2087,8 +2164,10 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
        * forever (f(x) calling f((x, x))) */
       if (++open < 2 || f->is_entry) continue;
       if (caller)
-        TYPING(caller, call_site, "recursive call of '%s' changes its argument types again "
-               "(%s calls it with other types than it was called with)", def->str, def->str);
+        TYPING(caller, call_site,
+               "recursive call of '%s' changes its argument types again "
+               "(%s calls it with other types than it was called with)",
+               def->str, def->str);
       return NULL;
     }
     if (!f->is_entry) return f;
@@ -2176,8 +2255,10 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
   fn->inferring = false;
   fn->partial_ret = NULL;
   P->depth--;
-  if (ok && fn->handed_ret && (fn->handed_mismatch || !nbc__type_equal(fn->handed_ret, fn->ret)))
-    ok = TYPING(&I, clone, "Return type of recursive function does not converge: '%s' returns "
+  if (ok && fn->handed_ret &&
+      (fn->handed_mismatch || !nbc__type_equal(fn->handed_ret, fn->ret)))
+    ok = TYPING(&I, clone,
+                "Return type of recursive function does not converge: '%s' returns "
                 "%s, and a function it calls, which calls it back, was typed with %s",
                 def->str, nbc__infer_tname(&I, fn->ret), nbc__infer_tname(&I, fn->handed_ret));
   if (!ok && I.deferred && !I.failed) { /* put off: its caller learns it, no error */

@@ -38,6 +38,9 @@ typedef struct infer {
   nbc__func *fn;
   const nbc__file *file;
   int capvars;
+  nbc__names var_index;   /* each variable's index in fn->vars, by name */
+  struct bindings *binds; /* infer.c: each variable's bindings, built at the first need */
+  int nbinds;
   bool changed;
   bool final; /* the last walk: record everything, report errors */
   bool failed;

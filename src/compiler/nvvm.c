@@ -17,6 +17,10 @@
  * nvvmLazyAddModuleToProgram after the verify, so only the functions used are linked in
  * and the 460 KB module is not re-verified each time.
  *
+ * libNVVM runs on a thread with a large stack of its own (its optimiser recurses along long
+ * chains of instructions), or, when the options set a time limit, in a child process that is
+ * killed at the deadline (nvvmCompileProgram cannot be cancelled; see run_with_time_limit).
+ *
  * Options follow numba-cuda's mapping, in its order: -opt=3|0, -g (debug), -gen-lto
  * (LTO-IR output), -arch=compute_XY, then the fastmath group -ftz=1 -fma=1 -prec-div=0
  * -prec-sqrt=0. The arch is the nearest compute capability at or below the requested one
@@ -24,13 +28,19 @@
  * tests/c/test_nvvm.c, since libNVVM 13 has no call that lists its architectures).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <glob.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/numba_env.h"
 #include "compiler/compiler.h"
@@ -118,7 +128,8 @@ static bool find_in_dir(const char *dir, const char *stem, char *out, size_t siz
   if (is_file(out)) return true;
   char pattern[4200];
   /* A path too long for the buffer cannot name an existing library: skip it. */
-  if (snprintf(pattern, sizeof pattern, "%s/%s*", dir, stem) >= (int)sizeof pattern) return false;
+  if (snprintf(pattern, sizeof pattern, "%s/%s*", dir, stem) >= (int)sizeof pattern)
+    return false;
   glob_t g;
   bool found = false;
   if (glob(pattern, 0, NULL, &g) == 0) {
@@ -203,8 +214,7 @@ static bool find_in_toolkit(const char *label, const char *home, const char *con
   return false;
 }
 
-static const char *const nvvm_toolkit_dirs[] = {"nvvm/lib64", "lib64", "nvvm/lib", "lib",
-                                                NULL};
+static const char *const nvvm_toolkit_dirs[] = {"nvvm/lib64", "lib64", "nvvm/lib", "lib", NULL};
 static const char *const nvvm_wheel_dirs[] = {"nvidia/cu13/nvvm/lib64", "nvidia/cu13/lib",
                                               "nvidia/cuda_nvcc/nvvm/lib64", NULL};
 
@@ -265,7 +275,9 @@ ok:
   return 0;
 }
 
-static const char *real_getenv(const char *name) { return getenv(name); }
+static const char *real_getenv(const char *name) {
+  return getenv(name);
+}
 
 /* ------------------------------------------------------------------ loading ---------- */
 
@@ -273,13 +285,13 @@ static bool open_nvvm(void *data, const char *path) {
   (void)data;
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) return false;
-#define SYM_(field, name)                                                                  \
-  do {                                                                                     \
-    *(void **)&nvvm.field = dlsym(h, name);                                                \
-    if (!nvvm.field) {                                                                     \
-      dlclose(h);                                                                          \
-      return false;                                                                        \
-    }                                                                                      \
+#define SYM_(field, name)                                                                      \
+  do {                                                                                         \
+    *(void **)&nvvm.field = dlsym(h, name);                                                    \
+    if (!nvvm.field) {                                                                         \
+      dlclose(h);                                                                              \
+      return false;                                                                            \
+    }                                                                                          \
   } while (0)
   SYM_(version, "nvvmVersion");
   SYM_(ir_version, "nvvmIRVersion");
@@ -480,14 +492,18 @@ nbc_status_t nbc__nvvm_arch(int cc_major, int cc_minor, char cc_arch, char *out,
   for (int i = 0; i < SUPPORTED_CC_COUNT; i++)
     if (supported_cc[i] <= want) best = supported_cc[i];
   if (cc_arch && cc_arch != 'a' && cc_arch != 'f') {
-    snprintf(out, size, "invalid architecture suffix '%c' of compute capability %d.%d "
-             "(expected 'a' or 'f')", cc_arch, cc_major, cc_minor);
+    snprintf(out, size,
+             "invalid architecture suffix '%c' of compute capability %d.%d "
+             "(expected 'a' or 'f')",
+             cc_arch, cc_major, cc_minor);
     return NBC_UNSUPPORTED_CC;
   }
   /* numba-cuda's get_arch_option: a specific target is only the cc asked for. */
   if (cc_arch && best != want) {
-    snprintf(out, size, "Can't use arch-specific compute_%d%d%c with closest found compute "
-             "capability compute_%d", cc_major, cc_minor, cc_arch, best);
+    snprintf(out, size,
+             "Can't use arch-specific compute_%d%d%c with closest found compute "
+             "capability compute_%d",
+             cc_major, cc_minor, cc_arch, best);
     return NBC_UNSUPPORTED_CC;
   }
   if (cc_arch)
@@ -516,7 +532,8 @@ int nbc__nvvm_options(const nbc_compile_options_t *o, const char *arch, char buf
     snprintf(buf[n++], 32, "-prec-div=0");
     snprintf(buf[n++], 32, "-prec-sqrt=0");
   }
-  for (int i = 0; i < n; i++) argv[i] = buf[i];
+  for (int i = 0; i < n; i++)
+    argv[i] = buf[i];
   return n;
 }
 
@@ -542,7 +559,8 @@ static char *program_log(nvvm_program_t prog) {
     if (text && nvvm.log(prog, text) == NVVM_SUCCESS) {
       text[size] = '\0';
       size_t len = strlen(text);
-      while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = '\0';
+      while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+        text[--len] = '\0';
       return text;
     }
     free(text);
@@ -557,6 +575,243 @@ static void fail_with_log(nbc__ctx *ctx, nvvm_program_t prog, const char *what, 
   fail(ctx, NBC_NVVM_ERROR, "libNVVM failed to %s (%s):\n%s", what,
        nvvm.error_string ? nvvm.error_string(result) : "error", log ? log : "");
   free(log);
+}
+
+/* One libNVVM compilation: its inputs, and the output or the error (in ctx). */
+typedef struct nvvm_job {
+  nbc__ctx *ctx;
+  const char *ir;
+  size_t size;
+  const char *ld_data; /* libdevice, or NULL */
+  size_t ld_size;
+  int argc;
+  const char **argv;
+  nbc__nvvm_output *out;
+  bool ok;
+} nvvm_job;
+
+static void run_job(nvvm_job *j) {
+  nbc__ctx *ctx = j->ctx;
+  nvvm_program_t prog = NULL;
+  int r = nvvm.create(&prog);
+  if (r != NVVM_SUCCESS) {
+    fail(ctx, NBC_NVVM_ERROR, "libNVVM failed to create a program (%s)", nvvm.error_string(r));
+    return;
+  }
+  r = nvvm.add_module(prog, j->ir, j->size, "nbcuda");
+  if (r != NVVM_SUCCESS) {
+    fail_with_log(ctx, prog, "add the module", r);
+    goto done;
+  }
+  r = nvvm.verify(prog, j->argc, j->argv);
+  if (r != NVVM_SUCCESS) {
+    fail_with_log(ctx, prog, "verify", r);
+    goto done;
+  }
+  if (j->ld_data) {
+    r = nvvm.lazy_add_module(prog, j->ld_data, j->ld_size, "libdevice");
+    if (r != NVVM_SUCCESS) {
+      fail_with_log(ctx, prog, "add libdevice", r);
+      goto done;
+    }
+  }
+  r = nvvm.compile(prog, j->argc, j->argv);
+  if (r != NVVM_SUCCESS) {
+    fail_with_log(ctx, prog, "compile", r);
+    goto done;
+  }
+  size_t rsize = 0;
+  r = nvvm.result_size(prog, &rsize);
+  char *code = r == NVVM_SUCCESS ? malloc(rsize + 1) : NULL;
+  if (!code || nvvm.result(prog, code) != NVVM_SUCCESS) {
+    free(code);
+    fail(ctx, code ? NBC_NVVM_ERROR : NBC_NO_MEMORY, "libNVVM failed to return its result");
+    goto done;
+  }
+  code[rsize] = '\0';
+  if (ctx->options->output == NBC_OUTPUT_PTX) {
+    rsize = strlen(code); /* libNVVM counts the trailing NUL */
+  }
+  j->out->code = code;
+  j->out->size = rsize;
+  j->out->log = program_log(prog);
+  j->ok = true;
+done:
+  nvvm.destroy(&prog);
+}
+
+static void *job_thread(void *job) {
+  run_job(job);
+  return NULL;
+}
+
+/* libNVVM's optimiser recurses along chains of dependent instructions (100,000 `x += a`
+ * overflow 8 MB), and the caller may be a thread with a small stack (a Python thread), so
+ * the job runs on a thread of its own with a stack that holds such chains. The stack is
+ * virtual memory: only the pages touched are used. Without a thread, on the caller's. */
+enum { NVVM_STACK = 512 << 20 };
+
+static void run_on_large_stack(nvvm_job *j) {
+  pthread_attr_t attr;
+  pthread_t thread;
+  if (pthread_attr_init(&attr) == 0) {
+    bool started = pthread_attr_setstacksize(&attr, NVVM_STACK) == 0 &&
+                   pthread_create(&thread, &attr, job_thread, j) == 0;
+    pthread_attr_destroy(&attr);
+    if (started) {
+      pthread_join(thread, NULL);
+      return;
+    }
+  }
+  run_job(j);
+}
+
+/* ------------------------------------------------------ compiling with a time limit --- */
+
+/* libNVVM cannot be interrupted: nvvmCompileProgram runs until it returns, and a thread
+ * cannot be stopped safely inside it. With a time limit the job runs in a child process
+ * (fork) that sends back what it made through a pipe; past the deadline the parent kills
+ * it (SIGKILL) and reaps it, so nothing is left behind: no process, no memory, no thread.
+ * The message is a header of four sizes and the status, then the diagnostic, the code and
+ * the log. */
+typedef struct job_header {
+  uint64_t ok, status, diag_size, code_size, log_size;
+} job_header;
+
+static bool write_all(int fd, const void *data, size_t size) {
+  const char *p = data;
+  while (size > 0) {
+    ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= (size_t)n;
+  }
+  return true;
+}
+
+static void send_job(int fd, const nvvm_job *j) {
+  const nbc__nvvm_output *o = j->out;
+  job_header h = {j->ok, (uint64_t)j->ctx->status, j->ctx->diag.len, o->code ? o->size : 0,
+                  o->log ? strlen(o->log) : 0};
+  if (write_all(fd, &h, sizeof h) && write_all(fd, j->ctx->diag.data, h.diag_size) &&
+      write_all(fd, o->code ? o->code : "", h.code_size))
+    write_all(fd, o->log ? o->log : "", h.log_size);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads everything the child sends until it closes the pipe, or the deadline; *ptimed_out
+ * set when the deadline came first. The bytes are malloc'd (NULL when out of memory). */
+static char *receive(int fd, double deadline, size_t *psize, bool *ptimed_out) {
+  size_t size = 0, cap = 4096;
+  char *buf = malloc(cap);
+  *ptimed_out = false;
+  while (buf) {
+    double left = deadline - now_s();
+    if (left <= 0) {
+      *ptimed_out = true;
+      break;
+    }
+    struct pollfd pfd = {fd, POLLIN, 0};
+    int r = poll(&pfd, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) break;
+    if (r == 0) continue; /* the deadline is checked above */
+    if (size == cap) {
+      char *grown = realloc(buf, cap * 2);
+      if (!grown) {
+        free(buf);
+        return NULL;
+      }
+      buf = grown;
+      cap *= 2;
+    }
+    ssize_t n = read(fd, buf + size, cap - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break; /* the child closed the pipe: all is sent */
+    size += (size_t)n;
+  }
+  *psize = size;
+  return buf;
+}
+
+/* What the child sent back, into j (false: the message is incomplete). */
+static bool unpack_job(nvvm_job *j, const char *buf, size_t size) {
+  job_header h;
+  if (size < sizeof h) return false;
+  memcpy(&h, buf, sizeof h);
+  if (h.diag_size > size || h.code_size > size || h.log_size > size ||
+      sizeof h + h.diag_size + h.code_size + h.log_size != size)
+    return false;
+  const char *p = buf + sizeof h;
+  if (h.status != NBC_OK) {
+    fail(j->ctx, (nbc_status_t)h.status, "%.*s", (int)h.diag_size, p);
+    return true;
+  }
+  p += h.diag_size;
+  char *code = malloc(h.code_size + 1), *log = malloc(h.log_size + 1);
+  if (!code || !log) {
+    free(code);
+    free(log);
+    fail(j->ctx, NBC_NO_MEMORY, "out of memory receiving libNVVM's result");
+    return true;
+  }
+  memcpy(code, p, h.code_size);
+  code[h.code_size] = '\0';
+  memcpy(log, p + h.code_size, h.log_size);
+  log[h.log_size] = '\0';
+  j->out->code = code;
+  j->out->size = h.code_size;
+  j->out->log = log;
+  j->ok = h.ok != 0;
+  return true;
+}
+
+static void run_with_time_limit(nvvm_job *j, double limit) {
+  double deadline = now_s() + limit;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    fail(j->ctx, NBC_COMPILE_ERROR, "cannot start the timed compile: pipe: %s",
+         strerror(errno));
+    return;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    fail(j->ctx, NBC_COMPILE_ERROR, "cannot start the timed compile: fork: %s",
+         strerror(errno));
+    return;
+  }
+  if (pid == 0) { /* the child: compile, send, leave without running any exit handler */
+    close(fds[0]);
+    run_on_large_stack(j);
+    send_job(fds[1], j);
+    _exit(0);
+  }
+  close(fds[1]);
+  size_t size = 0;
+  bool timed_out = false;
+  char *buf = receive(fds[0], deadline, &size, &timed_out);
+  close(fds[0]);
+  if (timed_out || !buf) kill(pid, SIGKILL);
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out)
+    fail(j->ctx, NBC_COMPILE_ERROR, "compile exceeded the time limit of %g s", limit);
+  else if (!buf)
+    fail(j->ctx, NBC_NO_MEMORY, "out of memory receiving libNVVM's result");
+  else if (!unpack_job(j, buf, size))
+    fail(j->ctx, NBC_NVVM_ERROR, "libNVVM's process ended before returning a result (%s %d)",
+         WIFSIGNALED(wstatus) ? "signal" : "exit status",
+         WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : WEXITSTATUS(wstatus));
+  free(buf);
 }
 
 bool nbc__nvvm_compile(nbc__ctx *ctx, const char *ir, size_t size, bool needs_libdevice,
@@ -594,56 +849,12 @@ bool nbc__nvvm_compile(nbc__ctx *ctx, const char *ir, size_t size, bool needs_li
   char optbuf[16][32];
   const char *argv[16];
   int argc = nbc__nvvm_options(o, arch, optbuf, argv);
-
-  nvvm_program_t prog = NULL;
-  int r = nvvm.create(&prog);
-  if (r != NVVM_SUCCESS) {
-    fail(ctx, NBC_NVVM_ERROR, "libNVVM failed to create a program (%s)",
-         nvvm.error_string(r));
-    return false;
-  }
-  bool ok = false;
-  r = nvvm.add_module(prog, ir, size, "nbcuda");
-  if (r != NVVM_SUCCESS) {
-    fail_with_log(ctx, prog, "add the module", r);
-    goto done;
-  }
-  r = nvvm.verify(prog, argc, argv);
-  if (r != NVVM_SUCCESS) {
-    fail_with_log(ctx, prog, "verify", r);
-    goto done;
-  }
-  if (needs_libdevice) {
-    r = nvvm.lazy_add_module(prog, ld_data, ld_size, "libdevice");
-    if (r != NVVM_SUCCESS) {
-      fail_with_log(ctx, prog, "add libdevice", r);
-      goto done;
-    }
-  }
-  r = nvvm.compile(prog, argc, argv);
-  if (r != NVVM_SUCCESS) {
-    fail_with_log(ctx, prog, "compile", r);
-    goto done;
-  }
-  size_t rsize = 0;
-  r = nvvm.result_size(prog, &rsize);
-  char *code = r == NVVM_SUCCESS ? malloc(rsize + 1) : NULL;
-  if (!code || nvvm.result(prog, code) != NVVM_SUCCESS) {
-    free(code);
-    fail(ctx, code ? NBC_NVVM_ERROR : NBC_NO_MEMORY, "libNVVM failed to return its result");
-    goto done;
-  }
-  code[rsize] = '\0';
-  if (o->output == NBC_OUTPUT_PTX) {
-    rsize = strlen(code); /* libNVVM counts the trailing NUL */
-  }
-  pout->code = code;
-  pout->size = rsize;
-  pout->log = program_log(prog);
-  ok = true;
-done:
-  nvvm.destroy(&prog);
-  return ok;
+  nvvm_job job = {ctx, ir, size, ld_data, ld_size, argc, argv, pout, false};
+  if (o->time_limit > 0)
+    run_with_time_limit(&job, o->time_limit);
+  else
+    run_on_large_stack(&job);
+  return job.ok;
 }
 
 void nbc__nvvm_output_free(nbc__nvvm_output *out) {

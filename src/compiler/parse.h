@@ -16,6 +16,7 @@ typedef struct parser {
   const nbc__token *tok;
   const nbc__token *first; /* the first token of the file */
   int depth;               /* nesting of the tree being built (see parse.c) */
+  int powers;              /* `**` links of the chain being parsed (parse_expr.c) */
   int in_func;             /* > 0 inside a function body */
   int in_loop;             /* > 0 inside a loop of the current function */
 } parser;

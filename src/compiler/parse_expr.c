@@ -16,6 +16,11 @@
 
 #include "compiler/parse.h"
 
+/* Chains libNVVM's optimiser takes superlinear time over (each `**` becomes a loop that is
+ * inlined; 200 links take seconds, 1,000 minutes), bounded here with an error naming the
+ * limit; no kernel needs more. */
+enum { MAX_COMPARISONS = 64, MAX_POWERS = 64 };
+
 static nbc__node *star_expression(parser *p);
 static nbc__node *bitwise_or(parser *p);
 static nbc__node *disjunction(parser *p);
@@ -414,7 +419,9 @@ static nbc__node *primary(parser *p) {
   return n;
 }
 
-/* power: ['await'] primary ['**' factor] */
+/* power: ['await'] primary ['**' factor]
+ * The `**` links being parsed, one in another's exponent, are counted in p->powers: more
+ * than MAX_POWERS is an error. */
 static nbc__node *factor(parser *p);
 static nbc__node *power(parser *p) {
   if (is(p, "await")) {
@@ -427,7 +434,14 @@ static nbc__node *power(parser *p) {
   if (!base || !is(p, "**")) return base;
   const nbc__token *t = p->tok;
   advance(p);
+  if (++p->powers > MAX_POWERS)
+    return nbc__parse_syntax(p, t, "too many '**' in one expression (more than %d)",
+                             MAX_POWERS);
+  /* `a ** b ** c` recurses through factor: each link is one more level of nesting. */
+  if (!nbc__parse_enter(p)) return NULL;
   nbc__node *exp = factor(p);
+  p->depth--;
+  p->powers--;
   return exp ? nbc__parse_new_binary(p, NBC__N_BINOP, t, NBC__OP_POW, base, exp) : NULL;
 }
 
@@ -556,6 +570,9 @@ static nbc__node *comparison(parser *p) {
       if (rhs.count) memcpy(grown, ops, sizeof *grown * (size_t)rhs.count);
       ops = grown;
     }
+    if (rhs.count == MAX_COMPARISONS)
+      return nbc__parse_syntax(p, p->tok - 1, "too many chained comparisons (more than %d)",
+                               MAX_COMPARISONS);
     ops[rhs.count] = op;
     if (!nbc__parse_push(p, &rhs, bitwise_or(p))) return NULL;
   } while (compare_op(p, &op));

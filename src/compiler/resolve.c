@@ -72,17 +72,10 @@ typedef struct builder {
 
 /* ------------------------------------------------------------------- the table --- */
 
-static uint32_t hash_name(const char *s) {
-  uint32_t h = 2166136261u;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 16777619u;
-  return h;
-}
-
 static nbc__binding *lookup(const nbc__module *m, const char *name) {
   if (!m->capbindings || !name) return NULL;
   uint32_t mask = (uint32_t)m->capbindings - 1;
-  for (uint32_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+  for (uint32_t i = nbc__hash_name(name) & mask;; i = (i + 1) & mask) {
     nbc__binding *b = &m->bindings[i];
     if (!b->name) return NULL;
     if (strcmp(b->name, name) == 0) return b;
@@ -107,13 +100,13 @@ static nbc__binding *slot(builder *bd, const char *name) {
     m->capbindings = cap;
     for (int i = 0; i < oldcap; i++) {
       if (!old[i].name) continue;
-      uint32_t mask = (uint32_t)cap - 1, j = hash_name(old[i].name) & mask;
+      uint32_t mask = (uint32_t)cap - 1, j = nbc__hash_name(old[i].name) & mask;
       while (table[j].name)
         j = (j + 1) & mask;
       table[j] = old[i];
     }
   }
-  uint32_t mask = (uint32_t)m->capbindings - 1, j = hash_name(name) & mask;
+  uint32_t mask = (uint32_t)m->capbindings - 1, j = nbc__hash_name(name) & mask;
   while (m->bindings[j].name)
     j = (j + 1) & mask;
   b = &m->bindings[j];
@@ -649,9 +642,9 @@ static const char *module_file(nbc__ctx *ctx, const nbc__file *from, const char 
     return NULL;
   const char *slash = strrchr(from->name, '/');
   /* dir: "" (the working directory) or ending in '/' */
-  const char *dir = slash ? nbc__arena_printf(ctx->arena, "%.*s", (int)(slash - from->name) + 1,
-                                              from->name)
-                          : "";
+  const char *dir =
+      slash ? nbc__arena_printf(ctx->arena, "%.*s", (int)(slash - from->name) + 1, from->name)
+            : "";
   for (int up = 0; dir && !in_package && up < 16; up++) {
     const char *init = nbc__arena_printf(ctx->arena, "%s__init__.py", dir);
     if (!init || access(init, R_OK) != 0) break;

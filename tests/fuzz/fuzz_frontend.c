@@ -15,6 +15,15 @@
  * compiles the first function of the module up to NVVM IR through nbc__compile_ex (no
  * libNVVM), as a kernel when the signature returns void (debug=True when the source's length
  * is odd), else as a device function.
+ *
+ * Depth: a custom mutator (LLVMFuzzerCustomMutator) grows nesting that byte-level mutation
+ * would take millions of runs to build. A quarter of the mutations pick a name in the source
+ * and wrap it in one construct repeated 2 to 4096 times — parentheses, brackets, calls,
+ * subscripts, attributes, unary operators, `not`, `**`, `+`, comparison, `and` and `if ...
+ * else` chains, lambdas — or repeat one line 2 to 4096 times (statement chains, elif chains,
+ * augmented assignments), so inputs cross every depth limit of the parser and every later
+ * recursive walk is fed the deepest trees the limits allow. The rest is libFuzzer's own
+ * mutation.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -178,6 +187,92 @@ static void pipeline(const char *src, size_t size, const char *sig) {
     CHECK(st != NBC_INTERNAL);
   }
   nbc_compile_result_destroy(result);
+}
+
+/* --------------------------------------------------------------- the mutator --- */
+
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+
+/* The constructs a name is wrapped in: prefix, suffix, each repeated. */
+static const char *const wrappers[][2] = {
+    {"(", ")"},           {"[", "]"},       {"f(", ")"},   {"(", ",)"},    {"", "[0]"},
+    {"", ".x"},           {"not ", ""},     {"- ", ""},    {"~", ""},      {"a ** ", ""},
+    {"", " ** a"},        {"", " + a"},     {"", " < a"},  {"", " and a"}, {"", " or a"},
+    {"a if a else ", ""}, {"lambda: ", ""}, {"{0: ", "}"}, {"", "(a)"},    {"a * ", ""},
+};
+
+static uint32_t next_random(uint32_t *state) {
+  *state = *state * 1103515245u + 12345u;
+  return *state >> 8;
+}
+
+/* Wraps the name at [at, end) of data in `times` copies of a wrapper; the new size, or 0 when
+ * it would not fit max_size. */
+static size_t wrap_name(uint8_t *data, size_t size, size_t max_size, size_t at, size_t end,
+                        const char *pre, const char *post, size_t times) {
+  size_t lp = strlen(pre), ls = strlen(post);
+  size_t grow = times * (lp + ls);
+  if (size + grow > max_size) return 0;
+  memmove(data + end + grow, data + end, size - end);   /* the tail */
+  memmove(data + at + times * lp, data + at, end - at); /* the name */
+  for (size_t i = 0; i < times; i++)
+    memcpy(data + at + i * lp, pre, lp);
+  for (size_t i = 0; i < times; i++)
+    memcpy(data + end + times * lp + i * ls, post, ls);
+  return size + grow;
+}
+
+/* Repeats the line holding offset at `times` times; the new size, or 0 when it would not fit.
+ */
+static size_t repeat_line(uint8_t *data, size_t size, size_t max_size, size_t src_size,
+                          size_t at, size_t times) {
+  size_t start = at, end = at;
+  while (start > 0 && data[start - 1] != '\n')
+    start--;
+  while (end < src_size && data[end] != '\n')
+    end++;
+  if (end == src_size) return 0; /* the last line has no newline to repeat with */
+  size_t len = end + 1 - start;
+  if (size + len * (times - 1) > max_size) return 0;
+  memmove(data + end + 1 + len * (times - 1), data + end + 1, size - end - 1);
+  for (size_t i = 1; i < times; i++)
+    memcpy(data + start + i * len, data + start, len);
+  return size + len * (times - 1);
+}
+
+static bool name_char(uint8_t c, bool digits) {
+  return c == '_' || (unsigned)((c | 32) - 'a') < 26u || (digits && (unsigned)(c - '0') < 10u);
+}
+
+static size_t deepen(uint8_t *data, size_t size, size_t max_size, uint32_t seed) {
+  const uint8_t *nul = memchr(data, '\0', size);
+  size_t src_size = nul ? (size_t)(nul - data) : size;
+  if (src_size == 0) return 0;
+  uint32_t r = seed;
+  size_t times = (size_t)2 << next_random(&r) % 12; /* 2 .. 4096 */
+  size_t pos = next_random(&r) % src_size;
+  if (next_random(&r) % 4 == 0) return repeat_line(data, size, max_size, src_size, pos, times);
+  /* the first name at or after pos (a letter or '_' not inside a longer name) */
+  size_t at = pos;
+  while (at < src_size &&
+         !(name_char(data[at], false) && (at == 0 || !name_char(data[at - 1], true))))
+    at++;
+  if (at == src_size) return 0;
+  size_t end = at;
+  while (end < src_size && name_char(data[end], true))
+    end++;
+  const char *const *w = wrappers[next_random(&r) % (sizeof wrappers / sizeof wrappers[0])];
+  while (times > 1 && size + times * (strlen(w[0]) + strlen(w[1])) > max_size)
+    times /= 2;
+  return wrap_name(data, size, max_size, at, end, w[0], w[1], times);
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned seed) {
+  if (seed % 4 == 0) {
+    size_t grown = deepen(data, size, max_size, seed);
+    if (grown) return grown;
+  }
+  return LLVMFuzzerMutate(data, size, max_size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

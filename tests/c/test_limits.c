@@ -1,0 +1,270 @@
+/* test_limits.c — hostile sizes: every construct nested or chained 100,000 deep, 100,000
+ * locals, chains libNVVM is slow or deep on, and the compile's time limit.
+ *
+ * Each input is built at run time. A deep input must end in a clear error that names the
+ * limit, or compile correctly: never a crash (each test runs in its own process, so a stack
+ * overflow fails only that test). Time is bounded with RLIMIT_CPU, set generously enough
+ * never to trip on a loaded machine or under ASan while far below what a quadratic pass
+ * takes (20,000 locals took 7 s when variables were found by a scan; 100,000 take 25 times
+ * that) — never by timing assertions.
+ */
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "nbcuda.h"
+#include "nvvm_util.h"
+#include "test.h"
+
+enum { DEEP = 100000 };
+
+/* A growing string (malloc'd; the test's process ends soon after). */
+typedef struct text {
+  char *data;
+  size_t len, cap;
+} text;
+
+static void put(text *t, const char *s) {
+  size_t n = strlen(s);
+  if (t->len + n + 1 > t->cap) {
+    t->cap = (t->len + n + 1) * 2;
+    t->data = realloc(t->data, t->cap);
+    ASSERT(t->data);
+  }
+  memcpy(t->data + t->len, s, n + 1);
+  t->len += n;
+}
+
+static void put_times(text *t, const char *s, int times) {
+  for (int i = 0; i < times; i++)
+    put(t, s);
+}
+
+static void cpu_limit(int seconds) {
+  struct rlimit r = {(rlim_t)seconds, (rlim_t)seconds};
+  ASSERT(setrlimit(RLIMIT_CPU, &r) == 0);
+}
+
+/* Compiles f of src for sig: the status; the error message in *pmsg (or NULL; it lives
+ * until the next call). */
+static nbc_status_t compile_src(const char *src, const char *sig, nbc_output_t output,
+                                double time_limit, const char **pmsg) {
+  nbc_source_t source = {src, 0, "deep.py", 1, 0};
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  o.output = output;
+  o.time_limit = time_limit;
+  nbc_compile_result_t *r = NULL;
+  nbc_status_t st = nbc_compile(&source, "f", sig, &o, NULL, &r);
+  static char msg[4096];
+  snprintf(msg, sizeof msg, "%s", nbc_last_error());
+  *pmsg = st == NBC_OK ? NULL : msg;
+  nbc_compile_result_destroy(r);
+  return st;
+}
+
+/* src fails with a syntax error naming limit, or compiles to NVVM IR. */
+static void error_or_ir(const char *src, const char *limit) {
+  const char *msg;
+  nbc_status_t st = compile_src(src, "int32(int32)", NBC_OUTPUT_NVVM_IR, 0, &msg);
+  if (st == NBC_OK) return;
+  ASSERT_STATUS(st, NBC_SYNTAX_ERROR);
+  ASSERT_CONTAINS(msg, "deep.py:");
+  ASSERT_CONTAINS(msg, limit);
+}
+
+/* `def f(a): return PRE*DEEP a POST*DEEP` */
+static void deep_expression(const char *pre, const char *post, const char *limit) {
+  text t = {0};
+  put(&t, "def f(a):\n    g = lambda v: v\n    return ");
+  put_times(&t, pre, DEEP);
+  put(&t, "a");
+  put_times(&t, post, DEEP);
+  put(&t, "\n");
+  error_or_ir(t.data, limit);
+  free(t.data);
+}
+
+static const char depth_limit[] = "too many nested expressions or statements (more than 1000)";
+
+/* Before its links counted towards the depth limit, `a ** a ** ...` recursed once per link
+ * and 25,000 links overflowed the stack. */
+TEST(power_chain) {
+  deep_expression("", " ** a", "too many '**' in one expression (more than 64)");
+  deep_expression("a ** ", "", "too many '**' in one expression (more than 64)");
+  deep_expression("a ** -", "", "more than");
+}
+
+TEST(comparison_chain) {
+  deep_expression("", " < a", "too many chained comparisons (more than 64)");
+  text t = {0}; /* 64 comparisons are still accepted */
+  put(&t, "def f(a):\n    return a");
+  put_times(&t, " <= a", 64);
+  put(&t, "\n");
+  const char *msg;
+  ASSERT_OK(compile_src(t.data, "int32(int32)", NBC_OUTPUT_NVVM_IR, 0, &msg));
+  free(t.data);
+}
+
+TEST(unary_chains) {
+  deep_expression("not ", "", depth_limit);
+  deep_expression("- ", "", depth_limit);
+  deep_expression("~", "", depth_limit);
+  deep_expression("+", "", depth_limit);
+}
+
+TEST(binary_chains) {
+  deep_expression("", " + a", depth_limit);
+  deep_expression("", " * a", depth_limit);
+  deep_expression("", " | a", depth_limit);
+  deep_expression("", " and a", depth_limit);
+  deep_expression("", " or a", depth_limit);
+  deep_expression("a if a else ", "", depth_limit);
+}
+
+TEST(brackets) {
+  deep_expression("(", ")", "too many nested parentheses");
+  deep_expression("[", "]", "too many nested parentheses");
+  deep_expression("(", ",)", "too many nested parentheses");
+  deep_expression("g(", ")", "too many nested parentheses");
+  deep_expression("{0: ", "}", "too many nested parentheses");
+}
+
+TEST(postfix_chains) {
+  deep_expression("", "[0]", depth_limit);
+  deep_expression("", ".real", depth_limit);
+  deep_expression("g", "(a)", depth_limit);
+  deep_expression("lambda: ", "", depth_limit);
+}
+
+/* Blocks nest 2,000 deep, not 100,000: each level indents one more column, so 100,000 levels
+ * would take 5 GB of text; the limit (100 levels) is far below either. */
+TEST(nested_blocks) {
+  static const char *const heads[] = {"if a:", "while a:", "for i in range(a):", "with a:"};
+  for (size_t k = 0; k < sizeof heads / sizeof heads[0]; k++) {
+    text t = {0};
+    put(&t, "def f(a):\n");
+    for (int i = 1; i <= 2000; i++) {
+      put_times(&t, " ", i);
+      put(&t, heads[k]);
+      put(&t, "\n");
+    }
+    put_times(&t, " ", 2001);
+    put(&t, "return a\n    return a\n");
+    error_or_ir(t.data, "too many levels of indentation");
+    free(t.data);
+  }
+}
+
+/* An elif chain nests each link in the one before: past the depth limit, an error; within
+ * it, a compile. Each branch reads a variable bound once to a constant, which inference
+ * used to look up by walking the whole function per reference. */
+TEST(elif_chain) {
+  cpu_limit(120);
+  for (int n = DEEP; n; n = n == DEEP ? 990 : 0) {
+    text t = {0};
+    put(&t, "def f(a):\n    k = 3\n    if a == 0:\n        return k\n");
+    char line[96];
+    for (int i = 1; i < n; i++) {
+      snprintf(line, sizeof line, "    elif a == %d:\n        return a + k * %d\n", i, i);
+      put(&t, line);
+    }
+    put(&t, "    return a\n");
+    const char *msg;
+    nbc_status_t st = compile_src(t.data, "int32(int32)", NBC_OUTPUT_NVVM_IR, 0, &msg);
+    if (n == DEEP) {
+      ASSERT_STATUS(st, NBC_SYNTAX_ERROR);
+      ASSERT_CONTAINS(msg, depth_limit);
+    } else {
+      ASSERT_OK(st);
+    }
+    free(t.data);
+  }
+}
+
+/* 100,000 distinct locals: linear inference (a scan per lookup made it quadratic). */
+TEST(many_locals) {
+  cpu_limit(90);
+  text t = {0};
+  put(&t, "def f(a):\n");
+  char line[64];
+  for (int i = 0; i < DEEP; i++) {
+    snprintf(line, sizeof line, "    v%d = a + %d\n", i, i);
+    put(&t, line);
+  }
+  snprintf(line, sizeof line, "    return v%d + v0\n", DEEP - 1);
+  put(&t, line);
+  const char *msg;
+  nbc_status_t st = compile_src(t.data, "int32(int32)", NBC_OUTPUT_NVVM_IR, 0, &msg);
+  ASSERT_OK(st);
+  free(t.data);
+}
+
+/* 100,000 `x += a` in a row: libNVVM's optimiser recurses along the chain and overflowed an
+ * 8 MB stack; it runs on a large stack of its own. */
+TEST(long_dependency_chain) {
+  require_nvvm();
+  text t = {0};
+  put(&t, "def f(a):\n    x = a\n");
+  put_times(&t, "    x += a\n", DEEP);
+  put(&t, "    return x\n");
+  nbc_source_t source = {t.data, 0, "deep.py", 1, 0};
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&source, "f", "int32(int32)", &o, NULL, &r));
+  ASSERT_CONTAINS(nbc_compile_result_code(r, NULL), ".func");
+  nbc_compile_result_destroy(r);
+  free(t.data);
+}
+
+/* A source libNVVM takes many seconds over: 30 statements of 60 nested `**`. */
+static char *slow_source(void) {
+  text t = {0};
+  put(&t, "def f(a):\n");
+  for (int i = 0; i < 30; i++) {
+    put(&t, "    a = a + a");
+    put_times(&t, " ** a", 60);
+    put(&t, "\n");
+  }
+  put(&t, "    return a\n");
+  return t.data;
+}
+
+TEST(time_limit_ends_the_compile) {
+  require_nvvm();
+  const char *msg;
+  char *src = slow_source();
+  ASSERT_STATUS(compile_src(src, "int32(int32)", NBC_OUTPUT_PTX, 0.5, &msg), NBC_COMPILE_ERROR);
+  free(src);
+  ASSERT_CONTAINS(msg, "compile exceeded the time limit of 0.5 s");
+  /* the child was killed and reaped: this process has none left */
+  ASSERT_EQ(waitpid(-1, NULL, WNOHANG), -1);
+  ASSERT_EQ(errno, ECHILD);
+}
+
+/* Within the limit the child's result is the same as an in-process compile's. */
+TEST(time_limit_result_is_the_same) {
+  require_nvvm();
+  const char *src = "def f(a):\n    return a * 3 + 1\n";
+  nbc_source_t source = {src, 0, "t.py", 1, 0};
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  nbc_compile_result_t *plain = NULL, *timed = NULL;
+  ASSERT_OK(nbc_compile(&source, "f", "int32(int32)", &o, NULL, &plain));
+  o.time_limit = 300;
+  ASSERT_OK(nbc_compile(&source, "f", "int32(int32)", &o, NULL, &timed));
+  ASSERT_STREQ(nbc_compile_result_code(plain, NULL), nbc_compile_result_code(timed, NULL));
+  nbc_compile_result_destroy(plain);
+  nbc_compile_result_destroy(timed);
+  o.time_limit = -1; /* refused before anything is compiled */
+  ASSERT_STATUS(nbc_compile(&source, "f", "int32(int32)", &o, NULL, &timed),
+                NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "time limit");
+}
+
+TEST_LIST(X(power_chain) X(comparison_chain) X(unary_chains) X(binary_chains) X(brackets)
+              X(postfix_chains) X(nested_blocks) X(elif_chain) X(many_locals)
+                  X(long_dependency_chain) X(time_limit_ends_the_compile)
+                      X(time_limit_result_is_the_same))
+TEST_MAIN()
