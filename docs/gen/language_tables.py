@@ -56,6 +56,12 @@ def cuda_names():
             continue
         m = re.search(r'X\("([\w.]+)",\s*(\w+),\s*(\w+)\)', line)
         if m and cur is not None:
+            members = len(re.findall(r'X\("' + m.group(1) + r'\.', body))
+            if m.group(2) == "NAMESPACE" and cur[1] and members >= 6:
+                # a large namespace (cuda.atomic) listed after another group's rows gets a
+                # section of its own
+                cur = (f"cuda.{m.group(1)}", [])
+                sections.append(cur)
             cur[1].append(m.groups())
     return _need(sections, "cuda_names.c KERNEL_NAMES")
 
@@ -175,7 +181,8 @@ def page():
     for title, rows in cuda_names():
         vectors = [r for r in rows if r[2] == "VECTOR"]
         rows = [r for r in rows if r[2] != "VECTOR"]
-        out += [f"### {title[0].upper() + title[1:]}", ""]
+        title = title if title.startswith("cuda.") else title[0].upper() + title[1:]
+        out += ["### " + title.replace("<", "&lt;").replace(">", "&gt;"), ""]
         if rows:
             out += ["| name | kind |", "|---|---|"]
             out += [f"| `cuda.{n}` | {k.lower()} |" for n, k, _ in rows]
