@@ -5,9 +5,11 @@
 #   3. the libFuzzer targets, briefly (NBCUDA_FUZZ_SECONDS, default 30 s each), through the
 #      whole front end, inference and lowering (NBCUDA_FUZZ_PIPELINE=1);
 #   4. the Python module installed into a virtual environment, and its pytest suite;
-#   5. a manylinux wheel (tools/build_wheels.sh) installed into a fresh virtual environment
+#   5. the documentation (docs/, mkdocs.yml) built with warnings as errors, its reference
+#      pages generated from the module installed in stage 4, the header and the compiler;
+#   6. a manylinux wheel (tools/build_wheels.sh) installed into a fresh virtual environment
 #      with no compiler on PATH, and a smoke test of it (tests/wheel_smoke.py);
-#   6. the pytest suite with the extension built by clang with ASan + UBSan (the sanitizer
+#   7. the pytest suite with the extension built by clang with ASan + UBSan (the sanitizer
 #      runtime preloaded into the interpreter).
 # Each stage prints a line "== stage: ok|FAILED"; the script exits non-zero if any failed.
 set -uo pipefail
@@ -73,6 +75,13 @@ python_tests() {
       "$BUILD/venv/bin/python" -m pytest -q "$ROOT/tests/python" -p no:cacheprovider
 }
 stage "Python module (pytest)" python_tests
+
+docs() { # the venv of python_tests holds the installed module the Python reference reads
+  "$BUILD/venv/bin/python" -c "import nbcuda" || { echo "no venv with nbcuda (made by the Python stage)"; return 1; }
+  "$BUILD/venv/bin/python" -m pip install -q -r "$ROOT/docs/requirements.txt" &&
+    "$BUILD/venv/bin/python" -m mkdocs build --strict -q -f "$ROOT/mkdocs.yml" -d "$BUILD/docs-site"
+}
+stage "docs (mkdocs build --strict)" docs
 
 # A wheel as users get it: built by tools/build_wheels.sh for this interpreter, installed into
 # a fresh virtual environment (no system site-packages) with no compiler on PATH, smoke-tested
