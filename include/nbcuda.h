@@ -421,10 +421,16 @@ nbc_status_t nbc_nvrtc_compile_searching(const char *source, const char *name, i
  * NBC_HOST_ALLOC_WRITECOMBINED. A request of 0 bytes allocates 1, so the pointer is unique.
  * Free it with nbc_mem_host_free, which a deferred-cleanup scope defers like nbc_mem_free.
  * Memory of a context that was reset since (nbc_device_reset, nbc_close) is gone with it:
- * freeing it afterwards only forgets it, the driver is not called. */
+ * freeing it afterwards only forgets it, the driver is not called — unless it was allocated
+ * with NBC_HOST_ALLOC_OUTLIVE_RESET: then the pages are nbcuda's own (mmap), page-locked with
+ * cuMemHostRegister, and a reset only unpins them; they stay valid until nbc_mem_host_free,
+ * whatever the order of reset and free (for memory other objects view, as numpy arrays do).
+ * The driver write-combines only memory it allocates, so OUTLIVE_RESET refuses
+ * WRITECOMBINED. */
 #define NBC_HOST_ALLOC_PORTABLE 0x01u
 #define NBC_HOST_ALLOC_DEVICEMAP 0x02u
 #define NBC_HOST_ALLOC_WRITECOMBINED 0x04u
+#define NBC_HOST_ALLOC_OUTLIVE_RESET 0x08u
 nbc_status_t nbc_mem_host_alloc(size_t bytes, unsigned flags, void **pptr);
 /* NULL is accepted; a pointer nbcuda did not allocate is passed to the driver, which judges. */
 nbc_status_t nbc_mem_host_free(void *ptr);

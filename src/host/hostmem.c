@@ -10,9 +10,18 @@
  * cuMemFreeHost would free someone else's memory. The record also tells nbc_mem_host_free
  * which context's deferred-cleanup scope applies (deferred.c).
  *
+ * Memory allocated with NBC_HOST_ALLOC_OUTLIVE_RESET is pages of nbcuda's own (an anonymous
+ * mapping) page-locked with cuMemHostRegister instead: the driver frees what cuMemHostAlloc
+ * gave with its context, under arrays that still view it, while a registration it only
+ * drops. Such a record carries the flag and the mapping's size; its free unregisters the
+ * pages when their context still lives and unmaps them in every case.
+ *
  * Managed memory is device memory to the driver (freed with cuMemFree), so it is tracked with
  * the other device allocations of memory.c and freed with nbc_mem_free.
  */
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "host/host.h"
 
 static nbc__ptrtable_t table; /* zeroed: empty and unlocked */
@@ -35,11 +44,14 @@ static int lookup(const void *ptr, int tag, nbc_context_t **pcontext, int *poutl
   return 1;
 }
 
-static nbc_status_t record(void *ptr, int tag, nbc_context_t *context) {
+static nbc_status_t record(void *ptr, int tag, nbc_context_t *context, size_t bytes,
+                           unsigned flags) {
   nbc__ptr_record_t r = {.address = (uintptr_t)ptr,
                          .tag = tag,
                          .lifetime = atomic_load(&context->lifetime),
-                         .context = context};
+                         .context = context,
+                         .bytes = bytes,
+                         .flags = flags};
   if (nbc__ptrtable_add(&table, &r) < 0)
     return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   return NBC_OK;
@@ -47,35 +59,89 @@ static nbc_status_t record(void *ptr, int tag, nbc_context_t *context) {
 
 /* ---------------------------------------------------------------- page-locked memory -- */
 
+/* OUTLIVE_RESET memory: whole pages mapped here and registered with the driver; *pbytes
+ * becomes the mapping's size. */
+static nbc_status_t own_pages(size_t *pbytes, unsigned flags, void **pptr) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = *pbytes;
+  if (bytes > SIZE_MAX - page)
+    return nbc__set_error(NBC_NO_MEMORY, "cannot allocate %zu bytes of host memory", bytes);
+  bytes = (bytes + page - 1) / page * page;
+  void *ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ptr == MAP_FAILED)
+    return nbc__set_error(NBC_NO_MEMORY, "cannot map %zu bytes of host memory", bytes);
+  unsigned reg = (flags & NBC_HOST_ALLOC_PORTABLE ? NBC_HOST_REGISTER_PORTABLE : 0) |
+                 (flags & NBC_HOST_ALLOC_DEVICEMAP ? NBC_HOST_REGISTER_DEVICEMAP : 0);
+  CUresult res = nbc__cu.cuMemHostRegister(ptr, bytes, reg);
+  if (res != NBC__CUDA_SUCCESS) {
+    munmap(ptr, bytes);
+    return nbc__driver_failf("cuMemHostRegister", res,
+                             " (page-locking %zu bytes of host memory)", bytes);
+  }
+  *pbytes = bytes;
+  *pptr = ptr;
+  return NBC_OK;
+}
+
 nbc_status_t nbc_mem_host_alloc(size_t bytes, unsigned flags, void **pptr) {
   if (!pptr) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_host_alloc: pptr is NULL");
   *pptr = NULL;
-  const unsigned known =
-      NBC_HOST_ALLOC_PORTABLE | NBC_HOST_ALLOC_DEVICEMAP | NBC_HOST_ALLOC_WRITECOMBINED;
+  const unsigned known = NBC_HOST_ALLOC_PORTABLE | NBC_HOST_ALLOC_DEVICEMAP |
+                         NBC_HOST_ALLOC_WRITECOMBINED | NBC_HOST_ALLOC_OUTLIVE_RESET;
   if (flags & ~known)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_host_alloc: unknown flags 0x%x",
                           flags & ~known);
+  const unsigned outlive = flags & NBC_HOST_ALLOC_OUTLIVE_RESET;
+  if (outlive && (flags & NBC_HOST_ALLOC_WRITECOMBINED))
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_mem_host_alloc: NBC_HOST_ALLOC_OUTLIVE_RESET memory cannot be "
+                          "write-combined (only the driver's own allocations are)");
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
   if (bytes == 0) bytes = 1; /* the driver refuses 0; a unique pointer is what callers need */
   void *ptr = NULL;
-  CUresult res = nbc__cu.cuMemHostAlloc(&ptr, bytes, flags);
-  if (res != NBC__CUDA_SUCCESS)
-    return nbc__driver_failf("cuMemHostAlloc", res,
-                             " (allocating %zu bytes of page-locked host memory)", bytes);
-  st = record(ptr, ALLOCATED, context);
+  if (outlive) {
+    st = own_pages(&bytes, flags, &ptr);
+    if (st != NBC_OK) return st;
+  } else {
+    CUresult res = nbc__cu.cuMemHostAlloc(&ptr, bytes, flags);
+    if (res != NBC__CUDA_SUCCESS)
+      return nbc__driver_failf("cuMemHostAlloc", res,
+                               " (allocating %zu bytes of page-locked host memory)", bytes);
+  }
+  st = record(ptr, ALLOCATED, context, bytes, outlive);
   if (st != NBC_OK) {
-    nbc__cu.cuMemFreeHost(ptr);
+    if (outlive) {
+      nbc__cu.cuMemHostUnregister(ptr);
+      munmap(ptr, bytes);
+    } else {
+      nbc__cu.cuMemFreeHost(ptr);
+    }
     return st;
   }
   *pptr = ptr;
   return NBC_OK;
 }
 
+/* Frees OUTLIVE_RESET memory: unpinned while its context lives, unmapped always. */
+static nbc_status_t free_own_pages(nbc__ptr_record_t *r) {
+  void *ptr = (void *)r->address;
+  if (!nbc__outlived(r->context, r->lifetime)) {
+    CUresult res = nbc__cu.cuMemHostUnregister(ptr);
+    if (res != NBC__CUDA_SUCCESS && nbc__context_retry(res)) res = nbc__cu.cuMemHostUnregister(ptr);
+    if (res != NBC__CUDA_SUCCESS) {
+      (void)nbc__ptrtable_add(&table, r); /* the spare it just left */
+      return nbc__driver_failf("cuMemHostUnregister", res, " (address %p)", ptr);
+    }
+  }
+  munmap(ptr, r->bytes);
+  return NBC_OK;
+}
+
 nbc_status_t nbc__host_free_now(void *ptr) {
   nbc__ptr_record_t r;
   int known = untrack(ptr, ALLOCATED, &r);
+  if (known && (r.flags & NBC_HOST_ALLOC_OUTLIVE_RESET)) return free_own_pages(&r);
   if (known && nbc__outlived(r.context, r.lifetime)) return NBC_OK; /* the reset freed it */
   CUresult res = nbc__cu.cuMemFreeHost(ptr);
   if (res != NBC__CUDA_SUCCESS) {
@@ -117,7 +183,7 @@ nbc_status_t nbc_mem_host_register(void *ptr, size_t bytes, unsigned flags) {
   CUresult res = nbc__cu.cuMemHostRegister(ptr, bytes, flags);
   if (res != NBC__CUDA_SUCCESS)
     return nbc__driver_failf("cuMemHostRegister", res, " (%zu bytes at %p)", bytes, ptr);
-  st = record(ptr, REGISTERED, context);
+  st = record(ptr, REGISTERED, context, bytes, 0);
   if (st != NBC_OK) nbc__cu.cuMemHostUnregister(ptr);
   return st;
 }

@@ -33,7 +33,7 @@ typedef struct {
   nbc_devptr_t dptr;        /* device address of host[0]; 0 when not mapped */
   Py_ssize_t nbytes;        /* what the buffer exports (may be 0) */
   int live;                 /* not yet freed / unregistered */
-  nbc_context_t *context;   /* managed memory: the context allocated in, */
+  nbc_context_t *context;   /* the context allocated in (not for registrations), */
   unsigned lifetime;        /* and nbc_context_lifetime(context) then */
   PyObject *stream;         /* CAI "stream" value: None or the stream handle */
   PyObject *stream_arg;     /* the stream as given (numba's .stream): a Stream or 0 */
@@ -253,6 +253,14 @@ static PyObject *array_cai(PyObject *module, PyObject *arr) {
   if (!m) return NULL;
   if (!m->live || !m->dptr) {
     PyErr_SetString(PyExc_ValueError, "the array's memory was freed");
+    return NULL;
+  }
+  if (nbc_context_lifetime(m->context) != m->lifetime) {
+    PyErr_Format(PyExc_ValueError,
+                 "the %s array's memory is no longer on the device: its context was reset "
+                 "(cuda.close() or Device.reset()) after the array was made; the array stays "
+                 "valid on the host",
+                 kind_names[m->kind]);
     return NULL;
   }
   PyObject *ai = PyObject_GetAttrString(arr, "__array_interface__");
@@ -490,7 +498,13 @@ static int hostmem_allocate(nbc__py_state *st, HostMemObject *m, size_t bytes, u
     if (s == NBC_OK) s = nbc_mem_alloc_managed(bytes, attach_global, &m->dptr);
     m->host = (void *)(uintptr_t)m->dptr;
   } else {
-    s = nbc_mem_host_alloc(bytes, flags, &m->host);
+    /* Arrays view the memory for as long as they live, also after a reset of the context
+     * (cuda.close(), Device.reset()), which frees what cuMemHostAlloc gave: so the pages are
+     * the C library's own, which a reset only unpins. Write-combining is the driver's only. */
+    s = nbc_current_context(-1, &m->context);
+    if (s == NBC_OK) m->lifetime = nbc_context_lifetime(m->context);
+    flags = (flags & ~NBC_HOST_ALLOC_WRITECOMBINED) | NBC_HOST_ALLOC_OUTLIVE_RESET;
+    if (s == NBC_OK) s = nbc_mem_host_alloc(bytes, flags, &m->host);
     if (s == NBC_OK) m->live = 1;
     if (s == NBC_OK && m->kind == HOST_MAPPED) s = nbc_mem_host_device_pointer(m->host, &m->dptr);
   }

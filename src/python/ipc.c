@@ -27,6 +27,7 @@
  * then open with nothing mapped, as numba's _StagedIpcImpl.
  */
 #include "nbcuda_py.h"
+#include "devicearray.h"
 
 #include <string.h>
 
@@ -673,6 +674,10 @@ done:
 PyObject *nbc__py_ipc_array_get_handle(PyObject *array, PyObject *unused) {
   (void)unused;
   nbc__py_state *st = nbc__py_state_of(array);
+  /* after a reset the address may be another allocation's, which must not be exported */
+  if (Py_TYPE(array) == st->DeviceArrayType &&
+      nbc__py_array_alive(st, (const ArrayObject *)array, "DeviceNDArray.get_ipc_handle") < 0)
+    return NULL;
   PyObject *desc = NULL;
   PyObject *h = export(st, array, NULL, &desc);
   if (!h) return NULL;

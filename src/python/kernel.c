@@ -8,8 +8,9 @@
  * signatures); jit([sig, ...]) compiles each and picks per launch the overload the
  * arguments match best; jit without a signature compiles one specialisation per distinct
  * argument-type signature on first launch, typing arguments the way numba's typeof does
- * (arrays: dtype, ndim and layout C/F/A; Python int -> int64, float -> float64, bool,
- * complex -> complex128; numpy scalars by dtype). With jit(cache=True) compilations go
+ * (arrays: dtype, ndim and layout C/F/A; Python int -> int64, uint64 from 2**63 to
+ * 2**64 - 1 and numba's ValueError beyond, float -> float64, bool, complex -> complex128;
+ * numpy scalars by dtype). With jit(cache=True) compilations go
  * through the disk cache (cache.c).
  *
  * k[...] returns the launcher of the last configuration when this one is the same, so
@@ -440,6 +441,30 @@ static int ndarray_geometry(nbc__py_state *st, PyObject *a, nbc__py_array_view *
 
 static PyObject *typeof_arg(nbc__py_state *st, PyObject *a);
 
+/* Which of numba's types a Python int takes (numba's _typeof_int): 1 for int64, 2 for
+ * uint64 (2**63 to 2**64 - 1), 0 for a value neither holds. */
+static int pyint_range(PyObject *a) {
+  int overflow = 0;
+  (void)PyLong_AsLongLongAndOverflow(a, &overflow);
+  if (!overflow) return 1;
+  if (overflow < 0) return 0;
+  (void)PyLong_AsUnsignedLongLong(a);
+  if (!PyErr_Occurred()) return 2;
+  PyErr_Clear();
+  return 0;
+}
+
+/* numba's typeof of a Python int, and its ValueError for one no 64-bit integer holds (which
+ * would otherwise reach the kernel wrapped, 2**64 as 0). */
+static PyObject *pyint_type_text(PyObject *a) {
+  switch (pyint_range(a)) {
+  case 1: return PyUnicode_FromString("int64");
+  case 2: return PyUnicode_FromString("uint64");
+  }
+  PyErr_Format(PyExc_ValueError, "Int value is too large: %S", a);
+  return NULL;
+}
+
 /* The type of an enum member's value (nbc__py_enum_arg_text's callback). */
 static PyObject *enum_value_text(PyObject *value, void *st) {
   return typeof_arg((nbc__py_state *)st, value);
@@ -457,10 +482,10 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     if (fields && PyTuple_Check(fields) && PyTuple_GET_SIZE(fields) == PyTuple_GET_SIZE(a)) {
       PyObject *s = PyUnicode_FromFormat("NamedTuple(%s", _PyType_Name(Py_TYPE(a)));
       for (Py_ssize_t i = 0; s && i < PyTuple_GET_SIZE(a); i++) {
-        PyObject *t = Py_EnterRecursiveCall(" typing a kernel argument")
+        PyObject *t = nbc__py_nesting_enter("a kernel argument") < 0
                           ? NULL
                           : typeof_arg(st, PyTuple_GET_ITEM(a, i));
-        if (t) Py_LeaveRecursiveCall();
+        if (t) nbc__py_nesting_leave();
         Py_SETREF(s, t ? PyUnicode_FromFormat("%U, %S: %U", s, PyTuple_GET_ITEM(fields, i), t)
                        : NULL);
         Py_XDECREF(t);
@@ -472,16 +497,16 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
     Py_XDECREF(fields);
   }
   if (PyTuple_Check(a)) { /* numba's Tuple of the items' types (an empty one too) */
-    if (Py_EnterRecursiveCall(" typing a kernel argument")) return NULL;
+    if (nbc__py_nesting_enter("a kernel argument") < 0) return NULL;
     PyObject *s = nbc__py_join_texts(st, "Tuple(", PySequence_Fast_ITEMS(a),
                                      PyTuple_GET_SIZE(a), typeof_arg);
-    Py_LeaveRecursiveCall();
+    nbc__py_nesting_leave();
     return s;
   }
   if (a == Py_None) return PyUnicode_FromString("none"); /* numba's NoneType: nothing passed */
   int member = nbc__py_is_int_enum_member(a); /* numba's IntEnumMember: IntEnum<int64>(m.S) */
   if (member) return member > 0 ? nbc__py_enum_arg_text(a, enum_value_text, st) : NULL;
-  if (PyLong_Check(a)) return PyUnicode_FromString("int64");
+  if (PyLong_Check(a)) return pyint_type_text(a);
   if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
   if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");
   /* numpy scalars (numpy.generic: they export a buffer too, so ask numpy): their dtype */
@@ -753,7 +778,10 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, nbc__py_array_vie
                                           dates);
   }
   if (t == &PyBool_Type) return 2;
-  if (t == &PyLong_Type) return 3;
+  if (t == &PyLong_Type) { /* int64, else uint64 (typed apart), else typeof_arg's error */
+    int range = pyint_range(a);
+    return range == 1 ? 3 : range == 2 ? 8 : 0;
+  }
   if (t == &PyFloat_Type) return 4;
   if (t == &PyComplex_Type) return 5;
   if (strncmp(t->tp_name, "numpy.", 6) == 0 && t != (PyTypeObject *)st->np_ndarray)

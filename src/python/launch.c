@@ -160,6 +160,45 @@ static int pack_datetime(nbc__py_state *st, const nbc_param_info_t *p, int i, ch
   return s == NBC_OK ? 0 : argument_refused(st, s);
 }
 
+/* A Python int for a scalar parameter. A float or complex parameter takes it as a float; an
+ * integer one refuses a value its type cannot hold with OverflowError, rather than pass it
+ * wrapped (2**32 as 0 to an int32), as numba's ctypes conversion would. Numpy integers come
+ * here as ints too but are not checked (checked = 0): they wrap as numpy's casts do. */
+static int pack_int(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
+                    PyObject *a, int checked) {
+  nbc_status_t s;
+  if (p->dtype_kind == 'f' || p->dtype_kind == 'c') {
+    double d = PyLong_AsDouble(a);
+    if (d == -1.0 && PyErr_Occurred()) return -1;
+    s = nbc_param_pack_float(p, buf, d);
+    return s == NBC_OK ? 0 : argument_refused(st, s);
+  }
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
+  int fits = 1;
+  if (overflow > 0) {
+    v = (long long)PyLong_AsUnsignedLongLong(a);
+    fits = !PyErr_Occurred() && p->dtype_kind == 'u' && p->itemsize == 8;
+    PyErr_Clear();
+  } else if (overflow < 0) {
+    fits = 0;
+  } else if (p->dtype_kind == 'u') {
+    fits = v >= 0 && (p->itemsize >= 8 || (unsigned long long)v >> (8 * p->itemsize) == 0);
+  } else if (p->dtype_kind == 'i' && p->itemsize < 8) {
+    long long half = 1LL << (8 * p->itemsize - 1);
+    fits = v >= -half && v < half;
+  }
+  if (checked && !fits && (p->dtype_kind == 'i' || p->dtype_kind == 'u')) {
+    PyErr_Format(PyExc_OverflowError, "argument %d: %S does not fit the parameter's type %s",
+                 i + 1, a, p->type_name);
+    return -1;
+  }
+  if (overflow && !fits) v = (long long)PyLong_AsUnsignedLongLongMask(a);
+  if (PyErr_Occurred()) return -1;
+  s = nbc_param_pack_int(p, buf, v);
+  return s == NBC_OK ? 0 : argument_refused(st, s);
+}
+
 static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char *buf,
                       PyObject *a, views_in_use *V) {
   nbc_status_t s;
@@ -212,13 +251,7 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
   }
   if (p->dtype_kind == 'M' || p->dtype_kind == 'm') return pack_datetime(st, p, i, buf, a);
   if (PyLong_Check(a)) { /* bool included */
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
-    if (overflow) {
-      v = (long long)PyLong_AsUnsignedLongLongMask(a);
-      if (PyErr_Occurred()) return -1;
-    }
-    s = nbc_param_pack_int(p, buf, v);
+    return pack_int(st, p, i, buf, a, !PyBool_Check(a));
   } else if (PyFloat_Check(a)) {
     s = nbc_param_pack_float(p, buf, PyFloat_AS_DOUBLE(a));
   } else if (PyComplex_Check(a)) {
@@ -228,7 +261,7 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
   } else if (PyIndex_Check(a)) { /* numpy integers */
     PyObject *v = PyNumber_Index(a);
     if (!v) return -1;
-    int r = pack_value(st, p, i, buf, v, V);
+    int r = pack_int(st, p, i, buf, v, 0);
     Py_DECREF(v);
     return r;
   } else if (Py_TYPE(a)->tp_as_number && Py_TYPE(a)->tp_as_number->nb_float &&

@@ -203,6 +203,13 @@ int nbc__py_datetime_code(const char *name);
 const char *nbc__py_scalar_name(char kind, long itemsize);
 /* open, then text_of(item) for each item separated by ", ", then ")": a new reference, or NULL
  * with the exception text_of raised ("Tuple(int64, float64)", "void(float32[::1])"). */
+/* Walkers of nested Python objects (kernel arguments, record dtypes) count their depth here
+ * instead of on Python's recursion limit, which sys.setrecursionlimit can raise past what the
+ * C stack holds: entering a level beyond NBC__PY_MAX_NESTING is -1 with ValueError saying
+ * that `what` ("a kernel argument") nests too deep. Each successful enter has one leave. */
+#define NBC__PY_MAX_NESTING 256
+int nbc__py_nesting_enter(const char *what);
+void nbc__py_nesting_leave(void);
 PyObject *nbc__py_join_texts(nbc__py_state *st, const char *open, PyObject *const *items,
                              Py_ssize_t n, PyObject *(*text_of)(nbc__py_state *, PyObject *));
 

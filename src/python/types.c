@@ -694,9 +694,9 @@ static PyObject *field_type_text(PyObject *fdt, PyObject *name) {
   int nested = names != Py_None;
   Py_DECREF(names);
   if (nested) {
-    if (Py_EnterRecursiveCall(" making a record's type")) return NULL;
+    if (nbc__py_nesting_enter("a record dtype") < 0) return NULL;
     PyObject *text = nbc__py_record_text(NULL, fdt);
-    Py_LeaveRecursiveCall();
+    nbc__py_nesting_leave();
     return text;
   }
   PyObject *sub = PyObject_GetAttrString(fdt, "subdtype");
@@ -851,6 +851,21 @@ static PyObject *printed_name(nbc__py_state *st, PyObject *sig) {
   Py_XDECREF(text);
   return name;
 }
+
+/* The calling thread's nesting depth (a thread's walk never crosses into another thread). */
+static _Thread_local int nesting;
+
+int nbc__py_nesting_enter(const char *what) {
+  if (nesting >= NBC__PY_MAX_NESTING) {
+    PyErr_Format(PyExc_ValueError, "%s nests more than %d levels deep", what,
+                 NBC__PY_MAX_NESTING);
+    return -1;
+  }
+  nesting++;
+  return 0;
+}
+
+void nbc__py_nesting_leave(void) { nesting--; }
 
 PyObject *nbc__py_join_texts(nbc__py_state *st, const char *open, PyObject *const *items,
                              Py_ssize_t n, PyObject *(*text_of)(nbc__py_state *, PyObject *)) {

@@ -27,11 +27,11 @@ def fill_iota(a):
 # ---------------------------------------------------------------- pinned_array -----------
 
 def test_pinned_array_is_numpy_on_page_locked_memory(cuda, tdrv):
-    n = tdrv.live_host_allocations()
+    n = tdrv.live_host_registrations()
     a = cuda.pinned_array((3, 4), dtype=np.float32)
     assert type(a) is np.ndarray and a.shape == (3, 4) and a.dtype == np.float32
     assert a.strides == (16, 4) and a.flags.writeable
-    assert tdrv.live_host_allocations() == n + 1
+    assert tdrv.live_host_registrations() == n + 1
     a[:] = np.arange(12, dtype=np.float32).reshape(3, 4)
     assert (cuda.to_device(a).copy_to_host() == a).all()
     f = cuda.pinned_array(5)  # numba's defaults: float64, C order
@@ -45,14 +45,14 @@ def test_pinned_array_is_numpy_on_page_locked_memory(cuda, tdrv):
 
 
 def test_pinned_memory_freed_with_last_view(cuda, tdrv):
-    n = tdrv.live_host_allocations()
+    n = tdrv.live_host_registrations()
     a = cuda.pinned_array(100, dtype=np.uint8)
     v = a[10:20]
     del a
-    assert tdrv.live_host_allocations() == n + 1  # the view keeps the memory
+    assert tdrv.live_host_registrations() == n + 1  # the view keeps the memory
     v[:] = 7
     del v
-    assert tdrv.live_host_allocations() == n
+    assert tdrv.live_host_registrations() == n
 
 
 def test_pinned_array_argument_errors(cuda):
@@ -71,14 +71,14 @@ def test_pinned_array_argument_errors(cuda):
 
 
 def test_allocation_failures_are_cuda_api_errors(cuda, tdrv):
-    n = tdrv.live_host_allocations()
-    tdrv.fail("cuMemHostAlloc", 1, 2)
-    with pytest.raises(cuda.CudaAPIError, match="cuMemHostAlloc"):
+    n = tdrv.live_host_registrations()
+    tdrv.fail("cuMemHostRegister", 1, 2)
+    with pytest.raises(cuda.CudaAPIError, match="cuMemHostRegister"):
         cuda.pinned_array(10)
     tdrv.fail("cuMemHostGetDevicePointer", 1, 1)
     with pytest.raises(cuda.CudaAPIError, match="cuMemHostGetDevicePointer"):
         cuda.mapped_array(10)
-    assert tdrv.live_host_allocations() == n  # nothing leaked on either failure
+    assert tdrv.live_host_registrations() == n  # nothing leaked on either failure
     allocs = tdrv.live_allocations_released()
     tdrv.fail("cuMemAllocManaged", 1, 2)
     with pytest.raises(cuda.CudaAPIError, match="cuMemAllocManaged"):
@@ -114,12 +114,17 @@ def test_mapped_structured_array_exports_its_fields(cuda, tdrv):
     np.testing.assert_equal(d.copy_to_host(), m)
 
 
-def test_mapped_write_combined_uses_the_device_address(cuda, tdrv):
-    # The test driver gives write-combined memory a device address unlike its host address.
+def test_mapped_write_combined_is_accepted_and_outlives_close(cuda, tdrv):
+    # wc=True is taken but the memory is not write-combined: write-combining is the driver's
+    # own allocations' only, which a close frees under the array. The test driver gives
+    # write-combined memory a device address unlike its host address; this has none.
     w = cuda.mapped_array(4, wc=True, portable=True)
     w[:] = [1.0, 2.0, 3.0, 4.0]
-    assert w.__cuda_array_interface__["data"][0] != w.ctypes.data
+    assert w.__cuda_array_interface__["data"][0] == w.ctypes.data
     assert list(cuda.to_device(w).copy_to_host()) == [1.0, 2.0, 3.0, 4.0]
+    cuda.close()
+    w[:] = 5.0
+    assert list(w) == [5.0] * 4
 
 
 def test_mapped_array_stream(cuda):
@@ -245,11 +250,11 @@ def test_defer_cleanup_delays_frees_to_outermost_exit(cuda, tdrv):
             del e
         assert tdrv.live_allocations_released() == n + 2  # the inner exit is not the outermost
         p = cuda.pinned_array(8)
-        hosts = tdrv.live_host_allocations()
+        hosts = tdrv.live_host_registrations()
         del p
-        assert tdrv.live_host_allocations() == hosts
+        assert tdrv.live_host_registrations() == hosts
     assert tdrv.live_allocations_released() == n
-    assert tdrv.live_host_allocations() == hosts - 1
+    assert tdrv.live_host_registrations() == hosts - 1
 
 
 def test_defer_cleanup_flushes_when_the_body_raises(cuda, tdrv):

@@ -129,7 +129,7 @@ def test_launch_packs_arrays_and_scalars(cuda, tdrv):
     r = cuda.device_array(10, dtype=np.float32)
     s = cuda.stream()
     n = tdrv.launch_count()
-    k[(3, 2), 32, s, 128](r, 2.5, x, 70000)
+    k[(3, 2), 32, s, 128](r, 2.5, x, -1234)
     assert tdrv.launch_count() == n + 1
     info = tdrv.last_launch()
     assert list(info.grid) == [3, 2, 1] and list(info.block) == [32, 1, 1]
@@ -142,7 +142,10 @@ def test_launch_packs_arrays_and_scalars(cuda, tdrv):
     assert [u(i) for i in range(7)] == [0, 0, 10, 4, r.device_pointer, 10, 4]
     assert struct.unpack("<f", words(info, 7, sizes))[0] == 2.5
     assert [u(i) for i in range(8, 15)] == [0, 0, 10, 4, x.device_pointer, 10, 4]
-    assert struct.unpack("<h", words(info, 15, sizes))[0] == 70000 - 65536  # wraps like numba
+    assert struct.unpack("<h", words(info, 15, sizes))[0] == -1234
+    # numba-cuda passes 70000 wrapped (ctypes.c_int16); nbcuda refuses it
+    with pytest.raises(OverflowError, match="70000 does not fit the parameter's type int16"):
+        k[(3, 2), 32, s, 128](r, 2.5, x, 70000)
 
 
 def fill(a):

@@ -155,9 +155,9 @@ def test_gpu_data_of_arrays(cuda):
 
 def test_memhostalloc(cuda, tdrv):
     ctx = cuda.current_context()
-    n = tdrv.live_host_allocations()
+    n = tdrv.live_host_registrations()
     h = ctx.memhostalloc(4096)
-    assert tdrv.live_host_allocations() == n + 1
+    assert tdrv.live_host_registrations() == n + 1
     assert h.size == 4096 and h.handle == h.host_pointer and h.owner is h
     assert h.device_pointer is None
     a = np.ndarray(1024, np.float32, buffer=h)
@@ -172,7 +172,7 @@ def test_memhostalloc(cuda, tdrv):
     assert (cuda.from_cuda_array_interface(desc, owner=m).copy_to_host() == 4.0).all()
     del a, b, h, m
     gc.collect()
-    assert tdrv.live_host_allocations() == n
+    assert tdrv.live_host_registrations() == n
 
 
 def test_host_allocators_refuse_negative_sizes(cuda):

@@ -1,9 +1,12 @@
 /* td_hostmem.c — page-locked host memory of the test driver: cuMemHostAlloc/cuMemFreeHost,
  * cuMemHostRegister/cuMemHostUnregister and cuMemHostGetDevicePointer.
  *
- * Allocations are malloc'd memory; registrations only remember the range. Both belong to the
- * context current when they were made and disappear with it (td__ctx_release_resources), as
- * on the real driver.
+ * Allocations are pages mapped here; registrations only remember the range. Both belong to
+ * the context current when they were made and disappear with it (td__ctx_release_resources),
+ * as on the real driver. A freed allocation's pages are made inaccessible (PROT_NONE) and
+ * kept so for the next QUARANTINE frees, so that any later read or write through a stale
+ * pointer faults at once instead of reaching memory the process reused — the real driver
+ * unmaps them too.
  *
  * Device addresses: as under unified addressing on the real driver, the device address of
  * page-locked memory is its host address — except for write-combined allocations, whose
@@ -20,6 +23,7 @@
  * CUDA_ERROR_INVALID_VALUE.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "td.h"
 
@@ -65,8 +69,31 @@ static td_host *find_overlap(const unsigned char *p, size_t bytes) {
   return NULL;
 }
 
+/* Freed allocations still reserved (and inaccessible): a ring of the last QUARANTINE. Each
+ * is one mapping; the ring bounds them well below the kernel's vm.max_map_count. */
+#define QUARANTINE 1024
+static struct {
+  void *p;
+  size_t size;
+} quarantine[QUARANTINE];
+static unsigned quarantined;
+
+static size_t mapped_size(size_t bytes) {
+  return (bytes + 4095) / 4096 * 4096;
+}
+
+static void unmap_later(unsigned char *p, size_t bytes) {
+  size_t size = mapped_size(bytes);
+  mprotect(p, size, PROT_NONE);
+  madvise(p, size, MADV_DONTNEED);
+  unsigned slot = quarantined++ % QUARANTINE;
+  if (quarantine[slot].p) munmap(quarantine[slot].p, quarantine[slot].size);
+  quarantine[slot].p = p;
+  quarantine[slot].size = size;
+}
+
 static void host_free(td_host *h) {
-  if (!h->registered) free(h->p);
+  if (!h->registered) unmap_later(h->p, h->size);
   free(h);
 }
 
@@ -148,11 +175,13 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags) 
   const unsigned known =
       CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
   if (!pp || bytesize == 0 || (flags & ~known)) return CUDA_ERROR_INVALID_VALUE;
-  unsigned char *p = malloc(bytesize);
-  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (bytesize > SIZE_MAX - 4096) return CUDA_ERROR_OUT_OF_MEMORY;
+  unsigned char *p =
+      mmap(NULL, mapped_size(bytesize), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult r = add(p, bytesize, flags, 0);
   if (r != CUDA_SUCCESS) {
-    free(p);
+    munmap(p, mapped_size(bytesize));
     return r;
   }
   *pp = p;
