@@ -25,7 +25,8 @@ call the first nbc_compile in a fresh process (which loads libNVVM and reads lib
 Output: a markdown table with both sides and the speedups, then the medians and the issue's
 goals (median speedup >= 8x warm and >= 20x on the first call; nbcuda's front end + lowering
 <= 10 % of libNVVM's time). A case one side cannot compile is shown with its error, and the
-others go on. --json OUT also writes every figure.
+others go on. --json OUT also writes the tables and every figure (bench/report.py's format,
+the figures under "data") for bench/results.py.
 
 Runs without a GPU (numba-cuda compiles to PTX for a given cc without a device), so it can be
 developed on a machine with only the CUDA toolkit; on the GPU machine tests/gpu/run.sh runs it
@@ -44,6 +45,8 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from report import Report  # noqa: E402  bench/, next to this script
 DEFAULT_BENCH_BIN = os.path.join("build", "gpu", "tests", "compile_bench")
 
 
@@ -234,18 +237,17 @@ def ratio(a, b):
     return None if a is None or b is None or b <= 0 else a / b
 
 
-def report(rows, args, nb_error):
-    print(f"Compile time per corpus case: cc {args.cc}, PTX, -opt=3 (numba-cuda's default). "
-          f"Warm: median of {args.repeat} compiles after a warm-up in the same process. "
-          f"First call: the first compile in a fresh process, median of {args.first_runs} "
-          f"processes for numba-cuda and {args.nbcuda_first_runs} for nbcuda.")
+def report_rows(rows, args, nb_error, report, versions):
+    """The comparison as a bench/report.py section: the table, then the medians and goals."""
+    report.section("Compile time — nbcuda next to numba-cuda (`bench/compile_numba.py`)")
+    report.text(f"{versions}. Compile time per corpus case: cc {args.cc}, PTX, -opt=3 "
+                f"(numba-cuda's default). Warm: median of {args.repeat} compiles after a warm-up "
+                f"in the same process. First call: the first compile in a fresh process, median "
+                f"of {args.first_runs} processes for numba-cuda and {args.nbcuda_first_runs} for "
+                "nbcuda.")
     if nb_error:
-        print(f"\nnbcuda: {nb_error}")
-    print()
-    print("| case | kind | nbcuda warm ms | nbcuda libNVVM ms | numba-cuda warm ms | "
-          "numba-cuda libNVVM ms | warm speedup | nbcuda first ms | numba-cuda first ms | "
-          "first speedup |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        report.text(f"nbcuda: {nb_error}")
+    table = []
     for r in rows:
         nb, nu = r["nbcuda"], r["numba"]
         ok = bool(nb and nb.get("ok"))
@@ -267,7 +269,10 @@ def report(rows, args, nb_error):
             errors.append("numba-cuda: " + nu["error"])
         if errors:
             cells[-1] += " — " + "; ".join(errors)
-        print("| " + " | ".join(cells) + " |")
+        table.append(cells)
+    report.table(["case", "<kind", "nbcuda warm ms", "nbcuda libNVVM ms", "numba-cuda warm ms",
+                  "numba-cuda libNVVM ms", "warm speedup", "nbcuda first ms",
+                  "numba-cuda first ms", "first speedup"], table)
 
     def med(values):
         values = [v for v in values if v is not None]
@@ -280,29 +285,30 @@ def report(rows, args, nb_error):
     imports, _ = med(r["numba"].get("import_ms") for r in rows)
     procs_nu, _ = med(r["numba"].get("process_ms") for r in rows)
     procs_nb, _ = med(r["nbcuda"].get("process_ms") if r["nbcuda"] else None for r in rows)
-    print()
+
     def goal(value, target):
         return "no data" if value is None else ("met" if value >= target else "not met")
 
-    print(f"Median warm speedup {times(warm)} over {nw} cases (goal ≥ 8×: "
-          f"{goal(warm, 8)}); median first-call speedup {times(first)} over {nf} cases "
-          f"(goal ≥ 20×: {goal(first, 20)}).")
+    report.text(f"Median warm speedup {times(warm)} over {nw} cases (goal ≥ 8×: "
+                f"{goal(warm, 8)}); median first-call speedup {times(first)} over {nf} cases "
+                f"(goal ≥ 20×: {goal(first, 20)}).")
     if shares:
-        print(f"nbcuda front end + lowering: median {statistics.median(shares):.1f} %, largest "
-              f"{max(shares):.1f} % of libNVVM's time (goal ≤ 10 %: "
-              f"{'met' if max(shares) <= 10 else 'not met'}).")
+        report.text(f"nbcuda front end + lowering: median {statistics.median(shares):.1f} %, "
+                    f"largest {max(shares):.1f} % of libNVVM's time (goal ≤ 10 %: "
+                    f"{'met' if max(shares) <= 10 else 'not met'}).")
     nb_front, _ = med(r["nbcuda"]["front_ms"] if r["nbcuda"] and r["nbcuda"].get("ok") else None
                       for r in rows)
     nu_front, _ = med(r["numba"]["warm_ms"] - r["numba"]["nvvm_ms"]
                       if r["numba"].get("nvvm_ms") is not None else None for r in rows)
     if nb_front is not None and nu_front is not None:
-        print(f"Time outside libNVVM per warm compile (median): nbcuda {nb_front:.3f} ms, "
-              f"numba-cuda {nu_front:.2f} ms.")
-    print(f"Whole fresh process to result (median): nbcuda {fmt(procs_nb, 1)} ms, numba-cuda "
-          f"{fmt(procs_nu, 1)} ms, of which importing numba-cuda {fmt(imports, 1)} ms.")
+        report.text(f"Time outside libNVVM per warm compile (median): nbcuda {nb_front:.3f} ms, "
+                    f"numba-cuda {nu_front:.2f} ms.")
+    report.text(f"Whole fresh process to result (median): nbcuda {fmt(procs_nb, 1)} ms, "
+                f"numba-cuda {fmt(procs_nu, 1)} ms, of which importing numba-cuda "
+                f"{fmt(imports, 1)} ms.")
     failed = [r["key"] for r in rows if r["numba"].get("error")]
     if failed:
-        print(f"numba-cuda could not compile {len(failed)} case(s): {', '.join(failed)}.")
+        report.text(f"numba-cuda could not compile {len(failed)} case(s): {', '.join(failed)}.")
 
 
 def main(argv=None):
@@ -376,12 +382,12 @@ def main(argv=None):
             futures[fut]["numba"].update(first or {})
             futures[fut]["numba"]["error"] = err
             progress("first call", i + 1)
-    print(f"numba-cuda {numba_cuda.__version__}, Python {sys.version.split()[0]}")
-    report(rows, args, nb_error)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"cc": args.cc, "repeat": args.repeat, "first_runs": args.first_runs,
-                       "numba_cuda": numba_cuda.__version__, "rows": rows}, f, indent=1)
+    with Report("compile_numba", args.json) as report:
+        report_rows(rows, args, nb_error, report,
+                    f"numba-cuda {numba_cuda.__version__}, Python {sys.version.split()[0]}")
+        report.data("figures", {"cc": args.cc, "repeat": args.repeat,
+                                "first_runs": args.first_runs,
+                                "numba_cuda": numba_cuda.__version__, "rows": rows})
     return 0
 
 

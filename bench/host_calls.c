@@ -15,8 +15,13 @@
  *
  * Output: a markdown table `function | nbcuda ns | raw ns | overhead ns` (goal: every
  * overhead <= 20 ns), or with --json one JSON object {"driver", "batches", "calls",
- * "rows": {key: {"name", "nbcuda_ns", "raw_ns", "ok"}}} that bench/host_py.py reads to put
- * the raw figure of the same run next to each Python call.
+ * "rows": {key: {"name", "nbcuda_ns", "raw_ns", "ok"}}} for bench/results.py.
+ *
+ * The create + destroy and alloc + free rows time nbcuda's reuse unless NBCUDA_REUSE=0 (a kept
+ * stream or event, a freed block handed back: src/host/kept.c, reuse.c) against the raw calls
+ * it saves, which is not the same work: the markdown marks them "[reuse on]", and
+ * tests/gpu/run.sh runs the binary twice, with and without NBCUDA_REUSE=0, so that
+ * bench/results.py can put the reuse-off rows with the like-for-like ones.
  *
  * Usage: NBCUDA_DRIVER=<libcuda.so.1 or the test driver> ./host_calls [--json] [batches]
  * Works against the real driver (GPU machine) and the test driver (CI).
@@ -103,6 +108,17 @@ typedef void (*drain_fn)(void);
 static int failures;
 static int rows_printed;
 
+/* Whether nbcuda reuses kept streams, events and freed blocks in this process. */
+MAIN_ONLY static int reuse_on(void) {
+  const char *env = getenv("NBCUDA_REUSE");
+  return !(env && strcmp(env, "0") == 0);
+}
+
+/* The rows whose nbcuda side takes a kept object when reuse is on. */
+MAIN_ONLY static int reused(const char *key) {
+  return strstr(key, "create_destroy") != NULL || strstr(key, "free_1k") != NULL;
+}
+
 /* key: the row's name in the JSON output (what bench/host_py.py looks up). */
 MAIN_ONLY static void row(const char *key, const char *name, op_fn op, drain_fn drain,
                 int calls_per_batch) {
@@ -129,8 +145,8 @@ MAIN_ONLY static void row(const char *key, const char *name, op_fn op, drain_fn 
            "\"ok\": %s}",
            rows_printed ? "," : "", key, name, mine, theirs, bad ? "false" : "true");
   else
-    printf("| %-34s | %9.1f | %9.1f | %8.1f |%s\n", name, mine, theirs, mine - theirs,
-           bad ? " (a call FAILED)" : "");
+    printf("| %-34s | %9.1f | %9.1f | %8.1f |%s%s\n", name, mine, theirs, mine - theirs,
+           reuse_on() && reused(key) ? " [reuse on]" : "", bad ? " (a call FAILED)" : "");
   rows_printed++;
   if (bad) failures++;
   free(t[0]);

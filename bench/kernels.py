@@ -7,9 +7,12 @@ achieved bandwidth (bytes each kernel must move / time) is given next to the car
 bandwidth measured in the same run (a large device-to-device copy, bytes read + written).
 
 nbcuda's side is compiled with the `nbcuda` CLI and launched through CuPy, as in
-tests/gpu/corpus_compare.py; results are checked against numba-cuda's before timing.
+tests/gpu/corpus_compare.py; results are checked against numba-cuda's before timing: every
+array the kernel writes (role "out" or "inout") after one launch on each side, from the same
+inputs. A case where no array was compared says "NO (nothing compared)", and any case whose
+results differ or were not compared makes the script exit with status 1.
 
-Usage: python3 bench/kernels.py [--cli build/gpu/nbcuda]
+Usage: python3 bench/kernels.py [--cli build/gpu/nbcuda] [--json OUT]
 """
 import argparse
 import importlib.util
@@ -17,6 +20,8 @@ import os
 import sys
 
 import numpy as np
+
+from report import Report  # bench/, next to this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -90,18 +95,43 @@ def arrays(rng, specs):
     return host
 
 
+WRITTEN = ("out", "inout")  # the roles of the arrays a kernel writes
+
+
+def same_results(host, dev_nb, dev_nu):
+    """(cell, ok): whether every array the kernel writes holds the same values on both
+    sides; not ok when none was compared."""
+    compared = [np.array_equal(cp.asnumpy(x), cp.asnumpy(y), equal_nan=True)
+                for (role, _, _), x, y in zip(host, dev_nb, dev_nu) if role in WRITTEN]
+    if not compared:
+        return "NO (nothing compared)", False
+    n = len(compared)
+    if all(compared):
+        return f"yes ({n} array{'s' if n > 1 else ''})", True
+    return f"NO ({n - sum(compared)} of {n} arrays differ)", False
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", default=os.path.join(ROOT, "build/gpu/nbcuda"))
+    ap.add_argument("--json", metavar="OUT", help="also write the tables as JSON to OUT")
     args = ap.parse_args()
+    with Report("kernels", args.json) as report:
+        return run(args, report)
+
+
+def run(args, report):
     from numba import cuda
     rng = np.random.default_rng(1)
     source = open(os.path.join(ROOT, "tests/corpus/arrays.py")).read()
     nb = cc.Nbcuda(os.path.abspath(args.cli))
     copy_bw = copy_bandwidth()
-    print(f"device-to-device copy bandwidth: {copy_bw:.0f} GB/s\n")
-    print("| kernel | signature | nbcuda µs | numba-cuda µs | nbcuda GB/s (% copy) | numba-cuda GB/s (% copy) | same result |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    report.section("Generated code: memory-bound kernels, nbcuda next to numba-cuda")
+    report.text(f"Device-to-device copy bandwidth: {copy_bw:.0f} GB/s. Per kernel: the median "
+                "over 7 batches of 20 back-to-back launches between two CUDA events; bandwidth "
+                "= bytes the kernel must move / time. \"same result\": every array the kernel "
+                "writes (out and inout) compared after one launch on each side.")
+    rows, bad = [], 0
     for name, sig, specs, launch, nbytes in CASES:
         host = arrays(rng, specs)
         types = [dt for _, dt, _ in host]
@@ -119,17 +149,23 @@ def main():
         run_nb()
         run_nu()
         cp.cuda.runtime.deviceSynchronize()
-        same = all(np.array_equal(cp.asnumpy(x), cp.asnumpy(y), equal_nan=True)
-                   for (role, _, _), x, y in zip(host, dev_nb, dev_nu) if role in ("out",))
+        same, ok = same_results(host, dev_nb, dev_nu)
+        bad += not ok
         t_nb = batch_time(run_nb)
         t_nu = batch_time(run_nu)
         bw_nb = nbytes / (t_nb * 1e-3) / 1e9
         bw_nu = nbytes / (t_nu * 1e-3) / 1e9
-        print(f"| {name} | `{sig}` | {t_nb * 1e3:.1f} | {t_nu * 1e3:.1f} | {bw_nb:.0f} ({100 * bw_nb / copy_bw:.0f} %) "
-              f"| {bw_nu:.0f} ({100 * bw_nu / copy_bw:.0f} %) | {'yes' if same else 'NO'} |", flush=True)
+        rows.append([name, f"`{sig}`", f"{t_nb * 1e3:.1f}", f"{t_nu * 1e3:.1f}",
+                     f"{bw_nb:.0f} ({100 * bw_nb / copy_bw:.0f} %)",
+                     f"{bw_nu:.0f} ({100 * bw_nu / copy_bw:.0f} %)", same])
+        print(f"  {name} {sig}: {same}", file=sys.stderr, flush=True)
         del dev_nb, dev_nu, nu_args, params
         cp.get_default_memory_pool().free_all_blocks()
-    return 0
+    report.table(["kernel", "<signature", "nbcuda µs", "numba-cuda µs", "nbcuda GB/s (% copy)",
+                  "numba-cuda GB/s (% copy)", "<same result"], rows)
+    if bad:
+        report.text(f"**{bad} case(s) without the same result on both sides** (see the table).")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

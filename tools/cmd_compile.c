@@ -2,7 +2,7 @@
  *
  *   nbcuda compile FILE.py[:FUNC] --sig SIG [--kernel] [--cc M.m] [--output ptx|ltoir|cubin]
  *                  [--abi c|numba] [--abi-name NAME] [--fastmath] [--lineinfo] [--debug]
- *                  [--no-opt] [--forceinline] [--launch-bounds N[,M[,K]]] [-o OUT]
+ *                  [--no-opt] [--forceinline] [--launch-bounds N[,M[,K]]] [-o OUT|-]
  *                  [--time-limit SECONDS] [--dump=tokens|ast|types|ir] [--verbose]
  *
  * How it works. The arguments become an nbc_compile_options_t and one call to
@@ -52,7 +52,7 @@ static const char usage_text[] =
     "  --launch-bounds B     kernel launch bounds: MAXTHREADS[,MINBLOCKS[,MAXCLUSTER]]\n"
     "  --time-limit S        end the compile with an error if libNVVM runs longer than S\n"
     "                        seconds (it then runs in a child process, killed at the limit)\n"
-    "  -o OUT                write the code to OUT instead of stdout\n"
+    "  -o OUT                write the code to OUT instead of stdout (- is stdout)\n"
     "  --dump=PHASE          print a phase's output instead: tokens, ast, types or ir\n"
     "  --verbose             print the return type and each phase's time to stderr\n"
     "\n"
@@ -212,6 +212,7 @@ int nbc__cli_compile(int argc, char **argv) {
     } else if (strcmp(a, "-o") == 0) {
       if (i + 1 >= argc) return usage_error("%s needs a file name", a);
       out = argv[++i];
+      if (strcmp(out, "-") == 0) out = NULL; /* "-": stdout, as the usual Unix convention */
     } else if (strcmp(a, "--kernel") == 0) {
       kernel = true;
     } else if (strcmp(a, "--fastmath") == 0) {

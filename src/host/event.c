@@ -15,7 +15,8 @@
  * new event is CUDA_ERROR_INVALID_HANDLE; so nbcuda remembers whether the event was recorded
  * since it was made and answers that error itself (the handle is never handed out, so no
  * one else records it). The kept events go with their context like kept streams: a reset
- * destroys them, a release makes them stale (the driver destroyed them).
+ * destroys them, a release makes them stale (the driver destroyed them). NBCUDA_REUSE=0 keeps
+ * none (kept.c).
  */
 #include "host/host.h"
 
@@ -26,7 +27,7 @@ static nbc__spares_t spares; /* dead nbc_event_t records (spares.c) */
 static int keep_idle(const nbc_event_t *event) {
   nbc_context_t *context = event->context;
   nbc__kept_t *kept = &context->kept_events[event->timing];
-  if (kept->count >= NBC__IDLE_EVENTS || /* a racy peek: the lock decides */
+  if (!nbc__reuse_on() || kept->count >= NBC__IDLE_EVENTS || /* a racy peek: the lock decides */
       (event->recorded && nbc__cu.cuEventQuery(event->handle) != NBC__CUDA_SUCCESS))
     return 0;
   return nbc__kept_give(context, kept, NBC__IDLE_EVENTS, event->lifetime, event->handle);

@@ -292,6 +292,9 @@ CUresult nbc__context_sync(nbc_context_t *context);
 
 /* kept.c ------------------------------------------------------------------------------ */
 /* A handle kept of the context's current lifetime (lifetime), or NULL. */
+/* 0 when NBCUDA_REUSE=0 turned reuse off (kept streams, events and device blocks), else 1;
+ * read once. */
+int nbc__reuse_on(void);
 void *nbc__kept_take(nbc_context_t *context, nbc__kept_t *kept, unsigned lifetime);
 /* Keeps handle, made in the context's lifetime `lifetime`, when fewer than limit are kept: 1,
  * also when the context was released since (the driver destroyed it); 0: the caller destroys

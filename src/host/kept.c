@@ -9,8 +9,25 @@
  * handed out; nbc_context_reset destroys the current ones through nbc__kept_drain.
  *
  * All lists of a context share its kept_busy spin lock: the sections move a pointer or two.
+ *
+ * NBCUDA_REUSE=0 turns every reuse off: no stream or event is kept (nor looked at with a
+ * query when it dies), and reuse.c keeps no freed device block, so each create and destroy,
+ * allocation and free is the driver's own (what bench/host_py.py's "reuse off" rows time).
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "host/host.h"
+
+int nbc__reuse_on(void) {
+  static _Atomic int cached = -1; /* -1: not read yet */
+  int on = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (__builtin_expect(on >= 0, 1)) return on;
+  const char *env = getenv("NBCUDA_REUSE");
+  on = !(env && strcmp(env, "0") == 0);
+  atomic_store_explicit(&cached, on, memory_order_relaxed);
+  return on;
+}
 
 void *nbc__kept_take(nbc_context_t *context, nbc__kept_t *kept, unsigned lifetime) {
   void *handle = NULL;

@@ -34,18 +34,31 @@ static __attribute__((cold, noinline)) int raised_shared_limit(nbc_function_t *f
                                     (int)shared) == NBC_OK;
 }
 
+/* The most dynamic shared memory a block of f may have on its device: the device's opt-in
+ * shared memory per block (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 227 KiB on
+ * an H100/H200) less f's static shared memory; *poptin and *pstatic say the two parts. -1 when
+ * the driver cannot say. The function's own limit (48 KiB until raised) is no bound here:
+ * raised_shared_limit raises it as far as this. */
+static int dynamic_shared_most(nbc_function_t *f, int *poptin, int *pstatic) {
+  if (nbc_function_attribute(f, NBC_FUNCTION_ATTR_SHARED_SIZE_BYTES, pstatic) != NBC_OK ||
+      nbc_device_attribute(f->module->context->device,
+                           NBC__CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                           poptin) != NBC_OK)
+    return -1;
+  return *poptin - *pstatic;
+}
+
 static __attribute__((cold, noinline)) nbc_status_t launch_failed(
     nbc_function_t *f, const char *call, const char *what, const unsigned grid[3],
     const unsigned block[3], unsigned shared, CUresult res) {
-  int limit = -1;
-  if (shared && nbc_function_attribute(f, NBC_FUNCTION_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                       &limit) != NBC_OK)
-    limit = -1;
-  char beyond[160] = "";
-  if (limit >= 0 && shared > (unsigned)limit)
+  int optin = 0, fixed = 0, most = shared ? dynamic_shared_most(f, &optin, &fixed) : -1;
+  char beyond[320] = "";
+  if (most >= 0 && shared > (unsigned)most)
     snprintf(beyond, sizeof beyond,
-             "; more than the %d bytes of dynamic shared memory the device allows this kernel",
-             limit);
+             "; more than the %d bytes of dynamic shared memory a block of this kernel may "
+             "have on this device (its opt-in maximum of %d bytes per block less the kernel's "
+             "%d bytes of static shared memory): ask for at most %d",
+             most, optin, fixed, most);
   return nbc__driver_failf(call, res,
                            " (%skernel '%s', grid (%u, %u, %u), block (%u, %u, %u), %u bytes of "
                            "shared memory%s)",

@@ -14,7 +14,8 @@
  * goes to the driver, so reuse never makes an allocation wait for later work nbcuda queued.
  *
  * Held back: at most NBC__REUSE_MAX blocks of at most 4 MiB each and 32 MiB in all per
- * context (NBCUDA_REUSE_BYTES sets the total, 0 turns reuse off); a block pushed out by a
+ * context (NBCUDA_REUSE_BYTES sets the total, 0 turns reuse off, as NBCUDA_REUSE=0 turns off
+ * every reuse: kept.c); a block pushed out by a
  * newer one is freed then. Blocks go back to the driver on nbc_context_get_memory_info (its
  * answer counts them free, as if freed at once), on nbc_context_release_freed, on a reset, and
  * when an allocation runs out of memory (it is retried). Blocks exported through IPC are never
@@ -36,14 +37,15 @@
 #define BLOCK_BYTES_MAX ((size_t)4 << 20)
 #define TOTAL_BYTES_DEFAULT ((size_t)32 << 20)
 
-/* The total a context may hold back, read once from NBCUDA_REUSE_BYTES. */
+/* The total a context may hold back, read once from NBCUDA_REUSE_BYTES; 0 when
+ * NBCUDA_REUSE=0. */
 static size_t total_limit(void) {
   static _Atomic size_t cached = SIZE_MAX; /* SIZE_MAX: not read yet */
   size_t limit = atomic_load_explicit(&cached, memory_order_relaxed);
   if (__builtin_expect(limit != SIZE_MAX, 1)) return limit;
   const char *env = getenv("NBCUDA_REUSE_BYTES");
-  limit = TOTAL_BYTES_DEFAULT;
-  if (env && *env) {
+  limit = nbc__reuse_on() ? TOTAL_BYTES_DEFAULT : 0;
+  if (limit && env && *env) {
     char *end;
     unsigned long long v = strtoull(env, &end, 10);
     if (*end == '\0' && v < SIZE_MAX) limit = (size_t)v;

@@ -16,6 +16,7 @@
  * nbcuda offers changes a stream's settings. A busy stream is destroyed as before (its work
  * completes). The kept streams go with their context: nbc_context_reset destroys them, and
  * after a release of the context they are forgotten (the driver destroyed them).
+ * NBCUDA_REUSE=0 keeps none (kept.c).
  *
  * Callbacks go through cuStreamAddCallback with flags 0, like numba. The driver calls them on
  * one of ITS threads once the work queued before them has completed; the trampoline passes
@@ -42,7 +43,8 @@ static int is_singleton(const nbc_stream_t *s) {
  * its context was released meanwhile, which destroyed it), else 0: the caller destroys it. */
 static int keep_idle(const nbc_stream_t *stream) {
   nbc_context_t *context = stream->context;
-  if (context->kept_streams.count >= NBC__IDLE_STREAMS || /* a racy peek: the lock decides */
+  if (!nbc__reuse_on() ||
+      context->kept_streams.count >= NBC__IDLE_STREAMS || /* a racy peek: the lock decides */
       nbc__cu.cuStreamQuery(stream->handle) != NBC__CUDA_SUCCESS)
     return 0;
   return nbc__kept_give(context, &context->kept_streams, NBC__IDLE_STREAMS, stream->lifetime,

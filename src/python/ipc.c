@@ -408,11 +408,13 @@ static PyObject *handle_get_source_info(IpcHandleObject *self, void *u) {
 
 static PyMethodDef handle_methods[] = {
     {"open", (PyCFunction)(void (*)(void))handle_open, METH_FASTCALL,
-     "open(context=None): maps the memory in context; returns the device pointer (int)."},
+     "open(context=None): maps the memory in context (a staged copy from a device without "
+     "peer access to the exporting one); returns a MemoryPointer over it, as numba's."},
     {"open_direct", (PyCFunction)(void (*)(void))handle_open, METH_FASTCALL,
      "The same as open()."},
     {"open_staged", (PyCFunction)handle_open_staged, METH_O,
-     "Not supported by nbcuda (numba copies through the host): raises NotImplementedError."},
+     "open_staged(context): a copy of the memory in context's device, whichever device that "
+     "is; returns a MemoryPointer owning the copy (the handle stays open until close())."},
     {"open_array", (PyCFunction)(void (*)(void))handle_open_array, METH_VARARGS | METH_KEYWORDS,
      "open_array(context, shape, dtype, strides=None): open() as a device array."},
     {"close", (PyCFunction)handle_close, METH_NOARGS, "Unmaps the memory open() mapped."},

@@ -30,6 +30,10 @@ if(TARGET nbcuda_cli)
   file(WRITE ${_work}/numba_module.py "import numba\nimport numba as nb\nfrom numba import cuda\ndef k(out, a):\n    sm = cuda.shared.array(4, dtype=numba.float32)\n    sm[0] = a[0]\n    out[numba.cuda.grid(1)] = sm[0] + nb.types.int32(a[1])\n")
   nbc_cli_test(cli_compile_numba_module
     "${_nbc} compile ${_work}/numba_module.py:k --sig 'void(float64[:], float64[:])' --kernel --cc 9.0 -o ${_work}/nm.ptx && /usr/local/cuda/bin/ptxas -arch=sm_90 ${_work}/nm.ptx -o /dev/null")
+  # -o - is stdout: the PTX comes out there and no file named "-" is left behind.
+  file(MAKE_DIRECTORY ${_work}/dash)
+  nbc_cli_test(cli_compile_output_dash_is_stdout
+    "cd ${_work}/dash && rm -f ./- && ${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' -o - | grep -q '.visible .func' && test ! -e ./-")
   # Options visible in the PTX.
   nbc_cli_test(cli_compile_fastmath
     "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --fastmath | grep -q 'sqrt.approx.ftz.f32'")

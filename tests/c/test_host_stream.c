@@ -357,9 +357,46 @@ TEST(callback_failures) {
   nbc_stream_destroy(s);
 }
 
+/* NBCUDA_REUSE=0 (read on first use, so set before this process's first destroy): no
+ * stream, event or device block is kept, so every create, destroy, allocation and free is the
+ * driver's own call, and a dying stream is not queried (bench/host_py.py's "reuse off" rows
+ * time exactly the raw calls). */
+TEST(reuse_off_every_create_and_destroy_reaches_the_driver) {
+  REQUIRE_TESTDRIVER();
+  ASSERT(setenv("NBCUDA_REUSE", "0", 1) == 0);
+  static const char *const calls[] = {"cuStreamCreate", "cuStreamDestroy", "cuStreamQuery",
+                                      "cuEventCreate",  "cuEventDestroy",  "cuMemAlloc",
+                                      "cuMemFree"};
+  enum { N = sizeof calls / sizeof calls[0], ROUNDS = 5 };
+  nbc_stream_t *warm; /* the context exists before counting */
+  ASSERT_OK(nbc_stream_create(&warm));
+  int before[N];
+  for (int i = 0; i < N; i++) before[i] = tdrv()->calls(calls[i]);
+  for (int r = 0; r < ROUNDS; r++) {
+    nbc_stream_t *s;
+    nbc_event_t *e;
+    nbc_devptr_t p;
+    ASSERT_OK(nbc_stream_create(&s));
+    nbc_stream_destroy(s);
+    ASSERT_OK(nbc_event_create(1, &e));
+    nbc_event_destroy(e);
+    ASSERT_OK(nbc_mem_alloc(1024, &p));
+    ASSERT_OK(nbc_mem_free(p));
+  }
+  static const int want[N] = {ROUNDS, ROUNDS, 0, ROUNDS, ROUNDS, ROUNDS, ROUNDS};
+  for (int i = 0; i < N; i++) {
+    if (tdrv()->calls(calls[i]) - before[i] != want[i])
+      fprintf(stderr, "%s: %d calls, expected %d\n", calls[i],
+              tdrv()->calls(calls[i]) - before[i], want[i]);
+    ASSERT_EQ(tdrv()->calls(calls[i]) - before[i], want[i]);
+  }
+  nbc_stream_destroy(warm);
+}
+
 TEST_LIST(X(create_destroy) X(create_fails) X(default_streams) X(external_streams)
               X(query_and_synchronize_pending_work) X(wait_for_a_stream_handle)
                   X(synchronize_and_query_failures)
                   X(default_stream_ops_create_a_context) X(callbacks_fire_in_order)
-                      X(callback_on_default_stream) X(callback_failures))
+                      X(callback_on_default_stream) X(callback_failures)
+                          X(reuse_off_every_create_and_destroy_reaches_the_driver))
 TEST_MAIN()

@@ -5,8 +5,9 @@
  * columns than the grid is high; a context reset unloads the module and the next transpose
  * loads it again; bad arguments are refused.
  *
- * On CI the test driver runs the kernel's effect on its host copies of device memory (it
- * knows nbc_transpose_w* by name); on the GPU machine the same test runs the real kernel.
+ * The transposed values are checked where the kernel really runs: on the GPU machine
+ * (tests/gpu/run.sh ctest). The software test driver runs no kernel code, so there those
+ * checks skip and only the launches, the module's life and the argument checks are tested.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +18,20 @@
 #include "ptx_check.h"
 #include "test.h"
 #include "testdriver.h"
+
+/* 1 when kernels run here (a real driver with a device): the transposed values can be
+ * checked; the test driver and the toolkit's stub run no kernel code. */
+static int kernels_run(void) {
+  int n = 0;
+  return !tdrv_present() && !nbc_driver_init_error() && nbc_device_count(&n) == NBC_OK &&
+         n > 0 && !tdrv_is_fixture(nbc_driver_path());
+}
+
+/* Skips a test whose every check is a transposed value, unless kernels run here. */
+#define REQUIRE_KERNELS_RUN()                                                                  \
+  do {                                                                                         \
+    if (!kernels_run()) SKIP("needs a real GPU: the transposed values come from the kernel");  \
+  } while (0)
 
 TEST(kernels_pass_ptxas) {
   const char *ptx = nbc__transpose_ptx();
@@ -34,7 +49,8 @@ TEST(kernels_pass_ptxas) {
 }
 
 /* Transposes the rows x cols view at byte offset `offset` of a buffer holding bytes
- * 0, 1, 2, ... with strides s0, s1 and item size `size`, and compares with the host. */
+ * 0, 1, 2, ... with strides s0, s1 and item size `size`, and compares with the host where
+ * kernels run. */
 static void check_transpose(uint64_t rows, uint64_t cols, int64_t s0, int64_t s1, size_t size,
                             size_t offset) {
   size_t extent = offset + (size_t)((rows - 1) * (uint64_t)s0 + (cols - 1) * (uint64_t)s1) + size;
@@ -52,11 +68,13 @@ static void check_transpose(uint64_t rows, uint64_t cols, int64_t s0, int64_t s1
   ASSERT_OK(nbc_memcpy_htod(src, host, extent));
   ASSERT_OK(nbc_transpose2d(dst, src + offset, rows, cols, s0, s1, size, NULL));
   ASSERT_OK(nbc_memcpy_dtoh(back, dst, out_bytes));
-  if (memcmp(back, want, out_bytes) != 0)
-    fprintf(stderr, "transpose %llux%llu strides (%lld, %lld) size %zu offset %zu differs\n",
-            (unsigned long long)rows, (unsigned long long)cols, (long long)s0, (long long)s1,
-            size, offset);
-  ASSERT(memcmp(back, want, out_bytes) == 0);
+  if (kernels_run()) { /* the test driver launches it but computes nothing */
+    if (memcmp(back, want, out_bytes) != 0)
+      fprintf(stderr, "transpose %llux%llu strides (%lld, %lld) size %zu offset %zu differs\n",
+              (unsigned long long)rows, (unsigned long long)cols, (long long)s0,
+              (long long)s1, size, offset);
+    ASSERT(memcmp(back, want, out_bytes) == 0);
+  }
   ASSERT_OK(nbc_mem_free(src));
   ASSERT_OK(nbc_mem_free(dst));
   free(host);
@@ -65,7 +83,7 @@ static void check_transpose(uint64_t rows, uint64_t cols, int64_t s0, int64_t s1
 }
 
 TEST(every_word_width_and_layout) {
-  REQUIRE_DRIVER();
+  REQUIRE_KERNELS_RUN();
   static const size_t sizes[] = {1, 2, 4, 8, 16};
   for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
     size_t z = sizes[k];
@@ -79,7 +97,7 @@ TEST(every_word_width_and_layout) {
 }
 
 TEST(more_columns_than_the_grid_is_high) {
-  REQUIRE_DRIVER();
+  REQUIRE_KERNELS_RUN();
   /* 4 threads per block in y and at most 65535 blocks: 300000 columns need the y loop */
   check_transpose(2, 300000, 300000 * 4, 4, 4, 0);
 }

@@ -11,7 +11,17 @@ lacks. Tests that check numba-cuda's own internals (its IR, its dispatcher's cac
 FileCheck of the LLVM it emits) fail here by construction; the figure is informational, not
 a pass/fail gate.
 
-Usage: python tests/gpu/numba_suite.py [--verbose] [module ...]
+Fallbacks are recorded, so that the figure says what nbcuda passes by itself: every name the
+bound module answers from numba-cuda (a name nbcuda lacks), and every global of a test module
+that is numba-cuda's own implementation (an object or module of numba.cuda.* taken directly,
+e.g. `from numba.cuda.cudadrv import driver`), is recorded against the test running at that
+moment, or, at a module's import, against every test of the module. numba-cuda's testing
+helpers (numba.cuda.testing, numba.cuda.tests) and its types module (numba.cuda.types, and
+numba's own) are the exceptions: the tests are written in them. Two figures follow: tests
+passed on nbcuda alone (no fallback), and tests passed with fallbacks, with the list of
+numba-cuda names used (how many tests used each).
+
+Usage: python tests/gpu/numba_suite.py [--verbose] [--json OUT] [module ...]
 (default: MODULES, MODULES_ADDED, MODULES_THIRD, MODULES_FOURTH, MODULES_FIFTH, then
 MODULES_SIXTH, MODULES_SEVENTH, each with its own summary line before the total)
 Needs a GPU, numba-cuda, and nbcuda installed. On numpy >= 2.5 the aliases numba needs are
@@ -72,6 +82,80 @@ MODULES_SIXTH = """test_vectorize test_gufunc_scalar""".split()
 # Added in the twenty-second session, with bfloat16: numba-cuda's bf16 tests (they import
 # ml_dtypes) and its CuPy bfloat16 interop (arrays of bfloat16, which nbcuda lacks).
 MODULES_SEVENTH = """test_bfloat16 test_bfloat16_bindings test_cupy_bfloat16_interop""".split()
+
+
+# numba-cuda's own code the tests may use without it counting as a fallback: what the tests
+# are written in.
+NOT_FALLBACKS = ("numba.cuda.testing", "numba.cuda.tests", "numba.cuda.types")
+
+
+class Fallbacks:
+    """Which of numba-cuda's names each test used: `test` is the running test's id (None
+    between tests), `module` the test module being imported or run."""
+
+    def __init__(self):
+        self.test = None
+        self.module = None
+        self.by_test = collections.defaultdict(collections.Counter)  # test id -> name -> n
+        self.by_module = collections.defaultdict(collections.Counter)  # at import
+
+    def record(self, name):
+        if self.test is not None:
+            self.by_test[self.test][name] += 1
+        elif self.module is not None:
+            self.by_module[self.module][name] += 1
+
+    def of(self, test_id, module):
+        """The numba-cuda names test_id used (its own and its module's import's)."""
+        return set(self.by_test.get(test_id, ())) | set(self.by_module.get(module, ()))
+
+
+FALLBACKS = Fallbacks()
+
+
+def implementation_of_numba_cuda(value):
+    """The qualified name when value is numba-cuda's own implementation (a module or an object
+    defined in numba.cuda.*, not its testing helpers or types), else None."""
+    if isinstance(value, types.ModuleType):
+        where = value.__name__
+        if type(value).__name__ == "Bound":
+            return None  # the bound numba.cuda: its fallbacks are recorded as they happen
+        name = where
+    else:
+        where = getattr(value, "__module__", None)
+        if not isinstance(where, str):
+            return None
+        name = f"{where}.{getattr(value, '__qualname__', getattr(value, '__name__', '?'))}"
+    if where == "numba.cuda" or not where.startswith("numba.cuda."):
+        return None
+    if where.startswith(NOT_FALLBACKS):
+        return None
+    return name
+
+
+def record_module_globals(mod):
+    """numba-cuda implementation a test module took into its globals at import."""
+    for value in list(vars(mod).values()):
+        name = implementation_of_numba_cuda(value)
+        if name:
+            FALLBACKS.by_module[mod.__name__][name] += 1
+
+
+class RecordingResult(unittest.TestResult):
+    """A TestResult that tells FALLBACKS which test is running."""
+
+    def __init__(self):
+        super().__init__()
+        self.started = []
+
+    def startTest(self, test):
+        FALLBACKS.test = test.id()
+        self.started.append(test.id())
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        FALLBACKS.test = None
 
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
@@ -136,13 +220,18 @@ def bind_numba_cuda_to_nbcuda():
             importer = sys._getframe(1).f_globals.get("__name__", "")
             if importer.startswith("numba.cuda._internal"):
                 try:
-                    return getattr(self._then, name)
+                    value = getattr(self._then, name)
+                    FALLBACKS.record(f"{self.__name__}.{name} (for {importer})")
+                    return value
                 except AttributeError:
                     pass
             try:
                 return getattr(self._first, name)
             except AttributeError:
-                return getattr(self._then, name)
+                value = getattr(self._then, name)
+                if not f"{self.__name__}.{name}".startswith(NOT_FALLBACKS):
+                    FALLBACKS.record(f"{self.__name__}.{name}")
+                return value
     # numba-cuda's test base and override_config set its config's performance-warning
     # switches (CUDATestCase turns the warnings off) and debug/opt defaults; nbcuda's config
     # follows them
@@ -186,27 +275,39 @@ def run_modules(names, verbose):
     """Runs each module's tests, prints a table row per module; the counts over all."""
     total = collections.Counter()
     for name in names:
+        full = f"numba.cuda.tests.cudapy.{name}"
+        FALLBACKS.module = full
         try:
-            mod = importlib.import_module(f"numba.cuda.tests.cudapy.{name}")
+            mod = importlib.import_module(full)
         except Exception as e:  # the module needs what nbcuda does not have
-            print(f"| {name} | import failed: {type(e).__name__}: {str(e)[:80]} |||||")
+            print(f"| {name} | import failed: {type(e).__name__}: {str(e)[:80]} |||||||")
             total["import failed"] += 1
             continue
-        result = unittest.TestResult()
-        unittest.defaultTestLoader.loadTestsFromModule(mod).run(result)
+        record_module_globals(mod)
+        result = RecordingResult()
+        tests = unittest.defaultTestLoader.loadTestsFromModule(mod)
+        tests.run(result)
+        FALLBACKS.module = None
+
         # subtests count as failures of their test: count tests, not subtest reports
         def test_id(t):
             return getattr(t, "test_case", t).id()
         bad = {test_id(t) for t, _ in result.failures + result.errors}
         failed = {test_id(t) for t, _ in result.failures}
+        skipped_ids = {test_id(t) for t, _ in result.skipped}
         skipped = len(result.skipped)
         run = result.testsRun
+        passed_ids = [t for t in result.started if t not in bad and t not in skipped_ids]
         passed = max(run - len(bad) - skipped, 0)
+        alone = sum(1 for t in passed_ids if not FALLBACKS.of(t, full))
         errors = len(bad - failed)
-        print(f"| {name} | {run} | {passed} | {len(failed)} | {errors} | {skipped} |",
-              flush=True)
-        total.update(run=run, passed=passed, failed=len(failed), errors=errors,
-                     skipped=skipped)
+        print(f"| {name} | {run} | {passed} | {alone} | {passed - alone} | {len(failed)} | "
+              f"{errors} | {skipped} |", flush=True)
+        total.update(run=run, passed=passed, alone=alone, with_fallbacks=passed - alone,
+                     failed=len(failed), errors=errors, skipped=skipped)
+        for t in passed_ids:
+            for used in FALLBACKS.of(t, full):
+                total["used: " + used] += 1
         if verbose:
             for t, tb in result.failures + result.errors:
                 print(f"    {t.id().split('.', 5)[-1]}: {first_line(tb)}", file=sys.stderr)
@@ -219,16 +320,38 @@ def summary(title, total):
             f"{total['import failed']} modules did not import)")
 
 
+def fallback_lines(total):
+    """The two figures and the list of numba-cuda names the passed tests used."""
+    used = sorted(((k[len("used: "):], n) for k, n in total.items() if k.startswith("used: ")),
+                  key=lambda kv: (-kv[1], kv[0]))
+    lines = [f"passed on nbcuda alone: {total['alone']} of {total['run']}; passed with "
+             f"numba-cuda fallbacks: {total['with_fallbacks']} (of the {total['passed']} "
+             "passed)"]
+    if used:
+        lines.append(f"fallbacks used by passed tests ({len(used)} names; tests using each):")
+        lines += [f"  {name}: {n}" for name, n in used]
+    return lines
+
+
 def main(argv):
     verbose = "--verbose" in argv
+    json_out = None
+    if "--json" in argv:
+        i = argv.index("--json")
+        if i + 1 >= len(argv):
+            print("--json needs a file name", file=sys.stderr)
+            return 2
+        json_out = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
     named = [a for a in argv if not a.startswith("--")]
     groups = [("modules asked for", named)] if named else [
         ("first set", MODULES), ("added set", MODULES_ADDED), ("third set", MODULES_THIRD),
         ("fourth set", MODULES_FOURTH), ("fifth set", MODULES_FIFTH),
         ("sixth set", MODULES_SIXTH), ("seventh set", MODULES_SEVENTH)]
     bind_numba_cuda_to_nbcuda()
-    print("| module | run | passed | failed | errors | skipped |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| module | run | passed | of which on nbcuda alone | with numba-cuda fallbacks | "
+          "failed | errors | skipped |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     total = collections.Counter()
     lines = []
     for title, names in groups:
@@ -239,6 +362,16 @@ def main(argv):
     if len(groups) > 1:
         print("\n".join(lines))
     print(summary("numba-cuda tests", total))
+    print("\n".join(fallback_lines(total)))
+    if json_out:
+        import json
+        with open(json_out, "w") as f:
+            json.dump({"totals": {k: v for k, v in total.items() if not k.startswith("used: ")},
+                       "fallbacks": {k[len("used: "):]: v for k, v in total.items()
+                                     if k.startswith("used: ")},
+                       "by_test": {t: dict(c) for t, c in FALLBACKS.by_test.items()},
+                       "by_module": {m: dict(c) for m, c in FALLBACKS.by_module.items()}},
+                      f, indent=1)
     return 0
 
 

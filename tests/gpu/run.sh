@@ -82,27 +82,70 @@ if want numba; then
   # a gate (tests of numba-cuda's internals fail here by construction); failures in the log.
   python3 -c "import nbcuda" 2>/dev/null || python3 -m pip install -q --no-build-isolation --no-deps .
   # numba-cuda's warning tests expect its default switches: none of them off
-  env -u NUMBA_DISABLE_PERFORMANCE_WARNINGS python3 tests/gpu/numba_suite.py --verbose >"$LOG/numba_suite.log" 2>&1
-  grep -E "^\| |^numba-cuda tests|^(first|added|third|fourth|fifth|sixth|seventh) set" "$LOG/numba_suite.log" |
-    tail -n 80
-  record "numba-cuda's tests (info)" done "$(grep -E '^numba-cuda tests' "$LOG/numba_suite.log")"
+  # Two figures: passed on nbcuda alone, and passed with numba-cuda's own implementation
+  # answering names nbcuda lacks (the fallbacks, listed; per test in numba_suite.json).
+  env -u NUMBA_DISABLE_PERFORMANCE_WARNINGS python3 tests/gpu/numba_suite.py --verbose \
+    --json "$LOG/numba_suite.json" >"$LOG/numba_suite.log" 2>&1
+  grep -E "^\| |^numba-cuda tests|^(first|added|third|fourth|fifth|sixth|seventh) set|^passed on nbcuda alone|^fallbacks used|^  " \
+    "$LOG/numba_suite.log" | tail -n 140
+  record "numba-cuda's tests (info)" done "$(grep -E '^numba-cuda tests' "$LOG/numba_suite.log" | sed 's/ (.*//'); $(grep -E '^passed on nbcuda alone' "$LOG/numba_suite.log")"
 fi
 
 if want bench; then
-  {
-    echo "## host_calls (C)"
-    [ -x "$BUILD/tests/host_calls" ] && "$BUILD/tests/host_calls"
+  # Every benchmark of bench/RESULTS.md, each writing its tables as JSON to $LOG/bench/, from
+  # which bench/results.py writes $LOG/RESULTS.md (copy it to bench/RESULTS.md, or run
+  # `python3 bench/results.py DIR` on the fetched folder). meta.json names the run: date,
+  # machine, commit ($NBCUDA_COMMIT when the tree has no .git). The probes (cai_probe.py,
+  # free_waits_probe.py, *_callgrind.py) answer one question each and are run by hand.
+  python3 -c "import nbcuda" 2>/dev/null || python3 -m pip install -q --no-build-isolation --no-deps .
+  BENCH=$LOG/bench
+  rm -rf "$BENCH"
+  mkdir -p "$BENCH"
+  commit=${NBCUDA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit (modified)"
+  gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)
+  cpu=$(grep -m1 "model name" /proc/cpuinfo 2>/dev/null | sed 's/.*: //')
+  python3 - "$BENCH/meta.json" "$commit" "$gpu" "$cpu" <<'PY'
+import datetime, json, platform, sys
+path, commit, gpu, cpu = sys.argv[1:5]
+name, _, driver = gpu.partition(", ")
+json.dump({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "commit": commit, "gpu": name or None, "driver": driver or None, "cpu": cpu or None,
+           "host": platform.node(), "python": platform.python_version(),
+           "machine": ", ".join(x for x in (name, driver and "driver " + driver, cpu) if x)},
+          open(path, "w"), indent=1)
+PY
+  bench_failed=()
+  # NBCUDA_BENCH="host_calls host_py ..." runs only those (to stay within a time limit: run the
+  # rest in a second call and put both bench/ folders' JSON in one folder for results.py)
+  run_bench() { # name command...: the command's output to bench.log, its status remembered
+    [ -n "${NBCUDA_BENCH:-}" ] && [[ " $NBCUDA_BENCH " != *" ${1%_reuse_off} "* ]] && return 0
+    echo "## $1: ${*:2}"
+    "${@:2}" || bench_failed+=("$1")
     echo
-    for b in bench/*.py; do
-      [ -f "$b" ] || continue
-      case "$b" in *_callgrind.py) continue ;; esac # instruction counts: run by hand under valgrind
-      echo "## $b"
-      python3 "$b"
-      echo
-    done
+  }
+  HC=$BUILD/tests/host_calls
+  {
+    run_bench host_calls sh -c "'$HC' --json > '$BENCH/host_calls.json'"
+    run_bench host_calls_reuse_off sh -c "NBCUDA_REUSE=0 '$HC' --json > '$BENCH/host_calls_reuse_off.json'"
+    run_bench host_py python3 bench/host_py.py --batches 15 \
+      --host-calls-lib "$BUILD/tests/libhost_calls.so" --json "$BENCH/host_py.json"
+    run_bench launch_batch python3 bench/launch_batch.py \
+      --host-calls-lib "$BUILD/tests/libhost_calls.so" --json "$BENCH/launch_batch.json"
+    run_bench kernels python3 bench/kernels.py --cli "$BUILD/nbcuda" --json "$BENCH/kernels.json"
+    run_bench compile_numba python3 bench/compile_numba.py \
+      --bench-bin "$BUILD/tests/compile_bench" --json "$BENCH/compile_numba.json"
   } >"$LOG/bench.log" 2>&1
   cat "$LOG/bench.log"
-  record benchmarks done "bench.log"
+  python3 bench/results.py "$BENCH" -o "$LOG/RESULTS.md" >>"$LOG/bench.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    record benchmarks FAIL "results.py failed: see bench.log"
+  elif [ ${#bench_failed[@]} -gt 0 ]; then
+    record benchmarks FAIL "failed: ${bench_failed[*]} (bench.log); RESULTS.md written"
+  else
+    record benchmarks ok "RESULTS.md and bench/*.json in $LOG"
+  fi
 fi
 
 echo

@@ -260,8 +260,9 @@ int td__live_modules(void);
 unsigned char *td__module_global_resolve(CUdeviceptr dptr, size_t bytes);
 int td__launch_count(void);
 int td__last_launch(tdrv_launch_info *out);
-/* Runs a launched kernel the test driver knows by name (nbcuda's own nbc_transpose_w*, on
- * host memory) when its stream reaches it; others only take their time. Lock held. */
+/* A launched kernel reached by its stream: it computes nothing (no kernel's results are
+ * modelled, whatever its name); a raise requested with tdrv_raise_in_next_kernel is written
+ * to the kernel's debug globals. Lock held. */
 void td__kernel_run(const tdrv_launch_info *launch);
 
 /* ---- td_procaddr.c -------------------------------------------------------------------- */

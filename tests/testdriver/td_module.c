@@ -825,25 +825,6 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   return r;
 }
 
-/* nbc_transpose_w<W>(dst, src, rows, cols, s0, s1, itemsize): dst[j, i] = src[i, j], the
- * transpose.c kernel's effect, done on the host copies of device memory. */
-static void run_transpose(const tdrv_launch_info *l) {
-  uint64_t p[7];
-  if (l->nparams != 7) return;
-  for (int k = 0; k < 7; k++) memcpy(&p[k], l->param_bytes + l->param_offset[k], 8);
-  uint64_t dst = p[0], src = p[1], rows = p[2], cols = p[3], s0 = p[4], s1 = p[5], size = p[6];
-  if (!rows || !cols) return;
-  unsigned char *out = td__mem_resolve(dst, rows * cols * size);
-  unsigned char *in = td__mem_resolve(src, (rows - 1) * s0 + (cols - 1) * s1 + size);
-  if (!out || !in) {
-    fprintf(stderr, "testdriver: %s reads or writes outside an allocation\n", l->function);
-    return;
-  }
-  for (uint64_t i = 0; i < rows; i++)
-    for (uint64_t j = 0; j < cols; j++)
-      memmove(out + (j * rows + i) * size, in + i * s0 + j * s1, size);
-}
-
 /* tdrv_raise_in_next_kernel: what the next kernel run writes to its debug globals. */
 static struct {
   int pending;
@@ -877,7 +858,6 @@ __attribute__((visibility("default"))) void tdrv_raise_in_next_kernel(int code, 
 }
 
 void td__kernel_run(const tdrv_launch_info *launch) {
-  if (strncmp(launch->function, "nbc_transpose_w", 15) == 0) run_transpose(launch);
   if (next_raise.pending) run_raise(launch);
 }
 
