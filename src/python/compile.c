@@ -262,10 +262,46 @@ static PyObject *source_name(PyObject *f) {
   return name;
 }
 
+/* 0 when f's file still holds the code Python runs for f (or f has no file linecache knows),
+ * -1 with an exception set: RuntimeError when the file was edited since Python compiled f,
+ * because nbcuda compiles the text and would compile what the file says now, not what runs. */
+static int source_unchanged(PyObject *f) {
+  PyObject *code = PyObject_GetAttrString(f, "__code__");
+  PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+  PyObject *globals = file ? PyObject_GetAttrString(f, "__globals__") : NULL;
+  PyObject *linecache = globals ? PyImport_ImportModule("linecache") : NULL;
+  PyObject *checked = linecache ? PyObject_CallMethod(linecache, "checkcache", "(O)", file)
+                                : NULL;
+  PyObject *lines = checked ? PyObject_CallMethod(linecache, "getlines", "OO", file, globals)
+                            : NULL;
+  int current = lines ? nbc__py_source_is_current(code, lines) : -1;
+  if (current == 0) {
+    PyObject *qualname = PyObject_GetAttrString(f, "__qualname__");
+    PyObject *first = qualname ? PyObject_GetAttrString(code, "co_firstlineno") : NULL;
+    if (first)
+      PyErr_Format(PyExc_RuntimeError,
+                   "%U changed after Python compiled %U (line %S of the file then): nbcuda "
+                   "compiles a function from its source text, and the file no longer holds "
+                   "the code Python runs for it. Reload the module (importlib.reload) or "
+                   "restart the interpreter so that both are the same",
+                   file, qualname, first);
+    Py_XDECREF(first);
+    Py_XDECREF(qualname);
+  }
+  Py_XDECREF(lines);
+  Py_XDECREF(checked);
+  Py_XDECREF(linecache);
+  Py_XDECREF(globals);
+  Py_XDECREF(file);
+  Py_XDECREF(code);
+  return current > 0 ? 0 : -1;
+}
+
 /* The dedented source of f, its first line and the columns removed; new references kept in
  * the session. Returns -1 with an exception set. */
 static int function_source(session *sess, PyObject *f, const char **ptext, int *pline,
                            int *pcol, const char **pfile, const char **pname) {
+  if (source_unchanged(f) < 0) return -1;
   PyObject *fname = source_name(f);
   int is_lambda = fname && PyUnicode_Check(fname) &&
                   PyUnicode_CompareWithASCIIString(fname, "<lambda>") == 0;

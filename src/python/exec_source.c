@@ -20,6 +20,14 @@
  * The hook costs a string comparison per audit event; it never fails the operation it
  * watches (any error of its own is cleared, the pending exception state restored), and it
  * ignores the compilations that a lookup makes.
+ *
+ * The same test tells whether a file still holds the function Python runs
+ * (nbc__py_source_is_current): a module edited after import has new text under the old
+ * function, and nbcuda compiles the text. The file's text as linecache has it, compiled with
+ * the function's __future__ flags, must hold a code object equal to the function's, or one
+ * that an import hook such as pytest's assertion rewriting turned into the function's by
+ * adding code (transformed_from); the compiled text is kept per file while linecache keeps
+ * the same lines, so a file is compiled again only when it changed.
  */
 #include "nbcuda_py.h"
 
@@ -132,15 +140,155 @@ static int holds_code(PyObject *module_code, PyObject *target) {
   return found;
 }
 
-PyObject *nbc__py_exec_source_lines(PyObject *code) {
-  if (!kept || !PyCode_Check(code)) return NULL;
-  PyObject *filename = PyObject_GetAttrString(code, "co_filename");
-  PyObject *flags = filename ? PyObject_GetAttrString(code, "co_flags") : NULL;
+/* Compiles text as a module under filename with the __future__ flags of code; NULL with an
+ * exception (a SyntaxError when the text does not compile). */
+static PyObject *compile_like(PyObject *text, PyObject *filename, PyObject *code) {
+  PyObject *flags = PyObject_GetAttrString(code, "co_flags");
   if (!flags) return NULL;
   int future = (int)PyLong_AsLong(flags) & PyCF_MASK;
   Py_DECREF(flags);
-  PyObject *found = NULL;
+  const char *s = PyUnicode_AsUTF8(text);
+  PyCompilerFlags cf = {.cf_flags = future | PyCF_SOURCE_IS_UTF8,
+                        .cf_feature_version = PY_MINOR_VERSION};
   looking_up++;
+  PyObject *compiled = s ? Py_CompileStringObject(s, filename, Py_file_input, &cf, -1) : NULL;
+  looking_up--;
+  return compiled;
+}
+
+/* Whether every item of the tuple sub is in sup (items equal and of the same type, so 1 and
+ * 1.0 differ); 1, 0, or -1 with an exception. Code objects are left out. */
+static int tuple_within(PyObject *sub, PyObject *sup) {
+  if (!PyTuple_Check(sub) || !PyTuple_Check(sup)) return 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sub); i++) {
+    PyObject *a = PyTuple_GET_ITEM(sub, i);
+    if (PyCode_Check(a)) continue;
+    int found = 0;
+    for (Py_ssize_t j = 0; !found && j < PyTuple_GET_SIZE(sup); j++) {
+      PyObject *b = PyTuple_GET_ITEM(sup, j);
+      if (Py_TYPE(a) != Py_TYPE(b)) continue;
+      found = PyObject_RichCompareBool(a, b, Py_EQ);
+      if (found < 0) return -1;
+    }
+    if (!found) return 0;
+  }
+  return 1;
+}
+
+/* The set of source lines code's instructions come from. */
+static PyObject *code_lines(PyObject *code) {
+  PyObject *set = PySet_New(NULL);
+  PyObject *it = set ? PyObject_CallMethod(code, "co_lines", NULL) : NULL;
+  PyObject *iter = it ? PyObject_GetIter(it) : NULL;
+  PyObject *item;
+  while (iter && (item = PyIter_Next(iter))) {
+    PyObject *line = PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3
+                         ? PyTuple_GET_ITEM(item, 2)
+                         : Py_None;
+    int rc = line == Py_None ? 0 : PySet_Add(set, line);
+    Py_DECREF(item);
+    if (rc < 0) break;
+  }
+  Py_XDECREF(iter);
+  Py_XDECREF(it);
+  if (PyErr_Occurred()) Py_CLEAR(set);
+  return set;
+}
+
+/* Whether running is plain (the code the text compiles to) transformed by an import hook
+ * that adds code, as pytest's assertion rewriting does: the same name, first line, argument
+ * counts and source lines, every constant, name and local of plain kept, and something added.
+ * An edit of the file changes one of those (a constant, a name, a line) or adds nothing, so
+ * it is not taken for a transformation. 1, 0, or -1 with an exception. */
+static int transformed_from(PyObject *plain, PyObject *running) {
+  static const char *const same[] = {"co_name", "co_firstlineno", "co_argcount",
+                                     "co_posonlyargcount", "co_kwonlyargcount"};
+  for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+    PyObject *a = PyObject_GetAttrString(plain, same[i]);
+    PyObject *b = a ? PyObject_GetAttrString(running, same[i]) : NULL;
+    int eq = b ? PyObject_RichCompareBool(a, b, Py_EQ) : -1;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    if (eq <= 0) return eq;
+  }
+  static const char *const kept_parts[] = {"co_consts", "co_names", "co_varnames"};
+  int added = 0;
+  for (size_t i = 0; i < sizeof kept_parts / sizeof kept_parts[0]; i++) {
+    PyObject *a = PyObject_GetAttrString(plain, kept_parts[i]);
+    PyObject *b = a ? PyObject_GetAttrString(running, kept_parts[i]) : NULL;
+    int within = b ? tuple_within(a, b) : -1;
+    int grew = within > 0 ? tuple_within(b, a) : 1;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    if (within <= 0) return within;
+    if (grew < 0) return -1;
+    added |= !grew;
+  }
+  if (!added) return 0;
+  PyObject *la = code_lines(plain), *lb = la ? code_lines(running) : NULL;
+  int eq = lb ? PyObject_RichCompareBool(la, lb, Py_EQ) : -1;
+  Py_XDECREF(la);
+  Py_XDECREF(lb);
+  return eq;
+}
+
+/* 1 when module_code holds target itself, or its plain form transformed by an import hook
+ * (transformed_from), among its constants, recursively. */
+static int holds_code_or_transformed(PyObject *module_code, PyObject *target) {
+  int eq = PyObject_RichCompareBool(module_code, target, Py_EQ);
+  if (eq == 0) eq = transformed_from(module_code, target);
+  if (eq) return eq;
+  PyObject *consts = PyObject_GetAttrString(module_code, "co_consts");
+  if (!consts) return -1;
+  int found = 0;
+  for (Py_ssize_t i = 0; !found && PyTuple_Check(consts) && i < PyTuple_GET_SIZE(consts); i++)
+    if (PyCode_Check(PyTuple_GET_ITEM(consts, i)))
+      found = holds_code_or_transformed(PyTuple_GET_ITEM(consts, i), target);
+  Py_DECREF(consts);
+  return found;
+}
+
+/* {filename: (lines, compiled module code)}: each file's text as last checked. */
+static PyObject *checked_files;
+
+int nbc__py_source_is_current(PyObject *code, PyObject *lines) {
+  if (!PyCode_Check(code) || !PyList_Check(lines) || PyList_GET_SIZE(lines) == 0) return 1;
+  PyObject *filename = PyObject_GetAttrString(code, "co_filename");
+  if (!filename) return -1;
+  if (!checked_files && !(checked_files = PyDict_New())) {
+    Py_DECREF(filename);
+    return -1;
+  }
+  PyObject *entry = PyDict_GetItemWithError(checked_files, filename); /* borrowed */
+  PyObject *compiled = NULL;
+  if (entry && PyTuple_GET_ITEM(entry, 0) == lines) {
+    compiled = Py_NewRef(PyTuple_GET_ITEM(entry, 1));
+  } else if (!PyErr_Occurred()) {
+    PyObject *empty = PyUnicode_FromString("");
+    PyObject *text = empty ? PyUnicode_Join(empty, lines) : NULL;
+    Py_XDECREF(empty);
+    compiled = text ? compile_like(text, filename, code) : NULL;
+    Py_XDECREF(text);
+    if (!compiled && PyErr_ExceptionMatches(PyExc_SyntaxError)) {
+      PyErr_Clear(); /* the file no longer compiles: it is not what Python runs */
+      compiled = Py_NewRef(Py_None);
+    }
+    PyObject *pair = compiled ? PyTuple_Pack(2, lines, compiled) : NULL;
+    if (!pair || PyDict_SetItem(checked_files, filename, pair) < 0) Py_CLEAR(compiled);
+    Py_XDECREF(pair);
+  }
+  Py_DECREF(filename);
+  if (!compiled) return -1;
+  int holds = compiled == Py_None ? 0 : holds_code_or_transformed(compiled, code);
+  Py_DECREF(compiled);
+  return holds;
+}
+
+PyObject *nbc__py_exec_source_lines(PyObject *code) {
+  if (!kept || !PyCode_Check(code)) return NULL;
+  PyObject *filename = PyObject_GetAttrString(code, "co_filename");
+  if (!filename) return NULL;
+  PyObject *found = NULL;
   LOCK_KEPT();
   PyObject *entries = PyList_GetSlice(kept, 0, PyList_GET_SIZE(kept)); /* the hook may add */
   UNLOCK_KEPT();
@@ -149,16 +297,12 @@ PyObject *nbc__py_exec_source_lines(PyObject *code) {
     int same_file = PyUnicode_Compare(PyTuple_GET_ITEM(entry, 0), filename) == 0;
     if (!same_file) continue;
     PyObject *text = PyTuple_GET_ITEM(entry, 1);
-    const char *s = PyUnicode_AsUTF8(text);
-    PyCompilerFlags cf = {.cf_flags = future | PyCF_SOURCE_IS_UTF8,
-                          .cf_feature_version = PY_MINOR_VERSION};
-    PyObject *compiled = s ? Py_CompileStringObject(s, filename, Py_file_input, &cf, -1) : NULL;
+    PyObject *compiled = compile_like(text, filename, code);
     int holds = compiled ? holds_code(compiled, code) : -1;
     Py_XDECREF(compiled);
     if (holds < 0) PyErr_Clear(); /* a text that no longer compiles is not this one */
     if (holds > 0) found = PyUnicode_Splitlines(text, 1);
   }
-  looking_up--;
   Py_XDECREF(entries);
   Py_DECREF(filename);
   return found;

@@ -393,6 +393,10 @@ int nbc__py_exec_source_init(void);
  * from by exec() or compile() of a string: a new list, or NULL without an exception when
  * none is known. */
 PyObject *nbc__py_exec_source_lines(PyObject *code);
+/* Whether lines (a file's text as linecache gives it, ends kept) still hold the code object
+ * Python runs: 1 when they do (or cannot be checked: no lines), 0 when the file was changed
+ * since, -1 with an exception set. */
+int nbc__py_source_is_current(PyObject *code, PyObject *lines);
 
 /* ====================================================================== compile.c === */
 /* numba's jit(inline=...): 1 for "always" (or True), 0 for "never", None or a callable,
