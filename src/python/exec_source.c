@@ -126,20 +126,6 @@ int nbc__py_exec_source_init(void) {
   return 0;
 }
 
-/* 1 when module_code (or a code object among its constants, recursively) equals target. */
-static int holds_code(PyObject *module_code, PyObject *target) {
-  int eq = PyObject_RichCompareBool(module_code, target, Py_EQ);
-  if (eq) return eq;
-  PyObject *consts = PyObject_GetAttrString(module_code, "co_consts");
-  if (!consts) return -1;
-  int found = 0;
-  for (Py_ssize_t i = 0; !found && PyTuple_Check(consts) && i < PyTuple_GET_SIZE(consts); i++)
-    if (PyCode_Check(PyTuple_GET_ITEM(consts, i)))
-      found = holds_code(PyTuple_GET_ITEM(consts, i), target);
-  Py_DECREF(consts);
-  return found;
-}
-
 /* Compiles text as a module under filename with the __future__ flags of code; NULL with an
  * exception (a SyntaxError when the text does not compile). */
 static PyObject *compile_like(PyObject *text, PyObject *filename, PyObject *code) {
@@ -232,18 +218,19 @@ static int transformed_from(PyObject *plain, PyObject *running) {
   return eq;
 }
 
-/* 1 when module_code holds target itself, or its plain form transformed by an import hook
- * (transformed_from), among its constants, recursively. */
-static int holds_code_or_transformed(PyObject *module_code, PyObject *target) {
+/* 1 when module_code (or a code object among its constants, recursively) equals target, or,
+ * with transformed set, is its plain form that an import hook turned into target
+ * (transformed_from). */
+static int holds_code(PyObject *module_code, PyObject *target, int transformed) {
   int eq = PyObject_RichCompareBool(module_code, target, Py_EQ);
-  if (eq == 0) eq = transformed_from(module_code, target);
+  if (eq == 0 && transformed) eq = transformed_from(module_code, target);
   if (eq) return eq;
   PyObject *consts = PyObject_GetAttrString(module_code, "co_consts");
   if (!consts) return -1;
   int found = 0;
   for (Py_ssize_t i = 0; !found && PyTuple_Check(consts) && i < PyTuple_GET_SIZE(consts); i++)
     if (PyCode_Check(PyTuple_GET_ITEM(consts, i)))
-      found = holds_code_or_transformed(PyTuple_GET_ITEM(consts, i), target);
+      found = holds_code(PyTuple_GET_ITEM(consts, i), target, transformed);
   Py_DECREF(consts);
   return found;
 }
@@ -279,7 +266,7 @@ int nbc__py_source_is_current(PyObject *code, PyObject *lines) {
   }
   Py_DECREF(filename);
   if (!compiled) return -1;
-  int holds = compiled == Py_None ? 0 : holds_code_or_transformed(compiled, code);
+  int holds = compiled == Py_None ? 0 : holds_code(compiled, code, 1);
   Py_DECREF(compiled);
   return holds;
 }
@@ -298,7 +285,7 @@ PyObject *nbc__py_exec_source_lines(PyObject *code) {
     if (!same_file) continue;
     PyObject *text = PyTuple_GET_ITEM(entry, 1);
     PyObject *compiled = compile_like(text, filename, code);
-    int holds = compiled ? holds_code(compiled, code) : -1;
+    int holds = compiled ? holds_code(compiled, code, 0) : -1;
     Py_XDECREF(compiled);
     if (holds < 0) PyErr_Clear(); /* a text that no longer compiles is not this one */
     if (holds > 0) found = PyUnicode_Splitlines(text, 1);
