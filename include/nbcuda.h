@@ -961,6 +961,15 @@ typedef struct nbc_param_info {
 /* Parses a signature in numba's syntax ("void(float32[:], int64)", "(float64,)"). A bad
  * signature is NBC_SIGNATURE_ERROR with the column in nbc_last_error(). */
 nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig);
+/* nbc_signature_parse for a signature typed from a call's arguments (a function compiled at
+ * its first call, numba's lazy jit), the i-th passed for the parameter names[i] (nnames of
+ * them; NULL and 0 for a signature the user wrote): an error in an argument's type names the
+ * parameter and says what is wrong ("the value passed for 't' (argument 1) cannot be typed: a
+ * tuple of more than 64 items ..."), not a column of a text the caller never wrote. kernel:
+ * the flattened parameters must also fit the driver's limit for kernels of the default
+ * target (32,764 bytes from compute capability 7.0), as nbc_compile checks a kernel's. */
+nbc_status_t nbc_signature_parse_args(const char *text, const char *const *names, int nnames,
+                                      int kernel, nbc_signature_t **psig);
 void nbc_signature_destroy(nbc_signature_t *sig);
 int nbc_signature_nargs(const nbc_signature_t *sig);
 /* numba's overload resolution: the index of the candidate whose parameters the argument

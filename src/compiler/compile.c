@@ -3,7 +3,7 @@
  * How it works. nbc__compile_ex runs the phases in order, each one a call into its own
  * file, timing each:
  *
- *   load (lex.c, parse.c, resolve.c) -> find the function -> signature (types.c)
+ *   load (lex.c, parse.c, resolve.c) -> find the function -> signature (signature.c)
  *     -> infer (infer.c) -> lower (lower.c) -> libNVVM (nvvm.c)
  *
  * Everything one compilation allocates lives in one arena freed at the end; only the
@@ -333,7 +333,8 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   }
 
   /* 2. The signature. */
-  if (!nbc__signature_parse(&ctx, signature, &sig)) goto fail;
+  nbc__sig_mode mode = {.kernel = !o->device};
+  if (!nbc__signature_parse_mode(&ctx, signature, &mode, &sig)) goto fail;
   t = now_ms();
   if (info) info->ms[NBC__PHASE_SIGNATURE] = t - t0;
   t0 = t;

@@ -1369,7 +1369,7 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
   const char *sig = PyUnicode_AsUTF8(sigtext);
   if (!device) { /* numba: a kernel's declared return type must be void */
     nbc_signature_t *parsed = NULL;
-    nbc_status_t s = nbc_signature_parse(sig, &parsed);
+    nbc_status_t s = nbc_signature_parse_args(sig, NULL, 0, 1, &parsed); /* kernel limits */
     if (s != NBC_OK) {
       Py_DECREF(sigtext);
       return nbc__py_raise(st, s);
