@@ -682,7 +682,8 @@ typedef struct nbc_compile_options {
                            supports as such, not a nearest one */
   int opt;              /* 1: -opt=3, 0: -opt=0 */
   nbc_abi_t abi;
-  const char *abi_name; /* C ABI symbol name; NULL: the escaped function name */
+  const char *abi_name; /* C ABI symbol name, [A-Za-z_][A-Za-z0-9_$]* (else
+                           NBC_INVALID_ARGUMENT); NULL or "": the escaped function name */
   nbc_output_t output;
   int forceinline;      /* device functions, LTO-IR only: `alwaysinline` on the function, so
                            that a later LTO link inlines it (numba's forceinline) */

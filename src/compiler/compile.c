@@ -220,8 +220,46 @@ nbc_status_t nbc_compile_result_create(const char *code, size_t size, const char
   return NBC_OK;
 }
 
+/* Whether name can be a C ABI symbol: a letter or '_', then letters, digits, '_' or '$' (a C
+ * identifier, and a PTX one: PTX takes '$' too). It is written into the NVVM IR as it is, so
+ * nothing else may pass (a quote or a newline would add IR of the caller's choosing). */
+static bool is_abi_name(const char *name) {
+  if (!((*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') || *name == '_'))
+    return false;
+  for (const char *p = name + 1; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '_' || *p == '$'))
+      return false;
+  return true;
+}
+
+/* name as a quoted Python-style literal for a message: quotes and backslashes escaped,
+ * other bytes outside printable ASCII as \xNN, at most 60 of them shown. */
+static void quote_name(char *out, size_t size, const char *name) {
+  size_t n = 0;
+  out[n++] = '\'';
+  for (const unsigned char *p = (const unsigned char *)name; *p && n + 8 < size; p++) {
+    if (p - (const unsigned char *)name == 60) {
+      n += (size_t)snprintf(out + n, size - n, "...");
+      break;
+    }
+    if (*p == '\'' || *p == '\\') n += (size_t)snprintf(out + n, size - n, "\\%c", *p);
+    else if (*p < 0x20 || *p >= 0x7f) n += (size_t)snprintf(out + n, size - n, "\\x%02x", *p);
+    else out[n++] = (char)*p;
+  }
+  out[n++] = '\'';
+  out[n] = '\0';
+}
+
 /* The options numba refuses before compiling anything (compile()'s own checks). */
 static nbc_status_t check_options(const nbc_compile_options_t *o) {
+  if (o->abi_name && *o->abi_name && !is_abi_name(o->abi_name)) {
+    char shown[320];
+    quote_name(shown, sizeof shown, o->abi_name);
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "invalid abi_name %s: a C ABI name is a letter or '_' followed by "
+                          "letters, digits, '_' or '$'", shown);
+  }
   if (o->output != NBC_OUTPUT_PTX && o->output != NBC_OUTPUT_LTOIR &&
       o->output != NBC_OUTPUT_NVVM_IR)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "Unsupported output type: %d", (int)o->output);

@@ -37,6 +37,9 @@ if(TARGET nbcuda_cli)
     "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --lineinfo | grep -q 'scalars.py'")
   nbc_cli_test(cli_compile_abi_name
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi-name my_add | grep -q ') my_add('")
+  # The symbol is written into the IR as it is: anything but a C ABI name is refused (exit 1).
+  nbc_cli_test(cli_compile_abi_name_refused
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi-name 'f\"() { ret float 0.0 } define void @evil' > ${_work}/evil.ptx 2> ${_work}/evil.err; test $? -eq 1 && ! grep -q evil ${_work}/evil.ptx && grep -q \"invalid abi_name 'f.() { ret float 0.0 } define void @evil': a C ABI name is a letter or '_' followed by letters, digits, '_' or '.'\" ${_work}/evil.err")
   nbc_cli_test(cli_compile_numba_abi
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi numba | grep -q NumbaEnv")
   nbc_cli_test(cli_compile_launch_bounds

@@ -763,6 +763,39 @@ TEST(abi_name_and_symbols) {
   nbc_compile_result_destroy(r);
 }
 
+/* abi_name is written into the IR as it is: only a C ABI name passes (a quote and a newline
+ * would close the function and add others of the caller's choosing), refused before any
+ * compile, whoever calls (the CLI's --abi-name, Python's abi_info). */
+TEST(abi_name_must_be_an_identifier) {
+  const char *src = "def add(a, b):\n    return a + b\n";
+  nbc_compile_options_t o = options();
+  o.output = NBC_OUTPUT_NVVM_IR;
+  nbc_source_t s = {src, 0, "m.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  static const char *const bad[][2] = {
+      {"x\"() {\n  ret void\n}\ndefine void @evil", "'x\"() {\\x0a  ret void\\x0a}\\x0adefine "
+                                                  "void @evil'"},
+      {"1st", "'1st'"}, {"a-b", "'a-b'"}, {"a.b", "'a.b'"}, {"caf\xc3\xa9", "'caf\\xc3\\xa9'"},
+      {"a b", "'a b'"}, {"it's", "'it\\'s'"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    o.abi_name = bad[i][0];
+    ASSERT_STATUS(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &r),
+                  NBC_INVALID_ARGUMENT);
+    ASSERT(r == NULL);
+    char want[256];
+    snprintf(want, sizeof want, "invalid abi_name %s: a C ABI name is a letter or '_' followed "
+             "by letters, digits, '_' or '$'", bad[i][1]);
+    ASSERT_STREQ(nbc_last_error(), want);
+  }
+  static const char *const good[] = {"my_add", "_f", "f$2", "A1"};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    o.abi_name = good[i];
+    ASSERT_OK(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &r));
+    ASSERT_STREQ(nbc_compile_result_symbol(r), good[i]);
+    nbc_compile_result_destroy(r);
+  }
+}
+
 /* NBC_OUTPUT_NVVM_IR: the IR libNVVM would be given, with the symbol and return type of a
  * compiled result; libNVVM is not needed for it, and the same IR compiled gives the PTX. */
 TEST(nvvm_ir_output) {
@@ -1363,7 +1396,7 @@ TEST_LIST(X(launch_bounds) X(result_variables) X(program_modules_are_files_next_
           X(global_array_is_constant_memory) X(module_attributes_are_dotted_globals)
           X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi)
           X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects) X(lineinfo_effects)
-          X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
+          X(abi_name_and_symbols) X(abi_name_must_be_an_identifier) X(bool_return_c_abi) X(bool_in_returned_tuple)
           X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
           X(host_code_does_not_stop_a_file) X(concurrent_compiles) X(declared_device_function)
           X(nvvm_ir_output) X(kept_ir_is_the_compiled_ir) X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)

@@ -94,3 +94,23 @@ def test_launch_argument_errors_name_the_parameter(cuda, tdrv, value, why):
         k[1, 1](0, value)
     assert type(e.value).__name__ == "TypingError"
     assert str(e.value) == f"the value passed for 'tup' (argument 2) cannot be typed: {why}"
+
+
+def test_abi_name_must_be_a_c_name(cuda, tmp_path):
+    """abi_info's abi_name is written into the IR as it is: a quote and newlines would add
+    functions to the PTX. The C compiler refuses any name but a C ABI one."""
+    (tmp_path / "abi_mod.py").write_text("def add(a, b):\n    return a + b\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("abi_mod", tmp_path / "abi_mod.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    evil = 'x"() {\n  ret float 0.0\n}\ndefine void @evil'
+    with pytest.raises(ValueError) as e:
+        cuda.compile(mod.add, "float32(float32, float32)", abi_info={"abi_name": evil})
+    assert str(e.value) == ("invalid abi_name 'x\"() {\\x0a  ret float 0.0\\x0a}\\x0adefine void "
+                            "@evil': a C ABI name is a letter or '_' followed by letters, "
+                            "digits, '_' or '$'")
+    with pytest.raises(ValueError, match=r"^abi_info\['abi_name'\] must not hold a NUL"):
+        cuda.compile(mod.add, "float32(float32, float32)", abi_info={"abi_name": "f\0g"})
+    ptx, _ = cuda.compile(mod.add, "float32(float32, float32)", abi_info={"abi_name": "my$add"})
+    assert ") my$add(" in ptx
