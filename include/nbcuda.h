@@ -692,10 +692,17 @@ typedef struct nbc_compile_options {
                                 cluster (numba's launch_bounds; ignored for device functions) */
   int keep_ir;          /* keep the NVVM IR handed to libNVVM with the result
                            (nbc_compile_result_ir): numba's DUMP_LLVM without a second compile */
+  size_t max_source_size; /* the largest source (bytes) compiled, else NBC_INVALID_ARGUMENT;
+                             0: $NBCUDA_MAX_SOURCE_SIZE, else NBC_DEFAULT_MAX_SOURCE_SIZE */
 } nbc_compile_options_t;
+
+#define NBC_DEFAULT_MAX_SOURCE_SIZE ((size_t)16 << 20) /* 16 MiB */
 
 /* Defaults of numba's compile(): device=1, opt=1, abi C, PTX, everything else 0. */
 void nbc_compile_options_init(nbc_compile_options_t *options);
+/* The source size limit the options give (max_source_size, else $NBCUDA_MAX_SOURCE_SIZE, a
+ * count of bytes, else NBC_DEFAULT_MAX_SOURCE_SIZE); options may be NULL. */
+size_t nbc_compile_max_source_size(const nbc_compile_options_t *options);
 /* The compute capability a compile with cc 0.0 targets: NBCUDA_DEFAULT_PTX_CC,
  * NUMBA_CUDA_DEFAULT_PTX_CC or 7.5, never below libNVVM's lowest (numba's default PTX cc). */
 void nbc_default_ptx_cc(int *pmajor, int *pminor);

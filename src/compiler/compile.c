@@ -148,6 +148,14 @@ void nbc_compile_options_init(nbc_compile_options_t *options) {
   options->output = NBC_OUTPUT_PTX;
 }
 
+size_t nbc_compile_max_source_size(const nbc_compile_options_t *options) {
+  if (options && options->max_source_size) return options->max_source_size;
+  const char *env = getenv("NBCUDA_MAX_SOURCE_SIZE");
+  char *end = NULL;
+  unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+  return v && end && !*end ? (size_t)v : NBC_DEFAULT_MAX_SOURCE_SIZE;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -308,6 +316,13 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   const nbc_compile_options_t *o = options ? options : &defaults;
   nbc_status_t st = check_options(o);
   if (st != NBC_OK) return st;
+  size_t source_size = source->size ? source->size : strlen(source->text);
+  if (source_size > nbc_compile_max_source_size(o))
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "%s: the source is %zu bytes, more than the limit of %zu (raise it "
+                          "with max_source_size, NBCUDA_MAX_SOURCE_SIZE or --max-source-size)",
+                          source->filename ? source->filename : "<string>", source_size,
+                          nbc_compile_max_source_size(o));
   nbc__dump dump = info ? info->dump : NBC__DUMP_NONE;
   if (dump == NBC__DUMP_NONE && o->output == NBC_OUTPUT_NVVM_IR) dump = NBC__DUMP_IR;
   if (info) memset(info->ms, 0, sizeof info->ms);
@@ -351,6 +366,16 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   module = nbc__module_load(&ctx, file);
   if (!module) goto fail;
   def = nbc__module_function(module, name);
+  const char *what = NULL;
+  const nbc__node *other = nbc__module_non_function(module, name, &what);
+  if (other) {
+    const nbc__token *at = other->tok; /* an async def's 'async' */
+    if (nbc__tok_is(at, "def") && nbc__tok_is(at - 1, "async")) at--;
+    nbc__diag_error(&ctx, NBC_INVALID_ARGUMENT, file, at->line, at->col,
+                    "'%s' is %s; only functions defined with a plain def can be compiled",
+                    name, what);
+    goto fail;
+  }
   if (!def) {
     ctx.status = NBC_INVALID_ARGUMENT;
     if (name && *name)

@@ -613,6 +613,12 @@ typedef struct nbc__module {
 nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file);
 /* The FUNCDEF of a top-level (or the only) function called name, or NULL. */
 nbc__node *nbc__module_function(const nbc__module *module, const char *name);
+/* The top-level statement that last binds name to something other than a plain def (an async
+ * def, a class, a lambda, or another value assigned to a name no def bound before, as
+ * `f = cuda.jit(f)` keeps f a function), what that is in *pwhat ("an async function",
+ * "a class", "a lambda", "a variable"); NULL when none does or a def binds it last. */
+const nbc__node *nbc__module_non_function(const nbc__module *module, const char *name,
+                                          const char **pwhat);
 /* Resolves a global name within the module itself (module-level constants, imports of
  * math/cuda/numba/nbcuda and their members, functions defined in the file). */
 int nbc__module_resolve(void *module, const char *name, nbc_global_t *pglobal);
