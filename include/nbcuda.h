@@ -698,7 +698,8 @@ typedef struct nbc_compile_options {
                            supports as such, not a nearest one */
   int opt;              /* 1: -opt=3, 0: -opt=0 */
   nbc_abi_t abi;
-  const char *abi_name; /* C ABI symbol name; NULL: the escaped function name */
+  const char *abi_name; /* C ABI symbol name, [A-Za-z_][A-Za-z0-9_$]* (else
+                           NBC_INVALID_ARGUMENT); NULL or "": the escaped function name */
   nbc_output_t output;
   int forceinline;      /* device functions, LTO-IR only: `alwaysinline` on the function, so
                            that a later LTO link inlines it (numba's forceinline) */
@@ -711,10 +712,17 @@ typedef struct nbc_compile_options {
                            child process (fork) that is killed at the deadline, and the compile
                            fails with NBC_COMPILE_ERROR "compile exceeded the time limit of N s"
                            (the process, its memory and its threads all end with it) */
+  size_t max_source_size; /* the largest source (bytes) compiled, else NBC_INVALID_ARGUMENT;
+                             0: $NBCUDA_MAX_SOURCE_SIZE, else NBC_DEFAULT_MAX_SOURCE_SIZE */
 } nbc_compile_options_t;
+
+#define NBC_DEFAULT_MAX_SOURCE_SIZE ((size_t)16 << 20) /* 16 MiB */
 
 /* Defaults of numba's compile(): device=1, opt=1, abi C, PTX, everything else 0. */
 void nbc_compile_options_init(nbc_compile_options_t *options);
+/* The source size limit the options give (max_source_size, else $NBCUDA_MAX_SOURCE_SIZE, a
+ * count of bytes, else NBC_DEFAULT_MAX_SOURCE_SIZE); options may be NULL. */
+size_t nbc_compile_max_source_size(const nbc_compile_options_t *options);
 /* The compute capability a compile with cc 0.0 targets: NBCUDA_DEFAULT_PTX_CC,
  * NUMBA_CUDA_DEFAULT_PTX_CC or 7.5, never below libNVVM's lowest (numba's default PTX cc). */
 void nbc_default_ptx_cc(int *pmajor, int *pminor);
@@ -981,6 +989,15 @@ typedef struct nbc_param_info {
 /* Parses a signature in numba's syntax ("void(float32[:], int64)", "(float64,)"). A bad
  * signature is NBC_SIGNATURE_ERROR with the column in nbc_last_error(). */
 nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig);
+/* nbc_signature_parse for a signature typed from a call's arguments (a function compiled at
+ * its first call, numba's lazy jit), the i-th passed for the parameter names[i] (nnames of
+ * them; NULL and 0 for a signature the user wrote): an error in an argument's type names the
+ * parameter and says what is wrong ("the value passed for 't' (argument 1) cannot be typed: a
+ * tuple of more than 64 items ..."), not a column of a text the caller never wrote. kernel:
+ * the flattened parameters must also fit the driver's limit for kernels of the default
+ * target (32,764 bytes from compute capability 7.0), as nbc_compile checks a kernel's. */
+nbc_status_t nbc_signature_parse_args(const char *text, const char *const *names, int nnames,
+                                      int kernel, nbc_signature_t **psig);
 void nbc_signature_destroy(nbc_signature_t *sig);
 int nbc_signature_nargs(const nbc_signature_t *sig);
 /* numba's overload resolution: the index of the candidate whose parameters the argument

@@ -4,6 +4,7 @@
  *                  [--abi c|numba] [--abi-name NAME] [--fastmath] [--lineinfo] [--debug]
  *                  [--no-opt] [--forceinline] [--launch-bounds N[,M[,K]]] [-o OUT|-]
  *                  [--time-limit SECONDS] [--dump=tokens|ast|types|ir] [--verbose]
+ *                  [--max-source-size N]
  *
  * How it works. The arguments become an nbc_compile_options_t and one call to
  * nbc__compile_ex (src/compiler/compile.c), which also times each phase and can stop after
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "compiler/compiler.h"
@@ -41,7 +43,8 @@ static const char usage_text[] =
     "                        nvJitLink for --cc (else the current device) with what it needs\n"
     "                        (numba.cuda.fp16's wrappers, libcudadevrt.a), ready to load\n"
     "  --abi c|numba         the device function's ABI (default c)\n"
-    "  --abi-name NAME       the C ABI symbol (default: the function's name)\n"
+    "  --abi-name NAME       the C ABI symbol, [A-Za-z_][A-Za-z0-9_$]* (default: the\n"
+    "                        function's name)\n"
     "  --fastmath            fast, less accurate float math (-ftz=1 -prec-div=0 ...)\n"
     "  --lineinfo            line tables pointing at the Python source\n"
     "  --debug               full debug information (-g)\n"
@@ -52,6 +55,8 @@ static const char usage_text[] =
     "  --launch-bounds B     kernel launch bounds: MAXTHREADS[,MINBLOCKS[,MAXCLUSTER]]\n"
     "  --time-limit S        end the compile with an error if libNVVM runs longer than S\n"
     "                        seconds (it then runs in a child process, killed at the limit)\n"
+    "  --max-source-size N   refuse a FILE of more than N bytes (default:\n"
+    "                        NBCUDA_MAX_SOURCE_SIZE or 16 MiB)\n"
     "  -o OUT                write the code to OUT instead of stdout (- is stdout)\n"
     "  --dump=PHASE          print a phase's output instead: tokens, ast, types or ir\n"
     "  --verbose             print the return type and each phase's time to stderr\n"
@@ -81,14 +86,27 @@ static bool parse_launch_bounds(const char *v, nbc_compile_options_t *o) {
   }
 }
 
-static char *read_file(const char *path, size_t *psize) {
+/* The file's text, at most limit bytes (a longer one is read no further: *ptoo_long); NULL
+ * with errno set when it cannot be read (EISDIR for a directory). */
+static char *read_file(const char *path, size_t limit, size_t *psize, bool *ptoo_long) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    errno = EISDIR;
+    return NULL;
+  }
   size_t cap = 1 << 16, len = 0;
   char *data = malloc(cap);
+  *ptoo_long = false;
   while (data) {
     size_t n = fread(data + len, 1, cap - len - 1, f);
     len += n;
+    if (len > limit) {
+      *ptoo_long = true;
+      break;
+    }
     if (len + 1 < cap) break;
     cap *= 2;
     char *bigger = realloc(data, cap);
@@ -197,6 +215,14 @@ int nbc__cli_compile(int argc, char **argv) {
       o.time_limit = strtod(v, &end);
       if (errno || end == v || *end || !(o.time_limit > 0) || o.time_limit > 1e9)
         return usage_error("--time-limit expects a number of seconds above 0, not '%s'", v);
+    } else if (option_value(argc, argv, &i, "--max-source-size", &v, &err)) {
+      if (err) break;
+      char *end = NULL;
+      errno = 0;
+      unsigned long long n = isdigit((unsigned char)*v) ? strtoull(v, &end, 10) : 0;
+      if (!n || errno || *end)
+        return usage_error("--max-source-size expects a positive number of bytes, not '%s'", v);
+      o.max_source_size = (size_t)n;
     } else if (option_value(argc, argv, &i, "--abi-name", &v, &err)) {
       o.abi_name = v;
     } else if (option_value(argc, argv, &i, "--abi", &abi, &err)) {
@@ -257,10 +283,22 @@ int nbc__cli_compile(int argc, char **argv) {
     *colon = '\0';
     func = colon + 1;
   }
-  size_t size = 0;
-  char *text = read_file(path, &size);
+  size_t size = 0, limit = nbc_compile_max_source_size(&o);
+  bool too_long = false;
+  char *text = read_file(path, limit, &size, &too_long);
   if (!text) {
-    fprintf(stderr, "nbcuda compile: cannot read %s: %s\n", path, strerror(errno));
+    if (errno == EISDIR)
+      fprintf(stderr, "nbcuda compile: cannot read %s: it is a directory, not a Python file\n",
+              path);
+    else
+      fprintf(stderr, "nbcuda compile: cannot read %s: %s\n", path, strerror(errno));
+    free(path);
+    return 1;
+  }
+  if (too_long) {
+    fprintf(stderr, "nbcuda compile: %s is more than %zu bytes, the limit on a source (raise it "
+            "with --max-source-size or NBCUDA_MAX_SOURCE_SIZE)\n", path, limit);
+    free(text);
     free(path);
     return 1;
   }

@@ -3,7 +3,7 @@
  * How it works. nbc__compile_ex runs the phases in order, each one a call into its own
  * file, timing each:
  *
- *   load (lex.c, parse.c, resolve.c) -> find the function -> signature (types.c)
+ *   load (lex.c, parse.c, resolve.c) -> find the function -> signature (signature.c)
  *     -> infer (infer.c) -> lower (lower.c) -> libNVVM (nvvm.c)
  *
  * Everything one compilation allocates lives in one arena freed at the end; only the
@@ -148,6 +148,14 @@ void nbc_compile_options_init(nbc_compile_options_t *options) {
   options->output = NBC_OUTPUT_PTX;
 }
 
+size_t nbc_compile_max_source_size(const nbc_compile_options_t *options) {
+  if (options && options->max_source_size) return options->max_source_size;
+  const char *env = getenv("NBCUDA_MAX_SOURCE_SIZE");
+  char *end = NULL;
+  unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+  return v && end && !*end ? (size_t)v : NBC_DEFAULT_MAX_SOURCE_SIZE;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -220,8 +228,46 @@ nbc_status_t nbc_compile_result_create(const char *code, size_t size, const char
   return NBC_OK;
 }
 
+/* Whether name can be a C ABI symbol: a letter or '_', then letters, digits, '_' or '$' (a C
+ * identifier, and a PTX one: PTX takes '$' too). It is written into the NVVM IR as it is, so
+ * nothing else may pass (a quote or a newline would add IR of the caller's choosing). */
+static bool is_abi_name(const char *name) {
+  if (!((*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') || *name == '_'))
+    return false;
+  for (const char *p = name + 1; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '_' || *p == '$'))
+      return false;
+  return true;
+}
+
+/* name as a quoted Python-style literal for a message: quotes and backslashes escaped,
+ * other bytes outside printable ASCII as \xNN, at most 60 of them shown. */
+static void quote_name(char *out, size_t size, const char *name) {
+  size_t n = 0;
+  out[n++] = '\'';
+  for (const unsigned char *p = (const unsigned char *)name; *p && n + 8 < size; p++) {
+    if (p - (const unsigned char *)name == 60) {
+      n += (size_t)snprintf(out + n, size - n, "...");
+      break;
+    }
+    if (*p == '\'' || *p == '\\') n += (size_t)snprintf(out + n, size - n, "\\%c", *p);
+    else if (*p < 0x20 || *p >= 0x7f) n += (size_t)snprintf(out + n, size - n, "\\x%02x", *p);
+    else out[n++] = (char)*p;
+  }
+  out[n++] = '\'';
+  out[n] = '\0';
+}
+
 /* The options numba refuses before compiling anything (compile()'s own checks). */
 static nbc_status_t check_options(const nbc_compile_options_t *o) {
+  if (o->abi_name && *o->abi_name && !is_abi_name(o->abi_name)) {
+    char shown[320];
+    quote_name(shown, sizeof shown, o->abi_name);
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "invalid abi_name %s: a C ABI name is a letter or '_' followed by "
+                          "letters, digits, '_' or '$'", shown);
+  }
   if (o->output != NBC_OUTPUT_PTX && o->output != NBC_OUTPUT_LTOIR &&
       o->output != NBC_OUTPUT_NVVM_IR)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "Unsupported output type: %d", (int)o->output);
@@ -275,6 +321,13 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   const nbc_compile_options_t *o = options ? options : &defaults;
   nbc_status_t st = check_options(o);
   if (st != NBC_OK) return st;
+  size_t source_size = source->size ? source->size : strlen(source->text);
+  if (source_size > nbc_compile_max_source_size(o))
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "%s: the source is %zu bytes, more than the limit of %zu (raise it "
+                          "with max_source_size, NBCUDA_MAX_SOURCE_SIZE or --max-source-size)",
+                          source->filename ? source->filename : "<string>", source_size,
+                          nbc_compile_max_source_size(o));
   nbc__dump dump = info ? info->dump : NBC__DUMP_NONE;
   if (dump == NBC__DUMP_NONE && o->output == NBC_OUTPUT_NVVM_IR) dump = NBC__DUMP_IR;
   if (info) memset(info->ms, 0, sizeof info->ms);
@@ -318,6 +371,16 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   module = nbc__module_load(&ctx, file);
   if (!module) goto fail;
   def = nbc__module_function(module, name);
+  const char *what = NULL;
+  const nbc__node *other = nbc__module_non_function(module, name, &what);
+  if (other) {
+    const nbc__token *at = other->tok; /* an async def's 'async' */
+    if (nbc__tok_is(at, "def") && nbc__tok_is(at - 1, "async")) at--;
+    nbc__diag_error(&ctx, NBC_INVALID_ARGUMENT, file, at->line, at->col,
+                    "'%s' is %s; only functions defined with a plain def can be compiled",
+                    name, what);
+    goto fail;
+  }
   if (!def) {
     ctx.status = NBC_INVALID_ARGUMENT;
     if (name && *name)
@@ -338,7 +401,8 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
   }
 
   /* 2. The signature. */
-  if (!nbc__signature_parse(&ctx, signature, &sig)) goto fail;
+  nbc__sig_mode mode = {.kernel = !o->device};
+  if (!nbc__signature_parse_mode(&ctx, signature, &mode, &sig)) goto fail;
   t = now_ms();
   if (info) info->ms[NBC__PHASE_SIGNATURE] = t - t0;
   t0 = t;

@@ -442,6 +442,9 @@ const nbc__type *nbc__type_special(nbc__ctx *ctx, nbc__type_kind kind, const cha
 /* numpy's fixed-size strings: a CHARSEQ or UNICHARSEQ type of count characters. */
 const nbc__type *nbc__type_charseq(nbc__ctx *ctx, nbc__type_kind kind, int64_t count);
 bool nbc__type_is_charseq(const nbc__type *t); /* a CHARSEQ or UNICHARSEQ */
+/* The alignment an element of type e needs: a scalar's natural one (a complex number's part),
+ * a record's nbc__type_record_align. */
+int nbc__type_natural_align(const nbc__type *e);
 
 /* ===================================================================== datetime.c === */
 /* numba's unit codes: Y 0, M 1, W 2, D 4, h 5, m 6, s 7, ms 8, us 9, ns 10, ps 11, fs 12,
@@ -519,10 +522,32 @@ typedef struct nbc__signature {
   const nbc__type **args;
   int nargs;
 } nbc__signature;
+/* ==================================================================== signature.c === */
+/* How deep types may nest in a signature (a type inside 32 others), and how many parts (each
+ * scalar, array, record, pointer and tuple, a tuple's items counted one by one) its types may
+ * expand to in all: 2**15, as many one-byte parameters as a kernel may take. */
+#define NBC__SIG_MAX_DEPTH 32
+#define NBC__SIG_MAX_PARTS 32768
 /* Parses numba's signature syntax: "float32(float32, int64)", "void(float32[:, ::1])",
  * "(float64, int32)", "float64[::1]" style arrays, aliases. Errors report the column in the
  * signature text ("invalid signature: ... at column N") with status NBC_SIGNATURE_ERROR. */
 bool nbc__signature_parse(nbc__ctx *ctx, const char *text, nbc__signature *psig);
+/* How a signature is read. kernel: a kernel's, whose flattened parameters must also fit
+ * nbc__kernel_param_limit for the target of ctx->options (none: the default). names: the
+ * signature was typed from a call's arguments (nnames of them, passed for these parameters):
+ * an error in argument i names names[i] and says what is wrong with its type, without the
+ * column of a text the user never wrote. */
+typedef struct nbc__sig_mode {
+  bool kernel;
+  const char *const *names;
+  int nnames;
+} nbc__sig_mode;
+bool nbc__signature_parse_mode(nbc__ctx *ctx, const char *text, const nbc__sig_mode *mode,
+                               nbc__signature *psig);
+/* The bytes a kernel's parameters may take on compute capability major.minor (0.0: the
+ * default): 32,764 from 7.0 (CUDA 12.1's large kernel parameters, which libNVVM 12.1+
+ * enforces), 4,096 below. */
+size_t nbc__kernel_param_limit(int cc_major, int cc_minor);
 
 /* =================================================================== cuda_names.c === */
 /* How infer_call.c types a call of a kernel-language name (cuda_names.c's table says it
@@ -609,6 +634,12 @@ typedef struct nbc__module {
 nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file);
 /* The FUNCDEF of a top-level (or the only) function called name, or NULL. */
 nbc__node *nbc__module_function(const nbc__module *module, const char *name);
+/* The top-level statement that last binds name to something other than a plain def (an async
+ * def, a class, a lambda, or another value assigned to a name no def bound before, as
+ * `f = cuda.jit(f)` keeps f a function), what that is in *pwhat ("an async function",
+ * "a class", "a lambda", "a variable"); NULL when none does or a def binds it last. */
+const nbc__node *nbc__module_non_function(const nbc__module *module, const char *name,
+                                          const char **pwhat);
 /* Resolves a global name within the module itself (module-level constants, imports of
  * math/cuda/numba/nbcuda and their members, functions defined in the file). */
 int nbc__module_resolve(void *module, const char *name, nbc_global_t *pglobal);

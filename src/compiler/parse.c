@@ -751,9 +751,46 @@ static nbc__node *decorated(parser *p) {
                            nbc__parse_describe(p, p->tok));
 }
 
+/* Whether the logical line at the cursor is a match statement: `match` (a soft keyword) first
+ * and ':' last, which no simple statement is. */
+static bool is_match_stmt(parser *p) {
+  const nbc__token *m = p->tok;
+  if (m->kind != NBC__TOK_NAME || m->len != 5 || memcmp(m->start, "match", 5) != 0) return false;
+  const nbc__token *t = p->tok + 1, *last = NULL;
+  for (int depth = 0; t->kind != NBC__TOK_EOF; t++) {
+    if (depth == 0 && t->kind == NBC__TOK_NEWLINE) break;
+    if (nbc__tok_is(t, "(") || nbc__tok_is(t, "[") || nbc__tok_is(t, "{")) depth++;
+    if (nbc__tok_is(t, ")") || nbc__tok_is(t, "]") || nbc__tok_is(t, "}")) depth--;
+    last = t;
+  }
+  return last && last != p->tok + 1 && nbc__tok_is(last, ":");
+}
+
+/* match_stmt: "match" subject_expr ':' NEWLINE INDENT case_block+ DEDENT     (host code)
+ * Kept whole as an OTHER_STMT at 'match', which infer.c reports if a compiled function
+ * reaches it; its cases are skipped to the matching DEDENT. */
+static nbc__node *match_stmt(parser *p) {
+  nbc__node *n = nbc__parse_new_node(p, NBC__N_OTHER_STMT, p->tok);
+  if (!n) return NULL;
+  while (!is_kind(p, NBC__TOK_NEWLINE) && !is_kind(p, NBC__TOK_EOF)) advance(p);
+  advance(p);
+  if (!is_kind(p, NBC__TOK_INDENT))
+    return nbc__parse_syntax(p, p->tok, "expected an indented block of cases after 'match', "
+                             "found %s", nbc__parse_describe(p, p->tok));
+  for (int depth = 0; !is_kind(p, NBC__TOK_EOF); advance(p)) {
+    if (is_kind(p, NBC__TOK_INDENT)) depth++;
+    if (is_kind(p, NBC__TOK_DEDENT) && --depth == 0) {
+      advance(p);
+      break;
+    }
+  }
+  return n;
+}
+
 /* statement: compound_stmt | simple_stmts
  * compound_stmt: function_def | if_stmt | class_def | with_stmt | for_stmt | try_stmt
- *              | while_stmt | decorated | 'async' (function_def | with_stmt | for_stmt) */
+ *              | while_stmt | decorated | 'async' (function_def | with_stmt | for_stmt)
+ *              | match_stmt */
 static bool statement(parser *p, vec *out) {
   const nbc__token *t = p->tok;
   if (t->kind == NBC__TOK_INDENT) return nbc__parse_syntax(p, t, "unexpected indent"), false;
@@ -787,6 +824,7 @@ static bool statement(parser *p, vec *out) {
              false;
   }
   if (is(p, "@")) return nbc__parse_push(p, out, decorated(p));
+  if (is_match_stmt(p)) return nbc__parse_push(p, out, match_stmt(p));
   return simple_stmts(p, out);
 }
 

@@ -907,6 +907,33 @@ nbc__node *nbc__module_function(const nbc__module *module, const char *name) {
   return only;
 }
 
+const nbc__node *nbc__module_non_function(const nbc__module *module, const char *name,
+                                          const char **pwhat) {
+  const nbc__node *found = NULL;
+  bool def_seen = false; /* `f = cuda.jit(f)` after `def f` keeps it a function */
+  for (int i = 0; module && name && i < module->ast->body.count; i++) {
+    const nbc__node *s = module->ast->body.items[i];
+    if (s->kind == NBC__N_OTHER_STMT && s->str && strcmp(s->str, name) == 0) {
+      /* an async def keeps its 'def' token at the top level; a class its 'class' */
+      if (nbc__tok_is(s->tok, "class")) *pwhat = "a class", found = s;
+      else if (nbc__tok_is(s->tok, "def")) *pwhat = "an async function", found = s;
+    } else if (s->kind == NBC__N_FUNCDEF && s->str && strcmp(s->str, name) == 0) {
+      found = NULL; /* a later def rebinds it */
+      def_seen = true;
+    } else if (s->kind == NBC__N_ASSIGN) {
+      for (int k = 0; k < s->list.count; k++) {
+        const nbc__node *t = s->list.items[k];
+        if (t->kind != NBC__N_NAME || strcmp(t->str, name) != 0) continue;
+        bool lambda = s->a && s->a->kind == NBC__N_FUNCDEF;
+        if (!lambda && def_seen) continue;
+        *pwhat = lambda ? "a lambda" : "a variable";
+        found = s;
+      }
+    }
+  }
+  return found;
+}
+
 /* A context for loading a module of the program from within resolution: the importing
  * module's arena; a load's diagnostics go nowhere (the names are then unknown). */
 static void loading_ctx(nbc__ctx *ctx, nbc__module *m) {

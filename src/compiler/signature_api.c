@@ -3,7 +3,7 @@
  * that a binding (the Python module, a C++ wrapper) can pack launch parameters without
  * knowing the Numba ABI.
  *
- * How it works: nbc_signature_parse runs nbc__signature_parse (types.c) in an arena that the
+ * How it works: nbc_signature_parse runs nbc__signature_parse (signature.c) in an arena that the
  * signature then owns, and lays the flattened parameters out once, at the natural alignment
  * of each part, which is how cuLaunchKernel's CU_LAUNCH_PARAM_BUFFER_POINTER expects them.
  * An array becomes meminfo, parent (both NULL at launch, as numba passes them), nitems,
@@ -162,7 +162,7 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
   *poffset += p->size;
 }
 
-nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig) {
+static nbc_status_t parse(const char *text, const nbc__sig_mode *mode, nbc_signature_t **psig) {
   if (!psig) return sig_fail(NBC_INVALID_ARGUMENT, "nbc_signature_parse: psig is NULL");
   *psig = NULL;
   if (!text) return sig_fail(NBC_INVALID_ARGUMENT, "nbc_signature_parse: text is NULL");
@@ -178,7 +178,7 @@ nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig) {
   nbc__buf_init(&ctx.diag, arena);
   ctx.status = NBC_OK;
   nbc__signature parsed;
-  if (!nbc__signature_parse(&ctx, text, &parsed)) {
+  if (!nbc__signature_parse_mode(&ctx, text, mode, &parsed)) {
     nbc_status_t st = ctx.status != NBC_OK ? ctx.status : NBC_SIGNATURE_ERROR;
     nbc_status_t rc = sig_fail(st, "%s", ctx.diag.data && ctx.diag.len ? ctx.diag.data
                                                                        : "invalid signature");
@@ -215,6 +215,19 @@ nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig) {
   }
   *psig = sig;
   return NBC_OK;
+}
+
+nbc_status_t nbc_signature_parse(const char *text, nbc_signature_t **psig) {
+  return parse(text, NULL, psig);
+}
+
+nbc_status_t nbc_signature_parse_args(const char *text, const char *const *names, int nnames,
+                                      int kernel, nbc_signature_t **psig) {
+  if (nnames < 0 || (nnames && !names))
+    return sig_fail(NBC_INVALID_ARGUMENT, "nbc_signature_parse_args: %d names at %p", nnames,
+                    (const void *)names);
+  nbc__sig_mode mode = {.kernel = kernel != 0, .names = names, .nnames = nnames};
+  return parse(text, &mode, psig);
 }
 
 void nbc_signature_destroy(nbc_signature_t *sig) {

@@ -1398,14 +1398,19 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
       PyErr_SetString(PyExc_TypeError, "abi_info['abi_name'] must be a str");
       return NULL;
     }
-    if (abi_name) o.abi_name = PyUnicode_AsUTF8(abi_name);
+    Py_ssize_t len = 0;
+    if (abi_name && !(o.abi_name = PyUnicode_AsUTF8AndSize(abi_name, &len))) return NULL;
+    if (abi_name && strlen(o.abi_name) != (size_t)len) { /* C sees it up to the NUL */
+      PyErr_SetString(PyExc_ValueError, "abi_info['abi_name'] must not hold a NUL character");
+      return NULL;
+    }
   }
   PyObject *sigtext = nbc__py_signature_text(st, a->sig);
   if (!sigtext) return NULL;
   const char *sig = PyUnicode_AsUTF8(sigtext);
   if (!device) { /* numba: a kernel's declared return type must be void */
     nbc_signature_t *parsed = NULL;
-    nbc_status_t s = nbc_signature_parse(sig, &parsed);
+    nbc_status_t s = nbc_signature_parse_args(sig, NULL, 0, 1, &parsed); /* kernel limits */
     if (s != NBC_OK) {
       Py_DECREF(sigtext);
       return nbc__py_raise(st, s);

@@ -361,7 +361,7 @@ KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObj
   k->sigtext = Py_NewRef(sigtext);
   const char *sig = PyUnicode_AsUTF8(sigtext);
   if (!sig) goto fail;
-  nbc_status_t s = nbc_signature_parse(sig, &k->sig);
+  nbc_status_t s = nbc_signature_parse_args(sig, NULL, 0, 1, &k->sig); /* kernel limits */
   if (s != NBC_OK) {
     nbc__py_raise(st, s);
     goto fail;
@@ -696,6 +696,35 @@ static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObjec
   return best;
 }
 
+/* Whether sig, typed from a launch's arguments, is one kernels can take; else the C API's
+ * TypingError naming the parameter each was passed for (the code's argument names). */
+static int check_argument_types(nbc__py_state *st, PyObject *py_func, PyObject *sig) {
+  PyObject *code = PyObject_GetAttrString(py_func, "__code__");
+  PyObject *names = code ? PyObject_GetAttrString(code, "co_varnames") : NULL;
+  PyObject *argcount = code ? PyObject_GetAttrString(code, "co_argcount") : NULL;
+  Py_XDECREF(code);
+  Py_ssize_t n = argcount ? PyLong_AsSsize_t(argcount) : -1;
+  Py_XDECREF(argcount);
+  if (!names || !PyTuple_Check(names) || n < 0 || n > PyTuple_GET_SIZE(names)) {
+    Py_XDECREF(names);
+    PyErr_Clear(); /* no code object: the compile says what is wrong */
+    return 0;
+  }
+  const char **texts = PyMem_Malloc(sizeof *texts * (size_t)(n ? n : 1));
+  int rc = texts ? 0 : (PyErr_NoMemory(), -1);
+  for (Py_ssize_t i = 0; rc == 0 && i < n; i++)
+    if (!(texts[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i)))) rc = -1;
+  const char *text = rc == 0 ? PyUnicode_AsUTF8(sig) : NULL;
+  nbc_signature_t *parsed = NULL;
+  nbc_status_t s = text ? nbc_signature_parse_args(text, texts, (int)n, 1, &parsed) : NBC_OK;
+  if (!text) rc = -1;
+  else if (s != NBC_OK) rc = (nbc__py_raise(st, s), -1);
+  nbc_signature_destroy(parsed);
+  PyMem_Free(texts);
+  Py_DECREF(names);
+  return rc;
+}
+
 /* The specialisation of a lazy kernel for these arguments (compiled on first use). */
 static KernelObject *lazy_specialization(nbc__py_state *st, KernelObject *k,
                                          PyObject *const *args, Py_ssize_t n) {
@@ -710,9 +739,10 @@ static KernelObject *lazy_specialization(nbc__py_state *st, KernelObject *k,
     Py_DECREF(sig);
     return (KernelObject *)found; /* borrowed; the dict keeps it */
   }
-  KernelObject *spec = PyErr_Occurred() ? NULL
-                                        : nbc__py_kernel_compile(st, k->py_func, sig, &k->opts,
-                                                                 k->cache, k, k->links);
+  KernelObject *spec = PyErr_Occurred() || check_argument_types(st, k->py_func, sig) < 0
+                           ? NULL
+                           : nbc__py_kernel_compile(st, k->py_func, sig, &k->opts, k->cache, k,
+                                                    k->links);
   int rc = spec ? PyDict_SetItem(k->specializations, sig, (PyObject *)spec) : -1;
   Py_DECREF(sig);
   Py_XDECREF(spec);

@@ -41,6 +41,9 @@ if(TARGET nbcuda_cli)
     "${_nbc} compile ${_corpus}/scalars.py:hypot3 --sig 'float32(float32, float32, float32)' --lineinfo | grep -q 'scalars.py'")
   nbc_cli_test(cli_compile_abi_name
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi-name my_add | grep -q ') my_add('")
+  # The symbol is written into the IR as it is: anything but a C ABI name is refused (exit 1).
+  nbc_cli_test(cli_compile_abi_name_refused
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi-name 'f\"() { ret float 0.0 } define void @evil' > ${_work}/evil.ptx 2> ${_work}/evil.err; test $? -eq 1 && ! grep -q evil ${_work}/evil.ptx && grep -q \"invalid abi_name 'f.() { ret float 0.0 } define void @evil': a C ABI name is a letter or '_' followed by letters, digits, '_' or '.'\" ${_work}/evil.err")
   nbc_cli_test(cli_compile_numba_abi
     "${_nbc} compile ${_corpus}/scalars.py:add --sig 'float32(float32, float32)' --abi numba | grep -q NumbaEnv")
   nbc_cli_test(cli_compile_launch_bounds
@@ -99,5 +102,19 @@ if(TARGET nbcuda_cli)
     "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int64, int64)' --cc nine; test $? -eq 2")
   nbc_cli_test(cli_compile_usage_kernel_c_abi
     "${_nbc} compile ${_corpus}/arrays.py:saxpy --sig 'void(float32[:], float32, float32[:], float32[:])' --kernel --abi c; test $? -eq 2")
+  # Input that is no source: a directory says so; an endless file stops at the size cap
+  # (16 MiB by default, --max-source-size, NBCUDA_MAX_SOURCE_SIZE) within 1 GB of memory
+  # (before the cap it read 7.8 GB).
+  nbc_cli_test(cli_compile_directory_input
+    "${_nbc} compile ${_work}:f --sig '(int64,)' 2> ${_work}/dir.err; test $? -eq 1 && grep -qx 'nbcuda compile: cannot read ${_work}: it is a directory, not a Python file' ${_work}/dir.err")
+  # (ASan reserves terabytes of address space for its shadow: no ulimit -v there.)
+  set(_limit_as "ulimit -v 1000000;")
+  if(NBCUDA_SANITIZE)
+    set(_limit_as "")
+  endif()
+  nbc_cli_test(cli_compile_endless_input
+    "${_limit_as} ${_nbc} compile /dev/zero:f --sig '(int64,)' 2> ${_work}/zero.err; test $? -eq 1 && grep -qx 'nbcuda compile: /dev/zero is more than 16777216 bytes, the limit on a source (raise it with --max-source-size or NBCUDA_MAX_SOURCE_SIZE)' ${_work}/zero.err")
+  nbc_cli_test(cli_compile_max_source_size
+    "${_nbc} compile ${_work}/bad.py:f --sig '(int64,)' --max-source-size 10 2> ${_work}/cap.err; test $? -eq 1 && grep -q 'bad.py is more than 10 bytes' ${_work}/cap.err && NBCUDA_MAX_SOURCE_SIZE=10 ${_nbc} compile ${_work}/typing.py:f --sig '(int64,)' 2>&1 | grep -q 'typing.py is more than 10 bytes'")
   nbc_cli_test(cli_compile_help "${_nbc} compile --help | grep -q 'usage: nbcuda compile'")
 endif()

@@ -763,6 +763,96 @@ TEST(abi_name_and_symbols) {
   nbc_compile_result_destroy(r);
 }
 
+/* abi_name is written into the IR as it is: only a C ABI name passes (a quote and a newline
+ * would close the function and add others of the caller's choosing), refused before any
+ * compile, whoever calls (the CLI's --abi-name, Python's abi_info). */
+TEST(abi_name_must_be_an_identifier) {
+  const char *src = "def add(a, b):\n    return a + b\n";
+  nbc_compile_options_t o = options();
+  o.output = NBC_OUTPUT_NVVM_IR;
+  nbc_source_t s = {src, 0, "m.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  static const char *const bad[][2] = {
+      {"x\"() {\n  ret void\n}\ndefine void @evil", "'x\"() {\\x0a  ret void\\x0a}\\x0adefine "
+                                                  "void @evil'"},
+      {"1st", "'1st'"}, {"a-b", "'a-b'"}, {"a.b", "'a.b'"}, {"caf\xc3\xa9", "'caf\\xc3\\xa9'"},
+      {"a b", "'a b'"}, {"it's", "'it\\'s'"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    o.abi_name = bad[i][0];
+    ASSERT_STATUS(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &r),
+                  NBC_INVALID_ARGUMENT);
+    ASSERT(r == NULL);
+    char want[256];
+    snprintf(want, sizeof want, "invalid abi_name %s: a C ABI name is a letter or '_' followed "
+             "by letters, digits, '_' or '$'", bad[i][1]);
+    ASSERT_STREQ(nbc_last_error(), want);
+  }
+  static const char *const good[] = {"my_add", "_f", "f$2", "A1"};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    o.abi_name = good[i];
+    ASSERT_OK(nbc_compile(&s, "add", "float64(float64, float64)", &o, NULL, &r));
+    ASSERT_STREQ(nbc_compile_result_symbol(r), good[i]);
+    nbc_compile_result_destroy(r);
+  }
+}
+
+/* A name bound to something other than a plain def says what it is, at its statement. */
+TEST(non_function_names_say_what_they_are) {
+  static const char *const cases[][2] = {
+      {"async def f(x):\n    pass\n",
+       "m.py:1:1: error: 'f' is an async function; only functions defined with a plain def can "
+       "be compiled\nasync def f(x):\n^"},
+      {"import math\nf = lambda x: x\n",
+       "m.py:2:1: error: 'f' is a lambda; only functions defined with a plain def can be "
+       "compiled\nf = lambda x: x\n^"},
+      {"class f:\n    pass\n",
+       "m.py:1:1: error: 'f' is a class; only functions defined with a plain def can be "
+       "compiled\nclass f:\n^"},
+      {"f = 3\n",
+       "m.py:1:1: error: 'f' is a variable; only functions defined with a plain def can be "
+       "compiled\nf = 3\n^"},
+      {"def f(x):\n    pass\n\nasync def f(x):\n    pass\n",
+       "m.py:4:1: error: 'f' is an async function; only functions defined with a plain def can "
+       "be compiled\nasync def f(x):\n^"}};
+  nbc_compile_options_t o = options();
+  o.output = NBC_OUTPUT_NVVM_IR;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    nbc_source_t s = {cases[i][0], 0, "m.py", 1, 0};
+    nbc_compile_result_t *r = NULL;
+    ASSERT_STATUS(nbc_compile(&s, "f", "(int64,)", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+    ASSERT_STREQ(nbc_last_error(), cases[i][1]);
+  }
+  /* a def after the others is the function, and stays one when wrapped */
+  nbc_source_t s = {"class f:\n    pass\n\ndef f(x):\n    return x\n\nf = g(f)\n", 0, "m.py",
+                    1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "f", "(int64,)", &o, NULL, &r));
+  nbc_compile_result_destroy(r);
+}
+
+/* The source is refused beyond max_source_size (or $NBCUDA_MAX_SOURCE_SIZE), before it is
+ * copied or lexed. */
+TEST(source_size_is_capped) {
+  nbc_compile_options_t o = options();
+  o.output = NBC_OUTPUT_NVVM_IR;
+  o.max_source_size = 16;
+  nbc_source_t s = {"def f(x):\n    return x\n", 0, "m.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_STATUS(nbc_compile(&s, "f", "(int64,)", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+  ASSERT_STREQ(nbc_last_error(), "m.py: the source is 23 bytes, more than the limit of 16 "
+                                 "(raise it with max_source_size, NBCUDA_MAX_SOURCE_SIZE or "
+                                 "--max-source-size)");
+  o.max_source_size = 0;
+  setenv("NBCUDA_MAX_SOURCE_SIZE", "20", 1);
+  ASSERT_EQ(nbc_compile_max_source_size(&o), (size_t)20);
+  ASSERT_STATUS(nbc_compile(&s, "f", "(int64,)", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+  unsetenv("NBCUDA_MAX_SOURCE_SIZE");
+  ASSERT_EQ(nbc_compile_max_source_size(NULL), NBC_DEFAULT_MAX_SOURCE_SIZE);
+  o.max_source_size = 23;
+  ASSERT_OK(nbc_compile(&s, "f", "(int64,)", &o, NULL, &r));
+  nbc_compile_result_destroy(r);
+}
+
 /* NBC_OUTPUT_NVVM_IR: the IR libNVVM would be given, with the symbol and return type of a
  * compiled result; libNVVM is not needed for it, and the same IR compiled gives the PTX. */
 TEST(nvvm_ir_output) {
@@ -1168,7 +1258,9 @@ TEST(host_code_does_not_stop_a_file) {
                "host_app.py:82:5: error: unsupported statement: 'yield'");
   ASSERT_STREQ(host_app_error("big", "()", 1),
                "host_app.py:92:12: error: integer literal too large for 64 bits");
-  ASSERT_STREQ(host_app_error("fetch", "()", 1), "host_app.py: error: no function named 'fetch'");
+  ASSERT_STREQ(host_app_error("fetch", "()", 1),
+               "host_app.py:86:1: error: 'fetch' is an async function; only functions defined "
+               "with a plain def can be compiled");
 }
 
 static void *compile_thread(void *arg) {
@@ -1363,7 +1455,8 @@ TEST_LIST(X(launch_bounds) X(result_variables) X(program_modules_are_files_next_
           X(global_array_is_constant_memory) X(module_attributes_are_dotted_globals)
           X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi)
           X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects) X(lineinfo_effects)
-          X(abi_name_and_symbols) X(bool_return_c_abi) X(bool_in_returned_tuple)
+          X(abi_name_and_symbols) X(abi_name_must_be_an_identifier) X(non_function_names_say_what_they_are)
+          X(source_size_is_capped) X(bool_return_c_abi) X(bool_in_returned_tuple)
           X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
           X(host_code_does_not_stop_a_file) X(concurrent_compiles) X(declared_device_function)
           X(nvvm_ir_output) X(kept_ir_is_the_compiled_ir) X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)

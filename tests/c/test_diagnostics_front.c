@@ -16,6 +16,9 @@ typedef struct diag_case {
 } diag_case;
 
 static const diag_case cases[] = {
+    /* match is a statement (a soft keyword) kernels do not have, not an expression */
+    {"def f(a):\n    match a:\n        case 1:\n            pass\n    return a\n",
+     NBC_UNSUPPORTED, "t.py:2:5: error: unsupported statement: 'match'\n    match a:\n    ^"},
     {"if x > 0\n    pass\n", NBC_SYNTAX_ERROR,
      "t.py:1:9: error: expected ':' after 'if' condition, found NEWLINE\nif x > 0\n        ^"},
     {"def f(a):\n    else:\n        pass\n", NBC_SYNTAX_ERROR,

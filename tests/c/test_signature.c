@@ -1,5 +1,7 @@
 /* test_signature.c — nbc__signature_parse: numba's signature syntax, aliases, array
  * layouts, and the exact text of its errors (with the column in the signature). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/compiler.h"
@@ -15,6 +17,21 @@ static bool parse(sig_env *e, const char *text) {
   e->ctx.arena = nbc__arena_create();
   nbc__buf_init(&e->ctx.diag, e->ctx.arena);
   return nbc__signature_parse(&e->ctx, text, &e->sig);
+}
+
+/* A kernel's signature for compute capability cc_major.cc_minor. */
+static bool parse_kernel(sig_env *e, const char *text, nbc_compile_options_t *o, int cc_major,
+                         int cc_minor) {
+  memset(e, 0, sizeof *e);
+  e->ctx.arena = nbc__arena_create();
+  nbc__buf_init(&e->ctx.diag, e->ctx.arena);
+  nbc_compile_options_init(o);
+  o->device = 0;
+  o->cc_major = cc_major;
+  o->cc_minor = cc_minor;
+  e->ctx.options = o;
+  nbc__sig_mode mode = {.kernel = true};
+  return nbc__signature_parse_mode(&e->ctx, text, &mode, &e->sig);
 }
 
 /* "ret(arg, arg)" as numba prints the types, for compact assertions. */
@@ -166,6 +183,126 @@ TEST(errors) {
                    "dimensions but found ']' at column 14");
 }
 
+/* "void(" + open * depth + inner + close * depth + ")", built at run time (malloc'd). */
+static char *nested(const char *open, const char *inner, const char *close, int depth) {
+  size_t no = strlen(open), nc = strlen(close), ni = strlen(inner);
+  char *text = malloc(8 + (no + nc) * (size_t)depth + ni);
+  if (!text) return NULL;
+  char *p = text;
+  p += sprintf(p, "void(");
+  for (int i = 0; i < depth; i++, p += no) memcpy(p, open, no);
+  p += sprintf(p, "%s", inner);
+  for (int i = 0; i < depth; i++, p += nc) memcpy(p, close, nc);
+  sprintf(p, ")");
+  return text;
+}
+
+/* Every construct that holds a type counts towards one nesting bound (a type inside at most
+ * 32 others), 100,000 levels deep refused at the 33rd without exhausting the stack. */
+TEST(nesting_is_bounded) {
+  static const char *const forms[][3] = {
+      {"CPointer(", "int32", ")"},
+      {"NamedTuple(P, x: ", "int32", ")"},
+      {"Record(a[type=", "int32", ";offset=0];8;False)"},
+      {"array(", "int32", ", 1d, C)"},
+      {"UniTuple(", "int32", ", 2)"},
+      {"Tuple(", "int32", ")"},
+      {"Tuple((", "int32", "))"},
+      {"Enum<", "int64", ">(m.E)"},
+  };
+  for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+    char *text = nested(forms[f][0], forms[f][1], forms[f][2], 100000);
+    ASSERT(text != NULL);
+    int col = 5 + 33 * (int)strlen(forms[f][0]) + 1; /* the 33rd nested type */
+    char want[160];
+    snprintf(want, sizeof want,
+             "<signature>:1:%d: error: invalid signature: types nested more than 32 deep at "
+             "column %d", col, col);
+    ASSERT_SIG_ERROR(text, want);
+    free(text);
+  }
+  /* 32 tuples deep are taken, 33 are not */
+  char *ok = nested("Tuple(", "int8", ")", 32), *over = nested("Tuple(", "int8", ")", 33);
+  ASSERT(ok && over);
+  sig_env e;
+  if (!parse(&e, ok)) TEST_FAIL_("32 deep: %s", e.ctx.diag.data);
+  nbc__arena_destroy(e.ctx.arena);
+  ASSERT(!parse(&e, over));
+  ASSERT_CONTAINS(e.ctx.diag.data, "types nested more than 32 deep at column 204");
+  nbc__arena_destroy(e.ctx.arena);
+  free(ok);
+  free(over);
+}
+
+/* A UniTuple repeats its item without more text: 81 bytes describe 16 million int32. A
+ * signature's types expand to at most 32,768 parts, counted without expanding them. */
+TEST(parts_are_bounded) {
+  ASSERT_SIG_ERROR("void(UniTuple(UniTuple(UniTuple(UniTuple(int32, 64), 64), 64), 64))",
+                   "<signature>:1:6: error: invalid signature: argument 1 expands to "
+                   "17043521 parts (scalars, arrays and tuples, each tuple item counted), more "
+                   "than the 32768 a signature's types may hold in all at column 6");
+  /* empty tuples take no bytes but are parts all the same */
+  ASSERT_SIG_ERROR("void(int8, UniTuple(UniTuple(UniTuple(UniTuple(Tuple(), 64), 64), 64), 64))",
+                   "<signature>:1:12: error: invalid signature: argument 2 expands to "
+                   "17043521 parts (scalars, arrays and tuples, each tuple item counted), more "
+                   "than the 32768 a signature's types may hold in all at column 12");
+  ASSERT_SIG_ERROR("UniTuple(UniTuple(UniTuple(float64, 64), 64), 64)()",
+                   "<signature>:1:1: error: invalid signature: the return type expands to "
+                   "266305 parts (scalars, arrays and tuples, each tuple item counted), more "
+                   "than the 32768 a signature's types may hold in all at column 1");
+  /* 1 + 8 * (1 + 64 * 63) parts fit, 1 + 8 * (1 + 64 * 64) do not */
+  ASSERT_SIG("void(UniTuple(UniTuple(UniTuple(int8, 62), 64), 8))",
+             "void(UniTuple(UniTuple(UniTuple(int8 x 62) x 64) x 8))");
+  ASSERT_SIG_ERROR("void(UniTuple(UniTuple(UniTuple(int8, 63), 64), 8))",
+                   "<signature>:1:6: error: invalid signature: argument 1 expands to "
+                   "32777 parts (scalars, arrays and tuples, each tuple item counted), more "
+                   "than the 32768 a signature's types may hold in all at column 6");
+}
+
+#define ASSERT_KERNEL_ERROR(text, major, minor, expected)                                      \
+  do {                                                                                         \
+    sig_env e_;                                                                                \
+    nbc_compile_options_t o_;                                                                  \
+    if (parse_kernel(&e_, text, &o_, major, minor)) TEST_FAIL_("%s parsed", text);            \
+    char *nl_ = strchr(e_.ctx.diag.data, '\n');                                                \
+    if (nl_) *nl_ = 0;                                                                         \
+    ASSERT_STREQ(e_.ctx.diag.data, expected);                                                  \
+    nbc__arena_destroy(e_.ctx.arena);                                                          \
+  } while (0)
+
+/* A kernel's flattened parameters fit the driver's limit: 32,764 bytes from compute
+ * capability 7.0 (CUDA 12.1+), 4,096 below; refused while parsing, before any IR. */
+TEST(kernel_parameters_are_bounded) {
+  ASSERT_KERNEL_ERROR("void(UniTuple(UniTuple(UniTuple(UniTuple(int32, 64), 64), 64), 64))", 7,
+                      5,
+                      "<signature>:1:6: error: invalid signature: the kernel's parameters take "
+                      "at least 67108864 bytes, more than the 32764 bytes a kernel's parameters "
+                      "may take on compute capability 7.5 (argument 1 crosses the limit) at "
+                      "column 6");
+  /* 8 bytes, then an array of 5 + 2 words, then 40000 characters */
+  ASSERT_KERNEL_ERROR("void(int64, float32[:, ::1], [char x 40000])", 9, 0,
+                      "<signature>:1:30: error: invalid signature: the kernel's parameters take "
+                      "40080 bytes, more than the 32764 bytes a kernel's parameters may take on "
+                      "compute capability 9.0 (argument 3 crosses the limit) at column 30");
+  ASSERT_KERNEL_ERROR("void(UniTuple(UniTuple(int64, 8), 32), UniTuple(UniTuple(int64, 8), 32), float64[:])", 5,
+                      2,
+                      "<signature>:1:74: error: invalid signature: the kernel's parameters take "
+                      "4152 bytes, more than the 4096 bytes a kernel's parameters may take on "
+                      "compute capability 5.2 (argument 3 crosses the limit) at column 74");
+  /* exactly the limit (padding counted: int8 then int32 take 8 bytes) */
+  sig_env e;
+  nbc_compile_options_t o;
+  if (!parse_kernel(&e, "void(int8, int32, [char x 32756])", &o, 7, 5))
+    TEST_FAIL_("%s", e.ctx.diag.data);
+  nbc__arena_destroy(e.ctx.arena);
+  ASSERT_KERNEL_ERROR("void(int8, int32, [char x 32757])", 7, 5,
+                      "<signature>:1:19: error: invalid signature: the kernel's parameters take "
+                      "32765 bytes, more than the 32764 bytes a kernel's parameters may take on "
+                      "compute capability 7.5 (argument 3 crosses the limit) at column 19");
+  /* a device function's signature has no such limit */
+  ASSERT_SIG("void([char x 40000])", "void([char x 40000])");
+}
+
 TEST(no_crash_on_garbage) {
   static const char *inputs[] = {"(((",
                                  ")",
@@ -188,5 +325,6 @@ TEST(no_crash_on_garbage) {
 }
 
 TEST_LIST(X(scalars) X(aliases) X(arrays) X(tuples) X(dates) X(strings) X(errors)
+              X(nesting_is_bounded) X(parts_are_bounded) X(kernel_parameters_are_bounded)
               X(no_crash_on_garbage))
 TEST_MAIN()

@@ -317,7 +317,7 @@ TEST(bad_signatures) {
   for (int i = 0; i < 40; i++) strcat(deep, ")");
   strcat(deep, ")");
   ASSERT_STATUS(nbc_signature_parse(deep, &sig), NBC_SIGNATURE_ERROR);
-  ASSERT_CONTAINS(nbc_last_error(), "tuples nested more than 32 deep");
+  ASSERT_CONTAINS(nbc_last_error(), "types nested more than 32 deep");
 }
 
 TEST(tuples) {
