@@ -1194,6 +1194,7 @@ int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const c
   if (!top) goto done;
   nbc_status_t s;
   nbc_compile_options_t opts = nbc__py_dump_options(st, options);
+  if (nbc__py_compile_time_limit(st, &opts.time_limit) < 0) goto done;
   Py_BEGIN_ALLOW_THREADS s = nbc_compile(&src, name, sig, &opts, &top->r, presult);
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;

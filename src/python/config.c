@@ -20,6 +20,9 @@
  * - the defaults of jit's and compile's debug and opt when they are not given:
  *   CUDA_DEBUGINFO_DEFAULT (NUMBA_CUDA_DEBUGINFO, 0) and OPT (NUMBA_OPT, 3; opt is on unless
  *   it is 0), read when a decorator is made or a function compiled, as numba reads them.
+ * - COMPILE_TIME_LIMIT (NBCUDA_COMPILE_TIME_LIMIT, 0: none), nbcuda's own: the seconds
+ *   libNVVM may take for one compilation (nbc_compile_options_t.time_limit), read at each
+ *   compilation; past it the compile is a CompileError.
  * - numba's dumps of each compilation, printed to sys.stdout (dump.c): DUMP_LLVM
  *   (NUMBA_DUMP_LLVM) the NVVM IR handed to libNVVM and DUMP_ASSEMBLY (NUMBA_DUMP_ASSEMBLY)
  *   the PTX it made, both defaulting to NUMBA_DEBUG (0) as numba's do; read at each
@@ -51,6 +54,7 @@ static const struct {
     {"CUDA_ARRAY_INTERFACE_SYNC", "NUMBA_CUDA_ARRAY_INTERFACE_SYNC", 1},
     {"DUMP_LLVM", "NUMBA_DUMP_LLVM", FROM_DEBUG},
     {"DUMP_ASSEMBLY", "NUMBA_DUMP_ASSEMBLY", FROM_DEBUG},
+    {"COMPILE_TIME_LIMIT", "NBCUDA_COMPILE_TIME_LIMIT", 0},
 };
 
 /* The environment variable's integer value; dflt when it is unset, empty or not an integer
@@ -82,6 +86,26 @@ int nbc__py_opt_option(nbc__py_state *st, PyObject *given) {
 }
 
 int nbc__py_config_on(nbc__py_state *st, const char *name) { return setting_on(st->config, name); }
+
+int nbc__py_compile_time_limit(nbc__py_state *st, double *pseconds) {
+  PyObject *v = PyObject_GetAttrString(st->config, "COMPILE_TIME_LIMIT");
+  double seconds = v ? PyFloat_AsDouble(v) : -1.0;
+  Py_XDECREF(v);
+  if (seconds == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError,
+                    "nbcuda.config.COMPILE_TIME_LIMIT must be a number of seconds (0: none)");
+    return -1;
+  }
+  if (!(seconds >= 0) || seconds > 1e9) {
+    PyErr_Format(PyExc_ValueError,
+                 "nbcuda.config.COMPILE_TIME_LIMIT must be 0 (no limit) or a number of seconds "
+                 "up to 1e9, not %R", v ? v : Py_None);
+    return -1;
+  }
+  *pseconds = seconds;
+  return 0;
+}
 
 static void refresh_flags(nbc__py_state *st, PyObject *config) {
   int quiet = setting_on(config, "DISABLE_PERFORMANCE_WARNINGS");

@@ -506,6 +506,8 @@ int nbc__py_debug_option(nbc__py_state *st, PyObject *given);
 int nbc__py_opt_option(nbc__py_state *st, PyObject *given);
 /* Whether nbcuda.config's setting `name` is true now (absent or not answering: false). */
 int nbc__py_config_on(nbc__py_state *st, const char *name);
+/* config.COMPILE_TIME_LIMIT in seconds (0: none): 0, or -1 with TypeError / ValueError. */
+int nbc__py_compile_time_limit(nbc__py_state *st, double *pseconds);
 /* dump.c: numba's DUMP_LLVM / DUMP_ASSEMBLY. nbc__py_dump_options: the options of a
  * compilation with keep_ir set when config.DUMP_LLVM asks for its IR. nbc__py_dump_compiled:
  * after it, the IR and the PTX printed to sys.stdout as numba prints them, each under a
