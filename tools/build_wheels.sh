@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds nbcuda's manylinux wheels, one per CPython version (the extension uses CPython's
 # full C API, vectorcall and the buffer protocol on its launch path, so there is no abi3
-# wheel; README "Wheels" says why), into dist/:
+# wheel; docs/guide/install.md says why), into dist/:
 #   tools/build_wheels.sh                  every CPython 3.10-3.13 on the machine (pyenv's and
 #                                          python3)
 #   tools/build_wheels.sh PYTHON...        those interpreters only

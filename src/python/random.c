@@ -276,7 +276,7 @@ int nbc__py_random_init(PyObject *module, nbc__py_state *st) {
   int rc = PyModule_AddFunctions(sub, random_functions) < 0 ||
                    PyModule_AddObjectRef(sub, "_cuda", module) < 0 ||
                    PyModule_AddStringConstant(sub, "__doc__", "numba.cuda.random's "
-                                              "xoroshiro128+ generators (see README)") < 0 ||
+                                              "xoroshiro128+ generators (docs/guide/library.md)") < 0 ||
                    PyModule_AddObjectRef(module, "random", sub) < 0 ||
                    PyDict_SetItemString(modules, "nbcuda.random", sub) < 0
                ? -1

@@ -65,11 +65,7 @@ static char *read_corpus(const char *name) {
   char path[1024];
   snprintf(path, sizeof path, "%s/tests/corpus/%s", NBCUDA_SOURCE_DIR, name);
   FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(path, sizeof path, "/work/shared/corpus/%s", name);
-    f = fopen(path, "rb");
-  }
-  if (!f) TEST_FAIL_("cannot read corpus file %s", name);
+  if (!f) TEST_FAIL_("cannot read corpus file %s", path);
   static char buf[1 << 16];
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   buf[n] = 0;
