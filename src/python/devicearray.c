@@ -1004,6 +1004,12 @@ static PyMethodDef array_methods[] = {
     {"setitem", (PyCFunction)(void (*)(void))nbc__py_array_setitem,
      METH_VARARGS | METH_KEYWORDS,
      "setitem(key, value, stream=0): self[key] = value on stream (the array's own for 0)."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))nbc__py_array_dlpack,
+     METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None): a DLPack "
+     "capsule of the array's memory, shared (docs/guide/interop.md)."},
+    {"__dlpack_device__", (PyCFunction)nbc__py_array_dlpack_device, METH_NOARGS,
+     "(2, device id): kDLCUDA and the array's device."},
     {"get_ipc_handle", nbc__py_ipc_array_get_handle, METH_NOARGS,
      "An IpcArrayHandle another process can open to share this memory (Linux; ipc.c)."},
     {NULL, NULL, 0, NULL},

@@ -1,7 +1,8 @@
 /* devicearray.h — private header shared by the three files of nbcuda's device arrays, one
  * section per file: devicearray.c (the DeviceNDArray object: its memory, dtype, copies,
  * attributes and type), devicearray_index.c (d[...] and the other views: reshape, ravel,
- * squeeze, split, view(dtype), bind, and transpose) and devicearray_new.c (the module
+ * squeeze, split, view(dtype), bind, and transpose), devicearray_dlpack.c (DLPack export and
+ * import) and devicearray_new.c (the module
  * functions that make arrays, the readers of host buffers and __cuda_array_interface__ they
  * use, and the view a kernel launch takes of any array argument). Nothing else includes it:
  * the rest of the extension reaches device arrays through nbcuda_py.h.
@@ -133,5 +134,14 @@ int nbc__py_host_buffer(nbc__py_state *st, PyObject *obj, Py_buffer *view, int w
 /* to_device, device_array, device_array_like, from_cuda_array_interface, as_cuda_array,
  * is_cuda_array: added to the module by nbc__py_devicearray_init. */
 extern PyMethodDef nbc__py_array_functions[];
+
+/* ============================================================ devicearray_dlpack.c === */
+/* The array's __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) and
+ * __dlpack_device__(), for devicearray.c's method table. */
+PyObject *nbc__py_array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nbc__py_array_dlpack_device(ArrayObject *self, PyObject *unused);
+/* from_dlpack(obj): a device array over the memory of obj's DLPack tensor (no copy), which
+ * holds the tensor until it dies; for devicearray_new.c's function table. */
+PyObject *nbc__py_from_dlpack(PyObject *module, PyObject *obj);
 
 #endif /* NBCUDA_DEVICEARRAY_H */

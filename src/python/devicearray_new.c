@@ -15,8 +15,8 @@
  * their stream argument.
  *
  * The launch view (nbc__py_array_view_get) reads an nbcuda array's fields directly — no
- * attribute lookups on the launch hot path — and falls back to __cuda_array_interface__,
- * then to host buffers, which are copied to the device for the launch and back after it,
+ * attribute lookups on the launch hot path — and falls back to __dlpack__ (CUDA memory only,
+ * devicearray_dlpack.c), then __cuda_array_interface__, then to host buffers, which are copied to the device for the launch and back after it,
  * as numba does for host arrays passed to kernels.
  */
 #include "devicearray.h"
@@ -564,6 +564,9 @@ PyMethodDef nbc__py_array_functions[] = {
     {"as_cuda_array", (PyCFunction)(void (*)(void))py_as_cuda_array,
      METH_VARARGS | METH_KEYWORDS,
      "as_cuda_array(obj, sync=True): a device array viewing obj's memory (no copy)."},
+    {"from_dlpack", nbc__py_from_dlpack, METH_O,
+     "from_dlpack(obj): a device array over the memory of an object with __dlpack__ (CUDA, "
+     "managed or pinned host memory), shared, not copied (docs/guide/interop.md)."},
     {"is_cuda_array", py_is_cuda_array, METH_O,
      "Whether obj has __cuda_array_interface__."},
     {"to_device", (PyCFunction)(void (*)(void))py_to_device, METH_FASTCALL | METH_KEYWORDS,
@@ -603,6 +606,7 @@ static void view_geometry(nbc__py_array_view *view, const ArrayObject *a) {
 int nbc__py_cai_view(nbc__py_state *st, PyObject *cai, nbc__py_array_view *view) {
   view->host = NULL;
   view->producer = 0;
+  view->owner = NULL;
   ArrayObject tmp;
   int64_t dims[2 * NBC__PY_MAXDIM];
   tmp.shape = dims; /* room for any ndim: nbc__py_array_set_ndim allocates nothing */
@@ -616,8 +620,14 @@ int nbc__py_cai_view(nbc__py_state *st, PyObject *cai, nbc__py_array_view *view)
 }
 
 int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view) {
+  return nbc__py_array_view_get_on(st, obj, -1, view);
+}
+
+int nbc__py_array_view_get_on(nbc__py_state *st, PyObject *obj, intptr_t stream,
+                              nbc__py_array_view *view) {
   view->host = NULL;
   view->producer = 0;
+  view->owner = NULL;
   if (Py_TYPE(obj) == st->DeviceArrayType) { /* the hot path: plain field reads */
     ArrayObject *a = (ArrayObject *)obj;
     if (nbc__py_array_alive(st, a, "cuLaunchKernel") < 0) return -1;
@@ -631,6 +641,9 @@ int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view 
     if (Py_TYPE(value) == st->DeviceArrayType) return nbc__py_array_view_get(st, value, view);
     obj = value;
   }
+  /* numba-cuda 0.30 views an object through __dlpack__ before __cuda_array_interface__ */
+  int dl = nbc__py_dlpack_view(st, obj, stream, view);
+  if (dl) return dl < 0 ? -1 : 0;
   PyObject *cai;
   if (nbc__py_optional_attr(obj, st->str_cai, &cai)) {
     int rc = nbc__py_cai_view(st, cai, view);
@@ -709,6 +722,7 @@ char nbc__py_view_layout(const nbc__py_array_view *v) {
 }
 
 int nbc__py_array_view_finish(nbc__py_state *st, nbc__py_array_view *view, int copy_back) {
+  Py_CLEAR(view->owner); /* a DLPack tensor goes back to its producer */
   if (!view->host) return 0;
   nbc_status_t s = NBC_OK;
   if (copy_back && view->copy_back && view->nbytes)

@@ -546,8 +546,12 @@ static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
   v.host = NULL;
   v.datetime = NULL;
   PyObject *cai = NULL;
+  int dl = 0;
   if (Py_TYPE(a) == st->DeviceArrayType) {
     if (nbc__py_array_view_get(st, a, &v) < 0) return NULL;
+  } else if ((dl = nbc__py_dlpack_view(st, a, -1, &v)) != 0) { /* numba-cuda: before the CAI */
+    if (dl < 0) return NULL;
+    Py_CLEAR(v.owner); /* typing reads the geometry only */
   } else if (nbc__py_optional_attr(a, st->str_cai, &cai)) {
     int rc = nbc__py_cai_view(st, cai, &v);
     Py_DECREF(cai);
@@ -817,9 +821,17 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, nbc__py_array_vie
   if (strncmp(t->tp_name, "numpy.", 6) == 0 && t != (PyTypeObject *)st->np_ndarray)
     return numpy_scalar_code(st, a);
   PyObject *cai;
-  if (t == &PyTuple_Type || a == Py_None || !nbc__py_optional_attr(a, st->str_cai, &cai))
-    return 0;
+  if (t == &PyTuple_Type || a == Py_None) return 0;
   nbc__py_array_view local, *v = pview ? pview : &local;
+  /* an object with __dlpack__ (numba-cuda: before the CAI): typed here, asked again by the
+   * launch with its stream, so *pview stays unparsed */
+  int dl = nbc__py_dlpack_view(st, a, -1, &local);
+  if (dl < 0) PyErr_Clear();
+  if (dl) Py_CLEAR(local.owner);
+  if (dl > 0)
+    return array_type_code(local.kind, local.itemsize, local.ndim, local.shape, local.strides,
+                           NULL);
+  if (dl < 0 || !nbc__py_optional_attr(a, st->str_cai, &cai)) return 0;
   int rc = nbc__py_cai_view(st, cai, v);
   Py_DECREF(cai);
   if (rc < 0) {

@@ -106,6 +106,7 @@ static int argument_refused(nbc__py_state *st, nbc_status_t s) {
 typedef struct {
   nbc__py_array_view *items;
   int count;
+  intptr_t stream; /* the launch's stream as a DLPack stream number (nbc__py_dlpack_stream) */
 } views_in_use;
 
 /* How many views parameter p needs: 1 for an array or record, the sum for a tuple. */
@@ -222,7 +223,7 @@ static int pack_value(nbc__py_state *st, const nbc_param_info_t *p, int i, char 
   }
   if (p->kind == NBC_PARAM_ARRAY) {
     nbc__py_array_view *v = &V->items[V->count];
-    if (nbc__py_array_view_get(st, a, v) < 0) return -1;
+    if (nbc__py_array_view_get_on(st, a, V->stream, v) < 0) return -1;
     V->count++;
     s = nbc_param_pack_array(p, buf, v->data, v->kind, v->itemsize, v->ndim, v->shape,
                              v->strides);
@@ -412,6 +413,7 @@ static int record_view(nbc__py_state *st, PyObject *obj, const nbc_param_info_t 
                        nbc__py_array_view *view) {
   view->host = NULL;
   view->producer = 0;
+  view->owner = NULL;
   if (Py_TYPE(obj) == st->DeviceArrayType) {
     if (same_record(st, obj, p) < 0 || nbc__py_array_view_get(st, obj, view) < 0) return -1;
     int64_t n = 1;
@@ -581,7 +583,10 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
     if (buf != stackbuf) free(buf);
     return PyErr_NoMemory();
   }
-  int nviews = 0, ok = 1;
+  /* the stream first: an object's __dlpack__ is asked to order its memory before it */
+  nbc_stream_t *stream = NULL, *temp = NULL;
+  int nviews = 0, ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
+  intptr_t dlstream = (intptr_t)nbc__py_dlpack_stream(stream);
   for (int i = 0; ok && i < n; i++) {
     const nbc_param_info_t *p = nbc_signature_param(sig, i);
     if (p->kind == NBC_PARAM_ARRAY && Py_TYPE(args[i]) == st->DeviceArrayType) {
@@ -601,7 +606,7 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
       if (parsed && i < NBC__PY_FAST_ARGS && parsed[i].ndim >= 0) { /* i < nargs */
         v = &parsed[i]; /* views keeps its producer only: it holds no host copy */
         if (v->producer) views[nviews++] = (nbc__py_array_view){.producer = v->producer};
-      } else if (nbc__py_array_view_get(st, args[i], &views[nviews]) < 0) {
+      } else if (nbc__py_array_view_get_on(st, args[i], dlstream, &views[nviews]) < 0) {
         ok = 0;
         break;
       } else {
@@ -621,13 +626,11 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
       nbc_status_t s = nbc_signature_pack_record(sig, i, buf, v->data, v->itemsize);
       if (s != NBC_OK) ok = argument_refused(st, s) == 0;
     } else {
-      views_in_use V = {views, nviews};
+      views_in_use V = {views, nviews, dlstream};
       ok = pack_value(st, p, i, buf, args[i], &V) == 0;
       nviews = V.count;
     }
   }
-  nbc_stream_t *stream = NULL, *temp = NULL;
-  if (ok) ok = nbc__py_stream_arg(st, L->stream, &stream, &temp) == 0;
   /* __cuda_array_interface__ v3: the memory of an array whose producer named a stream is
    * used after the work queued there (an event waited for, not a host synchronization) */
   for (int i = 0; ok && i < nviews; i++) {
@@ -647,7 +650,7 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
   if (ok && k->raises) ok = raise_from_kernel(st, k, fn, stream) == 0;
   nbc_stream_destroy(temp);
   for (int i = 0; i < nviews; i++) {
-    if (!views[i].host) continue;
+    if (!views[i].host && !views[i].owner) continue;
     if (ok) {
       ok = nbc__py_array_view_finish(st, &views[i], 1) == 0;
     } else { /* keep the first error; release the rest quietly */

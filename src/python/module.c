@@ -364,6 +364,7 @@ static int module_exec(PyObject *module) {
       {&st->module_name, "nbcuda"},
       {&st->str_cai, "__cuda_array_interface__"},
       {&st->str_cuda_stream, "__cuda_stream__"},
+      {&st->str_dlpack, "__dlpack__"}, {&st->str_dlpack_device, "__dlpack_device__"},
       {&st->str_version, "version"}, {&st->str_mask, "mask"},       {&st->str_shape, "shape"},
       {&st->str_typestr, "typestr"}, {&st->str_data, "data"},       {&st->str_strides, "strides"},
       {&st->str_descr, "descr"},     {&st->str_stream, "stream"},   {&st->str_dtype, "dtype"},
@@ -406,6 +407,7 @@ static int module_exec(PyObject *module) {
   X(DeviceFunctionType) X(RequireContextType) X(ScopeType) X(RuntimeType) X(gpus)          \
   X(devices) X(managed) X(contexts) X(types) X(memory_info) X(numpy) X(module_name)        \
   X(dispatcher) X(str_cai) X(str_cuda_stream) X(str_version) X(str_mask) X(str_shape)   \
+  X(str_dlpack) X(str_dlpack_device)                                                      \
   X(str_typestr) X(str_data) X(str_strides) X(str_descr) X(str_stream) X(HostMemType)   \
   X(mapped_array_class) X(config) X(managed_array_class) X(np_empty) X(np_ndarray)       \
   X(np_dtype) X(str_C) X(str_F)                                                           \

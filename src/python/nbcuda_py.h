@@ -62,6 +62,7 @@ typedef struct nbc__py_state {
   PyObject *dispatcher;    /* the callback dispatcher thread (stream.c), or NULL */
   PyObject *str_cai;       /* "__cuda_array_interface__" */
   PyObject *str_cuda_stream; /* "__cuda_stream__" */
+  PyObject *str_dlpack, *str_dlpack_device; /* "__dlpack__", "__dlpack_device__" */
   /* the keys of a __cuda_array_interface__ dict, interned once: a launch with a foreign
    * array reads them per argument (PyDict_GetItemString made and hashed a str per key) */
   PyObject *str_version, *str_mask, *str_shape, *str_typestr, *str_data, *str_strides,
@@ -365,12 +366,27 @@ typedef struct nbc__py_array_view {
   /* the stream an object's __cuda_array_interface__ names (0: none, or CUDA_ARRAY_INTERFACE_SYNC
    * off): the launch's stream waits for the work queued there so far */
   uintptr_t producer;
+  /* what an object's __dlpack__ gave (devicearray_dlpack.c): held until the view is finished,
+   * which gives the tensor back to its producer; NULL for other arguments */
+  PyObject *owner;
 } nbc__py_array_view;
-/* Fills *view for obj: an nbcuda device array (fast path), an object with
- * __cuda_array_interface__, or a host buffer (copied to the device), any of them possibly
- * wrapped in cuda.In/Out/InOut (arghint.c). 0 on success, -1 with
- * an exception set; on success the caller calls nbc__py_array_view_finish. */
+/* Fills *view for obj: an nbcuda device array (fast path), an object with __dlpack__ whose
+ * __dlpack_device__ says CUDA memory (asked with DLPack stream number `stream`, -1: no
+ * ordering), an object with __cuda_array_interface__, or a host buffer (copied to the
+ * device), any of them possibly wrapped in cuda.In/Out/InOut (arghint.c). 0 on success, -1
+ * with an exception set; on success the caller calls nbc__py_array_view_finish.
+ * nbc__py_array_view_get is nbc__py_array_view_get_on with stream -1. */
+int nbc__py_array_view_get_on(nbc__py_state *st, PyObject *obj, intptr_t stream,
+                              nbc__py_array_view *view);
 int nbc__py_array_view_get(nbc__py_state *st, PyObject *obj, nbc__py_array_view *view);
+/* The view of an object with __dlpack__ (devicearray_dlpack.c): 1 with *view filled and
+ * view->owner holding the tensor, 0 when obj is not CUDA memory through DLPack (no
+ * __dlpack_device__, a host device type, an exact numpy array), -1 with an exception. */
+int nbc__py_dlpack_view(nbc__py_state *st, PyObject *obj, intptr_t stream,
+                        nbc__py_array_view *view);
+/* The DLPack stream number of a stream (NULL: the default stream): its handle, or for the
+ * default stream 1 (legacy) or 2 (per-thread default stream builds). */
+uintptr_t nbc__py_dlpack_stream(nbc_stream_t *s);
 /* The view of a __cuda_array_interface__ dict (its stream in view->producer when
  * CUDA_ARRAY_INTERFACE_SYNC); 0, or -1 with an exception set. Nothing to finish. */
 int nbc__py_cai_view(nbc__py_state *st, PyObject *cai, nbc__py_array_view *view);
