@@ -131,6 +131,24 @@ static int order_for_consumer(nbc__py_state *st, ArrayObject *self, uintptr_t co
 
 /* ------------------------------------------------------------ producing ------------------- */
 
+/* A (device_type, id) pair; 0, or -1 with TypeError naming what it is for. */
+static int device_pair(PyObject *obj, const char *what, int *ptype, int *pid) {
+  if (PyTuple_Check(obj) && PyTuple_GET_SIZE(obj) == 2) {
+    long v[2] = {-1, -1};
+    for (int i = 0; i < 2; i++)
+      if (PyLong_Check(PyTuple_GET_ITEM(obj, i))) v[i] = PyLong_AsLong(PyTuple_GET_ITEM(obj, i));
+    PyErr_Clear();
+    if (v[0] >= 0 && v[0] <= INT32_MAX && v[1] >= 0 && v[1] <= INT32_MAX) {
+      *ptype = (int)v[0];
+      *pid = (int)v[1];
+      return 0;
+    }
+  }
+  PyErr_Format(PyExc_TypeError, "%s must be a (device_type, id) tuple of ints, not %R", what,
+               obj);
+  return -1;
+}
+
 /* The device the array's memory is on: its context's, else the current context's. */
 static int array_device_id(nbc__py_state *st, ArrayObject *self, int *pid) {
   nbc_context_t *ctx = self->cctx;
@@ -226,8 +244,7 @@ static int export_options(nbc__py_state *st, ArrayObject *self, PyObject *max_ve
   }
   if (dl_device && dl_device != Py_None) {
     int type, id, mine = 0;
-    if (!PyArg_ParseTuple(dl_device, "ii;__dlpack__: dl_device must be (device_type, id)",
-                          &type, &id) ||
+    if (device_pair(dl_device, "__dlpack__: dl_device", &type, &id) < 0 ||
         array_device_id(st, self, &mine) < 0)
       return -1;
     if (type != NBC_DL_CUDA || id != mine) {
@@ -332,10 +349,9 @@ static int dlpack_device(nbc__py_state *st, PyObject *obj, int *ptype, int *pid)
   PyObject *dev = PyObject_CallNoArgs(fn);
   Py_DECREF(fn);
   if (!dev) return -1;
-  int ok = PyArg_ParseTuple(dev, "ii;__dlpack_device__ must return (device_type, id)", ptype,
-                            pid);
+  int rc = device_pair(dev, "__dlpack_device__()'s result", ptype, pid);
   Py_DECREF(dev);
-  return ok ? 1 : -1;
+  return rc < 0 ? -1 : 1;
 }
 
 /* obj.__dlpack__(stream=..., max_version=(1, 0)), again without max_version when the
