@@ -81,10 +81,12 @@ static PyType_Spec base_spec = {
              Py_TPFLAGS_IMMUTABLETYPE,
     .slots = hint_slots,
 };
-HINT_SPEC(in_spec, "In", 0, "In(array): a kernel argument copied to the device only.");
+HINT_SPEC(in_spec, "In", 0,
+          "In(value)\n--\n\nA kernel argument (an array) copied to the device only.");
 HINT_SPEC(out_spec, "Out", Py_TPFLAGS_BASETYPE,
-          "Out(array): a kernel argument copied back to the host only.");
-HINT_SPEC(inout_spec, "InOut", 0, "InOut(array): a kernel argument copied in and back.");
+          "Out(value)\n--\n\nA kernel argument (an array) copied back to the host only.");
+HINT_SPEC(inout_spec, "InOut", 0,
+          "InOut(value)\n--\n\nA kernel argument (an array) copied in and back.");
 
 int nbc__py_arg_hint(nbc__py_state *st, PyObject *obj, PyObject **pvalue, int *pcopy_in,
                      int *pcopy_out) {

@@ -1541,18 +1541,31 @@ static PyObject *py_compile_ptx_for_current_device(PyObject *m, PyObject *args, 
 #define KW_FN(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
 static PyMethodDef compile_functions[] = {
     {"compile", KW_FN(py_compile),
-     "compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, "
-     "cc=None, opt=True, abi='c', abi_info=None, output='ptx') -> (code, resty)"},
+     "compile($module, pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, "
+     "cc=None, opt=None, abi='c', abi_info=None, output='ptx', forceinline=False, "
+     "launch_bounds=None)\n--\n\n"
+     "Compiles pyfunc for the type signature sig; returns (code, resty): the code (PTX or "
+     "LTO-IR, as output says) and the return type."},
     {"compile_for_current_device", KW_FN(py_compile_for_current_device),
+     "compile_for_current_device($module, pyfunc, sig, debug=None, lineinfo=False, "
+     "device=True, fastmath=False, cc=None, opt=None, abi='c', abi_info=None, output='ptx', "
+     "forceinline=False, launch_bounds=None)\n--\n\n"
      "compile() for the current device's compute capability."},
     {"compile_all", KW_FN(py_compile_all),
-     "compile_all(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, "
-     "cc=None, opt=True, abi='c', abi_info=None, output='ltoir') -> ([code, linked code...], "
-     "resty): compile() and the code of the files the function links"},
+     "compile_all($module, pyfunc, sig, debug=None, lineinfo=False, device=True, "
+     "fastmath=False, cc=None, opt=None, abi='c', abi_info=None, output='ltoir', "
+     "forceinline=False, launch_bounds=None)\n--\n\n"
+     "compile() and the code of the files the function links: returns ([code, linked "
+     "code...], resty)."},
     {"compile_ptx", KW_FN(py_compile_ptx),
-     "compile_ptx(pyfunc, sig, ...): a kernel (device=False) with the Numba ABI -> (ptx, "
-     "resty)"},
+     "compile_ptx($module, pyfunc, sig, debug=None, lineinfo=False, device=False, "
+     "fastmath=False, cc=None, opt=None, abi='numba', abi_info=None, forceinline=False, "
+     "launch_bounds=None)\n--\n\n"
+     "A kernel (device=False) with the Numba ABI -> (ptx, resty)"},
     {"compile_ptx_for_current_device", KW_FN(py_compile_ptx_for_current_device),
+     "compile_ptx_for_current_device($module, pyfunc, sig, debug=None, lineinfo=False, "
+     "device=False, fastmath=False, cc=None, opt=None, abi='numba', abi_info=None, "
+     "forceinline=False, launch_bounds=None)\n--\n\n"
      "compile_ptx() for the current device's compute capability."},
     {NULL, NULL, 0, NULL},
 };

@@ -126,7 +126,11 @@ static int config_traverse(PyObject *self, visitproc visit, void *arg) {
 }
 
 static PyType_Slot config_slots[] = {
-    {Py_tp_setattro, config_setattro}, {Py_tp_traverse, config_traverse}, {0, NULL}};
+    {Py_tp_setattro, config_setattro},
+    {Py_tp_traverse, config_traverse},
+    {Py_tp_doc, (void *)"The type of nbcuda.config: a module whose settings are checked when "
+                        "set (a bad value is refused)."},
+    {0, NULL}};
 static PyType_Spec config_spec = {"nbcuda._Config", 0, 0,
                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, config_slots};
 

@@ -342,43 +342,64 @@ static PyObject *context_prepare_for_use(ContextObject *self, PyObject *unused) 
   {#method, (PyCFunction)(void (*)(void))context_##method, METH_VARARGS | METH_KEYWORDS, doc}
 
 static PyMethodDef context_methods[] = {
-    IN_CONTEXT_DEF(create_stream, "A new Stream in this context (nbcuda.stream())."),
-    IN_CONTEXT_DEF(create_event, "create_event(timing=True): a new Event in this context."),
+    IN_CONTEXT_DEF(create_stream, "create_stream($self, /)\n--\n\n"
+                                  "A new Stream in this context (nbcuda.stream())."),
+    IN_CONTEXT_DEF(create_event, "create_event($self, timing=True)\n--\n\n"
+                                 "A new Event in this context."),
     IN_CONTEXT_DEF(create_external_stream,
-                   "create_external_stream(ptr): a Stream over a CUstream of this context."),
-    IN_CONTEXT_DEF(get_default_stream, "This context's default stream (handle 0)."),
-    IN_CONTEXT_DEF(get_legacy_default_stream, "The legacy default stream (handle 1)."),
-    IN_CONTEXT_DEF(get_per_thread_default_stream, "The per-thread default stream (handle 2)."),
-    IN_CONTEXT_DEF(memalloc, "memalloc(bytesize): a MemoryPointer to new device memory of "
-                             "this context, freed when it and its views are gone."),
-    IN_CONTEXT_DEF(memhostalloc, "memhostalloc(bytesize, mapped=False, portable=False, "
-                                 "wc=False): page-locked host memory (mapped into the device "
-                                 "when mapped is set), with the buffer protocol."),
-    IN_CONTEXT_DEF(memallocmanaged, "memallocmanaged(bytesize, attach_global=True): managed "
-                                    "memory, with the buffer protocol."),
-    IN_CONTEXT_DEF(mempin, "mempin(owner, pointer, size, mapped=False): page-locks size bytes "
-                           "at pointer (owner's memory, kept alive) until the result dies."),
+                   "create_external_stream($self, ptr)\n--\n\n"
+                   "A Stream over a CUstream of this context."),
+    IN_CONTEXT_DEF(get_default_stream, "get_default_stream($self, /)\n--\n\n"
+                                       "This context's default stream (handle 0)."),
+    IN_CONTEXT_DEF(get_legacy_default_stream, "get_legacy_default_stream($self, /)\n--\n\n"
+                                              "The legacy default stream (handle 1)."),
+    IN_CONTEXT_DEF(get_per_thread_default_stream,
+        "get_per_thread_default_stream($self, /)\n--\n\n"
+        "The per-thread default stream (handle 2)."),
+    IN_CONTEXT_DEF(memalloc, "memalloc($self, bytesize)\n--\n\n"
+                             "A MemoryPointer to new device memory of this context, freed "
+                             "when it and its views are gone."),
+    IN_CONTEXT_DEF(memhostalloc, "memhostalloc($self, bytesize, mapped=False, portable=False, "
+                                 "wc=False)\n--\n\n"
+                                 "Page-locked host memory (mapped into the device when "
+                                 "mapped is set), with the buffer protocol."),
+    IN_CONTEXT_DEF(memallocmanaged,
+        "memallocmanaged($self, bytesize, attach_global=True)\n--\n\n"
+        "Managed memory, with the buffer protocol."),
+    IN_CONTEXT_DEF(mempin, "mempin($self, owner, pointer, size, mapped=False)\n--\n\n"
+                           "Page-locks size bytes at pointer (owner's memory, kept alive) "
+                           "until the result dies."),
     {"defer_cleanup", (PyCFunction)context_defer_cleanup, METH_NOARGS,
+     "defer_cleanup($self, /)\n--\n\n"
      "with ctx.defer_cleanup(): frees of this context's memory wait for the end of the "
      "outermost block."},
     {"prepare_for_use", (PyCFunction)context_prepare_for_use, METH_NOARGS,
+     "prepare_for_use($self, /)\n--\n\n"
      "Nothing to do (numba initialises its memory manager here)."},
     {"get_memory_info", (PyCFunction)context_get_memory_info, METH_NOARGS,
+     "get_memory_info($self, /)\n--\n\n"
      "MemoryInfo(free, total) in bytes."},
-    {"push", (PyCFunction)context_push, METH_NOARGS, "Pushes the context on this thread."},
+    {"push", (PyCFunction)context_push, METH_NOARGS, "push($self, /)\n--\n\n"
+                                                     "Pushes the context on this thread."},
     {"pop", (PyCFunction)context_pop, METH_NOARGS,
+     "pop($self, /)\n--\n\n"
      "Pops this thread's top context, which must be this one."},
     {"reset", (PyCFunction)context_reset, METH_NOARGS,
+     "reset($self, /)\n--\n\n"
      "Frees what nbcuda holds in the context; does not destroy it."},
     {"synchronize", (PyCFunction)context_synchronize, METH_NOARGS,
+     "synchronize($self, /)\n--\n\n"
      "Waits for all work in the context."},
     {"can_access_peer", (PyCFunction)context_can_access_peer, METH_O,
-     "can_access_peer(peer_device): whether this context's device can map the peer's memory."},
+     "can_access_peer($self, peer_device, /)\n--\n\n"
+     "Whether this context's device can map the peer's memory."},
     {"enable_peer_access", (PyCFunction)context_enable_peer_access, METH_O,
-     "enable_peer_access(peer_device): lets this context map the peer's memory (again is "
-     "not an error; until either device is reset)."},
+     "enable_peer_access($self, peer_device, /)\n--\n\n"
+     "Lets this context map the peer's memory (again is not an error; until either device is "
+     "reset)."},
     {"get_ipc_handle", nbc__py_ipc_context_get_handle, METH_O,
-     "get_ipc_handle(memory): an IpcHandle another process can open (Linux)."},
+     "get_ipc_handle($self, memory, /)\n--\n\n"
+     "An IpcHandle another process can open (Linux)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -542,8 +563,11 @@ static void scope_dealloc(ScopeObject *self) {
 }
 
 static PyMethodDef scope_methods[] = {
-    {"__enter__", (PyCFunction)scope_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)scope_exit, METH_VARARGS, NULL},
+    {"__enter__", (PyCFunction)scope_enter, METH_NOARGS, "__enter__($self, /)\n--\n\n"
+                                                         "Enters the scope."},
+    {"__exit__", (PyCFunction)scope_exit, METH_VARARGS, "__exit__($self, *exc_info)\n--\n\n"
+                                                        "Leaves the scope; exceptions "
+                                                        "propagate."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -677,17 +701,24 @@ static PyObject *py_profiling(PyObject *module, PyObject *unused) {
 static PyMethodDef context_functions[] = {
     {"current_context", (PyCFunction)(void (*)(void))py_current_context,
      METH_FASTCALL | METH_KEYWORDS,
+     "current_context($module, devnum=None)\n--\n\n"
      "The current Context (devnum=None), creating device 0's if none; current_context(n) "
      "pushes device n's primary context."},
     {"require_context", py_require_context, METH_O,
+     "require_context($module, fn, /)\n--\n\n"
      "Decorator: runs the function with a context attached; switching is refused."},
     {"synchronize", (PyCFunction)(void (*)(void))py_synchronize, METH_FASTCALL,
+     "synchronize($module, /)\n--\n\n"
      "Synchronizes the current context."},
     {"close", py_close, METH_NOARGS,
+     "close($module, /)\n--\n\n"
      "Pops this thread's contexts; on the main thread also resets every device."},
-    {"profile_start", py_profile_start, METH_NOARGS, "Starts the CUDA profiler."},
-    {"profile_stop", py_profile_stop, METH_NOARGS, "Stops the CUDA profiler."},
+    {"profile_start", py_profile_start, METH_NOARGS, "profile_start($module, /)\n--\n\n"
+                                                     "Starts the CUDA profiler."},
+    {"profile_stop", py_profile_stop, METH_NOARGS, "profile_stop($module, /)\n--\n\n"
+                                                   "Stops the CUDA profiler."},
     {"profiling", py_profiling, METH_NOARGS,
+     "profiling($module, /)\n--\n\n"
      "Context manager: profile_start(), then profile_stop() even when the body raises."},
     {NULL, NULL, 0, NULL},
 };

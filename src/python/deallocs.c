@@ -91,8 +91,10 @@ static PyObject *deallocs_repr(DeallocsObject *self) {
 
 static PyMethodDef deallocs_methods[] = {
     {"clear", (PyCFunction)deallocs_clear, METH_NOARGS,
+     "clear($self, /)\n--\n\n"
      "Gives the freed blocks kept for reuse back to the driver (nothing while disabled)."},
     {"disable", (PyCFunction)deallocs_disable, METH_NOARGS,
+     "disable($self, /)\n--\n\n"
      "with deallocations.disable(): the context's defer_cleanup()."},
     {NULL, NULL, 0, NULL},
 };

@@ -157,9 +157,9 @@ static PyType_Spec declared_spec = {
 static PyMethodDef declared_functions[] = {
     {"declare_device", (PyCFunction)(void (*)(void))py_declare_device,
      METH_VARARGS | METH_KEYWORDS,
-     "declare_device(name, sig, link=None, use_cooperative=False, abi='numba'): a device "
-     "function implemented elsewhere (numba's ABI: int name(RT *ret, args...); abi='c': "
-     "RT name(args...)), linked from the files given."},
+     "declare_device($module, name, sig, link=None, use_cooperative=False, abi='numba')\n--\n\n"
+     "A device function implemented elsewhere (numba's ABI: int name(RT *ret, args...); "
+     "abi='c': RT name(args...)), linked from the files given."},
     {NULL, NULL, 0, NULL},
 };
 

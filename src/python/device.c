@@ -231,14 +231,19 @@ static PyObject *device_from_identity(PyObject *cls, PyObject *identity) {
 
 static PyMethodDef device_methods[] = {
     {"get_device_identity", device_get_device_identity, METH_NOARGS,
+     "get_device_identity($self, /)\n--\n\n"
      "{'pci_domain_id', 'pci_bus_id', 'pci_device_id'}: the device across processes."},
     {"from_identity", device_from_identity, METH_O | METH_CLASS,
-     "from_identity(identity): the Device of this process with that get_device_identity()."},
+     "from_identity($type, identity, /)\n--\n\n"
+     "The Device of this process with that get_device_identity()."},
     {"reset", (PyCFunction)device_reset, METH_NOARGS,
+     "reset($self, /)\n--\n\n"
      "Releases and resets the device's primary context."},
     {"release_primary_context", (PyCFunction)device_release_primary_context, METH_NOARGS,
+     "release_primary_context($self, /)\n--\n\n"
      "Releases nbcuda's retain of the primary context (its nbcuda objects first)."},
     {"get_primary_context", (PyCFunction)device_get_primary_context, METH_NOARGS,
+     "get_primary_context($self, /)\n--\n\n"
      "The device's primary Context (retained on first use; the context stack is unchanged)."},
     {NULL, NULL, 0, NULL},
 };
@@ -311,8 +316,10 @@ static PyObject *managed_getattro(ManagedObject *self, PyObject *name) {
 
 static PyMethodDef managed_methods[] = {
     {"__enter__", (PyCFunction)managed_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\n"
      "Pushes the device's primary context; returns None."},
-    {"__exit__", (PyCFunction)managed_exit, METH_VARARGS, "Pops the context pushed."},
+    {"__exit__", (PyCFunction)managed_exit, METH_VARARGS, "__exit__($self, *exc_info)\n--\n\n"
+                                                          "Pops the context pushed."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -511,16 +518,22 @@ static PyObject *py_is_fp8_supported(PyObject *module, PyObject *unused) {
 
 static PyMethodDef device_functions[] = {
     {"is_float16_supported", py_is_float16_supported, METH_NOARGS,
+     "is_float16_supported($module, /)\n--\n\n"
      "True: float16 is supported (as in current numba-cuda)."},
     {"is_bfloat16_supported", py_is_bfloat16_supported, METH_NOARGS,
+     "is_bfloat16_supported($module, /)\n--\n\n"
      "Whether the current device has compute capability >= 8.0."},
     {"is_fp8_supported", py_is_fp8_supported, METH_NOARGS,
+     "is_fp8_supported($module, /)\n--\n\n"
      "Whether the current device has compute capability >= 8.9."},
     {"select_device", py_select_device, METH_O,
+     "select_device($module, device_id, /)\n--\n\n"
      "Pushes device i's primary context (nothing pops it) and returns the Device."},
     {"get_current_device", (PyCFunction)(void (*)(void))py_get_current_device, METH_FASTCALL,
+     "get_current_device($module, /)\n--\n\n"
      "The Device of the current context (creates device 0's if none)."},
-    {"list_devices", py_list_devices, METH_NOARGS, "The device list (gpus)."},
+    {"list_devices", py_list_devices, METH_NOARGS, "list_devices($module, /)\n--\n\n"
+                                                   "The device list (gpus)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -966,62 +966,79 @@ static PyObject *array_as_cuda_arg(PyObject *self, PyObject *unused) {
 
 static PyMethodDef array_methods[] = {
     {"as_cuda_arg", array_as_cuda_arg, METH_NOARGS,
-     "as_cuda_arg(): the device pointer as a ctypes.c_size_t (device_ctypes_pointer)."},
+     "as_cuda_arg($self, /)\n--\n\n"
+     "The device pointer as a ctypes.c_size_t (device_ctypes_pointer)."},
     {"copy_to_host", (PyCFunction)(void (*)(void))nbc__py_array_copy_to_host,
      METH_FASTCALL | METH_KEYWORDS,
-     "copy_to_host(ary=None, stream=0): copies to a new numpy array (or into ary) and returns "
-     "it; on stream (the array's own for 0), asynchronously into a given ary; with no stream "
-     "at all, synchronously."},
+     "copy_to_host($self, ary=None, stream=0)\n--\n\n"
+     "Copies to a new numpy array (or into ary) and returns it; on stream (the array's own "
+     "for 0), asynchronously into a given ary; with no stream at all, synchronously."},
     {"copy_to_device", (PyCFunction)(void (*)(void))array_copy_to_device,
      METH_VARARGS | METH_KEYWORDS,
-     "copy_to_device(ary, stream=0): copies a host buffer or device array into this array, "
-     "on stream (the array's own for 0)."},
-    {"is_c_contiguous", (PyCFunction)array_is_c, METH_NOARGS, NULL},
-    {"is_f_contiguous", (PyCFunction)array_is_f, METH_NOARGS, NULL},
+     "copy_to_device($self, ary, stream=0)\n--\n\n"
+     "Copies a host buffer or device array into this array, on stream (the array's own for "
+     "0)."},
+    {"is_c_contiguous", (PyCFunction)array_is_c, METH_NOARGS,
+     "is_c_contiguous($self, /)\n--\n\n"
+     "Whether the array is C-contiguous (row-major, no gaps)."},
+    {"is_f_contiguous", (PyCFunction)array_is_f, METH_NOARGS,
+     "is_f_contiguous($self, /)\n--\n\n"
+     "Whether the array is Fortran-contiguous (column-major, no gaps)."},
     {"reshape", (PyCFunction)(void (*)(void))nbc__py_array_reshape,
      METH_VARARGS | METH_KEYWORDS,
-     "reshape(*shape, order='C'): a view of a contiguous array with a new shape."},
+     "reshape($self, *newshape, order='C')\n--\n\n"
+     "A view of a contiguous array with a new shape."},
     {"ravel", (PyCFunction)(void (*)(void))nbc__py_array_ravel, METH_VARARGS | METH_KEYWORDS,
-     "ravel(order='C', stream=0): a 1-D view of a contiguous array."},
+     "ravel($self, order='C', stream=0)\n--\n\n"
+     "A 1-D view of a contiguous array."},
     {"view", (PyCFunction)nbc__py_array_view_dtype, METH_O,
-     "view(dtype): the same memory as another dtype (a C-contiguous array for another size)."},
+     "view($self, dtype, /)\n--\n\n"
+     "The same memory as another dtype (a C-contiguous array for another size)."},
     {"squeeze", (PyCFunction)(void (*)(void))nbc__py_array_squeeze,
      METH_VARARGS | METH_KEYWORDS,
-     "squeeze(axis=None, stream=0): a view without axes of extent 1."},
+     "squeeze($self, axis=None, stream=0)\n--\n\n"
+     "A view without axes of extent 1."},
     {"split", (PyCFunction)(void (*)(void))nbc__py_array_split, METH_VARARGS | METH_KEYWORDS,
-     "split(section, stream=0): views of `section` elements each of a 1-D unit-stride array."},
+     "split($self, section, stream=0)\n--\n\n"
+     "Views of `section` elements each of a 1-D unit-stride array."},
     {"transpose", (PyCFunction)(void (*)(void))nbc__py_array_transpose,
      METH_VARARGS | METH_KEYWORDS,
-     "transpose(axes=None): a new array with the transposed values (2-D only)."},
+     "transpose($self, axes=None)\n--\n\n"
+     "A new array with the transposed values (2-D only)."},
     {"__array__", (PyCFunction)(void (*)(void))array_array, METH_VARARGS | METH_KEYWORDS,
+     "__array__($self, dtype=None, copy=None)\n--\n\n"
      "numpy conversion: a copy to the host."},
     {"bind", (PyCFunction)(void (*)(void))nbc__py_array_bind, METH_VARARGS | METH_KEYWORDS,
-     "bind(stream=0): the array over the same memory, bound to stream (its methods given "
-     "stream=0 use it)."},
+     "bind($self, stream=0)\n--\n\n"
+     "The array over the same memory, bound to stream (its methods given stream=0 use it)."},
     {"getitem", (PyCFunction)(void (*)(void))nbc__py_array_getitem,
      METH_VARARGS | METH_KEYWORDS,
-     "getitem(item, stream=0): self[item] on stream (the array's own for 0)."},
+     "getitem($self, item, stream=0)\n--\n\n"
+     "self[item] on stream (the array's own for 0)."},
     {"setitem", (PyCFunction)(void (*)(void))nbc__py_array_setitem,
      METH_VARARGS | METH_KEYWORDS,
-     "setitem(key, value, stream=0): self[key] = value on stream (the array's own for 0)."},
+     "setitem($self, key, value, stream=0)\n--\n\n"
+     "self[key] = value on stream (the array's own for 0)."},
     {"__dlpack__", (PyCFunction)(void (*)(void))nbc__py_array_dlpack,
      METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None): a DLPack "
-     "capsule of the array's memory, shared (docs/guide/interop.md)."},
+     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "A DLPack capsule of the array's memory, shared (docs/guide/interop.md)."},
     {"__dlpack_device__", (PyCFunction)nbc__py_array_dlpack_device, METH_NOARGS,
+     "__dlpack_device__($self, /)\n--\n\n"
      "(2, device id): kDLCUDA and the array's device."},
     {"get_ipc_handle", nbc__py_ipc_array_get_handle, METH_NOARGS,
+     "get_ipc_handle($self, /)\n--\n\n"
      "An IpcArrayHandle another process can open to share this memory (Linux; ipc.c)."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef array_getset[] = {
-    {"shape", (getter)get_shape, NULL, NULL, NULL},
+    {"shape", (getter)get_shape, NULL, "The extent of each dimension (a tuple).", NULL},
     {"strides", (getter)get_strides, NULL, "in bytes", NULL},
     {"dtype", (getter)get_dtype, NULL, "numpy dtype", NULL},
     {"size", (getter)get_size, NULL, "number of elements", NULL},
-    {"ndim", (getter)get_ndim, NULL, NULL, NULL},
-    {"nbytes", (getter)get_nbytes, NULL, NULL, NULL},
+    {"ndim", (getter)get_ndim, NULL, "The number of dimensions.", NULL},
+    {"nbytes", (getter)get_nbytes, NULL, "The size of the data in bytes (size * itemsize).", NULL},
     {"device_pointer", (getter)get_ptr, NULL, "the device address as an int", NULL},
     {"__cuda_array_interface__", (getter)get_cai, NULL, "version 3", NULL},
     {"T", (getter)get_T, NULL, "transpose()", NULL},

@@ -560,22 +560,30 @@ static PyObject *py_is_cuda_array(PyObject *module, PyObject *obj) {
 PyMethodDef nbc__py_array_functions[] = {
     {"from_cuda_array_interface", (PyCFunction)(void (*)(void))py_from_cuda_array_interface,
      METH_VARARGS | METH_KEYWORDS,
-     "from_cuda_array_interface(desc, owner=None, sync=True): a device array over that memory."},
+     "from_cuda_array_interface($module, desc, owner=None, sync=True)\n--\n\n"
+     "A device array over that memory."},
     {"as_cuda_array", (PyCFunction)(void (*)(void))py_as_cuda_array,
      METH_VARARGS | METH_KEYWORDS,
-     "as_cuda_array(obj, sync=True): a device array viewing obj's memory (no copy)."},
+     "as_cuda_array($module, obj, sync=True)\n--\n\n"
+     "A device array viewing obj's memory (no copy)."},
     {"from_dlpack", nbc__py_from_dlpack, METH_O,
-     "from_dlpack(obj): a device array over the memory of an object with __dlpack__ (CUDA, "
-     "managed or pinned host memory), shared, not copied (docs/guide/interop.md)."},
+     "from_dlpack($module, obj, /)\n--\n\n"
+     "A device array over the memory of an object with __dlpack__ (CUDA, managed or pinned "
+     "host memory), shared, not copied (docs/guide/interop.md)."},
     {"is_cuda_array", py_is_cuda_array, METH_O,
+     "is_cuda_array($module, obj, /)\n--\n\n"
      "Whether obj has __cuda_array_interface__."},
     {"to_device", (PyCFunction)(void (*)(void))py_to_device, METH_FASTCALL | METH_KEYWORDS,
-     "to_device(obj, stream=0, copy=True, to=None): a device array with obj's contents."},
+     "to_device($module, obj, stream=0, copy=True, to=None)\n--\n\n"
+     "A device array with obj's contents."},
     {"device_array", (PyCFunction)(void (*)(void))py_device_array,
      METH_FASTCALL | METH_KEYWORDS,
-     "device_array(shape, dtype=float64, strides=None, order='C', stream=0): uninitialised."},
+     "device_array($module, shape, dtype='float64', strides=None, order='C', "
+     "stream=0)\n--\n\n"
+     "Uninitialised."},
     {"device_array_like", (PyCFunction)(void (*)(void))py_device_array_like,
-     METH_VARARGS | METH_KEYWORDS, "An uninitialised device array like ary."},
+     METH_VARARGS | METH_KEYWORDS, "device_array_like($module, ary, stream=0)\n--\n\n"
+                                   "An uninitialised device array like ary."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,15 @@
 #include <string.h>
 
 static const char errors_source[] =
+    "class _ArgsSignature:\n"
+    "    '''inspect.signature of an exception class that keeps BaseException's __init__:\n"
+    "    (*args); None (inspect's own search) for one with an __init__ of its own.'''\n"
+    "    def __get__(self, obj, cls):\n"
+    "        if obj is not None or hasattr(cls.__init__, '__code__'):\n"
+    "            return None\n"
+    "        import inspect\n"
+    "        return inspect.Signature([inspect.Parameter(\n"
+    "            'args', inspect.Parameter.VAR_POSITIONAL)])\n"
     "class CudaDriverError(Exception):\n"
     "    '''A CUDA driver failure that is not a failed call (e.g. use after fork).'''\n"
     "class CudaRuntimeError(RuntimeError):\n"
@@ -138,7 +147,10 @@ static const char errors_source[] =
     "        self.ctaid = ctaid\n"
     "        self.msg = msg\n"
     "        super().__init__('An exception was raised in thread=%s block=%s\\n\\t%s'\n"
-    "                         % (tid, ctaid, msg))\n";
+    "                         % (tid, ctaid, msg))\n"
+    "for _c in (CudaDriverError, CudaRuntimeError, CudaSupportError, NvvmError,\n"
+    "           NvvmSupportError, CompileError, NumbaWarning, CCSupportError, LinkerError):\n"
+    "    _c.__signature__ = _ArgsSignature()\n";
 
 int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
   PyObject *ns = PyDict_New();

@@ -108,14 +108,19 @@ static PyObject *event_repr(EventObject *self) {
 }
 
 static PyMethodDef event_methods[] = {
-    {"query", (PyCFunction)event_query, METH_NOARGS, "True when the event has completed."},
+    {"query", (PyCFunction)event_query, METH_NOARGS, "query($self, /)\n--\n\n"
+                                                     "True when the event has completed."},
     {"record", (PyCFunction)(void (*)(void))event_record, METH_FASTCALL | METH_KEYWORDS,
+     "record($self, stream=0)\n--\n\n"
      "Records the event on a stream (0: the default stream)."},
     {"wait", (PyCFunction)(void (*)(void))event_wait, METH_FASTCALL | METH_KEYWORDS,
+     "wait($self, stream=0)\n--\n\n"
      "Makes a stream (0: the default stream) wait for the event."},
     {"synchronize", (PyCFunction)event_synchronize, METH_NOARGS,
+     "synchronize($self, /)\n--\n\n"
      "Waits until the event has completed."},
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O,
+     "elapsed_time($self, evtend, /)\n--\n\n"
      "Milliseconds from this event to another."},
     {NULL, NULL, 0, NULL},
 };
@@ -184,8 +189,10 @@ static PyObject *py_event_elapsed_time(PyObject *module, PyObject *const *args,
 
 static PyMethodDef event_functions[] = {
     {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL | METH_KEYWORDS,
+     "event($module, timing=True)\n--\n\n"
      "A new Event in the current context; timing=False disables timing."},
     {"event_elapsed_time", (PyCFunction)(void (*)(void))py_event_elapsed_time, METH_FASTCALL,
+     "event_elapsed_time($module, evtstart, evtend, /)\n--\n\n"
      "Milliseconds between two recorded timing events."},
     {NULL, NULL, 0, NULL},
 };

@@ -715,6 +715,7 @@ static PyObject *gufunc_pickle(GUFuncObject *self, PyObject *unused) {
 
 static PyMethodDef gufunc_methods[] = {
     {"__reduce__", (PyCFunction)gufunc_pickle, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\n"
      "Pickles the gufunc as its core function, type signatures, layout and identity."},
     {NULL, NULL, 0, NULL},
 };
@@ -880,8 +881,8 @@ done:
 
 static PyMethodDef gufunc_functions[] = {
     {"guvectorize", (PyCFunction)(void (*)(void))py_guvectorize, METH_VARARGS | METH_KEYWORDS,
-     "guvectorize(signatures, layout, target='cuda', identity=None): a decorator making a "
-     "generalized GPU ufunc (numba's cuda.guvectorize)."},
+     "guvectorize($module, ftylist, signature, /, **kws)\n--\n\n"
+     "A decorator making a generalized GPU ufunc (numba's cuda.guvectorize)."},
     {NULL, NULL, 0, NULL},
 };
 

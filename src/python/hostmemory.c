@@ -197,6 +197,7 @@ static PyGetSetDef hostmem_getset[] = {
 
 static PyMethodDef hostmem_methods[] = {
     {"free", (PyCFunction)hostmem_free, METH_NOARGS,
+     "free($self, /)\n--\n\n"
      "Frees (or unpins) the memory now; arrays on it must not be used afterwards."},
     {NULL, NULL, 0, NULL},
 };
@@ -1015,36 +1016,49 @@ static PyObject *py_mempin(PyObject *module, PyObject *args, PyObject *kwargs) {
 
 static PyMethodDef hostmem_functions[] = {
     {"pinned_array", (PyCFunction)(void (*)(void))py_pinned_array, METH_VARARGS | METH_KEYWORDS,
-     "pinned_array(shape, dtype=np.float64, strides=None, order='C'): a numpy array on "
-     "page-locked host memory."},
+     "pinned_array($module, shape, dtype='float64', strides=None, order='C')\n--\n\n"
+     "A numpy array on page-locked host memory."},
     {"mapped_array", (PyCFunction)(void (*)(void))py_mapped_array, METH_VARARGS | METH_KEYWORDS,
-     "mapped_array(shape, dtype=np.float64, strides=None, order='C', stream=0, portable=False, "
-     "wc=False): a numpy array on page-locked memory mapped into the device, with "
+     "mapped_array($module, shape, dtype='float64', strides=None, order='C', stream=0, "
+     "portable=False, wc=False)\n--\n\n"
+     "A numpy array on page-locked memory mapped into the device, with "
      "__cuda_array_interface__."},
     {"managed_array", (PyCFunction)(void (*)(void))py_managed_array,
      METH_VARARGS | METH_KEYWORDS,
-     "managed_array(shape, dtype=np.float64, strides=None, order='C', stream=0, "
-     "attach_global=True): a numpy array on managed memory, with __cuda_array_interface__."},
+     "managed_array($module, shape, dtype='float64', strides=None, order='C', stream=0, "
+     "attach_global=True)\n--\n\n"
+     "A numpy array on managed memory, with __cuda_array_interface__."},
     {"pinned_array_like", py_pinned_array_like, METH_O,
-     "pinned_array_like(ary): pinned_array with ary's shape, dtype and layout."},
+     "pinned_array_like($module, ary, /)\n--\n\n"
+     "Pinned_array with ary's shape, dtype and layout."},
     {"mapped_array_like", (PyCFunction)(void (*)(void))py_mapped_array_like,
      METH_VARARGS | METH_KEYWORDS,
-     "mapped_array_like(ary, stream=0, portable=False, wc=False): mapped_array like ary."},
+     "mapped_array_like($module, ary, stream=0, portable=False, wc=False)\n--\n\n"
+     "Mapped_array like ary."},
     {"managed_array_like", (PyCFunction)(void (*)(void))py_managed_array_like,
      METH_VARARGS | METH_KEYWORDS,
-     "managed_array_like(ary, stream=0, attach_global=True): managed_array like ary."},
+     "managed_array_like($module, ary, stream=0, attach_global=True)\n--\n\n"
+     "Managed_array like ary."},
     {"pinned", py_pinned, METH_VARARGS,
+     "pinned($module, *arylist)\n--\n\n"
      "with pinned(*arrays): page-locks the arrays' memory for the block."},
     {"mapped", (PyCFunction)(void (*)(void))py_mapped, METH_VARARGS | METH_KEYWORDS,
+     "mapped($module, *arylist, stream=0, portable=False, wc=False)\n--\n\n"
      "with mapped(*arrays, stream=0, portable=False, wc=False) as devarys: maps the arrays' "
      "memory into the device for the block; yields a device array (a list for several)."},
     {"_memhostalloc", (PyCFunction)(void (*)(void))py_memhostalloc,
-     METH_VARARGS | METH_KEYWORDS, "Context.memhostalloc in the current context."},
+     METH_VARARGS | METH_KEYWORDS, "_memhostalloc($module, bytesize, mapped=False, "
+                                   "portable=False, wc=False)\n--\n\n"
+                                   "Context.memhostalloc in the current context."},
     {"_memallocmanaged", (PyCFunction)(void (*)(void))py_memallocmanaged,
-     METH_VARARGS | METH_KEYWORDS, "Context.memallocmanaged in the current context."},
+     METH_VARARGS | METH_KEYWORDS,
+     "_memallocmanaged($module, bytesize, attach_global=True)\n--\n\n"
+     "Context.memallocmanaged in the current context."},
     {"_mempin", (PyCFunction)(void (*)(void))py_mempin, METH_VARARGS | METH_KEYWORDS,
+     "_mempin($module, owner, pointer, size, mapped=False)\n--\n\n"
      "Context.mempin in the current context."},
     {"defer_cleanup", py_defer_cleanup, METH_NOARGS,
+     "defer_cleanup($module, /)\n--\n\n"
      "with defer_cleanup(): frees of device memory requested inside happen at the end of the "
      "outermost block."},
     {NULL, NULL, 0, NULL},

@@ -160,7 +160,8 @@ static void stub_dealloc(PyObject *self) {
 }
 
 static PyMethodDef stub_methods[] = {
-    {"__dir__", stub_dir, METH_NOARGS, NULL},
+    {"__dir__", stub_dir, METH_NOARGS, "__dir__($self, /)\n--\n\n"
+                                       "The stub's attribute names."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -408,17 +408,24 @@ static PyObject *handle_get_source_info(IpcHandleObject *self, void *u) {
 
 static PyMethodDef handle_methods[] = {
     {"open", (PyCFunction)(void (*)(void))handle_open, METH_FASTCALL,
-     "open(context=None): maps the memory in context (a staged copy from a device without "
-     "peer access to the exporting one); returns a MemoryPointer over it, as numba's."},
+     "open($self, context=None, /)\n--\n\n"
+     "Maps the memory in context (a staged copy from a device without peer access to the "
+     "exporting one); returns a MemoryPointer over it, as numba's."},
     {"open_direct", (PyCFunction)(void (*)(void))handle_open, METH_FASTCALL,
+     "open_direct($self, context=None, /)\n--\n\n"
      "The same as open()."},
     {"open_staged", (PyCFunction)handle_open_staged, METH_O,
-     "open_staged(context): a copy of the memory in context's device, whichever device that "
-     "is; returns a MemoryPointer owning the copy (the handle stays open until close())."},
+     "open_staged($self, context, /)\n--\n\n"
+     "A copy of the memory in context's device, whichever device that is; returns a "
+     "MemoryPointer owning the copy (the handle stays open until close())."},
     {"open_array", (PyCFunction)(void (*)(void))handle_open_array, METH_VARARGS | METH_KEYWORDS,
-     "open_array(context, shape, dtype, strides=None): open() as a device array."},
-    {"close", (PyCFunction)handle_close, METH_NOARGS, "Unmaps the memory open() mapped."},
-    {"__reduce__", (PyCFunction)handle_reduce, METH_NOARGS, NULL},
+     "open_array($self, context, shape, dtype, strides=None)\n--\n\n"
+     "Open() as a device array."},
+    {"close", (PyCFunction)handle_close, METH_NOARGS, "close($self, /)\n--\n\n"
+                                                      "Unmaps the memory open() mapped."},
+    {"__reduce__", (PyCFunction)handle_reduce, METH_NOARGS, "__reduce__($self, /)\n--\n\n"
+                                                            "Pickles the handle for the "
+                                                            "process that opens it."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -569,12 +576,21 @@ static PyObject *array_handle_reduce(IpcArrayHandleObject *self, PyObject *unuse
 
 static PyMethodDef array_handle_methods[] = {
     {"open", (PyCFunction)array_handle_open, METH_NOARGS,
+     "open($self, /)\n--\n\n"
      "A DeviceNDArray over the shared memory; not in the process that made the handle."},
     {"close", (PyCFunction)array_handle_close, METH_NOARGS,
+     "close($self, /)\n--\n\n"
      "Unmaps the memory; the array from open() must not be used afterwards."},
-    {"__enter__", (PyCFunction)array_handle_open, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)array_handle_exit, METH_VARARGS, NULL},
-    {"__reduce__", (PyCFunction)array_handle_reduce, METH_NOARGS, NULL},
+    {"__enter__", (PyCFunction)array_handle_open, METH_NOARGS, "__enter__($self, /)\n--\n\n"
+                                                               "open(): the with block gets "
+                                                               "the DeviceNDArray over the "
+                                                               "shared memory."},
+    {"__exit__", (PyCFunction)array_handle_exit, METH_VARARGS,
+     "__exit__($self, *exc_info)\n--\n\n"
+     "close() at the end of the with block; exceptions propagate."},
+    {"__reduce__", (PyCFunction)array_handle_reduce, METH_NOARGS, "__reduce__($self, /)\n--\n\n"
+                                                                  "Pickles the handle for "
+                                                                  "the process that opens it."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -605,7 +621,7 @@ static PyType_Slot array_handle_slots[] = {
     {Py_tp_methods, array_handle_methods},
     {Py_tp_getset, array_handle_getset},
     {Py_tp_doc,
-     (void *)"IpcArrayHandle(ipc_handle, array_desc): a device array another process "
+     (void *)"IpcArrayHandle(ipc_handle, array_desc)\n--\n\nA device array another process "
              "can open; `with h as arr:` opens and closes it."},
     {0, NULL},
 };
@@ -737,9 +753,12 @@ static PyObject *py_open_ipc_array(PyObject *module, PyObject *args, PyObject *k
 static PyMethodDef ipc_functions[] = {
     {"open_ipc_array", (PyCFunction)(void (*)(void))py_open_ipc_array,
      METH_VARARGS | METH_KEYWORDS,
-     "open_ipc_array(handle, shape, dtype, strides=None, offset=0): a context manager giving "
-     "a device array over the memory of a raw 64-byte IPC handle; closed at the exit."},
-    {"_rebuild_ipc_handle", py_rebuild_ipc_handle, METH_VARARGS, "Unpickles an IpcHandle."},
+     "open_ipc_array($module, handle, shape, dtype, strides=None, offset=0)\n--\n\n"
+     "A context manager giving a device array over the memory of a raw 64-byte IPC handle; "
+     "closed at the exit."},
+    {"_rebuild_ipc_handle", py_rebuild_ipc_handle, METH_VARARGS, "_rebuild_ipc_handle($module, "
+                                                                 "*state)\n--\n\n"
+                                                                 "Unpickles an IpcHandle."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -133,13 +133,17 @@ static PyObject *devfn_inspect_sass(DeviceFunctionObject *self, PyObject *args, 
 
 static PyMethodDef devfn_methods[] = {
     {"__reduce__", nbc__py_jitted_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\n"
      "Pickles the device function as its Python function and jit()'s options."},
     {"inspect_asm", (PyCFunction)(void (*)(void))devfn_inspect_asm,
      METH_VARARGS | METH_KEYWORDS,
-     "inspect_asm(signature=None): the device function's PTX for that signature (a dict over "
-     "its jitted signatures without one), compiled with its options."},
+     "inspect_asm($self, signature=None)\n--\n\n"
+     "The device function's PTX for that signature (a dict over its jitted signatures "
+     "without one), compiled with its options."},
     {"inspect_sass", (PyCFunction)(void (*)(void))devfn_inspect_sass,
-     METH_VARARGS | METH_KEYWORDS, "RuntimeError, as numba-cuda: a device function has no SASS"},
+     METH_VARARGS | METH_KEYWORDS, "inspect_sass($self, signature=None)\n--\n\n"
+                                   "RuntimeError, as numba-cuda: a device function has no "
+                                   "SASS"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -469,12 +473,13 @@ static PyObject *py_jit(PyObject *module, PyObject *args, PyObject *kwargs) {
 
 static PyMethodDef kernel_functions[] = {
     {"jit", (PyCFunction)(void (*)(void))py_jit, METH_VARARGS | METH_KEYWORDS,
-     "jit(func_or_sig=None, device=False, debug=False, lineinfo=False, fastmath=False, "
-     "opt=True, launch_bounds=None, max_registers=None, cache=False, lto=False, "
-     "shared_memory_carveout=None): a kernel "
-     "(LTO-IR linked by nvJitLink with lto=True; compiled now "
-     "when a signature is given, else per argument "
-     "types on first launch) or, with device=True, a device function."},
+     "jit($module, func_or_sig=None, device=False, debug=None, lineinfo=False, "
+     "fastmath=False, opt=None, inline=None, link=None, cache=False, max_registers=None, "
+     "launch_bounds=None, forceinline=False, lto=False, shared_memory_carveout=None, "
+     "extensions=None)\n--\n\n"
+     "A kernel (LTO-IR linked by nvJitLink with lto=True; compiled now when a signature is "
+     "given, else per argument types on first launch) or, with device=True, a device "
+     "function."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1649,49 +1649,66 @@ static PyObject *kernel_configure(KernelObject *self, PyObject *args, PyObject *
 
 static PyMethodDef kernel_methods[] = {
     {"__reduce__", nbc__py_jitted_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\n"
      "Pickles the kernel as its Python function and jit()'s options (serialize.c)."},
     {"disable_compile", (PyCFunction)(void (*)(void))kernel_disable_compile, METH_FASTCALL,
-     "disable_compile(val=True): no new signature compiled at launch (numba's)."},
+     "disable_compile($self, val=True, /)\n--\n\n"
+     "No new signature compiled at launch (numba's)."},
     {"typeof_pyval", (PyCFunction)kernel_typeof_pyval, METH_O,
-     "typeof_pyval(val): the type a launch gives the argument val."},
+     "typeof_pyval($self, val, /)\n--\n\n"
+     "The type a launch gives the argument val."},
     {"recompile", (PyCFunction)kernel_recompile, METH_NOARGS,
-     "recompile(): every signature compiled so far compiled afresh from the source (globals "
-     "read again) and the disk cache rewritten, as numba's Dispatcher.recompile()."},
+     "recompile($self, /)\n--\n\n"
+     "Every signature compiled so far compiled afresh from the source (globals read again) "
+     "and the disk cache rewritten, as numba's Dispatcher.recompile()."},
     {"compile", (PyCFunction)kernel_compile_sig, METH_O,
-     "compile(signature): the kernel compiled for it (jit without signatures keeps it for its "
-     "launches; jit with signatures has only those: RuntimeError otherwise)."},
-    KW_METHOD(configure, "configure(griddim, blockdim, stream=0, sharedmem=0): k[griddim, "
-              "blockdim, stream, sharedmem]."),
-    KW_METHOD(inspect_asm, "inspect_asm(signature=None): the PTX of that overload, or a dict "
-              "argument types -> PTX of all; an overload (k.overloads[types], numba's "
-              "_Kernel) gives its own PTX."),
-    KW_METHOD(inspect_llvm, "inspect_llvm(signature=None): the NVVM IR handed to libNVVM, as "
-              "inspect_asm gives PTX."),
-    KW_METHOD(inspect_types, "inspect_types(file=None, signature=None): writes each "
-              "overload's source and the types of its variables (numba's typemap) to file "
-              "(sys.stdout)."),
-    KW_METHOD(inspect_sass, "inspect_sass(signature=None): nvdisasm's listing of the code "
-              "linked for the current device, as inspect_asm gives PTX."),
-    KW_METHOD(inspect_sass_cfg, "inspect_sass_cfg(signature=None): nvdisasm's control flow "
-              "graph (DOT) of the code linked for the current device."),
-    KW_METHOD(inspect_lto_ptx, "inspect_lto_ptx(signature=None): the PTX nvJitLink makes of a "
-              "jit(lto=True) kernel's LTO-IR for the current device, as inspect_asm gives "
-              "PTX."),
-    KW_METHOD(get_regs_per_thread, "get_regs_per_thread(signature=None): registers per thread "
-              "of that overload (a dict over the overloads when none and not specialized)."),
-    KW_METHOD(get_shared_mem_per_block, "get_shared_mem_per_block(signature=None): static "
-              "shared memory bytes per block."),
-    KW_METHOD(get_local_mem_per_thread, "get_local_mem_per_thread(signature=None): local "
-              "memory bytes per thread."),
-    KW_METHOD(get_const_mem_size, "get_const_mem_size(signature=None): constant memory bytes."),
-    KW_METHOD(get_max_threads_per_block, "get_max_threads_per_block(signature=None): the "
-              "largest block the kernel can be launched with."),
-    KW_METHOD(forall, "forall(ntasks, tpb=0, stream=0, sharedmem=0): a launcher of ntasks "
-              "threads in blocks of tpb (0: the largest block the kernel can have)."),
+     "compile($self, sig, /)\n--\n\n"
+     "The kernel compiled for it (jit without signatures keeps it for its launches; jit with "
+     "signatures has only those: RuntimeError otherwise)."},
+    KW_METHOD(configure, "configure($self, griddim, blockdim, stream=0, sharedmem=0)\n--\n\n"
+                         "K[griddim, blockdim, stream, sharedmem]."),
+    KW_METHOD(inspect_asm, "inspect_asm($self, signature=None)\n--\n\n"
+                           "The PTX of that overload, or a dict argument types -> PTX of "
+                           "all; an overload (k.overloads[types], numba's _Kernel) gives its "
+                           "own PTX."),
+    KW_METHOD(inspect_llvm, "inspect_llvm($self, signature=None)\n--\n\n"
+                            "The NVVM IR handed to libNVVM, as inspect_asm gives PTX."),
+    KW_METHOD(inspect_types, "inspect_types($self, file=None, signature=None)\n--\n\n"
+                             "Writes each overload's source and the types of its variables "
+                             "(numba's typemap) to file (sys.stdout)."),
+    KW_METHOD(inspect_sass, "inspect_sass($self, signature=None)\n--\n\n"
+                            "Nvdisasm's listing of the code linked for the current device, "
+                            "as inspect_asm gives PTX."),
+    KW_METHOD(inspect_sass_cfg, "inspect_sass_cfg($self, signature=None)\n--\n\n"
+                                "Nvdisasm's control flow graph (DOT) of the code linked for "
+                                "the current device."),
+    KW_METHOD(inspect_lto_ptx, "inspect_lto_ptx($self, signature=None)\n--\n\n"
+                               "The PTX nvJitLink makes of a jit(lto=True) kernel's LTO-IR "
+                               "for the current device, as inspect_asm gives PTX."),
+    KW_METHOD(get_regs_per_thread, "get_regs_per_thread($self, signature=None)\n--\n\n"
+                                   "Registers per thread of that overload (a dict over the "
+                                   "overloads when none and not specialized)."),
+    KW_METHOD(get_shared_mem_per_block,
+        "get_shared_mem_per_block($self, signature=None)\n--\n\n"
+        "Static shared memory bytes per block."),
+    KW_METHOD(get_local_mem_per_thread,
+        "get_local_mem_per_thread($self, signature=None)\n--\n\n"
+        "Local memory bytes per thread."),
+    KW_METHOD(get_const_mem_size, "get_const_mem_size($self, signature=None)\n--\n\n"
+                                  "Constant memory bytes."),
+    KW_METHOD(get_max_threads_per_block,
+        "get_max_threads_per_block($self, signature=None)\n--\n\n"
+        "The largest block the kernel can be launched with."),
+    KW_METHOD(forall, "forall($self, ntasks, tpb=0, stream=0, sharedmem=0)\n--\n\n"
+                      "A launcher of ntasks threads in blocks of tpb (0: the largest block "
+                      "the kernel can have)."),
     {"specialize", (PyCFunction)(void (*)(void))kernel_specialize, METH_FASTCALL,
-     "specialize(*args): the kernel compiled for these arguments' types."},
-    KW_METHOD(max_cooperative_grid_blocks, "max_cooperative_grid_blocks(blockdim, "
-              "dynsmemsize=0): the largest cooperative grid on the current device."),
+     "specialize($self, *args)\n--\n\n"
+     "The kernel compiled for these arguments' types."},
+    KW_METHOD(max_cooperative_grid_blocks, "max_cooperative_grid_blocks($self, blockdim, "
+                                           "dynsmemsize=0)\n--\n\n"
+                                           "The largest cooperative grid on the current "
+                                           "device."),
     {NULL, NULL, 0, NULL},
 };
 #undef KW_METHOD

@@ -863,6 +863,7 @@ static PyGetSetDef launcher_getset[] = {
 
 static PyMethodDef launcher_methods[] = {
     {"__reduce__", nbc__py_launcher_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\n"
      "Pickles the configuration as kernel.configure(griddim, blockdim, stream, sharedmem)."},
     {NULL, NULL, 0, NULL},
 };

@@ -177,9 +177,11 @@ static PyObject *linkable_from_path_or_obj(PyObject *cls, PyObject *obj) {
 
 static PyMethodDef linkable_methods[] = {
     {"from_path", (PyCFunction)linkable_from_path, METH_O | METH_CLASS,
-     "from_path(path): the file's contents as the LinkableCode its extension names."},
+     "from_path($type, path, /)\n--\n\n"
+     "The file's contents as the LinkableCode its extension names."},
     {"from_path_or_obj", (PyCFunction)linkable_from_path_or_obj, METH_O | METH_CLASS,
-     "from_path_or_obj(x): from_path(x) for a path, else x."},
+     "from_path_or_obj($type, path_or_obj, /)\n--\n\n"
+     "From_path(x) for a path, else x."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -204,7 +206,8 @@ static PyType_Slot linkable_slots[] = {
     {Py_tp_methods, linkable_methods},
     {Py_tp_getset, linkable_getset},
     {Py_tp_members, linkable_members},
-    {Py_tp_doc, (void *)"Code to link, held in memory: LinkableCode(data, name=None)."},
+    {Py_tp_doc, (void *)"LinkableCode(data, name=None, setup_callback=None, teardown_callback=None, "
+                        "nrt=False)\n--\n\nCode to link, held in memory."},
     {0, NULL},
 };
 

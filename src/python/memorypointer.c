@@ -346,14 +346,16 @@ static PyObject *memptr_repr(MemPtrObject *self) {
 
 static PyMethodDef memptr_methods[] = {
     {"free", (PyCFunction)memptr_free, METH_NOARGS,
+     "free($self, /)\n--\n\n"
      "Frees the memory now (the owner only; a view's free() does nothing)."},
     {"memset", (PyCFunction)(void (*)(void))memptr_memset, METH_VARARGS | METH_KEYWORDS,
-     "memset(byte, count=None, stream=0): sets count bytes (all by default); queued on the "
-     "stream when one is given."},
+     "memset($self, byte, count=None, stream=0)\n--\n\n"
+     "Sets count bytes (all by default); queued on the stream when one is given."},
     {"view", (PyCFunction)(void (*)(void))memptr_view, METH_VARARGS | METH_KEYWORDS,
-     "view(start, stop=None): a MemoryPointer over bytes [start, stop) that keeps the memory "
-     "alive."},
+     "view($self, start, stop=None)\n--\n\n"
+     "A MemoryPointer over bytes [start, stop) that keeps the memory alive."},
     {"own", (PyCFunction)memptr_own, METH_NOARGS,
+     "own($self, /)\n--\n\n"
      "A MemoryPointer over the whole memory that keeps it alive."},
     {NULL, NULL, 0, NULL},
 };
@@ -399,9 +401,9 @@ static PyType_Slot memptr_slots[] = {
     {Py_tp_methods, memptr_methods},
     {Py_tp_getset, memptr_getset},
     {Py_tp_new, memptr_construct},
-    {Py_tp_doc, (void *)"Device memory from Context.memalloc(), a view of device memory, or "
-                        "MemoryPointer(context, pointer, size, owner=None, finalizer=None) over "
-                        "memory from elsewhere (an EMM plugin's)."},
+    {Py_tp_doc, (void *)"MemoryPointer(context, pointer, size, owner=None, finalizer=None)\n--\n\n"
+                        "Device memory from Context.memalloc(), a view of device memory, or "
+                        "memory from elsewhere (an EMM plugin's) over pointer."},
     {0, NULL},
 };
 
@@ -414,7 +416,8 @@ static PyType_Spec memptr_spec = {
 
 static PyMethodDef memptr_functions[] = {
     {"_memalloc", py_memalloc, METH_O,
-     "_memalloc(bytesize): device memory in the current context (Context.memalloc)."},
+     "_memalloc($module, bytesize, /)\n--\n\n"
+     "Device memory in the current context (Context.memalloc)."},
     {NULL, NULL, 0, NULL},
 };
 

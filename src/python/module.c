@@ -291,10 +291,13 @@ static PyObject *runtime_repr(PyObject *self) {
 
 static PyMethodDef runtime_methods[] = {
     {"get_version", runtime_get_version, METH_NOARGS,
+     "get_version($self, /)\n--\n\n"
      "(major, minor) of the CUDA runtime (libcudart, else the toolkit's NVRTC/libNVVM)."},
     {"get_source", runtime_get_source, METH_NOARGS,
+     "get_source($self, /)\n--\n\n"
      "Which library answered get_version(): 'cudart', 'nvrtc' or 'nvvm'."},
     {"is_supported_version", runtime_is_supported_version, METH_NOARGS,
+     "is_supported_version($self, /)\n--\n\n"
      "Whether the runtime's major version is one nbcuda supports."},
     {NULL, NULL, 0, NULL},
 };
@@ -341,17 +344,23 @@ static PyObject *py_literal_unroll(PyObject *module, PyObject *container) {
 
 static PyMethodDef module_functions[] = {
     {"literal_unroll", py_literal_unroll, METH_O,
-     "numba's literal_unroll: in a kernel, `for v in literal_unroll(t)` runs the body once per "
-     "item of the tuple t, each typed alone; on the host, t itself."},
+     "literal_unroll($module, container, /)\n--\n\n"
+     "numba's literal_unroll: in a kernel, `for v in literal_unroll(t)` runs the body once "
+     "per item of the tuple t, each typed alone; on the host, t itself."},
     {"is_available", py_is_available, METH_NOARGS,
+     "is_available($module, /)\n--\n\n"
      "Whether the CUDA driver initialises and libNVVM can be loaded; never raises."},
     {"detect", py_detect, METH_NOARGS,
+     "detect($module, /)\n--\n\n"
      "Prints the devices found (numba's format); True if any is supported."},
     {"cuda_error", py_cuda_error, METH_NOARGS,
+     "cuda_error($module, /)\n--\n\n"
      "None when CUDA initialised, else the reason it did not."},
     {"is_supported_version", py_is_supported_version, METH_NOARGS,
+     "is_supported_version($module, /)\n--\n\n"
      "Whether the CUDA runtime version is supported."},
-    {"_driver_path", py_driver_path, METH_NOARGS, "The libcuda path in use (or None)."},
+    {"_driver_path", py_driver_path, METH_NOARGS, "_driver_path($module, /)\n--\n\n"
+                                                  "The libcuda path in use (or None)."},
     {NULL, NULL, 0, NULL},
 };
 

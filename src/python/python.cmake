@@ -22,6 +22,11 @@ target_link_libraries(nbcuda_python PRIVATE nbcuda_static)
 # extension: nothing but PyInit_nbcuda is exported from it.
 target_link_options(nbcuda_python PRIVATE -Wl,--exclude-libs,ALL)
 if(SKBUILD)
-  # Only the extension goes into the wheel (install.components = ["python"]).
+  # Only the extension and its stubs go into the wheel (install.components = ["python"]).
   install(TARGETS nbcuda_python LIBRARY DESTINATION . COMPONENT python)
+  # The type stubs, as a PEP 561 stub-only package next to the extension: a single
+  # nbcuda.pyi could not declare the submodules nbcuda.types and nbcuda.random, and py.typed
+  # marks packages only (a stub-only package needs none).
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/python/nbcuda-stubs DESTINATION . COMPONENT python
+    FILES_MATCHING PATTERN "*.pyi")
 endif()

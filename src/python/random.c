@@ -258,13 +258,18 @@ static PyObject *py_create_states(PyObject *sub, PyObject *args, PyObject *kwarg
 static PyMethodDef random_functions[] = {
     {"create_xoroshiro128p_states", (PyCFunction)(void (*)(void))py_create_states,
      METH_VARARGS | METH_KEYWORDS,
-     "create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0): n generator "
-     "states on the device (a uint64 array of shape (n, 2)), as numba makes them."},
+     "create_xoroshiro128p_states($module, n, seed, subsequence_start=0, stream=0)\n--\n\n"
+     "N generator states on the device (a uint64 array of shape (n, 2)), as numba makes them."},
     {"init_xoroshiro128p_states", (PyCFunction)(void (*)(void))py_init_states,
      METH_VARARGS | METH_KEYWORDS,
+     "init_xoroshiro128p_states($module, states, seed, subsequence_start=0, stream=0)\n--\n\n"
      "init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0)"},
-    {"__getattr__", (PyCFunction)random_getattr, METH_O, NULL},
-    {"__dir__", (PyCFunction)random_dir, METH_NOARGS, NULL},
+    {"__getattr__", (PyCFunction)random_getattr, METH_O, "__getattr__($module, name, /)\n--\n\n"
+                                                         "The module's device functions, "
+                                                         "made on first use."},
+    {"__dir__", (PyCFunction)random_dir, METH_NOARGS, "__dir__($module, /)\n--\n\n"
+                                                      "The module's names, device functions "
+                                                      "included."},
     {NULL, NULL, 0, NULL},
 };
 

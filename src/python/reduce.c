@@ -320,7 +320,7 @@ static PyType_Slot reduce_slots[] = {
     {Py_tp_clear, reduce_clear},
     {Py_tp_dealloc, reduce_dealloc},
     {Py_tp_members, reduce_members},
-    {Py_tp_doc, (void *)"Reduce(functor): a reduction of 1-D arrays with the binary function "
+    {Py_tp_doc, (void *)"Reduce(functor)\n--\n\nA reduction of 1-D arrays with the binary function "
                         "functor (numba's cuda.reduce); call it with (arr, size=None, "
                         "res=None, init=0, stream=0)."},
     {0, NULL},

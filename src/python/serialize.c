@@ -306,10 +306,11 @@ static PyObject *py_rebuild_jit(PyObject *module, PyObject *args) {
 
 static PyMethodDef serialize_functions[] = {
     {"_rebuild_jit", py_rebuild_jit, METH_VARARGS,
-     "_rebuild_jit(config, function): a pickled kernel or device function made again."},
+     "_rebuild_jit($module, *state)\n--\n\n"
+     "A pickled kernel or device function made again."},
     {"_rebuild_decorated", py_rebuild_decorated, METH_VARARGS,
-     "_rebuild_decorated(decorator, args, kwargs, function): a pickled ufunc or gufunc made "
-     "again."},
+     "_rebuild_decorated($module, *state)\n--\n\n"
+     "A pickled ufunc or gufunc made again."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -288,17 +288,24 @@ static PyObject *stream_async_done(StreamObject *self, PyObject *unused) {
 
 static PyMethodDef stream_methods[] = {
     {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS,
+     "synchronize($self, /)\n--\n\n"
      "Waits for all work queued on the stream."},
-    {"query", (PyCFunction)stream_query, METH_NOARGS, "True when all work is done."},
+    {"query", (PyCFunction)stream_query, METH_NOARGS, "query($self, /)\n--\n\n"
+                                                      "True when all work is done."},
     {"auto_synchronize", (PyCFunction)stream_auto_synchronize, METH_NOARGS,
+     "auto_synchronize($self, /)\n--\n\n"
      "Context manager yielding the stream; synchronizes on exit, even on error."},
     {"add_callback", (PyCFunction)(void (*)(void))stream_add_callback,
      METH_VARARGS | METH_KEYWORDS,
+     "add_callback($self, callback, arg=None)\n--\n\n"
      "callback(stream, status, arg) runs after the queued work, on nbcuda's dispatcher "
      "thread (never on the driver's)."},
     {"async_done", (PyCFunction)stream_async_done, METH_NOARGS,
+     "async_done($self, /)\n--\n\n"
      "An asyncio future resolved with the stream when the queued work is done."},
-    {"__cuda_stream__", (PyCFunction)stream_cuda_stream, METH_NOARGS, "(0, handle)"},
+    {"__cuda_stream__", (PyCFunction)stream_cuda_stream, METH_NOARGS, "__cuda_stream__($self, "
+                                                                      "/)\n--\n\n"
+                                                                      "(0, handle)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -541,20 +548,28 @@ static PyObject *py_async_set(PyObject *module, PyObject *const *args, Py_ssize_
 
 static PyMethodDef stream_functions[] = {
     {"stream", (PyCFunction)(void (*)(void))py_stream, METH_FASTCALL,
+     "stream($module, /)\n--\n\n"
      "A new stream (cuStreamCreate)."},
     {"default_stream", (PyCFunction)(void (*)(void))py_default_stream, METH_FASTCALL,
+     "default_stream($module, /)\n--\n\n"
      "The default stream (handle 0)."},
     {"legacy_default_stream", (PyCFunction)(void (*)(void))py_legacy_default_stream,
-     METH_FASTCALL, "The legacy default stream (handle 1)."},
+     METH_FASTCALL, "legacy_default_stream($module, /)\n--\n\n"
+                    "The legacy default stream (handle 1)."},
     {"per_thread_default_stream", (PyCFunction)(void (*)(void))py_per_thread_default_stream,
-     METH_FASTCALL, "The per-thread default stream (handle 2)."},
+     METH_FASTCALL, "per_thread_default_stream($module, /)\n--\n\n"
+                    "The per-thread default stream (handle 2)."},
     {"external_stream", py_external_stream, METH_O,
+     "external_stream($module, ptr, /)\n--\n\n"
      "Wraps a CUstream handle (an int) that the caller owns."},
     {"_dispatch_callbacks", py_dispatch_callbacks, METH_NOARGS,
+     "_dispatch_callbacks($module, /)\n--\n\n"
      "The stream-callback dispatcher thread's body (internal)."},
     {"_async_resolve", (PyCFunction)(void (*)(void))py_async_resolve, METH_FASTCALL,
+     "_async_resolve($module, *args)\n--\n\n"
      "internal: async_done's callback"},
     {"_async_set", (PyCFunction)(void (*)(void))py_async_set, METH_FASTCALL,
+     "_async_set($module, *args)\n--\n\n"
      "internal: resolves async_done's future on its loop"},
     {NULL, NULL, 0, NULL},
 };

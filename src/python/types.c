@@ -501,7 +501,7 @@ static PyType_Slot type_slots[] = {
     {Py_tp_call, type_call},
     {Py_mp_subscript, type_getitem},
     {Py_tp_getset, type_getset},
-    {Py_tp_doc, (void *)"A numba type: a scalar, an array type or a signature."},
+    {Py_tp_doc, (void *)"Type(name)\n--\n\nA numba type: a scalar, an array type or a signature."},
     {0, NULL},
 };
 
@@ -976,12 +976,15 @@ static PyGetSetDef tuple_getset[] = {
   {Py_tp_new, new_fn}, {Py_tp_dealloc, type_dealloc}, {Py_tp_traverse, type_traverse},      \
       {Py_tp_clear, type_clear}, {Py_tp_doc, (void *)doc}, {0, NULL}
 static PyType_Slot array_slots[] = {SUBCLASS_SLOTS(
-    array_new, "numba's Array(dtype, ndim, layout): an array type, as float32[:, ::1] is "
+    array_new, "Array(dtype, ndim, layout, readonly=False, name=None, aligned=True)\n--\n\n"
+               "numba's array type, as float32[:, ::1] is "
                "Array(float32, 2, 'C').")};
 static PyType_Slot tuple_slots[] = {TUPLE_SLOTS SUBCLASS_SLOTS(
-    tuple_new, "numba's Tuple((t1, t2, ...)): a tuple type of those items.")};
+    tuple_new, "Tuple(types)\n--\n\nnumba's Tuple((t1, t2, ...)): a tuple type of those "
+               "items.")};
 static PyType_Slot uni_tuple_slots[] = {TUPLE_SLOTS SUBCLASS_SLOTS(
-    uni_tuple_new, "numba's UniTuple(dtype, count): a tuple type of count items of one type.")};
+    uni_tuple_new,
+    "UniTuple(dtype, count)\n--\n\nnumba's tuple type of count items of one type.")};
 #undef TUPLE_SLOTS
 #undef SUBCLASS_SLOTS
 #define SUBCLASS_SPEC(tpname, slot_table)                                                    \
@@ -1015,6 +1018,7 @@ static PyObject *py_cpointer(PyObject *module, PyObject *dtype) {
  * state it uses). */
 static PyMethodDef tuple_functions[] = {
     {"CPointer", py_cpointer, METH_O,
+     "CPointer($module, dtype, /)\n--\n\n"
      "numba's CPointer(dtype): the type of an address of dtype values (a kernel argument is "
      "an int address; p[i] reads and writes)."},
     {NULL, NULL, 0, NULL},
@@ -1022,6 +1026,7 @@ static PyMethodDef tuple_functions[] = {
 
 static PyMethodDef types_functions[] = {
     {"from_dtype", py_from_dtype, METH_O,
+     "from_dtype($module, dtype, /)\n--\n\n"
      "numba's type of a numpy dtype (a scalar, or a Record for a structured dtype)."},
     {NULL, NULL, 0, NULL},
 };
@@ -1086,6 +1091,12 @@ int nbc__py_types_init(PyObject *module, nbc__py_state *st) {
   PyObject *types = PyModule_New("nbcuda.types");
   PyObject *dict = types ? PyModule_GetDict(types) : NULL; /* borrowed */
   rc = dict ? PyDict_Update(dict, st->types) : -1;
+  PyObject *doc = rc == 0 ? PyUnicode_FromString(
+                                "numba's types for kernels (numba.cuda.types): the scalar "
+                                "types, Array, Tuple, UniTuple, CPointer and from_dtype.")
+                          : NULL;
+  rc = doc ? PyDict_SetItemString(dict, "__doc__", doc) : -1;
+  Py_XDECREF(doc);
   PyObject *from_dtype = rc == 0 ? PyObject_GetAttrString(module, "from_dtype") : NULL;
   rc = from_dtype ? PyDict_SetItemString(dict, "from_dtype", from_dtype) : -1;
   for (PyMethodDef *def = tuple_functions; rc == 0 && def->ml_name; def++) {

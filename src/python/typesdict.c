@@ -51,8 +51,10 @@ static PyObject *typesdict_get(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef typesdict_methods[] = {
-    {"__missing__", typesdict_missing, METH_O, "The value of an equal key (numba's types)."},
+    {"__missing__", typesdict_missing, METH_O, "__missing__($self, key, /)\n--\n\n"
+                                               "The value of an equal key (numba's types)."},
     {"get", typesdict_get, METH_VARARGS,
+     "get($self, key, default=None, /)\n--\n\n"
      "get(key, default=None), an equal key of numba's types included."},
     {NULL, NULL, 0, NULL},
 };

@@ -730,10 +730,11 @@ static PyObject *ufunc_pickle(UFuncObject *self, PyObject *unused) {
 
 static PyMethodDef ufunc_methods[] = {
     {"__reduce__", (PyCFunction)ufunc_pickle, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\n"
      "Pickles the ufunc as its scalar function, signatures and identity."},
     {"reduce", (PyCFunction)(void (*)(void))ufunc_reduce, METH_VARARGS | METH_KEYWORDS,
-     "reduce(arg, stream=0): folds a 1-D array with a binary ufunc (numba's pairwise "
-     "order)."},
+     "reduce($self, arg, stream=0)\n--\n\n"
+     "Folds a 1-D array with a binary ufunc (numba's pairwise order)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -882,8 +883,8 @@ done:
 
 static PyMethodDef vectorize_functions[] = {
     {"vectorize", (PyCFunction)(void (*)(void))py_vectorize, METH_VARARGS | METH_KEYWORDS,
-     "vectorize(signatures, target='cuda', identity=None): a decorator making a GPU ufunc "
-     "(numba's cuda.vectorize)."},
+     "vectorize($module, ftylist_or_function=(), /, **kws)\n--\n\n"
+     "A decorator making a GPU ufunc (numba's cuda.vectorize)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -15,6 +15,7 @@ progress ("CALL ..." lines) so a segfault or a hang names the offending call. Ru
 hand with `python tests/python/test_bad_input.py GROUP` (NBCUDA_DRIVER set to the test driver).
 """
 import functools
+import inspect
 import math
 import os
 import re
@@ -264,48 +265,24 @@ def hostile_values(cuda):
 
 
 def _signature(obj):
-    """[(name, kind)] of obj's parameters from its docstring's first line, e.g.
-    "device_array(shape, dtype=float64, strides=None, order='C', stream=0): ..." -> kind is
-    'pos' (required), 'opt' (has a default), 'star' (*args) or 'kw' (after *). None when the
-    docstring gives no signature."""
-    doc = getattr(obj, "__doc__", None) or ""
-    name = getattr(obj, "__name__", "")
-    m = re.match(r"\s*(?:with\s+)?([\w.]+)\((.*?)\)\s*(?:->|:|$)", doc.split("\n")[0])
-    if not m or (name and m.group(1).split(".")[-1] != name):
+    """[(name, kind)] of obj's parameters from inspect.signature (the text signature of a
+    function of the module): kind is 'pos' (required), 'opt' (has a default), 'star' (*args)
+    or 'kw' (keyword-only). None when inspect finds no signature."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
         return None
-    params, kw_only = [], False
-    for part in _split_top(m.group(2)):
-        part = part.strip()
-        if not part or part == "...":
+    params = []
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_KEYWORD:
             continue
-        if part == "*":
-            kw_only = True
-        elif part.startswith("**"):
-            continue
-        elif part.startswith("*"):
-            params.append((part[1:], "star"))
-            kw_only = True
-        elif "=" in part:
-            params.append((part.split("=")[0].strip(), "kw" if kw_only else "opt"))
-        elif part.isidentifier():
-            params.append((part, "kw" if kw_only else "pos"))
-    return params
-
-
-def _split_top(text):
-    depth, cur, out = 0, "", []
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
+        if p.kind == p.VAR_POSITIONAL:
+            params.append((p.name, "star"))
+        elif p.kind == p.KEYWORD_ONLY:
+            params.append((p.name, "kw"))
         else:
-            cur += ch
-    out.append(cur)
-    return out
+            params.append((p.name, "pos" if p.default is p.empty else "opt"))
+    return params
 
 
 def _plain(a):
