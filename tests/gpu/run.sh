@@ -101,8 +101,14 @@ if want bench; then
   BENCH=$LOG/bench
   rm -rf "$BENCH"
   mkdir -p "$BENCH"
-  commit=${NBCUDA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-  [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit (modified)"
+  # NBCUDA_COMMIT, when given, is the commit the copied tree is: the copy's own .git (if any)
+  # may be of another commit, and is then not asked
+  if [ -n "${NBCUDA_COMMIT:-}" ]; then
+    commit=$NBCUDA_COMMIT
+  else
+    commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+    [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit (modified)"
+  fi
   gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)
   cpu=$(grep -m1 "model name" /proc/cpuinfo 2>/dev/null | sed 's/.*: //')
   python3 - "$BENCH/meta.json" "$commit" "$gpu" "$cpu" <<'PY'

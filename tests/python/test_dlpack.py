@@ -286,6 +286,7 @@ def test_cupy_takes_our_arrays(gpu):
     c[1, 1] = -1
     cupy.cuda.Device().synchronize()
     assert d.copy_to_host()[1, 1] == -1
+    host[1, 1] = -1  # written through CuPy above
     v = cupy.from_dlpack(d[:, 1::2])
     np.testing.assert_array_equal(cupy.asnumpy(v), host[:, 1::2])
 
