@@ -10,8 +10,11 @@
  * result (code, return type, symbol, log) is copied out with malloc, so results outlive
  * the compilation and compiles on different threads share nothing. The first error stops
  * the pipeline; its text ("file:line:col: error: ...", the source line, a caret) is left
- * in nbc_last_error() for the calling thread. A dump request (--dump=tokens|ast|types|ir
- * on the CLI) stops after that phase and returns the phase's printed output as the code.
+ * in nbc_last_error() for the calling thread. The pipeline runs on a thread with a large
+ * stack (stack.c), so that a caller with a small stack (a Python thread, musl's 128 KB)
+ * compiles the deepest input the limits accept; its error is carried back. A dump request
+ * (--dump=tokens|ast|types|ir on the CLI) stops after that phase and returns the phase's
+ * printed output as the code.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,10 +310,10 @@ static nbc_compile_result_t *make_result(const char *code, size_t size) {
   return r;
 }
 
-nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
-                             const char *signature, const nbc_compile_options_t *options,
-                             const nbc_resolver_t *resolver, nbc__compile_info *info,
-                             nbc_compile_result_t **presult) {
+static nbc_status_t compile_pipeline(const nbc_source_t *source, const char *name,
+                                     const char *signature, const nbc_compile_options_t *options,
+                                     const nbc_resolver_t *resolver, nbc__compile_info *info,
+                                     nbc_compile_result_t **presult) {
   if (presult) *presult = NULL;
   if (!source || !source->text || !signature || !presult)
     return nbc__set_error(NBC_INVALID_ARGUMENT,
@@ -485,6 +488,43 @@ fail:
     nbc__set_error(st, "%s", nbc_status_string(st));
   nbc__arena_destroy(ctx.arena);
   return st;
+}
+
+/* One compile's arguments and outcome, handed to the thread that runs it. */
+typedef struct compile_job {
+  const nbc_source_t *source;
+  const char *name, *signature;
+  const nbc_compile_options_t *options;
+  const nbc_resolver_t *resolver;
+  nbc__compile_info *info;
+  nbc_compile_result_t **presult;
+  nbc_status_t status;
+  char *error; /* the compiling thread's last error (malloc'd), when it failed */
+} compile_job;
+
+static void compile_on_stack(void *data) {
+  compile_job *j = data;
+  j->status = compile_pipeline(j->source, j->name, j->signature, j->options, j->resolver,
+                               j->info, j->presult);
+  if (j->status != NBC_OK) j->error = dup_text(nbc_last_error(), strlen(nbc_last_error()));
+}
+
+/* The pipeline runs on a large stack of its own (stack.c), whatever the caller's stack; the
+ * error it leaves on that thread is set again on the caller's. */
+nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
+                             const char *signature, const nbc_compile_options_t *options,
+                             const nbc_resolver_t *resolver, nbc__compile_info *info,
+                             nbc_compile_result_t **presult) {
+  compile_job job = {source, name, signature, options, resolver, info, presult, NBC_OK, NULL};
+  nbc__stack_run(compile_on_stack, &job);
+  if (job.status != NBC_OK) {
+    if (job.error)
+      nbc__set_error(job.status, "%s", job.error);
+    else
+      nbc__set_error(job.status, "%s", nbc_status_string(job.status));
+    free(job.error);
+  }
+  return job.status;
 }
 
 nbc_status_t nbc_compile(const nbc_source_t *source, const char *name, const char *signature,

@@ -344,7 +344,23 @@ typedef struct nbc__type {
   const void *ref; /* FUNCTION passed to a device function: the nbc__global of
                       the Python or declared function it is (NULL: named by
                       `name` alone, cuda.atomic.add, math.sin...) */
+  int nest;        /* levels of types inside this one (0: none), which bounds the recursion
+                      of every walk over it (inference refuses more than NBC__TYPE_MAX_NEST) */
+  int values;      /* TUPLE, RECORD: the types at the leaves of its expansion (a tuple of
+                      tuples counts its innermost items); 0 for a leaf itself */
 } nbc__type;
+
+/* How deeply types may nest (a tuple of tuples ...): every printer, comparison and lowering
+ * of a type recurses once per level. The signature parser's tuple limit is the same. */
+enum { NBC__TYPE_MAX_NEST = 32 };
+/* How many values one tuple may hold in all, counting through nested tuples: lowering
+ * expands a tuple into its values, and `x1 = (x0, x0)`, `x2 = (x1, x1)` ... doubles them
+ * with each line. 64 tuples of 64 values fit. */
+enum { NBC__TYPE_MAX_VALUES = 4096 };
+/* The values t expands to (1 for a leaf). */
+static inline int nbc__type_values(const nbc__type *t) {
+  return t && t->values ? t->values : 1;
+}
 
 /* Interned scalar and void types (static; never freed). */
 const nbc__type *nbc__type_scalar(nbc__type_kind kind);
@@ -908,6 +924,12 @@ nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const c
  * datalayout, triple, every function, kernel annotations and @llvm.used, debug metadata for
  * debug/lineinfo, !nvvmir.version ({2,0} or {2,0,3,2} with debug info). */
 bool nbc__lower(nbc__ctx *ctx, const nbc__program *program, nbc__buf *out);
+
+/* ======================================================================== stack.c === */
+/* Runs fn(arg) on a thread with a large stack (512 MB of address space, 64 MB where that
+ * cannot be had, else the caller's own) and waits for it; on such a thread already, runs it
+ * directly. The per-thread last error fn leaves is on that thread: carry it back. */
+void nbc__stack_run(void (*fn)(void *), void *arg);
 
 /* ========================================================================= nvvm.c === */
 /* libNVVM, loaded once per process (NBCUDA_NVVM, CUDA_HOME/CUDA_PATH, /usr/local/cuda,

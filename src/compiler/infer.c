@@ -1110,19 +1110,25 @@ static const nbc__type *boolop_expr(infer *I, nbc__node *n) {
 }
 
 /* Whether op compares values of types a and b: numbers by numba's rules, tuples item by item
- * (numba's tuple_cmp_ordered and tuple equality: the common items, then the lengths). */
-static bool comparable(nbc__op op, const nbc__type *a, const nbc__type *b) {
+ * (numba's tuple_cmp_ordered and tuple equality: the common items, then the lengths), where
+ * each pair of items must compare with != as well as op. One walk over the items, whose
+ * leaves check both: asking for != and op of every item in turn doubled the work with each
+ * level of nesting. */
+static bool comparable_items(nbc__op op, const nbc__type *a, const nbc__type *b, bool item) {
   if (a->kind == NBC__T_TUPLE && b->kind == NBC__T_TUPLE) {
     for (int i = 0; i < a->count && i < b->count; i++)
-      if (!comparable(NBC__OP_NE, a->items[i], b->items[i]) ||
-          !comparable(op, a->items[i], b->items[i]))
-        return false;
+      if (!comparable_items(op, a->items[i], b->items[i], true)) return false;
     return true;
   }
   if (a->kind == NBC__T_TUPLE || b->kind == NBC__T_TUPLE) return false;
   const nbc__type *conv[2];
   const char *why;
-  return nbc__type_binop_sig(op, a, b, conv, &why) != NULL;
+  return (!item || nbc__type_binop_sig(NBC__OP_NE, a, b, conv, &why) != NULL) &&
+         nbc__type_binop_sig(op, a, b, conv, &why) != NULL;
+}
+
+static bool comparable(nbc__op op, const nbc__type *a, const nbc__type *b) {
+  return comparable_items(op, a, b, false);
 }
 
 /* An expression that may stay Optional or an IntEnum member (see keep_optional). */
@@ -1341,6 +1347,14 @@ const nbc__type *nbc__infer_expr(infer *I, nbc__node *n) {
   I->keep_optional = false;
   n->cast = NULL;
   const nbc__type *t = expr_inner(I, n);
+  if (t && t->nest > NBC__TYPE_MAX_NEST) /* `x1 = (x0,)`, `x2 = (x1,)` ... */
+    return UNSUPPORTED(I, n, "types nested more than %d deep (%s)", NBC__TYPE_MAX_NEST,
+                       "a tuple in a tuple in a tuple ..."),
+           NULL;
+  if (t && nbc__type_values(t) > NBC__TYPE_MAX_VALUES) /* `x1 = (x0, x0)` ... */
+    return UNSUPPORTED(I, n, "a tuple of more than %d values in all (counting those of the "
+                       "tuples in it): %d", NBC__TYPE_MAX_VALUES, nbc__type_values(t)),
+           NULL;
   n->type = t;
   /* numba: an Optional used as a value (TypeError if None); an IntEnum member used as its int
    * (kept for `is`, `.value`, and assigned to a name or returned as it is) */
@@ -2286,11 +2300,34 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
   return fn;
 }
 
-static void mark_reachable(nbc__func *f) {
-  if (f->reachable) return;
-  f->reachable = true;
-  for (int i = 0; i < f->ncallees; i++)
-    mark_reachable(f->callees[i]);
+/* Marks what the entry reaches, with a list of functions to visit rather than recursion:
+ * calls nest at most 64 deep while they are typed, but a callee typed earlier is reused, so
+ * a path through the call graph can be as long as the program (a chain of 60 functions
+ * ending in a call of the previous chain's head, and so on). */
+static bool mark_reachable(nbc__ctx *ctx, nbc__func *entry) {
+  size_t n = 0, cap = 64;
+  nbc__func **todo = nbc__arena_alloc(ctx->arena, sizeof *todo * cap);
+  if (todo) {
+    entry->reachable = true;
+    todo[n++] = entry;
+  }
+  while (todo && n > 0) { /* each function is listed once, when it is first marked */
+    nbc__func *f = todo[--n];
+    for (int i = 0; todo && i < f->ncallees; i++) {
+      if (f->callees[i]->reachable) continue;
+      if (n == cap) {
+        nbc__func **grown = nbc__arena_alloc(ctx->arena, sizeof *todo * cap * 2);
+        if (grown) memcpy(grown, todo, sizeof *todo * cap);
+        todo = grown;
+        cap *= 2;
+        if (!todo) break;
+      }
+      f->callees[i]->reachable = true;
+      todo[n++] = f->callees[i];
+    }
+  }
+  if (!todo) nbc__diag_oom(ctx);
+  return todo != NULL;
 }
 
 bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
@@ -2334,7 +2371,7 @@ bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
     return false;
   }
   /* Drop specialisations that only intermediate walks asked for. */
-  mark_reachable(entry);
+  if (!mark_reachable(ctx, entry)) return false;
   nbc__func **pf = &prog->funcs;
   while (*pf) {
     if (!(*pf)->reachable)

@@ -17,9 +17,9 @@
  * nvvmLazyAddModuleToProgram after the verify, so only the functions used are linked in
  * and the 460 KB module is not re-verified each time.
  *
- * libNVVM runs on a thread with a large stack of its own (its optimiser recurses along long
- * chains of instructions), or, when the options set a time limit, in a child process that is
- * killed at the deadline (nvvmCompileProgram cannot be cancelled; see run_with_time_limit).
+ * libNVVM runs on a large stack (stack.c: its optimiser recurses along long chains of
+ * instructions), or, when the options set a time limit, in a child process that is killed
+ * at the deadline (nvvmCompileProgram cannot be cancelled; see run_with_time_limit).
  *
  * Options follow numba-cuda's mapping, in its order: -opt=3|0, -g (debug), -gen-lto
  * (LTO-IR output), -arch=compute_XY, then the fastmath group -ftz=1 -fma=1 -prec-div=0
@@ -640,31 +640,12 @@ done:
   nvvm.destroy(&prog);
 }
 
-static void *job_thread(void *job) {
-  run_job(job);
-  return NULL;
-}
-
 /* libNVVM's optimiser recurses along chains of dependent instructions (100,000 `x += a`
- * overflow 8 MB), and the caller may be a thread with a small stack (a Python thread), so
- * the job runs on a thread of its own with a stack that holds such chains. The stack is
- * virtual memory: only the pages touched are used. Without a thread, on the caller's. */
-enum { NVVM_STACK = 512 << 20 };
+ * overflow 8 MB), and the caller may be a thread with a small stack (a Python thread): the
+ * job runs on a large stack (stack.c), the compile's own when nbc_compile made one. */
+static void run_job_thunk(void *job) { run_job(job); }
 
-static void run_on_large_stack(nvvm_job *j) {
-  pthread_attr_t attr;
-  pthread_t thread;
-  if (pthread_attr_init(&attr) == 0) {
-    bool started = pthread_attr_setstacksize(&attr, NVVM_STACK) == 0 &&
-                   pthread_create(&thread, &attr, job_thread, j) == 0;
-    pthread_attr_destroy(&attr);
-    if (started) {
-      pthread_join(thread, NULL);
-      return;
-    }
-  }
-  run_job(j);
-}
+static void run_on_large_stack(nvvm_job *j) { nbc__stack_run(run_job_thunk, j); }
 
 /* ------------------------------------------------------ compiling with a time limit --- */
 

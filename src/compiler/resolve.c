@@ -985,30 +985,38 @@ static nbc__binding *package_submodule(nbc__module *m, const char *name) {
   return lookup(m, copy);
 }
 
+/* Follows `from a import x` from module to module; past this many, a cycle (a imports x
+ * from b, b from a: Python's circular-import ImportError) or an absurd chain, and the name
+ * is unknown. */
+enum { MAX_IMPORT_HOPS = 64 };
+
 int nbc__module_resolve(void *module, const char *name, nbc_global_t *pglobal) {
   nbc__module *m = module;
   memset(pglobal, 0, sizeof *pglobal);
-  const char *dot = strchr(name, '.');
-  char head[256];
-  size_t len = dot ? (size_t)(dot - name) : strlen(name);
-  if (len >= sizeof head) return 1;
-  memcpy(head, name, len);
-  head[len] = 0;
-  nbc__binding *b = lookup(m, head);
-  if (!b || b->g.kind == NBC_GLOBAL_UNDEFINED) b = package_submodule(m, head);
-  if (b && b->path) { /* a module of the program, or a name imported from one */
-    if (!b->attr && !dot) {
+  for (int hop = 0; hop <= MAX_IMPORT_HOPS && name; hop++) {
+    const char *dot = strchr(name, '.');
+    char head[256];
+    size_t len = dot ? (size_t)(dot - name) : strlen(name);
+    if (len >= sizeof head) return 1;
+    memcpy(head, name, len);
+    head[len] = 0;
+    nbc__binding *b = lookup(m, head);
+    if (!b || b->g.kind == NBC_GLOBAL_UNDEFINED) b = package_submodule(m, head);
+    if (!b || !b->path) { /* a name of this module itself */
+      if (dot || !b || b->g.kind == NBC_GLOBAL_UNDEFINED) return 1;
+      *pglobal = b->g;
+      return 0;
+    }
+    if (!b->attr && !dot) { /* a module of the program, or a name imported from one */
       *pglobal = b->g;
       return 0;
     }
     nbc__module *sub = program_module(m, b);
     if (!sub) return 1;
-    const char *rest = !b->attr ? dot + 1
-                       : dot    ? nbc__arena_printf(m->arena, "%s%s", b->attr, dot)
-                                : b->attr;
-    return rest ? nbc__module_resolve(sub, rest, pglobal) : 1;
+    name = !b->attr ? dot + 1
+           : dot    ? nbc__arena_printf(m->arena, "%s%s", b->attr, dot)
+                    : b->attr;
+    m = sub;
   }
-  if (dot || !b || b->g.kind == NBC_GLOBAL_UNDEFINED) return 1;
-  *pglobal = b->g;
-  return 0;
+  return 1;
 }

@@ -20,6 +20,7 @@
  * numba's unify_pairs: numbers unify by NumPy's promote_types, booleans convert safely
  * to any number, arrays of the same dtype and rank unify to layout A, tuples element-wise.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,22 @@ static const nbc__type modf32_type = {
 static const nbc__type modf64_type = {
     .kind = NBC__T_TUPLE, .count = 2, .items = (const nbc__type **)modf64_items};
 
+/* The nesting of a type holding items: one more than its deepest item's. */
+static int nest_over(const nbc__type *const *items, int count) {
+  int nest = 0;
+  for (int i = 0; i < count; i++)
+    if (items[i] && items[i]->nest > nest) nest = items[i]->nest;
+  return nest + 1;
+}
+
+/* The values a tuple or record of these items expands to, saturating at INT_MAX / 2. */
+static int values_over(const nbc__type *const *items, int count) {
+  int64_t values = 0;
+  for (int i = 0; i < count && values < INT_MAX / 2; i++)
+    values += nbc__type_values(items[i]);
+  return values < INT_MAX / 2 ? (int)values : INT_MAX / 2;
+}
+
 const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim, char layout) {
   nbc__type *t = nbc__arena_alloc(ctx->arena, sizeof *t);
   if (!t) return NULL;
@@ -85,6 +102,7 @@ const nbc__type *nbc__type_array(nbc__ctx *ctx, const nbc__type *dtype, int ndim
   t->dtype = dtype;
   t->ndim = ndim;
   t->layout = layout;
+  t->nest = nest_over(&dtype, 1);
   return t;
 }
 
@@ -113,6 +131,8 @@ const nbc__type *nbc__type_tuple(nbc__ctx *ctx, const nbc__type **items, int cou
   t->kind = NBC__T_TUPLE;
   t->items = copy;
   t->count = count;
+  t->nest = nest_over(copy, count);
+  t->values = values_over(copy, count);
   return t;
 }
 
@@ -134,6 +154,7 @@ const nbc__type *nbc__type_optional(nbc__ctx *ctx, const nbc__type *dtype) {
   if (!t) return NULL;
   t->kind = NBC__T_OPTIONAL;
   t->dtype = dtype;
+  t->nest = nest_over(&dtype, 1);
   return t;
 }
 
@@ -142,6 +163,7 @@ const nbc__type *nbc__type_pointer(nbc__ctx *ctx, const nbc__type *dtype) {
   if (!t || !dtype) return NULL;
   t->kind = NBC__T_POINTER;
   t->dtype = dtype;
+  t->nest = nest_over(&dtype, 1);
   return t;
 }
 
@@ -186,6 +208,8 @@ const nbc__type *nbc__type_record(nbc__ctx *ctx, const char *const *names,
   t->field_shapes = shp;
   t->size = size;
   t->aligned = aligned;
+  t->nest = nest_over(ty, count);
+  t->values = values_over(ty, count);
   return t;
 }
 

@@ -26,8 +26,9 @@
  *
  * The GIL: nbc_compile runs with the GIL released (libNVVM takes milliseconds to seconds
  * and other Python threads should run meanwhile), and the compiler calls the resolver from
- * inside nbc_compile, on this same thread. The callback therefore re-acquires the GIL with
- * PyGILState_Ensure for the duration of each lookup. Anything the resolver hands out
+ * inside nbc_compile, on the large-stack thread the compile runs on (a thread Python does not
+ * know). The callback therefore re-acquires the GIL with PyGILState_Ensure, which gives that
+ * thread a thread state, for the duration of each lookup. Anything the resolver hands out
  * (source text, names) is kept alive in the session's list until nbc_compile returns. A
  * Python exception inside the resolver (e.g. getsource failing for a function defined in
  * the REPL) is saved and, when the compile then fails, raised instead of the compiler's

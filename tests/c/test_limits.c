@@ -15,30 +15,9 @@
 #include "nbcuda.h"
 #include "nvvm_util.h"
 #include "test.h"
+#include "text_util.h"
 
 enum { DEEP = 100000 };
-
-/* A growing string (malloc'd; the test's process ends soon after). */
-typedef struct text {
-  char *data;
-  size_t len, cap;
-} text;
-
-static void put(text *t, const char *s) {
-  size_t n = strlen(s);
-  if (t->len + n + 1 > t->cap) {
-    t->cap = (t->len + n + 1) * 2;
-    t->data = realloc(t->data, t->cap);
-    ASSERT(t->data);
-  }
-  memcpy(t->data + t->len, s, n + 1);
-  t->len += n;
-}
-
-static void put_times(text *t, const char *s, int times) {
-  for (int i = 0; i < times; i++)
-    put(t, s);
-}
 
 static void cpu_limit(int seconds) {
   struct rlimit r = {(rlim_t)seconds, (rlim_t)seconds};
