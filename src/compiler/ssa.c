@@ -59,6 +59,8 @@ typedef struct loop_ctx {
   struct loop_ctx *outer;
 } loop_ctx;
 
+enum { MAX_LOOP_NEST = 12 }; /* loops nested around a binding that the pass follows */
+
 typedef struct web_pass {
   nbc__ctx *ctx;
   const char *name;
@@ -69,6 +71,7 @@ typedef struct web_pass {
   int nuses, capuses;
   bool unsupported; /* a statement the analysis does not model, or too many bindings */
   loop_ctx *loop;
+  int loop_depth; /* loops around the statement being walked */
 } web_pass;
 
 static int find(web_pass *w, int d) {
@@ -219,11 +222,19 @@ static void walk_stmt(web_pass *w, nbc__node *st, defset *s) {
   }
   case NBC__N_WHILE:
   case NBC__N_FOR: {
+    /* Each loop is walked until its bindings settle (at least twice), inside each walk of
+     * the loops around it: time 2^depth. Deeper nests are left unsplit (the name keeps one
+     * variable), which real kernels never reach. */
+    if (w->loop_depth == MAX_LOOP_NEST) {
+      w->unsupported = true;
+      return;
+    }
     bool is_for = st->kind == NBC__N_FOR;
     if (is_for) reads(w, st->b, *s); /* the iterable, once */
     defset head = *s;
     loop_ctx ctx = {0, 0, w->loop};
     w->loop = &ctx;
+    w->loop_depth++;
     for (int round = 0; round < MAX_DEFS + 2 && !w->unsupported; round++) {
       defset body = head;
       if (is_for)
@@ -236,6 +247,7 @@ static void walk_stmt(web_pass *w, nbc__node *st, defset *s) {
       head = next;
     }
     w->loop = ctx.outer;
+    w->loop_depth--;
     if (!is_for) reads(w, st->a, head); /* the test that ends the loop */
     defset done = head;                 /* the loop's else runs when it ends by itself */
     walk(w, &st->orelse, &done);

@@ -179,6 +179,26 @@ TEST(many_locals) {
   free(t.data);
 }
 
+/* 60 nested loops (64 is the limit) around a rebound name: the SSA pass walks each loop until it settles,
+ * inside each walk of the loops around it (2^depth); past 12 loops it leaves the name as one
+ * variable instead of running for ever. */
+TEST(nested_loops) {
+  cpu_limit(60);
+  text t = {0};
+  put(&t, "def f(a):\n    x = a\n");
+  char indent[512] = "    ";
+  for (int i = 0; i < 60; i++) {
+    put(&t, indent);
+    put(&t, "for i in range(2):\n");
+    strcat(indent, " ");
+  }
+  put(&t, indent);
+  put(&t, "x = x + 1\n    return x\n");
+  const char *msg;
+  ASSERT_OK(compile_src(t.data, "int32(int32)", NBC_OUTPUT_NVVM_IR, 0, &msg));
+  free(t.data);
+}
+
 /* 100,000 `x += a` in a row: libNVVM's optimiser recurses along the chain and overflowed an
  * 8 MB stack; it runs on a large stack of its own. */
 TEST(long_dependency_chain) {
@@ -244,6 +264,6 @@ TEST(time_limit_result_is_the_same) {
 
 TEST_LIST(X(power_chain) X(comparison_chain) X(unary_chains) X(binary_chains) X(brackets)
               X(postfix_chains) X(nested_blocks) X(elif_chain) X(many_locals)
-                  X(long_dependency_chain) X(time_limit_ends_the_compile)
+                  X(nested_loops) X(long_dependency_chain) X(time_limit_ends_the_compile)
                       X(time_limit_result_is_the_same))
 TEST_MAIN()
