@@ -356,6 +356,59 @@ nbc_status_t nbc_runtime_is_supported_version(int *psupported);
 void nbc_runtime_supported_versions(const int (**pversions)[2], int *pcount);
 
 /* ---------------------------------------------------------------------------------------
+ * What nbcuda found: the CUDA libraries it loads at run time, where each was found and its
+ * version, or why it was not; the environment variables it reads. `nbcuda info` and
+ * nbcuda.info() (numba's `numba -s`) are built on these.
+ * ------------------------------------------------------------------------------------- */
+/* The libraries, in the order nbc_info_print lists them: name (as reports print it). */
+#define NBC_LIBRARY_MAP(X)                                                                   \
+  X(DRIVER, "libcuda")           /* the CUDA driver */                                       \
+  X(NVVM, "libNVVM")             /* compiles NVVM IR to PTX and LTO-IR */                    \
+  X(LIBDEVICE, "libdevice")      /* libdevice.10.bc, the math functions' bitcode */          \
+  X(NVJITLINK, "nvJitLink")      /* links LTO-IR and several images (optional) */            \
+  X(NVRTC, "NVRTC")              /* compiles linked CUDA C++ files (optional) */             \
+  X(CUDART, "libcudart")         /* the CUDA runtime, asked for its version (optional) */    \
+  X(CUDADEVRT, "libcudadevrt")   /* libcudadevrt.a, linked for grid synchronisation */
+
+typedef enum nbc_library {
+#define NBC_LIBRARY_ENUM_(name, text) NBC_LIBRARY_##name,
+  NBC_LIBRARY_MAP(NBC_LIBRARY_ENUM_)
+#undef NBC_LIBRARY_ENUM_
+      NBC_LIBRARY_COUNT_
+} nbc_library_t;
+
+/* "libcuda", "libNVVM", ...; NULL for values outside the enum. A static string. */
+const char *nbc_library_name(nbc_library_t library);
+/* Finds (loading it if that has not happened yet, as its first use would) the library and
+ * reports where it is: *ppath the file (or the name the dynamic loader resolved), *pmajor and
+ * *pminor its version (-1 and -1 for a file that carries none: libdevice, libcudadevrt).
+ * Every output may be NULL. On failure the status is the one its first use would return
+ * (NBC_NO_DRIVER, NBC_STUB_DRIVER, NBC_NO_NVVM, NBC_NO_LIBDEVICE, NBC_NO_JITLINK,
+ * NBC_NO_NVRTC, NBC_NO_RUNTIME, NBC_LINK_ERROR for libcudadevrt), nbc_last_error() says
+ * why and where it looked, the version is -1 and *ppath is the file that was found but
+ * cannot be used (a stub libcuda), or NULL. *ppath is valid until the next call of
+ * nbc_library_find on the same thread. Never initialises a device context. */
+nbc_status_t nbc_library_find(nbc_library_t library, const char **ppath, int *pmajor,
+                              int *pminor);
+/* The environment variables nbcuda reads (NBCUDA_*, numba-cuda's NUMBA_* and the toolkit's
+ * CUDA_HOME, CUDA_PATH), sorted, NULL-terminated; static. */
+const char *const *nbc_env_names(void);
+/* Prints nbcuda's version, every library of NBC_LIBRARY_MAP with its path and version or
+ * why it is missing, the CUDA runtime version, the devices, and those of nbc_env_names()
+ * that are set. json 0: a report for people; 1: one JSON object on one line,
+ *   {"nbcuda": "0.1.0",
+ *    "libraries": {"libcuda": {"path": P, "version": [M, m]} or
+ *                             {"path": P or null, "error": E, "status": "NBC_..."}, ...},
+ *    "runtime": {"version": [M, m], "source": "libcudart"|"NVRTC"|"libNVVM"} or
+ *               {"error": E, "status": S},
+ *    "devices": [{"id": 0, "name": N, "uuid": U, "compute_capability": [M, m]}, ...],
+ *    "environment": {"NBCUDA_DRIVER": "...", ...}}
+ * ("version": null where the file carries none). A library that is missing is part of the
+ * report, not a failure: NBC_OK unless out cannot be written (NBC_INVALID_ARGUMENT for a
+ * NULL out). Creates no context. */
+nbc_status_t nbc_info_print(FILE *out, int json);
+
+/* ---------------------------------------------------------------------------------------
  * Memory (in the current context; one is created as by nbc_current_context(-1)).
  * A NULL stream in the *_async functions is the default stream.
  * ------------------------------------------------------------------------------------- */

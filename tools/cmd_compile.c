@@ -6,6 +6,11 @@
  *                  [--time-limit SECONDS] [--dump=tokens|ast|types|ir] [--verbose]
  *                  [--max-source-size N]
  *
+ * FILE `-` is standard input (`-:FUNC` names the function), which diagnostics call <stdin>;
+ * a file named "-" is ./-. The options are parsed by getopt_long, so they may come before or
+ * after FILE, a long option's value may follow '=' or be the next argument, and `--`
+ * ends the options.
+ *
  * How it works. The arguments become an nbc_compile_options_t and one call to
  * nbc__compile_ex (src/compiler/compile.c), which also times each phase and can stop after
  * one to return its printed output (--dump). Globals resolve within the file itself (no
@@ -32,7 +37,8 @@ static const char usage_text[] =
     "\n"
     "Compiles the Python function FUNC of FILE.py (numba's CUDA kernel language) for the\n"
     "signature SIG (numba syntax, e.g. 'float32(float32, float32)' or\n"
-    "'void(float32[:], float32[:])') and writes PTX (or LTO-IR) to stdout.\n"
+    "'void(float32[:], float32[:])') and writes PTX (or LTO-IR) to stdout. FILE - reads\n"
+    "standard input (-:FUNC names the function; diagnostics call it <stdin>).\n"
     "\n"
     "options:\n"
     "  --sig SIG             the signature (required)\n"
@@ -59,15 +65,13 @@ static const char usage_text[] =
     "                        NBCUDA_MAX_SOURCE_SIZE or 16 MiB)\n"
     "  -o OUT                write the code to OUT instead of stdout (- is stdout)\n"
     "  --dump=PHASE          print a phase's output instead: tokens, ast, types or ir\n"
-    "  --verbose             print the return type and each phase's time to stderr\n"
+    "  -v, --verbose         print the return type and each phase's time to stderr\n"
+    "  -h, --help            print this help\n"
     "\n"
     "exit status: 0 success, 1 compile error, 2 bad usage\n";
 
 static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "nbcuda compile: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n%s", usage_text);
-  return 2;
+  return nbc__cli_usage_error("compile", fmt, arg);
 }
 
 /* "N", "N,M" or "N,M,K", each a positive integer that fits in 32 bits. */
@@ -86,14 +90,13 @@ static bool parse_launch_bounds(const char *v, nbc_compile_options_t *o) {
   }
 }
 
-/* The file's text, at most limit bytes (a longer one is read no further: *ptoo_long); NULL
- * with errno set when it cannot be read (EISDIR for a directory). */
-static char *read_file(const char *path, size_t limit, size_t *psize, bool *ptoo_long) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+/* The text of f (a file, or standard input), at most limit bytes (a longer one is read no
+ * further: *ptoo_long); NULL with errno set when it cannot be read (EISDIR for a
+ * directory). Closes f unless it is stdin. */
+static char *read_stream(FILE *f, size_t limit, size_t *psize, bool *ptoo_long) {
   struct stat sb;
   if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    fclose(f);
+    if (f != stdin) fclose(f);
     errno = EISDIR;
     return NULL;
   }
@@ -117,7 +120,7 @@ static char *read_file(const char *path, size_t limit, size_t *psize, bool *ptoo
     data = bigger;
   }
   int err = ferror(f);
-  fclose(f);
+  if (f != stdin) fclose(f);
   if (!data || err) {
     free(data);
     errno = err ? EIO : ENOMEM;
@@ -146,25 +149,6 @@ static bool parse_cc(const char *s, int *pmajor, int *pminor, char *parch) {
   return true;
 }
 
-/* Matches "--name VALUE" and "--name=VALUE"; advances *pi past a separate value. */
-static bool option_value(int argc, char **argv, int *pi, const char *name, const char **pvalue,
-                         int *perr) {
-  const char *a = argv[*pi];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n) != 0) return false;
-  if (a[n] == '=') {
-    *pvalue = a + n + 1;
-    return true;
-  }
-  if (a[n] != '\0') return false;
-  if (*pi + 1 >= argc) {
-    *perr = usage_error("%s needs a value", name);
-    return true;
-  }
-  *pvalue = argv[++*pi];
-  return true;
-}
-
 static int write_code(const char *path, const char *code, size_t size) {
   FILE *f = path ? fopen(path, "wb") : stdout;
   if (!f) {
@@ -180,102 +164,194 @@ static int write_code(const char *path, const char *code, size_t size) {
   return 0;
 }
 
+/* The long options; those without a short form have values from 256 up. */
+enum {
+  OPT_SIG = 256, OPT_KERNEL, OPT_CC, OPT_OUTPUT, OPT_ABI, OPT_ABI_NAME, OPT_FASTMATH,
+  OPT_LINEINFO, OPT_DEBUG, OPT_NO_OPT, OPT_FORCEINLINE, OPT_LAUNCH_BOUNDS, OPT_TIME_LIMIT,
+  OPT_MAX_SOURCE_SIZE, OPT_DUMP
+};
+static const struct option longopts[] = {
+    {"sig", required_argument, NULL, OPT_SIG},
+    {"kernel", no_argument, NULL, OPT_KERNEL},
+    {"cc", required_argument, NULL, OPT_CC},
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"abi", required_argument, NULL, OPT_ABI},
+    {"abi-name", required_argument, NULL, OPT_ABI_NAME},
+    {"fastmath", no_argument, NULL, OPT_FASTMATH},
+    {"lineinfo", no_argument, NULL, OPT_LINEINFO},
+    {"debug", no_argument, NULL, OPT_DEBUG},
+    {"no-opt", no_argument, NULL, OPT_NO_OPT},
+    {"forceinline", no_argument, NULL, OPT_FORCEINLINE},
+    {"launch-bounds", required_argument, NULL, OPT_LAUNCH_BOUNDS},
+    {"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
+    {"max-source-size", required_argument, NULL, OPT_MAX_SOURCE_SIZE},
+    {"dump", required_argument, NULL, OPT_DUMP},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* What the command line asks for, beyond the compile options. */
+typedef struct request {
+  const char *target, *sig, *out, *abi;
+  bool kernel, verbose, cubin, help;
+} request;
+
+/* One option's effect (c as getopt_long returned it, v its value); 0, or the exit status of
+ * a usage error. */
+static int apply_option(int c, const char *v, request *r, nbc_compile_options_t *o,
+                        nbc__compile_info *info) {
+  char *end = NULL;
+  errno = 0;
+  switch (c) {
+  case 'h': r->help = true; return 0;
+  case 'v': r->verbose = true; return 0;
+  case 'o': r->out = strcmp(v, "-") == 0 ? NULL : v; return 0; /* "-": stdout */
+  case OPT_SIG: r->sig = v; return 0;
+  case OPT_KERNEL: r->kernel = true; return 0;
+  case OPT_FASTMATH: o->fastmath = 1; return 0;
+  case OPT_LINEINFO: o->lineinfo = 1; return 0;
+  case OPT_DEBUG: o->debug = 1; return 0;
+  case OPT_NO_OPT: o->opt = 0; return 0;
+  case OPT_FORCEINLINE: o->forceinline = 1; return 0;
+  case OPT_ABI_NAME: o->abi_name = v; return 0;
+  case OPT_CC:
+    if (!parse_cc(v, &o->cc_major, &o->cc_minor, &o->cc_arch))
+      return usage_error("--cc expects M.m or M.ma / M.mf (e.g. 9.0, 9.0a), not '%s'", v);
+    return 0;
+  case OPT_OUTPUT:
+    r->cubin = strcmp(v, "cubin") == 0;
+    if (strcmp(v, "ptx") == 0 || r->cubin) o->output = NBC_OUTPUT_PTX;
+    else if (strcmp(v, "ltoir") == 0) o->output = NBC_OUTPUT_LTOIR;
+    else return usage_error("--output expects ptx, ltoir or cubin, not '%s'", v);
+    return 0;
+  case OPT_LAUNCH_BOUNDS:
+    if (!parse_launch_bounds(v, o))
+      return usage_error("--launch-bounds expects 1 to 3 positive integers N[,M[,K]], not '%s'",
+                         v);
+    return 0;
+  case OPT_TIME_LIMIT:
+    o->time_limit = strtod(v, &end);
+    if (errno || end == v || *end || !(o->time_limit > 0) || o->time_limit > 1e9)
+      return usage_error("--time-limit expects a number of seconds above 0, not '%s'", v);
+    return 0;
+  case OPT_MAX_SOURCE_SIZE: {
+    unsigned long long n = isdigit((unsigned char)*v) ? strtoull(v, &end, 10) : 0;
+    if (!n || errno || *end)
+      return usage_error("--max-source-size expects a positive number of bytes, not '%s'", v);
+    o->max_source_size = (size_t)n;
+    return 0;
+  }
+  case OPT_ABI:
+    if (strcmp(v, "c") != 0 && strcmp(v, "numba") != 0)
+      return usage_error("--abi expects c or numba, not '%s'", v);
+    r->abi = v;
+    return 0;
+  case OPT_DUMP:
+    if (strcmp(v, "tokens") == 0) info->dump = NBC__DUMP_TOKENS;
+    else if (strcmp(v, "ast") == 0) info->dump = NBC__DUMP_AST;
+    else if (strcmp(v, "types") == 0) info->dump = NBC__DUMP_TYPES;
+    else if (strcmp(v, "ir") == 0) info->dump = NBC__DUMP_IR;
+    else return usage_error("--dump expects tokens, ast, types or ir, not '%s'", v);
+    return 0;
+  default: return 2; /* not reached: every value of longopts is handled above */
+  }
+}
+
+/* Whether argv[i] is the separate value of the option before it ("--sig", "-o"). */
+static bool is_option_value(char **argv, int i) {
+  const char *prev = argv[i - 1];
+  if (strcmp(prev, "-o") == 0) return true;
+  if (strncmp(prev, "--", 2) != 0 || strchr(prev, '=')) return false;
+  for (const struct option *o = longopts; o->name; o++)
+    if (o->has_arg == required_argument && strcmp(o->name, prev + 2) == 0) return true;
+  return false;
+}
+
+/* Standard input with a function, "-:FUNC", would read to getopt_long as the options '-:'
+ * and '-F...': it is taken out of argv (shifting the rest down) as the target before
+ * getopt_long runs. Returns the new argc. */
+static int take_stdin_target(int argc, char **argv, request *r) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    if (strncmp(argv[i], "-:", 2) != 0 || is_option_value(argv, i)) continue;
+    r->target = argv[i];
+    memmove(argv + i, argv + i + 1, sizeof *argv * (size_t)(argc - i)); /* with the NULL */
+    return argc - 1;
+  }
+  return argc;
+}
+
+/* The command line into r, o and info: 0, or the exit status of a usage error. */
+static int parse_arguments(int argc, char **argv, request *r, nbc_compile_options_t *o,
+                           nbc__compile_info *info) {
+  int c;
+  opterr = 0;
+  optind = 0;
+  argc = take_stdin_target(argc, argv, r);
+  while ((c = getopt_long(argc, argv, ":ho:v", longopts, NULL)) != -1) {
+    if (c == '?' || c == ':') return nbc__cli_bad_option("compile", c, argv, longopts);
+    int rc = apply_option(c, optarg, r, o, info);
+    if (rc || r->help) return rc;
+  }
+  if (optind < argc && !r->target) r->target = argv[optind++];
+  if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
+  if (!r->target) return usage_error("%s", "no FILE.py[:FUNC] given");
+  if (!r->sig) return usage_error("%s", "--sig is required");
+  if (r->kernel) {
+    if (r->abi && strcmp(r->abi, "c") == 0)
+      return usage_error("%s", "--abi c cannot be used with --kernel");
+    o->device = 0;
+    o->abi = NBC_ABI_NUMBA;
+  } else if (r->abi) {
+    o->abi = strcmp(r->abi, "numba") == 0 ? NBC_ABI_NUMBA : NBC_ABI_C;
+  }
+  return 0;
+}
+
+/* The text of path ("-": standard input) within the options' size limit; NULL after
+ * printing why not. */
+static char *read_source(const char *path, const char *name, const nbc_compile_options_t *o,
+                         size_t *psize) {
+  size_t limit = nbc_compile_max_source_size(o);
+  bool too_long = false;
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  char *text = f ? read_stream(f, limit, psize, &too_long) : NULL;
+  if (!text) {
+    if (errno == EISDIR)
+      fprintf(stderr, "nbcuda compile: cannot read %s: it is a directory, not a Python file\n",
+              name);
+    else
+      fprintf(stderr, "nbcuda compile: cannot read %s: %s\n", name, strerror(errno));
+    return NULL;
+  }
+  if (too_long) {
+    fprintf(stderr, "nbcuda compile: %s is more than %zu bytes, the limit on a source (raise it "
+            "with --max-source-size or NBCUDA_MAX_SOURCE_SIZE)\n", name, limit);
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
 int nbc__cli_compile(int argc, char **argv) {
   nbc_compile_options_t o;
   nbc_compile_options_init(&o);
-  const char *target = NULL, *sig = NULL, *out = NULL, *abi = NULL;
-  bool kernel = false, verbose = false, cubin = false;
+  request r = {0};
   nbc__compile_info info;
   memset(&info, 0, sizeof info);
-  int err = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = NULL;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage_text, stdout);
-      return 0;
-    } else if (option_value(argc, argv, &i, "--sig", &sig, &err)) {
-    } else if (option_value(argc, argv, &i, "--cc", &v, &err)) {
-      if (!err && !parse_cc(v, &o.cc_major, &o.cc_minor, &o.cc_arch))
-        return usage_error("--cc expects M.m or M.ma / M.mf (e.g. 9.0, 9.0a), not '%s'", v);
-    } else if (option_value(argc, argv, &i, "--output", &v, &err)) {
-      if (err) break;
-      cubin = strcmp(v, "cubin") == 0;
-      if (strcmp(v, "ptx") == 0 || cubin) o.output = NBC_OUTPUT_PTX;
-      else if (strcmp(v, "ltoir") == 0) o.output = NBC_OUTPUT_LTOIR;
-      else return usage_error("--output expects ptx, ltoir or cubin, not '%s'", v);
-    } else if (option_value(argc, argv, &i, "--launch-bounds", &v, &err)) {
-      if (err) break;
-      if (!parse_launch_bounds(v, &o))
-        return usage_error("--launch-bounds expects 1 to 3 positive integers N[,M[,K]], not '%s'",
-                           v);
-    } else if (option_value(argc, argv, &i, "--time-limit", &v, &err)) {
-      if (err) break;
-      char *end = NULL;
-      errno = 0;
-      o.time_limit = strtod(v, &end);
-      if (errno || end == v || *end || !(o.time_limit > 0) || o.time_limit > 1e9)
-        return usage_error("--time-limit expects a number of seconds above 0, not '%s'", v);
-    } else if (option_value(argc, argv, &i, "--max-source-size", &v, &err)) {
-      if (err) break;
-      char *end = NULL;
-      errno = 0;
-      unsigned long long n = isdigit((unsigned char)*v) ? strtoull(v, &end, 10) : 0;
-      if (!n || errno || *end)
-        return usage_error("--max-source-size expects a positive number of bytes, not '%s'", v);
-      o.max_source_size = (size_t)n;
-    } else if (option_value(argc, argv, &i, "--abi-name", &v, &err)) {
-      o.abi_name = v;
-    } else if (option_value(argc, argv, &i, "--abi", &abi, &err)) {
-      if (!err && strcmp(abi, "c") != 0 && strcmp(abi, "numba") != 0)
-        return usage_error("--abi expects c or numba, not '%s'", abi);
-    } else if (option_value(argc, argv, &i, "--dump", &v, &err)) {
-      if (err) break;
-      if (strcmp(v, "tokens") == 0) info.dump = NBC__DUMP_TOKENS;
-      else if (strcmp(v, "ast") == 0) info.dump = NBC__DUMP_AST;
-      else if (strcmp(v, "types") == 0) info.dump = NBC__DUMP_TYPES;
-      else if (strcmp(v, "ir") == 0) info.dump = NBC__DUMP_IR;
-      else return usage_error("--dump expects tokens, ast, types or ir, not '%s'", v);
-    } else if (strcmp(a, "-o") == 0) {
-      if (i + 1 >= argc) return usage_error("%s needs a file name", a);
-      out = argv[++i];
-      if (strcmp(out, "-") == 0) out = NULL; /* "-": stdout, as the usual Unix convention */
-    } else if (strcmp(a, "--kernel") == 0) {
-      kernel = true;
-    } else if (strcmp(a, "--fastmath") == 0) {
-      o.fastmath = 1;
-    } else if (strcmp(a, "--lineinfo") == 0) {
-      o.lineinfo = 1;
-    } else if (strcmp(a, "--debug") == 0) {
-      o.debug = 1;
-    } else if (strcmp(a, "--forceinline") == 0) {
-      o.forceinline = 1;
-    } else if (strcmp(a, "--no-opt") == 0) {
-      o.opt = 0;
-    } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-      verbose = true;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return usage_error("unknown option '%s'", a);
-    } else if (!target) {
-      target = a;
-    } else {
-      return usage_error("unexpected argument '%s'", a);
-    }
-    if (err) return err;
+  int usage = parse_arguments(argc, argv, &r, &o, &info);
+  if (r.help) {
+    fputs(usage_text, stdout);
+    return 0;
   }
-  if (err) return err;
-  if (!target) return usage_error("%s", "no FILE.py[:FUNC] given");
-  if (!sig) return usage_error("%s", "--sig is required");
-  if (kernel) {
-    if (abi && strcmp(abi, "c") == 0) return usage_error("%s", "--abi c cannot be used with --kernel");
-    o.device = 0;
-    o.abi = NBC_ABI_NUMBA;
-  } else if (abi) {
-    o.abi = strcmp(abi, "numba") == 0 ? NBC_ABI_NUMBA : NBC_ABI_C;
-  }
+  if (usage) return usage;
+  const char *out = r.out;
+  bool cubin = r.cubin, verbose = r.verbose;
 
   /* FILE.py:FUNC — the last ':' separates the function (a Windows drive letter is not a
    * concern here). */
-  char *path = strdup(target);
+  char *path = strdup(r.target);
   if (!path) return 1;
   char *colon = strrchr(path, ':');
   const char *func = NULL;
@@ -283,28 +359,16 @@ int nbc__cli_compile(int argc, char **argv) {
     *colon = '\0';
     func = colon + 1;
   }
-  size_t size = 0, limit = nbc_compile_max_source_size(&o);
-  bool too_long = false;
-  char *text = read_file(path, limit, &size, &too_long);
+  const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+  size_t size = 0;
+  char *text = read_source(path, name, &o, &size);
   if (!text) {
-    if (errno == EISDIR)
-      fprintf(stderr, "nbcuda compile: cannot read %s: it is a directory, not a Python file\n",
-              path);
-    else
-      fprintf(stderr, "nbcuda compile: cannot read %s: %s\n", path, strerror(errno));
     free(path);
     return 1;
   }
-  if (too_long) {
-    fprintf(stderr, "nbcuda compile: %s is more than %zu bytes, the limit on a source (raise it "
-            "with --max-source-size or NBCUDA_MAX_SOURCE_SIZE)\n", path, limit);
-    free(text);
-    free(path);
-    return 1;
-  }
-  nbc_source_t src = {text, size, path, 1, 0};
+  nbc_source_t src = {text, size, name, 1, 0};
   nbc_compile_result_t *result = NULL;
-  nbc_status_t st = nbc__compile_ex(&src, func, sig, &o, NULL, &info, &result);
+  nbc_status_t st = nbc__compile_ex(&src, func, r.sig, &o, NULL, &info, &result);
   int rc = 0;
   if (st != NBC_OK) {
     const char *msg = nbc_last_error();

@@ -1,19 +1,28 @@
-/* nbcuda.c — main() of the nbcuda command-line tool: `detect`, `detect --json`, `version`,
- * `--help`, and dispatch of `compile` to tools/cmd_compile.c.
+/* nbcuda.c — main() of the nbcuda command-line tool: `detect`, `detect --json`, `info`,
+ * `info --json`, `version`, `--help`, `--version`, and dispatch of `compile` to
+ * tools/cmd_compile.c.
+ *
+ * Options are parsed by getopt_long, at the top level up to the command word (so that the
+ * command's options are left to it) and then by each command; a usage error is one line
+ * naming the mistake and where help is (tools/cli.c), with exit status 2.
  *
  * Exit codes: 0 success; 1 the operation failed (for detect: no supported device, or no
- * usable driver, with one line on stderr saying why); 2 usage errors (unknown subcommand or
- * option).
+ * usable driver, with one line on stderr saying why); 2 usage errors (unknown command or
+ * option, a missing or bad value).
  *
  * `detect` prints numba's cuda.detect() report (nbc_detect). `detect --json` prints the same
  * facts as one JSON object: {"driver": ..., "driver_version": ..., "devices": [...],
  * "supported": N} or, when CUDA is unusable, {"error": ..., "status": ...} with exit code 1.
+ * `info` prints what nbcuda found (nbc_info_print: each CUDA library's path and version or
+ * why it is missing, the runtime, the devices, the environment switches set), numba's
+ * `numba -s`; it reports missing libraries and always exits 0.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "nbcuda.h"
+#include "base/json.h"
 #include "cli.h"
+#include "nbcuda.h"
 
 /* Used until tools/cmd_compile.c (another part of the project) is linked in. */
 __attribute__((weak)) int nbc__cli_compile(int argc, char **argv) {
@@ -23,41 +32,56 @@ __attribute__((weak)) int nbc__cli_compile(int argc, char **argv) {
   return 2;
 }
 
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: nbcuda <command> [options]\n"
-          "\n"
-          "Numba's CUDA host API and Python-kernel compiler, in C.\n"
-          "\n"
-          "commands:\n"
-          "  detect [--json]   list the CUDA devices as numba.cuda.detect() does; exit 0 if a\n"
-          "                    supported device exists, 1 otherwise\n"
-          "  compile ...       compile a Python function to PTX or LTO-IR (nbcuda compile --help)\n"
-          "  version           print the versions of nbcuda, the CUDA driver and runtime\n"
-          "  --help, -h        print this help\n"
-          "\n"
-          "environment: NBCUDA_DRIVER (path of libcuda, 0 disables CUDA),\n"
-          "             NBCUDA_PER_THREAD_DEFAULT_STREAM=1\n");
-}
+static const char usage_text[] =
+    "usage: nbcuda [-h | --help] [-V | --version] <command> [options]\n"
+    "\n"
+    "Numba's CUDA host API and Python-kernel compiler, in C.\n"
+    "\n"
+    "commands:\n"
+    "  detect [--json]   list the CUDA devices as numba.cuda.detect() does; exit 0 if a\n"
+    "                    supported device exists, 1 otherwise\n"
+    "  info [--json]     where each CUDA library was found and its version (or why not),\n"
+    "                    the devices and the environment switches set (numba -s)\n"
+    "  compile ...       compile a Python function to PTX, LTO-IR or a cubin\n"
+    "                    (nbcuda compile --help)\n"
+    "  version           print the versions of nbcuda, the CUDA driver and runtime\n"
+    "\n"
+    "options:\n"
+    "  -h, --help        print this help (nbcuda <command> --help: the command's)\n"
+    "  -V, --version     the same as the version command\n"
+    "\n"
+    "environment: NBCUDA_DRIVER (path of libcuda, 0 disables CUDA),\n"
+    "             NBCUDA_PER_THREAD_DEFAULT_STREAM=1; nbcuda info lists every variable read\n"
+    "\n"
+    "exit status: 0 success, 1 the operation failed, 2 bad usage\n";
 
-/* Writes s as a JSON string literal. */
-static void json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(out, "\\%c", c);
-    else if (c == '\n')
-      fputs("\\n", out);
-    else if (c == '\t')
-      fputs("\\t", out);
-    else if (c < 0x20)
-      fprintf(out, "\\u%04x", c);
-    else
-      fputc(c, out);
-  }
-  fputc('"', out);
-}
+static const char detect_usage[] =
+    "usage: nbcuda detect [--json]\n"
+    "\n"
+    "Lists the CUDA devices as numba.cuda.detect() does. Exit status 0 if a supported device\n"
+    "exists, 1 otherwise (one line on stderr says why), 2 on bad usage.\n"
+    "\n"
+    "options:\n"
+    "  --json       one JSON object: driver, driver_version, devices, supported\n"
+    "  -h, --help   print this help\n";
+
+static const char info_usage[] =
+    "usage: nbcuda info [--json]\n"
+    "\n"
+    "Prints what nbcuda found, as numba -s does: its version; where libcuda, libNVVM,\n"
+    "libdevice, nvJitLink, NVRTC, libcudart and libcudadevrt were found and their versions,\n"
+    "or why each is unavailable; the CUDA runtime version; the devices; the environment\n"
+    "variables nbcuda reads that are set. Exit status 0 (a missing library is reported, not\n"
+    "a failure), 2 on bad usage.\n"
+    "\n"
+    "options:\n"
+    "  --json       one JSON object, the same content as Python's nbcuda.info()\n"
+    "  -h, --help   print this help\n";
+
+static const char version_usage[] =
+    "usage: nbcuda version\n"
+    "\n"
+    "Prints the versions of nbcuda, the CUDA driver (with its path) and the CUDA runtime.\n";
 
 static void fail_line(const char *command, nbc_status_t st) {
   /* One line: the message may hold numba's "\n...:" later-failure form. */
@@ -73,9 +97,9 @@ static int detect_json(void) {
   nbc_status_t st = nbc_device_count(&count);
   if (st != NBC_OK) {
     printf("{\"error\": ");
-    json_string(stdout, nbc_last_error());
+    nbc__json_string(stdout, nbc_last_error());
     printf(", \"status\": ");
-    json_string(stdout, nbc_status_name(st));
+    nbc__json_string(stdout, nbc_status_name(st));
     printf("}\n");
     fail_line("detect", st);
     return 1;
@@ -83,7 +107,7 @@ static int detect_json(void) {
   int version = 0, supported = 0;
   nbc_driver_version(&version);
   printf("{\"driver\": ");
-  json_string(stdout, nbc_driver_path());
+  nbc__json_string(stdout, nbc_driver_path());
   printf(", \"driver_version\": [%d, %d], \"devices\": [", version / 1000,
          (version % 1000) / 10);
   for (int i = 0; i < count; i++) {
@@ -97,9 +121,9 @@ static int detect_json(void) {
     int ok = major > 3 || (major == 3 && minor >= 5);
     supported += ok;
     printf("%s{\"id\": %d, \"name\": ", i ? ", " : "", nbc_device_id(d));
-    json_string(stdout, nbc_device_name(d));
+    nbc__json_string(stdout, nbc_device_name(d));
     printf(", \"uuid\": ");
-    json_string(stdout, nbc_device_uuid(d));
+    nbc__json_string(stdout, nbc_device_uuid(d));
     printf(", \"compute_capability\": [%d, %d], \"supported\": %s}", major, minor,
            ok ? "true" : "false");
   }
@@ -111,16 +135,34 @@ static int detect_json(void) {
   return 0;
 }
 
-static int cmd_detect(int argc, char **argv) {
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
+/* The options of a command that has at most --json (pjson NULL: none): 0 to go on, with
+ * *pjson set; else the exit status (-1 after --help, which is 0; 2 after a usage error). */
+static int json_options(int argc, char **argv, const char *usage, int *pjson) {
+  static const struct option with_json[] = {
+      {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+  const struct option *longopts = pjson ? with_json : with_json + 1;
+  const char *command = argv[0];
+  int c;
+  opterr = 0;
+  optind = 0;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    if (c == 'j') {
+      *pjson = 1;
+    } else if (c == 'h') {
+      fputs(usage, stdout);
+      return -1;
     } else {
-      fprintf(stderr, "nbcuda detect: unknown option '%s'\n", argv[i]);
-      return 2;
+      return nbc__cli_bad_option(command, c, argv, longopts);
     }
   }
+  if (optind < argc)
+    return nbc__cli_usage_error(command, "unexpected argument '%s'", argv[optind]);
+  return 0;
+}
+
+static int cmd_detect(int argc, char **argv) {
+  int json = 0, rc = json_options(argc, argv, detect_usage, &json);
+  if (rc) return rc < 0 ? 0 : rc;
   if (json) return detect_json();
   int any = 0;
   nbc_status_t st = nbc_detect(stdout, &any);
@@ -130,6 +172,17 @@ static int cmd_detect(int argc, char **argv) {
   }
   if (!any) {
     fprintf(stderr, "nbcuda detect: no supported CUDA device\n");
+    return 1;
+  }
+  return 0;
+}
+
+static int cmd_info(int argc, char **argv) {
+  int json = 0, rc = json_options(argc, argv, info_usage, &json);
+  if (rc) return rc < 0 ? 0 : rc;
+  nbc_status_t st = nbc_info_print(stdout, json);
+  if (st != NBC_OK) {
+    fail_line("info", st);
     return 1;
   }
   return 0;
@@ -156,19 +209,37 @@ static int cmd_version(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return 2;
+  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                           {"version", no_argument, NULL, 'V'},
+                                           {NULL, 0, NULL, 0}};
+  int c;
+  opterr = 0;
+  /* '+': stop at the command word, whose options are its own. */
+  while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+    if (c == 'h') {
+      fputs(usage_text, stdout);
+      return 0;
+    }
+    if (c == 'V') return cmd_version();
+    return nbc__cli_bad_option(NULL, c, argv, longopts);
   }
-  const char *command = argv[1];
-  if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||
-      strcmp(command, "help") == 0) {
-    usage(stdout);
+  if (optind >= argc) return nbc__cli_usage_error(NULL, "%s", "no command given");
+  const char *command = argv[optind];
+  int sub_argc = argc - optind;
+  char **sub_argv = argv + optind;
+  if (strcmp(command, "help") == 0) {
+    fputs(usage_text, stdout);
     return 0;
   }
-  if (strcmp(command, "detect") == 0) return cmd_detect(argc - 1, argv + 1);
-  if (strcmp(command, "version") == 0 || strcmp(command, "--version") == 0) return cmd_version();
-  if (strcmp(command, "compile") == 0) return nbc__cli_compile(argc - 1, argv + 1);
-  fprintf(stderr, "nbcuda: unknown command '%s' (try nbcuda --help)\n", command);
-  return 2;
+  if (strcmp(command, "detect") == 0) return cmd_detect(sub_argc, sub_argv);
+  if (strcmp(command, "info") == 0) return cmd_info(sub_argc, sub_argv);
+  if (strcmp(command, "version") == 0) {
+    int rc = json_options(sub_argc, sub_argv, version_usage, NULL);
+    return rc ? (rc < 0 ? 0 : rc) : cmd_version();
+  }
+  if (strcmp(command, "compile") == 0) {
+    optind = 0;
+    return nbc__cli_compile(sub_argc, sub_argv);
+  }
+  return nbc__cli_usage_error(NULL, "unknown command '%s'", command);
 }

@@ -22,7 +22,7 @@ from c_reference import _escape  # noqa: E402  (one Markdown escaper for both pa
 SECTIONS = [
     ("Devices and contexts",
      "Detecting CUDA, choosing a device, the current context. Guide: [host API](../guide/host-api.md).",
-     ["detect", "is_available", "cuda_error", "is_supported_version", "runtime", "gpus",
+     ["detect", "info", "is_available", "cuda_error", "is_supported_version", "runtime", "gpus",
       "list_devices", "select_device", "get_current_device", "current_context",
       "require_context", "close", "synchronize", "Device", "Context",
       "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported"]),

@@ -957,6 +957,9 @@ const char *nbc__nvvm_load_error(void);
 const char *nbc__nvvm_path(void);
 /* libdevice's bytes (read once per process); *perror says why when it cannot be found. */
 nbc_status_t nbc__libdevice_get(const char **pdata, size_t *psize, const char **perror);
+/* The file libdevice was read from (reading it if that has not happened yet), NULL when it
+ * cannot be found or read (nbc__libdevice_get says why). */
+const char *nbc__libdevice_path(void);
 /* The default cc: NBCUDA_DEFAULT_PTX_CC, NUMBA_CUDA_DEFAULT_PTX_CC ("M.m" prefix) or 7.5,
  * never below the lowest supported. */
 void nbc__nvvm_default_cc(int *pmajor, int *pminor);

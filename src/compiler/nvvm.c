@@ -429,6 +429,11 @@ nbc_status_t nbc__libdevice_get(const char **pdata, size_t *psize, const char **
   return libdevice.status;
 }
 
+const char *nbc__libdevice_path(void) {
+  pthread_once(&libdevice_once, load_libdevice_once);
+  return libdevice.status == NBC_OK ? libdevice.path : NULL;
+}
+
 /* ------------------------------------------------------------------ options ---------- */
 
 /* "M.m" at the start of s (numba's re.match(r"(\d+)\.(\d+)")); false when it does not

@@ -361,6 +361,17 @@ int nbc__load_toolkit_symbols(const char *what, const char *env_var,
                               size_t count, char *path, size_t path_size, char *error,
                               size_t error_size);
 
+/* Where nvJitLink (module.c), NVRTC (nvrtc.c) and libcudart (runtime.c) were found, loading
+ * them if that has not happened yet: NBC_OK with *ppath (lives for the process) and the
+ * library's version (-1, -1 when it cannot tell), else their NBC_NO_* status with the
+ * places searched in nbc_last_error(). For nbc_library_find. */
+nbc_status_t nbc__jitlink_find(const char **ppath, int *pmajor, int *pminor);
+nbc_status_t nbc__nvrtc_find(const char **ppath, int *pmajor, int *pminor);
+nbc_status_t nbc__cudart_find(const char **ppath, int *pmajor, int *pminor);
+/* module.c: the toolkit's libcudadevrt.a into buf (NBCUDA_CUDADEVRT, else lib64/ of each
+ * toolkit root); NBC_LINK_ERROR naming where it looked when there is none. */
+nbc_status_t nbc__cudadevrt_find(char *buf, size_t size);
+
 /* nvrtc.c: how many times NVRTC itself compiled (nbc_nvrtc_compile answers repeats from its
  * cache); for tests. */
 extern unsigned long nbc__nvrtc_compiles;

@@ -11,6 +11,7 @@
  * unload it; the nbc_module_t then stays a valid, empty wrapper until nbc_module_destroy.
  * Functions are looked up once per call to nbc_module_get_function and owned by the module.
  */
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,10 @@ static struct {
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 static int jit_loaded;
 static char jit_error[8192];
+static char jit_path[4200];
+/* nvJitLinkVersion, which nvJitLink has since 12.3: looked up apart from the entry points a
+ * link needs, so that an older nvJitLink still links. */
+static int (*jit_version)(unsigned *major, unsigned *minor);
 
 static void load_jit(void) {
   static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12",
@@ -58,10 +63,27 @@ static void load_jit(void) {
       {"nvJitLinkGetLinkedPtxSize", (void **)&jit.ptx_size},
       {"nvJitLinkGetLinkedPtx", (void **)&jit.ptx},
   };
-  char path[4200];
   jit_loaded = nbc__load_toolkit_symbols("nvJitLink", "NBCUDA_NVJITLINK", sonames, syms,
-                                         sizeof syms / sizeof syms[0], path, sizeof path,
-                                         jit_error, sizeof jit_error) == 0;
+                                         sizeof syms / sizeof syms[0], jit_path,
+                                         sizeof jit_path, jit_error, sizeof jit_error) == 0;
+  if (jit_loaded) {
+    void *lib = dlopen(jit_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (lib) {
+      *(void **)&jit_version = dlsym(lib, "nvJitLinkVersion");
+      dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
+    }
+  }
+}
+
+nbc_status_t nbc__jitlink_find(const char **ppath, int *pmajor, int *pminor) {
+  pthread_once(&jit_once, load_jit);
+  if (!jit_loaded) return nbc__set_error(NBC_NO_JITLINK, "%s", jit_error);
+  unsigned major = 0, minor = 0;
+  int known = jit_version && jit_version(&major, &minor) == 0;
+  *ppath = jit_path;
+  *pmajor = known ? (int)major : -1;
+  *pminor = known ? (int)minor : -1;
+  return NBC_OK;
 }
 
 static nbc_image_kind_t recognise(const void *data, size_t size, nbc_image_kind_t kind) {
@@ -109,7 +131,7 @@ static nbc_status_t jit_fail(nvjitlink_handle *h, const char *call, int result,
 /* The toolkit's libcudadevrt.a (grid synchronisation's cudaCG* functions) in buf: the file
  * NBCUDA_CUDADEVRT names, else lib64/libcudadevrt.a of $CUDA_HOME, $CUDA_PATH or
  * /usr/local/cuda. NBC_LINK_ERROR naming where it looked when none exists. */
-static nbc_status_t find_cudadevrt(char *buf, size_t size) {
+nbc_status_t nbc__cudadevrt_find(char *buf, size_t size) {
   const char *env = getenv("NBCUDA_CUDADEVRT");
   if (env && *env) {
     snprintf(buf, size, "%s", env);
@@ -252,7 +274,7 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
   }
   if (cudadevrt) {
     char *path = strings->path;
-    nbc_status_t st = find_cudadevrt(path, sizeof strings->path);
+    nbc_status_t st = nbc__cudadevrt_find(path, sizeof strings->path);
     if (st != NBC_OK) {
       jit.destroy(&h);
       return st;

@@ -37,6 +37,7 @@ static struct {
   int (*log_size)(nvrtc_program, size_t *);
   int (*log)(nvrtc_program, char *);
   const char *(*error_string)(int);
+  int (*version)(int *, int *);
 } rtc;
 
 static pthread_once_t rtc_once = PTHREAD_ONCE_INIT;
@@ -58,10 +59,19 @@ static void load_rtc(void) {
       {"nvrtcGetProgramLogSize", (void **)&rtc.log_size},
       {"nvrtcGetProgramLog", (void **)&rtc.log},
       {"nvrtcGetErrorString", (void **)&rtc.error_string},
+      {"nvrtcVersion", (void **)&rtc.version},
   };
   rtc_loaded = nbc__load_toolkit_symbols("NVRTC", "NBCUDA_NVRTC", sonames, syms,
                                          sizeof syms / sizeof syms[0], rtc_path,
                                          sizeof rtc_path, rtc_error, sizeof rtc_error) == 0;
+}
+
+nbc_status_t nbc__nvrtc_find(const char **ppath, int *pmajor, int *pminor) {
+  pthread_once(&rtc_once, load_rtc);
+  if (!rtc_loaded) return nbc__set_error(NBC_NO_NVRTC, "%s", rtc_error);
+  *ppath = rtc_path;
+  if (rtc.version(pmajor, pminor) != 0) *pmajor = *pminor = -1;
+  return NBC_OK;
 }
 
 /* The toolkit's include directory beside the library's lib64/ (for cuda_fp16.h & co.) in

@@ -108,17 +108,29 @@ static int version_major, version_minor;
 static nbc_runtime_source_t version_source;
 static int version_found;
 static char version_error[8192];
+/* What the search for libcudart found (runs within find_version, whichever library answers). */
+static char cudart_path[4200];
+static int cudart_major = -1, cudart_minor = -1;
+static char cudart_error[8192];
 
 static int from_cudart(char *searched, size_t size) {
   static const char *const sonames[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so",
                                         NULL};
-  char path[4200];
-  void *lib = nbc__open_toolkit_library("NBCUDA_CUDART", NULL, sonames, path, sizeof path, searched,
-                                        size);
-  if (!lib) return 0;
+  void *lib = nbc__open_toolkit_library("NBCUDA_CUDART", NULL, sonames, cudart_path,
+                                        sizeof cudart_path, searched, size);
+  if (!lib) {
+    snprintf(cudart_error, sizeof cudart_error, "libcudart cannot be found or loaded "
+             "(searched %s)", searched);
+    return 0;
+  }
   cudart_version_fn fn = (cudart_version_fn)(uintptr_t)dlsym(lib, "cudaRuntimeGetVersion");
   int v = 0, ok = fn && fn(&v) == 0 && v > 0;
+  if (!ok)
+    snprintf(cudart_error, sizeof cudart_error, "%s: cudaRuntimeGetVersion %s", cudart_path,
+             fn ? "failed" : "is missing");
   if (ok) {
+    cudart_major = v / 1000;
+    cudart_minor = (v % 1000) / 10;
     version_major = v / 1000;
     version_minor = (v % 1000) / 10;
     version_source = NBC_RUNTIME_CUDART;
@@ -165,6 +177,15 @@ nbc_status_t nbc_runtime_get_version(int *pmajor, int *pminor, nbc_runtime_sourc
   *pmajor = version_major;
   *pminor = version_minor;
   if (psource) *psource = version_source;
+  return NBC_OK;
+}
+
+nbc_status_t nbc__cudart_find(const char **ppath, int *pmajor, int *pminor) {
+  pthread_once(&version_once, find_version);
+  if (cudart_major < 0) return nbc__set_error(NBC_NO_RUNTIME, "%s", cudart_error);
+  *ppath = cudart_path;
+  *pmajor = cudart_major;
+  *pminor = cudart_minor;
   return NBC_OK;
 }
 

@@ -209,6 +209,28 @@ static PyObject *py_detect(PyObject *module, PyObject *unused) {
   return PyBool_FromLong(any);
 }
 
+/* info(): nbc_info_print's JSON report (the same text as `nbcuda info --json`) as a dict. */
+static PyObject *py_info(PyObject *module, PyObject *unused) {
+  (void)unused;
+  nbc__py_state *st = nbc__py_module_state(module);
+  char *text = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&text, &size);
+  if (!out) return PyErr_NoMemory();
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = nbc_info_print(out, 1);
+  Py_END_ALLOW_THREADS fclose(out);
+  if (s != NBC_OK) {
+    free(text);
+    return nbc__py_raise(st, s);
+  }
+  PyObject *json = PyImport_ImportModule("json");
+  PyObject *dict = json ? PyObject_CallMethod(json, "loads", "s#", text, (Py_ssize_t)size) : NULL;
+  Py_XDECREF(json);
+  free(text);
+  return dict;
+}
+
 /* numba's cuda_error(): None when the driver initialised, else the reason. */
 static PyObject *py_cuda_error(PyObject *module, PyObject *unused) {
   (void)module;
@@ -353,6 +375,11 @@ static PyMethodDef module_functions[] = {
     {"detect", py_detect, METH_NOARGS,
      "detect($module, /)\n--\n\n"
      "Prints the devices found (numba's format); True if any is supported."},
+    {"info", py_info, METH_NOARGS,
+     "What nbcuda found, as `nbcuda info --json` reports it (numba's `numba -s`): a dict of "
+     "nbcuda's version, each CUDA library's path and version or why it is unavailable, the "
+     "CUDA runtime, the devices and the environment variables nbcuda reads that are set. See "
+     "docs/guide/troubleshooting.md."},
     {"cuda_error", py_cuda_error, METH_NOARGS,
      "cuda_error($module, /)\n--\n\n"
      "None when CUDA initialised, else the reason it did not."},

@@ -117,4 +117,18 @@ if(TARGET nbcuda_cli)
   nbc_cli_test(cli_compile_max_source_size
     "${_nbc} compile ${_work}/bad.py:f --sig '(int64,)' --max-source-size 10 2> ${_work}/cap.err; test $? -eq 1 && grep -q 'bad.py is more than 10 bytes' ${_work}/cap.err && NBCUDA_MAX_SOURCE_SIZE=10 ${_nbc} compile ${_work}/typing.py:f --sig '(int64,)' 2>&1 | grep -q 'typing.py is more than 10 bytes'")
   nbc_cli_test(cli_compile_help "${_nbc} compile --help | grep -q 'usage: nbcuda compile'")
+  # FILE - is standard input; -:FUNC names the function, anywhere among the options;
+  # diagnostics call it <stdin>.
+  nbc_cli_test(cli_compile_stdin
+    "${_nbc} compile --sig 'float32(float32, float32)' -:add --cc 9.0 < ${_corpus}/scalars.py | grep -q '.visible .func'")
+  nbc_cli_test(cli_compile_stdin_single_function
+    "printf 'def f(a):\\n    return a + 1\\n' | ${_nbc} compile - --sig 'int64(int64)' | grep -q '.visible .func'")
+  nbc_cli_test(cli_compile_stdin_diagnostic
+    "${_nbc} compile -:f --sig '(int64,)' < ${_work}/bad.py 2> ${_work}/stdin.err; test $? -eq 1 && grep -q '^<stdin>:2:' ${_work}/stdin.err")
+  # getopt_long: options before FILE, --name=value, -- before an operand.
+  nbc_cli_test(cli_compile_options_first
+    "${_nbc} compile --sig='float32(float32, float32)' --cc=9.0 -- ${_corpus}/scalars.py:add | grep -q '.target sm_90'")
+  # A usage error is one line naming the mistake and the help, never the whole help.
+  nbc_cli_test(cli_compile_usage_one_line
+    "${_nbc} compile ${_corpus}/scalars.py:add --sig '(int64, int64)' --frobnicate 2> ${_work}/usage.err; test $? -eq 2 && test $(wc -l < ${_work}/usage.err) -eq 1 && grep -qx \"nbcuda compile: unknown option '--frobnicate' (try nbcuda compile --help)\" ${_work}/usage.err")
 endif()

@@ -1,6 +1,8 @@
 /* test_host_cli.c — the nbcuda command-line tool: `detect` (report, exit 0 / 1 with one clear
- * stderr line), `detect --json`, `version`, `--help`, usage errors (exit 2). Runs the built
- * binary (NBCUDA_BINARY_DIR/nbcuda) as a child process with the environment of each case.
+ * stderr line), `detect --json`, `info`, `info --json`, `version`, `-V`, `--help` of the tool
+ * and of each command, usage errors (exit 2, one line with a hint, the same in every
+ * command). Runs the built binary (NBCUDA_BINARY_DIR/nbcuda) as a child process with the
+ * environment of each case.
  *
  * The child sees the same driver as this process, so against the real driver (GPU machine)
  * the expected report is built from what the library itself reads (device names, compute
@@ -214,7 +216,7 @@ TEST(detect_bad_option) {
   const char *args[] = {"detect", "--yaml", NULL};
   run_result *r = run(NULL, args);
   ASSERT_EQ(r->code, 2);
-  ASSERT_STREQ(r->err, "nbcuda detect: unknown option '--yaml'\n");
+  ASSERT_STREQ(r->err, "nbcuda detect: unknown option '--yaml' (try nbcuda detect --help)\n");
 }
 
 TEST(version) {
@@ -245,7 +247,8 @@ TEST(help) {
   const char *args[] = {"--help", NULL};
   run_result *r = run(NULL, args);
   ASSERT_EQ(r->code, 0);
-  ASSERT(strncmp(r->out, "usage: nbcuda <command>", 23) == 0);
+  ASSERT(strncmp(r->out, "usage: nbcuda [-h | --help] [-V | --version] <command>", 53) == 0);
+  ASSERT_CONTAINS(r->out, "info [--json]");
   ASSERT_CONTAINS(r->out, "detect [--json]");
   ASSERT_CONTAINS(r->out, "version");
   ASSERT_CONTAINS(r->out, "compile");
@@ -261,11 +264,189 @@ TEST(usage_errors) {
   const char *none[] = {NULL};
   r = run(NULL, none);
   ASSERT_EQ(r->code, 2);
-  ASSERT_CONTAINS(r->err, "usage: nbcuda");
+  ASSERT_STREQ(r->err, "nbcuda: no command given (try nbcuda --help)\n");
+  ASSERT_STREQ(r->out, "");
+}
+
+/* An unknown option is refused the same way by the tool and by every command: exit 2, one
+ * line naming the option and the command's --help, nothing on stdout. */
+TEST(unknown_option_every_command) {
+  static const char *const commands[] = {NULL, "detect", "info", "version", "compile"};
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    const char *with[] = {commands[i], "--frob", NULL};
+    const char *const *args = commands[i] ? with : with + 1;
+    char want[128];
+    const char *sp = commands[i] ? " " : "", *name = commands[i] ? commands[i] : "";
+    run_result *r = run(NULL, args);
+    ASSERT_EQ(r->code, 2);
+    snprintf(want, sizeof want, "nbcuda%s%s: unknown option '--frob' (try nbcuda%s%s --help)\n",
+             sp, name, sp, name);
+    ASSERT_STREQ(r->err, want);
+    ASSERT_STREQ(r->out, "");
+    const char *short_with[] = {commands[i], "-q", NULL};
+    r = run(NULL, commands[i] ? short_with : short_with + 1);
+    ASSERT_EQ(r->code, 2);
+    snprintf(want, sizeof want, "nbcuda%s%s: unknown option '-q' (try nbcuda%s%s --help)\n",
+             sp, name, sp, name);
+    ASSERT_STREQ(r->err, want);
+  }
+}
+
+/* Values: a flag given one, an option missing its own, a stray operand. */
+TEST(option_value_errors) {
+  const char *flag_value[] = {"info", "--json=yes", NULL};
+  run_result *r = run(NULL, flag_value);
+  ASSERT_EQ(r->code, 2);
+  ASSERT_STREQ(r->err, "nbcuda info: option '--json' takes no value (try nbcuda info --help)\n");
+  const char *missing[] = {"compile", "f.py:f", "--sig", NULL};
+  r = run(NULL, missing);
+  ASSERT_EQ(r->code, 2);
+  ASSERT_STREQ(r->err,
+               "nbcuda compile: option '--sig' needs a value (try nbcuda compile --help)\n");
+  const char *missing_short[] = {"compile", "f.py:f", "-o", NULL};
+  r = run(NULL, missing_short);
+  ASSERT_EQ(r->code, 2);
+  ASSERT_STREQ(r->err, "nbcuda compile: option '-o' needs a value (try nbcuda compile --help)\n");
+  const char *stray[] = {"detect", "now", NULL};
+  r = run(NULL, stray);
+  ASSERT_EQ(r->code, 2);
+  ASSERT_STREQ(r->err, "nbcuda detect: unexpected argument 'now' (try nbcuda detect --help)\n");
+  const char *bad_value[] = {"compile", "f.py:f", "--sig", "(int64,)", "--cc", "nine", NULL};
+  r = run(NULL, bad_value);
+  ASSERT_EQ(r->code, 2);
+  ASSERT_EQ(count_lines(r->err), 1);
+  ASSERT_CONTAINS(r->err, "nbcuda compile: --cc expects M.m");
+  ASSERT_CONTAINS(r->err, "not 'nine' (try nbcuda compile --help)\n");
+}
+
+/* -V and --version are the version command. */
+TEST(version_option) {
+  const char *version[] = {"version", NULL};
+  run_result *r = run(NULL, version);
+  ASSERT_EQ(r->code, 0);
+  char want[sizeof r->out];
+  snprintf(want, sizeof want, "%s", r->out);
+  ASSERT(strncmp(want, "nbcuda " NBC_VERSION_STRING "\n", 7 + strlen(NBC_VERSION_STRING)) == 0);
+  const char *short_form[] = {"-V", NULL};
+  r = run(NULL, short_form);
+  ASSERT_EQ(r->code, 0);
+  ASSERT_STREQ(r->out, want);
+  const char *long_form[] = {"--version", NULL};
+  r = run(NULL, long_form);
+  ASSERT_EQ(r->code, 0);
+  ASSERT_STREQ(r->out, want);
+}
+
+/* Each command's --help (and -h): its own usage on stdout, exit 0. */
+TEST(command_help) {
+  static const char *const commands[] = {"detect", "info", "version", "compile"};
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "usage: nbcuda %s", commands[i]);
+    const char *args[] = {commands[i], "--help", NULL};
+    run_result *r = run(NULL, args);
+    ASSERT_EQ(r->code, 0);
+    ASSERT(strncmp(r->out, want, strlen(want)) == 0);
+    ASSERT_STREQ(r->err, "");
+    const char *short_args[] = {commands[i], "-h", NULL};
+    r = run(NULL, short_args);
+    ASSERT_EQ(r->code, 0);
+    ASSERT(strncmp(r->out, want, strlen(want)) == 0);
+  }
+}
+
+/* The line `info` prints for a library found: name, version, path, as nbc_library_find
+ * reports them in this process (which sees the same environment). */
+static void expect_library_line(const char *out, nbc_library_t library) {
+  const char *path = NULL;
+  int major = -1, minor = -1;
+  if (nbc_library_find(library, &path, &major, &minor) != NBC_OK) return;
+  char version[32] = "-", want[4400];
+  if (major >= 0) snprintf(version, sizeof version, "%d.%d", major, minor);
+  snprintf(want, sizeof want, "\n  %-13s %-6s %s\n", nbc_library_name(library), version, path);
+  ASSERT_CONTAINS(out, want);
+}
+
+TEST(info) {
+  expected_devices *e = expected();
+  const char *args[] = {"info", NULL};
+  run_result *r = run(NULL, args);
+  ASSERT_EQ(r->code, 0);
+  ASSERT_STREQ(r->err, "");
+  ASSERT(strncmp(r->out, "nbcuda " NBC_VERSION_STRING "\n\nlibraries:\n",
+                 strlen("nbcuda " NBC_VERSION_STRING "\n\nlibraries:\n")) == 0);
+  for (int i = 0; i < NBC_LIBRARY_COUNT_; i++) expect_library_line(r->out, (nbc_library_t)i);
+  char want[512];
+  snprintf(want, sizeof want, "\ndevices: %d\n  0  %s  compute capability %d.%d  GPU-",
+           e->count, e->name0, e->major0, e->minor0);
+  ASSERT_CONTAINS(r->out, want);
+  snprintf(want, sizeof want, "\n  NBCUDA_DRIVER=%s\n", getenv("NBCUDA_DRIVER"));
+  if (getenv("NBCUDA_DRIVER")) ASSERT_CONTAINS(r->out, want);
+  if (tdrv_present()) ASSERT_CONTAINS(r->out, "\n  libcuda       13.0   ");
+}
+
+/* Libraries that cannot be found are reported with the reason, and info still succeeds. */
+TEST(info_not_found) {
+  const char *env[] = {"NBCUDA_NVVM=/nonexistent/libnvvm.so", "NBCUDA_NVJITLINK=/nonexistent/j.so",
+                       "NBCUDA_DRIVER=0", NULL};
+  const char *args[] = {"info", NULL};
+  run_result *r = run(env, args);
+  ASSERT_EQ(r->code, 0);
+  ASSERT_CONTAINS(r->out, "\n  libcuda       unavailable: CUDA is disabled due to setting "
+                          "NBCUDA_DRIVER=0 in the environment\n");
+  ASSERT_CONTAINS(r->out, "\n  libNVVM       unavailable: libNVVM cannot be found or loaded; "
+                          "searched:\n      - /nonexistent/libnvvm.so (NBCUDA_NVVM: no such file)\n");
+  ASSERT_CONTAINS(r->out, "\n  nvJitLink     unavailable: nvJitLink cannot be found or loaded "
+                          "(searched NBCUDA_NVJITLINK=/nonexistent/j.so)\n");
+  ASSERT_CONTAINS(r->out, "\ndevices: none (libcuda is unavailable)\n");
+  ASSERT_CONTAINS(r->out, "\n  NBCUDA_NVVM=/nonexistent/libnvvm.so\n");
+  ASSERT_CONTAINS(r->out, "\n  NBCUDA_DRIVER=0\n");
+}
+
+TEST(info_json) {
+  expected_devices *e = expected();
+  const char *args[] = {"info", "--json", NULL};
+  run_result *r = run(NULL, args);
+  ASSERT_EQ(r->code, 0);
+  ASSERT_EQ(count_lines(r->out), 1);
+  ASSERT(strncmp(r->out, "{\"nbcuda\": \"" NBC_VERSION_STRING "\", \"libraries\": {\"libcuda\": ",
+                 strlen("{\"nbcuda\": \"" NBC_VERSION_STRING "\", \"libraries\": {\"libcuda\": ")) == 0);
+  char want[512];
+  snprintf(want, sizeof want, "\"devices\": [{\"id\": 0, \"name\": \"%s\", \"uuid\": \"GPU-",
+           e->name0);
+  ASSERT_CONTAINS(r->out, want);
+  const char *path = NULL;
+  int major, minor;
+  if (nbc_library_find(NBC_LIBRARY_NVVM, &path, &major, &minor) == NBC_OK) {
+    snprintf(want, sizeof want, "\"libNVVM\": {\"path\": \"%s\", \"version\": [%d, %d]}", path,
+             major, minor);
+    ASSERT_CONTAINS(r->out, want);
+  }
+  if (nbc_library_find(NBC_LIBRARY_LIBDEVICE, &path, NULL, NULL) == NBC_OK) {
+    snprintf(want, sizeof want, "\"libdevice\": {\"path\": \"%s\", \"version\": null}", path);
+    ASSERT_CONTAINS(r->out, want);
+  }
+  ASSERT_CONTAINS(r->out, "\"environment\": {");
+}
+
+TEST(info_json_not_found) {
+  const char *env[] = {"NBCUDA_NVVM=/nonexistent", "NBCUDA_DRIVER=0", NULL};
+  const char *args[] = {"info", "--json", NULL};
+  run_result *r = run(env, args);
+  ASSERT_EQ(r->code, 0);
+  ASSERT_CONTAINS(r->out, "\"libcuda\": {\"path\": null, \"error\": \"CUDA is disabled");
+  ASSERT_CONTAINS(r->out, "\"status\": \"NBC_DRIVER_DISABLED\"}");
+  ASSERT_CONTAINS(r->out, "\"libNVVM\": {\"path\": null, \"error\": \"libNVVM cannot be found "
+                          "or loaded; searched:\\n  - /nonexistent (NBCUDA_NVVM: no such file)\\n");
+  ASSERT_CONTAINS(r->out, "\"status\": \"NBC_NO_NVVM\"}");
+  ASSERT_CONTAINS(r->out, "\"devices\": [], ");
+  ASSERT_CONTAINS(r->out, "\"NBCUDA_NVVM\": \"/nonexistent\"");
 }
 
 TEST_LIST(X(detect_ok) X(detect_unsupported_devices) X(detect_no_device) X(detect_no_driver)
               X(detect_stub_driver) X(detect_disabled) X(detect_json) X(detect_json_no_driver)
                   X(detect_bad_option) X(version) X(version_without_driver) X(help)
-                      X(usage_errors))
+                      X(usage_errors) X(unknown_option_every_command) X(option_value_errors)
+                          X(version_option) X(command_help) X(info) X(info_not_found)
+                              X(info_json) X(info_json_not_found))
 TEST_MAIN()
