@@ -376,6 +376,7 @@ static PyMethodDef module_functions[] = {
      "detect($module, /)\n--\n\n"
      "Prints the devices found (numba's format); True if any is supported."},
     {"info", py_info, METH_NOARGS,
+     "info($module, /)\n--\n\n"
      "What nbcuda found, as `nbcuda info --json` reports it (numba's `numba -s`): a dict of "
      "nbcuda's version, each CUDA library's path and version or why it is unavailable, the "
      "CUDA runtime, the devices and the environment variables nbcuda reads that are set. See "
