@@ -661,16 +661,21 @@ static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
   }
   Py_DECREF(store); /* the session's list keeps it */
   nbc_global_t *items = (nbc_global_t *)PyBytes_AS_STRING(store);
+  if (nbc__py_nesting_enter("a global tuple a kernel reads") < 0) return -1;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *item = PyTuple_GET_ITEM(value, i);
     memset(&items[i], 0, sizeof items[i]);
-    if (!PyNumber_Check(item) && !PyTuple_Check(item)) return 0; /* OTHER */
-    if (classify(d, item, &items[i]) < 0) return -1;
-    if (items[i].kind != NBC_GLOBAL_INT && items[i].kind != NBC_GLOBAL_FLOAT &&
+    int rc = !PyNumber_Check(item) && !PyTuple_Check(item) ? 1 : classify(d, item, &items[i]);
+    if (rc == 0 && items[i].kind != NBC_GLOBAL_INT && items[i].kind != NBC_GLOBAL_FLOAT &&
         items[i].kind != NBC_GLOBAL_BOOL && items[i].kind != NBC_GLOBAL_TUPLE &&
         items[i].kind != NBC_GLOBAL_ARRAY)
-      return 0;
+      rc = 1;
+    if (rc) { /* 1: an item the constant cannot hold (OTHER); -1: a Python error */
+      nbc__py_nesting_leave();
+      return rc < 0 ? -1 : 0;
+    }
   }
+  nbc__py_nesting_leave();
   g->kind = NBC_GLOBAL_TUPLE;
   g->tuple_items = items;
   g->tuple_count = (int)n;

@@ -128,3 +128,31 @@ def test_deep_record_argument_is_refused(cuda, run_py):
     """)
     assert p.stdout.splitlines() == ["a record dtype nests more than 256 levels deep"] * 2, \
         p.stdout + p.stderr
+
+
+def test_deep_global_tuple_is_refused_cleanly(tmp_path):
+    """A global tuple nested far deeper than any constant a kernel can read: a ValueError
+    naming the bound, not a crash, whatever sys.setrecursionlimit allows."""
+    import sys
+    import subprocess
+    import textwrap
+    code = textwrap.dedent("""
+        import sys
+        import nbcuda as cuda
+        sys.setrecursionlimit(10**7)
+        G = 1
+        for _ in range(100_000):
+            G = (G,)
+        def f(x):
+            return x + G[0]
+        try:
+            cuda.compile_ptx(f, "int32(int32)", device=True, cc=(9, 0))
+        except ValueError as e:
+            print("ValueError:", e)
+    """)
+    script = tmp_path / "deep_global.py"
+    script.write_text(code)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "a global tuple a kernel reads nests more than 256 levels deep" in p.stdout
