@@ -31,6 +31,7 @@
  */
 #include "nbcuda_py.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #define NBC__EXEC_SOURCES 64
@@ -126,6 +127,56 @@ int nbc__py_exec_source_init(void) {
   return 0;
 }
 
+/* One compile() of a text, run on a thread of its own (compile_job_run). */
+typedef struct compile_job {
+  const char *text;
+  PyObject *filename;
+  PyCompilerFlags flags;
+  PyObject *result;                /* the code object, or NULL */
+  PyObject *exc_type, *exc_value, *exc_tb; /* its exception */
+} compile_job;
+
+static void *compile_job_thread(void *arg) {
+  compile_job *j = arg;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  looking_up++; /* this thread's compile is a lookup: the audit hook leaves it */
+  j->result = Py_CompileStringObject(j->text, j->filename, Py_file_input, &j->flags, -1);
+  looking_up--;
+  if (!j->result) PyErr_Fetch(&j->exc_type, &j->exc_value, &j->exc_tb);
+  PyGILState_Release(gil);
+  return NULL;
+}
+
+/* CPython's compiler recurses on the text's nesting, which the interpreter's own thread (8 MB
+ * here) held when it first compiled the file, but a caller's thread may be far smaller (a
+ * Python thread after threading.stack_size(256 * 1024)): the compile runs on a thread with a
+ * stack like the main thread's, the caller waiting without the GIL; on its own thread when
+ * none can be made. */
+enum { COMPILE_STACK = 64 << 20 };
+
+static PyObject *compile_job_run(compile_job *j) {
+  pthread_attr_t attr;
+  pthread_t thread;
+  int started = 0;
+  if (pthread_attr_init(&attr) == 0) {
+    if (pthread_attr_setstacksize(&attr, COMPILE_STACK) == 0) {
+      Py_BEGIN_ALLOW_THREADS;
+      started = pthread_create(&thread, &attr, compile_job_thread, j) == 0;
+      if (started) pthread_join(thread, NULL);
+      Py_END_ALLOW_THREADS;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  if (!started) {
+    looking_up++;
+    j->result = Py_CompileStringObject(j->text, j->filename, Py_file_input, &j->flags, -1);
+    looking_up--;
+    return j->result;
+  }
+  if (!j->result) PyErr_Restore(j->exc_type, j->exc_value, j->exc_tb);
+  return j->result;
+}
+
 /* Compiles text as a module under filename with the __future__ flags of code; NULL with an
  * exception (a SyntaxError when the text does not compile). */
 static PyObject *compile_like(PyObject *text, PyObject *filename, PyObject *code) {
@@ -134,12 +185,12 @@ static PyObject *compile_like(PyObject *text, PyObject *filename, PyObject *code
   int future = (int)PyLong_AsLong(flags) & PyCF_MASK;
   Py_DECREF(flags);
   const char *s = PyUnicode_AsUTF8(text);
-  PyCompilerFlags cf = {.cf_flags = future | PyCF_SOURCE_IS_UTF8,
-                        .cf_feature_version = PY_MINOR_VERSION};
-  looking_up++;
-  PyObject *compiled = s ? Py_CompileStringObject(s, filename, Py_file_input, &cf, -1) : NULL;
-  looking_up--;
-  return compiled;
+  if (!s) return NULL;
+  compile_job job = {.text = s,
+                     .filename = filename,
+                     .flags = {.cf_flags = future | PyCF_SOURCE_IS_UTF8,
+                               .cf_feature_version = PY_MINOR_VERSION}};
+  return compile_job_run(&job);
 }
 
 /* Whether every item of the tuple sub is in sup (items equal and of the same type, so 1 and
