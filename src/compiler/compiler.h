@@ -81,6 +81,7 @@ typedef struct nbc__ctx {
   nbc__arena *arena;
   nbc__buf diag;       /* the first error's full text */
   nbc_status_t status; /* NBC_OK until the first error */
+  int during;          /* "During:" lines appended to diag (nbc__diag_during) */
   const nbc_compile_options_t *options;
   const nbc_resolver_t *resolver;
   struct nbc__program *program; /* infer.c's output */

@@ -116,9 +116,18 @@ int nbc__token_user_line(const nbc__token *tok) {
   return tok->line + (f && f->first_line > 0 ? f->first_line - 1 : 0);
 }
 
+/* The "During:" lines one error carries at most (numba's traceback of nested calls is as
+ * deep as the calls; ours stops here, with a line saying so). */
+enum { MAX_DURING = 64 };
+
 void nbc__diag_during(nbc__ctx *ctx, const char *fmt, ...) {
   if (ctx->status == NBC_OK || ctx->status == NBC_NO_MEMORY || ctx->status == NBC_INTERNAL)
     return;
+  if (ctx->during == MAX_DURING) return;
+  if (++ctx->during == MAX_DURING) {
+    nbc__buf_puts(&ctx->diag, "\nDuring: ... (more nested calls left out)");
+    return;
+  }
   nbc__buf_puts(&ctx->diag, "\nDuring: ");
   va_list ap;
   va_start(ap, fmt);

@@ -2195,6 +2195,21 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     if (caller) TYPING(caller, call_site, "calls nested too deeply");
     return NULL;
   }
+  /* After the compilation's first error nothing more is typed: the error stands, and typing
+   * on (the other statements calling functions that fail again) only repeats the work. */
+  if (ctx->status != NBC_OK) {
+    if (caller) caller->failed = true;
+    return NULL;
+  }
+  if (P->bodies == NBC__INFER_MAX_BODIES) {
+    if (caller)
+      TYPING(caller, call_site,
+             "typing '%s' would type function bodies more than %d times: its calls "
+             "(recursive ones that keep failing or changing types) do not settle",
+             def->str, NBC__INFER_MAX_BODIES);
+    return NULL;
+  }
+  P->bodies++;
   nbc__func *fn = nbc__arena_alloc(ctx->arena, sizeof *fn);
   nbc__node *clone = nbc__node_clone(ctx, def);
   unroll_data ud = {module, resolver};

@@ -21,7 +21,13 @@ typedef struct inferp {
    * none. The specialisations above it are abandoned (deferred) and typed again in its next
    * walk, which takes what they returned so far. */
   int awaited;
+  /* Function bodies typed so far in this compilation (each specialisation, each time it is
+   * typed again), bounded by NBC__INFER_MAX_BODIES: a failed or deferred specialisation is
+   * typed anew at its next call, which mutual recursion can turn into exponential work. */
+  int bodies;
 } inferp;
+
+enum { NBC__INFER_MAX_BODIES = 4096 };
 
 /* Per-variable facts for the non-negative index analysis. */
 typedef struct vardef {

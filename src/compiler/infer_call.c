@@ -2103,6 +2103,7 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
                     nbc__infer_tname(I, types[i]), G->g.name),
              NULL;
   nbc__literal *literals = call_literals(I, n, def, nargs);
+  bool failed_before = I->ctx->status != NBC_OK; /* then the callee is not typed at all */
   nbc__func *callee = nbc__infer_specialise(I->P, module, def, resolver, types, literals,
                                              nargs, declared, false, G->scope, n, I);
   if (!callee && I->deferred) {
@@ -2123,6 +2124,7 @@ static const nbc__type *call_function(infer *I, nbc__node *n, nbc__global *G, nb
     return I->final ? NULL : I->deferred_ret;
   }
   if (!callee) {
+    if (failed_before) return NULL; /* the error is another call's: no "During" for this one */
     const nbc__token *tok = n->tok;
     const nbc__file *f = tok ? tok->file : NULL;
     nbc__diag_during(I->ctx, "resolving callee type: type(CUDADispatcher(<function %s>))",

@@ -12,6 +12,15 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) /* clang's way of saying ASan is on */
+#define NBC_TEST_ASAN 1
+#endif
+#endif
+#ifndef NBC_TEST_ASAN
+#define NBC_TEST_ASAN 0
+#endif
+
 #include "nbcuda.h"
 #include "nvvm_util.h"
 #include "test.h"
@@ -199,6 +208,40 @@ TEST(nested_loops) {
   free(t.data);
 }
 
+/* A fuzzer's input: a call that fails (a NameError two calls down) beside functions that call
+ * each other 255 times over. Typing went on after the error, typing the failing calls again
+ * at every call site (and appending "During:" lines each time): 9 GB and minutes. Once an
+ * error stands nothing more is typed. The address space is bounded where ASan, which
+ * reserves terabytes, is not loaded. */
+TEST(typing_stops_at_the_first_error) {
+  cpu_limit(60);
+#if !defined(__SANITIZE_ADDRESS__) && !NBC_TEST_ASAN
+  struct rlimit as = {(rlim_t)2 << 30, (rlim_t)2 << 30};
+  ASSERT(setrlimit(RLIMIT_AS, &as) == 0);
+#endif
+  FILE *f = fopen(NBCUDA_SOURCE_DIR "/tests/fuzz/seeds/mutual_recursion_after_an_error.py", "rb");
+  ASSERT(f != NULL);
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0'; /* the source ends at the seed's NUL, before its signature */
+  nbc_source_t source = {buf, 0, "seed.py", 1, 0};
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  o.output = NBC_OUTPUT_NVVM_IR;
+  nbc_compile_result_t *r = NULL;
+  ASSERT_STATUS(nbc_compile(&source, "k", "void(float64[:], int64)", &o, NULL, &r),
+                NBC_TYPING_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "NameError: name 'renp' is not defined");
+  nbc_compile_result_destroy(r);
+  /* the error is found with the memory of a small compile, not gigabytes (kB) */
+  struct rusage use;
+  ASSERT(getrusage(RUSAGE_SELF, &use) == 0);
+  ASSERT(use.ru_maxrss < 512 * 1024);
+}
+
 /* 100,000 `x += a` in a row: libNVVM's optimiser recurses along the chain and overflowed an
  * 8 MB stack; it runs on a large stack of its own. */
 TEST(long_dependency_chain) {
@@ -264,6 +307,6 @@ TEST(time_limit_result_is_the_same) {
 
 TEST_LIST(X(power_chain) X(comparison_chain) X(unary_chains) X(binary_chains) X(brackets)
               X(postfix_chains) X(nested_blocks) X(elif_chain) X(many_locals)
-                  X(nested_loops) X(long_dependency_chain) X(time_limit_ends_the_compile)
+                  X(nested_loops) X(typing_stops_at_the_first_error) X(long_dependency_chain) X(time_limit_ends_the_compile)
                       X(time_limit_result_is_the_same))
 TEST_MAIN()
