@@ -136,12 +136,18 @@ typedef struct compile_job {
   PyObject *exc_type, *exc_value, *exc_tb; /* its exception */
 } compile_job;
 
+/* The compile itself, on the thread that holds the GIL: a lookup's compile, which the audit
+ * hook leaves out. */
+static void compile_job_do(compile_job *j) {
+  looking_up++;
+  j->result = Py_CompileStringObject(j->text, j->filename, Py_file_input, &j->flags, -1);
+  looking_up--;
+}
+
 static void *compile_job_thread(void *arg) {
   compile_job *j = arg;
   PyGILState_STATE gil = PyGILState_Ensure();
-  looking_up++; /* this thread's compile is a lookup: the audit hook leaves it */
-  j->result = Py_CompileStringObject(j->text, j->filename, Py_file_input, &j->flags, -1);
-  looking_up--;
+  compile_job_do(j);
   if (!j->result) PyErr_Fetch(&j->exc_type, &j->exc_value, &j->exc_tb);
   PyGILState_Release(gil);
   return NULL;
@@ -168,9 +174,7 @@ static PyObject *compile_job_run(compile_job *j) {
     pthread_attr_destroy(&attr);
   }
   if (!started) {
-    looking_up++;
-    j->result = Py_CompileStringObject(j->text, j->filename, Py_file_input, &j->flags, -1);
-    looking_up--;
+    compile_job_do(j);
     return j->result;
   }
   if (!j->result) PyErr_Restore(j->exc_type, j->exc_value, j->exc_tb);

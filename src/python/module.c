@@ -177,24 +177,37 @@ static PyObject *py_is_available(PyObject *module, PyObject *unused) {
   Py_END_ALLOW_THREADS return PyBool_FromLong(ok);
 }
 
-/* detect() prints through sys.stdout (so that redirection and pytest's capture work), hence
- * the report is first written to a memory stream. */
-static PyObject *py_detect(PyObject *module, PyObject *unused) {
-  (void)unused;
-  nbc__py_state *st = nbc__py_module_state(module);
+/* What a C report writer printed to a FILE, as a str: the writer runs with the GIL released,
+ * into a memory stream; NULL with the exception set when it fails. */
+typedef nbc_status_t (*report_writer)(FILE *out, void *arg);
+
+static PyObject *report_text(nbc__py_state *st, report_writer write, void *arg) {
   char *text = NULL;
   size_t size = 0;
   FILE *out = open_memstream(&text, &size);
   if (!out) return PyErr_NoMemory();
-  int any = 0;
-  nbc_status_t s = nbc_detect(out, &any);
-  fclose(out);
-  if (s != NBC_OK) {
-    free(text);
-    return nbc__py_raise(st, s);
-  }
-  PyObject *str = PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace");
+  nbc_status_t s;
+  Py_BEGIN_ALLOW_THREADS s = write(out, arg);
+  Py_END_ALLOW_THREADS fclose(out);
+  PyObject *str = s == NBC_OK ? PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace")
+                              : nbc__py_raise(st, s);
   free(text);
+  return str;
+}
+
+static nbc_status_t write_detect(FILE *out, void *pany) { return nbc_detect(out, pany); }
+
+static nbc_status_t write_info_json(FILE *out, void *unused) {
+  (void)unused;
+  return nbc_info_print(out, 1);
+}
+
+/* detect() prints through sys.stdout (so that redirection and pytest's capture work), hence
+ * the report is first written to a memory stream. */
+static PyObject *py_detect(PyObject *module, PyObject *unused) {
+  (void)unused;
+  int any = 0;
+  PyObject *str = report_text(nbc__py_module_state(module), write_detect, &any);
   if (!str) return NULL;
   PyObject *sys_stdout = PySys_GetObject("stdout");
   if (sys_stdout && sys_stdout != Py_None) {
@@ -212,22 +225,11 @@ static PyObject *py_detect(PyObject *module, PyObject *unused) {
 /* info(): nbc_info_print's JSON report (the same text as `nbcuda info --json`) as a dict. */
 static PyObject *py_info(PyObject *module, PyObject *unused) {
   (void)unused;
-  nbc__py_state *st = nbc__py_module_state(module);
-  char *text = NULL;
-  size_t size = 0;
-  FILE *out = open_memstream(&text, &size);
-  if (!out) return PyErr_NoMemory();
-  nbc_status_t s;
-  Py_BEGIN_ALLOW_THREADS s = nbc_info_print(out, 1);
-  Py_END_ALLOW_THREADS fclose(out);
-  if (s != NBC_OK) {
-    free(text);
-    return nbc__py_raise(st, s);
-  }
-  PyObject *json = PyImport_ImportModule("json");
-  PyObject *dict = json ? PyObject_CallMethod(json, "loads", "s#", text, (Py_ssize_t)size) : NULL;
+  PyObject *text = report_text(nbc__py_module_state(module), write_info_json, NULL);
+  PyObject *json = text ? PyImport_ImportModule("json") : NULL;
+  PyObject *dict = json ? PyObject_CallMethod(json, "loads", "(O)", text) : NULL;
   Py_XDECREF(json);
-  free(text);
+  Py_XDECREF(text);
   return dict;
 }
 
