@@ -124,7 +124,7 @@ static nbc_status_t transpose_function(nbc_context_t *context, unsigned w,
   const char *ptx = m ? NULL : nbc__transpose_ptx();
   if (!m && !ptx) st = nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   if (!m && ptx) {
-    st = nbc_module_load_data(ptx, strlen(ptx) + 1, NBC_IMAGE_PTX, &m);
+    st = nbc__module_load_image(ptx, strlen(ptx) + 1, NBC_IMAGE_PTX, 0, &m);
     if (st == NBC_OK) context->transpose_module = m;
   }
   if (st == NBC_OK && !context->transpose_fn[slot])

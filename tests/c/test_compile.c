@@ -15,6 +15,7 @@
 
 #include "compiler/compiler.h"
 #include "host/host.h"
+#include "kernel/kernel.h"
 #include "front_util.h"
 #include "nvvm_util.h"
 #include "ptx_check.h"
