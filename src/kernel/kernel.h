@@ -27,4 +27,30 @@ nbc_status_t nbc__nvrtc_find(const char **ppath, int *pmajor, int *pminor);
  * for tests. */
 extern unsigned long nbc__nvrtc_compiles;
 
+/* kernel.c --------------------------------------------------------------------------- */
+/* Where the kernel's code is loaded: one entry per context it ran in, during the context's
+ * lifetime `lifetime` (an entry of a context reset since is stale: its module is an empty
+ * wrapper, destroyed at the next load or with the kernel). */
+typedef struct nbc__kernel_loaded {
+  nbc_context_t *context;
+  unsigned lifetime;
+  nbc_module_t *module;
+  nbc_function_t *function;
+} nbc__kernel_loaded;
+
+struct nbc_kernel {
+  nbc_compile_result_t *result;
+  nbc_signature_t *sig;
+  char *name; /* the kernel's Python name (or the result's symbol), for messages */
+  nbc_module_load_options_t load; /* the caller's options, or'ed with what the code needs */
+  int set_carveout, carveout;
+  nbc_image_t *links; /* copies of the images linked at each load: nlinks of them */
+  int nlinks;
+  nbc_kernel_load_fn load_fn;
+  void *load_data;
+  nbc__kernel_loaded *loaded; /* nloaded of capacity; searched at each launch */
+  int nloaded, capacity;
+  unsigned long loads;
+};
+
 #endif /* NBC_KERNEL_H */
