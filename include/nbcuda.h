@@ -1126,7 +1126,7 @@ nbc_status_t nbc_signature_pack_complex(const nbc_signature_t *sig, int index, v
                                         double re, double im);
 
 /* ---------------------------------------------------------------------------------------
- * Kernels: a Python kernel compiled once, loaded once per context, launched.
+ * Kernels. A Python kernel compiled once, loaded once per context, launched.
  *
  * An nbc_kernel_t owns a kernel compiled with the Numba ABI (its compile result and the
  * parameter layout of its signature) and the module its code became in each context it ran
@@ -1135,15 +1135,7 @@ nbc_status_t nbc_signature_pack_complex(const nbc_signature_t *sig, int index, v
  * context's other modules, and the next use there loads it again. One thread uses a kernel
  * at a time (the caller serialises, as the Python binding's GIL does): a launch in a context
  * the kernel is loaded in takes no lock and, for parameters of up to 1,024 bytes, allocates
- * nothing.
- *
- *   nbc_kernel_t *k;
- *   nbc_kernel_create(&source, "saxpy", "void(float32[::1], float32, float32[::1])", NULL,
- *                     NULL, NULL, &k);
- *   nbc_arg_t args[3] = {nbc_arg_array(r, 'f', 4, 1, &n, NULL), nbc_arg_float(2.5),
- *                        nbc_arg_array(x, 'f', 4, 1, &n, NULL)};
- *   nbc_kernel_launch(k, grid, block, 0, NULL, args, 3);
- *   nbc_kernel_destroy(k);
+ * nothing. examples/kernel_from_source.c is a whole program.
  * ------------------------------------------------------------------------------------- */
 typedef struct nbc_kernel nbc_kernel_t;
 
@@ -1181,8 +1173,8 @@ nbc_status_t nbc_kernel_create(const nbc_source_t *source, const char *name,
                                const nbc_resolver_t *resolver,
                                const nbc_kernel_options_t *options, nbc_kernel_t **pkernel);
 /* A kernel of code compiled before (a disk cache's copy, a result compiled with options of
- * the caller's): takes result (a kernel compiled with the Numba ABI for signature), which
- * the kernel destroys, on failure too. */
+ * the caller's): result, a kernel compiled with the Numba ABI for signature, becomes the
+ * kernel's on success (destroyed with it); on failure it stays the caller's. */
 nbc_status_t nbc_kernel_create_from_result(nbc_compile_result_t *result, const char *signature,
                                            const nbc_kernel_options_t *options,
                                            nbc_kernel_t **pkernel);
@@ -1230,6 +1222,8 @@ typedef struct nbc_arg {
   const struct nbc_arg *items;
 } nbc_arg_t;
 
+/* An argument of each kind, the fields its kind does not use zero. Arrays: shape and strides
+ * are the caller's (not copied), read when the launch packs them; a tuple's items too. */
 nbc_arg_t nbc_arg_int(int64_t value);
 nbc_arg_t nbc_arg_float(double value);
 nbc_arg_t nbc_arg_complex(double re, double im);

@@ -45,16 +45,10 @@ nbc_status_t nbc_kernel_create_from_result(nbc_compile_result_t *result, const c
                                            const nbc_kernel_options_t *options,
                                            nbc_kernel_t **pkernel) {
   if (pkernel) *pkernel = NULL;
-  if (!result || !signature || !pkernel) {
-    nbc_compile_result_destroy(result);
+  if (!result || !signature || !pkernel)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_kernel_create_from_result: NULL argument");
-  }
   nbc_kernel_t *k = calloc(1, sizeof *k);
-  if (!k) {
-    nbc_compile_result_destroy(result);
-    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  }
-  k->result = result;
+  if (!k) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   nbc_status_t st = nbc_signature_parse_args(signature, NULL, 0, 1, &k->sig);
   const char *ret = st == NBC_OK ? nbc_signature_return_type(k->sig) : NULL;
   if (st == NBC_OK && ret && strcmp(ret, "none") != 0 && strcmp(ret, "void") != 0)
@@ -71,9 +65,10 @@ nbc_status_t nbc_kernel_create_from_result(nbc_compile_result_t *result, const c
     st = copy_links(k, options->links, options->nlinks);
   }
   if (st != NBC_OK) {
-    nbc_kernel_destroy(k);
+    nbc_kernel_destroy(k); /* without the result, which stays the caller's */
     return st;
   }
+  k->result = result;
   k->load.cudadevrt |= nbc_compile_result_cooperative(result);
   k->load.fp16 |= nbc_compile_result_uses_fp16(result);
   *pkernel = k;
@@ -98,6 +93,7 @@ nbc_status_t nbc_kernel_create(const nbc_source_t *source, const char *name,
   nbc_status_t st = nbc_compile(source, name, signature, &opts, resolver, &result);
   if (st != NBC_OK) return st;
   st = nbc_kernel_create_from_result(result, signature, options, pkernel);
+  if (st != NBC_OK) nbc_compile_result_destroy(result);
   if (st == NBC_OK) { /* messages name the Python function, not its mangled symbol */
     char *copy = copy_string(name);
     if (copy) {
