@@ -157,17 +157,22 @@ static void drop_stale(nbc_kernel_t *k) {
   k->nloaded = kept;
 }
 
-/* Loads k's code into context (current, of that lifetime) and adds its entry. */
+/* Room for one more entry in k's table; NBC_NO_MEMORY when there is none. */
+static nbc_status_t make_room(nbc_kernel_t *k) {
+  if (k->nloaded < k->capacity) return NBC_OK;
+  int capacity = k->capacity ? 2 * k->capacity : 4;
+  nbc__kernel_loaded *grown = realloc(k->loaded, sizeof *grown * (size_t)capacity);
+  if (!grown) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  k->loaded = grown;
+  k->capacity = capacity;
+  return NBC_OK;
+}
+
+/* Loads k's code into context (current, of that lifetime) and adds its entry. The table is
+ * changed only once the module is made: a load function may let another thread use the
+ * kernel meanwhile (the Python binding's releases the GIL while it links). */
 static nbc_status_t load_here(nbc_kernel_t *k, nbc_context_t *context, unsigned lifetime,
                               nbc_function_t **pfunction) {
-  drop_stale(k);
-  if (k->nloaded == k->capacity) {
-    int capacity = k->capacity ? 2 * k->capacity : 4;
-    nbc__kernel_loaded *grown = realloc(k->loaded, sizeof *grown * (size_t)capacity);
-    if (!grown) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-    k->loaded = grown;
-    k->capacity = capacity;
-  }
   nbc_module_t *module = NULL;
   nbc_function_t *fn = NULL;
   nbc_status_t st = make_module(k, &module);
@@ -176,6 +181,10 @@ static nbc_status_t load_here(nbc_kernel_t *k, nbc_context_t *context, unsigned 
   if (st == NBC_OK && k->set_carveout)
     st = nbc_function_set_attribute(fn, NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT,
                                     k->carveout);
+  if (st == NBC_OK) {
+    drop_stale(k);
+    st = make_room(k);
+  }
   if (st != NBC_OK) {
     nbc_module_destroy(module);
     return st;

@@ -95,6 +95,43 @@ TEST(a_reset_context_loads_again) {
   ASSERT_EQ(tdrv()->calls("cuModuleUnload"), 2);
 }
 
+/* A load function in place of the kernel's own load: called once per context, its module
+ * the kernel's (unloaded with it), its failure the launch's. */
+static int loads_asked;
+static nbc_status_t load_counted(void *data, const nbc_kernel_t *k, nbc_module_t **pmodule) {
+  loads_asked++;
+  if (data) return nbc__set_error(NBC_LINK_ERROR, "the link files are gone");
+  size_t size = 0;
+  const char *code = nbc_compile_result_code(nbc_kernel_result(k), &size);
+  return nbc_module_load_data(code, size, NBC_IMAGE_AUTO, pmodule);
+}
+
+TEST(a_load_function_makes_the_module) {
+  require_testdriver();
+  nbc_source_t src = {.text = source_text};
+  nbc_kernel_options_t o = {.load = load_counted, .set_carveout = 1, .carveout = 50};
+  nbc_kernel_t *k = NULL;
+  ASSERT_OK(nbc_kernel_create(&src, "saxpy", SAXPY_SIG, NULL, NULL, &o, &k));
+  nbc_function_t *fn = NULL, *again = NULL;
+  ASSERT_OK(nbc_kernel_function(k, &fn));
+  ASSERT_OK(nbc_kernel_function(k, &again));
+  ASSERT(fn == again && loads_asked == 1 && nbc_kernel_load_count(k) == 1);
+  int carveout = 0;
+  ASSERT_OK(nbc_function_attribute(fn, NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                    &carveout));
+  ASSERT_EQ(carveout, 50);
+  nbc_kernel_destroy(k);
+  ASSERT_EQ(tdrv()->calls("cuModuleUnload"), 1);
+  /* a failing load function: its error stands, nothing is kept, the next use asks again */
+  o.load_data = &o;
+  ASSERT_OK(nbc_kernel_create(&src, "saxpy", SAXPY_SIG, NULL, NULL, &o, &k));
+  ASSERT_STATUS(nbc_kernel_function(k, &fn), NBC_LINK_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "the link files are gone");
+  ASSERT_STATUS(nbc_kernel_function(k, &fn), NBC_LINK_ERROR);
+  ASSERT(loads_asked == 3 && nbc_kernel_load_count(k) == 0);
+  nbc_kernel_destroy(k);
+}
+
 TEST(wrong_argument_count) {
   nbc_kernel_t *k = saxpy_kernel();
   nbc_arg_t args[4];
@@ -194,6 +231,7 @@ TEST(create_errors) {
 }
 
 TEST_LIST(X(launches_load_the_code_once_per_context) X(a_reset_context_loads_again)
+              X(a_load_function_makes_the_module)
               X(wrong_argument_count) X(array_where_a_scalar_is_expected)
                   X(arrays_of_another_dtype_rank_or_layout) X(complex_for_a_real_parameter)
                       X(tuples_are_packed_item_by_item) X(create_errors))
