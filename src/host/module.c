@@ -37,7 +37,6 @@ const char *nbc__image_kind_name(nbc_image_kind_t kind) {
   }
 }
 
-
 /* --- loading -------------------------------------------------------------------------- */
 static void list_add(nbc_context_t *context, nbc_module_t *m) {
   pthread_mutex_lock(&context->lock);
