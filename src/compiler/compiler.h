@@ -90,6 +90,7 @@ typedef struct nbc__ctx {
   nbc__arena *arena;
   nbc__buf diag;       /* the first error's full text */
   nbc_status_t status; /* NBC_OK until the first error */
+  nbc_error_kind_t kind; /* the first error's kind (nbcuda.h), set with it */
   int during;          /* "During:" lines appended to diag (nbc__diag_during) */
   const nbc_compile_options_t *options;
   const nbc_resolver_t *resolver;
@@ -100,6 +101,16 @@ typedef struct nbc__ctx {
  * kept) and sets ctx->status to status. line/col are 1-based positions in file->text. */
 void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, int line,
                      int col, const char *fmt, ...);
+/* The same with the error's kind. nbc__diag_error gives the kind NONE, or the kind of
+ * numba's exception class when the message starts by naming it ("ValueError: ...",
+ * "TypeError: ..."; the kernel-return rule's message, NBC__KERNEL_RETURN_RULE, is
+ * KERNEL_RETURN): diag.c's one table of these prefixes stands for the sites that do not
+ * pass a kind yet. */
+void nbc__diag_error_kind(nbc__ctx *ctx, nbc_status_t status, nbc_error_kind_t kind,
+                          const nbc__file *file, int line, int col, const char *fmt, ...);
+/* The rule "a kernel returns void" says this (nbc_kernel_check_return_type, typing and
+ * lowering): numba's words. */
+#define NBC__KERNEL_RETURN_RULE "CUDA kernel must have void return type."
 /* After an error: adds a line "During: <what>" saying what was being done when it happened
  * (numba's error context: the call whose callee failed to type), innermost first. */
 void nbc__diag_during(nbc__ctx *ctx, const char *fmt, ...);
