@@ -96,6 +96,37 @@ const char *nbc_status_name(nbc_status_t status);
 /* A short English description of the status. */
 const char *nbc_status_string(nbc_status_t status);
 
+/* ---------------------------------------------------------------------------------------
+ * Error kinds. Beside its status, a failure has a kind where the status alone does not say
+ * what it is: numba raises some errors of typing as a ValueError or a TypeError, and a
+ * kernel that returns a value as a plain TypeError. One list generates the enum and
+ * nbc_error_kind_name(); the Python binding maps kinds to exception classes in one table,
+ * and nothing reads a message to learn what kind of failure it reports.
+ * ------------------------------------------------------------------------------------- */
+#define NBC_ERROR_KIND_MAP(X)                                                                \
+  X(NONE, "the status says what failed")                                                     \
+  X(VALUE, "a value is invalid (numba: ValueError)")                                         \
+  X(TYPE, "a value has the wrong type (numba: TypeError)")                                   \
+  X(KERNEL_RETURN, "a kernel returns a value; a kernel returns void (numba: TypeError)")
+
+typedef enum nbc_error_kind {
+#define NBC_ERROR_KIND_ENUM_(name, text) NBC_ERROR_KIND_##name,
+  NBC_ERROR_KIND_MAP(NBC_ERROR_KIND_ENUM_)
+#undef NBC_ERROR_KIND_ENUM_
+      NBC_ERROR_KIND_COUNT_
+} nbc_error_kind_t;
+
+/* "NBC_ERROR_KIND_VALUE", ...; "NBC_ERROR_KIND_UNKNOWN" for values outside the enum. */
+const char *nbc_error_kind_name(nbc_error_kind_t kind);
+/* The kind of this thread's last failure (NBC_ERROR_KIND_NONE for most), read like
+ * nbc_last_error() and valid as long. */
+nbc_error_kind_t nbc_last_error_kind(void);
+/* The rule "a kernel returns void": NBC_OK when return_type (a type name as
+ * nbc_signature_return_type and nbc_compile_result_return_type give it) is void, none or
+ * NULL; else NBC_TYPING_ERROR with "CUDA kernel must have void return type." and kind
+ * NBC_ERROR_KIND_KERNEL_RETURN as the last error. */
+nbc_status_t nbc_kernel_check_return_type(const char *return_type);
+
 /* The message of this thread's last failure, e.g.
  * "cuStreamCreate: CUDA_ERROR_INVALID_CONTEXT (201)". Empty string after a success that
  * cleared it; never NULL. Valid until the next nbcuda call on this thread. */

@@ -92,10 +92,6 @@ static void kernel_dealloc(KernelObject *self) {
 }
 
 /* Whether numba's printed return type is void ("none"; the C parser may say "void"). */
-static int is_void(const char *ret) {
-  return !ret || strcmp(ret, "none") == 0 || strcmp(ret, "void") == 0;
-}
-
 KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
                                    const nbc_compile_options_t *opts) {
   KernelObject *k = PyObject_GC_New(KernelObject, st->KernelType);
@@ -368,15 +364,13 @@ KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObj
     goto fail;
   }
   k->nviews = nbc__py_launch_views(k->sig);
-  const char *ret = nbc_signature_return_type(k->sig);
-  if (!is_void(ret)) {
-    PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
-    goto fail;
+  s = nbc_kernel_check_return_type(nbc_signature_return_type(k->sig));
+  if (s == NBC_OK) {
+    if (compile_cached(st, k, owner ? owner : k, py_func, sigtext, sig, links) < 0) goto fail;
+    s = nbc_kernel_check_return_type(nbc_compile_result_return_type(k->result));
   }
-  if (compile_cached(st, k, owner ? owner : k, py_func, sigtext, sig, links) < 0) goto fail;
-  ret = nbc_compile_result_return_type(k->result);
-  if (!is_void(ret)) {
-    PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
+  if (s != NBC_OK) {
+    nbc__py_raise(st, s);
     goto fail;
   }
   return k;
