@@ -4,7 +4,7 @@
  * `cuda.atomic.add(...)`, `cuda.threadIdx.x`) or through a name bound to one of its members
  * (`from nbcuda import grid, atomic`, `add = cuda.atomic.add` at module level). Three
  * readers need the same list of what exists:
- *  - infer.c types `cuda.<a>` and `<namespace>.<a>` attributes from it (a namespace becomes
+ *  - infer_expr.c types `cuda.<a>` and `<namespace>.<a>` attributes from it (a namespace becomes
  *    a MODULE type "cuda.atomic", a function a FUNCTION type "cuda.atomic.add", a value its
  *    int32 register);
  *  - resolve.c binds an imported or assigned member to NBC_GLOBAL_CUDA_NAME only when it is
@@ -219,7 +219,7 @@
 
 /* numba.cuda.bf16: cuda_bf16.h's scalar functions (bf16_funcs.h; fp16.c), after fp16's: each
  * by its exported name, then by cuda_bf16.h's where that differs (numba-cuda's objects carry
- * it). Its type, bf16.bfloat16, is a dtype (infer.c's cuda_attr). */
+ * it). Its type, bf16.bfloat16, is a dtype (infer_expr.c's cuda_attr). */
 #define BF16_PUBLIC_ENTRY_(name, cname, ret, codes) {"bf16." #name, NBC_KERNEL_FUNCTION},
 #define BF16_CNAME_ENTRY_(cname) {"bf16." #cname, NBC_KERNEL_FUNCTION},
 #define BF16_CALL_ENTRY_(name, cname, ret, codes) NBC__KERNEL_CALL_BF16,
