@@ -1,7 +1,8 @@
 /* lower.h — private header shared by lower.c (module, functions, statements, ABIs, debug
- * metadata) and lower_expr.c (expressions: numba's arithmetic semantics, conversions,
- * arrays, builtins, math, CUDA intrinsics), and numpy.c for the ufuncs it lowers. Nothing
- * else includes it.
+ * metadata), the expression lowering (lower_expr.c: names, attributes, the dispatch over
+ * node kinds; lower_convert.c, lower_arith.c, lower_compare.c, lower_array.c, lower_call.c
+ * and the other lower_*.c files), lib_*.c (the kernel language's library) and numpy.c for
+ * the ufuncs it lowers. Nothing else includes it.
  *
  * The lowering writes LLVM 7 text. Values are carried as operand strings ("%t12", "42",
  * "0x3FF0000000000000") together with their nbcuda type; every value is in its type's
@@ -325,5 +326,32 @@ static inline bool has_runtime(const nbc__type *t) {
   return is_int(t) || is_float(t) || is_bool(t) || t->kind == NBC__T_ARRAY ||
          t->kind == NBC__T_TUPLE;
 }
+
+/* ------------------------------------ lower_convert.c: conversions, the float16 helpers */
+/* One native float16 instruction on float16 bits (i16 values): `instr $0, $1, $2[, $3];`.
+ * Constants fold here (the asm is opaque to LLVM): the exact result in double (a product or
+ * sum of float16s, or a * b + c, is exact there), rounded once, is the instruction's. */
+const char *nbc__lower_convert_half_instr(nbc__lowerer *L, const char *instr, const char *a,
+                                          const char *b, const char *c);
+/* A float16 comparison (setp.<cmp>.f16) as an i1. */
+const char *nbc__lower_convert_half_compare(nbc__lowerer *L, const char *cmp, const char *a,
+                                            const char *b);
+/* Operand text that is an integer literal / a hex float literal (constants fold here, so
+ * that float16 constants never depend on libNVVM folding the conversion intrinsics). */
+bool nbc__lower_convert_int_literal(const char *v, long *pv);
+bool nbc__lower_convert_float_literal(const char *v, double *pv);
+/* --------------------------------------------------- lower_arith.c: arithmetic */
+/* a <op> b of numbers, float16s or tuples (n a BINOP). */
+nbc__lval nbc__lower_arith_binop(nbc__lowerer *L, nbc__node *n);
+/* -a, +a, ~a, not a (n a UNARY). */
+nbc__lval nbc__lower_arith_unary(nbc__lowerer *L, nbc__node *n);
+/* ------------------------------------------ lower_compare.c: comparisons and logic */
+/* a < b < c: each operand evaluated once, later comparisons skipped once one is false. */
+nbc__lval nbc__lower_compare(nbc__lowerer *L, nbc__node *n);
+/* `a and b` / `a or b` return one of the operands (unified to the node's type), evaluating
+ * b only when needed. */
+nbc__lval nbc__lower_compare_boolop(nbc__lowerer *L, nbc__node *n);
+/* `a if c else b`: only the chosen value is evaluated. */
+nbc__lval nbc__lower_compare_ifexp(nbc__lowerer *L, nbc__node *n);
 
 #endif /* NBCUDA_LOWER_H */
