@@ -72,9 +72,14 @@ typedef struct infer {
   int ncallees, capcallees;
 } infer;
 
+/* T(k): the scalar type of kind k (defined once for a file that includes infer.h and
+ * lower.h, as lib_*.c do). */
+#ifndef NBCUDA_TYPE_SHORTHAND
+#define NBCUDA_TYPE_SHORTHAND
 static inline const nbc__type *T(nbc__type_kind k) {
   return nbc__type_scalar(k);
 }
+#endif
 
 static inline bool is_kind(const nbc__type *t, nbc__type_kind k) {
   return t && t->kind == k;
@@ -250,7 +255,7 @@ const nbc__type *nbc__infer_call_math_numpy(infer *I, nbc__node *n, const char *
 const nbc__type *nbc__infer_call_math_np_dtype(infer *I, nbc__node *n);
 
 /* ---------------------------------------------- infer_call_cuda.c: the cuda module */
-/* cuda.<name>(...): cuda_names.c's table says which typing path the name takes. */
+/* cuda.<name>(...): lib_cuda.c's table says which typing path the name takes. */
 const nbc__type *nbc__infer_call_cuda(infer *I, nbc__node *n, const char *fname,
                                       const nbc__type **types, int nargs);
 /* cuda.shared.array / cuda.local.array(shape, dtype, alignment=None): the arguments are
@@ -305,5 +310,11 @@ const nbc__type *nbc__infer_call_user_declared(infer *I, nbc__node *n, const nbc
 /* A call of a generated Python function (cmath, arraymath.c): positional arguments only. */
 const nbc__type *nbc__infer_call_user_python(infer *I, nbc__node *n, nbc__global *G,
                                              const nbc__type **types, int nargs);
+
+/* ---------------------------------------------- lib_cuda.c: the cuda namespace's intrinsics */
+/* A call of cuda.<name> whose table row is an intrinsic (NBC__KERNEL_CALL_INTRINSIC): its
+ * arity and keywords checked against the row, then typed by the row's function. */
+const nbc__type *nbc__lib_cuda_type(infer *I, nbc__node *n, const char *fname,
+                                    const nbc__type **types, int nargs);
 
 #endif /* NBCUDA_INFER_H */

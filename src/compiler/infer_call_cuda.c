@@ -1,4 +1,4 @@
-/* infer_call_cuda.c — calls of the cuda module's functions (cuda_names.c's table says which
+/* infer_call_cuda.c — calls of the cuda module's functions (lib_cuda.c's table says which
  * path a name takes): shared, local and constant arrays, atomics, cache-hinted loads and
  * stores, grid and gridsize, syncthreads, libdevice, fp16/bf16, vector types, carray/farray
  * and cg.this_grid; the warp, vote, fence, bit and math intrinsics are typed by lib_cuda.c.
@@ -397,208 +397,6 @@ static const nbc__type *call_cache_hint(infer *I, nbc__node *n, const char *fnam
   return c->ret;
 }
 
-/* One concrete signature of numba-cuda's cudadecl templates: ret(args[0..nargs-1]). */
-typedef struct icase {
-  nbc__type_kind ret, args[3];
-} icase;
-
-#define IC1(r, a)                                                                              \
-  {                                                                                            \
-    NBC__T_##r, {                                                                              \
-      NBC__T_##a, NBC__T_VOID, NBC__T_VOID                                                     \
-    }                                                                                          \
-  }
-static const icase popc_cases[] = {IC1(INT8, INT8),     IC1(INT16, INT16),  IC1(INT32, INT32),
-                                   IC1(INT64, INT64),   IC1(UINT8, UINT8),  IC1(UINT16, UINT16),
-                                   IC1(UINT32, UINT32), IC1(UINT64, UINT64)};
-static const icase ffs_cases[] = {IC1(UINT32, INT8),   IC1(UINT32, INT16), IC1(UINT32, INT32),
-                                  IC1(UINT32, INT64),  IC1(UINT32, UINT8), IC1(UINT32, UINT16),
-                                  IC1(UINT32, UINT32), IC1(UINT32, UINT64)};
-static const icase brev_cases[] = {IC1(UINT32, UINT32), IC1(UINT64, UINT64)};
-static const icase cbrt_cases[] = {IC1(FLOAT32, FLOAT32), IC1(FLOAT64, FLOAT64)};
-/* match_any_sync / match_all_sync (mask, value): the value's case picks .b32 or .b64;
- * nanosleep(ns) takes a uint32 (numba-cuda's Cuda_match_*_sync and Cuda_nanosleep). The
- * return types (int32, Tuple(int32, bool), none) are set by the caller. */
-static const icase match_cases[] = {
-    {NBC__T_INT32, {NBC__T_INT32, NBC__T_INT32, NBC__T_VOID}},
-    {NBC__T_INT32, {NBC__T_INT32, NBC__T_INT64, NBC__T_VOID}},
-    {NBC__T_INT32, {NBC__T_INT32, NBC__T_FLOAT32, NBC__T_VOID}},
-    {NBC__T_INT32, {NBC__T_INT32, NBC__T_FLOAT64, NBC__T_VOID}}};
-static const icase nanosleep_cases[] = {IC1(NONE, UINT32)};
-static const icase fma_cases[] = {
-    {NBC__T_FLOAT32, {NBC__T_FLOAT32, NBC__T_FLOAT32, NBC__T_FLOAT32}},
-    {NBC__T_FLOAT64, {NBC__T_FLOAT64, NBC__T_FLOAT64, NBC__T_FLOAT64}}};
-#undef IC1
-
-/* numba's overload resolution over concrete cases (types.c's rating, for up to three
- * arguments): every argument must convert, unsafe conversions allowed; the first case with
- * the fewest (unsafe, safe, promote) conversions wins. Returns its index or -1. */
-static int icase_resolve(const icase *cases, int ncases, const nbc__type **types, int nargs) {
-  int best = -1, best_rate[3] = {0, 0, 0};
-  if (nargs > 3) return -1; /* icase holds three arguments */
-  for (int k = 0; k < nargs; k++)
-    if (!nbc__type_is_number(types[k])) return -1;
-  for (int i = 0; i < ncases; i++) {
-    const nbc__type *formals[3];
-    for (int k = 0; k < nargs; k++)
-      formals[k] = T(cases[i].args[k]);
-    int rate[3];
-    if (!nbc__type_rate(types, formals, nargs, true, rate)) continue;
-    if (best < 0 || nbc__type_rate_less(rate, best_rate)) {
-      best = i;
-      memcpy(best_rate, rate, sizeof rate);
-    }
-  }
-  return best;
-}
-
-/* Records the call with every argument converted to argtypes[i] (NULL: kept as it is). */
-static const nbc__type *intrinsic_call(infer *I, nbc__node *n, const char *fname, int nargs,
-                                       const nbc__type **argtypes, const nbc__type *ret) {
-  nbc__call *c = nbc__infer_call_new(I, n, NBC__B_CUDA_INTRINSIC, fname, nargs);
-  if (!c) return NULL;
-  for (int i = 0; i < nargs; i++) {
-    nbc__node *a = n->list.items[i];
-    if (a->kind == NBC__N_KEYWORD) a = a->a;
-    c->argtypes[i] = argtypes[i] ? argtypes[i] : a->type;
-    if (argtypes[i]) nbc__infer_cast(a, argtypes[i]);
-  }
-  c->ret = ret;
-  return ret;
-}
-
-/* Mask and lane arguments: numba truncates any integer to 32 bits. */
-static bool int_arg(infer *I, nbc__node *n, const char *fname, const nbc__type *t,
-                    const char *what) {
-  if (nbc__type_is_int(t)) return true;
-  TYPING(I, n, "%s() %s must be an integer, not %s", fname, what, nbc__infer_tname(I, t));
-  return false;
-}
-
-static const nbc__type *call_cuda_intrinsic(infer *I, nbc__node *n, const char *fname,
-                                            const nbc__type **types, int nargs) {
-  const char *name = fname + 5;
-  const nbc__type *conv[3] = {NULL, NULL, NULL};
-  nbc__node **args = n->list.items;
-  if (strcmp(name, "syncwarp") == 0) {
-    /* syncwarp() or syncwarp(mask): numba's (none) and (none, int32) cases; mask= is
-     * accepted too (numba's stub names the parameter so). */
-    if (nargs == 1 && args[0]->kind == NBC__N_KEYWORD && strcmp(args[0]->str, "mask") != 0)
-      return TYPING(I, args[0], "%s() got an unexpected keyword argument '%s'", fname,
-                    args[0]->str),
-             NULL;
-    if (nargs > 1 || (nargs == 1 && (!nbc__type_is_number(types[0]) ||
-                                     !nbc__type_can_convert(types[0], T(NBC__T_INT32)))))
-      return nbc__infer_call_arg_list_error(I, n, fname, types, nargs);
-    conv[0] = T(NBC__T_INT32);
-    return intrinsic_call(I, n, fname, nargs, conv, T(NBC__T_NONE));
-  }
-  if (!nbc__infer_call_no_keywords(I, n, fname)) return NULL;
-  bool shfl = strncmp(name, "shfl_", 5) == 0;
-  bool vote = strcmp(name, "ballot_sync") == 0 || strcmp(name, "all_sync") == 0 ||
-              strcmp(name, "any_sync") == 0 || strcmp(name, "eq_sync") == 0;
-  bool barrier = strncmp(name, "syncthreads_", 12) == 0;
-  bool match = strncmp(name, "match_", 6) == 0;
-  int want = shfl || strcmp(name, "fma") == 0 || strcmp(name, "selp") == 0 ? 3
-             : vote || match                                               ? 2
-             : barrier || strcmp(name, "popc") == 0 || strcmp(name, "brev") == 0 ||
-                     strcmp(name, "clz") == 0 || strcmp(name, "ffs") == 0 ||
-                     strcmp(name, "cbrt") == 0 || strcmp(name, "nanosleep") == 0
-                 ? 1
-                 : 0;
-  if (nargs != want) return nbc__infer_call_arg_list_error(I, n, fname, types, nargs);
-  if (want == 0) {
-    /* activemask, lanemask_lt: uint32; the fences: none. */
-    bool mask = strcmp(name, "activemask") == 0 || strcmp(name, "lanemask_lt") == 0;
-    return intrinsic_call(I, n, fname, 0, conv, T(mask ? NBC__T_UINT32 : NBC__T_NONE));
-  }
-  if (shfl) {
-    nbc__type_kind k = types[1]->kind;
-    if (k != NBC__T_INT32 && k != NBC__T_INT64 && k != NBC__T_FLOAT32 && k != NBC__T_FLOAT64)
-      return TYPING(I, args[1], "%s only supports 32- and 64-bit ints and floats, not %s",
-                    fname, nbc__infer_tname(I, types[1])),
-             NULL;
-    if (!int_arg(I, args[0], fname, types[0], "mask") ||
-        !int_arg(I, args[2], fname, types[2],
-                 strcmp(name, "shfl_sync") == 0       ? "src_lane"
-                 : strcmp(name, "shfl_xor_sync") == 0 ? "lane_mask"
-                                                      : "delta"))
-      return NULL;
-    conv[0] = conv[2] = T(NBC__T_INT32);
-    return intrinsic_call(I, n, fname, 3, conv, types[1]);
-  }
-  if (vote) {
-    if (!nbc__type_is_int(types[0]))
-      return TYPING(I, args[0], "Mask type must be an integer. Got %s",
-                    nbc__infer_tname(I, types[0])),
-             NULL;
-    if (!nbc__type_is_int(types[1]) && !is_kind(types[1], NBC__T_BOOL))
-      return TYPING(I, args[1], "Predicate must be an integer or boolean. Got %s",
-                    nbc__infer_tname(I, types[1])),
-             NULL;
-    conv[0] = T(NBC__T_INT32);
-    return intrinsic_call(I, n, fname, 2, conv,
-                          T(strcmp(name, "ballot_sync") == 0 ? NBC__T_INT32 : NBC__T_BOOL));
-  }
-  if (barrier) {
-    /* numba-cuda: an integer predicate (not a boolean), truncated to int32. */
-    if (!nbc__type_is_int(types[0]))
-      return nbc__infer_call_arg_list_error(I, n, fname, types, nargs);
-    conv[0] = T(NBC__T_INT32);
-    return intrinsic_call(I, n, fname, 1, conv, T(NBC__T_INT32));
-  }
-  if (strcmp(name, "selp") == 0) {
-    nbc__type_kind k = types[1]->kind;
-    bool ok = nbc__type_equal(types[1], types[2]) &&
-              (k == NBC__T_FLOAT64 || k == NBC__T_FLOAT32 || k == NBC__T_INT16 ||
-               k == NBC__T_UINT16 || k == NBC__T_INT32 || k == NBC__T_UINT32 ||
-               k == NBC__T_INT64 || k == NBC__T_UINT64);
-    if (!ok) return nbc__infer_call_arg_list_error(I, n, fname, types, nargs);
-    /* numba types any predicate but only a boolean lowers (select needs an i1). */
-    if (!is_kind(types[0], NBC__T_BOOL))
-      return TYPING(I, args[0], "%s() predicate must be a boolean, not %s", fname,
-                    nbc__infer_tname(I, types[0])),
-             NULL;
-    return intrinsic_call(I, n, fname, 3, conv, types[1]);
-  }
-  if (match) {
-    int i = icase_resolve(match_cases, 4, types, 2);
-    if (i < 0) return nbc__infer_call_arg_list_error(I, n, fname, types, nargs);
-    conv[0] = T(match_cases[i].args[0]);
-    conv[1] = T(match_cases[i].args[1]);
-    const nbc__type *ret = T(NBC__T_INT32);
-    if (strcmp(name, "match_all_sync") == 0) {
-      const nbc__type *items[2] = {T(NBC__T_INT32), T(NBC__T_BOOL)}; /* (mask, pred) */
-      ret = nbc__type_tuple(I->ctx, items, 2);
-    }
-    return intrinsic_call(I, n, fname, 2, conv, ret);
-  }
-  const icase *cases;
-  int ncases;
-  if (strcmp(name, "nanosleep") == 0)
-    cases = nanosleep_cases, ncases = 1;
-  else if (strcmp(name, "popc") == 0 || strcmp(name, "clz") == 0)
-    cases = popc_cases, ncases = (int)(sizeof popc_cases / sizeof *popc_cases);
-  else if (strcmp(name, "ffs") == 0)
-    cases = ffs_cases, ncases = (int)(sizeof ffs_cases / sizeof *ffs_cases);
-  else if (strcmp(name, "brev") == 0)
-    cases = brev_cases, ncases = (int)(sizeof brev_cases / sizeof *brev_cases);
-  else if (strcmp(name, "cbrt") == 0)
-    cases = cbrt_cases, ncases = (int)(sizeof cbrt_cases / sizeof *cbrt_cases);
-  else
-    cases = fma_cases, ncases = (int)(sizeof fma_cases / sizeof *fma_cases);
-  int i = icase_resolve(cases, ncases, types, nargs);
-  if (i < 0) return nbc__infer_call_arg_list_error(I, n, fname, types, nargs);
-  for (int k = 0; k < nargs; k++)
-    conv[k] = T(cases[i].args[k]);
-  /* numba-cuda lowers ffs only for 32- and 64-bit integers. */
-  if (strcmp(name, "ffs") == 0 && nbc__type_bits(conv[0]) < 32)
-    return TYPING(I, n, "%s() of %s is not supported (numba-cuda has no %s lowering)", fname,
-                  nbc__infer_tname(I, conv[0]), nbc__infer_tname(I, conv[0])),
-           NULL;
-  return intrinsic_call(I, n, fname, nargs, conv, T(cases[i].ret));
-}
-
 /* A kernel-language function of no arguments (syncthreads(), cg.this_grid()): the builtin,
  * returning ret. */
 static const nbc__type *call_no_args(infer *I, nbc__node *n, const char *fname,
@@ -660,7 +458,7 @@ static const nbc__type *call_const_array(infer *I, nbc__node *n, const char *fna
   return c->ret;
 }
 
-/* cuda.<name>(...): cuda_names.c's table says which typing path the name takes. */
+/* cuda.<name>(...): lib_cuda.c's table says which typing path the name takes. */
 /* numba.cuda.libdevice.<f>(...): libdevice's function with numba-cuda's signature (its
  * ConcreteTemplate: the arguments convert to the parameter types); a function that also
  * stores results through pointers returns them in a tuple after its own result. */
@@ -816,8 +614,8 @@ const nbc__type *nbc__infer_call_cuda(infer *I, nbc__node *n, const char *fname,
     return call_atomic(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_CONST_ARRAY:
     return call_const_array(I, n, fname, types, nargs);
-  case NBC__KERNEL_CALL_INTRINSIC:
-    return call_cuda_intrinsic(I, n, fname, types, nargs);
+  case NBC__KERNEL_CALL_INTRINSIC: /* lib_cuda.c's table */
+    return nbc__lib_cuda_type(I, n, fname, types, nargs);
   case NBC__KERNEL_CALL_SYNCTHREADS:
     return call_no_args(I, n, fname, types, nargs, NBC__B_CUDA_SYNCTHREADS, T(NBC__T_NONE));
   case NBC__KERNEL_CALL_GRID:

@@ -203,7 +203,7 @@ static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
 }
 
 /* <mod>.<a> for a cuda MODULE type ("cuda", "cuda.atomic", "cuda.threadIdx"), from
- * cuda_names.c's table: a namespace is a MODULE type, a function a FUNCTION type named
+ * lib_cuda.c's table: a namespace is a MODULE type, a function a FUNCTION type named
  * "cuda.<name>", a value an int32 (numba types laneid, warpsize and the index registers as
  * int32); cuda.<dtype> is the dtype. */
 /* numba.<name>: its scalar types (numba.float32, numba.boolean, numba.intp...) as dtypes

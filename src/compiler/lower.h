@@ -252,9 +252,6 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
 /* cuda.ld<op>(array, i) / cuda.st<op>(array, i, value): numba's cache-hinted loads and
  * stores (NBC__B_CACHE_HINT). */
 nbc__lval nbc__lower_cache_hint(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
-/* lower_cuda.c: a NBC__B_CUDA_INTRINSIC call (warp shuffles and votes, fences, barriers
- * with a predicate, popc brev clz ffs fma cbrt selp). */
-nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* lower_complex.c: complex64/complex128 values ({float, float} / {double, double}). */
 nbc__lval nbc__lower_complex_part(nbc__lowerer *L, nbc__lval z, int imag);
 nbc__lval nbc__lower_complex_make(nbc__lowerer *L, const nbc__type *ct, const char *re,
@@ -298,9 +295,14 @@ const char *nbc__lower_call_fn(nbc__lowerer *L, const char *ret, const char *nam
 /* ------------------------------------------------ helpers of the expression lowering ----
  * Shared by lower_expr.c and lower_array.c (short names: this header is private to the
  * lowering). EMIT needs a variable `L` in scope. */
+/* T(k): the scalar type of kind k (defined once for a file that includes infer.h and
+ * lower.h, as lib_*.c do). */
+#ifndef NBCUDA_TYPE_SHORTHAND
+#define NBCUDA_TYPE_SHORTHAND
 static inline const nbc__type *T(nbc__type_kind k) {
   return nbc__type_scalar(k);
 }
+#endif
 
 static inline const char *ltype(nbc__lowerer *L, const nbc__type *t) {
   return nbc__lower_ltype(L, t);
@@ -353,5 +355,10 @@ nbc__lval nbc__lower_compare(nbc__lowerer *L, nbc__node *n);
 nbc__lval nbc__lower_compare_boolop(nbc__lowerer *L, nbc__node *n);
 /* `a if c else b`: only the chosen value is evaluated. */
 nbc__lval nbc__lower_compare_ifexp(nbc__lowerer *L, nbc__node *n);
+
+/* --------------------------------------------- lib_cuda.c: the cuda namespace's intrinsics */
+/* A call infer typed through nbc__lib_cuda_type (NBC__B_CUDA_INTRINSIC), lowered by its
+ * table row's function. */
+nbc__lval nbc__lib_cuda_lower(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 
 #endif /* NBCUDA_LOWER_H */
