@@ -2,8 +2,10 @@
  * numbers and arrays, builtins, dtype conversions (float32(x)), the math, cmath, numpy,
  * operator and cuda modules, Python functions), print, f(*t) and ffi.from_buffer, and the
  * helpers every kind of call shares. Each kind has its file: infer_call_builtin.c,
- * infer_call_math.c, infer_call_cuda.c, infer_call_method.c, infer_call_user.c. Each call records an nbc__call in the CALL node's ->info for
- * lower.c, with the types its arguments convert to (also set as the arguments' ->cast).
+ * infer_call_math.c, infer_call_cuda.c, infer_call_method.c, infer_call_user.c (and
+ * lib_cuda.c for the cuda intrinsics). Each call records an nbc__call in the CALL node's
+ * ->info for lower.c, with the types its arguments convert to (also set as the arguments'
+ * ->cast).
  */
 #include <ctype.h>
 #include <stdio.h>

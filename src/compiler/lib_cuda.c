@@ -86,7 +86,7 @@ static int icase_resolve(const icase *cases, int ncases, const nbc__type **types
   for (int k = 0; k < nargs; k++)
     if (!nbc__type_is_number(types[k])) return -1;
   for (int i = 0; i < ncases; i++) {
-    const nbc__type *formals[3];
+    const nbc__type *formals[3] = {NULL, NULL, NULL};
     for (int k = 0; k < nargs; k++)
       formals[k] = T(cases[i].args[k]);
     int rate[3];

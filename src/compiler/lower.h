@@ -119,7 +119,9 @@ const char *nbc__lower_symbol(nbc__lowerer *L, nbc__func *fn);
 void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc__lval value,
                         bool *pfirst);
 
-/* lower_expr.c */
+/* The expression lowering: lower_expr.c (the dispatch, loads and stores), lower_convert.c
+ * (conversions, truth, constants), lower_arith.c (nbc__lower_binop_values), lower_array.c
+ * (element pointers and stores). */
 nbc__lval nbc__lower_expr(nbc__lowerer *L, nbc__node *node);
 nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to);
 /* The truth value (i1 operand) of a value, as Python's bool(). */
@@ -148,7 +150,7 @@ nbc__lval nbc__lower_load_aligned(nbc__lowerer *L, const nbc__type *t, const cha
                                   int align);
 void nbc__lower_store_aligned(nbc__lowerer *L, nbc__lval v, const char *ptr, int align);
 
-/* Helpers of lower_expr.c that lower_call.c shares. */
+/* lower_expr.c, shared with lower_call.c. */
 /* A constant of string type t (CHARSEQ or UNICHARSEQ) holding text (UTF-8), cut or padded
  * with zeros to t's length. */
 nbc__lval nbc__lower_string_constant(nbc__lowerer *L, const nbc__type *t, const char *text);
@@ -212,7 +214,8 @@ void nbc__lower_record_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
 /* numpy.c: a NBC__B_NUMPY call (np.minimum/maximum/fmin/fmax on floats). */
 nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 
-/* lower_array.c: arrays, tuples and the CUDA intrinsics (called from lower_expr.c). */
+/* lower_array.c: arrays, tuples, and the cuda module's geometry, arrays, atomics and
+ * cache-hinted loads and stores (called from lower_expr.c and lower_call.c). */
 nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n);
 /* Item i (a constant) of a tuple value. */
 nbc__lval nbc__lower_tuple_at(nbc__lowerer *L, nbc__lval tup, int i);

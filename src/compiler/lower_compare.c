@@ -1,7 +1,8 @@
 /* lower_compare.c — comparisons and logic in NVVM IR: numba's comparisons of numbers (in the
- * operands' common type, float16 natively), tuples (item by item, lexicographically), None
- * and Optional values, enum members and strings; chained comparisons, the short-circuit `and`
- * / `or` (the value of the deciding operand) and conditional expressions.
+ * operands' common type; float16 natively, complex, bfloat16 and datetimes through their
+ * files), tuples (item by item, `in` included), None, Optional values (`is None`: the valid
+ * bit) and enum members; chained comparisons, the short-circuit `and` / `or` (the value of
+ * the deciding operand) and conditional expressions.
  */
 #include <limits.h>
 #include <math.h>
