@@ -1,9 +1,9 @@
 """The kernel language's reference tables, generated from the compiler's own tables.
 
 What a kernel may call is decided by tables in src/compiler/ (the cuda module's names in
-cuda_names.c, libdevice/fp16/bf16 in their generated headers, math in types.c, cmath in
+lib_cuda.c, libdevice/fp16/bf16 in their generated headers, math in types.c, cmath in
 cmath.c, numpy's ufuncs and dtypes in numpy.c, the operator module in infer_operator.c, the
-builtins in infer.c) and checked against numba-cuda's typing in tests/data/*.tsv. This
+builtins in infer_global.c) and checked against numba-cuda's typing in tests/data/*.tsv. This
 script reads those files and writes the tables of docs' kernel-language reference, so the
 page lists exactly what the compiler accepts. A table that cannot be found (its file was
 reorganised) is an error, not an empty table: the docs build fails and says which.
@@ -43,9 +43,10 @@ def _block(text, start, what):
 
 
 def cuda_names():
-    """[(section comment, [(name, kind, call)])] of cuda_names.c's KERNEL_NAMES."""
-    src = _read("src", "compiler", "cuda_names.c")
-    i = src.index("#define KERNEL_NAMES(X)")
+    """[(section comment, [(name, kind, call)])] of lib_cuda.c's KERNEL_NAMES (an intrinsic's
+    I row is a FUNCTION called through the INTRINSIC path)."""
+    src = _read("src", "compiler", "lib_cuda.c")
+    i = src.index("#define KERNEL_NAMES(X, I)")
     body = src[i:src.index("\n\n", i)]
     sections, cur = [], None
     for line in body.split("\n"):
@@ -55,6 +56,10 @@ def cuda_names():
             sections.append(cur)
             continue
         m = re.search(r'X\("([\w.]+)",\s*(\w+),\s*(\w+)\)', line)
+        intrinsic = re.search(r'I\("([\w.]+)",(?:\s*\w+,){4}\s*\w+\)', line)
+        if intrinsic and cur is not None:
+            cur[1].append((intrinsic.group(1), "FUNCTION", "INTRINSIC"))
+            continue
         if m and cur is not None:
             members = len(re.findall(r'X\("' + m.group(1) + r'\.', body))
             if m.group(2) == "NAMESPACE" and cur[1] and members >= 6:
@@ -63,7 +68,7 @@ def cuda_names():
                 cur = (f"cuda.{m.group(1)}", [])
                 sections.append(cur)
             cur[1].append(m.groups())
-    return _need(sections, "cuda_names.c KERNEL_NAMES")
+    return _need(sections, "lib_cuda.c KERNEL_NAMES")
 
 
 def libdevice():
@@ -102,11 +107,11 @@ def operator_funcs():
 
 
 def builtins():
-    src = _read("src", "compiler", "infer.c")
+    src = _read("src", "compiler", "infer_global.c")
     m = re.search(r"builtin_names\[\]\s*=\s*\{(.*?)\};", src, re.S)
     if not m:
-        raise TableNotFound("docs/gen/language_tables.py: infer.c builtin_names not found")
-    return _need(re.findall(r'"(\w+)"', m.group(1)), "infer.c builtin_names")
+        raise TableNotFound("docs/gen/language_tables.py: infer_global.c builtin_names not found")
+    return _need(re.findall(r'"(\w+)"', m.group(1)), "infer_global.c builtin_names")
 
 
 def numpy_ufuncs():
@@ -174,10 +179,10 @@ def page():
     for kind, names in numpy_dtypes():
         out.append(f"| {kind} | " + ", ".join(f"`{n}`" for n in names) + " |")
     out += ["", "## Builtins {#builtins}", "",
-            ", ".join(f"`{b}`" for b in builtins()) + " (`infer.c`).", ""]
+            ", ".join(f"`{b}`" for b in builtins()) + " (`infer_global.c`).", ""]
     out += ["## The cuda module {#cuda}", "",
             "`cuda.<name>` in a kernel, or the name imported (`from nbcuda import grid`) "
-            "or bound at module level (`add = cuda.atomic.add`); `cuda_names.c`.", ""]
+            "or bound at module level (`add = cuda.atomic.add`); `lib_cuda.c`.", ""]
     for title, rows in cuda_names():
         vectors = [r for r in rows if r[2] == "VECTOR"]
         rows = [r for r in rows if r[2] != "VECTOR"]

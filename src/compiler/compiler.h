@@ -596,8 +596,8 @@ bool nbc__signature_parse_mode(nbc__ctx *ctx, const char *text, const nbc__sig_m
  * enforces), 4,096 below. */
 size_t nbc__kernel_param_limit(int cc_major, int cc_minor);
 
-/* =================================================================== cuda_names.c === */
-/* How infer_call.c types a call of a kernel-language name (cuda_names.c's table says it
+/* ===================================================================== lib_cuda.c === */
+/* How infer_call.c types a call of a kernel-language name (lib_cuda.c's table says it
  * for each name). */
 typedef enum nbc__kernel_call {
   NBC__KERNEL_CALL_NONE,        /* not callable: a namespace or a value */
@@ -660,7 +660,7 @@ const char *nbc__bf16_math_function(const char *name);
 /* fp16.c: numba.cuda.fp16's function `name` (as exported, "hadd", "__hsub_sat"): its return
  * type, argument types (up to 4; *pnargs of them) and the symbol of its Numba-ABI wrapper in
  * the shim (nbc_fp16_shim_source). false when there is none. */
-/* cuda_names.c: a vector type's name ("float32x4", or numba's alias "float4") as its
+/* lib_cuda.c: a vector type's name ("float32x4", or numba's alias "float4") as its
  * element type's name and count; false for any other name. */
 bool nbc__vector_type_find(const char *name, const char **pbase, int *pcount);
 bool nbc__fp16_find(nbc__ctx *ctx, const char *name, const nbc__type **pret,
@@ -832,7 +832,7 @@ typedef struct nbc__global {
           ATOMIC_NANMIN) X(ATOMIC_AND) X(ATOMIC_OR) X(ATOMIC_XOR) X(ATOMIC_EXCH) X(ATOMIC_INC)    \
           X(ATOMIC_DEC)                                                                           \
               X(ATOMIC_CAS) /* cas(ary, idx, old, val) and compare_and_swap(ary, old, val) */     \
-      X(CUDA_INTRINSIC) /* name: "cuda.shfl_sync", "cuda.popc", ... lowered by lower_cuda.c */    \
+      X(CUDA_INTRINSIC) /* name: "cuda.shfl_sync", "cuda.popc", ... lowered by lib_cuda.c */     \
       X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */            \
       X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */    \
       X(COMPLEX) /* complex(re[, im]); ret complex64 or complex128 */                             \

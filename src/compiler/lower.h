@@ -1,7 +1,8 @@
 /* lower.h — private header shared by lower.c (module, functions, statements, ABIs, debug
- * metadata) and lower_expr.c (expressions: numba's arithmetic semantics, conversions,
- * arrays, builtins, math, CUDA intrinsics), and numpy.c for the ufuncs it lowers. Nothing
- * else includes it.
+ * metadata), the expression lowering (lower_expr.c: names, attributes, the dispatch over
+ * node kinds; lower_convert.c, lower_arith.c, lower_compare.c, lower_array.c, lower_call.c
+ * and the other lower_*.c files), lib_*.c (the kernel language's library) and numpy.c for
+ * the ufuncs it lowers. Nothing else includes it.
  *
  * The lowering writes LLVM 7 text. Values are carried as operand strings ("%t12", "42",
  * "0x3FF0000000000000") together with their nbcuda type; every value is in its type's
@@ -118,7 +119,9 @@ const char *nbc__lower_symbol(nbc__lowerer *L, nbc__func *fn);
 void nbc__lower_flatten(nbc__lowerer *L, nbc__buf *out, const nbc__type *t, nbc__lval value,
                         bool *pfirst);
 
-/* lower_expr.c */
+/* The expression lowering: lower_expr.c (the dispatch, loads and stores), lower_convert.c
+ * (conversions, truth, constants), lower_arith.c (nbc__lower_binop_values), lower_array.c
+ * (element pointers and stores). */
 nbc__lval nbc__lower_expr(nbc__lowerer *L, nbc__node *node);
 nbc__lval nbc__lower_convert(nbc__lowerer *L, nbc__lval v, const nbc__type *to);
 /* The truth value (i1 operand) of a value, as Python's bool(). */
@@ -147,7 +150,7 @@ nbc__lval nbc__lower_load_aligned(nbc__lowerer *L, const nbc__type *t, const cha
                                   int align);
 void nbc__lower_store_aligned(nbc__lowerer *L, nbc__lval v, const char *ptr, int align);
 
-/* Helpers of lower_expr.c that lower_call.c shares. */
+/* lower_expr.c, shared with lower_call.c. */
 /* A constant of string type t (CHARSEQ or UNICHARSEQ) holding text (UTF-8), cut or padded
  * with zeros to t's length. */
 nbc__lval nbc__lower_string_constant(nbc__lowerer *L, const nbc__type *t, const char *text);
@@ -211,7 +214,8 @@ void nbc__lower_record_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
 /* numpy.c: a NBC__B_NUMPY call (np.minimum/maximum/fmin/fmax on floats). */
 nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 
-/* lower_array.c: arrays, tuples and the CUDA intrinsics (called from lower_expr.c). */
+/* lower_array.c: arrays, tuples, and the cuda module's geometry, arrays, atomics and
+ * cache-hinted loads and stores (called from lower_expr.c and lower_call.c). */
 nbc__lval nbc__lower_subscript(nbc__lowerer *L, nbc__node *n);
 /* Item i (a constant) of a tuple value. */
 nbc__lval nbc__lower_tuple_at(nbc__lowerer *L, nbc__lval tup, int i);
@@ -251,9 +255,6 @@ nbc__lval nbc__lower_atomic(nbc__lowerer *L, nbc__node *n, nbc__builtin which);
 /* cuda.ld<op>(array, i) / cuda.st<op>(array, i, value): numba's cache-hinted loads and
  * stores (NBC__B_CACHE_HINT). */
 nbc__lval nbc__lower_cache_hint(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
-/* lower_cuda.c: a NBC__B_CUDA_INTRINSIC call (warp shuffles and votes, fences, barriers
- * with a predicate, popc brev clz ffs fma cbrt selp). */
-nbc__lval nbc__lower_cuda_intrinsic(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* lower_complex.c: complex64/complex128 values ({float, float} / {double, double}). */
 nbc__lval nbc__lower_complex_part(nbc__lowerer *L, nbc__lval z, int imag);
 nbc__lval nbc__lower_complex_make(nbc__lowerer *L, const nbc__type *ct, const char *re,
@@ -297,9 +298,14 @@ const char *nbc__lower_call_fn(nbc__lowerer *L, const char *ret, const char *nam
 /* ------------------------------------------------ helpers of the expression lowering ----
  * Shared by lower_expr.c and lower_array.c (short names: this header is private to the
  * lowering). EMIT needs a variable `L` in scope. */
+/* T(k): the scalar type of kind k (defined once for a file that includes infer.h and
+ * lower.h, as lib_*.c do). */
+#ifndef NBCUDA_TYPE_SHORTHAND
+#define NBCUDA_TYPE_SHORTHAND
 static inline const nbc__type *T(nbc__type_kind k) {
   return nbc__type_scalar(k);
 }
+#endif
 
 static inline const char *ltype(nbc__lowerer *L, const nbc__type *t) {
   return nbc__lower_ltype(L, t);
@@ -325,5 +331,37 @@ static inline bool has_runtime(const nbc__type *t) {
   return is_int(t) || is_float(t) || is_bool(t) || t->kind == NBC__T_ARRAY ||
          t->kind == NBC__T_TUPLE;
 }
+
+/* ------------------------------------ lower_convert.c: conversions, the float16 helpers */
+/* One native float16 instruction on float16 bits (i16 values): `instr $0, $1, $2[, $3];`.
+ * Constants fold here (the asm is opaque to LLVM): the exact result in double (a product or
+ * sum of float16s, or a * b + c, is exact there), rounded once, is the instruction's. */
+const char *nbc__lower_convert_half_instr(nbc__lowerer *L, const char *instr, const char *a,
+                                          const char *b, const char *c);
+/* A float16 comparison (setp.<cmp>.f16) as an i1. */
+const char *nbc__lower_convert_half_compare(nbc__lowerer *L, const char *cmp, const char *a,
+                                            const char *b);
+/* Operand text that is an integer literal / a hex float literal (constants fold here, so
+ * that float16 constants never depend on libNVVM folding the conversion intrinsics). */
+bool nbc__lower_convert_int_literal(const char *v, long *pv);
+bool nbc__lower_convert_float_literal(const char *v, double *pv);
+/* --------------------------------------------------- lower_arith.c: arithmetic */
+/* a <op> b of numbers, float16s or tuples (n a BINOP). */
+nbc__lval nbc__lower_arith_binop(nbc__lowerer *L, nbc__node *n);
+/* -a, +a, ~a, not a (n a UNARY). */
+nbc__lval nbc__lower_arith_unary(nbc__lowerer *L, nbc__node *n);
+/* ------------------------------------------ lower_compare.c: comparisons and logic */
+/* a < b < c: each operand evaluated once, later comparisons skipped once one is false. */
+nbc__lval nbc__lower_compare(nbc__lowerer *L, nbc__node *n);
+/* `a and b` / `a or b` return one of the operands (unified to the node's type), evaluating
+ * b only when needed. */
+nbc__lval nbc__lower_compare_boolop(nbc__lowerer *L, nbc__node *n);
+/* `a if c else b`: only the chosen value is evaluated. */
+nbc__lval nbc__lower_compare_ifexp(nbc__lowerer *L, nbc__node *n);
+
+/* --------------------------------------------- lib_cuda.c: the cuda namespace's intrinsics */
+/* A call infer typed through nbc__lib_cuda_type (NBC__B_CUDA_INTRINSIC), lowered by its
+ * table row's function. */
+nbc__lval nbc__lib_cuda_lower(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 
 #endif /* NBCUDA_LOWER_H */

@@ -1,14 +1,14 @@
-/* lower_array.c — arrays, tuples and the CUDA intrinsics to NVVM IR: element addresses
- * (data + sum(index_k * stride_k) in bytes; the contiguous axis of a C or F array through a
- * typed getelementptr, and no negative-index wraparound where infer proved the index
- * non-negative), views by basic indexing (slices and partial indexing: a new array struct
- * over the same memory), array attributes, tuple items, thread and block indices
- * (sign-extended to int64 as numba does), cuda.grid/gridsize, barriers, shared arrays (an
- * internal addrspace(3) global per call site), local arrays (an alloca), constant arrays
- * (an addrspace(4) global), atomics (atomicrmw for integers, the NVVM float-add
- * intrinsics, compare-and-swap loops for float max/min) and numba's cache-hinted loads and
- * stores (ld.global.<op> / st.global.<op> as inline asm).
- * Split from lower_expr.c, which dispatches to the functions declared in lower.h.
+/* lower_array.c — arrays, tuples and the cuda module's memory functions to NVVM IR: element
+ * addresses (data + sum(index_k * stride_k) in bytes; the contiguous axis of a C or F array
+ * through a typed getelementptr, and no negative-index wraparound where infer proved the index
+ * non-negative), views by basic indexing (slices and partial indexing: a new array struct over
+ * the same memory), array attributes, tuple items, thread and block indices (sign-extended to
+ * int64 as numba does), cuda.grid/gridsize, barriers, shared arrays (an internal addrspace(3)
+ * global per call site), local arrays (an alloca), constant arrays (an addrspace(4) global),
+ * atomics (atomicrmw for integers, the NVVM float-add intrinsics, compare-and-swap loops for
+ * float max/min) and numba's cache-hinted loads and stores (ld.global.<op> / st.global.<op> as
+ * inline asm). lower_expr.c and lower_call.c dispatch to the functions declared in lower.h; the
+ * warp, vote, fence, bit and math intrinsics are lowered in lib_cuda.c.
  */
 #include <math.h>
 #include <stdio.h>

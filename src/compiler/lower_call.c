@@ -444,7 +444,7 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
   case NBC__B_ATOMIC_CAS:
     return nbc__lower_atomic(L, n, call->builtin);
   case NBC__B_CUDA_INTRINSIC:
-    return nbc__lower_cuda_intrinsic(L, n, call);
+    return nbc__lib_cuda_lower(L, n, call);
   case NBC__B_CACHE_HINT:
     return nbc__lower_cache_hint(L, n, call);
   case NBC__B_RESHAPE:

@@ -21,7 +21,7 @@
  *    `import numba.cuda as cuda`, `from numba import cuda`, `from nbcuda import cuda` ->
  *    MODULE_CUDA; `from numba|nbcuda|numba.types|numba.core.types import float32 [as f]`
  *    -> TYPE "float32"; `from nbcuda|numba.cuda import grid, atomic [as a]` -> CUDA_NAME
- *    "grid", "atomic" (the kernel-language names of cuda_names.c; other members -> OTHER);
+ *    "grid", "atomic" (the kernel-language names of lib_cuda.c; other members -> OTHER);
  *    `import numpy [as np]` -> MODULE_NUMPY; `from numpy import float32, sqrt, pi` -> TYPE
  *    (numba's name of the dtype), NUMPY_FUNCTION (numpy's name of the ufunc), FLOAT
  *    (numpy.c says which names kernels use). np.pi and friends also fold in constant
@@ -511,7 +511,7 @@ static const nbc__binding *jit_wrapped(const builder *bd, const nbc__node *v) {
 
 /* The kernel-language name an attribute denotes: `cuda.grid` -> "grid", `cuda.atomic.add`
  * and `atomic.add` (atomic imported from the cuda module) -> "atomic.add"; NULL when it is
- * none (cuda_names.c lists them). */
+ * none (lib_cuda.c lists them). */
 static const char *cuda_name_of(const builder *bd, const nbc__node *v) {
   if (v->kind != NBC__N_ATTR || !v->a) return NULL;
   const char *base = NULL;
