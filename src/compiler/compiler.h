@@ -101,11 +101,9 @@ typedef struct nbc__ctx {
  * kept) and sets ctx->status to status. line/col are 1-based positions in file->text. */
 void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, int line,
                      int col, const char *fmt, ...);
-/* The same with the error's kind. nbc__diag_error gives the kind NONE, or the kind of
- * numba's exception class when the message starts by naming it ("ValueError: ...",
- * "TypeError: ..."; the kernel-return rule's message, NBC__KERNEL_RETURN_RULE, is
- * KERNEL_RETURN): diag.c's one table of these prefixes stands for the sites that do not
- * pass a kind yet. */
+/* The same with the error's kind (nbc_last_error_kind: which exception class the binding
+ * raises); nbc__diag_error's kind is NONE. A message may also name numba's class in its
+ * words ("ValueError: ..."), as numba prints it; the kind, not the words, decides. */
 void nbc__diag_error_kind(nbc__ctx *ctx, nbc_status_t status, nbc_error_kind_t kind,
                           const nbc__file *file, int line, int col, const char *fmt, ...);
 /* The rule "a kernel returns void" says this (nbc_kernel_check_return_type, typing and

@@ -40,17 +40,16 @@
 
 /* ------------------------------------------------------------------- diagnostics */
 
-bool nbc__infer_error(infer *I, const nbc__node *n, nbc_status_t status, const char *fmt, ...) {
+/* kind -1: none given (the message's words may still name numba's class: diag.c). */
+static bool infer_error_v(infer *I, const nbc__node *n, nbc_status_t status, int kind,
+                          const char *fmt, va_list ap) {
   if (!I->final || I->failed) {
     I->failed = I->failed || I->final;
     return false;
   }
   I->failed = true;
   char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   /* A call is shown at the start of its callee (`cuda.grid(4)` at `cuda`); other nodes at
    * their own token (a binary operator at the operator). */
   while (n && n->kind == NBC__N_CALL && n->a) {
@@ -60,8 +59,26 @@ bool nbc__infer_error(infer *I, const nbc__node *n, nbc_status_t status, const c
   }
   const nbc__file *file = n && n->tok ? n->tok->file : I->file;
   int line = n && n->tok ? n->tok->line : 1, col = n && n->tok ? n->tok->col : 1;
-  nbc__diag_error(I->ctx, status, file, line, col, "%s", msg);
+  if (kind < 0) nbc__diag_error(I->ctx, status, file, line, col, "%s", msg);
+  else nbc__diag_error_kind(I->ctx, status, (nbc_error_kind_t)kind, file, line, col, "%s", msg);
   return false;
+}
+
+bool nbc__infer_error(infer *I, const nbc__node *n, nbc_status_t status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bool r = infer_error_v(I, n, status, -1, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+bool nbc__infer_error_kind(infer *I, const nbc__node *n, nbc_error_kind_t kind, const char *fmt,
+                           ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bool r = infer_error_v(I, n, NBC_TYPING_ERROR, (int)kind, fmt, ap);
+  va_end(ap);
+  return r;
 }
 
 const char *nbc__infer_tname(infer *I, const nbc__type *t) {
@@ -422,9 +439,9 @@ static bool infer_body(infer *I) {
     fn->ret = r;
   }
   if (fn->is_kernel && fn->ret->kind != NBC__T_VOID && fn->ret->kind != NBC__T_NONE)
-    return TYPING(I, fn->def,
-                  "TypeError: CUDA kernel must have void return type. (it returns %s)",
-                  nbc__infer_tname(I, fn->ret));
+    return nbc__infer_error_kind(I, fn->def, NBC_ERROR_KIND_KERNEL_RETURN,
+                                 "TypeError: " NBC__KERNEL_RETURN_RULE " (it returns %s)",
+                                 nbc__infer_tname(I, fn->ret));
   if (fn->is_kernel) fn->ret = T(NBC__T_VOID);
   return true;
 }
@@ -708,8 +725,9 @@ bool nbc__infer(nbc__ctx *ctx, const nbc__module *module, nbc__node *def,
     nbc__buf b;
     nbc__buf_init(&b, ctx->arena);
     nbc__type_print(&b, sig->ret);
-    nbc__diag_error(ctx, NBC_TYPING_ERROR, def->tok ? def->tok->file : file, line, col,
-                    "TypeError: CUDA kernel must have void return type. (declared %s)", b.data);
+    nbc__diag_error_kind(ctx, NBC_TYPING_ERROR, NBC_ERROR_KIND_KERNEL_RETURN,
+                         def->tok ? def->tok->file : file, line, col,
+                         "TypeError: " NBC__KERNEL_RETURN_RULE " (declared %s)", b.data);
     return false;
   }
   nbc__func *entry = nbc__infer_specialise(&P, module, def, ctx->resolver, sig->args, NULL,

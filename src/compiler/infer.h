@@ -90,6 +90,11 @@ static inline bool is_kind(const nbc__type *t, nbc__type_kind k) {
 bool nbc__infer_error(infer *I, const nbc__node *n, nbc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define TYPING(I, n, ...) nbc__infer_error((I), (n), NBC_TYPING_ERROR, __VA_ARGS__)
+/* A typing error of a kind (numba's ValueError, TypeError, the kernel-return rule): the
+ * message says the class, the kind tells the caller (nbc_last_error_kind). */
+bool nbc__infer_error_kind(infer *I, const nbc__node *n, nbc_error_kind_t kind, const char *fmt,
+                           ...) __attribute__((format(printf, 4, 5)));
+#define VALUE_ERROR(I, n, ...) nbc__infer_error_kind((I), (n), NBC_ERROR_KIND_VALUE, __VA_ARGS__)
 #define UNSUPPORTED(I, n, ...) nbc__infer_error((I), (n), NBC_UNSUPPORTED, __VA_ARGS__)
 const char *nbc__infer_tname(infer *I, const nbc__type *t);
 /* Arena allocation that reports running out of memory. */

@@ -155,7 +155,7 @@ static bool array_alignment(infer *I, nbc__node *v, int64_t *palign) {
                     : (a & (a - 1)) != 0 ? "Alignment must be a power of 2"
                     : a % 8 != 0         ? "Alignment must be a multiple of 8"
                                          : NULL;
-  if (why) return TYPING(I, v, "ValueError: %s", why);
+  if (why) return VALUE_ERROR(I, v, "ValueError: %s", why);
   *palign = a;
   return true;
 }
@@ -204,7 +204,7 @@ const nbc__type *nbc__infer_call_cuda_array(infer *I, nbc__node *n, const char *
   }
   /* only a 1-d shared array may have no elements: it is the dynamic shared memory */
   if (total == 0 && !(shared && ndim == 1))
-    return TYPING(I, shape, "ValueError: array length <= 0 in %s()", fname), NULL;
+    return VALUE_ERROR(I, shape, "ValueError: array length <= 0 in %s()", fname), NULL;
   int64_t align;
   if (!array_alignment(I, alignment, &align)) return NULL;
   nbc__call *c = nbc__infer_call_new(

@@ -136,12 +136,12 @@ const nbc__type *nbc__infer_call_method_transpose(infer *I, nbc__node *n, const 
     if (!nbc__infer_const_int(I, items[k], &ax))
       return UNSUPPORTED(I, items[k], "transpose() axes must be constant integers"), NULL;
     if (ax < -at->ndim || ax >= at->ndim)
-      return TYPING(I, items[k],
+      return VALUE_ERROR(I, items[k],
                     "ValueError: axis is out of bounds for array of given "
                     "dimension"),
              NULL;
     if (ax < 0) ax += at->ndim;
-    if (seen[ax]) return TYPING(I, items[k], "ValueError: repeated axis in transpose"), NULL;
+    if (seen[ax]) return VALUE_ERROR(I, items[k], "ValueError: repeated axis in transpose"), NULL;
     seen[ax] = true;
     perm[k] = ax;
     if (!nbc__infer_expr(I, items[k])) return NULL;

@@ -1275,8 +1275,11 @@ static const tcase range_cases[] = {C1(RANGE, INT32),  C2(RANGE, INT32, INT32),
 
 const nbc__type *nbc__type_range(const nbc__type *const *args, int nargs, const char **pwhy) {
   if (pwhy) *pwhy = NULL;
+  /* numba: a float converts (unsafely, truncating) to the case's integer type, so
+   * range(1, n + 1) of a float n picks the case the other arguments rate best */
   for (int i = 0; i < nargs; i++)
-    if (!nbc__type_is_int(args[i]) && !(args[i] && args[i]->kind == NBC__T_BOOL)) {
+    if (!nbc__type_is_int(args[i]) && !nbc__type_is_float(args[i]) &&
+        !(args[i] && args[i]->kind == NBC__T_BOOL)) {
       if (pwhy) *pwhy = "range() arguments must be integers";
       return NULL;
     }
