@@ -82,7 +82,8 @@ const char *nbc_version_string(void);
   X(COMPILE_ERROR, "compile error")                                                          \
   X(INTERNAL, "internal error in nbcuda")                                                    \
   X(NO_NVRTC, "NVRTC cannot be found or loaded")                                             \
-  X(NVRTC_ERROR, "NVRTC failed to compile CUDA C++")
+  X(NVRTC_ERROR, "NVRTC failed to compile CUDA C++")                                        \
+  X(NO_PROGRAM, "a CUDA toolkit program cannot be found")
 
 typedef enum nbc_status {
 #define NBC_STATUS_ENUM_(name, text) NBC_##name,
@@ -343,11 +344,22 @@ typedef enum nbc_runtime_source {
   NBC_RUNTIME_NVVM        /* the toolkit version implied by libNVVM */
 } nbc_runtime_source_t;
 
-/* The CUDA toolkit folders nbcuda looks in for the toolkit's files (libcudart, NVRTC,
- * nvJitLink, libcudadevrt.a, nvdisasm), in order: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda,
- * unset or empty variables skipped. Fills roots and returns how many there are. */
+/* The CUDA toolkit folders nbcuda looks in for the toolkit's files (libNVVM, libdevice,
+ * libcudart, NVRTC, nvJitLink, libcudadevrt.a, nvdisasm), in order: $CUDA_HOME, $CUDA_PATH,
+ * /usr/local/cuda, unset or empty variables skipped. Fills roots and returns how many there
+ * are. */
 #define NBC_TOOLKIT_ROOTS_MAX 3
 int nbc_toolkit_roots(const char *roots[NBC_TOOLKIT_ROOTS_MAX]);
+/* Finds one of the CUDA toolkit's programs by name ("nvdisasm") the way nbcuda finds its
+ * libraries: each folder of PATH, bin/ of each toolkit root (nbc_toolkit_roots), then
+ * NVIDIA's pip wheels (nvidia/cu13/bin, ...) under the site-packages folders in sites
+ * (NULL-terminated; the Python module passes sys.path) and NBCUDA_PIP_SITE. sites NULL: the
+ * usual site-packages folders instead (the active virtualenv, the system's, the user's).
+ * *ppath is the executable's path, valid until the next call on the same thread.
+ * NBC_NO_PROGRAM when there is none, with every place tried in nbc_last_error();
+ * NBC_INVALID_ARGUMENT for a name nbcuda does not look for. */
+nbc_status_t nbc_toolkit_find_program(const char *name, const char *const *sites,
+                                      const char **ppath);
 /* (major, minor) of the CUDA runtime; *psource (may be NULL) says which library answered. */
 nbc_status_t nbc_runtime_get_version(int *pmajor, int *pminor, nbc_runtime_source_t *psource);
 /* *psupported = the runtime's major version is one nbcuda supports (12 or 13). */

@@ -4,16 +4,20 @@
  * numba's `numba -s`).
  *
  * This file sits at the top of the library, above both the host layer and the compiler, so
- * that one report can name every library; each library's finder stays in its own layer
- * (driver/loader.c: libcuda; compiler/nvvm.c: libNVVM, libdevice; host/module.c: nvJitLink,
- * libcudadevrt.a; host/nvrtc.c: NVRTC; host/runtime.c: libcudart) and is asked here in the
- * order of NBC_LIBRARY_MAP. Asking loads the library as its first use would, once per
- * process, so the report shows exactly what a compile or a link would get.
+ * that one report can name every library. Every library and tool is found by the one finder
+ * (base/toolkit.c); each is loaded by the layer that uses it (driver/loader.c: libcuda;
+ * compiler/nvvm.c: libNVVM, libdevice; host/module.c: nvJitLink, libcudadevrt.a;
+ * host/nvrtc.c: NVRTC; host/runtime.c: libcudart), and is asked here in the order of
+ * NBC_LIBRARY_MAP. Asking loads the library as its first use would, once per process, so the
+ * report shows exactly what a compile or a link would get. The toolkit's programs (nvdisasm)
+ * are found here too (nbc_toolkit_find_program).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
+#include "base/toolkit.h"
 #include "compiler/compiler.h"
 #include "host/host.h"
 
@@ -134,6 +138,30 @@ nbc_status_t nbc_library_find(nbc_library_t library, const char **ppath, int *pm
   if (ppath) *ppath = path ? found : NULL;
   if (pmajor) *pmajor = major;
   if (pminor) *pminor = minor;
+  return st;
+}
+
+nbc_status_t nbc_toolkit_find_program(const char *name, const char *const *sites,
+                                      const char **ppath) {
+  static _Thread_local char found[4096];
+  if (ppath) *ppath = NULL;
+  if (!name || strcmp(name, "nvdisasm") != 0)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_toolkit_find_program: nbcuda looks for nvdisasm, not %s",
+                          name ? name : "NULL");
+  nbc__toolkit_search *s = calloc(1, sizeof *s);
+  if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  s->sites = sites;
+  nbc_status_t st = NBC_OK;
+  if (nbc__toolkit_find(NBC__TOOLKIT_NVDISASM, s) == 0) {
+    snprintf(found, sizeof found, "%s", s->path);
+    if (ppath) *ppath = found;
+  } else {
+    char tried[6000];
+    st = nbc__set_error(NBC_NO_PROGRAM, "%s cannot be found (searched %s)", name,
+                        nbc__toolkit_tried(s, NBC__TOOLKIT_INLINE, tried, sizeof tried));
+  }
+  free(s);
   return st;
 }
 

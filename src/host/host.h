@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 
+#include "base/toolkit.h"
 #include "driver/driver_api.h"
 
 struct nbc_device {
@@ -342,25 +343,6 @@ nbc_status_t nbc__defer_flush(nbc_context_t *context);
 void nbc__module_release_context(nbc_context_t *context);
 
 /* runtime.c --------------------------------------------------------------------------- */
-/* dlopens an optional toolkit library: the path in env_var if set (it must exist), else
- * <root>/<subdir>/<soname> for root in CUDA_HOME, CUDA_PATH, /usr/local/cuda and each subdir
- * (NULL: {"lib64"}), else each soname through the loader. Returns the handle or NULL; *path
- * gets what was opened, *searched every place tried ("; "-separated) for the message. */
-void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
-                                const char *const *sonames, char *path, size_t path_size,
-                                char *searched, size_t searched_size);
-/* An optional toolkit library (nvJitLink, NVRTC) found as above (lib64/) and the entry points
- * it must have, each dlsym'ed into its slot: 0, with *path what was opened; -1 with error
- * saying "<what> cannot be found or loaded (searched ...)" or "<path> has no <symbol>". */
-typedef struct nbc__symbol {
-  const char *name;
-  void **slot;
-} nbc__symbol;
-int nbc__load_toolkit_symbols(const char *what, const char *env_var,
-                              const char *const *sonames, const nbc__symbol *symbols,
-                              size_t count, char *path, size_t path_size, char *error,
-                              size_t error_size);
-
 /* Where nvJitLink (module.c), NVRTC (nvrtc.c) and libcudart (runtime.c) were found, loading
  * them if that has not happened yet: NBC_OK with *ppath (lives for the process) and the
  * library's version (-1, -1 when it cannot tell), else their NBC_NO_* status with the
@@ -368,8 +350,8 @@ int nbc__load_toolkit_symbols(const char *what, const char *env_var,
 nbc_status_t nbc__jitlink_find(const char **ppath, int *pmajor, int *pminor);
 nbc_status_t nbc__nvrtc_find(const char **ppath, int *pmajor, int *pminor);
 nbc_status_t nbc__cudart_find(const char **ppath, int *pmajor, int *pminor);
-/* module.c: the toolkit's libcudadevrt.a into buf (NBCUDA_CUDADEVRT, else lib64/ of each
- * toolkit root); NBC_LINK_ERROR naming where it looked when there is none. */
+/* module.c: the toolkit's libcudadevrt.a into buf (base/toolkit.c's search: NBCUDA_CUDADEVRT,
+ * the toolkit roots, the wheels); NBC_LINK_ERROR naming where it looked when there is none. */
 nbc_status_t nbc__cudadevrt_find(char *buf, size_t size);
 
 /* nvrtc.c: how many times NVRTC itself compiled (nbc_nvrtc_compile answers repeats from its
