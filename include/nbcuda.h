@@ -137,6 +137,12 @@ int nbc_is_available(void);
 /* Prints numba's detect() report to out; *pany_supported (may be NULL) is 1 when at least
  * one device is supported. Creates no context. */
 nbc_status_t nbc_detect(FILE *out, int *pany_supported);
+/* The same facts as one JSON object on one line (`nbcuda detect --json`):
+ *   {"driver": P, "driver_version": [M, m], "devices": [{"id": 0, "name": N, "uuid": U,
+ *    "compute_capability": [M, m], "supported": true}, ...], "supported": N}
+ * or, when CUDA is unusable, {"error": E, "status": "NBC_..."} and that status returned.
+ * *pany_supported as nbc_detect's. Creates no context. */
+nbc_status_t nbc_detect_json(FILE *out, int *pany_supported);
 /* cuDriverGetVersion, e.g. 13000. */
 nbc_status_t nbc_driver_version(int *pversion);
 /* The path libcuda was loaded from (or the name given to dlopen), NULL before loading.
@@ -949,6 +955,30 @@ nbc_status_t nbc_compile(const nbc_source_t *source, const char *name, const cha
                          const nbc_compile_options_t *options, const nbc_resolver_t *resolver,
                          nbc_compile_result_t **presult);
 void nbc_compile_result_destroy(nbc_compile_result_t *result);
+/* nbc_compile that also times each phase of the compiler and can stop after one, for tools
+ * (the CLI's --verbose and --dump): trace->stop_after (in) NBC_DUMP_NONE compiles fully,
+ * another value makes the result's code that phase's printed output (tokens, AST, types or
+ * the NVVM IR); trace->ms (out) the milliseconds spent in each phase, named by
+ * nbc_compile_phase_name. trace may be NULL (then this is nbc_compile). */
+typedef enum nbc_dump {
+  NBC_DUMP_NONE = 0,
+  NBC_DUMP_TOKENS,
+  NBC_DUMP_AST,
+  NBC_DUMP_TYPES,
+  NBC_DUMP_IR
+} nbc_dump_t;
+#define NBC_COMPILE_PHASE_COUNT 5
+typedef struct nbc_compile_trace {
+  nbc_dump_t stop_after;
+  double ms[NBC_COMPILE_PHASE_COUNT];
+} nbc_compile_trace_t;
+nbc_status_t nbc_compile_trace(const nbc_source_t *source, const char *name,
+                               const char *signature, const nbc_compile_options_t *options,
+                               const nbc_resolver_t *resolver, nbc_compile_trace_t *trace,
+                               nbc_compile_result_t **presult);
+/* "load", "signature", "infer", "lower", "nvvm" for 0 .. NBC_COMPILE_PHASE_COUNT - 1, NULL
+ * outside; static strings. */
+const char *nbc_compile_phase_name(int phase);
 /* PTX text (NUL-terminated; size excludes the NUL) or LTO-IR bytes. Live with the result. */
 const char *nbc_compile_result_code(const nbc_compile_result_t *result, size_t *psize);
 /* The NVVM IR libNVVM compiled into the code (NUL-terminated; size excludes the NUL), when the
