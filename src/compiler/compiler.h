@@ -252,6 +252,10 @@ typedef struct nbc__desugar_env {
   bool (*is_numpy)(void *data, const char *name); /* whether global `name` is numpy */
 } nbc__desugar_env;
 bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *env);
+/* fold.c: what CPython's compiler removes before numba sees the code (constant arithmetic,
+ * branches on constant conditions, statements after a jump), applied to a parsed module;
+ * false (out of memory reported) on failure. */
+bool nbc__fold_module(nbc__ctx *ctx, nbc__node *module);
 /* Whether an array index item, once typed, is None (np.newaxis): neither a slice nor an
  * ellipsis, and of type none (ast.c). */
 bool nbc__index_is_newaxis(const nbc__node *item);
