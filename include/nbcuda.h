@@ -82,7 +82,8 @@ const char *nbc_version_string(void);
   X(COMPILE_ERROR, "compile error")                                                          \
   X(INTERNAL, "internal error in nbcuda")                                                    \
   X(NO_NVRTC, "NVRTC cannot be found or loaded")                                             \
-  X(NVRTC_ERROR, "NVRTC failed to compile CUDA C++")
+  X(NVRTC_ERROR, "NVRTC failed to compile CUDA C++")                                        \
+  X(NO_PROGRAM, "a CUDA toolkit program cannot be found")
 
 typedef enum nbc_status {
 #define NBC_STATUS_ENUM_(name, text) NBC_##name,
@@ -167,6 +168,12 @@ int nbc_is_available(void);
 /* Prints numba's detect() report to out; *pany_supported (may be NULL) is 1 when at least
  * one device is supported. Creates no context. */
 nbc_status_t nbc_detect(FILE *out, int *pany_supported);
+/* The same facts as one JSON object on one line (`nbcuda detect --json`):
+ *   {"driver": P, "driver_version": [M, m], "devices": [{"id": 0, "name": N, "uuid": U,
+ *    "compute_capability": [M, m], "supported": true}, ...], "supported": N}
+ * or, when CUDA is unusable, {"error": E, "status": "NBC_..."} and that status returned.
+ * *pany_supported as nbc_detect's. Creates no context. */
+nbc_status_t nbc_detect_json(FILE *out, int *pany_supported);
 /* cuDriverGetVersion, e.g. 13000. */
 nbc_status_t nbc_driver_version(int *pversion);
 /* The path libcuda was loaded from (or the name given to dlopen), NULL before loading.
@@ -374,11 +381,22 @@ typedef enum nbc_runtime_source {
   NBC_RUNTIME_NVVM        /* the toolkit version implied by libNVVM */
 } nbc_runtime_source_t;
 
-/* The CUDA toolkit folders nbcuda looks in for the toolkit's files (libcudart, NVRTC,
- * nvJitLink, libcudadevrt.a, nvdisasm), in order: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda,
- * unset or empty variables skipped. Fills roots and returns how many there are. */
+/* The CUDA toolkit folders nbcuda looks in for the toolkit's files (libNVVM, libdevice,
+ * libcudart, NVRTC, nvJitLink, libcudadevrt.a, nvdisasm), in order: $CUDA_HOME, $CUDA_PATH,
+ * /usr/local/cuda, unset or empty variables skipped. Fills roots and returns how many there
+ * are. */
 #define NBC_TOOLKIT_ROOTS_MAX 3
 int nbc_toolkit_roots(const char *roots[NBC_TOOLKIT_ROOTS_MAX]);
+/* Finds one of the CUDA toolkit's programs by name ("nvdisasm") the way nbcuda finds its
+ * libraries: each folder of PATH, bin/ of each toolkit root (nbc_toolkit_roots), then
+ * NVIDIA's pip wheels (nvidia/cu13/bin, ...) under the site-packages folders in sites
+ * (NULL-terminated; the Python module passes sys.path) and NBCUDA_PIP_SITE. sites NULL: the
+ * usual site-packages folders instead (the active virtualenv, the system's, the user's).
+ * *ppath is the executable's path, valid until the next call on the same thread.
+ * NBC_NO_PROGRAM when there is none, with every place tried in nbc_last_error();
+ * NBC_INVALID_ARGUMENT for a name nbcuda does not look for. */
+nbc_status_t nbc_toolkit_find_program(const char *name, const char *const *sites,
+                                      const char **ppath);
 /* (major, minor) of the CUDA runtime; *psource (may be NULL) says which library answered. */
 nbc_status_t nbc_runtime_get_version(int *pmajor, int *pminor, nbc_runtime_source_t *psource);
 /* *psupported = the runtime's major version is one nbcuda supports (12 or 13). */
@@ -968,6 +986,30 @@ nbc_status_t nbc_compile(const nbc_source_t *source, const char *name, const cha
                          const nbc_compile_options_t *options, const nbc_resolver_t *resolver,
                          nbc_compile_result_t **presult);
 void nbc_compile_result_destroy(nbc_compile_result_t *result);
+/* nbc_compile that also times each phase of the compiler and can stop after one, for tools
+ * (the CLI's --verbose and --dump): trace->stop_after (in) NBC_DUMP_NONE compiles fully,
+ * another value makes the result's code that phase's printed output (tokens, AST, types or
+ * the NVVM IR); trace->ms (out) the milliseconds spent in each phase, named by
+ * nbc_compile_phase_name. trace may be NULL (then this is nbc_compile). */
+typedef enum nbc_dump {
+  NBC_DUMP_NONE = 0,
+  NBC_DUMP_TOKENS,
+  NBC_DUMP_AST,
+  NBC_DUMP_TYPES,
+  NBC_DUMP_IR
+} nbc_dump_t;
+#define NBC_COMPILE_PHASE_COUNT 5
+typedef struct nbc_compile_trace {
+  nbc_dump_t stop_after;
+  double ms[NBC_COMPILE_PHASE_COUNT];
+} nbc_compile_trace_t;
+nbc_status_t nbc_compile_trace(const nbc_source_t *source, const char *name,
+                               const char *signature, const nbc_compile_options_t *options,
+                               const nbc_resolver_t *resolver, nbc_compile_trace_t *trace,
+                               nbc_compile_result_t **presult);
+/* "load", "signature", "infer", "lower", "nvvm" for 0 .. NBC_COMPILE_PHASE_COUNT - 1, NULL
+ * outside; static strings. */
+const char *nbc_compile_phase_name(int phase);
 /* PTX text (NUL-terminated; size excludes the NUL) or LTO-IR bytes. Live with the result. */
 const char *nbc_compile_result_code(const nbc_compile_result_t *result, size_t *psize);
 /* The NVVM IR libNVVM compiled into the code (NUL-terminated; size excludes the NUL), when the

@@ -1,19 +1,25 @@
 /* info.c — what nbcuda found: where each CUDA library is and its version, or why it is
- * missing (nbc_library_find); the environment variables nbcuda reads (nbc_env_names); and the
+ * missing (nbc_library_find); whether CUDA is usable (nbc_is_available, numba's
+ * is_available()) and detect()'s facts as JSON (nbc_detect_json); the environment variables
+ * nbcuda reads (nbc_env_names); and the
  * report built from them that `nbcuda info` prints and nbcuda.info() returns (nbc_info_print,
  * numba's `numba -s`).
  *
  * This file sits at the top of the library, above both the host layer and the compiler, so
- * that one report can name every library; each library's finder stays in its own layer
- * (driver/loader.c: libcuda; compiler/nvvm.c: libNVVM, libdevice; host/module.c: nvJitLink,
- * libcudadevrt.a; host/nvrtc.c: NVRTC; host/runtime.c: libcudart) and is asked here in the
- * order of NBC_LIBRARY_MAP. Asking loads the library as its first use would, once per
- * process, so the report shows exactly what a compile or a link would get.
+ * that one report can name every library. Every library and tool is found by the one finder
+ * (base/toolkit.c); each is loaded by the layer that uses it (driver/loader.c: libcuda;
+ * compiler/nvvm.c: libNVVM, libdevice; host/module.c: nvJitLink, libcudadevrt.a;
+ * host/nvrtc.c: NVRTC; host/runtime.c: libcudart), and is asked here in the order of
+ * NBC_LIBRARY_MAP. Asking loads the library as its first use would, once per process, so the
+ * report shows exactly what a compile or a link would get. The toolkit's programs (nvdisasm)
+ * are found here too (nbc_toolkit_find_program).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
+#include "base/toolkit.h"
 #include "compiler/compiler.h"
 #include "host/host.h"
 #include "kernel/kernel.h"
@@ -138,6 +144,42 @@ nbc_status_t nbc_library_find(nbc_library_t library, const char **ppath, int *pm
   return st;
 }
 
+nbc_status_t nbc_toolkit_find_program(const char *name, const char *const *sites,
+                                      const char **ppath) {
+  static _Thread_local char found[4096];
+  if (ppath) *ppath = NULL;
+  if (!name || strcmp(name, "nvdisasm") != 0)
+    return nbc__set_error(NBC_INVALID_ARGUMENT,
+                          "nbc_toolkit_find_program: nbcuda looks for nvdisasm, not %s",
+                          name ? name : "NULL");
+  nbc__toolkit_search *s = calloc(1, sizeof *s);
+  if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  s->sites = sites;
+  nbc_status_t st = NBC_OK;
+  if (nbc__toolkit_find(NBC__TOOLKIT_NVDISASM, s) == 0) {
+    snprintf(found, sizeof found, "%s", s->path);
+    if (ppath) *ppath = found;
+  } else {
+    char tried[6000];
+    st = nbc__set_error(NBC_NO_PROGRAM, "%s cannot be found (searched %s)", name,
+                        nbc__toolkit_tried(s, NBC__TOOLKIT_INLINE, tried, sizeof tried));
+  }
+  free(s);
+  return st;
+}
+
+/* numba's is_available(): the driver initialises and libNVVM loads (found and loaded by the
+ * compiler's own loader, nvvm.c), so "available" means exactly "compile() can load libNVVM". */
+int nbc_is_available(void) {
+  if (nbc__driver_ensure() != NBC_OK) return 0;
+  nbc_status_t st = nbc__nvvm_load();
+  if (st != NBC_OK) {
+    nbc__set_error(st, "%s", nbc__nvvm_load_error());
+    return 0;
+  }
+  return 1;
+}
+
 /* ---------------------------------------------------------------- the report ---------- */
 
 static const char *runtime_source_name(nbc_runtime_source_t source) {
@@ -168,6 +210,50 @@ static void json_version(FILE *out, int major, int minor) {
     fputs("null", out);
   else
     fprintf(out, "[%d, %d]", major, minor);
+}
+
+/* One device as JSON, after sep: {"id": 0, "name": N, "uuid": U, "compute_capability": [M, m],
+ * "supported": true}. */
+static void json_device(FILE *out, const char *sep, nbc_device_t *d, int major, int minor,
+                        int supported) {
+  fprintf(out, "%s{\"id\": %d, \"name\": ", sep, nbc_device_id(d));
+  nbc__json_string(out, nbc_device_name(d));
+  fputs(", \"uuid\": ", out);
+  nbc__json_string(out, nbc_device_uuid(d));
+  fprintf(out, ", \"compute_capability\": [%d, %d], \"supported\": %s}", major, minor,
+          supported ? "true" : "false");
+}
+
+nbc_status_t nbc_detect_json(FILE *out, int *pany_supported) {
+  if (pany_supported) *pany_supported = 0;
+  if (!out) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_detect_json: out is NULL");
+  int count = 0;
+  nbc_status_t st = nbc_device_count(&count);
+  if (st != NBC_OK) {
+    fputc('{', out);
+    json_failure(out, st);
+    fputs("}\n", out);
+    return st;
+  }
+  int version = 0, supported = 0;
+  nbc_driver_version(&version);
+  fputs("{\"driver\": ", out);
+  nbc__json_string(out, nbc_driver_path());
+  fprintf(out, ", \"driver_version\": [%d, %d], \"devices\": [", version / 1000,
+          (version % 1000) / 10);
+  for (int i = 0; i < count; i++) {
+    nbc_device_t *d;
+    if ((st = nbc_device_get(i, &d)) != NBC_OK) return st;
+    int major, minor;
+    nbc_device_compute_capability(d, &major, &minor);
+    int ok = major > 3 || (major == 3 && minor >= 5);
+    supported += ok;
+    json_device(out, i ? ", " : "", d, major, minor, ok);
+  }
+  fprintf(out, "], \"supported\": %d}\n", supported);
+  fflush(out);
+  if (pany_supported) *pany_supported = supported > 0;
+  return NBC_OK;
 }
 
 static void print_libraries(FILE *out, int json) {
@@ -250,12 +336,7 @@ static void print_devices(FILE *out, int json) {
     nbc_device_compute_capability(d, &major, &minor);
     int supported = major > 3 || (major == 3 && minor >= 5);
     if (json) {
-      fprintf(out, "%s{\"id\": %d, \"name\": ", listed ? ", " : "", nbc_device_id(d));
-      nbc__json_string(out, nbc_device_name(d));
-      fputs(", \"uuid\": ", out);
-      nbc__json_string(out, nbc_device_uuid(d));
-      fprintf(out, ", \"compute_capability\": [%d, %d], \"supported\": %s}", major, minor,
-              supported ? "true" : "false");
+      json_device(out, listed ? ", " : "", d, major, minor, supported);
     } else {
       fprintf(out, "  %d  %s  compute capability %d.%d  %s%s\n", nbc_device_id(d),
               nbc_device_name(d), major, minor, nbc_device_uuid(d),

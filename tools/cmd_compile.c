@@ -12,8 +12,8 @@
  * ends the options.
  *
  * How it works. The arguments become an nbc_compile_options_t and one call to
- * nbc__compile_ex (src/compiler/compile.c), which also times each phase and can stop after
- * one to return its printed output (--dump). Globals resolve within the file itself (no
+ * nbc_compile_trace (the public header's compile that also times each phase and can stop
+ * after one to return its printed output, --dump). Globals resolve within the file itself (no
  * resolver is passed; src/compiler/resolve.c reads the file's top level, including a
  * helper's `@cuda.jit(device=True, forceinline=True)` decorator, which makes the helper
  * alwaysinline in its callers as in the Python module). The code goes to stdout or to -o; with --verbose the return type, the
@@ -23,13 +23,13 @@
  */
 #include <errno.h>
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "compiler/compiler.h"
 #include "nbcuda.h"
 
 static const char usage_text[] =
@@ -200,7 +200,7 @@ typedef struct request {
 /* One option's effect (c as getopt_long returned it, v its value); 0, or the exit status of
  * a usage error. */
 static int apply_option(int c, const char *v, request *r, nbc_compile_options_t *o,
-                        nbc__compile_info *info) {
+                        nbc_compile_trace_t *info) {
   char *end = NULL;
   errno = 0;
   switch (c) {
@@ -248,10 +248,10 @@ static int apply_option(int c, const char *v, request *r, nbc_compile_options_t 
     r->abi = v;
     return 0;
   case OPT_DUMP:
-    if (strcmp(v, "tokens") == 0) info->dump = NBC__DUMP_TOKENS;
-    else if (strcmp(v, "ast") == 0) info->dump = NBC__DUMP_AST;
-    else if (strcmp(v, "types") == 0) info->dump = NBC__DUMP_TYPES;
-    else if (strcmp(v, "ir") == 0) info->dump = NBC__DUMP_IR;
+    if (strcmp(v, "tokens") == 0) info->stop_after = NBC_DUMP_TOKENS;
+    else if (strcmp(v, "ast") == 0) info->stop_after = NBC_DUMP_AST;
+    else if (strcmp(v, "types") == 0) info->stop_after = NBC_DUMP_TYPES;
+    else if (strcmp(v, "ir") == 0) info->stop_after = NBC_DUMP_IR;
     else return usage_error("--dump expects tokens, ast, types or ir, not '%s'", v);
     return 0;
   default: return 2; /* not reached: every value of longopts is handled above */
@@ -284,7 +284,7 @@ static int take_stdin_target(int argc, char **argv, request *r) {
 
 /* The command line into r, o and info: 0, or the exit status of a usage error. */
 static int parse_arguments(int argc, char **argv, request *r, nbc_compile_options_t *o,
-                           nbc__compile_info *info) {
+                           nbc_compile_trace_t *info) {
   int c;
   opterr = 0;
   optind = 0;
@@ -338,7 +338,7 @@ int nbc__cli_compile(int argc, char **argv) {
   nbc_compile_options_t o;
   nbc_compile_options_init(&o);
   request r = {0};
-  nbc__compile_info info;
+  nbc_compile_trace_t info;
   memset(&info, 0, sizeof info);
   int usage = parse_arguments(argc, argv, &r, &o, &info);
   if (r.help) {
@@ -368,7 +368,7 @@ int nbc__cli_compile(int argc, char **argv) {
   }
   nbc_source_t src = {text, size, name, 1, 0};
   nbc_compile_result_t *result = NULL;
-  nbc_status_t st = nbc__compile_ex(&src, func, r.sig, &o, NULL, &info, &result);
+  nbc_status_t st = nbc_compile_trace(&src, func, r.sig, &o, NULL, &info, &result);
   int rc = 0;
   if (st != NBC_OK) {
     const char *msg = nbc_last_error();
@@ -377,7 +377,7 @@ int nbc__cli_compile(int argc, char **argv) {
   } else {
     size_t n = 0;
     const char *code = nbc_compile_result_code(result, &n);
-    if (cubin && info.dump == NBC__DUMP_NONE) {
+    if (cubin && info.stop_after == NBC_DUMP_NONE) {
       nbc_image_t image = {code, n, NBC_IMAGE_PTX};
       nbc_module_load_options_t load = {.fp16 = nbc_compile_result_uses_fp16(result),
                                         .cudadevrt = nbc_compile_result_cooperative(result)};
@@ -397,9 +397,9 @@ int nbc__cli_compile(int argc, char **argv) {
     if (verbose) {
       double total = 0;
       fprintf(stderr, "return type: %s\n", nbc_compile_result_return_type(result));
-      if (info.dump == NBC__DUMP_NONE) fprintf(stderr, "symbol: %s\n", nbc_compile_result_symbol(result));
-      for (int p = 0; p < NBC__PHASE_COUNT; p++) {
-        fprintf(stderr, "%-10s %9.3f ms\n", nbc__compile_phase_names[p], info.ms[p]);
+      if (info.stop_after == NBC_DUMP_NONE) fprintf(stderr, "symbol: %s\n", nbc_compile_result_symbol(result));
+      for (int p = 0; p < NBC_COMPILE_PHASE_COUNT; p++) {
+        fprintf(stderr, "%-10s %9.3f ms\n", nbc_compile_phase_name(p), info.ms[p]);
         total += info.ms[p];
       }
       fprintf(stderr, "%-10s %9.3f ms\n", "total", total);

@@ -11,8 +11,9 @@
  * option, a missing or bad value).
  *
  * `detect` prints numba's cuda.detect() report (nbc_detect). `detect --json` prints the same
- * facts as one JSON object: {"driver": ..., "driver_version": ..., "devices": [...],
- * "supported": N} or, when CUDA is unusable, {"error": ..., "status": ...} with exit code 1.
+ * facts as one JSON object (nbc_detect_json): {"driver": ..., "driver_version": ...,
+ * "devices": [...], "supported": N} or, when CUDA is unusable, {"error": ..., "status": ...}
+ * with exit code 1.
  * `info` prints what nbcuda found (nbc_info_print: each CUDA library's path and version or
  * why it is missing, the runtime, the devices, the environment switches set), numba's
  * `numba -s`; it reports missing libraries and always exits 0.
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/json.h"
 #include "cli.h"
 #include "nbcuda.h"
 
@@ -93,42 +93,14 @@ static void fail_line(const char *command, nbc_status_t st) {
 }
 
 static int detect_json(void) {
-  int count = 0;
-  nbc_status_t st = nbc_device_count(&count);
+  int supported = 0, count = 0;
+  nbc_status_t st = nbc_detect_json(stdout, &supported);
   if (st != NBC_OK) {
-    printf("{\"error\": ");
-    nbc__json_string(stdout, nbc_last_error());
-    printf(", \"status\": ");
-    nbc__json_string(stdout, nbc_status_name(st));
-    printf("}\n");
     fail_line("detect", st);
     return 1;
   }
-  int version = 0, supported = 0;
-  nbc_driver_version(&version);
-  printf("{\"driver\": ");
-  nbc__json_string(stdout, nbc_driver_path());
-  printf(", \"driver_version\": [%d, %d], \"devices\": [", version / 1000,
-         (version % 1000) / 10);
-  for (int i = 0; i < count; i++) {
-    nbc_device_t *d;
-    if ((st = nbc_device_get(i, &d)) != NBC_OK) {
-      fail_line("detect", st);
-      return 1;
-    }
-    int major, minor;
-    nbc_device_compute_capability(d, &major, &minor);
-    int ok = major > 3 || (major == 3 && minor >= 5);
-    supported += ok;
-    printf("%s{\"id\": %d, \"name\": ", i ? ", " : "", nbc_device_id(d));
-    nbc__json_string(stdout, nbc_device_name(d));
-    printf(", \"uuid\": ");
-    nbc__json_string(stdout, nbc_device_uuid(d));
-    printf(", \"compute_capability\": [%d, %d], \"supported\": %s}", major, minor,
-           ok ? "true" : "false");
-  }
-  printf("], \"supported\": %d}\n", supported);
   if (!supported) {
+    nbc_device_count(&count);
     fprintf(stderr, "nbcuda detect: no supported CUDA device (%d found)\n", count);
     return 1;
   }

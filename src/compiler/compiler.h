@@ -997,8 +997,8 @@ void nbc__nvvm_supported_ccs(const int **plist, int *pcount);
 /* Fills argv with libNVVM's options for o and arch (strings in buf); returns the count. */
 int nbc__nvvm_options(const nbc_compile_options_t *o, const char *arch, char buf[][32],
                       const char **argv);
-/* The search for libnvvm.so, with its inputs explicit so tests can run it on a fake file
- * system: get reads environment variables, root prefixes the system folders
+/* The search for libnvvm.so (base/toolkit.c's, with libNVVM's opener), with its inputs
+ * explicit so tests can run it on a fake file system: get reads environment variables, root prefixes the system folders
  * (/usr/local/cuda, /usr/local/lib/python3*), use_loader tries dlopen by bare name, open
  * tries one existing candidate. Returns 0 with the chosen path, else 1 with message listing
  * every place searched, one "  - place (why)" line each. */

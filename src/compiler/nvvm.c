@@ -2,13 +2,12 @@
  * text into PTX or LTO-IR.
  *
  * How it works. Nothing NVIDIA is linked at build time: the first compile (or an explicit
- * nbc__nvvm_load) runs a pthread_once that searches for libnvvm.so in a fixed order
- * (NBCUDA_NVVM, CUDA_HOME, CUDA_PATH, /usr/local/cuda, the dynamic loader's own path, and
- * the folders of NVIDIA's pip wheels), checks that each candidate file exists before it
- * dlopens it, and resolves the dozen entry points we use. When nothing loads, the message
- * names every place searched, so a user can see at once what to fix. libdevice is found the
- * same way (its own variable, the toolkit folders, next to the libNVVM that was loaded, the
- * wheels) and read into memory once per process the first time IR needs it.
+ * nbc__nvvm_load) runs a pthread_once that asks the toolkit finder (base/toolkit.c: NBCUDA_NVVM,
+ * CUDA_HOME, CUDA_PATH, /usr/local/cuda, the dynamic loader's own path, NVIDIA's pip wheels)
+ * for a libnvvm.so that loads and has the dozen entry points we use. When nothing loads, the
+ * message names every place searched, so a user can see at once what to fix. libdevice is
+ * found the same way (NBCUDA_LIBDEVICE, the toolkit folders, next to the libNVVM that was
+ * loaded, the wheels) and read into memory once per process the first time IR needs it.
  *
  * A compile creates its own nvvmProgram, so compiles run concurrently; the only shared
  * state is what the once-functions fill in, which is never written again afterwards.
@@ -29,7 +28,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <glob.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,12 +35,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/numba_env.h"
+#include "base/toolkit.h"
 #include "compiler/compiler.h"
 
 /* The subset of nvvm.h we use, declared here so that no CUDA header is needed to build. */
@@ -96,183 +94,42 @@ static const int supported_cc[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 12
 
 /* ------------------------------------------------------------------ searching -------- */
 
-/* A fixed-size text that collects "  - <place> (<why not>)" lines for the error message. */
-typedef struct searched {
-  char *text;
-  size_t size, len;
-} searched;
+/* base/toolkit.c finds the files; here its accept callback is the opener. */
+typedef struct {
+  nbc__nvvm_opener open;
+  void *data;
+} opener_call;
 
-static void searched_add(searched *s, const char *fmt, ...) {
-  if (s->len + 1 >= s->size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(s->text + s->len, s->size - s->len, fmt, ap);
-  va_end(ap);
-  if (n > 0) s->len += (size_t)n < s->size - s->len ? (size_t)n : s->size - s->len - 1;
+static bool accept_nvvm(void *data, const char *path, char *why, size_t why_size) {
+  (void)why;
+  (void)why_size;
+  const opener_call *call = data;
+  return call->open(call->data, path);
 }
-
-static bool is_file(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static bool is_dir(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Finds `dir/<stem>*` (libnvvm.so, libnvvm.so.4, ...): the plain name if it exists, else the
- * first match in sorted order. Returns true and fills out. */
-static bool find_in_dir(const char *dir, const char *stem, char *out, size_t size) {
-  if (snprintf(out, size, "%s/%s", dir, stem) >= (int)size) return false;
-  if (is_file(out)) return true;
-  char pattern[4200];
-  /* A path too long for the buffer cannot name an existing library: skip it. */
-  if (snprintf(pattern, sizeof pattern, "%s/%s*", dir, stem) >= (int)sizeof pattern)
-    return false;
-  glob_t g;
-  bool found = false;
-  if (glob(pattern, 0, NULL, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc && !found; i++)
-      if (is_file(g.gl_pathv[i])) {
-        snprintf(out, size, "%s", g.gl_pathv[i]);
-        found = true;
-      }
-  }
-  globfree(&g);
-  return found;
-}
-
-/* The site-packages folders where NVIDIA's wheels may be installed. C cannot ask Python for
- * its site dirs, so we look where pip puts packages on Linux: NBCUDA_PIP_SITE (a colon
- * separated list, for unusual installs), the active virtualenv or conda environment, the
- * system and user site-packages, and pyenv's interpreters. Each pattern is globbed. */
-static void site_patterns(nbc__getenv_fn get, const char *root, char out[][1024], int *pn,
-                          int max) {
-  int n = 0;
-  const char *pip = get("NBCUDA_PIP_SITE");
-  if (pip && *pip) {
-    const char *p = pip;
-    while (*p && n < max) {
-      const char *colon = strchr(p, ':');
-      size_t len = colon ? (size_t)(colon - p) : strlen(p);
-      if (len > 0 && len < 1000) snprintf(out[n++], 1024, "%.*s", (int)len, p);
-      p = colon ? colon + 1 : p + len;
-    }
-  }
-  const char *venv = get("VIRTUAL_ENV");
-  if (venv && *venv && n < max) snprintf(out[n++], 1024, "%s/lib/python3*/site-packages", venv);
-  const char *conda = get("CONDA_PREFIX");
-  if (conda && *conda && n < max)
-    snprintf(out[n++], 1024, "%s/lib/python3*/site-packages", conda);
-  if (n < max) snprintf(out[n++], 1024, "%s/usr/local/lib/python3*/site-packages", root);
-  if (n < max) snprintf(out[n++], 1024, "%s/usr/local/lib/python3*/dist-packages", root);
-  if (n < max) snprintf(out[n++], 1024, "%s/usr/lib/python3*/site-packages", root);
-  if (n < max) snprintf(out[n++], 1024, "%s/usr/lib/python3/dist-packages", root);
-  const char *home = get("HOME");
-  if (home && *home) {
-    if (n < max) snprintf(out[n++], 1024, "%s/.local/lib/python3*/site-packages", home);
-    if (n < max)
-      snprintf(out[n++], 1024, "%s/.pyenv/versions/*/lib/python3*/site-packages", home);
-  }
-  *pn = n;
-}
-
-/* Searches each site pattern for one of the wheel sub-folders, then the file stem in it. */
-static bool find_in_wheels(nbc__getenv_fn get, const char *root, const char *const *subdirs,
-                           const char *stem, char *out, size_t size, searched *s) {
-  char patterns[16][1024];
-  int n = 0;
-  site_patterns(get, root, patterns, &n, 16);
-  for (int i = 0; i < n; i++) {
-    for (int k = 0; subdirs[k]; k++) {
-      char pattern[1200];
-      int len = snprintf(pattern, sizeof pattern, "%s/%s", patterns[i], subdirs[k]);
-      if (len < 0 || len >= (int)sizeof pattern) continue;
-      searched_add(s, "  - %s/%s* (pip wheel)\n", pattern, stem);
-      glob_t g;
-      bool found = false;
-      if (glob(pattern, GLOB_ONLYDIR, NULL, &g) == 0)
-        for (size_t j = 0; j < g.gl_pathc && !found; j++)
-          found = find_in_dir(g.gl_pathv[j], stem, out, size);
-      globfree(&g);
-      if (found) return true;
-    }
-  }
-  return false;
-}
-
-/* Searches a toolkit root (CUDA_HOME, /usr/local/cuda) for the file in the given subdirs. */
-static bool find_in_toolkit(const char *label, const char *home, const char *const *subdirs,
-                            const char *stem, char *out, size_t size, searched *s) {
-  for (int k = 0; subdirs[k]; k++) {
-    char dir[4096];
-    if (snprintf(dir, sizeof dir, "%s/%s", home, subdirs[k]) >= (int)sizeof dir) continue;
-    if (find_in_dir(dir, stem, out, size)) return true;
-    searched_add(s, "  - %s/%s* (%s)\n", dir, stem, label);
-  }
-  return false;
-}
-
-static const char *const nvvm_toolkit_dirs[] = {"nvvm/lib64", "lib64", "nvvm/lib", "lib", NULL};
-static const char *const nvvm_wheel_dirs[] = {"nvidia/cu13/nvvm/lib64", "nvidia/cu13/lib",
-                                              "nvidia/cuda_nvcc/nvvm/lib64", NULL};
 
 int nbc__nvvm_locate(nbc__getenv_fn get, const char *root, bool use_loader,
                      nbc__nvvm_opener open, void *opener_data, char *path, size_t size,
                      char *message, size_t msize) {
-  searched s = {message, msize, 0};
-  message[0] = '\0';
-  char found[4096];
-  const char *explicit_path = get("NBCUDA_NVVM");
-  if (explicit_path && *explicit_path) {
-    /* An explicit choice is authoritative: silently using another libNVVM would hide the
-     * mistake. A folder is searched like a toolkit's lib folder. */
-    if (is_dir(explicit_path)) {
-      if (find_in_dir(explicit_path, "libnvvm.so", found, sizeof found) &&
-          open(opener_data, found))
-        goto ok;
-      searched_add(&s, "  - %s/libnvvm.so* (NBCUDA_NVVM)\n", explicit_path);
-    } else if (is_file(explicit_path)) {
-      snprintf(found, sizeof found, "%s", explicit_path);
-      if (open(opener_data, found)) goto ok;
-      searched_add(&s, "  - %s (NBCUDA_NVVM: %s)\n", explicit_path, "cannot be loaded");
-    } else {
-      searched_add(&s, "  - %s (NBCUDA_NVVM: no such file)\n", explicit_path);
-    }
+  nbc__toolkit_search *s = calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(message, msize, "  - (out of host memory)\n");
     return 1;
   }
-  const char *vars[] = {"CUDA_HOME", "CUDA_PATH"};
-  for (int v = 0; v < 2; v++) {
-    const char *home = get(vars[v]);
-    if (!home || !*home) continue;
-    if (find_in_toolkit(vars[v], home, nvvm_toolkit_dirs, "libnvvm.so", found, sizeof found,
-                        &s) &&
-        open(opener_data, found))
-      goto ok;
+  opener_call call = {open, opener_data};
+  s->getenv = get;
+  s->root = root;
+  s->no_loader = !use_loader;
+  s->accept = accept_nvvm;
+  s->data = &call;
+  int rc = nbc__toolkit_find(NBC__TOOLKIT_NVVM, s) == 0 ? 0 : 1;
+  if (rc == 0) {
+    snprintf(path, size, "%s", s->path);
+    message[0] = '\0';
+  } else {
+    nbc__toolkit_tried(s, NBC__TOOLKIT_LINES, message, msize);
   }
-  char sys[4096];
-  snprintf(sys, sizeof sys, "%s/usr/local/cuda", root);
-  if (find_in_toolkit("default toolkit", sys, nvvm_toolkit_dirs, "libnvvm.so", found,
-                      sizeof found, &s) &&
-      open(opener_data, found))
-    goto ok;
-  if (use_loader) {
-    const char *names[] = {"libnvvm.so.4", "libnvvm.so"};
-    for (int i = 0; i < 2; i++) {
-      snprintf(found, sizeof found, "%s", names[i]);
-      if (open(opener_data, found)) goto ok;
-      searched_add(&s, "  - %s (dynamic loader path)\n", names[i]);
-    }
-  }
-  if (find_in_wheels(get, root, nvvm_wheel_dirs, "libnvvm.so", found, sizeof found, &s) &&
-      open(opener_data, found))
-    goto ok;
-  return 1;
-ok:
-  snprintf(path, size, "%s", found);
-  message[0] = '\0';
-  return 0;
+  free(s);
+  return rc;
 }
 
 static const char *real_getenv(const char *name) {
@@ -347,56 +204,26 @@ nbc_status_t nbc__nvvm_version(int *pmajor, int *pminor) {
   return NBC_OK;
 }
 
-/* libdevice: NBCUDA_LIBDEVICE, the toolkits, next to the loaded libNVVM, the wheels. */
-static bool find_libdevice(char *out, size_t size, searched *s) {
-  const char *explicit_path = getenv("NBCUDA_LIBDEVICE");
-  if (explicit_path && *explicit_path) {
-    if (is_file(explicit_path)) {
-      snprintf(out, size, "%s", explicit_path);
-      return true;
-    }
-    searched_add(s, "  - %s (NBCUDA_LIBDEVICE: no such file)\n", explicit_path);
-    return false;
-  }
-  static const char *const toolkit_dirs[] = {"nvvm/libdevice", NULL};
-  const char *vars[] = {"CUDA_HOME", "CUDA_PATH"};
-  for (int v = 0; v < 2; v++) {
-    const char *home = getenv(vars[v]);
-    if (home && *home &&
-        find_in_toolkit(vars[v], home, toolkit_dirs, "libdevice.10.bc", out, size, s))
-      return true;
-  }
-  if (find_in_toolkit("default toolkit", "/usr/local/cuda", toolkit_dirs, "libdevice.10.bc",
-                      out, size, s))
-    return true;
-  /* Next to the libNVVM in use: <root>/nvvm/lib64/libnvvm.so -> <root>/nvvm/libdevice,
-   * <root>/lib64/libnvvm.so -> <root>/nvvm/libdevice. */
-  if (nvvm.status == NBC_OK && strchr(nvvm.path, '/')) {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", nvvm.path);
-    char *slash = strrchr(dir, '/');
-    *slash = '\0';
-    const char *rel[] = {"../libdevice", "../nvvm/libdevice", NULL};
-    if (find_in_toolkit("next to libNVVM", dir, rel, "libdevice.10.bc", out, size, s))
-      return true;
-  }
-  static const char *const wheel_dirs[] = {"nvidia/cu13/nvvm/libdevice",
-                                           "nvidia/cuda_nvcc/nvvm/libdevice", NULL};
-  return find_in_wheels(real_getenv, "", wheel_dirs, "libdevice.10.bc", out, size, s);
-}
-
 static void load_libdevice_once(void) {
-  char searched_text[6144];
-  searched s = {searched_text, sizeof searched_text, 0};
-  searched_text[0] = '\0';
   libdevice.status = NBC_NO_LIBDEVICE;
-  if (!find_libdevice(libdevice.path, sizeof libdevice.path, &s)) {
+  nbc__toolkit_search *s = calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(libdevice.error, sizeof libdevice.error, "libdevice: out of host memory");
+    return;
+  }
+  /* Next to the libNVVM in use: <root>/nvvm/lib64/libnvvm.so -> <root>/nvvm/libdevice. */
+  s->beside = nvvm.status == NBC_OK ? nvvm.path : NULL;
+  if (nbc__toolkit_find(NBC__TOOLKIT_LIBDEVICE, s) != 0) {
+    char searched_text[6144];
     snprintf(libdevice.error, sizeof libdevice.error,
              "libdevice (libdevice.10.bc) cannot be found; searched:\n%s"
              "Set NBCUDA_LIBDEVICE to its path, or CUDA_HOME to a CUDA toolkit.",
-             searched_text);
+             nbc__toolkit_tried(s, NBC__TOOLKIT_LINES, searched_text, sizeof searched_text));
+    free(s);
     return;
   }
+  snprintf(libdevice.path, sizeof libdevice.path, "%s", s->path);
+  free(s);
   FILE *f = fopen(libdevice.path, "rb");
   if (!f) {
     snprintf(libdevice.error, sizeof libdevice.error, "libdevice %s cannot be opened",

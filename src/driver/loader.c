@@ -5,8 +5,10 @@
  * exactly once), and every later call only reads nbc__driver_ready.
  *
  * Steps (numba-cuda's driver.py, adapted to C):
- *   1. which library: NBCUDA_DRIVER=0 disables CUDA; NBCUDA_DRIVER=<path> loads exactly that
- *      file; otherwise libcuda.so.1 then libcuda.so through the system loader;
+ *   1. which library: NBCUDA_DRIVER=0 (or numba-cuda's NUMBA_DISABLE_CUDA) disables CUDA;
+ *      otherwise the toolkit finder (base/toolkit.c) answers: NBCUDA_DRIVER=<path> (or
+ *      NUMBA_CUDA_DRIVER) loads exactly that file, else libcuda.so.1 then libcuda.so through
+ *      the system loader;
  *   2. cuInit(0) through a direct dlsym (it has no versions). The toolkit's stub libcuda
  *      answers CUDA_ERROR_STUB_LIBRARY, which becomes NBC_STUB_DRIVER; CUDA_ERROR_NO_DEVICE
  *      becomes NBC_NO_DEVICE. The pid is recorded for fork detection (error.c);
@@ -25,9 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/toolkit.h"
 #include "driver/driver_api.h"
 
 nbc__driver_api_t nbc__cu;
@@ -80,44 +82,32 @@ static int open_driver(void) {
               disable, "");
     return -1;
   }
-  if (!env || !*env) env = getenv("NUMBA_CUDA_DRIVER");
-  if (env && *env) {
-    struct stat st;
-    if (stat(env, &st) != 0) {
-      fail_load(NBC_NO_DRIVER,
-                "CUDA driver library cannot be found: %s is not a file (from %s)", env,
-                getenv("NBCUDA_DRIVER") && *getenv("NBCUDA_DRIVER") ? "NBCUDA_DRIVER"
-                                                                    : "NUMBA_CUDA_DRIVER");
-      return -1;
-    }
-    driver_handle = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-    if (!driver_handle) {
-      const char *why = dlerror();
-      fail_load(NBC_NO_DRIVER,
-                "Possible CUDA driver library found but an error occurred during load: %s: %s",
-                env, why ? why : "unknown error");
-      return -1;
-    }
-    snprintf(driver_path, sizeof driver_path, "%s", env);
-    return 0;
+  nbc__toolkit_search *s = calloc(1, sizeof *s);
+  if (!s) {
+    fail_load(NBC_NO_DRIVER, "CUDA driver library cannot be searched for: out of host memory%s%s",
+              "", "");
+    return -1;
   }
-  static const char *const names[] = {"libcuda.so.1", "libcuda.so"};
-  char reasons[1024] = "";
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    driver_handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (driver_handle) {
-      snprintf(driver_path, sizeof driver_path, "%s", names[i]);
-      return 0;
-    }
-    const char *why = dlerror();
-    size_t n = strlen(reasons);
-    snprintf(reasons + n, sizeof reasons - n, "%s%s", n ? "; " : "", why ? why : names[i]);
+  int rc = nbc__toolkit_find(NBC__TOOLKIT_LIBCUDA, s);
+  if (rc == 0) {
+    driver_handle = s->handle;
+    snprintf(driver_path, sizeof driver_path, "%.1023s", s->path);
+  } else if (s->env_name && strcmp(s->why, "") == 0) {
+    fail_load(NBC_NO_DRIVER, "CUDA driver library cannot be found: %s is not a file (from %s)",
+              s->env_value, s->env_name);
+  } else if (s->env_name) {
+    fail_load(NBC_NO_DRIVER,
+              "Possible CUDA driver library found but an error occurred during load: %s: %s",
+              s->env_value, s->why);
+  } else {
+    char tried[2048];
+    fail_load(NBC_NO_DRIVER,
+              "CUDA driver library cannot be found (tried %s). Ensure that a compatible NVIDIA "
+              "driver is installed and available on your system path%s",
+              nbc__toolkit_tried(s, NBC__TOOLKIT_INLINE, tried, sizeof tried), "");
   }
-  fail_load(NBC_NO_DRIVER,
-            "CUDA driver library cannot be found (tried libcuda.so.1, libcuda.so: %s). Ensure "
-            "that a compatible NVIDIA driver is installed and available on your system path%s",
-            reasons, "");
-  return -1;
+  free(s);
+  return rc;
 }
 
 /* The real file the loader picked, for nbc_driver_path(). */

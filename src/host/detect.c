@@ -1,4 +1,4 @@
-/* detect.c — numba's detect() report and is_available().
+/* detect.c — numba's detect() report.
  *
  * nbc_detect prints exactly what numba-cuda HEAD's cuda.detect() prints (str device names and
  * the FP16/BF16/FP8 lines; numba-cuda-behaviour.md §2.2):
@@ -11,12 +11,10 @@
  *   \t2/2 devices are supported
  *
  * It reads device attributes only: no context is created, so it is safe to call anywhere.
- * nbc_is_available additionally needs libNVVM, found and loaded by the compiler's own loader
- * (nvvm.c), so "available" means exactly "compile() can load libNVVM".
+ * numba's is_available() needs libNVVM as well, so it sits above the host layer (src/info.c).
  */
 #include <stdio.h>
 
-#include "compiler/compiler.h"
 #include "host/host.h"
 
 enum {
@@ -83,14 +81,4 @@ nbc_status_t nbc_detect(FILE *out, int *pany_supported) {
   fflush(out);
   if (pany_supported) *pany_supported = supported > 0;
   return NBC_OK;
-}
-
-int nbc_is_available(void) {
-  if (nbc__driver_ensure() != NBC_OK) return 0;
-  nbc_status_t st = nbc__nvvm_load();
-  if (st != NBC_OK) {
-    nbc__set_error(st, "%s", nbc__nvvm_load_error());
-    return 0;
-  }
-  return 1;
 }

@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 
+#include "base/toolkit.h"
 #include "driver/driver_api.h"
 
 struct nbc_device {
@@ -352,25 +353,6 @@ nbc_image_kind_t nbc__image_recognise(const void *data, size_t size, nbc_image_k
 const char *nbc__image_kind_name(nbc_image_kind_t kind);
 
 /* runtime.c --------------------------------------------------------------------------- */
-/* dlopens an optional toolkit library: the path in env_var if set (it must exist), else
- * <root>/<subdir>/<soname> for root in CUDA_HOME, CUDA_PATH, /usr/local/cuda and each subdir
- * (NULL: {"lib64"}), else each soname through the loader. Returns the handle or NULL; *path
- * gets what was opened, *searched every place tried ("; "-separated) for the message. */
-void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
-                                const char *const *sonames, char *path, size_t path_size,
-                                char *searched, size_t searched_size);
-/* An optional toolkit library (nvJitLink, NVRTC) found as above (lib64/) and the entry points
- * it must have, each dlsym'ed into its slot: 0, with *path what was opened; -1 with error
- * saying "<what> cannot be found or loaded (searched ...)" or "<path> has no <symbol>". */
-typedef struct nbc__symbol {
-  const char *name;
-  void **slot;
-} nbc__symbol;
-int nbc__load_toolkit_symbols(const char *what, const char *env_var,
-                              const char *const *sonames, const nbc__symbol *symbols,
-                              size_t count, char *path, size_t path_size, char *error,
-                              size_t error_size);
-
 /* Where libcudart (runtime.c) was found, loading it if that has not happened yet: NBC_OK with
  * *ppath (lives for the process) and the library's version (-1, -1 when it cannot tell), else
  * its NBC_NO_* status with the places searched in nbc_last_error(). For nbc_library_find. */

@@ -1,104 +1,21 @@
-/* runtime.c — the CUDA runtime version (numba's cuda.runtime) and the search for optional
- * toolkit libraries shared with module.c (nvJitLink).
+/* runtime.c — the CUDA runtime version (numba's cuda.runtime).
  *
  * nbc_runtime_get_version answers from the first library that can:
  *   1. libcudart's cudaRuntimeGetVersion (the CUDA runtime proper, like historic numba);
  *   2. NVRTC's nvrtcVersion (what numba-cuda HEAD reports as the runtime version);
- * each searched as nbc__open_toolkit_library does (NBCUDA_CUDART / NBCUDA_NVRTC, CUDA_HOME,
- * CUDA_PATH, /usr/local/cuda, the loader path; sonames .so.13, .so.12, .so). The answer and
- * which library gave it are computed once and cached. Neither call initialises the driver.
- * libcudart is unloaded again after the call; NVRTC stays loaded (it leaks when unloaded).
- * If nothing answers: NBC_NO_RUNTIME listing every place searched.
+ * each found by the toolkit finder (base/toolkit.c: NBCUDA_CUDART / NBCUDA_NVRTC, CUDA_HOME,
+ * CUDA_PATH, /usr/local/cuda, the loader path, the wheels; sonames .so.13, .so.12, .so). The
+ * answer and which library gave it are computed once and cached. Neither call initialises the
+ * driver. libcudart is unloaded again after the call; NVRTC stays loaded (it leaks when
+ * unloaded). If nothing answers: NBC_NO_RUNTIME listing every place searched.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "host/host.h"
-
-static void append(char *buf, size_t size, const char *text) {
-  size_t n = strlen(buf);
-  if (n + 1 < size) snprintf(buf + n, size - n, "%s%s", n ? "; " : "", text);
-}
-
-static void *try_open(const char *candidate, int must_exist, char *path, size_t path_size,
-                      char *searched, size_t searched_size) {
-  struct stat st;
-  append(searched, searched_size, candidate);
-  if (must_exist && stat(candidate, &st) != 0) return NULL;
-  void *handle = dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
-  if (handle) snprintf(path, path_size, "%s", candidate);
-  return handle;
-}
-
-int nbc_toolkit_roots(const char *roots[NBC_TOOLKIT_ROOTS_MAX]) {
-  const char *candidates[NBC_TOOLKIT_ROOTS_MAX] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),
-                                                   "/usr/local/cuda"};
-  int n = 0;
-  for (int i = 0; i < NBC_TOOLKIT_ROOTS_MAX; i++)
-    if (candidates[i] && *candidates[i]) roots[n++] = candidates[i];
-  return n;
-}
-
-void *nbc__open_toolkit_library(const char *env_var, const char *const *subdirs,
-                                const char *const *sonames, char *path, size_t path_size,
-                                char *searched, size_t searched_size) {
-  static const char *const lib64[] = {"lib64", NULL};
-  if (!subdirs) subdirs = lib64;
-  searched[0] = '\0';
-  path[0] = '\0';
-  const char *env = env_var ? getenv(env_var) : NULL;
-  if (env && *env) {
-    char label[4200];
-    snprintf(label, sizeof label, "%s=%s", env_var, env);
-    append(searched, searched_size, label);
-    struct stat st;
-    if (stat(env, &st) != 0) return NULL;
-    void *handle = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-    if (handle) snprintf(path, path_size, "%s", env);
-    return handle;
-  }
-  const char *roots[NBC_TOOLKIT_ROOTS_MAX];
-  int nroots = nbc_toolkit_roots(roots);
-  for (int r = 0; r < nroots; r++) {
-    for (const char *const *dir = subdirs; *dir; dir++)
-      for (const char *const *so = sonames; *so; so++) {
-        char candidate[4200];
-        snprintf(candidate, sizeof candidate, "%s/%s/%s", roots[r], *dir, *so);
-        void *handle = try_open(candidate, 1, path, path_size, searched, searched_size);
-        if (handle) return handle;
-      }
-  }
-  for (const char *const *so = sonames; *so; so++) {
-    void *handle = try_open(*so, 0, path, path_size, searched, searched_size);
-    if (handle) return handle;
-  }
-  return NULL;
-}
-
-int nbc__load_toolkit_symbols(const char *what, const char *env_var,
-                              const char *const *sonames, const nbc__symbol *symbols,
-                              size_t count, char *path, size_t path_size, char *error,
-                              size_t error_size) {
-  char searched[6000];
-  void *lib = nbc__open_toolkit_library(env_var, NULL, sonames, path, path_size, searched,
-                                        sizeof searched);
-  if (!lib) {
-    snprintf(error, error_size, "%s cannot be found or loaded (searched %s)", what, searched);
-    return -1;
-  }
-  for (size_t i = 0; i < count; i++) {
-    *symbols[i].slot = dlsym(lib, symbols[i].name);
-    if (!*symbols[i].slot) {
-      snprintf(error, error_size, "%s has no %s", path, symbols[i].name);
-      return -1; /* not dlclose'd: nothing was called, and NVRTC loses memory when unloaded */
-    }
-  }
-  return 0;
-}
 
 typedef int (*cudart_version_fn)(int *version);
 typedef int (*nvrtc_version_fn)(int *major, int *minor);
@@ -113,11 +30,29 @@ static char cudart_path[4200];
 static int cudart_major = -1, cudart_minor = -1;
 static char cudart_error[8192];
 
+/* Opens the library through the toolkit finder: the handle, or NULL with every place tried
+ * in searched ("; "-separated). */
+static void *open_library(nbc__toolkit_item item, char *path, size_t path_size, char *searched,
+                          size_t size) {
+  nbc__toolkit_search *s = calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(searched, size, "(out of host memory)");
+    return NULL;
+  }
+  void *lib = NULL;
+  if (nbc__toolkit_find(item, s) == 0) {
+    lib = s->handle;
+    snprintf(path, path_size, "%s", s->path);
+  } else {
+    nbc__toolkit_tried(s, NBC__TOOLKIT_INLINE, searched, size);
+  }
+  free(s);
+  return lib;
+}
+
 static int from_cudart(char *searched, size_t size) {
-  static const char *const sonames[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so",
-                                        NULL};
-  void *lib = nbc__open_toolkit_library("NBCUDA_CUDART", NULL, sonames, cudart_path,
-                                        sizeof cudart_path, searched, size);
+  searched[0] = '\0';
+  void *lib = open_library(NBC__TOOLKIT_CUDART, cudart_path, sizeof cudart_path, searched, size);
   if (!lib) {
     snprintf(cudart_error, sizeof cudart_error, "libcudart cannot be found or loaded "
              "(searched %s)", searched);
@@ -140,11 +75,9 @@ static int from_cudart(char *searched, size_t size) {
 }
 
 static int from_nvrtc(char *searched, size_t size) {
-  static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
-                                        NULL};
   char path[4200];
-  void *lib = nbc__open_toolkit_library("NBCUDA_NVRTC", NULL, sonames, path, sizeof path, searched,
-                                        size);
+  searched[0] = '\0';
+  void *lib = open_library(NBC__TOOLKIT_NVRTC, path, sizeof path, searched, size);
   if (!lib) return 0;
   nvrtc_version_fn fn = (nvrtc_version_fn)(uintptr_t)dlsym(lib, "nvrtcVersion");
   int major = 0, minor = 0, ok = fn && fn(&major, &minor) == 0 && major > 0;

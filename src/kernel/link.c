@@ -6,7 +6,7 @@
  * ready images (host/module.c: nbc__module_load_image); everything that makes an image is here.
  *
  * nvJitLink is optional and loaded lazily with dlopen the first time a link is needed
- * (NBCUDA_NVJITLINK, CUDA_HOME/CUDA_PATH/usr/local/cuda lib64, the loader path). A link
+ * (base/toolkit.c's search: NBCUDA_NVJITLINK, the toolkit roots, the loader path). A link
  * targets -arch=sm_XY of the current context's device, adds -lto when any input is LTO-IR,
  * checks every nvJitLinkAddData, and on failure puts nvJitLink's error log in the message.
  */
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/toolkit.h"
 #include "kernel/kernel.h"
 
 /* --- nvJitLink ------------------------------------------------------------------------ */
@@ -47,8 +48,6 @@ static char jit_path[4200];
 static int (*jit_version)(unsigned *major, unsigned *minor);
 
 static void load_jit(void) {
-  static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12",
-                                        "libnvJitLink.so", NULL};
   const nbc__symbol syms[] = {
       {"nvJitLinkCreate", (void **)&jit.create},
       {"nvJitLinkDestroy", (void **)&jit.destroy},
@@ -62,9 +61,8 @@ static void load_jit(void) {
       {"nvJitLinkGetLinkedPtxSize", (void **)&jit.ptx_size},
       {"nvJitLinkGetLinkedPtx", (void **)&jit.ptx},
   };
-  jit_loaded = nbc__load_toolkit_symbols("nvJitLink", "NBCUDA_NVJITLINK", sonames, syms,
-                                         sizeof syms / sizeof syms[0], jit_path,
-                                         sizeof jit_path, jit_error, sizeof jit_error) == 0;
+  jit_loaded = nbc__toolkit_load(NBC__TOOLKIT_NVJITLINK, syms, sizeof syms / sizeof syms[0],
+                                 jit_path, sizeof jit_path, jit_error, sizeof jit_error) == 0;
   if (jit_loaded) {
     void *lib = dlopen(jit_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (lib) {
@@ -103,34 +101,22 @@ static nbc_status_t jit_fail(nvjitlink_handle *h, const char *call, int result,
   return st;
 }
 
-/* The toolkit's libcudadevrt.a (grid synchronisation's cudaCG* functions) in buf: the file
- * NBCUDA_CUDADEVRT names, else lib64/libcudadevrt.a of $CUDA_HOME, $CUDA_PATH or
- * /usr/local/cuda. NBC_LINK_ERROR naming where it looked when none exists. */
+/* The toolkit's libcudadevrt.a (grid synchronisation's cudaCG* functions) in buf, found by
+ * base/toolkit.c; NBC_LINK_ERROR naming every place it looked when there is none. */
 nbc_status_t nbc__cudadevrt_find(char *buf, size_t size) {
-  const char *env = getenv("NBCUDA_CUDADEVRT");
-  if (env && *env) {
-    snprintf(buf, size, "%s", env);
-    FILE *f = fopen(buf, "rb");
-    if (f) {
-      fclose(f);
-      return NBC_OK;
-    }
-    return nbc__set_error(NBC_LINK_ERROR, "NBCUDA_CUDADEVRT=%s: no such file (grid "
-                          "synchronisation needs libcudadevrt.a)", env);
+  nbc__toolkit_search *s = calloc(1, sizeof *s);
+  if (!s) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  nbc_status_t st = NBC_OK;
+  if (nbc__toolkit_find(NBC__TOOLKIT_CUDADEVRT, s) == 0) {
+    snprintf(buf, size, "%s", s->path);
+  } else {
+    char tried[6000];
+    st = nbc__set_error(NBC_LINK_ERROR, "libcudadevrt.a cannot be found (grid synchronisation "
+                        "needs it; NBCUDA_CUDADEVRT may name the file); searched %s",
+                        nbc__toolkit_tried(s, NBC__TOOLKIT_INLINE, tried, sizeof tried));
   }
-  const char *roots[NBC_TOOLKIT_ROOTS_MAX];
-  int nroots = nbc_toolkit_roots(roots);
-  for (int i = 0; i < nroots; i++) {
-    snprintf(buf, size, "%s/lib64/libcudadevrt.a", roots[i]);
-    FILE *f = fopen(buf, "rb");
-    if (f) {
-      fclose(f);
-      return NBC_OK;
-    }
-  }
-  return nbc__set_error(NBC_LINK_ERROR, "libcudadevrt.a was not found in lib64/ of $CUDA_HOME, "
-                        "$CUDA_PATH or /usr/local/cuda (grid synchronisation needs it; "
-                        "NBCUDA_CUDADEVRT may name the file)");
+  free(s);
+  return st;
 }
 
 /* The strings nvJitLink is given with its inputs: it keeps the pointers (the names appear in

@@ -1,7 +1,7 @@
 /* nvrtc.c — CUDA C++ compiled with NVRTC, for kernels that link CUDA C++ files (numba's
  * jit(link=["f.cu"]) and declare_device(..., link=[...])).
  *
- * NVRTC is optional: it is dlopen'ed the first time it is needed (nbc__load_toolkit_symbols,
+ * NVRTC is optional: it is dlopen'ed the first time it is needed (nbc__toolkit_load,
  * NBCUDA_NVRTC overriding the search), and its absence is NBC_NO_NVRTC with every place
  * searched. The source is compiled for the device's architecture (-arch=sm_XY, or
  * -arch=compute_XY with -dlto for LTO-IR; NUMBA_FORCE_CUDA_CC replaces it, as in numba-cuda)
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/numba_env.h"
+#include "base/toolkit.h"
 #include "kernel/kernel.h"
 
 typedef struct _nvrtcProgram *nvrtc_program;
@@ -46,8 +47,6 @@ static char rtc_error[8192];
 static char rtc_path[4200];
 
 static void load_rtc(void) {
-  static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
-                                        NULL};
   const nbc__symbol syms[] = {
       {"nvrtcCreateProgram", (void **)&rtc.create},
       {"nvrtcDestroyProgram", (void **)&rtc.destroy},
@@ -61,9 +60,8 @@ static void load_rtc(void) {
       {"nvrtcGetErrorString", (void **)&rtc.error_string},
       {"nvrtcVersion", (void **)&rtc.version},
   };
-  rtc_loaded = nbc__load_toolkit_symbols("NVRTC", "NBCUDA_NVRTC", sonames, syms,
-                                         sizeof syms / sizeof syms[0], rtc_path,
-                                         sizeof rtc_path, rtc_error, sizeof rtc_error) == 0;
+  rtc_loaded = nbc__toolkit_load(NBC__TOOLKIT_NVRTC, syms, sizeof syms / sizeof syms[0],
+                                 rtc_path, sizeof rtc_path, rtc_error, sizeof rtc_error) == 0;
 }
 
 nbc_status_t nbc__nvrtc_find(const char **ppath, int *pmajor, int *pminor) {

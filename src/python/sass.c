@@ -3,9 +3,10 @@
  * FILE`: line info in the listing; `nvdisasm -cfg FILE`: the graph in DOT).
  *
  * nvdisasm reads only files: the cubin goes to a temporary file (mkstemp), removed after the
- * run. nvdisasm is looked for on PATH, then in $CUDA_HOME/bin, $CUDA_PATH/bin,
- * /usr/local/cuda/bin and a Python-packaged toolkit on sys.path; when none has it, or it cannot
- * run, RuntimeError says so (numba's message); when it fails, RuntimeError carries its stderr.
+ * run. nvdisasm is found by the C library (nbc_toolkit_find_program: PATH, then
+ * $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin, then a Python-packaged toolkit on
+ * sys.path); when none has it, or it cannot run, RuntimeError says so (numba's message, with
+ * the places tried); when it fails, RuntimeError carries its stderr.
  * The GIL is released while it runs.
  */
 #include "nbcuda_py.h"
@@ -14,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,46 +22,29 @@ static const char nvdisasm_missing[] =
     "nvdisasm was not found or could not be executed. It is included with the CUDA toolkit: "
     "install the toolkit on your system or set CUDA_HOME to it.";
 
-static int executable(const char *path) {
-  struct stat sb;
-  return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
-}
-
-/* nvdisasm's path in buf, or 0 when none is found: PATH, the toolkit, then a Python-packaged
- * toolkit (pip's nvidia-cuda-nvdisasm: <sys.path entry>/nvidia/cu13/bin/nvdisasm). */
+/* nvdisasm's path in buf, or 0 when none is found (nbc_last_error() lists the places tried):
+ * the C library's search (nbc_toolkit_find_program: PATH, the toolkit, the wheels) with the
+ * entries of sys.path as the site folders where pip's nvidia-cuda-nvdisasm may be. */
 static int find_nvdisasm(char *buf, size_t size) {
-  const char *path = getenv("PATH");
-  while (path && *path) {
-    const char *end = strchr(path, ':');
-    size_t len = end ? (size_t)(end - path) : strlen(path);
-    if (len && snprintf(buf, size, "%.*s/nvdisasm", (int)len, path) < (int)size &&
-        executable(buf))
-      return 1;
-    path = end ? end + 1 : NULL;
-  }
-  const char *roots[NBC_TOOLKIT_ROOTS_MAX];
-  int nroots = nbc_toolkit_roots(roots);
-  for (int i = 0; i < nroots; i++)
-    if (snprintf(buf, size, "%s/bin/nvdisasm", roots[i]) < (int)size && executable(buf))
-      return 1;
-  static const char *const packaged[] = {"nvidia/cu13/bin/nvdisasm",
-                                         "nvidia/cuda_nvdisasm/bin/nvdisasm"};
   PyObject *sys_path = PySys_GetObject("path"); /* borrowed */
-  for (Py_ssize_t i = 0; sys_path && PyList_Check(sys_path) && i < PyList_GET_SIZE(sys_path);
-       i++) {
-    const char *dir = PyUnicode_Check(PyList_GET_ITEM(sys_path, i))
-                          ? PyUnicode_AsUTF8(PyList_GET_ITEM(sys_path, i))
-                          : NULL;
+  Py_ssize_t n = sys_path && PyList_Check(sys_path) ? PyList_GET_SIZE(sys_path) : 0;
+  const char **sites = PyMem_Calloc((size_t)n + 1, sizeof *sites);
+  if (!sites) return 0;
+  Py_ssize_t k = 0;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PyList_GET_ITEM(sys_path, i);
+    const char *dir = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
     if (!dir) {
       PyErr_Clear();
       continue;
     }
-    for (size_t j = 0; j < sizeof packaged / sizeof packaged[0]; j++)
-      if (snprintf(buf, size, "%s/%s", *dir ? dir : ".", packaged[j]) < (int)size &&
-          executable(buf))
-        return 1;
+    sites[k++] = *dir ? dir : ".";
   }
-  return 0;
+  const char *path = NULL;
+  int found = nbc_toolkit_find_program("nvdisasm", sites, &path) == NBC_OK &&
+              snprintf(buf, size, "%s", path) < (int)size;
+  PyMem_Free(sites);
+  return found;
 }
 
 /* Reads all of fd into a malloc'd, NUL-terminated buffer (NULL when out of memory). */
@@ -136,7 +119,7 @@ PyObject *nbc__py_disassemble(nbc__py_state *st, PyObject *cubin, const char *fl
   (void)st;
   char tool[4096];
   if (!find_nvdisasm(tool, sizeof tool)) {
-    PyErr_SetString(PyExc_RuntimeError, nvdisasm_missing);
+    PyErr_Format(PyExc_RuntimeError, "%s (%s)", nvdisasm_missing, nbc_last_error());
     return NULL;
   }
   const char *tmpdir = getenv("TMPDIR");
