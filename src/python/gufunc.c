@@ -56,11 +56,6 @@ typedef struct {
   PyObject *sigs; /* list: the type signatures guvectorize() was given (what pickling sends) */
 } GUFuncObject;
 
-static const char kernel_template[] = "def __gufunc_%U(%U):\n"
-                                      "    __tid__ = __cuda__.grid(1)\n"
-                                      "    if __tid__ < min(%U):\n"
-                                      "        __core__(%U)\n";
-
 /* ------------------------------------------------------------ the layout --------------- */
 
 /* One side of a layout ("(m,n),(n)"): a list of tuples of symbols; NULL with numba's
@@ -275,7 +270,13 @@ static int gufunc_add(nbc__py_state *st, PyObject *module, GUFuncObject *g, PyOb
   PyObject *items_text = PyUnicode_Join(comma, items), *outer_text = PyUnicode_Join(comma, outer);
   name = nbc__py_kernel_name(g->name);
   if (args_text && checks_text && items_text && outer_text && name) {
-    source = PyUnicode_FromFormat(kernel_template, name, args_text, checks_text, items_text);
+    /* the kernel: src/library/gufunc.py filled for this signature */
+    const char *const pairs[] = {"NAME", PyUnicode_AsUTF8(name), "PARAMS",
+                                 PyUnicode_AsUTF8(args_text), "LENGTHS",
+                                 PyUnicode_AsUTF8(checks_text), "ARGS",
+                                 PyUnicode_AsUTF8(items_text), NULL};
+    if (pairs[1] && pairs[3] && pairs[5] && pairs[7])
+      source = nbc__py_library_fill(st, "gufunc", pairs);
     ksig = PyUnicode_FromFormat("void(%U)", outer_text);
   }
   Py_XDECREF(args_text);

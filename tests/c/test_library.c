@@ -1,9 +1,12 @@
-/* test_host_transpose.c — nbc_transpose2d: the device transpose behind numba's
- * DeviceNDArray.transpose()/.T. The kernels' PTX passes ptxas; transposes of every word
- * width (1, 2, 4, 8 bytes), of 16-byte items, of strided and of only 4-byte-aligned views
- * come back equal to the transpose computed here on the host; a tall array runs more
- * columns than the grid is high; a context reset unloads the module and the next transpose
- * loads it again; bad arguments are refused.
+/* test_library.c — the library kernels (the .py files of src/library, embedded at build) and
+ * nbc_transpose2d, the device transpose behind numba's DeviceNDArray.transpose()/.T, compiled
+ * from src/library/transpose.py. Every library kernel is embedded and found by name; a
+ * template is filled, and a placeholder without a value is refused by name. The transpose
+ * kernels compile from the embedded source and their PTX passes ptxas; transposes of every
+ * word width (1, 2, 4, 8 bytes), of 16-byte items, of strided and of only 4-byte-aligned views
+ * come back equal to the transpose computed here on the host; a wide array runs more column
+ * tiles than one block each, a tall one more row tiles than the grid is high; a context reset
+ * unloads the module and the next transpose loads it again; bad arguments are refused.
  *
  * The transposed values are checked where the kernel really runs: on the GPU machine
  * (tests/gpu/run.sh ctest). The software test driver runs no kernel code, so there those
@@ -13,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/host.h"
 #include "nbcuda.h"
 #include "ptx_check.h"
 #include "test.h"
@@ -33,19 +35,72 @@ static int kernels_run(void) {
     if (!kernels_run()) SKIP("needs a real GPU: the transposed values come from the kernel");  \
   } while (0)
 
-TEST(kernels_pass_ptxas) {
-  const char *ptx = nbc__transpose_ptx();
-  ASSERT(ptx != NULL);
-  for (int w = 1; w <= 8; w *= 2) {
-    char name[32];
-    snprintf(name, sizeof name, "nbc_transpose_w%d(", w);
-    ASSERT(strstr(ptx, name) != NULL);
+TEST(every_library_kernel_is_embedded) {
+  static const char *const names[] = {"cmath", "transpose", "random", "reduce",
+                                      "vectorize", "gufunc", "npyfuncs"};
+  for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+    size_t size = 0;
+    const char *text = nbc_library_kernel_source(names[k], &size);
+    if (!text) fprintf(stderr, "no library kernel %s\n", names[k]);
+    ASSERT(text != NULL);
+    ASSERT(size > 0 && strlen(text) == size);
   }
-  char log[4096] = "";
-  int rc = ptx_check_ptxas(ptx, strlen(ptx), 0, log, sizeof log);
-  if (rc < 0) SKIP("ptxas not found");
-  if (rc != 0) fprintf(stderr, "%s\n", log);
-  ASSERT_EQ(rc, 0);
+  size_t size = 1;
+  ASSERT(nbc_library_kernel_source("no_such_kernel", &size) == NULL);
+  ASSERT_EQ(size, 0);
+  ASSERT(nbc_library_kernel_source(NULL, NULL) == NULL);
+}
+
+TEST(templates_are_filled_by_name) {
+  static const char *const pairs[] = {"NAME", "f", "PARAMS", "a0, a1", "ARGS",
+                                      "a0[__tid__], a1[__tid__]", NULL};
+  char *text = NULL;
+  ASSERT_OK(nbc_library_kernel_fill("vectorize", pairs, &text));
+  ASSERT(strstr(text, "def __vectorized_f(a0, a1, __out__):") != NULL);
+  ASSERT(strstr(text, "__core__(a0[__tid__], a1[__tid__])") != NULL);
+  ASSERT(strchr(text, '@') == NULL);
+  free(text);
+  static const char *const missing[] = {"NAME", "f", NULL};
+  ASSERT_STATUS(nbc_library_kernel_fill("vectorize", missing, &text), NBC_INVALID_ARGUMENT);
+  ASSERT(text == NULL);
+  ASSERT(strstr(nbc_last_error(), "@PARAMS@") != NULL);
+  ASSERT_STATUS(nbc_library_kernel_fill("no_such_kernel", pairs, &text), NBC_INVALID_ARGUMENT);
+  ASSERT(strstr(nbc_last_error(), "no_such_kernel") != NULL);
+  /* a file without placeholders comes back whole; decorators are not placeholders */
+  ASSERT_OK(nbc_library_kernel_fill("random", NULL, &text));
+  ASSERT(strcmp(text, nbc_library_kernel_source("random", NULL)) == 0);
+  free(text);
+}
+
+TEST(kernels_pass_ptxas) {
+  static const char *const words[] = {"uint8", "uint16", "uint32", "uint64"};
+  size_t size;
+  const char *text = nbc_library_kernel_source("transpose", &size);
+  ASSERT(text != NULL);
+  nbc_source_t source = {text, size, "transpose.py", 1, 0};
+  nbc_compile_options_t options;
+  nbc_compile_options_init(&options);
+  options.device = 0;
+  options.abi = NBC_ABI_NUMBA;
+  for (int w = 1, k = 0; w <= 8; w *= 2, k++) {
+    char name[32], sig[96];
+    snprintf(name, sizeof name, "transpose_w%d", w);
+    snprintf(sig, sizeof sig, "void(%s[:, :, :], %s[:, :, ::1])", words[k], words[k]);
+    nbc_compile_result_t *r = NULL;
+    nbc_status_t st = nbc_compile(&source, name, sig, &options, NULL, &r);
+    if (st == NBC_NO_NVVM) SKIP("libNVVM not found");
+    if (st != NBC_OK) fprintf(stderr, "%s\n", nbc_last_error());
+    ASSERT_OK(st);
+    size_t n;
+    const char *ptx = nbc_compile_result_code(r, &n);
+    ASSERT(strstr(ptx, ".shared") != NULL && strstr(ptx, "bar.sync") != NULL); /* tiles */
+    char log[4096] = "";
+    int rc = ptx_check_ptxas(ptx, n, 0, log, sizeof log);
+    nbc_compile_result_destroy(r);
+    if (rc < 0) SKIP("ptxas not found");
+    if (rc != 0) fprintf(stderr, "%s\n", log);
+    ASSERT_EQ(rc, 0);
+  }
 }
 
 /* Transposes the rows x cols view at byte offset `offset` of a buffer holding bytes
@@ -98,8 +153,14 @@ TEST(every_word_width_and_layout) {
 
 TEST(more_columns_than_the_grid_is_high) {
   REQUIRE_KERNELS_RUN();
-  /* 4 threads per block in y and at most 65535 blocks: 300000 columns need the y loop */
+  /* 300000 columns: 9375 column tiles of 32 */
   check_transpose(2, 300000, 300000 * 4, 4, 4, 0);
+}
+
+TEST(more_rows_than_the_grid_is_high) {
+  REQUIRE_KERNELS_RUN();
+  /* at most 65535 blocks of 32 rows in y: 2200000 rows need the kernel's loop over tiles */
+  check_transpose(2200000, 3, 3 * 2, 2, 2, 0);
 }
 
 TEST(empty_and_bad_arguments) {
@@ -123,7 +184,9 @@ TEST(reset_unloads_and_the_next_transpose_reloads) {
   if (tdrv_present()) ASSERT_EQ(tdrv()->live_modules(), 1); /* the old module is gone */
 }
 
-TEST_LIST(X(kernels_pass_ptxas) X(every_word_width_and_layout)
-              X(more_columns_than_the_grid_is_high) X(empty_and_bad_arguments)
-                  X(reset_unloads_and_the_next_transpose_reloads))
+TEST_LIST(X(every_library_kernel_is_embedded) X(templates_are_filled_by_name)
+              X(kernels_pass_ptxas) X(every_word_width_and_layout)
+                  X(more_columns_than_the_grid_is_high) X(more_rows_than_the_grid_is_high)
+                      X(empty_and_bad_arguments)
+                          X(reset_unloads_and_the_next_transpose_reloads))
 TEST_MAIN()
