@@ -10,7 +10,8 @@
  *   r = dot(x, y)               # x, y of shape (..., n): r of shape (...); out=, stream=
  *
  * Each type signature compiles numba-cuda's CUDAGUFuncVectorize kernel: the function becomes a
- * device function, and a kernel from numba's template (Python text, compiled by nbcuda as
+ * device function, and a kernel from numba's template (the library kernel
+ * src/library/gufunc.py, filled with the signature's parameters; compiled by nbcuda as
  * vectorize.c does)
  *
  *   def __gufunc_<name>(arg0, arg1, arg2):

@@ -7,8 +7,9 @@
  *   total = add.reduce(x)    # a binary ufunc folds a 1-D array
  *
  * Each signature is compiled as numba-cuda's CUDAVectorize does: the function becomes a device
- * function, and a kernel written from numba's template (as Python text, compiled by nbcuda
- * like any kernel: the text is run in a copy of the function's globals with __cuda__ and
+ * function, and a kernel written from numba's template (the library kernel
+ * src/library/vectorize.py, filled with the signature's parameters; compiled by nbcuda like
+ * any kernel: the text is run in a copy of the function's globals with __cuda__ and
  * __core__ added, its file name registered in linecache)
  *
  *   def __vectorized_<name>(a0, a1, __out__):
