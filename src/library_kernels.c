@@ -57,6 +57,7 @@ static nbc_status_t compile_width(int slot) {
   nbc_compile_options_init(&options);
   options.device = 0;
   options.abi = NBC_ABI_NUMBA;
+  options.max_source_size = size; /* the user's NBCUDA_MAX_SOURCE_SIZE is for their code */
   nbc_status_t st = parsed[slot] ? NBC_OK : nbc_signature_parse(signatures[slot], &parsed[slot]);
   if (st == NBC_OK)
     st = nbc_compile(&source, kernel_names[slot], signatures[slot], &options, NULL,

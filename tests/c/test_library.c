@@ -6,7 +6,8 @@
  * word width (1, 2, 4, 8 bytes), of 16-byte items, of strided and of only 4-byte-aligned views
  * come back equal to the transpose computed here on the host; a wide array runs more column
  * tiles than one block each, a tall one more row tiles than the grid is high; a context reset
- * unloads the module and the next transpose loads it again; bad arguments are refused.
+ * unloads the module and the next transpose loads it again; bad arguments are refused; a
+ * user's NBCUDA_MAX_SOURCE_SIZE does not stop the library's own compile.
  *
  * The transposed values are checked where the kernel really runs: on the GPU machine
  * (tests/gpu/run.sh ctest). The software test driver runs no kernel code, so there those
@@ -176,6 +177,12 @@ TEST(empty_and_bad_arguments) {
   ASSERT_OK(nbc_mem_free(p));
 }
 
+TEST(the_users_source_size_limit_is_not_the_librarys) {
+  REQUIRE_DRIVER();
+  setenv("NBCUDA_MAX_SOURCE_SIZE", "16", 1); /* for the user's code, far below transpose.py */
+  check_transpose(3, 5, 20, 4, 4, 0);
+}
+
 TEST(reset_unloads_and_the_next_transpose_reloads) {
   REQUIRE_DRIVER();
   check_transpose(3, 4, 16, 4, 4, 0);
@@ -187,6 +194,6 @@ TEST(reset_unloads_and_the_next_transpose_reloads) {
 TEST_LIST(X(every_library_kernel_is_embedded) X(templates_are_filled_by_name)
               X(kernels_pass_ptxas) X(every_word_width_and_layout)
                   X(more_columns_than_the_grid_is_high) X(more_rows_than_the_grid_is_high)
-                      X(empty_and_bad_arguments)
+                      X(empty_and_bad_arguments) X(the_users_source_size_limit_is_not_the_librarys)
                           X(reset_unloads_and_the_next_transpose_reloads))
 TEST_MAIN()
