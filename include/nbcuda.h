@@ -1047,6 +1047,10 @@ typedef struct nbc_param_info {
   int itemsize;           /* bytes of the scalar, record or element */
   int ndim;               /* arrays */
   char layout;            /* arrays: 'C', 'F' or 'A' */
+  int readonly;           /* arrays: read-only (numba's readonly array): the kernel never
+                             writes it */
+  int unaligned;          /* arrays: of a packed record (numpy's align=False; numba's
+                             unaligned array) */
   size_t offset;          /* byte offset of the parameter in the packed buffer */
   size_t size;            /* bytes the (flattened) parameter occupies */
   int nitems;             /* TUPLE: its items, described in items (offsets in the buffer) */

@@ -291,64 +291,152 @@ static const nbc__type *sig_nested_array(sigp *s, const int64_t **pshape) {
   return t;
 }
 
-/* numba's printed Record (a numpy structured dtype), after the word Record:
- *   '(' name '[type=' field ';offset=' INT ']' {',' ...} ';' size ';' ('True'|'False') ')'
- *   field := scalar | 'nestedarray(' scalar ', (' INT {',' INT} [','] '))'
- * Fields must lie inside the record, array fields aligned for their elements. */
-static const nbc__type *sig_record(sigp *s) {
-  enum { MAX_FIELDS = 256 };
-  const char *names[MAX_FIELDS];
-  const nbc__type *types[MAX_FIELDS];
-  const int64_t *shapes[MAX_FIELDS];
-  int64_t offsets[MAX_FIELDS], size = 0;
-  int count = 0;
-  if (!sig_expect(s, '(')) return NULL;
+/* True or False after optional blanks, into *pv; else reported as `what`. */
+static bool sig_bool(sigp *s, bool *pv, const char *what) {
+  sig_skip(s);
+  if (strncmp(s->p, "True", 4) == 0) return s->p += 4, *pv = true, true;
+  if (strncmp(s->p, "False", 5) == 0) return s->p += 5, *pv = false, true;
+  return sig_error(s, "expected True or False (%s)", what);
+}
+
+/* A record's fields as read, before the record is made. */
+enum { SIG_RECORD_MAX_FIELDS = 256 };
+typedef struct sig_fields {
+  const char *names[SIG_RECORD_MAX_FIELDS];
+  const nbc__type *types[SIG_RECORD_MAX_FIELDS];
+  const int64_t *shapes[SIG_RECORD_MAX_FIELDS];
+  int64_t offsets[SIG_RECORD_MAX_FIELDS];
+  int count;
+} sig_fields;
+
+/* A field's type, `nestedarray(...)` / `NestedArray(...)` included, checked to be what a record
+ * may hold; into the next slot of f (its name already there). */
+static bool sig_field_type(sigp *s, sig_fields *f) {
+  const char *at = (sig_skip(s), s->p);
+  int i = f->count;
+  f->shapes[i] = NULL;
+  if (strncmp(s->p, "nestedarray", 11) == 0 || strncmp(s->p, "NestedArray", 11) == 0) {
+    s->p += 11;
+    if (!(f->types[i] = sig_nested_array(s, &f->shapes[i]))) return false;
+  } else if (!(f->types[i] = sig_type(s))) {
+    return false;
+  }
+  const nbc__type *t = f->types[i];
+  if (!nbc__type_is_number(t) && t->kind != NBC__T_RECORD && !nbc__type_is_datetime(t) &&
+      !nbc__type_is_charseq(t) && !f->shapes[i]) {
+    s->p = at;
+    return sig_error(s, "%s", "record fields must be scalars, records or "
+                              "nestedarray(scalar, (extents))");
+  }
+  return true;
+}
+
+/* Skips the text of a title (any object's str) up to the first of the given stops. */
+static void sig_skip_title(sigp *s, const char *stops) {
+  while (*s->p && !strchr(stops, *s->p)) s->p++;
+}
+
+/* numba's str of a Record, after '(':
+ *   name '[type=' field ';offset=' INT [';alignment=' INT | ';title=' TEXT] ']' {',' ...}
+ *   ';' size ';' ('True'|'False') ')'
+ *   field := type | 'nestedarray(' scalar ', (' INT {',' INT} [','] '))' */
+static bool sig_record_str(sigp *s, sig_fields *f, int64_t *psize, bool *paligned) {
   sig_skip(s);
   while (*s->p != ';') {
-    if (count == MAX_FIELDS) return sig_error(s, "%s", "too many record fields"), NULL;
+    if (f->count == SIG_RECORD_MAX_FIELDS) return sig_error(s, "%s", "too many record fields");
     const char *name;
     size_t len;
-    if (!sig_name(s, &name, &len)) return NULL;
-    names[count] = nbc__arena_printf(s->ctx->arena, "%.*s", (int)len, name);
-    if (!sig_word(s, "[type=")) return NULL;
-    const char *at = (sig_skip(s), s->p);
-    shapes[count] = NULL;
-    if (strncmp(s->p, "nestedarray", 11) == 0) {
+    if (!sig_name(s, &name, &len)) return false;
+    f->names[f->count] = nbc__arena_printf(s->ctx->arena, "%.*s", (int)len, name);
+    if (!sig_word(s, "[type=") || !sig_field_type(s, f) || !sig_word(s, ";offset=") ||
+        !sig_int(s, &f->offsets[f->count], "a field offset"))
+      return false;
+    int64_t align;
+    sig_skip(s);
+    if (strncmp(s->p, ";alignment=", 11) == 0) {
       s->p += 11;
-      if (!(types[count] = sig_nested_array(s, &shapes[count]))) return NULL;
-    } else if (!(types[count] = sig_type(s))) {
-      return NULL;
+      if (!sig_int(s, &align, "an alignment")) return false;
+    } else if (strncmp(s->p, ";title=", 7) == 0) {
+      s->p += 7;
+      sig_skip_title(s, "]");
     }
-    if (!nbc__type_is_number(types[count]) && types[count]->kind != NBC__T_RECORD &&
-        !nbc__type_is_datetime(types[count]) && !nbc__type_is_charseq(types[count]) &&
-        !shapes[count]) {
-      s->p = at;
-      return sig_error(s, "%s", "record fields must be scalars, records or "
-                                "nestedarray(scalar, (extents))"), NULL;
-    }
-    if (!sig_word(s, ";offset=") || !sig_int(s, &offsets[count], "a field offset") ||
-        !sig_expect(s, ']'))
-      return NULL;
-    count++;
+    if (!sig_expect(s, ']')) return false;
+    f->count++;
     sig_skip(s);
     if (*s->p == ',') s->p++;
     else if (*s->p != ';') {
       char found[64];
-      return sig_error(s, "expected ',' or ';' but found %s",
-                       sig_found(s, found, sizeof found)), NULL;
+      return sig_error(s, "expected ',' or ';' but found %s", sig_found(s, found, sizeof found));
     }
     sig_skip(s);
   }
   s->p++; /* ';' */
-  if (!sig_int(s, &size, "the record size") || !sig_expect(s, ';')) return NULL;
+  return sig_int(s, psize, "the record size") && sig_expect(s, ';') &&
+         sig_bool(s, paligned, "aligned") && sig_expect(s, ')');
+}
+
+/* A quoted field name ('name' or "name") into *pname (arena). */
+static bool sig_quoted_name(sigp *s, const char **pname) {
   sig_skip(s);
-  bool aligned = strncmp(s->p, "True", 4) == 0;
-  if (!aligned && strncmp(s->p, "False", 5) != 0)
-    return sig_error(s, "%s", "expected True or False (aligned)"), NULL;
-  s->p += aligned ? 4 : 5;
-  if (!sig_expect(s, ')')) return NULL;
+  char q = *s->p;
+  if (q != '\'' && q != '"') return sig_error(s, "%s", "expected a quoted field name");
+  const char *b = ++s->p;
+  while (*s->p && *s->p != q) s->p++;
+  if (*s->p != q) return sig_error(s, "%s", "a field name's quote is not closed");
+  *pname = nbc__arena_printf(s->ctx->arena, "%.*s", (int)(s->p - b), b);
+  s->p++;
+  return *pname != NULL || (nbc__diag_oom(s->ctx), false);
+}
+
+/* numba's repr of a Record, at '[':
+ *   '[' ('(' QNAME ', {' "'type': " type ", 'offset': " INT ", 'alignment': " (INT|'None')
+ *        ", 'title': " TEXT ', })') {',' ...} '],' size ',' ('True'|'False') ')' */
+static bool sig_record_repr(sigp *s, sig_fields *f, int64_t *psize, bool *paligned) {
+  s->p++; /* '[' */
+  for (sig_skip(s); *s->p != ']'; sig_skip(s)) {
+    if (f->count == SIG_RECORD_MAX_FIELDS) return sig_error(s, "%s", "too many record fields");
+    if (!sig_expect(s, '(') || !sig_quoted_name(s, &f->names[f->count]) ||
+        !sig_expect(s, ',') || !sig_expect(s, '{') || !sig_word(s, "'type':") ||
+        !sig_field_type(s, f) || !sig_expect(s, ',') || !sig_word(s, "'offset':") ||
+        !sig_int(s, &f->offsets[f->count], "a field offset") || !sig_expect(s, ',') ||
+        !sig_word(s, "'alignment':"))
+      return false;
+    sig_skip(s);
+    int64_t align;
+    if (strncmp(s->p, "None", 4) == 0) s->p += 4;
+    else if (!sig_int(s, &align, "an alignment or None")) return false;
+    if (!sig_expect(s, ',') || !sig_word(s, "'title':")) return false;
+    sig_skip_title(s, ",}");
+    sig_skip(s);
+    if (*s->p == ',') s->p++;
+    if (!sig_expect(s, '}') || !sig_expect(s, ')')) return false;
+    f->count++;
+    sig_skip(s);
+    if (*s->p == ',') s->p++;
+  }
+  s->p++; /* ']' */
+  return sig_expect(s, ',') && sig_int(s, psize, "the record size") && sig_expect(s, ',') &&
+         sig_bool(s, paligned, "aligned") && sig_expect(s, ')');
+}
+
+/* numba's printed Record (a numpy structured dtype), after the word Record: its str
+ * (sig_record_str) or its repr (sig_record_repr). Fields must lie inside the record, array
+ * fields aligned for their elements. */
+static const nbc__type *sig_record(sigp *s) {
+  sig_fields *f = nbc__arena_alloc(s->ctx->arena, sizeof *f);
+  if (!f) return nbc__diag_oom(s->ctx), NULL;
+  f->count = 0;
+  int64_t size = 0;
+  bool aligned = false;
+  if (!sig_expect(s, '(')) return NULL;
+  sig_skip(s);
+  if (!(*s->p == '[' ? sig_record_repr : sig_record_str)(s, f, &size, &aligned)) return NULL;
+  const char **names = f->names;
+  const nbc__type **types = f->types;
+  const int64_t *offsets = f->offsets;
+  int count = f->count;
   const nbc__type *t =
-      nbc__type_record(s->ctx, names, types, offsets, shapes, count, size, aligned);
+      nbc__type_record(s->ctx, names, types, offsets, f->shapes, count, size, aligned);
   if (!t) return nbc__diag_oom(s->ctx), NULL;
   for (int i = 0; i < count; i++) {
     if (offsets[i] + nbc__type_record_field_size(t, i) > size)
@@ -488,6 +576,21 @@ static const nbc__type *sig_datetime(sigp *s, nbc__type_kind kind, bool quoted) 
   return *s->p == '[' ? sig_array(s, t) : t;
 }
 
+/* An array type of numba's spelling with its flags: a read-only array (numba's `readonly
+ * array`, Array(..., True)), and numba's `unaligned`, which nbcuda models only as what numba
+ * itself makes unaligned, an array of a packed record: elements of other types are always read
+ * at their natural alignment. */
+static const nbc__type *sig_array_flags(sigp *s, const char *at, const nbc__type *a,
+                                        bool readonly, bool unaligned) {
+  if (!a) return NULL;
+  if (unaligned && !(a->dtype->kind == NBC__T_RECORD && !a->dtype->aligned)) {
+    s->p = at;
+    return sig_error(s, "%s", "an unaligned array of other than a packed record (nbcuda reads "
+                              "array elements at their natural alignment)"), NULL;
+  }
+  return readonly ? nbc__type_readonly(s->ctx, a) : a;
+}
+
 /* numba's printed array type after its name: array(dtype, <ndim>d, <layout>), the spelling
  * of every rank, 0-d arrays included (which the slice spelling cannot write). */
 static const nbc__type *sig_printed_array(sigp *s) {
@@ -508,6 +611,60 @@ static const nbc__type *sig_printed_array(sigp *s) {
   if (!sig_expect(s, ')')) return NULL;
   /* numba: the layout of an array of at most one dimension prints as it was made */
   return nbc__type_array(s->ctx, e, (int)ndim, layout);
+}
+
+/* numba's repr of an array type after its name (at '('):
+ *   Array(dtype, ndim, 'layout'[, readonly][, aligned=True|False]) */
+static const nbc__type *sig_repr_array(sigp *s, const char *at) {
+  const nbc__type *e = sig_element(s, "an array holds scalars or records");
+  if (!e) return NULL;
+  int64_t ndim = 0;
+  if (!sig_expect(s, ',') || !sig_int(s, &ndim, "the number of dimensions")) return NULL;
+  if (ndim > 32) return sig_error(s, "%s", "an array has at most 32 dimensions"), NULL;
+  if (!sig_expect(s, ',')) return NULL;
+  sig_skip(s);
+  char quote = *s->p, layout = quote ? s->p[1] : 0;
+  if ((quote != '\'' && quote != '"') || (layout != 'C' && layout != 'F' && layout != 'A') ||
+      s->p[2] != quote)
+    return sig_error(s, "%s", "expected the layout 'C', 'F' or 'A'"), NULL;
+  s->p += 3;
+  bool readonly = false, aligned = true;
+  for (int arg = 0; arg < 2; arg++) { /* [, readonly] [, aligned=...] */
+    sig_skip(s);
+    if (*s->p != ',') break;
+    s->p++;
+    sig_skip(s);
+    if (*s->p == 'a') {
+      if (!sig_word(s, "aligned") || !sig_expect(s, '=') ||
+          !sig_bool(s, &aligned, "aligned"))
+        return NULL;
+      break;
+    }
+    if (arg > 0) return sig_word(s, "aligned="), NULL; /* reports what was found */
+    if (!sig_bool(s, &readonly, "read-only")) return NULL;
+  }
+  if (!sig_expect(s, ')')) return NULL;
+  const nbc__type *a = nbc__type_array(s->ctx, e, (int)ndim, layout);
+  if (!a) return nbc__diag_oom(s->ctx), NULL;
+  return sig_array_flags(s, at, a, readonly, !aligned);
+}
+
+/* numba's printed `readonly array(...)` / `unaligned array(...)` / `unaligned readonly
+ * array(...)`, after the first word (its length len). */
+static const nbc__type *sig_prefixed_array(sigp *s, const char *at, const char *name,
+                                           size_t len) {
+  bool readonly = false, unaligned = false;
+  for (;;) {
+    if (len == 8 && memcmp(name, "readonly", 8) == 0 && !readonly) readonly = true;
+    else if (len == 9 && memcmp(name, "unaligned", 9) == 0 && !unaligned) unaligned = true;
+    else break;
+    if (!sig_name(s, &name, &len)) return NULL;
+  }
+  if (!(len == 5 && memcmp(name, "array", 5) == 0) || (sig_skip(s), *s->p != '(')) {
+    s->p = name;
+    return sig_error(s, "%s", "expected array(...) after readonly / unaligned"), NULL;
+  }
+  return sig_array_flags(s, at, sig_printed_array(s), readonly, unaligned);
 }
 
 /* numba's printed CharSeq / UnicodeCharSeq, [char x 12] / [unichr x 12], at its '['; then an
@@ -542,6 +699,11 @@ static const nbc__type *sig_type_body(sigp *s) {
   if (!sig_name(s, &name, &len)) return NULL;
   if (len == 5 && memcmp(name, "array", 5) == 0 && (sig_skip(s), *s->p == '('))
     return sig_printed_array(s);
+  if (len == 5 && memcmp(name, "Array", 5) == 0 && (sig_skip(s), *s->p == '('))
+    return sig_repr_array(s, at);
+  if ((len == 8 && memcmp(name, "readonly", 8) == 0) ||
+      (len == 9 && memcmp(name, "unaligned", 9) == 0))
+    return sig_prefixed_array(s, at, name, len);
   if (len == 8 && memcmp(name, "UniTuple", 8) == 0) return sig_tuple(s, true);
   if (len == 5 && memcmp(name, "Tuple", 5) == 0) return sig_tuple(s, false);
   if (len == 10 && memcmp(name, "NamedTuple", 10) == 0) return sig_named_tuple(s);

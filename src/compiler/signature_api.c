@@ -121,6 +121,8 @@ static void describe_param(nbc__ctx *ctx, const nbc__type *t, nbc_param_info_t *
     p->itemsize = record ? (int)t->dtype->size : (int)nbc__type_size(t->dtype);
     p->ndim = t->ndim;
     p->layout = t->layout;
+    p->readonly = t->readonly;
+    p->unaligned = record && !t->dtype->aligned;
     p->size = 8 * (size_t)(5 + 2 * t->ndim);
   } else if (t->kind == NBC__T_NONE) { /* nothing passed */
     p->kind = NBC_PARAM_NONE;

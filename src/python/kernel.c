@@ -1018,9 +1018,12 @@ static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *si
   for (int i = 0; key && i < n; i++) {
     const nbc_param_info_t *p = nbc_signature_param(sig, i);
     PyObject *t =
-        nbc__py_type_from_name(st, p->kind == NBC_PARAM_ARRAY ? p->dtype_name : p->type_name);
+        p->kind == NBC_PARAM_ARRAY && p->dtype_kind == 'V' && p->unaligned
+            ? nbc__py_record_from_name(st, p->dtype_name, 1)
+            : nbc__py_type_from_name(st, p->kind == NBC_PARAM_ARRAY ? p->dtype_name : p->type_name);
     if (t && p->kind == NBC_PARAM_ARRAY) /* dtype[:, ::1], as a user would write it */
       Py_SETREF(t, nbc__py_array_of(st, t, p->ndim, p->layout));
+    if (t && p->kind == NBC_PARAM_ARRAY && p->readonly) t = nbc__py_array_readonly(st, t);
     if (!t)
       Py_CLEAR(key);
     else

@@ -174,9 +174,13 @@ const char *nbc__py_devfn_signatures(nbc__py_state *st, PyObject *obj);
 /* The type object for numba's printed name (e.g. a compile result's "float64"); a new
  * reference. Unknown names get a new type object printing as the name. */
 PyObject *nbc__py_type_from_name(nbc__py_state *st, const char *name);
+/* The record type that C's signature printed as name (packed: numpy's align=False). */
+PyObject *nbc__py_record_from_name(nbc__py_state *st, const char *name, int packed);
 /* The array type of ndim (0 to 32) dimensions of dtype (a scalar or record type object) in
  * layout 'C', 'F' or 'A': what dtype[:, ::1] and types.Array(dtype, ndim, layout) make. */
 PyObject *nbc__py_array_of(nbc__py_state *st, PyObject *dtype, int ndim, char layout);
+/* The read-only array type of array (numba's readonly array); steals array. */
+PyObject *nbc__py_array_readonly(nbc__py_state *st, PyObject *array);
 /* numpy's typestr ("<f4") of a scalar type object, NULL when obj is not one. */
 const char *nbc__py_type_typestr(nbc__py_state *st, PyObject *obj);
 /* Whether obj is a numba type object (nbcuda's or numba's own); *pname gets the name as a

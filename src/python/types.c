@@ -30,7 +30,10 @@ typedef struct {
   int bitwidth;
   const char *typestr; /* SCALAR: numpy typestr */
   int packed;          /* RECORD: numpy's align=False */
+  int readonly;        /* ARRAY: numba's readonly array (the kernel never writes it) */
 } NbType;
+
+static int numba_array_mutable(PyObject *obj);
 
 /* Whether obj is one of the objects of this file (a type, an array type or a signature). */
 static int is_nbtype(nbc__py_state *st, PyObject *obj) {
@@ -73,6 +76,7 @@ static NbType *type_new_of(PyTypeObject *tp, int kind, PyObject *name, PyObject 
   t->bitwidth = 0;
   t->typestr = NULL;
   t->packed = 0;
+  t->readonly = 0;
   PyObject_GC_Track(t);
   return t;
 }
@@ -112,8 +116,9 @@ static PyObject *type_str(NbType *self) { return Py_NewRef(self->name); }
 
 static PyObject *type_repr(NbType *self) {
   if (self->kind == T_ARRAY)
-    return PyUnicode_FromFormat("Array(%S, %d, '%c', False, aligned=True)", self->dtype,
-                                self->ndim, self->layout);
+    return PyUnicode_FromFormat("Array(%R, %d, '%c', %s, aligned=%s)", self->dtype, self->ndim,
+                                self->layout, self->readonly ? "True" : "False",
+                                ((NbType *)self->dtype)->packed ? "False" : "True");
   return Py_NewRef(self->name);
 }
 
@@ -151,12 +156,19 @@ static PyObject *array_sigtext(PyObject *base, long ndim, char layout) {
   return sig;
 }
 
-/* The array type of ndim dimensions of dtype (a scalar or record type) in layout. */
-static PyObject *array_type(nbc__py_state *st, NbType *dtype, int ndim, char layout) {
+/* The array type of ndim dimensions of dtype (a scalar or record type) in layout, read-only
+ * or not (which only numba's printed spelling can say). */
+static PyObject *array_type(nbc__py_state *st, NbType *dtype, int ndim, char layout,
+                            int readonly) {
   /* numba prints an array of a packed record "unaligned array(...)" */
-  PyObject *name = PyUnicode_FromFormat("%sarray(%U, %dd, %c)", dtype->packed ? "unaligned " : "",
-                                        dtype->name, ndim, layout);
-  PyObject *sig = name ? array_sigtext(dtype->sigtext, ndim, layout) : NULL;
+  const char *flags = dtype->packed ? (readonly ? "unaligned readonly " : "unaligned ")
+                                    : (readonly ? "readonly " : "");
+  PyObject *name =
+      PyUnicode_FromFormat("%sarray(%U, %dd, %c)", flags, dtype->name, ndim, layout);
+  PyObject *sig = !name      ? NULL
+                  : readonly ? PyUnicode_FromFormat("readonly array(%U, %dd, %c)",
+                                                    dtype->sigtext, ndim, layout)
+                             : array_sigtext(dtype->sigtext, ndim, layout);
   NbType *t = name && sig ? type_new(st, T_ARRAY, name, sig) : NULL;
   Py_XDECREF(name);
   Py_XDECREF(sig);
@@ -164,6 +176,7 @@ static PyObject *array_type(nbc__py_state *st, NbType *dtype, int ndim, char lay
   t->dtype = Py_NewRef(dtype);
   t->ndim = ndim;
   t->layout = layout;
+  t->readonly = readonly;
   return (PyObject *)t;
 }
 
@@ -172,7 +185,15 @@ PyObject *nbc__py_array_of(nbc__py_state *st, PyObject *dtype, int ndim, char la
     if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "no array type of %R", dtype);
     return NULL;
   }
-  return array_type(st, (NbType *)dtype, ndim, layout);
+  return array_type(st, (NbType *)dtype, ndim, layout, 0);
+}
+
+PyObject *nbc__py_array_readonly(nbc__py_state *st, PyObject *array) {
+  NbType *a = (NbType *)array;
+  if (a->readonly) return array;
+  PyObject *r = array_type(st, (NbType *)a->dtype, a->ndim, a->layout, 1);
+  Py_DECREF(array);
+  return r;
 }
 
 /* float32[:, ::1] and friends: each index must be ':' or '::1'. */
@@ -206,7 +227,7 @@ static PyObject *type_getitem(NbType *self, PyObject *key) {
   }
   if (ndim == 0 || (unit_first && unit_last && ndim > 1)) goto bad;
   Py_DECREF(items);
-  return array_type(st, self, (int)ndim, unit_last ? 'C' : unit_first ? 'F' : 'A');
+  return array_type(st, self, (int)ndim, unit_last ? 'C' : unit_first ? 'F' : 'A', 0);
 bad:
   Py_DECREF(items);
   if (!PyErr_Occurred())
@@ -270,7 +291,7 @@ static PyObject *own_type(nbc__py_state *st, PyObject *obj) {
   PyObject *t = NULL;
   if (base && Py_TYPE(base) == st->NbTypeType && n >= 0 && n <= NBC__PY_MAXDIM && lay &&
       (lay[0] == 'C' || lay[0] == 'F' || lay[0] == 'A'))
-    t = nbc__py_array_of(st, base, (int)n, lay[0]);
+    t = array_type(st, (NbType *)base, (int)n, lay[0], !numba_array_mutable(obj));
   Py_DECREF(layout);
   Py_XDECREF(dtype);
   Py_XDECREF(ndim);
@@ -405,8 +426,8 @@ static PyObject *numba_equivalent(PyObject *numba_types, const NbType *t) {
   if (t->kind == T_SCALAR) return PyObject_GetAttr(numba_types, t->sigtext);
   if (t->kind != T_ARRAY || !t->dtype) return NULL;
   PyObject *dtype = numba_equivalent(numba_types, (const NbType *)t->dtype);
-  PyObject *array = dtype ? PyObject_CallMethod(numba_types, "Array", "OiC", dtype, t->ndim,
-                                                (int)t->layout)
+  PyObject *array = dtype ? PyObject_CallMethod(numba_types, "Array", "OiCi", dtype, t->ndim,
+                                                (int)t->layout, t->readonly)
                           : NULL;
   Py_XDECREF(dtype);
   return array;
@@ -449,6 +470,15 @@ static PyGetSetDef type_getset[] = {
     {"_numba_type_", (getter)type_get_numba_type, NULL, "numba's typeof() of this type", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
+
+/* Whether numba's array type obj is writable (its `mutable`; true when it has none). */
+static int numba_array_mutable(PyObject *obj) {
+  PyObject *m = PyObject_GetAttrString(obj, "mutable");
+  int r = m ? PyObject_IsTrue(m) : 1;
+  Py_XDECREF(m);
+  PyErr_Clear();
+  return r != 0;
+}
 
 /* types.Type(name) and classes derived from it in Python (numba's extension types,
  * `class MyType(types.Type)`): an opaque type of that name, which no kernel signature knows
@@ -523,10 +553,11 @@ static PyType_Spec signature_spec = {
     .slots = type_slots,
 };
 
-/* numba's Array(dtype, ndim, layout): the array type that slicing spells, float32[:, ::1] for
- * Array(float32, 2, 'C'). It is the class of the array types too, so isinstance(t, Array)
- * tells them from scalars as in numba. numba's readonly arrays have no spelling in nbcuda's
- * signatures, so readonly=True is refused rather than made writable. */
+/* numba's Array(dtype, ndim, layout, readonly): the array type that slicing spells,
+ * float32[:, ::1] for Array(float32, 2, 'C'), or numba's `readonly array(...)`. It is the
+ * class of the array types too, so isinstance(t, Array) tells them from scalars as in numba.
+ * aligned=False is what numba makes an array of a packed record; of other elements nbcuda
+ * refuses it (it reads array elements at their natural alignment). */
 static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"dtype", "ndim", "layout", "readonly", "name", "aligned", NULL};
   PyObject *dtype, *name = Py_None;
@@ -553,14 +584,19 @@ static PyObject *array_new(PyTypeObject *cls, PyObject *args, PyObject *kwargs) 
     PyErr_Format(PyExc_ValueError, "Array: layout must be 'C', 'F' or 'A', not '%s'", layout);
     return NULL;
   }
-  if (readonly || !aligned || name != Py_None) {
-    PyErr_Format(PyExc_TypeError, "Array: nbcuda's array types are writable and aligned, "
-                 "with numba's name (%s is not supported)",
-                 readonly ? "readonly=True" : !aligned ? "aligned=False" : "name=");
+  if (name != Py_None) {
+    PyErr_SetString(PyExc_TypeError, "Array: nbcuda's array types have numba's name "
+                                     "(name= is not supported)");
+    return NULL;
+  }
+  if (!aligned && !((NbType *)dtype)->packed) {
+    PyErr_Format(PyExc_TypeError, "Array: aligned=False is an array of a packed record; "
+                 "nbcuda reads arrays of %U at their natural alignment", ((NbType *)dtype)->name);
     return NULL;
   }
   /* a 1-d array contiguous in either order is C, as float32[::1] spells it */
-  return array_type(st, (NbType *)dtype, ndim, ndim == 1 && layout[0] == 'F' ? 'C' : layout[0]);
+  return array_type(st, (NbType *)dtype, ndim, ndim == 1 && layout[0] == 'F' ? 'C' : layout[0],
+                    readonly);
 }
 
 
@@ -1186,6 +1222,14 @@ PyObject *nbc__py_signature_text(nbc__py_state *st, PyObject *sig) {
   return text;
 }
 
+PyObject *nbc__py_record_from_name(nbc__py_state *st, const char *name, int packed) {
+  PyObject *s = PyUnicode_FromString(name);
+  NbType *t = s ? type_new(st, T_RECORD, s, s) : NULL;
+  Py_XDECREF(s);
+  if (t) t->packed = packed;
+  return (PyObject *)t;
+}
+
 PyObject *nbc__py_type_from_name(nbc__py_state *st, const char *name) {
   PyObject *t = PyDict_GetItemString(st->types, name);
   if (t) return Py_NewRef(t);
@@ -1243,7 +1287,11 @@ static PyObject *numba_type_text(nbc__py_state *st, PyObject *obj) {
   PyObject *text = NULL;
   const char *lay = PyUnicode_Check(layout) ? PyUnicode_AsUTF8(layout) : "A";
   long n = ndim ? PyLong_AsLong(ndim) : -1;
-  if (dtext && n >= 0 && lay) text = array_sigtext(dtext, n, lay[0]);
+  int readonly = !numba_array_mutable(obj);
+  if (dtext && n >= 0 && lay)
+    text = readonly ? PyUnicode_FromFormat("readonly array(%U, %ldd, %c)", dtext, n,
+                                           n == 1 && lay[0] == 'F' ? 'C' : lay[0])
+                    : array_sigtext(dtext, n, lay[0]);
   Py_DECREF(layout);
   Py_XDECREF(dtype);
   Py_XDECREF(ndim);

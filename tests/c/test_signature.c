@@ -111,6 +111,53 @@ TEST(arrays) {
   ASSERT_SIG("int32[:](int32[: , : : 1])", "array(int32, 1d, A)(array(int32, 2d, C))");
 }
 
+/* Every spelling numba's repr() and str() give an array or a record (numba 0.68's output). */
+TEST(numba_spellings) {
+  ASSERT_SIG("void(Array(float32, 0, 'C', False, aligned=True))", "void(array(float32, 0d, C))");
+  ASSERT_SIG("void(Array(int8, 3, \"F\"))", "void(array(int8, 3d, F))");
+  ASSERT_SIG("void(Array(float64, 2, 'A', True, aligned=True))",
+             "void(readonly array(float64, 2d, A))");
+  ASSERT_SIG("void(readonly array(float32, 1d, C))", "void(readonly array(float32, 1d, C))");
+  const char *packed = "Record(a[type=int32;offset=0],b[type=float64;offset=4];12;False)";
+  char text[512], want[512];
+  snprintf(text, sizeof text, "void(unaligned readonly array(%s, 1d, C))", packed);
+  snprintf(want, sizeof want, "void(unaligned readonly array(%s, 1d, C))", packed);
+  ASSERT_SIG(text, want);
+  ASSERT_SIG("void(Array(Record([('a', {'type': int32, 'offset': 0, 'alignment': None, "
+             "'title': None, }), ('b', {'type': float64, 'offset': 4, 'alignment': None, "
+             "'title': None, })], 12, False), 1, 'C', False, aligned=False))",
+             "void(unaligned array(Record(a[type=int32;offset=0],b[type=float64;offset=4];12;"
+             "False), 1d, C))");
+  ASSERT_SIG("void(Record([('a', {'type': NestedArray(int32, (3,)), 'offset': 0, "
+             "'alignment': None, 'title': None, }), ('r', {'type': Record([('x', {'type': "
+             "int8, 'offset': 0, 'alignment': None, 'title': None, }), ('y', {'type': float32, "
+             "'offset': 4, 'alignment': 4, 'title': None, })], 8, True), 'offset': 12, "
+             "'alignment': None, 'title': None, })], 20, True))",
+             "void(Record(a[type=nestedarray(int32, (3,));offset=0],r[type=Record(x[type=int8;"
+             "offset=0],y[type=float32;offset=4];8;True);offset=12];20;True))");
+  ASSERT_SIG("void(Record(a[type=int32;offset=0;alignment=4],b[type=float64;offset=8;"
+             "alignment=8];16;True))",
+             "void(Record(a[type=int32;offset=0],b[type=float64;offset=8];16;True))");
+  ASSERT_SIG("void(Record(T[type=int32;offset=0;title=T],a[type=int32;offset=0;title=T];4;"
+             "False))", "void(Record(T[type=int32;offset=0],a[type=int32;offset=0];4;False))");
+  ASSERT_SIG_ERROR("void(Array(float32, 1, 'C', False, aligned=False))",
+                   "<signature>:1:6: error: invalid signature: an unaligned array of other "
+                   "than a packed record (nbcuda reads array elements at their natural "
+                   "alignment) at column 6");
+  ASSERT_SIG_ERROR("void(unaligned array(float32, 1d, C))",
+                   "<signature>:1:6: error: invalid signature: an unaligned array of other "
+                   "than a packed record (nbcuda reads array elements at their natural "
+                   "alignment) at column 6");
+  ASSERT_SIG_ERROR("void(Array(float32, 1, C))", "<signature>:1:24: error: invalid signature: "
+                   "expected the layout 'C', 'F' or 'A' at column 24");
+  ASSERT_SIG_ERROR("void(Array(float32, 1, 'C', maybe))", "<signature>:1:29: error: invalid "
+                   "signature: expected True or False (read-only) at column 29");
+  ASSERT_SIG_ERROR("void(Array(float32, 1, 'C', False, True))", "<signature>:1:36: error: "
+                   "invalid signature: expected 'aligned=' but found 'True' at column 36");
+  ASSERT_SIG_ERROR("void(readonly float32)", "<signature>:1:15: error: invalid signature: "
+                   "expected array(...) after readonly / unaligned at column 15");
+}
+
 TEST(tuples) {
   ASSERT_SIG("UniTuple(int64, 2)(int64)", "UniTuple(int64 x 2)(int64)");
   ASSERT_SIG("(Tuple(float64, int32),)", "?(Tuple(float64, int32))");
@@ -324,7 +371,7 @@ TEST(no_crash_on_garbage) {
   }
 }
 
-TEST_LIST(X(scalars) X(aliases) X(arrays) X(tuples) X(dates) X(strings) X(errors)
+TEST_LIST(X(scalars) X(aliases) X(arrays) X(numba_spellings) X(tuples) X(dates) X(strings) X(errors)
               X(nesting_is_bounded) X(parts_are_bounded) X(kernel_parameters_are_bounded)
               X(no_crash_on_garbage))
 TEST_MAIN()

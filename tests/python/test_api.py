@@ -213,8 +213,9 @@ def test_array_types_by_slicing(cuda):
 
 
 def test_array_types_by_numba_constructor(cuda):
-    """numba's types.Array(dtype, ndim, layout) makes the type slicing spells; what nbcuda's
-    signatures cannot say (readonly, unaligned, renamed) is refused, not changed."""
+    """numba's types.Array(dtype, ndim, layout) makes the type slicing spells, readonly=True
+    numba's readonly array; what nbcuda cannot model (an unaligned array of scalars, a renamed
+    type) is refused, not changed."""
     t = cuda.types
     assert t.Array(t.float32, 2, "C") == t.float32[:, ::1]
     assert t.Array(t.float32, 2, "F") == t.float32[::1, :]
@@ -229,10 +230,11 @@ def test_array_types_by_numba_constructor(cuda):
             ((t.float32, 1), TypeError, "layout")]:
         with pytest.raises(err, match=re.escape(text)):
             t.Array(*bad)
-    with pytest.raises(TypeError, match="readonly=True is not supported"):
-        t.Array(t.float32, 1, "C", readonly=True)
-    with pytest.raises(TypeError, match="aligned=False is not supported"):
+    assert str(t.Array(t.float32, 1, "C", readonly=True)) == "readonly array(float32, 1d, C)"
+    with pytest.raises(TypeError, match="aligned=False is an array of a packed record"):
         t.Array(t.float32, 1, "C", aligned=False)
+    with pytest.raises(TypeError, match="name= is not supported"):
+        t.Array(t.float32, 1, "C", name="mine")
 
 
 def test_type_base_class_and_underlying_float(cuda):
