@@ -96,6 +96,37 @@ const char *nbc_status_name(nbc_status_t status);
 /* A short English description of the status. */
 const char *nbc_status_string(nbc_status_t status);
 
+/* ---------------------------------------------------------------------------------------
+ * Error kinds. Beside its status, a failure has a kind where the status alone does not say
+ * what it is: numba raises some errors of typing as a ValueError or a TypeError, and a
+ * kernel that returns a value as a plain TypeError. One list generates the enum and
+ * nbc_error_kind_name(); the Python binding maps kinds to exception classes in one table,
+ * and nothing reads a message to learn what kind of failure it reports.
+ * ------------------------------------------------------------------------------------- */
+#define NBC_ERROR_KIND_MAP(X)                                                                \
+  X(NONE, "the status says what failed")                                                     \
+  X(VALUE, "a value is invalid (numba: ValueError)")                                         \
+  X(TYPE, "a value has the wrong type (numba: TypeError)")                                   \
+  X(KERNEL_RETURN, "a kernel returns a value; a kernel returns void (numba: TypeError)")
+
+typedef enum nbc_error_kind {
+#define NBC_ERROR_KIND_ENUM_(name, text) NBC_ERROR_KIND_##name,
+  NBC_ERROR_KIND_MAP(NBC_ERROR_KIND_ENUM_)
+#undef NBC_ERROR_KIND_ENUM_
+      NBC_ERROR_KIND_COUNT_
+} nbc_error_kind_t;
+
+/* "NBC_ERROR_KIND_VALUE", ...; "NBC_ERROR_KIND_UNKNOWN" for values outside the enum. */
+const char *nbc_error_kind_name(nbc_error_kind_t kind);
+/* The kind of this thread's last failure (NBC_ERROR_KIND_NONE for most), read like
+ * nbc_last_error() and valid as long. */
+nbc_error_kind_t nbc_last_error_kind(void);
+/* The rule "a kernel returns void": NBC_OK when return_type (a type name as
+ * nbc_signature_return_type and nbc_compile_result_return_type give it) is void, none or
+ * NULL; else NBC_TYPING_ERROR with "CUDA kernel must have void return type." and kind
+ * NBC_ERROR_KIND_KERNEL_RETURN as the last error. */
+nbc_status_t nbc_kernel_check_return_type(const char *return_type);
+
 /* The message of this thread's last failure, e.g.
  * "cuStreamCreate: CUDA_ERROR_INVALID_CONTEXT (201)". Empty string after a success that
  * cleared it; never NULL. Valid until the next nbcuda call on this thread. */
@@ -1142,6 +1173,131 @@ nbc_status_t nbc_signature_pack_float(const nbc_signature_t *sig, int index, voi
                                       double value);
 nbc_status_t nbc_signature_pack_complex(const nbc_signature_t *sig, int index, void *params,
                                         double re, double im);
+
+/* ---------------------------------------------------------------------------------------
+ * Kernels. A Python kernel compiled once, loaded once per context, launched.
+ *
+ * An nbc_kernel_t owns a kernel compiled with the Numba ABI (its compile result and the
+ * parameter layout of its signature) and the module its code became in each context it ran
+ * in: loaded at the first nbc_kernel_function or nbc_kernel_launch in a context, reused by
+ * every later one there, unloaded by nbc_kernel_destroy. A context reset unloads it with the
+ * context's other modules, and the next use there loads it again. One thread uses a kernel
+ * at a time (the caller serialises, as the Python binding's GIL does): a launch in a context
+ * the kernel is loaded in takes no lock and, for parameters of up to 1,024 bytes, allocates
+ * nothing. examples/kernel_from_source.c is a whole program.
+ * ------------------------------------------------------------------------------------- */
+typedef struct nbc_kernel nbc_kernel_t;
+
+/* Makes the module of kernel's code in the current context, for a caller that links code of
+ * its own at each load (the Python binding reads its link files then): *pmodule becomes the
+ * kernel's, unloaded with it. Called only where the kernel is not loaded yet. */
+typedef nbc_status_t (*nbc_kernel_load_fn)(void *data, const nbc_kernel_t *kernel,
+                                           nbc_module_t **pmodule);
+
+typedef struct nbc_kernel_options {
+  /* applied at each load: max_registers caps the registers per thread (numba's
+   * max_registers); cudadevrt and fp16 link libcudadevrt.a and the fp16 wrappers also when
+   * the compile result does not ask for them (nbc_compile_result_cooperative / _uses_fp16
+   * are honoured whatever these say) */
+  nbc_module_load_options_t module;
+  /* nonzero: NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT is set to carveout (-1 to
+   * 100, numba's shared_memory_carveout) at each load */
+  int set_carveout;
+  int carveout;
+  /* images linked with the code at each load (nbc_module_link_ex): copied at create */
+  const nbc_image_t *links;
+  int nlinks;
+  /* NULL: the kernel loads its code itself; else load(load_data, kernel, &module) does */
+  nbc_kernel_load_fn load;
+  void *load_data;
+} nbc_kernel_options_t;
+
+/* Compiles function `name` of source as a kernel for signature (numba syntax, a void
+ * return) as nbc_compile does with compile (NULL: its defaults; device is taken as 0 and
+ * the ABI as Numba's, whatever compile says) and resolver, and keeps the result with the
+ * load options (NULL: none). Nothing is loaded yet. The compiler's diagnostic is in
+ * nbc_last_error() on failure. */
+nbc_status_t nbc_kernel_create(const nbc_source_t *source, const char *name,
+                               const char *signature, const nbc_compile_options_t *compile,
+                               const nbc_resolver_t *resolver,
+                               const nbc_kernel_options_t *options, nbc_kernel_t **pkernel);
+/* A kernel of code compiled before (a disk cache's copy, a result compiled with options of
+ * the caller's): result, a kernel compiled with the Numba ABI for signature, becomes the
+ * kernel's on success (destroyed with it); on failure it stays the caller's. */
+nbc_status_t nbc_kernel_create_from_result(nbc_compile_result_t *result, const char *signature,
+                                           const nbc_kernel_options_t *options,
+                                           nbc_kernel_t **pkernel);
+/* Unloads the kernel's modules (those of contexts reset since are gone already) and frees
+ * it with its compile result. NULL is accepted. */
+void nbc_kernel_destroy(nbc_kernel_t *kernel);
+/* The compile result and the parsed signature: live with the kernel. */
+const nbc_compile_result_t *nbc_kernel_result(const nbc_kernel_t *kernel);
+const nbc_signature_t *nbc_kernel_signature(const nbc_kernel_t *kernel);
+/* The kernel's function in the current context (created as by nbc_current_context(-1) if
+ * none), loading its code there the first time: owned by the kernel, valid until it is
+ * destroyed or the context is reset. */
+nbc_status_t nbc_kernel_function(nbc_kernel_t *kernel, nbc_function_t **pfunction);
+/* How many times the kernel's code has been loaded since it was created: one per context it
+ * ran in (again after a reset), however many launches there were. */
+unsigned long nbc_kernel_load_count(const nbc_kernel_t *kernel);
+
+/* One argument of a launch, as the parameter it is passed for takes it (numba's flattened
+ * array ABI is made from it: nbc_signature_pack_*). Make one with the nbc_arg_* functions. */
+typedef enum nbc_arg_kind {
+  NBC_ARG_INT = 1, /* i: an integer or bool parameter (wrapped to its width), a float or
+                      complex one (converted), a datetime64/timedelta64 one (its count) */
+  NBC_ARG_FLOAT,   /* f: a float, complex (f + 0j), integer (truncated) or bool parameter */
+  NBC_ARG_COMPLEX, /* f + im j: a complex parameter only */
+  NBC_ARG_ARRAY,   /* an array parameter: data, dtype_kind, itemsize, ndim, shape, strides */
+  NBC_ARG_RECORD,  /* a record parameter: data, the device address of its itemsize bytes */
+  NBC_ARG_POINTER, /* a CPointer parameter: address */
+  NBC_ARG_TUPLE,   /* a tuple parameter: nitems items, each an argument for its item */
+  NBC_ARG_NONE     /* a None parameter: nothing is passed */
+} nbc_arg_kind_t;
+
+typedef struct nbc_arg {
+  nbc_arg_kind_t kind;
+  int64_t i;
+  double f, im;
+  uint64_t address;
+  nbc_devptr_t data;      /* device address of the first element (records: of the bytes) */
+  char dtype_kind;        /* numpy's kind of the elements: 'b', 'i', 'u', 'f', 'c', 'M', 'm' */
+  int itemsize;           /* bytes per element (records: of the record) */
+  int ndim;
+  const int64_t *shape;   /* ndim extents; live until the launch returns */
+  const int64_t *strides; /* ndim byte strides, or NULL: contiguous in the parameter's
+                             layout order (C for 'A') */
+  int nitems;
+  const struct nbc_arg *items;
+} nbc_arg_t;
+
+/* An argument of each kind, the fields its kind does not use zero. Arrays: shape and strides
+ * are the caller's (not copied), read when the launch packs them; a tuple's items too. */
+nbc_arg_t nbc_arg_int(int64_t value);
+nbc_arg_t nbc_arg_float(double value);
+nbc_arg_t nbc_arg_complex(double re, double im);
+nbc_arg_t nbc_arg_array(nbc_devptr_t data, char dtype_kind, int itemsize, int ndim,
+                        const int64_t *shape, const int64_t *strides);
+nbc_arg_t nbc_arg_record(nbc_devptr_t data, int itemsize);
+nbc_arg_t nbc_arg_pointer(uint64_t address);
+nbc_arg_t nbc_arg_tuple(const nbc_arg_t *items, int nitems);
+nbc_arg_t nbc_arg_none(void);
+
+/* Packs args (nargs of them, one per parameter of the kernel's signature) into numba's
+ * flattened parameter buffer and launches the kernel's function in the current context
+ * (loaded there first if need be) on stream (NULL: the default stream), cooperatively when
+ * its code synchronises the grid. A wrong number of arguments, or an argument of a kind its
+ * parameter does not take (an array where a scalar is expected, an array of another dtype,
+ * rank or layout), is NBC_INVALID_ARGUMENT naming the argument, what its parameter expects
+ * and what was given; nothing is launched then. A debug=True kernel's exception is read
+ * with nbc_debug_exception_read (the function from nbc_kernel_function). */
+nbc_status_t nbc_kernel_launch(nbc_kernel_t *kernel, const unsigned grid[3],
+                               const unsigned block[3], unsigned shared_bytes,
+                               nbc_stream_t *stream, const nbc_arg_t *args, int nargs);
+/* Only the packing: args into params (nbc_signature_params_size(nbc_kernel_signature(k))
+ * bytes), checked as nbc_kernel_launch checks them. */
+nbc_status_t nbc_kernel_pack(const nbc_kernel_t *kernel, const nbc_arg_t *args, int nargs,
+                             void *params);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "compiler/compiler.h"
 #include "host/host.h"
+#include "kernel/kernel.h"
 
 const char *nbc_library_name(nbc_library_t library) {
   static const char *const names[] = {

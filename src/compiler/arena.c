@@ -8,7 +8,9 @@
  * Memory is zeroed as it is handed out (not when a chunk is allocated, so a small
  * compilation does not pay for zeroing — and the kernel for faulting in — the unused part
  * of its chunk); nbc__arena_alloc_uninit skips even that, for arrays that are filled
- * element by element and may be over-sized (the tokenizer's). A request larger
+ * element by element. A block (nbc__arena_block_alloc) is a chunk of its own that can be
+ * resized with realloc, which for large blocks moves pages instead of copying bytes: the
+ * tokenizer grows its array so, then trims it to the tokens it holds. A request larger
  * than a quarter of the default chunk gets a chunk of its own, placed behind the current
  * one so the current chunk's free space is not wasted. Every allocation is 16-byte aligned.
  *
@@ -81,6 +83,22 @@ static chunk *chunk_new(nbc__arena *arena, size_t size) {
   return c;
 }
 
+/* A chunk holding just `size` bytes (aligned), linked behind the current chunk so that the
+ * current chunk's free space stays in use. */
+static void *own_chunk(nbc__arena *arena, size_t size) {
+  chunk *block = chunk_new(arena, size);
+  if (!block) return NULL;
+  block->used = size;
+  chunk *c = arena->head;
+  if (c) {
+    block->next = c->next;
+    c->next = block;
+  } else {
+    arena->head = block;
+  }
+  return block->data;
+}
+
 void *nbc__arena_alloc(nbc__arena *arena, size_t size) {
   void *p = nbc__arena_alloc_uninit(arena, size);
   return p ? memset(p, 0, size) : NULL;
@@ -97,25 +115,42 @@ void *nbc__arena_alloc_uninit(nbc__arena *arena, size_t size) {
     c->used += size;
     return p;
   }
-  if (size > CHUNK_SIZE / 4) {
-    /* A big block gets its own chunk, linked behind the current one. */
-    chunk *big = chunk_new(arena, size);
-    if (!big) return NULL;
-    big->used = size;
-    if (c) {
-      big->next = c->next;
-      c->next = big;
-    } else {
-      arena->head = big;
-    }
-    return big->data;
-  }
+  if (size > CHUNK_SIZE / 4) return own_chunk(arena, size); /* a big block */
   chunk *fresh = chunk_new(arena, CHUNK_SIZE);
   if (!fresh) return NULL;
   fresh->next = c;
   arena->head = fresh;
   fresh->used = size;
   return fresh->data;
+}
+
+void *nbc__arena_block_alloc(nbc__arena *arena, size_t size) {
+  if (!arena || size > SIZE_MAX - ALIGN) return NULL;
+  return own_chunk(arena, size ? (size + ALIGN - 1) & ~(size_t)(ALIGN - 1) : ALIGN);
+}
+
+void *nbc__arena_block_resize(nbc__arena *arena, void *block, size_t size) {
+  if (!arena || !block || size > SIZE_MAX - sizeof(chunk) - ALIGN) return NULL;
+  size = size ? (size + ALIGN - 1) & ~(size_t)(ALIGN - 1) : ALIGN;
+  /* The block's chunk is found by a walk of the chunk list: resizes are few (the array
+   * doubles), and a walk needs no back pointers in every chunk. */
+  chunk **link = &arena->head;
+  while (*link && (*link)->data != (unsigned char *)block)
+    link = &(*link)->next;
+  chunk *c = *link;
+  if (!c) return NULL;
+  size_t others = arena->total - c->size;
+  if (arena->limit && (others + size > arena->limit || others + size < size)) return NULL;
+  chunk *moved = realloc(c, sizeof(chunk) + size);
+  if (!moved) return NULL;
+  moved->size = moved->used = size;
+  *link = moved;
+  arena->total = others + size;
+  return moved->data;
+}
+
+size_t nbc__arena_total(const nbc__arena *arena) {
+  return arena ? arena->total : 0;
 }
 
 char *nbc__arena_strndup(nbc__arena *arena, const char *s, size_t n) {

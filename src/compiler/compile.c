@@ -483,7 +483,7 @@ fail:
   nbc_compile_result_destroy(result);
   st = ctx.status != NBC_OK ? ctx.status : NBC_INTERNAL;
   if (ctx.diag.data && ctx.diag.len)
-    nbc__set_error(st, "%s", ctx.diag.data);
+    nbc__set_error_kind(st, ctx.kind, "%s", ctx.diag.data);
   else
     nbc__set_error(st, "%s", nbc_status_string(st));
   nbc__arena_destroy(ctx.arena);
@@ -500,6 +500,7 @@ typedef struct compile_job {
   nbc_compile_result_t **presult;
   nbc_status_t status;
   char *error; /* the compiling thread's last error (malloc'd), when it failed */
+  nbc_error_kind_t kind; /* and its kind */
 } compile_job;
 
 static void compile_on_stack(void *data) {
@@ -507,6 +508,7 @@ static void compile_on_stack(void *data) {
   j->status = compile_pipeline(j->source, j->name, j->signature, j->options, j->resolver,
                                j->info, j->presult);
   if (j->status != NBC_OK) j->error = dup_text(nbc_last_error(), strlen(nbc_last_error()));
+  j->kind = nbc_last_error_kind();
 }
 
 /* The pipeline runs on a large stack of its own (stack.c), whatever the caller's stack; the
@@ -515,11 +517,12 @@ nbc_status_t nbc__compile_ex(const nbc_source_t *source, const char *name,
                              const char *signature, const nbc_compile_options_t *options,
                              const nbc_resolver_t *resolver, nbc__compile_info *info,
                              nbc_compile_result_t **presult) {
-  compile_job job = {source, name, signature, options, resolver, info, presult, NBC_OK, NULL};
+  compile_job job = {source,  name,   signature, options, resolver, info,
+                     presult, NBC_OK, NULL,      NBC_ERROR_KIND_NONE};
   nbc__stack_run(compile_on_stack, &job);
   if (job.status != NBC_OK) {
     if (job.error)
-      nbc__set_error(job.status, "%s", job.error);
+      nbc__set_error_kind(job.status, job.kind, "%s", job.error);
     else
       nbc__set_error(job.status, "%s", nbc_status_string(job.status));
     free(job.error);

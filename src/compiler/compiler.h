@@ -35,6 +35,15 @@ char *nbc__arena_strdup(nbc__arena *arena, const char *s);
 char *nbc__arena_printf(nbc__arena *arena, const char *fmt, ...);
 /* Caps the arena's total size (0: no cap), so tests can drive every out-of-memory path. */
 void nbc__arena_set_limit(nbc__arena *arena, size_t limit);
+/* A block of its own chunk (not zeroed), which nbc__arena_block_resize can grow or shrink
+ * without a copy in the arena: for an array whose final size is known only once it is full
+ * (the tokens). NULL when out of memory. */
+void *nbc__arena_block_alloc(nbc__arena *arena, size_t size);
+/* Resizes a block from nbc__arena_block_alloc (its contents kept up to the smaller size);
+ * the block may move. NULL when out of memory, the old block then still valid. */
+void *nbc__arena_block_resize(nbc__arena *arena, void *block, size_t size);
+/* The bytes the arena holds from malloc (its chunks), for the memory figures of tests. */
+size_t nbc__arena_total(const nbc__arena *arena);
 
 /* A growable string in the arena; appends are amortised O(1). data is always a valid
  * NUL-terminated string ("" after init). */
@@ -81,6 +90,7 @@ typedef struct nbc__ctx {
   nbc__arena *arena;
   nbc__buf diag;       /* the first error's full text */
   nbc_status_t status; /* NBC_OK until the first error */
+  nbc_error_kind_t kind; /* the first error's kind (nbcuda.h), set with it */
   int during;          /* "During:" lines appended to diag (nbc__diag_during) */
   const nbc_compile_options_t *options;
   const nbc_resolver_t *resolver;
@@ -91,6 +101,16 @@ typedef struct nbc__ctx {
  * kept) and sets ctx->status to status. line/col are 1-based positions in file->text. */
 void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, int line,
                      int col, const char *fmt, ...);
+/* The same with the error's kind. nbc__diag_error gives the kind NONE, or the kind of
+ * numba's exception class when the message starts by naming it ("ValueError: ...",
+ * "TypeError: ..."; the kernel-return rule's message, NBC__KERNEL_RETURN_RULE, is
+ * KERNEL_RETURN): diag.c's one table of these prefixes stands for the sites that do not
+ * pass a kind yet. */
+void nbc__diag_error_kind(nbc__ctx *ctx, nbc_status_t status, nbc_error_kind_t kind,
+                          const nbc__file *file, int line, int col, const char *fmt, ...);
+/* The rule "a kernel returns void" says this (nbc_kernel_check_return_type, typing and
+ * lowering): numba's words. */
+#define NBC__KERNEL_RETURN_RULE "CUDA kernel must have void return type."
 /* After an error: adds a line "During: <what>" saying what was being done when it happened
  * (numba's error context: the call whose callee failed to type), innermost first. */
 void nbc__diag_during(nbc__ctx *ctx, const char *fmt, ...);
@@ -111,19 +131,24 @@ typedef enum nbc__tok_kind {
 #undef NBC__TOK_ENUM_
 } nbc__tok_kind;
 
+/* 40 bytes: a 10 MB source has about 4 million tokens, and every AST node points at one, so
+ * the array lives as long as the compilation. A literal's value and a string's contents
+ * share one slot (no token has both); kind and the INT flags are bit-fields. */
 typedef struct nbc__token {
-  nbc__tok_kind kind;
   const char *start; /* into file->text */
-  int len;
-  int line, col; /* 1-based, in file->text */
   const nbc__file *file;
   union {
-    int64_t i; /* INT; when big, the bits of the uint64 value (if not huge) */
-    double f;  /* FLOAT, IMAG */
-  } value;
-  const char *str; /* STRING: decoded contents (arena); f-strings: the raw text */
-  bool big;        /* INT that does not fit int64 (not a lexing error) */
-  bool huge;       /* INT that does not fit uint64 either */
+    union {
+      int64_t i; /* INT; when big, the bits of the uint64 value (if not huge) */
+      double f;  /* FLOAT, IMAG */
+    } value;
+    const char *str; /* STRING: decoded contents (arena); f-strings: the raw text */
+  };
+  int line, col; /* 1-based, in file->text */
+  int len;
+  unsigned kind : 4; /* an nbc__tok_kind */
+  unsigned big : 1;  /* INT that does not fit int64 (not a lexing error) */
+  unsigned huge : 1; /* INT that does not fit uint64 either */
 } nbc__token;
 
 /* diag.c: the line of tok as the user's file numbers it (file->first_line is where the
@@ -213,10 +238,14 @@ typedef struct nbc__list {
  * set, with that message (an integer literal beyond 64 bits). IMPORT, IMPORT_FROM and TRY
  * in a function body are likewise refused by infer.c; closure.c lifts nested FUNCDEFs out. */
 struct nbc__node {
+  /* The fields are ordered so that the struct has no padding (184 bytes). */
   nbc__node_kind kind;
-  const nbc__token *tok; /* position for diagnostics */
   nbc__op op;
-  nbc__op *ops; /* COMPARE: one per comparison */
+  int var;     /* filled by infer.c: NAME: index of the local variable, or -1 */
+  bool big;    /* INT: see above */
+  bool vararg; /* FUNCDEF params: the `*args` parameter (the last one) */
+  const nbc__token *tok; /* position for diagnostics */
+  nbc__op *ops;          /* COMPARE: one per comparison */
   nbc__node *a, *b, *c;
   nbc__list list;
   nbc__list body, orelse;
@@ -227,11 +256,8 @@ struct nbc__node {
   } value;
   const char *str;
   const char *alias;
-  bool big;    /* INT: see above */
-  bool vararg; /* FUNCDEF params: the `*args` parameter (the last one) */
   /* Filled by infer.c: */
   const struct nbc__type *type; /* type of an expression */
-  int var;                      /* NAME: index of the local variable, or -1 */
   const struct nbc__type *cast; /* when non-NULL, the value is converted to this type */
   void *info;                   /* phase-private annotation (e.g. the callee, the global) */
 };
@@ -252,6 +278,10 @@ typedef struct nbc__desugar_env {
   bool (*is_numpy)(void *data, const char *name); /* whether global `name` is numpy */
 } nbc__desugar_env;
 bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *env);
+/* fold.c: what CPython's compiler removes before numba sees the code (constant arithmetic,
+ * branches on constant conditions, statements after a jump), applied to a parsed module;
+ * false (out of memory reported) on failure. */
+bool nbc__fold_module(nbc__ctx *ctx, nbc__node *module);
 /* Whether an array index item, once typed, is None (np.newaxis): neither a slice nor an
  * ellipsis, and of type none (ast.c). */
 bool nbc__index_is_newaxis(const nbc__node *item);

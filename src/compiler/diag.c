@@ -17,6 +17,9 @@
  * of the source line and skips UTF-8 continuation bytes so the caret lands under the right
  * character in a terminal.
  *
+ * An error has a kind beside its status (nbcuda.h's error kinds: what numba raises it as),
+ * which compile.c hands on with the message; see nbc__diag_error_kind.
+ *
  * Internal bugs (NBC__BUG) are a different path: they name the C file and line of the
  * compiler, not the user's source, and carry status NBC_INTERNAL.
  */
@@ -52,8 +55,46 @@ static bool find_line(const nbc__file *file, int line, const char **pstart, size
   return true;
 }
 
+/* numba's exception classes that a message can name first, and their kinds; the rule's
+ * message first, before the TypeError it starts with. */
+static const struct {
+  const char *prefix;
+  nbc_error_kind_t kind;
+} class_prefixes[] = {
+    {"TypeError: " NBC__KERNEL_RETURN_RULE, NBC_ERROR_KIND_KERNEL_RETURN},
+    {"ValueError: ", NBC_ERROR_KIND_VALUE},
+    {"TypeError: ", NBC_ERROR_KIND_TYPE},
+};
+
+static nbc_error_kind_t kind_named_by(const char *message) {
+  for (size_t i = 0; i < sizeof class_prefixes / sizeof class_prefixes[0]; i++)
+    if (strncmp(message, class_prefixes[i].prefix, strlen(class_prefixes[i].prefix)) == 0)
+      return class_prefixes[i].kind;
+  return NBC_ERROR_KIND_NONE;
+}
+
+static void diag_error_v(nbc__ctx *ctx, nbc_status_t status, int kind, const nbc__file *file,
+                         int line, int col, const char *fmt, va_list ap);
+
 void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, int line,
                      int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_error_v(ctx, status, -1, file, line, col, fmt, ap);
+  va_end(ap);
+}
+
+void nbc__diag_error_kind(nbc__ctx *ctx, nbc_status_t status, nbc_error_kind_t kind,
+                          const nbc__file *file, int line, int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_error_v(ctx, status, (int)kind, file, line, col, fmt, ap);
+  va_end(ap);
+}
+
+/* kind -1: the kind the message names (kind_named_by). */
+static void diag_error_v(nbc__ctx *ctx, nbc_status_t status, int kind, const nbc__file *file,
+                         int line, int col, const char *fmt, va_list ap) {
   if (ctx->status != NBC_OK) return;
   ctx->status = status == NBC_OK ? NBC_COMPILE_ERROR : status;
   ensure_buf(ctx);
@@ -66,10 +107,9 @@ void nbc__diag_error(nbc__ctx *ctx, nbc_status_t status, const nbc__file *file, 
   int first = file && file->first_line > 0 ? file->first_line : 1;
   nbc__buf_printf(b, "%s:%d:%d: error: ", file && file->name ? file->name : "<string>",
                   line + first - 1, col + offset);
-  va_list ap;
-  va_start(ap, fmt);
+  size_t message = b->len;
   nbc__buf_vprintf(b, fmt, ap);
-  va_end(ap);
+  ctx->kind = kind >= 0 ? (nbc_error_kind_t)kind : kind_named_by(b->data + message);
 
   const char *src;
   size_t len;

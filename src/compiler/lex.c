@@ -21,7 +21,8 @@
  *  - Brackets are matched here, so "'(' was never closed" points at the bracket and the
  *    parser's recursion depth is bounded by the bracket limit (as in CPython, 200).
  *
- * One pass over the text; tokens go into an array in the arena that doubles as needed.
+ * One pass over the text; tokens go into an array in the arena that doubles as needed and
+ * is trimmed at the end (40 bytes a token).
  * Token positions are 1-based lines and byte columns of file->text.
  */
 #include <locale.h>
@@ -185,23 +186,22 @@ static bool err_at(lexer *lx, int line, int col, const char *fmt, ...) {
 
 static nbc__token *push(lexer *lx, nbc__tok_kind kind, const char *start, int len) {
   if (lx->count == lx->cap) {
-    /* A first guess from the size (a token per 2 bytes is denser than real Python) avoids
-     * copying the array as it grows; the array is not zeroed, so what is left unused costs
-     * nothing but address space. */
+    /* A first guess of a token per 4 bytes (about what real Python has), then doubling:
+     * the block is resized by realloc, which moves pages rather than copying them, and
+     * trimmed to the tokens found at the end (nbc__lex). */
     ptrdiff_t size = lx->end - lx->p;
-    int cap = lx->cap ? lx->cap * 2 : (int)(size < (1 << 26) ? size / 2 + 64 : 1 << 25);
+    int cap = lx->cap ? lx->cap * 2 : (int)(size < (1 << 27) ? size / 4 + 512 : 1 << 25);
     if (cap < lx->cap) {
       nbc__diag_oom(lx->ctx);
       return NULL;
     }
-    /* Not zeroed: push() sets every field. */
     nbc__token *toks =
-        nbc__arena_alloc_uninit(lx->ctx->arena, sizeof(nbc__token) * (size_t)cap);
+        lx->toks ? nbc__arena_block_resize(lx->ctx->arena, lx->toks, sizeof *toks * (size_t)cap)
+                 : nbc__arena_block_alloc(lx->ctx->arena, sizeof *toks * (size_t)cap);
     if (!toks) {
       nbc__diag_oom(lx->ctx);
       return NULL;
     }
-    if (lx->count) memcpy(toks, lx->toks, sizeof(nbc__token) * (size_t)lx->count);
     lx->toks = toks;
     lx->cap = cap;
   }
@@ -839,6 +839,9 @@ nbc__token *nbc__lex(nbc__ctx *ctx, const nbc__file *file, int *pcount) {
     if (ctx->status == NBC_OK) NBC__BUG(ctx, "tokenizer failed without a diagnostic");
     return NULL;
   }
+  /* Trimmed: what the first guess or the last doubling left unused returns to malloc. */
+  nbc__token *toks = nbc__arena_block_resize(ctx->arena, lx.toks, sizeof *toks * (size_t)lx.count);
+  if (toks) lx.toks = toks;
   if (pcount) *pcount = lx.count;
   return lx.toks;
 }

@@ -848,7 +848,10 @@ static void lower_return(nbc__lowerer *L, nbc__node *s) {
   if (s->a) v = nbc__lower_expr(L, s->a);
   if (nbc__lower_failed(L)) return;
   if (L->fn->is_kernel && s->a && nbc__lower_has_value(v.type)) {
-    nbc__lower_error(L, s, "CUDA kernel must have void return type.");
+    const nbc__token *at = s->tok;
+    nbc__diag_error_kind(L->ctx, NBC_UNSUPPORTED, NBC_ERROR_KIND_KERNEL_RETURN,
+                         at ? at->file : NULL, at ? at->line : 1, at ? at->col : 1, "%s",
+                         NBC__KERNEL_RETURN_RULE);
     return;
   }
   if (!nbc__lower_has_value(v.type) && nbc__lower_has_value(L->fn->ret))

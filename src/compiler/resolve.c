@@ -878,7 +878,7 @@ nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file) {
   nbc__token *tokens = nbc__lex(ctx, file, &count);
   if (!tokens) return NULL;
   nbc__node *ast = nbc__parse_module(ctx, tokens, count);
-  if (!ast) return NULL;
+  if (!ast || !nbc__fold_module(ctx, ast)) return NULL;
   nbc__module *m = nbc__arena_alloc(ctx->arena, sizeof *m);
   if (!m) {
     nbc__diag_oom(ctx);

@@ -273,6 +273,13 @@ const char *nbc_signature_return_type(const nbc_signature_t *sig) {
 
 const char *nbc_signature_text(const nbc_signature_t *sig) { return sig ? sig->text : ""; }
 
+nbc_status_t nbc_kernel_check_return_type(const char *return_type) {
+  if (!return_type || strcmp(return_type, "void") == 0 || strcmp(return_type, "none") == 0)
+    return NBC_OK;
+  return nbc__set_error_kind(NBC_TYPING_ERROR, NBC_ERROR_KIND_KERNEL_RETURN, "%s",
+                             NBC__KERNEL_RETURN_RULE);
+}
+
 const nbc_param_info_t *nbc_signature_param(const nbc_signature_t *sig, int index) {
   if (!sig || index < 0 || index >= sig->nargs) return NULL;
   return &sig->params[index];

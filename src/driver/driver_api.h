@@ -223,6 +223,12 @@ __attribute__((cold, format(printf, 2, 3)))
 #endif
 nbc_status_t
 nbc__set_error(nbc_status_t status, const char *fmt, ...);
+/* The same with a kind (nbcuda.h), for failures the status alone does not describe. */
+#if defined(__GNUC__)
+__attribute__((cold, format(printf, 3, 4)))
+#endif
+nbc_status_t
+nbc__set_error_kind(nbc_status_t status, nbc_error_kind_t kind, const char *fmt, ...);
 /* The same, under the name the compiler's files use. */
 #if defined(__GNUC__)
 __attribute__((cold, format(printf, 2, 3)))

@@ -1,5 +1,5 @@
-/* error.c — the per-thread last error: a message, the CUresult and the name of the failing
- * driver call.
+/* error.c — the per-thread last error: a message, its kind (nbcuda.h's error kinds), the
+ * CUresult and the name of the failing driver call.
  *
  * Every fallible nbcuda function returns a status; the explanation lives here, in thread-local
  * storage, so that concurrent threads never see each other's messages and no lock is taken.
@@ -27,6 +27,7 @@ typedef struct last_error {
   char message[NBC__MESSAGE_SIZE];
   char call[64];
   int curesult;
+  nbc_error_kind_t kind; /* what kind of failure the message reports (nbcuda.h) */
   size_t detail_at; /* where nbc__driver_failf's explanation starts in message; SIZE_MAX: none */
 } last_error;
 
@@ -77,6 +78,18 @@ static const last_error *readable_error(void) {
 const char *nbc_last_error(void) { return readable_error()->message; }
 int nbc_last_driver_error(void) { return readable_error()->curesult; }
 const char *nbc_last_driver_call(void) { return readable_error()->call; }
+nbc_error_kind_t nbc_last_error_kind(void) { return readable_error()->kind; }
+
+static const char *const kind_names[] = {
+#define NBC_ERROR_KIND_NAME_(name, text) "NBC_ERROR_KIND_" #name,
+    NBC_ERROR_KIND_MAP(NBC_ERROR_KIND_NAME_)
+#undef NBC_ERROR_KIND_NAME_
+};
+
+const char *nbc_error_kind_name(nbc_error_kind_t kind) {
+  if ((int)kind < 0 || (int)kind >= (int)NBC_ERROR_KIND_COUNT_) return "NBC_ERROR_KIND_UNKNOWN";
+  return kind_names[kind];
+}
 const char *nbc_last_driver_detail(void) {
   const last_error *e = readable_error();
   return e->detail_at < sizeof e->message ? e->message + e->detail_at : "";
@@ -84,6 +97,7 @@ const char *nbc_last_driver_detail(void) {
 
 static void set_call(last_error *e, const char *call, CUresult result) {
   e->detail_at = SIZE_MAX;
+  e->kind = NBC_ERROR_KIND_NONE;
   e->curesult = result;
   snprintf(e->call, sizeof e->call, "%s", call ? call : "");
 }
@@ -135,10 +149,12 @@ nbc_status_t nbc__driver_failf(const char *call, CUresult result, const char *fm
   return status;
 }
 
-static nbc_status_t set_error_v(nbc_status_t status, const char *fmt, va_list ap) {
+static nbc_status_t set_error_v(nbc_status_t status, nbc_error_kind_t kind, const char *fmt,
+                                va_list ap) {
   last_error *e = writable_error();
   if (!e) return status;
   set_call(e, "", 0);
+  e->kind = kind;
   vsnprintf(e->message, sizeof e->message, fmt, ap);
   return status;
 }
@@ -146,7 +162,16 @@ static nbc_status_t set_error_v(nbc_status_t status, const char *fmt, va_list ap
 nbc_status_t nbc__set_error(nbc_status_t status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  set_error_v(status, fmt, ap);
+  set_error_v(status, NBC_ERROR_KIND_NONE, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+nbc_status_t nbc__set_error_kind(nbc_status_t status, nbc_error_kind_t kind, const char *fmt,
+                                 ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error_v(status, kind, fmt, ap);
   va_end(ap);
   return status;
 }
@@ -166,7 +191,7 @@ nbc_status_t nbc__set_driver_error(nbc_status_t status, const char *call, CUresu
 nbc_status_t nbc__error_set(nbc_status_t status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  set_error_v(status, fmt, ap);
+  set_error_v(status, NBC_ERROR_KIND_NONE, fmt, ap);
   va_end(ap);
   return status;
 }

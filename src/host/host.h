@@ -332,6 +332,16 @@ nbc_status_t nbc__defer_flush(nbc_context_t *context);
 /* Unloads every module still loaded in context (context must be current); their handles stay
  * valid as empty wrappers until nbc_module_destroy. */
 void nbc__module_release_context(nbc_context_t *context);
+/* Loads a ready image (PTX, cubin or fatbin; PTX need not end in a NUL) into the current
+ * context, created as by nbc_current_context(-1) if none; max_registers (0: no cap) applies
+ * when the driver compiles PTX. The image must be what the driver loads: linking is the
+ * kernel layer's (kernel/link.c). */
+nbc_status_t nbc__module_load_image(const void *image, size_t size, nbc_image_kind_t kind,
+                                    unsigned max_registers, nbc_module_t **pmodule);
+/* The kind of an image: kind itself unless NBC_IMAGE_AUTO, else by its first bytes (ELF:
+ * cubin, ED 43 4E 7F: LTO-IR, 50 ED 55 BA: fatbin, else PTX); and its name for messages. */
+nbc_image_kind_t nbc__image_recognise(const void *data, size_t size, nbc_image_kind_t kind);
+const char *nbc__image_kind_name(nbc_image_kind_t kind);
 
 /* runtime.c --------------------------------------------------------------------------- */
 /* dlopens an optional toolkit library: the path in env_var if set (it must exist), else
@@ -353,19 +363,9 @@ int nbc__load_toolkit_symbols(const char *what, const char *env_var,
                               size_t count, char *path, size_t path_size, char *error,
                               size_t error_size);
 
-/* Where nvJitLink (module.c), NVRTC (nvrtc.c) and libcudart (runtime.c) were found, loading
- * them if that has not happened yet: NBC_OK with *ppath (lives for the process) and the
- * library's version (-1, -1 when it cannot tell), else their NBC_NO_* status with the
- * places searched in nbc_last_error(). For nbc_library_find. */
-nbc_status_t nbc__jitlink_find(const char **ppath, int *pmajor, int *pminor);
-nbc_status_t nbc__nvrtc_find(const char **ppath, int *pmajor, int *pminor);
+/* Where libcudart (runtime.c) was found, loading it if that has not happened yet: NBC_OK with
+ * *ppath (lives for the process) and the library's version (-1, -1 when it cannot tell), else
+ * its NBC_NO_* status with the places searched in nbc_last_error(). For nbc_library_find. */
 nbc_status_t nbc__cudart_find(const char **ppath, int *pmajor, int *pminor);
-/* module.c: the toolkit's libcudadevrt.a into buf (NBCUDA_CUDADEVRT, else lib64/ of each
- * toolkit root); NBC_LINK_ERROR naming where it looked when there is none. */
-nbc_status_t nbc__cudadevrt_find(char *buf, size_t size);
-
-/* nvrtc.c: how many times NVRTC itself compiled (nbc_nvrtc_compile answers repeats from its
- * cache); for tests. */
-extern unsigned long nbc__nvrtc_compiles;
 
 #endif /* NBC_HOST_H */

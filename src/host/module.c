@@ -1,92 +1,19 @@
-/* module.c — loading code into the current context: PTX, cubin and fatbin straight through
- * cuModuleLoadDataEx, LTO-IR and multi-image links through nvJitLink; kernel lookup.
- *
- * nvJitLink is optional and loaded lazily with dlopen the first time a link is needed
- * (NBCUDA_NVJITLINK, CUDA_HOME/CUDA_PATH/usr/local/cuda lib64, the loader path). A link
- * targets -arch=sm_XY of the current context's device, adds -lto when any input is LTO-IR,
- * checks every nvJitLinkAddData, and on failure puts nvJitLink's error log in the message.
- * PTX JIT errors of the driver are reported with the driver's error log the same way.
+/* module.c — loading ready code into the current context: PTX, cubin and fatbin through
+ * cuModuleLoadDataEx (PTX JIT errors reported with the driver's error log), and kernel
+ * lookup. Making code (linking with nvJitLink, compiling CUDA C++ with NVRTC) is the kernel
+ * layer's (src/kernel/link.c), which hands its linked cubin to nbc__module_load_image.
  *
  * Each module is listed in its context so that nbc_context_reset (and a device reset) can
  * unload it; the nbc_module_t then stays a valid, empty wrapper until nbc_module_destroy.
  * Functions are looked up once per call to nbc_module_get_function and owned by the module.
  */
-#include <dlfcn.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "host/host.h"
 
-/* --- nvJitLink ------------------------------------------------------------------------ */
-typedef struct nvjitlink_st *nvjitlink_handle;
-enum { NVJITLINK_INPUT_CUBIN = 1, NVJITLINK_INPUT_PTX = 2, NVJITLINK_INPUT_LTOIR = 3,
-       NVJITLINK_INPUT_FATBIN = 4, NVJITLINK_INPUT_OBJECT = 5, NVJITLINK_INPUT_LIBRARY = 6 };
-
-static struct {
-  int (*create)(nvjitlink_handle *h, uint32_t n, const char **options);
-  int (*destroy)(nvjitlink_handle *h);
-  int (*add_data)(nvjitlink_handle h, int type, const void *data, size_t size,
-                  const char *name);
-  int (*add_file)(nvjitlink_handle h, int type, const char *path);
-  int (*complete)(nvjitlink_handle h);
-  int (*cubin_size)(nvjitlink_handle h, size_t *size);
-  int (*cubin)(nvjitlink_handle h, void *cubin);
-  int (*log_size)(nvjitlink_handle h, size_t *size);
-  int (*log)(nvjitlink_handle h, char *log);
-  int (*ptx_size)(nvjitlink_handle h, size_t *size);
-  int (*ptx)(nvjitlink_handle h, char *ptx);
-} jit;
-
-static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
-static int jit_loaded;
-static char jit_error[8192];
-static char jit_path[4200];
-/* nvJitLinkVersion, which nvJitLink has since 12.3: looked up apart from the entry points a
- * link needs, so that an older nvJitLink still links. */
-static int (*jit_version)(unsigned *major, unsigned *minor);
-
-static void load_jit(void) {
-  static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12",
-                                        "libnvJitLink.so", NULL};
-  const nbc__symbol syms[] = {
-      {"nvJitLinkCreate", (void **)&jit.create},
-      {"nvJitLinkDestroy", (void **)&jit.destroy},
-      {"nvJitLinkAddData", (void **)&jit.add_data},
-      {"nvJitLinkAddFile", (void **)&jit.add_file},
-      {"nvJitLinkComplete", (void **)&jit.complete},
-      {"nvJitLinkGetLinkedCubinSize", (void **)&jit.cubin_size},
-      {"nvJitLinkGetLinkedCubin", (void **)&jit.cubin},
-      {"nvJitLinkGetErrorLogSize", (void **)&jit.log_size},
-      {"nvJitLinkGetErrorLog", (void **)&jit.log},
-      {"nvJitLinkGetLinkedPtxSize", (void **)&jit.ptx_size},
-      {"nvJitLinkGetLinkedPtx", (void **)&jit.ptx},
-  };
-  jit_loaded = nbc__load_toolkit_symbols("nvJitLink", "NBCUDA_NVJITLINK", sonames, syms,
-                                         sizeof syms / sizeof syms[0], jit_path,
-                                         sizeof jit_path, jit_error, sizeof jit_error) == 0;
-  if (jit_loaded) {
-    void *lib = dlopen(jit_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (lib) {
-      *(void **)&jit_version = dlsym(lib, "nvJitLinkVersion");
-      dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
-    }
-  }
-}
-
-nbc_status_t nbc__jitlink_find(const char **ppath, int *pmajor, int *pminor) {
-  pthread_once(&jit_once, load_jit);
-  if (!jit_loaded) return nbc__set_error(NBC_NO_JITLINK, "%s", jit_error);
-  unsigned major = 0, minor = 0;
-  int known = jit_version && jit_version(&major, &minor) == 0;
-  *ppath = jit_path;
-  *pmajor = known ? (int)major : -1;
-  *pminor = known ? (int)minor : -1;
-  return NBC_OK;
-}
-
-static nbc_image_kind_t recognise(const void *data, size_t size, nbc_image_kind_t kind) {
+nbc_image_kind_t nbc__image_recognise(const void *data, size_t size, nbc_image_kind_t kind) {
   if (kind != NBC_IMAGE_AUTO) return kind;
   const unsigned char *b = data;
   if (size >= 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')
@@ -98,7 +25,7 @@ static nbc_image_kind_t recognise(const void *data, size_t size, nbc_image_kind_
   return NBC_IMAGE_PTX;
 }
 
-static const char *kind_name(nbc_image_kind_t kind) {
+const char *nbc__image_kind_name(nbc_image_kind_t kind) {
   switch (kind) {
   case NBC_IMAGE_PTX: return "PTX";
   case NBC_IMAGE_CUBIN: return "cubin";
@@ -108,200 +35,6 @@ static const char *kind_name(nbc_image_kind_t kind) {
   case NBC_IMAGE_LIBRARY: return "library";
   default: return "image";
   }
-}
-
-/* Formats nvJitLink's failure with its error log; destroys the handle. */
-static nbc_status_t jit_fail(nvjitlink_handle *h, const char *call, int result,
-                             const char *what) {
-  char *log = NULL;
-  size_t size = 0;
-  if (*h && jit.log_size(*h, &size) == 0 && size > 1 && (log = malloc(size + 1)) &&
-      jit.log(*h, log) == 0)
-    log[size] = '\0';
-  else if (log)
-    log[0] = '\0';
-  nbc_status_t st = nbc__set_error(NBC_LINK_ERROR, "%s failed (nvJitLinkResult %d)%s%s%s%s",
-                                   call, result, what ? " for " : "", what ? what : "",
-                                   log && *log ? ":\n" : "", log ? log : "");
-  free(log);
-  if (*h) jit.destroy(h);
-  return st;
-}
-
-/* The toolkit's libcudadevrt.a (grid synchronisation's cudaCG* functions) in buf: the file
- * NBCUDA_CUDADEVRT names, else lib64/libcudadevrt.a of $CUDA_HOME, $CUDA_PATH or
- * /usr/local/cuda. NBC_LINK_ERROR naming where it looked when none exists. */
-nbc_status_t nbc__cudadevrt_find(char *buf, size_t size) {
-  const char *env = getenv("NBCUDA_CUDADEVRT");
-  if (env && *env) {
-    snprintf(buf, size, "%s", env);
-    FILE *f = fopen(buf, "rb");
-    if (f) {
-      fclose(f);
-      return NBC_OK;
-    }
-    return nbc__set_error(NBC_LINK_ERROR, "NBCUDA_CUDADEVRT=%s: no such file (grid "
-                          "synchronisation needs libcudadevrt.a)", env);
-  }
-  const char *roots[NBC_TOOLKIT_ROOTS_MAX];
-  int nroots = nbc_toolkit_roots(roots);
-  for (int i = 0; i < nroots; i++) {
-    snprintf(buf, size, "%s/lib64/libcudadevrt.a", roots[i]);
-    FILE *f = fopen(buf, "rb");
-    if (f) {
-      fclose(f);
-      return NBC_OK;
-    }
-  }
-  return nbc__set_error(NBC_LINK_ERROR, "libcudadevrt.a was not found in lib64/ of $CUDA_HOME, "
-                        "$CUDA_PATH or /usr/local/cuda (grid synchronisation needs it; "
-                        "NBCUDA_CUDADEVRT may name the file)");
-}
-
-/* The strings nvJitLink is given with its inputs: it keeps the pointers (the names appear in
- * its messages at nvJitLinkComplete), so they live until the link is destroyed. */
-typedef struct {
-  char (*names)[32]; /* one per image */
-  char path[4096];   /* libcudadevrt.a */
-  char *shim;        /* numba.cuda.fp16's wrappers, compiled (nbc_nvrtc_compile keeps a copy
-                        for the process, so this costs NVRTC once per architecture) */
-} link_strings;
-
-static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_major,
-                                  int cc_minor, const nbc_module_load_options_t *load,
-                                  link_strings *strings, bool ptx, void **pout, size_t *psize);
-
-/* Links images (and libcudadevrt.a, the fp16 shim when the options ask) for
- * sm_<cc_major><cc_minor> into a cubin (malloc'd), or with ptx into PTX text (malloc'd,
- * NUL-terminated; size without the NUL): what link-time optimisation of LTO-IR made. */
-static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                             const nbc_module_load_options_t *load, bool ptx, void **pout,
-                             size_t *psize) {
-  link_strings *strings = calloc(1, sizeof *strings);
-  if (strings) strings->names = calloc((size_t)(count > 0 ? count : 1), sizeof *strings->names);
-  if (!strings || !strings->names) {
-    free(strings);
-    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  }
-  nbc_status_t st =
-      jit_link_with(images, count, cc_major, cc_minor, load, strings, ptx, pout, psize);
-  free(strings->shim);
-  free(strings->names);
-  free(strings);
-  return st;
-}
-
-/* The PTX a completed -ptx link made (malloc'd, NUL-terminated); destroys the handle. */
-static nbc_status_t linked_ptx(nvjitlink_handle *h, void **pout, size_t *psize) {
-  size_t size = 0;
-  int r = jit.ptx_size(*h, &size);
-  if (r != 0) return jit_fail(h, "nvJitLinkGetLinkedPtxSize", r, NULL);
-  char *text = malloc(size + 1);
-  if (!text) {
-    jit.destroy(h);
-    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  }
-  r = jit.ptx(*h, text);
-  if (r != 0) {
-    free(text);
-    return jit_fail(h, "nvJitLinkGetLinkedPtx", r, NULL);
-  }
-  jit.destroy(h);
-  text[size] = '\0';
-  *pout = text;
-  *psize = strlen(text);
-  return NBC_OK;
-}
-
-static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_major,
-                                  int cc_minor, const nbc_module_load_options_t *load,
-                                  link_strings *strings, bool ptx, void **pout, size_t *psize) {
-  unsigned max_registers = load ? load->max_registers : 0;
-  int cudadevrt = load && load->cudadevrt, fp16 = load && load->fp16;
-  pthread_once(&jit_once, load_jit);
-  if (!jit_loaded) return nbc__set_error(NBC_NO_JITLINK, "%s", jit_error);
-  char arch[32], maxreg[40];
-  snprintf(arch, sizeof arch, "-arch=sm_%d%d", cc_major, cc_minor);
-  snprintf(maxreg, sizeof maxreg, "-maxrregcount=%u", max_registers);
-  const char *options[4] = {arch, NULL, NULL, NULL};
-  uint32_t n_options = 1;
-  int lto = 0;
-  for (int i = 0; i < count; i++)
-    if (recognise(images[i].data, images[i].size, images[i].kind) == NBC_IMAGE_LTOIR) {
-      options[n_options++] = "-lto";
-      lto = 1;
-      break;
-    }
-  /* bfloat16's wrappers exist from compute capability 8.0 (fp16.c): below it a kernel using
-   * them is refused by name rather than by nvJitLink's undefined reference */
-  for (int i = 0; fp16 && cc_major < 8 && i < count; i++)
-    if (images[i].data && memmem(images[i].data, images[i].size, "nbc_bf16_", 9))
-      return nbc__set_error(NBC_LINK_ERROR,
-                            "bfloat16 (numba.cuda.bf16) needs compute capability 8.0 or "
-                            "above, as numba-cuda's: cannot link for sm_%d%d",
-                            cc_major, cc_minor);
-  size_t shim_size = 0;
-  if (fp16) { /* compiled before the link starts: NVRTC's failure is its own error */
-    const char *source = nbc_fp16_shim_source();
-    if (!source) return nbc__set_error(NBC_NO_MEMORY, "out of host memory (fp16 wrappers)");
-    nbc_status_t st = nbc_nvrtc_compile(source, "nbcuda_fp16.cu", cc_major, cc_minor,
-                                        lto ? NBC_NVRTC_LTO : 0,
-                                        &strings->shim, &shim_size);
-    if (st != NBC_OK) return st;
-  }
-  if (max_registers) options[n_options++] = maxreg; /* numba's max_registers */
-  if (ptx) options[n_options++] = "-ptx";
-  nvjitlink_handle h = NULL;
-  int r = jit.create(&h, n_options, options);
-  if (r != 0) return jit_fail(&h, "nvJitLinkCreate", r, arch);
-  for (int i = 0; i < count; i++) {
-    nbc_image_kind_t kind = recognise(images[i].data, images[i].size, images[i].kind);
-    int type = kind == NBC_IMAGE_CUBIN     ? NVJITLINK_INPUT_CUBIN
-               : kind == NBC_IMAGE_LTOIR   ? NVJITLINK_INPUT_LTOIR
-               : kind == NBC_IMAGE_FATBIN  ? NVJITLINK_INPUT_FATBIN
-               : kind == NBC_IMAGE_OBJECT  ? NVJITLINK_INPUT_OBJECT
-               : kind == NBC_IMAGE_LIBRARY ? NVJITLINK_INPUT_LIBRARY
-                                           : NVJITLINK_INPUT_PTX;
-    char *name = strings->names[i];
-    snprintf(name, sizeof strings->names[i], "image%d.%s", i, kind_name(kind));
-    r = jit.add_data(h, type, images[i].data, images[i].size, name);
-    if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, name);
-  }
-  if (fp16) {
-    r = jit.add_data(h, lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_PTX, strings->shim,
-                     shim_size, "nbcuda_fp16");
-    if (r != 0) return jit_fail(&h, "nvJitLinkAddData", r, "nbcuda_fp16");
-  }
-  if (cudadevrt) {
-    char *path = strings->path;
-    nbc_status_t st = nbc__cudadevrt_find(path, sizeof strings->path);
-    if (st != NBC_OK) {
-      jit.destroy(&h);
-      return st;
-    }
-    r = jit.add_file(h, NVJITLINK_INPUT_LIBRARY, path);
-    if (r != 0) return jit_fail(&h, "nvJitLinkAddFile", r, path);
-  }
-  r = jit.complete(h);
-  if (r != 0) return jit_fail(&h, "nvJitLinkComplete", r, arch);
-  if (ptx) return linked_ptx(&h, pout, psize);
-  size_t size = 0;
-  r = jit.cubin_size(h, &size);
-  if (r != 0) return jit_fail(&h, "nvJitLinkGetLinkedCubinSize", r, NULL);
-  void *cubin = malloc(size ? size : 1);
-  if (!cubin) {
-    jit.destroy(&h);
-    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  }
-  r = jit.cubin(h, cubin);
-  if (r != 0) {
-    free(cubin);
-    return jit_fail(&h, "nvJitLinkGetLinkedCubin", r, NULL);
-  }
-  jit.destroy(&h);
-  *pout = cubin;
-  *psize = size;
-  return NBC_OK;
 }
 
 /* --- loading -------------------------------------------------------------------------- */
@@ -330,7 +63,7 @@ static nbc_status_t load(const void *image, nbc_image_kind_t kind, nbc_context_t
   if (res != NBC__CUDA_SUCCESS) {
     free(m);
     log[sizeof log - 1] = '\0';
-    return nbc__driver_failf("cuModuleLoadDataEx", res, " (loading %s)%s%s", kind_name(kind),
+    return nbc__driver_failf("cuModuleLoadDataEx", res, " (loading %s)%s%s", nbc__image_kind_name(kind),
                              log[0] ? ":\n" : "", log);
   }
   m->context = context;
@@ -339,106 +72,9 @@ static nbc_status_t load(const void *image, nbc_image_kind_t kind, nbc_context_t
   return NBC_OK;
 }
 
-static nbc_status_t check_images(const nbc_image_t *images, int count, const char *fn) {
-  if (!images || count <= 0) return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: no images", fn);
-  for (int i = 0; i < count; i++)
-    if (!images[i].data || images[i].size == 0)
-      return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: image %d is empty", fn, i);
-  return NBC_OK;
-}
 
-static nbc_status_t link_images(const nbc_image_t *images, int count,
-                                const nbc_module_load_options_t *options,
-                                nbc_module_t **pmodule) {
-  if (!pmodule) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_link: pmodule is NULL");
-  *pmodule = NULL;
-  nbc_status_t st = check_images(images, count, "nbc_module_link");
-  if (st != NBC_OK) return st;
-  nbc_context_t *context;
-  st = nbc__context_ensure(&context);
-  if (st != NBC_OK) return st;
-  void *cubin = NULL;
-  size_t size = 0;
-  st = jit_link(images, count, context->device->cc_major, context->device->cc_minor, options,
-                false, &cubin, &size);
-  if (st != NBC_OK) return st;
-  st = load(cubin, NBC_IMAGE_CUBIN, context, 0, pmodule);
-  free(cubin);
-  return st;
-}
-
-nbc_status_t nbc_module_link(const nbc_image_t *images, int count, nbc_module_t **pmodule) {
-  return link_images(images, count, NULL, pmodule);
-}
-
-nbc_status_t nbc_module_link_ex(const nbc_image_t *images, int count,
-                                const nbc_module_load_options_t *options,
-                                nbc_module_t **pmodule) {
-  return link_images(images, count, options, pmodule);
-}
-
-/* nbc_link_cubin and nbc_link_ptx (fn: the name for messages). */
-static nbc_status_t link_for(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                             const nbc_module_load_options_t *options, bool ptx, void **pout,
-                             size_t *psize, const char *fn) {
-  if (!pout || !psize) return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: NULL output", fn);
-  *pout = NULL;
-  *psize = 0;
-  nbc_status_t st = check_images(images, count, fn);
-  if (st != NBC_OK) return st;
-  if (cc_major == 0 && cc_minor == 0) {
-    nbc_context_t *context;
-    st = nbc__context_ensure(&context);
-    if (st != NBC_OK) return st;
-    cc_major = context->device->cc_major;
-    cc_minor = context->device->cc_minor;
-  } else if (cc_major < 1 || cc_minor < 0 || cc_minor > 9) {
-    return nbc__set_error(NBC_INVALID_ARGUMENT, "%s: invalid compute capability %d.%d", fn,
-                          cc_major, cc_minor);
-  }
-  return jit_link(images, count, cc_major, cc_minor, options, ptx, pout, psize);
-}
-
-nbc_status_t nbc_link_cubin(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                            const nbc_module_load_options_t *options, void **pcubin,
-                            size_t *psize) {
-  return link_for(images, count, cc_major, cc_minor, options, false, pcubin, psize,
-                  "nbc_link_cubin");
-}
-
-nbc_status_t nbc_link_ptx(const nbc_image_t *images, int count, int cc_major, int cc_minor,
-                          const nbc_module_load_options_t *options, char **pptx,
-                          size_t *psize) {
-  void *out = NULL;
-  nbc_status_t st = link_for(images, count, cc_major, cc_minor, options, true, &out, psize,
-                             "nbc_link_ptx");
-  if (pptx) *pptx = out;
-  return st;
-}
-
-void nbc_cubin_free(void *cubin) { free(cubin); }
-
-nbc_status_t nbc_module_load_data(const void *image, size_t size, nbc_image_kind_t kind,
-                                  nbc_module_t **pmodule) {
-  return nbc_module_load_data_ex(image, size, kind, NULL, pmodule);
-}
-
-nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_kind_t kind,
-                                     const nbc_module_load_options_t *options,
-                                     nbc_module_t **pmodule) {
-  unsigned max_registers = options ? options->max_registers : 0;
-  if (!pmodule || !image || size == 0)
-    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: empty image");
-  *pmodule = NULL;
-  if ((int)kind < NBC_IMAGE_AUTO || (int)kind > NBC_IMAGE_LIBRARY)
-    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: unknown image kind %d",
-                          (int)kind);
-  kind = recognise(image, size, kind);
-  if (kind == NBC_IMAGE_LTOIR || kind == NBC_IMAGE_OBJECT || kind == NBC_IMAGE_LIBRARY ||
-      (options && (options->cudadevrt || options->fp16))) {
-    nbc_image_t one = {image, size, kind};
-    return link_images(&one, 1, options, pmodule);
-  }
+nbc_status_t nbc__module_load_image(const void *image, size_t size, nbc_image_kind_t kind,
+                                    unsigned max_registers, nbc_module_t **pmodule) {
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;

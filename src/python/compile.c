@@ -1122,7 +1122,7 @@ static PyObject *site_class(nbc__py_state *st, resolver_data *d, const nbc_raise
   if (PyErr_Occurred()) PyErr_Clear();
   if (v && PyExceptionClass_Check(v)) return v;
   Py_XDECREF(v);
-  PyErr_Format(nbc__py_typing_error(st, NULL),
+  PyErr_Format(nbc__py_typing_error(st, NBC_ERROR_KIND_NONE),
                "%s:%d: debug=True: '%s', raised in function '%s', is not an exception class "
                "the function can see", site->filename, site->line, site->exception,
                site->function);
@@ -1224,8 +1224,6 @@ int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const c
   } else if (sess.exc_type) {
     PyErr_Restore(sess.exc_type, sess.exc_value, sess.exc_tb);
     sess.exc_type = sess.exc_value = sess.exc_tb = NULL;
-  } else if (!options->device && strstr(nbc_last_error(), "must have void return type")) {
-    PyErr_SetString(PyExc_TypeError, nbc_last_error()); /* numba raises a TypeError */
   } else {
     nbc__py_raise(st, s);
   }
@@ -1422,13 +1420,11 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
       Py_DECREF(sigtext);
       return nbc__py_raise(st, s);
     }
-    const char *ret = nbc_signature_return_type(parsed);
-    int bad = ret && strcmp(ret, "none") != 0 && strcmp(ret, "void") != 0;
+    s = nbc_kernel_check_return_type(nbc_signature_return_type(parsed));
     nbc_signature_destroy(parsed);
-    if (bad) {
+    if (s != NBC_OK) {
       Py_DECREF(sigtext);
-      PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
-      return NULL;
+      return nbc__py_raise(st, s);
     }
   }
   nbc_compile_result_t *result = NULL;
@@ -1447,10 +1443,10 @@ static PyObject *do_compile(PyObject *module, compile_args *a, int default_devic
                          (o.lineinfo ? NBC_NVRTC_LINEINFO : 0) | (o.debug ? NBC_NVRTC_DEBUG : 0);
   }
   const char *resty = nbc_compile_result_return_type(result);
-  if (!device && resty && strcmp(resty, "none") != 0 && strcmp(resty, "void") != 0) {
+  nbc_status_t rs = device ? NBC_OK : nbc_kernel_check_return_type(resty);
+  if (rs != NBC_OK) {
     nbc_compile_result_destroy(result);
-    PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
-    return NULL;
+    return nbc__py_raise(st, rs);
   }
   size_t size = 0;
   const char *code = nbc_compile_result_code(result, &size);

@@ -9,8 +9,9 @@
  * than as hand-built C types, and they cost nothing on any hot path.
  *
  * nbc__py_raise reads the per-thread message of the C library (nbc_last_error(), and for
- * driver failures nbc_last_driver_error()/nbc_last_driver_call()) and picks the class by
- * status, following what numba-cuda raises in the same situation.
+ * driver failures nbc_last_driver_error()/nbc_last_driver_call()) and picks the class by the
+ * error's kind (nbc_last_error_kind(), one table below) and its status, following what
+ * numba-cuda raises in the same situation; it never reads the message to choose.
  *
  * Code written for numba catches numba's TypingError. When numba's errors module is loaded
  * (never imported here), the TypingError raised is a subclass of both nbcuda's and numba's
@@ -215,22 +216,28 @@ static PyObject *combined_class(PyObject *factory, PyObject *arg, PyObject *plai
   return cls;
 }
 
-PyObject *nbc__py_typing_error(nbc__py_state *st, const char *message) {
-  /* numba raises a ValueError (an invalid alignment, a shape of no elements) or TypeError (a
-   * kernel returning a value) as such: the diagnostic says which */
-  const char *end = message ? strchr(message, '\n') : NULL;
-  size_t first = message ? (end ? (size_t)(end - message) : strlen(message)) : 0;
-  PyObject *builtin = NULL;
-  static const struct {
-    const char *marker;
-    PyObject **cls;
-  } builtins[] = {{": error: ValueError: ", &PyExc_ValueError},
-                  {": error: TypeError: ", &PyExc_TypeError}};
-  for (size_t i = 0; message && !builtin && i < sizeof builtins / sizeof builtins[0]; i++) {
-    const char *at = strstr(message, builtins[i].marker);
-    if (at && (size_t)(at - message) < first) builtin = *builtins[i].cls;
-  }
-  return combined_class(st->typing_error_class, builtin, st->TypingError);
+/* The one table of error kinds (nbcuda.h): the builtin class numba raises an error of each
+ * kind as. A typing failure of kind VALUE (an invalid alignment, a shape of no elements) or
+ * TYPE is a TypingError that is that class too; a kernel returning a value is numba's plain
+ * TypeError, raised outside typing, whatever the status. */
+static const struct {
+  PyObject **builtin; /* NULL: the status decides */
+  int whatever_the_status;
+} kinds[NBC_ERROR_KIND_COUNT_] = {
+    [NBC_ERROR_KIND_NONE] = {NULL, 0},
+    [NBC_ERROR_KIND_VALUE] = {&PyExc_ValueError, 0},
+    [NBC_ERROR_KIND_TYPE] = {&PyExc_TypeError, 0},
+    [NBC_ERROR_KIND_KERNEL_RETURN] = {&PyExc_TypeError, 1},
+};
+
+static PyObject *kind_builtin(nbc_error_kind_t kind) {
+  return (int)kind >= 0 && kind < NBC_ERROR_KIND_COUNT_ && kinds[kind].builtin
+             ? *kinds[kind].builtin
+             : NULL;
+}
+
+PyObject *nbc__py_typing_error(nbc__py_state *st, nbc_error_kind_t kind) {
+  return combined_class(st->typing_error_class, kind_builtin(kind), st->TypingError);
 }
 
 PyObject *nbc__py_key_error(PyObject *key) {
@@ -308,6 +315,11 @@ static PyObject *raise_api_error(nbc__py_state *st, const char *fallback) {
 PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status) {
   const char *msg = nbc_last_error();
   if (!msg || !*msg) msg = nbc_status_string(status);
+  nbc_error_kind_t kind = nbc_last_error_kind();
+  if ((int)kind >= 0 && kind < NBC_ERROR_KIND_COUNT_ && kinds[kind].whatever_the_status) {
+    PyErr_SetString(*kinds[kind].builtin, msg);
+    return NULL;
+  }
   PyObject *cls;
   switch (status) {
   case NBC_NO_DRIVER:
@@ -351,7 +363,7 @@ PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status) {
   case NBC_COMPILE_ERROR: cls = st->CompileError; break;
   case NBC_UNSUPPORTED:
   case NBC_TYPING_ERROR:
-  case NBC_SIGNATURE_ERROR: cls = nbc__py_typing_error(st, msg); break;
+  case NBC_SIGNATURE_ERROR: cls = nbc__py_typing_error(st, kind); break;
   default: cls = PyExc_SystemError; break;
   }
   PyErr_SetString(cls, msg);

@@ -59,21 +59,20 @@ static int kernel_clear(KernelObject *self) {
   return 0;
 }
 
-/* Unloads the modules loaded from k's code; those of contexts reset since (close(),
- * Device.reset()) are gone already. */
-static void unload_modules(KernelObject *k) {
-  for (int i = 0; i < k->nloaded; i++)
-    if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
-      nbc_module_destroy(k->loaded[i].module);
-  k->nloaded = 0;
+/* Frees compiled code: loaded, the kernel layer's kernel made at its first load, with its
+ * modules and its result (result itself); or result, never loaded. */
+static void drop_code(nbc_compile_result_t *result, nbc_kernel_t *loaded) {
+  if (loaded)
+    nbc_kernel_destroy(loaded);
+  else
+    nbc_compile_result_destroy(result);
 }
 
 static void kernel_dealloc(KernelObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
-  unload_modules(self);
+  drop_code(self->result, self->loaded);
   nbc_signature_destroy(self->sig);
-  nbc_compile_result_destroy(self->result);
   Py_CLEAR(self->py_func);
   Py_CLEAR(self->defaults);
   Py_CLEAR(self->sigtext);
@@ -93,10 +92,6 @@ static void kernel_dealloc(KernelObject *self) {
 }
 
 /* Whether numba's printed return type is void ("none"; the C parser may say "void"). */
-static int is_void(const char *ret) {
-  return !ret || strcmp(ret, "none") == 0 || strcmp(ret, "void") == 0;
-}
-
 KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
                                    const nbc_compile_options_t *opts) {
   KernelObject *k = PyObject_GC_New(KernelObject, st->KernelType);
@@ -124,7 +119,7 @@ KernelObject *nbc__py_kernel_alloc(nbc__py_state *st, PyObject *py_func,
   k->fp16 = 0;
   k->sig = NULL;
   k->result = NULL;
-  k->nloaded = 0;
+  k->loaded = NULL;
   k->last_config = NULL;
   k->last_launcher = NULL;
   k->cache = 0;
@@ -237,19 +232,21 @@ static int recompile_one(nbc__py_state *st, KernelObject *k, KernelObject *owner
   const char *sig = PyUnicode_AsUTF8(k->sigtext);
   if (!sig) return -1;
   nbc_compile_result_t *old = k->result;
+  nbc_kernel_t *old_loaded = k->loaded;
   PyObject *old_links = k->links;
   k->result = NULL;
+  k->loaded = NULL;
   k->links = NULL;
   if (compile_linked(st, k, k->py_func, sig, jit_links) < 0) {
     nbc_compile_result_destroy(k->result);
     k->result = old;
+    k->loaded = old_loaded;
     Py_XSETREF(k->links, old_links);
     return -1;
   }
   if (!k->links) k->links = Py_XNewRef(jit_links);
   Py_XDECREF(old_links);
-  nbc_compile_result_destroy(old);
-  unload_modules(k);
+  drop_code(old, old_loaded); /* the modules of the old code are unloaded */
   if (owner->cache && !k->opts.debug) {
     nbc__py_cache_slot slot; /* written over, not read */
     nbc__py_cache_slot_make(st, k->py_func, sig, &k->opts, &slot);
@@ -367,15 +364,13 @@ KernelObject *nbc__py_kernel_compile(nbc__py_state *st, PyObject *py_func, PyObj
     goto fail;
   }
   k->nviews = nbc__py_launch_views(k->sig);
-  const char *ret = nbc_signature_return_type(k->sig);
-  if (!is_void(ret)) {
-    PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
-    goto fail;
+  s = nbc_kernel_check_return_type(nbc_signature_return_type(k->sig));
+  if (s == NBC_OK) {
+    if (compile_cached(st, k, owner ? owner : k, py_func, sigtext, sig, links) < 0) goto fail;
+    s = nbc_kernel_check_return_type(nbc_compile_result_return_type(k->result));
   }
-  if (compile_cached(st, k, owner ? owner : k, py_func, sigtext, sig, links) < 0) goto fail;
-  ret = nbc_compile_result_return_type(k->result);
-  if (!is_void(ret)) {
-    PyErr_SetString(PyExc_TypeError, "CUDA kernel must have void return type.");
+  if (s != NBC_OK) {
+    nbc__py_raise(st, s);
     goto fail;
   }
   return k;

@@ -16,8 +16,6 @@
 
 #include "nbcuda_py.h"
 
-#define MAX_LOADED 8 /* contexts a kernel is loaded in at once (one per device in use) */
-
 #define NBC__PY_NO_CARVEOUT INT_MIN
 #define NBC__PY_FAST_ARGS 8 /* the most arguments the dispatch's last answer remembers */
 
@@ -47,14 +45,11 @@ typedef struct {
   int fp16;        /* calls numba.cuda.fp16's wrappers: their shim is linked */
   nbc_signature_t *sig;
   int nviews; /* the array views a launch may need (nbc__py_launch_views of sig) */
+  /* The compiled code: owned here until its first load, then by the kernel layer's
+   * loaded (nbc_kernel_create_from_result at that load, with the load options above), which
+   * keeps its module per context (nbc__py_kernel_function) and whose result this stays. */
   nbc_compile_result_t *result;
-  struct {
-    nbc_context_t *ctx;
-    unsigned lifetime; /* nbc_context_lifetime(ctx) when loaded */
-    nbc_module_t *module;
-    nbc_function_t *function;
-  } loaded[MAX_LOADED];
-  int nloaded;
+  nbc_kernel_t *loaded;
   /* The last configuration k[...] was given and its launcher, returned again for an equal
    * configuration (config_same): `k[g, b](args)` in a loop then makes no launcher object. */
   PyObject *last_config;

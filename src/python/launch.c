@@ -3,9 +3,10 @@
  * `k[...](args)` that launches the kernel. The Kernel object is kernel.c; the structs are in
  * kernel.h.
  *
- * A launch: the kernel's code is loaded once per context (nbc_module_load_data, the entry
- * found by nbc_compile_result_symbol, linked first when it has link files), the signature's
- * parameter layout was parsed when it was compiled (nbc_signature_parse), and each launch
+ * A launch: the kernel's code is loaded once per context by the kernel layer (nbc_kernel_t,
+ * made from the compile result at the first load; linked first when it has link files, which
+ * are read here at each load), the signature's parameter layout was parsed when it was
+ * compiled (nbc_signature_parse), and each launch
  * packs the arguments into one stack buffer with nbc_signature_pack_* and calls
  * nbc_launch_packed. The hot path does no Python attribute lookup for nbcuda device arrays
  * and Python scalars (objects with __cuda_array_interface__ cost one lookup; host arrays are
@@ -32,65 +33,57 @@
 
 /* ------------------------------------------------------------ Launch ------------------ */
 
-/* The kernel's function in the current context, loading the code there the first time. */
-nbc_function_t *nbc__py_kernel_function(nbc__py_state *st, KernelObject *k) {
-  nbc_context_t *ctx = NULL;
-  nbc_status_t s = nbc_current_context(-1, &ctx);
-  if (s != NBC_OK) {
-    nbc__py_raise(st, s);
-    return NULL;
-  }
-  unsigned lifetime = nbc_context_lifetime(ctx);
-  for (int i = 0; i < k->nloaded; i++)
-    if (k->loaded[i].ctx == ctx && k->loaded[i].lifetime == lifetime)
-      return k->loaded[i].function;
-  /* Forget code loaded in contexts reset since (that device's context is new); code loaded
-   * in other devices' contexts stays. */
-  int kept = 0;
-  for (int i = 0; i < k->nloaded; i++)
-    if (nbc_context_lifetime(k->loaded[i].ctx) == k->loaded[i].lifetime)
-      k->loaded[kept++] = k->loaded[i];
-  k->nloaded = kept;
-  /* The global device arrays the code holds by address must still exist: memory of a context
-   * reset since is gone (each is checked as a kernel argument would be). */
+/* The kernel layer's load function for a kernel with link files or global device arrays:
+ * the arrays its code holds by address must still exist (memory of a context reset since is
+ * gone; each is checked as a kernel argument would be), and the files are read and linked
+ * now, at each load. A Python error stays set (the status is then NBC_INVALID_ARGUMENT). */
+static nbc_status_t load_linked(void *data, const nbc_kernel_t *loaded, nbc_module_t **pmodule) {
+  KernelObject *k = data;
+  nbc__py_state *st = nbc__py_state_of((PyObject *)k);
   for (Py_ssize_t i = 0; k->referenced && i < PyList_GET_SIZE(k->referenced); i++) {
     nbc__py_array_view v;
-    if (nbc__py_array_view_get(st, PyList_GET_ITEM(k->referenced, i), &v) < 0) return NULL;
+    if (nbc__py_array_view_get(st, PyList_GET_ITEM(k->referenced, i), &v) < 0)
+      return NBC_INVALID_ARGUMENT;
     nbc__py_array_view_finish(st, &v, 0);
   }
   size_t size = 0;
-  const char *code = nbc_compile_result_code(k->result, &size);
-  nbc_module_t *module = NULL;
-  nbc_function_t *fn = NULL;
+  const char *code = nbc_compile_result_code(nbc_kernel_result(loaded), &size);
   nbc_module_load_options_t load = {.max_registers = k->max_registers,
                                     .cudadevrt = k->cooperative,
                                     .fp16 = k->fp16};
-  if (k->links && PyTuple_GET_SIZE(k->links)) {
-    int lto = k->opts.output == NBC_OUTPUT_LTOIR;
-    if (nbc__py_link_load(st, code, size, lto, k->links, &load, &module) < 0) return NULL;
-    s = NBC_OK;
-  } else {
-    s = nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, &module);
+  if (!k->links || !PyTuple_GET_SIZE(k->links))
+    return nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &load, pmodule);
+  int lto = k->opts.output == NBC_OUTPUT_LTOIR;
+  if (nbc__py_link_load(st, code, size, lto, k->links, &load, pmodule) < 0)
+    return NBC_INVALID_ARGUMENT;
+  return NBC_OK;
+}
+
+/* k's code handed to the kernel layer at its first load, with its load options. */
+static int make_loadable(nbc__py_state *st, KernelObject *k) {
+  nbc_kernel_options_t o = {.module = {.max_registers = k->max_registers,
+                                       .cudadevrt = k->cooperative,
+                                       .fp16 = k->fp16},
+                            .set_carveout = k->carveout != NBC__PY_NO_CARVEOUT,
+                            .carveout = k->carveout};
+  if ((k->links && PyTuple_GET_SIZE(k->links)) || k->referenced) {
+    o.load = load_linked;
+    o.load_data = k;
   }
-  if (s == NBC_OK) s = nbc_module_get_function(module, nbc_compile_result_symbol(k->result), &fn);
-  if (s == NBC_OK && k->carveout != NBC__PY_NO_CARVEOUT)
-    s = nbc_function_set_attribute(fn, NBC_FUNCTION_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                                   k->carveout);
-  if (s != NBC_OK) {
-    nbc_module_destroy(module);
-    nbc__py_raise(st, s);
-    return NULL;
-  }
-  if (k->nloaded == MAX_LOADED) { /* forget the oldest (its module stays loaded) */
-    memmove(&k->loaded[0], &k->loaded[1], sizeof k->loaded[0] * (MAX_LOADED - 1));
-    k->nloaded--;
-  }
-  k->loaded[k->nloaded].ctx = ctx;
-  k->loaded[k->nloaded].lifetime = lifetime;
-  k->loaded[k->nloaded].module = module;
-  k->loaded[k->nloaded].function = fn;
-  k->nloaded++;
-  return fn;
+  const char *sig = PyUnicode_AsUTF8(k->sigtext);
+  nbc_status_t s = sig ? nbc_kernel_create_from_result(k->result, sig, &o, &k->loaded) : NBC_OK;
+  return !sig ? -1 : s == NBC_OK ? 0 : nbc__py_raise_int(st, s);
+}
+
+/* The kernel's function in the current context: the kernel layer finds the module it loaded
+ * there, or loads the code (no lock, no allocation when it is loaded). */
+nbc_function_t *nbc__py_kernel_function(nbc__py_state *st, KernelObject *k) {
+  if (!k->loaded && make_loadable(st, k) < 0) return NULL;
+  nbc_function_t *fn = NULL;
+  nbc_status_t s = nbc_kernel_function(k->loaded, &fn);
+  if (s == NBC_OK) return fn;
+  if (!PyErr_Occurred()) nbc__py_raise(st, s);
+  return NULL;
 }
 
 /* An argument the signature does not accept (wrong dtype, rank, layout or kind) is a

@@ -131,11 +131,11 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st);
 /* Raises the exception for a failed status (message from nbc_last_error()) and returns
  * NULL. */
 PyObject *nbc__py_raise(nbc__py_state *st, nbc_status_t status);
-/* The TypingError class to raise now for message (NULL: any; borrowed): nbcuda's, or with
+/* The TypingError class to raise now for an error of that kind (borrowed): nbcuda's, or with
  * numba's errors module loaded a subclass of it and of numba's TypingError; a subclass of
- * ValueError or TypeError too when the message's first diagnostic is one (numba raises
- * those as they are). */
-PyObject *nbc__py_typing_error(nbc__py_state *st, const char *message);
+ * ValueError or TypeError too for an error of kind VALUE or TYPE (numba raises those as
+ * they are). */
+PyObject *nbc__py_typing_error(nbc__py_state *st, nbc_error_kind_t kind);
 /* KeyError(key), as a dict raises it: a tuple key stays whole (PyErr_SetObject would take
  * it for the arguments). Returns NULL. */
 PyObject *nbc__py_key_error(PyObject *key);

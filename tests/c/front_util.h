@@ -82,8 +82,27 @@ static inline nbc__module *fe_load(const char *src) {
   return fe_load_named("t.py", src);
 }
 
-/* The AST dump of src's module, or its diagnostic. */
+/* The parser's tree of src (lexed and parsed, nothing folded), or NULL with the diagnostic
+ * in ctx. */
+static inline nbc__node *fe_parse(nbc__ctx *ctx, const char *src) {
+  int count = 0;
+  nbc__token *tokens = nbc__lex(ctx, fe_file(ctx, "t.py", src), &count);
+  return tokens ? nbc__parse_module(ctx, tokens, count) : NULL;
+}
+
+/* The AST dump of src's module as parsed, or its diagnostic. */
 static inline const char *fe_ast(const char *src) {
+  nbc__ctx *ctx = fe_new_ctx();
+  nbc__node *ast = fe_parse(ctx, src);
+  if (!ast) return ctx->diag.data;
+  nbc__buf out;
+  nbc__buf_init(&out, ctx->arena);
+  nbc__node_dump(&out, ast, 0);
+  return out.data;
+}
+
+/* The AST dump of src's module as loaded (folded as CPython folds it: fold.c). */
+static inline const char *fe_folded(const char *src) {
   nbc__ctx *ctx = fe_new_ctx();
   nbc__module *m = nbc__module_load(ctx, fe_file(ctx, "t.py", src));
   if (!m) return ctx->diag.data;
@@ -94,12 +113,12 @@ static inline const char *fe_ast(const char *src) {
 }
 
 /* The dump of the first statement of src's first function (or of the module's first
- * statement when there is no function), for one-line expression tests. */
+ * statement when there is no function) as parsed, for one-line expression tests. */
 static inline const char *fe_stmt(const char *src) {
   nbc__ctx *ctx = fe_new_ctx();
-  nbc__module *m = nbc__module_load(ctx, fe_file(ctx, "t.py", src));
-  if (!m) return ctx->diag.data;
-  nbc__node *s = m->ast->body.items[0];
+  nbc__node *ast = fe_parse(ctx, src);
+  if (!ast) return ctx->diag.data;
+  nbc__node *s = ast->body.items[0];
   if (s->kind == NBC__N_FUNCDEF) s = s->body.items[0];
   nbc__buf out;
   nbc__buf_init(&out, ctx->arena);

@@ -15,6 +15,7 @@
 
 #include "compiler/compiler.h"
 #include "host/host.h"
+#include "kernel/kernel.h"
 #include "front_util.h"
 #include "nvvm_util.h"
 #include "ptx_check.h"
@@ -1182,6 +1183,7 @@ TEST(errors_are_reported) {
   st = nbc_compile(&ok, "f", "(int64,)", &o, NULL, &r);
   ASSERT(st != NBC_OK);
   ASSERT_CONTAINS(nbc_last_error(), "CUDA kernel must have void return type.");
+  ASSERT_EQ(nbc_last_error_kind(), NBC_ERROR_KIND_KERNEL_RETURN);
 
   o = options();
   o.cc_major = 5;
@@ -1190,6 +1192,36 @@ TEST(errors_are_reported) {
   ASSERT_STREQ(nbc_last_error(), "GPU compute capability 5.0 is not supported (requires >=7.5)");
   ASSERT_STATUS(nbc_compile(NULL, "f", "(int64,)", &o, NULL, &r), NBC_INVALID_ARGUMENT);
   ASSERT_STATUS(nbc_compile(&ok, "f", NULL, &o, NULL, &r), NBC_INVALID_ARGUMENT);
+}
+
+/* A failure carries its kind beside its status (what numba raises it as), handed from the
+ * compile's own thread to the caller's; the next failure resets it. */
+TEST(error_kinds) {
+  ASSERT_STREQ(nbc_error_kind_name(NBC_ERROR_KIND_VALUE), "NBC_ERROR_KIND_VALUE");
+  ASSERT_STREQ(nbc_error_kind_name((nbc_error_kind_t)99), "NBC_ERROR_KIND_UNKNOWN");
+  nbc_compile_options_t o = options();
+  o.output = NBC_OUTPUT_NVVM_IR;
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  nbc_compile_result_t *r = NULL;
+  nbc_source_t zero = {"from numba import cuda, int32\n"
+                       "def k(a):\n    x = cuda.local.array(0, int32)\n    a[0] = x[0]\n",
+                       0, "zero.py", 1, 0};
+  ASSERT_STATUS(nbc_compile(&zero, "k", "void(int32[:])", &o, NULL, &r), NBC_TYPING_ERROR);
+  ASSERT_CONTAINS(nbc_last_error(), "error: ValueError: array length <= 0");
+  ASSERT_EQ(nbc_last_error_kind(), NBC_ERROR_KIND_VALUE);
+  nbc_source_t value = {"def k(a):\n    return a\n", 0, "value.py", 1, 0};
+  ASSERT_STATUS(nbc_compile(&value, "k", "(int32,)", &o, NULL, &r), NBC_TYPING_ERROR);
+  ASSERT_EQ(nbc_last_error_kind(), NBC_ERROR_KIND_KERNEL_RETURN);
+  ASSERT_STATUS(nbc_compile(&value, "nope", "(int32,)", &o, NULL, &r), NBC_INVALID_ARGUMENT);
+  ASSERT_EQ(nbc_last_error_kind(), NBC_ERROR_KIND_NONE);
+  /* the rule itself, which the Python module asks before and after compiling a kernel */
+  ASSERT_OK(nbc_kernel_check_return_type("void"));
+  ASSERT_OK(nbc_kernel_check_return_type("none"));
+  ASSERT_OK(nbc_kernel_check_return_type(NULL));
+  ASSERT_STATUS(nbc_kernel_check_return_type("float32"), NBC_TYPING_ERROR);
+  ASSERT_STREQ(nbc_last_error(), "CUDA kernel must have void return type.");
+  ASSERT_EQ(nbc_last_error_kind(), NBC_ERROR_KIND_KERNEL_RETURN);
 }
 
 TEST(default_options_and_cc) {
@@ -1457,7 +1489,7 @@ TEST_LIST(X(launch_bounds) X(result_variables) X(program_modules_are_files_next_
           X(corpus_ptx_numba_abi) X(corpus_ltoir_links) X(fastmath_effects) X(lineinfo_effects)
           X(abi_name_and_symbols) X(abi_name_must_be_an_identifier) X(non_function_names_say_what_they_are)
           X(source_size_is_capped) X(bool_return_c_abi) X(bool_in_returned_tuple)
-          X(kernel_and_device_calls) X(errors_are_reported) X(default_options_and_cc)
+          X(kernel_and_device_calls) X(errors_are_reported) X(error_kinds) X(default_options_and_cc)
           X(host_code_does_not_stop_a_file) X(concurrent_compiles) X(declared_device_function)
           X(nvvm_ir_output) X(kept_ir_is_the_compiled_ir) X(grid_sync_result_is_cooperative) X(fp16_functions_use_the_shim)
           X(cmath_and_complex_arguments) X(operator_module) X(nested_functions_and_defaults)

@@ -6,7 +6,8 @@
  * overflow fails only that test). Time is bounded with RLIMIT_CPU, set generously enough
  * never to trip on a loaded machine or under ASan while far below what a quadratic pass
  * takes (20,000 locals took 7 s when variables were found by a scan; 100,000 take 25 times
- * that) — never by timing assertions.
+ * that) — never by timing assertions. Memory is bounded with RLIMIT_AS, or measured exactly
+ * by the compiler's arena.
  */
 #include <errno.h>
 #include <sys/resource.h>
@@ -21,6 +22,7 @@
 #define NBC_TEST_ASAN 0
 #endif
 
+#include "compiler/compiler.h"
 #include "nbcuda.h"
 #include "nvvm_util.h"
 #include "test.h"
@@ -242,6 +244,63 @@ TEST(typing_stops_at_the_first_error) {
   ASSERT(use.ru_maxrss < 512 * 1024);
 }
 
+/* A valid module of about `size` bytes: f, then small functions of a few statements each
+ * (about 21 AST nodes and 34 tokens in 75 bytes, as dense as ordinary Python). */
+static text many_functions(size_t size) {
+  text t = {0};
+  put(&t, "def f(a):\n    return g0(a, 1)\n\n");
+  char fn[160];
+  for (int i = 0; t.len < size; i++) {
+    snprintf(fn, sizeof fn,
+             "def g%d(a, b):\n    x = a + b * %d\n    if x > 3:\n        x = x - 1\n"
+             "    return x\n\n",
+             i, i);
+    put(&t, fn);
+  }
+  return t;
+}
+
+/* The front end's memory is a bounded multiple of the source: tokens of 40 bytes in an array
+ * trimmed to its tokens, AST nodes of 184 bytes. With 64-byte tokens in an array reserved
+ * at a token per 2 bytes, the tokens of a 10 MB source took 32 times its size and tokens and
+ * AST 87 times. The figures are the arena's own count of its chunks, so exact. */
+TEST(front_end_memory) {
+  text t = many_functions((size_t)10 << 20);
+  nbc_compile_options_t o;
+  nbc_compile_options_init(&o);
+  nbc__ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.options = &o;
+  ctx.arena = nbc__arena_create();
+  ASSERT(ctx.arena);
+  nbc__buf_init(&ctx.diag, ctx.arena);
+  nbc__file file = {"many.py", t.data, t.len, 1, 0};
+  int count = 0;
+  size_t before = nbc__arena_total(ctx.arena);
+  nbc__token *tokens = nbc__lex(&ctx, &file, &count);
+  ASSERT(tokens);
+  size_t lexed = nbc__arena_total(ctx.arena) - before;
+  ASSERT(lexed <= 20 * t.len);
+  ASSERT(nbc__parse_module(&ctx, tokens, count) != NULL);
+  size_t parsed = nbc__arena_total(ctx.arena) - before;
+  ASSERT(parsed <= 75 * t.len);
+  nbc__arena_destroy(ctx.arena);
+  free(t.data);
+}
+
+/* The same 10 MB source through nbc_compile to NVVM IR, in 1.5 GB of address space (the
+ * compile's own thread reserves 512 MB of stack of it); it took 1.57 GB. */
+TEST(large_source_compiles) {
+  text t = many_functions((size_t)10 << 20);
+#if !defined(__SANITIZE_ADDRESS__) && !NBC_TEST_ASAN
+  struct rlimit as = {(rlim_t)3 << 29, (rlim_t)3 << 29};
+  ASSERT(setrlimit(RLIMIT_AS, &as) == 0);
+#endif
+  const char *msg;
+  ASSERT_OK(compile_src(t.data, "int32(int32)", NBC_OUTPUT_NVVM_IR, 0, &msg));
+  free(t.data);
+}
+
 /* 100,000 `x += a` in a row: libNVVM's optimiser recurses along the chain and overflowed an
  * 8 MB stack; it runs on a large stack of its own. */
 TEST(long_dependency_chain) {
@@ -307,6 +366,7 @@ TEST(time_limit_result_is_the_same) {
 
 TEST_LIST(X(power_chain) X(comparison_chain) X(unary_chains) X(binary_chains) X(brackets)
               X(postfix_chains) X(nested_blocks) X(elif_chain) X(many_locals)
-                  X(nested_loops) X(typing_stops_at_the_first_error) X(long_dependency_chain) X(time_limit_ends_the_compile)
+                  X(nested_loops) X(typing_stops_at_the_first_error) X(front_end_memory)
+                      X(large_source_compiles) X(long_dependency_chain) X(time_limit_ends_the_compile)
                       X(time_limit_result_is_the_same))
 TEST_MAIN()

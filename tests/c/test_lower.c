@@ -9,6 +9,7 @@
  * lowering promises: allocas and no phi, kernel annotations and @llvm.used, no wraparound
  * for indices known non-negative, no stride multiply on the contiguous axis.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -70,10 +71,32 @@ static const char *retval_imm(const char *ptx, int offset) {
   return imm;
 }
 
+/* expr with each integer literal passed through v(), the identity: the operation is then
+ * lowered as written (runtime semantics, which LLVM folds into the PTX's constant) rather
+ * than folded as CPython folds constant expressions before numba sees them (fold.c). */
+static const char *through_identity(const char *expr) {
+  static char out[1024];
+  size_t n = 0;
+  for (const char *p = expr; *p && n + 8 < sizeof out;) {
+    bool starts = (*p >= '0' && *p <= '9') &&
+                  (p == expr || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.'));
+    size_t len = starts ? strspn(p, "0123456789") : 0;
+    if (starts && p[len] != '.' && p[len] != 'e' && p[len] != 'x' && n + len + 4 < sizeof out) {
+      n += (size_t)snprintf(out + n, sizeof out - n, "v(%.*s)", (int)len, p);
+      p += len;
+    } else {
+      out[n++] = *p++;
+    }
+  }
+  out[n] = '\0';
+  return out;
+}
+
 /* The constant an expression folds to; prelude (module-level lines) may import names. */
 static int64_t int_of_with(const char *prelude, const char *expr) {
-  char src[1024];
-  snprintf(src, sizeof src, "%sdef f():\n    return %s\n", prelude, expr);
+  char src[2048];
+  snprintf(src, sizeof src, "%sdef v(x):\n    return x\n\ndef f():\n    return %s\n", prelude,
+           through_identity(expr));
   const char *ptx = compile_text(src, "()", false, false);
   const char *imm = retval_imm(ptx, 0);
   if (!imm) TEST_FAIL_("%s: no constant result in\n%s", expr, ptx);

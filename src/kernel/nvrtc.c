@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "base/numba_env.h"
-#include "host/host.h"
+#include "kernel/kernel.h"
 
 typedef struct _nvrtcProgram *nvrtc_program;
 static struct {
