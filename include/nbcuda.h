@@ -479,7 +479,9 @@ nbc_status_t nbc_memcpy_dtoh_pageable(void *dst, nbc_devptr_t src, size_t bytes)
 /* dst[j, i] = src[i, j]: the transpose of the rows x cols array at src (strides in bytes, not
  * negative) written C-contiguous (cols x rows) to dst, by a kernel on the device in the
  * current context, queued on stream (NULL: the default stream) — numba's transpose(). The
- * kernel module is loaded into the context on first use. */
+ * kernel is the library kernel "transpose" (nbc_library_kernel_source), compiled on first
+ * use in the process (it needs libNVVM, as any compile does) and loaded into the context on
+ * first use there. */
 nbc_status_t nbc_transpose2d(nbc_devptr_t dst, nbc_devptr_t src, uint64_t rows, uint64_t cols,
                              int64_t src_stride0, int64_t src_stride1, size_t itemsize,
                              nbc_stream_t *stream);
@@ -1068,6 +1070,18 @@ const nbc_raise_site_t *nbc_compile_result_raise_site(const nbc_compile_result_t
 nbc_status_t nbc_compile_result_create(const char *code, size_t size, const char *symbol,
                                        const char *return_type,
                                        nbc_compile_result_t **presult);
+
+/* The library kernels: nbcuda's own device code as kernel-language source (the .py files of
+ * src/library: the transpose, cuda.reduce's kernel, nbcuda.random's device functions, cmath,
+ * and the templates of vectorize's, guvectorize's and numpy's generated functions), embedded
+ * at build time and compiled like any kernel. By file name without ".py" ("transpose"): the text,
+ * NUL-terminated and static, its length in *psize when psize is not NULL; NULL for an unknown
+ * name. */
+const char *nbc_library_kernel_source(const char *name, size_t *psize);
+/* A template among them with each placeholder @KEY@ (capitals, digits, '_') replaced by its
+ * value: pairs holds KEY, value, KEY, value, ... and a NULL. *ptext is malloc'd (free() it).
+ * An unknown name or a placeholder without a value is NBC_INVALID_ARGUMENT naming it. */
+nbc_status_t nbc_library_kernel_fill(const char *name, const char *const *pairs, char **ptext);
 
 /* ---------------------------------------------------------------------------------------
  * Signatures and kernel parameters (for bindings that launch compiled kernels).

@@ -202,7 +202,7 @@ def page():
             "| function | cases |", "|---|---|"]
     out += [f"| `math.{n}` | {k} |" for n, k in math_funcs()]
     out += ["", "## cmath {#cmath}", "",
-            "numba-cuda's algorithms, ported in `src/compiler/cmath_source.py`; `cmath.c`.", "",
+            "numba-cuda's algorithms, ported in `src/library/cmath.py`; `cmath.c`.", "",
             "| function | arguments |", "|---|---|"]
     out += [f"| `cmath.{n}` | {k} |" for n, k in cmath_funcs()]
     out += ["", "## operator {#operator}", "", "| function | kind |", "|---|---|"]

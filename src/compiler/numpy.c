@@ -29,6 +29,7 @@
  * _impl.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/compiler.h"
@@ -534,64 +535,27 @@ const char *nbc__numpy_complex_cmath(const char *ufunc) {
   return NULL;
 }
 
-/* numba's npyfuncs for the ufuncs it computes on a complex number with formulas of its own
- * (NumPy's funcs.inc.src as numba translates them; the others go to cmath), each the body of
- * `_np_<name>(z)` in the kernel language, @F and @C standing for the float and complex types
- * of the precision (float32 parts and constants for complex64, as numba's
+/* The ufuncs numba computes on a complex number with formulas of its own (its npyfuncs, NumPy's
+ * funcs.inc.src as numba translates them; the others go to cmath): each is `_np_<name>(z)` of
+ * the library kernel src/library/npyfuncs.py, a template whose @F@ and @C@ stand for the float
+ * and complex types of the precision (float32 parts and constants for complex64, as numba's
  * ty.underlying_float). */
-static const struct {
-  const char *name, *body;
-} formulas[] = {
-      {"sinh", "    xr = z.real\n    xi = z.imag\n"
-               "    return @C(complex(math.cos(xi) * math.sinh(xr),\n"
-               "                      math.sin(xi) * math.cosh(xr)))\n"},
-      {"cosh", "    xr = z.real\n    xi = z.imag\n"
-               "    return @C(complex(math.cos(xi) * math.cosh(xr),\n"
-               "                      math.sin(xi) * math.sinh(xr)))\n"},
-      {"tanh", "    xr = z.real\n    xi = z.imag\n"
-               "    si = math.sin(xi)\n    ci = math.cos(xi)\n"
-               "    shr = math.sinh(xr)\n    chr_ = math.cosh(xr)\n"
-               "    rs = ci * shr\n    is_ = si * chr_\n    rc = ci * chr_\n    ic = si * shr\n"
-               "    d = rc * rc + ic * ic\n    inv_d = @F(1.0) / d\n"
-               "    numr = rs * rc + is_ * ic\n    numi = is_ * rc - rs * ic\n"
-               "    return @C(complex(numr * inv_d, numi * inv_d))\n"},
-      {"arccosh", "    one = @C(1.0)\n"
-                  "    return cmath.log(z + cmath.sqrt(z + one) * cmath.sqrt(z - one))\n"},
-      {"exp2", "    loge2 = @F(0.693147180559945309417232121458176568)\n"
-               "    return cmath.exp(@C(complex(loge2 * z.real, loge2 * z.imag)))\n"},
-      {"log2", "    t = cmath.log(z)\n    log2e = @F(1.442695040888963407359924681001892137)\n"
-               "    return @C(complex(log2e * t.real, log2e * t.imag))\n"},
-      {"log10", "    t = cmath.log(z)\n    log10e = @F(0.434294481903251827651128918916605082)\n"
-                "    return @C(complex(log10e * t.real, log10e * t.imag))\n"},
-      {"expm1", "    a = math.exp(z.real)\n"
-                "    return @C(complex(a * math.cos(z.imag) + @F(-1.0), a * math.sin(z.imag)))\n"},
-      {"log1p", "    rp1 = z.real + @F(1.0)\n    l = math.hypot(rp1, z.imag)\n"
-                "    return @C(complex(math.log(l), math.atan2(z.imag, rp1)))\n"},
-};
+static const char *const formulas[] = {"sinh", "cosh", "tanh", "arccosh", "exp2",
+                                       "log2", "log10", "expm1", "log1p"};
 
 bool nbc__numpy_complex_formula(const char *ufunc) {
   for (size_t i = 0; ufunc && i < sizeof formulas / sizeof formulas[0]; i++)
-    if (strcmp(formulas[i].name, ufunc) == 0) return true;
+    if (strcmp(formulas[i], ufunc) == 0) return true;
   return false;
 }
 
 const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64) {
-  for (size_t i = 0; name && i < sizeof formulas / sizeof formulas[0]; i++) {
-    if (strcmp(formulas[i].name, name) != 0) continue;
-    nbc__buf b;
-    nbc__buf_init(&b, ctx->arena);
-    nbc__buf_printf(&b, "import math\nimport cmath\nimport numpy as np\n\n\ndef _np_%s(z):\n",
-                    name);
-    for (const char *p = formulas[i].body; *p; p++) {
-      if (p[0] == '@' && (p[1] == 'F' || p[1] == 'C')) {
-        nbc__buf_puts(&b, p[1] == 'F' ? (c64 ? "np.float32" : "np.float64")
-                                      : (c64 ? "np.complex64" : "np.complex128"));
-        p++;
-      } else {
-        nbc__buf_append(&b, p, 1);
-      }
-    }
-    return b.oom ? NULL : b.data;
-  }
-  return NULL;
+  if (!nbc__numpy_complex_formula(name)) return NULL;
+  const char *const pairs[] = {"F", c64 ? "np.float32" : "np.float64",
+                               "C", c64 ? "np.complex64" : "np.complex128", NULL};
+  char *text = NULL;
+  if (nbc_library_kernel_fill("npyfuncs", pairs, &text) != NBC_OK) return NULL;
+  const char *copy = nbc__arena_strdup(ctx->arena, text);
+  free(text);
+  return copy;
 }

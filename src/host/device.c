@@ -46,7 +46,6 @@ static void free_list(nbc_device_t *list, int count) {
   for (int i = 0; i < count; i++)
     if (list[i].primary) {
       pthread_mutex_destroy(&list[i].primary->lock);
-      pthread_mutex_destroy(&list[i].primary->transpose_lock);
       free(list[i].primary);
     }
   free(list);
@@ -66,7 +65,6 @@ static nbc_status_t build_list(void) {
     }
     list[i].primary->device = &list[i];
     pthread_mutex_init(&list[i].primary->lock, NULL);
-    pthread_mutex_init(&list[i].primary->transpose_lock, NULL);
     nbc_status_t st = read_device(&list[i], i);
     if (st != NBC_OK) {
       free_list(list, i + 1);

@@ -68,11 +68,6 @@ struct nbc_context {
    * queued meanwhile (newest first). */
   unsigned defer_depth;
   struct nbc__deferred *deferred;
-  /* transpose.c, under transpose_lock: its kernels' module in this context (reloaded after a
-   * reset unloaded it) and the functions fetched from it, one per word width. */
-  pthread_mutex_t transpose_lock;
-  struct nbc_module *transpose_module;
-  nbc_function_t *transpose_fn[4];
   /* staging.c: a page-locked buffer for copies into pageable memory, used by one copy at a
    * time (staging_busy, spares.c's spin lock, tried), freed by a reset; staging_failed once it
    * could not be allocated. */
@@ -163,9 +158,6 @@ void nbc__context_leave(int pushed);
 /* The error for a stream or event whose context was reset since it was made ("Call to <call>
  * results in CUDA_ERROR_CONTEXT_IS_DESTROYED"), without calling the driver. */
 nbc_status_t nbc__outlived_fail(const char *call, const char *what);
-
-/* transpose.c: the PTX of nbc_transpose2d's kernels (for tests); NULL without memory. */
-const char *nbc__transpose_ptx(void);
 
 /* spares.c ---------------------------------------------------------------------------- */
 /* A spin lock (an atomic_int, 0 when free) for sections of a few pointer moves that call

@@ -10,7 +10,8 @@
  *   r = dot(x, y)               # x, y of shape (..., n): r of shape (...); out=, stream=
  *
  * Each type signature compiles numba-cuda's CUDAGUFuncVectorize kernel: the function becomes a
- * device function, and a kernel from numba's template (Python text, compiled by nbcuda as
+ * device function, and a kernel from numba's template (the library kernel
+ * src/library/gufunc.py, filled with the signature's parameters; compiled by nbcuda as
  * vectorize.c does)
  *
  *   def __gufunc_<name>(arg0, arg1, arg2):
@@ -55,11 +56,6 @@ typedef struct {
   PyObject *identity;
   PyObject *sigs; /* list: the type signatures guvectorize() was given (what pickling sends) */
 } GUFuncObject;
-
-static const char kernel_template[] = "def __gufunc_%U(%U):\n"
-                                      "    __tid__ = __cuda__.grid(1)\n"
-                                      "    if __tid__ < min(%U):\n"
-                                      "        __core__(%U)\n";
 
 /* ------------------------------------------------------------ the layout --------------- */
 
@@ -275,7 +271,13 @@ static int gufunc_add(nbc__py_state *st, PyObject *module, GUFuncObject *g, PyOb
   PyObject *items_text = PyUnicode_Join(comma, items), *outer_text = PyUnicode_Join(comma, outer);
   name = nbc__py_kernel_name(g->name);
   if (args_text && checks_text && items_text && outer_text && name) {
-    source = PyUnicode_FromFormat(kernel_template, name, args_text, checks_text, items_text);
+    /* the kernel: src/library/gufunc.py filled for this signature */
+    const char *const pairs[] = {"NAME", PyUnicode_AsUTF8(name), "PARAMS",
+                                 PyUnicode_AsUTF8(args_text), "LENGTHS",
+                                 PyUnicode_AsUTF8(checks_text), "ARGS",
+                                 PyUnicode_AsUTF8(items_text), NULL};
+    if (pairs[1] && pairs[3] && pairs[5] && pairs[7])
+      source = nbc__py_library_fill(st, "gufunc", pairs);
     ksig = PyUnicode_FromFormat("void(%U)", outer_text);
   }
   Py_XDECREF(args_text);

@@ -458,6 +458,11 @@ void nbc__py_compiled_clear(nbc__py_compiled *extras);
  * functions) in ns, registered in linecache under filename so the compiler reads the
  * functions it defines like any others. 0, or -1 with an exception set. */
 int nbc__py_run_source(const char *source, PyObject *filename, PyObject *ns);
+/* library.c: library kernel `name` (nbc_library_kernel_source), or NULL with a RuntimeError;
+ * and a template among them filled (nbc_library_kernel_fill) as a str, or NULL with the
+ * status's exception. */
+const char *nbc__py_library_source(const char *name);
+PyObject *nbc__py_library_fill(nbc__py_state *st, const char *name, const char *const *pairs);
 /* Options of compile() from its keyword arguments (debug, lineinfo, fastmath, opt, cc). */
 
 /* ======================================================================= kernel.c === */

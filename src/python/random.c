@@ -6,111 +6,12 @@
  *
  * The numbers are numba's, bit for bit: the host makes the states as numba does
  * (nbc_xoroshiro128p_init), and the device functions are numba's random.py functions as
- * Python kernel code, compiled by nbcuda when a kernel calls them. One difference: numba's
- * states array has the record dtype [('s0', uint64), ('s1', uint64)], which nbcuda's kernel
- * language does not have; here it is a C-contiguous uint64 array of shape (n, 2), s0 in
- * column 0 and s1 in column 1 (the same bytes). The device functions are made on first use
- * (module __getattr__), so importing nbcuda compiles nothing: their source is registered in
- * linecache as <nbcuda.random> for the compiler to read.
+ * Python kernel code, the library kernel src/library/random.py (which says how its states
+ * array differs from numba's), compiled by nbcuda when a kernel calls them. They are made on
+ * first use (module __getattr__), so importing nbcuda compiles nothing: their source is
+ * registered in linecache as <nbcuda.random> for the compiler to read.
  */
 #include "nbcuda_py.h"
-
-static const char device_source[] =
-    "import math\n"
-    "from nbcuda import float32, float64, uint32, int64, uint64\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def init_xoroshiro128p_state(states, index, seed):\n"
-    "    index = int64(index)\n"
-    "    seed = uint64(seed)\n"
-    "    z = seed + uint64(0x9E3779B97F4A7C15)\n"
-    "    z = (z ^ (z >> uint32(30))) * uint64(0xBF58476D1CE4E5B9)\n"
-    "    z = (z ^ (z >> uint32(27))) * uint64(0x94D049BB133111EB)\n"
-    "    z = z ^ (z >> uint32(31))\n"
-    "    states[index, 0] = z\n"
-    "    states[index, 1] = z\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def rotl(x, k):\n"
-    "    x = uint64(x)\n"
-    "    k = uint32(k)\n"
-    "    return (x << k) | (x >> uint32(64 - k))\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def xoroshiro128p_next(states, index):\n"
-    "    index = int64(index)\n"
-    "    s0 = states[index, 0]\n"
-    "    s1 = states[index, 1]\n"
-    "    result = s0 + s1\n"
-    "    s1 ^= s0\n"
-    "    states[index, 0] = uint64(rotl(s0, uint32(55))) ^ s1 ^ (s1 << uint32(14))\n"
-    "    states[index, 1] = uint64(rotl(s1, uint32(36)))\n"
-    "    return result\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def xoroshiro128p_jump(states, index):\n"
-    "    index = int64(index)\n"
-    "    jump0 = uint64(0xBEAC0467EBA5FACB)\n"
-    "    jump1 = uint64(0xD86B048B86AA9922)\n"
-    "    s0 = uint64(0)\n"
-    "    s1 = uint64(0)\n"
-    "    for i in range(2):\n"
-    "        word = jump0 if i == 0 else jump1\n"
-    "        for b in range(64):\n"
-    "            if word & (uint64(1) << uint32(b)):\n"
-    "                s0 ^= states[index, 0]\n"
-    "                s1 ^= states[index, 1]\n"
-    "            xoroshiro128p_next(states, index)\n"
-    "    states[index, 0] = s0\n"
-    "    states[index, 1] = s1\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def uint64_to_unit_float64(x):\n"
-    "    x = uint64(x)\n"
-    "    return (x >> uint32(11)) * (float64(1) / (uint64(1) << uint32(53)))\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def uint64_to_unit_float32(x):\n"
-    "    x = uint64(x)\n"
-    "    return float32(uint64_to_unit_float64(x))\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def xoroshiro128p_uniform_float32(states, index):\n"
-    "    index = int64(index)\n"
-    "    return uint64_to_unit_float32(xoroshiro128p_next(states, index))\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def xoroshiro128p_uniform_float64(states, index):\n"
-    "    index = int64(index)\n"
-    "    return uint64_to_unit_float64(xoroshiro128p_next(states, index))\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def xoroshiro128p_normal_float32(states, index):\n"
-    "    index = int64(index)\n"
-    "    u1 = xoroshiro128p_uniform_float32(states, index)\n"
-    "    u2 = xoroshiro128p_uniform_float32(states, index)\n"
-    "    two_pi = float32(2 * math.pi)\n"
-    "    z0 = math.sqrt(-float32(2.0) * math.log(u1)) * math.cos(two_pi * u2)\n"
-    "    return z0\n"
-    "\n"
-    "\n"
-    "@cuda.jit(device=True)\n"
-    "def xoroshiro128p_normal_float64(states, index):\n"
-    "    index = int64(index)\n"
-    "    u1 = xoroshiro128p_uniform_float32(states, index)\n"
-    "    u2 = xoroshiro128p_uniform_float32(states, index)\n"
-    "    two_pi = float64(2 * math.pi)\n"
-    "    z0 = math.sqrt(-float64(2.0) * math.log(u1)) * math.cos(two_pi * u2)\n"
-    "    return z0\n";
 
 static const char *const device_names[] = {
     "init_xoroshiro128p_state",      "rotl",
@@ -134,13 +35,14 @@ static int make_device_functions(PyObject *sub) {
   PyObject *d = PyModule_GetDict(sub);
   if (PyDict_GetItemString(d, device_names[0])) return 0;
   PyObject *cuda = parent_of(sub);
-  if (!cuda) return -1;
+  const char *source = cuda ? nbc__py_library_source("random") : NULL;
+  if (!source) return -1;
   PyObject *filename = PyUnicode_FromString("<nbcuda.random>");
   PyObject *modname = filename ? PyModule_GetNameObject(sub) : NULL;
   PyObject *ns = modname ? PyDict_New() : NULL;
   int rc = ns && PyDict_SetItemString(ns, "__name__", modname) == 0 &&
                    PyDict_SetItemString(ns, "cuda", cuda) == 0
-               ? nbc__py_run_source(device_source, filename, ns)
+               ? nbc__py_run_source(source, filename, ns)
                : -1;
   for (int i = 0; rc == 0 && i < NDEVICE; i++) {
     PyObject *f = PyDict_GetItemString(ns, device_names[i]);

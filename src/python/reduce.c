@@ -9,12 +9,11 @@
  * The reduction kernel is numba's own (numba-cuda's kernels/reduction.py, "a library written
  * in CUDA Python"): the same algorithm, block size (4 warps), grid (at most 64 full blocks
  * plus one partial block, then one block over the partial results) and order of operations,
- * so floating-point sums come out as numba's. It is Python kernel source, kept here as text
- * and compiled by nbcuda's own compiler: per dtype, the text is executed in a fresh namespace
- * where `nbtype` is the dtype's type object and `reduce_op` the user's function as a device
- * function, the file name registered in linecache so the compiler reads the source as for
- * any kernel, and the kernel jitted without a signature. Where numba slices a row of the 2-D
- * shared array (`sm_partials[warpid, :]`), the text indexes the row directly.
+ * so floating-point sums come out as numba's. It is Python kernel source, the library
+ * kernel src/library/reduce.py, compiled by nbcuda's own compiler: per dtype, the text is
+ * executed in a fresh namespace where `nbtype` is the dtype's type object and `reduce_op` the
+ * user's function as a device function, the file name registered in linecache so the compiler reads the source as for
+ * any kernel, and the kernel jitted without a signature.
  *
  * The host side follows numba's Reduce.__call__ step for step: 1-D only, `size` truncates,
  * init cast to the array's dtype, an empty array returns init, the result is partials[0]
@@ -33,91 +32,6 @@ typedef struct {
 #define WARPSIZE 32
 #define NUMWARPS 4
 
-static const char kernel_source[] =
-    "reduce_op = cuda.jit(device=True)(_functor)\n"
-    "_WARPSIZE = 32\n"
-    "_NUMWARPS = 4\n"
-    "inner_sm_size = _WARPSIZE + 1\n"
-    "max_blocksize = _NUMWARPS * _WARPSIZE\n"
-    "\n"
-    "\n"
-    "def inner_warp_reduction(sm_partials, init):\n"
-    "    tid = cuda.threadIdx.x\n"
-    "    warpid = tid // _WARPSIZE\n"
-    "    laneid = tid % _WARPSIZE\n"
-    "    sm_partials[warpid, laneid] = init\n"
-    "    cuda.syncwarp()\n"
-    "    width = _WARPSIZE // 2\n"
-    "    while width:\n"
-    "        if laneid < width:\n"
-    "            old = sm_partials[warpid, laneid]\n"
-    "            sm_partials[warpid, laneid] = reduce_op(old, sm_partials[warpid, laneid + "
-    "width])\n"
-    "        cuda.syncwarp()\n"
-    "        width //= 2\n"
-    "\n"
-    "\n"
-    "def device_reduce_full_block(arr, partials, sm_partials):\n"
-    "    tid = cuda.threadIdx.x\n"
-    "    blkid = cuda.blockIdx.x\n"
-    "    blksz = cuda.blockDim.x\n"
-    "    gridsz = cuda.gridDim.x\n"
-    "    start = tid + blksz * blkid\n"
-    "    stop = arr.size\n"
-    "    step = blksz * gridsz\n"
-    "    tmp = arr[start]\n"
-    "    for i in range(start + step, stop, step):\n"
-    "        tmp = reduce_op(tmp, arr[i])\n"
-    "    cuda.syncthreads()\n"
-    "    inner_warp_reduction(sm_partials, tmp)\n"
-    "    cuda.syncthreads()\n"
-    "    if tid < 2:\n"
-    "        sm_partials[tid, 0] = reduce_op(sm_partials[tid, 0], sm_partials[tid + 2, 0])\n"
-    "        cuda.syncwarp()\n"
-    "    if tid == 0:\n"
-    "        partials[blkid] = reduce_op(sm_partials[0, 0], sm_partials[1, 0])\n"
-    "\n"
-    "\n"
-    "def device_reduce_partial_block(arr, partials, sm_partials):\n"
-    "    tid = cuda.threadIdx.x\n"
-    "    blkid = cuda.blockIdx.x\n"
-    "    blksz = cuda.blockDim.x\n"
-    "    warpid = tid // _WARPSIZE\n"
-    "    laneid = tid % _WARPSIZE\n"
-    "    size = arr.size\n"
-    "    value = arr[tid]\n"
-    "    sm_partials[warpid, laneid] = value\n"
-    "    cuda.syncthreads()\n"
-    "    if (warpid + 1) * _WARPSIZE < size:\n"
-    "        inner_warp_reduction(sm_partials, value)\n"
-    "    else:\n"
-    "        if laneid == 0:\n"
-    "            base = warpid * _WARPSIZE\n"
-    "            for i in range(1, size - base):\n"
-    "                sm_partials[warpid, 0] = reduce_op(sm_partials[warpid, 0],\n"
-    "                                                   sm_partials[warpid, i])\n"
-    "    cuda.syncthreads()\n"
-    "    if tid == 0:\n"
-    "        num_active_warps = (blksz + _WARPSIZE - 1) // _WARPSIZE\n"
-    "        result = sm_partials[0, 0]\n"
-    "        for i in range(1, num_active_warps):\n"
-    "            result = reduce_op(result, sm_partials[i, 0])\n"
-    "        partials[blkid] = result\n"
-    "\n"
-    "\n"
-    "def gpu_reduce_block_strided(arr, partials, init, use_init):\n"
-    "    tid = cuda.threadIdx.x\n"
-    "    sm_partials = cuda.shared.array((_NUMWARPS, inner_sm_size), dtype=nbtype)\n"
-    "    if cuda.blockDim.x == max_blocksize:\n"
-    "        device_reduce_full_block(arr, partials, sm_partials)\n"
-    "    else:\n"
-    "        device_reduce_partial_block(arr, partials, sm_partials)\n"
-    "    if use_init and tid == 0 and cuda.blockIdx.x == 0:\n"
-    "        partials[0] = reduce_op(partials[0], init)\n"
-    "\n"
-    "\n"
-    "kernel = cuda.jit(gpu_reduce_block_strided)\n";
-
 /* The reduction kernel for arrays of this numpy dtype, made on first use. */
 static PyObject *reduce_kernel(nbc__py_state *st, ReduceObject *self, PyObject *module,
                                PyObject *dtype) {
@@ -131,14 +45,15 @@ static PyObject *reduce_kernel(nbc__py_state *st, ReduceObject *self, PyObject *
     Py_DECREF(name);
     return NULL;
   }
-  PyObject *filename = cname ? PyUnicode_FromFormat("<nbcuda.reduce %s>", cname) : NULL;
+  const char *source = cname ? nbc__py_library_source("reduce") : NULL;
+  PyObject *filename = source ? PyUnicode_FromFormat("<nbcuda.reduce %s>", cname) : NULL;
   Py_XDECREF(name);
   PyObject *ns = filename ? PyDict_New() : NULL;
   if (ns && PyDict_SetItemString(ns, "__name__", st->module_name) == 0 &&
       PyDict_SetItemString(ns, "cuda", module) == 0 &&
       PyDict_SetItemString(ns, "nbtype", nbtype) == 0 &&
       PyDict_SetItemString(ns, "_functor", self->functor) == 0 &&
-      nbc__py_run_source(kernel_source, filename, ns) == 0) {
+      nbc__py_run_source(source, filename, ns) == 0) {
     kernel = PyDict_GetItemString(ns, "kernel");
     if (kernel && PyDict_SetItem(self->kernels, dtype, kernel) < 0) kernel = NULL;
     Py_XINCREF(kernel);

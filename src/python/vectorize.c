@@ -7,8 +7,9 @@
  *   total = add.reduce(x)    # a binary ufunc folds a 1-D array
  *
  * Each signature is compiled as numba-cuda's CUDAVectorize does: the function becomes a device
- * function, and a kernel written from numba's template (as Python text, compiled by nbcuda
- * like any kernel: the text is run in a copy of the function's globals with __cuda__ and
+ * function, and a kernel written from numba's template (the library kernel
+ * src/library/vectorize.py, filled with the signature's parameters; compiled by nbcuda like
+ * any kernel: the text is run in a copy of the function's globals with __cuda__ and
  * __core__ added, its file name registered in linecache)
  *
  *   def __vectorized_<name>(a0, a1, __out__):
@@ -46,12 +47,6 @@ typedef struct {
   PyObject *identity;  /* None, 0, 1 or "reorderable" */
   PyObject *sigs;      /* list: the signatures vectorize() was given (what pickling sends) */
 } UFuncObject;
-
-static const char kernel_template[] =
-    "def __vectorized_%s(%s, __out__):\n"
-    "    __tid__ = __cuda__.grid(1)\n"
-    "    if __tid__ < __out__.shape[0]:\n"
-    "        __out__[__tid__] = __core__(%s)\n";
 
 /* ------------------------------------------------------------ helpers ----------------- */
 
@@ -230,9 +225,12 @@ static int ufunc_add(nbc__py_state *st, PyObject *module, UFuncObject *u, PyObje
   if (!resdtype) goto done;
   Py_SETREF(ksig, PyUnicode_FromFormat("%U%U[:])", ksig, restype));
   name = nbc__py_kernel_name(u->name);
-  source = ksig && name ? PyUnicode_FromFormat(kernel_template, PyUnicode_AsUTF8(name),
-                                               PyUnicode_AsUTF8(args), PyUnicode_AsUTF8(items))
-                        : NULL;
+  if (ksig && name) { /* the kernel: src/library/vectorize.py filled for this signature */
+    const char *const pairs[] = {"NAME", PyUnicode_AsUTF8(name), "PARAMS", PyUnicode_AsUTF8(args),
+                                 "ARGS", PyUnicode_AsUTF8(items), NULL};
+    source = pairs[1] && pairs[3] && pairs[5] ? nbc__py_library_fill(st, "vectorize", pairs)
+                                              : NULL;
+  }
   filename = source ? PyUnicode_FromFormat("<nbcuda.vectorize %U #%zd>", name, index) : NULL;
   stager = filename ? PyUnicode_FromFormat("__vectorized_%U", name) : NULL;
   kernel = stager ? nbc__py_stage_kernel(module, u->py_func, source, stager, filename, ksig)

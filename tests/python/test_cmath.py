@@ -1,5 +1,5 @@
 """cmath in kernels, as numba-cuda implements it: its cmathimpl.py algorithms, ported to the
-kernel language (src/compiler/cmath_source.py) and compiled like any function. CI checks the
+kernel language (src/library/cmath.py) and compiled like any function. CI checks the
 typing against numba-cuda's (complex64 stays complex64 for the lowered functions, float
 arguments convert, the overloads take complex numbers only) and that everything compiles; the
 gpu test runs every function on complex64 and complex128 values including zeros, infinities
