@@ -33,6 +33,7 @@ DOWN = {
     "driver": {"driver", "base"},
     "host": {"host", "driver", "base"},
     "compiler": {"compiler", "base"},
+    "library": {"library", "base"},
     "kernel": {"kernel", "host", "compiler", "driver", "base"},
     "top": {"top", "kernel", "host", "compiler", "driver", "base"},
     "python": {"python"},
@@ -40,12 +41,14 @@ DOWN = {
 }
 
 # Headers CMake writes into the build tree, and the layer of the code that includes them.
-CMAKE_GENERATED = {"cmath_source.h": "compiler"}
+CMAKE_GENERATED = {"library/all.h": "library"}
 
 # Known exceptions: (including file, included header) -> why it is still there. Remove an
 # entry when its include goes; the check fails on an entry that matches nothing.
 ALLOWED = {
     ("src/compiler/compile.c", "driver/driver_api.h"):
+        "the per-thread error (nbc__set_error) lives in driver/error.c until it moves to base",
+    ("src/library/sources.c", "driver/driver_api.h"):
         "the per-thread error (nbc__set_error) lives in driver/error.c until it moves to base",
     ("src/compiler/signature_api.c", "driver/driver_api.h"):
         "the per-thread error (nbc__error_set) lives in driver/error.c until it moves to base",
