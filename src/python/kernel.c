@@ -321,14 +321,13 @@ static PyObject *kernel_can_compile(KernelObject *self, void *c) {
   return PyBool_FromLong(!self->sigtext && !self->fixed);
 }
 
-static PyObject *typeof_signature(nbc__py_state *st, PyObject *const *args, Py_ssize_t n);
 static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *sig);
 
 /* numba's Dispatcher.typeof_pyval(val): the type a launch gives the argument val (the type
  * object, as k.signatures holds them). */
 static PyObject *kernel_typeof_pyval(KernelObject *self, PyObject *val) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *text = typeof_signature(st, &val, 1);
+  PyObject *text = nbc__py_kernel_typeof_signature(st, &val, 1);
   if (!text) return NULL;
   nbc_signature_t *sig = NULL;
   nbc_status_t s = nbc_signature_parse(PyUnicode_AsUTF8(text), &sig);
@@ -393,232 +392,6 @@ int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj) {
   return PyObject_TypeCheck(obj, (PyTypeObject *)st->np_void);
 }
 
-/* TypeError for an argument whose elements kernels cannot take (strings, dates, objects):
- * its type and, for an array, its dtype. */
-static void element_refused(PyObject *a) {
-  PyObject *dt = PyObject_GetAttrString(a, "dtype");
-  if (!dt) PyErr_Clear();
-  if (dt)
-    PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s: arrays of %R "
-                 "cannot be passed to kernels (their elements are numbers, booleans or "
-                 "records of them)", Py_TYPE(a)->tp_name, dt);
-  else
-    PyErr_Format(PyExc_TypeError, "unsupported kernel argument of type %s",
-                 Py_TYPE(a)->tp_name);
-  Py_XDECREF(dt);
-}
-
-/* An exact numpy array of dates or records (numpy exports no buffer of dates, nor of records
- * holding them): its geometry read from the array itself. 1 when *v is filled, 0 when a is
- * not such an array (the buffer protocol then judges it). */
-static int ndarray_geometry(nbc__py_state *st, PyObject *a, nbc__py_array_view *v) {
-  char kind = nbc__py_numpy_kind(st, a);
-  if (kind != 'M' && kind != 'm' && kind != 'V') return 0;
-  PyObject *dt = nbc__py_numpy_dtype_of(st, a);
-  Py_ssize_t itemsize = dt ? nbc__py_attr_ssize(dt, "itemsize") : -1;
-  Py_buffer b;
-  int ok = itemsize > 0 && itemsize <= INT32_MAX &&
-           nbc__py_numpy_view(st, a, 0, (int)itemsize, &b);
-  if (ok) {
-    v->kind = kind;
-    v->itemsize = (int)itemsize;
-    v->ndim = b.ndim;
-    for (int d = 0; d < b.ndim; d++) {
-      v->shape[d] = b.shape[d];
-      v->strides[d] = b.strides[d];
-    }
-    v->datetime = kind != 'V' ? nbc__py_dtype_datetime_name(dt) : NULL;
-  }
-  Py_XDECREF(dt);
-  PyErr_Clear();
-  return ok;
-}
-
-static PyObject *typeof_arg(nbc__py_state *st, PyObject *a);
-
-/* Which of numba's types a Python int takes (numba's _typeof_int): 1 for int64, 2 for
- * uint64 (2**63 to 2**64 - 1), 0 for a value neither holds. */
-static int pyint_range(PyObject *a) {
-  int overflow = 0;
-  (void)PyLong_AsLongLongAndOverflow(a, &overflow);
-  if (!overflow) return 1;
-  if (overflow < 0) return 0;
-  (void)PyLong_AsUnsignedLongLong(a);
-  if (!PyErr_Occurred()) return 2;
-  PyErr_Clear();
-  return 0;
-}
-
-/* numba's typeof of a Python int, and its ValueError for one no 64-bit integer holds (which
- * would otherwise reach the kernel wrapped, 2**64 as 0). */
-static PyObject *pyint_type_text(PyObject *a) {
-  switch (pyint_range(a)) {
-  case 1: return PyUnicode_FromString("int64");
-  case 2: return PyUnicode_FromString("uint64");
-  }
-  PyErr_Format(PyExc_ValueError, "Int value is too large: %S", a);
-  return NULL;
-}
-
-/* The type of an enum member's value (nbc__py_enum_arg_text's callback). */
-static PyObject *enum_value_text(PyObject *value, void *st) {
-  return typeof_arg((nbc__py_state *)st, value);
-}
-
-/* numba's typeof for the lazy jit: the signature spelling of one argument. */
-static PyObject *typeof_arg(nbc__py_state *st, PyObject *a) {
-  PyObject *value;
-  int copy_in, copy_out;
-  if (nbc__py_arg_hint(st, a, &value, &copy_in, &copy_out)) a = value; /* In(x): x's type */
-  if (PyBool_Check(a)) return PyUnicode_FromString("boolean");
-  if (PyTuple_Check(a) && !PyTuple_CheckExact(a)) { /* a namedtuple: numba's NamedTuple */
-    PyObject *fields = PyObject_GetAttrString((PyObject *)Py_TYPE(a), "_fields");
-    if (!fields) PyErr_Clear();
-    if (fields && PyTuple_Check(fields) && PyTuple_GET_SIZE(fields) == PyTuple_GET_SIZE(a)) {
-      PyObject *s = PyUnicode_FromFormat("NamedTuple(%s", _PyType_Name(Py_TYPE(a)));
-      for (Py_ssize_t i = 0; s && i < PyTuple_GET_SIZE(a); i++) {
-        PyObject *t = nbc__py_nesting_enter("a kernel argument") < 0
-                          ? NULL
-                          : typeof_arg(st, PyTuple_GET_ITEM(a, i));
-        if (t) nbc__py_nesting_leave();
-        Py_SETREF(s, t ? PyUnicode_FromFormat("%U, %S: %U", s, PyTuple_GET_ITEM(fields, i), t)
-                       : NULL);
-        Py_XDECREF(t);
-      }
-      Py_DECREF(fields);
-      if (s) Py_SETREF(s, PyUnicode_FromFormat("%U)", s));
-      return s;
-    }
-    Py_XDECREF(fields);
-  }
-  if (PyTuple_Check(a)) { /* numba's Tuple of the items' types (an empty one too) */
-    if (nbc__py_nesting_enter("a kernel argument") < 0) return NULL;
-    PyObject *s = nbc__py_join_texts(st, "Tuple(", PySequence_Fast_ITEMS(a),
-                                     PyTuple_GET_SIZE(a), typeof_arg);
-    nbc__py_nesting_leave();
-    return s;
-  }
-  if (a == Py_None) return PyUnicode_FromString("none"); /* numba's NoneType: nothing passed */
-  int member = nbc__py_is_int_enum_member(a); /* numba's IntEnumMember: IntEnum<int64>(m.S) */
-  if (member) return member > 0 ? nbc__py_enum_arg_text(a, enum_value_text, st) : NULL;
-  if (PyLong_Check(a)) return pyint_type_text(a);
-  if (PyFloat_CheckExact(a)) return PyUnicode_FromString("float64");
-  if (PyComplex_CheckExact(a)) return PyUnicode_FromString("complex128");
-  /* numpy scalars (numpy.generic: they export a buffer too, so ask numpy): their dtype */
-  /* (numpy.record, np.recarray's element, is a Python subclass of numpy.void named "record";
-   * an object can only be one once numpy is loaded, so this imports nothing) */
-  int np_scalar = strncmp(Py_TYPE(a)->tp_name, "numpy.", 6) == 0 ||
-                  (PyDict_GetItemString(PyImport_GetModuleDict(), "numpy") &&
-                   nbc__py_is_numpy_void(st, a));
-  if (np_scalar) {
-    if (!nbc__py_numpy(st)) return NULL;
-    np_scalar = !PyObject_TypeCheck(a, (PyTypeObject *)st->np_ndarray);
-  }
-  if (np_scalar && nbc__py_is_numpy_void(st, a)) {
-    PyObject *dt = PyObject_GetAttrString(a, "dtype"); /* a record: numba's Record type */
-    PyObject *text = dt ? nbc__py_record_text(st, dt) : NULL;
-    Py_XDECREF(dt);
-    return text;
-  }
-  if (np_scalar) {
-    PyObject *dt = PyObject_GetAttrString(a, "dtype");
-    PyObject *str = dt ? PyObject_GetAttrString(dt, "str") : NULL;
-    const char *ts = str ? PyUnicode_AsUTF8(str) : NULL;
-    const char *n = ts ? nbc__py_scalar_name(ts[1], atol(ts + 2)) : NULL;
-    if (!n && ts) n = nbc__py_datetime_name(ts); /* numba's NPDatetime / NPTimedelta */
-    PyObject *r = n ? PyUnicode_FromString(n) : NULL;
-    if (!n && !PyErr_Occurred())
-      PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R: numba has no type for "
-                   "numpy's %R", a, dt);
-    Py_XDECREF(dt);
-    Py_XDECREF(str);
-    return r;
-  }
-  if (PyFloat_Check(a)) return PyUnicode_FromString("float64");
-  /* Arrays: device arrays and __cuda_array_interface__ objects through the launch view
-   * (no copy for those), host buffers through the buffer protocol (no copy either). */
-  nbc__py_array_view v;
-  v.host = NULL;
-  v.datetime = NULL;
-  PyObject *cai = NULL;
-  int dl = 0;
-  if (Py_TYPE(a) == st->DeviceArrayType) {
-    if (nbc__py_array_view_get(st, a, &v) < 0) return NULL;
-  } else if ((dl = nbc__py_dlpack_view(st, a, -1, &v)) != 0) { /* numba-cuda: before the CAI */
-    if (dl < 0) return NULL;
-    Py_CLEAR(v.owner); /* typing reads the geometry only */
-  } else if (nbc__py_optional_attr(a, st->str_cai, &cai)) {
-    int rc = nbc__py_cai_view(st, cai, &v);
-    Py_DECREF(cai);
-    if (rc < 0) return NULL;
-  } else {
-    Py_buffer b;
-    if (ndarray_geometry(st, a, &v)) goto typed;
-    if (PyObject_GetBuffer(a, &b, PyBUF_RECORDS_RO) < 0) {
-      PyErr_Clear();
-      int member = nbc__py_is_enum_member(a); /* numba's EnumMember: Enum<int64>(mod.Color) */
-      if (member) return member > 0 ? nbc__py_enum_arg_text(a, enum_value_text, st) : NULL;
-      element_refused(a);
-      return NULL;
-    }
-    v.kind = nbc__py_format_kind(b.format, b.itemsize); /* 'V' for records ("T{...}") */
-    v.itemsize = (int)b.itemsize;
-    v.ndim = b.ndim <= NBC__PY_MAXDIM ? b.ndim : 0;
-    for (int d = 0; d < v.ndim; d++) {
-      v.shape[d] = b.shape ? b.shape[d] : b.len / b.itemsize;
-      v.strides[d] = b.strides ? b.strides[d] : 0;
-    }
-    int64_t stride = v.itemsize;
-    for (int d = v.ndim - 1; !b.strides && d >= 0; d--) {
-      v.strides[d] = stride;
-      stride *= v.shape[d];
-    }
-    PyBuffer_Release(&b);
-  }
-typed:;
-  const char *n = nbc__py_scalar_name(v.kind, v.itemsize);
-  if (!n && (v.kind == 'M' || v.kind == 'm')) n = v.datetime; /* numba's NPDatetime(unit) */
-  PyObject *record = NULL; /* an array of records or strings: its element type's text */
-  if (v.kind == 'V') {
-    PyObject *dt = PyObject_GetAttrString(a, "dtype");
-    record = dt ? nbc__py_record_text(st, dt) : NULL;
-    Py_XDECREF(dt);
-    if (!record) return NULL;
-    n = PyUnicode_AsUTF8(record);
-  } else if (v.kind == 'S' || v.kind == 'U') { /* numba's CharSeq and UnicodeCharSeq */
-    record = nbc__py_string_type_text((Py_UCS4)v.kind, v.itemsize);
-    if (record) n = PyUnicode_AsUTF8(record);
-  }
-  if (record && v.ndim == 0 && Py_TYPE(a) == st->DeviceArrayType && v.kind == 'V')
-    return record; /* to_device(record): numba's DeviceRecord, a Record argument */
-  if (n && v.ndim == 0) { /* a 0-d array: numba's array(dtype, 0d, C) */
-    PyObject *s = PyUnicode_FromFormat("array(%s, 0d, C)", n);
-    Py_XDECREF(record);
-    return s;
-  }
-  if (!n || v.ndim == 0) {
-    Py_XDECREF(record);
-    if (!n && v.ndim > 0)
-      element_refused(a);
-    else
-      PyErr_Format(PyExc_TypeError, "unsupported kernel argument %R", a);
-    return NULL;
-  }
-  char layout = nbc__py_view_layout(&v);
-  PyObject *s = PyUnicode_FromFormat("%s[", n);
-  Py_XDECREF(record);
-  for (int d = 0; s && d < v.ndim; d++) {
-    int unit = (layout == 'C' && d == v.ndim - 1) || (layout == 'F' && d == 0);
-    Py_SETREF(s, PyUnicode_FromFormat("%U%s%s", s, d ? ", " : "", unit ? "::1" : ":"));
-  }
-  if (s) Py_SETREF(s, PyUnicode_FromFormat("%U]", s));
-  return s;
-}
-
-/* "void(<numba type of each argument>)", e.g. "void(float32[::1], int64)". */
-static PyObject *typeof_signature(nbc__py_state *st, PyObject *const *args, Py_ssize_t n) {
-  return nbc__py_join_texts(st, "void(", args, n, typeof_arg);
-}
 
 static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *sig);
 
@@ -646,7 +419,7 @@ static void ambiguous(nbc__py_state *st, KernelObject *k, const nbc_signature_t 
  * when two match equally well. */
 static KernelObject *select_overload(nbc__py_state *st, KernelObject *k, PyObject *const *args,
                                      Py_ssize_t n) {
-  PyObject *text = typeof_signature(st, args, n);
+  PyObject *text = nbc__py_kernel_typeof_signature(st, args, n);
   if (!text) return NULL;
   /* The same argument types choose the same overload: rated once. */
   if (!k->dispatch && !(k->dispatch = PyDict_New())) {
@@ -727,7 +500,7 @@ static int check_argument_types(nbc__py_state *st, PyObject *py_func, PyObject *
 /* The specialisation of a lazy kernel for these arguments (compiled on first use). */
 static KernelObject *lazy_specialization(nbc__py_state *st, KernelObject *k,
                                          PyObject *const *args, Py_ssize_t n) {
-  PyObject *sig = typeof_signature(st, args, n);
+  PyObject *sig = nbc__py_kernel_typeof_signature(st, args, n);
   if (!sig) return NULL;
   if (!k->specializations && !(k->specializations = PyDict_New())) {
     Py_DECREF(sig);
@@ -769,7 +542,7 @@ static uint64_t numpy_scalar_code(nbc__py_state *st, PyObject *a) {
   PyObject *known = PyDict_GetItemWithError(st->np_scalar_codes, (PyObject *)Py_TYPE(a));
   if (known) return PyLong_AsUnsignedLongLong(known);
   if (PyErr_Occurred()) goto error;
-  PyObject *text = typeof_arg(st, a);
+  PyObject *text = nbc__py_kernel_typeof_arg(st, a);
   if (!text) goto error;
   const char *name = PyUnicode_AsUTF8(text);
   uint64_t code = 0;
@@ -793,9 +566,10 @@ error:
 /* A code of an argument's numba type for the kinds of argument launches see most: an array
  * of numbers (an nbcuda device array, or an object with __cuda_array_interface__), an exact
  * bool, int, float or complex, a numpy scalar of a number type; 0 for any other (typed in
- * full by typeof_arg each time; an interface that does not parse is too, with its error).
- * Equal codes are equal types: typeof_arg spells such an argument from exactly these. An
- * interface is parsed into *pview when given (its ndim left -1 otherwise). */
+ * full by nbc__py_kernel_typeof_arg each time; an interface that does not parse is too, with
+ * its error). Equal codes are equal types: nbc__py_kernel_typeof_arg spells such an argument
+ * from exactly these. An interface is parsed into *pview when given (its ndim left -1
+ * otherwise). */
 static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, nbc__py_array_view *pview) {
   PyTypeObject *t = Py_TYPE(a);
   if (t == st->DeviceArrayType) {
@@ -808,7 +582,7 @@ static uint64_t fast_type_code(nbc__py_state *st, PyObject *a, nbc__py_array_vie
   }
   if (t == &PyBool_Type) return 2;
   if (t == &PyLong_Type) { /* int64, else uint64 (typed apart), else typeof_arg's error */
-    int range = pyint_range(a);
+    int range = nbc__py_kernel_pyint_range(a);
     return range == 1 ? 3 : range == 2 ? 8 : 0;
   }
   if (t == &PyFloat_Type) return 4;
@@ -1028,7 +802,7 @@ static PyObject *signature_argtypes(nbc__py_state *st, const nbc_signature_t *si
 }
 
 /* The compiled overloads, in the order they were compiled (a new list). */
-static PyObject *overload_list(KernelObject *k) {
+PyObject *nbc__py_kernel_overload_list(KernelObject *k) {
   if (k->sigtext) return Py_BuildValue("[O]", (PyObject *)k);
   return k->specializations ? PyDict_Values(k->specializations) : PyList_New(0);
 }
@@ -1059,7 +833,7 @@ static KernelObject *overload_for(nbc__py_state *st, KernelObject *k, PyObject *
     return NULL;
   }
   KernelObject *found = NULL;
-  PyObject *all = overload_list(k);
+  PyObject *all = nbc__py_kernel_overload_list(k);
   for (Py_ssize_t i = 0; all && !found && i < PyList_GET_SIZE(all); i++) {
     KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
     if (same_args(ov->sig, wanted)) found = ov;
@@ -1087,7 +861,7 @@ static PyObject *resource_query(KernelObject *self, PyObject *args, PyObject *kw
     return ov ? resource_of(st, ov, attr) : NULL;
   }
   if (self->sigtext) return resource_of(st, self, attr);
-  PyObject *all = overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
+  PyObject *all = nbc__py_kernel_overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
   for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
     KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
     PyObject *key = nbc__py_kernel_argtypes(st, ov);
@@ -1171,7 +945,7 @@ static PyObject *kernel_max_cooperative_grid_blocks(KernelObject *self, PyObject
 static PyObject *kernel_overloads(KernelObject *self, void *c) {
   (void)c;
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *all = overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
+  PyObject *all = nbc__py_kernel_overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
   for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
     PyObject *ov = PyList_GET_ITEM(all, i);
     PyObject *key = nbc__py_kernel_argtypes(st, (KernelObject *)ov);
@@ -1215,7 +989,7 @@ static PyObject *kernel_signatures(KernelObject *self, void *c) {
 static PyObject *kernel_nopython_signatures(KernelObject *self, void *c) {
   (void)c;
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *all = overload_list(self);
+  PyObject *all = nbc__py_kernel_overload_list(self);
   PyObject *voidtype = all ? nbc__py_type_from_name(st, "void") : NULL;
   PyObject *r = voidtype ? PyList_New(0) : NULL;
   for (Py_ssize_t i = 0; r && i < PyList_GET_SIZE(all); i++) {
@@ -1268,7 +1042,7 @@ static PyObject *kernel_specialized(KernelObject *self, void *c) {
 
 /* A kernel signature as the key specialisations use: "void(<argument types>)" in canonical
  * form; a new reference, or NULL (TypeError for a signature that returns a value). */
-static PyObject *kernel_key(nbc__py_state *st, PyObject *sig) {
+PyObject *nbc__py_kernel_key(nbc__py_state *st, PyObject *sig) {
   PyObject *text;
   nbc_signature_t *csig;
   if (nbc__py_parse_signature(st, sig, &text, &csig) < 0) return NULL;
@@ -1290,12 +1064,12 @@ static PyObject *kernel_key(nbc__py_state *st, PyObject *sig) {
   return key;
 }
 
-/* The compiled kernel whose signature is key (kernel_key's form): this one, one of a
+/* The compiled kernel whose signature is key (nbc__py_kernel_key's form): this one, one of a
  * jit([...]) list, or a specialisation made so far; a new reference, or NULL (no error set
  * when there is none). */
-static PyObject *overload_of(nbc__py_state *st, KernelObject *self, PyObject *key) {
+PyObject *nbc__py_kernel_overload_of(nbc__py_state *st, KernelObject *self, PyObject *key) {
   if (self->result) { /* one signature, this kernel's */
-    PyObject *own = kernel_key(st, self->sigtext);
+    PyObject *own = nbc__py_kernel_key(st, self->sigtext);
     int same = own ? PyUnicode_Compare(own, key) == 0 : 0;
     Py_XDECREF(own);
     return same ? Py_NewRef(self) : NULL;
@@ -1305,7 +1079,7 @@ static PyObject *overload_of(nbc__py_state *st, KernelObject *self, PyObject *ke
   Py_ssize_t pos = 0;
   PyObject *text, *ov;
   while (!PyErr_Occurred() && PyDict_Next(self->specializations, &pos, &text, &ov)) {
-    PyObject *k = kernel_key(st, text);
+    PyObject *k = nbc__py_kernel_key(st, text);
     int same = k && PyUnicode_Compare(k, key) == 0;
     Py_XDECREF(k);
     if (same) return Py_NewRef(ov);
@@ -1318,9 +1092,9 @@ static PyObject *overload_of(nbc__py_state *st, KernelObject *self, PyObject *ke
  * those only (numba's RuntimeError "Compilation disabled" for any other). */
 static PyObject *kernel_compile_sig(KernelObject *self, PyObject *sig) {
   nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *key = kernel_key(st, sig);
+  PyObject *key = nbc__py_kernel_key(st, sig);
   if (!key) return NULL;
-  PyObject *found = overload_of(st, self, key);
+  PyObject *found = nbc__py_kernel_overload_of(st, self, key);
   if (!found && !PyErr_Occurred() && !self->result && !self->fixed) {
     if (!self->specializations && !(self->specializations = PyDict_New())) goto done;
     KernelObject *spec = nbc__py_kernel_compile(st, self->py_func, key, &self->opts,
@@ -1335,294 +1109,6 @@ done:
   return found;
 }
 
-/* The text one overload's inspect_*() gives; NULL with the error set. */
-typedef PyObject *(*overload_text_fn)(nbc__py_state *st, KernelObject *ov);
-
-/* A result's code as inspect_asm gives it: the PTX, or bytes of LTO-IR (jit(lto=True)). */
-static PyObject *code_text(const nbc_compile_result_t *result, nbc_output_t output) {
-  size_t size = 0;
-  const char *code = nbc_compile_result_code(result, &size);
-  if (output == NBC_OUTPUT_LTOIR) return PyBytes_FromStringAndSize(code, (Py_ssize_t)size);
-  return PyUnicode_DecodeUTF8(code, (Py_ssize_t)size, "replace");
-}
-
-/* inspect_asm: the overload's code. */
-static PyObject *asm_text(nbc__py_state *st, KernelObject *ov) {
-  (void)st;
-  return code_text(ov->result, ov->opts.output);
-}
-
-/* The overload compiled again with opts (its own, changed): what is not kept with its code.
- * NULL with an exception set. */
-static nbc_compile_result_t *compile_again(nbc__py_state *st, KernelObject *ov,
-                                           const nbc_compile_options_t *opts) {
-  const char *sig = PyUnicode_AsUTF8(ov->sigtext);
-  if (!sig) return NULL;
-  nbc_compile_result_t *result = NULL;
-  if (nbc__py_compile_function(st, ov->py_func, sig, opts, &result) < 0) return NULL;
-  return result;
-}
-
-/* The overload compiled again, stopping before libNVVM (NBC_OUTPUT_NVVM_IR): its IR and
- * typed variables, which are not kept with the code. NULL with an exception set. */
-static nbc_compile_result_t *compile_to_ir(nbc__py_state *st, KernelObject *ov) {
-  nbc_compile_options_t opts = ov->opts;
-  opts.output = NBC_OUTPUT_NVVM_IR;
-  return compile_again(st, ov, &opts);
-}
-
-/* inspect_asm(cc): the overload's code compiled for compute capability major.minor (its own
- * when that is the one it was compiled for; nbcuda compiles kernels for the default PTX cc). */
-static PyObject *asm_text_for_cc(nbc__py_state *st, KernelObject *ov, int major, int minor) {
-  int have_major = ov->opts.cc_major, have_minor = ov->opts.cc_minor;
-  if (!have_major && !have_minor) nbc_default_ptx_cc(&have_major, &have_minor);
-  if (major == have_major && minor == have_minor && !ov->opts.cc_arch) return asm_text(st, ov);
-  nbc_compile_options_t opts = ov->opts;
-  opts.cc_major = major;
-  opts.cc_minor = minor;
-  opts.cc_arch = 0;
-  nbc_compile_result_t *result = compile_again(st, ov, &opts);
-  PyObject *text = result ? code_text(result, opts.output) : NULL;
-  nbc_compile_result_destroy(result);
-  return text;
-}
-
-/* inspect_llvm: the NVVM IR the compiler hands libNVVM for this overload. */
-static PyObject *llvm_text(nbc__py_state *st, KernelObject *ov) {
-  nbc_compile_result_t *result = compile_to_ir(st, ov);
-  if (!result) return NULL;
-  size_t size = 0;
-  const char *ir = nbc_compile_result_code(result, &size);
-  PyObject *text = PyUnicode_DecodeUTF8(ir, (Py_ssize_t)size, "replace");
-  nbc_compile_result_destroy(result);
-  return text;
-}
-
-/* nvdisasm's output (flag -gi or -cfg) for the overload's code linked (with its link files)
- * for the current device, as the launch would load it. */
-static PyObject *disassembled(nbc__py_state *st, KernelObject *ov, const char *flag) {
-  size_t size = 0;
-  const char *code = nbc_compile_result_code(ov->result, &size);
-  nbc_module_load_options_t load = {.max_registers = ov->max_registers,
-                                    .cudadevrt = ov->cooperative,
-                                    .fp16 = ov->fp16};
-  PyObject *cubin =
-      nbc__py_link_cubin(st, code, size, ov->opts.output == NBC_OUTPUT_LTOIR, ov->links, &load);
-  PyObject *listing = cubin ? nbc__py_disassemble(st, cubin, flag) : NULL;
-  Py_XDECREF(cubin);
-  return listing;
-}
-
-/* inspect_sass: the listing, with line info. */
-static PyObject *sass_text(nbc__py_state *st, KernelObject *ov) {
-  return disassembled(st, ov, "-gi");
-}
-
-/* inspect_sass_cfg: the control flow graph, in DOT. */
-static PyObject *sass_cfg_text(nbc__py_state *st, KernelObject *ov) {
-  return disassembled(st, ov, "-cfg");
-}
-
-/* numba's inspect_*(signature=None): fn's text for the overload of that signature (KeyError
- * when there is none), else a dict argument types -> text over the overloads compiled so far —
- * a kernel jitted for one signature too (numba-cuda 0.30's CUDADispatcher answers so). */
-static PyObject *inspect_overloads(KernelObject *self, PyObject *args, PyObject *kwargs,
-                                   const char *format, overload_text_fn fn) {
-  static char *kwlist[] = {"signature", NULL};
-  PyObject *sig = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &sig)) return NULL;
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  /* numba's _Kernel.inspect_asm(cc) of an overload: a compute capability, (9, 0): the code
-   * compiled for it */
-  int cc = self->result && PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) == 2;
-  for (Py_ssize_t i = 0; cc && i < PyTuple_GET_SIZE(sig); i++)
-    cc = PyLong_CheckExact(PyTuple_GET_ITEM(sig, i));
-  if (cc && fn == asm_text) {
-    int major, minor;
-    if (PyArg_ParseTuple(sig, "ii:inspect_asm", &major, &minor) == 0) return NULL;
-    return asm_text_for_cc(st, self, major, minor);
-  }
-  /* an overload of a dispatcher (numba's _Kernel: d.overloads[sig]) has one text */
-  if (cc || (sig == Py_None && self->overload && self->result)) return fn(st, self);
-  if (sig != Py_None) {
-    PyObject *key = kernel_key(st, sig);
-    PyObject *found = key ? overload_of(st, self, key) : NULL;
-    PyObject *r = NULL;
-    if (found && ((KernelObject *)found)->result) {
-      r = fn(st, (KernelObject *)found);
-    } else if (key && !PyErr_Occurred()) {
-      nbc__py_key_error(sig);
-    }
-    Py_XDECREF(found);
-    Py_XDECREF(key);
-    return r;
-  }
-  /* keyed as numba's: each overload's tuple of argument types (one signature: still a
-   * dict, as numba-cuda 0.30's) */
-  PyObject *all = overload_list(self), *d = all ? nbc__py_types_dict_new(st) : NULL;
-  for (Py_ssize_t i = 0; d && i < PyList_GET_SIZE(all); i++) {
-    KernelObject *ov = (KernelObject *)PyList_GET_ITEM(all, i);
-    if (!ov->result) continue;
-    PyObject *key = nbc__py_kernel_argtypes(st, ov);
-    PyObject *text = key ? fn(st, ov) : NULL;
-    if (!text || PyDict_SetItem(d, key, text) < 0) Py_CLEAR(d);
-    Py_XDECREF(key);
-    Py_XDECREF(text);
-  }
-  Py_XDECREF(all);
-  return d;
-}
-
-/* inspect_lto_ptx: the PTX nvJitLink makes of a jit(lto=True) overload's LTO-IR (with its
- * link files) for the current device, as numba-cuda's inspect_lto_ptx; RuntimeError without
- * lto, as numba's. */
-static PyObject *lto_ptx_text(nbc__py_state *st, KernelObject *ov) {
-  if (ov->opts.output != NBC_OUTPUT_LTOIR) {
-    PyErr_SetString(PyExc_RuntimeError, "LTO is not enabled");
-    return NULL;
-  }
-  size_t size = 0;
-  const char *code = nbc_compile_result_code(ov->result, &size);
-  nbc_module_load_options_t load = {.max_registers = ov->max_registers,
-                                    .cudadevrt = ov->cooperative,
-                                    .fp16 = ov->fp16};
-  return nbc__py_link_ptx(st, code, size, 1, ov->links, &load);
-}
-
-/* A type object for numba's text of a type: a scalar's own object, an array of one (0-d too)
- * as int32[:, ::1] or types.Array make it, anything else an object that prints the text. */
-static PyObject *type_of_text(nbc__py_state *st, const char *text) {
-  char dtype[64], layout = 0;
-  int ndim = 0, used = 0;
-  if (sscanf(text, "array(%63[a-z0-9], %dd, %c)%n", dtype, &ndim, &layout, &used) == 3 &&
-      text[used] == 0 && ndim >= 0 && ndim <= NBC__PY_MAXDIM &&
-      (layout == 'C' || layout == 'F' || layout == 'A')) {
-    PyObject *scalar = PyDict_GetItemString(st->types, dtype);
-    PyObject *array = scalar ? nbc__py_array_of(st, scalar, ndim, layout) : NULL;
-    if (array || PyErr_Occurred()) return array;
-  }
-  return nbc__py_type_from_name(st, text);
-}
-
-/* numba's typemap of an overload: {variable name: type}, its parameters first. A kernel
- * whose code came from the disk cache is compiled again (to NVVM IR) to type it. */
-static PyObject *typemap_of(nbc__py_state *st, KernelObject *ov) {
-  nbc_compile_result_t *again = NULL;
-  const nbc_compile_result_t *r = ov->result;
-  if (r && nbc_compile_result_variable_count(r) == 0 && ov->sigtext) {
-    if (!(again = compile_to_ir(st, ov))) return NULL;
-    r = again;
-  }
-  PyObject *d = PyDict_New();
-  for (int i = 0; d && i < nbc_compile_result_variable_count(r); i++) {
-    const char *type = NULL, *name = nbc_compile_result_variable(r, i, &type);
-    PyObject *t = type_of_text(st, type);
-    if (!t || PyDict_SetItemString(d, name, t) < 0) Py_CLEAR(d);
-    Py_XDECREF(t);
-  }
-  nbc_compile_result_destroy(again);
-  return d;
-}
-
-/* numba's overload._type_annotation: an object whose typemap is typemap_of's dict, with
- * the overload's signature; None for a kernel not compiled yet. */
-static PyObject *kernel_type_annotation(KernelObject *self, void *c) {
-  (void)c;
-  if (!self->result) Py_RETURN_NONE;
-  nbc__py_state *st = nbc__py_state_of((PyObject *)self);
-  PyObject *typemap = typemap_of(st, self);
-  PyObject *r = typemap ? nbc__py_namespace(Py_BuildValue("{sOsO}", "typemap", typemap,
-                                                          "signature", self->sigtext))
-                        : NULL;
-  Py_XDECREF(typemap);
-  return r;
-}
-
-/* inspect_types: the overload's function, signature, source (with its first line's number)
- * and the type of each of its variables, as text. */
-static PyObject *types_text(nbc__py_state *st, KernelObject *ov) {
-  PyObject *typemap = typemap_of(st, ov);
-  /* the source as the compiler read it (a function made from a string included) */
-  PyObject *lines = typemap ? nbc__py_source_lines(ov->py_func) : NULL;
-  if (!lines && typemap) PyErr_Clear(); /* the typemap is still worth showing */
-  PyObject *name = PyObject_GetAttrString(ov->py_func, "__qualname__");
-  PyObject *code = name ? PyObject_GetAttrString(ov->py_func, "__code__") : NULL;
-  PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
-  PyObject *rule = PyUnicode_FromString("--------------------------------------------------"
-                                        "------------------------------\n");
-  PyObject *out = file && rule && typemap
-                      ? PyUnicode_FromFormat("%U %U\n%U# File: %U\n", name, ov->sigtext, rule,
-                                             file)
-                      : NULL;
-  if (out && lines) {
-    PyObject *empty = PyUnicode_FromString("");
-    PyObject *src = empty ? PyUnicode_Join(empty, PyTuple_GET_ITEM(lines, 0)) : NULL;
-    Py_XDECREF(empty);
-    Py_SETREF(out, src ? PyUnicode_FromFormat("%U# --- LINE %S ---\n%U", out,
-                                              PyTuple_GET_ITEM(lines, 1), src)
-                       : NULL);
-    Py_XDECREF(src);
-  }
-  if (out) Py_SETREF(out, PyUnicode_FromFormat("%U# --- variables ---\n", out));
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (out && typemap && PyDict_Next(typemap, &pos, &key, &value))
-    Py_SETREF(out, PyUnicode_FromFormat("%U#   %U :: %S\n", out, key, value));
-  if (out) Py_SETREF(out, PyUnicode_FromFormat("%U%U", out, rule));
-  Py_XDECREF(rule);
-  Py_XDECREF(file);
-  Py_XDECREF(code);
-  Py_XDECREF(name);
-  Py_XDECREF(lines);
-  Py_XDECREF(typemap);
-  return out;
-}
-
-/* numba's inspect_types(file=None): each overload's types_text, written to file (a text
- * stream; sys.stdout by default). */
-static PyObject *kernel_inspect_types(KernelObject *self, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"file", "signature", NULL};
-  PyObject *file = Py_None, *sig = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:inspect_types", kwlist, &file, &sig))
-    return NULL;
-  PyObject *pass = Py_BuildValue("(O)", sig);
-  PyObject *texts = pass ? inspect_overloads(self, pass, NULL, "|O:inspect_types", types_text)
-                         : NULL;
-  Py_XDECREF(pass);
-  if (!texts) return NULL;
-  if (file == Py_None && !(file = PySys_GetObject("stdout"))) {
-    Py_DECREF(texts);
-    PyErr_SetString(PyExc_RuntimeError, "inspect_types: no sys.stdout");
-    return NULL;
-  }
-  PyObject *all = PyDict_Check(texts) ? PyDict_Values(texts) : Py_BuildValue("[O]", texts);
-  Py_DECREF(texts);
-  for (Py_ssize_t i = 0; all && i < PyList_GET_SIZE(all); i++) {
-    PyObject *r = PyObject_CallMethod(file, "write", "(O)", PyList_GET_ITEM(all, i));
-    if (!r) Py_CLEAR(all);
-    Py_XDECREF(r);
-  }
-  if (!all) return NULL;
-  Py_DECREF(all);
-  Py_RETURN_NONE;
-}
-
-static PyObject *kernel_inspect_asm(KernelObject *self, PyObject *args, PyObject *kwargs) {
-  return inspect_overloads(self, args, kwargs, "|O:inspect_asm", asm_text);
-}
-static PyObject *kernel_inspect_llvm(KernelObject *self, PyObject *args, PyObject *kwargs) {
-  return inspect_overloads(self, args, kwargs, "|O:inspect_llvm", llvm_text);
-}
-static PyObject *kernel_inspect_sass(KernelObject *self, PyObject *args, PyObject *kwargs) {
-  return inspect_overloads(self, args, kwargs, "|O:inspect_sass", sass_text);
-}
-static PyObject *kernel_inspect_sass_cfg(KernelObject *self, PyObject *args,
-                                         PyObject *kwargs) {
-  return inspect_overloads(self, args, kwargs, "|O:inspect_sass_cfg", sass_cfg_text);
-}
-static PyObject *kernel_inspect_lto_ptx(KernelObject *self, PyObject *args, PyObject *kwargs) {
-  return inspect_overloads(self, args, kwargs, "|O:inspect_lto_ptx", lto_ptx_text);
-}
 
 /* numba's Dispatcher.configure(griddim, blockdim, stream=0, sharedmem=0): k[...]. */
 static PyObject *kernel_configure(KernelObject *self, PyObject *args, PyObject *kwargs) {
@@ -1644,6 +1130,8 @@ static PyObject *kernel_configure(KernelObject *self, PyObject *args, PyObject *
 
 #define KW_METHOD(name, doc)                                                               \
   {#name, (PyCFunction)(void (*)(void))kernel_##name, METH_VARARGS | METH_KEYWORDS, doc}
+#define KW_INSPECT(name, doc)                                                              \
+  {#name, (PyCFunction)(void (*)(void))nbc__py_kernel_##name, METH_VARARGS | METH_KEYWORDS, doc}
 
 static PyMethodDef kernel_methods[] = {
     {"__reduce__", nbc__py_jitted_reduce, METH_NOARGS,
@@ -1665,22 +1153,22 @@ static PyMethodDef kernel_methods[] = {
      "signatures has only those: RuntimeError otherwise)."},
     KW_METHOD(configure, "configure($self, griddim, blockdim, stream=0, sharedmem=0)\n--\n\n"
                          "K[griddim, blockdim, stream, sharedmem]."),
-    KW_METHOD(inspect_asm, "inspect_asm($self, signature=None)\n--\n\n"
+    KW_INSPECT(inspect_asm, "inspect_asm($self, signature=None)\n--\n\n"
                            "The PTX of that overload, or a dict argument types -> PTX of "
                            "all; an overload (k.overloads[types], numba's _Kernel) gives its "
                            "own PTX."),
-    KW_METHOD(inspect_llvm, "inspect_llvm($self, signature=None)\n--\n\n"
+    KW_INSPECT(inspect_llvm, "inspect_llvm($self, signature=None)\n--\n\n"
                             "The NVVM IR handed to libNVVM, as inspect_asm gives PTX."),
-    KW_METHOD(inspect_types, "inspect_types($self, file=None, signature=None)\n--\n\n"
+    KW_INSPECT(inspect_types, "inspect_types($self, file=None, signature=None)\n--\n\n"
                              "Writes each overload's source and the types of its variables "
                              "(numba's typemap) to file (sys.stdout)."),
-    KW_METHOD(inspect_sass, "inspect_sass($self, signature=None)\n--\n\n"
+    KW_INSPECT(inspect_sass, "inspect_sass($self, signature=None)\n--\n\n"
                             "Nvdisasm's listing of the code linked for the current device, "
                             "as inspect_asm gives PTX."),
-    KW_METHOD(inspect_sass_cfg, "inspect_sass_cfg($self, signature=None)\n--\n\n"
+    KW_INSPECT(inspect_sass_cfg, "inspect_sass_cfg($self, signature=None)\n--\n\n"
                                 "Nvdisasm's control flow graph (DOT) of the code linked for "
                                 "the current device."),
-    KW_METHOD(inspect_lto_ptx, "inspect_lto_ptx($self, signature=None)\n--\n\n"
+    KW_INSPECT(inspect_lto_ptx, "inspect_lto_ptx($self, signature=None)\n--\n\n"
                                "The PTX nvJitLink makes of a jit(lto=True) kernel's LTO-IR "
                                "for the current device, as inspect_asm gives PTX."),
     KW_METHOD(get_regs_per_thread, "get_regs_per_thread($self, signature=None)\n--\n\n"
@@ -1744,7 +1232,7 @@ static PyGetSetDef kernel_getset[] = {
     {"cooperative", (getter)kernel_cooperative, NULL,
      "the code synchronises the grid: launched cooperatively, linked with libcudadevrt", NULL},
     {"targetoptions", (getter)kernel_targetoptions, NULL, "jit's options, as numba's", NULL},
-    {"_type_annotation", (getter)kernel_type_annotation, NULL,
+    {"_type_annotation", (getter)nbc__py_kernel_type_annotation, NULL,
      "numba's: typemap, {variable: type} of a compiled kernel (None before)", NULL},
     {"stats", (getter)kernel_stats, NULL, "(cache_path, cache_hits, cache_misses)", NULL},
     {"regs_per_thread", (getter)kernel_resource_property, NULL, "registers per thread",

@@ -145,6 +145,34 @@ KernelObject *nbc__py_specialize(nbc__py_state *st, KernelObject *k, PyObject *c
 /* Whether obj is a numpy.void (a record scalar); numpy is imported by then. */
 int nbc__py_is_numpy_void(nbc__py_state *st, PyObject *obj);
 
+/* kernel.c, shared with kernel_inspect.c: the compiled overloads in compile order (a new
+ * list); the canonical key "void(<argument types>)" of a signature (TypeError for one that
+ * returns a value); the overload whose key is key (a new reference, or NULL with no error
+ * set when there is none). */
+PyObject *nbc__py_kernel_overload_list(KernelObject *k);
+PyObject *nbc__py_kernel_key(nbc__py_state *st, PyObject *sig);
+PyObject *nbc__py_kernel_overload_of(nbc__py_state *st, KernelObject *self, PyObject *key);
+
+/* kernel_typeof.c ---------------------------------------------------------------------- */
+/* The signature spelling of the numba type of argument a ("float32[::1]"), or NULL with
+ * numba's error; "void(<each argument's>)" of n arguments; and whether a Python int is an
+ * int64 (1), a uint64 (2) or neither (0), as numba types it. */
+PyObject *nbc__py_kernel_typeof_arg(nbc__py_state *st, PyObject *a);
+PyObject *nbc__py_kernel_typeof_signature(nbc__py_state *st, PyObject *const *args,
+                                          Py_ssize_t n);
+int nbc__py_kernel_pyint_range(PyObject *a);
+
+/* kernel_inspect.c: the methods inspect_asm, inspect_llvm, inspect_types, inspect_sass,
+ * inspect_sass_cfg, inspect_lto_ptx and the _type_annotation property. */
+PyObject *nbc__py_kernel_inspect_asm(KernelObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nbc__py_kernel_inspect_llvm(KernelObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nbc__py_kernel_inspect_types(KernelObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nbc__py_kernel_inspect_sass(KernelObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nbc__py_kernel_inspect_sass_cfg(KernelObject *self, PyObject *args,
+                                          PyObject *kwargs);
+PyObject *nbc__py_kernel_inspect_lto_ptx(KernelObject *self, PyObject *args, PyObject *kwargs);
+PyObject *nbc__py_kernel_type_annotation(KernelObject *self, void *c);
+
 /* ======================================================================= launch.c === */
 /* The kernel's function in the current context, loading the code there the first time;
  * NULL with the error set. */

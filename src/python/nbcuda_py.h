@@ -423,10 +423,22 @@ int nbc__py_source_is_current(PyObject *code, PyObject *lines);
  * -1 with ValueError otherwise. */
 int nbc__py_inline_always(PyObject *inline_option);
 int nbc__py_compile_init(PyObject *module, nbc__py_state *st);
+
+/* ======================================================================= source.c === */
+/* The name a lambda is compiled under: `def <lambda>` is not Python. */
+#define NBC__PY_LAMBDA_NAME "_lambda_"
 /* inspect.getsourcelines(f): (lines, first line), for a function made by exec() or compile()
  * of a string from the text nbcuda kept of it (exec_source.c); NULL with inspect's OSError
  * when there is none (or another exception). */
 PyObject *nbc__py_source_lines(PyObject *f);
+/* The name f's def has in its source (its code's co_name); a new reference or NULL. */
+PyObject *nbc__py_source_name(PyObject *f);
+/* The dedented source of f, its first line, the columns removed, its file and name; the new
+ * references are appended to keep (alive until the compile returns), and f to *ptextless (a
+ * list made on first use) when no file holds its text. -1 with an exception set. */
+int nbc__py_function_source(PyObject *keep, PyObject **ptextless, PyObject *f,
+                            const char **ptext, int *pline, int *pcol, const char **pfile,
+                            const char **pname);
 /* Compiles pyfunc (a Python function) for sig with the options; a new reference to the
  * result object is not made here: *presult is the C result (caller destroys). Returns 0,
  * or -1 with the Python exception set. */
