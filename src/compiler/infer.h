@@ -278,6 +278,9 @@ const nbc__type *nbc__infer_call_method_reshape(infer *I, nbc__node *n, const nb
  * its ndim and layout kept; whether the sizes fit is numba's run-time check (ValueError
  * "new type not compatible with array"). */
 const nbc__type *nbc__infer_call_method_view(infer *I, nbc__node *n, const nbc__type *at);
+/* x.view(dtype) of an integer or float scalar: its bits as another type of the same size. */
+const nbc__type *nbc__infer_call_method_scalar_view(infer *I, nbc__node *n,
+                                                    const nbc__type *xt);
 /* operator.setitem(a, i, v): numba's `a[i] = v`, typed as that assignment is. The first walk
  * makes the call's list the target a[i] (marked "$setitem") and v, which the later walks find
  * as they are; the call is None. */

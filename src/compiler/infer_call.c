@@ -257,6 +257,8 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "view") == 0) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);
     if (o && o->kind == NBC__T_ARRAY) return nbc__infer_call_method_view(I, n, o);
+    if (o && (nbc__type_is_int(o) || nbc__type_is_float(o)))
+      return nbc__infer_call_method_scalar_view(I, n, o);
   }
   /* a.reshape(...) */
   if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "reshape") == 0) {

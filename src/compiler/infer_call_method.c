@@ -69,6 +69,32 @@ const nbc__type *nbc__infer_call_method_view(infer *I, nbc__node *n, const nbc__
   return vt;
 }
 
+/* x.view(dtype) of an integer or float scalar, as numba's scalar_view types it: the same bits
+ * as another integer or float type of the same size (x.view(np.int64) of a float64). */
+const nbc__type *nbc__infer_call_method_scalar_view(infer *I, nbc__node *n,
+                                                    const nbc__type *xt) {
+  if (n->list.count != 1 || n->list.items[0]->kind == NBC__N_KEYWORD)
+    return TYPING(I, n, "view() takes exactly one argument, the dtype"), NULL;
+  const nbc__type *t = nbc__infer_expr(I, n->list.items[0]);
+  const nbc__type *dt = t ? nbc__infer_call_cuda_dtype_of(I, n->list.items[0], t) : NULL;
+  if (!dt) return NULL;
+  if (!nbc__type_is_int(dt) && !nbc__type_is_float(dt))
+    return TYPING(I, n, "view() of %s as %s: a scalar is viewed as an integer or float type",
+                  nbc__infer_tname(I, xt), nbc__infer_tname(I, dt)),
+           NULL;
+  if (nbc__type_size(dt) != nbc__type_size(xt))
+    return TYPING(I, n, "Changing the dtype of a 0d array is only supported if the itemsize is "
+                        "unchanged (view() of %s as %s)",
+                  nbc__infer_tname(I, xt), nbc__infer_tname(I, dt)),
+           NULL;
+  nbc__call *c = nbc__infer_call_new(I, n, NBC__B_VIEW, "view", 1);
+  if (!c) return NULL;
+  c->argtypes[0] = t;
+  c->ret = dt;
+  n->a->type = xt;
+  return dt;
+}
+
 /* operator.setitem(a, i, v): numba's `a[i] = v`, typed as that assignment is. The first walk
  * makes the call's list the target a[i] (marked "$setitem") and v, which the later walks find
  * as they are; the call is None. */

@@ -227,7 +227,7 @@ nbc__lval nbc__lower_array_attr(nbc__lowerer *L, nbc__node *n, nbc__lval arr);
 nbc__lval nbc__lower_reshape(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* a.transpose(axes): the view with shape and strides permuted (call->shape). */
 nbc__lval nbc__lower_transpose(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
-/* a.view(dtype): numba's array_view (a NBC__B_VIEW call n). */
+/* a.view(dtype): numba's array_view (a NBC__B_VIEW call n); x.view(dtype) of a scalar. */
 nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 /* carray(ptr, shape) / farray: numba's np_cfarray (a NBC__B_CARRAY call n). */
 nbc__lval nbc__lower_carray(nbc__lowerer *L, nbc__node *n, const nbc__call *call);

@@ -622,6 +622,14 @@ nbc__lval nbc__lower_transpose(nbc__lowerer *L, nbc__node *n, const nbc__call *c
  * keeps the old fields, the view's itemsize and size are its own. */
 nbc__lval nbc__lower_view(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
   const nbc__type *vt = call->ret;
+  if (vt->kind != NBC__T_ARRAY) { /* a scalar's view: its bits as the other type */
+    nbc__lval x = nbc__lower_expr(L, n->a->a);
+    const char *from = nbc__lower_ltype(L, x.type), *to = nbc__lower_ltype(L, vt);
+    if (strcmp(from, to) == 0) return (nbc__lval){vt, x.v}; /* float16 is its i16 bits */
+    const char *r = tmp(L);
+    EMIT("%s = bitcast %s %s to %s", r, from, x.v, to);
+    return (nbc__lval){vt, r};
+  }
   nbc__lval arr = nbc__lower_expr(L, n->a->a);
   int nd = vt->ndim;
   int64_t os = (int64_t)nbc__type_size(arr.type->dtype), ns = (int64_t)nbc__type_size(vt->dtype);
