@@ -86,7 +86,7 @@ static void refused(const char *src, nbc_status_t status, const char *why) {
   ASSERT_CONTAINS(c->message, why);
 }
 
-static const char depth_limit[] = "too many nested expressions or statements (more than 10000)";
+static const char depth_limit[] = "too many nested expressions or statements (more than 1000)";
 
 /* Expressions as deep as the parser allows: a unary chain, a left-deep binary chain, nested
  * brackets; every tree walk (resolve, desugar, closures, SSA, inference, lowering, the IR
