@@ -49,11 +49,16 @@ const nbc__type *nbc__infer_call_method_reshape(infer *I, nbc__node *n, const nb
 /* a.view(dtype) as numba types it (resolve_view): the same array with another number dtype,
  * its ndim and layout kept; whether the sizes fit is numba's run-time check (ValueError
  * "new type not compatible with array"). */
-const nbc__type *nbc__infer_call_method_view(infer *I, nbc__node *n, const nbc__type *at) {
+/* The dtype view(dtype) names, its argument's type in *pt; NULL once reported. */
+static const nbc__type *view_dtype(infer *I, nbc__node *n, const nbc__type **pt) {
   if (n->list.count != 1 || n->list.items[0]->kind == NBC__N_KEYWORD)
     return TYPING(I, n, "view() takes exactly one argument, the dtype"), NULL;
-  const nbc__type *t = nbc__infer_expr(I, n->list.items[0]);
-  const nbc__type *dt = t ? nbc__infer_call_cuda_dtype_of(I, n->list.items[0], t) : NULL;
+  *pt = nbc__infer_expr(I, n->list.items[0]);
+  return *pt ? nbc__infer_call_cuda_dtype_of(I, n->list.items[0], *pt) : NULL;
+}
+
+const nbc__type *nbc__infer_call_method_view(infer *I, nbc__node *n, const nbc__type *at) {
+  const nbc__type *t = NULL, *dt = view_dtype(I, n, &t);
   if (!dt) return NULL;
   if (!nbc__type_is_number(dt) || !nbc__type_is_number(at->dtype))
     return UNSUPPORTED(I, n, "view() of %s as %s: nbcuda reinterprets arrays of numbers only",
@@ -73,10 +78,7 @@ const nbc__type *nbc__infer_call_method_view(infer *I, nbc__node *n, const nbc__
  * as another integer or float type of the same size (x.view(np.int64) of a float64). */
 const nbc__type *nbc__infer_call_method_scalar_view(infer *I, nbc__node *n,
                                                     const nbc__type *xt) {
-  if (n->list.count != 1 || n->list.items[0]->kind == NBC__N_KEYWORD)
-    return TYPING(I, n, "view() takes exactly one argument, the dtype"), NULL;
-  const nbc__type *t = nbc__infer_expr(I, n->list.items[0]);
-  const nbc__type *dt = t ? nbc__infer_call_cuda_dtype_of(I, n->list.items[0], t) : NULL;
+  const nbc__type *t = NULL, *dt = view_dtype(I, n, &t);
   if (!dt) return NULL;
   if (!nbc__type_is_int(dt) && !nbc__type_is_float(dt))
     return TYPING(I, n, "view() of %s as %s: a scalar is viewed as an integer or float type",
