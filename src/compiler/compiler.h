@@ -520,10 +520,18 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
                                      const nbc__type **pargs, const char **pwhy);
 const nbc__type *nbc__type_unop_sig(nbc__op op, const nbc__type *a, const nbc__type **parg,
                                     const char **pwhy);
+/* Why a typing function found no type: no definition matches the arguments (the caller
+ * reports numba's "Invalid use of ... with parameters"), or the arguments are refused for a
+ * reason of their own, which the text says and the caller reports as it is. */
+typedef enum nbc__type_fail { NBC__TYPE_NO_MATCH, NBC__TYPE_REFUSED } nbc__type_fail;
+typedef struct nbc__type_why {
+  nbc__type_fail kind;
+  const char *text; /* a static string, or NULL */
+} nbc__type_why;
 /* Builtins abs int float bool round min max over scalars ("abs", ...); pargs as above,
  * with room for nargs (at most 64) types (min/max: every argument converts to the result). */
 const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const *args,
-                                        int nargs, const nbc__type **pargs, const char **pwhy);
+                                        int nargs, const nbc__type **pargs, nbc__type_why *pwhy);
 /* math.<name> over scalars (numba-cuda's cudamath templates); frexp/modf give tuples. */
 const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, int nargs,
                                 const nbc__type **pargs, const char **pwhy);

@@ -214,6 +214,15 @@ bool nbc__infer_stmt_always_returns(const nbc__list *body);
 /* ------------------------------------------------------------------------ calls */
 nbc__call *nbc__infer_call_new(infer *I, nbc__node *n, nbc__builtin b, const char *name,
                                int nargs);
+/* Records call n of b (name) returning ret, argument i converted to argtypes[i] (NULL: kept
+ * as it is; a keyword's value converts); ret, or NULL out of memory. _each: every argument
+ * converted to one type. */
+const nbc__type *nbc__infer_call_record(infer *I, nbc__node *n, nbc__builtin b, const char *name,
+                                        int nargs, const nbc__type *const *argtypes,
+                                        const nbc__type *ret);
+const nbc__type *nbc__infer_call_record_each(infer *I, nbc__node *n, nbc__builtin b,
+                                             const char *name, int nargs,
+                                             const nbc__type *each, const nbc__type *ret);
 /* Positional arguments only (keywords are checked by the callers that take them). */
 int nbc__infer_call_positional(const nbc__node *n);
 /* False (reported) when a call of `what` passes a keyword argument. */

@@ -33,6 +33,36 @@ nbc__call *nbc__infer_call_new(infer *I, nbc__node *n, nbc__builtin b, const cha
   return c->argtypes ? c : NULL;
 }
 
+/* The tail of nbc__infer_call_record(_each): argument i converts to argtypes[i], or to each
+ * when argtypes is NULL. */
+static const nbc__type *record(infer *I, nbc__node *n, nbc__builtin b, const char *name,
+                               int nargs, const nbc__type *const *argtypes,
+                               const nbc__type *each, const nbc__type *ret) {
+  nbc__call *c = nbc__infer_call_new(I, n, b, name, nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++) {
+    nbc__node *a = n->list.items[i];
+    if (a->kind == NBC__N_KEYWORD) a = a->a;
+    const nbc__type *to = argtypes ? argtypes[i] : each;
+    c->argtypes[i] = to ? to : a->type;
+    nbc__infer_cast(a, to);
+  }
+  c->ret = ret;
+  return ret;
+}
+
+const nbc__type *nbc__infer_call_record(infer *I, nbc__node *n, nbc__builtin b, const char *name,
+                                        int nargs, const nbc__type *const *argtypes,
+                                        const nbc__type *ret) {
+  return record(I, n, b, name, nargs, argtypes, NULL, ret);
+}
+
+const nbc__type *nbc__infer_call_record_each(infer *I, nbc__node *n, nbc__builtin b,
+                                             const char *name, int nargs,
+                                             const nbc__type *each, const nbc__type *ret) {
+  return record(I, n, b, name, nargs, NULL, each, ret);
+}
+
 /* Positional arguments only (keywords are checked by the callers that take them). */
 int nbc__infer_call_positional(const nbc__node *n) {
   int k = 0;

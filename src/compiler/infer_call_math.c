@@ -55,14 +55,7 @@ const nbc__type *nbc__infer_call_math(infer *I, nbc__node *n, const char *name,
     snprintf(what, sizeof what, "math.%s", name);
     return nbc__infer_call_arg_list_error(I, n, what, types, nargs);
   }
-  nbc__call *c = nbc__infer_call_new(I, n, NBC__B_MATH, name, nargs);
-  if (!c) return NULL;
-  for (int i = 0; i < nargs; i++) {
-    c->argtypes[i] = conv[i];
-    nbc__infer_cast(n->list.items[i], conv[i]);
-  }
-  c->ret = r;
-  return r;
+  return nbc__infer_call_record(I, n, NBC__B_MATH, name, nargs, conv, r);
 }
 
 /* A ufunc on a complex number that numba computes with its npyfuncs formulas: a call of the
@@ -170,14 +163,7 @@ const nbc__type *nbc__infer_call_math_numpy(infer *I, nbc__node *n, const char *
   }
   const char *math = NULL;
   nbc__builtin b = nbc__numpy_builtin(name, loop, &math);
-  nbc__call *c = nbc__infer_call_new(I, n, b, b == NBC__B_MATH ? math : name, nargs);
-  if (!c) return NULL;
-  for (int i = 0; i < nargs; i++) {
-    c->argtypes[i] = loop;
-    nbc__infer_cast(n->list.items[i], loop);
-  }
-  c->ret = r;
-  return r;
+  return nbc__infer_call_record_each(I, n, b, b == NBC__B_MATH ? math : name, nargs, loop, r);
 }
 
 /* numpy.dtype(x) as numba types it: x a string naming a type kernels have ("float32", "f4",

@@ -1067,26 +1067,39 @@ const nbc__type *nbc__type_unify(nbc__ctx *ctx, const nbc__type *a, const nbc__t
   return NULL;
 }
 
-bool nbc__type_truth(const nbc__type *t, const char **pwhy) {
-  if (pwhy) *pwhy = NULL;
+/* Sets *pwhy (when not NULL) to what a typing function found: kind and text. */
+static void set_why(nbc__type_why *pwhy, nbc__type_fail kind, const char *text) {
+  if (pwhy) *pwhy = (nbc__type_why){kind, text};
+}
+
+/* The truth value's typing, with the kind of its failure. */
+static bool truth(const nbc__type *t, nbc__type_why *pwhy) {
+  set_why(pwhy, NBC__TYPE_NO_MATCH, NULL);
   if (t && t->kind == NBC__T_FLOAT16) {
     /* numba-cuda types it but libNVVM rejects the IR it emits; refuse it up front. */
-    if (pwhy) *pwhy = "the truth value of a float16 is not supported";
+    set_why(pwhy, NBC__TYPE_REFUSED, "the truth value of a float16 is not supported");
     return false;
   }
   if (t && (nbc__type_is_number(t) || t->kind == NBC__T_NONE || nbc__type_is_bf16(t)))
     return true;
-  if (pwhy) *pwhy = "no truth value";
+  set_why(pwhy, NBC__TYPE_NO_MATCH, "no truth value");
   return false;
+}
+
+bool nbc__type_truth(const nbc__type *t, const char **pwhy) {
+  nbc__type_why w;
+  bool ok = truth(t, &w);
+  if (pwhy) *pwhy = w.text;
+  return ok;
 }
 
 /* ----------------------------------------------------------------------- builtins */
 
 const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const *args,
-                                        int nargs, const nbc__type **pargs, const char **pwhy) {
+                                        int nargs, const nbc__type **pargs, nbc__type_why *pwhy) {
   const nbc__type *argbuf[64];
   if (!pargs) pargs = argbuf;
-  if (pwhy) *pwhy = NULL;
+  set_why(pwhy, NBC__TYPE_NO_MATCH, NULL);
   if (nargs < 0 || nargs > 64) goto fail;
   if (nargs == 1 && nbc__type_is_datetime(args[0])) { /* numba's npdatetime templates */
     pargs[0] = args[0];
@@ -1094,9 +1107,9 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     if (strcmp(name, "abs") == 0 && td) return args[0];
     if (strcmp(name, "int") == 0 && (td || args[0]->count == 10)) return S_(INT64);
     if (strcmp(name, "int") == 0) {
-      if (pwhy) /* numba: "Only datetime64[ns] can be converted" */
-        *pwhy = "int() of a datetime64 is not supported but for datetime64[ns] (only its "
-                "count of nanoseconds converts)";
+      set_why(pwhy, NBC__TYPE_REFUSED, /* numba: "Only datetime64[ns] can be converted" */
+          "int() of a datetime64 is not supported but for datetime64[ns] (only its count of "
+          "nanoseconds converts)");
       return NULL;
     }
     goto fail;
@@ -1127,21 +1140,21 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
       pargs[0] = args[0];
       return S_(INT64);
     }
-    if (pwhy) *pwhy = "int() does not support complex";
+    set_why(pwhy, NBC__TYPE_NO_MATCH, "int() does not support complex");
     return NULL;
   } else if (strcmp(name, "float") == 0 && nargs == 1) {
     if (args[0]->kind == NBC__T_BOOL) {
-      if (pwhy) *pwhy = "float() only support for numbers";
+      set_why(pwhy, NBC__TYPE_NO_MATCH, "float() only support for numbers");
       return NULL;
     }
     if (nbc__type_is_complex(args[0])) {
-      if (pwhy) *pwhy = "float() does not support complex";
+      set_why(pwhy, NBC__TYPE_NO_MATCH, "float() does not support complex");
       return NULL;
     }
     pargs[0] = args[0];
     return nbc__type_is_int(args[0]) ? S_(FLOAT64) : args[0];
   } else if (strcmp(name, "bool") == 0 && nargs == 1) {
-    if (!nbc__type_truth(args[0], pwhy)) return NULL;
+    if (!truth(args[0], pwhy)) return NULL;
     pargs[0] = args[0];
     return S_(BOOL);
   } else if (strcmp(name, "round") == 0 && (nargs == 1 || nargs == 2)) {
@@ -1155,7 +1168,7 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     for (int i = 0; i < nargs; i++) {
       if (args[i]->kind != NBC__T_BOOL) allbool = false;
       if (nbc__type_is_complex(args[i])) {
-        if (pwhy) *pwhy = "min()/max() of complex numbers is not supported";
+        set_why(pwhy, NBC__TYPE_REFUSED, "min()/max() of complex numbers is not supported");
         return NULL;
       }
     }
@@ -1170,7 +1183,7 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     return r;
   }
 fail:
-  if (pwhy && !*pwhy) *pwhy = "no matching definition for the argument types";
+  if (pwhy && !pwhy->text) pwhy->text = "no matching definition for the argument types";
   return NULL;
 }
 
