@@ -532,7 +532,22 @@ typedef struct nbc__type_why {
  * with room for nargs (at most 64) types (min/max: every argument converts to the result). */
 const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const *args,
                                         int nargs, const nbc__type **pargs, nbc__type_why *pwhy);
-/* math.<name> over scalars (numba-cuda's cudamath templates); frexp/modf give tuples. */
+/* One concrete signature of a typing template: ret(a[, b]), type kinds (b NBC__T_VOID for
+ * one argument). */
+typedef struct nbc__type_case {
+  unsigned char ret, a, b;
+} nbc__type_case;
+/* numba's overload resolution over cases[0..ncases) of nargs (1 or 2) numbers: the first case
+ * with the fewest (unsafe, safe, promote) conversions; its return type, pargs[] its argument
+ * types; NULL when none fits. */
+const nbc__type *nbc__type_resolve_cases(const nbc__type_case *cases, int ncases,
+                                         const nbc__type *const *args, int nargs,
+                                         bool unsafe_casting, const nbc__type **pargs);
+/* The tuples math.frexp (mantissa, int32) and math.modf (part, part) return. */
+const nbc__type *nbc__type_frexp_result(const nbc__type *mantissa);
+const nbc__type *nbc__type_modf_result(const nbc__type *part);
+/* lib_math.c: math.<name> over scalars (numba-cuda's cudamath templates; frexp/modf give
+ * tuples), and whether math has a function name. */
 const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, int nargs,
                                 const nbc__type **pargs, const char **pwhy);
 bool nbc__math_exists(const char *name);
@@ -659,9 +674,6 @@ const char *nbc__bf16_operator_function(nbc__op op, bool unary);
  * bfloat16 to an integer (its conversion operator, toward zero); NULL for the conversions
  * lowered inline (to float32, float64, float16, bool) or none. */
 const char *nbc__bf16_conversion_function(const nbc__type *from, const nbc__type *to);
-/* The bfloat16 function numba-cuda's overload of math.<name> calls (math.sqrt: hsqrt), or
- * NULL (numba then computes in float32). */
-const char *nbc__bf16_math_function(const char *name);
 
 /* fp16.c: numba.cuda.fp16's function `name` (as exported, "hadd", "__hsub_sat"): its return
  * type, argument types (up to 4; *pnargs of them) and the symbol of its Numba-ABI wrapper in

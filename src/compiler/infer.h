@@ -247,11 +247,13 @@ const nbc__type *nbc__infer_call_builtin_isinstance(infer *I, nbc__node *n);
  * the call becoming that constant (numba types float() of a string literal and folds it). */
 const nbc__type *nbc__infer_call_builtin_float_of_string(infer *I, nbc__node *n);
 
-/* ------------------------------------------- infer_call_math.c: math, cmath, numpy */
-/* math.<name>(...): libdevice's function for the argument types, or cuda_fp16.h's for a
- * float16 argument. */
-const nbc__type *nbc__infer_call_math(infer *I, nbc__node *n, const char *name,
-                                      const nbc__type **types, int nargs);
+/* ---------------------------------------------------- lib_math.c: the math namespace */
+/* math.<name>(...): libdevice's function for the argument types, or cuda_fp16.h's /
+ * cuda_bf16.h's for a float16 / bfloat16 argument, from the function's table row. */
+const nbc__type *nbc__lib_math_call(infer *I, nbc__node *n, const char *name,
+                                    const nbc__type **types, int nargs);
+
+/* ------------------------------------------------- infer_call_math.c: cmath, numpy */
 /* cmath.<name>(...): numba-cuda's cmath (cmath.c). Its lowered functions have templates of
  * complex64 and complex128: the argument (a number) converts to complex64 when it is complex64
  * or no wider than float32, else to complex128, and the call goes to the embedded source's

@@ -358,7 +358,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (G && nbc__infer_is_builtin(G))
     return nbc__infer_call_builtin(I, n, G->g.name, types, nargs);
   if (strncmp(f->name, "math.", 5) == 0)
-    return nbc__infer_call_math(I, n, f->name + 5, types, nargs);
+    return nbc__lib_math_call(I, n, f->name + 5, types, nargs);
   if (strncmp(f->name, "cmath.", 6) == 0)
     return nbc__infer_call_math_cmath(I, n, f->name + 6, types, nargs);
   if (strncmp(f->name, "numpy.", 6) == 0 && nbc__array_reduction_exists(f->name + 6)) {

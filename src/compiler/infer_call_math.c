@@ -1,7 +1,7 @@
-/* infer_call_math.c — calls of the math, cmath and numpy modules' functions: math.<f> (with
- * numba-cuda's float16 overloads), cmath.<f> through the embedded cmath source, numpy's ufuncs
- * on scalars (numpy.c's loop typing) and over arrays with an output array, complex ufuncs
- * through numba's npyfuncs formulas, and numpy.dtype(x).
+/* infer_call_math.c — calls of the cmath and numpy modules' functions: cmath.<f> through the
+ * embedded cmath source, numpy's ufuncs on scalars (numpy.c's loop typing) and over arrays
+ * with an output array, complex ufuncs through numba's npyfuncs formulas, and numpy.dtype(x).
+ * math.<f> is lib_math.c's.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -9,54 +9,6 @@
 #include <string.h>
 
 #include "compiler/infer.h"
-
-/* numba-cuda's fp16.py overloads math.<f> for a float16 argument with cuda_fp16.h's function
- * (math.sqrt is hsqrt, math.fabs habs, ...): the result is float16, computed as CUDA computes
- * it. The math function's cuda.fp16 counterpart, or NULL. */
-static const char *fp16_math_function(const char *name) {
-  static const char *const pairs[][2] = {
-      {"trunc", "htrunc"}, {"ceil", "hceil"}, {"floor", "hfloor"}, {"fabs", "habs"},
-      {"sqrt", "hsqrt"},   {"log", "hlog"},   {"log2", "hlog2"},   {"log10", "hlog10"},
-      {"exp", "hexp"},     {"exp2", "hexp2"}, {"tanh", "htanh"},   {"cos", "hcos"},
-      {"sin", "hsin"},
-  };
-  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-    if (strcmp(pairs[i][0], name) == 0) return pairs[i][1];
-  return NULL;
-}
-
-const nbc__type *nbc__infer_call_math(infer *I, nbc__node *n, const char *name,
-                                      const nbc__type **types, int nargs) {
-  if (!nbc__infer_call_no_keywords(I, n, name)) return NULL;
-  const char *hname = nargs == 1 && types[0] && types[0]->kind == NBC__T_FLOAT16
-                          ? fp16_math_function(name)
-                          : NULL;
-  const nbc__type *hret, *hparams[4];
-  int hn = 0;
-  const char *symbol;
-  /* numba-cuda's bf16.py overloads (hsqrt...); its other math functions take its float32 */
-  bool bf16 = nargs == 1 && nbc__type_is_bf16(types[0]);
-  const char *bname = bf16 ? nbc__bf16_math_function(name) : NULL;
-  bool wrapped = bname ? nbc__bf16_find(I->ctx, bname, &hret, hparams, &hn, &symbol)
-                       : hname && nbc__fp16_find(I->ctx, hname, &hret, hparams, &hn, &symbol);
-  if (bf16 && !wrapped) types[0] = T(NBC__T_FLOAT32);
-  if (wrapped && hn == 1) {
-    nbc__call *c = nbc__infer_call_new(I, n, NBC__B_EXTERN, symbol, 1);
-    if (!c) return NULL;
-    c->argtypes[0] = hparams[0];
-    c->ret = hret;
-    return hret;
-  }
-  const nbc__type *conv[2];
-  const char *why;
-  const nbc__type *r = nargs <= 2 ? nbc__type_math(name, types, nargs, conv, &why) : NULL;
-  if (!r) {
-    char what[64];
-    snprintf(what, sizeof what, "math.%s", name);
-    return nbc__infer_call_arg_list_error(I, n, what, types, nargs);
-  }
-  return nbc__infer_call_record(I, n, NBC__B_MATH, name, nargs, conv, r);
-}
 
 /* A ufunc on a complex number that numba computes with its npyfuncs formulas: a call of the
  * generated _np_<name> (numpy.c) for the number's type. */

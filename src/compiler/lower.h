@@ -359,6 +359,11 @@ nbc__lval nbc__lower_compare_boolop(nbc__lowerer *L, nbc__node *n);
 /* `a if c else b`: only the chosen value is evaluated. */
 nbc__lval nbc__lower_compare_ifexp(nbc__lowerer *L, nbc__node *n);
 
+/* ---------------------------------------------------- lib_math.c: the math namespace */
+/* An NBC__B_MATH call (math.<name>, or a numpy ufunc computed by it), lowered by its table
+ * row's function: through libdevice, in the float type of its arguments. */
+nbc__lval nbc__lib_math_lower(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+
 /* --------------------------------------------- lib_cuda.c: the cuda namespace's intrinsics */
 /* A call infer typed through nbc__lib_cuda_type (NBC__B_CUDA_INTRINSIC), lowered by its
  * table row's function. */
