@@ -1,7 +1,7 @@
 """The kernel language's reference tables, generated from the compiler's own tables.
 
 What a kernel may call is decided by tables in src/compiler/ (the cuda module's names in
-lib_cuda.c, libdevice/fp16/bf16 in their generated headers, math in types.c, cmath in
+lib_cuda.c, libdevice/fp16/bf16 in their generated headers, math in lib_math.c, cmath in
 cmath.c, numpy's ufuncs and dtypes in numpy.c, the operator module in infer_operator.c, the
 builtins in infer_global.c) and checked against numba-cuda's typing in tests/data/*.tsv. This
 script reads those files and writes the tables of docs' kernel-language reference, so the
@@ -82,14 +82,16 @@ def half_funcs(header):
 
 
 def math_funcs():
-    block = _block(_read("src", "compiler", "types.c"), "} math_funcs[] = {", "math")
+    """[(name, template)] of lib_math.c's MATH_FUNCTIONS rows, F(name, template, ...): the
+    template's name read as words (unary_fp16: "unary, float16", pow_: "pow")."""
+    src = _read("src", "compiler", "lib_math.c")
+    i = src.index("#define MATH_FUNCTIONS(F)")
+    body = src[i:src.index("\n\n", i)]
     rows = []
-    for m in re.finditer(r'(MU16|MU)\("(\w+)"\)|\{"(\w+)",\s*(\w+)_cases', block):
-        if m.group(1):
-            rows.append((m.group(2), "unary" + (", float16" if m.group(1) == "MU16" else "")))
-        else:
-            rows.append((m.group(3), m.group(4).replace("math_", "").replace("_", " ")))
-    return _need(sorted(rows), "types.c math_funcs")
+    for name, template in re.findall(r'F\("(\w+)",\s*(\w+),', body):
+        kind = template.rstrip("_").replace("_fp16", ", float16").replace("_", " ")
+        rows.append((name, kind))
+    return _need(sorted(rows), "lib_math.c MATH_FUNCTIONS")
 
 
 def cmath_funcs():
@@ -197,7 +199,7 @@ def page():
     ld = libdevice()
     out += ["## math {#math}", "",
             "`import math` / `from math import ...`, through libdevice (float32 variants for "
-            "float32 arguments, fast variants under `fastmath`); `types.c`. *float16*: also "
+            "float32 arguments, fast variants under `fastmath`); `lib_math.c`. *float16*: also "
             "defined for float16 arguments (cuda_fp16.h's functions).", "",
             "| function | cases |", "|---|---|"]
     out += [f"| `math.{n}` | {k} |" for n, k in math_funcs()]

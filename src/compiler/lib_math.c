@@ -41,7 +41,7 @@ static const nbc__type_case binary_int[] = {
     C2(FLOAT64, FLOAT64, FLOAT64)};
 static const nbc__type_case binary[] = {C2(FLOAT32, FLOAT32, FLOAT32),
                                         C2(FLOAT64, FLOAT64, FLOAT64)};
-static const nbc__type_case power[] = {C2(FLOAT32, FLOAT32, FLOAT32), C2(FLOAT64, FLOAT64, FLOAT64),
+static const nbc__type_case pow_[] = {C2(FLOAT32, FLOAT32, FLOAT32), C2(FLOAT64, FLOAT64, FLOAT64),
                                        C2(FLOAT32, FLOAT32, INT32), C2(FLOAT64, FLOAT64, INT32)};
 static const nbc__type_case ldexp_[] = {C2(FLOAT32, FLOAT32, INT32), C2(FLOAT64, FLOAT64, INT32)};
 /* frexp and modf: ret holds the argument kind; the tuple is nbc__type_math's. */
@@ -109,7 +109,7 @@ static lower_fn lower_unary, lower_tanh, lower_binary, lower_pow, lower_pred, lo
   F("fmod", binary, NULL, NULL, lower_binary, "fmod", NULL)                                    \
   F("nextafter", binary, NULL, NULL, lower_binary, "nextafter", NULL)                          \
   F("remainder", binary, NULL, NULL, lower_binary, "remainder", NULL)                          \
-  F("pow", power, NULL, NULL, lower_pow, "pow", NULL)                                          \
+  F("pow", pow_, NULL, NULL, lower_pow, "pow", NULL)                                          \
   F("ldexp", ldexp_, NULL, NULL, lower_ldexp, "ldexp", NULL)                                   \
   F("frexp", frexp_, NULL, NULL, lower_frexp, "frexp", NULL)                                   \
   F("modf", modf_, NULL, NULL, lower_modf, "modf", NULL)
