@@ -553,7 +553,7 @@ const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, 
 bool nbc__math_exists(const char *name);
 /* resolve.c: math's float constants (pi, e, tau, inf, nan), which cmath has too. */
 bool nbc__math_constant(const char *name, double *pv);
-/* cmath.c: the kernel language's cmath (numba-cuda's cmathimpl.py, in Python, compiled like
+/* lib_cmath.c: the kernel language's cmath (numba-cuda's cmathimpl.py, in Python, compiled like
  * any function): how numba types cmath.<name> (NONE: no such function), and the Python source
  * of its implementation (named NBC__CMATH_FILE in diagnostics). */
 typedef enum nbc__cmath_kind {
@@ -851,7 +851,7 @@ typedef struct nbc__global {
           X(ATOMIC_DEC)                                                                           \
               X(ATOMIC_CAS) /* cas(ary, idx, old, val) and compare_and_swap(ary, old, val) */     \
       X(CUDA_INTRINSIC) /* name: "cuda.shfl_sync", "cuda.popc", ... lowered by lib_cuda.c */     \
-      X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */            \
+      X(NUMPY) /* numpy.<name> lowered by lib_numpy.c (float minimum/maximum/fmin/fmax...) */     \
       X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */    \
       X(COMPLEX) /* complex(re[, im]); ret complex64 or complex128 */                             \
       X(DIVMOD)  /* divmod(a, b): (a // b, a % b); argtypes: the operands' types for // and %     \
@@ -930,7 +930,7 @@ const nbc__global *nbc__infer_enum_global(const nbc__node *n);
 /* The index of the member called name in enum global g (NBC_GLOBAL_ENUM), or -1. */
 int nbc__enum_member_index(const nbc_global_t *g, const char *name);
 
-/* ======================================================================== numpy.c === */
+/* ==================================================================== lib_numpy.c === */
 /* The numpy names kernels use (`import numpy as np`): dtypes, constants, ufuncs. */
 /* A numpy dtype attribute (np.float32, np.double, np.bool_, np.byte = int8...), or NULL. */
 const nbc__type *nbc__numpy_dtype(const char *name);
@@ -949,24 +949,6 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
                                  const nbc__type **ploop, const char **pwhy);
 /* The number of inputs of a ufunc kernels support, or 0. */
 int nbc__numpy_ufunc_nin(const char *name);
-/* numpy's can_cast(from, to, 'same_kind'), the rule for a ufunc's explicit output. */
-bool nbc__numpy_same_kind(const nbc__type *from, const nbc__type *to);
-/* The kernel-language source of `_ufunc(x0, ..., out)`: ufunc `name` over inputs args[0..nin)
- * (arrays or numbers) broadcast onto out, an array of out_ndim >= 1 dimensions, as numba's
- * ufunc kernels with an explicit output do; returns out. */
-const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
-                                        const nbc__type *const *args, int nin, int out_ndim);
-/* How numba computes a ufunc on a complex number: the cmath function its ufunc_db uses (exp,
- * log, sqrt, sin, cos, tan, arcsin -> asin, ... isnan, isinf, isfinite), else NULL; whether it
- * has an npyfuncs formula of its own (sinh, cosh, tanh, arccosh, exp2, log2, log10, expm1,
- * log1p); and that formula as kernel-language source defining _np_<name>(z), for complex64
- * (c64) or complex128 (NULL for other ufuncs). */
-const char *nbc__numpy_complex_cmath(const char *ufunc);
-bool nbc__numpy_complex_formula(const char *ufunc);
-const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64);
-/* The builtin that computes the ufunc on its loop type (MATH with *pmath the math name,
- * ABS, MIN, MAX, CAST or NUMPY). */
-nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const char **pmath);
 
 /* ======================================================================== lower.c === */
 /* Emits the NVVM IR module (LLVM 7 text, typed pointers) for the program into out:

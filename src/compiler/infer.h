@@ -253,22 +253,24 @@ const nbc__type *nbc__infer_call_builtin_float_of_string(infer *I, nbc__node *n)
 const nbc__type *nbc__lib_math_call(infer *I, nbc__node *n, const char *name,
                                     const nbc__type **types, int nargs);
 
-/* ------------------------------------------------- infer_call_math.c: cmath, numpy */
-/* cmath.<name>(...): numba-cuda's cmath (cmath.c). Its lowered functions have templates of
- * complex64 and complex128: the argument (a number) converts to complex64 when it is complex64
- * or no wider than float32, else to complex128, and the call goes to the embedded source's
+/* -------------------------------------------------- lib_cmath.c: the cmath namespace */
+/* cmath.<name>(...): numba-cuda's cmath. Its lowered functions have templates of complex64
+ * and complex128: the argument (a number) converts to complex64 when it is complex64 or no
+ * wider than float32, else to complex128, and the call goes to the embedded source's
  * _<name>__c64 / _<name>__c128, which return that type (isnan/isinf/isfinite: bool; log takes
  * an optional base of the same type). Its overloads (log10, cosh, sinh, tanh, acosh, phase,
  * polar) take a complex number as it is, rect two floats, and return what their bodies do. */
-const nbc__type *nbc__infer_call_math_cmath(infer *I, nbc__node *n, const char *name,
-                                            const nbc__type **types, int nargs);
+const nbc__type *nbc__cmath_call(infer *I, nbc__node *n, const char *name,
+                                 const nbc__type **types, int nargs);
+
+/* -------------------------------------------------- lib_numpy.c: the numpy namespace */
 /* numpy.<ufunc>(...) on scalars or over arrays with an output array. */
-const nbc__type *nbc__infer_call_math_numpy(infer *I, nbc__node *n, const char *name,
-                                            const nbc__type **types, int nargs);
+const nbc__type *nbc__numpy_call(infer *I, nbc__node *n, const char *name,
+                                 const nbc__type **types, int nargs);
 /* numpy.dtype(x) as numba types it: x a string naming a type kernels have ("float32", "f4",
  * "<i8", "M8[D]") or a type (np.float32), giving that type as a value (a dtype argument of
  * cuda.local.array, a.view, a.astype...); it has no run-time value. */
-const nbc__type *nbc__infer_call_math_np_dtype(infer *I, nbc__node *n);
+const nbc__type *nbc__numpy_call_dtype(infer *I, nbc__node *n);
 
 /* ---------------------------------------------- infer_call_cuda.c: the cuda module */
 /* cuda.<name>(...): lib_cuda.c's table says which typing path the name takes. */

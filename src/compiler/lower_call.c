@@ -4,7 +4,7 @@
  * other Python functions of the program with the Numba ABI (i32 status, the result through
  * a slot), of declared external device functions with the C ABI, and the dispatch of every
  * other call to the files that lower it (lower_array.c for CUDA intrinsics, lower_record.c,
- * numpy.c, lower_print.c, lower_raise.c).
+ * lib_numpy.c, lower_print.c, lower_raise.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -317,7 +317,7 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
   case NBC__B_MATH:
     return nbc__lower_convert(L, nbc__lib_math_lower(L, n, call), rt);
   case NBC__B_NUMPY:
-    return nbc__lower_numpy(L, n, call);
+    return nbc__numpy_lower(L, n, call);
   case NBC__B_CUDA_GRID:
     return nbc__lower_grid(L, n, false);
   case NBC__B_CUDA_GRIDSIZE:
