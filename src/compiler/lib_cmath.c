@@ -55,14 +55,14 @@ static bool narrow_complex(const nbc__type *t) {
   }
 }
 
-/* cmath.<name>(...): numba-cuda's cmath, the embedded source above. Its lowered functions have templates of
- * complex64 and complex128: the argument (a number) converts to complex64 when it is complex64
- * or no wider than float32, else to complex128, and the call goes to the embedded source's
- * _<name>__c64 / _<name>__c128, which return that type (isnan/isinf/isfinite: bool; log takes
- * an optional base of the same type). Its overloads (log10, cosh, sinh, tanh, acosh, phase,
+/* cmath.<name>(...): numba-cuda's cmath, the embedded source above. Its lowered functions have
+ * templates of complex64 and complex128: the argument (a number) converts to complex64 when it
+ * is complex64 or no wider than float32, else to complex128, and the call goes to the embedded
+ * source's _<name>__c64 / _<name>__c128, which return that type (isnan/isinf/isfinite: bool;
+ * log takes an optional base of the same type). Its overloads (log10, cosh, sinh, tanh, acosh, phase,
  * polar) take a complex number as it is, rect two floats, and return what their bodies do. */
 const nbc__type *nbc__cmath_call(infer *I, nbc__node *n, const char *name,
-                                            const nbc__type **types, int nargs) {
+                                 const nbc__type **types, int nargs) {
   char what[64], fn[64];
   snprintf(what, sizeof what, "cmath.%s", name);
   if (!nbc__infer_call_no_keywords(I, n, what)) return NULL;

@@ -41,9 +41,11 @@ static const nbc__type_case binary_int[] = {
     C2(FLOAT64, FLOAT64, FLOAT64)};
 static const nbc__type_case binary[] = {C2(FLOAT32, FLOAT32, FLOAT32),
                                         C2(FLOAT64, FLOAT64, FLOAT64)};
-static const nbc__type_case pow_[] = {C2(FLOAT32, FLOAT32, FLOAT32), C2(FLOAT64, FLOAT64, FLOAT64),
-                                       C2(FLOAT32, FLOAT32, INT32), C2(FLOAT64, FLOAT64, INT32)};
-static const nbc__type_case ldexp_[] = {C2(FLOAT32, FLOAT32, INT32), C2(FLOAT64, FLOAT64, INT32)};
+static const nbc__type_case pow_[] = {C2(FLOAT32, FLOAT32, FLOAT32),
+                                      C2(FLOAT64, FLOAT64, FLOAT64),
+                                      C2(FLOAT32, FLOAT32, INT32), C2(FLOAT64, FLOAT64, INT32)};
+static const nbc__type_case ldexp_[] = {C2(FLOAT32, FLOAT32, INT32),
+                                        C2(FLOAT64, FLOAT64, INT32)};
 /* frexp and modf: ret holds the argument kind; the tuple is nbc__type_math's. */
 static const nbc__type_case frexp_[] = {C1(FLOAT32, FLOAT32), C1(FLOAT64, FLOAT64)};
 static const nbc__type_case modf_[] = {C1(FLOAT64, FLOAT64), C1(FLOAT32, FLOAT32)};
@@ -99,17 +101,17 @@ static lower_fn lower_unary, lower_tanh, lower_binary, lower_pow, lower_pred, lo
   F("radians", unary, NULL, NULL, lower_radians, NULL, NULL)                                   \
   F("sinh", unary, NULL, NULL, lower_unary, "sinh", NULL)                                      \
   F("tan", unary, NULL, NULL, lower_unary, "tan", NULL)                                        \
-  F("tanh", unary, "htanh", "htanh", lower_tanh, "tanh", NULL)                                    \
+  F("tanh", unary, "htanh", "htanh", lower_tanh, "tanh", NULL)                                 \
   F("isnan", pred, NULL, NULL, lower_pred, "isnan", "isnand")                                  \
   F("isinf", pred, NULL, NULL, lower_pred, "isinf", "isinfd")                                  \
-  F("isfinite", pred, NULL, NULL, lower_finite, "finite", "isfinited")                           \
+  F("isfinite", pred, NULL, NULL, lower_finite, "finite", "isfinited")                         \
   F("atan2", binary_int, NULL, NULL, lower_binary, "atan2", NULL)                              \
   F("hypot", binary_int, NULL, NULL, lower_binary, "hypot", NULL)                              \
   F("copysign", binary, NULL, NULL, lower_binary, "copysign", NULL)                            \
   F("fmod", binary, NULL, NULL, lower_binary, "fmod", NULL)                                    \
   F("nextafter", binary, NULL, NULL, lower_binary, "nextafter", NULL)                          \
   F("remainder", binary, NULL, NULL, lower_binary, "remainder", NULL)                          \
-  F("pow", pow_, NULL, NULL, lower_pow, "pow", NULL)                                          \
+  F("pow", pow_, NULL, NULL, lower_pow, "pow", NULL)                                           \
   F("ldexp", ldexp_, NULL, NULL, lower_ldexp, "ldexp", NULL)                                   \
   F("frexp", frexp_, NULL, NULL, lower_frexp, "frexp", NULL)                                   \
   F("modf", modf_, NULL, NULL, lower_modf, "modf", NULL)

@@ -595,8 +595,8 @@ static const nbc__type *call_complex_formula(infer *I, nbc__node *n, const char 
 /* A ufunc over arrays, as numba-cuda runs one in a kernel: with an explicit output array
  * (`np.sin(x, out)`, numpy's `out=` keyword too), which the call returns; numba's loop is
  * chosen by the inputs' element types and its result must cast to out's dtype as numpy's
- * 'same_kind' rule allows. The loops are ufunc_out_source's generated function. Without an output the
- * call would allocate, which kernels cannot. */
+ * 'same_kind' rule allows. The loops are ufunc_out_source's generated function. Without an
+ * output the call would allocate, which kernels cannot. */
 static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *name, int nin,
                                           const nbc__type **types, int nargs) {
   char what[64];
@@ -659,7 +659,7 @@ static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *na
 /* numpy.<ufunc> on scalars: numba's loop typing (below); the call is recorded as the
  * builtin computing the same thing on the loop's type, each argument converted to it. */
 const nbc__type *nbc__numpy_call(infer *I, nbc__node *n, const char *name,
-                                            const nbc__type **types, int nargs) {
+                                 const nbc__type **types, int nargs) {
   char what[64];
   snprintf(what, sizeof what, "numpy.%s", name);
   int nin = nbc__numpy_ufunc_nin(name);

@@ -888,7 +888,8 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
       pargs[0] = pargs[1] = S_(FLOAT16);
       return S_(BOOL);
     }
-    r = nbc__type_resolve_cases(ordered_cmp_cases, NCASES(ordered_cmp_cases), args, 2, true, pargs);
+    r = nbc__type_resolve_cases(ordered_cmp_cases, NCASES(ordered_cmp_cases), args, 2, true,
+                                pargs);
     break;
   case NBC__OP_EQ:
   case NBC__OP_NE:
@@ -896,7 +897,8 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
       pargs[0] = pargs[1] = S_(FLOAT16);
       return S_(BOOL);
     }
-    r = nbc__type_resolve_cases(unordered_cmp_cases, NCASES(unordered_cmp_cases), args, 2, true, pargs);
+    r = nbc__type_resolve_cases(unordered_cmp_cases, NCASES(unordered_cmp_cases), args, 2, true,
+                                pargs);
     break;
   default:
     break;
@@ -1104,7 +1106,8 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
       pargs[0] = args[0];
       return args[0];
     }
-    const nbc__type *r = nbc__type_resolve_cases(abs_cases, NCASES(abs_cases), args, 1, true, pargs);
+    const nbc__type *r =
+        nbc__type_resolve_cases(abs_cases, NCASES(abs_cases), args, 1, true, pargs);
     if (r) return r;
   } else if (strcmp(name, "int") == 0 && nargs == 1) {
     if (nbc__type_is_int(args[0])) {
