@@ -556,15 +556,14 @@ int nbc__py_dump_compiled(nbc__py_state *st, PyObject *func, const nbc_compile_o
 int nbc__py_random_init(PyObject *module, nbc__py_state *st);
 
 /* ======================================================================== cache.c === */
-/* jit(cache=True): one compilation's cache file (path, key text) and its source's stamp. */
+/* jit(cache=True): one compilation's cache entry (the kernel layer's nbc_cache_entry_t). */
 typedef struct nbc__py_cache_slot {
-  char *path, *key;
-  long long mtime, size;
-  const char *uncacheable; /* why the function cannot be kept (its closure), or NULL */
+  nbc_cache_entry_t *entry; /* NULL: not cached */
+  const char *uncacheable;  /* why the function cannot be kept (its closure), or NULL */
 } nbc__py_cache_slot;
 /* 0 when py_func has a source file to cache for; else numba's RuntimeError. */
 int nbc__py_cache_check(PyObject *py_func);
-/* The slot of py_func's compilation for sig and o (no path when it cannot be cached; the
+/* The slot of py_func's compilation for sig and o (no entry when it cannot be cached; the
  * reason in uncacheable when it is its closure): where nbc__py_cache_store writes. Never
  * raises; the slot is freed with nbc__py_cache_slot_free. */
 void nbc__py_cache_slot_make(nbc__py_state *st, PyObject *py_func, const char *sig,
