@@ -642,14 +642,24 @@ typedef enum nbc_image_kind {
   NBC_IMAGE_FATBIN,
   NBC_IMAGE_LTOIR,
   NBC_IMAGE_OBJECT, /* a relocatable device object (nvcc -dc), linked only */
-  NBC_IMAGE_LIBRARY /* a static library of device objects (.a), linked only */
+  NBC_IMAGE_LIBRARY, /* a static library of device objects (.a), linked only */
+  NBC_IMAGE_CUDA     /* CUDA C++ source (numba's link=["f.cu"]), linked only: compiled by
+                        NVRTC for the link's architecture first, to LTO-IR when the link's
+                        first image (the kernel's own code) is LTO-IR, else to PTX */
 } nbc_image_kind_t;
 
 typedef struct nbc_image {
   const void *data;
-  size_t size; /* for PTX, the text length (a trailing NUL is not required) */
+  size_t size; /* for PTX and CUDA C++, the text length (a trailing NUL is not required) */
   nbc_image_kind_t kind;
+  const char *name; /* NULL, or the file name NVRTC's messages give a CUDA C++ image */
 } nbc_image_t;
+
+/* The kind numba-cuda's linker gives a link file by its extension ext (the text after the
+ * last '.', NULL for a name without one): ptx, cubin, fatbin, ltoir, o (a relocatable
+ * object), a (a static library), cu (NBC_IMAGE_CUDA). Any other is NBC_LINK_ERROR, numba's
+ * "Don't know how to link file with extension .ext". */
+nbc_status_t nbc_image_kind_of_extension(const char *ext, nbc_image_kind_t *pkind);
 
 /* Loads one image into the current context. PTX and cubin go to cuModuleLoadData; LTO-IR is
  * linked through nvJitLink for the current device's architecture. */
@@ -667,6 +677,9 @@ typedef struct nbc_module_load_options {
   int fp16;      /* link numba.cuda.fp16's wrappers too (nbc_compile_result_uses_fp16 says
                     when): nbc_fp16_shim_source compiled by NVRTC for the device, once per
                     architecture and process (to LTO-IR when an image is LTO-IR) */
+  const char *nvrtc_search_paths; /* directories searched for the #include files of
+                                     NBC_IMAGE_CUDA images, as nbc_nvrtc_compile_searching's
+                                     search_paths (NULL: none); read during the call only */
 } nbc_module_load_options_t;
 nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_kind_t kind,
                                      const nbc_module_load_options_t *options,
@@ -1247,7 +1260,8 @@ typedef struct nbc_kernel_options {
    * 100, numba's shared_memory_carveout) at each load */
   int set_carveout;
   int carveout;
-  /* images linked with the code at each load (nbc_module_link_ex): copied at create */
+  /* images linked with the code at each load (nbc_module_link_ex; CUDA C++ ones compiled by
+   * NVRTC there, searching module.nvrtc_search_paths): copied at create, with the paths */
   const nbc_image_t *links;
   int nlinks;
   /* NULL: the kernel loads its code itself; else load(load_data, kernel, &module) does */
