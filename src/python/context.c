@@ -136,7 +136,7 @@ static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) 
   if (s != NBC_OK) return nbc__py_raise(st, s);
   if (self->memory_info && self->info_free == free_bytes && self->info_total == total)
     return Py_NewRef(self->memory_info);
-  PyObject *cls = st->memory_info; /* emm.c's, made at import */
+  PyObject *cls = st->emm.memory_info; /* emm.c's, made at import */
   PyObject *f = PyLong_FromSize_t(free_bytes), *t = f ? PyLong_FromSize_t(total) : NULL;
   PyObject *info = t ? ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 2) : NULL;
   if (!info) {

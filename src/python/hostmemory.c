@@ -308,7 +308,7 @@ static PyMethodDef array_stream_def = {"stream", array_stream, METH_O,
 
 /* MappedNDArray or ManagedNDArray (made once): numpy.ndarray plus the interface. */
 static PyObject *array_class(nbc__py_state *st, PyObject *module, enum host_kind kind) {
-  PyObject **slot = kind == HOST_MANAGED ? &st->managed_array_class : &st->mapped_array_class;
+  PyObject **slot = kind == HOST_MANAGED ? &st->hostmem.managed_class : &st->hostmem.mapped_class;
   if (*slot) return *slot;
   PyObject *np = nbc__py_numpy(st);
   if (!np) return NULL;
