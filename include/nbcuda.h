@@ -915,9 +915,13 @@ typedef enum nbc_global_kind {
                                    then `cuda.local.array(4, f32, alignment=ALIGN)`) */
   NBC_GLOBAL_CFFI,              /* a cffi.FFI object: kernels call its from_buffer(array),
                                    a CPointer to the array's data (numba's cffi support) */
-  NBC_GLOBAL_DATETIME           /* a numpy datetime64 or timedelta64 scalar, a constant as
+  NBC_GLOBAL_DATETIME,          /* a numpy datetime64 or timedelta64 scalar, a constant as
                                    numba freezes it: name its type ("datetime64[D]",
                                    "timedelta64[s]"), value.i its int64 count (NaT INT64_MIN) */
+  NBC_GLOBAL_COMPLEX            /* a complex number, a constant as numba freezes it: value.f its
+                                   real part, imag its imaginary part, name its type
+                                   ("complex64" for a numpy.complex64; "complex128" or NULL
+                                   for Python's complex and numpy.complex128) */
 } nbc_global_kind_t;
 
 struct nbc_resolver;
@@ -957,6 +961,7 @@ typedef struct nbc_global {
   /* NBC_GLOBAL_DECLARED: nonzero for the C ABI (numba's declare_device(abi="c")): called as
    * `RT name(args...)`, a void function for a void signature; 0: the Numba ABI */
   int declared_c_abi;
+  double imag; /* NBC_GLOBAL_COMPLEX: the imaginary part */
 } nbc_global_t;
 
 /* Fills *pglobal for `name` and returns 0, or returns nonzero when the name is unknown. */

@@ -52,6 +52,9 @@ static bool copy_tuple(infer *I, nbc_global_t *to, const nbc_global_t *from, int
     memset(&items[i], 0, sizeof items[i]);
     items[i].kind = it->kind == NBC_GLOBAL_TUPLE && depth >= 8 ? NBC_GLOBAL_OTHER : it->kind;
     items[i].value = it->value;
+    items[i].imag = it->imag;
+    if (it->kind == NBC_GLOBAL_COMPLEX && it->name && strcmp(it->name, "complex64") == 0)
+      items[i].name = "complex64"; /* a static copy of the only name complex64 needs */
     if (items[i].kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &items[i], it, depth + 1))
       return false;
     if (items[i].kind == NBC_GLOBAL_ARRAY && !copy_array(I, &items[i], it)) return false;
@@ -310,7 +313,13 @@ int nbc__infer_enum_member(infer *I, const nbc__node *n, const nbc_global_t *g,
   return i;
 }
 
-/* A frozen global tuple's type: int64, float64 and bool items, numpy arrays (readonly, in
+/* A complex constant's type: complex64 for a numpy.complex64, complex128 for Python's complex
+ * and numpy.complex128, as numba's typeof gives them. */
+static const nbc__type *complex_global_type(const nbc_global_t *g) {
+  return T(g->name && strcmp(g->name, "complex64") == 0 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
+}
+
+/* A frozen global tuple's type: int64, float64, complex and bool items, numpy arrays (readonly, in
  * constant memory) and tuples of them. */
 static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
   const nbc__type *items[64];
@@ -325,6 +334,8 @@ static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nb
       items[i] = T(it->kind == NBC_GLOBAL_INT     ? NBC__T_INT64
                    : it->kind == NBC_GLOBAL_FLOAT ? NBC__T_FLOAT64
                                                   : NBC__T_BOOL);
+    } else if (it->kind == NBC_GLOBAL_COMPLEX) {
+      items[i] = complex_global_type(it);
     } else {
       UNSUPPORTED(I, n, "global tuple '%s': item %d is not a number", n->str, i);
       return NULL;
@@ -342,6 +353,8 @@ const nbc__type *nbc__infer_global_type(infer *I, const nbc__node *n, nbc__globa
     return T(NBC__T_FLOAT64);
   case NBC_GLOBAL_BOOL:
     return T(NBC__T_BOOL);
+  case NBC_GLOBAL_COMPLEX: /* numba freezes a global complex as a constant of its type */
+    return complex_global_type(&G->g);
   case NBC_GLOBAL_NONE:
     return T(NBC__T_NONE);
   case NBC_GLOBAL_DATETIME: { /* its type's name: datetime64[D] */

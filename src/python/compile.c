@@ -338,7 +338,7 @@ static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
     int rc = !PyNumber_Check(item) && !PyTuple_Check(item) ? 1 : classify(d, item, &items[i]);
     if (rc == 0 && items[i].kind != NBC_GLOBAL_INT && items[i].kind != NBC_GLOBAL_FLOAT &&
         items[i].kind != NBC_GLOBAL_BOOL && items[i].kind != NBC_GLOBAL_TUPLE &&
-        items[i].kind != NBC_GLOBAL_ARRAY)
+        items[i].kind != NBC_GLOBAL_ARRAY && items[i].kind != NBC_GLOBAL_COMPLEX)
       rc = 1;
     if (rc) { /* 1: an item the constant cannot hold (OTHER); -1: a Python error */
       nbc__py_nesting_leave();
@@ -349,6 +349,18 @@ static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
   g->kind = NBC_GLOBAL_TUPLE;
   g->tuple_items = items;
   g->tuple_count = (int)n;
+  return 0;
+}
+
+/* A complex number (Python's, or numpy's complex64 / complex128), frozen as numba freezes it:
+ * a constant of its type, type_name ("complex64", "complex128"; static). */
+static int complex_global(PyObject *value, const char *type_name, nbc_global_t *g) {
+  Py_complex c = PyComplex_AsCComplex(value);
+  if (c.real == -1.0 && PyErr_Occurred()) return -1;
+  g->kind = NBC_GLOBAL_COMPLEX;
+  g->name = type_name;
+  g->value.f = c.real;
+  g->imag = c.imag;
   return 0;
 }
 
@@ -428,6 +440,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     g->value.f = PyFloat_AS_DOUBLE(value);
     return 0;
   }
+  if (PyComplex_Check(value)) /* 1j, complex(a, b), numpy.complex128 (a complex subclass) */
+    return complex_global(value, "complex128", g);
   if (PyType_Check(value)) { /* np.float32 & co: subclasses of numpy.generic */
     const PyTypeObject *t = (const PyTypeObject *)value;
     /* ml_dtypes.bfloat16, numba-cuda's bfloat16 as it types ml_dtypes' and CuPy's arrays */
@@ -485,6 +499,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
         g->name = name; /* static */
         g->value.i = v;
       }
+    } else if (strcmp(tp, "numpy.complex64") == 0) {
+      return complex_global(value, "complex64", g);
     } else if (strncmp(tp, "numpy.bool", 10) == 0) {
       int t = PyObject_IsTrue(value);
       if (t < 0) return -1;
