@@ -371,7 +371,7 @@ static nbc_status_t compile_pipeline(const nbc_source_t *source, const char *nam
     nbc__lex_dump(&text, tokens, count);
     goto dumped;
   }
-  module = nbc__module_load(&ctx, file);
+  module = nbc__module_load_lenient(&ctx, file);
   if (!module) goto fail;
   def = nbc__module_function(module, name);
   const char *what = NULL;
@@ -384,6 +384,11 @@ static nbc_status_t compile_pipeline(const nbc_source_t *source, const char *nam
                     name, what);
     goto fail;
   }
+  /* the function asked for in a statement that does not parse, else (no such function) the
+   * file's first statement that does not parse */
+  if (!def && (nbc__module_report_unparsed(&ctx, module, name && *name ? name : NULL, false) ||
+               nbc__module_report_unparsed(&ctx, module, NULL, false)))
+    goto fail;
   if (!def) {
     ctx.status = NBC_INVALID_ARGUMENT;
     if (name && *name)

@@ -134,6 +134,11 @@ int nbc__infer_resolve(const nbc_resolver_t *resolver, const nbc__module *module
 /* What a global name means, or NULL (reported) when it has none. */
 nbc__global *nbc__infer_global_lookup(infer *I, const nbc__node *n, const char *name) {
   nbc_global_t g;
+  if (!(I->fn->resolver && I->fn->resolver->resolve) &&
+      nbc__module_report_unparsed(I->ctx, I->fn->module, name, true)) {
+    I->failed = true; /* a name a statement that does not parse defines: its syntax error */
+    return NULL;
+  }
   int rc = nbc__infer_resolve(I->fn->resolver, I->fn->module, name, &g);
   if (rc != 0 || g.kind == NBC_GLOBAL_UNDEFINED) {
     memset(&g, 0, sizeof g);
