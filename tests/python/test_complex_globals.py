@@ -4,11 +4,12 @@ freezes them: Python's complex (1j, complex(a, b)) is complex128, numpy scalars 
 Each case's result type and the integer immediates its PTX stores (the constants' bits) were
 recorded from numba-cuda 0.30.4's compile_ptx(..., cc=(9, 0)); where numba-cuda is installed
 the test asks it again. On the GPU the values are compared with numba-cuda's."""
-import importlib.util
 import re
 
 import numpy as np
 import pytest
+
+from conftest import load_kernel_module
 
 SOURCE = '''
 import numpy as np
@@ -69,15 +70,6 @@ NUMBA = {
 }
 
 
-def _module(tmp_path, name="complex_globals"):
-    path = tmp_path / f"{name}.py"
-    path.write_text(SOURCE)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _answer(compile_ptx, mod, name, sig):
     ptx, resty = compile_ptx(getattr(mod, name), sig, device=True, cc=(9, 0))
     nonzero = {v for v in re.findall(r"mov\.u(?:32|64)\s+%r[d]?\d+, (-?\d+);", ptx) if v != "0"}
@@ -86,30 +78,33 @@ def _answer(compile_ptx, mod, name, sig):
 
 @pytest.mark.parametrize("name,sig", sorted(NUMBA))
 def test_types_and_constants_are_numbas(cuda, tmp_path, name, sig):
-    resty, immediates = _answer(cuda.compile_ptx, _module(tmp_path), name, sig)
+    mod = load_kernel_module(tmp_path, "complex_globals", SOURCE, cuda)
+    resty, immediates = _answer(cuda.compile_ptx, mod, name, sig)
     want_type, want_immediates = NUMBA[(name, sig)]
     assert (resty, immediates) == (want_type, want_immediates)
 
 
 def test_numba_cuda_agrees(cuda, tmp_path):
     ncuda = pytest.importorskip("numba.cuda")
-    mine, theirs = _module(tmp_path, "cg_mine"), _module(tmp_path, "cg_theirs")
+    mine = load_kernel_module(tmp_path, "cg_mine", SOURCE, cuda)
+    theirs = load_kernel_module(tmp_path, "cg_theirs", SOURCE, ncuda)
     for name, sig in sorted(NUMBA):
         assert _answer(cuda.compile_ptx, mine, name, sig) == \
             _answer(ncuda.compile_ptx, theirs, name, sig), (name, sig)
 
 
 def test_a_kernel_with_complex_globals_compiles(cuda, tmp_path):
-    ptx, _ = cuda.compile_ptx(_module(tmp_path).kernel, "void(complex128[::1])", cc=(9, 0))
+    mod = load_kernel_module(tmp_path, "complex_globals", SOURCE, cuda)
+    ptx, _ = cuda.compile_ptx(mod.kernel, "void(complex128[::1])", cc=(9, 0))
     assert ".entry" in ptx
 
 
 @pytest.mark.gpu
 def test_values_are_numbas(gpu, cuda, tmp_path):
     out = np.zeros(5, np.complex128)
-    cuda.jit(_module(tmp_path).kernel)[1, 1](out)
+    cuda.jit(load_kernel_module(tmp_path, "complex_globals", SOURCE, cuda).kernel)[1, 1](out)
     ncuda = pytest.importorskip("numba.cuda")
     want = np.zeros(5, np.complex128)
-    ncuda.jit(_module(tmp_path, "cg_numba").kernel)[1, 1](want)
+    ncuda.jit(load_kernel_module(tmp_path, "cg_numba", SOURCE, ncuda).kernel)[1, 1](want)
     assert out.tolist() == want.tolist()
     assert out[1] == 1.5 - 2.25j and out[2] == 3 - 3j

@@ -3,9 +3,9 @@ programs, item 9): jit and compile_ptx read only the function's own source, so m
 lambdas, async code and decorators elsewhere in the file change nothing; a kernel reaching a
 function written with them gets that function's error. (`nbcuda compile FILE.py:f` on files
 with Python 3.12 syntax is tests/c/cli_compile.cmake's, with tests/data/mixed_syntax.py.)"""
-import importlib.util
-
 import pytest
+
+from conftest import load_kernel_module
 
 SOURCE = '''
 import math
@@ -47,24 +47,15 @@ def uses_describe(a):
 '''
 
 
-def _module(tmp_path):
-    path = tmp_path / "mixed_syntax_311.py"
-    path.write_text(SOURCE)
-    spec = importlib.util.spec_from_file_location("mixed_syntax_311", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_only_what_the_kernel_reaches_must_compile(cuda, tmp_path):
-    mod = _module(tmp_path)
+    mod = load_kernel_module(tmp_path, "mixed_syntax_311", SOURCE, cuda)
     ptx, _ = cuda.compile_ptx(mod.scale, "void(float64[:])", cc=(9, 0))
     assert ".entry" in ptx
     assert cuda.jit("void(float64[:])")(mod.scale) is not None
 
 
 def test_reaching_match_is_its_error(cuda, tmp_path):
-    mod = _module(tmp_path)
+    mod = load_kernel_module(tmp_path, "mixed_syntax_311", SOURCE, cuda)
     with pytest.raises(cuda.TypingError, match="mixed_syntax_311.py:9:5: error: unsupported "
                                                "statement: 'match'"):
         cuda.compile_ptx(mod.uses_describe, "void(float64[:])", cc=(9, 0))
