@@ -65,6 +65,11 @@ def _draw_one_answer(compile_ptx, types, state_type, fn):
 def test_signatures_name_the_state_type(tmp_path):
     assert _draw_one_answer(cuda.compile_ptx, cuda, rnd.xoroshiro128p_type,
                             draw_one) == NUMBA_DRAW_ONE
+    # and such a kernel launches on the states create_xoroshiro128p_states makes
+    rng, out = create_xoroshiro128p_states(4, seed=1), cuda.device_array(4, np.float32)
+    cuda.jit(cuda.void(rnd.xoroshiro128p_type[::1], cuda.float32[:]))(draw_one).forall(4)(
+        rng, out)
+    cuda.jit(draw_one).forall(4)(rng, out)
 
 
 def test_numba_cuda_agrees(tmp_path, monkeypatch):
