@@ -829,6 +829,8 @@ typedef struct nbc_compile_options {
                            (the process, its memory and its threads all end with it) */
   size_t max_source_size; /* the largest source (bytes) compiled, else NBC_INVALID_ARGUMENT;
                              0: $NBCUDA_MAX_SOURCE_SIZE, else NBC_DEFAULT_MAX_SOURCE_SIZE */
+  int warn_uninit; /* numba's ALWAYS_WARN_UNINIT_VAR: a warning (nbc_compile_result_warnings)
+                      for each variable read where some path binds it nowhere */
 } nbc_compile_options_t;
 
 #define NBC_DEFAULT_MAX_SOURCE_SIZE ((size_t)16 << 20) /* 16 MiB */
@@ -1039,6 +1041,9 @@ const char *nbc_compile_result_return_type(const nbc_compile_result_t *result);
 const char *nbc_compile_result_symbol(const nbc_compile_result_t *result);
 /* libNVVM's log (warnings), "" when empty. */
 const char *nbc_compile_result_log(const nbc_compile_result_t *result);
+/* The compiler's own warnings, numba's NumbaWarning messages, one a line
+ * ("f.py:8:17: Detected uninitialized variable c"); "" when none. Live with the result. */
+const char *nbc_compile_result_warnings(const nbc_compile_result_t *result);
 /* 1 when the code synchronises the grid (cuda.cg.this_grid().sync()): it calls cudadevrt's
  * cudaCGGetIntrinsicHandle / cudaCGSynchronize, so it must be linked with libcudadevrt.a
  * (nbc_module_load_options_t.cudadevrt) and launched cooperatively (NBC_LAUNCH_COOPERATIVE). */

@@ -32,6 +32,7 @@ struct nbc_compile_result {
   char *return_type;
   char *symbol;
   char *log;
+  char *warnings; /* the compiler's warnings (nbc_compile_result_warnings), NULL: none */
   int cooperative; /* calls cudadevrt's cudaCG* functions (nbc_compile_result_cooperative) */
   int fp16;        /* calls numba.cuda.fp16's wrappers (nbc_compile_result_uses_fp16) */
   nbc_raise_site_t *raises; /* a debug kernel's raise sites, their strings in raise_text */
@@ -180,6 +181,7 @@ void nbc_compile_result_destroy(nbc_compile_result_t *result) {
   free(result->return_type);
   free(result->symbol);
   free(result->log);
+  free(result->warnings);
   free(result->raises);
   free(result->raise_text);
   free((void *)result->var_text);
@@ -206,6 +208,10 @@ const char *nbc_compile_result_symbol(const nbc_compile_result_t *result) {
 
 const char *nbc_compile_result_log(const nbc_compile_result_t *result) {
   return result && result->log ? result->log : "";
+}
+
+const char *nbc_compile_result_warnings(const nbc_compile_result_t *result) {
+  return result && result->warnings ? result->warnings : "";
 }
 
 static nbc_compile_result_t *make_result(const char *code, size_t size);
@@ -457,6 +463,9 @@ static nbc_status_t compile_pipeline(const nbc_source_t *source, const char *nam
   result->return_type = dup_text(nbc__type_name(&ctx, ctx.program->entry->ret),
                                  strlen(nbc__type_name(&ctx, ctx.program->entry->ret)));
   result->symbol = dup_text(ctx.program->entry->symbol, strlen(ctx.program->entry->symbol));
+  if (ctx.warnings.len &&
+      !(result->warnings = dup_text(ctx.warnings.data, ctx.warnings.len)))
+    goto oom;
   if (!result->return_type || !result->symbol || !result->log ||
       copy_raises(result, ctx.program) < 0 || copy_vars(result, &ctx, ctx.program->entry) < 0)
     goto oom;

@@ -92,6 +92,7 @@ typedef struct nbc__ctx {
   nbc_status_t status; /* NBC_OK until the first error */
   nbc_error_kind_t kind; /* the first error's kind (nbcuda.h), set with it */
   int during;          /* "During:" lines appended to diag (nbc__diag_during) */
+  nbc__buf warnings;   /* warnings, one a line (uninit.c); arena NULL until the first */
   const nbc_compile_options_t *options;
   const nbc_resolver_t *resolver;
   struct nbc__program *program; /* infer.c's output */
@@ -682,6 +683,12 @@ nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file);
  * pipeline loads, so that only what the compiled function reaches must parse. A lexing error
  * still fails the load. */
 nbc__module *nbc__module_load_lenient(nbc__ctx *ctx, const nbc__file *file);
+/* ======================================================================= uninit.c === */
+/* With options->warn_uninit, records in ctx->warnings a warning for each local variable of def
+ * read where some path binds it nowhere (numba's "Detected uninitialized variable x"); false
+ * only when out of memory. */
+bool nbc__uninit_check(nbc__ctx *ctx, nbc__node *def);
+
 /* When name is bound by a top-level statement that does not parse (left out of the module
  * when it loaded), reports that statement's syntax error in ctx (unless an error is already
  * recorded; with a "During:" line saying the name was reached when reached) and returns true;

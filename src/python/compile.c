@@ -707,6 +707,24 @@ static void session_free(session *sess) {
   Py_CLEAR(sess->textless);
 }
 
+/* The compiler's warnings (one a line: nbc_compile_result_warnings) as numba's NumbaWarning,
+ * each line its message. */
+static int warn_compiler(nbc__py_state *st, const char *text) {
+  while (text && *text) {
+    const char *end = strchr(text, '\n');
+    size_t n = end ? (size_t)(end - text) : strlen(text);
+    char *line = PyMem_Malloc(n + 1);
+    if (!line) return PyErr_NoMemory(), -1;
+    memcpy(line, text, n);
+    line[n] = '\0';
+    int rc = nbc__py_warn(st, "NumbaWarning", line);
+    PyMem_Free(line);
+    if (rc < 0) return -1;
+    text = end ? end + 1 : text + n;
+  }
+  return 0;
+}
+
 /* numba's NumbaDebugInfoWarning, once per function compiled with debug info whose source no
  * file holds (exec() of a string: nbcuda compiled it from the text it kept, a debugger finds
  * no file). -1 when a warning filter makes it an error. */
@@ -893,6 +911,7 @@ int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const c
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;
     if (nbc__py_dump_compiled(st, func, &opts, *presult) < 0 ||
+        warn_compiler(st, nbc_compile_result_warnings(*presult)) < 0 ||
         ((options->debug || options->lineinfo) && warn_textless(st, &sess) < 0)) {
       rc = -1;
       nbc_compile_result_destroy(*presult);
