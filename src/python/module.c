@@ -400,9 +400,8 @@ static PyMethodDef module_functions[] = {
 
 /* Programs bind numba.cuda to nbcuda (sys.modules["numba.cuda"] = nbcuda) and then import
  * numba-cuda's submodules: `from numba.cuda.random import create_xoroshiro128p_states`,
- * `from numba.cuda.types import float32`. nbcuda is one extension module, so it has an empty
- * __path__ (which makes the import system look for its submodules) and a finder at the end of
- * sys.meta_path answers numba.cuda.<sub> with nbcuda's submodule <sub> (what sys.modules holds
+ * `from numba.cuda.types import float32`. nbcuda has a __path__ (which makes the import system
+ * look for its submodules) and a finder at the end of sys.meta_path answers numba.cuda.<sub> with nbcuda's submodule <sub> (what sys.modules holds
  * as "nbcuda.<sub>": random, types, config, libdevice, fp16, bf16) while numba.cuda is an
  * nbcuda module; any other name it leaves to the other finders. */
 static struct PyModuleDef nbcuda_module;
@@ -463,10 +462,13 @@ static PyMethodDef finder_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-/* nbcuda.__path__ = [] and the finder appended to sys.meta_path, once per process. */
+/* The finder appended to sys.meta_path, once per process, and an empty nbcuda.__path__ where
+ * the import system gave none (an installed nbcuda is the package nbcuda/, whose __init__ is
+ * this extension: its directory is its __path__). */
 static int submodule_finder_init(PyObject *module) {
-  PyObject *path = PyList_New(0);
-  if (!path || PyModule_AddObject(module, "__path__", path) < 0) {
+  int has = PyObject_HasAttrString(module, "__path__");
+  PyObject *path = has ? NULL : PyList_New(0);
+  if (!has && (!path || PyModule_AddObject(module, "__path__", path) < 0)) {
     Py_XDECREF(path);
     return -1;
   }
