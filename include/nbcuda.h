@@ -311,6 +311,16 @@ nbc_status_t nbc_require_context(nbc_context_fn fn, void *arg);
  * ------------------------------------------------------------------------------------- */
 nbc_status_t nbc_profile_start(void);
 nbc_status_t nbc_profile_stop(void);
+/* NVTX ranges and marks for a profiler's timeline (Nsight Systems, Nsight Compute): nested
+ * ranges per thread, pushed and popped in order. Nothing is linked: a profiler names its tool
+ * library in NVTX_INJECTION64_PATH, which the first call loads (NVTX v3); without one each call
+ * costs a branch. argb: the range's colour as 0xAARRGGBB, 0 for the tool's own. A pop on a
+ * thread with no open range is NBC_INVALID_ARGUMENT. nbc_nvtx_attached: 1 once a tool took
+ * the calls, else 0. */
+nbc_status_t nbc_nvtx_range_push(const char *name, uint32_t argb);
+nbc_status_t nbc_nvtx_range_pop(void);
+nbc_status_t nbc_nvtx_mark(const char *name);
+int nbc_nvtx_attached(void);
 
 /* ---------------------------------------------------------------------------------------
  * Streams. A NULL stream argument anywhere means the default stream (handle 0).
