@@ -853,6 +853,8 @@ typedef struct nbc_compile_options {
                            (the process, its memory and its threads all end with it) */
   size_t max_source_size; /* the largest source (bytes) compiled, else NBC_INVALID_ARGUMENT;
                              0: $NBCUDA_MAX_SOURCE_SIZE, else NBC_DEFAULT_MAX_SOURCE_SIZE */
+  int warn_uninit; /* numba's ALWAYS_WARN_UNINIT_VAR: a warning (nbc_compile_result_warnings)
+                      for each variable read where some path binds it nowhere */
 } nbc_compile_options_t;
 
 #define NBC_DEFAULT_MAX_SOURCE_SIZE ((size_t)16 << 20) /* 16 MiB */
@@ -950,9 +952,13 @@ typedef enum nbc_global_kind {
                                    then `cuda.local.array(4, f32, alignment=ALIGN)`) */
   NBC_GLOBAL_CFFI,              /* a cffi.FFI object: kernels call its from_buffer(array),
                                    a CPointer to the array's data (numba's cffi support) */
-  NBC_GLOBAL_DATETIME           /* a numpy datetime64 or timedelta64 scalar, a constant as
+  NBC_GLOBAL_DATETIME,          /* a numpy datetime64 or timedelta64 scalar, a constant as
                                    numba freezes it: name its type ("datetime64[D]",
                                    "timedelta64[s]"), value.i its int64 count (NaT INT64_MIN) */
+  NBC_GLOBAL_COMPLEX            /* a complex number, a constant as numba freezes it: value.f its
+                                   real part, imag its imaginary part, name its type
+                                   ("complex64" for a numpy.complex64; "complex128" or NULL
+                                   for Python's complex and numpy.complex128) */
 } nbc_global_kind_t;
 
 struct nbc_resolver;
@@ -992,6 +998,7 @@ typedef struct nbc_global {
   /* NBC_GLOBAL_DECLARED: nonzero for the C ABI (numba's declare_device(abi="c")): called as
    * `RT name(args...)`, a void function for a void signature; 0: the Numba ABI */
   int declared_c_abi;
+  double imag; /* NBC_GLOBAL_COMPLEX: the imaginary part */
 } nbc_global_t;
 
 /* Fills *pglobal for `name` and returns 0, or returns nonzero when the name is unknown. */
@@ -1058,6 +1065,9 @@ const char *nbc_compile_result_return_type(const nbc_compile_result_t *result);
 const char *nbc_compile_result_symbol(const nbc_compile_result_t *result);
 /* libNVVM's log (warnings), "" when empty. */
 const char *nbc_compile_result_log(const nbc_compile_result_t *result);
+/* The compiler's own warnings, numba's NumbaWarning messages, one a line
+ * ("f.py:8:17: Detected uninitialized variable c"); "" when none. Live with the result. */
+const char *nbc_compile_result_warnings(const nbc_compile_result_t *result);
 /* 1 when the code synchronises the grid (cuda.cg.this_grid().sync()): it calls cudadevrt's
  * cudaCGGetIntrinsicHandle / cudaCGSynchronize, so it must be linked with libcudadevrt.a
  * (nbc_module_load_options_t.cudadevrt) and launched cooperatively (NBC_LAUNCH_COOPERATIVE). */

@@ -55,6 +55,7 @@ static const char *const env_names[] = {
     "NBCUDA_PIP_SITE",
     "NBCUDA_REUSE",
     "NBCUDA_REUSE_BYTES",
+    "NUMBA_ALWAYS_WARN_UNINIT_VAR",
     "NUMBA_CACHE_DIR",
     "NUMBA_CUDA_ARRAY_INTERFACE_SYNC",
     "NUMBA_CUDA_DEBUGINFO",

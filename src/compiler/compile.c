@@ -32,6 +32,7 @@ struct nbc_compile_result {
   char *return_type;
   char *symbol;
   char *log;
+  char *warnings; /* the compiler's warnings (nbc_compile_result_warnings), NULL: none */
   int cooperative; /* calls cudadevrt's cudaCG* functions (nbc_compile_result_cooperative) */
   int fp16;        /* calls numba.cuda.fp16's wrappers (nbc_compile_result_uses_fp16) */
   nbc_raise_site_t *raises; /* a debug kernel's raise sites, their strings in raise_text */
@@ -180,6 +181,7 @@ void nbc_compile_result_destroy(nbc_compile_result_t *result) {
   free(result->return_type);
   free(result->symbol);
   free(result->log);
+  free(result->warnings);
   free(result->raises);
   free(result->raise_text);
   free((void *)result->var_text);
@@ -206,6 +208,10 @@ const char *nbc_compile_result_symbol(const nbc_compile_result_t *result) {
 
 const char *nbc_compile_result_log(const nbc_compile_result_t *result) {
   return result && result->log ? result->log : "";
+}
+
+const char *nbc_compile_result_warnings(const nbc_compile_result_t *result) {
+  return result && result->warnings ? result->warnings : "";
 }
 
 static nbc_compile_result_t *make_result(const char *code, size_t size);
@@ -371,7 +377,7 @@ static nbc_status_t compile_pipeline(const nbc_source_t *source, const char *nam
     nbc__lex_dump(&text, tokens, count);
     goto dumped;
   }
-  module = nbc__module_load(&ctx, file);
+  module = nbc__module_load_lenient(&ctx, file);
   if (!module) goto fail;
   def = nbc__module_function(module, name);
   const char *what = NULL;
@@ -384,6 +390,11 @@ static nbc_status_t compile_pipeline(const nbc_source_t *source, const char *nam
                     name, what);
     goto fail;
   }
+  /* the function asked for in a statement that does not parse, else (no such function) the
+   * file's first statement that does not parse */
+  if (!def && (nbc__module_report_unparsed(&ctx, module, name && *name ? name : NULL, false) ||
+               nbc__module_report_unparsed(&ctx, module, NULL, false)))
+    goto fail;
   if (!def) {
     ctx.status = NBC_INVALID_ARGUMENT;
     if (name && *name)
@@ -452,6 +463,9 @@ static nbc_status_t compile_pipeline(const nbc_source_t *source, const char *nam
   result->return_type = dup_text(nbc__type_name(&ctx, ctx.program->entry->ret),
                                  strlen(nbc__type_name(&ctx, ctx.program->entry->ret)));
   result->symbol = dup_text(ctx.program->entry->symbol, strlen(ctx.program->entry->symbol));
+  if (ctx.warnings.len &&
+      !(result->warnings = dup_text(ctx.warnings.data, ctx.warnings.len)))
+    goto oom;
   if (!result->return_type || !result->symbol || !result->log ||
       copy_raises(result, ctx.program) < 0 || copy_vars(result, &ctx, ctx.program->entry) < 0)
     goto oom;

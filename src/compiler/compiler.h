@@ -92,6 +92,7 @@ typedef struct nbc__ctx {
   nbc_status_t status; /* NBC_OK until the first error */
   nbc_error_kind_t kind; /* the first error's kind (nbcuda.h), set with it */
   int during;          /* "During:" lines appended to diag (nbc__diag_during) */
+  nbc__buf warnings;   /* warnings, one a line (uninit.c); arena NULL until the first */
   const nbc_compile_options_t *options;
   const nbc_resolver_t *resolver;
   struct nbc__program *program; /* infer.c's output */
@@ -695,8 +696,25 @@ typedef struct nbc__module {
   int nbindings, capbindings;
 } nbc__module;
 
-/* Lexes and parses a file into a module. */
+/* Lexes and parses a file into a module; a syntax error anywhere fails the load. */
 nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file);
+/* The same, but a top-level statement that does not parse is left out of the module, the
+ * names it defines bound to its syntax error (nbc__module_report_unparsed): what the compile
+ * pipeline loads, so that only what the compiled function reaches must parse. A lexing error
+ * still fails the load. */
+nbc__module *nbc__module_load_lenient(nbc__ctx *ctx, const nbc__file *file);
+/* ======================================================================= uninit.c === */
+/* With options->warn_uninit, records in ctx->warnings a warning for each local variable of def
+ * read where some path binds it nowhere (numba's "Detected uninitialized variable x"); false
+ * only when out of memory. */
+bool nbc__uninit_check(nbc__ctx *ctx, nbc__node *def);
+
+/* When name is bound by a top-level statement that does not parse (left out of the module
+ * when it loaded), reports that statement's syntax error in ctx (unless an error is already
+ * recorded; with a "During:" line saying the name was reached when reached) and returns true;
+ * false otherwise. A NULL name stands for the file's first such statement. */
+bool nbc__module_report_unparsed(nbc__ctx *ctx, const nbc__module *module, const char *name,
+                                 bool reached);
 /* The FUNCDEF of a top-level (or the only) function called name, or NULL. */
 nbc__node *nbc__module_function(const nbc__module *module, const char *name);
 /* The top-level statement that last binds name to something other than a plain def (an async

@@ -570,7 +570,8 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     if (caller) caller->failed = true;
     return NULL;
   }
-  if (!nbc__closure_lift(ctx, clone, scope, &fn->scope) || !nbc__ssa_split(ctx, clone)) {
+  if (!nbc__closure_lift(ctx, clone, scope, &fn->scope) || !nbc__uninit_check(ctx, clone) ||
+      !nbc__ssa_split(ctx, clone)) {
     if (caller) caller->failed = true;
     return NULL;
   }

@@ -168,6 +168,8 @@ bool nbc__infer_var_assign(infer *I, int v, const nbc__type *t, const nbc__node 
 /* --------------------------------------- infer_global.c: the types of global names */
 /* What a global name means, or NULL (reported) when it has none. */
 nbc__global *nbc__infer_global_lookup(infer *I, const nbc__node *n, const char *name);
+/* a.copy() (call n) of array type at: a local array, for a constant global array only. */
+const nbc__type *nbc__infer_global_array_copy(infer *I, nbc__node *n, const nbc__type *at);
 /* The type of a global's value. */
 const nbc__type *nbc__infer_global_type(infer *I, const nbc__node *n, nbc__global *G);
 /* A copy of the resolver's answer g in the compilation's arena (NULL: out of memory). */

@@ -283,6 +283,11 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);
     if (o && o->kind == NBC__T_ARRAY) return nbc__infer_call_method_fill(I, n, o);
   }
+  /* a.copy() of a constant global array (infer_global.c) */
+  if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "copy") == 0) {
+    const nbc__type *o = nbc__infer_expr(I, n->a->a);
+    if (o && o->kind == NBC__T_ARRAY) return nbc__infer_global_array_copy(I, n, o);
+  }
   /* a.view(dtype) */
   if (n->a->kind == NBC__N_ATTR && strcmp(n->a->str, "view") == 0) {
     const nbc__type *o = nbc__infer_expr(I, n->a->a);

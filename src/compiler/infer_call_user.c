@@ -98,7 +98,7 @@ static nbc__node *function_def(infer *I, nbc__node *n, nbc__global *G,
       f->size = strlen(G->g.source);
       f->first_line = G->g.first_line > 0 ? G->g.first_line : 1;
       f->col_offset = G->g.col_offset;
-      m = nbc__module_load(I->ctx, f);
+      m = nbc__module_load_lenient(I->ctx, f);
       if (!m) {
         I->failed = true;
         return NULL;
@@ -111,6 +111,8 @@ static nbc__node *function_def(infer *I, nbc__node *n, nbc__global *G,
     }
     *pmodule = m;
     def = nbc__module_function(m, G->g.name);
+    if (!def && nbc__module_report_unparsed(I->ctx, m, G->g.name, false))
+      return I->failed = true, NULL; /* its own text does not parse */
   }
   if (!def) return TYPING(I, n, "cannot find the source of function '%s'", G->g.name), NULL;
   return nbc__infer_check_params(I->ctx, I, def) ? def : NULL;

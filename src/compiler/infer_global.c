@@ -52,6 +52,9 @@ static bool copy_tuple(infer *I, nbc_global_t *to, const nbc_global_t *from, int
     memset(&items[i], 0, sizeof items[i]);
     items[i].kind = it->kind == NBC_GLOBAL_TUPLE && depth >= 8 ? NBC_GLOBAL_OTHER : it->kind;
     items[i].value = it->value;
+    items[i].imag = it->imag;
+    if (it->kind == NBC_GLOBAL_COMPLEX && it->name && strcmp(it->name, "complex64") == 0)
+      items[i].name = "complex64"; /* a static copy of the only name complex64 needs */
     if (items[i].kind == NBC_GLOBAL_TUPLE && !copy_tuple(I, &items[i], it, depth + 1))
       return false;
     if (items[i].kind == NBC_GLOBAL_ARRAY && !copy_array(I, &items[i], it)) return false;
@@ -131,6 +134,11 @@ int nbc__infer_resolve(const nbc_resolver_t *resolver, const nbc__module *module
 /* What a global name means, or NULL (reported) when it has none. */
 nbc__global *nbc__infer_global_lookup(infer *I, const nbc__node *n, const char *name) {
   nbc_global_t g;
+  if (!(I->fn->resolver && I->fn->resolver->resolve) &&
+      nbc__module_report_unparsed(I->ctx, I->fn->module, name, true)) {
+    I->failed = true; /* a name a statement that does not parse defines: its syntax error */
+    return NULL;
+  }
   int rc = nbc__infer_resolve(I->fn->resolver, I->fn->module, name, &g);
   if (rc != 0 || g.kind == NBC_GLOBAL_UNDEFINED) {
     memset(&g, 0, sizeof g);
@@ -310,7 +318,62 @@ int nbc__infer_enum_member(infer *I, const nbc__node *n, const nbc_global_t *g,
   return i;
 }
 
-/* A frozen global tuple's type: int64, float64 and bool items, numpy arrays (readonly, in
+/* a.copy() of a constant global array, as numba's array.copy() (which numba-cuda allocates
+ * with NRT): the shape is known when compiling, so the copy is a local array of that shape,
+ * C-contiguous and writable, filled element by element by a generated device function that is
+ * inlined (so its local array lives in the caller's frame). Any other array's copy needs
+ * memory allocated at run time, which kernels lack: refused. The call's list becomes the
+ * array, which later walks find as it is. */
+const nbc__type *nbc__infer_global_array_copy(infer *I, nbc__node *n, const nbc__type *at) {
+  nbc__node *array = n->a->a;
+  bool rewritten = n->list.count == 1 && n->list.items[0] == array;
+  if (!rewritten && n->list.count)
+    return TYPING(I, n, "copy() takes no arguments"), NULL;
+  const nbc__global *G = array->kind == NBC__N_NAME && array->var < 0 ? array->info : NULL;
+  if (!G || G->g.kind != NBC_GLOBAL_ARRAY || at->ndim < 1 || at->ndim > 32 ||
+      !(nbc__type_is_number(at->dtype) || at->dtype->kind == NBC__T_BOOL))
+    return UNSUPPORTED(I, n,
+                       "copy() of %s needs memory allocated at run time (numba-cuda: NRT), "
+                       "which kernels do not have; the copy of a global numpy array of "
+                       "numbers (a constant) is a local array",
+                       nbc__infer_tname(I, at)),
+           NULL;
+  nbc__buf b, idx;
+  nbc__buf_init(&b, I->ctx->arena);
+  nbc__buf_init(&idx, I->ctx->arena);
+  nbc__buf_puts(&b, "from numba import cuda\n\n\ndef _copy(a):\n    out = cuda.local.array((");
+  for (int k = 0; k < at->ndim; k++)
+    nbc__buf_printf(&b, "%lld, ", (long long)G->g.array_shape[k]);
+  nbc__buf_printf(&b, "), \"%s\")\n", at->dtype->kind == NBC__T_BOOL
+                                            ? "bool_"
+                                            : nbc__type_name(I->ctx, at->dtype));
+  for (int k = 0; k < at->ndim; k++) {
+    nbc__buf_printf(&b, "%*sfor i%d in range(%lld):\n", 4 * (k + 1), "", k,
+                    (long long)G->g.array_shape[k]);
+    nbc__buf_printf(&idx, "%si%d", k ? ", " : "", k);
+  }
+  nbc__buf_printf(&b, "%*sout[%s] = a[%s]\n    return out\n", 4 * (at->ndim + 1), "",
+                  idx.data, idx.data);
+  nbc__node **items = nbc__infer_alloc(I, sizeof *items);
+  nbc__global *F = b.oom || idx.oom ? NULL
+                                    : nbc__infer_call_method_generated_function(I, "_copy",
+                                                                                b.data);
+  if (!items || !F) return NULL;
+  F->g.forceinline = 1; /* the local array must outlive the call: it is the caller's */
+  items[0] = array;
+  n->list.items = items;
+  n->list.count = 1;
+  const nbc__type *argv[1] = {at};
+  return nbc__infer_call_user_python(I, n, F, argv, 1);
+}
+
+/* A complex constant's type: complex64 for a numpy.complex64, complex128 for Python's complex
+ * and numpy.complex128, as numba's typeof gives them. */
+static const nbc__type *complex_global_type(const nbc_global_t *g) {
+  return T(g->name && strcmp(g->name, "complex64") == 0 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
+}
+
+/* A frozen global tuple's type: int64, float64, complex and bool items, numpy arrays (readonly, in
  * constant memory) and tuples of them. */
 static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nbc_global_t *g) {
   const nbc__type *items[64];
@@ -325,6 +388,8 @@ static const nbc__type *global_tuple_type(infer *I, const nbc__node *n, const nb
       items[i] = T(it->kind == NBC_GLOBAL_INT     ? NBC__T_INT64
                    : it->kind == NBC_GLOBAL_FLOAT ? NBC__T_FLOAT64
                                                   : NBC__T_BOOL);
+    } else if (it->kind == NBC_GLOBAL_COMPLEX) {
+      items[i] = complex_global_type(it);
     } else {
       UNSUPPORTED(I, n, "global tuple '%s': item %d is not a number", n->str, i);
       return NULL;
@@ -342,6 +407,8 @@ const nbc__type *nbc__infer_global_type(infer *I, const nbc__node *n, nbc__globa
     return T(NBC__T_FLOAT64);
   case NBC_GLOBAL_BOOL:
     return T(NBC__T_BOOL);
+  case NBC_GLOBAL_COMPLEX: /* numba freezes a global complex as a constant of its type */
+    return complex_global_type(&G->g);
   case NBC_GLOBAL_NONE:
     return T(NBC__T_NONE);
   case NBC_GLOBAL_DATETIME: { /* its type's name: datetime64[D] */

@@ -135,6 +135,18 @@ const char *nbc__lower_intrinsic_suffix(const nbc__type *t) {
 
 /* --------------------------------------------------------------- names, attributes -- */
 
+/* A frozen complex global (NBC_GLOBAL_COMPLEX) as a value of type t: its constant in its own
+ * type (complex64's parts are float32 constants), converted to t where t is another
+ * complex type. */
+static nbc__lval complex_constant(nbc__lowerer *L, const nbc_global_t *g, const nbc__type *t) {
+  const nbc__type *ct =
+      T(g->name && strcmp(g->name, "complex64") == 0 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
+  const nbc__type *pt = nbc__type_complex_part(ct);
+  nbc__lval z = nbc__lower_complex_make(L, ct, nbc__lower_const_float(L, pt, g->value.f),
+                                        nbc__lower_const_float(L, pt, g->imag));
+  return nbc__lower_convert(L, z, t && nbc__type_is_complex(t) ? t : ct);
+}
+
 /* The value of a frozen global tuple of type tt (infer's global_tuple_type). */
 static nbc__lval tuple_constant(nbc__lowerer *L, const nbc__type *tt, const nbc_global_t *g) {
   if (tt->kind != NBC__T_TUPLE || tt->count != g->tuple_count) return (nbc__lval){tt, "undef"};
@@ -149,6 +161,10 @@ static nbc__lval tuple_constant(nbc__lowerer *L, const nbc__type *tt, const nbc_
     if (it->kind == NBC_GLOBAL_ARRAY) {
       items[i] = t->kind == NBC__T_ARRAY ? nbc__lower_const_array(L, t, it)
                                          : (nbc__lval){t, "undef"};
+      continue;
+    }
+    if (it->kind == NBC_GLOBAL_COMPLEX) {
+      items[i] = complex_constant(L, it, t);
       continue;
     }
     const char *v = it->kind == NBC_GLOBAL_FLOAT  ? nbc__lower_const_float(L, t, it->value.f)
@@ -191,6 +207,8 @@ static nbc__lval global_value(nbc__lowerer *L, nbc__node *n, const nbc__global *
   }
   case NBC_GLOBAL_BOOL:
     return (nbc__lval){T(NBC__T_BOOL), g->g.value.i ? "true" : "false"};
+  case NBC_GLOBAL_COMPLEX:
+    return complex_constant(L, &g->g, n->type);
   case NBC_GLOBAL_DATETIME: /* numba's frozen np.datetime64 / np.timedelta64: its count */
     return (nbc__lval){n->type, nbc__lower_const_int(L, T(NBC__T_INT64), g->g.value.i)};
   case NBC_GLOBAL_NONE: /* as the literal None */

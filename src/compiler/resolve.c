@@ -63,6 +63,11 @@ typedef struct nbc__binding {
   const char *path, *attr;
   nbc__module *loaded;
   bool load_failed;
+  /* Bound by a top-level statement that does not parse (skipped, see parse_each_statement):
+   * its syntax error, reported when the code reaches the name; NULL otherwise. */
+  const char *syntax_error;
+  nbc_status_t syntax_status;
+  nbc_error_kind_t syntax_kind;
 } nbc__binding;
 
 typedef struct builder {
@@ -124,6 +129,7 @@ static void bind(builder *bd, const char *name, nbc_global_t g, bool conditional
   b->path = b->attr = NULL;
   b->loaded = NULL;
   b->load_failed = false;
+  b->syntax_error = NULL;
 }
 
 static nbc_global_t other(void) {
@@ -871,13 +877,182 @@ static void bind_body(builder *bd, const nbc__list *body, bool conditional) {
     bind_stmt(bd, body->items[i], conditional);
 }
 
+/* ------------------------------------------------ statements that do not parse --- */
+
+/* A file whose text does not parse as a whole (a script with `match`, PEP 695 `type X = ...`,
+ * newer f-strings, anything the kernel language lacks) is parsed again one top-level statement
+ * at a time, as CPython's own parser would see each; a statement that does not parse is left
+ * out of the module, and the names it defines are bound to its syntax error, reported only
+ * when the compiled function reaches one of them (nbc__module_report_unparsed). So
+ * `nbcuda compile FILE.py:f` needs only what f reaches to be in the kernel language. */
+
+/* The binding that keeps the first statement that does not parse, whatever it defines: a name
+ * no Python code can spell. */
+#define FIRST_UNPARSED " first unparsed statement"
+
+typedef struct unparsed {
+  int start, end; /* its tokens, [start, end) */
+  int position;   /* the number of parsed statements before it */
+  const char *error;
+  nbc_status_t status;
+  nbc_error_kind_t kind;
+} unparsed;
+
+/* Whether tok continues a compound statement after its block (`else:`, `except ...:`). */
+static bool continues_statement(const nbc__token *tok) {
+  return nbc__tok_is(tok, "else") || nbc__tok_is(tok, "elif") || nbc__tok_is(tok, "except") ||
+         nbc__tok_is(tok, "finally");
+}
+
+/* One past the last token of the top-level statement starting at t[s], by its indentation:
+ * its line (and its decorators' lines), then the indented block after it and the clauses
+ * (else, except...) that follow at the same level. */
+static int statement_end(const nbc__token *t, int count, int s) {
+  int depth = 0;
+  bool decorators = nbc__tok_is(&t[s], "@");
+  for (int i = s; i < count; i++) {
+    if (t[i].kind == NBC__TOK_EOF) return i;
+    if (t[i].kind == NBC__TOK_INDENT) depth++;
+    if (t[i].kind == NBC__TOK_DEDENT && --depth <= 0) {
+      depth = 0;
+      if (i + 1 >= count || !continues_statement(&t[i + 1])) return i + 1;
+    }
+    if (t[i].kind != NBC__TOK_NEWLINE || depth > 0 || i + 1 >= count) continue;
+    const nbc__token *next = &t[i + 1];
+    if (next->kind == NBC__TOK_INDENT) continue;
+    if (decorators && nbc__tok_is(next, "@")) continue;
+    if (decorators && (nbc__tok_is(next, "def") || nbc__tok_is(next, "class") ||
+                       nbc__tok_is(next, "async"))) {
+      decorators = false; /* the decorated statement's line comes next */
+      continue;
+    }
+    return i + 1;
+  }
+  return count - 1;
+}
+
+/* Whether tok is the NAME s (a soft keyword such as `type`, which nbc__tok_is does not see). */
+static bool name_is(const nbc__token *tok, const char *s) {
+  return tok->kind == NBC__TOK_NAME && (size_t)tok->len == strlen(s) &&
+         memcmp(tok->start, s, (size_t)tok->len) == 0;
+}
+
+/* Binds name (the token's text; NULL: FIRST_UNPARSED) to the syntax error of statement u. */
+static void bind_unparsed_name(builder *bd, const nbc__token *t, const unparsed *u) {
+  const char *name =
+      t ? nbc__arena_strndup(bd->ctx->arena, t->start, (size_t)t->len) : FIRST_UNPARSED;
+  if (!name) {
+    nbc__diag_oom(bd->ctx);
+    return;
+  }
+  bind(bd, name, other(), false);
+  nbc__binding *b = lookup(bd->m, name);
+  if (!b) return;
+  b->syntax_error = u->error;
+  b->syntax_status = u->status;
+  b->syntax_kind = u->kind;
+}
+
+/* The names statement u would define, as far as its first tokens say: a def's or class's name
+ * (after its decorators), a PEP 695 alias's (`type X = ...`), assignment targets
+ * (`X = ...`, `a, b = ...`, `X: T = ...`, `X += ...`). */
+static void bind_unparsed(builder *bd, const nbc__token *t, const unparsed *u) {
+  int i = u->start, e = u->end;
+  while (i < e && nbc__tok_is(&t[i], "@")) { /* a decorator line */
+    while (i < e && t[i].kind != NBC__TOK_NEWLINE)
+      i++;
+    i++;
+  }
+  if (i < e && nbc__tok_is(&t[i], "async")) i++;
+  if (i + 1 < e && t[i + 1].kind == NBC__TOK_NAME &&
+      (nbc__tok_is(&t[i], "def") || nbc__tok_is(&t[i], "class") ||
+       name_is(&t[i], "type"))) {
+    bind_unparsed_name(bd, &t[i + 1], u);
+    return;
+  }
+  int first = i; /* targets: NAME (',' NAME)* then '=', ':' or an augmented assignment */
+  while (i < e && t[i].kind == NBC__TOK_NAME && i + 1 < e && nbc__tok_is(&t[i + 1], ","))
+    i += 2;
+  if (i + 1 >= e || t[i].kind != NBC__TOK_NAME || t[i + 1].kind != NBC__TOK_OP) return;
+  const nbc__token *op = &t[i + 1];
+  bool assigns = nbc__tok_is(op, "=") || nbc__tok_is(op, ":") ||
+                 (op->len >= 2 && op->start[op->len - 1] == '=' && !nbc__tok_is(op, "==") &&
+                  !nbc__tok_is(op, "<=") && !nbc__tok_is(op, ">=") && !nbc__tok_is(op, "!="));
+  for (int k = first; assigns && k <= i; k += 2)
+    bind_unparsed_name(bd, &t[k], u);
+}
+
+/* The module's statements parsed one at a time (see above): the MODULE of those that parse,
+ * with *pun / *pnun the ones that do not; NULL on running out of memory or an internal bug
+ * (ctx says which). */
+static nbc__node *parse_each_statement(nbc__ctx *ctx, nbc__token *tokens, int count,
+                                       unparsed **pun, int *pnun) {
+  nbc__node **items = nbc__arena_alloc(ctx->arena, sizeof *items * (size_t)count);
+  unparsed *un = nbc__arena_alloc(ctx->arena, sizeof *un * (size_t)count);
+  if (!items || !un) return nbc__diag_oom(ctx), NULL;
+  int nitems = 0, nun = 0;
+  for (int s = 0; s < count - 1;) {
+    if (tokens[s].kind == NBC__TOK_NEWLINE || tokens[s].kind == NBC__TOK_DEDENT) {
+      s++;
+      continue;
+    }
+    int e = statement_end(tokens, count, s);
+    if (e <= s) break;
+    /* the statement alone: its next token stands in as the end of the file while parsed */
+    nbc__token after = tokens[e];
+    tokens[e].kind = NBC__TOK_EOF;
+    nbc__node *m = nbc__parse_module(ctx, tokens + s, e - s + 1);
+    tokens[e] = after;
+    if (m) {
+      for (int k = 0; k < m->body.count; k++)
+        items[nitems++] = m->body.items[k];
+    } else if (ctx->status == NBC_NO_MEMORY || ctx->status == NBC_INTERNAL) {
+      return NULL;
+    } else {
+      const char *error = nbc__arena_strdup(ctx->arena, ctx->diag.data ? ctx->diag.data : "");
+      if (!error) return nbc__diag_oom(ctx), NULL;
+      un[nun++] = (unparsed){s, e, nitems, error, ctx->status, ctx->kind};
+      ctx->status = NBC_OK;
+      ctx->kind = NBC_ERROR_KIND_NONE;
+      ctx->during = 0;
+      ctx->diag.len = 0;
+      if (ctx->diag.data) ctx->diag.data[0] = '\0';
+    }
+    s = e;
+  }
+  nbc__node *module = nbc__parse_module(ctx, tokens + count - 1, 1); /* an empty MODULE */
+  if (!module) return NULL;
+  module->body = (nbc__list){items, nitems};
+  *pun = un;
+  *pnun = nun;
+  return module;
+}
+
+bool nbc__module_report_unparsed(nbc__ctx *ctx, const nbc__module *module, const char *name,
+                                 bool reached) {
+  const nbc__binding *b = module ? lookup(module, name ? name : FIRST_UNPARSED) : NULL;
+  if (!b || !b->syntax_error) return false;
+  if (ctx->status == NBC_OK) {
+    ctx->status = b->syntax_status;
+    ctx->kind = b->syntax_kind;
+    ctx->diag.len = 0;
+    nbc__buf_puts(&ctx->diag, b->syntax_error);
+    if (reached && name)
+      nbc__diag_during(ctx, "resolving '%s', which this statement defines", name);
+  }
+  return true;
+}
+
 /* ----------------------------------------------------------------- the module API --- */
 
-nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file) {
-  int count = 0;
+static nbc__module *load(nbc__ctx *ctx, const nbc__file *file, bool lenient) {
+  int count = 0, nun = 0;
+  unparsed *un = NULL;
   nbc__token *tokens = nbc__lex(ctx, file, &count);
   if (!tokens) return NULL;
   nbc__node *ast = nbc__parse_module(ctx, tokens, count);
+  if (!ast && lenient && ctx->status != NBC_NO_MEMORY && ctx->status != NBC_INTERNAL)
+    ast = parse_each_statement(ctx, tokens, count, &un, &nun);
   if (!ast || !nbc__fold_module(ctx, ast)) return NULL;
   nbc__module *m = nbc__arena_alloc(ctx->arena, sizeof *m);
   if (!m) {
@@ -888,8 +1063,26 @@ nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file) {
   m->ast = ast;
   m->arena = ctx->arena;
   builder bd = {ctx, m};
-  bind_body(&bd, &ast->body, false);
+  if (!nun) {
+    bind_body(&bd, &ast->body, false);
+    return ctx->status == NBC_OK ? m : NULL;
+  }
+  /* statements bind in file order, the unparsed ones where they stood */
+  bind_unparsed_name(&bd, NULL, &un[0]);
+  for (int i = 0, k = 0; i <= ast->body.count && ctx->status == NBC_OK; i++) {
+    while (k < nun && un[k].position == i)
+      bind_unparsed(&bd, tokens, &un[k++]);
+    if (i < ast->body.count) bind_stmt(&bd, ast->body.items[i], false);
+  }
   return ctx->status == NBC_OK ? m : NULL;
+}
+
+nbc__module *nbc__module_load(nbc__ctx *ctx, const nbc__file *file) {
+  return load(ctx, file, false);
+}
+
+nbc__module *nbc__module_load_lenient(nbc__ctx *ctx, const nbc__file *file) {
+  return load(ctx, file, true);
 }
 
 nbc__node *nbc__module_function(const nbc__module *module, const char *name) {
@@ -964,7 +1157,7 @@ static nbc__module *program_module(nbc__module *m, nbc__binding *b) {
   *file = (nbc__file){b->path, text, (size_t)size, 1, 0};
   nbc__ctx ctx;
   loading_ctx(&ctx, m);
-  b->loaded = nbc__module_load(&ctx, file);
+  b->loaded = nbc__module_load_lenient(&ctx, file);
   b->load_failed = b->loaded == NULL;
   return b->loaded;
 }

@@ -3,10 +3,9 @@
 # device functions, in a namespace where `cuda` is the nbcuda module, and the jitted
 # functions become the submodule's; a kernel calling them compiles them like its own.
 #
-# One difference from numba: its states array has the record dtype [('s0', uint64),
-# ('s1', uint64)], which nbcuda's kernel language does not have; here it is a C-contiguous
-# uint64 array of shape (n, 2), s0 in column 0 and s1 in column 1 (the same bytes). The host
-# makes the initial states (nbc_xoroshiro128p_init, src/host/random.c) as numba's
+# The states array is numba's: a 1-d array of the record dtype xoroshiro128p_dtype,
+# [('s0', uint64), ('s1', uint64)] aligned (numba's xoroshiro128p_type). The host makes the
+# initial states (nbc_xoroshiro128p_init, src/host/random.c) as numba's
 # init_xoroshiro128p_states_cpu does.
 import math
 from nbcuda import float32, float64, uint32, int64, uint64
@@ -20,8 +19,8 @@ def init_xoroshiro128p_state(states, index, seed):
     z = (z ^ (z >> uint32(30))) * uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> uint32(27))) * uint64(0x94D049BB133111EB)
     z = z ^ (z >> uint32(31))
-    states[index, 0] = z
-    states[index, 1] = z
+    states[index]["s0"] = z
+    states[index]["s1"] = z
 
 
 @cuda.jit(device=True)
@@ -34,12 +33,12 @@ def rotl(x, k):
 @cuda.jit(device=True)
 def xoroshiro128p_next(states, index):
     index = int64(index)
-    s0 = states[index, 0]
-    s1 = states[index, 1]
+    s0 = states[index]["s0"]
+    s1 = states[index]["s1"]
     result = s0 + s1
     s1 ^= s0
-    states[index, 0] = uint64(rotl(s0, uint32(55))) ^ s1 ^ (s1 << uint32(14))
-    states[index, 1] = uint64(rotl(s1, uint32(36)))
+    states[index]["s0"] = uint64(rotl(s0, uint32(55))) ^ s1 ^ (s1 << uint32(14))
+    states[index]["s1"] = uint64(rotl(s1, uint32(36)))
     return result
 
 
@@ -54,11 +53,11 @@ def xoroshiro128p_jump(states, index):
         word = jump0 if i == 0 else jump1
         for b in range(64):
             if word & (uint64(1) << uint32(b)):
-                s0 ^= states[index, 0]
-                s1 ^= states[index, 1]
+                s0 ^= states[index]["s0"]
+                s1 ^= states[index]["s1"]
             xoroshiro128p_next(states, index)
-    states[index, 0] = s0
-    states[index, 1] = s1
+    states[index]["s0"] = s0
+    states[index]["s1"] = s1
 
 
 @cuda.jit(device=True)

@@ -338,7 +338,7 @@ static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
     int rc = !PyNumber_Check(item) && !PyTuple_Check(item) ? 1 : classify(d, item, &items[i]);
     if (rc == 0 && items[i].kind != NBC_GLOBAL_INT && items[i].kind != NBC_GLOBAL_FLOAT &&
         items[i].kind != NBC_GLOBAL_BOOL && items[i].kind != NBC_GLOBAL_TUPLE &&
-        items[i].kind != NBC_GLOBAL_ARRAY)
+        items[i].kind != NBC_GLOBAL_ARRAY && items[i].kind != NBC_GLOBAL_COMPLEX)
       rc = 1;
     if (rc) { /* 1: an item the constant cannot hold (OTHER); -1: a Python error */
       nbc__py_nesting_leave();
@@ -349,6 +349,18 @@ static int tuple_global(resolver_data *d, PyObject *value, nbc_global_t *g) {
   g->kind = NBC_GLOBAL_TUPLE;
   g->tuple_items = items;
   g->tuple_count = (int)n;
+  return 0;
+}
+
+/* A complex number (Python's, or numpy's complex64 / complex128), frozen as numba freezes it:
+ * a constant of its type, type_name ("complex64", "complex128"; static). */
+static int complex_global(PyObject *value, const char *type_name, nbc_global_t *g) {
+  Py_complex c = PyComplex_AsCComplex(value);
+  if (c.real == -1.0 && PyErr_Occurred()) return -1;
+  g->kind = NBC_GLOBAL_COMPLEX;
+  g->name = type_name;
+  g->value.f = c.real;
+  g->imag = c.imag;
   return 0;
 }
 
@@ -428,6 +440,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
     g->value.f = PyFloat_AS_DOUBLE(value);
     return 0;
   }
+  if (PyComplex_Check(value)) /* 1j, complex(a, b), numpy.complex128 (a complex subclass) */
+    return complex_global(value, "complex128", g);
   if (PyType_Check(value)) { /* np.float32 & co: subclasses of numpy.generic */
     const PyTypeObject *t = (const PyTypeObject *)value;
     /* ml_dtypes.bfloat16, numba-cuda's bfloat16 as it types ml_dtypes' and CuPy's arrays */
@@ -485,6 +499,8 @@ static int classify(resolver_data *d, PyObject *value, nbc_global_t *g) {
         g->name = name; /* static */
         g->value.i = v;
       }
+    } else if (strcmp(tp, "numpy.complex64") == 0) {
+      return complex_global(value, "complex64", g);
     } else if (strncmp(tp, "numpy.bool", 10) == 0) {
       int t = PyObject_IsTrue(value);
       if (t < 0) return -1;
@@ -691,6 +707,24 @@ static void session_free(session *sess) {
   Py_CLEAR(sess->textless);
 }
 
+/* The compiler's warnings (one a line: nbc_compile_result_warnings) as numba's NumbaWarning,
+ * each line its message. */
+static int warn_compiler(nbc__py_state *st, const char *text) {
+  while (text && *text) {
+    const char *end = strchr(text, '\n');
+    size_t n = end ? (size_t)(end - text) : strlen(text);
+    char *line = PyMem_Malloc(n + 1);
+    if (!line) return PyErr_NoMemory(), -1;
+    memcpy(line, text, n);
+    line[n] = '\0';
+    int rc = nbc__py_warn(st, "NumbaWarning", line);
+    PyMem_Free(line);
+    if (rc < 0) return -1;
+    text = end ? end + 1 : text + n;
+  }
+  return 0;
+}
+
 /* numba's NumbaDebugInfoWarning, once per function compiled with debug info whose source no
  * file holds (exec() of a string: nbcuda compiled it from the text it kept, a debugger finds
  * no file). -1 when a warning filter makes it an error. */
@@ -877,6 +911,7 @@ int nbc__py_compile_function_extras(nbc__py_state *st, PyObject *pyfunc, const c
   Py_END_ALLOW_THREADS if (s == NBC_OK) {
     rc = 0;
     if (nbc__py_dump_compiled(st, func, &opts, *presult) < 0 ||
+        warn_compiler(st, nbc_compile_result_warnings(*presult)) < 0 ||
         ((options->debug || options->lineinfo) && warn_textless(st, &sess) < 0)) {
       rc = -1;
       nbc_compile_result_destroy(*presult);

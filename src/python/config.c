@@ -55,6 +55,7 @@ static const struct {
     {"DUMP_LLVM", "NUMBA_DUMP_LLVM", FROM_DEBUG},
     {"DUMP_ASSEMBLY", "NUMBA_DUMP_ASSEMBLY", FROM_DEBUG},
     {"COMPILE_TIME_LIMIT", "NBCUDA_COMPILE_TIME_LIMIT", 0},
+    {"ALWAYS_WARN_UNINIT_VAR", "NUMBA_ALWAYS_WARN_UNINIT_VAR", 0},
 };
 
 /* The environment variable's integer value; dflt when it is unset, empty or not an integer

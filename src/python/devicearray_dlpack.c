@@ -504,6 +504,20 @@ PyObject *nbc__py_from_dlpack(PyObject *module, PyObject *obj) {
   return (PyObject *)a;
 }
 
+/* Whether obj's dtype is one numba-cuda does not ask DLPack for (_UNSUPPORTED_DLPACK_TYPES:
+ * records, datetime64, timedelta64, which DLPack has no code for and CuPy refuses with a
+ * BufferError): its dtype's kind is 'V', 'M' or 'm'. 0 for no such dtype or no dtype. */
+static int dtype_without_dlpack(PyObject *obj) {
+  PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
+  PyObject *kind = dtype ? PyObject_GetAttrString(dtype, "kind") : NULL;
+  const char *k = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
+  int skip = k && (strcmp(k, "V") == 0 || strcmp(k, "M") == 0 || strcmp(k, "m") == 0);
+  Py_XDECREF(kind);
+  Py_XDECREF(dtype);
+  PyErr_Clear();
+  return skip;
+}
+
 int nbc__py_dlpack_view(nbc__py_state *st, PyObject *obj, intptr_t stream,
                         nbc__py_array_view *view) {
   /* an exact numpy array is host memory: not asked */
@@ -514,6 +528,8 @@ int nbc__py_dlpack_view(nbc__py_state *st, PyObject *obj, intptr_t stream,
   int usable = usable_device(st, type, id);
   if (usable <= 0) return usable;
   if (!PyObject_HasAttr(obj, st->str_dlpack)) return 0;
+  /* as numba-cuda: dates and records go through __cuda_array_interface__ instead */
+  if (dtype_without_dlpack(obj)) return 0;
   ArrayObject tmp;
   int64_t dims[2 * NBC__PY_MAXDIM];
   tmp.shape = dims; /* room for any ndim: nbc__py_array_set_ndim allocates nothing */

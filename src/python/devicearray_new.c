@@ -285,8 +285,8 @@ static PyObject *wrap_cai(nbc__py_state *st, PyObject *obj, PyObject *cai) {
  * memory desc describes (no copy), holding owner; a masked array is refused. A stream in desc
  * becomes the array's stream, as external_stream(handle) (numba: "No 'Numba default
  * stream'" without one); with sync and config.CUDA_ARRAY_INTERFACE_SYNC (default on), that
- * stream is synchronized first, as numba's. (A kernel argument's stream is not: the launch's
- * stream waits for it instead, nbc__py_array_view_get's producer.) */
+ * stream's synchronize() is called first, as numba's (a kernel argument's likewise, at
+ * launch). */
 static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int sync) {
   nbc__py_state *st = nbc__py_module_state(module);
   if (!PyDict_Check(desc)) {
@@ -299,13 +299,8 @@ static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int
     unsigned long long h = PyLong_AsUnsignedLongLong(stream);
     if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
     if (!(ext = PyObject_CallMethod(module, "external_stream", "K", h))) return NULL;
-    nbc_stream_t *s = NULL, *temp = NULL;
-    if (sync && st->config.cai_sync && nbc__py_stream_arg(st, ext, &s, &temp) == 0) {
-      nbc_status_t rc;
-      Py_BEGIN_ALLOW_THREADS rc = nbc_stream_synchronize(s);
-      Py_END_ALLOW_THREADS nbc_stream_destroy(temp);
-      if (rc != NBC_OK) nbc__py_raise(st, rc);
-    }
+    PyObject *r = sync && st->config.cai_sync ? PyObject_CallMethod(ext, "synchronize", NULL) : NULL;
+    Py_XDECREF(r);
     if (PyErr_Occurred()) {
       Py_DECREF(ext);
       return NULL;

@@ -19,6 +19,7 @@
 nbc_compile_options_t nbc__py_dump_options(nbc__py_state *st, const nbc_compile_options_t *o) {
   nbc_compile_options_t opts = *o;
   if (o->output != NBC_OUTPUT_NVVM_IR && nbc__py_config_on(st, "DUMP_LLVM")) opts.keep_ir = 1;
+  opts.warn_uninit = nbc__py_config_on(st, "ALWAYS_WARN_UNINIT_VAR"); /* numba's switch */
   return opts;
 }
 

@@ -627,13 +627,10 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
       nviews = V.count;
     }
   }
-  /* __cuda_array_interface__ v3: the memory of an array whose producer named a stream is
-   * used after the work queued there (an event waited for, not a host synchronization) */
-  for (int i = 0; ok && i < nviews; i++) {
-    if (!views[i].producer) continue;
-    nbc_status_t s = nbc_stream_wait_handle(stream, views[i].producer);
-    if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;
-  }
+  /* __cuda_array_interface__ v3, as numba's launch does it: the stream the producer of an
+   * argument named is synchronized (its Stream's synchronize(), once per argument) */
+  for (int i = 0; ok && i < nviews; i++)
+    if (views[i].producer) ok = nbc__py_stream_sync_external(st, views[i].producer) == 0;
   if (ok && k->raises) {
     nbc_status_t s = nbc_debug_exception_clear(fn, stream);
     if (s != NBC_OK) ok = nbc__py_raise_int(st, s) == 0;

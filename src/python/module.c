@@ -396,6 +396,100 @@ static PyMethodDef module_functions[] = {
 
 /* ---------------------------------------------------------------- the module ---------- */
 
+/* ------------------------------------------- numba.cuda.<sub> where numba.cuda is nbcuda -- */
+
+/* Programs bind numba.cuda to nbcuda (sys.modules["numba.cuda"] = nbcuda) and then import
+ * numba-cuda's submodules: `from numba.cuda.random import create_xoroshiro128p_states`,
+ * `from numba.cuda.types import float32`. nbcuda has a __path__ (which makes the import system
+ * look for its submodules) and a finder at the end of sys.meta_path answers numba.cuda.<sub> with nbcuda's submodule <sub> (what sys.modules holds
+ * as "nbcuda.<sub>": random, types, config, libdevice, fp16, bf16) while numba.cuda is an
+ * nbcuda module; any other name it leaves to the other finders. */
+static struct PyModuleDef nbcuda_module;
+
+/* The submodule that numba.cuda.<sub> `name` stands for (a new reference), or NULL without an
+ * error when there is none. */
+static PyObject *bound_submodule(PyObject *name) {
+  const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  if (!n || strncmp(n, "numba.cuda.", 11) != 0 || strchr(n + 11, '.') || !n[11]) return NULL;
+  PyObject *modules = PyImport_GetModuleDict();
+  PyObject *bound = PyDict_GetItemString(modules, "numba.cuda"); /* borrowed */
+  if (!bound || !PyModule_Check(bound) || PyModule_GetDef(bound) != &nbcuda_module)
+    return NULL;
+  char full[64];
+  if (snprintf(full, sizeof full, "nbcuda.%s", n + 11) >= (int)sizeof full) return NULL;
+  PyObject *sub = PyDict_GetItemString(modules, full); /* borrowed */
+  PyObject *attr = sub ? PyObject_GetAttrString(bound, n + 11) : NULL;
+  if (attr != sub) Py_CLEAR(attr);
+  PyErr_Clear();
+  return attr;
+}
+
+static PyObject *finder_find_spec(PyObject *finder, PyObject *args) {
+  PyObject *name, *path = NULL, *target = NULL;
+  if (!PyArg_UnpackTuple(args, "find_spec", 1, 3, &name, &path, &target)) return NULL;
+  PyObject *sub = bound_submodule(name);
+  if (!sub) Py_RETURN_NONE;
+  Py_DECREF(sub);
+  PyObject *machinery = PyImport_ImportModule("importlib.machinery");
+  PyObject *spec = machinery ? PyObject_CallMethod(machinery, "ModuleSpec", "OO", name, finder)
+                             : NULL;
+  Py_XDECREF(machinery);
+  return spec;
+}
+
+static PyObject *finder_create_module(PyObject *finder, PyObject *spec) {
+  (void)finder;
+  PyObject *name = PyObject_GetAttrString(spec, "name");
+  PyObject *sub = name ? bound_submodule(name) : NULL;
+  if (name && !sub)
+    PyErr_Format(PyExc_ImportError, "%U is no longer an nbcuda submodule", name);
+  Py_XDECREF(name);
+  return sub;
+}
+
+static PyObject *finder_exec_module(PyObject *finder, PyObject *module) {
+  (void)finder, (void)module;
+  Py_RETURN_NONE; /* the submodule is nbcuda's, made when nbcuda was */
+}
+
+static PyMethodDef finder_functions[] = {
+    {"find_spec", finder_find_spec, METH_VARARGS,
+     "find_spec(name, path=None, target=None, /)\n--\n\n"
+     "A spec for numba.cuda.<sub> while numba.cuda is nbcuda, else None."},
+    {"create_module", finder_create_module, METH_O,
+     "create_module(spec, /)\n--\n\nnbcuda's submodule the spec names."},
+    {"exec_module", finder_exec_module, METH_O, "exec_module(module, /)\n--\n\nNothing."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* The finder appended to sys.meta_path, once per process, and an empty nbcuda.__path__ where
+ * the import system gave none (an installed nbcuda is the package nbcuda/, whose __init__ is
+ * this extension: its directory is its __path__). */
+static int submodule_finder_init(PyObject *module) {
+  int has = PyObject_HasAttrString(module, "__path__");
+  PyObject *path = has ? NULL : PyList_New(0);
+  if (!has && (!path || PyModule_AddObject(module, "__path__", path) < 0)) {
+    Py_XDECREF(path);
+    return -1;
+  }
+  PyObject *meta_path = PySys_GetObject("meta_path"); /* borrowed */
+  if (!meta_path || !PyList_Check(meta_path)) return 0; /* no import system to join */
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(meta_path); i++) {
+    PyObject *f = PyList_GET_ITEM(meta_path, i);
+    if (PyModule_Check(f) && strcmp(PyModule_GetName(f) ? PyModule_GetName(f) : "",
+                                    "nbcuda._submodule_finder") == 0)
+      return 0;
+    PyErr_Clear();
+  }
+  PyObject *finder = PyModule_New("nbcuda._submodule_finder");
+  int rc = finder && PyModule_AddFunctions(finder, finder_functions) == 0 &&
+                   PyList_Append(meta_path, finder) == 0
+               ? 0
+               : -1;
+  Py_XDECREF(finder);
+  return rc;
+}
+
 static int module_exec(PyObject *module) {
   nbc__py_state *st = nbc__py_module_state(module);
   /* the strings the hot paths look things up by, interned once */
@@ -435,7 +529,7 @@ static int module_exec(PyObject *module) {
       nbc__py_typesdict_init(module, st) < 0 || nbc__py_serialize_init(module, st) < 0)
     return -1;
   if (PyModule_AddStringConstant(module, "__version__", nbc_version_string()) < 0) return -1;
-  return 0;
+  return submodule_finder_init(module);
 }
 
 #define STATE_OBJECTS(X)                                                                   \
@@ -457,7 +551,7 @@ static int module_exec(PyObject *module) {
   X(DeclaredType) X(LinkableCodeType) X(TypesDictType)                                         \
   X(np_void) X(np_scalar_codes) X(typing_error_class) X(api_error_class)   \
   X(default_streams)                                                                     \
-  X(driver_error_class) X(DeallocsType) X(ProfilingRangeType) X(RangedFunctionType)        \
+  X(driver_error_class) X(DeallocsType) X(ProfilingRangeType) X(RangedFunctionType)         \
   NBC__PY_CONFIG_OBJECTS(X) NBC__PY_WARNINGS_OBJECTS(X) NBC__PY_EMM_OBJECTS(X)            \
   NBC__PY_HOSTMEM_OBJECTS(X) NBC__PY_DEVICEARRAY_OBJECTS(X)
 

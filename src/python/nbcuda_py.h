@@ -278,6 +278,9 @@ int nbc__py_stream_init(PyObject *module, nbc__py_state *st);
  * that the caller must nbc_stream_destroy. Returns -1 with TypeError otherwise. */
 int nbc__py_stream_arg(nbc__py_state *st, PyObject *obj, nbc_stream_t **pstream,
                        nbc_stream_t **ptemp);
+/* external_stream(handle).synchronize(), the method looked up on the Stream class as numba
+ * calls it (CUDA Array Interface v3: a consumer synchronizes the producer's stream). */
+int nbc__py_stream_sync_external(nbc__py_state *st, uintptr_t handle);
 /* default_stream(): a Stream object for the current context's default stream. */
 PyObject *nbc__py_default_stream(nbc__py_state *st);
 /* A generic context manager object running C functions on enter and exit (used by

@@ -27,10 +27,9 @@ target_link_libraries(nbcuda_python PRIVATE nbcuda_static)
 target_link_options(nbcuda_python PRIVATE -Wl,--exclude-libs,ALL)
 if(SKBUILD)
   # Only the package goes into the wheel (install.components = ["python"]): the extension as
-  # nbcuda/__init__, __main__.py, and the type stubs of the module and its submodules
-  # nbcuda.types and nbcuda.random next to it, marked by py.typed (PEP 561).
+  # nbcuda/__init__, and src/python/package/'s files beside it: __main__.py and the type stubs
+  # of the module and its submodules nbcuda.types and nbcuda.random, marked by py.typed.
   install(TARGETS nbcuda_python LIBRARY DESTINATION nbcuda COMPONENT python)
-  install(FILES ${PROJECT_SOURCE_DIR}/src/python/__main__.py DESTINATION nbcuda COMPONENT python)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/python/nbcuda-stubs/ DESTINATION nbcuda
-    COMPONENT python FILES_MATCHING PATTERN "*.pyi" PATTERN "py.typed")
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/python/package/ DESTINATION nbcuda
+    COMPONENT python FILES_MATCHING PATTERN "*.pyi" PATTERN "py.typed" PATTERN "__main__.py")
 endif()

@@ -5,11 +5,14 @@
  *   ... in a kernel: x = xoroshiro128p_uniform_float32(rng, thread_id)
  *
  * The numbers are numba's, bit for bit: the host makes the states as numba does
- * (nbc_xoroshiro128p_init), and the device functions are numba's random.py functions as
+ * (nbc_xoroshiro128p_init) in numba's states array, a 1-d array of the record dtype
+ * xoroshiro128p_dtype (whose numba type, xoroshiro128p_type, signatures name), and the device
+ * functions are numba's random.py functions as
  * Python kernel code, the library kernel src/library/random.py (which says how its states
  * array differs from numba's), compiled by nbcuda when a kernel calls them. They are made on
  * first use (module __getattr__), so importing nbcuda compiles nothing: their source is
- * registered in linecache as <nbcuda.random> for the compiler to read.
+ * registered in linecache as <nbcuda.random> for the compiler to read. The dtype and its type
+ * are made on first use as well, as they need numpy.
  */
 #include "nbcuda_py.h"
 
@@ -54,9 +57,40 @@ static int make_device_functions(PyObject *sub) {
   return rc;
 }
 
-/* PEP 562: the device functions appear on first access. */
+/* numba's xoroshiro128p_dtype, np.dtype([("s0", uint64), ("s1", uint64)], align=True), and its
+ * numba type xoroshiro128p_type (from_dtype of it): made once, kept in the submodule. Returns
+ * the dtype (borrowed). */
+static PyObject *states_dtype(PyObject *sub) {
+  PyObject *d = PyModule_GetDict(sub);
+  PyObject *dtype = PyDict_GetItemString(d, "xoroshiro128p_dtype");
+  if (dtype) return dtype;
+  PyObject *cuda = parent_of(sub);
+  nbc__py_state *st = cuda ? nbc__py_module_state(cuda) : NULL;
+  PyObject *np = st ? nbc__py_numpy(st) : NULL;
+  PyObject *make = np ? PyObject_GetAttrString(np, "dtype") : NULL;
+  PyObject *fields = make ? Py_BuildValue("([(ss)(ss)])", "s0", "u8", "s1", "u8") : NULL;
+  PyObject *kw = fields ? Py_BuildValue("{sO}", "align", Py_True) : NULL;
+  PyObject *made = kw ? PyObject_Call(make, fields, kw) : NULL;
+  PyObject *type = made ? PyObject_CallMethod(cuda, "from_dtype", "O", made) : NULL;
+  int rc = type && PyDict_SetItemString(d, "xoroshiro128p_type", type) == 0 &&
+                   PyDict_SetItemString(d, "xoroshiro128p_dtype", made) == 0
+               ? 0
+               : -1;
+  Py_XDECREF(type);
+  Py_XDECREF(made);
+  Py_XDECREF(kw);
+  Py_XDECREF(fields);
+  Py_XDECREF(make);
+  return rc == 0 ? PyDict_GetItemString(d, "xoroshiro128p_dtype") : NULL;
+}
+
+/* PEP 562: the device functions, the dtype and its type appear on first access. */
 static PyObject *random_getattr(PyObject *sub, PyObject *name) {
   const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  if (n && (strcmp(n, "xoroshiro128p_dtype") == 0 || strcmp(n, "xoroshiro128p_type") == 0)) {
+    if (!states_dtype(sub)) return NULL;
+    return PyObject_GetAttr(sub, name);
+  }
   for (int i = 0; n && i < NDEVICE; i++)
     if (strcmp(n, device_names[i]) == 0) {
       if (make_device_functions(sub) < 0) return NULL;
@@ -68,9 +102,10 @@ static PyObject *random_getattr(PyObject *sub, PyObject *name) {
 
 static PyObject *random_dir(PyObject *sub, PyObject *unused) {
   (void)unused;
+  static const char *const lazy_types[] = {"xoroshiro128p_dtype", "xoroshiro128p_type"};
   PyObject *keys = PyDict_Keys(PyModule_GetDict(sub));
-  for (int i = 0; keys && i < NDEVICE; i++) {
-    PyObject *s = PyUnicode_FromString(device_names[i]);
+  for (int i = 0; keys && i < NDEVICE + 2; i++) {
+    PyObject *s = PyUnicode_FromString(i < NDEVICE ? device_names[i] : lazy_types[i - NDEVICE]);
     int has = s ? PySequence_Contains(keys, s) : -1;
     if (has == 0 && PyList_Append(keys, s) < 0) has = -1;
     Py_XDECREF(s);
@@ -79,23 +114,23 @@ static PyObject *random_dir(PyObject *sub, PyObject *unused) {
   return keys;
 }
 
-/* A host uint64 array (n, 2) holding the states for (n, seed, subsequence_start). */
-static PyObject *host_states(PyObject *cuda, Py_ssize_t n, PyObject *seed_obj,
+/* A host array of n states of xoroshiro128p_dtype for (n, seed, subsequence_start). */
+static PyObject *host_states(PyObject *sub, Py_ssize_t n, PyObject *seed_obj,
                              PyObject *sub_obj) {
   unsigned long long seed = PyLong_AsUnsignedLongLongMask(seed_obj);
   if (seed == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-  unsigned long long sub = sub_obj ? PyLong_AsUnsignedLongLongMask(sub_obj) : 0;
-  if (sub == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-  nbc__py_state *st = nbc__py_module_state(cuda);
+  unsigned long long start = sub_obj ? PyLong_AsUnsignedLongLongMask(sub_obj) : 0;
+  if (start == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  PyObject *dtype = states_dtype(sub);
+  nbc__py_state *st = dtype ? nbc__py_module_state(parent_of(sub)) : NULL;
   PyObject *np = st ? nbc__py_numpy(st) : NULL;
-  PyObject *arr = np ? PyObject_CallMethod(np, "zeros", "((nn)s)", n, (Py_ssize_t)2, "uint64")
-                     : NULL;
+  PyObject *arr = np ? PyObject_CallMethod(np, "zeros", "nO", n, dtype) : NULL;
   Py_buffer view;
   if (!arr || PyObject_GetBuffer(arr, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
     Py_XDECREF(arr);
     return NULL;
   }
-  Py_BEGIN_ALLOW_THREADS nbc_xoroshiro128p_init(view.buf, (size_t)n, seed, sub);
+  Py_BEGIN_ALLOW_THREADS nbc_xoroshiro128p_init(view.buf, (size_t)n, seed, start);
   Py_END_ALLOW_THREADS PyBuffer_Release(&view);
   return arr;
 }
@@ -119,19 +154,25 @@ static PyObject *py_init_states(PyObject *sub, PyObject *args, PyObject *kwargs)
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO:init_xoroshiro128p_states", kwlist,
                                    &states, &seed, &start, &stream))
     return NULL;
-  PyObject *cuda = parent_of(sub), *shape = cuda ? PyObject_GetAttrString(states, "shape")
-                                                 : NULL;
-  Py_ssize_t n = shape && PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == 2
+  PyObject *dtype = states_dtype(sub);
+  PyObject *shape = dtype ? PyObject_GetAttrString(states, "shape") : NULL;
+  PyObject *its = shape ? PyObject_GetAttrString(states, "dtype") : NULL;
+  int same = its ? PyObject_RichCompareBool(its, dtype, Py_EQ) : -1;
+  Py_ssize_t n = same == 1 && PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == 1
                      ? PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 0))
                      : -1;
+  Py_XDECREF(its);
   Py_XDECREF(shape);
   if (n < 0) {
-    if (!PyErr_Occurred())
-      PyErr_SetString(PyExc_TypeError, "init_xoroshiro128p_states: states must be the (n, 2) "
-                      "uint64 device array create_xoroshiro128p_states makes");
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_TypeError, "init_xoroshiro128p_states: states must be a 1-d "
+                      "device array of xoroshiro128p_dtype, as create_xoroshiro128p_states "
+                      "makes");
+    }
     return NULL;
   }
-  PyObject *host = host_states(cuda, n, seed, start);
+  PyObject *host = host_states(sub, n, seed, start);
   PyObject *r = host ? call_with_stream(states, "copy_to_device", host, stream) : NULL;
   Py_XDECREF(host);
   if (!r) return NULL;
@@ -151,7 +192,7 @@ static PyObject *py_create_states(PyObject *sub, PyObject *args, PyObject *kwarg
     return NULL;
   }
   PyObject *cuda = parent_of(sub);
-  PyObject *host = cuda ? host_states(cuda, n, seed, start) : NULL;
+  PyObject *host = cuda ? host_states(sub, n, seed, start) : NULL;
   PyObject *r = host ? call_with_stream(cuda, "to_device", host, stream) : NULL;
   Py_XDECREF(host);
   return r;
@@ -161,7 +202,8 @@ static PyMethodDef random_functions[] = {
     {"create_xoroshiro128p_states", (PyCFunction)(void (*)(void))py_create_states,
      METH_VARARGS | METH_KEYWORDS,
      "create_xoroshiro128p_states($module, n, seed, subsequence_start=0, stream=0)\n--\n\n"
-     "N generator states on the device (a uint64 array of shape (n, 2)), as numba makes them."},
+     "N generator states on the device (an array of n xoroshiro128p_dtype records), as numba "
+     "makes them."},
     {"init_xoroshiro128p_states", (PyCFunction)(void (*)(void))py_init_states,
      METH_VARARGS | METH_KEYWORDS,
      "init_xoroshiro128p_states($module, states, seed, subsequence_start=0, stream=0)\n--\n\n"

@@ -326,11 +326,13 @@ static PyType_Slot stream_slots[] = {
     {0, NULL},
 };
 
+/* Not immutable: numba-cuda's Stream is a Python class that programs and tests patch
+ * (unittest.mock.patch.object(Stream, "synchronize") to see the CUDA Array Interface's
+ * synchronization), and nbcuda calls synchronize() through the class where numba does. */
 static PyType_Spec stream_spec = {
     .name = "nbcuda.Stream",
     .basicsize = sizeof(StreamObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION |
-             Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = stream_slots,
 };
 
@@ -451,6 +453,15 @@ static PyObject *make_stream(nbc__py_state *st, stream_make *m) {
   Py_DECREF(ctx);
   if (o && slot) Py_SETREF(*slot, Py_NewRef(o));
   return o;
+}
+
+int nbc__py_stream_sync_external(nbc__py_state *st, uintptr_t handle) {
+  stream_make m = {NULL, handle, NULL};
+  PyObject *stream = make_stream(st, &m);
+  PyObject *r = stream ? PyObject_CallMethod(stream, "synchronize", NULL) : NULL;
+  Py_XDECREF(stream);
+  Py_XDECREF(r);
+  return r ? 0 : -1;
 }
 
 static PyObject *factory_stream(PyObject *module, stream_factory factory) {

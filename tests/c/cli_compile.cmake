@@ -30,6 +30,22 @@ if(TARGET nbcuda_cli)
   file(WRITE ${_work}/numba_module.py "import numba\nimport numba as nb\nfrom numba import cuda\ndef k(out, a):\n    sm = cuda.shared.array(4, dtype=numba.float32)\n    sm[0] = a[0]\n    out[numba.cuda.grid(1)] = sm[0] + nb.types.int32(a[1])\n")
   nbc_cli_test(cli_compile_numba_module
     "${_nbc} compile ${_work}/numba_module.py:k --sig 'void(float64[:], float64[:])' --kernel --cc 9.0 -o ${_work}/nm.ptx && /usr/local/cuda/bin/ptxas -arch=sm_90 ${_work}/nm.ptx -o /dev/null")
+  # FILE.py:f needs only what f reaches to be in the kernel language: the other statements of
+  # tests/data/mixed_syntax.py use match, PEP 695 aliases and generics, 3.12 f-strings...; a
+  # function reaching a name that a statement which does not parse defines gets that
+  # statement's syntax error (exit 1), naming its line; what parses but is not in the kernel
+  # language (match) is the usual unsupported-statement error.
+  set(_mixed "${PROJECT_SOURCE_DIR}/tests/data/mixed_syntax.py")
+  nbc_cli_test(cli_compile_skips_statements_that_do_not_parse
+    "${_nbc} compile ${_mixed}:scale --sig 'void(float64[:])' --kernel --cc 9.0 -o ${_work}/mixed.ptx && /usr/local/cuda/bin/ptxas -arch=sm_90 ${_work}/mixed.ptx -o /dev/null")
+  nbc_cli_test(cli_compile_reaching_an_unparsed_alias
+    "${_nbc} compile ${_mixed}:uses_alias --sig 'void(float64[:])' > /dev/null 2> ${_work}/alias.err; test $? -eq 1 && grep -q 'mixed_syntax.py:9:6: error: ' ${_work}/alias.err && grep -q \"During: resolving 'Vector', which this statement defines\" ${_work}/alias.err")
+  nbc_cli_test(cli_compile_reaching_an_unparsed_function
+    "${_nbc} compile ${_mixed}:uses_generic --sig 'void(float64[:])' > /dev/null 2> ${_work}/generic.err; test $? -eq 1 && grep -q \"mixed_syntax.py:29:12: error: expected '(' after the function name, found '\\['\" ${_work}/generic.err")
+  nbc_cli_test(cli_compile_unparsed_function_asked_for
+    "${_nbc} compile ${_mixed}:fmt --sig 'void(float64[:])' > /dev/null 2> ${_work}/fmt.err; test $? -eq 1 && grep -q 'mixed_syntax.py:26:18: error: ' ${_work}/fmt.err && ! grep -q During ${_work}/fmt.err")
+  nbc_cli_test(cli_compile_reaching_match
+    "${_nbc} compile ${_mixed}:uses_describe --sig 'void(float64[:])' > /dev/null 2> ${_work}/match.err; test $? -eq 1 && grep -q \"mixed_syntax.py:16:5: error: unsupported statement: 'match'\" ${_work}/match.err")
   # -o - is stdout: the PTX comes out there and no file named "-" is left behind.
   file(MAKE_DIRECTORY ${_work}/dash)
   nbc_cli_test(cli_compile_output_dash_is_stdout

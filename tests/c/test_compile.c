@@ -1482,7 +1482,36 @@ TEST(tuples_global_and_indexed) {
   nbc_compile_result_destroy(r);
 }
 
-TEST_LIST(X(launch_bounds) X(result_variables) X(program_modules_are_files_next_to_the_source)
+/* warn_uninit (numba's ALWAYS_WARN_UNINIT_VAR): a variable read where some path binds it
+ * nowhere is a warning of the result, once per variable; none without the option, none for a
+ * variable every path binds. */
+TEST(uninitialized_variable_warnings) {
+  require_nvvm();
+  static const char src[] = "def f(r, n):\n"
+                            "    if n:\n"
+                            "        c = 1\n"
+                            "    else:\n"
+                            "        d = 2\n"
+                            "        d += 1\n"
+                            "    r[0] = c\n"
+                            "    r[1] = c + d\n";
+  nbc_compile_options_t o = options();
+  o.device = 0;
+  o.abi = NBC_ABI_NUMBA;
+  nbc_source_t s = {src, 0, "u.py", 1, 0};
+  nbc_compile_result_t *r = NULL;
+  ASSERT_OK(nbc_compile(&s, "f", "void(int64[::1], int64)", &o, NULL, &r));
+  ASSERT_STREQ(nbc_compile_result_warnings(r), "");
+  nbc_compile_result_destroy(r);
+  o.warn_uninit = 1;
+  ASSERT_OK(nbc_compile(&s, "f", "void(int64[::1], int64)", &o, NULL, &r));
+  ASSERT_STREQ(nbc_compile_result_warnings(r),
+               "u.py:7:12: Detected uninitialized variable c\n"
+               "u.py:8:16: Detected uninitialized variable d\n");
+  nbc_compile_result_destroy(r);
+}
+
+TEST_LIST(X(uninitialized_variable_warnings) X(launch_bounds) X(result_variables) X(program_modules_are_files_next_to_the_source)
           X(forceinline) X(forceinline_callee)
           X(global_array_is_constant_memory) X(module_attributes_are_dotted_globals)
           X(result_from_cached_code) X(forceinline_decorator_in_file) X(corpus_ptx_c_abi)

@@ -380,9 +380,64 @@ TEST(many_names) {
   }
 }
 
+/* The syntax error nbc__module_report_unparsed gives for name (NULL: the first statement
+ * that does not parse), or NULL when it gives none. */
+static const char *unparsed_error(nbc__module *m, const char *name) {
+  nbc__ctx *ctx = fe_new_ctx();
+  return nbc__module_report_unparsed(ctx, m, name, false) ? ctx->diag.data : NULL;
+}
+
+TEST(lenient_load_leaves_out_statements_that_do_not_parse) {
+  const char *src = "import math\n"
+                    "type Alias = list[int]\n"          /* PEP 695: the parser's error */
+                    "X = 1\n"
+                    "X = (1 if)\n"                      /* rebinds X to its error */
+                    "Y = 2\n"
+                    "@deco(1)\n@other\n"
+                    "def generic[T](x):\n    return x\n"
+                    "if math.pi > 3:\n    Q = 1 +\nelse:\n    Q = 2\n" /* binds nothing */
+                    "a, b = c d\n"
+                    "Z: int = 3 3\n"
+                    "Y += +\n"
+                    "def later(a):\n    return a + Y\n"
+                    "W = 4\n";
+  nbc__ctx *ctx = fe_new_ctx();
+  ASSERT(!nbc__module_load(ctx, fe_file(ctx, "t.py", src))); /* strict: fails */
+  ctx = fe_new_ctx();
+  nbc__module *m = nbc__module_load_lenient(ctx, fe_file(ctx, "t.py", src));
+  ASSERT(m);
+  ASSERT_EQ(ctx->status, NBC_OK);
+  ASSERT_KIND(m, "math", NBC_GLOBAL_MODULE_MATH);
+  ASSERT_INT(m, "W", 4);
+  ASSERT_KIND(m, "later", NBC_GLOBAL_FUNCTION);
+  ASSERT(nbc__module_function(m, "later"));
+  ASSERT(!nbc__module_function(m, "generic"));
+  ASSERT(!unparsed_error(m, "later") && !unparsed_error(m, "W") && !unparsed_error(m, "Q"));
+  ASSERT_STREQ(unparsed_error(m, "Alias"),
+               "t.py:2:6: error: expected NEWLINE after the statement, found 'Alias'\n"
+               "type Alias = list[int]\n"
+               "     ^");
+  ASSERT_STREQ(unparsed_error(m, NULL), unparsed_error(m, "Alias"));
+  ASSERT_CONTAINS(unparsed_error(m, "X"), "t.py:4:");
+  ASSERT_CONTAINS(unparsed_error(m, "generic"), "t.py:8:12: error: ");
+  ASSERT_CONTAINS(unparsed_error(m, "a"), "t.py:14:");
+  ASSERT_CONTAINS(unparsed_error(m, "b"), "t.py:14:");
+  ASSERT_CONTAINS(unparsed_error(m, "Z"), "t.py:15:");
+  ASSERT_CONTAINS(unparsed_error(m, "Y"), "t.py:16:");
+  ASSERT_KIND(m, "Q", NBC_GLOBAL_UNDEFINED);
+  /* the reported error keeps its status; "During:" only when reached */
+  ctx = fe_new_ctx();
+  ASSERT(nbc__module_report_unparsed(ctx, m, "Alias", true));
+  ASSERT_EQ(ctx->status, NBC_SYNTAX_ERROR);
+  ASSERT_CONTAINS(ctx->diag.data, "During: resolving 'Alias', which this statement defines");
+  /* a file that parses has none */
+  ASSERT(!unparsed_error(fe_load("X = 1\n"), NULL));
+}
+
 TEST_LIST(X(constants_follow_python_semantics) X(non_constants_are_other) X(imports)
               X(first_binding_wins_in_try_and_if_blocks) X(functions_of_the_module)
                   X(jit_forceinline_marks_the_function)
                       X(builtins_and_unknown_names_are_left_to_infer)
-                          X(resolver_through_the_public_type) X(many_names))
+                          X(resolver_through_the_public_type) X(many_names)
+                              X(lenient_load_leaves_out_statements_that_do_not_parse))
 TEST_MAIN()

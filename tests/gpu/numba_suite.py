@@ -160,7 +160,8 @@ class RecordingResult(unittest.TestResult):
 
 MIRRORED_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
                      "DISABLE_PERFORMANCE_WARNINGS", "CUDA_DEBUGINFO_DEFAULT", "OPT",
-                     "CUDA_ARRAY_INTERFACE_SYNC", "DUMP_LLVM", "DUMP_ASSEMBLY")
+                     "CUDA_ARRAY_INTERFACE_SYNC", "DUMP_LLVM", "DUMP_ASSEMBLY",
+                     "ALWAYS_WARN_UNINIT_VAR")
 
 
 def compat_numpy():

@@ -263,6 +263,34 @@ def test_kernel_prefers_dlpack_to_the_interface(tdrv):
     assert h.calls == []
 
 
+def _assign(out, arr):
+    for i in range(arr.shape[0]):
+        out[i] = arr[i]
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[D]", "timedelta64[s]",
+                                   [("x", np.int32), ("y", np.float32)]])
+def test_dates_and_records_go_through_the_interface(dtype):
+    dt = np.dtype(dtype)
+    # numba-cuda's _UNSUPPORTED_DLPACK_TYPES (test_datetime_cupy_inputs): for an object whose
+    # dtype is a date or a record, which DLPack has no code for (CuPy's __dlpack__ raises
+    # BufferError), the kernel asks __cuda_array_interface__ instead, typing and launching
+    class CupyLike(Producer):
+        dtype = dt
+
+        def __dlpack__(self, **kw):
+            raise BufferError("dtype is not supported for dlpack export")
+
+        @property
+        def __cuda_array_interface__(self):
+            return self.d.__cuda_array_interface__
+
+    h = np.zeros(4, dt)
+    arr, out = CupyLike(cuda.to_device(h)), CupyLike(cuda.to_device(h))
+    cuda.jit(_assign)[1, 1](out, arr)
+    assert arr.calls == [] and out.calls == []
+
+
 def test_kernel_dlpack_errors_are_the_producers():
     class Broken(Producer):
         def __dlpack__(self, **kw):

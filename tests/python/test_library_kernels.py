@@ -110,7 +110,8 @@ def test_random_matches_a_numpy_reference(gpu, cuda):
     n, rounds = 70, 4
     rng = create_xoroshiro128p_states(n, seed=12345)
     ref = _states(n, 12345)
-    np.testing.assert_array_equal(rng.copy_to_host(), np.array(ref, dtype=np.uint64))
+    np.testing.assert_array_equal(rng.copy_to_host().view(np.uint64).reshape(n, 2),
+                                  np.array(ref, dtype=np.uint64))
     out = np.zeros((n, 3 * rounds))
     cuda.jit(draw).forall(n)(rng, out)
     expect = np.zeros_like(out)

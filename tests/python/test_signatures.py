@@ -1,5 +1,5 @@
 """Every public callable of nbcuda has a signature inspect can read and a docstring, and the
-type stubs (src/python/nbcuda-stubs, installed next to the extension) declare every public
+type stubs (src/python/package, installed next to the extension) declare every public
 name of the module and its submodules, nothing the module lacks, with the runtime's
 parameter names.
 
@@ -14,7 +14,7 @@ import types as pytypes
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STUBS = os.path.join(HERE, "..", "..", "src", "python", "nbcuda-stubs")
+STUBS = os.path.join(HERE, "..", "..", "src", "python", "package")
 
 
 def public(obj):

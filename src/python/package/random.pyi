@@ -15,3 +15,5 @@ xoroshiro128p_normal_float32: Any
 xoroshiro128p_normal_float64: Any
 xoroshiro128p_uniform_float32: Any
 xoroshiro128p_uniform_float64: Any
+xoroshiro128p_dtype: Any
+xoroshiro128p_type: Any
