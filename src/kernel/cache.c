@@ -98,8 +98,9 @@ static nbc_status_t source_dirs(const char *file, char abs[PATH_MAX], char dir[P
   return NBC_OK;
 }
 
-nbc_status_t nbc_cache_dir(const char *file, char *buf, size_t size) {
-  char abs[PATH_MAX], srcdir[PATH_MAX];
+/* The cache directory of file into buf, and file made absolute into abs. */
+static nbc_status_t cache_dir_of(const char *file, char abs[PATH_MAX], char *buf, size_t size) {
+  char srcdir[PATH_MAX];
   nbc_status_t s = source_dirs(file, abs, srcdir);
   if (s != NBC_OK) return s;
   if (!buf || dir_for(srcdir, buf, size) != 0)
@@ -107,6 +108,11 @@ nbc_status_t nbc_cache_dir(const char *file, char *buf, size_t size) {
                           "($NBCUDA_CACHE_DIR, $NUMBA_CACHE_DIR, %s/__pycache__, "
                           "${XDG_CACHE_HOME:-~/.cache}/nbcuda)", abs, srcdir);
   return NBC_OK;
+}
+
+nbc_status_t nbc_cache_dir(const char *file, char *buf, size_t size) {
+  char abs[PATH_MAX];
+  return cache_dir_of(file, abs, buf, size);
 }
 
 /* The key text of a compilation (see the top of the file); malloc'd. */
@@ -139,10 +145,8 @@ nbc_status_t nbc_cache_entry_create(const nbc_cache_key_t *key, nbc_cache_entry_
     return nbc__set_error(NBC_INVALID_ARGUMENT,
                           "cache: the key needs a source file, a qualname and a signature");
   char file[PATH_MAX], dir[PATH_MAX];
-  nbc_status_t s = nbc_cache_dir(key->file, dir, sizeof dir);
+  nbc_status_t s = cache_dir_of(key->file, file, dir, sizeof dir);
   if (s != NBC_OK) return s;
-  char srcdir[PATH_MAX];
-  source_dirs(key->file, file, srcdir);
   nbc_cache_entry_t *e = calloc(1, sizeof *e);
   if (!e || !(e->key = key_text(key, file))) {
     free(e);

@@ -1,4 +1,5 @@
-/* kernel.h — the kernel layer's private header, one section per file: link.c (nvJitLink,
+/* kernel.h — the kernel layer's private header, one section per file (cache.c, the disk
+ * cache, needs nothing private and has none): link.c (nvJitLink,
  * libcudadevrt.a, the linking entry points), nvrtc.c (CUDA C++ compiled with NVRTC),
  * kernel.c (nbc_kernel_t: a compiled kernel, its loaded module per context) and args.c (a
  * launch's typed arguments packed into numba's flattened parameter layout).

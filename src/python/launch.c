@@ -8,7 +8,10 @@
  * are read here at each load), the signature's parameter layout was parsed when it was
  * compiled (nbc_signature_parse), and each launch
  * packs the arguments into one stack buffer with nbc_signature_pack_* and calls
- * nbc_launch_packed. The hot path does no Python attribute lookup for nbcuda device arrays
+ * nbc_launch_packed. The packers are the C API's own, those nbc_kernel_pack runs; the
+ * binding calls them directly, as it classifies each Python object, rather than filling an
+ * nbc_arg_t per argument for nbc_kernel_pack to walk again, which would cost the hot path a
+ * second pass over the arguments. The hot path does no Python attribute lookup for nbcuda device arrays
  * and Python scalars (objects with __cuda_array_interface__ cost one lookup; host arrays are
  * copied to the device and back, as numba does; records are copied the same way). The
  * launcher supports vectorcall, so `k[g, b](x, y)` builds no argument tuple. A kernel
