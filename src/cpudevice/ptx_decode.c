@@ -79,12 +79,12 @@ typedef struct operand {
   int kind;
   int neg; /* `!%p` */
   uint32_t reg, reg2;
-  char text[128]; /* immediate text, name, memory base name */
+  char text[1024]; /* immediate text, name, memory base name */
   int64_t off;
   int mem_reg; /* OPD_MEM: 1 when based on a register (reg) */
   uint32_t vec[4];
   int nvec;
-  char (*list)[128];
+  char (*list)[1024];
   int nlist;
 } operand;
 
@@ -213,7 +213,7 @@ static nbc__ptx_var parse_var(decoder *dc, int space, int is_extern) {
   nbc__ptx_var v = {0};
   v.space = space;
   v.is_extern = is_extern;
-  char buf[256];
+  char buf[1024];
   int t = NBC__T_NONE, vec = 1;
   size_t tsize = 0;
   for (;;) {
@@ -550,7 +550,7 @@ static void parse_mnemonic(decoder *dc, const char *text, mnemonic *mn, int line
 
 static void parse_operand(decoder *dc, operand *o) {
   nbc__ptx_lex *lx = &dc->lx;
-  char buf[128];
+  char buf[1024];
   memset(o, 0, sizeof *o);
   int line = lx->tok_line;
   if (nbc__ptx_lex_accept(lx, "[")) {
@@ -703,6 +703,7 @@ static uint32_t src(decoder *dc, const operand *o, int t, int line) {
   case OPD_IMM:
     return const_reg(dc, imm_bits(dc, o->text, t, line));
   case OPD_NAME:
+    if (!strcmp(o->text, "WARP_SZ")) return const_reg(dc, 32); /* PTX's warp-size constant */
     if (!find_sym(dc, o->text, &s)) fail(dc, line, "unknown name '%s'", o->text);
     if (s.kind == SYM_PARAM) return const_reg(dc, (uint64_t)(s.value + o->off));
     if (s.kind == SYM_VAR) return var_reg(dc, (int)s.value, o->off);
@@ -1082,7 +1083,7 @@ static void parse_body(decoder *dc) {
   while (depth > 0) {
     nbc__ptx_lex *lx = &dc->lx;
     int line = lx->tok_line;
-    char buf[256];
+    char buf[1024];
     if (lx->kind == NBC__TOK_END) fail(dc, line, "missing '}' at the end of '%s'", dc->f->name);
     if (nbc__ptx_lex_accept(lx, "{")) {
       depth++;
@@ -1153,7 +1154,7 @@ static void parse_body(decoder *dc) {
 
 /* ".entry NAME (params) [directives] { body }" or ".func [(ret)] NAME [(params)] ... ". */
 static void parse_function(decoder *dc, int is_entry) {
-  char name[256];
+  char name[1024];
   nbc__ptx_lex *lx = &dc->lx;
   int line = lx->tok_line;
   int has_ret = 0;
@@ -1233,7 +1234,7 @@ static void parse_function(decoder *dc, int is_entry) {
 
 static void parse_module(decoder *dc) {
   nbc__ptx_lex *lx = &dc->lx;
-  char buf[256];
+  char buf[1024];
   while (lx->kind != NBC__TOK_END) {
     int line = lx->tok_line;
     int is_extern = 0;

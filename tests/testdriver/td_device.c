@@ -6,6 +6,7 @@
  * each device's attribute array from td__attribute_defaults (a real H200's values,
  * generated into td_tables.c), then makes the per-device ones distinct: compute
  * capability from the env, PCI bus id = ordinal + 1. Names are "nbcuda test device N"
+ * ("nbcuda CPU device N", one device by default, in libnbcuda_cpudriver.so)
  * and UUIDs are a fixed 12-byte prefix followed by the ordinal, stable across runs.
  * tdrv_set_attribute edits the same arrays, so a test can give a device any attribute.
  */
@@ -53,7 +54,11 @@ static void parse_cc(const char *env, int count) {
 void td__devices_configure(void) {
   if (configured) return;
   configured = 1;
+#ifdef TD_CPU_DRIVER
+  int count = 1; /* the CPU device: one device unless NBCUDA_TESTDRIVER_DEVICES says more */
+#else
   int count = 2;
+#endif
   const char *env = getenv("NBCUDA_TESTDRIVER_DEVICES");
   if (env && *env) {
     long long n = td__parse_size(env);
@@ -117,7 +122,11 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev) {
   if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
   if (!td__device_valid(dev)) return CUDA_ERROR_INVALID_DEVICE;
   /* Truncates like the real driver (len 5 gives "nbcu"). */
+#ifdef TD_CPU_DRIVER
+  snprintf(name, (size_t)len, "nbcuda CPU device %d", dev);
+#else
   snprintf(name, (size_t)len, "nbcuda test device %d", dev);
+#endif
   return CUDA_SUCCESS;
 }
 
