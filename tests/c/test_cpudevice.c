@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "cpudevice/ptx.h"
+#include "nbcuda.h"
 #include "test.h"
 
 /* Device memory for a test: host buffers at their own addresses. */
@@ -220,6 +221,25 @@ TEST(out_of_bounds_access_names_thread_and_line) {
   nbc__ptx_free(m);
 }
 
+/* Through the host layer on the test driver with execution on: the load fails and the
+ * decoder's message is in nbc_last_error(). */
+TEST(load_error_reaches_the_caller_through_the_driver) {
+  if (!getenv("NBCUDA_TESTDRIVER")) SKIP("needs the test driver");
+  setenv("NBCUDA_TESTDRIVER_EXECUTE", "1", 1);
+  static const char ptx[] = HEADER
+      ".visible .entry k()\n"
+      "{\n"
+      "  .reg .b32 %r<2>;\n"
+      "  suld.b.1d.b32.trap {%r1}, [s, {%r1}];\n"
+      "  ret;\n"
+      "}\n";
+  nbc_module_t *m = NULL;
+  ASSERT(nbc_module_load_data(ptx, sizeof ptx, NBC_IMAGE_PTX, &m) != NBC_OK);
+  ASSERT_CONTAINS(nbc_last_error(), "CUDA_ERROR_INVALID_PTX");
+  ASSERT_CONTAINS(nbc_last_error(),
+                  "nbcuda CPU device: ptx line 7: unsupported instruction 'suld.b.1d.b32.trap'");
+}
+
 /* cvt to f16 rounds to nearest even (from f32 and f64) and back exactly. */
 TEST(half_conversions_round_to_nearest_even) {
   static const char ptx[] = HEADER
@@ -252,5 +272,6 @@ TEST(half_conversions_round_to_nearest_even) {
 TEST_LIST(X(saxpy_matches_c) X(barrier_orders_shared_memory) X(warp_shuffle_and_call)
               X(unsupported_instruction_is_a_load_error)
                   X(out_of_bounds_access_names_thread_and_line)
-                      X(half_conversions_round_to_nearest_even))
+                      X(half_conversions_round_to_nearest_even)
+                          X(load_error_reaches_the_caller_through_the_driver))
 TEST_MAIN()

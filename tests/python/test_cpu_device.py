@@ -123,3 +123,25 @@ def test_out_of_bounds_store_is_reported_with_thread_and_line(run_snippet):
         """)
     assert "thread (1,0,0): invalid global memory access at address 0x" in r.stderr, r.stderr
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in r.stdout + r.stderr
+
+
+def test_numba_cuda_doc_examples_pass_their_assertions(run_snippet):
+    # numba-cuda's documentation examples (test_doc_examples.py) with their original
+    # assertions; those linked into a cubin (link files, cooperative launches) cannot run
+    r = run_snippet(f"""
+        import sys
+        sys.path.insert(0, {HERE!r})
+        import test_doc_examples as t
+        import nbcuda
+        for name in sorted(set(t.EXAMPLES) - t.GPU_ONLY - t.NEEDS_NUMBA):
+            try:
+                t.CHECKS[name](t.EXAMPLES[name](nbcuda))
+                print("passed", name)
+            except Exception as e:
+                print("failed", name, type(e).__name__, str(e).replace(chr(10), " "))
+        """)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    failed = [l for l in lines if l.startswith("failed") and "a cubin (ELF image)" not in l]
+    assert not failed, failed
+    assert sum(l.startswith("passed") for l in lines) >= 7, lines
