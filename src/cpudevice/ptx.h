@@ -44,6 +44,15 @@ enum nbc__ptx_op {
   NBC__OP_MOV_LOCALSYM, /* mov of a .local symbol: the frame's local base plus an offset */
   NBC__OP_MOV_CLOCK,    /* mov of %clock, %clock64 or %globaltimer */
   NBC__OP_NOP,
+  /* the commonest forms with no modifier to honour, chosen by nbc__ptx_specialise: the
+   * interpreter runs them without looking at types or flags */
+  NBC__OP_MOV64, NBC__OP_MOV32, NBC__OP_ADD64, NBC__OP_ADD32, NBC__OP_SUB64, NBC__OP_SUB32,
+  NBC__OP_MUL64, NBC__OP_MUL32, NBC__OP_MULWIDE_S32, NBC__OP_MULWIDE_U32, NBC__OP_MAD64,
+  NBC__OP_MAD32, NBC__OP_SHL64, NBC__OP_SHL32, NBC__OP_AND64, NBC__OP_OR64, NBC__OP_XOR64,
+  NBC__OP_AND32, NBC__OP_OR32, NBC__OP_XOR32, NBC__OP_CVT_S64_S32, NBC__OP_SETP_S64,
+  NBC__OP_SETP_S32, NBC__OP_SETP_U64, NBC__OP_SETP_U32, NBC__OP_SELP64, NBC__OP_LD_PARAM64,
+  NBC__OP_LD_PARAM32, NBC__OP_ADD_F64, NBC__OP_MUL_F64, NBC__OP_FMA_F64, NBC__OP_ADD_F32,
+  NBC__OP_MUL_F32, NBC__OP_FMA_F32,
 };
 
 /* Operation types. ORDER PTX_TYPES */
@@ -88,6 +97,7 @@ enum nbc__ptx_sub {
 #define NBC__F_NEG_B 0x200     /* setp/selp: the combining predicate is negated */
 #define NBC__F_RED 0x400       /* bar.red */
 #define NBC__F_SHORT_CMP 0x800 /* setp with a single destination */
+#define NBC__F_VISIBLE 0x1000  /* a memory access other threads can see (global, shared) */
 
 #define NBC__NOREG 0xffffffffu
 
@@ -174,6 +184,9 @@ enum {
   NBC__SR_SINK, /* `_`: a destination that is discarded */
   NBC__SR_COUNT
 };
+
+/* Replaces in->op by a specialised form when one applies (ptx_special.c). */
+void nbc__ptx_specialise(nbc__ptx_insn *in);
 
 /* Decodes PTX text. On failure returns 0 and writes "ptx line N: message" into msg. */
 int nbc__ptx_load(const char *text, nbc__ptx_module **out, char *msg, size_t msg_size);

@@ -819,6 +819,10 @@ static void build_insn(decoder *dc, nbc__ptx_insn *in, const mnemonic *mn, opera
   in->vec = (uint8_t)(mn->vec ? mn->vec : 1);
   in->flags |= mn->flags;
   int st = t; /* the type of source operands */
+  if ((mn->op == NBC__OP_LD || mn->op == NBC__OP_LDU || mn->op == NBC__OP_ST ||
+       mn->op == NBC__OP_ATOM || mn->op == NBC__OP_RED) &&
+      (mn->space == NBC__S_GENERIC || mn->space == NBC__S_GLOBAL || mn->space == NBC__S_SHARED))
+    in->flags |= NBC__F_VISIBLE;
   if ((t == NBC__T_F16X2 || t == NBC__T_B128) && mn->op != NBC__OP_MOV && mn->op != NBC__OP_LD &&
       mn->op != NBC__OP_ST)
     fail(dc, line, "unsupported instruction '%s' (packed or 128-bit type)", text);
@@ -1067,6 +1071,7 @@ static void parse_insn(decoder *dc) {
     in->guard = guard;
     if (neg_guard) in->flags |= NBC__F_NEG_GUARD;
     build_insn(dc, in, &mn, o, n, text, line);
+    nbc__ptx_specialise(in);
     ok = 1;
   }
   memcpy(dc->fail, outer, sizeof outer);
@@ -1219,6 +1224,16 @@ static void parse_function(decoder *dc, int is_entry) {
   }
   if (f->defined) fail(dc, line, "function '%s' defined twice", name);
   (void)has_ret;
+  if (!f->formal_off) { /* a recursive call in the body needs the parameter layout now */
+    size_t n = probe->nformals ? probe->nformals : 1;
+    f->formal_off = malloc(n * sizeof *f->formal_off);
+    f->formal_size = malloc(n * sizeof *f->formal_size);
+    if (!f->formal_off || !f->formal_size) fail(dc, line, "out of memory");
+    memcpy(f->formal_off, probe->formal_off, probe->nformals * sizeof *f->formal_off);
+    memcpy(f->formal_size, probe->formal_size, probe->nformals * sizeof *f->formal_size);
+    f->nformals = probe->nformals;
+    f->param_size = probe->param_size;
+  }
   parse_body(dc);
   f = &dc->m->funcs[idx];
   free(f->formal_off);

@@ -9,7 +9,11 @@
  * have stopped, the warp-level instruction is carried out for the lanes that wait at it
  * (they are the converged lanes); when every thread still alive waits at the barrier, the
  * barrier (and bar.red's reduction) completes. A barrier therefore orders shared memory
- * as it does on a GPU, and a kernel that is correct there is correct here.
+ * as it does on a GPU, and a kernel that is correct there is correct here. Within a warp
+ * the lanes also take turns at every global or shared memory access (run_warp): each lane
+ * runs to its next access, then every lane performs that access in lane order, so code
+ * that relies on a warp's lanes executing together (one lane reading what another reads
+ * before a later store) sees the order a GPU's lockstep gives.
  *
  * Registers are 64-bit slots; a narrower value lives in the low bits (zero-extended when
  * written). Memory operands resolve by state space: .param is the thread's param area,
@@ -28,7 +32,7 @@
 #include "cpudevice/ptx.h"
 #include "cpudevice/ptx_float.h"
 
-enum { TS_RUN, TS_BAR, TS_WARP, TS_DONE, TS_FAULT };
+enum { TS_RUN, TS_BAR, TS_WARP, TS_MEM, TS_DONE, TS_FAULT };
 
 typedef struct frame {
   const nbc__ptx_func *f;
@@ -52,6 +56,7 @@ typedef struct thread {
   int depth, stack_cap;
   int state;
   int carry;
+  int turn; /* may perform the visible memory access it stopped at (TS_MEM) */
   unsigned tid[3];
   unsigned lane, warp;
 } thread;
@@ -579,6 +584,33 @@ static int compare(int cmp, int t, uint64_t A, uint64_t B) {
   }
 }
 
+/* An integer comparison: signed operands sa sb for lt le gt ge, unsigned ua ub for the
+ * others (eq ne and the unsigned lo ls hi hs). */
+static inline int int_compare(int cmp, int64_t sa, int64_t sb, uint64_t ua, uint64_t ub) {
+  switch (cmp) {
+  case NBC__C_EQ:
+    return ua == ub;
+  case NBC__C_NE:
+    return ua != ub;
+  case NBC__C_LT:
+    return sa < sb;
+  case NBC__C_LE:
+    return sa <= sb;
+  case NBC__C_GT:
+    return sa > sb;
+  case NBC__C_GE:
+    return sa >= sb;
+  case NBC__C_LO:
+    return ua < ub;
+  case NBC__C_LS:
+    return ua <= ub;
+  case NBC__C_HI:
+    return ua > ub;
+  default:
+    return ua >= ub;
+  }
+}
+
 static int combine(int op, int a, int b) {
   return op == NBC__C_AND ? a && b : op == NBC__C_OR ? a || b : a != b;
 }
@@ -842,6 +874,121 @@ static int run_thread(exec *x, thread *t) {
     }
     n++;
     switch (in->op) {
+    case NBC__OP_MOV64:
+      R[in->d[0]] = R[in->a];
+      break;
+    case NBC__OP_MOV32:
+      R[in->d[0]] = (uint32_t)R[in->a];
+      break;
+    case NBC__OP_ADD64:
+      R[in->d[0]] = R[in->a] + R[in->b];
+      break;
+    case NBC__OP_ADD32:
+      R[in->d[0]] = (uint32_t)(R[in->a] + R[in->b]);
+      break;
+    case NBC__OP_SUB64:
+      R[in->d[0]] = R[in->a] - R[in->b];
+      break;
+    case NBC__OP_SUB32:
+      R[in->d[0]] = (uint32_t)(R[in->a] - R[in->b]);
+      break;
+    case NBC__OP_MUL64:
+      R[in->d[0]] = R[in->a] * R[in->b];
+      break;
+    case NBC__OP_MUL32:
+      R[in->d[0]] = (uint32_t)(R[in->a] * R[in->b]);
+      break;
+    case NBC__OP_MULWIDE_S32:
+      R[in->d[0]] = (uint64_t)((int64_t)(int32_t)R[in->a] * (int64_t)(int32_t)R[in->b]);
+      break;
+    case NBC__OP_MULWIDE_U32:
+      R[in->d[0]] = (uint64_t)(uint32_t)R[in->a] * (uint32_t)R[in->b];
+      break;
+    case NBC__OP_MAD64:
+      R[in->d[0]] = R[in->a] * R[in->b] + R[in->c];
+      break;
+    case NBC__OP_MAD32:
+      R[in->d[0]] = (uint32_t)(R[in->a] * R[in->b] + R[in->c]);
+      break;
+    case NBC__OP_SHL64: {
+      uint32_t k = (uint32_t)R[in->b];
+      R[in->d[0]] = k >= 64 ? 0 : R[in->a] << k;
+      break;
+    }
+    case NBC__OP_SHL32: {
+      uint32_t k = (uint32_t)R[in->b];
+      R[in->d[0]] = k >= 32 ? 0 : (uint32_t)(R[in->a] << k);
+      break;
+    }
+    case NBC__OP_AND64:
+      R[in->d[0]] = R[in->a] & R[in->b];
+      break;
+    case NBC__OP_OR64:
+      R[in->d[0]] = R[in->a] | R[in->b];
+      break;
+    case NBC__OP_XOR64:
+      R[in->d[0]] = R[in->a] ^ R[in->b];
+      break;
+    case NBC__OP_AND32:
+      R[in->d[0]] = (uint32_t)(R[in->a] & R[in->b]);
+      break;
+    case NBC__OP_OR32:
+      R[in->d[0]] = (uint32_t)(R[in->a] | R[in->b]);
+      break;
+    case NBC__OP_XOR32:
+      R[in->d[0]] = (uint32_t)(R[in->a] ^ R[in->b]);
+      break;
+    case NBC__OP_CVT_S64_S32:
+      R[in->d[0]] = (uint64_t)(int64_t)(int32_t)R[in->a];
+      break;
+    case NBC__OP_SETP_S64:
+      R[in->d[0]] = (uint64_t)int_compare(in->sub, (int64_t)R[in->a], (int64_t)R[in->b],
+                                          R[in->a], R[in->b]);
+      break;
+    case NBC__OP_SETP_S32:
+      R[in->d[0]] = (uint64_t)int_compare(in->sub, (int32_t)R[in->a], (int32_t)R[in->b],
+                                          (uint32_t)R[in->a], (uint32_t)R[in->b]);
+      break;
+    case NBC__OP_SETP_U64:
+      R[in->d[0]] = (uint64_t)int_compare(in->sub, 0, 0, R[in->a], R[in->b]);
+      break;
+    case NBC__OP_SETP_U32:
+      R[in->d[0]] = (uint64_t)int_compare(in->sub, 0, 0, (uint32_t)R[in->a], (uint32_t)R[in->b]);
+      break;
+    case NBC__OP_SELP64:
+      R[in->d[0]] = (R[in->c] & 1) ? R[in->a] : R[in->b];
+      break;
+    case NBC__OP_LD_PARAM64:
+    case NBC__OP_LD_PARAM32: {
+      size_t size = in->op == NBC__OP_LD_PARAM64 ? 8 : 4;
+      uint64_t off = (uint64_t)in->off, v = 0;
+      if (off >= t->param_size || size > t->param_size - off) {
+        fault(x, t, in, "parameter access out of bounds at offset 0x%llx", off);
+        state = TS_FAULT;
+        break;
+      }
+      memcpy(&v, t->param + off, size);
+      R[in->d[0]] = v;
+      break;
+    }
+    case NBC__OP_ADD_F64:
+      R[in->d[0]] = bits64(f64(R[in->a]) + f64(R[in->b]));
+      break;
+    case NBC__OP_MUL_F64:
+      R[in->d[0]] = bits64(f64(R[in->a]) * f64(R[in->b]));
+      break;
+    case NBC__OP_FMA_F64:
+      R[in->d[0]] = bits64(fma(f64(R[in->a]), f64(R[in->b]), f64(R[in->c])));
+      break;
+    case NBC__OP_ADD_F32:
+      R[in->d[0]] = bits32(f32(R[in->a]) + f32(R[in->b]));
+      break;
+    case NBC__OP_MUL_F32:
+      R[in->d[0]] = bits32(f32(R[in->a]) * f32(R[in->b]));
+      break;
+    case NBC__OP_FMA_F32:
+      R[in->d[0]] = bits32(fmaf(f32(R[in->a]), f32(R[in->b]), f32(R[in->c])));
+      break;
     case NBC__OP_MOV:
       if (in->sub == 1) { /* unpack */
         int eb = type_bits(in->type) / in->vec;
@@ -940,6 +1087,12 @@ static int run_thread(exec *x, thread *t) {
     }
     case NBC__OP_LD:
     case NBC__OP_ST: {
+      if ((in->flags & NBC__F_VISIBLE) && !t->turn) {
+        state = TS_MEM;
+        n--; /* counted when it runs */
+        continue;
+      }
+      t->turn = 0;
       size_t esz = (size_t)type_bits(in->type) / 8;
       unsigned char *p = host_of(x, t, in->space, address(t, R, in), esz * in->vec, in);
       if (!p) {
@@ -955,6 +1108,12 @@ static int run_thread(exec *x, thread *t) {
     }
     case NBC__OP_ATOM:
     case NBC__OP_RED: {
+      if ((in->flags & NBC__F_VISIBLE) && !t->turn) {
+        state = TS_MEM;
+        n--; /* counted when it runs */
+        continue;
+      }
+      t->turn = 0;
       unsigned char *p = host_of(x, t, in->space, address(t, R, in),
                                  (size_t)type_bits(in->type) / 8, in);
       if (!p) {
@@ -1150,11 +1309,32 @@ static void complete_barrier(exec *x) {
   }
 }
 
+/* Runs the lanes of warp w until each has exited or waits at a barrier or a warp-level
+ * instruction. Every lane stops before its next global or shared memory access; then each
+ * performs that one access, in lane order, and runs on to the next, so the lanes of a warp
+ * keep the order of their accesses as in lockstep. */
+static int run_warp(exec *x, int w) {
+  thread *lanes = x->threads + w * 32;
+  int n = x->nthreads - w * 32 < 32 ? x->nthreads - w * 32 : 32;
+  for (;;) {
+    for (int i = 0; i < n; i++)
+      if (lanes[i].state == TS_RUN && run_thread(x, &lanes[i]) == TS_FAULT) return 0;
+    int accesses = 0;
+    for (int i = 0; i < n; i++)
+      if (lanes[i].state == TS_MEM) {
+        lanes[i].state = TS_RUN;
+        lanes[i].turn = 1;
+        accesses = 1;
+      }
+    if (!accesses) return 1;
+  }
+}
+
 /* Runs the block x->ctaid to completion. */
 static int run_block(exec *x) {
   for (;;) {
-    for (int i = 0; i < x->nthreads; i++)
-      if (x->threads[i].state == TS_RUN && run_thread(x, &x->threads[i]) == TS_FAULT) return 0;
+    for (int w = 0; w * 32 < x->nthreads; w++)
+      if (!run_warp(x, w)) return 0;
     int live = 0, at_bar = 0, warp_waits = 0;
     for (int i = 0; i < x->nthreads; i++) {
       int s = x->threads[i].state;
@@ -1213,6 +1393,7 @@ static void start_thread(exec *x, thread *t, int i, uint64_t *regs, unsigned cha
   t->depth = 0;
   t->state = TS_RUN;
   t->carry = 0;
+  t->turn = 0;
 }
 
 /* The templates of every function with the module variables' addresses filled in. */
