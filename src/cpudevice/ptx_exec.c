@@ -858,6 +858,18 @@ static inline uint64_t address(const thread *t, const uint64_t *R, const nbc__pt
   return (in->flags & NBC__F_LOCALSYM) ? a + t->local_base : a;
 }
 
+/* The specialised add, mul and fma of one float type, rounded to nearest. */
+#define NBC__FLOAT_CASES(T, get, put, fma_fn)                                                  \
+  case NBC__OP_ADD_##T:                                                                      \
+    R[in->d[0]] = put(get(R[in->a]) + get(R[in->b]));                                        \
+    break;                                                                                   \
+  case NBC__OP_MUL_##T:                                                                      \
+    R[in->d[0]] = put(get(R[in->a]) * get(R[in->b]));                                        \
+    break;                                                                                   \
+  case NBC__OP_FMA_##T:                                                                      \
+    R[in->d[0]] = put(fma_fn(get(R[in->a]), get(R[in->b]), get(R[in->c])));                  \
+    break;
+
 /* Runs t until it exits (TS_DONE), waits (TS_BAR, TS_WARP) or faults (TS_FAULT). */
 static int run_thread(exec *x, thread *t) {
   const nbc__ptx_insn *code = t->f->code;
@@ -971,24 +983,8 @@ static int run_thread(exec *x, thread *t) {
       R[in->d[0]] = v;
       break;
     }
-    case NBC__OP_ADD_F64:
-      R[in->d[0]] = bits64(f64(R[in->a]) + f64(R[in->b]));
-      break;
-    case NBC__OP_MUL_F64:
-      R[in->d[0]] = bits64(f64(R[in->a]) * f64(R[in->b]));
-      break;
-    case NBC__OP_FMA_F64:
-      R[in->d[0]] = bits64(fma(f64(R[in->a]), f64(R[in->b]), f64(R[in->c])));
-      break;
-    case NBC__OP_ADD_F32:
-      R[in->d[0]] = bits32(f32(R[in->a]) + f32(R[in->b]));
-      break;
-    case NBC__OP_MUL_F32:
-      R[in->d[0]] = bits32(f32(R[in->a]) * f32(R[in->b]));
-      break;
-    case NBC__OP_FMA_F32:
-      R[in->d[0]] = bits32(fmaf(f32(R[in->a]), f32(R[in->b]), f32(R[in->c])));
-      break;
+      NBC__FLOAT_CASES(F64, f64, bits64, fma)
+      NBC__FLOAT_CASES(F32, f32, bits32, fmaf)
     case NBC__OP_MOV:
       if (in->sub == 1) { /* unpack */
         int eb = type_bits(in->type) / in->vec;
