@@ -207,7 +207,9 @@ nbc_status_t nbc_device_attribute_by_name(const nbc_device_t *device, const char
                                           int *pvalue);
 /* The CU_DEVICE_ATTRIBUTE_* number of a name without its prefix, or -1. */
 int nbc_device_attribute_lookup(const char *name);
-/* Releases and resets the device's primary context (cuDevicePrimaryCtxReset). */
+/* Releases and resets the device's primary context (cuDevicePrimaryCtxReset); while managed
+ * memory allocated with NBC_MANAGED_OUTLIVE_RESET lives, the primary context is released and
+ * left to that memory (which holds it) instead of reset. */
 nbc_status_t nbc_device_reset(nbc_device_t *device);
 /* numba's Device.release_primary_context: when nbcuda holds the primary context, its modules
  * and memory are released, then its retain (cuDevicePrimaryCtxRelease); the context is not
@@ -308,6 +310,16 @@ nbc_status_t nbc_require_context(nbc_context_fn fn, void *arg);
  * ------------------------------------------------------------------------------------- */
 nbc_status_t nbc_profile_start(void);
 nbc_status_t nbc_profile_stop(void);
+/* NVTX ranges and marks for a profiler's timeline (Nsight Systems, Nsight Compute): nested
+ * ranges per thread, pushed and popped in order. Nothing is linked: a profiler names its tool
+ * library in NVTX_INJECTION64_PATH, which the first call loads (NVTX v3); without one each call
+ * costs a branch. argb: the range's colour as 0xAARRGGBB, 0 for the tool's own. A pop on a
+ * thread with no open range is NBC_INVALID_ARGUMENT. nbc_nvtx_attached: 1 once a tool took
+ * the calls, else 0. */
+nbc_status_t nbc_nvtx_range_push(const char *name, uint32_t argb);
+nbc_status_t nbc_nvtx_range_pop(void);
+nbc_status_t nbc_nvtx_mark(const char *name);
+int nbc_nvtx_attached(void);
 
 /* ---------------------------------------------------------------------------------------
  * Streams. A NULL stream argument anywhere means the default stream (handle 0).
@@ -555,9 +567,18 @@ int nbc_mem_host_pagelocked_by_nbcuda(const void *ptr);
  * point inside an allocation or registration. */
 nbc_status_t nbc_mem_host_device_pointer(void *ptr, nbc_devptr_t *pdptr);
 /* Managed memory (cuMemAllocManaged), usable from the host and the device at the same
- * address: attach_global != 0 attaches it to every stream (CU_MEM_ATTACH_GLOBAL), 0 to the
- * host (CU_MEM_ATTACH_HOST). A request of 0 bytes allocates 1. Free it with nbc_mem_free. */
-nbc_status_t nbc_mem_alloc_managed(size_t bytes, int attach_global, nbc_devptr_t *pptr);
+ * address. flags: NBC_MANAGED_ATTACH_GLOBAL attaches it to every stream
+ * (CU_MEM_ATTACH_GLOBAL), without it to the host (CU_MEM_ATTACH_HOST);
+ * NBC_MANAGED_OUTLIVE_RESET (for memory other objects view, as numpy arrays do) keeps it valid
+ * until nbc_mem_free whatever the order of reset and free: the driver frees managed memory
+ * only with its context, so the memory holds its primary context (a retain) until freed;
+ * a release (nbc_close) leaves the context to it, and nbc_device_reset then does not reset
+ * the primary context while such memory lives (nbcuda's own modules, memory, streams and
+ * events in it are released all the same). A request of 0 bytes allocates 1. Free it with
+ * nbc_mem_free. */
+#define NBC_MANAGED_ATTACH_GLOBAL 0x01u
+#define NBC_MANAGED_OUTLIVE_RESET 0x02u
+nbc_status_t nbc_mem_alloc_managed(size_t bytes, unsigned flags, nbc_devptr_t *pptr);
 
 /* Deferred cleanup (numba's `with cuda.defer_cleanup():`). Between begin and end, frees of
  * the context's memory (nbc_mem_free, nbc_mem_host_free) are queued instead of performed;

@@ -421,6 +421,7 @@ static int module_exec(PyObject *module) {
   }
   if (nbc__py_errors_init(module, st) < 0 || nbc__py_types_init(module, st) < 0 ||
       nbc__py_device_init(module, st) < 0 || nbc__py_context_init(module, st) < 0 ||
+      nbc__py_profiling_init(module, st) < 0 ||
       nbc__py_stream_init(module, st) < 0 || nbc__py_event_init(module, st) < 0 ||
       nbc__py_devicearray_init(module, st) < 0 || nbc__py_compile_init(module, st) < 0 ||
       nbc__py_kernel_init(module, st) < 0 || nbc__py_hostmem_init(module, st) < 0 ||
@@ -456,7 +457,7 @@ static int module_exec(PyObject *module) {
   X(DeclaredType) X(LinkableCodeType) X(TypesDictType) X(memory_manager) X(emm_classes)   \
   X(np_void) X(np_scalar_codes) X(typing_error_class) X(warning_class) X(api_error_class)   \
   X(warning_classes) X(str_numba_errors[0]) X(str_numba_errors[1]) X(default_streams)    \
-  X(driver_error_class) X(DeallocsType)
+  X(driver_error_class) X(DeallocsType) X(ProfilingRangeType) X(RangedFunctionType)
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   nbc__py_state *st = nbc__py_module_state(module);

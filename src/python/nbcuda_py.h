@@ -36,6 +36,7 @@ typedef struct nbc__py_state {
    * of types.Type) and of signatures (not one) */
   PyTypeObject *NbArrayType, *NbTupleType, *NbUniTupleType, *NbSignatureType;
   PyTypeObject *LauncherType, *DeviceFunctionType, *RequireContextType, *ScopeType;
+  PyTypeObject *ProfilingRangeType, *RangedFunctionType; /* profiling.c */
   PyTypeObject *RuntimeType, *HostMemType;
   PyTypeObject *StubType;  /* intrinsics.c: host placeholders of kernel-language names */
   PyTypeObject *IpcHandleType, *IpcArrayHandleType; /* ipc.c */
@@ -252,6 +253,9 @@ PyObject *nbc__py_scope_new(nbc__py_state *st, nbc__py_scope_fn enter, nbc__py_s
 
 /* ======================================================================== event.c === */
 int nbc__py_event_init(PyObject *module, nbc__py_state *st);
+
+/* ==================================================================== profiling.c === */
+int nbc__py_profiling_init(PyObject *module, nbc__py_state *st);
 
 /* ==================================================================== numpy_api.c === */
 /* The numpy module (imported once, with its C API table); a borrowed reference, NULL with
