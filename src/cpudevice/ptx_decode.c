@@ -670,7 +670,7 @@ static uint64_t imm_bits(decoder *dc, const char *text, int t, int line) {
   } else {
     bits = strtoull(s, &end, 0);
     if (*end == 'U' && !end[1]) end++;
-    if (neg) bits = (uint64_t)-(int64_t)bits;
+    if (neg) bits = 0 - bits;
   }
   if (*end) fail(dc, line, "malformed number '%s'", text);
   return bits;
@@ -1229,8 +1229,10 @@ static void parse_function(decoder *dc, int is_entry) {
     f->formal_off = malloc(n * sizeof *f->formal_off);
     f->formal_size = malloc(n * sizeof *f->formal_size);
     if (!f->formal_off || !f->formal_size) fail(dc, line, "out of memory");
-    memcpy(f->formal_off, probe->formal_off, probe->nformals * sizeof *f->formal_off);
-    memcpy(f->formal_size, probe->formal_size, probe->nformals * sizeof *f->formal_size);
+    if (probe->nformals) {
+      memcpy(f->formal_off, probe->formal_off, probe->nformals * sizeof *f->formal_off);
+      memcpy(f->formal_size, probe->formal_size, probe->nformals * sizeof *f->formal_size);
+    }
     f->nformals = probe->nformals;
     f->param_size = probe->param_size;
   }

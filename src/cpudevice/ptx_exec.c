@@ -437,7 +437,7 @@ static uint64_t int_op(thread *th, const nbc__ptx_insn *in, uint64_t A, uint64_t
   case NBC__OP_DIV:
     if (sg) {
       if (sb == 0) return m;
-      if (sb == -1) return (uint64_t)(-sa) & m;
+      if (sb == -1) return (0 - (uint64_t)sa) & m;
       return (uint64_t)(sa / sb) & m;
     }
     return ub ? ua / ub : m;
@@ -448,7 +448,7 @@ static uint64_t int_op(thread *th, const nbc__ptx_insn *in, uint64_t A, uint64_t
     }
     return ub ? ua % ub : ua;
   case NBC__OP_ABS:
-    return (uint64_t)(sa < 0 ? -sa : sa) & m;
+    return (sa < 0 ? 0 - (uint64_t)sa : (uint64_t)sa) & m;
   case NBC__OP_NEG:
     return (0 - ua) & m;
   case NBC__OP_MIN:
@@ -1475,7 +1475,7 @@ int nbc__ptx_run(const nbc__ptx_module *m, int entry, nbc__ptx_launch *L, char *
           unsigned char *param = x.params;
           if (private_params) {
             param = x.params + (size_t)i * x.params_size;
-            memcpy(param, L->params, L->param_size);
+            if (L->param_size) memcpy(param, L->params, L->param_size);
           }
           start_thread(&x, t, i, x.regfile + (size_t)i * f->nregs, param);
           if (!local_grow(t, f->local_size)) {

@@ -145,3 +145,55 @@ def test_numba_cuda_doc_examples_pass_their_assertions(run_snippet):
     failed = [l for l in lines if l.startswith("failed") and "a cubin (ELF image)" not in l]
     assert not failed, failed
     assert sum(l.startswith("passed") for l in lines) >= 7, lines
+
+
+def test_block_larger_than_launch_bounds_is_refused(run_snippet):
+    # as the real driver refuses a block above the PTX's .maxntid
+    r = run_snippet("""
+        import numpy as np
+        import nbcuda
+
+        def fill(a):
+            i = nbcuda.grid(1)
+            if i < a.size:
+                a[i] = i
+
+        k = nbcuda.jit("void(int32[:])", launch_bounds=64)(fill)
+        d = nbcuda.device_array(256, np.int32)
+        k[4, 64](d)
+        assert (d.copy_to_host() == np.arange(256)).all()
+        try:
+            k[2, 128](d)
+            nbcuda.synchronize()
+            print("launched")
+        except nbcuda.CudaAPIError as e:
+            print("refused", e)
+        """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("refused") and "CUDA_ERROR_INVALID_VALUE" in r.stdout, r.stdout
+
+
+def test_long_kernel_names_are_found(run_snippet):
+    # numba's mangled names of record arguments run past 256 characters
+    r = run_snippet("""
+        import numpy as np
+        import nbcuda
+
+        REC = np.dtype([("alpha_field_with_a_long_name", np.float64),
+                        ("beta_field_with_a_long_name", np.int32),
+                        ("gamma_field_with_a_long_name", np.float32, (3, 2)),
+                        ("delta_field_with_an_even_longer_name", np.int64)], align=True)
+
+        def k(recs, out):
+            i = nbcuda.grid(1)
+            if i < out.size:
+                out[i] = recs[i].alpha_field_with_a_long_name * 2
+
+        recs = np.zeros(8, REC)
+        recs["alpha_field_with_a_long_name"] = np.arange(8)
+        out = np.zeros(8)
+        nbcuda.jit(k)[1, 8](recs, out)
+        print(out.tolist())
+        """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str([2.0 * i for i in range(8)])

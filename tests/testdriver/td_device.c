@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "td.h"
@@ -69,7 +70,13 @@ void td__devices_configure(void) {
       count = (int)n;
     }
   }
+#ifdef TD_CPU_DRIVER
+  /* the CPU device lends the machine's memory */
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  size_t mem = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 30;
+#else
   size_t mem = (size_t)1 << 30;
+#endif
   env = getenv("NBCUDA_TESTDRIVER_MEM");
   if (env && *env) {
     long long m = td__parse_size(env);

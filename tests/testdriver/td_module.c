@@ -36,10 +36,12 @@
  * 0 for a block larger than the function's limit or dynamic shared memory above its limit.
  *
  * cuLaunchKernel validates the function, context, grid/block dimensions against the
- * device attributes, the dynamic shared memory against the function's limit and the
- * parameters, can be refused (NBCUDA_TESTDRIVER_REFUSE_LAUNCH / tdrv_set_refuse_launch /
- * fault injection), then records the launch (tdrv_last_launch) and queues an op that
- * only sleeps for the launch delay, so "kernel still running" is observable.
+ * device attributes and the function's thread limit (MAX_THREADS_PER_BLOCK above), the
+ * dynamic shared memory against the function's limit and the parameters, can be refused
+ * (NBCUDA_TESTDRIVER_REFUSE_LAUNCH / tdrv_set_refuse_launch / fault injection), then
+ * records the launch (tdrv_last_launch) and queues an op that only sleeps for the launch
+ * delay, so "kernel still running" is observable; with execution on (td__execute) the op
+ * runs the kernel on the CPU device (src/cpudevice).
  */
 #include <ctype.h>
 #include <elf.h>
@@ -785,6 +787,8 @@ static CUresult check_dims(const int *a, const unsigned g[3], const unsigned b[3
     threads *= b[i];
   }
   if (threads > (unsigned long long)a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK])
+    return CUDA_ERROR_INVALID_VALUE;
+  if (threads > (unsigned long long)f->max_threads) /* the kernel's .maxntid / .reqntid */
     return CUDA_ERROR_INVALID_VALUE;
   if (shared > (unsigned)f->dynamic_shared_limit) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;

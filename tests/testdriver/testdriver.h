@@ -17,7 +17,8 @@
  *                                   nodevice (CUDA_ERROR_NO_DEVICE) | initfail
  * (CUDA_ERROR_UNKNOWN) NBCUDA_TESTDRIVER_DEVICES       device count, default 2
  *   NBCUDA_TESTDRIVER_CC            "9.0" or per device "9.0,5.0,3.0" (last repeats);
- * default 9.0 NBCUDA_TESTDRIVER_MEM           bytes per device, default 1 GiB (suffixes K, M, G
+ * default 9.0 NBCUDA_TESTDRIVER_MEM           bytes per device, default 1 GiB (the CPU
+ * driver: the machine's memory) (suffixes K, M, G
  * accepted) NBCUDA_TESTDRIVER_LAUNCH_DELAY_MS  how long each kernel launch "runs" on its stream
  *   NBCUDA_TESTDRIVER_REFUSE_LAUNCH=1  cuLaunchKernel returns CUDA_ERROR_NOT_SUPPORTED
  *   NBCUDA_TESTDRIVER_EXECUTE=1     modules are decoded at load and launches run on the CPU
@@ -53,7 +54,7 @@ extern "C" {
 
 #define TDRV_MAX_PARAMS 128
 #define TDRV_MAX_PARAM_BYTES 4096
-#define TDRV_MAX_NAME 256
+#define TDRV_MAX_NAME 1024 /* numba's mangled names of nested record types run long */
 
 /* What the last accepted cuLaunchKernel asked for. Parameter sizes come from the kernel's
  * `.param` list in its PTX (that is how the real driver knows how many bytes to read
