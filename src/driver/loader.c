@@ -6,6 +6,9 @@
  *
  * Steps (numba-cuda's driver.py, adapted to C):
  *   1. which library: NBCUDA_DRIVER=0 (or numba-cuda's NUMBA_DISABLE_CUDA) disables CUDA;
+ *      NBCUDA_DRIVER=cpu, or NUMBA_ENABLE_CUDASIM=1 with NBCUDA_DRIVER unset, loads the CPU
+ *      device, libnbcuda_cpudriver.so from the folder of the file nbcuda's code lives in
+ *      (libnbcuda.so, the Python module or the program linking the static library);
  *      otherwise the toolkit finder (base/toolkit.c) answers: NBCUDA_DRIVER=<path> (or
  *      NUMBA_CUDA_DRIVER) loads exactly that file, else libcuda.so.1 then libcuda.so through
  *      the system loader;
@@ -65,9 +68,37 @@ static void fail_load(nbc_status_t status, const char *fmt, const char *a, const
   snprintf(init_description, sizeof init_description, fmt, a, b);
 }
 
+/* The CPU device (src/cpudevice via libnbcuda_cpudriver.so) beside nbcuda's own file. */
+static int open_cpu_driver(const char *why) {
+  Dl_info info;
+  char path[sizeof driver_path];
+  const char *slash = NULL;
+  if (dladdr((void *)&nbc__driver_ready, &info) && info.dli_fname)
+    slash = strrchr(info.dli_fname, '/');
+  if (slash)
+    snprintf(path, sizeof path, "%.*s/libnbcuda_cpudriver.so", (int)(slash - info.dli_fname),
+             info.dli_fname);
+  else
+    snprintf(path, sizeof path, "libnbcuda_cpudriver.so");
+  driver_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!driver_handle) {
+    const char *err = dlerror();
+    char reason[1600];
+    snprintf(reason, sizeof reason, "%s: %s", why, err ? err : path);
+    fail_load(NBC_NO_DRIVER, "the CPU device cannot be loaded (%s)%s", reason, "");
+    return -1;
+  }
+  snprintf(driver_path, sizeof driver_path, "%s", path);
+  return 0;
+}
+
 /* Step 1: dlopen. Returns 0 on success. */
 static int open_driver(void) {
   const char *env = getenv("NBCUDA_DRIVER");
+  if (env && strcmp(env, "cpu") == 0) return open_cpu_driver("NBCUDA_DRIVER=cpu");
+  const char *sim = getenv("NUMBA_ENABLE_CUDASIM");
+  if (!env && sim && *sim && strtol(sim, NULL, 10) != 0)
+    return open_cpu_driver("NUMBA_ENABLE_CUDASIM");
   if (env && strcmp(env, "0") == 0) {
     fail_load(NBC_DRIVER_DISABLED,
               "CUDA is disabled due to setting NBCUDA_DRIVER=0 in the environment%s%s", "", "");

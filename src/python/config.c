@@ -28,8 +28,9 @@
  *   the PTX it made, both defaulting to NUMBA_DEBUG (0) as numba's do; read at each
  *   compilation.
  * Two facts code written for numba-cuda reads from its config are there too, as False:
- * ENABLE_CUDASIM (nbcuda has no simulator: kernels run on the device; importing nbcuda with
- * NUMBA_ENABLE_CUDASIM set is an ImportError) and CUDA_ENABLE_NRT
+ * ENABLE_CUDASIM (nbcuda has no simulator of the Python source: NUMBA_ENABLE_CUDASIM=1
+ * selects the CPU device instead, which runs the compiled kernels; src/driver/loader.c
+ * reads it) and CUDA_ENABLE_NRT
  * (nbcuda has no Numba runtime: no allocation in kernels). Other attributes may be set on
  * the module; nbcuda does not read them (setting these two changes nothing).
  */
@@ -144,14 +145,6 @@ static const char *const unsupported_switches[] = {
     "NUMBA_CUDA_VERBOSE_JIT_LOG"};
 
 static int refuse_unsupported_switches(void) {
-  if (env_int("NUMBA_ENABLE_CUDASIM", 0) != 0) {
-    PyErr_SetString(PyExc_ImportError,
-                    "NUMBA_ENABLE_CUDASIM is set, but nbcuda has no CUDA simulator: its kernels "
-                    "are compiled to PTX and run on a GPU. Unset NUMBA_ENABLE_CUDASIM to use "
-                    "nbcuda (compile_ptx and compile work without a GPU), or import numba.cuda "
-                    "to run kernels in numba-cuda's simulator");
-    return -1;
-  }
   for (size_t i = 0; i < sizeof unsupported_switches / sizeof unsupported_switches[0]; i++) {
     const char *v = getenv(unsupported_switches[i]);
     if (v && *v &&

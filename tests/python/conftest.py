@@ -73,7 +73,7 @@ def cuda():
 
 class LaunchInfo(ctypes.Structure):
     _fields_ = [
-        ("function", ctypes.c_char * 256),
+        ("function", ctypes.c_char * 1024),
         ("grid", ctypes.c_uint * 3),
         ("block", ctypes.c_uint * 3),
         ("shared_bytes", ctypes.c_uint),

@@ -110,6 +110,9 @@ CUresult td__enter(const char *base, const char *symbol, int flags);
 /* Launch behaviour knobs (read at cuInit, changed through the API); guarded by td__lock. */
 extern int td__launch_delay_ms;
 extern int td__refuse_launch;
+/* 1: modules are decoded at load and kernels run on the CPU (src/cpudevice); always in
+ * libnbcuda_cpudriver.so, with NBCUDA_TESTDRIVER_EXECUTE=1 in the test driver. */
+extern int td__execute;
 extern int td__host_callbacks_run;
 /* 1 in a process forked after cuInit: worker threads do not exist there. */
 int td__forked(void);
@@ -208,6 +211,8 @@ struct td_op {
   int delay_ms;
   tdrv_launch_info *launch; /* TD_OP_LAUNCH: what was launched (owned by the op) */
   void *staged; /* TD_OP_HTOD from pageable memory: the bytes taken at the call (owned) */
+  struct td_program *program; /* TD_OP_LAUNCH with td__execute: the decoded module (a ref) */
+  int entry;                  /* its entry point */
 };
 /* Appends op (malloc'd by the caller) to the stream's queue, starting its worker on
  * first use. Lock held. Returns CUDA_ERROR_OUT_OF_MEMORY when no thread can start. */
@@ -228,6 +233,9 @@ int td__live_events(void);
  * live allocation (device, managed, or mapped page-locked memory). Lock held. */
 unsigned char *td__mem_resolve(CUdeviceptr dptr, size_t bytes);
 void td__mem_release(struct CUctx_st *ctx);
+/* td__mem_resolve that also answers the range [*pbase, *pbase + *plen) around dptr whose
+ * bytes are contiguous on the host (the whole allocation when dptr is in one). Lock held. */
+unsigned char *td__mem_lookup(CUdeviceptr dptr, size_t bytes, CUdeviceptr *pbase, size_t *plen);
 int td__live_allocations(void);
 /* The device or managed allocation holding dptr: 1 with its base, size and kind, else 0.
  * Lock held. */
@@ -260,10 +268,13 @@ int td__live_modules(void);
 unsigned char *td__module_global_resolve(CUdeviceptr dptr, size_t bytes);
 int td__launch_count(void);
 int td__last_launch(tdrv_launch_info *out);
-/* A launched kernel reached by its stream: it computes nothing (no kernel's results are
- * modelled, whatever its name); a raise requested with tdrv_raise_in_next_kernel is written
- * to the kernel's debug globals. Lock held. */
-void td__kernel_run(const tdrv_launch_info *launch);
+/* A launched kernel reached by its stream: with td__execute it runs on the CPU (a fault is
+ * CUDA_ERROR_ILLEGAL_ADDRESS, its description on stderr), else it computes nothing; a raise
+ * requested with tdrv_raise_in_next_kernel is written to the kernel's debug globals. Lock
+ * held. */
+CUresult td__kernel_run(const td_op *op);
+/* Drops the op's reference to its decoded module. Lock held. */
+void td__program_unref(struct td_program *p);
 
 /* ---- td_procaddr.c -------------------------------------------------------------------- */
 

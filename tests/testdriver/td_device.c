@@ -6,11 +6,13 @@
  * each device's attribute array from td__attribute_defaults (a real H200's values,
  * generated into td_tables.c), then makes the per-device ones distinct: compute
  * capability from the env, PCI bus id = ordinal + 1. Names are "nbcuda test device N"
+ * ("nbcuda CPU device N", one device by default, in libnbcuda_cpudriver.so)
  * and UUIDs are a fixed 12-byte prefix followed by the ordinal, stable across runs.
  * tdrv_set_attribute edits the same arrays, so a test can give a device any attribute.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "td.h"
@@ -53,7 +55,11 @@ static void parse_cc(const char *env, int count) {
 void td__devices_configure(void) {
   if (configured) return;
   configured = 1;
+#ifdef TD_CPU_DRIVER
+  int count = 1; /* the CPU device: one device unless NBCUDA_TESTDRIVER_DEVICES says more */
+#else
   int count = 2;
+#endif
   const char *env = getenv("NBCUDA_TESTDRIVER_DEVICES");
   if (env && *env) {
     long long n = td__parse_size(env);
@@ -64,7 +70,13 @@ void td__devices_configure(void) {
       count = (int)n;
     }
   }
+#ifdef TD_CPU_DRIVER
+  /* the CPU device lends the machine's memory */
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  size_t mem = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 30;
+#else
   size_t mem = (size_t)1 << 30;
+#endif
   env = getenv("NBCUDA_TESTDRIVER_MEM");
   if (env && *env) {
     long long m = td__parse_size(env);
@@ -117,7 +129,11 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev) {
   if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
   if (!td__device_valid(dev)) return CUDA_ERROR_INVALID_DEVICE;
   /* Truncates like the real driver (len 5 gives "nbcu"). */
+#ifdef TD_CPU_DRIVER
+  snprintf(name, (size_t)len, "nbcuda CPU device %d", dev);
+#else
   snprintf(name, (size_t)len, "nbcuda test device %d", dev);
+#endif
   return CUDA_SUCCESS;
 }
 

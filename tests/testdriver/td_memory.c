@@ -50,6 +50,19 @@ unsigned char *td__mem_resolve(CUdeviceptr dptr, size_t bytes) {
   return host ? host : td__ipc_resolve(dptr, bytes);
 }
 
+unsigned char *td__mem_lookup(CUdeviceptr dptr, size_t bytes, CUdeviceptr *pbase, size_t *plen) {
+  for (td_alloc *a = allocs; a; a = a->next)
+    if (dptr >= a->va && dptr - a->va <= a->size && bytes <= a->size - (dptr - a->va)) {
+      *pbase = a->va;
+      *plen = a->size;
+      return a->host + (dptr - a->va);
+    }
+  unsigned char *host = td__mem_resolve(dptr, bytes);
+  *pbase = dptr;
+  *plen = host ? bytes : 0;
+  return host;
+}
+
 int td__mem_range(CUdeviceptr dptr, CUdeviceptr *pbase, size_t *psize, int *pmanaged) {
   for (td_alloc *a = allocs; a; a = a->next)
     if (dptr >= a->va && dptr - a->va < a->size) {

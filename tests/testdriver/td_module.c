@@ -36,10 +36,12 @@
  * 0 for a block larger than the function's limit or dynamic shared memory above its limit.
  *
  * cuLaunchKernel validates the function, context, grid/block dimensions against the
- * device attributes, the dynamic shared memory against the function's limit and the
- * parameters, can be refused (NBCUDA_TESTDRIVER_REFUSE_LAUNCH / tdrv_set_refuse_launch /
- * fault injection), then records the launch (tdrv_last_launch) and queues an op that
- * only sleeps for the launch delay, so "kernel still running" is observable.
+ * device attributes and the function's thread limit (MAX_THREADS_PER_BLOCK above), the
+ * dynamic shared memory against the function's limit and the parameters, can be refused
+ * (NBCUDA_TESTDRIVER_REFUSE_LAUNCH / tdrv_set_refuse_launch / fault injection), then
+ * records the launch (tdrv_last_launch) and queues an op that only sleeps for the launch
+ * delay, so "kernel still running" is observable; with execution on (td__execute) the op
+ * runs the kernel on the CPU device (src/cpudevice).
  */
 #include <ctype.h>
 #include <elf.h>
@@ -47,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpudevice/ptx.h"
 #include "nbcuda.h" /* NBC_DEBUG_EXCEPTION_VARIABLES: what the compiler emits */
 #include "td.h"
 
@@ -54,9 +57,16 @@
 #define MAX_DYNAMIC_SHARED 49152
 #define MODEL_REGS 32 /* registers per thread the fixture reports */
 
+/* A decoded module (td__execute), shared by the module and the launches queued from it. */
+struct td_program {
+  nbc__ptx_module *ptx;
+  int refs;
+};
+
 struct CUfunc_st {
   struct CUmod_st *mod;
   char name[TDRV_MAX_NAME];
+  int entry; /* the entry's index in the decoded module, -1 when not decoded */
   int nparams; /* -1 when unknown (cubin) */
   size_t psize[TDRV_MAX_PARAMS];
   size_t palign[TDRV_MAX_PARAMS];
@@ -85,6 +95,7 @@ struct CUmod_st {
   struct CUfunc_st *funcs;
   int nglobals;
   td_global *globals;
+  struct td_program *program; /* with td__execute, else NULL */
   struct CUmod_st *next;
 };
 
@@ -115,7 +126,15 @@ int td__last_launch(tdrv_launch_info *out) {
   return have_last;
 }
 
+void td__program_unref(struct td_program *p) {
+  if (p && --p->refs == 0) {
+    nbc__ptx_free(p->ptx);
+    free(p);
+  }
+}
+
 static void module_free(struct CUmod_st *m) {
+  td__program_unref(m->program);
   for (int i = 0; i < m->nglobals; i++)
     free(m->globals[i].host);
   free(m->globals);
@@ -389,6 +408,41 @@ static void log_error(char *log, size_t size, const char *msg) {
   if (log && size > 0) snprintf(log, size, "%s", msg);
 }
 
+/* Decodes the module for the CPU device (src/cpudevice): an instruction it lacks fails the
+ * load with CUDA_ERROR_INVALID_PTX and the decoder's message in the log. Its .global and
+ * .const variables live in the module's globals (cuModuleGetGlobal reaches them), holding
+ * their initial values. */
+static CUresult decode(struct CUmod_st *m, const char *text, char *log, size_t log_size) {
+  char msg[512];
+  struct td_program *p = calloc(1, sizeof *p);
+  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  p->refs = 1;
+  if (!nbc__ptx_load(text, &p->ptx, msg, sizeof msg)) {
+    free(p);
+    char line[600];
+    snprintf(line, sizeof line, "nbcuda CPU device: %s", msg);
+    log_error(log, log_size, line);
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  m->program = p;
+  for (int i = 0; i < p->ptx->nvars; i++) {
+    nbc__ptx_var *v = &p->ptx->vars[i];
+    if (v->space != NBC__S_GLOBAL && v->space != NBC__S_CONST) continue;
+    td_global *g = find_global(m, v->name);
+    if (!g) {
+      CUresult r = add_global(m, v->name, v->size);
+      if (r != CUDA_SUCCESS) return r;
+      g = find_global(m, v->name);
+    }
+    if (!g) continue; /* not addressable: an empty variable */
+    v->addr = g->va;
+    if (v->init) memcpy(g->host, v->init, v->size < g->size ? v->size : g->size);
+  }
+  for (int i = 0; i < m->nfuncs; i++)
+    m->funcs[i].entry = nbc__ptx_find_entry(p->ptx, m->funcs[i].name);
+  return CUDA_SUCCESS;
+}
+
 static CUresult load_ptx(struct CUmod_st *m, const char *text, int device_cc, char *log,
                          size_t log_size) {
   char *t = strip_comments(text);
@@ -423,6 +477,7 @@ static CUresult load_ptx(struct CUmod_st *m, const char *text, int device_cc, ch
     m->funcs = grown;
     struct CUfunc_st *f = &m->funcs[m->nfuncs++];
     memset(f, 0, sizeof *f);
+    f->entry = -1;
     f->dynamic_shared_limit = MAX_DYNAMIC_SHARED;
     f->carveout = -1;
     e = parse_entry(e, f);
@@ -435,6 +490,7 @@ static CUresult load_ptx(struct CUmod_st *m, const char *text, int device_cc, ch
     r = add_global(m, name, size);
   }
   free(t);
+  if (r == CUDA_SUCCESS && td__execute) r = decode(m, text, log, log_size);
   return r;
 }
 
@@ -470,6 +526,7 @@ static CUresult load_elf(struct CUmod_st *m, const unsigned char *image, int dev
     struct CUfunc_st *f = &m->funcs[m->nfuncs++];
     memset(f, 0, sizeof *f);
     snprintf(f->name, sizeof f->name, "%s", name + 6);
+    f->entry = -1;
     f->nparams = -1;
     f->max_threads = 1024;
     f->dynamic_shared_limit = MAX_DYNAMIC_SHARED;
@@ -495,7 +552,12 @@ static CUresult module_load(CUmodule *pmod, const void *image, char *log, size_t
              a[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
     m->ctx = ctx;
     m->max_regs = max_regs;
-    if (memcmp(image, ELFMAG, SELFMAG) == 0)
+    if (memcmp(image, ELFMAG, SELFMAG) == 0 && td__execute) {
+      log_error(log, log_size,
+                "nbcuda CPU device: a cubin (ELF image) cannot run on the CPU device; it runs "
+                "the PTX it is given");
+      r = CUDA_ERROR_INVALID_IMAGE;
+    } else if (memcmp(image, ELFMAG, SELFMAG) == 0)
       r = load_elf(m, image, cc);
     else
       r = load_ptx(m, image, cc, log, log_size);
@@ -726,6 +788,8 @@ static CUresult check_dims(const int *a, const unsigned g[3], const unsigned b[3
   }
   if (threads > (unsigned long long)a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK])
     return CUDA_ERROR_INVALID_VALUE;
+  if (threads > (unsigned long long)f->max_threads) /* the kernel's .maxntid / .reqntid */
+    return CUDA_ERROR_INVALID_VALUE;
   if (shared > (unsigned)f->dynamic_shared_limit) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
@@ -809,6 +873,11 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     op->kind = TD_OP_LAUNCH;
     op->delay_ms = td__launch_delay_ms;
     op->launch = info; /* the op owns it now */
+    if (f->mod->program && f->entry >= 0) {
+      op->program = f->mod->program;
+      op->program->refs++;
+      op->entry = f->entry;
+    }
     r = td__stream_enqueue(s, op);
     op = NULL;
     if (r == CUDA_SUCCESS) {
@@ -857,8 +926,34 @@ __attribute__((visibility("default"))) void tdrv_raise_in_next_kernel(int code, 
   pthread_mutex_unlock(&td__lock);
 }
 
-void td__kernel_run(const tdrv_launch_info *launch) {
-  if (next_raise.pending) run_raise(launch);
+/* The CPU device's view of device memory: the allocation (or other range) holding addr. */
+static unsigned char *resolve(void *user, uint64_t addr, size_t bytes, uint64_t *base,
+                              size_t *len) {
+  (void)user;
+  CUdeviceptr b = 0;
+  unsigned char *h = td__mem_lookup(addr, bytes, &b, len);
+  *base = b;
+  return h;
+}
+
+CUresult td__kernel_run(const td_op *op) {
+  const tdrv_launch_info *l = op->launch;
+  if (next_raise.pending) run_raise(l);
+  if (!op->program) return CUDA_SUCCESS;
+  nbc__ptx_launch run = {.dynamic_shared = l->shared_bytes,
+                         .params = l->param_bytes,
+                         .param_size = l->param_total,
+                         .resolve = resolve};
+  for (int i = 0; i < 3; i++) {
+    run.grid[i] = l->grid[i];
+    run.block[i] = l->block[i];
+  }
+  char msg[600];
+  if (!nbc__ptx_run(op->program->ptx, op->entry, &run, msg, sizeof msg)) {
+    fprintf(stderr, "nbcuda CPU device: %s\n", msg);
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+  return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,

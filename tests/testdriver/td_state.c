@@ -31,6 +31,7 @@ pthread_mutex_t td__lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t td__cond = PTHREAD_COND_INITIALIZER;
 int td__launch_delay_ms;
 int td__refuse_launch;
+int td__execute;
 int td__host_callbacks_run;
 
 #define MAX_COUNTERS 512
@@ -196,6 +197,12 @@ CUresult CUDAAPI cuInit(unsigned int flags) {
         if (delay > 0 && delay < 1000000) td__launch_delay_ms = (int)delay;
         const char *refuse = getenv("NBCUDA_TESTDRIVER_REFUSE_LAUNCH");
         if (refuse && strcmp(refuse, "0") != 0 && *refuse) td__refuse_launch = 1;
+#ifdef TD_CPU_DRIVER
+        td__execute = 1;
+#else
+        const char *execute = getenv("NBCUDA_TESTDRIVER_EXECUTE");
+        td__execute = execute && strcmp(execute, "1") == 0;
+#endif
         initialized = 1;
         init_pid = getpid();
       }

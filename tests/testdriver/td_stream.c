@@ -135,7 +135,10 @@ static void run_op(struct CUstream_st *s, td_op *op) {
       }
       pthread_mutex_lock(&td__lock);
     }
-    if (op->launch) td__kernel_run(op->launch);
+    if (op->launch) {
+      CUresult r = td__kernel_run(op);
+      if (r != CUDA_SUCCESS && s->error == CUDA_SUCCESS) s->error = r;
+    }
     break;
   }
 }
@@ -144,6 +147,7 @@ static void op_free(td_op *op) {
   if (op->event) event_unref(op->event);
   free(op->launch);
   free(op->staged);
+  if (op->program) td__program_unref(op->program);
   free(op);
 }
 

@@ -3,7 +3,7 @@
  * libnbcuda_testdriver.so is a test fixture: a software implementation of the CUDA driver
  * entry points nbcuda uses (contexts, per-thread context stacks, streams with worker
  * threads, events with timestamps, device memory in host RAM, PTX modules, launches that
- * only count). nbcuda loads it like libcuda with NBCUDA_DRIVER=path; tests load it a second
+ * only count unless NBCUDA_TESTDRIVER_EXECUTE=1). nbcuda loads it like libcuda with NBCUDA_DRIVER=path; tests load it a second
  * time (the same mapping) through NBCUDA_TESTDRIVER=path to look inside and to steer it.
  *
  * The functions below are exported from the .so under these names. Tests do not link the
@@ -17,9 +17,13 @@
  *                                   nodevice (CUDA_ERROR_NO_DEVICE) | initfail
  * (CUDA_ERROR_UNKNOWN) NBCUDA_TESTDRIVER_DEVICES       device count, default 2
  *   NBCUDA_TESTDRIVER_CC            "9.0" or per device "9.0,5.0,3.0" (last repeats);
- * default 9.0 NBCUDA_TESTDRIVER_MEM           bytes per device, default 1 GiB (suffixes K, M, G
+ * default 9.0 NBCUDA_TESTDRIVER_MEM           bytes per device, default 1 GiB (the CPU
+ * driver: the machine's memory) (suffixes K, M, G
  * accepted) NBCUDA_TESTDRIVER_LAUNCH_DELAY_MS  how long each kernel launch "runs" on its stream
  *   NBCUDA_TESTDRIVER_REFUSE_LAUNCH=1  cuLaunchKernel returns CUDA_ERROR_NOT_SUPPORTED
+ *   NBCUDA_TESTDRIVER_EXECUTE=1     modules are decoded at load and launches run on the CPU
+ *                                   (src/cpudevice), as in libnbcuda_cpudriver.so, which is
+ *                                   these sources built with TD_CPU_DRIVER (always on)
  *   NBCUDA_TESTDRIVER_IPC_SAME_PROCESS=1  cuIpcOpenMemHandle maps handles this process made
  *                                   (read at each call; the real driver, and the fixture
  *                                   without it, answer CUDA_ERROR_INVALID_CONTEXT)
@@ -50,7 +54,7 @@ extern "C" {
 
 #define TDRV_MAX_PARAMS 128
 #define TDRV_MAX_PARAM_BYTES 4096
-#define TDRV_MAX_NAME 256
+#define TDRV_MAX_NAME 1024 /* numba's mangled names of nested record types run long */
 
 /* What the last accepted cuLaunchKernel asked for. Parameter sizes come from the kernel's
  * `.param` list in its PTX (that is how the real driver knows how many bytes to read
