@@ -959,6 +959,9 @@ bool nbc__lower(nbc__ctx *ctx, const nbc__program *program, nbc__buf *out);
  * cannot be had, else the caller's own) and waits for it; on such a thread already, runs it
  * directly. The per-thread last error fn leaves is on that thread: carry it back. */
 void nbc__stack_run(void (*fn)(void *), void *arg);
+/* Whether the calling thread is one nbc__stack_run made and has used more than half its
+ * stack (false on any other thread). Inference types no further nested callee past it. */
+bool nbc__stack_half_used(void);
 
 /* ========================================================================= nvvm.c === */
 /* libNVVM, loaded once per process (NBCUDA_NVVM, CUDA_HOME/CUDA_PATH, /usr/local/cuda,

@@ -27,7 +27,7 @@
 
 #include "compiler/parse.h"
 
-enum { MAX_DEPTH = 1000 };
+enum { MAX_DEPTH = 10000 };
 
 static bool statement(parser *p, vec *out);
 static bool block(parser *p, vec *out, const char *what, const nbc__token *kw);

@@ -11,6 +11,11 @@
  * that succeeds leaves NBC_OK; nothing crashes, hangs, leaks (ASan) or invokes undefined
  * behaviour (UBSan).
  *
+ * The front end runs on the compiler's large stack (nbc__stack_run), as nbc_compile runs it:
+ * the parser accepts trees 10,000 deep, which every recursive walk (folding, dumping,
+ * copying) follows, and a sanitizer's frames at that depth are more than the fuzzer's own
+ * thread holds.
+ *
  * Whole pipeline (NBCUDA_FUZZ_PIPELINE=1 in the environment, and a signature present): also
  * compiles the first function of the module up to NVVM IR through nbc__compile_ex (no
  * libNVVM), as a kernel when the signature returns void (debug=True when the source's length
@@ -275,11 +280,23 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
   return LLVMFuzzerMutate(data, size, max_size);
 }
 
+/* front_end's arguments, for nbc__stack_run. */
+typedef struct front_end_job {
+  const char *src;
+  size_t size;
+} front_end_job;
+
+static void front_end_on_stack(void *data) {
+  const front_end_job *job = data;
+  front_end(job->src, job->size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *text = (const char *)data;
   const char *nul = memchr(text, '\0', size);
   size_t src_size = nul ? (size_t)(nul - text) : size;
-  front_end(text, src_size);
+  front_end_job job = {text, src_size};
+  nbc__stack_run(front_end_on_stack, &job);
   static int full = -1;
   if (full < 0) full = getenv("NBCUDA_FUZZ_PIPELINE") && atoi(getenv("NBCUDA_FUZZ_PIPELINE"));
   if (full && nul) {
