@@ -448,6 +448,28 @@ static bool block(parser *p, vec *out, const char *what, const nbc__token *kw) {
   return true;
 }
 
+/* A top-level function's body, parsed to find its syntax errors into an arena of its own,
+ * then dropped: the module keeps where it starts, and nbc__parse_body parses it again when
+ * the function is compiled. Most functions of a file never are (one kernel and what it
+ * calls), and their trees are most of the memory loading a file takes (184 bytes a node,
+ * some twenty nodes for a four-line function). The errors and the tree are the same either
+ * way: the same tokens go through the same rules from the same state. */
+static bool checked_block(parser *p, const nbc__token *kw) {
+  nbc__ctx *ctx = p->ctx, scratch = *ctx;
+  if (!ctx->diag.data) nbc__buf_init(&ctx->diag, ctx->arena);
+  scratch.diag = ctx->diag; /* errors are kept in the module's arena, not the scratch one */
+  scratch.arena = nbc__arena_create();
+  if (!scratch.arena) return nbc__parse_oom(p), false;
+  p->ctx = &scratch;
+  vec body = {0};
+  bool ok = block(p, &body, "function definition", kw);
+  p->ctx = ctx;
+  nbc__arena_destroy(scratch.arena);
+  scratch.arena = ctx->arena;
+  *ctx = scratch;
+  return ok;
+}
+
 /* The ':' that opens a block. */
 static bool colon(parser *p, const char *after) {
   if (accept(p, ":")) return true;
@@ -671,9 +693,15 @@ static nbc__node *function_def(parser *p, vec decorators) {
   if (accept(p, "->") && !nbc__parse_expression(p)) return NULL;
   if (!colon(p, "the function signature")) return NULL;
   int saved_loop = p->in_loop;
+  bool defer = p->defer && !p->in_func;
+  if (defer) {
+    n->body_deferred = true;
+    n->info = (void *)p->tok;
+    n->value.i = p->depth;
+  }
   p->in_func++;
   p->in_loop = 0;
-  bool ok = block(p, &body, "function definition", kw);
+  bool ok = defer ? checked_block(p, kw) : block(p, &body, "function definition", kw);
   p->in_func--;
   p->in_loop = saved_loop;
   if (!ok) return NULL;
@@ -828,8 +856,10 @@ static bool statement(parser *p, vec *out) {
   return simple_stmts(p, out);
 }
 
-/* module: statement* ENDMARKER */
-nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count) {
+/* module: statement* ENDMARKER
+ * With defer, the bodies of functions defined outside any function are checked and left
+ * unparsed (checked_block); nbc__parse_body parses one. */
+static nbc__node *module(nbc__ctx *ctx, const nbc__token *tokens, int count, bool defer) {
   if (!tokens || count < 1 || tokens[count - 1].kind != NBC__TOK_EOF) {
     NBC__BUG(ctx, "token array without an EOF token");
     return NULL;
@@ -838,6 +868,7 @@ nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count)
   p->ctx = ctx;
   p->tok = tokens;
   p->first = tokens;
+  p->defer = defer;
   nbc__node *module = nbc__parse_new_node(p, NBC__N_MODULE, tokens);
   if (!module) return NULL;
   vec body = {0};
@@ -853,4 +884,32 @@ nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count)
   }
   module->body = to_list(body);
   return module;
+}
+
+nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count) {
+  return module(ctx, tokens, count, false);
+}
+
+nbc__node *nbc__parse_module_deferred(nbc__ctx *ctx, const nbc__token *tokens, int count) {
+  return module(ctx, tokens, count, true);
+}
+
+bool nbc__parse_body(nbc__ctx *ctx, nbc__node *def) {
+  if (!def->body_deferred) return true;
+  parser ps = {0}, *p = &ps;
+  p->ctx = ctx;
+  p->tok = def->info;
+  p->first = def->info;
+  p->depth = (int)def->value.i;
+  p->in_func = 1;
+  vec body = {0};
+  if (!block(p, &body, "function definition", def->tok)) {
+    if (!failed(p)) NBC__BUG(ctx, "parser failed without a diagnostic");
+    return false;
+  }
+  def->body = to_list(body);
+  def->body_deferred = false;
+  def->info = NULL;
+  def->value.i = 0;
+  return true;
 }

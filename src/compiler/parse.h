@@ -19,6 +19,7 @@ typedef struct parser {
   int powers;              /* `**` links of the chain being parsed (parse_expr.c) */
   int in_func;             /* > 0 inside a function body */
   int in_loop;             /* > 0 inside a loop of the current function */
+  bool defer;              /* leave top-level function bodies unparsed (see parse.c) */
 } parser;
 
 /* A list being built; becomes an nbc__list. */
