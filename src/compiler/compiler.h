@@ -133,7 +133,8 @@ typedef enum nbc__tok_kind {
  * the array lives as long as the compilation. A literal's value and a string's contents
  * share one slot (no token has both); kind and the INT flags are bit-fields. */
 typedef struct nbc__token {
-  const char *start; /* into file->text */
+  /* 32 bytes: the array of a file's tokens is the largest part of the memory loading it
+   * takes (a token per 2.4 bytes of source, kept as long as the compile). */
   const nbc__file *file;
   union {
     union {
@@ -142,12 +143,23 @@ typedef struct nbc__token {
     } value;
     const char *str; /* STRING: decoded contents (arena); f-strings: the raw text */
   };
-  int line, col; /* 1-based, in file->text */
-  int len;
+  uint32_t offset;   /* of its text in file->text (nbc__tok_start) */
+  int line, col;     /* 1-based, in file->text */
+  unsigned len : 26; /* bytes; at most NBC__TOKEN_MAX_LEN */
   unsigned kind : 4; /* an nbc__tok_kind */
   unsigned big : 1;  /* INT that does not fit int64 (not a lexing error) */
   unsigned huge : 1; /* INT that does not fit uint64 either */
 } nbc__token;
+
+/* The longest token (a string literal) and the largest file (its offsets are 32 bits) the
+ * tokenizer takes; past either it reports an error. */
+#define NBC__TOKEN_MAX_LEN ((1 << 26) - 1)
+#define NBC__LEX_MAX_SIZE ((size_t)UINT32_MAX)
+
+/* The token's text in its file (len bytes, not NUL-terminated). */
+static inline const char *nbc__tok_start(const nbc__token *tok) {
+  return tok->file->text + tok->offset;
+}
 
 /* diag.c: the line of tok as the user's file numbers it (file->first_line is where the
  * source given to the compiler starts in that file); 0 for NULL. */

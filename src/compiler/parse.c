@@ -52,7 +52,7 @@ const char *nbc__parse_describe(parser *p, const nbc__token *t) {
     break;
   }
   const char *s =
-      nbc__arena_printf(p->ctx->arena, "'%.*s'", t->len > 24 ? 24 : t->len, t->start);
+      nbc__arena_printf(p->ctx->arena, "'%.*s'", t->len > 24 ? 24 : t->len, nbc__tok_start(t));
   return s ? s : "token";
 }
 
@@ -62,7 +62,7 @@ static void *error_status(parser *p, nbc_status_t status, const nbc__token *t, c
   char msg[512];
   vsnprintf(msg, sizeof msg, fmt, ap);
   int line = t->line, col = t->col;
-  if (t->file && t->start == t->file->text + t->file->size && t->len == 0) {
+  if (t->file && t->offset == t->file->size && t->len == 0) {
     /* Nothing to show at the end of the file: point just after the last real token. */
     const nbc__token *q = t;
     while (q->line > 1 && q > p->first && q->kind != NBC__TOK_NAME && q->kind != NBC__TOK_OP &&
@@ -142,7 +142,7 @@ bool nbc__parse_push(parser *p, vec *v, nbc__node *n) {
 }
 
 const char *nbc__parse_tok_text(parser *p, const nbc__token *t) {
-  const char *s = nbc__arena_strndup(p->ctx->arena, t->start, (size_t)t->len);
+  const char *s = nbc__arena_strndup(p->ctx->arena, nbc__tok_start(t), (size_t)t->len);
   if (!s) nbc__parse_oom(p);
   return s;
 }
@@ -222,7 +222,7 @@ static const char *dotted_name(parser *p, const char *context) {
     if (!is_kind(p, NBC__TOK_NAME))
       return nbc__parse_syntax(p, p->tok, "expected a module name %s, found %s", context,
                                nbc__parse_describe(p, p->tok));
-    nbc__buf_append(&b, p->tok->start, (size_t)p->tok->len);
+    nbc__buf_append(&b, nbc__tok_start(p->tok), (size_t)p->tok->len);
     advance(p);
     if (!is(p, ".")) break;
     advance(p);
@@ -280,7 +280,7 @@ static nbc__node *import_from(parser *p) {
   nbc__buf b;
   nbc__buf_init(&b, p->ctx->arena);
   while (is(p, ".") || is(p, "...")) {
-    nbc__buf_append(&b, p->tok->start, (size_t)p->tok->len);
+    nbc__buf_append(&b, nbc__tok_start(p->tok), (size_t)p->tok->len);
     advance(p);
   }
   if (!is(p, "import") || b.len == 0) {
@@ -355,7 +355,8 @@ static nbc__node *simple_stmt(parser *p) {
   const nbc__token *t = p->tok;
   if (accept(p, "pass")) return nbc__parse_new_node(p, NBC__N_PASS, t);
   if (is(p, "break") || is(p, "continue")) {
-    if (!p->in_loop) return nbc__parse_syntax(p, t, "'%.*s' outside loop", t->len, t->start);
+    if (!p->in_loop)
+      return nbc__parse_syntax(p, t, "'%.*s' outside loop", t->len, nbc__tok_start(t));
     advance(p);
     return nbc__parse_new_node(p, nbc__tok_is(t, "break") ? NBC__N_BREAK : NBC__N_CONTINUE, t);
   }
@@ -783,7 +784,8 @@ static nbc__node *decorated(parser *p) {
  * and ':' last, which no simple statement is. */
 static bool is_match_stmt(parser *p) {
   const nbc__token *m = p->tok;
-  if (m->kind != NBC__TOK_NAME || m->len != 5 || memcmp(m->start, "match", 5) != 0) return false;
+  if (m->kind != NBC__TOK_NAME || m->len != 5 || memcmp(nbc__tok_start(m), "match", 5) != 0)
+    return false;
   const nbc__token *t = p->tok + 1, *last = NULL;
   for (int depth = 0; t->kind != NBC__TOK_EOF; t++) {
     if (depth == 0 && t->kind == NBC__TOK_NEWLINE) break;

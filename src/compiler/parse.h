@@ -48,8 +48,8 @@ static inline void advance(parser *p) {
  * every token. */
 static inline bool is(const parser *p, const char *s) {
   const nbc__token *t = p->tok;
-  return (t->kind == NBC__TOK_OP || t->kind == NBC__TOK_KEYWORD) && t->start[0] == s[0] &&
-         nbc__tok_is(t, s);
+  return (t->kind == NBC__TOK_OP || t->kind == NBC__TOK_KEYWORD) &&
+         nbc__tok_start(t)[0] == s[0] && nbc__tok_is(t, s);
 }
 
 static inline bool is_kind(const parser *p, nbc__tok_kind kind) {

@@ -55,7 +55,7 @@ static inline const char *fe_tokens(const char *src) {
       nbc__buf_puts(&out, "EOF");
       break;
     default:
-      nbc__buf_append(&out, t[i].start, (size_t)t[i].len);
+      nbc__buf_append(&out, nbc__tok_start(&t[i]), (size_t)t[i].len);
       break;
     }
   }
