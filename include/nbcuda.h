@@ -83,7 +83,8 @@ const char *nbc_version_string(void);
   X(INTERNAL, "internal error in nbcuda")                                                    \
   X(NO_NVRTC, "NVRTC cannot be found or loaded")                                             \
   X(NVRTC_ERROR, "NVRTC failed to compile CUDA C++")                                        \
-  X(NO_PROGRAM, "a CUDA toolkit program cannot be found")
+  X(NO_PROGRAM, "a CUDA toolkit program cannot be found")                                   \
+  X(CACHE_ERROR, "the disk cache cannot be written")
 
 typedef enum nbc_status {
 #define NBC_STATUS_ENUM_(name, text) NBC_##name,
@@ -207,7 +208,9 @@ nbc_status_t nbc_device_attribute_by_name(const nbc_device_t *device, const char
                                           int *pvalue);
 /* The CU_DEVICE_ATTRIBUTE_* number of a name without its prefix, or -1. */
 int nbc_device_attribute_lookup(const char *name);
-/* Releases and resets the device's primary context (cuDevicePrimaryCtxReset). */
+/* Releases and resets the device's primary context (cuDevicePrimaryCtxReset); while managed
+ * memory allocated with NBC_MANAGED_OUTLIVE_RESET lives, the primary context is released and
+ * left to that memory (which holds it) instead of reset. */
 nbc_status_t nbc_device_reset(nbc_device_t *device);
 /* numba's Device.release_primary_context: when nbcuda holds the primary context, its modules
  * and memory are released, then its retain (cuDevicePrimaryCtxRelease); the context is not
@@ -308,6 +311,16 @@ nbc_status_t nbc_require_context(nbc_context_fn fn, void *arg);
  * ------------------------------------------------------------------------------------- */
 nbc_status_t nbc_profile_start(void);
 nbc_status_t nbc_profile_stop(void);
+/* NVTX ranges and marks for a profiler's timeline (Nsight Systems, Nsight Compute): nested
+ * ranges per thread, pushed and popped in order. Nothing is linked: a profiler names its tool
+ * library in NVTX_INJECTION64_PATH, which the first call loads (NVTX v3); without one each call
+ * costs a branch. argb: the range's colour as 0xAARRGGBB, 0 for the tool's own. A pop on a
+ * thread with no open range is NBC_INVALID_ARGUMENT. nbc_nvtx_attached: 1 once a tool took
+ * the calls, else 0. */
+nbc_status_t nbc_nvtx_range_push(const char *name, uint32_t argb);
+nbc_status_t nbc_nvtx_range_pop(void);
+nbc_status_t nbc_nvtx_mark(const char *name);
+int nbc_nvtx_attached(void);
 
 /* ---------------------------------------------------------------------------------------
  * Streams. A NULL stream argument anywhere means the default stream (handle 0).
@@ -555,9 +568,18 @@ int nbc_mem_host_pagelocked_by_nbcuda(const void *ptr);
  * point inside an allocation or registration. */
 nbc_status_t nbc_mem_host_device_pointer(void *ptr, nbc_devptr_t *pdptr);
 /* Managed memory (cuMemAllocManaged), usable from the host and the device at the same
- * address: attach_global != 0 attaches it to every stream (CU_MEM_ATTACH_GLOBAL), 0 to the
- * host (CU_MEM_ATTACH_HOST). A request of 0 bytes allocates 1. Free it with nbc_mem_free. */
-nbc_status_t nbc_mem_alloc_managed(size_t bytes, int attach_global, nbc_devptr_t *pptr);
+ * address. flags: NBC_MANAGED_ATTACH_GLOBAL attaches it to every stream
+ * (CU_MEM_ATTACH_GLOBAL), without it to the host (CU_MEM_ATTACH_HOST);
+ * NBC_MANAGED_OUTLIVE_RESET (for memory other objects view, as numpy arrays do) keeps it valid
+ * until nbc_mem_free whatever the order of reset and free: the driver frees managed memory
+ * only with its context, so the memory holds its primary context (a retain) until freed;
+ * a release (nbc_close) leaves the context to it, and nbc_device_reset then does not reset
+ * the primary context while such memory lives (nbcuda's own modules, memory, streams and
+ * events in it are released all the same). A request of 0 bytes allocates 1. Free it with
+ * nbc_mem_free. */
+#define NBC_MANAGED_ATTACH_GLOBAL 0x01u
+#define NBC_MANAGED_OUTLIVE_RESET 0x02u
+nbc_status_t nbc_mem_alloc_managed(size_t bytes, unsigned flags, nbc_devptr_t *pptr);
 
 /* Deferred cleanup (numba's `with cuda.defer_cleanup():`). Between begin and end, frees of
  * the context's memory (nbc_mem_free, nbc_mem_host_free) are queued instead of performed;
@@ -641,14 +663,24 @@ typedef enum nbc_image_kind {
   NBC_IMAGE_FATBIN,
   NBC_IMAGE_LTOIR,
   NBC_IMAGE_OBJECT, /* a relocatable device object (nvcc -dc), linked only */
-  NBC_IMAGE_LIBRARY /* a static library of device objects (.a), linked only */
+  NBC_IMAGE_LIBRARY, /* a static library of device objects (.a), linked only */
+  NBC_IMAGE_CUDA     /* CUDA C++ source (numba's link=["f.cu"]), linked only: compiled by
+                        NVRTC for the link's architecture first, to LTO-IR when the link's
+                        first image (the kernel's own code) is LTO-IR, else to PTX */
 } nbc_image_kind_t;
 
 typedef struct nbc_image {
   const void *data;
-  size_t size; /* for PTX, the text length (a trailing NUL is not required) */
+  size_t size; /* for PTX and CUDA C++, the text length (a trailing NUL is not required) */
   nbc_image_kind_t kind;
+  const char *name; /* NULL, or the file name NVRTC's messages give a CUDA C++ image */
 } nbc_image_t;
+
+/* The kind numba-cuda's linker gives a link file by its extension ext (the text after the
+ * last '.', NULL for a name without one): ptx, cubin, fatbin, ltoir, o (a relocatable
+ * object), a (a static library), cu (NBC_IMAGE_CUDA). Any other is NBC_LINK_ERROR, numba's
+ * "Don't know how to link file with extension .ext". */
+nbc_status_t nbc_image_kind_of_extension(const char *ext, nbc_image_kind_t *pkind);
 
 /* Loads one image into the current context. PTX and cubin go to cuModuleLoadData; LTO-IR is
  * linked through nvJitLink for the current device's architecture. */
@@ -666,6 +698,9 @@ typedef struct nbc_module_load_options {
   int fp16;      /* link numba.cuda.fp16's wrappers too (nbc_compile_result_uses_fp16 says
                     when): nbc_fp16_shim_source compiled by NVRTC for the device, once per
                     architecture and process (to LTO-IR when an image is LTO-IR) */
+  const char *nvrtc_search_paths; /* directories searched for the #include files of
+                                     NBC_IMAGE_CUDA images, as nbc_nvrtc_compile_searching's
+                                     search_paths (NULL: none); read during the call only */
 } nbc_module_load_options_t;
 nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_kind_t kind,
                                      const nbc_module_load_options_t *options,
@@ -1246,7 +1281,8 @@ typedef struct nbc_kernel_options {
    * 100, numba's shared_memory_carveout) at each load */
   int set_carveout;
   int carveout;
-  /* images linked with the code at each load (nbc_module_link_ex): copied at create */
+  /* images linked with the code at each load (nbc_module_link_ex; CUDA C++ ones compiled by
+   * NVRTC there, searching module.nvrtc_search_paths): copied at create, with the paths */
   const nbc_image_t *links;
   int nlinks;
   /* NULL: the kernel loads its code itself; else load(load_data, kernel, &module) does */
@@ -1340,6 +1376,53 @@ nbc_status_t nbc_kernel_launch(nbc_kernel_t *kernel, const unsigned grid[3],
  * bytes), checked as nbc_kernel_launch checks them. */
 nbc_status_t nbc_kernel_pack(const nbc_kernel_t *kernel, const nbc_arg_t *args, int nargs,
                              void *params);
+
+/* ---------------------------------------------------------------------------------------
+ * The disk cache. A kernel's compile result kept in a file, as numba's cache=True keeps it,
+ * so that another process skips the compiler: one file per (function, signature, compile
+ * options) in the first of $NBCUDA_CACHE_DIR (else $NUMBA_CACHE_DIR)/<hash of the source's
+ * directory>/, the source's __pycache__/ when it can be written, and
+ * ${XDG_CACHE_HOME:-~/.cache}/nbcuda/<hash of the source's directory>/. An entry is current
+ * while the source file keeps its modification time and size and the key is the same; a
+ * stale, truncated or foreign file is a miss. Only the source file is watched, as in numba.
+ *
+ *   nbc_cache_entry_create(&key, &e);  nbc_cache_entry_load(e, &result);
+ *   if (!result) { compile; nbc_cache_entry_store(e, result); }  nbc_cache_entry_destroy(e);
+ * ------------------------------------------------------------------------------------- */
+typedef struct nbc_cache_key {
+  const char *file;       /* the kernel's source file (made absolute); its stamp is checked */
+  const char *qualname;   /* the function's qualified name (Python's __qualname__) */
+  long line;              /* the function's first line */
+  const char *signature;  /* as compiled (numba syntax) */
+  const nbc_compile_options_t *options; /* as compiled; NULL: nbc_compile_options_init's */
+  const char *build_file; /* NULL, or a file whose size and modification time join the key
+                             (the Python extension: a rebuilt nbcuda reads no older code) */
+  const char *extra;      /* NULL, or text the code also depends on (the binding: a digest
+                             of a closure's captured values) */
+} nbc_cache_key_t;
+
+typedef struct nbc_cache_entry nbc_cache_entry_t;
+
+/* The entry of key: where its file is and what it must hold. The cache directory is made if
+ * need be: NBC_CACHE_ERROR when none of the three can be written, NBC_INVALID_ARGUMENT when
+ * the source file does not exist (a function without one, from exec or the REPL, cannot be
+ * cached). Nothing is read yet. */
+nbc_status_t nbc_cache_entry_create(const nbc_cache_key_t *key, nbc_cache_entry_t **pentry);
+/* NULL is accepted. */
+void nbc_cache_entry_destroy(nbc_cache_entry_t *entry);
+/* The entry's file: <stem>.<qualname>-<line>.<hash of the key>.nbcuda; lives with it. */
+const char *nbc_cache_entry_path(const nbc_cache_entry_t *entry);
+/* The result the entry's file holds (release with nbc_compile_result_destroy) when it is
+ * current; NBC_OK with *presult NULL on a miss (no file, a stale or foreign one). */
+nbc_status_t nbc_cache_entry_load(const nbc_cache_entry_t *entry,
+                                  nbc_compile_result_t **presult);
+/* Writes result as the entry's file (to a temporary file renamed over it, so a reader never
+ * sees half a file); NBC_CACHE_ERROR naming the file when it cannot be written. */
+nbc_status_t nbc_cache_entry_store(const nbc_cache_entry_t *entry,
+                                   const nbc_compile_result_t *result);
+/* The directory the entries of kernels in source file `file` go to, made if need be, into
+ * buf (size bytes); errors as nbc_cache_entry_create's. */
+nbc_status_t nbc_cache_dir(const char *file, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,8 @@
 #   5. the documentation (docs/, mkdocs.yml) built with warnings as errors, its reference
 #      pages generated from the module installed in stage 4, the header and the compiler;
 #   6. a manylinux wheel (tools/build_wheels.sh) installed into a fresh virtual environment
-#      with no compiler on PATH, and a smoke test of it (tests/wheel_smoke.py);
+#      with no compiler on PATH, a smoke test of it (tests/wheel_smoke.py) and a mypy check of
+#      its stubs (tests/typing/check.py);
 #   7. the pytest suite with the extension built by clang with ASan + UBSan (the sanitizer
 #      runtime preloaded into the interpreter).
 # Each stage prints a line "== stage: ok|FAILED"; the script exits non-zero if any failed.
@@ -85,7 +86,7 @@ stage "docs (mkdocs build --strict)" docs
 
 # A wheel as users get it: built by tools/build_wheels.sh for this interpreter, installed into
 # a fresh virtual environment (no system site-packages) with no compiler on PATH, smoke-tested
-# on the software driver.
+# on the software driver, and its stubs type-checked with mypy (tests/typing).
 wheel_test() {
   local dir=$BUILD/wheel venv=$BUILD/wheel/venv wheel
   rm -rf "$dir" && mkdir -p "$dir" &&
@@ -97,7 +98,10 @@ wheel_test() {
       "$wheel" &&
     (cd "$dir" && env PATH="$venv/bin" CC=/nonexistent/cc \
       NBCUDA_DRIVER="$(ls "$BUILD"/gcc/tests/libnbcuda_testdriver.so)" \
-      "$venv/bin/python" "$ROOT/tests/wheel_smoke.py")
+      "$venv/bin/python" "$ROOT/tests/wheel_smoke.py") &&
+    # the stubs and py.typed as a user's type checker finds them in the installed wheel
+    "$venv/bin/python" -m pip install -q mypy==2.4.1 &&
+    "$venv/bin/python" "$ROOT/tests/typing/check.py"
 }
 stage "wheel (fresh venv, no compiler)" wheel_test
 

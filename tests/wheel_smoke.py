@@ -1,6 +1,7 @@
 """Smoke test of an installed nbcuda wheel (tests/run_all.sh's wheel stage runs it in a fresh
 virtual environment with no compiler on PATH, against the software test driver): the module
-imports and reports the package's version, the `nbcuda` command the wheel installs runs,
+imports and reports the package's version, the `nbcuda` command the wheel installs runs (also
+as `python -m nbcuda`), the stubs and py.typed sit in the package,
 a Python function compiles to PTX (libNVVM is found at run time), and the host API moves
 data through the driver and launches a kernel."""
 import importlib.metadata
@@ -20,6 +21,13 @@ cli = shutil.which("nbcuda")
 assert cli and os.path.dirname(cli) == os.path.dirname(sys.executable), cli
 out = subprocess.run([cli, "version"], capture_output=True, text=True, check=True).stdout
 assert out.startswith(f"nbcuda {cuda.__version__}\n"), out
+# `python -m nbcuda` is the same command
+same = subprocess.run([sys.executable, "-m", "nbcuda", "version"], capture_output=True,
+                      text=True, check=True).stdout
+assert same == out, (same, out)
+package = os.path.dirname(cuda.__file__)
+for name in ("__init__.pyi", "types.pyi", "random.pyi", "py.typed", "__main__.py"):
+    assert os.path.isfile(os.path.join(package, name)), name
 
 
 def add(a, b):

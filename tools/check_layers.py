@@ -13,7 +13,8 @@ its own folder (docs/contributing.md, "Layers").
 
 and every file may include the public header (include/nbcuda.h), the contract every layer
 implements. An include is resolved as the compiler resolves it: beside the including file,
-then under src/, then under include/; headers CMake generates (cmake_generated) belong to
+then under src/, include/ and third_party/ (vendored libraries, each usable by the layers
+THIRD_PARTY names); headers CMake generates (cmake_generated) belong to
 the layer named there.
 
 Arrows that break the rule today are listed in ALLOWED, each with the reason, so the check
@@ -40,6 +41,9 @@ DOWN = {
     "tools": {"tools"},
 }
 
+# Vendored libraries (third_party/NAME/), below every layer, and the layers that may use each.
+THIRD_PARTY = {"nvtx3": {"host"}}
+
 # Headers CMake writes into the build tree, and the layer of the code that includes them.
 CMAKE_GENERATED = {"library/all.h": "library"}
 
@@ -64,6 +68,8 @@ def layer_of(rel):
         return "public"
     if parts[0] == "tools":
         return "tools"
+    if parts[0] == "third_party" and len(parts) > 2:
+        return "third_party/" + parts[1]
     if parts[0] != "src":
         return None
     if len(parts) == 2:
@@ -73,7 +79,7 @@ def layer_of(rel):
 
 def resolve(root, rel, name):
     """The included file's path relative to root, or None when it is not in the tree."""
-    for base in (os.path.dirname(rel), "src", "include"):
+    for base in (os.path.dirname(rel), "src", "include", "third_party"):
         candidate = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(os.path.join(root, candidate)):
             return candidate.replace(os.sep, "/")
@@ -117,6 +123,9 @@ def check(root, allowed=None):
                               "(add it to CMAKE_GENERATED if CMake writes it)")
                 continue
             if dst_layer == "public" or dst_layer in DOWN[src_layer]:
+                continue
+            if dst_layer.startswith("third_party/") and \
+                    src_layer in THIRD_PARTY.get(dst_layer[len("third_party/"):], ()):
                 continue
             key = (rel, name)
             if key in allowed:

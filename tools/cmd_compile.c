@@ -378,7 +378,7 @@ int nbc__cli_compile(int argc, char **argv) {
     size_t n = 0;
     const char *code = nbc_compile_result_code(result, &n);
     if (cubin && info.stop_after == NBC_DUMP_NONE) {
-      nbc_image_t image = {code, n, NBC_IMAGE_PTX};
+      nbc_image_t image = {code, n, NBC_IMAGE_PTX, NULL};
       nbc_module_load_options_t load = {.fp16 = nbc_compile_result_uses_fp16(result),
                                         .cudadevrt = nbc_compile_result_cooperative(result)};
       void *bin = NULL;

@@ -1,11 +1,11 @@
 """The kernel language's reference tables, generated from the compiler's own tables.
 
 What a kernel may call is decided by tables in src/compiler/ (the cuda module's names in
-lib_cuda.c, libdevice/fp16/bf16 in their generated headers, math in types.c, cmath in
-cmath.c, numpy's ufuncs and dtypes in numpy.c, the operator module in infer_operator.c, the
-builtins in infer_global.c) and checked against numba-cuda's typing in tests/data/*.tsv. This
-script reads those files and writes the tables of docs' kernel-language reference, so the
-page lists exactly what the compiler accepts. A table that cannot be found (its file was
+lib_cuda.c, libdevice/fp16/bf16 in their generated headers, math in lib_math.c, cmath in
+lib_cmath.c, numpy's ufuncs and dtypes in lib_numpy.c, the operator module in
+infer_operator.c, the builtins in infer_global.c) and checked against numba-cuda's typing in
+tests/data/*.tsv. This script reads those files and writes the tables of docs'
+kernel-language reference, so the page lists exactly what the compiler accepts. A table that cannot be found (its file was
 reorganised) is an error, not an empty table: the docs build fails and says which.
 
 Run alone, it prints the page: `python3 docs/gen/language_tables.py`.
@@ -82,23 +82,25 @@ def half_funcs(header):
 
 
 def math_funcs():
-    block = _block(_read("src", "compiler", "types.c"), "} math_funcs[] = {", "math")
+    """[(name, template)] of lib_math.c's MATH_FUNCTIONS rows, F(name, template, ...): the
+    template's name read as words (unary_fp16: "unary, float16", pow_: "pow")."""
+    src = _read("src", "compiler", "lib_math.c")
+    i = src.index("#define MATH_FUNCTIONS(F)")
+    body = src[i:src.index("\n\n", i)]
     rows = []
-    for m in re.finditer(r'(MU16|MU)\("(\w+)"\)|\{"(\w+)",\s*(\w+)_cases', block):
-        if m.group(1):
-            rows.append((m.group(2), "unary" + (", float16" if m.group(1) == "MU16" else "")))
-        else:
-            rows.append((m.group(3), m.group(4).replace("math_", "").replace("_", " ")))
-    return _need(sorted(rows), "types.c math_funcs")
+    for name, template in re.findall(r'F\("(\w+)",\s*(\w+),', body):
+        kind = template.rstrip("_").replace("_fp16", ", float16").replace("_", " ")
+        rows.append((name, kind))
+    return _need(sorted(rows), "lib_math.c MATH_FUNCTIONS")
 
 
 def cmath_funcs():
-    block = _block(_read("src", "compiler", "cmath.c"), "} functions[] = {", "cmath")
+    block = _block(_read("src", "compiler", "lib_cmath.c"), "} functions[] = {", "cmath")
     kinds = {"LOWERED": "complex64/complex128, real arguments converted",
              "PREDICATE": "predicate", "OVERLOAD": "complex arguments only",
              "RECT": "rect(r, phi)"}
     rows = re.findall(r'\{"(\w+)",\s*NBC__CMATH_(\w+)\}', block)
-    return _need([(n, kinds.get(k, k.lower())) for n, k in rows], "cmath.c functions")
+    return _need([(n, kinds.get(k, k.lower())) for n, k in rows], "lib_cmath.c functions")
 
 
 def operator_funcs():
@@ -115,20 +117,21 @@ def builtins():
 
 
 def numpy_ufuncs():
-    block = _block(_read("src", "compiler", "numpy.c"), "} ufuncs[] = {", "numpy ufuncs")
-    rows = re.findall(r'\{"(\w+)",\s*(NULL|"\w+"),\s*(\d),\s*LOOPS_(\w+),\s*(NULL|"\w+")\}',
-                      block)
+    src = _read("src", "compiler", "lib_numpy.c")
+    i = src.index("#define UFUNCS(U)")
+    block = src[i:src.index("\n\n", i)]
+    rows = re.findall(r'U\("(\w+)",\s*(NULL|"\w+"),\s*(\d),\s*(\w+),\s*(NULL|"\w+"),', block)
     return _need([(n, a.strip('"') if a != "NULL" else "", int(nin), loops.lower(),
                    m.strip('"') if m != "NULL" else "") for n, a, nin, loops, m in rows],
-                 "numpy.c ufuncs")
+                 "lib_numpy.c UFUNCS")
 
 
 def numpy_dtypes():
-    block = _block(_read("src", "compiler", "numpy.c"), "} dtypes[] = {", "numpy dtypes")
+    block = _block(_read("src", "compiler", "lib_numpy.c"), "} dtypes[] = {", "numpy dtypes")
     by_kind = collections.OrderedDict()
     for name, kind in re.findall(r'\{"(\w+)",\s*NBC__T_(\w+)\}', block):
         by_kind.setdefault(kind.lower(), []).append(name)
-    return _need(list(by_kind.items()), "numpy.c dtypes")
+    return _need(list(by_kind.items()), "lib_numpy.c dtypes")
 
 
 def typing_counts(name):
@@ -175,7 +178,7 @@ def page():
     for row in TYPES:
         out.append(f"| {row[0]} | {row[1]} |")
     out += ["", "numpy's names of the scalar types, usable as `np.<name>` (dtypes and "
-            "conversions; `numpy.c`):", "", "| type | numpy names |", "|---|---|"]
+            "conversions; `lib_numpy.c`):", "", "| type | numpy names |", "|---|---|"]
     for kind, names in numpy_dtypes():
         out.append(f"| {kind} | " + ", ".join(f"`{n}`" for n in names) + " |")
     out += ["", "## Builtins {#builtins}", "",
@@ -197,19 +200,19 @@ def page():
     ld = libdevice()
     out += ["## math {#math}", "",
             "`import math` / `from math import ...`, through libdevice (float32 variants for "
-            "float32 arguments, fast variants under `fastmath`); `types.c`. *float16*: also "
+            "float32 arguments, fast variants under `fastmath`); `lib_math.c`. *float16*: also "
             "defined for float16 arguments (cuda_fp16.h's functions).", "",
             "| function | cases |", "|---|---|"]
     out += [f"| `math.{n}` | {k} |" for n, k in math_funcs()]
     out += ["", "## cmath {#cmath}", "",
-            "numba-cuda's algorithms, ported in `src/library/cmath.py`; `cmath.c`.", "",
+            "numba-cuda's algorithms, ported in `src/library/cmath.py`; `lib_cmath.c`.", "",
             "| function | arguments |", "|---|---|"]
     out += [f"| `cmath.{n}` | {k} |" for n, k in cmath_funcs()]
     out += ["", "## operator {#operator}", "", "| function | kind |", "|---|---|"]
     out += [f"| `operator.{n}` | {k.lower()} |" for n, k in operator_funcs()]
     out += ["", "## numpy ufuncs {#numpy}", "",
             "Called on scalars, or on arrays with an explicit output (`np.sin(x, out)`); "
-            "typed by numpy's loops as numba types them (`numpy.c`). *loops*: the input "
+            "typed by numpy's loops as numba types them (`lib_numpy.c`). *loops*: the input "
             "types the ufunc has loops for.", "",
             "| ufunc | also | inputs | loops | computed as |", "|---|---|---|---|---|"]
     for n, alias, nin, loops, m in numpy_ufuncs():

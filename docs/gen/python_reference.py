@@ -206,6 +206,17 @@ def _entry(out, module, name, level="###"):
         sig = signature(name, obj)
         out += [f"{level} `{name}` {{#{name}}}", "", f"```python\nnbcuda.{sig or name + '(...)'}\n```",
                 "", _doc(obj), ""]
+        if not inspect.isroutine(obj):  # a callable object (profiling): its methods too
+            out += ["| member | description |", "|---|---|"]
+            for mname, kind, raw, mobj in _members(type(obj)):
+                if mname.startswith("_"):
+                    continue
+                mobj = getattr(obj, mname)
+                label = signature(mname, mobj) if kind == "method" else mname
+                text = " ".join((inspect.getdoc(raw if kind == "property" else mobj)
+                                 or "").split())
+                out.append(f"| `{name}.{label}` | {_escape(text) or '—'} |")
+            out.append("")
     else:
         out += [f"{level} `{qual}` {{#{name}}}", "", f"*{type(obj).__name__} object*", "",
                 _doc(type(obj)) if not obj.__doc__ or obj.__doc__ == type(obj).__doc__

@@ -1,5 +1,6 @@
 /* bf16.c — numba-cuda's bfloat16 in kernels: the type, numba.cuda.bf16's functions
- * (cuda_bf16.h's, as numba-cuda binds them), its operators, conversions and math overloads.
+ * (cuda_bf16.h's, as numba-cuda binds them), its operators and conversions (its math
+ * overloads are columns of lib_math.c's table).
  *
  * numba-cuda calls cuda_bf16.h's functions and C++ operators through wrappers compiled with
  * NVRTC and linked with the kernel; nbcuda does the same with fp16.c's shim: bf16_funcs.h
@@ -100,17 +101,6 @@ const char *nbc__bf16_conversion_function(const nbc__type *from, const nbc__type
     default: return NULL;
     }
   }
-  return NULL;
-}
-
-const char *nbc__bf16_math_function(const char *name) {
-  static const char *const pairs[][2] = {
-      {"trunc", "htrunc"}, {"ceil", "hceil"}, {"floor", "hfloor"}, {"sqrt", "hsqrt"},
-      {"log", "hlog"},     {"log10", "hlog10"}, {"cos", "hcos"},   {"sin", "hsin"},
-      {"tanh", "htanh"},   {"exp", "hexp"},   {"exp2", "hexp2"},
-  };
-  for (size_t i = 0; name && i < sizeof pairs / sizeof pairs[0]; i++)
-    if (strcmp(pairs[i][0], name) == 0) return pairs[i][1];
   return NULL;
 }
 

@@ -544,17 +544,40 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
                                      const nbc__type **pargs, const char **pwhy);
 const nbc__type *nbc__type_unop_sig(nbc__op op, const nbc__type *a, const nbc__type **parg,
                                     const char **pwhy);
+/* Why a typing function found no type: no definition matches the arguments (the caller
+ * reports numba's "Invalid use of ... with parameters"), or the arguments are refused for a
+ * reason of their own, which the text says and the caller reports as it is. */
+typedef enum nbc__type_fail { NBC__TYPE_NO_MATCH, NBC__TYPE_REFUSED } nbc__type_fail;
+typedef struct nbc__type_why {
+  nbc__type_fail kind;
+  const char *text; /* a static string, or NULL */
+} nbc__type_why;
 /* Builtins abs int float bool round min max over scalars ("abs", ...); pargs as above,
  * with room for nargs (at most 64) types (min/max: every argument converts to the result). */
 const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const *args,
-                                        int nargs, const nbc__type **pargs, const char **pwhy);
-/* math.<name> over scalars (numba-cuda's cudamath templates); frexp/modf give tuples. */
+                                        int nargs, const nbc__type **pargs, nbc__type_why *pwhy);
+/* One concrete signature of a typing template: ret(a[, b]), type kinds (b NBC__T_VOID for
+ * one argument). */
+typedef struct nbc__type_case {
+  unsigned char ret, a, b;
+} nbc__type_case;
+/* numba's overload resolution over cases[0..ncases) of nargs (1 or 2) numbers: the first case
+ * with the fewest (unsafe, safe, promote) conversions; its return type, pargs[] its argument
+ * types; NULL when none fits. */
+const nbc__type *nbc__type_resolve_cases(const nbc__type_case *cases, int ncases,
+                                         const nbc__type *const *args, int nargs,
+                                         bool unsafe_casting, const nbc__type **pargs);
+/* The tuples math.frexp (mantissa, int32) and math.modf (part, part) return. */
+const nbc__type *nbc__type_frexp_result(const nbc__type *mantissa);
+const nbc__type *nbc__type_modf_result(const nbc__type *part);
+/* lib_math.c: math.<name> over scalars (numba-cuda's cudamath templates; frexp/modf give
+ * tuples), and whether math has a function name. */
 const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, int nargs,
                                 const nbc__type **pargs, const char **pwhy);
 bool nbc__math_exists(const char *name);
 /* resolve.c: math's float constants (pi, e, tau, inf, nan), which cmath has too. */
 bool nbc__math_constant(const char *name, double *pv);
-/* cmath.c: the kernel language's cmath (numba-cuda's cmathimpl.py, in Python, compiled like
+/* lib_cmath.c: the kernel language's cmath (numba-cuda's cmathimpl.py, in Python, compiled like
  * any function): how numba types cmath.<name> (NONE: no such function), and the Python source
  * of its implementation (named NBC__CMATH_FILE in diagnostics). */
 typedef enum nbc__cmath_kind {
@@ -675,9 +698,6 @@ const char *nbc__bf16_operator_function(nbc__op op, bool unary);
  * bfloat16 to an integer (its conversion operator, toward zero); NULL for the conversions
  * lowered inline (to float32, float64, float16, bool) or none. */
 const char *nbc__bf16_conversion_function(const nbc__type *from, const nbc__type *to);
-/* The bfloat16 function numba-cuda's overload of math.<name> calls (math.sqrt: hsqrt), or
- * NULL (numba then computes in float32). */
-const char *nbc__bf16_math_function(const char *name);
 
 /* fp16.c: numba.cuda.fp16's function `name` (as exported, "hadd", "__hsub_sat"): its return
  * type, argument types (up to 4; *pnargs of them) and the symbol of its Numba-ABI wrapper in
@@ -867,7 +887,7 @@ typedef struct nbc__global {
           X(ATOMIC_DEC)                                                                           \
               X(ATOMIC_CAS) /* cas(ary, idx, old, val) and compare_and_swap(ary, old, val) */     \
       X(CUDA_INTRINSIC) /* name: "cuda.shfl_sync", "cuda.popc", ... lowered by lib_cuda.c */     \
-      X(NUMPY) /* numpy.<name> lowered by numpy.c (float minimum/maximum/fmin/fmax) */            \
+      X(NUMPY) /* numpy.<name> lowered by lib_numpy.c (float minimum/maximum/fmin/fmax...) */     \
       X(PRINT) /* print(...): vprintf, lower_print.c; argtypes[i] NULL for a string literal */    \
       X(COMPLEX) /* complex(re[, im]); ret complex64 or complex128 */                             \
       X(DIVMOD)  /* divmod(a, b): (a // b, a % b); argtypes: the operands' types for // and %     \
@@ -946,7 +966,7 @@ const nbc__global *nbc__infer_enum_global(const nbc__node *n);
 /* The index of the member called name in enum global g (NBC_GLOBAL_ENUM), or -1. */
 int nbc__enum_member_index(const nbc_global_t *g, const char *name);
 
-/* ======================================================================== numpy.c === */
+/* ==================================================================== lib_numpy.c === */
 /* The numpy names kernels use (`import numpy as np`): dtypes, constants, ufuncs. */
 /* A numpy dtype attribute (np.float32, np.double, np.bool_, np.byte = int8...), or NULL. */
 const nbc__type *nbc__numpy_dtype(const char *name);
@@ -965,24 +985,6 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
                                  const nbc__type **ploop, const char **pwhy);
 /* The number of inputs of a ufunc kernels support, or 0. */
 int nbc__numpy_ufunc_nin(const char *name);
-/* numpy's can_cast(from, to, 'same_kind'), the rule for a ufunc's explicit output. */
-bool nbc__numpy_same_kind(const nbc__type *from, const nbc__type *to);
-/* The kernel-language source of `_ufunc(x0, ..., out)`: ufunc `name` over inputs args[0..nin)
- * (arrays or numbers) broadcast onto out, an array of out_ndim >= 1 dimensions, as numba's
- * ufunc kernels with an explicit output do; returns out. */
-const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
-                                        const nbc__type *const *args, int nin, int out_ndim);
-/* How numba computes a ufunc on a complex number: the cmath function its ufunc_db uses (exp,
- * log, sqrt, sin, cos, tan, arcsin -> asin, ... isnan, isinf, isfinite), else NULL; whether it
- * has an npyfuncs formula of its own (sinh, cosh, tanh, arccosh, exp2, log2, log10, expm1,
- * log1p); and that formula as kernel-language source defining _np_<name>(z), for complex64
- * (c64) or complex128 (NULL for other ufuncs). */
-const char *nbc__numpy_complex_cmath(const char *ufunc);
-bool nbc__numpy_complex_formula(const char *ufunc);
-const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64);
-/* The builtin that computes the ufunc on its loop type (MATH with *pmath the math name,
- * ABS, MIN, MAX, CAST or NUMPY). */
-nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const char **pmath);
 
 /* ======================================================================== lower.c === */
 /* Emits the NVVM IR module (LLVM 7 text, typed pointers) for the program into out:

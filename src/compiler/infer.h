@@ -219,6 +219,15 @@ bool nbc__infer_stmt_always_returns(const nbc__list *body);
 /* ------------------------------------------------------------------------ calls */
 nbc__call *nbc__infer_call_new(infer *I, nbc__node *n, nbc__builtin b, const char *name,
                                int nargs);
+/* Records call n of b (name) returning ret, argument i converted to argtypes[i] (NULL: kept
+ * as it is; a keyword's value converts); ret, or NULL out of memory. _each: every argument
+ * converted to one type. */
+const nbc__type *nbc__infer_call_record(infer *I, nbc__node *n, nbc__builtin b, const char *name,
+                                        int nargs, const nbc__type *const *argtypes,
+                                        const nbc__type *ret);
+const nbc__type *nbc__infer_call_record_each(infer *I, nbc__node *n, nbc__builtin b,
+                                             const char *name, int nargs,
+                                             const nbc__type *each, const nbc__type *ret);
 /* Positional arguments only (keywords are checked by the callers that take them). */
 int nbc__infer_call_positional(const nbc__node *n);
 /* False (reported) when a call of `what` passes a keyword argument. */
@@ -243,26 +252,30 @@ const nbc__type *nbc__infer_call_builtin_isinstance(infer *I, nbc__node *n);
  * the call becoming that constant (numba types float() of a string literal and folds it). */
 const nbc__type *nbc__infer_call_builtin_float_of_string(infer *I, nbc__node *n);
 
-/* ------------------------------------------- infer_call_math.c: math, cmath, numpy */
-/* math.<name>(...): libdevice's function for the argument types, or cuda_fp16.h's for a
- * float16 argument. */
-const nbc__type *nbc__infer_call_math(infer *I, nbc__node *n, const char *name,
-                                      const nbc__type **types, int nargs);
-/* cmath.<name>(...): numba-cuda's cmath (cmath.c). Its lowered functions have templates of
- * complex64 and complex128: the argument (a number) converts to complex64 when it is complex64
- * or no wider than float32, else to complex128, and the call goes to the embedded source's
+/* ---------------------------------------------------- lib_math.c: the math namespace */
+/* math.<name>(...): libdevice's function for the argument types, or cuda_fp16.h's /
+ * cuda_bf16.h's for a float16 / bfloat16 argument, from the function's table row. */
+const nbc__type *nbc__lib_math_call(infer *I, nbc__node *n, const char *name,
+                                    const nbc__type **types, int nargs);
+
+/* -------------------------------------------------- lib_cmath.c: the cmath namespace */
+/* cmath.<name>(...): numba-cuda's cmath. Its lowered functions have templates of complex64
+ * and complex128: the argument (a number) converts to complex64 when it is complex64 or no
+ * wider than float32, else to complex128, and the call goes to the embedded source's
  * _<name>__c64 / _<name>__c128, which return that type (isnan/isinf/isfinite: bool; log takes
  * an optional base of the same type). Its overloads (log10, cosh, sinh, tanh, acosh, phase,
  * polar) take a complex number as it is, rect two floats, and return what their bodies do. */
-const nbc__type *nbc__infer_call_math_cmath(infer *I, nbc__node *n, const char *name,
-                                            const nbc__type **types, int nargs);
+const nbc__type *nbc__cmath_call(infer *I, nbc__node *n, const char *name,
+                                 const nbc__type **types, int nargs);
+
+/* -------------------------------------------------- lib_numpy.c: the numpy namespace */
 /* numpy.<ufunc>(...) on scalars or over arrays with an output array. */
-const nbc__type *nbc__infer_call_math_numpy(infer *I, nbc__node *n, const char *name,
-                                            const nbc__type **types, int nargs);
+const nbc__type *nbc__numpy_call(infer *I, nbc__node *n, const char *name,
+                                 const nbc__type **types, int nargs);
 /* numpy.dtype(x) as numba types it: x a string naming a type kernels have ("float32", "f4",
  * "<i8", "M8[D]") or a type (np.float32), giving that type as a value (a dtype argument of
  * cuda.local.array, a.view, a.astype...); it has no run-time value. */
-const nbc__type *nbc__infer_call_math_np_dtype(infer *I, nbc__node *n);
+const nbc__type *nbc__numpy_call_dtype(infer *I, nbc__node *n);
 
 /* ---------------------------------------------- infer_call_cuda.c: the cuda module */
 /* cuda.<name>(...): lib_cuda.c's table says which typing path the name takes. */

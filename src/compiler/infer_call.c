@@ -2,10 +2,10 @@
  * numbers and arrays, builtins, dtype conversions (float32(x)), the math, cmath, numpy,
  * operator and cuda modules, Python functions), print, f(*t) and ffi.from_buffer, and the
  * helpers every kind of call shares. Each kind has its file: infer_call_builtin.c,
- * infer_call_math.c, infer_call_cuda.c, infer_call_method.c, infer_call_user.c (and
- * lib_cuda.c for the cuda intrinsics). Each call records an nbc__call in the CALL node's
- * ->info for lower.c, with the types its arguments convert to (also set as the arguments'
- * ->cast).
+ * infer_call_cuda.c, infer_call_method.c, infer_call_user.c, and the library's namespaces
+ * lib_cuda.c (the cuda intrinsics), lib_math.c, lib_cmath.c and lib_numpy.c. Each call
+ * records an nbc__call in the CALL node's ->info for lower.c, with the types its arguments
+ * convert to (also set as the arguments' ->cast; nbc__infer_call_record does both).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -31,6 +31,36 @@ nbc__call *nbc__infer_call_new(infer *I, nbc__node *n, nbc__builtin b, const cha
   c->argtypes = nbc__infer_alloc(I, sizeof *c->argtypes * (size_t)(nargs ? nargs : 1));
   n->info = c;
   return c->argtypes ? c : NULL;
+}
+
+/* The tail of nbc__infer_call_record(_each): argument i converts to argtypes[i], or to each
+ * when argtypes is NULL. */
+static const nbc__type *record(infer *I, nbc__node *n, nbc__builtin b, const char *name,
+                               int nargs, const nbc__type *const *argtypes,
+                               const nbc__type *each, const nbc__type *ret) {
+  nbc__call *c = nbc__infer_call_new(I, n, b, name, nargs);
+  if (!c) return NULL;
+  for (int i = 0; i < nargs; i++) {
+    nbc__node *a = n->list.items[i];
+    if (a->kind == NBC__N_KEYWORD) a = a->a;
+    const nbc__type *to = argtypes ? argtypes[i] : each;
+    c->argtypes[i] = to ? to : a->type;
+    nbc__infer_cast(a, to);
+  }
+  c->ret = ret;
+  return ret;
+}
+
+const nbc__type *nbc__infer_call_record(infer *I, nbc__node *n, nbc__builtin b, const char *name,
+                                        int nargs, const nbc__type *const *argtypes,
+                                        const nbc__type *ret) {
+  return record(I, n, b, name, nargs, argtypes, NULL, ret);
+}
+
+const nbc__type *nbc__infer_call_record_each(infer *I, nbc__node *n, nbc__builtin b,
+                                             const char *name, int nargs,
+                                             const nbc__type *each, const nbc__type *ret) {
+  return record(I, n, b, name, nargs, NULL, each, ret);
 }
 
 /* Positional arguments only (keywords are checked by the callers that take them). */
@@ -294,7 +324,7 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
       nbc__cuda_name_call(nbc__cuda_name_find(f->name + 5)) == NBC__KERNEL_CALL_ARRAY)
     return nbc__infer_call_cuda_array(I, n, f->name); /* its arguments are not values */
   if (f && f->kind == NBC__T_FUNCTION && f->name && strcmp(f->name, "numpy.dtype") == 0)
-    return nbc__infer_call_math_np_dtype(I, n); /* nor is its string */
+    return nbc__numpy_call_dtype(I, n); /* nor is its string */
   const nbc__type *types[64];
   int nargs = n->list.count;
   if (nargs > 64) return UNSUPPORTED(I, n, "calls with more than 64 arguments"), NULL;
@@ -328,16 +358,16 @@ const nbc__type *nbc__infer_call(infer *I, nbc__node *n) {
   if (G && nbc__infer_is_builtin(G))
     return nbc__infer_call_builtin(I, n, G->g.name, types, nargs);
   if (strncmp(f->name, "math.", 5) == 0)
-    return nbc__infer_call_math(I, n, f->name + 5, types, nargs);
+    return nbc__lib_math_call(I, n, f->name + 5, types, nargs);
   if (strncmp(f->name, "cmath.", 6) == 0)
-    return nbc__infer_call_math_cmath(I, n, f->name + 6, types, nargs);
+    return nbc__cmath_call(I, n, f->name + 6, types, nargs);
   if (strncmp(f->name, "numpy.", 6) == 0 && nbc__array_reduction_exists(f->name + 6)) {
     if (!nargs || n->list.items[0]->kind == NBC__N_KEYWORD)
       return TYPING(I, n, "%s() takes an array as its first argument", f->name), NULL;
     return nbc__infer_call_method_reduction(I, n, f->name + 6, n->list.items[0], nargs - 1);
   }
   if (strncmp(f->name, "numpy.", 6) == 0)
-    return nbc__infer_call_math_numpy(I, n, f->name + 6, types, nargs);
+    return nbc__numpy_call(I, n, f->name + 6, types, nargs);
   if (strcmp(f->name, "operator.setitem") == 0) return nbc__infer_call_method_setitem(I, n);
   if (strncmp(f->name, "operator.", 9) == 0) return nbc__infer_operator_call(I, n, f->name + 9);
   if (strncmp(f->name, "cuda.", 5) == 0)

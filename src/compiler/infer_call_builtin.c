@@ -50,14 +50,9 @@ const nbc__type *nbc__infer_call_builtin(infer *I, nbc__node *n, const char *nam
     const char *why;
     const nbc__type *ctr = nbc__type_range(types, nargs, &why);
     if (!ctr) return nbc__infer_call_arg_list_error(I, n, "range", types, nargs);
-    nbc__call *c = nbc__infer_call_new(I, n, NBC__B_RANGE, "range", nargs);
-    if (!c) return NULL;
-    for (int i = 0; i < nargs; i++) {
-      c->argtypes[i] = ctr;
-      nbc__infer_cast(n->list.items[i], ctr);
-    }
-    c->ret = nbc__type_special(I->ctx, NBC__T_RANGE, NULL, ctr); /* range_state_<ctr> */
-    return c->ret;
+    const nbc__type *state = nbc__type_special(I->ctx, NBC__T_RANGE, NULL, ctr);
+    return state ? nbc__infer_call_record_each(I, n, NBC__B_RANGE, "range", nargs, ctr, state)
+                 : NULL; /* range_state_<ctr> */
   }
   if (strcmp(name, "len") == 0) {
     if (nargs != 1 || !(is_kind(types[0], NBC__T_ARRAY) || is_kind(types[0], NBC__T_TUPLE) ||
@@ -130,21 +125,12 @@ const nbc__type *nbc__infer_call_builtin(infer *I, nbc__node *n, const char *nam
   else
     b = NBC__B_ROUND;
   const nbc__type *conv[16];
-  const char *why = NULL;
+  nbc__type_why why = {NBC__TYPE_NO_MATCH, NULL};
   const nbc__type *r =
       nargs <= 16 ? nbc__type_call_builtin(name, types, nargs, conv, &why) : NULL;
-  if (!r) {
-    if (why && strstr(why, "not supported") && nargs > 0) return TYPING(I, n, "%s", why), NULL;
-    return nbc__infer_call_arg_list_error(I, n, name, types, nargs);
-  }
-  nbc__call *c = nbc__infer_call_new(I, n, b, name, nargs);
-  if (!c) return NULL;
-  for (int i = 0; i < nargs; i++) {
-    c->argtypes[i] = conv[i];
-    nbc__infer_cast(n->list.items[i], conv[i]);
-  }
-  c->ret = r;
-  return r;
+  if (!r && why.kind == NBC__TYPE_REFUSED) return TYPING(I, n, "%s", why.text), NULL;
+  if (!r) return nbc__infer_call_arg_list_error(I, n, name, types, nargs);
+  return nbc__infer_call_record(I, n, b, name, nargs, conv, r);
 }
 
 /* float("nan"), float("-inf"), float("1.5"): the number Python's float() makes of the literal,

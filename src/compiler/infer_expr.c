@@ -176,7 +176,7 @@ static const nbc__type *cmath_attr(infer *I, nbc__node *n) {
                  I, n, "cmath", n->str, nbc__infer_global_cmath_exists, "cmath function ");
 }
 
-/* numpy.<attr>: a dtype, a constant or a ufunc (numpy.c). */
+/* numpy.<attr>: a dtype, a constant or a ufunc (lib_numpy.c). */
 static const nbc__type *numpy_attr(infer *I, nbc__node *n) {
   double v;
   if (strcmp(n->str, "newaxis") == 0) return T(NBC__T_NONE); /* None: an array index */

@@ -102,16 +102,7 @@ static int icase_resolve(const icase *cases, int ncases, const nbc__type **types
 /* Records the call with every argument converted to argtypes[i] (NULL: kept as it is). */
 static const nbc__type *intrinsic_call(infer *I, nbc__node *n, const char *fname, int nargs,
                                        const nbc__type **argtypes, const nbc__type *ret) {
-  nbc__call *c = nbc__infer_call_new(I, n, NBC__B_CUDA_INTRINSIC, fname, nargs);
-  if (!c) return NULL;
-  for (int i = 0; i < nargs; i++) {
-    nbc__node *a = n->list.items[i];
-    if (a->kind == NBC__N_KEYWORD) a = a->a;
-    c->argtypes[i] = argtypes[i] ? argtypes[i] : a->type;
-    if (argtypes[i]) nbc__infer_cast(a, argtypes[i]);
-  }
-  c->ret = ret;
-  return ret;
+  return nbc__infer_call_record(I, n, NBC__B_CUDA_INTRINSIC, fname, nargs, argtypes, ret);
 }
 
 /* Mask and lane arguments: numba truncates any integer to 32 bits. */

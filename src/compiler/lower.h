@@ -1,8 +1,8 @@
 /* lower.h — private header shared by lower.c (module, functions, statements, ABIs, debug
  * metadata), the expression lowering (lower_expr.c: names, attributes, the dispatch over
  * node kinds; lower_convert.c, lower_arith.c, lower_compare.c, lower_array.c, lower_call.c
- * and the other lower_*.c files), lib_*.c (the kernel language's library) and numpy.c for
- * the ufuncs it lowers. Nothing else includes it.
+ * and the other lower_*.c files) and lib_*.c (the kernel language's library: cuda, math,
+ * numpy). Nothing else includes it.
  *
  * The lowering writes LLVM 7 text. Values are carried as operand strings ("%t12", "42",
  * "0x3FF0000000000000") together with their nbcuda type; every value is in its type's
@@ -211,8 +211,9 @@ nbc__lval nbc__lower_record_at(nbc__lowerer *L, const nbc__type *record, const c
 /* Copies record value v's bytes into the array element at ptr (a [size x i8]*). */
 void nbc__lower_record_store(nbc__lowerer *L, nbc__lval v, const char *ptr);
 
-/* numpy.c: a NBC__B_NUMPY call (np.minimum/maximum/fmin/fmax on floats). */
-nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
+/* lib_numpy.c: an NBC__B_NUMPY call (np.minimum/maximum/fmin/fmax on floats, the bitwise,
+ * comparison and logical ufuncs, np.conjugate, np.isnat). */
+nbc__lval nbc__numpy_lower(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 
 /* lower_array.c: arrays, tuples, and the cuda module's geometry, arrays, atomics and
  * cache-hinted loads and stores (called from lower_expr.c and lower_call.c). */
@@ -358,6 +359,11 @@ nbc__lval nbc__lower_compare(nbc__lowerer *L, nbc__node *n);
 nbc__lval nbc__lower_compare_boolop(nbc__lowerer *L, nbc__node *n);
 /* `a if c else b`: only the chosen value is evaluated. */
 nbc__lval nbc__lower_compare_ifexp(nbc__lowerer *L, nbc__node *n);
+
+/* ---------------------------------------------------- lib_math.c: the math namespace */
+/* An NBC__B_MATH call (math.<name>, or a numpy ufunc computed by it), lowered by its table
+ * row's function: through libdevice, in the float type of its arguments. */
+nbc__lval nbc__lib_math_lower(nbc__lowerer *L, nbc__node *n, const nbc__call *call);
 
 /* --------------------------------------------- lib_cuda.c: the cuda namespace's intrinsics */
 /* A call infer typed through nbc__lib_cuda_type (NBC__B_CUDA_INTRINSIC), lowered by its

@@ -1,10 +1,10 @@
 /* lower_call.c — calls to NVVM IR, split from lower_expr.c: the builtins (min/max, abs,
- * round with ndigits, ...), the math module through libdevice (__nv_sin for float64,
- * __nv_sinf for float32, the fast variants under fastmath) and LLVM intrinsics, calls of
+ * round with ndigits, ...), libdevice's names (__nv_sin for float64, __nv_sinf for float32,
+ * the fast variants under fastmath; the math module is lib_math.c's), calls of
  * other Python functions of the program with the Numba ABI (i32 status, the result through
  * a slot), of declared external device functions with the C ABI, and the dispatch of every
  * other call to the files that lower it (lower_array.c for CUDA intrinsics, lower_record.c,
- * numpy.c, lower_print.c, lower_raise.c).
+ * lib_numpy.c, lower_print.c, lower_raise.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,104 +30,6 @@ const char *nbc__lower_libdevice_name(nbc__lowerer *L, const char *base, const n
   if (f32 && L->ctx->options->fastmath && in_list(base, fast))
     return nbc__arena_printf(L->arena, "__nv_fast_%sf", base);
   return nbc__arena_printf(L->arena, "__nv_%s%s", base, f32 ? "f" : "");
-}
-
-/* math.<name> through libdevice, as numba-cuda's mathimpl does (float32 variants for
- * float32, the __nv_fast_* ones for float32 under fastmath). */
-static nbc__lval lower_math(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
-  static const char *const unary[] = {
-      "ceil", "floor", "fabs", "exp",   "exp2",  "expm1", "erf",   "erfc", "gamma", "lgamma",
-      "sqrt", "log",   "log2", "log10", "log1p", "acosh", "acos",  "cos",  "cosh",  "asinh",
-      "asin", "sin",   "sinh", "atan",  "atanh", "tan",   "trunc", "tanh", NULL};
-  static const char *const binary[] = {"copysign", "atan2",     "pow",       "fmod",
-                                       "hypot",    "remainder", "nextafter", NULL};
-  static const char *const preds[] = {"isnan", "isinf", "isfinite", NULL};
-  const char *name = call->name ? call->name : n->a->str;
-  nbc__lval args[3];
-  int na = n->list.count;
-  if (na > 3) na = 3;
-  for (int i = 0; i < na; i++)
-    args[i] = nbc__lower_expr(L, n->list.items[i]);
-  if (nbc__lower_failed(L)) return (nbc__lval){n->type, "0"};
-  /* The float type computed in: the argument's if float, else float64. */
-  /* float16 arguments compute in float32 (numba-cuda's fp16 math does, then rounds). */
-  const nbc__type *ft = na > 0 && nbc__lower_is_half(args[0].type)    ? T(NBC__T_FLOAT32)
-                        : na > 0 && is_float(args[0].type) ? args[0].type
-                                                           : T(NBC__T_FLOAT64);
-  if (na == 2 && is_float(args[1].type) && nbc__type_bits(args[1].type) > nbc__type_bits(ft))
-    ft = args[1].type;
-  bool f32 = ft->kind == NBC__T_FLOAT32;
-  const char *ty = ltype(L, ft);
-  bool fast = L->ctx->options->fastmath && f32;
-  if (in_list(name, preds) && na == 1) {
-    if (!is_float(args[0].type))
-      return (nbc__lval){T(NBC__T_BOOL), strcmp(name, "isfinite") == 0 ? "true" : "false"};
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    const char *fn = strcmp(name, "isnan") == 0   ? (f32 ? "__nv_isnanf" : "__nv_isnand")
-                     : strcmp(name, "isinf") == 0 ? (f32 ? "__nv_isinff" : "__nv_isinfd")
-                                                  : (f32 ? "__nv_finitef" : "__nv_isfinited");
-    const char *r =
-        nbc__lower_call_fn(L, "i32", fn, ty, nbc__arena_printf(L->arena, "%s %s", ty, a.v));
-    const char *x = tmp(L);
-    EMIT("%s = icmp ne i32 %s, 0", x, r);
-    return (nbc__lval){T(NBC__T_BOOL), x};
-  }
-  if ((strcmp(name, "frexp") == 0 || strcmp(name, "modf") == 0) && na == 1 && call->ret &&
-      call->ret->kind == NBC__T_TUPLE && call->ret->count == 2) {
-    /* numba: libdevice's frexp/modf, the second result through a pointer: (mantissa,
-     * int32 exponent) and (fractional part, integral part) */
-    const nbc__type *rt = call->ret, *pt = rt->items[0];
-    bool p32 = pt->kind == NBC__T_FLOAT32, frexp = name[0] == 'f';
-    const char *pty = ltype(L, pt), *oty = frexp ? "i32" : pty;
-    nbc__lval a = nbc__lower_convert(L, args[0], pt);
-    const char *slot = nbc__lower_alloca(L, oty);
-    const char *fn = nbc__arena_printf(L->arena, "__nv_%s%s", frexp ? "frexp" : "modf",
-                                       p32 ? "f" : "");
-    nbc__lval items[2] = {{pt, nbc__lower_call_fn(L, pty, fn,
-                                                  nbc__arena_printf(L->arena, "%s, %s*", pty, oty),
-                                                  nbc__arena_printf(L->arena, "%s %s, %s* %s", pty,
-                                                                    a.v, oty, slot))},
-                          {rt->items[1], tmp(L)}};
-    EMIT("%s = load %s, %s* %s", items[1].v, oty, oty, slot);
-    return nbc__lower_make_tuple(L, rt, items);
-  }
-  nbc__lval res = {ft, NULL};
-  if (in_list(name, unary) && na == 1) {
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    const char *base = strcmp(name, "gamma") == 0 ? "tgamma" : name;
-    if (fast && strcmp(name, "tanh") == 0) {
-      const char *x = tmp(L);
-      EMIT("%s = call float asm \"tanh.approx.f32 $0, $1;\", \"=f,f\"(float %s)", x, a.v);
-      res.v = x;
-    } else {
-      res.v = nbc__lower_call1(L, ty, nbc__lower_libdevice_name(L, base, ft), a.v);
-    }
-  } else if (in_list(name, binary) && na == 2) {
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    if (strcmp(name, "pow") == 0 && (args[1].type->kind == NBC__T_INT32)) {
-      res.v = nbc__lower_call_fn(
-          L, ty, f32 ? "__nv_powif" : "__nv_powi", nbc__arena_printf(L->arena, "%s, i32", ty),
-          nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, args[1].v));
-    } else {
-      nbc__lval b = nbc__lower_convert(L, args[1], ft);
-      res.v = nbc__lower_call2(L, ty, nbc__lower_libdevice_name(L, name, ft), a.v, b.v);
-    }
-  } else if ((strcmp(name, "radians") == 0 || strcmp(name, "degrees") == 0) && na == 1) {
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    double k = strcmp(name, "radians") == 0 ? M_PI / 180.0 : 180.0 / M_PI;
-    res.v = nbc__lower_mul(L, ft, a.v, nbc__lower_const_float(L, ft, k));
-  } else if (strcmp(name, "ldexp") == 0 && na == 2) {
-    nbc__lval a = nbc__lower_convert(L, args[0], ft);
-    nbc__lval e = nbc__lower_convert(L, args[1], T(NBC__T_INT32));
-    res.v = nbc__lower_call_fn(L, ty, f32 ? "__nv_ldexpf" : "__nv_ldexp",
-                               nbc__arena_printf(L->arena, "%s, i32", ty),
-                               nbc__arena_printf(L->arena, "%s %s, i32 %s", ty, a.v, e.v));
-  } else {
-    nbc__lower_error(L, n, "math.%s with %d argument%s is not supported", name, na,
-                     na == 1 ? "" : "s");
-    return (nbc__lval){n->type, "0"};
-  }
-  return res;
 }
 
 /* --------------------------------------------------------------- calls -------------- */
@@ -413,9 +315,9 @@ nbc__lval nbc__lower_call(nbc__lowerer *L, nbc__node *n) {
     return nbc__lower_convert(L, v, rt);
   }
   case NBC__B_MATH:
-    return nbc__lower_convert(L, lower_math(L, n, call), rt);
+    return nbc__lower_convert(L, nbc__lib_math_lower(L, n, call), rt);
   case NBC__B_NUMPY:
-    return nbc__lower_numpy(L, n, call);
+    return nbc__numpy_lower(L, n, call);
   case NBC__B_CUDA_GRID:
     return nbc__lower_grid(L, n, false);
   case NBC__B_CUDA_GRIDSIZE:

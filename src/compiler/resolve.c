@@ -24,7 +24,7 @@
  *    "grid", "atomic" (the kernel-language names of lib_cuda.c; other members -> OTHER);
  *    `import numpy [as np]` -> MODULE_NUMPY; `from numpy import float32, sqrt, pi` -> TYPE
  *    (numba's name of the dtype), NUMPY_FUNCTION (numpy's name of the ufunc), FLOAT
- *    (numpy.c says which names kernels use). np.pi and friends also fold in constant
+ *    (lib_numpy.c says which names kernels use). np.pi and friends also fold in constant
  *    expressions. A module of the program — a file next to this one, found as Python 3 finds
  *    absolute imports (module_file) — binds MODULE (`import helpers [as h]`, `import pkg.sub`
  *    binds pkg) or a name imported from it (`from helpers import f`); the file is read on

@@ -591,14 +591,23 @@ static const nbc__type *sig_array_flags(sigp *s, const char *at, const nbc__type
   return readonly ? nbc__type_readonly(s->ctx, a) : a;
 }
 
+/* The opening both spellings of an array type share after its name (at '('), "dtype, ndim":
+ * the element type in *pe and the number of dimensions (at most 32) in *pndim. */
+static bool sig_array_head(sigp *s, const nbc__type **pe, int64_t *pndim) {
+  *pndim = 0;
+  *pe = sig_element(s, "an array holds scalars or records");
+  if (!*pe) return false;
+  if (!sig_expect(s, ',') || !sig_int(s, pndim, "the number of dimensions")) return false;
+  if (*pndim > 32) return sig_error(s, "%s", "an array has at most 32 dimensions");
+  return true;
+}
+
 /* numba's printed array type after its name: array(dtype, <ndim>d, <layout>), the spelling
  * of every rank, 0-d arrays included (which the slice spelling cannot write). */
 static const nbc__type *sig_printed_array(sigp *s) {
-  const nbc__type *e = sig_element(s, "an array holds scalars or records");
-  if (!e) return NULL;
-  int64_t ndim = 0;
-  if (!sig_expect(s, ',') || !sig_int(s, &ndim, "the number of dimensions")) return NULL;
-  if (ndim > 32) return sig_error(s, "%s", "an array has at most 32 dimensions"), NULL;
+  const nbc__type *e;
+  int64_t ndim;
+  if (!sig_array_head(s, &e, &ndim)) return NULL;
   if (*s->p != 'd') return sig_error(s, "%s", "expected 'd' after the number of dimensions"),
                     NULL;
   s->p++;
@@ -616,11 +625,9 @@ static const nbc__type *sig_printed_array(sigp *s) {
 /* numba's repr of an array type after its name (at '('):
  *   Array(dtype, ndim, 'layout'[, readonly][, aligned=True|False]) */
 static const nbc__type *sig_repr_array(sigp *s, const char *at) {
-  const nbc__type *e = sig_element(s, "an array holds scalars or records");
-  if (!e) return NULL;
-  int64_t ndim = 0;
-  if (!sig_expect(s, ',') || !sig_int(s, &ndim, "the number of dimensions")) return NULL;
-  if (ndim > 32) return sig_error(s, "%s", "an array has at most 32 dimensions"), NULL;
+  const nbc__type *e;
+  int64_t ndim;
+  if (!sig_array_head(s, &e, &ndim)) return NULL;
   if (!sig_expect(s, ',')) return NULL;
   sig_skip(s);
   char quote = *s->p, layout = quote ? s->p[1] : 0;

@@ -695,10 +695,7 @@ bool nbc__type_can_convert(const nbc__type *from, const nbc__type *to) {
 
 /* ------------------------------------------------------------ overload resolution */
 
-/* One concrete signature of a template: ret(a[, b]). */
-typedef struct tcase {
-  unsigned char ret, a, b; /* type kinds; b == VOID for one argument */
-} tcase;
+typedef nbc__type_case tcase;
 
 #define C1(r, x)                                                                               \
   { T_(r), T_(x), NBC__T_VOID }
@@ -768,28 +765,6 @@ static const tcase abs_cases[] = {
     C1(FLOAT64, FLOAT64), C1(FLOAT32, COMPLEX64), C1(FLOAT64, COMPLEX128)};
 static const tcase round_cases[] = {C1(INT64, FLOAT32), C1(INT64, FLOAT64),
                                     C2(FLOAT32, FLOAT32, INT64), C2(FLOAT64, FLOAT64, INT64)};
-/* numba-cuda's math templates (numba/cuda/typing cudamath). */
-static const tcase math_unary_fp16_cases[] = {C1(FLOAT64, INT64), C1(FLOAT64, UINT64),
-                                              C1(FLOAT32, FLOAT32), C1(FLOAT64, FLOAT64),
-                                              C1(FLOAT16, FLOAT16)};
-static const tcase math_unary_cases[] = {C1(FLOAT64, INT64), C1(FLOAT64, UINT64),
-                                         C1(FLOAT32, FLOAT32), C1(FLOAT64, FLOAT64)};
-static const tcase math_pred_cases[] = {C1(BOOL, INT64), C1(BOOL, UINT64), C1(BOOL, FLOAT32),
-                                        C1(BOOL, FLOAT64)};
-static const tcase math_binary_int_cases[] = {
-    C2(FLOAT64, INT64, INT64), C2(FLOAT64, UINT64, UINT64), C2(FLOAT32, FLOAT32, FLOAT32),
-    C2(FLOAT64, FLOAT64, FLOAT64)};
-static const tcase math_binary_cases[] = {C2(FLOAT32, FLOAT32, FLOAT32),
-                                          C2(FLOAT64, FLOAT64, FLOAT64)};
-static const tcase math_pow_cases[] = {
-    C2(FLOAT32, FLOAT32, FLOAT32), C2(FLOAT64, FLOAT64, FLOAT64), C2(FLOAT32, FLOAT32, INT32),
-    C2(FLOAT64, FLOAT64, INT32)};
-static const tcase math_ldexp_cases[] = {C2(FLOAT32, FLOAT32, INT32),
-                                         C2(FLOAT64, FLOAT64, INT32)};
-/* frexp and modf: ret holds the argument kind; the tuple is built by the caller. */
-static const tcase math_frexp_cases[] = {C1(FLOAT32, FLOAT32), C1(FLOAT64, FLOAT64)};
-static const tcase math_modf_cases[] = {C1(FLOAT64, FLOAT64), C1(FLOAT32, FLOAT32)};
-
 #define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 bool nbc__type_rate_less(const int rate[3], const int best[3]) {
@@ -834,9 +809,9 @@ static int resolve(const tcase *cases, int ncases, const nbc__type *const *args,
   return best;
 }
 
-static const nbc__type *resolve_sig(const tcase *cases, int ncases,
-                                    const nbc__type *const *args, int nargs,
-                                    bool unsafe_casting, const nbc__type **pargs) {
+const nbc__type *nbc__type_resolve_cases(const nbc__type_case *cases, int ncases,
+                                         const nbc__type *const *args, int nargs,
+                                         bool unsafe_casting, const nbc__type **pargs) {
   for (int k = 0; k < nargs; k++)
     if (!nbc__type_is_number(args[k])) return NULL;
   int i = resolve(cases, ncases, args, nargs, unsafe_casting);
@@ -885,25 +860,25 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
       return S_(FLOAT16);
     }
     if (op == NBC__OP_DIV)
-      r = resolve_sig(truediv_cases, NCASES(truediv_cases), args, 2, true, pargs);
+      r = nbc__type_resolve_cases(truediv_cases, NCASES(truediv_cases), args, 2, true, pargs);
     else
-      r = resolve_sig(binop_cases, NCASES(binop_cases), args, 2, true, pargs);
+      r = nbc__type_resolve_cases(binop_cases, NCASES(binop_cases), args, 2, true, pargs);
     break;
   case NBC__OP_FLOORDIV:
   case NBC__OP_MOD:
-    r = resolve_sig(floordiv_cases, NCASES(floordiv_cases), args, 2, true, pargs);
+    r = nbc__type_resolve_cases(floordiv_cases, NCASES(floordiv_cases), args, 2, true, pargs);
     break;
   case NBC__OP_POW:
-    r = resolve_sig(pow_cases, NCASES(pow_cases), args, 2, true, pargs);
+    r = nbc__type_resolve_cases(pow_cases, NCASES(pow_cases), args, 2, true, pargs);
     break;
   case NBC__OP_LSHIFT:
   case NBC__OP_RSHIFT:
-    r = resolve_sig(shift_cases, NCASES(shift_cases), args, 2, false, pargs);
+    r = nbc__type_resolve_cases(shift_cases, NCASES(shift_cases), args, 2, false, pargs);
     break;
   case NBC__OP_BITAND:
   case NBC__OP_BITOR:
   case NBC__OP_BITXOR:
-    r = resolve_sig(bitwise_cases, NCASES(bitwise_cases), args, 2, false, pargs);
+    r = nbc__type_resolve_cases(bitwise_cases, NCASES(bitwise_cases), args, 2, false, pargs);
     break;
   case NBC__OP_LT:
   case NBC__OP_LE:
@@ -913,7 +888,8 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
       pargs[0] = pargs[1] = S_(FLOAT16);
       return S_(BOOL);
     }
-    r = resolve_sig(ordered_cmp_cases, NCASES(ordered_cmp_cases), args, 2, true, pargs);
+    r = nbc__type_resolve_cases(ordered_cmp_cases, NCASES(ordered_cmp_cases), args, 2, true,
+                                pargs);
     break;
   case NBC__OP_EQ:
   case NBC__OP_NE:
@@ -921,7 +897,8 @@ const nbc__type *nbc__type_binop_sig(nbc__op op, const nbc__type *a, const nbc__
       pargs[0] = pargs[1] = S_(FLOAT16);
       return S_(BOOL);
     }
-    r = resolve_sig(unordered_cmp_cases, NCASES(unordered_cmp_cases), args, 2, true, pargs);
+    r = nbc__type_resolve_cases(unordered_cmp_cases, NCASES(unordered_cmp_cases), args, 2, true,
+                                pargs);
     break;
   default:
     break;
@@ -956,13 +933,13 @@ const nbc__type *nbc__type_unop_sig(nbc__op op, const nbc__type *a, const nbc__t
       parg[0] = a;
       return a;
     }
-    r = resolve_sig(unary_cases, NCASES(unary_cases), &a, 1, true, parg);
+    r = nbc__type_resolve_cases(unary_cases, NCASES(unary_cases), &a, 1, true, parg);
     break;
   case NBC__OP_INVERT:
-    r = resolve_sig(invert_cases, NCASES(invert_cases), &a, 1, false, parg);
+    r = nbc__type_resolve_cases(invert_cases, NCASES(invert_cases), &a, 1, false, parg);
     break;
   case NBC__OP_NOT:
-    r = resolve_sig(not_cases, NCASES(not_cases), &a, 1, true, parg);
+    r = nbc__type_resolve_cases(not_cases, NCASES(not_cases), &a, 1, true, parg);
     break;
   default:
     break;
@@ -1067,26 +1044,39 @@ const nbc__type *nbc__type_unify(nbc__ctx *ctx, const nbc__type *a, const nbc__t
   return NULL;
 }
 
-bool nbc__type_truth(const nbc__type *t, const char **pwhy) {
-  if (pwhy) *pwhy = NULL;
+/* Sets *pwhy (when not NULL) to what a typing function found: kind and text. */
+static void set_why(nbc__type_why *pwhy, nbc__type_fail kind, const char *text) {
+  if (pwhy) *pwhy = (nbc__type_why){kind, text};
+}
+
+/* The truth value's typing, with the kind of its failure. */
+static bool truth(const nbc__type *t, nbc__type_why *pwhy) {
+  set_why(pwhy, NBC__TYPE_NO_MATCH, NULL);
   if (t && t->kind == NBC__T_FLOAT16) {
     /* numba-cuda types it but libNVVM rejects the IR it emits; refuse it up front. */
-    if (pwhy) *pwhy = "the truth value of a float16 is not supported";
+    set_why(pwhy, NBC__TYPE_REFUSED, "the truth value of a float16 is not supported");
     return false;
   }
   if (t && (nbc__type_is_number(t) || t->kind == NBC__T_NONE || nbc__type_is_bf16(t)))
     return true;
-  if (pwhy) *pwhy = "no truth value";
+  set_why(pwhy, NBC__TYPE_NO_MATCH, "no truth value");
   return false;
+}
+
+bool nbc__type_truth(const nbc__type *t, const char **pwhy) {
+  nbc__type_why w;
+  bool ok = truth(t, &w);
+  if (pwhy) *pwhy = w.text;
+  return ok;
 }
 
 /* ----------------------------------------------------------------------- builtins */
 
 const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const *args,
-                                        int nargs, const nbc__type **pargs, const char **pwhy) {
+                                        int nargs, const nbc__type **pargs, nbc__type_why *pwhy) {
   const nbc__type *argbuf[64];
   if (!pargs) pargs = argbuf;
-  if (pwhy) *pwhy = NULL;
+  set_why(pwhy, NBC__TYPE_NO_MATCH, NULL);
   if (nargs < 0 || nargs > 64) goto fail;
   if (nargs == 1 && nbc__type_is_datetime(args[0])) { /* numba's npdatetime templates */
     pargs[0] = args[0];
@@ -1094,9 +1084,9 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     if (strcmp(name, "abs") == 0 && td) return args[0];
     if (strcmp(name, "int") == 0 && (td || args[0]->count == 10)) return S_(INT64);
     if (strcmp(name, "int") == 0) {
-      if (pwhy) /* numba: "Only datetime64[ns] can be converted" */
-        *pwhy = "int() of a datetime64 is not supported but for datetime64[ns] (only its "
-                "count of nanoseconds converts)";
+      set_why(pwhy, NBC__TYPE_REFUSED, /* numba: "Only datetime64[ns] can be converted" */
+          "int() of a datetime64 is not supported but for datetime64[ns] (only its count of "
+          "nanoseconds converts)");
       return NULL;
     }
     goto fail;
@@ -1116,7 +1106,8 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
       pargs[0] = args[0];
       return args[0];
     }
-    const nbc__type *r = resolve_sig(abs_cases, NCASES(abs_cases), args, 1, true, pargs);
+    const nbc__type *r =
+        nbc__type_resolve_cases(abs_cases, NCASES(abs_cases), args, 1, true, pargs);
     if (r) return r;
   } else if (strcmp(name, "int") == 0 && nargs == 1) {
     if (nbc__type_is_int(args[0])) {
@@ -1127,26 +1118,26 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
       pargs[0] = args[0];
       return S_(INT64);
     }
-    if (pwhy) *pwhy = "int() does not support complex";
+    set_why(pwhy, NBC__TYPE_NO_MATCH, "int() does not support complex");
     return NULL;
   } else if (strcmp(name, "float") == 0 && nargs == 1) {
     if (args[0]->kind == NBC__T_BOOL) {
-      if (pwhy) *pwhy = "float() only support for numbers";
+      set_why(pwhy, NBC__TYPE_NO_MATCH, "float() only support for numbers");
       return NULL;
     }
     if (nbc__type_is_complex(args[0])) {
-      if (pwhy) *pwhy = "float() does not support complex";
+      set_why(pwhy, NBC__TYPE_NO_MATCH, "float() does not support complex");
       return NULL;
     }
     pargs[0] = args[0];
     return nbc__type_is_int(args[0]) ? S_(FLOAT64) : args[0];
   } else if (strcmp(name, "bool") == 0 && nargs == 1) {
-    if (!nbc__type_truth(args[0], pwhy)) return NULL;
+    if (!truth(args[0], pwhy)) return NULL;
     pargs[0] = args[0];
     return S_(BOOL);
   } else if (strcmp(name, "round") == 0 && (nargs == 1 || nargs == 2)) {
     const nbc__type *r =
-        resolve_sig(round_cases, NCASES(round_cases), args, nargs, true, pargs);
+        nbc__type_resolve_cases(round_cases, NCASES(round_cases), args, nargs, true, pargs);
     if (r) return r;
   } else if ((strcmp(name, "min") == 0 || strcmp(name, "max") == 0) && nargs >= 1) {
     if (nargs == 1) goto fail; /* min(iterable) of a scalar */
@@ -1155,7 +1146,7 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     for (int i = 0; i < nargs; i++) {
       if (args[i]->kind != NBC__T_BOOL) allbool = false;
       if (nbc__type_is_complex(args[i])) {
-        if (pwhy) *pwhy = "min()/max() of complex numbers is not supported";
+        set_why(pwhy, NBC__TYPE_REFUSED, "min()/max() of complex numbers is not supported");
         return NULL;
       }
     }
@@ -1170,101 +1161,16 @@ const nbc__type *nbc__type_call_builtin(const char *name, const nbc__type *const
     return r;
   }
 fail:
-  if (pwhy && !*pwhy) *pwhy = "no matching definition for the argument types";
+  if (pwhy && !pwhy->text) pwhy->text = "no matching definition for the argument types";
   return NULL;
 }
 
-/* Which template each math function has in numba-cuda (cudamath.py). */
-static const struct {
-  const char *name;
-  const tcase *cases;
-  int ncases;
-} math_funcs[] = {
-#define MU16(n)                                                                                \
-  { n, math_unary_fp16_cases, NCASES(math_unary_fp16_cases) }
-#define MU(n)                                                                                  \
-  { n, math_unary_cases, NCASES(math_unary_cases) }
-    MU16("ceil"),
-    MU16("cos"),
-    MU16("exp"),
-    MU16("floor"),
-    MU16("log"),
-    MU16("log10"),
-    MU16("sin"),
-    MU16("sqrt"),
-    MU16("trunc"),
-    MU16("exp2"),
-    MU16("fabs"),
-    MU16("log2"),
-    MU("acos"),
-    MU("acosh"),
-    MU("asin"),
-    MU("asinh"),
-    MU("atan"),
-    MU("atanh"),
-    MU("cosh"),
-    MU("degrees"),
-    MU("erf"),
-    MU("erfc"),
-    MU("expm1"),
-    MU("gamma"),
-    MU("lgamma"),
-    MU("log1p"),
-    MU("radians"),
-    MU("sinh"),
-    MU("tan"),
-    MU("tanh"),
-    {"isnan", math_pred_cases, NCASES(math_pred_cases)},
-    {"isinf", math_pred_cases, NCASES(math_pred_cases)},
-    {"isfinite", math_pred_cases, NCASES(math_pred_cases)},
-    {"atan2", math_binary_int_cases, NCASES(math_binary_int_cases)},
-    {"hypot", math_binary_int_cases, NCASES(math_binary_int_cases)},
-    {"copysign", math_binary_cases, NCASES(math_binary_cases)},
-    {"fmod", math_binary_cases, NCASES(math_binary_cases)},
-    {"nextafter", math_binary_cases, NCASES(math_binary_cases)},
-    {"remainder", math_binary_cases, NCASES(math_binary_cases)},
-    {"pow", math_pow_cases, NCASES(math_pow_cases)},
-    {"ldexp", math_ldexp_cases, NCASES(math_ldexp_cases)},
-    {"frexp", math_frexp_cases, NCASES(math_frexp_cases)},
-    {"modf", math_modf_cases, NCASES(math_modf_cases)},
-#undef MU16
-#undef MU
-};
-
-bool nbc__math_exists(const char *name) {
-  for (size_t i = 0; i < sizeof math_funcs / sizeof math_funcs[0]; i++)
-    if (strcmp(math_funcs[i].name, name) == 0) return true;
-  return false;
+const nbc__type *nbc__type_frexp_result(const nbc__type *mantissa) {
+  return mantissa->kind == NBC__T_FLOAT32 ? &frexp32_type : &frexp64_type;
 }
 
-const nbc__type *nbc__type_math(const char *name, const nbc__type *const *args, int nargs,
-                                const nbc__type **pargs, const char **pwhy) {
-  const nbc__type *argbuf[2];
-  if (!pargs) pargs = argbuf;
-  if (pwhy) *pwhy = NULL;
-  for (size_t i = 0; i < sizeof math_funcs / sizeof math_funcs[0]; i++) {
-    if (strcmp(math_funcs[i].name, name) != 0) continue;
-    int want = math_funcs[i].cases[0].b == NBC__T_VOID ? 1 : 2;
-    if (nargs != want) {
-      if (pwhy)
-        *pwhy = want == 1 ? "takes exactly one argument" : "takes exactly two arguments";
-      return NULL;
-    }
-    if (nargs > 2) return NULL;
-    const nbc__type *r =
-        resolve_sig(math_funcs[i].cases, math_funcs[i].ncases, args, nargs, true, pargs);
-    if (!r) {
-      if (pwhy) *pwhy = "no matching definition for the argument types";
-      return NULL;
-    }
-    if (strcmp(name, "frexp") == 0)
-      return r->kind == NBC__T_FLOAT32 ? &frexp32_type : &frexp64_type;
-    if (strcmp(name, "modf") == 0)
-      return r->kind == NBC__T_FLOAT32 ? &modf32_type : &modf64_type;
-    return r;
-  }
-  if (pwhy) *pwhy = "unknown math function";
-  return NULL;
+const nbc__type *nbc__type_modf_result(const nbc__type *part) {
+  return part->kind == NBC__T_FLOAT32 ? &modf32_type : &modf64_type;
 }
 
 /* range(): numba's Range template; the counter type is the chosen case's argument type

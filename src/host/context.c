@@ -325,13 +325,48 @@ static nbc_status_t release_primary(nbc_device_t *device) {
   return st;
 }
 
-/* numba's Device.reset: Context.reset, release, and always cuDevicePrimaryCtxReset. */
+nbc_status_t nbc__context_hold(nbc_device_t *device) {
+  lock();
+  nbc_status_t st = NBC_OK;
+  if (device->managed_holds == 0) {
+    CUcontext handle = NULL;
+    CUresult res = nbc__cu.cuDevicePrimaryCtxRetain(&handle, device->handle);
+    if (res != NBC__CUDA_SUCCESS)
+      st = nbc__driver_failf("cuDevicePrimaryCtxRetain", res, " (device %d)", device->id);
+    else
+      device->held = handle;
+  }
+  if (st == NBC_OK) device->managed_holds++;
+  unlock();
+  return st;
+}
+
+void nbc__context_unhold(nbc_device_t *device) {
+  lock();
+  if (device->managed_holds > 0 && --device->managed_holds == 0) {
+    (void)nbc__cu.cuDevicePrimaryCtxRelease(device->handle);
+    device->held = NULL;
+  }
+  unlock();
+}
+
+CUcontext nbc__context_held(nbc_device_t *device) {
+  lock();
+  CUcontext held = device->held;
+  unlock();
+  return held;
+}
+
+/* numba's Device.reset: Context.reset, release, and cuDevicePrimaryCtxReset unless managed
+ * memory that must outlive the reset holds the primary context (it is then the memory's until
+ * the last of it is freed). */
 nbc_status_t nbc_device_reset(nbc_device_t *device) {
   if (!device) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_device_reset: device is NULL");
   NBC__ENSURE_DRIVER();
   lock();
   nbc_status_t st = release_primary(device);
-  CUresult res = nbc__cu.cuDevicePrimaryCtxReset(device->handle);
+  CUresult res = device->managed_holds ? NBC__CUDA_SUCCESS
+                                       : nbc__cu.cuDevicePrimaryCtxReset(device->handle);
   if (res != NBC__CUDA_SUCCESS && st == NBC_OK)
     st = nbc__driver_failf("cuDevicePrimaryCtxReset", res, " (device %d)", device->id);
   unlock();

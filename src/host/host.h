@@ -30,6 +30,10 @@ struct nbc_device {
   char name[256];
   char uuid[48]; /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
   nbc_context_t *primary; /* the record of the primary context (always allocated) */
+  /* context.c, under its lock: live NBC_MANAGED_OUTLIVE_RESET allocations, which hold the
+   * primary context (one retain, of held) until the last is freed. */
+  unsigned managed_holds;
+  CUcontext held;
 };
 
 struct nbc_module; /* module.c */
@@ -114,6 +118,13 @@ struct nbc_event {
   nbc_context_t *context;
   unsigned lifetime;
 };
+
+/* context.c: NBC_MANAGED_OUTLIVE_RESET memory of device's primary context holds it (a
+ * retain while any lives); nbc__context_unhold ends one hold, releasing the retain with the
+ * last, and nbc__context_held gives the held driver context (NULL when none). */
+nbc_status_t nbc__context_hold(nbc_device_t *device);
+void nbc__context_unhold(nbc_device_t *device);
+CUcontext nbc__context_held(nbc_device_t *device);
 
 /* Whether the object made in context during lifetime was destroyed by a reset since. */
 static inline int nbc__outlived(const nbc_context_t *context, unsigned lifetime) {
@@ -259,6 +270,7 @@ int nbc__memory_release_kept(nbc_context_t *context);
  * (another process may map it), never to the blocks kept for reuse. */
 void nbc__memory_exported(nbc_devptr_t base);
 #define NBC__MEM_FREE_AT_ONCE 1u /* a record flag: freed by the driver, never kept */
+#define NBC__MEM_HOLDS_CONTEXT 2u /* a record flag: NBC_MANAGED_OUTLIVE_RESET memory */
 #define NBC__MEM_TAG_KEPT 1      /* the tag of a kept block's record (a live one's is 0) */
 
 /* reuse.c ----------------------------------------------------------------------------- */

@@ -234,23 +234,32 @@ nbc_status_t nbc_mem_host_device_pointer(void *ptr, nbc_devptr_t *pdptr) {
 #define CU_MEM_ATTACH_GLOBAL 0x1u
 #define CU_MEM_ATTACH_HOST 0x2u
 
-nbc_status_t nbc_mem_alloc_managed(size_t bytes, int attach_global, nbc_devptr_t *pptr) {
+nbc_status_t nbc_mem_alloc_managed(size_t bytes, unsigned flags, nbc_devptr_t *pptr) {
   if (!pptr) return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_alloc_managed: pptr is NULL");
   *pptr = 0;
+  if (flags & ~(NBC_MANAGED_ATTACH_GLOBAL | NBC_MANAGED_OUTLIVE_RESET))
+    return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_mem_alloc_managed: unknown flags 0x%x",
+                          flags);
   nbc_context_t *context;
   nbc_status_t st = nbc__context_ensure(&context);
   if (st != NBC_OK) return st;
   if (bytes == 0) bytes = 1;
+  int hold = (flags & NBC_MANAGED_OUTLIVE_RESET) != 0;
+  if (hold && (st = nbc__context_hold(context->device)) != NBC_OK) return st;
   CUdeviceptr ptr = 0;
   CUresult res = nbc__cu.cuMemAllocManaged(
-      &ptr, bytes, attach_global ? CU_MEM_ATTACH_GLOBAL : CU_MEM_ATTACH_HOST);
-  if (res != NBC__CUDA_SUCCESS)
+      &ptr, bytes, flags & NBC_MANAGED_ATTACH_GLOBAL ? CU_MEM_ATTACH_GLOBAL : CU_MEM_ATTACH_HOST);
+  if (res != NBC__CUDA_SUCCESS) {
+    if (hold) nbc__context_unhold(context->device);
     return nbc__driver_failf("cuMemAllocManaged", res,
                              " (allocating %zu bytes of managed memory on device %d)", bytes,
                              context->device->id);
-  st = nbc__memory_track(ptr, bytes, context, NBC__MEM_FREE_AT_ONCE);
+  }
+  st = nbc__memory_track(ptr, bytes, context,
+                         NBC__MEM_FREE_AT_ONCE | (hold ? NBC__MEM_HOLDS_CONTEXT : 0u));
   if (st != NBC_OK) {
     nbc__cu.cuMemFree(ptr);
+    if (hold) nbc__context_unhold(context->device);
     return st;
   }
   *pptr = ptr;

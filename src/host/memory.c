@@ -107,10 +107,30 @@ void nbc__memory_release_context(nbc_context_t *context) {
   nbc__ptr_record_t *mine = nbc__ptrtable_detach_context(&table, context);
   while (mine) {
     nbc__ptr_record_t *next = mine->next;
-    nbc__cu.cuMemFree((CUdeviceptr)mine->address);
+    /* memory that holds the context outlives the reset: freed by its nbc_mem_free only */
+    if (!(mine->flags & NBC__MEM_HOLDS_CONTEXT) || nbc__ptrtable_add(&table, mine) < 0)
+      nbc__cu.cuMemFree((CUdeviceptr)mine->address);
     free(mine);
     mine = next;
   }
+}
+
+/* cuMemFree of managed memory that holds its primary context (record r, taken from the
+ * table), in that context (the thread may have none, or another, current after a reset);
+ * then the hold ends, which destroys the context when it was the last user. */
+static nbc_status_t free_holding(const nbc__ptr_record_t *r) {
+  nbc_device_t *device = r->context->device;
+  CUcontext held = nbc__context_held(device), popped = NULL;
+  int pushed = held && nbc__cu.cuCtxPushCurrent(held) == NBC__CUDA_SUCCESS;
+  CUresult res = nbc__cu.cuMemFree((CUdeviceptr)r->address);
+  if (pushed) nbc__cu.cuCtxPopCurrent(&popped);
+  if (res != NBC__CUDA_SUCCESS) {
+    (void)nbc__ptrtable_add(&table, r); /* still allocated: a later free may succeed */
+    return nbc__driver_failf("cuMemFree", res, " (managed memory at 0x%llx)",
+                             (unsigned long long)r->address);
+  }
+  nbc__context_unhold(device);
+  return NBC_OK;
 }
 
 /* A kept block of bytes for context, tracked again: 1 with *pptr, or 0 (none, or the
@@ -207,6 +227,7 @@ static nbc_status_t free_now(nbc_devptr_t ptr, int pass_unknown) {
     if (!pass_unknown) return NBC_OK;
   }
   int known = found && nbc__ptrtable_take(&table, (uintptr_t)ptr, 0, &r);
+  if (known && (r.flags & NBC__MEM_HOLDS_CONTEXT)) return free_holding(&r);
   CUresult res = nbc__cu.cuMemFree(ptr);
   if (res != NBC__CUDA_SUCCESS) {
     /* the driver still holds it allocated (add reuses the spare that take just left) */

@@ -29,14 +29,17 @@ static nbc_status_t copy_links(nbc_kernel_t *k, const nbc_image_t *links, int nl
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_kernel_create: links is NULL");
   k->links = calloc((size_t)nlinks, sizeof *k->links);
   if (!k->links) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  for (int i = 0; i < nlinks; i++, k->nlinks++) {
+  for (int i = 0; i < nlinks; i++) {
     if (!links[i].data || !links[i].size)
       return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_kernel_create: link image %d is empty",
                             i);
     void *data = malloc(links[i].size);
     if (!data) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
     memcpy(data, links[i].data, links[i].size);
-    k->links[i] = (nbc_image_t){data, links[i].size, links[i].kind};
+    k->links[i] = (nbc_image_t){data, links[i].size, links[i].kind, NULL};
+    k->nlinks = i + 1; /* freed with the kernel from here on */
+    if (links[i].name && !(k->links[i].name = copy_string(links[i].name)))
+      return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   }
   return NBC_OK;
 }
@@ -62,7 +65,11 @@ nbc_status_t nbc_kernel_create_from_result(nbc_compile_result_t *result, const c
     k->carveout = options->carveout;
     k->load_fn = options->load;
     k->load_data = options->load_data;
+    k->load.nvrtc_search_paths = NULL;
     st = copy_links(k, options->links, options->nlinks);
+    const char *paths = options->module.nvrtc_search_paths;
+    if (st == NBC_OK && paths && !(k->load.nvrtc_search_paths = copy_string(paths)))
+      st = nbc__set_error(NBC_NO_MEMORY, "out of host memory");
   }
   if (st != NBC_OK) {
     nbc_kernel_destroy(k); /* without the result, which stays the caller's */
@@ -109,7 +116,11 @@ void nbc_kernel_destroy(nbc_kernel_t *kernel) {
   /* a module of a context reset since is an empty wrapper: destroying it only frees it */
   for (int i = 0; i < kernel->nloaded; i++) nbc_module_destroy(kernel->loaded[i].module);
   free(kernel->loaded);
-  for (int i = 0; i < kernel->nlinks; i++) free((void *)kernel->links[i].data);
+  for (int i = 0; i < kernel->nlinks; i++) {
+    free((void *)kernel->links[i].data);
+    free((void *)kernel->links[i].name);
+  }
+  free((void *)kernel->load.nvrtc_search_paths);
   free(kernel->links);
   free(kernel->name);
   nbc_signature_destroy(kernel->sig);
@@ -138,7 +149,7 @@ static nbc_status_t make_module(nbc_kernel_t *k, nbc_module_t **pmodule) {
   if (!k->nlinks) return nbc_module_load_data_ex(code, size, NBC_IMAGE_AUTO, &k->load, pmodule);
   nbc_image_t *images = malloc(sizeof *images * (size_t)(k->nlinks + 1));
   if (!images) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
-  images[0] = (nbc_image_t){code, size, NBC_IMAGE_AUTO};
+  images[0] = (nbc_image_t){code, size, NBC_IMAGE_AUTO, NULL};
   memcpy(images + 1, k->links, sizeof *images * (size_t)k->nlinks);
   nbc_status_t st = nbc_module_link_ex(images, k->nlinks + 1, &k->load, pmodule);
   free(images);

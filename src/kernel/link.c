@@ -1,8 +1,10 @@
 /* link.c — linking device code with nvJitLink: several images (PTX, cubin, fatbin, LTO-IR,
- * relocatable objects, static libraries) for one architecture, with libcudadevrt.a (grid
- * synchronisation) and numba.cuda.fp16's wrappers (compiled by NVRTC, nvrtc.c) when the load
- * options ask; the public functions that link (nbc_module_link*, nbc_link_cubin/ptx, and
- * nbc_module_load_data* for an image the driver cannot load alone). The host layer loads only
+ * relocatable objects, static libraries, CUDA C++ compiled by NVRTC first) for one
+ * architecture, with libcudadevrt.a (grid synchronisation) and numba.cuda.fp16's wrappers
+ * (compiled by NVRTC, nvrtc.c) when the load options ask; the kinds link files get by their
+ * extension (nbc_image_kind_of_extension, numba-cuda's linker's table); the public functions
+ * that link (nbc_module_link*, nbc_link_cubin/ptx, and nbc_module_load_data* for an image the
+ * driver cannot load alone). The host layer loads only
  * ready images (host/module.c: nbc__module_load_image); everything that makes an image is here.
  *
  * nvJitLink is optional and loaded lazily with dlopen the first time a link is needed
@@ -123,6 +125,7 @@ nbc_status_t nbc__cudadevrt_find(char *buf, size_t size) {
  * its messages at nvJitLinkComplete), so they live until the link is destroyed. */
 typedef struct {
   char (*names)[32]; /* one per image */
+  char **cuda;       /* one per image: NVRTC's output for an NBC_IMAGE_CUDA one, else NULL */
   char path[4096];   /* libcudadevrt.a */
   char *shim;        /* numba.cuda.fp16's wrappers, compiled (nbc_nvrtc_compile keeps a copy
                         for the process, so this costs NVRTC once per architecture) */
@@ -135,20 +138,60 @@ static nbc_status_t jit_link_with(const nbc_image_t *images, int count, int cc_m
 /* Links images (and libcudadevrt.a, the fp16 shim when the options ask) for
  * sm_<cc_major><cc_minor> into a cubin (malloc'd), or with ptx into PTX text (malloc'd,
  * NUL-terminated; size without the NUL): what link-time optimisation of LTO-IR made. */
+/* images with each NBC_IMAGE_CUDA one compiled by NVRTC for sm_<cc_major><cc_minor> (to
+ * LTO-IR when the first image is LTO-IR, as numba compiles a kernel's .cu files in the
+ * kernel's own form), into out; the compiled code is kept in strings->cuda. */
+static nbc_status_t compile_cuda(const nbc_image_t *images, int count, int cc_major,
+                                 int cc_minor, const nbc_module_load_options_t *load,
+                                 link_strings *strings, nbc_image_t *out) {
+  bool lto = nbc__image_recognise(images[0].data, images[0].size, images[0].kind) ==
+             NBC_IMAGE_LTOIR;
+  for (int i = 0; i < count; i++) {
+    out[i] = images[i];
+    if (images[i].kind != NBC_IMAGE_CUDA) continue;
+    char *text = malloc(images[i].size + 1); /* NVRTC reads a NUL-terminated string */
+    if (!text) return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+    memcpy(text, images[i].data, images[i].size);
+    text[images[i].size] = 0;
+    char *name = strings->names[i];
+    snprintf(name, sizeof strings->names[i], "image%d.cu", i);
+    size_t size = 0;
+    nbc_status_t st = nbc_nvrtc_compile_searching(
+        text, images[i].name ? images[i].name : name, cc_major, cc_minor,
+        lto ? NBC_NVRTC_LTO : 0, load ? load->nvrtc_search_paths : NULL, &strings->cuda[i],
+        &size);
+    free(text);
+    if (st != NBC_OK) return st;
+    out[i] = (nbc_image_t){strings->cuda[i], size, lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX,
+                           images[i].name};
+  }
+  return NBC_OK;
+}
+
 static nbc_status_t jit_link(const nbc_image_t *images, int count, int cc_major, int cc_minor,
                              const nbc_module_load_options_t *load, bool ptx, void **pout,
                              size_t *psize) {
+  size_t n = (size_t)(count > 0 ? count : 1);
   link_strings *strings = calloc(1, sizeof *strings);
-  if (strings) strings->names = calloc((size_t)(count > 0 ? count : 1), sizeof *strings->names);
-  if (!strings || !strings->names) {
-    free(strings);
-    return nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  nbc_image_t *compiled = calloc(n, sizeof *compiled);
+  if (strings) {
+    strings->names = calloc(n, sizeof *strings->names);
+    strings->cuda = calloc(n, sizeof *strings->cuda);
   }
-  nbc_status_t st =
-      jit_link_with(images, count, cc_major, cc_minor, load, strings, ptx, pout, psize);
-  free(strings->shim);
-  free(strings->names);
+  nbc_status_t st = strings && strings->names && strings->cuda && compiled
+                        ? compile_cuda(images, count, cc_major, cc_minor, load, strings,
+                                       compiled)
+                        : nbc__set_error(NBC_NO_MEMORY, "out of host memory");
+  if (st == NBC_OK)
+    st = jit_link_with(compiled, count, cc_major, cc_minor, load, strings, ptx, pout, psize);
+  for (int i = 0; strings && strings->cuda && i < count; i++) free(strings->cuda[i]);
+  if (strings) {
+    free(strings->shim);
+    free(strings->names);
+    free(strings->cuda);
+  }
   free(strings);
+  free(compiled);
   return st;
 }
 
@@ -356,15 +399,34 @@ nbc_status_t nbc_module_load_data_ex(const void *image, size_t size, nbc_image_k
   if (!pmodule || !image || size == 0)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: empty image");
   *pmodule = NULL;
-  if ((int)kind < NBC_IMAGE_AUTO || (int)kind > NBC_IMAGE_LIBRARY)
+  if ((int)kind < NBC_IMAGE_AUTO || (int)kind > NBC_IMAGE_CUDA)
     return nbc__set_error(NBC_INVALID_ARGUMENT, "nbc_module_load_data: unknown image kind %d",
                           (int)kind);
   kind = nbc__image_recognise(image, size, kind);
   if (kind == NBC_IMAGE_LTOIR || kind == NBC_IMAGE_OBJECT || kind == NBC_IMAGE_LIBRARY ||
-      (options && (options->cudadevrt || options->fp16))) {
-    nbc_image_t one = {image, size, kind};
+      kind == NBC_IMAGE_CUDA || (options && (options->cudadevrt || options->fp16))) {
+    nbc_image_t one = {image, size, kind, NULL};
     return link_images(&one, 1, options, pmodule);
   }
   return nbc__module_load_image(image, size, kind, max_registers, pmodule);
 }
 
+nbc_status_t nbc_image_kind_of_extension(const char *ext, nbc_image_kind_t *pkind) {
+  static const struct {
+    const char *ext;
+    nbc_image_kind_t kind;
+  } kinds[] = {{"ptx", NBC_IMAGE_PTX},       {"cubin", NBC_IMAGE_CUBIN},
+               {"fatbin", NBC_IMAGE_FATBIN}, {"ltoir", NBC_IMAGE_LTOIR},
+               {"o", NBC_IMAGE_OBJECT},      {"a", NBC_IMAGE_LIBRARY},
+               {"cu", NBC_IMAGE_CUDA}};
+  for (size_t i = 0; ext && i < sizeof kinds / sizeof kinds[0]; i++)
+    if (strcmp(ext, kinds[i].ext) == 0) {
+      if (pkind) *pkind = kinds[i].kind;
+      return NBC_OK;
+    }
+  if (pkind) *pkind = NBC_IMAGE_AUTO;
+  return ext ? nbc__set_error(NBC_LINK_ERROR, "Don't know how to link file with extension .%s",
+                              ext)
+             : nbc__set_error(NBC_LINK_ERROR,
+                              "Don't know how to link file with extension (none)");
+}

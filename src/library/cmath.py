@@ -1,8 +1,7 @@
 # cmath.py — the cmath module of the kernel language: numba-cuda's own implementations
 # (numba/cuda/cpython/cmathimpl.py), in the kernel language, compiled by nbcuda like any other
-# Python function (a library kernel, embedded at build time; src/compiler/cmath.c hands it to
-# infer_call.c's call_cmath, which types the calls as numba's templates do and calls the
-# functions below).
+# Python function (a library kernel, embedded at build time; src/compiler/lib_cmath.c types
+# the calls as numba's templates do and calls the functions below).
 #
 # numba compiles its lowered functions (exp, log, sqrt, cos, ...) for the template's signature,
 # (complex64,) -> complex64 or (complex128,) -> complex128, and converts what the body returns to

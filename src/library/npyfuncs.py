@@ -1,6 +1,6 @@
 # npyfuncs.py — numba's npyfuncs for the numpy ufuncs it computes on a complex number with
 # formulas of its own (NumPy's funcs.inc.src as numba translates them; the others go to
-# cmath), in the kernel language. A template (src/compiler/numpy.c fills it for the
+# cmath), in the kernel language. A template (src/compiler/lib_numpy.c fills it for the
 # precision of the call and compiles _np_<ufunc>): F and C, between at-signs, stand for the
 # float and complex types of the precision (float32 parts and constants for complex64, as
 # numba's ty.underlying_float).

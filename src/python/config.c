@@ -10,13 +10,13 @@
  *   which silences both; from NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS (default 1),
  *   NUMBA_CUDA_WARN_ON_IMPLICIT_COPY (1) and NUMBA_DISABLE_PERFORMANCE_WARNINGS (0), as
  *   numba's config reads them. The module is of a subclass of ModuleType whose __setattr__
- *   (and __delattr__) recomputes the flags the launch path reads (st->warn_*, st->cai_sync), so
+ *   (and __delattr__) recomputes the flags the launch path reads (st->warn_*, st->config.cai_sync), so
  *   `config.CUDA_LOW_OCCUPANCY_WARNINGS = 0` takes effect at once and a launch costs no
  *   attribute lookup.
  * - CUDA_ARRAY_INTERFACE_SYNC (NUMBA_CUDA_ARRAY_INTERFACE_SYNC, 1): whether an object
  *   whose __cuda_array_interface__ names a stream has that stream synchronized before nbcuda
  *   uses its memory (as_cuda_array, from_cuda_array_interface, a kernel argument), as the
- *   interface's version 3 asks of consumers; kept in st->cai_sync like the warnings' flags.
+ *   interface's version 3 asks of consumers; kept in st->config.cai_sync like the warnings' flags.
  * - the defaults of jit's and compile's debug and opt when they are not given:
  *   CUDA_DEBUGINFO_DEFAULT (NUMBA_CUDA_DEBUGINFO, 0) and OPT (NUMBA_OPT, 3; opt is on unless
  *   it is 0), read when a decorator is made or a function compiled, as numba reads them.
@@ -77,18 +77,18 @@ static int setting_on(PyObject *config, const char *name) {
 
 int nbc__py_debug_option(nbc__py_state *st, PyObject *given) {
   if (given && given != Py_None) return PyObject_IsTrue(given);
-  return setting_on(st->config, "CUDA_DEBUGINFO_DEFAULT");
+  return setting_on(st->config.module, "CUDA_DEBUGINFO_DEFAULT");
 }
 
 int nbc__py_opt_option(nbc__py_state *st, PyObject *given) {
   if (given && given != Py_None) return PyObject_IsTrue(given);
-  return setting_on(st->config, "OPT");
+  return setting_on(st->config.module, "OPT");
 }
 
-int nbc__py_config_on(nbc__py_state *st, const char *name) { return setting_on(st->config, name); }
+int nbc__py_config_on(nbc__py_state *st, const char *name) { return setting_on(st->config.module, name); }
 
 int nbc__py_compile_time_limit(nbc__py_state *st, double *pseconds) {
-  PyObject *v = PyObject_GetAttrString(st->config, "COMPILE_TIME_LIMIT");
+  PyObject *v = PyObject_GetAttrString(st->config.module, "COMPILE_TIME_LIMIT");
   double seconds = v ? PyFloat_AsDouble(v) : -1.0;
   Py_XDECREF(v);
   if (seconds == -1.0 && PyErr_Occurred()) {
@@ -109,9 +109,9 @@ int nbc__py_compile_time_limit(nbc__py_state *st, double *pseconds) {
 
 static void refresh_flags(nbc__py_state *st, PyObject *config) {
   int quiet = setting_on(config, "DISABLE_PERFORMANCE_WARNINGS");
-  st->warn_low_occupancy = !quiet && setting_on(config, "CUDA_LOW_OCCUPANCY_WARNINGS");
-  st->warn_implicit_copy = !quiet && setting_on(config, "CUDA_WARN_ON_IMPLICIT_COPY");
-  st->cai_sync = setting_on(config, "CUDA_ARRAY_INTERFACE_SYNC");
+  st->config.warn_low_occupancy = !quiet && setting_on(config, "CUDA_LOW_OCCUPANCY_WARNINGS");
+  st->config.warn_implicit_copy = !quiet && setting_on(config, "CUDA_WARN_ON_IMPLICIT_COPY");
+  st->config.cai_sync = setting_on(config, "CUDA_ARRAY_INTERFACE_SYNC");
 }
 
 static int config_setattro(PyObject *self, PyObject *name, PyObject *value) {
@@ -195,13 +195,13 @@ int nbc__py_config_init(PyObject *module, nbc__py_state *st) {
                    PyDict_SetItemString(PyImport_GetModuleDict(), "nbcuda.config", config) < 0
                ? -1
                : 0;
-  if (rc == 0) st->config = Py_NewRef(config);
+  if (rc == 0) st->config.module = Py_NewRef(config);
   Py_DECREF(config);
   return rc;
 }
 
 PyObject *nbc__py_nvrtc_search_paths(nbc__py_state *st) {
-  PyObject *v = PyObject_GetAttrString(st->config, search_paths_name);
+  PyObject *v = PyObject_GetAttrString(st->config.module, search_paths_name);
   if (v && !PyUnicode_Check(v)) {
     PyErr_Format(PyExc_TypeError, "nbcuda.config.%s must be a str of directories separated "
                  "by ':', not %R", search_paths_name, v);

@@ -1,6 +1,6 @@
-/* context.c — Context, current_context, require_context, synchronize, close, and the
- * profiler (profile_start, profile_stop, profiling), plus the small context-manager type
- * (Scope) that profiling() and Stream.auto_synchronize() return.
+/* context.c — Context, current_context, require_context, synchronize, close, plus the small
+ * context-manager type (Scope) that profiling() (profiling.c) and Stream.auto_synchronize()
+ * return.
  *
  * Contexts are the devices' primary contexts, owned by the C library for the life of the
  * process; the Context object of each is cached per device ordinal so that
@@ -136,7 +136,7 @@ static PyObject *context_get_memory_info(ContextObject *self, PyObject *unused) 
   if (s != NBC_OK) return nbc__py_raise(st, s);
   if (self->memory_info && self->info_free == free_bytes && self->info_total == total)
     return Py_NewRef(self->memory_info);
-  PyObject *cls = st->memory_info; /* emm.c's, made at import */
+  PyObject *cls = st->emm.memory_info; /* emm.c's, made at import */
   PyObject *f = PyLong_FromSize_t(free_bytes), *t = f ? PyLong_FromSize_t(total) : NULL;
   PyObject *info = t ? ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 2) : NULL;
   if (!info) {
@@ -659,45 +659,6 @@ static PyObject *py_close(PyObject *module, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
-static PyObject *profile_start_target(PyObject *target) {
-  (void)target;
-  nbc_status_t s = nbc_profile_start();
-  if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of(target), s);
-  Py_RETURN_NONE;
-}
-
-static PyObject *profile_stop_target(PyObject *target) {
-  nbc_status_t s = nbc_profile_stop();
-  if (s != NBC_OK) return nbc__py_raise(nbc__py_state_of(target), s);
-  Py_RETURN_NONE;
-}
-
-static PyObject *py_profile_start(PyObject *module, PyObject *unused) {
-  (void)unused;
-  nbc_status_t s = nbc_profile_start();
-  if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
-  Py_RETURN_NONE;
-}
-
-static PyObject *py_profile_stop(PyObject *module, PyObject *unused) {
-  (void)unused;
-  nbc_status_t s = nbc_profile_stop();
-  if (s != NBC_OK) return nbc__py_raise(nbc__py_module_state(module), s);
-  Py_RETURN_NONE;
-}
-
-/* profiling(): the scope's target is the module's runtime object, only so that the
- * callbacks can find the module state through its type. */
-static PyObject *py_profiling(PyObject *module, PyObject *unused) {
-  (void)unused;
-  nbc__py_state *st = nbc__py_module_state(module);
-  PyObject *anchor = PyObject_GetAttrString(module, "runtime");
-  if (!anchor) return NULL;
-  PyObject *scope = nbc__py_scope_new(st, profile_start_target, profile_stop_target, anchor);
-  Py_DECREF(anchor);
-  return scope;
-}
-
 static PyMethodDef context_functions[] = {
     {"current_context", (PyCFunction)(void (*)(void))py_current_context,
      METH_FASTCALL | METH_KEYWORDS,
@@ -713,13 +674,6 @@ static PyMethodDef context_functions[] = {
     {"close", py_close, METH_NOARGS,
      "close($module, /)\n--\n\n"
      "Pops this thread's contexts; on the main thread also resets every device."},
-    {"profile_start", py_profile_start, METH_NOARGS, "profile_start($module, /)\n--\n\n"
-                                                     "Starts the CUDA profiler."},
-    {"profile_stop", py_profile_stop, METH_NOARGS, "profile_stop($module, /)\n--\n\n"
-                                                   "Stops the CUDA profiler."},
-    {"profiling", py_profiling, METH_NOARGS,
-     "profiling($module, /)\n--\n\n"
-     "Context manager: profile_start(), then profile_stop() even when the body raises."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -101,12 +101,12 @@ static void cache_put(PyObject **plist, unsigned short *codes, PyObject *obj,
  * (their typestr, "<M8[D]", says their unit). */
 static PyObject *dtype_object(nbc__py_state *st, char kind, int itemsize, const char *typestr) {
   unsigned short code = kind == 'V' ? 0 : dtype_code(kind, itemsize);
-  if (code && st->dtype_objs)
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->dtype_objs); i++)
-      if (st->dtype_obj_codes[i] == code) return Py_NewRef(PyList_GET_ITEM(st->dtype_objs, i));
+  if (code && st->arrays.dtype_objs)
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->arrays.dtype_objs); i++)
+      if (st->arrays.dtype_obj_codes[i] == code) return Py_NewRef(PyList_GET_ITEM(st->arrays.dtype_objs, i));
   if (!nbc__py_numpy(st)) return NULL;
   PyObject *dt = PyObject_CallFunction(st->np_dtype, "s", typestr);
-  if (dt) cache_put(&st->dtype_objs, st->dtype_obj_codes, dt, code);
+  if (dt) cache_put(&st->arrays.dtype_objs, st->arrays.dtype_obj_codes, dt, code);
   return dt;
 }
 
@@ -178,11 +178,11 @@ static int record_arg(nbc__py_state *st, PyObject *dtype, PyObject *dt, PyObject
 int nbc__py_dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pitemsize,
                       PyObject **precord) {
   *precord = NULL;
-  if (st->dtype_keys)
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->dtype_keys); i++)
-      if (PyList_GET_ITEM(st->dtype_keys, i) == dtype) {
-        *pkind = (char)(st->dtype_key_codes[i] >> 8);
-        *pitemsize = st->dtype_key_codes[i] & 0xff;
+  if (st->arrays.dtype_keys)
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(st->arrays.dtype_keys); i++)
+      if (PyList_GET_ITEM(st->arrays.dtype_keys, i) == dtype) {
+        *pkind = (char)(st->arrays.dtype_key_codes[i] >> 8);
+        *pitemsize = st->arrays.dtype_key_codes[i] & 0xff;
         return 0;
       }
   const char *ts = nbc__py_type_typestr(st, dtype);
@@ -213,7 +213,7 @@ int nbc__py_dtype_arg(nbc__py_state *st, PyObject *dtype, char *pkind, int *pite
   }
   if (rc == 0 && !*precord && (PyType_Check(dtype) || Py_TYPE(dtype) == st->NbTypeType ||
                   (st->np_dtype && PyObject_TypeCheck(dtype, (PyTypeObject *)st->np_dtype))))
-    cache_put(&st->dtype_keys, st->dtype_key_codes, dtype, dtype_code(*pkind, *pitemsize));
+    cache_put(&st->arrays.dtype_keys, st->arrays.dtype_key_codes, dtype, dtype_code(*pkind, *pitemsize));
   Py_XDECREF(dt);
   Py_XDECREF(str);
   return rc;
@@ -256,8 +256,8 @@ static void array_dealloc(ArrayObject *self) {
 #ifndef Py_GIL_DISABLED /* the list is guarded by the GIL */
   nbc__py_state *st = state((PyObject *)self);
   /* kept for reuse while the module is alive (module_clear drains the list) */
-  if (tp == st->DeviceArrayType && st->nfree_arrays < NBC__PY_FREE_ARRAYS)
-    st->free_arrays[st->nfree_arrays++] = (PyObject *)self;
+  if (tp == st->DeviceArrayType && st->arrays.nfree < NBC__PY_FREE_ARRAYS)
+    st->arrays.free[st->arrays.nfree++] = (PyObject *)self;
   else
 #endif
     tp->tp_free(self);
@@ -265,13 +265,13 @@ static void array_dealloc(ArrayObject *self) {
 }
 
 void nbc__py_array_freelist_clear(nbc__py_state *st) {
-  while (st->nfree_arrays > 0) PyObject_GC_Del(st->free_arrays[--st->nfree_arrays]);
+  while (st->arrays.nfree > 0) PyObject_GC_Del(st->arrays.free[--st->arrays.nfree]);
 }
 
 ArrayObject *nbc__py_array_alloc(nbc__py_state *st) {
   ArrayObject *a;
-  if (st->nfree_arrays > 0) {
-    a = (ArrayObject *)st->free_arrays[--st->nfree_arrays];
+  if (st->arrays.nfree > 0) {
+    a = (ArrayObject *)st->arrays.free[--st->arrays.nfree];
     PyObject_Init((PyObject *)a, st->DeviceArrayType);
   } else {
     a = PyObject_GC_New(ArrayObject, st->DeviceArrayType);
@@ -299,7 +299,7 @@ ArrayObject *nbc__py_array_alloc(nbc__py_state *st) {
 PyObject *nbc__py_device_alloc(nbc__py_state *st, size_t nbytes, nbc_devptr_t *pptr,
                                nbc_context_t **pctx, PyObject **powner) {
   *powner = NULL;
-  int plugin = st->memory_manager ? 1 : nbc__py_emm_active(st);
+  int plugin = st->emm.manager ? 1 : nbc__py_emm_active(st);
   if (plugin < 0) return NULL;
   /* with a plugin, only the context here (nbytes 0 allocates nothing); the plugin after.
    * numba uses a NULL pointer for empty arrays. */

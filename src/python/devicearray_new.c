@@ -300,7 +300,7 @@ static PyObject *from_cai(PyObject *module, PyObject *desc, PyObject *owner, int
     if (h == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
     if (!(ext = PyObject_CallMethod(module, "external_stream", "K", h))) return NULL;
     nbc_stream_t *s = NULL, *temp = NULL;
-    if (sync && st->cai_sync && nbc__py_stream_arg(st, ext, &s, &temp) == 0) {
+    if (sync && st->config.cai_sync && nbc__py_stream_arg(st, ext, &s, &temp) == 0) {
       nbc_status_t rc;
       Py_BEGIN_ALLOW_THREADS rc = nbc_stream_synchronize(s);
       Py_END_ALLOW_THREADS nbc_stream_destroy(temp);
@@ -621,7 +621,7 @@ int nbc__py_cai_view(nbc__py_state *st, PyObject *cai, nbc__py_array_view *view)
   tmp.strides = dims + NBC__PY_MAXDIM;
   cai_entries e;
   if (cai_read(st, cai, &e) < 0 || geometry_from_cai(&tmp, &e) < 0 ||
-      (st->cai_sync && cai_stream(&e, &view->producer) < 0))
+      (st->config.cai_sync && cai_stream(&e, &view->producer) < 0))
     return -1;
   view_geometry(view, &tmp);
   return 0;
@@ -679,7 +679,7 @@ int nbc__py_array_view_get_on(nbc__py_state *st, PyObject *obj, intptr_t stream,
   Py_XDECREF(holder); /* numpy.asarray's array: the buffer holds it */
   /* record: a structured dtype or a date's (its unit); the view keeps neither */
   /* numba's auto_device: a numpy array not wrapped in cuda.In/Out/InOut */
-  if (st->warn_implicit_copy && !hinted &&
+  if (st->config.warn_implicit_copy && !hinted &&
       (st->np_ndarray ? PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray)
                       : strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) &&
       nbc__py_warn(st, "NumbaPerformanceWarning", "Host array used in CUDA kernel will "

@@ -166,8 +166,8 @@ static const char *const class_names[] = {"MemoryInfo", "BaseCUDAMemoryManager",
                                           "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin",
                                           "NumbaCUDAMemoryManager"};
 
-/* Runs classes_source in a namespace of its own (kept in st->emm_classes) and makes its
- * classes attributes of the module; st->memory_info is MemoryInfo. */
+/* Runs classes_source in a namespace of its own (kept in st->emm.classes) and makes its
+ * classes attributes of the module; st->emm.memory_info is MemoryInfo. */
 static int make_classes(PyObject *module, nbc__py_state *st) {
   PyObject *ns = PyDict_New();
   int ok = ns && PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) == 0 &&
@@ -181,7 +181,7 @@ static int make_classes(PyObject *module, nbc__py_state *st) {
     return -1;
   }
   Py_DECREF(r);
-  st->emm_classes = ns;
+  st->emm.classes = ns;
   for (size_t i = 0; i < sizeof class_names / sizeof *class_names; i++) {
     PyObject *cls = PyDict_GetItemString(ns, class_names[i]);
     if (!cls || PyModule_AddObjectRef(module, class_names[i], cls) < 0) {
@@ -196,7 +196,7 @@ static int make_classes(PyObject *module, nbc__py_state *st) {
     PyErr_SetString(PyExc_SystemError, "collections.namedtuple did not make a tuple class");
     return -1;
   }
-  st->memory_info = Py_NewRef(info);
+  st->emm.memory_info = Py_NewRef(info);
   return 0;
 }
 
@@ -229,15 +229,15 @@ static int check_version(PyObject *cls) {
 static PyObject *py_set_memory_manager(PyObject *module, PyObject *cls) {
   nbc__py_state *st = nbc__py_module_state(module);
   if (check_version(cls) < 0) return NULL;
-  Py_XSETREF(st->memory_manager, Py_NewRef(cls));
-  st->emm_env_checked = 1; /* an explicit choice wins over the environment */
+  Py_XSETREF(st->emm.manager, Py_NewRef(cls));
+  st->emm.env_checked = 1; /* an explicit choice wins over the environment */
   Py_RETURN_NONE;
 }
 
 int nbc__py_emm_active(nbc__py_state *st) {
-  if (st->memory_manager) return 1;
-  if (st->emm_env_checked) return 0;
-  st->emm_env_checked = 1;
+  if (st->emm.manager) return 1;
+  if (st->emm.env_checked) return 0;
+  st->emm.env_checked = 1;
   const char *name = getenv("NBCUDA_MEMORY_MANAGER");
   if (!name || !*name) name = getenv("NUMBA_CUDA_MEMORY_MANAGER");
   if (!name || !*name || strcmp(name, "default") == 0) return 0;
@@ -246,10 +246,10 @@ int nbc__py_emm_active(nbc__py_state *st) {
   Py_XDECREF(mod);
   if (!cls || check_version(cls) < 0) {
     Py_XDECREF(cls);
-    st->emm_env_checked = 0; /* reported now, and again at the next allocation */
+    st->emm.env_checked = 0; /* reported now, and again at the next allocation */
     return -1;
   }
-  st->memory_manager = cls;
+  st->emm.manager = cls;
   return 1;
 }
 
@@ -257,7 +257,7 @@ int nbc__py_emm_active(nbc__py_state *st) {
 static PyObject *manager_of(nbc__py_state *st, PyObject *context) {
   PyObject **slot = nbc__py_context_manager_slot(context);
   if (*slot) return *slot;
-  PyObject *m = instance(st->memory_manager, context);
+  PyObject *m = instance(st->emm.manager, context);
   PyObject *r = m ? PyObject_CallMethod(m, "initialize", NULL) : NULL;
   if (!r) {
     Py_XDECREF(m);
@@ -273,7 +273,7 @@ PyObject *nbc__py_emm_manager(nbc__py_state *st, PyObject *context) {
 }
 
 PyObject *nbc__py_emm_own_manager(nbc__py_state *st, PyObject *context) {
-  PyObject *cls = PyDict_GetItemString(st->emm_classes, "NumbaCUDAMemoryManager");
+  PyObject *cls = PyDict_GetItemString(st->emm.classes, "NumbaCUDAMemoryManager");
   return cls ? instance(cls, context) : NULL;
 }
 

@@ -179,10 +179,10 @@ int nbc__py_errors_init(PyObject *module, nbc__py_state *st) {
       {"_rebuild_error", NULL},
   };
   st->typing_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_typing_error_class"));
-  st->warning_class = Py_XNewRef(PyDict_GetItemString(ns, "_warning_class"));
+  st->warnings.maker = Py_XNewRef(PyDict_GetItemString(ns, "_warning_class"));
   st->api_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_api_error_class"));
   st->driver_error_class = Py_XNewRef(PyDict_GetItemString(ns, "_driver_error_class"));
-  if (!st->typing_error_class || !st->warning_class || !st->api_error_class ||
+  if (!st->typing_error_class || !st->warnings.maker || !st->api_error_class ||
       !st->driver_error_class) {
     PyErr_SetString(PyExc_SystemError, "nbcuda: _typing_error_class not defined");
     goto fail;
@@ -253,7 +253,7 @@ static int numba_errors_loaded(nbc__py_state *st) {
   PyObject *modules = PyImport_GetModuleDict();
   int bits = 0;
   for (int i = 0; i < 2; i++) {
-    if (PyDict_GetItemWithError(modules, st->str_numba_errors[i])) bits |= 1 << i;
+    if (PyDict_GetItemWithError(modules, st->warnings.str_numba_errors[i])) bits |= 1 << i;
     else if (PyErr_Occurred()) return -1;
   }
   return bits;
@@ -265,17 +265,17 @@ static int numba_errors_loaded(nbc__py_state *st) {
 int nbc__py_warn(nbc__py_state *st, const char *class_name, const char *message) {
   int numba = numba_errors_loaded(st);
   if (numba < 0) return -1;
-  if (numba != st->warning_numba) {
-    Py_CLEAR(st->warning_classes);
-    st->warning_numba = numba;
+  if (numba != st->warnings.numba) {
+    Py_CLEAR(st->warnings.classes);
+    st->warnings.numba = numba;
   }
-  if (!st->warning_classes && !(st->warning_classes = PyDict_New())) return -1;
-  PyObject *cls = PyDict_GetItemString(st->warning_classes, class_name);
+  if (!st->warnings.classes && !(st->warnings.classes = PyDict_New())) return -1;
+  PyObject *cls = PyDict_GetItemString(st->warnings.classes, class_name);
   if (cls) {
     Py_INCREF(cls);
   } else {
-    cls = PyObject_CallFunction(st->warning_class, "s", class_name);
-    if (!cls || PyDict_SetItemString(st->warning_classes, class_name, cls) < 0) {
+    cls = PyObject_CallFunction(st->warnings.maker, "s", class_name);
+    if (!cls || PyDict_SetItemString(st->warnings.classes, class_name, cls) < 0) {
       Py_XDECREF(cls);
       return -1;
     }

@@ -71,11 +71,7 @@ static nbc_status_t hostmem_release(HostMemObject *m) {
   case HOST_PINNED:
   case HOST_MAPPED: return nbc_mem_host_free(m->host);
   case HOST_REGISTERED: return nbc_mem_host_unregister(m->host);
-  case HOST_MANAGED:
-    /* Not after a reset of its context: the memory is gone and its address may be someone
-     * else's. A reset of another device's context leaves it alone. */
-    if (nbc_context_lifetime(m->context) == m->lifetime) return nbc_mem_free(m->dptr);
-    return NBC_OK;
+  case HOST_MANAGED: return nbc_mem_free(m->dptr); /* it held its context (OUTLIVE_RESET) */
   }
   return NBC_OK;
 }
@@ -312,7 +308,7 @@ static PyMethodDef array_stream_def = {"stream", array_stream, METH_O,
 
 /* MappedNDArray or ManagedNDArray (made once): numpy.ndarray plus the interface. */
 static PyObject *array_class(nbc__py_state *st, PyObject *module, enum host_kind kind) {
-  PyObject **slot = kind == HOST_MANAGED ? &st->managed_array_class : &st->mapped_array_class;
+  PyObject **slot = kind == HOST_MANAGED ? &st->hostmem.managed_class : &st->hostmem.mapped_class;
   if (*slot) return *slot;
   PyObject *np = nbc__py_numpy(st);
   if (!np) return NULL;
@@ -496,7 +492,10 @@ static int hostmem_allocate(nbc__py_state *st, HostMemObject *m, size_t bytes, u
   if (m->kind == HOST_MANAGED) {
     s = nbc_current_context(-1, &m->context); /* the context nbc_mem_alloc_managed uses */
     if (s == NBC_OK) m->lifetime = nbc_context_lifetime(m->context);
-    if (s == NBC_OK) s = nbc_mem_alloc_managed(bytes, attach_global, &m->dptr);
+    if (s == NBC_OK)
+      s = nbc_mem_alloc_managed(
+          bytes, NBC_MANAGED_OUTLIVE_RESET | (attach_global ? NBC_MANAGED_ATTACH_GLOBAL : 0u),
+          &m->dptr);
     m->host = (void *)(uintptr_t)m->dptr;
   } else {
     /* Arrays view the memory for as long as they live, also after a reset of the context

@@ -669,7 +669,7 @@ static PyObject *kernel_getitem(KernelObject *self, PyObject *key) {
   }
   /* each configuration warns of a small grid, as numba's _LaunchConfiguration does */
   nbc__py_state *st = L ? nbc__py_state_of((PyObject *)self) : NULL;
-  if (st && st->warn_low_occupancy &&
+  if (st && st->config.warn_low_occupancy &&
       nbc__py_warn_small_grid(st, ((LauncherObject *)L)->grid) < 0)
     Py_CLEAR(L);
   return L;

@@ -99,7 +99,7 @@ typedef struct {
 } LauncherObject;
 
 /* numba's NumbaPerformanceWarning of a configuration of fewer than 128 blocks (when
- * st->warn_low_occupancy); -1 when the warning is an error. */
+ * st->config.warn_low_occupancy); -1 when the warning is an error. */
 int nbc__py_warn_small_grid(nbc__py_state *st, const unsigned grid[3]);
 
 /* A Python function's attribute (attr is its name): the dunder attributes kernels and device

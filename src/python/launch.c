@@ -564,7 +564,7 @@ static PyObject *launch_kernel_args(LauncherObject *L, KernelObject *k, PyObject
   memcpy(grid, L->grid, sizeof grid);
   memcpy(block, L->block, sizeof block);
   if (L->ntasks >= 0 && (forall_dims(st, L, fn, grid, block) < 0 ||
-                         (st->warn_low_occupancy && nbc__py_warn_small_grid(st, grid) < 0)))
+                         (st->config.warn_low_occupancy && nbc__py_warn_small_grid(st, grid) < 0)))
     return NULL;
   size_t size = nbc_signature_params_size(sig);
   _Alignas(16) char stackbuf[1024];

@@ -1,17 +1,16 @@
 /* link.c — loading a kernel with the files it links: numba's jit(link=[...]) and the files of
  * the declare_device() functions it calls.
  *
- * The kernel's own code (PTX or LTO-IR) and every file are linked by nvJitLink for the current
- * device (nbc_module_link_ex) and loaded. Files go by extension, as numba-cuda's linker takes
- * them: .cu is compiled with NVRTC for the device (to LTO-IR when the kernel itself is LTO-IR,
- * else to PTX); .ptx, .cubin, .fatbin, .ltoir, relocatable objects (.o, nvcc -dc) and static
- * libraries of them (.a) are read as they are; other extensions get numba's "Don't know how
- * to link file with extension". jit(max_registers=) applies to the linked code. Files are read
- * (io.open, so a missing one is a FileNotFoundError naming it) at each load (one per context);
- * NVRTC compiles a given .cu text once per process (nbc_nvrtc_compile keeps what it made), so
- * an edited file is compiled again at the next load, and kernels already loaded keep theirs.
- * Code held in memory (LinkableCode objects, linkable.c) goes by its class's kind instead of an
- * extension and by its name in diagnostics.
+ * The kernel layer links (nbc_module_link_ex, nbc_link_cubin/ptx): it gives each file the
+ * kind its extension names as numba-cuda's linker does (nbc_image_kind_of_extension: .ptx,
+ * .cubin, .fatbin, .ltoir, .o, .a, and .cu compiled with NVRTC for the device, to LTO-IR when
+ * the kernel itself is LTO-IR; other extensions get numba's "Don't know how to link file with
+ * extension"). What stays here is Python's part: files are read with io.open (so a missing
+ * one is a FileNotFoundError naming it) at each load (one per context), LinkableCode objects
+ * (linkable.c) give their data and their class's kind, and nbcuda.config's
+ * CUDA_NVRTC_EXTRA_SEARCH_PATHS is read when a .cu is linked. NVRTC compiles a given .cu text
+ * once per process (nbc_nvrtc_compile keeps what it made), so an edited file is compiled
+ * again at the next load, and kernels already loaded keep theirs.
  *
  * compile_all (compile.c) asks for the same files' code without linking it
  * (nbc__py_link_codes): CUDA C++ compiled by NVRTC, the rest as LinkableCode objects.
@@ -88,20 +87,6 @@ PyObject *nbc__py_link_paths(nbc__py_state *st, PyObject *link) {
   return paths;
 }
 
-/* The image kind of a file extension (without the dot) or LinkableCode kind; AUTO for "cu"
- * (compiled first) and for what cannot be linked. */
-static nbc_image_kind_t image_kind(const char *ext) {
-  static const struct {
-    const char *ext;
-    nbc_image_kind_t kind;
-  } kinds[] = {{"ptx", NBC_IMAGE_PTX},     {"cubin", NBC_IMAGE_CUBIN},
-               {"fatbin", NBC_IMAGE_FATBIN}, {"ltoir", NBC_IMAGE_LTOIR},
-               {"o", NBC_IMAGE_OBJECT},      {"a", NBC_IMAGE_LIBRARY}};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    if (strcmp(ext, kinds[i].ext) == 0) return kinds[i].kind;
-  return NBC_IMAGE_AUTO;
-}
-
 /* CUDA C++ text compiled by NVRTC for sm_<major><minor> (nbc_nvrtc_compile's flags), searching
  * nbcuda.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS for its headers: PTX or
  * LTO-IR as bytes; NULL with the exception set. */
@@ -125,67 +110,61 @@ static PyObject *compile_cu(nbc__py_state *st, const char *text, const char *nam
   return r;
 }
 
-/* The images to link: the kernel's code (PTX or LTO-IR), then each file of links compiled or
- * read for sm_<major><minor>; *pkeep holds the bytes they point into. -1 with the exception
- * set (what was made is released). */
+/* The images to link: the kernel's code (PTX or LTO-IR), then each file of links of the kind
+ * its extension names (a LinkableCode: its class's kind), CUDA C++ ones compiled by the kernel
+ * layer at the link; *pkeep holds the bytes and names they point into, *psearch
+ * nbcuda.config's NVRTC search paths when a CUDA C++ one is there. -1 with the exception set
+ * (what was made is released). */
 static int gather_images(nbc__py_state *st, const char *code, size_t size, int lto,
-                         PyObject *links, int major, int minor, nbc_image_t **pimages,
-                         PyObject **pkeep) {
+                         PyObject *links, nbc_image_t **pimages, PyObject **pkeep,
+                         PyObject **psearch) {
   Py_ssize_t n = links ? PyTuple_GET_SIZE(links) : 0;
   nbc_image_t *images = PyMem_Calloc((size_t)n + 1, sizeof *images);
   PyObject *keep = PyList_New(0);
+  *psearch = NULL;
   if (!images || !keep) {
     if (!images) PyErr_NoMemory();
     goto fail;
   }
-  images[0] = (nbc_image_t){code, size, lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX};
+  images[0] = (nbc_image_t){code, size, lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX, NULL};
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *item = PyTuple_GET_ITEM(links, i), *data = NULL, *nameobj = NULL;
+    PyObject *item = PyTuple_GET_ITEM(links, i), *data = NULL, *name = NULL;
     const char *kindname = NULL;
-    int in_memory = nbc__py_linkable(st, item, &kindname, &data, &nameobj);
+    int in_memory = nbc__py_linkable(st, item, &kindname, &data, &name);
     if (in_memory < 0) goto fail;
-    const char *path = in_memory ? PyUnicode_AsUTF8(nameobj) : PyUnicode_AsUTF8(item);
-    if (!path) {
+    if (!in_memory) name = Py_NewRef(item);
+    const char *path = PyUnicode_AsUTF8(name);
+    int kept = path ? PyList_Append(keep, name) : -1;
+    Py_DECREF(name); /* keep holds it */
+    const char *dot = in_memory || !path ? NULL : strrchr(path, '.');
+    nbc_image_kind_t kind = NBC_IMAGE_AUTO;
+    nbc_status_t s = NBC_OK;
+    if (kept == 0)
+      s = nbc_image_kind_of_extension(in_memory ? kindname : dot ? dot + 1 : NULL, &kind);
+    if (kept < 0 || s != NBC_OK) {
       Py_XDECREF(data);
-      Py_XDECREF(nameobj);
-      goto fail;
-    }
-    /* a file goes by its extension; in-memory code by its class's kind */
-    const char *dot = in_memory ? NULL : strrchr(path, '.');
-    const char *ext = in_memory ? kindname : dot ? dot + 1 : "";
-    nbc_image_kind_t kind = image_kind(ext);
-    int cu = strcmp(ext, "cu") == 0;
-    if (!cu && kind == NBC_IMAGE_AUTO) {
-      PyErr_Format(st->LinkerError, "Don't know how to link file with extension %s",
-                   dot ? dot : "(none)");
+      if (s != NBC_OK) nbc__py_raise(st, s);
       goto fail;
     }
     if (!in_memory) data = read_bytes(item);
-    if (!data) {
-      Py_XDECREF(nameobj);
+    if (!data || PyList_Append(keep, data) < 0) {
+      Py_XDECREF(data);
       goto fail;
     }
-    if (cu) {
-      Py_SETREF(data, compile_cu(st, PyBytes_AS_STRING(data), path, major, minor,
-                                 lto ? NBC_NVRTC_LTO : 0));
-      if (!data) {
-        Py_XDECREF(nameobj);
-        goto fail;
-      }
-      kind = lto ? NBC_IMAGE_LTOIR : NBC_IMAGE_PTX;
-    }
-    Py_XDECREF(nameobj);
-    int kept = PyList_Append(keep, data);
     Py_DECREF(data); /* keep holds it */
-    if (kept < 0) goto fail;
-    images[i + 1] =
-        (nbc_image_t){PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data), kind};
+    if (kind == NBC_IMAGE_CUDA && !*psearch) {
+      *psearch = nbc__py_nvrtc_search_paths(st); /* nbcuda.config's, read now */
+      if (!*psearch || !PyUnicode_AsUTF8(*psearch)) goto fail;
+    }
+    images[i + 1] = (nbc_image_t){PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data),
+                                  kind, path};
   }
   *pimages = images;
   *pkeep = keep;
   return 0;
 fail:
   Py_XDECREF(keep);
+  Py_CLEAR(*psearch);
   PyMem_Free(images);
   return -1;
 }
@@ -194,17 +173,17 @@ int nbc__py_link_load(nbc__py_state *st, const char *code, size_t size, int lto,
                       PyObject *links, const nbc_module_load_options_t *options,
                       nbc_module_t **pmodule) {
   *pmodule = NULL;
-  int major = 0, minor = 0;
   nbc_image_t *images = NULL;
-  PyObject *keep = NULL;
-  if (nbc__py_current_cc(st, &major, &minor) < 0 ||
-      gather_images(st, code, size, lto, links, major, minor, &images, &keep) < 0)
-    return -1;
+  PyObject *keep = NULL, *search = NULL;
+  if (gather_images(st, code, size, lto, links, &images, &keep, &search) < 0) return -1;
+  nbc_module_load_options_t o = *options;
+  o.nvrtc_search_paths = search ? PyUnicode_AsUTF8(search) : NULL;
   int count = (int)PyTuple_GET_SIZE(links) + 1, rc = 0;
   nbc_status_t s;
-  Py_BEGIN_ALLOW_THREADS s = nbc_module_link_ex(images, count, options, pmodule);
+  Py_BEGIN_ALLOW_THREADS s = nbc_module_link_ex(images, count, &o, pmodule);
   Py_END_ALLOW_THREADS if (s != NBC_OK) rc = nbc__py_raise_int(st, s);
   Py_DECREF(keep);
+  Py_XDECREF(search);
   PyMem_Free(images);
   return rc;
 }
@@ -215,18 +194,20 @@ static PyObject *link_code(nbc__py_state *st, const char *code, size_t size, int
                            int ptx) {
   int major = 0, minor = 0;
   nbc_image_t *images = NULL;
-  PyObject *keep = NULL;
+  PyObject *keep = NULL, *search = NULL;
   if (nbc__py_current_cc(st, &major, &minor) < 0 ||
-      gather_images(st, code, size, lto, links, major, minor, &images, &keep) < 0)
+      gather_images(st, code, size, lto, links, &images, &keep, &search) < 0)
     return NULL;
+  nbc_module_load_options_t o = *options;
+  o.nvrtc_search_paths = search ? PyUnicode_AsUTF8(search) : NULL;
   int count = (links ? (int)PyTuple_GET_SIZE(links) : 0) + 1;
   void *out = NULL;
   char *text = NULL;
   size_t out_size = 0;
   nbc_status_t s;
   Py_BEGIN_ALLOW_THREADS s =
-      ptx ? nbc_link_ptx(images, count, major, minor, options, &text, &out_size)
-          : nbc_link_cubin(images, count, major, minor, options, &out, &out_size);
+      ptx ? nbc_link_ptx(images, count, major, minor, &o, &text, &out_size)
+          : nbc_link_cubin(images, count, major, minor, &o, &out, &out_size);
   Py_END_ALLOW_THREADS if (ptx) out = text;
   PyObject *r = NULL;
   if (s != NBC_OK)
@@ -237,6 +218,7 @@ static PyObject *link_code(nbc__py_state *st, const char *code, size_t size, int
     r = PyBytes_FromStringAndSize(out, (Py_ssize_t)out_size);
   nbc_cubin_free(out);
   Py_DECREF(keep);
+  Py_XDECREF(search);
   PyMem_Free(images);
   return r;
 }

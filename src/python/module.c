@@ -407,8 +407,8 @@ static int module_exec(PyObject *module) {
       {&st->str_version, "version"}, {&st->str_mask, "mask"},       {&st->str_shape, "shape"},
       {&st->str_typestr, "typestr"}, {&st->str_data, "data"},       {&st->str_strides, "strides"},
       {&st->str_descr, "descr"},     {&st->str_stream, "stream"},   {&st->str_dtype, "dtype"},
-      {&st->str_numba_errors[0], "numba.core.errors"},
-      {&st->str_numba_errors[1], "numba.cuda.core.errors"}};
+      {&st->warnings.str_numba_errors[0], "numba.core.errors"},
+      {&st->warnings.str_numba_errors[1], "numba.cuda.core.errors"}};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!(*keys[i].slot = PyUnicode_InternFromString(keys[i].text))) return -1;
   if (PyModule_AddFunctions(module, module_functions) < 0) return -1;
@@ -421,6 +421,7 @@ static int module_exec(PyObject *module) {
   }
   if (nbc__py_errors_init(module, st) < 0 || nbc__py_types_init(module, st) < 0 ||
       nbc__py_device_init(module, st) < 0 || nbc__py_context_init(module, st) < 0 ||
+      nbc__py_profiling_init(module, st) < 0 ||
       nbc__py_stream_init(module, st) < 0 || nbc__py_event_init(module, st) < 0 ||
       nbc__py_devicearray_init(module, st) < 0 || nbc__py_compile_init(module, st) < 0 ||
       nbc__py_kernel_init(module, st) < 0 || nbc__py_hostmem_init(module, st) < 0 ||
@@ -444,19 +445,21 @@ static int module_exec(PyObject *module) {
   X(EventType) X(DeviceArrayType) X(NbTypeType) X(NbArrayType) X(NbSignatureType)          \
   X(NbTupleType) X(NbUniTupleType) X(KernelType) X(LauncherType)                          \
   X(DeviceFunctionType) X(RequireContextType) X(ScopeType) X(RuntimeType) X(gpus)          \
-  X(devices) X(managed) X(contexts) X(types) X(memory_info) X(numpy) X(module_name)        \
+  X(devices) X(managed) X(contexts) X(types) X(numpy) X(module_name)        \
   X(dispatcher) X(str_cai) X(str_cuda_stream) X(str_version) X(str_mask) X(str_shape)   \
   X(str_dlpack) X(str_dlpack_device)                                                      \
   X(str_typestr) X(str_data) X(str_strides) X(str_descr) X(str_stream) X(HostMemType)   \
-  X(mapped_array_class) X(config) X(managed_array_class) X(np_empty) X(np_ndarray)       \
+  X(np_empty) X(np_ndarray)                                                               \
   X(np_dtype) X(str_C) X(str_F)                                                           \
-  X(str_dtype) X(dtype_keys) X(dtype_objs) X(StubType) X(IpcHandleType)                 \
+  X(str_dtype) X(StubType) X(IpcHandleType)                 \
   X(IpcArrayHandleType) X(ArgHintType) X(InHintType) X(OutHintType) X(InOutHintType)    \
   X(ReduceType) X(CompileStatsType) X(MemoryPointerType) X(UFuncType) X(GUFuncType)     \
-  X(DeclaredType) X(LinkableCodeType) X(TypesDictType) X(memory_manager) X(emm_classes)   \
-  X(np_void) X(np_scalar_codes) X(typing_error_class) X(warning_class) X(api_error_class)   \
-  X(warning_classes) X(str_numba_errors[0]) X(str_numba_errors[1]) X(default_streams)    \
-  X(driver_error_class) X(DeallocsType)
+  X(DeclaredType) X(LinkableCodeType) X(TypesDictType)                                         \
+  X(np_void) X(np_scalar_codes) X(typing_error_class) X(api_error_class)   \
+  X(default_streams)                                                                     \
+  X(driver_error_class) X(DeallocsType) X(ProfilingRangeType) X(RangedFunctionType)         \
+  NBC__PY_CONFIG_OBJECTS(X) NBC__PY_WARNINGS_OBJECTS(X) NBC__PY_EMM_OBJECTS(X)            \
+  NBC__PY_HOSTMEM_OBJECTS(X) NBC__PY_DEVICEARRAY_OBJECTS(X)
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   nbc__py_state *st = nbc__py_module_state(module);

@@ -20,6 +20,63 @@
 #define NBC__PY_DTYPE_CACHE 32
 #define NBC__PY_FREE_ARRAYS 16
 
+/* The state each concern owns, embedded in the module state (nbc__py_state) under the
+ * concern's name: its file makes and changes it, others only read what its comment offers.
+ * Each concern's X list names its objects, which the module's traverse and clear visit. */
+
+/* config.c: the nbcuda.config module and the settings the hot paths read from it, kept up
+ * to date by config's __setattr__: whether a small grid and a host array passed to a kernel
+ * warn (numba's NumbaPerformanceWarning), and CUDA_ARRAY_INTERFACE_SYNC (an interface's
+ * stream is synchronized first). */
+typedef struct nbc__py_config_state {
+  PyObject *module;
+  int warn_low_occupancy, warn_implicit_copy;
+  int cai_sync;
+} nbc__py_config_state;
+#define NBC__PY_CONFIG_OBJECTS(X) X(config.module)
+
+/* errors.c's warnings: the _warning_class(name) function, the classes it gave by name (a
+ * dict, NULL for none yet) and which of numba's errors modules were loaded then (a bitmask:
+ * the classes are made again when that changes), and those modules' names (interned). */
+typedef struct nbc__py_warnings_state {
+  PyObject *maker;
+  PyObject *classes;
+  int numba;
+  PyObject *str_numba_errors[2]; /* "numba.core.errors", "numba.cuda.core.errors" */
+} nbc__py_warnings_state;
+#define NBC__PY_WARNINGS_OBJECTS(X)                                                          \
+  X(warnings.maker) X(warnings.classes) X(warnings.str_numba_errors[0])                    \
+  X(warnings.str_numba_errors[1])
+
+/* emm.c: the EMM plugin class of set_memory_manager() (NULL: nbcuda's own allocation),
+ * whether NUMBA_CUDA_MEMORY_MANAGER was looked at, the namespace holding the plugin base
+ * classes (made on first use) and the MemoryInfo namedtuple class (read by context.c). */
+typedef struct nbc__py_emm_state {
+  PyObject *manager;
+  int env_checked;
+  PyObject *classes;
+  PyObject *memory_info;
+} nbc__py_emm_state;
+#define NBC__PY_EMM_OBJECTS(X) X(emm.manager) X(emm.classes) X(emm.memory_info)
+
+/* hostmemory.c: the MappedNDArray and ManagedNDArray classes, made on first use. */
+typedef struct nbc__py_hostmem_state {
+  PyObject *mapped_class, *managed_class;
+} nbc__py_hostmem_state;
+#define NBC__PY_HOSTMEM_OBJECTS(X) X(hostmem.mapped_class) X(hostmem.managed_class)
+
+/* devicearray.c: the dtype arguments seen (compared by identity, a list) with their codes,
+ * kind << 8 | itemsize, and the numpy dtype object of each code (a list); and dead
+ * DeviceNDArray objects kept for reuse (their memory, untracked, no references held), so that
+ * making an array skips Python's allocator and GC bookkeeping. */
+typedef struct nbc__py_devicearray_state {
+  PyObject *dtype_keys, *dtype_objs;
+  unsigned short dtype_key_codes[NBC__PY_DTYPE_CACHE], dtype_obj_codes[NBC__PY_DTYPE_CACHE];
+  PyObject *free[NBC__PY_FREE_ARRAYS];
+  int nfree;
+} nbc__py_devicearray_state;
+#define NBC__PY_DEVICEARRAY_OBJECTS(X) X(arrays.dtype_keys) X(arrays.dtype_objs)
+
 /* The state of one `nbcuda` module object. */
 typedef struct nbc__py_state {
   /* exceptions (errors.c) */
@@ -36,6 +93,7 @@ typedef struct nbc__py_state {
    * of types.Type) and of signatures (not one) */
   PyTypeObject *NbArrayType, *NbTupleType, *NbUniTupleType, *NbSignatureType;
   PyTypeObject *LauncherType, *DeviceFunctionType, *RequireContextType, *ScopeType;
+  PyTypeObject *ProfilingRangeType, *RangedFunctionType; /* profiling.c */
   PyTypeObject *RuntimeType, *HostMemType;
   PyTypeObject *StubType;  /* intrinsics.c: host placeholders of kernel-language names */
   PyTypeObject *IpcHandleType, *IpcArrayHandleType; /* ipc.c */
@@ -56,7 +114,6 @@ typedef struct nbc__py_state {
   PyObject *contexts;      /* list: Context per ordinal */
   PyObject *default_streams; /* list: default, legacy, per-thread Stream per ordinal (stream.c) */
   PyObject *types;         /* dict: numba type name/alias -> type object */
-  PyObject *memory_info;   /* the MemoryInfo namedtuple class (emm.c) */
   PyObject *numpy;         /* the numpy module, imported on first need */
   PyObject *module_name;   /* "nbcuda" */
   PyObject *dispatcher;    /* the callback dispatcher thread (stream.c), or NULL */
@@ -67,41 +124,20 @@ typedef struct nbc__py_state {
    * array reads them per argument (PyDict_GetItemString made and hashed a str per key) */
   PyObject *str_version, *str_mask, *str_shape, *str_typestr, *str_data, *str_strides,
       *str_descr, *str_stream;
-  PyObject *config;              /* the nbcuda.config module (config.c) */
-  /* config.c: whether a small grid and a host array passed to a kernel warn (numba's
-   * NumbaPerformanceWarning), kept up to date by config's __setattr__ */
-  int warn_low_occupancy, warn_implicit_copy;
-  int cai_sync; /* CUDA_ARRAY_INTERFACE_SYNC: an interface's stream is synchronized first */
-  PyObject *warning_class; /* errors.c's _warning_class(name) */
-  /* the classes _warning_class gave, by name (a dict, NULL for none yet), and which of
-   * numba's errors modules were loaded then (a bitmask): made again when that changes */
-  PyObject *warning_classes;
-  int warning_numba;
-  PyObject *str_numba_errors[2]; /* "numba.core.errors", "numba.cuda.core.errors" (interned) */
-  PyObject *mapped_array_class;  /* MappedNDArray (hostmemory.c), made on first use */
-  PyObject *managed_array_class; /* ManagedNDArray */
   /* devicearray.c's caches, so that device_array/to_device/copy_to_host make no Python-level
-   * numpy calls per call: numpy.empty, numpy.ndarray, numpy.dtype, the order strings; the
-   * dtype arguments seen (compared by identity) with their codes, kind << 8 | itemsize; the
-   * numpy dtype object of each code. ("dtype", interned when the module is made.) */
+   * numpy calls per call: numpy.empty, numpy.ndarray, numpy.dtype, the order strings.
+   * ("dtype", interned when the module is made.) */
   PyObject *np_empty, *np_ndarray, *np_dtype, *str_C, *str_F, *str_dtype;
   PyObject *np_void; /* numpy.void, a record argument's type (kernel.c), found on first use */
   /* kernel.c's dispatch: {numpy type: the code of its scalars' numba type, 0 for a type
    * whose instances are not typed by their type alone (ndarray, void, datetime64...)} */
   PyObject *np_scalar_codes;
   void **np_api; /* numpy's C API table (numpy_api.c), NULL when not usable */
-  PyObject *dtype_keys, *dtype_objs; /* lists */
-  /* emm.c: the EMM plugin class of set_memory_manager() (NULL: nbcuda's own allocation),
-   * whether NUMBA_CUDA_MEMORY_MANAGER was looked at, and the namespace holding the plugin
-   * base classes (made on first use) */
-  PyObject *memory_manager;
-  int emm_env_checked;
-  PyObject *emm_classes;
-  unsigned short dtype_key_codes[NBC__PY_DTYPE_CACHE], dtype_obj_codes[NBC__PY_DTYPE_CACHE];
-  /* devicearray.c: dead DeviceNDArray objects kept for reuse (their memory, untracked, no
-   * references held), so that making an array skips Python's allocator and GC bookkeeping */
-  PyObject *free_arrays[NBC__PY_FREE_ARRAYS];
-  int nfree_arrays;
+  nbc__py_config_state config;
+  nbc__py_warnings_state warnings;
+  nbc__py_emm_state emm;
+  nbc__py_hostmem_state hostmem;
+  nbc__py_devicearray_state arrays;
 } nbc__py_state;
 
 /* The state of the module that owns an object's type, and of a module object. */
@@ -252,6 +288,9 @@ PyObject *nbc__py_scope_new(nbc__py_state *st, nbc__py_scope_fn enter, nbc__py_s
 
 /* ======================================================================== event.c === */
 int nbc__py_event_init(PyObject *module, nbc__py_state *st);
+
+/* ==================================================================== profiling.c === */
+int nbc__py_profiling_init(PyObject *module, nbc__py_state *st);
 
 /* ==================================================================== numpy_api.c === */
 /* The numpy module (imported once, with its C API table); a borrowed reference, NULL with
@@ -556,15 +595,14 @@ int nbc__py_dump_compiled(nbc__py_state *st, PyObject *func, const nbc_compile_o
 int nbc__py_random_init(PyObject *module, nbc__py_state *st);
 
 /* ======================================================================== cache.c === */
-/* jit(cache=True): one compilation's cache file (path, key text) and its source's stamp. */
+/* jit(cache=True): one compilation's cache entry (the kernel layer's nbc_cache_entry_t). */
 typedef struct nbc__py_cache_slot {
-  char *path, *key;
-  long long mtime, size;
-  const char *uncacheable; /* why the function cannot be kept (its closure), or NULL */
+  nbc_cache_entry_t *entry; /* NULL: not cached */
+  const char *uncacheable;  /* why the function cannot be kept (its closure), or NULL */
 } nbc__py_cache_slot;
 /* 0 when py_func has a source file to cache for; else numba's RuntimeError. */
 int nbc__py_cache_check(PyObject *py_func);
-/* The slot of py_func's compilation for sig and o (no path when it cannot be cached; the
+/* The slot of py_func's compilation for sig and o (no entry when it cannot be cached; the
  * reason in uncacheable when it is its closure): where nbc__py_cache_store writes. Never
  * raises; the slot is freed with nbc__py_cache_slot_free. */
 void nbc__py_cache_slot_make(nbc__py_state *st, PyObject *py_func, const char *sig,

@@ -12,7 +12,11 @@ endif()
 find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)
 file(GLOB NBCUDA_PYTHON_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/python/*.c)
 Python_add_library(nbcuda_python MODULE WITH_SOABI ${NBCUDA_PYTHON_SOURCES})
-set_target_properties(nbcuda_python PROPERTIES OUTPUT_NAME nbcuda C_VISIBILITY_PRESET hidden)
+# The module is the package nbcuda whose __init__ is the extension (Python's path finder
+# takes nbcuda/__init__.<SOABI>.so as a package, and the loader still calls PyInit_nbcuda),
+# so that it can hold nbcuda/__main__.py (`python -m nbcuda`) and its stubs with py.typed.
+set_target_properties(nbcuda_python PROPERTIES OUTPUT_NAME __init__ C_VISIBILITY_PRESET hidden
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/python/nbcuda)
 target_compile_options(nbcuda_python PRIVATE -Wall -Wextra $<$<BOOL:${NBCUDA_WERROR}>:-Werror>)
 target_compile_definitions(nbcuda_python PRIVATE _GNU_SOURCE)
 target_include_directories(nbcuda_python PRIVATE ${PROJECT_SOURCE_DIR}/src
@@ -22,11 +26,11 @@ target_link_libraries(nbcuda_python PRIVATE nbcuda_static)
 # extension: nothing but PyInit_nbcuda is exported from it.
 target_link_options(nbcuda_python PRIVATE -Wl,--exclude-libs,ALL)
 if(SKBUILD)
-  # Only the extension and its stubs go into the wheel (install.components = ["python"]).
-  install(TARGETS nbcuda_python LIBRARY DESTINATION . COMPONENT python)
-  # The type stubs, as a PEP 561 stub-only package next to the extension: a single
-  # nbcuda.pyi could not declare the submodules nbcuda.types and nbcuda.random, and py.typed
-  # marks packages only (a stub-only package needs none).
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/python/nbcuda-stubs DESTINATION . COMPONENT python
-    FILES_MATCHING PATTERN "*.pyi")
+  # Only the package goes into the wheel (install.components = ["python"]): the extension as
+  # nbcuda/__init__, __main__.py, and the type stubs of the module and its submodules
+  # nbcuda.types and nbcuda.random next to it, marked by py.typed (PEP 561).
+  install(TARGETS nbcuda_python LIBRARY DESTINATION nbcuda COMPONENT python)
+  install(FILES ${PROJECT_SOURCE_DIR}/src/python/__main__.py DESTINATION nbcuda COMPONENT python)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/python/nbcuda-stubs/ DESTINATION nbcuda
+    COMPONENT python FILES_MATCHING PATTERN "*.pyi" PATTERN "py.typed")
 endif()

@@ -285,8 +285,8 @@ TEST(ltoir_loaded_and_linked) {
   run_saxpy(m, nbc_compile_result_symbol(r));
   nbc_module_destroy(m);
   /* The same through nbc_module_link, with a PTX image of other kernels alongside. */
-  nbc_image_t images[2] = {{code, size, NBC_IMAGE_LTOIR},
-                           {gpu_kernels_ptx, strlen(gpu_kernels_ptx), NBC_IMAGE_PTX}};
+  nbc_image_t images[2] = {{code, size, NBC_IMAGE_LTOIR, NULL},
+                           {gpu_kernels_ptx, strlen(gpu_kernels_ptx), NBC_IMAGE_PTX, NULL}};
   ASSERT_OK(nbc_module_link(images, 2, &m));
   run_saxpy(m, nbc_compile_result_symbol(r));
   nbc_function_t *add_one;

@@ -181,6 +181,44 @@ TEST(managed_memory) {
   ASSERT_STATUS(nbc_mem_alloc_managed(8, 1, NULL), NBC_INVALID_ARGUMENT);
 }
 
+/* NBC_MANAGED_OUTLIVE_RESET memory stays valid through nbc_close and nbc_device_reset (it
+ * holds the primary context), and the context goes with the last such free. */
+TEST(managed_memory_outlives_reset) {
+  REQUIRE_DRIVER();
+  nbc_device_t *dev;
+  ASSERT_OK(nbc_device_get(0, &dev));
+  for (int reset = 0; reset <= 1; reset++) {
+    nbc_devptr_t m = 0, n = 0;
+    ASSERT_OK(nbc_mem_alloc_managed(4096, NBC_MANAGED_ATTACH_GLOBAL | NBC_MANAGED_OUTLIVE_RESET,
+                                    &m));
+    ASSERT_OK(nbc_mem_alloc_managed(64, NBC_MANAGED_OUTLIVE_RESET, &n));
+    unsigned char *host = (unsigned char *)(uintptr_t)m;
+    memset(host, 0x5a, 4096);
+    int resets = tdrv_present() ? tdrv()->primary_reset_count(0) : 0;
+    if (reset) ASSERT_OK(nbc_device_reset(dev));
+    ASSERT_OK(nbc_close()); /* also pops the context, which the last free below destroys */
+    if (tdrv_present()) {
+      ASSERT_EQ(tdrv()->primary_reset_count(0), resets); /* released to the memory, not reset */
+      ASSERT_EQ(tdrv()->primary_refcount(0), 1);
+    }
+    ASSERT(all_bytes(host, 4096, 0x5a)); /* ASan would see a freed block here */
+    memset(host, 0x11, 4096);
+    ASSERT_OK(nbc_mem_free(n));
+    if (tdrv_present()) ASSERT_EQ(tdrv()->primary_refcount(0), 1); /* m still holds it */
+    ASSERT(all_bytes(host, 4096, 0x11));
+    ASSERT_OK(nbc_mem_free(m));
+    if (tdrv_present()) ASSERT_EQ(tdrv()->primary_refcount(0), 0);
+  }
+  /* freed before any reset: an ordinary free, and the hold ends with it */
+  nbc_devptr_t m = 0;
+  ASSERT_OK(nbc_mem_alloc_managed(16, NBC_MANAGED_OUTLIVE_RESET, &m));
+  ASSERT_OK(nbc_mem_free(m));
+  ASSERT_OK(nbc_close());
+  if (tdrv_present()) ASSERT_EQ(tdrv()->primary_refcount(0), 0);
+  ASSERT_STATUS(nbc_mem_alloc_managed(8, 0x80, &m), NBC_INVALID_ARGUMENT);
+  ASSERT_CONTAINS(nbc_last_error(), "unknown flags 0x80");
+}
+
 TEST(failures_injected) {
   REQUIRE_TESTDRIVER();
   const tdrv_api *t = tdrv();
@@ -348,7 +386,8 @@ TEST(host_memory_outlives_reset) {
 }
 
 TEST_LIST(X(pinned_alloc_copy_free) X(pinned_alloc_errors) X(mapped_alloc_device_pointer)
-              X(register_unregister) X(managed_memory) X(failures_injected)
+              X(register_unregister) X(managed_memory) X(managed_memory_outlives_reset)
+              X(failures_injected)
                   X(defer_cleanup_nested) X(defer_cleanup_reset_performs_queue)
                       X(defer_cleanup_is_per_context) X(host_memory_outlives_reset))
 TEST_MAIN()

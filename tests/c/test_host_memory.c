@@ -699,7 +699,7 @@ TEST(link_ptx_with_nvjitlink) {
   struct stat st;
   if (stat("/usr/local/cuda/lib64/libnvJitLink.so.13", &st) != 0) SKIP("no nvJitLink 13");
   REQUIRE_DRIVER();
-  nbc_image_t images[1] = {{ptx, strlen(ptx), NBC_IMAGE_PTX}};
+  nbc_image_t images[1] = {{ptx, strlen(ptx), NBC_IMAGE_PTX, NULL}};
   nbc_module_t *m = NULL;
   ASSERT_OK(
       nbc_module_link(images, 1, &m)); /* PTX -> the device's cubin -> cuModuleLoadDataEx */
@@ -716,20 +716,20 @@ TEST(link_errors) {
   REQUIRE_DRIVER(); /* linking is for the current device's architecture */
   static const char broken[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                                ".visible .entry k()\n{\n  bogus_instruction;\n}\n";
-  nbc_image_t images[1] = {{broken, sizeof broken, NBC_IMAGE_PTX}};
+  nbc_image_t images[1] = {{broken, sizeof broken, NBC_IMAGE_PTX, NULL}};
   nbc_module_t *m = NULL;
   ASSERT_STATUS(nbc_module_link(images, 1, &m), NBC_LINK_ERROR);
   ASSERT_CONTAINS(nbc_last_error(), "nvJitLink");
   ASSERT(m == NULL);
   ASSERT_STATUS(nbc_module_link(images, 0, &m), NBC_INVALID_ARGUMENT);
-  nbc_image_t empty[1] = {{NULL, 0, NBC_IMAGE_PTX}};
+  nbc_image_t empty[1] = {{NULL, 0, NBC_IMAGE_PTX, NULL}};
   ASSERT_STATUS(nbc_module_link(empty, 1, &m), NBC_INVALID_ARGUMENT);
 }
 
 TEST(link_to_cubin_without_loading) {
   struct stat st;
   if (stat("/usr/local/cuda/lib64/libnvJitLink.so.13", &st) != 0) SKIP("no nvJitLink 13");
-  nbc_image_t images[1] = {{ptx, strlen(ptx), NBC_IMAGE_PTX}};
+  nbc_image_t images[1] = {{ptx, strlen(ptx), NBC_IMAGE_PTX, NULL}};
   void *cubin = NULL;
   size_t size = 0;
   /* an explicit target needs no driver, no context */
@@ -771,7 +771,7 @@ TEST(link_cudadevrt) {
       "  { .param .b64 a0; st.param.b64 [a0], %rd1; .param .b32 a1; st.param.b32 [a1], 0;\n"
       "    .param .b32 r0; call.uni (r0), cudaCGSynchronize, (a0, a1); "
       "ld.param.b32 %r1, [r0]; }\n  ret;\n}\n";
-  nbc_image_t images[1] = {{grid_ptx, strlen(grid_ptx), NBC_IMAGE_PTX}};
+  nbc_image_t images[1] = {{grid_ptx, strlen(grid_ptx), NBC_IMAGE_PTX, NULL}};
   void *cubin = NULL;
   size_t size = 0;
   nbc_module_load_options_t plain = {0}, with = {.cudadevrt = 1};
@@ -806,7 +806,7 @@ TEST(link_bfloat16_needs_cc_80) {
       "    .param .b32 a2; st.param.b32 [a2], 0; .param .b32 r0;\n"
       "    call.uni (r0), nbc_bf16___hadd, (a0, a1, a2); ld.param.b32 %r1, [r0]; }\n"
       "  ret;\n}\n";
-  nbc_image_t images[1] = {{bf16_ptx, strlen(bf16_ptx), NBC_IMAGE_PTX}};
+  nbc_image_t images[1] = {{bf16_ptx, strlen(bf16_ptx), NBC_IMAGE_PTX, NULL}};
   void *cubin = NULL;
   size_t size = 0;
   nbc_module_load_options_t with = {.fp16 = 1};

@@ -37,8 +37,12 @@ static int kernels_run(void) {
   } while (0)
 
 TEST(every_library_kernel_is_embedded) {
-  static const char *const names[] = {"cmath", "transpose", "random", "reduce",
-                                      "vectorize", "gufunc", "npyfuncs"};
+  static const char *const names[] = {
+      "cmath",           "transpose",        "random",          "reduce",
+      "vectorize",       "gufunc",           "npyfuncs",        "arraymath_sum",
+      "arraymath_mean",  "arraymath_extreme", "arraymath_truth", "arraymath_nansum",
+      "arraymath_nanmean", "arraymath_nanextreme", "arraymath_count", "iterable_sum",
+      "iterable_minmax"};
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
     size_t size = 0;
     const char *text = nbc_library_kernel_source(names[k], &size);

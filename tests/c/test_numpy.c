@@ -1,4 +1,4 @@
-/* test_numpy.c — numpy in kernels (numpy.c and its callers): what `import numpy as np` and
+/* test_numpy.c — numpy in kernels (lib_numpy.c and its callers): what `import numpy as np` and
  * `from numpy import ...` bind, numba-cuda's typing of every supported ufunc on every
  * scalar type (tests/data/numpy_typing.tsv, written by tools/gen_numpy_typing.py from
  * numba-cuda's own typing context), the types inference gives np.float32(x), np.pi,

@@ -80,12 +80,13 @@ static const nbc__type *type_row(nbc__ctx *ctx, const char *op, const nbc__type 
   const nbc__type *i64 = nbc__type_scalar(NBC__T_INT64);
   const nbc__type *f64 = nbc__type_scalar(NBC__T_FLOAT64);
   const char *why;
+  nbc__type_why bwhy;
   nbc__op bop;
   *pknown = true;
   if (b) {
     const nbc__type *args[2] = {a, b};
     if (strcmp(op, "min") == 0 || strcmp(op, "max") == 0)
-      return nbc__type_call_builtin(op, args, 2, NULL, &why);
+      return nbc__type_call_builtin(op, args, 2, NULL, &bwhy);
     if (strcmp(op, "booland") == 0 || strcmp(op, "boolor") == 0)
       return nbc__type_truth(a, &why) ? nbc__type_unify(ctx, a, b) : NULL;
     if (op_by_name(op, &bop)) return nbc__type_binop(bop, a, b, &why);
@@ -94,7 +95,7 @@ static const nbc__type *type_row(nbc__ctx *ctx, const char *op, const nbc__type 
   }
   if (strcmp(op, "abs") == 0 || strcmp(op, "int") == 0 || strcmp(op, "float") == 0 ||
       strcmp(op, "bool") == 0 || strcmp(op, "round") == 0)
-    return nbc__type_call_builtin(op, &a, 1, NULL, &why);
+    return nbc__type_call_builtin(op, &a, 1, NULL, &bwhy);
   if (strcmp(op, "iadd_lit") == 0) return nbc__type_binop(NBC__OP_ADD, a, i64, &why);
   if (strcmp(op, "fadd_lit") == 0) return nbc__type_binop(NBC__OP_ADD, a, f64, &why);
   if (strcmp(op, "mul_lit") == 0) return nbc__type_binop(NBC__OP_MUL, a, i64, &why);
@@ -192,7 +193,20 @@ TEST(surprises) {
   ASSERT_EQ(nbc__type_unify(NULL, i32, i64)->kind, NBC__T_INT64);
   ASSERT_EQ(nbc__type_unify(NULL, i64, nbc__type_scalar(NBC__T_FLOAT64))->kind, NBC__T_FLOAT64);
   args[0] = f32;
-  ASSERT_EQ(nbc__type_call_builtin("round", args, 1, NULL, &why)->kind, NBC__T_INT64);
+  nbc__type_why bwhy;
+  ASSERT_EQ(nbc__type_call_builtin("round", args, 1, NULL, &bwhy)->kind, NBC__T_INT64);
+  /* a failure's kind: no matching definition, or refused with a reason of its own */
+  args[0] = nbc__type_scalar(NBC__T_COMPLEX128);
+  ASSERT(nbc__type_call_builtin("int", args, 1, NULL, &bwhy) == NULL);
+  ASSERT_EQ(bwhy.kind, NBC__TYPE_NO_MATCH);
+  args[1] = f32;
+  ASSERT(nbc__type_call_builtin("max", args, 2, NULL, &bwhy) == NULL);
+  ASSERT_EQ(bwhy.kind, NBC__TYPE_REFUSED);
+  ASSERT_STREQ(bwhy.text, "min()/max() of complex numbers is not supported");
+  args[0] = nbc__type_scalar(NBC__T_FLOAT16);
+  ASSERT(nbc__type_call_builtin("bool", args, 1, NULL, &bwhy) == NULL);
+  ASSERT_EQ(bwhy.kind, NBC__TYPE_REFUSED);
+  args[0] = f32;
   ASSERT(nbc__type_math("nosuch", args, 1, NULL, &why) == NULL);
   ASSERT_STREQ(why, "unknown math function");
   ASSERT(nbc__type_math("sin", args, 2, NULL, &why) == NULL);

@@ -672,7 +672,7 @@ def test_numba_module_in_kernels(tmp_path):
     assert str(cuda.compile(m.cuda_types, "(float64,)")[1]) == "float32"
 
 
-# ---- numpy in kernels: the module, its dtypes, constants and ufuncs (numpy.c) -------------
+# ---- numpy in kernels: the module, its dtypes, constants and ufuncs (lib_numpy.c) ---------
 
 def test_numpy_module_dtypes_constants_and_ufuncs(tmp_path):
     np = pytest.importorskip("numpy")

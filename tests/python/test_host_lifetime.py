@@ -19,7 +19,7 @@ ORDERS = {
 
 
 @pytest.mark.parametrize("order", sorted(ORDERS))
-@pytest.mark.parametrize("make", ["pinned_array", "mapped_array"])
+@pytest.mark.parametrize("make", ["pinned_array", "mapped_array", "managed_array"])
 def test_host_array_outlives_close(cuda, run_py, make, order):
     p = run_py(f"""
         import gc
@@ -45,15 +45,16 @@ def test_host_array_outlives_close(cuda, run_py, make, order):
     assert p.stdout.strip() == "done", p.stderr
 
 
-def test_view_freed_after_close_then_new_memory(cuda, run_py):
+@pytest.mark.parametrize("make", ["pinned_array", "managed_array"])
+def test_view_freed_after_close_then_new_memory(cuda, run_py, make):
     # Freeing after the close must not free what the new context allocated at that address.
-    p = run_py("""
+    p = run_py(f"""
         import gc
         import numpy as np
         import nbcuda as cuda
-        olds = [cuda.pinned_array(4096, dtype=np.uint8) for _ in range(8)]
+        olds = [cuda.{make}(4096, dtype=np.uint8) for _ in range(8)]
         cuda.close()
-        news = [cuda.pinned_array(4096, dtype=np.uint8) for _ in range(8)]
+        news = [cuda.{make}(4096, dtype=np.uint8) for _ in range(8)]
         for n in news:
             n[:] = 3
         del olds

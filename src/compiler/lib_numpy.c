@@ -1,5 +1,7 @@
-/* numpy.c — NumPy in kernels: the names of the numpy module a kernel may use, numba's typing
- * of the ufuncs on scalars, and the lowering of the ufuncs that have no math equivalent.
+/* lib_numpy.c — the numpy namespace of the kernel language: the names of the numpy module a
+ * kernel may use, one table of its ufuncs (UFUNCS: a row each, with its loops, the math
+ * function or the operation computing it and how numba computes it on a complex number),
+ * numba's typing of the calls, and the lowering of the ufuncs that have no math equivalent.
  *
  * Numba users write `import numpy as np` and then `np.float32(x)`,
  * `cuda.shared.array(256, dtype=np.float32)`, `np.sqrt(x)`, `np.pi`. What each name means:
@@ -21,18 +23,21 @@
  * float32 (int16 casts safely to float32). Numba has no float16 loops; numba-cuda then fails
  * to lower float16 operands, so they are refused here, as are complex values.
  *
- * Lowering: infer_call.c records most ufuncs as the builtin that computes the same thing
+ * Calls: nbc__numpy_call types a ufunc on scalars with those loops and records it as the
+ * builtin that computes the same thing
  * (MATH "sqrt" with the argument converted to the loop's type, ABS, MIN/MAX on integers, a
  * conversion for floor of an integer). The float minimum/maximum/fmin/fmax propagate or
  * ignore NaN as numpy does, unlike Python's min/max: they are NBC__B_NUMPY calls lowered
  * here with the select sequences of numba's npyfuncs.np_real_{minimum,maximum,fmin,fmax}
- * _impl.
+ * _impl. Over arrays with an explicit output, and on complex numbers with numba's npyfuncs
+ * formulas, a ufunc is a call of generated kernel-language source (the end of this file).
+ * Adding a ufunc is a row of UFUNCS.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/compiler.h"
+#include "compiler/infer.h"
 #include "compiler/lower.h"
 
 /* ------------------------------------------------------------------------ the names --- */
@@ -135,71 +140,107 @@ typedef enum loops {
   LOOPS_DATES,  /* M->? m->?: isnat */
 } loops;
 
+/* How a ufunc is computed besides its loops (numpy.c's lowering, or the builtin it is
+ * recorded as): by its math function (the row's math, or a conversion of an integer for
+ * floor/ceil/trunc), as abs, minimum/maximum (NaN wins) and fmin/fmax (the number wins), as
+ * a bitwise operator (op), np.invert, np.conjugate, a comparison (op), a logical operator (op
+ * AND, OR, BITXOR or NOT, which is xor with true), or isnat. op is 0 for the others. */
+typedef enum how {
+  BY_MATH,
+  BY_ABS,
+  BY_MINIMUM,
+  BY_MAXIMUM,
+  BY_FMIN,
+  BY_FMAX,
+  BY_BITWISE,
+  BY_INVERT,
+  BY_CONJUGATE,
+  BY_COMPARE,
+  BY_LOGICAL,
+  BY_ISNAT,
+} how;
+
+/* numpy's ufuncs that kernels have:
+ *   U(name, alias, nin, loops, math, how, op, cmath, formula)
+ * name numpy's __name__, alias another numpy name of the same ufunc (or NULL), nin its
+ * inputs, loops which loops it has, math the math function computing it on the loop's float
+ * type (or NULL), how and op as above; on a complex number numba computes it with cmath's
+ * function cmath (or NULL), or with its own npyfuncs formula when formula is true
+ * (src/library/npyfuncs.py's _np_<name>). */
+#define UFUNCS(U)                                                                              \
+  U("sqrt", NULL, 1, FLOAT, "sqrt", BY_MATH, 0, "sqrt", false)                                 \
+  U("exp", NULL, 1, FLOAT, "exp", BY_MATH, 0, "exp", false)                                    \
+  U("exp2", NULL, 1, FLOAT, "exp2", BY_MATH, 0, NULL, true)                                    \
+  U("expm1", NULL, 1, FLOAT, "expm1", BY_MATH, 0, NULL, true)                                  \
+  U("log", NULL, 1, FLOAT, "log", BY_MATH, 0, "log", false)                                    \
+  U("log2", NULL, 1, FLOAT, "log2", BY_MATH, 0, NULL, true)                                    \
+  U("log10", NULL, 1, FLOAT, "log10", BY_MATH, 0, NULL, true)                                  \
+  U("log1p", NULL, 1, FLOAT, "log1p", BY_MATH, 0, NULL, true)                                  \
+  U("sin", NULL, 1, FLOAT, "sin", BY_MATH, 0, "sin", false)                                    \
+  U("cos", NULL, 1, FLOAT, "cos", BY_MATH, 0, "cos", false)                                    \
+  U("tan", NULL, 1, FLOAT, "tan", BY_MATH, 0, "tan", false)                                    \
+  U("arcsin", NULL, 1, FLOAT, "asin", BY_MATH, 0, "asin", false)                               \
+  U("arccos", NULL, 1, FLOAT, "acos", BY_MATH, 0, "acos", false)                               \
+  U("arctan", NULL, 1, FLOAT, "atan", BY_MATH, 0, "atan", false)                               \
+  U("sinh", NULL, 1, FLOAT, "sinh", BY_MATH, 0, NULL, true)                                    \
+  U("cosh", NULL, 1, FLOAT, "cosh", BY_MATH, 0, NULL, true)                                    \
+  U("tanh", NULL, 1, FLOAT, "tanh", BY_MATH, 0, NULL, true)                                    \
+  U("arcsinh", NULL, 1, FLOAT, "asinh", BY_MATH, 0, "asinh", false)                            \
+  U("arccosh", NULL, 1, FLOAT, "acosh", BY_MATH, 0, NULL, true)                                \
+  U("arctanh", NULL, 1, FLOAT, "atanh", BY_MATH, 0, "atanh", false)                            \
+  U("fabs", NULL, 1, FLOAT, "fabs", BY_MATH, 0, NULL, false)                                   \
+  U("deg2rad", NULL, 1, FLOAT, "radians", BY_MATH, 0, NULL, false)                             \
+  U("radians", NULL, 1, FLOAT, "radians", BY_MATH, 0, NULL, false)                             \
+  U("rad2deg", NULL, 1, FLOAT, "degrees", BY_MATH, 0, NULL, false)                             \
+  U("degrees", NULL, 1, FLOAT, "degrees", BY_MATH, 0, NULL, false)                             \
+  U("floor", NULL, 1, ALL, "floor", BY_MATH, 0, NULL, false)                                   \
+  U("ceil", NULL, 1, ALL, "ceil", BY_MATH, 0, NULL, false)                                     \
+  U("trunc", NULL, 1, ALL, "trunc", BY_MATH, 0, NULL, false)                                   \
+  U("absolute", "abs", 1, ALL, NULL, BY_ABS, 0, NULL, false)                                   \
+  U("isnan", NULL, 1, PRED, "isnan", BY_MATH, 0, "isnan", false)                               \
+  U("isinf", NULL, 1, PRED, "isinf", BY_MATH, 0, "isinf", false)                               \
+  U("isfinite", NULL, 1, PRED, "isfinite", BY_MATH, 0, "isfinite", false)                      \
+  U("minimum", NULL, 2, ALL, NULL, BY_MINIMUM, 0, NULL, false)                                 \
+  U("maximum", NULL, 2, ALL, NULL, BY_MAXIMUM, 0, NULL, false)                                 \
+  U("fmin", NULL, 2, ALL, NULL, BY_FMIN, 0, NULL, false)                                       \
+  U("fmax", NULL, 2, ALL, NULL, BY_FMAX, 0, NULL, false)                                       \
+  U("arctan2", NULL, 2, FLOAT, "atan2", BY_MATH, 0, NULL, false)                               \
+  U("hypot", NULL, 2, FLOAT, "hypot", BY_MATH, 0, NULL, false)                                 \
+  U("copysign", NULL, 2, FLOAT, "copysign", BY_MATH, 0, NULL, false)                           \
+  U("power", NULL, 2, NOBOOL, "pow", BY_MATH, 0, NULL, false)                                  \
+  U("bitwise_and", NULL, 2, INT, NULL, BY_BITWISE, NBC__OP_BITAND, NULL, false)                \
+  U("bitwise_or", NULL, 2, INT, NULL, BY_BITWISE, NBC__OP_BITOR, NULL, false)                  \
+  U("bitwise_xor", NULL, 2, INT, NULL, BY_BITWISE, NBC__OP_BITXOR, NULL, false)                \
+  U("invert", "bitwise_not", 1, INT, NULL, BY_INVERT, 0, NULL, false)                          \
+  U("left_shift", NULL, 2, SHIFT, NULL, BY_BITWISE, NBC__OP_LSHIFT, NULL, false)               \
+  U("right_shift", NULL, 2, SHIFT, NULL, BY_BITWISE, NBC__OP_RSHIFT, NULL, false)              \
+  U("conjugate", "conj", 1, NUMBER, NULL, BY_CONJUGATE, 0, NULL, false)                        \
+  U("greater", NULL, 2, PRED, NULL, BY_COMPARE, NBC__OP_GT, NULL, false)                       \
+  U("greater_equal", NULL, 2, PRED, NULL, BY_COMPARE, NBC__OP_GE, NULL, false)                 \
+  U("less", NULL, 2, PRED, NULL, BY_COMPARE, NBC__OP_LT, NULL, false)                          \
+  U("less_equal", NULL, 2, PRED, NULL, BY_COMPARE, NBC__OP_LE, NULL, false)                    \
+  U("equal", NULL, 2, PRED, NULL, BY_COMPARE, NBC__OP_EQ, NULL, false)                         \
+  U("not_equal", NULL, 2, PRED, NULL, BY_COMPARE, NBC__OP_NE, NULL, false)                     \
+  U("logical_and", NULL, 2, PRED, NULL, BY_LOGICAL, NBC__OP_AND, NULL, false)                  \
+  U("logical_or", NULL, 2, PRED, NULL, BY_LOGICAL, NBC__OP_OR, NULL, false)                    \
+  U("logical_xor", NULL, 2, PRED, NULL, BY_LOGICAL, NBC__OP_BITXOR, NULL, false)               \
+  U("logical_not", NULL, 1, PRED, NULL, BY_LOGICAL, NBC__OP_NOT, NULL, false)                  \
+  U("isnat", NULL, 1, DATES, NULL, BY_ISNAT, 0, NULL, false)
+
 static const struct ufunc {
-  const char *name;  /* numpy's __name__ */
-  const char *alias; /* another numpy name of the same ufunc, or NULL */
+  const char *name, *alias;
   int nin;
   loops loops;
-  const char *math; /* the math function computing it on the loop's float type, or NULL */
+  const char *math;
+  how how;
+  nbc__op op;
+  const char *cmath;
+  bool formula;
 } ufuncs[] = {
-    {"sqrt", NULL, 1, LOOPS_FLOAT, "sqrt"},
-    {"exp", NULL, 1, LOOPS_FLOAT, "exp"},
-    {"exp2", NULL, 1, LOOPS_FLOAT, "exp2"},
-    {"expm1", NULL, 1, LOOPS_FLOAT, "expm1"},
-    {"log", NULL, 1, LOOPS_FLOAT, "log"},
-    {"log2", NULL, 1, LOOPS_FLOAT, "log2"},
-    {"log10", NULL, 1, LOOPS_FLOAT, "log10"},
-    {"log1p", NULL, 1, LOOPS_FLOAT, "log1p"},
-    {"sin", NULL, 1, LOOPS_FLOAT, "sin"},
-    {"cos", NULL, 1, LOOPS_FLOAT, "cos"},
-    {"tan", NULL, 1, LOOPS_FLOAT, "tan"},
-    {"arcsin", NULL, 1, LOOPS_FLOAT, "asin"},
-    {"arccos", NULL, 1, LOOPS_FLOAT, "acos"},
-    {"arctan", NULL, 1, LOOPS_FLOAT, "atan"},
-    {"sinh", NULL, 1, LOOPS_FLOAT, "sinh"},
-    {"cosh", NULL, 1, LOOPS_FLOAT, "cosh"},
-    {"tanh", NULL, 1, LOOPS_FLOAT, "tanh"},
-    {"arcsinh", NULL, 1, LOOPS_FLOAT, "asinh"},
-    {"arccosh", NULL, 1, LOOPS_FLOAT, "acosh"},
-    {"arctanh", NULL, 1, LOOPS_FLOAT, "atanh"},
-    {"fabs", NULL, 1, LOOPS_FLOAT, "fabs"},
-    {"deg2rad", NULL, 1, LOOPS_FLOAT, "radians"},
-    {"radians", NULL, 1, LOOPS_FLOAT, "radians"},
-    {"rad2deg", NULL, 1, LOOPS_FLOAT, "degrees"},
-    {"degrees", NULL, 1, LOOPS_FLOAT, "degrees"},
-    {"floor", NULL, 1, LOOPS_ALL, "floor"},
-    {"ceil", NULL, 1, LOOPS_ALL, "ceil"},
-    {"trunc", NULL, 1, LOOPS_ALL, "trunc"},
-    {"absolute", "abs", 1, LOOPS_ALL, NULL},
-    {"isnan", NULL, 1, LOOPS_PRED, "isnan"},
-    {"isinf", NULL, 1, LOOPS_PRED, "isinf"},
-    {"isfinite", NULL, 1, LOOPS_PRED, "isfinite"},
-    {"minimum", NULL, 2, LOOPS_ALL, NULL},
-    {"maximum", NULL, 2, LOOPS_ALL, NULL},
-    {"fmin", NULL, 2, LOOPS_ALL, NULL},
-    {"fmax", NULL, 2, LOOPS_ALL, NULL},
-    {"arctan2", NULL, 2, LOOPS_FLOAT, "atan2"},
-    {"hypot", NULL, 2, LOOPS_FLOAT, "hypot"},
-    {"copysign", NULL, 2, LOOPS_FLOAT, "copysign"},
-    {"power", NULL, 2, LOOPS_NOBOOL, "pow"},
-    {"bitwise_and", NULL, 2, LOOPS_INT, NULL},
-    {"bitwise_or", NULL, 2, LOOPS_INT, NULL},
-    {"bitwise_xor", NULL, 2, LOOPS_INT, NULL},
-    {"invert", "bitwise_not", 1, LOOPS_INT, NULL},
-    {"left_shift", NULL, 2, LOOPS_SHIFT, NULL},
-    {"right_shift", NULL, 2, LOOPS_SHIFT, NULL},
-    {"conjugate", "conj", 1, LOOPS_NUMBER, NULL},
-    {"greater", NULL, 2, LOOPS_PRED, NULL},
-    {"greater_equal", NULL, 2, LOOPS_PRED, NULL},
-    {"less", NULL, 2, LOOPS_PRED, NULL},
-    {"less_equal", NULL, 2, LOOPS_PRED, NULL},
-    {"equal", NULL, 2, LOOPS_PRED, NULL},
-    {"not_equal", NULL, 2, LOOPS_PRED, NULL},
-    {"logical_and", NULL, 2, LOOPS_PRED, NULL},
-    {"logical_or", NULL, 2, LOOPS_PRED, NULL},
-    {"logical_xor", NULL, 2, LOOPS_PRED, NULL},
-    {"logical_not", NULL, 1, LOOPS_PRED, NULL},
-    {"isnat", NULL, 1, LOOPS_DATES, NULL},
+#define UFUNC_ROW_(name, alias, nin, loops, math, how, op, cmath, formula)                       \
+  {name, alias, nin, LOOPS_##loops, math, how, (nbc__op)op, cmath, formula},
+    UFUNCS(UFUNC_ROW_)
+#undef UFUNC_ROW_
 };
 
 static const struct ufunc *ufunc_find(const char *name) {
@@ -233,7 +274,7 @@ static bool can_cast_safe(const nbc__type *from, const nbc__type *to) {
   return nbc__type_is_signed(to) ? tb > fb : tb >= fb;
 }
 
-bool nbc__numpy_same_kind(const nbc__type *from, const nbc__type *to) {
+static bool same_kind(const nbc__type *from, const nbc__type *to) {
   if (nbc__type_equal(from, to) || from->kind == NBC__T_BOOL) return true;
   if (nbc__type_is_complex(to)) return nbc__type_is_number(from);
   if (nbc__type_is_float(to)) return nbc__type_is_int(from) || nbc__type_is_float(from);
@@ -268,8 +309,8 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
   }
   /* the comparisons and logical ufuncs have numpy's FF->? and DD->? loops: the first that
    * every argument casts to safely */
-  bool minmax = strcmp(u->name, "minimum") == 0 || strcmp(u->name, "maximum") == 0 ||
-                strcmp(u->name, "fmin") == 0 || strcmp(u->name, "fmax") == 0;
+  bool minmax = u->how == BY_MINIMUM || u->how == BY_MAXIMUM || u->how == BY_FMIN ||
+                u->how == BY_FMAX;
   if (any_complex && minmax) { /* FF->F, DD->D (numba's np_complex_maximum_impl...) */
     *ploop = nbc__type_scalar(c64 ? NBC__T_COMPLEX64 : NBC__T_COMPLEX128);
     return *ploop;
@@ -308,16 +349,14 @@ const nbc__type *nbc__type_numpy(const char *name, const nbc__type *const *args,
 
 /* What computes the ufunc on its loop's type, for infer_call.c: a math function, ABS,
  * MIN/MAX, a conversion (floor of an integer is the integer) or NUMPY (lowered below). */
-nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const char **pmath) {
+static nbc__builtin builtin_of(const char *name, const nbc__type *loop, const char **pmath) {
   const struct ufunc *u = ufunc_find(name);
   *pmath = NULL;
   if (!u) return NBC__B_NUMPY;
   bool fl = nbc__type_is_float(loop) || nbc__type_is_complex(loop);
-  if (strcmp(u->name, "absolute") == 0) return NBC__B_ABS;
-  if (strcmp(u->name, "minimum") == 0 || strcmp(u->name, "fmin") == 0)
-    return fl ? NBC__B_NUMPY : NBC__B_MIN;
-  if (strcmp(u->name, "maximum") == 0 || strcmp(u->name, "fmax") == 0)
-    return fl ? NBC__B_NUMPY : NBC__B_MAX;
+  if (u->how == BY_ABS) return NBC__B_ABS;
+  if (u->how == BY_MINIMUM || u->how == BY_FMIN) return fl ? NBC__B_NUMPY : NBC__B_MIN;
+  if (u->how == BY_MAXIMUM || u->how == BY_FMAX) return fl ? NBC__B_NUMPY : NBC__B_MAX;
   if (u->loops == LOOPS_ALL && !fl) return NBC__B_CAST; /* floor/ceil/trunc of an integer */
   if (!u->math) return NBC__B_NUMPY; /* the bitwise ufuncs and conjugate, lowered below */
   *pmath = u->math;
@@ -329,24 +368,19 @@ nbc__builtin nbc__numpy_builtin(const char *name, const nbc__type *loop, const c
 /* The bitwise ufuncs on their loop's type, with numba's integer operations (numbers.py's
  * int_and_impl... on the loop type: the shifts as the operators lower them, at the loop's
  * width); np.invert of a bool is `not`. np.conjugate of a real number is itself. */
-static nbc__lval lower_bitwise(nbc__lowerer *L, nbc__node *n, const char *name,
+static nbc__lval lower_bitwise(nbc__lowerer *L, nbc__node *n, const struct ufunc *u,
                                const nbc__type *rt) {
   nbc__lval a = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
-  if (strcmp(name, "conjugate") == 0)
+  if (u->how == BY_CONJUGATE)
     return nbc__type_is_complex(rt) ? nbc__lower_complex_conjugate(L, a) : a;
-  if (strcmp(name, "invert") == 0) {
+  if (u->how == BY_INVERT) {
     const char *x = nbc__lower_tmp(L);
     nbc__lower_emit(L, "%s = xor %s %s, %s", x, nbc__lower_ltype(L, rt), a.v,
                     rt->kind == NBC__T_BOOL ? "true" : "-1");
     return (nbc__lval){rt, x};
   }
-  nbc__op op = strcmp(name, "bitwise_and") == 0   ? NBC__OP_BITAND
-               : strcmp(name, "bitwise_or") == 0  ? NBC__OP_BITOR
-               : strcmp(name, "bitwise_xor") == 0 ? NBC__OP_BITXOR
-               : strcmp(name, "left_shift") == 0  ? NBC__OP_LSHIFT
-                                                  : NBC__OP_RSHIFT;
   nbc__lval b = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[1]), rt);
-  return nbc__lower_binop_values(L, n, op, a, n->list.items[1], b, rt);
+  return nbc__lower_binop_values(L, n, u->op, a, n->list.items[1], b, rt);
 }
 
 /* numba's np_complex_gt_impl... (NumPy's CGT, CGE, CLT, CLE of loops.c.src): complex numbers
@@ -390,21 +424,16 @@ static nbc__lval lower_predicate(nbc__lowerer *L, nbc__node *n, const struct ufu
   nbc__lval v[2];
   for (int k = 0; k < u->nin; k++)
     v[k] = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[k]), call->argtypes[k]);
-  const char *name = u->name, *x = NULL;
-  if (strncmp(name, "logical_", 8) == 0) {
+  const char *x = NULL;
+  if (u->how == BY_LOGICAL) {
     const char *a = nbc__lower_truth(L, v[0]), *b = u->nin > 1 ? nbc__lower_truth(L, v[1]) : NULL;
-    const char *op = strcmp(name, "logical_and") == 0  ? "and"
-                     : strcmp(name, "logical_or") == 0 ? "or"
-                                                       : "xor"; /* xor, and not: xor true */
+    const char *op = u->op == NBC__OP_AND  ? "and"
+                     : u->op == NBC__OP_OR ? "or"
+                                           : "xor"; /* xor, and not: xor true */
     x = nbc__lower_tmp(L);
     nbc__lower_emit(L, "%s = %s i1 %s, %s", x, op, a, b ? b : "true");
   } else {
-    nbc__op op = strcmp(name, "greater") == 0         ? NBC__OP_GT
-                 : strcmp(name, "greater_equal") == 0 ? NBC__OP_GE
-                 : strcmp(name, "less") == 0          ? NBC__OP_LT
-                 : strcmp(name, "less_equal") == 0    ? NBC__OP_LE
-                 : strcmp(name, "equal") == 0         ? NBC__OP_EQ
-                                                      : NBC__OP_NE;
+    nbc__op op = u->op;
     x = nbc__type_is_complex(v[0].type) && op != NBC__OP_EQ && op != NBC__OP_NE
             ? complex_order(L, n, op, v[0], v[1])
             : nbc__lower_compare_values(L, n, op, v[0], v[1]);
@@ -414,7 +443,7 @@ static nbc__lval lower_predicate(nbc__lowerer *L, nbc__node *n, const struct ufu
 
 /* np.minimum/maximum (NaN wins) and np.fmin/fmax (the number wins) on floats; the bitwise
  * ufuncs and conjugate (lower_bitwise); comparisons and logical ufuncs (lower_predicate). */
-nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
+nbc__lval nbc__numpy_lower(nbc__lowerer *L, nbc__node *n, const nbc__call *call) {
   const nbc__type *rt = call->ret;
   const char *name = call->name ? call->name : "?";
   const struct ufunc *u = ufunc_find(name);
@@ -427,7 +456,7 @@ nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
   if (u && u->loops == LOOPS_PRED && !u->math && n->list.count == u->nin)
     return lower_predicate(L, n, u, call);
   if (u && !u->math && u->loops != LOOPS_ALL && rt && n->list.count == u->nin)
-    return lower_bitwise(L, n, u->name, rt);
+    return lower_bitwise(L, n, u, rt);
   bool complex = rt && nbc__type_is_complex(rt);
   if (n->list.count != 2 || !rt || !(nbc__type_is_float(rt) || complex)) {
     nbc__lower_error(L, n, "numpy.%s of these types is not supported", name);
@@ -436,8 +465,8 @@ nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
   nbc__lval a = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[0]), rt);
   nbc__lval b = nbc__lower_convert(L, nbc__lower_expr(L, n->list.items[1]), rt);
   if (nbc__lower_failed(L)) return (nbc__lval){rt, "0"};
-  bool is_max = strcmp(name, "maximum") == 0 || strcmp(name, "fmax") == 0;
-  bool prefer_nan = strcmp(name, "maximum") == 0 || strcmp(name, "minimum") == 0;
+  bool is_max = u && (u->how == BY_MAXIMUM || u->how == BY_FMAX);
+  bool prefer_nan = u && (u->how == BY_MAXIMUM || u->how == BY_MINIMUM);
   const char *ty = nbc__lower_ltype(L, rt);
   const char *nan_of, *any_nan, *cmp;
   const char *nan_res = nbc__lower_tmp(L), *num_res = nbc__lower_tmp(L);
@@ -473,7 +502,7 @@ nbc__lval nbc__lower_numpy(nbc__lowerer *L, nbc__node *n, const nbc__call *call)
  * index then stays 0), else the thread raises numba's ValueError; numbers are used as they
  * are. The loops visit out in C order; each element is the scalar ufunc of the inputs'
  * elements, stored with the conversion of an assignment; out is returned. */
-const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
+static const char *ufunc_out_source(nbc__ctx *ctx, const char *name,
                                         const nbc__type *const *args, int nin, int out_ndim) {
   const struct ufunc *u = ufunc_find(name);
   if (!u || nin != u->nin || out_ndim < 1) return NULL;
@@ -524,15 +553,9 @@ const char *nbc__numpy_ufunc_out_source(nbc__ctx *ctx, const char *name,
 
 /* ----------------------------------------------------------- complex numbers (npyfuncs) --- */
 
-const char *nbc__numpy_complex_cmath(const char *ufunc) {
-  static const char *const names[][2] = {
-      {"exp", "exp"},       {"log", "log"},         {"sqrt", "sqrt"},     {"sin", "sin"},
-      {"cos", "cos"},       {"tan", "tan"},         {"arcsin", "asin"},   {"arccos", "acos"},
-      {"arctan", "atan"},   {"arcsinh", "asinh"},   {"arctanh", "atanh"}, {"isnan", "isnan"},
-      {"isinf", "isinf"},   {"isfinite", "isfinite"}};
-  for (size_t i = 0; ufunc && i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(names[i][0], ufunc) == 0) return names[i][1];
-  return NULL;
+static const char *complex_cmath(const char *ufunc) {
+  const struct ufunc *u = ufunc_find(ufunc);
+  return u ? u->cmath : NULL;
 }
 
 /* The ufuncs numba computes on a complex number with formulas of its own (its npyfuncs, NumPy's
@@ -540,17 +563,13 @@ const char *nbc__numpy_complex_cmath(const char *ufunc) {
  * the library kernel src/library/npyfuncs.py, a template whose @F@ and @C@ stand for the float
  * and complex types of the precision (float32 parts and constants for complex64, as numba's
  * ty.underlying_float). */
-static const char *const formulas[] = {"sinh", "cosh", "tanh", "arccosh", "exp2",
-                                       "log2", "log10", "expm1", "log1p"};
-
-bool nbc__numpy_complex_formula(const char *ufunc) {
-  for (size_t i = 0; ufunc && i < sizeof formulas / sizeof formulas[0]; i++)
-    if (strcmp(formulas[i], ufunc) == 0) return true;
-  return false;
+static bool complex_formula(const char *ufunc) {
+  const struct ufunc *u = ufunc_find(ufunc);
+  return u && u->formula;
 }
 
-const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64) {
-  if (!nbc__numpy_complex_formula(name)) return NULL;
+static const char *complex_source(nbc__ctx *ctx, const char *name, bool c64) {
+  if (!complex_formula(name)) return NULL;
   const char *const pairs[] = {"F", c64 ? "np.float32" : "np.float64",
                                "C", c64 ? "np.complex64" : "np.complex128", NULL};
   char *text = NULL;
@@ -558,4 +577,141 @@ const char *nbc__numpy_complex_source(nbc__ctx *ctx, const char *name, bool c64)
   const char *copy = nbc__arena_strdup(ctx->arena, text);
   free(text);
   return copy;
+}
+
+/* ------------------------------------------------------------------ the calls --- */
+
+/* A ufunc on a complex number that numba computes with its npyfuncs formulas: a call of the
+ * generated _np_<name> (below) for the number's type. */
+static const nbc__type *call_complex_formula(infer *I, nbc__node *n, const char *ufunc,
+                                             const nbc__type **types) {
+  bool c64 = types[0]->kind == NBC__T_COMPLEX64;
+  const char *src = complex_source(I->ctx, ufunc, c64);
+  nbc__global *G = nbc__infer_call_method_generated_function(
+      I, nbc__arena_printf(I->ctx->arena, "_np_%s", ufunc), src);
+  return G ? nbc__infer_call_user_python(I, n, G, types, 1) : NULL;
+}
+
+/* A ufunc over arrays, as numba-cuda runs one in a kernel: with an explicit output array
+ * (`np.sin(x, out)`, numpy's `out=` keyword too), which the call returns; numba's loop is
+ * chosen by the inputs' element types and its result must cast to out's dtype as numpy's
+ * 'same_kind' rule allows. The loops are ufunc_out_source's generated function. Without an
+ * output the call would allocate, which kernels cannot. */
+static const nbc__type *call_ufunc_arrays(infer *I, nbc__node *n, const char *name, int nin,
+                                          const nbc__type **types, int nargs) {
+  char what[64];
+  snprintf(what, sizeof what, "numpy.%s", name);
+  int npos = nbc__infer_call_positional(n);
+  if (npos < nargs) {
+    nbc__node *kw = n->list.items[npos];
+    if (strcmp(kw->str, "out") != 0 || npos != nin || nargs != nin + 1)
+      return UNSUPPORTED(I, kw,
+                         "%s(): keyword argument '%s' is not supported in kernels "
+                         "(only out=, after the inputs)",
+                         what, kw->str),
+             NULL;
+    n->list.items[npos] = kw->a; /* out= is the last positional argument */
+  }
+  if (nargs == nin)
+    return UNSUPPORTED(I, n,
+                       "%s() of arrays needs an output array in kernels, which cannot "
+                       "allocate one: %s(..., out)",
+                       what, what),
+           NULL;
+  if (nargs != nin + 1) return nbc__infer_call_arg_list_error(I, n, what, types, nargs);
+  const nbc__type *out = types[nin];
+  if (out->kind != NBC__T_ARRAY)
+    return TYPING(I, n, "ufunc '%s' called with an explicit output that is not an array", name),
+           NULL;
+  if (out->readonly)
+    return TYPING(I, n, "%s(): the output %s is read-only", what, nbc__infer_tname(I, out)),
+           NULL;
+  if (out->ndim < 1)
+    return UNSUPPORTED(I, n, "%s(): a 0-d output array is not supported in kernels", what),
+           NULL;
+  const nbc__type *elems[8];
+  for (int k = 0; k < nin; k++) {
+    elems[k] = types[k]->kind == NBC__T_ARRAY ? types[k]->dtype : types[k];
+    if (!elems[k] || !(nbc__type_is_number(elems[k]) || nbc__type_is_datetime(elems[k])))
+      return nbc__infer_call_arg_list_error(I, n, what, types, nargs);
+  }
+  const nbc__type *loop = NULL;
+  const char *why = NULL;
+  const nbc__type *r = NULL;
+  const struct ufunc *u = ufunc_find(name);
+  if (nin == 1 && nbc__type_is_complex(elems[0]) && u && (u->cmath || u->formula)) /* numba's */
+    r = u->loops == LOOPS_PRED ? T(NBC__T_BOOL) : elems[0];
+  else
+    r = nbc__type_numpy(name, elems, nin, &loop, &why);
+  if (!r && why) return UNSUPPORTED(I, n, "%s: %s", what, why), NULL;
+  if (!r || !nbc__type_is_number(out->dtype) || !same_kind(r, out->dtype))
+    return TYPING(I, n,
+                  "can't resolve ufunc %s for the types of %s (its %s result does not "
+                  "cast to the output's %s under numpy's 'same_kind' rule)",
+                  name, what, r ? nbc__infer_tname(I, r) : "missing",
+                  nbc__infer_tname(I, out->dtype)),
+           NULL;
+  const char *src = ufunc_out_source(I->ctx, name, types, nin, out->ndim);
+  nbc__global *G = nbc__infer_call_method_generated_function(I, "_ufunc", src);
+  return G ? nbc__infer_call_user_python(I, n, G, types, nargs) : NULL;
+}
+
+/* numpy.<ufunc> on scalars: numba's loop typing (below); the call is recorded as the
+ * builtin computing the same thing on the loop's type, each argument converted to it. */
+const nbc__type *nbc__numpy_call(infer *I, nbc__node *n, const char *name,
+                                 const nbc__type **types, int nargs) {
+  char what[64];
+  snprintf(what, sizeof what, "numpy.%s", name);
+  int nin = nbc__numpy_ufunc_nin(name);
+  const char *canonical = nbc__numpy_ufunc(name);
+  if (nargs == 1 && nin == 1 && nbc__type_is_complex(types[0]) &&
+      nbc__infer_call_positional(n) == 1) {
+    const char *cm = complex_cmath(canonical);
+    if (cm) return nbc__cmath_call(I, n, cm, types, 1);
+    if (complex_formula(canonical))
+      return call_complex_formula(I, n, canonical, types);
+  }
+  bool arrays = false;
+  for (int i = 0; i < nargs; i++)
+    arrays |= types[i]->kind == NBC__T_ARRAY;
+  if (nin && (arrays || nargs == nin + 1))
+    return call_ufunc_arrays(I, n, canonical, nin, types, nargs);
+  if (!nbc__infer_call_no_keywords(I, n, what)) return NULL;
+  const nbc__type *loop = NULL;
+  const char *why = NULL;
+  const nbc__type *r = nbc__type_numpy(name, types, nargs, &loop, &why);
+  if (!r) {
+    if (why) return UNSUPPORTED(I, n, "%s: %s", what, why), NULL;
+    return nbc__infer_call_arg_list_error(I, n, what, types, nargs);
+  }
+  const char *math = NULL;
+  nbc__builtin b = builtin_of(name, loop, &math);
+  return nbc__infer_call_record_each(I, n, b, b == NBC__B_MATH ? math : name, nargs, loop, r);
+}
+
+/* numpy.dtype(x) as numba types it: x a string naming a type kernels have ("float32", "f4",
+ * "<i8", "M8[D]") or a type (np.float32), giving that type as a value (a dtype argument of
+ * cuda.local.array, a.view, a.astype...); it has no run-time value. */
+const nbc__type *nbc__numpy_call_dtype(infer *I, nbc__node *n) {
+  if (!nbc__infer_call_no_keywords(I, n, "numpy.dtype")) return NULL;
+  nbc__node *a = n->list.count == 1 ? n->list.items[0] : NULL;
+  const nbc__type *arg = a && a->kind != NBC__N_STR ? nbc__infer_expr(I, a) : NULL;
+  if (a && a->kind != NBC__N_STR && !arg) return NULL; /* reported */
+  const nbc__type *t = !a                           ? NULL
+                       : a->kind == NBC__N_STR      ? nbc__numpy_dtype_string(a->str)
+                       : is_kind(arg, NBC__T_DTYPE) ? arg->dtype
+                                                    : NULL;
+  if (!t) {
+    if (a && a->kind == NBC__N_STR)
+      return TYPING(I, n,
+                    "numpy.dtype('%s'): not a type kernels have (numbers, booleans and "
+                    "datetime64/timedelta64 are)",
+                    a->str ? a->str : ""),
+             NULL;
+    return TYPING(I, n,
+                  "numpy.dtype() takes one string literal (\"float32\", \"f4\") or "
+                  "type (np.float32)"),
+           NULL;
+  }
+  return nbc__type_special(I->ctx, NBC__T_DTYPE, nbc__type_name(I->ctx, t), t);
 }
