@@ -310,7 +310,7 @@ static void dump_expr(nbc__buf *out, const nbc__node *n) {
     return;
   case NBC__N_OTHER_EXPR:
     nbc__buf_printf(out, "(other '%.*s')", n->tok ? n->tok->len : 1,
-                    n->tok ? n->tok->start : "?");
+                    n->tok ? nbc__tok_start(n->tok) : "?");
     return;
   case NBC__N_ELLIPSIS:
     nbc__buf_puts(out, "...");
@@ -456,7 +456,7 @@ static void dump_stmt(nbc__buf *out, const nbc__node *n, int indent) {
     return;
   case NBC__N_OTHER_STMT:
     nbc__buf_printf(out, "(other '%.*s'", n->tok ? n->tok->len : 1,
-                    n->tok ? n->tok->start : "?");
+                    n->tok ? nbc__tok_start(n->tok) : "?");
     if (n->str) nbc__buf_printf(out, " %s", n->str);
     dump_body(out, &n->body, indent + 2);
     nbc__buf_puts(out, ")");

@@ -379,7 +379,8 @@ static nbc_status_t compile_pipeline(const nbc_source_t *source, const char *nam
   }
   module = nbc__module_load_lenient(&ctx, file);
   if (!module) goto fail;
-  def = nbc__module_function(module, name);
+  def = nbc__module_function_parsed(&ctx, module, name);
+  if (!def && ctx.status != NBC_OK) goto fail;
   const char *what = NULL;
   const nbc__node *other = nbc__module_non_function(module, name, &what);
   if (other) {

@@ -134,7 +134,8 @@ typedef enum nbc__tok_kind {
  * the array lives as long as the compilation. A literal's value and a string's contents
  * share one slot (no token has both); kind and the INT flags are bit-fields. */
 typedef struct nbc__token {
-  const char *start; /* into file->text */
+  /* 32 bytes: the array of a file's tokens is the largest part of the memory loading it
+   * takes (a token per 2.4 bytes of source, kept as long as the compile). */
   const nbc__file *file;
   union {
     union {
@@ -143,12 +144,23 @@ typedef struct nbc__token {
     } value;
     const char *str; /* STRING: decoded contents (arena); f-strings: the raw text */
   };
-  int line, col; /* 1-based, in file->text */
-  int len;
+  uint32_t offset;   /* of its text in file->text (nbc__tok_start) */
+  int line, col;     /* 1-based, in file->text */
+  unsigned len : 26; /* bytes; at most NBC__TOKEN_MAX_LEN */
   unsigned kind : 4; /* an nbc__tok_kind */
   unsigned big : 1;  /* INT that does not fit int64 (not a lexing error) */
   unsigned huge : 1; /* INT that does not fit uint64 either */
 } nbc__token;
+
+/* The longest token (a string literal) and the largest file (its offsets are 32 bits) the
+ * tokenizer takes; past either it reports an error. */
+#define NBC__TOKEN_MAX_LEN ((1 << 26) - 1)
+#define NBC__LEX_MAX_SIZE ((size_t)UINT32_MAX)
+
+/* The token's text in its file (len bytes, not NUL-terminated). */
+static inline const char *nbc__tok_start(const nbc__token *tok) {
+  return tok->file->text + tok->offset;
+}
 
 /* diag.c: the line of tok as the user's file numbers it (file->first_line is where the
  * source given to the compiler starts in that file); 0 for NULL. */
@@ -237,12 +249,15 @@ typedef struct nbc__list {
  * set, with that message (an integer literal beyond 64 bits). IMPORT, IMPORT_FROM and TRY
  * in a function body are likewise refused by infer.c; closure.c lifts nested FUNCDEFs out. */
 struct nbc__node {
-  /* The fields are ordered so that the struct has no padding (184 bytes). */
+  /* The fields are ordered so that the struct has no padding but 1 byte (184 bytes). */
   nbc__node_kind kind;
   nbc__op op;
   int var;     /* filled by infer.c: NAME: index of the local variable, or -1 */
   bool big;    /* INT: see above */
   bool vararg; /* FUNCDEF params: the `*args` parameter (the last one) */
+  /* FUNCDEF of a loaded module's top level whose body is not parsed yet: info is the
+   * body's first token, value.i the parser's depth there (nbc__parse_body) */
+  bool body_deferred;
   const nbc__token *tok; /* position for diagnostics */
   nbc__op *ops;          /* COMPARE: one per comparison */
   nbc__node *a, *b, *c;
@@ -264,6 +279,13 @@ struct nbc__node {
 /* Parses a whole module (all statements; syntax outside the kernel language is kept as
  * OTHER_* nodes, see above). Returns the MODULE node, or NULL after a syntax error. */
 nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count);
+/* The same, leaving the bodies of the functions defined outside any function unparsed once
+ * checked for syntax errors (body_deferred): what loading a module does, so that memory
+ * holds the trees of the functions compiled, not of the whole file. */
+nbc__node *nbc__parse_module_deferred(nbc__ctx *ctx, const nbc__token *tokens, int count);
+/* Parses def's deferred body (from the tokens, which live as long as the module): true at
+ * once when it is parsed already; false (reported: out of memory) on failure. */
+bool nbc__parse_body(nbc__ctx *ctx, nbc__node *def);
 /* desugar.c: rewrites the function's `for` loops over arrays, enumerate() and zip() into
  * range loops (see there); false (out of memory reported) on failure. */
 /* What desugar.c needs to unroll `for v in literal_unroll(t)`: the number of items of t when
@@ -281,6 +303,8 @@ bool nbc__desugar_loops(nbc__ctx *ctx, nbc__node *def, const nbc__desugar_env *e
  * branches on constant conditions, statements after a jump), applied to a parsed module;
  * false (out of memory reported) on failure. */
 bool nbc__fold_module(nbc__ctx *ctx, nbc__node *module);
+/* The same for the body of a function (one parsed after its module, nbc__parse_body). */
+bool nbc__fold_function(nbc__ctx *ctx, nbc__node *def);
 /* Whether an array index item, once typed, is None (np.newaxis): neither a slice nor an
  * ellipsis, and of type none (ast.c). */
 bool nbc__index_is_newaxis(const nbc__node *item);
@@ -692,8 +716,11 @@ typedef struct nbc__module {
   const nbc__file *file;
   nbc__node *ast;                /* MODULE */
   nbc__arena *arena;             /* where the module lives */
-  struct nbc__binding *bindings; /* what each global name means (resolve.c) */
+  struct nbc__binding *bindings; /* what each global name means (resolve.c), in the order
+                                    the names were first bound */
   int nbindings, capbindings;
+  int *index;   /* open addressing over bindings: 1 + a binding's position, 0 for none */
+  int capindex; /* a power of two, more than twice nbindings */
 } nbc__module;
 
 /* Lexes and parses a file into a module; a syntax error anywhere fails the load. */
@@ -715,8 +742,17 @@ bool nbc__uninit_check(nbc__ctx *ctx, nbc__node *def);
  * false otherwise. A NULL name stands for the file's first such statement. */
 bool nbc__module_report_unparsed(nbc__ctx *ctx, const nbc__module *module, const char *name,
                                  bool reached);
-/* The FUNCDEF of a top-level (or the only) function called name, or NULL. */
+/* The FUNCDEF of a top-level (or the only) function called name, or NULL; its body parsed
+ * and folded on this first request (the load leaves it for later, nbc__parse_module_deferred).
+ * The _parsed form reports a failure to parse it (out of memory) in ctx: NULL with ctx's
+ * status set. */
 nbc__node *nbc__module_function(const nbc__module *module, const char *name);
+nbc__node *nbc__module_function_parsed(nbc__ctx *ctx, const nbc__module *module,
+                                       const char *name);
+/* Parses (and folds) every function body the load left unparsed, so that module->ast is the
+ * whole tree nbc__parse_module and nbc__fold_module make (tests, the fuzz target's dumps);
+ * false (reported in ctx) on failure. */
+bool nbc__module_parse_bodies(nbc__ctx *ctx, nbc__module *module);
 /* The top-level statement that last binds name to something other than a plain def (an async
  * def, a class, a lambda, or another value assigned to a name no def bound before, as
  * `f = cuda.jit(f)` keeps f a function), what that is in *pwhat ("an async function",
@@ -979,6 +1015,9 @@ bool nbc__lower(nbc__ctx *ctx, const nbc__program *program, nbc__buf *out);
  * cannot be had, else the caller's own) and waits for it; on such a thread already, runs it
  * directly. The per-thread last error fn leaves is on that thread: carry it back. */
 void nbc__stack_run(void (*fn)(void *), void *arg);
+/* Whether the calling thread is one nbc__stack_run made and has used more than half its
+ * stack (false on any other thread). Inference types no further nested callee past it. */
+bool nbc__stack_half_used(void);
 
 /* ========================================================================= nvvm.c === */
 /* libNVVM, loaded once per process (NBCUDA_NVVM, CUDA_HOME/CUDA_PATH, /usr/local/cuda,

@@ -385,3 +385,8 @@ bool nbc__fold_module(nbc__ctx *ctx, nbc__node *module) {
   folder F = {ctx};
   return fold_body(&F, &module->body, module->tok);
 }
+
+bool nbc__fold_function(nbc__ctx *ctx, nbc__node *def) {
+  folder F = {ctx};
+  return fold_body(&F, &def->body, def->tok);
+}

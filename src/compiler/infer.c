@@ -219,10 +219,16 @@ static int unbound_param(infer *I, nbc__list *top, nbc__node *s, const char *nam
   int v = nbc__infer_var_find(I, name);
   if (v < 0 || !I->fn->vars[v].is_param || !I->fn->vars[v].type) return -1;
   const nbc__node *unused;
-  int all = nbc__infer_expr_local_bindings(top, name, &unused);
+  int all = I->bind_top == top && strcmp(I->bind_name, name) == 0
+                ? I->bind_count
+                : nbc__infer_expr_local_bindings(top, name, &unused);
+  I->bind_top = top;
+  I->bind_name = name;
+  I->bind_count = all;
+  if (all == 0) return v; /* bound nowhere: not in s's branches either */
   int inside = nbc__infer_expr_local_bindings(&s->body, name, &unused) +
                nbc__infer_expr_local_bindings(&s->orelse, name, &unused);
-  return all != inside || (all && in_loop) ? -1 : v;
+  return all != inside || in_loop ? -1 : v;
 }
 
 /* Whether c calls Python's builtin `name` with nargs arguments: not a parameter, a local or
@@ -368,6 +374,7 @@ static bool prune_literal_ifs(infer *I, nbc__list *top, nbc__list *body, bool in
     int known = c ? param_isinstance(I, top, s, c, in_loop) : -1;
     if (known < 0 && c) known = param_const_compare(I, top, s, (nbc__node *)c, in_loop);
     if (known >= 0) { /* numba prunes the other branch: the if is its taken branch */
+      I->bind_top = NULL; /* the bindings counted may have gone with the other branch */
       if (!splice(I->ctx, body, i, (known != 0) != negate ? &s->body : &s->orelse)) {
         nbc__diag_oom(I->ctx);
         I->failed = true;
@@ -385,6 +392,7 @@ static bool prune_literal_ifs(infer *I, nbc__list *top, nbc__list *body, bool in
         s->orelse.count = 0;
       else
         s->body.count = 0;
+      I->bind_top = NULL;
     }
     bool loop = in_loop || s->kind == NBC__N_FOR || s->kind == NBC__N_WHILE;
     decided |= prune_literal_ifs(I, top, &s->body, loop);
@@ -541,7 +549,9 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     if (f->module == module && f->name && strcmp(f->name, def->str) == 0 && !f->is_entry &&
         !is_entry && same_args(f, args, literals, nargs))
       return f;
-  if (P->depth == 64) {
+  /* Each nested callee is typed on the stack of its caller's walk: 64 of them, or fewer when
+   * their expressions are deep enough to fill half the compile's stack (stack.c). */
+  if (P->depth == 64 || (P->depth > 0 && nbc__stack_half_used())) {
     if (caller) TYPING(caller, call_site, "calls nested too deeply");
     return NULL;
   }
@@ -622,7 +632,9 @@ nbc__func *nbc__infer_specialise(inferp *P, const nbc__module *module, nbc__node
     p->var = v;
     p->type = fn->vars[v].type;
   }
-  if (prune_literal_ifs(&I, &clone->body, &clone->body, false) && !nbc__ssa_split(ctx, clone))
+  bool pruned = prune_literal_ifs(&I, &clone->body, &clone->body, false);
+  I.bind_top = NULL; /* the pruning's count of bindings is its own (ssa.c renames next) */
+  if (pruned && !nbc__ssa_split(ctx, clone))
     I.failed = true;
   if (I.failed) return NULL;
   collect_locals(&I, &clone->body);

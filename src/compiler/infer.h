@@ -48,6 +48,11 @@ typedef struct infer {
   nbc__names var_index;   /* each variable's index in fn->vars, by name */
   struct bindings *binds; /* infer.c: each variable's bindings, built at the first need */
   int nbinds;
+  /* infer.c's dead branch pruning: how many times the name bind_name is bound in bind_top,
+   * while no branch has been pruned since it was counted (an elif chain asks it per link) */
+  const nbc__list *bind_top;
+  const char *bind_name;
+  int bind_count;
   bool changed;
   bool final; /* the last walk: record everything, report errors */
   bool failed;

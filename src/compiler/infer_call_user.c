@@ -84,7 +84,7 @@ static nbc__node *function_def(infer *I, nbc__node *n, nbc__global *G,
   if (def) return nbc__infer_check_params(I->ctx, I, def) ? def : NULL;
   bool same = !G->g.source || (module && module->file && module->file->text &&
                                strcmp(G->g.source, module->file->text) == 0);
-  if (same && module) def = nbc__module_function(module, G->g.name);
+  if (same && module) def = nbc__module_function_parsed(I->ctx, module, G->g.name);
   if (!def && G->g.source) {
     /* Another source: load it once per compilation. */
     nbc__module *m = NULL;
@@ -110,9 +110,14 @@ static nbc__node *function_def(infer *I, nbc__node *n, nbc__global *G,
       I->P->modules = ms;
     }
     *pmodule = m;
-    def = nbc__module_function(m, G->g.name);
-    if (!def && nbc__module_report_unparsed(I->ctx, m, G->g.name, false))
+    def = nbc__module_function_parsed(I->ctx, m, G->g.name);
+    if (!def && I->ctx->status == NBC_OK &&
+        nbc__module_report_unparsed(I->ctx, m, G->g.name, false))
       return I->failed = true, NULL; /* its own text does not parse */
+  }
+  if (!def && I->ctx->status != NBC_OK) {
+    I->failed = true;
+    return NULL;
   }
   if (!def) return TYPING(I, n, "cannot find the source of function '%s'", G->g.name), NULL;
   return nbc__infer_check_params(I->ctx, I, def) ? def : NULL;

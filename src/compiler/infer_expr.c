@@ -754,7 +754,7 @@ static const nbc__type *expr_inner(infer *I, nbc__node *n) {
            NULL;
   default: {
     if (n->kind == NBC__N_OTHER_EXPR && n->str) return UNSUPPORTED(I, n, "%s", n->str), NULL;
-    const char *what = n->tok && n->tok->len > 0 ? n->tok->start : "?";
+    const char *what = n->tok && n->tok->len > 0 ? nbc__tok_start(n->tok) : "?";
     int len = n->tok ? n->tok->len : 1;
     return UNSUPPORTED(I, n, "unsupported expression: '%.*s'", len, what), NULL;
   }

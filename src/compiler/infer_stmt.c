@@ -461,13 +461,13 @@ static void stmt(infer *I, nbc__node *s) {
     return;
   case NBC__N_IMPORT:
   case NBC__N_IMPORT_FROM: /* named by their keyword: 'import' or 'from' */
-    UNSUPPORTED(I, s, "unsupported statement: '%.*s'", s->tok->len, s->tok->start);
+    UNSUPPORTED(I, s, "unsupported statement: '%.*s'", s->tok->len, nbc__tok_start(s->tok));
     return;
   case NBC__N_TRY:
     UNSUPPORTED(I, s, "unsupported statement: 'try'");
     return;
   default: {
-    const char *what = s->tok && s->tok->len > 0 ? s->tok->start : "?";
+    const char *what = s->tok && s->tok->len > 0 ? nbc__tok_start(s->tok) : "?";
     int len = s->tok ? s->tok->len : 1;
     UNSUPPORTED(I, s, "unsupported statement: '%.*s'", len, what);
     return;

@@ -158,10 +158,11 @@ const char *nbc__tok_kind_name(nbc__tok_kind kind) {
 bool nbc__tok_is(const nbc__token *tok, const char *s) {
   /* The parser asks this many times per token: reject on the first byte before anything
    * else. */
-  if ((tok->kind != NBC__TOK_OP && tok->kind != NBC__TOK_KEYWORD) || tok->start[0] != s[0])
-    return false;
+  if (tok->kind != NBC__TOK_OP && tok->kind != NBC__TOK_KEYWORD) return false;
+  const char *text = nbc__tok_start(tok);
+  if (text[0] != s[0]) return false;
   int i = 1;
-  while (i < tok->len && s[i] && tok->start[i] == s[i])
+  while (i < tok->len && s[i] && text[i] == s[i])
     i++;
   return i == tok->len && s[i] == '\0';
 }
@@ -205,13 +206,17 @@ static nbc__token *push(lexer *lx, nbc__tok_kind kind, const char *start, int le
     lx->toks = toks;
     lx->cap = cap;
   }
+  if (len > NBC__TOKEN_MAX_LEN)
+    return ERR(lx, start, "a token of %d bytes: at most %d bytes are allowed", len,
+               NBC__TOKEN_MAX_LEN),
+           NULL;
   nbc__token *t = &lx->toks[lx->count++];
   t->value.i = 0;
   t->str = NULL;
   t->big = t->huge = false;
   t->kind = kind;
-  t->start = start;
-  t->len = len;
+  t->offset = (uint32_t)(start - lx->file->text);
+  t->len = (unsigned)len;
   t->line = lx->line;
   t->col = col_of(lx, start);
   t->file = lx->file;
@@ -452,7 +457,7 @@ static bool decode_escapes(lexer *lx, nbc__token *t, const char *s, const char *
   nbc__buf b;
   nbc__buf_init(&b, lx->ctx->arena);
   int line = t->line;
-  const char *ls = t->start - (t->col - 1); /* line start of the token */
+  const char *ls = nbc__tok_start(t) - (t->col - 1); /* line start of the token */
   for (const char *p = s; p < e;) {
     const char *run = p;
     while (p < e && *p != '\\')
@@ -823,6 +828,12 @@ static bool lex_all(lexer *lx) {
 }
 
 nbc__token *nbc__lex(nbc__ctx *ctx, const nbc__file *file, int *pcount) {
+  if (file->size > NBC__LEX_MAX_SIZE) {
+    nbc__diag_error(ctx, NBC_SYNTAX_ERROR, file, 1, 1,
+                    "a source of %zu bytes: at most %zu bytes are allowed", file->size,
+                    NBC__LEX_MAX_SIZE);
+    return NULL;
+  }
   lexer lx;
   memset(&lx, 0, sizeof lx);
   lx.ctx = ctx;
@@ -878,7 +889,7 @@ void nbc__lex_dump(nbc__buf *out, const nbc__token *tokens, int count) {
     case NBC__TOK_IMAG:
     case NBC__TOK_STRING:
       nbc__buf_puts(out, " '");
-      dump_escaped(out, t->start, (size_t)t->len);
+      dump_escaped(out, nbc__tok_start(t), (size_t)t->len);
       nbc__buf_puts(out, "'");
       break;
     default:

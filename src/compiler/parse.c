@@ -27,7 +27,7 @@
 
 #include "compiler/parse.h"
 
-enum { MAX_DEPTH = 1000 };
+enum { MAX_DEPTH = 10000 };
 
 static bool statement(parser *p, vec *out);
 static bool block(parser *p, vec *out, const char *what, const nbc__token *kw);
@@ -52,7 +52,7 @@ const char *nbc__parse_describe(parser *p, const nbc__token *t) {
     break;
   }
   const char *s =
-      nbc__arena_printf(p->ctx->arena, "'%.*s'", t->len > 24 ? 24 : t->len, t->start);
+      nbc__arena_printf(p->ctx->arena, "'%.*s'", t->len > 24 ? 24 : t->len, nbc__tok_start(t));
   return s ? s : "token";
 }
 
@@ -62,7 +62,7 @@ static void *error_status(parser *p, nbc_status_t status, const nbc__token *t, c
   char msg[512];
   vsnprintf(msg, sizeof msg, fmt, ap);
   int line = t->line, col = t->col;
-  if (t->file && t->start == t->file->text + t->file->size && t->len == 0) {
+  if (t->file && t->offset == t->file->size && t->len == 0) {
     /* Nothing to show at the end of the file: point just after the last real token. */
     const nbc__token *q = t;
     while (q->line > 1 && q > p->first && q->kind != NBC__TOK_NAME && q->kind != NBC__TOK_OP &&
@@ -142,7 +142,7 @@ bool nbc__parse_push(parser *p, vec *v, nbc__node *n) {
 }
 
 const char *nbc__parse_tok_text(parser *p, const nbc__token *t) {
-  const char *s = nbc__arena_strndup(p->ctx->arena, t->start, (size_t)t->len);
+  const char *s = nbc__arena_strndup(p->ctx->arena, nbc__tok_start(t), (size_t)t->len);
   if (!s) nbc__parse_oom(p);
   return s;
 }
@@ -222,7 +222,7 @@ static const char *dotted_name(parser *p, const char *context) {
     if (!is_kind(p, NBC__TOK_NAME))
       return nbc__parse_syntax(p, p->tok, "expected a module name %s, found %s", context,
                                nbc__parse_describe(p, p->tok));
-    nbc__buf_append(&b, p->tok->start, (size_t)p->tok->len);
+    nbc__buf_append(&b, nbc__tok_start(p->tok), (size_t)p->tok->len);
     advance(p);
     if (!is(p, ".")) break;
     advance(p);
@@ -280,7 +280,7 @@ static nbc__node *import_from(parser *p) {
   nbc__buf b;
   nbc__buf_init(&b, p->ctx->arena);
   while (is(p, ".") || is(p, "...")) {
-    nbc__buf_append(&b, p->tok->start, (size_t)p->tok->len);
+    nbc__buf_append(&b, nbc__tok_start(p->tok), (size_t)p->tok->len);
     advance(p);
   }
   if (!is(p, "import") || b.len == 0) {
@@ -355,7 +355,8 @@ static nbc__node *simple_stmt(parser *p) {
   const nbc__token *t = p->tok;
   if (accept(p, "pass")) return nbc__parse_new_node(p, NBC__N_PASS, t);
   if (is(p, "break") || is(p, "continue")) {
-    if (!p->in_loop) return nbc__parse_syntax(p, t, "'%.*s' outside loop", t->len, t->start);
+    if (!p->in_loop)
+      return nbc__parse_syntax(p, t, "'%.*s' outside loop", t->len, nbc__tok_start(t));
     advance(p);
     return nbc__parse_new_node(p, nbc__tok_is(t, "break") ? NBC__N_BREAK : NBC__N_CONTINUE, t);
   }
@@ -446,6 +447,28 @@ static bool block(parser *p, vec *out, const char *what, const nbc__token *kw) {
   p->depth--;
   if (is_kind(p, NBC__TOK_DEDENT)) advance(p);
   return true;
+}
+
+/* A top-level function's body, parsed to find its syntax errors into an arena of its own,
+ * then dropped: the module keeps where it starts, and nbc__parse_body parses it again when
+ * the function is compiled. Most functions of a file never are (one kernel and what it
+ * calls), and their trees are most of the memory loading a file takes (184 bytes a node,
+ * some twenty nodes for a four-line function). The errors and the tree are the same either
+ * way: the same tokens go through the same rules from the same state. */
+static bool checked_block(parser *p, const nbc__token *kw) {
+  nbc__ctx *ctx = p->ctx, scratch = *ctx;
+  if (!ctx->diag.data) nbc__buf_init(&ctx->diag, ctx->arena);
+  scratch.diag = ctx->diag; /* errors are kept in the module's arena, not the scratch one */
+  scratch.arena = nbc__arena_create();
+  if (!scratch.arena) return nbc__parse_oom(p), false;
+  p->ctx = &scratch;
+  vec body = {0};
+  bool ok = block(p, &body, "function definition", kw);
+  p->ctx = ctx;
+  nbc__arena_destroy(scratch.arena);
+  scratch.arena = ctx->arena;
+  *ctx = scratch;
+  return ok;
 }
 
 /* The ':' that opens a block. */
@@ -671,9 +694,15 @@ static nbc__node *function_def(parser *p, vec decorators) {
   if (accept(p, "->") && !nbc__parse_expression(p)) return NULL;
   if (!colon(p, "the function signature")) return NULL;
   int saved_loop = p->in_loop;
+  bool defer = p->defer && !p->in_func;
+  if (defer) {
+    n->body_deferred = true;
+    n->info = (void *)p->tok;
+    n->value.i = p->depth;
+  }
   p->in_func++;
   p->in_loop = 0;
-  bool ok = block(p, &body, "function definition", kw);
+  bool ok = defer ? checked_block(p, kw) : block(p, &body, "function definition", kw);
   p->in_func--;
   p->in_loop = saved_loop;
   if (!ok) return NULL;
@@ -755,7 +784,8 @@ static nbc__node *decorated(parser *p) {
  * and ':' last, which no simple statement is. */
 static bool is_match_stmt(parser *p) {
   const nbc__token *m = p->tok;
-  if (m->kind != NBC__TOK_NAME || m->len != 5 || memcmp(m->start, "match", 5) != 0) return false;
+  if (m->kind != NBC__TOK_NAME || m->len != 5 || memcmp(nbc__tok_start(m), "match", 5) != 0)
+    return false;
   const nbc__token *t = p->tok + 1, *last = NULL;
   for (int depth = 0; t->kind != NBC__TOK_EOF; t++) {
     if (depth == 0 && t->kind == NBC__TOK_NEWLINE) break;
@@ -828,8 +858,10 @@ static bool statement(parser *p, vec *out) {
   return simple_stmts(p, out);
 }
 
-/* module: statement* ENDMARKER */
-nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count) {
+/* module: statement* ENDMARKER
+ * With defer, the bodies of functions defined outside any function are checked and left
+ * unparsed (checked_block); nbc__parse_body parses one. */
+static nbc__node *module(nbc__ctx *ctx, const nbc__token *tokens, int count, bool defer) {
   if (!tokens || count < 1 || tokens[count - 1].kind != NBC__TOK_EOF) {
     NBC__BUG(ctx, "token array without an EOF token");
     return NULL;
@@ -838,6 +870,7 @@ nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count)
   p->ctx = ctx;
   p->tok = tokens;
   p->first = tokens;
+  p->defer = defer;
   nbc__node *module = nbc__parse_new_node(p, NBC__N_MODULE, tokens);
   if (!module) return NULL;
   vec body = {0};
@@ -853,4 +886,32 @@ nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count)
   }
   module->body = to_list(body);
   return module;
+}
+
+nbc__node *nbc__parse_module(nbc__ctx *ctx, const nbc__token *tokens, int count) {
+  return module(ctx, tokens, count, false);
+}
+
+nbc__node *nbc__parse_module_deferred(nbc__ctx *ctx, const nbc__token *tokens, int count) {
+  return module(ctx, tokens, count, true);
+}
+
+bool nbc__parse_body(nbc__ctx *ctx, nbc__node *def) {
+  if (!def->body_deferred) return true;
+  parser ps = {0}, *p = &ps;
+  p->ctx = ctx;
+  p->tok = def->info;
+  p->first = def->info;
+  p->depth = (int)def->value.i;
+  p->in_func = 1;
+  vec body = {0};
+  if (!block(p, &body, "function definition", def->tok)) {
+    if (!failed(p)) NBC__BUG(ctx, "parser failed without a diagnostic");
+    return false;
+  }
+  def->body = to_list(body);
+  def->body_deferred = false;
+  def->info = NULL;
+  def->value.i = 0;
+  return true;
 }

@@ -19,6 +19,7 @@ typedef struct parser {
   int powers;              /* `**` links of the chain being parsed (parse_expr.c) */
   int in_func;             /* > 0 inside a function body */
   int in_loop;             /* > 0 inside a loop of the current function */
+  bool defer;              /* leave top-level function bodies unparsed (see parse.c) */
 } parser;
 
 /* A list being built; becomes an nbc__list. */
@@ -47,8 +48,8 @@ static inline void advance(parser *p) {
  * every token. */
 static inline bool is(const parser *p, const char *s) {
   const nbc__token *t = p->tok;
-  return (t->kind == NBC__TOK_OP || t->kind == NBC__TOK_KEYWORD) && t->start[0] == s[0] &&
-         nbc__tok_is(t, s);
+  return (t->kind == NBC__TOK_OP || t->kind == NBC__TOK_KEYWORD) &&
+         nbc__tok_start(t)[0] == s[0] && nbc__tok_is(t, s);
 }
 
 static inline bool is_kind(const parser *p, nbc__tok_kind kind) {

@@ -101,7 +101,7 @@ static nbc__node *strings(parser *p) {
   nbc__buf_init(&b, p->ctx->arena);
   while (is_kind(p, NBC__TOK_STRING)) {
     bool bytes = false;
-    for (const char *q = p->tok->start; *q != '\'' && *q != '"'; q++) {
+    for (const char *q = nbc__tok_start(p->tok); *q != '\'' && *q != '"'; q++) {
       bytes |= *q == 'b' || *q == 'B';
       any_f |= *q == 'f' || *q == 'F';
     }
@@ -648,7 +648,7 @@ static nbc__node *lambdef(parser *p) {
 static bool closes_expression(const nbc__token *t) {
   if (t->kind == NBC__TOK_NEWLINE) return true;
   if (t->kind != NBC__TOK_OP || t->len != 1) return false;
-  char c = t->start[0];
+  char c = nbc__tok_start(t)[0];
   return c == ',' || c == ')' || c == ']' || c == '}' || c == ':' || c == '=' || c == ';';
 }
 

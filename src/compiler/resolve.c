@@ -78,13 +78,47 @@ typedef struct builder {
 /* ------------------------------------------------------------------- the table --- */
 
 static nbc__binding *lookup(const nbc__module *m, const char *name) {
-  if (!m->capbindings || !name) return NULL;
-  uint32_t mask = (uint32_t)m->capbindings - 1;
+  if (!m->capindex || !name) return NULL;
+  uint32_t mask = (uint32_t)m->capindex - 1;
   for (uint32_t i = nbc__hash_name(name) & mask;; i = (i + 1) & mask) {
-    nbc__binding *b = &m->bindings[i];
-    if (!b->name) return NULL;
+    if (!m->index[i]) return NULL;
+    nbc__binding *b = &m->bindings[m->index[i] - 1];
     if (strcmp(b->name, name) == 0) return b;
   }
+}
+
+/* Puts binding number k into the index (which has room). */
+static void index_binding(nbc__module *m, int k) {
+  uint32_t mask = (uint32_t)m->capindex - 1, j = nbc__hash_name(m->bindings[k].name) & mask;
+  while (m->index[j])
+    j = (j + 1) & mask;
+  m->index[j] = k + 1;
+}
+
+/* Room for one more binding: the array of bindings grows in place (a block of its own,
+ * nothing left behind), the index is made anew at twice the size. A module of 100,000
+ * functions binds as many names, and a table of whole bindings doubled in the arena took
+ * ten times the size of its source. */
+static bool binding_room(builder *bd) {
+  nbc__module *m = bd->m;
+  if (m->nbindings == m->capbindings) {
+    int cap = m->capbindings ? m->capbindings * 2 : 16;
+    size_t size = sizeof *m->bindings * (size_t)cap;
+    nbc__binding *grown = m->bindings ? nbc__arena_block_resize(bd->ctx->arena, m->bindings, size)
+                                      : nbc__arena_block_alloc(bd->ctx->arena, size);
+    if (!grown) return false;
+    m->bindings = grown;
+    m->capbindings = cap;
+  }
+  if ((m->nbindings + 1) * 2 > m->capindex) {
+    int cap = m->capindex ? m->capindex * 2 : 32;
+    int *index = nbc__arena_alloc(bd->ctx->arena, sizeof *index * (size_t)cap);
+    if (!index) return false;
+    m->index = index;
+    m->capindex = cap;
+    for (int k = 0; k < m->nbindings; k++) index_binding(m, k);
+  }
+  return true;
 }
 
 /* The slot for name, inserted empty (g.kind UNDEFINED) if absent; NULL when out of memory. */
@@ -92,31 +126,14 @@ static nbc__binding *slot(builder *bd, const char *name) {
   nbc__module *m = bd->m;
   nbc__binding *b = lookup(m, name);
   if (b) return b;
-  if ((m->nbindings + 1) * 2 > m->capbindings) {
-    int cap = m->capbindings ? m->capbindings * 2 : 32;
-    nbc__binding *table = nbc__arena_alloc(bd->ctx->arena, sizeof *table * (size_t)cap);
-    if (!table) {
-      nbc__diag_oom(bd->ctx);
-      return NULL;
-    }
-    nbc__binding *old = m->bindings;
-    int oldcap = m->capbindings;
-    m->bindings = table;
-    m->capbindings = cap;
-    for (int i = 0; i < oldcap; i++) {
-      if (!old[i].name) continue;
-      uint32_t mask = (uint32_t)cap - 1, j = nbc__hash_name(old[i].name) & mask;
-      while (table[j].name)
-        j = (j + 1) & mask;
-      table[j] = old[i];
-    }
+  if (!binding_room(bd)) {
+    nbc__diag_oom(bd->ctx);
+    return NULL;
   }
-  uint32_t mask = (uint32_t)m->capbindings - 1, j = nbc__hash_name(name) & mask;
-  while (m->bindings[j].name)
-    j = (j + 1) & mask;
-  b = &m->bindings[j];
+  b = &m->bindings[m->nbindings];
+  memset(b, 0, sizeof *b);
   b->name = name;
-  m->nbindings++;
+  index_binding(m, m->nbindings++);
   return b;
 }
 
@@ -1050,7 +1067,7 @@ static nbc__module *load(nbc__ctx *ctx, const nbc__file *file, bool lenient) {
   unparsed *un = NULL;
   nbc__token *tokens = nbc__lex(ctx, file, &count);
   if (!tokens) return NULL;
-  nbc__node *ast = nbc__parse_module(ctx, tokens, count);
+  nbc__node *ast = nbc__parse_module_deferred(ctx, tokens, count);
   if (!ast && lenient && ctx->status != NBC_NO_MEMORY && ctx->status != NBC_INTERNAL)
     ast = parse_each_statement(ctx, tokens, count, &un, &nun);
   if (!ast || !nbc__fold_module(ctx, ast)) return NULL;
@@ -1085,19 +1102,65 @@ nbc__module *nbc__module_load_lenient(nbc__ctx *ctx, const nbc__file *file) {
   return load(ctx, file, true);
 }
 
+static void loading_ctx(nbc__ctx *ctx, const nbc__module *m);
+
+/* def's body, parsed and folded in the module's arena on its first use; false after
+ * reporting the failure in ctx. The body parsed without error when the module was loaded,
+ * so only memory can fail. */
+static bool function_body(nbc__ctx *ctx, const nbc__module *module, nbc__node *def) {
+  if (!def->body_deferred) return true;
+  nbc__ctx local;
+  loading_ctx(&local, module);
+  if (nbc__parse_body(&local, def) && nbc__fold_function(&local, def)) return true;
+  if (local.status == NBC_NO_MEMORY)
+    nbc__diag_oom(ctx);
+  else
+    NBC__BUG(ctx, "the body of '%s' parsed when its module was loaded, not when it was used",
+             def->str);
+  return false;
+}
+
 nbc__node *nbc__module_function(const nbc__module *module, const char *name) {
+  nbc__ctx ctx;
+  if (!module) return NULL;
+  loading_ctx(&ctx, module);
+  return nbc__module_function_parsed(&ctx, module, name);
+}
+
+/* The FUNCDEF bound to name (none: the only one), its body as the load left it. */
+static nbc__node *module_def(const nbc__module *module, const char *name) {
   if (!module) return NULL;
   if (name && *name) {
     const nbc__binding *b = lookup(module, name);
     return b ? b->def : NULL;
   }
   nbc__node *only = NULL;
-  for (int i = 0; i < module->capbindings; i++) {
+  for (int i = 0; i < module->nbindings; i++) {
     if (!module->bindings[i].def) continue;
     if (only) return NULL; /* several: the caller must name one */
     only = module->bindings[i].def;
   }
   return only;
+}
+
+nbc__node *nbc__module_function_parsed(nbc__ctx *ctx, const nbc__module *module,
+                                       const char *name) {
+  nbc__node *def = module_def(module, name);
+  return def && function_body(ctx, module, def) ? def : NULL;
+}
+
+static bool parse_bodies(nbc__ctx *ctx, const nbc__module *module, const nbc__list *body) {
+  for (int i = 0; i < body->count; i++) {
+    nbc__node *s = body->items[i];
+    if (!function_body(ctx, module, s) || !parse_bodies(ctx, module, &s->body) ||
+        !parse_bodies(ctx, module, &s->orelse))
+      return false;
+  }
+  return true;
+}
+
+bool nbc__module_parse_bodies(nbc__ctx *ctx, nbc__module *module) {
+  return parse_bodies(ctx, module, &module->ast->body);
 }
 
 const nbc__node *nbc__module_non_function(const nbc__module *module, const char *name,
@@ -1129,7 +1192,7 @@ const nbc__node *nbc__module_non_function(const nbc__module *module, const char 
 
 /* A context for loading a module of the program from within resolution: the importing
  * module's arena; a load's diagnostics go nowhere (the names are then unknown). */
-static void loading_ctx(nbc__ctx *ctx, nbc__module *m) {
+static void loading_ctx(nbc__ctx *ctx, const nbc__module *m) {
   memset(ctx, 0, sizeof *ctx);
   ctx->arena = m->arena;
   nbc__buf_init(&ctx->diag, m->arena);

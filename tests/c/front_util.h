@@ -55,7 +55,7 @@ static inline const char *fe_tokens(const char *src) {
       nbc__buf_puts(&out, "EOF");
       break;
     default:
-      nbc__buf_append(&out, t[i].start, (size_t)t[i].len);
+      nbc__buf_append(&out, nbc__tok_start(&t[i]), (size_t)t[i].len);
       break;
     }
   }
@@ -70,10 +70,12 @@ static inline nbc__token *fe_lex(const char *src, int *pcount) {
   return t;
 }
 
-/* The loaded module of src, or NULL (with the diagnostic printed). */
+/* The loaded module of src with every function body parsed, or NULL (with the diagnostic
+ * printed). */
 static inline nbc__module *fe_load_named(const char *name, const char *src) {
   nbc__ctx *ctx = fe_new_ctx();
   nbc__module *m = nbc__module_load(ctx, fe_file(ctx, name, src));
+  if (m && !nbc__module_parse_bodies(ctx, m)) m = NULL;
   if (!m) fprintf(stderr, "load failed: %s\n", ctx->diag.data);
   return m;
 }
@@ -105,7 +107,7 @@ static inline const char *fe_ast(const char *src) {
 static inline const char *fe_folded(const char *src) {
   nbc__ctx *ctx = fe_new_ctx();
   nbc__module *m = nbc__module_load(ctx, fe_file(ctx, "t.py", src));
-  if (!m) return ctx->diag.data;
+  if (!m || !nbc__module_parse_bodies(ctx, m)) return ctx->diag.data;
   nbc__buf out;
   nbc__buf_init(&out, ctx->arena);
   nbc__node_dump(&out, m->ast, 0);

@@ -293,16 +293,16 @@ TEST(nesting_limits_are_errors_not_crashes) {
   char *ok2 = repeat(ok, ")", 150, "\n");
   ASSERT_STREQ(fe_diag(ok2), "");
   ASSERT_CONTAINS(fe_diag(repeat("x = ", "(", 201, "1\n")), "too many nested parentheses");
-  ASSERT_CONTAINS(fe_diag(repeat("x = ", "-", 5000, "1\n")),
-                  "error: too many nested expressions or statements (more than 1000)");
-  ASSERT_CONTAINS(fe_diag(repeat("x = 1", " + 1", 5000, "\n")),
-                  "error: too many nested expressions or statements (more than 1000)");
-  ASSERT_CONTAINS(fe_diag(repeat("x = a", ".b", 5000, "\n")),
-                  "error: too many nested expressions or statements (more than 1000)");
-  ASSERT_CONTAINS(fe_diag(repeat("x = ", "not ", 5000, "a\n")),
-                  "error: too many nested expressions or statements (more than 1000)");
-  ASSERT_CONTAINS(fe_diag(repeat("x = ", "a if b else ", 5000, "c\n")),
-                  "error: too many nested expressions or statements (more than 1000)");
+  ASSERT_CONTAINS(fe_diag(repeat("x = ", "-", 20000, "1\n")),
+                  "error: too many nested expressions or statements (more than 10000)");
+  ASSERT_CONTAINS(fe_diag(repeat("x = 1", " + 1", 20000, "\n")),
+                  "error: too many nested expressions or statements (more than 10000)");
+  ASSERT_CONTAINS(fe_diag(repeat("x = a", ".b", 20000, "\n")),
+                  "error: too many nested expressions or statements (more than 10000)");
+  ASSERT_CONTAINS(fe_diag(repeat("x = ", "not ", 20000, "a\n")),
+                  "error: too many nested expressions or statements (more than 10000)");
+  ASSERT_CONTAINS(fe_diag(repeat("x = ", "a if b else ", 20000, "c\n")),
+                  "error: too many nested expressions or statements (more than 10000)");
   /* 101 nested blocks: the 100 ifs are fine, the pass is the 101st level. */
   nbc__buf b;
   nbc__ctx *ctx = fe_new_ctx();

@@ -414,6 +414,7 @@ static void *load_many(void *arg) {
   for (int i = 0; i < 100; i++) {
     nbc__ctx *ctx = fe_new_ctx();
     nbc__module *m = nbc__module_load(ctx, fe_file(ctx, "t.py", job->src));
+    if (m && !nbc__module_parse_bodies(ctx, m)) m = NULL;
     nbc__buf out;
     nbc__buf_init(&out, ctx->arena);
     if (m) nbc__node_dump(&out, m->ast, 0);
@@ -461,6 +462,37 @@ TEST(constant_folding) {
                "(** 2.0 5000)))))");
 }
 
+/* Loading a module leaves the bodies of its top-level functions unparsed (most are never
+ * compiled, and their trees were most of the memory a load took) once checked for syntax
+ * errors: an error in a function nothing compiles still fails the load, as CPython refuses
+ * the whole file; the body is parsed and folded when the function is asked for, into the
+ * tree parsing it at once makes. */
+TEST(function_bodies_are_parsed_when_used) {
+  static const char bad[] = "def f(a):\n    return a\n\ndef g(a):\n    return (a,\n";
+  nbc__ctx *ctx = fe_new_ctx();
+  ASSERT(!nbc__module_load(ctx, fe_file(ctx, "t.py", bad)));
+  ASSERT_EQ(ctx->status, NBC_SYNTAX_ERROR);
+  ASSERT_CONTAINS(ctx->diag.data, "t.py:5:");
+  static const char good[] = "def f(a):\n    return a\n\n"
+                             "if True:\n    def g(a):\n        def h(b): return b\n"
+                             "        return h(a) + (2 + 3)\n";
+  ctx = fe_new_ctx();
+  nbc__module *m = nbc__module_load(ctx, fe_file(ctx, "t.py", good));
+  ASSERT(m);
+  nbc__node *g = m->ast->body.items[1];
+  ASSERT(g->kind == NBC__N_FUNCDEF && g->body_deferred && g->body.count == 0);
+  ASSERT(nbc__module_function(m, "g") == g);
+  ASSERT(!g->body_deferred && g->body.count == 2);
+  ASSERT(!g->body.items[0]->body_deferred); /* nested functions are parsed with their parent */
+  ASSERT(m->ast->body.items[0]->body_deferred); /* f: not asked for */
+  ASSERT(nbc__module_parse_bodies(ctx, m));
+  nbc__buf out;
+  nbc__buf_init(&out, ctx->arena);
+  nbc__node_dump(&out, m->ast, 0);
+  ASSERT_STREQ(out.data, fe_folded(good));
+  ASSERT_CONTAINS(out.data, "(return (+ (call h a) 5))");
+}
+
 TEST_LIST(X(constant_folding) X(precedence_arithmetic) X(precedence_bitwise_and_shifts)
               X(precedence_boolean_and_comparisons) X(conditional_expressions)
                   X(atoms_and_literals) X(primaries) X(subscripts_and_slices) X(assignments)
@@ -468,6 +500,7 @@ TEST_LIST(X(constant_folding) X(precedence_arithmetic) X(precedence_bitwise_and_
                           X(imports_and_module_level_host_code)
                               X(host_code_in_function_bodies_is_kept)
                                   X(kernel_expressions_outside_the_language_are_other_nodes)
+                                      X(function_bodies_are_parsed_when_used)
                                       X(node_positions) X(clone_is_deep_and_equal)
                                           X(corpus_files_load_and_their_cases_are_found)
                                               X(out_of_memory_never_crashes)

@@ -2,8 +2,8 @@
  * a 256 KB stack (a Python thread after threading.stack_size(256 * 1024); musl's default is
  * 128 KB), and one past each limit, which must end in a clear error.
  *
- * Every recursion of the compiler is bounded by a limit (the parser's depth of 1,000, 64
- * nested calls of device functions, types nested 32 deep, 4,096 values in a tuple) or is a
+ * Every recursion of the compiler is bounded by a limit (the parser's depth of 10,000, 64
+ * nested calls of device functions or fewer when they fill half the compile's stack, types nested 32 deep, 4,096 values in a tuple) or is a
  * loop; the product of the limits is more than a small stack holds, so nbc_compile runs the
  * pipeline on a large stack of its own (src/compiler/stack.c) and carries its error back.
  * Each input is built at run time; each test runs in its own process, so a stack overflow
@@ -86,14 +86,14 @@ static void refused(const char *src, nbc_status_t status, const char *why) {
   ASSERT_CONTAINS(c->message, why);
 }
 
-static const char depth_limit[] = "too many nested expressions or statements (more than 1000)";
+static const char depth_limit[] = "too many nested expressions or statements (more than 10000)";
 
 /* Expressions as deep as the parser allows: a unary chain, a left-deep binary chain, nested
  * brackets; every tree walk (resolve, desugar, closures, SSA, inference, lowering, the IR
  * writer) recurses along them. */
 TEST(deepest_expressions) {
   static const char *const shapes[][2] = {{"- ", ""}, {"", " + a"}, {"(", ")"}, {"a if a else ", ""}};
-  static const int depths[] = {990, 990, 199, 990};
+  static const int depths[] = {9990, 9990, 199, 9990};
   for (int k = 0; k < 4; k++) {
     text t = {0};
     put(&t, "def f(a):\n    return ");
@@ -150,6 +150,26 @@ TEST(deepest_call_chain) {
     putf(&t, "def g%d(a):\n    return g%d(a) + 1\n", i, i + 1);
   put(&t, "def g10000(a):\n    return a\ndef f(a):\n    return g0(a)\n");
   refused(t.data, NBC_TYPING_ERROR, "calls nested too deeply");
+  free(t.data);
+}
+
+/* 63 device functions calling each other, each call at the bottom of an expression 9,990
+ * deep (the depth limit is 10,000): inference would recurse through 630,000 levels, more
+ * than the compile's stack holds under a sanitizer. The chain is typed until half the stack
+ * is used, then refused at the call that passes it; with the stack to spare, accepted. */
+TEST(deepest_call_chain_of_deepest_expressions) {
+  text t = {0};
+  for (int i = 0; i < 62; i++) {
+    putf(&t, "def g%d(a):\n    return ", i, 0);
+    put_times(&t, "- ", 9990);
+    putf(&t, "g%d(a)\n", i + 1, 0);
+  }
+  put(&t, "def g62(a):\n    return a\ndef f(a):\n    return g0(a)\n");
+  compile_call *c = compile_small(t.data, NBC_OUTPUT_NVVM_IR);
+  if (c->status != NBC_OK) {
+    ASSERT_STATUS(c->status, NBC_TYPING_ERROR);
+    ASSERT_CONTAINS(c->message, "calls nested too deeply");
+  }
   free(t.data);
 }
 
@@ -274,7 +294,7 @@ TEST(error_reaches_the_caller) {
   ASSERT_CONTAINS(nbc_last_error(), "here.py:2:12: error: NameError");
 }
 
-TEST_LIST(X(deepest_expressions) X(deepest_blocks) X(deepest_call_chain) X(long_call_graph_path)
+TEST_LIST(X(deepest_expressions) X(deepest_blocks) X(deepest_call_chain) X(deepest_call_chain_of_deepest_expressions) X(long_call_graph_path)
               X(deepest_types) X(tuple_values_bounded) X(import_cycle)
                   X(long_dependency_chain_ptx) X(error_reaches_the_caller))
 TEST_MAIN()

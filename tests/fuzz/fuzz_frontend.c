@@ -5,11 +5,17 @@
  * blank lines are everywhere in Python source.
  *
  * Front end (always): tokenize and dump the tokens; load the module (parse and bind the
- * globals); dump the AST; deep-copy it and check the copy dumps identically; resolve every
- * name the module binds at the top level plus a few fixed ones, and look each up as a
- * function. Invariants checked: a phase that fails leaves a status and a diagnostic, one
+ * globals), parse the function bodies the load left for later and check the tree (or the
+ * syntax error) is the one parsing everything at once makes; dump the AST; deep-copy it and
+ * check the copy dumps identically; resolve every name the module binds at the top level
+ * plus a few fixed ones, and look each up as a function. Invariants checked: a phase that fails leaves a status and a diagnostic, one
  * that succeeds leaves NBC_OK; nothing crashes, hangs, leaks (ASan) or invokes undefined
  * behaviour (UBSan).
+ *
+ * The front end runs on the compiler's large stack (nbc__stack_run), as nbc_compile runs it:
+ * the parser accepts trees 10,000 deep, which every recursive walk (folding, dumping,
+ * copying) follows, and a sanitizer's frames at that depth are more than the fuzzer's own
+ * thread holds.
  *
  * Whole pipeline (NBCUDA_FUZZ_PIPELINE=1 in the environment, and a signature present): also
  * compiles the first function of the module up to NVVM IR through nbc__compile_ex (no
@@ -96,6 +102,25 @@ static void resolve_body(nbc__module *m, const nbc__list *body) {
   }
 }
 
+/* The module's tree parsed and folded at once, dumped into *out; false (the error in
+ * eager->diag) when it does not parse. Loading must make the same tree or the same error,
+ * though it parses function bodies later (nbc__parse_module_deferred, then on use). */
+static bool eager_tree(nbc__ctx *eager, nbc__arena *arena, const nbc__token *tokens,
+                       int count, nbc__buf *out) {
+  memset(eager, 0, sizeof *eager);
+  eager->arena = arena;
+  nbc__buf_init(&eager->diag, arena);
+  nbc__buf_init(out, arena);
+  nbc__node *ast = tokens ? nbc__parse_module(eager, tokens, count) : NULL;
+  if (!ast || !nbc__fold_module(eager, ast)) return false;
+  nbc__node_dump(out, ast, 0);
+  return true;
+}
+
+static bool same_text(const nbc__buf *a, const nbc__buf *b) {
+  return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
 static void front_end(const char *src, size_t size) {
   nbc__ctx ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -122,18 +147,24 @@ static void front_end(const char *src, size_t size) {
   ctx2.arena = ctx.arena;
   nbc__buf_init(&ctx2.diag, ctx.arena);
   nbc__module *m = nbc__module_load(&ctx2, &file);
+  nbc__ctx eager;
+  nbc__buf eager_dump;
+  bool parsed = eager_tree(&eager, ctx.arena, tokens, count, &eager_dump);
   if (!m) {
     check_failed(&ctx2);
+    if (lexed && !parsed) CHECK(same_text(&ctx2.diag, &eager.diag));
   } else {
     CHECK(lexed && ctx2.status == NBC_OK && m->ast->kind == NBC__N_MODULE);
+    CHECK(nbc__module_parse_bodies(&ctx2, m));
     nbc__buf a, b;
     nbc__buf_init(&a, ctx.arena);
     nbc__buf_init(&b, ctx.arena);
     nbc__node_dump(&a, m->ast, 0);
+    CHECK(parsed && same_text(&a, &eager_dump));
     nbc__node *copy = nbc__node_clone(&ctx2, m->ast);
     CHECK(copy);
     nbc__node_dump(&b, copy, 0);
-    CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+    CHECK(same_text(&a, &b));
     resolve_body(m, &m->ast->body);
     static const char *const fixed[] = {"cuda", "math", "float32", "range", "", "x"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
@@ -275,11 +306,23 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
   return LLVMFuzzerMutate(data, size, max_size);
 }
 
+/* front_end's arguments, for nbc__stack_run. */
+typedef struct front_end_job {
+  const char *src;
+  size_t size;
+} front_end_job;
+
+static void front_end_on_stack(void *data) {
+  const front_end_job *job = data;
+  front_end(job->src, job->size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *text = (const char *)data;
   const char *nul = memchr(text, '\0', size);
   size_t src_size = nul ? (size_t)(nul - text) : size;
-  front_end(text, src_size);
+  front_end_job job = {text, src_size};
+  nbc__stack_run(front_end_on_stack, &job);
   static int full = -1;
   if (full < 0) full = getenv("NBCUDA_FUZZ_PIPELINE") && atoi(getenv("NBCUDA_FUZZ_PIPELINE"));
   if (full && nul) {

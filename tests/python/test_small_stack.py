@@ -62,7 +62,8 @@ def test_too_deep_fails_cleanly_on_a_small_stack():
     with pytest.raises(Exception) as info:
         on_small_thread(lambda: cuda.compile_ptx(fn, "int32(int32)", device=True))
     assert "types nested more than 32 deep" in str(info.value)
-    fn = made("def f(a):\n    return " + "- " * 1500 + "a\n")  # CPython parses 1,500
-    with pytest.raises(Exception) as info:
-        on_small_thread(lambda: cuda.compile_ptx(fn, "int32(int32)", device=True))
-    assert "too many nested expressions or statements (more than 1000)" in str(info.value)
+    # 1,500 links, about what CPython itself parses, within nbcuda's limit (10,000): the
+    # compile on its own large stack takes it from a 256 KB thread
+    fn = made("def f(a):\n    return " + "- " * 1500 + "a\n")
+    ptx, _ = on_small_thread(lambda: cuda.compile_ptx(fn, "int32(int32)", device=True))
+    assert ".func" in ptx
