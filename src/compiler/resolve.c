@@ -951,13 +951,13 @@ static int statement_end(const nbc__token *t, int count, int s) {
 /* Whether tok is the NAME s (a soft keyword such as `type`, which nbc__tok_is does not see). */
 static bool name_is(const nbc__token *tok, const char *s) {
   return tok->kind == NBC__TOK_NAME && (size_t)tok->len == strlen(s) &&
-         memcmp(tok->start, s, (size_t)tok->len) == 0;
+         memcmp(nbc__tok_start(tok), s, (size_t)tok->len) == 0;
 }
 
 /* Binds name (the token's text; NULL: FIRST_UNPARSED) to the syntax error of statement u. */
 static void bind_unparsed_name(builder *bd, const nbc__token *t, const unparsed *u) {
   const char *name =
-      t ? nbc__arena_strndup(bd->ctx->arena, t->start, (size_t)t->len) : FIRST_UNPARSED;
+      t ? nbc__arena_strndup(bd->ctx->arena, nbc__tok_start(t), (size_t)t->len) : FIRST_UNPARSED;
   if (!name) {
     nbc__diag_oom(bd->ctx);
     return;
@@ -993,7 +993,7 @@ static void bind_unparsed(builder *bd, const nbc__token *t, const unparsed *u) {
   if (i + 1 >= e || t[i].kind != NBC__TOK_NAME || t[i + 1].kind != NBC__TOK_OP) return;
   const nbc__token *op = &t[i + 1];
   bool assigns = nbc__tok_is(op, "=") || nbc__tok_is(op, ":") ||
-                 (op->len >= 2 && op->start[op->len - 1] == '=' && !nbc__tok_is(op, "==") &&
+                 (op->len >= 2 && nbc__tok_start(op)[op->len - 1] == '=' && !nbc__tok_is(op, "==") &&
                   !nbc__tok_is(op, "<=") && !nbc__tok_is(op, ">=") && !nbc__tok_is(op, "!="));
   for (int k = first; assigns && k <= i; k += 2)
     bind_unparsed_name(bd, &t[k], u);
