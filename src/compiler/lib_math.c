@@ -274,7 +274,7 @@ static nbc__lval lower_finite(nbc__lowerer *L, const struct math_fn *f, const nb
 /* numba: libdevice's frexp/modf, the second result through a pointer of type oty: (mantissa,
  * int32 exponent) and (fractional part, integral part). */
 static nbc__lval lower_pair(nbc__lowerer *L, const struct math_fn *f, const nbc__call *call,
-                            const nbc__lval *args, int na, const char *oty) {
+                            const nbc__lval *args, const char *oty) {
   const nbc__type *rt = call->ret, *pt = rt->items[0];
   const char *pty = ltype(L, pt);
   if (!oty) oty = pty;
@@ -282,7 +282,6 @@ static nbc__lval lower_pair(nbc__lowerer *L, const struct math_fn *f, const nbc_
   const char *slot = nbc__lower_alloca(L, oty);
   const char *fn = nbc__arena_printf(L->arena, "__nv_%s%s", f->base,
                                      pt->kind == NBC__T_FLOAT32 ? "f" : "");
-  (void)na;
   nbc__lval items[2] = {{pt, nbc__lower_call_fn(L, pty, fn,
                                                 nbc__arena_printf(L->arena, "%s, %s*", pty, oty),
                                                 nbc__arena_printf(L->arena, "%s %s, %s* %s", pty,
@@ -298,12 +297,12 @@ static bool pair_result(int na, const nbc__call *call) {
 
 static nbc__lval lower_frexp(nbc__lowerer *L, const struct math_fn *f, const nbc__call *call,
                              const nbc__lval *args, int na, const nbc__type *ft) {
-  return pair_result(na, call) ? lower_pair(L, f, call, args, na, "i32") : not_this_arity(ft);
+  return pair_result(na, call) ? lower_pair(L, f, call, args, "i32") : not_this_arity(ft);
 }
 
 static nbc__lval lower_modf(nbc__lowerer *L, const struct math_fn *f, const nbc__call *call,
                             const nbc__lval *args, int na, const nbc__type *ft) {
-  return pair_result(na, call) ? lower_pair(L, f, call, args, na, NULL) : not_this_arity(ft);
+  return pair_result(na, call) ? lower_pair(L, f, call, args, NULL) : not_this_arity(ft);
 }
 
 /* radians and degrees: the argument times pi/180 or 180/pi. */
