@@ -22,7 +22,7 @@ def public(obj):
     src/python/package/): an attribute only once imported, typed by their own source."""
     return sorted(n for n in dir(obj) if not n.startswith("_") and not (
         isinstance(getattr(obj, n), pytypes.ModuleType)
-        and getattr(getattr(obj, n), "__file__", "").endswith(".py")))
+        and (getattr(getattr(obj, n), "__file__", None) or "").endswith(".py")))
 
 
 def namespaces(cuda):
