@@ -72,6 +72,7 @@ python_tests() {
   [ -f "$ROOT/pyproject.toml" ] || { echo "no pyproject.toml"; return 1; }
   python3 -m venv --system-site-packages "$BUILD/venv" &&
     "$BUILD/venv/bin/python" -m pip install -q --no-build-isolation -C cmake.define.NBCUDA_WERROR=ON "$ROOT" &&
+    "$BUILD/venv/bin/python" -m pip install -q -r "$ROOT/tests/dask-requirements.txt" &&
     NBCUDA_TESTDRIVER=$(ls "$BUILD"/gcc/tests/libnbcuda_testdriver.so) \
       "$BUILD/venv/bin/python" -m pytest -q "$ROOT/tests/python" -p no:cacheprovider
 }

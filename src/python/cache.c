@@ -58,8 +58,9 @@ int nbc__py_cache_check(PyObject *py_func) {
 
 /* The sha256 (hex) of pickle.dumps(tuple of py_func's closure cell contents) into out, "-"
  * for a function without a closure; -1 (no exception set) when the contents do not pickle
- * or a cell is empty: such a function is not cached. */
-static int closure_digest(PyObject *py_func, char out[65]) {
+ * or a cell is empty, -2 when a cell holds a device array (which pickles as a host copy of
+ * its elements: never made for a key): such a function is not cached. */
+static int closure_digest(nbc__py_state *st, PyObject *py_func, char out[65]) {
   PyObject *cells = PyFunction_Check(py_func) ? PyFunction_GetClosure(py_func) : NULL;
   if (!cells || cells == Py_None || !PyTuple_GET_SIZE(cells)) {
     strcpy(out, "-");
@@ -68,6 +69,10 @@ static int closure_digest(PyObject *py_func, char out[65]) {
   PyObject *values = PyTuple_New(PyTuple_GET_SIZE(cells)), *digest = NULL;
   for (Py_ssize_t i = 0; values && i < PyTuple_GET_SIZE(cells); i++) {
     PyObject *v = PyCell_GET(PyTuple_GET_ITEM(cells, i));
+    if (v && Py_TYPE(v) == st->DeviceArrayType) {
+      Py_DECREF(values);
+      return -2;
+    }
     if (!v) {
       Py_CLEAR(values);
       break;
@@ -101,8 +106,10 @@ void nbc__py_cache_slot_make(nbc__py_state *st, PyObject *py_func, const char *s
                              const nbc_compile_options_t *o, nbc__py_cache_slot *slot) {
   memset(slot, 0, sizeof *slot);
   char closure[65];
-  if (closure_digest(py_func, closure) < 0) {
-    slot->uncacheable = "as the values its closure captures do not pickle";
+  int digest = closure_digest(st, py_func, closure);
+  if (digest < 0) {
+    slot->uncacheable = digest == -2 ? "as it uses dynamic globals (device arrays)"
+                                     : "as the values its closure captures do not pickle";
     return;
   }
   PyObject *file = NULL, *qual = NULL;

@@ -964,7 +964,47 @@ static PyObject *array_as_cuda_arg(PyObject *self, PyObject *unused) {
   return get_ctypes_pointer((ArrayObject *)self, NULL);
 }
 
+/* Pickling (multiprocessing, Dask's pickle family): the elements travel as a numpy array
+ * copied to host memory, contiguous (a strided view is compacted in C order first), and the
+ * receiving process rebuilds the array with to_device() in its current context, on its
+ * current device. numpy's own pickling of that host array sends its buffer out of band under
+ * protocol 5 when the pickler is given a buffer_callback, so the host copy is made once.
+ * The stream an array is bound to stays behind: streams belong to one process. */
+static PyObject *array_reduce_ex(ArrayObject *self, PyObject *protocol) {
+  (void)protocol;
+  nbc__py_state *st = state((PyObject *)self);
+  PyObject *host = nbc__py_array_copy_to_host(self, NULL, 0, NULL);
+  if (host && !nbc__py_is_contig(self, 'C') && !nbc__py_is_contig(self, 'F')) {
+    PyObject *np = nbc__py_numpy(st);
+    Py_SETREF(host, np ? PyObject_CallMethod(np, "ascontiguousarray", "(O)", host) : NULL);
+  }
+  PyObject *module = host ? PyImport_Import(st->module_name) : NULL;
+  PyObject *rebuild = module ? PyObject_GetAttrString(module, "to_device") : NULL;
+  Py_XDECREF(module);
+  if (!rebuild) {
+    Py_XDECREF(host);
+    return NULL;
+  }
+  return Py_BuildValue("(N(N))", rebuild, host);
+}
+
+/* copy.copy(d): numba's shallow copy, a new array object on the same memory bound to the
+ * same stream (what the pickling above would otherwise make a copy of the data for). */
+static PyObject *array_copy(ArrayObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *args = Py_BuildValue("(O)", self->stream ? self->stream : Py_None);
+  PyObject *r = args ? nbc__py_array_bind(self, args, NULL) : NULL;
+  Py_XDECREF(args);
+  return r;
+}
+
 static PyMethodDef array_methods[] = {
+    {"__reduce_ex__", (PyCFunction)array_reduce_ex, METH_O,
+     "__reduce_ex__($self, protocol, /)\n--\n\n"
+     "Pickling: a contiguous host copy, rebuilt by to_device() where it is unpickled."},
+    {"__copy__", (PyCFunction)array_copy, METH_NOARGS,
+     "__copy__($self, /)\n--\n\n"
+     "copy.copy(): a new array object on the same memory, bound to the same stream."},
     {"as_cuda_arg", array_as_cuda_arg, METH_NOARGS,
      "as_cuda_arg($self, /)\n--\n\n"
      "The device pointer as a ctypes.c_size_t (device_ctypes_pointer)."},

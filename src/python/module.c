@@ -526,7 +526,8 @@ static int module_exec(PyObject *module) {
       nbc__py_declared_init(module, st) < 0 || nbc__py_linkable_init(module, st) < 0 ||
       nbc__py_emm_init(module, st) < 0 || nbc__py_deallocs_init(module, st) < 0 ||
       nbc__py_config_init(module, st) < 0 ||
-      nbc__py_typesdict_init(module, st) < 0 || nbc__py_serialize_init(module, st) < 0)
+      nbc__py_typesdict_init(module, st) < 0 || nbc__py_serialize_init(module, st) < 0 ||
+      nbc__py_dask_init(module, st) < 0)
     return -1;
   if (PyModule_AddStringConstant(module, "__version__", nbc_version_string()) < 0) return -1;
   return submodule_finder_init(module);

@@ -676,6 +676,10 @@ int nbc__py_serialize_init(PyObject *module, nbc__py_state *st);
  * (serialize.c); layout NULL for vectorize. */
 PyObject *nbc__py_decorated_reduce(PyObject *self, const char *decorator, PyObject *sigs,
                                    PyObject *layout, PyObject *identity, PyObject *func);
+/* ======================================================================== dask.c === */
+/* Where distributed is loaded, its lazy registrations of nbcuda's device arrays (importing
+ * nbcuda.dask on first use); never fails. */
+int nbc__py_dask_init(PyObject *module, nbc__py_state *st);
 int nbc__py_linkable(nbc__py_state *st, PyObject *obj, const char **pkind, PyObject **pdata,
                      PyObject **pname);
 /* vectorize.c: vectorize() and the GPU ufuncs it makes. */

@@ -27,9 +27,11 @@ target_link_libraries(nbcuda_python PRIVATE nbcuda_static)
 target_link_options(nbcuda_python PRIVATE -Wl,--exclude-libs,ALL)
 if(SKBUILD)
   # Only the package goes into the wheel (install.components = ["python"]): the extension as
-  # nbcuda/__init__, and src/python/package/'s files beside it: __main__.py and the type stubs
-  # of the module and its submodules nbcuda.types and nbcuda.random, marked by py.typed.
+  # nbcuda/__init__, and src/python/package/'s files beside it: __main__.py, nbcuda.dask (the
+  # Dask serializers, dask.py) and the type stubs of the module and its submodules
+  # nbcuda.types and nbcuda.random, marked by py.typed.
   install(TARGETS nbcuda_python LIBRARY DESTINATION nbcuda COMPONENT python)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/python/package/ DESTINATION nbcuda
-    COMPONENT python FILES_MATCHING PATTERN "*.pyi" PATTERN "py.typed" PATTERN "__main__.py")
+    COMPONENT python FILES_MATCHING PATTERN "*.pyi" PATTERN "py.typed" PATTERN "__main__.py"
+    PATTERN "dask.py")
 endif()

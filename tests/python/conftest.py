@@ -267,3 +267,24 @@ def clean_stack(cuda):
     cuda.close()
     yield
     cuda.close()
+
+
+def device_array_cases(cuda):
+    """Device arrays of each layout and kind that travel between processes (pickle, Dask
+    serializers): {name: (device array, the host array it must equal)}."""
+    import numpy as np
+
+    h2 = np.arange(24, dtype=np.float32).reshape(4, 6)
+    rec = np.zeros(3, dtype=[("a", np.int32), ("b", np.float64)])
+    rec["a"] = [1, 2, 3]
+    rec["b"] = [0.5, 1.5, 2.5]
+    return {
+        "1d": (cuda.to_device(np.arange(10.0)), np.arange(10.0)),
+        "2d C": (cuda.to_device(h2), h2),
+        "2d F": (cuda.to_device(np.asfortranarray(h2)), np.asfortranarray(h2)),
+        "strided": (cuda.to_device(h2)[:, 1::2], h2[:, 1::2]),
+        "empty": (cuda.to_device(np.zeros((0, 3), np.int16)), np.zeros((0, 3), np.int16)),
+        "0-d": (cuda.to_device(np.array(7, np.int64)), np.array(7, np.int64)),
+        "record": (cuda.to_device(rec), rec),
+        "bool": (cuda.to_device(np.array([True, False, True])), np.array([True, False, True])),
+    }

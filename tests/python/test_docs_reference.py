@@ -16,7 +16,7 @@ import python_reference  # noqa: E402
 
 
 def public_names():
-    return {n for n in dir(nbcuda) if not n.startswith("_")}
+    return set(python_reference.public_names(nbcuda))
 
 
 def test_every_public_name_has_an_entry():

@@ -18,7 +18,11 @@ STUBS = os.path.join(HERE, "..", "..", "src", "python", "package")
 
 
 def public(obj):
-    return sorted(n for n in dir(obj) if not n.startswith("_"))
+    """obj's public names, less the package's Python submodules (nbcuda.dask, from
+    src/python/package/): an attribute only once imported, typed by their own source."""
+    return sorted(n for n in dir(obj) if not n.startswith("_") and not (
+        isinstance(getattr(obj, n), pytypes.ModuleType)
+        and (getattr(getattr(obj, n), "__file__", None) or "").endswith(".py")))
 
 
 def namespaces(cuda):
