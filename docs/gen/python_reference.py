@@ -86,12 +86,21 @@ class MissingNames(Exception):
     pass
 
 
+def _python_submodule(module, name):
+    """Whether module.name is one of the package's Python submodules (nbcuda.dask), read
+    without running properties (some need a driver, which the docs build has not)."""
+    try:
+        value = inspect.getattr_static(module, name)
+    except AttributeError:
+        return False
+    return inspect.ismodule(value) and (getattr(value, "__file__", None) or "").endswith(".py")
+
+
 def public_names(module):
     """module's public names, less the package's Python submodules (nbcuda.dask, from
     src/python/package/): attributes only once imported, documented in the guide."""
-    return sorted(n for n in dir(module) if not n.startswith("_") and not (
-        inspect.ismodule(getattr(module, n))
-        and (getattr(getattr(module, n), "__file__", None) or "").endswith(".py")))
+    return sorted(n for n in dir(module)
+                  if not n.startswith("_") and not _python_submodule(module, n))
 
 
 def _placeholder_class(module):
